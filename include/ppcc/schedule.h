@@ -1,0 +1,102 @@
+/*
+ * ppcc/schedule.h - the compiled pipeline schedule, as the runtime and the
+ * headers that `ppcc plan -f header` generates see it.
+ *
+ * A schedule is, per pipeline rank, an ordered list of actions: compute
+ * (F, B, or the split backward I then W) and point-to-point communication
+ * (SEND_F, RECV_F, SEND_B, RECV_B).  Stages are global virtual stage
+ * indices: with v chunks per rank there are p*v stages and stage s runs on
+ * rank s % p.
+ *
+ * Semantics a runtime must give the actions (and that `ppcc check`
+ * verifies with a dry run):
+ *   - a rank runs its actions in list order;
+ *   - SEND_* never waits for the peer: it hands the tensor to the transport
+ *     and the rank goes on (the runtime may post it in a group with the
+ *     receives around it, as ncclGroupStart/End or MPI_Isend do);
+ *   - RECV_* completes when the matching message has arrived; the runtime
+ *     may post it earlier than its place in the list;
+ *   - SEND_F of stage s, microbatch mb matches RECV_F of stage s+1, mb;
+ *     SEND_B of stage s, mb matches RECV_B of stage s-1, mb; matching is by
+ *     (kind, stage, microbatch), never by arrival order.
+ *
+ * Everything here is plain data with fixed-width fields, so a generated
+ * header can hold it as `static const` arrays.  This header compiles alone
+ * as C11 and as C++.
+ */
+#ifndef PPCC_SCHEDULE_H
+#define PPCC_SCHEDULE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PPCC_SCHEDULE_VERSION 1
+
+typedef enum ppcc_op {
+	PPCC_OP_F = 0,      /* forward of (stage, mb) */
+	PPCC_OP_B = 1,      /* full backward: input and weight gradients */
+	PPCC_OP_I = 2,      /* backward, input gradient only */
+	PPCC_OP_W = 3,      /* backward, weight gradient only (after I) */
+	PPCC_OP_SEND_F = 4, /* send stage's activation to stage + 1 */
+	PPCC_OP_RECV_F = 5, /* receive stage's input from stage - 1 */
+	PPCC_OP_SEND_B = 6, /* send stage's input gradient to stage - 1 */
+	PPCC_OP_RECV_B = 7  /* receive stage's output gradient from stage + 1 */
+} ppcc_op;
+
+#define PPCC_OP_COUNT 8
+
+typedef enum ppcc_schedule_kind {
+	PPCC_SCHED_GPIPE = 0,
+	PPCC_SCHED_1F1B = 1,
+	PPCC_SCHED_INTERLEAVED = 2
+} ppcc_schedule_kind;
+
+#define PPCC_SCHED_COUNT 3
+
+/* One action.  peer is -1 and bytes 0 for compute. */
+typedef struct ppcc_action {
+	int32_t op;    /* ppcc_op */
+	int32_t stage; /* global virtual stage */
+	int32_t mb;    /* microbatch */
+	int32_t peer;  /* rank at the other end of a SEND or RECV */
+	uint64_t bytes;
+} ppcc_action;
+
+typedef struct ppcc_rank_schedule {
+	int32_t rank;
+	int32_t n_actions;
+	const ppcc_action *actions;
+} ppcc_rank_schedule;
+
+/* A (virtual) stage: which layers it holds and on which rank it runs.
+ * Layers are 0-based and inclusive, counted after repeats are expanded. */
+typedef struct ppcc_stage_info {
+	int32_t stage;
+	int32_t rank;
+	int32_t chunk;
+	int32_t first_layer;
+	int32_t last_layer;
+	uint64_t recv_bytes; /* activation received per microbatch (0 on stage 0) */
+	uint64_t send_bytes; /* activation sent per microbatch (0 on the last stage) */
+} ppcc_stage_info;
+
+typedef struct ppcc_schedule {
+	int32_t version;       /* PPCC_SCHEDULE_VERSION */
+	int32_t kind;          /* ppcc_schedule_kind */
+	int32_t n_ranks;       /* p */
+	int32_t n_chunks;      /* v */
+	int32_t n_stages;      /* p * v */
+	int32_t n_microbatches;/* m */
+	const ppcc_stage_info *stages; /* n_stages entries, by stage */
+	const ppcc_rank_schedule *ranks; /* n_ranks entries, by rank */
+	uint64_t fingerprint;  /* ppcc_schedule_fingerprint() of the above */
+} ppcc_schedule;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

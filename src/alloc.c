@@ -1,0 +1,154 @@
+/*
+ * alloc.c - the allocator every part of ppcc goes through, and the arena.
+ *
+ * PPCC_FAIL_ALLOC=N (read once) makes the Nth allocation and every later
+ * one fail, so tests can prove that each failure path exits cleanly and
+ * leaks nothing.  The arena hands out zeroed, 16-byte aligned blocks from
+ * chunks and frees them all at once; a request larger than a chunk gets a
+ * chunk of its own.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+static long fail_at = -1; /* -1: not read yet; 0: never */
+static long alloc_count;
+
+static int alloc_should_fail(void)
+{
+	if (fail_at < 0) {
+		const char *e = getenv("PPCC_FAIL_ALLOC");
+		fail_at = e ? strtol(e, NULL, 10) : 0;
+		if (fail_at < 0)
+			fail_at = 0;
+	}
+	return fail_at > 0 && ++alloc_count >= fail_at;
+}
+
+void *ppcc_malloc(size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return malloc(size ? size : 1);
+}
+
+void *ppcc_calloc(size_t n, size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return calloc(n ? n : 1, size ? size : 1);
+}
+
+void *ppcc_realloc(void *p, size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return realloc(p, size ? size : 1);
+}
+
+void ppcc_free(void *p)
+{
+	free(p);
+}
+
+/* ---- arena ---- */
+
+#define ARENA_CHUNK (64 * 1024)
+
+typedef struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char mem[];
+} arena_chunk;
+
+struct ppcc_arena {
+	arena_chunk *head;
+};
+
+ppcc_arena *ppcc_arena_new(void)
+{
+	return ppcc_calloc(1, sizeof(ppcc_arena));
+}
+
+void ppcc_arena_free(ppcc_arena *a)
+{
+	if (!a)
+		return;
+	arena_chunk *c = a->head;
+	while (c) {
+		arena_chunk *next = c->next;
+		ppcc_free(c);
+		c = next;
+	}
+	ppcc_free(a);
+}
+
+void *ppcc_arena_alloc(ppcc_arena *a, size_t n, size_t size)
+{
+	if (size && n > (SIZE_MAX - 64) / size)
+		return NULL;
+	size_t bytes = (n * size + 15) & ~(size_t)15;
+	if (bytes == 0)
+		bytes = 16;
+	arena_chunk *c = a->head;
+	if (!c || c->cap - c->used < bytes) {
+		size_t cap = bytes > ARENA_CHUNK / 2 ? bytes : ARENA_CHUNK;
+		if (cap > SIZE_MAX - sizeof(arena_chunk))
+			return NULL;
+		arena_chunk *nc = ppcc_malloc(sizeof(arena_chunk) + cap);
+		if (!nc)
+			return NULL;
+		nc->used = 0;
+		nc->cap = cap;
+		if (cap == bytes && c) {
+			/* a big block: keep filling the current chunk */
+			nc->next = c->next;
+			c->next = nc;
+		} else {
+			nc->next = c;
+			a->head = nc;
+		}
+		c = nc;
+	}
+	void *p = c->mem + c->used;
+	c->used += bytes;
+	memset(p, 0, bytes);
+	return p;
+}
+
+char *ppcc_arena_strndup(ppcc_arena *a, const char *s, size_t len)
+{
+	if (len == SIZE_MAX)
+		return NULL;
+	char *d = ppcc_arena_alloc(a, len + 1, 1);
+	if (d) {
+		memcpy(d, s, len);
+		d[len] = '\0';
+	}
+	return d;
+}
+
+char *ppcc_arena_strdup(ppcc_arena *a, const char *s)
+{
+	return ppcc_arena_strndup(a, s, strlen(s));
+}
+
+char *ppcc_arena_printf(ppcc_arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	char *d = ppcc_arena_alloc(a, (size_t)n + 1, 1);
+	if (!d)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(d, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return d;
+}

@@ -1,0 +1,349 @@
+/*
+ * ppcc.h - the data structures the compiler's phases meet through.
+ *
+ * The pipeline, one file a phase:
+ *
+ *   load.c       YAML (libyaml events) -> ppcc_config, every node located
+ *   transformer.c the `transformer:` shorthand -> per-layer costs
+ *   cost.c       config -> integer cost tables for the partitioner
+ *   partition.c  exact min-bottleneck split into contiguous stages
+ *   plan.c       drives the phases: partition, schedule, simulate, baseline
+ *   schedule.c   GPipe / 1F1B / interleaved action lists with p2p actions
+ *   validate.c   structural checks and a dry run of any ppcc_schedule
+ *   simulate.c   event-driven simulation: step time, bubble, peak memory
+ *   emit_*.c     text, JSON, DOT/SVG/PNG, C header, torch CSV, Chrome trace
+ *   read_json.c  a JSON schedule back into a ppcc_schedule (ppcc check)
+ *   main.c       argv -> options -> the calls above
+ *
+ * Library functions return 0 or a negative ppcc_status and never print:
+ * diagnostics go to a ppcc_diag sink.  Compiler data lives in one
+ * ppcc_arena and is freed with it.
+ */
+#ifndef PPCC_INTERNAL_H
+#define PPCC_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ppcc/schedule.h"
+
+#define PPCC_VERSION_STRING "0.1.0"
+
+/* Status codes; the CLI maps them to exit codes (see man/ppcc.1). */
+typedef enum ppcc_status {
+	PPCC_OK = 0,
+	PPCC_ENOMEM = -1,      /* allocation failed */
+	PPCC_EINPUT = -2,      /* bad input: diagnostics were reported */
+	PPCC_EINFEASIBLE = -3, /* no plan satisfies the constraints */
+	PPCC_EIO = -4,         /* cannot read or write a file */
+	PPCC_EINTERNAL = -5    /* a bug: an invariant does not hold */
+} ppcc_status;
+
+const char *ppcc_status_str(int status);
+
+/* ---- diagnostics ---------------------------------------------------- */
+
+/* Where a value came from: 1-based line and column.  line 0 means no
+ * position (the whole file, or the command line when file says so). */
+typedef struct ppcc_loc {
+	const char *file;
+	int line;
+	int col;
+} ppcc_loc;
+
+typedef enum ppcc_severity {
+	PPCC_SEV_ERROR,
+	PPCC_SEV_WARNING,
+	PPCC_SEV_NOTE
+} ppcc_severity;
+
+typedef void (*ppcc_diag_fn)(ppcc_severity sev, const ppcc_loc *loc,
+			     const char *msg, void *user);
+
+/* The sink.  fn may be NULL: messages are then only counted. */
+typedef struct ppcc_diag {
+	ppcc_diag_fn fn;
+	void *user;
+	int errors;
+	int warnings;
+} ppcc_diag;
+
+#if defined(__GNUC__)
+#define PPCC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PPCC_PRINTF(a, b)
+#endif
+
+/* loc may be NULL.  The message is lower case with no final period. */
+void ppcc_diag_report(ppcc_diag *d, ppcc_severity sev, const ppcc_loc *loc,
+		      const char *fmt, ...) PPCC_PRINTF(4, 5);
+void ppcc_diag_vreport(ppcc_diag *d, ppcc_severity sev, const ppcc_loc *loc,
+		       const char *fmt, va_list ap);
+#define ppcc_error(d, loc, ...) ppcc_diag_report(d, PPCC_SEV_ERROR, loc, __VA_ARGS__)
+#define ppcc_warning(d, loc, ...) ppcc_diag_report(d, PPCC_SEV_WARNING, loc, __VA_ARGS__)
+#define ppcc_note(d, loc, ...) ppcc_diag_report(d, PPCC_SEV_NOTE, loc, __VA_ARGS__)
+
+/* ---- memory --------------------------------------------------------- */
+
+/* All allocation goes through ppcc_malloc/ppcc_calloc/ppcc_realloc so that
+ * a test build can fail the Nth one (PPCC_FAIL_ALLOC=N, see alloc.c). */
+void *ppcc_malloc(size_t size);
+void *ppcc_calloc(size_t n, size_t size);
+void *ppcc_realloc(void *p, size_t size);
+void ppcc_free(void *p);
+
+typedef struct ppcc_arena ppcc_arena;
+
+ppcc_arena *ppcc_arena_new(void);
+void ppcc_arena_free(ppcc_arena *a);
+/* n * size zeroed bytes, 16-byte aligned; NULL on overflow or failure. */
+void *ppcc_arena_alloc(ppcc_arena *a, size_t n, size_t size);
+/* A NUL-terminated copy of len bytes of s (which may hold NULs). */
+char *ppcc_arena_strndup(ppcc_arena *a, const char *s, size_t len);
+char *ppcc_arena_strdup(ppcc_arena *a, const char *s);
+char *ppcc_arena_printf(ppcc_arena *a, const char *fmt, ...) PPCC_PRINTF(2, 3);
+
+/* ---- the input ------------------------------------------------------ */
+
+/* One layer, after `repeat` and `transformer:` are expanded.  Costs are per
+ * microbatch; bytes are for the whole layer (before tensor parallelism). */
+typedef struct ppcc_layer {
+	const char *name;
+	ppcc_loc loc;           /* the layer's mapping in the file */
+	double fwd_flops;       /* fwd_ms is converted at the reference device */
+	double bwd_flops;
+	double params;
+	double activation_bytes; /* output sent to the next layer */
+	double stash_bytes;      /* kept for the backward pass */
+	double bytes_per_param;  /* weights + gradients + optimizer state */
+} ppcc_layer;
+
+typedef struct ppcc_model {
+	const char *name;
+	ppcc_loc loc;
+	int n_layers;
+	ppcc_layer *layers;
+} ppcc_model;
+
+/* A run of identical devices.  Devices are numbered in the order of the
+ * groups; pipeline rank r uses devices [r*t, r*t + t) for t-way tensor
+ * parallelism. */
+typedef struct ppcc_device_group {
+	const char *name;
+	ppcc_loc loc;
+	int count;
+	double tflops;       /* peak, dense 16-bit */
+	double efficiency;   /* fraction of peak reached, (0, 1] */
+	double memory_bytes; /* per device */
+} ppcc_device_group;
+
+typedef struct ppcc_link {
+	double bandwidth; /* bytes per second */
+	double latency;   /* seconds */
+} ppcc_link;
+
+typedef struct ppcc_cluster {
+	ppcc_loc loc;
+	int devices;          /* sum of the groups' counts */
+	int devices_per_node;
+	int n_groups;
+	ppcc_device_group *groups;
+	ppcc_link intra_node;
+	ppcc_link inter_node;
+} ppcc_cluster;
+
+typedef struct ppcc_pipeline {
+	ppcc_loc loc;
+	int kind;            /* ppcc_schedule_kind */
+	int stages;          /* p, pipeline ranks */
+	int microbatches;    /* m */
+	int chunks;          /* v, model chunks per rank (interleaved) */
+	int group_size;      /* G, interleaved microbatch group; 0 = p */
+	int tensor_parallel; /* t, devices per pipeline rank */
+	/* where each setting came from, for later diagnostics */
+	ppcc_loc kind_loc, stages_loc, microbatches_loc, chunks_loc,
+		group_size_loc, tensor_parallel_loc;
+} ppcc_pipeline;
+
+typedef struct ppcc_config {
+	const char *path; /* the model file as named, "<stdin>" for - */
+	ppcc_model model;
+	ppcc_cluster cluster;
+	ppcc_pipeline pipeline;
+} ppcc_config;
+
+/* Reads path ("-" for stdin) and, when cluster_path is not NULL, the
+ * cluster from that file instead.  Reports every error of the file, then
+ * returns PPCC_EINPUT.  Strings point into the arena. */
+int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
+		     const char *cluster_path, ppcc_diag *d);
+
+/* The checks that need the whole configuration (after command-line
+ * overrides): stages vs layers and devices, interleaving constraints. */
+int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
+
+const char *ppcc_schedule_kind_name(int kind);   /* "gpipe", ... */
+int ppcc_schedule_kind_parse(const char *name);  /* -1 if unknown */
+const char *ppcc_op_name(int op);                /* "F", "SEND_F", ... */
+int ppcc_op_parse(const char *name);             /* -1 if unknown */
+
+/* ---- costs and partition -------------------------------------------- */
+
+/* The partition problem in integers (picoseconds, bytes), so that the
+ * optimum is exact.  Stage s holding layers i..j (0-based, inclusive)
+ * costs
+ *
+ *   time(s,i,j) = work[s][j+1] - work[s][i]
+ *               + (s > 0       ? comm_in[s][i]  : 0)
+ *               + (s < S - 1   ? comm_out[s][j] : 0)
+ *
+ * and fits when
+ *
+ *   static_prefix[j+1] - static_prefix[i]
+ *     + stash_count[s] * (stash_prefix[j+1] - stash_prefix[i]) <= mem_cap[s].
+ *
+ * work[s] is a prefix sum (n_layers + 1 entries) of forward + backward time
+ * on stage s's device; comm_in[s][i] is the p2p time stage s pays for its
+ * input boundary (between layers i-1 and i), comm_out[s][j] for its output
+ * boundary (between j and j+1).  Stages may share arrays. */
+typedef struct ppcc_part_problem {
+	int n_layers;
+	int n_stages;
+	const int64_t *const *work;
+	const int64_t *const *comm_in;
+	const int64_t *const *comm_out;
+	const int64_t *static_prefix;
+	const int64_t *stash_prefix;
+	const int64_t *stash_count;
+	const int64_t *mem_cap; /* INT64_MAX: no limit */
+} ppcc_part_problem;
+
+/* Writes first[s], the first layer of each stage (first[0] == 0), for a
+ * split with the least bottleneck max_s time(s, ...), and that bottleneck.
+ * Ties are broken deterministically (see partition.c).  Returns
+ * PPCC_EINFEASIBLE when no split fits the memory caps. */
+int ppcc_partition_solve(int *out_first, int64_t *out_bottleneck,
+			 const ppcc_part_problem *pb);
+
+/* When ppcc_partition_solve is infeasible: the split that minimises the
+ * largest memory overflow, the stage with that overflow, and the bytes by
+ * which it is over its cap. */
+int ppcc_partition_min_overflow(int *out_first, int *out_stage,
+				int64_t *out_overflow,
+				const ppcc_part_problem *pb);
+
+/* ---- the plan -------------------------------------------------------- */
+
+/* What the simulator needs per (virtual) stage.  Times in milliseconds. */
+typedef struct ppcc_stage_cost {
+	double fwd_ms;
+	double bwd_ms;      /* full backward; I + W when split */
+	double bwd_input_ms;  /* I */
+	double bwd_weight_ms; /* W */
+	double send_f_ms;   /* p2p time of SEND_F to stage + 1 */
+	double send_b_ms;   /* p2p time of SEND_B to stage - 1 */
+	double static_bytes; /* per device of the stage's rank */
+	double stash_bytes;  /* per microbatch held, per device */
+} ppcc_stage_cost;
+
+typedef struct ppcc_estimate {
+	double step_ms;          /* makespan */
+	double bubble_fraction;  /* idle / (ranks * step) */
+	double bubble_analytic;  /* closed form, NAN where none applies */
+	double *busy_ms;         /* per rank */
+	double *idle_ms;         /* per rank */
+	double *peak_memory_bytes; /* per rank */
+	double **start_ms;       /* per rank, per action */
+	double **end_ms;
+} ppcc_estimate;
+
+/* Builds the action lists of cfg->pipeline for the stages given (n_stages
+ * = p * v, stage s on rank s % p).  The arrays live in the arena. */
+int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
+			int ranks, int chunks, int microbatches,
+			int group_size, const ppcc_stage_info *stages);
+
+/* Structural checks and a dry run.  Reports each problem naming rank and
+ * action index; returns PPCC_EINPUT when any.  `max_errors` bounds the
+ * report (0 = no bound). */
+int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
+			   const char *file, int max_errors);
+
+/* Event-driven simulation of s under costs (one per stage).  Assumes s is
+ * valid.  Arrays live in the arena. */
+int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
+		  const ppcc_stage_cost *costs);
+
+/* Closed-form bubble fraction for equal stages and free communication, or
+ * NAN when none is known for the schedule. */
+double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
+			       int microbatches);
+
+uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
+
+/* One partition, scheduled and simulated. */
+typedef struct ppcc_plan_variant {
+	ppcc_stage_info *stages;  /* n_stages */
+	ppcc_stage_cost *costs;   /* n_stages */
+	int64_t bottleneck_ps;
+	ppcc_schedule schedule;
+	ppcc_estimate estimate;
+} ppcc_plan_variant;
+
+typedef struct ppcc_plan {
+	const ppcc_config *config;  /* NULL for a plan read back from JSON */
+	const char *model_name;
+	int n_layers;
+	const ppcc_layer *layers;   /* NULL when read back from JSON */
+	ppcc_plan_variant best;     /* ppcc's partition */
+	ppcc_plan_variant uniform;  /* equal layer counts, for comparison */
+	int has_uniform;            /* 0 when the uniform split does not fit */
+} ppcc_plan;
+
+int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+		    ppcc_diag *d);
+
+/* ---- output ----------------------------------------------------------- */
+
+typedef enum ppcc_format {
+	PPCC_FMT_TEXT,
+	PPCC_FMT_JSON,
+	PPCC_FMT_DOT,
+	PPCC_FMT_SVG,
+	PPCC_FMT_PNG,
+	PPCC_FMT_HEADER,
+	PPCC_FMT_TORCH_CSV,
+	PPCC_FMT_CHROME
+} ppcc_format;
+
+typedef struct ppcc_emit_options {
+	int format;          /* ppcc_format */
+	int view_deps;       /* DOT family: dependency graph, not timeline */
+	int standalone;      /* header: own types, no ppcc/schedule.h */
+	int with_comms;      /* torch CSV: SEND/RECV cells too */
+	const char *prefix;  /* header: symbol prefix, "ppcc_plan" by default */
+} ppcc_emit_options;
+
+/* Each writes the plan to f and returns 0, or a negative status with a
+ * diagnostic.  They never close f. */
+int ppcc_emit_text(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o);
+int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
+		   ppcc_diag *d);
+int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
+		  ppcc_diag *d);
+int ppcc_emit_header(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
+		     ppcc_diag *d);
+int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
+			const ppcc_emit_options *o, ppcc_diag *d);
+int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
+		     ppcc_diag *d);
+
+/* Reads a schedule JSON written by ppcc_emit_json into a plan whose best
+ * variant holds the stages, costs (fwd_ms/bwd_ms) and schedule; reports
+ * format errors with the JSON's line and column. */
+int ppcc_read_json(ppcc_plan *out, ppcc_arena *a, const char *path,
+		   ppcc_diag *d);
+
+#endif
