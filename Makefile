@@ -31,7 +31,7 @@ WARN += -Werror
 endif
 ifeq ($(SANITIZE),1)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-BUILD := $(BUILD)-san
+override BUILD := $(BUILD)-san
 endif
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -57,8 +57,14 @@ LIBS := $(PKG_LIBS) $(MPI_LIBS) $(NCCL_LIBS) -lpthread -lm
 LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard src/runtime/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/check_*.c)
-TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/testutil.o
 BENCH_SRC := $(wildcard tests/bench_*.c)
+# the runtime's tests share a numeric pipeline and run two programs
+TEST_OBJ += $(BUILD)/tests/rt_pipe.o
+RT_TEST_PROGS := $(BUILD)/tests/rt_man_example
+ifeq ($(HAVE_MPI),1)
+RT_TEST_PROGS += $(BUILD)/tests/rt_mpi_prog
+endif
 
 PPCC := $(BUILD)/ppcc
 LIB  := $(BUILD)/libppcc.a
@@ -93,13 +99,63 @@ $(BUILD)/tests/runner.o: tests/runner.c $(BUILD)/tests/suites.h
 
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(shell pkg-config --cflags check) -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CPPFLAGS) -Itests $(ALL_CFLAGS) -Wno-missing-prototypes $(shell pkg-config --cflags check) -MMD -MP -c $< -o $@
 
 $(BUILD)/check_ppcc: $(BUILD)/tests/runner.o $(TEST_OBJ) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(shell pkg-config --libs check)
 
 $(BUILD)/bench_%: tests/bench_%.c $(LIB)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# Programs check_runtime.c runs: the MPI test program (under mpirun), the
+# EXAMPLES program of man/ppcc_runtime.3 (its one .EX block) and the
+# example trainer.
+$(BUILD)/check_ppcc: | $(RT_TEST_PROGS) $(BUILD)/trainer
+
+$(BUILD)/tests/rt_mpi_prog: $(BUILD)/tests/rt_mpi_prog.o $(BUILD)/tests/rt_pipe.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/rt_man_example.c: man/ppcc_runtime.3
+	@mkdir -p $(dir $@)
+	sed -n '/^\.SH EXAMPLES/,/^\.SH SEE ALSO/p' $< | sed -n '/^\.EX/,/^\.EE/p' | \
+		sed -e '/^\.E[XE]/d' -e 's/\\-/-/g' -e 's/\\e/\\/g' > $@
+
+$(BUILD)/tests/rt_man_example: $(BUILD)/tests/rt_man_example.c $(LIB)
+	$(CC) -Iinclude $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
+# ---- the example trainer ----------------------------------------------------
+# examples/trainer/: its schedule header is generated from mlp.yaml by the
+# ppcc just built; trainer_cuda (stages on the GPU, nccl transport) is
+# built when nvcc is found.
+TRAINER_DIR := $(BUILD)/examples/trainer
+TRAINER_CPPFLAGS := -Iinclude -I$(TRAINER_DIR) -Iexamples/trainer \
+	-D_POSIX_C_SOURCE=200809L -DTRAINER_MPI=$(HAVE_MPI)
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+HAVE_NVCC := $(if $(wildcard $(NVCC)),$(if $(filter 11,$(HAVE_NCCL)$(HAVE_MPI)),1,0),0)
+
+trainer: $(BUILD)/trainer $(if $(filter 1,$(HAVE_NVCC)),$(BUILD)/trainer_cuda)
+
+$(TRAINER_DIR)/mlp_plan.h: examples/trainer/mlp.yaml $(PPCC)
+	@mkdir -p $(dir $@)
+	$(PPCC) plan -f header -o $@ examples/trainer/mlp.yaml
+
+$(TRAINER_DIR)/%.o: examples/trainer/%.c $(TRAINER_DIR)/mlp_plan.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TRAINER_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/trainer: $(TRAINER_DIR)/trainer.o $(TRAINER_DIR)/mlp.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(TRAINER_DIR)/trainer_cuda.o: examples/trainer/trainer.c $(TRAINER_DIR)/mlp_plan.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TRAINER_CPPFLAGS) -DTRAINER_CUDA=1 $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(TRAINER_DIR)/mlp_cuda.o: examples/trainer/mlp_cuda.cu examples/trainer/mlp_cuda.h examples/trainer/mlp.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -fmad=false -Iinclude -Iexamples/trainer $(MPI_CFLAGS) -Xcompiler -fPIC -c $< -o $@
+
+$(BUILD)/trainer_cuda: $(TRAINER_DIR)/trainer_cuda.o $(TRAINER_DIR)/mlp.o $(TRAINER_DIR)/mlp_cuda.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
 
 # ---- set-up -------------------------------------------------------------
 
@@ -168,6 +224,53 @@ uninstall:
 clean:
 	rm -rf build build-*
 
-.PHONY: all deps demo check schedules schedules-check bench install uninstall clean
+.PHONY: all deps demo check schedules schedules-check bench install uninstall clean trainer
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/tests/runner.d
+-include $(BUILD)/tests/rt_mpi_prog.d $(TRAINER_DIR)/trainer.d $(TRAINER_DIR)/mlp.d \
+	$(TRAINER_DIR)/trainer_cuda.d
+
+# ---- hardening: fuzzers and valgrind ------------------------------------------
+#
+#   make fuzz [FUZZ_SECONDS=N]  build the libFuzzer harnesses of tests/fuzz/
+#                  with clang into build-fuzz/ and run each for N seconds
+#                  (default 60); failing inputs are kept in
+#                  tests/fuzz/regressions/<name>/, which make check replays
+#   make valgrind  memcheck (leak-check full; memory errors and definite or
+#                  indirect leaks fail) over ppcc on every example in every
+#                  format, ppcc check, the error exits, and the harden
+#                  suite's in-process tests
+
+FUZZ_SECONDS  ?= 60
+FUZZ_CC       ?= clang
+FUZZ_BUILD    := build-fuzz
+FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+FUZZ_CPPFLAGS := -Iinclude -Isrc -Itests -D_POSIX_C_SOURCE=200809L \
+	-DPPCC_HAVE_MPI=0 -DPPCC_HAVE_NCCL=0
+FUZZ_CFLAGS   := -std=c11 -g -O1 -Wall $(FUZZ_SAN) $(PKG_CFLAGS)
+FUZZ_LIB_OBJ  := $(patsubst %.c,$(FUZZ_BUILD)/%.o,\
+	$(filter-out src/main.c,$(wildcard src/*.c)) tests/fuzz/targets.c)
+FUZZERS       := plan json
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link \
+		-MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lpthread -lm
+
+fuzz-build: $(FUZZERS:%=$(FUZZ_BUILD)/fuzz_%)
+
+fuzz: fuzz-build
+	@rc=0; for f in $(FUZZERS); do \
+		tests/fuzz/run.sh $$f $(FUZZ_BUILD)/fuzz_$$f $(FUZZ_SECONDS) || rc=1; \
+	done; exit $$rc
+
+valgrind: $(PPCC) $(BUILD)/check_ppcc
+	$(TEST_ENV) tests/fuzz/valgrind.sh $(PPCC) $(BUILD)/check_ppcc
+
+.PHONY: fuzz fuzz-build valgrind
+
+-include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZERS:%=$(FUZZ_BUILD)/tests/fuzz/fuzz_%.d)

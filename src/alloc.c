@@ -14,43 +14,70 @@
 
 #include "ppcc.h"
 
-static long fail_at = -1; /* -1: not read yet; 0: never */
-static long alloc_count;
+static _Atomic long fail_at = -1; /* -1: not read yet; 0: never */
+static _Atomic long alloc_count;
+static _Atomic long alloc_live;
 
 static int alloc_should_fail(void)
 {
 	if (fail_at < 0) {
 		const char *e = getenv("PPCC_FAIL_ALLOC");
-		fail_at = e ? strtol(e, NULL, 10) : 0;
-		if (fail_at < 0)
-			fail_at = 0;
+		long n = e ? strtol(e, NULL, 10) : 0;
+		fail_at = n > 0 ? n : 0;
 	}
 	return fail_at > 0 && ++alloc_count >= fail_at;
+}
+
+void ppcc_alloc_fail_at(long n)
+{
+	fail_at = n > 0 ? n : 0;
+	alloc_count = 0;
+}
+
+long ppcc_alloc_count(void)
+{
+	return alloc_count;
+}
+
+long ppcc_alloc_live(void)
+{
+	return alloc_live;
 }
 
 void *ppcc_malloc(size_t size)
 {
 	if (alloc_should_fail())
 		return NULL;
-	return malloc(size ? size : 1);
+	void *p = malloc(size ? size : 1);
+	if (p)
+		alloc_live++;
+	return p;
 }
 
 void *ppcc_calloc(size_t n, size_t size)
 {
 	if (alloc_should_fail())
 		return NULL;
-	return calloc(n ? n : 1, size ? size : 1);
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (p)
+		alloc_live++;
+	return p;
 }
 
 void *ppcc_realloc(void *p, size_t size)
 {
 	if (alloc_should_fail())
 		return NULL;
-	return realloc(p, size ? size : 1);
+	void *q = realloc(p, size ? size : 1);
+	if (q && !p)
+		alloc_live++;
+	return q;
 }
 
 void ppcc_free(void *p)
 {
+	if (p)
+		alloc_live--;
 	free(p);
 }
 

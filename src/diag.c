@@ -100,48 +100,45 @@ double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
 	return NAN;
 }
 
-/* FNV-1a over every field in a fixed order and width, so that the same
- * schedule hashes the same on every rank and from every source (JSON,
- * generated header, the compiler's own IR). */
-static uint64_t fnv(uint64_t h, uint64_t x)
+/* A 64-bit word hash over every field in a fixed order and width, so that
+ * the same schedule hashes the same on every rank and from every source
+ * (JSON, generated header, the compiler's own IR).  One multiply-xorshift
+ * round per word: fast enough for millions of actions, and any change of a
+ * field changes the result with overwhelming probability. */
+static uint64_t mix(uint64_t h, uint64_t x)
 {
-	for (int i = 0; i < 8; i++) {
-		h ^= (x >> (8 * i)) & 0xff;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	h ^= x;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+static uint64_t pair(int32_t a, int32_t b)
+{
+	return (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
 }
 
 uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	h = fnv(h, (uint64_t)s->version);
-	h = fnv(h, (uint64_t)s->kind);
-	h = fnv(h, (uint64_t)s->n_ranks);
-	h = fnv(h, (uint64_t)s->n_chunks);
-	h = fnv(h, (uint64_t)s->n_stages);
-	h = fnv(h, (uint64_t)s->n_microbatches);
+	uint64_t h = 0x70706363u; /* "ppcc" */
+	h = mix(h, pair(s->version, s->kind));
+	h = mix(h, pair(s->n_ranks, s->n_chunks));
+	h = mix(h, pair(s->n_stages, s->n_microbatches));
 	for (int i = 0; i < s->n_stages; i++) {
 		const ppcc_stage_info *st = &s->stages[i];
-		h = fnv(h, (uint64_t)st->stage);
-		h = fnv(h, (uint64_t)st->rank);
-		h = fnv(h, (uint64_t)st->chunk);
-		h = fnv(h, (uint64_t)st->first_layer);
-		h = fnv(h, (uint64_t)st->last_layer);
-		h = fnv(h, st->recv_bytes);
-		h = fnv(h, st->send_bytes);
+		h = mix(h, pair(st->stage, st->rank));
+		h = mix(h, pair(st->chunk, st->first_layer));
+		h = mix(h, pair(st->last_layer, 0));
+		h = mix(h, st->recv_bytes);
+		h = mix(h, st->send_bytes);
 	}
 	for (int r = 0; r < s->n_ranks; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
-		h = fnv(h, (uint64_t)rs->rank);
-		h = fnv(h, (uint64_t)rs->n_actions);
+		h = mix(h, pair(rs->rank, rs->n_actions));
 		for (int i = 0; i < rs->n_actions; i++) {
 			const ppcc_action *a = &rs->actions[i];
-			h = fnv(h, (uint64_t)a->op);
-			h = fnv(h, (uint64_t)a->stage);
-			h = fnv(h, (uint64_t)a->mb);
-			h = fnv(h, (uint64_t)(int64_t)a->peer);
-			h = fnv(h, a->bytes);
+			h = mix(h, pair(a->op, a->stage));
+			h = mix(h, pair(a->mb, a->peer));
+			h = mix(h, a->bytes);
 		}
 	}
 	return h;

@@ -5,9 +5,10 @@
  *
  *   load.c       YAML (libyaml events) -> ppcc_config, every node located
  *   transformer.c the `transformer:` shorthand -> per-layer costs
- *   cost.c       config -> integer cost tables for the partitioner
+ *   config_check.c checks that need the whole configuration
  *   partition.c  exact min-bottleneck split into contiguous stages
- *   plan.c       drives the phases: partition, schedule, simulate, baseline
+ *   plan.c       config -> integer cost tables; drives partition, schedule,
+ *                simulation and the uniform baseline
  *   schedule.c   GPipe / 1F1B / interleaved action lists with p2p actions
  *   validate.c   structural checks and a dry run of any ppcc_schedule
  *   simulate.c   event-driven simulation: step time, bubble, peak memory
@@ -93,6 +94,11 @@ void *ppcc_malloc(size_t size);
 void *ppcc_calloc(size_t n, size_t size);
 void *ppcc_realloc(void *p, size_t size);
 void ppcc_free(void *p);
+/* Tests: fail the nth allocation from now on (0: never), count
+ * allocations since, and blocks not yet freed. */
+void ppcc_alloc_fail_at(long n);
+long ppcc_alloc_count(void);
+long ppcc_alloc_live(void);
 
 typedef struct ppcc_arena ppcc_arena;
 
@@ -183,6 +189,41 @@ int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 /* The checks that need the whole configuration (after command-line
  * overrides): stages vs layers and devices, interleaving constraints. */
 int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
+
+/* Sets each pipeline setting that nobody gave (its *_loc has no file) from
+ * those that were given: tensor_parallel 1, schedule 1f1b, chunks 2 for
+ * interleaved else 1, stages devices / tensor_parallel capped at layers /
+ * chunks (at least 1), microbatches 4 x stages, group_size 0 (= stages).
+ * The loader calls it; call it again after command-line overrides. */
+void ppcc_config_fill_defaults(ppcc_config *c);
+
+/* Limits on counts read from a file (layers after repeat, devices,
+ * stages, microbatches, chunks, tensor_parallel). */
+#define PPCC_MAX_LAYERS (1 << 20)
+#define PPCC_MAX_COUNT (1 << 20)
+
+/* The `transformer:` shorthand as read (transformer.c); 0 in kv_heads,
+ * ffn_hidden or bytes_per_param means the default (heads, 4 x hidden,
+ * 16). */
+typedef enum ppcc_recompute {
+	PPCC_RECOMPUTE_NONE,
+	PPCC_RECOMPUTE_SELECTIVE,
+	PPCC_RECOMPUTE_FULL
+} ppcc_recompute;
+
+typedef struct ppcc_transformer {
+	int layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
+	int micro_batch_size;
+	int recompute; /* ppcc_recompute */
+	int swiglu;    /* gated FFN, RMSNorm, no biases, no learned positions */
+	double bytes_per_param;
+} ppcc_transformer;
+
+/* Writes "embed", t->layers x "block", "head" (t->layers + 2 layers, in
+ * the arena) located at loc.  Returns PPCC_EINTERNAL for a shape the
+ * loader should have rejected. */
+int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
+			    const ppcc_transformer *t, ppcc_loc loc);
 
 const char *ppcc_schedule_kind_name(int kind);   /* "gpipe", ... */
 int ppcc_schedule_kind_parse(const char *name);  /* -1 if unknown */
@@ -299,7 +340,9 @@ typedef struct ppcc_plan {
 	const ppcc_layer *layers;   /* NULL when read back from JSON */
 	ppcc_plan_variant best;     /* ppcc's partition */
 	ppcc_plan_variant uniform;  /* equal layer counts, for comparison */
-	int has_uniform;            /* 0 when the uniform split does not fit */
+	int has_uniform;            /* 0 for a plan read back from JSON */
+	int uniform_fits;           /* the uniform split fits device memory */
+	double *memory_cap_bytes;   /* per rank; NULL when read back */
 } ppcc_plan;
 
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,

@@ -1,0 +1,377 @@
+/*
+ * mlp.c - the model's arithmetic, the serial reference, and the model as
+ * pipeline stages for the ppcc runtime.
+ *
+ * A stage holds layers first..last of the schedule's stage table.  Its
+ * forward keeps each layer's output of the microbatch for the backward
+ * pass and relies on the runtime's contract for its input: the buffer
+ * passed to forward stays valid until the backward of the same
+ * (stage, microbatch) returns, so the first layer's input is not copied.
+ * The last stage computes the loss; stage 0 gets its input from the data
+ * loader.  Each stage writes only its own layers' gradients, so stages of
+ * different ranks may run in different threads.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlp.h"
+
+const int mlp_width[MLP_LAYERS + 1] = {6, 12, 12, 12, 12, 12, 12, 12, 4};
+
+static size_t n_w(int l)
+{
+	return (size_t)mlp_width[l] * (size_t)mlp_width[l + 1];
+}
+
+int mlp_init(mlp *net, int m)
+{
+	memset(net, 0, sizeof *net);
+	net->m = m;
+	for (int l = 0; l < MLP_LAYERS; l++) {
+		int in = mlp_width[l], out = mlp_width[l + 1];
+		mlp_layer *y = &net->layer[l];
+		y->w = calloc(n_w(l), sizeof *y->w);
+		y->gw = calloc(n_w(l), sizeof *y->gw);
+		y->b = calloc((size_t)out, sizeof *y->b);
+		y->gb = calloc((size_t)out, sizeof *y->gb);
+		if (!y->w || !y->gw || !y->b || !y->gb) {
+			mlp_free(net);
+			return -1;
+		}
+		for (int o = 0; o < out; o++) {
+			for (int i = 0; i < in; i++)
+				y->w[o * in + i] = 0.9 * sin(1.3 * l + 0.7 * o + 0.3 * i) /
+						   sqrt((double)in);
+			y->b[o] = 0.05 * cos(l + o);
+		}
+	}
+	return 0;
+}
+
+void mlp_free(mlp *net)
+{
+	for (int l = 0; l < MLP_LAYERS; l++) {
+		free(net->layer[l].w);
+		free(net->layer[l].gw);
+		free(net->layer[l].b);
+		free(net->layer[l].gb);
+		memset(&net->layer[l], 0, sizeof net->layer[l]);
+	}
+}
+
+void mlp_sample(const mlp *net, int mb, double *x, double *t)
+{
+	(void)net;
+	for (int k = 0; k < MLP_BATCH; k++) {
+		double j = (double)mb * MLP_BATCH + k; /* the same every step */
+		if (x)
+			for (int i = 0; i < mlp_width[0]; i++)
+				x[k * mlp_width[0] + i] = sin(0.37 * j + 0.11 * i + 0.5);
+		if (t)
+			for (int o = 0; o < mlp_width[MLP_LAYERS]; o++)
+				t[k * mlp_width[MLP_LAYERS] + o] = 0.5 * cos(0.23 * j + 0.5 * o);
+	}
+}
+
+void mlp_layer_forward(const mlp *net, int l, const double *x, double *h)
+{
+	const mlp_layer *y = &net->layer[l];
+	int in = mlp_width[l], out = mlp_width[l + 1];
+	for (int k = 0; k < MLP_BATCH; k++)
+		for (int o = 0; o < out; o++) {
+			double z = y->b[o];
+			for (int i = 0; i < in; i++)
+				z += y->w[o * in + i] * x[k * in + i];
+			h[k * out + o] = l < MLP_LAYERS - 1 ? tanh(z) : z;
+		}
+}
+
+void mlp_layer_backward(mlp *net, int l, const double *x, const double *h,
+			const double *gh, double *gx)
+{
+	mlp_layer *y = &net->layer[l];
+	int in = mlp_width[l], out = mlp_width[l + 1];
+	double gz[MLP_BATCH * MLP_MAX_WIDTH];
+	for (int k = 0; k < MLP_BATCH; k++)
+		for (int o = 0; o < out; o++) {
+			double v = h[k * out + o];
+			gz[k * out + o] = gh[k * out + o] *
+					  (l < MLP_LAYERS - 1 ? 1 - v * v : 1);
+		}
+	for (int o = 0; o < out; o++) {
+		double sb = 0;
+		for (int k = 0; k < MLP_BATCH; k++)
+			sb += gz[k * out + o];
+		y->gb[o] += sb;
+		for (int i = 0; i < in; i++) {
+			double s = 0;
+			for (int k = 0; k < MLP_BATCH; k++)
+				s += gz[k * out + o] * x[k * in + i];
+			y->gw[o * in + i] += s;
+		}
+	}
+	if (gx)
+		for (int k = 0; k < MLP_BATCH; k++)
+			for (int i = 0; i < in; i++) {
+				double s = 0;
+				for (int o = 0; o < out; o++)
+					s += gz[k * out + o] * y->w[o * in + i];
+				gx[k * in + i] = s;
+			}
+}
+
+double mlp_loss(const mlp *net, const double *y, const double *t, double *gy)
+{
+	int n = MLP_BATCH * mlp_width[MLP_LAYERS];
+	double loss = 0;
+	for (int j = 0; j < n; j++) {
+		double d = y[j] - t[j];
+		loss += d * d;
+		gy[j] = d / ((double)MLP_BATCH * net->m);
+	}
+	return 0.5 * loss / MLP_BATCH;
+}
+
+void mlp_update(mlp *net, int l)
+{
+	mlp_layer *y = &net->layer[l];
+	for (size_t j = 0; j < n_w(l); j++) {
+		y->w[j] -= MLP_LR * y->gw[j];
+		y->gw[j] = 0;
+	}
+	for (int o = 0; o < mlp_width[l + 1]; o++) {
+		y->b[o] -= MLP_LR * y->gb[o];
+		y->gb[o] = 0;
+	}
+}
+
+int mlp_serial_step(mlp *net, double *out_loss)
+{
+	double act[MLP_LAYERS + 1][MLP_BATCH * MLP_MAX_WIDTH];
+	double t[MLP_BATCH * MLP_MAX_WIDTH], g[MLP_BATCH * MLP_MAX_WIDTH];
+	double gn[MLP_BATCH * MLP_MAX_WIDTH];
+	double *loss = calloc((size_t)net->m, sizeof *loss);
+	if (!loss)
+		return -1;
+	for (int mb = 0; mb < net->m; mb++) {
+		mlp_sample(net, mb, act[0], t);
+		for (int l = 0; l < MLP_LAYERS; l++)
+			mlp_layer_forward(net, l, act[l], act[l + 1]);
+		loss[mb] = mlp_loss(net, act[MLP_LAYERS], t, g);
+		for (int l = MLP_LAYERS - 1; l >= 0; l--) {
+			mlp_layer_backward(net, l, act[l], act[l + 1], g,
+					   l > 0 ? gn : NULL);
+			memcpy(g, gn, sizeof g);
+		}
+	}
+	double sum = 0;
+	for (int mb = 0; mb < net->m; mb++)
+		sum += loss[mb];
+	*out_loss = sum / net->m;
+	free(loss);
+	for (int l = 0; l < MLP_LAYERS; l++)
+		mlp_update(net, l);
+	net->step++;
+	return 0;
+}
+
+/* ---- as pipeline stages ---------------------------------------------- */
+
+struct mlp_stages {
+	mlp *net;
+	const ppcc_schedule *s;
+	int n_stages;
+	int *first, *last;    /* per stage */
+	double *x0;           /* per mb: the loaded input of stage 0 */
+	double *h;            /* per (layer, mb): the layer's output */
+	const double **xin;   /* per (layer, mb): the layer's input */
+	double *loss;         /* per mb */
+	double *scratch;      /* per stage: two vectors for the backward */
+};
+
+static size_t vec_len(void)
+{
+	return (size_t)MLP_BATCH * MLP_MAX_WIDTH;
+}
+
+static double *h_of(mlp_stages *st, int l, int mb)
+{
+	return &st->h[((size_t)l * (size_t)st->net->m + (size_t)mb) * vec_len()];
+}
+
+static int mlp_stage_forward(int stage, int mb, const void *input,
+			     size_t input_bytes, void *output,
+			     size_t output_bytes, void *user)
+{
+	mlp_stages *st = user;
+	mlp *net = st->net;
+	int first = st->first[stage], last = st->last[stage];
+	const double *x = input;
+	(void)input_bytes;
+	if (stage == 0) {
+		double *x0 = &st->x0[(size_t)mb * vec_len()];
+		mlp_sample(net, mb, x0, NULL);
+		x = x0;
+	}
+	for (int l = first; l <= last; l++) {
+		st->xin[(size_t)l * (size_t)net->m + (size_t)mb] = x;
+		mlp_layer_forward(net, l, x, h_of(st, l, mb));
+		x = h_of(st, l, mb);
+	}
+	if (output) {
+		memcpy(output, x, output_bytes);
+	} else {
+		double t[MLP_BATCH * MLP_MAX_WIDTH], gy[MLP_BATCH * MLP_MAX_WIDTH];
+		mlp_sample(net, mb, NULL, t);
+		st->loss[mb] = mlp_loss(net, x, t, gy);
+	}
+	return 0;
+}
+
+static int mlp_stage_backward(int stage, int mb, const void *grad_output,
+			      size_t grad_output_bytes, void *grad_input,
+			      size_t grad_input_bytes, void *user)
+{
+	mlp_stages *st = user;
+	mlp *net = st->net;
+	int first = st->first[stage], last = st->last[stage];
+	double *g = &st->scratch[(size_t)stage * 2 * vec_len()];
+	double *gn = g + vec_len();
+	(void)grad_input_bytes;
+	if (grad_output) {
+		memcpy(g, grad_output, grad_output_bytes);
+	} else {
+		double t[MLP_BATCH * MLP_MAX_WIDTH];
+		mlp_sample(net, mb, NULL, t);
+		mlp_loss(net, h_of(st, MLP_LAYERS - 1, mb), t, g);
+	}
+	for (int l = last; l >= first; l--) {
+		const double *x = st->xin[(size_t)l * (size_t)net->m + (size_t)mb];
+		double *gx = l > first ? gn : grad_input;
+		mlp_layer_backward(net, l, x, h_of(st, l, mb), g, gx);
+		if (l > first)
+			memcpy(g, gn, vec_len() * sizeof *g);
+	}
+	return 0;
+}
+
+static int mlp_stage_loss(double *out_loss, int stage, int mb, void *user)
+{
+	const mlp_stages *st = user;
+	(void)stage;
+	*out_loss = st->loss[mb];
+	return 0;
+}
+
+int mlp_stages_new(mlp_stages **out, mlp *net, const ppcc_schedule *s,
+		   char *why, size_t why_len)
+{
+	int S = s->n_stages, m = net->m;
+	*out = NULL;
+	if (s->n_microbatches != m) {
+		snprintf(why, why_len, "the schedule has %d microbatches, the "
+			 "model was set up for %d", (int)s->n_microbatches, m);
+		return -1;
+	}
+	for (int k = 0; k < S; k++) {
+		const ppcc_stage_info *si = &s->stages[k];
+		int want_first = k ? s->stages[k - 1].last_layer + 1 : 0;
+		uint64_t in = (uint64_t)MLP_BATCH * mlp_width[si->first_layer] *
+			      sizeof(double);
+		uint64_t outb = si->last_layer + 1 < MLP_LAYERS
+					? (uint64_t)MLP_BATCH *
+						  mlp_width[si->last_layer + 1] *
+						  sizeof(double)
+					: 0;
+		if (si->first_layer != want_first || si->last_layer < si->first_layer ||
+		    si->last_layer >= MLP_LAYERS || (k == S - 1 && si->last_layer != MLP_LAYERS - 1)) {
+			snprintf(why, why_len, "stage %d holds layers %d-%d, which "
+				 "do not continue the model's %d layers in order",
+				 k, (int)si->first_layer, (int)si->last_layer,
+				 MLP_LAYERS);
+			return -1;
+		}
+		if ((k > 0 && si->recv_bytes != in) || (k < S - 1 && si->send_bytes != outb)) {
+			snprintf(why, why_len, "stage %d moves %llu bytes in and %llu "
+				 "out; this model's layers %d-%d need %llu and %llu",
+				 k, (unsigned long long)si->recv_bytes,
+				 (unsigned long long)si->send_bytes,
+				 (int)si->first_layer, (int)si->last_layer,
+				 (unsigned long long)in, (unsigned long long)outb);
+			return -1;
+		}
+	}
+	mlp_stages *st = calloc(1, sizeof *st);
+	if (!st) {
+		snprintf(why, why_len, "out of memory");
+		return -1;
+	}
+	st->net = net;
+	st->s = s;
+	st->n_stages = S;
+	st->first = calloc((size_t)S, sizeof *st->first);
+	st->last = calloc((size_t)S, sizeof *st->last);
+	st->x0 = calloc((size_t)m * vec_len(), sizeof *st->x0);
+	st->h = calloc((size_t)MLP_LAYERS * (size_t)m * vec_len(), sizeof *st->h);
+	st->xin = calloc((size_t)MLP_LAYERS * (size_t)m, sizeof *st->xin);
+	st->loss = calloc((size_t)m, sizeof *st->loss);
+	st->scratch = calloc((size_t)S * 2 * vec_len(), sizeof *st->scratch);
+	if (!st->first || !st->last || !st->x0 || !st->h || !st->xin ||
+	    !st->loss || !st->scratch) {
+		mlp_stages_free(st);
+		snprintf(why, why_len, "out of memory");
+		return -1;
+	}
+	for (int k = 0; k < S; k++) {
+		st->first[k] = s->stages[k].first_layer;
+		st->last[k] = s->stages[k].last_layer;
+	}
+	*out = st;
+	return 0;
+}
+
+void mlp_stages_free(mlp_stages *st)
+{
+	if (!st)
+		return;
+	free(st->first);
+	free(st->last);
+	free(st->x0);
+	free(st->h);
+	free(st->xin);
+	free(st->loss);
+	free(st->scratch);
+	free(st);
+}
+
+void mlp_stages_fns(mlp_stages *st, ppcc_rt_stage_fns *fns)
+{
+	for (int k = 0; k < st->n_stages; k++)
+		fns[k] = (ppcc_rt_stage_fns){mlp_stage_forward, mlp_stage_backward,
+					     NULL, NULL, mlp_stage_loss, st};
+}
+
+double mlp_stages_loss(const mlp_stages *st)
+{
+	double sum = 0;
+	for (int mb = 0; mb < st->net->m; mb++)
+		sum += st->loss[mb];
+	return sum / st->net->m;
+}
+
+void mlp_print_params(FILE *f, const mlp *net, const int *owned)
+{
+	for (int l = 0; l < MLP_LAYERS; l++) {
+		if (owned && !owned[l])
+			continue;
+		const mlp_layer *y = &net->layer[l];
+		fprintf(f, "param %d", l);
+		for (size_t j = 0; j < n_w(l); j++)
+			fprintf(f, " %a", y->w[j]);
+		for (int o = 0; o < mlp_width[l + 1]; o++)
+			fprintf(f, " %a", y->b[o]);
+		fprintf(f, "\n");
+	}
+}

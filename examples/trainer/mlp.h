@@ -1,0 +1,102 @@
+/*
+ * mlp.h - the example trainer's model: a multi-layer perceptron
+ * 6 -> 12 x 7 -> 4 in double precision (mlp.yaml describes the same
+ * layers to ppcc), trained by SGD with gradient accumulation over the m
+ * microbatches of a step.
+ *
+ * Layer l maps B x width[l] to B x width[l+1]: h = tanh(W x + b), the
+ * last layer without tanh.  The loss of a microbatch is the mean over its
+ * B samples of half the squared error; a step's loss is the mean over its
+ * microbatches, and its gradient is accumulated microbatch by microbatch
+ * before the update W -= lr * dW.
+ *
+ * Every function does its arithmetic in one fixed order, so the same
+ * microbatches accumulated in the same order give bit-identical results
+ * whether run serially (mlp_serial_step) or as pipeline stages (mlp.c's
+ * callbacks, on any schedule and transport).
+ */
+#ifndef MLP_H
+#define MLP_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <ppcc/runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MLP_LAYERS 8
+#define MLP_BATCH 4 /* samples per microbatch */
+#define MLP_MAX_WIDTH 12
+#define MLP_LR 0.1
+
+extern const int mlp_width[MLP_LAYERS + 1];
+
+typedef struct mlp_layer {
+	double *w, *b;   /* out x in, out */
+	double *gw, *gb; /* accumulated gradients */
+} mlp_layer;
+
+typedef struct mlp {
+	int m;    /* microbatches per step */
+	int step; /* steps done */
+	mlp_layer layer[MLP_LAYERS];
+} mlp;
+
+/* Deterministic initial parameters, zero gradients.  0 or -1. */
+int mlp_init(mlp *net, int m);
+void mlp_free(mlp *net);
+
+/* The data loader: microbatch mb (of every step: the data set is one
+ * step's worth), B x width[0] inputs and B x width[L] targets. */
+void mlp_sample(const mlp *net, int mb, double *x, double *t);
+
+/* h = layer(x) for B samples. */
+void mlp_layer_forward(const mlp *net, int l, const double *x, double *h);
+
+/* Given gh = dloss/dh, accumulates dW and db and writes gx = dloss/dx
+ * (when gx is not NULL).  x and h as in the forward. */
+void mlp_layer_backward(mlp *net, int l, const double *x, const double *h,
+			const double *gh, double *gx);
+
+/* The microbatch's loss, and gy = d(step loss)/dy (1/m of its share). */
+double mlp_loss(const mlp *net, const double *y, const double *t, double *gy);
+
+/* W -= lr * dW for layer l, and zero its gradients. */
+void mlp_update(mlp *net, int l);
+
+/* One step without a pipeline: every microbatch forward and backward in
+ * order, then the update; *out_loss the step's loss. */
+int mlp_serial_step(mlp *net, double *out_loss);
+
+/* ---- as pipeline stages ---------------------------------------------- */
+
+/* The stages of a schedule over this model: which layers each holds, the
+ * activations they keep for backward, the data and the losses. */
+typedef struct mlp_stages mlp_stages;
+
+/* Checks that the schedule's stages cover the layers in order and that
+ * their boundaries carry this model's activation sizes; describes a
+ * mismatch in why.  0 or -1. */
+int mlp_stages_new(mlp_stages **out, mlp *net, const ppcc_schedule *s,
+		   char *why, size_t why_len);
+void mlp_stages_free(mlp_stages *st);
+
+/* Callbacks for every stage (fns has s->n_stages entries). */
+void mlp_stages_fns(mlp_stages *st, ppcc_rt_stage_fns *fns);
+
+/* The step's loss from the microbatch losses (in microbatch order); only
+ * meaningful where the last stage ran. */
+double mlp_stages_loss(const mlp_stages *st);
+
+/* Writes "param L v v ..." (C99 hex floats, exact) for each layer l with
+ * owned[l] (NULL: all). */
+void mlp_print_params(FILE *f, const mlp *net, const int *owned);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * trainer - trains the MLP of mlp.h for a few steps through the ppcc
+ * runtime, or serially as the reference.
+ *
+ *   trainer [--transport local|mpi|nccl] [--schedule FILE.json]
+ *           [--steps N] [--timeout S] [--debug] [--stats] [--serial]
+ *           [--output FILE]
+ *
+ * The schedule is the one compiled in (mlp_plan.h, which the build
+ * generates with `ppcc plan -f header mlp.yaml`), or FILE.json from
+ * `ppcc plan -f json`.  local runs every rank in a thread of this
+ * process; mpi runs one rank per process (under mpirun); nccl runs the
+ * stages on the GPU (the trainer_cuda build).  --serial trains without a
+ * pipeline, with the microbatch count of the schedule.
+ *
+ * Output, to compare runs line by line (C99 hex floats, exact), on
+ * standard output or in FILE (FILE.RANK for each mpi or nccl process):
+ *   loss STEP HEX DECIMAL   from the process that holds the last stage
+ *   param LAYER HEX ...     weights then biases, from each layer's holder
+ * Exit status: 0, 1 on a runtime failure, 2 on a usage error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ppcc/runtime.h>
+
+#include "mlp.h"
+#include "mlp_plan.h"
+
+#if TRAINER_MPI
+#include <mpi.h>
+#endif
+#if TRAINER_CUDA
+#include "mlp_cuda.h"
+#endif
+
+typedef struct trainer_opts {
+	int transport;
+	const char *schedule;
+	const char *output;
+	int steps;
+	double timeout_s;
+	int debug, stats, serial;
+} trainer_opts;
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: trainer [--transport local|mpi|nccl] "
+		"[--schedule FILE.json] [--steps N] [--timeout S] [--debug] "
+		"[--stats] [--serial] [--output FILE]\n");
+	return 2;
+}
+
+static int parse(trainer_opts *o, int argc, char **argv)
+{
+	*o = (trainer_opts){PPCC_RT_LOCAL, NULL, NULL, 4, 0, 0, 0, 0};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--transport") == 0 && v) {
+			if (strcmp(v, "local") == 0)
+				o->transport = PPCC_RT_LOCAL;
+			else if (strcmp(v, "mpi") == 0)
+				o->transport = PPCC_RT_MPI;
+			else if (strcmp(v, "nccl") == 0)
+				o->transport = PPCC_RT_NCCL;
+			else
+				return -1;
+			i++;
+		} else if (strcmp(a, "--schedule") == 0 && v) {
+			o->schedule = v;
+			i++;
+		} else if (strcmp(a, "--output") == 0 && v) {
+			o->output = v;
+			i++;
+		} else if (strcmp(a, "--steps") == 0 && v) {
+			o->steps = atoi(v);
+			i++;
+		} else if (strcmp(a, "--timeout") == 0 && v) {
+			o->timeout_s = atof(v);
+			i++;
+		} else if (strcmp(a, "--debug") == 0) {
+			o->debug = 1;
+		} else if (strcmp(a, "--stats") == 0) {
+			o->stats = 1;
+		} else if (strcmp(a, "--serial") == 0) {
+			o->serial = 1;
+		} else {
+			return -1;
+		}
+	}
+	return o->steps >= 1 ? 0 : -1;
+}
+
+/* Where the results go: standard output or the --output file. */
+static FILE *out_file;
+
+static void print_loss(int step, double loss)
+{
+	fprintf(out_file, "loss %d %a %.17g\n", step, loss, loss);
+}
+
+static void print_stats(const ppcc_rt_stats *st, int step)
+{
+	fprintf(stderr, "step %d rank %d: %.3f ms, busy %.3f ms, waiting %.3f ms, "
+		"%llu messages (%llu bytes) in, %d buffers at most\n", step,
+		st->rank, st->step_s * 1e3, st->busy_s * 1e3, st->wait_s * 1e3,
+		(unsigned long long)st->messages_received,
+		(unsigned long long)st->bytes_received, st->peak_buffers);
+}
+
+static int run_serial(const trainer_opts *o, const ppcc_schedule *s)
+{
+	mlp net;
+	double loss;
+	if (mlp_init(&net, s->n_microbatches) < 0)
+		return 1;
+	for (int step = 0; step < o->steps; step++) {
+		if (mlp_serial_step(&net, &loss) < 0)
+			return 1;
+		print_loss(step, loss);
+	}
+	mlp_print_params(out_file, &net, NULL);
+	mlp_free(&net);
+	return 0;
+}
+
+/* Every rank in a thread: one ppcc_rt_run_local per step, then the
+ * update of every layer. */
+static int run_local(const trainer_opts *o, const ppcc_schedule *s,
+		     ppcc_rt_options *ro)
+{
+	mlp net;
+	mlp_stages *st = NULL;
+	ppcc_rt_stage_fns *fns = calloc((size_t)s->n_stages, sizeof *fns);
+	ppcc_rt_stats *stats = calloc((size_t)s->n_ranks, sizeof *stats);
+	char why[256];
+	int err = 0;
+	if (!fns || !stats || mlp_init(&net, s->n_microbatches) < 0) {
+		fprintf(stderr, "trainer: out of memory\n");
+		free(fns);
+		free(stats);
+		return 1;
+	}
+	if (mlp_stages_new(&st, &net, s, why, sizeof why) < 0) {
+		fprintf(stderr, "trainer: %s\n", why);
+		err = 1;
+		goto out;
+	}
+	mlp_stages_fns(st, fns);
+	for (int step = 0; step < o->steps; step++) {
+		if ((err = ppcc_rt_run_local(stats, s, fns, ro)) != 0) {
+			fprintf(stderr, "trainer: step %d: %s\n", step,
+				ppcc_rt_status_str(err));
+			err = 1;
+			goto out;
+		}
+		if (o->stats)
+			for (int r = 0; r < s->n_ranks; r++)
+				print_stats(&stats[r], step);
+		print_loss(step, mlp_stages_loss(st));
+		for (int l = 0; l < MLP_LAYERS; l++)
+			mlp_update(&net, l);
+		net.step++;
+	}
+	mlp_print_params(out_file, &net, NULL);
+out:
+	mlp_stages_free(st);
+	mlp_free(&net);
+	free(fns);
+	free(stats);
+	return err;
+}
+
+#if TRAINER_MPI
+/* One rank per process: the runtime for this rank, then the update of
+ * the layers its stages hold.  After a failure a peer may be stuck, so
+ * the job ends with MPI_Abort rather than MPI_Finalize. */
+static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
+		   ppcc_rt_options *ro)
+{
+	mlp net;
+	mlp_stages *st = NULL;
+	ppcc_rt *rt = NULL;
+	ppcc_rt_stage_fns *fns = calloc((size_t)s->n_stages, sizeof *fns);
+	int owned[MLP_LAYERS] = {0};
+	char why[256];
+	int err;
+	if (!fns || mlp_init(&net, s->n_microbatches) < 0 ||
+	    mlp_stages_new(&st, &net, s, why, sizeof why) < 0) {
+		fprintf(stderr, "trainer: %s\n", fns ? why : "out of memory");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	mlp_stages_fns(st, fns);
+	ro->transport = PPCC_RT_MPI;
+	if ((err = ppcc_rt_init(&rt, s, -1, ro)) != 0) {
+		fprintf(stderr, "trainer: %s\n", ppcc_rt_status_str(err));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	int rank = ppcc_rt_rank(rt);
+	if (o->output) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s.%d", o->output, rank);
+		if (!(out_file = fopen(path, "w"))) {
+			fprintf(stderr, "trainer: cannot write %s\n", path);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	}
+	for (int k = 0; k < s->n_stages; k++)
+		if (s->stages[k].rank == rank)
+			for (int l = s->stages[k].first_layer; l <= s->stages[k].last_layer; l++)
+				owned[l] = 1;
+	for (int step = 0; step < o->steps; step++) {
+		ppcc_rt_stats stats;
+		if ((err = ppcc_rt_step(&stats, rt, fns)) != 0) {
+			fprintf(stderr, "trainer: rank %d step %d: %s\n", rank, step,
+				ppcc_rt_status_str(err));
+			fflush(NULL);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		if (o->stats)
+			print_stats(&stats, step);
+		if (s->stages[s->n_stages - 1].rank == rank)
+			print_loss(step, mlp_stages_loss(st));
+		for (int l = 0; l < MLP_LAYERS; l++)
+			if (owned[l])
+				mlp_update(&net, l);
+		net.step++;
+	}
+	mlp_print_params(out_file, &net, owned);
+	ppcc_rt_free(rt);
+	mlp_stages_free(st);
+	mlp_free(&net);
+	free(fns);
+	return 0;
+}
+#endif
+
+static void to_stderr(int rank, const char *line, void *user)
+{
+	(void)rank;
+	(void)user;
+	fprintf(stderr, "%s\n", line);
+}
+
+int main(int argc, char **argv)
+{
+	trainer_opts o;
+	ppcc_schedule *loaded = NULL;
+	const ppcc_schedule *s = &ppcc_plan_schedule;
+	int err;
+
+#if TRAINER_MPI
+	MPI_Init(&argc, &argv);
+#endif
+	if (parse(&o, argc, argv) < 0) {
+		err = usage();
+		goto out;
+	}
+	ppcc_rt_options ro = PPCC_RT_OPTIONS_INIT;
+	ro.timeout_s = o.timeout_s;
+	ro.debug = o.debug;
+	ro.diag = to_stderr;
+	if (o.schedule) {
+		if (ppcc_rt_schedule_load(&loaded, o.schedule, &ro) != 0) {
+			err = 1;
+			goto out;
+		}
+		s = loaded;
+	}
+	out_file = stdout;
+	if (o.output && (o.serial || o.transport == PPCC_RT_LOCAL) &&
+	    !(out_file = fopen(o.output, "w"))) {
+		fprintf(stderr, "trainer: cannot write %s\n", o.output);
+		err = 1;
+		goto out;
+	}
+	if (o.serial) {
+		err = run_serial(&o, s);
+	} else if (o.transport == PPCC_RT_LOCAL) {
+		err = run_local(&o, s, &ro);
+	} else if (o.transport == PPCC_RT_MPI) {
+#if TRAINER_MPI
+		err = run_mpi(&o, s, &ro);
+#else
+		fprintf(stderr, "trainer: built without MPI\n");
+		err = 2;
+#endif
+	} else {
+#if TRAINER_CUDA
+		err = mlp_cuda_train(s, o.steps, &ro, o.stats, o.output);
+#else
+		fprintf(stderr, "trainer: nccl needs the trainer_cuda build\n");
+		err = 2;
+#endif
+	}
+out:
+	if (out_file && out_file != stdout && fclose(out_file) != 0)
+		err = 1;
+	ppcc_rt_schedule_free(loaded);
+#if TRAINER_MPI
+	MPI_Finalize();
+#endif
+	return err;
+}

@@ -1,0 +1,299 @@
+/*
+ * ppcc/runtime.h - run one rank's pipeline schedule.
+ *
+ * A trainer hands the runtime the schedule (a generated header's
+ * `static const ppcc_schedule`, or a JSON file written by `ppcc plan -f
+ * json`) and, for each stage it owns, its compute callbacks.  The runtime
+ * runs the rank's actions in list order: it receives each stage's input
+ * and output gradient, calls forward and backward, sends what they
+ * produce, and owns every buffer that crosses a stage boundary.  Every
+ * wait has a timeout; on any failure every rank stops and reports, none
+ * hangs.
+ *
+ * Transports: `local` (one thread per rank in one process), `mpi` (one
+ * process per rank, ranks are MPI_COMM_WORLD's) and `nccl` (device
+ * buffers, ncclSend/ncclRecv).  A libppcc built without MPI or NCCL
+ * answers PPCC_RT_EUNAVAILABLE for them.
+ *
+ * What blocks.  ppcc_rt_init blocks until every rank has joined and
+ * compared schedule fingerprints (bounded by the timeout).  ppcc_rt_step
+ * blocks for the whole step: it returns once every action has run and
+ * every send has completed, or on the first failure.  Inside a step, a
+ * RECV blocks until its message has arrived; a SEND never blocks the
+ * compute that follows it.  With `grouped` set (always, for nccl) each run
+ * of consecutive SEND/RECV actions is posted as one group (ncclGroupStart
+ * / ncclGroupEnd) and waited for as a whole before the next action; this
+ * is what keeps rendezvous transports free of deadlock.
+ *
+ * Buffer lifetimes, per (stage, microbatch); every size comes from the
+ * schedule's stage table (ppcc_stage_info recv_bytes, send_bytes):
+ *   - forward's `input` (recv_bytes; NULL on stage 0, whose input the
+ *     trainer's own data loader provides) stays valid and unchanged from
+ *     the forward call until backward (or backward_weight, when the
+ *     backward is split) of the same (stage, microbatch) returns, so a
+ *     stage may keep the pointer instead of copying its input;
+ *   - forward's `output` (send_bytes; NULL on the last stage, whose
+ *     forward computes the microbatch's loss) is valid only during the
+ *     call: the runtime sends or hands it on afterwards;
+ *   - backward's `grad_output` (send_bytes; NULL on the last stage, where
+ *     it is the gradient of the loss) is valid during backward, and with
+ *     a split backward from backward_input until backward_weight returns;
+ *   - backward's `grad_input` (recv_bytes; NULL on stage 0) is valid only
+ *     during the call.
+ * The runtime recycles buffers through a free list per size, so a pointer
+ * must not be used after its lifetime above.  With nccl the buffers are
+ * device memory and callbacks must enqueue their work on
+ * ppcc_rt_cuda_stream() (or synchronise before returning).
+ *
+ * Callbacks return 0, or any nonzero value to fail the step: the runtime
+ * then stops this rank with PPCC_RT_ECALLBACK and every other rank with
+ * PPCC_RT_EPEER.  A callback runs on the rank's thread (local: one thread
+ * per rank; stages of one rank never run concurrently).
+ *
+ * This header compiles alone as C11 and as C++.
+ */
+#ifndef PPCC_RUNTIME_H
+#define PPCC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ppcc/schedule.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Statuses.  The first five share their values with the compiler's. */
+typedef enum ppcc_rt_status {
+	PPCC_RT_OK = 0,
+	PPCC_RT_ENOMEM = -1,       /* allocation failed */
+	PPCC_RT_EINPUT = -2,       /* invalid schedule, options or callbacks */
+	PPCC_RT_EIO = -4,          /* the schedule file cannot be read */
+	PPCC_RT_EINTERNAL = -5,    /* a bug: an invariant does not hold */
+	PPCC_RT_ETIMEOUT = -20,    /* a wait on this rank passed the timeout */
+	PPCC_RT_ECALLBACK = -21,   /* a callback on this rank returned nonzero */
+	PPCC_RT_EPEER = -22,       /* another rank failed; this one stopped */
+	PPCC_RT_ECHECKSUM = -23,   /* debug: a message failed its check */
+	PPCC_RT_EMISMATCH = -24,   /* the ranks hold different schedules */
+	PPCC_RT_ETRANSPORT = -25,  /* MPI, NCCL or CUDA reported an error */
+	PPCC_RT_EUNAVAILABLE = -26 /* transport not built into this libppcc */
+} ppcc_rt_status;
+
+/* A short lower-case description ("timeout", "peer failed", ...). */
+const char *ppcc_rt_status_str(int status);
+
+typedef enum ppcc_rt_transport {
+	PPCC_RT_LOCAL = 0,
+	PPCC_RT_MPI = 1,
+	PPCC_RT_NCCL = 2
+} ppcc_rt_transport;
+
+/* 1 when this libppcc was built with the transport. */
+int ppcc_rt_transport_available(int transport);
+
+/* FNV-1a over every field of the schedule in a fixed order and width:
+ * equal on every rank exactly when the schedules are equal.  Generated
+ * headers store it in ppcc_schedule.fingerprint. */
+uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
+
+/* ---- callbacks ---------------------------------------------------------- */
+
+/* F.  input: input_bytes (the stage's recv_bytes) received from stage-1,
+ * NULL on stage 0.  output: output_bytes (send_bytes) to fill, NULL on the
+ * last stage, whose forward computes and keeps the microbatch's loss. */
+typedef int (*ppcc_rt_forward_fn)(int stage, int mb, const void *input,
+				  size_t input_bytes, void *output,
+				  size_t output_bytes, void *user);
+
+/* B, and I (the input-gradient half of a split backward).  grad_output:
+ * the gradient of the stage's output (send_bytes), NULL on the last stage
+ * (the gradient of its loss).  grad_input: the gradient of the stage's
+ * input to fill (recv_bytes), NULL on stage 0.  B also accumulates the
+ * stage's weight gradients; I leaves them to W. */
+typedef int (*ppcc_rt_backward_fn)(int stage, int mb, const void *grad_output,
+				   size_t grad_output_bytes, void *grad_input,
+				   size_t grad_input_bytes, void *user);
+
+/* W, the weight-gradient half of a split backward, after I of the same
+ * (stage, microbatch).  grad_output as I saw it. */
+typedef int (*ppcc_rt_weight_fn)(int stage, int mb, const void *grad_output,
+				 size_t grad_output_bytes, void *user);
+
+/* Optional, last stage only: called right after its forward; *out_loss is
+ * added to ppcc_rt_stats.loss_sum. */
+typedef int (*ppcc_rt_loss_fn)(double *out_loss, int stage, int mb,
+			       void *user);
+
+/* The callbacks of one stage.  ppcc_rt_step takes an array of n_stages of
+ * these, indexed by stage; only the entries of the rank's own stages are
+ * read.  forward is needed for every stage, backward when the schedule
+ * has B actions, backward_input and backward_weight when it has I/W. */
+typedef struct ppcc_rt_stage_fns {
+	ppcc_rt_forward_fn forward;
+	ppcc_rt_backward_fn backward;
+	ppcc_rt_backward_fn backward_input;
+	ppcc_rt_weight_fn backward_weight;
+	ppcc_rt_loss_fn loss;
+	void *user;
+} ppcc_rt_stage_fns;
+
+/* ---- options -------------------------------------------------------------- */
+
+/* One line, without a newline, e.g.
+ *   ppcc-rt: rank 1: action 7 RECV_F stage 1 mb 2 peer 0: timeout:
+ *   waited 2.000 s; last: #6 F s1 mb1 0.120 ms, ...
+ * The default writes it and a newline to stderr.  May be called from any
+ * rank's thread (local), never concurrently for one rank. */
+typedef void (*ppcc_rt_diag_fn)(int rank, const char *line, void *user);
+
+typedef enum ppcc_rt_message_event {
+	PPCC_RT_MSG_SENT = 0,    /* handed to the transport */
+	PPCC_RT_MSG_RECEIVED = 1 /* arrived (and, in debug mode, verified) */
+} ppcc_rt_message_event;
+
+/* One message between stages.  kind is PPCC_OP_SEND_F (an activation,
+ * src_stage + 1 == dst_stage) or PPCC_OP_SEND_B (a gradient, src_stage -
+ * 1 == dst_stage); bytes is the payload, without the debug trailer. */
+typedef struct ppcc_rt_message {
+	int event; /* ppcc_rt_message_event */
+	int kind;
+	int src, dst; /* ranks */
+	int src_stage, dst_stage;
+	int mb;
+	uint64_t bytes;
+	uint64_t step; /* ppcc_rt_step calls before this one on the rank */
+} ppcc_rt_message;
+
+typedef void (*ppcc_rt_message_fn)(const ppcc_rt_message *msg, void *user);
+
+typedef struct ppcc_rt_local_world ppcc_rt_local_world;
+
+#define PPCC_RT_OPTIONS_VERSION 1
+#define PPCC_RT_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
+
+typedef struct ppcc_rt_options {
+	int version;      /* PPCC_RT_OPTIONS_VERSION */
+	int transport;    /* ppcc_rt_transport */
+	/* Seconds any one wait may last.  <= 0: $PPCC_TIMEOUT, else 300. */
+	double timeout_s;
+	/* 1: checksum and check every message (also $PPCC_DEBUG=1). */
+	int debug;
+	/* Receives are posted this many compute actions ahead of the one
+	 * that needs them (0: at their place in the list). */
+	int recv_ahead;
+	/* Actions in a failure's flight record (0: 8). */
+	int flight_record;
+	/* 1: post each run of consecutive SEND/RECV actions as one group and
+	 * wait for all of it (always on for nccl; off: sends complete in the
+	 * background). */
+	int grouped;
+	/* local: the world the rank joins (ppcc_rt_local_world_new); one
+	 * world per set of ranks that run together; NULL for one rank. */
+	ppcc_rt_local_world *world;
+	/* nccl: PPCC_RT_NCCL_ID_BYTES bytes of an ncclUniqueId every rank
+	 * was given; NULL: rank 0 makes one and broadcasts it over MPI. */
+	const void *nccl_id;
+	/* nccl: the CUDA device; -1: rank modulo the device count. */
+	int cuda_device;
+	ppcc_rt_diag_fn diag;
+	void *diag_user;
+	/* Called on every message sent and received, from the rank's own
+	 * thread; NULL: none. */
+	ppcc_rt_message_fn on_message;
+	void *message_user;
+} ppcc_rt_options;
+
+#define PPCC_RT_OPTIONS_INIT                                              \
+	{ PPCC_RT_OPTIONS_VERSION, PPCC_RT_LOCAL, 0.0, 0, 1, 0, 0, NULL,  \
+	  NULL, -1, NULL, NULL, NULL, NULL }
+
+/* ---- statistics ------------------------------------------------------------ */
+
+/* One rank's figures for one ppcc_rt_step (for ppcc_rt_run_local, one
+ * entry per rank).  Times are wall-clock seconds. */
+typedef struct ppcc_rt_stats {
+	int rank;
+	int status;              /* what ppcc_rt_step returned on this rank */
+	double step_s;           /* the whole step */
+	double busy_s;           /* inside callbacks */
+	double wait_s;           /* blocked on receives, sends and groups */
+	uint64_t bytes_sent;     /* payload bytes */
+	uint64_t bytes_received;
+	uint64_t messages_sent;
+	uint64_t messages_received;
+	int peak_buffers;        /* runtime buffers in use at once */
+	uint64_t peak_buffer_bytes;
+	int pool_buffers;        /* buffers the pool holds (all steps) */
+	double loss_sum;         /* of the loss callback's values */
+	int loss_count;
+	/* The failure, when status != 0: the action (-1 before the first or
+	 * after the last), its op, stage, microbatch and peer (-1 when none),
+	 * and how long the rank had waited there. */
+	int failed_action;
+	int failed_op;
+	int failed_stage;
+	int failed_mb;
+	int failed_peer;
+	double failed_waited_s;
+} ppcc_rt_stats;
+
+/* ---- the runtime ------------------------------------------------------------- */
+
+typedef struct ppcc_rt ppcc_rt;
+
+/* Reads a schedule written by `ppcc plan -f json` and validates it.
+ * *out is the caller's to free with ppcc_rt_schedule_free.  Problems go
+ * to opts->diag (opts may be NULL: stderr) as `FILE:LINE:COL: message`;
+ * returns PPCC_RT_EIO or PPCC_RT_EINPUT. */
+int ppcc_rt_schedule_load(ppcc_schedule **out, const char *path,
+			  const ppcc_rt_options *opts);
+void ppcc_rt_schedule_free(ppcc_schedule *s);
+
+/* A set of n_ranks ranks that run in threads of this process.  *out is
+ * the caller's to free, after every rank that joined it is freed. */
+int ppcc_rt_local_world_new(ppcc_rt_local_world **out, int n_ranks);
+void ppcc_rt_local_world_free(ppcc_rt_local_world *w);
+
+/* Joins the transport as `rank` (mpi: ignored, MPI_COMM_WORLD's rank is
+ * used; MPI_Init must have been called), validates s (problems reported
+ * through opts->diag, PPCC_RT_EINPUT), and compares s's fingerprint with
+ * every other rank's: PPCC_RT_EMISMATCH on every rank when any differs,
+ * PPCC_RT_EPEER when another rank failed to start.  Blocks until all ranks
+ * have joined or the timeout.  s and opts->world are borrowed and must
+ * outlive the runtime; *out is the caller's to free with ppcc_rt_free.
+ * opts NULL means PPCC_RT_OPTIONS_INIT; a local rank needs opts->world
+ * unless the schedule has one rank. */
+int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
+		 const ppcc_rt_options *opts);
+
+/* This rank, and (nccl) its compute stream as a cudaStream_t (NULL for
+ * the other transports). */
+int ppcc_rt_rank(const ppcc_rt *rt);
+void *ppcc_rt_cuda_stream(const ppcc_rt *rt);
+
+/* Runs the rank's action list once (one training step; call it again for
+ * the next).  fns has n_stages entries, indexed by stage.  Fills *out (out
+ * may be NULL) and returns 0 or the failure's status, having reported it
+ * in one diagnostic line.  After a failure every later step returns
+ * PPCC_RT_EPEER at once: free the runtime.  (mpi: a peer may be stuck in
+ * a callback; call MPI_Abort rather than MPI_Finalize after a failure.) */
+int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt,
+		 const ppcc_rt_stage_fns *fns);
+
+/* Releases the buffers and leaves the transport.  NULL is a no-op. */
+void ppcc_rt_free(ppcc_rt *rt);
+
+/* Runs one step of every rank of s, each in its own thread over the local
+ * transport (opts->transport and opts->world are ignored).  out, when not
+ * NULL, has s->n_ranks entries.  Returns 0, or the status of the rank
+ * that failed first (the cause, not the ranks it stopped). */
+int ppcc_rt_run_local(ppcc_rt_stats *out, const ppcc_schedule *s,
+		      const ppcc_rt_stage_fns *fns,
+		      const ppcc_rt_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,1399 @@
+/*
+ * emit_dot.c - the plan as a picture: a timeline of every rank's compute,
+ * or the dependency graph of its actions, written as DOT or rendered to
+ * SVG or PNG by libgvc.
+ *
+ * The timeline is the diagram of the GPipe and Megatron-LM papers: one row
+ * per rank, rank 0 on top, one box per compute action placed at its
+ * simulated start and as wide as it lasts, so idle time shows as gaps.
+ * Every node has a pinned position (pos "x,y!", in points) and a fixed
+ * size, and the picture has no edges: nothing is left to a layout engine.
+ * libgvc lays it out with the "nop" engine, the library form of `neato -n`;
+ * the DOT text renders the same with `neato -n -Tsvg` (or `neato -n2`,
+ * which differs from -n only in how edges are routed).  Box x is
+ * TL_X0 + label column + start * scale, width duration * scale, where the
+ * scale makes the typical action about TL_TYPICAL_PT wide and the axis
+ * TL_MIN_W..TL_MAX_W points long.
+ *
+ * The dependency view is an ordinary graph for `dot -Grankdir=LR`: one node
+ * per compute action ("F s2 mb3") inside one cluster per rank, dashed edges
+ * for program order within a rank and a solid edge, labelled with its
+ * bytes, for each SEND with its RECV (producer compute to consumer
+ * compute).
+ *
+ * Graphviz builds and writes the graph (agopen, agnode, agxset, agwrite),
+ * so DOT quoting is its own.  What it leaves to the caller is done here:
+ *   - label escapes: in a label '\' starts \N, \G, \n, \l, ... and '&'
+ *     starts an entity; dot_label() doubles backslashes, writes '&' as
+ *     &amp; and newlines as line breaks, so a name shows as written.
+ *     Doubling also keeps agwrite's output readable: agwrite escapes '"'
+ *     but not '\', so a value ending in one backslash would end its quoted
+ *     string early;
+ *   - length: Graphviz's reader rejects a quoted string over 16 kB and its
+ *     writer never splits one inside a run of letters, so names are cut at
+ *     DOT_NAME_MAX bytes (on a UTF-8 boundary, followed by an ellipsis);
+ *     control characters and invalid UTF-8 show as U+FFFD;
+ *   - libgvc prints its errors to stderr and calls exit(1) on a short
+ *     write: messages are routed to the diagnostics sink through agseterrf
+ *     and images are rendered to memory (gvRenderData), then written here;
+ *   - locale: numbers are formatted here without printf's %f, and libgvc
+ *     runs under uselocale("C") on this thread, because it reads some
+ *     attributes (pad) with strtod outside its own setlocale(LC_NUMERIC,
+ *     "C") ... restore bracket; a host program's locale is left as it was.
+ *   - order: cgraph gives a named subgraph the address of its name as id
+ *     and keeps subgraphs in id order; dot_open() makes the ids sequential
+ *     so that clusters come out in the order they were made.
+ *
+ * Plans with very many actions still give a valid graph: the timeline
+ * draws at most TL_MAX_BOXES boxes (those that start first) and the
+ * dependency view at most DEPS_MAX_NODES nodes (the first microbatches);
+ * the title says what was left out and a warning is reported.
+ *
+ * Not reentrant: libgvc keeps global state, and so does the message sink.
+ */
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include "ppcc.h"
+
+/* Bytes of a model or layer name shown in a label before it is cut. */
+#define DOT_NAME_MAX 120
+#define DOT_LAYER_NAME_MAX 40
+#define DOT_FONT "Helvetica"
+
+/* Timeline geometry, in points; y grows upwards as in Graphviz. */
+#define TL_MAX_BOXES 50000
+#define TL_ROW_H 34.0        /* one rank's row */
+#define TL_BOX_H 26.0        /* a compute box */
+#define TL_BOX_FONT 10.0
+#define TL_TYPICAL_PT 26.0   /* width of the median action */
+#define TL_MIN_W 1200.0      /* length of the time axis */
+#define TL_MAX_W 12000.0
+#define TL_X0 8.0            /* left edge of the row labels */
+#define TL_LABEL_GAP 10.0    /* row labels to time 0 */
+#define TL_LEGEND_Y 12.0
+#define TL_TICK_LABEL_Y 38.0
+#define TL_AXIS_Y 50.0
+#define TL_ROWS_Y 56.0       /* bottom of the last rank's row */
+
+#define DEPS_MAX_NODES 2000
+
+/* ---- strings ---------------------------------------------------------- */
+
+/* A growable string; after a failed allocation oom is set and every
+ * further append is dropped. */
+typedef struct dot_str {
+	char *s;
+	size_t len, cap;
+	int oom;
+} dot_str;
+
+static int str_reserve(dot_str *b, size_t more)
+{
+	if (b->oom)
+		return -1;
+	if (more > SIZE_MAX / 2 - b->len) {
+		b->oom = 1;
+		return -1;
+	}
+	if (b->len + more + 1 <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	char *s = ppcc_realloc(b->s, cap);
+	if (!s) {
+		b->oom = 1;
+		return -1;
+	}
+	b->s = s;
+	b->cap = cap;
+	return 0;
+}
+
+static void str_putn(dot_str *b, const char *s, size_t n)
+{
+	if (str_reserve(b, n) < 0)
+		return;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void str_puts(dot_str *b, const char *s)
+{
+	str_putn(b, s, strlen(s));
+}
+
+/* printf for integers and strings only: %f would follow LC_NUMERIC. */
+static void str_printf(dot_str *b, const char *fmt, ...) PPCC_PRINTF(2, 3);
+static void str_printf(dot_str *b, const char *fmt, ...)
+{
+	char small[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = 1;
+		return;
+	}
+	if ((size_t)n < sizeof small) {
+		str_putn(b, small, (size_t)n);
+		return;
+	}
+	if (str_reserve(b, (size_t)n) < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+static void str_clear(dot_str *b)
+{
+	b->len = 0;
+	if (b->s)
+		b->s[0] = '\0';
+}
+
+/* x with at most `decimals` digits after the point, trailing zeros
+ * dropped; the same bytes in every locale. */
+static void str_fixed(dot_str *b, double x, int decimals)
+{
+	static const long long pow10[] = {1, 10, 100, 1000, 10000, 100000,
+					  1000000};
+	if (decimals < 0)
+		decimals = 0;
+	if (decimals > 6)
+		decimals = 6;
+	if (!isfinite(x) || fabs(x) > 1e12)
+		x = 0;
+	long long unit = pow10[decimals];
+	long long v = llround(fabs(x) * (double)unit);
+	if (x < 0 && v != 0)
+		str_puts(b, "-");
+	str_printf(b, "%lld", v / unit);
+	long long frac = v % unit;
+	if (frac == 0)
+		return;
+	int digits = decimals;
+	while (frac % 10 == 0) {
+		frac /= 10;
+		digits--;
+	}
+	str_printf(b, ".%0*lld", digits, frac);
+}
+
+/* A duration in ms with about four significant digits. */
+static void str_ms(dot_str *b, double ms)
+{
+	double a = fabs(ms);
+	str_fixed(b, ms, a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : 3);
+}
+
+static void str_bytes(dot_str *b, double bytes)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	str_fixed(b, bytes, u == 0 ? 0 : bytes >= 100 ? 0 : 1);
+	str_printf(b, " %s", unit[u]);
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is not one
+ * (overlong forms and surrogates included). */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t n;
+	unsigned min;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	unsigned cp = c & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* Appends s as label text that Graphviz shows exactly as s: '\' doubled
+ * (so \N, \G, \n in a name stay text), '&' as &amp; (so entities in a name
+ * stay text), each newline as the line break `nl` ("\\n" centred, "\\l"
+ * left, "\\r" right), control characters and invalid UTF-8 as U+FFFD.
+ * At most max bytes of s are used; if s is longer it is cut on a
+ * character boundary and "…" follows. */
+static void dot_label(dot_str *b, const char *s, size_t max, const char *nl)
+{
+	static const char replacement[] = "\xef\xbf\xbd";
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	while (u[i]) {
+		size_t n = utf8_len(u + i);
+		if (i + (n ? n : 1) > max) {
+			str_puts(b, "\xe2\x80\xa6");
+			return;
+		}
+		if (n == 0) {
+			str_puts(b, replacement);
+			i++;
+			continue;
+		}
+		unsigned char c = u[i];
+		if (c == '\\')
+			str_puts(b, "\\\\");
+		else if (c == '&')
+			str_puts(b, "&amp;");
+		else if (c == '\n')
+			str_puts(b, nl);
+		else if (c < 0x20 || c == 0x7f)
+			str_puts(b, replacement);
+		else
+			str_putn(b, (const char *)u + i, n);
+		i += n;
+	}
+}
+
+/* Characters of UTF-8 text (continuation bytes not counted). */
+static size_t utf8_chars(const char *s, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+/* A generous estimate of the width of one line of text in DOT_FONT. */
+static double text_width(size_t chars, double fontsize)
+{
+	return (double)chars * 0.6 * fontsize;
+}
+
+/* ---- libgvc messages --------------------------------------------------- */
+
+/* libgvc hands its messages in pieces ("Error", ": ", text with '\n');
+ * whole lines go to the sink as "graphviz: ..." diagnostics. */
+static struct {
+	ppcc_diag *d;
+	char line[512];
+	size_t len;
+} gv_sink;
+
+static void gv_sink_flush(void)
+{
+	if (gv_sink.len == 0)
+		return;
+	gv_sink.line[gv_sink.len] = '\0';
+	const char *msg = gv_sink.line;
+	int error = 0;
+	if (strncmp(msg, "Error: ", 7) == 0) {
+		error = 1;
+		msg += 7;
+	} else if (strncmp(msg, "Warning: ", 9) == 0) {
+		msg += 9;
+	}
+	size_t n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '.' || msg[n - 1] == ' '))
+		n--;
+	if (gv_sink.d)
+		ppcc_diag_report(gv_sink.d, error ? PPCC_SEV_ERROR
+						  : PPCC_SEV_WARNING,
+				 NULL, "graphviz: %.*s", (int)n, msg);
+	gv_sink.len = 0;
+}
+
+static int gv_sink_message(char *msg)
+{
+	for (const char *c = msg; *c; c++) {
+		if (*c == '\n') {
+			gv_sink_flush();
+			continue;
+		}
+		if (gv_sink.len < sizeof gv_sink.line - 1)
+			gv_sink.line[gv_sink.len++] = *c;
+	}
+	return 0;
+}
+
+/* ---- the graph -------------------------------------------------------- */
+
+/* Cluster ids.  cgraph gives a named object the address of its interned
+ * name as id and keeps subgraphs in id order, so clusters would be
+ * written and laid out in an order that depends on the heap.  (Its
+ * fallback, the internal name map, is never freed.)  Here the clusters
+ * "cluster_rank<r>" of the graph being built get the ids 2r + 2 (even, as
+ * named ids are, and far below any address) and so come out in rank
+ * order; every other name is mapped as usual. */
+static struct {
+	char **names; /* names[r] = "cluster_rank<r>", interned in the graph */
+	int n;
+} dot_clusters;
+
+static int cluster_id(int objtype, const char *str, IDTYPE *id)
+{
+	int r;
+	char tail;
+	if (objtype != AGRAPH || !str ||
+	    sscanf(str, "cluster_rank%d%c", &r, &tail) != 1 || r < 0 ||
+	    r >= dot_clusters.n || strcmp(str, dot_clusters.names[r]) != 0)
+		return 0;
+	*id = (IDTYPE)(2 * (IDTYPE)r + 2);
+	return 1;
+}
+
+static long dot_id_map(void *state, int objtype, char *str, IDTYPE *id,
+		       int createflag)
+{
+	if (cluster_id(objtype, str, id))
+		return 1;
+	return AgIdDisc.map(state, objtype, str, id, createflag);
+}
+
+static int is_cluster_id(int objtype, IDTYPE id)
+{
+	return objtype == AGRAPH && id % 2 == 0 && id >= 2 &&
+	       id <= 2 * (IDTYPE)dot_clusters.n;
+}
+
+static char *dot_id_print(void *state, int objtype, IDTYPE id)
+{
+	if (is_cluster_id(objtype, id))
+		return dot_clusters.names[id / 2 - 1];
+	return AgIdDisc.print(state, objtype, id);
+}
+
+static void dot_id_free(void *state, int objtype, IDTYPE id)
+{
+	if (!is_cluster_id(objtype, id))
+		AgIdDisc.free(state, objtype, id);
+}
+
+static Agraph_t *dot_open(char *name, Agdesc_t desc)
+{
+	static Agiddisc_t id_disc;
+	static Agdisc_t disc;
+	id_disc = AgIdDisc;
+	id_disc.map = dot_id_map;
+	id_disc.print = dot_id_print;
+	id_disc.free = dot_id_free;
+	disc.mem = &AgMemDisc;
+	disc.id = &id_disc;
+	disc.io = &AgIoDisc;
+	return agopen(name, desc, &disc);
+}
+
+typedef struct dot_ctx {
+	const ppcc_plan *plan;
+	const ppcc_schedule *s;
+	const ppcc_estimate *e;
+	ppcc_diag *d;
+	Agraph_t *g;
+	dot_str str; /* the value being built */
+	int err;
+	Agsym_t *pos, *width, *height, *label, *shape, *style, *fill, *color,
+		*fontcolor, *fontsize, *penwidth, *tooltip;
+	Agsym_t *e_style, *e_color, *e_label, *e_weight;
+	Agsym_t *g_label, *g_labeljust, *g_style, *g_fill, *g_color,
+		*g_fontsize;
+} dot_ctx;
+
+static int is_compute(int op)
+{
+	return op == PPCC_OP_F || op == PPCC_OP_B || op == PPCC_OP_I ||
+	       op == PPCC_OP_W;
+}
+
+static int stage_chunk(const dot_ctx *x, int stage)
+{
+	const ppcc_schedule *s = x->s;
+	if (s->stages && stage >= 0 && stage < s->n_stages)
+		return s->stages[stage].chunk;
+	return s->n_ranks > 0 && stage >= 0 ? stage / s->n_ranks : 0;
+}
+
+/* The fill of an op's boxes: a colour per op (forward blue, backward
+ * green, input-gradient orange, weight-gradient purple), later chunks
+ * lighter. */
+static void op_fill(char out[8], int op, int chunk, int chunks)
+{
+	static const unsigned base[4] = {0x4e79a7, 0x59a14f, 0xf28e2b,
+					 0xb07aa1};
+	unsigned c = base[op >= 0 && op < 4 ? op : 0];
+	double t = chunks > 1 ? 0.6 * chunk / (chunks - 1) : 0.0;
+	if (t < 0 || t > 0.6)
+		t = 0.6;
+	int rgb[3] = {(int)(c >> 16) & 255, (int)(c >> 8) & 255, (int)c & 255};
+	for (int k = 0; k < 3; k++)
+		rgb[k] = (int)lround(rgb[k] + (255 - rgb[k]) * t);
+	snprintf(out, 8, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+}
+
+static const char *ink_on(const char fill[8])
+{
+	unsigned c = (unsigned)strtoul(fill + 1, NULL, 16);
+	double y = 0.299 * ((c >> 16) & 255) + 0.587 * ((c >> 8) & 255) +
+		   0.114 * (c & 255);
+	return y < 150 ? "white" : "#1a1a1a";
+}
+
+static const char *op_word(int op)
+{
+	switch (op) {
+	case PPCC_OP_F: return "forward";
+	case PPCC_OP_B: return "backward";
+	case PPCC_OP_I: return "backward, input gradient";
+	case PPCC_OP_W: return "backward, weight gradient";
+	}
+	return "?";
+}
+
+/* Sets attribute sym of obj to the value built in x->str, then clears it. */
+static void set_str(dot_ctx *x, void *obj, Agsym_t *sym)
+{
+	if (x->str.oom) {
+		x->err = PPCC_ENOMEM;
+	} else if (!x->err &&
+		   agxset(obj, sym, x->str.s ? x->str.s : (char *)"") != 0) {
+		x->err = PPCC_EINTERNAL;
+	}
+	str_clear(&x->str);
+}
+
+static void set(dot_ctx *x, void *obj, Agsym_t *sym, const char *value)
+{
+	str_puts(&x->str, value);
+	set_str(x, obj, sym);
+}
+
+static Agnode_t *add_node(dot_ctx *x, Agraph_t *sub, const char *name)
+{
+	if (x->err)
+		return NULL;
+	Agnode_t *n = agnode(sub ? sub : x->g, (char *)name, 1);
+	if (!n)
+		x->err = PPCC_EINTERNAL;
+	return n;
+}
+
+/* pos="x,y!" and the size, for a node pinned at centre (cx, cy) with w by
+ * h points. */
+static void place(dot_ctx *x, Agnode_t *n, double cx, double cy, double w,
+		  double h)
+{
+	if (!n)
+		return;
+	str_fixed(&x->str, cx, 2);
+	str_puts(&x->str, ",");
+	str_fixed(&x->str, cy, 2);
+	str_puts(&x->str, "!");
+	set_str(x, n, x->pos);
+	str_fixed(&x->str, w / 72.0, 5);
+	set_str(x, n, x->width);
+	str_fixed(&x->str, h / 72.0, 5);
+	set_str(x, n, x->height);
+}
+
+static void declare_common(dot_ctx *x)
+{
+	Agraph_t *g = x->g;
+	agattr(g, AGRAPH, "fontname", DOT_FONT);
+	x->g_fontsize = agattr(g, AGRAPH, "fontsize", "14");
+	agattr(g, AGRAPH, "labelloc", "t");
+	agattr(g, AGRAPH, "bgcolor", "white");
+	/* agwrite leaves out a declaration whose default is "" unless it is
+	 * marked to print; without it a reader labels nodes with their
+	 * names. */
+	x->label = agattr(g, AGNODE, "label", "");
+	if (x->label)
+		x->label->print = 1;
+	x->shape = agattr(g, AGNODE, "shape", "box");
+	x->style = agattr(g, AGNODE, "style", "filled");
+	x->fill = agattr(g, AGNODE, "fillcolor", "white");
+	x->color = agattr(g, AGNODE, "color", "white");
+	x->fontcolor = agattr(g, AGNODE, "fontcolor", "#1a1a1a");
+	agattr(g, AGNODE, "fontname", DOT_FONT);
+	x->fontsize = agattr(g, AGNODE, "fontsize", "10");
+	x->penwidth = agattr(g, AGNODE, "penwidth", "0.5");
+	x->tooltip = agattr(g, AGNODE, "tooltip", "");
+}
+
+/* The title's first line: model, schedule, p, m, v. */
+static void title_head(dot_ctx *x)
+{
+	const ppcc_schedule *s = x->s;
+	const char *name = x->plan->model_name ? x->plan->model_name : "model";
+	dot_label(&x->str, name, DOT_NAME_MAX, "\\n");
+	str_printf(&x->str, ": %s, p = %d, m = %d, v = %d\\n",
+		   ppcc_schedule_kind_name(s->kind), (int)s->n_ranks,
+		   (int)s->n_microbatches, (int)s->n_chunks);
+}
+
+/* "layers a–b (first … last)" for stage, names cut to
+ * DOT_LAYER_NAME_MAX bytes; lines end with nl. */
+static void stage_layers(dot_ctx *x, int stage, const char *nl)
+{
+	const ppcc_schedule *s = x->s;
+	if (!s->stages || stage < 0 || stage >= s->n_stages)
+		return;
+	const ppcc_stage_info *st = &s->stages[stage];
+	if (st->first_layer == st->last_layer)
+		str_printf(&x->str, "layer %d", (int)st->first_layer);
+	else
+		str_printf(&x->str, "layers %d\xe2\x80\x93%d",
+			   (int)st->first_layer, (int)st->last_layer);
+	const ppcc_layer *l = x->plan->layers;
+	int n = x->plan->n_layers;
+	if (l && st->first_layer >= 0 && st->last_layer < n &&
+	    st->first_layer <= st->last_layer) {
+		str_puts(&x->str, " (");
+		if (l[st->first_layer].name)
+			dot_label(&x->str, l[st->first_layer].name,
+				  DOT_LAYER_NAME_MAX, nl);
+		if (st->last_layer != st->first_layer &&
+		    l[st->last_layer].name) {
+			str_puts(&x->str, " \xe2\x80\xa6 ");
+			dot_label(&x->str, l[st->last_layer].name,
+				  DOT_LAYER_NAME_MAX, nl);
+		}
+		str_puts(&x->str, ")");
+	}
+	str_puts(&x->str, nl);
+}
+
+/* ---- timeline ---------------------------------------------------------- */
+
+typedef struct tl_geom {
+	double x0;     /* time 0 */
+	double scale;  /* points per ms */
+	double width;  /* of the time axis */
+	double extent; /* ms drawn */
+	double cutoff; /* actions starting at or after it are not drawn */
+	double label_w;
+} tl_geom;
+
+static double row_y(const dot_ctx *x, int r)
+{
+	return TL_ROWS_Y + (x->s->n_ranks - 1 - r) * TL_ROW_H + TL_ROW_H / 2;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The row label of rank r: "rank r · stage s" and its layers, or the list
+ * of its stages; each line ends with nl. */
+static void row_label(dot_ctx *x, int r, const char *nl)
+{
+	const ppcc_schedule *s = x->s;
+	int p = s->n_ranks, v = s->n_chunks > 0 ? s->n_chunks : 1;
+	if (v == 1) {
+		str_printf(&x->str, "rank %d \xc2\xb7 stage %d%s", r, r, nl);
+		stage_layers(x, r, nl);
+		return;
+	}
+	str_printf(&x->str, "rank %d%sstages ", r, nl);
+	for (int c = 0; c < v; c++) {
+		if (v > 6 && c == 3) {
+			str_puts(&x->str, "\xe2\x80\xa6, ");
+			c = v - 1;
+		}
+		str_printf(&x->str, "%d%s", c * p + r, c + 1 < v ? ", " : "");
+	}
+	str_puts(&x->str, nl);
+}
+
+/* Widest line of the label in x->str, in points at fontsize. */
+static double label_width(const dot_ctx *x, double fontsize)
+{
+	double best = 0;
+	const char *s = x->str.s ? x->str.s : "";
+	const char *line = s;
+	for (const char *c = s;; c++) {
+		if (*c == '\0' || (c[0] == '\\' && c[1] != '\0' &&
+				   strchr("nlr", c[1]))) {
+			double w = text_width(utf8_chars(line,
+						(size_t)(c - line)), fontsize);
+			if (w > best)
+				best = w;
+			if (*c == '\0')
+				break;
+			c++;
+			line = c + 1;
+		} else if (c[0] == '\\' && c[1] != '\0') {
+			c++;
+		}
+	}
+	return best;
+}
+
+static int tl_geometry(dot_ctx *x, tl_geom *out, long *n_drawn,
+		       long *n_total)
+{
+	const ppcc_schedule *s = x->s;
+	const ppcc_estimate *e = x->e;
+	long total = 0;
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
+			total += is_compute(s->ranks[r].actions[i].op);
+	double *t = ppcc_calloc((size_t)(total > 0 ? total : 1),
+				sizeof(double));
+	if (!t)
+		return PPCC_ENOMEM;
+	out->cutoff = INFINITY;
+	if (total > TL_MAX_BOXES) {
+		long k = 0;
+		for (int r = 0; r < s->n_ranks; r++)
+			for (int i = 0; i < s->ranks[r].n_actions; i++)
+				if (is_compute(s->ranks[r].actions[i].op))
+					t[k++] = e->start_ms[r][i];
+		qsort(t, (size_t)total, sizeof *t, cmp_double);
+		out->cutoff = t[TL_MAX_BOXES];
+	}
+	long k = 0;
+	double extent = 0;
+	for (int r = 0; r < s->n_ranks; r++) {
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
+			if (!is_compute(s->ranks[r].actions[i].op) ||
+			    !(e->start_ms[r][i] < out->cutoff))
+				continue;
+			double d = e->end_ms[r][i] - e->start_ms[r][i];
+			t[k++] = d > 0 ? d : 0;
+			if (e->end_ms[r][i] > extent)
+				extent = e->end_ms[r][i];
+		}
+	}
+	if (out->cutoff == INFINITY && e->step_ms > extent)
+		extent = e->step_ms;
+	if (!(extent > 0) || !isfinite(extent))
+		extent = 1;
+	double median = 0;
+	if (k > 0) {
+		qsort(t, (size_t)k, sizeof *t, cmp_double);
+		median = t[k / 2];
+	}
+	ppcc_free(t);
+	double w = median > 0 ? TL_TYPICAL_PT * extent / median : TL_MIN_W;
+	w = w < TL_MIN_W ? TL_MIN_W : w > TL_MAX_W ? TL_MAX_W : w;
+
+	double label_w = 60;
+	for (int r = 0; r < s->n_ranks; r++) {
+		row_label(x, r, "\\r");
+		double lw = label_width(x, 10.0);
+		str_clear(&x->str);
+		if (lw > label_w)
+			label_w = lw;
+	}
+	if (label_w > 360)
+		label_w = 360;
+	out->label_w = label_w + 12;
+	out->x0 = TL_X0 + out->label_w + TL_LABEL_GAP;
+	out->width = w;
+	out->extent = extent;
+	out->scale = w / extent;
+	*n_drawn = k;
+	*n_total = total;
+	return x->str.oom ? PPCC_ENOMEM : 0;
+}
+
+/* About one tick per 110 points, at 1, 2 or 5 times a power of ten. */
+static double tick_step(double extent, double width)
+{
+	double target = extent / fmax(2.0, width / 110.0);
+	double mag = pow(10.0, floor(log10(target)));
+	double f = target / mag;
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+/* A filled rectangle with no text: row bands, grid lines, the axis. */
+static void tl_rect(dot_ctx *x, const char *name, double cx, double cy,
+		    double w, double h, const char *fill)
+{
+	Agnode_t *n = add_node(x, NULL, name);
+	place(x, n, cx, cy, w, h);
+	if (!n)
+		return;
+	set(x, n, x->fill, fill);
+	set(x, n, x->color, fill);
+	set(x, n, x->penwidth, "0");
+}
+
+/* A line of text, left-aligned at x_left when left, else centred at cx. */
+static void tl_text(dot_ctx *x, const char *name, double cx, double cy,
+		    int left, double fontsize)
+{
+	double w = label_width(x, fontsize) + 4;
+	if (left)
+		str_puts(&x->str, "\\l");
+	Agnode_t *n = add_node(x, NULL, name);
+	if (!n) {
+		str_clear(&x->str);
+		return;
+	}
+	set_str(x, n, x->label);
+	place(x, n, left ? cx + w / 2 : cx, cy, w, fontsize + 6);
+	set(x, n, x->shape, "plaintext");
+	set(x, n, x->style, "solid");
+	char size[16];
+	snprintf(size, sizeof size, "%d", (int)fontsize);
+	set(x, n, x->fontsize, size);
+}
+
+static void tl_background(dot_ctx *x, const tl_geom *gm)
+{
+	const ppcc_schedule *s = x->s;
+	char name[48];
+	for (int r = 0; r < s->n_ranks; r++) {
+		snprintf(name, sizeof name, "row%d", r);
+		tl_rect(x, name, gm->x0 + gm->width / 2, row_y(x, r),
+			gm->width, TL_ROW_H - 2, r % 2 ? "#f2f2f2" : "#f8f8f8");
+	}
+	double step = tick_step(gm->extent, gm->width);
+	int decimals = step >= 1 ? 0 : (int)-floor(log10(step) + 1e-9);
+	double top = TL_ROWS_Y + s->n_ranks * TL_ROW_H;
+	int n_ticks = (int)floor(gm->extent / step + 1e-9);
+	for (int k = 0; k <= n_ticks; k++) {
+		double tx = gm->x0 + k * step * gm->scale;
+		snprintf(name, sizeof name, "grid%d", k);
+		tl_rect(x, name, tx, (TL_AXIS_Y + top) / 2, 0.6,
+			top - TL_AXIS_Y, "#d9d9d9");
+	}
+	tl_rect(x, "axis", gm->x0 + gm->width / 2, TL_AXIS_Y, gm->width, 1.0,
+		"#404040");
+	for (int k = 0; k <= n_ticks; k++) {
+		double tx = gm->x0 + k * step * gm->scale;
+		snprintf(name, sizeof name, "tick%d", k);
+		tl_rect(x, name, tx, TL_AXIS_Y - 2.5, 1.0, 5.0, "#404040");
+		str_fixed(&x->str, k * step, decimals);
+		snprintf(name, sizeof name, "ticklabel%d", k);
+		tl_text(x, name, tx, TL_TICK_LABEL_Y, 0, 10);
+	}
+	str_puts(&x->str, "time (ms)");
+	tl_text(x, "axislabel", gm->x0 + gm->width + 6, TL_AXIS_Y, 1, 10);
+}
+
+static void tl_rows(dot_ctx *x, const tl_geom *gm)
+{
+	char name[32];
+	for (int r = 0; r < x->s->n_ranks; r++) {
+		snprintf(name, sizeof name, "ranklabel%d", r);
+		Agnode_t *n = add_node(x, NULL, name);
+		if (!n)
+			return;
+		row_label(x, r, "\\r");
+		set_str(x, n, x->label);
+		place(x, n, TL_X0 + gm->label_w / 2, row_y(x, r), gm->label_w,
+		      TL_ROW_H);
+		set(x, n, x->shape, "plaintext");
+		set(x, n, x->style, "solid");
+	}
+}
+
+/* The box label: the microbatch, or "mbcC" (chunk C) when v > 1 and
+ * every box of the plan has room for that; the shade tells the chunk
+ * otherwise.  A box too narrow for its label gets none. */
+static int tl_box_text(char *out, size_t size, const ppcc_action *a,
+		       int chunk, int with_chunk)
+{
+	if (with_chunk)
+		return snprintf(out, size, "%dc%d", (int)a->mb, chunk);
+	return snprintf(out, size, "%d", (int)a->mb);
+}
+
+static int tl_chunk_labels_fit(dot_ctx *x, const tl_geom *gm)
+{
+	const ppcc_schedule *s = x->s;
+	const ppcc_estimate *e = x->e;
+	char text[48];
+	if (s->n_chunks <= 1)
+		return 0;
+	for (int r = 0; r < s->n_ranks; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		for (int i = 0; i < rs->n_actions; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
+			if (!is_compute(a->op) || !(t0 < gm->cutoff))
+				continue;
+			int n = tl_box_text(text, sizeof text, a,
+					    stage_chunk(x, a->stage), 1);
+			if (text_width((size_t)n, TL_BOX_FONT) + 3 >
+			    (t1 - t0) * gm->scale)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* One box per compute action that starts before the cutoff, with a
+ * tooltip that says what it is and when it runs. */
+static void tl_boxes(dot_ctx *x, const tl_geom *gm)
+{
+	const ppcc_schedule *s = x->s;
+	const ppcc_estimate *e = x->e;
+	int v = s->n_chunks > 0 ? s->n_chunks : 1;
+	int with_chunk = tl_chunk_labels_fit(x, gm);
+	char name[48], fill[8], text[48];
+	for (int r = 0; r < s->n_ranks && !x->err; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		for (int i = 0; i < rs->n_actions && !x->err; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
+			if (!is_compute(a->op) || !(t0 < gm->cutoff))
+				continue;
+			if (t1 < t0)
+				t1 = t0;
+			double w = (t1 - t0) * gm->scale;
+			snprintf(name, sizeof name, "r%da%d", r, i);
+			Agnode_t *n = add_node(x, NULL, name);
+			place(x, n, gm->x0 + t0 * gm->scale + w / 2, row_y(x, r),
+			      w, TL_BOX_H);
+			if (!n)
+				return;
+			int chunk = stage_chunk(x, a->stage);
+			op_fill(fill, a->op, chunk, v);
+			set(x, n, x->fill, fill);
+			set(x, n, x->fontcolor, ink_on(fill));
+			int len = tl_box_text(text, sizeof text, a, chunk,
+					      with_chunk);
+			if (text_width((size_t)len, TL_BOX_FONT) + 3 <= w)
+				set(x, n, x->label, text);
+			str_printf(&x->str, "%s stage %d mb %d", ppcc_op_name(a->op),
+				   (int)a->stage, (int)a->mb);
+			if (v > 1)
+				str_printf(&x->str, " chunk %d", chunk);
+			str_puts(&x->str, ": ");
+			str_ms(&x->str, t0);
+			str_puts(&x->str, "\xe2\x80\x93");
+			str_ms(&x->str, t1);
+			str_puts(&x->str, " ms");
+			set_str(x, n, x->tooltip);
+		}
+	}
+}
+
+/* A swatch and a word for each op in the plan, then each chunk's shade. */
+static void tl_legend(dot_ctx *x, const tl_geom *gm)
+{
+	const ppcc_schedule *s = x->s;
+	int v = s->n_chunks > 0 ? s->n_chunks : 1;
+	int seen[4] = {0};
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
+			if (is_compute(s->ranks[r].actions[i].op))
+				seen[s->ranks[r].actions[i].op] = 1;
+	double cx = gm->x0;
+	char name[32], fill[8];
+	for (int op = 0; op < 4; op++) {
+		if (!seen[op])
+			continue;
+		op_fill(fill, op, 0, 1);
+		snprintf(name, sizeof name, "legend%s", ppcc_op_name(op));
+		tl_rect(x, name, cx + 6, TL_LEGEND_Y, 12, 12, fill);
+		str_printf(&x->str, "%s %s", ppcc_op_name(op), op_word(op));
+		snprintf(name, sizeof name, "legend%stext", ppcc_op_name(op));
+		double w = label_width(x, 10);
+		tl_text(x, name, cx + 16, TL_LEGEND_Y, 1, 10);
+		cx += 16 + w + 20;
+	}
+	if (v > 1 && v <= 8) {
+		for (int c = 0; c < v; c++) {
+			int k = 0;
+			for (int op = 0; op < 4; op++) {
+				if (!seen[op])
+					continue;
+				op_fill(fill, op, c, v);
+				snprintf(name, sizeof name, "legendchunk%d%s", c,
+					 ppcc_op_name(op));
+				tl_rect(x, name, cx + 6 + 12 * k++, TL_LEGEND_Y,
+					12, 12, fill);
+			}
+			str_printf(&x->str, "chunk %d", c);
+			snprintf(name, sizeof name, "legendchunk%dtext", c);
+			double w = label_width(x, 10);
+			tl_text(x, name, cx + 4 + 12 * k, TL_LEGEND_Y, 1, 10);
+			cx += 4 + 12 * k + w + 20;
+		}
+	}
+	str_puts(&x->str, "box: microbatch; gaps: idle time");
+	tl_text(x, "legendnote", cx + 10, TL_LEGEND_Y, 1, 10);
+}
+
+static void tl_title(dot_ctx *x, const tl_geom *gm, long drawn, long total)
+{
+	const ppcc_estimate *e = x->e;
+	title_head(x);
+	str_puts(&x->str, "step ");
+	str_ms(&x->str, e->step_ms);
+	str_puts(&x->str, " ms \xc2\xb7 bubble ");
+	str_fixed(&x->str, 100 * e->bubble_fraction, 1);
+	str_puts(&x->str, "% simulated");
+	if (isfinite(e->bubble_analytic)) {
+		str_puts(&x->str, ", ");
+		str_fixed(&x->str, 100 * e->bubble_analytic, 1);
+		str_puts(&x->str, "% closed form");
+	}
+	str_puts(&x->str, "\\n");
+	if (drawn < total) {
+		str_printf(&x->str, "showing the %ld compute actions that start "
+			   "before ", drawn);
+		str_ms(&x->str, gm->cutoff);
+		str_printf(&x->str, " ms, of %ld\\n", total);
+	}
+	set_str(x, x->g, agattr(x->g, AGRAPH, "label", ""));
+}
+
+static int tl_build(dot_ctx *x)
+{
+	tl_geom gm;
+	long drawn, total;
+	int err = tl_geometry(x, &gm, &drawn, &total);
+	if (err < 0)
+		return err;
+	if (drawn < total)
+		ppcc_warning(x->d, NULL, "the timeline shows the %ld compute "
+			     "actions that start first, of %ld", drawn, total);
+	x->g = dot_open("ppcc_timeline", Agundirected);
+	if (!x->g)
+		return PPCC_ENOMEM;
+	declare_common(x);
+	x->pos = agattr(x->g, AGNODE, "pos", "");
+	x->width = agattr(x->g, AGNODE, "width", "0.75");
+	x->height = agattr(x->g, AGNODE, "height", "0.5");
+	/* "shape": the box is exactly width by height, and a label that
+	 * does not fit (the width of text is only estimated here) spills
+	 * over without a warning. */
+	agattr(x->g, AGNODE, "fixedsize", "shape");
+	agattr(x->g, AGRAPH, "pad", "0.2");
+	agattr(x->g, AGNODE, "margin", "0");
+	tl_title(x, &gm, drawn, total);
+	tl_background(x, &gm);
+	tl_boxes(x, &gm);
+	tl_rows(x, &gm);
+	tl_legend(x, &gm);
+	return x->err;
+}
+
+/* ---- dependency graph --------------------------------------------------- */
+
+/* How many microbatches, from the first, have at most DEPS_MAX_NODES
+ * compute actions among them (at least one). */
+static int deps_shown_microbatches(const ppcc_schedule *s, long *out_shown,
+				   long *out_total)
+{
+	int m = s->n_microbatches;
+	long *per_mb = ppcc_calloc((size_t)m, sizeof *per_mb);
+	if (!per_mb)
+		return PPCC_ENOMEM;
+	long total = 0;
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
+			const ppcc_action *a = &s->ranks[r].actions[i];
+			if (is_compute(a->op) && a->mb >= 0 && a->mb < m) {
+				per_mb[a->mb]++;
+				total++;
+			}
+		}
+	int shown_mb = 0;
+	long shown = 0;
+	while (shown_mb < m &&
+	       (shown_mb == 0 || shown + per_mb[shown_mb] <= DEPS_MAX_NODES))
+		shown += per_mb[shown_mb++];
+	ppcc_free(per_mb);
+	*out_shown = shown;
+	*out_total = total;
+	return shown_mb;
+}
+
+/* The dependency view's nodes in the order they are made, and for each
+ * its out-edges: the next compute action on the rank (program order) and
+ * the compute action its SEND feeds. */
+typedef struct deps_nodes {
+	Agnode_t **node;
+	int *rank;
+	Agnode_t **feeds;
+	uint64_t *bytes;
+	long n;
+	int *fwd, *bwd; /* [stage * shown_mb + mb]: index + 1 of F, of B or I */
+	int shown_mb;
+} deps_nodes;
+
+/* One cluster per rank holding its compute actions. */
+static void deps_rank(dot_ctx *x, int r, deps_nodes *dn)
+{
+	const ppcc_schedule *s = x->s;
+	const ppcc_rank_schedule *rs = &s->ranks[r];
+	int v = s->n_chunks > 0 ? s->n_chunks : 1;
+	char name[48], fill[8];
+	Agraph_t *sub = agsubg(x->g, dot_clusters.names[r], 1);
+	if (!sub) {
+		x->err = PPCC_EINTERNAL;
+		return;
+	}
+	str_printf(&x->str, "rank %d%s", r, v > 1 ? "\\l" : " \xc2\xb7 ");
+	for (int c = 0; c < v; c++) {
+		int stage = c * s->n_ranks + r;
+		str_printf(&x->str, "stage %d", stage);
+		if (s->stages) {
+			str_puts(&x->str, ": ");
+			stage_layers(x, stage, "\\l");
+		} else {
+			str_puts(&x->str, "\\l");
+		}
+	}
+	/* A subgraph starts with the root's values: each is set here. */
+	set_str(x, sub, x->g_label);
+	set(x, sub, x->g_labeljust, "l");
+	set(x, sub, x->g_fontsize, "10");
+	set(x, sub, x->g_style, "filled");
+	set(x, sub, x->g_fill, "#f5f5f5");
+	set(x, sub, x->g_color, "#cccccc");
+
+	for (int i = 0; i < rs->n_actions && !x->err; i++) {
+		const ppcc_action *a = &rs->actions[i];
+		if (!is_compute(a->op) || a->mb < 0 || a->mb >= dn->shown_mb)
+			continue;
+		snprintf(name, sizeof name, "r%da%d", r, i);
+		Agnode_t *n = add_node(x, sub, name);
+		if (!n)
+			return;
+		op_fill(fill, a->op, stage_chunk(x, a->stage), v);
+		set(x, n, x->fill, fill);
+		set(x, n, x->fontcolor, ink_on(fill));
+		str_printf(&x->str, "%s s%d mb%d", ppcc_op_name(a->op),
+			   (int)a->stage, (int)a->mb);
+		set_str(x, n, x->label);
+		long k = dn->n++;
+		dn->node[k] = n;
+		dn->rank[k] = r;
+		if (a->stage >= 0 && a->stage < s->n_stages) {
+			size_t cell = (size_t)a->stage * (size_t)dn->shown_mb +
+				      (size_t)a->mb;
+			if (a->op == PPCC_OP_F && !dn->fwd[cell])
+				dn->fwd[cell] = (int)k + 1;
+			if ((a->op == PPCC_OP_B || a->op == PPCC_OP_I) &&
+			    !dn->bwd[cell])
+				dn->bwd[cell] = (int)k + 1;
+		}
+	}
+}
+
+/* For each SEND: the node that made the tensor (F of s for SEND_F, B or
+ * I of s for SEND_B) feeds the node that uses it after the matching RECV
+ * (F of s+1, or B or I of s-1). */
+static void deps_transfers(dot_ctx *x, deps_nodes *dn)
+{
+	const ppcc_schedule *s = x->s;
+	for (int r = 0; r < s->n_ranks; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		for (int i = 0; i < rs->n_actions; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			int to;
+			int *tab;
+			if (a->op == PPCC_OP_SEND_F) {
+				to = a->stage + 1;
+				tab = dn->fwd;
+			} else if (a->op == PPCC_OP_SEND_B) {
+				to = a->stage - 1;
+				tab = dn->bwd;
+			} else {
+				continue;
+			}
+			if (a->mb < 0 || a->mb >= dn->shown_mb || a->stage < 0 ||
+			    a->stage >= s->n_stages || to < 0 ||
+			    to >= s->n_stages)
+				continue;
+			int t = tab[(size_t)a->stage * dn->shown_mb + a->mb];
+			int h = tab[(size_t)to * dn->shown_mb + a->mb];
+			if (t && h && !dn->feeds[t - 1]) {
+				dn->feeds[t - 1] = dn->node[h - 1];
+				dn->bytes[t - 1] = a->bytes;
+			}
+		}
+	}
+}
+
+static void deps_edge(dot_ctx *x, Agnode_t *t, Agnode_t *h, int order,
+		      uint64_t bytes)
+{
+	if (x->err)
+		return;
+	Agedge_t *ed = agedge(x->g, t, h, NULL, 1);
+	if (!ed) {
+		x->err = PPCC_EINTERNAL;
+		return;
+	}
+	if (order) {
+		set(x, ed, x->e_style, "dashed");
+		set(x, ed, x->e_color, "#999999");
+		set(x, ed, x->e_weight, "4");
+	} else {
+		/* No weight=0 here: libgvc 2.43's dot frees a labelled
+		 * zero-weight edge between clusters twice. */
+		str_bytes(&x->str, (double)bytes);
+		set_str(x, ed, x->e_label);
+	}
+}
+
+/* Edges are made in the order agwrite writes them, by tail node and then
+ * by head node, so that `dot` reading the DOT text numbers them as the
+ * library does. */
+static void deps_edges(dot_ctx *x, const deps_nodes *dn)
+{
+	for (long k = 0; k < dn->n && !x->err; k++) {
+		Agnode_t *next = k + 1 < dn->n && dn->rank[k + 1] == dn->rank[k]
+				 ? dn->node[k + 1] : NULL;
+		Agnode_t *feeds = dn->feeds[k];
+		int feeds_first = feeds && next && AGSEQ(feeds) < AGSEQ(next);
+		if (feeds_first)
+			deps_edge(x, dn->node[k], feeds, 0, dn->bytes[k]);
+		if (next)
+			deps_edge(x, dn->node[k], next, 1, 0);
+		if (feeds && !feeds_first)
+			deps_edge(x, dn->node[k], feeds, 0, dn->bytes[k]);
+	}
+}
+
+static int deps_build(dot_ctx *x)
+{
+	const ppcc_schedule *s = x->s;
+	int err = 0;
+	deps_nodes dn = {0};
+	if (s->n_microbatches <= 0 || s->n_stages <= 0) {
+		ppcc_error(x->d, NULL, "the plan has no stages or microbatches "
+			   "to draw");
+		return PPCC_EINPUT;
+	}
+	long shown, total;
+	dn.shown_mb = deps_shown_microbatches(s, &shown, &total);
+	if (dn.shown_mb < 0)
+		return dn.shown_mb;
+	if (shown < total)
+		ppcc_warning(x->d, NULL, "the dependency graph shows "
+			     "microbatches 0 to %d of %d (%ld of %ld compute "
+			     "actions)", dn.shown_mb - 1, (int)s->n_microbatches,
+			     shown, total);
+	size_t cells = (size_t)s->n_stages * (size_t)dn.shown_mb;
+	size_t nodes = (size_t)(shown > 0 ? shown : 1);
+	dn.fwd = ppcc_calloc(cells, sizeof *dn.fwd);
+	dn.bwd = ppcc_calloc(cells, sizeof *dn.bwd);
+	dn.node = ppcc_calloc(nodes, sizeof *dn.node);
+	dn.rank = ppcc_calloc(nodes, sizeof *dn.rank);
+	dn.feeds = ppcc_calloc(nodes, sizeof *dn.feeds);
+	dn.bytes = ppcc_calloc(nodes, sizeof *dn.bytes);
+	dot_clusters.names = ppcc_calloc((size_t)s->n_ranks,
+					 sizeof *dot_clusters.names);
+	dot_clusters.n = 0;
+	if (!dn.fwd || !dn.bwd || !dn.node || !dn.rank || !dn.feeds ||
+	    !dn.bytes || !dot_clusters.names) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+
+	x->g = dot_open("ppcc_deps", Agdirected);
+	if (!x->g) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	/* agwrite takes names to be cgraph's own strings: intern them. */
+	for (int r = 0; r < s->n_ranks; r++) {
+		char name[32];
+		snprintf(name, sizeof name, "cluster_rank%d", r);
+		dot_clusters.names[r] = agstrdup(x->g, name);
+		if (!dot_clusters.names[r]) {
+			err = PPCC_ENOMEM;
+			goto out;
+		}
+	}
+	dot_clusters.n = s->n_ranks;
+	declare_common(x);
+	/* newrank: without it, libgvc 2.43's dot fails ("trouble in
+	 * init_rank") on the interleaved schedules' clusters. */
+	agattr(x->g, AGRAPH, "rankdir", "LR");
+	agattr(x->g, AGRAPH, "newrank", "true");
+	agattr(x->g, AGRAPH, "nodesep", "0.12");
+	agattr(x->g, AGRAPH, "ranksep", "0.25");
+	agattr(x->g, AGNODE, "style", "filled,rounded");
+	x->g_label = agattr(x->g, AGRAPH, "label", "");
+	x->g_labeljust = agattr(x->g, AGRAPH, "labeljust", "c");
+	x->g_style = agattr(x->g, AGRAPH, "style", "");
+	x->g_fill = agattr(x->g, AGRAPH, "fillcolor", "");
+	x->g_color = agattr(x->g, AGRAPH, "color", "");
+	x->e_style = agattr(x->g, AGEDGE, "style", "solid");
+	x->e_color = agattr(x->g, AGEDGE, "color", "#333333");
+	x->e_label = agattr(x->g, AGEDGE, "label", "");
+	agattr(x->g, AGEDGE, "fontsize", "8");
+	agattr(x->g, AGEDGE, "fontcolor", "#555555");
+	agattr(x->g, AGEDGE, "fontname", DOT_FONT);
+	agattr(x->g, AGEDGE, "arrowsize", "0.6");
+	x->e_weight = agattr(x->g, AGEDGE, "weight", "1");
+
+	title_head(x);
+	str_puts(&x->str, "dashed: order on a rank \xc2\xb7 solid: transfer "
+		 "between ranks, with its bytes\\n");
+	if (shown < total)
+		str_printf(&x->str, "microbatches 0\xe2\x80\x93%d of %d shown\\n",
+			   dn.shown_mb - 1, (int)s->n_microbatches);
+	set_str(x, x->g, x->g_label);
+
+	for (int r = 0; r < s->n_ranks && !x->err; r++)
+		deps_rank(x, r, &dn);
+	deps_transfers(x, &dn);
+	deps_edges(x, &dn);
+	err = x->err;
+out:
+	ppcc_free(dn.fwd);
+	ppcc_free(dn.bwd);
+	ppcc_free(dn.node);
+	ppcc_free(dn.rank);
+	ppcc_free(dn.feeds);
+	ppcc_free(dn.bytes);
+	return err;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+/* One libgvc context for the life of the process.  libgvc 2.43's pango
+ * plugin keeps a pointer to the last font name it used, which
+ * gvFreeContext frees and the next context reads; a context that lives on
+ * keeps that name valid.  It stays reachable until exit. */
+static GVC_t *dot_context(void)
+{
+	static GVC_t *gvc;
+	if (!gvc)
+		gvc = gvContext();
+	return gvc;
+}
+
+static int render(dot_ctx *x, FILE *f, int format, const char *engine)
+{
+	if (format == PPCC_FMT_DOT) {
+		if (agwrite(x->g, f) != 0 || ferror(f)) {
+			ppcc_error(x->d, NULL, "cannot write the graph");
+			return PPCC_EIO;
+		}
+		return 0;
+	}
+	const char *fmt = format == PPCC_FMT_SVG ? "svg" : "png";
+	int err = 0;
+	char *data = NULL;
+	unsigned int len = 0;
+	GVC_t *gvc = dot_context();
+	if (!gvc)
+		return PPCC_ENOMEM;
+	if (gvLayout(gvc, x->g, engine) != 0) {
+		ppcc_error(x->d, NULL, "graphviz cannot lay out the graph with "
+			   "its \"%s\" engine (are graphviz's plugins "
+			   "installed?)", engine);
+		return PPCC_EIO;
+	}
+	if (gvRenderData(gvc, x->g, fmt, &data, &len) != 0) {
+		ppcc_error(x->d, NULL, "graphviz cannot render %s here (is its "
+			   "%s plugin installed?)", fmt,
+			   format == PPCC_FMT_PNG ? "cairo" : "core");
+		err = PPCC_EIO;
+	} else if (fwrite(data, 1, len, f) != len || ferror(f)) {
+		ppcc_error(x->d, NULL, "cannot write the %s image", fmt);
+		err = PPCC_EIO;
+	}
+	gvFreeRenderData(data);
+	gvFreeLayout(gvc, x->g);
+	return err;
+}
+
+int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
+		  ppcc_diag *d)
+{
+	dot_ctx x = {.plan = p, .s = &p->best.schedule, .e = &p->best.estimate,
+		     .d = d};
+	ppcc_arena *a = NULL;
+	ppcc_estimate simulated;
+	int err = 0;
+	int format = o->format;
+	if (format != PPCC_FMT_DOT && format != PPCC_FMT_SVG &&
+	    format != PPCC_FMT_PNG)
+		return PPCC_EINTERNAL;
+	const ppcc_schedule *s = x.s;
+	if (s->n_ranks <= 0 || !s->ranks) {
+		ppcc_error(d, NULL, "the plan has no schedule to draw");
+		return PPCC_EINPUT;
+	}
+	if (!o->view_deps && (!x.e->start_ms || !x.e->end_ms)) {
+		/* A plan read back from JSON has costs but no times. */
+		if (!p->best.costs) {
+			ppcc_error(d, NULL, "the plan has no simulated times "
+				   "for a timeline");
+			return PPCC_EINPUT;
+		}
+		a = ppcc_arena_new();
+		if (!a)
+			return PPCC_ENOMEM;
+		err = ppcc_simulate(&simulated, a, s, p->best.costs);
+		if (err < 0) {
+			if (err == PPCC_EINPUT)
+				ppcc_error(d, NULL, "the schedule cannot be "
+					   "simulated for a timeline");
+			goto out;
+		}
+		x.e = &simulated;
+	}
+
+	/* libgvc parses some numbers (pad, for one) with strtod outside its
+	 * own switch to the "C" locale: a host program that set a locale
+	 * with a decimal comma would change the picture.  This thread runs
+	 * libgvc in the "C" locale and gets its own locale back after. */
+	locale_t c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	locale_t host_locale = c_locale ? uselocale(c_locale) : (locale_t)0;
+	agusererrf previous = agseterrf(gv_sink_message);
+	gv_sink.d = d;
+	gv_sink.len = 0;
+	err = o->view_deps ? deps_build(&x) : tl_build(&x);
+	if (err == 0 && x.str.oom)
+		err = PPCC_ENOMEM;
+	if (err == 0)
+		err = render(&x, f, format, o->view_deps ? "dot" : "nop");
+	if (x.g)
+		agclose(x.g);
+	ppcc_free(dot_clusters.names);
+	dot_clusters.names = NULL;
+	dot_clusters.n = 0;
+	gv_sink_flush();
+	gv_sink.d = NULL;
+	agseterrf(previous);
+	if (c_locale) {
+		uselocale(host_locale);
+		freelocale(c_locale);
+	}
+out:
+	ppcc_free(x.str.s);
+	ppcc_arena_free(a);
+	return err;
+}

@@ -1,0 +1,188 @@
+/*
+ * emit_text.c - the plan for a person at a terminal.
+ *
+ * Four blocks: a one-line summary; the partition (which layers each stage
+ * holds, on which rank, its time per microbatch and its memory); the
+ * estimate next to Megatron-LM's default uniform split; and, when the
+ * plan is small enough to read, a character timeline per rank.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+#define TIMELINE_WIDTH 96
+#define TIMELINE_MAX_RANKS 32
+#define NAME_WIDTH 24
+
+static double gib(double bytes)
+{
+	return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+static double max_of(const double *v, int n)
+{
+	double m = 0;
+	for (int i = 0; i < n; i++)
+		if (v[i] > m)
+			m = v[i];
+	return m;
+}
+
+/* Layer range of a stage as names: "block..head" (cut to fit). */
+static void layer_names(char *buf, size_t size, const ppcc_plan *p,
+			const ppcc_stage_info *st)
+{
+	if (!p->layers) {
+		buf[0] = '\0';
+		return;
+	}
+	const char *a = p->layers[st->first_layer].name;
+	const char *b = p->layers[st->last_layer].name;
+	if (st->first_layer == st->last_layer || strcmp(a, b) == 0)
+		snprintf(buf, size, "%s", a);
+	else
+		snprintf(buf, size, "%s..%s", a, b);
+	/* Names are user text: keep the table on one line each. */
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	if (strlen(buf) > NAME_WIDTH) {
+		buf[NAME_WIDTH - 3] = '.';
+		buf[NAME_WIDTH - 2] = '.';
+		buf[NAME_WIDTH - 1] = '\0';
+	}
+}
+
+static void print_partition(FILE *f, const ppcc_plan *p)
+{
+	const ppcc_plan_variant *v = &p->best;
+	const ppcc_schedule *s = &v->schedule;
+	char names[NAME_WIDTH + 8];
+
+	fprintf(f, "partition (exact minimum bottleneck)\n");
+	fprintf(f, "  stage rank  layers      count  %-*s  fwd ms    bwd ms    p2p ms    static GiB\n",
+		NAME_WIDTH, "names");
+	for (int i = 0; i < s->n_stages; i++) {
+		const ppcc_stage_info *st = &v->stages[i];
+		const ppcc_stage_cost *c = &v->costs[i];
+		char range[32];
+		snprintf(range, sizeof range, "%d-%d", st->first_layer, st->last_layer);
+		layer_names(names, sizeof names, p, st);
+		fprintf(f, "  %5d %4d  %-10s %6d  %-*s %9.3f %9.3f %9.3f %11.2f\n",
+			st->stage, st->rank, range,
+			st->last_layer - st->first_layer + 1, NAME_WIDTH, names,
+			c->fwd_ms, c->bwd_ms, 2 * (c->send_f_ms + c->send_b_ms),
+			gib(c->static_bytes));
+	}
+}
+
+static void print_estimate(FILE *f, const ppcc_plan *p)
+{
+	const ppcc_plan_variant *b = &p->best, *u = &p->uniform;
+	const ppcc_estimate *eb = &b->estimate, *eu = &u->estimate;
+	int n = b->schedule.n_ranks;
+
+	fprintf(f, "\nestimate                      ppcc      uniform\n");
+	fprintf(f, "  step time (ms)      %12.3f %12.3f\n", eb->step_ms, eu->step_ms);
+	fprintf(f, "  bottleneck (ms/mb)  %12.3f %12.3f\n",
+		(double)b->bottleneck_ps / 1e9, (double)u->bottleneck_ps / 1e9);
+	fprintf(f, "  bubble (simulated)  %11.2f%% %11.2f%%\n",
+		100 * eb->bubble_fraction, 100 * eu->bubble_fraction);
+	if (isfinite(eb->bubble_analytic))
+		fprintf(f, "  bubble (closed form, equal stages, free p2p) %.2f%%\n",
+			100 * eb->bubble_analytic);
+	fprintf(f, "  peak memory (GiB)   %12.2f %12.2f%s\n",
+		gib(max_of(eb->peak_memory_bytes, n)),
+		gib(max_of(eu->peak_memory_bytes, n)),
+		p->uniform_fits ? "" : "  (uniform does not fit)");
+	if (eu->step_ms > 0) {
+		double gain = (eu->step_ms - eb->step_ms) / eu->step_ms;
+		fprintf(f, "  ppcc's split is %.1f%% %s than the uniform split\n",
+			100 * fabs(gain), gain >= 0 ? "faster" : "slower");
+	}
+
+	fprintf(f, "\nper rank          busy ms      idle ms   peak GiB");
+	fprintf(f, p->memory_cap_bytes ? "   of GiB\n" : "\n");
+	for (int r = 0; r < n; r++) {
+		fprintf(f, "  rank %-4d %12.3f %12.3f %10.2f", r, eb->busy_ms[r],
+			eb->idle_ms[r], gib(eb->peak_memory_bytes[r]));
+		if (p->memory_cap_bytes)
+			fprintf(f, " %10.2f", gib(p->memory_cap_bytes[r]));
+		fputc('\n', f);
+	}
+}
+
+/* One character per column: the compute action under the column's middle.
+ * Forward shows the microbatch's last digit, backward a letter (a = 0,
+ * b = 1, ... mod 26), idle a dot. */
+static void print_timeline(FILE *f, const ppcc_plan *p)
+{
+	const ppcc_schedule *s = &p->best.schedule;
+	const ppcc_estimate *e = &p->best.estimate;
+	double step = e->step_ms;
+	if (s->n_ranks > TIMELINE_MAX_RANKS || step <= 0)
+		return;
+	/* Readable only while a column is no longer than the shortest action. */
+	double shortest = step;
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
+			int op = s->ranks[r].actions[i].op;
+			double d = e->end_ms[r][i] - e->start_ms[r][i];
+			if (op <= PPCC_OP_W && d > 0 && d < shortest)
+				shortest = d;
+		}
+	if (shortest < step / TIMELINE_WIDTH * 0.999)
+		return;
+
+	fprintf(f, "\ntimeline (one column = %.3f ms; digits: forward of microbatch "
+		"mod 10, letters: backward, a = 0; dots: idle)\n",
+		step / TIMELINE_WIDTH);
+	for (int r = 0; r < s->n_ranks; r++) {
+		char line[TIMELINE_WIDTH + 1];
+		memset(line, '.', TIMELINE_WIDTH);
+		line[TIMELINE_WIDTH] = '\0';
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		int at = 0;
+		for (int c = 0; c < TIMELINE_WIDTH; c++) {
+			double t = (c + 0.5) * step / TIMELINE_WIDTH;
+			while (at < rs->n_actions &&
+			       (rs->actions[at].op > PPCC_OP_W || e->end_ms[r][at] <= t))
+				at++;
+			if (at < rs->n_actions && e->start_ms[r][at] <= t) {
+				const ppcc_action *a = &rs->actions[at];
+				line[c] = a->op == PPCC_OP_F ? (char)('0' + a->mb % 10)
+					  : (char)('a' + a->mb % 26);
+			}
+		}
+		fprintf(f, "  rank %-3d |%s|\n", r, line);
+	}
+}
+
+int ppcc_emit_text(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o)
+{
+	const ppcc_schedule *s = &p->best.schedule;
+	const ppcc_config *c = p->config;
+	(void)o;
+
+	fprintf(f, "ppcc %s: %s, %s, %d stages", PPCC_VERSION_STRING,
+		p->model_name, ppcc_schedule_kind_name(s->kind), s->n_ranks);
+	if (s->n_chunks > 1)
+		fprintf(f, " x %d chunks", s->n_chunks);
+	fprintf(f, ", %d microbatches, %d layers", s->n_microbatches, p->n_layers);
+	if (c) {
+		fprintf(f, ", tensor parallel %d, %d devices (", c->pipeline.tensor_parallel,
+			c->cluster.devices);
+		for (int g = 0; g < c->cluster.n_groups; g++)
+			fprintf(f, "%s%d x %s", g ? " + " : "", c->cluster.groups[g].count,
+				c->cluster.groups[g].name);
+		fputc(')', f);
+	}
+	fputs("\n\n", f);
+	print_partition(f, p);
+	if (p->has_uniform)
+		print_estimate(f, p);
+	print_timeline(f, p);
+	return ferror(f) ? PPCC_EIO : 0;
+}

@@ -1,0 +1,210 @@
+/*
+ * emit_torch_csv.c - the schedule as the CSV that PyTorch's pipelining
+ * runtime loads (`_load_csv` of torch.distributed.pipelining).
+ *
+ * One line per rank, rank 0 first; cells are `{stage}{action}{mb}` with
+ * the global virtual stage, e.g. 0F3, 7B2, 1SEND_F0, 2RECV_B4, separated
+ * by commas; lines end in "\n".
+ *
+ * With communication (o->with_comms) every action of a rank is listed in
+ * its order, with no empty cells: the "compute_comms" loader rejects
+ * empty cells, and it runs each rank's list as given.
+ *
+ * Compute only (the default), the F/B/I/W actions are laid out on a grid
+ * of lock-step time steps, and an empty cell is a step in which the rank
+ * is idle.  The grid matters: PipelineScheduleMulti runs a compute-only
+ * schedule in lock step, posting at step t the receives for what its
+ * neighbours compute at step t, so a consumer must come at a later step
+ * than its producer.  The grid is the earliest one with that property
+ * (each rank takes its next compute action as soon as the forward of the
+ * stage before, or the backward of the stage after, sits at an earlier
+ * step); trailing idle steps are not written.  The compute-only lowering
+ * of _PipelineScheduleRuntime skips empty cells, so the same file serves
+ * both.  A schedule whose compute order cannot be laid out this way
+ * (a cross-rank cycle) is reported as bad input.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+static int is_compute(int op)
+{
+	return op == PPCC_OP_F || op == PPCC_OP_B || op == PPCC_OP_I ||
+	       op == PPCC_OP_W;
+}
+
+static void put_cell(FILE *f, const ppcc_action *a)
+{
+	fprintf(f, "%d%s%d", (int)a->stage, ppcc_op_name(a->op), (int)a->mb);
+}
+
+/* Ranges the emitter relies on, checked rather than assumed. */
+static int check_schedule(const ppcc_schedule *s, ppcc_diag *d)
+{
+	if (s->n_ranks < 1 || s->n_stages < 1 || s->n_microbatches < 1 ||
+	    !s->ranks) {
+		ppcc_error(d, NULL, "the plan has no schedule to write");
+		return PPCC_EINTERNAL;
+	}
+	for (int r = 0; r < s->n_ranks; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		if (rs->n_actions < 0 || (rs->n_actions > 0 && !rs->actions)) {
+			ppcc_error(d, NULL, "rank %d has no action list", r);
+			return PPCC_EINTERNAL;
+		}
+		for (int i = 0; i < rs->n_actions; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			if (a->op < 0 || a->op >= PPCC_OP_COUNT || a->stage < 0 ||
+			    a->stage >= s->n_stages || a->mb < 0 ||
+			    a->mb >= s->n_microbatches) {
+				ppcc_error(d, NULL,
+					   "rank %d action %d (op %d, stage %d, "
+					   "microbatch %d) is out of range",
+					   r, i, (int)a->op, (int)a->stage, (int)a->mb);
+				return PPCC_EINTERNAL;
+			}
+		}
+	}
+	return 0;
+}
+
+/* step[r][i]: the lock-step time step of compute action i of rank r.
+ * placed_f[s*m + mb] / placed_b[...] hold the step of F / (B or I) of
+ * (s, mb), -1 until placed.  Each round places every rank's next action
+ * whose cross-rank producer sits at an earlier step; a round that places
+ * nothing means a cycle. */
+static int lay_out(int **step, int *placed_f, int *placed_b, int *next,
+		   const ppcc_schedule *s, ppcc_diag *d)
+{
+	int S = s->n_stages, m = s->n_microbatches;
+	long remaining = 0;
+	for (int r = 0; r < s->n_ranks; r++) {
+		next[r] = 0;
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
+			remaining += is_compute(s->ranks[r].actions[i].op);
+			step[r][i] = -1;
+		}
+	}
+	for (int k = 0; k < S * m; k++)
+		placed_f[k] = placed_b[k] = -1;
+
+	for (int t = 0; remaining > 0; t++) {
+		int placed = 0;
+		/* First decide for every rank, then commit, so that nothing
+		 * placed at step t enables another action at step t. */
+		for (int r = 0; r < s->n_ranks; r++) {
+			const ppcc_rank_schedule *rs = &s->ranks[r];
+			while (next[r] < rs->n_actions &&
+			       !is_compute(rs->actions[next[r]].op))
+				next[r]++;
+			if (next[r] >= rs->n_actions)
+				continue;
+			const ppcc_action *a = &rs->actions[next[r]];
+			int dep = -2; /* -2: no cross-stage producer */
+			if (a->op == PPCC_OP_F && a->stage > 0)
+				dep = placed_f[(a->stage - 1) * m + a->mb];
+			else if ((a->op == PPCC_OP_B || a->op == PPCC_OP_I) &&
+				 a->stage < S - 1)
+				dep = placed_b[(a->stage + 1) * m + a->mb];
+			if (dep == -1 || dep >= t)
+				continue;
+			step[r][next[r]] = t;
+			placed++;
+		}
+		if (!placed) {
+			ppcc_error(d, NULL,
+				   "the compute order cannot run in lock step "
+				   "(ranks wait on each other in a cycle)");
+			return PPCC_EINPUT;
+		}
+		for (int r = 0; r < s->n_ranks; r++) {
+			const ppcc_rank_schedule *rs = &s->ranks[r];
+			if (next[r] >= rs->n_actions || step[r][next[r]] != t)
+				continue;
+			const ppcc_action *a = &rs->actions[next[r]];
+			if (a->op == PPCC_OP_F)
+				placed_f[a->stage * m + a->mb] = t;
+			else if (a->op == PPCC_OP_B || a->op == PPCC_OP_I)
+				placed_b[a->stage * m + a->mb] = t;
+			next[r]++;
+			remaining--;
+		}
+	}
+	return 0;
+}
+
+int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
+			const ppcc_emit_options *o, ppcc_diag *d)
+{
+	ppcc_diag quiet = {0};
+	const ppcc_schedule *s = &p->best.schedule;
+	ppcc_arena *a = NULL;
+	int err;
+
+	if (!d)
+		d = &quiet;
+	if ((err = check_schedule(s, d)) < 0)
+		return err;
+
+	if (o && o->with_comms) {
+		for (int r = 0; r < s->n_ranks; r++) {
+			const ppcc_rank_schedule *rs = &s->ranks[r];
+			for (int i = 0; i < rs->n_actions; i++) {
+				if (i)
+					fputc(',', f);
+				put_cell(f, &rs->actions[i]);
+			}
+			fputc('\n', f);
+		}
+		goto out;
+	}
+
+	if (!(a = ppcc_arena_new())) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	size_t cells = (size_t)s->n_stages * (size_t)s->n_microbatches;
+	int **step = ppcc_arena_alloc(a, (size_t)s->n_ranks, sizeof *step);
+	int *next = ppcc_arena_alloc(a, (size_t)s->n_ranks, sizeof *next);
+	int *placed_f = ppcc_arena_alloc(a, cells, sizeof *placed_f);
+	int *placed_b = ppcc_arena_alloc(a, cells, sizeof *placed_b);
+	if (!step || !next || !placed_f || !placed_b) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	for (int r = 0; r < s->n_ranks; r++) {
+		step[r] = ppcc_arena_alloc(a, (size_t)s->ranks[r].n_actions + 1,
+					   sizeof **step);
+		if (!step[r]) {
+			err = PPCC_ENOMEM;
+			goto out;
+		}
+	}
+	if ((err = lay_out(step, placed_f, placed_b, next, s, d)) < 0)
+		goto out;
+
+	for (int r = 0; r < s->n_ranks; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		int col = 0; /* cells written so far on this line */
+		for (int i = 0; i < rs->n_actions; i++) {
+			if (!is_compute(rs->actions[i].op))
+				continue;
+			for (; col < step[r][i]; col++)
+				fputs(col ? "," : "", f);
+			fputs(col ? "," : "", f);
+			put_cell(f, &rs->actions[i]);
+			col++;
+		}
+		fputc('\n', f);
+	}
+out:
+	ppcc_arena_free(a);
+	if (err == PPCC_ENOMEM)
+		ppcc_error(d, NULL, "out of memory writing the torch CSV");
+	if (!err && ferror(f)) {
+		ppcc_error(d, NULL, "cannot write the torch CSV");
+		err = PPCC_EIO;
+	}
+	return err;
+}

@@ -1,0 +1,1609 @@
+/*
+ * load.c - the input phase: a YAML file (model, cluster, pipeline) into a
+ * ppcc_config, with every value located.
+ *
+ * The file is read whole (at most LOAD_MAX_FILE_BYTES), checked to be
+ * UTF-8 text without NUL or control characters, and handed to libyaml's
+ * event parser.  The events build a small tree in the arena: each node
+ * keeps its start mark as a 1-based line and column and the file's name,
+ * and each scalar is copied at once, so nothing of libyaml's outlives the
+ * parse.  The builder enforces what ppcc's format needs and nothing more:
+ * one document, nesting at most LOAD_MAX_DEPTH deep (checked on each start
+ * event, so a hostile `[[[[...` stops after a few hundred bytes rather
+ * than feeding libyaml's quadratic scanner), no anchors or aliases (the
+ * billion-laughs shape cannot arise), no tags, no duplicate keys.
+ *
+ * The tree is then read section by section against the keys each section
+ * allows.  Numbers are strict: a plain decimal, optionally with a fraction
+ * and an exponent, finite after conversion, in the range the key needs;
+ * YAML 1.1's yes/on, hex, octal, .inf and .nan are errors, not values.
+ * The phase reports every error it finds, sorted by file, line and column,
+ * and returns PPCC_EINPUT at its end.  An encoding error, a YAML syntax
+ * error, an anchor or alias, or nesting too deep ends the reading of that
+ * file at once, since the tree would be incomplete.
+ *
+ * Only this file includes <yaml.h>.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "ppcc.h"
+
+#define LOAD_MAX_FILE_BYTES ((size_t)16 << 20)
+#define LOAD_MAX_SCALAR_BYTES ((size_t)1 << 20)
+#define LOAD_MAX_DEPTH 64
+#define LOAD_MAX_NODES (1L << 21)
+#define LOAD_MAX_GROUPS 4096
+#define LOAD_MAX_ERRORS 100 /* listed; the rest are counted */
+
+#define PATH_CAP 160
+#define SHOW_CHARS 40
+
+/* Defaults of the cluster's links (see man/ppcc.5). */
+#define DEFAULT_INTRA_GB_S 300.0
+#define DEFAULT_INTRA_US 5.0
+#define DEFAULT_INTER_GB_S 25.0
+#define DEFAULT_INTER_US 10.0
+#define DEFAULT_BYTES_PER_PARAM 16.0
+#define DEFAULT_DEVICES_PER_NODE 8
+
+/* snprintf whose truncation is intended: messages and paths are cut at
+ * their buffers' sizes. */
+static void textf(char *buf, size_t cap, const char *fmt, ...)
+	PPCC_PRINTF(3, 4);
+
+static void textf(char *buf, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, cap, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- diagnostics, held until the end and sorted ---------------------- */
+
+typedef struct pending {
+	struct pending *next;
+	ppcc_severity sev;
+	ppcc_loc loc;
+	int file_rank; /* the model file 0, the cluster file 1 */
+	long seq;
+	char *msg;
+} pending;
+
+typedef enum node_kind { NODE_SCALAR, NODE_SEQ, NODE_MAP } node_kind;
+
+/* A YAML node.  A mapping's children alternate key, value. */
+typedef struct node {
+	node_kind kind;
+	int plain; /* a scalar written without quotes or block style */
+	int n;     /* sequence items, or mapping pairs */
+	size_t len;
+	const char *text;
+	ppcc_loc loc;
+	struct node *first, *last, *next;
+} node;
+
+/* One entry of `layers:` before `repeat` is expanded and times converted. */
+typedef struct layer_src {
+	ppcc_layer layer;
+	int repeat;
+	int fwd_in_ms, bwd_in_ms, bwd_given;
+} layer_src;
+
+typedef struct loader {
+	ppcc_arena *a;
+	ppcc_diag *d;
+	int status; /* PPCC_ENOMEM once an allocation failed */
+	int errors; /* errors said so far */
+	long unlisted; /* errors beyond LOAD_MAX_ERRORS, only counted */
+	pending *head, **tail;
+	long n_pending;
+	const char *files[2]; /* names in the order diagnostics sort them */
+	long nodes;
+	/* the model as read, expanded once the cluster is known */
+	layer_src *items;
+	int n_items;
+	int has_transformer;
+	ppcc_transformer tf;
+	ppcc_loc tf_loc;
+} loader;
+
+static void say(loader *L, ppcc_severity sev, const ppcc_loc *loc,
+		const char *fmt, ...) PPCC_PRINTF(4, 5);
+
+static void say(loader *L, ppcc_severity sev, const ppcc_loc *loc,
+		const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	if (sev == PPCC_SEV_ERROR && L->errors++ >= LOAD_MAX_ERRORS) {
+		L->unlisted++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	pending *p = ppcc_arena_alloc(L->a, 1, sizeof *p);
+	if (p)
+		p->msg = ppcc_arena_strdup(L->a, msg);
+	if (!p || !p->msg) {
+		L->status = PPCC_ENOMEM;
+		ppcc_diag_report(L->d, sev, loc, "%s", msg);
+		return;
+	}
+	p->sev = sev;
+	p->loc = loc ? *loc : (ppcc_loc){NULL, 0, 0};
+	p->file_rank = 2;
+	for (int i = 0; i < 2; i++)
+		if (L->files[i] && p->loc.file == L->files[i])
+			p->file_rank = i;
+	p->seq = L->n_pending++;
+	*L->tail = p;
+	L->tail = &p->next;
+}
+
+/* File order, then line and column, positionless last within a file,
+ * then the order said. */
+static int pending_cmp(const void *pa, const void *pb)
+{
+	const pending *x = *(const pending *const *)pa;
+	const pending *y = *(const pending *const *)pb;
+	if (x->file_rank != y->file_rank)
+		return x->file_rank < y->file_rank ? -1 : 1;
+	long lx = x->loc.line > 0 ? x->loc.line : LONG_MAX;
+	long ly = y->loc.line > 0 ? y->loc.line : LONG_MAX;
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	if (x->loc.col != y->loc.col)
+		return x->loc.col < y->loc.col ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void flush(loader *L)
+{
+	pending **v = L->n_pending
+		? ppcc_arena_alloc(L->a, (size_t)L->n_pending, sizeof *v)
+		: NULL;
+	long n = 0;
+	for (pending *p = L->head; p; p = p->next)
+		if (v)
+			v[n++] = p;
+	if (v) {
+		qsort(v, (size_t)n, sizeof *v, pending_cmp);
+		for (long i = 0; i < n; i++)
+			ppcc_diag_report(L->d, v[i]->sev,
+					 v[i]->loc.file ? &v[i]->loc : NULL,
+					 "%s", v[i]->msg);
+	} else {
+		for (pending *p = L->head; p; p = p->next)
+			ppcc_diag_report(L->d, p->sev,
+					 p->loc.file ? &p->loc : NULL, "%s",
+					 p->msg);
+	}
+	if (L->unlisted) {
+		ppcc_loc loc = {L->files[0], 0, 0};
+		ppcc_diag_report(L->d, PPCC_SEV_NOTE, &loc,
+				 "%ld more errors not listed", L->unlisted);
+	}
+	L->head = NULL;
+	L->tail = &L->head;
+	L->n_pending = 0;
+	L->unlisted = 0;
+}
+
+/* ---- reading the bytes --------------------------------------------- */
+
+static void errno_text(char *buf, size_t cap, int e)
+{
+	textf(buf, cap, "%s", strerror(e));
+	if (buf[0] >= 'A' && buf[0] <= 'Z')
+		buf[0] = (char)(buf[0] - 'A' + 'a');
+}
+
+/* The whole of path ("-": stdin) into *out (ppcc_malloc'd, the caller
+ * frees it), at most LOAD_MAX_FILE_BYTES. */
+static int read_all(unsigned char **out, size_t *out_len, loader *L,
+		    const char *path, const char *name)
+{
+	ppcc_loc where = {name, 0, 0};
+	int is_stdin = strcmp(path, "-") == 0;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0;
+	char why[128];
+	int err = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	if (!f) {
+		errno_text(why, sizeof why, errno);
+		say(L, PPCC_SEV_ERROR, &where, "cannot open: %s", why);
+		return PPCC_EINPUT;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap > LOAD_MAX_FILE_BYTES) {
+				say(L, PPCC_SEV_ERROR, &where,
+				    "file is larger than the limit of %zu MiB",
+				    LOAD_MAX_FILE_BYTES >> 20);
+				err = PPCC_EINPUT;
+				goto out;
+			}
+			size_t ncap = cap ? cap * 2 : 64 * 1024;
+			if (ncap > LOAD_MAX_FILE_BYTES + 1)
+				ncap = LOAD_MAX_FILE_BYTES + 1;
+			unsigned char *nbuf = ppcc_realloc(buf, ncap);
+			if (!nbuf) {
+				err = PPCC_ENOMEM;
+				goto out;
+			}
+			buf = nbuf;
+			cap = ncap;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0) {
+			if (ferror(f)) {
+				errno_text(why, sizeof why, errno ? errno : EIO);
+				say(L, PPCC_SEV_ERROR, &where, "cannot read: %s",
+				    why);
+				err = PPCC_EINPUT;
+				goto out;
+			}
+			break;
+		}
+		if (len > LOAD_MAX_FILE_BYTES) {
+			say(L, PPCC_SEV_ERROR, &where,
+			    "file is larger than the limit of %zu MiB",
+			    LOAD_MAX_FILE_BYTES >> 20);
+			err = PPCC_EINPUT;
+			goto out;
+		}
+	}
+out:
+	if (!is_stdin)
+		fclose(f);
+	if (err < 0) {
+		ppcc_free(buf);
+		return err;
+	}
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+/* ---- encoding -------------------------------------------------------- */
+
+/* Decodes the UTF-8 character at s (n bytes left) into *cp; returns its
+ * length, or 0 for an invalid, overlong, surrogate or truncated one. */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned c = s[0];
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	size_t w;
+	uint32_t v, min;
+	if (c >= 0xC2 && c <= 0xDF) {
+		w = 2, v = c & 0x1F, min = 0x80;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		w = 3, v = c & 0x0F, min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		w = 4, v = c & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < w)
+		return 0;
+	for (size_t i = 1; i < w; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		v = (v << 6) | (s[i] & 0x3F);
+	}
+	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+		return 0;
+	*cp = v;
+	return w;
+}
+
+/* The characters libyaml's reader accepts. */
+static int yaml_printable(uint32_t c)
+{
+	return c == 0x09 || c == 0x0A || c == 0x0D ||
+	       (c >= 0x20 && c <= 0x7E) || c == 0x85 ||
+	       (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) ||
+	       (c >= 0x10000 && c <= 0x10FFFF);
+}
+
+/* Line and column as libyaml counts them: CR LF, CR, LF, NEL, LS and PS
+ * end a line; columns count characters. */
+typedef struct text_pos {
+	int line, col;
+} text_pos;
+
+static void text_advance(text_pos *p, uint32_t cp, const unsigned char *next,
+			 size_t left)
+{
+	if (cp == '\r' && left > 0 && next[0] == '\n')
+		p->col++; /* the LF ends the line */
+	else if (cp == '\n' || cp == '\r' || cp == 0x85 || cp == 0x2028 ||
+		 cp == 0x2029)
+		p->line++, p->col = 1;
+	else
+		p->col++;
+}
+
+/* Rejects what is not UTF-8 YAML text, at the first offending byte:
+ * libyaml would stop there too, with less to say. */
+static int check_encoding(loader *L, const char *name, const unsigned char *s,
+			  size_t n)
+{
+	text_pos pos = {1, 1};
+	if (n >= 2 && ((s[0] == 0xFF && s[1] == 0xFE) ||
+		       (s[0] == 0xFE && s[1] == 0xFF))) {
+		ppcc_loc loc = {name, 1, 1};
+		say(L, PPCC_SEV_ERROR, &loc,
+		    "the file is utf-16 (it starts with a utf-16 byte order "
+		    "mark); ppcc reads utf-8");
+		return PPCC_EINPUT;
+	}
+	for (size_t i = 0; i < n;) {
+		ppcc_loc loc = {name, pos.line, pos.col};
+		uint32_t cp;
+		size_t w = s[i] ? utf8_decode(s + i, n - i, &cp) : 0;
+		if (s[i] == 0) {
+			say(L, PPCC_SEV_ERROR, &loc,
+			    "nul byte; the file must be utf-8 text");
+			return PPCC_EINPUT;
+		}
+		if (w == 0) {
+			say(L, PPCC_SEV_ERROR, &loc,
+			    "invalid utf-8 byte 0x%02x; the file must be utf-8 "
+			    "text", s[i]);
+			return PPCC_EINPUT;
+		}
+		if (!yaml_printable(cp)) {
+			say(L, PPCC_SEV_ERROR, &loc,
+			    "control character U+%04X is not allowed in yaml",
+			    (unsigned)cp);
+			return PPCC_EINPUT;
+		}
+		i += w;
+		text_advance(&pos, cp, s + i, n - i);
+	}
+	return 0;
+}
+
+/* The byte at libyaml's mark index (which counts characters). */
+static int char_at_index(const unsigned char *s, size_t n, size_t index)
+{
+	size_t i = 0;
+	for (size_t k = 0; k < index && i < n; k++) {
+		uint32_t cp;
+		size_t w = utf8_decode(s + i, n - i, &cp);
+		i += w ? w : 1;
+	}
+	return i < n ? s[i] : -1;
+}
+
+/* Line and column of a byte offset. */
+static text_pos pos_of_offset(const unsigned char *s, size_t n, size_t off)
+{
+	text_pos pos = {1, 1};
+	for (size_t i = 0; i < off && i < n;) {
+		uint32_t cp;
+		size_t w = utf8_decode(s + i, n - i, &cp);
+		if (!w)
+			w = 1, cp = s[i];
+		i += w;
+		text_advance(&pos, cp, s + i, n - i);
+	}
+	return pos;
+}
+
+/* ---- the node tree ----------------------------------------------------- */
+
+/* A scalar as a message shows it: at most SHOW_CHARS characters, and
+ * control characters (C0, DEL and C1, which a terminal might obey)
+ * escaped.  The text is valid UTF-8 (libyaml decoded it). */
+static void show_text(char *buf, size_t cap, const char *s, size_t len)
+{
+	size_t o = 0;
+	int chars = 0;
+	for (size_t i = 0; i < len && o + 8 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if ((c & 0xC0) != 0x80 && chars++ == SHOW_CHARS) {
+			o += (size_t)snprintf(buf + o, cap - o, "...");
+			break;
+		}
+		if (c < 0x20 || c == 0x7F) {
+			o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
+		} else if (c == 0xC2 && i + 1 < len &&
+			   (unsigned char)s[i + 1] >= 0x80 &&
+			   (unsigned char)s[i + 1] <= 0x9F) {
+			o += (size_t)snprintf(buf + o, cap - o, "\\u%04x",
+					      (unsigned char)s[i + 1]);
+			i++;
+		} else {
+			buf[o++] = (char)c;
+		}
+	}
+	buf[o < cap ? o : cap - 1] = '\0';
+}
+
+/* "a mapping", "a list", "an empty value", "'-1'", "a quoted string
+ * '12'". */
+static void describe(char *buf, size_t cap, const node *n)
+{
+	char text[SHOW_CHARS * 4 + 16];
+	if (n->kind == NODE_MAP) {
+		textf(buf, cap, n->n ? "a mapping" : "an empty mapping");
+	} else if (n->kind == NODE_SEQ) {
+		textf(buf, cap, n->n ? "a list" : "an empty list");
+	} else if (n->plain && n->len == 0) {
+		textf(buf, cap, "an empty value");
+	} else {
+		show_text(text, sizeof text, n->text, n->len);
+		textf(buf, cap, "%s'%s'", n->plain ? "" : "a quoted string ",
+			 text);
+	}
+}
+
+static int scalar_is(const node *n, const char *s)
+{
+	return n->kind == NODE_SCALAR && n->len == strlen(s) &&
+	       memcmp(n->text, s, n->len) == 0;
+}
+
+static int key_cmp(const void *pa, const void *pb)
+{
+	const node *x = *(const node *const *)pa;
+	const node *y = *(const node *const *)pb;
+	size_t m = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->text, y->text, m);
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	if (x->loc.line != y->loc.line)
+		return x->loc.line < y->loc.line ? -1 : 1;
+	return (x->loc.col > y->loc.col) - (x->loc.col < y->loc.col);
+}
+
+/* Each repeated key of a mapping, citing its first occurrence.  Sorting
+ * keeps this O(n log n) for a mapping of many keys. */
+static void check_duplicates(loader *L, const node *map)
+{
+	if (map->n < 2)
+		return;
+	const node **keys = ppcc_arena_alloc(L->a, (size_t)map->n, sizeof *keys);
+	if (!keys) {
+		L->status = PPCC_ENOMEM;
+		return;
+	}
+	int n = 0;
+	for (const node *k = map->first; k; k = k->next ? k->next->next : NULL)
+		if (k->kind == NODE_SCALAR)
+			keys[n++] = k;
+	qsort(keys, (size_t)n, sizeof *keys, key_cmp);
+	for (int i = 0, first = 0; i < n; i++) {
+		if (i > 0 && keys[i]->len == keys[first]->len &&
+		    memcmp(keys[i]->text, keys[first]->text, keys[i]->len) == 0) {
+			char text[SHOW_CHARS * 4 + 16];
+			show_text(text, sizeof text, keys[i]->text, keys[i]->len);
+			say(L, PPCC_SEV_ERROR, &keys[i]->loc,
+			    "duplicate key '%s' (first at line %d)", text,
+			    keys[first]->loc.line);
+		} else {
+			first = i;
+		}
+	}
+}
+
+static void append_child(node *parent, node *child)
+{
+	if (parent->last)
+		parent->last->next = child;
+	else
+		parent->first = child;
+	parent->last = child;
+	parent->n++; /* children: a mapping's count is halved at its end */
+}
+
+/* libyaml's complaint, reworded: lower case, with its context. */
+static void yaml_failure(loader *L, const yaml_parser_t *p, const char *name,
+			 const unsigned char *buf, size_t len)
+{
+	char problem[256], context[128];
+	textf(problem, sizeof problem, "%s",
+		 p->problem ? p->problem : "invalid yaml");
+	textf(context, sizeof context, "%s", p->context ? p->context : "");
+	for (char *c = problem; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+	for (char *c = context; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+
+	ppcc_loc loc = {name, 0, 0};
+	if (p->error == YAML_READER_ERROR) {
+		text_pos pos = pos_of_offset(buf, len, p->problem_offset);
+		loc.line = pos.line;
+		loc.col = pos.col;
+		say(L, PPCC_SEV_ERROR, &loc, "%s", problem);
+		return;
+	}
+	loc.line = (int)p->problem_mark.line + 1;
+	loc.col = (int)p->problem_mark.column + 1;
+	if (char_at_index(buf, len, p->problem_mark.index) == '\t' &&
+	    strstr(problem, "cannot start any token")) {
+		say(L, PPCC_SEV_ERROR, &loc,
+		    "tab character where yaml allows only spaces; indent with "
+		    "spaces");
+		return;
+	}
+	if (!context[0]) {
+		say(L, PPCC_SEV_ERROR, &loc, "%s", problem);
+	} else if (p->context_mark.line == p->problem_mark.line &&
+		   p->context_mark.column == p->problem_mark.column) {
+		say(L, PPCC_SEV_ERROR, &loc, "%s %s", problem, context);
+	} else {
+		say(L, PPCC_SEV_ERROR, &loc, "%s %s at line %d, column %d",
+		    problem, context, (int)p->context_mark.line + 1,
+		    (int)p->context_mark.column + 1);
+	}
+}
+
+/* Builds the tree of one YAML document from libyaml's events into *out
+ * (NULL for an empty file).  Stops at the first structural problem. */
+static int parse_tree(node **out, loader *L, const char *name,
+		      const unsigned char *buf, size_t len)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int have_ev = 0, docs = 0, depth = 0, err = 0;
+	node *stack[LOAD_MAX_DEPTH];
+	node *root = NULL;
+
+	*out = NULL;
+	if (!yaml_parser_initialize(&p))
+		return PPCC_ENOMEM;
+	yaml_parser_set_encoding(&p, YAML_UTF8_ENCODING);
+	yaml_parser_set_input_string(&p, buf, len);
+	for (;;) {
+		if (!yaml_parser_parse(&p, &ev)) {
+			if (p.error == YAML_MEMORY_ERROR) {
+				err = PPCC_ENOMEM;
+			} else {
+				yaml_failure(L, &p, name, buf, len);
+				err = PPCC_EINPUT;
+			}
+			goto out;
+		}
+		have_ev = 1;
+		ppcc_loc loc = {name, (int)ev.start_mark.line + 1,
+				(int)ev.start_mark.column + 1};
+		const unsigned char *anchor = NULL, *tag = NULL;
+		node *n = NULL;
+
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			goto out;
+		case YAML_DOCUMENT_START_EVENT:
+			if (++docs > 1) {
+				say(L, PPCC_SEV_ERROR, &loc,
+				    "a second yaml document; ppcc reads one "
+				    "document per file");
+				err = PPCC_EINPUT;
+				goto out;
+			}
+			break;
+		case YAML_ALIAS_EVENT:
+			say(L, PPCC_SEV_ERROR, &loc,
+			    "yaml aliases are not supported ('*%.40s')",
+			    (const char *)ev.data.alias.anchor);
+			err = PPCC_EINPUT;
+			goto out;
+		case YAML_SCALAR_EVENT:
+			anchor = ev.data.scalar.anchor;
+			tag = ev.data.scalar.tag;
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+			anchor = ev.data.sequence_start.anchor;
+			tag = ev.data.sequence_start.tag;
+			break;
+		case YAML_MAPPING_START_EVENT:
+			anchor = ev.data.mapping_start.anchor;
+			tag = ev.data.mapping_start.tag;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			n = stack[--depth];
+			if (n->kind == NODE_MAP) {
+				n->n /= 2;
+				check_duplicates(L, n);
+				if (L->status) {
+					err = L->status;
+					goto out;
+				}
+			}
+			n = NULL;
+			break;
+		default:
+			break;
+		}
+
+		if (anchor) {
+			say(L, PPCC_SEV_ERROR, &loc,
+			    "yaml anchors are not supported ('&%.40s')",
+			    (const char *)anchor);
+			err = PPCC_EINPUT;
+			goto out;
+		}
+		if (ev.type == YAML_SCALAR_EVENT ||
+		    ev.type == YAML_SEQUENCE_START_EVENT ||
+		    ev.type == YAML_MAPPING_START_EVENT) {
+			if (tag) {
+				char text[SHOW_CHARS * 4 + 16];
+				const char *t = (const char *)tag;
+				const char *std = "tag:yaml.org,2002:";
+				int short_form = strncmp(t, std, strlen(std)) == 0;
+				if (short_form)
+					t += strlen(std);
+				show_text(text, sizeof text, t, strlen(t));
+				say(L, PPCC_SEV_ERROR, &loc,
+				    "yaml tags are not supported ('%s%s')",
+				    short_form ? "!!" : "", text);
+			}
+			if (++L->nodes > LOAD_MAX_NODES) {
+				say(L, PPCC_SEV_ERROR, &loc,
+				    "more than %ld yaml nodes", LOAD_MAX_NODES);
+				err = PPCC_EINPUT;
+				goto out;
+			}
+			if (ev.type != YAML_SCALAR_EVENT &&
+			    depth == LOAD_MAX_DEPTH) {
+				say(L, PPCC_SEV_ERROR, &loc,
+				    "nesting deeper than %d levels",
+				    LOAD_MAX_DEPTH);
+				err = PPCC_EINPUT;
+				goto out;
+			}
+			n = ppcc_arena_alloc(L->a, 1, sizeof *n);
+			if (!n) {
+				err = PPCC_ENOMEM;
+				goto out;
+			}
+			n->loc = loc;
+		}
+		if (n && ev.type == YAML_SCALAR_EVENT) {
+			if (ev.data.scalar.length > LOAD_MAX_SCALAR_BYTES) {
+				say(L, PPCC_SEV_ERROR, &loc,
+				    "a scalar longer than the limit of %zu MiB",
+				    LOAD_MAX_SCALAR_BYTES >> 20);
+				err = PPCC_EINPUT;
+				goto out;
+			}
+			n->kind = NODE_SCALAR;
+			n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+			n->len = ev.data.scalar.length;
+			n->text = ppcc_arena_strndup(
+				L->a, (const char *)ev.data.scalar.value, n->len);
+			if (!n->text) {
+				err = PPCC_ENOMEM;
+				goto out;
+			}
+		} else if (n) {
+			n->kind = ev.type == YAML_MAPPING_START_EVENT ? NODE_MAP
+								      : NODE_SEQ;
+		}
+		if (n) {
+			if (depth > 0)
+				append_child(stack[depth - 1], n);
+			else
+				root = n;
+			if (n->kind != NODE_SCALAR)
+				stack[depth++] = n;
+		}
+		yaml_event_delete(&ev);
+		have_ev = 0;
+	}
+out:
+	if (have_ev)
+		yaml_event_delete(&ev);
+	yaml_parser_delete(&p);
+	if (err == 0)
+		*out = root;
+	return err;
+}
+
+/* Reads, checks and parses one file; *out is NULL for an empty one. */
+static int load_tree(node **out, loader *L, const char *path,
+		     const char *name)
+{
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	*out = NULL;
+	if ((err = read_all(&buf, &len, L, path, name)) < 0)
+		goto out;
+	/* A UTF-8 byte order mark is dropped here, so that columns on the
+	 * first line count from the first character after it. */
+	size_t skip = len >= 3 && buf[0] == 0xEF && buf[1] == 0xBB &&
+			      buf[2] == 0xBF ? 3 : 0;
+	if ((err = check_encoding(L, name, buf + skip, len - skip)) < 0 ||
+	    (err = parse_tree(out, L, name, buf + skip, len - skip)) < 0)
+		goto out;
+out:
+	ppcc_free(buf);
+	return err;
+}
+
+/* ---- reading values ----------------------------------------------------- */
+
+/* A mapping being read: its keys, the path that names it in messages
+ * ("model.layers[2]"; "" at the top level) and where to report a key it
+ * lacks. */
+typedef struct section {
+	loader *L;
+	const node *map; /* NULL: absent or not a mapping */
+	const char *const *known;
+	unsigned typos; /* bit i: an unknown key looks like known[i] */
+	char path[PATH_CAP];
+	ppcc_loc where;
+} section;
+
+static void key_path(char *buf, const section *s, const char *key)
+{
+	textf(buf, PATH_CAP, "%s%s%s", s->path, s->path[0] ? "." : "", key);
+}
+
+static const node *sec_get(const section *s, const char *key,
+			   const node **out_key)
+{
+	if (out_key)
+		*out_key = NULL;
+	if (!s->map)
+		return NULL;
+	for (const node *k = s->map->first; k && k->next; k = k->next->next)
+		if (scalar_is(k, key)) {
+			if (out_key)
+				*out_key = k;
+			return k->next;
+		}
+	return NULL;
+}
+
+/* Restricted Damerau-Levenshtein distance of two short keys. */
+static int edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+	enum { MAXK = 48 };
+	int d[MAXK + 1][MAXK + 1];
+	if (na > MAXK || nb > MAXK)
+		return INT_MAX;
+	for (size_t i = 0; i <= na; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= nb; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= na; i++)
+		for (size_t j = 1; j <= nb; j++) {
+			int cost = a[i - 1] != b[j - 1];
+			int v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < v)
+				v = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[na][nb];
+}
+
+/* The known word nearest to s, or NULL when none is near enough to be a
+ * likely typo. */
+static const char *suggest(const char *s, size_t len,
+			   const char *const *known)
+{
+	const char *best = NULL;
+	int best_d = INT_MAX;
+	int limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
+	for (int i = 0; known[i]; i++) {
+		int dist = edit_distance(s, len, known[i], strlen(known[i]));
+		if (dist <= limit && dist < best_d) {
+			best = known[i];
+			best_d = dist;
+		}
+	}
+	return best;
+}
+
+static void list_words(char *buf, size_t cap, const char *const *known)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (int i = 0; known[i] && o < cap; i++) {
+		const char *sep = !known[i + 1] && i > 0 ? (i > 1 ? ", or " : " or ")
+			: i > 0 ? ", " : "";
+		o += (size_t)snprintf(buf + o, cap - o, "%s%s", sep, known[i]);
+	}
+}
+
+/* Opens the mapping `value` (under key, or a sequence item when key is
+ * NULL) as a section, reporting a value that is not a mapping and every
+ * key it has that is not in known. */
+static int sec_open(section *out, loader *L, const section *parent,
+		    const node *key, const char *name, const node *value,
+		    const char *const *known)
+{
+	char got[SHOW_CHARS * 4 + 32];
+	out->L = L;
+	out->map = NULL;
+	out->known = known;
+	out->typos = 0;
+	if (!parent)
+		textf(out->path, PATH_CAP, "%s", name);
+	else if (key)
+		key_path(out->path, parent, name);
+	else
+		textf(out->path, PATH_CAP, "%s%s", parent->path, name);
+	out->where = key ? key->loc : value->loc;
+	if (value->kind != NODE_MAP) {
+		describe(got, sizeof got, value);
+		if (out->path[0])
+			say(L, PPCC_SEV_ERROR, &value->loc,
+			    "%s: expected a mapping, got %s", out->path, got);
+		else
+			say(L, PPCC_SEV_ERROR, &value->loc,
+			    "expected a mapping at the top level, got %s", got);
+		return -1;
+	}
+	out->map = value;
+	for (const node *k = value->first; k && k->next; k = k->next->next) {
+		if (k->kind != NODE_SCALAR) {
+			describe(got, sizeof got, k);
+			say(L, PPCC_SEV_ERROR, &k->loc,
+			    "%s%sexpected a key name, got %s", out->path,
+			    out->path[0] ? ": " : "", got);
+			continue;
+		}
+		int ok = 0;
+		for (int i = 0; known[i] && !ok; i++)
+			ok = scalar_is(k, known[i]);
+		if (ok)
+			continue;
+		char text[SHOW_CHARS * 4 + 16], where[PATH_CAP + 8], words[512];
+		if (L->errors >= LOAD_MAX_ERRORS) {
+			say(L, PPCC_SEV_ERROR, &k->loc, "unknown key");
+			continue; /* counted only: spare the suggestion */
+		}
+		show_text(text, sizeof text, k->text, k->len);
+		textf(where, sizeof where, "%s%s", out->path[0] ? " in " : "",
+			 out->path);
+		const char *near = suggest(k->text, k->len, known);
+		for (int i = 0; near && known[i] && i < 32; i++)
+			if (near == known[i])
+				out->typos |= 1u << i;
+		if (near) {
+			say(L, PPCC_SEV_ERROR, &k->loc,
+			    "unknown key '%s'%s; did you mean '%s'?", text,
+			    where, near);
+		} else {
+			list_words(words, sizeof words, known);
+			say(L, PPCC_SEV_ERROR, &k->loc,
+			    "unknown key '%s'%s; expected %s", text, where,
+			    words);
+		}
+	}
+	return 0;
+}
+
+/* Whether an unknown key of the section looked like a typo of key: its
+ * error already says what is missing. */
+static int sec_has_typo_of(const section *s, const char *key)
+{
+	for (int i = 0; s->known && s->known[i] && i < 32; i++)
+		if (strcmp(s->known[i], key) == 0)
+			return (s->typos >> i) & 1;
+	return 0;
+}
+
+static void sec_missing(const section *s, const char *key)
+{
+	if (sec_has_typo_of(s, key))
+		return;
+	if (s->path[0])
+		say(s->L, PPCC_SEV_ERROR, &s->where,
+		    "%s: missing required key '%s'", s->path, key);
+	else
+		say(s->L, PPCC_SEV_ERROR, &s->where,
+		    "missing required key '%s'", key);
+}
+
+static void sec_bad(const section *s, const char *key, const node *v,
+		    const char *expected)
+{
+	char path[PATH_CAP], got[SHOW_CHARS * 4 + 32];
+	key_path(path, s, key);
+	describe(got, sizeof got, v);
+	say(s->L, PPCC_SEV_ERROR, &v->loc, "%s: expected %s, got %s", path,
+	    expected, got);
+}
+
+/* 1: read; 0: absent (an error when required); -1: bad (reported). */
+static int sec_string(const section *s, const char *key, int required,
+		      const char **out)
+{
+	const node *v = sec_get(s, key, NULL);
+	if (!v) {
+		if (required && s->map)
+			sec_missing(s, key);
+		return required ? -1 : 0;
+	}
+	if (v->kind != NODE_SCALAR || (v->plain && v->len == 0) ||
+	    (v->plain && (scalar_is(v, "~") || scalar_is(v, "null") ||
+			  scalar_is(v, "Null") || scalar_is(v, "NULL")))) {
+		sec_bad(s, key, v, "a name");
+		return -1;
+	}
+	if (memchr(v->text, '\0', v->len)) {
+		sec_bad(s, key, v, "a name without nul characters");
+		return -1;
+	}
+	*out = v->text;
+	return 1;
+}
+
+/* A plain decimal number: sign, digits with no leading zero, an optional
+ * fraction and exponent.  0: not one; 1: *out is finite; -1: out of
+ * range. */
+static int parse_decimal(const node *v, double *out)
+{
+	const char *s = v->text;
+	size_t n = v->len, i = 0, int_digits = 0, frac_digits = 0;
+	if (v->kind != NODE_SCALAR || !v->plain || n == 0 || n > 64)
+		return 0;
+	if (s[i] == '+' || s[i] == '-')
+		i++;
+	size_t start = i;
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++, int_digits++;
+	if (int_digits > 1 && s[start] == '0')
+		return 0;
+	if (i < n && s[i] == '.') {
+		i++;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++, frac_digits++;
+	}
+	if (int_digits + frac_digits == 0)
+		return 0;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		size_t exp_digits = 0;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++, exp_digits++;
+		if (exp_digits == 0)
+			return 0;
+	}
+	if (i != n)
+		return 0;
+	/* strtod reads the locale's decimal point, which a program linking
+	 * ppcc may have set to ','; the text, checked above, is rewritten
+	 * in it so that "0.5" means one half in any locale. */
+	char tmp[64 + 16];
+	const char *dp = localeconv()->decimal_point;
+	if (!dp || !dp[0] || strlen(dp) > 8)
+		dp = ".";
+	size_t dpl = strlen(dp), o = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (s[k] == '.') {
+			memcpy(tmp + o, dp, dpl);
+			o += dpl;
+		} else {
+			tmp[o++] = s[k];
+		}
+	}
+	tmp[o] = '\0';
+	errno = 0;
+	double x = strtod(tmp, NULL);
+	if (errno == ERANGE || !isfinite(x))
+		return -1;
+	*out = x;
+	return 1;
+}
+
+typedef enum num_kind { NUM_POSITIVE, NUM_NONNEG, NUM_FRACTION } num_kind;
+
+static int sec_number(const section *s, const char *key, num_kind kind,
+		      int required, double *out)
+{
+	static const char *const expected[] = {
+		[NUM_POSITIVE] = "a positive finite number",
+		[NUM_NONNEG] = "a finite number >= 0",
+		[NUM_FRACTION] = "a number in (0, 1]",
+	};
+	const node *v = sec_get(s, key, NULL);
+	double x = 0;
+	if (!v) {
+		if (required && s->map)
+			sec_missing(s, key);
+		return required ? -1 : 0;
+	}
+	int ok = parse_decimal(v, &x) == 1;
+	if (ok && kind == NUM_POSITIVE)
+		ok = x > 0;
+	else if (ok && kind == NUM_NONNEG)
+		ok = x >= 0;
+	else if (ok && kind == NUM_FRACTION)
+		ok = x > 0 && x <= 1;
+	if (!ok) {
+		sec_bad(s, key, v, expected[kind]);
+		return -1;
+	}
+	*out = x == 0 ? 0.0 : x; /* no -0 */
+	return 1;
+}
+
+static int sec_int(const section *s, const char *key, int min, int max,
+		   int required, int *out, ppcc_loc *out_loc)
+{
+	const node *k;
+	const node *v = sec_get(s, key, &k);
+	double x = 0;
+	if (!v) {
+		if (required && s->map)
+			sec_missing(s, key);
+		return required ? -1 : 0;
+	}
+	int r = parse_decimal(v, &x);
+	int integral = r == 1 && x == floor(x);
+	if (!integral || x < min || x > max) {
+		char expected[64];
+		if (max == INT_MAX && min == 1 && !(integral && x > max))
+			textf(expected, sizeof expected, "a positive integer");
+		else if (max == INT_MAX && min == 0 && !(integral && x > max))
+			textf(expected, sizeof expected, "an integer >= 0");
+		else
+			textf(expected, sizeof expected,
+				 "an integer from %d to %d", min, max);
+		sec_bad(s, key, v, expected);
+		return -1;
+	}
+	*out = (int)x;
+	if (out_loc)
+		*out_loc = k->loc;
+	return 1;
+}
+
+static int sec_bool(const section *s, const char *key, int *out)
+{
+	const node *v = sec_get(s, key, NULL);
+	if (!v)
+		return 0;
+	if (v->plain && (scalar_is(v, "true") || scalar_is(v, "True") ||
+			 scalar_is(v, "TRUE"))) {
+		*out = 1;
+		return 1;
+	}
+	if (v->plain && (scalar_is(v, "false") || scalar_is(v, "False") ||
+			 scalar_is(v, "FALSE"))) {
+		*out = 0;
+		return 1;
+	}
+	sec_bad(s, key, v, "true or false");
+	return -1;
+}
+
+/* One of words (quoted or not: these are strings), as its index. */
+static int sec_word(const section *s, const char *key,
+		    const char *const *words, int *out, ppcc_loc *out_loc)
+{
+	const node *k;
+	const node *v = sec_get(s, key, &k);
+	if (!v)
+		return 0;
+	for (int i = 0; words[i] && v->kind == NODE_SCALAR; i++)
+		if (scalar_is(v, words[i])) {
+			*out = i;
+			if (out_loc)
+				*out_loc = k->loc;
+			return 1;
+		}
+	char path[PATH_CAP], got[SHOW_CHARS * 4 + 32], list[256];
+	key_path(path, s, key);
+	describe(got, sizeof got, v);
+	const char *near = v->kind == NODE_SCALAR
+		? suggest(v->text, v->len, words) : NULL;
+	list_words(list, sizeof list, words);
+	if (near)
+		say(s->L, PPCC_SEV_ERROR, &v->loc,
+		    "%s: expected %s, got %s; did you mean '%s'?", path, list,
+		    got, near);
+	else
+		say(s->L, PPCC_SEV_ERROR, &v->loc, "%s: expected %s, got %s",
+		    path, list, got);
+	return -1;
+}
+
+/* Exactly one of two keys; returns 0 or 1 for the one given, -1 for
+ * neither or both (reported). */
+static int sec_one_of(const section *s, const char *a, const char *b,
+		      int required)
+{
+	const node *ka, *kb;
+	const node *va = sec_get(s, a, &ka), *vb = sec_get(s, b, &kb);
+	if (va && vb) {
+		const node *later = ka->loc.line > kb->loc.line ||
+			(ka->loc.line == kb->loc.line && ka->loc.col > kb->loc.col)
+			? ka : kb;
+		say(s->L, PPCC_SEV_ERROR, &later->loc,
+		    "%s: give either %s or %s, not both", s->path, a, b);
+		return -1;
+	}
+	if (!va && !vb) {
+		if (required && s->map && !sec_has_typo_of(s, a) &&
+		    !sec_has_typo_of(s, b))
+			say(s->L, PPCC_SEV_ERROR, &s->where,
+			    "%s: give either %s or %s", s->path, a, b);
+		return required ? -1 : 2;
+	}
+	return va ? 0 : 1;
+}
+
+/* ---- model -------------------------------------------------------------- */
+
+static const char *const model_keys[] = {"name", "layers", "transformer",
+					 NULL};
+static const char *const layer_keys[] = {
+	"name", "repeat", "fwd_flops", "fwd_ms", "bwd_flops", "bwd_ms",
+	"params", "activation_bytes", "stash_bytes", "bytes_per_param", NULL};
+static const char *const transformer_keys[] = {
+	"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+	"seq_len", "micro_batch_size", "recompute", "swiglu",
+	"bytes_per_param", NULL};
+static const char *const recompute_words[] = {"none", "selective", "full",
+					      NULL};
+
+static int read_layer(layer_src *out, loader *L, const section *model,
+		      const node *item, int index)
+{
+	section s;
+	char name[32];
+	int errors = L->errors; /* the section's unknown keys count too */
+	textf(name, sizeof name, ".layers[%d]", index);
+	if (sec_open(&s, L, model, NULL, name, item, layer_keys) < 0)
+		return -1;
+	ppcc_layer *y = &out->layer;
+	y->loc = item->loc;
+	y->bytes_per_param = DEFAULT_BYTES_PER_PARAM;
+	out->repeat = 1;
+	sec_string(&s, "name", 1, &y->name);
+	sec_int(&s, "repeat", 1, PPCC_MAX_LAYERS, 0, &out->repeat, NULL);
+	int f = sec_one_of(&s, "fwd_flops", "fwd_ms", 1);
+	if (f == 0)
+		sec_number(&s, "fwd_flops", NUM_POSITIVE, 1, &y->fwd_flops);
+	else if (f == 1)
+		out->fwd_in_ms =
+			sec_number(&s, "fwd_ms", NUM_POSITIVE, 1, &y->fwd_flops) == 1;
+	int b = sec_one_of(&s, "bwd_flops", "bwd_ms", 0);
+	if (b == 0)
+		out->bwd_given =
+			sec_number(&s, "bwd_flops", NUM_NONNEG, 1, &y->bwd_flops) == 1;
+	else if (b == 1)
+		out->bwd_given = out->bwd_in_ms =
+			sec_number(&s, "bwd_ms", NUM_NONNEG, 1, &y->bwd_flops) == 1;
+	sec_number(&s, "params", NUM_NONNEG, 0, &y->params);
+	sec_number(&s, "activation_bytes", NUM_NONNEG, 0, &y->activation_bytes);
+	sec_number(&s, "stash_bytes", NUM_NONNEG, 0, &y->stash_bytes);
+	sec_number(&s, "bytes_per_param", NUM_POSITIVE, 0, &y->bytes_per_param);
+	return L->errors == errors ? 0 : -1;
+}
+
+static void read_transformer(loader *L, const section *model,
+			     const node *key, const node *value)
+{
+	section s;
+	/* Counted from here: a typo of a required key is reported as an
+	 * unknown key and not again as missing, and must still stop the
+	 * shape checks below. */
+	int errors = L->errors;
+	if (sec_open(&s, L, model, key, "transformer", value,
+		     transformer_keys) < 0)
+		return;
+	ppcc_transformer *t = &L->tf;
+	memset(t, 0, sizeof *t);
+	t->micro_batch_size = 1;
+	t->bytes_per_param = DEFAULT_BYTES_PER_PARAM;
+	sec_int(&s, "layers", 1, PPCC_MAX_LAYERS - 2, 1, &t->layers, NULL);
+	int hidden_ok = sec_int(&s, "hidden", 1, INT_MAX, 1, &t->hidden,
+				NULL) == 1;
+	int heads_ok = sec_int(&s, "heads", 1, INT_MAX, 1, &t->heads, NULL) == 1;
+	int kv_given = sec_int(&s, "kv_heads", 1, INT_MAX, 0, &t->kv_heads, NULL);
+	sec_int(&s, "ffn_hidden", 1, INT_MAX, 0, &t->ffn_hidden, NULL);
+	sec_int(&s, "vocab", 1, INT_MAX, 1, &t->vocab, NULL);
+	sec_int(&s, "seq_len", 1, INT_MAX, 1, &t->seq_len, NULL);
+	sec_int(&s, "micro_batch_size", 1, INT_MAX, 0, &t->micro_batch_size,
+		NULL);
+	sec_word(&s, "recompute", recompute_words, &t->recompute, NULL);
+	sec_bool(&s, "swiglu", &t->swiglu);
+	sec_number(&s, "bytes_per_param", NUM_POSITIVE, 0, &t->bytes_per_param);
+	if (L->errors != errors || !hidden_ok || !heads_ok)
+		return;
+	const node *k;
+	if (t->hidden % t->heads != 0) {
+		sec_get(&s, "heads", &k);
+		say(L, PPCC_SEV_ERROR, &k->loc,
+		    "%s.heads: %d heads do not divide the hidden size %d",
+		    s.path, t->heads, t->hidden);
+	}
+	if (kv_given == 1 && t->heads % t->kv_heads != 0) {
+		sec_get(&s, "kv_heads", &k);
+		say(L, PPCC_SEV_ERROR, &k->loc,
+		    "%s.kv_heads: %d kv heads do not divide the %d heads",
+		    s.path, t->kv_heads, t->heads);
+	}
+	if (L->errors == errors) {
+		L->has_transformer = 1;
+		L->tf_loc = key->loc;
+	}
+}
+
+static void read_model(ppcc_model *out, loader *L, const section *top,
+		       const node *key, const node *value)
+{
+	section s;
+	out->loc = key->loc;
+	if (sec_open(&s, L, top, key, "model", value, model_keys) < 0)
+		return;
+	sec_string(&s, "name", 1, &out->name);
+	const node *k;
+	int which = sec_one_of(&s, "layers", "transformer", 1);
+	if (which == 1) {
+		const node *v = sec_get(&s, "transformer", &k);
+		read_transformer(L, &s, k, v);
+		return;
+	}
+	if (which != 0)
+		return;
+	const node *list = sec_get(&s, "layers", &k);
+	if (list->kind != NODE_SEQ || list->n == 0) {
+		sec_bad(&s, "layers", list, "a list of layers");
+		return;
+	}
+	L->items = ppcc_arena_alloc(L->a, (size_t)list->n, sizeof *L->items);
+	if (!L->items) {
+		L->status = PPCC_ENOMEM;
+		return;
+	}
+	int errors = L->errors, i = 0;
+	int64_t total = 0;
+	for (const node *item = list->first; item; item = item->next, i++)
+		if (read_layer(&L->items[i], L, &s, item, i) == 0)
+			total += L->items[i].repeat;
+	if (L->errors != errors)
+		return;
+	if (total > PPCC_MAX_LAYERS) {
+		say(L, PPCC_SEV_ERROR, &k->loc,
+		    "model.layers: %lld layers after repeat; the limit is %d",
+		    (long long)total, PPCC_MAX_LAYERS);
+		return;
+	}
+	L->n_items = list->n;
+}
+
+/* Expands repeats (or the transformer) into out->layers, converting
+ * milliseconds at the first device group's sustained rate. */
+static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
+{
+	if (L->has_transformer)
+		return ppcc_transformer_expand(&out->layers, &out->n_layers,
+					       L->a, &L->tf, L->tf_loc);
+	int n = 0;
+	for (int i = 0; i < L->n_items; i++)
+		n += L->items[i].repeat;
+	out->layers = ppcc_arena_alloc(L->a, (size_t)n, sizeof *out->layers);
+	if (!out->layers)
+		return PPCC_ENOMEM;
+	double flops_per_ms = c->groups[0].tflops * 1e12 *
+			      c->groups[0].efficiency * 1e-3;
+	for (int i = 0, o = 0; i < L->n_items; i++) {
+		layer_src *src = &L->items[i];
+		ppcc_layer y = src->layer;
+		if (src->fwd_in_ms)
+			y.fwd_flops *= flops_per_ms;
+		if (src->bwd_in_ms)
+			y.bwd_flops *= flops_per_ms;
+		if (!src->bwd_given)
+			y.bwd_flops = 2.0 * y.fwd_flops;
+		for (int r = 0; r < src->repeat; r++)
+			out->layers[o++] = y;
+	}
+	out->n_layers = n;
+	return 0;
+}
+
+/* ---- cluster ---------------------------------------------------------- */
+
+static const char *const cluster_keys[] = {"device", "devices", "groups",
+					   "devices_per_node", "links", NULL};
+static const char *const device_keys[] = {"name", "tflops", "efficiency",
+					  "memory_gib", NULL};
+static const char *const group_keys[] = {"name", "count", "tflops",
+					 "efficiency", "memory_gib", NULL};
+static const char *const links_keys[] = {"intra_node", "inter_node", NULL};
+static const char *const link_keys[] = {"bandwidth_gb_s", "latency_us", NULL};
+
+static void read_device(ppcc_device_group *g, const section *s, int is_group)
+{
+	g->efficiency = 1.0;
+	g->name = "device";
+	sec_string(s, "name", is_group, &g->name);
+	if (is_group)
+		sec_int(s, "count", 1, PPCC_MAX_COUNT, 1, &g->count, NULL);
+	sec_number(s, "tflops", NUM_POSITIVE, 1, &g->tflops);
+	sec_number(s, "efficiency", NUM_FRACTION, 0, &g->efficiency);
+	if (sec_number(s, "memory_gib", NUM_POSITIVE, 1, &g->memory_bytes) == 1)
+		g->memory_bytes *= 1073741824.0;
+}
+
+static void read_link(ppcc_link *out, loader *L, const section *links,
+		      const char *key, double gb_s, double us)
+{
+	section s;
+	const node *k;
+	const node *v = sec_get(links, key, &k);
+	out->bandwidth = gb_s * 1e9;
+	out->latency = us * 1e-6;
+	if (!v || sec_open(&s, L, links, k, key, v, link_keys) < 0)
+		return;
+	if (sec_number(&s, "bandwidth_gb_s", NUM_POSITIVE, 0, &out->bandwidth) == 1)
+		out->bandwidth *= 1e9;
+	if (sec_number(&s, "latency_us", NUM_NONNEG, 0, &out->latency) == 1)
+		out->latency *= 1e-6;
+}
+
+static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
+			 const node *key, const node *value)
+{
+	section s;
+	const node *k;
+	out->loc = key->loc;
+	out->devices_per_node = DEFAULT_DEVICES_PER_NODE;
+	out->intra_node = (ppcc_link){DEFAULT_INTRA_GB_S * 1e9,
+				      DEFAULT_INTRA_US * 1e-6};
+	out->inter_node = (ppcc_link){DEFAULT_INTER_GB_S * 1e9,
+				      DEFAULT_INTER_US * 1e-6};
+	if (sec_open(&s, L, top, key, "cluster", value, cluster_keys) < 0)
+		return;
+	int errors = L->errors;
+	int devices = 0;
+	int devices_given = sec_int(&s, "devices", 1, PPCC_MAX_COUNT, 0,
+				    &devices, NULL);
+	sec_int(&s, "devices_per_node", 1, PPCC_MAX_COUNT, 0,
+		&out->devices_per_node, NULL);
+	const node *lv = sec_get(&s, "links", &k);
+	section links = {.L = L};
+	if (lv)
+		sec_open(&links, L, &s, k, "links", lv, links_keys);
+	read_link(&out->intra_node, L, &links, "intra_node",
+		  DEFAULT_INTRA_GB_S, DEFAULT_INTRA_US);
+	read_link(&out->inter_node, L, &links, "inter_node",
+		  DEFAULT_INTER_GB_S, DEFAULT_INTER_US);
+
+	/* Both are read when both are given, so that each is checked. */
+	int which = sec_one_of(&s, "device", "groups", 1);
+	const node *dk, *gk;
+	const node *dv = sec_get(&s, "device", &dk);
+	const node *gv = sec_get(&s, "groups", &gk);
+	ppcc_device_group *single = NULL, *groups = NULL;
+	int n_groups = 0;
+	int64_t sum = 0;
+	if (dv) {
+		section ds;
+		single = ppcc_arena_alloc(L->a, 1, sizeof *single);
+		if (!single) {
+			L->status = PPCC_ENOMEM;
+			return;
+		}
+		single->loc = dk->loc;
+		if (sec_open(&ds, L, &s, dk, "device", dv, device_keys) == 0)
+			read_device(single, &ds, 0);
+		if (which == 0 && devices_given == 0)
+			sec_missing(&s, "devices");
+		single->count = devices;
+	}
+	if (gv && (gv->kind != NODE_SEQ || gv->n == 0 ||
+		   gv->n > LOAD_MAX_GROUPS)) {
+		char expected[64];
+		textf(expected, sizeof expected,
+		      "a list of 1 to %d device groups", LOAD_MAX_GROUPS);
+		sec_bad(&s, "groups", gv, expected);
+	} else if (gv) {
+		groups = ppcc_arena_alloc(L->a, (size_t)gv->n, sizeof *groups);
+		if (!groups) {
+			L->status = PPCC_ENOMEM;
+			return;
+		}
+		n_groups = gv->n;
+		int i = 0;
+		for (const node *item = gv->first; item; item = item->next, i++) {
+			section gs;
+			char name[32];
+			textf(name, sizeof name, ".groups[%d]", i);
+			groups[i].loc = item->loc;
+			if (sec_open(&gs, L, &s, NULL, name, item, group_keys) == 0)
+				read_device(&groups[i], &gs, 1);
+			sum += groups[i].count;
+		}
+	}
+	if (L->errors != errors)
+		return;
+	if (which == 0) {
+		out->groups = single;
+		out->n_groups = 1;
+	} else if (which == 1) {
+		if (sum > PPCC_MAX_COUNT) {
+			say(L, PPCC_SEV_ERROR, &gk->loc,
+			    "cluster.groups: %lld devices in all; the limit is %d",
+			    (long long)sum, PPCC_MAX_COUNT);
+			return;
+		}
+		if (devices_given == 1 && devices != sum) {
+			const node *nv = sec_get(&s, "devices", NULL);
+			say(L, PPCC_SEV_ERROR, &nv->loc,
+			    "cluster.devices: %d, but the groups hold %lld "
+			    "devices", devices, (long long)sum);
+			return;
+		}
+		out->groups = groups;
+		out->n_groups = n_groups;
+		devices = (int)sum;
+	}
+	out->devices = devices;
+}
+
+/* ---- pipeline ---------------------------------------------------------- */
+
+static const char *const pipeline_keys[] = {
+	"stages", "microbatches", "schedule", "chunks", "group_size",
+	"tensor_parallel", NULL};
+
+static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
+			  const node *key, const node *value)
+{
+	static const char *const kinds[PPCC_SCHED_COUNT + 1] = {
+		[PPCC_SCHED_GPIPE] = "gpipe",
+		[PPCC_SCHED_1F1B] = "1f1b",
+		[PPCC_SCHED_INTERLEAVED] = "interleaved",
+	};
+	section s;
+	out->loc = key->loc;
+	if (sec_open(&s, L, top, key, "pipeline", value, pipeline_keys) < 0)
+		return;
+	sec_int(&s, "stages", 1, PPCC_MAX_COUNT, 0, &out->stages,
+		&out->stages_loc);
+	sec_int(&s, "microbatches", 1, PPCC_MAX_COUNT, 0, &out->microbatches,
+		&out->microbatches_loc);
+	sec_int(&s, "chunks", 1, PPCC_MAX_COUNT, 0, &out->chunks,
+		&out->chunks_loc);
+	sec_int(&s, "group_size", 0, PPCC_MAX_COUNT, 0, &out->group_size,
+		&out->group_size_loc);
+	sec_int(&s, "tensor_parallel", 1, PPCC_MAX_COUNT, 0,
+		&out->tensor_parallel, &out->tensor_parallel_loc);
+	int kind = 0;
+	if (sec_word(&s, "schedule", kinds, &kind, &out->kind_loc) == 1)
+		out->kind = ppcc_schedule_kind_parse(kinds[kind]);
+}
+
+/* ---- the whole -------------------------------------------------------- */
+
+static const char *const top_keys[] = {"model", "cluster", "pipeline", NULL};
+
+static void empty_file(loader *L, const char *name, const char *wanted)
+{
+	ppcc_loc loc = {name, 0, 0};
+	say(L, PPCC_SEV_ERROR, &loc, "empty file; expected %s", wanted);
+}
+
+int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
+		     const char *cluster_path, ppcc_diag *d)
+{
+	loader L = {.a = a, .d = d};
+	node *root = NULL, *croot = NULL;
+	const char *name, *cname = NULL;
+	int err = 0;
+
+	memset(out, 0, sizeof *out);
+	L.tail = &L.head;
+	name = strcmp(path, "-") == 0 ? "<stdin>" : ppcc_arena_strdup(a, path);
+	if (cluster_path)
+		cname = strcmp(cluster_path, "-") == 0
+			? "<stdin>" : ppcc_arena_strdup(a, cluster_path);
+	if (!name || (cluster_path && !cname))
+		return PPCC_ENOMEM;
+	L.files[0] = name;
+	L.files[1] = cname;
+	out->path = name;
+	out->pipeline.kind = PPCC_SCHED_1F1B;
+
+	int e1 = load_tree(&root, &L, path, name);
+	int e2 = cluster_path ? load_tree(&croot, &L, cluster_path, cname) : 0;
+	if (e1 == PPCC_ENOMEM || e2 == PPCC_ENOMEM || L.status) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	if (e1 < 0 || e2 < 0) {
+		err = PPCC_EINPUT;
+		goto out;
+	}
+
+	section top, ctop;
+	const node *k, *v;
+	if (!root) {
+		empty_file(&L, name, cluster_path
+			   ? "a mapping with model and pipeline"
+			   : "a mapping with model, cluster and pipeline");
+	} else if (sec_open(&top, &L, NULL, NULL, "", root, top_keys) == 0) {
+		top.where = (ppcc_loc){name, 0, 0};
+		if ((v = sec_get(&top, "model", &k)))
+			read_model(&out->model, &L, &top, k, v);
+		else
+			sec_missing(&top, "model");
+		if ((v = sec_get(&top, "pipeline", &k)))
+			read_pipeline(&out->pipeline, &L, &top, k, v);
+		v = sec_get(&top, "cluster", &k);
+		if (v && cluster_path)
+			say(&L, PPCC_SEV_WARNING, &k->loc,
+			    "cluster ignored: the cluster comes from %s", cname);
+		else if (v)
+			read_cluster(&out->cluster, &L, &top, k, v);
+		else if (!cluster_path)
+			sec_missing(&top, "cluster");
+	}
+	if (cluster_path && !croot) {
+		empty_file(&L, cname, "a mapping with cluster");
+	} else if (cluster_path &&
+		   sec_open(&ctop, &L, NULL, NULL, "", croot, top_keys) == 0) {
+		ctop.where = (ppcc_loc){cname, 0, 0};
+		for (const char *const *sk = top_keys; *sk; sk++)
+			if (strcmp(*sk, "cluster") != 0 &&
+			    sec_get(&ctop, *sk, &k))
+				say(&L, PPCC_SEV_WARNING, &k->loc,
+				    "%s ignored: only the cluster is read from "
+				    "a cluster file", *sk);
+		if ((v = sec_get(&ctop, "cluster", &k)))
+			read_cluster(&out->cluster, &L, &ctop, k, v);
+		else
+			sec_missing(&ctop, "cluster");
+	}
+	if (!out->pipeline.loc.file)
+		out->pipeline.loc = (ppcc_loc){name, 0, 0};
+	if (L.status) {
+		err = L.status;
+		goto out;
+	}
+	if (L.errors) {
+		err = PPCC_EINPUT;
+		goto out;
+	}
+	if ((err = expand_model(&out->model, &L, &out->cluster)) < 0)
+		goto out;
+	ppcc_config_fill_defaults(out);
+out:
+	if (err == 0 && L.errors)
+		err = PPCC_EINPUT;
+	flush(&L);
+	return err;
+}

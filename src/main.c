@@ -1,0 +1,496 @@
+/*
+ * main.c - the ppcc command line: argv to options, options to library
+ * calls, diagnostics to stderr, output to a file that appears whole or not
+ * at all.
+ *
+ * Output goes to a temporary file beside the target, which is renamed over
+ * it only after every byte was written and flushed: a failed run, a full
+ * disk or a signal leaves any previous file untouched.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ppcc.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_INPUT = 1,  /* bad input, infeasible plan, invalid schedule */
+	EXIT_USAGE = 2,
+	EXIT_OUTPUT = 3, /* cannot write the output */
+	EXIT_INTERNAL = 4 /* out of memory or a bug */
+};
+
+static const char *const format_names[] = {
+	[PPCC_FMT_TEXT] = "text",     [PPCC_FMT_JSON] = "json",
+	[PPCC_FMT_DOT] = "dot",       [PPCC_FMT_SVG] = "svg",
+	[PPCC_FMT_PNG] = "png",       [PPCC_FMT_HEADER] = "header",
+	[PPCC_FMT_TORCH_CSV] = "torch-csv", [PPCC_FMT_CHROME] = "chrome",
+};
+#define N_FORMATS ((int)(sizeof format_names / sizeof format_names[0]))
+
+typedef struct cli_options {
+	const char *command;
+	const char *input;
+	const char *cluster;
+	const char *output;
+	ppcc_emit_options emit;
+	int kind, stages, microbatches, chunks, group_size, tensor_parallel;
+	int quiet;
+} cli_options;
+
+static void usage(FILE *f)
+{
+	fputs("usage: ppcc plan FILE [--cluster FILE] [-s|--schedule KIND] [-p|--stages N]\n"
+	      "                 [-m|--microbatches N] [-v|--chunks N] [-g|--group-size N]\n"
+	      "                 [-t|--tensor-parallel N] [-f|--format FMT] [-o|--output FILE]\n"
+	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
+	      "                 [--prefix NAME]\n"
+	      "       ppcc check FILE.json\n"
+	      "       ppcc -h|--help | -V|--version\n"
+	      "\n"
+	      "KIND: gpipe, 1f1b, interleaved\n"
+	      "FMT:  text, json, dot, svg, png, header, torch-csv, chrome\n"
+	      "FILE and -o accept - for stdin and stdout.  See ppcc(1) and ppcc(5).\n",
+	      f);
+}
+
+static void print_diag(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
+		       void *user)
+{
+	(void)user;
+	const char *what = sev == PPCC_SEV_ERROR ? "error"
+			   : sev == PPCC_SEV_WARNING ? "warning" : "note";
+	if (loc && loc->file && loc->line > 0)
+		fprintf(stderr, "ppcc: %s:%d:%d: %s: %s\n", loc->file, loc->line,
+			loc->col, what, msg);
+	else if (loc && loc->file)
+		fprintf(stderr, "ppcc: %s: %s: %s\n", loc->file, what, msg);
+	else
+		fprintf(stderr, "ppcc: %s: %s\n", what, msg);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("ppcc: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'ppcc --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_count(const char *s, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > INT_MAX)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* ---- atomic output ---- */
+
+/* The output is built in an unnamed file (O_TMPFILE) in the target's
+ * directory, given a temporary name only once complete, and renamed over
+ * the target: a run killed at any point leaves the target as it was and,
+ * except in the instant between link and rename, no stray file.  Where
+ * O_TMPFILE is not supported a named temporary file is used, removed on
+ * SIGINT, SIGTERM and SIGHUP.  A target that exists and is not a regular
+ * file (a terminal, /dev/null, a pipe) is written in place. */
+typedef struct output {
+	FILE *f;
+	const char *path;
+	int anonymous;       /* O_TMPFILE: no name until output_close */
+	int in_place;        /* stdout or a device */
+	char dir[PATH_MAX];
+} output;
+
+static char tmp_path[PATH_MAX];
+static volatile sig_atomic_t tmp_live;
+
+static void on_signal(int sig)
+{
+	if (tmp_live)
+		unlink(tmp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int temp_name(const output *o)
+{
+	const char *slash = strrchr(o->path, '/');
+	return snprintf(tmp_path, sizeof tmp_path, "%s.%s.XXXXXX", o->dir,
+			slash ? slash + 1 : o->path) < (int)sizeof tmp_path ? 0 : -1;
+}
+
+static int output_open(output *o, const char *path)
+{
+	struct stat st;
+	memset(o, 0, sizeof *o);
+	o->path = path;
+	if (strcmp(path, "-") == 0) {
+		o->f = stdout;
+		o->in_place = 1;
+		return 0;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			return -1;
+		}
+		o->f = fopen(path, "wb");
+		o->in_place = 1;
+		return o->f ? 0 : -1;
+	}
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0;
+	if (dirlen >= (int)sizeof o->dir)
+		dirlen = -1;
+	else
+		snprintf(o->dir, sizeof o->dir, "%.*s", dirlen, path);
+	if (dirlen < 0 || temp_name(o) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	int fd = -1;
+#ifdef O_TMPFILE
+	fd = open(dirlen ? o->dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+		  0666 & ~mask);
+	o->anonymous = fd >= 0;
+#endif
+	if (fd < 0) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		signal(SIGHUP, on_signal);
+		if ((fd = mkstemp(tmp_path)) < 0)
+			return -1;
+		tmp_live = 1;
+		fchmod(fd, 0666 & ~mask);
+	}
+	if (!(o->f = fdopen(fd, "wb"))) {
+		int e = errno;
+		close(fd);
+		if (tmp_live)
+			unlink(tmp_path);
+		tmp_live = 0;
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* Finishes the output: when ok, every byte reaches the disk and the file
+ * replaces the target; otherwise nothing of it remains.  -1 with errno on
+ * failure. */
+static int output_close(output *o, int ok)
+{
+	int e = 0;
+	if (o->f == stdout) {
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return -1;
+		return 0;
+	}
+	if (fflush(o->f) != 0 || ferror(o->f))
+		e = errno ? errno : EIO;
+	if (!o->in_place && !e && fsync(fileno(o->f)) != 0)
+		e = errno;
+	if (ok && !e && o->anonymous) {
+		char proc[64];
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
+		/* a fresh random name for the link */
+		int tries = 0;
+		do {
+			temp_name(o);
+			char *x = tmp_path + strlen(tmp_path) - 6;
+			unsigned long r = (unsigned long)getpid() * 2654435761u +
+					  (unsigned long)time(NULL) * 40503u +
+					  (unsigned long)tries * 7919u;
+			for (int i = 0; i < 6; i++, r /= 36)
+				x[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[r % 36];
+			if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp_path, AT_SYMLINK_FOLLOW) == 0) {
+				tmp_live = 1;
+				break;
+			}
+		} while (errno == EEXIST && ++tries < 100);
+		if (!tmp_live)
+			e = errno;
+	}
+	if (fclose(o->f) != 0 && !e)
+		e = errno;
+	if (ok && !e && !o->in_place && rename(tmp_path, o->path) != 0)
+		e = errno;
+	if ((!ok || e) && tmp_live)
+		unlink(tmp_path);
+	tmp_live = 0;
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return ok ? 0 : -1;
+}
+
+static int exit_code(int status)
+{
+	switch (status) {
+	case PPCC_OK: return EXIT_OK;
+	case PPCC_EINPUT:
+	case PPCC_EINFEASIBLE: return EXIT_INPUT;
+	case PPCC_EIO: return EXIT_OUTPUT;
+	default: return EXIT_INTERNAL;
+	}
+}
+
+static int emit(FILE *f, const ppcc_plan *plan, const ppcc_emit_options *o,
+		ppcc_diag *d)
+{
+	switch (o->format) {
+	case PPCC_FMT_TEXT: return ppcc_emit_text(f, plan, o);
+	case PPCC_FMT_JSON: return ppcc_emit_json(f, plan, o, d);
+	case PPCC_FMT_DOT:
+	case PPCC_FMT_SVG:
+	case PPCC_FMT_PNG: return ppcc_emit_dot(f, plan, o, d);
+	case PPCC_FMT_HEADER: return ppcc_emit_header(f, plan, o, d);
+	case PPCC_FMT_TORCH_CSV: return ppcc_emit_torch_csv(f, plan, o, d);
+	case PPCC_FMT_CHROME: return ppcc_emit_chrome(f, plan, o, d);
+	}
+	return PPCC_EINTERNAL;
+}
+
+static void set_override(int value, int *field, ppcc_loc *loc)
+{
+	static const ppcc_loc cmdline = {"<command line>", 0, 0};
+	if (value > 0) {
+		*field = value;
+		*loc = cmdline;
+	}
+}
+
+static int report_status(int err, ppcc_diag *d)
+{
+	if (err == PPCC_ENOMEM)
+		ppcc_error(d, NULL, "out of memory");
+	else if (err == PPCC_EINTERNAL && d->errors == 0)
+		ppcc_error(d, NULL, "internal error");
+	return exit_code(err);
+}
+
+static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
+{
+	const char *path = o->output ? o->output : "-";
+	output out;
+	if (output_open(&out, path) < 0) {
+		fprintf(stderr, "ppcc: %s: error: cannot write: %s\n", path,
+			strerror(errno));
+		return EXIT_OUTPUT;
+	}
+	int errors = d->errors;
+	int err = emit(out.f, plan, &o->emit, d);
+	int write_errno = err == PPCC_EIO ? errno : 0;
+	errno = 0;
+	if ((output_close(&out, err == 0) < 0 && err == 0) || err == PPCC_EIO) {
+		if (err != PPCC_EIO || d->errors == errors)
+			fprintf(stderr, "ppcc: %s: error: cannot write: %s\n",
+				strcmp(path, "-") == 0 ? "<stdout>" : path,
+				strerror(write_errno ? write_errno : errno ? errno : EIO));
+		return EXIT_OUTPUT;
+	}
+	return err ? report_status(err, d) : EXIT_OK;
+}
+
+static int cmd_plan(const cli_options *o)
+{
+	ppcc_diag d = {.fn = print_diag};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan plan;
+	int rc, err;
+
+	if (!a) {
+		fputs("ppcc: error: out of memory\n", stderr);
+		return EXIT_INTERNAL;
+	}
+	if ((err = ppcc_config_load(&cfg, a, o->input, o->cluster, &d)) < 0) {
+		rc = report_status(err, &d);
+		goto out;
+	}
+	ppcc_pipeline *pl = &cfg.pipeline;
+	if (o->kind >= 0) {
+		pl->kind = o->kind;
+		pl->kind_loc = (ppcc_loc){"<command line>", 0, 0};
+	}
+	set_override(o->stages, &pl->stages, &pl->stages_loc);
+	set_override(o->microbatches, &pl->microbatches, &pl->microbatches_loc);
+	set_override(o->chunks, &pl->chunks, &pl->chunks_loc);
+	set_override(o->group_size, &pl->group_size, &pl->group_size_loc);
+	set_override(o->tensor_parallel, &pl->tensor_parallel,
+		     &pl->tensor_parallel_loc);
+	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
+	    (err = ppcc_plan_build(&plan, a, &cfg, &d)) < 0) {
+		rc = report_status(err, &d);
+		goto out;
+	}
+	rc = write_plan(o, &plan, &d);
+out:
+	ppcc_arena_free(a);
+	return rc;
+}
+
+static int cmd_check(const cli_options *o)
+{
+	ppcc_diag d = {.fn = print_diag};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_plan plan;
+	int rc, err;
+
+	if (!a) {
+		fputs("ppcc: error: out of memory\n", stderr);
+		return EXIT_INTERNAL;
+	}
+	const char *name = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
+	if ((err = ppcc_read_json(&plan, a, o->input, &d)) < 0 ||
+	    (err = ppcc_schedule_validate(&plan.best.schedule, &d, name, 50)) < 0) {
+		rc = report_status(err, &d);
+		goto out;
+	}
+	if (!o->quiet) {
+		const ppcc_schedule *s = &plan.best.schedule;
+		long long n = 0;
+		for (int r = 0; r < s->n_ranks; r++)
+			n += s->ranks[r].n_actions;
+		printf("%s: valid %s schedule: %d ranks, %d stages, %d microbatches, "
+		       "%lld actions\n", name, ppcc_schedule_kind_name(s->kind),
+		       s->n_ranks, s->n_stages, s->n_microbatches, n);
+	}
+	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_OUTPUT;
+out:
+	ppcc_arena_free(a);
+	return rc;
+}
+
+enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX };
+
+static const struct option longopts[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{"cluster", required_argument, NULL, OPT_CLUSTER},
+	{"schedule", required_argument, NULL, 's'},
+	{"stages", required_argument, NULL, 'p'},
+	{"microbatches", required_argument, NULL, 'm'},
+	{"chunks", required_argument, NULL, 'v'},
+	{"group-size", required_argument, NULL, 'g'},
+	{"tensor-parallel", required_argument, NULL, 't'},
+	{"format", required_argument, NULL, 'f'},
+	{"output", required_argument, NULL, 'o'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"view", required_argument, NULL, OPT_VIEW},
+	{"with-comms", no_argument, NULL, OPT_WITH_COMMS},
+	{"standalone", no_argument, NULL, OPT_STANDALONE},
+	{"prefix", required_argument, NULL, OPT_PREFIX},
+	{NULL, 0, NULL, 0},
+};
+
+/* The option getopt_long is looking at, for messages. */
+static const char *cur_opt = "";
+
+/* Applies one option; returns -1 to go on, or the exit code. */
+static int apply_option(cli_options *o, int c, const char *arg)
+{
+	int *count = NULL;
+	switch (c) {
+	case 'h':
+		usage(stdout);
+		return EXIT_OK;
+	case 'V':
+		puts("ppcc " PPCC_VERSION_STRING);
+		return EXIT_OK;
+	case OPT_CLUSTER: o->cluster = arg; break;
+	case 's':
+		if ((o->kind = ppcc_schedule_kind_parse(arg)) < 0)
+			return usage_error("unknown schedule '%s' (gpipe, 1f1b or interleaved)", arg);
+		break;
+	case 'p': count = &o->stages; break;
+	case 'm': count = &o->microbatches; break;
+	case 'v': count = &o->chunks; break;
+	case 'g': count = &o->group_size; break;
+	case 't': count = &o->tensor_parallel; break;
+	case 'f': {
+		int k;
+		for (k = 0; k < N_FORMATS; k++)
+			if (strcmp(arg, format_names[k]) == 0)
+				break;
+		if (k == N_FORMATS)
+			return usage_error("unknown format '%s' (text, json, dot, svg, png, header, torch-csv or chrome)", arg);
+		o->emit.format = k;
+		break;
+	}
+	case 'o': o->output = arg; break;
+	case 'q': o->quiet = 1; break;
+	case OPT_VIEW:
+		if (strcmp(arg, "deps") == 0)
+			o->emit.view_deps = 1;
+		else if (strcmp(arg, "timeline") != 0)
+			return usage_error("unknown view '%s' (timeline or deps)", arg);
+		break;
+	case OPT_WITH_COMMS: o->emit.with_comms = 1; break;
+	case OPT_STANDALONE: o->emit.standalone = 1; break;
+	case OPT_PREFIX: o->emit.prefix = arg; break;
+	case ':':
+		return usage_error("option '%s' needs a value", cur_opt);
+	default:
+		return usage_error("unknown option '%s'", cur_opt);
+	}
+	if (count && parse_count(arg, count) < 0)
+		return usage_error("expected a positive integer, got '%s'", arg);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	cli_options o = {.kind = -1, .emit = {.format = PPCC_FMT_TEXT}};
+	int c, rc;
+
+	/* Options may come before the command and among its arguments. */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:hVs:p:m:v:g:t:f:o:q", longopts,
+				NULL)) != -1) {
+		cur_opt = argv[optind - 1];
+		if ((rc = apply_option(&o, c, optarg)) >= 0)
+			return rc;
+	}
+	if (optind >= argc)
+		return usage_error("%s", "missing command (plan or check)");
+	o.command = argv[optind];
+	if (strcmp(o.command, "plan") != 0 && strcmp(o.command, "check") != 0)
+		return usage_error("unknown command '%s' (plan or check)", o.command);
+	char **args = argv + optind;
+	int nargs = argc - optind;
+	optind = 0; /* 0: glibc re-reads the option string (no "+" now) */
+	while ((c = getopt_long(nargs, args, ":hVs:p:m:v:g:t:f:o:q", longopts,
+				NULL)) != -1) {
+		cur_opt = args[optind - 1];
+		if ((rc = apply_option(&o, c, optarg)) >= 0)
+			return rc;
+	}
+	if (optind >= nargs)
+		return usage_error("%s: missing FILE", o.command);
+	o.input = args[optind++];
+	if (optind < nargs)
+		return usage_error("unexpected argument '%s'", args[optind]);
+	if (o.output && o.output[0] == '\0')
+		return usage_error("%s", "empty output path");
+	if (strcmp(o.command, "check") == 0)
+		return cmd_check(&o);
+	return cmd_plan(&o);
+}

@@ -1,0 +1,464 @@
+/*
+ * plan.c - from a checked configuration to a scheduled, simulated plan.
+ *
+ * The cost model, in the partitioner's integers:
+ *
+ *   - pipeline rank r runs on devices [r*t, r*t + t) (t-way tensor
+ *     parallelism, assumed to scale perfectly); its speed is
+ *     t * tflops * 1e12 * efficiency FLOP/s of its device group;
+ *   - a layer's compute time on a rank is (fwd_flops + bwd_flops) / speed,
+ *     rounded to whole picoseconds per layer, so stage times are exact
+ *     integer sums and the partitioner's optimum is exact;
+ *   - the boundary between stage s and s + 1 after layer j carries
+ *     activation_bytes[j] forward and as many gradient bytes backward, over
+ *     the intra-node link when both ranks' first devices share a node and
+ *     the inter-node link otherwise: each direction costs latency +
+ *     bytes / bandwidth; a stage pays for both directions at both of its
+ *     boundaries (stages on the same rank, p == 1, pay nothing);
+ *   - memory per device: (static bytes + k * stash bytes) / t, where k is
+ *     the most microbatches the schedule keeps in flight on that stage,
+ *     counted on the generated schedule itself (1F1B: min(p - r, m);
+ *     GPipe: m).  With v chunks a rank's memory is split evenly between its
+ *     chunks: a sufficient condition, since the chunks' peaks need not
+ *     coincide; the simulator reports the actual peak.
+ *
+ * The schedule's order does not depend on the split, so it is generated
+ * once for the counts and again with the chosen stages' sizes.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+#define PS_PER_S 1e12
+
+typedef struct plan_ctx {
+	const ppcc_config *cfg;
+	ppcc_arena *a;
+	ppcc_diag *d;
+	int n, p, v, S, t, m, kind, group;
+	double *rank_speed;      /* FLOP/s per rank */
+	double *rank_mem;        /* layer bytes a rank may hold: memory * t */
+	int *rank_group;
+	/* per device group: prefix sums of compute picoseconds */
+	int64_t **work_fb, **work_f;
+	int64_t *comm[2];        /* [intra, inter][j]: both directions, after j */
+	int64_t *comm_shift[2];  /* [..][i] = comm[..][i - 1] */
+	int64_t *static_prefix, *stash_prefix;
+	int64_t *stash_count;    /* per stage */
+	int64_t *mem_cap;        /* per stage */
+	int *stage_link;         /* link s -> s + 1: 0 intra, 1 inter, -1 none */
+	ppcc_part_problem pb;
+} plan_ctx;
+
+static int64_t to_ps(double seconds)
+{
+	double ps = seconds * PS_PER_S;
+	return ps >= 9e18 ? INT64_MAX / 4 : (int64_t)llround(ps);
+}
+
+static int64_t to_bytes(double b)
+{
+	return b >= 9e18 ? INT64_MAX / 4 : (int64_t)llround(b);
+}
+
+static const ppcc_device_group *device_group(const ppcc_cluster *c,
+					     int device, int *out_index)
+{
+	for (int g = 0; g < c->n_groups; g++) {
+		if (device < c->groups[g].count) {
+			*out_index = g;
+			return &c->groups[g];
+		}
+		device -= c->groups[g].count;
+	}
+	*out_index = c->n_groups - 1;
+	return &c->groups[c->n_groups - 1];
+}
+
+static int node_of_rank(const plan_ctx *x, int r)
+{
+	return (r * x->t) / x->cfg->cluster.devices_per_node;
+}
+
+static const ppcc_link *link_of(const plan_ctx *x, int kind)
+{
+	return kind == 0 ? &x->cfg->cluster.intra_node : &x->cfg->cluster.inter_node;
+}
+
+static double link_seconds(const ppcc_link *l, double bytes)
+{
+	return l->latency + bytes / l->bandwidth;
+}
+
+#define ALLOC(ptr, count) \
+	(((ptr) = ppcc_arena_alloc(x->a, (size_t)(count), sizeof *(ptr))) != NULL)
+
+static int ctx_init(plan_ctx *x)
+{
+	const ppcc_config *c = x->cfg;
+	const ppcc_layer *L = c->model.layers;
+	int n = x->n;
+
+	if (!ALLOC(x->rank_speed, x->p) || !ALLOC(x->rank_mem, x->p) ||
+	    !ALLOC(x->rank_group, x->p) ||
+	    !ALLOC(x->work_fb, c->cluster.n_groups) ||
+	    !ALLOC(x->work_f, c->cluster.n_groups))
+		return PPCC_ENOMEM;
+	for (int r = 0; r < x->p; r++) {
+		int g;
+		const ppcc_device_group *dg = device_group(&c->cluster, r * x->t, &g);
+		x->rank_group[r] = g;
+		x->rank_speed[r] = x->t * dg->tflops * 1e12 * dg->efficiency;
+		x->rank_mem[r] = dg->memory_bytes * x->t;
+	}
+	for (int g = 0; g < c->cluster.n_groups; g++) {
+		const ppcc_device_group *dg = &c->cluster.groups[g];
+		double speed = x->t * dg->tflops * 1e12 * dg->efficiency;
+		if (!ALLOC(x->work_fb[g], n + 1) || !ALLOC(x->work_f[g], n + 1))
+			return PPCC_ENOMEM;
+		for (int i = 0; i < n; i++) {
+			int64_t f = to_ps(L[i].fwd_flops / speed);
+			int64_t b = to_ps(L[i].bwd_flops / speed);
+			x->work_f[g][i + 1] = x->work_f[g][i] + f;
+			x->work_fb[g][i + 1] = x->work_fb[g][i] + f + b;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		if (!ALLOC(x->comm[k], n) || !ALLOC(x->comm_shift[k], n))
+			return PPCC_ENOMEM;
+		for (int j = 0; j < n; j++)
+			x->comm[k][j] = 2 * to_ps(link_seconds(link_of(x, k),
+							       L[j].activation_bytes));
+		for (int i = 1; i < n; i++)
+			x->comm_shift[k][i] = x->comm[k][i - 1];
+	}
+	if (!ALLOC(x->static_prefix, n + 1) || !ALLOC(x->stash_prefix, n + 1))
+		return PPCC_ENOMEM;
+	for (int i = 0; i < n; i++) {
+		x->static_prefix[i + 1] = x->static_prefix[i] +
+			to_bytes(L[i].params * L[i].bytes_per_param);
+		x->stash_prefix[i + 1] = x->stash_prefix[i] + to_bytes(L[i].stash_bytes);
+	}
+	if (!ALLOC(x->stage_link, x->S))
+		return PPCC_ENOMEM;
+	for (int s = 0; s < x->S; s++) {
+		int r0 = s % x->p, r1 = (s + 1) % x->p;
+		if (s == x->S - 1 || r0 == r1)
+			x->stage_link[s] = -1;
+		else
+			x->stage_link[s] = node_of_rank(x, r0) == node_of_rank(x, r1) ? 0 : 1;
+	}
+	return 0;
+}
+
+/* The most microbatches each stage holds at once under the schedule: F
+ * adds one, B (or W) removes one. */
+static int count_in_flight(plan_ctx *x, const ppcc_schedule *s)
+{
+	int64_t *cur;
+	if (!ALLOC(cur, x->S) || !ALLOC(x->stash_count, x->S))
+		return PPCC_ENOMEM;
+	for (int r = 0; r < s->n_ranks; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		for (int i = 0; i < rs->n_actions; i++) {
+			const ppcc_action *act = &rs->actions[i];
+			if (act->op == PPCC_OP_F) {
+				if (++cur[act->stage] > x->stash_count[act->stage])
+					x->stash_count[act->stage] = cur[act->stage];
+			} else if (act->op == PPCC_OP_B || act->op == PPCC_OP_W) {
+				cur[act->stage]--;
+			}
+		}
+	}
+	return 0;
+}
+
+static int problem_init(plan_ctx *x)
+{
+	const int64_t **work, **cin, **cout;
+	if (!ALLOC(work, x->S) || !ALLOC(cin, x->S) || !ALLOC(cout, x->S) ||
+	    !ALLOC(x->mem_cap, x->S))
+		return PPCC_ENOMEM;
+	for (int s = 0; s < x->S; s++) {
+		int r = s % x->p;
+		work[s] = x->work_fb[x->rank_group[r]];
+		int in = s > 0 ? x->stage_link[s - 1] : -1;
+		int out = x->stage_link[s];
+		cin[s] = in >= 0 ? x->comm_shift[in] : x->comm_shift[0];
+		cout[s] = out >= 0 ? x->comm[out] : x->comm[0];
+		if (in < 0 && s > 0)
+			cin[s] = NULL;
+		if (out < 0 && s < x->S - 1)
+			cout[s] = NULL;
+		x->mem_cap[s] = to_bytes(x->rank_mem[r] / x->v);
+	}
+	/* Stages on the same rank as their neighbour pay no p2p: give them a
+	 * zero array. */
+	int64_t *zero;
+	if (!ALLOC(zero, x->n))
+		return PPCC_ENOMEM;
+	for (int s = 0; s < x->S; s++) {
+		if (!cin[s])
+			cin[s] = zero;
+		if (!cout[s])
+			cout[s] = zero;
+	}
+	x->pb = (ppcc_part_problem){
+		.n_layers = x->n,
+		.n_stages = x->S,
+		.work = work,
+		.comm_in = cin,
+		.comm_out = cout,
+		.static_prefix = x->static_prefix,
+		.stash_prefix = x->stash_prefix,
+		.stash_count = x->stash_count,
+		.mem_cap = x->mem_cap,
+	};
+	return 0;
+}
+
+static int64_t stage_time(const plan_ctx *x, int s, int i, int j)
+{
+	const ppcc_part_problem *pb = &x->pb;
+	int64_t t = pb->work[s][j + 1] - pb->work[s][i];
+	if (s > 0)
+		t += pb->comm_in[s][i];
+	if (s < x->S - 1)
+		t += pb->comm_out[s][j];
+	return t;
+}
+
+static double stage_mem(const plan_ctx *x, int s, int i, int j)
+{
+	double st = (double)(x->static_prefix[j + 1] - x->static_prefix[i]);
+	double sh = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]);
+	return st + (double)x->stash_count[s] * sh;
+}
+
+/* Fills a variant from a split (first[s] for each stage). */
+static int variant_build(plan_ctx *x, ppcc_plan_variant *out, const int *first)
+{
+	const ppcc_layer *L = x->cfg->model.layers;
+	int err;
+	if (!ALLOC(out->stages, x->S) || !ALLOC(out->costs, x->S))
+		return PPCC_ENOMEM;
+	out->bottleneck_ps = 0;
+	for (int s = 0; s < x->S; s++) {
+		int i = first[s], j = s + 1 < x->S ? first[s + 1] - 1 : x->n - 1;
+		int r = s % x->p, g = x->rank_group[r];
+		ppcc_stage_info *st = &out->stages[s];
+		st->stage = s;
+		st->rank = r;
+		st->chunk = s / x->p;
+		st->first_layer = i;
+		st->last_layer = j;
+		st->recv_bytes = s > 0 ? (uint64_t)to_bytes(L[i - 1].activation_bytes) : 0;
+		st->send_bytes = s < x->S - 1 ? (uint64_t)to_bytes(L[j].activation_bytes) : 0;
+
+		ppcc_stage_cost *c = &out->costs[s];
+		int64_t f = x->work_f[g][j + 1] - x->work_f[g][i];
+		int64_t fb = x->work_fb[g][j + 1] - x->work_fb[g][i];
+		c->fwd_ms = (double)f / 1e9;
+		c->bwd_ms = (double)(fb - f) / 1e9;
+		c->bwd_input_ms = c->bwd_ms / 2;
+		c->bwd_weight_ms = c->bwd_ms - c->bwd_input_ms;
+		if (x->stage_link[s] >= 0)
+			c->send_f_ms = 1e3 * link_seconds(link_of(x, x->stage_link[s]),
+							  (double)st->send_bytes);
+		if (s > 0 && x->stage_link[s - 1] >= 0)
+			c->send_b_ms = 1e3 * link_seconds(link_of(x, x->stage_link[s - 1]),
+							  (double)st->recv_bytes);
+		c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->t;
+		c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->t;
+		int64_t tm = stage_time(x, s, i, j);
+		if (tm > out->bottleneck_ps)
+			out->bottleneck_ps = tm;
+	}
+	if ((err = ppcc_schedule_build(&out->schedule, x->a, x->kind, x->p, x->v,
+				       x->m, x->group, out->stages)) < 0)
+		return err;
+	if ((err = ppcc_schedule_validate(&out->schedule, x->d, x->cfg->path, 20)) < 0)
+		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
+	if ((err = ppcc_simulate(&out->estimate, x->a, &out->schedule, out->costs)) < 0)
+		return err;
+	return 0;
+}
+
+static double gib(double bytes)
+{
+	return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+/* No split fits: say which stage is over and by how much, then what would
+ * fit: the fewest stages, or the least memory per device. */
+static int report_infeasible(plan_ctx *x)
+{
+	int *first, stage;
+	int64_t over;
+	int err;
+	if (!ALLOC(first, x->S))
+		return PPCC_ENOMEM;
+	if ((err = ppcc_partition_min_overflow(first, &stage, &over, &x->pb)) < 0)
+		return err;
+	int i = first[stage];
+	int j = stage + 1 < x->S ? first[stage + 1] - 1 : x->n - 1;
+	int r = stage % x->p;
+	const ppcc_layer *L = x->cfg->model.layers;
+	double need = stage_mem(x, stage, i, j) / x->t;
+	double cap = (double)x->mem_cap[stage] / x->t;
+	ppcc_error(x->d, &L[i].loc,
+		   "the model does not fit in device memory: at best, stage %d "
+		   "(rank %d, layers %d-%d, %s to %s) needs %.2f GiB per device "
+		   "but has %.2f GiB, %.2f GiB over",
+		   stage, r, i, j, L[i].name, L[j].name, gib(need), gib(cap),
+		   gib((double)over / x->t));
+	ppcc_note(x->d, &L[i].loc,
+		  "it holds %lld microbatches of activations in flight under %s",
+		  (long long)x->stash_count[stage], ppcc_schedule_kind_name(x->kind));
+
+	/* The least memory per device: every cap raised by the overflow. */
+	double least = 0;
+	for (int s = 0; s < x->S; s++) {
+		double c = (double)x->mem_cap[s] * x->v / x->t;
+		if (c > least)
+			least = c;
+	}
+	least += (double)over * x->v / x->t;
+	ppcc_note(x->d, &x->cfg->cluster.loc,
+		  "it would fit with %.2f GiB per device", gib(least));
+	return PPCC_EINFEASIBLE;
+}
+
+static int fewest_stages(const ppcc_config *cfg);
+
+static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+		      ppcc_diag *d, int search)
+{
+	plan_ctx ctx = {0}, *x = &ctx;
+	int err;
+	ppcc_schedule shape;
+	int *first, *uni;
+
+	memset(out, 0, sizeof *out);
+	x->cfg = cfg;
+	x->a = a;
+	x->d = d;
+	x->n = cfg->model.n_layers;
+	x->p = cfg->pipeline.stages;
+	x->v = cfg->pipeline.chunks;
+	x->S = x->p * x->v;
+	x->t = cfg->pipeline.tensor_parallel;
+	x->m = cfg->pipeline.microbatches;
+	x->kind = cfg->pipeline.kind;
+	x->group = cfg->pipeline.group_size;
+	if (x->S > x->n || x->p < 1 || x->v < 1 || x->t < 1 || x->m < 1)
+		return PPCC_EINTERNAL; /* ppcc_config_check rejects these */
+
+	if ((err = ctx_init(x)) < 0)
+		return err;
+
+	/* The shape of the schedule, for the in-flight counts. */
+	ppcc_stage_info *blank;
+	if (!ALLOC(blank, x->S))
+		return PPCC_ENOMEM;
+	for (int s = 0; s < x->S; s++) {
+		blank[s].stage = s;
+		blank[s].rank = s % x->p;
+		blank[s].chunk = s / x->p;
+	}
+	if ((err = ppcc_schedule_build(&shape, a, x->kind, x->p, x->v, x->m,
+				       x->group, blank)) < 0)
+		return err;
+	if ((err = count_in_flight(x, &shape)) < 0 || (err = problem_init(x)) < 0)
+		return err;
+
+	if (!ALLOC(first, x->S) || !ALLOC(uni, x->S))
+		return PPCC_ENOMEM;
+	int64_t bottleneck;
+	err = ppcc_partition_solve(first, &bottleneck, &x->pb);
+	if (err == PPCC_EINFEASIBLE) {
+		if (!search)
+			return err;
+		if ((err = report_infeasible(x)) != PPCC_EINFEASIBLE)
+			return err;
+		int p = fewest_stages(cfg);
+		if (p < 0 && p != PPCC_EINFEASIBLE)
+			return p;
+		if (p > 0)
+			ppcc_note(d, &cfg->pipeline.stages_loc,
+				  "it would fit with %d stages", p);
+		return PPCC_EINFEASIBLE;
+	}
+	if (err < 0)
+		return err;
+
+	out->config = cfg;
+	out->model_name = cfg->model.name;
+	out->n_layers = x->n;
+	out->layers = cfg->model.layers;
+	if ((err = variant_build(x, &out->best, first)) < 0)
+		return err;
+	if (out->best.bottleneck_ps != bottleneck)
+		return PPCC_EINTERNAL;
+
+	/* Megatron-LM's default: equal layer counts, the remainder on the
+	 * last stages. */
+	int base = x->n / x->S, extra = x->n % x->S, at = 0;
+	out->uniform_fits = 1;
+	for (int s = 0; s < x->S; s++) {
+		uni[s] = at;
+		int len = base + (s >= x->S - extra ? 1 : 0);
+		if (stage_mem(x, s, at, at + len - 1) > (double)x->mem_cap[s])
+			out->uniform_fits = 0;
+		at += len;
+	}
+	if ((err = variant_build(x, &out->uniform, uni)) < 0)
+		return err;
+	out->has_uniform = 1;
+	if (!ALLOC(out->memory_cap_bytes, x->p))
+		return PPCC_ENOMEM;
+	for (int r = 0; r < x->p; r++)
+		out->memory_cap_bytes[r] = x->rank_mem[r] / x->t;
+	return 0;
+}
+
+int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+		    ppcc_diag *d)
+{
+	return plan_build(out, a, cfg, d, 1);
+}
+
+/* The fewest stages, more than configured and within the devices and
+ * layers there are, at which the model fits; PPCC_EINFEASIBLE if none. */
+static int fewest_stages(const ppcc_config *cfg)
+{
+	ppcc_diag quiet = {0};
+	ppcc_config trial = *cfg;
+	int max_p = cfg->cluster.devices / cfg->pipeline.tensor_parallel;
+	for (int p = cfg->pipeline.stages + 1; p <= max_p; p++) {
+		if (p * cfg->pipeline.chunks > cfg->model.n_layers)
+			break;
+		trial.pipeline.stages = p;
+		if (cfg->pipeline.kind == PPCC_SCHED_INTERLEAVED) {
+			int g = cfg->pipeline.group_size ? cfg->pipeline.group_size : p;
+			int m = cfg->pipeline.microbatches;
+			if (g < p || g > m || (m % g != 0 && m % g < p))
+				continue;
+		}
+		ppcc_arena *ta = ppcc_arena_new();
+		if (!ta)
+			return PPCC_ENOMEM;
+		ppcc_plan tp;
+		int err = plan_build(&tp, ta, &trial, &quiet, 0);
+		ppcc_arena_free(ta);
+		if (err == 0)
+			return p;
+		if (err != PPCC_EINFEASIBLE)
+			return err;
+	}
+	return PPCC_EINFEASIBLE;
+}

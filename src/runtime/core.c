@@ -1,0 +1,1303 @@
+/*
+ * core.c - runs one rank's action list over a transport.
+ *
+ * ppcc_rt_init joins the transport, validates the schedule and compares
+ * its fingerprint with every other rank's before any data moves.
+ * ppcc_rt_step then walks the rank's actions in list order:
+ *
+ *   RECV_*   waits (with the timeout) for a receive posted earlier: each
+ *            compute action first posts the receives that the next
+ *            `recv_ahead` compute actions need, so data arrives while the
+ *            rank computes;
+ *   F, B, I, W  calls the stage's callback with buffers from the slots
+ *            below and moves the results on;
+ *   SEND_*   posts the send and goes on; the buffer returns to the pool
+ *            when the transport reports the send complete (tested after
+ *            every action, waited for at the end of the step).
+ *
+ * In grouped mode (nccl, or opts->grouped) a run of consecutive SEND/RECV
+ * actions is posted between group_begin and group_end and waited for as
+ * a whole; receives are then posted only at their place.
+ *
+ * Buffers live in four slots per (stage, microbatch): the stage's input
+ * activation (IN_ACT: received or handed over by stage-1 on the same
+ * rank; kept until B or W), its output (OUT_ACT: until sent or handed
+ * over), the gradient of its output (IN_GRAD: until B or W) and of its
+ * input (OUT_GRAD: until sent or handed over).  They come from a pool with
+ * a free list per size, so the pool grows to the most buffers the
+ * schedule holds at once (plus the receives posted ahead) and no more.
+ *
+ * In debug mode each buffer carries a trailer after its payload: the
+ * message's name, sending and receiving rank, step and an FNV-1a checksum
+ * of all of it, written before the send and checked on receipt.
+ *
+ * Every failure goes through rt_fail: one diagnostic line naming the
+ * action, what it waited for and for how long, and the flight record of
+ * the rank's last actions; then the transport's abort, so that the other
+ * ranks stop instead of waiting for this one.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+
+enum { SLOT_IN_ACT, SLOT_OUT_ACT, SLOT_IN_GRAD, SLOT_OUT_GRAD, SLOT_KINDS };
+
+#define RT_DEFAULT_TIMEOUT 300.0
+#define RT_DEFAULT_FLIGHT 8
+#define RT_TRAILER_MAGIC 0x70706372u /* "ppcr" */
+
+/* The debug trailer, stored unaligned after the payload. */
+typedef struct rt_trailer {
+	uint32_t magic;
+	int32_t src, dst;
+	int32_t key_op, key_stage, mb;
+	uint64_t step;
+	uint64_t sum;
+} rt_trailer;
+
+double ppcc_rt_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *ppcc_rt_status_str(int status)
+{
+	switch (status) {
+	case PPCC_RT_OK: return "success";
+	case PPCC_RT_ENOMEM: return "out of memory";
+	case PPCC_RT_EINPUT: return "bad input";
+	case PPCC_RT_EIO: return "input/output error";
+	case PPCC_RT_EINTERNAL: return "internal error";
+	case PPCC_RT_ETIMEOUT: return "timeout";
+	case PPCC_RT_ECALLBACK: return "callback failed";
+	case PPCC_RT_EPEER: return "another rank failed";
+	case PPCC_RT_ECHECKSUM: return "message check failed";
+	case PPCC_RT_EMISMATCH: return "schedules differ between ranks";
+	case PPCC_RT_ETRANSPORT: return "transport error";
+	case PPCC_RT_EUNAVAILABLE: return "transport not built in";
+	}
+	return "unknown status";
+}
+
+int ppcc_rt_transport_available(int transport)
+{
+	switch (transport) {
+	case PPCC_RT_LOCAL: return 1;
+	case PPCC_RT_MPI: return PPCC_HAVE_MPI;
+	case PPCC_RT_NCCL: return PPCC_HAVE_NCCL;
+	}
+	return 0;
+}
+
+static void rt_default_diag(int rank, const char *line, void *user)
+{
+	(void)rank;
+	(void)user;
+	fprintf(stderr, "%s\n", line);
+}
+
+void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...)
+{
+	char line[2048];
+	int n = snprintf(line, sizeof line, "ppcc-rt: rank %d: ", rt->rank);
+	va_list ap;
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof line)
+		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	va_end(ap);
+	rt->o.diag(rt->rank, line, rt->o.diag_user);
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+static double rt_env_double(const char *name, double dflt)
+{
+	const char *e = getenv(name);
+	if (!e || !*e)
+		return dflt;
+	char *end;
+	double v = strtod(e, &end);
+	return *end == '\0' && v > 0 ? v : dflt;
+}
+
+static void rt_resolve_options(ppcc_rt_options *o, const ppcc_rt_options *in)
+{
+	static const ppcc_rt_options dflt = PPCC_RT_OPTIONS_INIT;
+	*o = in ? *in : dflt;
+	if (o->timeout_s <= 0)
+		o->timeout_s = rt_env_double("PPCC_TIMEOUT", RT_DEFAULT_TIMEOUT);
+	const char *dbg = getenv("PPCC_DEBUG");
+	if (dbg && strcmp(dbg, "1") == 0)
+		o->debug = 1;
+	if (o->recv_ahead < 0)
+		o->recv_ahead = 0;
+	if (o->flight_record <= 0)
+		o->flight_record = RT_DEFAULT_FLIGHT;
+	if (!o->diag) {
+		o->diag = rt_default_diag;
+		o->diag_user = NULL;
+	}
+}
+
+/* ---- pool ------------------------------------------------------------------ */
+
+static size_t rt_wire_bytes(const ppcc_rt *rt, uint64_t payload)
+{
+	return (size_t)payload + (rt->debug ? sizeof(rt_trailer) : 0);
+}
+
+static int rt_buf_get(rt_buf **out, ppcc_rt *rt, size_t size)
+{
+	rt_size_class *c = NULL;
+	for (int i = 0; i < rt->n_classes; i++)
+		if (rt->classes[i].size == size)
+			c = &rt->classes[i];
+	if (!c) {
+		if (rt->n_classes == rt->cap_classes) {
+			int cap = rt->cap_classes ? 2 * rt->cap_classes : 8;
+			rt_size_class *nc = ppcc_realloc(
+				rt->classes, (size_t)cap * sizeof *nc);
+			if (!nc)
+				return PPCC_RT_ENOMEM;
+			rt->classes = nc;
+			rt->cap_classes = cap;
+		}
+		c = &rt->classes[rt->n_classes++];
+		c->size = size;
+		c->free = NULL;
+	}
+	rt_buf *b = c->free;
+	if (b) {
+		c->free = b->next;
+	} else {
+		b = ppcc_calloc(1, sizeof *b);
+		if (!b)
+			return PPCC_RT_ENOMEM;
+		int err = rt->ops->alloc(rt->tr, &b->mem, size);
+		if (err < 0) {
+			ppcc_free(b);
+			return err;
+		}
+		b->size = size;
+		b->all_next = rt->buf_all;
+		rt->buf_all = b;
+		rt->pool_buffers++;
+	}
+	b->next = NULL;
+	rt->in_use++;
+	rt->in_use_bytes += size;
+	if (rt->in_use > rt->st.peak_buffers)
+		rt->st.peak_buffers = rt->in_use;
+	if (rt->in_use_bytes > rt->st.peak_buffer_bytes)
+		rt->st.peak_buffer_bytes = rt->in_use_bytes;
+	*out = b;
+	return 0;
+}
+
+static void rt_buf_put(ppcc_rt *rt, rt_buf *b)
+{
+	if (!b)
+		return;
+	for (int i = 0; i < rt->n_classes; i++)
+		if (rt->classes[i].size == b->size) {
+			b->next = rt->classes[i].free;
+			rt->classes[i].free = b;
+			break;
+		}
+	rt->in_use--;
+	rt->in_use_bytes -= b->size;
+}
+
+static rt_buf **rt_slot(ppcc_rt *rt, int kind, int stage, int mb)
+{
+	return &rt->slot[((size_t)kind * (size_t)rt->S + (size_t)stage) *
+			 (size_t)rt->m + (size_t)mb];
+}
+
+/* Takes the buffer out of a slot (NULL when empty). */
+static rt_buf *rt_take(ppcc_rt *rt, int kind, int stage, int mb)
+{
+	rt_buf **p = rt_slot(rt, kind, stage, mb);
+	rt_buf *b = *p;
+	*p = NULL;
+	return b;
+}
+
+static int rt_req_get(rt_req **out, ppcc_rt *rt)
+{
+	rt_req *r = rt->req_free;
+	if (r) {
+		rt->req_free = r->pool_next;
+	} else {
+		r = ppcc_calloc(1, sizeof *r);
+		if (!r)
+			return PPCC_RT_ENOMEM;
+		r->all_next = rt->req_all;
+		rt->req_all = r;
+	}
+	rt_req *all = r->all_next;
+	memset(r, 0, sizeof *r);
+	r->all_next = all;
+	atomic_init(&r->done, 0);
+	*out = r;
+	return 0;
+}
+
+static void rt_req_put(ppcc_rt *rt, rt_req *r)
+{
+	r->posted = 0;
+	r->pool_next = rt->req_free;
+	rt->req_free = r;
+}
+
+/* ---- failure ----------------------------------------------------------------- */
+
+static int rt_stage_rank(const ppcc_rt *rt, int stage)
+{
+	return stage % rt->n_ranks;
+}
+
+static const ppcc_action *rt_action(const ppcc_rt *rt, int i)
+{
+	return i >= 0 && i < rt->rs->n_actions ? &rt->rs->actions[i] : NULL;
+}
+
+static void rt_flight_add(ppcc_rt *rt, int action, double start, double end)
+{
+	rt_flight *f = &rt->flight[rt->flight_pos];
+	f->action = action;
+	f->start = start - rt->step_t0;
+	f->dur = end - start;
+	rt->flight_pos = (rt->flight_pos + 1) % rt->n_flight;
+	if (rt->flight_len < rt->n_flight)
+		rt->flight_len++;
+}
+
+/* Reports the failure in one line, fills the statistics and stops the
+ * other ranks.  Returns status. */
+static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
+		   const char *fmt, ...) PPCC_PRINTF(5, 6);
+
+static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
+		   const char *fmt, ...)
+{
+	char cause[512], where[160], flight[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof cause, fmt, ap);
+	va_end(ap);
+
+	const ppcc_action *a = rt_action(rt, action);
+	if (a)
+		snprintf(where, sizeof where,
+			 "action %d %s stage %" PRId32 " mb %" PRId32
+			 " peer %" PRId32, action, ppcc_op_name(a->op),
+			 a->stage, a->mb, a->peer);
+	else if (action >= 0)
+		snprintf(where, sizeof where, "after the last action (%d)",
+			 action);
+	else
+		snprintf(where, sizeof where, "before the first action");
+
+	size_t n = 0;
+	flight[0] = '\0';
+	for (int k = 0; k < rt->flight_len && n < sizeof flight; k++) {
+		int idx = (rt->flight_pos - rt->flight_len + k + rt->n_flight) %
+			  rt->n_flight;
+		const rt_flight *f = &rt->flight[idx];
+		const ppcc_action *fa = rt_action(rt, f->action);
+		if (!fa)
+			continue;
+		int w = snprintf(flight + n, sizeof flight - n,
+				 "%s#%d %s s%" PRId32 " mb%" PRId32 " %.3f ms",
+				 n ? ", " : "", f->action, ppcc_op_name(fa->op),
+				 fa->stage, fa->mb, f->dur * 1e3);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	ppcc_rt_report(rt, "%s: %s: %s; waited %.3f s; last: %s", where,
+		       ppcc_rt_status_str(status), cause, waited,
+		       n ? flight : "none");
+
+	rt->st.status = status;
+	rt->st.failed_action = action;
+	rt->st.failed_op = a ? a->op : -1;
+	rt->st.failed_stage = a ? a->stage : -1;
+	rt->st.failed_mb = a ? a->mb : -1;
+	rt->st.failed_peer = a ? a->peer : -1;
+	rt->st.failed_waited_s = waited;
+	if (status != PPCC_RT_EPEER && rt->tr)
+		rt->ops->abort(rt->tr, status);
+	rt->failed = 1;
+	return status;
+}
+
+/* The cause of an EPEER, for the diagnostic. */
+static void rt_peer_cause(ppcc_rt *rt, char *buf, size_t n)
+{
+	int who = -1, st = PPCC_RT_EPEER;
+	rt->ops->aborted(rt->tr, &who, &st);
+	if (who >= 0)
+		snprintf(buf, n, "stopped because rank %d failed (%s)", who,
+			 ppcc_rt_status_str(st));
+	else
+		snprintf(buf, n, "stopped because another rank failed");
+}
+
+/* Turns a transport status at action i into the failure report. */
+static int rt_fail_wait(ppcc_rt *rt, int err, int action, double t0,
+			const char *what)
+{
+	double waited = ppcc_rt_now() - t0;
+	char cause[256];
+	if (err == PPCC_RT_EPEER) {
+		rt_peer_cause(rt, cause, sizeof cause);
+		return rt_fail(rt, err, action, waited, "%s", cause);
+	}
+	if (err == PPCC_RT_ETIMEOUT)
+		return rt_fail(rt, err, action, waited,
+			       "%s did not complete within %.3f s", what,
+			       rt->timeout_s);
+	return rt_fail(rt, err, action, waited, "%s failed (%s transport)",
+		       what, rt->ops->name);
+}
+
+/* ---- debug trailer --------------------------------------------------------------- */
+
+static uint64_t rt_fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint64_t rt_checksum(const void *payload, size_t n, const rt_trailer *t)
+{
+	rt_trailer head = *t;
+	head.sum = 0;
+	uint64_t h = rt_fnv(0xcbf29ce484222325ULL, payload, n);
+	return rt_fnv(h, &head, sizeof head);
+}
+
+/* Host view of a transport buffer: the buffer itself, or a copy in
+ * *scratch (nccl) that the caller frees. */
+static int rt_host_view(const void **out, void **scratch, ppcc_rt *rt,
+			const void *buf, size_t n)
+{
+	*scratch = NULL;
+	if (rt->o.transport != PPCC_RT_NCCL) {
+		*out = buf;
+		return 0;
+	}
+	*scratch = ppcc_malloc(n);
+	if (!*scratch)
+		return PPCC_RT_ENOMEM;
+	int err = rt->ops->read(rt->tr, *scratch, buf, n);
+	*out = *scratch;
+	return err;
+}
+
+static int rt_trailer_write(ppcc_rt *rt, rt_req *r, size_t payload)
+{
+	rt_trailer t = {
+		.magic = RT_TRAILER_MAGIC, .src = r->src, .dst = r->dst,
+		.key_op = r->key_op, .key_stage = r->key_stage, .mb = r->mb,
+		.step = rt->step, .sum = 0,
+	};
+	const void *view = NULL;
+	void *scratch;
+	int err = rt_host_view(&view, &scratch, rt, r->buf, payload);
+	if (err == 0) {
+		t.sum = rt_checksum(view, payload, &t);
+		err = rt->ops->write(rt->tr, (char *)r->buf + payload, &t,
+				     sizeof t);
+	}
+	ppcc_free(scratch);
+	return err;
+}
+
+/* 0, or ECHECKSUM having reported what differs. */
+static int rt_trailer_check(ppcc_rt *rt, rt_req *r, size_t payload,
+			    double t0)
+{
+	rt_trailer t;
+	const void *view = NULL;
+	void *scratch;
+	int err = rt->ops->read(rt->tr, &t, (char *)r->buf + payload,
+				sizeof t);
+	if (err == 0)
+		err = rt_host_view(&view, &scratch, rt, r->buf, payload);
+	else
+		scratch = NULL;
+	if (err < 0) {
+		ppcc_free(scratch);
+		return rt_fail_wait(rt, err, r->action, t0, "reading a message");
+	}
+	uint64_t sum = rt_checksum(view, payload, &t);
+	ppcc_free(scratch);
+	if (t.magic != RT_TRAILER_MAGIC)
+		return rt_fail(rt, PPCC_RT_ECHECKSUM, r->action, 0,
+			       "message has no trailer (magic %08" PRIx32 ")",
+			       t.magic);
+	if (t.src != r->src || t.dst != r->dst || t.key_op != r->key_op ||
+	    t.key_stage != r->key_stage || t.mb != r->mb ||
+	    t.step != rt->step)
+		return rt_fail(rt, PPCC_RT_ECHECKSUM, r->action, 0,
+			       "message names %s stage %" PRId32 " mb %" PRId32
+			       " from rank %" PRId32 " to %" PRId32
+			       " step %" PRIu64 ", expected %s stage %d mb %d"
+			       " from rank %d to %d step %" PRIu64,
+			       ppcc_op_name(t.key_op), t.key_stage, t.mb,
+			       t.src, t.dst, t.step, ppcc_op_name(r->key_op),
+			       r->key_stage, r->mb, r->src, r->dst, rt->step);
+	if (sum != t.sum)
+		return rt_fail(rt, PPCC_RT_ECHECKSUM, r->action, 0,
+			       "checksum %016" PRIx64 " of %zu payload bytes, "
+			       "the sender wrote %016" PRIx64,
+			       sum, payload, t.sum);
+	return 0;
+}
+
+/* ---- messages ---------------------------------------------------------------------- */
+
+static void rt_message_event(ppcc_rt *rt, const rt_req *r, int event,
+			     uint64_t payload)
+{
+	if (!rt->o.on_message)
+		return;
+	int kind = r->key_op == PPCC_OP_RECV_F ? PPCC_OP_SEND_F
+					       : PPCC_OP_SEND_B;
+	ppcc_rt_message msg = {
+		.event = event, .kind = kind, .src = r->src, .dst = r->dst,
+		.src_stage = kind == PPCC_OP_SEND_F ? r->key_stage - 1
+						    : r->key_stage + 1,
+		.dst_stage = r->key_stage, .mb = r->mb, .bytes = payload,
+		.step = rt->step,
+	};
+	rt->o.on_message(&msg, rt->o.message_user);
+}
+
+/* Payload bytes of the message a RECV action at stage s receives. */
+static uint64_t rt_recv_payload(const ppcc_rt *rt, const ppcc_action *a)
+{
+	const ppcc_stage_info *st = &rt->s->stages[a->stage];
+	return a->op == PPCC_OP_RECV_F ? st->recv_bytes : st->send_bytes;
+}
+
+static int rt_post_recv(ppcc_rt *rt, int i)
+{
+	const ppcc_action *a = &rt->rs->actions[i];
+	rt_req *r;
+	rt_buf *b;
+	int err;
+	if ((err = rt_req_get(&r, rt)) < 0)
+		return rt_fail(rt, err, i, 0, "no memory for a request");
+	if ((err = rt_buf_get(&b, rt, rt_wire_bytes(rt, rt_recv_payload(rt, a)))) < 0) {
+		rt_req_put(rt, r);
+		return rt_fail(rt, err, i, 0, "no memory for a %s buffer",
+			       rt->ops->name);
+	}
+	r->is_send = 0;
+	r->key_op = a->op;
+	r->key_stage = a->stage;
+	r->mb = a->mb;
+	r->src = a->peer;
+	r->dst = rt->rank;
+	r->buf = b->mem;
+	r->bytes = b->size;
+	r->owner = b;
+	r->action = i;
+	if ((err = rt->ops->recv(rt->tr, r)) < 0) {
+		rt_buf_put(rt, b);
+		rt_req_put(rt, r);
+		return rt_fail_wait(rt, err, i, ppcc_rt_now(),
+				    "posting the receive");
+	}
+	r->posted = 1;
+	rt->recv_of[i] = r;
+	return 0;
+}
+
+/* Posts every receive below `limit` not posted yet. */
+static int rt_post_ahead(ppcc_rt *rt, int limit)
+{
+	int err;
+	for (; rt->next_post < limit; rt->next_post++) {
+		int op = rt->rs->actions[rt->next_post].op;
+		if ((op == PPCC_OP_RECV_F || op == PPCC_OP_RECV_B) &&
+		    !rt->recv_of[rt->next_post] &&
+		    (err = rt_post_recv(rt, rt->next_post)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* A completed receive: check it and put its buffer in its slot. */
+static int rt_recv_done(ppcc_rt *rt, int i, double t0)
+{
+	const ppcc_action *a = &rt->rs->actions[i];
+	rt_req *r = rt->recv_of[i];
+	uint64_t payload = rt_recv_payload(rt, a);
+	int err;
+	rt->recv_of[i] = NULL;
+	if (r->status < 0) {
+		err = r->status;
+		rt_buf_put(rt, r->owner);
+		rt_req_put(rt, r);
+		return rt_fail_wait(rt, err, i, t0, "the receive");
+	}
+	if (rt->debug && (err = rt_trailer_check(rt, r, payload, t0)) < 0) {
+		rt_buf_put(rt, r->owner);
+		rt_req_put(rt, r);
+		return err;
+	}
+	int kind = a->op == PPCC_OP_RECV_F ? SLOT_IN_ACT : SLOT_IN_GRAD;
+	rt_buf **slot = rt_slot(rt, kind, a->stage, a->mb);
+	if (*slot) {
+		rt_buf_put(rt, r->owner);
+		rt_req_put(rt, r);
+		return rt_fail(rt, PPCC_RT_EINTERNAL, i, 0,
+			       "a buffer for this message is already held");
+	}
+	*slot = r->owner;
+	rt->st.messages_received++;
+	rt->st.bytes_received += payload;
+	rt_message_event(rt, r, PPCC_RT_MSG_RECEIVED, payload);
+	rt_req_put(rt, r);
+	return 0;
+}
+
+static int rt_post_send(rt_req **out, ppcc_rt *rt, int i)
+{
+	const ppcc_action *a = &rt->rs->actions[i];
+	const ppcc_stage_info *st = &rt->s->stages[a->stage];
+	int fwd = a->op == PPCC_OP_SEND_F;
+	uint64_t payload = fwd ? st->send_bytes : st->recv_bytes;
+	rt_buf *b = rt_take(rt, fwd ? SLOT_OUT_ACT : SLOT_OUT_GRAD, a->stage,
+			    a->mb);
+	rt_req *r;
+	int err;
+	*out = NULL;
+	if (!b)
+		return rt_fail(rt, PPCC_RT_EINTERNAL, i, 0,
+			       "nothing to send: the %s has not run",
+			       fwd ? "forward" : "backward");
+	if ((err = rt_req_get(&r, rt)) < 0) {
+		rt_buf_put(rt, b);
+		return rt_fail(rt, err, i, 0, "no memory for a request");
+	}
+	r->is_send = 1;
+	r->key_op = fwd ? PPCC_OP_RECV_F : PPCC_OP_RECV_B;
+	r->key_stage = fwd ? a->stage + 1 : a->stage - 1;
+	r->mb = a->mb;
+	r->src = rt->rank;
+	r->dst = a->peer;
+	r->buf = b->mem;
+	r->bytes = b->size;
+	r->owner = b;
+	r->action = i;
+	if (rt->debug && (err = rt_trailer_write(rt, r, (size_t)payload)) < 0) {
+		rt_buf_put(rt, b);
+		rt_req_put(rt, r);
+		return rt_fail_wait(rt, err, i, ppcc_rt_now(),
+				    "writing the message trailer");
+	}
+	if ((err = rt->ops->send(rt->tr, r)) < 0) {
+		rt_buf_put(rt, b);
+		rt_req_put(rt, r);
+		return rt_fail_wait(rt, err, i, ppcc_rt_now(), "the send");
+	}
+	r->posted = 1;
+	rt->st.messages_sent++;
+	rt->st.bytes_sent += payload;
+	rt_message_event(rt, r, PPCC_RT_MSG_SENT, payload);
+	*out = r;
+	return 0;
+}
+
+static int rt_send_done(ppcc_rt *rt, rt_req *r, double t0)
+{
+	int err = r->status;
+	int action = r->action;
+	rt_buf_put(rt, r->owner);
+	rt_req_put(rt, r);
+	return err < 0 ? rt_fail_wait(rt, err, action, t0, "the send") : 0;
+}
+
+/* Returns the buffers of completed sends to the pool. */
+static int rt_reap_sends(ppcc_rt *rt)
+{
+	rt_req **pp = &rt->pending;
+	while (*pp) {
+		rt_req *r = *pp;
+		int done = 0, err;
+		if ((err = rt->ops->test(rt->tr, r, &done)) < 0)
+			return rt_fail_wait(rt, err, r->action, ppcc_rt_now(),
+					    "the send");
+		if (!done) {
+			pp = &r->pending_next;
+			continue;
+		}
+		*pp = r->pending_next;
+		if ((err = rt_send_done(rt, r, ppcc_rt_now())) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int rt_is_comm(int op)
+{
+	return op >= PPCC_OP_SEND_F;
+}
+
+static int rt_is_recv(int op)
+{
+	return op == PPCC_OP_RECV_F || op == PPCC_OP_RECV_B;
+}
+
+/* ---- compute ---------------------------------------------------------------------- */
+
+static void *rt_mem(rt_buf *b)
+{
+	return b ? b->mem : NULL;
+}
+
+/* The stage's input activation: received, or stage-1's output on this
+ * rank; NULL on stage 0. */
+static rt_buf *rt_input_of(ppcc_rt *rt, int s, int mb)
+{
+	if (s == 0)
+		return NULL;
+	rt_buf **in = rt_slot(rt, SLOT_IN_ACT, s, mb);
+	if (!*in && rt_stage_rank(rt, s - 1) == rt->rank)
+		*in = rt_take(rt, SLOT_OUT_ACT, s - 1, mb);
+	return *in;
+}
+
+/* The gradient of the stage's output: received, or stage+1's input
+ * gradient on this rank; NULL on the last stage. */
+static rt_buf *rt_grad_output_of(ppcc_rt *rt, int s, int mb)
+{
+	if (s == rt->S - 1)
+		return NULL;
+	rt_buf **g = rt_slot(rt, SLOT_IN_GRAD, s, mb);
+	if (!*g && rt_stage_rank(rt, s + 1) == rt->rank)
+		*g = rt_take(rt, SLOT_OUT_GRAD, s + 1, mb);
+	return *g;
+}
+
+/* Also leaves the callback's end time in rt->t_last, so that the caller
+ * need not read the clock again (reading it is most of the runtime's
+ * cost per action). */
+static int rt_callback_status(ppcc_rt *rt, int i, int ret, double t0,
+			      const char *name)
+{
+	rt->t_last = ppcc_rt_now();
+	double ran = rt->t_last - t0;
+	rt->st.busy_s += ran;
+	if (ret != 0)
+		return rt_fail(rt, PPCC_RT_ECALLBACK, i, 0,
+			       "%s returned %d", name, ret);
+	int who, st;
+	if (rt->ops->aborted(rt->tr, &who, &st)) {
+		char cause[256];
+		rt_peer_cause(rt, cause, sizeof cause);
+		return rt_fail(rt, PPCC_RT_EPEER, i, 0, "%s; %s ran %.3f s",
+			       cause, name, ran);
+	}
+	if (ran > rt->timeout_s)
+		return rt_fail(rt, PPCC_RT_ETIMEOUT, i, 0,
+			       "%s ran %.3f s, past the %.3f s timeout", name,
+			       ran, rt->timeout_s);
+	return 0;
+}
+
+/* Runs compute action i; t0 is now (the caller's clock reading). */
+static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
+		      double t0)
+{
+	const ppcc_action *a = &rt->rs->actions[i];
+	int s = a->stage, mb = a->mb, err, ret;
+	const ppcc_stage_info *st = &rt->s->stages[s];
+	const ppcc_rt_stage_fns *f = &fns[s];
+	size_t in_n = (size_t)st->recv_bytes, out_n = (size_t)st->send_bytes;
+
+	if (a->op == PPCC_OP_F) {
+		rt_buf *in = rt_input_of(rt, s, mb), *out = NULL;
+		if (s > 0 && !in)
+			return rt_fail(rt, PPCC_RT_EINTERNAL, i, 0,
+				       "the input has not arrived");
+		if (s < rt->S - 1) {
+			if ((err = rt_buf_get(&out, rt, rt_wire_bytes(rt, out_n))) < 0)
+				return rt_fail(rt, err, i, 0,
+					       "no memory for the output");
+			*rt_slot(rt, SLOT_OUT_ACT, s, mb) = out;
+		}
+		ret = f->forward(s, mb, rt_mem(in), in ? in_n : 0, rt_mem(out),
+				 out ? out_n : 0, f->user);
+		if ((err = rt_callback_status(rt, i, ret, t0, "forward")) < 0)
+			return err;
+		if (s == rt->S - 1 && f->loss) {
+			double loss = 0;
+			t0 = rt->t_last;
+			ret = f->loss(&loss, s, mb, f->user);
+			if ((err = rt_callback_status(rt, i, ret, t0, "loss")) < 0)
+				return err;
+			rt->st.loss_sum += loss;
+			rt->st.loss_count++;
+		}
+		return 0;
+	}
+
+	rt_buf *in = s > 0 ? *rt_slot(rt, SLOT_IN_ACT, s, mb) : NULL;
+	rt_buf *gout = a->op == PPCC_OP_W ? *rt_slot(rt, SLOT_IN_GRAD, s, mb)
+					  : rt_grad_output_of(rt, s, mb);
+	if (s < rt->S - 1 && !gout)
+		return rt_fail(rt, PPCC_RT_EINTERNAL, i, 0,
+			       "the output gradient has not arrived");
+	if (a->op == PPCC_OP_W) {
+		ret = f->backward_weight(s, mb, rt_mem(gout),
+					 gout ? out_n : 0, f->user);
+		err = rt_callback_status(rt, i, ret, t0, "backward_weight");
+	} else {
+		rt_buf *gin = NULL;
+		if (s > 0) {
+			if ((err = rt_buf_get(&gin, rt, rt_wire_bytes(rt, in_n))) < 0)
+				return rt_fail(rt, err, i, 0,
+					       "no memory for the input gradient");
+			*rt_slot(rt, SLOT_OUT_GRAD, s, mb) = gin;
+		}
+		ppcc_rt_backward_fn fn = a->op == PPCC_OP_B ? f->backward
+							    : f->backward_input;
+		ret = fn(s, mb, rt_mem(gout), gout ? out_n : 0, rt_mem(gin),
+			 gin ? in_n : 0, f->user);
+		err = rt_callback_status(rt, i, ret, t0,
+					 a->op == PPCC_OP_B ? "backward"
+							    : "backward_input");
+	}
+	if (err < 0)
+		return err;
+	if (a->op != PPCC_OP_I) {
+		/* The stage is done with this microbatch. */
+		rt_buf_put(rt, in);
+		rt_buf_put(rt, gout);
+		*rt_slot(rt, SLOT_IN_ACT, s, mb) = NULL;
+		*rt_slot(rt, SLOT_IN_GRAD, s, mb) = NULL;
+	}
+	return 0;
+}
+
+/* ---- the step ------------------------------------------------------------------------ */
+
+/* One group: the SEND/RECV actions acts[0..n) posted together, then
+ * waited for. */
+static int rt_run_group(ppcc_rt *rt, const int *acts, int n)
+{
+	double t0 = ppcc_rt_now();
+	int err = 0, k;
+	rt_req **sends = NULL;
+
+	sends = ppcc_calloc((size_t)n, sizeof *sends);
+	if (!sends)
+		return rt_fail(rt, PPCC_RT_ENOMEM, acts[0], 0,
+			       "no memory for a group");
+	if (rt->ops->group_begin && (err = rt->ops->group_begin(rt->tr)) < 0) {
+		err = rt_fail_wait(rt, err, acts[0], t0, "ncclGroupStart");
+		goto out;
+	}
+	for (k = 0; k < n && err == 0; k++) {
+		if (rt_is_recv(rt->rs->actions[acts[k]].op))
+			err = rt_post_recv(rt, acts[k]);
+		else
+			err = rt_post_send(&sends[k], rt, acts[k]);
+	}
+	if (rt->ops->group_end) {
+		int e2 = rt->ops->group_end(rt->tr);
+		if (err == 0 && e2 < 0)
+			err = rt_fail_wait(rt, e2, acts[0], t0, "ncclGroupEnd");
+	}
+	if (err < 0)
+		goto out;
+	t0 = ppcc_rt_now();
+	for (k = 0; k < n; k++) {
+		int i = acts[k];
+		rt_req *r = sends[k] ? sends[k] : rt->recv_of[i];
+		double w0 = ppcc_rt_now();
+		err = rt->ops->wait(rt->tr, r, w0 + rt->timeout_s);
+		rt->st.wait_s += ppcc_rt_now() - w0;
+		if (err < 0) {
+			err = rt_fail_wait(rt, err, i, t0, "the group's transfer");
+			goto out;
+		}
+		if (sends[k]) {
+			sends[k] = NULL;
+			if ((err = rt_send_done(rt, r, t0)) < 0)
+				goto out;
+		} else if ((err = rt_recv_done(rt, i, t0)) < 0) {
+			goto out;
+		}
+		rt_flight_add(rt, i, t0, ppcc_rt_now());
+	}
+out:
+	/* After a failure, sends still posted are left to the transport's
+	 * cancel; their buffers stay in the pool's list until then. */
+	ppcc_free(sends);
+	return err;
+}
+
+static int rt_check_fns(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
+{
+	if (!fns)
+		return rt_fail(rt, PPCC_RT_EINPUT, -1, 0, "no stage callbacks");
+	for (int i = 0; i < rt->rs->n_actions; i++) {
+		const ppcc_action *a = &rt->rs->actions[i];
+		const ppcc_rt_stage_fns *f = &fns[a->stage];
+		const char *missing = NULL;
+		if (a->op == PPCC_OP_F && !f->forward)
+			missing = "forward";
+		else if (a->op == PPCC_OP_B && !f->backward)
+			missing = "backward";
+		else if (a->op == PPCC_OP_I && !f->backward_input)
+			missing = "backward_input";
+		else if (a->op == PPCC_OP_W && !f->backward_weight)
+			missing = "backward_weight";
+		if (missing)
+			return rt_fail(rt, PPCC_RT_EINPUT, i, 0,
+				       "stage %" PRId32 " has no %s callback",
+				       a->stage, missing);
+	}
+	return 0;
+}
+
+static int rt_check_aborted(ppcc_rt *rt, int i)
+{
+	int who, st;
+	if (!rt->ops->aborted(rt->tr, &who, &st))
+		return 0;
+	char cause[256];
+	rt_peer_cause(rt, cause, sizeof cause);
+	return rt_fail(rt, PPCC_RT_EPEER, i, 0, "%s", cause);
+}
+
+/* Grouped: group k, then compute k, for every k. */
+static int rt_run_grouped(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
+{
+	int err;
+	for (int k = 0; k <= rt->n_computes; k++) {
+		int first = rt->group_first[k], n = rt->group_first[k + 1] - first;
+		if (n > 0 && (err = rt_run_group(rt, &rt->group_ops[first], n)) < 0)
+			return err;
+		if (k == rt->n_computes)
+			break;
+		int i = rt->computes[k];
+		if ((err = rt_check_aborted(rt, i)) < 0)
+			return err;
+		double t0 = ppcc_rt_now();
+		if ((err = rt_compute(rt, i, fns, t0)) < 0)
+			return err;
+		rt_flight_add(rt, i, t0, rt->t_last);
+	}
+	return 0;
+}
+
+/* Eager: the list in order, receives posted ahead, sends in the
+ * background. */
+static int rt_run_actions(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
+{
+	const ppcc_rank_schedule *rs = rt->rs;
+	int err = 0;
+	for (int i = 0; i < rs->n_actions; i++) {
+		const ppcc_action *a = &rs->actions[i];
+		if ((err = rt_check_aborted(rt, i)) < 0)
+			return err;
+		int limit = rt_is_recv(a->op) ? i + 1 : rt->horizon[i];
+		if ((err = rt_post_ahead(rt, limit)) < 0)
+			return err;
+		double t0 = ppcc_rt_now();
+		if (rt_is_recv(a->op)) {
+			err = rt->ops->wait(rt->tr, rt->recv_of[i],
+					    t0 + rt->timeout_s);
+			rt->st.wait_s += ppcc_rt_now() - t0;
+			if (err < 0)
+				return rt_fail_wait(rt, err, i, t0,
+						    "the receive");
+			if ((err = rt_recv_done(rt, i, t0)) < 0)
+				return err;
+		} else if (rt_is_comm(a->op)) {
+			rt_req *r;
+			if ((err = rt_post_send(&r, rt, i)) < 0)
+				return err;
+			r->pending_next = rt->pending;
+			rt->pending = r;
+		} else {
+			if ((err = rt_compute(rt, i, fns, t0)) < 0)
+				return err;
+			rt_flight_add(rt, i, t0, rt->t_last);
+			t0 = -1;
+		}
+		if (t0 >= 0)
+			rt_flight_add(rt, i, t0, ppcc_rt_now());
+		if (rt->pending && (err = rt_reap_sends(rt)) < 0)
+			return err;
+	}
+	/* The step ends when every send has completed. */
+	while (rt->pending) {
+		rt_req *r = rt->pending;
+		double t0 = ppcc_rt_now();
+		err = rt->ops->wait(rt->tr, r, t0 + rt->timeout_s);
+		rt->st.wait_s += ppcc_rt_now() - t0;
+		if (err < 0)
+			return rt_fail_wait(rt, err, r->action, t0,
+					    "the send");
+		rt->pending = r->pending_next;
+		if ((err = rt_send_done(rt, r, t0)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
+{
+	int err;
+	if (!rt)
+		return PPCC_RT_EINPUT;
+	memset(&rt->st, 0, sizeof rt->st);
+	rt->st.rank = rt->rank;
+	rt->st.failed_action = -1;
+	rt->st.failed_op = rt->st.failed_stage = rt->st.failed_mb = -1;
+	rt->st.failed_peer = -1;
+	rt->step_t0 = ppcc_rt_now();
+	rt->flight_len = rt->flight_pos = 0;
+	rt->next_post = 0;
+	rt->st.peak_buffers = rt->in_use;
+	rt->st.peak_buffer_bytes = rt->in_use_bytes;
+
+	if (rt->failed) {
+		err = PPCC_RT_EPEER;
+		rt->st.status = err;
+		goto out;
+	}
+	if ((err = rt_check_fns(rt, fns)) < 0 ||
+	    (err = rt->grouped ? rt_run_grouped(rt, fns)
+			       : rt_run_actions(rt, fns)) < 0)
+		goto out;
+	if (rt->in_use != 0)
+		err = rt_fail(rt, PPCC_RT_EINTERNAL, rt->rs->n_actions, 0,
+			      "%d buffers still held at the end of the step",
+			      rt->in_use);
+out:
+	rt->st.step_s = ppcc_rt_now() - rt->step_t0;
+	rt->st.pool_buffers = rt->pool_buffers;
+	rt->st.status = err;
+	rt->step++;
+	if (out)
+		*out = rt->st;
+	return err;
+}
+
+/* ---- init ---------------------------------------------------------------------------- */
+
+static void rt_validate_diag(ppcc_severity sev, const ppcc_loc *loc,
+			     const char *msg, void *user)
+{
+	ppcc_rt *rt = user;
+	ppcc_rt_report(rt, "%s: %s: %s", loc && loc->file ? loc->file : "schedule",
+		       sev == PPCC_SEV_ERROR ? "error" : "warning", msg);
+}
+
+/* The checks beyond ppcc_schedule_validate that the runtime relies on:
+ * the transport's size, and message bytes equal to the stage table's. */
+static int rt_check_schedule(ppcc_rt *rt)
+{
+	const ppcc_schedule *s = rt->s;
+	ppcc_diag d = {rt_validate_diag, rt, 0, 0};
+	int err = ppcc_schedule_validate(s, &d, "schedule", 10);
+	if (err < 0)
+		return err;
+	if (s->n_ranks != rt->n_ranks) {
+		ppcc_rt_report(rt, "the schedule has %" PRId32 " ranks, the %s "
+			       "transport %d", s->n_ranks, rt->ops->name,
+			       rt->n_ranks);
+		return PPCC_RT_EINPUT;
+	}
+	const ppcc_rank_schedule *rs = &s->ranks[rt->rank];
+	for (int i = 0; i < rs->n_actions; i++) {
+		const ppcc_action *a = &rs->actions[i];
+		const ppcc_stage_info *st = &s->stages[a->stage];
+		uint64_t want = 0;
+		if (a->op == PPCC_OP_RECV_F || a->op == PPCC_OP_SEND_B)
+			want = st->recv_bytes;
+		else if (a->op == PPCC_OP_SEND_F || a->op == PPCC_OP_RECV_B)
+			want = st->send_bytes;
+		else
+			continue;
+		if (a->bytes != want || want > (uint64_t)(SIZE_MAX / 2)) {
+			ppcc_rt_report(rt, "schedule: action %d %s stage %" PRId32
+				       " mb %" PRId32 ": %" PRIu64 " bytes, the "
+				       "stage table says %" PRIu64, i,
+				       ppcc_op_name(a->op), a->stage, a->mb,
+				       a->bytes, want);
+			return PPCC_RT_EINPUT;
+		}
+	}
+	return 0;
+}
+
+/* horizon[i] for a compute action i: the index of the recv_ahead-th
+ * compute action after i (n when there are fewer); receives below it are
+ * posted before i runs. */
+static void rt_horizons(ppcc_rt *rt)
+{
+	const ppcc_rank_schedule *rs = rt->rs;
+	int n = rs->n_actions;
+	for (int i = 0; i < n; i++) {
+		rt->horizon[i] = i;
+		if (rt_is_comm(rs->actions[i].op))
+			continue;
+		int h = i;
+		for (int k = 0; k < rt->o.recv_ahead && h < n; k++) {
+			h++;
+			while (h < n && rt_is_comm(rs->actions[h].op))
+				h++;
+		}
+		rt->horizon[i] = h;
+	}
+}
+
+/* The grouped plan as arrays: the compute actions in order, and the
+ * SEND/RECV actions of each group (CSR by point, in list order). */
+static int rt_groups(ppcc_rt *rt)
+{
+	const ppcc_rank_schedule *rs = rt->rs;
+	int n = rs->n_actions, err = 0;
+	int32_t *point = ppcc_calloc((size_t)n + 1, sizeof *point);
+	if (!point)
+		return PPCC_RT_ENOMEM;
+	if ((err = ppcc_rt_group_plan(point, rt)) < 0)
+		goto out;
+	int nc = 0;
+	for (int i = 0; i < n; i++)
+		nc += !rt_is_comm(rs->actions[i].op);
+	rt->n_computes = nc;
+	rt->computes = ppcc_calloc((size_t)nc + 1, sizeof *rt->computes);
+	rt->group_first = ppcc_calloc((size_t)nc + 2, sizeof *rt->group_first);
+	rt->group_ops = ppcc_calloc((size_t)n + 1, sizeof *rt->group_ops);
+	if (!rt->computes || !rt->group_first || !rt->group_ops) {
+		err = PPCC_RT_ENOMEM;
+		goto out;
+	}
+	for (int i = 0, c = 0; i < n; i++) {
+		if (!rt_is_comm(rs->actions[i].op))
+			rt->computes[c++] = i;
+		else
+			rt->group_first[point[i] + 1]++;
+	}
+	for (int k = 0; k <= nc; k++)
+		rt->group_first[k + 1] += rt->group_first[k];
+	/* fill in list order; group_first[k] counts up as it fills */
+	for (int i = 0; i < n; i++)
+		if (rt_is_comm(rs->actions[i].op))
+			rt->group_ops[rt->group_first[point[i]]++] = i;
+	for (int k = nc; k >= 0; k--)
+		rt->group_first[k + 1] = rt->group_first[k];
+	rt->group_first[0] = 0;
+out:
+	ppcc_free(point);
+	return err;
+}
+
+static const rt_transport_ops *rt_transport_ops_of(int transport)
+{
+	switch (transport) {
+	case PPCC_RT_LOCAL: return &ppcc_rt_local_ops;
+#if PPCC_HAVE_MPI
+	case PPCC_RT_MPI: return &ppcc_rt_mpi_ops;
+#endif
+#if PPCC_HAVE_NCCL
+	case PPCC_RT_NCCL: return &ppcc_rt_nccl_ops;
+#endif
+	}
+	return NULL;
+}
+
+/* Compares this rank's (status, fingerprint) with everyone's. */
+static int rt_agree(ppcc_rt *rt, int status)
+{
+	uint64_t mine[2] = {(uint64_t)(int64_t)status,
+			    status == 0 ? ppcc_schedule_fingerprint(rt->s) : 0};
+	uint64_t *all = ppcc_calloc((size_t)rt->n_ranks, 2 * sizeof *all);
+	int err;
+	if (!all)
+		return PPCC_RT_ENOMEM;
+	double t0 = ppcc_rt_now();
+	if ((err = rt->ops->exchange(rt->tr, all, mine,
+				     t0 + rt->timeout_s)) < 0) {
+		if (status == 0)
+			err = rt_fail_wait(rt, err, -1, t0,
+					   "the exchange of schedule fingerprints");
+		goto out;
+	}
+	if (status < 0) {
+		err = status;
+		goto out;
+	}
+	for (int r = 0; r < rt->n_ranks; r++) {
+		int st = (int)(int64_t)all[2 * r];
+		if (st < 0) {
+			ppcc_rt_report(rt, "rank %d failed to start (%s); "
+				       "not starting", r, ppcc_rt_status_str(st));
+			err = PPCC_RT_EPEER;
+			goto out;
+		}
+	}
+	for (int r = 0; r < rt->n_ranks; r++)
+		if (all[2 * r + 1] != mine[1]) {
+			ppcc_rt_report(rt, "schedule fingerprint %016" PRIx64
+				       " differs from rank %d's %016" PRIx64
+				       "; refusing to start", mine[1], r,
+				       all[2 * r + 1]);
+			err = PPCC_RT_EMISMATCH;
+			goto out;
+		}
+out:
+	ppcc_free(all);
+	return err;
+}
+
+int ppcc_rt_rank(const ppcc_rt *rt)
+{
+	return rt ? rt->rank : -1;
+}
+
+void *ppcc_rt_cuda_stream(const ppcc_rt *rt)
+{
+	return rt ? rt->cuda_stream : NULL;
+}
+
+void ppcc_rt_free(ppcc_rt *rt)
+{
+	if (!rt)
+		return;
+	if (rt->tr) {
+		for (rt_req *r = rt->req_all; r; r = r->all_next)
+			if (r->posted && !atomic_load(&r->done))
+				rt->ops->cancel(rt->tr, r);
+		for (rt_buf *b = rt->buf_all; b; b = b->all_next)
+			rt->ops->free(rt->tr, b->mem);
+		rt->ops->finalize(rt->tr, rt->failed);
+	}
+	for (rt_buf *b = rt->buf_all, *next; b; b = next) {
+		next = b->all_next;
+		ppcc_free(b);
+	}
+	for (rt_req *r = rt->req_all, *next; r; r = next) {
+		next = r->all_next;
+		ppcc_free(r);
+	}
+	ppcc_free(rt->classes);
+	ppcc_free(rt->slot);
+	ppcc_free(rt->recv_of);
+	ppcc_free(rt->horizon);
+	ppcc_free(rt->flight);
+	ppcc_free(rt->computes);
+	ppcc_free(rt->group_first);
+	ppcc_free(rt->group_ops);
+	ppcc_free(rt);
+}
+
+int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
+		 const ppcc_rt_options *opts)
+{
+	ppcc_rt *rt = NULL;
+	int err = 0;
+
+	if (!out)
+		return PPCC_RT_EINPUT;
+	*out = NULL;
+	if (!s || (opts && opts->version != PPCC_RT_OPTIONS_VERSION))
+		return PPCC_RT_EINPUT;
+	rt = ppcc_calloc(1, sizeof *rt);
+	if (!rt) {
+		/* the other local ranks would wait for this one */
+		if (opts && opts->transport == PPCC_RT_LOCAL && opts->world)
+			ppcc_rt_local_world_abort(opts->world, rank,
+						  PPCC_RT_ENOMEM);
+		return PPCC_RT_ENOMEM;
+	}
+	rt_resolve_options(&rt->o, opts);
+	rt->s = s;
+	rt->rank = rank;
+	rt->timeout_s = rt->o.timeout_s;
+	rt->debug = rt->o.debug;
+	rt->grouped = rt->o.grouped || rt->o.transport == PPCC_RT_NCCL;
+	rt->ops = rt_transport_ops_of(rt->o.transport);
+	if (!rt->ops) {
+		if (rt->o.transport == PPCC_RT_MPI ||
+		    rt->o.transport == PPCC_RT_NCCL) {
+			ppcc_rt_report(rt, "the %s transport is not built into "
+				       "this libppcc",
+				       rt->o.transport == PPCC_RT_MPI ? "mpi"
+								      : "nccl");
+			err = PPCC_RT_EUNAVAILABLE;
+		} else {
+			ppcc_rt_report(rt, "unknown transport %d",
+				       rt->o.transport);
+			err = PPCC_RT_EINPUT;
+		}
+		goto out;
+	}
+	if ((err = rt->ops->init(&rt->tr, rt, rank)) < 0)
+		goto out;
+
+	/* Every rank takes part in the agreement, even one whose schedule
+	 * is unusable, so that the others learn of it instead of waiting. */
+	int status = 0;
+	if (rt->rank < 0 || rt->rank >= rt->n_ranks) {
+		ppcc_rt_report(rt, "rank %d outside the %s transport's %d ranks",
+			       rt->rank, rt->ops->name, rt->n_ranks);
+		status = PPCC_RT_EINPUT;
+	} else {
+		status = rt_check_schedule(rt);
+	}
+	if ((err = rt_agree(rt, status)) < 0)
+		goto out;
+
+	rt->rs = &s->ranks[rt->rank];
+	rt->S = s->n_stages;
+	rt->m = s->n_microbatches;
+	size_t n_slots = (size_t)SLOT_KINDS * (size_t)rt->S * (size_t)rt->m;
+	size_t n_actions = (size_t)rt->rs->n_actions;
+	rt->slot = ppcc_calloc(n_slots, sizeof *rt->slot);
+	rt->recv_of = ppcc_calloc(n_actions, sizeof *rt->recv_of);
+	rt->horizon = ppcc_calloc(n_actions, sizeof *rt->horizon);
+	rt->n_flight = rt->o.flight_record;
+	rt->flight = ppcc_calloc((size_t)rt->n_flight, sizeof *rt->flight);
+	if (!rt->slot || !rt->recv_of || !rt->horizon || !rt->flight) {
+		err = PPCC_RT_ENOMEM;
+		goto out;
+	}
+	rt_horizons(rt);
+	if (rt->grouped && (err = rt_groups(rt)) < 0)
+		goto out;
+out:
+	if (err < 0) {
+		if (err != PPCC_RT_EPEER && rt->tr && !rt->failed)
+			rt->ops->abort(rt->tr, err);
+		rt->failed = 1;
+		ppcc_rt_free(rt);
+		return err;
+	}
+	*out = rt;
+	return 0;
+}

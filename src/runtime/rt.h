@@ -1,0 +1,178 @@
+/*
+ * rt.h - what the runtime's core (core.c) and its transports (local.c,
+ * mpi.c, nccl.c) share: the request a SEND or RECV becomes, the
+ * transport vtable, and the per-rank runtime state.
+ *
+ * A message is named by its receiving side: (op, stage, mb) with op
+ * PPCC_OP_RECV_F or PPCC_OP_RECV_B and stage the receiving stage, so
+ * SEND_F(s, mb) is message (RECV_F, s+1, mb) and SEND_B(s, mb) is
+ * (RECV_B, s-1, mb).  Transports match a receive to a send by that name
+ * and the sending rank, first posted first matched, never by arrival
+ * order alone.
+ */
+#ifndef PPCC_RT_INTERNAL_H
+#define PPCC_RT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ppcc.h"
+#include "ppcc/runtime.h"
+
+/* One posted SEND or RECV.  The core owns it (a pool per rank); the
+ * transport links it into its own lists through `next` and sets `done`
+ * (an atomic, because a local peer's thread may complete it). */
+typedef struct rt_req {
+	struct rt_req *next;      /* transport's list */
+	struct rt_req *pending_next; /* core's sends in flight */
+	struct rt_req *pool_next; /* core's free list */
+	struct rt_req *all_next;  /* every request of the rank, for freeing */
+	int is_send;
+	int key_op;    /* PPCC_OP_RECV_F or PPCC_OP_RECV_B */
+	int key_stage; /* the receiving stage */
+	int mb;
+	int src, dst;  /* ranks */
+	void *buf;     /* payload and, in debug mode, the trailer */
+	size_t bytes;
+	int action;    /* index in the owning rank's list */
+	struct rt_buf *owner; /* the pool buffer behind buf */
+	int posted;    /* handed to the transport, not yet given back */
+	atomic_int done;
+	int status;    /* transport's status once done */
+	uint64_t opaque[4]; /* transport's handle (MPI_Request, group id) */
+} rt_req;
+
+typedef struct rt_transport rt_transport; /* each transport's own state */
+
+/*
+ * The transport vtable.  Every function returns 0 or a negative
+ * ppcc_rt_status.  Deadlines are absolute CLOCK_MONOTONIC seconds; a
+ * function that waits returns PPCC_RT_ETIMEOUT at the deadline and
+ * PPCC_RT_EPEER as soon as another rank has reported a failure.
+ */
+typedef struct rt_transport_ops {
+	const char *name;
+	/* Joins: sets rt->rank (when the transport decides it) and
+	 * rt->n_ranks; reports its own errors through rt_report. */
+	int (*init)(rt_transport **out, ppcc_rt *rt, int rank);
+	/* All-gather of two words per rank: out has 2 * n_ranks entries. */
+	int (*exchange)(rt_transport *t, uint64_t *out, const uint64_t mine[2],
+			double deadline);
+	/* Optional brackets around a run of posts that must progress
+	 * together (nccl's group). */
+	int (*group_begin)(rt_transport *t);
+	int (*group_end)(rt_transport *t);
+	/* Post without blocking. */
+	int (*send)(rt_transport *t, rt_req *r);
+	int (*recv)(rt_transport *t, rt_req *r);
+	/* Sets *done (and r->done) without blocking; progresses the rest. */
+	int (*test)(rt_transport *t, rt_req *r, int *done);
+	/* Blocks until r is done or the deadline. */
+	int (*wait)(rt_transport *t, rt_req *r, double deadline);
+	/* Stops the other ranks: they see PPCC_RT_EPEER in their next wait
+	 * (or, when they poll, after their next action). */
+	void (*abort)(rt_transport *t, int status);
+	/* 1 when another rank has aborted; *out_rank, *out_status its own
+	 * rank and status when known (else -1, PPCC_RT_EPEER). */
+	int (*aborted)(rt_transport *t, int *out_rank, int *out_status);
+	/* Buffers in the transport's memory (host unless nccl). */
+	int (*alloc)(rt_transport *t, void **out, size_t bytes);
+	void (*free)(rt_transport *t, void *p);
+	/* Copies between host memory and transport memory (debug trailer). */
+	int (*read)(rt_transport *t, void *dst, const void *src, size_t n);
+	int (*write)(rt_transport *t, void *dst, const void *src, size_t n);
+	/* Forgets a posted request that will not be waited for (after a
+	 * failure): the transport no longer touches its buffer. */
+	void (*cancel)(rt_transport *t, rt_req *r);
+	/* Leaves and frees the state; failed: after a failure, so nothing
+	 * collective that could block.  NULL t is a no-op. */
+	void (*finalize)(rt_transport *t, int failed);
+} rt_transport_ops;
+
+extern const rt_transport_ops ppcc_rt_local_ops;
+extern const rt_transport_ops ppcc_rt_mpi_ops;
+extern const rt_transport_ops ppcc_rt_nccl_ops;
+
+/* A pool buffer: `mem` of `size` bytes, recycled through a free list per
+ * size. */
+typedef struct rt_buf {
+	struct rt_buf *next; /* free list */
+	struct rt_buf *all_next;
+	void *mem;
+	size_t size;
+} rt_buf;
+
+typedef struct rt_size_class {
+	size_t size;
+	rt_buf *free;
+} rt_size_class;
+
+/* One entry of the flight record. */
+typedef struct rt_flight {
+	int action;
+	double start; /* seconds since the step began */
+	double dur;
+} rt_flight;
+
+struct ppcc_rt {
+	const ppcc_schedule *s;
+	const ppcc_rank_schedule *rs;
+	int rank, n_ranks, S, m;
+	ppcc_rt_options o;  /* resolved: timeout, debug, diag set */
+	double timeout_s;
+	int debug;
+	int grouped;
+
+	const rt_transport_ops *ops;
+	rt_transport *tr;
+	void *cuda_stream; /* nccl's compute stream */
+
+	/* Buffers at stage boundaries, by (slot kind, stage, mb). */
+	rt_buf **slot;
+	rt_req **recv_of; /* per action: the posted receive, or NULL */
+	int next_post;    /* first action not yet considered for posting */
+	int *horizon;     /* per action: post receives below this first */
+
+	/* grouped: the compute actions, and the SEND/RECV actions posted
+	 * before each (group k before computes[k]; group n_computes after
+	 * the last), from ppcc_rt_group_plan */
+	int *computes, n_computes;
+	int *group_first; /* n_computes + 2 */
+	int *group_ops;
+
+	rt_req *pending;  /* sends in flight */
+	rt_req *req_free, *req_all;
+	rt_size_class *classes;
+	int n_classes, cap_classes;
+	rt_buf *buf_all;
+	int in_use, pool_buffers;
+	uint64_t in_use_bytes;
+
+	rt_flight *flight;
+	int n_flight, flight_pos, flight_len;
+
+	ppcc_rt_stats st;
+	double step_t0;
+	double t_last; /* the clock when the last callback returned */
+	uint64_t step;
+	int failed; /* a failure was reported: later steps refuse */
+};
+
+/* The grouped discipline's plan for rt's rank: out_point[i], for each
+ * SEND/RECV action i, the number of compute actions that run before its
+ * group is posted (see group.c).  PPCC_RT_EINPUT, reported, when no plan
+ * is free of deadlock. */
+int ppcc_rt_group_plan(int32_t *out_point, ppcc_rt *rt);
+
+/* Stops every rank of a local world, as if `rank` had failed with
+ * `status` (for a rank that fails before it has joined). */
+void ppcc_rt_local_world_abort(ppcc_rt_local_world *w, int rank, int status);
+
+/* Monotonic seconds. */
+double ppcc_rt_now(void);
+
+/* Sends one diagnostic line through rt->o.diag. */
+void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...) PPCC_PRINTF(2, 3);
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * simulate.c - event-driven simulation of a schedule: step time, bubble,
+ * peak memory.
+ *
+ * The model is the semantics of include/ppcc/schedule.h with times
+ * attached.  Each rank has a clock that starts at 0 and runs its actions
+ * in order:
+ *   - F, B, I, W of stage s take costs[s].fwd_ms, bwd_ms, bwd_input_ms,
+ *     bwd_weight_ms and advance the clock by that;
+ *   - SEND_F / SEND_B of stage s start at the clock and do not advance
+ *     it; the message arrives at start + costs[s].send_f_ms / send_b_ms,
+ *     which is also the send's end (the transfer must finish within the
+ *     step);
+ *   - a RECV starts at the clock and ends at max(clock, arrival of the
+ *     matching message), where the clock then stands.
+ * The step is the latest end of any action; a rank is busy for the sum of
+ * its compute times and idle for the rest of the step; the bubble is
+ * total idle over p * step.
+ *
+ * Memory per rank: the static bytes of every stage on the rank, plus the
+ * stash, which grows by costs[s].stash_bytes when F(s, mb) starts and
+ * shrinks by as much when B(s, mb) (or W(s, mb) for a split backward)
+ * ends; the peak is static + the largest stash along the rank's order.
+ *
+ * Ranks advance as far as they can; a rank stopped at a RECV is woken
+ * when the matching SEND runs, with the arrival times held in arrays
+ * indexed [stage][mb] for F and B messages.  The result does not depend
+ * on which rank runs first, and the work is linear in the number of
+ * actions.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+/* What a rank carries between the runs of its actions. */
+typedef struct sim_rank {
+	const ppcc_action *actions;
+	double *start, *end;
+	int32_t n_actions;
+	int32_t pc;     /* next action */
+	int64_t wait;   /* message awaited at pc (see sim_message), or -1 */
+	double clock;
+	double stash, peak_stash;
+	double last;    /* latest end of any action so far */
+	double busy;
+} sim_rank;
+
+/* Messages are numbered by the sending (stage, mb) and direction. */
+static int64_t sim_message(int64_t stage, int64_t mb, int64_t m, int fwd)
+{
+	return 2 * (stage * m + mb) + !fwd;
+}
+
+#if defined(__GNUC__)
+#define SIM_PREFETCH(addr, rw) __builtin_prefetch((addr), (rw))
+#else
+#define SIM_PREFETCH(addr, rw) ((void)(addr))
+#endif
+
+/* Runs rank r until it finishes or waits for a message not yet sent;
+ * wakes (pushes on ready) a rank whose awaited message it sends.
+ * Returns PPCC_EINPUT for an action whose fields are out of range. */
+static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
+		   const ppcc_stage_cost *costs, double *arrival,
+		   uint8_t *sent, int32_t *ready, int *n_ready)
+{
+	sim_rank *k = &ranks[r];
+	const ppcc_action *acts = k->actions;
+	double *start = k->start, *end = k->end;
+	double t = k->clock, cur = k->stash, peak = k->peak_stash;
+	double last = k->last, busy = k->busy;
+	int32_t i = k->pc, n = k->n_actions;
+	int err = 0;
+
+	/* A rank runs a few actions at a time between waits, so the
+	 * hardware does not see its lists as streams: fetch ahead. */
+	for (; i < n; i++) {
+		const ppcc_action *x = &acts[i];
+		if (i + 16 < n) {
+			SIM_PREFETCH(x + 12, 0);
+			SIM_PREFETCH(start + i + 16, 1);
+			SIM_PREFETCH(end + i + 16, 1);
+		}
+		int st = x->stage, mb = x->mb;
+		if (st < 0 || st >= S || mb < 0 || mb >= m) {
+			err = PPCC_EINPUT;
+			break;
+		}
+		const ppcc_stage_cost *cost = &costs[st];
+		start[i] = t;
+		switch (x->op) {
+		case PPCC_OP_F:
+			cur += cost->stash_bytes;
+			if (cur > peak)
+				peak = cur;
+			t += cost->fwd_ms;
+			busy += cost->fwd_ms;
+			end[i] = t;
+			break;
+		case PPCC_OP_B:
+		case PPCC_OP_W: {
+			double d = x->op == PPCC_OP_B ? cost->bwd_ms
+						      : cost->bwd_weight_ms;
+			t += d;
+			busy += d;
+			end[i] = t;
+			cur -= cost->stash_bytes;
+			break;
+		}
+		case PPCC_OP_I:
+			t += cost->bwd_input_ms;
+			busy += cost->bwd_input_ms;
+			end[i] = t;
+			break;
+		case PPCC_OP_SEND_F:
+		case PPCC_OP_SEND_B: {
+			int fwd = x->op == PPCC_OP_SEND_F;
+			int to = fwd ? st + 1 : st - 1;
+			if (to < 0 || to >= S) {
+				err = PPCC_EINPUT;
+				goto out;
+			}
+			double arr = t + (fwd ? cost->send_f_ms
+					      : cost->send_b_ms);
+			end[i] = arr;
+			if (arr > last)
+				last = arr;
+			int64_t msg = sim_message(st, mb, m, fwd);
+			arrival[msg] = arr;
+			sent[msg >> 1] |= fwd ? 1 : 2;
+			int q = to % p;
+			if (ranks[q].wait == msg) {
+				ranks[q].wait = -1;
+				ready[(*n_ready)++] = q;
+			}
+			break;
+		}
+		case PPCC_OP_RECV_F:
+		case PPCC_OP_RECV_B: {
+			int fwd = x->op == PPCC_OP_RECV_F;
+			int from = fwd ? st - 1 : st + 1;
+			if (from < 0 || from >= S) {
+				err = PPCC_EINPUT;
+				goto out;
+			}
+			int64_t msg = sim_message(from, mb, m, fwd);
+			if (!(sent[msg >> 1] & (fwd ? 1 : 2))) {
+				k->wait = msg;
+				goto out;
+			}
+			if (arrival[msg] > t)
+				t = arrival[msg];
+			end[i] = t;
+			break;
+		}
+		default:
+			err = PPCC_EINPUT;
+			goto out;
+		}
+	}
+out:
+	if (t > last)
+		last = t;
+	k->pc = i;
+	k->clock = t;
+	k->stash = cur;
+	k->peak_stash = peak;
+	k->last = last;
+	k->busy = busy;
+	return err;
+}
+
+/* Contract: s is a valid schedule (ppcc_schedule_validate accepts it) and
+ * costs has s->n_stages entries.  Actions whose fields are out of range,
+ * or a schedule whose ranks cannot all finish, give PPCC_EINPUT instead of
+ * a result (no diagnostics: validate first).  PPCC_ENOMEM when an
+ * allocation fails.  Every array of out lives in the arena. */
+int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
+		  const ppcc_stage_cost *costs)
+{
+	int err = 0;
+	int p = s->n_ranks, S = s->n_stages, m = s->n_microbatches;
+	double *arrival = NULL;
+	uint8_t *sent = NULL;
+	int32_t *ready = NULL;
+	sim_rank *ranks = NULL;
+
+	if (p < 1 || S < 1 || m < 1 || S % p != 0)
+		return PPCC_EINPUT;
+	memset(out, 0, sizeof *out);
+	out->busy_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
+	out->idle_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
+	out->peak_memory_bytes = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
+	out->start_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
+	out->end_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
+	if (!out->busy_ms || !out->idle_ms || !out->peak_memory_bytes ||
+	    !out->start_ms || !out->end_ms)
+		return PPCC_ENOMEM;
+	for (int r = 0; r < p; r++) {
+		size_t n = (size_t)(s->ranks[r].n_actions > 0
+					    ? s->ranks[r].n_actions : 0);
+		out->start_ms[r] = ppcc_arena_alloc(a, n, sizeof(double));
+		out->end_ms[r] = ppcc_arena_alloc(a, n, sizeof(double));
+		if (!out->start_ms[r] || !out->end_ms[r])
+			return PPCC_ENOMEM;
+	}
+
+	size_t keys = (size_t)S * (size_t)m;
+	/* arrival[sim_message()] is valid once sent[key] has the bit of the
+	 * direction: 1 for SEND_F, 2 for SEND_B */
+	arrival = ppcc_malloc(keys * 2 * sizeof *arrival);
+	sent = ppcc_calloc(keys, 1);
+	ready = ppcc_malloc((size_t)p * sizeof *ready);
+	ranks = ppcc_calloc((size_t)p, sizeof *ranks);
+	if (!arrival || !sent || !ready || !ranks) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	for (int r = 0; r < p; r++) {
+		ranks[r].actions = s->ranks[r].actions;
+		ranks[r].n_actions = s->ranks[r].n_actions > 0
+					     ? s->ranks[r].n_actions : 0;
+		ranks[r].start = out->start_ms[r];
+		ranks[r].end = out->end_ms[r];
+		ranks[r].wait = -1;
+	}
+
+	int n_ready = 0;
+	for (int r = p - 1; r >= 0; r--)
+		ready[n_ready++] = r;
+	while (n_ready > 0) {
+		int r = ready[--n_ready];
+		err = sim_run(ranks, r, p, S, m, costs, arrival, sent, ready,
+			      &n_ready);
+		if (err < 0)
+			goto out;
+	}
+
+	double step = 0;
+	for (int r = 0; r < p; r++) {
+		if (ranks[r].pc < ranks[r].n_actions) {
+			err = PPCC_EINPUT; /* deadlock */
+			goto out;
+		}
+		if (ranks[r].last > step)
+			step = ranks[r].last;
+	}
+	double idle = 0;
+	for (int r = 0; r < p; r++) {
+		double static_bytes = 0;
+		for (int st = r; st < S; st += p)
+			static_bytes += costs[st].static_bytes;
+		out->busy_ms[r] = ranks[r].busy;
+		out->peak_memory_bytes[r] = static_bytes + ranks[r].peak_stash;
+		out->idle_ms[r] = step - ranks[r].busy;
+		idle += out->idle_ms[r];
+	}
+	out->step_ms = step;
+	out->bubble_fraction = step > 0 ? idle / ((double)p * step) : 0;
+	out->bubble_analytic = ppcc_bubble_closed_form(s->kind, p, s->n_chunks,
+							m);
+out:
+	ppcc_free(arrival);
+	ppcc_free(sent);
+	ppcc_free(ready);
+	ppcc_free(ranks);
+	return err;
+}

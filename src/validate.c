@@ -1,0 +1,661 @@
+/*
+ * validate.c - structural checks and a dry run of any ppcc_schedule.
+ *
+ * The semantics checked (include/ppcc/schedule.h states them for
+ * runtimes): each rank runs its actions in list order; a SEND never
+ * blocks; a RECV completes once the matching message has been sent, where
+ * SEND_F(s, mb) matches RECV_F(s+1, mb) and SEND_B(s, mb) matches
+ * RECV_B(s-1, mb), by kind, stage and microbatch only.  Stage s runs on
+ * rank s % p, and every action of stage s (its compute, the receives of
+ * its inputs and the sends of its outputs) belongs on that rank.
+ *
+ * A schedule may come from a file written by anyone, so every field is
+ * distrusted: the checks never index with a value they have not bounded,
+ * and memory stays linear in the number of actions (a header whose
+ * stages x microbatches exceeds what its actions could cover is rejected
+ * before anything is allocated).  The caller guarantees only that the
+ * pointers and counts agree (stages has n_stages entries, ranks n_ranks,
+ * each actions array n_actions).
+ *
+ * The phases, each reporting every problem it finds (up to max_errors):
+ *   1. header: positive counts, n_stages == p*v, the stage table's
+ *      stage/rank/chunk, each rank's number, the fingerprint;
+ *   2. fields of each action: op, stage and microbatch in range, the
+ *      stage on this rank, peer -1 and bytes 0 for compute, the peer of a
+ *      SEND/RECV the rank of the neighbouring stage (never the rank
+ *      itself), no duplicate of any (op, stage, microbatch);
+ *   3. completeness of each (stage, microbatch): one F and either one B or
+ *      one I and one W; each SEND with its RECV and the reverse, with
+ *      equal bytes; a cross-rank input never received;
+ *   4. order on each rank: F(s) after RECV_F(s) (or F(s-1) on the same
+ *      rank), B/I(s) after F(s) and after RECV_B(s) (or B/I(s+1) on the
+ *      same rank), W after I, SEND_F after F, SEND_B after B or I;
+ *   5. only when 1-4 found nothing: a dry run of all ranks under the
+ *      semantics above, which must finish; otherwise the deadlock is
+ *      reported with the action each stuck rank waits at.
+ * Phases 2-5 are linear in the number of actions; the dry run wakes a
+ * blocked rank only when its awaited message is sent.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+typedef struct val_ctx {
+	const ppcc_schedule *s;
+	ppcc_diag *d;
+	ppcc_loc loc;
+	const ppcc_loc *locp;
+	int max_errors;
+	int errors; /* reported by this call */
+	int stop;   /* max_errors reached: report nothing more */
+	int p, S, m;
+	int32_t *rank_of; /* stage -> rank, s % p without a division */
+	/* pos[key * PPCC_OP_COUNT + op], key = stage * m + mb: 1 + index of
+	 * the first such action on the stage's rank; 0 when none; negated
+	 * once a duplicate has been reported. */
+	int32_t *pos;
+} val_ctx;
+
+static void val_error(val_ctx *c, const char *fmt, ...) PPCC_PRINTF(2, 3);
+
+static void val_error(val_ctx *c, const char *fmt, ...)
+{
+	if (c->stop)
+		return;
+	if (c->max_errors > 0 && c->errors >= c->max_errors) {
+		ppcc_note(c->d, c->locp, "further errors not reported");
+		c->stop = 1;
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	ppcc_diag_vreport(c->d, PPCC_SEV_ERROR, c->locp, fmt, ap);
+	va_end(ap);
+	c->errors++;
+}
+
+static const char *const val_plural[PPCC_OP_COUNT] = {
+	"forwards", "backwards", "input-gradient backwards (I)",
+	"weight-gradient backwards (W)", "SEND_F", "RECV_F", "SEND_B",
+	"RECV_B",
+};
+
+static const char *const val_singular[PPCC_OP_COUNT] = {
+	"forward", "backward", "input-gradient backward (I)",
+	"weight-gradient backward (W)", "SEND_F", "RECV_F", "SEND_B",
+	"RECV_B",
+};
+
+static int val_is_comm(int op)
+{
+	return op >= PPCC_OP_SEND_F && op <= PPCC_OP_RECV_B;
+}
+
+/* The stage at the other end of a SEND/RECV of stage s, or -1 when there
+ * is none (a SEND_F of the last stage, a RECV_F of stage 0, ...). */
+static int64_t val_other_stage(int op, int64_t s, int S)
+{
+	int64_t o = (op == PPCC_OP_SEND_F || op == PPCC_OP_RECV_B) ? s + 1
+								    : s - 1;
+	return o >= 0 && o < S ? o : -1;
+}
+
+/* "RECV_F stage 2 mb 3" for an action whose op is known to be valid. */
+static const char *val_what(char *buf, size_t n, const ppcc_action *a)
+{
+	snprintf(buf, n, "%s stage %" PRId32 " mb %" PRId32,
+		 ppcc_op_name(a->op), a->stage, a->mb);
+	return buf;
+}
+
+/* An error about action i of rank r: "rank r, action i (what): ...". */
+static void val_at(val_ctx *c, int r, int64_t i, const ppcc_action *a,
+		   const char *fmt, ...) PPCC_PRINTF(5, 6);
+
+static void val_at(val_ctx *c, int r, int64_t i, const ppcc_action *a,
+		   const char *fmt, ...)
+{
+	char what[96], tail[512];
+	if (c->stop)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tail, sizeof tail, fmt, ap);
+	va_end(ap);
+	val_error(c, "rank %d, action %" PRId64 " (%s): %s", r, i,
+		  val_what(what, sizeof what, a), tail);
+}
+
+/* Whether phase 2 accepted the action well enough for phases 3-5 to
+ * index with it (the peer and bytes may still be wrong). */
+static int val_usable(const val_ctx *c, int r, const ppcc_action *a)
+{
+	if (a->op < 0 || a->op >= PPCC_OP_COUNT || a->stage < 0 ||
+	    a->stage >= c->S || a->mb < 0 || a->mb >= c->m ||
+	    c->rank_of[a->stage] != r)
+		return 0;
+	if (val_is_comm(a->op)) {
+		int64_t o = val_other_stage(a->op, a->stage, c->S);
+		if (o < 0 || c->rank_of[o] == r)
+			return 0;
+	}
+	return 1;
+}
+
+static size_t val_slot(const val_ctx *c, int64_t stage, int64_t mb, int op)
+{
+	return ((size_t)stage * (size_t)c->m + (size_t)mb) * PPCC_OP_COUNT +
+	       (size_t)op;
+}
+
+/* Index of the first (op, stage, mb) on the stage's rank, or -1. */
+static int64_t val_find(const val_ctx *c, int64_t stage, int64_t mb, int op)
+{
+	int32_t v = c->pos[val_slot(c, stage, mb, op)];
+	if (v < 0)
+		v = -v;
+	return (int64_t)v - 1;
+}
+
+/* ---- 1. header ---- */
+
+/* Returns 0 when the later phases can run, -1 when the header is too
+ * broken to index with. */
+static int val_header(val_ctx *c)
+{
+	const ppcc_schedule *s = c->s;
+	int fatal = 0;
+
+	if (s->version != PPCC_SCHEDULE_VERSION)
+		val_error(c, "schedule version %" PRId32 ", expected %d",
+			  s->version, PPCC_SCHEDULE_VERSION);
+	if (s->kind < 0 || s->kind >= PPCC_SCHED_COUNT)
+		val_error(c, "unknown schedule kind %" PRId32, s->kind);
+	if (s->n_ranks < 1) {
+		val_error(c, "n_ranks is %" PRId32 "; it must be positive",
+			  s->n_ranks);
+		fatal = 1;
+	}
+	if (s->n_chunks < 1) {
+		val_error(c, "n_chunks is %" PRId32 "; it must be positive",
+			  s->n_chunks);
+		fatal = 1;
+	}
+	if (s->n_microbatches < 1) {
+		val_error(c, "n_microbatches is %" PRId32
+			  "; it must be positive", s->n_microbatches);
+		fatal = 1;
+	}
+	if (fatal)
+		return -1;
+	if ((int64_t)s->n_stages != (int64_t)s->n_ranks * s->n_chunks) {
+		val_error(c, "n_stages is %" PRId32
+			  ", not n_ranks * n_chunks = %" PRId64, s->n_stages,
+			  (int64_t)s->n_ranks * s->n_chunks);
+		return -1;
+	}
+	if (!s->stages || !s->ranks) {
+		val_error(c, "no %s table", s->stages ? "rank" : "stage");
+		return -1;
+	}
+	c->p = s->n_ranks;
+	c->S = s->n_stages;
+	c->m = s->n_microbatches;
+
+	for (int i = 0; i < c->S && !c->stop; i++) {
+		const ppcc_stage_info *st = &s->stages[i];
+		if (st->stage != i)
+			val_error(c, "stage table entry %d says stage %" PRId32,
+				  i, st->stage);
+		if (st->rank != i % c->p)
+			val_error(c, "stage %d: rank %" PRId32
+				  ", but stage s runs on rank s %% %d = %d",
+				  i, st->rank, c->p, i % c->p);
+		if (st->chunk != i / c->p)
+			val_error(c, "stage %d: chunk %" PRId32
+				  ", but stage s is chunk s / %d = %d",
+				  i, st->chunk, c->p, i / c->p);
+	}
+	int64_t total = 0;
+	for (int r = 0; r < c->p; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		if (rs->rank != r)
+			val_error(c, "rank table entry %d says rank %" PRId32,
+				  r, rs->rank);
+		if (rs->n_actions < 0) {
+			val_error(c, "rank %d: n_actions is %" PRId32, r,
+				  rs->n_actions);
+			fatal = 1;
+		} else if (rs->n_actions > 0 && !rs->actions) {
+			val_error(c, "rank %d: no action list", r);
+			fatal = 1;
+		} else {
+			total += rs->n_actions;
+		}
+	}
+	if (fatal)
+		return -1;
+
+	uint64_t h = ppcc_schedule_fingerprint(s);
+	if (h != s->fingerprint)
+		val_error(c, "fingerprint mismatch: the schedule says %016"
+			  PRIx64 ", its contents hash to %016" PRIx64,
+			  s->fingerprint, h);
+
+	/* Each (stage, microbatch) needs at least a forward and a backward:
+	 * a header asking for more than the actions hold is rejected here,
+	 * which also bounds the tables below by the number of actions. */
+	int64_t need = (int64_t)c->S * c->m;
+	if (need > total / 2) {
+		val_error(c, "%" PRId64 " actions cannot hold a forward and a "
+			  "backward of each of %d stages x %d microbatches",
+			  total, c->S, c->m);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- 2. fields ---- */
+
+/* Checks one action's fields; returns 1 when phases 3-5 may index with
+ * it (its peer and bytes may still be wrong). */
+static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
+{
+	if (a->op < 0 || a->op >= PPCC_OP_COUNT) {
+		val_error(c, "rank %d, action %d: unknown op %" PRId32, r, i,
+			  a->op);
+		return 0;
+	}
+	if (a->stage < 0 || a->stage >= c->S) {
+		val_at(c, r, i, a, "stage out of range [0, %d)", c->S);
+		return 0;
+	}
+	if (a->mb < 0 || a->mb >= c->m) {
+		val_at(c, r, i, a, "microbatch out of range [0, %d)", c->m);
+		return 0;
+	}
+	if (c->rank_of[a->stage] != r) {
+		val_at(c, r, i, a, "stage %" PRId32 " runs on rank %d",
+		       a->stage, c->rank_of[a->stage]);
+		return 0;
+	}
+	if (!val_is_comm(a->op)) {
+		if (a->peer != -1)
+			val_at(c, r, i, a, "peer %" PRId32 " on a compute "
+			       "action (must be -1)", a->peer);
+		if (a->bytes != 0)
+			val_at(c, r, i, a, "%" PRIu64 " bytes on a compute "
+			       "action (must be 0)", a->bytes);
+		return 1;
+	}
+	int send = a->op == PPCC_OP_SEND_F || a->op == PPCC_OP_SEND_B;
+	int64_t o = val_other_stage(a->op, a->stage, c->S);
+	if (o < 0) {
+		val_at(c, r, i, a, "stage %" PRId32 " has no neighbour to %s",
+		       a->stage, send ? "send to" : "receive from");
+		return 0;
+	}
+	int q = c->rank_of[o];
+	if (q == r) {
+		val_at(c, r, i, a, "stages %" PRId32 " and %" PRId64 " both "
+		       "run on rank %d; there is nothing to communicate",
+		       a->stage, o, r);
+		return 0;
+	}
+	if (a->peer == r)
+		val_at(c, r, i, a, "peer is the rank itself; stage %" PRId64
+		       " runs on rank %d", o, q);
+	else if (a->peer != q)
+		val_at(c, r, i, a, "peer %" PRId32 ", but stage %" PRId64
+		       " runs on rank %d", a->peer, o, q);
+	return 1;
+}
+
+/* Records where each (op, stage, mb) is, reporting duplicates. */
+static void val_fields(val_ctx *c)
+{
+	for (int r = 0; r < c->p && !c->stop; r++) {
+		const ppcc_rank_schedule *rs = &c->s->ranks[r];
+		for (int i = 0; i < rs->n_actions && !c->stop; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			if (!val_action_fields(c, r, i, a))
+				continue;
+			int32_t *slot = &c->pos[val_slot(c, a->stage, a->mb,
+							 a->op)];
+			if (*slot == 0) {
+				*slot = i + 1;
+			} else if (*slot > 0) {
+				val_error(c, "stage %" PRId32 " microbatch %"
+					  PRId32 ": 2 %s (rank %d, actions %"
+					  PRId32 " and %d)", a->stage, a->mb,
+					  val_plural[a->op], r, *slot - 1, i);
+				*slot = -*slot;
+			} else {
+				val_error(c, "stage %" PRId32 " microbatch %"
+					  PRId32 ": another %s (rank %d, "
+					  "action %d)", a->stage, a->mb,
+					  val_singular[a->op], r, i);
+			}
+		}
+	}
+}
+
+/* ---- 3. completeness and matching ---- */
+
+/* The message from stage `from` (op send) to stage `to` (op recv), on
+ * different ranks.  `user` is the index of the compute on `to` that
+ * needs it (-1 if none), of op user_op. */
+static void val_message(val_ctx *c, int from, int to, int mb, int send,
+			int recv, int64_t user, int user_op)
+{
+	int rf = c->rank_of[from], rt = c->rank_of[to];
+	int64_t si = val_find(c, from, mb, send);
+	int64_t ri = val_find(c, to, mb, recv);
+	const ppcc_action *sa = si >= 0 ? &c->s->ranks[rf].actions[si] : NULL;
+	const ppcc_action *ra = ri >= 0 ? &c->s->ranks[rt].actions[ri] : NULL;
+
+	if (sa && ra) {
+		if (sa->bytes != ra->bytes)
+			val_at(c, rt, ri, ra, "%" PRIu64 " bytes, but the "
+			       "matching %s (rank %d, action %" PRId64
+			       ") sends %" PRIu64, ra->bytes,
+			       ppcc_op_name(send), rf, si, sa->bytes);
+	} else if (sa) {
+		val_at(c, rf, si, sa, "no matching %s on rank %d",
+		       ppcc_op_name(recv), rt);
+	} else if (ra) {
+		val_at(c, rt, ri, ra, "no matching %s from rank %d",
+		       ppcc_op_name(send), rf);
+	} else if (user >= 0) {
+		val_at(c, rt, user, &c->s->ranks[rt].actions[user],
+		       "%s from stage %d on rank %d is never received "
+		       "(no %s, no %s)",
+		       user_op == PPCC_OP_F ? "its input"
+					    : "its output gradient",
+		       from, rf, ppcc_op_name(recv), ppcc_op_name(send));
+	}
+}
+
+static void val_complete(val_ctx *c)
+{
+	for (int s = 0; s < c->S && !c->stop; s++) {
+		int r = c->rank_of[s];
+		for (int mb = 0; mb < c->m && !c->stop; mb++) {
+			int64_t f = val_find(c, s, mb, PPCC_OP_F);
+			int64_t b = val_find(c, s, mb, PPCC_OP_B);
+			int64_t in = val_find(c, s, mb, PPCC_OP_I);
+			int64_t wt = val_find(c, s, mb, PPCC_OP_W);
+			if (f < 0)
+				val_error(c, "stage %d microbatch %d: no "
+					  "forward (rank %d)", s, mb, r);
+			if (b >= 0 && (in >= 0 || wt >= 0))
+				val_error(c, "stage %d microbatch %d: both B "
+					  "(rank %d, action %" PRId64
+					  ") and a split backward I/W",
+					  s, mb, r, b);
+			else if (b < 0 && in < 0 && wt < 0)
+				val_error(c, "stage %d microbatch %d: no "
+					  "backward (rank %d)", s, mb, r);
+			else if (b < 0 && in >= 0 && wt < 0)
+				val_error(c, "stage %d microbatch %d: I "
+					  "(rank %d, action %" PRId64
+					  ") without W", s, mb, r, in);
+			else if (b < 0 && in < 0 && wt >= 0)
+				val_error(c, "stage %d microbatch %d: W "
+					  "(rank %d, action %" PRId64
+					  ") without I", s, mb, r, wt);
+			if (c->p == 1)
+				continue;
+			if (s > 0)
+				val_message(c, s - 1, s, mb, PPCC_OP_SEND_F,
+					    PPCC_OP_RECV_F, f, PPCC_OP_F);
+			if (s < c->S - 1)
+				val_message(c, s + 1, s, mb, PPCC_OP_SEND_B,
+					    PPCC_OP_RECV_B, b >= 0 ? b : in,
+					    b >= 0 ? PPCC_OP_B : PPCC_OP_I);
+		}
+	}
+}
+
+/* ---- 4. order on each rank ---- */
+
+static int64_t val_min_present(int64_t a, int64_t b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
+/* A dependency that is missing was reported by phase 3; here only one
+ * that comes later in the rank's list than action i, which needs it. */
+static void val_action_order(val_ctx *c, int r, int i, const ppcc_action *a)
+{
+	int s = a->stage, mb = a->mb;
+	int64_t j;
+	switch (a->op) {
+	case PPCC_OP_F:
+		if (s == 0)
+			break;
+		if (c->rank_of[s - 1] == r) {
+			j = val_find(c, s - 1, mb, PPCC_OP_F);
+			if (j > i)
+				val_at(c, r, i, a, "the forward of stage %d "
+				       "comes later (action %" PRId64 ")",
+				       s - 1, j);
+		} else {
+			j = val_find(c, s, mb, PPCC_OP_RECV_F);
+			if (j > i)
+				val_at(c, r, i, a, "its input is received "
+				       "later (RECV_F at action %" PRId64 ")",
+				       j);
+		}
+		break;
+	case PPCC_OP_B:
+	case PPCC_OP_I:
+		j = val_find(c, s, mb, PPCC_OP_F);
+		if (j > i)
+			val_at(c, r, i, a, "its forward has not run on this "
+			       "rank (F at action %" PRId64 ")", j);
+		if (s == c->S - 1)
+			break;
+		if (c->rank_of[s + 1] == r) {
+			j = val_min_present(val_find(c, s + 1, mb, PPCC_OP_B),
+					    val_find(c, s + 1, mb, PPCC_OP_I));
+			if (j > i)
+				val_at(c, r, i, a, "the backward of stage %d "
+				       "comes later (action %" PRId64 ")",
+				       s + 1, j);
+		} else {
+			j = val_find(c, s, mb, PPCC_OP_RECV_B);
+			if (j > i)
+				val_at(c, r, i, a, "its output gradient is "
+				       "received later (RECV_B at action %"
+				       PRId64 ")", j);
+		}
+		break;
+	case PPCC_OP_W:
+		j = val_find(c, s, mb, PPCC_OP_I);
+		if (j > i)
+			val_at(c, r, i, a, "its I has not run (I at action %"
+			       PRId64 ")", j);
+		break;
+	case PPCC_OP_SEND_F:
+		j = val_find(c, s, mb, PPCC_OP_F);
+		if (j > i)
+			val_at(c, r, i, a, "sends before its forward has run "
+			       "(F at action %" PRId64 ")", j);
+		break;
+	case PPCC_OP_SEND_B:
+		j = val_min_present(val_find(c, s, mb, PPCC_OP_B),
+				    val_find(c, s, mb, PPCC_OP_I));
+		if (j > i)
+			val_at(c, r, i, a, "sends before its backward has "
+			       "run (action %" PRId64 ")", j);
+		break;
+	default:
+		break;
+	}
+}
+
+static void val_order(val_ctx *c)
+{
+	for (int r = 0; r < c->p && !c->stop; r++) {
+		const ppcc_rank_schedule *rs = &c->s->ranks[r];
+		for (int i = 0; i < rs->n_actions && !c->stop; i++)
+			if (val_usable(c, r, &rs->actions[i]))
+				val_action_order(c, r, i, &rs->actions[i]);
+	}
+}
+
+/* ---- 5. dry run ---- */
+
+#if defined(__GNUC__)
+#define VAL_PREFETCH(addr) __builtin_prefetch(addr)
+#else
+#define VAL_PREFETCH(addr) ((void)(addr))
+#endif
+
+/* Each rank runs until it finishes or reaches a RECV whose message has
+ * not been sent; it then records the message it waits for, and the rank
+ * that sends it puts it back on the ready stack.  Messages are numbered
+ * 2 * (stage * m + mb) + (0 for SEND_F, 1 for SEND_B) of the sender. */
+static int val_dry_run(val_ctx *c)
+{
+	const ppcc_schedule *s = c->s;
+	int p = c->p, err = 0;
+	int64_t m = c->m;
+	size_t keys = (size_t)c->S * (size_t)c->m;
+	uint8_t *sent = ppcc_calloc(keys * 2, 1);
+	int32_t *pc = ppcc_calloc((size_t)p, sizeof *pc);
+	int64_t *wait = ppcc_malloc((size_t)p * sizeof *wait);
+	int32_t *ready = ppcc_malloc((size_t)p * sizeof *ready);
+	if (!sent || !pc || !wait || !ready) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	int n_ready = 0;
+	for (int r = p - 1; r >= 0; r--) {
+		ready[n_ready++] = r;
+		wait[r] = -1;
+	}
+	while (n_ready > 0) {
+		int r = ready[--n_ready];
+		const ppcc_action *acts = s->ranks[r].actions;
+		int32_t i = pc[r], n = s->ranks[r].n_actions;
+		for (; i < n; i++) {
+			const ppcc_action *a = &acts[i];
+			if (i + 12 < n)
+				VAL_PREFETCH(a + 12);
+			int64_t msg;
+			switch (a->op) {
+			case PPCC_OP_RECV_F:
+			case PPCC_OP_RECV_B:
+				msg = a->op == PPCC_OP_RECV_F
+					? 2 * ((a->stage - 1) * m + a->mb)
+					: 2 * ((a->stage + 1) * m + a->mb) + 1;
+				if (!sent[msg]) {
+					wait[r] = msg;
+					goto stop;
+				}
+				break;
+			case PPCC_OP_SEND_F:
+			case PPCC_OP_SEND_B: {
+				int fwd = a->op == PPCC_OP_SEND_F;
+				msg = 2 * (a->stage * m + a->mb) + !fwd;
+				sent[msg] = 1;
+				int q = c->rank_of[fwd ? a->stage + 1
+						       : a->stage - 1];
+				if (wait[q] == msg) {
+					wait[q] = -1;
+					ready[n_ready++] = q;
+				}
+				break;
+			}
+			default:
+				break;
+			}
+		}
+	stop:
+		pc[r] = i;
+	}
+
+	char msg[768];
+	size_t len = 0;
+	int stuck = 0;
+	for (int r = 0; r < p; r++) {
+		if (pc[r] == s->ranks[r].n_actions)
+			continue;
+		if (stuck < 8) {
+			char w[96];
+			const ppcc_action *a = &s->ranks[r].actions[pc[r]];
+			int k = snprintf(msg + len, sizeof msg - len,
+					 "%srank %d waits at action %" PRId32
+					 " (%s)", stuck ? ", " : "", r, pc[r],
+					 val_what(w, sizeof w, a));
+			if (k > 0)
+				len += (size_t)k < sizeof msg - len
+					       ? (size_t)k
+					       : sizeof msg - len - 1;
+		}
+		stuck++;
+	}
+	if (stuck > 8)
+		snprintf(msg + len, sizeof msg - len, ", and %d more ranks",
+			 stuck - 8);
+	if (stuck)
+		val_error(c, "dry run: deadlock; %s", msg);
+out:
+	ppcc_free(sent);
+	ppcc_free(pc);
+	ppcc_free(wait);
+	ppcc_free(ready);
+	return err;
+}
+
+/* Contract: reports each problem to d at {file, 0, 0} (no location when
+ * file is NULL), at most max_errors of them (0: no bound) followed by a
+ * note when more were found; returns 0 for a valid schedule, PPCC_EINPUT
+ * after any error, PPCC_ENOMEM when its working arrays (linear in the
+ * number of actions) cannot be allocated.  Reads only within the arrays
+ * that the counts of s describe. */
+int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
+			   const char *file, int max_errors)
+{
+	val_ctx c = {
+		.s = s, .d = d, .loc = {file, 0, 0},
+		.max_errors = max_errors,
+	};
+	int err = 0;
+
+	c.locp = file ? &c.loc : NULL;
+	if (val_header(&c) < 0)
+		goto out;
+	c.pos = ppcc_calloc((size_t)c.S * (size_t)c.m,
+			    PPCC_OP_COUNT * sizeof *c.pos);
+	c.rank_of = ppcc_malloc((size_t)c.S * sizeof *c.rank_of);
+	if (!c.pos || !c.rank_of) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	for (int st = 0, r = 0; st < c.S; st++, r = r + 1 == c.p ? 0 : r + 1)
+		c.rank_of[st] = r;
+	val_fields(&c);
+	if (!c.stop)
+		val_complete(&c);
+	if (!c.stop)
+		val_order(&c);
+	if (c.errors == 0)
+		err = val_dry_run(&c);
+out:
+	ppcc_free(c.pos);
+	ppcc_free(c.rank_of);
+	if (err < 0)
+		return err;
+	return c.errors > 0 || c.stop ? PPCC_EINPUT : 0;
+}

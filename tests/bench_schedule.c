@@ -1,0 +1,406 @@
+/*
+ * bench_schedule.c - how fast schedules are built, validated and
+ * simulated, and what they cost in memory.
+ *
+ * The large case is 1F1B with p = 256 ranks and m = 4096 microbatches
+ * (about 2 million compute actions and 4 million sends and receives); the
+ * budget is one second for build + validate + simulate together.  Each
+ * phase is timed best of three.
+ *
+ * A baseline shows why the simulator advances ranks by events: a naive
+ * simulator in the style of simple Python ones keeps a global clock,
+ * scans every rank for an action that can start now, and steps the clock
+ * to the next time anything changes.  Both run on a smaller case and must
+ * agree on every action's start and end.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ppcc.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Best of three of wall and CPU time (user + system: the page faults of
+ * fresh memory are a good part of it). */
+typedef struct timing {
+	double wall, cpu;
+} timing;
+
+static void timing_keep(timing *best, double w0, double c0)
+{
+	double w = now_s() - w0, c = cpu_s() - c0;
+	if (w < best->wall)
+		best->wall = w;
+	if (c < best->cpu)
+		best->cpu = c;
+}
+
+static void print_machine(void)
+{
+	char model[256] = "unknown";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (f) {
+		char line[512];
+		while (fgets(line, sizeof line, f)) {
+			if (strncmp(line, "model name", 10) == 0) {
+				char *c = strchr(line, ':');
+				if (c) {
+					c += 2;
+					c[strcspn(c, "\n")] = '\0';
+					snprintf(model, sizeof model, "%s", c);
+				}
+				break;
+			}
+		}
+		fclose(f);
+	}
+	printf("machine: %s, %ld cores online\n", model,
+	       sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static long peak_rss_kib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static ppcc_stage_info *stages_make(int n)
+{
+	ppcc_stage_info *st = calloc((size_t)n, sizeof *st);
+	for (int s = 0; s < n; s++) {
+		st[s].recv_bytes = s > 0 ? 25165824 : 0;
+		st[s].send_bytes = s < n - 1 ? 25165824 : 0;
+	}
+	return st;
+}
+
+/* Stage costs that are not all equal, with communication. */
+static ppcc_stage_cost *costs_make(int n)
+{
+	ppcc_stage_cost *c = calloc((size_t)n, sizeof *c);
+	for (int s = 0; s < n; s++) {
+		c[s].fwd_ms = 1.0 + 0.25 * (s % 3);
+		c[s].bwd_ms = 2.0 + 0.5 * (s % 2);
+		c[s].send_f_ms = 0.125;
+		c[s].send_b_ms = 0.125;
+		c[s].static_bytes = 1e9;
+		c[s].stash_bytes = 1e6;
+	}
+	return c;
+}
+
+/* ---- the naive baseline ---- */
+
+typedef struct naive_result {
+	double step_ms;
+	double **start, **end;
+	long steps; /* global clock steps taken */
+} naive_result;
+
+static int naive_simulate(naive_result *out, const ppcc_schedule *s,
+			  const ppcc_stage_cost *costs)
+{
+	int p = s->n_ranks, m = s->n_microbatches, S = s->n_stages;
+	size_t keys = (size_t)S * (size_t)m;
+	double *arr_f = malloc(keys * sizeof *arr_f);
+	double *arr_b = malloc(keys * sizeof *arr_b);
+	double *free_at = calloc((size_t)p, sizeof *free_at);
+	int *pc = calloc((size_t)p, sizeof *pc);
+	for (size_t k = 0; k < keys; k++)
+		arr_f[k] = arr_b[k] = -1;
+	out->start = calloc((size_t)p, sizeof *out->start);
+	out->end = calloc((size_t)p, sizeof *out->end);
+	for (int r = 0; r < p; r++) {
+		out->start[r] = calloc((size_t)s->ranks[r].n_actions, sizeof(double));
+		out->end[r] = calloc((size_t)s->ranks[r].n_actions, sizeof(double));
+	}
+	double t = 0, step = 0;
+	long steps = 0;
+	for (;;) {
+		int progressed = 1, left = 0;
+		while (progressed) {
+			progressed = 0;
+			left = 0;
+			for (int r = 0; r < p; r++) {
+				const ppcc_rank_schedule *rs = &s->ranks[r];
+				if (pc[r] == rs->n_actions)
+					continue;
+				left = 1;
+				if (free_at[r] > t)
+					continue;
+				const ppcc_action *a = &rs->actions[pc[r]];
+				const ppcc_stage_cost *c = &costs[a->stage];
+				size_t key = (size_t)a->stage * (size_t)m + (size_t)a->mb;
+				double d = -1;
+				switch (a->op) {
+				case PPCC_OP_F: d = c->fwd_ms; break;
+				case PPCC_OP_B: d = c->bwd_ms; break;
+				case PPCC_OP_I: d = c->bwd_input_ms; break;
+				case PPCC_OP_W: d = c->bwd_weight_ms; break;
+				case PPCC_OP_SEND_F:
+					arr_f[key] = t + c->send_f_ms;
+					out->start[r][pc[r]] = t;
+					out->end[r][pc[r]] = arr_f[key];
+					if (arr_f[key] > step)
+						step = arr_f[key];
+					pc[r]++;
+					progressed = 1;
+					continue;
+				case PPCC_OP_SEND_B:
+					arr_b[key] = t + c->send_b_ms;
+					out->start[r][pc[r]] = t;
+					out->end[r][pc[r]] = arr_b[key];
+					if (arr_b[key] > step)
+						step = arr_b[key];
+					pc[r]++;
+					progressed = 1;
+					continue;
+				case PPCC_OP_RECV_F:
+				case PPCC_OP_RECV_B: {
+					double at = a->op == PPCC_OP_RECV_F
+						? arr_f[key - (size_t)m]
+						: arr_b[key + (size_t)m];
+					if (at < 0 || at > t)
+						continue;
+					/* the wait began when the rank got here */
+					out->end[r][pc[r]] = t;
+					pc[r]++;
+					progressed = 1;
+					continue;
+				}
+				}
+				out->start[r][pc[r]] = t;
+				out->end[r][pc[r]] = t + d;
+				free_at[r] = t + d;
+				if (t + d > step)
+					step = t + d;
+				pc[r]++;
+				progressed = 1;
+			}
+		}
+		if (!left)
+			break;
+		/* the next time anything can change: a rank gets free or a
+		 * message a waiting rank needs arrives */
+		double next = -1;
+		for (int r = 0; r < p; r++) {
+			const ppcc_rank_schedule *rs = &s->ranks[r];
+			if (pc[r] == rs->n_actions)
+				continue;
+			double cand = free_at[r];
+			if (cand <= t) {
+				const ppcc_action *a = &rs->actions[pc[r]];
+				size_t key = (size_t)a->stage * (size_t)m + (size_t)a->mb;
+				cand = a->op == PPCC_OP_RECV_F ? arr_f[key - (size_t)m]
+				     : a->op == PPCC_OP_RECV_B ? arr_b[key + (size_t)m]
+							       : -1;
+				if (cand <= t)
+					continue;
+			}
+			if (next < 0 || cand < next)
+				next = cand;
+		}
+		if (next < 0) {
+			out->step_ms = -1; /* deadlock */
+			break;
+		}
+		t = next;
+		steps++;
+	}
+	out->step_ms = step;
+	out->steps = steps;
+	free(arr_f);
+	free(arr_b);
+	free(free_at);
+	free(pc);
+	return 0;
+}
+
+static void naive_free(naive_result *n, int p)
+{
+	for (int r = 0; r < p; r++) {
+		free(n->start[r]);
+		free(n->end[r]);
+	}
+	free(n->start);
+	free(n->end);
+}
+
+/* Recv starts differ by design (the naive loop does not record when the
+ * wait began); ends and every other start must agree. */
+static int same_timeline(const ppcc_schedule *s, const ppcc_estimate *e,
+			 const naive_result *n)
+{
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
+			int op = s->ranks[r].actions[i].op;
+			if (e->end_ms[r][i] != n->end[r][i])
+				return 0;
+			if (op != PPCC_OP_RECV_F && op != PPCC_OP_RECV_B &&
+			    e->start_ms[r][i] != n->start[r][i])
+				return 0;
+		}
+	return e->step_ms == n->step_ms;
+}
+
+static int baseline(int p, int m)
+{
+	ppcc_stage_info *st = stages_make(p);
+	ppcc_stage_cost *c = costs_make(p);
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	int ok = 0;
+	if (ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, p, 1, m, 0, st) != 0)
+		goto out;
+	double best_fast = 1e30, best_naive = 1e30;
+	ppcc_estimate e;
+	naive_result n = {0};
+	for (int k = 0; k < 3; k++) {
+		ppcc_arena *sa = ppcc_arena_new();
+		double t0 = now_s();
+		if (ppcc_simulate(&e, sa, &s, c) != 0) {
+			ppcc_arena_free(sa);
+			goto out;
+		}
+		double t1 = now_s();
+		if (t1 - t0 < best_fast)
+			best_fast = t1 - t0;
+		if (k < 2)
+			ppcc_arena_free(sa);
+		else {
+			if (n.start)
+				naive_free(&n, p);
+			t0 = now_s();
+			naive_simulate(&n, &s, c);
+			t1 = now_s();
+			if (t1 - t0 < best_naive)
+				best_naive = t1 - t0;
+			ok = same_timeline(&s, &e, &n);
+			ppcc_arena_free(sa);
+			naive_free(&n, p);
+			n.start = NULL;
+		}
+	}
+	long actions = 0;
+	for (int r = 0; r < p; r++)
+		actions += s.ranks[r].n_actions;
+	printf("baseline p=%d m=%d (%ld actions): ppcc_simulate %.4f s, "
+	       "naive time-stepped scan %.4f s (%ld clock steps x %d ranks), "
+	       "ratio %.1fx, timelines %s\n",
+	       p, m, actions, best_fast, best_naive, n.steps, p,
+	       best_naive / best_fast, ok ? "identical" : "DIFFER");
+out:
+	ppcc_arena_free(a);
+	free(st);
+	free(c);
+	return ok ? 0 : 1;
+}
+
+int main(void)
+{
+	const int p = 256, m = 4096;
+	int status = 0;
+	print_machine();
+
+	ppcc_stage_info *st = stages_make(p);
+	ppcc_stage_cost *c = costs_make(p);
+	timing t_build = {1e30, 1e30}, t_validate = t_build, t_sim = t_build;
+	timing t_fp = t_build;
+	ppcc_arena *a = NULL;
+	ppcc_schedule s;
+	for (int k = 0; k < 3; k++) {
+		ppcc_arena_free(a);
+		a = ppcc_arena_new();
+		double w0 = now_s(), c0 = cpu_s();
+		if (ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, p, 1, m, 0, st) != 0) {
+			fprintf(stderr, "bench: build failed\n");
+			return 1;
+		}
+		timing_keep(&t_build, w0, c0);
+	}
+	long rss_built = peak_rss_kib();
+	ppcc_diag d = {NULL, NULL, 0, 0};
+	for (int k = 0; k < 3; k++) {
+		double w0 = now_s(), c0 = cpu_s();
+		int err = ppcc_schedule_validate(&s, &d, NULL, 10);
+		timing_keep(&t_validate, w0, c0);
+		if (err != 0) {
+			fprintf(stderr, "bench: validate failed (%d)\n", err);
+			return 1;
+		}
+	}
+	for (int k = 0; k < 3; k++) {
+		double w0 = now_s(), c0 = cpu_s();
+		volatile uint64_t h = ppcc_schedule_fingerprint(&s);
+		(void)h;
+		timing_keep(&t_fp, w0, c0);
+	}
+	long rss_validated = peak_rss_kib();
+	ppcc_estimate e;
+	for (int k = 0; k < 3; k++) {
+		ppcc_arena *sa = ppcc_arena_new();
+		double w0 = now_s(), c0 = cpu_s();
+		int err = ppcc_simulate(&e, sa, &s, c);
+		timing_keep(&t_sim, w0, c0);
+		ppcc_arena_free(sa);
+		if (err != 0) {
+			fprintf(stderr, "bench: simulate failed (%d)\n", err);
+			return 1;
+		}
+	}
+	long rss_peak = peak_rss_kib();
+
+	long actions = 0, compute = 0;
+	for (int r = 0; r < p; r++) {
+		actions += s.ranks[r].n_actions;
+		for (int i = 0; i < s.ranks[r].n_actions; i++)
+			compute += s.ranks[r].actions[i].op <= PPCC_OP_W;
+	}
+	double total = t_build.wall + t_validate.wall + t_sim.wall;
+	double total_cpu = t_build.cpu + t_validate.cpu + t_sim.cpu;
+	printf("1f1b p=%d m=%d: %ld actions (%ld compute, %ld send/recv)\n", p,
+	       m, actions, compute, actions - compute);
+	printf("  best of 3      wall     cpu\n");
+	printf("  build       %7.3f %7.3f s\n", t_build.wall, t_build.cpu);
+	printf("  validate    %7.3f %7.3f s\n", t_validate.wall, t_validate.cpu);
+	printf("  simulate    %7.3f %7.3f s\n", t_sim.wall, t_sim.cpu);
+	printf("  total       %7.3f %7.3f s  (budget 1 s: %s)\n", total,
+	       total_cpu, total < 1.0 ? "within" : "OVER");
+	printf("  build and validate each include one "
+	       "ppcc_schedule_fingerprint: %.3f s wall, %.3f s cpu\n",
+	       t_fp.wall, t_fp.cpu);
+	printf("  peak RSS  %.1f MiB after build, %.1f MiB after validate, "
+	       "%.1f MiB after simulate\n", rss_built / 1024.0,
+	       rss_validated / 1024.0, rss_peak / 1024.0);
+	printf("  bytes per action: %zu in the IR, +%zu for the simulated "
+	       "start/end; peak RSS / actions = %.1f\n", sizeof(ppcc_action),
+	       2 * sizeof(double), rss_peak * 1024.0 / (double)actions);
+	printf("  step %.3f ms, bubble %.4f (closed form for equal stages "
+	       "%.4f)\n", e.step_ms, e.bubble_fraction, e.bubble_analytic);
+	ppcc_arena_free(a);
+	free(st);
+	free(c);
+
+	status |= baseline(32, 256);
+	status |= baseline(64, 1024);
+	status |= baseline(256, 4096);
+	return status;
+}

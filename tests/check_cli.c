@@ -1,0 +1,292 @@
+/* The ppcc binary as a user meets it: exit codes, output files that
+ * appear whole or not at all, stdin and stdout, ppcc check, and the man
+ * page's examples. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *example(const char *name)
+{
+	static char buf[4][4096];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof buf[k], "%s/examples/%s", tu_src(), name);
+	return buf[k];
+}
+
+#define RUN(r, ...) do { \
+	char *argv_[] = {(char *)tu_ppcc(), __VA_ARGS__, NULL}; \
+	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, NULL, 60, argv_), 0); \
+} while (0)
+
+START_TEST(cli_help_and_version_exit_zero)
+{
+	tu_run r;
+	RUN(&r, "--help");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "usage: ppcc plan FILE"));
+	ck_assert_str_eq(r.err, "");
+	tu_run_free(&r);
+	RUN(&r, "-V");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "ppcc " PPCC_VERSION_STRING "\n");
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(cli_usage_errors_exit_two)
+{
+	const char *cases[][4] = {
+		{"plan", NULL},
+		{"frobnicate", "x", NULL},
+		{"plan", "x.yaml", "-f", "pdf"},
+		{"plan", "x.yaml", "-p", "0"},
+		{"plan", "x.yaml", "-s", "zb"},
+		{"plan", "x.yaml", "--bogus", NULL},
+		{"plan", "a.yaml", "b.yaml", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *argv[6] = {(char *)tu_ppcc()};
+		for (int k = 0; k < 4 && cases[i][k]; k++)
+			argv[k + 1] = (char *)cases[i][k];
+		tu_run r;
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 30, argv), 0);
+		ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status, r.err);
+		ck_assert_msg(strncmp(r.err, "ppcc: ", 6) == 0, "case %zu: %s", i, r.err);
+		ck_assert_str_eq(r.out, "");
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(cli_plan_writes_output_file)
+{
+	char *dir = tu_mkdtemp();
+	char out[4096];
+	snprintf(out, sizeof out, "%s/plan.json", dir);
+	tu_run r;
+	RUN(&r, "plan", example("tiny.yaml"), "-f", "json", "-o", out);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.out, "");
+	size_t len;
+	char *json = tu_read_file(out, &len);
+	ck_assert_ptr_nonnull(json);
+	ck_assert_ptr_nonnull(strstr(json, "\"format\": \"ppcc-schedule\""));
+	ck_assert(len > 0 && json[len - 1] == '\n');
+	free(json);
+	tu_run_free(&r);
+
+	/* ppcc check accepts it. */
+	RUN(&r, "check", out);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "valid 1f1b schedule: 4 ranks"));
+	tu_run_free(&r);
+
+	/* Nothing else is left in the directory: no temporary file. */
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(cli_bad_input_leaves_existing_output_untouched)
+{
+	char *dir = tu_mkdtemp();
+	char out[4096], bad[4096];
+	snprintf(out, sizeof out, "%s/plan.json", dir);
+	snprintf(bad, sizeof bad, "%s/bad.yaml", dir);
+	tu_write_file(out, "precious\n");
+	tu_write_file(bad, "model:\n  name: x\n  layers: 3\n");
+	tu_run r;
+	RUN(&r, "plan", bad, "-o", out);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "bad.yaml:3:11: error: "), "%s", r.err);
+	char *kept = tu_read_file(out, NULL);
+	ck_assert_str_eq(kept, "precious\n");
+	free(kept);
+	tu_run_free(&r);
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 2", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(cli_unwritable_output_exits_three)
+{
+	tu_run r;
+	RUN(&r, "plan", example("tiny.yaml"), "-o", "/nonexistent-dir/plan.txt");
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_msg(strstr(r.err, "ppcc: /nonexistent-dir/plan.txt: error: cannot write"),
+		      "%s", r.err);
+	tu_run_free(&r);
+	/* A full disk: everything fits in the buffer until the flush fails. */
+	RUN(&r, "plan", example("tiny.yaml"), "-o", "/dev/full");
+	ck_assert_int_eq(r.status, 3);
+	tu_run_free(&r);
+	/* A read-only directory (root ignores permissions: skip then). */
+	if (geteuid() != 0) {
+		char *dir = tu_mkdtemp();
+		chmod(dir, 0500);
+		char out[4096];
+		snprintf(out, sizeof out, "%s/plan.txt", dir);
+		RUN(&r, "plan", example("tiny.yaml"), "-o", out);
+		ck_assert_int_eq(r.status, 3);
+		ck_assert(!tu_exists(out));
+		tu_run_free(&r);
+		tu_rmtree(dir);
+		free(dir);
+	}
+}
+END_TEST
+
+START_TEST(cli_reads_stdin_and_names_it)
+{
+	tu_run r;
+	char *argv[] = {(char *)tu_ppcc(), "plan", "-", "-f", "json", NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, example("tiny.yaml"), NULL, 60, argv), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"model\": \"tiny\""));
+	tu_run_free(&r);
+
+	char *dir = tu_mkdtemp();
+	char bad[4096];
+	snprintf(bad, sizeof bad, "%s/bad.yaml", dir);
+	tu_write_file(bad, "model: [\n");
+	ck_assert_int_eq(tu_run_argv(&r, NULL, bad, NULL, 60, argv), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strncmp(r.err, "ppcc: <stdin>:", 14) == 0, "%s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* Rewrites the first occurrence of `from` in the file with `to`. */
+static void mutate(const char *path, const char *from, const char *to)
+{
+	char *s = tu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(s);
+	char *at = strstr(s, from);
+	ck_assert_msg(at != NULL, "no '%s' to mutate", from);
+	FILE *f = fopen(path, "wb");
+	fwrite(s, 1, (size_t)(at - s), f);
+	fputs(to, f);
+	fputs(at + strlen(from), f);
+	fclose(f);
+	free(s);
+}
+
+START_TEST(cli_check_rejects_mutated_schedule)
+{
+	char *dir = tu_mkdtemp();
+	char out[4096];
+	snprintf(out, sizeof out, "%s/plan.json", dir);
+	tu_run r;
+	RUN(&r, "plan", example("tiny.yaml"), "-f", "json", "-o", out);
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	/* Rank 1's first action is RECV_F of stage 1, microbatch 0: make it
+	 * microbatch 1's, a duplicate that leaves microbatch 0's send
+	 * unmatched. */
+	mutate(out, "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":0",
+	       "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":1");
+	RUN(&r, "check", out);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "error: stage 1 microbatch 1: 2 RECV_F "
+				    "(rank 1, actions 0 and 3)"), "%s", r.err);
+	ck_assert_msg(strstr(r.err, "error: rank 0, action 1 (SEND_F stage 0 mb 0): "
+				    "no matching RECV_F on rank 1"), "%s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(cli_check_reports_json_syntax_position)
+{
+	char *dir = tu_mkdtemp();
+	char path[4096];
+	snprintf(path, sizeof path, "%s/broken.json", dir);
+	tu_write_file(path, "{\n  \"format\": \"ppcc-schedule\",\n  \"version\": 1,,\n}\n");
+	tu_run r;
+	RUN(&r, "check", path);
+	ck_assert_int_eq(r.status, 1);
+	char want[4200];
+	snprintf(want, sizeof want, "ppcc: %s:3:", path);
+	ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "%s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* Every "$ ppcc ..." line in the man pages' EXAMPLES runs and succeeds. */
+START_TEST(cli_man_page_examples_run)
+{
+	const char *pages[] = {"man/ppcc.1", "man/ppcc.5"};
+	char *dir = tu_mkdtemp();
+	char link[4096], target[4096];
+	snprintf(link, sizeof link, "%s/examples", dir);
+	snprintf(target, sizeof target, "%s/examples", tu_src());
+	ck_assert_int_eq(symlink(target, link), 0);
+	int ran = 0;
+	for (int pg = 0; pg < 2; pg++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", tu_src(), pages[pg]);
+		char *text = tu_read_file(path, NULL);
+		if (!text)
+			continue;
+		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+			if (strncmp(line, "$ ppcc ", 7) != 0)
+				continue;
+			char *argv[32] = {(char *)tu_ppcc()};
+			int n = 1;
+			char *save = NULL;
+			char *copy = strdup(line + 7);
+			for (char *w = strtok_r(copy, " ", &save); w && n < 31;
+			     w = strtok_r(NULL, " ", &save))
+				argv[n++] = w;
+			argv[n] = NULL;
+			tu_run r;
+			ck_assert_int_eq(tu_run_argv(&r, dir, NULL, NULL, 120, argv), 0);
+			ck_assert_msg(r.status == 0, "%s: '%s' exited %d: %s", pages[pg],
+				      line, r.status, r.err);
+			tu_run_free(&r);
+			free(copy);
+			ran++;
+		}
+		free(text);
+	}
+	ck_assert_int_ge(ran, 5);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *suite_cli(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("cli");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, cli_help_and_version_exit_zero);
+	tcase_add_test(tc, cli_usage_errors_exit_two);
+	tcase_add_test(tc, cli_plan_writes_output_file);
+	tcase_add_test(tc, cli_bad_input_leaves_existing_output_untouched);
+	tcase_add_test(tc, cli_unwritable_output_exits_three);
+	tcase_add_test(tc, cli_reads_stdin_and_names_it);
+	tcase_add_test(tc, cli_check_rejects_mutated_schedule);
+	tcase_add_test(tc, cli_check_reports_json_syntax_position);
+	tcase_add_test(tc, cli_man_page_examples_run);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,1415 @@
+/* The input phase: YAML files into ppcc_config (units, defaults, repeat,
+ * the transformer shorthand against published figures), the exact text
+ * and position of its diagnostics, its hardening against hostile files,
+ * and ppcc_config_check's relations between settings. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *tmpdir;
+
+static void setup(void)
+{
+	tmpdir = tu_mkdtemp();
+	ck_assert_ptr_nonnull(tmpdir);
+}
+
+static void teardown(void)
+{
+	tu_rmtree(tmpdir);
+	free(tmpdir);
+	tmpdir = NULL;
+}
+
+/* Diagnostics as "LINE:COL: MSG", warnings as "LINE:COL: warning: MSG",
+ * prefixed with the file's base name when it is not the model file. */
+typedef struct collected {
+	ppcc_diag d;
+	const char *main_file;
+	char text[1 << 15];
+	size_t len;
+} collected;
+
+static void collect(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
+		    void *user)
+{
+	collected *c = user;
+	char prefix[300] = "";
+	if (loc && loc->file &&
+	    (!c->main_file || strcmp(loc->file, c->main_file) != 0)) {
+		const char *base = strrchr(loc->file, '/');
+		snprintf(prefix, sizeof prefix, "%s:", base ? base + 1 : loc->file);
+	}
+	int n = snprintf(c->text + c->len, sizeof c->text - c->len,
+			 "%s%d:%d: %s%s\n", prefix, loc ? loc->line : 0,
+			 loc ? loc->col : 0,
+			 sev == PPCC_SEV_WARNING ? "warning: "
+			 : sev == PPCC_SEV_NOTE ? "note: " : "",
+			 msg);
+	if (n > 0 && c->len + (size_t)n < sizeof c->text)
+		c->len += (size_t)n;
+}
+
+typedef struct loaded {
+	ppcc_arena *a;
+	ppcc_config cfg;
+	collected diag;
+	int status;
+	char path[PATH_MAX];
+} loaded;
+
+static void write_bytes(const char *path, const char *bytes, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static char *temp_path(const char *name)
+{
+	static char buf[4][PATH_MAX];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+	return buf[k];
+}
+
+/* Loads len bytes of YAML (and a cluster file when cluster is not NULL). */
+static void load_bytes(loaded *r, const char *yaml, size_t len,
+		       const char *cluster)
+{
+	memset(r, 0, sizeof *r);
+	snprintf(r->path, sizeof r->path, "%s", temp_path("in.yaml"));
+	write_bytes(r->path, yaml, len);
+	const char *cpath = NULL;
+	if (cluster) {
+		cpath = temp_path("cluster.yaml");
+		write_bytes(cpath, cluster, strlen(cluster));
+	}
+	r->a = ppcc_arena_new();
+	ck_assert_ptr_nonnull(r->a);
+	r->diag.d.fn = collect;
+	r->diag.d.user = &r->diag;
+	r->diag.main_file = r->path;
+	r->status = ppcc_config_load(&r->cfg, r->a, r->path, cpath, &r->diag.d);
+}
+
+static void load_text(loaded *r, const char *yaml)
+{
+	load_bytes(r, yaml, strlen(yaml), NULL);
+}
+
+static void done(loaded *r)
+{
+	ppcc_arena_free(r->a);
+	r->a = NULL;
+}
+
+/* Loads yaml, expects PPCC_EINPUT and exactly the diagnostics want. */
+static void expect_errors(const char *yaml, const char *want)
+{
+	loaded r;
+	load_text(&r, yaml);
+	ck_assert_msg(r.status == PPCC_EINPUT, "status %d for:\n%s\n%s",
+		      r.status, yaml, r.diag.text);
+	ck_assert_str_eq(r.diag.text, want);
+	done(&r);
+}
+
+#define CLUSTER4 \
+	"cluster:\n" \
+	"  devices: 4\n" \
+	"  device: {name: g, tflops: 100, memory_gib: 16}\n"
+
+#define MODEL1 \
+	"model:\n" \
+	"  name: m\n" \
+	"  layers: [{name: a, fwd_flops: 1e9, repeat: 8}]\n"
+
+/* ---- values ----------------------------------------------------------- */
+
+START_TEST(load_converts_units_and_fills_defaults)
+{
+	loaded r;
+	load_text(&r,
+		  "model:\n"
+		  "  name: m\n"
+		  "  layers:\n"
+		  "    - name: a\n"
+		  "      fwd_flops: 2e9\n"
+		  "      params: 1000\n"
+		  "      activation_bytes: 64\n"
+		  "      stash_bytes: 128\n"
+		  "    - {name: b, fwd_flops: 3e9, bwd_flops: 0, bytes_per_param: 2}\n"
+		  "cluster:\n"
+		  "  devices: 4\n"
+		  "  device: {name: h100, tflops: 989, memory_gib: 80}\n"
+		  "  links:\n"
+		  "    inter_node: {bandwidth_gb_s: 50, latency_us: 8}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_str_eq(r.diag.text, "");
+	const ppcc_config *c = &r.cfg;
+	ck_assert_str_eq(c->path, r.path);
+	ck_assert_str_eq(c->model.name, "m");
+	ck_assert_int_eq(c->model.n_layers, 2);
+	const ppcc_layer *a = &c->model.layers[0], *b = &c->model.layers[1];
+	ck_assert_str_eq(a->name, "a");
+	ck_assert_double_eq(a->fwd_flops, 2e9);
+	ck_assert_double_eq(a->bwd_flops, 4e9); /* twice the forward */
+	ck_assert_double_eq(a->params, 1000);
+	ck_assert_double_eq(a->activation_bytes, 64);
+	ck_assert_double_eq(a->stash_bytes, 128);
+	ck_assert_double_eq(a->bytes_per_param, 16);
+	ck_assert_int_eq(a->loc.line, 4);
+	ck_assert_int_eq(a->loc.col, 7);
+	ck_assert_double_eq(b->bwd_flops, 0);
+	ck_assert_double_eq(b->bytes_per_param, 2);
+	ck_assert_int_eq(b->loc.line, 9);
+
+	const ppcc_cluster *cl = &c->cluster;
+	ck_assert_int_eq(cl->devices, 4);
+	ck_assert_int_eq(cl->devices_per_node, 8);
+	ck_assert_int_eq(cl->n_groups, 1);
+	ck_assert_str_eq(cl->groups[0].name, "h100");
+	ck_assert_int_eq(cl->groups[0].count, 4);
+	ck_assert_double_eq(cl->groups[0].tflops, 989);
+	ck_assert_double_eq(cl->groups[0].efficiency, 1.0);
+	ck_assert_double_eq(cl->groups[0].memory_bytes, 80.0 * 1073741824.0);
+	ck_assert_double_eq(cl->intra_node.bandwidth, 300e9);
+	ck_assert_double_eq_tol(cl->intra_node.latency, 5e-6, 1e-18);
+	ck_assert_double_eq(cl->inter_node.bandwidth, 50e9);
+	ck_assert_double_eq_tol(cl->inter_node.latency, 8e-6, 1e-18);
+
+	/* No pipeline section: every setting is a default, unlocated. */
+	const ppcc_pipeline *p = &c->pipeline;
+	ck_assert_int_eq(p->kind, PPCC_SCHED_1F1B);
+	ck_assert_int_eq(p->stages, 2); /* 4 devices, capped at 2 layers */
+	ck_assert_int_eq(p->microbatches, 8);
+	ck_assert_int_eq(p->chunks, 1);
+	ck_assert_int_eq(p->group_size, 0);
+	ck_assert_int_eq(p->tensor_parallel, 1);
+	ck_assert_ptr_null(p->stages_loc.file);
+	ck_assert_ptr_null(p->kind_loc.file);
+	ck_assert_int_eq(p->stages_loc.line, 0);
+	ck_assert_str_eq(p->loc.file, r.path);
+	ck_assert_int_eq(p->loc.line, 0);
+	done(&r);
+}
+END_TEST
+
+START_TEST(load_expands_repeat_in_place)
+{
+	loaded r;
+	load_text(&r, "model:\n"
+		      "  name: m\n"
+		      "  layers:\n"
+		      "    - {name: first, fwd_flops: 1}\n"
+		      "    - {name: mid, fwd_flops: 2, repeat: 3}\n"
+		      "    - {name: last, fwd_flops: 3}\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_model *m = &r.cfg.model;
+	ck_assert_int_eq(m->n_layers, 5);
+	const char *names[] = {"first", "mid", "mid", "mid", "last"};
+	const double fwd[] = {1, 2, 2, 2, 3};
+	for (int i = 0; i < 5; i++) {
+		ck_assert_str_eq(m->layers[i].name, names[i]);
+		ck_assert_double_eq(m->layers[i].fwd_flops, fwd[i]);
+	}
+	for (int i = 1; i <= 3; i++)
+		ck_assert_int_eq(m->layers[i].loc.line, 5);
+	done(&r);
+}
+END_TEST
+
+START_TEST(load_converts_ms_at_the_first_group_rate)
+{
+	loaded r;
+	load_text(&r, "model:\n"
+		      "  name: m\n"
+		      "  layers:\n"
+		      "    - {name: a, fwd_ms: 2, bwd_ms: 3}\n"
+		      "    - {name: b, fwd_ms: 0.5}\n"
+		      "cluster:\n"
+		      "  groups:\n"
+		      "    - {name: fast, count: 2, tflops: 100, efficiency: 0.5, memory_gib: 8}\n"
+		      "    - {name: slow, count: 6, tflops: 10, memory_gib: 4}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	/* 1 ms at 100 TFLOP/s x 0.5 is 5e10 FLOPs */
+	const ppcc_layer *y = r.cfg.model.layers;
+	ck_assert_double_eq_tol(y[0].fwd_flops, 1e11, 1);
+	ck_assert_double_eq_tol(y[0].bwd_flops, 1.5e11, 1);
+	ck_assert_double_eq_tol(y[1].fwd_flops, 2.5e10, 1);
+	ck_assert_double_eq_tol(y[1].bwd_flops, 5e10, 1);
+	ck_assert_int_eq(r.cfg.cluster.devices, 8);
+	ck_assert_int_eq(r.cfg.cluster.n_groups, 2);
+	ck_assert_str_eq(r.cfg.cluster.groups[1].name, "slow");
+	ck_assert_double_eq(r.cfg.cluster.groups[1].efficiency, 1.0);
+	ck_assert_int_eq(r.cfg.cluster.groups[1].loc.line, 9);
+	done(&r);
+}
+END_TEST
+
+START_TEST(load_records_where_each_pipeline_setting_came_from)
+{
+	loaded r;
+	load_text(&r, MODEL1 CLUSTER4
+		  "pipeline:\n"
+		  "  schedule: interleaved\n"
+		  "  stages: 2\n"
+		  "  chunks: 2\n"
+		  "  microbatches: 6\n"
+		  "  group_size: 3\n"
+		  "  tensor_parallel: 2\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_pipeline *p = &r.cfg.pipeline;
+	ck_assert_int_eq(p->kind, PPCC_SCHED_INTERLEAVED);
+	ck_assert_int_eq(p->stages, 2);
+	ck_assert_int_eq(p->chunks, 2);
+	ck_assert_int_eq(p->microbatches, 6);
+	ck_assert_int_eq(p->group_size, 3);
+	ck_assert_int_eq(p->tensor_parallel, 2);
+	ck_assert_int_eq(p->loc.line, 7);
+	ck_assert_int_eq(p->kind_loc.line, 8);
+	ck_assert_int_eq(p->stages_loc.line, 9);
+	ck_assert_int_eq(p->chunks_loc.line, 10);
+	ck_assert_int_eq(p->microbatches_loc.line, 11);
+	ck_assert_int_eq(p->group_size_loc.line, 12);
+	ck_assert_int_eq(p->tensor_parallel_loc.line, 13);
+	ck_assert_int_eq(p->tensor_parallel_loc.col, 3);
+	ck_assert_str_eq(p->stages_loc.file, r.path);
+	done(&r);
+}
+END_TEST
+
+START_TEST(load_accepts_plain_decimal_forms)
+{
+	loaded r;
+	load_text(&r, "model:\n"
+		      "  name: 1234\n"
+		      "  layers: [{name: a, fwd_flops: 7.5e12, bwd_flops: +3, "
+		      "params: 0.5, stash_bytes: 1., activation_bytes: .25, "
+		      "repeat: 1e1}]\n" CLUSTER4
+		      "pipeline: {stages: 2.0, microbatches: 1E2}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_layer *y = &r.cfg.model.layers[0];
+	ck_assert_str_eq(r.cfg.model.name, "1234");
+	ck_assert_int_eq(r.cfg.model.n_layers, 10);
+	ck_assert_double_eq(y->fwd_flops, 7.5e12);
+	ck_assert_double_eq(y->bwd_flops, 3);
+	ck_assert_double_eq(y->params, 0.5);
+	ck_assert_double_eq(y->stash_bytes, 1);
+	ck_assert_double_eq(y->activation_bytes, 0.25);
+	ck_assert_int_eq(r.cfg.pipeline.stages, 2);
+	ck_assert_int_eq(r.cfg.pipeline.microbatches, 100);
+	done(&r);
+}
+END_TEST
+
+START_TEST(load_reads_decimals_alike_in_a_comma_locale)
+{
+	/* A program linking ppcc may set a locale whose decimal point is a
+	 * comma; the file still means what it says. */
+	const char *names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
+			       "fr_FR.utf8"};
+	const char *set = NULL;
+	for (size_t i = 0; i < 4 && !set; i++)
+		set = setlocale(LC_ALL, names[i]);
+	if (!set) {
+		fprintf(stderr, "load: no comma-decimal locale installed; "
+				"checking the C locale only\n");
+	} else {
+		ck_assert_str_eq(localeconv()->decimal_point, ",");
+	}
+	loaded r;
+	load_text(&r, "model:\n  name: m\n  layers: [{name: a, fwd_ms: 0.5, "
+		      "params: 2.5e3}]\n"
+		      "cluster:\n  devices: 1\n"
+		      "  device: {tflops: 100, efficiency: 0.25, memory_gib: 0.5}\n");
+	setlocale(LC_ALL, "C");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_double_eq(r.cfg.model.layers[0].params, 2500);
+	ck_assert_double_eq(r.cfg.cluster.groups[0].efficiency, 0.25);
+	ck_assert_double_eq(r.cfg.cluster.groups[0].memory_bytes, 536870912.0);
+	ck_assert_double_eq_tol(r.cfg.model.layers[0].fwd_flops, 1.25e10, 1);
+	done(&r);
+}
+END_TEST
+
+/* ---- the transformer shorthand ----------------------------------------- */
+
+START_TEST(transformer_matches_gpt3_published_figures)
+{
+	loaded r;
+	load_text(&r, "model:\n"
+		      "  name: gpt3\n"
+		      "  transformer:\n"
+		      "    layers: 96\n"
+		      "    hidden: 12288\n"
+		      "    heads: 96\n"
+		      "    vocab: 50257\n"
+		      "    seq_len: 2048\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_model *m = &r.cfg.model;
+	ck_assert_int_eq(m->n_layers, 98);
+	ck_assert_str_eq(m->layers[0].name, "embed");
+	ck_assert_str_eq(m->layers[1].name, "block");
+	ck_assert_str_eq(m->layers[96].name, "block");
+	ck_assert_str_eq(m->layers[97].name, "head");
+	ck_assert_int_eq(m->layers[50].loc.line, 3);
+	const ppcc_layer *blk = &m->layers[1];
+	/* Narayanan et al.: 1,812,099,072 parameters per block; forward
+	 * 24bsh^2(1 + s/6h) = 7.628e12 FLOPs per sequence. */
+	ck_assert_double_eq(blk->params, 1812099072.0);
+	double h = 12288, s = 2048;
+	ck_assert_double_eq_tol(blk->fwd_flops,
+				24 * s * h * h * (1 + s / (6 * h)), 1e-3);
+	ck_assert_int_eq((int)lround(blk->fwd_flops / 1e9), 7628);
+	ck_assert_double_eq(blk->bwd_flops, 2 * blk->fwd_flops);
+	ck_assert_double_eq(blk->activation_bytes, 2 * s * h);
+	ck_assert_double_eq(blk->stash_bytes, s * h * (34 + 5 * 96 * s / h));
+	ck_assert_double_eq(blk->bytes_per_param, 16);
+	const ppcc_layer *embed = &m->layers[0], *head = &m->layers[97];
+	ck_assert_double_eq(embed->fwd_flops, 0);
+	ck_assert_double_eq(embed->params, 50257 * h + s * h);
+	ck_assert_double_eq(embed->stash_bytes, 2 * s * h);
+	ck_assert_double_eq(head->fwd_flops, 2 * s * h * 50257);
+	ck_assert_double_eq(head->params, 50257 * h + 2 * h);
+	ck_assert_double_eq(head->activation_bytes, 0);
+	ck_assert_double_eq(head->stash_bytes, 2 * s * h + 4 * s * 50257);
+	/* "175B": 96 blocks, the embedding, the positions and the final
+	 * LayerNorm are 174.6e9 once the head's copy of the (tied) embedding
+	 * is taken out. */
+	double total = 0;
+	for (int i = 0; i < m->n_layers; i++)
+		total += m->layers[i].params;
+	ck_assert_double_eq(total - 50257 * h, 174604259328.0);
+	done(&r);
+}
+END_TEST
+
+START_TEST(transformer_matches_llama2_70b_parameter_count)
+{
+	loaded r;
+	load_text(&r, "model:\n"
+		      "  name: llama2-70b\n"
+		      "  transformer: {layers: 80, hidden: 8192, heads: 64, "
+		      "kv_heads: 8, ffn_hidden: 28672, vocab: 32000, "
+		      "seq_len: 4096, swiglu: true, micro_batch_size: 2}\n"
+		      CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_model *m = &r.cfg.model;
+	ck_assert_int_eq(m->n_layers, 82);
+	double total = 0;
+	for (int i = 0; i < m->n_layers; i++)
+		total += m->layers[i].params;
+	/* The released checkpoint's count. */
+	ck_assert_double_eq(total, 68976648192.0);
+	ck_assert_double_eq(m->layers[1].params, 855654400.0);
+	ck_assert_double_eq(m->layers[0].params, 32000.0 * 8192);
+	/* b = 2, s = 4096: 2bs(2h^2 + 2h^2/8) + 2*3*bs*h*f + 4bs^2h */
+	double b = 2, s = 4096, h = 8192, f = 28672;
+	double want = b * s * (2 * (2 * h * h + 2 * h * h / 8) + 6 * h * f +
+			       4 * s * h);
+	ck_assert_double_eq(m->layers[1].fwd_flops, want);
+	ck_assert_double_eq(m->layers[1].activation_bytes, 2 * s * b * h);
+	done(&r);
+}
+END_TEST
+
+START_TEST(transformer_recompute_moves_cost_from_stash_to_backward)
+{
+	const char *modes[] = {"none", "selective", "full"};
+	double b = 1, s = 1024, h = 1024, a = 16;
+	double fwd = b * s * (2 * 4 * h * h + 2 * 2 * h * 4 * h + 4 * s * h);
+	const double bwd[] = {2 * fwd, 2 * fwd + 4 * b * s * s * h, 3 * fwd};
+	const double stash[] = {s * b * h * (34 + 5 * a * s / h),
+				34 * s * b * h, 2 * s * b * h};
+	for (int i = 0; i < 3; i++) {
+		char yaml[512];
+		snprintf(yaml, sizeof yaml,
+			 "model:\n  name: t\n  transformer: {layers: 2, "
+			 "hidden: 1024, heads: 16, vocab: 1000, seq_len: 1024, "
+			 "recompute: %s}\n" CLUSTER4, modes[i]);
+		loaded r;
+		load_text(&r, yaml);
+		ck_assert_msg(r.status == 0, "%s", r.diag.text);
+		const ppcc_layer *blk = &r.cfg.model.layers[1];
+		ck_assert_double_eq(blk->fwd_flops, fwd);
+		ck_assert_double_eq(blk->bwd_flops, bwd[i]);
+		ck_assert_double_eq(blk->stash_bytes, stash[i]);
+		done(&r);
+	}
+}
+END_TEST
+
+START_TEST(transformer_rejects_shapes_that_do_not_divide)
+{
+	expect_errors("model:\n"
+		      "  name: t\n"
+		      "  transformer:\n"
+		      "    layers: 2\n"
+		      "    hidden: 1000\n"
+		      "    heads: 16\n"
+		      "    kv_heads: 5\n"
+		      "    vocab: 10\n"
+		      "    seq_len: 8\n"
+		      "    recompute: partial\n" CLUSTER4,
+		      "10:16: model.transformer.recompute: expected none, "
+		      "selective, or full, got 'partial'\n");
+	expect_errors("model:\n"
+		      "  name: t\n"
+		      "  transformer:\n"
+		      "    layers: 2\n"
+		      "    hidden: 1000\n"
+		      "    heads: 16\n"
+		      "    kv_heads: 5\n"
+		      "    vocab: 10\n"
+		      "    seq_len: 8\n"
+		      "    swiglu: yes\n" CLUSTER4,
+		      "10:13: model.transformer.swiglu: expected true or "
+		      "false, got 'yes'\n");
+	/* a typo of heads is reported once, and nothing divides by the
+	 * heads it did not give */
+	expect_errors("model:\n"
+		      "  name: t\n"
+		      "  transformer:\n"
+		      "    layers: 2\n"
+		      "    hidden: 1000\n"
+		      "    heasd: 16\n"
+		      "    vocab: 10\n"
+		      "    seq_len: 8\n" CLUSTER4,
+		      "6:5: unknown key 'heasd' in model.transformer; did you "
+		      "mean 'heads'?\n");
+	expect_errors("model:\n"
+		      "  name: t\n"
+		      "  transformer:\n"
+		      "    layers: 2\n"
+		      "    hidden: 1000\n"
+		      "    heads: 16\n"
+		      "    kv_heads: 5\n"
+		      "    vocab: 10\n"
+		      "    seq_len: 8\n" CLUSTER4,
+		      "6:5: model.transformer.heads: 16 heads do not divide the "
+		      "hidden size 1000\n"
+		      "7:5: model.transformer.kv_heads: 5 kv heads do not "
+		      "divide the 16 heads\n");
+}
+END_TEST
+
+/* ---- diagnostics --------------------------------------------------------- */
+
+START_TEST(loader_rejects_duplicate_key_citing_first_line)
+{
+	expect_errors(MODEL1 CLUSTER4
+		      "pipeline:\n"
+		      "  stages: 2\n"
+		      "  microbatches: 4\n"
+		      "  stages: 3\n",
+		      "10:3: duplicate key 'stages' (first at line 8)\n");
+	/* at any depth, and each repeat cites the first */
+	expect_errors("model:\n"
+		      "  name: m\n"
+		      "  layers: [{name: a, name: b, fwd_flops: 1, name: c}]\n"
+		      CLUSTER4,
+		      "3:22: duplicate key 'name' (first at line 3)\n"
+		      "3:45: duplicate key 'name' (first at line 3)\n");
+}
+END_TEST
+
+START_TEST(loader_suggests_near_key_for_unknown_key)
+{
+	expect_errors(MODEL1 CLUSTER4
+		      "pipeline:\n"
+		      "  microbatch: 4\n"
+		      "  Stages: 2\n"
+		      "  sheduel: gpipe\n",
+		      "8:3: unknown key 'microbatch' in pipeline; did you mean "
+		      "'microbatches'?\n"
+		      "9:3: unknown key 'Stages' in pipeline; did you mean "
+		      "'stages'?\n"
+		      "10:3: unknown key 'sheduel' in pipeline; did you mean "
+		      "'schedule'?\n");
+	expect_errors("modle:\n  name: m\n" CLUSTER4,
+		      "1:1: unknown key 'modle'; did you mean 'model'?\n");
+	/* nor is a key missing when its typo was reported */
+	expect_errors("model:\n  name: m\n  layers:\n    - {name: a, fwd_flop: 1}\n"
+		      CLUSTER4,
+		      "4:17: unknown key 'fwd_flop' in model.layers[0]; did you "
+		      "mean 'fwd_flops'?\n");
+}
+END_TEST
+
+START_TEST(loader_lists_keys_when_none_is_near)
+{
+	expect_errors(MODEL1 CLUSTER4 "pipeline: {optimizer: adam}\n",
+		      "7:12: unknown key 'optimizer' in pipeline; expected "
+		      "stages, microbatches, schedule, chunks, group_size, or "
+		      "tensor_parallel\n");
+	/* a key is shown with its control characters escaped, cut short */
+	expect_errors(MODEL1 CLUSTER4
+		      "pipeline: {\"a\\e[1m\\u009b\\tz\": 1, "
+		      "0123456789012345678901234567890123456789xyz: 2}\n",
+		      "7:12: unknown key 'a\\x1b[1m\\u009b\\x09z' in pipeline; "
+		      "expected stages, microbatches, schedule, chunks, "
+		      "group_size, or tensor_parallel\n"
+		      "7:34: unknown key "
+		      "'0123456789012345678901234567890123456789...' in "
+		      "pipeline; expected stages, microbatches, schedule, "
+		      "chunks, group_size, or tensor_parallel\n");
+}
+END_TEST
+
+START_TEST(loader_rejects_bad_numbers_naming_path_and_position)
+{
+	static const struct {
+		const char *value, *want;
+	} cases[] = {
+		{".nan", "expected a positive finite number, got '.nan'"},
+		{".inf", "expected a positive finite number, got '.inf'"},
+		{"-.inf", "expected a positive finite number, got '-.inf'"},
+		{"1e400", "expected a positive finite number, got '1e400'"},
+		{"1e-400", "expected a positive finite number, got '1e-400'"},
+		{"-1", "expected a positive finite number, got '-1'"},
+		{"0", "expected a positive finite number, got '0'"},
+		{"yes", "expected a positive finite number, got 'yes'"},
+		{"on", "expected a positive finite number, got 'on'"},
+		{"0x10", "expected a positive finite number, got '0x10'"},
+		{"010", "expected a positive finite number, got '010'"},
+		{"1_000", "expected a positive finite number, got '1_000'"},
+		{"'12'", "expected a positive finite number, got a quoted "
+			 "string '12'"},
+		{"", "expected a positive finite number, got an empty value"},
+		{"[1]", "expected a positive finite number, got a list"},
+		{"{a: 1}", "expected a positive finite number, got a mapping"},
+		{"1e", "expected a positive finite number, got '1e'"},
+		{"e5", "expected a positive finite number, got 'e5'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char yaml[512], want[512];
+		snprintf(yaml, sizeof yaml,
+			 "model:\n  name: m\n  layers:\n"
+			 "    - name: a\n      fwd_flops: %s\n" CLUSTER4,
+			 cases[i].value);
+		snprintf(want, sizeof want,
+			 "5:%d: model.layers[0].fwd_flops: %s\n",
+			 cases[i].value[0] ? 18 : 17, cases[i].want);
+		expect_errors(yaml, want);
+	}
+}
+END_TEST
+
+START_TEST(loader_rejects_integers_that_are_not_integral_or_in_range)
+{
+	static const struct {
+		const char *value, *want;
+	} cases[] = {
+		{"1.5", "expected an integer from 1 to 1048576, got '1.5'"},
+		{"1e12", "expected an integer from 1 to 1048576, got '1e12'"},
+		{"99999999999",
+		 "expected an integer from 1 to 1048576, got '99999999999'"},
+		{"0", "expected an integer from 1 to 1048576, got '0'"},
+		{"-2", "expected an integer from 1 to 1048576, got '-2'"},
+		{"two", "expected an integer from 1 to 1048576, got 'two'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char yaml[512], want[512];
+		snprintf(yaml, sizeof yaml, MODEL1 CLUSTER4
+			 "pipeline:\n  stages: %s\n", cases[i].value);
+		snprintf(want, sizeof want, "8:11: pipeline.stages: %s\n",
+			 cases[i].want);
+		expect_errors(yaml, want);
+	}
+	/* a transformer's dimensions run to INT_MAX */
+	expect_errors("model:\n  name: t\n  transformer: {layers: 2, "
+		      "hidden: 99999999999, heads: 1.5, vocab: 1, seq_len: 1}\n"
+		      CLUSTER4,
+		      "3:36: model.transformer.hidden: expected an integer from "
+		      "1 to 2147483647, got '99999999999'\n"
+		      "3:56: model.transformer.heads: expected a positive "
+		      "integer, got '1.5'\n");
+}
+END_TEST
+
+START_TEST(loader_checks_ranges_of_fractions_and_counts)
+{
+	expect_errors("model:\n"
+		      "  name: m\n"
+		      "  layers: [{name: a, fwd_flops: 1, bwd_ms: -1, params: -3,"
+		      " bytes_per_param: 0}]\n"
+		      "cluster:\n"
+		      "  devices: 4\n"
+		      "  devices_per_node: 0\n"
+		      "  device: {tflops: 1, memory_gib: 1, efficiency: 1.01}\n"
+		      "  links: {intra_node: {bandwidth_gb_s: 0, latency_us: -1}}\n",
+		      "3:44: model.layers[0].bwd_ms: expected a finite number "
+		      ">= 0, got '-1'\n"
+		      "3:56: model.layers[0].params: expected a finite number "
+		      ">= 0, got '-3'\n"
+		      "3:77: model.layers[0].bytes_per_param: expected a "
+		      "positive finite number, got '0'\n"
+		      "6:21: cluster.devices_per_node: expected an integer from "
+		      "1 to 1048576, got '0'\n"
+		      "7:50: cluster.device.efficiency: expected a number in "
+		      "(0, 1], got '1.01'\n"
+		      "8:40: cluster.links.intra_node.bandwidth_gb_s: expected a "
+		      "positive finite number, got '0'\n"
+		      "8:55: cluster.links.intra_node.latency_us: expected a "
+		      "finite number >= 0, got '-1'\n");
+}
+END_TEST
+
+START_TEST(loader_reports_missing_required_keys)
+{
+	expect_errors("model:\n"
+		      "  layers:\n"
+		      "    - {fwd_flops: 1}\n"
+		      "    - {name: b}\n"
+		      "cluster:\n"
+		      "  device: {name: g}\n",
+		      "1:1: model: missing required key 'name'\n"
+		      "3:7: model.layers[0]: missing required key 'name'\n"
+		      "4:7: model.layers[1]: give either fwd_flops or fwd_ms\n"
+		      "5:1: cluster: missing required key 'devices'\n"
+		      "6:3: cluster.device: missing required key 'tflops'\n"
+		      "6:3: cluster.device: missing required key 'memory_gib'\n");
+	expect_errors("pipeline: {stages: 2}\n",
+		      "0:0: missing required key 'model'\n"
+		      "0:0: missing required key 'cluster'\n");
+	expect_errors(MODEL1 "cluster: {devices_per_node: 4}\n",
+		      "4:1: cluster: give either device or groups\n");
+	expect_errors("model: {name: m}\n" CLUSTER4,
+		      "1:1: model: give either layers or transformer\n");
+}
+END_TEST
+
+START_TEST(loader_rejects_wrong_types)
+{
+	expect_errors("model: [a, b]\n"
+		      "cluster: 4\n"
+		      "pipeline:\n",
+		      "1:8: model: expected a mapping, got a list\n"
+		      "2:10: cluster: expected a mapping, got '4'\n"
+		      "3:10: pipeline: expected a mapping, got an empty value\n");
+	expect_errors("- model\n",
+		      "1:1: expected a mapping at the top level, got a list\n");
+	expect_errors("model:\n  name: m\n  layers: {name: a}\n" CLUSTER4,
+		      "3:11: model.layers: expected a list of layers, got a "
+		      "mapping\n");
+	expect_errors("model:\n  name: [m]\n  layers: []\n" CLUSTER4,
+		      "2:9: model.name: expected a name, got a list\n"
+		      "3:11: model.layers: expected a list of layers, got an "
+		      "empty list\n");
+	expect_errors("model:\n  name: m\n  layers: [5]\n" CLUSTER4,
+		      "3:12: model.layers[0]: expected a mapping, got '5'\n");
+	expect_errors(MODEL1 CLUSTER4 "pipeline: {? [a]: 1}\n",
+		      "7:14: pipeline: expected a key name, got a list\n");
+}
+END_TEST
+
+START_TEST(loader_rejects_device_and_groups_together)
+{
+	expect_errors(MODEL1
+		      "cluster:\n"
+		      "  devices: 4\n"
+		      "  device: {tflops: 1, memory_gib: 1}\n"
+		      "  groups: [{name: a, count: 4, tflops: 1, memory_gib: 0}]\n",
+		      "7:3: cluster: give either device or groups, not both\n"
+		      "7:55: cluster.groups[0].memory_gib: expected a positive "
+		      "finite number, got '0'\n");
+	expect_errors(MODEL1
+		      "cluster:\n"
+		      "  devices: 5\n"
+		      "  groups:\n"
+		      "    - {name: a, count: 2, tflops: 1, memory_gib: 1}\n"
+		      "    - {name: b, count: 2, tflops: 1, memory_gib: 1}\n",
+		      "5:12: cluster.devices: 5, but the groups hold 4 devices\n");
+}
+END_TEST
+
+START_TEST(loader_rejects_fwd_flops_and_fwd_ms_together)
+{
+	expect_errors("model:\n"
+		      "  name: m\n"
+		      "  layers:\n"
+		      "    - name: a\n"
+		      "      fwd_flops: 1e9\n"
+		      "      bwd_ms: 1\n"
+		      "      fwd_ms: 2\n"
+		      "      bwd_flops: 1\n" CLUSTER4,
+		      "7:7: model.layers[0]: give either fwd_flops or fwd_ms, "
+		      "not both\n"
+		      "8:7: model.layers[0]: give either bwd_flops or bwd_ms, "
+		      "not both\n");
+	expect_errors("model:\n"
+		      "  name: m\n"
+		      "  transformer: {layers: 1, hidden: 8, heads: 1, vocab: 1, "
+		      "seq_len: 1}\n"
+		      "  layers: [{name: a, fwd_flops: 1}]\n" CLUSTER4,
+		      "4:3: model: give either layers or transformer, not "
+		      "both\n");
+}
+END_TEST
+
+START_TEST(loader_reports_every_error_in_file_order)
+{
+	/* The model is read first, the cluster after; the report is still in
+	 * line order. */
+	expect_errors("cluster:\n"
+		      "  devices: 0\n"
+		      "  device: {tflops: 1, memory_gib: 1}\n"
+		      "model:\n"
+		      "  name: m\n"
+		      "  layers: [{name: a, fwd_flops: 0}]\n"
+		      "pipeline: {stages: 0, chunks: x}\n",
+		      "2:12: cluster.devices: expected an integer from 1 to "
+		      "1048576, got '0'\n"
+		      "6:33: model.layers[0].fwd_flops: expected a positive "
+		      "finite number, got '0'\n"
+		      "7:20: pipeline.stages: expected an integer from 1 to "
+		      "1048576, got '0'\n"
+		      "7:31: pipeline.chunks: expected an integer from 1 to "
+		      "1048576, got 'x'\n");
+}
+END_TEST
+
+START_TEST(loader_lists_at_most_100_errors_and_counts_the_rest)
+{
+	size_t cap = 1 << 16, o = 0;
+	char *yaml = malloc(cap);
+	ck_assert_ptr_nonnull(yaml);
+	o += (size_t)snprintf(yaml + o, cap - o, "model:\n  name: m\n  layers:\n");
+	for (int i = 0; i < 150; i++)
+		o += (size_t)snprintf(yaml + o, cap - o,
+				      "    - {name: a, fwd_flops: -1}\n");
+	snprintf(yaml + o, cap - o, CLUSTER4);
+	loaded r;
+	load_text(&r, yaml);
+	free(yaml);
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	int lines = 0;
+	for (const char *c = r.diag.text; *c; c++)
+		lines += *c == '\n';
+	ck_assert_int_eq(lines, 101);
+	ck_assert_ptr_nonnull(strstr(r.diag.text,
+				     "4:28: model.layers[0].fwd_flops: expected"));
+	ck_assert_ptr_nonnull(strstr(r.diag.text,
+				     "103:28: model.layers[99].fwd_flops"));
+	ck_assert_ptr_null(strstr(r.diag.text, "model.layers[100]"));
+	ck_assert_ptr_nonnull(strstr(r.diag.text,
+				     "0:0: note: 50 more errors not listed\n"));
+	ck_assert_int_eq(r.diag.d.errors, 100);
+	done(&r);
+}
+END_TEST
+
+START_TEST(loader_suggests_schedule_names)
+{
+	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: zb-h1}\n",
+		      "7:22: pipeline.schedule: expected gpipe, 1f1b, or "
+		      "interleaved, got 'zb-h1'\n");
+	loaded r;
+	load_text(&r, MODEL1 CLUSTER4 "pipeline: {schedule: \"gpipe\"}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.cfg.pipeline.kind, PPCC_SCHED_GPIPE);
+	ck_assert_int_eq(r.cfg.pipeline.kind_loc.line, 7);
+	done(&r);
+	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: GPipe}\n",
+		      "7:22: pipeline.schedule: expected gpipe, 1f1b, or "
+		      "interleaved, got 'GPipe'; did you mean 'gpipe'?\n");
+}
+END_TEST
+
+/* ---- hardening ------------------------------------------------------------ */
+
+START_TEST(loader_stops_deep_nesting_fast)
+{
+	size_t n = 100000;
+	char *deep = malloc(n + 2);
+	ck_assert_ptr_nonnull(deep);
+	memset(deep, '[', n);
+	deep[n] = '\n';
+	deep[n + 1] = '\0';
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	loaded r;
+	load_bytes(&r, deep, n + 1, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	free(deep);
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	ck_assert_str_eq(r.diag.text, "1:65: nesting deeper than 64 levels\n");
+	double s = (double)(t1.tv_sec - t0.tv_sec) +
+		   (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	/* libyaml alone takes tens of seconds on this input */
+	ck_assert_msg(s < 2.0, "took %.3f s", s);
+	done(&r);
+
+	/* block nesting too */
+	char block[8192];
+	size_t o = 0;
+	for (int i = 0; i < 70; i++)
+		o += (size_t)snprintf(block + o, sizeof block - o, "- ");
+	snprintf(block + o, sizeof block - o, "x\n");
+	expect_errors(block, "1:129: nesting deeper than 64 levels\n");
+}
+END_TEST
+
+START_TEST(loader_rejects_billion_laughs_at_first_anchor)
+{
+	char yaml[4096];
+	size_t o = 0;
+	o += (size_t)snprintf(yaml + o, sizeof yaml - o,
+			      "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+	for (char c = 'b'; c <= 'j'; c++)
+		o += (size_t)snprintf(yaml + o, sizeof yaml - o,
+				      "%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n",
+				      c, c, c - 1, c - 1, c - 1, c - 1, c - 1,
+				      c - 1, c - 1);
+	expect_errors(yaml, "1:4: yaml anchors are not supported ('&a')\n");
+	expect_errors("model: *undefined\n",
+		      "1:8: yaml aliases are not supported ('*undefined')\n");
+}
+END_TEST
+
+START_TEST(loader_rejects_nul_byte_and_bad_encodings)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+		const char *want;
+	} cases[] = {
+		{"model:\n  name: a\0b\n", 19,
+		 "2:10: nul byte; the file must be utf-8 text\n"},
+		{"model:\n  name: \xc3\x28\n", 18,
+		 "2:9: invalid utf-8 byte 0xc3; the file must be utf-8 text\n"},
+		{"model: {name: \xe2\x82}\n", 18,
+		 "1:15: invalid utf-8 byte 0xe2; the file must be utf-8 text\n"},
+		{"model: {name: \xc0\xaf}\n", 18, /* overlong '/' */
+		 "1:15: invalid utf-8 byte 0xc0; the file must be utf-8 text\n"},
+		{"model: {name: \xed\xa0\x80}\n", 19, /* a surrogate */
+		 "1:15: invalid utf-8 byte 0xed; the file must be utf-8 text\n"},
+		{"model:\n  name: \"x\x01\"\n", 18,
+		 "2:11: control character U+0001 is not allowed in yaml\n"},
+		{"\xff\xfem\0o\0d\0", 8,
+		 "1:1: the file is utf-16 (it starts with a utf-16 byte order "
+		 "mark); ppcc reads utf-8\n"},
+		{"m\xc3\xa9: 1\n\x7f", 8,
+		 "2:1: control character U+007F is not allowed in yaml\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		loaded r;
+		load_bytes(&r, cases[i].bytes, cases[i].len, NULL);
+		ck_assert_int_eq(r.status, PPCC_EINPUT);
+		ck_assert_str_eq(r.diag.text, cases[i].want);
+		done(&r);
+	}
+}
+END_TEST
+
+START_TEST(loader_rejects_tab_indentation)
+{
+	expect_errors("model:\n\tname: m\n",
+		      "2:1: tab character where yaml allows only spaces; indent "
+		      "with spaces\n");
+	expect_errors("model:\n  name: m\n  layers:\n  -\t{name: a}\n",
+		      "4:4: tab character where yaml allows only spaces; indent "
+		      "with spaces\n");
+}
+END_TEST
+
+START_TEST(loader_counts_lines_alike_with_crlf_bom_and_lf)
+{
+	const char *lf = "model:\n  name: m\n  layerz: 1\n" CLUSTER4;
+	const char *want = "3:3: unknown key 'layerz' in model; did you mean "
+			   "'layers'?\n";
+	char crlf[1024], bom[1024];
+	size_t o = 0;
+	for (const char *c = lf; *c; c++) {
+		if (*c == '\n')
+			crlf[o++] = '\r';
+		crlf[o++] = *c;
+	}
+	crlf[o] = '\0';
+	snprintf(bom, sizeof bom, "\xef\xbb\xbf%s", lf);
+	const char *inputs[] = {lf, crlf, bom};
+	for (int i = 0; i < 3; i++)
+		expect_errors(inputs[i], want);
+	/* a column on the BOM's own line counts from after it */
+	expect_errors("\xef\xbb\xbfmodel: {name: m, x: 1}\n" CLUSTER4,
+		      "1:1: model: give either layers or transformer\n"
+		      "1:18: unknown key 'x' in model; expected name, layers, "
+		      "or transformer\n");
+}
+END_TEST
+
+START_TEST(loader_rejects_tags_documents_and_syntax_errors)
+{
+	expect_errors(MODEL1 CLUSTER4 "pipeline: {stages: !!int 2}\n",
+		      "7:20: yaml tags are not supported ('!!int')\n");
+	expect_errors(MODEL1 CLUSTER4 "---\npipeline: {}\n",
+		      "7:1: a second yaml document; ppcc reads one document "
+		      "per file\n");
+	expect_errors("model:\n  name: m\n   bad: 1\n",
+		      "3:7: mapping values are not allowed in this context\n");
+	expect_errors("model: {name: m\n",
+		      "2:1: did not find expected ',' or '}' while parsing a "
+		      "flow mapping at line 1, column 8\n");
+	expect_errors("", "0:0: empty file; expected a mapping with model, "
+			  "cluster and pipeline\n");
+	expect_errors("# nothing\n",
+		      "0:0: empty file; expected a mapping with model, cluster "
+		      "and pipeline\n");
+}
+END_TEST
+
+START_TEST(loader_rejects_file_over_the_size_limit)
+{
+	size_t n = ((size_t)16 << 20) + 1;
+	char *big = malloc(n);
+	ck_assert_ptr_nonnull(big);
+	memset(big, '#', n);
+	loaded r;
+	load_bytes(&r, big, n, NULL);
+	free(big);
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	ck_assert_str_eq(r.diag.text,
+			 "0:0: file is larger than the limit of 16 MiB\n");
+	done(&r);
+}
+END_TEST
+
+START_TEST(loader_rejects_repeat_beyond_the_layer_limit)
+{
+	expect_errors("model:\n  name: m\n  layers:\n"
+		      "    - {name: a, fwd_flops: 1, repeat: 1048576}\n"
+		      "    - {name: b, fwd_flops: 1}\n" CLUSTER4,
+		      "3:3: model.layers: 1048577 layers after repeat; the "
+		      "limit is 1048576\n");
+}
+END_TEST
+
+START_TEST(loader_names_unreadable_files)
+{
+	loaded r;
+	memset(&r, 0, sizeof r);
+	r.a = ppcc_arena_new();
+	r.diag.d.fn = collect;
+	r.diag.d.user = &r.diag;
+	r.status = ppcc_config_load(&r.cfg, r.a, temp_path("missing.yaml"),
+				    NULL, &r.diag.d);
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(r.diag.text, "missing.yaml:0:0: cannot "
+						  "open: no such file or "
+						  "directory\n"));
+	done(&r);
+}
+END_TEST
+
+START_TEST(loader_reads_stdin_as_dash)
+{
+	const char *path = temp_path("stdin.yaml");
+	write_bytes(path, "model: {name: m}\n" CLUSTER4,
+		    strlen("model: {name: m}\n" CLUSTER4));
+	int saved = dup(0);
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(dup2(fd, 0), 0);
+	close(fd);
+	loaded r;
+	memset(&r, 0, sizeof r);
+	r.a = ppcc_arena_new();
+	r.diag.d.fn = collect;
+	r.diag.d.user = &r.diag;
+	r.status = ppcc_config_load(&r.cfg, r.a, "-", NULL, &r.diag.d);
+	clearerr(stdin);
+	dup2(saved, 0);
+	close(saved);
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	ck_assert_str_eq(r.diag.text, "<stdin>:1:1: model: give either layers "
+				      "or transformer\n");
+	done(&r);
+}
+END_TEST
+
+START_TEST(loader_takes_cluster_from_cluster_file)
+{
+	loaded r;
+	load_bytes(&r, MODEL1 "cluster: {devices: 1}\n",
+		   strlen(MODEL1 "cluster: {devices: 1}\n"),
+		   "pipeline: {stages: 2}\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	char want[PATH_MAX + 128];
+	snprintf(want, sizeof want,
+		 "4:1: warning: cluster ignored: the cluster comes from %s\n"
+		 "cluster.yaml:1:1: warning: pipeline ignored: only the "
+		 "cluster is read from a cluster file\n",
+		 temp_path("cluster.yaml"));
+	ck_assert_str_eq(r.diag.text, want);
+	ck_assert_int_eq(r.cfg.cluster.devices, 4);
+	ck_assert_double_eq(r.cfg.cluster.groups[0].tflops, 100);
+	ck_assert_int_eq(r.cfg.cluster.loc.line, 2);
+	/* the model file's pipeline is the one read */
+	ck_assert_ptr_null(r.cfg.pipeline.stages_loc.file);
+	done(&r);
+}
+END_TEST
+
+START_TEST(loader_reports_cluster_file_errors_under_its_name)
+{
+	loaded r;
+	load_bytes(&r, MODEL1, strlen(MODEL1),
+		   "cluster:\n  devices: 4\n  device: {tflops: -1, memory_gib: 1}\n"
+		   "extra: 1\n");
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	ck_assert_str_eq(r.diag.text,
+			 "cluster.yaml:3:20: cluster.device.tflops: expected a "
+			 "positive finite number, got '-1'\n"
+			 "cluster.yaml:4:1: unknown key 'extra'; expected model, "
+			 "cluster, or pipeline\n");
+	done(&r);
+	load_bytes(&r, MODEL1, strlen(MODEL1), "devices: 4\n");
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	ck_assert_str_eq(r.diag.text,
+			 "cluster.yaml:1:1: unknown key 'devices'; expected "
+			 "model, cluster, or pipeline\n"
+			 "cluster.yaml:0:0: missing required key 'cluster'\n");
+	done(&r);
+}
+END_TEST
+
+START_TEST(loader_fails_cleanly_at_every_allocation)
+{
+	const char *yaml = "model:\n  name: m\n  layers:\n"
+			   "    - {name: a, fwd_ms: 1, repeat: 3}\n"
+			   "    - {name: b, fwd_flops: 1, fwd_ms: 2}\n"
+			   CLUSTER4 "pipeline: {stages: 2, stages: 3}\n";
+	/* a model big enough to take many arena chunks */
+	size_t cap = 1 << 20, o = 0;
+	char *good = malloc(cap);
+	ck_assert_ptr_nonnull(good);
+	o += (size_t)snprintf(good + o, cap - o, "model:\n  name: m\n  layers:\n");
+	for (int i = 0; i < 4000; i++)
+		o += (size_t)snprintf(good + o, cap - o,
+				      "    - {name: l%d, fwd_flops: %d, params: 1e6}\n",
+				      i, i + 1);
+	snprintf(good + o, cap - o, CLUSTER4 "pipeline: {stages: 2}\n");
+	const char *inputs[] = {yaml, good};
+	for (int k = 0; k < 2; k++) {
+		const char *path = temp_path("alloc.yaml");
+		write_bytes(path, inputs[k], strlen(inputs[k]));
+		int done_ok = 0;
+		long n;
+		for (n = 1; n < 10000 && !done_ok; n++) {
+			long live = ppcc_alloc_live();
+			ppcc_alloc_fail_at(n);
+			ppcc_arena *a = ppcc_arena_new();
+			ppcc_config cfg;
+			ppcc_diag d = {0};
+			int rc = a ? ppcc_config_load(&cfg, a, path, NULL, &d)
+				   : PPCC_ENOMEM;
+			ppcc_alloc_fail_at(0);
+			ppcc_arena_free(a);
+			ck_assert_int_eq(ppcc_alloc_live(), live);
+			ck_assert_msg(rc == PPCC_ENOMEM ||
+				      rc == (k == 0 ? PPCC_EINPUT : 0),
+				      "input %d, failing allocation %ld: %d",
+				      k, n, rc);
+			done_ok = rc != PPCC_ENOMEM;
+		}
+		ck_assert(done_ok);
+		/* each allocation of the load was made to fail in turn */
+		ck_assert_int_gt(n, k == 0 ? 3 : 20);
+	}
+	free(good);
+}
+END_TEST
+
+/* ---- ppcc_config_check -------------------------------------------------- */
+
+/* Loads yaml, which must load, and runs the check. */
+static void expect_check(const char *yaml, int status, const char *want)
+{
+	loaded r;
+	load_text(&r, yaml);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	int rc = ppcc_config_check(&r.cfg, &r.diag.d);
+	ck_assert_msg(rc == status, "status %d: %s", rc, r.diag.text);
+	ck_assert_str_eq(r.diag.text, want);
+	done(&r);
+}
+
+#define MODEL12 \
+	"model:\n" \
+	"  name: m\n" \
+	"  layers: [{name: a, fwd_flops: 1e9, repeat: 12}]\n"
+
+#define CLUSTER16 \
+	"cluster:\n" \
+	"  devices: 16\n" \
+	"  device: {name: g, tflops: 100, memory_gib: 16}\n"
+
+START_TEST(check_accepts_a_consistent_configuration)
+{
+	expect_check(MODEL12 CLUSTER16
+		     "pipeline: {schedule: interleaved, stages: 4, chunks: 3, "
+		     "microbatches: 10, group_size: 6}\n", 0, "");
+	expect_check(MODEL12 CLUSTER16, 0, "");
+}
+END_TEST
+
+START_TEST(check_rejects_more_stages_than_layers_or_devices)
+{
+	expect_check(MODEL12 CLUSTER16
+		     "pipeline: {schedule: interleaved, stages: 8, chunks: 2, "
+		     "microbatches: 8}\n", PPCC_EINPUT,
+		     "7:35: 8 stages x 2 chunks need 16 layers; the model has "
+		     "12\n");
+	expect_check(MODEL1 CLUSTER16 "pipeline: {stages: 9}\n", PPCC_EINPUT,
+		     "7:12: 9 stages need 9 layers; the model has 8\n");
+	expect_check(MODEL12 CLUSTER4 "pipeline: {stages: 6}\n", PPCC_EINPUT,
+		     "7:12: 6 stages need 6 devices; the cluster has 4\n");
+	expect_check(MODEL12 CLUSTER16
+		     "pipeline: {stages: 3, tensor_parallel: 8}\n", PPCC_EINPUT,
+		     "7:12: 3 stages x 8-way tensor parallelism need 24 "
+		     "devices; the cluster has 16\n");
+	expect_check(MODEL12 CLUSTER4 "pipeline: {tensor_parallel: 8}\n",
+		     PPCC_EINPUT,
+		     "7:12: 8-way tensor parallelism needs 8 devices; the "
+		     "cluster has 4\n");
+}
+END_TEST
+
+START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
+{
+	expect_check(MODEL12 CLUSTER4 "pipeline: {stages: 2, chunks: 2}\n",
+		     PPCC_EINPUT,
+		     "7:23: 2 chunks per rank need the interleaved schedule; "
+		     "the schedule is 1f1b\n");
+	expect_check(MODEL12 CLUSTER4
+		     "pipeline: {schedule: interleaved, stages: 2, chunks: 1}\n",
+		     PPCC_EINPUT,
+		     "7:46: the interleaved schedule needs at least 2 chunks "
+		     "per rank; chunks is 1\n");
+}
+END_TEST
+
+START_TEST(check_rejects_each_broken_interleaved_constraint)
+{
+	/* G < p */
+	expect_check(MODEL12 CLUSTER16
+		     "pipeline: {schedule: interleaved, stages: 4, "
+		     "microbatches: 8, group_size: 2}\n", PPCC_EINPUT,
+		     "7:63: group_size 2 is smaller than the 4 stages; the "
+		     "interleaved schedule needs a group_size from 4 to the "
+		     "microbatches (8)\n");
+	/* G > m, G given */
+	expect_check(MODEL12 CLUSTER16
+		     "pipeline: {schedule: interleaved, stages: 4, "
+		     "microbatches: 6, group_size: 8}\n", PPCC_EINPUT,
+		     "7:46: 6 microbatches cannot fill a group of 8; the "
+		     "interleaved schedule needs microbatches >= group_size\n");
+	/* G = p > m */
+	expect_check(MODEL12 CLUSTER16
+		     "pipeline: {schedule: interleaved, stages: 4, "
+		     "microbatches: 3}\n", PPCC_EINPUT,
+		     "7:46: 3 microbatches cannot fill 4 stages; the "
+		     "interleaved schedule needs microbatches >= stages\n");
+	/* a last group shorter than p */
+	expect_check(MODEL12 CLUSTER16
+		     "pipeline: {schedule: interleaved, stages: 4, "
+		     "microbatches: 10}\n", PPCC_EINPUT,
+		     "7:46: 10 microbatches in groups of 4 leave a last group "
+		     "of 2, fewer than the 4 stages; use a multiple of 4 "
+		     "microbatches, or a last group of at least 4\n");
+	/* several at once, each reported */
+	expect_check(MODEL12 CLUSTER4
+		     "pipeline: {schedule: interleaved, stages: 8, chunks: 1, "
+		     "microbatches: 3}\n", PPCC_EINPUT,
+		     "7:35: 8 stages need 8 devices; the cluster has 4\n"
+		     "7:46: the interleaved schedule needs at least 2 chunks "
+		     "per rank; chunks is 1\n"
+		     "7:57: 3 microbatches cannot fill 8 stages; the "
+		     "interleaved schedule needs microbatches >= stages\n");
+}
+END_TEST
+
+START_TEST(check_rejects_tensor_groups_straddling_device_groups)
+{
+	expect_check(MODEL12
+		     "cluster:\n"
+		     "  groups:\n"
+		     "    - {name: a100, count: 6, tflops: 312, memory_gib: 80}\n"
+		     "    - {name: h100, count: 10, tflops: 989, memory_gib: 80}\n"
+		     "pipeline: {stages: 4, tensor_parallel: 4}\n", PPCC_EINPUT,
+		     "6:7: rank 1's 4-way tensor-parallel group (devices 4 to "
+		     "7) spans device groups 'a100' and 'h100'; give each group "
+		     "a multiple of 4 devices\n");
+	/* a boundary past the ranks in use is harmless */
+	expect_check(MODEL12
+		     "cluster:\n"
+		     "  groups:\n"
+		     "    - {name: a100, count: 8, tflops: 312, memory_gib: 80}\n"
+		     "    - {name: h100, count: 3, tflops: 989, memory_gib: 80}\n"
+		     "pipeline: {stages: 2, tensor_parallel: 4}\n", 0, "");
+}
+END_TEST
+
+START_TEST(check_points_overrides_at_the_command_line)
+{
+	loaded r;
+	load_text(&r, MODEL12 CLUSTER16);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ppcc_pipeline *p = &r.cfg.pipeline;
+	ck_assert_int_eq(p->stages, 12);
+	p->tensor_parallel = 4;
+	p->tensor_parallel_loc = (ppcc_loc){"<command line>", 0, 0};
+	/* a default that depends on the override is recomputed */
+	ppcc_config_fill_defaults(&r.cfg);
+	ck_assert_int_eq(p->stages, 4);
+	ck_assert_int_eq(p->microbatches, 16);
+	ck_assert_int_eq(ppcc_config_check(&r.cfg, &r.diag.d), 0);
+	p->stages = 5;
+	p->stages_loc = (ppcc_loc){"<command line>", 0, 0};
+	ck_assert_int_eq(ppcc_config_check(&r.cfg, &r.diag.d), PPCC_EINPUT);
+	ck_assert_str_eq(r.diag.text,
+			 "<command line>:0:0: 5 stages x 4-way tensor "
+			 "parallelism need 20 devices; the cluster has 16\n");
+	done(&r);
+}
+END_TEST
+
+START_TEST(fill_defaults_gives_interleaved_two_chunks)
+{
+	loaded r;
+	load_text(&r, MODEL12 CLUSTER16 "pipeline: {schedule: interleaved}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_pipeline *p = &r.cfg.pipeline;
+	ck_assert_int_eq(p->chunks, 2);
+	ck_assert_int_eq(p->stages, 6); /* 16 devices, capped at 12 / 2 */
+	ck_assert_int_eq(p->microbatches, 24);
+	ck_assert_int_eq(ppcc_config_check(&r.cfg, &r.diag.d), 0);
+	done(&r);
+}
+END_TEST
+
+/* ---- the manual ---------------------------------------------------------- */
+
+/* The nth .nf block of man/ppcc.5's EXAMPLES, as plain text. */
+static char *man_example(int nth)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/man/ppcc.5", tu_src());
+	char *page = tu_read_file(path, NULL);
+	ck_assert_msg(page != NULL, "cannot read %s", path);
+	char *at = strstr(page, "\n.SH EXAMPLES\n");
+	ck_assert_ptr_nonnull(at);
+	for (int i = 0; i <= nth; i++) {
+		at = strstr(at + 1, "\n.nf\n");
+		ck_assert_ptr_nonnull(at);
+	}
+	at += 5;
+	char *end = strstr(at, "\n.fi\n");
+	ck_assert_ptr_nonnull(end);
+	char *out = malloc((size_t)(end - at) + 2);
+	ck_assert_ptr_nonnull(out);
+	size_t o = 0;
+	for (char *c = at; c <= end; c++) {
+		if (c[0] == '\\' && c[1] == '-')
+			out[o++] = '-', c++;
+		else if (c[0] == '\\' && c[1] == 'e')
+			out[o++] = '\\', c++;
+		else
+			out[o++] = *c;
+	}
+	out[o] = '\0';
+	free(page);
+	return out;
+}
+
+START_TEST(man_page_example_files_load)
+{
+	char *file = man_example(0);
+	loaded r;
+	load_text(&r, file);
+	ck_assert_msg(r.status == 0, "%s\n%s", file, r.diag.text);
+	ck_assert_int_eq(r.cfg.model.n_layers, 10);
+	ck_assert_int_eq(ppcc_config_check(&r.cfg, &r.diag.d), 0);
+	done(&r);
+	free(file);
+
+	char *shape = man_example(1);
+	char yaml[4096];
+	snprintf(yaml, sizeof yaml, "%s" CLUSTER4, shape);
+	load_text(&r, yaml);
+	ck_assert_msg(r.status == 0, "%s\n%s", yaml, r.diag.text);
+	ck_assert_int_eq(r.cfg.model.n_layers, 98);
+	done(&r);
+	free(shape);
+}
+END_TEST
+
+Suite *suite_load(void);
+
+Suite *suite_load(void)
+{
+	Suite *s = suite_create("load");
+	TCase *tc = tcase_create("load");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, load_converts_units_and_fills_defaults);
+	tcase_add_test(tc, load_expands_repeat_in_place);
+	tcase_add_test(tc, load_converts_ms_at_the_first_group_rate);
+	tcase_add_test(tc, load_records_where_each_pipeline_setting_came_from);
+	tcase_add_test(tc, load_accepts_plain_decimal_forms);
+	tcase_add_test(tc, load_reads_decimals_alike_in_a_comma_locale);
+	tcase_add_test(tc, transformer_matches_gpt3_published_figures);
+	tcase_add_test(tc, transformer_matches_llama2_70b_parameter_count);
+	tcase_add_test(tc, transformer_recompute_moves_cost_from_stash_to_backward);
+	tcase_add_test(tc, transformer_rejects_shapes_that_do_not_divide);
+	tcase_add_test(tc, loader_rejects_duplicate_key_citing_first_line);
+	tcase_add_test(tc, loader_suggests_near_key_for_unknown_key);
+	tcase_add_test(tc, loader_lists_keys_when_none_is_near);
+	tcase_add_test(tc, loader_rejects_bad_numbers_naming_path_and_position);
+	tcase_add_test(tc, loader_rejects_integers_that_are_not_integral_or_in_range);
+	tcase_add_test(tc, loader_checks_ranges_of_fractions_and_counts);
+	tcase_add_test(tc, loader_reports_missing_required_keys);
+	tcase_add_test(tc, loader_rejects_wrong_types);
+	tcase_add_test(tc, loader_rejects_device_and_groups_together);
+	tcase_add_test(tc, loader_rejects_fwd_flops_and_fwd_ms_together);
+	tcase_add_test(tc, loader_reports_every_error_in_file_order);
+	tcase_add_test(tc, loader_lists_at_most_100_errors_and_counts_the_rest);
+	tcase_add_test(tc, loader_suggests_schedule_names);
+	tcase_add_test(tc, loader_stops_deep_nesting_fast);
+	tcase_add_test(tc, loader_rejects_billion_laughs_at_first_anchor);
+	tcase_add_test(tc, loader_rejects_nul_byte_and_bad_encodings);
+	tcase_add_test(tc, loader_rejects_tab_indentation);
+	tcase_add_test(tc, loader_counts_lines_alike_with_crlf_bom_and_lf);
+	tcase_add_test(tc, loader_rejects_tags_documents_and_syntax_errors);
+	tcase_add_test(tc, loader_rejects_file_over_the_size_limit);
+	tcase_add_test(tc, loader_rejects_repeat_beyond_the_layer_limit);
+	tcase_add_test(tc, loader_names_unreadable_files);
+	tcase_add_test(tc, loader_reads_stdin_as_dash);
+	tcase_add_test(tc, loader_takes_cluster_from_cluster_file);
+	tcase_add_test(tc, loader_reports_cluster_file_errors_under_its_name);
+	tcase_add_test(tc, loader_fails_cleanly_at_every_allocation);
+	tcase_add_test(tc, check_accepts_a_consistent_configuration);
+	tcase_add_test(tc, check_rejects_more_stages_than_layers_or_devices);
+	tcase_add_test(tc, check_rejects_chunks_outside_the_interleaved_schedule);
+	tcase_add_test(tc, check_rejects_each_broken_interleaved_constraint);
+	tcase_add_test(tc, check_rejects_tensor_groups_straddling_device_groups);
+	tcase_add_test(tc, check_points_overrides_at_the_command_line);
+	tcase_add_test(tc, fill_defaults_gives_interleaved_two_chunks);
+	tcase_add_test(tc, man_page_example_files_load);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,214 @@
+/* End to end through the library: examples load, plan, validate and
+ * simulate; the JSON round-trips; output is deterministic. */
+#include <check.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+#include "testutil.h"
+
+static const char *const examples[] = {
+	"examples/tiny.yaml", "examples/gpt3-175b.yaml",
+	"examples/llama2-70b.yaml", "examples/hetero.yaml",
+};
+#define N_EXAMPLES ((int)(sizeof examples / sizeof examples[0]))
+
+static char *emit_to_string(const ppcc_plan *p, int format, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	ck_assert_ptr_nonnull(f);
+	ppcc_emit_options o = {.format = format};
+	ppcc_diag d = {0};
+	int err = format == PPCC_FMT_JSON ? ppcc_emit_json(f, p, &o, &d)
+					  : ppcc_emit_text(f, p, &o);
+	ck_assert_int_eq(err, 0);
+	fclose(f);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+START_TEST(plan_examples_are_valid_and_beat_uniform)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan p;
+	tu_diag diag;
+	tu_diag_init(&diag);
+	int err = tu_plan_file(&p, a, &cfg, examples[_i], &diag);
+	ck_assert_msg(err == 0, "%s: %d\n%s", examples[_i], err, diag.text);
+	ck_assert_int_eq(ppcc_schedule_validate(&p.best.schedule, &diag.d, NULL, 10), 0);
+	/* The optimum's bottleneck can be no worse than any other split's. */
+	ck_assert_int_le(p.best.bottleneck_ps, p.uniform.bottleneck_ps);
+	ck_assert(p.best.estimate.step_ms > 0);
+	ck_assert(p.best.estimate.bubble_fraction >= 0 &&
+		  p.best.estimate.bubble_fraction < 1);
+	/* Every layer in exactly one stage, in order. */
+	const ppcc_schedule *s = &p.best.schedule;
+	int next = 0;
+	for (int i = 0; i < s->n_stages; i++) {
+		ck_assert_int_eq(p.best.stages[i].first_layer, next);
+		ck_assert_int_ge(p.best.stages[i].last_layer, next);
+		next = p.best.stages[i].last_layer + 1;
+	}
+	ck_assert_int_eq(next, cfg.model.n_layers);
+	/* Peak memory within each device's memory. */
+	for (int r = 0; r < s->n_ranks; r++)
+		ck_assert_msg(p.best.estimate.peak_memory_bytes[r] <=
+			      p.memory_cap_bytes[r] * 1.0000001,
+			      "%s rank %d over memory", examples[_i], r);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+START_TEST(plan_json_round_trips_through_reader)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan p, back;
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ck_assert_int_eq(tu_plan_file(&p, a, &cfg, examples[_i], &diag), 0);
+	char *dir = tu_mkdtemp();
+	char path[4096];
+	snprintf(path, sizeof path, "%s/plan.json", dir);
+	size_t len;
+	char *json = emit_to_string(&p, PPCC_FMT_JSON, &len);
+	ck_assert_int_eq(tu_write_file(path, json), 0);
+	ck_assert_msg(ppcc_read_json(&back, a, path, &diag.d) == 0, "%s", diag.text);
+	const ppcc_schedule *s = &p.best.schedule, *t = &back.best.schedule;
+	ck_assert_int_eq(t->kind, s->kind);
+	ck_assert_int_eq(t->n_ranks, s->n_ranks);
+	ck_assert_int_eq(t->n_stages, s->n_stages);
+	ck_assert_int_eq(t->n_microbatches, s->n_microbatches);
+	ck_assert(t->fingerprint == s->fingerprint);
+	ck_assert(ppcc_schedule_fingerprint(t) == s->fingerprint);
+	for (int r = 0; r < s->n_ranks; r++) {
+		ck_assert_int_eq(t->ranks[r].n_actions, s->ranks[r].n_actions);
+		ck_assert(memcmp(t->ranks[r].actions, s->ranks[r].actions,
+				 (size_t)s->ranks[r].n_actions * sizeof(ppcc_action)) == 0);
+	}
+	for (int i = 0; i < p.n_layers; i++)
+		ck_assert_str_eq(back.layers[i].name, p.layers[i].name);
+	ck_assert_str_eq(back.model_name, p.model_name);
+	ck_assert_int_eq(ppcc_schedule_validate(t, &diag.d, path, 10), 0);
+	free(json);
+	tu_rmtree(dir);
+	free(dir);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+START_TEST(plan_output_is_deterministic_in_any_locale)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan p;
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ck_assert_int_eq(tu_plan_file(&p, a, &cfg, "examples/hetero.yaml", &diag), 0);
+	char *j1 = emit_to_string(&p, PPCC_FMT_JSON, NULL);
+	char *t1 = emit_to_string(&p, PPCC_FMT_TEXT, NULL);
+	ck_assert_ptr_nonnull(strstr(j1, "."));
+	/* A locale with a decimal comma must not change a byte. */
+	const char *comma[] = {"de_DE.UTF-8", "fr_FR.UTF-8", "de_DE.utf8"};
+	int set = 0;
+	for (int i = 0; i < 3 && !set; i++)
+		set = setlocale(LC_ALL, comma[i]) != NULL;
+	ppcc_arena *b = ppcc_arena_new();
+	ppcc_plan q;
+	ck_assert_int_eq(tu_plan_file(&q, b, &cfg, "examples/hetero.yaml", &diag), 0);
+	char *j2 = emit_to_string(&q, PPCC_FMT_JSON, NULL);
+	char *t2 = emit_to_string(&q, PPCC_FMT_TEXT, NULL);
+	setlocale(LC_ALL, "C");
+	ck_assert_str_eq(j1, j2);
+	ck_assert_str_eq(t1, t2);
+	if (!set)
+		fprintf(stderr, "plan_output_is_deterministic_in_any_locale: "
+			"no decimal-comma locale installed; compared C with C\n");
+	free(j1);
+	free(j2);
+	free(t1);
+	free(t2);
+	ppcc_arena_free(a);
+	ppcc_arena_free(b);
+}
+END_TEST
+
+START_TEST(plan_reports_stage_that_does_not_fit)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan p;
+	tu_diag diag;
+	tu_diag_init(&diag);
+	char *dir = tu_mkdtemp();
+	char path[4096];
+	snprintf(path, sizeof path, "%s/big.yaml", dir);
+	/* 8 layers of 1 GiB weights (16 GiB with Adam) on 2 x 40 GiB:
+	 * 64 GiB per stage at 2 stages; fits with 4 stages (32 GiB). */
+	tu_write_file(path,
+		      "model:\n"
+		      "  name: big\n"
+		      "  layers:\n"
+		      "    - name: block\n"
+		      "      repeat: 8\n"
+		      "      fwd_flops: 1.0e12\n"
+		      "      params: 1073741824\n"
+		      "cluster:\n"
+		      "  devices: 4\n"
+		      "  device: {name: x, tflops: 100, memory_gib: 40}\n"
+		      "pipeline:\n"
+		      "  stages: 2\n"
+		      "  microbatches: 4\n");
+	int err = ppcc_config_load(&cfg, a, path, NULL, &diag.d);
+	ck_assert_msg(err == 0, "%s", diag.text);
+	ck_assert_int_eq(ppcc_config_check(&cfg, &diag.d), 0);
+	ck_assert_int_eq(ppcc_plan_build(&p, a, &cfg, &diag.d), PPCC_EINFEASIBLE);
+	ck_assert_msg(strstr(diag.text, "needs 64.00 GiB per device but has "
+				       "40.00 GiB, 24.00 GiB over"), "%s", diag.text);
+	ck_assert_msg(strstr(diag.text, "it would fit with 4 stages"), "%s", diag.text);
+	ck_assert_msg(strstr(diag.text, "it would fit with 64.00 GiB per device"),
+		      "%s", diag.text);
+	tu_rmtree(dir);
+	free(dir);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+START_TEST(plan_faster_devices_get_more_layers)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan p;
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ck_assert_int_eq(tu_plan_file(&p, a, &cfg, "examples/hetero.yaml", &diag), 0);
+	/* Ranks 0-3 are H100s (989 x 0.4), 4-7 A100s (312 x 0.5): the middle
+	 * H100 stages hold more blocks than the middle A100 stages. */
+	int fast = p.best.stages[1].last_layer - p.best.stages[1].first_layer;
+	int slow = p.best.stages[5].last_layer - p.best.stages[5].first_layer;
+	ck_assert_int_gt(fast, slow);
+	ck_assert(p.best.estimate.step_ms < p.uniform.estimate.step_ms);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+Suite *suite_plan(void)
+{
+	Suite *s = suite_create("plan");
+	TCase *tc = tcase_create("plan");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, plan_examples_are_valid_and_beat_uniform, 0, N_EXAMPLES);
+	tcase_add_loop_test(tc, plan_json_round_trips_through_reader, 0, N_EXAMPLES);
+	tcase_add_test(tc, plan_output_is_deterministic_in_any_locale);
+	tcase_add_test(tc, plan_reports_stage_that_does_not_fit);
+	tcase_add_test(tc, plan_faster_devices_get_more_layers);
+	suite_add_tcase(s, tc);
+	return s;
+}

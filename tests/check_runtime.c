@@ -1,0 +1,1252 @@
+/*
+ * Tests of the runtime (src/runtime/): a numeric pipeline whose results
+ * are known (rt_pipe.h) run over every schedule kind and rank count, the
+ * failure paths (fingerprint mismatch, a failing callback, a stuck one,
+ * a corrupted message, allocation failures), the transports that need a
+ * GPU or mpirun, and the public header and man page example.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ppcc.h"
+#include "ppcc/runtime.h"
+#include "rt_pipe.h"
+#include "testutil.h"
+
+Suite *suite_runtime(void);
+
+static void build_path(char *out, size_t n, const char *rel);
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Diagnostic lines of every rank, collected. */
+typedef struct diag_log {
+	pthread_mutex_t mu;
+	char text[1 << 15];
+	size_t len;
+	int lines[16]; /* per rank (index rank + 1; -1 is load) */
+} diag_log;
+
+static void diag_collect(int rank, const char *line, void *user)
+{
+	diag_log *d = user;
+	pthread_mutex_lock(&d->mu);
+	int n = snprintf(d->text + d->len, sizeof d->text - d->len, "%s\n", line);
+	if (n > 0 && d->len + (size_t)n < sizeof d->text)
+		d->len += (size_t)n;
+	if (rank >= -1 && rank < 15)
+		d->lines[rank + 1]++;
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void diag_log_init(diag_log *d)
+{
+	memset(d, 0, sizeof *d);
+	pthread_mutex_init(&d->mu, NULL);
+}
+
+/* The lines of one rank ("ppcc-rt: rank R: ..."), joined. */
+static const char *rank_line(const diag_log *d, int rank, char *buf, size_t n)
+{
+	char prefix[32];
+	snprintf(prefix, sizeof prefix, "ppcc-rt: rank %d: ", rank);
+	buf[0] = '\0';
+	const char *p = d->text;
+	size_t used = 0;
+	while ((p = strstr(p, prefix)) != NULL) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (used + l + 2 < n) {
+			memcpy(buf + used, p, l);
+			used += l;
+			buf[used++] = '|';
+			buf[used] = '\0';
+		}
+		p += l;
+	}
+	return buf;
+}
+
+static int build_sched(ppcc_schedule *out, ppcc_arena *a, const rt_pipe *p,
+		       int kind, int ranks, int m)
+{
+	int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+	ppcc_stage_info st[64];
+	ck_assert_int_eq(p->S, ranks * v);
+	rt_pipe_stage_table(p, st);
+	return ppcc_schedule_build(out, a, kind, ranks, v, m, 0, st);
+}
+
+static int count_recvs(const ppcc_schedule *s, uint64_t *bytes)
+{
+	int n = 0;
+	*bytes = 0;
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
+			const ppcc_action *a = &s->ranks[r].actions[i];
+			if (a->op == PPCC_OP_RECV_F || a->op == PPCC_OP_RECV_B) {
+				n++;
+				*bytes += a->bytes;
+			}
+		}
+	return n;
+}
+
+/* One step of every rank in threads; checks results, messages and the
+ * statistics' totals. */
+static void run_and_check(const ppcc_schedule *s, rt_pipe *p,
+			  const ppcc_rt_options *base, const char *what)
+{
+	ppcc_rt_stage_fns fns[64];
+	ppcc_rt_stats stats[8];
+	ppcc_rt_options o = *base;
+	diag_log dl;
+	char why[512];
+	diag_log_init(&dl);
+	o.diag = diag_collect;
+	o.diag_user = &dl;
+	o.on_message = rt_pipe_on_message;
+	o.message_user = p;
+	rt_pipe_fns(p, fns);
+	rt_pipe_reset(p);
+	memset(p->sent, 0, 2 * (size_t)p->S * (size_t)p->m * sizeof *p->sent);
+	memset(p->recvd, 0, 2 * (size_t)p->S * (size_t)p->m * sizeof *p->recvd);
+
+	int err = ppcc_rt_run_local(stats, s, fns, &o);
+	ck_assert_msg(err == 0, "%s: %s; %s", what, ppcc_rt_status_str(err), dl.text);
+	ck_assert_msg(rt_pipe_check(p, s, -1, why, sizeof why) == 0, "%s: %s", what, why);
+	ck_assert_msg(rt_pipe_check_messages(p, s, -1, 1, why, sizeof why) == 0,
+		      "%s: %s", what, why);
+
+	uint64_t want_bytes, got_bytes = 0, sent_bytes = 0;
+	uint64_t want_msgs = (uint64_t)count_recvs(s, &want_bytes), got_msgs = 0;
+	double loss = 0, ref = 0;
+	for (int r = 0; r < s->n_ranks; r++) {
+		ck_assert_int_eq(stats[r].status, 0);
+		ck_assert_int_eq(stats[r].rank, r);
+		got_msgs += stats[r].messages_received;
+		got_bytes += stats[r].bytes_received;
+		sent_bytes += stats[r].bytes_sent;
+		loss += stats[r].loss_sum;
+		ck_assert(stats[r].busy_s >= 0 && stats[r].wait_s >= 0);
+		ck_assert(stats[r].busy_s + stats[r].wait_s <= stats[r].step_s + 1e-3);
+		if (r == (s->n_stages - 1) % s->n_ranks)
+			ck_assert_int_eq(stats[r].loss_count, s->n_microbatches);
+	}
+	for (int mb = 0; mb < p->m; mb++)
+		ref += p->ref_loss[mb];
+	ck_assert_msg(got_msgs == want_msgs, "%s: %llu messages, schedule has %llu",
+		      what, (unsigned long long)got_msgs,
+		      (unsigned long long)want_msgs);
+	ck_assert(got_bytes == want_bytes && sent_bytes == want_bytes);
+	ck_assert_msg(fabs(loss - ref) <= 1e-12 * fabs(ref), "%s: loss %.17g vs %.17g",
+		      what, loss, ref);
+	ck_assert_msg(dl.len == 0, "%s: unexpected diagnostics: %s", what, dl.text);
+}
+
+START_TEST(numeric_pipeline_matches_serial_for_every_kind_and_rank_count)
+{
+	static const int ranks[] = {1, 2, 4};
+	/* eager with receives posted 0, 1 and 3 computes ahead; grouped (the
+	 * rendezvous discipline of nccl) */
+	static const struct { int recv_ahead, grouped; } modes[] = {
+		{1, 0}, {0, 0}, {3, 0}, {0, 1},
+	};
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+		for (size_t ri = 0; ri < sizeof ranks / sizeof *ranks; ri++)
+			for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++) {
+				int p = ranks[ri], m = 8;
+				int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+				ppcc_arena *a = ppcc_arena_new();
+				rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
+				ppcc_schedule s;
+				ck_assert_int_eq(build_sched(&s, a, pp, kind, p, m), 0);
+				ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+				o.debug = 1;
+				o.timeout_s = 20;
+				o.recv_ahead = modes[mi].recv_ahead;
+				o.grouped = modes[mi].grouped;
+				char what[96];
+				snprintf(what, sizeof what, "%s p=%d recv_ahead=%d grouped=%d",
+					 ppcc_schedule_kind_name(kind), p,
+					 modes[mi].recv_ahead, modes[mi].grouped);
+				run_and_check(&s, pp, &o, what);
+				rt_pipe_free(pp);
+				ppcc_arena_free(a);
+			}
+}
+END_TEST
+
+START_TEST(split_backward_runs_input_then_weight_gradients)
+{
+	for (int p = 1; p <= 4; p *= 2) {
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(p, 6, p, 0);
+		ppcc_schedule s, split;
+		ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, p, 6), 0);
+		ck_assert_int_eq(rt_pipe_split_backward(&split, a, &s), 0);
+		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+		o.debug = 1;
+		o.timeout_s = 20;
+		run_and_check(&split, pp, &o, "1f1b with I/W");
+		o.grouped = 1;
+		run_and_check(&split, pp, &o, "1f1b with I/W, grouped");
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+	}
+}
+END_TEST
+
+/* Rank 1 of p = 4, m = 8 holds every microbatch's input under GPipe and
+ * at most p - 1 = 3 under 1F1B, plus what is in flight: outputs and
+ * gradients whose receiver has not posted yet, and a gradient received. */
+START_TEST(buffers_in_flight_follow_the_schedule)
+{
+	int peak[2], pool[2];
+	for (int k = 0; k < 2; k++) {
+		int kind = k ? PPCC_SCHED_1F1B : PPCC_SCHED_GPIPE;
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(4, 8, 4, 6);
+		ppcc_schedule s;
+		ppcc_rt_stage_fns fns[4];
+		ppcc_rt_stats st[4];
+		ck_assert_int_eq(build_sched(&s, a, pp, kind, 4, 8), 0);
+		rt_pipe_fns(pp, fns);
+		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+		o.recv_ahead = 0;
+		ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), 0);
+		peak[k] = st[1].peak_buffers;
+		pool[k] = st[1].pool_buffers;
+		/* one size everywhere: the pool is the peak */
+		ck_assert_int_eq(pool[k], peak[k]);
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+	}
+	ck_assert_msg(peak[0] >= 8, "gpipe rank 1 peak %d", peak[0]);
+	ck_assert_msg(peak[1] <= 3 + 4 && peak[1] < peak[0],
+		      "1f1b rank 1 peak %d (gpipe %d)", peak[1], peak[0]);
+}
+END_TEST
+
+/* ---- the world API in user threads ---------------------------------------- */
+
+typedef struct rank_thread {
+	pthread_t th;
+	int rank;
+	const ppcc_schedule *s;
+	const ppcc_rt_stage_fns *fns;
+	ppcc_rt_options o;
+	int steps;
+	double delay_s; /* before the first step */
+	int init_status, step_status;
+	ppcc_rt_stats stats;
+	int max_peak; /* over the steps */
+} rank_thread;
+
+static void *rank_main(void *arg)
+{
+	rank_thread *t = arg;
+	ppcc_rt *rt = NULL;
+	t->init_status = ppcc_rt_init(&rt, t->s, t->rank, &t->o);
+	if (t->init_status == 0) {
+		if (t->delay_s > 0) {
+			struct timespec ts = {0, (long)(t->delay_s * 1e9)};
+			nanosleep(&ts, NULL);
+		}
+		for (int k = 0; k < t->steps && t->step_status == 0; k++) {
+			t->step_status = ppcc_rt_step(&t->stats, rt, t->fns);
+			if (t->stats.peak_buffers > t->max_peak)
+				t->max_peak = t->stats.peak_buffers;
+		}
+	}
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+static void run_threads(rank_thread *t, int n)
+{
+	for (int r = 0; r < n; r++)
+		ck_assert_int_eq(pthread_create(&t[r].th, NULL, rank_main, &t[r]), 0);
+	for (int r = 0; r < n; r++)
+		pthread_join(t[r].th, NULL);
+}
+
+START_TEST(repeated_steps_recycle_buffers_and_deliver_each_message_once)
+{
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		int p = 2, v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1, m = 4;
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(p * v, m, p, 6);
+		ppcc_schedule s;
+		ppcc_rt_stage_fns fns[8];
+		ppcc_rt_local_world *w;
+		diag_log dl;
+		char why[512];
+		diag_log_init(&dl);
+		ck_assert_int_eq(build_sched(&s, a, pp, kind, p, m), 0);
+		rt_pipe_fns(pp, fns);
+		ck_assert_int_eq(ppcc_rt_local_world_new(&w, p), 0);
+		rank_thread t[2];
+		memset(t, 0, sizeof t);
+		for (int r = 0; r < p; r++) {
+			ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+			o.world = w;
+			o.debug = 1;
+			o.timeout_s = 20;
+			o.on_message = rt_pipe_on_message;
+			o.message_user = pp;
+			o.diag = diag_collect;
+			o.diag_user = &dl;
+			t[r] = (rank_thread){.rank = r, .s = &s, .fns = fns, .o = o,
+					     .steps = 3};
+		}
+		run_threads(t, p);
+		for (int r = 0; r < p; r++) {
+			ck_assert_msg(t[r].init_status == 0 && t[r].step_status == 0,
+				      "%s", dl.text);
+			/* one size everywhere: the pool holds no more buffers
+			 * than were ever in use at once */
+			ck_assert_int_le(t[r].stats.pool_buffers, t[r].max_peak);
+		}
+		ck_assert_int_eq(rt_pipe_check_messages(pp, &s, -1, 3, why, sizeof why), 0);
+		ppcc_rt_local_world_free(w);
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+	}
+}
+END_TEST
+
+START_TEST(mismatched_fingerprints_refused_before_any_data_moves)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0), *pq = rt_pipe_new(2, 5, 2, 0);
+	ppcc_schedule s0, s1;
+	ppcc_rt_stage_fns fns[2];
+	ppcc_rt_local_world *w;
+	diag_log dl;
+	char buf[2048];
+	diag_log_init(&dl);
+	ck_assert_int_eq(build_sched(&s0, a, pp, PPCC_SCHED_1F1B, 2, 4), 0);
+	ck_assert_int_eq(build_sched(&s1, a, pq, PPCC_SCHED_1F1B, 2, 5), 0);
+	rt_pipe_fns(pp, fns);
+	ck_assert_int_eq(ppcc_rt_local_world_new(&w, 2), 0);
+	rank_thread t[2];
+	memset(t, 0, sizeof t);
+	for (int r = 0; r < 2; r++) {
+		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+		o.world = w;
+		o.timeout_s = 10;
+		o.diag = diag_collect;
+		o.diag_user = &dl;
+		t[r] = (rank_thread){.rank = r, .s = r ? &s1 : &s0, .fns = fns,
+				     .o = o, .steps = 1};
+	}
+	double t0 = now_s();
+	run_threads(t, 2);
+	ck_assert(now_s() - t0 < 5);
+	for (int r = 0; r < 2; r++) {
+		ck_assert_int_eq(t[r].init_status, PPCC_RT_EMISMATCH);
+		ck_assert_ptr_nonnull(strstr(rank_line(&dl, r, buf, sizeof buf),
+					     "fingerprint"));
+	}
+	ck_assert_int_eq(pp->log_len[0] + pp->log_len[1], 0); /* nothing ran */
+	ppcc_rt_local_world_free(w);
+	rt_pipe_free(pp);
+	rt_pipe_free(pq);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+START_TEST(failing_callback_stops_every_rank_at_once)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(4, 8, 4, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[4];
+	ppcc_rt_stats st[4];
+	diag_log dl;
+	char buf[4096];
+	diag_log_init(&dl);
+	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, 4, 8), 0);
+	rt_pipe_fns(pp, fns);
+	pp->fault_op = PPCC_OP_B;
+	pp->fault_stage = 2;
+	pp->fault_mb = 3;
+	pp->fault_ret = -7;
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.timeout_s = 2;
+	o.diag = diag_collect;
+	o.diag_user = &dl;
+	double t0 = now_s();
+	int err = ppcc_rt_run_local(st, &s, fns, &o);
+	double took = now_s() - t0;
+	ck_assert_int_eq(err, PPCC_RT_ECALLBACK);
+	ck_assert_msg(took < 1.0, "took %.3f s", took);
+	for (int r = 0; r < 4; r++) {
+		ck_assert_int_eq(st[r].status, r == 2 ? PPCC_RT_ECALLBACK : PPCC_RT_EPEER);
+		ck_assert_int_eq(dl.lines[r + 1], 1);
+	}
+	rank_line(&dl, 2, buf, sizeof buf);
+	ck_assert_msg(strstr(buf, "backward returned -7") && strstr(buf, "B stage 2 mb 3"),
+		      "%s", buf);
+	ck_assert_int_eq(st[2].failed_op, PPCC_OP_B);
+	ck_assert_int_eq(st[2].failed_stage, 2);
+	ck_assert_int_eq(st[2].failed_mb, 3);
+	rank_line(&dl, 0, buf, sizeof buf);
+	ck_assert_msg(strstr(buf, "rank 2 failed (callback failed)"), "%s", buf);
+	ck_assert_msg(strstr(buf, "last: #"), "no flight record: %s", buf);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Stage 1's forward sleeps past the timeout.  With two ranks, rank 0
+ * gives up waiting for rank 1 and names it; with four, every rank stops
+ * with one line, and the stuck one says what stopped it and how long its
+ * callback ran. */
+START_TEST(stuck_callback_times_out_with_a_diagnostic_on_every_rank)
+{
+	for (int p = 2; p <= 4; p += 2) {
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(p, 4, p, 0);
+		ppcc_schedule s;
+		ppcc_rt_stage_fns fns[4];
+		ppcc_rt_stats st[4];
+		diag_log dl;
+		char buf[4096];
+		diag_log_init(&dl);
+		ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, p, 4), 0);
+		rt_pipe_fns(pp, fns);
+		pp->fault_op = PPCC_OP_F;
+		pp->fault_stage = 1;
+		pp->fault_mb = 1;
+		pp->fault_sleep_s = 1.5;
+		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+		o.timeout_s = 0.5;
+		o.diag = diag_collect;
+		o.diag_user = &dl;
+		double t0 = now_s();
+		int err = ppcc_rt_run_local(st, &s, fns, &o);
+		double took = now_s() - t0;
+		ck_assert_int_eq(err, PPCC_RT_ETIMEOUT);
+		ck_assert_msg(took < 1.5 + 1.0, "took %.3f s", took);
+		for (int r = 0; r < p; r++) {
+			ck_assert_msg(st[r].status != 0, "rank %d returned 0", r);
+			ck_assert_int_eq(dl.lines[r + 1], 1);
+		}
+		rank_line(&dl, 1, buf, sizeof buf);
+		ck_assert_msg(strstr(buf, "F stage 1 mb 1") &&
+			      strstr(buf, "failed (timeout); forward ran 1.5"), "%s", buf);
+		if (p == 2) {
+			ck_assert_int_eq(st[0].status, PPCC_RT_ETIMEOUT);
+			ck_assert_int_eq(st[0].failed_op, PPCC_OP_RECV_B);
+			ck_assert_int_eq(st[0].failed_peer, 1);
+			ck_assert(st[0].failed_waited_s >= 0.45 && st[0].failed_waited_s < 1.0);
+			rank_line(&dl, 0, buf, sizeof buf);
+			ck_assert_msg(strstr(buf, "RECV_B stage 0 mb 1 peer 1: timeout: "
+					      "the receive did not complete within 0.500 s"),
+				      "%s", buf);
+		}
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+	}
+}
+END_TEST
+
+START_TEST(timeout_comes_from_the_environment_when_no_option)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[2];
+	ppcc_rt_stats st[2];
+	diag_log dl;
+	diag_log_init(&dl);
+	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 2, 2), 0);
+	rt_pipe_fns(pp, fns);
+	pp->fault_op = PPCC_OP_F;
+	pp->fault_stage = 0;
+	pp->fault_mb = 0;
+	pp->fault_sleep_s = 1.2;
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.diag = diag_collect;
+	o.diag_user = &dl;
+	setenv("PPCC_TIMEOUT", "0.5", 1);
+	int err = ppcc_rt_run_local(st, &s, fns, &o);
+	unsetenv("PPCC_TIMEOUT");
+	ck_assert_int_eq(err, PPCC_RT_ETIMEOUT);
+	ck_assert_int_eq(st[1].status, PPCC_RT_ETIMEOUT);
+	ck_assert(st[1].failed_waited_s >= 0.45 && st[1].failed_waited_s < 1.1);
+	ck_assert_ptr_nonnull(strstr(dl.text, "within 0.500 s"));
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Stage 0's forward of mb 1 scribbles on mb 0's output, which rank 1
+ * (sleeping before its step) has not received yet; debug mode catches
+ * it at the receiver. */
+static unsigned char *kept_output;
+
+static int scribbling_forward(int stage, int mb, const void *input,
+			      size_t input_bytes, void *output,
+			      size_t output_bytes, void *user)
+{
+	int ret = rt_pipe_forward(stage, mb, input, input_bytes, output,
+				  output_bytes, user);
+	if (stage == 0 && mb == 0)
+		kept_output = output;
+	if (stage == 0 && mb == 1 && kept_output)
+		kept_output[3] ^= 0x40;
+	return ret;
+}
+
+START_TEST(debug_checksum_catches_a_corrupted_message)
+{
+	for (int debug = 0; debug <= 1; debug++) {
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
+		ppcc_schedule s;
+		ppcc_rt_stage_fns fns[2];
+		ppcc_rt_local_world *w;
+		diag_log dl;
+		char buf[2048], why[512];
+		diag_log_init(&dl);
+		ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 2, 2), 0);
+		rt_pipe_fns(pp, fns);
+		fns[0].forward = scribbling_forward;
+		kept_output = NULL;
+		ck_assert_int_eq(ppcc_rt_local_world_new(&w, 2), 0);
+		rank_thread t[2];
+		memset(t, 0, sizeof t);
+		for (int r = 0; r < 2; r++) {
+			ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+			o.world = w;
+			o.debug = debug;
+			o.timeout_s = 10;
+			o.diag = diag_collect;
+			o.diag_user = &dl;
+			t[r] = (rank_thread){.rank = r, .s = &s, .fns = fns, .o = o,
+					     .steps = 1, .delay_s = r ? 0.3 : 0};
+		}
+		run_threads(t, 2);
+		if (!debug) {
+			/* unnoticed by the runtime, wrong in the results */
+			ck_assert_int_eq(t[1].step_status, 0);
+			ck_assert_int_ne(rt_pipe_check(pp, &s, -1, why, sizeof why), 0);
+		} else {
+			ck_assert_int_eq(t[1].step_status, PPCC_RT_ECHECKSUM);
+			ck_assert_int_eq(t[0].step_status, PPCC_RT_EPEER);
+			rank_line(&dl, 1, buf, sizeof buf);
+			ck_assert_msg(strstr(buf, "RECV_F stage 1 mb 0 peer 0") &&
+				      strstr(buf, "checksum"), "%s", buf);
+		}
+		ppcc_rt_local_world_free(w);
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+	}
+}
+END_TEST
+
+START_TEST(invalid_schedules_callbacks_and_options_are_rejected)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
+	ppcc_schedule s, bad;
+	ppcc_rt_stage_fns fns[2];
+	ppcc_rt_stats st[2];
+	diag_log dl;
+	diag_log_init(&dl);
+	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 2, 2), 0);
+	rt_pipe_fns(pp, fns);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.diag = diag_collect;
+	o.diag_user = &dl;
+	o.timeout_s = 5;
+
+	/* rank 1 receives before... a swapped pair: B before its RECV_B */
+	bad = s;
+	ppcc_rank_schedule *rs = ppcc_arena_alloc(a, 2, sizeof *rs);
+	memcpy(rs, s.ranks, 2 * sizeof *rs);
+	ppcc_action *acts = ppcc_arena_alloc(a, (size_t)rs[0].n_actions, sizeof *acts);
+	memcpy(acts, rs[0].actions, (size_t)rs[0].n_actions * sizeof *acts);
+	for (int i = 0; i + 1 < rs[0].n_actions; i++)
+		if (acts[i].op == PPCC_OP_RECV_B) {
+			ppcc_action x = acts[i];
+			acts[i] = acts[i + 1];
+			acts[i + 1] = x;
+			break;
+		}
+	rs[0].actions = acts;
+	bad.ranks = rs;
+	bad.fingerprint = ppcc_schedule_fingerprint(&bad);
+	ck_assert_int_eq(ppcc_rt_run_local(st, &bad, fns, &o), PPCC_RT_EINPUT);
+	ck_assert_ptr_nonnull(strstr(dl.text, "schedule: error:"));
+	ck_assert_int_eq(pp->log_len[0] + pp->log_len[1], 0);
+
+	/* a stale fingerprint field */
+	dl.len = 0;
+	dl.text[0] = '\0';
+	bad = s;
+	bad.fingerprint ^= 1;
+	ck_assert_int_eq(ppcc_rt_run_local(st, &bad, fns, &o), PPCC_RT_EINPUT);
+	ck_assert_ptr_nonnull(strstr(dl.text, "fingerprint"));
+
+	/* a stage without its backward callback */
+	dl.len = 0;
+	fns[1].backward = NULL;
+	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), PPCC_RT_EINPUT);
+	ck_assert_ptr_nonnull(strstr(dl.text, "stage 1 has no backward callback"));
+	ck_assert_int_eq(st[0].status, PPCC_RT_EPEER);
+	rt_pipe_fns(pp, fns);
+
+	/* options from another version; an unknown transport; no world */
+	ppcc_rt *rt = NULL;
+	ppcc_rt_options ov = o;
+	ov.version = 99;
+	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &ov), PPCC_RT_EINPUT);
+	ov = o;
+	ov.transport = 7;
+	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &ov), PPCC_RT_EINPUT);
+	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &o), PPCC_RT_EINPUT);
+	ck_assert_ptr_nonnull(strstr(dl.text, "needs a world"));
+	ck_assert_ptr_null(rt);
+	ck_assert_int_eq(ppcc_rt_step(NULL, NULL, fns), PPCC_RT_EINPUT);
+	ppcc_rt_free(NULL);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+START_TEST(one_rank_schedule_needs_no_world)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 3, 1, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[2];
+	ppcc_rt_stats st;
+	ppcc_rt *rt;
+	char why[512];
+	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_INTERLEAVED, 1, 3), 0);
+	rt_pipe_fns(pp, fns);
+	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, NULL), 0);
+	ck_assert_int_eq(ppcc_rt_rank(rt), 0);
+	ck_assert_ptr_null(ppcc_rt_cuda_stream(rt));
+	ck_assert_int_eq(ppcc_rt_step(&st, rt, fns), 0);
+	ck_assert_int_eq(rt_pipe_check(pp, &s, -1, why, sizeof why), 0);
+	/* stage 0 hands its output to stage 1 on the same rank: no messages,
+	 * one buffer per microbatch boundary in flight at most */
+	ck_assert(st.messages_sent == 0 && st.messages_received == 0);
+	ppcc_rt_free(rt);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+START_TEST(nccl_init_fails_cleanly_without_a_gpu)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(1, 1, 1, 0);
+	ppcc_schedule s;
+	ppcc_rt *rt = NULL;
+	diag_log dl;
+	unsigned char id[PPCC_RT_NCCL_ID_BYTES];
+	diag_log_init(&dl);
+	memset(id, 0, sizeof id);
+	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 1, 1), 0);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.transport = PPCC_RT_NCCL;
+	o.nccl_id = id;
+	o.timeout_s = 5;
+	o.diag = diag_collect;
+	o.diag_user = &dl;
+	double t0 = now_s();
+	int err = ppcc_rt_init(&rt, &s, 0, &o);
+	if (!ppcc_rt_transport_available(PPCC_RT_NCCL)) {
+		ck_assert_int_eq(err, PPCC_RT_EUNAVAILABLE);
+		ck_assert_ptr_nonnull(strstr(dl.text, "not built into"));
+	} else if (err == 0) {
+		/* a machine with a GPU: tests/gpu/run.sh covers it */
+		ppcc_rt_free(rt);
+	} else {
+		ck_assert_int_eq(err, PPCC_RT_ETRANSPORT);
+		ck_assert_ptr_null(rt);
+		ck_assert_msg(strstr(dl.text, "cudaGetDeviceCount failed: cuda"),
+			      "%s", dl.text);
+		ck_assert(now_s() - t0 < 5);
+	}
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Every allocation failure ends in a clean status, no crash or leak
+ * (each try is a child process, so that PPCC_FAIL_ALLOC applies from
+ * its first allocation). */
+static void quiet(int rank, const char *line, void *user)
+{
+	(void)rank;
+	(void)line;
+	(void)user;
+}
+
+START_TEST(every_allocation_failure_returns_a_clean_status)
+{
+	int n, last = -1;
+	for (n = 1; n < 400; n++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			char v[16];
+			snprintf(v, sizeof v, "%d", n);
+			setenv("PPCC_FAIL_ALLOC", v, 1);
+			ppcc_arena *a = ppcc_arena_new();
+			rt_pipe *pp = rt_pipe_new(2, 3, 2, 0);
+			ppcc_schedule s;
+			ppcc_rt_stage_fns fns[2];
+			int err = PPCC_RT_ENOMEM;
+			ppcc_stage_info st[2];
+			rt_pipe_stage_table(pp, st);
+			if (a && ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 2, 1, 3, 0, st) == 0) {
+				rt_pipe_fns(pp, fns);
+				ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+				o.debug = 1;
+				o.timeout_s = 10;
+				o.diag = quiet;
+				err = ppcc_rt_run_local(NULL, &s, fns, &o);
+			}
+			rt_pipe_free(pp);
+			ppcc_arena_free(a);
+			exit(err == 0 ? 0 : err == PPCC_RT_ENOMEM ? 1 : 2);
+		}
+		int status;
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status), "allocation %d: killed by signal %d", n,
+			      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		last = WEXITSTATUS(status);
+		ck_assert_msg(last == 0 || last == 1, "allocation %d: exit %d", n, last);
+		if (last == 0)
+			break;
+	}
+	ck_assert_msg(last == 0 && n > 10, "never succeeded (%d tries)", n);
+}
+END_TEST
+
+/* ---- a schedule from `ppcc plan -f json` ------------------------------------ */
+
+/* Callbacks that fill each output with a pattern of (stage, mb) and check
+ * that every input carries its producer's pattern. */
+static int pattern_bad;
+
+static void pattern_fill(void *buf, size_t n, int stage, int mb)
+{
+	unsigned char v = (unsigned char)(stage * 16 + mb + 1);
+	memset(buf, v, n);
+}
+
+static void pattern_check(const void *buf, size_t n, int stage, int mb)
+{
+	const unsigned char *b = buf;
+	unsigned char v = (unsigned char)(stage * 16 + mb + 1);
+	if (n && (b[0] != v || b[n / 2] != v || b[n - 1] != v))
+		__atomic_add_fetch(&pattern_bad, 1, __ATOMIC_SEQ_CST);
+}
+
+static int pattern_forward(int stage, int mb, const void *input,
+			   size_t input_bytes, void *output,
+			   size_t output_bytes, void *user)
+{
+	(void)user;
+	if (input)
+		pattern_check(input, input_bytes, stage - 1, mb);
+	if (output)
+		pattern_fill(output, output_bytes, stage, mb);
+	return 0;
+}
+
+static int pattern_backward(int stage, int mb, const void *grad_output,
+			    size_t grad_output_bytes, void *grad_input,
+			    size_t grad_input_bytes, void *user)
+{
+	(void)user;
+	if (grad_output)
+		pattern_check(grad_output, grad_output_bytes, 100 + stage + 1, mb);
+	if (grad_input)
+		pattern_fill(grad_input, grad_input_bytes, 100 + stage, mb);
+	return 0;
+}
+
+static const char *ppcc_binary(char *buf, size_t n)
+{
+	if (getenv("PPCC"))
+		return getenv("PPCC");
+	build_path(buf, n, "ppcc");
+	return buf;
+}
+
+START_TEST(json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported)
+{
+	char *dir = tu_mkdtemp(), json[PATH_MAX], model[PATH_MAX], bin[PATH_MAX];
+	ck_assert_ptr_nonnull(dir);
+	snprintf(json, sizeof json, "%s/tiny.json", dir);
+	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
+	char *argv[] = {(char *)ppcc_binary(bin, sizeof bin), "plan", "-f", "json",
+			"-o", json, model, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+	ck_assert_msg(r.status == 0, "ppcc plan: exit %d %s", r.status, r.err);
+	tu_run_free(&r);
+
+	diag_log dl;
+	diag_log_init(&dl);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.diag = diag_collect;
+	o.diag_user = &dl;
+	o.timeout_s = 20;
+	o.debug = 1;
+	ppcc_schedule *s = NULL;
+	int err = ppcc_rt_schedule_load(&s, json, &o);
+	ck_assert_msg(err == 0, "%s: %s", ppcc_rt_status_str(err), dl.text);
+	ck_assert_int_eq(s->n_ranks, 4);
+	ck_assert_int_eq(s->n_microbatches, 8);
+	ck_assert(s->fingerprint == ppcc_schedule_fingerprint(s));
+	ppcc_rt_stage_fns fns[4];
+	for (int k = 0; k < 4; k++)
+		fns[k] = (ppcc_rt_stage_fns){pattern_forward, pattern_backward,
+					     NULL, NULL, NULL, NULL};
+	ppcc_rt_stats st[4];
+	pattern_bad = 0;
+	ck_assert_int_eq(ppcc_rt_run_local(st, s, fns, &o), 0);
+	ck_assert_int_eq(pattern_bad, 0);
+	uint64_t bytes, got = 0;
+	int msgs = count_recvs(s, &bytes);
+	for (int k = 0; k < 4; k++)
+		got += st[k].messages_received;
+	ck_assert_int_eq((int)got, msgs);
+	ppcc_rt_schedule_free(s);
+
+	/* a file cut short: reported with its position */
+	size_t len;
+	char *text = tu_read_file(json, &len);
+	ck_assert_ptr_nonnull(text);
+	text[len / 2] = '\0';
+	ck_assert_int_eq(tu_write_file(json, text), 0);
+	free(text);
+	s = NULL;
+	ck_assert_int_eq(ppcc_rt_schedule_load(&s, json, &o), PPCC_RT_EINPUT);
+	ck_assert_ptr_null(s);
+	char want[PATH_MAX + 16];
+	snprintf(want, sizeof want, "ppcc-rt: %s:", json);
+	ck_assert_msg(strstr(dl.text, want) && strstr(dl.text, ": error: "), "%s", dl.text);
+	ck_assert_int_eq(dl.lines[0], 1); /* rank -1: not a rank's line */
+
+	strcat(json, ".missing");
+	ck_assert_int_eq(ppcc_rt_schedule_load(&s, json, &o), PPCC_RT_EIO);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- programs: the header alone, the man page example, mpirun -------------- */
+
+/* A program built next to check_ppcc ($PPCC_BUILD, else this binary's
+ * folder). */
+static void build_path(char *out, size_t n, const char *rel)
+{
+	const char *b = getenv("PPCC_BUILD");
+	if (b) {
+		snprintf(out, n, "%s/%s", b, rel);
+		return;
+	}
+	char exe[PATH_MAX / 2];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[k > 0 ? k : 0] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(out, n, "%s/%s", k > 0 ? exe : "build", rel);
+}
+
+START_TEST(public_header_compiles_alone_as_c11_and_cxx)
+{
+	char *dir = tu_mkdtemp(), path[PATH_MAX], inc[PATH_MAX];
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof path, "%s/use.c", dir);
+	snprintf(inc, sizeof inc, "-I%s/include", tu_src());
+	ck_assert_int_eq(tu_write_file(path,
+		"#include <ppcc/runtime.h>\n"
+		"int main(void)\n{\n"
+		"\tppcc_rt_options o = PPCC_RT_OPTIONS_INIT;\n"
+		"\tppcc_rt_stage_fns f = {0, 0, 0, 0, 0, 0};\n"
+		"\t(void)f;\n"
+		"\treturn o.version == PPCC_RT_OPTIONS_VERSION ? 0 : 1;\n}\n"), 0);
+	const char *cc = getenv("CC") ? getenv("CC") : "cc";
+	char *c_argv[] = {(char *)cc, "-std=c11", "-pedantic", "-Werror", "-Wall",
+			  "-Wextra", inc, "-fsyntax-only", path, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, c_argv), 0);
+	ck_assert_msg(r.status == 0, "C11: %s", r.err);
+	tu_run_free(&r);
+	char *cxx_argv[] = {"c++", "-std=c++11", "-pedantic", "-Werror", "-Wall",
+			    "-Wextra", inc, "-x", "c++", "-fsyntax-only", path, NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, cxx_argv), 0);
+	if (r.status == 127)
+		fprintf(stderr, "runtime: no c++ compiler; C++ check skipped\n");
+	else
+		ck_assert_msg(r.status == 0, "C++: %s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(man_page_example_runs)
+{
+	char prog[PATH_MAX];
+	build_path(prog, sizeof prog, "tests/rt_man_example");
+	ck_assert_msg(access(prog, X_OK) == 0, "%s not built (make its rule)", prog);
+	char *argv[] = {prog, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, "loss") != NULL, "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* mpirun -np 2 of tests/rt_mpi_prog MODE; returns 0 and fills r, or -1
+ * when mpirun or the program is missing. */
+static int mpirun(tu_run *r, const char *mode, double *took, int recovery)
+{
+	char prog[PATH_MAX];
+	build_path(prog, sizeof prog, "tests/rt_mpi_prog");
+	if (access(prog, X_OK) != 0) {
+		fprintf(stderr, "runtime: %s not built (no MPI?); MPI test skipped\n", prog);
+		return -1;
+	}
+	char *argv[] = {"mpirun", "-np", "2", "--oversubscribe", "--allow-run-as-root",
+			"--mca", "btl", "self,vader", prog, (char *)mode, NULL, NULL};
+	if (recovery) {
+		/* keep the job when a process dies: the runtime must end it */
+		memmove(&argv[5], &argv[4], 6 * sizeof *argv);
+		argv[4] = "--enable-recovery";
+	}
+	char *env[] = {"ASAN_OPTIONS=detect_leaks=0", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+		       NULL};
+	double t0 = now_s();
+	if (tu_run_argv(r, NULL, NULL, env, 60, argv) < 0)
+		return -1;
+	*took = now_s() - t0;
+	if (r->status == 127) {
+		fprintf(stderr, "runtime: mpirun not found; MPI test skipped\n");
+		tu_run_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+START_TEST(mpi_two_ranks_run_every_kind_twice)
+{
+	tu_run r;
+	double took;
+	if (mpirun(&r, "ok", &took, 0) < 0)
+		return;
+	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
+	for (int rank = 0; rank < 2; rank++)
+		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+			char want[64];
+			snprintf(want, sizeof want, "rank %d %s ok", rank,
+				 ppcc_schedule_kind_name(kind));
+			ck_assert_msg(strstr(r.out, want), "no '%s' in\n%s", want, r.out);
+		}
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(mpi_killed_rank_ends_the_job_within_the_timeout)
+{
+	tu_run r;
+	double took;
+	if (mpirun(&r, "kill", &took, 0) < 0)
+		return;
+	/* the survivor must not hang: OpenMPI kills the job when a process
+	 * dies, else the runtime's 2 s timeout stops it */
+	ck_assert_msg(r.status != 0 && r.status != 124, "exit %d\n%s\n%s", r.status,
+		      r.out, r.err);
+	ck_assert_msg(took < 30, "took %.1f s", took);
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(mpi_dead_peer_times_out_when_mpirun_keeps_the_job)
+{
+	tu_run r;
+	double took;
+	if (mpirun(&r, "kill", &took, 1) < 0)
+		return;
+	/* (mpirun --enable-recovery exits 0 whatever its processes do) */
+	ck_assert_msg(r.status != 124, "mpirun hung\n%s\n%s", r.out, r.err);
+	ck_assert_msg(strstr(r.out, "rank 0 step: timeout"), "%s", r.out);
+	ck_assert_msg(strstr(r.err, "ppcc-rt: rank 0: action") &&
+		      strstr(r.err, "peer 1: timeout"), "%s", r.err);
+	ck_assert_msg(took < 30, "took %.1f s", took);
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(mpi_mismatched_schedules_refused_on_both_ranks)
+{
+	tu_run r;
+	double took;
+	if (mpirun(&r, "mismatch", &took, 0) < 0)
+		return;
+	ck_assert_msg(r.status == 3, "exit %d\n%s\n%s", r.status, r.out, r.err);
+	ck_assert_msg(strstr(r.err, "rank 0: schedule fingerprint") &&
+		      strstr(r.err, "rank 1: schedule fingerprint"), "%s", r.err);
+	ck_assert_msg(strstr(r.out, "rank 0 mismatch refused") &&
+		      strstr(r.out, "rank 1 mismatch refused"), "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ---- the example trainer ---------------------------------------------------- */
+
+static int cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of every file named prefix or prefix.N, sorted and joined;
+ * malloc'd. */
+static char *sorted_output(const char *prefix)
+{
+	char *all = NULL, path[PATH_MAX + 16];
+	size_t len = 0;
+	for (int k = -1; k < 16; k++) {
+		if (k < 0)
+			snprintf(path, sizeof path, "%s", prefix);
+		else
+			snprintf(path, sizeof path, "%s.%d", prefix, k);
+		size_t n;
+		char *t = tu_read_file(path, &n);
+		if (!t)
+			continue;
+		all = realloc(all, len + n + 2);
+		memcpy(all + len, t, n);
+		len += n;
+		if (n && t[n - 1] != '\n')
+			all[len++] = '\n';
+		all[len] = '\0';
+		free(t);
+	}
+	if (!all)
+		return calloc(1, 1);
+	size_t n_lines = 0;
+	for (char *q = all; *q; q++)
+		n_lines += *q == '\n';
+	char **lines = calloc(n_lines + 1, sizeof *lines);
+	size_t k = 0;
+	for (char *q = strtok(all, "\n"); q; q = strtok(NULL, "\n"))
+		lines[k++] = q;
+	qsort(lines, k, sizeof *lines, cmp_lines);
+	char *out = calloc(len + 2, 1);
+	size_t o = 0;
+	for (size_t i = 0; i < k; i++) {
+		size_t l = strlen(lines[i]);
+		memcpy(out + o, lines[i], l);
+		o += l;
+		out[o++] = '\n';
+	}
+	free(lines);
+	free(all);
+	return out;
+}
+
+/* The largest relative difference between the numbers of two outputs
+ * of the same shape (HUGE_VAL when the shapes differ). */
+static double max_rel_diff(const char *a, const char *b)
+{
+	double worst = 0;
+	char *ea, *eb;
+	while (*a && *b) {
+		double x = strtod(a, &ea), y = strtod(b, &eb);
+		if (ea == a || eb == b) {
+			if (*a != *b)
+				return HUGE_VAL;
+			a++;
+			b++;
+			continue;
+		}
+		double d = fabs(x - y) / (fabs(y) > 0 ? fabs(y) : 1);
+		if (d > worst)
+			worst = d;
+		a = ea;
+		b = eb;
+	}
+	return *a || *b ? HUGE_VAL : worst;
+}
+
+/* Runs argv; when it is mpirun and mpirun is missing, or the trainer has
+ * no MPI, returns 1 (skip). */
+static int run_ok(char *const argv[], const char *what)
+{
+	tu_run r;
+	char *env[] = {"ASAN_OPTIONS=detect_leaks=0",
+		       "OMPI_MCA_btl_vader_single_copy_mechanism=none", NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, env, 60, argv), 0);
+	int skip = r.status == 127 || (r.status == 2 && strstr(r.err, "built without MPI"));
+	ck_assert_msg(skip || r.status == 0, "%s: exit %d\n%s%s", what, r.status,
+		      r.out, r.err);
+	tu_run_free(&r);
+	return skip;
+}
+
+static void expect_same(const char *ref, const char *prefix, const char *what)
+{
+	char *got = sorted_output(prefix);
+	ck_assert_msg(strstr(got, "loss 3 ") && strstr(got, "param 7 "),
+		      "%s: incomplete output\n%s", what, got);
+	/* the same microbatches accumulated in the same order: bit for bit */
+	ck_assert_msg(strcmp(got, ref) == 0, "%s: differs from serial training "
+		      "(largest relative difference %g)", what, max_rel_diff(got, ref));
+	free(got);
+}
+
+START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
+{
+	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], out[PATH_MAX];
+	char json[PATH_MAX], what[128], np[8];
+	build_path(trainer, sizeof trainer, "trainer");
+	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
+	char *dir = tu_mkdtemp();
+	ck_assert_ptr_nonnull(dir);
+	snprintf(model, sizeof model, "%s/examples/trainer/mlp.yaml", tu_src());
+
+	snprintf(out, sizeof out, "%s/serial", dir);
+	char *serial[] = {trainer, "--serial", "--steps", "4", "--output", out, NULL};
+	run_ok(serial, "serial");
+	char *ref = sorted_output(out);
+
+	/* the schedule compiled in from mlp.yaml (1F1B, 2 ranks) */
+	snprintf(out, sizeof out, "%s/header-local", dir);
+	char *hl[] = {trainer, "--steps", "4", "--debug", "--output", out, NULL};
+	run_ok(hl, "compiled-in schedule, local");
+	expect_same(ref, out, "compiled-in schedule, local");
+	snprintf(out, sizeof out, "%s/header-mpi", dir);
+	char *hm[] = {"mpirun", "-np", "2", "--oversubscribe", "--allow-run-as-root",
+		      "--mca", "btl", "self,vader", trainer, "--transport", "mpi",
+		      "--steps", "4", "--debug", "--output", out, NULL};
+	int mpi = !run_ok(hm, "compiled-in schedule, mpi");
+	if (mpi)
+		expect_same(ref, out, "compiled-in schedule, mpi");
+	else
+		fprintf(stderr, "runtime: no mpirun or no MPI in the trainer; its "
+			"MPI runs skipped\n");
+
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+		for (int p = 1; p <= 4; p *= 2) {
+			const char *kname = ppcc_schedule_kind_name(kind);
+			snprintf(json, sizeof json, "%s/%s-%d.json", dir, kname, p);
+			snprintf(np, sizeof np, "%d", p);
+			char *plan[] = {(char *)ppcc_binary(bin, sizeof bin), "plan", "-f",
+					"json", "-s", (char *)kname, "-p", np, "-m", "8",
+					"-o", json, model, NULL, NULL, NULL};
+			if (kind == PPCC_SCHED_INTERLEAVED) {
+				memmove(&plan[4], &plan[2], 11 * sizeof *plan);
+				plan[2] = "-v";
+				plan[3] = "2";
+			}
+			run_ok(plan, "ppcc plan");
+
+			snprintf(what, sizeof what, "%s p=%d local", kname, p);
+			snprintf(out, sizeof out, "%s/%s-%d-local", dir, kname, p);
+			char *lo[] = {trainer, "--schedule", json, "--steps", "4",
+				      "--debug", "--output", out, NULL};
+			run_ok(lo, what);
+			expect_same(ref, out, what);
+			if (!mpi)
+				continue;
+			snprintf(what, sizeof what, "%s p=%d mpi", kname, p);
+			snprintf(out, sizeof out, "%s/%s-%d-mpi", dir, kname, p);
+			char *mo[] = {"mpirun", "-np", np, "--oversubscribe",
+				      "--allow-run-as-root", "--mca", "btl", "self,vader",
+				      trainer, "--transport", "mpi", "--schedule", json,
+				      "--steps", "4", "--debug", "--output", out, NULL};
+			run_ok(mo, what);
+			expect_same(ref, out, what);
+		}
+	free(ref);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* A schedule whose stages do not match the model is refused by the
+ * trainer before it trains. */
+START_TEST(trainer_refuses_a_schedule_for_another_model)
+{
+	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], json[PATH_MAX];
+	build_path(trainer, sizeof trainer, "trainer");
+	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built", trainer);
+	char *dir = tu_mkdtemp();
+	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
+	snprintf(json, sizeof json, "%s/tiny.json", dir);
+	char *plan[] = {(char *)ppcc_binary(bin, sizeof bin), "plan", "-f", "json",
+			"-o", json, model, NULL};
+	run_ok(plan, "ppcc plan");
+	char *argv[] = {trainer, "--schedule", json, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "trainer: stage 0 holds layers 0-2") ||
+		      strstr(r.err, "trainer: stage 0 moves"), "%s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *suite_runtime(void)
+{
+	Suite *s = suite_create("runtime");
+	TCase *tc = tcase_create("runtime");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, numeric_pipeline_matches_serial_for_every_kind_and_rank_count);
+	tcase_add_test(tc, split_backward_runs_input_then_weight_gradients);
+	tcase_add_test(tc, buffers_in_flight_follow_the_schedule);
+	tcase_add_test(tc, repeated_steps_recycle_buffers_and_deliver_each_message_once);
+	tcase_add_test(tc, mismatched_fingerprints_refused_before_any_data_moves);
+	tcase_add_test(tc, failing_callback_stops_every_rank_at_once);
+	tcase_add_test(tc, stuck_callback_times_out_with_a_diagnostic_on_every_rank);
+	tcase_add_test(tc, timeout_comes_from_the_environment_when_no_option);
+	tcase_add_test(tc, debug_checksum_catches_a_corrupted_message);
+	tcase_add_test(tc, invalid_schedules_callbacks_and_options_are_rejected);
+	tcase_add_test(tc, one_rank_schedule_needs_no_world);
+	tcase_add_test(tc, nccl_init_fails_cleanly_without_a_gpu);
+	tcase_add_test(tc, every_allocation_failure_returns_a_clean_status);
+	tcase_add_test(tc, json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported);
+	tcase_add_test(tc, public_header_compiles_alone_as_c11_and_cxx);
+	tcase_add_test(tc, man_page_example_runs);
+	tcase_add_test(tc, mpi_two_ranks_run_every_kind_twice);
+	tcase_add_test(tc, mpi_killed_rank_ends_the_job_within_the_timeout);
+	tcase_add_test(tc, mpi_dead_peer_times_out_when_mpirun_keeps_the_job);
+	tcase_add_test(tc, trainer_matches_serial_training_on_every_schedule_and_transport);
+	tcase_add_test(tc, trainer_refuses_a_schedule_for_another_model);
+	tcase_add_test(tc, mpi_mismatched_schedules_refused_on_both_ranks);
+	suite_add_tcase(s, tc);
+	return s;
+}

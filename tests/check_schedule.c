@@ -1,0 +1,436 @@
+/* Tests of schedule.c: the action lists of GPipe, 1F1B and interleaved. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+#define MAX_STAGES 64
+
+Suite *suite_schedule(void);
+
+/* Stage s receives 1000+s bytes and sends 1000+s+1 (what s+1 receives). */
+static void stages_fill(ppcc_stage_info *st, int n_stages)
+{
+	memset(st, 0, sizeof *st * (size_t)n_stages);
+	for (int s = 0; s < n_stages; s++) {
+		st[s].recv_bytes = s > 0 ? 1000 + (uint64_t)s : 0;
+		st[s].send_bytes = s < n_stages - 1 ? 1000 + (uint64_t)s + 1 : 0;
+	}
+}
+
+static int build(ppcc_schedule *out, ppcc_arena *a, int kind, int p, int v,
+		 int m, int group)
+{
+	ppcc_stage_info st[MAX_STAGES];
+	stages_fill(st, p * v);
+	return ppcc_schedule_build(out, a, kind, p, v, m, group, st);
+}
+
+/* "F0:1 SEND_F0:1 ..." for a rank; compute_only drops SEND/RECV. */
+static void render(char *buf, size_t n, const ppcc_rank_schedule *rs,
+		   int compute_only)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < rs->n_actions; i++) {
+		const ppcc_action *a = &rs->actions[i];
+		if (compute_only && a->op >= PPCC_OP_SEND_F)
+			continue;
+		int k = snprintf(buf + len, n - len, "%s%s%d:%d",
+				 len ? " " : "", ppcc_op_name(a->op), a->stage,
+				 a->mb);
+		ck_assert_int_lt(k, (int)(n - len));
+		len += (size_t)k;
+	}
+}
+
+static void no_diag(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
+		    void *user)
+{
+	(void)sev;
+	(void)loc;
+	(void)user;
+	fprintf(stderr, "unexpected diagnostic: %s\n", msg);
+}
+
+START_TEST(onef1b_p4_m8_rank0_and_rank3_exact)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[4096];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_1F1B, 4, 1, 8, 0), 0);
+	/* rank 0: 3 warm-up forwards, 5 pairs, 3 cool-down backwards */
+	render(buf, sizeof buf, &s.ranks[0], 0);
+	ck_assert_str_eq(buf,
+		"F0:0 SEND_F0:0 F0:1 SEND_F0:1 F0:2 SEND_F0:2 "
+		"F0:3 SEND_F0:3 RECV_B0:0 B0:0 "
+		"F0:4 SEND_F0:4 RECV_B0:1 B0:1 "
+		"F0:5 SEND_F0:5 RECV_B0:2 B0:2 "
+		"F0:6 SEND_F0:6 RECV_B0:3 B0:3 "
+		"F0:7 SEND_F0:7 RECV_B0:4 B0:4 "
+		"RECV_B0:5 B0:5 RECV_B0:6 B0:6 RECV_B0:7 B0:7");
+	/* rank 3, the last stage: no warm-up */
+	render(buf, sizeof buf, &s.ranks[3], 0);
+	ck_assert_str_eq(buf,
+		"RECV_F3:0 F3:0 B3:0 SEND_B3:0 RECV_F3:1 F3:1 B3:1 SEND_B3:1 "
+		"RECV_F3:2 F3:2 B3:2 SEND_B3:2 RECV_F3:3 F3:3 B3:3 SEND_B3:3 "
+		"RECV_F3:4 F3:4 B3:4 SEND_B3:4 RECV_F3:5 F3:5 B3:5 SEND_B3:5 "
+		"RECV_F3:6 F3:6 B3:6 SEND_B3:6 RECV_F3:7 F3:7 B3:7 SEND_B3:7");
+	/* rank 1: 2 warm-up forwards */
+	render(buf, sizeof buf, &s.ranks[1], 1);
+	ck_assert_str_eq(buf,
+		"F1:0 F1:1 F1:2 B1:0 F1:3 B1:1 F1:4 B1:2 F1:5 B1:3 F1:6 B1:4 "
+		"F1:7 B1:5 B1:6 B1:7");
+	ppcc_arena_free(a);
+}
+END_TEST
+
+START_TEST(gpipe_p2_m3_exact)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[2048];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_GPIPE, 2, 1, 3, 0), 0);
+	render(buf, sizeof buf, &s.ranks[0], 0);
+	ck_assert_str_eq(buf,
+		"F0:0 SEND_F0:0 F0:1 SEND_F0:1 F0:2 SEND_F0:2 "
+		"RECV_B0:0 B0:0 RECV_B0:1 B0:1 RECV_B0:2 B0:2");
+	render(buf, sizeof buf, &s.ranks[1], 0);
+	ck_assert_str_eq(buf,
+		"RECV_F1:0 F1:0 RECV_F1:1 F1:1 RECV_F1:2 F1:2 "
+		"B1:0 SEND_B1:0 B1:1 SEND_B1:1 B1:2 SEND_B1:2");
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/*
+ * Megatron-LM's interleaved order, p = 2, v = 2, m = 4, G = p = 2.
+ * Table (mb, chunk): (0,0) (1,0) (0,1) (1,1) | (2,0) (3,0) (2,1) (3,1).
+ * Forward k runs table[k]; backward k runs table[k] with chunk 1 - c.
+ * Rank r's chunk c is stage 2c + r.
+ * Warm-up: rank 0 (2-0-1)*2 + (2-1)*2 = 4, rank 1 (2-1-1)*2 + 2 = 2.
+ * Rank 0 forwards: 0:0 0:1 2:0 2:1 0:2 0:3 2:2 2:3 (stage:mb)
+ *        backwards: 2:0 2:1 0:0 0:1 2:2 2:3 0:2 0:3
+ * Rank 1 forwards: 1:0 1:1 3:0 3:1 1:2 1:3 3:2 3:3
+ *        backwards: 3:0 3:1 1:0 1:1 3:2 3:3 1:2 1:3
+ */
+START_TEST(interleaved_p2_v2_m4_matches_megatron_order)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[4096];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_INTERLEAVED, 2, 2, 4, 0), 0);
+	render(buf, sizeof buf, &s.ranks[0], 1);
+	ck_assert_str_eq(buf,
+		"F0:0 F0:1 F2:0 F2:1 "                       /* warm-up 4 */
+		"F0:2 B2:0 F0:3 B2:1 F2:2 B0:0 F2:3 B0:1 "   /* steady */
+		"B2:2 B2:3 B0:2 B0:3");                      /* cool-down */
+	render(buf, sizeof buf, &s.ranks[1], 1);
+	ck_assert_str_eq(buf,
+		"F1:0 F1:1 "
+		"F3:0 B3:0 F3:1 B3:1 F1:2 B1:0 F1:3 B1:1 F3:2 B3:2 F3:3 B3:3 "
+		"B1:2 B1:3");
+	/* the communication around the first steps of rank 0 */
+	render(buf, sizeof buf, &s.ranks[0], 0);
+	const char *head =
+		"F0:0 SEND_F0:0 F0:1 SEND_F0:1 RECV_F2:0 F2:0 SEND_F2:0 "
+		"RECV_F2:1 F2:1 SEND_F2:1 F0:2 SEND_F0:2 RECV_B2:0 B2:0 "
+		"SEND_B2:0 ";
+	ck_assert_msg(strncmp(buf, head, strlen(head)) == 0, "%s", buf);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Forwards before the first backward: min(warm-up + 1, m*v) with warm-up
+ * (p-r-1)*2 + (v-1)*G for interleaved and p-r-1 for 1F1B. */
+START_TEST(warmup_counts_follow_megatron)
+{
+	for (int p = 1; p <= 8; p++)
+		for (int v = 1; v <= 4; v++)
+			for (int m = 1; m <= 24; m++)
+				for (int g = p; g <= (v == 1 ? p : m); g++) {
+					int kind = v == 1 ? PPCC_SCHED_1F1B
+							  : PPCC_SCHED_INTERLEAVED;
+					ppcc_arena *a = ppcc_arena_new();
+					ppcc_schedule s;
+					int err = build(&s, a, kind, p, v, m,
+							v == 1 ? 0 : g);
+					if (err != 0) {
+						ppcc_arena_free(a);
+						continue;
+					}
+					for (int r = 0; r < p; r++) {
+						long w = v == 1 ? p - r - 1
+							: (long)(p - r - 1) * 2 +
+								  (long)(v - 1) * g;
+						long want = w + 1 < (long)m * v
+								    ? w + 1
+								    : (long)m * v;
+						long fwd = 0;
+						const ppcc_rank_schedule *rs =
+							&s.ranks[r];
+						for (int i = 0; i < rs->n_actions &&
+								rs->actions[i].op != PPCC_OP_B;
+						     i++)
+							fwd += rs->actions[i].op ==
+							       PPCC_OP_F;
+						ck_assert_msg(fwd == want,
+							      "p%d v%d m%d G%d rank %d: %ld forwards first, want %ld",
+							      p, v, m, g, r, fwd, want);
+					}
+					ppcc_arena_free(a);
+				}
+}
+END_TEST
+
+/* Every schedule the generator accepts over the sweep passes the
+ * validator; and it accepts exactly the documented parameter set. */
+START_TEST(every_generated_schedule_validates)
+{
+	ppcc_diag d = {no_diag, NULL, 0, 0};
+	int built = 0;
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+		for (int p = 1; p <= 8; p++)
+			for (int v = 1; v <= 4; v++)
+				for (int m = 1; m <= 24; m++)
+					for (int g = 0; g <= m + 1; g++) {
+						int G = g == 0 ? p : g;
+						int ok = kind == PPCC_SCHED_INTERLEAVED
+							? v >= 2 && G >= p && G <= m &&
+								  (m % G == 0 || m % G >= p)
+							: v == 1; /* G ignored */
+						ppcc_arena *a = ppcc_arena_new();
+						ppcc_schedule s;
+						int err = build(&s, a, kind, p, v, m, g);
+						ck_assert_msg(err == (ok ? 0 : PPCC_EINPUT),
+							      "kind %d p%d v%d m%d g%d: %d",
+							      kind, p, v, m, g, err);
+						if (err == 0) {
+							ck_assert_int_eq(ppcc_schedule_validate(&s, &d, NULL, 10), 0);
+							built++;
+						}
+						ppcc_arena_free(a);
+					}
+	ck_assert_int_eq(d.errors, 0);
+	ck_assert_int_gt(built, 3000);
+}
+END_TEST
+
+/* Per rank: m*v forwards and m*v backwards; across ranks 4*m*(S-1)
+ * sends and receives when p > 1, none when p == 1; peers are the ranks of
+ * the neighbouring stages and bytes those of the boundary. */
+START_TEST(action_counts_peers_and_bytes)
+{
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+		for (int p = 1; p <= 6; p++)
+			for (int m = p; m <= 12; m++) {
+				int v = kind == PPCC_SCHED_INTERLEAVED ? 3 : 1;
+				int S = p * v;
+				ppcc_arena *a = ppcc_arena_new();
+				ppcc_schedule s;
+				ck_assert_int_eq(build(&s, a, kind, p, v, m, m),
+						 0);
+				ck_assert_int_eq(s.n_stages, S);
+				ck_assert(s.fingerprint ==
+					  ppcc_schedule_fingerprint(&s));
+				long comm = 0;
+				for (int r = 0; r < p; r++) {
+					long count[PPCC_OP_COUNT] = {0};
+					const ppcc_rank_schedule *rs = &s.ranks[r];
+					for (int i = 0; i < rs->n_actions; i++) {
+						const ppcc_action *x = &rs->actions[i];
+						count[x->op]++;
+						ck_assert_int_eq(x->stage % p, r);
+						if (x->op < PPCC_OP_SEND_F) {
+							ck_assert_int_eq(x->peer, -1);
+							ck_assert(x->bytes == 0);
+							continue;
+						}
+						int other = x->op == PPCC_OP_SEND_F ||
+								    x->op == PPCC_OP_RECV_B
+							    ? x->stage + 1 : x->stage - 1;
+						ck_assert_int_eq(x->peer, other % p);
+						int boundary = other > x->stage ? other
+									       : x->stage;
+						ck_assert(x->bytes == 1000 + (uint64_t)boundary);
+					}
+					ck_assert_int_eq(count[PPCC_OP_F], m * v);
+					ck_assert_int_eq(count[PPCC_OP_B], m * v);
+					ck_assert_int_eq(count[PPCC_OP_I], 0);
+					ck_assert_int_eq(count[PPCC_OP_W], 0);
+					comm += count[PPCC_OP_SEND_F] + count[PPCC_OP_RECV_F] +
+						count[PPCC_OP_SEND_B] + count[PPCC_OP_RECV_B];
+				}
+				ck_assert_int_eq(comm, p > 1 ? 4L * m * (S - 1) : 0);
+				ppcc_arena_free(a);
+			}
+}
+END_TEST
+
+/* 1F1B keeps at most min(p - r, m) microbatches in flight on rank r, and
+ * reaches that bound; GPipe holds all m. */
+START_TEST(onef1b_in_flight_bounded_by_p_minus_r)
+{
+	for (int p = 1; p <= 8; p++)
+		for (int m = 1; m <= 24; m++) {
+			for (int kind = PPCC_SCHED_GPIPE; kind <= PPCC_SCHED_1F1B; kind++) {
+				ppcc_arena *a = ppcc_arena_new();
+				ppcc_schedule s;
+				ck_assert_int_eq(build(&s, a, kind, p, 1, m, 0), 0);
+				for (int r = 0; r < p; r++) {
+					int now = 0, peak = 0;
+					const ppcc_rank_schedule *rs = &s.ranks[r];
+					for (int i = 0; i < rs->n_actions; i++) {
+						if (rs->actions[i].op == PPCC_OP_F && ++now > peak)
+							peak = now;
+						if (rs->actions[i].op == PPCC_OP_B)
+							now--;
+					}
+					int want = kind == PPCC_SCHED_GPIPE ? m
+						   : p - r < m ? p - r : m;
+					ck_assert_msg(peak == want,
+						      "kind %d p%d m%d rank %d: %d in flight",
+						      kind, p, m, r, peak);
+				}
+				ppcc_arena_free(a);
+			}
+		}
+}
+END_TEST
+
+START_TEST(build_rejects_what_it_does_not_make)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_stage_info st[MAX_STAGES];
+	stages_fill(st, MAX_STAGES);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 0, 1, 4, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 0, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 2, 4, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_GPIPE, 4, 0, 4, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, 7, 4, 1, 4, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, -1, 4, 1, 4, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 4, 0, NULL), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 4, -2, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 4, 3, st), 0);
+	/* interleaved: v >= 2, p <= G <= m, m % G zero or at least p */
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 1, 8, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 8, 3, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 8, 9, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 3, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 10, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 8, -1, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 8, 5, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 12, 0, st), 0);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 14, 5, st), 0);
+	/* a rank's list longer than INT32_MAX actions */
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 400000000, 0, st), PPCC_EINPUT);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* The copied stage table takes stage, rank and chunk from the index and
+ * keeps the caller's layers and bytes; the caller's array is not kept. */
+START_TEST(build_copies_stage_table)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_stage_info st[6];
+	stages_fill(st, 6);
+	for (int i = 0; i < 6; i++) {
+		st[i].stage = st[i].rank = st[i].chunk = 99;
+		st[i].first_layer = 10 * i;
+		st[i].last_layer = 10 * i + 9;
+	}
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 3, 2, 6, 0, st), 0);
+	ck_assert_ptr_ne(s.stages, st);
+	for (int i = 0; i < 6; i++) {
+		ck_assert_int_eq(s.stages[i].stage, i);
+		ck_assert_int_eq(s.stages[i].rank, i % 3);
+		ck_assert_int_eq(s.stages[i].chunk, i / 3);
+		ck_assert_int_eq(s.stages[i].first_layer, 10 * i);
+		ck_assert_int_eq(s.stages[i].last_layer, 10 * i + 9);
+		ck_assert(s.stages[i].recv_bytes == st[i].recv_bytes);
+		ck_assert(s.stages[i].send_bytes == st[i].send_bytes);
+	}
+	ck_assert_int_eq(s.version, PPCC_SCHEDULE_VERSION);
+	ck_assert_int_eq(s.kind, PPCC_SCHED_INTERLEAVED);
+	ck_assert_int_eq(s.n_ranks, 3);
+	ck_assert_int_eq(s.n_chunks, 2);
+	ck_assert_int_eq(s.n_microbatches, 6);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* One rank: no communication, and chunks chain on the rank itself. */
+START_TEST(single_rank_has_no_communication)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[1024];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_INTERLEAVED, 1, 2, 2, 0), 0);
+	/* table (0,0) (0,1) (1,0) (1,1); warm-up (2-1)*1 = 1 */
+	render(buf, sizeof buf, &s.ranks[0], 0);
+	ck_assert_str_eq(buf, "F0:0 F1:0 B1:0 F0:1 B0:0 F1:1 B1:1 B0:1");
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Build, validate and simulate with the nth allocation failing, for
+ * every n until a run needs no failure: each call returns 0 or
+ * PPCC_ENOMEM, and every block is freed. */
+START_TEST(allocation_failures_return_enomem_and_free_all)
+{
+	int enomem_seen = 0, clean_run = 0;
+	long live = ppcc_alloc_live();
+	for (int n = 1; n <= 200 && !clean_run; n++) {
+		ppcc_alloc_fail_at(n);
+		int err = PPCC_ENOMEM;
+		ppcc_arena *a = ppcc_arena_new();
+		if (a) {
+			ppcc_schedule s;
+			ppcc_stage_cost c[6] = {{0}};
+			err = build(&s, a, PPCC_SCHED_INTERLEAVED, 3, 2, 6, 0);
+			if (err == 0) {
+				ppcc_diag d = {NULL, NULL, 0, 0};
+				err = ppcc_schedule_validate(&s, &d, NULL, 0);
+			}
+			if (err == 0) {
+				ppcc_estimate e;
+				err = ppcc_simulate(&e, a, &s, c);
+			}
+			ppcc_arena_free(a);
+		}
+		ppcc_alloc_fail_at(0);
+		ck_assert_msg(err == 0 || err == PPCC_ENOMEM,
+			      "failing allocation %d: status %d", n, err);
+		ck_assert_int_eq(ppcc_alloc_live(), live);
+		enomem_seen += err == PPCC_ENOMEM;
+		clean_run = err == 0;
+	}
+	ck_assert(clean_run);
+	ck_assert_int_gt(enomem_seen, 5);
+}
+END_TEST
+
+Suite *suite_schedule(void)
+{
+	Suite *s = suite_create("schedule");
+	TCase *tc = tcase_create("schedule");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, onef1b_p4_m8_rank0_and_rank3_exact);
+	tcase_add_test(tc, gpipe_p2_m3_exact);
+	tcase_add_test(tc, interleaved_p2_v2_m4_matches_megatron_order);
+	tcase_add_test(tc, warmup_counts_follow_megatron);
+	tcase_add_test(tc, every_generated_schedule_validates);
+	tcase_add_test(tc, action_counts_peers_and_bytes);
+	tcase_add_test(tc, onef1b_in_flight_bounded_by_p_minus_r);
+	tcase_add_test(tc, build_rejects_what_it_does_not_make);
+	tcase_add_test(tc, build_copies_stage_table);
+	tcase_add_test(tc, single_rank_has_no_communication);
+	tcase_add_test(tc, allocation_failures_return_enomem_and_free_all);
+	suite_add_tcase(s, tc);
+	return s;
+}

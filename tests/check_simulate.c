@@ -1,0 +1,343 @@
+/* Tests of simulate.c: step time, bubble and peak memory against the
+ * closed forms and against timelines worked out by hand. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+Suite *suite_simulate(void);
+
+#define MAX_STAGES 64
+
+static int build(ppcc_schedule *out, ppcc_arena *a, int kind, int p, int v,
+		 int m, int group)
+{
+	ppcc_stage_info st[MAX_STAGES];
+	memset(st, 0, sizeof st);
+	return ppcc_schedule_build(out, a, kind, p, v, m, group, st);
+}
+
+static void costs_equal(ppcc_stage_cost *c, int n, double f, double b)
+{
+	for (int s = 0; s < n; s++)
+		c[s] = (ppcc_stage_cost){.fwd_ms = f, .bwd_ms = b};
+}
+
+static double total_idle(const ppcc_estimate *e, int p)
+{
+	double idle = 0;
+	for (int r = 0; r < p; r++)
+		idle += e->idle_ms[r];
+	return idle;
+}
+
+/* With equal stages and free communication, idle / (p * step) equals
+ * (p-1)/(m+p-1): checked as idle * (m+p-1) == (p-1) * p * step on
+ * integer-valued doubles (no tolerance), and the step is (m+p-1)(f+b). */
+START_TEST(gpipe_and_1f1b_bubble_is_closed_form_exactly)
+{
+	for (int kind = PPCC_SCHED_GPIPE; kind <= PPCC_SCHED_1F1B; kind++)
+		for (int p = 1; p <= 12; p++)
+			for (int m = 1; m <= 32; m++) {
+				ppcc_arena *a = ppcc_arena_new();
+				ppcc_schedule s;
+				ppcc_stage_cost c[MAX_STAGES];
+				ppcc_estimate e;
+				ck_assert_int_eq(build(&s, a, kind, p, 1, m, 0), 0);
+				costs_equal(c, p, 1, 2);
+				ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+				ck_assert_msg(e.step_ms == 3.0 * (m + p - 1),
+					      "kind %d p%d m%d step %g", kind, p, m, e.step_ms);
+				ck_assert(total_idle(&e, p) * (m + p - 1) ==
+					  (double)(p - 1) * (p * e.step_ms));
+				for (int r = 0; r < p; r++)
+					ck_assert(e.busy_ms[r] == 3.0 * m);
+				ck_assert(e.bubble_analytic ==
+					  ppcc_bubble_closed_form(kind, p, 1, m));
+				ppcc_arena_free(a);
+			}
+}
+END_TEST
+
+/* The same with random equal costs that are exact in binary (k/8). */
+START_TEST(random_equal_costs_keep_the_closed_form)
+{
+	unsigned seed = 7;
+	for (int iter = 0; iter < 300; iter++) {
+		int kind = iter % 2;
+		int p = 1 + (int)(rand_r(&seed) % 16);
+		int m = 1 + (int)(rand_r(&seed) % 40);
+		double f = (1 + rand_r(&seed) % 64) / 8.0;
+		double b = (1 + rand_r(&seed) % 64) / 8.0;
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_schedule s;
+		ppcc_stage_cost c[MAX_STAGES];
+		ppcc_estimate e;
+		ck_assert_int_eq(build(&s, a, kind, p, 1, m, 0), 0);
+		costs_equal(c, p, f, b);
+		ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+		ck_assert_msg(e.step_ms == (f + b) * (m + p - 1),
+			      "kind %d p%d m%d f%g b%g: step %g", kind, p, m, f, b, e.step_ms);
+		ck_assert(total_idle(&e, p) * (m + p - 1) ==
+			  (double)(p - 1) * (p * e.step_ms));
+		ppcc_arena_free(a);
+	}
+}
+END_TEST
+
+/* Megatron's interleaved order reaches (p-1)/(v*m+p-1) exactly for every
+ * group size it accepts, including a last group shorter than G. */
+START_TEST(interleaved_bubble_is_closed_form_for_every_valid_group)
+{
+	int cases = 0, ragged = 0;
+	for (int p = 1; p <= 8; p++)
+		for (int v = 2; v <= 4; v++)
+			for (int m = p; m <= 24; m++)
+				for (int g = p; g <= m; g++) {
+					if (m % g != 0 && m % g < p)
+						continue;
+					ppcc_arena *a = ppcc_arena_new();
+					ppcc_schedule s;
+					ppcc_stage_cost c[MAX_STAGES];
+					ppcc_estimate e;
+					ck_assert_int_eq(build(&s, a, PPCC_SCHED_INTERLEAVED, p, v, m, g), 0);
+					costs_equal(c, p * v, 1, 2);
+					ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+					ck_assert_msg(e.step_ms == 3.0 * (v * m + p - 1),
+						      "p%d v%d m%d G%d: step %g", p, v, m, g, e.step_ms);
+					ck_assert(total_idle(&e, p) * (v * m + p - 1) ==
+						  (double)(p - 1) * (p * e.step_ms));
+					ck_assert(e.bubble_analytic ==
+						  ppcc_bubble_closed_form(PPCC_SCHED_INTERLEAVED, p, v, m));
+					cases++;
+					ragged += m % g != 0;
+					ppcc_arena_free(a);
+				}
+	ck_assert_int_eq(cases, 3294);
+	ck_assert_int_eq(ragged, 2259); /* m % G != 0 */
+}
+END_TEST
+
+/* Peak memory: static bytes of the rank's stages plus the stash of the
+ * microbatches in flight: min(p - r, m) for 1F1B, m for GPipe. */
+START_TEST(peak_memory_counts_microbatches_in_flight)
+{
+	for (int kind = PPCC_SCHED_GPIPE; kind <= PPCC_SCHED_1F1B; kind++)
+		for (int p = 1; p <= 8; p++)
+			for (int m = 1; m <= 16; m++) {
+				ppcc_arena *a = ppcc_arena_new();
+				ppcc_schedule s;
+				ppcc_stage_cost c[MAX_STAGES];
+				ppcc_estimate e;
+				ck_assert_int_eq(build(&s, a, kind, p, 1, m, 0), 0);
+				costs_equal(c, p, 1, 2);
+				for (int st = 0; st < p; st++) {
+					c[st].static_bytes = 1e9 * (st + 1);
+					c[st].stash_bytes = 3e6 * (st + 1);
+				}
+				ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+				for (int r = 0; r < p; r++) {
+					int n = kind == PPCC_SCHED_GPIPE ? m
+						: p - r < m ? p - r : m;
+					ck_assert_msg(e.peak_memory_bytes[r] ==
+						      c[r].static_bytes + n * c[r].stash_bytes,
+						      "kind %d p%d m%d rank %d: %g", kind, p, m, r,
+						      e.peak_memory_bytes[r]);
+				}
+				ppcc_arena_free(a);
+			}
+}
+END_TEST
+
+/* Interleaved ranks hold the static bytes of all their chunks. */
+START_TEST(peak_memory_sums_static_bytes_of_chunks)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_stage_cost c[8];
+	ppcc_estimate e;
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 4, 0), 0);
+	costs_equal(c, 8, 1, 2);
+	for (int st = 0; st < 8; st++)
+		c[st].static_bytes = 1 << st;
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+	for (int r = 0; r < 4; r++)
+		ck_assert(e.peak_memory_bytes[r] == (1 << r) + (1 << (r + 4)));
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/*
+ * 1F1B, p = 2, m = 2; F = 1, B = 2, SEND_F 0.5, SEND_B 0.25 (ms):
+ *   rank 0: F0:0 [0,1]  SEND_F0:0 [1,1.5]  F0:1 [1,2]  SEND_F0:1 [2,2.5]
+ *           RECV_B0:0 [2,4.75]  B0:0 [4.75,6.75]  RECV_B0:1 [6.75,7.75]
+ *           B0:1 [7.75,9.75]
+ *   rank 1: RECV_F1:0 [0,1.5]  F1:0 [1.5,2.5]  B1:0 [2.5,4.5]
+ *           SEND_B1:0 [4.5,4.75]  RECV_F1:1 [4.5,4.5]  F1:1 [4.5,5.5]
+ *           B1:1 [5.5,7.5]  SEND_B1:1 [7.5,7.75]
+ * step 9.75; busy 6 on each rank; bubble 7.5 / 19.5.
+ */
+START_TEST(communication_latency_hand_computed_two_ranks)
+{
+	static const double want0[][2] = {
+		{0, 1}, {1, 1.5}, {1, 2}, {2, 2.5},
+		{2, 4.75}, {4.75, 6.75}, {6.75, 7.75}, {7.75, 9.75},
+	};
+	static const double want1[][2] = {
+		{0, 1.5}, {1.5, 2.5}, {2.5, 4.5}, {4.5, 4.75},
+		{4.5, 4.5}, {4.5, 5.5}, {5.5, 7.5}, {7.5, 7.75},
+	};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_stage_cost c[2];
+	ppcc_estimate e;
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_1F1B, 2, 1, 2, 0), 0);
+	costs_equal(c, 2, 1, 2);
+	c[0].send_f_ms = 0.5;
+	c[1].send_b_ms = 0.25;
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+	ck_assert_int_eq(s.ranks[0].n_actions, 8);
+	ck_assert_int_eq(s.ranks[1].n_actions, 8);
+	for (int i = 0; i < 8; i++) {
+		ck_assert_msg(e.start_ms[0][i] == want0[i][0] && e.end_ms[0][i] == want0[i][1],
+			      "rank 0 action %d: [%g, %g]", i, e.start_ms[0][i], e.end_ms[0][i]);
+		ck_assert_msg(e.start_ms[1][i] == want1[i][0] && e.end_ms[1][i] == want1[i][1],
+			      "rank 1 action %d: [%g, %g]", i, e.start_ms[1][i], e.end_ms[1][i]);
+	}
+	ck_assert(e.step_ms == 9.75);
+	ck_assert(e.busy_ms[0] == 6 && e.busy_ms[1] == 6);
+	ck_assert(e.idle_ms[0] == 3.75 && e.idle_ms[1] == 3.75);
+	ck_assert(e.bubble_fraction == 7.5 / 19.5);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Split backward: the stash is released when W ends, not when I ends. */
+START_TEST(split_backward_releases_stash_at_w)
+{
+	ppcc_action acts[] = {
+		{PPCC_OP_F, 0, 0, -1, 0}, {PPCC_OP_I, 0, 0, -1, 0},
+		{PPCC_OP_F, 0, 1, -1, 0}, {PPCC_OP_W, 0, 0, -1, 0},
+		{PPCC_OP_I, 0, 1, -1, 0}, {PPCC_OP_W, 0, 1, -1, 0},
+	};
+	ppcc_stage_info st[1] = {{0, 0, 0, 0, 0, 0, 0}};
+	ppcc_rank_schedule ranks[1] = {{0, 6, acts}};
+	ppcc_schedule s = {PPCC_SCHEDULE_VERSION, PPCC_SCHED_1F1B, 1, 1, 1, 2, st, ranks, 0};
+	s.fingerprint = ppcc_schedule_fingerprint(&s);
+	ppcc_diag d = {NULL, NULL, 0, 0};
+	ck_assert_int_eq(ppcc_schedule_validate(&s, &d, NULL, 0), 0);
+	ppcc_stage_cost c = {.fwd_ms = 1, .bwd_ms = 99, .bwd_input_ms = 1.5,
+			     .bwd_weight_ms = 0.5, .static_bytes = 100,
+			     .stash_bytes = 10};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_estimate e;
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, &c), 0);
+	ck_assert(e.peak_memory_bytes[0] == 120);
+	ck_assert(e.step_ms == 6);
+	ck_assert(e.busy_ms[0] == 6);
+	ck_assert(e.end_ms[0][3] == 4);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Given a schedule that cannot finish or that indexes out of range, the
+ * simulator says so instead of hanging or reading wild memory. */
+START_TEST(simulate_rejects_deadlock_and_bad_fields)
+{
+	ppcc_action r0[] = {
+		{PPCC_OP_F, 0, 0, -1, 0},
+		{PPCC_OP_RECV_B, 0, 0, 1, 4},
+		{PPCC_OP_SEND_F, 0, 0, 1, 4},
+		{PPCC_OP_B, 0, 0, -1, 0},
+	};
+	ppcc_action r1[] = {
+		{PPCC_OP_RECV_F, 1, 0, 0, 4},
+		{PPCC_OP_F, 1, 0, -1, 0},
+		{PPCC_OP_B, 1, 0, -1, 0},
+		{PPCC_OP_SEND_B, 1, 0, 0, 4},
+	};
+	ppcc_stage_info st[2] = {{0, 0, 0, 0, 0, 0, 4}, {1, 1, 0, 1, 1, 4, 0}};
+	ppcc_rank_schedule ranks[2] = {{0, 4, r0}, {1, 4, r1}};
+	ppcc_schedule s = {PPCC_SCHEDULE_VERSION, PPCC_SCHED_1F1B, 2, 1, 2, 1, st, ranks, 0};
+	ppcc_stage_cost c[2];
+	costs_equal(c, 2, 1, 2);
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_estimate e;
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), PPCC_EINPUT);
+	/* in order it runs */
+	r0[1] = (ppcc_action){PPCC_OP_SEND_F, 0, 0, 1, 4};
+	r0[2] = (ppcc_action){PPCC_OP_RECV_B, 0, 0, 1, 4};
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+	ck_assert(e.step_ms == 6);
+	r1[1].stage = 2;
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), PPCC_EINPUT);
+	r1[1].stage = 1;
+	r1[1].mb = 1;
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), PPCC_EINPUT);
+	r1[1].mb = 0;
+	r1[1].op = 8;
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), PPCC_EINPUT);
+	r1[1].op = PPCC_OP_F;
+	r0[0] = (ppcc_action){PPCC_OP_RECV_F, 0, 0, 1, 4}; /* from stage -1 */
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), PPCC_EINPUT);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Each action's interval: compute lasts its cost, a receive never ends
+ * before it starts, and the rank's actions follow one another. */
+START_TEST(intervals_are_consistent)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_stage_cost c[12];
+	ppcc_estimate e;
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 3, 8, 0), 0);
+	for (int st = 0; st < 12; st++)
+		c[st] = (ppcc_stage_cost){.fwd_ms = 1 + st % 3, .bwd_ms = 2 + st % 2,
+					  .send_f_ms = 0.25, .send_b_ms = 0.125};
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+	double latest = 0;
+	for (int r = 0; r < 4; r++) {
+		double clock = 0, busy = 0;
+		for (int i = 0; i < s.ranks[r].n_actions; i++) {
+			const ppcc_action *x = &s.ranks[r].actions[i];
+			double st = e.start_ms[r][i], en = e.end_ms[r][i];
+			ck_assert(st == clock);
+			if (en > latest)
+				latest = en;
+			switch (x->op) {
+			case PPCC_OP_F: ck_assert(en - st == c[x->stage].fwd_ms); busy += en - st; clock = en; break;
+			case PPCC_OP_B: ck_assert(en - st == c[x->stage].bwd_ms); busy += en - st; clock = en; break;
+			case PPCC_OP_SEND_F: ck_assert(en - st == 0.25); break;
+			case PPCC_OP_SEND_B: ck_assert(en - st == 0.125); break;
+			default: ck_assert(en >= st); clock = en; break;
+			}
+		}
+		ck_assert(e.busy_ms[r] == busy);
+		ck_assert(e.idle_ms[r] == e.step_ms - busy);
+	}
+	ck_assert(e.step_ms == latest);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+Suite *suite_simulate(void)
+{
+	Suite *s = suite_create("simulate");
+	TCase *tc = tcase_create("simulate");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, gpipe_and_1f1b_bubble_is_closed_form_exactly);
+	tcase_add_test(tc, random_equal_costs_keep_the_closed_form);
+	tcase_add_test(tc, interleaved_bubble_is_closed_form_for_every_valid_group);
+	tcase_add_test(tc, peak_memory_counts_microbatches_in_flight);
+	tcase_add_test(tc, peak_memory_sums_static_bytes_of_chunks);
+	tcase_add_test(tc, communication_latency_hand_computed_two_ranks);
+	tcase_add_test(tc, split_backward_releases_stash_at_w);
+	tcase_add_test(tc, simulate_rejects_deadlock_and_bad_fields);
+	tcase_add_test(tc, intervals_are_consistent);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,640 @@
+/* Tests of validate.c: each kind of broken schedule is rejected with a
+ * message that says where and what, and correct schedules pass. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+Suite *suite_validate(void);
+
+/* ---- collecting diagnostics ---- */
+
+typedef struct collected {
+	char text[65536];
+	size_t len;
+	int notes;
+	const ppcc_loc *last_loc;
+	int last_line;
+	const char *last_file;
+} collected;
+
+static void collect(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
+		    void *user)
+{
+	collected *c = user;
+	if (sev == PPCC_SEV_NOTE)
+		c->notes++;
+	c->last_loc = loc;
+	c->last_file = loc ? loc->file : NULL;
+	c->last_line = loc ? loc->line : -1;
+	int n = snprintf(c->text + c->len, sizeof c->text - c->len, "%s\n",
+			 msg);
+	if (n > 0 && (size_t)n < sizeof c->text - c->len)
+		c->len += (size_t)n;
+}
+
+typedef struct run {
+	collected col;
+	ppcc_diag d;
+	int status;
+} run;
+
+static run *validate(const ppcc_schedule *s, int max_errors)
+{
+	run *r = calloc(1, sizeof *r);
+	r->d.fn = collect;
+	r->d.user = &r->col;
+	r->status = ppcc_schedule_validate(s, &r->d, "sched.json", max_errors);
+	return r;
+}
+
+#define ck_assert_reports(r, want)                                            \
+	ck_assert_msg(strstr((r)->col.text, (want)) != NULL,                  \
+		      "missing \"%s\" in:\n%s", (want), (r)->col.text)
+
+/* ---- a mutable copy of a generated schedule ---- */
+
+typedef struct mut {
+	ppcc_arena *a;
+	ppcc_schedule s;
+	ppcc_stage_info *stages;
+	ppcc_rank_schedule *ranks;
+	ppcc_action **acts; /* each with room for 2*n + 8 actions */
+} mut;
+
+static void mut_make(mut *m, int kind, int p, int v, int n_mb)
+{
+	ppcc_stage_info st[64];
+	memset(st, 0, sizeof st);
+	for (int s = 0; s < p * v; s++) {
+		st[s].recv_bytes = s > 0 ? 1000 + (uint64_t)s : 0;
+		st[s].send_bytes = s < p * v - 1 ? 1000 + (uint64_t)s + 1 : 0;
+	}
+	m->a = ppcc_arena_new();
+	ck_assert_int_eq(ppcc_schedule_build(&m->s, m->a, kind, p, v, n_mb, 0, st), 0);
+	m->stages = ppcc_arena_alloc(m->a, (size_t)(p * v), sizeof *m->stages);
+	memcpy(m->stages, m->s.stages, sizeof *m->stages * (size_t)(p * v));
+	m->ranks = ppcc_arena_alloc(m->a, (size_t)p, sizeof *m->ranks);
+	m->acts = ppcc_arena_alloc(m->a, (size_t)p, sizeof *m->acts);
+	for (int r = 0; r < p; r++) {
+		int n = m->s.ranks[r].n_actions;
+		m->acts[r] = ppcc_arena_alloc(m->a, (size_t)(2 * n + 8), sizeof(ppcc_action));
+		memcpy(m->acts[r], m->s.ranks[r].actions, sizeof(ppcc_action) * (size_t)n);
+		m->ranks[r] = m->s.ranks[r];
+		m->ranks[r].actions = m->acts[r];
+	}
+	m->s.stages = m->stages;
+	m->s.ranks = m->ranks;
+}
+
+static void mut_seal(mut *m)
+{
+	m->s.fingerprint = ppcc_schedule_fingerprint(&m->s);
+}
+
+static int mut_find(const mut *m, int r, int op, int stage, int mb)
+{
+	for (int i = 0; i < m->ranks[r].n_actions; i++) {
+		const ppcc_action *a = &m->acts[r][i];
+		if (a->op == op && a->stage == stage && a->mb == mb)
+			return i;
+	}
+	ck_abort_msg("no %s %d:%d on rank %d", ppcc_op_name(op), stage, mb, r);
+	return -1;
+}
+
+static void mut_delete(mut *m, int r, int i)
+{
+	int n = m->ranks[r].n_actions;
+	memmove(&m->acts[r][i], &m->acts[r][i + 1], sizeof(ppcc_action) * (size_t)(n - i - 1));
+	m->ranks[r].n_actions--;
+}
+
+static void mut_insert(mut *m, int r, int i, ppcc_action a)
+{
+	int n = m->ranks[r].n_actions;
+	memmove(&m->acts[r][i + 1], &m->acts[r][i], sizeof(ppcc_action) * (size_t)(n - i));
+	m->acts[r][i] = a;
+	m->ranks[r].n_actions++;
+}
+
+static void mut_swap(mut *m, int r, int i, int j)
+{
+	ppcc_action t = m->acts[r][i];
+	m->acts[r][i] = m->acts[r][j];
+	m->acts[r][j] = t;
+}
+
+static void mut_free(mut *m)
+{
+	ppcc_arena_free(m->a);
+}
+
+static char want[512];
+#define WANT(...) (snprintf(want, sizeof want, __VA_ARGS__), want)
+
+/* ---- tests ---- */
+
+START_TEST(unmutated_schedules_pass_silently)
+{
+	static const int cases[][4] = {
+		{PPCC_SCHED_GPIPE, 3, 1, 5}, {PPCC_SCHED_1F1B, 4, 1, 8},
+		{PPCC_SCHED_1F1B, 1, 1, 3},  {PPCC_SCHED_INTERLEAVED, 4, 3, 8},
+		{PPCC_SCHED_INTERLEAVED, 1, 2, 3},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		mut m;
+		mut_make(&m, cases[k][0], cases[k][1], cases[k][2], cases[k][3]);
+		run *r = validate(&m.s, 0);
+		ck_assert_msg(r->status == 0, "%s", r->col.text);
+		ck_assert_int_eq(r->d.errors + r->d.warnings, 0);
+		ck_assert_int_eq(r->col.len, 0);
+		free(r);
+		mut_free(&m);
+	}
+}
+END_TEST
+
+START_TEST(dropped_receive_names_the_orphan_send)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	mut_delete(&m, 2, mut_find(&m, 2, PPCC_OP_RECV_F, 2, 3));
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 1, action %d (SEND_F stage 1 mb 3): no matching RECV_F on rank 2",
+				  mut_find(&m, 1, PPCC_OP_SEND_F, 1, 3)));
+	ck_assert_int_eq(r->d.errors, 1);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(dropped_send_names_the_waiting_receive)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	mut_delete(&m, 1, mut_find(&m, 1, PPCC_OP_SEND_F, 1, 3));
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 2, action %d (RECV_F stage 2 mb 3): no matching SEND_F from rank 1",
+				  mut_find(&m, 2, PPCC_OP_RECV_F, 2, 3)));
+	ck_assert_int_eq(r->d.errors, 1);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+/* A cross-rank dependency with neither SEND nor RECV. */
+START_TEST(missing_transfer_names_the_compute_that_needs_it)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	mut_delete(&m, 1, mut_find(&m, 1, PPCC_OP_SEND_F, 1, 3));
+	mut_delete(&m, 2, mut_find(&m, 2, PPCC_OP_RECV_F, 2, 3));
+	mut_delete(&m, 3, mut_find(&m, 3, PPCC_OP_SEND_B, 3, 6));
+	mut_delete(&m, 2, mut_find(&m, 2, PPCC_OP_RECV_B, 2, 6));
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 2, action %d (F stage 2 mb 3): its input from stage 1 on rank 1 is never received (no RECV_F, no SEND_F)",
+				  mut_find(&m, 2, PPCC_OP_F, 2, 3)));
+	ck_assert_reports(r, WANT("rank 2, action %d (B stage 2 mb 6): its output gradient from stage 3 on rank 3 is never received (no RECV_B, no SEND_B)",
+				  mut_find(&m, 2, PPCC_OP_B, 2, 6)));
+	ck_assert_int_eq(r->d.errors, 2);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(swapped_sends_are_misordered)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	/* rank 0: F0:0 SEND_F0:0 F0:1 SEND_F0:1 -> the second send first */
+	mut_swap(&m, 0, 1, 3);
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 0, action 1 (SEND_F stage 0 mb 1): sends before its forward has run (F at action 2)");
+	ck_assert_int_eq(r->d.errors, 1);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+/* p = 2, m = 2, rank 0: F0:0 SEND_F0:0 F0:1 SEND_F0:1 RECV_B0:0 B0:0 ...
+ * Swapping the first send with the first receive keeps every local order
+ * but rank 0 now waits for a gradient that needs its activation. */
+START_TEST(swapped_send_and_receive_deadlock_in_dry_run)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 2, 1, 2);
+	mut_swap(&m, 0, 1, 4);
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_str_eq(r->col.text,
+		"dry run: deadlock; rank 0 waits at action 1 (RECV_B stage 0 mb 0), "
+		"rank 1 waits at action 0 (RECV_F stage 1 mb 0)\n");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+/* A send may move later, as long as nothing waits on it in between. */
+START_TEST(delayed_send_without_cycle_passes)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 2, 1, 2);
+	/* rank 1: RECV_F1:0 F1:0 B1:0 SEND_B1:0 RECV_F1:1 ... */
+	mut_swap(&m, 1, 3, 4);
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_msg(r->status == 0, "%s", r->col.text);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(duplicated_microbatch_is_counted)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	int first = mut_find(&m, 1, PPCC_OP_F, 1, 4);
+	int dup = mut_find(&m, 1, PPCC_OP_F, 1, 5);
+	m.acts[1][dup].mb = 4;
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("stage 1 microbatch 4: 2 forwards (rank 1, actions %d and %d)", first, dup));
+	ck_assert_reports(r, "stage 1 microbatch 5: no forward (rank 1)");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(wrong_peer_is_named)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	int i = mut_find(&m, 1, PPCC_OP_SEND_F, 1, 2);
+	m.acts[1][i].peer = 3;
+	int j = mut_find(&m, 2, PPCC_OP_RECV_B, 2, 5);
+	m.acts[2][j].peer = 2;
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 1, action %d (SEND_F stage 1 mb 2): peer 3, but stage 2 runs on rank 2", i));
+	ck_assert_reports(r, WANT("rank 2, action %d (RECV_B stage 2 mb 5): peer is the rank itself; stage 3 runs on rank 3", j));
+	ck_assert_int_eq(r->d.errors, 2);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(wrong_bytes_are_named)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	int i = mut_find(&m, 2, PPCC_OP_RECV_F, 2, 2);
+	m.acts[2][i].bytes++;
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 2, action %d (RECV_F stage 2 mb 2): 1003 bytes, but the matching SEND_F (rank 1, action %d) sends 1002",
+				  i, mut_find(&m, 1, PPCC_OP_SEND_F, 1, 2)));
+	ck_assert_int_eq(r->d.errors, 1);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(backward_before_forward_is_named)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	/* rank 3: RECV_F3:0 F3:0 B3:0 SEND_B3:0 -> B before F */
+	mut_swap(&m, 3, 1, 2);
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_str_eq(r->col.text, "rank 3, action 1 (B stage 3 mb 0): its forward has not run on this rank (F at action 2)\n");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(fingerprint_mismatch_is_an_error)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	mut_seal(&m);
+	m.s.fingerprint ^= 1;
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_int_eq(r->d.errors, 1);
+	ck_assert_reports(r, "fingerprint mismatch");
+	free(r);
+	mut_free(&m);
+	/* the same contents with the fingerprint left stale after a change */
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	m.stages[2].first_layer = 7;
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "fingerprint mismatch");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(out_of_range_fields_are_named)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	m.acts[0][0].stage = 99;
+	m.acts[1][3].mb = -1;
+	m.acts[2][5].op = INT32_MIN;
+	m.acts[3][1].stage = 2; /* a stage of another rank */
+	m.acts[0][2].peer = 5;   /* F0:1: compute has peer -1 */
+	m.acts[0][4].bytes = 8;  /* F0:2: compute has 0 bytes */
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 0, action 0 (F stage 99 mb 0): stage out of range [0, 4)");
+	ck_assert_reports(r, WANT("rank 1, action 3 (%s stage 1 mb -1): microbatch out of range [0, 8)",
+				  ppcc_op_name(m.s.ranks[1].actions[3].op)));
+	ck_assert_reports(r, "rank 2, action 5: unknown op -2147483648");
+	ck_assert_reports(r, "rank 3, action 1 (F stage 2 mb 0): stage 2 runs on rank 2");
+	ck_assert_reports(r, "rank 0, action 2 (F stage 0 mb 1): peer 5 on a compute action (must be -1)");
+	ck_assert_reports(r, "rank 0, action 4 (F stage 0 mb 2): 8 bytes on a compute action (must be 0)");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(hostile_headers_are_rejected_without_reading_further)
+{
+	mut m;
+	run *r;
+	mut_make(&m, PPCC_SCHED_1F1B, 2, 1, 2);
+
+	ppcc_schedule s = m.s;
+	s.n_ranks = 0;
+	s.n_stages = 0;
+	r = validate(&s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "n_ranks is 0; it must be positive");
+	free(r);
+
+	s = m.s;
+	s.n_stages = 3;
+	r = validate(&s, 0);
+	ck_assert_reports(r, "n_stages is 3, not n_ranks * n_chunks = 2");
+	free(r);
+
+	s = m.s;
+	s.n_chunks = INT32_MAX;
+	s.n_microbatches = INT32_MIN;
+	r = validate(&s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "n_microbatches is -2147483648; it must be positive");
+	free(r);
+
+	/* asks for more than its actions can hold: nothing is allocated */
+	s = m.s;
+	s.n_microbatches = INT32_MAX;
+	r = validate(&s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "16 actions cannot hold a forward and a backward of each of 2 stages x 2147483647 microbatches");
+	free(r);
+
+	/* every rank empty */
+	m.ranks[0].n_actions = 0;
+	m.ranks[1].n_actions = 0;
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "0 actions cannot hold");
+	free(r);
+
+	m.ranks[1].n_actions = -4;
+	m.ranks[0].rank = 7;
+	m.stages[1].rank = 0;
+	m.s.version = 9;
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "schedule version 9, expected 1");
+	ck_assert_reports(r, "stage 1: rank 0, but stage s runs on rank s % 2 = 1");
+	ck_assert_reports(r, "rank table entry 0 says rank 7");
+	ck_assert_reports(r, "rank 1: n_actions is -4");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(max_errors_bounds_the_report)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 3, 1, 4);
+	for (int r = 0; r < 3; r++)
+		for (int i = 0; i < m.ranks[r].n_actions; i++)
+			m.acts[r][i].op = 42;
+	mut_seal(&m);
+	run *r = validate(&m.s, 3);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_int_eq(r->d.errors, 3);
+	ck_assert_int_eq(r->col.notes, 1);
+	ck_assert_reports(r, "further errors not reported");
+	free(r);
+	r = validate(&m.s, 0);
+	int n = 0;
+	for (int k = 0; k < 3; k++)
+		n += m.ranks[k].n_actions;
+	/* every action, then every (stage, mb) without forward or backward */
+	ck_assert_int_eq(r->d.errors, n + 2 * 3 * 4);
+	ck_assert_int_eq(r->col.notes, 0);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+START_TEST(location_names_the_file_without_a_line)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_GPIPE, 2, 1, 2);
+	m.s.fingerprint ^= 1;
+	run *r = validate(&m.s, 0);
+	ck_assert_ptr_nonnull(r->col.last_loc);
+	ck_assert_str_eq(r->col.last_file, "sched.json");
+	ck_assert_int_eq(r->col.last_line, 0);
+	free(r);
+	collected col = {0};
+	ppcc_diag d = {collect, &col, 0, 0};
+	ck_assert_int_eq(ppcc_schedule_validate(&m.s, &d, NULL, 0), PPCC_EINPUT);
+	ck_assert_ptr_null(col.last_loc);
+	mut_free(&m);
+}
+END_TEST
+
+/* Split backward: B replaced by I then W is valid; W before I and I
+ * without W are not. */
+START_TEST(split_backward_rules)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 3, 1, 4);
+	for (int r = 0; r < 3; r++)
+		for (int i = 0; i < m.ranks[r].n_actions; i++)
+			if (m.acts[r][i].op == PPCC_OP_B) {
+				m.acts[r][i].op = PPCC_OP_I;
+				ppcc_action w = m.acts[r][i];
+				w.op = PPCC_OP_W;
+				/* W after the SEND_B that follows I, if any */
+				int at = i + 1;
+				if (at < m.ranks[r].n_actions &&
+				    m.acts[r][at].op == PPCC_OP_SEND_B)
+					at++;
+				mut_insert(&m, r, at, w);
+			}
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_msg(r->status == 0, "%s", r->col.text);
+	free(r);
+
+	int i = mut_find(&m, 1, PPCC_OP_I, 1, 2);
+	int w = mut_find(&m, 1, PPCC_OP_W, 1, 2);
+	mut_swap(&m, 1, i, w);
+	int w0 = mut_find(&m, 2, PPCC_OP_W, 2, 3);
+	mut_delete(&m, 2, w0);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 1, action %d (W stage 1 mb 2): its I has not run (I at action %d)", i, w));
+	ck_assert_reports(r, WANT("stage 2 microbatch 3: I (rank 2, action %d) without W",
+				  mut_find(&m, 2, PPCC_OP_I, 2, 3)));
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+/* With one rank, stages of two chunks meet on the same rank: a send
+ * between them is an error, and chunk order is checked without one. */
+START_TEST(single_rank_checks_local_chain)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_INTERLEAVED, 1, 2, 2);
+	/* F0:0 F1:0 B1:0 F0:1 B0:0 F1:1 B1:1 B0:1 */
+	ppcc_action send = {PPCC_OP_SEND_F, 0, 0, 0, 16};
+	mut_insert(&m, 0, 1, send);
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_reports(r, "rank 0, action 1 (SEND_F stage 0 mb 0): stages 0 and 1 both run on rank 0; there is nothing to communicate");
+	ck_assert_int_eq(r->d.errors, 1);
+	free(r);
+	mut_delete(&m, 0, 1);
+	mut_swap(&m, 0, 0, 1); /* F1:0 before F0:0 */
+	mut_swap(&m, 0, 6, 7); /* B0:1 before B1:1 */
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_reports(r, "rank 0, action 0 (F stage 1 mb 0): the forward of stage 0 comes later (action 1)");
+	ck_assert_reports(r, "rank 0, action 6 (B stage 0 mb 1): the backward of stage 1 comes later (action 7)");
+	ck_assert_int_eq(r->d.errors, 2);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
+/* Random damage to random fields, with any int32 value: the validator
+ * must not crash (the suite runs under ASan with SANITIZE=1), and when
+ * it accepts, the simulator must finish the schedule. */
+START_TEST(fuzzed_schedules_never_crash_and_accepted_ones_simulate)
+{
+	static const int32_t values[] = {
+		0, 1, 2, 3, -1, -2, 7, 100, INT32_MAX, INT32_MIN, INT32_MAX - 1,
+	};
+	unsigned seed = 12345;
+	int accepted = 0;
+	for (int iter = 0; iter < 3000; iter++) {
+		mut m;
+		int kind = iter % 3;
+		mut_make(&m, kind, 3, kind == PPCC_SCHED_INTERLEAVED ? 2 : 1, 3);
+		int n_mut = 1 + (int)(rand_r(&seed) % 3);
+		for (int k = 0; k < n_mut; k++) {
+			int r = (int)(rand_r(&seed) % 3);
+			int n = m.ranks[r].n_actions;
+			if (n == 0)
+				continue;
+			int i = (int)(rand_r(&seed) % (unsigned)n);
+			int32_t val = rand_r(&seed) % 2
+				? values[rand_r(&seed) % (sizeof values / sizeof values[0])]
+				: (int32_t)rand_r(&seed) % 12 - 2;
+			switch (rand_r(&seed) % 9) {
+			case 0: m.acts[r][i].op = val; break;
+			case 1: m.acts[r][i].stage = val; break;
+			case 2: m.acts[r][i].mb = val; break;
+			case 3: m.acts[r][i].peer = val; break;
+			case 4: m.acts[r][i].bytes = (uint64_t)(int64_t)val; break;
+			case 5: mut_delete(&m, r, i); break;
+			case 6: mut_swap(&m, r, i, (int)(rand_r(&seed) % (unsigned)n)); break;
+			case 7: mut_insert(&m, r, i, m.acts[r][(int)(rand_r(&seed) % (unsigned)n)]); break;
+			case 8: m.stages[rand_r(&seed) % (unsigned)m.s.n_stages].rank = val; break;
+			}
+		}
+		if (rand_r(&seed) % 5)
+			mut_seal(&m);
+		collected *col = calloc(1, sizeof *col);
+		ppcc_diag d = {collect, col, 0, 0};
+		int st = ppcc_schedule_validate(&m.s, &d, NULL, (int)(rand_r(&seed) % 4));
+		ck_assert(st == 0 || st == PPCC_EINPUT);
+		ck_assert_int_eq(st == 0, d.errors == 0);
+		if (st == 0) {
+			ppcc_stage_cost costs[8];
+			for (int s = 0; s < 8; s++)
+				costs[s] = (ppcc_stage_cost){.fwd_ms = 1, .bwd_ms = 2};
+			ppcc_estimate e;
+			ck_assert_int_eq(ppcc_simulate(&e, m.a, &m.s, costs), 0);
+			accepted++;
+		}
+		free(col);
+		mut_free(&m);
+	}
+	/* some damage is harmless (a field set to the value it had, a swap
+	 * of an action with itself), most is not */
+	ck_assert_int_gt(accepted, 0);
+	ck_assert_int_lt(accepted, 300);
+}
+END_TEST
+
+Suite *suite_validate(void)
+{
+	Suite *s = suite_create("validate");
+	TCase *tc = tcase_create("validate");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, unmutated_schedules_pass_silently);
+	tcase_add_test(tc, dropped_receive_names_the_orphan_send);
+	tcase_add_test(tc, dropped_send_names_the_waiting_receive);
+	tcase_add_test(tc, missing_transfer_names_the_compute_that_needs_it);
+	tcase_add_test(tc, swapped_sends_are_misordered);
+	tcase_add_test(tc, swapped_send_and_receive_deadlock_in_dry_run);
+	tcase_add_test(tc, delayed_send_without_cycle_passes);
+	tcase_add_test(tc, duplicated_microbatch_is_counted);
+	tcase_add_test(tc, wrong_peer_is_named);
+	tcase_add_test(tc, wrong_bytes_are_named);
+	tcase_add_test(tc, backward_before_forward_is_named);
+	tcase_add_test(tc, fingerprint_mismatch_is_an_error);
+	tcase_add_test(tc, out_of_range_fields_are_named);
+	tcase_add_test(tc, hostile_headers_are_rejected_without_reading_further);
+	tcase_add_test(tc, max_errors_bounds_the_report);
+	tcase_add_test(tc, location_names_the_file_without_a_line);
+	tcase_add_test(tc, split_backward_rules);
+	tcase_add_test(tc, single_rank_checks_local_chain);
+	tcase_add_test(tc, fuzzed_schedules_never_crash_and_accepted_ones_simulate);
+	suite_add_tcase(s, tc);
+	return s;
+}

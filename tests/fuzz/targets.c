@@ -1,0 +1,451 @@
+/*
+ * targets.c - what the fuzzers do with one input, and the contracts they
+ * hold every phase to.
+ *
+ * The loader and the JSON reader take a path, so the input goes into a
+ * memfd and is named "/proc/self/fd/N".  Every output is written into
+ * memory (open_memstream) and then checked: a schedule ppcc built must
+ * validate, its JSON must read back to the same schedule and names, the
+ * Chrome trace must be JSON, the DOT must parse, the CSV must follow its
+ * grammar and the header must hold nothing a compiler could take for
+ * anything but what it is.  A status must be one the phase documents,
+ * and an input error must come with a diagnostic.  Any broken contract
+ * aborts, which libFuzzer records as a crash and the Check replay as a
+ * failure.
+ *
+ * jansson allocates through ppcc_malloc here, so that the count of live
+ * blocks proves both ppcc and its JSON values free everything; libyaml
+ * and Graphviz allocate with plain malloc, which only LeakSanitizer and
+ * valgrind see.
+ */
+#define _GNU_SOURCE
+#include "targets.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <graphviz/cgraph.h>
+#include <jansson.h>
+
+#include "ppcc.h"
+
+#define CHECK(cond) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "%s:%d: contract broken: %s\n", __FILE__, \
+			__LINE__, #cond); \
+		abort(); \
+	} \
+} while (0)
+
+/* Every diagnostic must be readable to its end, wherever it points. */
+static void touch_diag(ppcc_severity sev, const ppcc_loc *loc,
+		       const char *msg, void *user)
+{
+	volatile size_t n = 0;
+	(void)user;
+	CHECK(sev == PPCC_SEV_ERROR || sev == PPCC_SEV_WARNING ||
+	      sev == PPCC_SEV_NOTE);
+	CHECK(msg != NULL);
+	n += strlen(msg);
+	if (loc) {
+		CHECK(loc->line >= 0 && loc->col >= 0);
+		if (loc->file)
+			n += strlen(loc->file);
+	}
+	if (getenv("PPCC_FUZZ_VERBOSE"))
+		fprintf(stderr, "fuzz diag: %d:%d: %s\n", loc ? loc->line : 0,
+			loc ? loc->col : 0, msg);
+	(void)n;
+}
+
+static void use_ppcc_allocator(void)
+{
+	static int done;
+	if (!done) {
+		json_set_alloc_funcs(ppcc_malloc, ppcc_free);
+		done = 1;
+	}
+}
+
+static double fuzz_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The input as a file: a memfd and its /proc name.  -1 when the system
+ * has no memfd (then the input is skipped). */
+static int input_file(char *path, size_t cap, const uint8_t *data, size_t size)
+{
+	int fd = memfd_create("ppcc-fuzz", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < size) {
+		ssize_t k = write(fd, data + off, size - off);
+		if (k <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)k;
+	}
+	snprintf(path, cap, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/* A status a phase may return on any input, and the diagnostic that must
+ * come with an input error. */
+static void check_status(int err, const ppcc_diag *d, int errors_before)
+{
+	CHECK(err == 0 || err == PPCC_ENOMEM || err == PPCC_EINPUT ||
+	      err == PPCC_EINFEASIBLE || err == PPCC_EIO);
+	if (err == PPCC_EINPUT || err == PPCC_EINFEASIBLE)
+		CHECK(d->errors > errors_before);
+	if (err == 0)
+		CHECK(d->errors == errors_before);
+}
+
+int ppcc_fuzz_csv_ok(const char *text, size_t len, int n_ranks, int with_comms)
+{
+	static const char *const ops[] = {"SEND_F", "RECV_F", "SEND_B",
+					  "RECV_B", "F", "B", "I", "W"};
+	int lines = 0;
+	size_t i = 0;
+	while (i < len) {
+		int cells = 0;
+		for (;;) {
+			/* one cell: empty, or digits op digits */
+			if (i < len && isdigit((unsigned char)text[i])) {
+				while (i < len && isdigit((unsigned char)text[i]))
+					i++;
+				size_t k;
+				for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+					size_t n = strlen(ops[k]);
+					if (len - i >= n && memcmp(text + i, ops[k], n) == 0) {
+						i += n;
+						break;
+					}
+				}
+				if (k == sizeof ops / sizeof ops[0])
+					return 0;
+				if (i >= len || !isdigit((unsigned char)text[i]))
+					return 0;
+				while (i < len && isdigit((unsigned char)text[i]))
+					i++;
+				cells++;
+			} else if (with_comms) {
+				return 0;
+			}
+			if (i < len && text[i] == ',') {
+				i++;
+				continue;
+			}
+			break;
+		}
+		if (i >= len || text[i] != '\n' || cells == 0)
+			return 0;
+		i++;
+		lines++;
+	}
+	return lines == n_ranks;
+}
+
+int ppcc_fuzz_header_ok(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (!(c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)))
+			return 0;
+		if (c == '\\' && i + 1 < len && text[i + 1] == '\n')
+			return 0;
+		if (c == '?' && i + 2 < len && text[i + 1] == '?' &&
+		    strchr("=/'()!<>-", text[i + 2]))
+			return 0;
+	}
+	return 1;
+}
+
+/* A memory stream's text, or NULL when the system is out of memory. */
+typedef struct membuf {
+	char *text;
+	size_t len;
+	FILE *f;
+} membuf;
+
+static int membuf_open(membuf *m)
+{
+	m->text = NULL;
+	m->len = 0;
+	m->f = open_memstream(&m->text, &m->len);
+	return m->f ? 0 : -1;
+}
+
+static void membuf_close(membuf *m)
+{
+	if (m->f)
+		fclose(m->f);
+	m->f = NULL;
+}
+
+static void membuf_free(membuf *m)
+{
+	membuf_close(m);
+	free(m->text);
+	m->text = NULL;
+}
+
+static int same_name(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* The JSON the plan wrote must read back to the same schedule. */
+static void check_json_round_trip(const membuf *json, const ppcc_plan *plan)
+{
+	char path[64];
+	int fd = input_file(path, sizeof path, (const uint8_t *)json->text,
+			    json->len);
+	if (fd < 0)
+		return;
+	ppcc_diag d = {.fn = touch_diag};
+	ppcc_arena *a = ppcc_arena_new();
+	CHECK(a != NULL);
+	ppcc_plan back;
+	int err = ppcc_read_json(&back, a, path, &d);
+	CHECK(err == 0);
+	CHECK(ppcc_schedule_validate(&back.best.schedule, &d, path, 10) == 0);
+	CHECK(back.best.schedule.fingerprint == plan->best.schedule.fingerprint);
+	CHECK(ppcc_schedule_fingerprint(&back.best.schedule) ==
+	      plan->best.schedule.fingerprint);
+	CHECK(same_name(back.model_name, plan->model_name));
+	if (plan->layers) {
+		CHECK(back.n_layers == plan->n_layers);
+		for (int i = 0; i < plan->n_layers; i++)
+			CHECK(same_name(back.layers[i].name, plan->layers[i].name));
+	}
+	ppcc_arena_free(a);
+	close(fd);
+}
+
+static void check_json_text(const membuf *m)
+{
+	json_error_t je;
+	json_t *root = json_loadb(m->text, m->len, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		fprintf(stderr, "not JSON: %d:%d: %s\n", je.line, je.column, je.text);
+	CHECK(root != NULL);
+	json_decref(root);
+}
+
+static void check_dot_text(const membuf *m)
+{
+	Agraph_t *g = agmemread(m->text);
+	CHECK(g != NULL);
+	agclose(g);
+}
+
+/* Runs one emitter into memory; returns its status. */
+static int emit_to(membuf *m, const ppcc_plan *plan, const ppcc_emit_options *o,
+		   ppcc_diag *d)
+{
+	if (membuf_open(m) < 0)
+		return PPCC_ENOMEM;
+	int err;
+	switch (o->format) {
+	case PPCC_FMT_TEXT: err = ppcc_emit_text(m->f, plan, o); break;
+	case PPCC_FMT_JSON: err = ppcc_emit_json(m->f, plan, o, d); break;
+	case PPCC_FMT_DOT: err = ppcc_emit_dot(m->f, plan, o, d); break;
+	case PPCC_FMT_HEADER: err = ppcc_emit_header(m->f, plan, o, d); break;
+	case PPCC_FMT_TORCH_CSV: err = ppcc_emit_torch_csv(m->f, plan, o, d); break;
+	case PPCC_FMT_CHROME: err = ppcc_emit_chrome(m->f, plan, o, d); break;
+	default: err = PPCC_EINTERNAL; break;
+	}
+	membuf_close(m);
+	if (!m->text)
+		return PPCC_ENOMEM;
+	return err;
+}
+
+static void emit_all(const ppcc_plan *plan, ppcc_diag *d)
+{
+	static const ppcc_emit_options variants[] = {
+		{.format = PPCC_FMT_TEXT},
+		{.format = PPCC_FMT_JSON},
+		{.format = PPCC_FMT_DOT},
+		{.format = PPCC_FMT_DOT, .view_deps = 1},
+		{.format = PPCC_FMT_HEADER},
+		{.format = PPCC_FMT_HEADER, .standalone = 1},
+		{.format = PPCC_FMT_TORCH_CSV},
+		{.format = PPCC_FMT_TORCH_CSV, .with_comms = 1},
+		{.format = PPCC_FMT_CHROME},
+	};
+	for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
+		const ppcc_emit_options *o = &variants[k];
+		membuf m;
+		int before = d->errors;
+		double t0 = fuzz_clock();
+		int err = emit_to(&m, plan, o, d);
+		double t1 = fuzz_clock();
+		if (err == PPCC_ENOMEM) {
+			membuf_free(&m);
+			continue;
+		}
+		if (err != 0)
+			fprintf(stderr, "emitter %d (variant %zu) failed: %s\n",
+				o->format, k, ppcc_status_str(err));
+		CHECK(err == 0);
+		CHECK(d->errors == before);
+		switch (o->format) {
+		case PPCC_FMT_JSON:
+			check_json_text(&m);
+			check_json_round_trip(&m, plan);
+			break;
+		case PPCC_FMT_CHROME:
+			check_json_text(&m);
+			break;
+		case PPCC_FMT_DOT:
+			check_dot_text(&m);
+			break;
+		case PPCC_FMT_HEADER:
+			CHECK(ppcc_fuzz_header_ok(m.text, m.len));
+			break;
+		case PPCC_FMT_TORCH_CSV:
+			CHECK(ppcc_fuzz_csv_ok(m.text, m.len,
+					       plan->best.schedule.n_ranks,
+					       o->with_comms));
+			break;
+		}
+		if (getenv("PPCC_FUZZ_VERBOSE"))
+			fprintf(stderr, "fuzz: emitter variant %zu: %.1f ms, "
+				"checks %.1f ms\n", k, (t1 - t0) * 1e3,
+				(fuzz_clock() - t1) * 1e3);
+		membuf_free(&m);
+	}
+}
+
+/* Whether the checked configuration is small enough to plan here. */
+static int plan_size_ok(const ppcc_config *cfg)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	long long v = pl->chunks > 0 ? pl->chunks : 1;
+	long long cells = (long long)pl->stages * v * pl->microbatches;
+	long long max_cells = PPCC_FUZZ_MAX_CELLS;
+	const char *e = getenv("PPCC_FUZZ_MAX_CELLS");
+	if (e && atoll(e) > 0)
+		max_cells = atoll(e);
+	return cells > 0 && cells <= max_cells &&
+	       cfg->model.n_layers <= PPCC_FUZZ_MAX_LAYERS;
+}
+
+static void check_plan(const ppcc_plan *plan, const ppcc_config *cfg,
+		       ppcc_diag *d)
+{
+	const ppcc_schedule *s = &plan->best.schedule;
+	CHECK(s->n_ranks == cfg->pipeline.stages);
+	CHECK(s->n_microbatches == cfg->pipeline.microbatches);
+	CHECK(ppcc_schedule_validate(s, d, "plan", 10) == 0);
+	CHECK(ppcc_schedule_fingerprint(s) == s->fingerprint);
+	if (plan->has_uniform)
+		CHECK(ppcc_schedule_validate(&plan->uniform.schedule, d,
+					     "uniform", 10) == 0);
+	for (int r = 0; r < s->n_ranks; r++) {
+		const ppcc_estimate *e = &plan->best.estimate;
+		CHECK(isfinite(e->busy_ms[r]) && e->busy_ms[r] >= 0);
+		CHECK(isfinite(e->idle_ms[r]) && e->idle_ms[r] >= 0);
+	}
+	CHECK(isfinite(plan->best.estimate.step_ms));
+}
+
+int ppcc_fuzz_plan(const uint8_t *data, size_t size)
+{
+	use_ppcc_allocator();
+	long live = ppcc_alloc_live();
+	char path[64];
+	int fd = input_file(path, sizeof path, data, size);
+	if (fd < 0)
+		return 0;
+	ppcc_diag d = {.fn = touch_diag};
+	ppcc_arena *a = ppcc_arena_new();
+	CHECK(a != NULL);
+	ppcc_config cfg;
+	ppcc_plan plan;
+	int err = ppcc_config_load(&cfg, a, path, NULL, &d);
+	check_status(err, &d, 0);
+	if (err < 0)
+		goto out;
+	err = ppcc_config_check(&cfg, &d);
+	check_status(err, &d, 0);
+	if (err < 0 || !plan_size_ok(&cfg))
+		goto out;
+	double t0 = fuzz_clock();
+	err = ppcc_plan_build(&plan, a, &cfg, &d);
+	if (getenv("PPCC_FUZZ_VERBOSE"))
+		fprintf(stderr, "fuzz: plan %.1f ms\n", (fuzz_clock() - t0) * 1e3);
+	check_status(err, &d, 0);
+	if (err < 0)
+		goto out;
+	check_plan(&plan, &cfg, &d);
+	emit_all(&plan, &d);
+out:
+	ppcc_arena_free(a);
+	close(fd);
+	CHECK(ppcc_alloc_live() == live);
+	return 0;
+}
+
+int ppcc_fuzz_json(const uint8_t *data, size_t size)
+{
+	use_ppcc_allocator();
+	long live = ppcc_alloc_live();
+	char path[64];
+	int fd = input_file(path, sizeof path, data, size);
+	if (fd < 0)
+		return 0;
+	ppcc_diag d = {.fn = touch_diag};
+	ppcc_arena *a = ppcc_arena_new();
+	CHECK(a != NULL);
+	ppcc_plan plan;
+	int err = ppcc_read_json(&plan, a, path, &d);
+	check_status(err, &d, 0);
+	if (err < 0)
+		goto out;
+	int before = d.errors;
+	err = ppcc_schedule_validate(&plan.best.schedule, &d, path, 50);
+	check_status(err, &d, before);
+	if (err < 0)
+		goto out;
+	/* A valid schedule can be simulated and drawn. */
+	ppcc_estimate est;
+	err = ppcc_simulate(&est, a, &plan.best.schedule, plan.best.costs);
+	CHECK(err == 0 || err == PPCC_ENOMEM);
+	static const ppcc_emit_options drawn[] = {
+		{.format = PPCC_FMT_CHROME},
+		{.format = PPCC_FMT_DOT},
+		{.format = PPCC_FMT_DOT, .view_deps = 1},
+	};
+	for (size_t k = 0; k < sizeof drawn / sizeof drawn[0]; k++) {
+		membuf m;
+		before = d.errors;
+		err = emit_to(&m, &plan, &drawn[k], &d);
+		/* Costs read back may be absurd (1e300 ms): an emitter may
+		 * refuse them, but only with a diagnostic. */
+		CHECK(err == 0 || err == PPCC_ENOMEM || d.errors > before);
+		if (err == 0 && drawn[k].format == PPCC_FMT_CHROME)
+			check_json_text(&m);
+		if (err == 0 && drawn[k].format == PPCC_FMT_DOT)
+			check_dot_text(&m);
+		membuf_free(&m);
+	}
+out:
+	ppcc_arena_free(a);
+	close(fd);
+	CHECK(ppcc_alloc_live() == live);
+	return 0;
+}

@@ -1,0 +1,118 @@
+/*
+ * rt_mpi_prog - the runtime over MPI, for check_runtime.c (run it under
+ * `mpirun -np 2`).
+ *
+ *   rt_mpi_prog ok        every schedule kind, two steps each, debug mode;
+ *                         prints "rank R KIND ok" per kind; exit 0
+ *   rt_mpi_prog kill      1F1B; rank 1 raises SIGKILL in its forward of
+ *                         microbatch 2; the other rank must not hang
+ *   rt_mpi_prog mismatch  rank 1 holds a schedule with one more
+ *                         microbatch; both print "rank R mismatch
+ *                         refused" and exit 3
+ *
+ * Any other failure prints the status and calls MPI_Abort (exit 2): after
+ * a failure a peer may be stuck, so MPI_Finalize could wait forever.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ppcc.h"
+#include "ppcc/runtime.h"
+#include "rt_pipe.h"
+
+static int rank;
+
+static void fail(const char *what, int err)
+{
+	printf("rank %d %s: %s\n", rank, what, ppcc_rt_status_str(err));
+	fflush(stdout);
+	MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static void build(ppcc_schedule *out, ppcc_arena *a, const rt_pipe *p,
+		  int kind, int ranks, int m)
+{
+	ppcc_stage_info st[64];
+	int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+	rt_pipe_stage_table(p, st);
+	if (ppcc_schedule_build(out, a, kind, ranks, v, m, 0, st) != 0)
+		fail("schedule", PPCC_RT_EINTERNAL);
+}
+
+static int run_kind(int kind, int ranks, const char *mode)
+{
+	int m = 8, v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1, err;
+	int mismatch = strcmp(mode, "mismatch") == 0;
+	if (mismatch && rank == 1)
+		m++;
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *p = rt_pipe_new(ranks * v, m, ranks, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[64];
+	ppcc_rt *rt = NULL;
+	char why[512];
+	build(&s, a, p, kind, ranks, m);
+	rt_pipe_fns(p, fns);
+	if (strcmp(mode, "kill") == 0 && rank == 1) {
+		p->fault_op = PPCC_OP_F;
+		p->fault_stage = 1;
+		p->fault_mb = 2;
+		p->fault_kill = 1;
+	}
+
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.transport = PPCC_RT_MPI;
+	o.debug = 1;
+	o.timeout_s = 2;
+	o.on_message = rt_pipe_on_message;
+	o.message_user = p;
+	err = ppcc_rt_init(&rt, &s, -1, &o);
+	if (mismatch) {
+		if (err != PPCC_RT_EMISMATCH)
+			fail("mismatch not refused", err);
+		printf("rank %d mismatch refused\n", rank);
+		rt_pipe_free(p);
+		ppcc_arena_free(a);
+		return 3;
+	}
+	if (err < 0)
+		fail("init", err);
+	for (int step = 0; step < 2; step++) {
+		ppcc_rt_stats st;
+		rt_pipe_reset(p);
+		if ((err = ppcc_rt_step(&st, rt, fns)) < 0)
+			fail("step", err);
+		if (rt_pipe_check(p, &s, rank, why, sizeof why) != 0) {
+			printf("rank %d: %s\n", rank, why);
+			fail("check", PPCC_RT_EINTERNAL);
+		}
+	}
+	if (rt_pipe_check_messages(p, &s, rank, 2, why, sizeof why) != 0) {
+		printf("rank %d: %s\n", rank, why);
+		fail("messages", PPCC_RT_EINTERNAL);
+	}
+	printf("rank %d %s ok\n", rank, ppcc_schedule_kind_name(kind));
+	ppcc_rt_free(rt);
+	rt_pipe_free(p);
+	ppcc_arena_free(a);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int size, code = 0;
+	const char *mode = argc > 1 ? argv[1] : "ok";
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (strcmp(mode, "ok") == 0) {
+		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+			run_kind(kind, size, mode);
+	} else {
+		code = run_kind(PPCC_SCHED_1F1B, size, mode);
+	}
+	MPI_Finalize();
+	return code;
+}

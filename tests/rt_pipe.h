@@ -1,0 +1,99 @@
+/*
+ * rt_pipe.h - a numeric pipeline whose every result is known, for the
+ * runtime's tests (check_runtime.c, rt_mpi_prog.c) and benchmark.
+ *
+ * Stage s maps its input x (len[s] doubles; stage 0's comes from a
+ * deterministic "data loader") to y (len[s+1] doubles):
+ *
+ *   y[j] = w[s] * x[j % len[s]] + c[s] * j
+ *
+ * and the last stage's loss is sum(y^2) / 2.  Backward gives
+ * dx[i] = sum over j = i (mod len[s]) of w[s] * dy[j], dw = sum dy[j] *
+ * x[j % len[s]], dc = sum dy[j] * j, with dy = y on the last stage.  The
+ * results of each (stage, microbatch) are kept apart and compared, bit for
+ * bit, with a serial computation that does the same operations in the
+ * same order; so a lost, duplicated, misrouted or stale buffer changes a
+ * result.  The callbacks also check the runtime's contracts: sizes,
+ * NULL inputs/outputs at the ends, forward before backward, I before W,
+ * the input buffer unchanged from forward until backward, and each rank's
+ * compute order against the schedule.
+ */
+#ifndef PPCC_TESTS_RT_PIPE_H
+#define PPCC_TESTS_RT_PIPE_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "ppcc.h"
+#include "ppcc/runtime.h"
+
+typedef struct rt_pipe {
+	int S, m, n_ranks;
+	int *len;             /* S + 1 */
+	double *w, *c;        /* S */
+	double *x0;           /* m * len[0] */
+	double *dw, *dc;      /* S * m: the runtime's results */
+	double *loss;         /* m */
+	double *ref_dw, *ref_dc, *ref_loss;
+	const double **stash; /* S * m: forward's input pointer */
+	double *stash_sum;
+	int *fwd, *bwd, *inp, *wgt; /* calls per (stage, mb) */
+	int **log;            /* per rank: op * 1e6 + stage * 1e3 + mb */
+	int *log_len;
+	int log_cap;
+	int *sent, *recvd;    /* [kind 0 F, 1 B][src_stage][mb] */
+	pthread_mutex_t mu;
+	int violations;
+	char violation[512];  /* the first */
+	/* Faults: when (fault_op, fault_stage, fault_mb) runs, return
+	 * fault_ret (if nonzero), sleep fault_sleep_s, or raise SIGKILL. */
+	int fault_op, fault_stage, fault_mb;
+	int fault_ret;
+	double fault_sleep_s;
+	int fault_kill;
+} rt_pipe;
+
+/* A pipeline of S stages (run by n_ranks ranks) over m microbatches;
+ * width 0: vectors of 3 + s % 3 + s doubles at stage s (a different
+ * size at each boundary), else all of `width` doubles. */
+rt_pipe *rt_pipe_new(int S, int m, int n_ranks, int width);
+void rt_pipe_free(rt_pipe *p);
+
+/* Clears results, call counts and logs (not message counts). */
+void rt_pipe_reset(rt_pipe *p);
+
+/* recv_bytes / send_bytes of each stage; the other fields zero. */
+void rt_pipe_stage_table(const rt_pipe *p, ppcc_stage_info *out);
+
+/* Callbacks for every stage; split: backward_input/backward_weight. */
+void rt_pipe_fns(rt_pipe *p, ppcc_rt_stage_fns *out);
+
+int rt_pipe_forward(int stage, int mb, const void *input, size_t input_bytes,
+		    void *output, size_t output_bytes, void *user);
+int rt_pipe_backward(int stage, int mb, const void *grad_output,
+		     size_t grad_output_bytes, void *grad_input,
+		     size_t grad_input_bytes, void *user);
+
+/* For options.on_message. */
+void rt_pipe_on_message(const ppcc_rt_message *msg, void *user);
+
+/* 0 when every result of the stages of `rank` (-1: all) equals the
+ * serial one bit for bit, every (stage, mb) ran exactly once, no contract
+ * was violated and each rank's compute order is the schedule's; else -1
+ * with the first difference in why. */
+int rt_pipe_check(const rt_pipe *p, const ppcc_schedule *s, int rank,
+		  char *why, size_t n);
+
+/* 0 when each message the schedule implies was sent and received
+ * `times` times and no other was (ranks: the receiving or sending rank
+ * filter, -1 for all). */
+int rt_pipe_check_messages(const rt_pipe *p, const ppcc_schedule *s,
+			   int rank, int times, char *why, size_t n);
+
+/* Replaces every B of s by I at its place and W at the end of the
+ * rank's list (a split backward with deferred weight gradients); the
+ * result lives in the arena. */
+int rt_pipe_split_backward(ppcc_schedule *out, ppcc_arena *a,
+			   const ppcc_schedule *s);
+
+#endif

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Regenerates (generate) or verifies (check) schedules/: for every example
+# and schedule kind, the plan in every output format.  A combination that
+# has no plan (it does not fit, or breaks a constraint) is kept as its
+# diagnostics and exit code in KIND.err, so that changes there are
+# reviewed too.
+#
+#   tests/schedules.sh generate|check PPCC
+set -u
+mode=$1
+ppcc=$2
+case $ppcc in /*) ;; *) ppcc=$(pwd)/$ppcc ;; esac
+export LC_ALL=C
+
+out=$(mktemp -d "${TMPDIR:-/tmp}/ppcc-schedules.XXXXXX") || exit 1
+trap 'rm -rf "$out"' EXIT
+
+formats="text:txt json:json dot:dot svg:svg header:h torch-csv:csv chrome:trace.json"
+
+for ex in examples/*.yaml; do
+	name=$(basename "$ex" .yaml)
+	mkdir -p "$out/$name"
+	for kind in gpipe 1f1b interleaved; do
+		v=1
+		[ "$kind" = interleaved ] && v=2
+		if ! "$ppcc" plan "$ex" -s "$kind" -v "$v" -f json -o /dev/null \
+			2>"$out/$name/$kind.err"; then
+			echo "exit $?" >>"$out/$name/$kind.err"
+			continue
+		fi
+		rm -f "$out/$name/$kind.err"
+		for fe in $formats; do
+			fmt=${fe%%:*}
+			ext=${fe#*:}
+			extra=
+			case $fmt in header) extra="--prefix $(echo "${name}_$kind" | tr -c 'a-zA-Z0-9_\n' _)" ;; esac
+			"$ppcc" plan "$ex" -s "$kind" -v "$v" -f "$fmt" $extra \
+				-o "$out/$name/$kind.$ext" || exit 1
+		done
+	done
+done
+
+case $mode in
+generate)
+	rm -rf schedules.new
+	cp -r "$out" schedules.new && rm -rf schedules && mv schedules.new schedules
+	echo "schedules/ regenerated; review with: git diff --stat schedules/"
+	;;
+check)
+	if ! diff -r schedules "$out" >"$out.diff" 2>&1; then
+		head -n 40 "$out.diff"
+		rm -f "$out.diff"
+		echo "schedules-check: schedules/ differs from the compiler's output (run 'make schedules' and review the diff)" >&2
+		exit 1
+	fi
+	rm -f "$out.diff"
+	echo "schedules-check: schedules/ matches ($(find schedules -type f | wc -l) files)"
+	;;
+*)
+	echo "usage: $0 generate|check PPCC" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,218 @@
+#define _GNU_SOURCE
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *tu_ppcc(void)
+{
+	const char *p = getenv("PPCC");
+	return p ? p : "build/ppcc";
+}
+
+const char *tu_src(void)
+{
+	const char *p = getenv("PPCC_SRC");
+	return p ? p : ".";
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *d, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t nc = (*cap ? *cap * 2 : 4096);
+		while (nc < *len + n + 1)
+			nc *= 2;
+		*buf = realloc(*buf, nc);
+		*cap = nc;
+	}
+	memcpy(*buf + *len, d, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
+int tu_run_argv(tu_run *out, const char *dir, const char *in_path,
+		char *const env[], int timeout_s, char *const argv[])
+{
+	int po[2], pe[2];
+	memset(out, 0, sizeof *out);
+	if (pipe(po) < 0 || pipe(pe) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		setpgid(0, 0);
+		if (dir && chdir(dir) < 0)
+			_exit(126);
+		int in = open(in_path ? in_path : "/dev/null", O_RDONLY);
+		if (in < 0)
+			_exit(126);
+		dup2(in, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]);
+		close(pe[0]);
+		for (int i = 0; env && env[i]; i++)
+			putenv(env[i]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	size_t ocap = 0, ecap = 0;
+	out->out = calloc(1, 1);
+	out->err = calloc(1, 1);
+	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+	int open_fds = 2;
+	time_t deadline = time(NULL) + timeout_s;
+	int killed = 0;
+	while (open_fds > 0) {
+		int left = (int)(deadline - time(NULL));
+		if (left <= 0) {
+			kill(-pid, SIGKILL);
+			killed = 1;
+			break;
+		}
+		if (poll(fds, 2, left * 1000) < 0 && errno != EINTR)
+			break;
+		for (int k = 0; k < 2; k++) {
+			if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP)))
+				continue;
+			char buf[65536];
+			ssize_t n = read(fds[k].fd, buf, sizeof buf);
+			if (n <= 0) {
+				close(fds[k].fd);
+				fds[k].fd = -1;
+				open_fds--;
+			} else if (k == 0) {
+				append(&out->out, &out->out_len, &ocap, buf, (size_t)n);
+			} else {
+				append(&out->err, &out->err_len, &ecap, buf, (size_t)n);
+			}
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		if (fds[k].fd >= 0)
+			close(fds[k].fd);
+	int st;
+	waitpid(pid, &st, 0);
+	if (killed)
+		out->status = 124;
+	else if (WIFEXITED(st))
+		out->status = WEXITSTATUS(st);
+	else
+		out->status = 128 + WTERMSIG(st);
+	return 0;
+}
+
+void tu_run_free(tu_run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+char *tu_mkdtemp(void)
+{
+	const char *t = getenv("TMPDIR");
+	char *d;
+	if (asprintf(&d, "%s/ppcc-test.XXXXXX", t ? t : "/tmp") < 0)
+		return NULL;
+	if (!mkdtemp(d)) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag,
+		  struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	chmod(path, 0700);
+	return remove(path);
+}
+
+void tu_rmtree(const char *dir)
+{
+	if (dir)
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	char chunk[65536];
+	size_t k;
+	buf = calloc(1, 1);
+	while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
+		append(&buf, &n, &cap, chunk, k);
+	fclose(f);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int tu_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	size_t n = strlen(text);
+	int ok = fwrite(text, 1, n, f) == n;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+int tu_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static void collect(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
+		    void *user)
+{
+	tu_diag *t = user;
+	const char *what = sev == PPCC_SEV_ERROR ? "error"
+			   : sev == PPCC_SEV_WARNING ? "warning" : "note";
+	int n = snprintf(t->text + t->len, sizeof t->text - t->len,
+			 "%d:%d: %s: %s\n", loc ? loc->line : 0, loc ? loc->col : 0,
+			 what, msg);
+	if (n > 0 && t->len + (size_t)n < sizeof t->text)
+		t->len += (size_t)n;
+}
+
+void tu_diag_init(tu_diag *t)
+{
+	memset(t, 0, sizeof *t);
+	t->d.fn = collect;
+	t->d.user = t;
+}
+
+int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
+		 const char *path, tu_diag *diag)
+{
+	char full[4096];
+	snprintf(full, sizeof full, "%s/%s", tu_src(), path);
+	int err = ppcc_config_load(cfg, a, full, NULL, &diag->d);
+	if (err == 0)
+		err = ppcc_config_check(cfg, &diag->d);
+	if (err == 0)
+		err = ppcc_plan_build(out, a, cfg, &diag->d);
+	return err;
+}

@@ -1,0 +1,51 @@
+/* Helpers shared by the Check suites: temporary directories, running the
+ * ppcc binary, reading files, collecting diagnostics. */
+#ifndef PPCC_TESTUTIL_H
+#define PPCC_TESTUTIL_H
+
+#include <stddef.h>
+
+#include "ppcc.h"
+
+/* Output of a child process. */
+typedef struct tu_run {
+	int status;   /* exit code, or 128 + signal */
+	char *out;    /* stdout, NUL-terminated; free with free() */
+	char *err;    /* stderr */
+	size_t out_len, err_len;
+} tu_run;
+
+/* Runs argv (argv[0] is searched in PATH) in directory dir (NULL: the
+ * current one) with stdin from in_path (NULL: /dev/null) and extra
+ * environment assignments env (NULL-terminated, may be NULL).  Kills it
+ * after timeout_s seconds. */
+int tu_run_argv(tu_run *out, const char *dir, const char *in_path,
+		char *const env[], int timeout_s, char *const argv[]);
+void tu_run_free(tu_run *r);
+
+/* The ppcc binary ($PPCC) and the source tree ($PPCC_SRC, else "."). */
+const char *tu_ppcc(void);
+const char *tu_src(void);
+
+/* A fresh temporary directory (removed by tu_rmtree). */
+char *tu_mkdtemp(void);
+void tu_rmtree(const char *dir);
+
+/* Whole file into a malloc'd NUL-terminated buffer; NULL if unreadable. */
+char *tu_read_file(const char *path, size_t *len);
+int tu_write_file(const char *path, const char *text);
+int tu_exists(const char *path);
+
+/* A diagnostics sink that appends "LINE:COL: severity: MSG\n" to a buffer. */
+typedef struct tu_diag {
+	ppcc_diag d;
+	char text[1 << 16];
+	size_t len;
+} tu_diag;
+void tu_diag_init(tu_diag *t);
+
+/* Loads path (relative to the source tree) and builds its plan. */
+int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
+		 const char *path, tu_diag *diag);
+
+#endif
