@@ -17,6 +17,7 @@
 static _Atomic long fail_at = -1; /* -1: not read yet; 0: never */
 static _Atomic long alloc_count;
 static _Atomic long alloc_live;
+static _Atomic long alloc_failed;
 
 static int alloc_should_fail(void)
 {
@@ -25,7 +26,16 @@ static int alloc_should_fail(void)
 		long n = e ? strtol(e, NULL, 10) : 0;
 		fail_at = n > 0 ? n : 0;
 	}
-	return fail_at > 0 && ++alloc_count >= fail_at;
+	if (fail_at > 0 && ++alloc_count >= fail_at) {
+		alloc_failed++;
+		return 1;
+	}
+	return 0;
+}
+
+long ppcc_alloc_failures(void)
+{
+	return alloc_failed;
 }
 
 void ppcc_alloc_fail_at(long n)
@@ -51,6 +61,8 @@ void *ppcc_malloc(size_t size)
 	void *p = malloc(size ? size : 1);
 	if (p)
 		alloc_live++;
+	else
+		alloc_failed++;
 	return p;
 }
 
@@ -61,6 +73,8 @@ void *ppcc_calloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (p)
 		alloc_live++;
+	else
+		alloc_failed++;
 	return p;
 }
 
@@ -71,6 +85,8 @@ void *ppcc_realloc(void *p, size_t size)
 	void *q = realloc(p, size ? size : 1);
 	if (q && !p)
 		alloc_live++;
+	else if (!q)
+		alloc_failed++;
 	return q;
 }
 

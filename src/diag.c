@@ -5,7 +5,9 @@
  * sink's callback decides what to do with it (the CLI prints
  * `ppcc: FILE:LINE:COL: error: message`; tests collect the text).
  */
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +34,29 @@ void ppcc_diag_report(ppcc_diag *d, ppcc_severity sev, const ppcc_loc *loc,
 	va_start(ap, fmt);
 	ppcc_diag_vreport(d, sev, loc, fmt, ap);
 	va_end(ap);
+}
+
+/* printf and strtod follow the calling thread's locale; ppcc's files must
+ * not.  uselocale() switches only this thread, so a trainer's own locale
+ * and other threads are left alone. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void c_locale_init(void)
+{
+	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+locale_t ppcc_locale_enter(void)
+{
+	pthread_once(&c_locale_once, c_locale_init);
+	return c_locale ? uselocale(c_locale) : (locale_t)0;
+}
+
+void ppcc_locale_leave(locale_t saved)
+{
+	if (saved)
+		uselocale(saved);
 }
 
 const char *ppcc_status_str(int status)

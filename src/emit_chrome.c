@@ -251,7 +251,7 @@ static int check_plan(const ppcc_schedule *s, const ppcc_estimate *e,
 	return 0;
 }
 
-int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *opt,
+static int emit_chrome_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *opt,
 		     ppcc_diag *d)
 {
 	ppcc_diag quiet = {0};
@@ -317,5 +317,13 @@ out:
 		ppcc_error(d, NULL, "cannot write the Chrome trace");
 		err = PPCC_EIO;
 	}
+	return err;
+}
+
+int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o, ppcc_diag *d)
+{
+	locale_t saved = ppcc_locale_enter();
+	int err = emit_chrome_body(f, p, o, d);
+	ppcc_locale_leave(saved);
 	return err;
 }

@@ -9,17 +9,17 @@
  * Every node has a pinned position (pos "x,y!", in points) and a fixed
  * size, and the picture has no edges: nothing is left to a layout engine.
  * libgvc lays it out with the "nop" engine, the library form of `neato -n`;
- * the DOT text renders the same with `neato -n -Tsvg` (or `neato -n2`,
- * which differs from -n only in how edges are routed).  Box x is
- * TL_X0 + label column + start * scale, width duration * scale, where the
- * scale makes the typical action about TL_TYPICAL_PT wide and the axis
- * TL_MIN_W..TL_MAX_W points long.
+ * the DOT text renders to the same bytes with `neato -n -Tsvg` (and with
+ * `neato -n2`, which differs from -n only in how edges are routed).  A
+ * box's left edge is x0 + start * scale and its width duration * scale,
+ * where x0 follows the row labels and the scale makes the median action
+ * TL_TYPICAL_PT wide within an axis of TL_MIN_W..TL_MAX_W points.  (Images
+ * round node sizes to whole points; the DOT text keeps the exact ones.)
  *
- * The dependency view is an ordinary graph for `dot -Grankdir=LR`: one node
- * per compute action ("F s2 mb3") inside one cluster per rank, dashed edges
- * for program order within a rank and a solid edge, labelled with its
- * bytes, for each SEND with its RECV (producer compute to consumer
- * compute).
+ * The dependency view is an ordinary graph for `dot` (rankdir=LR): one
+ * node per compute action ("F s2 mb3") in one cluster per rank, dashed
+ * edges for program order within a rank and a solid edge, labelled with
+ * its bytes, for each SEND and its RECV (producer to consumer compute).
  *
  * Graphviz builds and writes the graph (agopen, agnode, agxset, agwrite),
  * so DOT quoting is its own.  What it leaves to the caller is done here:
@@ -33,23 +33,29 @@
  *     writer never splits one inside a run of letters, so names are cut at
  *     DOT_NAME_MAX bytes (on a UTF-8 boundary, followed by an ellipsis);
  *     control characters and invalid UTF-8 show as U+FFFD;
- *   - libgvc prints its errors to stderr and calls exit(1) on a short
- *     write: messages are routed to the diagnostics sink through agseterrf
- *     and images are rendered to memory (gvRenderData), then written here;
+ *   - output: libgvc prints its messages to stderr and calls exit(1) on a
+ *     short write, so messages go to the diagnostics sink through
+ *     agseterrf and images are rendered to memory (gvRenderData), then
+ *     written here;
  *   - locale: numbers are formatted here without printf's %f, and libgvc
- *     runs under uselocale("C") on this thread, because it reads some
- *     attributes (pad) with strtod outside its own setlocale(LC_NUMERIC,
- *     "C") ... restore bracket; a host program's locale is left as it was.
+ *     runs under uselocale("C") on this thread: it switches LC_NUMERIC to
+ *     "C" around layout but reads some attributes (pad) with strtod
+ *     outside that.  The host program's locale is left as it was;
  *   - order: cgraph gives a named subgraph the address of its name as id
- *     and keeps subgraphs in id order; dot_open() makes the ids sequential
- *     so that clusters come out in the order they were made.
+ *     and keeps subgraphs in id order; the clusters get small fixed ids
+ *     instead (see dot_id_map) so that they come out in rank order;
+ *   - libgvc 2.43 bugs avoided: one context is kept for the process (its
+ *     pango plugin reads a font name freed with the previous context),
+ *     the dependency view sets newrank (without it dot fails in
+ *     init_rank on interleaved schedules) and gives no edge weight 0
+ *     (dot frees a labelled zero-weight edge between clusters twice).
  *
  * Plans with very many actions still give a valid graph: the timeline
  * draws at most TL_MAX_BOXES boxes (those that start first) and the
  * dependency view at most DEPS_MAX_NODES nodes (the first microbatches);
  * the title says what was left out and a warning is reported.
  *
- * Not reentrant: libgvc keeps global state, and so does the message sink.
+ * Not reentrant: libgvc keeps global state, and so does this file.
  */
 #include <locale.h>
 #include <math.h>
@@ -74,9 +80,9 @@
 #define TL_ROW_H 34.0        /* one rank's row */
 #define TL_BOX_H 26.0        /* a compute box */
 #define TL_BOX_FONT 10.0
-#define TL_TYPICAL_PT 26.0   /* width of the median action */
+#define TL_TYPICAL_PT 24.0   /* width of the median action */
 #define TL_MIN_W 1200.0      /* length of the time axis */
-#define TL_MAX_W 12000.0
+#define TL_MAX_W 2400.0
 #define TL_X0 8.0            /* left edge of the row labels */
 #define TL_LABEL_GAP 10.0    /* row labels to time 0 */
 #define TL_LEGEND_Y 12.0

@@ -703,7 +703,7 @@ static int check_schedule(const ppcc_schedule *s, const ppcc_stage_info *st,
 	return 0;
 }
 
-int ppcc_emit_header(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
+static int emit_header_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d)
 {
 	ppcc_diag quiet = {0};
@@ -774,5 +774,13 @@ out:
 		ppcc_error(d, NULL, "cannot write the C header");
 		err = PPCC_EIO;
 	}
+	return err;
+}
+
+int ppcc_emit_header(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o, ppcc_diag *d)
+{
+	locale_t saved = ppcc_locale_enter();
+	int err = emit_header_body(f, p, o, d);
+	ppcc_locale_leave(saved);
 	return err;
 }

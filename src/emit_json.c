@@ -141,7 +141,7 @@ static void variant_summary(json_out *o, const ppcc_plan_variant *v, int fits)
 	raw(o, "}");
 }
 
-int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *opt,
+static int emit_json_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *opt,
 		   ppcc_diag *d)
 {
 	json_out o = {.f = f};
@@ -258,4 +258,12 @@ int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *opt,
 	(void)d;
 	/* A write error is the caller's to report: it knows the file. */
 	return o.err;
+}
+
+int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o, ppcc_diag *d)
+{
+	locale_t saved = ppcc_locale_enter();
+	int err = emit_json_body(f, p, o, d);
+	ppcc_locale_leave(saved);
+	return err;
 }

@@ -160,7 +160,7 @@ static void print_timeline(FILE *f, const ppcc_plan *p)
 	}
 }
 
-int ppcc_emit_text(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o)
+static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o)
 {
 	const ppcc_schedule *s = &p->best.schedule;
 	const ppcc_config *c = p->config;
@@ -185,4 +185,12 @@ int ppcc_emit_text(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o)
 		print_estimate(f, p);
 	print_timeline(f, p);
 	return ferror(f) ? PPCC_EIO : 0;
+}
+
+int ppcc_emit_text(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o)
+{
+	locale_t saved = ppcc_locale_enter();
+	int err = emit_text_body(f, p, o);
+	ppcc_locale_leave(saved);
+	return err;
 }

@@ -134,7 +134,7 @@ static int lay_out(int **step, int *placed_f, int *placed_b, int *next,
 	return 0;
 }
 
-int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
+static int emit_torch_csv_body(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d)
 {
 	ppcc_diag quiet = {0};
@@ -206,5 +206,13 @@ out:
 		ppcc_error(d, NULL, "cannot write the torch CSV");
 		err = PPCC_EIO;
 	}
+	return err;
+}
+
+int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o, ppcc_diag *d)
+{
+	locale_t saved = ppcc_locale_enter();
+	int err = emit_torch_csv_body(f, p, o, d);
+	ppcc_locale_leave(saved);
 	return err;
 }

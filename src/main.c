@@ -336,6 +336,7 @@ static int cmd_plan(const cli_options *o)
 	set_override(o->group_size, &pl->group_size, &pl->group_size_loc);
 	set_override(o->tensor_parallel, &pl->tensor_parallel,
 		     &pl->tensor_parallel_loc);
+	ppcc_config_fill_defaults(&cfg);
 	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
 	    (err = ppcc_plan_build(&plan, a, &cfg, &d)) < 0) {
 		rc = report_status(err, &d);

@@ -54,6 +54,10 @@ typedef struct plan_ctx {
 	ppcc_part_problem pb;
 } plan_ctx;
 
+/* Sums of these over all layers must stay within int64: each value is
+ * kept below 2^61 / (layers + 1) by the range check in ctx_init, so no sum
+ * can overflow (the partitioner multiplies stash sums by counts in 128
+ * bits). */
 static int64_t to_ps(double seconds)
 {
 	double ps = seconds * PS_PER_S;
@@ -63,6 +67,19 @@ static int64_t to_ps(double seconds)
 static int64_t to_bytes(double b)
 {
 	return b >= 9e18 ? INT64_MAX / 4 : (int64_t)llround(b);
+}
+
+/* A layer whose time or size is beyond what the integer model can sum
+ * gets an error at its line rather than a silently clamped plan. */
+static int check_range(plan_ctx *x, const ppcc_layer *l, const char *what,
+		       double value, const char *unit)
+{
+	double limit = (double)(INT64_MAX / 4) / (double)(x->n + 1);
+	if (value < limit)
+		return 0;
+	ppcc_error(x->d, &l->loc, "layer '%s': %s of %.3g %s is out of the range "
+		   "ppcc can plan", l->name, what, value, unit);
+	return PPCC_EINPUT;
 }
 
 static const ppcc_device_group *device_group(const ppcc_cluster *c,
@@ -121,6 +138,10 @@ static int ctx_init(plan_ctx *x)
 		if (!ALLOC(x->work_fb[g], n + 1) || !ALLOC(x->work_f[g], n + 1))
 			return PPCC_ENOMEM;
 		for (int i = 0; i < n; i++) {
+			double sec = (L[i].fwd_flops + L[i].bwd_flops) / speed;
+			if (check_range(x, &L[i], "compute time", sec * PS_PER_S,
+					"picoseconds") < 0)
+				return PPCC_EINPUT;
 			int64_t f = to_ps(L[i].fwd_flops / speed);
 			int64_t b = to_ps(L[i].bwd_flops / speed);
 			x->work_f[g][i + 1] = x->work_f[g][i] + f;
@@ -139,6 +160,17 @@ static int ctx_init(plan_ctx *x)
 	if (!ALLOC(x->static_prefix, n + 1) || !ALLOC(x->stash_prefix, n + 1))
 		return PPCC_ENOMEM;
 	for (int i = 0; i < n; i++) {
+		if (check_range(x, &L[i], "weight and optimizer memory",
+				L[i].params * L[i].bytes_per_param, "bytes") < 0 ||
+		    check_range(x, &L[i], "activation stash", L[i].stash_bytes,
+				"bytes") < 0 ||
+		    check_range(x, &L[i], "p2p time",
+				1e12 * link_seconds(&x->cfg->cluster.inter_node,
+						    L[i].activation_bytes) +
+				1e12 * link_seconds(&x->cfg->cluster.intra_node,
+						    L[i].activation_bytes),
+				"picoseconds") < 0)
+			return PPCC_EINPUT;
 		x->static_prefix[i + 1] = x->static_prefix[i] +
 			to_bytes(L[i].params * L[i].bytes_per_param);
 		x->stash_prefix[i + 1] = x->stash_prefix[i] + to_bytes(L[i].stash_bytes);
@@ -429,7 +461,14 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d)
 {
-	return plan_build(out, a, cfg, d, 1);
+	int errors = d->errors;
+	int err = plan_build(out, a, cfg, d, 1);
+	if ((err == PPCC_EINPUT || err == PPCC_EINTERNAL) && d->errors == errors) {
+		ppcc_error(d, &cfg->model.loc, "internal error: the plan of this "
+			   "model failed (status %d)", err);
+		err = PPCC_EINTERNAL;
+	}
+	return err;
 }
 
 /* The fewest stages, more than configured and within the devices and

@@ -23,6 +23,7 @@
 #ifndef PPCC_INTERNAL_H
 #define PPCC_INTERNAL_H
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,12 @@ typedef enum ppcc_status {
 } ppcc_status;
 
 const char *ppcc_status_str(int status);
+
+/* Switch the calling thread to the C locale (returns what to restore) and
+ * back: every emitter and the loader bracket their number formatting and
+ * parsing with these. */
+locale_t ppcc_locale_enter(void);
+void ppcc_locale_leave(locale_t saved);
 
 /* ---- diagnostics ---------------------------------------------------- */
 
@@ -99,6 +106,9 @@ void ppcc_free(void *p);
 void ppcc_alloc_fail_at(long n);
 long ppcc_alloc_count(void);
 long ppcc_alloc_live(void);
+/* Allocations that have failed so far (injected or real): a library that
+ * reports out-of-memory as something else can be told apart by it. */
+long ppcc_alloc_failures(void);
 
 typedef struct ppcc_arena ppcc_arena;
 
@@ -181,8 +191,12 @@ typedef struct ppcc_config {
 } ppcc_config;
 
 /* Reads path ("-" for stdin) and, when cluster_path is not NULL, the
- * cluster from that file instead.  Reports every error of the file, then
- * returns PPCC_EINPUT.  Strings point into the arena. */
+ * cluster from that file instead (format: man/ppcc.5).  Reports every
+ * error of the input in line order (the first 100, then a count), then
+ * returns PPCC_EINPUT, also for a file that cannot be read; PPCC_ENOMEM
+ * when an allocation fails.  On success the pipeline's unset settings
+ * hold their defaults (ppcc_config_fill_defaults).  Strings point into
+ * the arena. */
 int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 		     const char *cluster_path, ppcc_diag *d);
 

@@ -99,11 +99,14 @@ static json_t *load(reader *rd, const char *path)
 	json_error_t je;
 	json_t *root;
 	size_t flags = JSON_REJECT_DUPLICATES;
+	long failures = ppcc_alloc_failures();
 	if (strcmp(path, "-") == 0)
 		root = json_loadf(stdin, flags, &je);
 	else
 		root = json_load_file(path, flags, &je);
-	if (!root && json_error_code(&je) == json_error_out_of_memory) {
+	/* jansson reports some failed allocations as syntax errors. */
+	if (!root && (json_error_code(&je) == json_error_out_of_memory ||
+		      ppcc_alloc_failures() != failures)) {
 		rd->oom = 1;
 		return NULL;
 	}

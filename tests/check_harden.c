@@ -15,6 +15,7 @@
 #include <malloc.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,21 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* With PPCC_HARDEN_VERBOSE set, what a test covered and how long it took. */
+static void say_figure(const char *test, double since, const char *fmt, ...)
+	PPCC_PRINTF(3, 4);
+static void say_figure(const char *test, double since, const char *fmt, ...)
+{
+	if (!getenv("PPCC_HARDEN_VERBOSE"))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", test);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (%.1f s)\n", now_s() - since);
+	va_end(ap);
 }
 
 /* ---- files and directories ------------------------------------------- */
@@ -261,6 +277,7 @@ START_TEST(harden_truncated_examples_run_cleanly_in_process)
 {
 	watch_aborts();
 	setenv("PPCC_FUZZ_MAX_CELLS", "4096", 1); /* every example's plan */
+	double t0 = now_s();
 	name_list ex = examples();
 	int stride = light() ? 17 : 1;
 	long cuts = 0;
@@ -278,6 +295,7 @@ START_TEST(harden_truncated_examples_run_cleanly_in_process)
 		free(text);
 	}
 	ck_assert_int_gt(cuts, 100 / stride);
+	say_figure("truncation", t0, "%ld cuts of %d examples", cuts, ex.n);
 	free_list(&ex);
 }
 END_TEST
@@ -289,9 +307,9 @@ typedef struct alloc_sweep {
 	long total;     /* allocations of one complete run */
 } alloc_sweep;
 
-/* The N to try for a run of `total` allocations: every one up to the
- * budget, else the first budget/2 and then evenly spaced ones to the
- * last. */
+/* The N to try for a run of `total` allocations: every one when there
+ * are at most `budget`, else the first budget/2 and then evenly spaced
+ * ones to the last. */
 static long next_n(long n, long total, long budget)
 {
 	if (total <= budget || n < budget / 2)
@@ -300,9 +318,15 @@ static long next_n(long n, long total, long budget)
 	return n + (step > 1 ? step : 1);
 }
 
-static long budget(void)
+/* Exhaustive up to 6000 allocations (every example's front end, tiny's
+ * emitters); the big examples' JSON and Chrome emitters, with tens of
+ * thousands of jansson values, are sampled at 1500 points (the same
+ * per-value code fails at each).  PPCC_HARDEN_LIGHT: 40 points. */
+static long budget_for(long total)
 {
-	return light() ? 40 : 4000;
+	if (light())
+		return 40;
+	return total <= 6000 ? 6000 : 1500;
 }
 
 /* load -> check -> plan with the Nth allocation failing: the status is
@@ -336,7 +360,7 @@ static alloc_sweep sweep_front_end(const char *path)
 	long huge = 1L << 40;
 	ck_assert_int_eq(front_end(path, huge, &sw.total), 0);
 	ck_assert_int_eq(ppcc_alloc_live(), live);
-	for (long n = 1; n <= sw.total; n = next_n(n, sw.total, budget())) {
+	for (long n = 1; n <= sw.total; n = next_n(n, sw.total, budget_for(sw.total))) {
 		long allocs;
 		snprintf(abort_context, sizeof abort_context,
 			 "%s: load/check/plan with allocation %ld failing", path, n);
@@ -404,6 +428,7 @@ START_TEST(harden_every_failed_allocation_is_enomem_without_leak)
 	json_set_alloc_funcs(ppcc_malloc, ppcc_free);
 	name_list ex = examples();
 	for (int i = 0; i < ex.n; i++) {
+		double t0 = now_s();
 		if (light() && strcmp(ex.names[i], "tiny.yaml") != 0)
 			continue;
 		char rel[512];
@@ -411,6 +436,8 @@ START_TEST(harden_every_failed_allocation_is_enomem_without_leak)
 		char *path = src_path(rel);
 		alloc_sweep fe = sweep_front_end(path);
 		ck_assert_int_gt(fe.total, 0);
+		say_figure("allocation failure", t0, "%s: load/check/plan: %ld of "
+			   "%ld allocations failed", ex.names[i], fe.runs, fe.total);
 
 		tu_diag diag;
 		tu_diag_init(&diag);
@@ -421,10 +448,12 @@ START_TEST(harden_every_failed_allocation_is_enomem_without_leak)
 		long live = ppcc_alloc_live();
 		for (int k = 0; k < N_EMITTERS; k++) {
 			const ppcc_emit_options *o = &every_emitter[k];
-			long total;
+			long total, tried = 0;
+			double t1 = now_s();
 			ck_assert_int_eq(emit_failing(&plan, o, 1L << 40, &total), 0);
 			ck_assert_int_eq(ppcc_alloc_live(), live);
-			for (long n = 1; n <= total; n = next_n(n, total, budget())) {
+			for (long n = 1; n <= total; n = next_n(n, total, budget_for(total))) {
+				tried++;
 				long allocs;
 				snprintf(abort_context, sizeof abort_context,
 					 "%s: emitter %d (format %d) with allocation %ld failing",
@@ -439,6 +468,8 @@ START_TEST(harden_every_failed_allocation_is_enomem_without_leak)
 					      "leaks %ld blocks", path, k, n,
 					      ppcc_alloc_live() - live);
 			}
+			say_figure("allocation failure", t1, "%s: emitter %d: %ld of "
+				   "%ld allocations failed", ex.names[i], k, tried, total);
 		}
 		ppcc_arena_free(a);
 		free(path);
@@ -486,7 +517,7 @@ START_TEST(harden_json_reader_failed_allocation_is_enomem_without_leak)
 	long live = ppcc_alloc_live(), total = 0;
 	ck_assert_int_eq(read_failing(json, 1L << 40, &total), 0);
 	ck_assert_int_gt(total, 0);
-	for (long n = 1; n <= total; n = next_n(n, total, budget())) {
+	for (long n = 1; n <= total; n = next_n(n, total, budget_for(total))) {
 		long allocs;
 		snprintf(abort_context, sizeof abort_context,
 			 "read_json with allocation %ld failing", n);
@@ -579,7 +610,9 @@ START_TEST(harden_repeated_runs_do_not_grow_the_heap)
 		for (int i = 0; i < runs; i++)
 			run_phase(k, &plan, yaml, json);
 		long grown = heap_in_use() - before;
-		if (grown >= 16L * runs && used < sizeof report) {
+		/* a block lost per run costs at least glibc's smallest chunk,
+		 * 32 bytes, per run */
+		if (grown >= 32L * runs && used < sizeof report) {
 			int n = snprintf(report + used, sizeof report - used,
 					 "%s%s %d: %ld bytes in %d runs", used ? "; " : "",
 					 k < 0 ? "phase" : "emitter", k, grown, runs);
@@ -1682,8 +1715,8 @@ static void sleep_s(double s)
 /* A large plan (tiny.yaml with thousands of microbatches, megabytes of
  * JSON) written over an existing file, killed with SIGKILL at
  * points spread over its run: the file is byte for byte the old one (or,
- * if the run finished first, the whole new one) and the directory holds
- * nothing else. */
+ * once the run has renamed its output, the whole new one) and the
+ * directory holds nothing else. */
 START_TEST(harden_killed_mid_write_keeps_previous_file)
 {
 	char *ex = src_path("examples/tiny.yaml");
@@ -1729,22 +1762,25 @@ START_TEST(harden_killed_mid_write_keeps_previous_file)
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 		size_t len;
 		char *now = tu_read_file(target, &len);
-		if (WIFSIGNALED(st)) {
-			killed++;
-			ck_assert_msg(len == strlen(previous) &&
-				      memcmp(now, previous, len) == 0,
-				      "killed at %d0%%: the target changed (%zu bytes)",
-				      k, len);
-		} else {
-			ck_assert_msg(len == full_len && memcmp(now, full, len) == 0,
-				      "finished at %d0%%: the target is not the plan", k);
-		}
+		int old = len == strlen(previous) && memcmp(now, previous, len) == 0;
+		int whole = len == full_len && memcmp(now, full, len) == 0;
+		/* killed before the rename: the old file; after it (while
+		 * exiting) or not at all: the whole new one */
+		ck_assert_msg(old || whole,
+			      "%s at %d0%%: the target is neither the old file "
+			      "nor the whole plan (%zu bytes)",
+			      WIFSIGNALED(st) ? "killed" : "finished", k, len);
+		if (!WIFSIGNALED(st))
+			ck_assert_msg(whole, "finished at %d0%%: the target is "
+				      "not the plan", k);
+		killed += WIFSIGNALED(st) && old;
 		free(now);
 		char what[1024];
 		ck_assert_msg(count_entries(dir, what, sizeof what) == 1,
 			      "killed at %d0%%: the directory holds %s", k, what);
 	}
-	ck_assert_msg(killed >= 5, "only %d of 9 runs were killed mid-way", killed);
+	ck_assert_msg(killed >= 3, "only %d of 9 runs were killed before "
+		      "their output was complete", killed);
 	free(full);
 	tu_rmtree(dir);
 	free(target);

@@ -2,8 +2,9 @@
  * rt_mpi_prog - the runtime over MPI, for check_runtime.c (run it under
  * `mpirun -np 2`).
  *
- *   rt_mpi_prog ok        every schedule kind, two steps each, debug mode;
- *                         prints "rank R KIND ok" per kind; exit 0
+ *   rt_mpi_prog ok        every schedule kind, two steps each, debug mode,
+ *                         eager then grouped; prints "rank R KIND ok" and
+ *                         "rank R KIND grouped ok" per kind; exit 0
  *   rt_mpi_prog kill      1F1B; rank 1 raises SIGKILL in its forward of
  *                         microbatch 2; the other rank must not hang
  *   rt_mpi_prog mismatch  rank 1 holds a schedule with one more
@@ -40,7 +41,7 @@ static void build(ppcc_schedule *out, ppcc_arena *a, const rt_pipe *p,
 		fail("schedule", PPCC_RT_EINTERNAL);
 }
 
-static int run_kind(int kind, int ranks, const char *mode)
+static int run_kind(int kind, int ranks, const char *mode, int grouped)
 {
 	int m = 8, v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1, err;
 	int mismatch = strcmp(mode, "mismatch") == 0;
@@ -63,6 +64,7 @@ static int run_kind(int kind, int ranks, const char *mode)
 
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.transport = PPCC_RT_MPI;
+	o.grouped = grouped;
 	o.debug = 1;
 	o.timeout_s = 2;
 	o.on_message = rt_pipe_on_message;
@@ -92,7 +94,8 @@ static int run_kind(int kind, int ranks, const char *mode)
 		printf("rank %d: %s\n", rank, why);
 		fail("messages", PPCC_RT_EINTERNAL);
 	}
-	printf("rank %d %s ok\n", rank, ppcc_schedule_kind_name(kind));
+	printf("rank %d %s %sok\n", rank, ppcc_schedule_kind_name(kind),
+	       grouped ? "grouped " : "");
 	ppcc_rt_free(rt);
 	rt_pipe_free(p);
 	ppcc_arena_free(a);
@@ -108,10 +111,12 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(mode, "ok") == 0) {
-		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
-			run_kind(kind, size, mode);
+		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+			run_kind(kind, size, mode, 0);
+			run_kind(kind, size, mode, 1);
+		}
 	} else {
-		code = run_kind(PPCC_SCHED_1F1B, size, mode);
+		code = run_kind(PPCC_SCHED_1F1B, size, mode, 0);
 	}
 	MPI_Finalize();
 	return code;

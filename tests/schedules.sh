@@ -16,6 +16,8 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/ppcc-schedules.XXXXXX") || exit 1
 trap 'rm -rf "$out"' EXIT
 
 formats="text:txt json:json dot:dot svg:svg header:h torch-csv:csv chrome:trace.json"
+# One rendered image, shown in README.md.
+png_for="tiny/1f1b"
 
 for ex in examples/*.yaml; do
 	name=$(basename "$ex" .yaml)
@@ -23,9 +25,11 @@ for ex in examples/*.yaml; do
 	for kind in gpipe 1f1b interleaved; do
 		v=1
 		[ "$kind" = interleaved ] && v=2
-		if ! "$ppcc" plan "$ex" -s "$kind" -v "$v" -f json -o /dev/null \
-			2>"$out/$name/$kind.err"; then
-			echo "exit $?" >>"$out/$name/$kind.err"
+		"$ppcc" plan "$ex" -s "$kind" -v "$v" -f json -o /dev/null \
+			2>"$out/$name/$kind.err"
+		rc=$?
+		if [ "$rc" != 0 ]; then
+			echo "exit $rc" >>"$out/$name/$kind.err"
 			continue
 		fi
 		rm -f "$out/$name/$kind.err"
@@ -37,6 +41,10 @@ for ex in examples/*.yaml; do
 			"$ppcc" plan "$ex" -s "$kind" -v "$v" -f "$fmt" $extra \
 				-o "$out/$name/$kind.$ext" || exit 1
 		done
+		if [ "$name/$kind" = "$png_for" ]; then
+			"$ppcc" plan "$ex" -s "$kind" -v "$v" -f png \
+				-o "$out/$name/$kind.png" || exit 1
+		fi
 	done
 done
 

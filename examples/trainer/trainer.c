@@ -251,13 +251,14 @@ int main(int argc, char **argv)
 	const ppcc_schedule *s = &ppcc_plan_schedule;
 	int err;
 
+	if (parse(&o, argc, argv) < 0)
+		return usage();
 #if TRAINER_MPI
-	MPI_Init(&argc, &argv);
+	/* only the transports that need it: MPI_Init is not free */
+	int mpi = !o.serial && o.transport != PPCC_RT_LOCAL;
+	if (mpi)
+		MPI_Init(&argc, &argv);
 #endif
-	if (parse(&o, argc, argv) < 0) {
-		err = usage();
-		goto out;
-	}
 	ppcc_rt_options ro = PPCC_RT_OPTIONS_INIT;
 	ro.timeout_s = o.timeout_s;
 	ro.debug = o.debug;
@@ -300,7 +301,8 @@ out:
 		err = 1;
 	ppcc_rt_schedule_free(loaded);
 #if TRAINER_MPI
-	MPI_Finalize();
+	if (mpi)
+		MPI_Finalize();
 #endif
 	return err;
 }

@@ -20,10 +20,14 @@
  * blocks for the whole step: it returns once every action has run and
  * every send has completed, or on the first failure.  Inside a step, a
  * RECV blocks until its message has arrived; a SEND never blocks the
- * compute that follows it.  With `grouped` set (always, for nccl) each run
- * of consecutive SEND/RECV actions is posted as one group (ncclGroupStart
- * / ncclGroupEnd) and waited for as a whole before the next action; this
- * is what keeps rendezvous transports free of deadlock.
+ * compute that follows it.  With `grouped` set (always, for nccl) the
+ * SEND/RECV actions are posted in groups (ncclGroupStart / ncclGroupEnd),
+ * one before each compute action, each waited for as a whole: a receive
+ * in the group before the compute that needs it, a send in the group
+ * after the compute that made it, or later where a dry run of all ranks
+ * under rendezvous semantics (a send completes only once its receive is
+ * posted) shows that it could deadlock there.  Every rank derives the
+ * same grouping from the schedule.
  *
  * Buffer lifetimes, per (stage, microbatch); every size comes from the
  * schedule's stage table (ppcc_stage_info recv_bytes, send_bytes):
@@ -92,7 +96,7 @@ typedef enum ppcc_rt_transport {
 /* 1 when this libppcc was built with the transport. */
 int ppcc_rt_transport_available(int transport);
 
-/* FNV-1a over every field of the schedule in a fixed order and width:
+/* A 64-bit hash of every field of the schedule in a fixed order and width:
  * equal on every rank exactly when the schedules are equal.  Generated
  * headers store it in ppcc_schedule.fingerprint. */
 uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
@@ -184,9 +188,9 @@ typedef struct ppcc_rt_options {
 	int recv_ahead;
 	/* Actions in a failure's flight record (0: 8). */
 	int flight_record;
-	/* 1: post each run of consecutive SEND/RECV actions as one group and
-	 * wait for all of it (always on for nccl; off: sends complete in the
-	 * background). */
+	/* 1: post SEND/RECV actions in deadlock-free groups, each waited for
+	 * as a whole (always on for nccl; off: receives posted ahead, sends
+	 * complete in the background). */
 	int grouped;
 	/* local: the world the rank joins (ppcc_rt_local_world_new); one
 	 * world per set of ranks that run together; NULL for one rank. */

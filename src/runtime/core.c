@@ -15,9 +15,11 @@
  *            when the transport reports the send complete (tested after
  *            every action, waited for at the end of the step).
  *
- * In grouped mode (nccl, or opts->grouped) a run of consecutive SEND/RECV
- * actions is posted between group_begin and group_end and waited for as
- * a whole; receives are then posted only at their place.
+ * In grouped mode (nccl, or opts->grouped) the SEND/RECV actions are
+ * posted in groups, between group_begin and group_end, one group before
+ * each compute action, and each is waited for as a whole; which group an
+ * action joins is planned at init (group.c) so that no group waits for
+ * ever under rendezvous semantics.
  *
  * Buffers live in four slots per (stage, microbatch): the stage's input
  * activation (IN_ACT: received or handed over by stage-1 on the same

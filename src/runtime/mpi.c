@@ -307,7 +307,9 @@ static int mpi_aborted(rt_transport *t, int *out_rank, int *out_status)
 static int mpi_alloc(rt_transport *t, void **out, size_t bytes)
 {
 	(void)t;
-	*out = ppcc_malloc(bytes);
+	/* zeroed: a callback need not write every byte it is given, and a
+	 * debug checksum then reads defined memory */
+	*out = ppcc_calloc(1, bytes);
 	return *out ? 0 : PPCC_RT_ENOMEM;
 }
 

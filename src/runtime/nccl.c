@@ -10,8 +10,8 @@
  * non-blocking communicator whose initialisation is polled against the
  * timeout.
  *
- * The core always runs this transport grouped: each run of consecutive
- * SEND/RECV actions is one ncclGroupStart/ncclGroupEnd on the
+ * The core always runs this transport grouped (see group.c): each group
+ * of SEND/RECV actions is one ncclGroupStart/ncclGroupEnd on the
  * communication stream, which first waits (cudaStreamWaitEvent) for the
  * compute stream's work so far, so a send never reads an output before
  * its forward has written it.  The core then waits for the group's event,

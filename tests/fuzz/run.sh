@@ -31,22 +31,14 @@ json) seed tests/fuzz/seeds/json/* \
 esac
 
 # Model files are short; schedules need room for their action lists.
-# Every DOT emission leaks Graphviz's name-map entries (see lsan.supp),
-# which makes libFuzzer run a full leak scan after each such input: the
-# plan fuzzer leaves leaks to ppcc_alloc_live() (checked on every input),
-# make valgrind and the harden suite's heap test.
 max_len=8192
-leaks=1
-case $name in
-json) max_len=16384 ;;
-plan) leaks=0 ;;
-esac
+[ "$name" = json ] && max_len=16384
 
 log=build-fuzz/$name.log
 LSAN_OPTIONS="suppressions=$(pwd)/tests/fuzz/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 "$bin" "$work" -max_total_time="$seconds" -artifact_prefix="$regress/" \
 	-dict="tests/fuzz/$name.dict" -max_len="$max_len" -timeout=30 \
-	-detect_leaks="$leaks" -report_slow_units=30 \
+	-report_slow_units=30 \
 	-rss_limit_mb=2048 -print_final_stats=1 "$@" >"$log" 2>&1
 rc=$?
 
