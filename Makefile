@@ -18,6 +18,7 @@ BUILD    ?= build
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 CUDA_HOME ?= /usr/local/cuda
+VERSION  := $(shell sed -n 's/^\#define PPCC_VERSION_STRING "\(.*\)"/\1/p' src/ppcc.h)
 
 DEB_PACKAGES := build-essential pkg-config libyaml-dev check libsubunit-dev \
 	libjansson-dev libgraphviz-dev graphviz libopenmpi-dev openmpi-bin \
@@ -215,9 +216,9 @@ install: all
 	install -m 644 include/ppcc/*.h $(DESTDIR)$(INCDIR)/ppcc/
 	install -m 644 man/ppcc.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/ppcc.5 $(DESTDIR)$(MANDIR)/man5/
-	-install -m 644 man/ppcc_runtime.3 $(DESTDIR)$(MANDIR)/man3/ 2>/dev/null
+	install -m 644 man/ppcc_runtime.3 $(DESTDIR)$(MANDIR)/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|0.1.0|' \
+		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 		-e 's|@LIBS@|$(LIBS)|' ppcc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ppcc.pc
 
 uninstall:
@@ -276,12 +277,6 @@ fuzz: fuzz-build
 
 valgrind: $(PPCC) $(BUILD)/check_ppcc
 	$(TEST_ENV) tests/fuzz/valgrind.sh $(PPCC) $(BUILD)/check_ppcc
-
-# LeakSanitizer would fail every SVG and PNG (in ppcc and in the tests) on
-# the blocks Graphviz and fontconfig lose on their own.
-ifeq ($(SANITIZE),1)
-export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/fuzz/lsan.supp:print_suppressions=0
-endif
 
 .PHONY: fuzz fuzz-build valgrind
 

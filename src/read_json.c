@@ -96,7 +96,7 @@ static double real_member(reader *rd, json_t *obj, const char *path,
 
 static json_t *load(reader *rd, const char *path)
 {
-	json_error_t je;
+	json_error_t je = {0}; /* jansson leaves it unset when it cannot allocate */
 	json_t *root;
 	size_t flags = JSON_REJECT_DUPLICATES;
 	long failures = ppcc_alloc_failures();

@@ -237,13 +237,13 @@ static int replay_dir(const char *rel, int (*target)(const uint8_t *, size_t))
 START_TEST(harden_fuzz_regressions_and_seeds_replay_cleanly)
 {
 	watch_aborts();
-	int n = 0;
-	n += replay_dir("tests/fuzz/regressions/plan", ppcc_fuzz_plan);
+	double t0 = now_s();
+	int n = replay_dir("tests/fuzz/regressions/plan", ppcc_fuzz_plan);
 	n += replay_dir("tests/fuzz/regressions/json", ppcc_fuzz_json);
 	int seeds = replay_dir("tests/fuzz/seeds/plan", ppcc_fuzz_plan);
 	seeds += replay_dir("tests/fuzz/seeds/json", ppcc_fuzz_json);
 	ck_assert_msg(seeds >= 4, "only %d seeds under tests/fuzz/seeds", seeds);
-	(void)n;
+	say_figure("replay", t0, "%d regressions, %d seeds", n, seeds);
 }
 END_TEST
 
@@ -1546,6 +1546,57 @@ START_TEST(harden_strict_numbers_name_key_and_position)
 }
 END_TEST
 
+/* Control characters in a name (newline, ESC, BEL: all legal in a YAML
+ * double-quoted scalar) never reach stderr raw: a name can neither forge
+ * a diagnostic line nor send the terminal an escape sequence, whichever
+ * phase quotes it (the loader, the memory check, the range checks). */
+START_TEST(harden_names_in_diagnostics_cannot_forge_lines_or_escapes)
+{
+	static const char *const models[] = {
+		/* the memory check quotes the stage's first and last layer */
+		"model:\n  name: \"m\\e[31m\"\n  layers:\n"
+		"    - {name: \"a\\e[2J\\nppcc: forged\", fwd_ms: 1, params: 1.0e12}\n"
+		"    - {name: \"b\\e]0;title\\a\", fwd_ms: 1, params: 1.0e12}\n"
+		"cluster:\n  devices: 2\n"
+		"  device: {name: \"g\\e[5m\", tflops: 1, efficiency: 1, memory_gib: 1}\n"
+		"pipeline:\n  stages: 2\n  microbatches: 2\n",
+		/* the range check quotes the layer */
+		"model:\n  name: m\n  layers:\n"
+		"    - {name: \"a\\e[2J\\nppcc: forged\", fwd_flops: 1.0e40, params: 1}\n"
+		"    - {name: b, fwd_ms: 1, params: 1}\n"
+		"cluster:\n  devices: 2\n"
+		"  device: {name: g, tflops: 1, efficiency: 1, memory_gib: 1}\n"
+		"pipeline:\n  stages: 2\n  microbatches: 2\n",
+		/* the loader quotes a key */
+		"model:\n  \"bad\\e[2J\\nppcc: forged\": 1\n  name: x\n",
+	};
+	char *dir = tu_mkdtemp();
+	char *file = join(dir, "names.yaml");
+	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+		ck_assert_int_eq(tu_write_file(file, models[i]), 0);
+		const char *args[] = {"plan", file, "-o", "/dev/null", NULL};
+		tu_run r;
+		run_ppcc(&r, NULL, 60, args);
+		ck_assert_msg(r.status == 1, "model %zu: exit %d: %s", i, r.status,
+			      r.err);
+		for (size_t k = 0; k < r.err_len; k++) {
+			unsigned char c = (unsigned char)r.err[k];
+			ck_assert_msg(c == '\n' || (c >= 0x20 && c != 0x7f),
+				      "model %zu: byte 0x%02x in stderr at %zu: %s",
+				      i, c, k, r.err);
+			if (k == 0 || r.err[k - 1] == '\n')
+				ck_assert_msg(strncmp(r.err + k, "ppcc: ", 6) == 0,
+					      "model %zu: a line that is not a "
+					      "diagnostic: %s", i, r.err + k);
+		}
+		tu_run_free(&r);
+	}
+	tu_rmtree(dir);
+	free(file);
+	free(dir);
+}
+END_TEST
+
 /* ---- faults in the environment ----------------------------------------------- */
 
 static const char *const all_formats[] = {
@@ -1812,6 +1863,7 @@ Suite *suite_harden(void)
 	tcase_add_test(cli, harden_parser_attacks_fail_fast_and_small);
 	tcase_add_test(cli, harden_awkward_bytes_get_the_same_clear_answer);
 	tcase_add_test(cli, harden_strict_numbers_name_key_and_position);
+	tcase_add_test(cli, harden_names_in_diagnostics_cannot_forge_lines_or_escapes);
 	tcase_add_test(cli, harden_full_device_and_directory_exit_three);
 	tcase_add_test(cli, harden_read_only_directory_exits_three);
 	tcase_add_test(cli, harden_killed_mid_write_keeps_previous_file);

@@ -35,7 +35,7 @@ max_len=8192
 [ "$name" = json ] && max_len=16384
 
 log=build-fuzz/$name.log
-LSAN_OPTIONS="suppressions=$(pwd)/tests/fuzz/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 "$bin" "$work" -max_total_time="$seconds" -artifact_prefix="$regress/" \
 	-dict="tests/fuzz/$name.dict" -max_len="$max_len" -timeout=30 \
 	-report_slow_units=30 \
