@@ -30,6 +30,13 @@ static double max_of(const double *v, int n)
 	return m;
 }
 
+/* User text on one terminal line: control characters become '?'. */
+static void put_name(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 /* Layer range of a stage as names: "block..head" (cut to fit). */
 static void layer_names(char *buf, size_t size, const ppcc_plan *p,
 			const ppcc_stage_info *st)
@@ -166,17 +173,19 @@ static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 	const ppcc_config *c = p->config;
 	(void)o;
 
-	fprintf(f, "ppcc %s: %s, %s, %d stages", PPCC_VERSION_STRING,
-		p->model_name, ppcc_schedule_kind_name(s->kind), s->n_ranks);
+	fprintf(f, "ppcc %s: ", PPCC_VERSION_STRING);
+	put_name(f, p->model_name);
+	fprintf(f, ", %s, %d stages", ppcc_schedule_kind_name(s->kind), s->n_ranks);
 	if (s->n_chunks > 1)
 		fprintf(f, " x %d chunks", s->n_chunks);
 	fprintf(f, ", %d microbatches, %d layers", s->n_microbatches, p->n_layers);
 	if (c) {
 		fprintf(f, ", tensor parallel %d, %d devices (", c->pipeline.tensor_parallel,
 			c->cluster.devices);
-		for (int g = 0; g < c->cluster.n_groups; g++)
-			fprintf(f, "%s%d x %s", g ? " + " : "", c->cluster.groups[g].count,
-				c->cluster.groups[g].name);
+		for (int g = 0; g < c->cluster.n_groups; g++) {
+			fprintf(f, "%s%d x ", g ? " + " : "", c->cluster.groups[g].count);
+			put_name(f, c->cluster.groups[g].name);
+		}
 		fputc(')', f);
 	}
 	fputs("\n\n", f);

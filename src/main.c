@@ -64,19 +64,44 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* User text (paths, names in messages) on one line: a control character
+ * is shown as \xNN, so that no name can forge a line or a terminal
+ * escape. */
+static void put_clean(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f)
+			fprintf(stderr, "\\x%02x", c);
+		else
+			fputc(c, stderr);
+	}
+}
+
 static void print_diag(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
 		       void *user)
 {
 	(void)user;
 	const char *what = sev == PPCC_SEV_ERROR ? "error"
 			   : sev == PPCC_SEV_WARNING ? "warning" : "note";
-	if (loc && loc->file && loc->line > 0)
-		fprintf(stderr, "ppcc: %s:%d:%d: %s: %s\n", loc->file, loc->line,
-			loc->col, what, msg);
-	else if (loc && loc->file)
-		fprintf(stderr, "ppcc: %s: %s: %s\n", loc->file, what, msg);
-	else
-		fprintf(stderr, "ppcc: %s: %s\n", what, msg);
+	fputs("ppcc: ", stderr);
+	if (loc && loc->file) {
+		put_clean(loc->file);
+		if (loc->line > 0)
+			fprintf(stderr, ":%d:%d", loc->line, loc->col);
+		fputs(": ", stderr);
+	}
+	fprintf(stderr, "%s: ", what);
+	put_clean(msg);
+	fputc('\n', stderr);
+}
+
+static void cannot_write(const char *path, int err)
+{
+	char msg[256];
+	ppcc_loc loc = {strcmp(path, "-") == 0 ? "<stdout>" : path, 0, 0};
+	snprintf(msg, sizeof msg, "cannot write: %s", strerror(err));
+	print_diag(PPCC_SEV_ERROR, &loc, msg, NULL);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -291,8 +316,7 @@ static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 	const char *path = o->output ? o->output : "-";
 	output out;
 	if (output_open(&out, path) < 0) {
-		fprintf(stderr, "ppcc: %s: error: cannot write: %s\n", path,
-			strerror(errno));
+		cannot_write(path, errno);
 		return EXIT_OUTPUT;
 	}
 	int errors = d->errors;
@@ -301,9 +325,8 @@ static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 	errno = 0;
 	if ((output_close(&out, err == 0) < 0 && err == 0) || err == PPCC_EIO) {
 		if (err != PPCC_EIO || d->errors == errors)
-			fprintf(stderr, "ppcc: %s: error: cannot write: %s\n",
-				strcmp(path, "-") == 0 ? "<stdout>" : path,
-				strerror(write_errno ? write_errno : errno ? errno : EIO));
+			cannot_write(path, write_errno ? write_errno
+					   : errno ? errno : EIO);
 		return EXIT_OUTPUT;
 	}
 	return err ? report_status(err, d) : EXIT_OK;
