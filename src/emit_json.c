@@ -206,6 +206,10 @@ static int emit_json_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 		put(&o, json_integer(rs->rank));
 		key(&o, ", ", "busy_ms");
 		put(&o, num(e->busy_ms[r]));
+		if (e->comm_ms) {
+			key(&o, ", ", "comm_ms");
+			put(&o, num(e->comm_ms[r]));
+		}
 		key(&o, ", ", "idle_ms");
 		put(&o, num(e->idle_ms[r]));
 		key(&o, ", ", "peak_memory_bytes");
@@ -234,6 +238,10 @@ static int emit_json_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 	put(&o, real_or_null(e->bubble_analytic));
 	key(&o, ",\n    ", "busy_ms");
 	put(&o, per_rank(e->busy_ms, s->n_ranks));
+	if (e->comm_ms) {
+		key(&o, ",\n    ", "comm_ms");
+		put(&o, per_rank(e->comm_ms, s->n_ranks));
+	}
 	key(&o, ",\n    ", "idle_ms");
 	put(&o, per_rank(e->idle_ms, s->n_ranks));
 	key(&o, ",\n    ", "peak_memory_bytes");

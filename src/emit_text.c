@@ -56,9 +56,13 @@ static void layer_names(char *buf, size_t size, const ppcc_plan *p,
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
 	if (strlen(buf) > NAME_WIDTH) {
-		buf[NAME_WIDTH - 3] = '.';
-		buf[NAME_WIDTH - 2] = '.';
-		buf[NAME_WIDTH - 1] = '\0';
+		/* cut on a UTF-8 character boundary */
+		size_t cut = NAME_WIDTH - 2;
+		while (cut > 0 && ((unsigned char)buf[cut] & 0xc0) == 0x80)
+			cut--;
+		buf[cut] = '.';
+		buf[cut + 1] = '.';
+		buf[cut + 2] = '\0';
 	}
 }
 
@@ -104,17 +108,22 @@ static void print_estimate(FILE *f, const ppcc_plan *p)
 		gib(max_of(eb->peak_memory_bytes, n)),
 		gib(max_of(eu->peak_memory_bytes, n)),
 		p->uniform_fits ? "" : "  (uniform does not fit)");
-	if (eu->step_ms > 0) {
+	int same = 1;
+	for (int s = 0; s < b->schedule.n_stages; s++)
+		same &= b->stages[s].first_layer == u->stages[s].first_layer;
+	if (same) {
+		fprintf(f, "  the uniform split is already optimal: ppcc's is the same\n");
+	} else if (eu->step_ms > 0) {
 		double gain = (eu->step_ms - eb->step_ms) / eu->step_ms;
 		fprintf(f, "  ppcc's split is %.1f%% %s than the uniform split\n",
 			100 * fabs(gain), gain >= 0 ? "faster" : "slower");
 	}
 
-	fprintf(f, "\nper rank          busy ms      idle ms   peak GiB");
+	fprintf(f, "\nper rank          busy ms      p2p ms      idle ms   peak GiB");
 	fprintf(f, p->memory_cap_bytes ? "   of GiB\n" : "\n");
 	for (int r = 0; r < n; r++) {
-		fprintf(f, "  rank %-4d %12.3f %12.3f %10.2f", r, eb->busy_ms[r],
-			eb->idle_ms[r], gib(eb->peak_memory_bytes[r]));
+		fprintf(f, "  rank %-4d %12.3f %11.3f %12.3f %10.2f", r, eb->busy_ms[r],
+			eb->comm_ms ? eb->comm_ms[r] : 0, eb->idle_ms[r], gib(eb->peak_memory_bytes[r]));
 		if (p->memory_cap_bytes)
 			fprintf(f, " %10.2f", gib(p->memory_cap_bytes[r]));
 		fputc('\n', f);

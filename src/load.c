@@ -1307,9 +1307,11 @@ static void read_model(ppcc_model *out, loader *L, const section *top,
  * milliseconds at the first device group's sustained rate. */
 static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
 {
-	if (L->has_transformer)
+	if (L->has_transformer) {
+		out->edge_layers = 1;
 		return ppcc_transformer_expand(&out->layers, &out->n_layers,
 					       L->a, &L->tf, L->tf_loc);
+	}
 	int n = 0;
 	for (int i = 0; i < L->n_items; i++)
 		n += L->items[i].repeat;

@@ -45,6 +45,7 @@ typedef struct cli_options {
 	const char *output;
 	ppcc_emit_options emit;
 	int kind, stages, microbatches, chunks, group_size, tensor_parallel;
+	int group_size_set;
 	int quiet;
 } cli_options;
 
@@ -168,7 +169,13 @@ static int output_open(output *o, const char *path)
 		o->in_place = 1;
 		return 0;
 	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	/* A link is followed: its target is what gets replaced. */
+	static char resolved[PATH_MAX];
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
+	    realpath(path, resolved))
+		o->path = path = resolved;
+	int exists = stat(path, &st) == 0;
+	if (exists && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode)) {
 			errno = EISDIR;
 			return -1;
@@ -177,6 +184,9 @@ static int output_open(output *o, const char *path)
 		o->in_place = 1;
 		return o->f ? 0 : -1;
 	}
+	/* Like the shell's >: a file one may not write is not replaced. */
+	if (exists && access(path, W_OK) != 0)
+		return -1;
 	const char *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path + 1) : 0;
 	if (dirlen >= (int)sizeof o->dir)
@@ -189,11 +199,17 @@ static int output_open(output *o, const char *path)
 	}
 	mode_t mask = umask(0);
 	umask(mask);
+	mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
 	int fd = -1;
 #ifdef O_TMPFILE
-	fd = open(dirlen ? o->dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
-		  0666 & ~mask);
-	o->anonymous = fd >= 0;
+	/* linkat needs /proc/self/fd to give the file its name. */
+	if (access("/proc/self/fd", X_OK) == 0) {
+		fd = open(dirlen ? o->dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+			  mode);
+		o->anonymous = fd >= 0;
+		if (fd >= 0)
+			fchmod(fd, mode);
+	}
 #endif
 	if (fd < 0) {
 		signal(SIGINT, on_signal);
@@ -202,7 +218,7 @@ static int output_open(output *o, const char *path)
 		if ((fd = mkstemp(tmp_path)) < 0)
 			return -1;
 		tmp_live = 1;
-		fchmod(fd, 0666 & ~mask);
+		fchmod(fd, mode);
 	}
 	if (!(o->f = fdopen(fd, "wb"))) {
 		int e = errno;
@@ -311,6 +327,15 @@ static int report_status(int err, ppcc_diag *d)
 	return exit_code(err);
 }
 
+/* 1 when -o names the input file itself. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return strcmp(a, "-") != 0 && strcmp(b, "-") != 0 &&
+	       stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 {
 	const char *path = o->output ? o->output : "-";
@@ -356,7 +381,10 @@ static int cmd_plan(const cli_options *o)
 	set_override(o->stages, &pl->stages, &pl->stages_loc);
 	set_override(o->microbatches, &pl->microbatches, &pl->microbatches_loc);
 	set_override(o->chunks, &pl->chunks, &pl->chunks_loc);
-	set_override(o->group_size, &pl->group_size, &pl->group_size_loc);
+	if (o->group_size_set) {
+		pl->group_size = o->group_size;
+		pl->group_size_loc = (ppcc_loc){"<command line>", 0, 0};
+	}
 	set_override(o->tensor_parallel, &pl->tensor_parallel,
 		     &pl->tensor_parallel_loc);
 	ppcc_config_fill_defaults(&cfg);
@@ -447,7 +475,16 @@ static int apply_option(cli_options *o, int c, const char *arg)
 	case 'p': count = &o->stages; break;
 	case 'm': count = &o->microbatches; break;
 	case 'v': count = &o->chunks; break;
-	case 'g': count = &o->group_size; break;
+	case 'g':
+		/* 0 asks for the default group, the stages */
+		if (strcmp(arg, "0") == 0) {
+			o->group_size = 0;
+			o->group_size_set = 1;
+			return -1;
+		}
+		count = &o->group_size;
+		o->group_size_set = 1;
+		break;
 	case 't': count = &o->tensor_parallel; break;
 	case 'f': {
 		int k;
@@ -514,6 +551,9 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", args[optind]);
 	if (o.output && o.output[0] == '\0')
 		return usage_error("%s", "empty output path");
+	if (o.output && (same_file(o.output, o.input) ||
+			 (o.cluster && same_file(o.output, o.cluster))))
+		return usage_error("the output '%s' is an input file", o.output);
 	if (strcmp(o.command, "check") == 0)
 		return cmd_check(&o);
 	return cmd_plan(&o);

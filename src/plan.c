@@ -342,15 +342,20 @@ static int report_infeasible(plan_ctx *x)
 	const ppcc_layer *L = x->cfg->model.layers;
 	double need = stage_mem(x, stage, i, j) / x->t;
 	double cap = (double)x->mem_cap[stage] / x->t;
+	char share[96] = "";
+	if (x->v > 1)
+		snprintf(share, sizeof share, " (its chunk's share: 1/%d of %.2f GiB)",
+			 x->v, gib(cap * x->v));
 	ppcc_error(x->d, &L[i].loc,
 		   "the model does not fit in device memory: at best, stage %d "
 		   "(rank %d, layers %d-%d, %s to %s) needs %.2f GiB per device "
-		   "but has %.2f GiB, %.2f GiB over",
+		   "but has %.2f GiB%s, %.2f GiB over",
 		   stage, r, i, j, L[i].name, L[j].name, gib(need), gib(cap),
-		   gib((double)over / x->t));
+		   share, gib((double)over / x->t));
+	long long k = (long long)x->stash_count[stage];
 	ppcc_note(x->d, &L[i].loc,
-		  "it holds %lld microbatches of activations in flight under %s",
-		  (long long)x->stash_count[stage], ppcc_schedule_kind_name(x->kind));
+		  "it holds %lld microbatch%s of activations in flight under %s",
+		  k, k == 1 ? "" : "es", ppcc_schedule_kind_name(x->kind));
 
 	/* The least memory per device: every cap raised by the overflow. */
 	double least = 0;
@@ -365,7 +370,7 @@ static int report_infeasible(plan_ctx *x)
 	return PPCC_EINFEASIBLE;
 }
 
-static int fewest_stages(const ppcc_config *cfg);
+static int fewest_stages(const ppcc_config *cfg, int *out_microbatches);
 
 static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		      ppcc_diag *d, int search)
@@ -417,10 +422,13 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			return err;
 		if ((err = report_infeasible(x)) != PPCC_EINFEASIBLE)
 			return err;
-		int p = fewest_stages(cfg);
+		int m = 0, p = fewest_stages(cfg, &m);
 		if (p < 0 && p != PPCC_EINFEASIBLE)
 			return p;
-		if (p > 0)
+		if (p > 0 && m != cfg->pipeline.microbatches)
+			ppcc_note(d, &cfg->pipeline.stages_loc,
+				  "it would fit with %d stages (and %d microbatches)", p, m);
+		else if (p > 0)
 			ppcc_note(d, &cfg->pipeline.stages_loc,
 				  "it would fit with %d stages", p);
 		return PPCC_EINFEASIBLE;
@@ -438,12 +446,16 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		return PPCC_EINTERNAL;
 
 	/* Megatron-LM's default: equal layer counts, the remainder on the
-	 * last stages. */
-	int base = x->n / x->S, extra = x->n % x->S, at = 0;
+	 * last stages; with the transformer shorthand the blocks are divided
+	 * and the embedding and head join the first and last stages. */
+	int edge = cfg->model.edge_layers && x->S >= 2 && x->n - 2 >= x->S;
+	int blocks = x->n - 2 * edge;
+	int base = blocks / x->S, extra = blocks % x->S, at = 0;
 	out->uniform_fits = 1;
 	for (int s = 0; s < x->S; s++) {
 		uni[s] = at;
-		int len = base + (s >= x->S - extra ? 1 : 0);
+		int len = base + (s >= x->S - extra ? 1 : 0) +
+			  (edge && (s == 0 || s == x->S - 1) ? 1 : 0);
 		if (stage_mem(x, s, at, at + len - 1) > (double)x->mem_cap[s])
 			out->uniform_fits = 0;
 		at += len;
@@ -471,31 +483,50 @@ int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	return err;
 }
 
-/* The fewest stages, more than configured and within the devices and
- * layers there are, at which the model fits; PPCC_EINFEASIBLE if none. */
-static int fewest_stages(const ppcc_config *cfg)
+/* The fewest stages, more than configured, at which the model fits, as
+ * the command line would plan it (defaults that depend on the stage count,
+ * such as the microbatches, follow it; every check of the configuration
+ * applies); PPCC_EINFEASIBLE if none.  The trials are bounded: they stop
+ * when one layer alone overflows every device even with a single
+ * microbatch in flight, and after a budget of scheduled actions. */
+static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 {
+	static const ppcc_loc suggested = {"<suggestion>", 0, 0};
 	ppcc_diag quiet = {0};
-	ppcc_config trial = *cfg;
+	const ppcc_model *md = &cfg->model;
+	double cap = 0;
+	for (int g = 0; g < cfg->cluster.n_groups; g++)
+		if (cfg->cluster.groups[g].memory_bytes > cap)
+			cap = cfg->cluster.groups[g].memory_bytes;
+	cap *= cfg->cluster.devices; /* the most any split could give a layer */
+	for (int i = 0; i < md->n_layers; i++) {
+		const ppcc_layer *l = &md->layers[i];
+		if (l->params * l->bytes_per_param + l->stash_bytes > cap)
+			return PPCC_EINFEASIBLE;
+	}
+	int64_t budget = (int64_t)1 << 26; /* stage-microbatch pairs tried */
 	int max_p = cfg->cluster.devices / cfg->pipeline.tensor_parallel;
-	for (int p = cfg->pipeline.stages + 1; p <= max_p; p++) {
-		if (p * cfg->pipeline.chunks > cfg->model.n_layers)
-			break;
+	for (int p = cfg->pipeline.stages + 1; p <= max_p && budget > 0; p++) {
+		ppcc_config trial = *cfg;
 		trial.pipeline.stages = p;
-		if (cfg->pipeline.kind == PPCC_SCHED_INTERLEAVED) {
-			int g = cfg->pipeline.group_size ? cfg->pipeline.group_size : p;
-			int m = cfg->pipeline.microbatches;
-			if (g < p || g > m || (m % g != 0 && m % g < p))
-				continue;
-		}
+		trial.pipeline.stages_loc = suggested;
+		ppcc_config_fill_defaults(&trial);
+		if (p * trial.pipeline.chunks > md->n_layers)
+			break;
+		if (ppcc_config_check(&trial, &quiet) < 0)
+			continue;
+		budget -= (int64_t)p * trial.pipeline.chunks *
+			  trial.pipeline.microbatches;
 		ppcc_arena *ta = ppcc_arena_new();
 		if (!ta)
 			return PPCC_ENOMEM;
 		ppcc_plan tp;
 		int err = plan_build(&tp, ta, &trial, &quiet, 0);
 		ppcc_arena_free(ta);
-		if (err == 0)
+		if (err == 0) {
+			*out_microbatches = trial.pipeline.microbatches;
 			return p;
+		}
 		if (err != PPCC_EINFEASIBLE)
 			return err;
 	}

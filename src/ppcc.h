@@ -141,6 +141,10 @@ typedef struct ppcc_model {
 	ppcc_loc loc;
 	int n_layers;
 	ppcc_layer *layers;
+	/* 1 when the first and last layers are the embedding and the head
+	 * (the transformer shorthand): Megatron-LM's default split divides
+	 * the blocks evenly and adds these to the first and last stages. */
+	int edge_layers;
 } ppcc_model;
 
 /* A run of identical devices.  Devices are numbered in the order of the
@@ -305,10 +309,11 @@ typedef struct ppcc_stage_cost {
 
 typedef struct ppcc_estimate {
 	double step_ms;          /* makespan */
-	double bubble_fraction;  /* idle / (ranks * step) */
+	double bubble_fraction;  /* sum of idle / (ranks * step) */
 	double bubble_analytic;  /* closed form, NAN where none applies */
-	double *busy_ms;         /* per rank */
-	double *idle_ms;         /* per rank */
+	double *busy_ms;         /* per rank: computing */
+	double *comm_ms;         /* per rank: occupied by p2p transfers */
+	double *idle_ms;         /* per rank: the rest of the step */
 	double *peak_memory_bytes; /* per rank */
 	double **start_ms;       /* per rank, per action */
 	double **end_ms;

@@ -149,6 +149,8 @@ static int read_stages(reader *rd, ppcc_plan *out, ppcc_arena *a, json_t *root,
 		st[i].last_layer = (int32_t)int_member(rd, e, path, "last_layer", 0, INT32_MAX - 1);
 		st[i].recv_bytes = (uint64_t)int_member(rd, e, path, "recv_bytes", 0, INT64_MAX);
 		st[i].send_bytes = (uint64_t)int_member(rd, e, path, "send_bytes", 0, INT64_MAX);
+		if (st[i].first_layer > st[i].last_layer)
+			complain(rd, path, "first_layer is after last_layer");
 		c[i].fwd_ms = real_member(rd, e, path, "fwd_ms");
 		c[i].bwd_ms = real_member(rd, e, path, "bwd_ms");
 		c[i].bwd_input_ms = c[i].bwd_ms / 2;
@@ -298,13 +300,12 @@ int ppcc_read_json(ppcc_plan *out, ppcc_arena *a, const char *path,
 	json_t *fp = json_object_get(root, "fingerprint");
 	if (fp) {
 		const char *t = json_string_value(fp);
-		char *end;
-		errno = 0;
-		unsigned long long x = t ? strtoull(t, &end, 16) : 0;
-		if (!t || errno || end == t || *end || strlen(t) != 16)
-			complain(&rd, "fingerprint", "expected 16 hexadecimal digits");
+		int ok = t && strlen(t) == 16 &&
+			 strspn(t, "0123456789abcdef") == 16;
+		if (!ok)
+			complain(&rd, "fingerprint", "expected 16 lower-case hexadecimal digits");
 		else
-			s->fingerprint = x;
+			s->fingerprint = strtoull(t, NULL, 16);
 	}
 	int last = 0;
 	for (int i = 0; i < s->n_stages; i++)
@@ -312,7 +313,9 @@ int ppcc_read_json(ppcc_plan *out, ppcc_arena *a, const char *path,
 			last = s->stages[i].last_layer + 1;
 	out->n_layers = last;
 	json_t *layers = json_object_get(root, "layers");
-	if (json_is_array(layers) && (int)json_array_size(layers) >= last &&
+	if (json_is_array(layers) && json_array_size(layers) < (size_t)last)
+		complain(&rd, "layers", "fewer names than the partition's layers");
+	if (json_is_array(layers) && json_array_size(layers) >= (size_t)last &&
 	    json_array_size(layers) < INT32_MAX) {
 		int n = (int)json_array_size(layers);
 		ppcc_layer *L = ppcc_arena_alloc(a, (size_t)n, sizeof *L);

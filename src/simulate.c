@@ -7,15 +7,20 @@
  * in order:
  *   - F, B, I, W of stage s take costs[s].fwd_ms, bwd_ms, bwd_input_ms,
  *     bwd_weight_ms and advance the clock by that;
- *   - SEND_F / SEND_B of stage s start at the clock and do not advance
- *     it; the message arrives at start + costs[s].send_f_ms / send_b_ms,
- *     which is also the send's end (the transfer must finish within the
- *     step);
- *   - a RECV starts at the clock and ends at max(clock, arrival of the
- *     matching message), where the clock then stands.
+ *   - SEND_F / SEND_B of stage s never wait for the receiver, but the
+ *     transfer occupies the sender: it runs from the clock for c =
+ *     costs[s].send_f_ms / send_b_ms and the clock moves to its end;
+ *   - a RECV occupies the receiver for the same c, from when the message
+ *     is available (the matching send's start) or from its own clock,
+ *     whichever is later; the clock moves to its end.
+ * So a stage pays, per microbatch, the p2p time of both directions at
+ * both of its boundaries: the stage time the partitioner minimises
+ * (plan.c).  This is Megatron-LM's default, where p2p transfers are
+ * waited for between computations; a runtime that overlaps them does
+ * better than this estimate.
  * The step is the latest end of any action; a rank is busy for the sum of
- * its compute times and idle for the rest of the step; the bubble is
- * total idle over p * step.
+ * its compute times, communicates for the sum of its transfers, and is
+ * idle for the rest of the step; the bubble is total idle over p * step.
  *
  * Memory per rank: the static bytes of every stage on the rank, plus the
  * stash, which grows by costs[s].stash_bytes when F(s, mb) starts and
@@ -45,6 +50,7 @@ typedef struct sim_rank {
 	double stash, peak_stash;
 	double last;    /* latest end of any action so far */
 	double busy;
+	double comm;
 } sim_rank;
 
 /* Messages are numbered by the sending (stage, mb) and direction. */
@@ -70,7 +76,7 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 	const ppcc_action *acts = k->actions;
 	double *start = k->start, *end = k->end;
 	double t = k->clock, cur = k->stash, peak = k->peak_stash;
-	double last = k->last, busy = k->busy;
+	double last = k->last, busy = k->busy, comm = k->comm;
 	int32_t i = k->pc, n = k->n_actions;
 	int err = 0;
 
@@ -122,13 +128,12 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 				err = PPCC_EINPUT;
 				goto out;
 			}
-			double arr = t + (fwd ? cost->send_f_ms
-					      : cost->send_b_ms);
-			end[i] = arr;
-			if (arr > last)
-				last = arr;
+			double c = fwd ? cost->send_f_ms : cost->send_b_ms;
 			int64_t msg = sim_message(st, mb, m, fwd);
-			arrival[msg] = arr;
+			arrival[msg] = t;
+			t += c;
+			comm += c;
+			end[i] = t;
 			sent[msg >> 1] |= fwd ? 1 : 2;
 			int q = to % p;
 			if (ranks[q].wait == msg) {
@@ -150,8 +155,11 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 				k->wait = msg;
 				goto out;
 			}
+			double c = fwd ? costs[from].send_f_ms : costs[from].send_b_ms;
 			if (arrival[msg] > t)
 				t = arrival[msg];
+			t += c;
+			comm += c;
 			end[i] = t;
 			break;
 		}
@@ -169,6 +177,7 @@ out:
 	k->peak_stash = peak;
 	k->last = last;
 	k->busy = busy;
+	k->comm = comm;
 	return err;
 }
 
@@ -192,10 +201,12 @@ int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
 	memset(out, 0, sizeof *out);
 	out->busy_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->idle_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
+	out->comm_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->peak_memory_bytes = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->start_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
 	out->end_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
-	if (!out->busy_ms || !out->idle_ms || !out->peak_memory_bytes ||
+	if (!out->busy_ms || !out->idle_ms || !out->comm_ms ||
+	    !out->peak_memory_bytes ||
 	    !out->start_ms || !out->end_ms)
 		return PPCC_ENOMEM;
 	for (int r = 0; r < p; r++) {
@@ -254,7 +265,10 @@ int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
 			static_bytes += costs[st].static_bytes;
 		out->busy_ms[r] = ranks[r].busy;
 		out->peak_memory_bytes[r] = static_bytes + ranks[r].peak_stash;
-		out->idle_ms[r] = step - ranks[r].busy;
+		out->comm_ms[r] = ranks[r].comm;
+		out->idle_ms[r] = step - ranks[r].busy - ranks[r].comm;
+		if (out->idle_ms[r] < 0) /* rounding */
+			out->idle_ms[r] = 0;
 		idle += out->idle_ms[r];
 	}
 	out->step_ms = step;

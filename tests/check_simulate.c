@@ -170,24 +170,26 @@ START_TEST(peak_memory_sums_static_bytes_of_chunks)
 END_TEST
 
 /*
- * 1F1B, p = 2, m = 2; F = 1, B = 2, SEND_F 0.5, SEND_B 0.25 (ms):
- *   rank 0: F0:0 [0,1]  SEND_F0:0 [1,1.5]  F0:1 [1,2]  SEND_F0:1 [2,2.5]
- *           RECV_B0:0 [2,4.75]  B0:0 [4.75,6.75]  RECV_B0:1 [6.75,7.75]
- *           B0:1 [7.75,9.75]
+ * 1F1B, p = 2, m = 2; F = 1, B = 2, SEND_F 0.5, SEND_B 0.25 (ms).  A
+ * transfer occupies the sender from its clock and the receiver from the
+ * later of its clock and the send's start:
+ *   rank 0: F0:0 [0,1]  SEND_F0:0 [1,1.5]  F0:1 [1.5,2.5]  SEND_F0:1 [2.5,3]
+ *           RECV_B0:0 [3,4.75]  B0:0 [4.75,6.75]  RECV_B0:1 [6.75,8.5]
+ *           B0:1 [8.5,10.5]
  *   rank 1: RECV_F1:0 [0,1.5]  F1:0 [1.5,2.5]  B1:0 [2.5,4.5]
- *           SEND_B1:0 [4.5,4.75]  RECV_F1:1 [4.5,4.5]  F1:1 [4.5,5.5]
- *           B1:1 [5.5,7.5]  SEND_B1:1 [7.5,7.75]
- * step 9.75; busy 6 on each rank; bubble 7.5 / 19.5.
+ *           SEND_B1:0 [4.5,4.75]  RECV_F1:1 [4.75,5.25]  F1:1 [5.25,6.25]
+ *           B1:1 [6.25,8.25]  SEND_B1:1 [8.25,8.5]
+ * step 10.5; busy 6 and p2p 1.5 on each rank; bubble 6 / 21.
  */
 START_TEST(communication_latency_hand_computed_two_ranks)
 {
 	static const double want0[][2] = {
-		{0, 1}, {1, 1.5}, {1, 2}, {2, 2.5},
-		{2, 4.75}, {4.75, 6.75}, {6.75, 7.75}, {7.75, 9.75},
+		{0, 1}, {1, 1.5}, {1.5, 2.5}, {2.5, 3},
+		{3, 4.75}, {4.75, 6.75}, {6.75, 8.5}, {8.5, 10.5},
 	};
 	static const double want1[][2] = {
 		{0, 1.5}, {1.5, 2.5}, {2.5, 4.5}, {4.5, 4.75},
-		{4.5, 4.5}, {4.5, 5.5}, {5.5, 7.5}, {7.5, 7.75},
+		{4.75, 5.25}, {5.25, 6.25}, {6.25, 8.25}, {8.25, 8.5},
 	};
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_schedule s;
@@ -206,10 +208,11 @@ START_TEST(communication_latency_hand_computed_two_ranks)
 		ck_assert_msg(e.start_ms[1][i] == want1[i][0] && e.end_ms[1][i] == want1[i][1],
 			      "rank 1 action %d: [%g, %g]", i, e.start_ms[1][i], e.end_ms[1][i]);
 	}
-	ck_assert(e.step_ms == 9.75);
+	ck_assert(e.step_ms == 10.5);
 	ck_assert(e.busy_ms[0] == 6 && e.busy_ms[1] == 6);
-	ck_assert(e.idle_ms[0] == 3.75 && e.idle_ms[1] == 3.75);
-	ck_assert(e.bubble_fraction == 7.5 / 19.5);
+	ck_assert(e.comm_ms[0] == 1.5 && e.comm_ms[1] == 1.5);
+	ck_assert(e.idle_ms[0] == 3 && e.idle_ms[1] == 3);
+	ck_assert(e.bubble_fraction == 6.0 / 21.0);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -286,8 +289,8 @@ START_TEST(simulate_rejects_deadlock_and_bad_fields)
 }
 END_TEST
 
-/* Each action's interval: compute lasts its cost, a receive never ends
- * before it starts, and the rank's actions follow one another. */
+/* Each action's interval: compute and sends last their cost, a receive
+ * at least its transfer, and the rank's actions follow one another. */
 START_TEST(intervals_are_consistent)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -301,7 +304,7 @@ START_TEST(intervals_are_consistent)
 	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
 	double latest = 0;
 	for (int r = 0; r < 4; r++) {
-		double clock = 0, busy = 0;
+		double clock = 0, busy = 0, comm = 0;
 		for (int i = 0; i < s.ranks[r].n_actions; i++) {
 			const ppcc_action *x = &s.ranks[r].actions[i];
 			double st = e.start_ms[r][i], en = e.end_ms[r][i];
@@ -311,13 +314,16 @@ START_TEST(intervals_are_consistent)
 			switch (x->op) {
 			case PPCC_OP_F: ck_assert(en - st == c[x->stage].fwd_ms); busy += en - st; clock = en; break;
 			case PPCC_OP_B: ck_assert(en - st == c[x->stage].bwd_ms); busy += en - st; clock = en; break;
-			case PPCC_OP_SEND_F: ck_assert(en - st == 0.25); break;
-			case PPCC_OP_SEND_B: ck_assert(en - st == 0.125); break;
-			default: ck_assert(en >= st); clock = en; break;
+			case PPCC_OP_SEND_F: ck_assert(en - st == 0.25); comm += 0.25; clock = en; break;
+			case PPCC_OP_SEND_B: ck_assert(en - st == 0.125); comm += 0.125; clock = en; break;
+			case PPCC_OP_RECV_F: ck_assert(en - st >= 0.25); comm += 0.25; clock = en; break;
+			case PPCC_OP_RECV_B: ck_assert(en - st >= 0.125); comm += 0.125; clock = en; break;
+			default: ck_abort_msg("unexpected op %d", x->op);
 			}
 		}
 		ck_assert(e.busy_ms[r] == busy);
-		ck_assert(e.idle_ms[r] == e.step_ms - busy);
+		ck_assert(e.comm_ms[r] == comm);
+		ck_assert(e.idle_ms[r] == e.step_ms - busy - comm);
 	}
 	ck_assert(e.step_ms == latest);
 	ppcc_arena_free(a);

@@ -31,8 +31,8 @@
 #define TINY_1F1B_FINGERPRINT UINT64_C(0xad2cb370cd72227a)
 
 /* The simulated step (milliseconds) and idle share. */
-#define TINY_1F1B_STEP_MS 179.12
-#define TINY_1F1B_BUBBLE_FRACTION 0.3579723090665476
+#define TINY_1F1B_STEP_MS 181.82
+#define TINY_1F1B_BUBBLE_FRACTION 0.34968650313496863
 #define TINY_1F1B_BUBBLE_ANALYTIC 0.2727272727272727
 
 static const char tiny_1f1b_model_name[] =
@@ -287,10 +287,10 @@ static const double tiny_1f1b_busy_ms[TINY_1F1B_N_RANKS] = {
 
 /* simulated idle time per rank (milliseconds) */
 static const double tiny_1f1b_idle_ms[TINY_1F1B_N_RANKS] = {
-	71.12,
-	35.120000000000005,
-	35.120000000000005,
-	115.12
+	71.66,
+	33.5,
+	33.5,
+	115.66
 };
 
 /* simulated peak memory per device of each rank */

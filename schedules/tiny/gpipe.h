@@ -31,8 +31,8 @@
 #define TINY_GPIPE_FINGERPRINT UINT64_C(0x920674c1bf9bf23e)
 
 /* The simulated step (milliseconds) and idle share. */
-#define TINY_GPIPE_STEP_MS 184.31
-#define TINY_GPIPE_BUBBLE_FRACTION 0.3760512180565352
+#define TINY_GPIPE_STEP_MS 188.08999999999997
+#define TINY_GPIPE_BUBBLE_FRACTION 0.3713647721835291
 #define TINY_GPIPE_BUBBLE_ANALYTIC 0.2727272727272727
 
 static const char tiny_gpipe_model_name[] =
@@ -287,10 +287,10 @@ static const double tiny_gpipe_busy_ms[TINY_GPIPE_N_RANKS] = {
 
 /* simulated idle time per rank (milliseconds) */
 static const double tiny_gpipe_idle_ms[TINY_GPIPE_N_RANKS] = {
-	76.31,
-	40.31,
-	40.31,
-	120.31
+	77.92999999999998,
+	39.76999999999998,
+	39.76999999999998,
+	121.92999999999998
 };
 
 /* simulated peak memory per device of each rank */

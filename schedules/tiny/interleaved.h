@@ -31,8 +31,8 @@
 #define TINY_INTERLEAVED_FINGERPRINT UINT64_C(0xcd913b336cccef63)
 
 /* The simulated step (milliseconds) and idle share. */
-#define TINY_INTERLEAVED_STEP_MS 157.85000000000002
-#define TINY_INTERLEAVED_BUBBLE_FRACTION 0.27146024707000327
+#define TINY_INTERLEAVED_STEP_MS 163.65500000000003
+#define TINY_INTERLEAVED_BUBBLE_FRACTION 0.2511075127554919
 #define TINY_INTERLEAVED_BUBBLE_ANALYTIC 0.15789473684210525
 
 static const char tiny_interleaved_model_name[] =
@@ -487,10 +487,10 @@ static const double tiny_interleaved_busy_ms[TINY_INTERLEAVED_N_RANKS] = {
 
 /* simulated idle time per rank (milliseconds) */
 static const double tiny_interleaved_idle_ms[TINY_INTERLEAVED_N_RANKS] = {
-	49.85000000000002,
-	13.850000000000023,
-	61.85000000000002,
-	45.85000000000002
+	49.17500000000004,
+	11.01500000000004,
+	59.01500000000004,
+	45.17500000000004
 };
 
 /* simulated peak memory per device of each rank */
