@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -100,6 +101,12 @@ static json_t *load(reader *rd, const char *path)
 	json_t *root;
 	size_t flags = JSON_REJECT_DUPLICATES;
 	long failures = ppcc_alloc_failures();
+	struct stat st;
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		ppcc_error(rd->d, &rd->loc, "is a directory, not a schedule");
+		rd->bad = 1;
+		return NULL;
+	}
 	if (strcmp(path, "-") == 0)
 		root = json_loadf(stdin, flags, &je);
 	else
