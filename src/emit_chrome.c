@@ -266,7 +266,6 @@ static int emit_chrome_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options
 	(void)opt;
 	if (!d)
 		d = &quiet;
-	json_set_alloc_funcs(ppcc_malloc, ppcc_free);
 	if (!e->start_ms && p->best.costs && s->ranks) {
 		if (!(a = ppcc_arena_new())) {
 			err = PPCC_ENOMEM;

@@ -147,7 +147,6 @@ static int emit_json_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 	json_out o = {.f = f};
 	const ppcc_plan_variant *v = &p->best;
 
-	json_set_alloc_funcs(ppcc_malloc, ppcc_free);
 	const ppcc_schedule *s = &v->schedule;
 	const ppcc_estimate *e = &v->estimate;
 	char fp[32];

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "ppcc.h"
 
 enum {
@@ -521,6 +523,10 @@ int main(int argc, char **argv)
 {
 	cli_options o = {.kind = -1, .emit = {.format = PPCC_FMT_TEXT}};
 	int c, rc;
+
+	/* jansson's allocator is process-wide, so the program, not the
+	 * library, routes it through ppcc_malloc (and PPCC_FAIL_ALLOC). */
+	json_set_alloc_funcs(ppcc_malloc, ppcc_free);
 
 	/* Options may come before the command and among its arguments. */
 	opterr = 0;

@@ -212,32 +212,18 @@ static int count_in_flight(plan_ctx *x, const ppcc_schedule *s)
 static int problem_init(plan_ctx *x)
 {
 	const int64_t **work, **cin, **cout;
+	int64_t *zero; /* p2p of a boundary with no link (same rank, or none) */
 	if (!ALLOC(work, x->S) || !ALLOC(cin, x->S) || !ALLOC(cout, x->S) ||
-	    !ALLOC(x->mem_cap, x->S))
+	    !ALLOC(x->mem_cap, x->S) || !ALLOC(zero, x->n))
 		return PPCC_ENOMEM;
 	for (int s = 0; s < x->S; s++) {
 		int r = s % x->p;
-		work[s] = x->work_fb[x->rank_group[r]];
 		int in = s > 0 ? x->stage_link[s - 1] : -1;
 		int out = x->stage_link[s];
-		cin[s] = in >= 0 ? x->comm_shift[in] : x->comm_shift[0];
-		cout[s] = out >= 0 ? x->comm[out] : x->comm[0];
-		if (in < 0 && s > 0)
-			cin[s] = NULL;
-		if (out < 0 && s < x->S - 1)
-			cout[s] = NULL;
+		work[s] = x->work_fb[x->rank_group[r]];
+		cin[s] = in >= 0 ? x->comm_shift[in] : zero;
+		cout[s] = out >= 0 ? x->comm[out] : zero;
 		x->mem_cap[s] = to_bytes(x->rank_mem[r] / x->v);
-	}
-	/* Stages on the same rank as their neighbour pay no p2p: give them a
-	 * zero array. */
-	int64_t *zero;
-	if (!ALLOC(zero, x->n))
-		return PPCC_ENOMEM;
-	for (int s = 0; s < x->S; s++) {
-		if (!cin[s])
-			cin[s] = zero;
-		if (!cout[s])
-			cout[s] = zero;
 	}
 	x->pb = (ppcc_part_problem){
 		.n_layers = x->n,

@@ -96,7 +96,10 @@ void ppcc_diag_vreport(ppcc_diag *d, ppcc_severity sev, const ppcc_loc *loc,
 /* ---- memory --------------------------------------------------------- */
 
 /* All allocation goes through ppcc_malloc/ppcc_calloc/ppcc_realloc so that
- * a test build can fail the Nth one (PPCC_FAIL_ALLOC=N, see alloc.c). */
+ * a test build can fail the Nth one (PPCC_FAIL_ALLOC=N, see alloc.c).
+ * jansson's allocator is process-wide: the library leaves it alone, and a
+ * program (the CLI, the tests) that wants it counted too calls
+ * json_set_alloc_funcs(ppcc_malloc, ppcc_free) once. */
 void *ppcc_malloc(size_t size);
 void *ppcc_calloc(size_t n, size_t size);
 void *ppcc_realloc(void *p, size_t size);

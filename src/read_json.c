@@ -261,7 +261,6 @@ int ppcc_read_json(ppcc_plan *out, ppcc_arena *a, const char *path,
 	int err = 0;
 
 	memset(out, 0, sizeof *out);
-	json_set_alloc_funcs(ppcc_malloc, ppcc_free);
 	json_t *root = load(&rd, path);
 	if (!root)
 		return rd.oom ? PPCC_ENOMEM : PPCC_EINPUT;
