@@ -375,3 +375,16 @@ void mlp_print_params(FILE *f, const mlp *net, const int *owned)
 		fprintf(f, "\n");
 	}
 }
+
+void mlp_ckpt_layer(ppcc_ckpt_layer *out, ppcc_ckpt_tensor tensors[2],
+		    mlp *net, int l)
+{
+	int in = mlp_width[l], o = mlp_width[l + 1];
+	tensors[0] = (ppcc_ckpt_tensor){"w", PPCC_CKPT_F64, 2, {o, in, 0, 0},
+					net->layer[l].w};
+	tensors[1] = (ppcc_ckpt_tensor){"b", PPCC_CKPT_F64, 1, {o, 0, 0, 0},
+					net->layer[l].b};
+	*out = (ppcc_ckpt_layer){l, l == 0 ? "in" : l == MLP_LAYERS - 1 ? "out"
+								       : "hidden",
+				 2, tensors};
+}

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <ppcc/checkpoint.h>
 #include <ppcc/runtime.h>
 
 #ifdef __cplusplus
@@ -94,6 +95,19 @@ double mlp_stages_loss(const mlp_stages *st);
 /* Writes "param L v v ..." (C99 hex floats, exact) for each layer l with
  * owned[l] (NULL: all). */
 void mlp_print_params(FILE *f, const mlp *net, const int *owned);
+
+/* ---- checkpoints ------------------------------------------------------ */
+
+/* The model as ppcc_ckpt_model sees it: "mlp", MLP_LAYERS layers. */
+#define MLP_CKPT_NAME "mlp"
+
+/* Layer l for ppcc_ckpt_save_layer / ppcc_ckpt_load_layer: named as in
+ * mlp.yaml (in, hidden, out), tensors "w" (f64, out x in) and "b" (f64,
+ * out) pointing into net.  Plain SGD keeps no other state, and the
+ * gradients are zero between steps, so these and net->step are all a
+ * restart needs to continue bit for bit. */
+void mlp_ckpt_layer(ppcc_ckpt_layer *out, ppcc_ckpt_tensor tensors[2],
+		    mlp *net, int l);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
  *
  *   trainer [--transport local|mpi|nccl] [--schedule FILE.json]
  *           [--steps N] [--timeout S] [--debug] [--stats] [--serial]
- *           [--output FILE]
+ *           [--output FILE] [--save DIR --save-at STEP ...] [--resume DIR]
  *
  * The schedule is the one compiled in (mlp_plan.h, which the build
  * generates with `ppcc plan -f header mlp.yaml`), or FILE.json from
@@ -13,16 +13,26 @@
  * stages on the GPU (the trainer_cuda build).  --serial trains without a
  * pipeline, with the microbatch count of the schedule.
  *
+ * Checkpoints (ppcc/checkpoint.h): --save DIR --save-at STEP saves every
+ * layer once STEP steps are done (--save-at may be repeated), each rank
+ * its own layers; --resume DIR loads DIR's last checkpoint, each rank the
+ * layers its stages hold under this run's schedule, whichever plan wrote
+ * it, and trains on from its step.  --steps N is the step to stop at,
+ * counted from the start of training, so a resumed run prints the losses
+ * of steps k..N-1 and the same weights as a run that never stopped.
+ *
  * Output, to compare runs line by line (C99 hex floats, exact), on
  * standard output or in FILE (FILE.RANK for each mpi or nccl process):
  *   loss STEP HEX DECIMAL   from the process that holds the last stage
  *   param LAYER HEX ...     weights then biases, from each layer's holder
- * Exit status: 0, 1 on a runtime failure, 2 on a usage error.
+ * Exit status: 0, 1 on a runtime or checkpoint failure, 2 on a usage
+ * error.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <ppcc/checkpoint.h>
 #include <ppcc/runtime.h>
 
 #include "mlp.h"
@@ -42,19 +52,23 @@ typedef struct trainer_opts {
 	int steps;
 	double timeout_s;
 	int debug, stats, serial;
+	const char *save, *resume;
+	int save_at[16], n_save_at;
 } trainer_opts;
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: trainer [--transport local|mpi|nccl] "
 		"[--schedule FILE.json] [--steps N] [--timeout S] [--debug] "
-		"[--stats] [--serial] [--output FILE]\n");
+		"[--stats] [--serial] [--output FILE] [--save DIR --save-at STEP "
+		"...] [--resume DIR]\n");
 	return 2;
 }
 
 static int parse(trainer_opts *o, int argc, char **argv)
 {
-	*o = (trainer_opts){PPCC_RT_LOCAL, NULL, NULL, 4, 0, 0, 0, 0};
+	*o = (trainer_opts){PPCC_RT_LOCAL, NULL, NULL, 4, 0, 0, 0, 0, NULL,
+			    NULL, {0}, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -80,6 +94,15 @@ static int parse(trainer_opts *o, int argc, char **argv)
 		} else if (strcmp(a, "--timeout") == 0 && v) {
 			o->timeout_s = atof(v);
 			i++;
+		} else if (strcmp(a, "--save") == 0 && v) {
+			o->save = v;
+			i++;
+		} else if (strcmp(a, "--save-at") == 0 && v && o->n_save_at < 16) {
+			o->save_at[o->n_save_at++] = atoi(v);
+			i++;
+		} else if (strcmp(a, "--resume") == 0 && v) {
+			o->resume = v;
+			i++;
 		} else if (strcmp(a, "--debug") == 0) {
 			o->debug = 1;
 		} else if (strcmp(a, "--stats") == 0) {
@@ -90,7 +113,83 @@ static int parse(trainer_opts *o, int argc, char **argv)
 			return -1;
 		}
 	}
+	if (!o->save != !o->n_save_at)
+		return -1;
 	return o->steps >= 1 ? 0 : -1;
+}
+
+/* ---- checkpoints ------------------------------------------------------------ */
+
+static void ckpt_diag(int rank, const char *line, void *user)
+{
+	(void)rank;
+	(void)user;
+	fprintf(stderr, "trainer: %s\n", line);
+}
+
+static ppcc_ckpt_model ckpt_model(int rank)
+{
+	return (ppcc_ckpt_model){PPCC_CKPT_VERSION, MLP_CKPT_NAME, MLP_LAYERS,
+				 rank, ckpt_diag, NULL};
+}
+
+static int save_due(const trainer_opts *o, int step)
+{
+	for (int k = 0; k < o->n_save_at; k++)
+		if (o->save_at[k] == step)
+			return 1;
+	return 0;
+}
+
+/* Saves the layers marked in owned (NULL: all) for net->step. */
+static int ckpt_save(const trainer_opts *o, mlp *net, const int *owned, int rank)
+{
+	ppcc_ckpt_model m = ckpt_model(rank);
+	for (int l = 0; l < MLP_LAYERS; l++) {
+		ppcc_ckpt_layer layer;
+		ppcc_ckpt_tensor t[2];
+		if (owned && !owned[l])
+			continue;
+		mlp_ckpt_layer(&layer, t, net, l);
+		if (ppcc_ckpt_save_layer(&m, o->save, (uint64_t)net->step, &layer) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int ckpt_commit(const trainer_opts *o, const mlp *net, int rank)
+{
+	ppcc_ckpt_model m = ckpt_model(rank);
+	if (ppcc_ckpt_commit(&m, o->save, (uint64_t)net->step) < 0)
+		return -1;
+	fprintf(stderr, "trainer: saved step %d in %s\n", net->step, o->save);
+	return 0;
+}
+
+/* Loads the last checkpoint's layers marked in owned (NULL: all) and its
+ * step. */
+static int ckpt_resume(const trainer_opts *o, mlp *net, const int *owned, int rank)
+{
+	ppcc_ckpt_model m = ckpt_model(rank);
+	uint64_t step;
+	if (ppcc_ckpt_latest(&step, &m, o->resume) < 0)
+		return -1;
+	if (step > (uint64_t)o->steps) {
+		fprintf(stderr, "trainer: %s holds step %llu, past --steps %d\n",
+			o->resume, (unsigned long long)step, o->steps);
+		return -1;
+	}
+	for (int l = 0; l < MLP_LAYERS; l++) {
+		ppcc_ckpt_layer layer;
+		ppcc_ckpt_tensor t[2];
+		if (owned && !owned[l])
+			continue;
+		mlp_ckpt_layer(&layer, t, net, l);
+		if (ppcc_ckpt_load_layer(&m, o->resume, step, &layer) < 0)
+			return -1;
+	}
+	net->step = (int)step;
+	return 0;
 }
 
 /* Where the results go: standard output or the --output file. */
@@ -149,7 +248,11 @@ static int run_local(const trainer_opts *o, const ppcc_schedule *s,
 		goto out;
 	}
 	mlp_stages_fns(st, fns);
-	for (int step = 0; step < o->steps; step++) {
+	if (o->resume && ckpt_resume(o, &net, NULL, 0) < 0) {
+		err = 1;
+		goto out;
+	}
+	for (int step = net.step; step < o->steps; step++) {
 		if ((err = ppcc_rt_run_local(stats, s, fns, ro)) != 0) {
 			fprintf(stderr, "trainer: step %d: %s\n", step,
 				ppcc_rt_status_str(err));
@@ -163,6 +266,11 @@ static int run_local(const trainer_opts *o, const ppcc_schedule *s,
 		for (int l = 0; l < MLP_LAYERS; l++)
 			mlp_update(&net, l);
 		net.step++;
+		if (save_due(o, net.step) &&
+		    (ckpt_save(o, &net, NULL, 0) < 0 || ckpt_commit(o, &net, 0) < 0)) {
+			err = 1;
+			goto out;
+		}
 	}
 	mlp_print_params(out_file, &net, NULL);
 out:
@@ -211,7 +319,15 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 		if (s->stages[k].rank == rank)
 			for (int l = s->stages[k].first_layer; l <= s->stages[k].last_layer; l++)
 				owned[l] = 1;
-	for (int step = 0; step < o->steps; step++) {
+	if (o->resume) {
+		int bad = ckpt_resume(o, &net, owned, rank) < 0, any;
+		MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		if (any) {
+			fflush(NULL);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	}
+	for (int step = net.step; step < o->steps; step++) {
 		ppcc_rt_stats stats;
 		if ((err = ppcc_rt_step(&stats, rt, fns)) != 0) {
 			fprintf(stderr, "trainer: rank %d step %d: %s\n", rank, step,
@@ -227,6 +343,18 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 			if (owned[l])
 				mlp_update(&net, l);
 		net.step++;
+		if (save_due(o, net.step)) {
+			/* every rank's shards, then one commit */
+			int bad = ckpt_save(o, &net, owned, rank) < 0, any;
+			MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+			if (!any && rank == 0)
+				bad = ckpt_commit(o, &net, rank) < 0;
+			MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+			if (any) {
+				fflush(NULL);
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+		}
 	}
 	mlp_print_params(out_file, &net, owned);
 	ppcc_rt_free(rt);
@@ -277,7 +405,11 @@ int main(int argc, char **argv)
 		err = 1;
 		goto out;
 	}
-	if (o.serial) {
+	if ((o.save || o.resume) && (o.serial || o.transport == PPCC_RT_NCCL)) {
+		fprintf(stderr, "trainer: --save and --resume need the local or "
+			"mpi transport\n");
+		err = 2;
+	} else if (o.serial) {
 		err = run_serial(&o, s);
 	} else if (o.transport == PPCC_RT_LOCAL) {
 		err = run_local(&o, s, &ro);

@@ -1,0 +1,127 @@
+/*
+ * ppcc/checkpoint.h - save a pipeline's training state and load it under
+ * another plan.
+ *
+ * A checkpoint is keyed by layer, never by stage or rank: each layer's
+ * tensors (weights, and whatever optimizer state the trainer keeps per
+ * layer) are one shard file, so the ranks of a plan with p = 4, or an
+ * interleaved one, or another partition, each load the layers their
+ * stages hold (ppcc_ckpt_layers_of) whichever plan wrote them.  The
+ * layout, under the directory DIR the trainer names:
+ *
+ *   DIR/LATEST                    "step-NNNNNNNNNNNN": the last committed
+ *   DIR/step-NNNNNNNNNNNN/MANIFEST  model, layer count, step, and each
+ *                                 shard's size and CRC-32, then the
+ *                                 manifest's own CRC-32
+ *   DIR/step-NNNNNNNNNNNN/layer-LLLL.shard  one layer: a text header
+ *                                 (model, layer, tensors with dtype and
+ *                                 shape, payload size), the payload as
+ *                                 the tensors' bytes in memory order, and
+ *                                 a last line with the CRC-32 of all
+ *                                 before it
+ *
+ * (ppcc_runtime(3) gives every line.)  Every file is written to a
+ * temporary name, fsync'd, renamed into place and its directory fsync'd.
+ * A save becomes the checkpoint only at ppcc_ckpt_commit, which checks
+ * every shard and then replaces LATEST: a process killed at any point of
+ * a save leaves LATEST naming the previous checkpoint, whole.  Earlier
+ * step directories are kept; deleting them is the trainer's choice.
+ *
+ * Loading refuses, through the model's diag callback and a status, a
+ * checkpoint of another model (name, layer count, a layer's name or a
+ * tensor's name, dtype or shape: PPCC_RT_EMISMATCH), a damaged one (a
+ * truncated or missing shard, a checksum that does not match, a bad
+ * header: PPCC_RT_ECHECKSUM, with the file and line) and one that cannot
+ * be read (PPCC_RT_EIO).  Nothing is partially loaded into a layer: its
+ * tensors are written only once its shard has passed every check.
+ *
+ * Fault injection for tests: with $PPCC_CKPT_KILL_AT=N the process sends
+ * itself SIGKILL once it has written N bytes of checkpoint files.
+ *
+ * This header compiles alone as C11 and as C++.
+ */
+#ifndef PPCC_CHECKPOINT_H
+#define PPCC_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "ppcc/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PPCC_CKPT_VERSION 1
+#define PPCC_CKPT_MAX_DIMS 4
+
+typedef enum ppcc_ckpt_dtype {
+	PPCC_CKPT_F32 = 0,
+	PPCC_CKPT_F64 = 1,
+	PPCC_CKPT_I32 = 2,
+	PPCC_CKPT_I64 = 3,
+	PPCC_CKPT_U8 = 4
+} ppcc_ckpt_dtype;
+
+/* One tensor of a layer: data holds dims[0] * ... * dims[n_dims-1]
+ * elements of dtype (borrowed; read by save, written by load). */
+typedef struct ppcc_ckpt_tensor {
+	const char *name; /* [A-Za-z0-9_.-]+, unique in the layer */
+	int32_t dtype;    /* ppcc_ckpt_dtype */
+	int32_t n_dims;   /* 1..PPCC_CKPT_MAX_DIMS */
+	int64_t dims[PPCC_CKPT_MAX_DIMS];
+	void *data;
+} ppcc_ckpt_tensor;
+
+/* One layer, 0-based as in the schedule's stage table. */
+typedef struct ppcc_ckpt_layer {
+	int32_t layer;
+	const char *name; /* [A-Za-z0-9_.-]+ */
+	int32_t n_tensors;
+	ppcc_ckpt_tensor *tensors;
+} ppcc_ckpt_layer;
+
+/* The model a checkpoint belongs to, and where problems are reported:
+ * one line each, "ppcc-ckpt: FILE[:LINE]: error: ...", through diag
+ * (NULL: standard error).  rank is passed to diag unchanged. */
+typedef struct ppcc_ckpt_model {
+	int version;      /* PPCC_CKPT_VERSION */
+	const char *name; /* [A-Za-z0-9_.-]+ */
+	int32_t n_layers;
+	int rank;
+	ppcc_rt_diag_fn diag;
+	void *diag_user;
+} ppcc_ckpt_model;
+
+/* out_owned[l] (n_layers entries) set to 1 for each layer held by one of
+ * rank's stages in s, else 0.  Returns how many, or PPCC_RT_EINPUT when
+ * the stage table does not cover layers 0..n_layers-1 in order. */
+int ppcc_ckpt_layers_of(int *out_owned, int32_t n_layers,
+			const ppcc_schedule *s, int rank);
+
+/* Writes the shard of one layer for `step`, atomically.  Any rank may
+ * save any layers; a layer saved twice for one step is replaced. */
+int ppcc_ckpt_save_layer(const ppcc_ckpt_model *m, const char *dir,
+			 uint64_t step, const ppcc_ckpt_layer *layer);
+
+/* Once every layer of `step` has been saved (by every rank: the caller
+ * synchronises), checks each shard and makes step the checkpoint: writes
+ * its MANIFEST, then LATEST.  Call it on one rank. */
+int ppcc_ckpt_commit(const ppcc_ckpt_model *m, const char *dir,
+		     uint64_t step);
+
+/* The step of DIR's committed checkpoint, after checking that its
+ * manifest is whole and belongs to m. */
+int ppcc_ckpt_latest(uint64_t *out_step, const ppcc_ckpt_model *m,
+		     const char *dir);
+
+/* Loads one layer of checkpoint `step` into layer->tensors' data, after
+ * checking the shard against the manifest, its checksum, and its layer
+ * and tensors against layer's. */
+int ppcc_ckpt_load_layer(const ppcc_ckpt_model *m, const char *dir,
+			 uint64_t step, ppcc_ckpt_layer *layer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,616 @@
+/*
+ * Tests of checkpoints (src/runtime/checkpoint.c, ppcc/checkpoint.h):
+ * which layers a rank holds, a save loaded back bit for bit, every
+ * damaged byte and every truncation refused, another model refused, an
+ * incomplete save never committed; and the example trainer stopped,
+ * saved and resumed onto other plans (other p, other schedule kinds,
+ * local and MPI), its losses after the restart and its final weights
+ * bitwise equal to a run that never stopped, also after a save killed
+ * with SIGKILL at any point.
+ */
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ppcc/checkpoint.h"
+#include "testutil.h"
+
+Suite *suite_checkpoint(void);
+
+typedef struct ck_log {
+	char text[8192];
+	size_t len;
+} ck_log;
+
+static void ck_collect(int rank, const char *line, void *user)
+{
+	ck_log *l = user;
+	(void)rank;
+	int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s\n", line);
+	if (n > 0 && l->len + (size_t)n < sizeof l->text)
+		l->len += (size_t)n;
+}
+
+static ppcc_ckpt_model model(const char *name, int n_layers, ck_log *log)
+{
+	log->len = 0;
+	log->text[0] = '\0';
+	return (ppcc_ckpt_model){PPCC_CKPT_VERSION, name, n_layers, 0, ck_collect, log};
+}
+
+START_TEST(layers_of_a_rank_follow_the_stage_table)
+{
+	/* p = 2, v = 2: stages 0..3 on ranks 0, 1, 0, 1 */
+	ppcc_stage_info st[4] = {{0, 0, 0, 0, 1, 0, 8}, {1, 1, 0, 2, 3, 8, 8},
+				 {2, 0, 1, 4, 5, 8, 8}, {3, 1, 1, 6, 7, 8, 0}};
+	ppcc_schedule s = {PPCC_SCHEDULE_VERSION, PPCC_SCHED_INTERLEAVED, 2, 2, 4, 4,
+			   st, NULL, 0};
+	int owned[8];
+	ck_assert_int_eq(ppcc_ckpt_layers_of(owned, 8, &s, 0), 4);
+	int want0[8] = {1, 1, 0, 0, 1, 1, 0, 0};
+	ck_assert_mem_eq(owned, want0, sizeof want0);
+	ck_assert_int_eq(ppcc_ckpt_layers_of(owned, 8, &s, 1), 4);
+	ck_assert_int_eq(owned[0] + owned[1] + owned[4] + owned[5], 0);
+	ck_assert_int_eq(owned[2] + owned[3] + owned[6] + owned[7], 4);
+	/* a model of 9 layers is not covered; a gap is refused */
+	ck_assert_int_eq(ppcc_ckpt_layers_of(owned, 9, &s, 0), PPCC_RT_EINPUT);
+	st[2].first_layer = 5;
+	ck_assert_int_eq(ppcc_ckpt_layers_of(owned, 8, &s, 0), PPCC_RT_EINPUT);
+}
+END_TEST
+
+/* A two-layer model: layer 0 "emb" with w 3x2 (f64) and an i32 counter,
+ * layer 1 "head" with w 2 (f32). */
+typedef struct tiny {
+	double w0[6];
+	int32_t n0[1];
+	float w1[2];
+	ppcc_ckpt_tensor t0[2], t1[1];
+	ppcc_ckpt_layer l[2];
+} tiny;
+
+static void tiny_init(tiny *t, double seed)
+{
+	for (int i = 0; i < 6; i++)
+		t->w0[i] = seed * (i + 1) / 7.0;
+	t->n0[0] = (int32_t)(seed * 10);
+	t->w1[0] = (float)(seed / 3);
+	t->w1[1] = (float)-seed;
+	t->t0[0] = (ppcc_ckpt_tensor){"w", PPCC_CKPT_F64, 2, {3, 2, 0, 0}, t->w0};
+	t->t0[1] = (ppcc_ckpt_tensor){"count", PPCC_CKPT_I32, 1, {1, 0, 0, 0}, t->n0};
+	t->t1[0] = (ppcc_ckpt_tensor){"w", PPCC_CKPT_F32, 1, {2, 0, 0, 0}, t->w1};
+	t->l[0] = (ppcc_ckpt_layer){0, "emb", 2, t->t0};
+	t->l[1] = (ppcc_ckpt_layer){1, "head", 1, t->t1};
+}
+
+static void tiny_save(const char *dir, uint64_t step, double seed)
+{
+	ck_log log;
+	ppcc_ckpt_model m = model("tiny", 2, &log);
+	tiny t;
+	tiny_init(&t, seed);
+	for (int l = 0; l < 2; l++)
+		ck_assert_int_eq(ppcc_ckpt_save_layer(&m, dir, step, &t.l[l]), 0);
+	ck_assert_msg(ppcc_ckpt_commit(&m, dir, step) == 0, "%s", log.text);
+}
+
+START_TEST(saved_layers_load_back_bit_for_bit)
+{
+	char *dir = tu_mkdtemp();
+	ck_log log;
+	ppcc_ckpt_model m = model("tiny", 2, &log);
+	tiny_save(dir, 7, 1.5);
+	uint64_t step = 0;
+	ck_assert_int_eq(ppcc_ckpt_latest(&step, &m, dir), 0);
+	ck_assert_uint_eq(step, 7);
+	tiny want, got;
+	tiny_init(&want, 1.5);
+	tiny_init(&got, 0);
+	for (int l = 0; l < 2; l++)
+		ck_assert_msg(ppcc_ckpt_load_layer(&m, dir, 7, &got.l[l]) == 0, "%s", log.text);
+	ck_assert_mem_eq(got.w0, want.w0, sizeof want.w0);
+	ck_assert_int_eq(got.n0[0], 15);
+	ck_assert_mem_eq(got.w1, want.w1, sizeof want.w1);
+	/* a later save becomes the checkpoint; the earlier one stays whole */
+	tiny_save(dir, 9, -2.0);
+	ck_assert_int_eq(ppcc_ckpt_latest(&step, &m, dir), 0);
+	ck_assert_uint_eq(step, 9);
+	tiny_init(&got, 0);
+	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 7, &got.l[0]), 0);
+	ck_assert_mem_eq(got.w0, want.w0, sizeof want.w0);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(another_models_checkpoint_is_refused_with_the_reason)
+{
+	char *dir = tu_mkdtemp();
+	ck_log log;
+	uint64_t step;
+	tiny_save(dir, 3, 1.0);
+
+	ppcc_ckpt_model other = model("other", 2, &log);
+	ck_assert_int_eq(ppcc_ckpt_latest(&step, &other, dir), PPCC_RT_EMISMATCH);
+	ck_assert_msg(strstr(log.text, "MANIFEST:2: error: a checkpoint of model "
+			     "'tiny', not 'other'"), "%s", log.text);
+
+	ppcc_ckpt_model three = model("tiny", 3, &log);
+	ck_assert_int_eq(ppcc_ckpt_latest(&step, &three, dir), PPCC_RT_EMISMATCH);
+	ck_assert_msg(strstr(log.text, "a checkpoint of 2 layers; model 'tiny' has 3"),
+		      "%s", log.text);
+
+	ppcc_ckpt_model m = model("tiny", 2, &log);
+	tiny t;
+	tiny_init(&t, 0);
+	t.t0[0].dims[1] = 3; /* w 3x3 */
+	double big[9] = {0};
+	t.t0[0].data = big;
+	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 3, &t.l[0]), PPCC_RT_EMISMATCH);
+	ck_assert_msg(strstr(log.text, "layer-0000.shard:8: error: layer 0 tensor 0 "
+			     "is 'w' f64 3x2 in the checkpoint, 'w' f64 3x3 in the model"),
+		      "%s", log.text);
+	for (int i = 0; i < 9; i++)
+		ck_assert(big[i] == 0); /* nothing loaded */
+
+	tiny_init(&t, 0);
+	t.l[1].name = "lm_head";
+	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 3, &t.l[1]), PPCC_RT_EMISMATCH);
+	ck_assert_msg(strstr(log.text, "layer 1 is 'head' in the checkpoint, "
+			     "'lm_head' in the model"), "%s", log.text);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+static char *shard_path(char *out, size_t n, const char *dir, uint64_t step,
+			int layer)
+{
+	snprintf(out, n, "%s/step-%012llu/layer-%04d.shard", dir,
+		 (unsigned long long)step, layer);
+	return out;
+}
+
+static void write_bytes(const char *path, const char *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Every single flipped byte, and every shorter length, of a shard is
+ * refused; the intact shard is then accepted again. */
+START_TEST(every_flipped_byte_and_every_truncation_is_refused)
+{
+	char *dir = tu_mkdtemp(), path[2 * PATH_MAX];
+	ck_log log;
+	ppcc_ckpt_model m = model("tiny", 2, &log);
+	tiny_save(dir, 1, 0.25);
+	shard_path(path, sizeof path, dir, 1, 0);
+	size_t n;
+	char *orig = tu_read_file(path, &n);
+	ck_assert_ptr_nonnull(orig);
+	ck_assert_uint_gt(n, 100);
+	char *bad = malloc(n);
+	tiny t;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(bad, orig, n);
+		bad[i] ^= 0x01;
+		write_bytes(path, bad, n);
+		tiny_init(&t, 0);
+		int err = ppcc_ckpt_load_layer(&m, dir, 1, &t.l[0]);
+		ck_assert_msg(err == PPCC_RT_ECHECKSUM, "byte %zu flipped: status %d", i, err);
+		ck_assert_msg(t.w0[0] == 0 && t.n0[0] == 0, "byte %zu: loaded anyway", i);
+	}
+	ck_assert_msg(strstr(log.text, "does not match the manifest's"), "%s", log.text);
+	for (size_t k = 0; k < n; k++) {
+		write_bytes(path, orig, k);
+		tiny_init(&t, 0);
+		log.len = 0;
+		ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 1, &t.l[0]), PPCC_RT_ECHECKSUM);
+		ck_assert_msg(strstr(log.text, "error: truncated: "), "%zu: %s", k, log.text);
+	}
+	write_bytes(path, orig, n);
+	tiny_init(&t, 0);
+	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 1, &t.l[0]), 0);
+	ck_assert(t.w0[5] == 0.25 * 6 / 7.0);
+	/* a damaged manifest is refused too */
+	char mf[PATH_MAX + 64];
+	snprintf(mf, sizeof mf, "%s/step-%012d/MANIFEST", dir, 1);
+	size_t mn;
+	char *mtext = tu_read_file(mf, &mn);
+	mtext[10] ^= 0x20;
+	write_bytes(mf, mtext, mn);
+	uint64_t step;
+	log.len = 0;
+	ck_assert_int_eq(ppcc_ckpt_latest(&step, &m, dir), PPCC_RT_ECHECKSUM);
+	ck_assert_msg(strstr(log.text, "MANIFEST: error: checksum does not match"), "%s",
+		      log.text);
+	free(mtext);
+	free(bad);
+	free(orig);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(an_incomplete_save_is_never_committed)
+{
+	char *dir = tu_mkdtemp(), path[2 * PATH_MAX];
+	ck_log log;
+	ppcc_ckpt_model m = model("tiny", 2, &log);
+	tiny_save(dir, 4, 1.0);
+	tiny t;
+	tiny_init(&t, 2.0);
+	/* step 6: only layer 1 saved (its rank died before layer 0's) */
+	ck_assert_int_eq(ppcc_ckpt_save_layer(&m, dir, 6, &t.l[1]), 0);
+	ck_assert_int_eq(ppcc_ckpt_commit(&m, dir, 6), PPCC_RT_ECHECKSUM);
+	ck_assert_msg(strstr(log.text, "layer-0000.shard: error: incomplete: layer 0 "
+			     "was not saved"), "%s", log.text);
+	uint64_t step;
+	ck_assert_int_eq(ppcc_ckpt_latest(&step, &m, dir), 0);
+	ck_assert_uint_eq(step, 4);
+	/* a committed checkpoint that lost a shard is refused */
+	unlink(shard_path(path, sizeof path, dir, 4, 1));
+	log.len = 0;
+	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 4, &t.l[1]), PPCC_RT_ECHECKSUM);
+	ck_assert_msg(strstr(log.text, "incomplete: the manifest lists layer 1's shard"),
+		      "%s", log.text);
+	/* no checkpoint at all */
+	char *empty = tu_mkdtemp();
+	log.len = 0;
+	ck_assert_int_eq(ppcc_ckpt_latest(&step, &m, empty), PPCC_RT_EIO);
+	ck_assert_msg(strstr(log.text, "LATEST: error: cannot read"), "%s", log.text);
+	tu_rmtree(empty);
+	free(empty);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- the trainer ----------------------------------------------------------- */
+
+static void bin_path(char *out, size_t n, const char *rel)
+{
+	const char *b = getenv("PPCC_BUILD");
+	snprintf(out, n, "%s/%s", b ? b : "build", rel);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of prefix and prefix.N (mpi), sorted, without the loss
+ * lines of steps before `from`; malloc'd. */
+static char *results(const char *prefix, int from)
+{
+	char *lines[512], path[PATH_MAX + 16];
+	int n = 0;
+	for (int k = -1; k < 8; k++) {
+		if (k < 0)
+			snprintf(path, sizeof path, "%s", prefix);
+		else
+			snprintf(path, sizeof path, "%s.%d", prefix, k);
+		char *t = tu_read_file(path, NULL);
+		if (!t)
+			continue;
+		for (char *q = strtok(t, "\n"); q && n < 512; q = strtok(NULL, "\n")) {
+			int step;
+			if (sscanf(q, "loss %d ", &step) == 1 && step < from)
+				continue;
+			lines[n++] = strdup(q);
+		}
+		free(t);
+	}
+	qsort(lines, (size_t)n, sizeof *lines, cmp_str);
+	size_t len = 1;
+	for (int i = 0; i < n; i++)
+		len += strlen(lines[i]) + 1;
+	char *out = calloc(len, 1);
+	for (int i = 0; i < n; i++) {
+		strcat(out, lines[i]);
+		strcat(out, "\n");
+		free(lines[i]);
+	}
+	return out;
+}
+
+/* The 1-based line where a and b first differ. */
+static int first_difference(const char *a, const char *b)
+{
+	int line = 1;
+	for (; *a && *a == *b; a++, b++)
+		line += *a == '\n';
+	return line;
+}
+
+/* Runs argv; 1 when it is mpirun and MPI is missing (skip). */
+static int run(tu_run *r, char *const argv[], char *const extra_env)
+{
+	char *env[] = {"ASAN_OPTIONS=detect_leaks=0",
+		       "OMPI_MCA_btl_vader_single_copy_mechanism=none", extra_env, NULL};
+	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, env, 60, argv), 0);
+	return r->status == 127 || (r->status == 2 && strstr(r->err, "built without MPI"));
+}
+
+static int run_ok(char *const argv[], const char *what)
+{
+	tu_run r;
+	int skip = run(&r, argv, NULL);
+	ck_assert_msg(skip || r.status == 0, "%s: exit %d\n%s%s", what, r.status, r.out,
+		      r.err);
+	tu_run_free(&r);
+	return skip;
+}
+
+/* A trainer run: over mpirun with np ranks when np > 0. */
+static int trainer(const char *json, int np, const char *steps, const char *out,
+		   const char *save, const char *save_at, const char *resume,
+		   const char *what)
+{
+	char tr[PATH_MAX], npbuf[8];
+	char *argv[32];
+	int k = 0;
+	bin_path(tr, sizeof tr, "trainer");
+	snprintf(npbuf, sizeof npbuf, "%d", np);
+	if (np > 0) {
+		char *mpi[] = {"mpirun", "-np", npbuf, "--oversubscribe", "--allow-run-as-root",
+			       "--mca", "btl", "self,vader"};
+		for (int i = 0; i < 8; i++)
+			argv[k++] = mpi[i];
+	}
+	argv[k++] = tr;
+	if (np > 0) {
+		argv[k++] = "--transport";
+		argv[k++] = "mpi";
+	}
+	if (json) {
+		argv[k++] = "--schedule";
+		argv[k++] = (char *)json;
+	}
+	argv[k++] = "--steps";
+	argv[k++] = (char *)steps;
+	argv[k++] = "--output";
+	argv[k++] = (char *)out;
+	if (save) {
+		argv[k++] = "--save";
+		argv[k++] = (char *)save;
+		argv[k++] = "--save-at";
+		argv[k++] = (char *)save_at;
+	}
+	if (resume) {
+		argv[k++] = "--resume";
+		argv[k++] = (char *)resume;
+	}
+	argv[k] = NULL;
+	return run_ok(argv, what);
+}
+
+static void plan(char *json, size_t n, const char *dir, const char *kind, int p)
+{
+	char bin[PATH_MAX], model[PATH_MAX], np[8];
+	bin_path(bin, sizeof bin, "ppcc");
+	snprintf(model, sizeof model, "%s/examples/trainer/mlp.yaml", tu_src());
+	snprintf(json, n, "%s/%s-%d.json", dir, kind, p);
+	snprintf(np, sizeof np, "%d", p);
+	int inter = strcmp(kind, "interleaved") == 0;
+	char *argv[] = {bin, "plan", "-f", "json", "-s", (char *)kind, "-p", np, "-m", "8",
+			"-o", json, model, inter ? "-v" : NULL, "2", NULL};
+	run_ok(argv, "ppcc plan");
+}
+
+/* Train 3 steps under plan A (save at 3, stop), resume under plan B to
+ * step 6: the losses of steps 3..5 and the final weights are those of 6
+ * uninterrupted steps, bit for bit. */
+START_TEST(trainer_resumes_onto_another_plan_bitwise)
+{
+	char *dir = tu_mkdtemp(), full[PATH_MAX], out[PATH_MAX], ck[PATH_MAX];
+	char j1f1b2[PATH_MAX], jgpipe4[PATH_MAX], jinter2[PATH_MAX], jinter4[PATH_MAX];
+	char j1f1b1[PATH_MAX];
+	plan(j1f1b2, sizeof j1f1b2, dir, "1f1b", 2);
+	plan(j1f1b1, sizeof j1f1b1, dir, "1f1b", 1);
+	plan(jgpipe4, sizeof jgpipe4, dir, "gpipe", 4);
+	plan(jinter2, sizeof jinter2, dir, "interleaved", 2);
+	plan(jinter4, sizeof jinter4, dir, "interleaved", 4);
+	snprintf(full, sizeof full, "%s/full", dir);
+	trainer(NULL, 0, "6", full, NULL, NULL, NULL, "uninterrupted");
+	char *ref = results(full, 3);
+	ck_assert_msg(strstr(ref, "loss 3 ") && strstr(ref, "loss 5 ") &&
+		      !strstr(ref, "loss 2 ") && strstr(ref, "param 7 "), "%s", ref);
+
+	struct {
+		const char *a;
+		int np_a;
+		const char *b;
+		int np_b;
+		const char *what;
+	} cases[] = {
+		{NULL, 0, NULL, 0, "same plan (compiled-in 1f1b p=2), local"},
+		{NULL, 0, jgpipe4, 0, "1f1b p=2 -> gpipe p=4, local"},
+		{j1f1b2, 0, jinter2, 0, "1f1b p=2 -> interleaved p=2 v=2, local"},
+		{jinter4, 0, j1f1b1, 0, "interleaved p=4 -> 1f1b p=1, local"},
+		{j1f1b2, 2, j1f1b2, 2, "same plan 1f1b p=2, mpi"},
+		{j1f1b2, 2, jinter4, 4, "1f1b p=2 -> interleaved p=4 v=2, mpi"},
+		{jgpipe4, 4, j1f1b2, 0, "gpipe p=4 mpi -> 1f1b p=2 local"},
+	};
+	int mpi = 1;
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		if ((cases[c].np_a || cases[c].np_b) && !mpi)
+			continue;
+		snprintf(ck, sizeof ck, "%s/ck%zu", dir, c);
+		snprintf(out, sizeof out, "%s/first%zu", dir, c);
+		if (trainer(cases[c].a, cases[c].np_a, "3", out, ck, "3", NULL, cases[c].what)) {
+			fprintf(stderr, "checkpoint: no mpirun or no MPI in the trainer; "
+				"MPI restarts skipped\n");
+			mpi = 0;
+			continue;
+		}
+		snprintf(out, sizeof out, "%s/resumed%zu", dir, c);
+		trainer(cases[c].b, cases[c].np_b, "6", out, NULL, NULL, ck, cases[c].what);
+		char *got = results(out, 0);
+		ck_assert_msg(strcmp(got, ref) == 0, "%s: the resumed run differs from "
+			      "line %d on", cases[c].what, first_difference(got, ref));
+		free(got);
+	}
+	free(ref);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+static long file_size(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* The trainer refuses a truncated shard, a flipped byte and another
+ * model's checkpoint; and a save killed at any point (in the first shard,
+ * half way, in the manifest, in LATEST) leaves the previous checkpoint,
+ * from which the run continues bit for bit. */
+START_TEST(trainer_refuses_damage_and_survives_a_killed_save)
+{
+	char *dir = tu_mkdtemp(), full[PATH_MAX], out[PATH_MAX], ck[PATH_MAX];
+	char path[2 * PATH_MAX], tr[PATH_MAX];
+	bin_path(tr, sizeof tr, "trainer");
+	snprintf(full, sizeof full, "%s/full", dir);
+	trainer(NULL, 0, "6", full, NULL, NULL, NULL, "uninterrupted");
+	char *ref = results(full, 2);
+	snprintf(ck, sizeof ck, "%s/ck", dir);
+	snprintf(out, sizeof out, "%s/first", dir);
+	trainer(NULL, 0, "2", out, ck, "2", NULL, "save at 2");
+
+	/* the bytes a save writes: shards, manifest, LATEST */
+	long total = 18;
+	for (int l = 0; l < 8; l++)
+		total += file_size(shard_path(path, sizeof path, ck, 2, l));
+	snprintf(path, sizeof path, "%s/step-%012d/MANIFEST", ck, 2);
+	long manifest = file_size(path);
+	total += manifest;
+	long kill_at[] = {1, total / 2, total - 18 - manifest / 2, total - 5};
+	for (size_t k = 0; k < sizeof kill_at / sizeof *kill_at; k++) {
+		char env[64];
+		snprintf(env, sizeof env, "PPCC_CKPT_KILL_AT=%ld", kill_at[k]);
+		char *argv[] = {tr, "--steps", "5", "--output", out, "--resume", ck,
+				"--save", ck, "--save-at", "4", NULL};
+		tu_run r;
+		run(&r, argv, env);
+		ck_assert_msg(r.status == 128 + 9, "killed at %ld: exit %d\n%s", kill_at[k],
+			      r.status, r.err);
+		tu_run_free(&r);
+		char *latest = tu_read_file((snprintf(path, sizeof path, "%s/LATEST", ck), path),
+					    NULL);
+		ck_assert_str_eq(latest, "step-000000000002\n");
+		free(latest);
+		snprintf(out, sizeof out, "%s/after-kill%zu", dir, k);
+		trainer(NULL, 0, "6", out, NULL, NULL, ck, "resume after a killed save");
+		char *got = results(out, 0);
+		ck_assert_msg(strcmp(got, ref) == 0, "killed at %ld: the resumed run differs "
+			      "from line %d on", kill_at[k], first_difference(got, ref));
+		free(got);
+	}
+
+	struct {
+		const char *what, *expect;
+	} bad[] = {
+		{"truncated", "layer-0003.shard: error: truncated: 700 bytes, the manifest says"},
+		{"flipped", "layer-0005.shard: error: checksum"},
+		{"other model", "layer-0000.shard:8: error: layer 0 tensor 0 is 'w' f64 12x12 "
+				"in the checkpoint, 'w' f64 12x6 in the model"},
+	};
+	for (size_t k = 0; k < 3; k++) {
+		char cp[PATH_MAX + 32];
+		snprintf(cp, sizeof cp, "%s/bad%zu", dir, k);
+		if (k < 2) {
+			char cmd[3 * PATH_MAX];
+			snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", ck, cp);
+			ck_assert_int_eq(system(cmd), 0);
+		}
+		if (k == 0) {
+			ck_assert_int_eq(truncate(shard_path(path, sizeof path, cp, 2, 3), 700), 0);
+		} else if (k == 1) {
+			size_t n;
+			char *t = tu_read_file(shard_path(path, sizeof path, cp, 2, 5), &n);
+			t[n / 2] ^= 0x10;
+			write_bytes(path, t, n);
+			free(t);
+		} else {
+			/* model "mlp", 8 layers of 12x12: not this mlp */
+			ck_log log;
+			ppcc_ckpt_model m = model("mlp", 8, &log);
+			static double w[144], b[12];
+			for (int l = 0; l < 8; l++) {
+				ppcc_ckpt_tensor t[2] = {
+					{"w", PPCC_CKPT_F64, 2, {12, 12, 0, 0}, w},
+					{"b", PPCC_CKPT_F64, 1, {12, 0, 0, 0}, b}};
+				ppcc_ckpt_layer layer = {l, l == 0 ? "in" : l == 7 ? "out" : "hidden",
+							 2, t};
+				ck_assert_int_eq(ppcc_ckpt_save_layer(&m, cp, 2, &layer), 0);
+			}
+			ck_assert_int_eq(ppcc_ckpt_commit(&m, cp, 2), 0);
+		}
+		char *argv[] = {tr, "--steps", "6", "--output", out, "--resume", cp, NULL};
+		tu_run r;
+		run(&r, argv, NULL);
+		ck_assert_msg(r.status == 1 && strstr(r.err, bad[k].expect), "%s: exit %d\n%s",
+			      bad[k].what, r.status, r.err);
+		tu_run_free(&r);
+	}
+	free(ref);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(checkpoint_header_compiles_alone_as_c11_and_cxx)
+{
+	char *dir = tu_mkdtemp(), path[PATH_MAX], inc[PATH_MAX];
+	snprintf(path, sizeof path, "%s/use.c", dir);
+	snprintf(inc, sizeof inc, "-I%s/include", tu_src());
+	ck_assert_int_eq(tu_write_file(path,
+		"#include <ppcc/checkpoint.h>\n"
+		"int main(void)\n{\n"
+		"\tppcc_ckpt_model m = {PPCC_CKPT_VERSION, \"m\", 1, 0, 0, 0};\n"
+		"\treturn m.version == PPCC_CKPT_VERSION ? 0 : 1;\n}\n"), 0);
+	const char *cc = getenv("CC") ? getenv("CC") : "cc";
+	char *c_argv[] = {(char *)cc, "-std=c11", "-pedantic", "-Werror", "-Wall",
+			  "-Wextra", inc, "-fsyntax-only", path, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, c_argv), 0);
+	ck_assert_msg(r.status == 0, "C11: %s", r.err);
+	tu_run_free(&r);
+	char *cxx_argv[] = {"c++", "-std=c++11", "-pedantic", "-Werror", "-Wall",
+			    "-Wextra", inc, "-x", "c++", "-fsyntax-only", path, NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, cxx_argv), 0);
+	if (r.status == 127)
+		fprintf(stderr, "checkpoint: no c++ compiler; C++ check skipped\n");
+	else
+		ck_assert_msg(r.status == 0, "C++: %s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *suite_checkpoint(void)
+{
+	Suite *s = suite_create("checkpoint");
+	TCase *tc = tcase_create("checkpoint");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, layers_of_a_rank_follow_the_stage_table);
+	tcase_add_test(tc, saved_layers_load_back_bit_for_bit);
+	tcase_add_test(tc, another_models_checkpoint_is_refused_with_the_reason);
+	tcase_add_test(tc, every_flipped_byte_and_every_truncation_is_refused);
+	tcase_add_test(tc, an_incomplete_save_is_never_committed);
+	tcase_add_test(tc, trainer_resumes_onto_another_plan_bitwise);
+	tcase_add_test(tc, trainer_refuses_damage_and_survives_a_killed_save);
+	tcase_add_test(tc, checkpoint_header_compiles_alone_as_c11_and_cxx);
+	suite_add_tcase(s, tc);
+	return s;
+}
