@@ -174,12 +174,15 @@ typedef void (*ppcc_rt_message_fn)(const ppcc_rt_message *msg, void *user);
 typedef struct ppcc_rt_local_world ppcc_rt_local_world;
 
 #define PPCC_RT_OPTIONS_VERSION 1
+#define PPCC_RT_TIMEOUT_MAX 86400.0 /* seconds: the longest wait, one day */
 #define PPCC_RT_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
 
 typedef struct ppcc_rt_options {
 	int version;      /* PPCC_RT_OPTIONS_VERSION */
 	int transport;    /* ppcc_rt_transport */
-	/* Seconds any one wait may last.  <= 0: $PPCC_TIMEOUT, else 300. */
+	/* Seconds any one wait may last.  <= 0: $PPCC_TIMEOUT, else 300;
+	 * NaN or infinite: ppcc_rt_init fails (PPCC_RT_EINPUT); above
+	 * PPCC_RT_TIMEOUT_MAX: that, with a warning. */
 	double timeout_s;
 	/* 1: checksum and check every message (also $PPCC_DEBUG=1). */
 	int debug;

@@ -49,7 +49,6 @@
 
 enum { SLOT_IN_ACT, SLOT_OUT_ACT, SLOT_IN_GRAD, SLOT_OUT_GRAD, SLOT_KINDS };
 
-#define RT_DEFAULT_TIMEOUT 300.0
 #define RT_DEFAULT_FLIGHT 8
 #define RT_TRAILER_MAGIC 0x70706372u /* "ppcr" */
 
@@ -119,22 +118,10 @@ void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...)
 
 /* ---- options ------------------------------------------------------------- */
 
-static double rt_env_double(const char *name, double dflt)
-{
-	const char *e = getenv(name);
-	if (!e || !*e)
-		return dflt;
-	char *end;
-	double v = strtod(e, &end);
-	return *end == '\0' && v > 0 ? v : dflt;
-}
-
 static void rt_resolve_options(ppcc_rt_options *o, const ppcc_rt_options *in)
 {
 	static const ppcc_rt_options dflt = PPCC_RT_OPTIONS_INIT;
 	*o = in ? *in : dflt;
-	if (o->timeout_s <= 0)
-		o->timeout_s = rt_env_double("PPCC_TIMEOUT", RT_DEFAULT_TIMEOUT);
 	const char *dbg = getenv("PPCC_DEBUG");
 	if (dbg && strcmp(dbg, "1") == 0)
 		o->debug = 1;
@@ -1240,7 +1227,13 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	rt_resolve_options(&rt->o, opts);
 	rt->s = s;
 	rt->rank = rank;
-	rt->timeout_s = rt->o.timeout_s;
+	if ((err = ppcc_rt_timeout_resolve(&rt->timeout_s, rt)) < 0) {
+		/* no deadline to join with: the other local ranks are told */
+		if (rt->o.transport == PPCC_RT_LOCAL && rt->o.world)
+			ppcc_rt_local_world_abort(rt->o.world, rank, err);
+		goto out;
+	}
+	rt->o.timeout_s = rt->timeout_s;
 	rt->debug = rt->o.debug;
 	rt->grouped = rt->o.grouped || rt->o.transport == PPCC_RT_NCCL;
 	rt->ops = rt_transport_ops_of(rt->o.transport);

@@ -50,7 +50,14 @@ struct rt_transport {
 
 static void local_deadline(struct timespec *ts, double deadline)
 {
-	/* deadline is CLOCK_MONOTONIC seconds, as are the conditions */
+	/* deadline is CLOCK_MONOTONIC seconds, as are the conditions.  The
+	 * core's deadlines are the clock plus at most PPCC_RT_TIMEOUT_MAX;
+	 * anything else (NaN, beyond what time_t holds) is clamped before
+	 * the conversion, which would otherwise be undefined. */
+	if (!(deadline >= 0))
+		deadline = 0;
+	else if (deadline > 1e15)
+		deadline = 1e15;
 	double whole = (double)(time_t)deadline;
 	ts->tv_sec = (time_t)deadline;
 	ts->tv_nsec = (long)((deadline - whole) * 1e9);

@@ -170,7 +170,7 @@ static int mpi_poll(rt_transport *t, MPI_Request *req, MPI_Status *st,
 			return 0;
 		if (mpi_poll_abort(t))
 			return PPCC_RT_EPEER;
-		if (ppcc_rt_now() > deadline)
+		if (!(ppcc_rt_now() <= deadline)) /* a NaN deadline too */
 			return PPCC_RT_ETIMEOUT;
 		mpi_pause(&spins);
 	}

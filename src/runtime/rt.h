@@ -169,6 +169,11 @@ int ppcc_rt_group_plan(int32_t *out_point, ppcc_rt *rt);
  * `status` (for a rank that fails before it has joined). */
 void ppcc_rt_local_world_abort(ppcc_rt_local_world *w, int rank, int status);
 
+/* The timeout rt's waits are bounded by, from rt->o.timeout_s, else
+ * $PPCC_TIMEOUT, else 300 s: finite, in (0, PPCC_RT_TIMEOUT_MAX]
+ * (timeout.c).  PPCC_RT_EINPUT, reported, for a non-finite option. */
+int ppcc_rt_timeout_resolve(double *out, ppcc_rt *rt);
+
 /* Monotonic seconds. */
 double ppcc_rt_now(void);
 

@@ -1,0 +1,97 @@
+/*
+ * timeout.c - the one timeout every wait of a rank is bounded by.
+ *
+ * The runtime promises that no wait lasts for ever, so the timeout must be
+ * a finite number of seconds that every transport can add to its clock and
+ * turn into its own deadline type (a double compared with the monotonic
+ * clock for MPI and NCCL, a struct timespec for the local transport's
+ * condition variables).  It comes from ppcc_rt_options.timeout_s, or, when
+ * that is <= 0, from $PPCC_TIMEOUT, or else the default of 300 s:
+ *
+ *   - a non-finite timeout_s (NaN, an infinity) is a caller's error:
+ *     ppcc_rt_init refuses it with PPCC_RT_EINPUT;
+ *   - a $PPCC_TIMEOUT that is not one positive, finite decimal number of
+ *     seconds ("2s", "abc", "0", "-1", "", "inf", "nan") is an operator's
+ *     mistake: the default is used, with a warning naming the variable,
+ *     the value given and the value used;
+ *   - anything above PPCC_RT_TIMEOUT_MAX (one day) is clamped to it, with
+ *     a warning.
+ *
+ * Each warning is printed once per process and value: every local rank
+ * resolves the same environment, and one line says it.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+#define RT_DEFAULT_TIMEOUT 300.0
+
+/* FNV-1a of the last value warned about, per warning (0: none yet). */
+static _Atomic uint64_t warned_env, warned_clamp;
+
+static int rt_first_warning(_Atomic uint64_t *last, const char *source,
+			    const void *value, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const char *c = source; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)value)[i]) * 1099511628211ull;
+	h |= 1;
+	return atomic_exchange(last, h) != h;
+}
+
+/* $PPCC_TIMEOUT as seconds; 0 when unset, -1 when not a positive finite
+ * number. */
+static double rt_env_timeout(const char **out_text)
+{
+	const char *e = getenv("PPCC_TIMEOUT");
+	*out_text = e;
+	if (!e)
+		return 0;
+	char *end;
+	double v = strtod(e, &end);
+	if (end == e || *end != '\0' || !isfinite(v) || !(v > 0))
+		return -1;
+	return v;
+}
+
+int ppcc_rt_timeout_resolve(double *out, ppcc_rt *rt)
+{
+	double t = rt->o.timeout_s;
+	const char *source = "timeout_s";
+	if (!isfinite(t)) {
+		ppcc_rt_report(rt, "the timeout_s option is %s: a timeout must be "
+			       "a finite number of seconds (at most %.0f)",
+			       isnan(t) ? "not a number" : "infinite",
+			       PPCC_RT_TIMEOUT_MAX);
+		return PPCC_RT_EINPUT;
+	}
+	if (t <= 0) {
+		const char *text;
+		source = "PPCC_TIMEOUT";
+		t = rt_env_timeout(&text);
+		if (t < 0) {
+			t = RT_DEFAULT_TIMEOUT;
+			if (rt_first_warning(&warned_env, source, text, strlen(text)))
+				ppcc_rt_report(rt, "warning: PPCC_TIMEOUT='%.64s' is "
+					       "not a positive, finite number of "
+					       "seconds; using %.0f s", text, t);
+		} else if (t == 0) {
+			t = RT_DEFAULT_TIMEOUT;
+		}
+	}
+	if (t > PPCC_RT_TIMEOUT_MAX) {
+		if (rt_first_warning(&warned_clamp, source, &t, sizeof t))
+			ppcc_rt_report(rt, "warning: a %s of %.3g s is above the "
+				       "maximum; using %.0f s", source, t,
+				       PPCC_RT_TIMEOUT_MAX);
+		t = PPCC_RT_TIMEOUT_MAX;
+	}
+	*out = t;
+	return 0;
+}

@@ -1,0 +1,165 @@
+/*
+ * Tests of the runtime's timeout (src/runtime/timeout.c): a non-finite
+ * ppcc_rt_options.timeout_s is refused on every rank without a hang, an
+ * absurd one is clamped to PPCC_RT_TIMEOUT_MAX (and the run still works:
+ * before, the local transport's deadline overflowed time_t and every
+ * rank failed at once), and a malformed $PPCC_TIMEOUT warns once, naming
+ * the variable, the value given and the value used.
+ */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ppcc.h"
+#include "ppcc/runtime.h"
+#include "rt_pipe.h"
+
+Suite *suite_rt_timeout(void);
+
+typedef struct line_log {
+	pthread_mutex_t mu;
+	char text[8192];
+	size_t len;
+	int lines;
+} line_log;
+
+static void log_line(int rank, const char *line, void *user)
+{
+	line_log *l = user;
+	(void)rank;
+	pthread_mutex_lock(&l->mu);
+	int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s\n", line);
+	if (n > 0 && l->len + (size_t)n < sizeof l->text)
+		l->len += (size_t)n;
+	l->lines++;
+	pthread_mutex_unlock(&l->mu);
+}
+
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A four-rank 1F1B run of the numeric pipeline with timeout_s and
+ * $PPCC_TIMEOUT (NULL: unset); returns its status, the diagnostics in
+ * *log. */
+static int run_with(double timeout_s, const char *env, line_log *log)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(4, 4, 4, 0);
+	ppcc_stage_info st[4];
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[4];
+	ppcc_rt_stats stats[4];
+	char why[256];
+	rt_pipe_stage_table(pp, st);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 4, 0,
+					     st), 0);
+	rt_pipe_fns(pp, fns);
+	memset(log, 0, sizeof *log);
+	pthread_mutex_init(&log->mu, NULL);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.timeout_s = timeout_s;
+	o.diag = log_line;
+	o.diag_user = log;
+	if (env)
+		setenv("PPCC_TIMEOUT", env, 1);
+	else
+		unsetenv("PPCC_TIMEOUT");
+	int err = ppcc_rt_run_local(stats, &s, fns, &o);
+	unsetenv("PPCC_TIMEOUT");
+	if (err == 0)
+		ck_assert_msg(rt_pipe_check(pp, &s, -1, why, sizeof why) == 0,
+			      "%s", why);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	return err;
+}
+
+START_TEST(non_finite_timeout_option_is_refused_on_every_rank_at_once)
+{
+	const double bad[] = {NAN, INFINITY, -INFINITY};
+	const char *const says[] = {"not a number", "infinite", "infinite"};
+	for (int i = 0; i < 3; i++) {
+		line_log log;
+		double t0 = now_s();
+		int err = run_with(bad[i], NULL, &log);
+		double took = now_s() - t0;
+		ck_assert_int_eq(err, PPCC_RT_EINPUT);
+		/* no rank waits for the ones that refused: far below the 300 s
+		 * default any wait would take */
+		ck_assert_msg(took < 60, "took %.1f s", took);
+		ck_assert_msg(strstr(log.text, "the timeout_s option is ") &&
+			      strstr(log.text, says[i]) &&
+			      strstr(log.text, "at most 86400"), "%s", log.text);
+	}
+}
+END_TEST
+
+START_TEST(absurd_timeout_is_clamped_and_the_run_still_completes)
+{
+	/* before: a deadline of now + 1e300 cast to time_t, undefined, and
+	 * every local rank timed out at once */
+	line_log log;
+	ck_assert_msg(run_with(1e300, NULL, &log) == 0, "%s", log.text);
+	ck_assert_int_eq(count_of(log.text, "warning: a timeout_s of 1e+300 s "
+				  "is above the maximum; using 86400 s"), 1);
+	ck_assert_int_eq(log.lines, 1);
+	ck_assert_msg(run_with(0, "1e300", &log) == 0, "%s", log.text);
+	ck_assert_int_eq(count_of(log.text, "warning: a PPCC_TIMEOUT of 1e+300 s "
+				  "is above the maximum; using 86400 s"), 1);
+	/* the maximum itself is taken as it is */
+	ck_assert_msg(run_with(PPCC_RT_TIMEOUT_MAX, NULL, &log) == 0, "%s",
+		      log.text);
+	ck_assert_int_eq(log.len, 0);
+}
+END_TEST
+
+START_TEST(malformed_timeout_environment_warns_once_with_the_value_used)
+{
+	const char *const bad[] = {"2s", "abc", "0", "-1", "", "inf", "nan",
+				   " 5 x"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		line_log log;
+		char want[128];
+		ck_assert_msg(run_with(0, bad[i], &log) == 0, "%s", log.text);
+		snprintf(want, sizeof want, "warning: PPCC_TIMEOUT='%s' is not a "
+			 "positive, finite number of seconds; using 300 s", bad[i]);
+		/* four ranks resolve it; one line says so */
+		ck_assert_msg(count_of(log.text, want) == 1 && log.lines == 1,
+			      "'%s': %s", bad[i], log.text);
+	}
+	/* a good value, or none, is silent */
+	line_log log;
+	ck_assert_int_eq(run_with(0, "12.5", &log), 0);
+	ck_assert_int_eq(log.len, 0);
+	ck_assert_int_eq(run_with(0, NULL, &log), 0);
+	ck_assert_int_eq(log.len, 0);
+}
+END_TEST
+
+Suite *suite_rt_timeout(void)
+{
+	Suite *s = suite_create("rt_timeout");
+	TCase *tc = tcase_create("rt_timeout");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, non_finite_timeout_option_is_refused_on_every_rank_at_once);
+	tcase_add_test(tc, absurd_timeout_is_clamped_and_the_run_still_completes);
+	tcase_add_test(tc, malformed_timeout_environment_warns_once_with_the_value_used);
+	suite_add_tcase(s, tc);
+	return s;
+}
