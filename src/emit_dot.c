@@ -53,7 +53,9 @@
  * Plans with very many actions still give a valid graph: the timeline
  * draws at most TL_MAX_BOXES boxes (those that start first) and the
  * dependency view at most DEPS_MAX_NODES nodes (the first microbatches);
- * the title says what was left out and a warning is reported.
+ * the title says what was left out and a warning is reported.  A
+ * dependency view whose first microbatch alone makes nodes x ranks exceed
+ * DEPS_MAX_NODE_RANKS is refused with an error instead.
  *
  * Not reentrant: libgvc keeps global state, and so does this file.
  */
@@ -91,6 +93,12 @@
 #define TL_ROWS_Y 56.0       /* bottom of the last rank's row */
 
 #define DEPS_MAX_NODES 2000
+/* Graphviz's agwrite looks every node up in every cluster (one per rank),
+ * so writing the dependency view costs nodes x ranks: above this it is
+ * refused (about a second of writing), since the view is at least one
+ * microbatch, 2 x stages nodes, and would grow with the square of the
+ * stages. */
+#define DEPS_MAX_NODE_RANKS (1L << 21)
 
 /* ---- strings ---------------------------------------------------------- */
 
@@ -1202,6 +1210,18 @@ static int deps_build(dot_ctx *x)
 	dn.shown_mb = deps_shown_microbatches(s, &shown, &total);
 	if (dn.shown_mb < 0)
 		return dn.shown_mb;
+	if ((double)shown * s->n_ranks > (double)DEPS_MAX_NODE_RANKS) {
+		const ppcc_loc *loc = x->plan->config
+			? &x->plan->config->pipeline.stages_loc : NULL;
+		ppcc_error(x->d, loc && loc->file ? loc : NULL,
+			   "the dependency graph of %d ranks would draw %ld "
+			   "nodes in %d clusters, more than %ld node-cluster "
+			   "pairs can be written in reasonable time; use "
+			   "--view timeline, or fewer stages",
+			   (int)s->n_ranks, shown, (int)s->n_ranks,
+			   DEPS_MAX_NODE_RANKS);
+		return PPCC_EINPUT;
+	}
 	if (shown < total)
 		ppcc_warning(x->d, NULL, "the dependency graph shows "
 			     "microbatches 0 to %d of %d (%ld of %ld compute "

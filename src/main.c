@@ -49,6 +49,7 @@ typedef struct cli_options {
 	int kind, stages, microbatches, chunks, group_size, tensor_parallel;
 	int group_size_set;
 	int quiet;
+	long long max_actions; /* 0: PPCC_MAX_ACTIONS_DEFAULT */
 } cli_options;
 
 static void usage(FILE *f)
@@ -57,7 +58,7 @@ static void usage(FILE *f)
 	      "                 [-m|--microbatches N] [-v|--chunks N] [-g|--group-size N]\n"
 	      "                 [-t|--tensor-parallel N] [-f|--format FMT] [-o|--output FILE]\n"
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
-	      "                 [--prefix NAME]\n"
+	      "                 [--prefix NAME] [--max-actions N]\n"
 	      "       ppcc check FILE.json\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n"
@@ -391,6 +392,8 @@ static int cmd_plan(const cli_options *o)
 		     &pl->tensor_parallel_loc);
 	ppcc_config_fill_defaults(&cfg);
 	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
+	    (err = ppcc_plan_budget_check(&cfg, o->emit.format, o->max_actions,
+					  &d)) < 0 ||
 	    (err = ppcc_plan_build(&plan, a, &cfg, &d)) < 0) {
 		rc = report_status(err, &d);
 		goto out;
@@ -433,7 +436,8 @@ out:
 	return rc;
 }
 
-enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX };
+enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
+       OPT_MAX_ACTIONS };
 
 static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -452,6 +456,7 @@ static const struct option longopts[] = {
 	{"with-comms", no_argument, NULL, OPT_WITH_COMMS},
 	{"standalone", no_argument, NULL, OPT_STANDALONE},
 	{"prefix", required_argument, NULL, OPT_PREFIX},
+	{"max-actions", required_argument, NULL, OPT_MAX_ACTIONS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -509,6 +514,15 @@ static int apply_option(cli_options *o, int c, const char *arg)
 	case OPT_WITH_COMMS: o->emit.with_comms = 1; break;
 	case OPT_STANDALONE: o->emit.standalone = 1; break;
 	case OPT_PREFIX: o->emit.prefix = arg; break;
+	case OPT_MAX_ACTIONS: {
+		char *end;
+		errno = 0;
+		long long v = strtoll(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1)
+			return usage_error("expected a positive integer, got '%s'", arg);
+		o->max_actions = v;
+		break;
+	}
 	case ':':
 		return usage_error("option '%s' needs a value", cur_opt);
 	default:

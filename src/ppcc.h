@@ -370,6 +370,17 @@ typedef struct ppcc_plan {
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d);
 
+/* Resource budget (budget.c).  The number of actions the schedule of pl
+ * will hold, exact for its kind (saturating at INT64_MAX); and the check
+ * to run before ppcc_plan_build: PPCC_EINPUT, with an error at the
+ * setting that makes the plan large naming its size in actions, memory
+ * and output bytes of `format` (a ppcc_format), when it holds more than
+ * max_actions (<= 0: PPCC_MAX_ACTIONS_DEFAULT). */
+#define PPCC_MAX_ACTIONS_DEFAULT 4000000
+int64_t ppcc_plan_action_count(const ppcc_pipeline *pl);
+int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
+			   int64_t max_actions, ppcc_diag *d);
+
 /* ---- output ----------------------------------------------------------- */
 
 typedef enum ppcc_format {

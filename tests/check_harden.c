@@ -276,7 +276,7 @@ END_TEST
 START_TEST(harden_truncated_examples_run_cleanly_in_process)
 {
 	watch_aborts();
-	setenv("PPCC_FUZZ_MAX_CELLS", "4096", 1); /* every example's plan */
+	setenv("PPCC_FUZZ_MAX_ACTIONS", "4096", 1); /* every example's plan */
 	double t0 = now_s();
 	name_list ex = examples();
 	int stride = light() ? 17 : 1;

@@ -330,18 +330,21 @@ static void emit_all(const ppcc_plan *plan, ppcc_diag *d)
 	}
 }
 
-/* Whether the checked configuration is small enough to plan here. */
-static int plan_size_ok(const ppcc_config *cfg)
+/* ppcc's budget at the harness's size: an input over it must be refused
+ * with a diagnostic, one below goes on to be planned. */
+static int plan_budget(const ppcc_config *cfg, ppcc_diag *d)
 {
-	const ppcc_pipeline *pl = &cfg->pipeline;
-	long long v = pl->chunks > 0 ? pl->chunks : 1;
-	long long cells = (long long)pl->stages * v * pl->microbatches;
-	long long max_cells = PPCC_FUZZ_MAX_CELLS;
-	const char *e = getenv("PPCC_FUZZ_MAX_CELLS");
+	long long max_actions = PPCC_FUZZ_MAX_ACTIONS;
+	const char *e = getenv("PPCC_FUZZ_MAX_ACTIONS");
 	if (e && atoll(e) > 0)
-		max_cells = atoll(e);
-	return cells > 0 && cells <= max_cells &&
-	       cfg->model.n_layers <= PPCC_FUZZ_MAX_LAYERS;
+		max_actions = atoll(e);
+	int errors = d->errors;
+	int err = ppcc_plan_budget_check(cfg, PPCC_FMT_JSON, max_actions, d);
+	check_status(err, d, errors);
+	CHECK(err == 0 || err == PPCC_EINPUT);
+	CHECK((err == 0) == (ppcc_plan_action_count(&cfg->pipeline) <=
+			     max_actions));
+	return err;
 }
 
 static void check_plan(const ppcc_plan *plan, const ppcc_config *cfg,
@@ -382,7 +385,8 @@ int ppcc_fuzz_plan(const uint8_t *data, size_t size)
 		goto out;
 	err = ppcc_config_check(&cfg, &d);
 	check_status(err, &d, 0);
-	if (err < 0 || !plan_size_ok(&cfg))
+	if (err < 0 || cfg.model.n_layers > PPCC_FUZZ_MAX_LAYERS ||
+	    plan_budget(&cfg, &d) < 0)
 		goto out;
 	double t0 = fuzz_clock();
 	err = ppcc_plan_build(&plan, a, &cfg, &d);

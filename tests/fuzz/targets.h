@@ -14,12 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Plans larger than this are skipped after ppcc_config_check, before
- * ppcc_plan_build, so that one input cannot run for seconds under the
- * sanitizers: stages x chunks x microbatches above PPCC_FUZZ_MAX_CELLS
- * (the environment variable of that name overrides it), or more layers
- * than PPCC_FUZZ_MAX_LAYERS.  The examples' plans have 32 to 512 cells. */
-#define PPCC_FUZZ_MAX_CELLS 128
+/* Plans larger than this are refused after ppcc_config_check by ppcc's
+ * own budget (ppcc_plan_budget_check, the path `--max-actions` sets), so
+ * that one input cannot run for seconds under the sanitizers and the
+ * refusal itself is fuzzed: more than PPCC_FUZZ_MAX_ACTIONS actions (the
+ * environment variable of that name overrides it); models of more than
+ * PPCC_FUZZ_MAX_LAYERS layers are skipped.  The examples' plans have 160
+ * to 2,944 actions. */
+#define PPCC_FUZZ_MAX_ACTIONS 1024
 #define PPCC_FUZZ_MAX_LAYERS 4096
 
 /* A model file (YAML): load -> check -> plan; the plan's schedules must

@@ -1,0 +1,109 @@
+/*
+ * budget.c - what a plan will cost, known before it is built.
+ *
+ * A model file of a few hundred bytes can ask for millions of stages times
+ * microbatches; the schedule, its simulation and its output all grow with
+ * the number of actions.  The count is exact and cheap, because it
+ * follows from the pipeline's settings alone: every (stage, microbatch)
+ * has a forward and a backward (three compute actions for kinds that
+ * split the backward into I and W), and, with more than one rank, every
+ * stage boundary carries one SEND and one RECV in each direction:
+ *
+ *   actions = m * (c * S + 4 * (S - 1)),  S = p * v,  c = 2 or 3
+ *            (m * c * S when p == 1).
+ *
+ * Building costs about 100 bytes of memory per action (the shape, the
+ * chosen and the uniform split's schedules, and the simulation); the
+ * output's size per action, per format, is what the examples measure
+ * (ppcc(1), RESOURCE LIMITS).  Over the budget the plan is refused with an
+ * error at the setting that makes it large.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ppcc.h"
+
+int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
+{
+	int64_t p = pl->stages, v = pl->chunks > 0 ? pl->chunks : 1;
+	int64_t m = pl->microbatches, S = p * v;
+	int64_t c = pl->kind == PPCC_SCHED_GPIPE || pl->kind == PPCC_SCHED_1F1B ||
+		    pl->kind == PPCC_SCHED_INTERLEAVED ? 2 : 3;
+	if (p < 1 || m < 1)
+		return 0;
+	/* p, v and m are ints: S < 2^62 and the factor below < 2^64 / m is
+	 * not guaranteed, so the product saturates */
+	int64_t per_mb = c * S + (p > 1 ? 4 * (S - 1) : 0);
+	if (per_mb > INT64_MAX / m)
+		return INT64_MAX;
+	return per_mb * m;
+}
+
+/* Output bytes per action, measured on examples/tiny.yaml at 1,024
+ * microbatches (20,480 actions); the text report's size does not grow
+ * with the actions. */
+static double bytes_per_action(int format)
+{
+	switch (format) {
+	case PPCC_FMT_JSON: return 93;
+	case PPCC_FMT_CHROME: return 167;
+	case PPCC_FMT_DOT:
+	case PPCC_FMT_SVG:
+	case PPCC_FMT_PNG: return 62;
+	case PPCC_FMT_HEADER: return 41;
+	case PPCC_FMT_TORCH_CSV: return 2.4;
+	default: return 0;
+	}
+}
+
+static const char *format_name(int format)
+{
+	switch (format) {
+	case PPCC_FMT_JSON: return "JSON";
+	case PPCC_FMT_CHROME: return "Chrome trace";
+	case PPCC_FMT_DOT: return "DOT";
+	case PPCC_FMT_SVG: return "SVG";
+	case PPCC_FMT_PNG: return "PNG";
+	case PPCC_FMT_HEADER: return "header";
+	case PPCC_FMT_TORCH_CSV: return "CSV";
+	default: return "text";
+	}
+}
+
+int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
+			   int64_t max_actions, ppcc_diag *d)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	int64_t n = ppcc_plan_action_count(pl);
+	if (max_actions <= 0)
+		max_actions = PPCC_MAX_ACTIONS_DEFAULT;
+	if (n <= max_actions)
+		return 0;
+	/* blame the larger of the two factors, where it was set */
+	int64_t S = (int64_t)pl->stages * (pl->chunks > 0 ? pl->chunks : 1);
+	const ppcc_loc *loc = pl->microbatches >= S ? &pl->microbatches_loc
+						    : &pl->stages_loc;
+	if (!loc->file)
+		loc = pl->microbatches >= S ? &pl->stages_loc
+					    : &pl->microbatches_loc;
+	if (!loc->file)
+		loc = pl->loc.file ? &pl->loc : &cfg->model.loc;
+	double memory = 100.0 * (double)n;
+	double out = bytes_per_action(format) * (double)n;
+	const char *unit = memory >= 1e9 ? "GB" : "MB";
+	double scale = memory >= 1e9 ? 1e9 : 1e6;
+	char size[96];
+	if (out > 0)
+		snprintf(size, sizeof size, "about %.1f %s of memory and %.1f %s "
+			 "of %s output", memory / scale, unit,
+			 out / (out >= 1e9 ? 1e9 : 1e6), out >= 1e9 ? "GB" : "MB",
+			 format_name(format));
+	else
+		snprintf(size, sizeof size, "about %.1f %s of memory",
+			 memory / scale, unit);
+	ppcc_error(d, loc, "%d stages x %d microbatches would make a schedule of "
+		   "%lld actions (%s), over the budget of %lld actions; raise "
+		   "it with --max-actions N", (int)S, pl->microbatches,
+		   (long long)n, size, (long long)max_actions);
+	return PPCC_EINPUT;
+}

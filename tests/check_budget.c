@@ -1,0 +1,257 @@
+/*
+ * Tests of the resource budget (src/budget.c, --max-actions) and of the
+ * dependency view's size limit: the count is exact for every kind and
+ * size it is compared on, and the issue's small hostile files are refused
+ * at once, at their line, without building anything or writing output.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ppcc.h"
+#include "testutil.h"
+
+Suite *suite_budget(void);
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A model of `layers` identical layers on `devices` devices. */
+static char *hostile(const char *dir, const char *name, int layers,
+		     int devices, const char *pipeline)
+{
+	char *path = malloc(512), text[1024];
+	snprintf(path, 512, "%s/%s", dir, name);
+	snprintf(text, sizeof text,
+		 "model:\n"
+		 "  name: h\n"
+		 "  layers:\n"
+		 "    - {name: l, repeat: %d, fwd_ms: 1, params: 1, "
+		 "activation_bytes: 1, stash_bytes: 1}\n"
+		 "cluster:\n"
+		 "  devices: %d\n"
+		 "  device: {name: d, tflops: 100, memory_gib: 80}\n"
+		 "pipeline:\n%s", layers, devices, pipeline);
+	ck_assert_int_eq(tu_write_file(path, text), 0);
+	return path;
+}
+
+static void run_ppcc(tu_run *r, char *const args[])
+{
+	char *argv[16];
+	int n = 0;
+	argv[n++] = (char *)tu_ppcc();
+	for (; *args && n < 15; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, NULL, 120, argv), 0);
+}
+
+/* Hand counts: F and B per (stage, microbatch), and with more than one
+ * rank a SEND and a RECV each way at every stage boundary. */
+START_TEST(action_count_matches_hand_counts)
+{
+	ppcc_pipeline pl = {.kind = PPCC_SCHED_1F1B, .stages = 4,
+			    .microbatches = 8, .chunks = 1};
+	/* examples/tiny.yaml: 8 x (2*4 + 4*3) = 160, as ppcc check counts */
+	ck_assert_int_eq(ppcc_plan_action_count(&pl), 160);
+	/* examples/llama2-70b.yaml's interleaved plan: p 8, v 2, m 32:
+	 * 32 x (2*16 + 4*15) = 2944 */
+	pl = (ppcc_pipeline){.kind = PPCC_SCHED_INTERLEAVED, .stages = 8,
+			     .microbatches = 32, .chunks = 2};
+	ck_assert_int_eq(ppcc_plan_action_count(&pl), 2944);
+	/* one rank: no transfers, 2 x 8 */
+	pl = (ppcc_pipeline){.kind = PPCC_SCHED_GPIPE, .stages = 1,
+			     .microbatches = 8, .chunks = 1};
+	ck_assert_int_eq(ppcc_plan_action_count(&pl), 16);
+	/* the 200-byte file: 4096 x (2*4096 + 4*4095) */
+	pl = (ppcc_pipeline){.kind = PPCC_SCHED_1F1B, .stages = 4096,
+			     .microbatches = 4096, .chunks = 1};
+	ck_assert_int_eq(ppcc_plan_action_count(&pl), 100646912);
+	/* saturates instead of overflowing */
+	pl = (ppcc_pipeline){.kind = PPCC_SCHED_INTERLEAVED,
+			     .stages = 2147483647, .microbatches = 2147483647,
+			     .chunks = 2147483647};
+	ck_assert(ppcc_plan_action_count(&pl) == INT64_MAX);
+}
+END_TEST
+
+/* The count is the one ppcc_schedule_build produces, for every kind over
+ * a sweep of sizes. */
+START_TEST(action_count_is_what_the_schedule_holds)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_stage_info st[64];
+	memset(st, 0, sizeof st);
+	long compared = 0;
+	for (int kind = 0; kind < 3; kind++)
+		for (int p = 1; p <= 4; p++)
+			for (int m = 1; m <= 12; m++) {
+				int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+				ppcc_schedule s;
+				if (ppcc_schedule_build(&s, a, kind, p, v, m, 0, st) < 0)
+					continue; /* interleaved needs m >= p */
+				long long n = 0;
+				for (int r = 0; r < s.n_ranks; r++)
+					n += s.ranks[r].n_actions;
+				ppcc_pipeline pl = {.kind = kind, .stages = p,
+						    .microbatches = m, .chunks = v};
+				ck_assert_msg(ppcc_plan_action_count(&pl) == n,
+					      "kind %d p %d m %d: %lld built", kind,
+					      p, m, n);
+				compared++;
+			}
+	ck_assert_int_gt(compared, 100);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* The issue's reproductions, each of which ran for seconds to minutes
+ * and took about 10 GB: refused at once, with the size and the option. */
+START_TEST(small_hostile_files_are_refused_at_their_line)
+{
+	char *dir = tu_mkdtemp();
+	char *big = hostile(dir, "big.yaml", 8192, 4096,
+			    "  stages: 4096\n  microbatches: 4096\n");
+	char *deep = hostile(dir, "deep.yaml", 64, 16,
+			     "  stages: 16\n  microbatches: 1048576\n");
+	char *wide = hostile(dir, "wide.yaml", 64, 4,
+			     "  stages: 4\n  microbatches: 1048576\n");
+	char out[600];
+	snprintf(out, sizeof out, "%s/out.h", dir);
+	struct {
+		char *path;
+		const char *fmt, *where, *size;
+	} cases[] = {
+		{big, "text", ":10:3: error: 4096 stages x 4096 microbatches",
+		 "100646912 actions (about 10.1 GB of memory)"},
+		{deep, "json", ":10:3: error: 16 stages x 1048576 microbatches",
+		 "96468992 actions (about 9.6 GB of memory and 9.0 GB of JSON "
+		 "output)"},
+		{wide, "header", ":10:3: error: 4 stages x 1048576 microbatches",
+		 "20971520 actions (about 2.1 GB of memory and 859.8 MB of "
+		 "header output)"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tu_run r;
+		double t0 = now_s();
+		run_ppcc(&r, (char *[]){"plan", cases[i].path, "-f",
+					(char *)cases[i].fmt, "-o", out, NULL});
+		double took = now_s() - t0;
+		ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+		ck_assert_msg(strstr(r.err, cases[i].where) &&
+			      strstr(r.err, cases[i].size) &&
+			      strstr(r.err, "over the budget of 4000000 actions; "
+				     "raise it with --max-actions N"),
+			      "%s", r.err);
+		/* the refusal comes before any schedule is built: the
+		 * plans themselves took 27 s and more */
+		ck_assert_msg(took < 20, "took %.1f s", took);
+		ck_assert(!tu_exists(out));
+		tu_run_free(&r);
+	}
+	free(big);
+	free(deep);
+	free(wide);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(max_actions_raises_and_lowers_the_budget)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/examples/tiny.yaml", tu_src());
+	tu_run r;
+	/* tiny's plan has 160 actions: 159 refuses it, 160 takes it */
+	run_ppcc(&r, (char *[]){"plan", path, "--max-actions", "159", NULL});
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "tiny.yaml:32:3: error: 4 stages x 8 "
+			     "microbatches would make a schedule of 160 actions") &&
+		      strstr(r.err, "over the budget of 159 actions"), "%s", r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, (char *[]){"plan", path, "--max-actions", "160", NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	/* a command-line override is blamed as such */
+	run_ppcc(&r, (char *[]){"plan", path, "-m", "9", "--max-actions", "160",
+				NULL});
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "ppcc: <command line>: error: 4 stages x 9 "
+			     "microbatches would make a schedule of 180 actions"),
+		      "%s", r.err);
+	tu_run_free(&r);
+	/* and a budget above the default lets a large plan through */
+	run_ppcc(&r, (char *[]){"plan", path, "-m", "200001", "-f", "text",
+				"-o", "/dev/null", NULL});
+	ck_assert_int_eq(r.status, 1);
+	tu_run_free(&r);
+	run_ppcc(&r, (char *[]){"plan", path, "-m", "200001", "-f", "text",
+				"-o", "/dev/null", "--max-actions", "4000020",
+				NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	const char *bad[] = {"0", "-1", "abc", "12x", ""};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		run_ppcc(&r, (char *[]){"plan", path, "--max-actions",
+					(char *)bad[i], NULL});
+		ck_assert_msg(r.status == 2 && strstr(r.err, "positive integer"),
+			      "'%s': %d %s", bad[i], r.status, r.err);
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
+/* --view deps wrote nodes x ranks cluster lookups: 45.9 s at 16,000
+ * stages.  Refused where that would exceed its limit, at once. */
+START_TEST(dependency_view_of_thousands_of_stages_is_refused_quickly)
+{
+	char *dir = tu_mkdtemp();
+	char *wide = hostile(dir, "wide.yaml", 4000, 4000,
+			     "  stages: 4000\n  microbatches: 1\n"
+			     "  schedule: gpipe\n");
+	char out[600];
+	snprintf(out, sizeof out, "%s/deps.dot", dir);
+	tu_run r;
+	double t0 = now_s();
+	run_ppcc(&r, (char *[]){"plan", wide, "-f", "dot", "--view", "deps", "-o",
+				out, NULL});
+	double took = now_s() - t0;
+	ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "wide.yaml:9:3: error: the dependency graph "
+			     "of 4000 ranks would draw 8000 nodes in 4000 "
+			     "clusters") && strstr(r.err, "--view timeline"),
+		      "%s", r.err);
+	ck_assert_msg(took < 20, "took %.1f s", took);
+	ck_assert(!tu_exists(out));
+	tu_run_free(&r);
+	/* the timeline of the same plan is drawn */
+	run_ppcc(&r, (char *[]){"plan", wide, "-f", "dot", "-o", out, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert(tu_exists(out));
+	tu_run_free(&r);
+	free(wide);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *suite_budget(void)
+{
+	Suite *s = suite_create("budget");
+	TCase *tc = tcase_create("budget");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, action_count_matches_hand_counts);
+	tcase_add_test(tc, action_count_is_what_the_schedule_holds);
+	tcase_add_test(tc, small_hostile_files_are_refused_at_their_line);
+	tcase_add_test(tc, max_actions_raises_and_lowers_the_budget);
+	tcase_add_test(tc, dependency_view_of_thousands_of_stages_is_refused_quickly);
+	suite_add_tcase(s, tc);
+	return s;
+}
