@@ -417,18 +417,22 @@ static int cmd_check(const cli_options *o)
 	}
 	const char *name = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
 	if ((err = ppcc_read_json(&plan, a, o->input, &d)) < 0 ||
-	    (err = ppcc_schedule_validate(&plan.best.schedule, &d, name, 50)) < 0) {
+	    (err = ppcc_schedule_validate(&plan.best.schedule, &d, name, 50)) < 0 ||
+	    (err = ppcc_schedule_order_check(&plan.best.schedule, &d, name, 50)) < 0) {
 		rc = report_status(err, &d);
 		goto out;
 	}
+	int unordered = err; /* rank pairs out of order, warned about */
 	if (!o->quiet) {
 		const ppcc_schedule *s = &plan.best.schedule;
 		long long n = 0;
 		for (int r = 0; r < s->n_ranks; r++)
 			n += s->ranks[r].n_actions;
 		printf("%s: valid %s schedule: %d ranks, %d stages, %d microbatches, "
-		       "%lld actions\n", name, ppcc_schedule_kind_name(s->kind),
-		       s->n_ranks, s->n_stages, s->n_microbatches, n);
+		       "%lld actions%s\n", name, ppcc_schedule_kind_name(s->kind),
+		       s->n_ranks, s->n_stages, s->n_microbatches, n,
+		       unordered ? "; not runnable on order-matching transports "
+				   "(nccl, grouped)" : "");
 	}
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_OUTPUT;
 out:

@@ -11,6 +11,8 @@
  *                simulation and the uniform baseline
  *   schedule.c   GPipe / 1F1B / interleaved action lists with p2p actions
  *   validate.c   structural checks and a dry run of any ppcc_schedule
+ *   match_order.c per rank pair, send order against receive order (the
+ *                condition of order-matching transports such as NCCL)
  *   simulate.c   event-driven simulation: step time, bubble, peak memory
  *   emit_*.c     text, JSON, DOT/SVG/PNG, C header, torch CSV, Chrome trace
  *   read_json.c  a JSON schedule back into a ppcc_schedule (ppcc check)
@@ -333,6 +335,16 @@ int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
  * report (0 = no bound). */
 int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
 			   const char *file, int max_errors);
+
+/* For a valid schedule (after ppcc_schedule_validate): whether each
+ * ordered pair of ranks sends its messages in the order the receiver
+ * receives them, as transports that match by posting order (NCCL, the
+ * runtime's grouped mode) need.  Reports the first message out of order
+ * of each pair as a warning at {file, 0, 0}, at most max_findings (0: no
+ * bound); returns the number of pairs out of order, or PPCC_ENOMEM.
+ * (match_order.c) */
+int ppcc_schedule_order_check(const ppcc_schedule *s, ppcc_diag *d,
+			      const char *file, int max_findings);
 
 /* Event-driven simulation of s under costs (one per stage).  Assumes s is
  * valid.  Arrays live in the arena. */

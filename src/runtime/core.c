@@ -1005,8 +1005,26 @@ static void rt_validate_diag(ppcc_severity sev, const ppcc_loc *loc,
 		       sev == PPCC_SEV_ERROR ? "error" : "warning", msg);
 }
 
+/* Grouped (and so nccl): a transport that pairs sends and receives by
+ * posting order needs each rank pair's send order to be its receive
+ * order (match_order.c); a schedule without it would deliver a message
+ * into another's buffer, so it is refused. */
+static int rt_check_order(ppcc_rt *rt)
+{
+	ppcc_diag d = {rt_validate_diag, rt, 0, 0};
+	int n = ppcc_schedule_order_check(rt->s, &d, "schedule", 4);
+	if (n <= 0)
+		return n;
+	ppcc_rt_report(rt, "schedule: %d rank pair%s send%s in another order "
+		       "than %s received; refusing it in grouped mode, where "
+		       "messages match by posting order", n, n == 1 ? "" : "s",
+		       n == 1 ? "s" : "", n == 1 ? "it is" : "they are");
+	return PPCC_RT_EINPUT;
+}
+
 /* The checks beyond ppcc_schedule_validate that the runtime relies on:
- * the transport's size, and message bytes equal to the stage table's. */
+ * the transport's size, message bytes equal to the stage table's, and
+ * in grouped mode the order of each rank pair's messages. */
 static int rt_check_schedule(ppcc_rt *rt)
 {
 	const ppcc_schedule *s = rt->s;
@@ -1040,7 +1058,7 @@ static int rt_check_schedule(ppcc_rt *rt)
 			return PPCC_RT_EINPUT;
 		}
 	}
-	return 0;
+	return rt->grouped ? rt_check_order(rt) : 0;
 }
 
 /* horizon[i] for a compute action i: the index of the recv_ahead-th

@@ -1,0 +1,266 @@
+/* match_order.c: the order-safety finding of ppcc check, and the
+ * runtime's refusal of a schedule that is not order-safe in grouped mode
+ * (the stand-in for NCCL, which pairs sends and receives by posting
+ * order). */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+#include "ppcc/runtime.h"
+#include "rt_pipe.h"
+#include "testutil.h"
+
+Suite *suite_order(void);
+
+static int build(ppcc_schedule *out, ppcc_arena *a, const rt_pipe *p,
+		 int kind, int ranks, int v, int m)
+{
+	ppcc_stage_info st[64];
+	ck_assert_int_eq(p->S, ranks * v);
+	rt_pipe_stage_table(p, st);
+	return ppcc_schedule_build(out, a, kind, ranks, v, m, 0, st);
+}
+
+/* GPipe on 2 ranks, 2 microbatches, with rank 1's (RECV_F, F) pairs of
+ * microbatches 0 and 1 swapped: valid under matching by name, but rank 0
+ * sends mb 0 first and rank 1 receives mb 1 first.  acts must hold the
+ * copy of rank 1's actions. */
+static void swapped_gpipe(ppcc_schedule *s, ppcc_rank_schedule *ranks,
+			  ppcc_action *acts, ppcc_arena *a, rt_pipe *pp)
+{
+	ck_assert_int_eq(build(s, a, pp, PPCC_SCHED_GPIPE, 2, 1, 2), 0);
+	const ppcc_rank_schedule *r1 = &s->ranks[1];
+	ck_assert_int_eq(r1->n_actions, 8);
+	memcpy(acts, r1->actions, 8 * sizeof *acts);
+	ck_assert_int_eq(acts[0].op, PPCC_OP_RECV_F);
+	ck_assert_int_eq(acts[0].mb, 0);
+	ck_assert_int_eq(acts[2].op, PPCC_OP_RECV_F);
+	ck_assert_int_eq(acts[2].mb, 1);
+	ppcc_action t0 = acts[0], t1 = acts[1];
+	acts[0] = acts[2];
+	acts[1] = acts[3];
+	acts[2] = t0;
+	acts[3] = t1;
+	ranks[0] = s->ranks[0];
+	ranks[1] = *r1;
+	ranks[1].actions = acts;
+	s->ranks = ranks;
+	s->fingerprint = ppcc_schedule_fingerprint(s);
+}
+
+START_TEST(swapped_gpipe_passes_validation_but_is_not_order_safe)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
+	ppcc_schedule s;
+	ppcc_rank_schedule ranks[2];
+	ppcc_action acts[8];
+	tu_diag td;
+	swapped_gpipe(&s, ranks, acts, a, pp);
+	tu_diag_init(&td);
+	ck_assert_int_eq(ppcc_schedule_validate(&s, &td.d, NULL, 0), 0);
+	ck_assert_int_eq(ppcc_schedule_order_check(&s, &td.d, NULL, 0), 1);
+	ck_assert_str_eq(td.text,
+		"0:0: warning: rank 0, action 1 (SEND_F stage 0 mb 0): the 1st message "
+		"rank 0 sends to rank 1 is the 2nd that rank 1 receives (action 2): "
+		"not runnable on order-matching transports (nccl, grouped)\n");
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Every schedule ppcc builds keeps each pair's order (p = 2 also mixes
+ * activations and gradients in one pair's sequence). */
+START_TEST(generated_schedules_are_order_safe)
+{
+	int checked = 0;
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+		for (int p = 1; p <= 6; p++)
+			for (int m = 1; m <= 12; m++) {
+				int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+				ppcc_arena *a = ppcc_arena_new();
+				rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
+				ppcc_schedule s;
+				tu_diag td;
+				tu_diag_init(&td);
+				if (build(&s, a, pp, kind, p, v, m) == 0) {
+					ck_assert_int_eq(ppcc_schedule_validate(&s, &td.d, NULL, 0), 0);
+					ck_assert_msg(ppcc_schedule_order_check(&s, &td.d, NULL, 0) == 0,
+						      "kind %d p=%d m=%d: %s", kind, p, m, td.text);
+					checked++;
+				}
+				rt_pipe_free(pp);
+				ppcc_arena_free(a);
+			}
+	/* gpipe and 1f1b for every (p, m); interleaved where m fits */
+	ck_assert_int_ge(checked, 2 * 6 * 12 + 6);
+}
+END_TEST
+
+/* One finding per rank pair, bounded by max_findings with a note: on 3
+ * ranks of 1F1B, reversing rank 1's receives from rank 0 and rank 2's
+ * receives from rank 1 puts two pairs out of order. */
+START_TEST(one_finding_per_pair_and_the_bound_is_noted)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(3, 4, 3, 8);
+	ppcc_schedule s;
+	ppcc_rank_schedule ranks[3];
+	ppcc_action acts[3][64];
+	tu_diag td;
+	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_GPIPE, 3, 1, 4), 0);
+	for (int r = 0; r < 3; r++) {
+		ranks[r] = s.ranks[r];
+		ck_assert_int_le(ranks[r].n_actions, 64);
+		memcpy(acts[r], s.ranks[r].actions,
+		       (size_t)ranks[r].n_actions * sizeof **acts);
+		ranks[r].actions = acts[r];
+	}
+	/* GPipe's forward phase on ranks 1 and 2: RECV_F, F, SEND_F (rank
+	 * 1) per mb; swap the RECV_F of mb 0 and mb 1 (equal sizes: width 8) */
+	for (int r = 1; r <= 2; r++) {
+		int i0 = -1, i1 = -1;
+		for (int i = 0; i < ranks[r].n_actions; i++) {
+			if (acts[r][i].op != PPCC_OP_RECV_F)
+				continue;
+			if (acts[r][i].mb == 0)
+				i0 = i;
+			else if (acts[r][i].mb == 1)
+				i1 = i;
+		}
+		ck_assert(i0 >= 0 && i1 >= 0);
+		acts[r][i0].mb = 1;
+		acts[r][i1].mb = 0;
+	}
+	s.ranks = ranks;
+	s.fingerprint = ppcc_schedule_fingerprint(&s);
+	tu_diag_init(&td);
+	/* renaming the receives makes F run before its input: invalid; the
+	 * order check alone still sees two pairs */
+	ck_assert_int_eq(ppcc_schedule_order_check(&s, &td.d, NULL, 0), 2);
+	ck_assert_ptr_nonnull(strstr(td.text, "rank 0, action 1 (SEND_F stage 0 mb 0)"));
+	ck_assert_ptr_nonnull(strstr(td.text, "rank 1, action"));
+	tu_diag_init(&td);
+	ck_assert_int_eq(ppcc_schedule_order_check(&s, &td.d, NULL, 1), 2);
+	ck_assert_ptr_nonnull(strstr(td.text,
+		"0:0: note: 1 further rank pairs out of order not reported\n"));
+	ck_assert_ptr_null(strstr(td.text, "rank 1, action"));
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+START_TEST(ppcc_check_names_the_finding_and_still_accepts_the_schedule)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/tests/order/gpipe-p2-swapped.json", tu_src());
+	char *argv[] = {(char *)tu_ppcc(), "check", path, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 30, argv), 0);
+	ck_assert_int_eq(r.status, 0);
+	char want[8192];
+	snprintf(want, sizeof want,
+		 "%s: valid gpipe schedule: 2 ranks, 2 stages, 2 microbatches, "
+		 "16 actions; not runnable on order-matching transports (nccl, "
+		 "grouped)\n", path);
+	ck_assert_str_eq(r.out, want);
+	snprintf(want, sizeof want,
+		 "ppcc: %s: warning: rank 0, action 1 (SEND_F stage 0 mb 0): the "
+		 "1st message rank 0 sends to rank 1 is the 2nd that rank 1 "
+		 "receives (action 2): not runnable on order-matching transports "
+		 "(nccl, grouped)\n", path);
+	ck_assert_str_eq(r.err, want);
+	tu_run_free(&r);
+}
+END_TEST
+
+typedef struct line_log {
+	pthread_mutex_t mu;
+	char text[1 << 14];
+	size_t len;
+	int lines[4];
+} line_log;
+
+static void collect(int rank, const char *line, void *user)
+{
+	line_log *l = user;
+	pthread_mutex_lock(&l->mu);
+	int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s\n", line);
+	if (n > 0 && l->len + (size_t)n < sizeof l->text)
+		l->len += (size_t)n;
+	if (rank >= 0 && rank < 4)
+		l->lines[rank]++;
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* Grouped, every rank refuses at init, before any data moves (no
+ * callback runs); eager, matching by name runs it right. */
+START_TEST(runtime_refuses_the_swapped_schedule_in_grouped_mode_only)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
+	ppcc_schedule s;
+	ppcc_rank_schedule ranks[2];
+	ppcc_action acts[8];
+	ppcc_rt_stage_fns fns[2];
+	ppcc_rt_stats st[2];
+	char why[512];
+	swapped_gpipe(&s, ranks, acts, a, pp);
+	rt_pipe_fns(pp, fns);
+
+	line_log log;
+	memset(&log, 0, sizeof log);
+	pthread_mutex_init(&log.mu, NULL);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.timeout_s = 5;
+	o.grouped = 1;
+	o.diag = collect;
+	o.diag_user = &log;
+	rt_pipe_reset(pp);
+	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), PPCC_RT_EINPUT);
+	for (int r = 0; r < 2; r++) {
+		ck_assert_int_eq(st[r].status, PPCC_RT_EINPUT);
+		ck_assert_int_eq(log.lines[r], 2);
+	}
+	ck_assert_ptr_nonnull(strstr(log.text,
+		"ppcc-rt: rank 1: schedule: warning: rank 0, action 1 (SEND_F "
+		"stage 0 mb 0): the 1st message rank 0 sends to rank 1 is the 2nd "
+		"that rank 1 receives (action 2): not runnable on order-matching "
+		"transports (nccl, grouped)\n"));
+	ck_assert_ptr_nonnull(strstr(log.text,
+		"ppcc-rt: rank 0: schedule: 1 rank pair sends in another order "
+		"than it is received; refusing it in grouped mode, where messages "
+		"match by posting order\n"));
+	for (int k = 0; k < 2 * 2; k++)
+		ck_assert_int_eq(pp->fwd[k], 0);
+
+	o.grouped = 0;
+	log.len = 0;
+	log.text[0] = '\0';
+	rt_pipe_reset(pp);
+	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), 0);
+	ck_assert_msg(rt_pipe_check(pp, &s, -1, why, sizeof why) == 0, "%s", why);
+	ck_assert_int_eq((int)log.len, 0);
+	pthread_mutex_destroy(&log.mu);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+Suite *suite_order(void)
+{
+	Suite *s = suite_create("order");
+	TCase *tc = tcase_create("order");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, swapped_gpipe_passes_validation_but_is_not_order_safe);
+	tcase_add_test(tc, generated_schedules_are_order_safe);
+	tcase_add_test(tc, one_finding_per_pair_and_the_bound_is_noted);
+	tcase_add_test(tc, ppcc_check_names_the_finding_and_still_accepts_the_schedule);
+	tcase_add_test(tc, runtime_refuses_the_swapped_schedule_in_grouped_mode_only);
+	suite_add_tcase(s, tc);
+	return s;
+}
