@@ -27,7 +27,12 @@
  * after the compute that made it, or later where a dry run of all ranks
  * under rendezvous semantics (a send completes only once its receive is
  * posted) shows that it could deadlock there.  Every rank derives the
- * same grouping from the schedule.
+ * same grouping from the schedule.  Grouped, messages match by posting
+ * order per rank pair, as NCCL matches them (the local transport does
+ * the same when grouped), so ppcc_rt_init refuses
+ * (PPCC_RT_EINPUT) a schedule in which a rank sends to a peer in another
+ * order than the peer receives (what `ppcc check` reports as not
+ * runnable on order-matching transports).
  *
  * Buffer lifetimes, per (stage, microbatch); every size comes from the
  * schedule's stage table (ppcc_stage_info recv_bytes, send_bytes):

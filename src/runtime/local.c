@@ -8,7 +8,8 @@
  * both, so a send never blocks its rank but its buffer stays the
  * sender's until a receive has taken the data (which, with `grouped`,
  * gives the rendezvous semantics of NCCL).  Matching is by message name
- * and sending rank, oldest first, as rt.h states.
+ * and sending rank, oldest first, as rt.h states; grouped, as NCCL, by
+ * sending rank and posting order alone.
  *
  * Waits sleep on the rank's condition variable (CLOCK_MONOTONIC) until
  * their request completes, the deadline passes, or a rank aborts the
@@ -40,12 +41,17 @@ struct ppcc_rt_local_world {
 	unsigned generation;
 	int n_cond; /* per-rank conditions initialised; n_ranks + 1 once
 		     * the barrier and the mutex are too */
+	int oob_port; /* standing in for nccl: aborts go through the TCP
+		       * abort store on this port, not the world */
 };
 
 struct rt_transport {
 	ppcc_rt_local_world *w;
 	int rank;
 	int own_world; /* created for a one-rank schedule */
+	int by_order;  /* grouped: match by posting order per rank pair */
+	rt_oob *oob;   /* with the world's oob_port */
+	double timeout_s;
 };
 
 static void local_deadline(struct timespec *ts, double deadline)
@@ -148,6 +154,11 @@ static void local_abort_locked(ppcc_rt_local_world *w, int rank, int status)
 	pthread_cond_broadcast(&w->barrier);
 }
 
+void ppcc_rt_local_world_set_oob_port(ppcc_rt_local_world *w, int port)
+{
+	w->oob_port = port;
+}
+
 void ppcc_rt_local_world_abort(ppcc_rt_local_world *w, int rank, int status)
 {
 	pthread_mutex_lock(&w->mu);
@@ -192,8 +203,18 @@ static int local_init(rt_transport **out, ppcc_rt *rt, int rank)
 	t->w = w;
 	t->rank = rank;
 	t->own_world = own;
+	t->by_order = rt->grouped;
+	t->timeout_s = rt->timeout_s;
 	rt->rank = rank;
 	rt->n_ranks = w->n_ranks;
+	if (w->oob_port &&
+	    (err = ppcc_rt_oob_tcp_open(&t->oob, rt, rank, w->n_ranks,
+					w->oob_port,
+					ppcc_rt_now() + rt->timeout_s)) < 0) {
+		ppcc_free(t);
+		ppcc_rt_local_world_abort(w, rank, err);
+		return err;
+	}
 	*out = t;
 	return 0;
 }
@@ -243,8 +264,16 @@ static int local_exchange(rt_transport *t, uint64_t *out,
 	return err;
 }
 
+/* opaque[0] of a request: 1 when its rank runs grouped, and so matches
+ * by posting order per rank pair, as NCCL does (ppcc_rt_init has checked
+ * that the schedule's pairs keep their order, so this pairs the same
+ * messages as matching by name would). */
+#define LOCAL_BY_ORDER(r) ((r)->opaque[0])
+
 static int local_key_match(const rt_req *a, const rt_req *b)
 {
+	if (LOCAL_BY_ORDER(a) || LOCAL_BY_ORDER(b))
+		return a->src == b->src;
 	return a->key_op == b->key_op && a->key_stage == b->key_stage &&
 	       a->mb == b->mb && a->src == b->src;
 }
@@ -290,6 +319,7 @@ static void local_deliver(ppcc_rt_local_world *w, rt_req *send, rt_req *recv)
 static int local_send(rt_transport *t, rt_req *r)
 {
 	ppcc_rt_local_world *w = t->w;
+	LOCAL_BY_ORDER(r) = (uint64_t)t->by_order;
 	pthread_mutex_lock(&w->mu);
 	rt_req *m = local_take(&w->recvs[r->dst], r);
 	if (m)
@@ -303,6 +333,7 @@ static int local_send(rt_transport *t, rt_req *r)
 static int local_recv(rt_transport *t, rt_req *r)
 {
 	ppcc_rt_local_world *w = t->w;
+	LOCAL_BY_ORDER(r) = (uint64_t)t->by_order;
 	pthread_mutex_lock(&w->mu);
 	rt_req *m = local_take(&w->sends[t->rank], r);
 	if (m)
@@ -330,13 +361,26 @@ static int local_wait(rt_transport *t, rt_req *r, double deadline)
 	local_deadline(&ts, deadline);
 	pthread_mutex_lock(&w->mu);
 	while (!atomic_load(&r->done)) {
-		if (atomic_load(&w->aborted)) {
+		int who, st;
+		if (atomic_load(&w->aborted) ||
+		    (t->oob && ppcc_rt_oob_poll(t->oob, &who, &st))) {
 			err = PPCC_RT_EPEER;
 			break;
 		}
-		if (pthread_cond_timedwait(&w->cond[t->rank], &w->mu, &ts) ==
+		/* with the abort store, wake every 5 ms to poll it */
+		struct timespec slice = ts;
+		if (t->oob) {
+			double now = ppcc_rt_now();
+			if (now > deadline) {
+				err = PPCC_RT_ETIMEOUT;
+				break;
+			}
+			local_deadline(&slice, now + 0.005 < deadline ? now + 0.005
+								      : deadline);
+		}
+		if (pthread_cond_timedwait(&w->cond[t->rank], &w->mu, &slice) ==
 			    ETIMEDOUT &&
-		    !atomic_load(&r->done)) {
+		    !atomic_load(&r->done) && (!t->oob || ppcc_rt_now() > deadline)) {
 			err = PPCC_RT_ETIMEOUT;
 			break;
 		}
@@ -345,14 +389,21 @@ static int local_wait(rt_transport *t, rt_req *r, double deadline)
 	return err;
 }
 
+/* Standing in for nccl (an abort store), the failure reaches the other
+ * ranks only through the store, as with NCCL, whose abort tells nobody. */
 static void local_abort(rt_transport *t, int status)
 {
-	ppcc_rt_local_world_abort(t->w, t->rank, status);
+	if (t->oob)
+		ppcc_rt_oob_signal(t->oob, t->rank, status);
+	else
+		ppcc_rt_local_world_abort(t->w, t->rank, status);
 }
 
 static int local_aborted(rt_transport *t, int *out_rank, int *out_status)
 {
 	ppcc_rt_local_world *w = t->w;
+	if (t->oob && !atomic_load(&w->aborted))
+		return ppcc_rt_oob_poll(t->oob, out_rank, out_status);
 	if (!atomic_load(&w->aborted))
 		return 0;
 	/* written before the flag was set */
@@ -406,7 +457,6 @@ static void local_cancel(rt_transport *t, rt_req *r)
  * other rank touches its buffers once they are freed. */
 static void local_finalize(rt_transport *t, int failed)
 {
-	(void)failed;
 	if (!t)
 		return;
 	ppcc_rt_local_world *w = t->w;
@@ -420,6 +470,7 @@ static void local_finalize(rt_transport *t, int failed)
 		}
 	w->recvs[t->rank] = NULL;
 	pthread_mutex_unlock(&w->mu);
+	ppcc_rt_oob_close(t->oob, failed, ppcc_rt_now() + t->timeout_s);
 	if (t->own_world)
 		ppcc_rt_local_world_free(w);
 	ppcc_free(t);

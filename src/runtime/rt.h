@@ -8,7 +8,10 @@
  * SEND_F(s, mb) is message (RECV_F, s+1, mb) and SEND_B(s, mb) is
  * (RECV_B, s-1, mb).  Transports match a receive to a send by that name
  * and the sending rank, first posted first matched, never by arrival
- * order alone.
+ * order alone; except in grouped mode, where nccl (and local, standing in
+ * for it) pair a rank pair's sends and receives by posting order alone,
+ * which ppcc_rt_init allows only for schedules that keep each pair's
+ * order (match_order.c).
  */
 #ifndef PPCC_RT_INTERNAL_H
 #define PPCC_RT_INTERNAL_H
@@ -173,6 +176,58 @@ void ppcc_rt_local_world_abort(ppcc_rt_local_world *w, int rank, int status);
  * $PPCC_TIMEOUT, else 300 s: finite, in (0, PPCC_RT_TIMEOUT_MAX]
  * (timeout.c).  PPCC_RT_EINPUT, reported, for a non-finite option. */
 int ppcc_rt_timeout_resolve(double *out, ppcc_rt *rt);
+
+/* The CUDA device of a rank that is local_rank-th on its node, among
+ * n_devices visible ones: local_rank, or 0 when one device is visible;
+ * -1 when there is none for it (local_rank >= n_devices > 1: two ranks
+ * would share a GPU) or the arguments are out of range.  (device.c) */
+int ppcc_rt_device_choose(int local_rank, int n_devices);
+
+/* The node-local rank the launcher exported (OMPI_COMM_WORLD_LOCAL_RANK,
+ * MPI_LOCALRANKID, SLURM_LOCALID, LOCAL_RANK: the first set to a number
+ * >= 0), and in *out_var (may be NULL) its name; -1 when none. */
+int ppcc_rt_local_rank_env(const char **out_var);
+
+/* ---- the out-of-band abort (oob.c) ---------------------------------------
+ *
+ * NCCL tells no peer of an abort, so the nccl transport (and the local
+ * one standing in for it) carries failures on a side channel: a rank that
+ * fails signals it; every other rank polls in its waits and between
+ * actions and stops with PPCC_RT_EPEER naming the rank and its status.
+ * Two channels: MPI (a duplicate of MPI_COMM_WORLD, an abort receive kept
+ * posted), or a TCP store on 127.0.0.1 whose rank 0 listens and relays
+ * (for ranks bootstrapped without MPI).  Open, poll and signal never
+ * block past their deadline; close with failed == 0 waits (up to its
+ * deadline) for the others to close too, so that nobody loses the channel
+ * while it still runs. */
+typedef struct rt_oob rt_oob;
+
+/* Every rank of n calls it with the same port; blocks until all have
+ * joined, the deadline (PPCC_RT_ETIMEOUT) or an error
+ * (PPCC_RT_ETRANSPORT), reported through rt. */
+int ppcc_rt_oob_tcp_open(rt_oob **out, ppcc_rt *rt, int rank, int n,
+			 int port, double deadline);
+#if PPCC_HAVE_MPI
+/* Over MPI_COMM_WORLD (MPI initialised; every rank calls it). */
+int ppcc_rt_oob_mpi_open(rt_oob **out, ppcc_rt *rt, double deadline);
+#endif
+/* Tells every other rank that `rank` failed with status (once; later
+ * calls and calls after a peer's abort are no-ops). */
+void ppcc_rt_oob_signal(rt_oob *o, int rank, int status);
+/* 1 when another rank has signalled (or, TCP, its connection died), with
+ * its rank and status (-1, PPCC_RT_EPEER when unknown); never blocks. */
+int ppcc_rt_oob_poll(rt_oob *o, int *out_rank, int *out_status);
+/* NULL is a no-op. */
+void ppcc_rt_oob_close(rt_oob *o, int failed, double deadline);
+
+/* The port of the TCP store: $PPCC_ABORT_PORT (1..65535), else 0. */
+int ppcc_rt_oob_port_env(void);
+
+/* Local worlds that stand in for NCCL: with a port, a rank's abort stops
+ * only that rank in the world and reaches the others through the TCP
+ * store on that port, which each rank polls (set before any rank
+ * joins). */
+void ppcc_rt_local_world_set_oob_port(ppcc_rt_local_world *w, int port);
 
 /* Monotonic seconds. */
 double ppcc_rt_now(void);

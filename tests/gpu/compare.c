@@ -7,7 +7,11 @@
  * them number by number (C99 hex floats or decimals, read with strtod):
  * exit 0 when the shapes match and every relative difference is at most
  * TOL, else 1 with the largest difference and the first line over TOL.
+ * A number that is not finite (NaN or infinity, on either side) fails
+ * the comparison: a NaN difference compares false against any TOL, so
+ * it is tested for first.
  */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +53,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: compare TOL REF OUT [OUT...]\n");
 		return 2;
 	}
-	double tol = atof(argv[1]), worst = 0;
+	char *end;
+	double tol = strtod(argv[1], &end), worst = 0;
+	if (end == argv[1] || *end || !isfinite(tol) || tol < 0) {
+		fprintf(stderr, "compare: TOL must be a finite number >= 0, not %s\n",
+			argv[1]);
+		return 2;
+	}
 	size_t nr, no;
 	char **ref = read_lines(&argv[2], 1, &nr);
 	char **out = read_lines(&argv[3], argc - 3, &no);
@@ -68,6 +78,12 @@ int main(int argc, char **argv)
 					return 1;
 				}
 				continue;
+			}
+			if (!isfinite(x) || !isfinite(y)) {
+				printf("compare: line %zu: %s is not finite: %.60s\n",
+				       i, isfinite(x) ? "the reference" : "the output",
+				       isfinite(x) ? ref[i] : out[i]);
+				return 1;
 			}
 			double d = fabs(x - y) / (fabs(y) > 0 ? fabs(y) : 1);
 			if (d > worst)

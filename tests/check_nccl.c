@@ -1,0 +1,503 @@
+/* What of the nccl transport can be proven without a GPU: the device
+ * each rank takes (device.c), the out-of-band abort (oob.c) alone and
+ * under the runtime, with the local transport's grouped mode standing in
+ * for NCCL (an abort that reaches the other ranks only through the abort
+ * store), the loopback mode failing cleanly where there is no GPU, and
+ * tests/gpu/compare.c refusing numbers that are not finite. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ppcc.h"
+#include "ppcc/runtime.h"
+#include "runtime/rt.h"
+#include "rt_pipe.h"
+#include "testutil.h"
+
+Suite *suite_nccl(void);
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- device choice ------------------------------------------------------ */
+
+START_TEST(device_follows_the_node_local_rank)
+{
+	/* a node's four ranks get its four devices whatever their global
+	 * ranks (mapped by node over two nodes: 0, 2, 4, 6, where modulo 4
+	 * gives 0 and 4 the same device) */
+	static const struct { int local, ndev, want; } cases[] = {
+		{0, 4, 0}, {1, 4, 1}, {2, 4, 2}, {3, 4, 3}, {7, 8, 7},
+		/* more ranks on the node than devices: none, not a shared GPU */
+		{8, 8, -1}, {2, 2, -1}, {5, 4, -1},
+		/* one visible device: the launcher bound it to this rank */
+		{0, 1, 0}, {3, 1, 0},
+		/* nothing to choose from, or no rank */
+		{0, 0, -1}, {-1, 4, -1}, {1, -1, -1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		ck_assert_msg(ppcc_rt_device_choose(cases[i].local, cases[i].ndev) ==
+				      cases[i].want,
+			      "local rank %d of %d devices: %d, want %d",
+			      cases[i].local, cases[i].ndev,
+			      ppcc_rt_device_choose(cases[i].local, cases[i].ndev),
+			      cases[i].want);
+}
+END_TEST
+
+START_TEST(local_rank_comes_from_the_launcher_first_variable_set)
+{
+	static const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK",
+				     "MPI_LOCALRANKID", "SLURM_LOCALID",
+				     "LOCAL_RANK"};
+	const char *var = NULL;
+	for (int i = 0; i < 4; i++)
+		unsetenv(vars[i]);
+	ck_assert_int_eq(ppcc_rt_local_rank_env(&var), -1);
+	setenv("LOCAL_RANK", "5", 1);
+	ck_assert_int_eq(ppcc_rt_local_rank_env(&var), 5);
+	ck_assert_str_eq(var, "LOCAL_RANK");
+	setenv("SLURM_LOCALID", "x2", 1); /* not a number: skipped */
+	ck_assert_int_eq(ppcc_rt_local_rank_env(&var), 5);
+	setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1);
+	ck_assert_int_eq(ppcc_rt_local_rank_env(&var), 3);
+	ck_assert_str_eq(var, "OMPI_COMM_WORLD_LOCAL_RANK");
+	setenv("OMPI_COMM_WORLD_LOCAL_RANK", "-1", 1);
+	ck_assert_int_eq(ppcc_rt_local_rank_env(NULL), 5);
+	for (int i = 0; i < 4; i++)
+		unsetenv(vars[i]);
+}
+END_TEST
+
+/* ---- the abort store ---------------------------------------------------- */
+
+/* A port nobody listens on now (bound, read, released). */
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a;
+	socklen_t n = sizeof a;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &n), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+typedef struct diag_buf {
+	pthread_mutex_t mu;
+	char text[1 << 15];
+	size_t len;
+	int lines[8];
+} diag_buf;
+
+static void diag_to_buf(int rank, const char *line, void *user)
+{
+	diag_buf *d = user;
+	pthread_mutex_lock(&d->mu);
+	int n = snprintf(d->text + d->len, sizeof d->text - d->len, "%s\n", line);
+	if (n > 0 && d->len + (size_t)n < sizeof d->text)
+		d->len += (size_t)n;
+	if (rank >= 0 && rank < 8)
+		d->lines[rank]++;
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void diag_buf_init(diag_buf *d)
+{
+	memset(d, 0, sizeof *d);
+	pthread_mutex_init(&d->mu, NULL);
+}
+
+/* A bare ppcc_rt whose reports go to a diag_buf (the store only reports
+ * through it). */
+typedef struct fake_rt {
+	ppcc_rt rt;
+	diag_buf *d;
+} fake_rt;
+
+static void fake_rt_init(fake_rt *f, int rank, diag_buf *d)
+{
+	memset(f, 0, sizeof *f);
+	f->rt.rank = rank;
+	f->rt.o.diag = diag_to_buf;
+	f->rt.o.diag_user = d;
+}
+
+typedef struct store_rank {
+	pthread_t th;
+	fake_rt f;
+	rt_oob *o;
+	int rank, n, port, err;
+} store_rank;
+
+static void *store_open_main(void *arg)
+{
+	store_rank *s = arg;
+	s->err = ppcc_rt_oob_tcp_open(&s->o, &s->f.rt, s->rank, s->n, s->port,
+				      now_s() + 5);
+	return NULL;
+}
+
+/* Polls o for up to 2 s; the seconds it took, or -1. */
+static double poll_until(rt_oob *o, int *who, int *st)
+{
+	double t0 = now_s();
+	while (now_s() - t0 < 2) {
+		if (ppcc_rt_oob_poll(o, who, st))
+			return now_s() - t0;
+		nanosleep(&(struct timespec){0, 1000000L}, NULL);
+	}
+	return -1;
+}
+
+/* Three ranks join; rank 2's abort reaches ranks 0 and 1 (relayed by
+ * rank 0), and a rank that signalled does not see its own abort. */
+START_TEST(abort_store_relays_a_rank_failure_to_every_other_rank)
+{
+	diag_buf d;
+	store_rank s[3];
+	int port = free_port(), who, st;
+	diag_buf_init(&d);
+	for (int r = 0; r < 3; r++) {
+		memset(&s[r], 0, sizeof s[r]);
+		s[r].rank = r;
+		s[r].n = 3;
+		s[r].port = port;
+		fake_rt_init(&s[r].f, r, &d);
+		ck_assert_int_eq(pthread_create(&s[r].th, NULL, store_open_main, &s[r]), 0);
+	}
+	for (int r = 0; r < 3; r++) {
+		pthread_join(s[r].th, NULL);
+		ck_assert_msg(s[r].err == 0, "rank %d: %d: %s", r, s[r].err, d.text);
+	}
+	for (int r = 0; r < 3; r++)
+		ck_assert_int_eq(ppcc_rt_oob_poll(s[r].o, &who, &st), 0);
+	ppcc_rt_oob_signal(s[2].o, 2, PPCC_RT_ECALLBACK);
+	for (int r = 0; r < 2; r++) {
+		who = st = 0;
+		double t = poll_until(s[r].o, &who, &st);
+		ck_assert_msg(t >= 0 && t < 0.5, "rank %d heard after %.3f s", r, t);
+		ck_assert_int_eq(who, 2);
+		ck_assert_int_eq(st, PPCC_RT_ECALLBACK);
+	}
+	ck_assert_int_eq(ppcc_rt_oob_poll(s[2].o, &who, &st), 0);
+	for (int r = 2; r >= 0; r--)
+		ppcc_rt_oob_close(s[r].o, 1, now_s() + 1);
+	ck_assert_int_eq((int)d.len, 0);
+}
+END_TEST
+
+/* A rank whose process dies without a word (here a child that exits
+ * after joining) is reported to the others as failed; and rank 0's own
+ * failure reaches the rest directly. */
+START_TEST(abort_store_reports_a_dead_process_and_rank_0s_own_failure)
+{
+	diag_buf d;
+	store_rank s[2];
+	int port = free_port(), who = -5, st = 0;
+	diag_buf_init(&d);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fake_rt f;
+		rt_oob *o = NULL;
+		fake_rt_init(&f, 2, &d);
+		int err = ppcc_rt_oob_tcp_open(&o, &f.rt, 2, 3, port, now_s() + 5);
+		nanosleep(&(struct timespec){0, 100000000L}, NULL);
+		_exit(err == 0 ? 0 : 1); /* the connection dies with the process */
+	}
+	for (int r = 0; r < 2; r++) {
+		memset(&s[r], 0, sizeof s[r]);
+		s[r].rank = r;
+		s[r].n = 3;
+		s[r].port = port;
+		fake_rt_init(&s[r].f, r, &d);
+		ck_assert_int_eq(pthread_create(&s[r].th, NULL, store_open_main, &s[r]), 0);
+	}
+	for (int r = 0; r < 2; r++) {
+		pthread_join(s[r].th, NULL);
+		ck_assert_msg(s[r].err == 0, "rank %d: %d: %s", r, s[r].err, d.text);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_msg(poll_until(s[1].o, &who, &st) >= 0, "rank 1 never heard");
+	ck_assert_int_eq(who, 2);
+	ck_assert_int_eq(st, PPCC_RT_EPEER);
+	ck_assert_msg(poll_until(s[0].o, &who, &st) >= 0, "rank 0 never heard");
+	ck_assert_int_eq(who, 2);
+	ppcc_rt_oob_close(s[1].o, 1, now_s() + 1);
+	ppcc_rt_oob_close(s[0].o, 1, now_s() + 1);
+
+	/* two ranks, rank 0 fails */
+	port = free_port();
+	for (int r = 0; r < 2; r++) {
+		s[r].n = 2;
+		s[r].port = port;
+		s[r].o = NULL;
+		ck_assert_int_eq(pthread_create(&s[r].th, NULL, store_open_main, &s[r]), 0);
+	}
+	for (int r = 0; r < 2; r++) {
+		pthread_join(s[r].th, NULL);
+		ck_assert_int_eq(s[r].err, 0);
+	}
+	ppcc_rt_oob_signal(s[0].o, 0, PPCC_RT_ETIMEOUT);
+	ck_assert(poll_until(s[1].o, &who, &st) >= 0);
+	ck_assert_int_eq(who, 0);
+	ck_assert_int_eq(st, PPCC_RT_ETIMEOUT);
+	ppcc_rt_oob_close(s[0].o, 1, now_s() + 1);
+	ppcc_rt_oob_close(s[1].o, 1, now_s() + 1);
+}
+END_TEST
+
+/* Nobody listening: the joining rank gives up at its deadline, naming
+ * the address. */
+START_TEST(abort_store_open_is_bounded_by_its_deadline)
+{
+	diag_buf d;
+	fake_rt f;
+	rt_oob *o = NULL;
+	diag_buf_init(&d);
+	fake_rt_init(&f, 1, &d);
+	int port = free_port();
+	double t0 = now_s();
+	ck_assert_int_eq(ppcc_rt_oob_tcp_open(&o, &f.rt, 1, 2, port, t0 + 0.3),
+			 PPCC_RT_ETIMEOUT);
+	double took = now_s() - t0;
+	ck_assert_msg(took >= 0.3 && took < 1.0, "took %.3f s", took);
+	ck_assert_ptr_null(o);
+	char want[128];
+	snprintf(want, sizeof want, "cannot reach rank 0 at 127.0.0.1:%d", port);
+	ck_assert_msg(strstr(d.text, want), "%s", d.text);
+}
+END_TEST
+
+/* ---- the runtime, standing in for NCCL ---------------------------------- */
+
+typedef struct rank_run {
+	pthread_t th;
+	const ppcc_schedule *s;
+	const ppcc_rt_stage_fns *fns;
+	ppcc_rt_options o;
+	int rank, status;
+	ppcc_rt_stats st;
+	double took;
+} rank_run;
+
+static void *rank_main(void *arg)
+{
+	rank_run *k = arg;
+	ppcc_rt *rt = NULL;
+	double t0 = now_s();
+	k->status = ppcc_rt_init(&rt, k->s, k->rank, &k->o);
+	if (k->status == 0)
+		k->status = ppcc_rt_step(&k->st, rt, k->fns);
+	k->took = now_s() - t0;
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+/* Every rank of s in a thread, grouped, over a local world whose aborts
+ * go only through the abort store. */
+static void run_isolated(rank_run *k, const ppcc_schedule *s,
+			 const ppcc_rt_stage_fns *fns, double timeout_s,
+			 diag_buf *d)
+{
+	ppcc_rt_local_world *w = NULL;
+	ck_assert_int_eq(ppcc_rt_local_world_new(&w, s->n_ranks), 0);
+	ppcc_rt_local_world_set_oob_port(w, free_port());
+	for (int r = 0; r < s->n_ranks; r++) {
+		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+		o.grouped = 1;
+		o.timeout_s = timeout_s;
+		o.world = w;
+		o.diag = diag_to_buf;
+		o.diag_user = d;
+		k[r] = (rank_run){.s = s, .fns = fns, .o = o, .rank = r};
+		ck_assert_int_eq(pthread_create(&k[r].th, NULL, rank_main, &k[r]), 0);
+	}
+	for (int r = 0; r < s->n_ranks; r++)
+		pthread_join(k[r].th, NULL);
+	ppcc_rt_local_world_free(w);
+}
+
+static int build(ppcc_schedule *out, ppcc_arena *a, const rt_pipe *p,
+		 int kind, int ranks, int m)
+{
+	ppcc_stage_info st[16];
+	rt_pipe_stage_table(p, st);
+	return ppcc_schedule_build(out, a, kind, ranks, 1, m, 0, st);
+}
+
+/* The stand-in runs a step right, and a failing backward on rank 2 of 4
+ * stops every other rank with EPEER naming it, long before the 5 s
+ * timeout that the peers would otherwise report. */
+START_TEST(grouped_ranks_told_of_a_failure_through_the_abort_store)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(4, 8, 4, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[4];
+	rank_run k[4];
+	diag_buf d;
+	char why[512];
+	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_1F1B, 4, 8), 0);
+	rt_pipe_fns(pp, fns);
+
+	diag_buf_init(&d);
+	rt_pipe_reset(pp);
+	run_isolated(k, &s, fns, 5, &d);
+	for (int r = 0; r < 4; r++)
+		ck_assert_msg(k[r].status == 0, "rank %d: %s", r, d.text);
+	ck_assert_msg(rt_pipe_check(pp, &s, -1, why, sizeof why) == 0, "%s", why);
+
+	diag_buf_init(&d);
+	rt_pipe_reset(pp);
+	pp->fault_op = PPCC_OP_B;
+	pp->fault_stage = 2;
+	pp->fault_mb = 3;
+	pp->fault_ret = -7;
+	run_isolated(k, &s, fns, 5, &d);
+	for (int r = 0; r < 4; r++) {
+		ck_assert_int_eq(k[r].status, r == 2 ? PPCC_RT_ECALLBACK : PPCC_RT_EPEER);
+		ck_assert_msg(k[r].took < 1.0, "rank %d took %.3f s", r, k[r].took);
+		ck_assert_int_eq(d.lines[r], 1);
+	}
+	ck_assert_msg(strstr(d.text, "ppcc-rt: rank 0: ") &&
+		      strstr(d.text, "another rank failed: stopped because rank 2 "
+			     "failed (callback failed)"), "%s", d.text);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* A stuck forward on rank 1 (1.5 s, timeout 0.5 s): its neighbours time
+ * out, and every rank stops with ETIMEOUT or EPEER within the timeout
+ * plus the callback's time, each naming what stopped it. */
+START_TEST(grouped_ranks_stop_within_the_bound_around_a_stuck_callback)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(4, 4, 4, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[4];
+	rank_run k[4];
+	diag_buf d;
+	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_1F1B, 4, 4), 0);
+	rt_pipe_fns(pp, fns);
+	diag_buf_init(&d);
+	pp->fault_op = PPCC_OP_F;
+	pp->fault_stage = 1;
+	pp->fault_mb = 1;
+	pp->fault_sleep_s = 1.5;
+	run_isolated(k, &s, fns, 0.5, &d);
+	int timeouts = 0;
+	for (int r = 0; r < 4; r++) {
+		ck_assert_msg(k[r].status == PPCC_RT_ETIMEOUT || k[r].status == PPCC_RT_EPEER,
+			      "rank %d: %s", r, ppcc_rt_status_str(k[r].status));
+		timeouts += k[r].status == PPCC_RT_ETIMEOUT;
+		ck_assert_msg(k[r].took < 1.5 + 1.0, "rank %d took %.3f s", r, k[r].took);
+		ck_assert_int_eq(d.lines[r], 1);
+	}
+	ck_assert_int_ge(timeouts, 1);
+	ck_assert_msg(strstr(d.text, "forward ran 1.5"), "%s", d.text);
+	ck_assert_msg(strstr(d.text, "did not complete within 0.500 s"), "%s", d.text);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* ---- the GPU check's comparison ------------------------------------------ */
+
+/* Builds tests/gpu/compare.c as run.sh does and runs it on REF and OUT;
+ * its exit status and output. */
+static int run_compare(const char *dir, const char *ref, const char *out,
+		       const char *tol, char **stdout_text)
+{
+	char bin[4096], src[4096], rp[4096], op[4096];
+	snprintf(bin, sizeof bin, "%s/compare", dir);
+	snprintf(src, sizeof src, "%s/tests/gpu/compare.c", tu_src());
+	if (!tu_exists(bin)) {
+		const char *cc = getenv("CC") ? getenv("CC") : "cc";
+		char *argv[] = {(char *)cc, "-std=c11", "-O2", "-o", bin, src, "-lm", NULL};
+		tu_run r;
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+		ck_assert_msg(r.status == 0, "cc: %s", r.err);
+		tu_run_free(&r);
+	}
+	snprintf(rp, sizeof rp, "%s/ref", dir);
+	snprintf(op, sizeof op, "%s/out", dir);
+	ck_assert_int_eq(tu_write_file(rp, ref), 0);
+	ck_assert_int_eq(tu_write_file(op, out), 0);
+	char *argv[] = {bin, (char *)tol, rp, op, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 30, argv), 0);
+	*stdout_text = strdup(r.out);
+	int st = r.status;
+	tu_run_free(&r);
+	return st;
+}
+
+START_TEST(compare_fails_on_nan_and_infinity)
+{
+	char *dir = tu_mkdtemp(), *out;
+	const char *ref = "loss 0 0x1.8p+0 1.5\nparam 0 0x1p-1 0x1p+1\n";
+	ck_assert_int_eq(run_compare(dir, ref, ref, "1e-12", &out), 0);
+	ck_assert_str_eq(out, "compare: 2 lines agree, largest relative difference 0\n");
+	free(out);
+	/* a NaN loss: before, |NaN - y| > tol was false and it passed */
+	ck_assert_int_eq(run_compare(dir, ref, "loss 0 nan nan\nparam 0 0x1p-1 0x1p+1\n",
+				     "1e-12", &out), 1);
+	ck_assert_str_eq(out, "compare: line 0: the output is not finite: loss 0 nan nan\n");
+	free(out);
+	ck_assert_int_eq(run_compare(dir, ref, "loss 0 0x1.8p+0 1.5\nparam 0 -inf 0x1p+1\n",
+				     "1e-12", &out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "the output is not finite: param 0 -inf"));
+	free(out);
+	/* a reference that is not finite fails as well */
+	ck_assert_int_eq(run_compare(dir, "loss 0 nan nan\n", "loss 0 nan nan\n",
+				     "1e-12", &out), 1);
+	free(out);
+	/* a difference over TOL, and a TOL that is not a number */
+	ck_assert_int_eq(run_compare(dir, ref, "loss 0 0x1.8p+0 1.5000001\nparam 0 0x1p-1 0x1p+1\n",
+				     "1e-12", &out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "> 1e-12 in: loss 0"));
+	free(out);
+	ck_assert_int_eq(run_compare(dir, ref, ref, "nan", &out), 2);
+	free(out);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *suite_nccl(void)
+{
+	Suite *s = suite_create("nccl");
+	TCase *tc = tcase_create("nccl");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, device_follows_the_node_local_rank);
+	tcase_add_test(tc, local_rank_comes_from_the_launcher_first_variable_set);
+	tcase_add_test(tc, abort_store_relays_a_rank_failure_to_every_other_rank);
+	tcase_add_test(tc, abort_store_reports_a_dead_process_and_rank_0s_own_failure);
+	tcase_add_test(tc, abort_store_open_is_bounded_by_its_deadline);
+	tcase_add_test(tc, grouped_ranks_told_of_a_failure_through_the_abort_store);
+	tcase_add_test(tc, grouped_ranks_stop_within_the_bound_around_a_stuck_callback);
+	tcase_add_test(tc, compare_fails_on_nan_and_infinity);
+	suite_add_tcase(s, tc);
+	return s;
+}
