@@ -422,6 +422,73 @@ START_TEST(grouped_ranks_stop_within_the_bound_around_a_stuck_callback)
 }
 END_TEST
 
+/* ---- no abort inside an open group --------------------------------------- */
+
+static int aborted_in_group;
+
+static void watch_group_abort(int rank, const char *line, void *user)
+{
+	(void)rank;
+	(void)user;
+	if (strstr(line, "aborted inside an open group"))
+		aborted_in_group = 1;
+}
+
+/* Grouped with debug trailers, the Nth allocation fails for every N
+ * until a run succeeds (each try a child process, PPCC_FAIL_ALLOC=N, as
+ * in the runtime suite): every failure is a clean ENOMEM, and none
+ * aborts the transport between group_begin and group_end (the local
+ * transport's brackets report it), where NCCL would free the
+ * communicator under the group's queued posts. */
+START_TEST(allocation_failures_in_grouped_mode_never_abort_inside_a_group)
+{
+	int n, last = -1;
+	const char *fork_mode = getenv("CK_FORK");
+	if (fork_mode && strcmp(fork_mode, "no") == 0)
+		return;
+	for (n = 1; n < 1000; n++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			char v[16];
+			snprintf(v, sizeof v, "%d", n);
+			setenv("PPCC_FAIL_ALLOC", v, 1);
+			ppcc_arena *a = ppcc_arena_new();
+			rt_pipe *pp = rt_pipe_new(2, 3, 2, 0);
+			ppcc_schedule s;
+			ppcc_rt_stage_fns fns[2];
+			int err = PPCC_RT_ENOMEM;
+			ppcc_stage_info st[2];
+			rt_pipe_stage_table(pp, st);
+			if (a && ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 2, 1, 3, 0, st) == 0) {
+				rt_pipe_fns(pp, fns);
+				ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+				o.debug = 1;
+				o.grouped = 1;
+				o.timeout_s = 10;
+				o.diag = watch_group_abort;
+				err = ppcc_rt_run_local(NULL, &s, fns, &o);
+			}
+			rt_pipe_free(pp);
+			ppcc_arena_free(a);
+			if (aborted_in_group)
+				exit(3);
+			exit(err == 0 ? 0 : err == PPCC_RT_ENOMEM ? 1 : 2);
+		}
+		int status;
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status), "allocation %d: killed by signal %d", n,
+			      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		last = WEXITSTATUS(status);
+		ck_assert_msg(last != 3, "allocation %d: aborted inside an open group", n);
+		ck_assert_msg(last == 0 || last == 1, "allocation %d: exit %d", n, last);
+		if (last == 0)
+			break;
+	}
+	ck_assert_msg(last == 0 && n > 10, "never succeeded (%d tries)", n);
+}
+END_TEST
+
 /* ---- the GPU check's comparison ------------------------------------------ */
 
 /* Builds tests/gpu/compare.c as run.sh does and runs it on REF and OUT;
@@ -497,6 +564,7 @@ Suite *suite_nccl(void)
 	tcase_add_test(tc, abort_store_open_is_bounded_by_its_deadline);
 	tcase_add_test(tc, grouped_ranks_told_of_a_failure_through_the_abort_store);
 	tcase_add_test(tc, grouped_ranks_stop_within_the_bound_around_a_stuck_callback);
+	tcase_add_test(tc, allocation_failures_in_grouped_mode_never_abort_inside_a_group);
 	tcase_add_test(tc, compare_fails_on_nan_and_infinity);
 	suite_add_tcase(s, tc);
 	return s;

@@ -484,12 +484,19 @@ static uint64_t rt_recv_payload(const ppcc_rt *rt, const ppcc_action *a)
 	return a->op == PPCC_OP_RECV_F ? st->recv_bytes : st->send_bytes;
 }
 
-static int rt_post_recv(ppcc_rt *rt, int i)
+/* What posting a SEND or RECV needs besides the transport's own call:
+ * the request, the buffer and (debug) the trailer.  Grouped, this runs
+ * before the group opens, so that a failure here (the pool's allocation,
+ * a device copy) is reported and aborts with no group open: NCCL's
+ * ncclGroupEnd after an ncclCommAbort inside the group would run the
+ * queued free of the communicator and then the posts queued on it. */
+static int rt_prepare_recv(rt_req **out, ppcc_rt *rt, int i)
 {
 	const ppcc_action *a = &rt->rs->actions[i];
 	rt_req *r;
 	rt_buf *b;
 	int err;
+	*out = NULL;
 	if ((err = rt_req_get(&r, rt)) < 0)
 		return rt_fail(rt, err, i, 0, "no memory for a request");
 	if ((err = rt_buf_get(&b, rt, rt_wire_bytes(rt, rt_recv_payload(rt, a)))) < 0) {
@@ -507,14 +514,53 @@ static int rt_post_recv(ppcc_rt *rt, int i)
 	r->bytes = b->size;
 	r->owner = b;
 	r->action = i;
-	if ((err = rt->ops->recv(rt->tr, r)) < 0) {
-		rt_buf_put(rt, b);
-		rt_req_put(rt, r);
+	*out = r;
+	return 0;
+}
+
+/* Gives a prepared request back, unposted (after a failure). */
+static void rt_unprepare(ppcc_rt *rt, rt_req *r)
+{
+	if (!r)
+		return;
+	rt_buf_put(rt, r->owner);
+	rt_req_put(rt, r);
+}
+
+/* The transport's post of a prepared request; its status as the
+ * transport gave it, unreported (grouped, the caller reports it once the
+ * group is closed). */
+static int rt_hand(ppcc_rt *rt, rt_req *r)
+{
+	int err = r->is_send ? rt->ops->send(rt->tr, r) : rt->ops->recv(rt->tr, r);
+	if (err < 0)
+		return err;
+	r->posted = 1;
+	if (!r->is_send) {
+		rt->recv_of[r->action] = r;
+		return 0;
+	}
+	const ppcc_action *a = &rt->rs->actions[r->action];
+	const ppcc_stage_info *st = &rt->s->stages[a->stage];
+	uint64_t payload = a->op == PPCC_OP_SEND_F ? st->send_bytes
+						   : st->recv_bytes;
+	rt->st.messages_sent++;
+	rt->st.bytes_sent += payload;
+	rt_message_event(rt, r, PPCC_RT_MSG_SENT, payload);
+	return 0;
+}
+
+static int rt_post_recv(ppcc_rt *rt, int i)
+{
+	rt_req *r;
+	int err;
+	if ((err = rt_prepare_recv(&r, rt, i)) < 0)
+		return err;
+	if ((err = rt_hand(rt, r)) < 0) {
+		rt_unprepare(rt, r);
 		return rt_fail_wait(rt, err, i, ppcc_rt_now(),
 				    "posting the receive");
 	}
-	r->posted = 1;
-	rt->recv_of[i] = r;
 	return 0;
 }
 
@@ -567,7 +613,7 @@ static int rt_recv_done(ppcc_rt *rt, int i, double t0)
 	return 0;
 }
 
-static int rt_post_send(rt_req **out, ppcc_rt *rt, int i)
+static int rt_prepare_send(rt_req **out, ppcc_rt *rt, int i)
 {
 	const ppcc_action *a = &rt->rs->actions[i];
 	const ppcc_stage_info *st = &rt->s->stages[a->stage];
@@ -597,20 +643,25 @@ static int rt_post_send(rt_req **out, ppcc_rt *rt, int i)
 	r->owner = b;
 	r->action = i;
 	if (rt->debug && (err = rt_trailer_write(rt, r, (size_t)payload)) < 0) {
-		rt_buf_put(rt, b);
-		rt_req_put(rt, r);
+		rt_unprepare(rt, r);
 		return rt_fail_wait(rt, err, i, ppcc_rt_now(),
 				    "writing the message trailer");
 	}
-	if ((err = rt->ops->send(rt->tr, r)) < 0) {
-		rt_buf_put(rt, b);
-		rt_req_put(rt, r);
+	*out = r;
+	return 0;
+}
+
+static int rt_post_send(rt_req **out, ppcc_rt *rt, int i)
+{
+	rt_req *r;
+	int err;
+	*out = NULL;
+	if ((err = rt_prepare_send(&r, rt, i)) < 0)
+		return err;
+	if ((err = rt_hand(rt, r)) < 0) {
+		rt_unprepare(rt, r);
 		return rt_fail_wait(rt, err, i, ppcc_rt_now(), "the send");
 	}
-	r->posted = 1;
-	rt->st.messages_sent++;
-	rt->st.bytes_sent += payload;
-	rt_message_event(rt, r, PPCC_RT_MSG_SENT, payload);
 	*out = r;
 	return 0;
 }
@@ -789,39 +840,48 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 
 /* ---- the step ------------------------------------------------------------------------ */
 
-/* One group: the SEND/RECV actions acts[0..n) posted together, then
- * waited for. */
+/* One group: the SEND/RECV actions acts[0..n) prepared, posted
+ * together between group_begin and group_end, then waited for.  Nothing
+ * between the two calls reports or aborts: a failed post is reported
+ * once the group is closed. */
 static int rt_run_group(ppcc_rt *rt, const int *acts, int n)
 {
 	double t0 = ppcc_rt_now();
-	int err = 0, k;
-	rt_req **sends = NULL;
+	int err = 0, k, handed = 0;
+	rt_req **reqs = ppcc_calloc((size_t)n, sizeof *reqs);
 
-	sends = ppcc_calloc((size_t)n, sizeof *sends);
-	if (!sends)
+	if (!reqs)
 		return rt_fail(rt, PPCC_RT_ENOMEM, acts[0], 0,
 			       "no memory for a group");
+	for (k = 0; k < n && err == 0; k++)
+		err = rt_is_recv(rt->rs->actions[acts[k]].op)
+			      ? rt_prepare_recv(&reqs[k], rt, acts[k])
+			      : rt_prepare_send(&reqs[k], rt, acts[k]);
+	if (err < 0)
+		goto out;
 	if (rt->ops->group_begin && (err = rt->ops->group_begin(rt->tr)) < 0) {
 		err = rt_fail_wait(rt, err, acts[0], t0, "ncclGroupStart");
 		goto out;
 	}
-	for (k = 0; k < n && err == 0; k++) {
-		if (rt_is_recv(rt->rs->actions[acts[k]].op))
-			err = rt_post_recv(rt, acts[k]);
-		else
-			err = rt_post_send(&sends[k], rt, acts[k]);
-	}
-	if (rt->ops->group_end) {
-		int e2 = rt->ops->group_end(rt->tr);
-		if (err == 0 && e2 < 0)
-			err = rt_fail_wait(rt, e2, acts[0], t0, "ncclGroupEnd");
-	}
-	if (err < 0)
+	for (; handed < n; handed++)
+		if ((err = rt_hand(rt, reqs[handed])) < 0)
+			break;
+	int end = rt->ops->group_end ? rt->ops->group_end(rt->tr) : 0;
+	if (err < 0) {
+		int i = acts[handed];
+		err = rt_fail_wait(rt, err, i, t0,
+				   reqs[handed]->is_send ? "the send"
+							 : "posting the receive");
 		goto out;
+	}
+	if (end < 0) {
+		err = rt_fail_wait(rt, end, acts[0], t0, "ncclGroupEnd");
+		goto out;
+	}
 	t0 = ppcc_rt_now();
 	for (k = 0; k < n; k++) {
 		int i = acts[k];
-		rt_req *r = sends[k] ? sends[k] : rt->recv_of[i];
+		rt_req *r = reqs[k];
 		double w0 = ppcc_rt_now();
 		err = rt->ops->wait(rt->tr, r, w0 + rt->timeout_s);
 		rt->st.wait_s += ppcc_rt_now() - w0;
@@ -829,8 +889,8 @@ static int rt_run_group(ppcc_rt *rt, const int *acts, int n)
 			err = rt_fail_wait(rt, err, i, t0, "the group's transfer");
 			goto out;
 		}
-		if (sends[k]) {
-			sends[k] = NULL;
+		reqs[k] = NULL;
+		if (r->is_send) {
 			if ((err = rt_send_done(rt, r, t0)) < 0)
 				goto out;
 		} else if ((err = rt_recv_done(rt, i, t0)) < 0) {
@@ -839,9 +899,13 @@ static int rt_run_group(ppcc_rt *rt, const int *acts, int n)
 		rt_flight_add(rt, i, t0, ppcc_rt_now());
 	}
 out:
-	/* After a failure, sends still posted are left to the transport's
-	 * cancel; their buffers stay in the pool's list until then. */
-	ppcc_free(sends);
+	/* Requests prepared and never handed go back; those handed and not
+	 * completed are left to the transport's cancel (their buffers stay
+	 * in the pool's list until then). */
+	for (k = handed; k < n; k++)
+		if (reqs[k] && !reqs[k]->posted)
+			rt_unprepare(rt, reqs[k]);
+	ppcc_free(reqs);
 	return err;
 }
 

@@ -52,6 +52,8 @@ struct rt_transport {
 	int by_order;  /* grouped: match by posting order per rank pair */
 	rt_oob *oob;   /* with the world's oob_port */
 	double timeout_s;
+	ppcc_rt *rt;
+	int in_group;  /* between group_begin and group_end */
 };
 
 static void local_deadline(struct timespec *ts, double deadline)
@@ -205,6 +207,7 @@ static int local_init(rt_transport **out, ppcc_rt *rt, int rank)
 	t->own_world = own;
 	t->by_order = rt->grouped;
 	t->timeout_s = rt->timeout_s;
+	t->rt = rt;
 	rt->rank = rank;
 	rt->n_ranks = w->n_ranks;
 	if (w->oob_port &&
@@ -344,6 +347,20 @@ static int local_recv(rt_transport *t, rt_req *r)
 	return 0;
 }
 
+/* Grouped posts are bracketed as NCCL's are; the brackets only track
+ * that the core never aborts between them. */
+static int local_group_begin(rt_transport *t)
+{
+	t->in_group = 1;
+	return 0;
+}
+
+static int local_group_end(rt_transport *t)
+{
+	t->in_group = 0;
+	return 0;
+}
+
 static int local_test(rt_transport *t, rt_req *r, int *done)
 {
 	(void)t;
@@ -393,6 +410,11 @@ static int local_wait(rt_transport *t, rt_req *r, double deadline)
  * ranks only through the store, as with NCCL, whose abort tells nobody. */
 static void local_abort(rt_transport *t, int status)
 {
+	/* NCCL forbids it (the communicator is freed under the queued
+	 * posts): the core must close a group before it aborts */
+	if (t->in_group)
+		ppcc_rt_report(t->rt, "internal error: the transport was aborted "
+			       "inside an open group");
 	if (t->oob)
 		ppcc_rt_oob_signal(t->oob, t->rank, status);
 	else
@@ -480,8 +502,8 @@ const rt_transport_ops ppcc_rt_local_ops = {
 	.name = "local",
 	.init = local_init,
 	.exchange = local_exchange,
-	.group_begin = NULL,
-	.group_end = NULL,
+	.group_begin = local_group_begin,
+	.group_end = local_group_end,
 	.send = local_send,
 	.recv = local_recv,
 	.test = local_test,
