@@ -422,6 +422,50 @@ START_TEST(grouped_ranks_stop_within_the_bound_around_a_stuck_callback)
 }
 END_TEST
 
+/* ---- loopback --------------------------------------------------------------- */
+
+/* nccl with a world runs every rank as a thread on one GPU (tests/gpu/
+ * run.sh drives it there); here, without a GPU, every rank fails at once
+ * and alike with CUDA's reason, and none waits for the others. */
+START_TEST(nccl_loopback_fails_cleanly_without_a_gpu)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[2];
+	ppcc_rt_stats st[2];
+	diag_buf d;
+	diag_buf_init(&d);
+	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_1F1B, 2, 4), 0);
+	rt_pipe_fns(pp, fns);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.transport = PPCC_RT_NCCL;
+	o.timeout_s = 5;
+	o.diag = diag_to_buf;
+	o.diag_user = &d;
+	double t0 = now_s();
+	int err = ppcc_rt_run_local(st, &s, fns, &o);
+	if (!ppcc_rt_transport_available(PPCC_RT_NCCL)) {
+		ck_assert_int_eq(err, PPCC_RT_EUNAVAILABLE);
+	} else if (err == 0) {
+		/* a GPU: the results must be the serial ones */
+		char why[512];
+		ck_assert_msg(rt_pipe_check(pp, &s, -1, why, sizeof why) == 0, "%s", why);
+	} else {
+		ck_assert_int_eq(err, PPCC_RT_ETRANSPORT);
+		for (int r = 0; r < 2; r++) {
+			ck_assert_int_eq(st[r].status, PPCC_RT_ETRANSPORT);
+			ck_assert_int_eq(d.lines[r], 1);
+		}
+		ck_assert_msg(strstr(d.text, "ppcc-rt: rank 1: nccl transport: "
+				     "cudaGetDeviceCount failed: cuda"), "%s", d.text);
+		ck_assert(now_s() - t0 < 2);
+	}
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* ---- no abort inside an open group --------------------------------------- */
 
 static int aborted_in_group;
@@ -564,6 +608,7 @@ Suite *suite_nccl(void)
 	tcase_add_test(tc, abort_store_open_is_bounded_by_its_deadline);
 	tcase_add_test(tc, grouped_ranks_told_of_a_failure_through_the_abort_store);
 	tcase_add_test(tc, grouped_ranks_stop_within_the_bound_around_a_stuck_callback);
+	tcase_add_test(tc, nccl_loopback_fails_cleanly_without_a_gpu);
 	tcase_add_test(tc, allocation_failures_in_grouped_mode_never_abort_inside_a_group);
 	tcase_add_test(tc, compare_fails_on_nan_and_infinity);
 	suite_add_tcase(s, tc);

@@ -1188,15 +1188,18 @@ out:
 	return err;
 }
 
-static const rt_transport_ops *rt_transport_ops_of(int transport)
+static const rt_transport_ops *rt_transport_ops_of(int transport,
+						    const ppcc_rt_local_world *world)
 {
+	(void)world;
 	switch (transport) {
 	case PPCC_RT_LOCAL: return &ppcc_rt_local_ops;
 #if PPCC_HAVE_MPI
 	case PPCC_RT_MPI: return &ppcc_rt_mpi_ops;
 #endif
 #if PPCC_HAVE_NCCL
-	case PPCC_RT_NCCL: return &ppcc_rt_nccl_ops;
+	case PPCC_RT_NCCL:
+		return world ? &ppcc_rt_nccl_loop_ops : &ppcc_rt_nccl_ops;
 #endif
 	}
 	return NULL;
@@ -1318,7 +1321,7 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	rt->o.timeout_s = rt->timeout_s;
 	rt->debug = rt->o.debug;
 	rt->grouped = rt->o.grouped || rt->o.transport == PPCC_RT_NCCL;
-	rt->ops = rt_transport_ops_of(rt->o.transport);
+	rt->ops = rt_transport_ops_of(rt->o.transport, rt->o.world);
 	if (!rt->ops) {
 		if (rt->o.transport == PPCC_RT_MPI ||
 		    rt->o.transport == PPCC_RT_NCCL) {

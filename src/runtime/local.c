@@ -43,6 +43,7 @@ struct ppcc_rt_local_world {
 		     * the barrier and the mutex are too */
 	int oob_port; /* standing in for nccl: aborts go through the TCP
 		       * abort store on this port, not the world */
+	void *shared; /* nccl loopback's state (nccl.c), under mu */
 };
 
 struct rt_transport {
@@ -250,21 +251,58 @@ static int local_barrier(rt_transport *t, double deadline)
 	return 0;
 }
 
-static int local_exchange(rt_transport *t, uint64_t *out,
-			  const uint64_t mine[2], double deadline)
+int ppcc_rt_local_world_exchange(ppcc_rt_local_world *w, int rank,
+				 uint64_t *out, const uint64_t mine[2],
+				 double deadline)
 {
-	ppcc_rt_local_world *w = t->w;
+	rt_transport t = {.w = w, .rank = rank};
 	int err;
 	pthread_mutex_lock(&w->mu);
-	w->words[2 * t->rank] = mine[0];
-	w->words[2 * t->rank + 1] = mine[1];
-	if ((err = local_barrier(t, deadline)) == 0) {
+	w->words[2 * rank] = mine[0];
+	w->words[2 * rank + 1] = mine[1];
+	if ((err = local_barrier(&t, deadline)) == 0) {
 		memcpy(out, w->words, (size_t)w->n_ranks * 2 * sizeof *out);
 		/* nobody may write the next exchange before all have read */
-		err = local_barrier(t, deadline);
+		err = local_barrier(&t, deadline);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return err;
+}
+
+static int local_exchange(rt_transport *t, uint64_t *out,
+			  const uint64_t mine[2], double deadline)
+{
+	return ppcc_rt_local_world_exchange(t->w, t->rank, out, mine, deadline);
+}
+
+int ppcc_rt_local_world_size(const ppcc_rt_local_world *w)
+{
+	return w->n_ranks;
+}
+
+void ppcc_rt_local_world_lock(ppcc_rt_local_world *w)
+{
+	pthread_mutex_lock(&w->mu);
+}
+
+void ppcc_rt_local_world_unlock(ppcc_rt_local_world *w)
+{
+	pthread_mutex_unlock(&w->mu);
+}
+
+void **ppcc_rt_local_world_shared(ppcc_rt_local_world *w)
+{
+	return &w->shared;
+}
+
+int ppcc_rt_local_world_aborted(ppcc_rt_local_world *w, int *out_rank,
+				int *out_status)
+{
+	if (!atomic_load(&w->aborted))
+		return 0;
+	*out_rank = w->abort_rank;
+	*out_status = w->abort_status;
+	return 1;
 }
 
 /* opaque[0] of a request: 1 when its rank runs grouped, and so matches
@@ -567,7 +605,10 @@ int ppcc_rt_run_local(ppcc_rt_stats *out, const ppcc_schedule *s,
 		th[r].s = s;
 		th[r].fns = fns;
 		th[r].o = opts ? *opts : dflt;
-		th[r].o.transport = PPCC_RT_LOCAL;
+		/* nccl with a world is its loopback mode; anything else
+		 * runs over the local transport */
+		if (th[r].o.transport != PPCC_RT_NCCL)
+			th[r].o.transport = PPCC_RT_LOCAL;
 		th[r].o.world = w;
 		th[r].rank = r;
 	}

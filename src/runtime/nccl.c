@@ -4,22 +4,52 @@
  * Set-up: cudaGetDeviceCount first, so that a machine without a usable
  * GPU fails at once with CUDA's own reason; then the ncclUniqueId, either
  * the caller's (opts->nccl_id) or made by rank 0 and broadcast over
- * MPI_COMM_WORLD; then the device (opts->cuda_device, or rank modulo the
- * device count), a compute stream for the trainer's callbacks
- * (ppcc_rt_cuda_stream), a dedicated communication stream, and a
- * non-blocking communicator whose initialisation is polled against the
- * timeout.
+ * MPI_COMM_WORLD; then the out-of-band abort channel (oob.c: MPI when the
+ * id came over MPI, else the TCP store on $PPCC_ABORT_PORT when set);
+ * then the device (opts->cuda_device, or by node-local rank: device.c),
+ * a compute stream for the trainer's callbacks (ppcc_rt_cuda_stream), a
+ * dedicated communication stream, pinned host memory for every copy
+ * between host and device, and a non-blocking communicator whose
+ * initialisation is polled against the timeout.
  *
  * The core always runs this transport grouped (see group.c): each group
  * of SEND/RECV actions is one ncclGroupStart/ncclGroupEnd on the
  * communication stream, which first waits (cudaStreamWaitEvent) for the
- * compute stream's work so far, so a send never reads an output before
- * its forward has written it.  The core then waits for the group's event,
- * polling cudaEventQuery, ncclCommGetAsyncError and the clock; after it,
- * callbacks may use the received buffers on the compute stream.
+ * compute stream's work so far, so a send never reads an output (or a
+ * debug trailer) before it is written.  The core then waits for the
+ * group's event, polling cudaEventQuery, ncclCommGetAsyncError, the abort
+ * channel and the clock; after it, callbacks may use the received buffers
+ * on the compute stream.  NCCL pairs sends and receives by peer and
+ * posting order: the core refuses schedules that do not keep each pair's
+ * order (match_order.c).
  *
- * A failure aborts the communicator (ncclCommAbort); peers blocked in a
- * transfer with this rank stop at their own timeout.
+ * Copies between host and device (the fingerprint exchange, the debug
+ * trailer and checksum) are cudaMemcpyAsync through pinned memory on the
+ * stream that produces or consumes the data, completed by an event that
+ * is polled like any transfer: a pageable cudaMemcpy on the legacy stream
+ * is neither ordered with the non-blocking streams nor bounded.
+ *
+ * Every entry sets the rank's device first: ppcc_rt_step and ppcc_rt_free
+ * may run on another thread than ppcc_rt_init.
+ *
+ * A failure is first signalled on the abort channel (NCCL tells nobody:
+ * NVIDIA/nccl#279), then the communicator is aborted.  ncclCommAbort and
+ * ncclCommDestroy run in a watchdog thread and are waited for up to the
+ * timeout (since NCCL 2.16 an abort may wait for the node's other ranks);
+ * past it the transport reports that the process must exit and touches
+ * CUDA no more (buffers and streams are then leaked to the process's
+ * end).  cudaFree of the pool's buffers, and a callback's own work, are
+ * the waits this transport cannot bound (runtime.h).
+ *
+ * Loopback (options.world set): every rank is a thread of this process
+ * on one GPU, and each message is one ncclSend and one ncclRecv to self,
+ * in one group, on a one-rank communicator the ranks share.  The world
+ * pairs a rank pair's sends and receives by posting order, as NCCL does
+ * between processes; the transfer waits on the (shared) compute stream's
+ * work so far, and each side completes with its own event.  The world's
+ * abort flag is the abort channel.  This drives the p2p path on a
+ * machine with one GPU, where NCCL 2.28 refuses several ranks ("Duplicate
+ * GPU detected").
  */
 #include "rt.h"
 
@@ -35,6 +65,8 @@
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
+#include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 #if PPCC_HAVE_MPI
@@ -44,14 +76,23 @@
 _Static_assert(sizeof(ncclUniqueId) == PPCC_RT_NCCL_ID_BYTES,
 	       "PPCC_RT_NCCL_ID_BYTES must be sizeof(ncclUniqueId)");
 
+typedef struct nccl_loop nccl_loop;
+
 struct rt_transport {
 	ppcc_rt *rt;
 	ncclComm_t comm;
 	cudaStream_t compute, comm_stream;
-	cudaEvent_t compute_done, group_done;
+	cudaEvent_t compute_done, group_done, copy_done;
 	int have_streams, have_events;
 	int rank, n, device;
 	int aborted; /* ncclCommAbort was called */
+	int hung;    /* ... and did not return in time: touch CUDA no more */
+	rt_oob *oob;
+	void *pinned; /* host staging of every host-device copy */
+	size_t pinned_bytes;
+	/* loopback */
+	nccl_loop *loop;
+	ppcc_rt_local_world *w;
 };
 
 static int nccl_cuda_fail(rt_transport *t, cudaError_t e, const char *call)
@@ -77,12 +118,34 @@ static void nccl_pause(int *spins)
 	nanosleep(&ts, NULL);
 }
 
+/* Another rank has failed: the world's flag (loopback) or the abort
+ * channel. */
+static int nccl_peer_failed(rt_transport *t)
+{
+	int who, st;
+	if (t->w)
+		return ppcc_rt_local_world_aborted(t->w, &who, &st);
+	return ppcc_rt_oob_poll(t->oob, &who, &st);
+}
+
+/* The first call of every entry that may touch CUDA: the rank's device
+ * on this thread. */
+static int nccl_enter(rt_transport *t)
+{
+	if (t->hung)
+		return PPCC_RT_ETRANSPORT;
+	cudaError_t e = cudaSetDevice(t->device);
+	return e == cudaSuccess ? 0 : nccl_cuda_fail(t, e, "cudaSetDevice");
+}
+
 /* Polls a non-blocking communicator until its last call has settled. */
 static int nccl_settle(rt_transport *t, ncclResult_t r, const char *call,
 		       double deadline)
 {
 	int spins = 0;
 	while (r == ncclInProgress) {
+		if (nccl_peer_failed(t))
+			return PPCC_RT_EPEER;
 		if (ppcc_rt_now() > deadline)
 			return PPCC_RT_ETIMEOUT;
 		nccl_pause(&spins);
@@ -92,8 +155,8 @@ static int nccl_settle(rt_transport *t, ncclResult_t r, const char *call,
 	return r == ncclSuccess ? 0 : nccl_fail(t, r, call);
 }
 
-/* Polls ev until it has completed, the communicator reports an error or
- * the deadline. */
+/* Polls ev until it has completed, the communicator reports an error,
+ * another rank fails, or the deadline. */
 static int nccl_sync(rt_transport *t, cudaEvent_t ev, double deadline)
 {
 	int spins = 0;
@@ -104,40 +167,232 @@ static int nccl_sync(rt_transport *t, cudaEvent_t ev, double deadline)
 		if (e != cudaErrorNotReady)
 			return nccl_cuda_fail(t, e, "cudaEventQuery");
 		ncclResult_t ar = ncclSuccess;
-		if (ncclCommGetAsyncError(t->comm, &ar) == ncclSuccess &&
+		if (!t->loop && t->comm &&
+		    ncclCommGetAsyncError(t->comm, &ar) == ncclSuccess &&
 		    ar != ncclSuccess && ar != ncclInProgress)
 			return nccl_fail(t, ar, "an NCCL transfer");
+		if (nccl_peer_failed(t))
+			return PPCC_RT_EPEER;
 		if (ppcc_rt_now() > deadline)
 			return PPCC_RT_ETIMEOUT;
 		nccl_pause(&spins);
 	}
 }
 
+/* ---- bounded abort and destroy ----------------------------------------------- */
+
+typedef struct nccl_watch {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done, abandoned, device, destroy;
+	ncclComm_t comm;
+} nccl_watch;
+
+static void nccl_watch_free(nccl_watch *w)
+{
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	ppcc_free(w);
+}
+
+static void *nccl_watch_main(void *arg)
+{
+	nccl_watch *w = arg;
+	cudaSetDevice(w->device);
+	if (w->destroy)
+		ncclCommDestroy(w->comm);
+	else
+		ncclCommAbort(w->comm);
+	pthread_mutex_lock(&w->mu);
+	w->done = 1;
+	int abandoned = w->abandoned;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	if (abandoned)
+		nccl_watch_free(w);
+	return NULL;
+}
+
+static void nccl_timespec(struct timespec *ts, double deadline)
+{
+	ts->tv_sec = (time_t)deadline;
+	ts->tv_nsec = (long)((deadline - (double)ts->tv_sec) * 1e9);
+	if (ts->tv_nsec < 0)
+		ts->tv_nsec = 0;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* ncclCommAbort (destroy 0) or ncclCommDestroy (1) of comm in a watchdog
+ * thread, waited for until the deadline.  Past it the call is left
+ * running, reported, and t->hung set: the transport touches CUDA no
+ * more and the process must exit. */
+static int nccl_bounded(rt_transport *t, ncclComm_t comm, int destroy,
+			double deadline)
+{
+	const char *call = destroy ? "ncclCommDestroy" : "ncclCommAbort";
+	nccl_watch *w = ppcc_calloc(1, sizeof *w);
+	pthread_condattr_t ca;
+	pthread_attr_t attr;
+	pthread_t th;
+	int started = 0;
+	if (w && pthread_condattr_init(&ca) == 0) {
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		if (pthread_cond_init(&w->cv, &ca) == 0) {
+			if (pthread_mutex_init(&w->mu, NULL) == 0) {
+				w->comm = comm;
+				w->destroy = destroy;
+				w->device = t->device;
+				if (pthread_attr_init(&attr) == 0) {
+					pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+					started = pthread_create(&th, &attr, nccl_watch_main, w) == 0;
+					pthread_attr_destroy(&attr);
+				}
+				if (!started)
+					pthread_mutex_destroy(&w->mu);
+			}
+			if (!started)
+				pthread_cond_destroy(&w->cv);
+		}
+		pthread_condattr_destroy(&ca);
+	}
+	if (!started) {
+		/* no thread to watch it: the call itself, unbounded */
+		ppcc_free(w);
+		if (destroy)
+			ncclCommDestroy(comm);
+		else
+			ncclCommAbort(comm);
+		return 0;
+	}
+	struct timespec ts;
+	nccl_timespec(&ts, deadline);
+	pthread_mutex_lock(&w->mu);
+	while (!w->done)
+		if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT)
+			break;
+	int done = w->done;
+	if (!done)
+		w->abandoned = 1;
+	pthread_mutex_unlock(&w->mu);
+	if (done) {
+		nccl_watch_free(w);
+		return 0;
+	}
+	ppcc_rt_report(t->rt, "nccl transport: %s did not return within %.3f s; "
+		       "the process must exit", call, t->rt->timeout_s);
+	t->hung = 1;
+	return PPCC_RT_ETIMEOUT;
+}
+
+/* ---- MPI requests that may be abandoned ------------------------------------------- */
+
+#if PPCC_HAVE_MPI
+/* A non-blocking collective's buffers and request.  One that does not
+ * complete by its deadline stays posted, so its buffers are kept (on
+ * nccl_abandoned, reachable to the process's end) and the process must
+ * end with MPI_Abort, never MPI_Finalize. */
+typedef struct nccl_coll {
+	struct nccl_coll *next;
+	MPI_Request req;
+	char buf[]; /* the collective's memory */
+} nccl_coll;
+
+static nccl_coll *nccl_abandoned;
+static pthread_mutex_t nccl_abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static nccl_coll *nccl_coll_new(size_t bytes)
+{
+	nccl_coll *c = ppcc_calloc(1, sizeof *c + bytes);
+	if (c)
+		c->req = MPI_REQUEST_NULL;
+	return c;
+}
+
+/* 0 once complete; ETIMEOUT (c abandoned) or ETRANSPORT. */
+static int nccl_coll_wait(rt_transport *t, nccl_coll *c, double deadline,
+			  const char *what)
+{
+	int done = 0, spins = 0;
+	while (MPI_Test(&c->req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+	       !done) {
+		if (ppcc_rt_now() > deadline) {
+			ppcc_rt_report(t->rt, "nccl transport: %s did not complete "
+				       "within %.3f s; it stays posted, so the "
+				       "process must end with MPI_Abort", what,
+				       t->rt->timeout_s);
+			pthread_mutex_lock(&nccl_abandoned_mu);
+			c->next = nccl_abandoned;
+			nccl_abandoned = c;
+			pthread_mutex_unlock(&nccl_abandoned_mu);
+			return PPCC_RT_ETIMEOUT;
+		}
+		nccl_pause(&spins);
+	}
+	if (!done) {
+		ppcc_rt_report(t->rt, "nccl transport: MPI_Test failed (%s)", what);
+		return PPCC_RT_ETRANSPORT;
+	}
+	return 0;
+}
+#endif
+
+/* ---- set-up --------------------------------------------------------------------- */
+
 static void nccl_release(rt_transport *t, int failed)
 {
-	if (t->comm) {
+	double deadline = ppcc_rt_now() + t->rt->timeout_s;
+	if (!t->hung)
+		cudaSetDevice(t->device);
+	if (t->comm && !t->hung) {
 		if (failed || t->aborted) {
-			if (!t->aborted)
-				ncclCommAbort(t->comm);
+			if (!t->aborted) {
+				t->aborted = 1;
+				nccl_bounded(t, t->comm, 0, deadline);
+			}
 		} else {
-			double deadline = ppcc_rt_now() + t->rt->timeout_s;
 			ncclResult_t r = ncclCommFinalize(t->comm);
 			if (nccl_settle(t, r, "ncclCommFinalize", deadline) == 0)
-				ncclCommDestroy(t->comm);
+				nccl_bounded(t, t->comm, 1, deadline);
 			else
-				ncclCommAbort(t->comm);
+				nccl_bounded(t, t->comm, 0, deadline);
 		}
-		t->comm = NULL;
 	}
+	t->comm = NULL;
+	ppcc_rt_oob_close(t->oob, failed || t->aborted, deadline);
+	t->oob = NULL;
+	if (t->hung)
+		return; /* a thread may still be inside NCCL with these */
 	if (t->have_events) {
 		cudaEventDestroy(t->compute_done);
 		cudaEventDestroy(t->group_done);
+		cudaEventDestroy(t->copy_done);
 	}
 	if (t->have_streams) {
 		cudaStreamDestroy(t->compute);
 		cudaStreamDestroy(t->comm_stream);
 	}
+	if (t->pinned)
+		cudaFreeHost(t->pinned);
 	ppcc_free(t);
+}
+
+/* The pinned staging: the exchange's words, and in debug mode the
+ * largest message with its trailer. */
+static size_t nccl_pinned_bytes(const ppcc_rt *rt, int n)
+{
+	size_t need = (size_t)n * 2 * sizeof(uint64_t);
+	if (rt->debug)
+		for (int k = 0; k < rt->s->n_stages; k++) {
+			uint64_t b = rt->s->stages[k].recv_bytes;
+			if (rt->s->stages[k].send_bytes > b)
+				b = rt->s->stages[k].send_bytes;
+			if (b + 64 > need)
+				need = (size_t)b + 64;
+		}
+	return need;
 }
 
 /* This rank and the number of ranks: the caller's with opts->nccl_id,
@@ -181,30 +436,31 @@ static int nccl_get_id(rt_transport *t, ncclUniqueId *id)
 #if PPCC_HAVE_MPI
 	static const ncclUniqueId zero;
 	ncclResult_t r = ncclSuccess;
-	if (t->rank == 0 && (r = ncclGetUniqueId(id)) != ncclSuccess)
-		memset(id, 0, sizeof *id);
+	int err;
+	/* the broadcast's buffer lives on the heap: abandoned at the
+	 * timeout, MPI may still write it */
+	nccl_coll *c = nccl_coll_new(sizeof *id);
+	if (!c)
+		return PPCC_RT_ENOMEM;
+	if (t->rank == 0 && (r = ncclGetUniqueId((ncclUniqueId *)c->buf)) !=
+				    ncclSuccess)
+		memset(c->buf, 0, sizeof *id);
 	/* non-blocking, so that a rank that never comes (its own set-up
 	 * failed) costs the timeout, not a hang */
-	MPI_Request req;
-	int done = 0, spins = 0;
-	double deadline = ppcc_rt_now() + rt->timeout_s;
-	if (MPI_Ibcast(id, (int)sizeof *id, MPI_BYTE, 0, MPI_COMM_WORLD,
-		       &req) != MPI_SUCCESS) {
+	if (MPI_Ibcast(c->buf, (int)sizeof *id, MPI_BYTE, 0, MPI_COMM_WORLD,
+		       &c->req) != MPI_SUCCESS) {
+		ppcc_free(c);
 		ppcc_rt_report(rt, "nccl transport: MPI_Ibcast failed");
 		return PPCC_RT_ETRANSPORT;
 	}
-	while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
-		if (ppcc_rt_now() > deadline) {
-			ppcc_rt_report(rt, "nccl transport: no ncclUniqueId from "
-				       "rank 0 within %.3f s", rt->timeout_s);
-			return PPCC_RT_ETIMEOUT;
-		}
-		nccl_pause(&spins);
+	if ((err = nccl_coll_wait(t, c, ppcc_rt_now() + rt->timeout_s,
+				  "the broadcast of the ncclUniqueId")) < 0) {
+		if (err != PPCC_RT_ETIMEOUT)
+			ppcc_free(c);
+		return err;
 	}
-	if (!done) {
-		ppcc_rt_report(rt, "nccl transport: MPI_Test failed");
-		return PPCC_RT_ETRANSPORT;
-	}
+	memcpy(id, c->buf, sizeof *id);
+	ppcc_free(c);
 	if (r != ncclSuccess)
 		return nccl_fail(t, r, "ncclGetUniqueId");
 	if (memcmp(id, &zero, sizeof zero) == 0) {
@@ -214,13 +470,109 @@ static int nccl_get_id(rt_transport *t, ncclUniqueId *id)
 	}
 	return 0;
 #else
+	(void)id;
 	return PPCC_RT_EINPUT;
 #endif
 }
 
+/* The rank's place among the ranks of its node: the launcher's word,
+ * else (MPI) the ranks whose host name is this rank's (what
+ * MPI_Comm_split_type with MPI_COMM_TYPE_SHARED would group, found with
+ * a non-blocking all-gather so that it is bounded), else its rank. */
+static int nccl_local_rank(rt_transport *t, int *out)
+{
+	int lr = ppcc_rt_local_rank_env(NULL);
+	*out = t->rank;
+	if (lr >= 0) {
+		*out = lr;
+		return 0;
+	}
+#if PPCC_HAVE_MPI
+	if (!t->rt->o.nccl_id) {
+		size_t w = MPI_MAX_PROCESSOR_NAME + 1;
+		nccl_coll *c = nccl_coll_new(w * ((size_t)t->n + 1));
+		int len = 0, err;
+		if (!c)
+			return PPCC_RT_ENOMEM;
+		char *mine = c->buf + w * (size_t)t->n;
+		MPI_Get_processor_name(mine, &len);
+		if (MPI_Iallgather(mine, (int)w, MPI_CHAR, c->buf, (int)w, MPI_CHAR,
+				   MPI_COMM_WORLD, &c->req) != MPI_SUCCESS) {
+			ppcc_free(c);
+			ppcc_rt_report(t->rt, "nccl transport: MPI_Iallgather failed");
+			return PPCC_RT_ETRANSPORT;
+		}
+		if ((err = nccl_coll_wait(t, c, ppcc_rt_now() + t->rt->timeout_s,
+					  "the all-gather of host names")) < 0) {
+			if (err != PPCC_RT_ETIMEOUT)
+				ppcc_free(c);
+			return err;
+		}
+		lr = 0;
+		for (int r = 0; r < t->rank; r++)
+			lr += strncmp(c->buf + w * (size_t)r, mine, w) == 0;
+		ppcc_free(c);
+		*out = lr;
+	}
+#endif
+	return 0;
+}
+
+/* The out-of-band abort channel: MPI when the id came over it, else the
+ * TCP store on $PPCC_ABORT_PORT, else none (peers then learn of a
+ * failure only from their own timeout). */
+static int nccl_open_oob(rt_transport *t)
+{
+	double deadline = ppcc_rt_now() + t->rt->timeout_s;
+	int port = ppcc_rt_oob_port_env();
+	if (port)
+		return ppcc_rt_oob_tcp_open(&t->oob, t->rt, t->rank, t->n, port,
+					    deadline);
+#if PPCC_HAVE_MPI
+	if (!t->rt->o.nccl_id)
+		return ppcc_rt_oob_mpi_open(&t->oob, t->rt, deadline);
+#endif
+	return 0;
+}
+
+/* On t->device: with own_streams the compute and communication streams
+ * (loopback shares the world's), then the events and pinned staging. */
+static int nccl_cuda_setup(rt_transport *t, int own_streams)
+{
+	cudaError_t e;
+	if ((e = cudaSetDevice(t->device)) != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaSetDevice");
+	if (own_streams) {
+		if ((e = cudaStreamCreateWithFlags(&t->compute,
+						   cudaStreamNonBlocking)) != cudaSuccess)
+			return nccl_cuda_fail(t, e, "cudaStreamCreate");
+		if ((e = cudaStreamCreateWithFlags(&t->comm_stream,
+						   cudaStreamNonBlocking)) != cudaSuccess) {
+			cudaStreamDestroy(t->compute);
+			return nccl_cuda_fail(t, e, "cudaStreamCreate");
+		}
+		t->have_streams = 1;
+	}
+	cudaEvent_t *evs[3] = {&t->compute_done, &t->group_done, &t->copy_done};
+	for (int k = 0; k < 3; k++)
+		if ((e = cudaEventCreateWithFlags(evs[k], cudaEventDisableTiming)) !=
+		    cudaSuccess) {
+			while (k-- > 0)
+				cudaEventDestroy(*evs[k]);
+			return nccl_cuda_fail(t, e, "cudaEventCreate");
+		}
+	t->have_events = 1;
+	t->pinned_bytes = nccl_pinned_bytes(t->rt, t->n);
+	if ((e = cudaMallocHost(&t->pinned, t->pinned_bytes)) != cudaSuccess) {
+		t->pinned = NULL;
+		return nccl_cuda_fail(t, e, "cudaMallocHost");
+	}
+	return 0;
+}
+
 static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
 {
-	int ndev = 0, err = 0;
+	int ndev = 0, err = 0, local = 0;
 	cudaError_t e;
 	ncclUniqueId id;
 	*out = NULL;
@@ -253,35 +605,24 @@ static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
 		err = PPCC_RT_EINPUT;
 		goto out;
 	}
-	t->device = rt->o.cuda_device >= 0 ? rt->o.cuda_device : t->rank % ndev;
-	if ((e = cudaSetDevice(t->device)) != cudaSuccess) {
-		err = nccl_cuda_fail(t, e, "cudaSetDevice");
+	if ((err = nccl_open_oob(t)) < 0)
 		goto out;
+	if (rt->o.cuda_device >= 0) {
+		t->device = rt->o.cuda_device;
+	} else {
+		if ((err = nccl_local_rank(t, &local)) < 0)
+			goto out;
+		if ((t->device = ppcc_rt_device_choose(local, ndev)) < 0) {
+			ppcc_rt_report(rt, "nccl transport: this rank is number %d "
+				       "on its node, which has %d devices: two "
+				       "ranks would share a GPU (set "
+				       "options.cuda_device)", local, ndev);
+			err = PPCC_RT_EINPUT;
+			goto out;
+		}
 	}
-	if ((e = cudaStreamCreateWithFlags(&t->compute,
-					   cudaStreamNonBlocking)) != cudaSuccess) {
-		err = nccl_cuda_fail(t, e, "cudaStreamCreate");
+	if ((err = nccl_cuda_setup(t, 1)) < 0)
 		goto out;
-	}
-	if ((e = cudaStreamCreateWithFlags(&t->comm_stream,
-					   cudaStreamNonBlocking)) != cudaSuccess) {
-		cudaStreamDestroy(t->compute);
-		err = nccl_cuda_fail(t, e, "cudaStreamCreate");
-		goto out;
-	}
-	t->have_streams = 1;
-	if ((e = cudaEventCreateWithFlags(&t->compute_done,
-					  cudaEventDisableTiming)) != cudaSuccess) {
-		err = nccl_cuda_fail(t, e, "cudaEventCreate");
-		goto out;
-	}
-	if ((e = cudaEventCreateWithFlags(&t->group_done,
-					  cudaEventDisableTiming)) != cudaSuccess) {
-		cudaEventDestroy(t->compute_done);
-		err = nccl_cuda_fail(t, e, "cudaEventCreate");
-		goto out;
-	}
-	t->have_events = 1;
 
 	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
 	cfg.blocking = 0;
@@ -302,6 +643,9 @@ static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
 	rt->cuda_stream = t->compute;
 out:
 	if (err < 0) {
+		/* the others stop instead of waiting for this rank */
+		if (err != PPCC_RT_EPEER)
+			ppcc_rt_oob_signal(t->oob, t->rank, err);
 		nccl_release(t, 1);
 		return err;
 	}
@@ -312,33 +656,38 @@ out:
 static int nccl_exchange(rt_transport *t, uint64_t *out,
 			 const uint64_t mine[2], double deadline)
 {
-	uint64_t *dev = NULL;
+	uint64_t *dev = NULL, *host = t->pinned;
 	size_t n = (size_t)t->n * 2;
 	cudaError_t e;
-	int err = 0;
+	int err;
+	if ((err = nccl_enter(t)) < 0)
+		return err;
 	if ((e = cudaMalloc((void **)&dev, n * sizeof *dev)) != cudaSuccess)
 		return nccl_cuda_fail(t, e, "cudaMalloc");
-	if ((e = cudaMemcpy(dev + 2 * t->rank, mine, 2 * sizeof *dev,
-			    cudaMemcpyHostToDevice)) != cudaSuccess) {
-		err = nccl_cuda_fail(t, e, "cudaMemcpy");
+	memcpy(host + 2 * t->rank, mine, 2 * sizeof *dev);
+	if ((e = cudaMemcpyAsync(dev + 2 * t->rank, host + 2 * t->rank,
+				 2 * sizeof *dev, cudaMemcpyHostToDevice,
+				 t->comm_stream)) != cudaSuccess) {
+		err = nccl_cuda_fail(t, e, "cudaMemcpyAsync");
 		goto out;
 	}
 	ncclResult_t r = ncclAllGather(dev + 2 * t->rank, dev, 2, ncclUint64,
 				       t->comm, t->comm_stream);
 	if ((err = nccl_settle(t, r, "ncclAllGather", deadline)) < 0)
 		goto out;
-	if ((e = cudaEventRecord(t->group_done, t->comm_stream)) != cudaSuccess) {
-		err = nccl_cuda_fail(t, e, "cudaEventRecord");
+	if ((e = cudaMemcpyAsync(host, dev, n * sizeof *dev,
+				 cudaMemcpyDeviceToHost, t->comm_stream)) !=
+		    cudaSuccess ||
+	    (e = cudaEventRecord(t->group_done, t->comm_stream)) != cudaSuccess) {
+		err = nccl_cuda_fail(t, e, "cudaMemcpyAsync");
 		goto out;
 	}
 	if ((err = nccl_sync(t, t->group_done, deadline)) < 0)
 		goto out;
-	if ((e = cudaMemcpy(out, dev, n * sizeof *dev,
-			    cudaMemcpyDeviceToHost)) != cudaSuccess)
-		err = nccl_cuda_fail(t, e, "cudaMemcpy");
+	memcpy(out, host, n * sizeof *dev);
 out:
 	/* a transfer still running reads dev: leave it to the abort */
-	if (err != PPCC_RT_ETIMEOUT)
+	if (err != PPCC_RT_ETIMEOUT && err != PPCC_RT_EPEER)
 		cudaFree(dev);
 	return err;
 }
@@ -346,6 +695,9 @@ out:
 static int nccl_group_begin(rt_transport *t)
 {
 	cudaError_t e;
+	int err;
+	if ((err = nccl_enter(t)) < 0)
+		return err;
 	if ((e = cudaEventRecord(t->compute_done, t->compute)) != cudaSuccess)
 		return nccl_cuda_fail(t, e, "cudaEventRecord");
 	if ((e = cudaStreamWaitEvent(t->comm_stream, t->compute_done, 0)) !=
@@ -355,6 +707,7 @@ static int nccl_group_begin(rt_transport *t)
 	return r == ncclSuccess ? 0 : nccl_fail(t, r, "ncclGroupStart");
 }
 
+/* Never fails before ncclGroupEnd: the group is always closed. */
 static int nccl_group_end(rt_transport *t)
 {
 	ncclResult_t r = ncclGroupEnd();
@@ -366,6 +719,7 @@ static int nccl_group_end(rt_transport *t)
 	return e == cudaSuccess ? 0 : nccl_cuda_fail(t, e, "cudaEventRecord");
 }
 
+/* Inside a group (the device set by nccl_group_begin): no CUDA call. */
 static int nccl_send(rt_transport *t, rt_req *r)
 {
 	ncclResult_t res = ncclSend(r->buf, r->bytes, ncclUint8, r->dst,
@@ -385,8 +739,11 @@ static int nccl_recv(rt_transport *t, rt_req *r)
 /* Every request of a group completes with the group's event. */
 static int nccl_test(rt_transport *t, rt_req *r, int *done)
 {
-	cudaError_t e = cudaEventQuery(t->group_done);
+	int err;
 	*done = 0;
+	if ((err = nccl_enter(t)) < 0)
+		return err;
+	cudaError_t e = cudaEventQuery(t->group_done);
 	if (e == cudaErrorNotReady)
 		return 0;
 	if (e != cudaSuccess)
@@ -401,7 +758,9 @@ static int nccl_wait(rt_transport *t, rt_req *r, double deadline)
 {
 	if (atomic_load(&r->done))
 		return 0;
-	int err = nccl_sync(t, t->group_done, deadline);
+	int err = nccl_enter(t);
+	if (err == 0)
+		err = nccl_sync(t, t->group_done, deadline);
 	if (err == 0) {
 		r->status = 0;
 		atomic_store(&r->done, 1);
@@ -409,51 +768,89 @@ static int nccl_wait(rt_transport *t, rt_req *r, double deadline)
 	return err;
 }
 
+/* Tells the others first (the abort itself tells nobody), then aborts
+ * the communicator, bounded. */
 static void nccl_abort(rt_transport *t, int status)
 {
-	(void)status;
-	if (t->comm && !t->aborted) {
-		ncclCommAbort(t->comm);
+	ppcc_rt_oob_signal(t->oob, t->rank, status);
+	if (t->comm && !t->aborted && !t->hung) {
+		cudaSetDevice(t->device);
 		t->aborted = 1;
+		nccl_bounded(t, t->comm, 0, ppcc_rt_now() + t->rt->timeout_s);
 	}
 }
 
 static int nccl_aborted(rt_transport *t, int *out_rank, int *out_status)
 {
-	(void)t;
-	(void)out_rank;
-	(void)out_status;
-	return 0;
+	return ppcc_rt_oob_poll(t->oob, out_rank, out_status);
 }
 
 static int nccl_alloc(rt_transport *t, void **out, size_t bytes)
 {
+	int err;
+	if ((err = nccl_enter(t)) < 0)
+		return err;
 	cudaError_t e = cudaMalloc(out, bytes ? bytes : 1);
-	if (e == cudaErrorMemoryAllocation)
+	if (e == cudaErrorMemoryAllocation) {
+		cudaGetLastError(); /* not sticky: clear it */
 		return PPCC_RT_ENOMEM;
+	}
 	return e == cudaSuccess ? 0 : nccl_cuda_fail(t, e, "cudaMalloc");
 }
 
+/* cudaFree waits for the device: unbounded (runtime.h); skipped once an
+ * abort has hung. */
 static void nccl_free(rt_transport *t, void *p)
 {
-	(void)t;
+	if (t->hung)
+		return;
+	cudaSetDevice(t->device);
 	cudaFree(p);
 }
 
+/* Device to host through the pinned staging, ordered after the compute
+ * stream's work (which wrote src), bounded by the timeout. */
 static int nccl_read(rt_transport *t, void *dst, const void *src, size_t n)
 {
-	cudaError_t e = cudaStreamSynchronize(t->compute);
-	if (e == cudaSuccess)
-		e = cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost);
-	return e == cudaSuccess ? 0 : nccl_cuda_fail(t, e, "cudaMemcpy");
+	cudaError_t e;
+	int err;
+	if ((err = nccl_enter(t)) < 0)
+		return err;
+	if (n > t->pinned_bytes) {
+		ppcc_rt_report(t->rt, "nccl transport: a copy of %zu bytes, the "
+			       "staging holds %zu", n, t->pinned_bytes);
+		return PPCC_RT_EINTERNAL;
+	}
+	if ((e = cudaMemcpyAsync(t->pinned, src, n, cudaMemcpyDeviceToHost,
+				 t->compute)) != cudaSuccess ||
+	    (e = cudaEventRecord(t->copy_done, t->compute)) != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaMemcpyAsync");
+	if ((err = nccl_sync(t, t->copy_done, ppcc_rt_now() + t->rt->timeout_s)) < 0)
+		return err;
+	memcpy(dst, t->pinned, n);
+	return 0;
 }
 
+/* Host to device on the compute stream, so that the group's transfer
+ * (which waits for that stream) reads it; waited for, so the staging can
+ * be reused. */
 static int nccl_write(rt_transport *t, void *dst, const void *src, size_t n)
 {
-	cudaError_t e = cudaStreamSynchronize(t->compute);
-	if (e == cudaSuccess)
-		e = cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice);
-	return e == cudaSuccess ? 0 : nccl_cuda_fail(t, e, "cudaMemcpy");
+	cudaError_t e;
+	int err;
+	if ((err = nccl_enter(t)) < 0)
+		return err;
+	if (n > t->pinned_bytes) {
+		ppcc_rt_report(t->rt, "nccl transport: a copy of %zu bytes, the "
+			       "staging holds %zu", n, t->pinned_bytes);
+		return PPCC_RT_EINTERNAL;
+	}
+	memcpy(t->pinned, src, n);
+	if ((e = cudaMemcpyAsync(dst, t->pinned, n, cudaMemcpyHostToDevice,
+				 t->compute)) != cudaSuccess ||
+	    (e = cudaEventRecord(t->copy_done, t->compute)) != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaMemcpyAsync");
+	return nccl_sync(t, t->copy_done, ppcc_rt_now() + t->rt->timeout_s);
 }
 
 /* Only an aborted communicator stops touching the buffers. */
@@ -487,6 +884,443 @@ const rt_transport_ops ppcc_rt_nccl_ops = {
 	.write = nccl_write,
 	.cancel = nccl_cancel,
 	.finalize = nccl_finalize,
+};
+
+/* ---- loopback: every rank a thread, one GPU, sends to self ------------------------ */
+
+struct nccl_loop {
+	int refs, n, device;
+	int dead; /* a rank failed: no transfer is issued any more */
+	ncclComm_t comm; /* one rank */
+	cudaStream_t compute, xfer;
+	cudaEvent_t ready;
+	rt_req **sends, **recvs; /* n * n lists by (src, dst), oldest first */
+};
+
+/* A request's transfer, set under the world's mutex when both sides are
+ * posted: the event that completes it, and whether it was issued. */
+#define LOOP_EVENT(r) ((r)->opaque[1])
+#define LOOP_ISSUED(r) ((r)->opaque[2])
+
+static cudaEvent_t loop_event(const rt_req *r)
+{
+	return (cudaEvent_t)(uintptr_t)LOOP_EVENT(r);
+}
+
+static void loop_append(rt_req **list, rt_req *r)
+{
+	r->next = NULL;
+	while (*list)
+		list = &(*list)->next;
+	*list = r;
+}
+
+static void loop_unlink(rt_req **list, const rt_req *r)
+{
+	for (rt_req **pp = list; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			return;
+		}
+}
+
+static void loop_destroy(rt_transport *t, nccl_loop *L, int failed)
+{
+	double deadline = ppcc_rt_now() + t->rt->timeout_s;
+	cudaSetDevice(L->device);
+	if (L->comm) {
+		t->comm = L->comm;
+		if (failed || L->dead) {
+			nccl_bounded(t, L->comm, 0, deadline);
+		} else {
+			ncclResult_t r = ncclCommFinalize(L->comm);
+			nccl_bounded(t, L->comm,
+				     nccl_settle(t, r, "ncclCommFinalize", deadline) == 0,
+				     deadline);
+		}
+		t->comm = NULL;
+	}
+	if (!t->hung) {
+		if (L->ready)
+			cudaEventDestroy(L->ready);
+		if (L->xfer)
+			cudaStreamDestroy(L->xfer);
+		if (L->compute)
+			cudaStreamDestroy(L->compute);
+	}
+	ppcc_free(L->sends);
+	ppcc_free(L->recvs);
+	ppcc_free(L);
+}
+
+/* The world's shared state, made by the first rank to join (under the
+ * world's mutex). */
+static int loop_new(nccl_loop **out, rt_transport *t)
+{
+	ppcc_rt *rt = t->rt;
+	cudaError_t e;
+	ncclUniqueId id;
+	int err = 0;
+	nccl_loop *L = ppcc_calloc(1, sizeof *L);
+	*out = NULL;
+	if (!L)
+		return PPCC_RT_ENOMEM;
+	L->n = t->n;
+	L->device = rt->o.cuda_device >= 0 ? rt->o.cuda_device : 0;
+	L->sends = ppcc_calloc((size_t)t->n * (size_t)t->n, sizeof *L->sends);
+	L->recvs = ppcc_calloc((size_t)t->n * (size_t)t->n, sizeof *L->recvs);
+	if (!L->sends || !L->recvs) {
+		err = PPCC_RT_ENOMEM;
+		goto out;
+	}
+	if ((e = cudaSetDevice(L->device)) != cudaSuccess ||
+	    (e = cudaStreamCreateWithFlags(&L->compute, cudaStreamNonBlocking)) !=
+		    cudaSuccess ||
+	    (e = cudaStreamCreateWithFlags(&L->xfer, cudaStreamNonBlocking)) !=
+		    cudaSuccess ||
+	    (e = cudaEventCreateWithFlags(&L->ready, cudaEventDisableTiming)) !=
+		    cudaSuccess) {
+		err = nccl_cuda_fail(t, e, "CUDA set-up");
+		goto out;
+	}
+	ncclResult_t r = ncclGetUniqueId(&id);
+	if (r != ncclSuccess) {
+		err = nccl_fail(t, r, "ncclGetUniqueId");
+		goto out;
+	}
+	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+	cfg.blocking = 0;
+	r = ncclCommInitRankConfig(&L->comm, 1, id, 0, &cfg);
+	t->comm = L->comm;
+	if (r != ncclSuccess && r != ncclInProgress)
+		err = nccl_fail(t, r, "ncclCommInitRankConfig");
+	else
+		err = nccl_settle(t, r, "ncclCommInitRankConfig",
+				  ppcc_rt_now() + rt->timeout_s);
+	t->comm = NULL;
+out:
+	if (err < 0) {
+		loop_destroy(t, L, 1);
+		return err;
+	}
+	*out = L;
+	return 0;
+}
+
+static int loop_init(rt_transport **out, ppcc_rt *rt, int rank)
+{
+	ppcc_rt_local_world *w = rt->o.world;
+	int ndev = 0, err = 0;
+	cudaError_t e;
+	*out = NULL;
+	rt_transport *t = ppcc_calloc(1, sizeof *t);
+	if (!t) {
+		ppcc_rt_local_world_abort(w, rank, PPCC_RT_ENOMEM);
+		return PPCC_RT_ENOMEM;
+	}
+	t->rt = rt;
+	t->w = w;
+	t->rank = rank;
+	t->n = ppcc_rt_local_world_size(w);
+	rt->rank = rank;
+	rt->n_ranks = t->n;
+	if (rank < 0 || rank >= t->n) {
+		ppcc_rt_report(rt, "rank %d outside the local world's %d ranks",
+			       rank, t->n);
+		err = PPCC_RT_EINPUT;
+		goto out;
+	}
+	if ((e = cudaGetDeviceCount(&ndev)) != cudaSuccess) {
+		err = nccl_cuda_fail(t, e, "cudaGetDeviceCount");
+		goto out;
+	}
+	if (ndev < 1) {
+		ppcc_rt_report(rt, "nccl transport: cudaGetDeviceCount found "
+			       "no CUDA device");
+		err = PPCC_RT_ETRANSPORT;
+		goto out;
+	}
+	ppcc_rt_local_world_lock(w);
+	int who, st;
+	nccl_loop **shared = (nccl_loop **)ppcc_rt_local_world_shared(w);
+	if (ppcc_rt_local_world_aborted(w, &who, &st))
+		err = PPCC_RT_EPEER;
+	else if (!*shared)
+		err = loop_new(shared, t);
+	if (err == 0) {
+		t->loop = *shared;
+		t->loop->refs++;
+	}
+	ppcc_rt_local_world_unlock(w);
+	if (err < 0)
+		goto out;
+	t->device = t->loop->device;
+	t->compute = t->loop->compute;
+	if ((err = nccl_cuda_setup(t, 0)) < 0)
+		goto out;
+	rt->cuda_stream = t->compute;
+out:
+	if (err < 0) {
+		if (err != PPCC_RT_EPEER)
+			ppcc_rt_local_world_abort(w, rank, err);
+		if (t->loop) {
+			ppcc_rt_local_world_lock(w);
+			int last = --t->loop->refs == 0;
+			if (last)
+				*(nccl_loop **)ppcc_rt_local_world_shared(w) = NULL;
+			ppcc_rt_local_world_unlock(w);
+			if (last)
+				loop_destroy(t, t->loop, 1);
+		}
+		if (t->have_events) {
+			cudaEventDestroy(t->compute_done);
+			cudaEventDestroy(t->group_done);
+			cudaEventDestroy(t->copy_done);
+		}
+		if (t->pinned)
+			cudaFreeHost(t->pinned);
+		ppcc_free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+static int loop_exchange(rt_transport *t, uint64_t *out, const uint64_t mine[2],
+			 double deadline)
+{
+	return ppcc_rt_local_world_exchange(t->w, t->rank, out, mine, deadline);
+}
+
+static int loop_group_begin(rt_transport *t)
+{
+	return nccl_enter(t);
+}
+
+static int loop_group_end(rt_transport *t)
+{
+	(void)t;
+	return 0;
+}
+
+/* Under the world's mutex: one send and one receive to self in one
+ * group, after the compute stream's work so far (which wrote the send's
+ * buffer and last used the receive's); each side gets its own event.  A
+ * failure is each side's status. */
+static void loop_issue(rt_transport *t, rt_req *send, rt_req *recv)
+{
+	nccl_loop *L = t->loop;
+	cudaEvent_t es = NULL, er = NULL;
+	cudaError_t e;
+	int err = 0;
+	if (L->dead) {
+		err = PPCC_RT_EPEER;
+	} else if (send->bytes != recv->bytes) {
+		ppcc_rt_report(t->rt, "nccl loopback: rank %d's next send to rank "
+			       "%d has %zu bytes, the receive posted next %zu",
+			       send->src, recv->dst, send->bytes, recv->bytes);
+		err = PPCC_RT_ETRANSPORT;
+	} else if ((e = cudaEventRecord(L->ready, L->compute)) != cudaSuccess ||
+		   (e = cudaStreamWaitEvent(L->xfer, L->ready, 0)) != cudaSuccess) {
+		err = nccl_cuda_fail(t, e, "cudaStreamWaitEvent");
+	} else {
+		ncclResult_t r = ncclGroupStart();
+		if (r == ncclSuccess) {
+			ncclResult_t rs = ncclSend(send->buf, send->bytes, ncclUint8,
+						   0, L->comm, L->xfer);
+			ncclResult_t rr = ncclRecv(recv->buf, recv->bytes, ncclUint8,
+						   0, L->comm, L->xfer);
+			r = ncclGroupEnd();
+			if (rs != ncclSuccess && rs != ncclInProgress)
+				r = rs;
+			else if (rr != ncclSuccess && rr != ncclInProgress)
+				r = rr;
+		}
+		t->comm = L->comm;
+		if (r != ncclSuccess && r != ncclInProgress)
+			err = nccl_fail(t, r, "ncclSend/ncclRecv to self");
+		else
+			err = nccl_settle(t, r, "ncclGroupEnd",
+					  ppcc_rt_now() + t->rt->timeout_s);
+		t->comm = NULL;
+		if (err == 0 &&
+		    ((e = cudaEventCreateWithFlags(&es, cudaEventDisableTiming)) !=
+			     cudaSuccess ||
+		     (e = cudaEventCreateWithFlags(&er, cudaEventDisableTiming)) !=
+			     cudaSuccess ||
+		     (e = cudaEventRecord(es, L->xfer)) != cudaSuccess ||
+		     (e = cudaEventRecord(er, L->xfer)) != cudaSuccess))
+			err = nccl_cuda_fail(t, e, "cudaEventRecord");
+	}
+	if (err < 0) {
+		if (es)
+			cudaEventDestroy(es);
+		if (er)
+			cudaEventDestroy(er);
+		es = er = NULL;
+		send->status = recv->status = err;
+	}
+	LOOP_EVENT(send) = (uint64_t)(uintptr_t)es;
+	LOOP_EVENT(recv) = (uint64_t)(uintptr_t)er;
+	LOOP_ISSUED(send) = LOOP_ISSUED(recv) = 1;
+}
+
+static int loop_post(rt_transport *t, rt_req *r)
+{
+	nccl_loop *L = t->loop;
+	size_t pair = (size_t)r->src * (size_t)L->n + (size_t)r->dst;
+	rt_req **mine = r->is_send ? &L->sends[pair] : &L->recvs[pair];
+	rt_req **theirs = r->is_send ? &L->recvs[pair] : &L->sends[pair];
+	LOOP_EVENT(r) = 0;
+	LOOP_ISSUED(r) = 0;
+	r->status = 0;
+	ppcc_rt_local_world_lock(t->w);
+	rt_req *m = *theirs;
+	if (m) {
+		/* by posting order, as NCCL pairs them */
+		*theirs = m->next;
+		m->next = NULL;
+		loop_issue(t, r->is_send ? r : m, r->is_send ? m : r);
+	} else {
+		loop_append(mine, r);
+	}
+	ppcc_rt_local_world_unlock(t->w);
+	return 0;
+}
+
+/* One look at r: *done when its transfer has completed (or failed). */
+static int loop_poll(rt_transport *t, rt_req *r, int *done)
+{
+	*done = 0;
+	if (atomic_load(&r->done))
+		return *done = 1, 0;
+	ppcc_rt_local_world_lock(t->w);
+	int issued = (int)LOOP_ISSUED(r), st = r->status;
+	cudaEvent_t ev = loop_event(r);
+	ppcc_rt_local_world_unlock(t->w);
+	if (!issued)
+		return 0;
+	if (st < 0) {
+		*done = 1;
+		atomic_store(&r->done, 1);
+		return st;
+	}
+	cudaError_t e = cudaEventQuery(ev);
+	if (e == cudaErrorNotReady)
+		return 0;
+	if (e != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaEventQuery");
+	cudaEventDestroy(ev);
+	LOOP_EVENT(r) = 0;
+	r->status = 0;
+	atomic_store(&r->done, 1);
+	*done = 1;
+	return 0;
+}
+
+static int loop_test(rt_transport *t, rt_req *r, int *done)
+{
+	int err = nccl_enter(t);
+	return err < 0 ? err : loop_poll(t, r, done);
+}
+
+static int loop_wait(rt_transport *t, rt_req *r, double deadline)
+{
+	int err, done = 0, spins = 0;
+	if ((err = nccl_enter(t)) < 0)
+		return err;
+	for (;;) {
+		if ((err = loop_poll(t, r, &done)) < 0 || done)
+			return err;
+		if (nccl_peer_failed(t))
+			return PPCC_RT_EPEER;
+		if (ppcc_rt_now() > deadline)
+			return PPCC_RT_ETIMEOUT;
+		nccl_pause(&spins);
+	}
+}
+
+/* The world's flag tells the other ranks; no transfer is issued after
+ * it.  Every transfer already issued has both sides posted, so it
+ * completes without the communicator being aborted. */
+static void loop_abort(rt_transport *t, int status)
+{
+	ppcc_rt_local_world_abort(t->w, t->rank, status);
+	ppcc_rt_local_world_lock(t->w);
+	t->loop->dead = 1;
+	ppcc_rt_local_world_unlock(t->w);
+}
+
+static int loop_aborted(rt_transport *t, int *out_rank, int *out_status)
+{
+	return ppcc_rt_local_world_aborted(t->w, out_rank, out_status);
+}
+
+static void loop_cancel(rt_transport *t, rt_req *r)
+{
+	nccl_loop *L = t->loop;
+	size_t pair = (size_t)r->src * (size_t)L->n + (size_t)r->dst;
+	ppcc_rt_local_world_lock(t->w);
+	if (!LOOP_ISSUED(r))
+		loop_unlink(r->is_send ? &L->sends[pair] : &L->recvs[pair], r);
+	cudaEvent_t ev = loop_event(r);
+	LOOP_EVENT(r) = 0;
+	ppcc_rt_local_world_unlock(t->w);
+	if (ev && !t->hung)
+		cudaEventDestroy(ev); /* released once it completes */
+}
+
+static void loop_finalize(rt_transport *t, int failed)
+{
+	if (!t)
+		return;
+	nccl_loop *L = t->loop;
+	ppcc_rt_local_world_lock(t->w);
+	for (int k = 0; k < L->n; k++) {
+		/* nothing of this rank stays where a peer could match it */
+		for (rt_req **pp = &L->sends[(size_t)t->rank * (size_t)L->n + (size_t)k]; *pp;)
+			*pp = (*pp)->next;
+		for (rt_req **pp = &L->recvs[(size_t)k * (size_t)L->n + (size_t)t->rank]; *pp;)
+			*pp = (*pp)->next;
+	}
+	if (failed)
+		L->dead = 1;
+	int last = --L->refs == 0;
+	if (last)
+		*(nccl_loop **)ppcc_rt_local_world_shared(t->w) = NULL;
+	ppcc_rt_local_world_unlock(t->w);
+	if (!t->hung)
+		cudaSetDevice(t->device);
+	if (t->have_events && !t->hung) {
+		cudaEventDestroy(t->compute_done);
+		cudaEventDestroy(t->group_done);
+		cudaEventDestroy(t->copy_done);
+	}
+	if (t->pinned && !t->hung)
+		cudaFreeHost(t->pinned);
+	if (last)
+		loop_destroy(t, L, failed);
+	ppcc_free(t);
+}
+
+const rt_transport_ops ppcc_rt_nccl_loop_ops = {
+	.name = "nccl",
+	.init = loop_init,
+	.exchange = loop_exchange,
+	.group_begin = loop_group_begin,
+	.group_end = loop_group_end,
+	.send = loop_post,
+	.recv = loop_post,
+	.test = loop_test,
+	.wait = loop_wait,
+	.abort = loop_abort,
+	.aborted = loop_aborted,
+	.alloc = nccl_alloc,
+	.free = nccl_free,
+	.read = nccl_read,
+	.write = nccl_write,
+	.cancel = loop_cancel,
+	.finalize = loop_finalize,
 };
 
 #else

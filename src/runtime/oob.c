@@ -87,6 +87,7 @@ struct rt_oob {
 #endif
 };
 
+#if PPCC_HAVE_MPI
 /* Channels whose MPI requests could not be completed: their buffers stay
  * valid until the process ends. */
 static rt_oob *oob_abandoned[16];
@@ -99,6 +100,7 @@ static void oob_abandon(rt_oob *o)
 		oob_abandoned[k] = o;
 	/* beyond that, still never freed: the pointer is only dropped */
 }
+#endif
 
 int ppcc_rt_oob_port_env(void)
 {

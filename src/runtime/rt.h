@@ -96,6 +96,7 @@ typedef struct rt_transport_ops {
 extern const rt_transport_ops ppcc_rt_local_ops;
 extern const rt_transport_ops ppcc_rt_mpi_ops;
 extern const rt_transport_ops ppcc_rt_nccl_ops;
+extern const rt_transport_ops ppcc_rt_nccl_loop_ops; /* nccl, options.world set */
 
 /* A pool buffer: `mem` of `size` bytes, recycled through a free list per
  * size. */
@@ -228,6 +229,21 @@ int ppcc_rt_oob_port_env(void);
  * store on that port, which each rank polls (set before any rank
  * joins). */
 void ppcc_rt_local_world_set_oob_port(ppcc_rt_local_world *w, int port);
+
+/* What nccl's loopback mode (every rank a thread, one GPU) uses of a
+ * local world: its size, the exchange of two words per rank (a barrier,
+ * bounded by the deadline; PPCC_RT_EPEER after an abort), its mutex, one
+ * pointer of state shared by its ranks (read and written under the
+ * mutex; the last rank to leave frees it), and its abort flag. */
+int ppcc_rt_local_world_size(const ppcc_rt_local_world *w);
+int ppcc_rt_local_world_exchange(ppcc_rt_local_world *w, int rank,
+				 uint64_t *out, const uint64_t mine[2],
+				 double deadline);
+void ppcc_rt_local_world_lock(ppcc_rt_local_world *w);
+void ppcc_rt_local_world_unlock(ppcc_rt_local_world *w);
+void **ppcc_rt_local_world_shared(ppcc_rt_local_world *w);
+int ppcc_rt_local_world_aborted(ppcc_rt_local_world *w, int *out_rank,
+				int *out_status);
 
 /* Monotonic seconds. */
 double ppcc_rt_now(void);
