@@ -9,9 +9,12 @@
  * computes one output element with a sequential loop in mlp.c's order.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -123,7 +126,32 @@ typedef struct gpu_run {
 	const double **xin;    /* host array of device pointers, per (layer, mb) */
 	double *loss;          /* per mb */
 	double *scratch;       /* per stage: g, gz, gn */
+	int *step;             /* per rank: the step it runs */
+	int fault, fault_rank, fault_done;
+	double fault_sleep_s;
 } gpu_run;
+
+/* The injected fault: the first forward of step 1 on fault_rank. */
+static int gpu_fault(gpu_run *g, int stage)
+{
+	int rank = g->s->stages[stage].rank;
+	if (!g->fault || rank != g->fault_rank || g->step[rank] != 1 ||
+	    g->fault_done)
+		return 0;
+	g->fault_done = 1;
+	if (g->fault == MLP_FAULT_FAIL) {
+		fprintf(stderr, "trainer: injected fault: rank %d's forward of "
+			"stage %d fails\n", rank, stage);
+		return -1;
+	}
+	fprintf(stderr, "trainer: injected fault: rank %d's forward of stage %d "
+		"sleeps %.3f s\n", rank, stage, g->fault_sleep_s);
+	struct timespec ts;
+	ts.tv_sec = (time_t)g->fault_sleep_s;
+	ts.tv_nsec = (long)((g->fault_sleep_s - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+	return 0;
+}
 
 static double *h_of(gpu_run *g, int l, int mb)
 {
@@ -138,6 +166,8 @@ static int gpu_forward(int stage, int mb, const void *input, size_t in_n,
 	const double *x = stage == 0 ? g->x0 + (size_t)mb * VEC
 				     : (const double *)input;
 	(void)in_n;
+	if (gpu_fault(g, stage) < 0)
+		return -1;
 	for (int l = si->first_layer; l <= si->last_layer; l++) {
 		int in = mlp_width[l], out = mlp_width[l + 1];
 		g->xin[(size_t)l * g->m + mb] = x;
@@ -194,6 +224,10 @@ static int gpu_backward(int stage, int mb, const void *grad_output,
 	return 0;
 }
 
+/* Every copy and memset is ordered on g->stream, the stream the kernels
+ * run on (a pageable cudaMemcpy on the legacy stream may return before
+ * the data lands, and a non-blocking stream does not wait for it), then
+ * the stream is synchronised before the host buffer goes. */
 static int gpu_setup(gpu_run *g, const mlp *net)
 {
 	int m = g->m;
@@ -208,22 +242,24 @@ static int gpu_setup(gpu_run *g, const mlp *net)
 		CHECK(cudaMalloc((void **)&d->b, nb * sizeof(double)));
 		CHECK(cudaMalloc((void **)&d->gw, nw * sizeof(double)));
 		CHECK(cudaMalloc((void **)&d->gb, nb * sizeof(double)));
-		CHECK(cudaMemcpy(d->w, net->layer[l].w, nw * sizeof(double),
-				 cudaMemcpyHostToDevice));
-		CHECK(cudaMemcpy(d->b, net->layer[l].b, nb * sizeof(double),
-				 cudaMemcpyHostToDevice));
-		CHECK(cudaMemset(d->gw, 0, nw * sizeof(double)));
-		CHECK(cudaMemset(d->gb, 0, nb * sizeof(double)));
+		CHECK(cudaMemcpyAsync(d->w, net->layer[l].w, nw * sizeof(double),
+				      cudaMemcpyHostToDevice, g->stream));
+		CHECK(cudaMemcpyAsync(d->b, net->layer[l].b, nb * sizeof(double),
+				      cudaMemcpyHostToDevice, g->stream));
+		CHECK(cudaMemsetAsync(d->gw, 0, nw * sizeof(double), g->stream));
+		CHECK(cudaMemsetAsync(d->gb, 0, nb * sizeof(double), g->stream));
 	}
 	for (int mb = 0; mb < m; mb++)
 		mlp_sample(net, mb, host + (size_t)mb * VEC,
 			   host + (size_t)(m + mb) * VEC);
 	CHECK(cudaMalloc((void **)&g->x0, (size_t)m * VEC * sizeof(double)));
 	CHECK(cudaMalloc((void **)&g->t, (size_t)m * VEC * sizeof(double)));
-	CHECK(cudaMemcpy(g->x0, host, (size_t)m * VEC * sizeof(double),
-			 cudaMemcpyHostToDevice));
-	CHECK(cudaMemcpy(g->t, host + (size_t)m * VEC,
-			 (size_t)m * VEC * sizeof(double), cudaMemcpyHostToDevice));
+	CHECK(cudaMemcpyAsync(g->x0, host, (size_t)m * VEC * sizeof(double),
+			      cudaMemcpyHostToDevice, g->stream));
+	CHECK(cudaMemcpyAsync(g->t, host + (size_t)m * VEC,
+			      (size_t)m * VEC * sizeof(double),
+			      cudaMemcpyHostToDevice, g->stream));
+	CHECK(cudaStreamSynchronize(g->stream));
 	free(host);
 	CHECK(cudaMalloc((void **)&g->h,
 			 (size_t)MLP_LAYERS * m * VEC * sizeof(double)));
@@ -231,7 +267,8 @@ static int gpu_setup(gpu_run *g, const mlp *net)
 	CHECK(cudaMalloc((void **)&g->scratch,
 			 (size_t)g->s->n_stages * 3 * VEC * sizeof(double)));
 	g->xin = (const double **)calloc((size_t)MLP_LAYERS * m, sizeof *g->xin);
-	return g->xin ? 0 : -1;
+	g->step = (int *)calloc((size_t)g->s->n_ranks, sizeof *g->step);
+	return g->xin && g->step ? 0 : -1;
 }
 
 static void gpu_free(gpu_run *g)
@@ -248,6 +285,7 @@ static void gpu_free(gpu_run *g)
 	cudaFree(g->loss);
 	cudaFree(g->scratch);
 	free(g->xin);
+	free(g->step);
 }
 
 static int gpu_update(gpu_run *g, int l)
@@ -263,97 +301,305 @@ static int gpu_update(gpu_run *g, int l)
 static int gpu_fetch(gpu_run *g, mlp *net, int l)
 {
 	size_t nw = (size_t)mlp_width[l] * mlp_width[l + 1];
-	CHECK(cudaMemcpy(net->layer[l].w, g->layer[l].w, nw * sizeof(double),
-			 cudaMemcpyDeviceToHost));
-	CHECK(cudaMemcpy(net->layer[l].b, g->layer[l].b,
-			 (size_t)mlp_width[l + 1] * sizeof(double),
-			 cudaMemcpyDeviceToHost));
+	CHECK(cudaMemcpyAsync(net->layer[l].w, g->layer[l].w, nw * sizeof(double),
+			      cudaMemcpyDeviceToHost, g->stream));
+	CHECK(cudaMemcpyAsync(net->layer[l].b, g->layer[l].b,
+			      (size_t)mlp_width[l + 1] * sizeof(double),
+			      cudaMemcpyDeviceToHost, g->stream));
+	CHECK(cudaStreamSynchronize(g->stream));
 	return 0;
 }
 
-extern "C" int mlp_cuda_train(const ppcc_schedule *s, int steps,
-			      ppcc_rt_options *ro, int stats, const char *output)
+/* The mean loss of the step just run, read on the stream that wrote it. */
+static int gpu_loss(gpu_run *g, double *loss, double *out)
 {
-	mlp net;
-	gpu_run g;
+	CHECK(cudaMemcpyAsync(loss, g->loss, (size_t)g->m * sizeof *loss,
+			      cudaMemcpyDeviceToHost, g->stream));
+	CHECK(cudaStreamSynchronize(g->stream));
+	double sum = 0;
+	for (int mb = 0; mb < g->m; mb++)
+		sum += loss[mb];
+	*out = sum / g->m;
+	return 0;
+}
+
+static void gpu_stats(const ppcc_rt_stats *st, int step)
+{
+	fprintf(stderr, "step %d rank %d: %.3f ms, busy %.3f ms, waiting %.3f ms, "
+		"%llu messages (%llu bytes) in\n", step, st->rank, st->step_s * 1e3,
+		st->busy_s * 1e3, st->wait_s * 1e3,
+		(unsigned long long)st->messages_received,
+		(unsigned long long)st->bytes_received);
+}
+
+static void gpu_fns(gpu_run *g, ppcc_rt_stage_fns *fns)
+{
+	for (int k = 0; k < g->s->n_stages; k++) {
+		fns[k].forward = gpu_forward;
+		fns[k].backward = gpu_backward;
+		fns[k].user = g;
+	}
+}
+
+/* ---- one process per rank, under mpirun --------------------------------- */
+
+static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
+		     const mlp_cuda_opts *o, gpu_run *g, mlp *net)
+{
 	ppcc_rt *rt = NULL;
 	ppcc_rt_stage_fns *fns = NULL;
 	FILE *out = stdout;
 	int owned[MLP_LAYERS] = {0};
 	int err;
 
-	memset(&g, 0, sizeof g);
-	ro->transport = PPCC_RT_NCCL;
 	if ((err = ppcc_rt_init(&rt, s, -1, ro)) != 0) {
 		fprintf(stderr, "trainer: %s\n", ppcc_rt_status_str(err));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	int rank = ppcc_rt_rank(rt);
-	g.s = s;
-	g.m = s->n_microbatches;
-	g.stream = (cudaStream_t)ppcc_rt_cuda_stream(rt);
+	g->stream = (cudaStream_t)ppcc_rt_cuda_stream(rt);
 	fns = (ppcc_rt_stage_fns *)calloc((size_t)s->n_stages, sizeof *fns);
-	if (!fns || mlp_init(&net, g.m) < 0 || gpu_setup(&g, &net) < 0) {
+	if (!fns || mlp_init(net, g->m) < 0 || gpu_setup(g, net) < 0) {
 		fprintf(stderr, "trainer: cannot set up the GPU model\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
-	for (int k = 0; k < s->n_stages; k++) {
-		fns[k].forward = gpu_forward;
-		fns[k].backward = gpu_backward;
-		fns[k].user = &g;
+	gpu_fns(g, fns);
+	for (int k = 0; k < s->n_stages; k++)
 		if (s->stages[k].rank == rank)
 			for (int l = s->stages[k].first_layer;
 			     l <= s->stages[k].last_layer; l++)
 				owned[l] = 1;
-	}
-	if (output) {
+	if (o->output) {
 		char path[4096];
-		snprintf(path, sizeof path, "%s.%d", output, rank);
+		snprintf(path, sizeof path, "%s.%d", o->output, rank);
 		if (!(out = fopen(path, "w"))) {
 			fprintf(stderr, "trainer: cannot write %s\n", path);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 	}
 	int last_rank = s->stages[s->n_stages - 1].rank;
-	double *loss = (double *)calloc((size_t)g.m, sizeof *loss);
-	for (int step = 0; step < steps; step++) {
+	double *loss = (double *)calloc((size_t)g->m, sizeof *loss);
+	for (int step = 0; step < o->steps; step++) {
 		ppcc_rt_stats st;
+		g->step[rank] = step;
 		if ((err = ppcc_rt_step(&st, rt, fns)) != 0) {
 			fprintf(stderr, "trainer: rank %d step %d: %s\n", rank, step,
 				ppcc_rt_status_str(err));
 			fflush(NULL);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
-		if (stats)
-			fprintf(stderr, "step %d rank %d: %.3f ms, busy %.3f ms, "
-				"waiting %.3f ms\n", step, rank, st.step_s * 1e3,
-				st.busy_s * 1e3, st.wait_s * 1e3);
+		if (o->stats)
+			gpu_stats(&st, step);
 		if (rank == last_rank) {
-			if (cudaStreamSynchronize(g.stream) != cudaSuccess ||
-			    cudaMemcpy(loss, g.loss, (size_t)g.m * sizeof *loss,
-				       cudaMemcpyDeviceToHost) != cudaSuccess)
+			double mean;
+			if (!loss || gpu_loss(g, loss, &mean) < 0)
 				MPI_Abort(MPI_COMM_WORLD, 1);
-			double sum = 0;
-			for (int mb = 0; mb < g.m; mb++)
-				sum += loss[mb];
-			fprintf(out, "loss %d %a %.17g\n", step, sum / g.m, sum / g.m);
+			fprintf(out, "loss %d %a %.17g\n", step, mean, mean);
 		}
 		for (int l = 0; l < MLP_LAYERS; l++)
-			if (owned[l] && gpu_update(&g, l) < 0)
+			if (owned[l] && gpu_update(g, l) < 0)
 				MPI_Abort(MPI_COMM_WORLD, 1);
 	}
-	if (cudaStreamSynchronize(g.stream) != cudaSuccess)
-		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int l = 0; l < MLP_LAYERS; l++)
-		if (owned[l] && gpu_fetch(&g, &net, l) < 0)
+		if (owned[l] && gpu_fetch(g, net, l) < 0)
 			MPI_Abort(MPI_COMM_WORLD, 1);
-	mlp_print_params(out, &net, owned);
+	mlp_print_params(out, net, owned);
 	if (out != stdout)
 		fclose(out);
 	free(loss);
 	free(fns);
-	gpu_free(&g);
-	mlp_free(&net);
+	gpu_free(g);
 	ppcc_rt_free(rt);
 	return 0;
+}
+
+/* ---- loopback: every rank a thread, one GPU ------------------------------- */
+
+typedef struct loop_shared {
+	const ppcc_schedule *s;
+	const mlp_cuda_opts *o;
+	ppcc_rt_options ro;
+	gpu_run *g;
+	mlp *net;
+	ppcc_rt_stage_fns *fns;
+	pthread_barrier_t bar;
+	pthread_mutex_t mu;
+	int failed;  /* a rank's init or step failed (under mu) */
+	FILE *out;
+	double *loss;
+} loop_shared;
+
+typedef struct loop_rank {
+	pthread_t th;
+	loop_shared *sh;
+	int rank;
+	int status;
+} loop_rank;
+
+static void loop_fail(loop_shared *sh)
+{
+	pthread_mutex_lock(&sh->mu);
+	sh->failed = 1;
+	pthread_mutex_unlock(&sh->mu);
+}
+
+static int loop_failed(loop_shared *sh)
+{
+	pthread_mutex_lock(&sh->mu);
+	int f = sh->failed;
+	pthread_mutex_unlock(&sh->mu);
+	return f;
+}
+
+/* Every rank reaches every barrier, failed or not: a failure is seen by
+ * all after the barrier that follows it. */
+static void *loop_rank_main(void *arg)
+{
+	loop_rank *k = (loop_rank *)arg;
+	loop_shared *sh = k->sh;
+	const ppcc_schedule *s = sh->s;
+	gpu_run *g = sh->g;
+	ppcc_rt *rt = NULL;
+	ppcc_rt_options ro = sh->ro;
+	int r = k->rank;
+
+	if ((k->status = ppcc_rt_init(&rt, s, r, &ro)) != 0) {
+		fprintf(stderr, "trainer: rank %d: %s\n", r,
+			ppcc_rt_status_str(k->status));
+		loop_fail(sh);
+	}
+	pthread_barrier_wait(&sh->bar);
+	if (r == 0 && !loop_failed(sh)) {
+		g->stream = (cudaStream_t)ppcc_rt_cuda_stream(rt);
+		if (gpu_setup(g, sh->net) < 0) {
+			fprintf(stderr, "trainer: cannot set up the GPU model\n");
+			loop_fail(sh);
+		}
+	}
+	pthread_barrier_wait(&sh->bar);
+	int last_rank = s->stages[s->n_stages - 1].rank;
+	for (int step = 0; step < sh->o->steps && !loop_failed(sh); step++) {
+		ppcc_rt_stats st;
+		g->step[r] = step;
+		if ((k->status = ppcc_rt_step(&st, rt, sh->fns)) != 0) {
+			fprintf(stderr, "trainer: rank %d step %d: %s\n", r, step,
+				ppcc_rt_status_str(k->status));
+			loop_fail(sh);
+		} else if (sh->o->stats) {
+			gpu_stats(&st, step);
+		}
+		pthread_barrier_wait(&sh->bar);
+		if (loop_failed(sh))
+			break;
+		if (r == last_rank) {
+			double mean;
+			if (gpu_loss(g, sh->loss, &mean) < 0)
+				loop_fail(sh);
+			else
+				fprintf(sh->out, "loss %d %a %.17g\n", step, mean, mean);
+		}
+		for (int j = 0; j < s->n_stages; j++)
+			if (s->stages[j].rank == r)
+				for (int l = s->stages[j].first_layer;
+				     l <= s->stages[j].last_layer; l++)
+					if (gpu_update(g, l) < 0)
+						loop_fail(sh);
+		pthread_barrier_wait(&sh->bar);
+	}
+	if (r == 0) {
+		if (!loop_failed(sh)) {
+			for (int l = 0; l < MLP_LAYERS; l++)
+				if (gpu_fetch(g, sh->net, l) < 0)
+					loop_fail(sh);
+			if (!loop_failed(sh))
+				mlp_print_params(sh->out, sh->net, NULL);
+		}
+		gpu_free(g);
+	}
+	/* the shared stream lives until the last rank is freed */
+	pthread_barrier_wait(&sh->bar);
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+static int train_loopback(const ppcc_schedule *s, ppcc_rt_options *ro,
+			  const mlp_cuda_opts *o, gpu_run *g, mlp *net)
+{
+	ppcc_rt_local_world *w = NULL;
+	loop_shared sh;
+	int p = s->n_ranks, started = 0, err = 0;
+	memset(&sh, 0, sizeof sh);
+	sh.s = s;
+	sh.o = o;
+	sh.g = g;
+	sh.net = net;
+	sh.out = stdout;
+	loop_rank *ranks = (loop_rank *)calloc((size_t)p, sizeof *ranks);
+	sh.fns = (ppcc_rt_stage_fns *)calloc((size_t)s->n_stages, sizeof *sh.fns);
+	sh.loss = (double *)calloc((size_t)g->m, sizeof *sh.loss);
+	if (!ranks || !sh.fns || !sh.loss || mlp_init(net, g->m) < 0 ||
+	    ppcc_rt_local_world_new(&w, p) != 0) {
+		fprintf(stderr, "trainer: out of memory\n");
+		free(ranks);
+		free(sh.fns);
+		free(sh.loss);
+		return 1;
+	}
+	if (o->output && !(sh.out = fopen(o->output, "w"))) {
+		fprintf(stderr, "trainer: cannot write %s\n", o->output);
+		err = 1;
+		goto out;
+	}
+	gpu_fns(g, sh.fns);
+	sh.ro = *ro;
+	sh.ro.world = w;
+	pthread_barrier_init(&sh.bar, NULL, (unsigned)p);
+	pthread_mutex_init(&sh.mu, NULL);
+	for (; started < p; started++) {
+		ranks[started].sh = &sh;
+		ranks[started].rank = started;
+		if (pthread_create(&ranks[started].th, NULL, loop_rank_main,
+				   &ranks[started]) != 0)
+			break;
+	}
+	if (started < p) {
+		/* the started ones wait at a barrier for ever: nothing to join */
+		fprintf(stderr, "trainer: cannot start rank %d's thread\n", started);
+		fflush(NULL);
+		_exit(1);
+	}
+	for (int r = 0; r < p; r++)
+		pthread_join(ranks[r].th, NULL);
+	err = sh.failed ? 1 : 0;
+	pthread_barrier_destroy(&sh.bar);
+	pthread_mutex_destroy(&sh.mu);
+out:
+	if (sh.out != stdout && fclose(sh.out) != 0)
+		err = 1;
+	ppcc_rt_local_world_free(w);
+	free(ranks);
+	free(sh.fns);
+	free(sh.loss);
+	return err;
+}
+
+extern "C" int mlp_cuda_train(const ppcc_schedule *s, ppcc_rt_options *ro,
+			      const mlp_cuda_opts *o)
+{
+	mlp net;
+	gpu_run g;
+	int err;
+
+	memset(&g, 0, sizeof g);
+	memset(&net, 0, sizeof net);
+	g.s = s;
+	g.m = s->n_microbatches;
+	g.fault = o->fault;
+	g.fault_rank = o->fault_rank;
+	g.fault_sleep_s = 1.5 * (ro->timeout_s > 0 ? ro->timeout_s : 300);
+	ro->transport = PPCC_RT_NCCL;
+	err = o->loopback ? train_loopback(s, ro, o, &g, &net)
+			  : train_mpi(s, ro, o, &g, &net);
+	mlp_free(&net);
+	return err;
 }

@@ -2,7 +2,7 @@
  * mlp_cuda.h - the trainer's model on the GPU: the stages of mlp.h as
  * CUDA kernels on the runtime's compute stream, over the nccl transport
  * (MPI bootstraps the ncclUniqueId; run one process per GPU under
- * mpirun).
+ * mpirun), or its loopback mode (every rank a thread, one GPU).
  *
  * The kernels do each sum in the order mlp.c does (one thread per output
  * element, built with -fmad=false), so the only differences from the CPU
@@ -18,12 +18,26 @@
 extern "C" {
 #endif
 
-/* Trains `steps` steps of schedule s and writes the same lines as the
- * CPU trainer (to output.RANK, or standard output when output is NULL).
- * ro->transport is set to nccl.  Returns the exit status: 0, or 1 after
- * reporting a failure on standard error. */
-int mlp_cuda_train(const ppcc_schedule *s, int steps, ppcc_rt_options *ro,
-		   int stats, const char *output);
+/* Faults the GPU check injects into one live rank: its first forward
+ * of step 1 (microbatch 0 of its first stage) fails, or sleeps
+ * 1.5 x the timeout before it returns. */
+enum { MLP_FAULT_NONE = 0, MLP_FAULT_FAIL = 1, MLP_FAULT_STUCK = 2 };
+
+typedef struct mlp_cuda_opts {
+	int steps;
+	int stats;        /* per-rank step figures on standard error */
+	int loopback;     /* every rank a thread of this process, one GPU */
+	const char *output;
+	int fault, fault_rank;
+} mlp_cuda_opts;
+
+/* Trains o->steps steps of schedule s and writes the same lines as the
+ * CPU trainer: to output.RANK per MPI process (standard output when
+ * output is NULL), or with loopback, one process for every rank, to
+ * output itself.  ro->transport is set to nccl.  Returns the exit
+ * status: 0, or 1 after reporting a failure on standard error. */
+int mlp_cuda_train(const ppcc_schedule *s, ppcc_rt_options *ro,
+		   const mlp_cuda_opts *o);
 
 #ifdef __cplusplus
 }

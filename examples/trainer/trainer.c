@@ -5,13 +5,18 @@
  *   trainer [--transport local|mpi|nccl] [--schedule FILE.json]
  *           [--steps N] [--timeout S] [--debug] [--stats] [--serial]
  *           [--output FILE] [--save DIR --save-at STEP ...] [--resume DIR]
+ *           [--loopback] [--fault fail|stuck --fault-rank R]
  *
  * The schedule is the one compiled in (mlp_plan.h, which the build
  * generates with `ppcc plan -f header mlp.yaml`), or FILE.json from
  * `ppcc plan -f json`.  local runs every rank in a thread of this
  * process; mpi runs one rank per process (under mpirun); nccl runs the
- * stages on the GPU (the trainer_cuda build).  --serial trains without a
- * pipeline, with the microbatch count of the schedule.
+ * stages on the GPU (the trainer_cuda build): one process per rank under
+ * mpirun, or with --loopback every rank a thread of one process on one
+ * GPU (nccl's loopback mode).  --serial trains without a pipeline, with
+ * the microbatch count of the schedule.  --fault (nccl) makes rank R's
+ * first forward of step 1 fail, or sleep 1.5 x the timeout, for the GPU
+ * check's fault step.
  *
  * Checkpoints (ppcc/checkpoint.h): --save DIR --save-at STEP saves every
  * layer once STEP steps are done (--save-at may be repeated), each rank
@@ -54,6 +59,7 @@ typedef struct trainer_opts {
 	int debug, stats, serial;
 	const char *save, *resume;
 	int save_at[16], n_save_at;
+	int loopback, fault, fault_rank;
 } trainer_opts;
 
 static int usage(void)
@@ -61,14 +67,14 @@ static int usage(void)
 	fprintf(stderr, "usage: trainer [--transport local|mpi|nccl] "
 		"[--schedule FILE.json] [--steps N] [--timeout S] [--debug] "
 		"[--stats] [--serial] [--output FILE] [--save DIR --save-at STEP "
-		"...] [--resume DIR]\n");
+		"...] [--resume DIR] [--loopback] [--fault fail|stuck --fault-rank R]\n");
 	return 2;
 }
 
 static int parse(trainer_opts *o, int argc, char **argv)
 {
 	*o = (trainer_opts){PPCC_RT_LOCAL, NULL, NULL, 4, 0, 0, 0, 0, NULL,
-			    NULL, {0}, 0};
+			    NULL, {0}, 0, 0, 0, -1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -109,11 +115,28 @@ static int parse(trainer_opts *o, int argc, char **argv)
 			o->stats = 1;
 		} else if (strcmp(a, "--serial") == 0) {
 			o->serial = 1;
+		} else if (strcmp(a, "--loopback") == 0) {
+			o->loopback = 1;
+		} else if (strcmp(a, "--fault") == 0 && v) {
+			if (strcmp(v, "fail") == 0)
+				o->fault = 1; /* MLP_FAULT_FAIL */
+			else if (strcmp(v, "stuck") == 0)
+				o->fault = 2; /* MLP_FAULT_STUCK */
+			else
+				return -1;
+			i++;
+		} else if (strcmp(a, "--fault-rank") == 0 && v) {
+			o->fault_rank = atoi(v);
+			i++;
 		} else {
 			return -1;
 		}
 	}
 	if (!o->save != !o->n_save_at)
+		return -1;
+	if ((o->loopback || o->fault) && o->transport != PPCC_RT_NCCL)
+		return -1;
+	if (o->fault && o->fault_rank < 0)
 		return -1;
 	return o->steps >= 1 ? 0 : -1;
 }
@@ -383,7 +406,7 @@ int main(int argc, char **argv)
 		return usage();
 #if TRAINER_MPI
 	/* only the transports that need it: MPI_Init is not free */
-	int mpi = !o.serial && o.transport != PPCC_RT_LOCAL;
+	int mpi = !o.serial && o.transport != PPCC_RT_LOCAL && !o.loopback;
 	if (mpi)
 		MPI_Init(&argc, &argv);
 #endif
@@ -399,7 +422,7 @@ int main(int argc, char **argv)
 		s = loaded;
 	}
 	out_file = stdout;
-	if (o.output && (o.serial || o.transport == PPCC_RT_LOCAL) &&
+	if (o.output && (o.serial || o.transport == PPCC_RT_LOCAL) && !o.loopback &&
 	    !(out_file = fopen(o.output, "w"))) {
 		fprintf(stderr, "trainer: cannot write %s\n", o.output);
 		err = 1;
@@ -422,7 +445,9 @@ int main(int argc, char **argv)
 #endif
 	} else {
 #if TRAINER_CUDA
-		err = mlp_cuda_train(s, o.steps, &ro, o.stats, o.output);
+		mlp_cuda_opts co = {o.steps, o.stats, o.loopback, o.output,
+				    o.fault, o.fault_rank};
+		err = mlp_cuda_train(s, &ro, &co);
 #else
 		fprintf(stderr, "trainer: nccl needs the trainer_cuda build\n");
 		err = 2;

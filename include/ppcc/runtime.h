@@ -12,13 +12,31 @@
  *
  * Transports: `local` (one thread per rank in one process), `mpi` (one
  * process per rank, ranks are MPI_COMM_WORLD's) and `nccl` (device
- * buffers, ncclSend/ncclRecv).  A libppcc built without MPI or NCCL
- * answers PPCC_RT_EUNAVAILABLE for them.
+ * buffers, ncclSend/ncclRecv; with options.world, its loopback mode:
+ * every rank a thread of this process on one GPU, each message an
+ * ncclSend and ncclRecv to self on a one-rank communicator).  A libppcc
+ * built without MPI or NCCL answers PPCC_RT_EUNAVAILABLE for them.
+ *
+ * How nccl ranks learn of a failure.  NCCL tells no peer when a
+ * communicator is aborted, so a failing rank first signals the others on
+ * a side channel that they poll in every wait and between actions: MPI
+ * when the ncclUniqueId came over MPI (options.nccl_id NULL), else a TCP
+ * store on 127.0.0.1:$PPCC_ABORT_PORT when that is set (every rank on one
+ * host, rank 0 listening), else none (the peers then stop at their own
+ * timeout, with PPCC_RT_ETIMEOUT); loopback ranks share the world's flag.
+ * A rank whose process dies is reported by the TCP store as failed.
  *
  * What blocks.  ppcc_rt_init blocks until every rank has joined and
  * compared schedule fingerprints (bounded by the timeout).  ppcc_rt_step
  * blocks for the whole step: it returns once every action has run and
- * every send has completed, or on the first failure.  Inside a step, a
+ * every send has completed, or on the first failure.  Every wait is
+ * bounded by the timeout except these, which can block for as long as
+ * the GPU does (a hung kernel): a callback itself; with nccl, cudaMalloc
+ * of a pool buffer, cudaFree of the pool in ppcc_rt_free, cudaMallocHost
+ * and the stream set-up in ppcc_rt_init.  ncclCommAbort and
+ * ncclCommDestroy run in a watchdog thread bounded by the timeout; when
+ * one does not return in time the runtime reports it, leaves CUDA alone
+ * from then on, and the process must exit.  Inside a step, a
  * RECV blocks until its message has arrived; a SEND never blocks the
  * compute that follows it.  With `grouped` set (always, for nccl) the
  * SEND/RECV actions are posted in groups (ncclGroupStart / ncclGroupEnd),
@@ -206,7 +224,12 @@ typedef struct ppcc_rt_options {
 	/* nccl: PPCC_RT_NCCL_ID_BYTES bytes of an ncclUniqueId every rank
 	 * was given; NULL: rank 0 makes one and broadcasts it over MPI. */
 	const void *nccl_id;
-	/* nccl: the CUDA device; -1: rank modulo the device count. */
+	/* nccl: the CUDA device; -1: by the rank's place on its node
+	 * (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID,
+	 * LOCAL_RANK, else under MPI the ranks on the same host, else the
+	 * rank): that device, or device 0 when only one is visible; init
+	 * fails (PPCC_RT_EINPUT) when the node has more ranks than devices.
+	 * Loopback: -1 is device 0. */
 	int cuda_device;
 	ppcc_rt_diag_fn diag;
 	void *diag_user;
@@ -288,8 +311,10 @@ void *ppcc_rt_cuda_stream(const ppcc_rt *rt);
  * the next).  fns has n_stages entries, indexed by stage.  Fills *out (out
  * may be NULL) and returns 0 or the failure's status, having reported it
  * in one diagnostic line.  After a failure every later step returns
- * PPCC_RT_EPEER at once: free the runtime.  (mpi: a peer may be stuck in
- * a callback; call MPI_Abort rather than MPI_Finalize after a failure.) */
+ * PPCC_RT_EPEER at once: free the runtime.  (mpi and nccl over MPI: a
+ * peer may be stuck in a callback, and a collective that timed out stays
+ * posted with its buffer kept alive; call MPI_Abort rather than
+ * MPI_Finalize after a failure.) */
 int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt,
 		 const ppcc_rt_stage_fns *fns);
 
@@ -297,7 +322,8 @@ int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt,
 void ppcc_rt_free(ppcc_rt *rt);
 
 /* Runs one step of every rank of s, each in its own thread over the local
- * transport (opts->transport and opts->world are ignored).  out, when not
+ * transport, or nccl's loopback when opts->transport is PPCC_RT_NCCL
+ * (opts->world is ignored; the other transports are replaced by local).  out, when not
  * NULL, has s->n_ranks entries.  Returns 0, or the status of the rank
  * that failed first (the cause, not the ranks it stopped). */
 int ppcc_rt_run_local(ppcc_rt_stats *out, const ppcc_schedule *s,

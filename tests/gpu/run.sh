@@ -1,43 +1,113 @@
-#!/bin/sh
-# tests/gpu/run.sh - the runtime's checks that need GPUs (not run in CI).
+#!/bin/bash
+# tests/gpu/run.sh - the runtime's checks that need a GPU (not run by
+# make check, which covers what the CPU can).
 #
-# Run from the repository root on a machine with NVIDIA GPUs, CUDA, NCCL
-# and OpenMPI:   tests/gpu/run.sh            (BUILD=build-gpu by default)
+# Run from the repository root on a machine with an NVIDIA GPU, CUDA,
+# NCCL and OpenMPI:   bash tests/gpu/run.sh    (BUILD=build-gpu by default)
 #
-#  1. builds ppcc, libppcc (with NCCL) and trainer_cuda;
-#  2. the nccl transport forms a communicator and trains the example MLP
-#     on one GPU, matching serial CPU training within 1e-12 (relative);
-#  3. with G GPUs, every schedule kind on p = 2 and 4 ranks (p <= G, one
-#     process per GPU), again against serial CPU training;
-#  4. a rank killed mid-step: the job ends (non-zero) within the timeout;
-#  5. debug mode (message checksums through device memory) on the first
-#     multi-GPU case.
-# Prints one line per check and exits non-zero at the first failure.
-set -eu
+# One run takes a few minutes on one GPU (every command is bounded; the
+# whole is meant to stay under ten):
+#   env       the GPU, its driver, the NCCL version built against and run;
+#   build     ppcc, libppcc with NCCL, trainer_cuda;
+#   loopback  every schedule kind (gpipe, 1f1b, interleaved) on p = 2 and
+#             4 ranks through nccl's loopback mode: every rank a thread on
+#             the one GPU, each message an ncclSend and ncclRecv to self,
+#             so groups, stream events and device buffers are all
+#             exercised; losses and final weights against serial CPU
+#             training (relative difference <= 1e-12, NaN and infinity
+#             fail); once with --debug (every message checksummed through
+#             device memory);
+#   order     a schedule whose rank pairs send in another order than they
+#             receive is refused at init, before any data moves;
+#   fault     a failing forward, then a stuck one (1.5 x the timeout),
+#             injected into rank 1 of 4 live loopback ranks: every rank
+#             reports within the bound, the faulty one its own cause, the
+#             others ETIMEOUT or EPEER naming it;
+#   mpi       with G >= 2 GPUs: the same kinds on p = 2 (and 4 when G >= 4)
+#             processes, one GPU each, under mpirun, and the failing
+#             forward there (the abort reaches the peers over MPI).
+# Then a summary to paste: each check, PASS or FAIL, and its figures
+# (mean step time, payload bytes received per step over all ranks, the
+# largest relative difference from the CPU reference, seconds to stop).
+# Exit status: 0 when every check passed, else 1.
+set -u
 
 BUILD=${BUILD:-build-gpu}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 STEPS=4
 TOL=1e-12
-MPIRUN="mpirun --allow-run-as-root --oversubscribe"
-
-fail() { echo "FAIL: $*"; exit 1; }
-pass() { echo "ok: $*"; }
-
-command -v nvidia-smi >/dev/null || fail "nvidia-smi not found"
-GPUS=$(nvidia-smi -L | grep -c '^GPU' || true)
-[ "$GPUS" -ge 1 ] || fail "no GPU visible"
-echo "gpus: $GPUS"
-
-make -s BUILD="$BUILD" all trainer
-[ -x "$BUILD/trainer_cuda" ] || fail "$BUILD/trainer_cuda not built (nvcc, NCCL or MPI missing)"
-cc -O2 -o "$BUILD/gpu_compare" tests/gpu/compare.c -lm
-
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-PPCC="$BUILD/ppcc"
+TIMEOUT=60       # the runtime's timeout in the training runs
+FAULT_TIMEOUT=5  # ... and in the fault runs
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 MODEL=examples/trainer/mlp.yaml
 
-"$BUILD/trainer" --serial --steps $STEPS --output "$T/serial"
+SUMMARY=""
+FAILED=0
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+record() { # PASS|FAIL name figures...
+	local st=$1 name=$2
+	shift 2
+	SUMMARY="$SUMMARY$(printf '%-4s  %-28s %s' "$st" "$name" "$*")
+"
+	[ "$st" = PASS ] || FAILED=1
+	printf '%s: %s %s\n' "$st" "$name" "$*"
+}
+
+summary() {
+	echo
+	echo "==== ppcc GPU check: $(date -u +%Y-%m-%dT%H:%M:%SZ) ===="
+	echo "gpu:      ${GPU_NAME:-none}"
+	echo "driver:   ${DRIVER:-unknown}"
+	echo "nccl:     ${NCCL_VERSION:-unknown}"
+	echo "gpus:     ${GPUS:-0}"
+	printf '%s' "$SUMMARY"
+	if [ "$FAILED" = 0 ]; then echo "result:   all checks passed"; else echo "result:   FAILED"; fi
+}
+
+die() { # name why: a check that stops the run
+	record FAIL "$1" "$2"
+	summary
+	exit 1
+}
+
+# ---- env -------------------------------------------------------------------
+
+command -v nvidia-smi >/dev/null 2>&1 || die env "nvidia-smi not found: no NVIDIA driver on this machine"
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+[ "${GPUS:-0}" -ge 1 ] || die env "nvidia-smi lists no GPU"
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+[ -f "$CUDA_HOME/include/nccl.h" ] || die env "no $CUDA_HOME/include/nccl.h"
+cat > "$T/nccl_version.c" <<'EOF'
+#include <stdio.h>
+#include <nccl.h>
+int main(void)
+{
+	int v = 0;
+	if (ncclGetVersion(&v) != ncclSuccess)
+		return 1;
+	printf("%d.%d.%d (library), built against %d.%d.%d\n", v / 10000,
+	       v / 100 % 100, v % 100, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+	return 0;
+}
+EOF
+cc -I"$CUDA_HOME/include" -o "$T/nccl_version" "$T/nccl_version.c" \
+	-L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lnccl 2>"$T/cc.err" ||
+	die env "cannot build against NCCL: $(head -c 300 "$T/cc.err")"
+NCCL_VERSION=$("$T/nccl_version") || die env "ncclGetVersion failed"
+record PASS env "$GPUS GPU(s)"
+
+# ---- build -------------------------------------------------------------------
+
+if ! make -s -j"$(nproc)" BUILD="$BUILD" all trainer >"$T/build.log" 2>&1; then
+	die build "make failed: $(tail -n 5 "$T/build.log" | tr '\n' ' ')"
+fi
+[ -x "$BUILD/trainer_cuda" ] || die build "$BUILD/trainer_cuda not built (nvcc, NCCL or MPI missing)"
+cc -std=c11 -O2 -o "$BUILD/gpu_compare" tests/gpu/compare.c -lm || die build "compare.c"
+record PASS build "$BUILD/trainer_cuda"
+PPCC="$BUILD/ppcc"
 
 plan() { # kind p file
 	if [ "$1" = interleaved ]; then
@@ -47,44 +117,166 @@ plan() { # kind p file
 	fi
 }
 
-train() { # name p json [extra trainer args]
-	name=$1; p=$2; json=$3; shift 3
-	rm -f "$T/$name".*
-	$MPIRUN -np "$p" "$BUILD/trainer_cuda" --transport nccl --schedule "$json" \
-		--steps $STEPS --timeout 60 --output "$T/$name" "$@" ||
-		fail "$name: trainer_cuda exited $?"
-	"$BUILD/gpu_compare" $TOL "$T/serial" "$T/$name".* || fail "$name: results differ"
-	pass "$name"
+# the CPU reference (8 microbatches, as every plan below)
+plan 1f1b 1 "$T/ref.json" || die build "ppcc plan failed"
+"$BUILD/trainer" --serial --schedule "$T/ref.json" --steps $STEPS --output "$T/serial" ||
+	die build "serial CPU training failed"
+
+# Figures of a run's --stats lines ("step S rank R: X ms, ... N messages
+# (B bytes) in"): the mean over steps after the first of the slowest
+# rank's step time, and the payload bytes all ranks received per step.
+figures() { # stats-file
+	awk '/^step [0-9]+ rank [0-9]+: / {
+		s = $2; t = $5 + 0; gsub(/[(]/, "", $15); b = $15 + 0
+		if (!(s in worst) || t > worst[s]) worst[s] = t
+		bytes[s] += b; if (s + 0 > last) last = s + 0
+	} END {
+		n = 0; sum = 0
+		for (s in worst) if (s + 0 > 0 || last == 0) { sum += worst[s]; n++ }
+		if (n == 0) { print "no step figures"; exit }
+		printf "step %.3f ms, %d bytes received per step", sum / n, bytes[0]
+	}' "$1"
 }
 
-# 2. one GPU
-plan 1f1b 1 "$T/1f1b-1.json"
-train "nccl-1f1b-p1" 1 "$T/1f1b-1.json"
+# compare's verdict: "largest difference X" or why not
+difference() { # name
+	local out
+	if out=$("$BUILD/gpu_compare" $TOL "$T/serial" "$@" 2>&1); then
+		echo "ok ${out##*relative difference }"
+	else
+		echo "bad $out"
+	fi
+}
 
-# 3. several GPUs
+train() { # check-name output-prefix launcher... -- trainer args
+	local name=$1 prefix=$2
+	shift 2
+	rm -f "$prefix" "$prefix".*
+	local t0 t1 rc
+	t0=$(date +%s.%N)
+	timeout 300 "$@" --steps $STEPS --timeout $TIMEOUT --stats --output "$prefix" \
+		2>"$prefix.stderr" >/dev/null
+	rc=$?
+	t1=$(date +%s.%N)
+	if [ $rc != 0 ]; then
+		record FAIL "$name" "exit $rc: $(grep -v '^step ' "$prefix.stderr" | head -n 3 | tr '\n' ' ')"
+		return
+	fi
+	local files d
+	files=$(ls "$prefix" "$prefix".[0-9]* 2>/dev/null)
+	# shellcheck disable=SC2086
+	d=$(difference $files)
+	case "$d" in
+	ok*) record PASS "$name" "$(figures "$prefix.stderr"), largest difference ${d#ok }," \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f s in all", b - a }')" ;;
+	*) record FAIL "$name" "${d#bad }" ;;
+	esac
+}
+
+# ---- loopback: every kind on one GPU ------------------------------------------------
+
 first=1
 for p in 2 4; do
-	[ "$p" -le "$GPUS" ] || { echo "skip: p=$p needs $p GPUs"; continue; }
 	for kind in gpipe 1f1b interleaved; do
-		plan $kind $p "$T/$kind-$p.json"
-		if [ $first = 1 ]; then
-			train "nccl-$kind-p$p-debug" $p "$T/$kind-$p.json" --debug
+		plan $kind $p "$T/$kind-$p.json" || { record FAIL "loopback $kind p=$p" "ppcc plan"; continue; }
+		train "loopback $kind p=$p" "$T/lb-$kind-$p" \
+			"$BUILD/trainer_cuda" --transport nccl --loopback --schedule "$T/$kind-$p.json"
+		if [ $first = 1 ] && [ $p = 4 ]; then
+			train "loopback $kind p=$p --debug" "$T/lb-$kind-$p-debug" \
+				"$BUILD/trainer_cuda" --transport nccl --loopback --debug \
+				--schedule "$T/$kind-$p.json"
 			first=0
 		fi
-		train "nccl-$kind-p$p" $p "$T/$kind-$p.json"
 	done
 done
 
-# 4. a rank killed mid-step: mpirun must end the job, non-zero, promptly
-if [ "$GPUS" -ge 2 ]; then
-	plan 1f1b 2 "$T/kill.json"
-	start=$(date +%s)
-	( $MPIRUN -np 2 sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then
-		( sleep 2; kill -9 $$ ) & fi
-		exec "$0" --transport nccl --schedule "$1" --steps 100000 --timeout 10' \
-		"$BUILD/trainer_cuda" "$T/kill.json" >/dev/null 2>&1 ) && fail "killed job exited 0"
-	took=$(( $(date +%s) - start ))
-	[ "$took" -lt 60 ] || fail "killed job took ${took}s"
-	pass "killed rank ends the job in ${took}s"
+# ---- order: a schedule NCCL would misroute is refused ---------------------------------
+
+timeout 120 "$BUILD/trainer_cuda" --transport nccl --loopback \
+	--schedule tests/order/gpipe-p2-swapped.json --steps 1 --timeout $TIMEOUT \
+	>/dev/null 2>"$T/order.stderr"
+rc=$?
+if [ $rc = 1 ] && grep -q "refusing it in grouped mode" "$T/order.stderr" &&
+	grep -q "not runnable on order-matching transports" "$T/order.stderr"; then
+	record PASS "order refusal" "refused at init on both ranks"
+else
+	record FAIL "order refusal" "exit $rc: $(head -n 2 "$T/order.stderr" | tr '\n' ' ')"
 fi
-echo "all GPU checks passed"
+
+# ---- fault: one live rank fails or sticks -------------------------------------------------
+
+# Each stderr line stamped with seconds since the start, so that every
+# rank's report is checked against the bound.
+stamp() { # t0
+	while IFS= read -r line; do
+		printf '%s %s\n' "$(awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')" "$line"
+	done
+}
+
+fault() { # kind p bound-seconds launcher...
+	local kind=$1 p=$2 bound=$3 name="fault $1 p=$2${LAUNCH_NAME:-}"
+	shift 3
+	local t0 rc out worst=0 bad=""
+	out="$T/fault-$kind-$p.log"
+	t0=$(date +%s.%N)
+	{ timeout 300 "$@" --steps 3 --timeout $FAULT_TIMEOUT --fault "$kind" --fault-rank 1 \
+		2>&1 >/dev/null; echo "exit $?"; } 2>&1 | stamp "$t0" >"$out"
+	rc=$(awk '$2 == "exit" { print $3 }' "$out" | tail -n 1)
+	[ "$rc" = 1 ] || bad="exit ${rc:-?} (want 1);"
+	for r in $(seq 0 $((p - 1))); do
+		local line at
+		line=$(grep -m 1 " ppcc-rt: rank $r: .*\(timeout\|another rank failed\|callback failed\)" "$out")
+		if [ -z "$line" ]; then
+			bad="$bad rank $r reported nothing;"
+			continue
+		fi
+		at=${line%% *}
+		awk -v a="$at" -v b="$worst" 'BEGIN { exit !(a > b) }' && worst=$at
+		awk -v a="$at" -v b="$bound" 'BEGIN { exit !(a > b) }' && bad="$bad rank $r at ${at}s > ${bound}s;"
+		if [ "$r" = 1 ]; then
+			case "$kind" in
+			fail) echo "$line" | grep -q "callback failed: forward returned" || bad="$bad rank 1 does not name its callback;" ;;
+			stuck) echo "$line" | grep -q "forward ran" || bad="$bad rank 1 does not say how long its forward ran;" ;;
+			esac
+		else
+			echo "$line" | grep -q "stopped because rank [0-9]* failed\|timeout: the .* did not complete within" ||
+				bad="$bad rank $r names no cause;"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		record PASS "$name" "every rank reported within ${worst}s (bound ${bound}s)"
+	else
+		record FAIL "$name" "$bad see below"
+		sed 's/^/    /' "$out" | grep -v ' step ' | head -n 12
+	fi
+}
+
+plan 1f1b 4 "$T/fault.json" || record FAIL fault "ppcc plan"
+# fail: the others hear of it at once, far inside the timeout
+fault fail 4 "$(awk -v t=$FAULT_TIMEOUT 'BEGIN { print t / 2 }')" \
+	"$BUILD/trainer_cuda" --transport nccl --loopback --schedule "$T/fault.json"
+# stuck 1.5 x T: the neighbours time out at T and tell the rest; the
+# stuck rank reports when its forward returns
+fault stuck 4 "$(awk -v t=$FAULT_TIMEOUT 'BEGIN { print 1.5 * t + 3 }')" \
+	"$BUILD/trainer_cuda" --transport nccl --loopback --schedule "$T/fault.json"
+
+# ---- mpi: one process per GPU -----------------------------------------------------------
+
+if [ "$GPUS" -ge 2 ]; then
+	for p in 2 4; do
+		[ "$p" -le "$GPUS" ] || { record PASS "mpi p=$p" "skipped: needs $p GPUs"; continue; }
+		for kind in gpipe 1f1b interleaved; do
+			plan $kind $p "$T/$kind-$p.json" || continue
+			train "mpi $kind p=$p" "$T/mpi-$kind-$p" \
+				"${MPIRUN[@]}" -np $p "$BUILD/trainer_cuda" --transport nccl --schedule "$T/$kind-$p.json"
+		done
+	done
+	plan 1f1b 2 "$T/fault2.json"
+	LAUNCH_NAME=" mpi" fault fail 2 "$(awk -v t=$FAULT_TIMEOUT 'BEGIN { print t / 2 }')" \
+		"${MPIRUN[@]}" -np 2 "$BUILD/trainer_cuda" --transport nccl --schedule "$T/fault2.json"
+else
+	record PASS "mpi" "skipped: one GPU (the loopback checks cover the p2p path)"
+fi
+
+summary
+exit $FAILED
