@@ -15,7 +15,8 @@
  * device groups: its devices must be alike.  These run after the command
  * line has overridden the file, so each message points at whatever set
  * the value: its key in the file, "<command line>", or, for a default, the
- * pipeline section.  Every broken constraint is reported.
+ * pipeline section.  A device's tflops must lie where the cost model's
+ * products stay finite and nonzero.  Every broken constraint is reported.
  */
 #include <stdint.h>
 
@@ -24,6 +25,10 @@
 /* The most (virtual stage, microbatch) pairs a plan may hold: each is a
  * forward, a backward and up to four transfers in the schedule. */
 #define CHECK_MAX_PAIRS ((int64_t)1 << 24)
+
+/* A device's peak: 1 MFLOP/s to 1 ZFLOP/s (ppcc(5)). */
+#define CHECK_MIN_TFLOPS 1e-6
+#define CHECK_MAX_TFLOPS 1e9
 
 static ppcc_loc where(const ppcc_config *c, const ppcc_loc *set)
 {
@@ -168,6 +173,21 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d)
 		loc = (ppcc_loc){c->path, 0, 0};
 		ppcc_error(d, &loc, "the configuration has no %s",
 			   c->model.n_layers < 1 ? "layers" : "devices");
+	}
+	if (d->errors != errors)
+		return PPCC_EINPUT;
+
+	/* A device's speed divides every layer's work: outside this range
+	 * the products overflow or underflow (a layer's time became NaN and
+	 * the layer was blamed), so the device is. */
+	for (int g = 0; g < c->cluster.n_groups; g++) {
+		const ppcc_device_group *dg = &c->cluster.groups[g];
+		if (!(dg->tflops >= CHECK_MIN_TFLOPS &&
+		      dg->tflops <= CHECK_MAX_TFLOPS))
+			ppcc_error(d, &dg->loc, "device '%s': tflops of %.3g is "
+				   "outside the range ppcc can plan (%g to %g)",
+				   dg->name ? dg->name : "", dg->tflops,
+				   CHECK_MIN_TFLOPS, CHECK_MAX_TFLOPS);
 	}
 	if (d->errors != errors)
 		return PPCC_EINPUT;

@@ -27,7 +27,8 @@
 
 #include "ppcc.h"
 
-#define CHROME_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
+#define CHROME_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15) | \
+	JSON_ENSURE_ASCII)
 
 typedef struct chrome_out {
 	FILE *f;

@@ -32,7 +32,8 @@
  *   - length: Graphviz's reader rejects a quoted string over 16 kB and its
  *     writer never splits one inside a run of letters, so names are cut at
  *     DOT_NAME_MAX bytes (on a UTF-8 boundary, followed by an ellipsis);
- *     control characters and invalid UTF-8 show as U+FFFD;
+ *     control characters and invalid UTF-8 show as U+FFFD, invisible and
+ *     direction-changing ones (BiDi controls) as <U+XXXX>;
  *   - output: libgvc prints its messages to stderr and calls exit(1) on a
  *     short write, so messages go to the diagnostics sink through
  *     agseterrf and images are rendered to memory (gvRenderData), then
@@ -269,6 +270,7 @@ static void dot_label(dot_str *b, const char *s, size_t max, const char *nl)
 	static const char replacement[] = "\xef\xbf\xbd";
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
+	uint32_t cp;
 	while (u[i]) {
 		size_t n = utf8_len(u + i);
 		if (i + (n ? n : 1) > max) {
@@ -289,6 +291,8 @@ static void dot_label(dot_str *b, const char *s, size_t max, const char *nl)
 			str_puts(b, nl);
 		else if (c < 0x20 || c == 0x7f)
 			str_puts(b, replacement);
+		else if (ppcc_invisible_at((const char *)u + i, &cp))
+			str_printf(b, "<U+%04X>", (unsigned)cp);
 		else
 			str_putn(b, (const char *)u + i, n);
 		i += n;

@@ -17,7 +17,8 @@
 
 #include "ppcc.h"
 
-#define JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(12) | JSON_ENCODE_ANY)
+#define JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(12) | JSON_ENCODE_ANY | \
+	JSON_ENSURE_ASCII)
 
 typedef struct json_out {
 	FILE *f;

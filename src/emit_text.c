@@ -30,11 +30,42 @@ static double max_of(const double *v, int n)
 	return m;
 }
 
-/* User text on one terminal line: control characters become '?'. */
+/* User text on one terminal line: control characters become '?', and
+ * invisible or direction-changing ones <U+XXXX>. */
 static void put_name(FILE *f, const char *s)
 {
-	for (; *s; s++)
+	while (*s) {
+		uint32_t cp;
+		size_t n = ppcc_invisible_at(s, &cp);
+		if (n) {
+			fprintf(f, "<U+%04X>", (unsigned)cp);
+			s += n;
+			continue;
+		}
 		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+		s++;
+	}
+}
+
+/* s into buf as put_name shows it (cut at size). */
+static void visible_name(char *buf, size_t size, const char *s)
+{
+	size_t at = 0;
+	while (*s && at + 1 < size) {
+		uint32_t cp;
+		size_t n = ppcc_invisible_at(s, &cp);
+		if (n) {
+			int k = snprintf(buf + at, size - at, "<U+%04X>",
+					 (unsigned)cp);
+			if (k < 0 || (size_t)k >= size - at)
+				break;
+			at += (size_t)k;
+			s += n;
+		} else {
+			buf[at++] = *s++;
+		}
+	}
+	buf[at] = '\0';
 }
 
 /* Layer range of a stage as names: "block..head" (cut to fit). */
@@ -45,12 +76,14 @@ static void layer_names(char *buf, size_t size, const ppcc_plan *p,
 		buf[0] = '\0';
 		return;
 	}
-	const char *a = p->layers[st->first_layer].name;
-	const char *b = p->layers[st->last_layer].name;
-	if (st->first_layer == st->last_layer || strcmp(a, b) == 0)
-		snprintf(buf, size, "%s", a);
-	else
-		snprintf(buf, size, "%s..%s", a, b);
+	char a[NAME_WIDTH * 2 + 8], b[NAME_WIDTH * 2 + 8];
+	visible_name(a, sizeof a, p->layers[st->first_layer].name);
+	visible_name(b, sizeof b, p->layers[st->last_layer].name);
+	int k = st->first_layer == st->last_layer || strcmp(a, b) == 0
+		? snprintf(buf, size, "%s", a)
+		: snprintf(buf, size, "%s..%s", a, b);
+	if (k < 0)
+		buf[0] = '\0'; /* longer is cut below */
 	/* Names are user text: keep the table on one line each. */
 	for (char *c = buf; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)

@@ -70,15 +70,23 @@ static void usage(FILE *f)
 
 /* User text (paths, names in messages) on one line: a control character
  * is shown as \xNN, so that no name can forge a line or a terminal
- * escape. */
+ * escape, and an invisible or direction-changing one as <U+XXXX>. */
 static void put_clean(const char *s)
 {
-	for (; *s; s++) {
+	while (*s) {
 		unsigned char c = (unsigned char)*s;
+		uint32_t cp;
+		size_t n = ppcc_invisible_at(s, &cp);
+		if (n) {
+			fprintf(stderr, "<U+%04X>", (unsigned)cp);
+			s += n;
+			continue;
+		}
 		if (c < 0x20 || c == 0x7f)
 			fprintf(stderr, "\\x%02x", c);
 		else
 			fputc(c, stderr);
+		s++;
 	}
 }
 
@@ -162,6 +170,43 @@ static int temp_name(const output *o)
 			slash ? slash + 1 : o->path) < (int)sizeof tmp_path ? 0 : -1;
 }
 
+/* Where writing to the symbolic link `path` puts the bytes, as the
+ * shell's > finds it: the chain of links followed (each relative one from
+ * its own directory) to a path that is not a link, which need not exist
+ * (a dangling link creates its target, so the link stays a link).  -1
+ * with ELOOP after 40 links, as the kernel counts them, or ENAMETOOLONG. */
+static int link_target(char out[PATH_MAX], const char *path)
+{
+	char cur[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (int hops = 0; hops <= 40; hops++) {
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) {
+			memcpy(out, cur, sizeof cur);
+			return 0;
+		}
+		ssize_t n = readlink(cur, target, sizeof target - 1);
+		if (n < 0)
+			return -1;
+		target[n] = '\0';
+		const char *slash = strrchr(cur, '/');
+		int dirlen = target[0] == '/' || !slash ? 0
+			     : (int)(slash - cur + 1);
+		char next[PATH_MAX];
+		if (snprintf(next, sizeof next, "%.*s%s", dirlen, cur, target) >=
+		    (int)sizeof next) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(cur, next, sizeof cur);
+	}
+	errno = ELOOP;
+	return -1;
+}
+
 static int output_open(output *o, const char *path)
 {
 	struct stat st;
@@ -174,9 +219,11 @@ static int output_open(output *o, const char *path)
 	}
 	/* A link is followed: its target is what gets replaced. */
 	static char resolved[PATH_MAX];
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
-	    realpath(path, resolved))
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (link_target(resolved, path) < 0)
+			return -1;
 		o->path = path = resolved;
+	}
 	int exists = stat(path, &st) == 0;
 	if (exists && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode)) {
@@ -541,6 +588,11 @@ int main(int argc, char **argv)
 {
 	cli_options o = {.kind = -1, .emit = {.format = PPCC_FMT_TEXT}};
 	int c, rc;
+
+	/* A reader that goes away (ppcc plan ... | head) makes the next write
+	 * fail with EPIPE, reported as any failed write (exit 3), instead of
+	 * a silent death by SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 
 	/* jansson's allocator is process-wide, so the program, not the
 	 * library, routes it through ppcc_malloc (and PPCC_FAIL_ALLOC). */

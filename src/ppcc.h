@@ -395,6 +395,12 @@ int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 
 /* ---- output ----------------------------------------------------------- */
 
+/* The bytes of the invisible or direction-changing character (a BiDi
+ * control, a zero-width or other format character) that s starts with,
+ * and its code point in *out_cp (may be NULL); 0 when s starts with none.
+ * Text for people shows such a character as <U+XXXX> (visible.c). */
+size_t ppcc_invisible_at(const char *s, uint32_t *out_cp);
+
 typedef enum ppcc_format {
 	PPCC_FMT_TEXT,
 	PPCC_FMT_JSON,

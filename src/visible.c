@@ -1,0 +1,62 @@
+/*
+ * visible.c - the characters a name may hold that a reader cannot see.
+ *
+ * A name is user text, and Unicode has characters that print nothing but
+ * change how the text around them is shown: the bidirectional embeddings,
+ * overrides and isolates (U+202A-U+202E, U+2066-U+2069) reorder what
+ * follows them in a terminal, an SVG viewer or an editor
+ * ("Trojan Source"), and zero-width and other format characters hide
+ * inside a name that looks like another one.  Wherever ppcc prints a name
+ * for a person (the text report, DOT and SVG labels, diagnostics), each
+ * such character is written as <U+XXXX> instead; machine formats keep it
+ * lossless (JSON as \uXXXX).
+ */
+#include "ppcc.h"
+
+static int ppcc_is_invisible(uint32_t c)
+{
+	return c == 0x00AD ||                     /* soft hyphen */
+	       c == 0x061C ||                     /* Arabic letter mark */
+	       c == 0x180E ||                     /* Mongolian vowel sep. */
+	       (c >= 0x200B && c <= 0x200F) ||    /* zero widths, LRM, RLM */
+	       (c >= 0x2028 && c <= 0x202E) ||    /* LS, PS, embeddings */
+	       (c >= 0x2060 && c <= 0x2064) ||    /* word joiner, invisibles */
+	       (c >= 0x2066 && c <= 0x206F) ||    /* isolates, deprecated */
+	       c == 0xFEFF ||                     /* zero-width no-break */
+	       (c >= 0xFFF9 && c <= 0xFFFB) ||    /* interlinear annotation */
+	       (c >= 0xE0000 && c <= 0xE007F);    /* tags */
+}
+
+size_t ppcc_invisible_at(const char *s, uint32_t *out_cp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t c;
+	size_t n;
+	if (u[0] == 0xC2 || u[0] == 0xD8 || u[0] == 0xD9) {
+		if ((u[1] & 0xC0) != 0x80)
+			return 0;
+		c = ((uint32_t)(u[0] & 0x1F) << 6) | (u[1] & 0x3F);
+		n = 2;
+	} else if (u[0] == 0xE1 || u[0] == 0xE2 || u[0] == 0xEF) {
+		if ((u[1] & 0xC0) != 0x80 || (u[2] & 0xC0) != 0x80)
+			return 0;
+		c = ((uint32_t)(u[0] & 0x0F) << 12) |
+		    ((uint32_t)(u[1] & 0x3F) << 6) | (u[2] & 0x3F);
+		n = 3;
+	} else if (u[0] == 0xF3) {
+		if ((u[1] & 0xC0) != 0x80 || (u[2] & 0xC0) != 0x80 ||
+		    (u[3] & 0xC0) != 0x80)
+			return 0;
+		c = ((uint32_t)(u[0] & 0x07) << 18) |
+		    ((uint32_t)(u[1] & 0x3F) << 12) |
+		    ((uint32_t)(u[2] & 0x3F) << 6) | (u[3] & 0x3F);
+		n = 4;
+	} else {
+		return 0;
+	}
+	if (!ppcc_is_invisible(c))
+		return 0;
+	if (out_cp)
+		*out_cp = c;
+	return n;
+}
