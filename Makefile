@@ -57,7 +57,9 @@ ALL_CFLAGS := -std=c11 -fPIC $(WARN) $(SAN) $(CFLAGS) $(PKG_CFLAGS) \
 ALL_LDFLAGS := $(SAN) $(LDFLAGS)
 LIBS := $(PKG_LIBS) $(MPI_LIBS) $(NCCL_LIBS) -lpthread -lm
 
-LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard src/runtime/*.c)
+# src/cli_*.c: parts of the command line, linked into ppcc only
+LIB_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/runtime/*.c)
+CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,src/main.c $(wildcard src/cli_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/testutil.o
@@ -86,7 +88,7 @@ $(LIB): $(LIB_OBJ)
 $(SOLIB): $(LIB_OBJ)
 	$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(PPCC): $(BUILD)/src/main.o $(LIB)
+$(PPCC): $(CLI_OBJ) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 # The test runner: one Check suite per tests/check_<module>.c, each
@@ -233,7 +235,7 @@ clean:
 
 .PHONY: all deps demo check schedules schedules-check bench install uninstall clean trainer
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/tests/runner.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/tests/runner.d
 -include $(BUILD)/tests/rt_mpi_prog.d $(TRAINER_DIR)/trainer.d $(TRAINER_DIR)/mlp.d \
 	$(TRAINER_DIR)/trainer_cuda.d
 
@@ -257,7 +259,7 @@ FUZZ_CPPFLAGS := -Iinclude -Isrc -Itests -D_POSIX_C_SOURCE=200809L \
 	-DPPCC_HAVE_MPI=0 -DPPCC_HAVE_NCCL=0
 FUZZ_CFLAGS   := -std=c11 -g -O1 -Wall $(FUZZ_SAN) $(PKG_CFLAGS)
 FUZZ_LIB_OBJ  := $(patsubst %.c,$(FUZZ_BUILD)/%.o,\
-	$(filter-out src/main.c,$(wildcard src/*.c)) tests/fuzz/targets.c)
+	$(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) tests/fuzz/targets.c)
 FUZZERS       := plan json
 
 $(FUZZ_BUILD)/%.o: %.c

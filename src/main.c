@@ -60,6 +60,7 @@ static void usage(FILE *f)
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
 	      "                 [--prefix NAME] [--max-actions N]\n"
 	      "       ppcc check FILE.json\n"
+	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n"
 	      "KIND: gpipe, 1f1b, interleaved\n"
@@ -584,6 +585,8 @@ static int apply_option(cli_options *o, int c, const char *arg)
 	return -1;
 }
 
+int ppcc_cli_diagnose(int argc, char **argv); /* cli_diagnose.c */
+
 int main(int argc, char **argv)
 {
 	cli_options o = {.kind = -1, .emit = {.format = PPCC_FMT_TEXT}};
@@ -597,6 +600,8 @@ int main(int argc, char **argv)
 	/* jansson's allocator is process-wide, so the program, not the
 	 * library, routes it through ppcc_malloc (and PPCC_FAIL_ALLOC). */
 	json_set_alloc_funcs(ppcc_malloc, ppcc_free);
+	if (argc > 1 && strcmp(argv[1], "diagnose") == 0)
+		return ppcc_cli_diagnose(argc - 1, argv + 1);
 
 	/* Options may come before the command and among its arguments. */
 	opterr = 0;

@@ -16,7 +16,10 @@
  *   simulate.c   event-driven simulation: step time, bubble, peak memory
  *   emit_*.c     text, JSON, DOT/SVG/PNG, C header, torch CSV, Chrome trace
  *   read_json.c  a JSON schedule back into a ppcc_schedule (ppcc check)
- *   main.c       argv -> options -> the calls above
+ *   diagnose.c   runtime flight records -> the cause of a failure or hang
+ *                (diagnose.h; ppcc diagnose)
+ *   main.c       argv -> options -> the calls above (cli_diagnose.c for
+ *                ppcc diagnose)
  *
  * Library functions return 0 or a negative ppcc_status and never print:
  * diagnostics go to a ppcc_diag sink.  Compiler data lives in one

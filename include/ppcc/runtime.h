@@ -318,6 +318,13 @@ void *ppcc_rt_cuda_stream(const ppcc_rt *rt);
 int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt,
 		 const ppcc_rt_stage_fns *fns);
 
+/* Writes this rank's flight record to $PPCC_FLIGHT_DIR now (see
+ * ppcc_runtime(3), "When a job hangs"); safe to call from another thread
+ * of the process while the rank runs.  PPCC_RT_EINPUT when the variable
+ * was unset at ppcc_rt_init, PPCC_RT_EIO when the file cannot be
+ * written.  (SIGUSR1 does the same for every runtime of the process.) */
+int ppcc_rt_dump(ppcc_rt *rt);
+
 /* Releases the buffers and leaves the transport.  NULL is a no-op. */
 void ppcc_rt_free(ppcc_rt *rt);
 

@@ -113,6 +113,7 @@ void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...)
 	if (n > 0 && (size_t)n < sizeof line)
 		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
 	va_end(ap);
+	ppcc_rt_flight_line(rt, line);
 	rt->o.diag(rt->rank, line, rt->o.diag_user);
 }
 
@@ -267,6 +268,7 @@ static void rt_flight_add(ppcc_rt *rt, int action, double start, double end)
 	rt->flight_pos = (rt->flight_pos + 1) % rt->n_flight;
 	if (rt->flight_len < rt->n_flight)
 		rt->flight_len++;
+	ppcc_rt_flight_end(rt, action, start, end);
 }
 
 /* Reports the failure in one line, fills the statistics and stops the
@@ -323,6 +325,7 @@ static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
 	rt->st.failed_mb = a ? a->mb : -1;
 	rt->st.failed_peer = a ? a->peer : -1;
 	rt->st.failed_waited_s = waited;
+	ppcc_rt_flight_fail(rt, status, action, waited);
 	if (status != PPCC_RT_EPEER && rt->tr)
 		rt->ops->abort(rt->tr, status);
 	rt->failed = 1;
@@ -536,6 +539,7 @@ static int rt_hand(ppcc_rt *rt, rt_req *r)
 	if (err < 0)
 		return err;
 	r->posted = 1;
+	ppcc_rt_flight_post(rt, r);
 	if (!r->is_send) {
 		rt->recv_of[r->action] = r;
 		return 0;
@@ -606,6 +610,7 @@ static int rt_recv_done(ppcc_rt *rt, int i, double t0)
 			       "a buffer for this message is already held");
 	}
 	*slot = r->owner;
+	ppcc_rt_flight_done(rt, r);
 	rt->st.messages_received++;
 	rt->st.bytes_received += payload;
 	rt_message_event(rt, r, PPCC_RT_MSG_RECEIVED, payload);
@@ -670,6 +675,8 @@ static int rt_send_done(ppcc_rt *rt, rt_req *r, double t0)
 {
 	int err = r->status;
 	int action = r->action;
+	if (err == 0)
+		ppcc_rt_flight_done(rt, r);
 	rt_buf_put(rt, r->owner);
 	rt_req_put(rt, r);
 	return err < 0 ? rt_fail_wait(rt, err, action, t0, "the send") : 0;
@@ -883,6 +890,7 @@ static int rt_run_group(ppcc_rt *rt, const int *acts, int n)
 		int i = acts[k];
 		rt_req *r = reqs[k];
 		double w0 = ppcc_rt_now();
+		ppcc_rt_flight_begin(rt, i, w0);
 		err = rt->ops->wait(rt->tr, r, w0 + rt->timeout_s);
 		rt->st.wait_s += ppcc_rt_now() - w0;
 		if (err < 0) {
@@ -957,6 +965,7 @@ static int rt_run_grouped(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 		if ((err = rt_check_aborted(rt, i)) < 0)
 			return err;
 		double t0 = ppcc_rt_now();
+		ppcc_rt_flight_begin(rt, i, t0);
 		if ((err = rt_compute(rt, i, fns, t0)) < 0)
 			return err;
 		rt_flight_add(rt, i, t0, rt->t_last);
@@ -978,6 +987,7 @@ static int rt_run_actions(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 		if ((err = rt_post_ahead(rt, limit)) < 0)
 			return err;
 		double t0 = ppcc_rt_now();
+		ppcc_rt_flight_begin(rt, i, t0);
 		if (rt_is_recv(a->op)) {
 			err = rt->ops->wait(rt->tr, rt->recv_of[i],
 					    t0 + rt->timeout_s);
@@ -1008,6 +1018,7 @@ static int rt_run_actions(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 	while (rt->pending) {
 		rt_req *r = rt->pending;
 		double t0 = ppcc_rt_now();
+		ppcc_rt_flight_begin(rt, r->action, t0);
 		err = rt->ops->wait(rt->tr, r, t0 + rt->timeout_s);
 		rt->st.wait_s += ppcc_rt_now() - t0;
 		if (err < 0)
@@ -1287,6 +1298,7 @@ void ppcc_rt_free(ppcc_rt *rt)
 	ppcc_free(rt->computes);
 	ppcc_free(rt->group_first);
 	ppcc_free(rt->group_ops);
+	ppcc_rt_flight_close(rt);
 	ppcc_free(rt);
 }
 
@@ -1312,6 +1324,7 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	rt_resolve_options(&rt->o, opts);
 	rt->s = s;
 	rt->rank = rank;
+	ppcc_rt_flight_open(rt);
 	if ((err = ppcc_rt_timeout_resolve(&rt->timeout_s, rt)) < 0) {
 		/* no deadline to join with: the other local ranks are told */
 		if (rt->o.transport == PPCC_RT_LOCAL && rt->o.world)
@@ -1372,6 +1385,7 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 		goto out;
 out:
 	if (err < 0) {
+		ppcc_rt_flight_fail(rt, err, -1, 0);
 		if (err != PPCC_RT_EPEER && rt->tr && !rt->failed)
 			rt->ops->abort(rt->tr, err);
 		rt->failed = 1;

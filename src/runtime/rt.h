@@ -161,6 +161,8 @@ struct ppcc_rt {
 	double t_last; /* the clock when the last callback returned */
 	uint64_t step;
 	int failed; /* a failure was reported: later steps refuse */
+
+	struct rt_frec *frec; /* flight.c's record; NULL: PPCC_FLIGHT_DIR unset */
 };
 
 /* The grouped discipline's plan for rt's rank: out_point[i], for each
@@ -244,6 +246,21 @@ void ppcc_rt_local_world_unlock(ppcc_rt_local_world *w);
 void **ppcc_rt_local_world_shared(ppcc_rt_local_world *w);
 int ppcc_rt_local_world_aborted(ppcc_rt_local_world *w, int *out_rank,
 				int *out_status);
+
+/* The flight record (flight.c); each is a no-op when recording is off.
+ * open at the start of init, close in free; begin when action i starts
+ * (t0 its monotonic start), end when it completes; post and done for
+ * each SEND/RECV handed to the transport and completed; line keeps the
+ * last diagnostic line; fail records the failure and writes the record. */
+typedef struct rt_frec rt_frec;
+void ppcc_rt_flight_open(ppcc_rt *rt);
+void ppcc_rt_flight_close(ppcc_rt *rt);
+void ppcc_rt_flight_begin(ppcc_rt *rt, int action, double t0);
+void ppcc_rt_flight_end(ppcc_rt *rt, int action, double start, double end);
+void ppcc_rt_flight_post(ppcc_rt *rt, const rt_req *r);
+void ppcc_rt_flight_done(ppcc_rt *rt, const rt_req *r);
+void ppcc_rt_flight_line(ppcc_rt *rt, const char *line);
+void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited);
 
 /* Monotonic seconds. */
 double ppcc_rt_now(void);

@@ -1,0 +1,117 @@
+/*
+ * cli_diagnose.c - the `ppcc diagnose` command: argv to options, then
+ * the library's ppcc_diagnose (src/diagnose.c).
+ *
+ *   ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]
+ *
+ * It has a file of its own because its --schedule names a file, where
+ * plan's names a kind.  Exit codes as ppcc(1): 0, 1 bad input (records,
+ * schedule), 2 usage, 3 cannot write, 4 internal.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "diagnose.h"
+#include "ppcc.h"
+
+int ppcc_cli_diagnose(int argc, char **argv);
+
+static void dg_print(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
+		     void *user)
+{
+	(void)user;
+	fputs("ppcc: ", stderr);
+	if (loc && loc->file) {
+		fputs(loc->file, stderr);
+		if (loc->line > 0)
+			fprintf(stderr, ":%d:%d", loc->line, loc->col);
+		fputs(": ", stderr);
+	}
+	fprintf(stderr, "%s: %s\n", sev == PPCC_SEV_ERROR ? "error" : "note", msg);
+}
+
+static int dg_usage(const char *msg, const char *arg)
+{
+	fputs("ppcc: ", stderr);
+	fprintf(stderr, msg, arg);
+	fputs("\nTry 'ppcc --help' for more information.\n", stderr);
+	return 2;
+}
+
+int ppcc_cli_diagnose(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"schedule", required_argument, NULL, 's'},
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *sched_path = NULL, *output = NULL;
+	int json = 0, c, rc = 0, err;
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":s:f:o:h", longopts, NULL)) != -1) {
+		const char *opt = argv[optind - 1];
+		switch (c) {
+		case 's': sched_path = optarg; break;
+		case 'o': output = optarg; break;
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				json = 1;
+			else if (strcmp(optarg, "text") != 0)
+				return dg_usage("diagnose: unknown format '%s' (text or json)",
+						optarg);
+			break;
+		case 'h':
+			puts("usage: ppcc diagnose DIR [--schedule FILE.json] [-f text|json] "
+			     "[-o FILE]");
+			return 0;
+		case ':': return dg_usage("option '%s' needs a value", opt);
+		default: return dg_usage("unknown option '%s'", opt);
+		}
+	}
+	if (optind >= argc)
+		return dg_usage("%s", "diagnose: missing DIR");
+	if (optind + 1 < argc)
+		return dg_usage("unexpected argument '%s'", argv[optind + 1]);
+	const char *dir = argv[optind];
+	ppcc_diag d = {.fn = dg_print};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_plan plan;
+	ppcc_diagnosis *dg = NULL;
+	const ppcc_schedule *sched = NULL;
+	if (!a) {
+		fputs("ppcc: error: out of memory\n", stderr);
+		return 4;
+	}
+	if (sched_path) {
+		if ((err = ppcc_read_json(&plan, a, sched_path, &d)) < 0 ||
+		    (err = ppcc_schedule_validate(&plan.best.schedule, &d, sched_path,
+						  50)) < 0) {
+			rc = err == PPCC_ENOMEM ? 4 : 1;
+			goto out;
+		}
+		sched = &plan.best.schedule;
+	}
+	if ((err = ppcc_diagnose(&dg, dir, sched, sched_path, &d)) < 0) {
+		rc = err == PPCC_ENOMEM ? 4 : 1;
+		goto out;
+	}
+	FILE *f = output ? fopen(output, "w") : stdout;
+	if (!f) {
+		ppcc_loc loc = {output, 0, 0};
+		dg_print(PPCC_SEV_ERROR, &loc, "cannot write the output", NULL);
+		rc = 3;
+		goto out;
+	}
+	if (ppcc_diagnosis_emit(f, dg, json) < 0)
+		rc = 3;
+	if ((f == stdout ? fflush(f) : fclose(f)) != 0)
+		rc = 3;
+out:
+	ppcc_diagnosis_free(dg);
+	ppcc_arena_free(a);
+	return rc;
+}

@@ -1,0 +1,701 @@
+/*
+ * Tests of the flight records (src/runtime/flight.c) and `ppcc diagnose`
+ * (src/diagnose.c): for each fault the runtime's tests inject (a failing
+ * callback, a stuck one, a killed MPI rank, mismatched schedules, locally
+ * and over MPI), a rank whose action list skips a microbatch, and a job
+ * still hanging when SIGUSR1 asks for the records, every rank's record is
+ * written and diagnose names the injected cause and rank exactly; bad and
+ * partial records are reported with FILE:LINE:COL.
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <check.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ppcc.h"
+#include "ppcc/runtime.h"
+#include "rt_pipe.h"
+#include "testutil.h"
+
+Suite *suite_diagnose(void);
+
+static void quiet(int rank, const char *line, void *user)
+{
+	(void)rank;
+	(void)line;
+	(void)user;
+}
+
+static void bin(char *out, size_t n, const char *rel)
+{
+	const char *b = getenv("PPCC_BUILD");
+	snprintf(out, n, "%s/%s", b ? b : "build", rel);
+}
+
+/* `ppcc diagnose DIR [extra...]`; r filled. */
+static void diagnose(tu_run *r, const char *dir, const char *a1, const char *a2,
+		     const char *a3)
+{
+	char ppcc[PATH_MAX];
+	bin(ppcc, sizeof ppcc, "ppcc");
+	char *argv[] = {ppcc, "diagnose", (char *)dir, (char *)a1, (char *)a2,
+			(char *)a3, NULL};
+	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, NULL, 60, argv), 0);
+}
+
+static int n_records(const char *dir)
+{
+	int n = 0;
+	for (int r = 0; r < 8; r++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/rank-%05d.flight", dir, r);
+		n += tu_exists(path);
+	}
+	return n;
+}
+
+static void build_sched(ppcc_schedule *out, ppcc_arena *a, const rt_pipe *p,
+			int ranks, int m)
+{
+	ppcc_stage_info st[64];
+	rt_pipe_stage_table(p, st);
+	ck_assert_int_eq(ppcc_schedule_build(out, a, PPCC_SCHED_1F1B, ranks, 1, m, 0, st), 0);
+}
+
+/* One local step of s with PPCC_FLIGHT_DIR=dir. */
+static int run_recorded(const char *dir, const ppcc_schedule *s, rt_pipe *pp,
+			double timeout_s)
+{
+	ppcc_rt_stage_fns fns[8];
+	ppcc_rt_stats st[8];
+	rt_pipe_fns(pp, fns);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.timeout_s = timeout_s;
+	o.diag = quiet;
+	setenv("PPCC_FLIGHT_DIR", dir, 1);
+	int err = ppcc_rt_run_local(st, s, fns, &o);
+	unsetenv("PPCC_FLIGHT_DIR");
+	return err;
+}
+
+START_TEST(no_record_without_the_variable_and_a_clean_run_writes_none)
+{
+	char *dir = tu_mkdtemp();
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0);
+	ppcc_schedule s;
+	build_sched(&s, a, pp, 2, 4);
+	ck_assert_int_eq(run_recorded(dir, &s, pp, 5), 0);
+	ck_assert_int_eq(n_records(dir), 0);
+	/* a failure without the variable writes nothing either */
+	pp->fault_op = PPCC_OP_F;
+	pp->fault_stage = 0;
+	pp->fault_mb = 1;
+	pp->fault_ret = 3;
+	ppcc_rt_stage_fns fns[2];
+	rt_pipe_fns(pp, fns);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.diag = quiet;
+	ck_assert_int_eq(ppcc_rt_run_local(NULL, &s, fns, &o), PPCC_RT_ECALLBACK);
+	ck_assert_int_eq(n_records(dir), 0);
+	tu_run r;
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "error: no flight records"), "%s", r.err);
+	tu_run_free(&r);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(failing_callback_is_named_as_the_first_failure)
+{
+	char *dir = tu_mkdtemp();
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(4, 8, 4, 0);
+	ppcc_schedule s;
+	build_sched(&s, a, pp, 4, 8);
+	pp->fault_op = PPCC_OP_B;
+	pp->fault_stage = 2;
+	pp->fault_mb = 3;
+	pp->fault_ret = -7;
+	ck_assert_int_eq(run_recorded(dir, &s, pp, 2), PPCC_RT_ECALLBACK);
+	ck_assert_int_eq(n_records(dir), 4);
+	int idx = -1;
+	for (int i = 0; i < s.ranks[2].n_actions; i++)
+		if (s.ranks[2].actions[i].op == PPCC_OP_B && s.ranks[2].actions[i].mb == 3)
+			idx = i;
+	char want[256];
+	snprintf(want, sizeof want, "cause: rank 2 failed first (callback failed) at "
+		 "action %d B stage 2 mb 3, step 0: backward returned -7\n", idx);
+	tu_run r;
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, want), "want '%s' in\n%s", want, r.out);
+	ck_assert_msg(strstr(r.out, "  ranks 0, 1 and 3 stopped because rank 2 failed\n"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, ": 4 of 4 ranks wrote flight records\n"), "%s", r.out);
+	tu_run_free(&r);
+
+	/* the same as JSON */
+	diagnose(&r, dir, "-f", "json", NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j, "not JSON: %s\n%s", je.text, r.out);
+	json_t *cause = json_object_get(j, "cause");
+	ck_assert_str_eq(json_string_value(json_object_get(cause, "kind")), "failure");
+	ck_assert_int_eq(json_integer_value(json_object_get(cause, "rank")), 2);
+	ck_assert_int_eq(json_array_size(json_object_get(j, "records")), 4);
+	ck_assert_int_eq(json_array_size(json_object_get(j, "missing")), 0);
+	/* each blocked rank's wait, as long as the run lasted at most */
+	json_t *waits = json_object_get(j, "waits");
+	for (size_t k = 0; k < json_array_size(waits); k++) {
+		double w = json_real_value(json_object_get(json_array_get(waits, k), "seconds"));
+		ck_assert_msg(w >= 0 && w < 2.5, "wait %zu: %g s", k, w);
+	}
+	json_decref(j);
+	tu_run_free(&r);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* Stage 1's forward sleeps 1.5 s past a 0.5 s timeout: the ranks that
+ * wait on it time out, and the wait-for graph leads to rank 1. */
+START_TEST(stuck_callback_is_found_through_the_wait_for_graph)
+{
+	for (int p = 2; p <= 4; p += 2) {
+		char *dir = tu_mkdtemp();
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(p, 4, p, 0);
+		ppcc_schedule s;
+		build_sched(&s, a, pp, p, 4);
+		pp->fault_op = PPCC_OP_F;
+		pp->fault_stage = 1;
+		pp->fault_mb = 1;
+		pp->fault_sleep_s = 1.5;
+		ck_assert_int_eq(run_recorded(dir, &s, pp, 0.5), PPCC_RT_ETIMEOUT);
+		ck_assert_int_eq(n_records(dir), p);
+		tu_run r;
+		diagnose(&r, dir, NULL, NULL, NULL);
+		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+		const char *want = "cause: rank 1 holds everyone up: it has been inside "
+				   "forward of stage 1 mb 1 for 1.5";
+		ck_assert_msg(strstr(r.out, want), "p=%d: want '%s' in\n%s", p, want, r.out);
+		ck_assert_msg(strstr(r.out, "(step 0, timeout 0.500 s); rank "), "%s", r.out);
+		if (p == 2)
+			ck_assert_msg(strstr(r.out, "; rank 0, the first to fail, timed out "
+					     "after 0.5") &&
+				      strstr(r.out, " in RECV_B of stage 0 mb 1 from rank 1\n") &&
+				      strstr(r.out, "  rank 0 waits RECV_B stage 0 mb 1 from "
+					     "rank 1 (0.5"), "%s", r.out);
+		tu_run_free(&r);
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+		tu_rmtree(dir);
+		free(dir);
+	}
+}
+END_TEST
+
+typedef struct rank_arg {
+	pthread_t th;
+	int rank;
+	const ppcc_schedule *s;
+	const ppcc_rt_stage_fns *fns;
+	ppcc_rt_local_world *w;
+	double timeout_s;
+	int init_status, step_status;
+} rank_arg;
+
+static void *rank_main(void *p)
+{
+	rank_arg *t = p;
+	ppcc_rt *rt = NULL;
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.world = t->w;
+	o.timeout_s = t->timeout_s;
+	o.diag = quiet;
+	t->init_status = ppcc_rt_init(&rt, t->s, t->rank, &o);
+	if (t->init_status == 0)
+		t->step_status = ppcc_rt_step(NULL, rt, t->fns);
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+/* Every rank in a thread, rank r holding s[r]. */
+static void run_ranks(const char *dir, const ppcc_schedule *const *s, int p,
+		      const ppcc_rt_stage_fns *fns, rank_arg *t, double timeout_s)
+{
+	ppcc_rt_local_world *w;
+	ck_assert_int_eq(ppcc_rt_local_world_new(&w, p), 0);
+	setenv("PPCC_FLIGHT_DIR", dir, 1);
+	for (int r = 0; r < p; r++) {
+		t[r] = (rank_arg){.rank = r, .s = s[r], .fns = fns, .w = w,
+				  .timeout_s = timeout_s};
+		ck_assert_int_eq(pthread_create(&t[r].th, NULL, rank_main, &t[r]), 0);
+	}
+	for (int r = 0; r < p; r++)
+		pthread_join(t[r].th, NULL);
+	unsetenv("PPCC_FLIGHT_DIR");
+	ppcc_rt_local_world_free(w);
+}
+
+START_TEST(mismatched_schedules_are_named_with_both_fingerprints)
+{
+	char *dir = tu_mkdtemp();
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0), *pq = rt_pipe_new(2, 5, 2, 0);
+	ppcc_schedule s0, s1;
+	build_sched(&s0, a, pp, 2, 4);
+	build_sched(&s1, a, pq, 2, 5);
+	ppcc_rt_stage_fns fns[2];
+	rt_pipe_fns(pp, fns);
+	const ppcc_schedule *ss[2] = {&s0, &s1};
+	rank_arg t[2];
+	run_ranks(dir, ss, 2, fns, t, 5);
+	ck_assert_int_eq(t[0].init_status, PPCC_RT_EMISMATCH);
+	ck_assert_int_eq(t[1].init_status, PPCC_RT_EMISMATCH);
+	ck_assert_int_eq(n_records(dir), 2);
+	char want[512];
+	snprintf(want, sizeof want, "cause: rank 1's action list covers microbatches "
+		 "0-4; rank 0 covers 0-3\n  the ranks hold different schedules: rank 1 "
+		 "has %016llx (1f1b, 2 ranks, 2 stages, 5 microbatches), rank 0 %016llx "
+		 "(1f1b, 2 ranks, 2 stages, 4 microbatches)\n",
+		 (unsigned long long)ppcc_schedule_fingerprint(&s1),
+		 (unsigned long long)ppcc_schedule_fingerprint(&s0));
+	tu_run r;
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, want), "want\n%s\nin\n%s", want, r.out);
+	tu_run_free(&r);
+	rt_pipe_free(pp);
+	rt_pipe_free(pq);
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* Rank 1 holds a copy of the schedule whose own list lacks microbatch 3. */
+START_TEST(rank_that_skips_a_microbatch_is_named_with_what_it_skips)
+{
+	char *dir = tu_mkdtemp();
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(4, 8, 4, 0);
+	ppcc_schedule s, skip;
+	build_sched(&s, a, pp, 4, 8);
+	ppcc_rank_schedule ranks[4];
+	memcpy(ranks, s.ranks, sizeof ranks);
+	ppcc_action acts[256];
+	int n = 0;
+	for (int i = 0; i < s.ranks[1].n_actions; i++)
+		if (s.ranks[1].actions[i].mb != 3)
+			acts[n++] = s.ranks[1].actions[i];
+	ranks[1].actions = acts;
+	ranks[1].n_actions = n;
+	skip = s;
+	skip.ranks = ranks;
+	skip.fingerprint = ppcc_schedule_fingerprint(&skip);
+	ppcc_rt_stage_fns fns[4];
+	rt_pipe_fns(pp, fns);
+	const ppcc_schedule *ss[4] = {&s, &skip, &s, &s};
+	rank_arg t[4];
+	run_ranks(dir, ss, 4, fns, t, 5);
+	ck_assert_int_eq(t[1].init_status, PPCC_RT_EINPUT);
+	ck_assert_int_eq(t[0].init_status, PPCC_RT_EPEER);
+	ck_assert_int_eq(n_records(dir), 4);
+	tu_run r;
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	const char *want = "cause: rank 1's action list skips microbatch 3 (it covers "
+			   "0-2,4-7; ranks 0, 2 and 3 cover 0-7)\n";
+	ck_assert_msg(strstr(r.out, want), "want '%s' in\n%s", want, r.out);
+	ck_assert_msg(strstr(r.out, "  the ranks hold different schedules: rank 1 has "),
+		      "%s", r.out);
+	tu_run_free(&r);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+typedef struct local_job {
+	const ppcc_schedule *s;
+	rt_pipe *pp;
+	int status;
+} local_job;
+
+static void *job_main(void *p)
+{
+	local_job *j = p;
+	ppcc_rt_stage_fns fns[4];
+	rt_pipe_fns(j->pp, fns);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.timeout_s = 30;
+	o.diag = quiet;
+	j->status = ppcc_rt_run_local(NULL, j->s, fns, &o);
+	return NULL;
+}
+
+/* A job hanging (stage 1's forward of mb 1 sleeps 3 s, well inside the
+ * timeout): SIGUSR1 makes every rank write its record, and diagnose,
+ * run while the job still hangs, names rank 1 and for how long it has
+ * been inside that forward. */
+START_TEST(sigusr1_records_a_live_hang_and_diagnose_names_the_holder)
+{
+	char *dir = tu_mkdtemp();
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0);
+	ppcc_schedule s;
+	build_sched(&s, a, pp, 2, 4);
+	pp->fault_op = PPCC_OP_F;
+	pp->fault_stage = 1;
+	pp->fault_mb = 1;
+	pp->fault_sleep_s = 3;
+	local_job j = {&s, pp, -99};
+	pthread_t th;
+	setenv("PPCC_FLIGHT_DIR", dir, 1);
+	ck_assert_int_eq(pthread_create(&th, NULL, job_main, &j), 0);
+	struct timespec ts = {1, 0};
+	nanosleep(&ts, NULL);
+	ck_assert_int_eq(kill(getpid(), SIGUSR1), 0);
+	ts.tv_sec = 0;
+	ts.tv_nsec = 200000000;
+	nanosleep(&ts, NULL);
+	ck_assert_int_eq(n_records(dir), 2);
+	tu_run r;
+	diagnose(&r, dir, NULL, NULL, NULL);
+	pthread_join(th, NULL);
+	unsetenv("PPCC_FLIGHT_DIR");
+	ck_assert_int_eq(j.status, 0); /* it was slow, not broken */
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	const char *want = "cause: rank 1 holds everyone up: it has been inside forward "
+			   "of stage 1 mb 1 for ";
+	const char *at = strstr(r.out, want);
+	ck_assert_msg(at, "want '%s' in\n%s", want, r.out);
+	double secs = atof(at + strlen(want));
+	ck_assert_msg(secs > 0.7 && secs < 1.5, "%.3f s\n%s", secs, r.out);
+	ck_assert_msg(strstr(r.out, "; rank 0 waits RECV_B stage 0 mb ") &&
+		      strstr(r.out, " from rank 1\n"), "%s", r.out);
+	tu_run_free(&r);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* mpirun -np 2 tests/rt_mpi_prog MODE with PPCC_FLIGHT_DIR; 0, or -1
+ * when MPI is missing. */
+static int mpirun(const char *mode, const char *dir, int recovery)
+{
+	char prog[PATH_MAX], env_dir[PATH_MAX + 32];
+	bin(prog, sizeof prog, "tests/rt_mpi_prog");
+	if (access(prog, X_OK) != 0) {
+		fprintf(stderr, "diagnose: %s not built (no MPI?); MPI test skipped\n", prog);
+		return -1;
+	}
+	snprintf(env_dir, sizeof env_dir, "PPCC_FLIGHT_DIR=%s", dir);
+	char *argv[] = {"mpirun", "-np", "2", "--oversubscribe", "--allow-run-as-root",
+			"--mca", "btl", "self,vader", prog, (char *)mode, NULL, NULL};
+	if (recovery) {
+		memmove(&argv[5], &argv[4], 6 * sizeof *argv);
+		argv[4] = "--enable-recovery";
+	}
+	char *env[] = {"ASAN_OPTIONS=detect_leaks=0",
+		       "OMPI_MCA_btl_vader_single_copy_mechanism=none", env_dir, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, env, 60, argv), 0);
+	int missing = r.status == 127;
+	tu_run_free(&r);
+	if (missing)
+		fprintf(stderr, "diagnose: mpirun not found; MPI test skipped\n");
+	return missing ? -1 : 0;
+}
+
+START_TEST(killed_mpi_rank_is_named_as_dead)
+{
+	char *dir = tu_mkdtemp();
+	if (mpirun("kill", dir, 1) == 0) {
+		ck_assert_int_eq(n_records(dir), 1);
+		tu_run r;
+		diagnose(&r, dir, NULL, NULL, NULL);
+		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+		ck_assert_msg(strstr(r.out, ": 1 of 2 ranks wrote flight records\n"
+				     "cause: rank 1 wrote no flight record (likely dead); "
+				     "rank 0, the first to fail, timed out after 2.0") &&
+			      strstr(r.out, " from rank 1\n"), "%s", r.out);
+		tu_run_free(&r);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(mpi_mismatched_schedules_are_named)
+{
+	char *dir = tu_mkdtemp();
+	if (mpirun("mismatch", dir, 0) == 0) {
+		ck_assert_int_eq(n_records(dir), 2);
+		tu_run r;
+		diagnose(&r, dir, NULL, NULL, NULL);
+		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+		ck_assert_msg(strstr(r.out, "cause: rank 1's action list covers microbatches "
+				     "0-8; rank 0 covers 0-7\n") &&
+			      strstr(r.out, "  the ranks hold different schedules: rank 1 "
+				     "has "), "%s", r.out);
+		tu_run_free(&r);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+typedef struct dump_arg {
+	ppcc_rt_local_world *w;
+	const ppcc_schedule *s;
+	int rank, err;
+} dump_arg;
+
+static void *dump_main(void *p)
+{
+	dump_arg *d = p;
+	ppcc_rt *rt = NULL;
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.world = d->w;
+	o.diag = quiet;
+	o.timeout_s = 10;
+	d->err = ppcc_rt_init(&rt, d->s, d->rank, &o);
+	if (d->err == 0)
+		d->err = ppcc_rt_dump(rt);
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+/* Records written on demand by ppcc_rt_dump, checked against the
+ * schedule file the job should have run. */
+START_TEST(dump_on_demand_and_schedule_file_comparison)
+{
+	char *dir = tu_mkdtemp(), ppcc[PATH_MAX], model[PATH_MAX];
+	char j8[PATH_MAX], j4[PATH_MAX];
+	bin(ppcc, sizeof ppcc, "ppcc");
+	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
+	snprintf(j8, sizeof j8, "%s/m8.json", dir);
+	snprintf(j4, sizeof j4, "%s/m4.json", dir);
+	char *p8[] = {ppcc, "plan", "-f", "json", "-m", "8", "-o", j8, model, NULL};
+	char *p4[] = {ppcc, "plan", "-f", "json", "-m", "4", "-o", j4, model, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, p8), 0);
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, p4), 0);
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	ppcc_schedule *s;
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.diag = quiet;
+	ck_assert_int_eq(ppcc_rt_schedule_load(&s, j8, &o), 0);
+	ck_assert_int_eq(s->n_ranks, 4);
+	ck_assert_int_eq(ppcc_rt_dump(NULL), PPCC_RT_EINPUT);
+	/* each rank joins, dumps, leaves */
+	ppcc_rt_local_world *w;
+	ck_assert_int_eq(ppcc_rt_local_world_new(&w, 4), 0);
+	setenv("PPCC_FLIGHT_DIR", dir, 1);
+	pthread_t th[4];
+	dump_arg da[4];
+	for (int k = 0; k < 4; k++) {
+		da[k] = (dump_arg){w, s, k, -99};
+		ck_assert_int_eq(pthread_create(&th[k], NULL, dump_main, &da[k]), 0);
+	}
+	for (int k = 0; k < 4; k++) {
+		pthread_join(th[k], NULL);
+		ck_assert_int_eq(da[k].err, 0);
+	}
+	unsetenv("PPCC_FLIGHT_DIR");
+	ppcc_rt_local_world_free(w);
+	ck_assert_int_eq(n_records(dir), 4);
+
+	diagnose(&r, dir, "--schedule", j8, NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, "cause: no rank failed and none is waiting on "
+			     "another\n"), "%s", r.out);
+	tu_run_free(&r);
+	diagnose(&r, dir, "--schedule", j4, NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	char want[PATH_MAX + 256];
+	snprintf(want, sizeof want, "cause: ranks 0, 1, 2 and 3 hold schedule %016llx "
+		 "(1f1b, 4 ranks, 4 stages, 8 microbatches), not %s's ",
+		 (unsigned long long)ppcc_schedule_fingerprint(s), j4);
+	ck_assert_msg(strstr(r.out, want), "want '%s' in\n%s", want, r.out);
+	ck_assert_msg(strstr(r.out, " (1f1b, 4 ranks, 4 stages, 4 microbatches)\n"), "%s",
+		      r.out);
+	tu_run_free(&r);
+	ppcc_rt_schedule_free(s);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* A record cut short, a bad number, an unknown key, two records of one
+ * rank: each reported at its line and column, exit 1, no diagnosis. */
+START_TEST(bad_and_partial_records_are_located_errors)
+{
+	char *dir = tu_mkdtemp();
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0);
+	ppcc_schedule s;
+	build_sched(&s, a, pp, 2, 4);
+	pp->fault_op = PPCC_OP_F;
+	pp->fault_stage = 1;
+	pp->fault_mb = 0;
+	pp->fault_ret = 1;
+	ck_assert_int_eq(run_recorded(dir, &s, pp, 2), PPCC_RT_ECALLBACK);
+	char path[PATH_MAX + 32], other[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/rank-00001.flight", dir);
+	size_t n;
+	char *orig = tu_read_file(path, &n);
+	ck_assert_ptr_nonnull(orig);
+
+	struct {
+		const char *from, *to, *expect;
+	} cases[] = {
+		{"\nwritten ", "\nwritten 12x.5 ",
+		 "rank-00001.flight:9:9: error: expected seconds for the time written, "
+		 "got '12x.5"},
+		{"\nstep ", "\nsteps ", "rank-00001.flight:10:1: error: unknown key 'steps'"},
+		{"ppcc-flight 1", "ppcc-flight 2",
+		 "rank-00001.flight:1:13: error: flight record format 2; this ppcc reads 1"},
+	};
+	tu_run r;
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		char *at = strstr(orig, cases[k].from);
+		ck_assert_ptr_nonnull(at);
+		size_t pre = (size_t)(at - orig), fl = strlen(cases[k].from);
+		char *t = malloc(n + 64);
+		memcpy(t, orig, pre);
+		strcpy(t + pre, cases[k].to);
+		strcat(t, at + fl);
+		ck_assert_int_eq(tu_write_file(path, t), 0);
+		free(t);
+		diagnose(&r, dir, NULL, NULL, NULL);
+		ck_assert_msg(r.status == 1 && strstr(r.err, cases[k].expect) && !r.out[0],
+			      "case %zu: exit %d\n%s\n%s", k, r.status, r.err, r.out);
+		tu_run_free(&r);
+	}
+	/* cut in the middle of a line */
+	orig[n / 2] = '\0';
+	ck_assert_int_eq(tu_write_file(path, orig), 0);
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "error: truncated: the last line "
+					      "has no newline"), "%s", r.err);
+	tu_run_free(&r);
+	/* cut at a line's end: the missing keys or 'end' */
+	char *nl = strrchr(orig, '\n');
+	nl[1] = '\0';
+	ck_assert_int_eq(tu_write_file(path, orig), 0);
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "rank-00001.flight:") &&
+		      strstr(r.err, ":1: error: truncated: no "), "%s", r.err);
+	tu_run_free(&r);
+	/* a second record of rank 0 */
+	snprintf(path, sizeof path, "%s/rank-00000.flight", dir);
+	snprintf(other, sizeof other, "%s/rank-00007.flight", dir);
+	char *r0 = tu_read_file(path, NULL);
+	ck_assert_int_eq(tu_write_file(other, r0), 0);
+	ck_assert_int_eq(tu_write_file(path + 0, r0), 0);
+	snprintf(path, sizeof path, "%s/rank-00001.flight", dir);
+	unlink(path);
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "rank-00007.flight:2:1: error: a "
+					      "second record of rank 0"), "%s", r.err);
+	tu_run_free(&r);
+	diagnose(&r, dir, "-f", "yaml", NULL);
+	ck_assert_int_eq(r.status, 2);
+	tu_run_free(&r);
+	free(r0);
+	free(orig);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* The EXAMPLES of ppcc(1) and README.md show `ppcc diagnose
+ * examples/hang` (records of a real run): every line ppcc prints is
+ * there, in order. */
+START_TEST(man_page_example_matches_what_ppcc_prints)
+{
+	char rel[PATH_MAX], ppcc[PATH_MAX], dir[PATH_MAX], man[PATH_MAX];
+	bin(rel, sizeof rel, "ppcc");
+	ck_assert_ptr_nonnull(realpath(rel, ppcc)); /* run from another directory */
+	snprintf(dir, sizeof dir, "%s", tu_src());
+	snprintf(man, sizeof man, "%s/man/ppcc.1", tu_src());
+	char *argv[] = {ppcc, "diagnose", "examples/hang", NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, dir, NULL, NULL, 60, argv), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	char *page = tu_read_file(man, NULL);
+	ck_assert_ptr_nonnull(page);
+	/* the page's text: "\\-" is "-" */
+	char *q = page;
+	for (char *p = page; *p; p++) {
+		if (p[0] == '\\' && p[1] == '-')
+			p++;
+		*q++ = *p;
+	}
+	*q = '\0';
+	const char *cmd = "$ ppcc diagnose examples/hang\n";
+	const char *at = strstr(page, cmd);
+	ck_assert_msg(at, "no example in ppcc(1)");
+	at += strlen(cmd);
+	ck_assert_msg(strncmp(at, r.out, strlen(r.out)) == 0,
+		      "ppcc(1) shows\n%.600s\nppcc prints\n%s", at, r.out);
+	ck_assert_msg(strstr(r.out, "cause: rank 2 holds everyone up: it has been inside "
+			     "forward of stage 2 mb 3"), "%s", r.out);
+	free(page);
+	/* and README.md shows the same */
+	snprintf(man, sizeof man, "%s/README.md", tu_src());
+	page = tu_read_file(man, NULL);
+	ck_assert_ptr_nonnull(page);
+	at = strstr(page, cmd);
+	ck_assert_msg(at && strncmp(at + strlen(cmd), r.out,
+				    strlen(r.out)) == 0, "README.md's example differs");
+	free(page);
+	tu_run_free(&r);
+}
+END_TEST
+
+Suite *suite_diagnose(void)
+{
+	Suite *s = suite_create("diagnose");
+	TCase *tc = tcase_create("diagnose");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, no_record_without_the_variable_and_a_clean_run_writes_none);
+	tcase_add_test(tc, failing_callback_is_named_as_the_first_failure);
+	tcase_add_test(tc, stuck_callback_is_found_through_the_wait_for_graph);
+	tcase_add_test(tc, mismatched_schedules_are_named_with_both_fingerprints);
+	tcase_add_test(tc, rank_that_skips_a_microbatch_is_named_with_what_it_skips);
+	tcase_add_test(tc, sigusr1_records_a_live_hang_and_diagnose_names_the_holder);
+	tcase_add_test(tc, killed_mpi_rank_is_named_as_dead);
+	tcase_add_test(tc, mpi_mismatched_schedules_are_named);
+	tcase_add_test(tc, dump_on_demand_and_schedule_file_comparison);
+	tcase_add_test(tc, bad_and_partial_records_are_located_errors);
+	tcase_add_test(tc, man_page_example_matches_what_ppcc_prints);
+	suite_add_tcase(s, tc);
+	return s;
+}
