@@ -83,8 +83,8 @@ static void tiny_init(tiny *t, double seed)
 	t->t0[0] = (ppcc_ckpt_tensor){"w", PPCC_CKPT_F64, 2, {3, 2, 0, 0}, t->w0};
 	t->t0[1] = (ppcc_ckpt_tensor){"count", PPCC_CKPT_I32, 1, {1, 0, 0, 0}, t->n0};
 	t->t1[0] = (ppcc_ckpt_tensor){"w", PPCC_CKPT_F32, 1, {2, 0, 0, 0}, t->w1};
-	t->l[0] = (ppcc_ckpt_layer){0, "emb", 2, t->t0};
-	t->l[1] = (ppcc_ckpt_layer){1, "head", 1, t->t1};
+	t->l[0] = (ppcc_ckpt_layer){PPCC_CKPT_VERSION, 0, "emb", 2, t->t0};
+	t->l[1] = (ppcc_ckpt_layer){PPCC_CKPT_VERSION, 1, "head", 1, t->t1};
 }
 
 static void tiny_save(const char *dir, uint64_t step, double seed)
@@ -97,6 +97,44 @@ static void tiny_save(const char *dir, uint64_t step, double seed)
 		ck_assert_int_eq(ppcc_ckpt_save_layer(&m, dir, step, &t.l[l]), 0);
 	ck_assert_msg(ppcc_ckpt_commit(&m, dir, step) == 0, "%s", log.text);
 }
+
+/* CRC-32 bit by bit, as zlib defines it. */
+static uint32_t crc32_ref(const unsigned char *p, size_t n)
+{
+	uint32_t c = 0xFFFFFFFFu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+/* The trailer of a shard and of the manifest is the CRC-32 (zlib's) of
+ * every byte before it, as ppcc_runtime(3) documents. */
+START_TEST(trailers_are_zlib_crc32_of_what_precedes)
+{
+	ck_assert_uint_eq(crc32_ref((const unsigned char *)"123456789", 9), 0xCBF43926u);
+	char *dir = tu_mkdtemp(), path[2 * PATH_MAX];
+	tiny_save(dir, 5, 0.5);
+	const char *files[] = {"layer-0000.shard", "layer-0001.shard", "MANIFEST"};
+	for (int k = 0; k < 3; k++) {
+		snprintf(path, sizeof path, "%s/step-000000000005/%s", dir, files[k]);
+		size_t n;
+		char *t = tu_read_file(path, &n);
+		ck_assert_ptr_nonnull(t);
+		ck_assert_uint_gt(n, 15);
+		char want[16];
+		snprintf(want, sizeof want, "crc32 %08x\n",
+			 (unsigned)crc32_ref((const unsigned char *)t, n - 15));
+		ck_assert_msg(memcmp(t + n - 15, want, 15) == 0, "%s: trailer %.15s, want %s",
+			      files[k], t + n - 15, want);
+		free(t);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
 
 START_TEST(saved_layers_load_back_bit_for_bit)
 {
@@ -122,6 +160,12 @@ START_TEST(saved_layers_load_back_bit_for_bit)
 	tiny_init(&got, 0);
 	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 7, &got.l[0]), 0);
 	ck_assert_mem_eq(got.w0, want.w0, sizeof want.w0);
+	/* structs of another version are refused */
+	got.l[0].version = PPCC_CKPT_VERSION + 1;
+	ck_assert_int_eq(ppcc_ckpt_save_layer(&m, dir, 11, &got.l[0]), PPCC_RT_EINPUT);
+	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 9, &got.l[0]), PPCC_RT_EINPUT);
+	m.version = 0;
+	ck_assert_int_eq(ppcc_ckpt_commit(&m, dir, 9), PPCC_RT_EINPUT);
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -549,7 +593,7 @@ START_TEST(trainer_refuses_damage_and_survives_a_killed_save)
 				ppcc_ckpt_tensor t[2] = {
 					{"w", PPCC_CKPT_F64, 2, {12, 12, 0, 0}, w},
 					{"b", PPCC_CKPT_F64, 1, {12, 0, 0, 0}, b}};
-				ppcc_ckpt_layer layer = {l, l == 0 ? "in" : l == 7 ? "out" : "hidden",
+				ppcc_ckpt_layer layer = {PPCC_CKPT_VERSION, l, l == 0 ? "in" : l == 7 ? "out" : "hidden",
 							 2, t};
 				ck_assert_int_eq(ppcc_ckpt_save_layer(&m, cp, 2, &layer), 0);
 			}
@@ -605,6 +649,7 @@ Suite *suite_checkpoint(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, layers_of_a_rank_follow_the_stage_table);
 	tcase_add_test(tc, saved_layers_load_back_bit_for_bit);
+	tcase_add_test(tc, trailers_are_zlib_crc32_of_what_precedes);
 	tcase_add_test(tc, another_models_checkpoint_is_refused_with_the_reason);
 	tcase_add_test(tc, every_flipped_byte_and_every_truncation_is_refused);
 	tcase_add_test(tc, an_incomplete_save_is_never_committed);

@@ -384,7 +384,7 @@ void mlp_ckpt_layer(ppcc_ckpt_layer *out, ppcc_ckpt_tensor tensors[2],
 					net->layer[l].w};
 	tensors[1] = (ppcc_ckpt_tensor){"b", PPCC_CKPT_F64, 1, {o, 0, 0, 0},
 					net->layer[l].b};
-	*out = (ppcc_ckpt_layer){l, l == 0 ? "in" : l == MLP_LAYERS - 1 ? "out"
+	*out = (ppcc_ckpt_layer){PPCC_CKPT_VERSION, l, l == 0 ? "in" : l == MLP_LAYERS - 1 ? "out"
 								       : "hidden",
 				 2, tensors};
 }

@@ -338,10 +338,8 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 	}
-	for (int k = 0; k < s->n_stages; k++)
-		if (s->stages[k].rank == rank)
-			for (int l = s->stages[k].first_layer; l <= s->stages[k].last_layer; l++)
-				owned[l] = 1;
+	/* mlp_stages_new has checked that the stages cover the layers */
+	ppcc_ckpt_layers_of(owned, MLP_LAYERS, s, rank);
 	if (o->resume) {
 		int bad = ckpt_resume(o, &net, owned, rank) < 0, any;
 		MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -72,8 +72,10 @@ typedef struct ppcc_ckpt_tensor {
 	void *data;
 } ppcc_ckpt_tensor;
 
-/* One layer, 0-based as in the schedule's stage table. */
+/* One layer, 0-based as in the schedule's stage table.  version covers
+ * this struct and the ppcc_ckpt_tensor entries it points to. */
 typedef struct ppcc_ckpt_layer {
+	int version; /* PPCC_CKPT_VERSION */
 	int32_t layer;
 	const char *name; /* [A-Za-z0-9_.-]+ */
 	int32_t n_tensors;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,19 +50,24 @@ static void ck_report(const ppcc_ckpt_model *m, const char *fmt, ...)
 		fprintf(stderr, "%s\n", line);
 }
 
+static uint32_t ck_table[256];
+static pthread_once_t ck_table_once = PTHREAD_ONCE_INIT;
+
+static void ck_table_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+		ck_table[i] = c;
+	}
+}
+
+/* CRC-32 as zlib computes it (reflected 0xEDB88320). */
 static uint32_t ck_crc32(const void *p, size_t n)
 {
-	static uint32_t table[256];
-	static int ready;
-	if (!ready) { /* idempotent: racing threads write the same values */
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-			table[i] = c;
-		}
-		ready = 1;
-	}
+	pthread_once(&ck_table_once, ck_table_init);
+	const uint32_t *table = ck_table;
 	const unsigned char *b = p;
 	uint32_t c = 0xFFFFFFFFu;
 	for (size_t i = 0; i < n; i++)
@@ -399,8 +405,9 @@ int ppcc_ckpt_save_layer(const ppcc_ckpt_model *m, const char *dir,
 	int err;
 	if ((err = ck_model_ok(m, dir)) < 0)
 		return err;
-	if (!layer || layer->layer < 0 || layer->layer >= m->n_layers ||
-	    !ck_name_ok(layer->name) || layer->n_tensors < 1 ||
+	if (!layer || layer->version != PPCC_CKPT_VERSION || layer->layer < 0 ||
+	    layer->layer >= m->n_layers || !ck_name_ok(layer->name) ||
+	    layer->n_tensors < 1 ||
 	    layer->n_tensors > 1000 || !layer->tensors) {
 		ck_report(m, "error: invalid layer %d", layer ? (int)layer->layer : -1);
 		return PPCC_RT_EINPUT;
@@ -835,8 +842,9 @@ int ppcc_ckpt_load_layer(const ppcc_ckpt_model *m, const char *dir,
 	ck_shard sh = {0};
 	if ((err = ck_model_ok(m, dir)) < 0)
 		return err;
-	if (!layer || layer->layer < 0 || layer->layer >= m->n_layers ||
-	    !layer->name || layer->n_tensors < 1 || !layer->tensors) {
+	if (!layer || layer->version != PPCC_CKPT_VERSION || layer->layer < 0 ||
+	    layer->layer >= m->n_layers || !layer->name || layer->n_tensors < 1 ||
+	    !layer->tensors) {
 		ck_report(m, "error: invalid layer %d", layer ? (int)layer->layer : -1);
 		return PPCC_RT_EINPUT;
 	}
