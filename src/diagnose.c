@@ -63,6 +63,8 @@ typedef struct dg_rec {
 	double waited, failed_at;
 	char cause[DG_TEXT];
 	int last_mb;
+	int n_samples;
+	long long sample_mb[32], sample_id[32]; /* the latest 32 */
 	int n_acts, n_msgs;
 	dg_act *acts, *msgs;
 } dg_rec;
@@ -265,6 +267,15 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 		if (strcmp(key, "end") == 0) {
 			dg_end_of_line(&r, &pos);
 			ended = 1;
+			continue;
+		}
+		if (strcmp(key, "sample") == 0) {
+			long long mbv = dg_int(&r, &pos, "microbatch");
+			long long id = dg_int(&r, &pos, "sample");
+			dg_end_of_line(&r, &pos);
+			int k = rec->n_samples++ % 32;
+			rec->sample_mb[k] = mbv;
+			rec->sample_id[k] = id;
 			continue;
 		}
 		if (strcmp(key, "action") == 0 || strcmp(key, "message") == 0) {
@@ -690,6 +701,16 @@ static const dg_act *dg_state(const dg_rec *x, double *out_since_end)
 	return x->has_current ? &x->current : NULL;
 }
 
+/* " (sample N)" when x named the sample of microbatch mb, else "". */
+static void dg_sample(char *out, size_t n, const dg_rec *x, int mb)
+{
+	out[0] = '\0';
+	int have = x->n_samples < 32 ? x->n_samples : 32;
+	for (int k = 0; k < have; k++)
+		if (x->sample_mb[k] == mb)
+			snprintf(out, n, " (sample %lld)", x->sample_id[k]);
+}
+
 /* Follows the wait-for graph from rank `from`; fills the cause. */
 static void dg_follow(ppcc_diagnosis *dg, int from, const char *first)
 {
@@ -721,12 +742,14 @@ static void dg_follow(ppcc_diagnosis *dg, int from, const char *first)
 			cur = a->peer;
 			continue;
 		}
+		char sample[64];
+		dg_sample(sample, sizeof sample, x, a->mb);
 		dg->kind = "hang";
 		dg->rank = cur;
 		snprintf(dg->cause, sizeof dg->cause, "rank %d holds everyone up: it "
-			 "has been inside %s of stage %d mb %d for %.3f s (step %lld, "
+			 "has been inside %s of stage %d mb %d%s for %.3f s (step %lld, "
 			 "timeout %.3f s); %s", cur, dg_op_words(a->op), a->stage, a->mb,
-			 until - a->t1, x->step, x->timeout, first);
+			 sample, until - a->t1, x->step, x->timeout, first);
 		return;
 	}
 	/* back at a rank of the chain: a cycle */
@@ -774,9 +797,12 @@ static void dg_analyse(ppcc_diagnosis *dg, const ppcc_schedule *sched,
 		const dg_act *a = first->has_failed ? &first->failed : NULL;
 		char reason[DG_TEXT], what[DG_TEXT];
 		dg_reason(reason, sizeof reason, first);
-		if (a && a->idx >= 0 && strcmp(a->op, "-") != 0)
-			snprintf(what, sizeof what, "action %d %s stage %d mb %d", a->idx,
-				 a->op, a->stage, a->mb);
+		if (a && a->idx >= 0 && strcmp(a->op, "-") != 0) {
+			char sample[64];
+			dg_sample(sample, sizeof sample, first, a->mb);
+			snprintf(what, sizeof what, "action %d %s stage %d mb %d%s", a->idx,
+				 a->op, a->stage, a->mb, sample);
+		}
 		else
 			snprintf(what, sizeof what, "%s", "start-up");
 		if (first->status == -20 && a && dg_is_comm(a->op) && a->peer >= 0) {

@@ -333,6 +333,14 @@ START_TEST(rank_that_skips_a_microbatch_is_named_with_what_it_skips)
 }
 END_TEST
 
+/* rt_pipe's forward, naming sample 1000 + mb first. */
+static int forward_with_sample(int stage, int mb, const void *in, size_t in_n,
+			       void *out, size_t out_n, void *user)
+{
+	ck_assert_int_eq(ppcc_rt_flight_sample(mb, 1000 + (uint64_t)mb), 0);
+	return rt_pipe_forward(stage, mb, in, in_n, out, out_n, user);
+}
+
 typedef struct local_job {
 	const ppcc_schedule *s;
 	rt_pipe *pp;
@@ -344,6 +352,8 @@ static void *job_main(void *p)
 	local_job *j = p;
 	ppcc_rt_stage_fns fns[4];
 	rt_pipe_fns(j->pp, fns);
+	for (int k = 0; k < j->s->n_stages; k++)
+		fns[k].forward = forward_with_sample;
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = 30;
 	o.diag = quiet;
@@ -382,9 +392,10 @@ START_TEST(sigusr1_records_a_live_hang_and_diagnose_names_the_holder)
 	pthread_join(th, NULL);
 	unsetenv("PPCC_FLIGHT_DIR");
 	ck_assert_int_eq(j.status, 0); /* it was slow, not broken */
+	ck_assert_int_eq(ppcc_rt_flight_sample(0, 1), PPCC_RT_EINPUT); /* no callback */
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	const char *want = "cause: rank 1 holds everyone up: it has been inside forward "
-			   "of stage 1 mb 1 for ";
+			   "of stage 1 mb 1 (sample 1001) for ";
 	const char *at = strstr(r.out, want);
 	ck_assert_msg(at, "want '%s' in\n%s", want, r.out);
 	double secs = atof(at + strlen(want));

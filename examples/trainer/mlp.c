@@ -212,6 +212,8 @@ static int mlp_stage_forward(int stage, int mb, const void *input,
 	(void)input_bytes;
 	if (stage == 0) {
 		double *x0 = &st->x0[(size_t)mb * vec_len()];
+		/* for a flight record: the microbatch's first sample */
+		ppcc_rt_flight_sample(mb, (uint64_t)mb * MLP_BATCH);
 		mlp_sample(net, mb, x0, NULL);
 		x = x0;
 	}

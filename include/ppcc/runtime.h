@@ -325,6 +325,12 @@ int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt,
  * written.  (SIGUSR1 does the same for every runtime of the process.) */
 int ppcc_rt_dump(ppcc_rt *rt);
 
+/* From a callback: microbatch mb of the running step holds the trainer's
+ * sample `sample` (a data loader's index, say), for the flight record and
+ * ppcc diagnose.  Acts on the rank whose callback calls it; 0, or
+ * PPCC_RT_EINPUT outside a callback or with recording off. */
+int ppcc_rt_flight_sample(int mb, uint64_t sample);
+
 /* Releases the buffers and leaves the transport.  NULL is a no-op. */
 void ppcc_rt_free(ppcc_rt *rt);
 

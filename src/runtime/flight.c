@@ -11,6 +11,7 @@
  *   - on any failure (rt_fail, and init failures such as a fingerprint
  *     mismatch), with the status and the diagnostic line;
  *   - on ppcc_rt_dump;
+ *   - (with the samples a callback named, ppcc_rt_flight_sample)
  *   - on SIGUSR1, every runtime of the process (installed at the first
  *     init when the signal's handler is the default), so that a rank stuck
  *     for good in a callback or a kernel can still be asked where it is.
@@ -39,6 +40,7 @@
 #define FR_ACTIONS 32  /* completed actions kept */
 #define FR_MESSAGES 32 /* posted sends and receives kept */
 #define FR_MAX_RT 256  /* runtimes a signal reaches */
+#define FR_SAMPLES 32  /* (microbatch, sample) pairs kept */
 #define FR_BUF (64 * 1024)
 
 typedef struct fr_action {
@@ -65,12 +67,18 @@ struct rt_frec {
 	int failed_action;
 	double failed_waited, failed_at;
 	char cause[1024]; /* the last diagnostic line */
+	struct {
+		int mb;
+		uint64_t sample;
+	} samples[FR_SAMPLES];
+	int sample_pos, sample_len;
 	atomic_int busy;  /* the buffer below is being written */
 	char buf[FR_BUF];
 	size_t len;
 };
 
 static ppcc_rt *_Atomic fr_all[FR_MAX_RT];
+static _Thread_local ppcc_rt *fr_running; /* the rank this thread runs */
 static atomic_int fr_handler_installed;
 
 static double fr_clock(clockid_t c)
@@ -280,6 +288,13 @@ static int fr_write(ppcc_rt *rt, const char *reason)
 	fr_put(f, f->cause[0] ? f->cause : "none");
 	fr_put(f, "\nlast_mb ");
 	fr_int(f, f->last_mb);
+	for (int k = 0; k < f->sample_len; k++) {
+		int at = (f->sample_pos - f->sample_len + k + FR_SAMPLES) % FR_SAMPLES;
+		fr_put(f, "\nsample ");
+		fr_int(f, f->samples[at].mb);
+		fr_put(f, " ");
+		fr_int(f, (long long)f->samples[at].sample);
+	}
 	for (int k = 0; k < f->act_len; k++) {
 		const fr_action *a = &f->acts[(f->act_pos - f->act_len + k + FR_ACTIONS) %
 					      FR_ACTIONS];
@@ -383,6 +398,8 @@ void ppcc_rt_flight_close(ppcc_rt *rt)
 		if (atomic_compare_exchange_strong(&fr_all[k], &expect, NULL))
 			break;
 	}
+	if (fr_running == rt)
+		fr_running = NULL;
 	/* a signal handler may be writing it on another thread */
 	while (atomic_exchange(&rt->frec->busy, 1))
 		;
@@ -397,6 +414,7 @@ void ppcc_rt_flight_begin(ppcc_rt *rt, int action, double t0)
 		return;
 	f->cur_start = t0;
 	f->cur_action = action;
+	fr_running = rt;
 	f->last_mb = rt->rs->actions[action].mb;
 }
 
@@ -410,6 +428,7 @@ void ppcc_rt_flight_end(ppcc_rt *rt, int action, double start, double end)
 	if (f->act_len < FR_ACTIONS)
 		f->act_len++;
 	f->cur_action = -1;
+	fr_running = NULL;
 }
 
 void ppcc_rt_flight_post(ppcc_rt *rt, const rt_req *r)
@@ -460,6 +479,22 @@ void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited)
 	f->failed_waited = waited;
 	f->failed_at = ppcc_rt_now();
 	fr_write(rt, "failure");
+	if (fr_running == rt)
+		fr_running = NULL;
+}
+
+int ppcc_rt_flight_sample(int mb, uint64_t sample)
+{
+	ppcc_rt *rt = fr_running;
+	rt_frec *f = rt ? rt->frec : NULL;
+	if (!f || f->cur_action < 0 || sample > (uint64_t)INT64_MAX)
+		return PPCC_RT_EINPUT;
+	f->samples[f->sample_pos].mb = mb;
+	f->samples[f->sample_pos].sample = sample;
+	f->sample_pos = (f->sample_pos + 1) % FR_SAMPLES;
+	if (f->sample_len < FR_SAMPLES)
+		f->sample_len++;
+	return 0;
 }
 
 int ppcc_rt_dump(ppcc_rt *rt)
