@@ -217,6 +217,8 @@ typedef struct rank_arg {
 	const ppcc_rt_stage_fns *fns;
 	ppcc_rt_local_world *w;
 	double timeout_s;
+	int debug;
+	double delay_s; /* before the step */
 	int init_status, step_status;
 } rank_arg;
 
@@ -227,15 +229,22 @@ static void *rank_main(void *p)
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.world = t->w;
 	o.timeout_s = t->timeout_s;
+	o.debug = t->debug;
 	o.diag = quiet;
 	t->init_status = ppcc_rt_init(&rt, t->s, t->rank, &o);
-	if (t->init_status == 0)
+	if (t->init_status == 0) {
+		if (t->delay_s > 0) {
+			struct timespec ts = {0, (long)(t->delay_s * 1e9)};
+			nanosleep(&ts, NULL);
+		}
 		t->step_status = ppcc_rt_step(NULL, rt, t->fns);
+	}
 	ppcc_rt_free(rt);
 	return NULL;
 }
 
-/* Every rank in a thread, rank r holding s[r]. */
+/* Every rank in a thread, rank r holding s[r]; t[r].debug and
+ * t[r].delay_s as the caller set them. */
 static void run_ranks(const char *dir, const ppcc_schedule *const *s, int p,
 		      const ppcc_rt_stage_fns *fns, rank_arg *t, double timeout_s)
 {
@@ -244,7 +253,8 @@ static void run_ranks(const char *dir, const ppcc_schedule *const *s, int p,
 	setenv("PPCC_FLIGHT_DIR", dir, 1);
 	for (int r = 0; r < p; r++) {
 		t[r] = (rank_arg){.rank = r, .s = s[r], .fns = fns, .w = w,
-				  .timeout_s = timeout_s};
+				  .timeout_s = timeout_s, .debug = t[r].debug,
+				  .delay_s = t[r].delay_s};
 		ck_assert_int_eq(pthread_create(&t[r].th, NULL, rank_main, &t[r]), 0);
 	}
 	for (int r = 0; r < p; r++)
@@ -264,7 +274,7 @@ START_TEST(mismatched_schedules_are_named_with_both_fingerprints)
 	ppcc_rt_stage_fns fns[2];
 	rt_pipe_fns(pp, fns);
 	const ppcc_schedule *ss[2] = {&s0, &s1};
-	rank_arg t[2];
+	rank_arg t[2] = {{0}};
 	run_ranks(dir, ss, 2, fns, t, 5);
 	ck_assert_int_eq(t[0].init_status, PPCC_RT_EMISMATCH);
 	ck_assert_int_eq(t[1].init_status, PPCC_RT_EMISMATCH);
@@ -312,7 +322,7 @@ START_TEST(rank_that_skips_a_microbatch_is_named_with_what_it_skips)
 	ppcc_rt_stage_fns fns[4];
 	rt_pipe_fns(pp, fns);
 	const ppcc_schedule *ss[4] = {&s, &skip, &s, &s};
-	rank_arg t[4];
+	rank_arg t[4] = {{0}};
 	run_ranks(dir, ss, 4, fns, t, 5);
 	ck_assert_int_eq(t[1].init_status, PPCC_RT_EINPUT);
 	ck_assert_int_eq(t[0].init_status, PPCC_RT_EPEER);
@@ -340,6 +350,63 @@ static int forward_with_sample(int stage, int mb, const void *in, size_t in_n,
 	ck_assert_int_eq(ppcc_rt_flight_sample(mb, 1000 + (uint64_t)mb), 0);
 	return rt_pipe_forward(stage, mb, in, in_n, out, out_n, user);
 }
+
+/* Stage 0's forward of mb 1 scribbles on mb 0's output, which rank 1
+ * (sleeping before its step) has not received yet; in debug mode rank 1
+ * fails its check, and diagnose names it and the message. */
+static unsigned char *kept_output;
+
+static int scribbling_forward(int stage, int mb, const void *input,
+			      size_t input_bytes, void *output,
+			      size_t output_bytes, void *user)
+{
+	int ret = rt_pipe_forward(stage, mb, input, input_bytes, output,
+				  output_bytes, user);
+	if (stage == 0 && mb == 0)
+		kept_output = output;
+	if (stage == 0 && mb == 1 && kept_output)
+		kept_output[3] ^= 0x40;
+	return ret;
+}
+
+START_TEST(corrupted_message_is_named_at_its_receiver)
+{
+	char *dir = tu_mkdtemp();
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
+	ppcc_schedule s;
+	ppcc_stage_info st[4];
+	rt_pipe_stage_table(pp, st);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_GPIPE, 2, 1, 2, 0, st), 0);
+	ppcc_rt_stage_fns fns[2];
+	rt_pipe_fns(pp, fns);
+	fns[0].forward = scribbling_forward;
+	kept_output = NULL;
+	const ppcc_schedule *ss[2] = {&s, &s};
+	rank_arg t[2] = {{.debug = 1}, {.debug = 1, .delay_s = 0.3}};
+	run_ranks(dir, ss, 2, fns, t, 10);
+	ck_assert_int_eq(t[1].step_status, PPCC_RT_ECHECKSUM);
+	ck_assert_int_eq(n_records(dir), 2);
+	int idx = -1;
+	for (int i = 0; i < s.ranks[1].n_actions && idx < 0; i++)
+		if (s.ranks[1].actions[i].op == PPCC_OP_RECV_F)
+			idx = i;
+	char want[256];
+	snprintf(want, sizeof want, "cause: rank 1 failed first (message check failed) at "
+		 "action %d RECV_F stage 1 mb 0, step 0: ", idx);
+	tu_run r;
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, want) && strstr(r.out, "checksum") &&
+		      strstr(r.out, "  rank 0 stopped because rank 1 failed\n"),
+		      "want '%s' in\n%s", want, r.out);
+	tu_run_free(&r);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
 
 typedef struct local_job {
 	const ppcc_schedule *s;
@@ -700,6 +767,7 @@ Suite *suite_diagnose(void)
 	tcase_add_test(tc, failing_callback_is_named_as_the_first_failure);
 	tcase_add_test(tc, stuck_callback_is_found_through_the_wait_for_graph);
 	tcase_add_test(tc, mismatched_schedules_are_named_with_both_fingerprints);
+	tcase_add_test(tc, corrupted_message_is_named_at_its_receiver);
 	tcase_add_test(tc, rank_that_skips_a_microbatch_is_named_with_what_it_skips);
 	tcase_add_test(tc, sigusr1_records_a_live_hang_and_diagnose_names_the_holder);
 	tcase_add_test(tc, killed_mpi_rank_is_named_as_dead);
