@@ -102,8 +102,8 @@ START_TEST(generated_schedules_are_order_safe)
 END_TEST
 
 /* One finding per rank pair, bounded by max_findings with a note: on 3
- * ranks of 1F1B, reversing rank 1's receives from rank 0 and rank 2's
- * receives from rank 1 puts two pairs out of order. */
+ * ranks of GPipe, renaming rank 1's first two RECV_F (mb 0 <-> 1), and
+ * rank 2's, puts two pairs out of order. */
 START_TEST(one_finding_per_pair_and_the_bound_is_noted)
 {
 	ppcc_arena *a = ppcc_arena_new();
