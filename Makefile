@@ -21,10 +21,10 @@ CUDA_HOME ?= /usr/local/cuda
 VERSION  := $(shell sed -n 's/^\#define PPCC_VERSION_STRING "\(.*\)"/\1/p' src/ppcc.h)
 
 DEB_PACKAGES := build-essential pkg-config libyaml-dev check libsubunit-dev \
-	libjansson-dev libgraphviz-dev graphviz libopenmpi-dev openmpi-bin \
+	libjansson-dev libyajl-dev libgraphviz-dev graphviz libopenmpi-dev openmpi-bin \
 	valgrind clang locales fonts-liberation2 fonts-dejavu-core
 
-PKGS := yaml-0.1 jansson libcgraph libgvc
+PKGS := yaml-0.1 jansson yajl libcgraph libgvc
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wno-unused-parameter
 ifeq ($(WERROR),1)
@@ -202,9 +202,17 @@ schedules-check: $(PPCC)
 
 # ---- benchmarks -------------------------------------------------------------
 
+# bench_scale.sh: the whole program's time and peak RSS on large plans,
+# beside those recorded for BENCH_BASE (make bench-baseline re-measures
+# it: over 10 GB and a few minutes).
+BENCH_BASE ?= f51a269
 BENCHES := $(BENCH_SRC:tests/bench_%.c=$(BUILD)/bench_%)
 bench: $(BENCHES) $(PPCC)
 	@for b in $(BENCHES); do $$b || exit 1; done
+	@tests/bench_scale.sh run $(PPCC) growth
+
+bench-baseline:
+	tests/bench_scale.sh baseline $(BENCH_BASE)
 
 # ---- install ------------------------------------------------------------------
 
@@ -233,7 +241,7 @@ uninstall:
 clean:
 	rm -rf build build-*
 
-.PHONY: all deps demo check schedules schedules-check bench install uninstall clean trainer
+.PHONY: all deps demo check schedules schedules-check bench bench-baseline install uninstall clean trainer
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/tests/runner.d
 -include $(BUILD)/tests/rt_mpi_prog.d $(TRAINER_DIR)/trainer.d $(TRAINER_DIR)/mlp.d \

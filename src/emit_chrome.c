@@ -9,9 +9,10 @@
  * "compute" or "comm" and args {stage, mb, chunk, peer, bytes}.  The
  * model's name and the plan's figures go in otherData.
  *
- * Every value is encoded by jansson (strings escaped, numbers with 15
- * significant digits, keys in insertion order); the document is written
- * one event per line so that memory stays flat.  Only finite numbers are
+ * The document is streamed through json_write.h, one event per line, so
+ * that memory stays flat, with the bytes jansson gave it before (strings
+ * escaped to ASCII, reals with 15 significant digits, keys in a fixed order); each
+ * action's times are replayed from the simulation as it is written.  Only finite numbers are
  * written: a non-finite or backwards simulated time is an internal error.
  * A model name that is not valid UTF-8 has each bad byte replaced by
  * U+FFFD, since JSON strings are UTF-8.  A plan without simulated times
@@ -23,52 +24,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <jansson.h>
-
+#include "json_write.h"
 #include "ppcc.h"
 
-#define CHROME_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15) | \
-	JSON_ENSURE_ASCII)
-
-typedef struct chrome_out {
-	FILE *f;
-	int err; /* the first failure: PPCC_ENOMEM or PPCC_EIO */
-} chrome_out;
-
-/* Writes v and drops it; NULL means an allocation failed. */
-static void put(chrome_out *o, json_t *v)
-{
-	if (!v) {
-		if (!o->err)
-			o->err = PPCC_ENOMEM;
-		return;
-	}
-	/* json_dumpf fails on a write error or when it cannot allocate */
-	if (!o->err && json_dumpf(v, o->f, CHROME_JSON_FLAGS) != 0)
-		o->err = ferror(o->f) ? PPCC_EIO : PPCC_ENOMEM;
-	json_decref(v);
-}
-
-static void raw(chrome_out *o, const char *s)
-{
-	if (!o->err && fputs(s, o->f) == EOF)
-		o->err = PPCC_EIO;
-}
-
-/* One element of traceEvents, on a line of its own. */
-static void event(chrome_out *o, int *first, json_t *v)
-{
-	raw(o, *first ? "" : ",\n");
-	*first = 0;
-	put(o, v);
-}
-
-/* Sets obj[k] = v (taking v); marks obj bad on failure. */
-static void set(json_t *obj, int *bad, const char *k, json_t *v)
-{
-	if (!v || json_object_set_new(obj, k, v) != 0)
-		*bad = 1;
-}
+/* jansson's JSON_REAL_PRECISION(15), which the trace has always used */
+#define CHROME_DIGITS 15
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none:
  * no overlong forms, surrogates or code points past U+10FFFF. */
@@ -100,18 +60,21 @@ static size_t utf8_sequence(const unsigned char *s, size_t n)
 }
 
 /* A JSON string of s, with U+FFFD for each byte that is not UTF-8. */
-static json_t *utf8_string(const char *s)
+static int utf8_string(ppcc_jw *w, const char *s)
 {
-	json_t *v = json_string(s);
-	if (v)
-		return v;
-	size_t n = strlen(s), out = 0;
+	size_t n = strlen(s), out = 0, i, len;
+	const unsigned char *u = (const unsigned char *)s;
+	for (i = 0; i < n && (len = utf8_sequence(u + i, n - i)) > 0; i += len)
+		;
+	if (i >= n) {
+		ppcc_jw_string_n(w, s, n);
+		return 0;
+	}
 	char *fixed = ppcc_malloc(3 * n + 1);
 	if (!fixed)
-		return NULL;
-	const unsigned char *u = (const unsigned char *)s;
-	for (size_t i = 0; i < n;) {
-		size_t len = utf8_sequence(u + i, n - i);
+		return PPCC_ENOMEM;
+	for (i = 0; i < n;) {
+		len = utf8_sequence(u + i, n - i);
 		if (len) {
 			memcpy(fixed + out, s + i, len);
 			out += len, i += len;
@@ -120,124 +83,134 @@ static json_t *utf8_string(const char *s)
 			out += 3, i++;
 		}
 	}
-	v = json_stringn(fixed, out);
+	ppcc_jw_string_n(w, fixed, out);
 	ppcc_free(fixed);
-	return v;
+	return 0;
 }
 
-static json_t *metadata(const char *name, int pid, int tid, const char *key,
-			json_t *value)
+static void metadata(ppcc_jw *w, const char *name, int pid, int tid,
+		     const char *key, const char *svalue, int ivalue)
 {
-	json_t *ev = json_object(), *args = json_object();
-	int bad = !ev || !args;
-	if (!bad) {
-		set(ev, &bad, "name", json_string(name));
-		set(ev, &bad, "ph", json_string("M"));
-		set(ev, &bad, "pid", json_integer(pid));
-		set(ev, &bad, "tid", json_integer(tid));
-		set(args, &bad, key, value);
-		value = NULL;
-		set(ev, &bad, "args", args);
-		args = NULL;
-	}
-	json_decref(value);
-	json_decref(args);
-	if (bad) {
-		json_decref(ev);
-		return NULL;
-	}
-	return ev;
+	ppcc_jw_raw(w, "{\"name\":");
+	ppcc_jw_string(w, name);
+	ppcc_jw_raw(w, ",\"ph\":\"M\",\"pid\":");
+	ppcc_jw_int(w, pid);
+	ppcc_jw_raw(w, ",\"tid\":");
+	ppcc_jw_int(w, tid);
+	ppcc_jw_raw(w, ",\"args\":{");
+	ppcc_jw_string(w, key);
+	ppcc_jw_raw(w, ":");
+	if (svalue)
+		ppcc_jw_string(w, svalue);
+	else
+		ppcc_jw_int(w, ivalue);
+	ppcc_jw_raw(w, "}}");
 }
 
-static json_t *action_event(const ppcc_action *a, int rank, int chunk,
-			    double start_ms, double end_ms)
+static void action_event(ppcc_jw *w, const ppcc_action *a, int rank, int chunk,
+			 double start_ms, double end_ms)
 {
-	char name[64];
 	int comm = a->op >= PPCC_OP_SEND_F;
-	snprintf(name, sizeof name, "%s s%d mb%d", ppcc_op_name(a->op),
-		 (int)a->stage, (int)a->mb);
-	json_t *ev = json_object(), *args = json_object();
-	int bad = !ev || !args;
-	if (!bad) {
-		set(ev, &bad, "name", json_string(name));
-		set(ev, &bad, "cat", json_string(comm ? "comm" : "compute"));
-		set(ev, &bad, "ph", json_string("X"));
-		set(ev, &bad, "ts", json_real(start_ms * 1000.0));
-		set(ev, &bad, "dur", json_real((end_ms - start_ms) * 1000.0));
-		set(ev, &bad, "pid", json_integer(rank));
-		set(ev, &bad, "tid", json_integer(comm));
-		set(args, &bad, "stage", json_integer(a->stage));
-		set(args, &bad, "mb", json_integer(a->mb));
-		set(args, &bad, "chunk", json_integer(chunk));
-		set(args, &bad, "peer", json_integer(a->peer));
-		set(args, &bad, "bytes",
-		    a->bytes <= (uint64_t)INT64_MAX
-			    ? json_integer((json_int_t)a->bytes)
-			    : json_real((double)a->bytes));
-		set(ev, &bad, "args", args);
-		args = NULL;
-	}
-	json_decref(args);
-	if (bad) {
-		json_decref(ev);
-		return NULL;
-	}
-	return ev;
+	ppcc_jw_raw_n(w, "{\"name\":\"", 9);
+	ppcc_jw_raw(w, ppcc_op_name(a->op));
+	ppcc_jw_raw_n(w, " s", 2);
+	ppcc_jw_int(w, a->stage);
+	ppcc_jw_raw_n(w, " mb", 3);
+	ppcc_jw_int(w, a->mb);
+	ppcc_jw_raw(w, comm ? "\",\"cat\":\"comm\",\"ph\":\"X\",\"ts\":"
+			    : "\",\"cat\":\"compute\",\"ph\":\"X\",\"ts\":");
+	ppcc_jw_real(w, start_ms * 1000.0, CHROME_DIGITS);
+	ppcc_jw_raw(w, ",\"dur\":");
+	ppcc_jw_real(w, (end_ms - start_ms) * 1000.0, CHROME_DIGITS);
+	ppcc_jw_raw(w, ",\"pid\":");
+	ppcc_jw_int(w, rank);
+	ppcc_jw_raw(w, ",\"tid\":");
+	ppcc_jw_int(w, comm);
+	ppcc_jw_raw(w, ",\"args\":{\"stage\":");
+	ppcc_jw_int(w, a->stage);
+	ppcc_jw_raw(w, ",\"mb\":");
+	ppcc_jw_int(w, a->mb);
+	ppcc_jw_raw(w, ",\"chunk\":");
+	ppcc_jw_int(w, chunk);
+	ppcc_jw_raw(w, ",\"peer\":");
+	ppcc_jw_int(w, a->peer);
+	ppcc_jw_raw(w, ",\"bytes\":");
+	if (a->bytes <= (uint64_t)INT64_MAX)
+		ppcc_jw_int(w, (int64_t)a->bytes);
+	else
+		ppcc_jw_real(w, (double)a->bytes, CHROME_DIGITS);
+	ppcc_jw_raw_n(w, "}}", 2);
 }
 
-static json_t *other_data(const ppcc_plan *p, const ppcc_schedule *s,
-			  const ppcc_estimate *e)
+static int other_data(ppcc_jw *w, const ppcc_plan *p, const ppcc_schedule *s,
+		      const ppcc_estimate *e)
 {
 	char fp[32];
 	snprintf(fp, sizeof fp, "%016" PRIx64, s->fingerprint);
-	json_t *od = json_object();
-	int bad = !od;
-	if (!bad) {
-		set(od, &bad, "generator", json_string("ppcc " PPCC_VERSION_STRING));
-		set(od, &bad, "model", utf8_string(p->model_name ? p->model_name : ""));
-		set(od, &bad, "schedule", json_string(ppcc_schedule_kind_name(s->kind)));
-		set(od, &bad, "ranks", json_integer(s->n_ranks));
-		set(od, &bad, "chunks", json_integer(s->n_chunks));
-		set(od, &bad, "virtual_stages", json_integer(s->n_stages));
-		set(od, &bad, "microbatches", json_integer(s->n_microbatches));
-		set(od, &bad, "fingerprint", json_string(fp));
-		if (isfinite(e->step_ms))
-			set(od, &bad, "step_ms", json_real(e->step_ms));
-		if (isfinite(e->bubble_fraction))
-			set(od, &bad, "bubble_fraction", json_real(e->bubble_fraction));
-		if (isfinite(e->bubble_analytic))
-			set(od, &bad, "bubble_fraction_analytic",
-			    json_real(e->bubble_analytic));
+	ppcc_jw_raw(w, "{\"generator\":");
+	ppcc_jw_string(w, "ppcc " PPCC_VERSION_STRING);
+	ppcc_jw_raw(w, ",\"model\":");
+	if (utf8_string(w, p->model_name ? p->model_name : "") < 0)
+		return PPCC_ENOMEM;
+	ppcc_jw_raw(w, ",\"schedule\":");
+	ppcc_jw_string(w, ppcc_schedule_kind_name(s->kind));
+	ppcc_jw_raw(w, ",\"ranks\":");
+	ppcc_jw_int(w, s->n_ranks);
+	ppcc_jw_raw(w, ",\"chunks\":");
+	ppcc_jw_int(w, s->n_chunks);
+	ppcc_jw_raw(w, ",\"virtual_stages\":");
+	ppcc_jw_int(w, s->n_stages);
+	ppcc_jw_raw(w, ",\"microbatches\":");
+	ppcc_jw_int(w, s->n_microbatches);
+	ppcc_jw_raw(w, ",\"fingerprint\":");
+	ppcc_jw_string(w, fp);
+	if (isfinite(e->step_ms)) {
+		ppcc_jw_raw(w, ",\"step_ms\":");
+		ppcc_jw_real(w, e->step_ms, CHROME_DIGITS);
 	}
-	if (bad) {
-		json_decref(od);
-		return NULL;
+	if (isfinite(e->bubble_fraction)) {
+		ppcc_jw_raw(w, ",\"bubble_fraction\":");
+		ppcc_jw_real(w, e->bubble_fraction, CHROME_DIGITS);
 	}
-	return od;
+	if (isfinite(e->bubble_analytic)) {
+		ppcc_jw_raw(w, ",\"bubble_fraction_analytic\":");
+		ppcc_jw_real(w, e->bubble_analytic, CHROME_DIGITS);
+	}
+	ppcc_jw_raw(w, "}");
+	return 0;
 }
 
-/* The shape and the times the events are made of, checked. */
-static int check_plan(const ppcc_schedule *s, const ppcc_estimate *e,
-		      ppcc_diag *d)
+/* The shape and the times the events are made of, checked (the times are
+ * replayed for this and again for the events: ppcc_rank_times). */
+static int check_plan(const ppcc_schedule *s, const ppcc_stage_cost *costs,
+		      const ppcc_estimate *e, ppcc_diag *d)
 {
-	if (s->n_ranks < 1 || !s->ranks || !e->start_ms || !e->end_ms) {
+	if (s->n_ranks < 1 || !s->ranks ||
+	    (!(e->start_ms && e->end_ms) && !(e->send_ms && costs))) {
 		ppcc_error(d, NULL, "the plan has no simulated schedule to trace");
 		return PPCC_EINTERNAL;
 	}
 	for (int r = 0; r < s->n_ranks; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
+		ppcc_rank_times tt;
 		if (rs->n_actions < 0 ||
-		    (rs->n_actions > 0 && (!rs->actions || !e->start_ms[r] ||
-					   !e->end_ms[r]))) {
+		    (rs->n_actions > 0 && (!rs->actions ||
+					   (e->start_ms && (!e->start_ms[r] || !e->end_ms[r])) ||
+					   ppcc_rank_times_begin(&tt, s, costs, e, r) < 0))) {
 			ppcc_error(d, NULL, "rank %d has no action list or times", r);
 			return PPCC_EINTERNAL;
 		}
 		for (int i = 0; i < rs->n_actions; i++) {
-			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
+			double t0, t1;
 			int op = rs->actions[i].op;
 			if (op < 0 || op >= PPCC_OP_COUNT) {
 				ppcc_error(d, NULL, "rank %d action %d has unknown op %d",
 					   r, i, op);
+				return PPCC_EINTERNAL;
+			}
+			if (ppcc_rank_times_at(&tt, i, &t0, &t1) < 0) {
+				ppcc_error(d, NULL, "rank %d action %d cannot be "
+					   "replayed", r, i);
 				return PPCC_EINTERNAL;
 			}
 			if (!isfinite(t0) || !isfinite(t1) || t1 < t0) {
@@ -252,11 +225,8 @@ static int check_plan(const ppcc_schedule *s, const ppcc_estimate *e,
 	return 0;
 }
 
-static int emit_chrome_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *opt,
-		     ppcc_diag *d)
+static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 {
-	ppcc_diag quiet = {0};
-	chrome_out o = {.f = f};
 	const ppcc_schedule *s = &p->best.schedule;
 	const ppcc_estimate *e = &p->best.estimate;
 	ppcc_estimate simulated;
@@ -264,66 +234,84 @@ static int emit_chrome_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options
 	int err;
 	char label[32];
 
-	(void)opt;
-	if (!d)
-		d = &quiet;
-	if (!e->start_ms && p->best.costs && s->ranks) {
+	if (!e->start_ms && !e->send_ms && p->best.costs && s->ranks) {
 		if (!(a = ppcc_arena_new())) {
 			err = PPCC_ENOMEM;
 			goto out;
 		}
-		if ((err = ppcc_simulate(&simulated, a, s, p->best.costs)) < 0)
+		if ((err = ppcc_simulate_keep(&simulated, a, s, p->best.costs,
+					      PPCC_SIM_SEND_TIMES)) < 0)
 			goto out;
 		e = &simulated;
 	}
-	if ((err = check_plan(s, e, d)) < 0)
+	if ((err = check_plan(s, p->best.costs, e, d)) < 0)
 		goto out;
 
-	raw(&o, "{\"traceEvents\":[\n");
-	int first = 1;
+	ppcc_jw_raw(w, "{\"traceEvents\":[\n");
 	for (int r = 0; r < s->n_ranks; r++) {
 		snprintf(label, sizeof label, "rank %d", r);
-		event(&o, &first, metadata("process_name", r, 0, "name",
-					   json_string(label)));
-		event(&o, &first, metadata("process_sort_index", r, 0,
-					   "sort_index", json_integer(r)));
-		event(&o, &first, metadata("thread_name", r, 0, "name",
-					   json_string("compute")));
-		event(&o, &first, metadata("thread_name", r, 1, "name",
-					   json_string("comm")));
+		ppcc_jw_raw(w, r ? ",\n" : "");
+		metadata(w, "process_name", r, 0, "name", label, 0);
+		ppcc_jw_raw(w, ",\n");
+		metadata(w, "process_sort_index", r, 0, "sort_index", NULL, r);
+		ppcc_jw_raw(w, ",\n");
+		metadata(w, "thread_name", r, 0, "name", "compute", 0);
+		ppcc_jw_raw(w, ",\n");
+		metadata(w, "thread_name", r, 1, "name", "comm", 0);
 	}
-	for (int r = 0; r < s->n_ranks && !o.err; r++) {
+	for (int r = 0; r < s->n_ranks && !w->err; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
-		for (int i = 0; i < rs->n_actions && !o.err; i++) {
+		ppcc_rank_times tt;
+		if (rs->n_actions > 0 &&
+		    ppcc_rank_times_begin(&tt, s, p->best.costs, e, r) < 0) {
+			err = PPCC_EINTERNAL;
+			goto out;
+		}
+		for (int i = 0; i < rs->n_actions && !w->err; i++) {
 			const ppcc_action *act = &rs->actions[i];
 			int chunk = s->stages && act->stage >= 0 &&
 						    act->stage < s->n_stages
 					    ? s->stages[act->stage].chunk
 					    : act->stage / s->n_ranks;
-			event(&o, &first, action_event(act, r, chunk,
-						       e->start_ms[r][i],
-						       e->end_ms[r][i]));
+			double t0, t1;
+			if (ppcc_rank_times_at(&tt, i, &t0, &t1) < 0) {
+				err = PPCC_EINTERNAL;
+				goto out;
+			}
+			ppcc_jw_raw_n(w, ",\n", 2);
+			action_event(w, act, r, chunk, t0, t1);
 		}
 	}
-	raw(&o, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":");
-	put(&o, other_data(p, s, e));
-	raw(&o, "}\n");
-	err = o.err;
+	ppcc_jw_raw(w, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":");
+	if ((err = other_data(w, p, s, e)) < 0)
+		goto out;
+	ppcc_jw_raw(w, "}\n");
+	err = ppcc_jw_flush(w);
 out:
 	ppcc_arena_free(a);
+	return err;
+}
+
+int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o, ppcc_diag *d)
+{
+	ppcc_diag quiet = {0};
+	(void)o;
+	if (!d)
+		d = &quiet;
+	ppcc_jw *w = ppcc_malloc(sizeof *w);
+	int err;
+	if (!w) {
+		err = PPCC_ENOMEM;
+	} else {
+		ppcc_jw_init(w, f);
+		err = emit_chrome_body(w, p, d);
+		ppcc_free(w);
+	}
 	if (err == PPCC_ENOMEM)
 		ppcc_error(d, NULL, "out of memory writing the Chrome trace");
 	if (err == PPCC_EIO || (!err && ferror(f))) {
 		ppcc_error(d, NULL, "cannot write the Chrome trace");
 		err = PPCC_EIO;
 	}
-	return err;
-}
-
-int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o, ppcc_diag *d)
-{
-	locale_t saved = ppcc_locale_enter();
-	int err = emit_chrome_body(f, p, o, d);
-	ppcc_locale_leave(saved);
 	return err;
 }

@@ -1,116 +1,123 @@
 /*
  * emit_json.c - the plan as JSON (format "ppcc-schedule", version 1).
  *
- * Every value is encoded by jansson; the document is written piece by
- * piece, one action per line, so that memory stays flat however many
- * actions a plan has and golden files diff line by line.  Numbers are
- * finite (a missing closed form is null) and printed with 12 significant
- * digits; the same plan gives the same bytes in any locale.  The layout
- * is documented in ppcc(5).
+ * The document is streamed through json_write.h, one action per line, so
+ * that memory stays flat however many actions a plan has and golden files
+ * diff line by line; each action's times are replayed from the
+ * simulation as it is written (ppcc_rank_times).  Numbers are finite (a
+ * missing closed form is null), whole ones printed as integers and the
+ * rest with 12 significant digits, and strings escaped to ASCII (\uXXXX
+ * for anything else), as jansson printed them; the same plan
+ * gives the same bytes in any locale.  The layout is documented in
+ * ppcc(5).  Each part is one function, so a key is added in one place.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <jansson.h>
-
+#include "json_write.h"
 #include "ppcc.h"
 
-#define JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(12) | JSON_ENCODE_ANY | \
-	JSON_ENSURE_ASCII)
+/* jansson's JSON_REAL_PRECISION(12), which this format has always used */
+#define JSON_DIGITS 12
 
-typedef struct json_out {
-	FILE *f;
-	int err;
-} json_out;
-
-/* Writes v (and takes it); NULL means allocation failed. */
-static void put(json_out *o, json_t *v)
+static void key(ppcc_jw *w, const char *sep, const char *k)
 {
-	if (!v) {
-		o->err = PPCC_ENOMEM;
-		return;
-	}
-	if (!o->err && json_dumpf(v, o->f, JSON_FLAGS) != 0)
-		o->err = ferror(o->f) ? PPCC_EIO : PPCC_ENOMEM; /* or it could not allocate */
-	json_decref(v);
+	ppcc_jw_raw(w, sep);
+	ppcc_jw_string(w, k);
+	ppcc_jw_raw_n(w, ": ", 2);
 }
 
-static void raw(json_out *o, const char *s)
+static void real_or_null(ppcc_jw *w, double x)
 {
-	if (!o->err && fputs(s, o->f) == EOF)
-		o->err = PPCC_EIO;
+	ppcc_jw_real(w, x, JSON_DIGITS);
 }
 
-static void key(json_out *o, const char *indent, const char *k)
+/* Whole numbers print as integers: byte counts stay exact. */
+static void num(ppcc_jw *w, double x)
 {
-	raw(o, indent);
-	put(o, json_string(k));
-	raw(o, ": ");
-}
-
-static json_t *real_or_null(double x)
-{
-	return isfinite(x) ? json_real(x) : json_null();
-}
-
-static json_t *num(double x)
-{
-	/* Whole numbers print as integers: byte counts stay exact. */
 	if (isfinite(x) && x == floor(x) && fabs(x) < 9e15)
-		return json_integer((json_int_t)x);
-	return real_or_null(x);
+		ppcc_jw_int(w, (int64_t)x);
+	else
+		real_or_null(w, x);
 }
 
-static json_t *per_rank(const double *v, int n)
+static void per_rank(ppcc_jw *w, const double *v, int n)
 {
-	json_t *a = json_array();
-	for (int i = 0; a && i < n; i++)
-		if (json_array_append_new(a, num(v[i])) != 0) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
+	ppcc_jw_raw_n(w, "[", 1);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			ppcc_jw_raw_n(w, ",", 1);
+		num(w, v[i]);
+	}
+	ppcc_jw_raw_n(w, "]", 1);
 }
 
-/* json_pack reports failure by returning NULL, which put() turns into
- * PPCC_ENOMEM. */
-static json_t *stage_json(const ppcc_stage_info *st, const ppcc_stage_cost *c)
+/* "name":value pairs of a compact object: the separator before all but
+ * the first */
+static void field(ppcc_jw *w, const char *quoted_key_colon, int first)
 {
-	return json_pack("{s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o}",
-			 "stage", (int)st->stage, "rank", (int)st->rank,
-			 "chunk", (int)st->chunk, "first_layer", (int)st->first_layer,
-			 "last_layer", (int)st->last_layer,
-			 "fwd_ms", num(c->fwd_ms), "bwd_ms", num(c->bwd_ms),
-			 "recv_bytes", (json_int_t)st->recv_bytes,
-			 "send_bytes", (json_int_t)st->send_bytes,
-			 "send_f_ms", num(c->send_f_ms), "send_b_ms", num(c->send_b_ms),
-			 "static_bytes", num(c->static_bytes),
-			 "stash_bytes", num(c->stash_bytes));
+	if (!first)
+		ppcc_jw_raw_n(w, ",", 1);
+	ppcc_jw_raw(w, quoted_key_colon);
 }
 
-static json_t *action_json(const ppcc_action *a, double start, double end)
+static void stage_json(ppcc_jw *w, const ppcc_stage_info *st, const ppcc_stage_cost *c)
 {
-	json_t *o = json_pack("{s:s, s:i, s:i}", "op", ppcc_op_name(a->op),
-			      "stage", (int)a->stage, "mb", (int)a->mb);
-	if (!o)
-		return NULL;
-	int bad = 0;
+	field(w, "{\"stage\":", 1);
+	ppcc_jw_int(w, st->stage);
+	field(w, "\"rank\":", 0);
+	ppcc_jw_int(w, st->rank);
+	field(w, "\"chunk\":", 0);
+	ppcc_jw_int(w, st->chunk);
+	field(w, "\"first_layer\":", 0);
+	ppcc_jw_int(w, st->first_layer);
+	field(w, "\"last_layer\":", 0);
+	ppcc_jw_int(w, st->last_layer);
+	field(w, "\"fwd_ms\":", 0);
+	num(w, c->fwd_ms);
+	field(w, "\"bwd_ms\":", 0);
+	num(w, c->bwd_ms);
+	field(w, "\"recv_bytes\":", 0);
+	ppcc_jw_int(w, (int64_t)st->recv_bytes);
+	field(w, "\"send_bytes\":", 0);
+	ppcc_jw_int(w, (int64_t)st->send_bytes);
+	field(w, "\"send_f_ms\":", 0);
+	num(w, c->send_f_ms);
+	field(w, "\"send_b_ms\":", 0);
+	num(w, c->send_b_ms);
+	field(w, "\"static_bytes\":", 0);
+	num(w, c->static_bytes);
+	field(w, "\"stash_bytes\":", 0);
+	num(w, c->stash_bytes);
+	ppcc_jw_raw_n(w, "}", 1);
+}
+
+/* One action, on a line of its own.  The op names are plain ASCII
+ * words, written as they are. */
+static void action_json(ppcc_jw *w, const ppcc_action *a, double start, double end)
+{
+	ppcc_jw_raw_n(w, "{\"op\":\"", 7);
+	ppcc_jw_raw(w, ppcc_op_name(a->op));
+	field(w, "\",\"stage\":", 1);
+	ppcc_jw_int(w, a->stage);
+	field(w, "\"mb\":", 0);
+	ppcc_jw_int(w, a->mb);
 	if (a->op >= PPCC_OP_SEND_F) {
-		bad |= json_object_set_new(o, "peer", json_integer(a->peer));
-		bad |= json_object_set_new(o, "bytes", json_integer((json_int_t)a->bytes));
+		field(w, "\"peer\":", 0);
+		ppcc_jw_int(w, a->peer);
+		field(w, "\"bytes\":", 0);
+		ppcc_jw_int(w, (int64_t)a->bytes);
 	}
-	bad |= json_object_set_new(o, "start_ms", num(start));
-	bad |= json_object_set_new(o, "end_ms", num(end));
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	field(w, "\"start_ms\":", 0);
+	num(w, start);
+	field(w, "\"end_ms\":", 0);
+	num(w, end);
+	ppcc_jw_raw_n(w, "}", 1);
 }
 
-static void variant_summary(json_out *o, const ppcc_plan_variant *v, int fits)
+static void variant_summary(ppcc_jw *w, const ppcc_plan_variant *v, int fits)
 {
 	const ppcc_estimate *e = &v->estimate;
 	int p = v->schedule.n_ranks;
@@ -118,160 +125,169 @@ static void variant_summary(json_out *o, const ppcc_plan_variant *v, int fits)
 	for (int r = 0; r < p; r++)
 		if (e->peak_memory_bytes[r] > peak)
 			peak = e->peak_memory_bytes[r];
-	raw(o, "{");
-	key(o, "", "step_ms");
-	put(o, num(e->step_ms));
-	key(o, ", ", "bottleneck_ms");
-	put(o, num((double)v->bottleneck_ps / 1e9));
-	key(o, ", ", "bubble_fraction");
-	put(o, num(e->bubble_fraction));
-	key(o, ", ", "max_peak_memory_bytes");
-	put(o, num(peak));
+	ppcc_jw_raw(w, "{");
+	key(w, "", "step_ms");
+	num(w, e->step_ms);
+	key(w, ", ", "bottleneck_ms");
+	num(w, (double)v->bottleneck_ps / 1e9);
+	key(w, ", ", "bubble_fraction");
+	num(w, e->bubble_fraction);
+	key(w, ", ", "max_peak_memory_bytes");
+	num(w, peak);
 	if (fits >= 0) {
-		key(o, ", ", "fits");
-		put(o, json_boolean(fits));
+		key(w, ", ", "fits");
+		ppcc_jw_raw(w, fits ? "true" : "false");
 	}
-	key(o, ", ", "first_layers");
-	json_t *firsts = json_array();
-	for (int s = 0; firsts && s < v->schedule.n_stages; s++)
-		if (json_array_append_new(firsts, json_integer(v->stages[s].first_layer))) {
-			json_decref(firsts);
-			firsts = NULL;
-		}
-	put(o, firsts);
-	raw(o, "}");
+	key(w, ", ", "first_layers");
+	ppcc_jw_raw(w, "[");
+	for (int s = 0; s < v->schedule.n_stages; s++) {
+		if (s)
+			ppcc_jw_raw_n(w, ",", 1);
+		ppcc_jw_int(w, v->stages[s].first_layer);
+	}
+	ppcc_jw_raw(w, "]}");
 }
 
-static int emit_json_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *opt,
-		   ppcc_diag *d)
+static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 {
-	json_out o = {.f = f};
 	const ppcc_plan_variant *v = &p->best;
-
 	const ppcc_schedule *s = &v->schedule;
 	const ppcc_estimate *e = &v->estimate;
 	char fp[32];
 
-	raw(&o, "{\n");
-	key(&o, "  ", "format");
-	put(&o, json_string("ppcc-schedule"));
-	key(&o, ",\n  ", "version");
-	put(&o, json_integer(PPCC_SCHEDULE_VERSION));
-	key(&o, ",\n  ", "generator");
-	put(&o, json_string("ppcc " PPCC_VERSION_STRING));
-	key(&o, ",\n  ", "model");
-	put(&o, json_string(p->model_name ? p->model_name : ""));
-	key(&o, ",\n  ", "schedule");
-	put(&o, json_string(ppcc_schedule_kind_name(s->kind)));
-	key(&o, ",\n  ", "stages");
-	put(&o, json_integer(s->n_ranks));
-	key(&o, ",\n  ", "chunks");
-	put(&o, json_integer(s->n_chunks));
-	key(&o, ",\n  ", "virtual_stages");
-	put(&o, json_integer(s->n_stages));
-	key(&o, ",\n  ", "microbatches");
-	put(&o, json_integer(s->n_microbatches));
+	ppcc_jw_raw(w, "{\n");
+	key(w, "  ", "format");
+	ppcc_jw_string(w, "ppcc-schedule");
+	key(w, ",\n  ", "version");
+	ppcc_jw_int(w, PPCC_SCHEDULE_VERSION);
+	key(w, ",\n  ", "generator");
+	ppcc_jw_string(w, "ppcc " PPCC_VERSION_STRING);
+	key(w, ",\n  ", "model");
+	ppcc_jw_string(w, p->model_name ? p->model_name : "");
+	key(w, ",\n  ", "schedule");
+	ppcc_jw_string(w, ppcc_schedule_kind_name(s->kind));
+	key(w, ",\n  ", "stages");
+	ppcc_jw_int(w, s->n_ranks);
+	key(w, ",\n  ", "chunks");
+	ppcc_jw_int(w, s->n_chunks);
+	key(w, ",\n  ", "virtual_stages");
+	ppcc_jw_int(w, s->n_stages);
+	key(w, ",\n  ", "microbatches");
+	ppcc_jw_int(w, s->n_microbatches);
 	snprintf(fp, sizeof fp, "%016" PRIx64, s->fingerprint);
-	key(&o, ",\n  ", "fingerprint");
-	put(&o, json_string(fp));
+	key(w, ",\n  ", "fingerprint");
+	ppcc_jw_string(w, fp);
 
-	key(&o, ",\n  ", "layers");
+	key(w, ",\n  ", "layers");
 	if (p->layers) {
-		raw(&o, "[");
+		ppcc_jw_raw(w, "[");
 		for (int i = 0; i < p->n_layers; i++) {
-			raw(&o, i ? ", " : "");
-			put(&o, json_stringn(p->layers[i].name,
-						     strlen(p->layers[i].name)));
+			ppcc_jw_raw(w, i ? ", " : "");
+			ppcc_jw_string(w, p->layers[i].name);
 		}
-		raw(&o, "]");
+		ppcc_jw_raw(w, "]");
 	} else {
-		put(&o, json_integer(p->n_layers));
+		ppcc_jw_int(w, p->n_layers);
 	}
 
-	key(&o, ",\n  ", "partition");
-	raw(&o, "[\n");
+	key(w, ",\n  ", "partition");
+	ppcc_jw_raw(w, "[\n");
 	for (int i = 0; i < s->n_stages; i++) {
-		raw(&o, "    ");
-		put(&o, stage_json(&v->stages[i], &v->costs[i]));
-		raw(&o, i + 1 < s->n_stages ? ",\n" : "\n");
+		ppcc_jw_raw(w, "    ");
+		stage_json(w, &v->stages[i], &v->costs[i]);
+		ppcc_jw_raw(w, i + 1 < s->n_stages ? ",\n" : "\n");
 	}
-	raw(&o, "  ]");
+	ppcc_jw_raw(w, "  ]");
 
-	key(&o, ",\n  ", "ranks");
-	raw(&o, "[\n");
-	for (int r = 0; r < s->n_ranks; r++) {
+	key(w, ",\n  ", "ranks");
+	ppcc_jw_raw(w, "[\n");
+	for (int r = 0; r < s->n_ranks && !w->err; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
-		raw(&o, "    {");
-		key(&o, "", "rank");
-		put(&o, json_integer(rs->rank));
-		key(&o, ", ", "busy_ms");
-		put(&o, num(e->busy_ms[r]));
+		ppcc_rank_times times;
+		if (rs->n_actions > 0 &&
+		    ppcc_rank_times_begin(&times, s, v->costs, e, r) < 0)
+			return PPCC_EINTERNAL;
+		ppcc_jw_raw(w, "    {");
+		key(w, "", "rank");
+		ppcc_jw_int(w, rs->rank);
+		key(w, ", ", "busy_ms");
+		num(w, e->busy_ms[r]);
 		if (e->comm_ms) {
-			key(&o, ", ", "comm_ms");
-			put(&o, num(e->comm_ms[r]));
+			key(w, ", ", "comm_ms");
+			num(w, e->comm_ms[r]);
 		}
-		key(&o, ", ", "idle_ms");
-		put(&o, num(e->idle_ms[r]));
-		key(&o, ", ", "peak_memory_bytes");
-		put(&o, num(e->peak_memory_bytes[r]));
-		key(&o, ", ", "actions");
-		raw(&o, "[\n");
-		for (int i = 0; i < rs->n_actions && !o.err; i++) {
-			raw(&o, "      ");
-			put(&o, action_json(&rs->actions[i], e->start_ms[r][i],
-					    e->end_ms[r][i]));
-			raw(&o, i + 1 < rs->n_actions ? ",\n" : "\n");
+		key(w, ", ", "idle_ms");
+		num(w, e->idle_ms[r]);
+		key(w, ", ", "peak_memory_bytes");
+		num(w, e->peak_memory_bytes[r]);
+		key(w, ", ", "actions");
+		ppcc_jw_raw(w, "[\n");
+		for (int i = 0; i < rs->n_actions && !w->err; i++) {
+			double t0, t1;
+			if (ppcc_rank_times_at(&times, i, &t0, &t1) < 0)
+				return PPCC_EINTERNAL;
+			ppcc_jw_raw_n(w, "      ", 6);
+			action_json(w, &rs->actions[i], t0, t1);
+			if (i + 1 < rs->n_actions)
+				ppcc_jw_raw_n(w, ",\n", 2);
+			else
+				ppcc_jw_raw_n(w, "\n", 1);
 		}
-		raw(&o, r + 1 < s->n_ranks ? "    ]},\n" : "    ]}\n");
+		ppcc_jw_raw(w, r + 1 < s->n_ranks ? "    ]},\n" : "    ]}\n");
 	}
-	raw(&o, "  ]");
+	ppcc_jw_raw(w, "  ]");
 
-	key(&o, ",\n  ", "estimate");
-	raw(&o, "{");
-	key(&o, "\n    ", "step_ms");
-	put(&o, num(e->step_ms));
-	key(&o, ",\n    ", "bottleneck_ms");
-	put(&o, num((double)v->bottleneck_ps / 1e9));
-	key(&o, ",\n    ", "bubble_fraction");
-	put(&o, num(e->bubble_fraction));
-	key(&o, ",\n    ", "bubble_fraction_analytic");
-	put(&o, real_or_null(e->bubble_analytic));
-	key(&o, ",\n    ", "busy_ms");
-	put(&o, per_rank(e->busy_ms, s->n_ranks));
+	key(w, ",\n  ", "estimate");
+	ppcc_jw_raw(w, "{");
+	key(w, "\n    ", "step_ms");
+	num(w, e->step_ms);
+	key(w, ",\n    ", "bottleneck_ms");
+	num(w, (double)v->bottleneck_ps / 1e9);
+	key(w, ",\n    ", "bubble_fraction");
+	num(w, e->bubble_fraction);
+	key(w, ",\n    ", "bubble_fraction_analytic");
+	real_or_null(w, e->bubble_analytic);
+	key(w, ",\n    ", "busy_ms");
+	per_rank(w, e->busy_ms, s->n_ranks);
 	if (e->comm_ms) {
-		key(&o, ",\n    ", "comm_ms");
-		put(&o, per_rank(e->comm_ms, s->n_ranks));
+		key(w, ",\n    ", "comm_ms");
+		per_rank(w, e->comm_ms, s->n_ranks);
 	}
-	key(&o, ",\n    ", "idle_ms");
-	put(&o, per_rank(e->idle_ms, s->n_ranks));
-	key(&o, ",\n    ", "peak_memory_bytes");
-	put(&o, per_rank(e->peak_memory_bytes, s->n_ranks));
+	key(w, ",\n    ", "idle_ms");
+	per_rank(w, e->idle_ms, s->n_ranks);
+	key(w, ",\n    ", "peak_memory_bytes");
+	per_rank(w, e->peak_memory_bytes, s->n_ranks);
 	if (p->memory_cap_bytes) {
-		key(&o, ",\n    ", "memory_cap_bytes");
-		put(&o, per_rank(p->memory_cap_bytes, s->n_ranks));
+		key(w, ",\n    ", "memory_cap_bytes");
+		per_rank(w, p->memory_cap_bytes, s->n_ranks);
 	}
-	raw(&o, "\n  }");
+	ppcc_jw_raw(w, "\n  }");
 
 	if (p->has_uniform) {
-		key(&o, ",\n  ", "baseline");
-		raw(&o, "{");
-		key(&o, "\n    ", "uniform");
-		variant_summary(&o, &p->uniform, p->uniform_fits);
-		key(&o, ",\n    ", "ppcc");
-		variant_summary(&o, &p->best, -1);
-		raw(&o, "\n  }");
+		key(w, ",\n  ", "baseline");
+		ppcc_jw_raw(w, "{");
+		key(w, "\n    ", "uniform");
+		variant_summary(w, &p->uniform, p->uniform_fits);
+		key(w, ",\n    ", "ppcc");
+		variant_summary(w, &p->best, -1);
+		ppcc_jw_raw(w, "\n  }");
 	}
-	raw(&o, "\n}\n");
-	(void)opt;
-	(void)d;
-	/* A write error is the caller's to report: it knows the file. */
-	return o.err;
+	ppcc_jw_raw(w, "\n}\n");
+	return 0;
 }
 
 int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o, ppcc_diag *d)
 {
-	locale_t saved = ppcc_locale_enter();
-	int err = emit_json_body(f, p, o, d);
-	ppcc_locale_leave(saved);
+	ppcc_jw *w = ppcc_malloc(sizeof *w);
+	(void)o;
+	(void)d;
+	if (!w)
+		return PPCC_ENOMEM;
+	ppcc_jw_init(w, f);
+	int err = emit_json_body(w, p);
+	if (ppcc_jw_flush(w) < 0 && !err)
+		err = w->err;
+	ppcc_free(w);
+	/* A write error is the caller's to report: it knows the file. */
 	return err;
 }

@@ -173,15 +173,25 @@ static void print_timeline(FILE *f, const ppcc_plan *p)
 	double step = e->step_ms;
 	if (s->n_ranks > TIMELINE_MAX_RANKS || step <= 0)
 		return;
-	/* Readable only while a column is no longer than the shortest action. */
+	/* Readable only while a column is no longer than the shortest action.
+	 * The times are replayed (ppcc_rank_times), once for this and once
+	 * for the drawing. */
 	double shortest = step;
-	for (int r = 0; r < s->n_ranks; r++)
+	ppcc_rank_times tt;
+	for (int r = 0; r < s->n_ranks; r++) {
+		if (s->ranks[r].n_actions > 0 &&
+		    ppcc_rank_times_begin(&tt, s, p->best.costs, e, r) < 0)
+			return;
 		for (int i = 0; i < s->ranks[r].n_actions; i++) {
 			int op = s->ranks[r].actions[i].op;
-			double d = e->end_ms[r][i] - e->start_ms[r][i];
+			double t0, t1;
+			if (ppcc_rank_times_at(&tt, i, &t0, &t1) < 0)
+				return;
+			double d = t1 - t0;
 			if (op <= PPCC_OP_W && d > 0 && d < shortest)
 				shortest = d;
 		}
+	}
 	if (shortest < step / TIMELINE_WIDTH * 0.999)
 		return;
 
@@ -194,12 +204,20 @@ static void print_timeline(FILE *f, const ppcc_plan *p)
 		line[TIMELINE_WIDTH] = '\0';
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		int at = 0;
+		double t0 = 0, t1 = 0;
+		if (rs->n_actions > 0 &&
+		    (ppcc_rank_times_begin(&tt, s, p->best.costs, e, r) < 0 ||
+		     ppcc_rank_times_at(&tt, 0, &t0, &t1) < 0))
+			return;
 		for (int c = 0; c < TIMELINE_WIDTH; c++) {
 			double t = (c + 0.5) * step / TIMELINE_WIDTH;
 			while (at < rs->n_actions &&
-			       (rs->actions[at].op > PPCC_OP_W || e->end_ms[r][at] <= t))
-				at++;
-			if (at < rs->n_actions && e->start_ms[r][at] <= t) {
+			       (rs->actions[at].op > PPCC_OP_W || t1 <= t)) {
+				if (++at < rs->n_actions &&
+				    ppcc_rank_times_at(&tt, at, &t0, &t1) < 0)
+					return;
+			}
+			if (at < rs->n_actions && t0 <= t) {
 				const ppcc_action *a = &rs->actions[at];
 				line[c] = a->op == PPCC_OP_F ? (char)('0' + a->mb % 10)
 					  : (char)('a' + a->mb % 26);

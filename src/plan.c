@@ -23,7 +23,11 @@
  *     coincide; the simulator reports the actual peak.
  *
  * The schedule's order does not depend on the split, so it is generated
- * once for the counts and again with the chosen stages' sizes.
+ * once, for the counts, and then given the chosen stages' sizes; the
+ * uniform split is simulated on the same lists.  What a plan holds per
+ * action is the action itself (24 bytes) and, per stage and microbatch,
+ * the simulated send times (16 bytes), from which the emitters replay
+ * each action's times.
  */
 #include <limits.h>
 #include <math.h>
@@ -257,11 +261,11 @@ static double stage_mem(const plan_ctx *x, int s, int i, int j)
 	return st + (double)x->stash_count[s] * sh;
 }
 
-/* Fills a variant from a split (first[s] for each stage). */
-static int variant_build(plan_ctx *x, ppcc_plan_variant *out, const int *first)
+/* Fills a variant's stages, costs and bottleneck from a split (first[s]
+ * for each stage). */
+static int variant_fill(plan_ctx *x, ppcc_plan_variant *out, const int *first)
 {
 	const ppcc_layer *L = x->cfg->model.layers;
-	int err;
 	if (!ALLOC(out->stages, x->S) || !ALLOC(out->costs, x->S))
 		return PPCC_ENOMEM;
 	out->bottleneck_ps = 0;
@@ -296,13 +300,72 @@ static int variant_build(plan_ctx *x, ppcc_plan_variant *out, const int *first)
 		if (tm > out->bottleneck_ps)
 			out->bottleneck_ps = tm;
 	}
-	if ((err = ppcc_schedule_build(&out->schedule, x->a, x->kind, x->p, x->v,
-				       x->m, x->group, out->stages)) < 0)
+	return 0;
+}
+
+/* The chosen stages into the schedule that was built for the in-flight
+ * counts, before there were stages: its stage table, the bytes of every
+ * send and receive (RECV_F and SEND_B of stage s carry stages[s].
+ * recv_bytes, SEND_F and RECV_B its send_bytes, as ppcc_schedule_build
+ * writes them) and its fingerprint.  The order of the actions does not
+ * depend on the split, so this is the schedule ppcc_schedule_build would
+ * make for these stages (check_plan compares the two), and the plan holds
+ * one schedule, not two.  The action lists are this arena's, built by
+ * plan_build, hence writable. */
+static int schedule_set_stages(plan_ctx *x, ppcc_schedule *s,
+			       const ppcc_stage_info *stages)
+{
+	ppcc_stage_info *st;
+	if (!ALLOC(st, x->S))
+		return PPCC_ENOMEM;
+	memcpy(st, stages, (size_t)x->S * sizeof *st);
+	s->stages = st;
+	for (int r = 0; r < s->n_ranks; r++) {
+		ppcc_action *act = (ppcc_action *)(uintptr_t)s->ranks[r].actions;
+		for (int32_t i = 0; i < s->ranks[r].n_actions; i++) {
+			int op = act[i].op;
+			if (op == PPCC_OP_RECV_F || op == PPCC_OP_SEND_B)
+				act[i].bytes = st[act[i].stage].recv_bytes;
+			else if (op == PPCC_OP_SEND_F || op == PPCC_OP_RECV_B)
+				act[i].bytes = st[act[i].stage].send_bytes;
+		}
+	}
+	s->fingerprint = ppcc_schedule_fingerprint(s);
+	return 0;
+}
+
+/* ppcc's split: the schedule, validated, and simulated keeping the send
+ * times (for the emitters' per-action times), not 16 bytes per action. */
+static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
+			ppcc_schedule *shape)
+{
+	int err;
+	if ((err = variant_fill(x, out, first)) < 0 ||
+	    (err = schedule_set_stages(x, shape, out->stages)) < 0)
 		return err;
+	out->schedule = *shape;
 	if ((err = ppcc_schedule_validate(&out->schedule, x->d, x->cfg->path, 20)) < 0)
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
-	if ((err = ppcc_simulate(&out->estimate, x->a, &out->schedule, out->costs)) < 0)
+	return ppcc_simulate_keep(&out->estimate, x->a, &out->schedule,
+				  out->costs, PPCC_SIM_SEND_TIMES);
+}
+
+/* The uniform split, for comparison: only what the output prints.  Its
+ * schedule is the same order of actions under other costs, so it is
+ * simulated on best's lists (the simulator reads op, stage and microbatch,
+ * not bytes), already validated; it keeps no lists or times of its own. */
+static int variant_uniform(plan_ctx *x, ppcc_plan_variant *out, const int *first,
+			   const ppcc_schedule *best)
+{
+	int err;
+	if ((err = variant_fill(x, out, first)) < 0)
 		return err;
+	if ((err = ppcc_simulate_keep(&out->estimate, x->a, best, out->costs, 0)) < 0)
+		return err;
+	out->schedule = *best;
+	out->schedule.stages = out->stages;
+	out->schedule.ranks = NULL;
+	out->schedule.fingerprint = 0;
 	return 0;
 }
 
@@ -426,7 +489,7 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	out->model_name = cfg->model.name;
 	out->n_layers = x->n;
 	out->layers = cfg->model.layers;
-	if ((err = variant_build(x, &out->best, first)) < 0)
+	if ((err = variant_best(x, &out->best, first, &shape)) < 0)
 		return err;
 	if (out->best.bottleneck_ps != bottleneck)
 		return PPCC_EINTERNAL;
@@ -446,7 +509,7 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			out->uniform_fits = 0;
 		at += len;
 	}
-	if ((err = variant_build(x, &out->uniform, uni)) < 0)
+	if ((err = variant_uniform(x, &out->uniform, uni, &out->best.schedule)) < 0)
 		return err;
 	out->has_uniform = 1;
 	if (!ALLOC(out->memory_cap_bytes, x->p))

@@ -227,6 +227,9 @@ void ppcc_config_fill_defaults(ppcc_config *c);
  * stages, microbatches, chunks, tensor_parallel). */
 #define PPCC_MAX_LAYERS (1 << 20)
 #define PPCC_MAX_COUNT (1 << 20)
+/* The largest schedule JSON ppcc_read_json reads (64 GiB: about 600
+ * million actions as ppcc writes them). */
+#define PPCC_JSON_MAX_BYTES ((uint64_t)1 << 36)
 
 /* The `transformer:` shorthand as read (transformer.c); 0 in kv_heads,
  * ffn_hidden or bytes_per_param means the default (heads, 4 x hidden,
@@ -323,8 +326,12 @@ typedef struct ppcc_estimate {
 	double *comm_ms;         /* per rank: occupied by p2p transfers */
 	double *idle_ms;         /* per rank: the rest of the step */
 	double *peak_memory_bytes; /* per rank */
-	double **start_ms;       /* per rank, per action */
+	double **start_ms;       /* per rank, per action; NULL when not kept */
 	double **end_ms;
+	/* When each message was sent, [2 * (stage * m + mb) + (0 for
+	 * SEND_F, 1 for SEND_B)]: with it any rank's action times can be
+	 * replayed in one pass (ppcc_rank_times).  NULL when not kept. */
+	double *send_ms;
 } ppcc_estimate;
 
 /* Builds the action lists of cfg->pipeline for the stages given (n_stages
@@ -353,6 +360,40 @@ int ppcc_schedule_order_check(const ppcc_schedule *s, ppcc_diag *d,
  * valid.  Arrays live in the arena. */
 int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
 		  const ppcc_stage_cost *costs);
+
+/* ppcc_simulate keeping only what `keep` asks for: PPCC_SIM_ACTION_TIMES
+ * (start_ms, end_ms: 16 bytes per action), PPCC_SIM_SEND_TIMES (send_ms:
+ * 16 bytes per stage and microbatch).  ppcc_simulate keeps both. */
+#define PPCC_SIM_ACTION_TIMES 1
+#define PPCC_SIM_SEND_TIMES 2
+int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
+		       const ppcc_schedule *s, const ppcc_stage_cost *costs,
+		       int keep);
+
+/* The start and end of each action of one rank, in list order, for an
+ * emitter: read from the estimate's start_ms/end_ms where it has them,
+ * else replayed a block at a time from its send_ms, with the same
+ * arithmetic as the simulation (so the same doubles).  Memory is the
+ * struct's. */
+#define PPCC_TIMES_BLOCK 256
+typedef struct ppcc_rank_times {
+	const ppcc_rank_schedule *rs;
+	const ppcc_stage_cost *costs;
+	const ppcc_estimate *e;
+	int rank, n_ranks, n_stages, n_microbatches;
+	int32_t base, count;   /* start/end hold actions [base, base + count) */
+	double clock;          /* the rank's clock after them */
+	double start[PPCC_TIMES_BLOCK], end[PPCC_TIMES_BLOCK];
+} ppcc_rank_times;
+
+/* PPCC_EINTERNAL when the estimate has neither times nor send times (or
+ * the plan no costs to replay them with). */
+int ppcc_rank_times_begin(ppcc_rank_times *t, const ppcc_schedule *s,
+			  const ppcc_stage_cost *costs,
+			  const ppcc_estimate *e, int rank);
+/* Action i's times; i may not go back between calls on one t. */
+int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
+		       double *end);
 
 /* Closed-form bubble fraction for equal stages and free communication, or
  * NAN when none is known for the schedule. */

@@ -32,8 +32,16 @@
  * indexed [stage][mb] for F and B messages.  The result does not depend
  * on which rank runs first, and the work is linear in the number of
  * actions.
+ *
+ * What is kept is the caller's choice (ppcc_simulate_keep): each action's
+ * start and end (16 bytes an action), or only each message's send time
+ * (16 bytes a stage and microbatch, the arrival array itself), from which
+ * ppcc_rank_times replays any one rank's times with the same code, so the
+ * same doubles, a block at a time: with every message already sent, a rank
+ * runs alone.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -42,7 +50,8 @@
 /* What a rank carries between the runs of its actions. */
 typedef struct sim_rank {
 	const ppcc_action *actions;
-	double *start, *end;
+	double *start, *end;   /* NULL, or times of actions [base, ...) */
+	int32_t base;
 	int32_t n_actions;
 	int32_t pc;     /* next action */
 	int64_t wait;   /* message awaited at pc (see sim_message), or -1 */
@@ -67,7 +76,9 @@ static int64_t sim_message(int64_t stage, int64_t mb, int64_t m, int fwd)
 
 /* Runs rank r until it finishes or waits for a message not yet sent;
  * wakes (pushes on ready) a rank whose awaited message it sends.
- * Returns PPCC_EINPUT for an action whose fields are out of range. */
+ * Returns PPCC_EINPUT for an action whose fields are out of range.
+ * With sent NULL it replays: every message was sent at arrival[], which
+ * is only read, and no rank is woken. */
 static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 		   const ppcc_stage_cost *costs, double *arrival,
 		   uint8_t *sent, int32_t *ready, int *n_ready)
@@ -75,6 +86,7 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 	sim_rank *k = &ranks[r];
 	const ppcc_action *acts = k->actions;
 	double *start = k->start, *end = k->end;
+	int32_t base = k->base;
 	double t = k->clock, cur = k->stash, peak = k->peak_stash;
 	double last = k->last, busy = k->busy, comm = k->comm;
 	int32_t i = k->pc, n = k->n_actions;
@@ -84,18 +96,15 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 	 * hardware does not see its lists as streams: fetch ahead. */
 	for (; i < n; i++) {
 		const ppcc_action *x = &acts[i];
-		if (i + 16 < n) {
+		if (i + 16 < n)
 			SIM_PREFETCH(x + 12, 0);
-			SIM_PREFETCH(start + i + 16, 1);
-			SIM_PREFETCH(end + i + 16, 1);
-		}
 		int st = x->stage, mb = x->mb;
 		if (st < 0 || st >= S || mb < 0 || mb >= m) {
 			err = PPCC_EINPUT;
 			break;
 		}
 		const ppcc_stage_cost *cost = &costs[st];
-		start[i] = t;
+		double t0 = t;
 		switch (x->op) {
 		case PPCC_OP_F:
 			cur += cost->stash_bytes;
@@ -103,7 +112,6 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 				peak = cur;
 			t += cost->fwd_ms;
 			busy += cost->fwd_ms;
-			end[i] = t;
 			break;
 		case PPCC_OP_B:
 		case PPCC_OP_W: {
@@ -111,14 +119,12 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 						      : cost->bwd_weight_ms;
 			t += d;
 			busy += d;
-			end[i] = t;
 			cur -= cost->stash_bytes;
 			break;
 		}
 		case PPCC_OP_I:
 			t += cost->bwd_input_ms;
 			busy += cost->bwd_input_ms;
-			end[i] = t;
 			break;
 		case PPCC_OP_SEND_F:
 		case PPCC_OP_SEND_B: {
@@ -129,16 +135,17 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 				goto out;
 			}
 			double c = fwd ? cost->send_f_ms : cost->send_b_ms;
-			int64_t msg = sim_message(st, mb, m, fwd);
-			arrival[msg] = t;
 			t += c;
 			comm += c;
-			end[i] = t;
-			sent[msg >> 1] |= fwd ? 1 : 2;
-			int q = to % p;
-			if (ranks[q].wait == msg) {
-				ranks[q].wait = -1;
-				ready[(*n_ready)++] = q;
+			if (sent) {
+				int64_t msg = sim_message(st, mb, m, fwd);
+				arrival[msg] = t0;
+				sent[msg >> 1] |= fwd ? 1 : 2;
+				int q = to % p;
+				if (ranks[q].wait == msg) {
+					ranks[q].wait = -1;
+					ready[(*n_ready)++] = q;
+				}
 			}
 			break;
 		}
@@ -151,7 +158,7 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 				goto out;
 			}
 			int64_t msg = sim_message(from, mb, m, fwd);
-			if (!(sent[msg >> 1] & (fwd ? 1 : 2))) {
+			if (sent && !(sent[msg >> 1] & (fwd ? 1 : 2))) {
 				k->wait = msg;
 				goto out;
 			}
@@ -160,12 +167,15 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 				t = arrival[msg];
 			t += c;
 			comm += c;
-			end[i] = t;
 			break;
 		}
 		default:
 			err = PPCC_EINPUT;
 			goto out;
+		}
+		if (start) {
+			start[i - base] = t0;
+			end[i - base] = t;
 		}
 	}
 out:
@@ -186,8 +196,9 @@ out:
  * or a schedule whose ranks cannot all finish, give PPCC_EINPUT instead of
  * a result (no diagnostics: validate first).  PPCC_ENOMEM when an
  * allocation fails.  Every array of out lives in the arena. */
-int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
-		  const ppcc_stage_cost *costs)
+int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
+		       const ppcc_schedule *s, const ppcc_stage_cost *costs,
+		       int keep)
 {
 	int err = 0;
 	int p = s->n_ranks, S = s->n_stages, m = s->n_microbatches;
@@ -203,25 +214,31 @@ int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
 	out->idle_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->comm_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->peak_memory_bytes = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
-	out->start_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
-	out->end_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
 	if (!out->busy_ms || !out->idle_ms || !out->comm_ms ||
-	    !out->peak_memory_bytes ||
-	    !out->start_ms || !out->end_ms)
+	    !out->peak_memory_bytes)
 		return PPCC_ENOMEM;
-	for (int r = 0; r < p; r++) {
-		size_t n = (size_t)(s->ranks[r].n_actions > 0
-					    ? s->ranks[r].n_actions : 0);
-		out->start_ms[r] = ppcc_arena_alloc(a, n, sizeof(double));
-		out->end_ms[r] = ppcc_arena_alloc(a, n, sizeof(double));
-		if (!out->start_ms[r] || !out->end_ms[r])
+	if (keep & PPCC_SIM_ACTION_TIMES) {
+		out->start_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
+		out->end_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
+		if (!out->start_ms || !out->end_ms)
 			return PPCC_ENOMEM;
+		for (int r = 0; r < p; r++) {
+			size_t n = (size_t)(s->ranks[r].n_actions > 0
+						    ? s->ranks[r].n_actions : 0);
+			out->start_ms[r] = ppcc_arena_alloc(a, n, sizeof(double));
+			out->end_ms[r] = ppcc_arena_alloc(a, n, sizeof(double));
+			if (!out->start_ms[r] || !out->end_ms[r])
+				return PPCC_ENOMEM;
+		}
 	}
 
 	size_t keys = (size_t)S * (size_t)m;
 	/* arrival[sim_message()] is valid once sent[key] has the bit of the
 	 * direction: 1 for SEND_F, 2 for SEND_B */
-	arrival = ppcc_malloc(keys * 2 * sizeof *arrival);
+	if (keep & PPCC_SIM_SEND_TIMES)
+		arrival = out->send_ms = ppcc_arena_alloc(a, keys * 2, sizeof *arrival);
+	else
+		arrival = ppcc_malloc(keys * 2 * sizeof *arrival);
 	sent = ppcc_calloc(keys, 1);
 	ready = ppcc_malloc((size_t)p * sizeof *ready);
 	ranks = ppcc_calloc((size_t)p, sizeof *ranks);
@@ -233,8 +250,8 @@ int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
 		ranks[r].actions = s->ranks[r].actions;
 		ranks[r].n_actions = s->ranks[r].n_actions > 0
 					     ? s->ranks[r].n_actions : 0;
-		ranks[r].start = out->start_ms[r];
-		ranks[r].end = out->end_ms[r];
+		ranks[r].start = out->start_ms ? out->start_ms[r] : NULL;
+		ranks[r].end = out->end_ms ? out->end_ms[r] : NULL;
 		ranks[r].wait = -1;
 	}
 
@@ -276,9 +293,71 @@ int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
 	out->bubble_analytic = ppcc_bubble_closed_form(s->kind, p, s->n_chunks,
 							m);
 out:
-	ppcc_free(arrival);
+	if (!(keep & PPCC_SIM_SEND_TIMES))
+		ppcc_free(arrival);
 	ppcc_free(sent);
 	ppcc_free(ready);
 	ppcc_free(ranks);
 	return err;
+}
+
+int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
+		  const ppcc_stage_cost *costs)
+{
+	return ppcc_simulate_keep(out, a, s, costs,
+				  PPCC_SIM_ACTION_TIMES | PPCC_SIM_SEND_TIMES);
+}
+
+int ppcc_rank_times_begin(ppcc_rank_times *t, const ppcc_schedule *s,
+			  const ppcc_stage_cost *costs,
+			  const ppcc_estimate *e, int rank)
+{
+	memset(t, 0, offsetof(ppcc_rank_times, start));
+	if (rank < 0 || rank >= s->n_ranks || !s->ranks ||
+	    (!(e->start_ms && e->end_ms) && !(e->send_ms && costs)))
+		return PPCC_EINTERNAL;
+	t->rs = &s->ranks[rank];
+	t->costs = costs;
+	t->e = e;
+	t->rank = rank;
+	t->n_ranks = s->n_ranks;
+	t->n_stages = s->n_stages;
+	t->n_microbatches = s->n_microbatches;
+	return 0;
+}
+
+int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
+		       double *end)
+{
+	const ppcc_estimate *e = t->e;
+	if (i < 0 || i >= t->rs->n_actions)
+		return PPCC_EINTERNAL;
+	if (e->start_ms && e->end_ms) {
+		*start = e->start_ms[t->rank][i];
+		*end = e->end_ms[t->rank][i];
+		return 0;
+	}
+	if (i < t->base)
+		return PPCC_EINTERNAL;
+	while (i >= t->base + t->count) {
+		/* replay the next block */
+		int32_t from = t->base + t->count;
+		int32_t to = t->rs->n_actions - from > PPCC_TIMES_BLOCK
+				     ? from + PPCC_TIMES_BLOCK : t->rs->n_actions;
+		sim_rank k = {
+			.actions = t->rs->actions, .start = t->start,
+			.end = t->end, .base = from, .n_actions = to,
+			.pc = from, .wait = -1, .clock = t->clock,
+		};
+		if (sim_run(&k, 0, t->n_ranks, t->n_stages, t->n_microbatches,
+			    t->costs, e->send_ms, NULL, NULL, NULL) < 0 ||
+		    k.pc != to)
+			return PPCC_EINTERNAL;
+		t->base = from;
+		t->count = to - from;
+		t->clock = k.clock;
+	}
+	*start = t->start[i - t->base];
+	*end = t->end[i - t->base];
+	return 0;
 }

@@ -216,3 +216,12 @@ int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
 		err = ppcc_plan_build(out, a, cfg, &diag->d);
 	return err;
 }
+
+void tu_plan_action_times(ppcc_plan *p, ppcc_arena *a)
+{
+	ppcc_estimate full;
+	if (ppcc_simulate(&full, a, &p->best.schedule, p->best.costs) != 0)
+		abort();
+	p->best.estimate.start_ms = full.start_ms;
+	p->best.estimate.end_ms = full.end_ms;
+}

@@ -48,4 +48,9 @@ void tu_diag_init(tu_diag *t);
 int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
 		 const char *path, tu_diag *diag);
 
+/* Gives a built plan the per-action times it does not keep (its emitters
+ * replay them): start_ms and end_ms of a full simulation of its schedule,
+ * whose figures are the plan's, for tests that compare against them. */
+void tu_plan_action_times(ppcc_plan *p, ppcc_arena *a);
+
 #endif

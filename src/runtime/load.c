@@ -1,8 +1,9 @@
 /*
  * load.c - a schedule for the runtime from a JSON file.
  *
- * `ppcc plan -f json` writes the plan; ppcc_read_json reads it back into
- * an arena and ppcc_schedule_validate checks it (the same checks and dry
+ * `ppcc plan -f json` writes the plan; ppcc_read_json streams it back
+ * into an arena (the schedule and a constant, not the document) and
+ * ppcc_schedule_validate checks it (the same checks and dry
  * run that ppcc_rt_init repeats, so a bad file is reported once, here,
  * with its position).  The schedule handed out is the first member of a
  * block that also holds the arena, which is how ppcc_rt_schedule_free
