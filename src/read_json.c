@@ -699,7 +699,8 @@ static int key_add(reader *rd, const frame *fr, const unsigned char *k,
 		rd->key_pool = p;
 		rd->pool_cap = cap;
 	}
-	memcpy(rd->key_pool + rd->pool_len, k, len);
+	if (len)
+		memcpy(rd->key_pool + rd->pool_len, k, len);
 	size_t slot = h & (rd->n_buckets - 1);
 	rd->keys[rd->n_keys] = (key_entry){h, rd->pool_len, len,
 					   rd->buckets[slot], fr->key_base};
