@@ -40,19 +40,30 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-# Optional transports, detected.
-MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
-MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null)
-HAVE_MPI   := $(if $(MPI_LIBS),1,0)
-HAVE_NCCL  := $(if $(wildcard $(CUDA_HOME)/include/nccl.h),$(if $(wildcard $(CUDA_HOME)/include/cuda_runtime.h),1,0),0)
+# Optional transports, detected; HAVE_MPI=0 or HAVE_NCCL=0 on the command
+# line builds without one.  MPI: the first of OpenMPI's, MPICH's or a
+# generic pkg-config module.  NCCL: nccl.h under $(NCCL_HOME), $(CUDA_HOME)
+# or /usr (Debian's and NVIDIA's packages), with cuda_runtime.h under
+# $(CUDA_HOME) or /usr.
+MPI_PC := $(firstword $(foreach m,ompi-c mpich mpi,$(if $(shell pkg-config --exists $(m) 2>/dev/null && echo y),$(m))))
+HAVE_MPI ?= $(if $(MPI_PC),1,0)
+ifeq ($(HAVE_MPI),1)
+MPI_CFLAGS := $(shell pkg-config --cflags $(MPI_PC) 2>/dev/null)
+MPI_LIBS   := $(shell pkg-config --libs $(MPI_PC) 2>/dev/null)
+endif
+NCCL_HOME ?=
+NCCL_INC := $(firstword $(foreach d,$(if $(NCCL_HOME),$(NCCL_HOME)/include) $(CUDA_HOME)/include /usr/include,$(if $(wildcard $(d)/nccl.h),$(d))))
+CUDA_INC := $(firstword $(foreach d,$(CUDA_HOME)/include /usr/include,$(if $(wildcard $(d)/cuda_runtime.h),$(d))))
+HAVE_NCCL ?= $(if $(and $(NCCL_INC),$(CUDA_INC)),1,0)
 ifeq ($(HAVE_NCCL),1)
-NCCL_CFLAGS := -I$(CUDA_HOME)/include
-NCCL_LIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
+NCCL_CFLAGS := $(addprefix -I,$(sort $(filter-out /usr/include,$(NCCL_INC) $(CUDA_INC))))
+NCCL_LIBDIRS := $(foreach d,$(if $(NCCL_HOME),$(NCCL_HOME)/lib $(NCCL_HOME)/lib64) $(CUDA_HOME)/lib64,$(if $(wildcard $(d)),$(d)))
+NCCL_LIBS   := $(foreach d,$(NCCL_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -lnccl -lcudart
 endif
 
 ALL_CPPFLAGS := -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L \
 	-DPPCC_HAVE_MPI=$(HAVE_MPI) -DPPCC_HAVE_NCCL=$(HAVE_NCCL) $(CPPFLAGS)
-ALL_CFLAGS := -std=c11 -fPIC $(WARN) $(SAN) $(CFLAGS) $(PKG_CFLAGS) \
+ALL_CFLAGS := -std=c11 -fPIC -fvisibility=hidden $(WARN) $(SAN) $(CFLAGS) $(PKG_CFLAGS) \
 	$(MPI_CFLAGS) $(NCCL_CFLAGS)
 ALL_LDFLAGS := $(SAN) $(LDFLAGS)
 LIBS := $(PKG_LIBS) $(MPI_LIBS) $(NCCL_LIBS) -lpthread -lm
@@ -72,12 +83,36 @@ RT_TEST_PROGS += $(BUILD)/tests/rt_mpi_prog
 endif
 
 PPCC := $(BUILD)/ppcc
+# The build tree's archive of everything, with the allocation-failure
+# hook (PPCC_FAIL_ALLOC), for the CLI, the tests and the example trainer.
 LIB  := $(BUILD)/libppcc.a
-SOLIB := $(BUILD)/libppcc.so
 
-all: $(PPCC) $(LIB) $(SOLIB)
+# ---- the installed libraries ------------------------------------------------
+# libppcc (the compiler: YAML, Graphviz, jansson, yajl; API ppcc/compiler.h) and
+# libppcc_rt (the runtime: schedule loading and the transports; API
+# ppcc/runtime.h and ppcc/checkpoint.h; no Graphviz, no libyaml).  Each
+# is libNAME.so.VERSION with SONAME libNAME.so.MAJOR, built
+# -fvisibility=hidden with a version script, so that only what the
+# headers mark PPCC_API is exported, and without the allocation hook.
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+RT_SRC  := $(wildcard src/runtime/*.c) src/alloc.c src/diag.c \
+	src/read_json.c src/validate.c src/match_order.c
+CC_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+DIST_OBJ = $(patsubst $(BUILD)/src/alloc.o,$(BUILD)/dist/alloc.o,$(1:%.c=$(BUILD)/%.o))
+SOLIB    := $(BUILD)/libppcc.so.$(VERSION)
+RT_SOLIB := $(BUILD)/libppcc_rt.so.$(VERSION)
+RT_LIBS  := $(shell pkg-config --libs yajl 2>/dev/null) $(MPI_LIBS) \
+	$(NCCL_LIBS) -lpthread -lm
+RT_REQUIRES := yajl $(if $(filter 1,$(HAVE_MPI)),$(MPI_PC))
+
+all: $(PPCC) $(LIB) $(SOLIB) $(RT_SOLIB)
 
 $(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/src/alloc.o: ALL_CPPFLAGS += -DPPCC_ALLOC_HOOKS=1
+$(BUILD)/dist/alloc.o: src/alloc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -85,8 +120,19 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(SOLIB): $(LIB_OBJ)
-	$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+$(SOLIB): $(call DIST_OBJ,$(CC_SRC)) src/libppcc.map
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libppcc.so.$(SOMAJOR) \
+		-Wl,--version-script,src/libppcc.map -Wl,--no-undefined \
+		-o $@ $(filter %.o,$^) $(PKG_LIBS) -lpthread -lm
+	ln -sf $(notdir $@) $(BUILD)/libppcc.so.$(SOMAJOR)
+	ln -sf $(notdir $@) $(BUILD)/libppcc.so
+
+$(RT_SOLIB): $(call DIST_OBJ,$(RT_SRC)) src/runtime/libppcc_rt.map
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libppcc_rt.so.$(SOMAJOR) \
+		-Wl,--version-script,src/runtime/libppcc_rt.map -Wl,--no-undefined \
+		-o $@ $(filter %.o,$^) $(RT_LIBS)
+	ln -sf $(notdir $@) $(BUILD)/libppcc_rt.so.$(SOMAJOR)
+	ln -sf $(notdir $@) $(BUILD)/libppcc_rt.so
 
 $(PPCC): $(CLI_OBJ) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
@@ -185,11 +231,13 @@ demo: deps
 # ---- tests ----------------------------------------------------------------
 
 TEST_ENV := PPCC=$(abspath $(PPCC)) PPCC_BUILD=$(abspath $(BUILD)) PPCC_SRC=$(CURDIR) \
-	CC="$(CC)" CK_DEFAULT_TIMEOUT=600
+	CC="$(CC)" CK_DEFAULT_TIMEOUT=600 PPCC_SAN="$(SAN)"
 
+# check_install tests what `make install` puts in $(BUILD)/stage.
 check: deps
 	$(MAKE) all $(BUILD)/check_ppcc
 	$(MAKE) schedules-check
+	rm -rf $(BUILD)/stage && $(MAKE) -s install DESTDIR=$(abspath $(BUILD))/stage PREFIX=/usr/local
 	$(TEST_ENV) $(BUILD)/check_ppcc
 
 # ---- golden schedules -----------------------------------------------------
@@ -221,19 +269,30 @@ install: all
 		$(DESTDIR)$(INCDIR)/ppcc $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(PPCC) $(DESTDIR)$(BINDIR)/ppcc
-	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libppcc.a
-	install -m 755 $(SOLIB) $(DESTDIR)$(LIBDIR)/libppcc.so
+	for l in libppcc libppcc_rt; do \
+		install -m 755 $(BUILD)/$$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
+		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.$(SOMAJOR) && \
+		ln -sf $$l.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; \
+	done
 	install -m 644 include/ppcc/*.h $(DESTDIR)$(INCDIR)/ppcc/
 	install -m 644 man/ppcc.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/ppcc.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 man/ppcc_runtime.3 $(DESTDIR)$(MANDIR)/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-		-e 's|@LIBS@|$(LIBS)|' ppcc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ppcc.pc
+		-e 's|@REQUIRES@|$(PKGS)|' -e 's|@LIBS@|-lpthread -lm|' \
+		ppcc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ppcc.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@REQUIRES@|$(RT_REQUIRES)|' \
+		-e 's|@LIBS@|$(strip $(NCCL_LIBS) -lpthread -lm)|' \
+		ppcc-runtime.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ppcc-runtime.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ppcc $(DESTDIR)$(LIBDIR)/libppcc.a \
-		$(DESTDIR)$(LIBDIR)/libppcc.so $(DESTDIR)$(LIBDIR)/pkgconfig/ppcc.pc \
+	rm -f $(DESTDIR)$(BINDIR)/ppcc $(DESTDIR)$(LIBDIR)/libppcc.so* \
+		$(DESTDIR)$(LIBDIR)/libppcc_rt.so* \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/ppcc.pc \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/ppcc-runtime.pc \
 		$(DESTDIR)$(MANDIR)/man1/ppcc.1 $(DESTDIR)$(MANDIR)/man5/ppcc.5 \
 		$(DESTDIR)$(MANDIR)/man3/ppcc_runtime.3
 	rm -rf $(DESTDIR)$(INCDIR)/ppcc

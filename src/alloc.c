@@ -3,7 +3,9 @@
  *
  * PPCC_FAIL_ALLOC=N (read once) makes the Nth allocation and every later
  * one fail, so tests can prove that each failure path exits cleanly and
- * leaks nothing.  The arena hands out zeroed, 16-byte aligned blocks from
+ * leaks nothing.  The hook (and ppcc_alloc_fail_at) is compiled in only
+ * with PPCC_ALLOC_HOOKS=1, as the build tree's archive that the tests and
+ * the CLI link; the installed libraries are built without it.  The arena hands out zeroed, 16-byte aligned blocks from
  * chunks and frees them all at once; a request larger than a chunk gets a
  * chunk of its own.
  */
@@ -19,8 +21,14 @@ static _Atomic long alloc_count;
 static _Atomic long alloc_live;
 static _Atomic long alloc_failed;
 
+#ifndef PPCC_ALLOC_HOOKS
+#define PPCC_ALLOC_HOOKS 0
+#endif
+
 static int alloc_should_fail(void)
 {
+	if (!PPCC_ALLOC_HOOKS)
+		return 0;
 	if (fail_at < 0) {
 		const char *e = getenv("PPCC_FAIL_ALLOC");
 		long n = e ? strtol(e, NULL, 10) : 0;

@@ -400,7 +400,7 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
 			       int microbatches);
 
-uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
+PPCC_API uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
 
 /* One partition, scheduled and simulated. */
 typedef struct ppcc_plan_variant {

@@ -184,7 +184,7 @@ static int bench_overhead(void)
 	ppcc_rt_stage_fns fns[64];
 	for (int i = 0; i < 64; i++)
 		fns[i] = (ppcc_rt_stage_fns){touch_forward, touch_backward, NULL, NULL,
-					     NULL, NULL};
+					     NULL, NULL, PPCC_RT_STAGE_FNS_VERSION};
 	printf("runtime overhead, local transport (64-byte messages, 200 steps)\n");
 	printf("  %-22s %8s %12s %12s %12s %12s\n", "schedule", "actions",
 	       "loop us", "eager us", "grouped us", "debug us");
@@ -319,7 +319,7 @@ static int bench_predict(const char *model, int kind, int chunks, double target_
 	ppcc_rt_stage_fns fns[256];
 	for (int k = 0; k < s.n_stages && k < 256; k++)
 		fns[k] = (ppcc_rt_stage_fns){sleepy_forward, sleepy_backward, NULL,
-					     NULL, NULL, &z};
+					     NULL, NULL, &z, PPCC_RT_STAGE_FNS_VERSION};
 	ppcc_rt_local_world *w;
 	predict_rank b[64];
 	if (s.n_ranks > 64 || ppcc_rt_local_world_new(&w, s.n_ranks) != 0) {

@@ -644,6 +644,18 @@ START_TEST(invalid_schedules_callbacks_and_options_are_rejected)
 	ck_assert_int_eq(st[0].status, PPCC_RT_EPEER);
 	rt_pipe_fns(pp, fns);
 
+	/* callbacks of a version this runtime does not know; version 0 (a
+	 * zeroed or six-field array) is version 1 */
+	dl.len = 0;
+	for (int k = 0; k < 2; k++)
+		fns[k].version = PPCC_RT_STAGE_FNS_VERSION + 1;
+	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), PPCC_RT_EINPUT);
+	ck_assert_ptr_nonnull(strstr(dl.text, "stage callbacks of version 2"));
+	for (int k = 0; k < 2; k++)
+		fns[k].version = 0;
+	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), 0);
+	rt_pipe_fns(pp, fns);
+
 	/* options from another version; an unknown transport; no world */
 	ppcc_rt *rt = NULL;
 	ppcc_rt_options ov = o;
@@ -862,7 +874,8 @@ START_TEST(json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported)
 	ppcc_rt_stage_fns fns[4];
 	for (int k = 0; k < 4; k++)
 		fns[k] = (ppcc_rt_stage_fns){pattern_forward, pattern_backward,
-					     NULL, NULL, NULL, NULL};
+					     NULL, NULL, NULL, NULL,
+					     PPCC_RT_STAGE_FNS_VERSION};
 	ppcc_rt_stats st[4];
 	pattern_bad = 0;
 	ck_assert_int_eq(ppcc_rt_run_local(st, s, fns, &o), 0);
@@ -926,7 +939,7 @@ START_TEST(public_header_compiles_alone_as_c11_and_cxx)
 		"#include <ppcc/runtime.h>\n"
 		"int main(void)\n{\n"
 		"\tppcc_rt_options o = PPCC_RT_OPTIONS_INIT;\n"
-		"\tppcc_rt_stage_fns f = {0, 0, 0, 0, 0, 0};\n"
+		"\tppcc_rt_stage_fns f = {0, 0, 0, 0, 0, 0, PPCC_RT_STAGE_FNS_VERSION};\n"
 		"\t(void)f;\n"
 		"\treturn o.version == PPCC_RT_OPTIONS_VERSION ? 0 : 1;\n}\n"), 0);
 	const char *cc = getenv("CC") ? getenv("CC") : "cc";

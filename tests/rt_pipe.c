@@ -388,6 +388,7 @@ void rt_pipe_fns(rt_pipe *p, ppcc_rt_stage_fns *out)
 		out[s].backward_weight = pipe_backward_weight;
 		out[s].loss = pipe_loss;
 		out[s].user = p;
+		out[s].version = PPCC_RT_STAGE_FNS_VERSION;
 	}
 }
 

@@ -352,7 +352,8 @@ void mlp_stages_fns(mlp_stages *st, ppcc_rt_stage_fns *fns)
 {
 	for (int k = 0; k < st->n_stages; k++)
 		fns[k] = (ppcc_rt_stage_fns){mlp_stage_forward, mlp_stage_backward,
-					     NULL, NULL, mlp_stage_loss, st};
+					     NULL, NULL, mlp_stage_loss, st,
+					     PPCC_RT_STAGE_FNS_VERSION};
 }
 
 double mlp_stages_loss(const mlp_stages *st)

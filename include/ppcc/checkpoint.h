@@ -97,29 +97,29 @@ typedef struct ppcc_ckpt_model {
 /* out_owned[l] (n_layers entries) set to 1 for each layer held by one of
  * rank's stages in s, else 0.  Returns how many, or PPCC_RT_EINPUT when
  * the stage table does not cover layers 0..n_layers-1 in order. */
-int ppcc_ckpt_layers_of(int *out_owned, int32_t n_layers,
+PPCC_API int ppcc_ckpt_layers_of(int *out_owned, int32_t n_layers,
 			const ppcc_schedule *s, int rank);
 
 /* Writes the shard of one layer for `step`, atomically.  Any rank may
  * save any layers; a layer saved twice for one step is replaced. */
-int ppcc_ckpt_save_layer(const ppcc_ckpt_model *m, const char *dir,
+PPCC_API int ppcc_ckpt_save_layer(const ppcc_ckpt_model *m, const char *dir,
 			 uint64_t step, const ppcc_ckpt_layer *layer);
 
 /* Once every layer of `step` has been saved (by every rank: the caller
  * synchronises), checks each shard and makes step the checkpoint: writes
  * its MANIFEST, then LATEST.  Call it on one rank. */
-int ppcc_ckpt_commit(const ppcc_ckpt_model *m, const char *dir,
+PPCC_API int ppcc_ckpt_commit(const ppcc_ckpt_model *m, const char *dir,
 		     uint64_t step);
 
 /* The step of DIR's committed checkpoint, after checking that its
  * manifest is whole and belongs to m. */
-int ppcc_ckpt_latest(uint64_t *out_step, const ppcc_ckpt_model *m,
+PPCC_API int ppcc_ckpt_latest(uint64_t *out_step, const ppcc_ckpt_model *m,
 		     const char *dir);
 
 /* Loads one layer of checkpoint `step` into layer->tensors' data, after
  * checking the shard against the manifest, its checksum, and its layer
  * and tensors against layer's. */
-int ppcc_ckpt_load_layer(const ppcc_ckpt_model *m, const char *dir,
+PPCC_API int ppcc_ckpt_load_layer(const ppcc_ckpt_model *m, const char *dir,
 			 uint64_t step, ppcc_ckpt_layer *layer);
 
 #ifdef __cplusplus

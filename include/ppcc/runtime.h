@@ -108,7 +108,7 @@ typedef enum ppcc_rt_status {
 } ppcc_rt_status;
 
 /* A short lower-case description ("timeout", "peer failed", ...). */
-const char *ppcc_rt_status_str(int status);
+PPCC_API const char *ppcc_rt_status_str(int status);
 
 typedef enum ppcc_rt_transport {
 	PPCC_RT_LOCAL = 0,
@@ -117,12 +117,12 @@ typedef enum ppcc_rt_transport {
 } ppcc_rt_transport;
 
 /* 1 when this libppcc was built with the transport. */
-int ppcc_rt_transport_available(int transport);
+PPCC_API int ppcc_rt_transport_available(int transport);
 
 /* A 64-bit hash of every field of the schedule in a fixed order and width:
  * equal on every rank exactly when the schedules are equal.  Generated
  * headers store it in ppcc_schedule.fingerprint. */
-uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
+PPCC_API uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
 
 /* ---- callbacks ---------------------------------------------------------- */
 
@@ -155,7 +155,15 @@ typedef int (*ppcc_rt_loss_fn)(double *out_loss, int stage, int mb,
 /* The callbacks of one stage.  ppcc_rt_step takes an array of n_stages of
  * these, indexed by stage; only the entries of the rank's own stages are
  * read.  forward is needed for every stage, backward when the schedule
- * has B actions, backward_input and backward_weight when it has I/W. */
+ * has B actions, backward_input and backward_weight when it has I/W.
+ *
+ * Versioned like ppcc_rt_options: version is PPCC_RT_STAGE_FNS_VERSION
+ * (0, what a zeroed or six-field initializer leaves, is read as 1); later
+ * versions only append fields after it, and the runtime steps through
+ * the array by the size of the version in fns[0], so a trainer built
+ * against an older header keeps working. */
+#define PPCC_RT_STAGE_FNS_VERSION 1
+
 typedef struct ppcc_rt_stage_fns {
 	ppcc_rt_forward_fn forward;
 	ppcc_rt_backward_fn backward;
@@ -163,6 +171,7 @@ typedef struct ppcc_rt_stage_fns {
 	ppcc_rt_weight_fn backward_weight;
 	ppcc_rt_loss_fn loss;
 	void *user;
+	int version; /* PPCC_RT_STAGE_FNS_VERSION; every entry the same */
 } ppcc_rt_stage_fns;
 
 /* ---- options -------------------------------------------------------------- */
@@ -196,6 +205,11 @@ typedef void (*ppcc_rt_message_fn)(const ppcc_rt_message *msg, void *user);
 
 typedef struct ppcc_rt_local_world ppcc_rt_local_world;
 
+/* ABI rule for ppcc_rt_options: fields are only ever appended; a caller
+ * sets version to the PPCC_RT_OPTIONS_VERSION it was compiled with
+ * (PPCC_RT_OPTIONS_INIT does), and the runtime reads only the fields
+ * that version has, taking every later one at its default.  Versions
+ * above this header's are refused (PPCC_RT_EINPUT). */
 #define PPCC_RT_OPTIONS_VERSION 1
 #define PPCC_RT_TIMEOUT_MAX 86400.0 /* seconds: the longest wait, one day */
 #define PPCC_RT_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
@@ -281,14 +295,14 @@ typedef struct ppcc_rt ppcc_rt;
  * *out is the caller's to free with ppcc_rt_schedule_free.  Problems go
  * to opts->diag (opts may be NULL: stderr) as `FILE:LINE:COL: message`;
  * returns PPCC_RT_EIO or PPCC_RT_EINPUT. */
-int ppcc_rt_schedule_load(ppcc_schedule **out, const char *path,
+PPCC_API int ppcc_rt_schedule_load(ppcc_schedule **out, const char *path,
 			  const ppcc_rt_options *opts);
-void ppcc_rt_schedule_free(ppcc_schedule *s);
+PPCC_API void ppcc_rt_schedule_free(ppcc_schedule *s);
 
 /* A set of n_ranks ranks that run in threads of this process.  *out is
  * the caller's to free, after every rank that joined it is freed. */
-int ppcc_rt_local_world_new(ppcc_rt_local_world **out, int n_ranks);
-void ppcc_rt_local_world_free(ppcc_rt_local_world *w);
+PPCC_API int ppcc_rt_local_world_new(ppcc_rt_local_world **out, int n_ranks);
+PPCC_API void ppcc_rt_local_world_free(ppcc_rt_local_world *w);
 
 /* Joins the transport as `rank` (mpi: ignored, MPI_COMM_WORLD's rank is
  * used; MPI_Init must have been called), validates s (problems reported
@@ -299,13 +313,13 @@ void ppcc_rt_local_world_free(ppcc_rt_local_world *w);
  * outlive the runtime; *out is the caller's to free with ppcc_rt_free.
  * opts NULL means PPCC_RT_OPTIONS_INIT; a local rank needs opts->world
  * unless the schedule has one rank. */
-int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
+PPCC_API int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 		 const ppcc_rt_options *opts);
 
 /* This rank, and (nccl) its compute stream as a cudaStream_t (NULL for
  * the other transports). */
-int ppcc_rt_rank(const ppcc_rt *rt);
-void *ppcc_rt_cuda_stream(const ppcc_rt *rt);
+PPCC_API int ppcc_rt_rank(const ppcc_rt *rt);
+PPCC_API void *ppcc_rt_cuda_stream(const ppcc_rt *rt);
 
 /* Runs the rank's action list once (one training step; call it again for
  * the next).  fns has n_stages entries, indexed by stage.  Fills *out (out
@@ -315,7 +329,7 @@ void *ppcc_rt_cuda_stream(const ppcc_rt *rt);
  * peer may be stuck in a callback, and a collective that timed out stays
  * posted with its buffer kept alive; call MPI_Abort rather than
  * MPI_Finalize after a failure.) */
-int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt,
+PPCC_API int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt,
 		 const ppcc_rt_stage_fns *fns);
 
 /* Writes this rank's flight record to $PPCC_FLIGHT_DIR now (see
@@ -323,23 +337,23 @@ int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt,
  * of the process while the rank runs.  PPCC_RT_EINPUT when the variable
  * was unset at ppcc_rt_init, PPCC_RT_EIO when the file cannot be
  * written.  (SIGUSR1 does the same for every runtime of the process.) */
-int ppcc_rt_dump(ppcc_rt *rt);
+PPCC_API int ppcc_rt_dump(ppcc_rt *rt);
 
 /* From a callback: microbatch mb of the running step holds the trainer's
  * sample `sample` (a data loader's index, say), for the flight record and
  * ppcc diagnose.  Acts on the rank whose callback calls it; 0, or
  * PPCC_RT_EINPUT outside a callback or with recording off. */
-int ppcc_rt_flight_sample(int mb, uint64_t sample);
+PPCC_API int ppcc_rt_flight_sample(int mb, uint64_t sample);
 
 /* Releases the buffers and leaves the transport.  NULL is a no-op. */
-void ppcc_rt_free(ppcc_rt *rt);
+PPCC_API void ppcc_rt_free(ppcc_rt *rt);
 
 /* Runs one step of every rank of s, each in its own thread over the local
  * transport, or nccl's loopback when opts->transport is PPCC_RT_NCCL
  * (opts->world is ignored; the other transports are replaced by local).  out, when not
  * NULL, has s->n_ranks entries.  Returns 0, or the status of the rank
  * that failed first (the cause, not the ranks it stopped). */
-int ppcc_rt_run_local(ppcc_rt_stats *out, const ppcc_schedule *s,
+PPCC_API int ppcc_rt_run_local(ppcc_rt_stats *out, const ppcc_schedule *s,
 		      const ppcc_rt_stage_fns *fns,
 		      const ppcc_rt_options *opts);
 

@@ -35,6 +35,16 @@ extern "C" {
 
 #define PPCC_SCHEDULE_VERSION 1
 
+/* Marks the functions the installed libraries export; every other symbol
+ * of libppcc and libppcc_rt is built hidden (-fvisibility=hidden). */
+#ifndef PPCC_API
+#if defined(__GNUC__) || defined(__clang__)
+#define PPCC_API __attribute__((visibility("default")))
+#else
+#define PPCC_API
+#endif
+#endif
+
 typedef enum ppcc_op {
 	PPCC_OP_F = 0,      /* forward of (stage, mb) */
 	PPCC_OP_B = 1,      /* full backward: input and weight gradients */

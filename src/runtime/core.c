@@ -771,13 +771,26 @@ static int rt_callback_status(ppcc_rt *rt, int i, int ret, double t0,
 }
 
 /* Runs compute action i; t0 is now (the caller's clock reading). */
+/* fns[stage], stepping by the size of the caller's struct version
+ * (ppcc_rt_stage_fns: versions 0 and 1 share one layout). */
+static const ppcc_rt_stage_fns *rt_fns_at(const ppcc_rt_stage_fns *fns,
+					  int stage)
+{
+	static const size_t size_of_version[] = {sizeof(ppcc_rt_stage_fns),
+						 sizeof(ppcc_rt_stage_fns)};
+	size_t stride = size_of_version[fns->version >= 0 && fns->version <= 1
+					? fns->version : 1];
+	return (const ppcc_rt_stage_fns *)(const void *)((const char *)fns +
+							 (size_t)stage * stride);
+}
+
 static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 		      double t0)
 {
 	const ppcc_action *a = &rt->rs->actions[i];
 	int s = a->stage, mb = a->mb, err, ret;
 	const ppcc_stage_info *st = &rt->s->stages[s];
-	const ppcc_rt_stage_fns *f = &fns[s];
+	const ppcc_rt_stage_fns *f = rt_fns_at(fns, s);
 	size_t in_n = (size_t)st->recv_bytes, out_n = (size_t)st->send_bytes;
 
 	if (a->op == PPCC_OP_F) {
@@ -921,9 +934,14 @@ static int rt_check_fns(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 {
 	if (!fns)
 		return rt_fail(rt, PPCC_RT_EINPUT, -1, 0, "no stage callbacks");
+	if (fns->version < 0 || fns->version > PPCC_RT_STAGE_FNS_VERSION)
+		return rt_fail(rt, PPCC_RT_EINPUT, -1, 0,
+			       "stage callbacks of version %d (this runtime "
+			       "knows up to %d)", fns->version,
+			       PPCC_RT_STAGE_FNS_VERSION);
 	for (int i = 0; i < rt->rs->n_actions; i++) {
 		const ppcc_action *a = &rt->rs->actions[i];
-		const ppcc_rt_stage_fns *f = &fns[a->stage];
+		const ppcc_rt_stage_fns *f = rt_fns_at(fns, a->stage);
 		const char *missing = NULL;
 		if (a->op == PPCC_OP_F && !f->forward)
 			missing = "forward";
@@ -1311,7 +1329,8 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	if (!out)
 		return PPCC_RT_EINPUT;
 	*out = NULL;
-	if (!s || (opts && opts->version != PPCC_RT_OPTIONS_VERSION))
+	if (!s || (opts && (opts->version < 1 ||
+			   opts->version > PPCC_RT_OPTIONS_VERSION)))
 		return PPCC_RT_EINPUT;
 	rt = ppcc_calloc(1, sizeof *rt);
 	if (!rt) {

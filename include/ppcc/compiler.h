@@ -1,0 +1,62 @@
+/*
+ * ppcc/compiler.h - the compiler as a library (libppcc): plan a model
+ * file and write the plan in one of `ppcc plan`'s formats.
+ *
+ * ppcc_compile_file does what `ppcc plan FILE [--cluster C] -f FORMAT`
+ * does, writing to a stream the caller owns.  It never prints: every
+ * diagnostic goes to opts->diag (NULL: none are delivered, only the
+ * status tells).  It is safe to call from several threads at once on
+ * different streams.
+ *
+ * The runtime (ppcc/runtime.h) lives in libppcc_rt, which a trainer
+ * links without this library and its YAML and Graphviz dependencies.
+ *
+ * This header compiles alone as C11 and as C++.
+ */
+#ifndef PPCC_COMPILER_H
+#define PPCC_COMPILER_H
+
+#include <stdio.h>
+
+#include "ppcc/schedule.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One diagnostic: severity 0 error, 1 warning, 2 note; file NULL and
+ * line 0 when it has no position; msg lower case, no final period. */
+typedef void (*ppcc_compile_diag_fn)(int severity, const char *file,
+				     int line, int col, const char *msg,
+				     void *user);
+
+#define PPCC_COMPILE_OPTIONS_VERSION 1
+
+/* Fields are only ever appended; a zero field means its default. */
+typedef struct ppcc_compile_options {
+	int version;         /* PPCC_COMPILE_OPTIONS_VERSION */
+	/* "text" (NULL), "json", "dot", "svg", "png", "header",
+	 * "torch-csv" or "chrome" */
+	const char *format;
+	const char *cluster; /* a cluster file, as --cluster; NULL: none */
+	ppcc_compile_diag_fn diag;
+	void *diag_user;
+} ppcc_compile_options;
+
+#define PPCC_COMPILE_OPTIONS_INIT { PPCC_COMPILE_OPTIONS_VERSION, NULL, NULL, NULL, NULL }
+
+/* Plans model_path and writes the plan to out (never closed).  Returns 0;
+ * -1 out of memory; -2 bad input or options (diagnostics delivered); -3
+ * no plan satisfies the constraints; -4 cannot read a file or write out;
+ * -5 internal error.  opts NULL means PPCC_COMPILE_OPTIONS_INIT. */
+PPCC_API int ppcc_compile_file(FILE *out, const char *model_path,
+			       const ppcc_compile_options *opts);
+
+/* The library's version, e.g. "0.1.0". */
+PPCC_API const char *ppcc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
