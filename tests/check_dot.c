@@ -927,8 +927,8 @@ START_TEST(graphviz_commands_accept_and_draw_the_same)
 				int st = run_on(text, deps ? dot_cmd
 						: v ? neato_n2 : neato_n, &run);
 				if (st < 0) {
-					fprintf(stderr, "graphviz_commands: dot or "
-						"neato not installed; skipped\n");
+					tu_skip("graphviz_commands", "dot or neato "
+						"not installed (package graphviz)");
 					tu_run_free(&run);
 					free(svg);
 					free(text);
@@ -1037,8 +1037,8 @@ START_TEST(output_is_the_same_in_a_german_locale)
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFEXITED(st));
 	if (WEXITSTATUS(st) == 77)
-		fprintf(stderr, "output_is_the_same_in_a_german_locale: "
-			"de_DE.UTF-8 is not installed (locale-gen); skipped\n");
+		tu_skip("output_is_the_same_in_a_german_locale",
+			"de_DE.UTF-8 is not installed (make deps generates it)");
 	else
 		ck_assert_msg(WEXITSTATUS(st) == 0, "child status %d",
 			      WEXITSTATUS(st));
@@ -1057,8 +1057,8 @@ START_TEST(missing_graphviz_plugins_are_an_error_not_a_print)
 	 * be the first to render, which holds only when Check forks. */
 	const char *fork_mode = getenv("CK_FORK");
 	if (fork_mode && strcmp(fork_mode, "no") == 0) {
-		fprintf(stderr, "missing_graphviz_plugins: needs CK_FORK; "
-			"skipped\n");
+		tu_skip("missing_graphviz_plugins", "needs CK_FORK (this run "
+			"has CK_FORK=no)");
 		return;
 	}
 	char *dir = tu_mkdtemp();

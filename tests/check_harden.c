@@ -1729,8 +1729,8 @@ START_TEST(harden_read_only_directory_exits_three)
 	for (int i = 0; i < 2; i++) {
 		int rc = plan_in_read_only_dir(dir, ex, outs[i], err_path);
 		if (rc == 200) {
-			fprintf(stderr, "harden_read_only_directory_exits_three: "
-				"skipped: no mount namespace for a read-only view\n");
+			tu_skip("harden_read_only_directory_exits_three",
+				"no mount namespace for a read-only view");
 			break;
 		}
 		char *msg = tu_read_file(err_path, NULL);

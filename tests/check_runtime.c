@@ -953,7 +953,8 @@ START_TEST(public_header_compiles_alone_as_c11_and_cxx)
 			    "-Wextra", inc, "-x", "c++", "-fsyntax-only", path, NULL};
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, cxx_argv), 0);
 	if (r.status == 127)
-		fprintf(stderr, "runtime: no c++ compiler; C++ check skipped\n");
+		tu_skip("public_header_compiles_alone_as_c11_and_cxx",
+			"no c++ compiler (package build-essential)");
 	else
 		ck_assert_msg(r.status == 0, "C++: %s", r.err);
 	tu_run_free(&r);
@@ -983,7 +984,8 @@ static int mpirun(tu_run *r, const char *mode, double *took, int recovery)
 	char prog[PATH_MAX];
 	build_path(prog, sizeof prog, "tests/rt_mpi_prog");
 	if (access(prog, X_OK) != 0) {
-		fprintf(stderr, "runtime: %s not built (no MPI?); MPI test skipped\n", prog);
+		tu_skip("mpirun", "%s not built (no MPI: package libopenmpi-dev)",
+			prog);
 		return -1;
 	}
 	char *argv[] = {"mpirun", "-np", "2", "--oversubscribe", "--allow-run-as-root",
@@ -1000,7 +1002,7 @@ static int mpirun(tu_run *r, const char *mode, double *took, int recovery)
 		return -1;
 	*took = now_s() - t0;
 	if (r->status == 127) {
-		fprintf(stderr, "runtime: mpirun not found; MPI test skipped\n");
+		tu_skip("mpirun", "mpirun not found (package openmpi-bin)");
 		tu_run_free(r);
 		return -1;
 	}
@@ -1205,8 +1207,8 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 	if (mpi)
 		expect_same(ref, out, "compiled-in schedule, mpi");
 	else
-		fprintf(stderr, "runtime: no mpirun or no MPI in the trainer; its "
-			"MPI runs skipped\n");
+		tu_skip("trainer_matches_serial_training_on_every_schedule_and_transport",
+			"no mpirun or no MPI in the trainer; its MPI runs not run");
 
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (int p = 1; p <= 4; p *= 2) {

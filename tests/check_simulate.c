@@ -120,6 +120,36 @@ START_TEST(interleaved_bubble_is_closed_form_for_every_valid_group)
 }
 END_TEST
 
+/* The closed form itself, against values worked by hand: GPipe and 1F1B
+ * (p-1)/(m+p-1), interleaved (p-1)/(v*m+p-1); none for other kinds. */
+START_TEST(closed_form_bubble_matches_hand_values)
+{
+	static const struct {
+		int kind, p, v, m;
+		double want;
+	} table[] = {
+		{PPCC_SCHED_GPIPE, 4, 1, 8, 0.272727272727},       /* 3/11: tiny */
+		{PPCC_SCHED_1F1B, 4, 1, 8, 0.272727272727},
+		{PPCC_SCHED_1F1B, 8, 1, 32, 0.179487179487},       /* 7/39 */
+		{PPCC_SCHED_1F1B, 8, 1, 16, 0.304347826087},       /* 7/23 */
+		{PPCC_SCHED_INTERLEAVED, 8, 2, 32, 0.098591549296}, /* 7/71 */
+		{PPCC_SCHED_INTERLEAVED, 4, 4, 8, 0.085714285714},  /* 3/35 */
+		{PPCC_SCHED_GPIPE, 1, 1, 8, 0.0},
+		{PPCC_SCHED_1F1B, 2, 1, 1, 0.5},                   /* 1/2 */
+	};
+	for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
+		double got = ppcc_bubble_closed_form(table[k].kind, table[k].p,
+						     table[k].v, table[k].m);
+		ck_assert_msg(fabs(got - table[k].want) < 1e-11,
+			      "kind %d p%d v%d m%d: %.12f, want %.12f",
+			      table[k].kind, table[k].p, table[k].v, table[k].m,
+			      got, table[k].want);
+	}
+	ck_assert(isnan(ppcc_bubble_closed_form(PPCC_SCHED_COUNT, 4, 1, 8)));
+	ck_assert(isnan(ppcc_bubble_closed_form(-1, 4, 1, 8)));
+}
+END_TEST
+
 /* Peak memory: static bytes of the rank's stages plus the stash of the
  * microbatches in flight: min(p - r, m) for 1F1B, m for GPipe. */
 START_TEST(peak_memory_counts_microbatches_in_flight)
@@ -338,6 +368,7 @@ Suite *suite_simulate(void)
 	tcase_add_test(tc, gpipe_and_1f1b_bubble_is_closed_form_exactly);
 	tcase_add_test(tc, random_equal_costs_keep_the_closed_form);
 	tcase_add_test(tc, interleaved_bubble_is_closed_form_for_every_valid_group);
+	tcase_add_test(tc, closed_form_bubble_matches_hand_values);
 	tcase_add_test(tc, peak_memory_counts_microbatches_in_flight);
 	tcase_add_test(tc, peak_memory_sums_static_bytes_of_chunks);
 	tcase_add_test(tc, communication_latency_hand_computed_two_ranks);

@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include <check.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
@@ -224,4 +226,23 @@ void tu_plan_action_times(ppcc_plan *p, ppcc_arena *a)
 		abort();
 	p->best.estimate.start_ms = full.start_ms;
 	p->best.estimate.end_ms = full.end_ms;
+}
+
+int tu_skip_is_failure(void)
+{
+	const char *ci = getenv("CI");
+	return ci && strcmp(ci, "true") == 0;
+}
+
+void tu_skip(const char *test, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	if (tu_skip_is_failure())
+		ck_abort_msg("%s: cannot run here (%s), and CI=true allows no "
+			     "skip", test, why);
+	fprintf(stderr, "%s: SKIPPED: %s\n", test, why);
 }

@@ -44,6 +44,14 @@ typedef struct tu_diag {
 } tu_diag;
 void tu_diag_init(tu_diag *t);
 
+/* A check that cannot run on this machine (a tool or locale missing)
+ * says so on stderr, naming the test and what is missing, and the caller
+ * returns.  Under CI=true (.ci/run), which installs everything the suites
+ * need, a skip fails the test instead (ck_abort_msg does not return). */
+void tu_skip(const char *test, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int tu_skip_is_failure(void);
+
 /* Loads path (relative to the source tree) and builds its plan. */
 int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
 		 const char *path, tu_diag *diag);
