@@ -6,7 +6,9 @@
 #   make check      deps, build, every test (ends with Check's summary)
 #   make bench      benchmarks that print figures
 #   make schedules  regenerate schedules/ from examples/
-#   SANITIZE=1      ASan + UBSan;  WERROR=1  warnings are errors
+#   make tsan       the runtime suites and the trainer under ThreadSanitizer
+#   SANITIZE=1      ASan + UBSan;  SANITIZE=thread  TSan;  WERROR=1  warnings
+#                   are errors
 
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
@@ -35,6 +37,11 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 override BUILD := $(BUILD)-san
 export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+endif
+ifeq ($(SANITIZE),thread)
+SAN := -fsanitize=thread -fno-omit-frame-pointer
+override BUILD := $(BUILD)-tsan
+export TSAN_OPTIONS := halt_on_error=1:exitcode=66:second_deadlock_stack=1
 endif
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -156,7 +163,7 @@ $(BUILD)/check_ppcc: $(BUILD)/tests/runner.o $(TEST_OBJ) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(shell pkg-config --libs check)
 
 $(BUILD)/bench_%: tests/bench_%.c $(LIB)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -MMD -MP -MF $@.d -o $@ $^ $(LIBS)
 
 # Programs check_runtime.c runs: the MPI test program (under mpirun), the
 # EXAMPLES program of man/ppcc_runtime.3 (its one .EX block) and the
@@ -201,7 +208,8 @@ $(TRAINER_DIR)/trainer_cuda.o: examples/trainer/trainer.c $(TRAINER_DIR)/mlp_pla
 	@mkdir -p $(dir $@)
 	$(CC) $(TRAINER_CPPFLAGS) -DTRAINER_CUDA=1 $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(TRAINER_DIR)/mlp_cuda.o: examples/trainer/mlp_cuda.cu examples/trainer/mlp_cuda.h examples/trainer/mlp.h
+$(TRAINER_DIR)/mlp_cuda.o: examples/trainer/mlp_cuda.cu examples/trainer/mlp_cuda.h examples/trainer/mlp.h \
+		$(wildcard include/ppcc/*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -fmad=false -Iinclude -Iexamples/trainer $(MPI_CFLAGS) -Xcompiler -fPIC -c $< -o $@
 
@@ -210,18 +218,37 @@ $(BUILD)/trainer_cuda: $(TRAINER_DIR)/trainer_cuda.o $(TRAINER_DIR)/mlp.o $(TRAI
 
 # ---- set-up -------------------------------------------------------------
 
+# What the build and `make check` cannot do without (the rest: MPI, whose
+# tests then skip, valgrind and clang for make valgrind and make fuzz, and
+# the de_DE locale for the locale tests, which skip without it).  Not as
+# root, nothing is installed: a missing package the tests need is an
+# error naming it, anything else a message.
+DEB_NEEDED := build-essential pkg-config libyaml-dev check libsubunit-dev \
+	libjansson-dev libgraphviz-dev graphviz fonts-liberation2 fonts-dejavu-core
+
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
 	done; \
-	if [ -n "$$missing" ]; then \
+	if [ -n "$$missing" ] && [ "$$(id -u)" != 0 ]; then \
+		needed=""; for p in $$missing; do \
+			case " $(DEB_NEEDED) " in *" $$p "*) needed="$$needed $$p" ;; esac; \
+		done; \
+		if [ -n "$$needed" ]; then \
+			echo "make deps: the build and its tests need$$needed: run make deps as root" >&2; exit 1; \
+		fi; \
+		echo "make deps: not root, not installing$$missing (the tests that need them skip)"; \
+	elif [ -n "$$missing" ]; then \
 		echo "make deps: installing$$missing"; \
-		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install$$missing" >&2; exit 1; fi; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
 	fi; \
-	if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$$' && [ "$$(id -u)" = 0 ]; then \
-		echo "make deps: generating the de_DE.UTF-8 locale (a decimal comma, for the locale tests)"; \
-		sed -i 's/^# *\(de_DE.UTF-8 UTF-8\)/\1/' /etc/locale.gen && locale-gen >/dev/null || exit 1; \
+	if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$$'; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "make deps: generating the de_DE.UTF-8 locale (a decimal comma, for the locale tests)"; \
+			sed -i 's/^# *\(de_DE.UTF-8 UTF-8\)/\1/' /etc/locale.gen && locale-gen >/dev/null || exit 1; \
+		else \
+			echo "make deps: not root, no de_DE.UTF-8 locale generated (the locale tests skip)"; \
+		fi; \
 	fi
 
 demo: deps
@@ -239,6 +266,18 @@ check: deps
 	$(MAKE) schedules-check
 	rm -rf $(BUILD)/stage && $(MAKE) -s install DESTDIR=$(abspath $(BUILD))/stage PREFIX=/usr/local
 	$(TEST_ENV) $(BUILD)/check_ppcc
+
+# The runtime's suites (threads of the local transport, MPI, the trainer
+# the runtime suite runs) under ThreadSanitizer: any race fails.
+TSAN_SUITES := runtime rt_timeout
+tsan: deps
+	$(MAKE) SANITIZE=thread all $(BUILD)-tsan/check_ppcc
+	@for s in $(TSAN_SUITES); do \
+		PPCC=$(abspath $(BUILD)-tsan/ppcc) PPCC_BUILD=$(abspath $(BUILD)-tsan) \
+		PPCC_SRC=$(CURDIR) CC="$(CC)" CK_DEFAULT_TIMEOUT=600 CK_RUN_SUITE=$$s \
+		TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
+		$(BUILD)-tsan/check_ppcc || exit 1; \
+	done
 
 # ---- golden schedules -----------------------------------------------------
 
@@ -300,9 +339,10 @@ uninstall:
 clean:
 	rm -rf build build-*
 
-.PHONY: all deps demo check schedules schedules-check bench bench-baseline install uninstall clean trainer
+.PHONY: all deps demo check tsan schedules schedules-check bench bench-baseline install uninstall clean trainer
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/tests/runner.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/tests/runner.d \
+	$(BENCH_SRC:tests/bench_%.c=$(BUILD)/bench_%.d)
 -include $(BUILD)/tests/rt_mpi_prog.d $(TRAINER_DIR)/trainer.d $(TRAINER_DIR)/mlp.d \
 	$(TRAINER_DIR)/trainer_cuda.d
 

@@ -1294,7 +1294,7 @@ void ppcc_rt_free(ppcc_rt *rt)
 		return;
 	if (rt->tr) {
 		for (rt_req *r = rt->req_all; r; r = r->all_next)
-			if (r->posted && !atomic_load(&r->done))
+			if (r->posted && !rt_req_done(r))
 				rt->ops->cancel(rt->tr, r);
 		for (rt_buf *b = rt->buf_all; b; b = b->all_next)
 			rt->ops->free(rt->tr, b->mem);

@@ -151,6 +151,7 @@ static void local_abort_locked(ppcc_rt_local_world *w, int rank, int status)
 		return;
 	w->abort_rank = rank;
 	w->abort_status = status;
+	RT_HAPPENS_BEFORE(&w->aborted);
 	atomic_store(&w->aborted, 1);
 	for (int r = 0; r < w->n_ranks; r++)
 		pthread_cond_broadcast(&w->cond[r]);
@@ -351,8 +352,8 @@ static void local_deliver(ppcc_rt_local_world *w, rt_req *send, rt_req *recv)
 	else if (send->bytes)
 		memcpy(recv->buf, send->buf, send->bytes);
 	send->status = recv->status = st;
-	atomic_store(&send->done, 1);
-	atomic_store(&recv->done, 1);
+	rt_req_set_done(send);
+	rt_req_set_done(recv);
 	pthread_cond_broadcast(&w->cond[src]);
 	pthread_cond_broadcast(&w->cond[dst]);
 }
@@ -402,7 +403,7 @@ static int local_group_end(rt_transport *t)
 static int local_test(rt_transport *t, rt_req *r, int *done)
 {
 	(void)t;
-	*done = atomic_load(&r->done);
+	*done = rt_req_done(r);
 	return 0;
 }
 
@@ -411,11 +412,11 @@ static int local_wait(rt_transport *t, rt_req *r, double deadline)
 	ppcc_rt_local_world *w = t->w;
 	struct timespec ts;
 	int err = 0;
-	if (atomic_load(&r->done))
+	if (rt_req_done(r))
 		return 0;
 	local_deadline(&ts, deadline);
 	pthread_mutex_lock(&w->mu);
-	while (!atomic_load(&r->done)) {
+	while (!rt_req_done(r)) {
 		int who, st;
 		if (atomic_load(&w->aborted) ||
 		    (t->oob && ppcc_rt_oob_poll(t->oob, &who, &st))) {
@@ -435,7 +436,7 @@ static int local_wait(rt_transport *t, rt_req *r, double deadline)
 		}
 		if (pthread_cond_timedwait(&w->cond[t->rank], &w->mu, &slice) ==
 			    ETIMEDOUT &&
-		    !atomic_load(&r->done) && (!t->oob || ppcc_rt_now() > deadline)) {
+		    !rt_req_done(r) && (!t->oob || ppcc_rt_now() > deadline)) {
 			err = PPCC_RT_ETIMEOUT;
 			break;
 		}
@@ -467,6 +468,7 @@ static int local_aborted(rt_transport *t, int *out_rank, int *out_status)
 	if (!atomic_load(&w->aborted))
 		return 0;
 	/* written before the flag was set */
+	RT_HAPPENS_AFTER(&w->aborted);
 	*out_rank = w->abort_rank;
 	*out_status = w->abort_status;
 	return 1;

@@ -46,6 +46,38 @@ typedef struct rt_req {
 	uint64_t opaque[4]; /* transport's handle (MPI_Request, group id) */
 } rt_req;
 
+/* The C11 release/acquire pairs by which one thread hands memory to
+ * another (a request's `done`, a local world's `aborted`), told to
+ * valgrind --tool=helgrind, which does not see atomics: the annotation
+ * before the store and after the load that observed it.  No-ops without
+ * valgrind's headers; a few instructions outside valgrind. */
+#if defined(__has_include)
+#if __has_include(<valgrind/helgrind.h>)
+#include <valgrind/helgrind.h>
+#define RT_HAPPENS_BEFORE(addr) ANNOTATE_HAPPENS_BEFORE(addr)
+#define RT_HAPPENS_AFTER(addr) ANNOTATE_HAPPENS_AFTER(addr)
+#endif
+#endif
+#ifndef RT_HAPPENS_BEFORE
+#define RT_HAPPENS_BEFORE(addr) ((void)(addr))
+#define RT_HAPPENS_AFTER(addr) ((void)(addr))
+#endif
+
+/* r->done as its owner reads it, and as the completing thread sets it. */
+static inline int rt_req_done(rt_req *r)
+{
+	int done = atomic_load(&r->done);
+	if (done)
+		RT_HAPPENS_AFTER(&r->done);
+	return done;
+}
+
+static inline void rt_req_set_done(rt_req *r)
+{
+	RT_HAPPENS_BEFORE(&r->done);
+	atomic_store(&r->done, 1);
+}
+
 typedef struct rt_transport rt_transport; /* each transport's own state */
 
 /*

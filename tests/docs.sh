@@ -1,0 +1,139 @@
+#!/bin/sh
+# Docs that cannot drift: every transcript in README.md and the man pages
+# is run and its shown output compared with what the commands print.
+#
+#   tests/docs.sh check SRC BUILD   exit 1 on any difference, with a diff
+#                                   at the document's line
+#   tests/docs.sh show SRC BUILD    print each transcript as it should read
+#                                   (paste it into the document to refresh
+#                                   it after an intended output change)
+#
+# A transcript is a README ``` block, or a man page .nf/.fi or .EX/.EE
+# block, whose first line starts with "$ ": each "$ " line is a command,
+# the lines after it, up to the next command, its output (standard output
+# and standard error together); in a man page, a block of commands none of
+# which shows output is a list of examples, each of which must exit 0.  A
+# ```sh block is a list of commands (a trailing "# ..." is a comment):
+# each ppcc or trainer command must exit 0 (others, such as make, are not
+# run).  Blocks of neither
+# kind (file formats, hypothetical files) are not run.  Commands run with
+# sh in a scratch directory holding examples/ and mlp.yaml (the trainer's
+# model), with BUILD first in PATH, so `ppcc` and `trainer` are the ones
+# just built; man page text is unescaped (\- \e \(aq \(lq \(rq).
+set -u
+mode=$1
+src=$(cd "$2" && pwd)
+build=$(cd "$3" && pwd)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ppcc-docs.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/run" "$work/t"
+ln -s "$src/examples" "$work/run/examples"
+ln -s "$src/examples/trainer/mlp.yaml" "$work/run/mlp.yaml"
+
+# Splits the documents into $work/t/N.{where,cmd,want,kind}.
+for doc in README.md man/ppcc.1 man/ppcc.5 man/ppcc_runtime.3; do
+	case $doc in
+	*.md) style=md ;;
+	*) style=roff ;;
+	esac
+	awk -v doc="$doc" -v style="$style" -v dir="$work/t" '
+	function unroff(s) {
+		gsub(/\\-/, "-", s); gsub(/\\\(aq/, "\047", s)
+		gsub(/\\\(lq/, "\"", s); gsub(/\\\(rq/, "\"", s)
+		gsub(/\\e/, "\\", s); gsub(/\\&/, "", s)
+		return s
+	}
+	function start(line, k) {
+		n++
+		f = dir "/" n
+		printf "%s:%d\n", doc, line > (f ".where")
+		printf "%s\n", k > (f ".kind")
+		printf "" > (f ".want")
+	}
+	function finish() {
+		if (n) { close(f ".where"); close(f ".kind"); close(f ".cmd");
+			 close(f ".want") }
+	}
+	BEGIN { inb = 0; kind = ""; first = 0; n = ENVIRON["N0"] + 0 }
+	{
+		line = $0
+		if (style == "md") {
+			if (line ~ /^```/) {
+				if (inb) { inb = 0; kind = ""; next }
+				inb = 1; first = 1
+				kind = line ~ /^```sh/ ? "commands" : "maybe"
+				next
+			}
+		} else {
+			if (line ~ /^\.(nf|EX)/) { inb = 1; first = 1; kind = "maybe"; next }
+			if (line ~ /^\.(fi|EE)/) { inb = 0; kind = ""; next }
+			if (inb) line = unroff(line)
+		}
+		if (!inb) next
+		if (first) {
+			first = 0
+			if (kind == "maybe")
+				kind = line ~ /^\$ / ? "transcript" : "skip"
+		}
+		if (kind == "transcript") {
+			if (line ~ /^\$ /) {
+				finish(); start(NR, style == "roff" ? "roff" : "transcript")
+				printf "%s\n", substr(line, 3) > (f ".cmd")
+			} else {
+				printf "%s\n", line > (f ".want")
+			}
+		} else if (kind == "commands") {
+			c = line
+			sub(/[ \t]+#.*$/, "", c)
+			if (c ~ /^[ \t]*(#|$)/) next
+			if (c !~ /^(ppcc|trainer)( |$)/) next
+			finish(); start(NR, "commands")
+			printf "%s\n", c > (f ".cmd")
+		}
+	}
+	END { finish(); print n > (dir "/count") }' "$src/$doc" || exit 1
+	N0=$(cat "$work/t/count")
+	export N0
+done
+
+n=$(cat "$work/t/count")
+fail=0
+ran=0
+i=1
+while [ "$i" -le "$n" ]; do
+	t=$work/t/$i
+	i=$((i + 1))
+	[ -f "$t.cmd" ] || continue
+	where=$(cat "$t.where")
+	kind=$(cat "$t.kind")
+	(cd "$work/run" && PATH="$build:$PATH" LC_ALL=C sh -c "$(cat "$t.cmd")") \
+		>"$t.got" 2>&1
+	rc=$?
+	ran=$((ran + 1))
+	if [ "$mode" = show ]; then
+		echo "== $where"
+		echo "\$ $(cat "$t.cmd")"
+		cat "$t.got"
+		continue
+	fi
+	# a man page's list of commands shows no output: each must work
+	if [ "$kind" = roff ] && [ ! -s "$t.want" ]; then
+		kind=commands
+	fi
+	if [ "$kind" = commands ]; then
+		if [ "$rc" != 0 ]; then
+			echo "$where: '$(cat "$t.cmd")' exits $rc:"
+			cat "$t.got"
+			fail=1
+		fi
+	elif ! cmp -s "$t.want" "$t.got"; then
+		echo "$where: '$(cat "$t.cmd")' prints something else than shown (- shown, + printed):"
+		diff -u "$t.want" "$t.got" | tail -n +3
+		fail=1
+	fi
+done
+[ "$mode" = show ] && exit 0
+echo "docs: $ran commands from README.md and the man pages"
+[ "$ran" -gt 0 ] || fail=1
+exit $fail
