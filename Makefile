@@ -7,6 +7,7 @@
 #   make bench      benchmarks that print figures
 #   make schedules  regenerate schedules/ from examples/
 #   make tsan       the runtime suites and the trainer under ThreadSanitizer
+#   make fidelity   predicted against published throughput (SC'21 Table 1)
 #   SANITIZE=1      ASan + UBSan;  SANITIZE=thread  TSan;  WERROR=1  warnings
 #                   are errors
 
@@ -287,6 +288,13 @@ schedules: $(PPCC)
 schedules-check: $(PPCC)
 	tests/schedules.sh check $(PPCC)
 
+# ---- fidelity -----------------------------------------------------------------
+# The estimate against Narayanan et al., SC'21, Table 1 (see
+# tests/fidelity/run.sh); fails when a row is off by more than 10%.
+
+fidelity: $(PPCC)
+	tests/fidelity/run.sh $(PPCC)
+
 # ---- benchmarks -------------------------------------------------------------
 
 # bench_scale.sh: the whole program's time and peak RSS on large plans,
@@ -339,7 +347,8 @@ uninstall:
 clean:
 	rm -rf build build-*
 
-.PHONY: all deps demo check tsan schedules schedules-check bench bench-baseline install uninstall clean trainer
+.PHONY: all deps demo check tsan schedules schedules-check bench bench-baseline install uninstall clean trainer \
+	fidelity
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/tests/runner.d \
 	$(BENCH_SRC:tests/bench_%.c=$(BUILD)/bench_%.d)

@@ -12,7 +12,14 @@
  *
  * (the last, shorter group must still fill the pipeline).  A tensor-
  * parallel group, the t devices of one pipeline rank, may not straddle two
- * device groups: its devices must be alike.  These run after the command
+ * device groups: its devices must be alike.
+ *
+ * Devices are laid out as Megatron-LM orders its ranks (tensor fastest,
+ * then context, then data, then pipeline): pipeline rank r owns the
+ * t * cp * d devices from r * t * cp * d, and its replicas must be alike
+ * too.  The data-parallel size d defaults to the devices left over,
+ * devices / (t * p * cp), which must divide; global_batch_size B gives
+ * the microbatches, m = B / (b * d).  These run after the command
  * line has overridden the file, so each message points at whatever set
  * the value: its key in the file, "<command line>", or, for a default, the
  * pipeline section.  A device's tflops must lie where the cost model's
@@ -49,20 +56,46 @@ void ppcc_config_fill_defaults(ppcc_config *c)
 	ppcc_pipeline *p = &c->pipeline;
 	if (!p->tensor_parallel_loc.file)
 		p->tensor_parallel = 1;
+	if (!p->context_parallel_loc.file)
+		p->context_parallel = 1;
+	if (!p->zero_loc.file)
+		p->zero = 0;
 	if (!p->kind_loc.file)
 		p->kind = PPCC_SCHED_1F1B;
 	if (!p->chunks_loc.file)
 		p->chunks = p->kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+	int64_t width = (int64_t)(p->tensor_parallel > 0 ? p->tensor_parallel : 1) *
+			(p->context_parallel > 0 ? p->context_parallel : 1);
+	if (p->data_parallel_loc.file && p->data_parallel > 0)
+		width *= p->data_parallel;
 	if (!p->stages_loc.file) {
-		int s = p->tensor_parallel > 0
-			? c->cluster.devices / p->tensor_parallel : 1;
+		int s = (int)(c->cluster.devices / width);
 		int cap = p->chunks > 0 ? c->model.n_layers / p->chunks
 					: c->model.n_layers;
 		if (s > cap)
 			s = cap;
+		/* With the data-parallel size left to follow, the most stages
+		 * whose product with t * cp divides the devices. */
+		if (!p->data_parallel_loc.file)
+			while (s > 1 && c->cluster.devices % (width * s) != 0)
+				s--;
 		p->stages = s < 1 ? 1 : s;
 	}
-	if (!p->microbatches_loc.file) {
+	if (!p->data_parallel_loc.file) {
+		int64_t rep = (int64_t)(p->tensor_parallel > 0 ? p->tensor_parallel : 1) *
+			(p->context_parallel > 0 ? p->context_parallel : 1) *
+			(p->stages > 0 ? p->stages : 1);
+		int64_t dp = c->cluster.devices / rep;
+		p->data_parallel = dp < 1 ? 1 : (int)dp;
+	}
+	int64_t per_mb = (int64_t)(c->model.micro_batch_size > 0
+				   ? c->model.micro_batch_size : 1) *
+			 (p->data_parallel > 0 ? p->data_parallel : 1);
+	if (!p->microbatches_loc.file && p->global_batch_size > 0) {
+		int64_t m = p->global_batch_size / per_mb;
+		p->microbatches = (int)(m < 1 ? 1 : m > PPCC_MAX_COUNT
+					? PPCC_MAX_COUNT : m);
+	} else if (!p->microbatches_loc.file) {
 		int64_t m = 4 * (int64_t)p->stages;
 		p->microbatches = (int)(m > PPCC_MAX_COUNT ? PPCC_MAX_COUNT : m);
 	}
@@ -75,8 +108,10 @@ void ppcc_config_fill_defaults(ppcc_config *c)
 static void check_tensor_groups(const ppcc_config *c, ppcc_diag *d)
 {
 	const ppcc_cluster *cl = &c->cluster;
-	int64_t t = c->pipeline.tensor_parallel;
+	int64_t t = (int64_t)c->pipeline.tensor_parallel *
+		    c->pipeline.context_parallel * c->pipeline.data_parallel;
 	int64_t used = (int64_t)c->pipeline.stages * t;
+	int block = t != c->pipeline.tensor_parallel;
 	int64_t end = 0;
 	for (int i = 0; i + 1 < cl->n_groups; i++) {
 		end += cl->groups[i].count;
@@ -86,6 +121,18 @@ static void check_tensor_groups(const ppcc_config *c, ppcc_diag *d)
 			continue;
 		int64_t rank = end / t;
 		ppcc_loc loc = where(c, &cl->groups[i].loc);
+		if (block) {
+			ppcc_error(d, &loc,
+				   "rank %lld's %lld devices (%lld to %lld: "
+				   "tensor x context x data parallel) span device "
+				   "groups '%s' and '%s'; give each group a "
+				   "multiple of %lld devices",
+				   (long long)rank, (long long)t,
+				   (long long)(rank * t),
+				   (long long)(rank * t + t - 1), cl->groups[i].name,
+				   cl->groups[i + 1].name, (long long)t);
+			continue;
+		}
 		ppcc_error(d, &loc,
 			   "rank %lld's %lld-way tensor-parallel group (devices "
 			   "%lld to %lld) spans device groups '%s' and '%s'; "
@@ -94,6 +141,123 @@ static void check_tensor_groups(const ppcc_config *c, ppcc_diag *d)
 			   (long long)(rank * t + t - 1), cl->groups[i].name,
 			   cl->groups[i + 1].name, (long long)t);
 	}
+}
+
+/* Data and context parallelism, the global batch, and what tensor
+ * parallelism must divide. */
+static void check_parallel(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_pipeline *p = &c->pipeline;
+	const ppcc_cluster *cl = &c->cluster;
+	int64_t t = p->tensor_parallel, cp = p->context_parallel;
+	int64_t dp = p->data_parallel, st = p->stages;
+	int64_t b = c->model.micro_batch_size > 0 ? c->model.micro_batch_size : 1;
+	ppcc_loc loc;
+
+	if (!p->data_parallel_loc.file) {
+		int64_t rep = t * st * cp;
+		if (cl->devices % rep != 0) {
+			loc = where(c, &cl->loc);
+			if (cp > 1)
+				ppcc_error(d, &loc,
+					   "%d devices are not a multiple of tensor "
+					   "x pipeline x context parallel = %lld x "
+					   "%lld x %lld = %lld; give "
+					   "pipeline.data_parallel or a multiple of "
+					   "%lld devices", cl->devices, (long long)t,
+					   (long long)st, (long long)cp,
+					   (long long)rep, (long long)rep);
+			else
+				ppcc_error(d, &loc,
+					   "%d devices are not a multiple of tensor "
+					   "x pipeline parallel = %lld x %lld = "
+					   "%lld; give pipeline.data_parallel or a "
+					   "multiple of %lld devices", cl->devices,
+					   (long long)t, (long long)st,
+					   (long long)rep, (long long)rep);
+		}
+	} else if (t * st * cp * dp > cl->devices) {
+		loc = where(c, &p->data_parallel_loc);
+		ppcc_error(d, &loc,
+			   "%lld-way tensor x %lld stages x %lld-way context x "
+			   "%lld-way data parallelism need %lld devices; the "
+			   "cluster has %d", (long long)t, (long long)st,
+			   (long long)cp, (long long)dp,
+			   (long long)(t * st * cp * dp), cl->devices);
+	}
+	if (p->global_batch_size > 0) {
+		int64_t B = p->global_batch_size;
+		loc = where(c, &p->global_batch_size_loc);
+		if (B % (b * dp) != 0) {
+			ppcc_error(d, &loc,
+				   "global_batch_size %lld is not a multiple of "
+				   "micro_batch_size x data_parallel = %lld x %lld "
+				   "= %lld", (long long)B, (long long)b,
+				   (long long)dp, (long long)(b * dp));
+		} else if (p->microbatches_loc.file &&
+			   (int64_t)p->microbatches * b * dp != B) {
+			loc = where(c, &p->microbatches_loc);
+			ppcc_error(d, &loc,
+				   "%d microbatches x micro_batch_size %lld x "
+				   "data_parallel %lld = %lld sequences, but "
+				   "global_batch_size is %lld; give one of the two",
+				   p->microbatches, (long long)b, (long long)dp,
+				   (long long)p->microbatches * b * dp,
+				   (long long)B);
+		} else if (B / (b * dp) > PPCC_MAX_COUNT) {
+			ppcc_error(d, &loc,
+				   "global_batch_size %lld gives %lld microbatches; "
+				   "the limit is %d", (long long)B,
+				   (long long)(B / (b * dp)), PPCC_MAX_COUNT);
+		}
+	}
+	const ppcc_transformer *tf = c->model.transformer;
+	if (tf) {
+		int kv = tf->kv_heads > 0 ? tf->kv_heads : tf->heads;
+		int f = tf->ffn_hidden > 0 ? tf->ffn_hidden : 4 * tf->hidden;
+		loc = where(c, &p->tensor_parallel_loc);
+		if (tf->heads % t != 0)
+			ppcc_error(d, &loc,
+				   "%lld-way tensor parallelism does not divide "
+				   "the %d heads (line %d)", (long long)t,
+				   tf->heads, tf->heads_loc.line);
+		else if (kv % t != 0)
+			ppcc_error(d, &loc,
+				   "%lld-way tensor parallelism does not divide "
+				   "the %d kv heads (line %d); ppcc does not "
+				   "replicate kv heads", (long long)t, kv,
+				   tf->kv_heads_loc.line ? tf->kv_heads_loc.line
+							 : tf->heads_loc.line);
+		if (f % t != 0)
+			ppcc_error(d, &loc,
+				   "%lld-way tensor parallelism does not divide "
+				   "the FFN width %d", (long long)t, f);
+		if (tf->seq_len % cp != 0) {
+			loc = where(c, &p->context_parallel_loc);
+			ppcc_error(d, &loc,
+				   "%lld-way context parallelism does not divide "
+				   "the sequence of %d tokens", (long long)cp,
+				   tf->seq_len);
+		}
+	}
+	if (t > cl->devices_per_node) {
+		loc = where(c, &p->tensor_parallel_loc);
+		ppcc_warning(d, &loc,
+			     "%lld-way tensor parallelism spans nodes of %d "
+			     "devices; its collectives are charged to the "
+			     "inter-node link", (long long)t, cl->devices_per_node);
+	}
+	for (int g = 0; g < cl->n_groups; g++)
+		if (cl->reserved_bytes >= cl->groups[g].memory_bytes) {
+			loc = where(c, &cl->loc);
+			ppcc_error(d, &loc,
+				   "reserved_gib %.2f leaves nothing of the %.2f "
+				   "GiB of device group '%s'",
+				   cl->reserved_bytes / 1073741824.0,
+				   cl->groups[g].memory_bytes / 1073741824.0,
+				   cl->groups[g].name);
+			break;
+		}
 }
 
 static void check_interleaved(const ppcc_config *c, ppcc_diag *d)
@@ -156,13 +320,16 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d)
 		const char *name;
 		int min;
 	} mins[] = {{"stages", 1}, {"microbatches", 1}, {"chunks", 1},
-		    {"group_size", 0}, {"tensor_parallel", 1}};
+		    {"group_size", 0}, {"tensor_parallel", 1},
+		    {"data_parallel", 1}, {"context_parallel", 1}};
 	const int values[] = {p->stages, p->microbatches, p->chunks,
-			      p->group_size, p->tensor_parallel};
+			      p->group_size, p->tensor_parallel,
+			      p->data_parallel, p->context_parallel};
 	const ppcc_loc *locs[] = {&p->stages_loc, &p->microbatches_loc,
 				  &p->chunks_loc, &p->group_size_loc,
-				  &p->tensor_parallel_loc};
-	for (int i = 0; i < 5; i++)
+				  &p->tensor_parallel_loc, &p->data_parallel_loc,
+				  &p->context_parallel_loc};
+	for (int i = 0; i < 7; i++)
 		if (values[i] < mins[i].min) {
 			loc = where(c, locs[i]);
 			ppcc_error(d, &loc, "%s must be at least %d, got %d",
@@ -227,8 +394,11 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d)
 				   "need %lld devices; the cluster has %d",
 				   (long long)stages, plural(stages), (long long)t,
 				   (long long)(stages * t), c->cluster.devices);
-	} else if (t > 1) {
-		check_tensor_groups(c, d);
+	} else if (d->errors == errors) {
+		/* what must divide the devices, once the counts are sound */
+		check_parallel(c, d);
+		if (t * p->context_parallel * p->data_parallel > 1)
+			check_tensor_groups(c, d);
 	}
 	if (p->kind != PPCC_SCHED_INTERLEAVED && chunks > 1) {
 		loc = where(c, &p->chunks_loc);

@@ -148,6 +148,81 @@ static void variant_summary(ppcc_jw *w, const ppcc_plan_variant *v, int fits)
 	ppcc_jw_raw(w, "]}");
 }
 
+/* ---- the training iteration (iteration.c), one block at the end ----- */
+
+static void iteration_json(ppcc_jw *w, const ppcc_plan *p)
+{
+	const ppcc_iteration *it = p->best.iteration;
+	const ppcc_pipeline *pl = &p->config->pipeline;
+	int n = p->best.schedule.n_ranks;
+	key(w, ",\n  ", "iteration");
+	ppcc_jw_raw(w, "{");
+	key(w, "\n    ", "iteration_ms");
+	num(w, it->iteration_ms);
+	key(w, ",\n    ", "tokens_per_s");
+	if (p->config->model.seq_len > 0)
+		num(w, it->tokens_per_s);
+	else
+		ppcc_jw_raw(w, "null");
+	key(w, ",\n    ", "model_tflops_per_device");
+	num(w, it->model_tflops_per_device);
+	key(w, ",\n    ", "hardware_tflops_per_device");
+	num(w, it->hardware_tflops_per_device);
+	key(w, ",\n    ", "mfu");
+	num(w, it->mfu);
+	key(w, ",\n    ", "model_flops");
+	num(w, it->model_flops);
+	key(w, ",\n    ", "hardware_flops");
+	num(w, it->hardware_flops);
+	key(w, ",\n    ", "tensor_parallel");
+	ppcc_jw_int(w, pl->tensor_parallel);
+	key(w, ",\n    ", "data_parallel");
+	ppcc_jw_int(w, it->data_parallel);
+	key(w, ",\n    ", "context_parallel");
+	ppcc_jw_int(w, pl->context_parallel);
+	key(w, ",\n    ", "zero");
+	ppcc_jw_int(w, pl->zero);
+	key(w, ",\n    ", "global_batch_size");
+	ppcc_jw_int(w, it->global_batch_size);
+	key(w, ",\n    ", "breakdown_rank");
+	ppcc_jw_int(w, it->rank);
+	key(w, ",\n    ", "breakdown_ms");
+	field(w, "{\"compute\":", 1);
+	num(w, it->compute_ms);
+	field(w, "\"recompute\":", 0);
+	num(w, it->recompute_ms);
+	field(w, "\"tp_comm\":", 0);
+	num(w, it->tp_comm_ms);
+	field(w, "\"cp_comm\":", 0);
+	num(w, it->cp_comm_ms);
+	field(w, "\"zero3_comm\":", 0);
+	num(w, it->zero3_comm_ms);
+	field(w, "\"p2p\":", 0);
+	num(w, it->p2p_ms);
+	field(w, "\"bubble\":", 0);
+	num(w, it->bubble_ms);
+	field(w, "\"dp_exposed\":", 0);
+	num(w, it->dp_exposed_ms);
+	field(w, "\"optimizer\":", 0);
+	num(w, it->optimizer_ms);
+	ppcc_jw_raw_n(w, "}", 1);
+	key(w, ",\n    ", "dp_comm_ms");
+	num(w, it->dp_comm_ms);
+	key(w, ",\n    ", "weight_bytes");
+	per_rank(w, it->weight_bytes, n);
+	key(w, ",\n    ", "grad_bytes");
+	per_rank(w, it->grad_bytes, n);
+	key(w, ",\n    ", "optimizer_bytes");
+	per_rank(w, it->optimizer_bytes, n);
+	key(w, ",\n    ", "activation_bytes");
+	per_rank(w, it->activation_bytes, n);
+	key(w, ",\n    ", "logits_bytes");
+	per_rank(w, it->logits_bytes, n);
+	key(w, ",\n    ", "reserved_bytes");
+	per_rank(w, it->reserved_bytes, n);
+	ppcc_jw_raw(w, "\n  }");
+}
+
 static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 {
 	const ppcc_plan_variant *v = &p->best;
@@ -272,6 +347,8 @@ static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 		variant_summary(w, &p->best, -1);
 		ppcc_jw_raw(w, "\n  }");
 	}
+	if (p->best.iteration && p->config)
+		iteration_json(w, p);
 	ppcc_jw_raw(w, "\n}\n");
 	return 0;
 }

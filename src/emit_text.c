@@ -1,10 +1,12 @@
 /*
  * emit_text.c - the plan for a person at a terminal.
  *
- * Four blocks: a one-line summary; the partition (which layers each stage
- * holds, on which rank, its time per microbatch and its memory); the
- * estimate next to Megatron-LM's default uniform split; and, when the
- * plan is small enough to read, a character timeline per rank.
+ * Five blocks: a one-line summary with the layout t x p x d (x cp); the
+ * partition (which layers each stage holds, on which rank, its time per
+ * microbatch and its memory); the estimate next to Megatron-LM's default
+ * uniform split; the training iteration (throughput, MFU, where the time
+ * goes, memory per device); and, when the plan is small enough to read,
+ * a character timeline per rank.
  */
 #include <math.h>
 #include <stdio.h>
@@ -163,6 +165,66 @@ static void print_estimate(FILE *f, const ppcc_plan *p)
 	}
 }
 
+static void breakdown_row(FILE *f, const char *what, double ms, double total)
+{
+	fprintf(f, "    %-34s %12.3f %7.2f%%\n", what, ms,
+		total > 0 ? 100 * ms / total : 0);
+}
+
+static void print_iteration(FILE *f, const ppcc_plan *p)
+{
+	const ppcc_iteration *it = p->best.iteration;
+	const ppcc_config *c = p->config;
+	const ppcc_estimate *e = &p->best.estimate;
+	int n = p->best.schedule.n_ranks;
+	if (!it || !c)
+		return;
+	double total = it->iteration_ms;
+	fprintf(f, "\niteration (ppcc's split; data parallel %d, global batch %d, ZeRO %d)\n",
+		it->data_parallel, it->global_batch_size, c->pipeline.zero);
+	fprintf(f, "  iteration time (ms)         %12.3f\n", it->iteration_ms);
+	if (c->model.seq_len > 0)
+		fprintf(f, "  tokens per second           %12.1f\n", it->tokens_per_s);
+	fprintf(f, "  model TFLOP/s per device    %12.2f  (no recomputation)\n",
+		it->model_tflops_per_device);
+	fprintf(f, "  hardware TFLOP/s per device %12.2f  (counting recomputation)\n",
+		it->hardware_tflops_per_device);
+	fprintf(f, "  MFU                         %11.2f%%\n", 100 * it->mfu);
+	fprintf(f, "  where the time goes (rank %d, the busiest)      ms        %%\n",
+		it->rank);
+	breakdown_row(f, "compute", it->compute_ms, total);
+	breakdown_row(f, "recomputation", it->recompute_ms, total);
+	breakdown_row(f, "tensor-parallel collectives", it->tp_comm_ms, total);
+	if (c->pipeline.context_parallel > 1)
+		breakdown_row(f, "context-parallel K and V exchange",
+			      it->cp_comm_ms, total);
+	if (c->pipeline.zero == 3)
+		breakdown_row(f, "ZeRO-3 weight all-gathers", it->zero3_comm_ms,
+			      total);
+	breakdown_row(f, "pipeline p2p", it->p2p_ms, total);
+	breakdown_row(f, "bubble", it->bubble_ms, total);
+	breakdown_row(f, "data-parallel communication, exposed",
+		      it->dp_exposed_ms, total);
+	breakdown_row(f, "optimizer step", it->optimizer_ms, total);
+	if (it->dp_comm_ms > 0)
+		fprintf(f, "  gradient reduction: %.3f ms per rank at most, "
+			"overlapped with the backward passes\n", it->dp_comm_ms);
+
+	fprintf(f, "\nmemory per device at the peak (GiB)\n");
+	fprintf(f, "  rank      weights  gradients  optimizer  activations     logits   reserved      total\n");
+	for (int r = 0; r < n; r++) {
+		double sum = it->weight_bytes[r] + it->grad_bytes[r] +
+			     it->optimizer_bytes[r] + it->activation_bytes[r] +
+			     it->logits_bytes[r] + it->reserved_bytes[r];
+		fprintf(f, "  %-4d %12.2f %10.2f %10.2f %12.2f %10.2f %10.2f %10.2f\n",
+			r, gib(it->weight_bytes[r]), gib(it->grad_bytes[r]),
+			gib(it->optimizer_bytes[r]), gib(it->activation_bytes[r]),
+			gib(it->logits_bytes[r]), gib(it->reserved_bytes[r]),
+			gib(sum));
+	}
+	(void)e;
+}
+
 /* One character per column: the compute action under the column's middle.
  * Forward shows the microbatch's last digit, backward a letter (a = 0,
  * b = 1, ... mod 26), idle a dot. */
@@ -240,8 +302,18 @@ static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 		fprintf(f, " x %d chunks", s->n_chunks);
 	fprintf(f, ", %d microbatches, %d layers", s->n_microbatches, p->n_layers);
 	if (c) {
-		fprintf(f, ", tensor parallel %d, %d devices (", c->pipeline.tensor_parallel,
-			c->cluster.devices);
+		const ppcc_pipeline *pl = &c->pipeline;
+		long long used = (long long)pl->tensor_parallel * s->n_ranks *
+				 pl->data_parallel * pl->context_parallel;
+		fprintf(f, ", t x p x d%s = %d x %d x %d",
+			pl->context_parallel > 1 ? " x cp" : "",
+			pl->tensor_parallel, s->n_ranks, pl->data_parallel);
+		if (pl->context_parallel > 1)
+			fprintf(f, " x %d", pl->context_parallel);
+		fprintf(f, " = %lld", used);
+		if (used != c->cluster.devices)
+			fprintf(f, " of %d", c->cluster.devices);
+		fprintf(f, " devices (");
 		for (int g = 0; g < c->cluster.n_groups; g++) {
 			fprintf(f, "%s%d x ", g ? " + " : "", c->cluster.groups[g].count);
 			put_name(f, c->cluster.groups[g].name);
@@ -252,6 +324,7 @@ static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 	print_partition(f, p);
 	if (p->has_uniform)
 		print_estimate(f, p);
+	print_iteration(f, p);
 	print_timeline(f, p);
 	return ferror(f) ? PPCC_EIO : 0;
 }

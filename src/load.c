@@ -50,8 +50,14 @@
 #define DEFAULT_INTRA_US 5.0
 #define DEFAULT_INTER_GB_S 25.0
 #define DEFAULT_INTER_US 10.0
-#define DEFAULT_BYTES_PER_PARAM 16.0
 #define DEFAULT_DEVICES_PER_NODE 8
+#define DEFAULT_MEMORY_BANDWIDTH_GB_S 2000.0
+#define DEFAULT_RESERVED_GIB 2.0
+#define DEFAULT_GRAD_BYTES 4.0
+/* Plausibility: no device is faster or holds more (a warning; the
+ * range the cost model can compute is config_check.c's). */
+#define MAX_DEVICE_TFLOPS 10000.0
+#define MAX_DEVICE_MEMORY_GIB 4096.0
 
 /* snprintf whose truncation is intended: messages and paths are cut at
  * their buffers' sizes. */
@@ -113,6 +119,10 @@ typedef struct loader {
 	int has_transformer;
 	ppcc_transformer tf;
 	ppcc_loc tf_loc;
+	/* what fwd_ms / bwd_ms were measured on */
+	const char *measured_on;
+	ppcc_loc measured_on_loc;
+	int measured_t;
 } loader;
 
 static void say(loader *L, ppcc_severity sev, const ppcc_loc *loc,
@@ -1165,14 +1175,15 @@ static int sec_one_of(const section *s, const char *a, const char *b,
 /* ---- model -------------------------------------------------------------- */
 
 static const char *const model_keys[] = {"name", "layers", "transformer",
-					 NULL};
+					 "measured_on",
+					 "measured_tensor_parallel", NULL};
 static const char *const layer_keys[] = {
 	"name", "repeat", "fwd_flops", "fwd_ms", "bwd_flops", "bwd_ms",
 	"params", "activation_bytes", "stash_bytes", "bytes_per_param", NULL};
 static const char *const transformer_keys[] = {
 	"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
 	"seq_len", "micro_batch_size", "recompute", "swiglu",
-	"bytes_per_param", NULL};
+	"bytes_per_param", "sequence_parallel", "flash_attention", NULL};
 static const char *const recompute_words[] = {"none", "selective", "full",
 					      NULL};
 
@@ -1187,7 +1198,6 @@ static int read_layer(layer_src *out, loader *L, const section *model,
 		return -1;
 	ppcc_layer *y = &out->layer;
 	y->loc = item->loc;
-	y->bytes_per_param = DEFAULT_BYTES_PER_PARAM;
 	out->repeat = 1;
 	sec_string(&s, "name", 1, &y->name);
 	sec_int(&s, "repeat", 1, PPCC_MAX_LAYERS, 0, &out->repeat, NULL);
@@ -1225,19 +1235,25 @@ static void read_transformer(loader *L, const section *model,
 	ppcc_transformer *t = &L->tf;
 	memset(t, 0, sizeof *t);
 	t->micro_batch_size = 1;
-	t->bytes_per_param = DEFAULT_BYTES_PER_PARAM;
+	t->sequence_parallel = 1;
+	t->flash_attention = 1;
 	sec_int(&s, "layers", 1, PPCC_MAX_LAYERS - 2, 1, &t->layers, NULL);
 	int hidden_ok = sec_int(&s, "hidden", 1, INT_MAX, 1, &t->hidden,
 				NULL) == 1;
-	int heads_ok = sec_int(&s, "heads", 1, INT_MAX, 1, &t->heads, NULL) == 1;
-	int kv_given = sec_int(&s, "kv_heads", 1, INT_MAX, 0, &t->kv_heads, NULL);
-	sec_int(&s, "ffn_hidden", 1, INT_MAX, 0, &t->ffn_hidden, NULL);
+	int heads_ok = sec_int(&s, "heads", 1, INT_MAX, 1, &t->heads,
+			       &t->heads_loc) == 1;
+	int kv_given = sec_int(&s, "kv_heads", 1, INT_MAX, 0, &t->kv_heads,
+			       &t->kv_heads_loc);
+	sec_int(&s, "ffn_hidden", 1, INT_MAX, 0, &t->ffn_hidden,
+		&t->ffn_hidden_loc);
 	sec_int(&s, "vocab", 1, INT_MAX, 1, &t->vocab, NULL);
 	sec_int(&s, "seq_len", 1, INT_MAX, 1, &t->seq_len, NULL);
 	sec_int(&s, "micro_batch_size", 1, INT_MAX, 0, &t->micro_batch_size,
 		NULL);
 	sec_word(&s, "recompute", recompute_words, &t->recompute, NULL);
 	sec_bool(&s, "swiglu", &t->swiglu);
+	sec_bool(&s, "sequence_parallel", &t->sequence_parallel);
+	sec_bool(&s, "flash_attention", &t->flash_attention);
 	sec_number(&s, "bytes_per_param", NUM_POSITIVE, 0, &t->bytes_per_param);
 	if (L->errors != errors || !hidden_ok || !heads_ok)
 		return;
@@ -1269,6 +1285,13 @@ static void read_model(ppcc_model *out, loader *L, const section *top,
 		return;
 	sec_string(&s, "name", 1, &out->name);
 	const node *k;
+	if (sec_string(&s, "measured_on", 0, &L->measured_on) == 1) {
+		sec_get(&s, "measured_on", &k);
+		L->measured_on_loc = k->loc;
+	}
+	L->measured_t = 1;
+	sec_int(&s, "measured_tensor_parallel", 1, PPCC_MAX_COUNT, 0,
+		&L->measured_t, NULL);
 	int which = sec_one_of(&s, "layers", "transformer", 1);
 	if (which == 1) {
 		const node *v = sec_get(&s, "transformer", &k);
@@ -1304,13 +1327,37 @@ static void read_model(ppcc_model *out, loader *L, const section *top,
 }
 
 /* Expands repeats (or the transformer) into out->layers, converting
- * milliseconds at the first device group's sustained rate. */
+ * milliseconds at the sustained rate of the device group named by
+ * measured_on (the first by default) times measured_tensor_parallel:
+ * a time measured on t devices is t devices' worth of FLOPs. */
 static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
 {
+	out->micro_batch_size = 1;
 	if (L->has_transformer) {
 		out->edge_layers = 1;
+		out->micro_batch_size = L->tf.micro_batch_size;
+		out->seq_len = L->tf.seq_len;
+		ppcc_transformer *tf = ppcc_arena_alloc(L->a, 1, sizeof *tf);
+		if (!tf)
+			return PPCC_ENOMEM;
+		*tf = L->tf;
+		out->transformer = tf;
+		out->transformer_loc = L->tf_loc;
 		return ppcc_transformer_expand(&out->layers, &out->n_layers,
 					       L->a, &L->tf, L->tf_loc);
+	}
+	int measured = 0;
+	if (L->measured_on) {
+		measured = -1;
+		for (int g = 0; g < c->n_groups && measured < 0; g++)
+			if (strcmp(c->groups[g].name, L->measured_on) == 0)
+				measured = g;
+		if (measured < 0) {
+			say(L, PPCC_SEV_ERROR, &L->measured_on_loc,
+			    "model.measured_on: no device group is named '%.40s'",
+			    L->measured_on);
+			return PPCC_EINPUT;
+		}
 	}
 	int n = 0;
 	for (int i = 0; i < L->n_items; i++)
@@ -1318,8 +1365,8 @@ static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
 	out->layers = ppcc_arena_alloc(L->a, (size_t)n, sizeof *out->layers);
 	if (!out->layers)
 		return PPCC_ENOMEM;
-	double flops_per_ms = c->groups[0].tflops * 1e12 *
-			      c->groups[0].efficiency * 1e-3;
+	double flops_per_ms = c->groups[measured].tflops * 1e12 *
+			      c->groups[measured].efficiency * 1e-3 * L->measured_t;
 	for (int i = 0, o = 0; i < L->n_items; i++) {
 		layer_src *src = &L->items[i];
 		ppcc_layer y = src->layer;
@@ -1339,25 +1386,48 @@ static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
 /* ---- cluster ---------------------------------------------------------- */
 
 static const char *const cluster_keys[] = {"device", "devices", "groups",
-					   "devices_per_node", "links", NULL};
+					   "devices_per_node", "links",
+					   "reserved_gib", NULL};
 static const char *const device_keys[] = {"name", "tflops", "efficiency",
-					  "memory_gib", NULL};
+					  "memory_gib",
+					  "memory_bandwidth_gb_s", NULL};
 static const char *const group_keys[] = {"name", "count", "tflops",
-					 "efficiency", "memory_gib", NULL};
+					 "efficiency", "memory_gib",
+					 "memory_bandwidth_gb_s", NULL};
 static const char *const links_keys[] = {"intra_node", "inter_node", NULL};
 static const char *const link_keys[] = {"bandwidth_gb_s", "latency_us", NULL};
 
 static void read_device(ppcc_device_group *g, const section *s, int is_group)
 {
+	char path[PATH_CAP];
 	g->efficiency = 1.0;
 	g->name = "device";
+	g->memory_bandwidth = DEFAULT_MEMORY_BANDWIDTH_GB_S * 1e9;
 	sec_string(s, "name", is_group, &g->name);
 	if (is_group)
 		sec_int(s, "count", 1, PPCC_MAX_COUNT, 1, &g->count, NULL);
-	sec_number(s, "tflops", NUM_POSITIVE, 1, &g->tflops);
+	if (sec_number(s, "tflops", NUM_POSITIVE, 1, &g->tflops) == 1 &&
+	    g->tflops > MAX_DEVICE_TFLOPS) {
+		key_path(path, s, "tflops");
+		say(s->L, PPCC_SEV_WARNING, &sec_get(s, "tflops", NULL)->loc,
+		    "%s: %g TFLOP/s is faster than any device (above %g "
+		    "dense 16-bit)", path, g->tflops, MAX_DEVICE_TFLOPS);
+	}
 	sec_number(s, "efficiency", NUM_FRACTION, 0, &g->efficiency);
-	if (sec_number(s, "memory_gib", NUM_POSITIVE, 1, &g->memory_bytes) == 1)
+	if (sec_number(s, "memory_gib", NUM_POSITIVE, 1, &g->memory_bytes) == 1) {
+		if (g->memory_bytes > MAX_DEVICE_MEMORY_GIB) {
+			key_path(path, s, "memory_gib");
+			say(s->L, PPCC_SEV_WARNING,
+			    &sec_get(s, "memory_gib", NULL)->loc,
+			    "%s: %g GiB is more than any device holds (above "
+			    "%g)", path, g->memory_bytes,
+			    MAX_DEVICE_MEMORY_GIB);
+		}
 		g->memory_bytes *= 1073741824.0;
+	}
+	if (sec_number(s, "memory_bandwidth_gb_s", NUM_POSITIVE, 0,
+		       &g->memory_bandwidth) == 1)
+		g->memory_bandwidth *= 1e9;
 }
 
 static void read_link(ppcc_link *out, loader *L, const section *links,
@@ -1387,6 +1457,7 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 				      DEFAULT_INTRA_US * 1e-6};
 	out->inter_node = (ppcc_link){DEFAULT_INTER_GB_S * 1e9,
 				      DEFAULT_INTER_US * 1e-6};
+	out->reserved_bytes = DEFAULT_RESERVED_GIB * 1073741824.0;
 	if (sec_open(&s, L, top, key, "cluster", value, cluster_keys) < 0)
 		return;
 	int errors = L->errors;
@@ -1395,6 +1466,9 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 				    &devices, NULL);
 	sec_int(&s, "devices_per_node", 1, PPCC_MAX_COUNT, 0,
 		&out->devices_per_node, NULL);
+	if (sec_number(&s, "reserved_gib", NUM_NONNEG, 0,
+		       &out->reserved_bytes) == 1)
+		out->reserved_bytes *= 1073741824.0;
 	const node *lv = sec_get(&s, "links", &k);
 	section links = {.L = L};
 	if (lv)
@@ -1480,7 +1554,8 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 
 static const char *const pipeline_keys[] = {
 	"stages", "microbatches", "schedule", "chunks", "group_size",
-	"tensor_parallel", NULL};
+	"tensor_parallel", "data_parallel", "context_parallel",
+	"global_batch_size", "zero", "grad_bytes", NULL};
 
 static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 			  const node *key, const node *value)
@@ -1504,6 +1579,14 @@ static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 		&out->group_size_loc);
 	sec_int(&s, "tensor_parallel", 1, PPCC_MAX_COUNT, 0,
 		&out->tensor_parallel, &out->tensor_parallel_loc);
+	sec_int(&s, "data_parallel", 1, PPCC_MAX_COUNT, 0,
+		&out->data_parallel, &out->data_parallel_loc);
+	sec_int(&s, "context_parallel", 1, PPCC_MAX_COUNT, 0,
+		&out->context_parallel, &out->context_parallel_loc);
+	sec_int(&s, "global_batch_size", 1, INT_MAX, 0,
+		&out->global_batch_size, &out->global_batch_size_loc);
+	sec_int(&s, "zero", 0, 3, 0, &out->zero, &out->zero_loc);
+	sec_number(&s, "grad_bytes", NUM_POSITIVE, 0, &out->grad_bytes);
 	int kind = 0;
 	if (sec_word(&s, "schedule", kinds, &kind, &out->kind_loc) == 1)
 		out->kind = ppcc_schedule_kind_parse(kinds[kind]);
@@ -1539,6 +1622,7 @@ int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 	L.files[1] = cname;
 	out->path = name;
 	out->pipeline.kind = PPCC_SCHED_1F1B;
+	out->pipeline.grad_bytes = DEFAULT_GRAD_BYTES;
 
 	int e1 = load_tree(&root, &L, path, name);
 	int e2 = cluster_path ? load_tree(&croot, &L, cluster_path, cname) : 0;

@@ -1,26 +1,50 @@
 /*
  * plan.c - from a checked configuration to a scheduled, simulated plan.
  *
- * The cost model, in the partitioner's integers:
+ * The cost model, in the partitioner's integers (t tensor, cp context, d
+ * data parallel; one replica of the pipeline is planned, the d replicas
+ * run alike):
  *
- *   - pipeline rank r runs on devices [r*t, r*t + t) (t-way tensor
- *     parallelism, assumed to scale perfectly); its speed is
- *     t * tflops * 1e12 * efficiency FLOP/s of its device group;
- *   - a layer's compute time on a rank is (fwd_flops + bwd_flops) / speed,
- *     rounded to whole picoseconds per layer, so stage times are exact
- *     integer sums and the partitioner's optimum is exact;
+ *   - pipeline rank r runs on the t * cp devices from r * t * cp * d (the
+ *     layout of config_check.c); its compute speed is
+ *     t * cp * tflops * 1e12 * efficiency FLOP/s of its device group;
+ *   - a layer's time on a rank is (fwd_flops + bwd_flops) / speed plus
+ *     its tensor-parallel collectives (tp_fwd_allreduces and
+ *     tp_bwd_allreduces, each a ring all-reduce of tp_message_bytes / cp
+ *     over the t devices, ppcc_allreduce_seconds, with a second latency
+ *     under sequence parallelism, where it is an all-gather and a
+ *     reduce-scatter), ring attention's exchange of K and V (cp - 1 steps
+ *     of cp_kv_bytes / (cp * t) each, in the forward, twice in the
+ *     backward, thrice with full recomputation) and, under ZeRO-3, the
+ *     all-gather of each layer's 16-bit weights over the d * cp replicas
+ *     before its forward and its backward; plus its memory-bound kernels,
+ *     kernel_*_bytes per device at the device's memory bandwidth
+ *     (transformer.c counts them).  These are blocking: Megatron-
+ *     LM waits for each before the next kernel.  Each layer's time is
+ *     rounded to whole picoseconds, so stage times are exact integer sums
+ *     and the partitioner's optimum is exact;
  *   - the boundary between stage s and s + 1 after layer j carries
- *     activation_bytes[j] forward and as many gradient bytes backward, over
- *     the intra-node link when both ranks' first devices share a node and
- *     the inter-node link otherwise: each direction costs latency +
- *     bytes / bandwidth; a stage pays for both directions at both of its
- *     boundaries (stages on the same rank, p == 1, pay nothing);
- *   - memory per device: (static bytes + k * stash bytes) / t, where k is
- *     the most microbatches the schedule keeps in flight on that stage,
+ *     activation_bytes[j] forward and as many gradient bytes backward;
+ *     each of the rank's t * cp devices sends its 1 / (t * cp) share over
+ *     its own link (Megatron-LM's scatter-gather, or sequence
+ *     parallelism), intra-node when the ranks' first devices share a node
+ *     and inter-node otherwise: each direction costs latency + bytes /
+ *     (t * cp * bandwidth); a stage pays for both directions at both of
+ *     its boundaries (stages on the same rank, p == 1, pay nothing).  This
+ *     is Megatron-LM's default, blocking p2p (each send batched with the
+ *     matching receive and waited for); an overlapped transfer
+ *     (--overlap-p2p-comm) is not modelled;
+ *   - memory per device: static bytes params * bytes_per_param / t, the
+ *     bytes per parameter from pipeline.zero over the d * cp ranks that
+ *     share a gradient (ppcc_zero_bytes_per_param) unless a layer gives
+ *     its own; plus k * stash, the stash per device being
+ *     (stash_bytes + (t - 1) * stash_replicated_bytes) / (t * cp), where k
+ *     is the most microbatches the schedule keeps in flight on that stage,
  *     counted on the generated schedule itself (1F1B: min(p - r, m);
- *     GPipe: m).  With v chunks a rank's memory is split evenly between its
- *     chunks: a sufficient condition, since the chunks' peaks need not
- *     coincide; the simulator reports the actual peak.
+ *     GPipe: m); the cap is the device's memory less reserved_gib.  With v
+ *     chunks a rank's memory is split evenly between its chunks: a
+ *     sufficient condition, since the chunks' peaks need not coincide;
+ *     the simulator reports the actual peak.
  *
  * The schedule's order does not depend on the split, so it is generated
  * once, for the counts, and then given the chosen stages' sizes; the
@@ -44,6 +68,11 @@ typedef struct plan_ctx {
 	ppcc_arena *a;
 	ppcc_diag *d;
 	int n, p, v, S, t, m, kind, group;
+	int cp, dp, shard;       /* shard = t * cp devices per rank */
+	double *bpp;             /* per layer: static bytes per parameter */
+	/* per layer, seconds: tensor-parallel, ring-attention and ZeRO-3
+	 * communication in the forward and in the backward */
+	double *tp_f, *tp_b, *cp_f, *cp_b, *z3_f, *z3_b;
 	double *rank_speed;      /* FLOP/s per rank */
 	double *rank_mem;        /* layer bytes a rank may hold: memory * t */
 	int *rank_group;
@@ -102,7 +131,16 @@ static const ppcc_device_group *device_group(const ppcc_cluster *c,
 
 static int node_of_rank(const plan_ctx *x, int r)
 {
-	return (r * x->t) / x->cfg->cluster.devices_per_node;
+	return (int)(((int64_t)r * x->shard * x->dp) /
+		     x->cfg->cluster.devices_per_node);
+}
+
+/* The link of a group of devices within `span` consecutive ones from the
+ * rank's first: intra-node when they share a node. */
+static const ppcc_link *group_link(const plan_ctx *x, int64_t span)
+{
+	const ppcc_cluster *c = &x->cfg->cluster;
+	return span <= c->devices_per_node ? &c->intra_node : &c->inter_node;
 }
 
 static const ppcc_link *link_of(const plan_ctx *x, int kind)
@@ -118,12 +156,77 @@ static double link_seconds(const ppcc_link *l, double bytes)
 #define ALLOC(ptr, count) \
 	(((ptr) = ppcc_arena_alloc(x->a, (size_t)(count), sizeof *(ptr))) != NULL)
 
+/* A p2p boundary's time: each of the rank's devices sends its share. */
+static double p2p_seconds(const plan_ctx *x, const ppcc_link *l, double bytes)
+{
+	return link_seconds(l, bytes / x->shard);
+}
+
+/* Memory-bound kernels of a layer on one of a rank's devices: the split
+ * part over t * cp, the whole part (no sequence parallelism) over cp. */
+static double kernel_seconds(const plan_ctx *x, const ppcc_device_group *dg,
+			     double bytes, double whole)
+{
+	if (bytes <= 0)
+		return 0;
+	double per_device = (bytes + (x->t - 1) * whole) / x->shard;
+	return per_device / dg->memory_bandwidth;
+}
+
+/* Per layer: bytes per parameter and the communication inside compute. */
+static int layer_comm_init(plan_ctx *x)
+{
+	const ppcc_config *c = x->cfg;
+	const ppcc_layer *L = c->model.layers;
+	const ppcc_transformer *tf = c->model.transformer;
+	int sp = tf ? tf->sequence_parallel : 1;
+	int full = tf && tf->recompute == PPCC_RECOMPUTE_FULL;
+	int n = x->n;
+	if (!ALLOC(x->bpp, n) || !ALLOC(x->tp_f, n) || !ALLOC(x->tp_b, n) ||
+	    !ALLOC(x->cp_f, n) || !ALLOC(x->cp_b, n) || !ALLOC(x->z3_f, n) ||
+	    !ALLOC(x->z3_b, n))
+		return PPCC_ENOMEM;
+	double zero_bpp = ppcc_zero_bytes_per_param(NULL, c->pipeline.zero,
+						    c->pipeline.grad_bytes,
+						    x->dp * x->cp);
+	const ppcc_link *tp_link = group_link(x, x->t);
+	const ppcc_link *cp_link = group_link(x, x->shard);
+	const ppcc_link *dp_link = group_link(x, (int64_t)x->shard * x->dp);
+	for (int i = 0; i < n; i++) {
+		x->bpp[i] = L[i].bytes_per_param > 0 ? L[i].bytes_per_param
+						     : zero_bpp;
+		double op = x->t > 1
+			? ppcc_allreduce_seconds(tp_link, x->t,
+						 L[i].tp_message_bytes / x->cp) +
+			  (sp ? tp_link->latency : 0)
+			: 0;
+		x->tp_f[i] = L[i].tp_fwd_allreduces * op;
+		x->tp_b[i] = L[i].tp_bwd_allreduces * op;
+		if (x->cp > 1 && L[i].cp_kv_bytes > 0) {
+			double step = link_seconds(cp_link, L[i].cp_kv_bytes /
+						   ((double)x->cp * x->t));
+			x->cp_f[i] = (x->cp - 1) * step;
+			x->cp_b[i] = (full ? 3 : 2) * x->cp_f[i];
+		}
+		if (c->pipeline.zero == 3 && x->dp * x->cp > 1 && L[i].params > 0) {
+			x->z3_f[i] = ppcc_allgather_seconds(dp_link, x->dp * x->cp,
+							    2.0 * L[i].params / x->t);
+			x->z3_b[i] = x->z3_f[i];
+		}
+	}
+	return 0;
+}
+
+
 static int ctx_init(plan_ctx *x)
 {
 	const ppcc_config *c = x->cfg;
 	const ppcc_layer *L = c->model.layers;
 	int n = x->n;
 
+	int err;
+	if ((err = layer_comm_init(x)) < 0)
+		return err;
 	if (!ALLOC(x->rank_speed, x->p) || !ALLOC(x->rank_mem, x->p) ||
 	    !ALLOC(x->rank_group, x->p) ||
 	    !ALLOC(x->work_fb, c->cluster.n_groups) ||
@@ -131,23 +234,32 @@ static int ctx_init(plan_ctx *x)
 		return PPCC_ENOMEM;
 	for (int r = 0; r < x->p; r++) {
 		int g;
-		const ppcc_device_group *dg = device_group(&c->cluster, r * x->t, &g);
+		const ppcc_device_group *dg =
+			device_group(&c->cluster, (int)((int64_t)r * x->shard * x->dp), &g);
 		x->rank_group[r] = g;
-		x->rank_speed[r] = x->t * dg->tflops * 1e12 * dg->efficiency;
-		x->rank_mem[r] = dg->memory_bytes * x->t;
+		x->rank_speed[r] = x->shard * dg->tflops * 1e12 * dg->efficiency;
+		x->rank_mem[r] = (dg->memory_bytes - c->cluster.reserved_bytes) *
+				 x->shard;
 	}
 	for (int g = 0; g < c->cluster.n_groups; g++) {
 		const ppcc_device_group *dg = &c->cluster.groups[g];
-		double speed = x->t * dg->tflops * 1e12 * dg->efficiency;
+		double speed = x->shard * dg->tflops * 1e12 * dg->efficiency;
 		if (!ALLOC(x->work_fb[g], n + 1) || !ALLOC(x->work_f[g], n + 1))
 			return PPCC_ENOMEM;
 		for (int i = 0; i < n; i++) {
-			double sec = (L[i].fwd_flops + L[i].bwd_flops) / speed;
-			if (check_range(x, &L[i], "compute time", sec * PS_PER_S,
+			double fs = L[i].fwd_flops / speed + x->tp_f[i] +
+				    x->cp_f[i] + x->z3_f[i] +
+				    kernel_seconds(x, dg, L[i].kernel_fwd_bytes,
+						   L[i].kernel_fwd_replicated_bytes);
+			double bs = L[i].bwd_flops / speed + x->tp_b[i] +
+				    x->cp_b[i] + x->z3_b[i] +
+				    kernel_seconds(x, dg, L[i].kernel_bwd_bytes,
+						   L[i].kernel_bwd_replicated_bytes);
+			if (check_range(x, &L[i], "compute time", (fs + bs) * PS_PER_S,
 					"picoseconds") < 0)
 				return PPCC_EINPUT;
-			int64_t f = to_ps(L[i].fwd_flops / speed);
-			int64_t b = to_ps(L[i].bwd_flops / speed);
+			int64_t f = to_ps(fs);
+			int64_t b = to_ps(bs);
 			x->work_f[g][i + 1] = x->work_f[g][i] + f;
 			x->work_fb[g][i + 1] = x->work_fb[g][i] + f + b;
 		}
@@ -156,17 +268,19 @@ static int ctx_init(plan_ctx *x)
 		if (!ALLOC(x->comm[k], n) || !ALLOC(x->comm_shift[k], n))
 			return PPCC_ENOMEM;
 		for (int j = 0; j < n; j++)
-			x->comm[k][j] = 2 * to_ps(link_seconds(link_of(x, k),
-							       L[j].activation_bytes));
+			x->comm[k][j] = 2 * to_ps(p2p_seconds(x, link_of(x, k),
+							      L[j].activation_bytes));
 		for (int i = 1; i < n; i++)
 			x->comm_shift[k][i] = x->comm[k][i - 1];
 	}
 	if (!ALLOC(x->static_prefix, n + 1) || !ALLOC(x->stash_prefix, n + 1))
 		return PPCC_ENOMEM;
 	for (int i = 0; i < n; i++) {
+		double stash = L[i].stash_bytes +
+			       (x->t - 1) * L[i].stash_replicated_bytes;
 		if (check_range(x, &L[i], "weight and optimizer memory",
-				L[i].params * L[i].bytes_per_param, "bytes") < 0 ||
-		    check_range(x, &L[i], "activation stash", L[i].stash_bytes,
+				L[i].params * x->bpp[i] * x->cp, "bytes") < 0 ||
+		    check_range(x, &L[i], "activation stash", stash,
 				"bytes") < 0 ||
 		    check_range(x, &L[i], "p2p time",
 				1e12 * link_seconds(&x->cfg->cluster.inter_node,
@@ -175,9 +289,12 @@ static int ctx_init(plan_ctx *x)
 						    L[i].activation_bytes),
 				"picoseconds") < 0)
 			return PPCC_EINPUT;
+		/* Weights are split by t only: the cp ranks of a rank hold
+		 * the same ones, so they count cp times in the rank's sum,
+		 * which is divided by t * cp. */
 		x->static_prefix[i + 1] = x->static_prefix[i] +
-			to_bytes(L[i].params * L[i].bytes_per_param);
-		x->stash_prefix[i + 1] = x->stash_prefix[i] + to_bytes(L[i].stash_bytes);
+			to_bytes(L[i].params * x->bpp[i] * x->cp);
+		x->stash_prefix[i + 1] = x->stash_prefix[i] + to_bytes(stash);
 	}
 	if (!ALLOC(x->stage_link, x->S))
 		return PPCC_ENOMEM;
@@ -261,6 +378,41 @@ static double stage_mem(const plan_ctx *x, int s, int i, int j)
 	return st + (double)x->stash_count[s] * sh;
 }
 
+/* The parts of a stage's costs that iteration.c reports. */
+static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
+			int g)
+{
+	const ppcc_config *cfg = x->cfg;
+	const ppcc_layer *L = cfg->model.layers;
+	const ppcc_device_group *dg = &cfg->cluster.groups[g];
+	double speed = x->shard * dg->tflops * 1e12 * dg->efficiency;
+	double split[3];
+	ppcc_zero_bytes_per_param(split, cfg->pipeline.zero,
+				  cfg->pipeline.grad_bytes, x->dp * x->cp);
+	for (int k = i; k <= j; k++) {
+		double per_device = L[k].params / x->t;
+		c->tp_fwd_ms += 1e3 * x->tp_f[k];
+		c->tp_bwd_ms += 1e3 * x->tp_b[k];
+		c->cp_fwd_ms += 1e3 * x->cp_f[k];
+		c->cp_bwd_ms += 1e3 * x->cp_b[k];
+		c->zero3_fwd_ms += 1e3 * x->z3_f[k];
+		c->zero3_bwd_ms += 1e3 * x->z3_b[k];
+		c->recompute_ms += 1e3 * L[k].recompute_flops / speed;
+		c->params += per_device;
+		if (L[k].bytes_per_param > 0) {
+			c->weight_bytes += per_device * L[k].bytes_per_param;
+		} else {
+			c->weight_bytes += per_device * split[0];
+			c->grad_bytes += per_device * split[1];
+			c->optimizer_bytes += per_device * split[2];
+		}
+		c->logits_bytes += L[k].logits_bytes / x->shard;
+		c->hardware_flops += L[k].fwd_flops + L[k].bwd_flops;
+		c->model_flops += L[k].fwd_flops + L[k].bwd_flops -
+				  L[k].recompute_flops;
+	}
+}
+
 /* Fills a variant's stages, costs and bottleneck from a split (first[s]
  * for each stage). */
 static int variant_fill(plan_ctx *x, ppcc_plan_variant *out, const int *first)
@@ -289,13 +441,14 @@ static int variant_fill(plan_ctx *x, ppcc_plan_variant *out, const int *first)
 		c->bwd_input_ms = c->bwd_ms / 2;
 		c->bwd_weight_ms = c->bwd_ms - c->bwd_input_ms;
 		if (x->stage_link[s] >= 0)
-			c->send_f_ms = 1e3 * link_seconds(link_of(x, x->stage_link[s]),
-							  (double)st->send_bytes);
+			c->send_f_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s]),
+							 (double)st->send_bytes);
 		if (s > 0 && x->stage_link[s - 1] >= 0)
-			c->send_b_ms = 1e3 * link_seconds(link_of(x, x->stage_link[s - 1]),
-							  (double)st->recv_bytes);
-		c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->t;
-		c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->t;
+			c->send_b_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s - 1]),
+							 (double)st->recv_bytes);
+		c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->shard;
+		c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
+		stage_parts(x, c, i, j, g);
 		int64_t tm = stage_time(x, s, i, j);
 		if (tm > out->bottleneck_ps)
 			out->bottleneck_ps = tm;
@@ -346,8 +499,12 @@ static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 	out->schedule = *shape;
 	if ((err = ppcc_schedule_validate(&out->schedule, x->d, x->cfg->path, 20)) < 0)
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
-	return ppcc_simulate_keep(&out->estimate, x->a, &out->schedule,
-				  out->costs, PPCC_SIM_SEND_TIMES);
+	if ((err = ppcc_simulate_keep(&out->estimate, x->a, &out->schedule,
+				      out->costs, PPCC_SIM_SEND_TIMES)) < 0)
+		return err;
+	if (!ALLOC(out->iteration, 1))
+		return PPCC_ENOMEM;
+	return ppcc_iteration_estimate(out->iteration, x->a, x->cfg, out);
 }
 
 /* The uniform split, for comparison: only what the output prints.  Its
@@ -389,8 +546,8 @@ static int report_infeasible(plan_ctx *x)
 	int j = stage + 1 < x->S ? first[stage + 1] - 1 : x->n - 1;
 	int r = stage % x->p;
 	const ppcc_layer *L = x->cfg->model.layers;
-	double need = stage_mem(x, stage, i, j) / x->t;
-	double cap = (double)x->mem_cap[stage] / x->t;
+	double need = stage_mem(x, stage, i, j) / x->shard;
+	double cap = (double)x->mem_cap[stage] / x->shard;
 	char share[96] = "";
 	if (x->v > 1)
 		snprintf(share, sizeof share, " (its chunk's share: 1/%d of %.2f GiB)",
@@ -400,7 +557,7 @@ static int report_infeasible(plan_ctx *x)
 		   "(rank %d, layers %d-%d, %s to %s) needs %.2f GiB per device "
 		   "but has %.2f GiB%s, %.2f GiB over",
 		   stage, r, i, j, L[i].name, L[j].name, gib(need), gib(cap),
-		   share, gib((double)over / x->t));
+		   share, gib((double)over / x->shard));
 	long long k = (long long)x->stash_count[stage];
 	ppcc_note(x->d, &L[i].loc,
 		  "it holds %lld microbatch%s of activations in flight under %s",
@@ -409,11 +566,11 @@ static int report_infeasible(plan_ctx *x)
 	/* The least memory per device: every cap raised by the overflow. */
 	double least = 0;
 	for (int s = 0; s < x->S; s++) {
-		double c = (double)x->mem_cap[s] * x->v / x->t;
+		double c = (double)x->mem_cap[s] * x->v / x->shard;
 		if (c > least)
 			least = c;
 	}
-	least += (double)over * x->v / x->t;
+	least += (double)over * x->v / x->shard + x->cfg->cluster.reserved_bytes;
 	ppcc_note(x->d, &x->cfg->cluster.loc,
 		  "it would fit with %.2f GiB per device", gib(least));
 	return PPCC_EINFEASIBLE;
@@ -438,6 +595,9 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	x->v = cfg->pipeline.chunks;
 	x->S = x->p * x->v;
 	x->t = cfg->pipeline.tensor_parallel;
+	x->cp = cfg->pipeline.context_parallel > 0 ? cfg->pipeline.context_parallel : 1;
+	x->dp = cfg->pipeline.data_parallel > 0 ? cfg->pipeline.data_parallel : 1;
+	x->shard = x->t * x->cp;
 	x->m = cfg->pipeline.microbatches;
 	x->kind = cfg->pipeline.kind;
 	x->group = cfg->pipeline.group_size;
@@ -515,7 +675,7 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	if (!ALLOC(out->memory_cap_bytes, x->p))
 		return PPCC_ENOMEM;
 	for (int r = 0; r < x->p; r++)
-		out->memory_cap_bytes[r] = x->rank_mem[r] / x->t;
+		out->memory_cap_bytes[r] = x->rank_mem[r] / x->shard;
 	return 0;
 }
 
@@ -548,13 +708,19 @@ static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 		if (cfg->cluster.groups[g].memory_bytes > cap)
 			cap = cfg->cluster.groups[g].memory_bytes;
 	cap *= cfg->cluster.devices; /* the most any split could give a layer */
+	double least_bpp = ppcc_zero_bytes_per_param(NULL, cfg->pipeline.zero,
+						     cfg->pipeline.grad_bytes,
+						     cfg->cluster.devices);
 	for (int i = 0; i < md->n_layers; i++) {
 		const ppcc_layer *l = &md->layers[i];
-		if (l->params * l->bytes_per_param + l->stash_bytes > cap)
+		double bpp = l->bytes_per_param > 0 ? l->bytes_per_param : least_bpp;
+		if (l->params * bpp + l->stash_bytes > cap)
 			return PPCC_EINFEASIBLE;
 	}
 	int64_t budget = (int64_t)1 << 26; /* stage-microbatch pairs tried */
-	int max_p = cfg->cluster.devices / cfg->pipeline.tensor_parallel;
+	int max_p = cfg->cluster.devices /
+		    (cfg->pipeline.tensor_parallel * cfg->pipeline.context_parallel *
+		     (cfg->pipeline.data_parallel_loc.file ? cfg->pipeline.data_parallel : 1));
 	for (int p = cfg->pipeline.stages + 1; p <= max_p && budget > 0; p++) {
 		ppcc_config trial = *cfg;
 		trial.pipeline.stages = p;

@@ -14,6 +14,9 @@
  *   match_order.c per rank pair, send order against receive order (the
  *                condition of order-matching transports such as NCCL)
  *   simulate.c   event-driven simulation: step time, bubble, peak memory
+ *   iteration.c  one training iteration: data-parallel gradient reduction
+ *                on a communication timeline, the optimizer step,
+ *                throughput, MFU, the memory split
  *   emit_*.c     text, JSON, DOT/SVG/PNG, C header, torch CSV, Chrome trace
  *   read_json.c  a JSON schedule back into a ppcc_schedule (ppcc check)
  *   diagnose.c   runtime flight records -> the cause of a failure or hang
@@ -141,7 +144,31 @@ typedef struct ppcc_layer {
 	double params;
 	double activation_bytes; /* output sent to the next layer */
 	double stash_bytes;      /* kept for the backward pass */
-	double bytes_per_param;  /* weights + gradients + optimizer state */
+	/* weights + gradients + optimizer state; 0: from pipeline.zero and
+	 * grad_bytes (see ppcc_zero_bytes_per_param) */
+	double bytes_per_param;
+	/* The cost model of iteration.c (all 0 for a layer given by hand):
+	 * the part of bwd_flops that recomputes the forward; the part of
+	 * stash_bytes each of the t tensor-parallel devices keeps whole
+	 * (without sequence parallelism); the part of stash_bytes that is
+	 * logits; the tensor-parallel collectives of one microbatch, counted
+	 * as all-reduces of tp_message_bytes each, in the forward and in the
+	 * backward (which includes a recomputed forward's). */
+	double recompute_flops;
+	double stash_replicated_bytes;
+	double logits_bytes;
+	double tp_message_bytes;
+	double tp_fwd_allreduces;
+	double tp_bwd_allreduces;
+	/* ring attention (context parallelism): K and V bytes of the whole
+	 * sequence that each context-parallel rank passes on, forward */
+	double cp_kv_bytes;
+	/* bytes the memory-bound kernels (norms, residual adds, activation
+	 * functions, softmax, dropout) read and write, forward and backward
+	 * (with recomputation), and the parts of them kept whole on each
+	 * tensor-parallel device without sequence parallelism */
+	double kernel_fwd_bytes, kernel_bwd_bytes;
+	double kernel_fwd_replicated_bytes, kernel_bwd_replicated_bytes;
 } ppcc_layer;
 
 typedef struct ppcc_model {
@@ -153,6 +180,14 @@ typedef struct ppcc_model {
 	 * (the transformer shorthand): Megatron-LM's default split divides
 	 * the blocks evenly and adds these to the first and last stages. */
 	int edge_layers;
+	/* Sequences per microbatch and tokens per sequence: 1 and 0 for a
+	 * model given as layers (tokens are then not counted). */
+	int micro_batch_size;
+	int seq_len;
+	/* The transformer's shape as read, or NULL for layers: the checks
+	 * that tensor parallelism divides heads, kv heads and the FFN. */
+	const struct ppcc_transformer *transformer;
+	ppcc_loc transformer_loc;
 } ppcc_model;
 
 /* A run of identical devices.  Devices are numbered in the order of the
@@ -165,6 +200,7 @@ typedef struct ppcc_device_group {
 	double tflops;       /* peak, dense 16-bit */
 	double efficiency;   /* fraction of peak reached, (0, 1] */
 	double memory_bytes; /* per device */
+	double memory_bandwidth; /* bytes per second, for the optimizer step */
 } ppcc_device_group;
 
 typedef struct ppcc_link {
@@ -180,6 +216,7 @@ typedef struct ppcc_cluster {
 	ppcc_device_group *groups;
 	ppcc_link intra_node;
 	ppcc_link inter_node;
+	double reserved_bytes; /* per device: CUDA context, NCCL, fragments */
 } ppcc_cluster;
 
 typedef struct ppcc_pipeline {
@@ -190,9 +227,15 @@ typedef struct ppcc_pipeline {
 	int chunks;          /* v, model chunks per rank (interleaved) */
 	int group_size;      /* G, interleaved microbatch group; 0 = p */
 	int tensor_parallel; /* t, devices per pipeline rank */
+	int data_parallel;   /* d, replicas of the pipeline */
+	int context_parallel; /* cp, ranks a sequence is split across */
+	int global_batch_size; /* B = m * b * d sequences; 0: not given */
+	int zero;            /* ZeRO stage 0-3 (1: distributed optimizer) */
+	double grad_bytes;   /* G, bytes of a gradient (4: fp32 accumulation) */
 	/* where each setting came from, for later diagnostics */
 	ppcc_loc kind_loc, stages_loc, microbatches_loc, chunks_loc,
-		group_size_loc, tensor_parallel_loc;
+		group_size_loc, tensor_parallel_loc, data_parallel_loc,
+		context_parallel_loc, global_batch_size_loc, zero_loc;
 } ppcc_pipeline;
 
 typedef struct ppcc_config {
@@ -217,10 +260,14 @@ int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
 
 /* Sets each pipeline setting that nobody gave (its *_loc has no file) from
- * those that were given: tensor_parallel 1, schedule 1f1b, chunks 2 for
- * interleaved else 1, stages devices / tensor_parallel capped at layers /
- * chunks (at least 1), microbatches 4 x stages, group_size 0 (= stages).
- * The loader calls it; call it again after command-line overrides. */
+ * those that were given: tensor_parallel 1, context_parallel 1, zero 0,
+ * schedule 1f1b, chunks 2 for interleaved else 1; stages devices /
+ * (t * cp * d) when data_parallel is given, else devices / (t * cp),
+ * capped at layers / chunks and lowered until t * cp * stages divides the
+ * devices (at least 1); data_parallel devices / (t * p * cp);
+ * microbatches global_batch_size / (micro_batch_size * d) when that is
+ * given, else 4 x stages; group_size 0 (= stages).  The loader calls it;
+ * call it again after command-line overrides. */
 void ppcc_config_fill_defaults(ppcc_config *c);
 
 /* Limits on counts read from a file (layers after repeat, devices,
@@ -244,9 +291,21 @@ typedef struct ppcc_transformer {
 	int layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
 	int micro_batch_size;
 	int recompute; /* ppcc_recompute */
-	int swiglu;    /* gated FFN, RMSNorm, no biases, no learned positions */
-	double bytes_per_param;
+	int swiglu;    /* gated FFN, RMSNorm, no biases, no learned positions,
+			  no dropout */
+	int sequence_parallel; /* 1 (the default): norms and dropout split too */
+	int flash_attention;   /* 1 (the default): no a*s^2 scores kept */
+	double bytes_per_param; /* 0: from pipeline.zero */
+	/* where heads, kv_heads and ffn_hidden were read (checks against t) */
+	ppcc_loc heads_loc, kv_heads_loc, ffn_hidden_loc;
 } ppcc_transformer;
+
+/* Bytes kept for the backward pass by one block per microbatch, before
+ * any parallelism, and the part of it that stays whole on each
+ * tensor-parallel device without sequence parallelism (derivation in
+ * transformer.c). */
+void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
+				  const ppcc_transformer *t);
 
 /* Writes "embed", t->layers x "block", "head" (t->layers + 2 layers, in
  * the arena) located at loc.  Returns PPCC_EINTERNAL for a shape the
@@ -316,6 +375,18 @@ typedef struct ppcc_stage_cost {
 	double send_b_ms;   /* p2p time of SEND_B to stage - 1 */
 	double static_bytes; /* per device of the stage's rank */
 	double stash_bytes;  /* per microbatch held, per device */
+	/* What iteration.c needs (plan.c fills them; 0 when read back from
+	 * JSON).  Times are parts of fwd_ms and bwd_ms; bytes and
+	 * parameters are per device; FLOPs per microbatch for all the
+	 * stage's devices of one replica. */
+	double tp_fwd_ms, tp_bwd_ms;   /* tensor-parallel collectives */
+	double cp_fwd_ms, cp_bwd_ms;   /* ring attention's K and V exchange */
+	double zero3_fwd_ms, zero3_bwd_ms; /* ZeRO-3 parameter all-gathers */
+	double recompute_ms;           /* recomputed forward, in bwd_ms */
+	double params;                 /* per device */
+	double weight_bytes, grad_bytes, optimizer_bytes; /* static split */
+	double logits_bytes;           /* of stash_bytes */
+	double model_flops, hardware_flops;
 } ppcc_stage_cost;
 
 typedef struct ppcc_estimate {
@@ -409,6 +480,9 @@ typedef struct ppcc_plan_variant {
 	int64_t bottleneck_ps;
 	ppcc_schedule schedule;
 	ppcc_estimate estimate;
+	/* ppcc's split only: NULL for the uniform one and when read back
+	 * from JSON */
+	struct ppcc_iteration *iteration;
 } ppcc_plan_variant;
 
 typedef struct ppcc_plan {
@@ -436,6 +510,54 @@ int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 int64_t ppcc_plan_action_count(const ppcc_pipeline *pl);
 int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 			   int64_t max_actions, ppcc_diag *d);
+
+/* ---- one training iteration (iteration.c) ---------------------------- */
+
+/* Static bytes per parameter of ZeRO stage `zero` over d data-parallel
+ * ranks with 16-bit weights, `grad_bytes` gradients and 12 bytes of Adam
+ * state: 0: 2 + G + 12; 1: 2 + G + 12/d; 2: 2 + (G + 12)/d;
+ * 3: (2 + G + 12)/d.  The three parts are written to out[0..2] (weights,
+ * gradients, optimizer state) when out is not NULL. */
+double ppcc_zero_bytes_per_param(double *out, int zero, double grad_bytes,
+				 int d);
+
+/* Ring collectives on n ranks of S bytes over l (nccl-tests' bus
+ * bandwidth model, one latency per operation); 0 when n == 1. */
+double ppcc_allreduce_seconds(const ppcc_link *l, int n, double bytes);
+double ppcc_allgather_seconds(const ppcc_link *l, int n, double bytes);
+
+/* Where one iteration's time goes, on the busiest rank (the least idle;
+ * the first of equals), in milliseconds: compute + recompute + tp_comm +
+ * cp_comm + zero3_comm + p2p + bubble = the schedule's step;
+ * + dp_exposed + optimizer = iteration_ms. */
+typedef struct ppcc_iteration {
+	double iteration_ms;
+	double step_ms;
+	int rank;                /* the rank of the breakdown */
+	double compute_ms, recompute_ms, tp_comm_ms, cp_comm_ms, zero3_comm_ms;
+	double p2p_ms, bubble_ms;
+	double dp_comm_ms;       /* every gradient bucket, hidden or not */
+	double dp_exposed_ms;    /* what lengthens the iteration */
+	double optimizer_ms;
+	int data_parallel, global_batch_size;
+	double tokens_per_s;     /* 0 for a model given as layers */
+	double model_flops;      /* per iteration, all devices, no recompute */
+	double hardware_flops;   /* the same, counting recompute */
+	double model_tflops_per_device, hardware_tflops_per_device;
+	double mfu;              /* model FLOP/s over the devices' peak */
+	/* per rank, per device, bytes at the peak: */
+	double *weight_bytes, *grad_bytes, *optimizer_bytes;
+	double *activation_bytes, *logits_bytes, *reserved_bytes;
+	double *dp_end_ms;       /* per rank: last gradient bucket reduced */
+} ppcc_iteration;
+
+/* The iteration of variant v under cfg: its schedule simulated keeping
+ * action or send times (ppcc_rank_times replays them).  Costs O(actions)
+ * time and arrays of O(ranks + stages) in the arena, no allocation
+ * otherwise: a search may call it for each candidate. */
+int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
+			    const ppcc_config *cfg,
+			    const ppcc_plan_variant *v);
 
 /* ---- output ----------------------------------------------------------- */
 

@@ -22,15 +22,87 @@
  *       biases (h + 2h*k/a for QKV, h for O, f and h for the FFN) and two
  *       LayerNorms (4h), for SwiGLU two RMSNorm weights (2h);
  *   block activation     2*s*b*h bytes sent to the next layer (16-bit);
- *   block stash          kept for the backward (Korthikanti et al., Table 2,
- *       16-bit, before tensor parallelism): no recomputation
- *       s*b*h*(34 + 5*a*s/h), selective 34*s*b*h, full 2*s*b*h;
+ *   block stash          see below;
  *   embed                no FLOPs (a lookup), V*h parameters plus s*h
- *       learned positions when not SwiGLU, 2*s*b*h sent and stashed;
+ *       learned positions when not SwiGLU, 2*s*b*h sent; its backward
+ *       needs only the token ids, so it stashes its dropout mask, s*b*h
+ *       bytes (GPT; SwiGLU models have no dropout);
  *   head                 forward 2*b*s*h*V (the logits), V*h parameters
  *       (untied: the last stage holds its own copy) plus the final norm
- *       (h for RMSNorm, 2h for LayerNorm), nothing sent, 2*s*b*h + 4*b*s*V
- *       stashed (the input and the fp32 logits).
+ *       (h for RMSNorm, 2h for LayerNorm), nothing sent; it stashes the
+ *       final norm's input and the output layer's input (2*s*b*h each)
+ *       and the logits: 2*s*b*V in 16 bits and their fp32 copy for the
+ *       loss, 4*s*b*V, split across the tensor-parallel ranks (Megatron-
+ *       LM's vocabulary-parallel cross entropy).
+ *
+ * The block stash.  Korthikanti et al., 2022, "Reducing Activation
+ * Recomputation in Large Transformer Models", section 4.1, list the
+ * tensors a GPT block keeps for its backward pass (16-bit values, 1-byte
+ * dropout masks).  Written for any FFN width f, nmat FFN matrices,
+ * kv heads k (r = k/a) and dropout (delta = 1 for GPT, 0 for SwiGLU
+ * models, which train without it), in bytes:
+ *
+ *   two norms' inputs                          4*s*b*h        whole
+ *   QKV projection input                       2*s*b*h        whole
+ *   Q; K and V (for Q*K^T and scores*V)        2*s*b*h + 4*s*b*h*r
+ *   softmax output (and with dropout its mask
+ *     and its output)                          (2 + 3*delta)*a*s^2*b
+ *   output projection input                    2*s*b*h
+ *   attention dropout mask                     delta*s*b*h    whole
+ *   FFN input                                  2*s*b*h        whole
+ *   FFN inputs of the activation: GeLU's
+ *     (2*s*b*f), or SwiGLU's gate and up
+ *     (4*s*b*f): 2*s*b*f*(nmat - 1)
+ *   down projection input                      2*s*b*f
+ *   FFN dropout mask                           delta*s*b*h    whole
+ *
+ * For GPT (r = 1, f = 4h, nmat = 2, delta = 1) the sum is
+ * s*b*h*(34 + 5*a*s/h), Korthikanti et al.'s Table 2.  Under t-way tensor
+ * parallelism the rows marked whole are kept entire on each device,
+ * (8 + 2*delta)*s*b*h, and the rest is split: for GPT
+ * s*b*h*(10 + 24/t + 5*a*s/(h*t)), the table's second row.  Sequence
+ * parallelism splits the whole rows too: (34 + 5*a*s/h)*s*b*h/t.
+ * Selective recomputation drops the softmax rows (recomputed from Q and
+ * K): 34*s*b*h/t with sequence parallelism.  Flash attention never
+ * materialises them either, but keeps the log-sum-exp of each row of
+ * each head in fp32 for its backward: 4*a*s*b bytes, split.  Full
+ * recomputation keeps only the block's input, 2*s*b*h (whole without
+ * sequence parallelism).
+ *
+ * Tensor-parallel collectives (Megatron-LM): a block all-reduces its
+ * 2*s*b*h activation after attention and after the FFN in the forward,
+ * and the input gradients of both halves in the backward; with sequence
+ * parallelism each is an all-gather plus a reduce-scatter of the same
+ * total volume.  Full recomputation repeats the forward's two.  The
+ * vocabulary-parallel embedding all-reduces its output in the forward and
+ * the head its input gradient in the backward; the cross entropy's three
+ * all-reduces of 4*s*b bytes each are not counted.  With context
+ * parallelism (ring attention) each rank passes on the K and V of its
+ * part of the sequence: 4*s*b*h*r bytes of the whole sequence per block.
+ *
+ * Memory-bound kernels.  Besides its matrix multiplies a block runs
+ * kernels whose time is the bytes they move, not their FLOPs; each is
+ * counted as reading its inputs and writing its outputs once (16-bit
+ * values, 1-byte masks; Megatron-LM fuses bias, dropout and residual add,
+ * bias and GeLU, scale, mask and softmax), forward:
+ *
+ *   two norms                 read 2*s*b*h, write 2*s*b*h each   whole
+ *   two residual adds         read 4*s*b*h, write 2*s*b*h (and
+ *                             delta*s*b*h of mask) each          whole
+ *   the FFN's activation      GeLU: read 2*s*b*f, write 2*s*b*f;
+ *                             SwiGLU: read 4*s*b*f, write 2*s*b*f:
+ *                             2*nmat*s*b*f
+ *   softmax of the scores     read and write 2*a*s^2*b each, and with
+ *                             dropout read 2, write 2 + 1 more:
+ *                             (4 + 5*delta)*a*s^2*b (none with flash
+ *                             attention, which keeps the scores on chip)
+ *
+ * (20 + 2*delta)*s*b*h whole and the rest split.  The backward moves
+ * twice the forward's bytes (an input and an output gradient per tensor);
+ * recomputation adds the forward's again (full), or the softmax's
+ * (selective).  The head's loss reads the 16-bit logits, writes and reads
+ * their fp32 copy: 10*s*b*V, split, twice that in the backward.  plan.c
+ * charges these at the device's memory bandwidth.
  *
  * Every count is computed in double precision; products of the shapes in
  * use (GPT-3, Llama) stay below 2^53 and are exact.
@@ -56,18 +128,33 @@ static double block_params(const ppcc_transformer *t, double kv_ratio,
 	return weights + extra;
 }
 
-static double block_stash_bytes(const ppcc_transformer *t)
+void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
+				  const ppcc_transformer *t)
 {
 	double b = t->micro_batch_size, s = t->seq_len, h = t->hidden;
 	double a = t->heads;
-	switch (t->recompute) {
-	case PPCC_RECOMPUTE_SELECTIVE:
-		return 34.0 * s * b * h;
-	case PPCC_RECOMPUTE_FULL:
-		return 2.0 * s * b * h;
-	default:
-		return s * b * h * (34.0 + 5.0 * a * s / h);
+	double r = (t->kv_heads > 0 ? t->kv_heads : t->heads) / (double)t->heads;
+	double f = t->ffn_hidden > 0 ? t->ffn_hidden : 4.0 * h;
+	double nmat = t->swiglu ? 3.0 : 2.0;
+	double delta = t->swiglu ? 0.0 : 1.0;
+	double sbh = s * b * h;
+
+	if (t->recompute == PPCC_RECOMPUTE_FULL) {
+		*out_total = 2.0 * sbh;
+		*out_replicated = 2.0 * sbh;
+		return;
 	}
+	double whole = (8.0 + 2.0 * delta) * sbh;
+	double split = 2.0 * sbh + 4.0 * sbh * r + 2.0 * sbh +
+		       2.0 * s * b * f * (nmat - 1.0) + 2.0 * s * b * f;
+	if (t->recompute == PPCC_RECOMPUTE_SELECTIVE)
+		; /* the scores are recomputed */
+	else if (t->flash_attention)
+		split += 4.0 * a * s * b;
+	else
+		split += (2.0 + 3.0 * delta) * a * s * s * b;
+	*out_total = whole + split;
+	*out_replicated = whole;
 }
 
 int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
@@ -86,7 +173,9 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	double kv_ratio = k / t->heads;
 	double f = t->ffn_hidden > 0 ? t->ffn_hidden : 4.0 * h;
 	double nmat = t->swiglu ? 3.0 : 2.0;
-	double bpp = t->bytes_per_param > 0 ? t->bytes_per_param : 16.0;
+	double bpp = t->bytes_per_param; /* 0: from pipeline.zero */
+	double delta = t->swiglu ? 0.0 : 1.0;
+	int sp = t->sequence_parallel;
 
 	int n = t->layers + 2;
 	ppcc_layer *layers = ppcc_arena_alloc(a, (size_t)n, sizeof *layers);
@@ -100,24 +189,50 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	embed->bwd_flops = 0;
 	embed->params = V * h + (t->swiglu ? 0.0 : s * h);
 	embed->activation_bytes = 2.0 * s * b * h;
-	embed->stash_bytes = 2.0 * s * b * h;
+	embed->stash_bytes = delta * s * b * h;
+	embed->stash_replicated_bytes = sp ? 0.0 : embed->stash_bytes;
 	embed->bytes_per_param = bpp;
+	embed->tp_message_bytes = 2.0 * s * b * h;
+	embed->tp_fwd_allreduces = 1;
 
 	double fwd = block_fwd_flops(t, kv_ratio, f, nmat);
-	double bwd = 2.0 * fwd;
+	double recompute = 0;
 	if (t->recompute == PPCC_RECOMPUTE_FULL)
-		bwd += fwd;
+		recompute = fwd;
 	else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE)
-		bwd += 4.0 * b * s * s * h;
+		recompute = 4.0 * b * s * s * h;
+	double stash, replicated;
+	ppcc_transformer_block_stash(&stash, &replicated, t);
+	double kwhole = (20.0 + 2.0 * delta) * s * b * h;
+	double kscores = t->flash_attention ? 0.0
+		: (4.0 + 5.0 * delta) * t->heads * s * s * b;
+	double kfwd = kwhole + 2.0 * nmat * s * b * f + kscores;
+	double kbwd = 2.0 * kfwd, kbwd_whole = 2.0 * kwhole;
+	if (t->recompute == PPCC_RECOMPUTE_FULL) {
+		kbwd += kfwd;
+		kbwd_whole += kwhole;
+	} else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE) {
+		kbwd += kscores;
+	}
 	ppcc_layer block = {
 		.name = "block",
 		.loc = loc,
 		.fwd_flops = fwd,
-		.bwd_flops = bwd,
+		.bwd_flops = 2.0 * fwd + recompute,
 		.params = block_params(t, kv_ratio, f, nmat),
 		.activation_bytes = 2.0 * s * b * h,
-		.stash_bytes = block_stash_bytes(t),
+		.stash_bytes = stash,
 		.bytes_per_param = bpp,
+		.recompute_flops = recompute,
+		.stash_replicated_bytes = sp ? 0.0 : replicated,
+		.tp_message_bytes = 2.0 * s * b * h,
+		.tp_fwd_allreduces = 2,
+		.tp_bwd_allreduces = t->recompute == PPCC_RECOMPUTE_FULL ? 4 : 2,
+		.cp_kv_bytes = 4.0 * s * b * h * kv_ratio,
+		.kernel_fwd_bytes = kfwd,
+		.kernel_bwd_bytes = kbwd,
+		.kernel_fwd_replicated_bytes = sp ? 0.0 : kwhole,
+		.kernel_bwd_replicated_bytes = sp ? 0.0 : kbwd_whole,
 	};
 	for (int i = 1; i <= t->layers; i++)
 		layers[i] = block;
@@ -129,8 +244,14 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	head->bwd_flops = 2.0 * head->fwd_flops;
 	head->params = V * h + (t->swiglu ? h : 2.0 * h);
 	head->activation_bytes = 0;
-	head->stash_bytes = 2.0 * s * b * h + 4.0 * b * s * V;
+	head->logits_bytes = 6.0 * s * b * V;
+	head->stash_bytes = 4.0 * s * b * h + head->logits_bytes;
+	head->stash_replicated_bytes = sp ? 0.0 : 4.0 * s * b * h;
 	head->bytes_per_param = bpp;
+	head->tp_message_bytes = 2.0 * s * b * h;
+	head->tp_bwd_allreduces = 1;
+	head->kernel_fwd_bytes = 10.0 * s * b * V;
+	head->kernel_bwd_bytes = 20.0 * s * b * V;
 
 	*out = layers;
 	*out_n = n;

@@ -170,7 +170,7 @@ START_TEST(load_converts_units_and_fills_defaults)
 	ck_assert_double_eq(a->params, 1000);
 	ck_assert_double_eq(a->activation_bytes, 64);
 	ck_assert_double_eq(a->stash_bytes, 128);
-	ck_assert_double_eq(a->bytes_per_param, 16);
+	ck_assert_double_eq(a->bytes_per_param, 0); /* from pipeline.zero */
 	ck_assert_int_eq(a->loc.line, 4);
 	ck_assert_int_eq(a->loc.col, 7);
 	ck_assert_double_eq(b->bwd_flops, 0);
@@ -358,7 +358,8 @@ START_TEST(transformer_matches_gpt3_published_figures)
 		      "    hidden: 12288\n"
 		      "    heads: 96\n"
 		      "    vocab: 50257\n"
-		      "    seq_len: 2048\n" CLUSTER4);
+		      "    seq_len: 2048\n"
+		      "    flash_attention: false\n" CLUSTER4);
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	const ppcc_model *m = &r.cfg.model;
 	ck_assert_int_eq(m->n_layers, 98);
@@ -378,15 +379,18 @@ START_TEST(transformer_matches_gpt3_published_figures)
 	ck_assert_double_eq(blk->bwd_flops, 2 * blk->fwd_flops);
 	ck_assert_double_eq(blk->activation_bytes, 2 * s * h);
 	ck_assert_double_eq(blk->stash_bytes, s * h * (34 + 5 * 96 * s / h));
-	ck_assert_double_eq(blk->bytes_per_param, 16);
+	ck_assert_double_eq(blk->bytes_per_param, 0);
 	const ppcc_layer *embed = &m->layers[0], *head = &m->layers[97];
 	ck_assert_double_eq(embed->fwd_flops, 0);
 	ck_assert_double_eq(embed->params, 50257 * h + s * h);
-	ck_assert_double_eq(embed->stash_bytes, 2 * s * h);
+	ck_assert_double_eq(embed->stash_bytes, s * h); /* dropout mask */
 	ck_assert_double_eq(head->fwd_flops, 2 * s * h * 50257);
 	ck_assert_double_eq(head->params, 50257 * h + 2 * h);
 	ck_assert_double_eq(head->activation_bytes, 0);
-	ck_assert_double_eq(head->stash_bytes, 2 * s * h + 4 * s * 50257);
+	/* the norm's and the output layer's inputs, the logits in 16 bits
+	 * and in fp32 */
+	ck_assert_double_eq(head->stash_bytes, 4 * s * h + 6 * s * 50257);
+	ck_assert_double_eq(head->logits_bytes, 6 * s * 50257);
 	/* "175B": 96 blocks, the embedding, the positions and the final
 	 * LayerNorm are 174.6e9 once the head's copy of the (tied) embedding
 	 * is taken out. */
@@ -440,7 +444,8 @@ START_TEST(transformer_recompute_moves_cost_from_stash_to_backward)
 		snprintf(yaml, sizeof yaml,
 			 "model:\n  name: t\n  transformer: {layers: 2, "
 			 "hidden: 1024, heads: 16, vocab: 1000, seq_len: 1024, "
-			 "recompute: %s}\n" CLUSTER4, modes[i]);
+			 "recompute: %s, flash_attention: false}\n" CLUSTER4,
+			 modes[i]);
 		loaded r;
 		load_text(&r, yaml);
 		ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -554,19 +559,24 @@ START_TEST(loader_lists_keys_when_none_is_near)
 {
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {optimizer: adam}\n",
 		      "7:12: unknown key 'optimizer' in pipeline; expected "
-		      "stages, microbatches, schedule, chunks, group_size, or "
-		      "tensor_parallel\n");
+		      "stages, microbatches, schedule, chunks, group_size, "
+		      "tensor_parallel, data_parallel, context_parallel, "
+		      "global_batch_size, zero, or grad_bytes\n");
 	/* a key is shown with its control characters escaped, cut short */
 	expect_errors(MODEL1 CLUSTER4
 		      "pipeline: {\"a\\e[1m\\u009b\\tz\": 1, "
 		      "0123456789012345678901234567890123456789xyz: 2}\n",
 		      "7:12: unknown key 'a\\x1b[1m\\u009b\\x09z' in pipeline; "
 		      "expected stages, microbatches, schedule, chunks, "
-		      "group_size, or tensor_parallel\n"
+		      "group_size, tensor_parallel, data_parallel, "
+		      "context_parallel, global_batch_size, zero, or "
+		      "grad_bytes\n"
 		      "7:34: unknown key "
 		      "'0123456789012345678901234567890123456789...' in "
 		      "pipeline; expected stages, microbatches, schedule, "
-		      "chunks, group_size, or tensor_parallel\n");
+		      "chunks, group_size, tensor_parallel, data_parallel, "
+		      "context_parallel, global_batch_size, zero, or "
+		      "grad_bytes\n");
 }
 END_TEST
 
@@ -948,7 +958,7 @@ START_TEST(loader_counts_lines_alike_with_crlf_bom_and_lf)
 	expect_errors("\xef\xbb\xbfmodel: {name: m, x: 1}\n" CLUSTER4,
 		      "1:1: model: give either layers or transformer\n"
 		      "1:18: unknown key 'x' in model; expected name, layers, "
-		      "or transformer\n");
+		      "transformer, measured_on, or measured_tensor_parallel\n");
 }
 END_TEST
 
@@ -1260,7 +1270,8 @@ START_TEST(check_rejects_tensor_groups_straddling_device_groups)
 		     "  groups:\n"
 		     "    - {name: a100, count: 8, tflops: 312, memory_gib: 80}\n"
 		     "    - {name: h100, count: 3, tflops: 989, memory_gib: 80}\n"
-		     "pipeline: {stages: 2, tensor_parallel: 4}\n", 0, "");
+		     "pipeline: {stages: 2, tensor_parallel: 4, "
+		     "data_parallel: 1}\n", 0, "");
 }
 END_TEST
 
@@ -1270,7 +1281,9 @@ START_TEST(check_points_overrides_at_the_command_line)
 	load_text(&r, MODEL12 CLUSTER16);
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	ppcc_pipeline *p = &r.cfg.pipeline;
-	ck_assert_int_eq(p->stages, 12);
+	/* 16 devices, 12 layers: the most stages that divide the devices */
+	ck_assert_int_eq(p->stages, 8);
+	ck_assert_int_eq(p->data_parallel, 2);
 	p->tensor_parallel = 4;
 	p->tensor_parallel_loc = (ppcc_loc){"<command line>", 0, 0};
 	/* a default that depends on the override is recomputed */
@@ -1295,8 +1308,10 @@ START_TEST(fill_defaults_gives_interleaved_two_chunks)
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	const ppcc_pipeline *p = &r.cfg.pipeline;
 	ck_assert_int_eq(p->chunks, 2);
-	ck_assert_int_eq(p->stages, 6); /* 16 devices, capped at 12 / 2 */
-	ck_assert_int_eq(p->microbatches, 24);
+	/* 16 devices, capped at 12 / 2 = 6, lowered to divide them */
+	ck_assert_int_eq(p->stages, 4);
+	ck_assert_int_eq(p->data_parallel, 4);
+	ck_assert_int_eq(p->microbatches, 16);
 	ck_assert_int_eq(ppcc_config_check(&r.cfg, &r.diag.d), 0);
 	done(&r);
 }
@@ -1354,6 +1369,21 @@ START_TEST(man_page_example_files_load)
 	ck_assert_msg(r.status == 0, "%s\n%s", yaml, r.diag.text);
 	ck_assert_int_eq(r.cfg.model.n_layers, 98);
 	done(&r);
+
+	/* the data-parallel pipeline, with that shape on 256 devices */
+	char *dp = man_example(2);
+	snprintf(yaml, sizeof yaml,
+		 "%scluster:\n  devices: 256\n"
+		 "  device: {name: x, tflops: 989, memory_gib: 80}\n%s",
+		 shape, dp);
+	load_text(&r, yaml);
+	ck_assert_msg(r.status == 0, "%s\n%s", yaml, r.diag.text);
+	ck_assert_int_eq(ppcc_config_check(&r.cfg, &r.diag.d), 0);
+	ck_assert_int_eq(r.cfg.pipeline.data_parallel, 8);
+	ck_assert_int_eq(r.cfg.pipeline.microbatches, 32);
+	ck_assert_int_eq(r.cfg.pipeline.zero, 1);
+	done(&r);
+	free(dp);
 	free(shape);
 }
 END_TEST

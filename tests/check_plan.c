@@ -157,8 +157,9 @@ START_TEST(plan_reports_stage_that_does_not_fit)
 	char *dir = tu_mkdtemp();
 	char path[4096];
 	snprintf(path, sizeof path, "%s/big.yaml", dir);
-	/* 8 layers of 1 GiB weights (16 GiB with Adam) on 2 x 40 GiB:
-	 * 64 GiB per stage at 2 stages; fits with 4 stages (32 GiB). */
+	/* 8 layers of 1 GiB weights (16 GiB with Adam and 16-bit
+	 * gradients) on 2 x 40 GiB, nothing reserved: 64 GiB per stage at 2
+	 * stages; fits with 4 stages (32 GiB). */
 	tu_write_file(path,
 		      "model:\n"
 		      "  name: big\n"
@@ -169,10 +170,12 @@ START_TEST(plan_reports_stage_that_does_not_fit)
 		      "      params: 1073741824\n"
 		      "cluster:\n"
 		      "  devices: 4\n"
+		      "  reserved_gib: 0\n"
 		      "  device: {name: x, tflops: 100, memory_gib: 40}\n"
 		      "pipeline:\n"
 		      "  stages: 2\n"
-		      "  microbatches: 4\n");
+		      "  microbatches: 4\n"
+		      "  grad_bytes: 2\n");
 	int err = ppcc_config_load(&cfg, a, path, NULL, &diag.d);
 	ck_assert_msg(err == 0, "%s", diag.text);
 	ck_assert_int_eq(ppcc_config_check(&cfg, &diag.d), 0);

@@ -5,13 +5,16 @@
  * divided by t, and the notes of an infeasible plan.
  *
  * The model: four identical layers of 1e12 forward and 2e12 backward
- * FLOPs, 1e9 parameters of 16 bytes, 1e8 activation bytes and 1e9 stash
- * bytes, on devices of 100 TFLOP/s at efficiency 0.5 (5e13 FLOP/s), with
+ * FLOPs, 1e9 parameters of 16 bytes (Adam with 16-bit gradients,
+ * grad_bytes 2), 1e8 activation bytes and 1e9 stash bytes, on devices of
+ * 100 TFLOP/s at efficiency 0.5 (5e13 FLOP/s) with nothing reserved, with
  * links of 100 GB/s and 10 us within a node and 10 GB/s and 20 us
- * between nodes.  One layer per stage, so:
+ * between nodes, one pipeline replica (data_parallel 1).  One layer per
+ * stage, so:
  *   t = 1: F 1e12 / 5e13 = 20 ms, B 40 ms; t = 2: 10 ms and 20 ms;
  *   intra-node transfer: 10 us + 1e8 / 1e11 s = 1.010 ms;
- *   inter-node transfer: 20 us + 1e8 / 1e10 s = 10.020 ms;
+ *   inter-node transfer: 20 us + 1e8 / 1e10 s = 10.020 ms at t = 1; each
+ *   of the t devices sends 1/t: 5.020 ms at t = 2, 2.520 ms at t = 4;
  *   static bytes per device 1.6e10 / t, stash per microbatch 1e9 / t.
  */
 #include <check.h>
@@ -34,6 +37,7 @@ static const char model_fmt[] =
 	"cluster:\n"
 	"  devices: 8\n"
 	"  devices_per_node: %d\n"
+	"  reserved_gib: 0\n"
 	"  device: {name: x, tflops: 100, efficiency: 0.5, memory_gib: %g}\n"
 	"  links:\n"
 	"    intra_node: {bandwidth_gb_s: 100, latency_us: 10}\n"
@@ -41,7 +45,9 @@ static const char model_fmt[] =
 	"pipeline:\n"
 	"  stages: %d\n"
 	"  microbatches: 8\n"
-	"  tensor_parallel: %d\n";
+	"  tensor_parallel: %d\n"
+	"  data_parallel: 1\n"
+	"  grad_bytes: 2\n";
 
 typedef struct arith {
 	ppcc_arena *a;
@@ -133,9 +139,9 @@ START_TEST(tensor_parallelism_scales_speed_and_divides_memory)
 	plan_of(&x, 2, 80, 4, 2);
 	ck_assert_msg(x.err == 0, "%s", x.diag.text);
 	const ppcc_stage_cost *c = x.plan.best.costs;
-	expect_stage(&c[0], 10, 20, 10.020, 0, 8e9, 5e8);
-	expect_stage(&c[1], 10, 20, 10.020, 10.020, 8e9, 5e8);
-	expect_stage(&c[3], 10, 20, 0, 10.020, 8e9, 5e8);
+	expect_stage(&c[0], 10, 20, 5.020, 0, 8e9, 5e8);
+	expect_stage(&c[1], 10, 20, 5.020, 5.020, 8e9, 5e8);
+	expect_stage(&c[3], 10, 20, 0, 5.020, 8e9, 5e8);
 	for (int r = 0; r < 4; r++)
 		NEAR(x.plan.memory_cap_bytes[r], 80.0 * 1073741824.0);
 	/* 1F1B, equal stages: (m + p - 1) (F + B) plus the transfers on
@@ -151,8 +157,8 @@ START_TEST(tensor_parallelism_scales_speed_and_divides_memory)
 	c = x.plan.best.costs;
 	/* two stages of two layers: 2 x 1e12 / 2e14 = 10 ms, B 20 ms; the
 	 * boundary after layer 1 is inter-node */
-	expect_stage(&c[0], 10, 20, 10.020, 0, 2 * 1.6e10 / 4, 2 * 1e9 / 4);
-	expect_stage(&c[1], 10, 20, 0, 10.020, 2 * 1.6e10 / 4, 2 * 1e9 / 4);
+	expect_stage(&c[0], 10, 20, 2.520, 0, 2 * 1.6e10 / 4, 2 * 1e9 / 4);
+	expect_stage(&c[1], 10, 20, 0, 2.520, 2 * 1.6e10 / 4, 2 * 1e9 / 4);
 	ppcc_arena_free(x.a);
 }
 END_TEST

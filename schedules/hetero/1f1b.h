@@ -28,11 +28,11 @@
 #define HETERO_1F1B_N_LAYERS 42
 #define HETERO_1F1B_MAX_ACTIONS 96 /* the longest rank */
 #define HETERO_1F1B_KIND PPCC_SCHED_1F1B
-#define HETERO_1F1B_FINGERPRINT UINT64_C(0x91885a5cf8a7a84c)
+#define HETERO_1F1B_FINGERPRINT UINT64_C(0x8b9f888280bef221)
 
 /* The simulated step (milliseconds) and idle share. */
-#define HETERO_1F1B_STEP_MS 2028.0482540553317
-#define HETERO_1F1B_BUBBLE_FRACTION 0.32691417701703435
+#define HETERO_1F1B_STEP_MS 1971.8530450800001
+#define HETERO_1F1B_BUBBLE_FRACTION 0.3220864420219678
 #define HETERO_1F1B_BUBBLE_ANALYTIC 0.30434782608695654
 
 static const char hetero_1f1b_model_name[] =
@@ -87,13 +87,13 @@ static const char *const hetero_1f1b_layer_names[HETERO_1F1B_N_LAYERS] = {
  * hetero_1f1b_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const hetero_1f1b_stage_layer_names[HETERO_1F1B_N_STAGES] = {
 	hetero_1f1b_layer_names + 0,
-	hetero_1f1b_layer_names + 9,
-	hetero_1f1b_layer_names + 16,
-	hetero_1f1b_layer_names + 23,
-	hetero_1f1b_layer_names + 30,
-	hetero_1f1b_layer_names + 33,
-	hetero_1f1b_layer_names + 36,
-	hetero_1f1b_layer_names + 39
+	hetero_1f1b_layer_names + 8,
+	hetero_1f1b_layer_names + 15,
+	hetero_1f1b_layer_names + 22,
+	hetero_1f1b_layer_names + 29,
+	hetero_1f1b_layer_names + 32,
+	hetero_1f1b_layer_names + 35,
+	hetero_1f1b_layer_names + 38
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -144,14 +144,14 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info hetero_1f1b_stages[HETERO_1F1B_N_STAGES] = {
-	{0, 0, 0, 0, 8, 0, UINT64_C(41943040)},
-	{1, 1, 0, 9, 15, UINT64_C(41943040), UINT64_C(41943040)},
-	{2, 2, 0, 16, 22, UINT64_C(41943040), UINT64_C(41943040)},
-	{3, 3, 0, 23, 29, UINT64_C(41943040), UINT64_C(41943040)},
-	{4, 4, 0, 30, 32, UINT64_C(41943040), UINT64_C(41943040)},
-	{5, 5, 0, 33, 35, UINT64_C(41943040), UINT64_C(41943040)},
-	{6, 6, 0, 36, 38, UINT64_C(41943040), UINT64_C(41943040)},
-	{7, 7, 0, 39, 41, UINT64_C(41943040), 0}
+	{0, 0, 0, 0, 7, 0, UINT64_C(41943040)},
+	{1, 1, 0, 8, 14, UINT64_C(41943040), UINT64_C(41943040)},
+	{2, 2, 0, 15, 21, UINT64_C(41943040), UINT64_C(41943040)},
+	{3, 3, 0, 22, 28, UINT64_C(41943040), UINT64_C(41943040)},
+	{4, 4, 0, 29, 31, UINT64_C(41943040), UINT64_C(41943040)},
+	{5, 5, 0, 32, 34, UINT64_C(41943040), UINT64_C(41943040)},
+	{6, 6, 0, 35, 37, UINT64_C(41943040), UINT64_C(41943040)},
+	{7, 7, 0, 38, 41, UINT64_C(41943040), 0}
 };
 
 /* rank 0: 64 actions {op, stage, mb, peer, bytes} */
@@ -915,38 +915,38 @@ static const ppcc_schedule hetero_1f1b_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double hetero_1f1b_busy_ms[HETERO_1F1B_N_RANKS] = {
-	1483.4790983679993,
-	1298.0442110719994,
-	1298.0442110719994,
-	1298.0442110719994,
-	1410.7315656959997,
-	1410.7315656959997,
-	1410.7315656959995,
-	1146.976522768
+	1405.6278729440005,
+	1403.230910816,
+	1403.2309108160002,
+	1403.230910816,
+	1201.6015266719999,
+	1201.6015266719999,
+	1201.6015266719999,
+	1390.7514865920002
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double hetero_1f1b_idle_ms[HETERO_1F1B_N_RANKS] = {
-	539.9352314206657,
-	720.736194449999,
-	720.736194449999,
-	671.3630275166656,
-	558.6756728926653,
-	608.0488398259986,
-	608.0488398259988,
-	876.437807020665
+	563.8282100026663,
+	563.8282099973335,
+	563.8282099973333,
+	539.0616265306668,
+	740.6910106746669,
+	765.4575941413336,
+	765.4575941413336,
+	578.7045963546666
 };
 
 /* simulated peak memory per device of each rank */
 static const double hetero_1f1b_peak_memory_bytes[HETERO_1F1B_N_RANKS] = {
-	44596592640.0,
-	35232727040.0,
-	32737116160.0,
-	30241505280.0,
-	11891097600.0,
-	10821550080.0,
-	9752002560.0,
-	7382179840.0
+	40366364672.0,
+	36528314368.0,
+	34164824064.0,
+	31801333760.0,
+	12616218624.0,
+	11603294208.0,
+	10590369792.0,
+	11487210496.0
 };
 
 #endif /* HETERO_1F1B_H */

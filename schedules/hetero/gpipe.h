@@ -28,11 +28,11 @@
 #define HETERO_GPIPE_N_LAYERS 42
 #define HETERO_GPIPE_MAX_ACTIONS 96 /* the longest rank */
 #define HETERO_GPIPE_KIND PPCC_SCHED_GPIPE
-#define HETERO_GPIPE_FINGERPRINT UINT64_C(0x8f162511b0becfea)
+#define HETERO_GPIPE_FINGERPRINT UINT64_C(0xcc6eb49d8891566e)
 
 /* The simulated step (milliseconds) and idle share. */
-#define HETERO_GPIPE_STEP_MS 2075.9521226749976
-#define HETERO_GPIPE_BUBBLE_FRACTION 0.3424460452531802
+#define HETERO_GPIPE_STEP_MS 2009.0183292900003
+#define HETERO_GPIPE_BUBBLE_FRACTION 0.33462731817264485
 #define HETERO_GPIPE_BUBBLE_ANALYTIC 0.30434782608695654
 
 static const char hetero_gpipe_model_name[] =
@@ -87,13 +87,13 @@ static const char *const hetero_gpipe_layer_names[HETERO_GPIPE_N_LAYERS] = {
  * hetero_gpipe_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const hetero_gpipe_stage_layer_names[HETERO_GPIPE_N_STAGES] = {
 	hetero_gpipe_layer_names + 0,
-	hetero_gpipe_layer_names + 9,
-	hetero_gpipe_layer_names + 16,
-	hetero_gpipe_layer_names + 23,
-	hetero_gpipe_layer_names + 30,
-	hetero_gpipe_layer_names + 33,
-	hetero_gpipe_layer_names + 36,
-	hetero_gpipe_layer_names + 39
+	hetero_gpipe_layer_names + 8,
+	hetero_gpipe_layer_names + 15,
+	hetero_gpipe_layer_names + 22,
+	hetero_gpipe_layer_names + 29,
+	hetero_gpipe_layer_names + 32,
+	hetero_gpipe_layer_names + 35,
+	hetero_gpipe_layer_names + 38
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -144,14 +144,14 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info hetero_gpipe_stages[HETERO_GPIPE_N_STAGES] = {
-	{0, 0, 0, 0, 8, 0, UINT64_C(41943040)},
-	{1, 1, 0, 9, 15, UINT64_C(41943040), UINT64_C(41943040)},
-	{2, 2, 0, 16, 22, UINT64_C(41943040), UINT64_C(41943040)},
-	{3, 3, 0, 23, 29, UINT64_C(41943040), UINT64_C(41943040)},
-	{4, 4, 0, 30, 32, UINT64_C(41943040), UINT64_C(41943040)},
-	{5, 5, 0, 33, 35, UINT64_C(41943040), UINT64_C(41943040)},
-	{6, 6, 0, 36, 38, UINT64_C(41943040), UINT64_C(41943040)},
-	{7, 7, 0, 39, 41, UINT64_C(41943040), 0}
+	{0, 0, 0, 0, 7, 0, UINT64_C(41943040)},
+	{1, 1, 0, 8, 14, UINT64_C(41943040), UINT64_C(41943040)},
+	{2, 2, 0, 15, 21, UINT64_C(41943040), UINT64_C(41943040)},
+	{3, 3, 0, 22, 28, UINT64_C(41943040), UINT64_C(41943040)},
+	{4, 4, 0, 29, 31, UINT64_C(41943040), UINT64_C(41943040)},
+	{5, 5, 0, 32, 34, UINT64_C(41943040), UINT64_C(41943040)},
+	{6, 6, 0, 35, 37, UINT64_C(41943040), UINT64_C(41943040)},
+	{7, 7, 0, 38, 41, UINT64_C(41943040), 0}
 };
 
 /* rank 0: 64 actions {op, stage, mb, peer, bytes} */
@@ -915,38 +915,38 @@ static const ppcc_schedule hetero_gpipe_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double hetero_gpipe_busy_ms[HETERO_GPIPE_N_RANKS] = {
-	1483.4790983679995,
-	1298.0442110719998,
-	1298.0442110719998,
-	1298.0442110719998,
-	1410.731565696,
-	1410.731565696,
-	1410.731565696,
-	1146.9765227679995
+	1405.627872944,
+	1403.2309108159998,
+	1403.2309108159998,
+	1403.2309108159998,
+	1201.601526672,
+	1201.601526672,
+	1201.601526672,
+	1390.7514865920002
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double hetero_gpipe_idle_ms[HETERO_GPIPE_N_RANKS] = {
-	587.8391000403313,
-	768.6400630696644,
-	768.6400630696644,
-	719.2668961363311,
-	606.5795415123309,
-	655.9527084456643,
-	655.9527084456643,
-	924.3416756403313
+	600.993494212667,
+	600.9934942073339,
+	600.9934942073339,
+	576.2269107406672,
+	777.8562948846669,
+	802.6228783513336,
+	802.6228783513336,
+	615.8698805646668
 };
 
 /* simulated peak memory per device of each rank */
 static const double hetero_gpipe_peak_memory_bytes[HETERO_GPIPE_N_RANKS] = {
-	67581378560.0,
-	57693224960.0,
-	57693224960.0,
-	57693224960.0,
-	24725667840.0,
-	24725667840.0,
-	24725667840.0,
-	22324387840.0
+	59274287104.0,
+	57799727104.0,
+	57799727104.0,
+	57799727104.0,
+	24771311616.0,
+	24771311616.0,
+	24771311616.0,
+	33208462336.0
 };
 
 #endif /* HETERO_GPIPE_H */

@@ -28,11 +28,11 @@
 #define HETERO_INTERLEAVED_N_LAYERS 42
 #define HETERO_INTERLEAVED_MAX_ACTIONS 192 /* the longest rank */
 #define HETERO_INTERLEAVED_KIND PPCC_SCHED_INTERLEAVED
-#define HETERO_INTERLEAVED_FINGERPRINT UINT64_C(0x2608df541553e0e9)
+#define HETERO_INTERLEAVED_FINGERPRINT UINT64_C(0x087756f84f6b0e5e)
 
 /* The simulated step (milliseconds) and idle share. */
-#define HETERO_INTERLEAVED_STEP_MS 1740.4165353066649
-#define HETERO_INTERLEAVED_BUBBLE_FRACTION 0.25753314167041574
+#define HETERO_INTERLEAVED_STEP_MS 1880.017307866998
+#define HETERO_INTERLEAVED_BUBBLE_FRACTION 0.29313730857843034
 #define HETERO_INTERLEAVED_BUBBLE_ANALYTIC 0.1794871794871795
 
 static const char hetero_interleaved_model_name[] =
@@ -90,18 +90,18 @@ static const char *const *const hetero_interleaved_stage_layer_names[HETERO_INTE
 	hetero_interleaved_layer_names + 5,
 	hetero_interleaved_layer_names + 9,
 	hetero_interleaved_layer_names + 13,
+	hetero_interleaved_layer_names + 16,
 	hetero_interleaved_layer_names + 17,
-	hetero_interleaved_layer_names + 18,
 	hetero_interleaved_layer_names + 19,
-	hetero_interleaved_layer_names + 20,
 	hetero_interleaved_layer_names + 21,
+	hetero_interleaved_layer_names + 22,
 	hetero_interleaved_layer_names + 25,
 	hetero_interleaved_layer_names + 29,
 	hetero_interleaved_layer_names + 33,
+	hetero_interleaved_layer_names + 36,
 	hetero_interleaved_layer_names + 37,
-	hetero_interleaved_layer_names + 38,
 	hetero_interleaved_layer_names + 39,
-	hetero_interleaved_layer_names + 40
+	hetero_interleaved_layer_names + 41
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -155,19 +155,19 @@ static const ppcc_stage_info hetero_interleaved_stages[HETERO_INTERLEAVED_N_STAG
 	{0, 0, 0, 0, 4, 0, UINT64_C(41943040)},
 	{1, 1, 0, 5, 8, UINT64_C(41943040), UINT64_C(41943040)},
 	{2, 2, 0, 9, 12, UINT64_C(41943040), UINT64_C(41943040)},
-	{3, 3, 0, 13, 16, UINT64_C(41943040), UINT64_C(41943040)},
-	{4, 4, 0, 17, 17, UINT64_C(41943040), UINT64_C(41943040)},
-	{5, 5, 0, 18, 18, UINT64_C(41943040), UINT64_C(41943040)},
-	{6, 6, 0, 19, 19, UINT64_C(41943040), UINT64_C(41943040)},
-	{7, 7, 0, 20, 20, UINT64_C(41943040), UINT64_C(41943040)},
-	{8, 0, 1, 21, 24, UINT64_C(41943040), UINT64_C(41943040)},
+	{3, 3, 0, 13, 15, UINT64_C(41943040), UINT64_C(41943040)},
+	{4, 4, 0, 16, 16, UINT64_C(41943040), UINT64_C(41943040)},
+	{5, 5, 0, 17, 18, UINT64_C(41943040), UINT64_C(41943040)},
+	{6, 6, 0, 19, 20, UINT64_C(41943040), UINT64_C(41943040)},
+	{7, 7, 0, 21, 21, UINT64_C(41943040), UINT64_C(41943040)},
+	{8, 0, 1, 22, 24, UINT64_C(41943040), UINT64_C(41943040)},
 	{9, 1, 1, 25, 28, UINT64_C(41943040), UINT64_C(41943040)},
 	{10, 2, 1, 29, 32, UINT64_C(41943040), UINT64_C(41943040)},
-	{11, 3, 1, 33, 36, UINT64_C(41943040), UINT64_C(41943040)},
-	{12, 4, 1, 37, 37, UINT64_C(41943040), UINT64_C(41943040)},
-	{13, 5, 1, 38, 38, UINT64_C(41943040), UINT64_C(41943040)},
-	{14, 6, 1, 39, 39, UINT64_C(41943040), UINT64_C(41943040)},
-	{15, 7, 1, 40, 41, UINT64_C(41943040), 0}
+	{11, 3, 1, 33, 35, UINT64_C(41943040), UINT64_C(41943040)},
+	{12, 4, 1, 36, 36, UINT64_C(41943040), UINT64_C(41943040)},
+	{13, 5, 1, 37, 38, UINT64_C(41943040), UINT64_C(41943040)},
+	{14, 6, 1, 39, 40, UINT64_C(41943040), UINT64_C(41943040)},
+	{15, 7, 1, 41, 41, UINT64_C(41943040), 0}
 };
 
 /* rank 0: 160 actions {op, stage, mb, peer, bytes} */
@@ -1699,38 +1699,38 @@ static const ppcc_schedule hetero_interleaved_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double hetero_interleaved_busy_ms[HETERO_INTERLEAVED_N_RANKS] = {
-	1483.4790983679989,
-	1483.4790983679989,
-	1483.479098367999,
-	1483.479098367999,
-	940.4877104639994,
-	940.4877104639994,
-	940.4877104639995,
-	1146.9765227680005
+	1405.6278729439994,
+	1603.6924695039986,
+	1603.6924695039986,
+	1202.7693521280003,
+	801.0676844480006,
+	1602.135368896001,
+	1602.1353688960012,
+	589.6838021440001
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double hetero_interleaved_idle_ms[HETERO_INTERLEAVED_N_RANKS] = {
-	193.66249720533273,
-	238.40173987199933,
-	238.4017398719991,
-	139.65540600533225,
-	682.6467939093319,
-	781.3931277759988,
-	781.3931277759987,
-	530.1650728053312
+	442.43196505633193,
+	266.736989829666,
+	266.736989829666,
+	618.1269402723311,
+	1019.8286079523308,
+	268.29409043766367,
+	268.29409043766344,
+	1258.376035856331
 };
 
 /* simulated peak memory per device of each rank */
 static const double hetero_interleaved_peak_memory_bytes[HETERO_INTERLEAVED_N_RANKS] = {
-	54746808320.0,
-	50248417280.0,
-	47396290560.0,
-	44544163840.0,
-	10423009280.0,
-	9709977600.0,
-	8996945920.0,
-	9877790720.0
+	50157967360.0,
+	51200606208.0,
+	48499474432.0,
+	34348756992.0,
+	10774302720.0,
+	20198039552.0,
+	18847473664.0,
+	7465737216.0
 };
 
 #endif /* HETERO_INTERLEAVED_H */

@@ -295,10 +295,10 @@ static const double tiny_1f1b_idle_ms[TINY_1F1B_N_RANKS] = {
 
 /* simulated peak memory per device of each rank */
 static const double tiny_1f1b_peak_memory_bytes[TINY_1F1B_N_RANKS] = {
-	1696000000.0,
-	1230000000.0,
-	1140000000.0,
-	860000000.0
+	1876000000.0,
+	1350000000.0,
+	1260000000.0,
+	960000000.0
 };
 
 #endif /* TINY_1F1B_H */

@@ -295,10 +295,10 @@ static const double tiny_gpipe_idle_ms[TINY_GPIPE_N_RANKS] = {
 
 /* simulated peak memory per device of each rank */
 static const double tiny_gpipe_peak_memory_bytes[TINY_GPIPE_N_RANKS] = {
-	1952000000.0,
-	1680000000.0,
-	1680000000.0,
-	1280000000.0
+	2132000000.0,
+	1800000000.0,
+	1800000000.0,
+	1380000000.0
 };
 
 #endif /* TINY_GPIPE_H */

@@ -495,10 +495,10 @@ static const double tiny_interleaved_idle_ms[TINY_INTERLEAVED_N_RANKS] = {
 
 /* simulated peak memory per device of each rank */
 static const double tiny_interleaved_peak_memory_bytes[TINY_INTERLEAVED_N_RANKS] = {
-	1802000000.0,
-	1470000000.0,
-	850000000.0,
-	1300000000.0
+	1982000000.0,
+	1590000000.0,
+	930000000.0,
+	1440000000.0
 };
 
 #endif /* TINY_INTERLEAVED_H */

@@ -1,0 +1,294 @@
+/*
+ * iteration.c - one training iteration from a simulated schedule: the
+ * data-parallel gradient reduction on a communication timeline per rank,
+ * the optimizer step, throughput, MFU and the memory split.
+ *
+ * The pipeline's step (simulate.c) already holds the compute, the
+ * recomputation, the tensor-parallel and ring-attention collectives and
+ * the ZeRO-3 all-gathers (plan.c puts them inside each F and B) and the
+ * p2p transfers.  What the d data-parallel replicas (and the cp context-
+ * parallel ranks, which share the weights and so reduce gradients with
+ * them, n = d * cp ranks in all) add:
+ *
+ *   - gradient reduction, Megatron-LM's --overlap-grad-reduce: a stage's
+ *     gradients, params / t per device, are cut into buckets of
+ *     max(40,000,000, 1,000,000 * n) parameters (Megatron-LM's default);
+ *     the gradients of a stage become ready in the course of its last
+ *     weight-gradient pass (the last B, or W of a split backward), the
+ *     bucket k of nb at start + (k + 1) / nb of that action's time; a
+ *     bucket is all-reduced (ZeRO 0) or reduce-scattered (ZeRO >= 1),
+ *     G bytes per parameter, over the n ranks, on the rank's one
+ *     communication channel, from when it is ready or the channel is free,
+ *     whichever is later.  Under ZeRO 2 and 3 only a shard of the
+ *     gradients is kept, so every microbatch's backward reduce-scatters
+ *     its buckets the same way.  A rank's gradients are reduced when its
+ *     last bucket is;
+ *   - every rank then waits for all of them (the gradient norm for
+ *     clipping is an all-reduce over all ranks), so the optimizer step
+ *     starts at the latest of those times;
+ *   - the optimizer step (Adam, mixed precision): per parameter updated
+ *     it reads the gradient (G bytes), reads and writes the fp32 master
+ *     weight, momentum and variance (2 x 12) and writes the 16-bit weight
+ *     (2): 26 + G bytes at the device's memory bandwidth; under ZeRO >= 1
+ *     a device updates 1/n of its parameters;
+ *   - under ZeRO 1 and 2 the updated 16-bit weights are all-gathered over
+ *     the n ranks after the step (Megatron-LM's default; its
+ *     --overlap-param-gather, which hides this behind the next forward,
+ *     is not modelled).
+ *
+ * iteration = the schedule's step + exposed gradient reduction (the
+ * latest rank's end less the step) + the slowest rank's optimizer step
+ * and parameter all-gather.  Collectives follow nccl-tests' bus-bandwidth
+ * model, one link latency per operation, over the intra-node link when
+ * the n ranks share a node and the inter-node link otherwise.
+ *
+ * Model FLOPs count forward and backward without recomputation
+ * (Megatron-LM's and PaLM's MFU); hardware FLOPs count the recomputation
+ * too (Narayanan et al.'s throughput).  MFU divides model FLOP/s by the
+ * sum of the devices' peaks.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+#define BUCKET_MIN_PARAMS 40000000.0
+#define BUCKET_PARAMS_PER_RANK 1000000.0
+
+double ppcc_zero_bytes_per_param(double *out, int zero, double grad_bytes,
+				 int d)
+{
+	double n = d > 0 ? d : 1;
+	double w = 2.0, g = grad_bytes, o = 12.0;
+	if (zero >= 1)
+		o /= n;
+	if (zero >= 2)
+		g /= n;
+	if (zero >= 3)
+		w /= n;
+	if (out) {
+		out[0] = w;
+		out[1] = g;
+		out[2] = o;
+	}
+	return w + g + o;
+}
+
+double ppcc_allreduce_seconds(const ppcc_link *l, int n, double bytes)
+{
+	if (n <= 1)
+		return 0;
+	return l->latency + 2.0 * (n - 1) / n * bytes / l->bandwidth;
+}
+
+double ppcc_allgather_seconds(const ppcc_link *l, int n, double bytes)
+{
+	if (n <= 1)
+		return 0;
+	return l->latency + (double)(n - 1) / n * bytes / l->bandwidth;
+}
+
+static const ppcc_device_group *rank_group(const ppcc_cluster *c,
+					   int64_t device)
+{
+	for (int g = 0; g < c->n_groups; g++) {
+		if (device < c->groups[g].count)
+			return &c->groups[g];
+		device -= c->groups[g].count;
+	}
+	return &c->groups[c->n_groups - 1];
+}
+
+/* Reduces one backward's gradients of a stage, bucket by bucket, on the
+ * channel that is free from *free_ms; returns the time spent. */
+static double reduce_buckets(double *free_ms, double start, double end,
+			     double params, double bucket, double grad_bytes,
+			     int zero, int n, const ppcc_link *l)
+{
+	double spent = 0;
+	if (params <= 0 || n <= 1)
+		return 0;
+	double nb = ceil(params / bucket);
+	for (double k = 0; k < nb; k++) {
+		double size = k + 1 < nb ? bucket : params - bucket * (nb - 1);
+		double ready = start + (k + 1) / nb * (end - start);
+		double bytes = size * grad_bytes;
+		double d = zero == 0 ? ppcc_allreduce_seconds(l, n, bytes)
+				     : ppcc_allgather_seconds(l, n, bytes);
+		double at = ready > *free_ms ? ready : *free_ms;
+		*free_ms = at + 1e3 * d;
+		spent += 1e3 * d;
+	}
+	return spent;
+}
+
+int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
+			    const ppcc_config *cfg,
+			    const ppcc_plan_variant *v)
+{
+	const ppcc_schedule *s = &v->schedule;
+	const ppcc_estimate *e = &v->estimate;
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	const ppcc_cluster *cl = &cfg->cluster;
+	int p = s->n_ranks, S = s->n_stages, m = s->n_microbatches;
+	int t = pl->tensor_parallel;
+	int cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
+	int d = pl->data_parallel > 0 ? pl->data_parallel : 1;
+	int n = d * cp, zero = pl->zero;
+	double G = pl->grad_bytes;
+	int64_t block = (int64_t)t * cp * d; /* devices of one pipeline rank */
+
+	memset(out, 0, sizeof *out);
+	if (p < 1 || S < p || m < 1 || t < 1)
+		return PPCC_EINTERNAL;
+#define IT_ALLOC(ptr) \
+	(((ptr) = ppcc_arena_alloc(a, (size_t)p, sizeof(double))) != NULL)
+	if (!IT_ALLOC(out->weight_bytes) || !IT_ALLOC(out->grad_bytes) ||
+	    !IT_ALLOC(out->optimizer_bytes) || !IT_ALLOC(out->activation_bytes) ||
+	    !IT_ALLOC(out->logits_bytes) || !IT_ALLOC(out->reserved_bytes) ||
+	    !IT_ALLOC(out->dp_end_ms))
+		return PPCC_ENOMEM;
+#undef IT_ALLOC
+	int *in_flight = ppcc_arena_alloc(a, (size_t)S, sizeof *in_flight);
+	int *done = ppcc_arena_alloc(a, (size_t)S, sizeof *done);
+	if (!in_flight || !done)
+		return PPCC_ENOMEM;
+
+	const ppcc_link *dp_link = block <= cl->devices_per_node
+		? &cl->intra_node : &cl->inter_node;
+	double bucket = BUCKET_PARAMS_PER_RANK * n;
+	if (bucket < BUCKET_MIN_PARAMS)
+		bucket = BUCKET_MIN_PARAMS;
+
+	double sync = e->step_ms, post = 0, post_opt = 0, post_gather = 0;
+	double dp_total = 0;
+	for (int r = 0; r < p; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		const ppcc_device_group *dg = rank_group(cl, (int64_t)r * block);
+		double free_ms = 0, last = 0, spent = 0;
+		double params = 0, stash = 0, peak = -1, logits_at_peak = 0;
+		double logits_now = 0;
+
+		for (int st = r; st < S; st += p) {
+			const ppcc_stage_cost *c = &v->costs[st];
+			params += c->params;
+			out->weight_bytes[r] += c->weight_bytes;
+			out->grad_bytes[r] += c->grad_bytes;
+			out->optimizer_bytes[r] += c->optimizer_bytes;
+			in_flight[st] = 0;
+			done[st] = 0;
+		}
+		/* The stash along the rank's order, as the simulator counts
+		 * it, to split its peak into activations and logits; the
+		 * actions' times replayed from the simulation. */
+		ppcc_rank_times times;
+		int err;
+		if (rs->n_actions > 0 &&
+		    (err = ppcc_rank_times_begin(&times, s, v->costs, e, r)) < 0)
+			return err;
+		for (int i = 0; i < rs->n_actions; i++) {
+			const ppcc_action *x = &rs->actions[i];
+			const ppcc_stage_cost *c = &v->costs[x->stage];
+			double t0, t1;
+			if ((err = ppcc_rank_times_at(&times, i, &t0, &t1)) < 0)
+				return err;
+			if (t1 > last)
+				last = t1;
+			if (x->op == PPCC_OP_F) {
+				in_flight[x->stage]++;
+				stash += c->stash_bytes;
+				logits_now += c->logits_bytes;
+				if (stash > peak) {
+					peak = stash;
+					logits_at_peak = logits_now;
+				}
+			} else if (x->op == PPCC_OP_B || x->op == PPCC_OP_W) {
+				in_flight[x->stage]--;
+				stash -= c->stash_bytes;
+				logits_now -= c->logits_bytes;
+				done[x->stage]++;
+				if (zero >= 2 || done[x->stage] == m)
+					spent += reduce_buckets(
+						&free_ms, t0, t1, c->params,
+						bucket, G, zero, n, dp_link);
+			}
+		}
+		if (peak < 0)
+			peak = 0;
+		out->logits_bytes[r] = logits_at_peak;
+		out->activation_bytes[r] = peak - logits_at_peak;
+		out->reserved_bytes[r] = cl->reserved_bytes;
+		double end = free_ms > last ? free_ms : last;
+		out->dp_end_ms[r] = end;
+		if (end > sync)
+			sync = end;
+		if (spent > dp_total)
+			dp_total = spent;
+
+		double updated = zero >= 1 ? params / n : params;
+		double opt = 1e3 * updated * (26.0 + G) / dg->memory_bandwidth;
+		double gather = zero == 1 || zero == 2
+			? 1e3 * ppcc_allgather_seconds(dp_link, n, 2.0 * params)
+			: 0;
+		if (opt + gather > post) {
+			post = opt + gather;
+			post_opt = opt;
+			post_gather = gather;
+		}
+	}
+
+	/* The busiest rank's step, part by part. */
+	int busiest = 0;
+	for (int r = 1; r < p; r++)
+		if (e->idle_ms[r] < e->idle_ms[busiest])
+			busiest = r;
+	double rc = 0, tp = 0, cpc = 0, z3 = 0;
+	for (int st = busiest; st < S; st += p) {
+		const ppcc_stage_cost *c = &v->costs[st];
+		rc += m * c->recompute_ms;
+		tp += m * (c->tp_fwd_ms + c->tp_bwd_ms);
+		cpc += m * (c->cp_fwd_ms + c->cp_bwd_ms);
+		z3 += m * (c->zero3_fwd_ms + c->zero3_bwd_ms);
+	}
+	out->rank = busiest;
+	out->step_ms = e->step_ms;
+	out->recompute_ms = rc;
+	out->tp_comm_ms = tp;
+	out->cp_comm_ms = cpc;
+	out->zero3_comm_ms = z3;
+	out->compute_ms = e->busy_ms[busiest] - rc - tp - cpc - z3;
+	out->p2p_ms = e->comm_ms ? e->comm_ms[busiest] : 0;
+	out->bubble_ms = e->step_ms - e->busy_ms[busiest] - out->p2p_ms;
+	if (out->bubble_ms < 0)
+		out->bubble_ms = 0;
+	out->dp_comm_ms = dp_total;
+	out->dp_exposed_ms = sync - e->step_ms + post_gather;
+	out->optimizer_ms = post_opt;
+	out->iteration_ms = sync + post;
+
+	/* Throughput. */
+	double b = cfg->model.micro_batch_size > 0 ? cfg->model.micro_batch_size : 1;
+	out->data_parallel = d;
+	out->global_batch_size = (int)((double)m * b * d);
+	double mf = 0, hf = 0;
+	for (int st = 0; st < S; st++) {
+		mf += v->costs[st].model_flops;
+		hf += v->costs[st].hardware_flops;
+	}
+	/* each of the d replicas runs m microbatches; cp ranks split one */
+	out->model_flops = mf * m * d;
+	out->hardware_flops = hf * m * d;
+	double sec = out->iteration_ms / 1e3;
+	double peak_flops = 0, devices = (double)block * p;
+	for (int r = 0; r < p; r++)
+		peak_flops += (double)block * rank_group(cl, (int64_t)r * block)->tflops * 1e12;
+	if (sec > 0) {
+		out->model_tflops_per_device = out->model_flops / sec / devices / 1e12;
+		out->hardware_tflops_per_device = out->hardware_flops / sec / devices / 1e12;
+		out->mfu = out->model_flops / sec / peak_flops;
+		if (cfg->model.seq_len > 0)
+			out->tokens_per_s = (double)out->global_batch_size *
+					    cfg->model.seq_len / sec;
+	}
+	return 0;
+}

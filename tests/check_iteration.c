@@ -1,0 +1,445 @@
+/* The cost model of one training iteration, each formula against a value
+ * computed by hand: ZeRO's bytes per parameter, the ring collectives, the
+ * tensor-parallel collectives of a block, the p2p share of each device,
+ * the activation stash of a GPT and of a SwiGLU/GQA block, the logits on
+ * the loss stage, the data-parallel reduction and the optimizer step,
+ * and the MFU of whole plans; and the located errors of the new keys. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+#include "testutil.h"
+
+/* Relative tolerance for times computed in a different order than here. */
+#define REL 1e-12
+#define ck_near(x, want) \
+	ck_assert_double_eq_tol((x), (want), fabs(want) * REL + 1e-300)
+
+typedef struct planned {
+	ppcc_arena *a;
+	ppcc_config cfg;
+	ppcc_plan plan;
+	tu_diag diag;
+	int status;
+	char *dir;
+} planned;
+
+/* Loads yaml, checks it and (when the check passes) plans it. */
+static void plan_text(planned *r, const char *yaml)
+{
+	char path[4096];
+	r->a = ppcc_arena_new();
+	ck_assert_ptr_nonnull(r->a);
+	tu_diag_init(&r->diag);
+	r->dir = tu_mkdtemp();
+	snprintf(path, sizeof path, "%s/m.yaml", r->dir);
+	ck_assert_int_eq(tu_write_file(path, yaml), 0);
+	r->status = ppcc_config_load(&r->cfg, r->a, path, NULL, &r->diag.d);
+	if (r->status == 0)
+		r->status = ppcc_config_check(&r->cfg, &r->diag.d);
+	if (r->status == 0)
+		r->status = ppcc_plan_build(&r->plan, r->a, &r->cfg, &r->diag.d);
+}
+
+static void done(planned *r)
+{
+	tu_rmtree(r->dir);
+	free(r->dir);
+	ppcc_arena_free(r->a);
+}
+
+START_TEST(zero_stages_give_published_bytes_per_param)
+{
+	double part[3];
+	/* 2 + G + 12 with fp32 gradients (Megatron-LM accumulates in fp32) */
+	ck_assert_double_eq(ppcc_zero_bytes_per_param(part, 0, 4, 8), 18);
+	ck_assert_double_eq(part[0], 2);
+	ck_assert_double_eq(part[1], 4);
+	ck_assert_double_eq(part[2], 12);
+	/* Rajbhandari et al.'s 16 bytes with 16-bit gradients */
+	ck_assert_double_eq(ppcc_zero_bytes_per_param(NULL, 0, 2, 64), 16);
+	/* stage 1, d = 8: 2 + 4 + 12/8 (the distributed optimizer, 6 + 12/d) */
+	ck_assert_double_eq(ppcc_zero_bytes_per_param(part, 1, 4, 8), 7.5);
+	ck_assert_double_eq(part[2], 1.5);
+	/* stage 2: 2 + (4 + 12)/8 */
+	ck_assert_double_eq(ppcc_zero_bytes_per_param(part, 2, 4, 8), 4);
+	ck_assert_double_eq(part[1], 0.5);
+	/* stage 3: (2 + 4 + 12)/8 */
+	ck_assert_double_eq(ppcc_zero_bytes_per_param(part, 3, 4, 8), 2.25);
+	ck_assert_double_eq(part[0], 0.25);
+}
+END_TEST
+
+START_TEST(ring_collectives_follow_bus_bandwidth_formulas)
+{
+	ppcc_link l = {100e9, 5e-6};
+	/* a GPT-3 block's activation, s*b*h*2 = 2048 * 12288 * 2 bytes, on 8
+	 * ranks: 5 us + 2 * 7/8 * 50331648 / 1e11 */
+	ck_near(ppcc_allreduce_seconds(&l, 8, 50331648.0), 8.8580384e-4);
+	/* reduce-scatter or all-gather: 5 us + 7/8 * 50331648 / 1e11 */
+	ck_near(ppcc_allgather_seconds(&l, 8, 50331648.0), 4.4540192e-4);
+	ck_assert_double_eq(ppcc_allreduce_seconds(&l, 1, 50331648.0), 0);
+	ck_assert_double_eq(ppcc_allgather_seconds(&l, 1, 50331648.0), 0);
+}
+END_TEST
+
+#define SMALL_GPT(extra) \
+	"model:\n" \
+	"  name: g\n" \
+	"  transformer: {layers: 2, hidden: 1024, heads: 16, vocab: 1000, " \
+	"seq_len: 1024, flash_attention: false" extra "}\n"
+
+START_TEST(tp_collectives_are_two_allreduces_per_block_each_way)
+{
+	planned r;
+	plan_text(&r, SMALL_GPT("") "cluster:\n"
+		  "  devices: 2\n"
+		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  links: {intra_node: {bandwidth_gb_s: 100, latency_us: 5}}\n"
+		  "pipeline: {tensor_parallel: 2, microbatches: 1}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_stage_cost *c = &r.plan.best.costs[0];
+	/* One all-reduce of s*b*h*2 = 2097152 bytes on 2 ranks, with
+	 * sequence parallelism an all-gather and a reduce-scatter (two
+	 * latencies): 2 * 5 us + 2 * 1/2 * 2097152 / 1e11 = 3.097152e-5 s.
+	 * Forward: the embedding's one and two per block (5); backward: two
+	 * per block and the head's one (5). */
+	ck_near(c->tp_fwd_ms, 5 * 3.097152e-2);
+	ck_near(c->tp_bwd_ms, 5 * 3.097152e-2);
+	done(&r);
+
+	/* Without sequence parallelism one latency each; full recomputation
+	 * repeats the blocks' two in the backward: 5 forward, 9 backward. */
+	plan_text(&r, SMALL_GPT(", sequence_parallel: false, recompute: full")
+		  "cluster:\n"
+		  "  devices: 2\n"
+		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  links: {intra_node: {bandwidth_gb_s: 100, latency_us: 5}}\n"
+		  "pipeline: {tensor_parallel: 2, microbatches: 1}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	c = &r.plan.best.costs[0];
+	ck_near(c->tp_fwd_ms, 5 * 2.597152e-2);
+	ck_near(c->tp_bwd_ms, 9 * 2.597152e-2);
+	done(&r);
+}
+END_TEST
+
+START_TEST(p2p_sends_one_tth_of_the_activation_per_device)
+{
+	planned r;
+	plan_text(&r, SMALL_GPT("") "cluster:\n"
+		  "  devices: 8\n"
+		  "  devices_per_node: 4\n"
+		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  links: {inter_node: {bandwidth_gb_s: 25, latency_us: 10}}\n"
+		  "pipeline: {tensor_parallel: 4, stages: 2, microbatches: 2}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	/* rank 0 on devices 0-3, rank 1 on 4-7: inter-node.  Each of the
+	 * 4 devices sends 2097152 / 4 bytes: 10 us + 524288 / 25e9 s */
+	const ppcc_stage_cost *c = r.plan.best.costs;
+	ck_near(c[0].send_f_ms, 1e3 * (1e-5 + 524288.0 / 25e9));
+	ck_near(c[1].send_b_ms, 1e3 * (1e-5 + 524288.0 / 25e9));
+	ck_assert_uint_eq(r.plan.best.stages[0].send_bytes, 2097152);
+	done(&r);
+}
+END_TEST
+
+START_TEST(context_parallel_passes_k_and_v_around_the_ring)
+{
+	planned r;
+	plan_text(&r, SMALL_GPT("") "cluster:\n"
+		  "  devices: 2\n"
+		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  links: {intra_node: {bandwidth_gb_s: 100, latency_us: 5}}\n"
+		  "pipeline: {context_parallel: 2, microbatches: 1}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_stage_cost *c = &r.plan.best.costs[0];
+	/* K and V of the whole sequence, 4*s*b*h = 4194304 bytes per
+	 * block; each of cp - 1 = 1 steps passes one rank's half:
+	 * 5 us + 2097152 / 1e11 s; two blocks; the backward twice that */
+	ck_near(c->cp_fwd_ms, 2 * 2.597152e-2);
+	ck_near(c->cp_bwd_ms, 4 * 2.597152e-2);
+	/* the stash splits with the sequence: a block's 34*s*b*h + 4*a*s*b
+	 * (flash attention is off here: + 5*a*s*s*b) over cp = 2 */
+	double s = 1024, h = 1024, a = 16;
+	double block = s * h * (34 + 5 * a * s / h) / 2;
+	double embed = s * h / 2, head = (4 * s * h + 6 * s * 1000) / 2;
+	ck_assert_double_eq(c->stash_bytes, embed + 2 * block + head);
+	ck_assert_int_eq(r.plan.best.iteration->data_parallel, 1);
+	done(&r);
+}
+END_TEST
+
+START_TEST(gpt_stash_matches_korthikanti_table_2)
+{
+	ppcc_transformer t = {.layers = 1, .hidden = 12288, .heads = 96,
+			      .vocab = 50257, .seq_len = 2048,
+			      .micro_batch_size = 1, .flash_attention = 0};
+	double s = 2048, h = 12288, a = 96, tp = 8, total, whole;
+	double sbh = s * h;
+	ppcc_transformer_block_stash(&total, &whole, &t);
+	/* no parallelism: s*b*h*(34 + 5*a*s/h) */
+	ck_assert_double_eq(total, sbh * (34 + 5 * a * s / h));
+	ck_assert_double_eq(whole, 10 * sbh);
+	/* t-way tensor parallel, per device as plan.c divides it:
+	 * s*b*h*(10 + 24/t + 5*a*s/(h*t)) */
+	ck_assert_double_eq((total + (tp - 1) * whole) / tp,
+			    sbh * (10 + 24 / tp + 5 * a * s / (h * tp)));
+	/* with sequence parallelism (nothing kept whole): all over t */
+	ck_assert_double_eq(total / tp, sbh * (34 + 5 * a * s / h) / tp);
+	/* selective recomputation: 34*s*b*h */
+	t.recompute = PPCC_RECOMPUTE_SELECTIVE;
+	ppcc_transformer_block_stash(&total, &whole, &t);
+	ck_assert_double_eq(total, 34 * sbh);
+	ck_assert_double_eq((total + (tp - 1) * whole) / tp,
+			    sbh * (10 + 24 / tp));
+	/* full recomputation: the input, 2*s*b*h */
+	t.recompute = PPCC_RECOMPUTE_FULL;
+	ppcc_transformer_block_stash(&total, &whole, &t);
+	ck_assert_double_eq(total, 2 * sbh);
+	/* flash attention keeps 4*a*s*b of log-sum-exp instead of the
+	 * scores */
+	t.recompute = PPCC_RECOMPUTE_NONE;
+	t.flash_attention = 1;
+	ppcc_transformer_block_stash(&total, &whole, &t);
+	ck_assert_double_eq(total, 34 * sbh + 4 * a * s);
+}
+END_TEST
+
+START_TEST(swiglu_gqa_stash_is_derived_from_the_kept_tensors)
+{
+	/* Llama 2 70B, b = 1, flash attention, no recomputation, no
+	 * dropout.  s*b*h = 4096 * 8192 = 33554432; whole: two norms' and
+	 * the QKV and FFN inputs, 8*s*b*h = 268435456; split: Q 2*s*b*h
+	 * (67108864), K and V 4*s*b*h/8 (16777216), the output projection's
+	 * input 2*s*b*h (67108864), gate and up 4*s*b*f (469762048), the
+	 * down projection's input 2*s*b*f (234881024), log-sum-exp 4*a*s
+	 * (1048576): 856686592. */
+	ppcc_transformer t = {.layers = 1, .hidden = 8192, .heads = 64,
+			      .kv_heads = 8, .ffn_hidden = 28672,
+			      .vocab = 32000, .seq_len = 4096,
+			      .micro_batch_size = 1, .swiglu = 1,
+			      .flash_attention = 1};
+	double total, whole;
+	ppcc_transformer_block_stash(&total, &whole, &t);
+	ck_assert_double_eq(whole, 268435456.0);
+	ck_assert_double_eq(total, 268435456.0 + 856686592.0);
+}
+END_TEST
+
+START_TEST(loss_stage_keeps_logits_in_16_bits_and_fp32)
+{
+	planned r;
+	plan_text(&r, SMALL_GPT("") "cluster:\n"
+		  "  devices: 2\n"
+		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "pipeline: {tensor_parallel: 2, microbatches: 4}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	/* 6*s*b*V split over t: 6 * 1024 * 1000 / 2, one microbatch in
+	 * flight at the peak of a single-stage 1F1B */
+	ck_assert_double_eq(r.plan.best.costs[0].logits_bytes, 3072000.0);
+	ck_assert_double_eq(r.plan.best.iteration->logits_bytes[0], 3072000.0);
+	done(&r);
+}
+END_TEST
+
+#define ONE_LAYER(params) \
+	"model:\n" \
+	"  name: one\n" \
+	"  layers: [{name: l, fwd_flops: 1.0e12, params: " params "}]\n"
+#define ONE_DEVICE_GROUP(n) \
+	"cluster:\n" \
+	"  devices: " n "\n" \
+	"  device: {name: x, tflops: 100, efficiency: 0.5, memory_gib: 80, " \
+	"memory_bandwidth_gb_s: 1000}\n" \
+	"  links: {intra_node: {bandwidth_gb_s: 100, latency_us: 0}}\n"
+
+START_TEST(mfu_of_a_single_device_plan)
+{
+	planned r;
+	plan_text(&r, ONE_LAYER("1.0e6") ONE_DEVICE_GROUP("1")
+		  "pipeline: {microbatches: 4}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_iteration *it = r.plan.best.iteration;
+	/* F 1e12 / 5e13 = 20 ms, B 40 ms, 4 microbatches: 240 ms; Adam
+	 * touches (26 + 4) bytes of each of 1e6 parameters at 1 TB/s:
+	 * 0.03 ms */
+	ck_near(it->step_ms, 240.0);
+	ck_near(it->optimizer_ms, 0.03);
+	ck_assert_double_eq(it->dp_exposed_ms, 0);
+	ck_near(it->iteration_ms, 240.03);
+	/* 4 * 3e12 model FLOPs in 0.24003 s on one 100 TFLOP/s device */
+	ck_near(it->model_flops, 1.2e13);
+	ck_near(it->mfu, 1.2e13 / 0.24003 / 1e14);
+	ck_near(it->model_tflops_per_device, 1.2e13 / 0.24003 / 1e12);
+	ck_assert_int_eq(it->global_batch_size, 4);
+	ck_assert_double_eq(it->tokens_per_s, 0); /* no sequence length */
+	/* breakdown: all compute, no bubble on one rank */
+	ck_near(it->compute_ms, 240.0);
+	ck_assert_double_eq(it->bubble_ms, 0);
+	/* static memory: 18 bytes per parameter */
+	ck_assert_double_eq(it->weight_bytes[0], 2e6);
+	ck_assert_double_eq(it->grad_bytes[0], 4e6);
+	ck_assert_double_eq(it->optimizer_bytes[0], 12e6);
+	done(&r);
+}
+END_TEST
+
+START_TEST(gradient_buckets_overlap_the_last_backward)
+{
+	planned r;
+	/* d = 2 (the devices left over); 1e8 parameters in buckets of
+	 * 40M, 40M and 20M, ready at 1/3, 2/3 and the end of the last B
+	 * (200-240 ms); a ring all-reduce on 2 ranks of 4-byte gradients
+	 * at 100 GB/s takes 1.6, 1.6 and 0.8 ms: only the last bucket's
+	 * 0.8 ms is exposed. */
+	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
+		  "pipeline: {microbatches: 4}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_iteration *it = r.plan.best.iteration;
+	ck_assert_int_eq(it->data_parallel, 2);
+	ck_assert_int_eq(it->global_batch_size, 8);
+	ck_near(it->dp_comm_ms, 4.0);
+	ck_near(it->dp_exposed_ms, 0.8);
+	ck_near(it->optimizer_ms, 3.0); /* 30 bytes x 1e8 at 1 TB/s */
+	ck_near(it->iteration_ms, 243.8);
+	/* 2 replicas x 4 x 3e12 FLOPs over 2 x 100 TFLOP/s */
+	ck_near(it->mfu, 2.4e13 / 0.2438 / 2e14);
+	done(&r);
+
+	/* ZeRO-1: reduce-scatter (0.8, 0.8, 0.4 ms), half the parameters
+	 * updated (1.5 ms), then the 16-bit weights all-gathered:
+	 * 1/2 * 2e8 / 1e11 = 1 ms. */
+	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
+		  "pipeline: {microbatches: 4, zero: 1}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	it = r.plan.best.iteration;
+	ck_near(it->dp_comm_ms, 2.0);
+	ck_near(it->dp_exposed_ms, 0.4 + 1.0);
+	ck_near(it->optimizer_ms, 1.5);
+	ck_near(it->iteration_ms, 240 + 0.4 + 1.5 + 1.0);
+	/* 2 + 4 + 12/2 bytes per parameter */
+	ck_assert_double_eq(it->weight_bytes[0], 2e8);
+	ck_assert_double_eq(it->grad_bytes[0], 4e8);
+	ck_assert_double_eq(it->optimizer_bytes[0], 6e8);
+	ck_assert_double_eq(r.plan.best.costs[0].static_bytes, 12e8);
+	done(&r);
+}
+END_TEST
+
+START_TEST(global_batch_gives_microbatches_per_replica)
+{
+	planned r;
+	plan_text(&r, ONE_LAYER("1.0e6") ONE_DEVICE_GROUP("4")
+		  "pipeline: {global_batch_size: 32}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	/* p = 1 (one layer), d = 4, m = 32 / (1 * 4) */
+	ck_assert_int_eq(r.cfg.pipeline.data_parallel, 4);
+	ck_assert_int_eq(r.cfg.pipeline.microbatches, 8);
+	ck_assert_int_eq(r.plan.best.iteration->global_batch_size, 32);
+	done(&r);
+}
+END_TEST
+
+static void expect_error(const char *yaml, const char *want)
+{
+	planned r;
+	plan_text(&r, yaml);
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	ck_assert_msg(strstr(r.diag.text, want), "want '%s' in:\n%s", want,
+		      r.diag.text);
+	done(&r);
+}
+
+START_TEST(parallel_sizes_that_do_not_divide_are_located_errors)
+{
+	expect_error(ONE_LAYER("1") ONE_DEVICE_GROUP("6")
+		     "pipeline:\n  global_batch_size: 32\n",
+		     "9:3: error: global_batch_size 32 is not a multiple of "
+		     "micro_batch_size x data_parallel = 1 x 6 = 6");
+	expect_error(ONE_LAYER("1") ONE_DEVICE_GROUP("4")
+		     "pipeline:\n  global_batch_size: 32\n  microbatches: 4\n",
+		     "10:3: error: 4 microbatches x micro_batch_size 1 x "
+		     "data_parallel 4 = 16 sequences, but global_batch_size is "
+		     "32; give one of the two");
+	expect_error(SMALL_GPT("") ONE_DEVICE_GROUP("10")
+		     "pipeline:\n  stages: 4\n",
+		     "4:1: error: 10 devices are not a multiple of tensor x "
+		     "pipeline parallel = 1 x 4 = 4; give pipeline.data_parallel "
+		     "or a multiple of 4 devices");
+	expect_error(SMALL_GPT("") ONE_DEVICE_GROUP("8")
+		     "pipeline:\n  data_parallel: 3\n  stages: 3\n",
+		     "9:3: error: 1-way tensor x 3 stages x 1-way context x "
+		     "3-way data parallelism need 9 devices; the cluster has 8");
+	expect_error(SMALL_GPT("") ONE_DEVICE_GROUP("8")
+		     "pipeline:\n  tensor_parallel: 3\n  data_parallel: 1\n",
+		     "9:3: error: 3-way tensor parallelism does not divide the "
+		     "16 heads (line 3)");
+	/* implausible but computable: a warning, and the plan */
+	planned r;
+	plan_text(&r, ONE_LAYER("1")
+		  "cluster:\n  devices: 1\n"
+		  "  device: {name: x, tflops: 20000, memory_gib: 8000}\n");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.diag.text, "6:29: warning: cluster.device.tflops: "
+			     "20000 TFLOP/s is faster than any device (above "
+			     "10000 dense 16-bit)") &&
+		      strstr(r.diag.text, "6:48: warning: cluster.device."
+			     "memory_gib: 8000 GiB is more than any device "
+			     "holds (above 4096)"), "%s", r.diag.text);
+	done(&r);
+}
+END_TEST
+
+/* make fidelity's table, as README.md shows it, is what the script
+ * prints, and every row is within 10% (the script's exit status). */
+START_TEST(fidelity_table_in_readme_is_what_make_fidelity_prints)
+{
+	char path[4096], script[4096];
+	snprintf(path, sizeof path, "%s/README.md", tu_src());
+	snprintf(script, sizeof script, "%s/tests/fidelity/run.sh", tu_src());
+	char *readme = tu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(readme);
+	const char *start = strstr(readme, "```\nmodel      t   p");
+	ck_assert_msg(start != NULL, "README.md has no fidelity table");
+	start += 4;
+	const char *end = strstr(start, "```");
+	ck_assert_ptr_nonnull(end);
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 300,
+				     (char *[]){"sh", script, (char *)tu_ppcc(),
+						NULL}), 0);
+	ck_assert_msg(r.status == 0, "fidelity: %d\n%s%s", r.status, r.out,
+		      r.err);
+	ck_assert_msg(strlen(r.out) == (size_t)(end - start) &&
+		      memcmp(r.out, start, (size_t)(end - start)) == 0,
+		      "README.md shows another table than:\n%s", r.out);
+	tu_run_free(&r);
+	free(readme);
+}
+END_TEST
+
+Suite *suite_iteration(void)
+{
+	Suite *s = suite_create("iteration");
+	TCase *tc = tcase_create("iteration");
+	tcase_add_test(tc, zero_stages_give_published_bytes_per_param);
+	tcase_add_test(tc, ring_collectives_follow_bus_bandwidth_formulas);
+	tcase_add_test(tc, tp_collectives_are_two_allreduces_per_block_each_way);
+	tcase_add_test(tc, p2p_sends_one_tth_of_the_activation_per_device);
+	tcase_add_test(tc, context_parallel_passes_k_and_v_around_the_ring);
+	tcase_add_test(tc, gpt_stash_matches_korthikanti_table_2);
+	tcase_add_test(tc, swiglu_gqa_stash_is_derived_from_the_kept_tensors);
+	tcase_add_test(tc, loss_stage_keeps_logits_in_16_bits_and_fp32);
+	tcase_add_test(tc, mfu_of_a_single_device_plan);
+	tcase_add_test(tc, gradient_buckets_overlap_the_last_backward);
+	tcase_add_test(tc, global_batch_gives_microbatches_per_replica);
+	tcase_add_test(tc, parallel_sizes_that_do_not_divide_are_located_errors);
+	tcase_add_test(tc, fidelity_table_in_readme_is_what_make_fidelity_prints);
+	tcase_set_timeout(tc, 300);
+	suite_add_tcase(s, tc);
+	return s;
+}
