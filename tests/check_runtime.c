@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,7 @@ typedef struct rank_thread {
 	ppcc_rt_options o;
 	int steps;
 	double delay_s; /* before the first step */
+	atomic_int *start_after; /* NULL, or the first step waits for it */
 	int init_status, step_status;
 	ppcc_rt_stats stats;
 	int max_peak; /* over the steps */
@@ -295,6 +297,12 @@ static void *rank_main(void *arg)
 	if (t->init_status == 0) {
 		if (t->delay_s > 0) {
 			struct timespec ts = {0, (long)(t->delay_s * 1e9)};
+			nanosleep(&ts, NULL);
+		}
+		/* an event, not a time: at most 60 s, the test's own bound */
+		for (int ms = 0; t->start_after && !atomic_load(t->start_after) &&
+				 ms < 60000; ms++) {
+			struct timespec ts = {0, 1000000};
 			nanosleep(&ts, NULL);
 		}
 		for (int k = 0; k < t->steps && t->step_status == 0; k++) {
@@ -464,7 +472,10 @@ START_TEST(stuck_callback_times_out_with_a_diagnostic_on_every_rank)
 		pp->fault_op = PPCC_OP_F;
 		pp->fault_stage = 1;
 		pp->fault_mb = 1;
-		pp->fault_sleep_s = 1.5;
+		/* 3 s: far past the 0.5 s timeout, so that a rank that
+		 * waited for the callback instead of timing out shows, on a
+		 * loaded machine too */
+		pp->fault_sleep_s = 3.0;
 		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 		o.timeout_s = 0.5;
 		o.diag = diag_collect;
@@ -473,19 +484,27 @@ START_TEST(stuck_callback_times_out_with_a_diagnostic_on_every_rank)
 		int err = ppcc_rt_run_local(st, &s, fns, &o);
 		double took = now_s() - t0;
 		ck_assert_int_eq(err, PPCC_RT_ETIMEOUT);
-		ck_assert_msg(took < 1.5 + 1.0, "took %.3f s", took);
+		/* every rank stops once the callback returns: not a second
+		 * timeout per rank, nor the 300 s default */
+		ck_assert_msg(took < 3.0 + 5.0, "took %.3f s", took);
 		for (int r = 0; r < p; r++) {
 			ck_assert_msg(st[r].status != 0, "rank %d returned 0", r);
 			ck_assert_int_eq(dl.lines[r + 1], 1);
 		}
 		rank_line(&dl, 1, buf, sizeof buf);
-		ck_assert_msg(strstr(buf, "F stage 1 mb 1") &&
-			      strstr(buf, "failed (timeout); forward ran 1.5"), "%s", buf);
+		const char *ran = strstr(buf, "failed (timeout); forward ran ");
+		double ran_s = ran ? atof(ran + strlen("failed (timeout); forward ran "))
+				   : 0;
+		ck_assert_msg(strstr(buf, "F stage 1 mb 1") && ran_s >= 3.0 &&
+			      ran_s < 3.0 + 5.0, "%s", buf);
 		if (p == 2) {
 			ck_assert_int_eq(st[0].status, PPCC_RT_ETIMEOUT);
 			ck_assert_int_eq(st[0].failed_op, PPCC_OP_RECV_B);
 			ck_assert_int_eq(st[0].failed_peer, 1);
-			ck_assert(st[0].failed_waited_s >= 0.45 && st[0].failed_waited_s < 1.0);
+			/* its own timeout, not the callback's 3 s */
+			ck_assert_msg(st[0].failed_waited_s >= 0.45 &&
+				      st[0].failed_waited_s < 2.5, "waited %.3f s",
+				      st[0].failed_waited_s);
 			rank_line(&dl, 0, buf, sizeof buf);
 			ck_assert_msg(strstr(buf, "RECV_B stage 0 mb 1 peer 1: timeout: "
 					      "the receive did not complete within 0.500 s"),
@@ -511,7 +530,7 @@ START_TEST(timeout_comes_from_the_environment_when_no_option)
 	pp->fault_op = PPCC_OP_F;
 	pp->fault_stage = 0;
 	pp->fault_mb = 0;
-	pp->fault_sleep_s = 1.2;
+	pp->fault_sleep_s = 3.0;
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.diag = diag_collect;
 	o.diag_user = &dl;
@@ -520,7 +539,10 @@ START_TEST(timeout_comes_from_the_environment_when_no_option)
 	unsetenv("PPCC_TIMEOUT");
 	ck_assert_int_eq(err, PPCC_RT_ETIMEOUT);
 	ck_assert_int_eq(st[1].status, PPCC_RT_ETIMEOUT);
-	ck_assert(st[1].failed_waited_s >= 0.45 && st[1].failed_waited_s < 1.1);
+	/* the environment's 0.5 s, not the callback's 3 s nor the 300 s
+	 * default */
+	ck_assert_msg(st[1].failed_waited_s >= 0.45 && st[1].failed_waited_s < 2.5,
+		      "waited %.3f s", st[1].failed_waited_s);
 	ck_assert_ptr_nonnull(strstr(dl.text, "within 0.500 s"));
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
@@ -528,9 +550,10 @@ START_TEST(timeout_comes_from_the_environment_when_no_option)
 END_TEST
 
 /* Stage 0's forward of mb 1 scribbles on mb 0's output, which rank 1
- * (sleeping before its step) has not received yet; debug mode catches
- * it at the receiver. */
+ * (waiting before its step until the scribble is done) has not received
+ * yet; debug mode catches it at the receiver. */
 static unsigned char *kept_output;
+static atomic_int scribbled;
 
 static int scribbling_forward(int stage, int mb, const void *input,
 			      size_t input_bytes, void *output,
@@ -540,8 +563,10 @@ static int scribbling_forward(int stage, int mb, const void *input,
 				  output_bytes, user);
 	if (stage == 0 && mb == 0)
 		kept_output = output;
-	if (stage == 0 && mb == 1 && kept_output)
+	if (stage == 0 && mb == 1 && kept_output) {
 		kept_output[3] ^= 0x40;
+		atomic_store(&scribbled, 1);
+	}
 	return ret;
 }
 
@@ -560,6 +585,7 @@ START_TEST(debug_checksum_catches_a_corrupted_message)
 		rt_pipe_fns(pp, fns);
 		fns[0].forward = scribbling_forward;
 		kept_output = NULL;
+		atomic_store(&scribbled, 0);
 		ck_assert_int_eq(ppcc_rt_local_world_new(&w, 2), 0);
 		rank_thread t[2];
 		memset(t, 0, sizeof t);
@@ -571,7 +597,8 @@ START_TEST(debug_checksum_catches_a_corrupted_message)
 			o.diag = diag_collect;
 			o.diag_user = &dl;
 			t[r] = (rank_thread){.rank = r, .s = &s, .fns = fns, .o = o,
-					     .steps = 1, .delay_s = r ? 0.3 : 0};
+					     .steps = 1,
+					     .start_after = r ? &scribbled : NULL};
 		}
 		run_threads(t, 2);
 		if (!debug) {
