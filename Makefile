@@ -365,6 +365,8 @@ clean:
 #                  indirect leaks fail) over ppcc on every example in every
 #                  format, ppcc check, the error exits, and the harden
 #                  suite's in-process tests
+#   make helgrind  helgrind over the runtime's local transport (the man
+#                  page's example, the trainer): a race fails
 
 FUZZ_SECONDS  ?= 60
 FUZZ_CC       ?= clang
@@ -396,6 +398,12 @@ fuzz: fuzz-build
 valgrind: $(PPCC) $(BUILD)/check_ppcc
 	$(TEST_ENV) tests/fuzz/valgrind.sh $(PPCC) $(BUILD)/check_ppcc
 
-.PHONY: fuzz fuzz-build valgrind
+# helgrind over the local transport's threads (the man page's example and
+# two steps of the trainer): any reported race fails.
+helgrind: $(BUILD)/check_ppcc
+	valgrind --tool=helgrind --error-exitcode=1 -q $(BUILD)/tests/rt_man_example >/dev/null
+	cd $(BUILD) && valgrind --tool=helgrind --error-exitcode=1 -q ./trainer --steps 2 >/dev/null
+
+.PHONY: fuzz fuzz-build valgrind helgrind
 
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZERS:%=$(FUZZ_BUILD)/tests/fuzz/fuzz_%.d)

@@ -31,8 +31,10 @@ int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
 		    pl->kind == PPCC_SCHED_INTERLEAVED ? 2 : 3;
 	if (p < 1 || m < 1)
 		return 0;
-	/* p, v and m are ints: S < 2^62 and the factor below < 2^64 / m is
-	 * not guaranteed, so the product saturates */
+	/* p, v and m are ints: S < 2^62, so 7 S may not fit; past 2^59
+	 * stages the count saturates, as the product with m does */
+	if (S > ((int64_t)1 << 59))
+		return INT64_MAX;
 	int64_t per_mb = c * S + (p > 1 ? 4 * (S - 1) : 0);
 	if (per_mb > INT64_MAX / m)
 		return INT64_MAX;
