@@ -536,6 +536,22 @@ static int action_done(reader *rd, int is_object)
 		return !rd->oom;
 	}
 	const field *f = rd->af;
+	/* what ppcc writes: every field there, in range */
+	int op = f[A_OP].type == T_STRING && !rd->op_long ? op_parse(rd->op_text) : -1;
+	if (op >= 0 && f[A_STAGE].type == T_INTEGER && f[A_MB].type == T_INTEGER &&
+	    f[A_STAGE].i >= INT32_MIN && f[A_STAGE].i <= INT32_MAX &&
+	    f[A_MB].i >= INT32_MIN && f[A_MB].i <= INT32_MAX &&
+	    (op < PPCC_OP_SEND_F ||
+	     (f[A_PEER].type == T_INTEGER && f[A_BYTES].type == T_INTEGER &&
+	      f[A_PEER].i >= INT32_MIN && f[A_PEER].i <= INT32_MAX &&
+	      f[A_BYTES].i >= 0))) {
+		act->op = op;
+		act->stage = (int32_t)f[A_STAGE].i;
+		act->mb = (int32_t)f[A_MB].i;
+		act->peer = op >= PPCC_OP_SEND_F ? (int32_t)f[A_PEER].i : -1;
+		act->bytes = op >= PPCC_OP_SEND_F ? (uint64_t)f[A_BYTES].i : 0;
+		return 1;
+	}
 	if (member(&k, &f[A_OP], path, "op", T_STRING)) {
 		act->op = rd->op_long ? -1 : op_parse(rd->op_text);
 		if (act->op < 0) {
@@ -798,12 +814,11 @@ static int element_scalar(reader *rd, int type, const unsigned char *s,
 	return 1;
 }
 
-static int scalar(reader *rd, int type, int64_t i, double d,
-		  const unsigned char *s, size_t n)
+static int scalar_at(reader *rd, field *f, int type, int64_t i, double d,
+		     const unsigned char *s, size_t n)
 {
 	if (!value_begin(rd, type))
 		return 0;
-	field *f = value_field(rd);
 	if (f) {
 		f->type = type;
 		f->i = i;
@@ -823,6 +838,12 @@ static int scalar(reader *rd, int type, int64_t i, double d,
 		return 1;
 	}
 	return element_scalar(rd, type, s, n);
+}
+
+static int scalar(reader *rd, int type, int64_t i, double d,
+		  const unsigned char *s, size_t n)
+{
+	return scalar_at(rd, value_field(rd), type, i, d, s, n);
 }
 
 static int cb_null(void *ctx)
@@ -851,14 +872,14 @@ static int cb_number(void *ctx, const char *s, size_t n)
 			break;
 		}
 	if (!f && rd->depth > 0)
-		return scalar(rd, is_int ? T_INTEGER : T_REAL, 0, 0, NULL, 0);
+		return scalar_at(rd, f, is_int ? T_INTEGER : T_REAL, 0, 0, NULL, 0);
 	if (is_int && n < 19) {
 		/* at most 18 digits: no overflow */
 		size_t i = s[0] == '-';
 		int64_t v = 0;
 		for (; i < n; i++)
 			v = v * 10 + (s[i] - '0');
-		return scalar(rd, T_INTEGER, s[0] == '-' ? -v : v, 0, NULL, 0);
+		return scalar_at(rd, f, T_INTEGER, s[0] == '-' ? -v : v, 0, NULL, 0);
 	}
 	if (is_int) {
 		if (n >= sizeof buf)
@@ -943,7 +964,8 @@ static int push(reader *rd, int is_object)
 			} else if (fr->ctx == C_ACTIONS) {
 				if (is_object) {
 					ctx = C_ACTION;
-					memset(rd->af, 0, sizeof rd->af);
+					for (int a = 0; a < A_N; a++)
+						rd->af[a].type = T_NONE;
 					rd->op_long = 0;
 					rd->op_text[0] = '\0';
 				} else if (!action_done(rd, 0)) {
