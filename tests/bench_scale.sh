@@ -58,7 +58,8 @@ actions() { # S m
 }
 
 # measure LABEL ACTIONS CMD... -> one line "label<TAB>actions<TAB>wall
-# s<TAB>peak RSS bytes<TAB>bytes of output" on fd 3
+# s<TAB>peak RSS bytes<TAB>bytes of output<TAB>CPU s (user + system)" on
+# fd 3
 measure() {
 	label=$1 n=$2
 	shift 2
@@ -70,9 +71,10 @@ measure() {
 	wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time" |
 		awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f", s }')
 	rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time")
+	cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$tmp/time")
 	size=0
 	[ -f "$tmp/out" ] && size=$(wc -c < "$tmp/out")
-	printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$n" "$wall" "$((rss * 1024))" "$size" >&3
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$n" "$wall" "$((rss * 1024))" "$size" "$cpu" >&3
 }
 
 # The cases of issue #12's table.  $budget lifts ppcc's default action
@@ -88,6 +90,7 @@ cases() { # PPCC
 	rm -f "$tmp/out"
 	model 256 256 4096 1f1b 1 > "$tmp/b.yaml"
 	n=$(actions 256 4096)
+	measure "p256 m4096 text" "$n" "$ppcc" plan $budget "$tmp/b.yaml" -f text -o "$tmp/out"
 	measure "p256 m4096 json" "$n" "$ppcc" plan $budget "$tmp/b.yaml" -f json -o "$tmp/out"
 	measure "p256 m4096 check" "$n" "$ppcc" check "$tmp/out"
 	rm -f "$tmp/out"
@@ -100,7 +103,8 @@ cases() { # PPCC
 # Growth: 1F1B on 64 ranks, microbatches chosen for 1e5 ... 1e8 actions.
 growth() { # PPCC
 	ppcc=$1
-	for m in 263 2632 26316 263158; do
+	# (at most 2^24 stage-microbatch pairs: 64 x 260000 is the largest)
+	for m in 263 2632 26316 260000; do
 		model 64 64 "$m" 1f1b 1 > "$tmp/g.yaml"
 		n=$(actions 64 "$m")
 		measure "growth text" "$n" "$ppcc" plan $budget "$tmp/g.yaml" -f text -o "$tmp/out"
@@ -112,10 +116,15 @@ growth() { # PPCC
 	done
 }
 
-# table FILE [BEFORE]: the figures, and the recorded ones beside them
+# table FILE [BEFORE]: the figures, and the recorded ones beside them.
+# Rates are per CPU second (user + system; the machine is shared, so wall
+# time says more about the neighbours): JSON written, the JSON run's CPU
+# less the text run's of the same plan (the writing alone); ppcc check,
+# its whole CPU time (reading and validating).
 table() {
 	awk -F'\t' -v before="${2:-}" '
 	function mb(b) { return sprintf("%.0f MB", b / 1e6) }
+	function config(l) { sub(/ [a-z]+$/, "", l); return l }
 	BEGIN {
 		if (before != "")
 			while ((getline line < before) > 0) {
@@ -124,17 +133,22 @@ table() {
 				bw[f[1]] = f[3]; br[f[1]] = f[4]
 			}
 		if (note != "") printf "%s", note
-		printf "%-26s %11s | %9s %9s %6s | %9s %9s %6s %9s\n", "case", "actions",
-			"before s", "RSS", "B/act", "after s", "RSS", "B/act", "MB/s"
+		printf "%-26s %11s | %8s %8s %5s | %8s %8s %8s %5s %10s\n", "case", "actions",
+			"before s", "RSS", "B/act", "after s", "CPU s", "RSS", "B/act", "MB/s (CPU)"
 	}
 	{
-		b = ($1 in bw) ? sprintf("%9.2f %9s %6.0f", bw[$1], mb(br[$1]), br[$1] / $2) \
-			       : sprintf("%9s %9s %6s", "-", "-", "-")
+		b = ($1 in bw) ? sprintf("%8.2f %8s %5.0f", bw[$1], mb(br[$1]), br[$1] / $2) \
+			       : sprintf("%8s %8s %5s", "-", "-", "-")
 		rate = "-"
-		if ($1 ~ /json$/ && $3 > 0) rate = sprintf("%.0f", $5 / 1e6 / $3)
-		if ($1 ~ /check$/ && $3 > 0) rate = sprintf("%.0f", last_size / 1e6 / $3)
-		if ($1 ~ /json$/) last_size = $5
-		printf "%-26s %11d | %s | %9.2f %9s %6.0f %9s\n", $1, $2, b, $3, mb($4), $4 / $2, rate
+		if ($1 ~ / text$/) text_cpu[config($1)] = $6
+		if ($1 ~ / json$/) {
+			last_size = $5
+			c = config($1)
+			if ((c in text_cpu) && $6 > text_cpu[c])
+				rate = sprintf("%.0f write", $5 / 1e6 / ($6 - text_cpu[c]))
+		}
+		if ($1 ~ / check$/ && $6 > 0) rate = sprintf("%.0f read", last_size / 1e6 / $6)
+		printf "%-26s %11d | %s | %8.2f %8.2f %8s %5.0f %10s\n", $1, $2, b, $3, $6, mb($4), $4 / $2, rate
 	}' "$1"
 }
 
@@ -142,8 +156,8 @@ table() {
 # grow linearly
 growth_table() {
 	awk -F'\t' '
-	BEGIN { printf "%-14s %11s %9s %9s %10s %8s\n", "growth", "actions", "wall s", "RSS", "ns/action", "B/action" }
-	{ printf "%-14s %11d %9.2f %9.0f %10.1f %8.1f\n", substr($1, 8), $2, $3, $4 / 1e6, $3 * 1e9 / $2, $4 / $2 }' "$1"
+	BEGIN { printf "%-14s %11s %9s %9s %9s %10s %8s\n", "growth", "actions", "wall s", "CPU s", "RSS MB", "ns/action", "B/action" }
+	{ printf "%-14s %11d %9.2f %9.2f %9.0f %10.1f %8.1f\n", substr($1, 8), $2, $3, $6, $4 / 1e6, $6 * 1e9 / $2, $4 / $2 }' "$1"
 }
 
 case "${1:-}" in
@@ -155,7 +169,7 @@ run)
 	table "$tmp/after.tsv" "$before"
 	if [ "${3:-}" = growth ]; then
 		echo
-		echo "growth: 1F1B, 64 ranks, one layer each, microbatches for 1e5..1e8 actions (MB of RSS)"
+		echo "growth: 1F1B, 64 ranks, one layer each, microbatches for 1e5..1e8 actions (ns per action of CPU)"
 		growth "$ppcc" 3> "$tmp/growth.tsv"
 		growth_table "$tmp/growth.tsv"
 	fi

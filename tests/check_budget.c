@@ -130,12 +130,12 @@ START_TEST(small_hostile_files_are_refused_at_their_line)
 		const char *fmt, *where, *size;
 	} cases[] = {
 		{big, "text", ":10:3: error: 4096 stages x 4096 microbatches",
-		 "100646912 actions (about 10.1 GB of memory)"},
+		 "100646912 actions (about 3.0 GB of memory)"},
 		{deep, "json", ":10:3: error: 16 stages x 1048576 microbatches",
-		 "96468992 actions (about 9.6 GB of memory and 9.0 GB of JSON "
+		 "96468992 actions (about 2.9 GB of memory and 9.0 GB of JSON "
 		 "output)"},
 		{wide, "header", ":10:3: error: 4 stages x 1048576 microbatches",
-		 "20971520 actions (about 2.1 GB of memory and 859.8 MB of "
+		 "20971520 actions (about 629.1 MB of memory and 859.8 MB of "
 		 "header output)"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
