@@ -25,7 +25,7 @@ VERSION  := $(shell sed -n 's/^\#define PPCC_VERSION_STRING "\(.*\)"/\1/p' src/p
 
 DEB_PACKAGES := build-essential pkg-config libyaml-dev check libsubunit-dev \
 	libjansson-dev libyajl-dev libgraphviz-dev graphviz libopenmpi-dev openmpi-bin \
-	valgrind clang locales fonts-liberation2 fonts-dejavu-core
+	valgrind clang locales fonts-liberation2 fonts-dejavu-core python3
 
 PKGS := yaml-0.1 jansson yajl libcgraph libgvc
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

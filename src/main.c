@@ -37,6 +37,8 @@ static const char *const format_names[] = {
 	[PPCC_FMT_DOT] = "dot",       [PPCC_FMT_SVG] = "svg",
 	[PPCC_FMT_PNG] = "png",       [PPCC_FMT_HEADER] = "header",
 	[PPCC_FMT_TORCH_CSV] = "torch-csv", [PPCC_FMT_CHROME] = "chrome",
+	[PPCC_FMT_MEGATRON] = "megatron", [PPCC_FMT_TORCHTITAN] = "torchtitan",
+	[PPCC_FMT_DEEPSPEED] = "deepspeed",
 };
 #define N_FORMATS ((int)(sizeof format_names / sizeof format_names[0]))
 
@@ -64,7 +66,8 @@ static void usage(FILE *f)
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n"
 	      "KIND: gpipe, 1f1b, interleaved\n"
-	      "FMT:  text, json, dot, svg, png, header, torch-csv, chrome\n"
+	      "FMT:  text, json, dot, svg, png, header, torch-csv, chrome,\n"
+	      "      megatron, torchtitan, deepspeed\n"
 	      "FILE and -o accept - for stdin and stdout.  See ppcc(1) and ppcc(5).\n",
 	      f);
 }
@@ -356,6 +359,9 @@ static int emit(FILE *f, const ppcc_plan *plan, const ppcc_emit_options *o,
 	case PPCC_FMT_HEADER: return ppcc_emit_header(f, plan, o, d);
 	case PPCC_FMT_TORCH_CSV: return ppcc_emit_torch_csv(f, plan, o, d);
 	case PPCC_FMT_CHROME: return ppcc_emit_chrome(f, plan, o, d);
+	case PPCC_FMT_MEGATRON: return ppcc_emit_megatron(f, plan, o, d);
+	case PPCC_FMT_TORCHTITAN: return ppcc_emit_torchtitan(f, plan, o, d);
+	case PPCC_FMT_DEEPSPEED: return ppcc_emit_deepspeed(f, plan, o, d);
 	}
 	return PPCC_EINTERNAL;
 }
@@ -551,7 +557,7 @@ static int apply_option(cli_options *o, int c, const char *arg)
 			if (strcmp(arg, format_names[k]) == 0)
 				break;
 		if (k == N_FORMATS)
-			return usage_error("unknown format '%s' (text, json, dot, svg, png, header, torch-csv or chrome)", arg);
+			return usage_error("unknown format '%s' (text, json, dot, svg, png, header, torch-csv, chrome, megatron, torchtitan or deepspeed)", arg);
 		o->emit.format = k;
 		break;
 	}

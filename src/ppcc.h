@@ -575,7 +575,10 @@ typedef enum ppcc_format {
 	PPCC_FMT_PNG,
 	PPCC_FMT_HEADER,
 	PPCC_FMT_TORCH_CSV,
-	PPCC_FMT_CHROME
+	PPCC_FMT_CHROME,
+	PPCC_FMT_MEGATRON,
+	PPCC_FMT_TORCHTITAN,
+	PPCC_FMT_DEEPSPEED
 } ppcc_format;
 
 typedef struct ppcc_emit_options {
@@ -599,6 +602,16 @@ int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
+
+/* The plan as a trainer's settings (emit_trainers.c): Megatron-LM's
+ * arguments, one a line; torchtitan's TOML; DeepSpeed's JSON
+ * configuration with the partition as PipelineModule's boundaries. */
+int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
+		       const ppcc_emit_options *o, ppcc_diag *d);
+int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
+			 const ppcc_emit_options *o, ppcc_diag *d);
+int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
+			const ppcc_emit_options *o, ppcc_diag *d);
 
 /* Reads a schedule JSON written by ppcc_emit_json into a plan whose best
  * variant holds the stages, costs (fwd_ms/bwd_ms) and schedule; reports

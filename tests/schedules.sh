@@ -16,6 +16,9 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/ppcc-schedules.XXXXXX") || exit 1
 trap 'rm -rf "$out"' EXIT
 
 formats="text:txt json:json dot:dot svg:svg header:h torch-csv:csv chrome:trace.json"
+# The trainers' settings; a plan a trainer cannot run is kept as
+# KIND.EXT.err, its diagnostics and exit code.
+trainers="megatron:megatron.args torchtitan:torchtitan.toml deepspeed:deepspeed.json"
 # One rendered image, shown in README.md.
 png_for="tiny/1f1b"
 
@@ -40,6 +43,16 @@ for ex in examples/*.yaml; do
 			case $fmt in header) extra="--prefix $(echo "${name}_$kind" | tr -c 'a-zA-Z0-9_\n' _)" ;; esac
 			"$ppcc" plan "$ex" -s "$kind" -v "$v" -f "$fmt" $extra \
 				-o "$out/$name/$kind.$ext" || exit 1
+		done
+		for fe in $trainers; do
+			fmt=${fe%%:*}
+			ext=${fe#*:}
+			if "$ppcc" plan "$ex" -s "$kind" -v "$v" -f "$fmt" \
+				-o "$out/$name/$kind.$ext" 2>"$out/$name/$kind.$ext.err"; then
+				rm -f "$out/$name/$kind.$ext.err"
+			else
+				echo "exit $?" >>"$out/$name/$kind.$ext.err"
+			fi
 		done
 		if [ "$name/$kind" = "$png_for" ]; then
 			"$ppcc" plan "$ex" -s "$kind" -v "$v" -f png \

@@ -1,0 +1,344 @@
+/*
+ * emit_trainers.c - a plan as the settings of the trainers that run it:
+ * Megatron-LM's command-line arguments, torchtitan's [parallelism] TOML
+ * and DeepSpeed's JSON configuration.  Option names and grammars are
+ * those of man/ppcc.1 (FORMATS), taken from each project's documentation.
+ *
+ * Every figure comes from the plan: t, p, d, cp, v, the microbatch size b
+ * (model.transformer.micro_batch_size), m, the global batch B = m * b * d,
+ * ZeRO, recomputation, and the partition (best.stages[s].first_layer ..
+ * last_layer, over the layers ppcc numbers: with the `transformer:`
+ * shorthand layer 0 is the embedding, 1..L the blocks, L + 1 the head).
+ *
+ * A plan a trainer cannot run as planned (a schedule kind it lacks, ZeRO-3
+ * with a pipeline in Megatron-LM, a model given as layers where the
+ * trainer names transformer modules) is refused with a located error and
+ * nothing written, rather than approximated.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+static ppcc_loc where(const ppcc_config *c, const ppcc_loc *set)
+{
+	if (set && set->file)
+		return *set;
+	if (c->pipeline.loc.file)
+		return c->pipeline.loc;
+	return (ppcc_loc){c->path, 0, 0};
+}
+
+/* The plan's configuration, or an internal error for one read back. */
+static const ppcc_config *plan_config(const ppcc_plan *p, ppcc_diag *d)
+{
+	const ppcc_schedule *s = &p->best.schedule;
+	if (!p->config || !p->best.stages || s->n_stages < 1 ||
+	    s->n_ranks < 1 || s->n_microbatches < 1) {
+		ppcc_error(d, NULL, "the plan has no configuration to write "
+			   "trainer settings from");
+		return NULL;
+	}
+	return p->config;
+}
+
+static int need_transformer(const ppcc_config *c, const char *trainer,
+			    ppcc_diag *d)
+{
+	if (c->model.transformer && c->model.edge_layers)
+		return 0;
+	ppcc_loc loc = c->model.loc.file ? c->model.loc
+					 : (ppcc_loc){c->path, 0, 0};
+	ppcc_error(d, &loc, "%s names a transformer's modules: give the "
+		   "model as `transformer:` to write its settings", trainer);
+	return PPCC_EINPUT;
+}
+
+/* Blocks (transformer layers) of stage st, and whether it holds the
+ * embedding (layer 0) and the head (layer n - 1). */
+static void stage_blocks(const ppcc_plan *p, const ppcc_stage_info *st,
+			 int *blocks, int *has_embed, int *has_head)
+{
+	int n = p->n_layers;
+	int lo = st->first_layer, hi = st->last_layer;
+	*has_embed = lo <= 0 && hi >= 0;
+	*has_head = lo <= n - 1 && hi >= n - 1;
+	int a = lo < 1 ? 1 : lo, b = hi > n - 2 ? n - 2 : hi;
+	*blocks = b >= a ? b - a + 1 : 0;
+}
+
+static long long global_batch(const ppcc_config *c)
+{
+	const ppcc_pipeline *pl = &c->pipeline;
+	return (long long)pl->microbatches * c->model.micro_batch_size *
+	       pl->data_parallel;
+}
+
+static int write_status(FILE *f)
+{
+	return ferror(f) ? PPCC_EIO : 0;
+}
+
+/* ---- Megatron-LM ------------------------------------------------------ */
+
+/* The layout in Megatron-LM's --pipeline-model-parallel-layout grammar,
+ * every item written out (no `*`, so that the word is safe unquoted in a
+ * shell): per virtual stage in stage order, E, one t a block, L, stages
+ * separated by `|`. */
+static void megatron_layout(FILE *f, const ppcc_plan *p)
+{
+	const ppcc_schedule *s = &p->best.schedule;
+	for (int k = 0; k < s->n_stages; k++) {
+		int blocks, e, h;
+		stage_blocks(p, &p->best.stages[k], &blocks, &e, &h);
+		if (k)
+			fputc('|', f);
+		if (e)
+			fputc('E', f);
+		for (int i = 0; i < blocks; i++)
+			fputc('t', f);
+		if (h)
+			fputc('L', f);
+	}
+}
+
+/* 1 when every virtual stage holds the same number of blocks, the
+ * embedding on stage 0 and the head on the last: Megatron-LM's default
+ * split.  With v = 1, also *first and *last when the middle stages are
+ * equal (--decoder-first/last-pipeline-num-layers suffice): returns 2. */
+static int megatron_split(const ppcc_plan *p, int *first, int *last)
+{
+	const ppcc_schedule *s = &p->best.schedule;
+	int S = s->n_stages, b0 = -1, edges_ok = 1, even = 1;
+	int mid = -1, mid_equal = 1;
+	for (int k = 0; k < S; k++) {
+		int blocks, e, h;
+		stage_blocks(p, &p->best.stages[k], &blocks, &e, &h);
+		if (e != (k == 0) || h != (k == S - 1))
+			edges_ok = 0;
+		if (k == 0)
+			*first = blocks;
+		if (k == S - 1)
+			*last = blocks;
+		if (b0 < 0)
+			b0 = blocks;
+		else if (blocks != b0)
+			even = 0;
+		if (k > 0 && k < S - 1) {
+			if (mid < 0)
+				mid = blocks;
+			else if (blocks != mid)
+				mid_equal = 0;
+		}
+	}
+	if (!edges_ok)
+		return 0;
+	if (even)
+		return 1;
+	if (s->n_chunks == 1 && mid_equal && mid != 0)
+		return 2;
+	return 0;
+}
+
+int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
+		       const ppcc_emit_options *o, ppcc_diag *d)
+{
+	(void)o;
+	const ppcc_config *c = plan_config(p, d);
+	if (!c)
+		return PPCC_EINTERNAL;
+	int err = need_transformer(c, "Megatron-LM", d);
+	if (err)
+		return err;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = c->model.transformer;
+	const ppcc_schedule *s = &p->best.schedule;
+	if (pl->kind != PPCC_SCHED_1F1B && pl->kind != PPCC_SCHED_INTERLEAVED) {
+		ppcc_loc loc = where(c, &pl->kind_loc);
+		ppcc_error(d, &loc, "Megatron-LM runs 1f1b and interleaved "
+			   "schedules, not %s", ppcc_schedule_kind_name(pl->kind));
+		return PPCC_EINPUT;
+	}
+	if (pl->zero == 3 && pl->stages > 1) {
+		ppcc_loc loc = where(c, &pl->zero_loc);
+		ppcc_error(d, &loc, "Megatron-LM's ZeRO-3 (--use-torch-fsdp2) "
+			   "does not run with pipeline parallelism: plan with "
+			   "zero 1 or 2 (--use-distributed-optimizer)");
+		return PPCC_EINPUT;
+	}
+	fprintf(f, "--tensor-model-parallel-size %d\n", pl->tensor_parallel);
+	fprintf(f, "--pipeline-model-parallel-size %d\n", pl->stages);
+	fprintf(f, "--context-parallel-size %d\n", pl->context_parallel);
+	if (pl->tensor_parallel > 1 && tr->sequence_parallel)
+		fputs("--sequence-parallel\n", f);
+	fprintf(f, "--num-layers %d\n", tr->layers);
+	int first = 0, last = 0;
+	int split = megatron_split(p, &first, &last);
+	if (split == 1) {
+		if (s->n_chunks > 1)
+			fprintf(f, "--num-layers-per-virtual-pipeline-stage %d\n",
+				tr->layers / s->n_stages);
+	} else if (split == 2) {
+		fprintf(f, "--decoder-first-pipeline-num-layers %d\n", first);
+		fprintf(f, "--decoder-last-pipeline-num-layers %d\n", last);
+	} else {
+		fputs("--pipeline-model-parallel-layout ", f);
+		megatron_layout(f, p);
+		fputc('\n', f);
+	}
+	if (s->n_chunks > 1 && pl->group_size > 0 &&
+	    pl->group_size != pl->stages)
+		fprintf(f, "--microbatch-group-size-per-virtual-pipeline-stage %d\n",
+			pl->group_size);
+	fprintf(f, "--micro-batch-size %d\n", c->model.micro_batch_size);
+	fprintf(f, "--global-batch-size %lld\n", global_batch(c));
+	if (pl->zero == 1 || pl->zero == 2)
+		fputs("--use-distributed-optimizer\n", f);
+	else if (pl->zero == 3)
+		fputs("--use-torch-fsdp2\n", f);
+	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
+		fputs("--recompute-granularity selective\n", f);
+	else if (tr->recompute == PPCC_RECOMPUTE_FULL)
+		fputs("--recompute-granularity full\n"
+		      "--recompute-method uniform\n"
+		      "--recompute-num-layers 1\n", f);
+	return write_status(f);
+}
+
+/* ---- torchtitan ---------------------------------------------------------- */
+
+static const char *torchtitan_schedule(int kind)
+{
+	switch (kind) {
+	case PPCC_SCHED_GPIPE: return "GPipe";
+	case PPCC_SCHED_1F1B: return "1F1B";
+	case PPCC_SCHED_INTERLEAVED: return "Interleaved1F1B";
+	}
+	return NULL;
+}
+
+int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
+			 const ppcc_emit_options *o, ppcc_diag *d)
+{
+	(void)o;
+	const ppcc_config *c = plan_config(p, d);
+	if (!c)
+		return PPCC_EINTERNAL;
+	int err = need_transformer(c, "torchtitan", d);
+	if (err)
+		return err;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = c->model.transformer;
+	const ppcc_schedule *s = &p->best.schedule;
+	const char *sched = torchtitan_schedule(pl->kind);
+	if (!sched) {
+		ppcc_loc loc = where(c, &pl->kind_loc);
+		ppcc_error(d, &loc, "torchtitan has no schedule named for %s",
+			   ppcc_schedule_kind_name(pl->kind));
+		return PPCC_EINPUT;
+	}
+	if (s->n_chunks > 1 && pl->group_size > 0 &&
+	    pl->group_size != pl->stages) {
+		ppcc_loc loc = where(c, &pl->group_size_loc);
+		ppcc_error(d, &loc, "torchtitan's Interleaved1F1B groups "
+			   "microbatches by the %d stages, not %d",
+			   pl->stages, pl->group_size);
+		return PPCC_EINPUT;
+	}
+	int d_rep = pl->zero == 0 ? pl->data_parallel : 1;
+	int d_shard = pl->zero == 0 ? 1 : pl->data_parallel;
+	fprintf(f, "# %d devices = %d tensor x %d pipeline x %d context x "
+		"%d data parallel; ZeRO-%d\n", c->cluster.devices,
+		pl->tensor_parallel, pl->stages, pl->context_parallel,
+		pl->data_parallel, pl->zero);
+	fputs("[parallelism]\n", f);
+	fprintf(f, "data_parallel_replicate_degree = %d\n", d_rep);
+	fprintf(f, "data_parallel_shard_degree = %d\n", d_shard);
+	if (pl->zero > 0)
+		fprintf(f, "fsdp_reshard_after_forward = \"%s\"\n",
+			pl->zero == 3 ? "always" : "never");
+	fprintf(f, "tensor_parallel_degree = %d\n", pl->tensor_parallel);
+	fprintf(f, "context_parallel_degree = %d\n", pl->context_parallel);
+	fprintf(f, "pipeline_parallel_degree = %d\n", pl->stages);
+	fprintf(f, "pipeline_parallel_schedule = \"%s\"\n", sched);
+	fprintf(f, "pipeline_parallel_microbatch_size = %d\n",
+		c->model.micro_batch_size);
+	fputs("module_fqns_per_model_part = [\n", f);
+	for (int k = 0; k < s->n_stages; k++) {
+		const ppcc_stage_info *st = &p->best.stages[k];
+		int blocks, e, h, sep = 0;
+		stage_blocks(p, st, &blocks, &e, &h);
+		fputs("  [", f);
+		if (e) {
+			fputs("\"tok_embeddings\"", f);
+			sep = 1;
+		}
+		int a = st->first_layer < 1 ? 1 : st->first_layer;
+		for (int i = 0; i < blocks; i++) {
+			fprintf(f, "%s\"layers.%d\"", sep ? ", " : "", a + i - 1);
+			sep = 1;
+		}
+		if (h)
+			fprintf(f, "%s\"norm\", \"output\"", sep ? ", " : "");
+		fputs(k + 1 < s->n_stages ? "],\n" : "]\n", f);
+	}
+	fputs("]\n\n[training]\n", f);
+	fprintf(f, "local_batch_size = %lld\n",
+		(long long)pl->microbatches * c->model.micro_batch_size);
+	fprintf(f, "global_batch_size = %lld\n", global_batch(c));
+	fprintf(f, "seq_len = %d\n", tr->seq_len);
+	fputs("\n[activation_checkpoint]\n", f);
+	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
+		fputs("mode = \"selective\"\nselective_ac_option = \"op\"\n", f);
+	else
+		fprintf(f, "mode = \"%s\"\n",
+			tr->recompute == PPCC_RECOMPUTE_FULL ? "full" : "none");
+	return write_status(f);
+}
+
+/* ---- DeepSpeed ---------------------------------------------------------- */
+
+int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
+			const ppcc_emit_options *o, ppcc_diag *d)
+{
+	(void)o;
+	const ppcc_config *c = plan_config(p, d);
+	if (!c)
+		return PPCC_EINTERNAL;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_schedule *s = &p->best.schedule;
+	if (pl->kind != PPCC_SCHED_1F1B || s->n_chunks != 1) {
+		ppcc_loc loc = where(c, &pl->kind_loc);
+		ppcc_error(d, &loc, "DeepSpeed's pipeline engine runs its own "
+			   "1f1b schedule, one stage a rank: plan with "
+			   "schedule: 1f1b, not %s",
+			   ppcc_schedule_kind_name(pl->kind));
+		return PPCC_EINPUT;
+	}
+	if (pl->zero >= 2 && pl->stages > 1) {
+		ppcc_loc loc = where(c, &pl->zero_loc);
+		ppcc_error(d, &loc, "DeepSpeed's pipeline engine runs ZeRO "
+			   "stage 0 or 1, not %d", pl->zero);
+		return PPCC_EINPUT;
+	}
+	if (pl->context_parallel > 1) {
+		ppcc_loc loc = where(c, &pl->context_parallel_loc);
+		ppcc_error(d, &loc, "DeepSpeed's configuration has no context "
+			   "parallelism beside a pipeline");
+		return PPCC_EINPUT;
+	}
+	int full = c->model.transformer &&
+		   c->model.transformer->recompute == PPCC_RECOMPUTE_FULL;
+	fprintf(f, "{\n  \"train_batch_size\": %lld,\n", global_batch(c));
+	fprintf(f, "  \"train_micro_batch_size_per_gpu\": %d,\n",
+		c->model.micro_batch_size);
+	fprintf(f, "  \"gradient_accumulation_steps\": %d,\n", pl->microbatches);
+	fprintf(f, "  \"zero_optimization\": {\"stage\": %d},\n", pl->zero);
+	fprintf(f, "  \"pipeline\": {\n    \"stages\": %d,\n", pl->stages);
+	fprintf(f, "    \"activation_checkpoint_interval\": %d,\n", full ? 1 : 0);
+	fputs("    \"parts\": [", f);
+	for (int k = 0; k < s->n_stages; k++)
+		fprintf(f, "%d, ", p->best.stages[k].first_layer);
+	fprintf(f, "%d]\n  }\n}\n", p->n_layers);
+	return write_status(f);
+}

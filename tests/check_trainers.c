@@ -1,0 +1,531 @@
+/*
+ * The trainer formats (emit_trainers.c) read back by parsers that are not
+ * ppcc's: Megatron-LM's --pipeline-model-parallel-layout by a parser
+ * written here from the documented grammar (shared/reference, man/ppcc.1:
+ * E, t, m, L, `|` between stages, X*N repeating a letter or a
+ * parenthesised group, commas and spaces cosmetic), torchtitan's TOML by
+ * Python's tomllib (Debian's python3), DeepSpeed's JSON by jansson; each
+ * round-tripped against the plan's partition.  Whole outputs of one
+ * example are also compared against values worked by hand.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+Suite *suite_trainers(void);
+
+/* ---- the layout grammar --------------------------------------------- */
+
+typedef struct lay_buf {
+	char s[1 << 14];
+	size_t n;
+	int bad;
+} lay_buf;
+
+static void lay_put(lay_buf *b, char c)
+{
+	if (b->n + 1 >= sizeof b->s) {
+		b->bad = 1;
+		return;
+	}
+	b->s[b->n++] = c;
+	b->s[b->n] = '\0';
+}
+
+static const char *lay_seq(lay_buf *out, const char *p, int nested);
+
+/* One item and its repeat count. */
+static const char *lay_item(lay_buf *out, const char *p)
+{
+	lay_buf one = {.n = 0};
+	if (*p == '(') {
+		p = lay_seq(&one, p + 1, 1);
+		if (!p || *p != ')') {
+			out->bad = 1;
+			return NULL;
+		}
+		p++;
+	} else if (strchr("EtmL|", *p)) {
+		lay_put(&one, *p++);
+	} else {
+		out->bad = 1;
+		return NULL;
+	}
+	int times = 1;
+	while (*p == ' ')
+		p++;
+	if (*p == '*') {
+		char *end;
+		long n = strtol(p + 1, &end, 10);
+		if (end == p + 1 || n < 0 || n > 10000) {
+			out->bad = 1;
+			return NULL;
+		}
+		times = (int)n;
+		p = end;
+	}
+	for (int i = 0; i < times; i++)
+		for (size_t k = 0; k < one.n; k++)
+			lay_put(out, one.s[k]);
+	if (one.bad)
+		out->bad = 1;
+	return p;
+}
+
+static const char *lay_seq(lay_buf *out, const char *p, int nested)
+{
+	while (*p) {
+		if (*p == ',' || *p == ' ') {
+			p++;
+			continue;
+		}
+		if (*p == ')')
+			return nested ? p : NULL;
+		if (!(p = lay_item(out, p)))
+			return NULL;
+	}
+	return nested ? NULL : p;
+}
+
+/* Stages of a layout: E/t/m/L counts of each (at most max). */
+typedef struct lay_stage {
+	int e, t, m, l;
+} lay_stage;
+
+static int lay_parse(lay_stage *st, int max, const char *text)
+{
+	static lay_buf b;
+	memset(&b, 0, sizeof b);
+	if (!lay_seq(&b, text, 0) || b.bad)
+		return -1;
+	int n = 0;
+	memset(&st[0], 0, sizeof st[0]);
+	for (size_t i = 0; i < b.n; i++) {
+		char c = b.s[i];
+		if (c == '|') {
+			if (++n >= max)
+				return -1;
+			memset(&st[n], 0, sizeof st[n]);
+		} else if (c == 'E') {
+			st[n].e++;
+		} else if (c == 't') {
+			st[n].t++;
+		} else if (c == 'm') {
+			st[n].m++;
+		} else {
+			st[n].l++;
+		}
+	}
+	return n + 1;
+}
+
+START_TEST(layout_parser_reads_the_documented_example)
+{
+	/* Megatron-LM's example for p = 16, v = 2: Ettt, 29 x tt, m, L. */
+	lay_stage st[64];
+	int n = lay_parse(st, 64, "Et*3|(tt|)*29,m|L");
+	ck_assert_int_eq(n, 32);
+	ck_assert(st[0].e == 1 && st[0].t == 3 && st[0].l == 0);
+	for (int i = 1; i <= 29; i++)
+		ck_assert(st[i].e == 0 && st[i].t == 2 && st[i].m == 0);
+	ck_assert(st[30].m == 1 && st[30].t == 0);
+	ck_assert(st[31].l == 1 && st[31].t == 0);
+	ck_assert_int_eq(lay_parse(st, 64, "E||t|L"), 4);
+	ck_assert_int_eq(st[1].t + st[1].e + st[1].l, 0);
+	ck_assert_int_eq(lay_parse(st, 64, "E(t"), -1);
+	ck_assert_int_eq(lay_parse(st, 64, "Ex|L"), -1);
+}
+END_TEST
+
+/* ---- plans ---------------------------------------------------------- */
+
+typedef struct built {
+	ppcc_arena *a;
+	ppcc_config cfg;
+	ppcc_plan plan;
+	tu_diag diag;
+} built;
+
+/* Plans examples/<example> with the schedule kind, chunks and stages
+ * given (0: the file's). */
+static built *build(const char *example, int kind, int chunks, int stages)
+{
+	built *b = calloc(1, sizeof *b);
+	ck_assert_ptr_nonnull(b);
+	b->a = ppcc_arena_new();
+	tu_diag_init(&b->diag);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
+	static const ppcc_loc cl = {"<command line>", 0, 0};
+	ck_assert_int_eq(ppcc_config_load(&b->cfg, b->a, path, NULL,
+					  &b->diag.d), 0);
+	ppcc_pipeline *pl = &b->cfg.pipeline;
+	if (kind >= 0) {
+		pl->kind = kind;
+		pl->kind_loc = cl;
+	}
+	if (chunks) {
+		pl->chunks = chunks;
+		pl->chunks_loc = cl;
+	}
+	if (stages) {
+		pl->stages = stages;
+		pl->stages_loc = cl;
+	}
+	ppcc_config_fill_defaults(&b->cfg);
+	ck_assert_msg(ppcc_config_check(&b->cfg, &b->diag.d) == 0 &&
+		      ppcc_plan_build(&b->plan, b->a, &b->cfg, &b->diag.d) == 0,
+		      "%s: %s", example, b->diag.text);
+	return b;
+}
+
+static void built_free(built *b)
+{
+	ppcc_arena_free(b->a);
+	free(b);
+}
+
+typedef int (*emit_fn)(FILE *, const ppcc_plan *, const ppcc_emit_options *,
+		       ppcc_diag *);
+
+/* The emitter's output, or NULL with its status in *status. */
+static char *emit_to_string(emit_fn fn, built *b, int *status)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	ppcc_emit_options o = {0};
+	*status = fn(f, &b->plan, &o, &b->diag.d);
+	fclose(f);
+	if (*status) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Stage k's blocks and edges, counted here from the layer indices. */
+static lay_stage plan_stage(const ppcc_plan *p, int k)
+{
+	const ppcc_stage_info *st = &p->best.stages[k];
+	lay_stage s = {0};
+	for (int i = st->first_layer; i <= st->last_layer; i++) {
+		if (i == 0)
+			s.e++;
+		else if (i == p->n_layers - 1)
+			s.l++;
+		else
+			s.t++;
+	}
+	return s;
+}
+
+/* The value after "--name " on its own line, or NULL. */
+static const char *arg_value(const char *text, const char *name, char *buf,
+			     size_t size)
+{
+	char key[128];
+	snprintf(key, sizeof key, "%s ", name);
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		if (len > strlen(key) && strncmp(line, key, strlen(key)) == 0) {
+			size_t v = len - strlen(key);
+			if (v >= size)
+				v = size - 1;
+			memcpy(buf, line + strlen(key), v);
+			buf[v] = '\0';
+			return buf;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* Megatron-LM's split as its arguments give it, stage by stage, against
+ * the partition. */
+static void check_megatron_split(built *b, const char *what)
+{
+	int status;
+	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s: %s", what, b->diag.text);
+	const ppcc_plan *p = &b->plan;
+	int S = p->best.schedule.n_stages, L = p->n_layers - 2;
+	static lay_stage got[4096];
+	static char v[1 << 14];
+	int n;
+	if (arg_value(text, "--pipeline-model-parallel-layout", v, sizeof v)) {
+		n = lay_parse(got, 4096, v);
+		ck_assert_msg(!strstr(text, "--decoder-first-pipeline-num-layers") &&
+			      !strstr(text, "--num-layers-per-virtual-pipeline-stage"),
+			      "%s: the layout is combined with another split", what);
+	} else if (arg_value(text, "--decoder-first-pipeline-num-layers", v,
+			     sizeof v)) {
+		int first = atoi(v);
+		ck_assert_ptr_nonnull(arg_value(text, "--decoder-last-pipeline-num-layers",
+						v, sizeof v));
+		int last = atoi(v);
+		n = S;
+		ck_assert_int_gt(S, 2);
+		ck_assert_int_eq((L - first - last) % (S - 2), 0);
+		for (int k = 0; k < S; k++)
+			got[k] = (lay_stage){k == 0, k == 0 ? first : k == S - 1
+				? last : (L - first - last) / (S - 2), 0, k == S - 1};
+	} else {
+		/* Megatron-LM's default: L / (p v) blocks a stage */
+		n = S;
+		ck_assert_int_eq(L % S, 0);
+		if (S > p->best.schedule.n_ranks) {
+			ck_assert_ptr_nonnull(arg_value(text,
+				"--num-layers-per-virtual-pipeline-stage", v, sizeof v));
+			ck_assert_int_eq(atoi(v), L / S);
+		}
+		for (int k = 0; k < S; k++)
+			got[k] = (lay_stage){k == 0, L / S, 0, k == S - 1};
+	}
+	ck_assert_msg(n == S, "%s: %d stages in the arguments, %d planned", what,
+		      n, S);
+	for (int k = 0; k < S; k++) {
+		lay_stage want = plan_stage(p, k);
+		ck_assert_msg(got[k].e == want.e && got[k].t == want.t &&
+			      got[k].l == want.l && got[k].m == 0,
+			      "%s: stage %d holds E%d t%d L%d, the arguments say "
+			      "E%d t%d L%d", what, k, want.e, want.t, want.l,
+			      got[k].e, got[k].t, got[k].l);
+	}
+	snprintf(v, sizeof v, "%d", p->best.schedule.n_ranks);
+	char w[32];
+	ck_assert_str_eq(arg_value(text, "--pipeline-model-parallel-size", w,
+				   sizeof w), v);
+	free(text);
+}
+
+START_TEST(megatron_split_round_trips_against_the_partition)
+{
+	static const struct {
+		const char *example;
+		int kind, chunks, stages;
+	} cases[] = {
+		{"hetero.yaml", -1, 0, 0},   /* uneven: a layout */
+		{"hetero.yaml", PPCC_SCHED_INTERLEAVED, 2, 0},
+		{"hetero.yaml", PPCC_SCHED_1F1B, 0, 4},
+		{"llama3-70b.yaml", -1, 0, 0},
+		{"llama3-70b.yaml", PPCC_SCHED_INTERLEAVED, 2, 0},
+		{"llama2-70b.yaml", -1, 0, 0},
+		{"gpt3-175b.yaml", PPCC_SCHED_INTERLEAVED, 2, 0},
+		{"gpt3-175b.yaml", PPCC_SCHED_INTERLEAVED, 3, 0},
+	};
+	int layouts = 0;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		built *b = build(cases[i].example, cases[i].kind, cases[i].chunks,
+				 cases[i].stages);
+		char what[128];
+		snprintf(what, sizeof what, "%s kind %d v %d p %d",
+			 cases[i].example, cases[i].kind, cases[i].chunks,
+			 cases[i].stages);
+		check_megatron_split(b, what);
+		int status;
+		char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+		layouts += strstr(text, "--pipeline-model-parallel-layout") != NULL;
+		free(text);
+		built_free(b);
+	}
+	/* the cases include uneven splits, which only a layout can give */
+	ck_assert_int_ge(layouts, 1);
+}
+END_TEST
+
+START_TEST(megatron_arguments_of_llama3_70b_by_hand)
+{
+	/* t 8, p 4, B 256 = m 32 x b 1 x d 8 (256 devices / 32); ZeRO-1 is
+	 * the distributed optimizer; 80 blocks, 20 a stage: the default
+	 * split, no layout. */
+	built *b = build("llama3-70b.yaml", -1, 0, 0);
+	int status;
+	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_str_eq(text,
+			 "--tensor-model-parallel-size 8\n"
+			 "--pipeline-model-parallel-size 4\n"
+			 "--context-parallel-size 1\n"
+			 "--sequence-parallel\n"
+			 "--num-layers 80\n"
+			 "--micro-batch-size 1\n"
+			 "--global-batch-size 256\n"
+			 "--use-distributed-optimizer\n"
+			 "--recompute-granularity selective\n");
+	free(text);
+	built_free(b);
+}
+END_TEST
+
+START_TEST(trainer_formats_refuse_what_the_trainer_cannot_run)
+{
+	built *b = build("hetero.yaml", PPCC_SCHED_GPIPE, 0, 0);
+	int status;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_megatron, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "not gpipe"));
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_deepspeed, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	built_free(b);
+	b = build("tiny.yaml", -1, 0, 0);
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "transformer"));
+	/* DeepSpeed takes any list of layers */
+	char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_ptr_nonnull(text);
+	free(text);
+	built_free(b);
+}
+END_TEST
+
+/* ---- torchtitan ------------------------------------------------------ */
+
+static const char *const toml_reader =
+	"import sys, tomllib\n"
+	"c = tomllib.load(open(sys.argv[1], 'rb'))\n"
+	"p = c['parallelism']\n"
+	"print(p['tensor_parallel_degree'], p['pipeline_parallel_degree'],\n"
+	"      p['context_parallel_degree'], p['data_parallel_replicate_degree'],\n"
+	"      p['data_parallel_shard_degree'], p['pipeline_parallel_schedule'],\n"
+	"      p['pipeline_parallel_microbatch_size'],\n"
+	"      c['training']['local_batch_size'],\n"
+	"      c['training']['global_batch_size'])\n"
+	"for part in p['module_fqns_per_model_part']:\n"
+	"    print(' '.join(part))\n";
+
+START_TEST(torchtitan_toml_parses_and_names_every_module_once)
+{
+	static const struct {
+		const char *example;
+		int kind, chunks;
+	} cases[] = {
+		{"hetero.yaml", -1, 0},
+		{"llama3-70b.yaml", -1, 0},
+		{"gpt3-175b.yaml", PPCC_SCHED_INTERLEAVED, 2},
+	};
+	char *dir = tu_mkdtemp();
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		built *b = build(cases[i].example, cases[i].kind, cases[i].chunks, 0);
+		int status;
+		char *text = emit_to_string(ppcc_emit_torchtitan, b, &status);
+		ck_assert_msg(text, "%s", b->diag.text);
+		char path[4096];
+		snprintf(path, sizeof path, "%s/job.toml", dir);
+		ck_assert_int_eq(tu_write_file(path, text), 0);
+		free(text);
+		char *argv[] = {"python3", "-c", (char *)toml_reader, path, NULL};
+		tu_run r;
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+		if (r.status == 127) {
+			tu_run_free(&r);
+			tu_skip("torchtitan_toml_parses", "python3 not found");
+			built_free(b);
+			break;
+		}
+		ck_assert_msg(r.status == 0, "%s: tomllib: %s", cases[i].example,
+			      r.err);
+		const ppcc_pipeline *pl = &b->cfg.pipeline;
+		static const char *const names[] = {"GPipe", "1F1B",
+						    "Interleaved1F1B"};
+		char want[256];
+		snprintf(want, sizeof want, "%d %d %d %d %d %s %d %d %d\n",
+			 pl->tensor_parallel, pl->stages, pl->context_parallel,
+			 pl->zero ? 1 : pl->data_parallel,
+			 pl->zero ? pl->data_parallel : 1, names[pl->kind],
+			 b->cfg.model.micro_batch_size,
+			 pl->microbatches * b->cfg.model.micro_batch_size,
+			 pl->microbatches * b->cfg.model.micro_batch_size *
+				 pl->data_parallel);
+		ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0,
+			      "%s: read %s, want %s", cases[i].example, r.out, want);
+		/* one line a stage: its modules, in model order */
+		const char *line = r.out + strlen(want);
+		int L = b->plan.n_layers - 2, next = 0;
+		for (int k = 0; k < b->plan.best.schedule.n_stages; k++) {
+			lay_stage st = plan_stage(&b->plan, k);
+			char exp[1 << 14];
+			size_t at = 0;
+			exp[0] = '\0';
+			if (st.e)
+				at += (size_t)snprintf(exp + at, sizeof exp - at,
+						       "tok_embeddings ");
+			for (int j = 0; j < st.t; j++)
+				at += (size_t)snprintf(exp + at, sizeof exp - at,
+						       "layers.%d ", next++);
+			if (st.l)
+				at += (size_t)snprintf(exp + at, sizeof exp - at,
+						       "norm output ");
+			if (at)
+				exp[at - 1] = '\n';
+			ck_assert_msg(strncmp(line, exp, at) == 0,
+				      "%s stage %d: %.80s, want %.80s",
+				      cases[i].example, k, line, exp);
+			line += at;
+		}
+		ck_assert_int_eq(next, L);
+		ck_assert_str_eq(line, "");
+		tu_run_free(&r);
+		built_free(b);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- DeepSpeed --------------------------------------------------------- */
+
+START_TEST(deepspeed_config_batch_identity_and_parts)
+{
+	built *b = build("llama3-70b.yaml", -1, 0, 0);
+	int status;
+	char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_ptr_nonnull(text);
+	json_error_t err;
+	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+	ck_assert_msg(j, "line %d: %s", err.line, err.text);
+	/* DeepSpeed's rule: train_batch_size = micro x accumulation x d;
+	 * here 256 = 1 x 32 x 8 */
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "train_batch_size")), 256);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+		"train_micro_batch_size_per_gpu")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+		"gradient_accumulation_steps")), 32);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+		json_object_get(j, "zero_optimization"), "stage")), 1);
+	json_t *pipe = json_object_get(j, "pipeline");
+	ck_assert_int_eq(json_integer_value(json_object_get(pipe, "stages")), 4);
+	json_t *parts = json_object_get(pipe, "parts");
+	ck_assert_int_eq((int)json_array_size(parts), 5);
+	for (int k = 0; k < 4; k++)
+		ck_assert_int_eq(json_integer_value(json_array_get(parts, (size_t)k)),
+				 b->plan.best.stages[k].first_layer);
+	/* the end: 82 layers (embedding, 80 blocks, head) */
+	ck_assert_int_eq(json_integer_value(json_array_get(parts, 4)), 82);
+	json_decref(j);
+	free(text);
+	built_free(b);
+}
+END_TEST
+
+Suite *suite_trainers(void)
+{
+	Suite *s = suite_create("trainers");
+	TCase *tc = tcase_create("trainers");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, layout_parser_reads_the_documented_example);
+	tcase_add_test(tc, megatron_split_round_trips_against_the_partition);
+	tcase_add_test(tc, megatron_arguments_of_llama3_70b_by_hand);
+	tcase_add_test(tc, trainer_formats_refuse_what_the_trainer_cannot_run);
+	tcase_add_test(tc, torchtitan_toml_parses_and_names_every_module_once);
+	tcase_add_test(tc, deepspeed_config_batch_identity_and_parts);
+	suite_add_tcase(s, tc);
+	return s;
+}
