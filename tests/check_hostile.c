@@ -269,22 +269,32 @@ START_TEST(closed_pipe_on_stdout_gets_a_diagnostic)
 {
 	char *dir = tu_mkdtemp(), errpath[1200];
 	snprintf(errpath, sizeof errpath, "%s/err", dir);
-	int fds[2];
+	int fds[2], go[2];
 	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(pipe(go), 0);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		/* SIGPIPE as a shell leaves it, whatever the runner does */
 		signal(SIGPIPE, SIG_DFL);
 		close(fds[0]);
+		close(go[1]);
+		/* wait until the parent has closed its read end too: only
+		 * then is the reader gone before ppcc writes */
+		char c;
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(go[0]);
 		dup2(fds[1], 1);
 		int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(e, 2);
 		execl(tu_ppcc(), "ppcc", "plan", tiny(), "-f", "json", (char *)NULL);
 		_exit(127);
 	}
+	close(go[0]);
 	close(fds[0]);
 	close(fds[1]);
+	close(go[1]);
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	char *err = tu_read_file(errpath, NULL);
