@@ -398,22 +398,34 @@ static double real_member(sink *k, const field *f, const pathref *pr,
 	return x;
 }
 
+/* The next entry of the stage table, zeroed; NULL when out of memory
+ * (reported).  The caller has checked RJ_MAX_STAGE_ENTRIES. */
+static stage_entry *stage_append(reader *rd)
+{
+	if (rd->n_stages == rd->cap_stages) {
+		size_t cap = rd->cap_stages ? 2 * rd->cap_stages : 64;
+		stage_entry *s = ppcc_realloc(rd->stages, cap * sizeof *s);
+		if (!s) {
+			oom(rd);
+			return NULL;
+		}
+		rd->stages = s;
+		rd->cap_stages = cap;
+	}
+	stage_entry *e = &rd->stages[rd->n_stages++];
+	memset(e, 0, sizeof *e);
+	return e;
+}
+
 /* A stage object has ended: its checks, and its record. */
 static int stage_done(reader *rd)
 {
 	int64_t i = rd->partition_entries++;
 	if (rd->n_stages >= RJ_MAX_STAGE_ENTRIES)
 		return 1; /* more than any header allows: the count will say */
-	if (rd->n_stages == rd->cap_stages) {
-		size_t cap = rd->cap_stages ? 2 * rd->cap_stages : 64;
-		stage_entry *s = ppcc_realloc(rd->stages, cap * sizeof *s);
-		if (!s)
-			return oom(rd);
-		rd->stages = s;
-		rd->cap_stages = cap;
-	}
-	stage_entry *e = &rd->stages[rd->n_stages++];
-	memset(e, 0, sizeof *e);
+	stage_entry *e = stage_append(rd);
+	if (!e)
+		return 0;
 	e->is_object = 1;
 	sink k = {rd, &rd->part_msgs, NULL};
 	char text[64];
@@ -454,15 +466,8 @@ static int stage_not_object(reader *rd)
 	int64_t i = rd->partition_entries++;
 	if (rd->n_stages >= RJ_MAX_STAGE_ENTRIES)
 		return 1;
-	if (rd->n_stages == rd->cap_stages) {
-		size_t cap = rd->cap_stages ? 2 * rd->cap_stages : 64;
-		stage_entry *s = ppcc_realloc(rd->stages, cap * sizeof *s);
-		if (!s)
-			return oom(rd);
-		rd->stages = s;
-		rd->cap_stages = cap;
-	}
-	memset(&rd->stages[rd->n_stages++], 0, sizeof *rd->stages);
+	if (!stage_append(rd))
+		return 0;
 	char path[64];
 	pathref pr = {P_STAGE, i, 0, NULL};
 	sink k = {rd, &rd->part_msgs, NULL};
