@@ -763,6 +763,34 @@ START_TEST(nccl_init_fails_cleanly_without_a_gpu)
 }
 END_TEST
 
+/* A runtime built without MPI answers PPCC_RT_EUNAVAILABLE, saying why;
+ * one with MPI reports it available (the MPI runs below exercise it). */
+START_TEST(mpi_transport_answers_unavailable_when_left_out)
+{
+	if (ppcc_rt_transport_available(PPCC_RT_MPI)) {
+		ck_assert(PPCC_HAVE_MPI);
+		return;
+	}
+	ck_assert(!PPCC_HAVE_MPI);
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(1, 1, 1, 0);
+	ppcc_schedule s;
+	ppcc_rt *rt = NULL;
+	diag_log dl;
+	diag_log_init(&dl);
+	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 1, 1), 0);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.transport = PPCC_RT_MPI;
+	o.diag = diag_collect;
+	o.diag_user = &dl;
+	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &o), PPCC_RT_EUNAVAILABLE);
+	ck_assert_ptr_null(rt);
+	ck_assert_msg(strstr(dl.text, "not built into") != NULL, "%s", dl.text);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* Every allocation failure ends in a clean status, no crash or leak
  * (each try is a child process, with PPCC_FAIL_ALLOC=N). */
 static void quiet(int rank, const char *line, void *user)
@@ -1011,6 +1039,8 @@ static int mpirun(tu_run *r, const char *mode, double *took, int recovery)
 	char prog[PATH_MAX];
 	build_path(prog, sizeof prog, "tests/rt_mpi_prog");
 	if (access(prog, X_OK) != 0) {
+		if (tu_mpi_left_out("mpirun"))
+			return -1;
 		tu_skip("mpirun", "%s not built (no MPI: package libopenmpi-dev)",
 			prog);
 		return -1;
@@ -1233,7 +1263,7 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 	int mpi = !run_ok(hm, "compiled-in schedule, mpi");
 	if (mpi)
 		expect_same(ref, out, "compiled-in schedule, mpi");
-	else
+	else if (!tu_mpi_left_out("trainer_matches_serial_training_on_every_schedule_and_transport"))
 		tu_skip("trainer_matches_serial_training_on_every_schedule_and_transport",
 			"no mpirun or no MPI in the trainer; its MPI runs not run");
 
@@ -1318,6 +1348,7 @@ Suite *suite_runtime(void)
 	tcase_add_test(tc, invalid_schedules_callbacks_and_options_are_rejected);
 	tcase_add_test(tc, one_rank_schedule_needs_no_world);
 	tcase_add_test(tc, nccl_init_fails_cleanly_without_a_gpu);
+	tcase_add_test(tc, mpi_transport_answers_unavailable_when_left_out);
 	tcase_add_test(tc, every_allocation_failure_returns_a_clean_status);
 	tcase_add_test(tc, json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported);
 	tcase_add_test(tc, public_header_compiles_alone_as_c11_and_cxx);

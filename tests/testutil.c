@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include "ppcc/runtime.h"
+
 #include <check.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -232,6 +234,16 @@ int tu_skip_is_failure(void)
 {
 	const char *ci = getenv("CI");
 	return ci && strcmp(ci, "true") == 0;
+}
+
+int tu_mpi_left_out(const char *test)
+{
+	const char *off = getenv("PPCC_MPI_LEFT_OUT");
+	if (!off || strcmp(off, "1") != 0 || ppcc_rt_transport_available(PPCC_RT_MPI))
+		return 0;
+	fprintf(stderr, "%s: not in this build (HAVE_MPI=0): the MPI transport "
+		"answers PPCC_RT_EUNAVAILABLE instead\n", test);
+	return 1;
 }
 
 void tu_skip(const char *test, const char *fmt, ...)

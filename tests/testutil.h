@@ -52,6 +52,12 @@ void tu_skip(const char *test, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int tu_skip_is_failure(void);
 
+/* 1 when this build leaves MPI out on purpose (make HAVE_MPI=0 sets
+ * PPCC_MPI_LEFT_OUT=1) and the runtime indeed has no MPI transport: the
+ * MPI runs are then not part of the build under test, so the caller says
+ * so on stderr (naming test) and returns without a skip.  0 otherwise. */
+int tu_mpi_left_out(const char *test);
+
 /* Loads path (relative to the source tree) and builds its plan. */
 int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
 		 const char *path, tu_diag *diag);
