@@ -170,6 +170,20 @@ void *ppcc_arena_alloc(ppcc_arena *a, size_t n, size_t size)
 	return p;
 }
 
+void ppcc_arena_reset(ppcc_arena *a)
+{
+	if (!a || !a->head)
+		return;
+	arena_chunk *c = a->head->next;
+	while (c) {
+		arena_chunk *next = c->next;
+		ppcc_free(c);
+		c = next;
+	}
+	a->head->next = NULL;
+	a->head->used = 0;
+}
+
 char *ppcc_arena_strndup(ppcc_arena *a, const char *s, size_t len)
 {
 	if (len == SIZE_MAX)

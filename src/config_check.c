@@ -68,7 +68,11 @@ void ppcc_config_fill_defaults(ppcc_config *c)
 			(p->context_parallel > 0 ? p->context_parallel : 1);
 	if (p->data_parallel_loc.file && p->data_parallel > 0)
 		width *= p->data_parallel;
-	if (!p->stages_loc.file) {
+	if (!p->stages_loc.file && p->partition && p->chunks > 0 &&
+	    p->n_partition % p->chunks == 0) {
+		/* the explicit partition lists every virtual stage */
+		p->stages = p->n_partition / p->chunks;
+	} else if (!p->stages_loc.file) {
 		int s = (int)(c->cluster.devices / width);
 		int cap = p->chunks > 0 ? c->model.n_layers / p->chunks
 					: c->model.n_layers;
@@ -306,6 +310,42 @@ static void check_interleaved(const ppcc_config *c, ppcc_diag *d)
 			   m, g, rest, p->stages, g, p->stages);
 }
 
+/* An explicit partition: one entry per virtual stage, summing to the
+ * layers (each entry >= 1 was checked where it was read). */
+static void check_partition(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_pipeline *p = &c->pipeline;
+	int64_t want = (int64_t)p->stages * p->chunks, sum = 0;
+	ppcc_loc loc = where(c, &p->partition_loc);
+	for (int i = 0; i < p->n_partition; i++) {
+		if (p->partition[i] < 1) {
+			ppcc_loc at = p->partition_locs ? p->partition_locs[i] : loc;
+			ppcc_error(d, &at, "partition: stage %d is empty; every "
+				   "stage needs at least one layer", i);
+			return;
+		}
+		sum += p->partition[i];
+	}
+	if (p->n_partition != want) {
+		if (p->chunks > 1)
+			ppcc_error(d, &loc, "partition: %d entr%s, but the pipeline "
+				   "has %lld stages (%d ranks x %d chunks): give one "
+				   "layer count per stage", p->n_partition,
+				   p->n_partition == 1 ? "y" : "ies", (long long)want,
+				   p->stages, p->chunks);
+		else
+			ppcc_error(d, &loc, "partition: %d entr%s, but the pipeline "
+				   "has %lld stage%s: give one layer count per stage",
+				   p->n_partition, p->n_partition == 1 ? "y" : "ies",
+				   (long long)want, plural(want));
+		return;
+	}
+	if (sum != c->model.n_layers)
+		ppcc_error(d, &loc, "partition: the layer counts add up to %lld, "
+			   "but the model has %d layers", (long long)sum,
+			   c->model.n_layers);
+}
+
 int ppcc_config_check(const ppcc_config *c, ppcc_diag *d)
 {
 	const ppcc_pipeline *p = &c->pipeline;
@@ -409,6 +449,8 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d)
 	}
 	if (p->kind == PPCC_SCHED_INTERLEAVED)
 		check_interleaved(c, d);
+	if (p->partition)
+		check_partition(c, d);
 	if (stages * chunks * p->microbatches > CHECK_MAX_PAIRS) {
 		loc = where(c, &p->microbatches_loc);
 		if (chunks == 1)

@@ -107,7 +107,29 @@ static void print_partition(FILE *f, const ppcc_plan *p)
 	const ppcc_schedule *s = &v->schedule;
 	char names[NAME_WIDTH + 8];
 
-	fprintf(f, "partition (exact minimum bottleneck)\n");
+	const ppcc_step_result *sr = &p->search;
+	const ppcc_config *cfg = p->config;
+	if (p->has_own)
+		fprintf(f, "partition (as given by %s)\n",
+			cfg && cfg->pipeline.partition_locs ? "pipeline.partition"
+							    : "--partition");
+	else if (sr->simulations == 0)
+		fprintf(f, "partition\n");
+	else if (sr->exact)
+		fprintf(f, "partition (least simulated step: exact, all %ld splits "
+			"simulated)\n", sr->splits);
+	else if (sr->step_ms - sr->lower_bound_ms < 0.0005 * sr->step_ms)
+		fprintf(f, "partition (least simulated step: within 0.05%% of the "
+			"proven lower bound %.3f ms; %ld simulation%s)\n",
+			sr->lower_bound_ms, sr->simulations,
+			sr->simulations == 1 ? "" : "s");
+	else
+		fprintf(f, "partition (least simulated step found by %ld simulation%s; "
+			"not proven optimal: at most %.1f%% above the proven lower "
+			"bound %.3f ms)\n", sr->simulations,
+			sr->simulations == 1 ? "" : "s",
+			100 * (sr->step_ms - sr->lower_bound_ms) / sr->step_ms,
+			sr->lower_bound_ms);
 	fprintf(f, "  stage rank  layers      count  %-*s  fwd ms    bwd ms    p2p ms    static GiB\n",
 		NAME_WIDTH, "names");
 	for (int i = 0; i < s->n_stages; i++) {
@@ -124,34 +146,72 @@ static void print_partition(FILE *f, const ppcc_plan *p)
 	}
 }
 
+/* "ppcc's split is 3.2% faster than the uniform split"; below 0.05%
+ * the step is called the same. */
+static void print_compare(FILE *f, const char *what, const ppcc_plan_variant *a,
+			  const char *than, const ppcc_plan_variant *b)
+{
+	const ppcc_estimate *ea = &a->estimate, *eb = &b->estimate;
+	int same = 1;
+	for (int s = 0; s < a->schedule.n_stages; s++)
+		same &= a->stages[s].first_layer == b->stages[s].first_layer;
+	if (same) {
+		fprintf(f, "  %s is %s\n", what, than);
+	} else if (eb->step_ms > 0) {
+		double gain = (eb->step_ms - ea->step_ms) / eb->step_ms;
+		if (fabs(gain) < 0.0005)
+			fprintf(f, "  %s differs from %s; the step is the same "
+				"(within 0.05%%)\n", what, than);
+		else
+			fprintf(f, "  %s is %.1f%% %s than %s\n", what,
+				100 * fabs(gain), gain >= 0 ? "faster" : "slower", than);
+	}
+}
+
 static void print_estimate(FILE *f, const ppcc_plan *p)
 {
-	const ppcc_plan_variant *b = &p->best, *u = &p->uniform;
-	const ppcc_estimate *eb = &b->estimate, *eu = &u->estimate;
-	int n = b->schedule.n_ranks;
+	const ppcc_plan_variant *col[3];
+	const char *name[3];
+	int fits[3];
+	int k = 0;
+	if (p->has_own) {
+		col[k] = &p->best, name[k] = "given", fits[k++] = p->given_fits;
+		col[k] = &p->own, name[k] = "ppcc", fits[k++] = 1;
+	} else {
+		col[k] = &p->best, name[k] = "ppcc", fits[k++] = 1;
+	}
+	col[k] = &p->uniform, name[k] = "uniform", fits[k++] = p->uniform_fits;
+	const ppcc_estimate *eb = &p->best.estimate;
+	int n = p->best.schedule.n_ranks;
 
-	fprintf(f, "\nestimate                      ppcc      uniform\n");
-	fprintf(f, "  step time (ms)      %12.3f %12.3f\n", eb->step_ms, eu->step_ms);
-	fprintf(f, "  bottleneck (ms/mb)  %12.3f %12.3f\n",
-		(double)b->bottleneck_ps / 1e9, (double)u->bottleneck_ps / 1e9);
-	fprintf(f, "  bubble (simulated)  %11.2f%% %11.2f%%\n",
-		100 * eb->bubble_fraction, 100 * eu->bubble_fraction);
+	fprintf(f, "\nestimate            ");
+	for (int i = 0; i < k; i++)
+		fprintf(f, " %12s", name[i]);
+	fprintf(f, "\n  step time (ms)     ");
+	for (int i = 0; i < k; i++)
+		fprintf(f, " %12.3f", col[i]->estimate.step_ms);
+	fprintf(f, "\n  bottleneck (ms/mb) ");
+	for (int i = 0; i < k; i++)
+		fprintf(f, " %12.3f", (double)col[i]->bottleneck_ps / 1e9);
+	fprintf(f, "\n  bubble (simulated) ");
+	for (int i = 0; i < k; i++)
+		fprintf(f, " %11.2f%%", 100 * col[i]->estimate.bubble_fraction);
+	fputc('\n', f);
 	if (isfinite(eb->bubble_analytic))
 		fprintf(f, "  bubble (closed form, equal stages, free p2p) %.2f%%\n",
 			100 * eb->bubble_analytic);
-	fprintf(f, "  peak memory (GiB)   %12.2f %12.2f%s\n",
-		gib(max_of(eb->peak_memory_bytes, n)),
-		gib(max_of(eu->peak_memory_bytes, n)),
-		p->uniform_fits ? "" : "  (uniform does not fit)");
-	int same = 1;
-	for (int s = 0; s < b->schedule.n_stages; s++)
-		same &= b->stages[s].first_layer == u->stages[s].first_layer;
-	if (same) {
-		fprintf(f, "  the uniform split is already optimal: ppcc's is the same\n");
-	} else if (eu->step_ms > 0) {
-		double gain = (eu->step_ms - eb->step_ms) / eu->step_ms;
-		fprintf(f, "  ppcc's split is %.1f%% %s than the uniform split\n",
-			100 * fabs(gain), gain >= 0 ? "faster" : "slower");
+	fprintf(f, "  peak memory (GiB)  ");
+	for (int i = 0; i < k; i++)
+		fprintf(f, " %12.2f", gib(max_of(col[i]->estimate.peak_memory_bytes, n)));
+	for (int i = 0; i < k; i++)
+		if (!fits[i])
+			fprintf(f, "  (%s does not fit)", name[i]);
+	fputc('\n', f);
+	if (p->has_own) {
+		print_compare(f, "the given split", &p->best, "ppcc's split", &p->own);
+		print_compare(f, "the given split", &p->best, "the uniform split", &p->uniform);
+	} else {
+		print_compare(f, "ppcc's split", &p->best, "the uniform split", &p->uniform);
 	}
 
 	fprintf(f, "\nper rank          busy ms      p2p ms      idle ms   peak GiB");

@@ -1555,7 +1555,54 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 static const char *const pipeline_keys[] = {
 	"stages", "microbatches", "schedule", "chunks", "group_size",
 	"tensor_parallel", "data_parallel", "context_parallel",
-	"global_batch_size", "zero", "grad_bytes", NULL};
+	"global_batch_size", "zero", "grad_bytes", "partition", NULL};
+
+/* pipeline.partition: layers per stage, each a positive integer.  The
+ * count and the sum are checked against the pipeline and the model by
+ * ppcc_config_check, after the command line has had its say. */
+static void read_partition(ppcc_pipeline *out, loader *L, const section *s,
+			   const node *key, const node *list)
+{
+	if (list->kind != NODE_SEQ || list->n == 0) {
+		sec_bad(s, "partition", list,
+			"a list of layer counts, one per stage");
+		return;
+	}
+	int *counts = ppcc_arena_alloc(L->a, (size_t)list->n, sizeof *counts);
+	ppcc_loc *locs = ppcc_arena_alloc(L->a, (size_t)list->n, sizeof *locs);
+	if (!counts || !locs) {
+		L->status = PPCC_ENOMEM;
+		return;
+	}
+	int errors = L->errors, i = 0;
+	for (const node *item = list->first; item; item = item->next, i++) {
+		double x = 0;
+		char got[SHOW_CHARS * 4 + 32];
+		locs[i] = item->loc;
+		if (item->kind == NODE_SCALAR && parse_decimal(item, &x) == 1 &&
+		    x == 0) {
+			say(L, PPCC_SEV_ERROR, &item->loc,
+			    "pipeline.partition[%d]: stage %d is empty; every "
+			    "stage needs at least one layer", i, i);
+			continue;
+		}
+		if (item->kind != NODE_SCALAR || parse_decimal(item, &x) != 1 ||
+		    x != floor(x) || x < 1 || x > PPCC_MAX_LAYERS) {
+			describe(got, sizeof got, item);
+			say(L, PPCC_SEV_ERROR, &item->loc,
+			    "pipeline.partition[%d]: expected a layer count from 1 "
+			    "to %d, got %s", i, PPCC_MAX_LAYERS, got);
+			continue;
+		}
+		counts[i] = (int)x;
+	}
+	if (L->errors != errors)
+		return;
+	out->partition = counts;
+	out->partition_locs = locs;
+	out->n_partition = list->n;
+	out->partition_loc = key->loc;
+}
 
 static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 			  const node *key, const node *value)
@@ -1590,6 +1637,9 @@ static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 	int kind = 0;
 	if (sec_word(&s, "schedule", kinds, &kind, &out->kind_loc) == 1)
 		out->kind = ppcc_schedule_kind_parse(kinds[kind]);
+	const node *pk, *pv = sec_get(&s, "partition", &pk);
+	if (pv)
+		read_partition(out, L, &s, pk, pv);
 }
 
 /* ---- the whole -------------------------------------------------------- */

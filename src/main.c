@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,6 +53,8 @@ typedef struct cli_options {
 	int group_size_set;
 	int quiet;
 	long long max_actions; /* 0: PPCC_MAX_ACTIONS_DEFAULT */
+	const char *partition; /* --partition, as given */
+	int refresh_fingerprint;
 } cli_options;
 
 static void usage(FILE *f)
@@ -60,8 +63,8 @@ static void usage(FILE *f)
 	      "                 [-m|--microbatches N] [-v|--chunks N] [-g|--group-size N]\n"
 	      "                 [-t|--tensor-parallel N] [-f|--format FMT] [-o|--output FILE]\n"
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
-	      "                 [--prefix NAME] [--max-actions N]\n"
-	      "       ppcc check FILE.json\n"
+	      "                 [--prefix NAME] [--max-actions N] [--partition N,N,...]\n"
+	      "       ppcc check [--refresh-fingerprint] FILE.json\n"
 	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n"
@@ -375,6 +378,55 @@ static void set_override(int value, int *field, ppcc_loc *loc)
 	}
 }
 
+/* --partition 13,12,12,...: layers per stage.  The count and the sum are
+ * checked with the rest of the configuration. */
+static int parse_partition(ppcc_pipeline *pl, ppcc_arena *a, const char *arg,
+			   ppcc_diag *d)
+{
+	static const ppcc_loc cmdline = {"<command line>", 0, 0};
+	int n = 1;
+	for (const char *c = arg; *c; c++)
+		n += *c == ',';
+	int *counts = ppcc_arena_alloc(a, (size_t)n, sizeof *counts);
+	if (!counts)
+		return PPCC_ENOMEM;
+	const char *at = arg;
+	for (int i = 0; i < n; i++) {
+		const char *end = strchr(at, ',');
+		size_t len = end ? (size_t)(end - at) : strlen(at);
+		char buf[16];
+		long v = -1;
+		if (len > 0 && len < sizeof buf && at[0] >= '0' && at[0] <= '9') {
+			char *stop;
+			memcpy(buf, at, len);
+			buf[len] = '\0';
+			errno = 0;
+			v = strtol(buf, &stop, 10);
+			if (errno || *stop || v > PPCC_MAX_LAYERS)
+				v = -1;
+		}
+		if (v == 0) {
+			ppcc_error(d, &cmdline, "--partition: stage %d is empty; "
+				   "every stage needs at least one layer", i);
+			return PPCC_EINPUT;
+		}
+		if (v < 0) {
+			ppcc_error(d, &cmdline, "--partition: entry %d ('%.*s') is "
+				   "not a layer count from 1 to %d; expected a "
+				   "comma-separated list such as 13,12,12", i,
+				   (int)(len > 32 ? 32 : len), at, PPCC_MAX_LAYERS);
+			return PPCC_EINPUT;
+		}
+		counts[i] = (int)v;
+		at = end ? end + 1 : at + len;
+	}
+	pl->partition = counts;
+	pl->n_partition = n;
+	pl->partition_locs = NULL;
+	pl->partition_loc = cmdline;
+	return 0;
+}
+
 static int report_status(int err, ppcc_diag *d)
 {
 	if (err == PPCC_ENOMEM)
@@ -444,6 +496,10 @@ static int cmd_plan(const cli_options *o)
 	}
 	set_override(o->tensor_parallel, &pl->tensor_parallel,
 		     &pl->tensor_parallel_loc);
+	if (o->partition && (err = parse_partition(pl, a, o->partition, &d)) < 0) {
+		rc = report_status(err, &d);
+		goto out;
+	}
 	ppcc_config_fill_defaults(&cfg);
 	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
 	    (err = ppcc_plan_budget_check(&cfg, o->emit.format, o->max_actions,
@@ -458,6 +514,81 @@ out:
 	return rc;
 }
 
+/* Rewrites the one "fingerprint": "<16 hex digits>" of the JSON text at
+ * path with fp, through a temporary file renamed over it.  The value keeps
+ * its length, so nothing else of the file moves. */
+static int rewrite_fingerprint(const char *path, uint64_t fp, ppcc_diag *d)
+{
+	ppcc_loc loc = {path, 0, 0};
+	FILE *in = fopen(path, "rb");
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	if (!in) {
+		ppcc_error(d, &loc, "cannot read: %s", strerror(errno));
+		return EXIT_INPUT;
+	}
+	for (;;) {
+		if (len + 65536 > cap) {
+			char *t = ppcc_realloc(text, cap = 2 * cap + 65536);
+			if (!t) {
+				ppcc_free(text);
+				fclose(in);
+				ppcc_error(d, NULL, "out of memory");
+				return EXIT_INTERNAL;
+			}
+			text = t;
+		}
+		size_t k = fread(text + len, 1, cap - len - 1, in);
+		len += k;
+		if (k == 0)
+			break;
+	}
+	int read_error = ferror(in);
+	fclose(in);
+	text[len] = '\0';
+	static const char key[] = "\"fingerprint\"";
+	char *at = NULL, *value = NULL;
+	int found = 0;
+	for (char *c = text; (c = strstr(c, key)) != NULL; c += sizeof key - 1) {
+		found++;
+		at = c;
+	}
+	if (found == 1) {
+		char *c = at + sizeof key - 1;
+		c += strspn(c, " \t\r\n");
+		if (*c == ':') {
+			c++;
+			c += strspn(c, " \t\r\n");
+			if (*c == '"' && strspn(c + 1, "0123456789abcdef") == 16 &&
+			    c[17] == '"')
+				value = c + 1;
+		}
+	}
+	if (read_error || !value) {
+		ppcc_free(text);
+		ppcc_error(d, &loc, "not refreshed: the file does not hold exactly "
+			   "one \"fingerprint\": \"<16 hexadecimal digits>\"; "
+			   "remove the field instead");
+		return EXIT_INPUT;
+	}
+	char hex[17];
+	snprintf(hex, sizeof hex, "%016" PRIx64, fp);
+	memcpy(value, hex, 16);
+	output out;
+	if (output_open(&out, path) < 0) {
+		ppcc_free(text);
+		cannot_write(path, errno);
+		return EXIT_OUTPUT;
+	}
+	int ok = fwrite(text, 1, len, out.f) == len;
+	ppcc_free(text);
+	if (output_close(&out, ok) < 0 || !ok) {
+		cannot_write(path, errno ? errno : EIO);
+		return EXIT_OUTPUT;
+	}
+	return EXIT_OK;
+}
+
 static int cmd_check(const cli_options *o)
 {
 	ppcc_diag d = {.fn = print_diag};
@@ -470,15 +601,56 @@ static int cmd_check(const cli_options *o)
 		return EXIT_INTERNAL;
 	}
 	const char *name = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
-	if ((err = ppcc_read_json(&plan, a, o->input, &d)) < 0 ||
-	    (err = ppcc_schedule_validate(&plan.best.schedule, &d, name, 50)) < 0 ||
-	    (err = ppcc_schedule_order_check(&plan.best.schedule, &d, name, 50)) < 0) {
+	if (o->refresh_fingerprint && strcmp(o->input, "-") == 0) {
+		ppcc_arena_free(a);
+		return usage_error("%s", "--refresh-fingerprint needs a file, not -");
+	}
+	if ((err = ppcc_read_json(&plan, a, o->input, &d)) < 0) {
+		rc = report_status(err, &d);
+		goto out;
+	}
+	const ppcc_schedule *s = &plan.best.schedule;
+	uint64_t hash = ppcc_schedule_fingerprint(s);
+	int stale = hash != s->fingerprint;
+	int errors = d.errors;
+	/* refreshing: every check but the fingerprint's */
+	ppcc_schedule probe = *s;
+	if (o->refresh_fingerprint)
+		probe.fingerprint = hash;
+	err = ppcc_schedule_validate(&probe, &d, name, 50);
+	int others = d.errors - errors - (stale && !o->refresh_fingerprint);
+	if (o->refresh_fingerprint && err != PPCC_ENOMEM) {
+		ppcc_loc loc = {name, 0, 0};
+		if (others > 0) {
+			ppcc_error(&d, &loc, "fingerprint not refreshed: the schedule "
+				   "has %d other problem%s; fix %s first", others,
+				   others == 1 ? "" : "s", others == 1 ? "it" : "them");
+			rc = EXIT_INPUT;
+			goto out;
+		}
+		if (stale && (rc = rewrite_fingerprint(o->input, hash, &d)) != EXIT_OK)
+			goto out;
+		if (!o->quiet)
+			printf("%s: fingerprint %s %016" PRIx64 "\n", name,
+			       stale ? "refreshed to" : "already up to date:", hash);
+		rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_OUTPUT;
+		goto out;
+	}
+	if (stale && err != PPCC_ENOMEM) {
+		ppcc_loc loc = {name, 0, 0};
+		ppcc_note(&d, &loc, "if the schedule was edited on purpose, %s"
+			  "run 'ppcc check --refresh-fingerprint %s' to write its "
+			  "fingerprint, or remove the \"fingerprint\" field",
+			  others > 0 ? "fix the problems above, then " : "", name);
+	}
+	if (err >= 0)
+		err = ppcc_schedule_order_check(s, &d, name, 50);
+	if (err < 0) {
 		rc = report_status(err, &d);
 		goto out;
 	}
 	int unordered = err; /* rank pairs out of order, warned about */
 	if (!o->quiet) {
-		const ppcc_schedule *s = &plan.best.schedule;
 		long long n = 0;
 		for (int r = 0; r < s->n_ranks; r++)
 			n += s->ranks[r].n_actions;
@@ -495,7 +667,7 @@ out:
 }
 
 enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
-       OPT_MAX_ACTIONS };
+       OPT_MAX_ACTIONS, OPT_PARTITION, OPT_REFRESH_FINGERPRINT };
 
 static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -515,6 +687,8 @@ static const struct option longopts[] = {
 	{"standalone", no_argument, NULL, OPT_STANDALONE},
 	{"prefix", required_argument, NULL, OPT_PREFIX},
 	{"max-actions", required_argument, NULL, OPT_MAX_ACTIONS},
+	{"partition", required_argument, NULL, OPT_PARTITION},
+	{"refresh-fingerprint", no_argument, NULL, OPT_REFRESH_FINGERPRINT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -581,6 +755,8 @@ static int apply_option(cli_options *o, int c, const char *arg)
 		o->max_actions = v;
 		break;
 	}
+	case OPT_PARTITION: o->partition = arg; break;
+	case OPT_REFRESH_FINGERPRINT: o->refresh_fingerprint = 1; break;
 	case ':':
 		return usage_error("option '%s' needs a value", cur_opt);
 	default:

@@ -63,6 +63,11 @@
  * INT64_MAX (a limit of INT64_MAX therefore means no limit); a memory use
  * beyond int64 does not fit any finite cap.
  *
+ * This is a proxy: what users pay for is the simulated step, which
+ * refine.c minimises with this split as one of its seeds and the
+ * bottleneck as one of its lower bounds.  At the end of this file, the
+ * least path bound, a bound on the step of GPipe and 1F1B, exact too.
+ *
  * The same machinery answers the memory question: the least largest
  * overflow max_s (memory(s,...) - mem_cap[s]) over stages with a cap is a
  * bottleneck too, probed with every finite cap raised by X and no time
@@ -693,5 +698,112 @@ int ppcc_partition_min_overflow(int *out_first, int *out_stage,
 	*out_overflow = best;
 out:
 	part_ctx_free(&c);
+	return err;
+}
+
+/*
+ * The least path bound (refine.c) over every split that fits, for one
+ * chunk per rank.  With m microbatches, stage r of the split pays at least
+ *
+ *   P_r + m time(r, i_r, j_r),   P_0 = 0,
+ *   P_{r+1} = P_r + work[r][j_r+1] - work[r][i_r] + (r > 0 ? comm_in[r][i_r] : 0)
+ *
+ * (P_r: microbatch 0's forwards and microbatch m-1's backwards through
+ * stages 0..r-1 with the p2p time between them), and the step is at least
+ * the largest of these.  Whether some split keeps every term within X is
+ * decided exactly by a dynamic program over (stage, last layer) that
+ * keeps, for each end, the least P reachable: a smaller P only loosens
+ * the constraints of the stages that follow, so the least one is the only
+ * one worth keeping.  Each stage's inner loop stops where the work alone
+ * or memory rules the start out (both only grow as the start moves
+ * back), so a probe is O(S n L) for stages of at most L layers; the
+ * bisection between lo and hi stops once they are within hi / 2^20, and
+ * *out is lo, a bound below the least.  Work and memory are 128-bit, as in
+ * the search above.  The split that keeps every term within the final hi
+ * goes to out_first: a seed for the simulated search, since the bound is
+ * close to the step.  Returns PPCC_EINFEASIBLE when even hi fails (hi
+ * must be the value of a split that fits), PPCC_ENOMEM, or 0.
+ */
+static int part_path_probe(const ppcc_part_problem *pb, int64_t m, part_wide X,
+			   part_wide *prev, part_wide *cur, int *from)
+{
+	int n = pb->n_layers, S = pb->n_stages;
+	const part_wide none = PART_NO_TIME * 4;
+	for (int r = 0; r < S; r++) {
+		const int64_t *w = pb->work[r];
+		for (int j = 0; j < n; j++)
+			cur[j] = none;
+		for (int j = r; j <= n - S + r; j++) {
+			part_wide best = none;
+			for (int i = j; i >= (r == 0 ? 0 : r); i--) {
+				if (r == 0 && i > 0)
+					continue;
+				part_wide work = (part_wide)w[j + 1] - w[i];
+				if ((part_wide)m * work > X ||
+				    !part_fits(pb, r, i, j, 0))
+					break;
+				part_wide before = r == 0 ? 0 : prev[i - 1];
+				if (before >= none)
+					continue;
+				if (before + (part_wide)m * (part_h(pb, r, j) - part_g(pb, r, i)) > X)
+					continue;
+				part_wide after = before + work +
+					(r > 0 ? (part_wide)pb->comm_in[r][i] : 0);
+				if (after < best) {
+					best = after;
+					if (from)
+						from[(size_t)r * (size_t)n + (size_t)j] = i;
+				}
+			}
+			cur[j] = best;
+		}
+		part_wide *t = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[n - 1] < none;
+}
+
+int ppcc_partition_path_bound(int64_t *out, int *out_first,
+			      const ppcc_part_problem *pb, int64_t m, int64_t lo,
+			      int64_t hi)
+{
+	if (!out || !out_first || part_check_shape(pb) < 0 || m < 1 || lo > hi)
+		return PPCC_EINPUT;
+	size_t n = (size_t)pb->n_layers, S = (size_t)pb->n_stages;
+	if (S > SIZE_MAX / sizeof(int) / n)
+		return PPCC_ENOMEM;
+	part_wide *a = ppcc_malloc(2 * n * sizeof *a);
+	int *from = ppcc_malloc(S * n * sizeof *from);
+	int err = 0;
+	if (!a || !from) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	if (!part_path_probe(pb, m, hi, a, a + n, NULL)) {
+		err = PPCC_EINFEASIBLE;
+		goto out;
+	}
+	while (hi - lo > hi / (1 << 20) && hi - lo > 1) {
+		int64_t mid = part_midpoint(lo, hi);
+		if (part_path_probe(pb, m, mid, a, a + n, NULL))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	/* the split at hi, read back from the last stage */
+	if (!part_path_probe(pb, m, hi, a, a + n, from)) {
+		err = PPCC_EINTERNAL;
+		goto out;
+	}
+	for (int r = (int)S - 1, j = (int)n - 1; r >= 0; r--) {
+		int i = from[(size_t)r * n + (size_t)j];
+		out_first[r] = i;
+		j = i - 1;
+	}
+	*out = lo;
+out:
+	ppcc_free(a);
+	ppcc_free(from);
 	return err;
 }

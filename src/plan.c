@@ -41,10 +41,18 @@
  *     (stash_bytes + (t - 1) * stash_replicated_bytes) / (t * cp), where k
  *     is the most microbatches the schedule keeps in flight on that stage,
  *     counted on the generated schedule itself (1F1B: min(p - r, m);
- *     GPipe: m); the cap is the device's memory less reserved_gib.  With v
- *     chunks a rank's memory is split evenly between its chunks: a
- *     sufficient condition, since the chunks' peaks need not coincide;
- *     the simulator reports the actual peak.
+ *     GPipe: m); the cap is the device's memory less reserved_gib.  The
+ *     split accepted must fit every rank's simulated peak (refine.c):
+ *     with v chunks the sum of the chunks' static bytes and the largest
+ *     stash the rank's order holds at once.  The proxy search
+ *     (partition.c) checks each stage against its rank's memory, exact
+ *     with one chunk, and against an even 1/v share with v chunks, a
+ *     sufficient condition that only seeds the search.
+ *
+ * The split is the least simulated step (refine.c), searched from the
+ * proxy's split, the uniform one, for GPipe and 1F1B the split of the
+ * least path bound, and an explicit partition when one is given (which is
+ * then the plan's best, with ppcc's own split beside it).
  *
  * The schedule's order does not depend on the split, so it is generated
  * once, for the counts, and then given the chosen stages' sizes; the
@@ -75,6 +83,7 @@ typedef struct plan_ctx {
 	double *tp_f, *tp_b, *cp_f, *cp_b, *z3_f, *z3_b;
 	double *rank_speed;      /* FLOP/s per rank */
 	double *rank_mem;        /* layer bytes a rank may hold: memory * t */
+	double *rank_cap;        /* bytes per device of each rank */
 	int *rank_group;
 	/* per device group: prefix sums of compute picoseconds */
 	int64_t **work_fb, **work_f;
@@ -227,7 +236,7 @@ static int ctx_init(plan_ctx *x)
 	int err;
 	if ((err = layer_comm_init(x)) < 0)
 		return err;
-	if (!ALLOC(x->rank_speed, x->p) || !ALLOC(x->rank_mem, x->p) ||
+	if (!ALLOC(x->rank_speed, x->p) || !ALLOC(x->rank_mem, x->p) || !ALLOC(x->rank_cap, x->p) ||
 	    !ALLOC(x->rank_group, x->p) ||
 	    !ALLOC(x->work_fb, c->cluster.n_groups) ||
 	    !ALLOC(x->work_f, c->cluster.n_groups))
@@ -240,6 +249,7 @@ static int ctx_init(plan_ctx *x)
 		x->rank_speed[r] = x->shard * dg->tflops * 1e12 * dg->efficiency;
 		x->rank_mem[r] = (dg->memory_bytes - c->cluster.reserved_bytes) *
 				 x->shard;
+		x->rank_cap[r] = dg->memory_bytes - c->cluster.reserved_bytes;
 	}
 	for (int g = 0; g < c->cluster.n_groups; g++) {
 		const ppcc_device_group *dg = &c->cluster.groups[g];
@@ -413,42 +423,74 @@ static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
 	}
 }
 
-/* Fills a variant's stages, costs and bottleneck from a split (first[s]
- * for each stage). */
-static int variant_fill(plan_ctx *x, ppcc_plan_variant *out, const int *first)
+/* The simulator's costs of stage s holding layers i..j (they depend on
+ * nothing else) and, when st is not NULL, its stage table entry. */
+static void stage_costs(const plan_ctx *x, int s, int i, int j,
+			ppcc_stage_cost *c, ppcc_stage_info *st)
 {
 	const ppcc_layer *L = x->cfg->model.layers;
-	if (!ALLOC(out->stages, x->S) || !ALLOC(out->costs, x->S))
-		return PPCC_ENOMEM;
-	out->bottleneck_ps = 0;
-	for (int s = 0; s < x->S; s++) {
-		int i = first[s], j = s + 1 < x->S ? first[s + 1] - 1 : x->n - 1;
-		int r = s % x->p, g = x->rank_group[r];
-		ppcc_stage_info *st = &out->stages[s];
+	int r = s % x->p, g = x->rank_group[r];
+	uint64_t recv = s > 0 ? (uint64_t)to_bytes(L[i - 1].activation_bytes) : 0;
+	uint64_t send = s < x->S - 1 ? (uint64_t)to_bytes(L[j].activation_bytes) : 0;
+	if (st) {
 		st->stage = s;
 		st->rank = r;
 		st->chunk = s / x->p;
 		st->first_layer = i;
 		st->last_layer = j;
-		st->recv_bytes = s > 0 ? (uint64_t)to_bytes(L[i - 1].activation_bytes) : 0;
-		st->send_bytes = s < x->S - 1 ? (uint64_t)to_bytes(L[j].activation_bytes) : 0;
+		st->recv_bytes = recv;
+		st->send_bytes = send;
+	}
+	memset(c, 0, sizeof *c);
+	int64_t f = x->work_f[g][j + 1] - x->work_f[g][i];
+	int64_t fb = x->work_fb[g][j + 1] - x->work_fb[g][i];
+	c->fwd_ms = (double)f / 1e9;
+	c->bwd_ms = (double)(fb - f) / 1e9;
+	c->bwd_input_ms = c->bwd_ms / 2;
+	c->bwd_weight_ms = c->bwd_ms - c->bwd_input_ms;
+	if (x->stage_link[s] >= 0)
+		c->send_f_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s]),
+						 (double)send);
+	if (s > 0 && x->stage_link[s - 1] >= 0)
+		c->send_b_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s - 1]),
+						 (double)recv);
+	c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->shard;
+	c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
+	stage_parts(x, c, i, j, g);
+}
 
-		ppcc_stage_cost *c = &out->costs[s];
-		int64_t f = x->work_f[g][j + 1] - x->work_f[g][i];
-		int64_t fb = x->work_fb[g][j + 1] - x->work_fb[g][i];
-		c->fwd_ms = (double)f / 1e9;
-		c->bwd_ms = (double)(fb - f) / 1e9;
-		c->bwd_input_ms = c->bwd_ms / 2;
-		c->bwd_weight_ms = c->bwd_ms - c->bwd_input_ms;
-		if (x->stage_link[s] >= 0)
-			c->send_f_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s]),
-							 (double)st->send_bytes);
-		if (s > 0 && x->stage_link[s - 1] >= 0)
-			c->send_b_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s - 1]),
-							 (double)st->recv_bytes);
-		c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->shard;
-		c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
-		stage_parts(x, c, i, j, g);
+/* The same for a whole split (first[s] for each stage). */
+static void split_costs(const plan_ctx *x, const int *first,
+			ppcc_stage_cost *costs, ppcc_stage_info *stages)
+{
+	for (int s = 0; s < x->S; s++) {
+		int i = first[s], j = s + 1 < x->S ? first[s + 1] - 1 : x->n - 1;
+		stage_costs(x, s, i, j, &costs[s], stages ? &stages[s] : NULL);
+	}
+}
+
+static int split_costs_fn(void *user, const int *first, ppcc_stage_cost *out)
+{
+	split_costs(user, first, out, NULL);
+	return 0;
+}
+
+static int stage_costs_fn(void *user, int s, int i, int j, ppcc_stage_cost *out)
+{
+	stage_costs(user, s, i, j, out, NULL);
+	return 0;
+}
+
+/* Fills a variant's stages, costs and bottleneck from a split (first[s]
+ * for each stage). */
+static int variant_fill(plan_ctx *x, ppcc_plan_variant *out, const int *first)
+{
+	if (!ALLOC(out->stages, x->S) || !ALLOC(out->costs, x->S))
+		return PPCC_ENOMEM;
+	split_costs(x, first, out->costs, out->stages);
+	out->bottleneck_ps = 0;
+	for (int s = 0; s < x->S; s++) {
+		int i = first[s], j = s + 1 < x->S ? first[s + 1] - 1 : x->n - 1;
 		int64_t tm = stage_time(x, s, i, j);
 		if (tm > out->bottleneck_ps)
 			out->bottleneck_ps = tm;
@@ -578,15 +620,158 @@ static int report_infeasible(plan_ctx *x)
 
 static int fewest_stages(const ppcc_config *cfg, int *out_microbatches);
 
-static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
-		      ppcc_diag *d, int search)
+/* Megatron-LM's default: equal layer counts, the remainder on the last
+ * stages; with the transformer shorthand the blocks are divided and the
+ * embedding and head join the first and last stages. */
+static void uniform_split(const plan_ctx *x, int *uni)
 {
-	plan_ctx ctx = {0}, *x = &ctx;
-	int err;
-	ppcc_schedule shape;
-	int *first, *uni;
+	int edge = x->cfg->model.edge_layers && x->S >= 2 && x->n - 2 >= x->S;
+	int blocks = x->n - 2 * edge;
+	int base = blocks / x->S, extra = blocks % x->S, at = 0;
+	for (int s = 0; s < x->S; s++) {
+		uni[s] = at;
+		at += base + (s >= x->S - extra ? 1 : 0) +
+		      (edge && (s == 0 || s == x->S - 1) ? 1 : 0);
+	}
+}
 
-	memset(out, 0, sizeof *out);
+/* Every rank's simulated peak within its device's memory. */
+static int variant_fits(const plan_ctx *x, const ppcc_plan_variant *v)
+{
+	for (int r = 0; r < x->p; r++)
+		if (v->estimate.peak_memory_bytes[r] > x->rank_cap[r])
+			return 0;
+	return 1;
+}
+
+/* The bound on every split's simulated step that the output compares
+ * with (refine.c): m x the least bottleneck, and with v chunks m x the
+ * larger of the least bottleneck without memory caps and the least total
+ * of the stage times over p.  One picosecond a stage is taken off for
+ * the rounding of p2p times to picoseconds. */
+typedef struct step_bounds_t {
+	double step_ms;
+	int64_t bottleneck_ps;
+} step_bounds_t;
+
+static int step_lower_bound(plan_ctx *x, int64_t bottleneck, step_bounds_t *out)
+{
+	int64_t b = bottleneck;
+	double total = 0;
+	if (x->v > 1 || b < 0) {
+		int64_t *nocap;
+		int *first;
+		if (!ALLOC(nocap, x->S) || !ALLOC(first, x->S))
+			return PPCC_ENOMEM;
+		for (int s = 0; s < x->S; s++)
+			nocap[s] = INT64_MAX;
+		ppcc_part_problem free_pb = x->pb;
+		free_pb.mem_cap = nocap;
+		int err = ppcc_partition_solve(first, &b, &free_pb);
+		if (err < 0)
+			return err;
+		/* least total: each layer on its cheapest device, each stage
+		 * paying its least boundary costs */
+		const ppcc_part_problem *pb = &x->pb;
+		for (int i = 0; i < x->n; i++) {
+			int64_t least = INT64_MAX;
+			for (int s = 0; s < x->S; s++) {
+				int64_t w = pb->work[s][i + 1] - pb->work[s][i];
+				least = w < least ? w : least;
+			}
+			total += (double)least;
+		}
+		for (int s = 0; s < x->S; s++) {
+			int64_t in = INT64_MAX, out_c = INT64_MAX;
+			for (int i = s; i <= x->n - x->S + s; i++) {
+				if (s > 0 && pb->comm_in[s][i] < in)
+					in = pb->comm_in[s][i];
+				if (s < x->S - 1 && pb->comm_out[s][i] < out_c)
+					out_c = pb->comm_out[s][i];
+			}
+			total += (double)(s > 0 ? in : 0) + (double)(s < x->S - 1 ? out_c : 0);
+		}
+		total = total / x->p - x->S;
+	}
+	double per_mb = (double)(b - x->S);
+	if (total > per_mb)
+		per_mb = total;
+	out->bottleneck_ps = b;
+	out->step_ms = per_mb > 0 ? x->m * per_mb / 1e9 : 0;
+	return 0;
+}
+
+static ppcc_loc where_partition(const ppcc_config *cfg)
+{
+	if (cfg->pipeline.partition_loc.file)
+		return cfg->pipeline.partition_loc;
+	return cfg->pipeline.loc.file ? cfg->pipeline.loc
+				      : (ppcc_loc){cfg->path, 0, 0};
+}
+
+/* With one chunk, the least path bound over the splits that fit
+ * (ppcc_partition_path_bound) when its dynamic program is cheap enough:
+ * at most PATH_BOUND_WORK inner steps over its bisection; *out_ok says
+ * whether it ran, out_split gets the split it ends on.  The simulator's p2p times are not
+ * rounded to picoseconds as the tables are: each stage's input term and
+ * each microbatch of a stage's time are allowed a picosecond either way. */
+#define PATH_BOUND_WORK ((int64_t)1 << 24)
+
+static int path_lower_bound(plan_ctx *x, const int *split, int64_t bottleneck,
+			    double *out_ms, int *out_split, int *out_ok)
+{
+	const ppcc_part_problem *pb = &x->pb;
+	int64_t longest = 0, value = 0, before = 0;
+	for (int s = 0; s < x->S; s++) {
+		int i = split[s], j = s + 1 < x->S ? split[s + 1] - 1 : x->n - 1;
+		if (j - i + 1 > longest)
+			longest = j - i + 1;
+		int64_t t = stage_time(x, s, i, j);
+		if (before + x->m * t > value)
+			value = before + x->m * t;
+		before += pb->work[s][j + 1] - pb->work[s][i] +
+			  (s > 0 ? pb->comm_in[s][i] : 0);
+	}
+	*out_ok = 0;
+	if ((int64_t)x->S * x->n * 2 * longest * 21 > PATH_BOUND_WORK)
+		return 0;
+	int64_t lo = x->m * bottleneck, least;
+	if (lo > value)
+		lo = value;
+	int err = ppcc_partition_path_bound(&least, out_split, pb, x->m, lo, value);
+	if (err < 0)
+		return err == PPCC_EINFEASIBLE ? PPCC_EINTERNAL : err;
+	*out_ms = (double)(least - 2 * (int64_t)x->m - x->S - 1) / 1e9;
+	*out_ok = 1;
+	return 0;
+}
+
+/* No split fits: the diagnostics of report_infeasible, then the fewest
+ * stages that would fit. */
+static int report_no_fit(plan_ctx *x, const ppcc_config *cfg, ppcc_diag *d)
+{
+	int err;
+	if ((err = report_infeasible(x)) != PPCC_EINFEASIBLE)
+		return err;
+	int m = 0, p = fewest_stages(cfg, &m);
+	if (p < 0 && p != PPCC_EINFEASIBLE)
+		return p;
+	if (p > 0 && m != cfg->pipeline.microbatches)
+		ppcc_note(d, &cfg->pipeline.stages_loc,
+			  "it would fit with %d stages (and %d microbatches)", p, m);
+	else if (p > 0)
+		ppcc_note(d, &cfg->pipeline.stages_loc,
+			  "it would fit with %d stages", p);
+	return PPCC_EINFEASIBLE;
+}
+
+/* The cost tables and the schedule's shape (its order, which does not
+ * depend on the split), with the in-flight counts read off it. */
+static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
+		      const ppcc_config *cfg, ppcc_diag *d)
+{
+	int err;
+	memset(x, 0, sizeof *x);
 	x->cfg = cfg;
 	x->a = a;
 	x->d = d;
@@ -607,7 +792,6 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	if ((err = ctx_init(x)) < 0)
 		return err;
 
-	/* The shape of the schedule, for the in-flight counts. */
 	ppcc_stage_info *blank;
 	if (!ALLOC(blank, x->S))
 		return PPCC_ENOMEM;
@@ -616,66 +800,222 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		blank[s].rank = s % x->p;
 		blank[s].chunk = s / x->p;
 	}
-	if ((err = ppcc_schedule_build(&shape, a, x->kind, x->p, x->v, x->m,
+	if ((err = ppcc_schedule_build(shape, a, x->kind, x->p, x->v, x->m,
 				       x->group, blank)) < 0)
 		return err;
-	if ((err = count_in_flight(x, &shape)) < 0 || (err = problem_init(x)) < 0)
+	if ((err = count_in_flight(x, shape)) < 0 || (err = problem_init(x)) < 0)
+		return err;
+	return 0;
+}
+
+int ppcc_plan_split(ppcc_plan_variant *out, int *out_fits, ppcc_arena *a,
+		    const ppcc_config *cfg, const int *first, ppcc_diag *d)
+{
+	plan_ctx ctx, *x = &ctx;
+	ppcc_schedule shape;
+	int err;
+	memset(out, 0, sizeof *out);
+	if ((err = plan_setup(x, &shape, a, cfg, d)) < 0)
+		return err;
+	if (first[0] != 0)
+		return PPCC_EINPUT;
+	for (int s = 1; s < x->S; s++)
+		if (first[s] <= first[s - 1] || first[s] >= x->n)
+			return PPCC_EINPUT;
+	if ((err = variant_best(x, out, first, &shape)) < 0)
+		return err;
+	*out_fits = variant_fits(x, out);
+	return 0;
+}
+
+/* With v chunks, when the search found no split that fits: its split of
+ * least overflow, simulated, rank by rank. */
+static int report_no_fit_simulated(plan_ctx *x, const ppcc_config *cfg,
+				   ppcc_diag *d, const int *split,
+				   const ppcc_step_result *res,
+				   const ppcc_schedule *shape)
+{
+	ppcc_plan_variant v;
+	int err;
+	if ((err = variant_uniform(x, &v, split, shape)) < 0)
+		return err;
+	int worst = 0;
+	double most = 0;
+	for (int r = 0; r < x->p; r++) {
+		double pk = v.estimate.peak_memory_bytes[r];
+		if (pk - x->rank_cap[r] > v.estimate.peak_memory_bytes[worst] - x->rank_cap[worst])
+			worst = r;
+		most = pk > most ? pk : most;
+	}
+	const ppcc_layer *L = cfg->model.layers;
+	int i = split[worst];
+	double pk = v.estimate.peak_memory_bytes[worst];
+	ppcc_error(d, &L[i].loc,
+		   "the model does not fit in device memory: of the splits "
+		   "searched (%ld simulations%s), the one that overflows least "
+		   "peaks at %.2f GiB on rank %d (its %d chunks with the "
+		   "activations in flight) of %.2f GiB per device, %.2f GiB over",
+		   res->simulations, res->exact ? ", every split" : "", gib(pk),
+		   worst, x->v, gib(x->rank_cap[worst]), gib(pk - x->rank_cap[worst]));
+	ppcc_note(d, &cfg->cluster.loc,
+		  "it would fit with %.2f GiB per device", gib(most));
+	int m = 0, p = fewest_stages(cfg, &m);
+	if (p < 0 && p != PPCC_EINFEASIBLE)
+		return p;
+	if (p > 0 && m != cfg->pipeline.microbatches)
+		ppcc_note(d, &cfg->pipeline.stages_loc,
+			  "it would fit with %d stages (and %d microbatches)", p, m);
+	else if (p > 0)
+		ppcc_note(d, &cfg->pipeline.stages_loc,
+			  "it would fit with %d stages", p);
+	return PPCC_EINFEASIBLE;
+}
+
+static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+		      ppcc_diag *d, int search, int *out_first,
+		      ppcc_step_result *out_res)
+{
+	plan_ctx ctx, *x = &ctx;
+	int err;
+	ppcc_schedule shape;
+	int *first, *uni;
+
+	memset(out, 0, sizeof *out);
+	if ((err = plan_setup(x, &shape, a, cfg, d)) < 0)
 		return err;
 
 	if (!ALLOC(first, x->S) || !ALLOC(uni, x->S))
 		return PPCC_ENOMEM;
+	uniform_split(x, uni);
+
+	/* The proxy: the exact least bottleneck within each stage's share of
+	 * its rank's memory (the whole rank with one chunk, where that is
+	 * the simulated peak exactly; 1/v of it with v chunks, sufficient). */
 	int64_t bottleneck;
-	err = ppcc_partition_solve(first, &bottleneck, &x->pb);
+	int proxy = ppcc_partition_solve(first, &bottleneck, &x->pb);
+	if (proxy < 0 && proxy != PPCC_EINFEASIBLE)
+		return proxy;
+	if (proxy == PPCC_EINFEASIBLE && x->v == 1) {
+		if (!search)
+			return PPCC_EINFEASIBLE;
+		return report_no_fit(x, cfg, d);
+	}
+	if (!search && proxy == 0)
+		return 0;
+
+	step_bounds_t lb;
+	if ((err = step_lower_bound(x, proxy == 0 ? bottleneck : -1, &lb)) < 0)
+		return err;
+	if (proxy == PPCC_EINFEASIBLE) {
+		int stage;
+		int64_t over;
+		if ((err = ppcc_partition_min_overflow(first, &stage, &over, &x->pb)) < 0)
+			return err;
+	}
+	/* An explicit partition is planned as given, and is also a seed of
+	 * ppcc's own search, which therefore never does worse. */
+	int *given = NULL;
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	if (pl->partition) {
+		if (pl->n_partition != x->S || !ALLOC(given, x->S))
+			return pl->n_partition != x->S ? PPCC_EINTERNAL : PPCC_ENOMEM;
+		for (int s = 0, at = 0; s < x->S; at += pl->partition[s++])
+			given[s] = at;
+	}
+	/* One chunk: the least path bound and the split that reaches it. */
+	double path_ms = 0;
+	int path_ok = 0, *path_split;
+	if (!ALLOC(path_split, x->S))
+		return PPCC_ENOMEM;
+	if (x->v == 1 && x->p > 1 && proxy == 0 &&
+	    (x->kind == PPCC_SCHED_1F1B || x->kind == PPCC_SCHED_GPIPE) &&
+	    (err = path_lower_bound(x, first, bottleneck, &path_ms, path_split,
+				    &path_ok)) < 0)
+		return err;
+	const int *seeds[4] = {first, uni, path_ok ? path_split : NULL, given};
+	ppcc_step_problem sp = {
+		.n_layers = x->n,
+		.shape = &shape,
+		.costs = split_costs_fn,
+		.stage_cost = stage_costs_fn,
+		.user = x,
+		.rank_cap = x->rank_cap,
+		.seeds = seeds,
+		.n_seeds = 4,
+		.max_sims = cfg->pipeline.max_simulations,
+		.lower_bound_ms = lb.step_ms,
+	};
+	ppcc_step_ctx *sc = NULL;
+	ppcc_step_result res;
+	int *chosen;
+	if (!ALLOC(chosen, x->S))
+		return PPCC_ENOMEM;
+	err = ppcc_partition_step(chosen, &res, &sc, &sp);
+	ppcc_step_ctx_free(sc);
 	if (err == PPCC_EINFEASIBLE) {
 		if (!search)
-			return err;
-		if ((err = report_infeasible(x)) != PPCC_EINFEASIBLE)
-			return err;
-		int m = 0, p = fewest_stages(cfg, &m);
-		if (p < 0 && p != PPCC_EINFEASIBLE)
-			return p;
-		if (p > 0 && m != cfg->pipeline.microbatches)
-			ppcc_note(d, &cfg->pipeline.stages_loc,
-				  "it would fit with %d stages (and %d microbatches)", p, m);
-		else if (p > 0)
-			ppcc_note(d, &cfg->pipeline.stages_loc,
-				  "it would fit with %d stages", p);
-		return PPCC_EINFEASIBLE;
+			return PPCC_EINFEASIBLE;
+		return report_no_fit_simulated(x, cfg, d, chosen, &res, &shape);
 	}
 	if (err < 0)
 		return err;
+	if (!search)
+		return 0;
+	if (out_first) {
+		memcpy(out_first, chosen, (size_t)x->S * sizeof(int));
+		*out_res = res;
+		if (path_ok && res.path_bound && path_ms > out_res->lower_bound_ms)
+			out_res->lower_bound_ms = path_ms;
+		return 0;
+	}
 
 	out->config = cfg;
 	out->model_name = cfg->model.name;
 	out->n_layers = x->n;
 	out->layers = cfg->model.layers;
-	if ((err = variant_best(x, &out->best, first, &shape)) < 0)
+	/* The plan holds one schedule, the one it writes: the given split's
+	 * when there is one, ppcc's otherwise; the other variants are
+	 * simulated on its lists. */
+	ppcc_plan_variant *own = given ? &out->own : &out->best;
+	if (given) {
+		if ((err = variant_best(x, &out->best, given, &shape)) < 0 ||
+		    (err = variant_uniform(x, own, chosen, &out->best.schedule)) < 0)
+			return err;
+	} else if ((err = variant_best(x, own, chosen, &shape)) < 0) {
 		return err;
-	if (out->best.bottleneck_ps != bottleneck)
-		return PPCC_EINTERNAL;
-
-	/* Megatron-LM's default: equal layer counts, the remainder on the
-	 * last stages; with the transformer shorthand the blocks are divided
-	 * and the embedding and head join the first and last stages. */
-	int edge = cfg->model.edge_layers && x->S >= 2 && x->n - 2 >= x->S;
-	int blocks = x->n - 2 * edge;
-	int base = blocks / x->S, extra = blocks % x->S, at = 0;
-	out->uniform_fits = 1;
-	for (int s = 0; s < x->S; s++) {
-		uni[s] = at;
-		int len = base + (s >= x->S - extra ? 1 : 0) +
-			  (edge && (s == 0 || s == x->S - 1) ? 1 : 0);
-		if (stage_mem(x, s, at, at + len - 1) > (double)x->mem_cap[s])
-			out->uniform_fits = 0;
-		at += len;
 	}
+	/* the search simulated the same actions in the same order */
+	if (own->estimate.step_ms != res.step_ms)
+		return PPCC_EINTERNAL;
+	if (given) {
+		out->has_own = 1;
+		out->given_fits = variant_fits(x, &out->best);
+		if (!out->given_fits) {
+			int worst = 0;
+			for (int r = 1; r < x->p; r++)
+				if (out->best.estimate.peak_memory_bytes[r] - x->rank_cap[r] >
+				    out->best.estimate.peak_memory_bytes[worst] - x->rank_cap[worst])
+					worst = r;
+			ppcc_loc at = where_partition(cfg);
+			ppcc_warning(d, &at, "the given partition does not fit: rank %d "
+				     "peaks at %.2f GiB of %.2f GiB per device", worst,
+				     gib(out->best.estimate.peak_memory_bytes[worst]),
+				     gib(x->rank_cap[worst]));
+		}
+	}
+	out->search = res;
+	if (path_ok && res.path_bound && path_ms > out->search.lower_bound_ms)
+		out->search.lower_bound_ms = path_ms;
+	out->least_bottleneck_ps = proxy == 0 ? bottleneck : lb.bottleneck_ps;
+
 	if ((err = variant_uniform(x, &out->uniform, uni, &out->best.schedule)) < 0)
 		return err;
+	out->uniform_fits = variant_fits(x, &out->uniform);
 	out->has_uniform = 1;
 	if (!ALLOC(out->memory_cap_bytes, x->p))
 		return PPCC_ENOMEM;
 	for (int r = 0; r < x->p; r++)
-		out->memory_cap_bytes[r] = x->rank_mem[r] / x->shard;
+		out->memory_cap_bytes[r] = x->rank_cap[r];
 	return 0;
 }
 
@@ -683,13 +1023,22 @@ int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d)
 {
 	int errors = d->errors;
-	int err = plan_build(out, a, cfg, d, 1);
+	int err = plan_build(out, a, cfg, d, 1, NULL, NULL);
 	if ((err == PPCC_EINPUT || err == PPCC_EINTERNAL) && d->errors == errors) {
 		ppcc_error(d, &cfg->model.loc, "internal error: the plan of this "
 			   "model failed (status %d)", err);
 		err = PPCC_EINTERNAL;
 	}
 	return err;
+}
+
+int ppcc_plan_choose_split(int *out_first, ppcc_step_result *out_res,
+			   ppcc_arena *a, const ppcc_config *cfg, ppcc_diag *d)
+{
+	ppcc_plan unused;
+	if (!out_first || !out_res)
+		return PPCC_EINPUT;
+	return plan_build(&unused, a, cfg, d, 1, out_first, out_res);
 }
 
 /* The fewest stages, more than configured, at which the model fits, as
@@ -725,6 +1074,8 @@ static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 		ppcc_config trial = *cfg;
 		trial.pipeline.stages = p;
 		trial.pipeline.stages_loc = suggested;
+		trial.pipeline.partition = NULL; /* it lists the old stages */
+		trial.pipeline.n_partition = 0;
 		ppcc_config_fill_defaults(&trial);
 		if (p * trial.pipeline.chunks > md->n_layers)
 			break;
@@ -736,7 +1087,7 @@ static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 		if (!ta)
 			return PPCC_ENOMEM;
 		ppcc_plan tp;
-		int err = plan_build(&tp, ta, &trial, &quiet, 0);
+		int err = plan_build(&tp, ta, &trial, &quiet, 0, NULL, NULL);
 		ppcc_arena_free(ta);
 		if (err == 0) {
 			*out_microbatches = trial.pipeline.microbatches;

@@ -6,7 +6,10 @@
  *   load.c       YAML (libyaml events) -> ppcc_config, every node located
  *   transformer.c the `transformer:` shorthand -> per-layer costs
  *   config_check.c checks that need the whole configuration
- *   partition.c  exact min-bottleneck split into contiguous stages
+ *   partition.c  exact min-bottleneck split into contiguous stages, and
+ *                the least path bound (a lower bound on the step)
+ *   refine.c     the split with the least simulated step: every split, or
+ *                a bounded descent from seeds, with the gap to a bound
  *   plan.c       config -> integer cost tables; drives partition, schedule,
  *                simulation and the uniform baseline
  *   schedule.c   GPipe / 1F1B / interleaved action lists with p2p actions
@@ -127,6 +130,8 @@ ppcc_arena *ppcc_arena_new(void);
 void ppcc_arena_free(ppcc_arena *a);
 /* n * size zeroed bytes, 16-byte aligned; NULL on overflow or failure. */
 void *ppcc_arena_alloc(ppcc_arena *a, size_t n, size_t size);
+/* Forgets every allocation but keeps one chunk for the next ones. */
+void ppcc_arena_reset(ppcc_arena *a);
 /* A NUL-terminated copy of len bytes of s (which may hold NULs). */
 char *ppcc_arena_strndup(ppcc_arena *a, const char *s, size_t len);
 char *ppcc_arena_strdup(ppcc_arena *a, const char *s);
@@ -232,6 +237,14 @@ typedef struct ppcc_pipeline {
 	int global_batch_size; /* B = m * b * d sequences; 0: not given */
 	int zero;            /* ZeRO stage 0-3 (1: distributed optimizer) */
 	double grad_bytes;   /* G, bytes of a gradient (4: fp32 accumulation) */
+	long max_simulations; /* budget of the split search; 0: the default */
+	/* An explicit partition: layers per stage (n_partition of them, one
+	 * per virtual stage), or NULL.  partition_locs: each entry's place,
+	 * NULL when it came from the command line. */
+	int n_partition;
+	const int *partition;
+	const ppcc_loc *partition_locs;
+	ppcc_loc partition_loc;
 	/* where each setting came from, for later diagnostics */
 	ppcc_loc kind_loc, stages_loc, microbatches_loc, chunks_loc,
 		group_size_loc, tensor_parallel_loc, data_parallel_loc,
@@ -362,6 +375,81 @@ int ppcc_partition_solve(int *out_first, int64_t *out_bottleneck,
 int ppcc_partition_min_overflow(int *out_first, int *out_stage,
 				int64_t *out_overflow,
 				const ppcc_part_problem *pb);
+
+/* A lower bound, within hi / 2^20 of the least, on max over stages r of
+ * P_r + m time(r, ...) over the splits that fit (P_r: the work of stages
+ * before r plus their input p2p; see partition.c), searched in [lo, hi];
+ * hi must be the value of a split that fits.  With one chunk per rank it
+ * bounds the simulated step of GPipe and 1F1B from below (refine.c).
+ * out_first: a split within the final upper end of the search. */
+int ppcc_partition_path_bound(int64_t *out, int *out_first,
+			      const ppcc_part_problem *pb, int64_t m, int64_t lo,
+			      int64_t hi);
+
+/* ---- the step objective (refine.c) ----------------------------------- */
+
+struct ppcc_stage_cost;
+
+/* Stage costs of a split (first[s], the first layer of each stage) in the
+ * simulator's terms; returns 0 or a negative status. */
+typedef int (*ppcc_split_cost_fn)(void *user, const int *first,
+				  struct ppcc_stage_cost *out);
+/* The cost of stage s alone holding layers i..j (as ppcc_split_cost_fn
+ * writes it: a stage's costs depend on its own layers only). */
+typedef int (*ppcc_stage_cost_fn)(void *user, int s, int i, int j,
+				  struct ppcc_stage_cost *out);
+
+/* The budget of simulations when ppcc_step_problem.max_sims is 0: as many
+ * as fit in PPCC_STEP_ACTIONS simulated actions, at least
+ * PPCC_STEP_MIN_SIMS. */
+#define PPCC_STEP_ACTIONS (1L << 19)
+#define PPCC_STEP_MIN_SIMS 4
+#define PPCC_STEP_MAX_SEEDS 8
+
+typedef struct ppcc_step_problem {
+	int n_layers;
+	const ppcc_schedule *shape;  /* the schedule's order (split-independent) */
+	ppcc_split_cost_fn costs;
+	ppcc_stage_cost_fn stage_cost;
+	void *user;
+	const double *rank_cap;      /* per rank, bytes per device; NULL: none */
+	const int *const *seeds;     /* splits to start from (at least one) */
+	int n_seeds;
+	long max_sims;               /* 0: the default budget */
+	double lower_bound_ms;       /* a bound on every split's step, reported */
+} ppcc_step_problem;
+
+typedef struct ppcc_step_result {
+	int exact;          /* every split was simulated */
+	long splits;        /* how many there are, -1: more than the budget */
+	long simulations;   /* simulations the search ran */
+	long budget;
+	double step_ms;     /* of the split returned */
+	double peak_bytes;  /* its largest per-rank peak */
+	double lower_bound_ms;
+	int path_bound;     /* the schedule met the path bound's conditions */
+} ppcc_step_result;
+
+/* Buffers kept between searches (sized on first use, grown as needed). */
+typedef struct ppcc_step_ctx ppcc_step_ctx;
+int ppcc_step_ctx_new(ppcc_step_ctx **out, int n_layers, int n_stages,
+		      int n_ranks);
+void ppcc_step_ctx_free(ppcc_step_ctx *x);
+
+/* Writes the split that comes first in refine.c's order (least simulated
+ * step among those whose simulated peak fits every rank's cap; ties: least
+ * peak memory, then most balanced ranks, then latest starts), exact when
+ * res->exact, else the best the bounded descent from the seeds found.
+ * *ctx may be NULL (it is then created; free it with ppcc_step_ctx_free).
+ * PPCC_EINFEASIBLE when no split seen fits; out_first then holds the one
+ * with the least overflow. */
+int ppcc_partition_step(int *out_first, ppcc_step_result *res,
+			ppcc_step_ctx **ctx, const ppcc_step_problem *sp);
+
+/* The lower bound on the simulated step of one split (see refine.c), or
+ * NAN on failure.  For tests and reports. */
+double ppcc_step_split_bound(ppcc_step_ctx **ctx, const ppcc_step_problem *sp,
+			     const int *first);
 
 /* ---- the plan -------------------------------------------------------- */
 
@@ -495,6 +583,13 @@ typedef struct ppcc_plan {
 	int has_uniform;            /* 0 for a plan read back from JSON */
 	int uniform_fits;           /* the uniform split fits device memory */
 	double *memory_cap_bytes;   /* per rank; NULL when read back */
+	ppcc_step_result search;    /* how ppcc's split was found (0 when read back) */
+	/* With an explicit partition, best is the partition given and own is
+	 * ppcc's split, for comparison. */
+	ppcc_plan_variant own;
+	int has_own;
+	int given_fits;
+	int64_t least_bottleneck_ps; /* partition.c's optimum, for comparison */
 } ppcc_plan;
 
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
@@ -558,6 +653,19 @@ typedef struct ppcc_iteration {
 int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			    const ppcc_config *cfg,
 			    const ppcc_plan_variant *v);
+
+/* ppcc's split of cfg alone (first[s] for each of the p x v stages) and
+ * how it was found, without scheduling the plan: what ppcc_plan_build
+ * puts in best (or own, with an explicit partition).  The same errors. */
+int ppcc_plan_choose_split(int *out_first, ppcc_step_result *out_res,
+			   ppcc_arena *a, const ppcc_config *cfg, ppcc_diag *d);
+
+/* One given split of cfg (first[s] for each of the p x v stages),
+ * scheduled and simulated as ppcc_plan_build does its own; *out_fits is 1
+ * when every rank's simulated peak is within its device's memory.
+ * PPCC_EINPUT for a split that is not one (no diagnostic). */
+int ppcc_plan_split(ppcc_plan_variant *out, int *out_fits, ppcc_arena *a,
+		    const ppcc_config *cfg, const int *first, ppcc_diag *d);
 
 /* ---- output ----------------------------------------------------------- */
 

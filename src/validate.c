@@ -30,7 +30,7 @@
  *   4. order on each rank: F(s) after RECV_F(s) (or F(s-1) on the same
  *      rank), B/I(s) after F(s) and after RECV_B(s) (or B/I(s+1) on the
  *      same rank), W after I, SEND_F after F, SEND_B after B or I;
- *   5. only when 1-4 found nothing: a dry run of all ranks under the
+ *   5. only when 1-4 found nothing but a stale fingerprint: a dry run of all ranks under the
  *      semantics above, which must finish; otherwise the deadlock is
  *      reported with the action each stuck rank waits at.
  * Phases 2-5 are linear in the number of actions; the dry run wakes a
@@ -51,6 +51,7 @@ typedef struct val_ctx {
 	const ppcc_loc *locp;
 	int max_errors;
 	int errors; /* reported by this call */
+	int fingerprint_bad; /* of them, the fingerprint mismatch */
 	int stop;   /* max_errors reached: report nothing more */
 	int p, S, m;
 	int32_t *rank_of; /* stage -> rank, s % p without a division */
@@ -241,10 +242,12 @@ static int val_header(val_ctx *c)
 		return -1;
 
 	uint64_t h = ppcc_schedule_fingerprint(s);
-	if (h != s->fingerprint)
+	if (h != s->fingerprint) {
 		val_error(c, "fingerprint mismatch: the schedule says %016"
 			  PRIx64 ", its contents hash to %016" PRIx64,
 			  s->fingerprint, h);
+		c->fingerprint_bad = !c->stop;
+	}
 
 	/* Each (stage, microbatch) needs at least a forward and a backward:
 	 * a header asking for more than the actions hold is rejected here,
@@ -650,7 +653,9 @@ int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
 		val_complete(&c);
 	if (!c.stop)
 		val_order(&c);
-	if (c.errors == 0)
+	/* a stale fingerprint says nothing about the order: run it anyway, so
+	 * that a hand edit's deadlock is reported with the mismatch */
+	if (c.errors - c.fingerprint_bad == 0 && !c.stop)
 		err = val_dry_run(&c);
 out:
 	ppcc_free(c.pos);

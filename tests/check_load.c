@@ -561,7 +561,7 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "7:12: unknown key 'optimizer' in pipeline; expected "
 		      "stages, microbatches, schedule, chunks, group_size, "
 		      "tensor_parallel, data_parallel, context_parallel, "
-		      "global_batch_size, zero, or grad_bytes\n");
+		      "global_batch_size, zero, grad_bytes, or partition\n");
 	/* a key is shown with its control characters escaped, cut short */
 	expect_errors(MODEL1 CLUSTER4
 		      "pipeline: {\"a\\e[1m\\u009b\\tz\": 1, "
@@ -569,14 +569,14 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "7:12: unknown key 'a\\x1b[1m\\u009b\\x09z' in pipeline; "
 		      "expected stages, microbatches, schedule, chunks, "
 		      "group_size, tensor_parallel, data_parallel, "
-		      "context_parallel, global_batch_size, zero, or "
-		      "grad_bytes\n"
+		      "context_parallel, global_batch_size, zero, "
+		      "grad_bytes, or partition\n"
 		      "7:34: unknown key "
 		      "'0123456789012345678901234567890123456789...' in "
 		      "pipeline; expected stages, microbatches, schedule, "
 		      "chunks, group_size, tensor_parallel, data_parallel, "
-		      "context_parallel, global_batch_size, zero, or "
-		      "grad_bytes\n");
+		      "context_parallel, global_batch_size, zero, "
+		      "grad_bytes, or partition\n");
 }
 END_TEST
 

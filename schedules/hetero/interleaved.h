@@ -28,11 +28,11 @@
 #define HETERO_INTERLEAVED_N_LAYERS 42
 #define HETERO_INTERLEAVED_MAX_ACTIONS 192 /* the longest rank */
 #define HETERO_INTERLEAVED_KIND PPCC_SCHED_INTERLEAVED
-#define HETERO_INTERLEAVED_FINGERPRINT UINT64_C(0x087756f84f6b0e5e)
+#define HETERO_INTERLEAVED_FINGERPRINT UINT64_C(0x04c1cd9cab0ef807)
 
 /* The simulated step (milliseconds) and idle share. */
-#define HETERO_INTERLEAVED_STEP_MS 1880.017307866998
-#define HETERO_INTERLEAVED_BUBBLE_FRACTION 0.29313730857843034
+#define HETERO_INTERLEAVED_STEP_MS 1731.8857194839966
+#define HETERO_INTERLEAVED_BUBBLE_FRACTION 0.23267795374284814
 #define HETERO_INTERLEAVED_BUBBLE_ANALYTIC 0.1794871794871795
 
 static const char hetero_interleaved_model_name[] =
@@ -91,7 +91,7 @@ static const char *const *const hetero_interleaved_stage_layer_names[HETERO_INTE
 	hetero_interleaved_layer_names + 9,
 	hetero_interleaved_layer_names + 13,
 	hetero_interleaved_layer_names + 16,
-	hetero_interleaved_layer_names + 17,
+	hetero_interleaved_layer_names + 18,
 	hetero_interleaved_layer_names + 19,
 	hetero_interleaved_layer_names + 21,
 	hetero_interleaved_layer_names + 22,
@@ -101,7 +101,7 @@ static const char *const *const hetero_interleaved_stage_layer_names[HETERO_INTE
 	hetero_interleaved_layer_names + 36,
 	hetero_interleaved_layer_names + 37,
 	hetero_interleaved_layer_names + 39,
-	hetero_interleaved_layer_names + 41
+	hetero_interleaved_layer_names + 40
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -156,8 +156,8 @@ static const ppcc_stage_info hetero_interleaved_stages[HETERO_INTERLEAVED_N_STAG
 	{1, 1, 0, 5, 8, UINT64_C(41943040), UINT64_C(41943040)},
 	{2, 2, 0, 9, 12, UINT64_C(41943040), UINT64_C(41943040)},
 	{3, 3, 0, 13, 15, UINT64_C(41943040), UINT64_C(41943040)},
-	{4, 4, 0, 16, 16, UINT64_C(41943040), UINT64_C(41943040)},
-	{5, 5, 0, 17, 18, UINT64_C(41943040), UINT64_C(41943040)},
+	{4, 4, 0, 16, 17, UINT64_C(41943040), UINT64_C(41943040)},
+	{5, 5, 0, 18, 18, UINT64_C(41943040), UINT64_C(41943040)},
 	{6, 6, 0, 19, 20, UINT64_C(41943040), UINT64_C(41943040)},
 	{7, 7, 0, 21, 21, UINT64_C(41943040), UINT64_C(41943040)},
 	{8, 0, 1, 22, 24, UINT64_C(41943040), UINT64_C(41943040)},
@@ -166,8 +166,8 @@ static const ppcc_stage_info hetero_interleaved_stages[HETERO_INTERLEAVED_N_STAG
 	{11, 3, 1, 33, 35, UINT64_C(41943040), UINT64_C(41943040)},
 	{12, 4, 1, 36, 36, UINT64_C(41943040), UINT64_C(41943040)},
 	{13, 5, 1, 37, 38, UINT64_C(41943040), UINT64_C(41943040)},
-	{14, 6, 1, 39, 40, UINT64_C(41943040), UINT64_C(41943040)},
-	{15, 7, 1, 41, 41, UINT64_C(41943040), 0}
+	{14, 6, 1, 39, 39, UINT64_C(41943040), UINT64_C(41943040)},
+	{15, 7, 1, 40, 41, UINT64_C(41943040), 0}
 };
 
 /* rank 0: 160 actions {op, stage, mb, peer, bytes} */
@@ -1703,22 +1703,22 @@ static const double hetero_interleaved_busy_ms[HETERO_INTERLEAVED_N_RANKS] = {
 	1603.6924695039986,
 	1603.6924695039986,
 	1202.7693521280003,
-	801.0676844480006,
-	1602.135368896001,
-	1602.1353688960012,
-	589.6838021440001
+	1201.6015266720012,
+	1201.6015266720003,
+	1201.601526672001,
+	990.2176443680003
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double hetero_interleaved_idle_ms[HETERO_INTERLEAVED_N_RANKS] = {
-	442.43196505633193,
-	266.736989829666,
-	266.736989829666,
-	618.1269402723311,
-	1019.8286079523308,
-	268.29409043766367,
-	268.29409043766344,
-	1258.376035856331
+	294.30037667333056,
+	118.60540144666463,
+	118.60540144666463,
+	469.99535188932975,
+	471.1631773453288,
+	520.6963442786629,
+	520.6963442786622,
+	709.7106052493297
 };
 
 /* simulated peak memory per device of each rank */
@@ -1727,10 +1727,10 @@ static const double hetero_interleaved_peak_memory_bytes[HETERO_INTERLEAVED_N_RA
 	51200606208.0,
 	48499474432.0,
 	34348756992.0,
-	10774302720.0,
-	20198039552.0,
-	18847473664.0,
-	7465737216.0
+	18693765120.0,
+	14642067456.0,
+	15992633344.0,
+	10658219008.0
 };
 
 #endif /* HETERO_INTERLEAVED_H */

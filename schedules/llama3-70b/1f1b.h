@@ -28,11 +28,11 @@
 #define LLAMA3_70B_1F1B_N_LAYERS 82
 #define LLAMA3_70B_1F1B_MAX_ACTIONS 192 /* the longest rank */
 #define LLAMA3_70B_1F1B_KIND PPCC_SCHED_1F1B
-#define LLAMA3_70B_1F1B_FINGERPRINT UINT64_C(0xf183c49d32814fd3)
+#define LLAMA3_70B_1F1B_FINGERPRINT UINT64_C(0x06fa7a750ecf1fdd)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_1F1B_STEP_MS 13873.214311537979
-#define LLAMA3_70B_1F1B_BUBBLE_FRACTION 0.11234026921776848
+#define LLAMA3_70B_1F1B_STEP_MS 13858.214045247969
+#define LLAMA3_70B_1F1B_BUBBLE_FRACTION 0.11137945765192213
 #define LLAMA3_70B_1F1B_BUBBLE_ANALYTIC 0.08571428571428572
 
 static const char llama3_70b_1f1b_model_name[] =
@@ -127,9 +127,9 @@ static const char *const llama3_70b_1f1b_layer_names[LLAMA3_70B_1F1B_N_LAYERS] =
  * llama3_70b_1f1b_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const llama3_70b_1f1b_stage_layer_names[LLAMA3_70B_1F1B_N_STAGES] = {
 	llama3_70b_1f1b_layer_names + 0,
-	llama3_70b_1f1b_layer_names + 21,
-	llama3_70b_1f1b_layer_names + 41,
-	llama3_70b_1f1b_layer_names + 61
+	llama3_70b_1f1b_layer_names + 22,
+	llama3_70b_1f1b_layer_names + 42,
+	llama3_70b_1f1b_layer_names + 62
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -220,10 +220,10 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info llama3_70b_1f1b_stages[LLAMA3_70B_1F1B_N_STAGES] = {
-	{0, 0, 0, 0, 20, 0, UINT64_C(134217728)},
-	{1, 1, 0, 21, 40, UINT64_C(134217728), UINT64_C(134217728)},
-	{2, 2, 0, 41, 60, UINT64_C(134217728), UINT64_C(134217728)},
-	{3, 3, 0, 61, 81, UINT64_C(134217728), 0}
+	{0, 0, 0, 0, 21, 0, UINT64_C(134217728)},
+	{1, 1, 0, 22, 41, UINT64_C(134217728), UINT64_C(134217728)},
+	{2, 2, 0, 42, 61, UINT64_C(134217728), UINT64_C(134217728)},
+	{3, 3, 0, 62, 81, UINT64_C(134217728), 0}
 };
 
 /* rank 0: 128 actions {op, stage, mb, peer, bytes} */
@@ -903,26 +903,26 @@ static const ppcc_schedule llama3_70b_1f1b_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double llama3_70b_1f1b_busy_ms[LLAMA3_70B_1F1B_N_RANKS] = {
-	12152.078743616004,
+	12758.650979071981,
 	12131.444709120009,
 	12131.444709120007,
-	12711.885542719992
+	12105.313307264003
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_1f1b_idle_ms[LLAMA3_70B_1F1B_N_RANKS] = {
-	1699.1487314419742,
-	1697.7959294579696,
-	1697.7959294579714,
-	1139.3419323379862
+	1077.5762296959879,
+	1682.79566316796,
+	1682.7956631679617,
+	1730.913901503966
 };
 
 /* simulated peak memory per device of each rank */
 static const double llama3_70b_1f1b_peak_memory_bytes[LLAMA3_70B_1F1B_N_RANKS] = {
-	39509995520.0,
+	41436244992.0,
 	32904622080.0,
 	27284254720.0,
-	23470460416.0
+	22387266048.0
 };
 
 #endif /* LLAMA3_70B_1F1B_H */

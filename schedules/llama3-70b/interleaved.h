@@ -28,11 +28,11 @@
 #define LLAMA3_70B_INTERLEAVED_N_LAYERS 82
 #define LLAMA3_70B_INTERLEAVED_MAX_ACTIONS 384 /* the longest rank */
 #define LLAMA3_70B_INTERLEAVED_KIND PPCC_SCHED_INTERLEAVED
-#define LLAMA3_70B_INTERLEAVED_FINGERPRINT UINT64_C(0xdb6a57f7a65c0e13)
+#define LLAMA3_70B_INTERLEAVED_FINGERPRINT UINT64_C(0x353596f8fccc6b4a)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_INTERLEAVED_STEP_MS 13349.430321531947
-#define LLAMA3_70B_INTERLEAVED_BUBBLE_FRACTION 0.07421762156471212
+#define LLAMA3_70B_INTERLEAVED_STEP_MS 13147.071854153945
+#define LLAMA3_70B_INTERLEAVED_BUBBLE_FRACTION 0.05996806810490216
 #define LLAMA3_70B_INTERLEAVED_BUBBLE_ANALYTIC 0.04477611940298507
 
 static const char llama3_70b_interleaved_model_name[] =
@@ -130,8 +130,8 @@ static const char *const *const llama3_70b_interleaved_stage_layer_names[LLAMA3_
 	llama3_70b_interleaved_layer_names + 11,
 	llama3_70b_interleaved_layer_names + 21,
 	llama3_70b_interleaved_layer_names + 31,
-	llama3_70b_interleaved_layer_names + 41,
-	llama3_70b_interleaved_layer_names + 51,
+	llama3_70b_interleaved_layer_names + 40,
+	llama3_70b_interleaved_layer_names + 50,
 	llama3_70b_interleaved_layer_names + 61,
 	llama3_70b_interleaved_layer_names + 71
 };
@@ -227,9 +227,9 @@ static const ppcc_stage_info llama3_70b_interleaved_stages[LLAMA3_70B_INTERLEAVE
 	{0, 0, 0, 0, 10, 0, UINT64_C(134217728)},
 	{1, 1, 0, 11, 20, UINT64_C(134217728), UINT64_C(134217728)},
 	{2, 2, 0, 21, 30, UINT64_C(134217728), UINT64_C(134217728)},
-	{3, 3, 0, 31, 40, UINT64_C(134217728), UINT64_C(134217728)},
-	{4, 0, 1, 41, 50, UINT64_C(134217728), UINT64_C(134217728)},
-	{5, 1, 1, 51, 60, UINT64_C(134217728), UINT64_C(134217728)},
+	{3, 3, 0, 31, 39, UINT64_C(134217728), UINT64_C(134217728)},
+	{4, 0, 1, 40, 49, UINT64_C(134217728), UINT64_C(134217728)},
+	{5, 1, 1, 50, 60, UINT64_C(134217728), UINT64_C(134217728)},
 	{6, 2, 1, 61, 70, UINT64_C(134217728), UINT64_C(134217728)},
 	{7, 3, 1, 71, 81, UINT64_C(134217728), 0}
 };
@@ -1680,25 +1680,25 @@ static const ppcc_schedule llama3_70b_interleaved_schedule = {
 /* simulated busy time per rank (milliseconds) */
 static const double llama3_70b_interleaved_busy_ms[LLAMA3_70B_INTERLEAVED_N_RANKS] = {
 	12152.078743615995,
-	12131.444709119998,
+	12738.016944576004,
 	12131.444709119996,
-	12711.885542719992
+	12105.313307263998
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_interleaved_idle_ms[LLAMA3_70B_INTERLEAVED_N_RANKS] = {
-	1131.3910684759517,
-	1130.0382664919484,
-	1130.0382664919503,
-	571.5842693719546
+	929.0326010979493,
+	321.10756365794026,
+	927.6797991139479,
+	975.7980374499471
 };
 
 /* simulated peak memory per device of each rank */
 static const double llama3_70b_interleaved_peak_memory_bytes[LLAMA3_70B_INTERLEAVED_N_RANKS] = {
 	47940546560.0,
-	41335173120.0,
+	43261422592.0,
 	35714805760.0,
-	31901011456.0
+	29974761984.0
 };
 
 #endif /* LLAMA3_70B_INTERLEAVED_H */

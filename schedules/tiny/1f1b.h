@@ -28,11 +28,11 @@
 #define TINY_1F1B_N_LAYERS 10
 #define TINY_1F1B_MAX_ACTIONS 48 /* the longest rank */
 #define TINY_1F1B_KIND PPCC_SCHED_1F1B
-#define TINY_1F1B_FINGERPRINT UINT64_C(0xad2cb370cd72227a)
+#define TINY_1F1B_FINGERPRINT UINT64_C(0x667b8a8ac795d0e7)
 
 /* The simulated step (milliseconds) and idle share. */
-#define TINY_1F1B_STEP_MS 181.82
-#define TINY_1F1B_BUBBLE_FRACTION 0.34968650313496863
+#define TINY_1F1B_STEP_MS 176.79500000000002
+#define TINY_1F1B_BUBBLE_FRACTION 0.33120280550920567
 #define TINY_1F1B_BUBBLE_ANALYTIC 0.2727272727272727
 
 static const char tiny_1f1b_model_name[] =
@@ -55,9 +55,9 @@ static const char *const tiny_1f1b_layer_names[TINY_1F1B_N_LAYERS] = {
  * tiny_1f1b_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const tiny_1f1b_stage_layer_names[TINY_1F1B_N_STAGES] = {
 	tiny_1f1b_layer_names + 0,
-	tiny_1f1b_layer_names + 3,
+	tiny_1f1b_layer_names + 4,
 	tiny_1f1b_layer_names + 6,
-	tiny_1f1b_layer_names + 9
+	tiny_1f1b_layer_names + 8
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -76,10 +76,10 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info tiny_1f1b_stages[TINY_1F1B_N_STAGES] = {
-	{0, 0, 0, 0, 2, 0, UINT64_C(4000000)},
-	{1, 1, 0, 3, 5, UINT64_C(4000000), UINT64_C(4000000)},
-	{2, 2, 0, 6, 8, UINT64_C(4000000), UINT64_C(4000000)},
-	{3, 3, 0, 9, 9, UINT64_C(4000000), 0}
+	{0, 0, 0, 0, 3, 0, UINT64_C(4000000)},
+	{1, 1, 0, 4, 5, UINT64_C(4000000), UINT64_C(4000000)},
+	{2, 2, 0, 6, 7, UINT64_C(4000000), UINT64_C(4000000)},
+	{3, 3, 0, 8, 9, UINT64_C(4000000), 0}
 };
 
 /* rank 0: 32 actions {op, stage, mb, peer, bytes} */
@@ -279,26 +279,26 @@ static const ppcc_schedule tiny_1f1b_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double tiny_1f1b_busy_ms[TINY_1F1B_N_RANKS] = {
-	108.0,
-	144.0,
-	144.0,
-	64.0
+	156.0,
+	96.0,
+	96.0,
+	112.0
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double tiny_1f1b_idle_ms[TINY_1F1B_N_RANKS] = {
-	71.66,
-	33.5,
-	33.5,
-	115.66
+	18.635000000000016,
+	76.47500000000002,
+	76.47500000000002,
+	62.63500000000002
 };
 
 /* simulated peak memory per device of each rank */
 static const double tiny_1f1b_peak_memory_bytes[TINY_1F1B_N_RANKS] = {
-	1876000000.0,
-	1350000000.0,
-	1260000000.0,
-	960000000.0
+	2356000000.0,
+	900000000.0,
+	840000000.0,
+	1350000000.0
 };
 
 #endif /* TINY_1F1B_H */

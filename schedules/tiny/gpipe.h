@@ -28,7 +28,7 @@
 #define TINY_GPIPE_N_LAYERS 10
 #define TINY_GPIPE_MAX_ACTIONS 48 /* the longest rank */
 #define TINY_GPIPE_KIND PPCC_SCHED_GPIPE
-#define TINY_GPIPE_FINGERPRINT UINT64_C(0x920674c1bf9bf23e)
+#define TINY_GPIPE_FINGERPRINT UINT64_C(0xde6ea6c0313d1f09)
 
 /* The simulated step (milliseconds) and idle share. */
 #define TINY_GPIPE_STEP_MS 188.08999999999997
@@ -55,9 +55,9 @@ static const char *const tiny_gpipe_layer_names[TINY_GPIPE_N_LAYERS] = {
  * tiny_gpipe_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const tiny_gpipe_stage_layer_names[TINY_GPIPE_N_STAGES] = {
 	tiny_gpipe_layer_names + 0,
-	tiny_gpipe_layer_names + 3,
-	tiny_gpipe_layer_names + 6,
-	tiny_gpipe_layer_names + 9
+	tiny_gpipe_layer_names + 2,
+	tiny_gpipe_layer_names + 5,
+	tiny_gpipe_layer_names + 8
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -76,10 +76,10 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info tiny_gpipe_stages[TINY_GPIPE_N_STAGES] = {
-	{0, 0, 0, 0, 2, 0, UINT64_C(4000000)},
-	{1, 1, 0, 3, 5, UINT64_C(4000000), UINT64_C(4000000)},
-	{2, 2, 0, 6, 8, UINT64_C(4000000), UINT64_C(4000000)},
-	{3, 3, 0, 9, 9, UINT64_C(4000000), 0}
+	{0, 0, 0, 0, 1, 0, UINT64_C(4000000)},
+	{1, 1, 0, 2, 4, UINT64_C(4000000), UINT64_C(4000000)},
+	{2, 2, 0, 5, 7, UINT64_C(4000000), UINT64_C(4000000)},
+	{3, 3, 0, 8, 9, UINT64_C(4000000), 0}
 };
 
 /* rank 0: 32 actions {op, stage, mb, peer, bytes} */
@@ -279,26 +279,26 @@ static const ppcc_schedule tiny_gpipe_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double tiny_gpipe_busy_ms[TINY_GPIPE_N_RANKS] = {
-	108.0,
+	60.0,
 	144.0,
 	144.0,
-	64.0
+	112.0
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double tiny_gpipe_idle_ms[TINY_GPIPE_N_RANKS] = {
-	77.92999999999998,
+	125.92999999999998,
 	39.76999999999998,
 	39.76999999999998,
-	121.92999999999998
+	73.92999999999998
 };
 
 /* simulated peak memory per device of each rank */
 static const double tiny_gpipe_peak_memory_bytes[TINY_GPIPE_N_RANKS] = {
-	2132000000.0,
+	1532000000.0,
 	1800000000.0,
 	1800000000.0,
-	1380000000.0
+	1980000000.0
 };
 
 #endif /* TINY_GPIPE_H */

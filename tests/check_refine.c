@@ -1,0 +1,455 @@
+/*
+ * check_refine.c - the split search against every split, with the
+ * simulator as the judge.
+ *
+ * Random small configurations (GPipe, 1F1B, interleaved with v = 2 and 3;
+ * one or two device kinds; random links and node sizes; memory caps from
+ * loose to impossible) are planned with ppcc_plan_build, and every split
+ * of the same configuration is scheduled and simulated on its own with
+ * ppcc_plan_split.  The documented order (fits, step, peak memory,
+ * spread of the ranks' time, latest starts) picks the optimum among them;
+ * ppcc's split must be it when the search says it is exact, and within
+ * the stated bounds when the search is cut short.  A failure names the
+ * seed.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+#include "testutil.h"
+
+static uint64_t rng_next(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double rng_uniform(uint64_t *state, double lo, double hi)
+{
+	return lo + (hi - lo) * (double)(rng_next(state) >> 11) / 9007199254740992.0;
+}
+
+static int rng_int(uint64_t *state, int lo, int hi)
+{
+	return lo + (int)(rng_next(state) % (uint64_t)(hi - lo + 1));
+}
+
+typedef struct rand_cfg {
+	ppcc_config cfg;
+	ppcc_layer layers[64];
+	ppcc_device_group groups[2];
+} rand_cfg;
+
+/* A valid random configuration of at most max_n layers.  mem_scale
+ * multiplies a cap around what an even split needs (0: no cap at all). */
+static void rand_cfg_make(rand_cfg *rc, uint64_t seed, int max_n, int kind_pick)
+{
+	uint64_t st = seed;
+	ppcc_diag quiet = {0};
+	for (;;) {
+		memset(rc, 0, sizeof *rc);
+		ppcc_config *c = &rc->cfg;
+		int kind = kind_pick >= 0 ? kind_pick : rng_int(&st, 0, 3);
+		int v = kind == 2 ? 2 : kind == 3 ? 3 : 1;
+		int p = v > 1 ? rng_int(&st, 2, 3) : rng_int(&st, 1, 5);
+		int n = rng_int(&st, p * v, max_n);
+		if (n > max_n)
+			continue;
+		c->path = "random";
+		c->model.name = "random";
+		c->model.n_layers = n;
+		c->model.layers = rc->layers;
+		double act_scale = rng_uniform(&st, 0.1, 10);
+		for (int i = 0; i < n; i++) {
+			ppcc_layer *l = &rc->layers[i];
+			l->name = "layer";
+			l->fwd_flops = rng_uniform(&st, 1e11, 1e12);
+			l->bwd_flops = l->fwd_flops * rng_uniform(&st, 1.5, 2.5);
+			l->params = rng_uniform(&st, 1e6, 1e8);
+			l->bytes_per_param = 16;
+			l->activation_bytes = act_scale * rng_uniform(&st, 1e6, 1e8);
+			l->stash_bytes = rng_uniform(&st, 1e7, 1e9);
+		}
+		ppcc_cluster *cl = &c->cluster;
+		cl->devices = p;
+		cl->devices_per_node = rng_int(&st, 1, p);
+		cl->n_groups = p > 1 && rng_int(&st, 0, 1) ? 2 : 1;
+		cl->groups = rc->groups;
+		int first_count = cl->n_groups == 2 ? rng_int(&st, 1, p - 1) : p;
+		int m = v > 1 ? p * rng_int(&st, 1, 2) : rng_int(&st, 1, 8);
+		/* an even split's memory, scaled: from loose to impossible */
+		double need = 0;
+		for (int i = 0; i < n; i++)
+			need += rc->layers[i].params * 16 + rc->layers[i].stash_bytes * (m < p ? m : p);
+		need /= p;
+		int capped = rng_int(&st, 0, 3) != 0;
+		for (int g = 0; g < cl->n_groups; g++) {
+			ppcc_device_group *dg = &rc->groups[g];
+			dg->name = g ? "slow" : "fast";
+			dg->count = g ? p - first_count : first_count;
+			dg->tflops = rng_uniform(&st, 50, 200);
+			dg->efficiency = 0.5;
+			dg->memory_bytes = capped ? need * rng_uniform(&st, 0.6, 1.6) : 1e30;
+		}
+		cl->intra_node = (ppcc_link){rng_uniform(&st, 1e9, 1e11),
+					     rng_uniform(&st, 1e-6, 1e-4)};
+		cl->inter_node = (ppcc_link){rng_uniform(&st, 1e8, 1e10),
+					     rng_uniform(&st, 1e-6, 1e-4)};
+		ppcc_pipeline *pl = &c->pipeline;
+		pl->kind = v > 1 ? PPCC_SCHED_INTERLEAVED
+			 : kind == 0 ? PPCC_SCHED_GPIPE : PPCC_SCHED_1F1B;
+		pl->stages = p;
+		pl->chunks = v;
+		pl->microbatches = m;
+		pl->tensor_parallel = 1;
+		if (ppcc_config_check(c, &quiet) == 0)
+			return;
+	}
+}
+
+/* The documented order's keys of one simulated split. */
+typedef struct judge_key {
+	int fits;
+	int64_t over, step_ns, peak, spread_ns;
+} judge_key;
+
+static int64_t q(double v)
+{
+	return (int64_t)llround(v);
+}
+
+static judge_key judge_key_of(const ppcc_plan_variant *v, const double *cap, int p)
+{
+	judge_key k = {1, 0, 0, 0, 0};
+	double over = -INFINITY, peak = 0, lo = INFINITY, hi = 0;
+	for (int r = 0; r < p; r++) {
+		double pk = v->estimate.peak_memory_bytes[r];
+		if (pk - cap[r] > over)
+			over = pk - cap[r];
+		peak = pk > peak ? pk : peak;
+		double occ = v->estimate.busy_ms[r] + v->estimate.comm_ms[r];
+		lo = occ < lo ? occ : lo;
+		hi = occ > hi ? occ : hi;
+	}
+	k.fits = !(over > 0);
+	k.over = k.fits ? 0 : q(ceil(over));
+	k.step_ns = q(v->estimate.step_ms * 1e6);
+	k.peak = q(peak);
+	k.spread_ns = q((hi - lo) * 1e6);
+	return k;
+}
+
+static int judge_cmp(const judge_key *a, const int *fa, const judge_key *b,
+		     const int *fb, int S)
+{
+	if (a->fits != b->fits)
+		return a->fits ? -1 : 1;
+	if (!a->fits && a->over != b->over)
+		return a->over < b->over ? -1 : 1;
+	if (a->step_ns != b->step_ns)
+		return a->step_ns < b->step_ns ? -1 : 1;
+	if (a->peak != b->peak)
+		return a->peak < b->peak ? -1 : 1;
+	if (a->spread_ns != b->spread_ns)
+		return a->spread_ns < b->spread_ns ? -1 : 1;
+	for (int s = S - 1; s > 0; s--)
+		if (fa[s] != fb[s])
+			return fa[s] > fb[s] ? -1 : 1;
+	return 0;
+}
+
+typedef struct brute {
+	int any_fits;
+	int best[64];
+	judge_key key;
+	double best_step;     /* least step among the fitting splits */
+	long splits;
+	double max_bound_gap; /* bound of a split minus its step: <= 0 */
+	double least_bound;   /* least per-split bound among the fitting */
+} brute;
+
+/* Costs of one already simulated variant, for the bound. */
+static int fixed_costs(void *user, const int *first, ppcc_stage_cost *out)
+{
+	const ppcc_plan_variant *v = user;
+	(void)first;
+	memcpy(out, v->costs, (size_t)v->schedule.n_stages * sizeof *out);
+	return 0;
+}
+
+/* Every split of cfg, simulated; also checks the per-split bound. */
+static void brute_force(brute *b, const ppcc_config *cfg, uint64_t seed)
+{
+	int n = cfg->model.n_layers;
+	int S = cfg->pipeline.stages * cfg->pipeline.chunks, p = cfg->pipeline.stages;
+	int f[64];
+	double cap[8];
+	memset(b, 0, sizeof *b);
+	b->best_step = INFINITY;
+	b->max_bound_gap = -INFINITY;
+	b->least_bound = INFINITY;
+	for (int s = 0; s < S; s++)
+		f[s] = s;
+	ppcc_step_ctx *sc = NULL;
+	for (;;) {
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_plan_variant v;
+		int fits;
+		ppcc_diag quiet = {0};
+		ck_assert_ptr_nonnull(a);
+		ck_assert_msg(ppcc_plan_split(&v, &fits, a, cfg, f, &quiet) == 0,
+			      "seed %llu: split not planned", (unsigned long long)seed);
+		int at = 0;
+		for (int g = 0; g < cfg->cluster.n_groups; g++)
+			for (int k = 0; k < cfg->cluster.groups[g].count; k++)
+				cap[at++] = cfg->cluster.groups[g].memory_bytes;
+		judge_key k = judge_key_of(&v, cap, p);
+		ck_assert_int_eq(k.fits, fits);
+		if (b->splits == 0 || judge_cmp(&k, f, &b->key, b->best, S) < 0) {
+			b->key = k;
+			memcpy(b->best, f, (size_t)S * sizeof(int));
+		}
+		if (fits) {
+			b->any_fits = 1;
+			if (v.estimate.step_ms < b->best_step)
+				b->best_step = v.estimate.step_ms;
+		}
+		ppcc_step_problem sp = {.n_layers = n, .shape = &v.schedule,
+					.costs = fixed_costs, .user = &v};
+		double bound = ppcc_step_split_bound(&sc, &sp, f);
+		ck_assert(!isnan(bound));
+		if (bound - v.estimate.step_ms > b->max_bound_gap)
+			b->max_bound_gap = bound - v.estimate.step_ms;
+		if (fits && bound < b->least_bound)
+			b->least_bound = bound;
+		ppcc_arena_free(a);
+		b->splits++;
+		int s = S - 1;
+		while (s >= 1 && f[s] == n - S + s)
+			s--;
+		if (s < 1)
+			break;
+		f[s]++;
+		for (int t = s + 1; t < S; t++)
+			f[t] = f[t - 1] + 1;
+	}
+	ppcc_step_ctx_free(sc);
+}
+
+static void plan_first(int *first, const ppcc_plan *pl, int S)
+{
+	for (int s = 0; s < S; s++)
+		first[s] = pl->best.stages[s].first_layer;
+}
+
+static int plan_fits(const ppcc_plan *pl)
+{
+	for (int r = 0; r < pl->best.schedule.n_ranks; r++)
+		if (pl->best.estimate.peak_memory_bytes[r] > pl->memory_cap_bytes[r])
+			return 0;
+	return 1;
+}
+
+/* Exhaustive search (the default budget covers every split of these
+ * instances) returns exactly the optimum of the documented order, fits,
+ * and is refused only when no split fits. */
+START_TEST(refine_is_the_optimum_of_every_split_by_simulation)
+{
+	for (int kind = 0; kind < 4; kind++) {
+		for (int t = 0; t < 30; t++) {
+			uint64_t seed = 1000 + 100 * (uint64_t)kind + (uint64_t)t;
+			rand_cfg rc;
+			rand_cfg_make(&rc, seed, 12, kind);
+			const ppcc_config *c = &rc.cfg;
+			int S = c->pipeline.stages * c->pipeline.chunks;
+			brute b;
+			brute_force(&b, c, seed);
+			ck_assert_msg(b.max_bound_gap <= 0,
+				      "seed %llu: a split's lower bound exceeds its step by %g ms",
+				      (unsigned long long)seed, b.max_bound_gap);
+			ppcc_arena *a = ppcc_arena_new();
+			ppcc_plan pl;
+			ppcc_diag quiet = {0};
+			int err = ppcc_plan_build(&pl, a, c, &quiet);
+			if (!b.any_fits) {
+				ck_assert_msg(err == PPCC_EINFEASIBLE, "seed %llu: err %d",
+					      (unsigned long long)seed, err);
+				ppcc_arena_free(a);
+				continue;
+			}
+			ck_assert_msg(err == 0, "seed %llu: a split fits but plan says %d",
+				      (unsigned long long)seed, err);
+			ck_assert(pl.search.exact);
+			ck_assert_int_eq(pl.search.splits, b.splits);
+			ck_assert_int_eq(pl.search.simulations, b.splits);
+			int f[64];
+			plan_first(f, &pl, S);
+			for (int s = 0; s < S; s++)
+				ck_assert_msg(f[s] == b.best[s], "seed %llu: stage %d starts at %d, "
+					      "the optimum at %d", (unsigned long long)seed, s,
+					      f[s], b.best[s]);
+			ck_assert(plan_fits(&pl));
+			ck_assert(pl.best.estimate.step_ms == b.best_step);
+			ck_assert(pl.search.lower_bound_ms <= b.best_step);
+			/* one chunk, p > 1: the proven bound is the least of the
+			 * splits' path bounds, found by partition.c's dynamic
+			 * program (within its 2^-20 and the picosecond slack) */
+			if (c->pipeline.chunks == 1 && c->pipeline.stages > 1) {
+				double slack = b.least_bound / (1 << 20) +
+					(2.0 * c->pipeline.microbatches + S + 8) / 1e9;
+				ck_assert_msg(pl.search.lower_bound_ms <= b.least_bound + 1e-9 &&
+					      pl.search.lower_bound_ms >= b.least_bound - slack,
+					      "seed %llu: bound %.9f, least per-split %.9f",
+					      (unsigned long long)seed, pl.search.lower_bound_ms,
+					      b.least_bound);
+			}
+			if (pl.uniform_fits)
+				ck_assert(pl.best.estimate.step_ms <= pl.uniform.estimate.step_ms);
+			ppcc_arena_free(a);
+		}
+	}
+}
+END_TEST
+
+/* With the budget cut to a few simulations the search descends from its
+ * seeds: never worse than the uniform split, never better than the true
+ * optimum, above the stated lower bound, fitting, within the budget. */
+START_TEST(refine_descent_stays_within_its_bounds)
+{
+	int descents = 0;
+	for (int kind = 0; kind < 4; kind++) {
+		for (int t = 0; t < 25; t++) {
+			uint64_t seed = 5000 + 100 * (uint64_t)kind + (uint64_t)t;
+			rand_cfg rc;
+			rand_cfg_make(&rc, seed, 12, kind);
+			rc.cfg.pipeline.max_simulations = 6;
+			const ppcc_config *c = &rc.cfg;
+			brute b;
+			brute_force(&b, c, seed);
+			ppcc_arena *a = ppcc_arena_new();
+			ppcc_plan pl;
+			ppcc_diag quiet = {0};
+			int err = ppcc_plan_build(&pl, a, c, &quiet);
+			if (err == PPCC_EINFEASIBLE) {
+				/* one chunk: the proxy's caps are the simulated peaks */
+				ck_assert_msg(c->pipeline.chunks > 1 || !b.any_fits,
+					      "seed %llu: refused though a split fits",
+					      (unsigned long long)seed);
+				ppcc_arena_free(a);
+				continue;
+			}
+			ck_assert_int_eq(err, 0);
+			ck_assert(pl.search.simulations <= 6);
+			descents += !pl.search.exact;
+			ck_assert(plan_fits(&pl));
+			ck_assert(pl.best.estimate.step_ms >= b.best_step);
+			ck_assert(pl.search.lower_bound_ms <= b.best_step);
+			if (pl.uniform_fits)
+				ck_assert_msg(pl.best.estimate.step_ms <= pl.uniform.estimate.step_ms,
+					      "seed %llu: slower than uniform",
+					      (unsigned long long)seed);
+			ppcc_arena_free(a);
+		}
+	}
+	ck_assert_int_gt(descents, 30);
+}
+END_TEST
+
+/* Thousands of larger instances with the default budget: never slower
+ * than the uniform split when that fits, and the split taken fits. */
+START_TEST(refine_never_slower_than_uniform_on_random_instances)
+{
+	int compared = 0;
+	for (int t = 0; t < 2000; t++) {
+		uint64_t seed = 90000 + (uint64_t)t;
+		rand_cfg rc;
+		rand_cfg_make(&rc, seed, 24, -1);
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_plan pl;
+		ppcc_diag quiet = {0};
+		int err = ppcc_plan_build(&pl, a, &rc.cfg, &quiet);
+		if (err == 0) {
+			ck_assert(plan_fits(&pl));
+			if (pl.uniform_fits) {
+				compared++;
+				ck_assert_msg(pl.best.estimate.step_ms <= pl.uniform.estimate.step_ms,
+					      "seed %llu: %.6f ms against uniform %.6f ms",
+					      (unsigned long long)seed, pl.best.estimate.step_ms,
+					      pl.uniform.estimate.step_ms);
+			}
+		} else {
+			ck_assert_int_eq(err, PPCC_EINFEASIBLE);
+			/* the uniform split is a seed: it cannot fit either */
+			int fits = 1;
+			ppcc_plan_variant v;
+			int uni[64], S = rc.cfg.pipeline.stages * rc.cfg.pipeline.chunks;
+			int n = rc.cfg.model.n_layers, at = 0;
+			for (int s = 0; s < S; s++) {
+				uni[s] = at;
+				at += n / S + (s >= S - n % S);
+			}
+			ck_assert_int_eq(ppcc_plan_split(&v, &fits, a, &rc.cfg, uni, &quiet), 0);
+			ck_assert(!fits);
+		}
+		ppcc_arena_free(a);
+	}
+	ck_assert_int_gt(compared, 1000);
+}
+END_TEST
+
+static void plan_example(const char *path, int chunks)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	tu_diag diag;
+	ppcc_plan pl;
+	char full[4096];
+	tu_diag_init(&diag);
+	snprintf(full, sizeof full, "%s/%s", tu_src(), path);
+	ck_assert_int_eq(ppcc_config_load(&cfg, a, full, NULL, &diag.d), 0);
+	if (chunks > 0) {
+		cfg.pipeline.chunks = chunks;
+		cfg.pipeline.chunks_loc = (ppcc_loc){"test", 1, 1};
+		ppcc_config_fill_defaults(&cfg);
+		ck_assert_int_eq(ppcc_config_check(&cfg, &diag.d), 0);
+	}
+	ck_assert_int_eq(ppcc_plan_build(&pl, a, &cfg, &diag.d), 0);
+	ck_assert(plan_fits(&pl));
+	ck_assert_msg(pl.best.estimate.step_ms <= pl.uniform.estimate.step_ms,
+		      "%s v=%d: %.3f ms against uniform %.3f ms", path, chunks,
+		      pl.best.estimate.step_ms, pl.uniform.estimate.step_ms);
+	ck_assert(pl.search.lower_bound_ms <= pl.best.estimate.step_ms);
+	ppcc_arena_free(a);
+}
+
+START_TEST(refine_never_slower_than_uniform_on_examples)
+{
+	plan_example("examples/tiny.yaml", 0);
+	plan_example("examples/hetero.yaml", 0);
+	plan_example("examples/gpt3-175b.yaml", 0);
+	plan_example("examples/llama2-70b.yaml", 0);
+	plan_example("examples/llama2-70b.yaml", 3);
+	plan_example("examples/llama2-70b.yaml", 5);
+}
+END_TEST
+
+Suite *suite_refine(void);
+
+Suite *suite_refine(void)
+{
+	Suite *s = suite_create("refine");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, refine_is_the_optimum_of_every_split_by_simulation);
+	tcase_add_test(tc, refine_descent_stays_within_its_bounds);
+	tcase_add_test(tc, refine_never_slower_than_uniform_on_random_instances);
+	tcase_add_test(tc, refine_never_slower_than_uniform_on_examples);
+	suite_add_tcase(s, tc);
+	return s;
+}
