@@ -3,7 +3,8 @@
  * tensor-parallel collectives of a block, the p2p share of each device,
  * the activation stash of a GPT and of a SwiGLU/GQA block, the logits on
  * the loss stage, the data-parallel reduction and the optimizer step,
- * and the MFU of whole plans; and the located errors of the new keys. */
+ * the MFU of whole plans, ZeRO-3, context parallelism and measured
+ * times; and the located errors and warnings of the new keys. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@
 #define REL 1e-12
 #define ck_near(x, want) \
 	ck_assert_double_eq_tol((x), (want), fabs(want) * REL + 1e-300)
+
+static void expect_error(const char *yaml, const char *want);
 
 typedef struct planned {
 	ppcc_arena *a;
@@ -330,6 +333,63 @@ START_TEST(gradient_buckets_overlap_the_last_backward)
 }
 END_TEST
 
+START_TEST(zero3_gathers_weights_and_reduces_every_backward)
+{
+	planned r;
+	/* ZeRO-3, d = 2: before each F and each B the layer's 16-bit
+	 * weights are all-gathered, 1/2 * 2e8 / 1e11 = 1 ms, so F 21 ms and
+	 * B 41 ms, a step of 4 x 62 = 248 ms; every B reduce-scatters its
+	 * buckets (0.8, 0.8, 0.4 ms), each hidden by the next F but the
+	 * last's 0.4 ms; Adam on half the parameters, 1.5 ms; no
+	 * all-gather after the step. */
+	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
+		  "pipeline: {microbatches: 4, zero: 3}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_iteration *it = r.plan.best.iteration;
+	ck_near(r.plan.best.costs[0].zero3_fwd_ms, 1.0);
+	ck_near(r.plan.best.costs[0].zero3_bwd_ms, 1.0);
+	ck_near(it->step_ms, 248.0);
+	ck_near(it->zero3_comm_ms, 8.0);
+	ck_near(it->dp_comm_ms, 8.0);
+	ck_near(it->dp_exposed_ms, 0.4);
+	ck_near(it->optimizer_ms, 1.5);
+	ck_near(it->iteration_ms, 248 + 0.4 + 1.5);
+	/* (2 + 4 + 12) / 2 bytes per parameter */
+	ck_assert_double_eq(it->weight_bytes[0], 1e8);
+	ck_assert_double_eq(it->grad_bytes[0], 2e8);
+	ck_assert_double_eq(it->optimizer_bytes[0], 6e8);
+	done(&r);
+}
+END_TEST
+
+START_TEST(measured_times_convert_on_the_group_and_t_they_were_measured)
+{
+	const char *yaml =
+		"model:\n"
+		"  name: m\n"
+		"  measured_on: %s\n"
+		"  measured_tensor_parallel: 2\n"
+		"  layers: [{name: l, fwd_ms: 1, params: 1}]\n"
+		"cluster:\n"
+		"  groups:\n"
+		"    - {name: a, count: 2, tflops: 100, memory_gib: 80}\n"
+		"    - {name: b, count: 2, tflops: 200, efficiency: 0.5, "
+		"memory_gib: 80}\n"
+		"pipeline: {stages: 1, data_parallel: 1}\n";
+	char text[1024];
+	planned r;
+	/* 1 ms on 2 devices of b: 1e-3 s x 2 x 200e12 x 0.5 FLOP/s */
+	snprintf(text, sizeof text, yaml, "b");
+	plan_text(&r, text);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_double_eq(r.cfg.model.layers[0].fwd_flops, 2e11);
+	done(&r);
+	snprintf(text, sizeof text, yaml, "c");
+	expect_error(text, "3:3: error: model.measured_on: no device group is "
+		     "named 'c'");
+}
+END_TEST
+
 START_TEST(global_batch_gives_microbatches_per_replica)
 {
 	planned r;
@@ -378,8 +438,26 @@ START_TEST(parallel_sizes_that_do_not_divide_are_located_errors)
 		     "pipeline:\n  tensor_parallel: 3\n  data_parallel: 1\n",
 		     "9:3: error: 3-way tensor parallelism does not divide the "
 		     "16 heads (line 3)");
-	/* implausible but computable: a warning, and the plan */
+	/* tensor parallelism beyond a node: a warning, the inter-node link */
 	planned r;
+	plan_text(&r, SMALL_GPT("") "cluster:\n"
+		  "  devices: 8\n"
+		  "  devices_per_node: 4\n"
+		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "pipeline:\n  tensor_parallel: 8\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_msg(strstr(r.diag.text, "9:3: warning: 8-way tensor "
+			     "parallelism spans nodes of 4 devices; its "
+			     "collectives are charged to the inter-node link"),
+		      "%s", r.diag.text);
+	/* the inter-node link's defaults, 10 us and 25 GB/s: two
+	 * latencies (sequence parallel) + 2 * 7/8 * 2097152 / 25e9 per
+	 * all-reduce, five in the forward */
+	ck_near(r.plan.best.costs[0].tp_fwd_ms,
+		5e3 * (2e-5 + 1.75 * 2097152 / 25e9));
+	done(&r);
+
+	/* implausible but computable: a warning, and the plan */
 	plan_text(&r, ONE_LAYER("1")
 		  "cluster:\n  devices: 1\n"
 		  "  device: {name: x, tflops: 20000, memory_gib: 8000}\n");
@@ -436,6 +514,8 @@ Suite *suite_iteration(void)
 	tcase_add_test(tc, loss_stage_keeps_logits_in_16_bits_and_fp32);
 	tcase_add_test(tc, mfu_of_a_single_device_plan);
 	tcase_add_test(tc, gradient_buckets_overlap_the_last_backward);
+	tcase_add_test(tc, zero3_gathers_weights_and_reduces_every_backward);
+	tcase_add_test(tc, measured_times_convert_on_the_group_and_t_they_were_measured);
 	tcase_add_test(tc, global_batch_gives_microbatches_per_replica);
 	tcase_add_test(tc, parallel_sizes_that_do_not_divide_are_located_errors);
 	tcase_add_test(tc, fidelity_table_in_readme_is_what_make_fidelity_prints);
