@@ -1305,6 +1305,76 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 }
 END_TEST
 
+/* Data parallelism: D replicas of a p-rank pipeline, each on its own
+ * shard of the global batch, with the gradients reduced in the schedule,
+ * train as one process does on the whole batch.  With D = 1 bit for bit;
+ * with D > 1 the replicas' sums ((g0 + g1) + ...) associate the
+ * microbatch gradients differently from the serial accumulation, so the
+ * weights agree within 1e-12 relative (the first step's loss, computed
+ * before any update, still bit for bit). */
+START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
+{
+	static const int grid[][2] = {{1, 2}, {2, 1}, {2, 2}, {4, 2}, {2, 4}};
+	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], out[PATH_MAX];
+	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8];
+	build_path(trainer, sizeof trainer, "trainer");
+	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
+	char *dir = tu_mkdtemp();
+	ck_assert_ptr_nonnull(dir);
+	snprintf(model, sizeof model, "%s/examples/trainer/mlp.yaml", tu_src());
+	double worst = 0;
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+		for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+			int p = grid[g][0], d = grid[g][1];
+			const char *kname = ppcc_schedule_kind_name(kind);
+			snprintf(json, sizeof json, "%s/%s-%d.json", dir, kname, p);
+			snprintf(np, sizeof np, "%d", p);
+			snprintf(nd, sizeof nd, "%d", d);
+			char *plan[] = {(char *)ppcc_binary(bin, sizeof bin), "plan", "-f",
+					"json", "-s", (char *)kname, "-p", np, "-m", "4",
+					"-o", json, model, NULL, NULL, NULL};
+			if (kind == PPCC_SCHED_INTERLEAVED) {
+				memmove(&plan[4], &plan[2], 11 * sizeof *plan);
+				plan[2] = "-v";
+				plan[3] = "2";
+			}
+			run_ok(plan, "ppcc plan");
+			snprintf(what, sizeof what, "%s p=%d d=%d", kname, p, d);
+			snprintf(ref_path, sizeof ref_path, "%s/%s-%d-%d-serial", dir, kname, p, d);
+			char *se[] = {trainer, "--serial", "--data-parallel", nd,
+				      "--schedule", json, "--steps", "3", "--output",
+				      ref_path, NULL};
+			run_ok(se, what);
+			snprintf(out, sizeof out, "%s/%s-%d-%d-dp", dir, kname, p, d);
+			char *dp[] = {trainer, "--data-parallel", nd, "--schedule", json,
+				      "--steps", "3", "--debug", "--output", out, NULL};
+			run_ok(dp, what);
+			char *ref = sorted_output(ref_path), *got = sorted_output(out);
+			ck_assert_msg(strstr(got, "loss 2 ") && strstr(got, "param 7 "),
+				      "%s: incomplete output\n%s", what, got);
+			double diff = max_rel_diff(got, ref);
+			if (diff > worst)
+				worst = diff;
+			if (d == 1)
+				ck_assert_msg(strcmp(got, ref) == 0, "%s: differs from "
+					      "serial training (%g)", what, diff);
+			ck_assert_msg(diff <= 1e-12, "%s: largest relative difference "
+				      "%g from serial training", what, diff);
+			char *l0 = strstr(ref, "loss 0 ");
+			ck_assert_ptr_nonnull(l0);
+			ck_assert_msg(strncmp(strstr(got, "loss 0 "), l0,
+					      (size_t)(strchr(l0, '\n') - l0)) == 0,
+				      "%s: first loss not bit for bit", what);
+			free(ref);
+			free(got);
+		}
+	fprintf(stderr, "runtime: data parallel vs serial: largest relative "
+		"difference %g\n", worst);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* A schedule whose stages do not match the model is refused by the
  * trainer before it trains. */
 START_TEST(trainer_refuses_a_schedule_for_another_model)
@@ -1358,6 +1428,7 @@ Suite *suite_runtime(void)
 	tcase_add_test(tc, mpi_dead_peer_times_out_when_mpirun_keeps_the_job);
 	tcase_add_test(tc, trainer_matches_serial_training_on_every_schedule_and_transport);
 	tcase_add_test(tc, trainer_refuses_a_schedule_for_another_model);
+	tcase_add_test(tc, data_parallel_training_matches_serial_training_on_the_global_batch);
 	tcase_add_test(tc, mpi_mismatched_schedules_refused_on_both_ranks);
 	suite_add_tcase(s, tc);
 	return s;

@@ -29,6 +29,7 @@ int mlp_init(mlp *net, int m)
 {
 	memset(net, 0, sizeof *net);
 	net->m = m;
+	net->m_total = m;
 	for (int l = 0; l < MLP_LAYERS; l++) {
 		int in = mlp_width[l], out = mlp_width[l + 1];
 		mlp_layer *y = &net->layer[l];
@@ -63,9 +64,9 @@ void mlp_free(mlp *net)
 
 void mlp_sample(const mlp *net, int mb, double *x, double *t)
 {
-	(void)net;
 	for (int k = 0; k < MLP_BATCH; k++) {
-		double j = (double)mb * MLP_BATCH + k; /* the same every step */
+		/* the same every step */
+		double j = (double)(net->mb0 + mb) * MLP_BATCH + k;
 		if (x)
 			for (int i = 0; i < mlp_width[0]; i++)
 				x[k * mlp_width[0] + i] = sin(0.37 * j + 0.11 * i + 0.5);
@@ -129,7 +130,7 @@ double mlp_loss(const mlp *net, const double *y, const double *t, double *gy)
 	for (int j = 0; j < n; j++) {
 		double d = y[j] - t[j];
 		loss += d * d;
-		gy[j] = d / ((double)MLP_BATCH * net->m);
+		gy[j] = d / ((double)MLP_BATCH * net->m_total);
 	}
 	return 0.5 * loss / MLP_BATCH;
 }
@@ -354,6 +355,11 @@ void mlp_stages_fns(mlp_stages *st, ppcc_rt_stage_fns *fns)
 		fns[k] = (ppcc_rt_stage_fns){mlp_stage_forward, mlp_stage_backward,
 					     NULL, NULL, mlp_stage_loss, st,
 					     PPCC_RT_STAGE_FNS_VERSION};
+}
+
+double mlp_stages_loss_of(const mlp_stages *st, int mb)
+{
+	return st->loss[mb];
 }
 
 double mlp_stages_loss(const mlp_stages *st)

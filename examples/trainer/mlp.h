@@ -43,6 +43,9 @@ typedef struct mlp_layer {
 typedef struct mlp {
 	int m;    /* microbatches per step */
 	int step; /* steps done */
+	/* Data parallelism: this replica's microbatch mb is the global
+	 * batch's mb0 + mb, of m_total (mlp_init: 0 and m). */
+	int mb0, m_total;
 	mlp_layer layer[MLP_LAYERS];
 } mlp;
 
@@ -62,7 +65,8 @@ void mlp_layer_forward(const mlp *net, int l, const double *x, double *h);
 void mlp_layer_backward(mlp *net, int l, const double *x, const double *h,
 			const double *gh, double *gx);
 
-/* The microbatch's loss, and gy = d(step loss)/dy (1/m of its share). */
+/* The microbatch's loss, and gy = d(step loss)/dy (1/m_total of its
+ * share). */
 double mlp_loss(const mlp *net, const double *y, const double *t, double *gy);
 
 /* W -= lr * dW for layer l, and zero its gradients. */
@@ -91,6 +95,8 @@ void mlp_stages_fns(mlp_stages *st, ppcc_rt_stage_fns *fns);
 /* The step's loss from the microbatch losses (in microbatch order); only
  * meaningful where the last stage ran. */
 double mlp_stages_loss(const mlp_stages *st);
+/* Microbatch mb's loss in the last step. */
+double mlp_stages_loss_of(const mlp_stages *st, int mb);
 
 /* Writes "param L v v ..." (C99 hex floats, exact) for each layer l with
  * owned[l] (NULL: all). */

@@ -6,6 +6,7 @@
  *           [--steps N] [--timeout S] [--debug] [--stats] [--serial]
  *           [--output FILE] [--save DIR --save-at STEP ...] [--resume DIR]
  *           [--loopback] [--fault fail|stuck --fault-rank R]
+ *           [--data-parallel D]
  *
  * The schedule is the one compiled in (mlp_plan.h, which the build
  * generates with `ppcc plan -f header mlp.yaml`), or FILE.json from
@@ -33,6 +34,7 @@
  * Exit status: 0, 1 on a runtime or checkpoint failure, 2 on a usage
  * error.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,7 @@ typedef struct trainer_opts {
 	const char *save, *resume;
 	int save_at[16], n_save_at;
 	int loopback, fault, fault_rank;
+	int data_parallel;
 } trainer_opts;
 
 static int usage(void)
@@ -67,14 +70,15 @@ static int usage(void)
 	fprintf(stderr, "usage: trainer [--transport local|mpi|nccl] "
 		"[--schedule FILE.json] [--steps N] [--timeout S] [--debug] "
 		"[--stats] [--serial] [--output FILE] [--save DIR --save-at STEP "
-		"...] [--resume DIR] [--loopback] [--fault fail|stuck --fault-rank R]\n");
+		"...] [--resume DIR] [--loopback] [--fault fail|stuck --fault-rank R] "
+		"[--data-parallel D]\n");
 	return 2;
 }
 
 static int parse(trainer_opts *o, int argc, char **argv)
 {
 	*o = (trainer_opts){PPCC_RT_LOCAL, NULL, NULL, 4, 0, 0, 0, 0, NULL,
-			    NULL, {0}, 0, 0, 0, -1};
+			    NULL, {0}, 0, 0, 0, -1, 1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -125,6 +129,9 @@ static int parse(trainer_opts *o, int argc, char **argv)
 			else
 				return -1;
 			i++;
+		} else if (strcmp(a, "--data-parallel") == 0 && v) {
+			o->data_parallel = atoi(v);
+			i++;
 		} else if (strcmp(a, "--fault-rank") == 0 && v) {
 			o->fault_rank = atoi(v);
 			i++;
@@ -137,6 +144,10 @@ static int parse(trainer_opts *o, int argc, char **argv)
 	if ((o->loopback || o->fault) && o->transport != PPCC_RT_NCCL)
 		return -1;
 	if (o->fault && o->fault_rank < 0)
+		return -1;
+	if (o->data_parallel < 1 || o->data_parallel > 64 ||
+	    (o->data_parallel > 1 && !o->serial &&
+	     (o->transport != PPCC_RT_LOCAL || o->save || o->resume)))
 		return -1;
 	return o->steps >= 1 ? 0 : -1;
 }
@@ -236,7 +247,7 @@ static int run_serial(const trainer_opts *o, const ppcc_schedule *s)
 {
 	mlp net;
 	double loss;
-	if (mlp_init(&net, s->n_microbatches) < 0)
+	if (mlp_init(&net, o->data_parallel * s->n_microbatches) < 0)
 		return 1;
 	for (int step = 0; step < o->steps; step++) {
 		if (mlp_serial_step(&net, &loss) < 0)
@@ -301,6 +312,190 @@ out:
 	mlp_free(&net);
 	free(fns);
 	free(stats);
+	return err;
+}
+
+/* ---- data parallelism: D replicas of the pipeline, local --------------------
+ *
+ * Replica r trains on microbatches r*m .. r*m+m-1 of the global batch of
+ * D*m, with its own copy of the model, in its own local world of p rank
+ * threads; the D threads of pipeline rank k form one data-parallel group,
+ * in which each stage's layer gradients (w then b, layer by layer: bucket
+ * 2*(l - first) and 2*(l - first) + 1) are reduced as the stage's last
+ * backward returns.  After its step each thread updates its own layers.
+ * The step's loss adds the D*m microbatch losses in global order, as the
+ * serial run over D*m microbatches does. */
+typedef struct dp_run {
+	const trainer_opts *o;
+	const ppcc_schedule *s;
+	const ppcc_rt_options *ro;
+	int D;
+	mlp *nets;
+	mlp_stages **sts;
+	ppcc_rt_stage_fns *fns;      /* D x n_stages */
+	ppcc_rt_local_world **worlds; /* per replica */
+	ppcc_rt_dp_group **groups;    /* per pipeline rank */
+	double *losses;               /* steps x D*m */
+	int *status;                  /* per thread */
+} dp_run;
+
+typedef struct dp_thread {
+	dp_run *run;
+	int replica, rank;
+} dp_thread;
+
+static void *dp_rank_main(void *arg)
+{
+	dp_thread *t = arg;
+	dp_run *d = t->run;
+	const ppcc_schedule *s = d->s;
+	int r = t->replica, k = t->rank, S = s->n_stages, m = s->n_microbatches;
+	int *status = &d->status[r * s->n_ranks + k];
+	ppcc_rt_options ro = *d->ro;
+	ro.world = d->worlds[r];
+	ro.dp_group = d->groups[k];
+	ro.replica = r;
+	ppcc_rt *rt = NULL;
+	mlp *net = &d->nets[r];
+	if ((*status = ppcc_rt_init(&rt, s, k, &ro)) != 0)
+		return NULL;
+	for (int st = 0; st < S && *status == 0; st++) {
+		const ppcc_stage_info *si = &s->stages[st];
+		if (si->rank != k)
+			continue;
+		for (int l = si->first_layer; l <= si->last_layer && *status == 0; l++) {
+			mlp_layer *y = &net->layer[l];
+			int b = 2 * (l - si->first_layer);
+			size_t nw = (size_t)mlp_width[l] * (size_t)mlp_width[l + 1];
+			if ((*status = ppcc_rt_grad_register(rt, st, b, y->gw, nw)) == 0)
+				*status = ppcc_rt_grad_register(rt, st, b + 1, y->gb,
+								(size_t)mlp_width[l + 1]);
+		}
+	}
+	for (int step = 0; step < d->o->steps && *status == 0; step++) {
+		ppcc_rt_stats stats;
+		if ((*status = ppcc_rt_step(&stats, rt, &d->fns[(size_t)r * (size_t)S])) != 0)
+			break;
+		if (d->o->stats) {
+			double red, wait;
+			ppcc_rt_dp_stats(rt, &red, &wait);
+			fprintf(stderr, "step %d replica %d rank %d: %.3f ms, busy %.3f "
+				"ms, reductions %.3f ms, %.3f ms of it waited for\n",
+				step, r, k, stats.step_s * 1e3, stats.busy_s * 1e3,
+				red * 1e3, wait * 1e3);
+		}
+		for (int st = 0; st < S; st++) {
+			const ppcc_stage_info *si = &s->stages[st];
+			if (si->rank != k)
+				continue;
+			for (int l = si->first_layer; l <= si->last_layer; l++)
+				mlp_update(net, l);
+			if (st == S - 1)
+				for (int mb = 0; mb < m; mb++)
+					d->losses[(size_t)step * (size_t)(d->D * m) +
+						  (size_t)(r * m + mb)] =
+						mlp_stages_loss_of(d->sts[r], mb);
+		}
+	}
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+static int run_local_dp(const trainer_opts *o, const ppcc_schedule *s,
+			ppcc_rt_options *ro)
+{
+	int D = o->data_parallel, p = s->n_ranks, S = s->n_stages;
+	int m = s->n_microbatches, n = D * p, err = 0, made = 0;
+	dp_run d = {o, s, ro, D, calloc((size_t)D, sizeof(mlp)),
+		    calloc((size_t)D, sizeof(mlp_stages *)),
+		    calloc((size_t)D * (size_t)S, sizeof(ppcc_rt_stage_fns)),
+		    calloc((size_t)D, sizeof(ppcc_rt_local_world *)),
+		    calloc((size_t)p, sizeof(ppcc_rt_dp_group *)),
+		    calloc((size_t)o->steps * (size_t)(D * m), sizeof(double)),
+		    calloc((size_t)n, sizeof(int))};
+	pthread_t *th = calloc((size_t)n, sizeof *th);
+	dp_thread *ts = calloc((size_t)n, sizeof *ts);
+	char why[256];
+	if (!d.nets || !d.sts || !d.fns || !d.worlds || !d.groups || !d.losses ||
+	    !d.status || !th || !ts) {
+		fprintf(stderr, "trainer: out of memory\n");
+		err = 1;
+		goto out;
+	}
+	for (int r = 0; r < D; r++, made++) {
+		if (mlp_init(&d.nets[r], m) < 0 ||
+		    mlp_stages_new(&d.sts[r], &d.nets[r], s, why, sizeof why) < 0 ||
+		    ppcc_rt_local_world_new(&d.worlds[r], p) != 0) {
+			fprintf(stderr, "trainer: %s\n", d.sts[r] ? "out of memory" : why);
+			err = 1;
+			made++;
+			goto out;
+		}
+		d.nets[r].mb0 = r * m;
+		d.nets[r].m_total = D * m;
+		mlp_stages_fns(d.sts[r], &d.fns[(size_t)r * (size_t)S]);
+	}
+	for (int k = 0; k < p; k++)
+		if (ppcc_rt_dp_group_new(&d.groups[k], D) != 0) {
+			fprintf(stderr, "trainer: out of memory\n");
+			err = 1;
+			goto out;
+		}
+	int started = 0;
+	for (int i = 0; i < n; i++) {
+		ts[i] = (dp_thread){&d, i / p, i % p};
+		if (pthread_create(&th[i], NULL, dp_rank_main, &ts[i]) != 0)
+			break;
+		started++;
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < n; i++)
+		if (i >= started || d.status[i] != 0) {
+			fprintf(stderr, "trainer: replica %d rank %d: %s\n", i / p, i % p,
+				i >= started ? "no thread" : ppcc_rt_status_str(d.status[i]));
+			err = 1;
+		}
+	if (err)
+		goto out;
+	for (int step = 0; step < o->steps; step++) {
+		double sum = 0;
+		for (int j = 0; j < D * m; j++)
+			sum += d.losses[(size_t)step * (size_t)(D * m) + (size_t)j];
+		print_loss(step, sum / (D * m));
+	}
+	/* every replica must hold the same weights */
+	for (int r = 1; r < D; r++)
+		for (int l = 0; l < MLP_LAYERS; l++) {
+			size_t nw = (size_t)mlp_width[l] * (size_t)mlp_width[l + 1];
+			if (memcmp(d.nets[r].layer[l].w, d.nets[0].layer[l].w,
+				   nw * sizeof(double)) != 0 ||
+			    memcmp(d.nets[r].layer[l].b, d.nets[0].layer[l].b,
+				   (size_t)mlp_width[l + 1] * sizeof(double)) != 0) {
+				fprintf(stderr, "trainer: replica %d's layer %d differs "
+					"from replica 0's\n", r, l);
+				err = 1;
+			}
+		}
+	if (!err)
+		mlp_print_params(out_file, &d.nets[0], NULL);
+out:
+	for (int k = 0; d.groups && k < p; k++)
+		ppcc_rt_dp_group_free(d.groups[k]);
+	for (int r = 0; r < made && d.nets; r++) {
+		mlp_stages_free(d.sts[r]);
+		ppcc_rt_local_world_free(d.worlds[r]);
+		mlp_free(&d.nets[r]);
+	}
+	free(d.nets);
+	free(d.sts);
+	free(d.fns);
+	free(d.worlds);
+	free(d.groups);
+	free(d.losses);
+	free(d.status);
+	free(th);
+	free(ts);
 	return err;
 }
 
@@ -432,6 +627,8 @@ int main(int argc, char **argv)
 		err = 2;
 	} else if (o.serial) {
 		err = run_serial(&o, s);
+	} else if (o.transport == PPCC_RT_LOCAL && o.data_parallel > 1) {
+		err = run_local_dp(&o, s, &ro);
 	} else if (o.transport == PPCC_RT_LOCAL) {
 		err = run_local(&o, s, &ro);
 	} else if (o.transport == PPCC_RT_MPI) {

@@ -204,13 +204,14 @@ typedef struct ppcc_rt_message {
 typedef void (*ppcc_rt_message_fn)(const ppcc_rt_message *msg, void *user);
 
 typedef struct ppcc_rt_local_world ppcc_rt_local_world;
+typedef struct ppcc_rt_dp_group ppcc_rt_dp_group;
 
 /* ABI rule for ppcc_rt_options: fields are only ever appended; a caller
  * sets version to the PPCC_RT_OPTIONS_VERSION it was compiled with
  * (PPCC_RT_OPTIONS_INIT does), and the runtime reads only the fields
  * that version has, taking every later one at its default.  Versions
  * above this header's are refused (PPCC_RT_EINPUT). */
-#define PPCC_RT_OPTIONS_VERSION 1
+#define PPCC_RT_OPTIONS_VERSION 2
 #define PPCC_RT_TIMEOUT_MAX 86400.0 /* seconds: the longest wait, one day */
 #define PPCC_RT_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
 
@@ -251,11 +252,18 @@ typedef struct ppcc_rt_options {
 	 * thread; NULL: none. */
 	ppcc_rt_message_fn on_message;
 	void *message_user;
+	/* Version 2.  Data parallelism (local transport): the group of the
+	 * d runtimes that run this pipeline rank in d replicas
+	 * (ppcc_rt_dp_group_new), each replica a pipeline of its own (its
+	 * own local world), and this runtime's replica in 0..d-1; NULL: no
+	 * data parallelism.  See ppcc_rt_grad_register. */
+	ppcc_rt_dp_group *dp_group;
+	int replica;
 } ppcc_rt_options;
 
 #define PPCC_RT_OPTIONS_INIT                                              \
 	{ PPCC_RT_OPTIONS_VERSION, PPCC_RT_LOCAL, 0.0, 0, 1, 0, 0, NULL,  \
-	  NULL, -1, NULL, NULL, NULL, NULL }
+	  NULL, -1, NULL, NULL, NULL, NULL, NULL, 0 }
 
 /* ---- statistics ------------------------------------------------------------ */
 
@@ -344,6 +352,43 @@ PPCC_API int ppcc_rt_dump(ppcc_rt *rt);
  * ppcc diagnose.  Acts on the rank whose callback calls it; 0, or
  * PPCC_RT_EINPUT outside a callback or with recording off. */
 PPCC_API int ppcc_rt_flight_sample(int mb, uint64_t sample);
+
+/* ---- data parallelism ------------------------------------------------------
+ *
+ * A trainer that runs d replicas of the pipeline (each on its own shard
+ * of the global batch) joins the d runtimes of each pipeline rank in one
+ * group and registers, per stage it owns, its gradient buffers as
+ * numbered buckets.  In every step, as the rank's last backward (B or W)
+ * of a stage returns, the runtime launches the reduction of that stage's
+ * buckets in bucket order, without blocking: each becomes the sum over
+ * the replicas, in replica order (((g0 + g1) + g2) + ..., the same bits
+ * on every run), computed by the group's own thread while the replicas
+ * compute on.  ppcc_rt_step returns once every reduction of the step is
+ * done (each wait bounded by the timeout), so the trainer's optimizer
+ * step sees the summed gradients.  Every replica must register the same
+ * buckets: a replica whose k-th reduction is another (stage, bucket,
+ * size) fails with PPCC_RT_EMISMATCH; a replica that fails stops the
+ * others' reductions (PPCC_RT_EPEER), and a wait that times out names
+ * the reduction (stage, bucket, sequence number) and the replicas that
+ * had not posted it. */
+
+/* A group of n_replicas members; *out is the caller's to free after
+ * every member runtime is freed. */
+PPCC_API int ppcc_rt_dp_group_new(ppcc_rt_dp_group **out, int n_replicas);
+PPCC_API void ppcc_rt_dp_group_free(ppcc_rt_dp_group *g);
+
+/* Registers count doubles at grad as bucket `bucket` of `stage` (one of
+ * this rank's stages; each (stage, bucket) once), on a runtime made with
+ * options.dp_group.  grad must stay valid while the runtime lives. */
+PPCC_API int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket,
+				   double *grad, size_t count);
+
+/* The last step's reductions: *out_reduce_s the seconds they took (each
+ * from when the group's thread began it to its sum, added up), *out_wait_s the
+ * seconds the step waited for them after its last action: what of the
+ * reduction compute did not hide.  PPCC_RT_EINPUT without a group. */
+PPCC_API int ppcc_rt_dp_stats(const ppcc_rt *rt, double *out_reduce_s,
+			      double *out_wait_s);
 
 /* Releases the buffers and leaves the transport.  NULL is a no-op. */
 PPCC_API void ppcc_rt_free(ppcc_rt *rt);

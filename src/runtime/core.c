@@ -122,7 +122,12 @@ void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...)
 static void rt_resolve_options(ppcc_rt_options *o, const ppcc_rt_options *in)
 {
 	static const ppcc_rt_options dflt = PPCC_RT_OPTIONS_INIT;
-	*o = in ? *in : dflt;
+	*o = dflt;
+	if (in && in->version == 1) /* the fields up to message_user */
+		memcpy(o, in, offsetof(ppcc_rt_options, dp_group));
+	else if (in)
+		*o = *in;
+	o->version = PPCC_RT_OPTIONS_VERSION;
 	const char *dbg = getenv("PPCC_DEBUG");
 	if (dbg && strcmp(dbg, "1") == 0)
 		o->debug = 1;
@@ -854,6 +859,8 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 		rt_buf_put(rt, gout);
 		*rt_slot(rt, SLOT_IN_ACT, s, mb) = NULL;
 		*rt_slot(rt, SLOT_IN_GRAD, s, mb) = NULL;
+		if (rt->dp && (err = ppcc_rt_dp_after(rt, i)) < 0)
+			return rt_fail(rt, err, i, 0, "gradient reduction");
 	}
 	return 0;
 }
@@ -1078,7 +1085,15 @@ int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 		err = rt_fail(rt, PPCC_RT_EINTERNAL, rt->rs->n_actions, 0,
 			      "%d buffers still held at the end of the step",
 			      rt->in_use);
+	if (err == 0 && rt->dp && (err = ppcc_rt_dp_finish(rt)) < 0) {
+		/* reported; this replica's pipeline peers are told too */
+		if (err != PPCC_RT_EPEER)
+			rt->ops->abort(rt->tr, err);
+		rt->failed = 1;
+	}
 out:
+	if (err < 0 && rt->dp)
+		ppcc_rt_dp_abort(rt, err);
 	rt->st.step_s = ppcc_rt_now() - rt->step_t0;
 	rt->st.pool_buffers = rt->pool_buffers;
 	rt->st.status = err;
@@ -1317,6 +1332,7 @@ void ppcc_rt_free(ppcc_rt *rt)
 	ppcc_free(rt->group_first);
 	ppcc_free(rt->group_ops);
 	ppcc_rt_flight_close(rt);
+	ppcc_rt_dp_free(rt);
 	ppcc_free(rt);
 }
 
@@ -1402,7 +1418,19 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	rt_horizons(rt);
 	if (rt->grouped && (err = rt_groups(rt)) < 0)
 		goto out;
+	if (rt->o.dp_group) {
+		if (rt->o.transport != PPCC_RT_LOCAL) {
+			ppcc_rt_report(rt, "options.dp_group: data parallelism "
+				       "runs over the local transport only");
+			err = PPCC_RT_EINPUT;
+			goto out;
+		}
+		if ((err = ppcc_rt_dp_init(rt)) < 0)
+			goto out;
+	}
 out:
+	if (err < 0 && rt->dp)
+		ppcc_rt_dp_abort(rt, err);
 	if (err < 0) {
 		ppcc_rt_flight_fail(rt, err, -1, 0);
 		if (err != PPCC_RT_EPEER && rt->tr && !rt->failed)

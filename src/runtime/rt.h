@@ -193,6 +193,7 @@ struct ppcc_rt {
 	double t_last; /* the clock when the last callback returned */
 	uint64_t step;
 	int failed; /* a failure was reported: later steps refuse */
+	struct rt_dp *dp; /* data parallelism (reduce.c); NULL without */
 
 	struct rt_frec *frec; /* flight.c's record; NULL: PPCC_FLIGHT_DIR unset */
 };
@@ -293,6 +294,19 @@ void ppcc_rt_flight_post(ppcc_rt *rt, const rt_req *r);
 void ppcc_rt_flight_done(ppcc_rt *rt, const rt_req *r);
 void ppcc_rt_flight_line(ppcc_rt *rt, const char *line);
 void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited);
+
+/* ---- data parallelism (reduce.c) ------------------------------------------
+ * init: joins rt->o.dp_group (reported, PPCC_RT_EINPUT on a bad replica);
+ * after: called once action i has run, posts the buckets of a stage
+ * whose last backward it was; finish: waits for the step's reductions;
+ * abort: tells the group this member failed; free: NULL rt->dp is a
+ * no-op.  set_delay: every reduction takes at least `seconds` (tests). */
+int ppcc_rt_dp_init(ppcc_rt *rt);
+int ppcc_rt_dp_after(ppcc_rt *rt, int i);
+int ppcc_rt_dp_finish(ppcc_rt *rt);
+void ppcc_rt_dp_abort(ppcc_rt *rt, int status);
+void ppcc_rt_dp_free(ppcc_rt *rt);
+void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds);
 
 /* Monotonic seconds. */
 double ppcc_rt_now(void);

@@ -1,0 +1,417 @@
+/*
+ * reduce.c - data parallelism over the local transport: the gradient
+ * reduction of a stage's replicas, launched after the stage's last
+ * backward of the step and waited for before ppcc_rt_step returns.
+ *
+ * A data-parallel group (ppcc_rt_dp_group) joins the d runtimes that run
+ * one pipeline rank in d replicas, each replica a pipeline of its own.
+ * Each member posts the gradient buckets it registered
+ * (ppcc_rt_grad_register), stage by stage as its last B or W of the
+ * stage in the step completes them, bucket by bucket in index order; the
+ * k-th post of every member is collective k.  Once all d members have
+ * posted collective k, the group's reducer thread sums it element by
+ * element in replica order (((g0 + g1) + g2) + ...), writes the sum into
+ * every member's buffer and marks it done: a fixed order, so equal runs
+ * give equal bits, and the sum runs while the members compute on.
+ * Members that post different (stage, bucket, count) as their k-th
+ * collective (the hang of ranks entering different collectives) fail
+ * with PPCC_RT_EMISMATCH.  A member that fails aborts the group; the
+ * others' waits end with PPCC_RT_EPEER, and every wait is bounded by the
+ * member's timeout, its diagnostic naming the collective (stage, bucket,
+ * sequence number) and the replicas it waited on.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+
+typedef struct dp_slot {
+	struct dp_slot *next;
+	uint64_t seq;
+	int stage, bucket;
+	size_t count;
+	double **buf;  /* per replica; NULL until it posts */
+	int arrived, consumed, taken, done;
+	double t_full, t_start, t_done; /* last member posted, sum begun, done */
+} dp_slot;
+
+struct ppcc_rt_dp_group {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	int d, joined, stop, started;
+	dp_slot *slots;
+	int aborted, abort_replica, abort_status;
+	double delay_s; /* tests: each reduction takes at least this long */
+};
+
+/* A member's view: its buckets per stage, and the collectives it has
+ * posted this step. */
+typedef struct rt_bucket {
+	int bucket;
+	double *grad;
+	size_t count;
+} rt_bucket;
+
+struct rt_dp {
+	ppcc_rt_dp_group *g;
+	int replica;
+	rt_bucket **by_stage; /* per stage, sorted by bucket */
+	int *n_by_stage;
+	int *last_bwd;        /* per action: 1 at a stage's last B or W */
+	uint64_t next_seq;
+	uint64_t *posted;     /* this step's sequence numbers */
+	int n_posted, cap_posted;
+	double reduce_s, wait_s; /* last step */
+};
+
+static void dp_deadline(struct timespec *ts, double deadline)
+{
+	ts->tv_sec = (time_t)deadline;
+	ts->tv_nsec = (long)((deadline - (double)ts->tv_sec) * 1e9);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static void dp_sleep(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static void *dp_reducer(void *arg)
+{
+	ppcc_rt_dp_group *g = arg;
+	pthread_mutex_lock(&g->mu);
+	for (;;) {
+		dp_slot *k = NULL;
+		for (dp_slot *x = g->slots; x; x = x->next)
+			if (x->arrived == g->d && !x->taken) {
+				k = x;
+				break;
+			}
+		if (!k) {
+			if (g->stop)
+				break;
+			pthread_cond_wait(&g->cv, &g->mu);
+			continue;
+		}
+		k->taken = 1;
+		double t0 = ppcc_rt_now();
+		k->t_start = t0;
+		pthread_mutex_unlock(&g->mu);
+		for (size_t i = 0; i < k->count; i++) {
+			double acc = k->buf[0][i];
+			for (int r = 1; r < g->d; r++)
+				acc += k->buf[r][i];
+			for (int r = 0; r < g->d; r++)
+				k->buf[r][i] = acc;
+		}
+		double left = g->delay_s - (ppcc_rt_now() - t0);
+		if (left > 0)
+			dp_sleep(left);
+		pthread_mutex_lock(&g->mu);
+		k->done = 1;
+		k->t_done = ppcc_rt_now();
+		pthread_cond_broadcast(&g->cv);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return NULL;
+}
+
+int ppcc_rt_dp_group_new(ppcc_rt_dp_group **out, int n_replicas)
+{
+	if (!out)
+		return PPCC_RT_EINPUT;
+	*out = NULL;
+	if (n_replicas < 1 || n_replicas > 4096)
+		return PPCC_RT_EINPUT;
+	ppcc_rt_dp_group *g = ppcc_calloc(1, sizeof *g);
+	if (!g)
+		return PPCC_RT_ENOMEM;
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, &attr);
+	pthread_condattr_destroy(&attr);
+	g->d = n_replicas;
+	g->abort_replica = -1;
+	if (pthread_create(&g->thread, NULL, dp_reducer, g) != 0) {
+		pthread_cond_destroy(&g->cv);
+		pthread_mutex_destroy(&g->mu);
+		ppcc_free(g);
+		return PPCC_RT_ENOMEM;
+	}
+	g->started = 1;
+	*out = g;
+	return 0;
+}
+
+void ppcc_rt_dp_group_free(ppcc_rt_dp_group *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->mu);
+	g->stop = 1;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	if (g->started)
+		pthread_join(g->thread, NULL);
+	for (dp_slot *k = g->slots, *next; k; k = next) {
+		next = k->next;
+		ppcc_free(k->buf);
+		ppcc_free(k);
+	}
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+	ppcc_free(g);
+}
+
+void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds)
+{
+	pthread_mutex_lock(&g->mu);
+	g->delay_s = seconds;
+	pthread_mutex_unlock(&g->mu);
+}
+
+int ppcc_rt_dp_init(ppcc_rt *rt)
+{
+	ppcc_rt_dp_group *g = rt->o.dp_group;
+	int replica = rt->o.replica;
+	if (replica < 0 || replica >= g->d) {
+		ppcc_rt_report(rt, "options.replica %d is outside the group of %d",
+			       replica, g->d);
+		return PPCC_RT_EINPUT;
+	}
+	struct rt_dp *dp = ppcc_calloc(1, sizeof *dp);
+	if (!dp)
+		return PPCC_RT_ENOMEM;
+	rt->dp = dp;
+	dp->g = g;
+	dp->replica = replica;
+	dp->by_stage = ppcc_calloc((size_t)rt->S, sizeof *dp->by_stage);
+	dp->n_by_stage = ppcc_calloc((size_t)rt->S, sizeof *dp->n_by_stage);
+	dp->last_bwd = ppcc_calloc((size_t)rt->rs->n_actions + 1,
+				   sizeof *dp->last_bwd);
+	if (!dp->by_stage || !dp->n_by_stage || !dp->last_bwd)
+		return PPCC_RT_ENOMEM;
+	/* the last B or W of each stage completes its gradients */
+	for (int s = 0; s < rt->S; s++)
+		for (int i = rt->rs->n_actions - 1; i >= 0; i--) {
+			const ppcc_action *a = &rt->rs->actions[i];
+			if (a->stage == s &&
+			    (a->op == PPCC_OP_B || a->op == PPCC_OP_W)) {
+				dp->last_bwd[i] = 1;
+				break;
+			}
+		}
+	pthread_mutex_lock(&g->mu);
+	g->joined++;
+	pthread_mutex_unlock(&g->mu);
+	return 0;
+}
+
+int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket, double *grad,
+			  size_t count)
+{
+	if (!rt || !rt->dp || !grad || count == 0 || bucket < 0 ||
+	    stage < 0 || stage >= rt->S || rt->s->stages[stage].rank != rt->rs->rank)
+		return PPCC_RT_EINPUT;
+	struct rt_dp *dp = rt->dp;
+	int n = dp->n_by_stage[stage];
+	for (int k = 0; k < n; k++)
+		if (dp->by_stage[stage][k].bucket == bucket)
+			return PPCC_RT_EINPUT;
+	rt_bucket *b = ppcc_realloc(dp->by_stage[stage], (size_t)(n + 1) * sizeof *b);
+	if (!b)
+		return PPCC_RT_ENOMEM;
+	int at = n;
+	while (at > 0 && b[at - 1].bucket > bucket) {
+		b[at] = b[at - 1];
+		at--;
+	}
+	b[at] = (rt_bucket){bucket, grad, count};
+	dp->by_stage[stage] = b;
+	dp->n_by_stage[stage] = n + 1;
+	return 0;
+}
+
+static dp_slot *dp_find(ppcc_rt_dp_group *g, uint64_t seq)
+{
+	for (dp_slot *k = g->slots; k; k = k->next)
+		if (k->seq == seq)
+			return k;
+	return NULL;
+}
+
+/* After action i ran: at a stage's last backward, post its buckets. */
+int ppcc_rt_dp_after(ppcc_rt *rt, int i)
+{
+	struct rt_dp *dp = rt->dp;
+	if (!dp->last_bwd[i])
+		return 0;
+	int s = rt->rs->actions[i].stage;
+	ppcc_rt_dp_group *g = dp->g;
+	for (int k = 0; k < dp->n_by_stage[s]; k++) {
+		const rt_bucket *b = &dp->by_stage[s][k];
+		if (dp->n_posted == dp->cap_posted) {
+			int cap = dp->cap_posted ? 2 * dp->cap_posted : 16;
+			uint64_t *p = ppcc_realloc(dp->posted, (size_t)cap * sizeof *p);
+			if (!p)
+				return PPCC_RT_ENOMEM;
+			dp->posted = p;
+			dp->cap_posted = cap;
+		}
+		uint64_t seq = dp->next_seq++;
+		int err = 0;
+		pthread_mutex_lock(&g->mu);
+		dp_slot *x = dp_find(g, seq);
+		if (!x) {
+			x = ppcc_calloc(1, sizeof *x);
+			double **bufs = x ? ppcc_calloc((size_t)g->d, sizeof *bufs) : NULL;
+			if (!bufs) {
+				ppcc_free(x);
+				pthread_mutex_unlock(&g->mu);
+				return PPCC_RT_ENOMEM;
+			}
+			*x = (dp_slot){g->slots, seq, s, b->bucket, b->count, bufs,
+				       0, 0, 0, 0, 0, 0, 0};
+			g->slots = x;
+		}
+		if (x->stage != s || x->bucket != b->bucket || x->count != b->count) {
+			ppcc_rt_report(rt, "replica %d: REDUCE_GRAD #%" PRIu64
+				       " is stage %d bucket %d (%zu values) here "
+				       "but stage %d bucket %d (%zu values) on "
+				       "another replica", dp->replica,
+				       seq, s, b->bucket, b->count, x->stage,
+				       x->bucket, x->count);
+			err = PPCC_RT_EMISMATCH;
+		} else {
+			x->buf[dp->replica] = b->grad;
+			if (++x->arrived == g->d) {
+				x->t_full = ppcc_rt_now();
+				pthread_cond_broadcast(&g->cv);
+			}
+			dp->posted[dp->n_posted++] = seq;
+		}
+		pthread_mutex_unlock(&g->mu);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* Waits for every collective posted this step; the step's statistics. */
+int ppcc_rt_dp_finish(ppcc_rt *rt)
+{
+	struct rt_dp *dp = rt->dp;
+	ppcc_rt_dp_group *g = dp->g;
+	double t0 = ppcc_rt_now(), deadline = t0 + rt->timeout_s;
+	int err = 0;
+	dp->reduce_s = 0;
+	pthread_mutex_lock(&g->mu);
+	for (int k = 0; k < dp->n_posted && err == 0; k++) {
+		dp_slot *x = dp_find(g, dp->posted[k]);
+		while (x && !x->done && !g->aborted) {
+			struct timespec ts;
+			dp_deadline(&ts, deadline);
+			if (pthread_cond_timedwait(&g->cv, &g->mu, &ts) == ETIMEDOUT &&
+			    !x->done)
+				break;
+		}
+		if (!x || g->aborted || !x->done) {
+			char who[256];
+			size_t n = 0;
+			who[0] = '\0';
+			for (int r = 0; x && r < g->d && n < sizeof who - 16; r++)
+				if (!x->buf[r])
+					n += (size_t)snprintf(who + n, sizeof who - n,
+							      "%s%d", n ? ", " : "", r);
+			if (g->aborted && g->abort_replica != dp->replica) {
+				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
+					       "bucket %d #%" PRIu64 ": peer failed: "
+					       "replica %d stopped (%s)",
+					       dp->replica, x ? x->stage : -1,
+					       x ? x->bucket : -1, dp->posted[k],
+					       g->abort_replica,
+					       ppcc_rt_status_str(g->abort_status));
+				err = PPCC_RT_EPEER;
+			} else if (!g->aborted) {
+				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
+					       "bucket %d #%" PRIu64 ": timeout: waited "
+					       "%.3f s for replica %s",
+					       dp->replica, x ? x->stage : -1,
+					       x ? x->bucket : -1, dp->posted[k],
+					       ppcc_rt_now() - t0,
+					       who[0] ? who : "(the reduction)");
+				err = PPCC_RT_ETIMEOUT;
+			} else {
+				err = PPCC_RT_EPEER;
+			}
+			break;
+		}
+		dp->reduce_s += x->t_done - x->t_start;
+		if (++x->consumed == g->d) {
+			for (dp_slot **p = &g->slots; *p; p = &(*p)->next)
+				if (*p == x) {
+					*p = x->next;
+					break;
+				}
+			ppcc_free(x->buf);
+			ppcc_free(x);
+		}
+	}
+	pthread_mutex_unlock(&g->mu);
+	dp->wait_s = ppcc_rt_now() - t0;
+	dp->n_posted = 0;
+	return err;
+}
+
+void ppcc_rt_dp_abort(ppcc_rt *rt, int status)
+{
+	ppcc_rt_dp_group *g = rt->dp->g;
+	pthread_mutex_lock(&g->mu);
+	if (!g->aborted) {
+		g->aborted = 1;
+		g->abort_replica = rt->dp->replica;
+		g->abort_status = status;
+	}
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	rt->dp->n_posted = 0;
+}
+
+int ppcc_rt_dp_stats(const ppcc_rt *rt, double *out_reduce_s,
+		     double *out_wait_s)
+{
+	if (!rt || !rt->dp)
+		return PPCC_RT_EINPUT;
+	if (out_reduce_s)
+		*out_reduce_s = rt->dp->reduce_s;
+	if (out_wait_s)
+		*out_wait_s = rt->dp->wait_s;
+	return 0;
+}
+
+void ppcc_rt_dp_free(ppcc_rt *rt)
+{
+	struct rt_dp *dp = rt->dp;
+	if (!dp)
+		return;
+	for (int s = 0; s < rt->S && dp->by_stage; s++)
+		ppcc_free(dp->by_stage[s]);
+	ppcc_free(dp->by_stage);
+	ppcc_free(dp->n_by_stage);
+	ppcc_free(dp->last_bwd);
+	ppcc_free(dp->posted);
+	ppcc_free(dp);
+	rt->dp = NULL;
+}

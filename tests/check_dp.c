@@ -1,0 +1,357 @@
+/* check_dp: data parallelism over the local transport (reduce.c): the
+ * gradient reduction of every stage's replicas, launched in the step
+ * and overlapped with the backward passes that follow; its sums, its
+ * order, its failures. */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/rt.h"
+#include "testutil.h"
+
+Suite *suite_dp(void);
+
+#define DP_MAX 16
+
+typedef struct dp_case {
+	const ppcc_schedule *s;
+	int p, d;
+	double fwd_s, bwd_s;       /* callbacks sleep this long */
+	int fail_replica;          /* its rank 0's first forward fails; -1 */
+	int stuck_replica;         /* its rank 0's first forward sleeps 2 s */
+	int mismatch_replica;      /* registers bucket 1 instead of 0; -1 */
+	int no_group;              /* 1: no data parallelism (the baseline) */
+	ppcc_rt_local_world *worlds[DP_MAX];
+	ppcc_rt_dp_group *groups[DP_MAX];
+	double grad[DP_MAX][DP_MAX][3]; /* [replica][stage] */
+	int status[DP_MAX][DP_MAX];     /* [replica][rank] */
+	double step_s[DP_MAX][DP_MAX], reduce_s[DP_MAX][DP_MAX], wait_s[DP_MAX][DP_MAX];
+	pthread_mutex_t mu;
+	char lines[8192];
+	size_t len;
+	int n_lines;
+} dp_case;
+
+typedef struct dp_member {
+	dp_case *c;
+	int replica, rank;
+} dp_member;
+
+static void dp_sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	nanosleep(&ts, NULL);
+}
+
+static int dp_forward(int stage, int mb, const void *in, size_t in_n, void *out,
+		      size_t out_n, void *user)
+{
+	dp_member *m = user;
+	if (out)
+		memset(out, 0, out_n);
+	if (stage == 0 && mb == 0 && m->replica == m->c->fail_replica)
+		return 1;
+	if (stage == 0 && mb == 0 && m->replica == m->c->stuck_replica)
+		dp_sleep_s(2.0);
+	dp_sleep_s(m->c->fwd_s);
+	return 0;
+}
+
+/* Adds (replica + 1) * (stage + 1) * (mb + 1) to each of the stage's
+ * three gradients. */
+static int dp_backward(int stage, int mb, const void *gout, size_t gout_n,
+		       void *gin, size_t gin_n, void *user)
+{
+	dp_member *m = user;
+	if (gin)
+		memset(gin, 0, gin_n);
+	for (int k = 0; k < 3; k++)
+		m->c->grad[m->replica][stage][k] +=
+			(double)((m->replica + 1) * (stage + 1) * (mb + 1)) * (k + 1);
+	dp_sleep_s(m->c->bwd_s);
+	return 0;
+}
+
+static void dp_diag(int rank, const char *line, void *user)
+{
+	dp_case *c = user;
+	pthread_mutex_lock(&c->mu);
+	int n = snprintf(c->lines + c->len, sizeof c->lines - c->len, "%s\n", line);
+	if (n > 0 && c->len + (size_t)n < sizeof c->lines)
+		c->len += (size_t)n;
+	c->n_lines++;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void *dp_member_main(void *arg)
+{
+	dp_member *me = arg;
+	dp_case *c = me->c;
+	int r = me->replica, k = me->rank;
+	ppcc_rt_stage_fns fns[DP_MAX];
+	for (int s = 0; s < c->s->n_stages; s++)
+		fns[s] = (ppcc_rt_stage_fns){dp_forward, dp_backward, NULL, NULL,
+					     NULL, me, PPCC_RT_STAGE_FNS_VERSION};
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.timeout_s = 1.0;
+	o.world = c->worlds[r];
+	o.dp_group = c->no_group ? NULL : c->groups[k];
+	o.replica = r;
+	o.diag = dp_diag;
+	o.diag_user = c;
+	ppcc_rt *rt = NULL;
+	int err = ppcc_rt_init(&rt, c->s, k, &o);
+	for (int s = 0; s < c->s->n_stages && err == 0 && !c->no_group; s++)
+		if (c->s->stages[s].rank == k)
+			err = ppcc_rt_grad_register(rt, s, r == c->mismatch_replica,
+						    c->grad[r][s], 3);
+	ppcc_rt_stats st;
+	if (err == 0) {
+		err = ppcc_rt_step(&st, rt, fns);
+		c->step_s[r][k] = st.step_s;
+		if (!c->no_group)
+			ppcc_rt_dp_stats(rt, &c->reduce_s[r][k], &c->wait_s[r][k]);
+	}
+	c->status[r][k] = err;
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+static void dp_run(dp_case *c, double delay_s)
+{
+	pthread_t th[DP_MAX * DP_MAX];
+	dp_member mem[DP_MAX * DP_MAX];
+	pthread_mutex_init(&c->mu, NULL);
+	for (int r = 0; r < c->d; r++)
+		ck_assert_int_eq(ppcc_rt_local_world_new(&c->worlds[r], c->p), 0);
+	for (int k = 0; k < c->p; k++) {
+		ck_assert_int_eq(ppcc_rt_dp_group_new(&c->groups[k], c->d), 0);
+		ppcc_rt_dp_group_set_delay(c->groups[k], delay_s);
+	}
+	int n = c->p * c->d;
+	for (int i = 0; i < n; i++) {
+		mem[i] = (dp_member){c, i / c->p, i % c->p};
+		ck_assert_int_eq(pthread_create(&th[i], NULL, dp_member_main, &mem[i]), 0);
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	for (int k = 0; k < c->p; k++)
+		ppcc_rt_dp_group_free(c->groups[k]);
+	for (int r = 0; r < c->d; r++)
+		ppcc_rt_local_world_free(c->worlds[r]);
+	pthread_mutex_destroy(&c->mu);
+}
+
+static dp_case *dp_case_new(const ppcc_schedule *s, int p, int d, double fwd_s,
+			    double bwd_s, int fail, int stuck, int mismatch,
+			    int no_group)
+{
+	dp_case *c = calloc(1, sizeof *c);
+	ck_assert_ptr_nonnull(c);
+	c->s = s;
+	c->p = p;
+	c->d = d;
+	c->fwd_s = fwd_s;
+	c->bwd_s = bwd_s;
+	c->fail_replica = fail;
+	c->stuck_replica = stuck;
+	c->mismatch_replica = mismatch;
+	c->no_group = no_group;
+	return c;
+}
+
+static void dp_schedule(ppcc_schedule *out, ppcc_arena *a, int kind, int p,
+			int m)
+{
+	int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1, S = p * v;
+	ppcc_stage_info st[DP_MAX];
+	for (int s = 0; s < S; s++)
+		st[s] = (ppcc_stage_info){s, s % p, s / p, s, s,
+					  s > 0 ? 8 : 0, s < S - 1 ? 8 : 0};
+	ck_assert_int_eq(ppcc_schedule_build(out, a, kind, p, v, m, 0, st), 0);
+}
+
+/* Every replica's every stage ends the step with the sum over replicas
+ * of their gradients: sum_r (r+1) * (s+1) * sum_mb (mb+1) * (k+1),
+ * here with d = 3, m = 4: 6 * 10 * (s+1) * (k+1). */
+START_TEST(reduced_gradients_are_the_sum_over_the_replicas)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		dp_schedule(&s, a, kind, 2, 4);
+		dp_case *c = dp_case_new(&s, 2, 3, 0, 0, -1, -1, -1, 0);
+		dp_run(c, 0);
+		for (int r = 0; r < c->d; r++) {
+			for (int k = 0; k < c->p; k++)
+				ck_assert_msg(c->status[r][k] == 0, "%s: replica %d rank %d: %s\n%s",
+					      ppcc_schedule_kind_name(kind), r, k,
+					      ppcc_rt_status_str(c->status[r][k]), c->lines);
+			for (int st = 0; st < s.n_stages; st++)
+				for (int k = 0; k < 3; k++)
+					ck_assert_msg(c->grad[r][st][k] == 60.0 * (st + 1) * (k + 1),
+						      "%s replica %d stage %d: %g",
+						      ppcc_schedule_kind_name(kind), r, st,
+						      c->grad[r][st][k]);
+		}
+		ck_assert_int_eq(c->n_lines, 0);
+		free(c);
+	}
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* A replica whose forward fails stops the others' reductions at once
+ * (not at their timeout), each with one line naming the reduction. */
+START_TEST(a_failing_replica_stops_the_grid_naming_the_collective)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	dp_schedule(&s, a, PPCC_SCHED_1F1B, 2, 4);
+	dp_case *c = dp_case_new(&s, 2, 2, 0, 0, 1, -1, -1, 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	dp_run(c, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	ck_assert_int_eq(c->status[1][0], PPCC_RT_ECALLBACK);
+	ck_assert_int_eq(c->status[1][1], PPCC_RT_EPEER);
+	for (int k = 0; k < 2; k++)
+		ck_assert_msg(c->status[0][k] == PPCC_RT_EPEER, "rank %d: %s\n%s", k,
+			      ppcc_rt_status_str(c->status[0][k]), c->lines);
+	ck_assert_msg(strstr(c->lines, "ppcc-rt: rank 1: replica 0: REDUCE_GRAD stage 1 "
+				       "bucket 0 #0: peer failed: replica 1 stopped"),
+		      "%s", c->lines);
+	ck_assert_msg(took < 0.9, "the grid took %.3f s to stop", took);
+	free(c);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* A replica stuck in a callback: its own pipeline peer times out on
+ * the receive from it and stops the group, or the other replica's wait
+ * for the reduction times out first; either way no rank waits past its
+ * timeout for the reduction, and the line names it and the replica. */
+START_TEST(a_stuck_replica_times_out_the_reduction_naming_it)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	dp_schedule(&s, a, PPCC_SCHED_GPIPE, 2, 2);
+	dp_case *c = dp_case_new(&s, 2, 2, 0, 0, -1, 1, -1, 0);
+	dp_run(c, 0);
+	ck_assert_msg(c->status[0][1] == PPCC_RT_ETIMEOUT ||
+		      c->status[0][1] == PPCC_RT_EPEER, "%s", c->lines);
+	ck_assert_msg(strstr(c->lines, "ppcc-rt: rank 1: replica 0: REDUCE_GRAD stage 1 "
+				       "bucket 0 #0: timeout: waited 1.0") ||
+		      strstr(c->lines, "ppcc-rt: rank 1: replica 0: REDUCE_GRAD stage 1 "
+				       "bucket 0 #0: peer failed: replica 1 "
+				       "stopped (timeout)"), "%s", c->lines);
+	ck_assert_msg(c->status[1][1] == PPCC_RT_ETIMEOUT, "%s", c->lines);
+	free(c);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Replicas that register different buckets would enter different
+ * collectives: refused on both sides of the first one. */
+START_TEST(replicas_entering_different_collectives_are_refused)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	dp_schedule(&s, a, PPCC_SCHED_1F1B, 2, 2);
+	dp_case *c = dp_case_new(&s, 2, 2, 0, 0, -1, -1, 1, 0);
+	dp_run(c, 0);
+	int mismatch = 0;
+	for (int r = 0; r < 2; r++)
+		for (int k = 0; k < 2; k++)
+			mismatch += c->status[r][k] == PPCC_RT_EMISMATCH;
+	ck_assert_msg(mismatch >= 1, "%s", c->lines);
+	ck_assert_msg(strstr(c->lines, "but stage 1 bucket 0 (3 values) on another replica") ||
+		      strstr(c->lines, "but stage 1 bucket 1 (3 values) on another replica"),
+		      "%s", c->lines);
+	free(c);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Overlap.  Interleaved, p = 2, v = 2, m = 4, forward 10 ms, backward 20
+ * ms, each stage's reduction 60 ms.  Reducing after the step, in
+ * sequence, would take the pipeline's step plus 2 x 60 ms on each rank
+ * (two stages each); launched at each stage's last backward, the
+ * second-chunk stages' reductions run during the first chunk's last
+ * backward passes, so the step is shorter by up to 60 ms.  Prints the
+ * figures. */
+START_TEST(reductions_overlap_the_remaining_backward_passes)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	const double delay = 0.060;
+	dp_schedule(&s, a, PPCC_SCHED_INTERLEAVED, 2, 4);
+	dp_case *base = dp_case_new(&s, 2, 2, 0.010, 0.020, -1, -1, -1, 1);
+	dp_case *c = dp_case_new(&s, 2, 2, 0.010, 0.020, -1, -1, -1, 0);
+	dp_run(base, 0);
+	dp_run(c, delay);
+	double pipe = 0, step = 0, wait = 0, red = 0;
+	for (int r = 0; r < 2; r++)
+		for (int k = 0; k < 2; k++) {
+			ck_assert_int_eq(base->status[r][k], 0);
+			ck_assert_msg(c->status[r][k] == 0, "%s", c->lines);
+			pipe = fmax(pipe, base->step_s[r][k]);
+			step = fmax(step, c->step_s[r][k]);
+			wait = fmax(wait, c->wait_s[r][k]);
+			red = fmax(red, c->reduce_s[r][k]);
+		}
+	double serial = pipe + 2 * delay;
+	fprintf(stderr, "dp: overlap (interleaved, p=2 v=2 d=2 m=4): pipeline "
+		"step %.1f ms, reductions %.1f ms per rank, in sequence %.1f ms, "
+		"overlapped %.1f ms (waited %.1f ms at the end)\n", pipe * 1e3,
+		red * 1e3, serial * 1e3, step * 1e3, wait * 1e3);
+	ck_assert_msg(red >= 2 * delay * 0.99 && red < 2 * delay * 1.5,
+		      "reductions took %.3f s", red);
+	ck_assert_msg(step < serial - 0.5 * delay, "step %.3f s, in sequence %.3f s",
+		      step, serial);
+	free(base);
+	free(c);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Options of version 1 (before dp_group and replica existed) still
+ * work: the runtime reads none of the later fields, whatever they hold. */
+START_TEST(options_of_version_1_ignore_the_later_fields)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	dp_schedule(&s, a, PPCC_SCHED_1F1B, 1, 2);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.version = 1;
+	o.dp_group = (ppcc_rt_dp_group *)(void *)&s; /* not a group */
+	o.replica = 7;
+	ppcc_rt *rt = NULL;
+	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &o), 0);
+	double g[3] = {0};
+	ck_assert_int_eq(ppcc_rt_grad_register(rt, 0, 0, g, 3), PPCC_RT_EINPUT);
+	ck_assert_int_eq(ppcc_rt_dp_stats(rt, NULL, NULL), PPCC_RT_EINPUT);
+	ppcc_rt_free(rt);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+Suite *suite_dp(void)
+{
+	Suite *s = suite_create("dp");
+	TCase *tc = tcase_create("dp");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, reduced_gradients_are_the_sum_over_the_replicas);
+	tcase_add_test(tc, a_failing_replica_stops_the_grid_naming_the_collective);
+	tcase_add_test(tc, a_stuck_replica_times_out_the_reduction_naming_it);
+	tcase_add_test(tc, replicas_entering_different_collectives_are_refused);
+	tcase_add_test(tc, reductions_overlap_the_remaining_backward_passes);
+	tcase_add_test(tc, options_of_version_1_ignore_the_later_fields);
+	suite_add_tcase(s, tc);
+	return s;
+}
