@@ -266,6 +266,23 @@ START_TEST(abort_store_reports_a_dead_process_and_rank_0s_own_failure)
 }
 END_TEST
 
+START_TEST(abort_store_port_comes_from_the_environment)
+{
+	static const struct { const char *v; int want; } cases[] = {
+		{"29500", 29500}, {"1", 1}, {"65535", 65535}, {"0", 0},
+		{"65536", 0}, {"-5", 0}, {"80x", 0}, {"", 0},
+	};
+	unsetenv("PPCC_ABORT_PORT");
+	ck_assert_int_eq(ppcc_rt_oob_port_env(), 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		setenv("PPCC_ABORT_PORT", cases[i].v, 1);
+		ck_assert_msg(ppcc_rt_oob_port_env() == cases[i].want, "'%s': %d",
+			      cases[i].v, ppcc_rt_oob_port_env());
+	}
+	unsetenv("PPCC_ABORT_PORT");
+}
+END_TEST
+
 /* Nobody listening: the joining rank gives up at its deadline, naming
  * the address. */
 START_TEST(abort_store_open_is_bounded_by_its_deadline)
@@ -606,6 +623,7 @@ Suite *suite_nccl(void)
 	tcase_add_test(tc, abort_store_relays_a_rank_failure_to_every_other_rank);
 	tcase_add_test(tc, abort_store_reports_a_dead_process_and_rank_0s_own_failure);
 	tcase_add_test(tc, abort_store_open_is_bounded_by_its_deadline);
+	tcase_add_test(tc, abort_store_port_comes_from_the_environment);
 	tcase_add_test(tc, grouped_ranks_told_of_a_failure_through_the_abort_store);
 	tcase_add_test(tc, grouped_ranks_stop_within_the_bound_around_a_stuck_callback);
 	tcase_add_test(tc, nccl_loopback_fails_cleanly_without_a_gpu);
