@@ -66,6 +66,9 @@ static void usage(FILE *f)
 	      "                 [--prefix NAME] [--max-actions N] [--partition N,N,...]\n"
 	      "       ppcc check [--refresh-fingerprint] FILE.json\n"
 	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
+	      "       ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]\n"
+	      "                   [-f text|json] [-o FILE] [--fix KEY=VALUE ...]\n"
+	      "                   [--memory-limit GIB] [--exhaustive]\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n"
 	      "KIND: gpipe, 1f1b, interleaved\n"
@@ -768,6 +771,7 @@ static int apply_option(cli_options *o, int c, const char *arg)
 }
 
 int ppcc_cli_diagnose(int argc, char **argv); /* cli_diagnose.c */
+int ppcc_cli_search(int argc, char **argv);   /* cli_search.c */
 
 int main(int argc, char **argv)
 {
@@ -784,6 +788,8 @@ int main(int argc, char **argv)
 	json_set_alloc_funcs(ppcc_malloc, ppcc_free);
 	if (argc > 1 && strcmp(argv[1], "diagnose") == 0)
 		return ppcc_cli_diagnose(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "search") == 0)
+		return ppcc_cli_search(argc - 1, argv + 1);
 
 	/* Options may come before the command and among its arguments. */
 	opterr = 0;

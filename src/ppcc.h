@@ -667,6 +667,58 @@ int ppcc_plan_choose_split(int *out_first, ppcc_step_result *out_res,
 int ppcc_plan_split(ppcc_plan_variant *out, int *out_fits, ppcc_arena *a,
 		    const ppcc_config *cfg, const int *first, ppcc_diag *d);
 
+/* ---- the configuration search (search.c) ------------------------------ */
+
+/* One configuration and what ppcc_plan_build estimates for it. */
+typedef struct ppcc_search_entry {
+	int t, p, d, cp, v, b, m;
+	int recompute;           /* ppcc_recompute */
+	int zero, kind;
+	double iteration_ms, tokens_per_s, mfu;
+	double peak_bytes;       /* the simulated peak of the fullest device */
+	double bubble;           /* simulated idle fraction */
+	double lower_bound_ms;   /* the compute bound it was ordered by */
+} ppcc_search_entry;
+
+/* Settings held fixed (--fix): > 0 (recompute, zero, kind: >= 0) fixes. */
+typedef struct ppcc_search_fix {
+	int tensor_parallel, stages, data_parallel, context_parallel, chunks;
+	int micro_batch_size, recompute, zero, kind;
+} ppcc_search_fix;
+
+typedef struct ppcc_search_options {
+	long global_batch;         /* 0: pipeline.global_batch_size */
+	int top;                   /* K, 0: 10 */
+	int exhaustive;            /* 1: simulate every candidate */
+	double memory_limit_bytes; /* per device; 0: the devices' */
+	ppcc_search_fix fix;
+} ppcc_search_options;
+
+typedef struct ppcc_search_result {
+	ppcc_search_entry *top;    /* n_top, best first */
+	int n_top;
+	long global_batch;
+	long considered;           /* enumerated */
+	long pruned_memory;        /* static bytes fit no partition */
+	long pruned_bound;         /* compute bound above the K-th best */
+	long invalid;              /* refused by ppcc_config_check */
+	long simulated;            /* partitioned and simulated */
+	long infeasible;           /* of those, no partition fits */
+	double seconds;
+} ppcc_search_result;
+
+/* Searches cfg's model on cfg's cluster (search.c says how and why its
+ * pruning keeps the top K).  PPCC_EINPUT without a global batch,
+ * PPCC_EINFEASIBLE when nothing fits. */
+int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
+		const ppcc_config *cfg, const ppcc_search_options *o,
+		ppcc_diag *d);
+
+/* base with e's settings (layers re-expanded for its b and recompute),
+ * located at "<search>": what ppcc_plan_build plans to e's figures. */
+int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
+		       const ppcc_config *base, const ppcc_search_entry *e);
+
 /* ---- output ----------------------------------------------------------- */
 
 /* The bytes of the invisible or direction-changing character (a BiDi

@@ -1,0 +1,349 @@
+/*
+ * cli_search.c - the `ppcc search` command: argv to options, the
+ * library's ppcc_search (src/search.c), then the ranking and the
+ * winner's plan.
+ *
+ *   ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]
+ *               [-f text|json] [-o FILE] [--fix KEY=VALUE ...]
+ *               [--memory-limit GIB] [--exhaustive]
+ *
+ * The output is composed in memory and written only when complete.  Exit
+ * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
+ * write, 4 internal.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc.h"
+
+int ppcc_cli_search(int argc, char **argv);
+
+static void sr_print(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
+		     void *user)
+{
+	(void)user;
+	fputs("ppcc: ", stderr);
+	if (loc && loc->file) {
+		fputs(loc->file, stderr);
+		if (loc->line > 0)
+			fprintf(stderr, ":%d:%d", loc->line, loc->col);
+		fputs(": ", stderr);
+	}
+	fprintf(stderr, "%s: %s\n", sev == PPCC_SEV_ERROR ? "error"
+		: sev == PPCC_SEV_WARNING ? "warning" : "note", msg);
+}
+
+static int sr_usage(const char *msg, const char *arg)
+{
+	fputs("ppcc: ", stderr);
+	fprintf(stderr, msg, arg);
+	fputs("\nTry 'ppcc --help' for more information.\n", stderr);
+	return 2;
+}
+
+static int sr_count(const char *s, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end || v < 1 || v > 1L << 30)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static const char *const recompute_names[] = {"none", "selective", "full"};
+
+static int parse_fix(ppcc_search_fix *fx, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq)
+		return -1;
+	size_t k = (size_t)(eq - arg);
+	const char *val = eq + 1;
+	long n = 0;
+#define KEY(name) (k == strlen(name) && strncmp(arg, name, k) == 0)
+	if (KEY("schedule")) {
+		int kind = ppcc_schedule_kind_parse(val);
+		if (kind < 0)
+			return -1;
+		fx->kind = kind;
+		return 0;
+	}
+	if (KEY("recompute")) {
+		for (int r = 0; r < 3; r++)
+			if (strcmp(val, recompute_names[r]) == 0) {
+				fx->recompute = r;
+				return 0;
+			}
+		return -1;
+	}
+	if (KEY("zero")) {
+		if (strlen(val) != 1 || val[0] < '0' || val[0] > '3')
+			return -1;
+		fx->zero = val[0] - '0';
+		return 0;
+	}
+	if (sr_count(val, &n) < 0)
+		return -1;
+	if (KEY("tensor_parallel"))
+		fx->tensor_parallel = (int)n;
+	else if (KEY("stages"))
+		fx->stages = (int)n;
+	else if (KEY("data_parallel"))
+		fx->data_parallel = (int)n;
+	else if (KEY("context_parallel"))
+		fx->context_parallel = (int)n;
+	else if (KEY("chunks"))
+		fx->chunks = (int)n;
+	else if (KEY("micro_batch_size"))
+		fx->micro_batch_size = (int)n;
+	else
+		return -1;
+#undef KEY
+	return 0;
+}
+
+static double gib(double b)
+{
+	return b / (1024.0 * 1024.0 * 1024.0);
+}
+
+/* What differs between the winner and another entry, as "p 8, v 2". */
+static void differences(char *buf, size_t size, const ppcc_search_entry *w,
+			const ppcc_search_entry *e)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+#define DIFF(cond, ...)                                                     \
+	if (cond && at < size) {                                            \
+		at += (size_t)snprintf(buf + at, size - at, "%s", at ? ", " : ""); \
+		if (at < size)                                              \
+			at += (size_t)snprintf(buf + at, size - at, __VA_ARGS__); \
+	}
+	DIFF(e->t != w->t, "t %d", e->t)
+	DIFF(e->p != w->p, "p %d", e->p)
+	DIFF(e->d != w->d, "d %d", e->d)
+	DIFF(e->v != w->v, "v %d", e->v)
+	DIFF(e->b != w->b, "b %d", e->b)
+	DIFF(e->recompute != w->recompute, "recompute %s",
+	     recompute_names[e->recompute])
+	DIFF(e->zero != w->zero, "ZeRO-%d", e->zero)
+	DIFF(e->kind != w->kind, "%s", ppcc_schedule_kind_name(e->kind))
+#undef DIFF
+}
+
+static void emit_text(FILE *f, const ppcc_config *cfg,
+		      const ppcc_search_result *r)
+{
+	const ppcc_cluster *cl = &cfg->cluster;
+	fprintf(f, "search: %s on %d devices (%d a node), global batch %ld "
+		"sequences\n", cfg->model.name ? cfg->model.name : "model",
+		cl->devices, cl->devices_per_node, r->global_batch);
+	fprintf(f, "  %ld configurations considered: %ld pruned by static "
+		"memory, %ld by the compute bound, %ld refused by the "
+		"configuration checks, %ld simulated (%ld do not fit); %.2f s\n\n",
+		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
+		r->simulated, r->infeasible, r->seconds);
+	fputs("rank   t    p    d  cp  v   b     m  recompute  zero  schedule     "
+	      "iteration_ms  tokens/s     MFU  peak_GiB  bubble\n", f);
+	for (int i = 0; i < r->n_top; i++) {
+		const ppcc_search_entry *e = &r->top[i];
+		fprintf(f, "%4d %3d %4d %4d %3d %2d %3d %5d  %-9s  %4d  %-11s  "
+			"%12.1f  %8.0f  %5.1f%%  %8.2f  %5.1f%%\n", i + 1, e->t,
+			e->p, e->d, e->cp, e->v, e->b, e->m,
+			recompute_names[e->recompute], e->zero,
+			ppcc_schedule_kind_name(e->kind), e->iteration_ms,
+			e->tokens_per_s, 100 * e->mfu, gib(e->peak_bytes),
+			100 * e->bubble);
+	}
+	const ppcc_search_entry *w = &r->top[0];
+	fprintf(f, "\nwhy: t %d x p %d x d %d, %s with v %d, b %d (m %d), "
+		"recompute %s, ZeRO-%d: %.1f ms an iteration, %.1f%% bubble, "
+		"%.2f GiB at the peak\n", w->t, w->p, w->d,
+		ppcc_schedule_kind_name(w->kind), w->v, w->b, w->m,
+		recompute_names[w->recompute], w->zero, w->iteration_ms,
+		100 * w->bubble, gib(w->peak_bytes));
+	for (int i = 1; i < r->n_top && i < 4; i++) {
+		char diff[256];
+		differences(diff, sizeof diff, w, &r->top[i]);
+		fprintf(f, "  rank %d (%s) is %.1f%% slower\n", i + 1, diff,
+			100 * (r->top[i].iteration_ms / w->iteration_ms - 1));
+	}
+	fputc('\n', f);
+}
+
+static void emit_json(FILE *f, const ppcc_config *cfg,
+		      const ppcc_search_result *r)
+{
+	fprintf(f, "{\n  \"format\": \"ppcc-search\",\n  \"version\": 1,\n");
+	fprintf(f, "  \"devices\": %d,\n  \"global_batch_size\": %ld,\n",
+		cfg->cluster.devices, r->global_batch);
+	fprintf(f, "  \"considered\": %ld,\n  \"pruned_memory\": %ld,\n"
+		"  \"pruned_bound\": %ld,\n  \"invalid\": %ld,\n"
+		"  \"simulated\": %ld,\n  \"infeasible\": %ld,\n",
+		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
+		r->simulated, r->infeasible);
+	fputs("  \"top\": [\n", f);
+	for (int i = 0; i < r->n_top; i++) {
+		const ppcc_search_entry *e = &r->top[i];
+		fprintf(f, "    {\"pipeline\": {\"schedule\": \"%s\", \"stages\": %d, "
+			"\"microbatches\": %d, \"chunks\": %d, "
+			"\"tensor_parallel\": %d, \"data_parallel\": %d, "
+			"\"context_parallel\": %d, \"global_batch_size\": %ld, "
+			"\"zero\": %d},\n", ppcc_schedule_kind_name(e->kind),
+			e->p, e->m, e->v, e->t, e->d, e->cp,
+			(long)e->m * e->b * e->d, e->zero);
+		if (cfg->model.transformer)
+			fprintf(f, "     \"transformer\": {\"micro_batch_size\": %d, "
+				"\"recompute\": \"%s\"},\n", e->b,
+				recompute_names[e->recompute]);
+		fprintf(f, "     \"iteration_ms\": %.17g, \"tokens_per_s\": %.17g, "
+			"\"mfu\": %.17g, \"peak_memory_bytes\": %.17g, "
+			"\"bubble_fraction\": %.17g, \"lower_bound_ms\": %.17g}%s\n",
+			e->iteration_ms, e->tokens_per_s, e->mfu, e->peak_bytes,
+			e->bubble, e->lower_bound_ms,
+			i + 1 < r->n_top ? "," : "");
+	}
+	fputs("  ]\n}\n", f);
+}
+
+int ppcc_cli_search(int argc, char **argv)
+{
+	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH };
+	static const struct option longopts[] = {
+		{"cluster", required_argument, NULL, O_CLUSTER},
+		{"global-batch", required_argument, NULL, O_GB},
+		{"top", required_argument, NULL, O_TOP},
+		{"fix", required_argument, NULL, O_FIX},
+		{"memory-limit", required_argument, NULL, O_MEM},
+		{"exhaustive", no_argument, NULL, O_EXH},
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
+					  .kind = -1}};
+	const char *cluster = NULL, *output = NULL;
+	int json = 0, c;
+	long n;
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
+		const char *opt = argv[optind - 1];
+		switch (c) {
+		case O_CLUSTER: cluster = optarg; break;
+		case O_GB:
+			if (sr_count(optarg, &n) < 0)
+				return sr_usage("--global-batch: '%s' is not a count",
+						optarg);
+			so.global_batch = n;
+			break;
+		case O_TOP:
+			if (sr_count(optarg, &n) < 0 || n > 1000)
+				return sr_usage("--top: '%s' is not a count of 1 to 1000",
+						optarg);
+			so.top = (int)n;
+			break;
+		case O_FIX:
+			if (parse_fix(&so.fix, optarg) < 0)
+				return sr_usage("--fix: '%s' is not KEY=VALUE with a "
+						"pipeline key (schedule, stages, chunks, "
+						"tensor_parallel, data_parallel, "
+						"context_parallel, zero) or micro_batch_size, "
+						"recompute", optarg);
+			break;
+		case O_MEM: {
+			char *end;
+			double g = strtod(optarg, &end);
+			if (end == optarg || *end || !(g > 0) || g > 1e6)
+				return sr_usage("--memory-limit: '%s' is not GiB",
+						optarg);
+			so.memory_limit_bytes = g * 1024.0 * 1024.0 * 1024.0;
+			break;
+		}
+		case O_EXH: so.exhaustive = 1; break;
+		case 'o': output = optarg; break;
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				json = 1;
+			else if (strcmp(optarg, "text") != 0)
+				return sr_usage("search: unknown format '%s' (text or json)",
+						optarg);
+			break;
+		case 'h':
+			puts("usage: ppcc search FILE [--cluster FILE] [--global-batch N] "
+			     "[--top K] [-f text|json]\n"
+			     "                   [-o FILE] [--fix KEY=VALUE ...] "
+			     "[--memory-limit GIB] [--exhaustive]");
+			return 0;
+		case ':': return sr_usage("option '%s' needs a value", opt);
+		default: return sr_usage("unknown option '%s'", opt);
+		}
+	}
+	if (optind >= argc)
+		return sr_usage("%s", "search: missing FILE");
+	if (optind + 1 < argc)
+		return sr_usage("unexpected argument '%s'", argv[optind + 1]);
+	ppcc_diag d = {.fn = sr_print};
+	ppcc_arena *a = ppcc_arena_new();
+	if (!a) {
+		fputs("ppcc: error: out of memory\n", stderr);
+		return 4;
+	}
+	ppcc_config cfg;
+	ppcc_search_result r;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = 0, err;
+	if ((err = ppcc_config_load(&cfg, a, argv[optind], cluster, &d)) < 0 ||
+	    (err = ppcc_search(&r, a, &cfg, &so, &d)) < 0) {
+		rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
+		if (err == PPCC_ENOMEM)
+			fputs("ppcc: error: out of memory\n", stderr);
+		goto out;
+	}
+	FILE *mem = open_memstream(&buf, &len);
+	if (!mem) {
+		rc = 4;
+		goto out;
+	}
+	locale_t saved = ppcc_locale_enter();
+	if (json) {
+		emit_json(mem, &cfg, &r);
+	} else {
+		/* the winner planned as ppcc plan plans it */
+		ppcc_config wc;
+		ppcc_plan plan;
+		emit_text(mem, &cfg, &r);
+		ppcc_emit_options eo = {.format = PPCC_FMT_TEXT};
+		if ((err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
+		    (err = ppcc_config_check(&wc, &d)) < 0 ||
+		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0 ||
+		    (err = ppcc_emit_text(mem, &plan, &eo)) < 0)
+			rc = 4;
+	}
+	ppcc_locale_leave(saved);
+	if (fclose(mem) != 0)
+		rc = 4;
+	if (rc)
+		goto out;
+	FILE *f = output && strcmp(output, "-") != 0 ? fopen(output, "w") : stdout;
+	if (!f) {
+		ppcc_loc loc = {output, 0, 0};
+		sr_print(PPCC_SEV_ERROR, &loc, "cannot write the output", NULL);
+		rc = 3;
+		goto out;
+	}
+	if (fwrite(buf, 1, len, f) != len)
+		rc = 3;
+	if ((f == stdout ? fflush(f) : fclose(f)) != 0)
+		rc = 3;
+out:
+	free(buf);
+	ppcc_arena_free(a);
+	return rc;
+}
