@@ -52,7 +52,10 @@ static void rand_cfg_make(rand_cfg *rc, uint64_t seed, int max_n, int kind_pick)
 {
 	uint64_t st = seed;
 	ppcc_diag quiet = {0};
-	for (;;) {
+	for (int tries = 0;; tries++) {
+		/* a maker that cannot produce a valid configuration fails, not hangs */
+		ck_assert_msg(tries < 10000, "no valid random configuration in %d tries",
+			      tries);
 		memset(rc, 0, sizeof *rc);
 		ppcc_config *c = &rc->cfg;
 		int kind = kind_pick >= 0 ? kind_pick : rng_int(&st, 0, 3);
@@ -108,6 +111,8 @@ static void rand_cfg_make(rand_cfg *rc, uint64_t seed, int max_n, int kind_pick)
 		pl->chunks = v;
 		pl->microbatches = m;
 		pl->tensor_parallel = 1;
+		pl->data_parallel = 1;
+		pl->context_parallel = 1;
 		if (ppcc_config_check(c, &quiet) == 0)
 			return;
 	}
