@@ -73,9 +73,11 @@ END_TEST
 START_TEST(explicit_partition_on_command_line_sets_stages)
 {
 	char *dir = tu_mkdtemp();
-	const char *path = write_tiny(dir, "pipeline:\n  microbatches: 8\n");
+	const char *path = write_tiny(dir, "pipeline:\n  microbatches: 8\n"
+					   "  data_parallel: 1\n");
 	tu_run r;
-	/* three stages from the list's length, on the four devices */
+	/* three stages from the list's length, on three of the four devices
+	 * (data_parallel 1 given: 4 is no multiple of 3) */
 	RUN(&r, "plan", (char *)path, "--partition", "3,4,3");
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "partition (as given by --partition)"), "%s", r.out);

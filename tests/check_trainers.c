@@ -343,8 +343,10 @@ END_TEST
 START_TEST(megatron_arguments_of_llama3_70b_by_hand)
 {
 	/* t 8, p 4, B 256 = m 32 x b 1 x d 8 (256 devices / 32); ZeRO-1 is
-	 * the distributed optimizer; 80 blocks, 20 a stage: the default
-	 * split, no layout. */
+	 * the distributed optimizer; ppcc's split of the 82 layers is 22, 20,
+	 * 20, 20 (embedding + 21 blocks, 20, 20, 19 blocks + head), which the
+	 * first and last stage counts give without a layout: 21 + 20 + 20 +
+	 * 19 = 80 blocks. */
 	built *b = build("llama3-70b.yaml", -1, 0, 0);
 	int status;
 	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
@@ -355,6 +357,8 @@ START_TEST(megatron_arguments_of_llama3_70b_by_hand)
 			 "--context-parallel-size 1\n"
 			 "--sequence-parallel\n"
 			 "--num-layers 80\n"
+			 "--decoder-first-pipeline-num-layers 21\n"
+			 "--decoder-last-pipeline-num-layers 19\n"
 			 "--micro-batch-size 1\n"
 			 "--global-batch-size 256\n"
 			 "--use-distributed-optimizer\n"
