@@ -341,6 +341,38 @@ START_TEST(options_of_version_1_ignore_the_later_fields)
 }
 END_TEST
 
+/* Options of version 2 (before data_parallel existed) do not read it;
+ * at version 3 a nonzero data_parallel is mpi's alone, and the local
+ * transport refuses it, saying where to look instead. */
+START_TEST(options_data_parallel_is_read_from_version_3_and_refused_off_mpi)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	dp_schedule(&s, a, PPCC_SCHED_1F1B, 1, 2);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	dp_case *c = calloc(1, sizeof *c);
+	pthread_mutex_init(&c->mu, NULL);
+	o.version = 2;
+	o.data_parallel = 2;
+	ppcc_rt *rt = NULL;
+	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &o), 0);
+	double g[3] = {0};
+	ck_assert_int_eq(ppcc_rt_grad_register(rt, 0, 0, g, 3), PPCC_RT_EINPUT);
+	ppcc_rt_free(rt);
+	o.version = 3;
+	o.diag = dp_diag;
+	o.diag_user = c;
+	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &o), PPCC_RT_EINPUT);
+	ck_assert_ptr_null(rt);
+	ck_assert_msg(strstr(c->lines, "options.data_parallel 2: data parallelism "
+			     "over the transport needs mpi and d >= 1 (local: "
+			     "options.dp_group)"), "%s", c->lines);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 Suite *suite_dp(void)
 {
 	Suite *s = suite_create("dp");
@@ -352,6 +384,7 @@ Suite *suite_dp(void)
 	tcase_add_test(tc, replicas_entering_different_collectives_are_refused);
 	tcase_add_test(tc, reductions_overlap_the_remaining_backward_passes);
 	tcase_add_test(tc, options_of_version_1_ignore_the_later_fields);
+	tcase_add_test(tc, options_data_parallel_is_read_from_version_3_and_refused_off_mpi);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1032,9 +1032,10 @@ START_TEST(man_page_example_runs)
 }
 END_TEST
 
-/* mpirun -np 2 of tests/rt_mpi_prog MODE; returns 0 and fills r, or -1
+/* mpirun -np NP of tests/rt_mpi_prog MODE; returns 0 and fills r, or -1
  * when mpirun or the program is missing. */
-static int mpirun(tu_run *r, const char *mode, double *took, int recovery)
+static int mpirun_np(tu_run *r, const char *np, const char *mode, double *took,
+		     int recovery)
 {
 	char prog[PATH_MAX];
 	build_path(prog, sizeof prog, "tests/rt_mpi_prog");
@@ -1045,7 +1046,7 @@ static int mpirun(tu_run *r, const char *mode, double *took, int recovery)
 			prog);
 		return -1;
 	}
-	char *argv[] = {"mpirun", "-np", "2", "--oversubscribe", "--allow-run-as-root",
+	char *argv[] = {"mpirun", "-np", (char *)np, "--oversubscribe", "--allow-run-as-root",
 			"--mca", "btl", "self,vader", prog, (char *)mode, NULL, NULL};
 	if (recovery) {
 		/* keep the job when a process dies: the runtime must end it */
@@ -1064,6 +1065,11 @@ static int mpirun(tu_run *r, const char *mode, double *took, int recovery)
 		return -1;
 	}
 	return 0;
+}
+
+static int mpirun(tu_run *r, const char *mode, double *took, int recovery)
+{
+	return mpirun_np(r, "2", mode, took, recovery);
 }
 
 START_TEST(mpi_two_ranks_run_every_kind_eager_and_grouped)
@@ -1129,6 +1135,108 @@ START_TEST(mpi_mismatched_schedules_refused_on_both_ranks)
 		      strstr(r.err, "rank 1: schedule fingerprint"), "%s", r.err);
 	ck_assert_msg(strstr(r.out, "rank 0 mismatch refused") &&
 		      strstr(r.out, "rank 1 mismatch refused"), "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* Data parallelism over mpi (rt_mpi_prog dp*): 4 processes, 2 pipeline
+ * ranks x 2 replicas.  Bucket values (replica + 1) * (k + 1) + 100 *
+ * stage sum over the replicas to 3 * (k + 1) + 200 * stage on every
+ * replica: the 5-value bucket cut into chunks of 3 and 2, the 1-value
+ * bucket into 1 and 0. */
+START_TEST(mpi_grid_reduces_every_bucket_over_the_replicas)
+{
+	tu_run r;
+	double took;
+	if (mpirun_np(&r, "4", "dp", &took, 0) < 0)
+		return;
+	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
+	static const char *want[] = {
+		"world 0 replica 0 stage 0 bucket 0: 3 6 9 12 15\n",
+		"world 0 replica 0 stage 0 bucket 1: 3\n",
+		"world 1 replica 1 stage 0 bucket 0: 3 6 9 12 15\n",
+		"world 1 replica 1 stage 0 bucket 1: 3\n",
+		"world 2 replica 0 stage 1 bucket 0: 203 206 209 212 215\n",
+		"world 2 replica 0 stage 1 bucket 1: 203\n",
+		"world 3 replica 1 stage 1 bucket 0: 203 206 209 212 215\n",
+		"world 3 replica 1 stage 1 bucket 1: 203\n",
+		"world 0 dp ok", "world 1 dp ok", "world 2 dp ok", "world 3 dp ok"};
+	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+		ck_assert_msg(strstr(r.out, want[k]), "no '%s' in\n%s", want[k], r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* Replica 1's first forward fails: every rank of the grid stops, the
+ * others naming it, long before the 5 s timeout. */
+START_TEST(mpi_grid_failing_replica_stops_every_rank)
+{
+	tu_run r;
+	double took;
+	if (mpirun_np(&r, "4", "dp-fail", &took, 0) < 0)
+		return;
+	ck_assert_msg(strstr(r.out, "world 1 step: callback failed"), "%s\n%s",
+		      r.out, r.err);
+	static const int others[] = {0, 2, 3};
+	for (int k = 0; k < 3; k++) {
+		char line[64];
+		snprintf(line, sizeof line, "world %d step: another rank failed",
+			 others[k]);
+		ck_assert_msg(strstr(r.out, line), "no '%s' in\n%s\n%s", line, r.out,
+			      r.err);
+	}
+	ck_assert_msg(strstr(r.err, "stopped because rank 0 replica 1 (world rank 1) "
+			     "failed (callback failed)"), "%s", r.err);
+	/* each reports at once, then sleeps 2 s before MPI_Abort */
+	ck_assert_msg(took < 15, "took %.1f s", took);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* p = 1, d = 2: replica 1 sleeps 3 s in its first forward; replica 0's
+ * reduction waits the 1 s timeout and names the collective and the rank
+ * it waited for, in one line. */
+START_TEST(mpi_grid_stuck_replica_times_out_naming_the_collective)
+{
+	tu_run r;
+	double took;
+	if (mpirun_np(&r, "2", "dp-stuck", &took, 0) < 0)
+		return;
+	ck_assert_msg(strstr(r.out, "world 0 step: timeout"), "%s\n%s", r.out, r.err);
+	const char *l = strstr(r.err, "ppcc-rt: rank 0: replica 0: REDUCE_GRAD "
+			       "stage 0 bucket 0 #0: timeout: waited 1.0");
+	ck_assert_msg(l, "%s", r.err);
+	ck_assert_msg(strstr(l, "s for replica 1 (world rank 1)\n"), "%s", r.err);
+	ck_assert_msg(took < 15, "took %.1f s", took);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* Replica 1 registers 4 values where replica 0 has 5: the replicas of
+ * pipeline rank 1 refuse the collective before any value moves (the
+ * first to see the other's descriptor reports it; its abort may reach
+ * the other first), and every rank stops. */
+START_TEST(mpi_grid_replicas_entering_different_collectives_are_refused)
+{
+	tu_run r;
+	double took;
+	if (mpirun_np(&r, "4", "dp-mismatch", &took, 0) < 0)
+		return;
+	int on0 = strstr(r.err, "replica 0: REDUCE_GRAD #0 is stage 1 bucket 0 "
+			 "(5 values) here but #0 stage 1 bucket 0 (4 values) "
+			 "on replica 1 (world rank 3)") != NULL;
+	int on1 = strstr(r.err, "replica 1: REDUCE_GRAD #0 is stage 1 bucket 0 "
+			 "(4 values) here but #0 stage 1 bucket 0 (5 values) "
+			 "on replica 0 (world rank 2)") != NULL;
+	ck_assert_msg(on0 || on1, "%s", r.err);
+	ck_assert_msg(!on0 || strstr(r.out, "world 2 step: schedules differ"), "%s", r.out);
+	ck_assert_msg(!on1 || strstr(r.out, "world 3 step: schedules differ"), "%s", r.out);
+	for (int w = 0; w < 4; w++) {
+		char line[32];
+		snprintf(line, sizeof line, "world %d step: ", w);
+		ck_assert_msg(strstr(r.out, line), "no '%s' in\n%s", line, r.out);
+	}
+	ck_assert_msg(took < 15, "took %.1f s", took);
 	tu_run_free(&r);
 }
 END_TEST
@@ -1307,22 +1415,23 @@ END_TEST
 
 /* Data parallelism: D replicas of a p-rank pipeline, each on its own
  * shard of the global batch, with the gradients reduced in the schedule,
- * train as one process does on the whole batch.  With D = 1 bit for bit;
- * with D > 1 the replicas' sums ((g0 + g1) + ...) associate the
- * microbatch gradients differently from the serial accumulation, so the
- * weights agree within 1e-12 relative (the first step's loss, computed
- * before any update, still bit for bit). */
+ * train as one process does on the whole batch: bit for bit, since the
+ * serial reference (--serial --data-parallel D) accumulates each shard on
+ * its own and adds the shards' gradients in replica order, as both
+ * transports' reductions do (the local group's thread; mpi's
+ * reduce-scatter and all-gather of point-to-point messages).  Over local
+ * threads and over mpirun with p x D processes. */
 START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 {
 	static const int grid[][2] = {{1, 2}, {2, 1}, {2, 2}, {4, 2}, {2, 4}};
 	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], out[PATH_MAX];
-	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8];
+	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8], nw[8];
 	build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
 	snprintf(model, sizeof model, "%s/examples/trainer/mlp.yaml", tu_src());
-	double worst = 0;
+	int mpi = -1, runs = 0;
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
 			int p = grid[g][0], d = grid[g][1];
@@ -1330,6 +1439,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 			snprintf(json, sizeof json, "%s/%s-%d.json", dir, kname, p);
 			snprintf(np, sizeof np, "%d", p);
 			snprintf(nd, sizeof nd, "%d", d);
+			snprintf(nw, sizeof nw, "%d", p * d);
 			char *plan[] = {(char *)ppcc_binary(bin, sizeof bin), "plan", "-f",
 					"json", "-s", (char *)kname, "-p", np, "-m", "4",
 					"-o", json, model, NULL, NULL, NULL};
@@ -1345,31 +1455,45 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 				      "--schedule", json, "--steps", "3", "--output",
 				      ref_path, NULL};
 			run_ok(se, what);
+			char *ref = sorted_output(ref_path);
+			ck_assert_msg(strstr(ref, "loss 2 ") && strstr(ref, "param 7 "),
+				      "%s: incomplete serial output\n%s", what, ref);
 			snprintf(out, sizeof out, "%s/%s-%d-%d-dp", dir, kname, p, d);
 			char *dp[] = {trainer, "--data-parallel", nd, "--schedule", json,
 				      "--steps", "3", "--debug", "--output", out, NULL};
 			run_ok(dp, what);
-			char *ref = sorted_output(ref_path), *got = sorted_output(out);
-			ck_assert_msg(strstr(got, "loss 2 ") && strstr(got, "param 7 "),
-				      "%s: incomplete output\n%s", what, got);
-			double diff = max_rel_diff(got, ref);
-			if (diff > worst)
-				worst = diff;
-			if (d == 1)
-				ck_assert_msg(strcmp(got, ref) == 0, "%s: differs from "
-					      "serial training (%g)", what, diff);
-			ck_assert_msg(diff <= 1e-12, "%s: largest relative difference "
-				      "%g from serial training", what, diff);
-			char *l0 = strstr(ref, "loss 0 ");
-			ck_assert_ptr_nonnull(l0);
-			ck_assert_msg(strncmp(strstr(got, "loss 0 "), l0,
-					      (size_t)(strchr(l0, '\n') - l0)) == 0,
-				      "%s: first loss not bit for bit", what);
-			free(ref);
+			char *got = sorted_output(out);
+			ck_assert_msg(strcmp(got, ref) == 0, "%s local: differs from "
+				      "serial training (largest relative difference %g)\n%s",
+				      what, max_rel_diff(got, ref), got);
 			free(got);
+			if (mpi != 0) {
+				snprintf(out, sizeof out, "%s/%s-%d-%d-mpi", dir, kname, p, d);
+				char *mo[] = {"mpirun", "-np", nw, "--oversubscribe",
+					      "--allow-run-as-root", "--mca", "btl",
+					      "self,vader", trainer, "--transport", "mpi",
+					      "--data-parallel", nd, "--schedule", json,
+					      "--steps", "3", "--debug", "--timeout", "30",
+					      "--output", out, NULL};
+				mpi = !run_ok(mo, what);
+				if (mpi) {
+					got = sorted_output(out);
+					ck_assert_msg(strcmp(got, ref) == 0, "%s mpi: differs "
+						      "from serial training (largest relative "
+						      "difference %g)\n%s", what,
+						      max_rel_diff(got, ref), got);
+					free(got);
+					runs++;
+				}
+			}
+			free(ref);
 		}
-	fprintf(stderr, "runtime: data parallel vs serial: largest relative "
-		"difference %g\n", worst);
+	if (!mpi && !tu_mpi_left_out("data_parallel_training_matches_serial_training_on_the_global_batch"))
+		tu_skip("data_parallel_training_matches_serial_training_on_the_global_batch",
+			"no mpirun or no MPI in the trainer; its MPI runs not run");
+	fprintf(stderr, "runtime: data parallel, %d kinds x %zu grids: local and "
+		"%d mpi runs equal to serial bit for bit\n", PPCC_SCHED_COUNT,
+		sizeof grid / sizeof grid[0], runs);
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -1426,6 +1550,10 @@ Suite *suite_runtime(void)
 	tcase_add_test(tc, mpi_two_ranks_run_every_kind_eager_and_grouped);
 	tcase_add_test(tc, mpi_killed_rank_ends_the_job_within_the_timeout);
 	tcase_add_test(tc, mpi_dead_peer_times_out_when_mpirun_keeps_the_job);
+	tcase_add_test(tc, mpi_grid_reduces_every_bucket_over_the_replicas);
+	tcase_add_test(tc, mpi_grid_failing_replica_stops_every_rank);
+	tcase_add_test(tc, mpi_grid_stuck_replica_times_out_naming_the_collective);
+	tcase_add_test(tc, mpi_grid_replicas_entering_different_collectives_are_refused);
 	tcase_add_test(tc, trainer_matches_serial_training_on_every_schedule_and_transport);
 	tcase_add_test(tc, trainer_refuses_a_schedule_for_another_model);
 	tcase_add_test(tc, data_parallel_training_matches_serial_training_on_the_global_batch);

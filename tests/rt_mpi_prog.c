@@ -11,12 +11,27 @@
  *                         microbatch; both print "rank R mismatch
  *                         refused" and exit 3
  *
+ *
+ * Data parallelism (options.data_parallel 2: the world is p x 2, world
+ * rank w pipeline rank w / 2 of replica w % 2), 1F1B over p = size / 2
+ * ranks, 4 microbatches; each stage registers bucket 0 (5 values) and
+ * bucket 1 (1 value) set to (replica + 1) * (k + 1) + 100 * stage before
+ * each of two steps:
+ *   rt_mpi_prog dp          prints "world W replica R stage S bucket B:
+ *                           v ..." after the second step, "world W dp ok"
+ *   rt_mpi_prog dp-fail     replica 1's first forward fails
+ *   rt_mpi_prog dp-stuck    replica 1's first forward sleeps 3 s (timeout 1 s)
+ *   rt_mpi_prog dp-mismatch replica 1 registers 4 values as bucket 0
+ * A failing step prints "world W step: STATUS" and, 2 s later (the others
+ * report first), calls MPI_Abort.
+ *
  * Any other failure prints the status and calls MPI_Abort (exit 2): after
  * a failure a peer may be stuck, so MPI_Finalize could wait forever.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "ppcc.h"
 #include "ppcc/runtime.h"
@@ -102,6 +117,84 @@ static int run_kind(int kind, int ranks, const char *mode, int grouped)
 	return 0;
 }
 
+static int run_grid(int size, const char *mode)
+{
+	int d = 2, p = size / d, m = 4, err, world = rank, replica = rank % d;
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pipe = rt_pipe_new(p, m, p, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[64];
+	ppcc_rt *rt = NULL;
+	double grad[64][2][5];
+	char why[512];
+	if (size % d != 0)
+		fail("world not p x 2", PPCC_RT_EINPUT);
+	build(&s, a, pipe, PPCC_SCHED_1F1B, p, m);
+	rt_pipe_fns(pipe, fns);
+	if (replica == 1 && rank / d == 0) {
+		pipe->fault_op = PPCC_OP_F;
+		pipe->fault_stage = 0;
+		pipe->fault_mb = 0;
+		if (strcmp(mode, "dp-fail") == 0)
+			pipe->fault_ret = 1;
+		else if (strcmp(mode, "dp-stuck") == 0)
+			pipe->fault_sleep_s = 3.0;
+		else
+			pipe->fault_op = -1;
+	}
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.transport = PPCC_RT_MPI;
+	o.debug = 1;
+	o.timeout_s = strcmp(mode, "dp-stuck") == 0 ? 1.0 : 5.0;
+	o.data_parallel = d;
+	if ((err = ppcc_rt_init(&rt, &s, -1, &o)) < 0)
+		fail("init", err);
+	int k = ppcc_rt_rank(rt);
+	for (int st = 0; st < p; st++) {
+		if (s.stages[st].rank != k)
+			continue;
+		size_t n0 = strcmp(mode, "dp-mismatch") == 0 && replica == 1 ? 4 : 5;
+		if ((err = ppcc_rt_grad_register(rt, st, 0, grad[st][0], n0)) < 0 ||
+		    (err = ppcc_rt_grad_register(rt, st, 1, grad[st][1], 1)) < 0)
+			fail("register", err);
+	}
+	for (int step = 0; step < 2; step++) {
+		ppcc_rt_stats stats;
+		for (int st = 0; st < p; st++)
+			for (int b = 0; b < 2; b++)
+				for (int i = 0; i < 5; i++)
+					grad[st][b][i] = (replica + 1) * (i + 1) + 100.0 * st;
+		rt_pipe_reset(pipe);
+		if ((err = ppcc_rt_step(&stats, rt, fns)) < 0) {
+			printf("world %d step: %s\n", world, ppcc_rt_status_str(err));
+			fflush(NULL);
+			struct timespec ts = {2, 0};
+			nanosleep(&ts, NULL);
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		if (rt_pipe_check(pipe, &s, k, why, sizeof why) != 0) {
+			printf("world %d: %s\n", world, why);
+			fail("check", PPCC_RT_EINTERNAL);
+		}
+	}
+	for (int st = 0; st < p; st++) {
+		if (s.stages[st].rank != k)
+			continue;
+		for (int b = 0; b < 2; b++) {
+			printf("world %d replica %d stage %d bucket %d:", world, replica,
+			       st, b);
+			for (int i = 0; i < (b ? 1 : 5); i++)
+				printf(" %g", grad[st][b][i]);
+			printf("\n");
+		}
+	}
+	printf("world %d dp ok\n", world);
+	ppcc_rt_free(rt);
+	rt_pipe_free(pipe);
+	ppcc_arena_free(a);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int size, code = 0;
@@ -115,6 +208,8 @@ int main(int argc, char **argv)
 			run_kind(kind, size, mode, 0);
 			run_kind(kind, size, mode, 1);
 		}
+	} else if (strncmp(mode, "dp", 2) == 0) {
+		code = run_grid(size, mode);
 	} else {
 		code = run_kind(PPCC_SCHED_1F1B, size, mode, 0);
 	}

@@ -30,6 +30,7 @@ int mlp_init(mlp *net, int m)
 	memset(net, 0, sizeof *net);
 	net->m = m;
 	net->m_total = m;
+	net->shards = 1;
 	for (int l = 0; l < MLP_LAYERS; l++) {
 		int in = mlp_width[l], out = mlp_width[l + 1];
 		mlp_layer *y = &net->layer[l];
@@ -154,8 +155,14 @@ int mlp_serial_step(mlp *net, double *out_loss)
 	double t[MLP_BATCH * MLP_MAX_WIDTH], g[MLP_BATCH * MLP_MAX_WIDTH];
 	double gn[MLP_BATCH * MLP_MAX_WIDTH];
 	double *loss = calloc((size_t)net->m, sizeof *loss);
-	if (!loss)
-		return -1;
+	double *sum_g[2 * MLP_LAYERS] = {NULL};
+	int shards = net->shards > 1 ? net->shards : 1, per = net->m / shards;
+	if (!loss || per * shards != net->m)
+		goto fail;
+	for (int l = 0; shards > 1 && l < MLP_LAYERS; l++)
+		if (!(sum_g[2 * l] = calloc(n_w(l), sizeof(double))) ||
+		    !(sum_g[2 * l + 1] = calloc((size_t)mlp_width[l + 1], sizeof(double))))
+			goto fail;
 	for (int mb = 0; mb < net->m; mb++) {
 		mlp_sample(net, mb, act[0], t);
 		for (int l = 0; l < MLP_LAYERS; l++)
@@ -166,6 +173,30 @@ int mlp_serial_step(mlp *net, double *out_loss)
 					   l > 0 ? gn : NULL);
 			memcpy(g, gn, sizeof g);
 		}
+		if (shards > 1 && (mb + 1) % per == 0) {
+			/* a shard's gradients, added to the earlier shards' sum
+			 * (((g0 + g1) + g2) ...), as the replicas' reduction does */
+			int first = mb + 1 == per;
+			for (int l = 0; l < MLP_LAYERS; l++) {
+				mlp_layer *y = &net->layer[l];
+				for (size_t j = 0; j < n_w(l); j++) {
+					sum_g[2 * l][j] = first ? y->gw[j] : sum_g[2 * l][j] + y->gw[j];
+					y->gw[j] = 0;
+				}
+				for (int o = 0; o < mlp_width[l + 1]; o++) {
+					sum_g[2 * l + 1][o] = first ? y->gb[o]
+								    : sum_g[2 * l + 1][o] + y->gb[o];
+					y->gb[o] = 0;
+				}
+			}
+		}
+	}
+	for (int l = 0; shards > 1 && l < MLP_LAYERS; l++) {
+		memcpy(net->layer[l].gw, sum_g[2 * l], n_w(l) * sizeof(double));
+		memcpy(net->layer[l].gb, sum_g[2 * l + 1],
+		       (size_t)mlp_width[l + 1] * sizeof(double));
+		free(sum_g[2 * l]);
+		free(sum_g[2 * l + 1]);
 	}
 	double sum = 0;
 	for (int mb = 0; mb < net->m; mb++)
@@ -176,6 +207,11 @@ int mlp_serial_step(mlp *net, double *out_loss)
 		mlp_update(net, l);
 	net->step++;
 	return 0;
+fail:
+	for (int k = 0; k < 2 * MLP_LAYERS; k++)
+		free(sum_g[k]);
+	free(loss);
+	return -1;
 }
 
 /* ---- as pipeline stages ---------------------------------------------- */

@@ -46,6 +46,11 @@ typedef struct mlp {
 	/* Data parallelism: this replica's microbatch mb is the global
 	 * batch's mb0 + mb, of m_total (mlp_init: 0 and m). */
 	int mb0, m_total;
+	/* The serial reference of d replicas: mlp_serial_step accumulates
+	 * each of `shards` consecutive runs of m / shards microbatches on
+	 * its own, then adds the runs' gradients in order, as the runtime's
+	 * reduction adds the replicas' (mlp_init: 1). */
+	int shards;
 	mlp_layer layer[MLP_LAYERS];
 } mlp;
 
@@ -73,7 +78,8 @@ double mlp_loss(const mlp *net, const double *y, const double *t, double *gy);
 void mlp_update(mlp *net, int l);
 
 /* One step without a pipeline: every microbatch forward and backward in
- * order, then the update; *out_loss the step's loss. */
+ * order (by shard, see mlp.shards), then the update; *out_loss the
+ * step's loss. */
 int mlp_serial_step(mlp *net, double *out_loss);
 
 /* ---- as pipeline stages ---------------------------------------------- */

@@ -19,6 +19,12 @@
  * first forward of step 1 fail, or sleep 1.5 x the timeout, for the GPU
  * check's fault step.
  *
+ * --data-parallel D trains D replicas of the pipeline, each on its own
+ * shard of a global batch of D x m microbatches, their gradients reduced
+ * by the runtime: local runs the D x p ranks as threads, mpi as D x p
+ * processes (world rank w is pipeline rank w / D of replica w % D);
+ * with --serial, the reference: one process over the whole batch.
+ *
  * Checkpoints (ppcc/checkpoint.h): --save DIR --save-at STEP saves every
  * layer once STEP steps are done (--save-at may be repeated), each rank
  * its own layers; --resume DIR loads DIR's last checkpoint, each rank the
@@ -147,7 +153,7 @@ static int parse(trainer_opts *o, int argc, char **argv)
 		return -1;
 	if (o->data_parallel < 1 || o->data_parallel > 64 ||
 	    (o->data_parallel > 1 && !o->serial &&
-	     (o->transport != PPCC_RT_LOCAL || o->save || o->resume)))
+	     (o->transport == PPCC_RT_NCCL || o->save || o->resume)))
 		return -1;
 	return o->steps >= 1 ? 0 : -1;
 }
@@ -249,6 +255,7 @@ static int run_serial(const trainer_opts *o, const ppcc_schedule *s)
 	double loss;
 	if (mlp_init(&net, o->data_parallel * s->n_microbatches) < 0)
 		return 1;
+	net.shards = o->data_parallel;
 	for (int step = 0; step < o->steps; step++) {
 		if (mlp_serial_step(&net, &loss) < 0)
 			return 1;
@@ -500,9 +507,37 @@ out:
 }
 
 #if TRAINER_MPI
+/* Registers the layer gradients of rank's stages as buckets: w then b,
+ * layer by layer, bucket 2*(l - first) and 2*(l - first) + 1. */
+static int register_grads(ppcc_rt *rt, const ppcc_schedule *s, mlp *net,
+			  int rank)
+{
+	int err = 0;
+	for (int st = 0; st < s->n_stages && err == 0; st++) {
+		const ppcc_stage_info *si = &s->stages[st];
+		if (si->rank != rank)
+			continue;
+		for (int l = si->first_layer; l <= si->last_layer && err == 0; l++) {
+			mlp_layer *y = &net->layer[l];
+			int b = 2 * (l - si->first_layer);
+			size_t nw = (size_t)mlp_width[l] * (size_t)mlp_width[l + 1];
+			if ((err = ppcc_rt_grad_register(rt, st, b, y->gw, nw)) == 0)
+				err = ppcc_rt_grad_register(rt, st, b + 1, y->gb,
+							    (size_t)mlp_width[l + 1]);
+		}
+	}
+	return err;
+}
+
 /* One rank per process: the runtime for this rank, then the update of
- * the layers its stages hold.  After a failure a peer may be stuck, so
- * the job ends with MPI_Abort rather than MPI_Finalize. */
+ * the layers its stages hold.  With --data-parallel D the world is p x D
+ * processes, world rank w pipeline rank w / D of replica w % D (the
+ * runtime's rule); replica r trains on microbatches r*m .. r*m+m-1 of
+ * the global batch, the runtime sums the gradients, and replica 0
+ * prints: the step's loss adds the D*m microbatch losses, gathered from
+ * the replicas' last stages, in global order.  After a failure a peer
+ * may be stuck, so the job ends with MPI_Abort rather than
+ * MPI_Finalize. */
 static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 		   ppcc_rt_options *ro)
 {
@@ -511,21 +546,37 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 	ppcc_rt *rt = NULL;
 	ppcc_rt_stage_fns *fns = calloc((size_t)s->n_stages, sizeof *fns);
 	int owned[MLP_LAYERS] = {0};
+	int D = o->data_parallel, m = s->n_microbatches, world = 0, replica = 0;
+	double *mine = calloc((size_t)m, sizeof *mine);
+	double *all = calloc((size_t)(D * m) * (size_t)s->n_ranks, sizeof *all);
 	char why[256];
 	int err;
-	if (!fns || mlp_init(&net, s->n_microbatches) < 0 ||
+	MPI_Comm_rank(MPI_COMM_WORLD, &world);
+	replica = world % D;
+	if (!fns || !mine || !all || mlp_init(&net, m) < 0 ||
 	    mlp_stages_new(&st, &net, s, why, sizeof why) < 0) {
-		fprintf(stderr, "trainer: %s\n", fns ? why : "out of memory");
+		fprintf(stderr, "trainer: %s\n", fns && mine && all ? why : "out of memory");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
+	net.mb0 = replica * m;
+	net.m_total = D * m;
 	mlp_stages_fns(st, fns);
 	ro->transport = PPCC_RT_MPI;
+	if (D > 1)
+		ro->data_parallel = D;
 	if ((err = ppcc_rt_init(&rt, s, -1, ro)) != 0) {
 		fprintf(stderr, "trainer: %s\n", ppcc_rt_status_str(err));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	int rank = ppcc_rt_rank(rt);
-	if (o->output) {
+	if (D > 1 && (err = register_grads(rt, s, &net, rank)) != 0) {
+		fprintf(stderr, "trainer: %s\n", ppcc_rt_status_str(err));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	int last = s->stages[s->n_stages - 1].rank == rank;
+	if (replica != 0)
+		out_file = NULL; /* replica 0 prints for all */
+	if (o->output && replica == 0) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s.%d", o->output, rank);
 		if (!(out_file = fopen(path, "w"))) {
@@ -553,8 +604,32 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 		}
 		if (o->stats)
 			print_stats(&stats, step);
-		if (s->stages[s->n_stages - 1].rank == rank)
+		if (o->stats && D > 1) {
+			double red, wait;
+			ppcc_rt_dp_stats(rt, &red, &wait);
+			fprintf(stderr, "step %d replica %d rank %d: reductions "
+				"%.3f ms, %.3f ms of it waited for\n", step,
+				replica, rank, red * 1e3, wait * 1e3);
+		}
+		if (D > 1) {
+			/* every process sends m losses (zeros off the last
+			 * stage); world rank w's land at all[w * m] */
+			for (int mb = 0; mb < m; mb++)
+				mine[mb] = last ? mlp_stages_loss_of(st, mb) : 0;
+			MPI_Gather(mine, m, MPI_DOUBLE, all, m, MPI_DOUBLE, 0,
+				   MPI_COMM_WORLD);
+			if (world == 0) {
+				int lr = s->stages[s->n_stages - 1].rank;
+				double sum = 0;
+				for (int r = 0; r < D; r++)
+					for (int mb = 0; mb < m; mb++)
+						sum += all[(size_t)(lr * D + r) * (size_t)m +
+							   (size_t)mb];
+				print_loss(step, sum / (D * m));
+			}
+		} else if (last) {
 			print_loss(step, mlp_stages_loss(st));
+		}
 		for (int l = 0; l < MLP_LAYERS; l++)
 			if (owned[l])
 				mlp_update(&net, l);
@@ -572,11 +647,14 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 			}
 		}
 	}
-	mlp_print_params(out_file, &net, owned);
+	if (replica == 0)
+		mlp_print_params(out_file, &net, owned);
 	ppcc_rt_free(rt);
 	mlp_stages_free(st);
 	mlp_free(&net);
 	free(fns);
+	free(mine);
+	free(all);
 	return 0;
 }
 #endif

@@ -11,7 +11,8 @@
  * hangs.
  *
  * Transports: `local` (one thread per rank in one process), `mpi` (one
- * process per rank, ranks are MPI_COMM_WORLD's) and `nccl` (device
+ * process per rank, ranks are MPI_COMM_WORLD's; with
+ * options.data_parallel, p x d of them) and `nccl` (device
  * buffers, ncclSend/ncclRecv; with options.world, its loopback mode:
  * every rank a thread of this process on one GPU, each message an
  * ncclSend and ncclRecv to self on a one-rank communicator).  A libppcc
@@ -211,7 +212,7 @@ typedef struct ppcc_rt_dp_group ppcc_rt_dp_group;
  * (PPCC_RT_OPTIONS_INIT does), and the runtime reads only the fields
  * that version has, taking every later one at its default.  Versions
  * above this header's are refused (PPCC_RT_EINPUT). */
-#define PPCC_RT_OPTIONS_VERSION 2
+#define PPCC_RT_OPTIONS_VERSION 3
 #define PPCC_RT_TIMEOUT_MAX 86400.0 /* seconds: the longest wait, one day */
 #define PPCC_RT_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
 
@@ -252,18 +253,26 @@ typedef struct ppcc_rt_options {
 	 * thread; NULL: none. */
 	ppcc_rt_message_fn on_message;
 	void *message_user;
-	/* Version 2.  Data parallelism (local transport): the group of the
+	/* Version 2.  Data parallelism (local transport; mpi: see
+	 * data_parallel): the group of the
 	 * d runtimes that run this pipeline rank in d replicas
 	 * (ppcc_rt_dp_group_new), each replica a pipeline of its own (its
 	 * own local world), and this runtime's replica in 0..d-1; NULL: no
 	 * data parallelism.  See ppcc_rt_grad_register. */
 	ppcc_rt_dp_group *dp_group;
 	int replica;
+	/* Version 3.  Data parallelism over mpi: the number d of replicas
+	 * of the pipeline; MPI_COMM_WORLD then has p x d processes, and
+	 * world rank w runs pipeline rank w / d of replica w % d (the d
+	 * replicas of a pipeline rank are adjacent world ranks).  0: no
+	 * data parallelism, the world is the pipeline.  Other transports
+	 * refuse a nonzero value (local: dp_group). */
+	int data_parallel;
 } ppcc_rt_options;
 
 #define PPCC_RT_OPTIONS_INIT                                              \
 	{ PPCC_RT_OPTIONS_VERSION, PPCC_RT_LOCAL, 0.0, 0, 1, 0, 0, NULL,  \
-	  NULL, -1, NULL, NULL, NULL, NULL, NULL, 0 }
+	  NULL, -1, NULL, NULL, NULL, NULL, NULL, 0, 0 }
 
 /* ---- statistics ------------------------------------------------------------ */
 
@@ -370,7 +379,13 @@ PPCC_API int ppcc_rt_flight_sample(int mb, uint64_t sample);
  * size) fails with PPCC_RT_EMISMATCH; a replica that fails stops the
  * others' reductions (PPCC_RT_EPEER), and a wait that times out names
  * the reduction (stage, bucket, sequence number) and the replicas that
- * had not posted it. */
+ * had not posted it.
+ *
+ * Over mpi (options.data_parallel = d, version 3) there is no group:
+ * world rank w is pipeline rank w / d of replica w % d, and each
+ * reduction is a reduce-scatter and all-gather of point-to-point
+ * messages adding the replicas in the same replica order (the same bits
+ * as the local group), advanced whenever the rank is in the runtime. */
 
 /* A group of n_replicas members; *out is the caller's to free after
  * every member runtime is freed. */
@@ -379,7 +394,8 @@ PPCC_API void ppcc_rt_dp_group_free(ppcc_rt_dp_group *g);
 
 /* Registers count doubles at grad as bucket `bucket` of `stage` (one of
  * this rank's stages; each (stage, bucket) once), on a runtime made with
- * options.dp_group.  grad must stay valid while the runtime lives. */
+ * options.dp_group or options.data_parallel.  grad must stay valid
+ * while the runtime lives. */
 PPCC_API int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket,
 				   double *grad, size_t count);
 

@@ -125,6 +125,8 @@ static void rt_resolve_options(ppcc_rt_options *o, const ppcc_rt_options *in)
 	*o = dflt;
 	if (in && in->version == 1) /* the fields up to message_user */
 		memcpy(o, in, offsetof(ppcc_rt_options, dp_group));
+	else if (in && in->version == 2) /* up to replica */
+		memcpy(o, in, offsetof(ppcc_rt_options, data_parallel));
 	else if (in)
 		*o = *in;
 	o->version = PPCC_RT_OPTIONS_VERSION;
@@ -337,13 +339,27 @@ static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
 	return status;
 }
 
+/* "rank K" for rank w of the transport's world; with data parallelism
+ * over the transport, "rank K replica R (world rank w)". */
+static const char *rt_world_name(const ppcc_rt *rt, int w, char *buf, size_t n)
+{
+	if (rt->grid_d > 1)
+		snprintf(buf, n, "rank %d replica %d (world rank %d)",
+			 w / rt->grid_d, w % rt->grid_d, w);
+	else
+		snprintf(buf, n, "rank %d", w);
+	return buf;
+}
+
 /* The cause of an EPEER, for the diagnostic. */
 static void rt_peer_cause(ppcc_rt *rt, char *buf, size_t n)
 {
 	int who = -1, st = PPCC_RT_EPEER;
+	char name[96];
 	rt->ops->aborted(rt->tr, &who, &st);
 	if (who >= 0)
-		snprintf(buf, n, "stopped because rank %d failed (%s)", who,
+		snprintf(buf, n, "stopped because %s failed (%s)",
+			 rt_world_name(rt, who, name, sizeof name),
 			 ppcc_rt_status_str(st));
 	else
 		snprintf(buf, n, "stopped because another rank failed");
@@ -968,7 +984,10 @@ static int rt_check_fns(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 
 static int rt_check_aborted(ppcc_rt *rt, int i)
 {
-	int who, st;
+	int who, st, err;
+	/* the transport's gradient reductions advance between actions */
+	if (rt->dp && (err = ppcc_rt_dp_progress(rt)) < 0)
+		return rt_fail(rt, err, i, 0, "gradient reduction");
 	if (!rt->ops->aborted(rt->tr, &who, &st))
 		return 0;
 	char cause[256];
@@ -1254,7 +1273,7 @@ static int rt_agree(ppcc_rt *rt, int status)
 {
 	uint64_t mine[2] = {(uint64_t)(int64_t)status,
 			    status == 0 ? ppcc_schedule_fingerprint(rt->s) : 0};
-	uint64_t *all = ppcc_calloc((size_t)rt->n_ranks, 2 * sizeof *all);
+	uint64_t *all = ppcc_calloc((size_t)rt->n_world, 2 * sizeof *all);
 	int err;
 	if (!all)
 		return PPCC_RT_ENOMEM;
@@ -1270,20 +1289,23 @@ static int rt_agree(ppcc_rt *rt, int status)
 		err = status;
 		goto out;
 	}
-	for (int r = 0; r < rt->n_ranks; r++) {
+	char who[96];
+	for (int r = 0; r < rt->n_world; r++) {
 		int st = (int)(int64_t)all[2 * r];
 		if (st < 0) {
-			ppcc_rt_report(rt, "rank %d failed to start (%s); "
-				       "not starting", r, ppcc_rt_status_str(st));
+			ppcc_rt_report(rt, "%s failed to start (%s); not starting",
+				       rt_world_name(rt, r, who, sizeof who),
+				       ppcc_rt_status_str(st));
 			err = PPCC_RT_EPEER;
 			goto out;
 		}
 	}
-	for (int r = 0; r < rt->n_ranks; r++)
+	for (int r = 0; r < rt->n_world; r++)
 		if (all[2 * r + 1] != mine[1]) {
 			ppcc_rt_report(rt, "schedule fingerprint %016" PRIx64
-				       " differs from rank %d's %016" PRIx64
-				       "; refusing to start", mine[1], r,
+				       " differs from %s's %016" PRIx64
+				       "; refusing to start", mine[1],
+				       rt_world_name(rt, r, who, sizeof who),
 				       all[2 * r + 1]);
 			err = PPCC_RT_EMISMATCH;
 			goto out;
@@ -1307,6 +1329,8 @@ void ppcc_rt_free(ppcc_rt *rt)
 {
 	if (!rt)
 		return;
+	/* the reductions first: they are the transport's until released */
+	ppcc_rt_dp_free(rt);
 	if (rt->tr) {
 		for (rt_req *r = rt->req_all; r; r = r->all_next)
 			if (r->posted && !rt_req_done(r))
@@ -1332,7 +1356,6 @@ void ppcc_rt_free(ppcc_rt *rt)
 	ppcc_free(rt->group_first);
 	ppcc_free(rt->group_ops);
 	ppcc_rt_flight_close(rt);
-	ppcc_rt_dp_free(rt);
 	ppcc_free(rt);
 }
 
@@ -1387,6 +1410,10 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	}
 	if ((err = rt->ops->init(&rt->tr, rt, rank)) < 0)
 		goto out;
+	if (rt->grid_d < 1) {
+		rt->grid_d = 1;
+		rt->n_world = rt->n_ranks;
+	}
 
 	/* Every rank takes part in the agreement, even one whose schedule
 	 * is unusable, so that the others learn of it instead of waiting. */
@@ -1397,6 +1424,13 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 		status = PPCC_RT_EINPUT;
 	} else {
 		status = rt_check_schedule(rt);
+	}
+	if (status == 0 && rt->o.data_parallel != 0 &&
+	    (rt->o.data_parallel < 0 || !rt->ops->coll_post)) {
+		ppcc_rt_report(rt, "options.data_parallel %d: data parallelism "
+			       "over the transport needs mpi and d >= 1 (local: "
+			       "options.dp_group)", rt->o.data_parallel);
+		status = PPCC_RT_EINPUT;
 	}
 	if ((err = rt_agree(rt, status)) < 0)
 		goto out;
@@ -1420,11 +1454,14 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 		goto out;
 	if (rt->o.dp_group) {
 		if (rt->o.transport != PPCC_RT_LOCAL) {
-			ppcc_rt_report(rt, "options.dp_group: data parallelism "
-				       "runs over the local transport only");
+			ppcc_rt_report(rt, "options.dp_group: a group of local "
+				       "runtimes; over mpi, options.data_parallel");
 			err = PPCC_RT_EINPUT;
 			goto out;
 		}
+		if ((err = ppcc_rt_dp_init(rt)) < 0)
+			goto out;
+	} else if (rt->o.data_parallel > 0) {
 		if ((err = ppcc_rt_dp_init(rt)) < 0)
 			goto out;
 	}

@@ -11,6 +11,28 @@
  * the runtime's own: an abort notice that each rank keeps a receive
  * posted for.
  *
+ * Data parallelism (options.data_parallel = d): MPI_COMM_WORLD holds
+ * p x d processes, world rank w being pipeline rank w / d of replica
+ * w % d; a replica's pipeline messages go to the world ranks of its own
+ * replica, on the same duplicate.  A gradient reduction (rt_coll) over
+ * the d replicas of a pipeline rank is a reduce-scatter and an
+ * all-gather made of point-to-point messages, so that its sums are
+ * added in one fixed order: the bucket's count values are cut into d
+ * chunks, chunk q owned by replica q (count / d values, the first
+ * count % d chunks one more); every
+ * replica sends its descriptor (sequence, stage, bucket, count) and
+ * chunk q to replica q, which, once every descriptor matches its own,
+ * adds the d chunks in replica order (((g0 + g1) + g2) + ...), writes
+ * the sum into its own chunk and sends it to every other replica.  The
+ * result is the same bits on every replica and every run, and those of
+ * the local transport's group.  Tags 16 + 2 * S * m and up carry it,
+ * three per collective (descriptor, chunk, sum), by sequence number
+ * modulo the tags left under MPI_TAG_UB.  It advances without a thread:
+ * whenever the rank is in the runtime (every wait polls it, and the core
+ * tests it after each action); the messages themselves move whenever
+ * MPI progresses.  A replica whose descriptor differs fails with
+ * PPCC_RT_EMISMATCH; a wait names the replica it waits for.
+ *
  * Nothing here blocks without a deadline: sends and receives are
  * MPI_Isend/MPI_Irecv, the fingerprint exchange is MPI_Iallgather, and
  * every wait polls MPI_Test, the abort receive and the clock, backing off
@@ -35,11 +57,16 @@
 _Static_assert(sizeof(MPI_Request) <= sizeof(((rt_req *)0)->opaque),
 	       "an MPI_Request must fit in rt_req.opaque");
 
+typedef struct mpi_coll mpi_coll;
+
 struct rt_transport {
 	ppcc_rt *rt;
 	MPI_Comm comm;
-	int rank, n;
+	int rank, n;  /* in the world */
 	int m;
+	int d, replica; /* data parallelism: replicas, this one's */
+	int coll_tag0, coll_window; /* the reductions' tags */
+	mpi_coll *colls; /* posted, not released */
 	MPI_Request abort_req;
 	int abort_msg[2]; /* rank, status */
 	int aborted, abort_rank, abort_status;
@@ -122,21 +149,37 @@ static int mpi_init(rt_transport **out, ppcc_rt *rt, int rank)
 		err = mpi_fail(t, rc, "MPI communicator set-up");
 		goto out;
 	}
-	rt->rank = t->rank;
-	rt->n_ranks = t->n;
+	t->d = rt->o.data_parallel > 0 ? rt->o.data_parallel : 1;
+	if (t->n % t->d != 0) {
+		ppcc_rt_report(rt, "options.data_parallel %d does not divide "
+			       "the %d ranks of MPI_COMM_WORLD", t->d, t->n);
+		err = PPCC_RT_EINPUT;
+		goto out;
+	}
+	t->replica = t->rank % t->d;
+	rt->rank = t->rank / t->d;
+	rt->n_ranks = t->n / t->d;
+	rt->grid_d = t->d;
+	rt->grid_replica = t->replica;
+	rt->n_world = t->n;
 	if ((rc = MPI_Comm_get_attr(t->comm, MPI_TAG_UB, &attr, &flag)) !=
 		    MPI_SUCCESS || !flag) {
 		err = mpi_fail(t, rc, "MPI_Comm_get_attr(MPI_TAG_UB)");
 		goto out;
 	}
 	int64_t top = MPI_TAG_DATA0 + 2 * (int64_t)rt->s->n_stages * t->m;
-	if (top > *(int *)attr) {
+	int64_t window = top <= *(int *)attr ? (*(int *)attr - top) / 3 : 0;
+	if (top > *(int *)attr || (t->d > 1 && window < 64)) {
 		ppcc_rt_report(rt, "%d stages x %d microbatches need tags up to "
-			       "%lld; MPI_TAG_UB is %d", (int)rt->s->n_stages,
-			       t->m, (long long)top, *(int *)attr);
+			       "%lld%s; MPI_TAG_UB is %d", (int)rt->s->n_stages,
+			       t->m, (long long)top,
+			       t->d > 1 ? " and 192 more for the reductions" : "",
+			       *(int *)attr);
 		err = PPCC_RT_EINPUT;
 		goto out;
 	}
+	t->coll_tag0 = (int)top;
+	t->coll_window = window > (1 << 20) ? 1 << 20 : (int)window;
 	if ((rc = MPI_Irecv(t->abort_msg, 2, MPI_INT, MPI_ANY_SOURCE,
 			    MPI_TAG_ABORT, t->comm, &t->abort_req)) !=
 	    MPI_SUCCESS) {
@@ -157,17 +200,21 @@ out:
 
 /* Polls req until it completes, an abort notice arrives or the
  * deadline. */
+static int mpi_coll_progress(rt_transport *t);
+
 static int mpi_poll(rt_transport *t, MPI_Request *req, MPI_Status *st,
 		    double deadline)
 {
 	int spins = 0;
 	for (;;) {
-		int flag = 0;
+		int flag = 0, err;
 		int rc = MPI_Test(req, &flag, st);
 		if (rc != MPI_SUCCESS)
 			return mpi_fail(t, rc, "MPI_Test");
 		if (flag)
 			return 0;
+		if ((err = mpi_coll_progress(t)) < 0)
+			return err;
 		if (mpi_poll_abort(t))
 			return PPCC_RT_EPEER;
 		if (!(ppcc_rt_now() <= deadline)) /* a NaN deadline too */
@@ -189,6 +236,12 @@ static int mpi_exchange(rt_transport *t, uint64_t *out, const uint64_t mine[2],
 static MPI_Request *mpi_req(rt_req *r)
 {
 	return (MPI_Request *)(void *)r->opaque;
+}
+
+/* The world rank of pipeline rank k of this replica. */
+static int mpi_peer(const rt_transport *t, int k)
+{
+	return k * t->d + t->replica;
 }
 
 static int mpi_tag(const rt_transport *t, const rt_req *r)
@@ -214,8 +267,8 @@ static int mpi_send(rt_transport *t, rt_req *r)
 	int count, err, rc;
 	if ((err = mpi_count(t, r, &count)) < 0)
 		return err;
-	rc = MPI_Isend(r->buf, count, MPI_BYTE, r->dst, mpi_tag(t, r), t->comm,
-		       mpi_req(r));
+	rc = MPI_Isend(r->buf, count, MPI_BYTE, mpi_peer(t, r->dst),
+		       mpi_tag(t, r), t->comm, mpi_req(r));
 	return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Isend");
 }
 
@@ -224,8 +277,8 @@ static int mpi_recv(rt_transport *t, rt_req *r)
 	int count, err, rc;
 	if ((err = mpi_count(t, r, &count)) < 0)
 		return err;
-	rc = MPI_Irecv(r->buf, count, MPI_BYTE, r->src, mpi_tag(t, r), t->comm,
-		       mpi_req(r));
+	rc = MPI_Irecv(r->buf, count, MPI_BYTE, mpi_peer(t, r->src),
+		       mpi_tag(t, r), t->comm, mpi_req(r));
 	return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Irecv");
 }
 
@@ -339,10 +392,257 @@ static void mpi_cancel(rt_transport *t, rt_req *r)
 	MPI_Request_free(req);
 }
 
+/* ---- gradient reductions over the replicas ---------------------------- */
+
+/* The requests of one reduction, d of each kind, indexed kind * d + q:
+ * to and from replica q, its descriptor, its chunk of the gradient
+ * (the one q owns, or mine from q) and the sum of the chunk. */
+enum { MC_DESC_S, MC_DESC_R, MC_CHUNK_S, MC_CHUNK_R, MC_SUM_S, MC_SUM_R,
+       MC_KINDS };
+
+struct mpi_coll {
+	mpi_coll *next;
+	rt_coll *c;
+	int64_t desc[4];  /* seq, stage, bucket, count */
+	int64_t *peer;    /* d x 4: what each replica posted */
+	double *scratch;  /* d x my chunk: the replicas' values of it */
+	MPI_Request *req; /* MC_KINDS x d */
+	char *matched;    /* per replica: its descriptor checked, chunk posted */
+	char *sum_posted; /* per replica: its sum's receive posted */
+	int summed;
+};
+
+/* Chunk q starts here: count / d values each, the first count % d
+ * chunks one more. */
+static size_t mc_lo(const rt_transport *t, const rt_coll *c, int q)
+{
+	size_t d = (size_t)t->d, uq = (size_t)q, rem = c->count % d;
+	return c->count / d * uq + (uq < rem ? uq : rem);
+}
+
+static int mc_len(const rt_transport *t, const rt_coll *c, int q)
+{
+	return (int)(mc_lo(t, c, q + 1) - mc_lo(t, c, q));
+}
+
+static int mc_tag(const rt_transport *t, const rt_coll *c, int kind)
+{
+	return t->coll_tag0 + 3 * (int)(c->seq % (uint64_t)t->coll_window) + kind;
+}
+
+static MPI_Request *mc_req(const rt_transport *t, mpi_coll *mc, int kind, int q)
+{
+	return &mc->req[kind * t->d + q];
+}
+
+static void mc_free(rt_transport *t, mpi_coll *mc)
+{
+	for (int k = 0; mc->req && k < MC_KINDS * t->d; k++) {
+		if (mc->req[k] == MPI_REQUEST_NULL)
+			continue;
+		int kind = k / t->d;
+		if (kind == MC_DESC_R || kind == MC_CHUNK_R || kind == MC_SUM_R)
+			MPI_Cancel(&mc->req[k]);
+		MPI_Request_free(&mc->req[k]);
+	}
+	ppcc_free(mc->peer);
+	ppcc_free(mc->scratch);
+	ppcc_free(mc->req);
+	ppcc_free(mc->matched);
+	ppcc_free(mc->sum_posted);
+	ppcc_free(mc);
+}
+
+static int mpi_coll_post(rt_transport *t, rt_coll *c)
+{
+	int d = t->d, me = t->replica, rc;
+	c->done = 0;
+	c->waiting_on = -1;
+	c->state = NULL;
+	if (d == 1) {
+		c->done = 1;
+		c->t_done = ppcc_rt_now();
+		return 0;
+	}
+	if (c->count / (size_t)d >= INT_MAX) {
+		ppcc_rt_report(t->rt, "REDUCE_GRAD stage %d bucket %d: %zu values "
+			       "make chunks over MPI's int count", c->stage,
+			       c->bucket, c->count);
+		return PPCC_RT_EINPUT;
+	}
+	mpi_coll *mc = ppcc_calloc(1, sizeof *mc);
+	if (!mc)
+		return PPCC_RT_ENOMEM;
+	int mine = mc_len(t, c, me);
+	mc->c = c;
+	mc->peer = ppcc_calloc((size_t)d, 4 * sizeof *mc->peer);
+	mc->scratch = ppcc_calloc((size_t)d * (size_t)mine + 1, sizeof *mc->scratch);
+	mc->req = ppcc_calloc((size_t)(MC_KINDS * d), sizeof *mc->req);
+	mc->matched = ppcc_calloc((size_t)d, 1);
+	mc->sum_posted = ppcc_calloc((size_t)d, 1);
+	if (!mc->peer || !mc->scratch || !mc->req || !mc->matched || !mc->sum_posted) {
+		mc->req = NULL;
+		mc_free(t, mc);
+		return PPCC_RT_ENOMEM;
+	}
+	for (int k = 0; k < MC_KINDS * d; k++)
+		mc->req[k] = MPI_REQUEST_NULL;
+	mc->desc[0] = (int64_t)c->seq;
+	mc->desc[1] = c->stage;
+	mc->desc[2] = c->bucket;
+	mc->desc[3] = (int64_t)c->count;
+	mc->matched[me] = 1;
+	mc->sum_posted[me] = 1;
+	c->state = mc;
+	mc->next = t->colls;
+	t->colls = mc;
+	for (int q = 0; q < d; q++) {
+		if (q == me)
+			continue;
+		int w = t->rt->rank * d + q;
+		if ((rc = MPI_Irecv(&mc->peer[4 * q], 4, MPI_INT64_T, w,
+				    mc_tag(t, c, 0), t->comm,
+				    mc_req(t, mc, MC_DESC_R, q))) != MPI_SUCCESS ||
+		    (rc = MPI_Isend(mc->desc, 4, MPI_INT64_T, w, mc_tag(t, c, 0),
+				    t->comm, mc_req(t, mc, MC_DESC_S, q))) !=
+			    MPI_SUCCESS ||
+		    (rc = MPI_Isend(c->grad + mc_lo(t, c, q), mc_len(t, c, q),
+				    MPI_DOUBLE, w, mc_tag(t, c, 1), t->comm,
+				    mc_req(t, mc, MC_CHUNK_S, q))) != MPI_SUCCESS)
+			return mpi_fail(t, rc, "MPI_Isend");
+	}
+	return 0;
+}
+
+/* Tests mc's requests and takes every step they allow. */
+static int mc_step(rt_transport *t, mpi_coll *mc)
+{
+	rt_coll *c = mc->c;
+	int d = t->d, me = t->replica, mine = mc_len(t, c, me), rc, flag;
+	if (c->done)
+		return 0;
+	for (int k = 0; k < MC_KINDS * d; k++)
+		if (mc->req[k] != MPI_REQUEST_NULL &&
+		    (rc = MPI_Test(&mc->req[k], &flag, MPI_STATUS_IGNORE)) !=
+			    MPI_SUCCESS)
+			return mpi_fail(t, rc, "MPI_Test");
+	int all_chunks = 1;
+	c->waiting_on = -1;
+	for (int q = 0; q < d; q++) {
+		if (!mc->matched[q] && *mc_req(t, mc, MC_DESC_R, q) == MPI_REQUEST_NULL) {
+			const int64_t *p = &mc->peer[4 * q];
+			if (memcmp(p, mc->desc, sizeof mc->desc) != 0) {
+				ppcc_rt_report(t->rt, "replica %d: REDUCE_GRAD #%llu is "
+					       "stage %d bucket %d (%zu values) here but "
+					       "#%lld stage %lld bucket %lld (%lld values) "
+					       "on replica %d (world rank %d)", me,
+					       (unsigned long long)c->seq, c->stage,
+					       c->bucket, c->count, (long long)p[0],
+					       (long long)p[1], (long long)p[2],
+					       (long long)p[3], q, t->rt->rank * d + q);
+				return PPCC_RT_EMISMATCH;
+			}
+			mc->matched[q] = 1;
+			if ((rc = MPI_Irecv(mc->scratch + (size_t)q * (size_t)mine, mine,
+					    MPI_DOUBLE, t->rt->rank * d + q,
+					    mc_tag(t, c, 1), t->comm,
+					    mc_req(t, mc, MC_CHUNK_R, q))) != MPI_SUCCESS)
+				return mpi_fail(t, rc, "MPI_Irecv");
+		}
+		if (!mc->matched[q] || *mc_req(t, mc, MC_CHUNK_R, q) != MPI_REQUEST_NULL) {
+			all_chunks = 0;
+			if (c->waiting_on < 0)
+				c->waiting_on = q;
+		}
+	}
+	if (!all_chunks)
+		return 0;
+	if (!mc->summed) {
+		/* my chunk: the replicas' values added in replica order */
+		double *own = c->grad + mc_lo(t, c, me);
+		for (int i = 0; i < mine; i++) {
+			double acc = me == 0 ? own[i] : mc->scratch[i];
+			for (int q = 1; q < d; q++)
+				acc += q == me ? own[i]
+					       : mc->scratch[(size_t)q * (size_t)mine + (size_t)i];
+			own[i] = acc;
+		}
+		mc->summed = 1;
+		for (int q = 0; q < d; q++)
+			if (q != me &&
+			    (rc = MPI_Isend(own, mine, MPI_DOUBLE, t->rt->rank * d + q,
+					    mc_tag(t, c, 2), t->comm,
+					    mc_req(t, mc, MC_SUM_S, q))) != MPI_SUCCESS)
+				return mpi_fail(t, rc, "MPI_Isend");
+	}
+	int all = 1;
+	for (int q = 0; q < d; q++) {
+		/* q's sum lands where my chunk for q was sent from: once that
+		 * send is done */
+		if (!mc->sum_posted[q] &&
+		    *mc_req(t, mc, MC_CHUNK_S, q) == MPI_REQUEST_NULL) {
+			mc->sum_posted[q] = 1;
+			if ((rc = MPI_Irecv(c->grad + mc_lo(t, c, q), mc_len(t, c, q),
+					    MPI_DOUBLE, t->rt->rank * d + q,
+					    mc_tag(t, c, 2), t->comm,
+					    mc_req(t, mc, MC_SUM_R, q))) != MPI_SUCCESS)
+				return mpi_fail(t, rc, "MPI_Irecv");
+		}
+		if (!mc->sum_posted[q] ||
+		    *mc_req(t, mc, MC_SUM_R, q) != MPI_REQUEST_NULL ||
+		    *mc_req(t, mc, MC_SUM_S, q) != MPI_REQUEST_NULL ||
+		    *mc_req(t, mc, MC_DESC_S, q) != MPI_REQUEST_NULL) {
+			all = 0;
+			if (c->waiting_on < 0)
+				c->waiting_on = q;
+		}
+	}
+	if (all) {
+		c->done = 1;
+		c->t_done = ppcc_rt_now();
+	}
+	return 0;
+}
+
+static int mpi_coll_progress(rt_transport *t)
+{
+	int err;
+	for (mpi_coll *mc = t->colls; mc; mc = mc->next)
+		if ((err = mc_step(t, mc)) < 0)
+			return err;
+	return 0;
+}
+
+static int mpi_coll_test(rt_transport *t, rt_coll *c)
+{
+	(void)c;
+	return mpi_coll_progress(t);
+}
+
+static void mpi_coll_release(rt_transport *t, rt_coll *c)
+{
+	mpi_coll *mc = c->state;
+	if (!mc)
+		return;
+	for (mpi_coll **p = &t->colls; *p; p = &(*p)->next)
+		if (*p == mc) {
+			*p = mc->next;
+			break;
+		}
+	mc_free(t, mc);
+	c->state = NULL;
+}
+
 static void mpi_finalize(rt_transport *t, int failed)
 {
 	if (!t)
 		return;
+	while (t->colls) {
+		mpi_coll *mc = t->colls;
+		t->colls = mc->next;
+		mc->c->state = NULL;
+		mc_free(t, mc);
+	}
 	if (t->abort_req != MPI_REQUEST_NULL) {
 		MPI_Cancel(&t->abort_req);
 		MPI_Request_free(&t->abort_req);
@@ -375,6 +675,9 @@ const rt_transport_ops ppcc_rt_mpi_ops = {
 	.read = mpi_copy,
 	.write = mpi_copy,
 	.cancel = mpi_cancel,
+	.coll_post = mpi_coll_post,
+	.coll_test = mpi_coll_test,
+	.coll_release = mpi_coll_release,
 	.finalize = mpi_finalize,
 };
 

@@ -19,10 +19,17 @@
  * others' waits end with PPCC_RT_EPEER, and every wait is bounded by the
  * member's timeout, its diagnostic naming the collective (stage, bucket,
  * sequence number) and the replicas it waited on.
+ *
+ * Over a transport that has collectives (mpi, options.data_parallel),
+ * the same posts become the transport's rt_coll reductions (mpi.c: a
+ * reduce-scatter and all-gather adding in the same replica order, so
+ * the same bits), tested after every action and waited for, each bounded
+ * by the timeout, before ppcc_rt_step returns.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -58,8 +65,10 @@ typedef struct rt_bucket {
 } rt_bucket;
 
 struct rt_dp {
-	ppcc_rt_dp_group *g;
-	int replica;
+	ppcc_rt_dp_group *g; /* local; NULL: the transport's collectives */
+	int replica, d;
+	rt_coll **colls;     /* transport: this step's, in posting order */
+	int n_colls, cap_colls;
 	rt_bucket **by_stage; /* per stage, sorted by bucket */
 	int *n_by_stage;
 	int *last_bwd;        /* per action: 1 at a stage's last B or W */
@@ -185,8 +194,8 @@ void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds)
 int ppcc_rt_dp_init(ppcc_rt *rt)
 {
 	ppcc_rt_dp_group *g = rt->o.dp_group;
-	int replica = rt->o.replica;
-	if (replica < 0 || replica >= g->d) {
+	int replica = g ? rt->o.replica : rt->grid_replica;
+	if (g && (replica < 0 || replica >= g->d)) {
 		ppcc_rt_report(rt, "options.replica %d is outside the group of %d",
 			       replica, g->d);
 		return PPCC_RT_EINPUT;
@@ -197,6 +206,7 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 	rt->dp = dp;
 	dp->g = g;
 	dp->replica = replica;
+	dp->d = g ? g->d : rt->grid_d;
 	dp->by_stage = ppcc_calloc((size_t)rt->S, sizeof *dp->by_stage);
 	dp->n_by_stage = ppcc_calloc((size_t)rt->S, sizeof *dp->n_by_stage);
 	dp->last_bwd = ppcc_calloc((size_t)rt->rs->n_actions + 1,
@@ -213,9 +223,11 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 				break;
 			}
 		}
-	pthread_mutex_lock(&g->mu);
-	g->joined++;
-	pthread_mutex_unlock(&g->mu);
+	if (g) {
+		pthread_mutex_lock(&g->mu);
+		g->joined++;
+		pthread_mutex_unlock(&g->mu);
+	}
 	return 0;
 }
 
@@ -252,6 +264,52 @@ static dp_slot *dp_find(ppcc_rt_dp_group *g, uint64_t seq)
 	return NULL;
 }
 
+/* Transport: posts stage s's buckets as collectives. */
+static int dp_post_coll(ppcc_rt *rt, int s)
+{
+	struct rt_dp *dp = rt->dp;
+	for (int k = 0; k < dp->n_by_stage[s]; k++) {
+		const rt_bucket *b = &dp->by_stage[s][k];
+		if (dp->n_colls == dp->cap_colls) {
+			int cap = dp->cap_colls ? 2 * dp->cap_colls : 16;
+			rt_coll **p = ppcc_realloc(dp->colls, (size_t)cap * sizeof *p);
+			if (!p)
+				return PPCC_RT_ENOMEM;
+			dp->colls = p;
+			dp->cap_colls = cap;
+		}
+		rt_coll *c = ppcc_calloc(1, sizeof *c);
+		if (!c)
+			return PPCC_RT_ENOMEM;
+		*c = (rt_coll){dp->next_seq++, s, b->bucket, b->grad, b->count,
+			       0, -1, ppcc_rt_now(), 0, NULL};
+		dp->colls[dp->n_colls++] = c;
+		int err = rt->ops->coll_post(rt->tr, c);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static void dp_release_colls(ppcc_rt *rt)
+{
+	struct rt_dp *dp = rt->dp;
+	for (int k = 0; k < dp->n_colls; k++) {
+		rt->ops->coll_release(rt->tr, dp->colls[k]);
+		ppcc_free(dp->colls[k]);
+	}
+	dp->n_colls = 0;
+}
+
+/* Transport: progresses the step's collectives without blocking. */
+int ppcc_rt_dp_progress(ppcc_rt *rt)
+{
+	struct rt_dp *dp = rt->dp;
+	if (dp->g || dp->n_colls == 0)
+		return 0;
+	return rt->ops->coll_test(rt->tr, dp->colls[0]);
+}
+
 /* After action i ran: at a stage's last backward, post its buckets. */
 int ppcc_rt_dp_after(ppcc_rt *rt, int i)
 {
@@ -260,6 +318,8 @@ int ppcc_rt_dp_after(ppcc_rt *rt, int i)
 		return 0;
 	int s = rt->rs->actions[i].stage;
 	ppcc_rt_dp_group *g = dp->g;
+	if (!g)
+		return dp_post_coll(rt, s);
 	for (int k = 0; k < dp->n_by_stage[s]; k++) {
 		const rt_bucket *b = &dp->by_stage[s][k];
 		if (dp->n_posted == dp->cap_posted) {
@@ -309,11 +369,62 @@ int ppcc_rt_dp_after(ppcc_rt *rt, int i)
 	return 0;
 }
 
+/* Transport: waits for the step's collectives, each bounded by the
+ * timeout from when the wait began. */
+static int dp_finish_coll(ppcc_rt *rt)
+{
+	struct rt_dp *dp = rt->dp;
+	double t0 = ppcc_rt_now(), deadline = t0 + rt->timeout_s;
+	int err = 0, spins = 0;
+	dp->reduce_s = 0;
+	for (int k = 0; k < dp->n_colls && err == 0; k++) {
+		rt_coll *c = dp->colls[k];
+		while (!c->done) {
+			int who = -1, st = PPCC_RT_EPEER;
+			if ((err = rt->ops->coll_test(rt->tr, c)) < 0 || c->done)
+				break;
+			int wr = rt->rank * dp->d + c->waiting_on;
+			if (rt->ops->aborted(rt->tr, &who, &st)) {
+				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
+					       "bucket %d #%" PRIu64 ": peer failed: "
+					       "world rank %d stopped (%s)", dp->replica,
+					       c->stage, c->bucket, c->seq, who,
+					       ppcc_rt_status_str(st));
+				err = PPCC_RT_EPEER;
+				break;
+			}
+			if (!(ppcc_rt_now() <= deadline)) {
+				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
+					       "bucket %d #%" PRIu64 ": timeout: waited "
+					       "%.3f s for replica %d (world rank %d)",
+					       dp->replica, c->stage, c->bucket, c->seq,
+					       ppcc_rt_now() - t0, c->waiting_on, wr);
+				err = PPCC_RT_ETIMEOUT;
+				break;
+			}
+			if (spins++ < 64) {
+				sched_yield();
+			} else {
+				struct timespec ts = {0, 100000L};
+				nanosleep(&ts, NULL);
+			}
+		}
+		if (err == 0)
+			dp->reduce_s += c->t_done - c->t_post;
+	}
+	dp->wait_s = ppcc_rt_now() - t0;
+	if (err == 0)
+		dp_release_colls(rt);
+	return err;
+}
+
 /* Waits for every collective posted this step; the step's statistics. */
 int ppcc_rt_dp_finish(ppcc_rt *rt)
 {
 	struct rt_dp *dp = rt->dp;
 	ppcc_rt_dp_group *g = dp->g;
+	if (!g)
+		return dp_finish_coll(rt);
 	double t0 = ppcc_rt_now(), deadline = t0 + rt->timeout_s;
 	int err = 0;
 	dp->reduce_s = 0;
@@ -378,6 +489,10 @@ int ppcc_rt_dp_finish(ppcc_rt *rt)
 void ppcc_rt_dp_abort(ppcc_rt *rt, int status)
 {
 	ppcc_rt_dp_group *g = rt->dp->g;
+	if (!g) {
+		dp_release_colls(rt);
+		return;
+	}
 	pthread_mutex_lock(&g->mu);
 	if (!g->aborted) {
 		g->aborted = 1;
@@ -412,6 +527,9 @@ void ppcc_rt_dp_free(ppcc_rt *rt)
 	ppcc_free(dp->n_by_stage);
 	ppcc_free(dp->last_bwd);
 	ppcc_free(dp->posted);
+	if (!dp->g)
+		dp_release_colls(rt);
+	ppcc_free(dp->colls);
 	ppcc_free(dp);
 	rt->dp = NULL;
 }

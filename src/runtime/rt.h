@@ -80,6 +80,21 @@ static inline void rt_req_set_done(rt_req *r)
 
 typedef struct rt_transport rt_transport; /* each transport's own state */
 
+/* One gradient reduction over the replicas of a pipeline rank, run by a
+ * transport that has the coll operations (reduce.c owns it): the k-th
+ * collective a replica posts is collective seq k of every replica, and
+ * becomes the sum of the replicas' grad, added in replica order. */
+typedef struct rt_coll {
+	uint64_t seq;
+	int stage, bucket;
+	double *grad;
+	size_t count;
+	int done;       /* set by the transport */
+	int waiting_on; /* the replica it last waited for, -1: none */
+	double t_post, t_done;
+	void *state;    /* the transport's */
+} rt_coll;
+
 /*
  * The transport vtable.  Every function returns 0 or a negative
  * ppcc_rt_status.  Deadlines are absolute CLOCK_MONOTONIC seconds; a
@@ -120,6 +135,13 @@ typedef struct rt_transport_ops {
 	/* Forgets a posted request that will not be waited for (after a
 	 * failure): the transport no longer touches its buffer. */
 	void (*cancel)(rt_transport *t, rt_req *r);
+	/* Optional: data parallelism over the transport's own ranks (see
+	 * rt_coll).  post starts c without blocking; test progresses every
+	 * collective posted and sets c->done; release forgets c (done or
+	 * not, after a failure) and frees its state. */
+	int (*coll_post)(rt_transport *t, rt_coll *c);
+	int (*coll_test)(rt_transport *t, rt_coll *c);
+	void (*coll_release)(rt_transport *t, rt_coll *c);
 	/* Leaves and frees the state; failed: after a failure, so nothing
 	 * collective that could block.  NULL t is a no-op. */
 	void (*finalize)(rt_transport *t, int failed);
@@ -155,6 +177,10 @@ struct ppcc_rt {
 	const ppcc_schedule *s;
 	const ppcc_rank_schedule *rs;
 	int rank, n_ranks, S, m;
+	/* Data parallelism over the transport (mpi, options.data_parallel):
+	 * the replicas d (1 without), this rank's replica, and the world
+	 * of n_ranks x d ranks; set by the transport's init. */
+	int grid_d, grid_replica, n_world;
 	ppcc_rt_options o;  /* resolved: timeout, debug, diag set */
 	double timeout_s;
 	int debug;
@@ -298,11 +324,14 @@ void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited);
 /* ---- data parallelism (reduce.c) ------------------------------------------
  * init: joins rt->o.dp_group (reported, PPCC_RT_EINPUT on a bad replica);
  * after: called once action i has run, posts the buckets of a stage
- * whose last backward it was; finish: waits for the step's reductions;
+ * whose last backward it was; progress: advances the transport's
+ * collectives without blocking (after every action); finish: waits for
+ * the step's reductions;
  * abort: tells the group this member failed; free: NULL rt->dp is a
  * no-op.  set_delay: every reduction takes at least `seconds` (tests). */
 int ppcc_rt_dp_init(ppcc_rt *rt);
 int ppcc_rt_dp_after(ppcc_rt *rt, int i);
+int ppcc_rt_dp_progress(ppcc_rt *rt);
 int ppcc_rt_dp_finish(ppcc_rt *rt);
 void ppcc_rt_dp_abort(ppcc_rt *rt, int status);
 void ppcc_rt_dp_free(ppcc_rt *rt);
