@@ -554,6 +554,17 @@ int ppcc_rank_times_begin(ppcc_rank_times *t, const ppcc_schedule *s,
 int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 		       double *end);
 
+/* The data-parallel reductions as the runtime launches them
+ * (dp_timeline.c): stage s's, reduce_ms[s] long (0: none), ready at the
+ * end of its rank's last B or W of s in the simulated step e, one after
+ * another on the rank's channel.  out_end_ms[r] (may be NULL; n_ranks
+ * entries): when rank r's actions and reductions are done; *out_step_ms
+ * (may be NULL) the latest.  PPCC_EINTERNAL as ppcc_rank_times_begin,
+ * PPCC_ENOMEM. */
+int ppcc_dp_reduce_timeline(double *out_end_ms, double *out_step_ms,
+			    const ppcc_schedule *s, const ppcc_stage_cost *costs,
+			    const ppcc_estimate *e, const double *reduce_ms);
+
 /* Closed-form bubble fraction for equal stages and free communication, or
  * NAN when none is known for the schedule. */
 double ppcc_bubble_closed_form(int kind, int ranks, int chunks,

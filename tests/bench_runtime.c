@@ -17,6 +17,18 @@
  *    over the simulated one, and each rank's bubble (idle share of the
  *    step) predicted and measured.  Sleeps overshoot by tens of
  *    microseconds, which the scale keeps to a few percent.
+ *
+ * 3. Predicted against measured, p x d.  Interleaved over p ranks,
+ *    v = 2, m = 8,
+ *    every stage forward 5 ms and backward 10 ms, d replicas whose
+ *    stage reductions each take 30 ms (the local group's test delay);
+ *    the prediction is the simulated step with each stage's reduction
+ *    launched after its last backward on the rank's channel
+ *    (ppcc_dp_reduce_timeline).  Reported: predicted and measured step,
+ *    the pipeline alone, the pipeline followed by the rank's reductions
+ *    in sequence, and per rank the time in collectives (each from its
+ *    start to its sum) and the longest wait for them after the last
+ *    action.
  */
 #include <math.h>
 #include <pthread.h>
@@ -27,6 +39,7 @@
 
 #include "ppcc.h"
 #include "ppcc/runtime.h"
+#include "runtime/rt.h"
 
 static double now_s(void)
 {
@@ -357,9 +370,148 @@ static int bench_predict(const char *model, int kind, int chunks, double target_
 	return err;
 }
 
-int main(void)
+/* ---- 3. predicted against measured, p x d -------------------------------------- */
+
+typedef struct grid_rank {
+	pthread_t th;
+	const ppcc_schedule *s;
+	const ppcc_rt_stage_fns *fns;
+	ppcc_rt_options o;
+	double grad[16][4];
+	int rank, steps, status;
+	double step_s, reduce_s, wait_s; /* means over the timed steps */
+} grid_rank;
+
+static void *grid_main(void *arg)
 {
-	int err = bench_overhead();
+	grid_rank *b = arg;
+	ppcc_rt *rt = NULL;
+	ppcc_rt_stats st;
+	if ((b->status = ppcc_rt_init(&rt, b->s, b->rank, &b->o)) != 0)
+		return NULL;
+	for (int k = 0; k < b->s->n_stages && b->status == 0; k++)
+		if (b->s->stages[k].rank == b->rank)
+			b->status = ppcc_rt_grad_register(rt, k, 0, b->grad[k % 16], 4);
+	for (int k = 0; k <= b->steps && b->status == 0; k++) {
+		double red, wait;
+		b->status = ppcc_rt_step(&st, rt, b->fns);
+		if (k == 0 || b->status != 0) /* warm-up */
+			continue;
+		ppcc_rt_dp_stats(rt, &red, &wait);
+		b->step_s += st.step_s / b->steps;
+		b->reduce_s += red / b->steps;
+		b->wait_s += wait / b->steps;
+	}
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+/* One run of d replicas of s, each reduction lasting at least delay_s:
+ * the longest mean step, time in collectives and wait after the last
+ * action over the ranks.  0 or 1. */
+static int grid_run(const ppcc_schedule *s, const ppcc_rt_stage_fns *fns, int d,
+		    double delay_s, double *step, double *red, double *wait)
+{
+	int p = s->n_ranks, err = 0;
+	ppcc_rt_local_world *w[8] = {NULL};
+	ppcc_rt_dp_group *g[8] = {NULL};
+	grid_rank *b = calloc((size_t)(p * d), sizeof *b);
+	if (!b || p > 8 || d > 8) {
+		free(b);
+		return 1;
+	}
+	for (int r = 0; r < d; r++)
+		err |= ppcc_rt_local_world_new(&w[r], p);
+	for (int k = 0; k < p; k++) {
+		err |= ppcc_rt_dp_group_new(&g[k], d);
+		if (g[k])
+			ppcc_rt_dp_group_set_delay(g[k], delay_s);
+	}
+	int started = 0;
+	for (int i = 0; i < p * d && !err; i++, started++) {
+		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+		o.world = w[i / p];
+		o.dp_group = g[i % p];
+		o.replica = i / p;
+		b[i] = (grid_rank){.s = s, .fns = fns, .o = o, .rank = i % p, .steps = 3};
+		pthread_create(&b[i].th, NULL, grid_main, &b[i]);
+	}
+	*step = *red = *wait = 0;
+	for (int i = 0; i < started; i++) {
+		pthread_join(b[i].th, NULL);
+		if (b[i].status != 0)
+			err = 1;
+		*step = b[i].step_s > *step ? b[i].step_s : *step;
+		*red = b[i].reduce_s > *red ? b[i].reduce_s : *red;
+		*wait = b[i].wait_s > *wait ? b[i].wait_s : *wait;
+	}
+	for (int k = 0; k < p; k++)
+		ppcc_rt_dp_group_free(g[k]);
+	for (int r = 0; r < d; r++)
+		ppcc_rt_local_world_free(w[r]);
+	free(b);
+	return err;
+}
+
+static int bench_grid(int p, int d)
+{
+	const int m = 8, v = 2, S = p * v;
+	const double f_ms = 5, b_ms = 10, r_ms = 30;
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_stage_info st[16];
+	ppcc_stage_cost costs[16], scaled[16];
+	ppcc_schedule s;
+	ppcc_estimate e, es;
+	double reduce_ms[16], measured_ms[16], predicted, calibrated;
+	for (int k = 0; k < S; k++) {
+		st[k] = (ppcc_stage_info){k, k % p, k / p, k, k, k > 0 ? 64 : 0,
+					  k < S - 1 ? 64 : 0};
+		costs[k] = (ppcc_stage_cost){.fwd_ms = f_ms, .bwd_ms = b_ms};
+		reduce_ms[k] = r_ms;
+	}
+	if (S > 16 || ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, p, v, m, 0, st) != 0 ||
+	    ppcc_simulate(&e, a, &s, costs) != 0 ||
+	    ppcc_dp_reduce_timeline(NULL, &predicted, &s, costs, &e, reduce_ms) != 0) {
+		ppcc_arena_free(a);
+		return 1;
+	}
+	sleepy z = {costs, 1e-3};
+	ppcc_rt_stage_fns fns[16];
+	for (int k = 0; k < S; k++)
+		fns[k] = (ppcc_rt_stage_fns){sleepy_forward, sleepy_backward, NULL,
+					     NULL, NULL, &z, PPCC_RT_STAGE_FNS_VERSION};
+	double pipe, step, red, wait, x, y;
+	int err = grid_run(&s, fns, d, 0, &pipe, &x, &y) |
+		  grid_run(&s, fns, d, r_ms * 1e-3, &step, &red, &wait);
+	/* the prediction again for what this machine gave: compute as
+	 * stretched as the pipeline's measured step, reductions as long
+	 * as measured */
+	for (int k = 0; k < S && !err; k++) {
+		scaled[k] = costs[k];
+		scaled[k].fwd_ms *= pipe * 1e3 / e.step_ms;
+		scaled[k].bwd_ms *= pipe * 1e3 / e.step_ms;
+		measured_ms[k] = red * 1e3 / v;
+	}
+	if (!err && (ppcc_simulate(&es, a, &s, scaled) != 0 ||
+		     ppcc_dp_reduce_timeline(NULL, &calibrated, &s, scaled, &es,
+					     measured_ms) != 0))
+		err = 1;
+	if (!err)
+		printf("  %dx%d  %8.1f %8.1f %8.1f  %8.1f %8.1f %5.3f  %8.1f %5.3f  %8.1f %8.1f\n",
+		       p, d, e.step_ms, e.step_ms + v * r_ms, predicted, pipe * 1e3,
+		       step * 1e3, step * 1e3 / predicted, calibrated,
+		       step * 1e3 / calibrated, red * 1e3, wait * 1e3);
+	ppcc_arena_free(a);
+	return err;
+}
+
+/* bench_runtime [grid]: every part, or the p x d part alone. */
+int main(int argc, char **argv)
+{
+	int only_grid = argc > 1 && strcmp(argv[1], "grid") == 0;
+	int err = only_grid ? 0 : bench_overhead();
+	if (only_grid)
+		goto grid;
 	printf("\npredicted vs measured step, local transport, callbacks sleep the "
 	       "planned times\n");
 	err |= bench_predict("tiny.yaml", PPCC_SCHED_GPIPE, 1, 200);
@@ -367,5 +519,20 @@ int main(void)
 	err |= bench_predict("tiny.yaml", PPCC_SCHED_INTERLEAVED, 2, 200);
 	err |= bench_predict("hetero.yaml", -1, 1, 300);
 	err |= bench_predict("llama2-70b.yaml", -1, 2, 400);
+grid:
+	printf("\npredicted vs measured step, p x d, local transport: interleaved "
+	       "v=2 m=8, F 5 ms, B 10 ms per stage, 30 ms per stage's gradient "
+	       "reduction\n(ms; 'seq': the pipeline then the rank's reductions; "
+	       "'for measured parts': the prediction with compute stretched as "
+	       "the measured pipeline was and reductions as long as measured; "
+	       "'coll': a rank's time in collectives, 'wait': after its last "
+	       "action, the most of any rank)\n"
+	       "        simulated                   measured                  "
+	       "for measured parts  measured\n"
+	       "  pxd   pipeline      seq  predict  pipeline     step ratio   "
+	       "predict ratio      coll     wait\n");
+	static const int grid[][2] = {{1, 2}, {2, 1}, {2, 2}, {4, 2}, {2, 4}};
+	for (size_t k = 0; k < sizeof grid / sizeof grid[0]; k++)
+		err |= bench_grid(grid[k][0], grid[k][1]);
 	return err ? 1 : 0;
 }

@@ -399,10 +399,12 @@ PPCC_API void ppcc_rt_dp_group_free(ppcc_rt_dp_group *g);
 PPCC_API int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket,
 				   double *grad, size_t count);
 
-/* The last step's reductions: *out_reduce_s the seconds they took (each
- * from when the group's thread began it to its sum, added up), *out_wait_s the
- * seconds the step waited for them after its last action: what of the
- * reduction compute did not hide.  PPCC_RT_EINPUT without a group. */
+/* The last step's reductions: *out_reduce_s the seconds they took, added
+ * up (local: each from when the group's thread began it to its sum; mpi:
+ * each from its post to when the rank saw it complete), *out_wait_s the
+ * seconds the step waited for them after its last action: what compute
+ * did not hide (it includes waiting for a slower replica to post).
+ * PPCC_RT_EINPUT without data parallelism. */
 PPCC_API int ppcc_rt_dp_stats(const ppcc_rt *rt, double *out_reduce_s,
 			      double *out_wait_s);
 

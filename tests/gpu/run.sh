@@ -25,7 +25,12 @@
 #             others ETIMEOUT or EPEER naming it;
 #   mpi       with G >= 2 GPUs: the same kinds on p = 2 (and 4 when G >= 4)
 #             processes, one GPU each, under mpirun, and the failing
-#             forward there (the abort reaches the peers over MPI).
+#             forward there (the abort reaches the peers over MPI);
+#   grid      p x d in 1x2, 2x1, 2x2, 4x2, 2x4, every kind: the CPU
+#             trainer's data parallelism over MPI (the nccl transport has
+#             none yet), p x d processes on this machine's cores, each
+#             against serial training on the global batch of d x 8
+#             microbatches (trainer --serial --data-parallel d).
 # Then a summary to paste: each check, PASS or FAIL, and its figures
 # (mean step time, payload bytes received per step over all ranks, the
 # largest relative difference from the CPU reference, seconds to stop).
@@ -138,10 +143,11 @@ figures() { # stats-file
 	}' "$1"
 }
 
-# compare's verdict: "largest difference X" or why not
+# compare's verdict: "largest difference X" or why not ($REF: the
+# reference, else the serial run)
 difference() { # name
 	local out
-	if out=$("$BUILD/gpu_compare" $TOL "$T/serial" "$@" 2>&1); then
+	if out=$("$BUILD/gpu_compare" $TOL "${REF:-$T/serial}" "$@" 2>&1); then
 		echo "ok ${out##*relative difference }"
 	else
 		echo "bad $out"
@@ -282,6 +288,21 @@ if [ "$GPUS" -ge 2 ]; then
 else
 	record SKIP "mpi" "one GPU (the loopback checks cover the p2p path)"
 fi
+
+# ---- grid: p x d over MPI ------------------------------------------------------------
+
+for pd in 1x2 2x1 2x2 4x2 2x4; do
+	p=${pd%x*} d=${pd#*x}
+	for kind in gpipe 1f1b interleaved; do
+		plan $kind "$p" "$T/grid-$kind-$p.json" || { record FAIL "grid $kind $pd" "ppcc plan"; continue; }
+		"$BUILD/trainer" --serial --data-parallel "$d" --schedule "$T/grid-$kind-$p.json" \
+			--steps $STEPS --output "$T/serial-$kind-$pd" ||
+			{ record FAIL "grid $kind $pd" "serial reference"; continue; }
+		REF="$T/serial-$kind-$pd" train "grid $kind p x d = $pd" "$T/grid-$kind-$pd" \
+			"${MPIRUN[@]}" -np $((p * d)) "$BUILD/trainer" --transport mpi \
+			--data-parallel "$d" --schedule "$T/grid-$kind-$p.json"
+	done
+done
 
 summary
 exit $FAILED
