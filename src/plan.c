@@ -424,9 +424,11 @@ static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
 }
 
 /* The simulator's costs of stage s holding layers i..j (they depend on
- * nothing else) and, when st is not NULL, its stage table entry. */
+ * nothing else), with parts the ones iteration.c reports too, and, when
+ * st is not NULL, its stage table entry.  Without parts it is O(1): the
+ * split search (refine.c) only simulates. */
 static void stage_costs(const plan_ctx *x, int s, int i, int j,
-			ppcc_stage_cost *c, ppcc_stage_info *st)
+			ppcc_stage_cost *c, ppcc_stage_info *st, int parts)
 {
 	const ppcc_layer *L = x->cfg->model.layers;
 	int r = s % x->p, g = x->rank_group[r];
@@ -456,28 +458,29 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 						 (double)recv);
 	c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->shard;
 	c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
-	stage_parts(x, c, i, j, g);
+	if (parts)
+		stage_parts(x, c, i, j, g);
 }
 
 /* The same for a whole split (first[s] for each stage). */
 static void split_costs(const plan_ctx *x, const int *first,
-			ppcc_stage_cost *costs, ppcc_stage_info *stages)
+			ppcc_stage_cost *costs, ppcc_stage_info *stages, int parts)
 {
 	for (int s = 0; s < x->S; s++) {
 		int i = first[s], j = s + 1 < x->S ? first[s + 1] - 1 : x->n - 1;
-		stage_costs(x, s, i, j, &costs[s], stages ? &stages[s] : NULL);
+		stage_costs(x, s, i, j, &costs[s], stages ? &stages[s] : NULL, parts);
 	}
 }
 
 static int split_costs_fn(void *user, const int *first, ppcc_stage_cost *out)
 {
-	split_costs(user, first, out, NULL);
+	split_costs(user, first, out, NULL, 0);
 	return 0;
 }
 
 static int stage_costs_fn(void *user, int s, int i, int j, ppcc_stage_cost *out)
 {
-	stage_costs(user, s, i, j, out, NULL);
+	stage_costs(user, s, i, j, out, NULL, 0);
 	return 0;
 }
 
@@ -487,7 +490,7 @@ static int variant_fill(plan_ctx *x, ppcc_plan_variant *out, const int *first)
 {
 	if (!ALLOC(out->stages, x->S) || !ALLOC(out->costs, x->S))
 		return PPCC_ENOMEM;
-	split_costs(x, first, out->costs, out->stages);
+	split_costs(x, first, out->costs, out->stages, 1);
 	out->bottleneck_ps = 0;
 	for (int s = 0; s < x->S; s++) {
 		int i = first[s], j = s + 1 < x->S ? first[s + 1] - 1 : x->n - 1;

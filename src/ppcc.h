@@ -404,6 +404,9 @@ typedef int (*ppcc_stage_cost_fn)(void *user, int s, int i, int j,
  * PPCC_STEP_MIN_SIMS. */
 #define PPCC_STEP_ACTIONS (1L << 19)
 #define PPCC_STEP_MIN_SIMS 4
+/* The memory model's budget (refine.c): evaluations of a split without
+ * simulating it, each O(S + the ranks' count vectors), so many steps. */
+#define PPCC_STEP_MODEL_WORK (1L << 21)
 #define PPCC_STEP_MAX_SEEDS 8
 
 typedef struct ppcc_step_problem {

@@ -54,28 +54,65 @@
  * removes: they say how far from optimal the answer can be at most, not
  * how far it is.
  *
+ * The memory model.  The simulator adds a stage's stash when F(s, mb)
+ * starts and takes it off when B (or W) ends, in each rank's order, and
+ * that order does not depend on the split.  So how many microbatches of
+ * each of a rank's chunks are in flight at each of its F is fixed by the
+ * schedule, and a rank's simulated peak is exactly
+ *   sum_c static_c + max over its count vectors k of sum_c k_c stash_c
+ * for the static bytes and stash of the stage of each chunk c: the
+ * vectors are read off the schedule once, keeping only those no other is
+ * at least as large as in every chunk (for one chunk, one number).  The
+ * model is the simulator's peak, added in another order (the splits it
+ * keeps are still simulated, and the simulation decides whether a split
+ * fits; the model only leaves out splits it finds more than a byte over).
+ *
  * The search.
  *   - When the number of splits C(n-1, S-1) is within the budget of
  *     simulations, every split is simulated: the answer is exact.
  *   - Otherwise every seed the caller gives is simulated (ppcc's
  *     least-bottleneck split, or the least-overflow one when nothing fits
  *     its per-chunk shares; the uniform split; the split of the least path
- *     bound; an explicit partition).  Then, best seed first, each is
- *     improved on the bound alone (steepest descent over the moves of one
- *     boundary by one layer, at most 4S rounds, no simulation: a move is
- *     O(p) with the stage costs updated in place), that split simulated
- *     and kept when better, and from there a simulated descent: each round
- *     looks at every move of one boundary by one layer, skips a move whose
- *     bound already exceeds the round's best step, simulates the rest, and
- *     moves to the best if it is better in the order.  It stops at a local
- *     optimum or when the budget is spent.  The result is never worse than
- *     any seed (in particular the uniform split), and is reported with the
- *     simulations it took.
- * Cost: one simulation is linear in the actions, O(S m); a round of a
- * descent is 2(S - 1) bound evaluations of O(p) and, simulated, at most
- * as many simulations; the budget bounds the simulations in all
- * (ppcc_step_problem.max_sims, by default PPCC_STEP_ACTIONS simulated
- * actions), the bound-only descents take O(S^2 p) each.
+ *     bound; an explicit partition).  From each, the model descends,
+ *     moving one layer at a time from one stage to any other (the stages
+ *     between shift by one layer and keep their sizes): while the split
+ *     does not fit, off the ranks that overflow, to stages of ranks with
+ *     room, the move that lowers the sum of the overflows and leaves the
+ *     least largest load being taken; once it fits, off the rank with the
+ *     largest load (the sum of its actions' durations), to the move that
+ *     leaves the least largest load, then the least bound, then the most
+ *     balanced loads, while one helps.  If none of these fits by the model
+ *     and every split can be modelled within what is left of its budget,
+ *     every split is, and the first in that order joins them, simulated
+ *     even when the budget is spent (as the caller's seeds are): the model
+ *     being the simulated peak, a split that fits is then never missed.
+ *     The others are simulated while the budget lasts.  Then, best first, each seed is improved on the
+ *     bound alone (steepest descent over the moves of one boundary by one
+ *     layer that still fit by the model, at most 4S rounds, no
+ *     simulation: a move is O(p + v K) with the stage costs updated in
+ *     place), that split simulated and kept when better, and from there a
+ *     simulated descent: each round looks at every move of one boundary by
+ *     one layer, skips a move whose bound already exceeds the round's best
+ *     step or that the model finds over a cap, simulates the rest, and
+ *     moves to the best if it is better in the order; when none is, the
+ *     moves of one layer from a stage of the two ranks with the largest
+ *     loads to any stage further away are modelled, and those that fit and
+ *     whose bound does not exceed the step are simulated, the model's best
+ *     first (PPCC_STEP_MOVES of them at most), until one is better.  It
+ *     stops at a local optimum or when the budget is spent.  The result is
+ *     never worse than any seed (in particular the uniform split), and is
+ *     reported with the simulations it took.  A descent is not exact: the
+ *     gap printed is to the lower bound, which holds for every split.
+ * Cost: one simulation is linear in the actions, O(S m); one model of a
+ * move is O(S + p K v) for K count vectors a rank (every stage's costs
+ * before and after one move are computed once a round, O(S)), so a round
+ * of the model's descent is O(v S) such models; a round of the simulated
+ * descent is 2(S - 1) bound evaluations of O(p) and, simulated, at most as
+ * many simulations, and its moves further away O(v S) models; the budget
+ * bounds the simulations in all (ppcc_step_problem.max_sims, by default
+ * PPCC_STEP_ACTIONS simulated actions), PPCC_STEP_MODEL_WORK the models
+ * (as many again for repairing), the bound-only descents take O(S^2 p)
+ * each.
  *
  * Reuse.  A ppcc_step_ctx keeps every buffer the search needs, including
  * an arena reset after each simulation: a planner that calls the search
@@ -87,6 +124,22 @@
 
 #include "ppcc.h"
 
+/* What the memory model and the bound say of a split, without simulating
+ * it: the largest overflow of a rank's modelled peak (<= 0: it fits), the
+ * sum of the positive ones, the bound, the largest load of a rank (the sum of
+ * its actions' durations), and the sum of the squares of the
+ * ranks' loads (smaller: more balanced). */
+typedef struct model_key {
+	double over, excess, bound, load, square;
+} model_key;
+
+/* A move of one layer between stages that are not neighbours, as the
+ * model rates it. */
+typedef struct step_move {
+	model_key k;
+	int a, b;
+} step_move;
+
 struct ppcc_step_ctx {
 	int n, S, p;                /* capacity the buffers were sized for */
 	ppcc_arena *arena;          /* one simulation's arrays, reset after */
@@ -97,7 +150,30 @@ struct ppcc_step_ctx {
 	double *stage_total;        /* S: a stage's actions' durations */
 	int32_t *op_count;          /* S * PPCC_OP_COUNT: actions per op */
 	int *stage_rank;            /* S */
+	/* the memory model: rank r's in-flight count vectors (v counts, one
+	 * per chunk) are mm_vec[v * mm_off[r] .. v * mm_off[r + 1]) */
+	int *mm_vec, *mm_off, *mm_cnt, *mrank; /* mrank: p */
+	long mm_cap;                /* ints mm_vec holds */
+	ppcc_stage_cost *mcost;     /* S: the split the model looks at */
+	double *mtotal, *msum, *mpeak; /* S, p, p: loads, overflows */
+	int *mcur, *mcand, *mbest;  /* S + 1 each */
+	int *mseed;                 /* PPCC_STEP_MAX_SEEDS + 1 splits of S + 1 */
+	step_move *moves;           /* PPCC_STEP_MOVES */
+	/* the stages of one split and of the moves from it (step_variants):
+	 * STEP_VARIANTS costs a stage; vp, mp: S pointers to stage costs */
+	ppcc_stage_cost *vcost;
+	const ppcc_stage_cost **vp, **mp;
+	double *vown;               /* per variant: its own actions' durations */
+	double *vtot, *vsum;        /* S, p: the split's stage totals, loads */
 };
+
+/* The most promising moves step_transfers keeps to simulate. */
+#define PPCC_STEP_MOVES 64
+
+/* A stage's layers i..j as they are, and as a move of one layer can leave
+ * them (step_variants). */
+enum { V_SAME, V_LEFT, V_RIGHT, V_NO_LAST, V_NO_FIRST, V_ONE_BEFORE,
+       V_ONE_AFTER, STEP_VARIANTS };
 
 typedef struct step_key {
 	int fits;
@@ -113,8 +189,10 @@ typedef struct step_run {
 	ppcc_step_ctx *x;
 	const ppcc_step_problem *sp;
 	const ppcc_schedule *shape;
-	int n, S, p, m;
+	int n, S, p, m, v;
 	long sims, budget;
+	long evals, eval_budget; /* of the memory model (no simulation) */
+	long repairs;            /* models spent repairing, as many again */
 	int path_bound; /* the path bound's preconditions hold */
 } step_run;
 
@@ -130,6 +208,16 @@ void ppcc_step_ctx_free(ppcc_step_ctx *x)
 	ppcc_free(x->stage_total);
 	ppcc_free(x->op_count);
 	ppcc_free(x->stage_rank);
+	ppcc_free(x->mm_vec);
+	ppcc_free(x->mm_off);
+	ppcc_free(x->mcost);
+	ppcc_free(x->mtotal);
+	ppcc_free(x->mcur);
+	ppcc_free(x->mseed);
+	ppcc_free(x->moves);
+	ppcc_free(x->vcost);
+	ppcc_free(x->vp);
+	ppcc_free(x->vown);
 	ppcc_free(x);
 }
 
@@ -158,8 +246,18 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	y->stage_total = ppcc_calloc((size_t)S, sizeof(double));
 	y->op_count = ppcc_calloc((size_t)S * PPCC_OP_COUNT, sizeof(int32_t));
 	y->stage_rank = ppcc_calloc((size_t)S, sizeof(int));
+	y->mm_off = ppcc_calloc(2 * (size_t)p + 1 + (size_t)S, sizeof(int));
+	y->mcost = ppcc_calloc((size_t)S, sizeof *y->mcost);
+	y->mtotal = ppcc_calloc((size_t)S + 2 * (size_t)p, sizeof(double));
+	y->mcur = ppcc_calloc(3 * ((size_t)S + 1), sizeof(int));
+	y->mseed = ppcc_calloc((PPCC_STEP_MAX_SEEDS + 1) * ((size_t)S + 1), sizeof(int));
+	y->moves = ppcc_calloc(PPCC_STEP_MOVES, sizeof *y->moves);
+	y->vcost = ppcc_calloc(STEP_VARIANTS * (size_t)S, sizeof *y->vcost);
+	y->vp = ppcc_calloc(2 * (size_t)S, sizeof *y->vp);
+	y->vown = ppcc_calloc((STEP_VARIANTS + 1) * (size_t)S + (size_t)p, sizeof(double));
 	if (!y->arena || !y->costs || !y->sim_costs || !y->cur || !y->rank_sum || !y->stage_total ||
-	    !y->op_count || !y->stage_rank) {
+	    !y->op_count || !y->stage_rank || !y->mm_off || !y->mcost || !y->mtotal ||
+	    !y->mcur || !y->mseed || !y->moves || !y->vcost || !y->vp || !y->vown) {
 		ppcc_step_ctx_free(y);
 		return PPCC_ENOMEM;
 	}
@@ -167,6 +265,15 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	y->best = y->cand + (S + 1);
 	y->trial = y->best + (S + 1);
 	y->seed = y->trial + (S + 1);
+	y->mm_cnt = y->mm_off + (p + 1);
+	y->mrank = y->mm_cnt + S;
+	y->msum = y->mtotal + S;
+	y->mpeak = y->msum + p;
+	y->mcand = y->mcur + (S + 1);
+	y->mbest = y->mcand + (S + 1);
+	y->mp = y->vp + S;
+	y->vtot = y->vown + STEP_VARIANTS * (size_t)S;
+	y->vsum = y->vtot + S;
 	ppcc_step_ctx_free(x);
 	*px = y;
 	return 0;
@@ -193,6 +300,73 @@ static double step_op_ms(const ppcc_stage_cost *c, int op, int stage)
 	case PPCC_OP_RECV_B: return c[stage + 1].send_b_ms;
 	default: return 0;
 	}
+}
+
+/* 1 when count vector a is at most b in every chunk. */
+static int step_dominated(const int *a, const int *b, int v)
+{
+	for (int c = 0; c < v; c++)
+		if (a[c] > b[c])
+			return 0;
+	return 1;
+}
+
+/* The memory model's count vectors: walking each rank's order, the
+ * microbatches of each of its chunks in flight just after every F (where
+ * alone the stash grows), keeping only the vectors no other one is at
+ * least as large as in every chunk.  O(A K v) for A actions and K vectors
+ * kept per rank. */
+static int step_mem_shape(step_run *w)
+{
+	ppcc_step_ctx *x = w->x;
+	const ppcc_schedule *s = w->shape;
+	int v = w->v, p = w->p;
+	long need = 0;
+	for (int r = 0; r < p; r++)
+		need += (long)s->ranks[r].n_actions;
+	need = need * v + v;
+	if (need > x->mm_cap) {
+		int *grown = ppcc_malloc((size_t)need * sizeof(int));
+		if (!grown)
+			return PPCC_ENOMEM;
+		ppcc_free(x->mm_vec);
+		x->mm_vec = grown;
+		x->mm_cap = need;
+	}
+	int kept = 0, *cnt = x->mm_cnt;
+	for (int r = 0; r < p; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		int from = kept;
+		x->mm_off[r] = kept;
+		for (int c = 0; c < v; c++)
+			cnt[c] = 0;
+		for (int i = 0; i < rs->n_actions; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			int c = a->stage / p;
+			if (a->op == PPCC_OP_B || a->op == PPCC_OP_W) {
+				cnt[c]--;
+				continue;
+			}
+			if (a->op != PPCC_OP_F)
+				continue;
+			cnt[c]++;
+			int dom = 0;
+			for (int k = from; k < kept && !dom; k++)
+				dom = step_dominated(cnt, &x->mm_vec[(long)k * v], v);
+			if (dom)
+				continue;
+			/* drop the kept vectors this one covers, then keep it */
+			int out = from;
+			for (int k = from; k < kept; k++)
+				if (!step_dominated(&x->mm_vec[(long)k * v], cnt, v))
+					memmove(&x->mm_vec[(long)out++ * v],
+						&x->mm_vec[(long)k * v], (size_t)v * sizeof(int));
+			kept = out;
+			memcpy(&x->mm_vec[(long)kept++ * v], cnt, (size_t)v * sizeof(int));
+		}
+	}
+	x->mm_off[p] = kept;
+	return 0;
 }
 
 /* Counts each rank's actions per (stage, op) and checks the path bound's
@@ -229,27 +403,32 @@ static int step_shape(step_run *w)
 	for (int st = 0; st < w->S && w->path_bound; st++)
 		if (x->op_count[st * PPCC_OP_COUNT + PPCC_OP_B] != w->m)
 			w->path_bound = 0;
-	return 0;
+	return step_mem_shape(w);
 }
 
-/* The durations of stage st's actions under x->costs. */
-static double step_stage_total(const step_run *w, int st)
+/* The durations of stage st's actions under costs c. */
+static double step_stage_total_of(const step_run *w, const ppcc_stage_cost *c,
+				  int st)
 {
 	const int32_t *cnt = &w->x->op_count[st * PPCC_OP_COUNT];
 	double t = 0;
 	for (int op = 0; op < PPCC_OP_COUNT; op++)
 		if (cnt[op])
-			t += cnt[op] * step_op_ms(w->x->costs, op, st);
+			t += cnt[op] * step_op_ms(c, op, st);
 	return t;
 }
 
-/* The larger of the load and path bounds, from x->costs, x->stage_total
- * and x->rank_sum (kept up to date by the callers).  O(p). */
-static double step_bound_now(const step_run *w)
+/* The same under x->costs. */
+static double step_stage_total(const step_run *w, int st)
 {
-	const ppcc_step_ctx *x = w->x;
-	const ppcc_stage_cost *c = x->costs;
-	const double *sum = x->rank_sum;
+	return step_stage_total_of(w, w->x->costs, st);
+}
+
+/* The larger of the load and path bounds, from stage costs c and the
+ * ranks' sums of action durations sum.  O(p). */
+static double step_bound_of(const step_run *w, const ppcc_stage_cost *c,
+			    const double *sum)
+{
 	double bound = 0;
 	for (int r = 0; r < w->p; r++)
 		bound = sum[r] > bound ? sum[r] : bound;
@@ -268,6 +447,13 @@ static double step_bound_now(const step_run *w)
 	}
 	/* below the exact value by more than the rounding of the sums */
 	return bound * (1 - 1e-12);
+}
+
+/* The bound from x->costs and x->rank_sum (kept up to date by the
+ * callers).  O(p). */
+static double step_bound_now(const step_run *w)
+{
+	return step_bound_of(w, w->x->costs, w->x->rank_sum);
 }
 
 /* The bound for the costs in x->costs, recomputing the sums.  O(S). */
@@ -301,10 +487,39 @@ static int step_restage(step_run *w, int st, int i, int j)
 	return 0;
 }
 
+/* Rank r's peak memory by the model: the static bytes of its chunks plus
+ * the largest stash over its count vectors.  O(K v). */
+static double step_rank_peak(const step_run *w, const ppcc_stage_cost *c, int r)
+{
+	const ppcc_step_ctx *x = w->x;
+	int v = w->v, p = w->p;
+	double st = 0, most = 0;
+	for (int ch = 0; ch < v; ch++)
+		st += c[ch * p + r].static_bytes;
+	for (int k = x->mm_off[r]; k < x->mm_off[r + 1]; k++) {
+		const int *cnt = &x->mm_vec[(long)k * v];
+		double sh = 0;
+		for (int ch = 0; ch < v; ch++)
+			sh += cnt[ch] * c[ch * p + r].stash_bytes;
+		most = sh > most ? sh : most;
+	}
+	return st + most;
+}
+
+/* Rank r's modelled peak less its cap (-INFINITY without caps). */
+static double step_rank_over(const step_run *w, const ppcc_stage_cost *c, int r)
+{
+	if (!w->sp->rank_cap)
+		return -INFINITY;
+	return step_rank_peak(w, c, r) - w->sp->rank_cap[r];
+}
+
 /* The bound of first with boundary b moved to at, from the state of
- * first (x->costs and sums), which it leaves as it found it.  O(p). */
+ * first (x->costs and sums), which it leaves as it found it.  O(p).
+ * When over is not NULL, the larger overflow by the memory model of the
+ * two ranks the move changes goes there. */
 static int step_bound_moved(const step_run *cw, const int *first, int b,
-			    int at, double *out)
+			    int at, double *out, double *over)
 {
 	step_run *w = (step_run *)cw;
 	ppcc_step_ctx *x = w->x;
@@ -324,6 +539,11 @@ static int step_bound_moved(const step_run *cw, const int *first, int b,
 	    (err = step_restage(w, hi, at, end)) < 0)
 		return err;
 	*out = step_bound_now(w);
+	if (over) {
+		double o1 = step_rank_over(w, x->costs, x->stage_rank[lo]);
+		double o2 = step_rank_over(w, x->costs, x->stage_rank[hi]);
+		*over = o1 > o2 ? o1 : o2;
+	}
 	x->costs[lo] = keep[0];
 	x->costs[hi] = keep[1];
 	for (int k = lo - 1, i = 0; k <= hi + 1; k++)
@@ -332,6 +552,368 @@ static int step_bound_moved(const step_run *cw, const int *first, int b,
 	for (int i = n_saved - 1; i >= 0; i--)
 		x->rank_sum[ranks[i]] = sums[i];
 	return 0;
+}
+
+/* The duration of one action of op on stage st, the stages' costs given
+ * by pointers. */
+static double step_op_ms_p(const ppcc_stage_cost *const *cp, int op, int st)
+{
+	const ppcc_stage_cost *c = cp[st];
+	switch (op) {
+	case PPCC_OP_F: return c->fwd_ms;
+	case PPCC_OP_B: return c->bwd_ms;
+	case PPCC_OP_I: return c->bwd_input_ms;
+	case PPCC_OP_W: return c->bwd_weight_ms;
+	case PPCC_OP_SEND_F: return c->send_f_ms;
+	case PPCC_OP_SEND_B: return c->send_b_ms;
+	case PPCC_OP_RECV_F: return st > 0 ? cp[st - 1]->send_f_ms : 0;
+	case PPCC_OP_RECV_B: return cp[st + 1]->send_b_ms;
+	default: return 0;
+	}
+}
+
+static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
+			      model_key *k);
+
+/* Models the split whose stage costs cp points to: loads into x->msum,
+ * each rank's overflow into x->mpeak, the keys into *k.  The bound is
+ * step_bound_of's, the peaks step_rank_peak's.  O(S + p K v). */
+static void step_model_p(step_run *w, const ppcc_stage_cost *const *cp,
+			 model_key *k)
+{
+	ppcc_step_ctx *x = w->x;
+	int S = w->S;
+	for (int r = 0; r < w->p; r++)
+		x->msum[r] = 0;
+	for (int st = 0; st < S; st++) {
+		const int32_t *cnt = &x->op_count[st * PPCC_OP_COUNT];
+		double t = 0;
+		for (int op = 0; op < PPCC_OP_COUNT; op++)
+			if (cnt[op])
+				t += cnt[op] * step_op_ms_p(cp, op, st);
+		x->msum[x->stage_rank[st]] += t;
+	}
+	step_model_finish(w, cp, k);
+}
+
+/* The keys of step_model_p from the loads in x->msum. */
+static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
+			      model_key *k)
+{
+	ppcc_step_ctx *x = w->x;
+	int p = w->p, v = w->v;
+	w->evals++;
+	/* step_bound_of, on pointers */
+	double bound = 0;
+	for (int r = 0; r < p; r++)
+		bound = x->msum[r] > bound ? x->msum[r] : bound;
+	k->load = bound;
+	if (w->path_bound) {
+		double fill = 0, fill_comm = 0, drain = 0;
+		for (int r = 1; r < p; r++) {
+			fill += cp[r - 1]->fwd_ms;
+			if (r >= 2)
+				fill_comm += cp[r - 2]->send_f_ms;
+			drain += cp[r - 1]->bwd_ms + cp[r]->send_b_ms;
+			double b = fill + fill_comm + x->msum[r] - cp[r]->send_b_ms + drain;
+			bound = b > bound ? b : bound;
+		}
+	}
+	k->bound = bound * (1 - 1e-12);
+	k->over = -INFINITY;
+	k->excess = 0;
+	k->square = 0;
+	for (int r = 0; r < p; r++) {
+		double o = -INFINITY;
+		if (w->sp->rank_cap) {
+			double st = 0, most = 0;
+			for (int ch = 0; ch < v; ch++)
+				st += cp[ch * p + r]->static_bytes;
+			for (int q = x->mm_off[r]; q < x->mm_off[r + 1]; q++) {
+				const int *cnt = &x->mm_vec[(long)q * v];
+				double sh = 0;
+				for (int ch = 0; ch < v; ch++)
+					sh += cnt[ch] * cp[ch * p + r]->stash_bytes;
+				most = sh > most ? sh : most;
+			}
+			o = st + most - w->sp->rank_cap[r];
+		}
+		x->mpeak[r] = o;
+		k->over = o > k->over ? o : k->over;
+		k->excess += o > 0 ? o : 0;
+		k->square += x->msum[r] * x->msum[r];
+	}
+}
+
+/* Models the split first.  O(S) stage costs and step_model_p. */
+static int step_model(step_run *w, const int *first, model_key *k)
+{
+	ppcc_step_ctx *x = w->x;
+	int err = w->sp->costs(w->sp->user, first, x->mcost);
+	if (err < 0)
+		return err;
+	for (int st = 0; st < w->S; st++)
+		x->mp[st] = &x->mcost[st];
+	step_model_p(w, x->mp, k);
+	return 0;
+}
+
+/* Stage st's actions' durations, its costs and its neighbours' those vp
+ * points to, all within x->vcost. */
+static double step_vtotal(const step_run *w, const ppcc_stage_cost *const *vp,
+			  int st)
+{
+	const ppcc_step_ctx *x = w->x;
+	const int32_t *cnt = &x->op_count[st * PPCC_OP_COUNT];
+	double t = x->vown[vp[st] - x->vcost];
+	if (cnt[PPCC_OP_RECV_F] && st > 0)
+		t += cnt[PPCC_OP_RECV_F] * vp[st - 1]->send_f_ms;
+	if (cnt[PPCC_OP_RECV_B] && st + 1 < w->S)
+		t += cnt[PPCC_OP_RECV_B] * vp[st + 1]->send_b_ms;
+	return t;
+}
+
+/* The costs of every stage of first as it is and as one move of a layer
+ * can leave it, so that a move is modelled without computing a stage's
+ * costs again; x->vp points to the stages as they are.  O(S) stage
+ * costs. */
+static int step_variants(step_run *w, const int *first)
+{
+	ppcc_step_ctx *x = w->x;
+	int S = w->S, n = w->n, err;
+	for (int st = 0; st < S; st++) {
+		int i = first[st], j = st + 1 < S ? first[st + 1] - 1 : n - 1;
+		ppcc_stage_cost *c = &x->vcost[(size_t)st * STEP_VARIANTS];
+		int lo[STEP_VARIANTS] = {i, i - 1, i + 1, i, i + 1, i - 1, i};
+		int hi[STEP_VARIANTS] = {j, j - 1, j + 1, j - 1, j, j, j + 1};
+		for (int k = 0; k < STEP_VARIANTS; k++) {
+			if (lo[k] < 0 || hi[k] > n - 1 || lo[k] > hi[k])
+				continue; /* no move leaves the stage so */
+			if ((err = w->sp->stage_cost(w->sp->user, st, lo[k], hi[k], &c[k])) < 0)
+				return err;
+		}
+		x->vp[st] = &c[V_SAME];
+		/* what a variant's own actions take (the receives are the
+		 * neighbours' sends) */
+		const int32_t *cnt = &x->op_count[st * PPCC_OP_COUNT];
+		for (int k = 0; k < STEP_VARIANTS; k++)
+			x->vown[(size_t)st * STEP_VARIANTS + k] =
+				cnt[PPCC_OP_F] * c[k].fwd_ms + cnt[PPCC_OP_B] * c[k].bwd_ms +
+				cnt[PPCC_OP_I] * c[k].bwd_input_ms +
+				cnt[PPCC_OP_W] * c[k].bwd_weight_ms +
+				cnt[PPCC_OP_SEND_F] * c[k].send_f_ms +
+				cnt[PPCC_OP_SEND_B] * c[k].send_b_ms;
+	}
+	for (int r = 0; r < w->p; r++)
+		x->vsum[r] = 0;
+	for (int st = 0; st < S; st++) {
+		x->vtot[st] = step_vtotal(w, x->vp, st);
+		x->vsum[x->stage_rank[st]] += x->vtot[st];
+	}
+	return 0;
+}
+
+/* Models the move of one layer from stage a to stage b of the split
+ * step_variants last saw (step_transfer's move, which the caller has
+ * checked is one).  O(S + p K v). */
+static void step_model_move(step_run *w, int a, int b, model_key *k)
+{
+	ppcc_step_ctx *x = w->x;
+	const ppcc_stage_cost **vp = x->vp;
+	const ppcc_stage_cost *vc = x->vcost;
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+#define STEP_V(st, kind) (&vc[(size_t)(st) * STEP_VARIANTS + (kind)])
+	vp[a] = STEP_V(a, a < b ? V_NO_LAST : V_NO_FIRST);
+	vp[b] = STEP_V(b, a < b ? V_ONE_BEFORE : V_ONE_AFTER);
+	for (int st = lo + 1; st < hi; st++)
+		vp[st] = STEP_V(st, a < b ? V_LEFT : V_RIGHT);
+	/* the loads change on the stages moved and their neighbours */
+	memcpy(x->msum, x->vsum, (size_t)w->p * sizeof(double));
+	int from = lo > 0 ? lo - 1 : 0, to = hi + 1 < w->S ? hi + 1 : hi;
+	for (int st = from; st <= to; st++)
+		x->msum[x->stage_rank[st]] += step_vtotal(w, vp, st) - x->vtot[st];
+	step_model_finish(w, vp, k);
+	for (int st = lo; st <= hi; st++)
+		vp[st] = STEP_V(st, V_SAME);
+#undef STEP_V
+}
+
+/* Within a byte of fitting by the model: the model and the simulator add
+ * the same bytes in other orders. */
+#define STEP_MODEL_SLACK 1.0
+
+/* < 0 when a comes first: fitting, then the least overflow (when neither
+ * fits), then the least bound in whole nanoseconds, then the most
+ * balanced loads. */
+static int step_model_cmp(const model_key *a, const model_key *b)
+{
+	int fa = a->over <= STEP_MODEL_SLACK, fb = b->over <= STEP_MODEL_SLACK;
+	if (fa != fb)
+		return fa ? -1 : 1;
+	if (!fa && a->excess != b->excess)
+		return a->excess < b->excess ? -1 : 1;
+	int64_t la = llround(a->load * 1e6), lb = llround(b->load * 1e6);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	int64_t ba = llround(a->bound * 1e6), bb = llround(b->bound * 1e6);
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
+	if (a->square < b->square * (1 - 1e-12))
+		return -1;
+	if (b->square < a->square * (1 - 1e-12))
+		return 1;
+	return 0;
+}
+
+/* The layers of stage a of first. */
+static int step_size(const step_run *w, const int *first, int a)
+{
+	return (a + 1 < w->S ? first[a + 1] : w->n) - first[a];
+}
+
+/* first with one layer moved from stage a to stage b, the stages between
+ * shifted by one so that every stage keeps its size but a (one less) and
+ * b (one more), into out; 0 when a holds a single layer. */
+static int step_transfer(const step_run *w, const int *first, int a, int b,
+			 int *out)
+{
+	int S = w->S;
+	if (step_size(w, first, a) < 2 || a == b)
+		return 0;
+	memcpy(out, first, (size_t)S * sizeof(int));
+	if (a < b)
+		for (int k = a + 1; k <= b; k++)
+			out[k]--;
+	else
+		for (int k = b + 1; k <= a; k++)
+			out[k]++;
+	return 1;
+}
+
+/* While repairing: a fitting split first, then the least bound, then the
+ * least overflow in all. */
+static int step_repair_better(const model_key *a, const model_key *b)
+{
+	int fa = a->over <= STEP_MODEL_SLACK, fb = b->over <= STEP_MODEL_SLACK;
+	if (fa != fb)
+		return fa;
+	if (a->load != b->load)
+		return a->load < b->load;
+	if (a->square != b->square)
+		return a->square < b->square;
+	return a->excess < b->excess;
+}
+
+/* The model's descent from first (left there).  While the split does
+ * not fit, the rank that overflows most gives a layer of one of its
+ * chunks to a stage of a rank with room, the move that lowers the sum of
+ * the overflows and leaves the least load (then the most balanced) being
+ * taken; once it fits, the rank with the largest load gives one, to any
+ * stage, the move that comes first in step_model_cmp's order and before
+ * the current split being taken.  When the first rank has no such move,
+ * the next one (by overflow, or load) is tried, up to four.  Each round
+ * is O(v S) models; it stops at a local optimum, after max_rounds rounds,
+ * or when the models' budget (limit) is spent. */
+static int step_model_descend(step_run *w, int *first, int max_rounds,
+			      long limit)
+{
+	ppcc_step_ctx *x = w->x;
+	int S = w->S, p = w->p, v = w->v, err;
+	int *cand = x->mcand, *src = x->mrank;
+	model_key ck, bk = {0}, k;
+	if ((err = step_model(w, first, &ck)) < 0)
+		return err;
+	for (int round = 0; round < max_rounds; round++) {
+		int fits = ck.over <= STEP_MODEL_SLACK, n_src = 0;
+		/* repairing has a budget of its own, balancing its share */
+		if (fits ? w->evals >= limit : w->repairs >= w->eval_budget)
+			break;
+		long before = w->evals;
+		/* the ranks by overflow (not fitting) or load, largest first */
+		for (int r = 0; r < p; r++) {
+			double key = fits ? x->msum[r] : x->mpeak[r];
+			if (!fits && !(key > STEP_MODEL_SLACK))
+				continue;
+			int at = n_src++;
+			while (at > 0 && (fits ? x->msum[src[at - 1]]
+					       : x->mpeak[src[at - 1]]) < key) {
+				src[at] = src[at - 1];
+				at--;
+			}
+			src[at] = r;
+		}
+		if (fits) /* only the ranks with the largest load */
+			while (n_src > 1 && x->msum[src[n_src - 1]] < x->msum[src[0]] * (1 - 1e-9))
+				n_src--;
+		/* where a layer may go while repairing: ranks with room */
+		unsigned char *room = (unsigned char *)x->mm_cnt;
+		for (int r = 0; r < p; r++)
+			room[r] = fits || x->mpeak[r] < 0;
+		int have = 0, best_a = 0, best_b = 0;
+		if ((err = step_variants(w, first)) < 0)
+			return err;
+		for (int i = 0; i < n_src; i++)
+			for (int ch = 0; ch < v; ch++)
+				for (int b = 0; b < S; b++) {
+					int a = ch * p + src[i];
+					if (a == b || !room[b % p] || step_size(w, first, a) < 2)
+						continue;
+					step_model_move(w, a, b, &k);
+					if (fits ? step_model_cmp(&k, &ck) >= 0 ||
+						   (have && step_model_cmp(&k, &bk) >= 0)
+						 : !(k.excess < ck.excess) ||
+						   (have && !step_repair_better(&k, &bk)))
+						continue;
+					bk = k;
+					best_a = a;
+					best_b = b;
+					have = 1;
+				}
+		if (!fits) {
+			/* not counted against the budget of balancing */
+			w->repairs += w->evals - before;
+			w->evals = before;
+		}
+		if (!have)
+			break;
+		step_transfer(w, first, best_a, best_b, cand);
+		memcpy(first, cand, (size_t)S * sizeof(int));
+		if ((err = step_model(w, first, &ck)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* When no split of the seeds' descents fits by the model and every split
+ * can be modelled within the budget: the first of every split in
+ * step_model_cmp's order, into out (1), else 0.  Exact for the model. */
+static int step_model_enumerate(step_run *w, int *out, long splits)
+{
+	int S = w->S, n = w->n, err;
+	int *f = w->x->mcand;
+	model_key bk = {0}, k;
+	int have = 0;
+	if (splits < 0 || w->evals + splits > w->eval_budget)
+		return 0;
+	for (int s = 0; s < S; s++)
+		f[s] = s;
+	for (;;) {
+		if ((err = step_model(w, f, &k)) < 0)
+			return err;
+		if (!have || step_model_cmp(&k, &bk) < 0) {
+			bk = k;
+			memcpy(out, f, (size_t)S * sizeof(int));
+			have = 1;
+		}
+		int s = S - 1;
+		while (s >= 1 && f[s] == n - S + s)
+			s--;
+		if (s < 1)
+			return 1;
+		f[s]++;
+		for (int t = s + 1; t < S; t++)
+			f[t] = f[t - 1] + 1;
+	}
 }
 
 static int64_t step_quantise(double v)
@@ -472,6 +1054,64 @@ static int step_enumerate(step_run *w, step_key *best, int *have)
 	}
 }
 
+/* When no boundary move helps cur (simulated as *ck, fitting): every move
+ * of one layer from a stage of the two ranks with the largest loads to a
+ * stage that is not its neighbour, modelled;
+ * those that fit by the model and whose bound does not exceed the step are
+ * simulated, the most promising by the model first (step_model_cmp's
+ * order, the PPCC_STEP_MOVES best kept), until one comes before cur.
+ * Returns 1 with it in out and *out_key, 0 when none did. */
+static int step_transfers(step_run *w, const int *cur, const step_key *ck,
+			  int *out, step_key *out_key)
+{
+	ppcc_step_ctx *x = w->x;
+	int S = w->S, err, kept = 0;
+	step_move *mv = x->moves;
+	int *cand = x->mcand;
+	if ((err = step_variants(w, cur)) < 0)
+		return err;
+	/* from the two ranks with the largest loads */
+	int r1 = 0, r2 = -1;
+	for (int r = 1; r < w->p; r++)
+		if (x->vsum[r] > x->vsum[r1]) {
+			r2 = r1;
+			r1 = r;
+		} else if (r2 < 0 || x->vsum[r] > x->vsum[r2]) {
+			r2 = r;
+		}
+	for (int a = 0; a < S && w->evals < w->eval_budget; a++)
+		for (int b = 0; b < S; b++) {
+			if ((b >= a - 1 && b <= a + 1) || step_size(w, cur, a) < 2 ||
+			    (0 && a % w->p != r1 && a % w->p != r2))
+				continue;
+			model_key k;
+			step_model_move(w, a, b, &k);
+			if (k.over > STEP_MODEL_SLACK || k.bound > ck->step_ms + 1e-6)
+				continue;
+			if (kept == PPCC_STEP_MOVES &&
+			    step_model_cmp(&k, &mv[kept - 1].k) >= 0)
+				continue;
+			int at = kept < PPCC_STEP_MOVES ? kept++ : kept - 1;
+			while (at > 0 && step_model_cmp(&k, &mv[at - 1].k) < 0) {
+				mv[at] = mv[at - 1];
+				at--;
+			}
+			mv[at] = (step_move){k, a, b};
+		}
+	for (int i = 0; i < kept && w->sims < w->budget; i++) {
+		step_key k;
+		step_transfer(w, cur, mv[i].a, mv[i].b, cand);
+		if ((err = step_eval_keep(w, cand, &k)) < 0)
+			return err;
+		if (step_cmp(&k, cand, ck, cur, S) < 0) {
+			memcpy(out, cand, (size_t)S * sizeof(int));
+			*out_key = k;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Descends from start (simulated as *start_key), offering what it finds. */
 static int step_descend(step_run *w, const int *start, const step_key *start_key,
 			step_key *best, int *have)
@@ -498,10 +1138,13 @@ static int step_descend(step_run *w, const int *start, const step_key *start_key
 				memcpy(cand, cur, (size_t)S * sizeof(int));
 				cand[b] = at;
 				if (rk.fits) {
-					double bound;
-					if ((err = step_bound_moved(w, cur, b, at, &bound)) < 0)
+					/* the bound and the model rule it out
+					 * without a simulation */
+					double bound, over;
+					if ((err = step_bound_moved(w, cur, b, at, &bound,
+								    &over)) < 0)
 						return err;
-					if (bound > rk.step_ms + 1e-6)
+					if (bound > rk.step_ms + 1e-6 || over > STEP_MODEL_SLACK)
 						continue;
 				}
 				step_key k;
@@ -513,6 +1156,12 @@ static int step_descend(step_run *w, const int *start, const step_key *start_key
 					moved = 1;
 				}
 			}
+		}
+		if (!moved && ck.fits && w->sims < w->budget) {
+			int err2 = step_transfers(w, cur, &ck, round_best, &rk);
+			if (err2 < 0)
+				return err2;
+			moved = err2;
 		}
 		if (!moved)
 			break;
@@ -531,11 +1180,13 @@ static int step_bound_descend(step_run *w, int *first, int max_rounds)
 {
 	int S = w->S, n = w->n, err;
 	ppcc_step_ctx *x = w->x;
-	int *cand = x->cand;
-	(void)cand;
 	if ((err = w->sp->costs(w->sp->user, first, x->costs)) < 0)
 		return err;
 	double cur = step_bound(w);
+	/* from a split that fits by the model, only to splits that do */
+	int fits = 1;
+	for (int r = 0; r < w->p; r++)
+		fits &= step_rank_over(w, x->costs, r) <= STEP_MODEL_SLACK;
 	for (int round = 0; round < max_rounds; round++) {
 		int best_b = -1, best_at = 0;
 		double best = cur;
@@ -545,9 +1196,11 @@ static int step_bound_descend(step_run *w, int *first, int max_rounds)
 				int at = first[b] + d;
 				if (at <= lo || at >= hi)
 					continue;
-				double v;
-				if ((err = step_bound_moved(w, first, b, at, &v)) < 0)
+				double v, over;
+				if ((err = step_bound_moved(w, first, b, at, &v, &over)) < 0)
 					return err;
+				if (fits && over > STEP_MODEL_SLACK)
+					continue;
 				if (v < best) {
 					best = v;
 					best_b = b;
@@ -565,6 +1218,28 @@ static int step_bound_descend(step_run *w, int *first, int max_rounds)
 		cur = step_bound_now(w);
 	}
 	return 0;
+}
+
+/* 1 when split f is one of the n in list. */
+static int step_seen(const int *const *list, int n, const int *f, int S)
+{
+	for (int k = 0; k < n; k++)
+		if (memcmp(list[k], f, (size_t)S * sizeof(int)) == 0)
+			return 1;
+	return 0;
+}
+
+/* Inserts seed i into order (n of them), by the documented order. */
+static void step_insert(int *order, int *n, int i, const int *const *all,
+			const step_key *keys, int S)
+{
+	int at = (*n)++;
+	while (at > 0 && step_cmp(&keys[i], all[i], &keys[order[at - 1]],
+				  all[order[at - 1]], S) < 0) {
+		order[at] = order[at - 1];
+		at--;
+	}
+	order[at] = i;
 }
 
 int ppcc_partition_step(int *out_first, ppcc_step_result *res,
@@ -597,8 +1272,14 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 		 : (long)(PPCC_STEP_ACTIONS / (actions > 0 ? actions : 1));
 	if (sp->max_sims <= 0 && w.budget < PPCC_STEP_MIN_SIMS)
 		w.budget = PPCC_STEP_MIN_SIMS;
+	w.v = S / p;
 	if ((err = step_shape(&w)) < 0)
 		return err;
+	/* the models' budget: PPCC_STEP_MODEL_WORK steps of O(S + p K v) */
+	w.eval_budget = PPCC_STEP_MODEL_WORK /
+			(S + (long)w.v * w.x->mm_off[p] + 1);
+	if (w.eval_budget < PPCC_STEP_MIN_SIMS)
+		w.eval_budget = PPCC_STEP_MIN_SIMS;
 
 	memset(res, 0, sizeof *res);
 	step_key best = {0};
@@ -609,11 +1290,15 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 			return err;
 		res->exact = 1;
 	} else {
-		/* every seed simulated; then, best seed first, the best of each
-		 * improved on the bound alone and simulated, and a descent
-		 * from it while the budget lasts */
-		step_key keys[PPCC_STEP_MAX_SEEDS];
-		int order[PPCC_STEP_MAX_SEEDS], n_order = 0;
+		/* every seed simulated; then the model's descent from each
+		 * (repairing it first when it does not fit), simulated while
+		 * the budget lasts; then, best first, each improved on the
+		 * bound alone and simulated, and a descent from it while the
+		 * budget lasts */
+		enum { MAXS = 2 * PPCC_STEP_MAX_SEEDS + 1 };
+		const int *all[MAXS];
+		step_key keys[MAXS];
+		int order[MAXS], n_all = 0, n_order = 0;
 		if (sp->n_seeds > PPCC_STEP_MAX_SEEDS)
 			return PPCC_EINPUT;
 		for (int i = 0; i < sp->n_seeds; i++) {
@@ -621,42 +1306,77 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 				continue; /* a seed the caller did not have */
 			if (!step_valid(sp->seeds[i], n, S))
 				return PPCC_EINPUT;
-			int dup = 0;
-			for (int k = 0; k < n_order; k++)
-				dup |= memcmp(sp->seeds[order[k]], sp->seeds[i],
-					      (size_t)S * sizeof(int)) == 0;
-			if (dup)
+			if (step_seen(all, n_all, sp->seeds[i], S))
 				continue;
-			if ((err = step_eval(&w, sp->seeds[i], &keys[i])) < 0)
-				return err;
-			step_offer(&w, &best, &have, sp->seeds[i], &keys[i]);
-			/* insert by the documented order */
-			int at = n_order++;
-			while (at > 0 && step_cmp(&keys[i], sp->seeds[i], &keys[order[at - 1]],
-						  sp->seeds[order[at - 1]], S) < 0) {
-				order[at] = order[at - 1];
-				at--;
-			}
-			order[at] = i;
+			all[n_all++] = sp->seeds[i];
 		}
-		if (!have)
+		if (!n_all)
 			return PPCC_EINPUT;
+		int n_given = n_all;
+		for (int i = 0; i < n_given; i++) {
+			if ((err = step_eval(&w, all[i], &keys[i])) < 0)
+				return err;
+			step_offer(&w, &best, &have, all[i], &keys[i]);
+			step_insert(order, &n_order, i, all, keys, S);
+		}
+		/* the seeds that do not fit first: repairing them comes first */
+		int any_fits = 0, by_fit[MAXS], n_fit = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (int k = 0; k < n_given; k++)
+				if (keys[order[k]].fits == pass)
+					by_fit[n_fit++] = order[k];
+		for (int k = 0; k < n_given; k++) {
+			int *f = w.x->mseed + (size_t)k * (size_t)(S + 1);
+			memcpy(f, all[by_fit[k]], (size_t)S * sizeof(int));
+			/* an even share of what is left of the models' budget */
+			long limit = w.evals + (w.eval_budget - w.evals) / (n_given - k) / 2;
+			if ((err = step_model_descend(&w, f, 4 * S + 4, limit)) < 0)
+				return err;
+			model_key mk;
+			if ((err = step_model(&w, f, &mk)) < 0)
+				return err;
+			any_fits |= mk.over <= STEP_MODEL_SLACK;
+			if (!step_seen(all, n_all, f, S))
+				all[n_all++] = f;
+		}
+		if (!any_fits) {
+			/* small enough to model every split */
+			int *f = w.x->mseed + (size_t)PPCC_STEP_MAX_SEEDS * (size_t)(S + 1);
+			long count = step_count_splits(n, S, w.eval_budget);
+			if ((err = step_model_enumerate(&w, f, count)) < 0)
+				return err;
+			if (err == 1 && !step_seen(all, n_all, f, S)) {
+				/* simulated first of the splits the model found */
+				memmove(&all[n_given + 1], &all[n_given],
+					(size_t)(n_all - n_given) * sizeof *all);
+				all[n_given] = f;
+				n_all++;
+			}
+		}
+		for (int i = n_given; i < n_all && (w.sims < w.budget ||
+						     (i == n_given && !any_fits)); i++) {
+			if ((err = step_eval(&w, all[i], &keys[i])) < 0)
+				return err;
+			step_offer(&w, &best, &have, all[i], &keys[i]);
+			step_insert(order, &n_order, i, all, keys, S);
+		}
 		int *f = w.x->seed;
 		for (int k = 0; k < n_order && w.sims < w.budget; k++) {
+			const int *from = all[order[k]];
 			step_key fk = keys[order[k]];
-			memcpy(f, sp->seeds[order[k]], (size_t)S * sizeof(int));
+			memcpy(f, from, (size_t)S * sizeof(int));
 			if (fk.fits) {
 				if ((err = step_bound_descend(&w, f, 4 * S)) < 0)
 					return err;
-				if (memcmp(f, sp->seeds[order[k]], (size_t)S * sizeof(int)) != 0) {
+				if (memcmp(f, from, (size_t)S * sizeof(int)) != 0) {
 					step_key k2;
 					if ((err = step_eval(&w, f, &k2)) < 0)
 						return err;
 					step_offer(&w, &best, &have, f, &k2);
-					if (step_cmp(&k2, f, &fk, sp->seeds[order[k]], S) < 0)
+					if (step_cmp(&k2, f, &fk, from, S) < 0)
 						fk = k2;
 					else
-						memcpy(f, sp->seeds[order[k]], (size_t)S * sizeof(int));
+						memcpy(f, from, (size_t)S * sizeof(int));
 				}
 			}
 			if ((err = step_descend(&w, f, &fk, &best, &have)) < 0)
@@ -688,6 +1408,7 @@ double ppcc_step_split_bound(ppcc_step_ctx **ctx, const ppcc_step_problem *sp,
 	w.S = shape->n_stages;
 	w.p = shape->n_ranks;
 	w.m = shape->n_microbatches;
+	w.v = w.S / w.p;
 	if (step_shape(&w) < 0 || sp->costs(sp->user, first, w.x->costs) < 0)
 		return NAN;
 	return step_bound(&w);

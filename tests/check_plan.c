@@ -43,8 +43,12 @@ START_TEST(plan_examples_are_valid_and_beat_uniform)
 	int err = tu_plan_file(&p, a, &cfg, examples[_i], &diag);
 	ck_assert_msg(err == 0, "%s: %d\n%s", examples[_i], err, diag.text);
 	ck_assert_int_eq(ppcc_schedule_validate(&p.best.schedule, &diag.d, NULL, 10), 0);
-	/* The optimum's bottleneck can be no worse than any other split's. */
-	ck_assert_int_le(p.best.bottleneck_ps, p.uniform.bottleneck_ps);
+	/* The least bottleneck is no worse than any split's, and the split
+	 * taken, the least simulated step, no slower than the uniform one
+	 * (the examples' uniform splits fit). */
+	ck_assert_int_le(p.least_bottleneck_ps, p.uniform.bottleneck_ps);
+	ck_assert(p.uniform_fits);
+	ck_assert(p.best.estimate.step_ms <= p.uniform.estimate.step_ms);
 	ck_assert(p.best.estimate.step_ms > 0);
 	ck_assert(p.best.estimate.bubble_fraction >= 0 &&
 		  p.best.estimate.bubble_fraction < 1);

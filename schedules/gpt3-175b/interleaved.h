@@ -28,11 +28,11 @@
 #define GPT3_175B_INTERLEAVED_N_LAYERS 98
 #define GPT3_175B_INTERLEAVED_MAX_ACTIONS 384 /* the longest rank */
 #define GPT3_175B_INTERLEAVED_KIND PPCC_SCHED_INTERLEAVED
-#define GPT3_175B_INTERLEAVED_FINGERPRINT UINT64_C(0x3cf2dded7c4fd030)
+#define GPT3_175B_INTERLEAVED_FINGERPRINT UINT64_C(0x01da18290936c358)
 
 /* The simulated step (milliseconds) and idle share. */
-#define GPT3_175B_INTERLEAVED_STEP_MS 7176.630719187969
-#define GPT3_175B_INTERLEAVED_BUBBLE_FRACTION 0.11514691944599344
+#define GPT3_175B_INTERLEAVED_STEP_MS 7112.554871501983
+#define GPT3_175B_INTERLEAVED_BUBBLE_FRACTION 0.10717542225006478
 #define GPT3_175B_INTERLEAVED_BUBBLE_ANALYTIC 0.09859154929577464
 
 static const char gpt3_175b_interleaved_model_name[] =
@@ -143,21 +143,21 @@ static const char *const gpt3_175b_interleaved_layer_names[GPT3_175B_INTERLEAVED
  * gpt3_175b_interleaved_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const gpt3_175b_interleaved_stage_layer_names[GPT3_175B_INTERLEAVED_N_STAGES] = {
 	gpt3_175b_interleaved_layer_names + 0,
-	gpt3_175b_interleaved_layer_names + 7,
-	gpt3_175b_interleaved_layer_names + 13,
-	gpt3_175b_interleaved_layer_names + 19,
-	gpt3_175b_interleaved_layer_names + 25,
+	gpt3_175b_interleaved_layer_names + 6,
+	gpt3_175b_interleaved_layer_names + 11,
+	gpt3_175b_interleaved_layer_names + 16,
+	gpt3_175b_interleaved_layer_names + 21,
+	gpt3_175b_interleaved_layer_names + 26,
 	gpt3_175b_interleaved_layer_names + 31,
 	gpt3_175b_interleaved_layer_names + 37,
-	gpt3_175b_interleaved_layer_names + 43,
-	gpt3_175b_interleaved_layer_names + 49,
-	gpt3_175b_interleaved_layer_names + 55,
-	gpt3_175b_interleaved_layer_names + 61,
-	gpt3_175b_interleaved_layer_names + 67,
-	gpt3_175b_interleaved_layer_names + 73,
+	gpt3_175b_interleaved_layer_names + 44,
+	gpt3_175b_interleaved_layer_names + 51,
+	gpt3_175b_interleaved_layer_names + 58,
+	gpt3_175b_interleaved_layer_names + 65,
+	gpt3_175b_interleaved_layer_names + 72,
 	gpt3_175b_interleaved_layer_names + 79,
-	gpt3_175b_interleaved_layer_names + 85,
-	gpt3_175b_interleaved_layer_names + 91
+	gpt3_175b_interleaved_layer_names + 86,
+	gpt3_175b_interleaved_layer_names + 92
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -264,22 +264,22 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info gpt3_175b_interleaved_stages[GPT3_175B_INTERLEAVED_N_STAGES] = {
-	{0, 0, 0, 0, 6, 0, UINT64_C(50331648)},
-	{1, 1, 0, 7, 12, UINT64_C(50331648), UINT64_C(50331648)},
-	{2, 2, 0, 13, 18, UINT64_C(50331648), UINT64_C(50331648)},
-	{3, 3, 0, 19, 24, UINT64_C(50331648), UINT64_C(50331648)},
-	{4, 4, 0, 25, 30, UINT64_C(50331648), UINT64_C(50331648)},
-	{5, 5, 0, 31, 36, UINT64_C(50331648), UINT64_C(50331648)},
-	{6, 6, 0, 37, 42, UINT64_C(50331648), UINT64_C(50331648)},
-	{7, 7, 0, 43, 48, UINT64_C(50331648), UINT64_C(50331648)},
-	{8, 0, 1, 49, 54, UINT64_C(50331648), UINT64_C(50331648)},
-	{9, 1, 1, 55, 60, UINT64_C(50331648), UINT64_C(50331648)},
-	{10, 2, 1, 61, 66, UINT64_C(50331648), UINT64_C(50331648)},
-	{11, 3, 1, 67, 72, UINT64_C(50331648), UINT64_C(50331648)},
-	{12, 4, 1, 73, 78, UINT64_C(50331648), UINT64_C(50331648)},
-	{13, 5, 1, 79, 84, UINT64_C(50331648), UINT64_C(50331648)},
-	{14, 6, 1, 85, 90, UINT64_C(50331648), UINT64_C(50331648)},
-	{15, 7, 1, 91, 97, UINT64_C(50331648), 0}
+	{0, 0, 0, 0, 5, 0, UINT64_C(50331648)},
+	{1, 1, 0, 6, 10, UINT64_C(50331648), UINT64_C(50331648)},
+	{2, 2, 0, 11, 15, UINT64_C(50331648), UINT64_C(50331648)},
+	{3, 3, 0, 16, 20, UINT64_C(50331648), UINT64_C(50331648)},
+	{4, 4, 0, 21, 25, UINT64_C(50331648), UINT64_C(50331648)},
+	{5, 5, 0, 26, 30, UINT64_C(50331648), UINT64_C(50331648)},
+	{6, 6, 0, 31, 36, UINT64_C(50331648), UINT64_C(50331648)},
+	{7, 7, 0, 37, 43, UINT64_C(50331648), UINT64_C(50331648)},
+	{8, 0, 1, 44, 50, UINT64_C(50331648), UINT64_C(50331648)},
+	{9, 1, 1, 51, 57, UINT64_C(50331648), UINT64_C(50331648)},
+	{10, 2, 1, 58, 64, UINT64_C(50331648), UINT64_C(50331648)},
+	{11, 3, 1, 65, 71, UINT64_C(50331648), UINT64_C(50331648)},
+	{12, 4, 1, 72, 78, UINT64_C(50331648), UINT64_C(50331648)},
+	{13, 5, 1, 79, 85, UINT64_C(50331648), UINT64_C(50331648)},
+	{14, 6, 1, 86, 91, UINT64_C(50331648), UINT64_C(50331648)},
+	{15, 7, 1, 92, 97, UINT64_C(50331648), 0}
 };
 
 /* rank 0: 320 actions {op, stage, mb, peer, bytes} */
@@ -3283,38 +3283,38 @@ static const ppcc_schedule gpt3_175b_interleaved_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double gpt3_175b_interleaved_busy_ms[GPT3_175B_INTERLEAVED_N_RANKS] = {
-	6274.365559551988,
-	6264.650318591989,
-	6264.650318591989,
-	6264.650318591989,
+	6274.365559552002,
+	6264.650318592005,
+	6264.650318592005,
+	6264.6503185920055,
+	6264.6503185920055,
+	6264.650318592006,
 	6264.65031859199,
-	6264.650318591989,
-	6264.65031859199,
-	6437.459107071993
+	6437.459107072003
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double gpt3_175b_interleaved_idle_ms[GPT3_175B_INTERLEAVED_N_RANKS] = {
-	852.026777555981,
-	844.9958911559793,
-	844.9958911559793,
-	844.9958911559793,
-	844.9958911559784,
-	844.9958911559793,
-	844.9958911559784,
-	688.9332300359761
+	787.9509298699809,
+	780.9200434699783,
+	780.9200434699783,
+	780.9200434699774,
+	780.9200434699774,
+	780.9200434699765,
+	780.9200434699928,
+	624.8573823499805
 };
 
 /* simulated peak memory per device of each rank */
 static const double gpt3_175b_interleaved_peak_memory_bytes[GPT3_175B_INTERLEAVED_N_RANKS] = {
-	65182891008.0,
-	62402973696.0,
-	61119516672.0,
-	59836059648.0,
-	58552602624.0,
-	57269145600.0,
+	64431062016.0,
+	61868199936.0,
+	60798652416.0,
+	59729104896.0,
+	58445647872.0,
+	56948281344.0,
 	55985688576.0,
-	56181570048.0
+	57054385152.0
 };
 
 #endif /* GPT3_175B_INTERLEAVED_H */

@@ -28,11 +28,11 @@
 #define HETERO_INTERLEAVED_N_LAYERS 42
 #define HETERO_INTERLEAVED_MAX_ACTIONS 192 /* the longest rank */
 #define HETERO_INTERLEAVED_KIND PPCC_SCHED_INTERLEAVED
-#define HETERO_INTERLEAVED_FINGERPRINT UINT64_C(0x04c1cd9cab0ef807)
+#define HETERO_INTERLEAVED_FINGERPRINT UINT64_C(0xc07b4f9b9209a905)
 
 /* The simulated step (milliseconds) and idle share. */
-#define HETERO_INTERLEAVED_STEP_MS 1731.8857194839966
-#define HETERO_INTERLEAVED_BUBBLE_FRACTION 0.23267795374284814
+#define HETERO_INTERLEAVED_STEP_MS 1678.9170777766637
+#define HETERO_INTERLEAVED_BUBBLE_FRACTION 0.20846948801197576
 #define HETERO_INTERLEAVED_BUBBLE_ANALYTIC 0.1794871794871795
 
 static const char hetero_interleaved_model_name[] =
@@ -87,21 +87,21 @@ static const char *const hetero_interleaved_layer_names[HETERO_INTERLEAVED_N_LAY
  * hetero_interleaved_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const hetero_interleaved_stage_layer_names[HETERO_INTERLEAVED_N_STAGES] = {
 	hetero_interleaved_layer_names + 0,
-	hetero_interleaved_layer_names + 5,
-	hetero_interleaved_layer_names + 9,
-	hetero_interleaved_layer_names + 13,
-	hetero_interleaved_layer_names + 16,
-	hetero_interleaved_layer_names + 18,
+	hetero_interleaved_layer_names + 4,
+	hetero_interleaved_layer_names + 8,
+	hetero_interleaved_layer_names + 12,
+	hetero_interleaved_layer_names + 15,
+	hetero_interleaved_layer_names + 17,
 	hetero_interleaved_layer_names + 19,
 	hetero_interleaved_layer_names + 21,
-	hetero_interleaved_layer_names + 22,
-	hetero_interleaved_layer_names + 25,
-	hetero_interleaved_layer_names + 29,
-	hetero_interleaved_layer_names + 33,
-	hetero_interleaved_layer_names + 36,
-	hetero_interleaved_layer_names + 37,
+	hetero_interleaved_layer_names + 23,
+	hetero_interleaved_layer_names + 27,
+	hetero_interleaved_layer_names + 31,
+	hetero_interleaved_layer_names + 34,
+	hetero_interleaved_layer_names + 38,
 	hetero_interleaved_layer_names + 39,
-	hetero_interleaved_layer_names + 40
+	hetero_interleaved_layer_names + 40,
+	hetero_interleaved_layer_names + 41
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -152,22 +152,22 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info hetero_interleaved_stages[HETERO_INTERLEAVED_N_STAGES] = {
-	{0, 0, 0, 0, 4, 0, UINT64_C(41943040)},
-	{1, 1, 0, 5, 8, UINT64_C(41943040), UINT64_C(41943040)},
-	{2, 2, 0, 9, 12, UINT64_C(41943040), UINT64_C(41943040)},
-	{3, 3, 0, 13, 15, UINT64_C(41943040), UINT64_C(41943040)},
-	{4, 4, 0, 16, 17, UINT64_C(41943040), UINT64_C(41943040)},
-	{5, 5, 0, 18, 18, UINT64_C(41943040), UINT64_C(41943040)},
+	{0, 0, 0, 0, 3, 0, UINT64_C(41943040)},
+	{1, 1, 0, 4, 7, UINT64_C(41943040), UINT64_C(41943040)},
+	{2, 2, 0, 8, 11, UINT64_C(41943040), UINT64_C(41943040)},
+	{3, 3, 0, 12, 14, UINT64_C(41943040), UINT64_C(41943040)},
+	{4, 4, 0, 15, 16, UINT64_C(41943040), UINT64_C(41943040)},
+	{5, 5, 0, 17, 18, UINT64_C(41943040), UINT64_C(41943040)},
 	{6, 6, 0, 19, 20, UINT64_C(41943040), UINT64_C(41943040)},
-	{7, 7, 0, 21, 21, UINT64_C(41943040), UINT64_C(41943040)},
-	{8, 0, 1, 22, 24, UINT64_C(41943040), UINT64_C(41943040)},
-	{9, 1, 1, 25, 28, UINT64_C(41943040), UINT64_C(41943040)},
-	{10, 2, 1, 29, 32, UINT64_C(41943040), UINT64_C(41943040)},
-	{11, 3, 1, 33, 35, UINT64_C(41943040), UINT64_C(41943040)},
-	{12, 4, 1, 36, 36, UINT64_C(41943040), UINT64_C(41943040)},
-	{13, 5, 1, 37, 38, UINT64_C(41943040), UINT64_C(41943040)},
-	{14, 6, 1, 39, 39, UINT64_C(41943040), UINT64_C(41943040)},
-	{15, 7, 1, 40, 41, UINT64_C(41943040), 0}
+	{7, 7, 0, 21, 22, UINT64_C(41943040), UINT64_C(41943040)},
+	{8, 0, 1, 23, 26, UINT64_C(41943040), UINT64_C(41943040)},
+	{9, 1, 1, 27, 30, UINT64_C(41943040), UINT64_C(41943040)},
+	{10, 2, 1, 31, 33, UINT64_C(41943040), UINT64_C(41943040)},
+	{11, 3, 1, 34, 37, UINT64_C(41943040), UINT64_C(41943040)},
+	{12, 4, 1, 38, 38, UINT64_C(41943040), UINT64_C(41943040)},
+	{13, 5, 1, 39, 39, UINT64_C(41943040), UINT64_C(41943040)},
+	{14, 6, 1, 40, 40, UINT64_C(41943040), UINT64_C(41943040)},
+	{15, 7, 1, 41, 41, UINT64_C(41943040), 0}
 };
 
 /* rank 0: 160 actions {op, stage, mb, peer, bytes} */
@@ -1699,38 +1699,38 @@ static const ppcc_schedule hetero_interleaved_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double hetero_interleaved_busy_ms[HETERO_INTERLEAVED_N_RANKS] = {
-	1405.6278729439994,
+	1405.6278729439996,
 	1603.6924695039986,
-	1603.6924695039986,
-	1202.7693521280003,
+	1403.2309108159996,
+	1403.2309108159993,
 	1201.6015266720012,
-	1201.6015266720003,
+	1201.6015266720012,
 	1201.601526672001,
-	990.2176443680003
+	990.2176443680012
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double hetero_interleaved_idle_ms[HETERO_INTERLEAVED_N_RANKS] = {
-	294.30037667333056,
-	118.60540144666463,
-	118.60540144666463,
-	469.99535188932975,
-	471.1631773453288,
-	520.6963442786629,
-	520.6963442786622,
-	709.7106052493297
+	241.3317349659975,
+	65.6367597393318,
+	266.09831842733087,
+	216.56515149399786,
+	418.19453563799595,
+	467.7277025713292,
+	467.7277025713294,
+	656.7419635419959
 };
 
 /* simulated peak memory per device of each rank */
 static const double hetero_interleaved_peak_memory_bytes[HETERO_INTERLEAVED_N_RANKS] = {
-	50157967360.0,
+	47456835584.0,
 	51200606208.0,
-	48499474432.0,
-	34348756992.0,
+	44631709696.0,
+	39904729088.0,
 	18693765120.0,
-	14642067456.0,
+	17343199232.0,
 	15992633344.0,
-	10658219008.0
+	13261833216.0
 };
 
 #endif /* HETERO_INTERLEAVED_H */

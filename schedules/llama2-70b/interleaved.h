@@ -28,11 +28,11 @@
 #define LLAMA2_70B_INTERLEAVED_N_LAYERS 82
 #define LLAMA2_70B_INTERLEAVED_MAX_ACTIONS 384 /* the longest rank */
 #define LLAMA2_70B_INTERLEAVED_KIND PPCC_SCHED_INTERLEAVED
-#define LLAMA2_70B_INTERLEAVED_FINGERPRINT UINT64_C(0x7fe60636fe2d5263)
+#define LLAMA2_70B_INTERLEAVED_FINGERPRINT UINT64_C(0x4a804a5fd9256f74)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA2_70B_INTERLEAVED_STEP_MS 3242.572448486008
-#define LLAMA2_70B_INTERLEAVED_BUBBLE_FRACTION 0.1147623799973252
+#define LLAMA2_70B_INTERLEAVED_STEP_MS 3234.460368006006
+#define LLAMA2_70B_INTERLEAVED_BUBBLE_FRACTION 0.11254218930078119
 #define LLAMA2_70B_INTERLEAVED_BUBBLE_ANALYTIC 0.09859154929577464
 
 static const char llama2_70b_interleaved_model_name[] =
@@ -127,21 +127,21 @@ static const char *const llama2_70b_interleaved_layer_names[LLAMA2_70B_INTERLEAV
  * llama2_70b_interleaved_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const llama2_70b_interleaved_stage_layer_names[LLAMA2_70B_INTERLEAVED_N_STAGES] = {
 	llama2_70b_interleaved_layer_names + 0,
-	llama2_70b_interleaved_layer_names + 6,
-	llama2_70b_interleaved_layer_names + 11,
-	llama2_70b_interleaved_layer_names + 16,
-	llama2_70b_interleaved_layer_names + 21,
-	llama2_70b_interleaved_layer_names + 26,
-	llama2_70b_interleaved_layer_names + 31,
-	llama2_70b_interleaved_layer_names + 36,
-	llama2_70b_interleaved_layer_names + 41,
+	llama2_70b_interleaved_layer_names + 5,
+	llama2_70b_interleaved_layer_names + 10,
+	llama2_70b_interleaved_layer_names + 15,
+	llama2_70b_interleaved_layer_names + 20,
+	llama2_70b_interleaved_layer_names + 25,
+	llama2_70b_interleaved_layer_names + 30,
+	llama2_70b_interleaved_layer_names + 35,
+	llama2_70b_interleaved_layer_names + 40,
 	llama2_70b_interleaved_layer_names + 46,
-	llama2_70b_interleaved_layer_names + 51,
-	llama2_70b_interleaved_layer_names + 56,
-	llama2_70b_interleaved_layer_names + 61,
-	llama2_70b_interleaved_layer_names + 66,
-	llama2_70b_interleaved_layer_names + 71,
-	llama2_70b_interleaved_layer_names + 76
+	llama2_70b_interleaved_layer_names + 52,
+	llama2_70b_interleaved_layer_names + 57,
+	llama2_70b_interleaved_layer_names + 62,
+	llama2_70b_interleaved_layer_names + 67,
+	llama2_70b_interleaved_layer_names + 72,
+	llama2_70b_interleaved_layer_names + 77
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -232,22 +232,22 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info llama2_70b_interleaved_stages[LLAMA2_70B_INTERLEAVED_N_STAGES] = {
-	{0, 0, 0, 0, 5, 0, UINT64_C(67108864)},
-	{1, 1, 0, 6, 10, UINT64_C(67108864), UINT64_C(67108864)},
-	{2, 2, 0, 11, 15, UINT64_C(67108864), UINT64_C(67108864)},
-	{3, 3, 0, 16, 20, UINT64_C(67108864), UINT64_C(67108864)},
-	{4, 4, 0, 21, 25, UINT64_C(67108864), UINT64_C(67108864)},
-	{5, 5, 0, 26, 30, UINT64_C(67108864), UINT64_C(67108864)},
-	{6, 6, 0, 31, 35, UINT64_C(67108864), UINT64_C(67108864)},
-	{7, 7, 0, 36, 40, UINT64_C(67108864), UINT64_C(67108864)},
-	{8, 0, 1, 41, 45, UINT64_C(67108864), UINT64_C(67108864)},
-	{9, 1, 1, 46, 50, UINT64_C(67108864), UINT64_C(67108864)},
-	{10, 2, 1, 51, 55, UINT64_C(67108864), UINT64_C(67108864)},
-	{11, 3, 1, 56, 60, UINT64_C(67108864), UINT64_C(67108864)},
-	{12, 4, 1, 61, 65, UINT64_C(67108864), UINT64_C(67108864)},
-	{13, 5, 1, 66, 70, UINT64_C(67108864), UINT64_C(67108864)},
-	{14, 6, 1, 71, 75, UINT64_C(67108864), UINT64_C(67108864)},
-	{15, 7, 1, 76, 81, UINT64_C(67108864), 0}
+	{0, 0, 0, 0, 4, 0, UINT64_C(67108864)},
+	{1, 1, 0, 5, 9, UINT64_C(67108864), UINT64_C(67108864)},
+	{2, 2, 0, 10, 14, UINT64_C(67108864), UINT64_C(67108864)},
+	{3, 3, 0, 15, 19, UINT64_C(67108864), UINT64_C(67108864)},
+	{4, 4, 0, 20, 24, UINT64_C(67108864), UINT64_C(67108864)},
+	{5, 5, 0, 25, 29, UINT64_C(67108864), UINT64_C(67108864)},
+	{6, 6, 0, 30, 34, UINT64_C(67108864), UINT64_C(67108864)},
+	{7, 7, 0, 35, 39, UINT64_C(67108864), UINT64_C(67108864)},
+	{8, 0, 1, 40, 45, UINT64_C(67108864), UINT64_C(67108864)},
+	{9, 1, 1, 46, 51, UINT64_C(67108864), UINT64_C(67108864)},
+	{10, 2, 1, 52, 56, UINT64_C(67108864), UINT64_C(67108864)},
+	{11, 3, 1, 57, 61, UINT64_C(67108864), UINT64_C(67108864)},
+	{12, 4, 1, 62, 66, UINT64_C(67108864), UINT64_C(67108864)},
+	{13, 5, 1, 67, 71, UINT64_C(67108864), UINT64_C(67108864)},
+	{14, 6, 1, 72, 76, UINT64_C(67108864), UINT64_C(67108864)},
+	{15, 7, 1, 77, 81, UINT64_C(67108864), 0}
 };
 
 /* rank 0: 320 actions {op, stage, mb, peer, bytes} */
@@ -3252,37 +3252,37 @@ static const ppcc_schedule llama2_70b_interleaved_schedule = {
 /* simulated busy time per rank (milliseconds) */
 static const double llama2_70b_interleaved_busy_ms[LLAMA2_70B_INTERLEAVED_N_RANKS] = {
 	2827.3900393279982,
+	3098.604324288,
 	2816.9130220799993,
 	2816.9130220799993,
 	2816.9130220799993,
 	2816.9130220799993,
 	2816.9130220799993,
-	2816.9130220799993,
-	2897.226216864
+	2615.5349146559997
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama2_70b_interleaved_idle_ms[LLAMA2_70B_INTERLEAVED_N_RANKS] = {
-	381.4341544380096,
-	380.66175344600845,
-	380.66175344600845,
-	380.66175344600845,
-	380.66175344600845,
-	380.66175344600845,
-	380.66175344600845,
-	311.5979769020079
+	373.32207395800754,
+	90.85837075800568,
+	372.54967296600637,
+	372.54967296600637,
+	372.54967296600637,
+	372.54967296600637,
+	372.54967296600637,
+	585.177198630006
 };
 
 /* simulated peak memory per device of each rank */
 static const double llama2_70b_interleaved_peak_memory_bytes[LLAMA2_70B_INTERLEAVED_N_RANKS] = {
-	36000604160.0,
-	34005688320.0,
+	35017039872.0,
+	37054984192.0,
 	32600596480.0,
 	31195504640.0,
 	29790412800.0,
 	28385320960.0,
 	26980229120.0,
-	26280060928.0
+	24239757312.0
 };
 
 #endif /* LLAMA2_70B_INTERLEAVED_H */

@@ -28,11 +28,11 @@
 #define LLAMA3_70B_INTERLEAVED_N_LAYERS 82
 #define LLAMA3_70B_INTERLEAVED_MAX_ACTIONS 384 /* the longest rank */
 #define LLAMA3_70B_INTERLEAVED_KIND PPCC_SCHED_INTERLEAVED
-#define LLAMA3_70B_INTERLEAVED_FINGERPRINT UINT64_C(0x353596f8fccc6b4a)
+#define LLAMA3_70B_INTERLEAVED_FINGERPRINT UINT64_C(0x273cda274f5ab345)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_INTERLEAVED_STEP_MS 13147.071854153945
-#define LLAMA3_70B_INTERLEAVED_BUBBLE_FRACTION 0.05996806810490216
+#define LLAMA3_70B_INTERLEAVED_STEP_MS 13027.948489344966
+#define LLAMA3_70B_INTERLEAVED_BUBBLE_FRACTION 0.051372718894946365
 #define LLAMA3_70B_INTERLEAVED_BUBBLE_ANALYTIC 0.04477611940298507
 
 static const char llama3_70b_interleaved_model_name[] =
@@ -128,12 +128,12 @@ static const char *const llama3_70b_interleaved_layer_names[LLAMA3_70B_INTERLEAV
 static const char *const *const llama3_70b_interleaved_stage_layer_names[LLAMA3_70B_INTERLEAVED_N_STAGES] = {
 	llama3_70b_interleaved_layer_names + 0,
 	llama3_70b_interleaved_layer_names + 11,
-	llama3_70b_interleaved_layer_names + 21,
-	llama3_70b_interleaved_layer_names + 31,
-	llama3_70b_interleaved_layer_names + 40,
-	llama3_70b_interleaved_layer_names + 50,
-	llama3_70b_interleaved_layer_names + 61,
-	llama3_70b_interleaved_layer_names + 71
+	llama3_70b_interleaved_layer_names + 20,
+	llama3_70b_interleaved_layer_names + 30,
+	llama3_70b_interleaved_layer_names + 41,
+	llama3_70b_interleaved_layer_names + 52,
+	llama3_70b_interleaved_layer_names + 63,
+	llama3_70b_interleaved_layer_names + 73
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -225,13 +225,13 @@ enum {
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info llama3_70b_interleaved_stages[LLAMA3_70B_INTERLEAVED_N_STAGES] = {
 	{0, 0, 0, 0, 10, 0, UINT64_C(134217728)},
-	{1, 1, 0, 11, 20, UINT64_C(134217728), UINT64_C(134217728)},
-	{2, 2, 0, 21, 30, UINT64_C(134217728), UINT64_C(134217728)},
-	{3, 3, 0, 31, 39, UINT64_C(134217728), UINT64_C(134217728)},
-	{4, 0, 1, 40, 49, UINT64_C(134217728), UINT64_C(134217728)},
-	{5, 1, 1, 50, 60, UINT64_C(134217728), UINT64_C(134217728)},
-	{6, 2, 1, 61, 70, UINT64_C(134217728), UINT64_C(134217728)},
-	{7, 3, 1, 71, 81, UINT64_C(134217728), 0}
+	{1, 1, 0, 11, 19, UINT64_C(134217728), UINT64_C(134217728)},
+	{2, 2, 0, 20, 29, UINT64_C(134217728), UINT64_C(134217728)},
+	{3, 3, 0, 30, 40, UINT64_C(134217728), UINT64_C(134217728)},
+	{4, 0, 1, 41, 51, UINT64_C(134217728), UINT64_C(134217728)},
+	{5, 1, 1, 52, 62, UINT64_C(134217728), UINT64_C(134217728)},
+	{6, 2, 1, 63, 72, UINT64_C(134217728), UINT64_C(134217728)},
+	{7, 3, 1, 73, 81, UINT64_C(134217728), 0}
 };
 
 /* rank 0: 320 actions {op, stage, mb, peer, bytes} */
@@ -1679,26 +1679,26 @@ static const ppcc_schedule llama3_70b_interleaved_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double llama3_70b_interleaved_busy_ms[LLAMA3_70B_INTERLEAVED_N_RANKS] = {
-	12152.078743615995,
-	12738.016944576004,
+	12758.650979072,
+	12131.444709120009,
 	12131.444709119996,
-	12105.313307263998
+	12105.31330726402
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_interleaved_idle_ms[LLAMA3_70B_INTERLEAVED_N_RANKS] = {
-	929.0326010979493,
-	321.10756365794026,
-	927.6797991139479,
-	975.7980374499471
+	203.33700083296702,
+	808.5564343049568,
+	808.5564343049696,
+	856.6746726409469
 };
 
 /* simulated peak memory per device of each rank */
 static const double llama3_70b_interleaved_peak_memory_bytes[LLAMA3_70B_INTERLEAVED_N_RANKS] = {
-	47940546560.0,
-	43261422592.0,
+	49866796032.0,
+	41054154752.0,
 	35714805760.0,
-	29974761984.0
+	31682368000.0
 };
 
 #endif /* LLAMA3_70B_INTERLEAVED_H */
