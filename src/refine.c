@@ -321,18 +321,6 @@ static int step_mem_shape(step_run *w)
 	ppcc_step_ctx *x = w->x;
 	const ppcc_schedule *s = w->shape;
 	int v = w->v, p = w->p;
-	long need = 0;
-	for (int r = 0; r < p; r++)
-		need += (long)s->ranks[r].n_actions;
-	need = need * v + v;
-	if (need > x->mm_cap) {
-		int *grown = ppcc_malloc((size_t)need * sizeof(int));
-		if (!grown)
-			return PPCC_ENOMEM;
-		ppcc_free(x->mm_vec);
-		x->mm_vec = grown;
-		x->mm_cap = need;
-	}
 	int kept = 0, *cnt = x->mm_cnt;
 	for (int r = 0; r < p; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
@@ -362,6 +350,15 @@ static int step_mem_shape(step_run *w)
 					memmove(&x->mm_vec[(long)out++ * v],
 						&x->mm_vec[(long)k * v], (size_t)v * sizeof(int));
 			kept = out;
+			if ((long)(kept + 1) * v > x->mm_cap) {
+				/* few vectors are kept: grow by doubling */
+				long cap = x->mm_cap > 0 ? 2 * x->mm_cap : 64L * v;
+				int *grown = ppcc_realloc(x->mm_vec, (size_t)cap * sizeof(int));
+				if (!grown)
+					return PPCC_ENOMEM;
+				x->mm_vec = grown;
+				x->mm_cap = cap;
+			}
 			memcpy(&x->mm_vec[(long)kept++ * v], cnt, (size_t)v * sizeof(int));
 		}
 	}
