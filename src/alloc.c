@@ -7,7 +7,9 @@
  * with PPCC_ALLOC_HOOKS=1, as the build tree's archive that the tests and
  * the CLI link; the installed libraries are built without it.  The arena hands out zeroed, 16-byte aligned blocks from
  * chunks and frees them all at once; a request larger than a chunk gets a
- * chunk of its own.
+ * chunk of its own.  A new chunk comes zeroed from calloc (whose fresh
+ * pages from the system are zero already), so the first block cut from it
+ * is not written twice.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -145,15 +147,17 @@ void *ppcc_arena_alloc(ppcc_arena *a, size_t n, size_t size)
 	if (bytes == 0)
 		bytes = 16;
 	arena_chunk *c = a->head;
+	int fresh = 0; /* a new chunk, zero throughout */
 	if (!c || c->cap - c->used < bytes) {
 		size_t cap = bytes > ARENA_CHUNK / 2 ? bytes : ARENA_CHUNK;
 		if (cap > SIZE_MAX - sizeof(arena_chunk))
 			return NULL;
-		arena_chunk *nc = ppcc_malloc(sizeof(arena_chunk) + cap);
+		arena_chunk *nc = ppcc_calloc(1, sizeof(arena_chunk) + cap);
 		if (!nc)
 			return NULL;
 		nc->used = 0;
 		nc->cap = cap;
+		fresh = 1;
 		if (cap == bytes && c) {
 			/* a big block: keep filling the current chunk */
 			nc->next = c->next;
@@ -166,7 +170,8 @@ void *ppcc_arena_alloc(ppcc_arena *a, size_t n, size_t size)
 	}
 	void *p = c->mem + c->used;
 	c->used += bytes;
-	memset(p, 0, bytes);
+	if (!fresh)
+		memset(p, 0, bytes);
 	return p;
 }
 

@@ -132,17 +132,15 @@ double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
  * field changes the result with overwhelming probability. */
 static uint64_t mix(uint64_t h, uint64_t x)
 {
-	h ^= x;
-	h *= 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 29);
+	return ppcc_fingerprint_mix(h, x);
 }
 
 static uint64_t pair(int32_t a, int32_t b)
 {
-	return (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+	return ppcc_fingerprint_pair(a, b);
 }
 
-uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s)
+uint64_t ppcc_fingerprint_head(const ppcc_schedule *s)
 {
 	uint64_t h = 0x70706363u; /* "ppcc" */
 	h = mix(h, pair(s->version, s->kind));
@@ -156,15 +154,17 @@ uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s)
 		h = mix(h, st->recv_bytes);
 		h = mix(h, st->send_bytes);
 	}
+	return h;
+}
+
+uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s)
+{
+	uint64_t h = ppcc_fingerprint_head(s);
 	for (int r = 0; r < s->n_ranks; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		h = mix(h, pair(rs->rank, rs->n_actions));
-		for (int i = 0; i < rs->n_actions; i++) {
-			const ppcc_action *a = &rs->actions[i];
-			h = mix(h, pair(a->op, a->stage));
-			h = mix(h, pair(a->mb, a->peer));
-			h = mix(h, a->bytes);
-		}
+		for (int i = 0; i < rs->n_actions; i++)
+			h = ppcc_fingerprint_action(h, &rs->actions[i]);
 	}
 	return h;
 }

@@ -502,10 +502,11 @@ static int variant_fill(plan_ctx *x, ppcc_plan_variant *out, const int *first)
 }
 
 /* The chosen stages into the schedule that was built for the in-flight
- * counts, before there were stages: its stage table, the bytes of every
- * send and receive (RECV_F and SEND_B of stage s carry stages[s].
+ * counts, before there were stages: its stage table and the bytes of
+ * every send and receive (RECV_F and SEND_B of stage s carry stages[s].
  * recv_bytes, SEND_F and RECV_B its send_bytes, as ppcc_schedule_build
- * writes them) and its fingerprint.  The order of the actions does not
+ * writes them); the fingerprint is set when the result is validated
+ * (ppcc_schedule_validate_seal, variant_best).  The order of the actions does not
  * depend on the split, so this is the schedule ppcc_schedule_build would
  * make for these stages (check_plan compares the two), and the plan holds
  * one schedule, not two.  The action lists are this arena's, built by
@@ -528,12 +529,13 @@ static int schedule_set_stages(plan_ctx *x, ppcc_schedule *s,
 				act[i].bytes = st[act[i].stage].send_bytes;
 		}
 	}
-	s->fingerprint = ppcc_schedule_fingerprint(s);
+	s->fingerprint = 0;
 	return 0;
 }
 
-/* ppcc's split: the schedule, validated, and simulated keeping the send
- * times (for the emitters' per-action times), not 16 bytes per action. */
+/* ppcc's split: the schedule, validated and sealed with its fingerprint,
+ * and simulated keeping the send times (for the emitters' per-action
+ * times), not 16 bytes per action. */
 static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 			ppcc_schedule *shape)
 {
@@ -542,8 +544,10 @@ static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 	    (err = schedule_set_stages(x, shape, out->stages)) < 0)
 		return err;
 	out->schedule = *shape;
-	if ((err = ppcc_schedule_validate(&out->schedule, x->d, x->cfg->path, 20)) < 0)
+	if ((err = ppcc_schedule_validate_seal(&out->schedule, x->d, x->cfg->path,
+					       20)) < 0)
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
+	shape->fingerprint = out->schedule.fingerprint;
 	if ((err = ppcc_simulate_keep(&out->estimate, x->a, &out->schedule,
 				      out->costs, PPCC_SIM_SEND_TIMES)) < 0)
 		return err;
@@ -555,14 +559,20 @@ static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 /* The uniform split, for comparison: only what the output prints.  Its
  * schedule is the same order of actions under other costs, so it is
  * simulated on best's lists (the simulator reads op, stage and microbatch,
- * not bytes), already validated; it keeps no lists or times of its own. */
+ * not bytes), already validated; it keeps no lists or times of its own.
+ * When the split search already simulated it (a seed, on the same lists
+ * and the same costs, split_costs_fn), its estimate is taken from there
+ * (known non-NULL) rather than simulated again. */
 static int variant_uniform(plan_ctx *x, ppcc_plan_variant *out, const int *first,
-			   const ppcc_schedule *best)
+			   const ppcc_schedule *best, const ppcc_estimate *known)
 {
 	int err;
 	if ((err = variant_fill(x, out, first)) < 0)
 		return err;
-	if ((err = ppcc_simulate_keep(&out->estimate, x->a, best, out->costs, 0)) < 0)
+	if (known)
+		out->estimate = *known;
+	else if ((err = ppcc_simulate_keep(&out->estimate, x->a, best, out->costs,
+					   0)) < 0)
 		return err;
 	out->schedule = *best;
 	out->schedule.stages = out->stages;
@@ -803,8 +813,8 @@ static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 		blank[s].rank = s % x->p;
 		blank[s].chunk = s / x->p;
 	}
-	if ((err = ppcc_schedule_build(shape, a, x->kind, x->p, x->v, x->m,
-				       x->group, blank)) < 0)
+	if ((err = ppcc_schedule_build_unsealed(shape, a, x->kind, x->p, x->v,
+						x->m, x->group, blank)) < 0)
 		return err;
 	if ((err = count_in_flight(x, shape)) < 0 || (err = problem_init(x)) < 0)
 		return err;
@@ -840,7 +850,7 @@ static int report_no_fit_simulated(plan_ctx *x, const ppcc_config *cfg,
 {
 	ppcc_plan_variant v;
 	int err;
-	if ((err = variant_uniform(x, &v, split, shape)) < 0)
+	if ((err = variant_uniform(x, &v, split, shape, NULL)) < 0)
 		return err;
 	int worst = 0;
 	double most = 0;
@@ -936,6 +946,8 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 				    &path_ok)) < 0)
 		return err;
 	const int *seeds[4] = {first, uni, path_ok ? path_split : NULL, given};
+	ppcc_estimate uni_est;
+	int uni_have = 0;
 	ppcc_step_problem sp = {
 		.n_layers = x->n,
 		.shape = &shape,
@@ -947,6 +959,10 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		.n_seeds = 4,
 		.max_sims = cfg->pipeline.max_simulations,
 		.lower_bound_ms = lb.step_ms,
+		.keep = uni,
+		.kept = &uni_est,
+		.kept_arena = a,
+		.kept_have = &uni_have,
 	};
 	ppcc_step_ctx *sc = NULL;
 	ppcc_step_result res;
@@ -982,7 +998,7 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	ppcc_plan_variant *own = given ? &out->own : &out->best;
 	if (given) {
 		if ((err = variant_best(x, &out->best, given, &shape)) < 0 ||
-		    (err = variant_uniform(x, own, chosen, &out->best.schedule)) < 0)
+		    (err = variant_uniform(x, own, chosen, &out->best.schedule, NULL)) < 0)
 			return err;
 	} else if ((err = variant_best(x, own, chosen, &shape)) < 0) {
 		return err;
@@ -1011,7 +1027,8 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		out->search.lower_bound_ms = path_ms;
 	out->least_bottleneck_ps = proxy == 0 ? bottleneck : lb.bottleneck_ps;
 
-	if ((err = variant_uniform(x, &out->uniform, uni, &out->best.schedule)) < 0)
+	if ((err = variant_uniform(x, &out->uniform, uni, &out->best.schedule,
+				   uni_have ? &uni_est : NULL)) < 0)
 		return err;
 	out->uniform_fits = variant_fits(x, &out->uniform);
 	out->has_uniform = 1;

@@ -389,6 +389,7 @@ int ppcc_partition_path_bound(int64_t *out, int *out_first,
 /* ---- the step objective (refine.c) ----------------------------------- */
 
 struct ppcc_stage_cost;
+struct ppcc_estimate;
 
 /* Stage costs of a split (first[s], the first layer of each stage) in the
  * simulator's terms; returns 0 or a negative status. */
@@ -420,6 +421,15 @@ typedef struct ppcc_step_problem {
 	int n_seeds;
 	long max_sims;               /* 0: the default budget */
 	double lower_bound_ms;       /* a bound on every split's step, reported */
+	/* Optional: a split whose estimate the caller wants (the uniform
+	 * one, which the plan prints beside its own).  The first time the
+	 * search simulates it, the estimate is copied to *kept, its per-rank
+	 * arrays in kept_arena, and *kept_have set to 1; a split the search
+	 * never simulates leaves *kept_have 0. */
+	const int *keep;
+	struct ppcc_estimate *kept;
+	ppcc_arena *kept_arena;
+	int *kept_have;
 } ppcc_step_problem;
 
 typedef struct ppcc_step_result {
@@ -501,12 +511,25 @@ typedef struct ppcc_estimate {
 int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 			int ranks, int chunks, int microbatches,
 			int group_size, const ppcc_stage_info *stages);
+/* The same with the fingerprint left 0, for a schedule that is changed
+ * and then sealed (ppcc_schedule_validate_seal). */
+int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
+				 int ranks, int chunks, int microbatches,
+				 int group_size, const ppcc_stage_info *stages);
 
 /* Structural checks and a dry run.  Reports each problem naming rank and
  * action index; returns PPCC_EINPUT when any.  `max_errors` bounds the
  * report (0 = no bound). */
 int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
 			   const char *file, int max_errors);
+/* For a schedule being made, whose fingerprint is not yet set (the
+ * compiler's own): every check of ppcc_schedule_validate except the
+ * comparison with s->fingerprint, which, when every check passes, is set
+ * to the hash of exactly what was checked (computed in the same pass over
+ * the actions that checks their fields).  So a sealed schedule is one
+ * that ppcc_schedule_validate accepts. */
+int ppcc_schedule_validate_seal(ppcc_schedule *s, ppcc_diag *d,
+				const char *file, int max_errors);
 
 /* For a valid schedule (after ppcc_schedule_validate): whether each
  * ordered pair of ranks sends its messages in the order the receiver
@@ -574,6 +597,32 @@ double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
 			       int microbatches);
 
 PPCC_API uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
+
+/* The fingerprint in pieces, for a pass that hashes as it reads
+ * (validate.c): ppcc_fingerprint_head over the header and the stage
+ * table, then for each rank in order ppcc_fingerprint_mix of
+ * ppcc_fingerprint_pair(rank, n_actions) and ppcc_fingerprint_action of
+ * each of its actions in list order. */
+uint64_t ppcc_fingerprint_head(const ppcc_schedule *s);
+
+static inline uint64_t ppcc_fingerprint_mix(uint64_t h, uint64_t x)
+{
+	h ^= x;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+static inline uint64_t ppcc_fingerprint_pair(int32_t a, int32_t b)
+{
+	return (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+}
+
+static inline uint64_t ppcc_fingerprint_action(uint64_t h, const ppcc_action *a)
+{
+	h = ppcc_fingerprint_mix(h, ppcc_fingerprint_pair(a->op, a->stage));
+	h = ppcc_fingerprint_mix(h, ppcc_fingerprint_pair(a->mb, a->peer));
+	return ppcc_fingerprint_mix(h, a->bytes);
+}
 
 /* One partition, scheduled and simulated. */
 typedef struct ppcc_plan_variant {

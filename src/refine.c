@@ -922,8 +922,36 @@ static int64_t step_quantise(double v)
 	return (int64_t)llround(v);
 }
 
+/* The estimate of the split the caller asked to keep (sp->keep), copied
+ * out of the search's arena before it is reset. */
+static int step_keep(step_run *w, const int *first, const ppcc_estimate *est)
+{
+	const ppcc_step_problem *sp = w->sp;
+	if (!sp->keep || !sp->kept || !sp->kept_arena || !sp->kept_have ||
+	    *sp->kept_have ||
+	    memcmp(first, sp->keep, (size_t)w->S * sizeof(int)) != 0)
+		return 0;
+	ppcc_estimate *out = sp->kept;
+	*out = *est;
+	double *const *from[4] = {&est->busy_ms, &est->comm_ms, &est->idle_ms,
+				  &est->peak_memory_bytes};
+	double **to[4] = {&out->busy_ms, &out->comm_ms, &out->idle_ms,
+			  &out->peak_memory_bytes};
+	for (int i = 0; i < 4; i++) {
+		if (!(*to[i] = ppcc_arena_alloc(sp->kept_arena, (size_t)w->p,
+						sizeof(double))))
+			return PPCC_ENOMEM;
+		memcpy(*to[i], *from[i], (size_t)w->p * sizeof(double));
+	}
+	out->start_ms = out->end_ms = NULL;
+	out->send_ms = NULL;
+	*sp->kept_have = 1;
+	return 0;
+}
+
 /* Simulates the split first with its costs in costs; fills *k. */
-static int step_sim(step_run *w, const ppcc_stage_cost *costs, step_key *k)
+static int step_sim(step_run *w, const int *first,
+		    const ppcc_stage_cost *costs, step_key *k)
 {
 	ppcc_step_ctx *x = w->x;
 	const ppcc_step_problem *sp = w->sp;
@@ -931,6 +959,8 @@ static int step_sim(step_run *w, const ppcc_stage_cost *costs, step_key *k)
 	int err;
 	w->sims++;
 	err = ppcc_simulate_keep(&est, x->arena, w->shape, costs, 0);
+	if (err >= 0)
+		err = step_keep(w, first, &est);
 	if (err < 0) {
 		ppcc_arena_reset(x->arena);
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
@@ -962,14 +992,14 @@ static int step_sim(step_run *w, const ppcc_stage_cost *costs, step_key *k)
 static int step_eval(step_run *w, const int *first, step_key *k)
 {
 	int err = w->sp->costs(w->sp->user, first, w->x->costs);
-	return err < 0 ? err : step_sim(w, w->x->costs, k);
+	return err < 0 ? err : step_sim(w, first, w->x->costs, k);
 }
 
 /* The same, leaving x->costs (the current split's) alone. */
 static int step_eval_keep(step_run *w, const int *first, step_key *k)
 {
 	int err = w->sp->costs(w->sp->user, first, w->x->sim_costs);
-	return err < 0 ? err : step_sim(w, w->x->sim_costs, k);
+	return err < 0 ? err : step_sim(w, first, w->x->sim_costs, k);
 }
 
 /* < 0 when (a, fa) comes first in the documented order, > 0 after. */

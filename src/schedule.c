@@ -175,10 +175,12 @@ static int sched_interleaved_ok(int p, int m, int group)
  * stages has ranks*chunks entries.  The schedule keeps a copy in the arena
  * whose stage, rank and chunk fields are set from the index (s, s % p,
  * s / p); the layers and byte counts are copied as given.
+ * ppcc_schedule_build_unsealed leaves the fingerprint 0, for a caller
+ * that changes the schedule before it is sealed (plan.c).
  */
-int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
-			int ranks, int chunks, int microbatches,
-			int group_size, const ppcc_stage_info *stages)
+int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
+				 int ranks, int chunks, int microbatches,
+				 int group_size, const ppcc_stage_info *stages)
 {
 	int p = ranks, v = chunks, m = microbatches;
 	int group = group_size == 0 ? p : group_size;
@@ -285,9 +287,19 @@ int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 	out->n_microbatches = m;
 	out->stages = st;
 	out->ranks = rs;
-	out->fingerprint = ppcc_schedule_fingerprint(out);
 out:
 	ppcc_free(table.mb);
 	ppcc_free(table.chunk);
+	return err;
+}
+
+int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
+			int ranks, int chunks, int microbatches,
+			int group_size, const ppcc_stage_info *stages)
+{
+	int err = ppcc_schedule_build_unsealed(out, a, kind, ranks, chunks,
+					       microbatches, group_size, stages);
+	if (err == 0)
+		out->fingerprint = ppcc_schedule_fingerprint(out);
 	return err;
 }

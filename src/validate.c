@@ -35,6 +35,14 @@
  *      reported with the action each stuck rank waits at.
  * Phases 2-5 are linear in the number of actions; the dry run wakes a
  * blocked rank only when its awaited message is sent.
+ *
+ * ppcc_schedule_validate_seal is the same for a schedule being made,
+ * whose fingerprint is not set yet (the compiler's own, plan.c): phase 1
+ * does not compare the fingerprint; phase 2 hashes each action as it
+ * reads it, and when every phase passes the hash becomes the
+ * schedule's fingerprint.  Comparing a fingerprint just computed from the
+ * same arrays by the same function would prove nothing, and the
+ * compiler's schedule is read once instead of twice.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -53,6 +61,8 @@ typedef struct val_ctx {
 	int errors; /* reported by this call */
 	int fingerprint_bad; /* of them, the fingerprint mismatch */
 	int stop;   /* max_errors reached: report nothing more */
+	int seal;   /* ppcc_schedule_validate_seal: hash, do not compare */
+	uint64_t hash; /* with seal: the fingerprint, once phase 2 is done */
 	int p, S, m;
 	int32_t *rank_of; /* stage -> rank, s % p without a division */
 	/* pos[key * PPCC_OP_COUNT + op], key = stage * m + mb: 1 + index of
@@ -241,8 +251,8 @@ static int val_header(val_ctx *c)
 	if (fatal)
 		return -1;
 
-	uint64_t h = ppcc_schedule_fingerprint(s);
-	if (h != s->fingerprint) {
+	uint64_t h = c->seal ? 0 : ppcc_schedule_fingerprint(s);
+	if (!c->seal && h != s->fingerprint) {
 		val_error(c, "fingerprint mismatch: the schedule says %016"
 			  PRIx64 ", its contents hash to %016" PRIx64,
 			  s->fingerprint, h);
@@ -318,13 +328,22 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 	return 1;
 }
 
-/* Records where each (op, stage, mb) is, reporting duplicates. */
+/* Records where each (op, stage, mb) is, reporting duplicates.  With
+ * seal, hashes the actions as it reads them (the fingerprint's order is
+ * this loop's), so the hash is of every action once the loop ran to its
+ * end, which it does when nothing was reported. */
 static void val_fields(val_ctx *c)
 {
+	uint64_t h = c->seal ? ppcc_fingerprint_head(c->s) : 0;
 	for (int r = 0; r < c->p && !c->stop; r++) {
 		const ppcc_rank_schedule *rs = &c->s->ranks[r];
+		if (c->seal)
+			h = ppcc_fingerprint_mix(h, ppcc_fingerprint_pair(rs->rank,
+									  rs->n_actions));
 		for (int i = 0; i < rs->n_actions && !c->stop; i++) {
 			const ppcc_action *a = &rs->actions[i];
+			if (c->seal)
+				h = ppcc_fingerprint_action(h, a);
 			if (!val_action_fields(c, r, i, a))
 				continue;
 			int32_t *slot = &c->pos[val_slot(c, a->stage, a->mb,
@@ -345,6 +364,7 @@ static void val_fields(val_ctx *c)
 			}
 		}
 	}
+	c->hash = h;
 }
 
 /* ---- 3. completeness and matching ---- */
@@ -627,16 +647,12 @@ out:
  * after any error, PPCC_ENOMEM when its working arrays (linear in the
  * number of actions) cannot be allocated.  Reads only within the arrays
  * that the counts of s describe. */
-int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
-			   const char *file, int max_errors)
+static int val_run(val_ctx *cp)
 {
-	val_ctx c = {
-		.s = s, .d = d, .loc = {file, 0, 0},
-		.max_errors = max_errors,
-	};
+	val_ctx c = *cp;
 	int err = 0;
 
-	c.locp = file ? &c.loc : NULL;
+	c.locp = c.loc.file ? &c.loc : NULL;
 	if (val_header(&c) < 0)
 		goto out;
 	c.pos = ppcc_calloc((size_t)c.S * (size_t)c.m,
@@ -660,7 +676,31 @@ int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
 out:
 	ppcc_free(c.pos);
 	ppcc_free(c.rank_of);
+	cp->hash = c.hash;
 	if (err < 0)
 		return err;
 	return c.errors > 0 || c.stop ? PPCC_EINPUT : 0;
+}
+
+int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
+			   const char *file, int max_errors)
+{
+	val_ctx c = {
+		.s = s, .d = d, .loc = {file, 0, 0},
+		.max_errors = max_errors,
+	};
+	return val_run(&c);
+}
+
+int ppcc_schedule_validate_seal(ppcc_schedule *s, ppcc_diag *d,
+				const char *file, int max_errors)
+{
+	val_ctx c = {
+		.s = s, .d = d, .loc = {file, 0, 0},
+		.max_errors = max_errors, .seal = 1,
+	};
+	int err = val_run(&c);
+	if (err == 0)
+		s->fingerprint = c.hash;
+	return err;
 }
