@@ -620,7 +620,7 @@ static int cmd_check(const cli_options *o)
 	ppcc_schedule probe = *s;
 	if (o->refresh_fingerprint)
 		probe.fingerprint = hash;
-	err = ppcc_schedule_validate(&probe, &d, name, 50);
+	err = ppcc_schedule_validate_hashed(&probe, hash, &d, name, 50);
 	int others = d.errors - errors - (stale && !o->refresh_fingerprint);
 	if (o->refresh_fingerprint && err != PPCC_ENOMEM) {
 		ppcc_loc loc = {name, 0, 0};

@@ -522,6 +522,10 @@ int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
  * report (0 = no bound). */
 int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
 			   const char *file, int max_errors);
+/* The same, with hash = ppcc_schedule_fingerprint(s) already computed
+ * by the caller (compared with s->fingerprint as there). */
+int ppcc_schedule_validate_hashed(const ppcc_schedule *s, uint64_t hash,
+				  ppcc_diag *d, const char *file, int max_errors);
 /* For a schedule being made, whose fingerprint is not yet set (the
  * compiler's own): every check of ppcc_schedule_validate except the
  * comparison with s->fingerprint, which, when every check passes, is set

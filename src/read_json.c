@@ -1307,14 +1307,18 @@ static int finish(reader *rd, ppcc_plan *out)
 	if (rd->bad)
 		return 0;
 	s->stages = out->best.stages;
-	s->fingerprint = ppcc_schedule_fingerprint(s);
+	/* the file's fingerprint, else the contents' hash (then never stale) */
 	if (R[R_FINGERPRINT].type != T_NONE) {
 		const char *t = R[R_FINGERPRINT].type == T_STRING ? R[R_FINGERPRINT].s : NULL;
 		int ok = t && strlen(t) == 16 && strspn(t, "0123456789abcdef") == 16;
-		if (!ok)
+		if (!ok) {
 			complain(&now, "fingerprint", "expected 16 lower-case hexadecimal digits");
-		else
+			s->fingerprint = ppcc_schedule_fingerprint(s);
+		} else {
 			s->fingerprint = strtoull(t, NULL, 16);
+		}
+	} else {
+		s->fingerprint = ppcc_schedule_fingerprint(s);
 	}
 	int last = 0;
 	for (int i = 0; i < s->n_stages; i++)

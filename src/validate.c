@@ -43,6 +43,9 @@
  * schedule's fingerprint.  Comparing a fingerprint just computed from the
  * same arrays by the same function would prove nothing, and the
  * compiler's schedule is read once instead of twice.
+ * ppcc_schedule_validate_hashed compares the fingerprint with a hash of
+ * the contents that its caller has just computed (ppcc check, which
+ * prints it), rather than computing it again.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -62,6 +65,7 @@ typedef struct val_ctx {
 	int fingerprint_bad; /* of them, the fingerprint mismatch */
 	int stop;   /* max_errors reached: report nothing more */
 	int seal;   /* ppcc_schedule_validate_seal: hash, do not compare */
+	int hashed; /* ppcc_schedule_validate_hashed: hash is the contents' */
 	uint64_t hash; /* with seal: the fingerprint, once phase 2 is done */
 	int p, S, m;
 	int32_t *rank_of; /* stage -> rank, s % p without a division */
@@ -251,7 +255,7 @@ static int val_header(val_ctx *c)
 	if (fatal)
 		return -1;
 
-	uint64_t h = c->seal ? 0 : ppcc_schedule_fingerprint(s);
+	uint64_t h = c->seal ? 0 : c->hashed ? c->hash : ppcc_schedule_fingerprint(s);
 	if (!c->seal && h != s->fingerprint) {
 		val_error(c, "fingerprint mismatch: the schedule says %016"
 			  PRIx64 ", its contents hash to %016" PRIx64,
@@ -403,11 +407,47 @@ static void val_message(val_ctx *c, int from, int to, int mb, int send,
 	}
 }
 
+#if defined(__GNUC__)
+#define VAL_PREFETCH(addr) __builtin_prefetch(addr)
+#else
+#define VAL_PREFETCH(addr) ((void)(addr))
+#endif
+
+static void val_prefetch_action(const val_ctx *c, int64_t stage, int64_t mb,
+				int op)
+{
+	int64_t i = val_find(c, stage, mb, op);
+	if (i >= 0)
+		VAL_PREFETCH(&c->s->ranks[c->rank_of[stage]].actions[i]);
+}
+
+/* The sends and receives val_message reads for (s, mb), fetched ahead: a
+ * stage's microbatches lie spread over its rank's list (between the other
+ * chunks' actions), so each would be a cache miss. */
+static void val_prefetch_messages(const val_ctx *c, int s, int mb)
+{
+	if (c->p == 1 || mb >= c->m)
+		return;
+	if (s > 0) {
+		val_prefetch_action(c, s - 1, mb, PPCC_OP_SEND_F);
+		val_prefetch_action(c, s, mb, PPCC_OP_RECV_F);
+	}
+	if (s < c->S - 1) {
+		val_prefetch_action(c, s + 1, mb, PPCC_OP_SEND_B);
+		val_prefetch_action(c, s, mb, PPCC_OP_RECV_B);
+	}
+}
+
+#define VAL_AHEAD 8 /* microbatches */
+
 static void val_complete(val_ctx *c)
 {
 	for (int s = 0; s < c->S && !c->stop; s++) {
 		int r = c->rank_of[s];
+		for (int mb = 0; mb < VAL_AHEAD; mb++)
+			val_prefetch_messages(c, s, mb);
 		for (int mb = 0; mb < c->m && !c->stop; mb++) {
+			val_prefetch_messages(c, s, mb + VAL_AHEAD);
 			int64_t f = val_find(c, s, mb, PPCC_OP_F);
 			int64_t b = val_find(c, s, mb, PPCC_OP_B);
 			int64_t in = val_find(c, s, mb, PPCC_OP_I);
@@ -537,12 +577,6 @@ static void val_order(val_ctx *c)
 }
 
 /* ---- 5. dry run ---- */
-
-#if defined(__GNUC__)
-#define VAL_PREFETCH(addr) __builtin_prefetch(addr)
-#else
-#define VAL_PREFETCH(addr) ((void)(addr))
-#endif
 
 /* Each rank runs until it finishes or reaches a RECV whose message has
  * not been sent; it then records the message it waits for, and the rank
@@ -688,6 +722,16 @@ int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
 	val_ctx c = {
 		.s = s, .d = d, .loc = {file, 0, 0},
 		.max_errors = max_errors,
+	};
+	return val_run(&c);
+}
+
+int ppcc_schedule_validate_hashed(const ppcc_schedule *s, uint64_t hash,
+				  ppcc_diag *d, const char *file, int max_errors)
+{
+	val_ctx c = {
+		.s = s, .d = d, .loc = {file, 0, 0},
+		.max_errors = max_errors, .hashed = 1, .hash = hash,
 	};
 	return val_run(&c);
 }
