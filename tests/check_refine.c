@@ -533,6 +533,52 @@ START_TEST(refine_never_slower_than_uniform_on_random_instances)
 }
 END_TEST
 
+/* The uniform column of a plan is taken from the search's own simulation
+ * of the uniform seed; it must be, to the bit, what simulating the
+ * uniform split gives (ppcc_plan_split), with an exhaustive search and
+ * with a budget of 2 that leaves only the seeds and a descent. */
+START_TEST(uniform_estimate_from_the_search_equals_its_own_simulation)
+{
+	int compared = 0;
+	for (int t = 0; t < 400; t++) {
+		uint64_t seed = 70000 + (uint64_t)t;
+		rand_cfg rc;
+		rand_cfg_make(&rc, seed, 24, -1);
+		if (t % 2)
+			rc.cfg.pipeline.max_simulations = 2;
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_plan pl;
+		ppcc_diag quiet = {0};
+		if (ppcc_plan_build(&pl, a, &rc.cfg, &quiet) != 0) {
+			ppcc_arena_free(a);
+			continue;
+		}
+		int uni[64], S = pl.best.schedule.n_stages, p = pl.best.schedule.n_ranks;
+		for (int s = 0; s < S; s++)
+			uni[s] = pl.uniform.stages[s].first_layer;
+		ppcc_plan_variant v;
+		int fits;
+		ck_assert_int_eq(ppcc_plan_split(&v, &fits, a, &rc.cfg, uni, &quiet), 0);
+		const ppcc_estimate *e = &pl.uniform.estimate, *w = &v.estimate;
+		ck_assert_msg(e->step_ms == w->step_ms, "seed %llu: %.9f against %.9f ms",
+			      (unsigned long long)seed, e->step_ms, w->step_ms);
+		ck_assert(e->bubble_fraction == w->bubble_fraction);
+		ck_assert(e->bubble_analytic == w->bubble_analytic ||
+			  (isnan(e->bubble_analytic) && isnan(w->bubble_analytic)));
+		for (int r = 0; r < p; r++) {
+			ck_assert(e->busy_ms[r] == w->busy_ms[r]);
+			ck_assert(e->comm_ms[r] == w->comm_ms[r]);
+			ck_assert(e->idle_ms[r] == w->idle_ms[r]);
+			ck_assert(e->peak_memory_bytes[r] == w->peak_memory_bytes[r]);
+		}
+		ck_assert_int_eq(pl.uniform_fits, fits);
+		compared++;
+		ppcc_arena_free(a);
+	}
+	ck_assert_int_gt(compared, 200);
+}
+END_TEST
+
 static void plan_example(const char *path, int chunks)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -579,6 +625,7 @@ Suite *suite_refine(void)
 	tcase_add_test(tc, refine_is_the_optimum_of_every_split_by_simulation);
 	tcase_add_test(tc, refine_descent_stays_within_its_bounds);
 	tcase_add_test(tc, refine_never_slower_than_uniform_on_random_instances);
+	tcase_add_test(tc, uniform_estimate_from_the_search_equals_its_own_simulation);
 	tcase_add_test(tc, refine_never_slower_than_uniform_on_examples);
 	tcase_add_test(tc, refine_repairs_a_split_that_does_not_fit);
 	tcase_add_test(tc, refine_llama405b_like_fits_near_the_optimum);

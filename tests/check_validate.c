@@ -353,6 +353,99 @@ START_TEST(fingerprint_mismatch_is_an_error)
 }
 END_TEST
 
+/* A schedule built unsealed has the lists ppcc_schedule_build makes and
+ * no fingerprint; ppcc_schedule_validate_seal gives it exactly the
+ * fingerprint of what it checked, which ppcc_schedule_validate then
+ * accepts. */
+START_TEST(seal_sets_the_fingerprint_of_what_it_checked)
+{
+	static const int cases[][4] = {
+		{PPCC_SCHED_GPIPE, 3, 1, 5}, {PPCC_SCHED_1F1B, 4, 1, 8},
+		{PPCC_SCHED_1F1B, 1, 1, 3},  {PPCC_SCHED_INTERLEAVED, 4, 3, 8},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		mut m;
+		mut_make(&m, cases[k][0], cases[k][1], cases[k][2], cases[k][3]);
+		uint64_t want_fp = m.s.fingerprint;
+		ppcc_schedule u;
+		ck_assert_int_eq(ppcc_schedule_build_unsealed(&u, m.a, cases[k][0],
+							      cases[k][1], cases[k][2],
+							      cases[k][3], 0, m.stages), 0);
+		ck_assert(u.fingerprint == 0);
+		for (int r = 0; r < u.n_ranks; r++) {
+			ck_assert_int_eq(u.ranks[r].n_actions, m.s.ranks[r].n_actions);
+			ck_assert(memcmp(u.ranks[r].actions, m.s.ranks[r].actions,
+					 sizeof(ppcc_action) *
+						 (size_t)u.ranks[r].n_actions) == 0);
+		}
+		ppcc_diag quiet = {0};
+		ck_assert_int_eq(ppcc_schedule_validate_seal(&u, &quiet, NULL, 0), 0);
+		ck_assert(u.fingerprint == want_fp);
+		ck_assert(u.fingerprint == ppcc_schedule_fingerprint(&u));
+		run *r = validate(&u, 0);
+		ck_assert_msg(r->status == 0, "%s", r->col.text);
+		free(r);
+		/* a change the fields allow still changes the seal */
+		m.s.fingerprint = 0;
+		m.stages[0].first_layer = 3;
+		ck_assert_int_eq(ppcc_schedule_validate_seal(&m.s, &quiet, NULL, 0), 0);
+		ck_assert(m.s.fingerprint != want_fp);
+		ck_assert(m.s.fingerprint == ppcc_schedule_fingerprint(&m.s));
+		mut_free(&m);
+	}
+}
+END_TEST
+
+/* A broken schedule is refused by the seal with the diagnostics of
+ * ppcc_schedule_validate (less the fingerprint's) and stays unsealed. */
+START_TEST(seal_refuses_a_broken_schedule_and_leaves_it_unsealed)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	mut_delete(&m, 2, mut_find(&m, 2, PPCC_OP_RECV_F, 2, 3));
+	mut_seal(&m);
+	run *plain = validate(&m.s, 0);
+	ck_assert_int_eq(plain->status, PPCC_EINPUT);
+	m.s.fingerprint = 0;
+	run *r = calloc(1, sizeof *r);
+	r->d.fn = collect;
+	r->d.user = &r->col;
+	r->status = ppcc_schedule_validate_seal(&m.s, &r->d, "sched.json", 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert(m.s.fingerprint == 0);
+	ck_assert_str_eq(r->col.text, plain->col.text);
+	ck_assert_reports(r, "rank 1, action");
+	free(r);
+	free(plain);
+	mut_free(&m);
+}
+END_TEST
+
+/* ppcc_schedule_validate_hashed compares the schedule's fingerprint with
+ * the hash it is given, and names that hash when they differ. */
+START_TEST(hashed_compares_with_the_hash_given)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_INTERLEAVED, 2, 2, 4);
+	uint64_t h = ppcc_schedule_fingerprint(&m.s);
+	ck_assert(h == m.s.fingerprint);
+	run *r = calloc(1, sizeof *r);
+	r->d.fn = collect;
+	r->d.user = &r->col;
+	ck_assert_int_eq(ppcc_schedule_validate_hashed(&m.s, h, &r->d, NULL, 0), 0);
+	ck_assert_int_eq(r->d.errors, 0);
+	ck_assert_int_eq(ppcc_schedule_validate_hashed(&m.s, h ^ 0x10, &r->d, NULL, 0),
+			 PPCC_EINPUT);
+	ck_assert_int_eq(r->d.errors, 1);
+	char line[160];
+	snprintf(line, sizeof line, "its contents hash to %016llx",
+		 (unsigned long long)(h ^ 0x10));
+	ck_assert_reports(r, line);
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
 START_TEST(out_of_range_fields_are_named)
 {
 	mut m;
@@ -628,6 +721,9 @@ Suite *suite_validate(void)
 	tcase_add_test(tc, wrong_bytes_are_named);
 	tcase_add_test(tc, backward_before_forward_is_named);
 	tcase_add_test(tc, fingerprint_mismatch_is_an_error);
+	tcase_add_test(tc, seal_sets_the_fingerprint_of_what_it_checked);
+	tcase_add_test(tc, seal_refuses_a_broken_schedule_and_leaves_it_unsealed);
+	tcase_add_test(tc, hashed_compares_with_the_hash_given);
 	tcase_add_test(tc, out_of_range_fields_are_named);
 	tcase_add_test(tc, hostile_headers_are_rejected_without_reading_further);
 	tcase_add_test(tc, max_errors_bounds_the_report);
