@@ -299,6 +299,11 @@ schedules-check: $(PPCC)
 fidelity: $(PPCC)
 	tests/fidelity/run.sh $(PPCC)
 
+# ppcc search's choice against the (t, p) of Narayanan et al.'s Table 1:
+# the table of README.md's section "How faithful the estimates are"
+narayanan: $(PPCC)
+	tests/narayanan.sh $(PPCC)
+
 # ---- benchmarks -------------------------------------------------------------
 
 # bench_scale.sh: the whole program's time and peak RSS on large plans,
@@ -309,6 +314,7 @@ BENCHES := $(BENCH_SRC:tests/bench_%.c=$(BUILD)/bench_%)
 bench: $(BENCHES) $(PPCC)
 	@for b in $(BENCHES); do $$b || exit 1; done
 	@tests/bench_scale.sh run $(PPCC) growth
+	@tests/bench_search.sh $(PPCC)
 
 bench-baseline:
 	tests/bench_scale.sh baseline $(BENCH_BASE)
@@ -351,7 +357,7 @@ uninstall:
 clean:
 	rm -rf build build-*
 
-.PHONY: all deps demo check tsan schedules schedules-check bench bench-baseline install uninstall clean trainer \
+.PHONY: all deps demo check tsan schedules schedules-check bench bench-baseline narayanan install uninstall clean trainer \
 	fidelity
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/tests/runner.d \

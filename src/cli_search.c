@@ -1,11 +1,13 @@
 /*
  * cli_search.c - the `ppcc search` command: argv to options, the
- * library's ppcc_search (src/search.c), then the ranking and the
- * winner's plan.
+ * library's ppcc_search (src/search.c), then the ranking, why the winner
+ * wins, and its plan; or the ranking as JSON; or the winner in a
+ * trainer's settings (emit_trainers.c).
  *
  *   ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]
- *               [-f text|json] [-o FILE] [--fix KEY=VALUE ...]
- *               [--memory-limit GIB] [--exhaustive]
+ *               [-f text|json|megatron|torchtitan|deepspeed] [-o FILE]
+ *               [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]
+ *               [--exhaustive]
  *
  * The output is composed in memory and written only when complete.  Exit
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
@@ -126,6 +128,7 @@ static void differences(char *buf, size_t size, const ppcc_search_entry *w,
 	DIFF(e->t != w->t, "t %d", e->t)
 	DIFF(e->p != w->p, "p %d", e->p)
 	DIFF(e->d != w->d, "d %d", e->d)
+	DIFF(e->cp != w->cp, "cp %d", e->cp)
 	DIFF(e->v != w->v, "v %d", e->v)
 	DIFF(e->b != w->b, "b %d", e->b)
 	DIFF(e->recompute != w->recompute, "recompute %s",
@@ -133,6 +136,89 @@ static void differences(char *buf, size_t size, const ppcc_search_entry *w,
 	DIFF(e->zero != w->zero, "ZeRO-%d", e->zero)
 	DIFF(e->kind != w->kind, "%s", ppcc_schedule_kind_name(e->kind))
 #undef DIFF
+	if (!at)
+		snprintf(buf, size, "the same settings");
+}
+
+static void family_label(char *buf, size_t size, int dim, int value)
+{
+	switch (dim) {
+	case PPCC_DIM_T: snprintf(buf, size, "t %d", value); break;
+	case PPCC_DIM_P: snprintf(buf, size, "p %d", value); break;
+	case PPCC_DIM_CP: snprintf(buf, size, "cp %d", value); break;
+	case PPCC_DIM_V: snprintf(buf, size, "v %d", value); break;
+	case PPCC_DIM_KIND:
+		snprintf(buf, size, "%s", ppcc_schedule_kind_name(value));
+		break;
+	case PPCC_DIM_RECOMPUTE:
+		snprintf(buf, size, "recompute %s", recompute_names[value]);
+		break;
+	default: snprintf(buf, size, "ZeRO-%d", value); break;
+	}
+}
+
+static int entry_value(const ppcc_search_entry *e, int dim)
+{
+	switch (dim) {
+	case PPCC_DIM_T: return e->t;
+	case PPCC_DIM_P: return e->p;
+	case PPCC_DIM_CP: return e->cp;
+	case PPCC_DIM_V: return e->v;
+	case PPCC_DIM_KIND: return e->kind;
+	case PPCC_DIM_RECOMPUTE: return e->recompute;
+	default: return e->zero;
+	}
+}
+
+/* The winner's binding constraints, and what the best of each other
+ * family loses against it. */
+static void emit_why(FILE *f, const ppcc_config *cfg,
+		     const ppcc_search_result *r)
+{
+	const ppcc_cluster *cl = &cfg->cluster;
+	const ppcc_search_entry *w = &r->top[0];
+	char what[256];
+	ppcc_search_entry_describe(what, sizeof what, w);
+	fprintf(f, "why: %s: %.1f ms an iteration, %.1f%% bubble\n", what,
+		w->iteration_ms, 100 * w->bubble);
+	fprintf(f, "  memory: the fullest device peaks at %.2f of %.2f GiB "
+		"(%.2f reserved); %ld configuration%s with a bound under the "
+		"winner's iteration do%s not fit\n", gib(w->peak_bytes),
+		gib(r->memory_bytes), gib(cl->reserved_bytes), r->faster_unfit,
+		r->faster_unfit == 1 ? "" : "s",
+		r->faster_unfit == 1 ? "es" : "");
+	fprintf(f, "  tensor parallel: t %d of the %d devices of a node%s\n",
+		w->t, cl->devices_per_node,
+		w->t == cl->devices_per_node ? " (the most the search takes)" : "");
+	fprintf(f, "  global batch: %ld sequences = m %d x b %d x d %d; %d "
+		"microbatch%s for %d pipeline rank%s\n", r->global_batch,
+		w->m, w->b, w->d, w->m, w->m == 1 ? "" : "es", w->p,
+		w->p == 1 ? "" : "s");
+	for (int i = 0; i < r->n_families; i++) {
+		const ppcc_search_family *x = &r->families[i];
+		if (x->value == entry_value(w, x->dim))
+			continue;
+		char label[64];
+		family_label(label, sizeof label, x->dim, x->value);
+		if (x->has_best) {
+			char diff[256];
+			differences(diff, sizeof diff, w, &x->best);
+			fprintf(f, "  %s: at best %.1f%% slower (%s)\n", label,
+				100 * (x->best.iteration_ms / w->iteration_ms - 1),
+				diff);
+		} else if (!isinf(x->bound_ms)) {
+			fprintf(f, "  %s: at least %.1f%% slower (its bound; "
+				"none simulated)\n", label,
+				100 * (x->bound_ms / w->iteration_ms - 1));
+		} else if (x->pruned_memory + x->infeasible > 0) {
+			fprintf(f, "  %s: none of %ld fits (%ld over by static "
+				"memory, %ld simulated over)\n", label,
+				x->enumerated, x->pruned_memory, x->infeasible);
+		} else {
+			fprintf(f, "  %s: all %ld refused by the configuration "
+				"checks\n", label, x->enumerated);
+		}
+	}
 }
 
 static void emit_text(FILE *f, const ppcc_config *cfg,
@@ -140,13 +226,15 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 {
 	const ppcc_cluster *cl = &cfg->cluster;
 	fprintf(f, "search: %s on %d devices (%d a node), global batch %ld "
-		"sequences\n", cfg->model.name ? cfg->model.name : "model",
-		cl->devices, cl->devices_per_node, r->global_batch);
+		"sequences%s\n", cfg->model.name ? cfg->model.name : "model",
+		cl->devices, cl->devices_per_node, r->global_batch,
+		r->global_batch_given ? "" : " (the file's m x b x d)");
 	fprintf(f, "  %ld configurations considered: %ld pruned by static "
-		"memory, %ld by the compute bound, %ld refused by the "
-		"configuration checks, %ld simulated (%ld do not fit); %.2f s\n\n",
+		"memory, %ld by a bound on the iteration, %ld refused by the "
+		"configuration checks, %ld simulated (%ld do not fit)\n",
 		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
-		r->simulated, r->infeasible, r->seconds);
+		r->simulated, r->infeasible);
+	fprintf(f, "  searched in %.2f s\n\n", r->seconds);
 	fputs("rank   t    p    d  cp  v   b     m  recompute  zero  schedule     "
 	      "iteration_ms  tokens/s     MFU  peak_GiB  bubble\n", f);
 	for (int i = 0; i < r->n_top; i++) {
@@ -159,21 +247,37 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 			e->tokens_per_s, 100 * e->mfu, gib(e->peak_bytes),
 			100 * e->bubble);
 	}
-	const ppcc_search_entry *w = &r->top[0];
-	fprintf(f, "\nwhy: t %d x p %d x d %d, %s with v %d, b %d (m %d), "
-		"recompute %s, ZeRO-%d: %.1f ms an iteration, %.1f%% bubble, "
-		"%.2f GiB at the peak\n", w->t, w->p, w->d,
-		ppcc_schedule_kind_name(w->kind), w->v, w->b, w->m,
-		recompute_names[w->recompute], w->zero, w->iteration_ms,
-		100 * w->bubble, gib(w->peak_bytes));
-	for (int i = 1; i < r->n_top && i < 4; i++) {
-		char diff[256];
-		differences(diff, sizeof diff, w, &r->top[i]);
-		fprintf(f, "  rank %d (%s) is %.1f%% slower\n", i + 1, diff,
-			100 * (r->top[i].iteration_ms / w->iteration_ms - 1));
-	}
+	fputc('\n', f);
+	emit_why(f, cfg, r);
 	fputc('\n', f);
 }
+
+static void json_entry(FILE *f, const ppcc_config *cfg,
+		       const ppcc_search_entry *e, const char *indent)
+{
+	fprintf(f, "{\"pipeline\": {\"schedule\": \"%s\", \"stages\": %d, "
+		"\"microbatches\": %d, \"chunks\": %d, "
+		"\"tensor_parallel\": %d, \"data_parallel\": %d, "
+		"\"context_parallel\": %d, \"global_batch_size\": %ld, "
+		"\"zero\": %d},\n", ppcc_schedule_kind_name(e->kind),
+		e->p, e->m, e->v, e->t, e->d, e->cp,
+		(long)e->m * e->b * e->d, e->zero);
+	if (cfg->model.transformer)
+		fprintf(f, "%s \"transformer\": {\"micro_batch_size\": %d, "
+			"\"recompute\": \"%s\"},\n", indent, e->b,
+			recompute_names[e->recompute]);
+	fprintf(f, "%s \"micro_batch_size\": %d, \"recompute\": \"%s\", "
+		"\"fits\": true,\n", indent, e->b, recompute_names[e->recompute]);
+	fprintf(f, "%s \"iteration_ms\": %.17g, \"tokens_per_s\": %.17g, "
+		"\"mfu\": %.17g, \"peak_memory_bytes\": %.17g, "
+		"\"bubble_fraction\": %.17g, \"lower_bound_ms\": %.17g}",
+		indent, e->iteration_ms, e->tokens_per_s, e->mfu, e->peak_bytes,
+		e->bubble, e->lower_bound_ms);
+}
+
+static const char *const dim_names[] = {
+	"tensor_parallel", "stages", "context_parallel", "chunks", "schedule",
+	"recompute", "zero"};
 
 static void emit_json(FILE *f, const ppcc_config *cfg,
 		      const ppcc_search_result *r)
@@ -181,38 +285,48 @@ static void emit_json(FILE *f, const ppcc_config *cfg,
 	fprintf(f, "{\n  \"format\": \"ppcc-search\",\n  \"version\": 1,\n");
 	fprintf(f, "  \"devices\": %d,\n  \"global_batch_size\": %ld,\n",
 		cfg->cluster.devices, r->global_batch);
-	fprintf(f, "  \"considered\": %ld,\n  \"pruned_memory\": %ld,\n"
-		"  \"pruned_bound\": %ld,\n  \"invalid\": %ld,\n"
-		"  \"simulated\": %ld,\n  \"infeasible\": %ld,\n",
-		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
-		r->simulated, r->infeasible);
+	fprintf(f, "  \"considered\": %ld,\n  \"pruned\": %ld,\n"
+		"  \"pruned_memory\": %ld,\n  \"pruned_bound\": %ld,\n"
+		"  \"invalid\": %ld,\n  \"simulated\": %ld,\n"
+		"  \"infeasible\": %ld,\n  \"faster_unfit\": %ld,\n"
+		"  \"seconds\": %.6f,\n",
+		r->considered, r->pruned_memory + r->pruned_bound,
+		r->pruned_memory, r->pruned_bound, r->invalid, r->simulated,
+		r->infeasible, r->faster_unfit, r->seconds);
 	fputs("  \"top\": [\n", f);
 	for (int i = 0; i < r->n_top; i++) {
-		const ppcc_search_entry *e = &r->top[i];
-		fprintf(f, "    {\"pipeline\": {\"schedule\": \"%s\", \"stages\": %d, "
-			"\"microbatches\": %d, \"chunks\": %d, "
-			"\"tensor_parallel\": %d, \"data_parallel\": %d, "
-			"\"context_parallel\": %d, \"global_batch_size\": %ld, "
-			"\"zero\": %d},\n", ppcc_schedule_kind_name(e->kind),
-			e->p, e->m, e->v, e->t, e->d, e->cp,
-			(long)e->m * e->b * e->d, e->zero);
-		if (cfg->model.transformer)
-			fprintf(f, "     \"transformer\": {\"micro_batch_size\": %d, "
-				"\"recompute\": \"%s\"},\n", e->b,
-				recompute_names[e->recompute]);
-		fprintf(f, "     \"iteration_ms\": %.17g, \"tokens_per_s\": %.17g, "
-			"\"mfu\": %.17g, \"peak_memory_bytes\": %.17g, "
-			"\"bubble_fraction\": %.17g, \"lower_bound_ms\": %.17g}%s\n",
-			e->iteration_ms, e->tokens_per_s, e->mfu, e->peak_bytes,
-			e->bubble, e->lower_bound_ms,
-			i + 1 < r->n_top ? "," : "");
+		fputs("    ", f);
+		json_entry(f, cfg, &r->top[i], "    ");
+		fputs(i + 1 < r->n_top ? ",\n" : "\n", f);
+	}
+	fputs("  ],\n  \"families\": [\n", f);
+	for (int i = 0; i < r->n_families; i++) {
+		const ppcc_search_family *x = &r->families[i];
+		fprintf(f, "    {\"key\": \"%s\", \"value\": ", dim_names[x->dim]);
+		if (x->dim == PPCC_DIM_KIND)
+			fprintf(f, "\"%s\"", ppcc_schedule_kind_name(x->value));
+		else if (x->dim == PPCC_DIM_RECOMPUTE)
+			fprintf(f, "\"%s\"", recompute_names[x->value]);
+		else
+			fprintf(f, "%d", x->value);
+		fprintf(f, ", \"considered\": %ld, \"pruned_memory\": %ld, "
+			"\"pruned_bound\": %ld, \"invalid\": %ld, "
+			"\"infeasible\": %ld", x->enumerated, x->pruned_memory,
+			x->pruned_bound, x->invalid, x->infeasible);
+		if (!isinf(x->bound_ms))
+			fprintf(f, ", \"bound_ms\": %.17g", x->bound_ms);
+		if (x->has_best) {
+			fputs(",\n     \"best\": ", f);
+			json_entry(f, cfg, &x->best, "     ");
+		}
+		fputs(i + 1 < r->n_families ? "},\n" : "}\n", f);
 	}
 	fputs("  ]\n}\n", f);
 }
 
 int ppcc_cli_search(int argc, char **argv)
 {
-	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH };
+	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH, O_IDLE };
 	static const struct option longopts[] = {
 		{"cluster", required_argument, NULL, O_CLUSTER},
 		{"global-batch", required_argument, NULL, O_GB},
@@ -220,6 +334,7 @@ int ppcc_cli_search(int argc, char **argv)
 		{"fix", required_argument, NULL, O_FIX},
 		{"memory-limit", required_argument, NULL, O_MEM},
 		{"exhaustive", no_argument, NULL, O_EXH},
+		{"allow-idle", no_argument, NULL, O_IDLE},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -228,7 +343,7 @@ int ppcc_cli_search(int argc, char **argv)
 	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
 					  .kind = -1}};
 	const char *cluster = NULL, *output = NULL;
-	int json = 0, c;
+	int fmt = PPCC_FMT_TEXT, c;
 	long n;
 	opterr = 0;
 	optind = 0;
@@ -266,19 +381,29 @@ int ppcc_cli_search(int argc, char **argv)
 			break;
 		}
 		case O_EXH: so.exhaustive = 1; break;
+		case O_IDLE: so.allow_idle = 1; break;
 		case 'o': output = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
-				json = 1;
+				fmt = PPCC_FMT_JSON;
+			else if (strcmp(optarg, "megatron") == 0)
+				fmt = PPCC_FMT_MEGATRON;
+			else if (strcmp(optarg, "torchtitan") == 0)
+				fmt = PPCC_FMT_TORCHTITAN;
+			else if (strcmp(optarg, "deepspeed") == 0)
+				fmt = PPCC_FMT_DEEPSPEED;
 			else if (strcmp(optarg, "text") != 0)
-				return sr_usage("search: unknown format '%s' (text or json)",
+				return sr_usage("search: unknown format '%s' (text, json, "
+						"megatron, torchtitan or deepspeed)",
 						optarg);
 			break;
 		case 'h':
 			puts("usage: ppcc search FILE [--cluster FILE] [--global-batch N] "
-			     "[--top K] [-f text|json]\n"
-			     "                   [-o FILE] [--fix KEY=VALUE ...] "
-			     "[--memory-limit GIB] [--exhaustive]");
+			     "[--top K]\n"
+			     "                   [-f text|json|megatron|torchtitan|deepspeed] "
+			     "[-o FILE]\n"
+			     "                   [--fix KEY=VALUE ...] [--memory-limit GIB] "
+			     "[--allow-idle] [--exhaustive]");
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
 		default: return sr_usage("unknown option '%s'", opt);
@@ -312,19 +437,30 @@ int ppcc_cli_search(int argc, char **argv)
 		goto out;
 	}
 	locale_t saved = ppcc_locale_enter();
-	if (json) {
+	if (fmt == PPCC_FMT_JSON) {
 		emit_json(mem, &cfg, &r);
 	} else {
-		/* the winner planned as ppcc plan plans it */
+		/* the winner planned as ppcc plan plans it, after the ranking
+		 * (text) or alone in the trainer's settings */
 		ppcc_config wc;
 		ppcc_plan plan;
-		emit_text(mem, &cfg, &r);
-		ppcc_emit_options eo = {.format = PPCC_FMT_TEXT};
+		ppcc_emit_options eo = {.format = fmt};
+		if (fmt == PPCC_FMT_TEXT)
+			emit_text(mem, &cfg, &r);
 		if ((err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
 		    (err = ppcc_config_check(&wc, &d)) < 0 ||
-		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0 ||
-		    (err = ppcc_emit_text(mem, &plan, &eo)) < 0)
+		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0)
 			rc = 4;
+		else if (fmt == PPCC_FMT_TEXT)
+			rc = ppcc_emit_text(mem, &plan, &eo) < 0 ? 4 : 0;
+		else if (fmt == PPCC_FMT_MEGATRON)
+			rc = (err = ppcc_emit_megatron(mem, &plan, &eo, &d)) < 0;
+		else if (fmt == PPCC_FMT_TORCHTITAN)
+			rc = (err = ppcc_emit_torchtitan(mem, &plan, &eo, &d)) < 0;
+		else
+			rc = (err = ppcc_emit_deepspeed(mem, &plan, &eo, &d)) < 0;
+		if (rc && fmt != PPCC_FMT_TEXT)
+			rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
 	}
 	ppcc_locale_leave(saved);
 	if (fclose(mem) != 0)

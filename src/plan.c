@@ -94,7 +94,14 @@ typedef struct plan_ctx {
 	int64_t *mem_cap;        /* per stage */
 	int *stage_link;         /* link s -> s + 1: 0 intra, 1 inter, -1 none */
 	ppcc_part_problem pb;
+	int lean;                /* ppcc_plan_build_lean */
 } plan_ctx;
+
+/* ppcc_plan_build_lean's threshold and the bound it reports. */
+typedef struct lean_opts {
+	double above_ms;
+	double *bound_ms;
+} lean_opts;
 
 /* Sums of these over all layers must stay within int64: each value is
  * kept below 2^61 / (layers + 1) by the range check in ctx_init, so no sum
@@ -544,7 +551,8 @@ static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 	    (err = schedule_set_stages(x, shape, out->stages)) < 0)
 		return err;
 	out->schedule = *shape;
-	if ((err = ppcc_schedule_validate_seal(&out->schedule, x->d, x->cfg->path,
+	if (!x->lean &&
+	    (err = ppcc_schedule_validate_seal(&out->schedule, x->d, x->cfg->path,
 					       20)) < 0)
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
 	shape->fingerprint = out->schedule.fingerprint;
@@ -764,7 +772,7 @@ static int path_lower_bound(plan_ctx *x, const int *split, int64_t bottleneck,
 static int report_no_fit(plan_ctx *x, const ppcc_config *cfg, ppcc_diag *d)
 {
 	int err;
-	if ((err = report_infeasible(x)) != PPCC_EINFEASIBLE)
+	if ((err = report_infeasible(x)) != PPCC_EINFEASIBLE || x->lean)
 		return err;
 	int m = 0, p = fewest_stages(cfg, &m);
 	if (p < 0 && p != PPCC_EINFEASIBLE)
@@ -872,6 +880,8 @@ static int report_no_fit_simulated(plan_ctx *x, const ppcc_config *cfg,
 		   worst, x->v, gib(x->rank_cap[worst]), gib(pk - x->rank_cap[worst]));
 	ppcc_note(d, &cfg->cluster.loc,
 		  "it would fit with %.2f GiB per device", gib(most));
+	if (x->lean)
+		return PPCC_EINFEASIBLE;
 	int m = 0, p = fewest_stages(cfg, &m);
 	if (p < 0 && p != PPCC_EINFEASIBLE)
 		return p;
@@ -884,9 +894,40 @@ static int report_no_fit_simulated(plan_ctx *x, const ppcc_config *cfg,
 	return PPCC_EINFEASIBLE;
 }
 
+/* With v chunks and no split within the stages' shares of their ranks:
+ * each stage alone, at its most activations in flight, is part of its
+ * rank's simulated peak, so when no split fits even with each stage
+ * given its whole rank, none fits (PPCC_EINFEASIBLE, with a note of the
+ * least memory per device that relaxed problem needs).  0 otherwise. */
+static int lean_no_fit(plan_ctx *x)
+{
+	int64_t *full, bottleneck, over;
+	int *first, stage;
+	if (!ALLOC(full, x->S) || !ALLOC(first, x->S))
+		return PPCC_ENOMEM;
+	for (int s = 0; s < x->S; s++)
+		full[s] = to_bytes(x->rank_mem[s % x->p]);
+	ppcc_part_problem pb = x->pb;
+	pb.mem_cap = full;
+	int err = ppcc_partition_solve(first, &bottleneck, &pb);
+	if (err != PPCC_EINFEASIBLE)
+		return err < 0 ? err : 0;
+	if ((err = ppcc_partition_min_overflow(first, &stage, &over, &pb)) < 0)
+		return err;
+	double most = 0;
+	for (int s = 0; s < x->S; s++)
+		if ((double)full[s] > most)
+			most = (double)full[s];
+	ppcc_note(x->d, &x->cfg->cluster.loc,
+		  "it would need at least %.2f GiB per device",
+		  gib((most + (double)over) / x->shard +
+		      x->cfg->cluster.reserved_bytes));
+	return PPCC_EINFEASIBLE;
+}
+
 static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		      ppcc_diag *d, int search, int *out_first,
-		      ppcc_step_result *out_res)
+		      ppcc_step_result *out_res, const lean_opts *lean)
 {
 	plan_ctx ctx, *x = &ctx;
 	int err;
@@ -896,6 +937,7 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	memset(out, 0, sizeof *out);
 	if ((err = plan_setup(x, &shape, a, cfg, d)) < 0)
 		return err;
+	x->lean = lean != NULL;
 
 	if (!ALLOC(first, x->S) || !ALLOC(uni, x->S))
 		return PPCC_ENOMEM;
@@ -913,12 +955,20 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			return PPCC_EINFEASIBLE;
 		return report_no_fit(x, cfg, d);
 	}
+	if (proxy == PPCC_EINFEASIBLE && lean &&
+	    (err = lean_no_fit(x)) != 0)
+		return err;
 	if (!search && proxy == 0)
 		return 0;
 
 	step_bounds_t lb;
 	if ((err = step_lower_bound(x, proxy == 0 ? bottleneck : -1, &lb)) < 0)
 		return err;
+	if (lean && lean->bound_ms) {
+		*lean->bound_ms = lb.step_ms;
+		if (lb.step_ms > lean->above_ms)
+			return 1;
+	}
 	if (proxy == PPCC_EINFEASIBLE) {
 		int stage;
 		int64_t over;
@@ -1026,6 +1076,8 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	if (path_ok && res.path_bound && path_ms > out->search.lower_bound_ms)
 		out->search.lower_bound_ms = path_ms;
 	out->least_bottleneck_ps = proxy == 0 ? bottleneck : lb.bottleneck_ps;
+	if (lean)
+		return 0;
 
 	if ((err = variant_uniform(x, &out->uniform, uni, &out->best.schedule,
 				   uni_have ? &uni_est : NULL)) < 0)
@@ -1043,7 +1095,7 @@ int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d)
 {
 	int errors = d->errors;
-	int err = plan_build(out, a, cfg, d, 1, NULL, NULL);
+	int err = plan_build(out, a, cfg, d, 1, NULL, NULL, NULL);
 	if ((err == PPCC_EINPUT || err == PPCC_EINTERNAL) && d->errors == errors) {
 		ppcc_error(d, &cfg->model.loc, "internal error: the plan of this "
 			   "model failed (status %d)", err);
@@ -1058,7 +1110,14 @@ int ppcc_plan_choose_split(int *out_first, ppcc_step_result *out_res,
 	ppcc_plan unused;
 	if (!out_first || !out_res)
 		return PPCC_EINPUT;
-	return plan_build(&unused, a, cfg, d, 1, out_first, out_res);
+	return plan_build(&unused, a, cfg, d, 1, out_first, out_res, NULL);
+}
+
+int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+			 ppcc_diag *d, double above_ms, double *out_bound_ms)
+{
+	lean_opts lo = {above_ms, out_bound_ms};
+	return plan_build(out, a, cfg, d, 1, NULL, NULL, &lo);
 }
 
 /* The fewest stages, more than configured, at which the model fits, as
@@ -1107,7 +1166,7 @@ static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 		if (!ta)
 			return PPCC_ENOMEM;
 		ppcc_plan tp;
-		int err = plan_build(&tp, ta, &trial, &quiet, 0, NULL, NULL);
+		int err = plan_build(&tp, ta, &trial, &quiet, 0, NULL, NULL, NULL);
 		ppcc_arena_free(ta);
 		if (err == 0) {
 			*out_microbatches = trial.pipeline.microbatches;

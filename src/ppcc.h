@@ -662,6 +662,18 @@ typedef struct ppcc_plan {
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d);
 
+/* What a configuration search needs of ppcc_plan_build: the same split,
+ * schedule, estimate and iteration in best (the same figures), without
+ * the uniform baseline (has_uniform 0), the schedule's validation and
+ * fingerprint (0), or,
+ * when nothing fits, the trials of more stages (the memory per device it
+ * would fit with is still noted).  With out_bound_ms, the proven lower
+ * bound on every split's step that the split search starts from is
+ * written there once known, and when it exceeds above_ms nothing is
+ * built and the return is 1. */
+int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+			 ppcc_diag *d, double above_ms, double *out_bound_ms);
+
 /* Resource budget (budget.c).  The number of actions the schedule of pl
  * will hold, exact for its kind (saturating at INT64_MAX); and the check
  * to run before ppcc_plan_build: PPCC_EINPUT, with an error at the
@@ -754,23 +766,63 @@ typedef struct ppcc_search_fix {
 } ppcc_search_fix;
 
 typedef struct ppcc_search_options {
-	long global_batch;         /* 0: pipeline.global_batch_size */
+	long global_batch;         /* 0: pipeline.global_batch_size, else the
+				    * batch the file's pipeline settings give */
 	int top;                   /* K, 0: 10 */
 	int exhaustive;            /* 1: simulate every candidate */
+	int allow_idle;            /* 1: t p d cp may leave devices idle */
+	int no_hints;              /* 1: nothing fits, do not search what would */
 	double memory_limit_bytes; /* per device; 0: the devices' */
 	ppcc_search_fix fix;
 } ppcc_search_options;
+
+/* The dimensions a family of configurations shares a value of. */
+enum {
+	PPCC_DIM_T, PPCC_DIM_P, PPCC_DIM_CP, PPCC_DIM_V, PPCC_DIM_KIND,
+	PPCC_DIM_RECOMPUTE, PPCC_DIM_ZERO, PPCC_DIM_COUNT
+};
+
+/* Every candidate with one value of one dimension, and what became of
+ * them: the best that fits (has_best), else the least compute bound of
+ * those not simulated for it (bound_ms, INFINITY if none). */
+typedef struct ppcc_search_family {
+	int dim, value;
+	long enumerated, pruned_memory, pruned_bound, invalid, infeasible;
+	int has_best;
+	ppcc_search_entry best;
+	double bound_ms;
+} ppcc_search_family;
+
+/* What would make a search that found nothing fit: the same search with
+ * one thing changed (what, in words), and its best configuration. */
+typedef struct ppcc_search_hint {
+	char what[80];
+	ppcc_search_entry best;
+} ppcc_search_hint;
 
 typedef struct ppcc_search_result {
 	ppcc_search_entry *top;    /* n_top, best first */
 	int n_top;
 	long global_batch;
+	int global_batch_given;    /* 0: from the file's pipeline settings */
 	long considered;           /* enumerated */
 	long pruned_memory;        /* static bytes fit no partition */
 	long pruned_bound;         /* compute bound above the K-th best */
 	long invalid;              /* refused by ppcc_config_check */
 	long simulated;            /* partitioned and simulated */
 	long infeasible;           /* of those, no partition fits */
+	long faster_unfit;         /* bound under the winner's iteration,
+				    * but no partition fits */
+	ppcc_search_family *families; /* n_families, by dimension and value */
+	int n_families;
+	/* nothing fits: the candidate that came closest, the memory per
+	 * device it would need (closest_exact: from its simulation, else
+	 * the static bound), and what would fit */
+	int has_closest, closest_exact;
+	ppcc_search_entry closest;
+	double closest_need_bytes, memory_bytes;
+	ppcc_search_hint hints[8];
+	int n_hints;
 	double seconds;
 } ppcc_search_result;
 
@@ -780,6 +832,11 @@ typedef struct ppcc_search_result {
 int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		const ppcc_config *cfg, const ppcc_search_options *o,
 		ppcc_diag *d);
+
+/* e in words: "t 8 x p 4 x d 2 x cp 1, 1f1b with v 1, b 1 (m 32),
+ * recompute selective, ZeRO-1". */
+void ppcc_search_entry_describe(char *buf, size_t size,
+				const ppcc_search_entry *e);
 
 /* base with e's settings (layers re-expanded for its b and recompute),
  * located at "<search>": what ppcc_plan_build plans to e's figures. */

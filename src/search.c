@@ -1,19 +1,22 @@
 /*
- * search.c - the configuration to train with: every (t, p, d, v, b, m,
- * recompute, ZeRO, schedule kind) that fills the cluster, ranked by the
- * training iteration ppcc_plan_build estimates for it (the same figures
- * `ppcc plan` prints for that configuration).
+ * search.c - the configuration to train with: every (t, p, d, cp, v, b,
+ * m, recompute, ZeRO, schedule kind) that fills the cluster, ranked by
+ * the training iteration ppcc_plan_build estimates for it (the same
+ * figures `ppcc plan` prints for that configuration).
  *
  * The space.  t: the divisors of devices_per_node that divide the
  * devices, heads, kv_heads and ffn_hidden (a model given as layers keeps
- * its t); cp: the configuration's (not enumerated); p: the divisors of
- * devices / (t cp) up to the layers; d = devices / (t p cp); v 1..4 with
- * p v <= layers for every kind in the schedule table (ppcc_config_check
- * refuses the combinations a kind does not take); b in 1, 2, 4, 8
- * dividing B / d, m = B / (b d); recompute none, selective, full (the
- * transformer shorthand only); ZeRO 0..3 when d cp > 1, else 0.  Each is
- * narrowed by --fix.  Layers are expanded once per (b, recompute), the
- * only settings their costs depend on; every other setting reuses them.
+ * its t); cp: 1, 2, 4, 8 dividing the sequence (the transformer
+ * shorthand only; a model given as layers keeps its cp); p: the divisors
+ * of devices / (t cp) up to the layers; d = devices / (t p cp), or with
+ * allow_idle every d with t p d cp <= devices; v 1..4 with p v <= layers
+ * for every kind in the schedule table (ppcc_config_check refuses the
+ * combinations a kind does not take); b in 1, 2, 4, 8 dividing B / d,
+ * m = B / (b d); recompute none, selective, full (the transformer
+ * shorthand only); ZeRO 0..3 when d cp > 1, else 0.  Each is narrowed by
+ * --fix.  Layers are expanded once per (b, recompute), the only settings
+ * their costs depend on; every other setting reuses them, and every
+ * candidate is planned in one arena, reset between candidates.
  *
  * Pruning cannot drop a configuration of the top K.  For each candidate
  * two bounds come from the expanded layers alone:
@@ -40,9 +43,19 @@
  * iteration is at least its LB, above K configurations already found.
  * The memory bound drops only configurations no partition fits.
  * Ties are ranked by iteration, then tokens/s, then the enumeration order
- * (t, p, v, b, recompute, ZeRO, kind), so the ranking is deterministic.
+ * (t, cp, p, d, v, b, recompute, ZeRO, kind), so the ranking is
+ * deterministic.
+ *
+ * Along the way every family (the candidates sharing one value of t, p,
+ * cp, v, kind, recompute or ZeRO) keeps its best configuration, or, when
+ * none of it was simulated, its least bound: what the family loses
+ * against the winner.  When nothing fits, the candidate closest to
+ * fitting (the least memory per device its simulation says it would
+ * need) is kept, and the search is rerun with one thing changed at a
+ * time (more devices, ZeRO-3, full recompute, ...) to say what would fit.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -66,6 +79,12 @@ typedef struct cand {
 	int set;     /* layer_set index */
 	long order;  /* enumeration order */
 } cand;
+
+/* The families, one table per dimension indexed by value. */
+typedef struct families {
+	ppcc_search_family *by[PPCC_DIM_COUNT];
+	int size[PPCC_DIM_COUNT];
+} families;
 
 static double now_s(void)
 {
@@ -97,17 +116,27 @@ static int cmp_rank(const ppcc_search_entry *a, long oa,
 	return oa < ob ? -1 : oa > ob;
 }
 
+/* The diagnostics of a candidate are not shown; of an infeasible one,
+ * the memory per device plan.c says it would fit with is kept. */
+typedef struct capture {
+	double need_gib; /* 0: none said */
+} capture;
+
 static void quiet(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
 		  void *user)
 {
-	(void)sev, (void)loc, (void)msg, (void)user;
+	(void)sev, (void)loc;
+	capture *c = user;
+	double g;
+	if (c && sscanf(msg, "it would fit with %lf GiB per device", &g) == 1)
+		c->need_gib = g;
+	else if (c && sscanf(msg, "it would need at least %lf GiB per device",
+			     &g) == 1)
+		c->need_gib = -g;
 }
 
-int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
-		       const ppcc_config *base, const ppcc_search_entry *e)
+static void set_pipeline(ppcc_pipeline *pl, const ppcc_search_entry *e)
 {
-	*out = *base;
-	ppcc_pipeline *pl = &out->pipeline;
 	pl->kind = e->kind;
 	pl->stages = e->p;
 	pl->microbatches = e->m;
@@ -123,6 +152,13 @@ int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
 		pl->context_parallel_loc = pl->global_batch_size_loc =
 		pl->zero_loc = search_loc;
 	pl->group_size_loc = (ppcc_loc){0};
+}
+
+int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
+		       const ppcc_config *base, const ppcc_search_entry *e)
+{
+	*out = *base;
+	set_pipeline(&out->pipeline, e);
 	if (base->model.transformer) {
 		ppcc_transformer *tf = ppcc_arena_alloc(a, 1, sizeof *tf);
 		if (!tf)
@@ -172,45 +208,40 @@ static int set_init(layer_set *s, ppcc_arena *a, const ppcc_config *cfg,
 	return 0;
 }
 
-/* One candidate planned as ppcc plan would plan it. */
-static int evaluate(cand *c, const ppcc_config *base, const layer_set *set)
+/* One candidate planned as ppcc plan would plan it, in arena a (reset
+ * here); *need_gib: what an infeasible one would need per device.  1,
+ * nothing planned, when the plan's proven bound on its step exceeds
+ * above_ms; the bound raises c's lower_bound_ms. */
+static int evaluate(cand *c, ppcc_arena *a, const ppcc_config *base,
+		    const layer_set *set, double above_ms, double *need_gib)
 {
-	ppcc_arena *a = ppcc_arena_new();
-	if (!a)
-		return PPCC_ENOMEM;
+	ppcc_arena_reset(a);
 	ppcc_config cfg = *base;
-	ppcc_pipeline *pl = &cfg.pipeline;
-	const ppcc_search_entry *e = &c->e;
-	pl->kind = e->kind;
-	pl->stages = e->p;
-	pl->microbatches = e->m;
-	pl->chunks = e->v;
-	pl->group_size = 0;
-	pl->tensor_parallel = e->t;
-	pl->data_parallel = e->d;
-	pl->context_parallel = e->cp;
-	pl->global_batch_size = e->m * e->b * e->d;
-	pl->zero = e->zero;
-	pl->kind_loc = pl->stages_loc = pl->microbatches_loc = pl->chunks_loc =
-		pl->tensor_parallel_loc = pl->data_parallel_loc =
-		pl->context_parallel_loc = pl->global_batch_size_loc =
-		pl->zero_loc = search_loc;
-	pl->group_size_loc = (ppcc_loc){0};
+	set_pipeline(&cfg.pipeline, &c->e);
 	cfg.model.layers = set->layers;
 	cfg.model.n_layers = set->n;
 	if (set->tf) {
 		cfg.model.transformer = set->tf;
 		cfg.model.micro_batch_size = set->b;
 	}
-	ppcc_diag d = {.fn = quiet};
+	capture cap = {0};
+	ppcc_diag d = {.fn = quiet, .user = &cap};
 	ppcc_plan plan;
 	int err = ppcc_config_check(&cfg, &d);
 	if (err == 0)
 		err = ppcc_plan_budget_check(&cfg, PPCC_FMT_TEXT, 0, &d);
 	if (err == 0)
-		err = ppcc_plan_build(&plan, a, &cfg, &d);
+	{
+		double bound = 0;
+		err = ppcc_plan_build_lean(&plan, a, &cfg, &d, above_ms, &bound);
+		if (bound > c->e.lower_bound_ms)
+			c->e.lower_bound_ms = bound;
+		if (err == 1)
+			return 1;
+	}
 	if (err == 0 && !plan.best.iteration)
 		err = PPCC_EINTERNAL;
+	*need_gib = cap.need_gib;
 	if (err == 0) {
 		const ppcc_iteration *it = plan.best.iteration;
 		c->e.iteration_ms = it->iteration_ms;
@@ -223,8 +254,208 @@ static int evaluate(cand *c, const ppcc_config *base, const layer_set *set)
 				peak = plan.best.estimate.peak_memory_bytes[r];
 		c->e.peak_bytes = peak;
 	}
-	ppcc_arena_free(a);
 	return err;
+}
+
+/* The global batch: the option, else pipeline.global_batch_size, else
+ * the batch the file's pipeline settings give (m x b x d as ppcc plan
+ * completes them); 0 when there is none. */
+static long global_batch(const ppcc_config *cfg, const ppcc_search_options *o,
+			 int *given)
+{
+	*given = 1;
+	if (o->global_batch > 0)
+		return o->global_batch;
+	if (cfg->pipeline.global_batch_size > 0)
+		return cfg->pipeline.global_batch_size;
+	*given = 0;
+	if (!cfg->pipeline.microbatches_loc.file)
+		return 0;
+	ppcc_config c = *cfg;
+	ppcc_diag d = {.fn = quiet};
+	if (ppcc_config_check(&c, &d) < 0)
+		return 0;
+	long b = c.model.micro_batch_size > 0 ? c.model.micro_batch_size : 1;
+	return (long)c.pipeline.microbatches * b *
+	       (c.pipeline.data_parallel > 0 ? c.pipeline.data_parallel : 1);
+}
+
+static int entry_value(const ppcc_search_entry *e, int dim)
+{
+	switch (dim) {
+	case PPCC_DIM_T: return e->t;
+	case PPCC_DIM_P: return e->p;
+	case PPCC_DIM_CP: return e->cp;
+	case PPCC_DIM_V: return e->v;
+	case PPCC_DIM_KIND: return e->kind;
+	case PPCC_DIM_RECOMPUTE: return e->recompute;
+	default: return e->zero;
+	}
+}
+
+/* What happened to c, for each of its families. */
+enum { F_ENUM, F_MEMORY, F_BOUND, F_INVALID, F_INFEASIBLE, F_FITS };
+
+static void family_note(families *f, const cand *c, int what)
+{
+	for (int dim = 0; dim < PPCC_DIM_COUNT; dim++) {
+		int v = entry_value(&c->e, dim);
+		if (v < 0 || v >= f->size[dim])
+			continue;
+		ppcc_search_family *x = &f->by[dim][v];
+		switch (what) {
+		case F_ENUM:
+			if (!x->enumerated++) {
+				x->dim = dim;
+				x->value = v;
+				x->bound_ms = INFINITY;
+			}
+			break;
+		case F_MEMORY: x->pruned_memory++; break;
+		case F_BOUND:
+			x->pruned_bound++;
+			if (c->e.lower_bound_ms < x->bound_ms)
+				x->bound_ms = c->e.lower_bound_ms;
+			break;
+		case F_INVALID: x->invalid++; break;
+		case F_INFEASIBLE: x->infeasible++; break;
+		case F_FITS:
+			if (!x->has_best || c->e.iteration_ms < x->best.iteration_ms) {
+				x->has_best = 1;
+				x->best = c->e;
+			}
+			break;
+		}
+	}
+}
+
+/* The search again with one thing changed, for what would fit. */
+static void hint(ppcc_search_result *out, const ppcc_config *cfg,
+		 const ppcc_search_options *o, const char *what)
+{
+	if (out->n_hints >= (int)(sizeof out->hints / sizeof out->hints[0]))
+		return;
+	ppcc_arena *a = ppcc_arena_new();
+	if (!a)
+		return;
+	ppcc_search_options h = *o;
+	h.top = 1;
+	h.no_hints = 1;
+	h.global_batch = out->global_batch;
+	ppcc_search_result r;
+	ppcc_diag d = {.fn = quiet};
+	if (ppcc_search(&r, a, cfg, &h, &d) == 0 && r.n_top > 0) {
+		ppcc_search_hint *x = &out->hints[out->n_hints++];
+		snprintf(x->what, sizeof x->what, "%s", what);
+		x->best = r.top[0];
+	}
+	ppcc_arena_free(a);
+}
+
+static void hints(ppcc_search_result *out, ppcc_arena *a,
+		  const ppcc_config *cfg, const ppcc_search_options *o)
+{
+	char what[80];
+	ppcc_search_options h = *o;
+	if (o->fix.zero >= 0 && o->fix.zero != 3) {
+		h.fix.zero = 3;
+		hint(out, cfg, &h, "with ZeRO-3");
+		h = *o;
+	}
+	if (o->fix.recompute >= 0 && o->fix.recompute != PPCC_RECOMPUTE_FULL) {
+		h.fix.recompute = PPCC_RECOMPUTE_FULL;
+		hint(out, cfg, &h, "with full recompute");
+		h = *o;
+	}
+	if (o->fix.micro_batch_size > 1) {
+		h.fix.micro_batch_size = 1;
+		hint(out, cfg, &h, "with micro-batch size 1");
+		h = *o;
+	}
+	if (o->fix.tensor_parallel > 0 || o->fix.stages > 0 ||
+	    o->fix.data_parallel > 0 || o->fix.chunks > 0 || o->fix.kind >= 0 ||
+	    o->fix.context_parallel > 0) {
+		h.fix.tensor_parallel = h.fix.stages = h.fix.data_parallel = 0;
+		h.fix.chunks = h.fix.context_parallel = 0;
+		h.fix.kind = -1;
+		hint(out, cfg, &h, "with t, p, d, cp, v and the schedule free");
+		h = *o;
+	}
+	if (!o->allow_idle) {
+		h.allow_idle = 1;
+		hint(out, cfg, &h, "leaving devices idle (--allow-idle)");
+		h = *o;
+	}
+	/* more devices: every group scaled, the nodes kept */
+	const ppcc_cluster *cl = &cfg->cluster;
+	for (int k = 2; k <= 8 && out->n_hints == 0; k *= 2) {
+		if ((long)cl->devices * k > (1L << 30))
+			break;
+		ppcc_device_group *g = ppcc_arena_alloc(a, (size_t)cl->n_groups,
+							sizeof *g);
+		if (!g)
+			return;
+		ppcc_config c = *cfg;
+		for (int i = 0; i < cl->n_groups; i++) {
+			g[i] = cl->groups[i];
+			g[i].count *= k;
+		}
+		c.cluster.groups = g;
+		c.cluster.devices = cl->devices * k;
+		snprintf(what, sizeof what, "on %d devices", c.cluster.devices);
+		hint(out, &c, o, what);
+	}
+}
+
+void ppcc_search_entry_describe(char *buf, size_t size,
+				const ppcc_search_entry *e)
+{
+	static const char *const rec[] = {"none", "selective", "full"};
+	snprintf(buf, size, "t %d x p %d x d %d x cp %d, %s with v %d, b %d "
+		 "(m %d), recompute %s, ZeRO-%d", e->t, e->p, e->d, e->cp,
+		 ppcc_schedule_kind_name(e->kind), e->v, e->b, e->m,
+		 rec[e->recompute < 0 || e->recompute > 2 ? 0 : e->recompute],
+		 e->zero);
+}
+
+static double gib(double b)
+{
+	return b / (1024.0 * 1024.0 * 1024.0);
+}
+
+/* Nothing fits: the error, what came closest, and what would fit. */
+static void report_none(const ppcc_search_result *r, const ppcc_config *cfg,
+			ppcc_diag *d)
+{
+	ppcc_loc loc = cfg->model.loc.file ? cfg->model.loc
+		       : (ppcc_loc){cfg->path, 0, 0};
+	ppcc_loc cl = cfg->cluster.loc.file ? cfg->cluster.loc : loc;
+	char what[256];
+	if (r->considered == 0) {
+		ppcc_error(d, &loc, "no configuration fills the %d devices with "
+			   "a global batch of %ld sequences (t x p x d x cp "
+			   "must be the devices, d must divide the batch)",
+			   cfg->cluster.devices, r->global_batch);
+	} else {
+		ppcc_error(d, &loc, "no configuration of the %ld considered "
+			   "fits the cluster", r->considered);
+	}
+	if (r->has_closest) {
+		ppcc_search_entry_describe(what, sizeof what, &r->closest);
+		ppcc_note(d, &cl, "closest: %s, which would fit with %s%.2f GiB "
+			  "per device (the devices have %.2f GiB)", what,
+			  r->closest_exact ? "" : "at least ",
+			  gib(r->closest_need_bytes), gib(r->memory_bytes));
+	}
+	for (int i = 0; i < r->n_hints; i++) {
+		const ppcc_search_entry *e = &r->hints[i].best;
+		ppcc_search_entry_describe(what, sizeof what, e);
+		ppcc_note(d, &cl, "it would fit %s: %s, %.1f ms an iteration",
+			  r->hints[i].what, what, e->iteration_ms);
+	}
+	if (r->considered > 0 && r->n_hints == 0)
+		ppcc_note(d, &cl, "none fits on up to %d devices either",
+			  8 * cfg->cluster.devices);
 }
 
 int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
@@ -235,9 +466,8 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 	memset(out, 0, sizeof *out);
 	const ppcc_cluster *cl = &cfg->cluster;
 	const ppcc_transformer *tf = cfg->model.transformer;
-	long B = o->global_batch > 0 ? o->global_batch
-				     : cfg->pipeline.global_batch_size;
-	ppcc_loc cmd = {"<command line>", 0, 0};
+	int given;
+	long B = global_batch(cfg, o, &given);
 	if (B <= 0) {
 		ppcc_loc loc = cfg->pipeline.loc.file ? cfg->pipeline.loc
 			       : (ppcc_loc){cfg->path, 0, 0};
@@ -245,10 +475,10 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			   "pipeline.global_batch_size or --global-batch");
 		return PPCC_EINPUT;
 	}
+	out->global_batch = B;
+	out->global_batch_given = given;
 	int K = o->top > 0 ? o->top : 10;
 	int devices = cl->devices;
-	int cp = o->fix.context_parallel > 0 ? o->fix.context_parallel
-	       : cfg->pipeline.context_parallel > 0 ? cfg->pipeline.context_parallel : 1;
 	double R = 0, cap = 0;
 	for (int g = 0; g < cl->n_groups; g++) {
 		double r = cl->groups[g].tflops * 1e12 * cl->groups[g].efficiency;
@@ -257,6 +487,9 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		if (cl->groups[g].memory_bytes > cap)
 			cap = cl->groups[g].memory_bytes;
 	}
+	if (o->memory_limit_bytes > 0)
+		cap = o->memory_limit_bytes;
+	out->memory_bytes = cap;
 	cap -= cl->reserved_bytes;
 
 	/* the layer sets, one per (b, recompute) */
@@ -289,6 +522,36 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		}
 	int n_layers = sets[0].n;
 
+	/* the context-parallel sizes */
+	int cp_list[4], ncp = 0;
+	if (o->fix.context_parallel > 0)
+		cp_list[ncp++] = o->fix.context_parallel;
+	else if (!tf)
+		cp_list[ncp++] = cfg->pipeline.context_parallel > 0
+				 ? cfg->pipeline.context_parallel : 1;
+	else
+		for (int c = 1; c <= 8; c *= 2)
+			if (tf->seq_len % c == 0)
+				cp_list[ncp++] = c;
+
+	families fam;
+	memset(&fam, 0, sizeof fam);
+	int fsize[PPCC_DIM_COUNT] = {
+		[PPCC_DIM_T] = cl->devices_per_node + 1,
+		[PPCC_DIM_P] = n_layers + 1,
+		[PPCC_DIM_CP] = 9,
+		[PPCC_DIM_V] = 5,
+		[PPCC_DIM_KIND] = PPCC_SCHED_COUNT,
+		[PPCC_DIM_RECOMPUTE] = 3,
+		[PPCC_DIM_ZERO] = 4};
+	for (int dim = 0; dim < PPCC_DIM_COUNT; dim++) {
+		fam.size[dim] = fsize[dim];
+		fam.by[dim] = ppcc_arena_alloc(a, (size_t)fsize[dim],
+					       sizeof *fam.by[dim]);
+		if (!fam.by[dim])
+			return PPCC_ENOMEM;
+	}
+
 	/* enumerate */
 	size_t ncap = 1024, n = 0;
 	cand *cs = malloc(ncap * sizeof *cs);
@@ -296,7 +559,8 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		return PPCC_ENOMEM;
 	long order = 0;
 	for (int t = 1; t <= cl->devices_per_node && t <= devices; t++) {
-		if (!divides(t, cl->devices_per_node) || !divides(t, devices))
+		if (!divides(t, cl->devices_per_node) ||
+		    (!o->allow_idle && !divides(t, devices)))
 			continue;
 		if (o->fix.tensor_parallel > 0 ? t != o->fix.tensor_parallel
 		    : tf ? (!divides(t, tf->heads) ||
@@ -304,15 +568,21 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			    !divides(t, tf->ffn_hidden ? tf->ffn_hidden : 4L * tf->hidden))
 			 : t != cfg->pipeline.tensor_parallel)
 			continue;
-		if (!divides((long)t * cp, devices))
+	for (int ci = 0; ci < ncp; ci++) {
+		int cp = cp_list[ci];
+		if ((long)t * cp > devices ||
+		    (!o->allow_idle && !divides((long)t * cp, devices)))
 			continue;
 		int rest = devices / (t * cp);
 		for (int p = 1; p <= rest && p <= n_layers; p++) {
-			if (!divides(p, rest) ||
+			if ((!o->allow_idle && !divides(p, rest)) ||
 			    (o->fix.stages > 0 && p != o->fix.stages))
 				continue;
-			int dd = rest / p;
+			int d_hi = rest / p, d_lo = o->allow_idle ? 1 : d_hi;
+			for (int dd = d_hi; dd >= d_lo; dd--) {
 			if (o->fix.data_parallel > 0 && dd != o->fix.data_parallel)
+				continue;
+			if (B % dd)
 				continue;
 			for (int v = 1; v <= 4 && (long)p * v <= n_layers; v++) {
 				if (o->fix.chunks > 0 && v != o->fix.chunks)
@@ -355,17 +625,26 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 								    ((double)p * t * cp * R) * 1e3 -
 								    (double)m * s->n * 1e-9;
 							c->e.lower_bound_ms = lb > 0 ? lb : 0;
+							family_note(&fam, c, F_ENUM);
 						}
 					}
 				}
 			}
+			}
 		}
 	}
+	}
 	out->considered = (long)n;
-	(void)cmd;
 
-	/* the static-memory bound */
-	size_t live = 0;
+	/* the static-memory bound; unfit: the bounds of the candidates no
+	 * partition fits */
+	size_t live = 0, n_unfit = 0;
+	double *unfit = malloc((n ? n : 1) * sizeof *unfit);
+	if (!unfit) {
+		free(cs);
+		return PPCC_ENOMEM;
+	}
+	double closest_static = INFINITY;
 	for (size_t i = 0; i < n; i++) {
 		cand *c = &cs[i];
 		const layer_set *s = &sets[c->set];
@@ -374,10 +653,16 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 						       c->e.d * c->e.cp);
 		/* less a byte a layer: plan.c rounds each layer to bytes */
 		double stat = (s->params * bpp + s->own_static) / c->e.t - s->n;
-		double limit = o->memory_limit_bytes > 0
-			       ? o->memory_limit_bytes - cl->reserved_bytes : cap;
-		if (!o->exhaustive && stat > (double)c->e.p * limit) {
+		if (!o->exhaustive && stat > (double)c->e.p * cap) {
 			out->pruned_memory++;
+			family_note(&fam, c, F_MEMORY);
+			/* at least its static bytes on the fullest device */
+			double need = stat / c->e.p + cl->reserved_bytes;
+			if (need < closest_static) {
+				closest_static = need;
+				out->closest = c->e;
+			}
+			unfit[n_unfit++] = c->e.lower_bound_ms;
 			continue;
 		}
 		cs[live++] = *c;
@@ -390,6 +675,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		groups = ppcc_arena_alloc(a, (size_t)cl->n_groups, sizeof *groups);
 		if (!groups) {
 			free(cs);
+			free(unfit);
 			return PPCC_ENOMEM;
 		}
 		for (int g = 0; g < cl->n_groups; g++) {
@@ -401,22 +687,38 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 
 	/* simulate in increasing bound; keep the K best */
 	cand *top = malloc((size_t)(K + 1) * sizeof *top);
-	if (!top) {
+	ppcc_arena *work = ppcc_arena_new();
+	if (!top || !work) {
 		free(cs);
+		free(unfit);
+		free(top);
+		ppcc_arena_free(work);
 		return PPCC_ENOMEM;
 	}
 	int ntop = 0;
-	for (size_t i = 0; i < live; i++) {
+	double closest_sim = INFINITY;
+	size_t i;
+	for (i = 0; i < live; i++) {
 		cand *c = &cs[i];
 		if (!o->exhaustive && ntop == K &&
-		    c->e.lower_bound_ms > top[K - 1].e.iteration_ms) {
-			out->pruned_bound += (long)(live - i);
+		    c->e.lower_bound_ms > top[K - 1].e.iteration_ms)
 			break;
+		double need_gib = 0;
+		double above = !o->exhaustive && ntop == K
+			       ? top[K - 1].e.iteration_ms : INFINITY;
+		int err = evaluate(c, work, &base, &sets[c->set], above,
+				   &need_gib);
+		if (err == 1) {
+			/* the plan's step bound is above the K-th best */
+			out->pruned_bound++;
+			family_note(&fam, c, F_BOUND);
+			continue;
 		}
-		int err = evaluate(c, &base, &sets[c->set]);
 		if (err == PPCC_ENOMEM || err == PPCC_EINTERNAL) {
 			free(cs);
+			free(unfit);
 			free(top);
+			ppcc_arena_free(work);
 			if (err == PPCC_EINTERNAL)
 				ppcc_error(d, NULL, "internal error planning t %d "
 					   "p %d v %d", c->e.t, c->e.p, c->e.v);
@@ -424,13 +726,28 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		}
 		if (err == PPCC_EINPUT) {
 			out->invalid++;
+			family_note(&fam, c, F_INVALID);
 			continue;
 		}
 		out->simulated++;
 		if (err == PPCC_EINFEASIBLE) {
 			out->infeasible++;
+			family_note(&fam, c, F_INFEASIBLE);
+			unfit[n_unfit++] = c->e.lower_bound_ms;
+			/* need_gib < 0: at least -need_gib */
+			double need = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
+			if (need_gib != 0 && (need < closest_sim ||
+			    (need == closest_sim && need_gib > 0 &&
+			     !out->closest_exact))) {
+				closest_sim = need;
+				out->closest = c->e;
+				out->closest_need_bytes = need;
+				out->has_closest = 1;
+				out->closest_exact = need_gib > 0;
+			}
 			continue;
 		}
+		family_note(&fam, c, F_FITS);
 		/* insert into the sorted top */
 		int at = ntop;
 		while (at > 0 && cmp_rank(&c->e, c->order, &top[at - 1].e,
@@ -445,25 +762,52 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 				ntop++;
 		}
 	}
+	ppcc_arena_free(work);
+	out->pruned_bound += (long)(live - i);
+	for (; i < live; i++)
+		family_note(&fam, &cs[i], F_BOUND);
+	if (!out->has_closest && !isinf(closest_static)) {
+		out->has_closest = 1;
+		out->closest_need_bytes = closest_static;
+	}
 	free(cs);
+
 	out->top = ppcc_arena_alloc(a, (size_t)(ntop ? ntop : 1),
 				    sizeof *out->top);
 	if (!out->top) {
 		free(top);
+		free(unfit);
 		return PPCC_ENOMEM;
 	}
-	for (int i = 0; i < ntop; i++)
-		out->top[i] = top[i].e;
+	for (int j = 0; j < ntop; j++)
+		out->top[j] = top[j].e;
 	out->n_top = ntop;
-	out->global_batch = B;
 	free(top);
-	out->seconds = now_s() - t0;
+	for (size_t j = 0; ntop && j < n_unfit; j++)
+		out->faster_unfit += unfit[j] < out->top[0].iteration_ms;
+	free(unfit);
+
+	/* the families, by dimension and value */
+	int nf = 0;
+	for (int dim = 0; dim < PPCC_DIM_COUNT; dim++)
+		for (int v = 0; v < fam.size[dim]; v++)
+			nf += fam.by[dim][v].enumerated > 0;
+	out->families = ppcc_arena_alloc(a, (size_t)(nf ? nf : 1),
+					 sizeof *out->families);
+	if (!out->families)
+		return PPCC_ENOMEM;
+	for (int dim = 0; dim < PPCC_DIM_COUNT; dim++)
+		for (int v = 0; v < fam.size[dim]; v++)
+			if (fam.by[dim][v].enumerated > 0)
+				out->families[out->n_families++] = fam.by[dim][v];
+
 	if (ntop == 0) {
-		ppcc_loc loc = cfg->model.loc.file ? cfg->model.loc
-			       : (ppcc_loc){cfg->path, 0, 0};
-		ppcc_error(d, &loc, "no configuration of the %ld considered "
-			   "fits the cluster", out->considered);
+		if (!o->no_hints)
+			hints(out, a, cfg, o);
+		out->seconds = now_s() - t0;
+		report_none(out, cfg, d);
 		return PPCC_EINFEASIBLE;
 	}
+	out->seconds = now_s() - t0;
 	return 0;
 }

@@ -32,7 +32,8 @@ static int search_example(ppcc_search_result *r, ppcc_arena *a,
 START_TEST(pruning_keeps_the_exhaustive_top_k)
 {
 	ppcc_search_options o = {.top = 3,
-				 .fix = {.recompute = -1, .zero = 1, .kind = -1}};
+				 .fix = {.recompute = -1, .zero = 1, .kind = -1,
+					 .context_parallel = 1}};
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	ppcc_search_result pruned, all;
@@ -64,6 +65,70 @@ START_TEST(pruning_keeps_the_exhaustive_top_k)
 		/* the bound it was ordered by holds */
 		ck_assert(e->lower_bound_ms <= e->iteration_ms);
 	}
+	/* the example's own configuration (t 8, p 4, d 8, ZeRO-1, 1f1b) is
+	 * in this space: the winner is at least as fast as ppcc plan says it
+	 * is */
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ppcc_plan plan;
+	ppcc_config own = cfg;
+	ck_assert_int_eq(ppcc_config_check(&own, &diag.d), 0);
+	ck_assert_int_eq(ppcc_plan_build(&plan, a, &own, &diag.d), 0);
+	ck_assert_msg(pruned.top[0].iteration_ms <= plan.best.iteration->iteration_ms,
+		      "the winner %.3f ms, the example's own %.3f ms",
+		      pruned.top[0].iteration_ms, plan.best.iteration->iteration_ms);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* The exhaustive ranking of every configuration that fits against what
+ * each family (one value of t, p, cp, v, kind, recompute or ZeRO) says is
+ * its best, and the pruned search's families: a best is the fastest of
+ * the family, and a family's bound never exceeds its fastest. */
+START_TEST(families_hold_their_fastest_configuration)
+{
+	ppcc_search_options o = {.top = 1000, .exhaustive = 1,
+				 .fix = {.recompute = -1, .zero = -1, .kind = -1}};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_search_result all, pruned;
+	search_example(&all, a, &cfg, "tiny.yaml", &o);
+	ck_assert_int_lt(all.n_top, 1000);
+	ck_assert_int_gt(all.n_top, 10);
+	ck_assert_int_gt(all.n_families, 6);
+	o.exhaustive = 0;
+	o.top = 1;
+	search_example(&pruned, a, &cfg, "tiny.yaml", &o);
+	ck_assert_int_eq(pruned.n_families, all.n_families);
+	for (int f = 0; f < all.n_families; f++) {
+		const ppcc_search_family *x = &all.families[f];
+		const ppcc_search_entry *best = NULL;
+		for (int i = 0; i < all.n_top; i++) {
+			const ppcc_search_entry *e = &all.top[i];
+			int v = x->dim == PPCC_DIM_T ? e->t : x->dim == PPCC_DIM_P ? e->p
+			      : x->dim == PPCC_DIM_CP ? e->cp : x->dim == PPCC_DIM_V ? e->v
+			      : x->dim == PPCC_DIM_KIND ? e->kind
+			      : x->dim == PPCC_DIM_RECOMPUTE ? e->recompute : e->zero;
+			if (v == x->value && (!best || e->iteration_ms < best->iteration_ms))
+				best = e;
+		}
+		ck_assert_int_eq(x->has_best, best != NULL);
+		if (best)
+			ck_assert_msg(x->best.iteration_ms == best->iteration_ms,
+				      "family %d = %d: %.6f, the fastest %.6f", x->dim,
+				      x->value, x->best.iteration_ms, best->iteration_ms);
+		const ppcc_search_family *y = &pruned.families[f];
+		ck_assert_int_eq(y->dim, x->dim);
+		ck_assert_int_eq(y->value, x->value);
+		if (y->has_best)
+			ck_assert(y->best.iteration_ms == best->iteration_ms);
+		else if (best)
+			ck_assert_msg(y->bound_ms <= best->iteration_ms,
+				      "family %d = %d: bound %.6f above its fastest %.6f",
+				      x->dim, x->value, y->bound_ms, best->iteration_ms);
+	}
+	/* the winner of the pruned search is the exhaustive one's */
+	ck_assert(pruned.top[0].iteration_ms == all.top[0].iteration_ms);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -153,8 +218,31 @@ START_TEST(printed_configurations_plan_to_their_figures_and_the_winner_leads)
 		ck_assert_msg(fabs(planned - printed) <= 1e-10 * printed,
 			      "entry %zu: ppcc plan says %.17g ms, search %.17g",
 			      i, planned, printed);
-		if (i == 0)
+		if (i == 0) {
 			winner = planned;
+			/* the winner in each trainer's settings: what ppcc plan
+			 * writes for the entry pasted back */
+			static const char *const fmts[] = {"megatron", "torchtitan",
+							   "deepspeed"};
+			for (int k = 0; k < 3; k++) {
+				char *sargv[] = {(char *)tu_ppcc(), "search", model,
+						 "--global-batch", "16", "-f",
+						 (char *)fmts[k], NULL};
+				char *eargv[] = {(char *)tu_ppcc(), "plan", yaml, "-f",
+						 (char *)fmts[k], NULL};
+				tu_run rs, re;
+				ck_assert_int_eq(tu_run_argv(&rs, NULL, NULL, NULL, 120,
+							     sargv), 0);
+				ck_assert_int_eq(tu_run_argv(&re, NULL, NULL, NULL, 120,
+							     eargv), 0);
+				ck_assert_msg(rs.status == re.status, "%s: search %d "
+					      "(%s), plan %d (%s)", fmts[k], rs.status,
+					      rs.err, re.status, re.err);
+				ck_assert_str_eq(rs.out, re.out);
+				tu_run_free(&rs);
+				tu_run_free(&re);
+			}
+		}
 		ck_assert_msg(winner <= planned * (1 + 1e-10), "entry %zu is faster than the "
 			      "winner: %.17g < %.17g", i, planned, winner);
 		free(dump);
@@ -170,16 +258,124 @@ START_TEST(printed_configurations_plan_to_their_figures_and_the_winner_leads)
 }
 END_TEST
 
+/* The example with its pipeline: section cut and `extra` in its place,
+ * written to dir/name; the path in a static buffer. */
+static const char *example_variant(const char *dir, const char *example,
+				   const char *name, const char *from,
+				   const char *to, const char *extra)
+{
+	static char path[4096];
+	char model[4096];
+	snprintf(model, sizeof model, "%s/examples/%s", tu_src(), example);
+	char *src = tu_read_file(model, NULL);
+	ck_assert_ptr_nonnull(src);
+	char *cut = strstr(src, "\npipeline:");
+	ck_assert_ptr_nonnull(cut);
+	cut[1] = '\0';
+	char *t = from ? replace_line(src, from, to) : strdup(src);
+	size_t n = strlen(t) + strlen(extra) + 1;
+	char *text = malloc(n);
+	snprintf(text, n, "%s%s", t, extra);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	ck_assert_int_eq(tu_write_file(path, text), 0);
+	free(text);
+	free(t);
+	free(src);
+	return path;
+}
+
 START_TEST(search_without_a_global_batch_is_refused)
 {
-	char model[4096];
-	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
-	char *argv[] = {(char *)tu_ppcc(), "search", model, NULL};
+	char *dir = tu_mkdtemp();
+	const char *model = example_variant(dir, "llama3-8b.yaml", "nobatch.yaml",
+					    NULL, NULL, "");
+	char *argv[] = {(char *)tu_ppcc(), "search", (char *)model, NULL};
 	tu_run r;
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "global batch"));
 	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* tiny.yaml gives 8 microbatches on 4 stages, hence d 1 and b 1: a batch
+ * of 8 sequences, which the heading says came from the file. */
+START_TEST(the_global_batch_follows_the_files_pipeline_settings)
+{
+	ppcc_search_options o = {.fix = {.recompute = -1, .zero = -1, .kind = -1}};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_search_result r;
+	search_example(&r, a, &cfg, "tiny.yaml", &o);
+	ck_assert_int_eq(r.global_batch, 8);
+	ck_assert_int_eq(r.global_batch_given, 0);
+	for (int i = 0; i < r.n_top; i++)
+		ck_assert_int_eq((long)r.top[i].m * r.top[i].b * r.top[i].d, 8);
+	o.global_batch = 12;
+	search_example(&r, a, &cfg, "tiny.yaml", &o);
+	ck_assert_int_eq(r.global_batch, 12);
+	ck_assert_int_eq(r.global_batch_given, 1);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Llama 3 70B does not fit on 8 GPUs: exit 1, nothing on standard output,
+ * the closest configuration and the memory it would need, and the
+ * search on more devices that does fit. */
+START_TEST(nothing_fits_says_what_is_closest_and_what_would_fit)
+{
+	char *dir = tu_mkdtemp();
+	const char *model = example_variant(dir, "llama3-70b.yaml", "small.yaml",
+					    "devices: 256", "devices: 8", "");
+	char *argv[] = {(char *)tu_ppcc(), "search", (char *)model,
+			"--global-batch", "64", NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, "error: no configuration of the "), "%s", r.err);
+	ck_assert_msg(strstr(r.err, "note: closest: t "), "%s", r.err);
+	ck_assert_msg(strstr(r.err, "GiB per device (the devices have 80.00 GiB)"),
+		      "%s", r.err);
+	ck_assert_msg(strstr(r.err, "note: it would fit on 16 devices: t "),
+		      "%s", r.err);
+	tu_run_free(&r);
+	/* and that search does fit */
+	const char *bigger = example_variant(dir, "llama3-70b.yaml", "16.yaml",
+					     "devices: 256", "devices: 16", "");
+	char *bargv[] = {(char *)tu_ppcc(), "search", (char *)bigger,
+			 "--global-batch", "64", "--top", "1", NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, bargv), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* The why lines of llama3-8b's search: each line of a family that lost
+ * gives a figure, and the winner's constraints are named. */
+START_TEST(the_winner_is_explained)
+{
+	char model[4096];
+	snprintf(model, sizeof model, "%s/examples/llama3-8b.yaml", tu_src());
+	char *argv[] = {(char *)tu_ppcc(), "search", model, "--fix",
+			"tensor_parallel=2", "--fix", "context_parallel=1", NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	const char *why = strstr(r.out, "\nwhy: t 2 x p ");
+	ck_assert_msg(why, "%s", r.out);
+	ck_assert_ptr_nonnull(strstr(why, "\n  memory: the fullest device peaks at "));
+	ck_assert_ptr_nonnull(strstr(why, "\n  tensor parallel: t 2 of the 8 devices"));
+	ck_assert_ptr_nonnull(strstr(why, "\n  global batch: 256 sequences = m "));
+	ck_assert_ptr_nonnull(strstr(why, "\n  p 2: "));
+	ck_assert_ptr_nonnull(strstr(why, "\n  recompute full: "));
+	/* then the winner's plan, as ppcc plan prints it */
+	ck_assert_ptr_nonnull(strstr(why, "\n\nppcc 0.1.0: llama3-8b, "));
 	tu_run_free(&r);
 }
 END_TEST
@@ -192,6 +388,10 @@ Suite *suite_search(void)
 	tcase_add_test(tc, pruning_keeps_the_exhaustive_top_k);
 	tcase_add_test(tc, printed_configurations_plan_to_their_figures_and_the_winner_leads);
 	tcase_add_test(tc, search_without_a_global_batch_is_refused);
+	tcase_add_test(tc, families_hold_their_fastest_configuration);
+	tcase_add_test(tc, the_global_batch_follows_the_files_pipeline_settings);
+	tcase_add_test(tc, nothing_fits_says_what_is_closest_and_what_would_fit);
+	tcase_add_test(tc, the_winner_is_explained);
 	suite_add_tcase(s, tc);
 	return s;
 }
