@@ -55,8 +55,10 @@
  * draws at most TL_MAX_BOXES boxes (those that start first) and the
  * dependency view at most DEPS_MAX_NODES nodes (the first microbatches);
  * the title says what was left out and a warning is reported.  A
- * dependency view whose first microbatch alone makes nodes x ranks exceed
- * DEPS_MAX_NODE_RANKS is refused with an error instead.
+ * dependency view to be laid out (SVG, PNG) whose first microbatch alone
+ * makes nodes x ranks exceed DEPS_MAX_NODE_RANKS is refused with an error
+ * instead; as DOT it is written whole, in time linear in its nodes and
+ * edges (dot_write_clusters, since agwrite is not).
  *
  * Not reentrant: libgvc keeps global state, and so does this file.
  */
@@ -94,11 +96,10 @@
 #define TL_ROWS_Y 56.0       /* bottom of the last rank's row */
 
 #define DEPS_MAX_NODES 2000
-/* Graphviz's agwrite looks every node up in every cluster (one per rank),
- * so writing the dependency view costs nodes x ranks: above this it is
- * refused (about a second of writing), since the view is at least one
- * microbatch, 2 x stages nodes, and would grow with the square of the
- * stages. */
+/* dot's layout of the dependency view grows with nodes x clusters (one
+ * cluster per rank, and at least one microbatch, 2 x stages nodes, is
+ * shown): as SVG or PNG, a view above this is refused.  Its DOT text is
+ * written in linear time (dot_write_clusters) and has no such limit. */
 #define DEPS_MAX_NODE_RANKS (1L << 21)
 
 /* ---- strings ---------------------------------------------------------- */
@@ -441,6 +442,7 @@ typedef struct dot_ctx {
 	Agsym_t *e_style, *e_color, *e_label, *e_weight;
 	Agsym_t *g_label, *g_labeljust, *g_style, *g_fill, *g_color,
 		*g_fontsize;
+	int format; /* PPCC_FMT_DOT, _SVG or _PNG */
 } dot_ctx;
 
 static int is_compute(int op)
@@ -1214,14 +1216,16 @@ static int deps_build(dot_ctx *x)
 	dn.shown_mb = deps_shown_microbatches(s, &shown, &total);
 	if (dn.shown_mb < 0)
 		return dn.shown_mb;
-	if ((double)shown * s->n_ranks > (double)DEPS_MAX_NODE_RANKS) {
+	if (x->format != PPCC_FMT_DOT &&
+	    (double)shown * s->n_ranks > (double)DEPS_MAX_NODE_RANKS) {
 		const ppcc_loc *loc = x->plan->config
 			? &x->plan->config->pipeline.stages_loc : NULL;
 		ppcc_error(x->d, loc && loc->file ? loc : NULL,
 			   "the dependency graph of %d ranks would draw %ld "
 			   "nodes in %d clusters, more than %ld node-cluster "
-			   "pairs can be written in reasonable time; use "
-			   "--view timeline, or fewer stages",
+			   "pairs can be laid out in reasonable time; write "
+			   "it as DOT (-f dot), use --view timeline, or fewer "
+			   "stages",
 			   (int)s->n_ranks, shown, (int)s->n_ranks,
 			   DEPS_MAX_NODE_RANKS);
 		return PPCC_EINPUT;
@@ -1345,10 +1349,197 @@ static void svg_generator_comment(const char *data, size_t len,
 	}
 }
 
+/* ---- DOT text of a graph of clusters, in linear time --------------------- */
+
+/* agwrite decides for every node and every edge of the root graph
+ * whether one of the root's subgraphs holds it, asking each subgraph in
+ * turn: nodes x clusters lookups, which for the dependency view (a
+ * cluster per rank, at least two nodes per stage) grows with the square
+ * of the stages (45.9 s at 16,000).  The graphs ppcc builds have one
+ * shape: clusters directly under the root, every node in exactly one
+ * cluster, every edge in the root alone.  For that shape
+ * dot_write_clusters writes what agwrite writes, byte for byte (the
+ * suite compares the two), in one pass over the clusters and one over
+ * the edges; for any other shape it answers 1 and agwrite is used. */
+
+int ppcc_dot_force_agwrite;
+int ppcc_dot_linear_writes;
+
+static void w_tabs(FILE *f, int level)
+{
+	while (level-- > 0)
+		putc('\t', f);
+}
+
+static void w_canon(FILE *f, char *s)
+{
+	fputs(agcanonStr(s), f);
+}
+
+/* One of the graph's default dictionaries ("graph [a=b, ...];"), the
+ * root's: every attribute with a non-empty default, or marked to be
+ * printed always (cgraph marks the node label so). */
+static void w_root_dict(FILE *f, Agraph_t *g, int kind, const char *what)
+{
+	int cnt = 0;
+	for (Agsym_t *sym = agnxtattr(g, kind, NULL); sym;
+	     sym = agnxtattr(g, kind, sym)) {
+		if ((!sym->defval || !*sym->defval) && !sym->print)
+			continue;
+		if (cnt++ == 0) {
+			w_tabs(f, 1);
+			fprintf(f, "%s [", what);
+		} else {
+			fputs(",\n", f);
+			w_tabs(f, 2);
+		}
+		w_canon(f, sym->name);
+		putc('=', f);
+		w_canon(f, sym->defval);
+	}
+	if (cnt > 1) {
+		putc('\n', f);
+		w_tabs(f, 1);
+	}
+	if (cnt > 0)
+		fputs("];\n", f);
+}
+
+/* A cluster's own graph attributes: those it sets to another value than
+ * the root's (a value the same as the root's would be written by
+ * agwrite, and the suite's comparison would tell). */
+static void w_sub_dict(FILE *f, Agraph_t *root, Agraph_t *sub)
+{
+	int cnt = 0;
+	for (Agsym_t *sym = agnxtattr(root, AGRAPH, NULL); sym;
+	     sym = agnxtattr(root, AGRAPH, sym)) {
+		char *mine = agxget(sub, sym), *theirs = agxget(root, sym);
+		if (strcmp(mine ? mine : "", theirs ? theirs : "") == 0)
+			continue;
+		if (cnt++ == 0) {
+			w_tabs(f, 2);
+			fputs("graph [", f);
+		} else {
+			fputs(",\n", f);
+			w_tabs(f, 3);
+		}
+		w_canon(f, sym->name);
+		putc('=', f);
+		w_canon(f, mine ? mine : (char *)"");
+	}
+	if (cnt > 1) {
+		putc('\n', f);
+		w_tabs(f, 2);
+	}
+	if (cnt > 0)
+		fputs("];\n", f);
+}
+
+/* "\t[a=b,\n<tabs>c=d]": the attributes of obj that are not the
+ * default (the same interned string), as agwrite writes them. */
+static void w_attrs(FILE *f, Agraph_t *root, void *obj, int kind, int level)
+{
+	int cnt = 0;
+	for (Agsym_t *sym = agnxtattr(root, kind, NULL); sym;
+	     sym = agnxtattr(root, kind, sym)) {
+		char *v = agxget(obj, sym);
+		if (v == sym->defval)
+			continue;
+		if (cnt++ == 0) {
+			fputs("\t[", f);
+		} else {
+			fputs(",\n", f);
+			w_tabs(f, level + 1);
+		}
+		w_canon(f, sym->name);
+		putc('=', f);
+		w_canon(f, v);
+	}
+	if (cnt > 0)
+		putc(']', f);
+}
+
+/* 0 written; 1: g is not of the shape written here (nothing written);
+ * PPCC_ENOMEM. */
+static int dot_write_clusters(Agraph_t *g, FILE *f)
+{
+	if (ppcc_dot_force_agwrite || agattr(g, AGEDGE, "tailport", NULL) ||
+	    agattr(g, AGEDGE, "headport", NULL))
+		return 1;
+	/* every node in exactly one cluster, no subgraph below a cluster,
+	 * no edge inside one */
+	size_t n_nodes = (size_t)agnnodes(g), seen = 0, top = 0;
+	for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n))
+		if ((size_t)AGSEQ(n) > top)
+			top = (size_t)AGSEQ(n);
+	unsigned char *in = ppcc_calloc(top + 1, 1);
+	if (!in)
+		return PPCC_ENOMEM;
+	int shape = 1;
+	for (Agraph_t *sub = agfstsubg(g); sub && shape; sub = agnxtsubg(sub)) {
+		char *name = agnameof(sub);
+		if (!name || strncmp(name, "cluster", 7) != 0 || agfstsubg(sub))
+			shape = 0;
+		for (Agnode_t *n = agfstnode(sub); n && shape; n = agnxtnode(sub, n)) {
+			if (agfstout(sub, n) || in[AGSEQ(n)]++)
+				shape = 0;
+			seen++;
+		}
+	}
+	ppcc_free(in);
+	if (!shape || seen != n_nodes)
+		return 1;
+	for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n))
+		for (Agedge_t *e = agfstout(g, n); e; e = agnxtout(g, e)) {
+			char *key = agnameof(e);
+			if (key && *key)
+				return 1;
+		}
+
+	const char *arrow = agisdirected(g) ? " -> " : " -- ";
+	fprintf(f, "%s%sgraph ", agisstrict(g) ? "strict " : "",
+		agisdirected(g) ? "di" : "");
+	w_canon(f, agnameof(g));
+	fputs(" {\n", f);
+	w_root_dict(f, g, AGRAPH, "graph");
+	w_root_dict(f, g, AGNODE, "node");
+	w_root_dict(f, g, AGEDGE, "edge");
+	for (Agraph_t *sub = agfstsubg(g); sub; sub = agnxtsubg(sub)) {
+		w_tabs(f, 1);
+		fputs("subgraph ", f);
+		w_canon(f, agnameof(sub));
+		fputs(" {\n", f);
+		w_sub_dict(f, g, sub);
+		for (Agnode_t *n = agfstnode(sub); n; n = agnxtnode(sub, n)) {
+			w_tabs(f, 2);
+			w_canon(f, agnameof(n));
+			w_attrs(f, g, n, AGNODE, 2);
+			fputs(";\n", f);
+		}
+		w_tabs(f, 1);
+		fputs("}\n", f);
+	}
+	for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n))
+		for (Agedge_t *e = agfstout(g, n); e; e = agnxtout(g, e)) {
+			w_tabs(f, 1);
+			w_canon(f, agnameof(agtail(e)));
+			fputs(arrow, f);
+			w_canon(f, agnameof(aghead(e)));
+			w_attrs(f, g, e, AGEDGE, 1);
+			fputs(";\n", f);
+		}
+	fputs("}\n", f);
+	ppcc_dot_linear_writes++;
+	return 0;
+}
+
 static int render(dot_ctx *x, FILE *f, int format, const char *engine)
 {
 	if (format == PPCC_FMT_DOT) {
-		if (agwrite(x->g, f) != 0 || ferror(f)) {
+		int w = dot_write_clusters(x->g, f);
+		if (w == PPCC_ENOMEM)
+			return PPCC_ENOMEM;
+		if ((w != 0 && agwrite(x->g, f) != 0) || ferror(f)) {
 			ppcc_error(x->d, NULL, "cannot write the graph");
 			return PPCC_EIO;
 		}
@@ -1394,7 +1585,7 @@ int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		  ppcc_diag *d)
 {
 	dot_ctx x = {.plan = p, .s = &p->best.schedule, .e = &p->best.estimate,
-		     .d = d};
+		     .d = d, .format = o->format};
 	ppcc_arena *a = NULL;
 	ppcc_estimate simulated;
 	int err = 0;

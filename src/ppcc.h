@@ -880,6 +880,11 @@ int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		   ppcc_diag *d);
 int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		  ppcc_diag *d);
+/* Tests: 1 makes ppcc_emit_dot write DOT with Graphviz's agwrite alone
+ * (the linear writer's output is compared with it); the count of DOT
+ * texts the linear writer wrote. */
+extern int ppcc_dot_force_agwrite;
+extern int ppcc_dot_linear_writes;
 int ppcc_emit_header(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
 int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,

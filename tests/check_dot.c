@@ -795,6 +795,65 @@ static void with_name(hand_plan *h, const char *name)
 	h->layers[0].name = name;
 }
 
+/* The dependency view's DOT text comes from ppcc's own writer (agwrite
+ * looks every node and edge up in every cluster: quadratic in the
+ * stages); it must be what agwrite writes, byte for byte, for every
+ * schedule kind and for names that need quoting and escaping. */
+static void deps_dot_matches_agwrite(const ppcc_plan *p, const char *what)
+{
+	int before = ppcc_dot_linear_writes;
+	char *mine = emit_clean(p, PPCC_FMT_DOT, 1, NULL);
+	ck_assert_msg(ppcc_dot_linear_writes == before + 1,
+		      "%s: the linear writer was not used", what);
+	ppcc_dot_force_agwrite = 1;
+	char *theirs = emit_clean(p, PPCC_FMT_DOT, 1, NULL);
+	ppcc_dot_force_agwrite = 0;
+	ck_assert_int_eq(ppcc_dot_linear_writes, before + 1);
+	if (strcmp(mine, theirs) != 0) {
+		size_t i = 0;
+		while (mine[i] && mine[i] == theirs[i])
+			i++;
+		size_t from = i > 80 ? i - 80 : 0;
+		ck_abort_msg("%s: differs from agwrite at byte %zu:\nmine:   %.160s\n"
+			     "agwrite: %.160s", what, i, mine + from, theirs + from);
+	}
+	free(mine);
+	free(theirs);
+}
+
+START_TEST(deps_dot_text_is_what_agwrite_writes)
+{
+	static const int shapes[][4] = {
+		{PPCC_SCHED_GPIPE, 4, 8, 1},     {PPCC_SCHED_1F1B, 8, 32, 1},
+		{PPCC_SCHED_INTERLEAVED, 4, 4, 2}, {PPCC_SCHED_INTERLEAVED, 8, 8, 3},
+		{PPCC_SCHED_1F1B, 1, 4, 1},
+	};
+	char what[64];
+	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+		fixture fx;
+		fixture_build(&fx, shapes[k][0], shapes[k][1], shapes[k][2],
+			      shapes[k][3]);
+		snprintf(what, sizeof what, "kind %d p %d m %d v %d", shapes[k][0],
+			 shapes[k][1], shapes[k][2], shapes[k][3]);
+		deps_dot_matches_agwrite(&fx.plan, what);
+		fixture_free(&fx);
+	}
+	for (size_t k = 0; k < sizeof hostile / sizeof hostile[0]; k++) {
+		hand_plan h;
+		with_name(&h, hostile[k]);
+		snprintf(what, sizeof what, "name %zu", k);
+		deps_dot_matches_agwrite(&h.plan, what);
+	}
+	/* the timeline (no clusters) is agwrite's */
+	fixture fx;
+	fixture_build(&fx, PPCC_SCHED_1F1B, 4, 8, 1);
+	int before = ppcc_dot_linear_writes;
+	free(emit_clean(&fx.plan, PPCC_FMT_DOT, 0, NULL));
+	ck_assert_int_eq(ppcc_dot_linear_writes, before);
+	fixture_free(&fx);
+}
+END_TEST
+
 /* The label text of the title, the row label of rank 0 (timeline) and
  * the cluster of rank 0 (dependency view) hold the name exactly. */
 START_TEST(names_survive_the_dot_round_trip)
@@ -1243,6 +1302,7 @@ Suite *suite_dot(void)
 	tcase_add_test(tc, timeline_axis_ticks_sit_at_their_times);
 	tcase_add_test(tc, deps_has_a_node_per_compute_and_an_edge_per_transfer);
 	tcase_add_test(tc, deps_renders_for_every_schedule_kind);
+	tcase_add_test(tc, deps_dot_text_is_what_agwrite_writes);
 	tcase_add_test(tc, names_survive_the_dot_round_trip);
 	tcase_add_test(tc, names_show_verbatim_in_the_svg);
 	tcase_add_test(tc, long_names_are_cut_on_a_character_boundary);
