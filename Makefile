@@ -105,7 +105,7 @@ LIB  := $(BUILD)/libppcc.a
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 RT_SRC  := $(wildcard src/runtime/*.c) src/alloc.c src/diag.c \
 	src/read_json.c src/validate.c src/match_order.c
-CC_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+CC_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c))
 DIST_OBJ = $(patsubst $(BUILD)/src/alloc.o,$(BUILD)/dist/alloc.o,$(1:%.c=$(BUILD)/%.o))
 SOLIB    := $(BUILD)/libppcc.so.$(VERSION)
 RT_SOLIB := $(BUILD)/libppcc_rt.so.$(VERSION)

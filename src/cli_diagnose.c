@@ -10,12 +10,14 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diagnose.h"
 #include "ppcc.h"
 
 int ppcc_cli_diagnose(int argc, char **argv);
+int ppcc_cli_write_output(const char *path, const char *buf, size_t len); /* main.c */
 
 static void dg_print(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
 		     void *user)
@@ -23,12 +25,14 @@ static void dg_print(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
 	(void)user;
 	fputs("ppcc: ", stderr);
 	if (loc && loc->file) {
-		fputs(loc->file, stderr);
+		ppcc_fput_visible(stderr, loc->file);
 		if (loc->line > 0)
 			fprintf(stderr, ":%d:%d", loc->line, loc->col);
 		fputs(": ", stderr);
 	}
-	fprintf(stderr, "%s: %s\n", sev == PPCC_SEV_ERROR ? "error" : "note", msg);
+	fprintf(stderr, "%s: ", sev == PPCC_SEV_ERROR ? "error" : "note");
+	ppcc_fput_visible(stderr, msg);
+	fputc('\n', stderr);
 }
 
 static int dg_usage(const char *msg, const char *arg)
@@ -99,17 +103,22 @@ int ppcc_cli_diagnose(int argc, char **argv)
 		rc = err == PPCC_ENOMEM ? 4 : 1;
 		goto out;
 	}
-	FILE *f = output ? fopen(output, "w") : stdout;
-	if (!f) {
-		ppcc_loc loc = {output, 0, 0};
-		dg_print(PPCC_SEV_ERROR, &loc, "cannot write the output", NULL);
-		rc = 3;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	if (!mem) {
+		fputs("ppcc: error: out of memory\n", stderr);
+		rc = 4;
 		goto out;
 	}
-	if (ppcc_diagnosis_emit(f, dg, json) < 0)
-		rc = 3;
-	if ((f == stdout ? fflush(f) : fclose(f)) != 0)
-		rc = 3;
+	err = ppcc_diagnosis_emit(mem, dg, json);
+	if (fclose(mem) != 0 || err < 0) {
+		fputs("ppcc: error: out of memory\n", stderr);
+		rc = 4;
+	} else {
+		rc = ppcc_cli_write_output(output, buf, len);
+	}
+	free(buf);
 out:
 	ppcc_diagnosis_free(dg);
 	ppcc_arena_free(a);

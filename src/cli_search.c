@@ -22,6 +22,7 @@
 #include "ppcc.h"
 
 int ppcc_cli_search(int argc, char **argv);
+int ppcc_cli_write_output(const char *path, const char *buf, size_t len); /* main.c */
 
 static void sr_print(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
 		     void *user)
@@ -29,13 +30,15 @@ static void sr_print(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
 	(void)user;
 	fputs("ppcc: ", stderr);
 	if (loc && loc->file) {
-		fputs(loc->file, stderr);
+		ppcc_fput_visible(stderr, loc->file);
 		if (loc->line > 0)
 			fprintf(stderr, ":%d:%d", loc->line, loc->col);
 		fputs(": ", stderr);
 	}
-	fprintf(stderr, "%s: %s\n", sev == PPCC_SEV_ERROR ? "error"
-		: sev == PPCC_SEV_WARNING ? "warning" : "note", msg);
+	fprintf(stderr, "%s: ", sev == PPCC_SEV_ERROR ? "error"
+		: sev == PPCC_SEV_WARNING ? "warning" : "note");
+	ppcc_fput_visible(stderr, msg);
+	fputc('\n', stderr);
 }
 
 static int sr_usage(const char *msg, const char *arg)
@@ -225,8 +228,9 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 		      const ppcc_search_result *r)
 {
 	const ppcc_cluster *cl = &cfg->cluster;
-	fprintf(f, "search: %s on %d devices (%d a node), global batch %ld "
-		"sequences%s\n", cfg->model.name ? cfg->model.name : "model",
+	fputs("search: ", f);
+	ppcc_fput_visible(f, cfg->model.name ? cfg->model.name : "model");
+	fprintf(f, " on %d devices (%d a node), global batch %ld sequences%s\n",
 		cl->devices, cl->devices_per_node, r->global_batch,
 		r->global_batch_given ? "" : " (the file's m x b x d)");
 	fprintf(f, "  %ld configurations considered: %ld pruned by static "
@@ -467,17 +471,7 @@ int ppcc_cli_search(int argc, char **argv)
 		rc = 4;
 	if (rc)
 		goto out;
-	FILE *f = output && strcmp(output, "-") != 0 ? fopen(output, "w") : stdout;
-	if (!f) {
-		ppcc_loc loc = {output, 0, 0};
-		sr_print(PPCC_SEV_ERROR, &loc, "cannot write the output", NULL);
-		rc = 3;
-		goto out;
-	}
-	if (fwrite(buf, 1, len, f) != len)
-		rc = 3;
-	if ((f == stdout ? fflush(f) : fclose(f)) != 0)
-		rc = 3;
+	rc = ppcc_cli_write_output(output, buf, len);
 out:
 	free(buf);
 	ppcc_arena_free(a);

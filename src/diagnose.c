@@ -1082,11 +1082,19 @@ int ppcc_diagnosis_emit(FILE *f, const ppcc_diagnosis *dg, int json)
 	if (json) {
 		err = dg_emit_json(f, dg);
 	} else {
-		fprintf(f, "%s: %d of %d ranks wrote flight records\n", dg->dir,
+		/* the directory, and what the records say, shown for a
+		 * person: a record is a file anyone may have written */
+		ppcc_fput_visible(f, dg->dir);
+		fprintf(f, ": %d of %d ranks wrote flight records\n",
 			dg->n_records, dg->n_ranks);
-		fprintf(f, "cause: %s\n", dg->cause);
-		for (int k = 0; k < dg->n_details; k++)
-			fprintf(f, "  %s\n", dg->details[k]);
+		fputs("cause: ", f);
+		ppcc_fput_visible(f, dg->cause);
+		fputc('\n', f);
+		for (int k = 0; k < dg->n_details; k++) {
+			fputs("  ", f);
+			ppcc_fput_visible(f, dg->details[k]);
+			fputc('\n', f);
+		}
 		if (ferror(f))
 			err = PPCC_EIO;
 	}

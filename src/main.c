@@ -84,21 +84,7 @@ static void usage(FILE *f)
  * escape, and an invisible or direction-changing one as <U+XXXX>. */
 static void put_clean(const char *s)
 {
-	while (*s) {
-		unsigned char c = (unsigned char)*s;
-		uint32_t cp;
-		size_t n = ppcc_invisible_at(s, &cp);
-		if (n) {
-			fprintf(stderr, "<U+%04X>", (unsigned)cp);
-			s += n;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f)
-			fprintf(stderr, "\\x%02x", c);
-		else
-			fputc(c, stderr);
-		s++;
-	}
+	ppcc_fput_visible(stderr, s);
 }
 
 static void print_diag(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
@@ -125,6 +111,17 @@ static void cannot_write(const char *path, int err)
 	ppcc_loc loc = {strcmp(path, "-") == 0 ? "<stdout>" : path, 0, 0};
 	snprintf(msg, sizeof msg, "cannot write: %s", strerror(err));
 	print_diag(PPCC_SEV_ERROR, &loc, msg, NULL);
+}
+
+/* Standard output flushed, or its failure reported (a closed pipe: "Broken
+ * pipe", not a silent exit). */
+static int stdout_done(void)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return EXIT_OK;
+	cannot_write("-", errno ? errno : EIO);
+	return EXIT_OUTPUT;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -634,10 +631,12 @@ static int cmd_check(const cli_options *o)
 		}
 		if (stale && (rc = rewrite_fingerprint(o->input, hash, &d)) != EXIT_OK)
 			goto out;
-		if (!o->quiet)
-			printf("%s: fingerprint %s %016" PRIx64 "\n", name,
+		if (!o->quiet) {
+			ppcc_fput_visible(stdout, name);
+			printf(": fingerprint %s %016" PRIx64 "\n",
 			       stale ? "refreshed to" : "already up to date:", hash);
-		rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_OUTPUT;
+		}
+		rc = stdout_done();
 		goto out;
 	}
 	if (stale && err != PPCC_ENOMEM) {
@@ -658,13 +657,14 @@ static int cmd_check(const cli_options *o)
 		long long n = 0;
 		for (int r = 0; r < s->n_ranks; r++)
 			n += s->ranks[r].n_actions;
-		printf("%s: valid %s schedule: %d ranks, %d stages, %d microbatches, "
-		       "%lld actions%s\n", name, ppcc_schedule_kind_name(s->kind),
+		ppcc_fput_visible(stdout, name);
+		printf(": valid %s schedule: %d ranks, %d stages, %d microbatches, "
+		       "%lld actions%s\n", ppcc_schedule_kind_name(s->kind),
 		       s->n_ranks, s->n_stages, s->n_microbatches, n,
 		       unordered ? "; not runnable on order-matching transports "
 				   "(nccl, grouped)" : "");
 	}
-	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_OUTPUT;
+	rc = stdout_done();
 out:
 	ppcc_arena_free(a);
 	return rc;
@@ -773,6 +773,30 @@ static int apply_option(cli_options *o, int c, const char *arg)
 
 int ppcc_cli_diagnose(int argc, char **argv); /* cli_diagnose.c */
 int ppcc_cli_search(int argc, char **argv);   /* cli_search.c */
+int ppcc_cli_write_output(const char *path, const char *buf, size_t len);
+
+/* The subcommands' output: buf to path (NULL or "-": standard output)
+ * exactly as ppcc plan writes -o (links followed, complete or not at
+ * all), a failure reported as ppcc plan reports it.  An exit status. */
+int ppcc_cli_write_output(const char *path, const char *buf, size_t len)
+{
+	output out;
+	if (!path)
+		path = "-";
+	if (output_open(&out, path) < 0) {
+		cannot_write(path, errno);
+		return EXIT_OUTPUT;
+	}
+	errno = 0;
+	int ok = fwrite(buf, 1, len, out.f) == len;
+	int e = ok ? 0 : errno ? errno : EIO;
+	errno = 0;
+	if (output_close(&out, ok) < 0 || !ok) {
+		cannot_write(path, e ? e : errno ? errno : EIO);
+		return EXIT_OUTPUT;
+	}
+	return EXIT_OK;
+}
 
 int main(int argc, char **argv)
 {

@@ -851,6 +851,11 @@ int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
  * Text for people shows such a character as <U+XXXX> (visible.c). */
 size_t ppcc_invisible_at(const char *s, uint32_t *out_cp);
 
+/* s on f for a person, on one line: a control character as \xNN (no
+ * name can forge a line or a terminal escape), an invisible or
+ * direction-changing one as <U+XXXX>. */
+void ppcc_fput_visible(FILE *f, const char *s);
+
 typedef enum ppcc_format {
 	PPCC_FMT_TEXT,
 	PPCC_FMT_JSON,

@@ -60,3 +60,22 @@ size_t ppcc_invisible_at(const char *s, uint32_t *out_cp)
 		*out_cp = c;
 	return n;
 }
+
+void ppcc_fput_visible(FILE *f, const char *s)
+{
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+		uint32_t cp;
+		size_t n = ppcc_invisible_at(s, &cp);
+		if (n) {
+			fprintf(f, "<U+%04X>", (unsigned)cp);
+			s += n;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+		s++;
+	}
+}

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ppcc.h"
@@ -713,6 +714,64 @@ START_TEST(bad_and_partial_records_are_located_errors)
 }
 END_TEST
 
+/* A record is a file anyone may have written, and DIR is user text:
+ * what diagnose prints of them shows a terminal escape as \x1b and a
+ * direction override as <U+202E>, on stdout and in its errors. */
+START_TEST(diagnosis_shows_escapes_and_bidi_controls_visibly)
+{
+	char *top = tu_mkdtemp(), dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/run\xe2\x80\xae" "gol.txt", top);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0);
+	ppcc_schedule s;
+	build_sched(&s, a, pp, 2, 4);
+	pp->fault_op = PPCC_OP_F;
+	pp->fault_stage = 1;
+	pp->fault_mb = 0;
+	pp->fault_ret = 1;
+	ck_assert_int_eq(run_recorded(dir, &s, pp, 2), PPCC_RT_ECALLBACK);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/rank-00001.flight", dir);
+	size_t n;
+	char *orig = tu_read_file(path, &n);
+	ck_assert_ptr_nonnull(orig);
+	char *at = strstr(orig, "\ncause ");
+	ck_assert_ptr_nonnull(at);
+	/* in the reason diagnose shows (up to "; waited") */
+	char *waited = strstr(at, "; waited");
+	ck_assert_ptr_nonnull(waited);
+	size_t pre = (size_t)(waited - orig);
+	char *t = malloc(n + 64);
+	memcpy(t, orig, pre);
+	strcpy(t + pre, " \x1b[2J\xe2\x80\xae" "evil");
+	strcat(t, orig + pre);
+	ck_assert_int_eq(tu_write_file(path, t), 0);
+	tu_run r;
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(!strchr(r.out, '\x1b') && !strstr(r.out, "\xe2\x80\xae"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "/run<U+202E>gol.txt: 2 of 2 ranks") &&
+		      strstr(r.out, "\\x1b[2J<U+202E>evil"), "%s", r.out);
+	tu_run_free(&r);
+	/* an error naming the path */
+	strcpy(t + pre, "\njunk\n");
+	ck_assert_int_eq(tu_write_file(path, t), 0);
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(!strstr(r.err, "\xe2\x80\xae") &&
+		      strstr(r.err, "run<U+202E>gol.txt/rank-00001.flight:"), "%s", r.err);
+	tu_run_free(&r);
+	free(t);
+	free(orig);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	tu_rmtree(top);
+	free(top);
+}
+END_TEST
+
 /* The EXAMPLES of ppcc(1) and README.md show `ppcc diagnose
  * examples/hang` (records of a real run): every line ppcc prints is
  * there, in order. */
@@ -774,6 +833,7 @@ Suite *suite_diagnose(void)
 	tcase_add_test(tc, mpi_mismatched_schedules_are_named);
 	tcase_add_test(tc, dump_on_demand_and_schedule_file_comparison);
 	tcase_add_test(tc, bad_and_partial_records_are_located_errors);
+	tcase_add_test(tc, diagnosis_shows_escapes_and_bidi_controls_visibly);
 	tcase_add_test(tc, man_page_example_matches_what_ppcc_prints);
 	suite_add_tcase(s, tc);
 	return s;

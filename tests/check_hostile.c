@@ -203,6 +203,27 @@ START_TEST(bidi_controls_in_names_are_shown_not_obeyed)
 		json_decref(v);
 		tu_run_free(&r);
 	}
+	/* ppcc check names its file, ppcc search the model, visibly */
+	char sched[1300];
+	snprintf(sched, sizeof sched, "%s/s\xe2\x80\xaenosj.json", dir);
+	{
+		tu_run r;
+		run_ppcc(&r, NULL, (char *[]){"plan", path, "-f", "json", "-o", sched,
+					      NULL});
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		run_ppcc(&r, NULL, (char *[]){"check", sched, NULL});
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_msg(!has_raw_invisible(r.out, r.out_len) &&
+			      strstr(r.out, "/s<U+202E>nosj.json: valid 1f1b"), "%s", r.out);
+		tu_run_free(&r);
+		run_ppcc(&r, NULL, (char *[]){"search", path, "--global-batch", "2",
+					      "--top", "1", NULL});
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_msg(!has_raw_invisible(r.out, r.out_len) &&
+			      strstr(r.out, "search: m<U+202E>abc on 2 devices"), "%s", r.out);
+		tu_run_free(&r);
+	}
 	/* diagnostics name the device visibly */
 	snprintf(text, sizeof text, bidi_yaml, "1e308");
 	ck_assert_int_eq(tu_write_file(path, text), 0);
@@ -265,7 +286,9 @@ END_TEST
 
 /* stdout a pipe whose reader is gone before ppcc writes: exit 3 with a
  * diagnostic, not death by SIGPIPE (status 141 in the shell). */
-START_TEST(closed_pipe_on_stdout_gets_a_diagnostic)
+/* args run with stdout a pipe whose reader has gone; its exit status
+ * and what it wrote to stderr. */
+static int closed_pipe_run(char *const args[], char **out_err)
 {
 	char *dir = tu_mkdtemp(), errpath[1200];
 	snprintf(errpath, sizeof errpath, "%s/err", dir);
@@ -288,7 +311,7 @@ START_TEST(closed_pipe_on_stdout_gets_a_diagnostic)
 		dup2(fds[1], 1);
 		int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(e, 2);
-		execl(tu_ppcc(), "ppcc", "plan", tiny(), "-f", "json", (char *)NULL);
+		execv(tu_ppcc(), args);
 		_exit(127);
 	}
 	close(go[0]);
@@ -297,12 +320,46 @@ START_TEST(closed_pipe_on_stdout_gets_a_diagnostic)
 	close(go[1]);
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	char *err = tu_read_file(errpath, NULL);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 3,
-		      "status %#x: %s", st, err ? err : "");
-	ck_assert_msg(err && strstr(err, "ppcc: <stdout>: error: cannot write: "
-				   "Broken pipe"), "%s", err ? err : "");
-	free(err);
+	*out_err = tu_read_file(errpath, NULL);
+	if (!*out_err)
+		*out_err = strdup("");
+	tu_rmtree(dir);
+	free(dir);
+	return st;
+}
+
+/* Every command that writes to stdout: a reader gone is "cannot write:
+ * Broken pipe", exit 3, not a silent death by SIGPIPE (141) or a silent
+ * exit 3. */
+START_TEST(closed_pipe_on_stdout_gets_a_diagnostic)
+{
+	char hang[1200], json[1200], cmd[4096];
+	char *dir = tu_mkdtemp();
+	snprintf(hang, sizeof hang, "%s/examples/hang", tu_src());
+	snprintf(json, sizeof json, "%s/t.json", dir);
+	snprintf(cmd, sizeof cmd, "'%s' plan '%s' -f json -o '%s'", tu_ppcc(),
+		 tiny(), json);
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60,
+				     (char *[]){"sh", "-c", cmd, NULL}), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *cases[][8] = {
+		{"ppcc", "plan", (char *)tiny(), "-f", "json", NULL},
+		{"ppcc", "check", json, NULL},
+		{"ppcc", "diagnose", hang, NULL},
+		{"ppcc", "search", (char *)tiny(), "--global-batch", "8", "--top", "1",
+		 NULL},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char *err;
+		int st = closed_pipe_run(cases[k], &err);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 3,
+			      "ppcc %s: status %#x: %s", cases[k][1], st, err);
+		ck_assert_msg(strstr(err, "ppcc: <stdout>: error: cannot write: "
+				     "Broken pipe"), "ppcc %s: %s", cases[k][1], err);
+		free(err);
+	}
 	tu_rmtree(dir);
 	free(dir);
 }
