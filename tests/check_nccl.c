@@ -613,6 +613,54 @@ START_TEST(compare_fails_on_nan_and_infinity)
 }
 END_TEST
 
+/* ---- the GPU check itself -------------------------------------------------- */
+
+/* tests/gpu/run.sh, rehearsed on the CPU (PPCC_GPU_REHEARSAL=1: the
+ * local transport grouped, posting order as NCCL, in place of
+ * trainer_cuda's loopback): every step it takes on a GPU passes here,
+ * so what a GPU run would add is the GPU, not the script's plumbing
+ * (the plans, the --stats figures it parses, compare.c, the order
+ * refusal, the fault injection and every rank's bound). */
+START_TEST(gpu_check_rehearses_every_step_on_the_cpu)
+{
+	const char *build = getenv("PPCC_BUILD");
+	ck_assert_msg(build != NULL, "PPCC_BUILD not set (run through make check)");
+	char bvar[4096];
+	snprintf(bvar, sizeof bvar, "BUILD=%s", build);
+	char *argv[] = {"env", "PPCC_GPU_REHEARSAL=1", "PPCC_GPU_FAULT_TIMEOUT=2",
+			bvar, "bash", "tests/gpu/run.sh", NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, tu_src(), NULL, NULL, 300, argv), 0);
+	ck_assert_msg(r.status == 0, "exit %d:\n%s\n%s", r.status, r.out, r.err);
+	const char *summary = strstr(r.out, "==== ppcc GPU check: ");
+	ck_assert_msg(summary, "%s", r.out);
+	static const char *const pass[] = {
+		"loopback gpipe p=2 ", "loopback 1f1b p=2 ", "loopback interleaved p=2 ",
+		"loopback gpipe p=4 ", "loopback gpipe p=4 --debug ",
+		"loopback 1f1b p=4 ", "loopback interleaved p=4 ",
+	};
+	char want[128];
+	for (size_t k = 0; k < sizeof pass / sizeof pass[0]; k++) {
+		snprintf(want, sizeof want, "\nPASS  %-28s step ", pass[k]);
+		const char *line = strstr(summary, want);
+		ck_assert_msg(line, "no '%s' in\n%s", want, summary);
+		/* figures parsed from --stats: time, bytes, the difference */
+		const char *b = strstr(line, " ms, ");
+		ck_assert_msg(b && b[5] >= '1' && b[5] <= '9' &&
+			      strstr(b, " bytes received per step, largest difference 0,"),
+			      "%.200s", line);
+	}
+	ck_assert_msg(strstr(summary, "\nPASS  order refusal                refused at init on both ranks\n") &&
+		      strstr(summary, "\nPASS  fault fail p=4               every rank reported ") &&
+		      strstr(summary, "(bound 0.4s)\n") &&
+		      strstr(summary, "\nPASS  fault stuck p=4              every rank reported ") &&
+		      strstr(summary, "(bound 5s)\n") &&
+		      strstr(summary, "\nresult:   all checks passed\n") &&
+		      !strstr(summary, "FAIL"), "%s", summary);
+	tu_run_free(&r);
+}
+END_TEST
+
 Suite *suite_nccl(void)
 {
 	Suite *s = suite_create("nccl");
@@ -629,6 +677,7 @@ Suite *suite_nccl(void)
 	tcase_add_test(tc, nccl_loopback_fails_cleanly_without_a_gpu);
 	tcase_add_test(tc, allocation_failures_in_grouped_mode_never_abort_inside_a_group);
 	tcase_add_test(tc, compare_fails_on_nan_and_infinity);
+	tcase_add_test(tc, gpu_check_rehearses_every_step_on_the_cpu);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -5,7 +5,7 @@
  *   trainer [--transport local|mpi|nccl] [--schedule FILE.json]
  *           [--steps N] [--timeout S] [--debug] [--stats] [--serial]
  *           [--output FILE] [--save DIR --save-at STEP ...] [--resume DIR]
- *           [--loopback] [--fault fail|stuck --fault-rank R]
+ *           [--loopback] [--fault fail|stuck --fault-rank R] [--grouped]
  *           [--data-parallel D]
  *
  * The schedule is the one compiled in (mlp_plan.h, which the build
@@ -15,9 +15,11 @@
  * stages on the GPU (the trainer_cuda build): one process per rank under
  * mpirun, or with --loopback every rank a thread of one process on one
  * GPU (nccl's loopback mode).  --serial trains without a pipeline, with
- * the microbatch count of the schedule.  --fault (nccl) makes rank R's
- * first forward of step 1 fail, or sleep 1.5 x the timeout, for the GPU
- * check's fault step.
+ * the microbatch count of the schedule.  --fault (nccl, or local) makes
+ * rank R's first forward of step 1 fail, or sleep 1.5 x the timeout, for
+ * the GPU check's fault step; --grouped (local) posts the messages in
+ * groups and matches them by posting order, as NCCL does: with it and
+ * --fault the GPU check rehearses on the CPU.
  *
  * --data-parallel D trains D replicas of the pipeline, each on its own
  * shard of a global batch of D x m microbatches, their gradients reduced
@@ -44,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ppcc/checkpoint.h>
 #include <ppcc/runtime.h>
@@ -69,6 +72,7 @@ typedef struct trainer_opts {
 	int save_at[16], n_save_at;
 	int loopback, fault, fault_rank;
 	int data_parallel;
+	int grouped;
 } trainer_opts;
 
 static int usage(void)
@@ -77,14 +81,14 @@ static int usage(void)
 		"[--schedule FILE.json] [--steps N] [--timeout S] [--debug] "
 		"[--stats] [--serial] [--output FILE] [--save DIR --save-at STEP "
 		"...] [--resume DIR] [--loopback] [--fault fail|stuck --fault-rank R] "
-		"[--data-parallel D]\n");
+		"[--grouped] [--data-parallel D]\n");
 	return 2;
 }
 
 static int parse(trainer_opts *o, int argc, char **argv)
 {
 	*o = (trainer_opts){PPCC_RT_LOCAL, NULL, NULL, 4, 0, 0, 0, 0, NULL,
-			    NULL, {0}, 0, 0, 0, -1, 1};
+			    NULL, {0}, 0, 0, 0, -1, 1, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -127,6 +131,8 @@ static int parse(trainer_opts *o, int argc, char **argv)
 			o->serial = 1;
 		} else if (strcmp(a, "--loopback") == 0) {
 			o->loopback = 1;
+		} else if (strcmp(a, "--grouped") == 0) {
+			o->grouped = 1;
 		} else if (strcmp(a, "--fault") == 0 && v) {
 			if (strcmp(v, "fail") == 0)
 				o->fault = 1; /* MLP_FAULT_FAIL */
@@ -147,7 +153,12 @@ static int parse(trainer_opts *o, int argc, char **argv)
 	}
 	if (!o->save != !o->n_save_at)
 		return -1;
-	if ((o->loopback || o->fault) && o->transport != PPCC_RT_NCCL)
+	if (o->loopback && o->transport != PPCC_RT_NCCL)
+		return -1;
+	if (o->fault && (o->transport == PPCC_RT_MPI || o->serial ||
+			 o->data_parallel > 1))
+		return -1;
+	if (o->grouped && (o->transport != PPCC_RT_LOCAL || o->serial))
 		return -1;
 	if (o->fault && o->fault_rank < 0)
 		return -1;
@@ -266,6 +277,46 @@ static int run_serial(const trainer_opts *o, const ppcc_schedule *s)
 	return 0;
 }
 
+/* --fault on the local transport, as mlp_cuda.cu injects it on the GPU:
+ * the first forward of step 1 on the fault rank fails, or sleeps 1.5 x
+ * the timeout.  The stage's own forward runs otherwise. */
+static struct {
+	ppcc_rt_forward_fn inner;
+	const ppcc_schedule *s;
+	int fault, rank, step;
+	double sleep_s;
+	pthread_mutex_t mu;
+	int done;
+} local_fault = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static int fault_forward(int stage, int mb, const void *input,
+			 size_t input_bytes, void *output, size_t output_bytes,
+			 void *user)
+{
+	int rank = local_fault.s->stages[stage].rank, fire = 0;
+	if (rank == local_fault.rank && local_fault.step == 1) {
+		pthread_mutex_lock(&local_fault.mu);
+		fire = !local_fault.done;
+		local_fault.done = 1;
+		pthread_mutex_unlock(&local_fault.mu);
+	}
+	if (fire && local_fault.fault == 1) {
+		fprintf(stderr, "trainer: injected fault: rank %d's forward of "
+			"stage %d fails\n", rank, stage);
+		return -1;
+	}
+	if (fire) {
+		fprintf(stderr, "trainer: injected fault: rank %d's forward of "
+			"stage %d sleeps %.3f s\n", rank, stage, local_fault.sleep_s);
+		struct timespec ts;
+		ts.tv_sec = (time_t)local_fault.sleep_s;
+		ts.tv_nsec = (long)((local_fault.sleep_s - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);
+	}
+	return local_fault.inner(stage, mb, input, input_bytes, output,
+				 output_bytes, user);
+}
+
 /* Every rank in a thread: one ppcc_rt_run_local per step, then the
  * update of every layer. */
 static int run_local(const trainer_opts *o, const ppcc_schedule *s,
@@ -289,11 +340,21 @@ static int run_local(const trainer_opts *o, const ppcc_schedule *s,
 		goto out;
 	}
 	mlp_stages_fns(st, fns);
+	if (o->fault) {
+		local_fault.inner = fns[0].forward;
+		local_fault.s = s;
+		local_fault.fault = o->fault;
+		local_fault.rank = o->fault_rank;
+		local_fault.sleep_s = 1.5 * (ro->timeout_s > 0 ? ro->timeout_s : 300);
+		for (int k = 0; k < s->n_stages; k++)
+			fns[k].forward = fault_forward;
+	}
 	if (o->resume && ckpt_resume(o, &net, NULL, 0) < 0) {
 		err = 1;
 		goto out;
 	}
 	for (int step = net.step; step < o->steps; step++) {
+		local_fault.step = step;
 		if ((err = ppcc_rt_run_local(stats, s, fns, ro)) != 0) {
 			fprintf(stderr, "trainer: step %d: %s\n", step,
 				ppcc_rt_status_str(err));
@@ -684,6 +745,7 @@ int main(int argc, char **argv)
 	ppcc_rt_options ro = PPCC_RT_OPTIONS_INIT;
 	ro.timeout_s = o.timeout_s;
 	ro.debug = o.debug;
+	ro.grouped = o.grouped;
 	ro.diag = to_stderr;
 	if (o.schedule) {
 		if (ppcc_rt_schedule_load(&loaded, o.schedule, &ro) != 0) {

@@ -35,6 +35,13 @@
 # (mean step time, payload bytes received per step over all ranks, the
 # largest relative difference from the CPU reference, seconds to stop).
 # Exit status: 0 when every check passed, else 1.
+#
+# PPCC_GPU_REHEARSAL=1 runs the same checks on the CPU, for make check
+# (tests/check_nccl.c): the CPU trainer over the local transport in
+# grouped mode (posting order, as NCCL) stands in for trainer_cuda's
+# loopback, $BUILD is used as built (no make), and the env and mpi steps
+# are left out.  It proves the script itself: the plans, the figures it
+# parses, the comparison, the order refusal and the fault bounds.
 set -u
 
 BUILD=${BUILD:-build-gpu}
@@ -42,7 +49,14 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 STEPS=4
 TOL=1e-12
 TIMEOUT=60       # the runtime's timeout in the training runs
-FAULT_TIMEOUT=5  # ... and in the fault runs
+FAULT_TIMEOUT=${PPCC_GPU_FAULT_TIMEOUT:-5}  # ... and in the fault runs
+REHEARSAL=${PPCC_GPU_REHEARSAL:-0}
+if [ "$REHEARSAL" = 1 ]; then
+	# the stand-in for trainer_cuda --transport nccl --loopback
+	LOOP=("$BUILD/trainer" --transport local --grouped)
+else
+	LOOP=("$BUILD/trainer_cuda" --transport nccl --loopback)
+fi
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 MODEL=examples/trainer/mlp.yaml
 
@@ -79,6 +93,11 @@ die() { # name why: a check that stops the run
 
 # ---- env -------------------------------------------------------------------
 
+if [ "$REHEARSAL" = 1 ]; then
+	GPU_NAME="none (a rehearsal on the CPU: local transport, grouped)"
+	[ -x "$BUILD/trainer" ] && [ -x "$BUILD/ppcc" ] || die env "no $BUILD/trainer or $BUILD/ppcc"
+	record PASS env "rehearsal, no GPU"
+else
 command -v nvidia-smi >/dev/null 2>&1 || die env "nvidia-smi not found: no NVIDIA driver on this machine"
 GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 [ "${GPUS:-0}" -ge 1 ] || die env "nvidia-smi lists no GPU"
@@ -103,15 +122,23 @@ cc -I"$CUDA_HOME/include" -o "$T/nccl_version" "$T/nccl_version.c" \
 	die env "cannot build against NCCL: $(head -c 300 "$T/cc.err")"
 NCCL_VERSION=$("$T/nccl_version") || die env "ncclGetVersion failed"
 record PASS env "$GPUS GPU(s)"
+fi
 
 # ---- build -------------------------------------------------------------------
 
+if [ "$REHEARSAL" = 1 ]; then
+	cc -std=c11 -O2 -o "$T/gpu_compare" tests/gpu/compare.c -lm || die build "compare.c"
+	COMPARE="$T/gpu_compare"
+	record PASS build "$BUILD/trainer as built"
+else
 if ! make -s -j"$(nproc)" BUILD="$BUILD" all trainer >"$T/build.log" 2>&1; then
 	die build "make failed: $(tail -n 5 "$T/build.log" | tr '\n' ' ')"
 fi
 [ -x "$BUILD/trainer_cuda" ] || die build "$BUILD/trainer_cuda not built (nvcc, NCCL or MPI missing)"
 cc -std=c11 -O2 -o "$BUILD/gpu_compare" tests/gpu/compare.c -lm || die build "compare.c"
+COMPARE="$BUILD/gpu_compare"
 record PASS build "$BUILD/trainer_cuda"
+fi
 PPCC="$BUILD/ppcc"
 
 plan() { # kind p file
@@ -147,7 +174,7 @@ figures() { # stats-file
 # reference, else the serial run)
 difference() { # name
 	local out
-	if out=$("$BUILD/gpu_compare" $TOL "${REF:-$T/serial}" "$@" 2>&1); then
+	if out=$("$COMPARE" $TOL "${REF:-$T/serial}" "$@" 2>&1); then
 		echo "ok ${out##*relative difference }"
 	else
 		echo "bad $out"
@@ -186,11 +213,10 @@ for p in 2 4; do
 	for kind in gpipe 1f1b interleaved; do
 		plan $kind $p "$T/$kind-$p.json" || { record FAIL "loopback $kind p=$p" "ppcc plan"; continue; }
 		train "loopback $kind p=$p" "$T/lb-$kind-$p" \
-			"$BUILD/trainer_cuda" --transport nccl --loopback --schedule "$T/$kind-$p.json"
+			"${LOOP[@]}" --schedule "$T/$kind-$p.json"
 		if [ $first = 1 ] && [ $p = 4 ]; then
 			train "loopback $kind p=$p --debug" "$T/lb-$kind-$p-debug" \
-				"$BUILD/trainer_cuda" --transport nccl --loopback --debug \
-				--schedule "$T/$kind-$p.json"
+				"${LOOP[@]}" --debug --schedule "$T/$kind-$p.json"
 			first=0
 		fi
 	done
@@ -198,7 +224,7 @@ done
 
 # ---- order: a schedule NCCL would misroute is refused ---------------------------------
 
-timeout 120 "$BUILD/trainer_cuda" --transport nccl --loopback \
+timeout 120 "${LOOP[@]}" \
 	--schedule tests/order/gpipe-p2-swapped.json --steps 1 --timeout $TIMEOUT \
 	>/dev/null 2>"$T/order.stderr"
 rc=$?
@@ -265,15 +291,17 @@ fault() { # kind p bound-seconds launcher...
 plan 1f1b 4 "$T/fault.json" || record FAIL fault "ppcc plan"
 # fail: the others hear of it at once, far inside the timeout
 fault fail 4 "$(awk -v t=$FAULT_TIMEOUT 'BEGIN { print t / 5 }')" \
-	"$BUILD/trainer_cuda" --transport nccl --loopback --schedule "$T/fault.json"
+	"${LOOP[@]}" --schedule "$T/fault.json"
 # stuck 1.5 x T: the neighbours time out at T and tell the rest; the
 # stuck rank reports when its forward returns
 fault stuck 4 "$(awk -v t=$FAULT_TIMEOUT 'BEGIN { print 1.5 * t + 2 }')" \
-	"$BUILD/trainer_cuda" --transport nccl --loopback --schedule "$T/fault.json"
+	"${LOOP[@]}" --schedule "$T/fault.json"
 
 # ---- mpi: one process per GPU -----------------------------------------------------------
 
-if [ "$GPUS" -ge 2 ]; then
+if [ "$REHEARSAL" = 1 ]; then
+	record SKIP "mpi" "a rehearsal: no GPU"
+elif [ "$GPUS" -ge 2 ]; then
 	for p in 2 4; do
 		[ "$p" -le "$GPUS" ] || { record SKIP "mpi p=$p" "needs $p GPUs"; continue; }
 		for kind in gpipe 1f1b interleaved; do
@@ -291,7 +319,11 @@ fi
 
 # ---- grid: p x d over MPI ------------------------------------------------------------
 
-for pd in 1x2 2x1 2x2 4x2 2x4; do
+# (a CPU check: make check runs the same grid, so the rehearsal leaves it
+# out)
+[ "$REHEARSAL" = 1 ] && GRID="" || GRID="1x2 2x1 2x2 4x2 2x4"
+[ "$REHEARSAL" = 1 ] && record SKIP "grid" "a rehearsal: make check covers it"
+for pd in $GRID; do
 	p=${pd%x*} d=${pd#*x}
 	for kind in gpipe 1f1b interleaved; do
 		plan $kind "$p" "$T/grid-$kind-$p.json" || { record FAIL "grid $kind $pd" "ppcc plan"; continue; }
