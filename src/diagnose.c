@@ -1063,9 +1063,11 @@ static int dg_emit_json(FILE *f, const ppcc_diagnosis *dg)
 		      json_object_set_new(o, "records", recs);
 		det = waits = miss = recs = NULL;
 	}
+	/* ASCII, as every JSON ppcc writes: a BiDi control in a path or a
+	 * record is \u202e, lossless and never raw */
 	if (!bad)
 		bad = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-				       JSON_REAL_PRECISION(9)) != 0 ||
+				       JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9)) != 0 ||
 		      fputc('\n', f) == EOF;
 	json_decref(o);
 	json_decref(miss);

@@ -755,6 +755,18 @@ START_TEST(diagnosis_shows_escapes_and_bidi_controls_visibly)
 	ck_assert_msg(strstr(r.out, "/run<U+202E>gol.txt: 2 of 2 ranks") &&
 		      strstr(r.out, "\\x1b[2J<U+202E>evil"), "%s", r.out);
 	tu_run_free(&r);
+	/* JSON: escaped, lossless */
+	diagnose(&r, dir, "-f", "json", NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(!strchr(r.out, '\x1b') && !strstr(r.out, "\xe2\x80\xae") &&
+		      strstr(r.out, "/run\\u202Egol.txt\",") &&
+		      strstr(r.out, "\\u001B[2J\\u202Eevil"), "%s", r.out);
+	json_error_t je;
+	json_t *v = json_loads(r.out, 0, &je);
+	ck_assert_msg(v != NULL, "%s", je.text);
+	ck_assert_str_eq(json_string_value(json_object_get(v, "directory")), dir);
+	json_decref(v);
+	tu_run_free(&r);
 	/* an error naming the path */
 	strcpy(t + pre, "\njunk\n");
 	ck_assert_int_eq(tu_write_file(path, t), 0);
