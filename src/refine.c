@@ -684,8 +684,10 @@ static int step_variants(step_run *w, const int *first)
 		int lo[STEP_VARIANTS] = {i, i - 1, i + 1, i, i + 1, i - 1, i};
 		int hi[STEP_VARIANTS] = {j, j - 1, j + 1, j - 1, j, j, j + 1};
 		for (int k = 0; k < STEP_VARIANTS; k++) {
-			if (lo[k] < 0 || hi[k] > n - 1 || lo[k] > hi[k])
-				continue; /* no move leaves the stage so */
+			/* no valid split has stage st start before layer st or
+			 * end after n - S + st: no move leaves it so */
+			if (lo[k] < st || hi[k] > n - S + st || lo[k] > hi[k])
+				continue;
 			if ((err = w->sp->stage_cost(w->sp->user, st, lo[k], hi[k], &c[k])) < 0)
 				return err;
 		}
