@@ -371,7 +371,7 @@ START_TEST(the_winner_is_explained)
 	ck_assert_msg(why, "%s", r.out);
 	ck_assert_ptr_nonnull(strstr(why, "\n  memory: the fullest device peaks at "));
 	ck_assert_ptr_nonnull(strstr(why, "\n  tensor parallel: t 2 of the 8 devices"));
-	ck_assert_ptr_nonnull(strstr(why, "\n  global batch: 256 sequences = m "));
+	ck_assert_ptr_nonnull(strstr(why, "\n  global batch: 64 sequences = m "));
 	ck_assert_ptr_nonnull(strstr(why, "\n  p 2: "));
 	ck_assert_ptr_nonnull(strstr(why, "\n  recompute full: "));
 	/* then the winner's plan, as ppcc plan prints it */

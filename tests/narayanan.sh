@@ -6,14 +6,18 @@
 #
 #   paper        the paper's t and p with Megatron-LM's micro-batch size,
 #                interleaving and full recompute (examples/sc21), planned
-#                by ppcc plan: its predicted TFLOP/s per GPU, counting
-#                recompute as the paper does
+#                by ppcc plan: its predicted TFLOP/s per GPU counting
+#                recompute as the paper does (against the measured one),
+#                and without recompute (the model's FLOPs, comparable
+#                across configurations)
 #   rank         where the paper's (t, p) ranks among the (t, p) pairs of
 #                ppcc's search, by the best configuration of each pair
 #                (">N": N pairs of the search's top 200 are faster)
-#   ppcc         the search's winner and its predicted TFLOP/s per GPU
-#   why          when ppcc prefers another (t, p), the first why line of
-#                the search with the paper's (t, p) pinned that differs
+#   ppcc         the search's winner and its predicted model TFLOP/s per
+#                GPU
+#   why          when ppcc prefers another (t, p): how much slower the
+#                best configuration with the paper's (t, p) is, and the
+#                search's why lines for the paper's t and p
 #
 #   tests/narayanan.sh PPCC [EFFICIENCY]
 set -u
@@ -61,9 +65,10 @@ YAML
 }
 
 tflops() { sed -n 's/^  hardware TFLOP\/s per device *\([0-9.]*\).*/\1/p' | head -1; }
+mtflops() { sed -n 's/^  model TFLOP\/s per device *\([0-9.]*\).*/\1/p' | head -1; }
 
-printf '| model | GPUs | batch | paper t, p | paper TFLOP/s measured | ppcc on the paper'"'"'s | rank of the paper'"'"'s (t, p) | ppcc'"'"'s choice | ppcc on its choice | why |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| model | GPUs | batch | paper t, p | measured TFLOP/s | predicted, as measured | predicted model TFLOP/s | rank of (t, p) | ppcc'"'"'s choice | its model TFLOP/s | why ppcc prefers it |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
 echo "$rows" | while read -r name a h l t p gpus batch meas b v; do
 	sched=1f1b
 	[ "$v" -gt 1 ] && sched=interleaved
@@ -76,7 +81,9 @@ echo "$rows" | while read -r name a h l t p gpus batch meas b v; do
 	{ model "$name" "$a" "$h" "$l" "$gpus" 1 none
 	  printf 'pipeline:\n  global_batch_size: %s\n  grad_bytes: 2\n' "$batch"
 	} >"$free"
-	pp=$("$ppcc" plan "$paper" 2>&1 | tflops)
+	"$ppcc" plan "$paper" >"$dir/p" 2>&1 || { echo "$name: plan failed:"; cat "$dir/p"; exit 1; }
+	pp=$(tflops <"$dir/p")
+	pm=$(mtflops <"$dir/p")
 	"$ppcc" search "$free" --top 200 >"$dir/s" 2>&1 || { echo "$name: search failed:"; cat "$dir/s"; exit 1; }
 	"$ppcc" search "$free" --top 1 --fix tensor_parallel="$t" --fix stages="$p" \
 		>"$dir/f" 2>&1 || { echo "$name: pinned search failed:"; cat "$dir/f"; exit 1; }
@@ -84,7 +91,7 @@ echo "$rows" | while read -r name a h l t p gpus batch meas b v; do
 	wt=$(echo "$win" | awk '{print $2}')
 	wp=$(echo "$win" | awk '{print $3}')
 	desc=$(sed -n 's/^why: \(.*\): [0-9.]* ms an iteration.*/\1/p' "$dir/s")
-	wf=$(tflops <"$dir/s")
+	wf=$(mtflops <"$dir/s")
 	pinned=$(sed -n '/^rank /{n;p;}' "$dir/f" | awk '{print $12}')
 	# the distinct (t, p) of the top 200 whose best is faster than the
 	# pinned search's best
@@ -101,6 +108,6 @@ echo "$rows" | while read -r name a h l t p gpus batch meas b v; do
 		note=$(sed -n "s/^  t $t: \(.*\)/t $t: \1/p; s/^  p $p: \(.*\)/p $p: \1/p" "$dir/s" | head -2 | tr '\n' ';' | sed 's/;$//; s/;/; /g')
 		[ -n "$note" ] && why="$why; $note"
 	fi
-	printf '| %s | %s | %s | %s, %s | %s | %s | %s | %s | %s | %s |\n' \
-		"$name" "$gpus" "$batch" "$t" "$p" "$meas" "$pp" "$rank" "$desc" "$wf" "$why"
+	printf '| %s | %s | %s | %s, %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+		"$name" "$gpus" "$batch" "$t" "$p" "$meas" "$pp" "$pm" "$rank" "$desc" "$wf" "$why"
 done
