@@ -154,6 +154,11 @@ struct ppcc_step_ctx {
 	 * per chunk) are mm_vec[v * mm_off[r] .. v * mm_off[r + 1]) */
 	int *mm_vec, *mm_off, *mm_cnt, *mrank; /* mrank: p */
 	long mm_cap;                /* ints mm_vec holds */
+	/* the count vectors one rank has reached so far: ms_n of them in
+	 * ms_vec (ms_cap ints), found through ms_slot (ms_slots, a power of
+	 * two; -1 empty) */
+	int *ms_vec, *ms_slot;
+	long ms_cap, ms_n, ms_slots;
 	ppcc_stage_cost *mcost;     /* S: the split the model looks at */
 	double *mtotal, *msum, *mpeak; /* S, p, p: loads, overflows */
 	int *mcur, *mcand, *mbest;  /* S + 1 each */
@@ -210,6 +215,8 @@ void ppcc_step_ctx_free(ppcc_step_ctx *x)
 	ppcc_free(x->stage_rank);
 	ppcc_free(x->mm_vec);
 	ppcc_free(x->mm_off);
+	ppcc_free(x->ms_vec);
+	ppcc_free(x->ms_slot);
 	ppcc_free(x->mcost);
 	ppcc_free(x->mtotal);
 	ppcc_free(x->mcur);
@@ -311,11 +318,72 @@ static int step_dominated(const int *a, const int *b, int v)
 	return 1;
 }
 
+static uint64_t step_vec_hash(const int *c, int v)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < v; i++) {
+		h ^= (uint32_t)c[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/* Adds count vector c to the set of those the rank has reached: 1 when it
+ * was there already, 0 when added, PPCC_ENOMEM. */
+static int step_vec_seen(ppcc_step_ctx *x, const int *c, int v)
+{
+	if (2 * (x->ms_n + 1) > x->ms_slots) {
+		long slots = x->ms_slots ? 2 * x->ms_slots : 256;
+		int *t = ppcc_malloc((size_t)slots * sizeof *t);
+		if (!t)
+			return PPCC_ENOMEM;
+		for (long i = 0; i < slots; i++)
+			t[i] = -1;
+		for (long k = 0; k < x->ms_n; k++) {
+			uint64_t j = step_vec_hash(&x->ms_vec[k * v], v) & (uint64_t)(slots - 1);
+			while (t[j] >= 0)
+				j = (j + 1) & (uint64_t)(slots - 1);
+			t[j] = (int)k;
+		}
+		ppcc_free(x->ms_slot);
+		x->ms_slot = t;
+		x->ms_slots = slots;
+	}
+	uint64_t mask = (uint64_t)(x->ms_slots - 1);
+	uint64_t j = step_vec_hash(c, v) & mask;
+	for (; x->ms_slot[j] >= 0; j = (j + 1) & mask)
+		if (memcmp(&x->ms_vec[(long)x->ms_slot[j] * v], c, (size_t)v * sizeof *c) == 0)
+			return 1;
+	if ((x->ms_n + 1) * v > x->ms_cap) {
+		long cap = x->ms_cap ? 2 * x->ms_cap : 256L * v;
+		int *grown = ppcc_realloc(x->ms_vec, (size_t)cap * sizeof *grown);
+		if (!grown)
+			return PPCC_ENOMEM;
+		x->ms_vec = grown;
+		x->ms_cap = cap;
+	}
+	memcpy(&x->ms_vec[x->ms_n * v], c, (size_t)v * sizeof *c);
+	x->ms_slot[j] = (int)x->ms_n++;
+	return 0;
+}
+
+/* Forgets the vectors of the rank before. */
+static void step_vec_seen_clear(ppcc_step_ctx *x)
+{
+	x->ms_n = 0;
+	for (long i = 0; i < x->ms_slots; i++)
+		x->ms_slot[i] = -1;
+}
+
 /* The memory model's count vectors: walking each rank's order, the
  * microbatches of each of its chunks in flight just after every F (where
  * alone the stash grows), keeping only the vectors no other one is at
- * least as large as in every chunk.  O(A K v) for A actions and K vectors
- * kept per rank. */
+ * least as large as in every chunk.  A vector the rank reached before is
+ * passed over at once: when it was reached it was kept or covered, and a
+ * kept vector leaves the set only for one that covers it, so the set
+ * still covers it.  A steady state repeats a few vectors, so the scan of
+ * the kept ones runs only for vectors new to the rank: O(A v + U K v) for
+ * A actions, U distinct vectors and K vectors kept per rank. */
 static int step_mem_shape(step_run *w)
 {
 	ppcc_step_ctx *x = w->x;
@@ -328,6 +396,7 @@ static int step_mem_shape(step_run *w)
 		x->mm_off[r] = kept;
 		for (int c = 0; c < v; c++)
 			cnt[c] = 0;
+		step_vec_seen_clear(x);
 		for (int i = 0; i < rs->n_actions; i++) {
 			const ppcc_action *a = &rs->actions[i];
 			int c = a->stage / p;
@@ -338,6 +407,11 @@ static int step_mem_shape(step_run *w)
 			if (a->op != PPCC_OP_F)
 				continue;
 			cnt[c]++;
+			int seen = step_vec_seen(x, cnt, v);
+			if (seen < 0)
+				return seen;
+			if (seen)
+				continue;
 			int dom = 0;
 			for (int k = from; k < kept && !dom; k++)
 				dom = step_dominated(cnt, &x->mm_vec[(long)k * v], v);
