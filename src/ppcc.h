@@ -602,6 +602,17 @@ double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
 
 PPCC_API uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
 
+/* FNV-1a over n bytes at p, continuing from h (PPCC_FNV1A_BASIS to
+ * start): the hash of ppcc's in-memory tables, never written out. */
+#define PPCC_FNV1A_BASIS 1469598103934665603ull
+static inline uint64_t ppcc_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
 /* The fingerprint in pieces, for a pass that hashes as it reads
  * (validate.c): ppcc_fingerprint_head over the header and the stage
  * table, then for each rank in order ppcc_fingerprint_mix of

@@ -663,14 +663,6 @@ static inline int known_key(const key_name *keys, int n, const unsigned char *k,
 	return K_UNKNOWN;
 }
 
-static uint64_t key_hash(const unsigned char *k, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ k[i]) * 1099511628211ull;
-	return h;
-}
-
 static int rehash(reader *rd, size_t n_buckets)
 {
 	size_t *b = ppcc_calloc(n_buckets, sizeof *b);
@@ -692,7 +684,8 @@ static int rehash(reader *rd, size_t n_buckets)
 static int key_add(reader *rd, const frame *fr, const unsigned char *k,
 		   size_t len)
 {
-	uint64_t h = key_hash(k, len) ^ (uint64_t)fr->key_base * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ppcc_fnv1a(PPCC_FNV1A_BASIS, k, len) ^
+		     (uint64_t)fr->key_base * 0x9e3779b97f4a7c15ull;
 	if (!rd->buckets && !rehash(rd, 64))
 		return 0;
 	for (size_t e = rd->buckets[h & (rd->n_buckets - 1)]; e; e = rd->keys[e - 1].next) {

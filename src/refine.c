@@ -318,9 +318,11 @@ static int step_dominated(const int *a, const int *b, int v)
 	return 1;
 }
 
+/* FNV-1a a word at a time: a count vector's v ints hashed whole, four
+ * times fewer steps than ppcc_fnv1a over their bytes on this hot path. */
 static uint64_t step_vec_hash(const int *c, int v)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = PPCC_FNV1A_BASIS;
 	for (int i = 0; i < v; i++) {
 		h ^= (uint32_t)c[i];
 		h *= 1099511628211ull;

@@ -36,12 +36,8 @@ static _Atomic uint64_t warned_env, warned_clamp;
 static int rt_first_warning(_Atomic uint64_t *last, const char *source,
 			    const void *value, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (const char *c = source; *c; c++)
-		h = (h ^ (unsigned char)*c) * 1099511628211ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ ((const unsigned char *)value)[i]) * 1099511628211ull;
-	h |= 1;
+	uint64_t h = ppcc_fnv1a(PPCC_FNV1A_BASIS, source, strlen(source));
+	h = ppcc_fnv1a(h, value, n) | 1;
 	return atomic_exchange(last, h) != h;
 }
 
