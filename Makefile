@@ -77,7 +77,8 @@ ALL_LDFLAGS := $(SAN) $(LDFLAGS)
 LIBS := $(PKG_LIBS) $(MPI_LIBS) $(NCCL_LIBS) -lpthread -lm
 
 # src/cli_*.c: parts of the command line, linked into ppcc only
-LIB_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/runtime/*.c)
+LIB_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) \
+	$(wildcard src/sched/*.c) $(wildcard src/runtime/*.c)
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,src/main.c $(wildcard src/cli_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/check_*.c)
@@ -104,8 +105,8 @@ LIB  := $(BUILD)/libppcc.a
 # headers mark PPCC_API is exported, and without the allocation hook.
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 RT_SRC  := $(wildcard src/runtime/*.c) src/alloc.c src/diag.c \
-	src/read_json.c src/validate.c src/match_order.c
-CC_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c))
+	src/read_json.c src/validate.c src/match_order.c $(wildcard src/sched/*.c)
+CC_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/sched/*.c)
 DIST_OBJ = $(patsubst $(BUILD)/src/alloc.o,$(BUILD)/dist/alloc.o,$(1:%.c=$(BUILD)/%.o))
 SOLIB    := $(BUILD)/libppcc.so.$(VERSION)
 RT_SOLIB := $(BUILD)/libppcc_rt.so.$(VERSION)
@@ -387,7 +388,8 @@ FUZZ_CPPFLAGS := -Iinclude -Isrc -Itests -D_POSIX_C_SOURCE=200809L \
 	-DPPCC_HAVE_MPI=0 -DPPCC_HAVE_NCCL=0
 FUZZ_CFLAGS   := -std=c11 -g -O1 -Wall $(FUZZ_SAN) $(PKG_CFLAGS)
 FUZZ_LIB_OBJ  := $(patsubst %.c,$(FUZZ_BUILD)/%.o,\
-	$(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) tests/fuzz/targets.c)
+	$(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) \
+	$(wildcard src/sched/*.c) tests/fuzz/targets.c)
 FUZZERS       := plan json
 
 $(FUZZ_BUILD)/%.o: %.c

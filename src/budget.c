@@ -7,10 +7,12 @@
  * follows from the pipeline's settings alone: every (stage, microbatch)
  * has a forward and a backward (three compute actions for kinds that
  * split the backward into I and W), and, with more than one rank, every
- * stage boundary carries one SEND and one RECV in each direction:
+ * stage boundary between two ranks carries one SEND and one RECV in each
+ * direction (all S - 1 of them on a looped placement, S - 2 on the V,
+ * whose turn stays on one rank):
  *
- *   actions = m * (c * S + 4 * (S - 1)),  S = p * v,  c = 2 or 3
- *            (m * c * S when p == 1).
+ *   actions = m * (c * S + 4 * X),  S = p * v,  c = 2 or 3,
+ *             X = S - 1 looped, S - 2 on the V, 0 when p == 1.
  *
  * Building costs about 30 bytes of memory per action (the schedule's 24,
  * the simulation's send times and the validator's tables, measured from
@@ -29,15 +31,17 @@ int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
 {
 	int64_t p = pl->stages, v = pl->chunks > 0 ? pl->chunks : 1;
 	int64_t m = pl->microbatches, S = p * v;
-	int64_t c = pl->kind == PPCC_SCHED_GPIPE || pl->kind == PPCC_SCHED_1F1B ||
-		    pl->kind == PPCC_SCHED_INTERLEAVED ? 2 : 3;
+	const ppcc_sched_kind_info *k = ppcc_sched_kind(pl->kind);
+	int64_t c = k && k->split_backward ? 3 : 2;
+	int v_shape = k && k->placement == PPCC_PLACE_V && v == 2;
 	if (p < 1 || m < 1)
 		return 0;
 	/* p, v and m are ints: S < 2^62, so 7 S may not fit; past 2^59
 	 * stages the count saturates, as the product with m does */
 	if (S > ((int64_t)1 << 59))
 		return INT64_MAX;
-	int64_t per_mb = c * S + (p > 1 ? 4 * (S - 1) : 0);
+	int64_t crossing = p > 1 ? S - 1 - v_shape : 0;
+	int64_t per_mb = c * S + 4 * crossing;
 	if (per_mb > INT64_MAX / m)
 		return INT64_MAX;
 	return per_mb * m;

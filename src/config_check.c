@@ -63,7 +63,8 @@ void ppcc_config_fill_defaults(ppcc_config *c)
 	if (!p->kind_loc.file)
 		p->kind = PPCC_SCHED_1F1B;
 	if (!p->chunks_loc.file)
-		p->chunks = p->kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+		p->chunks = ppcc_sched_kind(p->kind)
+			? ppcc_sched_kind(p->kind)->default_chunks : 1;
 	int64_t width = (int64_t)(p->tensor_parallel > 0 ? p->tensor_parallel : 1) *
 			(p->context_parallel > 0 ? p->context_parallel : 1);
 	if (p->data_parallel_loc.file && p->data_parallel > 0)
@@ -264,50 +265,35 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 		}
 }
 
-static void check_interleaved(const ppcc_config *c, ppcc_diag *d)
-{
-	const ppcc_pipeline *p = &c->pipeline;
-	ppcc_loc loc;
-	int given = p->group_size != 0;
-	int g = given ? p->group_size : p->stages;
-	int m = p->microbatches;
+/* A complaint of the schedule kind's constraints (src/sched/kinds.c),
+ * located at the setting it is about. */
+typedef struct check_sched {
+	const ppcc_config *c;
+	ppcc_diag *d;
+} check_sched;
 
-	if (p->chunks < 2) {
-		loc = where(c, p->chunks_loc.file ? &p->chunks_loc : &p->kind_loc);
-		ppcc_error(d, &loc,
-			   "the interleaved schedule needs at least 2 chunks per "
-			   "rank; chunks is %d", p->chunks);
+static void complain_sched(int setting, const char *msg, void *user)
+{
+	check_sched *x = user;
+	const ppcc_pipeline *p = &x->c->pipeline;
+	const ppcc_loc *at = &p->kind_loc;
+	switch (setting) {
+	case PPCC_SET_STAGES:
+		at = &p->stages_loc;
+		break;
+	case PPCC_SET_CHUNKS:
+		at = p->chunks_loc.file ? &p->chunks_loc : &p->kind_loc;
+		break;
+	case PPCC_SET_MICROBATCHES:
+		at = p->microbatches_loc.file ? &p->microbatches_loc
+					      : &p->group_size_loc;
+		break;
+	case PPCC_SET_GROUP_SIZE:
+		at = &p->group_size_loc;
+		break;
 	}
-	if (given && g < p->stages) {
-		loc = where(c, &p->group_size_loc);
-		ppcc_error(d, &loc,
-			   "group_size %d is smaller than the %d stages; the "
-			   "interleaved schedule needs a group_size from %d to "
-			   "the microbatches (%d)", g, p->stages, p->stages, m);
-		return;
-	}
-	loc = where(c, p->microbatches_loc.file ? &p->microbatches_loc
-						: &p->group_size_loc);
-	if (g > m) {
-		if (given)
-			ppcc_error(d, &loc,
-				   "%d microbatch%s cannot fill a group of %d; "
-				   "the interleaved schedule needs microbatches "
-				   ">= group_size", m, m == 1 ? "" : "es", g);
-		else
-			ppcc_error(d, &loc,
-				   "%d microbatch%s cannot fill %d stages; the "
-				   "interleaved schedule needs microbatches >= "
-				   "stages", m, m == 1 ? "" : "es", p->stages);
-		return;
-	}
-	int rest = m % g;
-	if (rest != 0 && rest < p->stages)
-		ppcc_error(d, &loc,
-			   "%d microbatches in groups of %d leave a last group "
-			   "of %d, fewer than the %d stages; use a multiple of %d "
-			   "microbatches, or a last group of at least %d",
-			   m, g, rest, p->stages, g, p->stages);
+	ppcc_loc loc = where(x->c, at);
+	ppcc_error(x->d, &loc, "%s", msg);
 }
 
 /* An explicit partition: one entry per virtual stage, summing to the
@@ -352,7 +338,7 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d)
 	int errors = d->errors;
 	ppcc_loc loc;
 
-	if (p->kind < 0 || p->kind >= PPCC_SCHED_COUNT) {
+	if (!ppcc_sched_kind(p->kind)) {
 		loc = where(c, &p->kind_loc);
 		ppcc_error(d, &loc, "unknown schedule kind %d", p->kind);
 	}
@@ -440,15 +426,9 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d)
 		if (t * p->context_parallel * p->data_parallel > 1)
 			check_tensor_groups(c, d);
 	}
-	if (p->kind != PPCC_SCHED_INTERLEAVED && chunks > 1) {
-		loc = where(c, &p->chunks_loc);
-		ppcc_error(d, &loc,
-			   "%lld chunks per rank need the interleaved schedule; "
-			   "the schedule is %s", (long long)chunks,
-			   ppcc_schedule_kind_name(p->kind));
-	}
-	if (p->kind == PPCC_SCHED_INTERLEAVED)
-		check_interleaved(c, d);
+	check_sched x = {c, d};
+	ppcc_sched_check(p->kind, p->stages, p->chunks, p->microbatches,
+			 p->group_size, complain_sched, &x);
 	if (p->partition)
 		check_partition(c, d);
 	if (stages * chunks * p->microbatches > CHECK_MAX_PAIRS) {

@@ -72,57 +72,45 @@ const char *ppcc_status_str(int status)
 	return "unknown status";
 }
 
-static const char *const kind_names[PPCC_SCHED_COUNT] = {
-	[PPCC_SCHED_GPIPE] = "gpipe",
-	[PPCC_SCHED_1F1B] = "1f1b",
-	[PPCC_SCHED_INTERLEAVED] = "interleaved",
+/* The op traits: name, compute or communication, direction, the stage
+ * at the other end and the op that matches there. */
+static const ppcc_op_traits op_traits[PPCC_OP_COUNT] = {
+	[PPCC_OP_F] = {"F", 1, 0, 0, 1, 0, -1},
+	[PPCC_OP_B] = {"B", 1, 0, 0, 0, 0, -1},
+	[PPCC_OP_I] = {"I", 1, 0, 0, 0, 0, -1},
+	[PPCC_OP_W] = {"W", 1, 0, 0, 0, 0, -1},
+	[PPCC_OP_SEND_F] = {"SEND_F", 0, 1, 1, 1, +1, PPCC_OP_RECV_F},
+	[PPCC_OP_RECV_F] = {"RECV_F", 0, 1, 0, 1, -1, PPCC_OP_SEND_F},
+	[PPCC_OP_SEND_B] = {"SEND_B", 0, 1, 1, 0, -1, PPCC_OP_RECV_B},
+	[PPCC_OP_RECV_B] = {"RECV_B", 0, 1, 0, 0, +1, PPCC_OP_SEND_B},
 };
 
-const char *ppcc_schedule_kind_name(int kind)
+const ppcc_op_traits *ppcc_op_traits_of(int op)
 {
-	return kind >= 0 && kind < PPCC_SCHED_COUNT ? kind_names[kind] : "?";
+	return op >= 0 && op < PPCC_OP_COUNT ? &op_traits[op] : NULL;
 }
 
-int ppcc_schedule_kind_parse(const char *name)
+int ppcc_op_is_compute(int op)
 {
-	for (int k = 0; k < PPCC_SCHED_COUNT; k++)
-		if (strcmp(name, kind_names[k]) == 0)
-			return k;
-	return -1;
+	return op >= 0 && op < PPCC_OP_COUNT && op_traits[op].compute;
 }
 
-static const char *const op_names[PPCC_OP_COUNT] = {
-	[PPCC_OP_F] = "F",           [PPCC_OP_B] = "B",
-	[PPCC_OP_I] = "I",           [PPCC_OP_W] = "W",
-	[PPCC_OP_SEND_F] = "SEND_F", [PPCC_OP_RECV_F] = "RECV_F",
-	[PPCC_OP_SEND_B] = "SEND_B", [PPCC_OP_RECV_B] = "RECV_B",
-};
+int ppcc_op_is_comm(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT && op_traits[op].comm;
+}
 
 const char *ppcc_op_name(int op)
 {
-	return op >= 0 && op < PPCC_OP_COUNT ? op_names[op] : "?";
+	return op >= 0 && op < PPCC_OP_COUNT ? op_traits[op].name : "?";
 }
 
 int ppcc_op_parse(const char *name)
 {
 	for (int k = 0; k < PPCC_OP_COUNT; k++)
-		if (strcmp(name, op_names[k]) == 0)
+		if (strcmp(name, op_traits[k].name) == 0)
 			return k;
 	return -1;
-}
-
-double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
-			       int microbatches)
-{
-	double p = ranks, m = microbatches, v = chunks;
-	switch (kind) {
-	case PPCC_SCHED_GPIPE:
-	case PPCC_SCHED_1F1B:
-		return (p - 1) / (m + p - 1);
-	case PPCC_SCHED_INTERLEAVED:
-		return (p - 1) / (v * m + p - 1);
-	}
-	return NAN;
 }
 
 /* A 64-bit word hash over every field in a fixed order and width, so that

@@ -1079,8 +1079,15 @@ static void deps_rank(dot_ctx *x, int r, deps_nodes *dn)
 		return;
 	}
 	str_printf(&x->str, "rank %d%s", r, v > 1 ? "\\l" : " \xc2\xb7 ");
-	for (int c = 0; c < v; c++) {
-		int stage = c * s->n_ranks + r;
+	for (int c = 0, stage = 0; c < v; c++, stage++) {
+		/* the rank's chunk c: its c-th stage in stage order */
+		while (s->stages && stage < s->n_stages &&
+		       s->stages[stage].rank != r)
+			stage++;
+		if (s->stages && stage >= s->n_stages)
+			break;
+		if (!s->stages)
+			stage = c * s->n_ranks + r;
 		str_printf(&x->str, "stage %d", stage);
 		if (s->stages) {
 			str_puts(&x->str, ": ");

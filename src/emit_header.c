@@ -73,17 +73,18 @@ static const char *const keywords[] = {
 };
 
 /* The names <ppcc/schedule.h> declares, which a generated name must not
- * repeat (the header includes it, or a trainer may include both). */
+ * repeat (the header includes it, or a trainer may include both), besides
+ * PPCC_SCHED_<macro> of each kind in the table. */
 static const char *const schedule_h_names[] = {
 	"PPCC_SCHEDULE_H", "PPCC_SCHEDULE_VERSION", "PPCC_OP_COUNT",
 	"PPCC_SCHED_COUNT", "PPCC_OP_F", "PPCC_OP_B", "PPCC_OP_I", "PPCC_OP_W",
 	"PPCC_OP_SEND_F", "PPCC_OP_RECV_F", "PPCC_OP_SEND_B", "PPCC_OP_RECV_B",
-	"PPCC_SCHED_GPIPE", "PPCC_SCHED_1F1B", "PPCC_SCHED_INTERLEAVED",
 	"ppcc_op", "ppcc_schedule_kind", "ppcc_action", "ppcc_rank_schedule",
 	"ppcc_stage_info", "ppcc_schedule",
 };
 
-/* The fixed names the header defines after "prefix_" and "PREFIX_". */
+/* The fixed names the header defines after "prefix_" and "PREFIX_",
+ * besides PREFIX_SCHED_<macro> of each kind. */
 static const char *const lower_suffixes[] = {
 	"ranks", "stages", "schedule", "model_name", "layer_names",
 	"stage_layer_names", "busy_ms", "idle_ms", "peak_memory_bytes",
@@ -95,7 +96,7 @@ static const char *const upper_suffixes[] = {
 	"KIND", "FINGERPRINT", "STEP_MS", "BUBBLE_FRACTION", "BUBBLE_ANALYTIC",
 	"MAX_ACTIONS", "SCHEDULE_VERSION", "OP_COUNT", "SCHED_COUNT",
 	"OP_F", "OP_B", "OP_I", "OP_W", "OP_SEND_F", "OP_RECV_F", "OP_SEND_B",
-	"OP_RECV_B", "SCHED_GPIPE", "SCHED_1F1B", "SCHED_INTERLEAVED",
+	"OP_RECV_B",
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -155,9 +156,38 @@ static int prefix_check(const char *prefix, ppcc_diag *d)
 			   PREFIX_MAX, prefix, PREFIX_MAX);
 		return PPCC_EINPUT;
 	}
-	char upper[PREFIX_MAX + 1], name[2 * PREFIX_MAX];
+	char upper[PREFIX_MAX + 1], name[2 * PREFIX_MAX + 32], theirs[64];
 	for (size_t i = 0; i <= n; i++)
 		upper[i] = (char)to_upper((unsigned char)prefix[i]);
+	/* the kinds' names against each other and the fixed ones */
+	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
+		snprintf(name, sizeof name, "%s_SCHED_%s", upper,
+			 ppcc_sched_kind(k)->macro);
+		const char *clash = NULL;
+		for (size_t j = 0; !clash && j < COUNT(schedule_h_names); j++)
+			if (strcmp(name, schedule_h_names[j]) == 0)
+				clash = schedule_h_names[j];
+		for (int j = 0; !clash && j < PPCC_SCHED_COUNT; j++) {
+			snprintf(theirs, sizeof theirs, "PPCC_SCHED_%s",
+				 ppcc_sched_kind(j)->macro);
+			if (strcmp(name, theirs) == 0)
+				clash = theirs;
+		}
+		for (size_t i = 0; !clash && i < COUNT(upper_suffixes); i++) {
+			snprintf(name, sizeof name, "%s_%s", upper, upper_suffixes[i]);
+			snprintf(theirs, sizeof theirs, "PPCC_SCHED_%s",
+				 ppcc_sched_kind(k)->macro);
+			if (strcmp(name, theirs) == 0)
+				clash = theirs;
+		}
+		if (clash) {
+			ppcc_error(d, NULL,
+				   "header prefix '%s' would define '%s', which "
+				   "<ppcc/schedule.h> declares",
+				   prefix, clash);
+			return PPCC_EINPUT;
+		}
+	}
 	for (size_t k = 0; k < COUNT(schedule_h_names); k++) {
 		const char *clash = NULL;
 		for (size_t i = 0; !clash && i < COUNT(lower_suffixes); i++) {
@@ -425,12 +455,10 @@ static void put_standalone_types(header_out *h, const ppcc_plan *p)
 			op + 1 < PPCC_OP_COUNT ? "," : "");
 	fprintf(f, "} %s_op;\n\n#define %s_OP_COUNT %d\n\n", L, U, PPCC_OP_COUNT);
 	fprintf(f, "typedef enum %s_schedule_kind {\n", L);
-	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
-		fprintf(f, "\t%s_SCHED_", U);
-		for (const char *c = ppcc_schedule_kind_name(k); *c; c++)
-			fputc(to_upper((unsigned char)*c), f);
-		fprintf(f, " = %d%s\n", k, k + 1 < PPCC_SCHED_COUNT ? "," : "");
-	}
+	for (int k = 0; k < PPCC_SCHED_COUNT; k++)
+		fprintf(f, "\t%s_SCHED_%s = %d%s\n", U,
+			ppcc_sched_kind(k)->macro, k,
+			k + 1 < PPCC_SCHED_COUNT ? "," : "");
 	fprintf(f, "} %s_schedule_kind;\n\n#define %s_SCHED_COUNT %d\n\n", L, U,
 		PPCC_SCHED_COUNT);
 	fprintf(f,
@@ -479,13 +507,12 @@ static void put_standalone_types(header_out *h, const ppcc_plan *p)
 
 static void put_kind(header_out *h, int kind)
 {
-	if (kind < 0 || kind >= PPCC_SCHED_COUNT) {
+	if (!ppcc_sched_kind(kind)) {
 		fprintf(h->f, "%d", kind);
 		return;
 	}
 	fputs(h->c_kinds, h->f);
-	for (const char *c = ppcc_schedule_kind_name(kind); *c; c++)
-		fputc(to_upper((unsigned char)*c), h->f);
+	fputs(ppcc_sched_kind(kind)->macro, h->f);
 }
 
 static void put_macros(header_out *h, const ppcc_plan *p,

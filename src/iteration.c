@@ -169,7 +169,9 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		double params = 0, stash = 0, peak = -1, logits_at_peak = 0;
 		double logits_now = 0;
 
-		for (int st = r; st < S; st += p) {
+		for (int st = 0; st < S; st++) {
+			if (s->stages[st].rank != r)
+				continue;
 			const ppcc_stage_cost *c = &v->costs[st];
 			params += c->params;
 			out->weight_bytes[r] += c->weight_bytes;
@@ -243,7 +245,9 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		if (e->idle_ms[r] < e->idle_ms[busiest])
 			busiest = r;
 	double rc = 0, tp = 0, cpc = 0, z3 = 0;
-	for (int st = busiest; st < S; st += p) {
+	for (int st = 0; st < S; st++) {
+		if (s->stages[st].rank != busiest)
+			continue;
 		const ppcc_stage_cost *c = &v->costs[st];
 		rc += m * c->recompute_ms;
 		tp += m * (c->tp_fwd_ms + c->tp_bwd_ms);

@@ -1607,11 +1607,9 @@ static void read_partition(ppcc_pipeline *out, loader *L, const section *s,
 static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 			  const node *key, const node *value)
 {
-	static const char *const kinds[PPCC_SCHED_COUNT + 1] = {
-		[PPCC_SCHED_GPIPE] = "gpipe",
-		[PPCC_SCHED_1F1B] = "1f1b",
-		[PPCC_SCHED_INTERLEAVED] = "interleaved",
-	};
+	const char *kinds[PPCC_SCHED_COUNT + 1] = {NULL};
+	for (int k = 0; k < PPCC_SCHED_COUNT; k++)
+		kinds[k] = ppcc_schedule_kind_name(k);
 	section s;
 	out->loc = key->loc;
 	if (sec_open(&s, L, top, key, "pipeline", value, pipeline_keys) < 0)
@@ -1636,7 +1634,7 @@ static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 	sec_number(&s, "grad_bytes", NUM_POSITIVE, 0, &out->grad_bytes);
 	int kind = 0;
 	if (sec_word(&s, "schedule", kinds, &kind, &out->kind_loc) == 1)
-		out->kind = ppcc_schedule_kind_parse(kinds[kind]);
+		out->kind = kind;
 	const node *pk, *pv = sec_get(&s, "partition", &pk);
 	if (pv)
 		read_partition(out, L, &s, pk, pv);

@@ -59,6 +59,8 @@ typedef struct cli_options {
 
 static void usage(FILE *f)
 {
+	char kinds[256];
+	ppcc_sched_kind_list(kinds, sizeof kinds, ", ");
 	fputs("usage: ppcc plan FILE [--cluster FILE] [-s|--schedule KIND] [-p|--stages N]\n"
 	      "                 [-m|--microbatches N] [-v|--chunks N] [-g|--group-size N]\n"
 	      "                 [-t|--tensor-parallel N] [-f|--format FMT] [-o|--output FILE]\n"
@@ -71,9 +73,9 @@ static void usage(FILE *f)
 	      "                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
 	      "                   [--exhaustive]\n"
 	      "       ppcc -h|--help | -V|--version\n"
-	      "\n"
-	      "KIND: gpipe, 1f1b, interleaved\n"
-	      "FMT:  text, json, dot, svg, png, header, torch-csv, chrome,\n"
+	      "\n", f);
+	fprintf(f, "KIND: %s\n", kinds);
+	fputs("FMT:  text, json, dot, svg, png, header, torch-csv, chrome,\n"
 	      "      megatron, torchtitan, deepspeed\n"
 	      "FILE and -o accept - for stdin and stdout.  See ppcc(1) and ppcc(5).\n",
 	      f);
@@ -712,8 +714,13 @@ static int apply_option(cli_options *o, int c, const char *arg)
 		return EXIT_OK;
 	case OPT_CLUSTER: o->cluster = arg; break;
 	case 's':
-		if ((o->kind = ppcc_schedule_kind_parse(arg)) < 0)
-			return usage_error("unknown schedule '%s' (gpipe, 1f1b or interleaved)", arg);
+		if ((o->kind = ppcc_schedule_kind_parse(arg)) < 0) {
+			char kinds[256], fmt[300];
+			ppcc_sched_kind_list(kinds, sizeof kinds, " or ");
+			/* the names hold no '%' */
+			snprintf(fmt, sizeof fmt, "unknown schedule '%%s' (%s)", kinds);
+			return usage_error(fmt, arg);
+		}
 		break;
 	case 'p': count = &o->stages; break;
 	case 'm': count = &o->microbatches; break;

@@ -93,6 +93,7 @@ typedef struct plan_ctx {
 	int64_t *stash_count;    /* per stage */
 	int64_t *mem_cap;        /* per stage */
 	int *stage_link;         /* link s -> s + 1: 0 intra, 1 inter, -1 none */
+	ppcc_stage_info *place;  /* per stage: rank and chunk, the kind's placement */
 	ppcc_part_problem pb;
 	int lean;                /* ppcc_plan_build_lean */
 } plan_ctx;
@@ -240,6 +241,9 @@ static int ctx_init(plan_ctx *x)
 	const ppcc_layer *L = c->model.layers;
 	int n = x->n;
 
+	if (!ALLOC(x->place, x->S))
+		return PPCC_ENOMEM;
+	ppcc_sched_place(x->place, x->kind, x->p, x->v);
 	int err;
 	if ((err = layer_comm_init(x)) < 0)
 		return err;
@@ -316,7 +320,8 @@ static int ctx_init(plan_ctx *x)
 	if (!ALLOC(x->stage_link, x->S))
 		return PPCC_ENOMEM;
 	for (int s = 0; s < x->S; s++) {
-		int r0 = s % x->p, r1 = (s + 1) % x->p;
+		int r0 = x->place[s].rank;
+		int r1 = s + 1 < x->S ? x->place[s + 1].rank : r0;
 		if (s == x->S - 1 || r0 == r1)
 			x->stage_link[s] = -1;
 		else
@@ -355,7 +360,7 @@ static int problem_init(plan_ctx *x)
 	    !ALLOC(x->mem_cap, x->S) || !ALLOC(zero, x->n))
 		return PPCC_ENOMEM;
 	for (int s = 0; s < x->S; s++) {
-		int r = s % x->p;
+		int r = x->place[s].rank;
 		int in = s > 0 ? x->stage_link[s - 1] : -1;
 		int out = x->stage_link[s];
 		work[s] = x->work_fb[x->rank_group[r]];
@@ -438,13 +443,11 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 			ppcc_stage_cost *c, ppcc_stage_info *st, int parts)
 {
 	const ppcc_layer *L = x->cfg->model.layers;
-	int r = s % x->p, g = x->rank_group[r];
+	int r = x->place[s].rank, g = x->rank_group[r];
 	uint64_t recv = s > 0 ? (uint64_t)to_bytes(L[i - 1].activation_bytes) : 0;
 	uint64_t send = s < x->S - 1 ? (uint64_t)to_bytes(L[j].activation_bytes) : 0;
 	if (st) {
-		st->stage = s;
-		st->rank = r;
-		st->chunk = s / x->p;
+		*st = x->place[s];
 		st->first_layer = i;
 		st->last_layer = j;
 		st->recv_bytes = recv;
@@ -607,7 +610,7 @@ static int report_infeasible(plan_ctx *x)
 		return err;
 	int i = first[stage];
 	int j = stage + 1 < x->S ? first[stage + 1] - 1 : x->n - 1;
-	int r = stage % x->p;
+	int r = x->place[stage].rank;
 	const ppcc_layer *L = x->cfg->model.layers;
 	double need = stage_mem(x, stage, i, j) / x->shard;
 	double cap = (double)x->mem_cap[stage] / x->shard;
@@ -816,11 +819,8 @@ static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 	ppcc_stage_info *blank;
 	if (!ALLOC(blank, x->S))
 		return PPCC_ENOMEM;
-	for (int s = 0; s < x->S; s++) {
-		blank[s].stage = s;
-		blank[s].rank = s % x->p;
-		blank[s].chunk = s / x->p;
-	}
+	for (int s = 0; s < x->S; s++)
+		blank[s] = x->place[s];
 	if ((err = ppcc_schedule_build_unsealed(shape, a, x->kind, x->p, x->v,
 						x->m, x->group, blank)) < 0)
 		return err;
@@ -906,7 +906,7 @@ static int lean_no_fit(plan_ctx *x)
 	if (!ALLOC(full, x->S) || !ALLOC(first, x->S))
 		return PPCC_ENOMEM;
 	for (int s = 0; s < x->S; s++)
-		full[s] = to_bytes(x->rank_mem[s % x->p]);
+		full[s] = to_bytes(x->rank_mem[x->place[s].rank]);
 	ppcc_part_problem pb = x->pb;
 	pb.mem_cap = full;
 	int err = ppcc_partition_solve(first, &bottleneck, &pb);

@@ -12,7 +12,10 @@
  *                a bounded descent from seeds, with the gap to a bound
  *   plan.c       config -> integer cost tables; drives partition, schedule,
  *                simulation and the uniform baseline
- *   schedule.c   GPipe / 1F1B / interleaved action lists with p2p actions
+ *   sched/       the schedule kinds: kinds.c is their table (name,
+ *                placement, constraints, closed form), one file per kind
+ *                holds its per-rank compute order, lower.c turns any
+ *                compute order into action lists with p2p actions
  *   validate.c   structural checks and a dry run of any ppcc_schedule
  *   match_order.c per rank pair, send order against receive order (the
  *                condition of order-matching transports such as NCCL)
@@ -331,6 +334,87 @@ int ppcc_schedule_kind_parse(const char *name);  /* -1 if unknown */
 const char *ppcc_op_name(int op);                /* "F", "SEND_F", ... */
 int ppcc_op_parse(const char *name);             /* -1 if unknown */
 
+/* ---- ops ------------------------------------------------------------- */
+
+/* What every engine (validator, simulator, runtime, emitters) needs to
+ * know of an op, in one table (diag.c).  A message is named by its
+ * sender: SEND_F of stage s is received by RECV_F of stage s + 1, SEND_B
+ * of s by RECV_B of s - 1. */
+typedef struct ppcc_op_traits {
+	const char *name;  /* "F", "SEND_F", ... */
+	int compute;       /* F, B, I, W */
+	int comm;          /* SEND_*, RECV_* */
+	int send;          /* SEND_* */
+	int fwd;           /* F, SEND_F, RECV_F: the activation direction */
+	int other;         /* stage at the other end: +1 or -1; 0 for compute */
+	int match;         /* the op at the other end; -1 for compute */
+} ppcc_op_traits;
+
+/* NULL for an op out of range. */
+const ppcc_op_traits *ppcc_op_traits_of(int op);
+int ppcc_op_is_compute(int op); /* 0 for an op out of range */
+int ppcc_op_is_comm(int op);
+
+/* ---- schedule kinds ---------------------------------------------------- */
+
+typedef enum ppcc_placement {
+	PPCC_PLACE_LOOPED, /* stage s on rank s % p, chunk s / p */
+	PPCC_PLACE_V       /* 2 chunks: rank r holds r and 2p - 1 - r */
+} ppcc_placement;
+
+/* The settings a kind's constraints are about, for the caller to locate
+ * a complaint. */
+typedef enum ppcc_sched_setting {
+	PPCC_SET_KIND,
+	PPCC_SET_STAGES,
+	PPCC_SET_CHUNKS,
+	PPCC_SET_MICROBATCHES,
+	PPCC_SET_GROUP_SIZE
+} ppcc_sched_setting;
+
+typedef void (*ppcc_sched_complain_fn)(int setting, const char *msg,
+				       void *user);
+
+/* One row of the table of schedule kinds (src/sched/kinds.c). */
+typedef struct ppcc_sched_kind_info {
+	int kind;              /* ppcc_schedule_kind */
+	const char *name;      /* on the command line and in YAML/JSON */
+	const char *macro;     /* PPCC_SCHED_<macro> */
+	const char *source;    /* where the order comes from */
+	int placement;         /* ppcc_placement */
+	int min_chunks, max_chunks, default_chunks;
+	int split_backward;    /* the order uses I and W, not B */
+	int uses_group;        /* group_size means something */
+} ppcc_sched_kind_info;
+
+/* NULL for an unknown kind. */
+const ppcc_sched_kind_info *ppcc_sched_kind(int kind);
+
+/* "gpipe, 1f1b, ... or zb-interleaved" (last_sep before the last name)
+ * into buf, truncated to n bytes. */
+void ppcc_sched_kind_list(char *buf, size_t n, const char *last_sep);
+
+/* Reports, through complain, each constraint of the kind that (p, v, m,
+ * group_size; 0 meaning p) breaks, with the message to show; returns the
+ * number reported.  An unknown kind is one complaint about PPCC_SET_KIND. */
+int ppcc_sched_check(int kind, int ranks, int chunks, int microbatches,
+		     int group_size, ppcc_sched_complain_fn complain,
+		     void *user);
+
+/* The kind's closed-form bubble with equal stages and free
+ * communication, as time: the largest idle time of any rank between its
+ * first and its last action, for forward f and backward b (for a kind
+ * that splits the backward, b is the input gradient I and w the weight
+ * gradient W; otherwise b is the whole backward and w is ignored).  NAN
+ * for an unknown kind or where no closed form is known. */
+double ppcc_sched_bubble_ms(int kind, int ranks, int chunks,
+			    int microbatches, double f, double b, double w);
+
+/* Sets rank and chunk of each of the ranks * chunks entries of stages
+ * (and stage to its index) from the kind's placement. */
+void ppcc_sched_place(ppcc_stage_info *stages, int kind, int ranks,
+		      int chunks);
+
 /* ---- costs and partition -------------------------------------------- */
 
 /* The partition problem in integers (picoseconds, bytes), so that the
@@ -488,6 +572,10 @@ typedef struct ppcc_stage_cost {
 	double weight_bytes, grad_bytes, optimizer_bytes; /* static split */
 	double logits_bytes;           /* of stash_bytes */
 	double model_flops, hardware_flops;
+	/* The part of stash_bytes that only I needs: a split backward frees
+	 * it when I ends and the rest (the paper's M_W) when W ends; 0 holds
+	 * all of it until W. */
+	double stash_input_bytes;
 } ppcc_stage_cost;
 
 typedef struct ppcc_estimate {
@@ -506,8 +594,8 @@ typedef struct ppcc_estimate {
 	double *send_ms;
 } ppcc_estimate;
 
-/* Builds the action lists of cfg->pipeline for the stages given (n_stages
- * = p * v, stage s on rank s % p).  The arrays live in the arena. */
+/* Builds the action lists of a kind for the stages given (n_stages = p *
+ * v, placed by ppcc_sched_place).  The arrays live in the arena. */
 int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 			int ranks, int chunks, int microbatches,
 			int group_size, const ppcc_stage_info *stages);

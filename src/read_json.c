@@ -1237,8 +1237,12 @@ static int finish(reader *rd, ppcc_plan *out)
 	s->version = (int32_t)int_member(&now, &R[R_VERSION], top, "version", 1,
 					 PPCC_SCHEDULE_VERSION);
 	const field *kind = member(&now, &R[R_SCHEDULE], top, "schedule", T_STRING);
-	if (kind && (s->kind = ppcc_schedule_kind_parse(kind->s)) < 0)
-		complain(&now, "schedule", "expected gpipe, 1f1b or interleaved");
+	if (kind && (s->kind = ppcc_schedule_kind_parse(kind->s)) < 0) {
+		char kinds[256], msg[300];
+		ppcc_sched_kind_list(kinds, sizeof kinds, " or ");
+		snprintf(msg, sizeof msg, "expected %s", kinds);
+		complain(&now, "schedule", msg);
+	}
 	/* Bounds keep p * v and later arrays of p * v * m entries sane. */
 	s->n_ranks = (int32_t)int_member(&now, &R[R_STAGES], top, "stages", 1, 1 << 16);
 	s->n_chunks = (int32_t)int_member(&now, &R[R_CHUNKS], top, "chunks", 1, 1 << 10);

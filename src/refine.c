@@ -450,13 +450,13 @@ static int step_shape(step_run *w)
 	ppcc_step_ctx *x = w->x;
 	memset(x->op_count, 0, (size_t)w->S * PPCC_OP_COUNT * sizeof(int32_t));
 	for (int st = 0; st < w->S; st++)
-		x->stage_rank[st] = st % w->p;
+		x->stage_rank[st] = s->stages ? s->stages[st].rank : st % w->p;
 	for (int r = 0; r < w->p; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		for (int i = 0; i < rs->n_actions; i++) {
 			const ppcc_action *a = &rs->actions[i];
 			if (a->stage < 0 || a->stage >= w->S || a->op < 0 ||
-			    a->op >= PPCC_OP_COUNT || a->stage % w->p != r ||
+			    a->op >= PPCC_OP_COUNT || x->stage_rank[a->stage] != r ||
 			    (a->op == PPCC_OP_RECV_F && a->stage == 0) ||
 			    (a->op == PPCC_OP_RECV_B && a->stage == w->S - 1))
 				return PPCC_EINPUT;

@@ -9,14 +9,15 @@
  * its t); cp: 1, 2, 4, 8 dividing the sequence (the transformer
  * shorthand only; a model given as layers keeps its cp); p: the divisors
  * of devices / (t cp) up to the layers; d = devices / (t p cp), or with
- * allow_idle every d with t p d cp <= devices; v 1..4 with p v <= layers
- * for every kind in the schedule table (ppcc_config_check refuses the
- * combinations a kind does not take); b in 1, 2, 4, 8 dividing B / d,
- * m = B / (b d); recompute none, selective, full (the transformer
- * shorthand only); ZeRO 0..3 when d cp > 1, else 0.  Each is narrowed by
- * --fix.  Layers are expanded once per (b, recompute), the only settings
- * their costs depend on; every other setting reuses them, and every
- * candidate is planned in one arena, reset between candidates.
+ * allow_idle every d with t p d cp <= devices; v 1..4 with p v <= layers;
+ * kind: every row of the schedule table (src/sched/kinds.c) whose chunk
+ * range holds v (ppcc_config_check refuses the other combinations a kind
+ * does not take); b in 1, 2, 4, 8 dividing B / d, m = B / (b d);
+ * recompute none, selective, full (the transformer shorthand only); ZeRO
+ * 0..3 when d cp > 1, else 0.  Each is narrowed by --fix.  Layers are
+ * expanded once per (b, recompute), the only settings their costs depend
+ * on; every other setting reuses them, and every candidate is planned in
+ * one arena, reset between candidates.
  *
  * Pruning cannot drop a configuration of the top K.  For each candidate
  * two bounds come from the expanded layers alone:
@@ -601,7 +602,9 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 						    : (z > 0 && (long)dd * cp == 1))
 							continue;
 						for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
-							if (o->fix.kind >= 0 && k != o->fix.kind)
+							const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
+							if ((o->fix.kind >= 0 && k != o->fix.kind) ||
+							    v < ki->min_chunks || v > ki->max_chunks)
 								continue;
 							if (n == ncap) {
 								cand *g = realloc(cs, 2 * ncap * sizeof *cs);

@@ -22,10 +22,12 @@
  * its compute times, communicates for the sum of its transfers, and is
  * idle for the rest of the step; the bubble is total idle over p * step.
  *
- * Memory per rank: the static bytes of every stage on the rank, plus the
- * stash, which grows by costs[s].stash_bytes when F(s, mb) starts and
- * shrinks by as much when B(s, mb) (or W(s, mb) for a split backward)
- * ends; the peak is static + the largest stash along the rank's order.
+ * Memory per rank: the static bytes of every stage on the rank (the
+ * stage table says which), plus the stash, which grows by
+ * costs[s].stash_bytes when F(s, mb) starts and shrinks by as much when
+ * B(s, mb) ends; a split backward frees costs[s].stash_input_bytes of it
+ * when I(s, mb) ends and the rest (the paper's M_W) when W(s, mb) ends.
+ * The peak is static + the largest stash along the rank's order.
  *
  * Ranks advance as far as they can; a rank stopped at a RECV is woken
  * when the matching SEND runs, with the arrival times held in arrays
@@ -78,9 +80,10 @@ static int64_t sim_message(int64_t stage, int64_t mb, int64_t m, int fwd)
  * wakes (pushes on ready) a rank whose awaited message it sends.
  * Returns PPCC_EINPUT for an action whose fields are out of range.
  * With sent NULL it replays: every message was sent at arrival[], which
- * is only read, and no rank is woken. */
-static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
-		   const ppcc_stage_cost *costs, double *arrival,
+ * is only read, and no rank is woken (stages, which says where a woken
+ * rank is, may then be NULL). */
+static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
+		   int S, int m, const ppcc_stage_cost *costs, double *arrival,
 		   uint8_t *sent, int32_t *ready, int *n_ready)
 {
 	sim_rank *k = &ranks[r];
@@ -114,17 +117,19 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 			busy += cost->fwd_ms;
 			break;
 		case PPCC_OP_B:
-		case PPCC_OP_W: {
-			double d = x->op == PPCC_OP_B ? cost->bwd_ms
-						      : cost->bwd_weight_ms;
-			t += d;
-			busy += d;
+			t += cost->bwd_ms;
+			busy += cost->bwd_ms;
 			cur -= cost->stash_bytes;
 			break;
-		}
+		case PPCC_OP_W:
+			t += cost->bwd_weight_ms;
+			busy += cost->bwd_weight_ms;
+			cur -= cost->stash_bytes - cost->stash_input_bytes;
+			break;
 		case PPCC_OP_I:
 			t += cost->bwd_input_ms;
 			busy += cost->bwd_input_ms;
+			cur -= cost->stash_input_bytes;
 			break;
 		case PPCC_OP_SEND_F:
 		case PPCC_OP_SEND_B: {
@@ -141,7 +146,7 @@ static int sim_run(sim_rank *ranks, int r, int p, int S, int m,
 				int64_t msg = sim_message(st, mb, m, fwd);
 				arrival[msg] = t0;
 				sent[msg >> 1] |= fwd ? 1 : 2;
-				int q = to % p;
+				int q = stages[to].rank;
 				if (ranks[q].wait == msg) {
 					ranks[q].wait = -1;
 					ready[(*n_ready)++] = q;
@@ -207,8 +212,11 @@ int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
 	int32_t *ready = NULL;
 	sim_rank *ranks = NULL;
 
-	if (p < 1 || S < 1 || m < 1 || S % p != 0)
+	if (p < 1 || S < 1 || m < 1 || S % p != 0 || !s->stages)
 		return PPCC_EINPUT;
+	for (int st = 0; st < S; st++)
+		if (s->stages[st].rank < 0 || s->stages[st].rank >= p)
+			return PPCC_EINPUT;
 	memset(out, 0, sizeof *out);
 	out->busy_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->idle_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
@@ -260,8 +268,8 @@ int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
 		ready[n_ready++] = r;
 	while (n_ready > 0) {
 		int r = ready[--n_ready];
-		err = sim_run(ranks, r, p, S, m, costs, arrival, sent, ready,
-			      &n_ready);
+		err = sim_run(ranks, r, s->stages, S, m, costs, arrival, sent,
+			      ready, &n_ready);
 		if (err < 0)
 			goto out;
 	}
@@ -276,12 +284,11 @@ int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
 			step = ranks[r].last;
 	}
 	double idle = 0;
+	for (int st = 0; st < S; st++)
+		out->peak_memory_bytes[s->stages[st].rank] += costs[st].static_bytes;
 	for (int r = 0; r < p; r++) {
-		double static_bytes = 0;
-		for (int st = r; st < S; st += p)
-			static_bytes += costs[st].static_bytes;
 		out->busy_ms[r] = ranks[r].busy;
-		out->peak_memory_bytes[r] = static_bytes + ranks[r].peak_stash;
+		out->peak_memory_bytes[r] += ranks[r].peak_stash;
 		out->comm_ms[r] = ranks[r].comm;
 		out->idle_ms[r] = step - ranks[r].busy - ranks[r].comm;
 		if (out->idle_ms[r] < 0) /* rounding */
@@ -349,7 +356,7 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 			.end = t->end, .base = from, .n_actions = to,
 			.pc = from, .wait = -1, .clock = t->clock,
 		};
-		if (sim_run(&k, 0, t->n_ranks, t->n_stages, t->n_microbatches,
+		if (sim_run(&k, 0, NULL, t->n_stages, t->n_microbatches,
 			    t->costs, e->send_ms, NULL, NULL, NULL) < 0 ||
 		    k.pc != to)
 			return PPCC_EINTERNAL;

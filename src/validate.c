@@ -6,8 +6,9 @@
  * blocks; a RECV completes once the matching message has been sent, where
  * SEND_F(s, mb) matches RECV_F(s+1, mb) and SEND_B(s, mb) matches
  * RECV_B(s-1, mb), by kind, stage and microbatch only.  Stage s runs on
- * rank s % p, and every action of stage s (its compute, the receives of
- * its inputs and the sends of its outputs) belongs on that rank.
+ * the rank its entry of the stage table names, whatever the placement,
+ * and every action of stage s (its compute, the receives of its inputs
+ * and the sends of its outputs) belongs on that rank.
  *
  * A schedule may come from a file written by anyone, so every field is
  * distrusted: the checks never index with a value they have not bounded,
@@ -19,7 +20,9 @@
  *
  * The phases, each reporting every problem it finds (up to max_errors):
  *   1. header: positive counts, n_stages == p*v, the stage table's
- *      stage/rank/chunk, each rank's number, the fingerprint;
+ *      stage, its rank in range, v stages on each rank, each stage's
+ *      chunk its position among its rank's stages, each rank's number,
+ *      the fingerprint;
  *   2. fields of each action: op, stage and microbatch in range, the
  *      stage on this rank, peer -1 and bytes 0 for compute, the peer of a
  *      SEND/RECV the rank of the neighbouring stage (never the rank
@@ -68,7 +71,7 @@ typedef struct val_ctx {
 	int hashed; /* ppcc_schedule_validate_hashed: hash is the contents' */
 	uint64_t hash; /* with seal: the fingerprint, once phase 2 is done */
 	int p, S, m;
-	int32_t *rank_of; /* stage -> rank, s % p without a division */
+	int32_t *rank_of; /* stage -> rank, from the stage table */
 	/* pos[key * PPCC_OP_COUNT + op], key = stage * m + mb: 1 + index of
 	 * the first such action on the stage's rank; 0 when none; negated
 	 * once a duplicate has been reported. */
@@ -107,15 +110,14 @@ static const char *const val_singular[PPCC_OP_COUNT] = {
 
 static int val_is_comm(int op)
 {
-	return op >= PPCC_OP_SEND_F && op <= PPCC_OP_RECV_B;
+	return ppcc_op_is_comm(op);
 }
 
 /* The stage at the other end of a SEND/RECV of stage s, or -1 when there
  * is none (a SEND_F of the last stage, a RECV_F of stage 0, ...). */
 static int64_t val_other_stage(int op, int64_t s, int S)
 {
-	int64_t o = (op == PPCC_OP_SEND_F || op == PPCC_OP_RECV_B) ? s + 1
-								    : s - 1;
+	int64_t o = s + ppcc_op_traits_of(op)->other;
 	return o >= 0 && o < S ? o : -1;
 }
 
@@ -221,20 +223,38 @@ static int val_header(val_ctx *c)
 	c->S = s->n_stages;
 	c->m = s->n_microbatches;
 
+	/* held[r]: stages of rank r so far, in stage order */
+	int32_t *held = ppcc_calloc((size_t)c->p, sizeof *held);
+	if (!held)
+		return -2;
 	for (int i = 0; i < c->S && !c->stop; i++) {
 		const ppcc_stage_info *st = &s->stages[i];
 		if (st->stage != i)
 			val_error(c, "stage table entry %d says stage %" PRId32,
 				  i, st->stage);
-		if (st->rank != i % c->p)
-			val_error(c, "stage %d: rank %" PRId32
-				  ", but stage s runs on rank s %% %d = %d",
-				  i, st->rank, c->p, i % c->p);
-		if (st->chunk != i / c->p)
-			val_error(c, "stage %d: chunk %" PRId32
-				  ", but stage s is chunk s / %d = %d",
-				  i, st->chunk, c->p, i / c->p);
+		if (st->rank < 0 || st->rank >= c->p) {
+			val_error(c, "stage %d: rank %" PRId32 " out of range "
+				  "[0, %d)", i, st->rank, c->p);
+			fatal = 1;
+			continue;
+		}
+		int32_t k = held[st->rank]++;
+		if (k == s->n_chunks)
+			val_error(c, "rank %" PRId32 " holds more than its %"
+				  PRId32 " stages (stage %d is one too many)",
+				  st->rank, s->n_chunks, i);
+		if (st->chunk != k)
+			val_error(c, "stage %d: chunk %" PRId32 ", but it is "
+				  "stage %" PRId32 " of rank %" PRId32
+				  " in stage order", i, st->chunk, k, st->rank);
 	}
+	for (int r = 0; r < c->p && !c->stop && !fatal; r++)
+		if (held[r] < s->n_chunks)
+			val_error(c, "rank %d holds %" PRId32 " stages, not %"
+				  PRId32, r, held[r], s->n_chunks);
+	ppcc_free(held);
+	if (fatal)
+		return -1;
 	int64_t total = 0;
 	for (int r = 0; r < c->p; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
@@ -471,12 +491,10 @@ static void val_complete(val_ctx *c)
 				val_error(c, "stage %d microbatch %d: W "
 					  "(rank %d, action %" PRId64
 					  ") without I", s, mb, r, wt);
-			if (c->p == 1)
-				continue;
-			if (s > 0)
+			if (s > 0 && c->rank_of[s - 1] != r)
 				val_message(c, s - 1, s, mb, PPCC_OP_SEND_F,
 					    PPCC_OP_RECV_F, f, PPCC_OP_F);
-			if (s < c->S - 1)
+			if (s < c->S - 1 && c->rank_of[s + 1] != r)
 				val_message(c, s + 1, s, mb, PPCC_OP_SEND_B,
 					    PPCC_OP_RECV_B, b >= 0 ? b : in,
 					    b >= 0 ? PPCC_OP_B : PPCC_OP_I);
@@ -687,7 +705,10 @@ static int val_run(val_ctx *cp)
 	int err = 0;
 
 	c.locp = c.loc.file ? &c.loc : NULL;
-	if (val_header(&c) < 0)
+	int h = val_header(&c);
+	if (h == -2)
+		err = PPCC_ENOMEM;
+	if (h < 0)
 		goto out;
 	c.pos = ppcc_calloc((size_t)c.S * (size_t)c.m,
 			    PPCC_OP_COUNT * sizeof *c.pos);
@@ -696,8 +717,8 @@ static int val_run(val_ctx *cp)
 		err = PPCC_ENOMEM;
 		goto out;
 	}
-	for (int st = 0, r = 0; st < c.S; st++, r = r + 1 == c.p ? 0 : r + 1)
-		c.rank_of[st] = r;
+	for (int st = 0; st < c.S; st++)
+		c.rank_of[st] = c.s->stages[st].rank;
 	val_fields(&c);
 	if (!c.stop)
 		val_complete(&c);

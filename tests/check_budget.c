@@ -101,10 +101,10 @@ START_TEST(action_count_is_what_the_schedule_holds)
 	ppcc_stage_info st[64];
 	memset(st, 0, sizeof st);
 	long compared = 0;
-	for (int kind = 0; kind < 3; kind++)
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (int p = 1; p <= 4; p++)
 			for (int m = 1; m <= 12; m++) {
-				int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+				int v = ppcc_sched_kind(kind)->default_chunks;
 				ppcc_schedule s;
 				if (ppcc_schedule_build(&s, a, kind, p, v, m, 0, st) < 0)
 					continue; /* interleaved needs m >= p */

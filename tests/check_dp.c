@@ -76,6 +76,31 @@ static int dp_backward(int stage, int mb, const void *gout, size_t gout_n,
 	return 0;
 }
 
+/* The split backward: the input gradient adds nothing, the weight
+ * gradient what dp_backward adds. */
+static int dp_backward_input(int stage, int mb, const void *gout, size_t gout_n,
+			     void *gin, size_t gin_n, void *user)
+{
+	dp_member *m = user;
+	(void)stage, (void)mb, (void)gout, (void)gout_n;
+	if (gin)
+		memset(gin, 0, gin_n);
+	dp_sleep_s(m->c->bwd_s / 2);
+	return 0;
+}
+
+static int dp_backward_weight(int stage, int mb, const void *gout,
+			      size_t gout_n, void *user)
+{
+	dp_member *m = user;
+	(void)gout, (void)gout_n;
+	for (int k = 0; k < 3; k++)
+		m->c->grad[m->replica][stage][k] +=
+			(double)((m->replica + 1) * (stage + 1) * (mb + 1)) * (k + 1);
+	dp_sleep_s(m->c->bwd_s / 2);
+	return 0;
+}
+
 static void dp_diag(int rank, const char *line, void *user)
 {
 	dp_case *c = user;
@@ -94,7 +119,8 @@ static void *dp_member_main(void *arg)
 	int r = me->replica, k = me->rank;
 	ppcc_rt_stage_fns fns[DP_MAX];
 	for (int s = 0; s < c->s->n_stages; s++)
-		fns[s] = (ppcc_rt_stage_fns){dp_forward, dp_backward, NULL, NULL,
+		fns[s] = (ppcc_rt_stage_fns){dp_forward, dp_backward,
+					     dp_backward_input, dp_backward_weight,
 					     NULL, me, PPCC_RT_STAGE_FNS_VERSION};
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = 1.0;
@@ -167,7 +193,7 @@ static dp_case *dp_case_new(const ppcc_schedule *s, int p, int d, double fwd_s,
 static void dp_schedule(ppcc_schedule *out, ppcc_arena *a, int kind, int p,
 			int m)
 {
-	int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1, S = p * v;
+	int v = ppcc_sched_kind(kind)->default_chunks, S = p * v;
 	ppcc_stage_info st[DP_MAX];
 	for (int s = 0; s < S; s++)
 		st[s] = (ppcc_stage_info){s, s % p, s / p, s, s,

@@ -825,9 +825,10 @@ END_TEST
 
 START_TEST(loader_suggests_schedule_names)
 {
-	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: zb-h1}\n",
-		      "7:22: pipeline.schedule: expected gpipe, 1f1b, or "
-		      "interleaved, got 'zb-h1'\n");
+	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: zb-h1-2}\n",
+		      "7:22: pipeline.schedule: expected gpipe, 1f1b, "
+		      "interleaved, zb-h1, zb-h2, zb-v, or zb-interleaved, got "
+		      "'zb-h1-2'; did you mean 'zb-h1'?\n");
 	loaded r;
 	load_text(&r, MODEL1 CLUSTER4 "pipeline: {schedule: \"gpipe\"}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -835,8 +836,14 @@ START_TEST(loader_suggests_schedule_names)
 	ck_assert_int_eq(r.cfg.pipeline.kind_loc.line, 7);
 	done(&r);
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: GPipe}\n",
-		      "7:22: pipeline.schedule: expected gpipe, 1f1b, or "
-		      "interleaved, got 'GPipe'; did you mean 'gpipe'?\n");
+		      "7:22: pipeline.schedule: expected gpipe, 1f1b, "
+		      "interleaved, zb-h1, zb-h2, zb-v, or zb-interleaved, got "
+		      "'GPipe'; did you mean 'gpipe'?\n");
+	load_text(&r, MODEL1 CLUSTER4 "pipeline: {schedule: zb-v, stages: 2}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.cfg.pipeline.kind, PPCC_SCHED_ZB_V);
+	ck_assert_int_eq(r.cfg.pipeline.chunks, 2); /* its default */
+	done(&r);
 }
 END_TEST
 
@@ -1203,8 +1210,28 @@ START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
 {
 	expect_check(MODEL12 CLUSTER4 "pipeline: {stages: 2, chunks: 2}\n",
 		     PPCC_EINPUT,
-		     "7:23: 2 chunks per rank need the interleaved schedule; "
-		     "the schedule is 1f1b\n");
+		     "7:23: 2 chunks per rank need a schedule with chunks "
+		     "(interleaved, zb-interleaved, zb-v); the schedule is 1f1b\n");
+	/* the zero-bubble kinds' own rules */
+	expect_check(MODEL12 CLUSTER4
+		     "pipeline: {schedule: zb-v, stages: 2, chunks: 3}\n",
+		     PPCC_EINPUT,
+		     "7:39: the zb-v schedule needs exactly 2 chunks per rank; "
+		     "chunks is 3\n");
+	expect_check(MODEL12 CLUSTER4
+		     "pipeline: {schedule: zb-h2, stages: 2, chunks: 2}\n",
+		     PPCC_EINPUT,
+		     "7:40: 2 chunks per rank need a schedule with chunks "
+		     "(interleaved, zb-interleaved, zb-v); the schedule is zb-h2\n");
+	expect_check(MODEL12 CLUSTER4
+		     "pipeline: {schedule: zb-interleaved, stages: 4, "
+		     "microbatches: 9}\n", PPCC_EINPUT,
+		     "7:49: 9 microbatches do not split into 2 rounds of equal "
+		     "size; the zb-interleaved schedule needs microbatches to be "
+		     "a multiple of max(1, microbatches / stages) = 2\n");
+	expect_check(MODEL12 CLUSTER4
+		     "pipeline: {schedule: zb-interleaved, stages: 4, "
+		     "microbatches: 10}\n", 0, "");
 	expect_check(MODEL12 CLUSTER4
 		     "pipeline: {schedule: interleaved, stages: 2, chunks: 1}\n",
 		     PPCC_EINPUT,

@@ -81,7 +81,7 @@ START_TEST(generated_schedules_are_order_safe)
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (int p = 1; p <= 6; p++)
 			for (int m = 1; m <= 12; m++) {
-				int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+				int v = ppcc_sched_kind(kind)->default_chunks;
 				ppcc_arena *a = ppcc_arena_new();
 				rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
 				ppcc_schedule s;

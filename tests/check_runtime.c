@@ -82,14 +82,17 @@ static const char *rank_line(const diag_log *d, int rank, char *buf, size_t n)
 	return buf;
 }
 
-static int build_sched(ppcc_schedule *out, ppcc_arena *a, const rt_pipe *p,
+static int build_sched(ppcc_schedule *out, ppcc_arena *a, rt_pipe *p,
 		       int kind, int ranks, int m)
 {
-	int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+	int v = ppcc_sched_kind(kind)->default_chunks;
 	ppcc_stage_info st[64];
 	ck_assert_int_eq(p->S, ranks * v);
 	rt_pipe_stage_table(p, st);
-	return ppcc_schedule_build(out, a, kind, ranks, v, m, 0, st);
+	int err = ppcc_schedule_build(out, a, kind, ranks, v, m, 0, st);
+	if (err == 0)
+		rt_pipe_place(p, out);
+	return err;
 }
 
 static int count_recvs(const ppcc_schedule *s, uint64_t *bytes)
@@ -145,7 +148,7 @@ static void run_and_check(const ppcc_schedule *s, rt_pipe *p,
 		loss += stats[r].loss_sum;
 		ck_assert(stats[r].busy_s >= 0 && stats[r].wait_s >= 0);
 		ck_assert(stats[r].busy_s + stats[r].wait_s <= stats[r].step_s + 1e-3);
-		if (r == (s->n_stages - 1) % s->n_ranks)
+		if (r == s->stages[s->n_stages - 1].rank)
 			ck_assert_int_eq(stats[r].loss_count, s->n_microbatches);
 	}
 	for (int mb = 0; mb < p->m; mb++)
@@ -171,7 +174,7 @@ START_TEST(numeric_pipeline_matches_serial_for_every_kind_and_rank_count)
 		for (size_t ri = 0; ri < sizeof ranks / sizeof *ranks; ri++)
 			for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++) {
 				int p = ranks[ri], m = 8;
-				int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+				int v = ppcc_sched_kind(kind)->default_chunks;
 				ppcc_arena *a = ppcc_arena_new();
 				rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
 				ppcc_schedule s;
@@ -326,7 +329,7 @@ static void run_threads(rank_thread *t, int n)
 START_TEST(repeated_steps_recycle_buffers_and_deliver_each_message_once)
 {
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
-		int p = 2, v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1, m = 4;
+		int p = 2, v = ppcc_sched_kind(kind)->default_chunks, m = 4;
 		ppcc_arena *a = ppcc_arena_new();
 		rt_pipe *pp = rt_pipe_new(p * v, m, p, 6);
 		ppcc_schedule s;

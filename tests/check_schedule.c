@@ -215,6 +215,112 @@ START_TEST(warmup_counts_follow_megatron)
 }
 END_TEST
 
+/* ZB-H1 (ZB-1P with one chunk), p = 3, m = 4, traced by hand from the
+ * rule: rank r warms up with p-1-r forwards, then F and I in turn, each
+ * I followed from its r-th on by the W of the oldest I without one; the
+ * last W come at the end.  The same order as PyTorch's
+ * ScheduleInterleavedZeroBubble with one stage per rank. */
+START_TEST(zb_h1_p3_m4_hand_traced)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[1024];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_ZB_H1, 3, 1, 4, 0), 0);
+	static const char *const want[3] = {
+		"F0:0 F0:1 F0:2 I0:0 W0:0 F0:3 I0:1 W0:1 I0:2 W0:2 I0:3 W0:3",
+		"F1:0 F1:1 I1:0 F1:2 I1:1 W1:0 F1:3 I1:2 W1:1 I1:3 W1:2 W1:3",
+		"F2:0 I2:0 F2:1 I2:1 F2:2 I2:2 W2:0 F2:3 I2:3 W2:1 W2:2 W2:3",
+	};
+	for (int r = 0; r < 3; r++) {
+		render(buf, sizeof buf, &s.ranks[r], 1);
+		ck_assert_str_eq(buf, want[r]);
+	}
+	/* I carries the gradient send; W sends nothing */
+	render(buf, sizeof buf, &s.ranks[1], 0);
+	ck_assert_str_eq(buf, "RECV_F1:0 F1:0 SEND_F1:0 RECV_F1:1 F1:1 SEND_F1:1 "
+			 "RECV_B1:0 I1:0 SEND_B1:0 RECV_F1:2 F1:2 SEND_F1:2 "
+			 "RECV_B1:1 I1:1 SEND_B1:1 W1:0 RECV_F1:3 F1:3 SEND_F1:3 "
+			 "RECV_B1:2 I1:2 SEND_B1:2 W1:1 RECV_B1:3 I1:3 SEND_B1:3 "
+			 "W1:2 W1:3");
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* ZB-H2, p = 2, m = 4, traced by hand at unit time (F = I = W = 1):
+ * t0 r0 F0; t1 r0 F1, r1 F0; t2 r0 F2, r1 I0; t3 r0 I0, r1 F1; t4 r0 W0
+ * (3 = 2p-1 in flight stops F3), r1 I1; t5 r0 I1, r1 F2; t6 r0 F3, r1
+ * I2; t7 r0 I2, r1 W0 (3 in flight); t8 r0 W1, r1 F3; t9 r0 W2, r1 I3;
+ * t10 r0 I3, r1 W1; then the last W. */
+START_TEST(zb_h2_p2_m4_hand_traced)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[1024];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_ZB_H2, 2, 1, 4, 0), 0);
+	render(buf, sizeof buf, &s.ranks[0], 1);
+	ck_assert_str_eq(buf, "F0:0 F0:1 F0:2 I0:0 W0:0 I0:1 F0:3 I0:2 W0:1 W0:2 I0:3 W0:3");
+	render(buf, sizeof buf, &s.ranks[1], 1);
+	ck_assert_str_eq(buf, "F1:0 I1:0 F1:1 I1:1 F1:2 I1:2 W1:0 F1:3 I1:3 W1:1 W1:2 W1:3");
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* ZB-V, p = 2, m = 4, traced by hand from PyTorch's
+ * ScheduleZBVZeroBubble (n = max(2p-1, m) = 4): rank 0 holds stages 0
+ * and 3, rank 1 stages 1 and 2, and the turn of the V (1 -> 2) stays on
+ * rank 1 without a message. */
+START_TEST(zb_v_p2_m4_hand_traced)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[2048];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_ZB_V, 2, 2, 4, 0), 0);
+	static const int rank[4] = {0, 1, 1, 0}, chunk[4] = {0, 0, 1, 1};
+	for (int st = 0; st < 4; st++) {
+		ck_assert_int_eq(s.stages[st].rank, rank[st]);
+		ck_assert_int_eq(s.stages[st].chunk, chunk[st]);
+	}
+	render(buf, sizeof buf, &s.ranks[0], 1);
+	ck_assert_str_eq(buf, "F0:0 F0:1 F0:2 F3:0 I3:0 W3:0 F3:1 I3:1 W3:1 F0:3 "
+			 "I0:0 W0:0 F3:2 I3:2 W3:2 I0:1 W0:1 F3:3 I3:3 W3:3 "
+			 "I0:2 W0:2 I0:3 W0:3");
+	render(buf, sizeof buf, &s.ranks[1], 1);
+	ck_assert_str_eq(buf, "F1:0 F2:0 F1:1 F2:1 I2:0 W2:0 F1:2 I1:0 W1:0 F2:2 "
+			 "I2:1 W2:1 F1:3 I1:1 W1:1 F2:3 I2:2 W2:2 I1:2 I2:3 "
+			 "I1:3 W1:2 W2:3 W1:3");
+	render(buf, sizeof buf, &s.ranks[1], 0);
+	ck_assert_ptr_null(strstr(buf, "SEND_F1:"));
+	ck_assert_ptr_null(strstr(buf, "RECV_F2:"));
+	ck_assert_ptr_null(strstr(buf, "SEND_B2:"));
+	ck_assert_ptr_null(strstr(buf, "RECV_B1:"));
+	ck_assert_ptr_nonnull(strstr(buf, "RECV_F1:0 F1:0 F2:0 SEND_F2:0"));
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Interleaved zero bubble, p = 2, v = 2, m = 4, traced by hand from
+ * PyTorch's ScheduleInterleavedZeroBubble: R = max(1, m / p) = 2 rounds
+ * of M = 2; rank r runs (v-1) M + p-1-r warm-up forwards, forward k on
+ * chunk (k / M) mod v, backward j on chunk v-1 - (j / M) mod v, and a W
+ * after each I from its r-th on. */
+START_TEST(zb_interleaved_p2_v2_m4_hand_traced)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[2048];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_ZB_INTERLEAVED, 2, 2, 4, 0), 0);
+	render(buf, sizeof buf, &s.ranks[0], 1);
+	ck_assert_str_eq(buf, "F0:0 F0:1 F2:0 F2:1 I2:0 W2:0 F0:2 I2:1 W2:1 F0:3 "
+			 "I0:0 W0:0 F2:2 I0:1 W0:1 F2:3 I2:2 W2:2 I2:3 W2:3 "
+			 "I0:2 W0:2 I0:3 W0:3");
+	render(buf, sizeof buf, &s.ranks[1], 1);
+	ck_assert_str_eq(buf, "F1:0 F1:1 F3:0 I3:0 F3:1 I3:1 W3:0 F1:2 I1:0 W3:1 "
+			 "F1:3 I1:1 W1:0 F3:2 I3:2 W1:1 F3:3 I3:3 W3:2 I1:2 "
+			 "W3:3 I1:3 W1:2 W1:3");
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* Every schedule the generator accepts over the sweep passes the
  * validator; and it accepts exactly the documented parameter set. */
 START_TEST(every_generated_schedule_validates)
@@ -225,12 +331,25 @@ START_TEST(every_generated_schedule_validates)
 		for (int p = 1; p <= 8; p++)
 			for (int v = 1; v <= 4; v++)
 				for (int m = 1; m <= 24; m++)
-					for (int g = 0; g <= m + 1; g++) {
+					for (int g = 0; g <= m + 1;
+					     g = kind == PPCC_SCHED_INTERLEAVED || g > 0 ? g + 1 : m + 1) {
 						int G = g == 0 ? p : g;
-						int ok = kind == PPCC_SCHED_INTERLEAVED
-							? v >= 2 && G >= p && G <= m &&
-								  (m % G == 0 || m % G >= p)
-							: v == 1; /* G ignored */
+						int rounds = m / p > 1 ? m / p : 1;
+						int ok;
+						switch (kind) {
+						case PPCC_SCHED_INTERLEAVED:
+							ok = v >= 2 && G >= p && G <= m &&
+							     (m % G == 0 || m % G >= p);
+							break;
+						case PPCC_SCHED_ZB_INTERLEAVED:
+							ok = v >= 2 && m % rounds == 0;
+							break;
+						case PPCC_SCHED_ZB_V:
+							ok = v == 2;
+							break;
+						default:
+							ok = v == 1; /* G ignored */
+						}
 						ppcc_arena *a = ppcc_arena_new();
 						ppcc_schedule s;
 						int err = build(&s, a, kind, p, v, m, g);
@@ -248,20 +367,35 @@ START_TEST(every_generated_schedule_validates)
 }
 END_TEST
 
-/* Per rank: m*v forwards and m*v backwards; across ranks 4*m*(S-1)
- * sends and receives when p > 1, none when p == 1; peers are the ranks of
- * the neighbouring stages and bytes those of the boundary. */
+/* Per rank: m*v forwards and m*v backwards (or m*v I and m*v W for the
+ * zero-bubble kinds); across ranks 4*m sends and receives for each
+ * stage boundary between two ranks (S-1 of them when looped and p > 1,
+ * S-2 on the V, none when p == 1); peers are the ranks of the
+ * neighbouring stages and bytes those of the boundary. */
 START_TEST(action_counts_peers_and_bytes)
 {
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (int p = 1; p <= 6; p++)
 			for (int m = p; m <= 12; m++) {
-				int v = kind == PPCC_SCHED_INTERLEAVED ? 3 : 1;
+				int v = kind == PPCC_SCHED_INTERLEAVED ||
+						kind == PPCC_SCHED_ZB_INTERLEAVED ? 3
+					: kind == PPCC_SCHED_ZB_V ? 2 : 1;
+				int split = kind >= PPCC_SCHED_ZB_H1;
+				int rounds = m / p > 1 ? m / p : 1;
+				if (kind == PPCC_SCHED_ZB_INTERLEAVED && m % rounds)
+					continue;
 				int S = p * v;
+				int crossing = p == 1 ? 0
+					: kind == PPCC_SCHED_ZB_V ? S - 2 : S - 1;
 				ppcc_arena *a = ppcc_arena_new();
 				ppcc_schedule s;
 				ck_assert_int_eq(build(&s, a, kind, p, v, m, m),
 						 0);
+				for (int st = 0; st < S; st++) {
+					int want = kind == PPCC_SCHED_ZB_V && st >= p
+						? 2 * p - 1 - st : st % p;
+					ck_assert_int_eq(s.stages[st].rank, want);
+				}
 				ck_assert_int_eq(s.n_stages, S);
 				ck_assert(s.fingerprint ==
 					  ppcc_schedule_fingerprint(&s));
@@ -272,7 +406,7 @@ START_TEST(action_counts_peers_and_bytes)
 					for (int i = 0; i < rs->n_actions; i++) {
 						const ppcc_action *x = &rs->actions[i];
 						count[x->op]++;
-						ck_assert_int_eq(x->stage % p, r);
+						ck_assert_int_eq(s.stages[x->stage].rank, r);
 						if (x->op < PPCC_OP_SEND_F) {
 							ck_assert_int_eq(x->peer, -1);
 							ck_assert(x->bytes == 0);
@@ -281,19 +415,19 @@ START_TEST(action_counts_peers_and_bytes)
 						int other = x->op == PPCC_OP_SEND_F ||
 								    x->op == PPCC_OP_RECV_B
 							    ? x->stage + 1 : x->stage - 1;
-						ck_assert_int_eq(x->peer, other % p);
+						ck_assert_int_eq(x->peer, s.stages[other].rank);
 						int boundary = other > x->stage ? other
 									       : x->stage;
 						ck_assert(x->bytes == 1000 + (uint64_t)boundary);
 					}
 					ck_assert_int_eq(count[PPCC_OP_F], m * v);
-					ck_assert_int_eq(count[PPCC_OP_B], m * v);
-					ck_assert_int_eq(count[PPCC_OP_I], 0);
-					ck_assert_int_eq(count[PPCC_OP_W], 0);
+					ck_assert_int_eq(count[PPCC_OP_B], split ? 0 : m * v);
+					ck_assert_int_eq(count[PPCC_OP_I], split ? m * v : 0);
+					ck_assert_int_eq(count[PPCC_OP_W], split ? m * v : 0);
 					comm += count[PPCC_OP_SEND_F] + count[PPCC_OP_RECV_F] +
 						count[PPCC_OP_SEND_B] + count[PPCC_OP_RECV_B];
 				}
-				ck_assert_int_eq(comm, p > 1 ? 4L * m * (S - 1) : 0);
+				ck_assert_int_eq(comm, 4L * m * crossing);
 				ppcc_arena_free(a);
 			}
 }
@@ -330,6 +464,42 @@ START_TEST(onef1b_in_flight_bounded_by_p_minus_r)
 }
 END_TEST
 
+/* Microbatches held between F and W: ZB-H1 at most p on every rank (the
+ * paper's p M_B), reached on every rank once m >= p; ZB-H2 at most 2p-1
+ * ((2p-1) M_B), reached on rank 0 once m >= 2p-1; ZB-V at most 2p stage
+ * activations of half a rank's layers each (p M_B). */
+START_TEST(zero_bubble_in_flight_bounds)
+{
+	for (int p = 1; p <= 8; p++)
+		for (int m = 1; m <= 24; m++)
+			for (int kind = PPCC_SCHED_ZB_H1; kind <= PPCC_SCHED_ZB_V; kind++) {
+				int v = kind == PPCC_SCHED_ZB_V ? 2 : 1;
+				ppcc_arena *a = ppcc_arena_new();
+				ppcc_schedule s;
+				ck_assert_int_eq(build(&s, a, kind, p, v, m, 0), 0);
+				int bound = kind == PPCC_SCHED_ZB_H1 ? p
+					: kind == PPCC_SCHED_ZB_H2 ? 2 * p - 1 : 2 * p;
+				for (int r = 0; r < p; r++) {
+					int now = 0, peak = 0;
+					const ppcc_rank_schedule *rs = &s.ranks[r];
+					for (int i = 0; i < rs->n_actions; i++) {
+						if (rs->actions[i].op == PPCC_OP_F && ++now > peak)
+							peak = now;
+						if (rs->actions[i].op == PPCC_OP_W)
+							now--;
+					}
+					ck_assert_msg(peak <= bound, "%s p%d m%d rank %d: %d in flight",
+						      ppcc_schedule_kind_name(kind), p, m, r, peak);
+					if ((kind == PPCC_SCHED_ZB_H1 && m >= p) ||
+					    (kind == PPCC_SCHED_ZB_H2 && r == 0 && m >= 2 * p - 1))
+						ck_assert_msg(peak == bound, "%s p%d m%d rank %d: %d in flight",
+							      ppcc_schedule_kind_name(kind), p, m, r, peak);
+				}
+				ppcc_arena_free(a);
+			}
+}
+END_TEST
+
 START_TEST(build_rejects_what_it_does_not_make)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -355,6 +525,17 @@ START_TEST(build_rejects_what_it_does_not_make)
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 8, 5, st), PPCC_EINPUT);
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 12, 0, st), 0);
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_INTERLEAVED, 4, 2, 14, 5, st), 0);
+	/* zero bubble: ZB-H1/H2 one chunk, ZB-V two, zb-interleaved m a
+	 * multiple of max(1, m / p) rounds */
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_ZB_H1, 4, 2, 8, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_ZB_H2, 4, 2, 8, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_ZB_V, 4, 1, 8, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_ZB_V, 4, 3, 8, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_ZB_V, 4, 2, 3, 0, st), 0);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_ZB_INTERLEAVED, 4, 1, 8, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_ZB_INTERLEAVED, 4, 2, 9, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_ZB_INTERLEAVED, 4, 2, 10, 0, st), 0);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_ZB_INTERLEAVED, 4, 2, 3, 0, st), 0);
 	/* a rank's list longer than INT32_MAX actions */
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 400000000, 0, st), PPCC_EINPUT);
 	ppcc_arena_free(a);
@@ -452,6 +633,11 @@ Suite *suite_schedule(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, onef1b_p4_m8_rank0_and_rank3_exact);
 	tcase_add_test(tc, gpipe_p2_m3_exact);
+	tcase_add_test(tc, zb_h1_p3_m4_hand_traced);
+	tcase_add_test(tc, zb_h2_p2_m4_hand_traced);
+	tcase_add_test(tc, zb_v_p2_m4_hand_traced);
+	tcase_add_test(tc, zb_interleaved_p2_v2_m4_hand_traced);
+	tcase_add_test(tc, zero_bubble_in_flight_bounds);
 	tcase_add_test(tc, interleaved_p2_v2_m4_matches_megatron_order);
 	tcase_add_test(tc, warmup_counts_follow_megatron);
 	tcase_add_test(tc, every_generated_schedule_validates);

@@ -275,6 +275,164 @@ START_TEST(split_backward_releases_stash_at_w)
 }
 END_TEST
 
+/* Largest idle time of any rank between its first and last compute
+ * action: the per-rank bubble the zero-bubble paper counts. */
+static double span_bubble(const ppcc_schedule *s, const ppcc_estimate *e)
+{
+	double worst = 0;
+	for (int r = 0; r < s->n_ranks; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		int i0 = 0, i1 = rs->n_actions - 1;
+		while (!ppcc_op_is_compute(rs->actions[i0].op))
+			i0++;
+		while (!ppcc_op_is_compute(rs->actions[i1].op))
+			i1--;
+		double idle = e->end_ms[r][i1] - e->start_ms[r][i0] - e->busy_ms[r];
+		if (idle > worst)
+			worst = idle;
+	}
+	return worst;
+}
+
+static void costs_split(ppcc_stage_cost *c, int n, double f, double i,
+			double w)
+{
+	for (int s = 0; s < n; s++)
+		c[s] = (ppcc_stage_cost){.fwd_ms = f, .bwd_ms = i + w,
+					 .bwd_input_ms = i, .bwd_weight_ms = w,
+					 .stash_bytes = 1};
+}
+
+/* With equal stages and free communication, exactly (dyadic costs, no
+ * tolerance): 1F1B idles (p-1)(F+I+W) of its span, ZB-H1 (p-1)(F+I-W),
+ * ZB-H2 (p-1)(F+I-2W) (Qi et al., ICLR 2024, section 3), for m >= 2p;
+ * and the table's closed forms say the same. */
+START_TEST(zero_bubble_closed_forms_exactly)
+{
+	static const double fiw[][3] = {
+		{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {2, 2, 1}, {3, 2, 1},
+		{1.5, 1.5, 1}, {1, 1, 0.5},
+	};
+	for (int p = 2; p <= 6; p++)
+		for (int m = 2 * p; m <= 4 * p; m += p)
+			for (size_t k = 0; k < sizeof fiw / sizeof *fiw; k++) {
+				double f = fiw[k][0], i = fiw[k][1], w = fiw[k][2];
+				static const int kinds[] = {PPCC_SCHED_1F1B, PPCC_SCHED_ZB_H1,
+							    PPCC_SCHED_ZB_H2};
+				double want[] = {(p - 1) * (f + i + w), (p - 1) * (f + i - w),
+						 (p - 1) * (f + i - 2 * w)};
+				for (int j = 0; j < 3; j++) {
+					ppcc_arena *a = ppcc_arena_new();
+					ppcc_schedule s;
+					ppcc_stage_cost c[MAX_STAGES];
+					ppcc_estimate e;
+					ck_assert_int_eq(build(&s, a, kinds[j], p, 1, m, 0), 0);
+					costs_split(c, p, f, i, w);
+					ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+					double got = span_bubble(&s, &e);
+					ck_assert_msg(got == want[j], "%s p%d m%d F%g I%g W%g: "
+						      "bubble %g, want %g",
+						      ppcc_schedule_kind_name(kinds[j]), p, m,
+						      f, i, w, got, want[j]);
+					double closed = j == 0
+						? ppcc_sched_bubble_ms(kinds[j], p, 1, m, f, i + w, 0)
+						: ppcc_sched_bubble_ms(kinds[j], p, 1, m, f, i, w);
+					ck_assert(closed == want[j]);
+					ppcc_arena_free(a);
+				}
+			}
+}
+END_TEST
+
+/* F = I = W and m >= 2p: ZB-H2 and ZB-V leave no rank idle between its
+ * first and last action, and ZB-H2's step is then 3m + p - 1 (each rank
+ * starts one F after the one before). */
+START_TEST(zb_h2_and_zb_v_have_no_bubble_when_f_i_w_are_equal)
+{
+	for (int p = 1; p <= 8; p++)
+		for (int m = 2 * p; m <= 4 * p; m++)
+			for (int kind = PPCC_SCHED_ZB_H2; kind <= PPCC_SCHED_ZB_V; kind++) {
+				int v = kind == PPCC_SCHED_ZB_V ? 2 : 1;
+				ppcc_arena *a = ppcc_arena_new();
+				ppcc_schedule s;
+				ppcc_stage_cost c[MAX_STAGES];
+				ppcc_estimate e;
+				ck_assert_int_eq(build(&s, a, kind, p, v, m, 0), 0);
+				costs_split(c, p * v, 1, 1, 1);
+				ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+				ck_assert_msg(span_bubble(&s, &e) == 0, "%s p%d m%d: %g",
+					      ppcc_schedule_kind_name(kind), p, m,
+					      span_bubble(&s, &e));
+				if (kind == PPCC_SCHED_ZB_H2)
+					ck_assert(e.step_ms == 3.0 * m + p - 1);
+				ppcc_arena_free(a);
+			}
+}
+END_TEST
+
+/* Peak activation memory with the whole activation held until W (the
+ * paper's M_W = M_B, its Table 2): ZB-H1 p M_B on every rank, ZB-H2
+ * (2p-1) M_B on rank 0, ZB-V p M_B (two stages of half a rank's layers,
+ * M_B / 2 each), for m >= 2p. */
+START_TEST(zero_bubble_peak_memory_matches_the_paper)
+{
+	for (int p = 1; p <= 8; p++)
+		for (int m = 2 * p; m <= 3 * p; m++)
+			for (int kind = PPCC_SCHED_ZB_H1; kind <= PPCC_SCHED_ZB_V; kind++) {
+				int v = kind == PPCC_SCHED_ZB_V ? 2 : 1;
+				double mb = 1024; /* M_B */
+				ppcc_arena *a = ppcc_arena_new();
+				ppcc_schedule s;
+				ppcc_stage_cost c[MAX_STAGES];
+				ppcc_estimate e;
+				ck_assert_int_eq(build(&s, a, kind, p, v, m, 0), 0);
+				costs_split(c, p * v, 1, 1, 1);
+				for (int st = 0; st < p * v; st++)
+					c[st].stash_bytes = mb / v;
+				ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+				double peak = 0;
+				for (int r = 0; r < p; r++)
+					if (e.peak_memory_bytes[r] > peak)
+						peak = e.peak_memory_bytes[r];
+				double want = kind == PPCC_SCHED_ZB_H2 ? (2 * p - 1) * mb : p * mb;
+				ck_assert_msg(peak == want, "%s p%d m%d: peak %g, want %g",
+					      ppcc_schedule_kind_name(kind), p, m, peak, want);
+				if (kind == PPCC_SCHED_ZB_H1)
+					for (int r = 0; r < p; r++)
+						ck_assert(e.peak_memory_bytes[r] == p * mb);
+				if (kind == PPCC_SCHED_ZB_H2)
+					ck_assert(e.peak_memory_bytes[0] == want);
+				ppcc_arena_free(a);
+			}
+}
+END_TEST
+
+/* A split backward frees stash_input_bytes when I ends and the rest
+ * (M_W) when W ends: F0 I0 F1 W0 I1 W1 with a 10-byte stash of which I
+ * alone needs 6 peaks at 100 + 14 (after F1 starts: 4 of mb 0, 10 of
+ * mb 1), not at the 120 of holding everything until W. */
+START_TEST(split_backward_frees_input_part_at_i)
+{
+	ppcc_action acts[] = {
+		{PPCC_OP_F, 0, 0, -1, 0}, {PPCC_OP_I, 0, 0, -1, 0},
+		{PPCC_OP_F, 0, 1, -1, 0}, {PPCC_OP_W, 0, 0, -1, 0},
+		{PPCC_OP_I, 0, 1, -1, 0}, {PPCC_OP_W, 0, 1, -1, 0},
+	};
+	ppcc_stage_info st[1] = {{0, 0, 0, 0, 0, 0, 0}};
+	ppcc_rank_schedule ranks[1] = {{0, 6, acts}};
+	ppcc_schedule s = {PPCC_SCHEDULE_VERSION, PPCC_SCHED_ZB_H1, 1, 1, 1, 2, st, ranks, 0};
+	s.fingerprint = ppcc_schedule_fingerprint(&s);
+	ppcc_stage_cost c = {.fwd_ms = 1, .bwd_ms = 99, .bwd_input_ms = 1.5,
+			     .bwd_weight_ms = 0.5, .static_bytes = 100,
+			     .stash_bytes = 10, .stash_input_bytes = 6};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_estimate e;
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, &c), 0);
+	ck_assert(e.peak_memory_bytes[0] == 114);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* Given a schedule that cannot finish or that indexes out of range, the
  * simulator says so instead of hanging or reading wild memory. */
 START_TEST(simulate_rejects_deadlock_and_bad_fields)
@@ -373,6 +531,10 @@ Suite *suite_simulate(void)
 	tcase_add_test(tc, peak_memory_sums_static_bytes_of_chunks);
 	tcase_add_test(tc, communication_latency_hand_computed_two_ranks);
 	tcase_add_test(tc, split_backward_releases_stash_at_w);
+	tcase_add_test(tc, split_backward_frees_input_part_at_i);
+	tcase_add_test(tc, zero_bubble_closed_forms_exactly);
+	tcase_add_test(tc, zb_h2_and_zb_v_have_no_bubble_when_f_i_w_are_equal);
+	tcase_add_test(tc, zero_bubble_peak_memory_matches_the_paper);
 	tcase_add_test(tc, simulate_rejects_deadlock_and_bad_fields);
 	tcase_add_test(tc, intervals_are_consistent);
 	suite_add_tcase(s, tc);

@@ -524,7 +524,9 @@ START_TEST(hostile_headers_are_rejected_without_reading_further)
 	r = validate(&m.s, 0);
 	ck_assert_int_eq(r->status, PPCC_EINPUT);
 	ck_assert_reports(r, "schedule version 9, expected 1");
-	ck_assert_reports(r, "stage 1: rank 0, but stage s runs on rank s % 2 = 1");
+	ck_assert_reports(r, "rank 0 holds more than its 1 stages (stage 1 is one too many)");
+	ck_assert_reports(r, "stage 1: chunk 0, but it is stage 1 of rank 0 in stage order");
+	ck_assert_reports(r, "rank 1 holds 0 stages, not 1");
 	ck_assert_reports(r, "rank table entry 0 says rank 7");
 	ck_assert_reports(r, "rank 1: n_actions is -4");
 	free(r);
@@ -616,6 +618,83 @@ START_TEST(split_backward_rules)
 }
 END_TEST
 
+/* The zero-bubble kinds as generated pass (ZB-V on its V placement, where
+ * stages p-1 and p share a rank and exchange nothing); the mutations
+ * particular to them are each named: W before its I, a W dropped, an I
+ * whose gradient send is dropped, a stage whose actions run on a rank the
+ * stage table does not give it. */
+START_TEST(zero_bubble_schedules_and_their_mutations)
+{
+	static const int kinds[] = {PPCC_SCHED_ZB_H1, PPCC_SCHED_ZB_H2,
+				    PPCC_SCHED_ZB_V, PPCC_SCHED_ZB_INTERLEAVED};
+	for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+		mut mk;
+		mut_make(&mk, kinds[k], 3, kinds[k] >= PPCC_SCHED_ZB_V ? 2 : 1, 6);
+		run *rk = validate(&mk.s, 0);
+		ck_assert_msg(rk->status == 0, "%s: %s",
+			      ppcc_schedule_kind_name(kinds[k]), rk->col.text);
+		free(rk);
+		mut_free(&mk);
+	}
+
+	/* ZB-V, p = 3: rank 0 holds stages 0 and 5, rank 1 1 and 4, rank 2
+	 * 2 and 3. */
+	mut m;
+	run *r;
+	mut_make(&m, PPCC_SCHED_ZB_V, 3, 2, 6);
+	ck_assert_int_eq(m.stages[3].rank, 2);
+	ck_assert_int_eq(m.stages[3].chunk, 1);
+	ck_assert_int_eq(m.stages[5].rank, 0);
+	int i = mut_find(&m, 1, PPCC_OP_I, 4, 2);
+	int w = mut_find(&m, 1, PPCC_OP_W, 4, 2);
+	mut_swap(&m, 1, i, w);
+	int w3 = mut_find(&m, 2, PPCC_OP_W, 3, 5);
+	mut_delete(&m, 2, w3);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 1, action %d (W stage 4 mb 2): its I has not run (I at action %d)", i, w));
+	ck_assert_reports(r, WANT("stage 3 microbatch 5: I (rank 2, action %d) without W",
+				  mut_find(&m, 2, PPCC_OP_I, 3, 5)));
+	free(r);
+	mut_free(&m);
+
+	/* the gradient that I(4, 1) sends to stage 3 on rank 2, dropped */
+	mut_make(&m, PPCC_SCHED_ZB_V, 3, 2, 6);
+	int s = mut_find(&m, 1, PPCC_OP_SEND_B, 4, 1);
+	mut_delete(&m, 1, s);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 2, action %d (RECV_B stage 3 mb 1): no matching SEND_B from rank 1",
+				  mut_find(&m, 2, PPCC_OP_RECV_B, 3, 1)));
+	free(r);
+	mut_free(&m);
+
+	/* stage 1 (rank 1 in the table) with its forward of mb 0 on rank 0 */
+	mut_make(&m, PPCC_SCHED_ZB_H1, 3, 1, 6);
+	int f = mut_find(&m, 1, PPCC_OP_F, 1, 0);
+	ppcc_action moved = m.acts[1][f];
+	mut_delete(&m, 1, f);
+	mut_insert(&m, 0, 0, moved);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 0, action 0 (F stage 1 mb 0): stage 1 runs on rank 1");
+	ck_assert_reports(r, "stage 1 microbatch 0: no forward (rank 1)");
+	free(r);
+	/* and a table that gives two ranks' worth of stages to one */
+	m.stages[1].rank = 0;
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 0 holds more than its 1 stages (stage 1 is one too many)");
+	ck_assert_reports(r, "rank 1 holds 0 stages, not 1");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
 /* With one rank, stages of two chunks meet on the same rank: a send
  * between them is an error, and chunk order is checked without one. */
 START_TEST(single_rank_checks_local_chain)
@@ -655,8 +734,8 @@ START_TEST(fuzzed_schedules_never_crash_and_accepted_ones_simulate)
 	int accepted = 0;
 	for (int iter = 0; iter < 3000; iter++) {
 		mut m;
-		int kind = iter % 3;
-		mut_make(&m, kind, 3, kind == PPCC_SCHED_INTERLEAVED ? 2 : 1, 3);
+		int kind = iter % PPCC_SCHED_COUNT;
+		mut_make(&m, kind, 3, ppcc_sched_kind(kind)->default_chunks, 3);
 		int n_mut = 1 + (int)(rand_r(&seed) % 3);
 		for (int k = 0; k < n_mut; k++) {
 			int r = (int)(rand_r(&seed) % 3);
@@ -729,6 +808,7 @@ Suite *suite_validate(void)
 	tcase_add_test(tc, max_errors_bounds_the_report);
 	tcase_add_test(tc, location_names_the_file_without_a_line);
 	tcase_add_test(tc, split_backward_rules);
+	tcase_add_test(tc, zero_bubble_schedules_and_their_mutations);
 	tcase_add_test(tc, single_rank_checks_local_chain);
 	tcase_add_test(tc, fuzzed_schedules_never_crash_and_accepted_ones_simulate);
 	suite_add_tcase(s, tc);

@@ -46,19 +46,20 @@ static void fail(const char *what, int err)
 	MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-static void build(ppcc_schedule *out, ppcc_arena *a, const rt_pipe *p,
+static void build(ppcc_schedule *out, ppcc_arena *a, rt_pipe *p,
 		  int kind, int ranks, int m)
 {
 	ppcc_stage_info st[64];
-	int v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1;
+	int v = ppcc_sched_kind(kind)->default_chunks;
 	rt_pipe_stage_table(p, st);
 	if (ppcc_schedule_build(out, a, kind, ranks, v, m, 0, st) != 0)
 		fail("schedule", PPCC_RT_EINTERNAL);
+	rt_pipe_place(p, out);
 }
 
 static int run_kind(int kind, int ranks, const char *mode, int grouped)
 {
-	int m = 8, v = kind == PPCC_SCHED_INTERLEAVED ? 2 : 1, err;
+	int m = 8, v = ppcc_sched_kind(kind)->default_chunks, err;
 	int mismatch = strcmp(mode, "mismatch") == 0;
 	if (mismatch && rank == 1)
 		m++;

@@ -37,6 +37,9 @@ rt_pipe *rt_pipe_new(int S, int m, int n_ranks, int width)
 	p->m = m;
 	p->n_ranks = n_ranks;
 	size_t sm = (size_t)S * (size_t)m;
+	p->rank_of = calloc((size_t)S, sizeof *p->rank_of);
+	for (int s = 0; p->rank_of && s < S; s++)
+		p->rank_of[s] = s % n_ranks;
 	p->len = calloc((size_t)S + 1, sizeof *p->len);
 	p->w = calloc((size_t)S, sizeof *p->w);
 	p->c = calloc((size_t)S, sizeof *p->c);
@@ -125,6 +128,7 @@ void rt_pipe_free(rt_pipe *p)
 		free(p->log[r]);
 	free(p->log);
 	free(p->log_len);
+	free(p->rank_of);
 	free(p->len);
 	free(p->w);
 	free(p->c);
@@ -179,9 +183,15 @@ void rt_pipe_stage_table(const rt_pipe *p, ppcc_stage_info *out)
 	}
 }
 
+void rt_pipe_place(rt_pipe *p, const ppcc_schedule *s)
+{
+	for (int st = 0; st < p->S && st < s->n_stages; st++)
+		p->rank_of[st] = s->stages[st].rank;
+}
+
 static void log_call(rt_pipe *p, int op, int stage, int mb)
 {
-	int r = stage % p->n_ranks;
+	int r = p->rank_of[stage];
 	if (p->log_len[r] < p->log_cap)
 		p->log[r][p->log_len[r]++] = op * 1000000 + stage * 1000 + mb;
 }
@@ -399,8 +409,9 @@ void rt_pipe_on_message(const ppcc_rt_message *msg, void *user)
 	int ok = msg->src_stage >= 0 && msg->src_stage < p->S &&
 		 msg->mb >= 0 && msg->mb < p->m &&
 		 msg->dst_stage == msg->src_stage + (k ? -1 : 1) &&
-		 msg->src == msg->src_stage % p->n_ranks &&
-		 msg->dst == msg->dst_stage % p->n_ranks;
+		 msg->dst_stage >= 0 && msg->dst_stage < p->S &&
+		 msg->src == p->rank_of[msg->src_stage] &&
+		 msg->dst == p->rank_of[msg->dst_stage];
 	if (!ok) {
 		violate(p, "message %d kind %d src %d/%d dst %d/%d mb %d",
 			msg->event, msg->kind, msg->src, msg->src_stage,
@@ -420,7 +431,7 @@ int rt_pipe_check(const rt_pipe *p, const ppcc_schedule *s, int rank,
 		return -1;
 	}
 	for (int st = 0; st < p->S; st++) {
-		if (rank >= 0 && st % p->n_ranks != rank)
+		if (rank >= 0 && p->rank_of[st] != rank)
 			continue;
 		for (int mb = 0; mb < p->m; mb++) {
 			size_t k = IDX(p, st, mb);
@@ -485,9 +496,10 @@ int rt_pipe_check_messages(const rt_pipe *p, const ppcc_schedule *s,
 					   IDX(p, st, mb);
 				int dst_stage = k ? st - 1 : st + 1;
 				int exists = cross && dst_stage >= 0 &&
-					     dst_stage < p->S;
-				int src_rank = st % p->n_ranks;
-				int dst_rank = exists ? dst_stage % p->n_ranks : -1;
+					     dst_stage < p->S &&
+					     p->rank_of[dst_stage] != p->rank_of[st];
+				int src_rank = p->rank_of[st];
+				int dst_rank = exists ? p->rank_of[dst_stage] : -1;
 				int want_sent = exists && (rank < 0 || rank == src_rank)
 							? times : 0;
 				int want_recvd = exists && (rank < 0 || rank == dst_rank)

@@ -29,6 +29,7 @@
 
 typedef struct rt_pipe {
 	int S, m, n_ranks;
+	int *rank_of;         /* S: where each stage runs (rt_pipe_place) */
 	int *len;             /* S + 1 */
 	double *w, *c;        /* S */
 	double *x0;           /* m * len[0] */
@@ -62,8 +63,12 @@ void rt_pipe_free(rt_pipe *p);
 /* Clears results, call counts and logs (not message counts). */
 void rt_pipe_reset(rt_pipe *p);
 
-/* recv_bytes / send_bytes of each stage; the other fields zero. */
+/* recv_bytes / send_bytes of each stage, rank and chunk looped, the
+ * other fields zero. */
 void rt_pipe_stage_table(const rt_pipe *p, ppcc_stage_info *out);
+/* Takes the placement (stage -> rank) from the schedule's stage table;
+ * until then stage s runs on rank s % n_ranks. */
+void rt_pipe_place(rt_pipe *p, const ppcc_schedule *s);
 
 /* Callbacks for every stage; split: backward_input/backward_weight. */
 void rt_pipe_fns(rt_pipe *p, ppcc_rt_stage_fns *out);

@@ -90,18 +90,32 @@ void mlp_layer_forward(const mlp *net, int l, const double *x, double *h)
 		}
 }
 
-void mlp_layer_backward(mlp *net, int l, const double *x, const double *h,
-			const double *gh, double *gx)
+void mlp_layer_backward_input(const mlp *net, int l, const double *h,
+			      const double *gh, double *gz, double *gx)
 {
-	mlp_layer *y = &net->layer[l];
+	const mlp_layer *y = &net->layer[l];
 	int in = mlp_width[l], out = mlp_width[l + 1];
-	double gz[MLP_BATCH * MLP_MAX_WIDTH];
 	for (int k = 0; k < MLP_BATCH; k++)
 		for (int o = 0; o < out; o++) {
 			double v = h[k * out + o];
 			gz[k * out + o] = gh[k * out + o] *
 					  (l < MLP_LAYERS - 1 ? 1 - v * v : 1);
 		}
+	if (gx)
+		for (int k = 0; k < MLP_BATCH; k++)
+			for (int i = 0; i < in; i++) {
+				double s = 0;
+				for (int o = 0; o < out; o++)
+					s += gz[k * out + o] * y->w[o * in + i];
+				gx[k * in + i] = s;
+			}
+}
+
+void mlp_layer_backward_weight(mlp *net, int l, const double *x,
+			       const double *gz)
+{
+	mlp_layer *y = &net->layer[l];
+	int in = mlp_width[l], out = mlp_width[l + 1];
 	for (int o = 0; o < out; o++) {
 		double sb = 0;
 		for (int k = 0; k < MLP_BATCH; k++)
@@ -114,14 +128,14 @@ void mlp_layer_backward(mlp *net, int l, const double *x, const double *h,
 			y->gw[o * in + i] += s;
 		}
 	}
-	if (gx)
-		for (int k = 0; k < MLP_BATCH; k++)
-			for (int i = 0; i < in; i++) {
-				double s = 0;
-				for (int o = 0; o < out; o++)
-					s += gz[k * out + o] * y->w[o * in + i];
-				gx[k * in + i] = s;
-			}
+}
+
+void mlp_layer_backward(mlp *net, int l, const double *x, const double *h,
+			const double *gh, double *gx)
+{
+	double gz[MLP_BATCH * MLP_MAX_WIDTH];
+	mlp_layer_backward_input(net, l, h, gh, gz, gx);
+	mlp_layer_backward_weight(net, l, x, gz);
 }
 
 double mlp_loss(const mlp *net, const double *y, const double *t, double *gy)
@@ -226,6 +240,8 @@ struct mlp_stages {
 	const double **xin;   /* per (layer, mb): the layer's input */
 	double *loss;         /* per mb */
 	double *scratch;      /* per stage: two vectors for the backward */
+	double *gz;           /* per (layer, mb): from backward_input to
+			       * backward_weight */
 };
 
 static size_t vec_len(void)
@@ -269,16 +285,21 @@ static int mlp_stage_forward(int stage, int mb, const void *input,
 	return 0;
 }
 
-static int mlp_stage_backward(int stage, int mb, const void *grad_output,
-			      size_t grad_output_bytes, void *grad_input,
-			      size_t grad_input_bytes, void *user)
+static double *gz_of(mlp_stages *st, int l, int mb)
 {
-	mlp_stages *st = user;
+	return &st->gz[((size_t)l * (size_t)st->net->m + (size_t)mb) * vec_len()];
+}
+
+/* The backward of a stage; split: only the input gradient, keeping each
+ * layer's gz for mlp_stage_backward_weight. */
+static int stage_backward(mlp_stages *st, int stage, int mb,
+			  const void *grad_output, size_t grad_output_bytes,
+			  void *grad_input, int split)
+{
 	mlp *net = st->net;
 	int first = st->first[stage], last = st->last[stage];
 	double *g = &st->scratch[(size_t)stage * 2 * vec_len()];
 	double *gn = g + vec_len();
-	(void)grad_input_bytes;
 	if (grad_output) {
 		memcpy(g, grad_output, grad_output_bytes);
 	} else {
@@ -289,10 +310,47 @@ static int mlp_stage_backward(int stage, int mb, const void *grad_output,
 	for (int l = last; l >= first; l--) {
 		const double *x = st->xin[(size_t)l * (size_t)net->m + (size_t)mb];
 		double *gx = l > first ? gn : grad_input;
-		mlp_layer_backward(net, l, x, h_of(st, l, mb), g, gx);
+		if (split)
+			mlp_layer_backward_input(net, l, h_of(st, l, mb), g,
+						 gz_of(st, l, mb), gx);
+		else
+			mlp_layer_backward(net, l, x, h_of(st, l, mb), g, gx);
 		if (l > first)
 			memcpy(g, gn, vec_len() * sizeof *g);
 	}
+	return 0;
+}
+
+static int mlp_stage_backward(int stage, int mb, const void *grad_output,
+			      size_t grad_output_bytes, void *grad_input,
+			      size_t grad_input_bytes, void *user)
+{
+	(void)grad_input_bytes;
+	return stage_backward(user, stage, mb, grad_output, grad_output_bytes,
+			      grad_input, 0);
+}
+
+static int mlp_stage_backward_input(int stage, int mb, const void *grad_output,
+				    size_t grad_output_bytes, void *grad_input,
+				    size_t grad_input_bytes, void *user)
+{
+	(void)grad_input_bytes;
+	return stage_backward(user, stage, mb, grad_output, grad_output_bytes,
+			      grad_input, 1);
+}
+
+/* The weight gradients of the stage's layers from the gz that
+ * backward_input kept, and the inputs the forward saw. */
+static int mlp_stage_backward_weight(int stage, int mb, const void *grad_output,
+				     size_t grad_output_bytes, void *user)
+{
+	mlp_stages *st = user;
+	(void)grad_output;
+	(void)grad_output_bytes;
+	for (int l = st->last[stage]; l >= st->first[stage]; l--)
+		mlp_layer_backward_weight(st->net, l,
+					  st->xin[(size_t)l * (size_t)st->net->m + (size_t)mb],
+					  gz_of(st, l, mb));
 	return 0;
 }
 
@@ -357,8 +415,9 @@ int mlp_stages_new(mlp_stages **out, mlp *net, const ppcc_schedule *s,
 	st->xin = calloc((size_t)MLP_LAYERS * (size_t)m, sizeof *st->xin);
 	st->loss = calloc((size_t)m, sizeof *st->loss);
 	st->scratch = calloc((size_t)S * 2 * vec_len(), sizeof *st->scratch);
+	st->gz = calloc((size_t)MLP_LAYERS * (size_t)m * vec_len(), sizeof *st->gz);
 	if (!st->first || !st->last || !st->x0 || !st->h || !st->xin ||
-	    !st->loss || !st->scratch) {
+	    !st->loss || !st->scratch || !st->gz) {
 		mlp_stages_free(st);
 		snprintf(why, why_len, "out of memory");
 		return -1;
@@ -382,6 +441,7 @@ void mlp_stages_free(mlp_stages *st)
 	free(st->xin);
 	free(st->loss);
 	free(st->scratch);
+	free(st->gz);
 	free(st);
 }
 
@@ -389,7 +449,9 @@ void mlp_stages_fns(mlp_stages *st, ppcc_rt_stage_fns *fns)
 {
 	for (int k = 0; k < st->n_stages; k++)
 		fns[k] = (ppcc_rt_stage_fns){mlp_stage_forward, mlp_stage_backward,
-					     NULL, NULL, mlp_stage_loss, st,
+					     mlp_stage_backward_input,
+					     mlp_stage_backward_weight,
+					     mlp_stage_loss, st,
 					     PPCC_RT_STAGE_FNS_VERSION};
 }
 

@@ -70,6 +70,15 @@ void mlp_layer_forward(const mlp *net, int l, const double *x, double *h);
 void mlp_layer_backward(mlp *net, int l, const double *x, const double *h,
 			const double *gh, double *gx);
 
+/* The two halves of mlp_layer_backward, for a split backward: the input
+ * gradient writes gz = dloss/dz (z before tanh) and gx; the weight
+ * gradient accumulates dW and db from gz.  Each does the arithmetic of
+ * its part of mlp_layer_backward in the same order. */
+void mlp_layer_backward_input(const mlp *net, int l, const double *h,
+			      const double *gh, double *gz, double *gx);
+void mlp_layer_backward_weight(mlp *net, int l, const double *x,
+			       const double *gz);
+
 /* The microbatch's loss, and gy = d(step loss)/dy (1/m_total of its
  * share). */
 double mlp_loss(const mlp *net, const double *y, const double *t, double *gy);

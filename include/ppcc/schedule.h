@@ -5,8 +5,14 @@
  * A schedule is, per pipeline rank, an ordered list of actions: compute
  * (F, B, or the split backward I then W) and point-to-point communication
  * (SEND_F, RECV_F, SEND_B, RECV_B).  Stages are global virtual stage
- * indices: with v chunks per rank there are p*v stages and stage s runs on
- * rank s % p.
+ * indices: with v chunks per rank there are p*v stages, and the stage
+ * table says where each runs: stages[s].rank is the one source of
+ * placement (looped, stage s on rank s % p, for GPipe, 1F1B and the
+ * interleaved kinds; the V of ZB-V and DualPipeV, rank r holding stages r
+ * and 2p-1-r; or any other), and stages[s].chunk is the stage's position
+ * among its rank's stages in increasing stage order.  Every rank holds v
+ * stages.  Stage s and stage s+1 on the same rank pass their tensors
+ * without communication.
  *
  * Semantics a runtime must give the actions (and that `ppcc check`
  * verifies with a dry run):
@@ -16,6 +22,8 @@
  *     receives around it, as ncclGroupStart/End or MPI_Isend do);
  *   - RECV_* completes when the matching message has arrived; the runtime
  *     may post it earlier than its place in the list;
+ *   - I(s, mb) computes the input gradient, which SEND_B carries to stage
+ *     s-1, and keeps what W(s, mb) needs; W sends nothing;
  *   - SEND_F of stage s, microbatch mb matches RECV_F of stage s+1, mb;
  *     SEND_B of stage s, mb matches RECV_B of stage s-1, mb; matching is by
  *     (kind, stage, microbatch), never by arrival order.
@@ -61,10 +69,14 @@ typedef enum ppcc_op {
 typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_GPIPE = 0,
 	PPCC_SCHED_1F1B = 1,
-	PPCC_SCHED_INTERLEAVED = 2
+	PPCC_SCHED_INTERLEAVED = 2,
+	PPCC_SCHED_ZB_H1 = 3,          /* zero bubble, handcrafted, p * M_B */
+	PPCC_SCHED_ZB_H2 = 4,          /* zero bubble, handcrafted, (2p-1) * M_B */
+	PPCC_SCHED_ZB_V = 5,           /* zero bubble, V placement */
+	PPCC_SCHED_ZB_INTERLEAVED = 6  /* ZB-1P on a looped placement */
 } ppcc_schedule_kind;
 
-#define PPCC_SCHED_COUNT 3
+#define PPCC_SCHED_COUNT 7
 
 /* One action.  peer is -1 and bytes 0 for compute. */
 typedef struct ppcc_action {

@@ -258,7 +258,7 @@ static void rt_req_put(ppcc_rt *rt, rt_req *r)
 
 static int rt_stage_rank(const ppcc_rt *rt, int stage)
 {
-	return stage % rt->n_ranks;
+	return rt->s->stages[stage].rank;
 }
 
 static const ppcc_action *rt_action(const ppcc_rt *rt, int i)
@@ -726,12 +726,12 @@ static int rt_reap_sends(ppcc_rt *rt)
 
 static int rt_is_comm(int op)
 {
-	return op >= PPCC_OP_SEND_F;
+	return ppcc_op_is_comm(op);
 }
 
 static int rt_is_recv(int op)
 {
-	return op == PPCC_OP_RECV_F || op == PPCC_OP_RECV_B;
+	return ppcc_op_is_comm(op) && !ppcc_op_traits_of(op)->send;
 }
 
 /* ---- compute ---------------------------------------------------------------------- */

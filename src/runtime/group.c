@@ -65,7 +65,7 @@ typedef struct grp_sim {
 
 static int grp_is_comm(int op)
 {
-	return op >= PPCC_OP_SEND_F;
+	return ppcc_op_is_comm(op);
 }
 
 static int grp_push(grp_list *l, grp_op op)
@@ -253,29 +253,42 @@ static int grp_advance(grp_sim *g, int r, int *moved)
 	return 0;
 }
 
-/* Moves the first blocked send that can move; 0 if none. */
+/* Moves a blocked send to its rank's next point; 0 if none can move.
+ * Preferred: the sends of the first rank whose group waits for nothing
+ * else, so that the move lets that rank go on (moving a send of a rank
+ * that also waits for a receive only delays its partner); otherwise the
+ * first blocked send. */
 static int grp_move_one(grp_sim *g)
 {
-	for (int r = 0; r < g->p; r++) {
-		if (g->k[r] >= g->n_compute[r])
-			continue;
-		grp_list *cur = &g->cur[r];
-		for (int i = 0; i < cur->n; i++) {
-			grp_op op = cur->ops[i];
-			int o = grp_action(g, op)->op;
-			if ((o != PPCC_OP_SEND_F && o != PPCC_OP_SEND_B) ||
-			    grp_done(g, op))
+	for (int pass = 0; pass < 2; pass++)
+		for (int r = 0; r < g->p; r++) {
+			if (g->k[r] >= g->n_compute[r])
 				continue;
-			g->posted[r][op.action] = 0;
-			g->point[r][op.action] = g->k[r] + 1;
-			memmove(&cur->ops[i], &cur->ops[i + 1],
-				(size_t)(cur->n - i - 1) * sizeof *cur->ops);
-			cur->n--;
-			if (grp_push(&g->carry[r], op) < 0)
-				return PPCC_RT_ENOMEM;
-			return 1;
+			grp_list *cur = &g->cur[r];
+			int sends_only = 1;
+			for (int i = 0; i < cur->n && sends_only; i++) {
+				int o = grp_action(g, cur->ops[i])->op;
+				if (!grp_done(g, cur->ops[i]) &&
+				    !ppcc_op_traits_of(o)->send)
+					sends_only = 0;
+			}
+			if (pass == 0 && !sends_only)
+				continue;
+			for (int i = 0; i < cur->n; i++) {
+				grp_op op = cur->ops[i];
+				int o = grp_action(g, op)->op;
+				if (!ppcc_op_traits_of(o)->send || grp_done(g, op))
+					continue;
+				g->posted[r][op.action] = 0;
+				g->point[r][op.action] = g->k[r] + 1;
+				memmove(&cur->ops[i], &cur->ops[i + 1],
+					(size_t)(cur->n - i - 1) * sizeof *cur->ops);
+				cur->n--;
+				if (grp_push(&g->carry[r], op) < 0)
+					return PPCC_RT_ENOMEM;
+				return 1;
+			}
 		}
-	}
 	return 0;
 }
 

@@ -1,0 +1,230 @@
+/*
+ * kinds.c - the table of schedule kinds.
+ *
+ * A kind is one row: its name, where its order comes from, the placement
+ * it needs, its constraints on chunks, microbatches and groups (with the
+ * text of each complaint), its per-rank compute order, whether it splits
+ * the backward into I and W, and its closed-form bubble where one is
+ * known.  The loader, the configuration checks, the CLI, the JSON reader
+ * and the emitters take names, chunk rules and defaults from here;
+ * adding a kind is adding a row and an order function.
+ *
+ * The closed forms (equal stages, free communication; largest idle time
+ * of a rank between its first and last action, F forward, B backward or
+ * its input gradient I when split, W weight gradient):
+ *   GPipe, 1F1B     (p-1)(F+B)        with B = I + W: (p-1)(F+I+W)
+ *   interleaved     (p-1)(F+B), F and B of one chunk (a rank works
+ *                   v m (F+B)), so the fraction is (p-1)/(v m + p-1)
+ *   ZB-H1           (p-1)(F+I-W)      Qi et al., ICLR 2024, section 3
+ *   ZB-H2           (p-1)(F+I-2W), not below 0
+ * ZB-V and the interleaved zero-bubble order have none in ppcc (the paper
+ * gives ZB-V's only for F = I = W: 0 once m >= 2p).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sched/sched.h"
+
+typedef struct sched_row {
+	ppcc_sched_kind_info info;
+	sched_order_fn order;
+	sched_check_fn check;
+	sched_bubble_fn bubble;
+} sched_row;
+
+static double bubble_1f1b(const sched_shape *sh, double f, double b, double w)
+{
+	(void)w;
+	return (sh->p - 1) * (f + b);
+}
+
+static double bubble_zb_h1(const sched_shape *sh, double f, double b, double w)
+{
+	double x = (sh->p - 1) * (f + b - w);
+	return x > 0 ? x : 0;
+}
+
+static double bubble_zb_h2(const sched_shape *sh, double f, double b, double w)
+{
+	double x = (sh->p - 1) * (f + b - 2 * w);
+	return x > 0 ? x : 0;
+}
+
+static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
+	[PPCC_SCHED_GPIPE] = {
+		{PPCC_SCHED_GPIPE, "gpipe", "GPIPE",
+		 "Huang et al., GPipe (NeurIPS 2019)", PPCC_PLACE_LOOPED,
+		 1, 1, 1, 0, 0},
+		ppcc_sched_order_gpipe, NULL, bubble_1f1b},
+	[PPCC_SCHED_1F1B] = {
+		{PPCC_SCHED_1F1B, "1f1b", "1F1B",
+		 "PipeDream-Flush; Megatron-LM's non-interleaved schedule",
+		 PPCC_PLACE_LOOPED, 1, 1, 1, 0, 0},
+		ppcc_sched_order_1f1b, NULL, bubble_1f1b},
+	[PPCC_SCHED_INTERLEAVED] = {
+		{PPCC_SCHED_INTERLEAVED, "interleaved", "INTERLEAVED",
+		 "Megatron-LM's interleaved 1F1B (Narayanan et al., SC 2021)",
+		 PPCC_PLACE_LOOPED, 2, PPCC_MAX_COUNT, 2, 0, 1},
+		ppcc_sched_order_interleaved, ppcc_sched_check_interleaved,
+		bubble_1f1b},
+	[PPCC_SCHED_ZB_H1] = {
+		{PPCC_SCHED_ZB_H1, "zb-h1", "ZB_H1",
+		 "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
+		 "ZB-H1", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
+		ppcc_sched_order_zb_1p, NULL, bubble_zb_h1},
+	[PPCC_SCHED_ZB_H2] = {
+		{PPCC_SCHED_ZB_H2, "zb-h2", "ZB_H2",
+		 "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
+		 "ZB-H2", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
+		ppcc_sched_order_zb_h2, NULL, bubble_zb_h2},
+	[PPCC_SCHED_ZB_V] = {
+		{PPCC_SCHED_ZB_V, "zb-v", "ZB_V",
+		 "Qi et al. section 6; PyTorch's ScheduleZBVZeroBubble",
+		 PPCC_PLACE_V, 2, 2, 2, 1, 0},
+		ppcc_sched_order_zb_v, NULL, NULL},
+	[PPCC_SCHED_ZB_INTERLEAVED] = {
+		{PPCC_SCHED_ZB_INTERLEAVED, "zb-interleaved", "ZB_INTERLEAVED",
+		 "ZB-1P on a looped placement; PyTorch's "
+		 "ScheduleInterleavedZeroBubble", PPCC_PLACE_LOOPED,
+		 2, PPCC_MAX_COUNT, 2, 1, 0},
+		ppcc_sched_order_zb_1p, ppcc_sched_check_zb_1p, NULL},
+};
+
+static const sched_row *sched_row_of(int kind)
+{
+	return kind >= 0 && kind < PPCC_SCHED_COUNT ? &sched_rows[kind] : NULL;
+}
+
+const ppcc_sched_kind_info *ppcc_sched_kind(int kind)
+{
+	const sched_row *row = sched_row_of(kind);
+	return row ? &row->info : NULL;
+}
+
+const char *ppcc_schedule_kind_name(int kind)
+{
+	const sched_row *row = sched_row_of(kind);
+	return row ? row->info.name : "?";
+}
+
+int ppcc_schedule_kind_parse(const char *name)
+{
+	for (int k = 0; k < PPCC_SCHED_COUNT; k++)
+		if (strcmp(name, sched_rows[k].info.name) == 0)
+			return k;
+	return -1;
+}
+
+void ppcc_sched_kind_list(char *buf, size_t n, const char *last_sep)
+{
+	size_t len = 0;
+	if (n == 0)
+		return;
+	buf[0] = '\0';
+	for (int k = 0; k < PPCC_SCHED_COUNT && len < n; k++) {
+		const char *sep = k == 0 ? "" : k + 1 == PPCC_SCHED_COUNT
+			? last_sep : ", ";
+		int w = snprintf(buf + len, n - len, "%s%s", sep,
+				 sched_rows[k].info.name);
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+}
+
+static int sched_rank_of(int placement, int p, int s, int *chunk)
+{
+	if (placement == PPCC_PLACE_V) {
+		*chunk = s < p ? 0 : 1;
+		return s < p ? s : 2 * p - 1 - s;
+	}
+	*chunk = s / p;
+	return s % p;
+}
+
+void ppcc_sched_place(ppcc_stage_info *stages, int kind, int ranks,
+		      int chunks)
+{
+	const sched_row *row = sched_row_of(kind);
+	int placement = row && row->info.placement == PPCC_PLACE_V && chunks == 2
+				? PPCC_PLACE_V : PPCC_PLACE_LOOPED;
+	for (int s = 0; s < ranks * chunks; s++) {
+		int c;
+		stages[s].stage = s;
+		stages[s].rank = sched_rank_of(placement, ranks, s, &c);
+		stages[s].chunk = c;
+	}
+}
+
+int ppcc_sched_check(int kind, int ranks, int chunks, int microbatches,
+		     int group_size, ppcc_sched_complain_fn complain,
+		     void *user)
+{
+	const sched_row *row = sched_row_of(kind);
+	char msg[256];
+	int n = 0;
+	if (!row) {
+		snprintf(msg, sizeof msg, "unknown schedule kind %d", kind);
+		complain(PPCC_SET_KIND, msg, user);
+		return 1;
+	}
+	const ppcc_sched_kind_info *k = &row->info;
+	if (chunks < k->min_chunks || chunks > k->max_chunks) {
+		if (k->min_chunks == k->max_chunks && k->min_chunks == 1)
+			snprintf(msg, sizeof msg, "%d chunks per rank need a "
+				 "schedule with chunks (interleaved, "
+				 "zb-interleaved, zb-v); the schedule is %s",
+				 chunks, k->name);
+		else if (k->min_chunks == k->max_chunks)
+			snprintf(msg, sizeof msg, "the %s schedule needs "
+				 "exactly %d chunks per rank; chunks is %d",
+				 k->name, k->min_chunks, chunks);
+		else
+			snprintf(msg, sizeof msg, "the %s schedule needs at "
+				 "least %d chunks per rank; chunks is %d",
+				 k->name, k->min_chunks, chunks);
+		complain(PPCC_SET_CHUNKS, msg, user);
+		n++;
+	}
+	if (row->check) {
+		sched_shape sh = {
+			.kind = kind, .p = ranks, .v = chunks,
+			.m = microbatches, .group = group_size,
+			.S = ranks * chunks,
+		};
+		n += row->check(&sh, complain, user);
+	}
+	return n;
+}
+
+double ppcc_sched_bubble_ms(int kind, int ranks, int chunks,
+			    int microbatches, double f, double b, double w)
+{
+	const sched_row *row = sched_row_of(kind);
+	if (!row || !row->bubble || ranks < 1 || chunks < 1)
+		return NAN;
+	sched_shape sh = {.kind = kind, .p = ranks, .v = chunks,
+			  .m = microbatches, .S = ranks * chunks};
+	return row->bubble(&sh, f, b, w);
+}
+
+sched_order_fn ppcc_sched_order_of(int kind)
+{
+	const sched_row *row = sched_row_of(kind);
+	return row ? row->order : NULL;
+}
+
+/* For a kind whose ranks all idle the same (those that do not split the
+ * backward): bubble / (work + bubble) with F = B = 1. */
+double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
+			       int microbatches)
+{
+	const sched_row *row = sched_row_of(kind);
+	if (!row || !row->bubble || row->info.split_backward || ranks < 1 ||
+	    chunks < 1 || microbatches < 1)
+		return NAN;
+	double bubble = ppcc_sched_bubble_ms(kind, ranks, chunks,
+					     microbatches, 1, 1, 0);
+	return bubble / (2.0 * chunks * microbatches + bubble);
+}

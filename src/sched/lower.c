@@ -1,0 +1,341 @@
+/*
+ * lower.c - from a kind's compute order to the action lists of a
+ * ppcc_schedule.
+ *
+ * The kind's order function (kinds.c has the table) writes each rank's
+ * compute actions; this pass then makes communication explicit, from the
+ * stage table's placement alone: a RECV right before the compute that
+ * needs it, a SEND right after the compute that produced it, whenever
+ * the neighbouring stage runs on another rank.
+ *
+ *   F(s, mb):    [RECV_F(s, mb) from rank(s-1)]  F  [SEND_F(s, mb) to rank(s+1)]
+ *   B/I(s, mb):  [RECV_B(s, mb) from rank(s+1)]  B  [SEND_B(s, mb) to rank(s-1)]
+ *   W(s, mb):    W alone: the input gradient went with I
+ *
+ * RECV_F(s) and SEND_B(s) carry stages[s].recv_bytes (the tensor at the
+ * boundary between s-1 and s); SEND_F(s) and RECV_B(s) carry
+ * stages[s].send_bytes.  The actions are counted from the order before
+ * they are written, so memory is one ppcc_action per action (plus the
+ * copied stage table and the order, freed on return); the pass is
+ * linear in the number of actions.  Last, each rank's receives from a
+ * peer are put in the order the peer sends them (lower_order_receives).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "sched/sched.h"
+
+static void lower_complain(int setting, const char *msg, void *user)
+{
+	(void)setting;
+	(void)msg;
+	(*(int *)user)++;
+}
+
+/* The actions the compute action c of rank r lowers to, written at w
+ * (when not NULL); returns their number. */
+static int lower_one(ppcc_action *w, const ppcc_action *c, int r,
+		     const ppcc_stage_info *st, int S)
+{
+	int s = c->stage, n = 0;
+	int prev = s > 0 && st[s - 1].rank != r;
+	int next = s < S - 1 && st[s + 1].rank != r;
+	ppcc_action a = {0, s, c->mb, -1, 0};
+	switch (c->op) {
+	case PPCC_OP_F:
+		if (prev) {
+			if (w)
+				w[n] = (ppcc_action){PPCC_OP_RECV_F, s, c->mb,
+						     st[s - 1].rank,
+						     st[s].recv_bytes};
+			n++;
+		}
+		if (w) {
+			a.op = PPCC_OP_F;
+			w[n] = a;
+		}
+		n++;
+		if (next) {
+			if (w)
+				w[n] = (ppcc_action){PPCC_OP_SEND_F, s, c->mb,
+						     st[s + 1].rank,
+						     st[s].send_bytes};
+			n++;
+		}
+		break;
+	case PPCC_OP_B:
+	case PPCC_OP_I:
+		if (next) {
+			if (w)
+				w[n] = (ppcc_action){PPCC_OP_RECV_B, s, c->mb,
+						     st[s + 1].rank,
+						     st[s].send_bytes};
+			n++;
+		}
+		if (w) {
+			a.op = c->op;
+			w[n] = a;
+		}
+		n++;
+		if (prev) {
+			if (w)
+				w[n] = (ppcc_action){PPCC_OP_SEND_B, s, c->mb,
+						     st[s - 1].rank,
+						     st[s].recv_bytes};
+			n++;
+		}
+		break;
+	default:
+		if (w) {
+			a.op = c->op;
+			w[n] = a;
+		}
+		n++;
+		break;
+	}
+	return n;
+}
+
+/* Puts each rank's receives from each peer in the order that peer sends
+ * them, so that a transport matching messages by their order on a pair
+ * of ranks (NCCL, grouped posting) matches them right.  A receive is
+ * only ever moved earlier: when a rank comes to the receive of the k-th
+ * message from q before it has received the earlier ones from q, those
+ * are pulled in just before it, so every receive still precedes the
+ * compute that needs it.  The orders of GPipe, 1F1B and the interleaved
+ * kinds are already so; ZB-V's turn of the V is not (rank r receives
+ * activations of chunk 0 and gradients of chunk 1 from rank r-1 in
+ * another interleaving than it sends them).  Linear in the number of
+ * actions; a schedule this pass leaves deadlocked is caught by the
+ * validation every caller runs. */
+static int lower_order_receives(ppcc_rank_schedule *rs, ppcc_arena *a,
+				int p, int S, int m)
+{
+	size_t n_msg = 2 * (size_t)S * (size_t)m;
+	int err = 0;
+	int32_t *seq = ppcc_malloc(n_msg * sizeof *seq);
+	int32_t *ctr = ppcc_calloc((size_t)p, sizeof *ctr);
+	int32_t *off = ppcc_calloc((size_t)p + 1, sizeof *off);
+	int32_t *next = ppcc_calloc((size_t)p, sizeof *next);
+	int32_t *pos = NULL;
+	if (!seq || !ctr || !off || !next) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	/* seq[message]: its place among the messages of its pair of ranks */
+	for (int q = 0; q < p; q++) {
+		const ppcc_action *x = rs[q].actions;
+		for (int i = 0; i < rs[q].n_actions; i++)
+			if (x[i].op == PPCC_OP_SEND_F || x[i].op == PPCC_OP_SEND_B)
+				seq[2 * ((size_t)x[i].stage * m + x[i].mb) +
+				    (x[i].op == PPCC_OP_SEND_B)] = ctr[x[i].peer]++;
+		for (int i = 0; i < rs[q].n_actions; i++)
+			if (x[i].op == PPCC_OP_SEND_F || x[i].op == PPCC_OP_SEND_B)
+				ctr[x[i].peer] = 0;
+	}
+	for (int r = 0; r < p; r++) {
+		const ppcc_action *x = rs[r].actions;
+		int n = rs[r].n_actions, n_recv = 0;
+		/* off[q]..: where rank r's receives from q go, by seq */
+		for (int i = 0; i < n; i++)
+			if (x[i].op == PPCC_OP_RECV_F || x[i].op == PPCC_OP_RECV_B) {
+				off[x[i].peer + 1]++;
+				n_recv++;
+			}
+		if (n_recv == 0)
+			continue;
+		for (int q = 0; q < p; q++)
+			off[q + 1] += off[q];
+		ppcc_free(pos);
+		pos = ppcc_malloc((size_t)n_recv * sizeof *pos);
+		ppcc_action *w = ppcc_arena_alloc(a, (size_t)n, sizeof *w);
+		if (!pos || !w) {
+			err = PPCC_ENOMEM;
+			goto out;
+		}
+		for (int i = 0; i < n; i++) {
+			if (x[i].op != PPCC_OP_RECV_F && x[i].op != PPCC_OP_RECV_B)
+				continue;
+			int fwd = x[i].op == PPCC_OP_RECV_F;
+			int32_t k = seq[2 * ((size_t)(x[i].stage + (fwd ? -1 : 1)) * m +
+					     x[i].mb) + !fwd];
+			pos[off[x[i].peer] + k] = i;
+		}
+		int32_t out_n = 0;
+		for (int i = 0; i < n; i++) {
+			if (x[i].op != PPCC_OP_RECV_F && x[i].op != PPCC_OP_RECV_B) {
+				w[out_n++] = x[i];
+				continue;
+			}
+			int q = x[i].peer, fwd = x[i].op == PPCC_OP_RECV_F;
+			int32_t k = seq[2 * ((size_t)(x[i].stage + (fwd ? -1 : 1)) * m +
+					     x[i].mb) + !fwd];
+			for (; next[q] <= k; next[q]++)
+				w[out_n++] = x[pos[off[q] + next[q]]];
+		}
+		if (out_n != n) {
+			err = PPCC_EINTERNAL;
+			goto out;
+		}
+		rs[r].actions = w;
+		memset(off, 0, ((size_t)p + 1) * sizeof *off);
+		for (int i = 0; i < n; i++)
+			if (w[i].op == PPCC_OP_RECV_F || w[i].op == PPCC_OP_RECV_B)
+				next[w[i].peer] = 0;
+	}
+out:
+	ppcc_free(seq);
+	ppcc_free(ctr);
+	ppcc_free(off);
+	ppcc_free(next);
+	ppcc_free(pos);
+	return err;
+}
+
+/*
+ * Contract: returns PPCC_EINPUT, leaving *out untouched, when the
+ * arguments do not describe a schedule the kind makes: kind unknown;
+ * ranks, chunks or microbatches below 1; a negative group_size; any
+ * constraint of ppcc_sched_check; a rank's list longer than INT32_MAX
+ * actions.  There is no diagnostics sink here: the caller checks the
+ * configuration first (ppcc_config_check) and reports.  PPCC_ENOMEM when
+ * an allocation fails; PPCC_EINTERNAL when an order function writes
+ * other than one F and one B (or I and W) of each (stage, microbatch)
+ * of the rank, counted.
+ *
+ * stages has ranks*chunks entries.  The schedule keeps a copy in the
+ * arena whose stage, rank and chunk fields are set by the kind's
+ * placement (ppcc_sched_place); the layers and byte counts are copied as
+ * given.  ppcc_schedule_build_unsealed leaves the fingerprint 0, for a
+ * caller that changes the schedule before it is sealed (plan.c).
+ */
+int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
+			int ranks, int chunks, int microbatches,
+			int group_size, const ppcc_stage_info *stages)
+{
+	int err = ppcc_schedule_build_unsealed(out, a, kind, ranks, chunks,
+					       microbatches, group_size, stages);
+	if (err == 0)
+		out->fingerprint = ppcc_schedule_fingerprint(out);
+	return err;
+}
+
+int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
+				 int ranks, int chunks, int microbatches,
+				 int group_size, const ppcc_stage_info *stages)
+{
+	int p = ranks, v = chunks, m = microbatches, err = 0, fails = 0;
+	const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
+	sched_order_fn order = ppcc_sched_order_of(kind);
+	sched_list *items = NULL;
+
+	if (!out || !a || !stages || !k || !order || p < 1 || v < 1 ||
+	    m < 1 || group_size < 0)
+		return PPCC_EINPUT;
+	if (ppcc_sched_check(kind, p, v, m, group_size, lower_complain,
+			     &fails) > 0)
+		return PPCC_EINPUT;
+	int64_t n_stages64 = (int64_t)p * v;
+	int64_t per_rank = (int64_t)v * m * (k->split_backward ? 3 : 2);
+	if (n_stages64 > INT32_MAX || per_rank > INT32_MAX)
+		return PPCC_EINPUT;
+	int S = (int)n_stages64;
+
+	ppcc_stage_info *st = ppcc_arena_alloc(a, (size_t)S, sizeof *st);
+	ppcc_rank_schedule *rs = ppcc_arena_alloc(a, (size_t)p, sizeof *rs);
+	int32_t *stage_of = ppcc_arena_alloc(a, (size_t)S, sizeof *stage_of);
+	int64_t *n_rank = ppcc_arena_alloc(a, (size_t)p, sizeof *n_rank);
+	if (!st || !rs || !stage_of || !n_rank)
+		return PPCC_ENOMEM;
+	memcpy(st, stages, (size_t)S * sizeof *st);
+	ppcc_sched_place(st, kind, p, v);
+	/* Every order runs one F and one B (or I and W) of each (stage, mb)
+	 * of the rank, so the lowered count is known before the order is:
+	 * per microbatch 2 (or 3) computes and, in each direction, one
+	 * message per boundary that crosses ranks. */
+	for (int s = 0; s < S; s++) {
+		int r = st[s].rank;
+		stage_of[r * v + st[s].chunk] = s;
+		int cross = (s > 0 && st[s - 1].rank != r) +
+			    (s < S - 1 && st[s + 1].rank != r);
+		n_rank[r] += (int64_t)m * ((k->split_backward ? 3 : 2) + 2 * cross);
+	}
+	for (int r = 0; r < p; r++)
+		if (n_rank[r] > INT32_MAX)
+			return PPCC_EINPUT;
+
+	if (!(items = ppcc_calloc((size_t)p, sizeof *items))) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	for (int r = 0; r < p; r++) {
+		items[r].cap = (int32_t)per_rank;
+		if (!(items[r].a = ppcc_malloc((size_t)per_rank * sizeof *items[r].a))) {
+			err = PPCC_ENOMEM;
+			goto out;
+		}
+	}
+	sched_shape sh = {
+		.kind = kind, .p = p, .v = v, .m = m,
+		.group = group_size == 0 ? p : group_size, .S = S,
+		.stages = st, .stage_of = stage_of,
+	};
+	if ((err = order(items, &sh)) < 0)
+		goto out;
+
+	for (int r = 0; r < p; r++) {
+		if (items[r].n != per_rank) {
+			err = PPCC_EINTERNAL;
+			goto out;
+		}
+		int64_t n = 0;
+		for (int i = 0; i < items[r].n; i++) {
+			const ppcc_action *c = &items[r].a[i];
+			if (c->stage < 0 || c->stage >= S || c->mb < 0 ||
+			    c->mb >= m || st[c->stage].rank != r ||
+			    !ppcc_op_is_compute(c->op) ||
+			    (k->split_backward ? c->op == PPCC_OP_B
+					       : c->op == PPCC_OP_I ||
+						 c->op == PPCC_OP_W)) {
+				err = PPCC_EINTERNAL;
+				goto out;
+			}
+			n += lower_one(NULL, c, r, st, S);
+		}
+		if (n != n_rank[r]) {
+			err = PPCC_EINTERNAL;
+			goto out;
+		}
+		ppcc_action *acts = ppcc_arena_alloc(a, (size_t)n, sizeof *acts);
+		if (!acts) {
+			err = PPCC_ENOMEM;
+			goto out;
+		}
+		int32_t w = 0;
+		for (int i = 0; i < items[r].n; i++)
+			w += lower_one(acts + w, &items[r].a[i], r, st, S);
+		rs[r].rank = r;
+		rs[r].n_actions = w;
+		rs[r].actions = acts;
+	}
+
+	if ((err = lower_order_receives(rs, a, p, S, m)) < 0)
+		goto out;
+
+	memset(out, 0, sizeof *out);
+	out->version = PPCC_SCHEDULE_VERSION;
+	out->kind = kind;
+	out->n_ranks = p;
+	out->n_chunks = v;
+	out->n_stages = S;
+	out->n_microbatches = m;
+	out->stages = st;
+	out->ranks = rs;
+	out->fingerprint = 0;
+out:
+	if (items)
+		for (int r = 0; r < p; r++)
+			ppcc_free(items[r].a);
+	ppcc_free(items);
+	return err;
+}

@@ -1,0 +1,71 @@
+/*
+ * sched.h - what the schedule kinds (src/sched/) share: the shape a
+ * compute order is generated for, and each kind's order and constraints.
+ *
+ * A compute order is, for each rank, the list of its F, B, I and W
+ * actions (peer -1, bytes 0) in the order the rank runs them; lower.c
+ * adds the SEND/RECV actions the stage table's placement calls for.  A
+ * kind's order has exactly sched_per_rank() entries on every rank: one F
+ * and either one B or one I and one W for each (stage, microbatch) the
+ * rank holds.
+ */
+#ifndef PPCC_SCHED_H
+#define PPCC_SCHED_H
+
+#include "ppcc.h"
+
+typedef struct sched_shape {
+	int kind;
+	int p, v, m;
+	int group;     /* the interleaved microbatch group, 0 resolved to p */
+	int S;         /* p * v */
+	const ppcc_stage_info *stages; /* placed (ppcc_sched_place) */
+	const int32_t *stage_of;       /* [r * v + c]: chunk c of rank r */
+} sched_shape;
+
+/* A rank's compute order being written: room for cap actions; n counts
+ * every one put, also past cap (lower.c then reports the miscount). */
+typedef struct sched_list {
+	ppcc_action *a;
+	int32_t n, cap;
+} sched_list;
+
+/* Writes out[r] for every rank; returns 0 or PPCC_ENOMEM. */
+typedef int (*sched_order_fn)(sched_list *out, const sched_shape *sh);
+
+/* Reports each broken constraint (see ppcc_sched_check). */
+typedef int (*sched_check_fn)(const sched_shape *sh,
+			      ppcc_sched_complain_fn complain, void *user);
+
+/* Closed-form bubble of the kind with equal stages and free
+ * communication, as time: the largest idle time of any rank between its
+ * first and last action, for forward f, backward b (or input gradient b
+ * and weight gradient w for a split backward; b is then I alone).
+ * NAN where none is known. */
+typedef double (*sched_bubble_fn)(const sched_shape *sh, double f, double b,
+				  double w);
+
+/* The order function of a kind; NULL for an unknown kind. */
+sched_order_fn ppcc_sched_order_of(int kind);
+
+/* A compute order being written. */
+static inline void sched_put(sched_list *l, int op, int stage, int mb)
+{
+	if (l->n < l->cap)
+		l->a[l->n] = (ppcc_action){op, stage, mb, -1, 0};
+	if (l->n < INT32_MAX)
+		l->n++;
+}
+
+int ppcc_sched_order_gpipe(sched_list *out, const sched_shape *sh);
+int ppcc_sched_order_1f1b(sched_list *out, const sched_shape *sh);
+int ppcc_sched_order_interleaved(sched_list *out, const sched_shape *sh);
+int ppcc_sched_check_interleaved(const sched_shape *sh,
+				 ppcc_sched_complain_fn complain, void *user);
+int ppcc_sched_order_zb_1p(sched_list *out, const sched_shape *sh);
+int ppcc_sched_check_zb_1p(const sched_shape *sh,
+			   ppcc_sched_complain_fn complain, void *user);
+int ppcc_sched_order_zb_h2(sched_list *out, const sched_shape *sh);
+int ppcc_sched_order_zb_v(sched_list *out, const sched_shape *sh);
+
+#endif
