@@ -15,6 +15,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,11 +240,11 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
 		r->simulated, r->infeasible);
 	fprintf(f, "  searched in %.2f s\n\n", r->seconds);
-	fputs("rank   t    p    d  cp  v   b     m  recompute  zero  schedule     "
+	fputs("rank   t    p    d  cp  v   b     m  recompute  zero  schedule        "
 	      "iteration_ms  tokens/s     MFU  peak_GiB  bubble\n", f);
 	for (int i = 0; i < r->n_top; i++) {
 		const ppcc_search_entry *e = &r->top[i];
-		fprintf(f, "%4d %3d %4d %4d %3d %2d %3d %5d  %-9s  %4d  %-11s  "
+		fprintf(f, "%4d %3d %4d %4d %3d %2d %3d %5d  %-9s  %4d  %-14s  "
 			"%12.1f  %8.0f  %5.1f%%  %8.2f  %5.1f%%\n", i + 1, e->t,
 			e->p, e->d, e->cp, e->v, e->b, e->m,
 			recompute_names[e->recompute], e->zero,
@@ -412,6 +413,10 @@ int ppcc_cli_search(int argc, char **argv)
 		case ':': return sr_usage("option '%s' needs a value", opt);
 		default: return sr_usage("unknown option '%s'", opt);
 		}
+	}
+	if (fmt != PPCC_FMT_TEXT && fmt != PPCC_FMT_JSON) {
+		so.admits = ppcc_trainer_admits;
+		so.admits_ctx = (void *)(intptr_t)fmt;
 	}
 	if (optind >= argc)
 		return sr_usage("%s", "search: missing FILE");

@@ -15,6 +15,7 @@
  * trainer names transformer modules) is refused with a located error and
  * nothing written, rather than approximated.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -213,6 +214,8 @@ static const char *torchtitan_schedule(int kind)
 	case PPCC_SCHED_GPIPE: return "GPipe";
 	case PPCC_SCHED_1F1B: return "1F1B";
 	case PPCC_SCHED_INTERLEAVED: return "Interleaved1F1B";
+	case PPCC_SCHED_ZB_V: return "ZBVZeroBubble";
+	case PPCC_SCHED_ZB_INTERLEAVED: return "InterleavedZeroBubble";
 	}
 	return NULL;
 }
@@ -294,6 +297,24 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 		fprintf(f, "mode = \"%s\"\n",
 			tr->recompute == PPCC_RECOMPUTE_FULL ? "full" : "none");
 	return write_status(f);
+}
+
+/* ---- what each trainer runs ----------------------------------------------- */
+
+int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx)
+{
+	switch ((int)(intptr_t)ctx) {
+	case PPCC_FMT_MEGATRON:
+		return (e->kind == PPCC_SCHED_1F1B ||
+			e->kind == PPCC_SCHED_INTERLEAVED) &&
+		       !(e->zero == 3 && e->p > 1);
+	case PPCC_FMT_TORCHTITAN:
+		return torchtitan_schedule(e->kind) != NULL;
+	case PPCC_FMT_DEEPSPEED:
+		return e->kind == PPCC_SCHED_1F1B && e->v == 1 &&
+		       !(e->zero >= 2 && e->p > 1) && e->cp == 1;
+	}
+	return 1;
 }
 
 /* ---- DeepSpeed ---------------------------------------------------------- */

@@ -873,6 +873,11 @@ typedef struct ppcc_search_options {
 	int no_hints;              /* 1: nothing fits, do not search what would */
 	double memory_limit_bytes; /* per device; 0: the devices' */
 	ppcc_search_fix fix;
+	/* NULL, or a trainer's rules: a configuration for which it returns
+	 * 0 is not considered (ppcc search -f megatron searches what
+	 * Megatron-LM runs) */
+	int (*admits)(const struct ppcc_search_entry *e, void *ctx);
+	void *admits_ctx;
 } ppcc_search_options;
 
 /* The dimensions a family of configurations shares a value of. */
@@ -1005,6 +1010,13 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 			 const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
+
+/* 1 when the trainer of format fmt (PPCC_FMT_MEGATRON, _TORCHTITAN,
+ * _DEEPSPEED) runs configuration e as planned: its schedule kind, chunks,
+ * ZeRO stage and context parallelism; the emitters refuse the others, with
+ * the rule in words.  Any other fmt: 1.  ctx: (void *)(intptr_t)fmt, so
+ * that it serves as ppcc_search_options.admits. */
+int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx);
 
 /* Reads a schedule JSON written by ppcc_emit_json into a plan whose best
  * variant holds the stages, costs (fwd_ms/bwd_ms) and schedule; reports

@@ -606,6 +606,13 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 							if ((o->fix.kind >= 0 && k != o->fix.kind) ||
 							    v < ki->min_chunks || v > ki->max_chunks)
 								continue;
+							ppcc_search_entry e = {
+								.t = t, .p = p, .d = dd, .cp = cp,
+								.v = v, .b = s->b, .m = (int)m,
+								.recompute = s->recompute,
+								.zero = z, .kind = k};
+							if (o->admits && !o->admits(&e, o->admits_ctx))
+								continue;
 							if (n == ncap) {
 								cand *g = realloc(cs, 2 * ncap * sizeof *cs);
 								if (!g) {
@@ -617,11 +624,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 							}
 							cand *c = &cs[n++];
 							memset(c, 0, sizeof *c);
-							c->e = (ppcc_search_entry){
-								.t = t, .p = p, .d = dd, .cp = cp,
-								.v = v, .b = s->b, .m = (int)m,
-								.recompute = s->recompute,
-								.zero = z, .kind = k};
+							c->e = e;
 							c->set = si;
 							c->order = order++;
 							double lb = (double)m * s->flops /

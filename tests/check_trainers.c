@@ -414,6 +414,8 @@ START_TEST(torchtitan_toml_parses_and_names_every_module_once)
 		{"hetero.yaml", -1, 0},
 		{"llama3-70b.yaml", -1, 0},
 		{"gpt3-175b.yaml", PPCC_SCHED_INTERLEAVED, 2},
+		{"llama3-70b.yaml", PPCC_SCHED_ZB_V, 2},
+		{"gpt3-175b.yaml", PPCC_SCHED_ZB_INTERLEAVED, 2},
 	};
 	char *dir = tu_mkdtemp();
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -437,8 +439,13 @@ START_TEST(torchtitan_toml_parses_and_names_every_module_once)
 		ck_assert_msg(r.status == 0, "%s: tomllib: %s", cases[i].example,
 			      r.err);
 		const ppcc_pipeline *pl = &b->cfg.pipeline;
-		static const char *const names[] = {"GPipe", "1F1B",
-						    "Interleaved1F1B"};
+		static const char *const names[] = {
+			[PPCC_SCHED_GPIPE] = "GPipe",
+			[PPCC_SCHED_1F1B] = "1F1B",
+			[PPCC_SCHED_INTERLEAVED] = "Interleaved1F1B",
+			[PPCC_SCHED_ZB_V] = "ZBVZeroBubble",
+			[PPCC_SCHED_ZB_INTERLEAVED] = "InterleavedZeroBubble"};
+		ck_assert_ptr_nonnull(names[pl->kind]);
 		char want[256];
 		snprintf(want, sizeof want, "%d %d %d %d %d %s %d %d %d\n",
 			 pl->tensor_parallel, pl->stages, pl->context_parallel,
