@@ -349,6 +349,48 @@ static void print_timeline(FILE *f, const ppcc_plan *p)
 	}
 }
 
+/* The auto kind: each handcrafted kind's own plan, then the orders tried
+ * on the chosen plan's split, and which was written. */
+static void print_auto(FILE *f, const ppcc_plan *p)
+{
+	const ppcc_plan_auto *au = p->auto_plan;
+	double f1b = NAN;
+	fprintf(f, "\nauto (the fastest simulated schedule whose peak fits every "
+		"rank's memory)\n  planned as its own kind                step ms\n");
+	for (int i = 0; i < au->n_kinds; i++) {
+		const ppcc_auto_kind_result *k = &au->kinds[i];
+		fprintf(f, "    %-34s", ppcc_schedule_kind_name(k->kind));
+		if (k->fits)
+			fprintf(f, " %12.3f\n", k->step_ms);
+		else
+			fprintf(f, "   does not fit\n");
+		if (k->kind == PPCC_SCHED_1F1B && k->fits)
+			f1b = k->step_ms;
+	}
+	const ppcc_auto_report *o = &au->orders;
+	fprintf(f, "  on that split                          step ms   peak GiB\n");
+	for (int i = 0; i < o->n; i++) {
+		const ppcc_auto_candidate *c = &o->candidates[i];
+		char what[64];
+		if (c->kind == PPCC_SCHED_AUTO)
+			snprintf(what, sizeof what, "heuristic, cap %d, W %s", c->cap,
+				 c->fill ? "in any gap" : "in gaps >= W");
+		else
+			snprintf(what, sizeof what, "%s", ppcc_schedule_kind_name(c->kind));
+		fprintf(f, "  %c %-34s %12.3f %10.2f%s\n", i == o->chosen ? '*' : ' ',
+			what, c->step_ms, gib(c->peak_bytes),
+			c->fits ? "" : "  does not fit");
+	}
+	double step = p->best.estimate.step_ms;
+	fprintf(f, "  written: %s, step %.3f ms", au->chosen_kind == PPCC_SCHED_AUTO
+		? "the heuristic's order" : ppcc_schedule_kind_name(au->chosen_kind),
+		step);
+	if (isfinite(f1b) && f1b > 0)
+		fprintf(f, ", %.1f%% %s than 1f1b's plan", 100 * fabs(f1b - step) / f1b,
+			step <= f1b ? "faster" : "slower");
+	fputc('\n', f);
+}
+
 static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o)
 {
 	const ppcc_schedule *s = &p->best.schedule;
@@ -384,6 +426,8 @@ static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 	print_partition(f, p);
 	if (p->has_uniform)
 		print_estimate(f, p);
+	if (p->auto_plan)
+		print_auto(f, p);
 	print_iteration(f, p);
 	print_timeline(f, p);
 	return ferror(f) ? PPCC_EIO : 0;

@@ -54,6 +54,7 @@ typedef struct cli_options {
 	int quiet;
 	long long max_actions; /* 0: PPCC_MAX_ACTIONS_DEFAULT */
 	const char *partition; /* --partition, as given */
+	double memory_limit;   /* --memory-limit, bytes per device; 0: none */
 	int refresh_fingerprint;
 } cli_options;
 
@@ -66,6 +67,7 @@ static void usage(FILE *f)
 	      "                 [-t|--tensor-parallel N] [-f|--format FMT] [-o|--output FILE]\n"
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
 	      "                 [--prefix NAME] [--max-actions N] [--partition N,N,...]\n"
+	      "                 [--memory-limit GIB]\n"
 	      "       ppcc check [--refresh-fingerprint] FILE.json\n"
 	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
 	      "       ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]\n"
@@ -503,6 +505,20 @@ static int cmd_plan(const cli_options *o)
 		rc = report_status(err, &d);
 		goto out;
 	}
+	if (o->memory_limit > 0) {
+		/* every device holds this much, less the cluster's reserve */
+		ppcc_device_group *g = ppcc_arena_alloc(a, (size_t)cfg.cluster.n_groups,
+							sizeof *g);
+		if (!g) {
+			rc = report_status(PPCC_ENOMEM, &d);
+			goto out;
+		}
+		for (int i = 0; i < cfg.cluster.n_groups; i++) {
+			g[i] = cfg.cluster.groups[i];
+			g[i].memory_bytes = o->memory_limit;
+		}
+		cfg.cluster.groups = g;
+	}
 	ppcc_config_fill_defaults(&cfg);
 	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
 	    (err = ppcc_plan_budget_check(&cfg, o->emit.format, o->max_actions,
@@ -673,7 +689,8 @@ out:
 }
 
 enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
-       OPT_MAX_ACTIONS, OPT_PARTITION, OPT_REFRESH_FINGERPRINT };
+       OPT_MAX_ACTIONS, OPT_PARTITION, OPT_REFRESH_FINGERPRINT,
+       OPT_MEMORY_LIMIT };
 
 static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -694,6 +711,7 @@ static const struct option longopts[] = {
 	{"prefix", required_argument, NULL, OPT_PREFIX},
 	{"max-actions", required_argument, NULL, OPT_MAX_ACTIONS},
 	{"partition", required_argument, NULL, OPT_PARTITION},
+	{"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
 	{"refresh-fingerprint", no_argument, NULL, OPT_REFRESH_FINGERPRINT},
 	{NULL, 0, NULL, 0},
 };
@@ -767,6 +785,16 @@ static int apply_option(cli_options *o, int c, const char *arg)
 		break;
 	}
 	case OPT_PARTITION: o->partition = arg; break;
+	case OPT_MEMORY_LIMIT: {
+		char *end;
+		errno = 0;
+		double g = strtod(arg, &end);
+		if (errno || end == arg || *end || !(g > 0) || g > 1e6)
+			return usage_error("--memory-limit: expected GiB per device "
+					   "(a number > 0), got '%s'", arg);
+		o->memory_limit = g * 1024.0 * 1024.0 * 1024.0;
+		break;
+	}
 	case OPT_REFRESH_FINGERPRINT: o->refresh_fingerprint = 1; break;
 	case ':':
 		return usage_error("option '%s' needs a value", cur_opt);

@@ -1091,11 +1091,133 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	return 0;
 }
 
+static void plan_quiet(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
+		       void *user)
+{
+	(void)sev, (void)loc, (void)msg, (void)user;
+}
+
+static int plan_peaks_fit(const ppcc_plan *pl, const ppcc_estimate *e, int p)
+{
+	for (int r = 0; r < p; r++)
+		if (e->peak_memory_bytes[r] > pl->memory_cap_bytes[r])
+			return 0;
+	return 1;
+}
+
+/* The auto kind: each handcrafted kind of one chunk planned as `ppcc plan
+ * -s KIND` would plan it (its own split), the fastest that fits kept;
+ * then, on that plan's split, ppcc_sched_auto's choice, which includes
+ * the zero-bubble heuristic's orders under the same memory caps, replaces
+ * its schedule when it is faster.  So the plan is never slower in
+ * simulation than any handcrafted kind that fits. */
+static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+		     ppcc_diag *d)
+{
+	ppcc_plan_auto *rep = ppcc_arena_alloc(a, 1, sizeof *rep);
+	ppcc_config *best_cfg = NULL;
+	int err, p = cfg->pipeline.stages, m = cfg->pipeline.microbatches;
+	if (!rep)
+		return PPCC_ENOMEM;
+	memset(out, 0, sizeof *out);
+	rep->chosen_kind = -1;
+	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
+		const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
+		if (k == PPCC_SCHED_AUTO || ki->min_chunks > 1 ||
+		    cfg->pipeline.chunks != 1)
+			continue;
+		ppcc_config *ck = ppcc_arena_alloc(a, 1, sizeof *ck);
+		if (!ck)
+			return PPCC_ENOMEM;
+		*ck = *cfg;
+		ck->pipeline.kind = k;
+		ppcc_diag q = {.fn = plan_quiet};
+		if (ppcc_config_check(ck, &q) != 0)
+			continue;
+		ppcc_plan pk;
+		err = plan_build(&pk, a, ck, &q, 1, NULL, NULL, NULL);
+		ppcc_auto_kind_result *kr = &rep->kinds[rep->n_kinds++];
+		kr->kind = k;
+		kr->fits = 0;
+		if (err == PPCC_EINFEASIBLE)
+			continue;
+		if (err < 0)
+			return err;
+		kr->step_ms = pk.best.estimate.step_ms;
+		kr->fits = !pk.has_own || pk.given_fits;
+		if (kr->fits && (rep->chosen_kind < 0 ||
+				 kr->step_ms < out->best.estimate.step_ms)) {
+			*out = pk;
+			best_cfg = ck;
+			rep->chosen_kind = k;
+		}
+	}
+	if (rep->chosen_kind < 0) {
+		/* none fits: the diagnostics of 1F1B's plan */
+		ppcc_config *ck = ppcc_arena_alloc(a, 1, sizeof *ck);
+		if (!ck)
+			return PPCC_ENOMEM;
+		*ck = *cfg;
+		ck->pipeline.kind = PPCC_SCHED_1F1B;
+		err = plan_build(out, a, ck, d, 1, NULL, NULL, NULL);
+		return err < 0 ? err : PPCC_EINTERNAL;
+	}
+	/* the heuristic on the chosen split */
+	ppcc_plan_variant *bv = &out->best;
+	ppcc_schedule sched;
+	err = ppcc_sched_auto(&sched, &rep->orders, a, p, m, bv->stages,
+			      bv->costs, out->memory_cap_bytes);
+	if (err < 0 && err != PPCC_EINFEASIBLE)
+		return err;
+	const ppcc_auto_candidate *won = &rep->orders.candidates[rep->orders.chosen];
+	if (err == 0 && won->kind == PPCC_SCHED_AUTO &&
+	    won->step_ms < bv->estimate.step_ms) {
+		if ((err = ppcc_schedule_validate_seal(&sched, d, cfg->path, 20)) < 0)
+			return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
+		bv->schedule = sched;
+		if ((err = ppcc_simulate_keep(&bv->estimate, a, &bv->schedule,
+					      bv->costs, PPCC_SIM_SEND_TIMES)) < 0)
+			return err;
+		if (bv->estimate.step_ms != won->step_ms ||
+		    !plan_peaks_fit(out, &bv->estimate, p))
+			return PPCC_EINTERNAL;
+		best_cfg = ppcc_arena_alloc(a, 1, sizeof *best_cfg);
+		if (!best_cfg)
+			return PPCC_ENOMEM;
+		*best_cfg = *cfg;
+		best_cfg->pipeline.kind = PPCC_SCHED_AUTO;
+		if (!(bv->iteration = ppcc_arena_alloc(a, 1, sizeof *bv->iteration)))
+			return PPCC_ENOMEM;
+		if ((err = ppcc_iteration_estimate(bv->iteration, a, best_cfg, bv)) < 0)
+			return err;
+		ppcc_plan_variant *others[2] = {&out->uniform, out->has_own ? &out->own : NULL};
+		for (int i = 0; i < 2; i++) {
+			ppcc_plan_variant *o = others[i];
+			if (!o)
+				continue;
+			if ((err = ppcc_simulate_keep(&o->estimate, a, &bv->schedule,
+						      o->costs, 0)) < 0)
+				return err;
+			o->schedule = bv->schedule;
+			o->schedule.stages = o->stages;
+			o->schedule.ranks = NULL;
+			o->schedule.fingerprint = 0;
+		}
+		out->uniform_fits = plan_peaks_fit(out, &out->uniform.estimate, p);
+		rep->chosen_kind = PPCC_SCHED_AUTO;
+	}
+	out->config = best_cfg;
+	out->auto_plan = rep;
+	return 0;
+}
+
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d)
 {
 	int errors = d->errors;
-	int err = plan_build(out, a, cfg, d, 1, NULL, NULL, NULL);
+	int err = cfg->pipeline.kind == PPCC_SCHED_AUTO
+		? plan_auto(out, a, cfg, d)
+		: plan_build(out, a, cfg, d, 1, NULL, NULL, NULL);
 	if ((err == PPCC_EINPUT || err == PPCC_EINTERNAL) && d->errors == errors) {
 		ppcc_error(d, &cfg->model.loc, "internal error: the plan of this "
 			   "model failed (status %d)", err);
@@ -1117,6 +1239,9 @@ int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			 ppcc_diag *d, double above_ms, double *out_bound_ms)
 {
 	lean_opts lo = {above_ms, out_bound_ms};
+	/* auto plans several kinds in full; it has no bound of its own */
+	if (cfg->pipeline.kind == PPCC_SCHED_AUTO)
+		return plan_auto(out, a, cfg, d);
 	return plan_build(out, a, cfg, d, 1, NULL, NULL, &lo);
 }
 

@@ -415,6 +415,48 @@ double ppcc_sched_bubble_ms(int kind, int ranks, int chunks,
 void ppcc_sched_place(ppcc_stage_info *stages, int kind, int ranks,
 		      int chunks);
 
+/* ---- the auto kind (src/sched/auto.c) -------------------------------- */
+
+struct ppcc_stage_cost;
+struct ppcc_schedule;
+
+#define PPCC_AUTO_MAX 24
+
+/* One schedule ppcc_sched_auto simulated. */
+typedef struct ppcc_auto_candidate {
+	int kind;          /* a handcrafted kind, or PPCC_SCHED_AUTO for the
+			    * heuristic's order */
+	int cap;           /* the heuristic's: microbatches between F and W
+			    * per rank at most (fewer where memory holds
+			    * fewer); 0 for a handcrafted kind */
+	int fill;          /* the heuristic's: a W in any gap (1), or only in
+			    * gaps as long as the W and at the cap (0) */
+	double step_ms;    /* simulated */
+	double peak_bytes; /* the largest per-rank peak */
+	double over_bytes; /* the most a rank's peak exceeds its cap */
+	int fits;          /* every rank's peak within its cap */
+} ppcc_auto_candidate;
+
+typedef struct ppcc_auto_report {
+	int n;
+	int chosen;        /* index into candidates */
+	ppcc_auto_candidate candidates[PPCC_AUTO_MAX];
+} ppcc_auto_report;
+
+/* The fastest schedule of one chunk per rank for these stages (ranks
+ * entries, placed) and costs whose simulated peak fits rank_cap (bytes
+ * per rank; NULL: no limit): among every handcrafted kind of the table
+ * that takes the shape and the zero-bubble heuristic's order under
+ * several caps (auto.c).  Writes the winner to *out (in a) and what was
+ * tried to *rep.  PPCC_EINFEASIBLE when none fits: *out is then the one
+ * that overflows least.  *out is not sealed (fingerprint 0):
+ * ppcc_schedule_validate_seal checks and seals it. */
+int ppcc_sched_auto(struct ppcc_schedule *out, ppcc_auto_report *rep,
+		    ppcc_arena *a, int ranks, int microbatches,
+		    const ppcc_stage_info *stages,
+		    const struct ppcc_stage_cost *costs,
+		    const double *rank_cap);
+
 /* ---- costs and partition -------------------------------------------- */
 
 /* The partition problem in integers (picoseconds, bytes), so that the
@@ -756,7 +798,24 @@ typedef struct ppcc_plan {
 	int has_own;
 	int given_fits;
 	int64_t least_bottleneck_ps; /* partition.c's optimum, for comparison */
+	/* The auto kind: what was tried (NULL for any other kind). */
+	const struct ppcc_plan_auto *auto_plan;
 } ppcc_plan;
+
+/* What the auto kind tried: each handcrafted kind's own plan, then the
+ * orders ppcc_sched_auto simulated on the chosen plan's split. */
+typedef struct ppcc_auto_kind_result {
+	int kind;
+	int fits;          /* planned, and its split fits */
+	double step_ms;    /* simulated, when it fits */
+} ppcc_auto_kind_result;
+
+typedef struct ppcc_plan_auto {
+	int n_kinds;
+	ppcc_auto_kind_result kinds[PPCC_SCHED_COUNT];
+	int chosen_kind;   /* the kind of the schedule written */
+	ppcc_auto_report orders;
+} ppcc_plan_auto;
 
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d);
@@ -769,7 +828,8 @@ int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
  * would fit with is still noted).  With out_bound_ms, the proven lower
  * bound on every split's step that the split search starts from is
  * written there once known, and when it exceeds above_ms nothing is
- * built and the return is 1. */
+ * built and the return is 1.  The auto kind is planned in full, as
+ * ppcc_plan_build plans it, without a bound. */
 int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			 ppcc_diag *d, double above_ms, double *out_bound_ms);
 

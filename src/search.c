@@ -12,7 +12,11 @@
  * allow_idle every d with t p d cp <= devices; v 1..4 with p v <= layers;
  * kind: every row of the schedule table (src/sched/kinds.c) whose chunk
  * range holds v (ppcc_config_check refuses the other combinations a kind
- * does not take); b in 1, 2, 4, 8 dividing B / d, m = B / (b d);
+ * does not take), auto only when fixed (--fix schedule=auto: each
+ * candidate is then planned as ppcc plan -s auto plans it, every
+ * handcrafted kind of one chunk and the heuristic's orders, which would
+ * repeat the other kinds' plans were it one kind among them); b in 1, 2,
+ * 4, 8 dividing B / d, m = B / (b d);
  * recompute none, selective, full (the transformer shorthand only); ZeRO
  * 0..3 when d cp > 1, else 0.  Each is narrowed by --fix.  Layers are
  * expanded once per (b, recompute), the only settings their costs depend
@@ -604,7 +608,8 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 						for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
 							const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
 							if ((o->fix.kind >= 0 && k != o->fix.kind) ||
-							    v < ki->min_chunks || v > ki->max_chunks)
+							    v < ki->min_chunks || v > ki->max_chunks ||
+							    (k == PPCC_SCHED_AUTO && o->fix.kind != k))
 								continue;
 							ppcc_search_entry e = {
 								.t = t, .p = p, .d = dd, .cp = cp,

@@ -363,6 +363,53 @@ static int bench_kind(int kind, int p, int m)
 	return status || best >= 1.0;
 }
 
+/* auto at p, m: ppcc_sched_auto's choice among the handcrafted kinds and
+ * the heuristic's orders (each built and simulated), the winner validated
+ * and simulated, under equal stages with a split backward. */
+static int bench_auto(int p, int m)
+{
+	ppcc_stage_info *st = stages_make(p);
+	ppcc_stage_cost *c = costs_make(p);
+	int status = 0;
+	for (int i = 0; i < p; i++) {
+		c[i].bwd_input_ms = c[i].bwd_ms / 2;
+		c[i].bwd_weight_ms = c[i].bwd_ms / 2;
+	}
+	double best = 1e30;
+	ppcc_estimate e;
+	ppcc_auto_report rep;
+	for (int k = 0; k < 3 && status == 0; k++) {
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_schedule s;
+		ppcc_diag d = {NULL, NULL, 0, 0};
+		double w0 = now_s();
+		if (ppcc_sched_auto(&s, &rep, a, p, m, st, c, NULL) != 0 ||
+		    ppcc_schedule_validate_seal(&s, &d, NULL, 10) != 0 ||
+		    ppcc_simulate(&e, a, &s, c) != 0) {
+			fprintf(stderr, "bench: auto p=%d m=%d failed\n", p, m);
+			status = 1;
+		}
+		double w = now_s() - w0;
+		if (w < best)
+			best = w;
+		ppcc_arena_free(a);
+	}
+	if (status == 0) {
+		const ppcc_auto_candidate *won = &rep.candidates[rep.chosen];
+		printf("auto p=%d m=%d: %d candidates simulated, chose %s", p, m,
+		       rep.n, ppcc_schedule_kind_name(won->kind));
+		if (won->kind == PPCC_SCHED_AUTO)
+			printf(" (heuristic, cap %d, W %s)", won->cap,
+			       won->fill ? "in any gap" : "in gaps >= W");
+		printf("; all + validate + simulate %.3f s (budget 1 s: %s), step "
+		       "%.3f ms, bubble %.4f\n", best, best < 1.0 ? "within" : "OVER",
+		       e.step_ms, e.bubble_fraction);
+	}
+	free(st);
+	free(c);
+	return status || best >= 1.0;
+}
+
 int main(void)
 {
 	const int p = 256, m = 4096;
@@ -450,7 +497,9 @@ int main(void)
 
 	/* the zero-bubble kinds at p = 64, m = 512 */
 	for (int kind = PPCC_SCHED_ZB_H1; kind < PPCC_SCHED_COUNT; kind++)
-		status |= bench_kind(kind, 64, 512);
+		if (kind != PPCC_SCHED_AUTO)
+			status |= bench_kind(kind, 64, 512);
+	status |= bench_auto(64, 512);
 	status |= baseline(32, 256);
 	status |= baseline(64, 1024);
 	status |= baseline(256, 4096);

@@ -510,7 +510,7 @@ START_TEST(build_rejects_what_it_does_not_make)
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 0, 0, st), PPCC_EINPUT);
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 2, 4, 0, st), PPCC_EINPUT);
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_GPIPE, 4, 0, 4, 0, st), PPCC_EINPUT);
-	ck_assert_int_eq(ppcc_schedule_build(&s, a, 7, 4, 1, 4, 0, st), PPCC_EINPUT);
+	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_COUNT, 4, 1, 4, 0, st), PPCC_EINPUT);
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, -1, 4, 1, 4, 0, st), PPCC_EINPUT);
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 4, 0, NULL), PPCC_EINPUT);
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 4, -2, st), PPCC_EINPUT);

@@ -25,7 +25,7 @@ png_for="tiny/1f1b"
 for ex in examples/*.yaml; do
 	name=$(basename "$ex" .yaml)
 	mkdir -p "$out/$name"
-	for kind in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v zb-interleaved; do
+	for kind in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v zb-interleaved auto; do
 		v=1
 		case $kind in interleaved | zb-v | zb-interleaved) v=2 ;; esac
 		"$ppcc" plan "$ex" -s "$kind" -v "$v" -f json -o /dev/null \

@@ -73,10 +73,11 @@ typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_ZB_H1 = 3,          /* zero bubble, handcrafted, p * M_B */
 	PPCC_SCHED_ZB_H2 = 4,          /* zero bubble, handcrafted, (2p-1) * M_B */
 	PPCC_SCHED_ZB_V = 5,           /* zero bubble, V placement */
-	PPCC_SCHED_ZB_INTERLEAVED = 6  /* ZB-1P on a looped placement */
+	PPCC_SCHED_ZB_INTERLEAVED = 6, /* ZB-1P on a looped placement */
+	PPCC_SCHED_AUTO = 7            /* the zero-bubble heuristic's order */
 } ppcc_schedule_kind;
 
-#define PPCC_SCHED_COUNT 7
+#define PPCC_SCHED_COUNT 8
 
 /* One action.  peer is -1 and bytes 0 for compute. */
 typedef struct ppcc_action {

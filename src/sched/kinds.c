@@ -18,7 +18,8 @@
  *   ZB-H1           (p-1)(F+I-W)      Qi et al., ICLR 2024, section 3
  *   ZB-H2           (p-1)(F+I-2W), not below 0
  * ZB-V and the interleaved zero-bubble order have none in ppcc (the paper
- * gives ZB-V's only for F = I = W: 0 once m >= 2p).
+ * gives ZB-V's only for F = I = W: 0 once m >= 2p), nor has auto, whose
+ * order depends on the costs.
  */
 #include <math.h>
 #include <stdio.h>
@@ -89,6 +90,12 @@ static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
 		 "ScheduleInterleavedZeroBubble", PPCC_PLACE_LOOPED,
 		 2, PPCC_MAX_COUNT, 2, 1, 0},
 		ppcc_sched_order_zb_1p, ppcc_sched_check_zb_1p, NULL},
+	[PPCC_SCHED_AUTO] = {
+		{PPCC_SCHED_AUTO, "auto", "AUTO",
+		 "the fastest in simulation that fits the memory limit: the "
+		 "handcrafted kinds and Qi et al.'s heuristic (section 3.2)",
+		 PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
+		ppcc_sched_order_auto, NULL, NULL},
 };
 
 static const sched_row *sched_row_of(int kind)
@@ -171,11 +178,22 @@ int ppcc_sched_check(int kind, int ranks, int chunks, int microbatches,
 	}
 	const ppcc_sched_kind_info *k = &row->info;
 	if (chunks < k->min_chunks || chunks > k->max_chunks) {
-		if (k->min_chunks == k->max_chunks && k->min_chunks == 1)
+		if (k->min_chunks == k->max_chunks && k->min_chunks == 1) {
+			char with[128] = "";
+			size_t len = 0;
+			for (int j = 0; j < PPCC_SCHED_COUNT && len < sizeof with; j++)
+				if (sched_rows[j].info.max_chunks > 1) {
+					int w = snprintf(with + len, sizeof with - len,
+							 "%s%s", len ? ", " : "",
+							 sched_rows[j].info.name);
+					if (w < 0)
+						break;
+					len += (size_t)w;
+				}
 			snprintf(msg, sizeof msg, "%d chunks per rank need a "
-				 "schedule with chunks (interleaved, "
-				 "zb-interleaved, zb-v); the schedule is %s",
-				 chunks, k->name);
+				 "schedule with chunks (%s); the schedule is %s",
+				 chunks, with, k->name);
+		}
 		else if (k->min_chunks == k->max_chunks)
 			snprintf(msg, sizeof msg, "the %s schedule needs "
 				 "exactly %d chunks per rank; chunks is %d",

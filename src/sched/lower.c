@@ -207,14 +207,16 @@ out:
  * arena whose stage, rank and chunk fields are set by the kind's
  * placement (ppcc_sched_place); the layers and byte counts are copied as
  * given.  ppcc_schedule_build_unsealed leaves the fingerprint 0, for a
- * caller that changes the schedule before it is sealed (plan.c).
+ * caller that changes the schedule before it is sealed (plan.c), and so
+ * does ppcc_sched_build_with (sched.h), which passes the order function
+ * its parameters (the auto order's costs and caps).
  */
 int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 			int ranks, int chunks, int microbatches,
 			int group_size, const ppcc_stage_info *stages)
 {
-	int err = ppcc_schedule_build_unsealed(out, a, kind, ranks, chunks,
-					       microbatches, group_size, stages);
+	int err = ppcc_sched_build_with(out, a, kind, ranks, chunks,
+					microbatches, group_size, stages, NULL);
 	if (err == 0)
 		out->fingerprint = ppcc_schedule_fingerprint(out);
 	return err;
@@ -223,6 +225,15 @@ int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 				 int ranks, int chunks, int microbatches,
 				 int group_size, const ppcc_stage_info *stages)
+{
+	return ppcc_sched_build_with(out, a, kind, ranks, chunks,
+				     microbatches, group_size, stages, NULL);
+}
+
+int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
+			  int ranks, int chunks, int microbatches,
+			  int group_size, const ppcc_stage_info *stages,
+			  const void *arg)
 {
 	int p = ranks, v = chunks, m = microbatches, err = 0, fails = 0;
 	const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
@@ -278,7 +289,7 @@ int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 	sched_shape sh = {
 		.kind = kind, .p = p, .v = v, .m = m,
 		.group = group_size == 0 ? p : group_size, .S = S,
-		.stages = st, .stage_of = stage_of,
+		.stages = st, .stage_of = stage_of, .arg = arg,
 	};
 	if ((err = order(items, &sh)) < 0)
 		goto out;

@@ -21,7 +21,26 @@ typedef struct sched_shape {
 	int S;         /* p * v */
 	const ppcc_stage_info *stages; /* placed (ppcc_sched_place) */
 	const int32_t *stage_of;       /* [r * v + c]: chunk c of rank r */
+	const void *arg;               /* the order's parameters, or NULL */
 } sched_shape;
+
+/* ppcc_schedule_build_unsealed with the order function's parameters
+ * (sh->arg): auto.c passes its costs and memory caps this way.  The
+ * fingerprint is left 0 (ppcc_schedule_validate_seal sets it). */
+int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
+			  int ranks, int chunks, int microbatches,
+			  int group_size, const ppcc_stage_info *stages,
+			  const void *arg);
+
+/* The parameters of the auto order (auto.c).  costs NULL: F = I = W = 1
+ * and free communication; cap NULL: at most p microbatches per rank
+ * between F and W. */
+typedef struct sched_auto_params {
+	const ppcc_stage_cost *costs;
+	const int32_t *cap;  /* per rank */
+	int fill;            /* 1: a W in any idle gap; 0: only in a gap as
+			      * long as the W, or when the cap is reached */
+} sched_auto_params;
 
 /* A rank's compute order being written: room for cap actions; n counts
  * every one put, also past cap (lower.c then reports the miscount). */
@@ -67,5 +86,6 @@ int ppcc_sched_check_zb_1p(const sched_shape *sh,
 			   ppcc_sched_complain_fn complain, void *user);
 int ppcc_sched_order_zb_h2(sched_list *out, const sched_shape *sh);
 int ppcc_sched_order_zb_v(sched_list *out, const sched_shape *sh);
+int ppcc_sched_order_auto(sched_list *out, const sched_shape *sh);
 
 #endif
