@@ -63,7 +63,8 @@ static void field(ppcc_jw *w, const char *quoted_key_colon, int first)
 	ppcc_jw_raw(w, quoted_key_colon);
 }
 
-static void stage_json(ppcc_jw *w, const ppcc_stage_info *st, const ppcc_stage_cost *c)
+static void stage_json(ppcc_jw *w, const ppcc_stage_info *st,
+		       const ppcc_stage_cost *c, int split)
 {
 	field(w, "{\"stage\":", 1);
 	ppcc_jw_int(w, st->stage);
@@ -79,6 +80,11 @@ static void stage_json(ppcc_jw *w, const ppcc_stage_info *st, const ppcc_stage_c
 	num(w, c->fwd_ms);
 	field(w, "\"bwd_ms\":", 0);
 	num(w, c->bwd_ms);
+	if (split) {
+		/* W's part of bwd_ms, where the schedule runs I and W apart */
+		field(w, "\"bwd_weight_ms\":", 0);
+		num(w, c->bwd_weight_ms);
+	}
 	field(w, "\"recv_bytes\":", 0);
 	ppcc_jw_int(w, (int64_t)st->recv_bytes);
 	field(w, "\"send_bytes\":", 0);
@@ -269,7 +275,9 @@ static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 	ppcc_jw_raw(w, "[\n");
 	for (int i = 0; i < s->n_stages; i++) {
 		ppcc_jw_raw(w, "    ");
-		stage_json(w, &v->stages[i], &v->costs[i]);
+		stage_json(w, &v->stages[i], &v->costs[i],
+			   ppcc_sched_kind(s->kind) &&
+				   ppcc_sched_kind(s->kind)->split_backward);
 		ppcc_jw_raw(w, i + 1 < s->n_stages ? ",\n" : "\n");
 	}
 	ppcc_jw_raw(w, "  ]");

@@ -101,6 +101,9 @@ typedef struct layer_src {
 	ppcc_layer layer;
 	int repeat;
 	int fwd_in_ms, bwd_in_ms, bwd_given;
+	/* bwd_input_* and bwd_weight_* given (layer.bwd_flops then holds
+	 * the input part until the two are added); in milliseconds */
+	int split_given, input_in_ms, weight_in_ms;
 } layer_src;
 
 typedef struct loader {
@@ -1179,6 +1182,7 @@ static const char *const model_keys[] = {"name", "layers", "transformer",
 					 "measured_tensor_parallel", NULL};
 static const char *const layer_keys[] = {
 	"name", "repeat", "fwd_flops", "fwd_ms", "bwd_flops", "bwd_ms",
+	"bwd_input_flops", "bwd_input_ms", "bwd_weight_flops", "bwd_weight_ms",
 	"params", "activation_bytes", "stash_bytes", "bytes_per_param", NULL};
 static const char *const transformer_keys[] = {
 	"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
@@ -1214,6 +1218,38 @@ static int read_layer(layer_src *out, loader *L, const section *model,
 	else if (b == 1)
 		out->bwd_given = out->bwd_in_ms =
 			sec_number(&s, "bwd_ms", NUM_NONNEG, 1, &y->bwd_flops) == 1;
+	/* or the backward in its two parts, each in FLOPs or milliseconds */
+	int bi = sec_one_of(&s, "bwd_input_flops", "bwd_input_ms", 0);
+	int bw = sec_one_of(&s, "bwd_weight_flops", "bwd_weight_ms", 0);
+	if (bi == 2 && bw != 2 && bw >= 0) {
+		const node *k;
+		sec_get(&s, bw ? "bwd_weight_ms" : "bwd_weight_flops", &k);
+		say(L, PPCC_SEV_ERROR, &k->loc, "%s: %s needs bwd_input_flops "
+		    "or bwd_input_ms beside it (the two parts of the backward)",
+		    s.path, bw ? "bwd_weight_ms" : "bwd_weight_flops");
+	} else if (bw == 2 && bi != 2 && bi >= 0) {
+		const node *k;
+		sec_get(&s, bi ? "bwd_input_ms" : "bwd_input_flops", &k);
+		say(L, PPCC_SEV_ERROR, &k->loc, "%s: %s needs bwd_weight_flops "
+		    "or bwd_weight_ms beside it (the two parts of the backward)",
+		    s.path, bi ? "bwd_input_ms" : "bwd_input_flops");
+	} else if (bi >= 0 && bi < 2 && bw >= 0 && bw < 2) {
+		if (b == 0 || b == 1) {
+			const node *k;
+			sec_get(&s, b ? "bwd_ms" : "bwd_flops", &k);
+			say(L, PPCC_SEV_ERROR, &k->loc, "%s: give %s or the two "
+			    "parts bwd_input_* and bwd_weight_*, not both",
+			    s.path, b ? "bwd_ms" : "bwd_flops");
+		} else {
+			out->split_given = out->bwd_given = 1;
+			out->input_in_ms = bi;
+			out->weight_in_ms = bw;
+			sec_number(&s, bi ? "bwd_input_ms" : "bwd_input_flops",
+				   NUM_NONNEG, 1, &y->bwd_flops);
+			sec_number(&s, bw ? "bwd_weight_ms" : "bwd_weight_flops",
+				   NUM_NONNEG, 1, &y->bwd_weight_flops);
+		}
+	}
 	sec_number(&s, "params", NUM_NONNEG, 0, &y->params);
 	sec_number(&s, "activation_bytes", NUM_NONNEG, 0, &y->activation_bytes);
 	sec_number(&s, "stash_bytes", NUM_NONNEG, 0, &y->stash_bytes);
@@ -1372,10 +1408,16 @@ static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
 		ppcc_layer y = src->layer;
 		if (src->fwd_in_ms)
 			y.fwd_flops *= flops_per_ms;
-		if (src->bwd_in_ms)
+		if (src->bwd_in_ms || (src->split_given && src->input_in_ms))
 			y.bwd_flops *= flops_per_ms;
+		if (src->split_given && src->weight_in_ms)
+			y.bwd_weight_flops *= flops_per_ms;
 		if (!src->bwd_given)
 			y.bwd_flops = 2.0 * y.fwd_flops;
+		if (src->split_given)
+			y.bwd_flops += y.bwd_weight_flops;
+		else
+			y.bwd_weight_flops = y.bwd_flops / 2;
 		for (int r = 0; r < src->repeat; r++)
 			out->layers[o++] = y;
 	}

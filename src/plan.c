@@ -22,7 +22,9 @@
  *     (transformer.c counts them).  These are blocking: Megatron-
  *     LM waits for each before the next kernel.  Each layer's time is
  *     rounded to whole picoseconds, so stage times are exact integer sums
- *     and the partitioner's optimum is exact;
+ *     and the partitioner's optimum is exact; a split backward's W is
+ *     bwd_weight_flops / speed (rounded the same way) and its I the rest
+ *     of the backward, with the collectives and kernels;
  *   - the boundary between stage s and s + 1 after layer j carries
  *     activation_bytes[j] forward and as many gradient bytes backward;
  *     each of the rank's t * cp devices sends its 1 / (t * cp) share over
@@ -87,6 +89,7 @@ typedef struct plan_ctx {
 	int *rank_group;
 	/* per device group: prefix sums of compute picoseconds */
 	int64_t **work_fb, **work_f;
+	int64_t **work_w;   /* per group, prefix of W times (ps) */
 	int64_t *comm[2];        /* [intra, inter][j]: both directions, after j */
 	int64_t *comm_shift[2];  /* [..][i] = comm[..][i - 1] */
 	int64_t *static_prefix, *stash_prefix;
@@ -250,7 +253,8 @@ static int ctx_init(plan_ctx *x)
 	if (!ALLOC(x->rank_speed, x->p) || !ALLOC(x->rank_mem, x->p) || !ALLOC(x->rank_cap, x->p) ||
 	    !ALLOC(x->rank_group, x->p) ||
 	    !ALLOC(x->work_fb, c->cluster.n_groups) ||
-	    !ALLOC(x->work_f, c->cluster.n_groups))
+	    !ALLOC(x->work_f, c->cluster.n_groups) ||
+	    !ALLOC(x->work_w, c->cluster.n_groups))
 		return PPCC_ENOMEM;
 	for (int r = 0; r < x->p; r++) {
 		int g;
@@ -265,7 +269,8 @@ static int ctx_init(plan_ctx *x)
 	for (int g = 0; g < c->cluster.n_groups; g++) {
 		const ppcc_device_group *dg = &c->cluster.groups[g];
 		double speed = x->shard * dg->tflops * 1e12 * dg->efficiency;
-		if (!ALLOC(x->work_fb[g], n + 1) || !ALLOC(x->work_f[g], n + 1))
+		if (!ALLOC(x->work_fb[g], n + 1) || !ALLOC(x->work_f[g], n + 1) ||
+		    !ALLOC(x->work_w[g], n + 1))
 			return PPCC_ENOMEM;
 		for (int i = 0; i < n; i++) {
 			double fs = L[i].fwd_flops / speed + x->tp_f[i] +
@@ -281,8 +286,14 @@ static int ctx_init(plan_ctx *x)
 				return PPCC_EINPUT;
 			int64_t f = to_ps(fs);
 			int64_t b = to_ps(bs);
+			/* W is the weight gradient's FLOPs alone: the backward's
+			 * collectives and memory-bound kernels go with I */
+			int64_t w = to_ps(L[i].bwd_weight_flops / speed);
+			if (w > b)
+				w = b;
 			x->work_f[g][i + 1] = x->work_f[g][i] + f;
 			x->work_fb[g][i + 1] = x->work_fb[g][i] + f + b;
+			x->work_w[g][i + 1] = x->work_w[g][i] + w;
 		}
 	}
 	for (int k = 0; k < 2; k++) {
@@ -458,8 +469,8 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 	int64_t fb = x->work_fb[g][j + 1] - x->work_fb[g][i];
 	c->fwd_ms = (double)f / 1e9;
 	c->bwd_ms = (double)(fb - f) / 1e9;
-	c->bwd_input_ms = c->bwd_ms / 2;
-	c->bwd_weight_ms = c->bwd_ms - c->bwd_input_ms;
+	c->bwd_weight_ms = (double)(x->work_w[g][j + 1] - x->work_w[g][i]) / 1e9;
+	c->bwd_input_ms = c->bwd_ms - c->bwd_weight_ms;
 	if (x->stage_link[s] >= 0)
 		c->send_f_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s]),
 						 (double)send);

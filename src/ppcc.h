@@ -149,6 +149,11 @@ typedef struct ppcc_layer {
 	ppcc_loc loc;           /* the layer's mapping in the file */
 	double fwd_flops;       /* fwd_ms is converted at the reference device */
 	double bwd_flops;
+	/* The part of bwd_flops that is the weight gradient (W, which a
+	 * zero-bubble schedule runs apart); the rest is the input gradient
+	 * (I), with any recomputation.  From bwd_weight_flops/_ms, the
+	 * transformer's weight matrices, else half of bwd_flops. */
+	double bwd_weight_flops;
 	double params;
 	double activation_bytes; /* output sent to the next layer */
 	double stash_bytes;      /* kept for the backward pass */

@@ -72,7 +72,7 @@ enum { R_FORMAT, R_VERSION, R_GENERATOR, R_MODEL, R_SCHEDULE, R_STAGES,
        R_CHUNKS, R_VSTAGES, R_MICRO, R_FINGERPRINT, R_LAYERS, R_PARTITION,
        R_RANKS, R_ESTIMATE, R_BASELINE, R_N };
 enum { S_STAGE, S_RANK, S_CHUNK, S_FIRST, S_LAST, S_RECV, S_SEND, S_FWD,
-       S_BWD, S_SENDF, S_SENDB, S_STATIC, S_STASH, S_N };
+       S_BWD, S_SENDF, S_SENDB, S_STATIC, S_STASH, S_BWDW, S_N };
 enum { K_RANK, K_ACTIONS, K_BUSY, K_COMM, K_IDLE, K_PEAK, K_N };
 enum { A_OP, A_STAGE, A_MB, A_PEER, A_BYTES, A_START, A_END, A_N };
 
@@ -113,6 +113,7 @@ static const key_name stage_keys[S_N] = {
 	KEY("send_b_ms"),
 	KEY("static_bytes"),
 	KEY("stash_bytes"),
+	KEY("bwd_weight_ms"),
 };
 static const key_name rank_keys[K_N] = {
 	KEY("rank"),
@@ -446,8 +447,16 @@ static int stage_done(reader *rd)
 			 "first_layer is after last_layer");
 	c->fwd_ms = real_member(&k, &f[S_FWD], path, "fwd_ms");
 	c->bwd_ms = real_member(&k, &f[S_BWD], path, "bwd_ms");
-	c->bwd_input_ms = c->bwd_ms / 2;
-	c->bwd_weight_ms = c->bwd_ms - c->bwd_input_ms;
+	/* Optional: W's part, written for kinds that split the backward;
+	 * else half of it. */
+	c->bwd_weight_ms = c->bwd_ms / 2;
+	if (f[S_BWDW].type != T_NONE) {
+		c->bwd_weight_ms = real_member(&k, &f[S_BWDW], path, "bwd_weight_ms");
+		if (c->bwd_weight_ms > c->bwd_ms)
+			complain(&k, path_text(text, sizeof text, path),
+				 "bwd_weight_ms is more than bwd_ms");
+	}
+	c->bwd_input_ms = c->bwd_ms - c->bwd_weight_ms;
 	/* Optional: absent in hand-written schedules. */
 	if (f[S_SENDF].type != T_NONE)
 		c->send_f_ms = real_member(&k, &f[S_SENDF], path, "send_f_ms");

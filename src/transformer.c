@@ -17,7 +17,10 @@
  *   block backward       2 x forward; full recomputation adds one forward,
  *       selective recomputation adds the attention scores and values,
  *       4*b*s^2*h (Korthikanti et al., 2022, "Reducing Activation
- *       Recomputation in Large Transformer Models");
+ *       Recomputation in Large Transformer Models"); split, the weight
+ *       gradient W is the forward less its scores and values (one product
+ *       a weight matrix) and the input gradient I the rest, recomputation
+ *       included;
  *   block parameters     2h^2 + 2h*(h*k/a) + nmat*h*f, plus for GPT the
  *       biases (h + 2h*k/a for QKV, h for O, f and h for the FFN) and two
  *       LayerNorms (4h), for SwiGLU two RMSNorm weights (2h);
@@ -33,7 +36,8 @@
  *       final norm's input and the output layer's input (2*s*b*h each)
  *       and the logits: 2*s*b*V in 16 bits and their fp32 copy for the
  *       loss, 4*s*b*V, split across the tensor-parallel ranks (Megatron-
- *       LM's vocabulary-parallel cross entropy).
+ *       LM's vocabulary-parallel cross entropy); backward 2 x forward,
+ *       half of it W (the output layer's weight gradient).
  *
  * The block stash.  Korthikanti et al., 2022, "Reducing Activation
  * Recomputation in Large Transformer Models", section 4.1, list the
@@ -116,6 +120,19 @@ static double block_fwd_flops(const ppcc_transformer *t, double kv_ratio,
 	double b = t->micro_batch_size, s = t->seq_len, h = t->hidden;
 	double attn_proj = 2.0 * h * h + 2.0 * h * (h * kv_ratio);
 	return b * s * (2.0 * attn_proj + 2.0 * nmat * h * f + 4.0 * s * h);
+}
+
+/* The forward's weight matrices alone (all of it but the 4*b*s^2*h of
+ * the attention scores and values): the weight gradient W repeats each of
+ * those products once, the input gradient I once more plus the scores'
+ * two, so for GPT F = 24sbh^2 + 4s^2bh, I = 24sbh^2 + 8s^2bh, W = 24sbh^2
+ * (Qi et al., ICLR 2024, "Zero Bubble Pipeline Parallelism", Table 1). */
+static double block_weight_flops(const ppcc_transformer *t, double kv_ratio,
+				 double f, double nmat)
+{
+	double b = t->micro_batch_size, s = t->seq_len, h = t->hidden;
+	double attn_proj = 2.0 * h * h + 2.0 * h * (h * kv_ratio);
+	return b * s * (2.0 * attn_proj + 2.0 * nmat * h * f);
 }
 
 static double block_params(const ppcc_transformer *t, double kv_ratio,
@@ -219,6 +236,7 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 		.loc = loc,
 		.fwd_flops = fwd,
 		.bwd_flops = 2.0 * fwd + recompute,
+		.bwd_weight_flops = block_weight_flops(t, kv_ratio, f, nmat),
 		.params = block_params(t, kv_ratio, f, nmat),
 		.activation_bytes = 2.0 * s * b * h,
 		.stash_bytes = stash,
@@ -242,6 +260,7 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	head->loc = loc;
 	head->fwd_flops = 2.0 * b * s * h * V;
 	head->bwd_flops = 2.0 * head->fwd_flops;
+	head->bwd_weight_flops = head->fwd_flops;
 	head->params = V * h + (t->swiglu ? h : 2.0 * h);
 	head->activation_bytes = 0;
 	head->logits_bytes = 6.0 * s * b * V;

@@ -377,6 +377,14 @@ START_TEST(transformer_matches_gpt3_published_figures)
 				24 * s * h * h * (1 + s / (6 * h)), 1e-3);
 	ck_assert_int_eq((int)lround(blk->fwd_flops / 1e9), 7628);
 	ck_assert_double_eq(blk->bwd_flops, 2 * blk->fwd_flops);
+	/* the zero-bubble paper's Table 1: W = 24sbh^2, I = sbh(24h + 8s),
+	 * here 7,421,703,487,488 and 7,834,020,347,904 FLOPs */
+	ck_assert_double_eq(blk->bwd_weight_flops, 7421703487488.0);
+	ck_assert_double_eq(blk->bwd_weight_flops, 24 * s * h * h);
+	ck_assert_double_eq(blk->bwd_flops - blk->bwd_weight_flops,
+			    7834020347904.0);
+	ck_assert_double_eq(blk->bwd_flops - blk->bwd_weight_flops,
+			    s * h * (24 * h + 8 * s));
 	ck_assert_double_eq(blk->activation_bytes, 2 * s * h);
 	ck_assert_double_eq(blk->stash_bytes, s * h * (34 + 5 * 96 * s / h));
 	ck_assert_double_eq(blk->bytes_per_param, 0);
@@ -385,6 +393,7 @@ START_TEST(transformer_matches_gpt3_published_figures)
 	ck_assert_double_eq(embed->params, 50257 * h + s * h);
 	ck_assert_double_eq(embed->stash_bytes, s * h); /* dropout mask */
 	ck_assert_double_eq(head->fwd_flops, 2 * s * h * 50257);
+	ck_assert_double_eq(head->bwd_weight_flops, head->fwd_flops);
 	ck_assert_double_eq(head->params, 50257 * h + 2 * h);
 	ck_assert_double_eq(head->activation_bytes, 0);
 	/* the norm's and the output layer's inputs, the logits in 16 bits
@@ -768,6 +777,54 @@ START_TEST(loader_rejects_fwd_flops_and_fwd_ms_together)
 		      "  layers: [{name: a, fwd_flops: 1}]\n" CLUSTER4,
 		      "4:3: model: give either layers or transformer, not "
 		      "both\n");
+}
+END_TEST
+
+/* The backward in its two parts: I + W is the backward, W is kept, in
+ * FLOPs or in milliseconds on measured_on (1 TFLOP/s at efficiency 1: a
+ * millisecond is 1e9 FLOPs); without them W is half the backward. */
+START_TEST(loader_reads_the_backward_in_two_parts)
+{
+	loaded r;
+	load_text(&r, "model:\n"
+		      "  name: m\n"
+		      "  layers:\n"
+		      "    - {name: a, fwd_flops: 1e9, bwd_input_flops: 3e9, "
+		      "bwd_weight_ms: 0.5}\n"
+		      "    - {name: b, fwd_ms: 1, bwd_input_ms: 0, "
+		      "bwd_weight_flops: 7}\n"
+		      "    - {name: c, fwd_flops: 1e9, bwd_flops: 6e9}\n"
+		      "    - {name: d, fwd_flops: 1e9}\n"
+		      "cluster:\n"
+		      "  devices: 4\n"
+		      "  device: {name: x, tflops: 1, efficiency: 1, "
+		      "memory_gib: 1}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_layer *L = r.cfg.model.layers;
+	ck_assert_double_eq(L[0].bwd_flops, 3.5e9);
+	ck_assert_double_eq(L[0].bwd_weight_flops, 0.5e9);
+	ck_assert_double_eq(L[1].bwd_flops, 7);
+	ck_assert_double_eq(L[1].bwd_weight_flops, 7);
+	ck_assert_double_eq(L[2].bwd_weight_flops, 3e9);
+	ck_assert_double_eq(L[3].bwd_flops, 2e9);
+	ck_assert_double_eq(L[3].bwd_weight_flops, 1e9);
+	done(&r);
+	expect_errors("model:\n"
+		      "  name: m\n"
+		      "  layers:\n"
+		      "    - name: a\n"
+		      "      fwd_flops: 1\n"
+		      "      bwd_weight_flops: 1\n"
+		      "    - name: b\n"
+		      "      fwd_flops: 1\n"
+		      "      bwd_flops: 2\n"
+		      "      bwd_input_ms: 1\n"
+		      "      bwd_weight_ms: 1\n" CLUSTER4,
+		      "6:7: model.layers[0]: bwd_weight_flops needs "
+		      "bwd_input_flops or bwd_input_ms beside it (the two parts "
+		      "of the backward)\n"
+		      "9:7: model.layers[1]: give bwd_flops or the two parts "
+		      "bwd_input_* and bwd_weight_*, not both\n");
 }
 END_TEST
 
@@ -1443,6 +1500,7 @@ Suite *suite_load(void)
 	tcase_add_test(tc, loader_rejects_wrong_types);
 	tcase_add_test(tc, loader_rejects_device_and_groups_together);
 	tcase_add_test(tc, loader_rejects_fwd_flops_and_fwd_ms_together);
+	tcase_add_test(tc, loader_reads_the_backward_in_two_parts);
 	tcase_add_test(tc, loader_reports_every_error_in_file_order);
 	tcase_add_test(tc, loader_lists_at_most_100_errors_and_counts_the_rest);
 	tcase_add_test(tc, loader_suggests_schedule_names);

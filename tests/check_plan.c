@@ -108,6 +108,62 @@ START_TEST(plan_json_round_trips_through_reader)
 }
 END_TEST
 
+/* A layer's W and I times are its own: four layers of W 1, 2, 3, 4 ms
+ * and I 5 ms (on a 1 TFLOP/s device at efficiency 1) on two ranks give
+ * each stage the sum of its layers' W, which the schedule JSON carries
+ * and the reader takes back, so the replayed estimate is the same. */
+START_TEST(split_backward_costs_are_the_layers_and_round_trip)
+{
+	char *dir = tu_mkdtemp();
+	char path[4096], json_path[4096];
+	snprintf(path, sizeof path, "%s/m.yaml", dir);
+	snprintf(json_path, sizeof json_path, "%s/m.json", dir);
+	ck_assert_int_eq(tu_write_file(path,
+		"model:\n"
+		"  name: m\n"
+		"  layers:\n"
+		"    - {name: a, fwd_ms: 2, bwd_input_ms: 5, bwd_weight_ms: 1}\n"
+		"    - {name: b, fwd_ms: 2, bwd_input_ms: 5, bwd_weight_ms: 2}\n"
+		"    - {name: c, fwd_ms: 2, bwd_input_ms: 5, bwd_weight_ms: 3}\n"
+		"    - {name: d, fwd_ms: 2, bwd_input_ms: 5, bwd_weight_ms: 4}\n"
+		"cluster:\n"
+		"  devices: 2\n"
+		"  device: {name: x, tflops: 1, efficiency: 1, memory_gib: 8}\n"
+		"pipeline: {schedule: zb-h1, stages: 2, microbatches: 4, "
+		"partition: [2, 2]}\n"), 0);
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan p, back;
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ck_assert_msg(ppcc_config_load(&cfg, a, path, NULL, &diag.d) == 0 &&
+		      ppcc_config_check(&cfg, &diag.d) == 0 &&
+		      ppcc_plan_build(&p, a, &cfg, &diag.d) == 0, "%s", diag.text);
+	const ppcc_stage_cost *c = p.best.costs;
+	ck_assert_double_eq(c[0].bwd_weight_ms, 3);
+	ck_assert_double_eq(c[0].bwd_input_ms, 10);
+	ck_assert_double_eq(c[1].bwd_weight_ms, 7);
+	ck_assert_double_eq(c[1].bwd_input_ms, 10);
+	ck_assert_double_eq(c[1].bwd_ms, 17);
+	size_t len;
+	char *json = emit_to_string(&p, PPCC_FMT_JSON, &len);
+	ck_assert_ptr_nonnull(strstr(json, "\"bwd_weight_ms\":7"));
+	ck_assert_int_eq(tu_write_file(json_path, json), 0);
+	ck_assert_msg(ppcc_read_json(&back, a, json_path, &diag.d) == 0, "%s",
+		      diag.text);
+	for (int s = 0; s < 2; s++) {
+		ck_assert_double_eq(back.best.costs[s].bwd_weight_ms,
+				    c[s].bwd_weight_ms);
+		ck_assert_double_eq(back.best.costs[s].bwd_input_ms,
+				    c[s].bwd_input_ms);
+	}
+	free(json);
+	tu_rmtree(dir);
+	free(dir);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 START_TEST(plan_output_is_deterministic_in_any_locale)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -269,6 +325,7 @@ Suite *suite_plan(void)
 	tcase_add_test(tc, plan_output_is_deterministic_in_any_locale);
 	tcase_add_test(tc, plan_reports_stage_that_does_not_fit);
 	tcase_add_test(tc, plan_faster_devices_get_more_layers);
+	tcase_add_test(tc, split_backward_costs_are_the_layers_and_round_trip);
 	tcase_add_test(tc, plan_split_and_simulation_agree_on_p2p);
 	suite_add_tcase(s, tc);
 	return s;

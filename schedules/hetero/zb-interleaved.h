@@ -28,11 +28,11 @@
 #define HETERO_ZB_INTERLEAVED_N_LAYERS 42
 #define HETERO_ZB_INTERLEAVED_MAX_ACTIONS 224 /* the longest rank */
 #define HETERO_ZB_INTERLEAVED_KIND PPCC_SCHED_ZB_INTERLEAVED
-#define HETERO_ZB_INTERLEAVED_FINGERPRINT UINT64_C(0xdb1d67a7f7e781aa)
+#define HETERO_ZB_INTERLEAVED_FINGERPRINT UINT64_C(0x5bed6a84850a7294)
 
 /* The simulated step (milliseconds) and idle share. */
-#define HETERO_ZB_INTERLEAVED_STEP_MS 1569.8595378028324
-#define HETERO_ZB_INTERLEAVED_BUBBLE_FRACTION 0.13755141973087381
+#define HETERO_ZB_INTERLEAVED_STEP_MS 1590.4351005989988
+#define HETERO_ZB_INTERLEAVED_BUBBLE_FRACTION 0.14870897335573294
 
 static const char hetero_zb_interleaved_model_name[] =
 	"llama2-13b";
@@ -92,14 +92,14 @@ static const char *const *const hetero_zb_interleaved_stage_layer_names[HETERO_Z
 	hetero_zb_interleaved_layer_names + 13,
 	hetero_zb_interleaved_layer_names + 14,
 	hetero_zb_interleaved_layer_names + 16,
-	hetero_zb_interleaved_layer_names + 17,
-	hetero_zb_interleaved_layer_names + 19,
-	hetero_zb_interleaved_layer_names + 23,
-	hetero_zb_interleaved_layer_names + 27,
-	hetero_zb_interleaved_layer_names + 31,
-	hetero_zb_interleaved_layer_names + 35,
-	hetero_zb_interleaved_layer_names + 37,
+	hetero_zb_interleaved_layer_names + 18,
+	hetero_zb_interleaved_layer_names + 20,
+	hetero_zb_interleaved_layer_names + 24,
+	hetero_zb_interleaved_layer_names + 28,
+	hetero_zb_interleaved_layer_names + 32,
+	hetero_zb_interleaved_layer_names + 36,
 	hetero_zb_interleaved_layer_names + 38,
+	hetero_zb_interleaved_layer_names + 39,
 	hetero_zb_interleaved_layer_names + 40
 };
 
@@ -157,15 +157,15 @@ static const ppcc_stage_info hetero_zb_interleaved_stages[HETERO_ZB_INTERLEAVED_
 	{3, 3, 0, 10, 12, UINT64_C(41943040), UINT64_C(41943040)},
 	{4, 4, 0, 13, 13, UINT64_C(41943040), UINT64_C(41943040)},
 	{5, 5, 0, 14, 15, UINT64_C(41943040), UINT64_C(41943040)},
-	{6, 6, 0, 16, 16, UINT64_C(41943040), UINT64_C(41943040)},
-	{7, 7, 0, 17, 18, UINT64_C(41943040), UINT64_C(41943040)},
-	{8, 0, 1, 19, 22, UINT64_C(41943040), UINT64_C(41943040)},
-	{9, 1, 1, 23, 26, UINT64_C(41943040), UINT64_C(41943040)},
-	{10, 2, 1, 27, 30, UINT64_C(41943040), UINT64_C(41943040)},
-	{11, 3, 1, 31, 34, UINT64_C(41943040), UINT64_C(41943040)},
-	{12, 4, 1, 35, 36, UINT64_C(41943040), UINT64_C(41943040)},
-	{13, 5, 1, 37, 37, UINT64_C(41943040), UINT64_C(41943040)},
-	{14, 6, 1, 38, 39, UINT64_C(41943040), UINT64_C(41943040)},
+	{6, 6, 0, 16, 17, UINT64_C(41943040), UINT64_C(41943040)},
+	{7, 7, 0, 18, 19, UINT64_C(41943040), UINT64_C(41943040)},
+	{8, 0, 1, 20, 23, UINT64_C(41943040), UINT64_C(41943040)},
+	{9, 1, 1, 24, 27, UINT64_C(41943040), UINT64_C(41943040)},
+	{10, 2, 1, 28, 31, UINT64_C(41943040), UINT64_C(41943040)},
+	{11, 3, 1, 32, 35, UINT64_C(41943040), UINT64_C(41943040)},
+	{12, 4, 1, 36, 37, UINT64_C(41943040), UINT64_C(41943040)},
+	{13, 5, 1, 38, 38, UINT64_C(41943040), UINT64_C(41943040)},
+	{14, 6, 1, 39, 39, UINT64_C(41943040), UINT64_C(41943040)},
 	{15, 7, 1, 40, 41, UINT64_C(41943040), 0}
 };
 
@@ -1954,26 +1954,26 @@ static const ppcc_schedule hetero_zb_interleaved_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double hetero_zb_interleaved_busy_ms[HETERO_ZB_INTERLEAVED_N_RANKS] = {
-	1405.627872943998,
-	1403.230910815998,
-	1403.2309108159982,
-	1403.2309108159982,
+	1405.6278729439991,
+	1403.230910815999,
+	1403.230910815999,
+	1403.2309108159989,
 	1201.6015266720008,
-	1201.6015266720012,
+	1201.601526672001,
 	1201.6015266720008,
 	1390.7514865920007
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double hetero_zb_interleaved_idle_ms[HETERO_ZB_INTERLEAVED_N_RANKS] = {
-	132.27419499216774,
-	157.0407784535011,
-	157.04077845350088,
-	107.50761152016764,
-	309.13699566416506,
-	358.67016259749784,
-	358.6701625974983,
-	147.15058134416506
+	152.84975778833302,
+	177.6163412496664,
+	177.6163412496664,
+	128.08317431633338,
+	329.7125584603315,
+	379.2457253936645,
+	379.2457253936647,
+	167.72614414033148
 };
 
 /* simulated peak memory per device of each rank */
@@ -1984,7 +1984,7 @@ static const double hetero_zb_interleaved_peak_memory_bytes[HETERO_ZB_INTERLEAVE
 	38891804672.0,
 	16667916288.0,
 	19369048064.0,
-	16667916288.0,
+	19369048064.0,
 	21623794688.0
 };
 

@@ -28,11 +28,11 @@
 #define LLAMA2_70B_ZB_INTERLEAVED_N_LAYERS 82
 #define LLAMA2_70B_ZB_INTERLEAVED_MAX_ACTIONS 448 /* the longest rank */
 #define LLAMA2_70B_ZB_INTERLEAVED_KIND PPCC_SCHED_ZB_INTERLEAVED
-#define LLAMA2_70B_ZB_INTERLEAVED_FINGERPRINT UINT64_C(0xf82f64029bd7aef3)
+#define LLAMA2_70B_ZB_INTERLEAVED_FINGERPRINT UINT64_C(0x289839a2b88f6bf7)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA2_70B_ZB_INTERLEAVED_STEP_MS 3042.7854215710067
-#define LLAMA2_70B_ZB_INTERLEAVED_BUBBLE_FRACTION 0.05663833649433876
+#define LLAMA2_70B_ZB_INTERLEAVED_STEP_MS 3083.235302279007
+#define LLAMA2_70B_ZB_INTERLEAVED_BUBBLE_FRACTION 0.06901457865954078
 
 static const char llama2_70b_zb_interleaved_model_name[] =
 	"llama2-70b";
@@ -126,14 +126,14 @@ static const char *const llama2_70b_zb_interleaved_layer_names[LLAMA2_70B_ZB_INT
  * llama2_70b_zb_interleaved_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const llama2_70b_zb_interleaved_stage_layer_names[LLAMA2_70B_ZB_INTERLEAVED_N_STAGES] = {
 	llama2_70b_zb_interleaved_layer_names + 0,
-	llama2_70b_zb_interleaved_layer_names + 6,
-	llama2_70b_zb_interleaved_layer_names + 11,
-	llama2_70b_zb_interleaved_layer_names + 16,
-	llama2_70b_zb_interleaved_layer_names + 21,
-	llama2_70b_zb_interleaved_layer_names + 26,
-	llama2_70b_zb_interleaved_layer_names + 31,
-	llama2_70b_zb_interleaved_layer_names + 36,
-	llama2_70b_zb_interleaved_layer_names + 41,
+	llama2_70b_zb_interleaved_layer_names + 5,
+	llama2_70b_zb_interleaved_layer_names + 10,
+	llama2_70b_zb_interleaved_layer_names + 15,
+	llama2_70b_zb_interleaved_layer_names + 20,
+	llama2_70b_zb_interleaved_layer_names + 25,
+	llama2_70b_zb_interleaved_layer_names + 30,
+	llama2_70b_zb_interleaved_layer_names + 35,
+	llama2_70b_zb_interleaved_layer_names + 40,
 	llama2_70b_zb_interleaved_layer_names + 46,
 	llama2_70b_zb_interleaved_layer_names + 51,
 	llama2_70b_zb_interleaved_layer_names + 56,
@@ -231,15 +231,15 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info llama2_70b_zb_interleaved_stages[LLAMA2_70B_ZB_INTERLEAVED_N_STAGES] = {
-	{0, 0, 0, 0, 5, 0, UINT64_C(67108864)},
-	{1, 1, 0, 6, 10, UINT64_C(67108864), UINT64_C(67108864)},
-	{2, 2, 0, 11, 15, UINT64_C(67108864), UINT64_C(67108864)},
-	{3, 3, 0, 16, 20, UINT64_C(67108864), UINT64_C(67108864)},
-	{4, 4, 0, 21, 25, UINT64_C(67108864), UINT64_C(67108864)},
-	{5, 5, 0, 26, 30, UINT64_C(67108864), UINT64_C(67108864)},
-	{6, 6, 0, 31, 35, UINT64_C(67108864), UINT64_C(67108864)},
-	{7, 7, 0, 36, 40, UINT64_C(67108864), UINT64_C(67108864)},
-	{8, 0, 1, 41, 45, UINT64_C(67108864), UINT64_C(67108864)},
+	{0, 0, 0, 0, 4, 0, UINT64_C(67108864)},
+	{1, 1, 0, 5, 9, UINT64_C(67108864), UINT64_C(67108864)},
+	{2, 2, 0, 10, 14, UINT64_C(67108864), UINT64_C(67108864)},
+	{3, 3, 0, 15, 19, UINT64_C(67108864), UINT64_C(67108864)},
+	{4, 4, 0, 20, 24, UINT64_C(67108864), UINT64_C(67108864)},
+	{5, 5, 0, 25, 29, UINT64_C(67108864), UINT64_C(67108864)},
+	{6, 6, 0, 30, 34, UINT64_C(67108864), UINT64_C(67108864)},
+	{7, 7, 0, 35, 39, UINT64_C(67108864), UINT64_C(67108864)},
+	{8, 0, 1, 40, 45, UINT64_C(67108864), UINT64_C(67108864)},
 	{9, 1, 1, 46, 50, UINT64_C(67108864), UINT64_C(67108864)},
 	{10, 2, 1, 51, 55, UINT64_C(67108864), UINT64_C(67108864)},
 	{11, 3, 1, 56, 60, UINT64_C(67108864), UINT64_C(67108864)},
@@ -3762,26 +3762,26 @@ static const ppcc_schedule llama2_70b_zb_interleaved_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double llama2_70b_zb_interleaved_busy_ms[LLAMA2_70B_ZB_INTERLEAVED_N_RANKS] = {
-	2827.3900393279982,
-	2816.91302208,
-	2816.9130220799993,
+	2827.3900393279955,
 	2816.9130220799993,
 	2816.91302208,
 	2816.91302208,
-	2816.9130220799993,
+	2816.9130220800002,
+	2816.91302208,
+	2816.9130220800002,
 	2897.2262168640004
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama2_70b_zb_interleaved_idle_ms[LLAMA2_70B_ZB_INTERLEAVED_N_RANKS] = {
-	181.6471275230084,
-	180.8747265310068,
-	180.87472653100724,
-	180.87472653100724,
-	180.8747265310068,
-	180.8747265310068,
-	180.87472653100724,
-	111.81094998700623
+	222.0970082310115,
+	221.3246072390076,
+	221.32460723900715,
+	221.32460723900715,
+	221.3246072390067,
+	221.32460723900715,
+	221.3246072390067,
+	152.26083069500658
 };
 
 /* simulated peak memory per device of each rank */

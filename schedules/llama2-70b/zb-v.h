@@ -28,11 +28,11 @@
 #define LLAMA2_70B_ZB_V_N_LAYERS 82
 #define LLAMA2_70B_ZB_V_MAX_ACTIONS 448 /* the longest rank */
 #define LLAMA2_70B_ZB_V_KIND PPCC_SCHED_ZB_V
-#define LLAMA2_70B_ZB_V_FINGERPRINT UINT64_C(0xf9f4e58b904ac373)
+#define LLAMA2_70B_ZB_V_FINGERPRINT UINT64_C(0x2d707d87b2db5a96)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA2_70B_ZB_V_STEP_MS 2983.687126502005
-#define LLAMA2_70B_ZB_V_BUBBLE_FRACTION 0.038895621141772564
+#define LLAMA2_70B_ZB_V_STEP_MS 2991.286462887003
+#define LLAMA2_70B_ZB_V_BUBBLE_FRACTION 0.04133729818161976
 
 static const char llama2_70b_zb_v_model_name[] =
 	"llama2-70b";
@@ -126,21 +126,21 @@ static const char *const llama2_70b_zb_v_layer_names[LLAMA2_70B_ZB_V_N_LAYERS] =
  * llama2_70b_zb_v_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const llama2_70b_zb_v_stage_layer_names[LLAMA2_70B_ZB_V_N_STAGES] = {
 	llama2_70b_zb_v_layer_names + 0,
-	llama2_70b_zb_v_layer_names + 7,
-	llama2_70b_zb_v_layer_names + 12,
-	llama2_70b_zb_v_layer_names + 18,
-	llama2_70b_zb_v_layer_names + 24,
-	llama2_70b_zb_v_layer_names + 30,
+	llama2_70b_zb_v_layer_names + 6,
+	llama2_70b_zb_v_layer_names + 11,
+	llama2_70b_zb_v_layer_names + 16,
+	llama2_70b_zb_v_layer_names + 21,
+	llama2_70b_zb_v_layer_names + 26,
+	llama2_70b_zb_v_layer_names + 31,
 	llama2_70b_zb_v_layer_names + 36,
-	llama2_70b_zb_v_layer_names + 41,
-	llama2_70b_zb_v_layer_names + 42,
+	llama2_70b_zb_v_layer_names + 38,
+	llama2_70b_zb_v_layer_names + 46,
 	llama2_70b_zb_v_layer_names + 51,
 	llama2_70b_zb_v_layer_names + 56,
-	llama2_70b_zb_v_layer_names + 60,
-	llama2_70b_zb_v_layer_names + 64,
-	llama2_70b_zb_v_layer_names + 68,
-	llama2_70b_zb_v_layer_names + 72,
-	llama2_70b_zb_v_layer_names + 77
+	llama2_70b_zb_v_layer_names + 61,
+	llama2_70b_zb_v_layer_names + 66,
+	llama2_70b_zb_v_layer_names + 71,
+	llama2_70b_zb_v_layer_names + 76
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -231,22 +231,22 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info llama2_70b_zb_v_stages[LLAMA2_70B_ZB_V_N_STAGES] = {
-	{0, 0, 0, 0, 6, 0, UINT64_C(67108864)},
-	{1, 1, 0, 7, 11, UINT64_C(67108864), UINT64_C(67108864)},
-	{2, 2, 0, 12, 17, UINT64_C(67108864), UINT64_C(67108864)},
-	{3, 3, 0, 18, 23, UINT64_C(67108864), UINT64_C(67108864)},
-	{4, 4, 0, 24, 29, UINT64_C(67108864), UINT64_C(67108864)},
-	{5, 5, 0, 30, 35, UINT64_C(67108864), UINT64_C(67108864)},
-	{6, 6, 0, 36, 40, UINT64_C(67108864), UINT64_C(67108864)},
-	{7, 7, 0, 41, 41, UINT64_C(67108864), UINT64_C(67108864)},
-	{8, 7, 1, 42, 50, UINT64_C(67108864), UINT64_C(67108864)},
-	{9, 6, 1, 51, 55, UINT64_C(67108864), UINT64_C(67108864)},
-	{10, 5, 1, 56, 59, UINT64_C(67108864), UINT64_C(67108864)},
-	{11, 4, 1, 60, 63, UINT64_C(67108864), UINT64_C(67108864)},
-	{12, 3, 1, 64, 67, UINT64_C(67108864), UINT64_C(67108864)},
-	{13, 2, 1, 68, 71, UINT64_C(67108864), UINT64_C(67108864)},
-	{14, 1, 1, 72, 76, UINT64_C(67108864), UINT64_C(67108864)},
-	{15, 0, 1, 77, 81, UINT64_C(67108864), 0}
+	{0, 0, 0, 0, 5, 0, UINT64_C(67108864)},
+	{1, 1, 0, 6, 10, UINT64_C(67108864), UINT64_C(67108864)},
+	{2, 2, 0, 11, 15, UINT64_C(67108864), UINT64_C(67108864)},
+	{3, 3, 0, 16, 20, UINT64_C(67108864), UINT64_C(67108864)},
+	{4, 4, 0, 21, 25, UINT64_C(67108864), UINT64_C(67108864)},
+	{5, 5, 0, 26, 30, UINT64_C(67108864), UINT64_C(67108864)},
+	{6, 6, 0, 31, 35, UINT64_C(67108864), UINT64_C(67108864)},
+	{7, 7, 0, 36, 37, UINT64_C(67108864), UINT64_C(67108864)},
+	{8, 7, 1, 38, 45, UINT64_C(67108864), UINT64_C(67108864)},
+	{9, 6, 1, 46, 50, UINT64_C(67108864), UINT64_C(67108864)},
+	{10, 5, 1, 51, 55, UINT64_C(67108864), UINT64_C(67108864)},
+	{11, 4, 1, 56, 60, UINT64_C(67108864), UINT64_C(67108864)},
+	{12, 3, 1, 61, 65, UINT64_C(67108864), UINT64_C(67108864)},
+	{13, 2, 1, 66, 70, UINT64_C(67108864), UINT64_C(67108864)},
+	{14, 1, 1, 71, 75, UINT64_C(67108864), UINT64_C(67108864)},
+	{15, 0, 1, 76, 81, UINT64_C(67108864), 0}
 };
 
 /* rank 0: 320 actions {op, stage, mb, peer, bytes} */
@@ -3634,36 +3634,36 @@ static const ppcc_schedule llama2_70b_zb_v_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double llama2_70b_zb_v_busy_ms[LLAMA2_70B_ZB_V_N_RANKS] = {
-	2907.7032341119984,
+	2907.7032341119993,
 	2816.9130220799993,
-	2816.913022079998,
-	2816.9130220799984,
-	2816.9130220799984,
-	2816.9130220799984,
 	2816.9130220799993,
-	2816.9130220800002
+	2816.9130220799993,
+	2816.9130220799993,
+	2816.9130220799993,
+	2816.9130220799993,
+	2816.9130220800052
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama2_70b_zb_v_idle_ms[LLAMA2_70B_ZB_V_N_RANKS] = {
-	53.48505591000652,
-	121.77643146200548,
-	121.77643146200684,
-	121.77643146200639,
-	121.77643146200639,
-	121.77643146200639,
-	121.77643146200548,
-	144.2752679420047
+	61.08439229500358,
+	129.37576784700343,
+	129.37576784700343,
+	129.37576784700343,
+	129.37576784700343,
+	129.37576784700343,
+	129.37576784700343,
+	151.87460432699766
 };
 
 /* simulated peak memory per device of each rank */
 static const double llama2_70b_zb_v_peak_memory_bytes[LLAMA2_70B_ZB_V_N_RANKS] = {
-	33920772096.0,
+	31787706368.0,
 	30492958720.0,
-	32179068928.0,
-	31898050560.0,
-	31617032192.0,
-	31336013824.0,
+	30492958720.0,
+	30492958720.0,
+	30492958720.0,
+	30492958720.0,
 	30492958720.0,
 	30492958720.0
 };

@@ -31,8 +31,8 @@
 #define LLAMA3_70B_ZB_H1_FINGERPRINT UINT64_C(0xce6fcd02d5b8f1a3)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_ZB_H1_STEP_MS 13126.20771199797
-#define LLAMA3_70B_ZB_H1_BUBBLE_FRACTION 0.061823951665202916
+#define LLAMA3_70B_ZB_H1_STEP_MS 13319.90613840598
+#define LLAMA3_70B_ZB_H1_BUBBLE_FRACTION 0.07546693250664852
 
 static const char llama3_70b_zb_h1_model_name[] =
 	"llama3-70b";
@@ -1030,18 +1030,18 @@ static const ppcc_schedule llama3_70b_zb_h1_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double llama3_70b_zb_h1_busy_ms[LLAMA3_70B_ZB_H1_N_RANKS] = {
-	12152.078743615994,
-	12131.444709119996,
-	12131.444709119998,
-	12711.885542719985
+	12152.078743616004,
+	12131.444709120009,
+	12131.444709120009,
+	12711.88554271999
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_zb_h1_idle_ms[LLAMA3_70B_ZB_H1_N_RANKS] = {
-	952.142131901976,
-	950.7893299179732,
-	950.7893299179714,
-	392.3353327979844
+	1145.8405583099761,
+	1144.4877563259715,
+	1144.4877563259715,
+	586.03375920599
 };
 
 /* simulated peak memory per device of each rank */

@@ -31,8 +31,8 @@
 #define LLAMA3_70B_ZB_H2_FINGERPRINT UINT64_C(0xce08a84d8a4ff0b6)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_ZB_H2_STEP_MS 12780.637815551992
-#define LLAMA3_70B_ZB_H2_BUBBLE_FRACTION 0.03645703300667923
+#define LLAMA3_70B_ZB_H2_STEP_MS 12874.165647890975
+#define LLAMA3_70B_ZB_H2_BUBBLE_FRACTION 0.0434569495475321
 
 static const char llama3_70b_zb_h2_model_name[] =
 	"llama3-70b";
@@ -1030,18 +1030,18 @@ static const ppcc_schedule llama3_70b_zb_h2_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double llama3_70b_zb_h2_busy_ms[LLAMA3_70B_ZB_H2_N_RANKS] = {
-	12758.650979072005,
-	12131.444709119998,
-	12131.444709119998,
+	12758.65097907199,
+	12131.44470912001,
+	12131.44470912001,
 	12105.313307264014
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_zb_h2_idle_ms[LLAMA3_70B_ZB_H2_N_RANKS] = {
-	0.0,
-	605.2194334719943,
-	605.2194334719943,
-	653.3376718079785
+	93.52783233898525,
+	698.7472658109646,
+	698.7472658109646,
+	746.8655041469615
 };
 
 /* simulated peak memory per device of each rank */

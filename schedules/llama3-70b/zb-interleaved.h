@@ -28,11 +28,11 @@
 #define LLAMA3_70B_ZB_INTERLEAVED_N_LAYERS 82
 #define LLAMA3_70B_ZB_INTERLEAVED_MAX_ACTIONS 448 /* the longest rank */
 #define LLAMA3_70B_ZB_INTERLEAVED_KIND PPCC_SCHED_ZB_INTERLEAVED
-#define LLAMA3_70B_ZB_INTERLEAVED_FINGERPRINT UINT64_C(0xe4184b6151bcd29d)
+#define LLAMA3_70B_ZB_INTERLEAVED_FINGERPRINT UINT64_C(0x97488ada5a2fd927)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_ZB_INTERLEAVED_STEP_MS 12973.64903670799
-#define LLAMA3_70B_ZB_INTERLEAVED_BUBBLE_FRACTION 0.047402367764376056
+#define LLAMA3_70B_ZB_INTERLEAVED_STEP_MS 13030.406622543927
+#define LLAMA3_70B_ZB_INTERLEAVED_BUBBLE_FRACTION 0.05155167357231651
 
 static const char llama3_70b_zb_interleaved_model_name[] =
 	"llama3-70b";
@@ -126,13 +126,13 @@ static const char *const llama3_70b_zb_interleaved_layer_names[LLAMA3_70B_ZB_INT
  * llama3_70b_zb_interleaved_stage_layer_names[s][0 .. last_layer - first_layer]. */
 static const char *const *const llama3_70b_zb_interleaved_stage_layer_names[LLAMA3_70B_ZB_INTERLEAVED_N_STAGES] = {
 	llama3_70b_zb_interleaved_layer_names + 0,
-	llama3_70b_zb_interleaved_layer_names + 10,
-	llama3_70b_zb_interleaved_layer_names + 19,
-	llama3_70b_zb_interleaved_layer_names + 29,
-	llama3_70b_zb_interleaved_layer_names + 39,
-	llama3_70b_zb_interleaved_layer_names + 50,
-	llama3_70b_zb_interleaved_layer_names + 61,
-	llama3_70b_zb_interleaved_layer_names + 71
+	llama3_70b_zb_interleaved_layer_names + 8,
+	llama3_70b_zb_interleaved_layer_names + 17,
+	llama3_70b_zb_interleaved_layer_names + 27,
+	llama3_70b_zb_interleaved_layer_names + 38,
+	llama3_70b_zb_interleaved_layer_names + 51,
+	llama3_70b_zb_interleaved_layer_names + 62,
+	llama3_70b_zb_interleaved_layer_names + 72
 };
 
 /* Layer indices, named after the layers (sanitized). */
@@ -223,14 +223,14 @@ enum {
 
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info llama3_70b_zb_interleaved_stages[LLAMA3_70B_ZB_INTERLEAVED_N_STAGES] = {
-	{0, 0, 0, 0, 9, 0, UINT64_C(134217728)},
-	{1, 1, 0, 10, 18, UINT64_C(134217728), UINT64_C(134217728)},
-	{2, 2, 0, 19, 28, UINT64_C(134217728), UINT64_C(134217728)},
-	{3, 3, 0, 29, 38, UINT64_C(134217728), UINT64_C(134217728)},
-	{4, 0, 1, 39, 49, UINT64_C(134217728), UINT64_C(134217728)},
-	{5, 1, 1, 50, 60, UINT64_C(134217728), UINT64_C(134217728)},
-	{6, 2, 1, 61, 70, UINT64_C(134217728), UINT64_C(134217728)},
-	{7, 3, 1, 71, 81, UINT64_C(134217728), 0}
+	{0, 0, 0, 0, 7, 0, UINT64_C(134217728)},
+	{1, 1, 0, 8, 16, UINT64_C(134217728), UINT64_C(134217728)},
+	{2, 2, 0, 17, 26, UINT64_C(134217728), UINT64_C(134217728)},
+	{3, 3, 0, 27, 37, UINT64_C(134217728), UINT64_C(134217728)},
+	{4, 0, 1, 38, 50, UINT64_C(134217728), UINT64_C(134217728)},
+	{5, 1, 1, 51, 61, UINT64_C(134217728), UINT64_C(134217728)},
+	{6, 2, 1, 62, 71, UINT64_C(134217728), UINT64_C(134217728)},
+	{7, 3, 1, 72, 81, UINT64_C(134217728), 0}
 };
 
 /* rank 0: 384 actions {op, stage, mb, peer, bytes} */
@@ -1934,18 +1934,18 @@ static const ppcc_schedule llama3_70b_zb_interleaved_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double llama3_70b_zb_interleaved_busy_ms[LLAMA3_70B_ZB_INTERLEAVED_N_RANKS] = {
-	12152.078743616006,
+	12152.078743616014,
+	12131.44470911998,
 	12131.444709119998,
-	12131.444709120024,
-	12711.885542720029
+	12711.885542719974
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_zb_interleaved_idle_ms[LLAMA3_70B_ZB_INTERLEAVED_N_RANKS] = {
-	755.6097836519834,
-	754.2569816679911,
-	754.2569816679656,
-	195.80298454796088
+	812.367369487914,
+	811.0145675039471,
+	811.0145675039289,
+	252.56057038395323
 };
 
 /* simulated peak memory per device of each rank */

@@ -28,11 +28,11 @@
 #define LLAMA3_70B_ZB_V_N_LAYERS 82
 #define LLAMA3_70B_ZB_V_MAX_ACTIONS 448 /* the longest rank */
 #define LLAMA3_70B_ZB_V_KIND PPCC_SCHED_ZB_V
-#define LLAMA3_70B_ZB_V_FINGERPRINT UINT64_C(0xecaa4fc228052610)
+#define LLAMA3_70B_ZB_V_FINGERPRINT UINT64_C(0xd7a6cd8c4e75c9a1)
 
 /* The simulated step (milliseconds) and idle share. */
 #define LLAMA3_70B_ZB_V_STEP_MS 12776.493250175978
-#define LLAMA3_70B_ZB_V_BUBBLE_FRACTION 0.03356314649061321
+#define LLAMA3_70B_ZB_V_BUBBLE_FRACTION 0.03356314649061193
 
 static const char llama3_70b_zb_v_model_name[] =
 	"llama3-70b";
@@ -127,11 +127,11 @@ static const char *const llama3_70b_zb_v_layer_names[LLAMA3_70B_ZB_V_N_LAYERS] =
 static const char *const *const llama3_70b_zb_v_stage_layer_names[LLAMA3_70B_ZB_V_N_STAGES] = {
 	llama3_70b_zb_v_layer_names + 0,
 	llama3_70b_zb_v_layer_names + 13,
-	llama3_70b_zb_v_layer_names + 25,
-	llama3_70b_zb_v_layer_names + 37,
-	llama3_70b_zb_v_layer_names + 46,
-	llama3_70b_zb_v_layer_names + 57,
-	llama3_70b_zb_v_layer_names + 65,
+	llama3_70b_zb_v_layer_names + 26,
+	llama3_70b_zb_v_layer_names + 39,
+	llama3_70b_zb_v_layer_names + 58,
+	llama3_70b_zb_v_layer_names + 59,
+	llama3_70b_zb_v_layer_names + 66,
 	llama3_70b_zb_v_layer_names + 73
 };
 
@@ -224,12 +224,12 @@ enum {
 /* {stage, rank, chunk, first_layer, last_layer, recv_bytes, send_bytes} */
 static const ppcc_stage_info llama3_70b_zb_v_stages[LLAMA3_70B_ZB_V_N_STAGES] = {
 	{0, 0, 0, 0, 12, 0, UINT64_C(134217728)},
-	{1, 1, 0, 13, 24, UINT64_C(134217728), UINT64_C(134217728)},
-	{2, 2, 0, 25, 36, UINT64_C(134217728), UINT64_C(134217728)},
-	{3, 3, 0, 37, 45, UINT64_C(134217728), UINT64_C(134217728)},
-	{4, 3, 1, 46, 56, UINT64_C(134217728), UINT64_C(134217728)},
-	{5, 2, 1, 57, 64, UINT64_C(134217728), UINT64_C(134217728)},
-	{6, 1, 1, 65, 72, UINT64_C(134217728), UINT64_C(134217728)},
+	{1, 1, 0, 13, 25, UINT64_C(134217728), UINT64_C(134217728)},
+	{2, 2, 0, 26, 38, UINT64_C(134217728), UINT64_C(134217728)},
+	{3, 3, 0, 39, 57, UINT64_C(134217728), UINT64_C(134217728)},
+	{4, 3, 1, 58, 58, UINT64_C(134217728), UINT64_C(134217728)},
+	{5, 2, 1, 59, 65, UINT64_C(134217728), UINT64_C(134217728)},
+	{6, 1, 1, 66, 72, UINT64_C(134217728), UINT64_C(134217728)},
 	{7, 0, 1, 73, 81, UINT64_C(134217728), 0}
 };
 
@@ -1807,25 +1807,25 @@ static const ppcc_schedule llama3_70b_zb_v_schedule = {
 /* simulated busy time per rank (milliseconds) */
 static const double llama3_70b_zb_v_busy_ms[LLAMA3_70B_ZB_V_N_RANKS] = {
 	12732.519577216006,
-	12131.444709119993,
-	12131.444709119995,
-	12131.444709119996
+	12131.444709120022,
+	12131.444709120018,
+	12131.444709120009
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_zb_v_idle_ms[LLAMA3_70B_ZB_V_N_RANKS] = {
 	0.0,
-	557.1011951359847,
-	557.1011951359828,
-	601.0748680959814
+	557.1011951359555,
+	557.1011951359592,
+	601.0748680959687
 };
 
 /* simulated peak memory per device of each rank */
 static const double llama3_70b_zb_v_peak_memory_bytes[LLAMA3_70B_ZB_V_N_RANKS] = {
 	44991303168.0,
+	43583320064.0,
 	41897209856.0,
-	40773136384.0,
-	38524989440.0
+	43583320064.0
 };
 
 #endif /* LLAMA3_70B_ZB_V_H */
