@@ -32,7 +32,7 @@
 
 /* The simulated step (milliseconds) and idle share. */
 #define HETERO_AUTO_STEP_MS 1583.5353729086671
-#define HETERO_AUTO_BUBBLE_FRACTION 0.15584714022229865
+#define HETERO_AUTO_BUBBLE_FRACTION 0.1558471402222982
 
 static const char hetero_auto_model_name[] =
 	"llama2-13b";
@@ -1042,26 +1042,26 @@ static const ppcc_schedule hetero_auto_schedule = {
 
 /* simulated busy time per rank (milliseconds) */
 static const double hetero_auto_busy_ms[HETERO_AUTO_N_RANKS] = {
-	1405.6278729439996,
-	1403.2309108159996,
-	1403.2309108159996,
-	1403.2309108159996,
+	1405.627872944001,
+	1403.230910816001,
+	1403.230910816001,
+	1403.230910816001,
 	1201.6015266720008,
 	1201.6015266720008,
-	1201.6015266720008,
-	1390.7514865920002
+	1201.6015266720005,
+	1390.7514865920004
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double hetero_auto_idle_ms[HETERO_AUTO_N_RANKS] = {
-	175.51053783133418,
-	175.5105378260009,
-	175.5105378260009,
-	150.74395435933423,
+	175.5105378313328,
+	175.51053782599953,
+	175.51053782599953,
+	150.74395435933286,
 	352.373338503333,
 	377.13992196999965,
-	377.13992196999965,
-	190.38692418333355
+	377.1399219699999,
+	190.38692418333332
 };
 
 /* simulated peak memory per device of each rank */
