@@ -105,6 +105,7 @@ typedef struct plan_ctx {
 typedef struct lean_opts {
 	double above_ms;
 	double *bound_ms;
+	ppcc_plan_shapes *shapes;
 } lean_opts;
 
 /* Sums of these over all layers must stay within int64: each value is
@@ -800,10 +801,119 @@ static int report_no_fit(plan_ctx *x, const ppcc_config *cfg, ppcc_diag *d)
 	return PPCC_EINFEASIBLE;
 }
 
+/* Shapes kept across plans (ppcc_plan_shapes_new): a shape is the
+ * order of the actions and the in-flight counts read off it, which
+ * depend on (kind, p, v, m, group) alone, not on the layers, t, cp, d or
+ * the costs, so a search that plans thousands of candidates builds each
+ * shape once.  Entries live in the cache's own arena, chained in
+ * SHAPE_BUCKETS lists; when their actions pass the byte budget the whole
+ * cache is emptied (a later plan builds its shape again: the same
+ * bytes). */
+#define SHAPE_BUCKETS 1024
+
+typedef struct shape_entry {
+	struct shape_entry *next;
+	int kind, p, v, m, group;
+	ppcc_schedule shape;
+	int64_t *stash_count;
+} shape_entry;
+
+struct ppcc_plan_shapes {
+	ppcc_arena *a;
+	size_t bytes, max_bytes;
+	shape_entry *bucket[SHAPE_BUCKETS];
+};
+
+ppcc_plan_shapes *ppcc_plan_shapes_new(size_t max_bytes)
+{
+	ppcc_plan_shapes *c = ppcc_calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	if (!(c->a = ppcc_arena_new())) {
+		ppcc_free(c);
+		return NULL;
+	}
+	c->max_bytes = max_bytes;
+	return c;
+}
+
+void ppcc_plan_shapes_free(ppcc_plan_shapes *c)
+{
+	if (!c)
+		return;
+	ppcc_arena_free(c->a);
+	ppcc_free(c);
+}
+
+static unsigned shape_hash(int kind, int p, int v, int m, int group)
+{
+	uint64_t h = (uint64_t)kind * 0x9e3779b97f4a7c15u;
+	h = (h ^ (uint64_t)p) * 0xff51afd7ed558ccdu;
+	h = (h ^ (uint64_t)v) * 0xc4ceb9fe1a85ec53u;
+	h = (h ^ (uint64_t)m) * 0xff51afd7ed558ccdu;
+	h = (h ^ (uint64_t)group) * 0xc4ceb9fe1a85ec53u;
+	return (unsigned)(h >> 40) % SHAPE_BUCKETS;
+}
+
+static shape_entry *shape_find(ppcc_plan_shapes *c, const plan_ctx *x)
+{
+	unsigned h = shape_hash(x->kind, x->p, x->v, x->m, x->group);
+	for (shape_entry *e = c->bucket[h]; e; e = e->next)
+		if (e->kind == x->kind && e->p == x->p && e->v == x->v &&
+		    e->m == x->m && e->group == x->group)
+			return e;
+	return NULL;
+}
+
+/* The shape of x built in the cache's arena (the cache emptied first
+ * when full), or NULL on a failed allocation. */
+static int shape_add(ppcc_plan_shapes *c, plan_ctx *x, shape_entry **out)
+{
+	ppcc_stage_info *blank;
+	shape_entry *e;
+	int err;
+	if (c->bytes > c->max_bytes) {
+		ppcc_arena_reset(c->a);
+		memset(c->bucket, 0, sizeof c->bucket);
+		c->bytes = 0;
+	}
+	if (!(e = ppcc_arena_alloc(c->a, 1, sizeof *e)) ||
+	    !(blank = ppcc_arena_alloc(c->a, (size_t)x->S, sizeof *blank)))
+		return PPCC_ENOMEM;
+	for (int s = 0; s < x->S; s++)
+		blank[s] = x->place[s];
+	if ((err = ppcc_schedule_build_unsealed(&e->shape, c->a, x->kind, x->p,
+						x->v, x->m, x->group, blank)) < 0)
+		return err;
+	ppcc_arena *mine = x->a;
+	x->a = c->a;
+	err = count_in_flight(x, &e->shape);
+	x->a = mine;
+	if (err < 0)
+		return err;
+	e->stash_count = x->stash_count;
+	e->kind = x->kind;
+	e->p = x->p;
+	e->v = x->v;
+	e->m = x->m;
+	e->group = x->group;
+	for (int r = 0; r < x->p; r++)
+		c->bytes += (size_t)e->shape.ranks[r].n_actions * sizeof(ppcc_action);
+	unsigned h = shape_hash(x->kind, x->p, x->v, x->m, x->group);
+	e->next = c->bucket[h];
+	c->bucket[h] = e;
+	*out = e;
+	return 0;
+}
+
 /* The cost tables and the schedule's shape (its order, which does not
- * depend on the split), with the in-flight counts read off it. */
+ * depend on the split), with the in-flight counts read off it; from
+ * shapes when it holds them (its actions are then shared: whoever sets
+ * their byte counts, schedule_set_stages, sets every send's and
+ * receive's, and nothing before reads them). */
 static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
-		      const ppcc_config *cfg, ppcc_diag *d)
+		      const ppcc_config *cfg, ppcc_diag *d,
+		      ppcc_plan_shapes *shapes)
 {
 	int err;
 	memset(x, 0, sizeof *x);
@@ -827,6 +937,14 @@ static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 	if ((err = ctx_init(x)) < 0)
 		return err;
 
+	if (shapes) {
+		shape_entry *e = shape_find(shapes, x);
+		if (!e && (err = shape_add(shapes, x, &e)) < 0)
+			return err;
+		*shape = e->shape;
+		x->stash_count = e->stash_count;
+		return problem_init(x);
+	}
 	ppcc_stage_info *blank;
 	if (!ALLOC(blank, x->S))
 		return PPCC_ENOMEM;
@@ -847,7 +965,7 @@ int ppcc_plan_split(ppcc_plan_variant *out, int *out_fits, ppcc_arena *a,
 	ppcc_schedule shape;
 	int err;
 	memset(out, 0, sizeof *out);
-	if ((err = plan_setup(x, &shape, a, cfg, d)) < 0)
+	if ((err = plan_setup(x, &shape, a, cfg, d, NULL)) < 0)
 		return err;
 	if (first[0] != 0)
 		return PPCC_EINPUT;
@@ -946,7 +1064,7 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	int *first, *uni;
 
 	memset(out, 0, sizeof *out);
-	if ((err = plan_setup(x, &shape, a, cfg, d)) < 0)
+	if ((err = plan_setup(x, &shape, a, cfg, d, lean ? lean->shapes : NULL)) < 0)
 		return err;
 	x->lean = lean != NULL;
 
@@ -1247,9 +1365,10 @@ int ppcc_plan_choose_split(int *out_first, ppcc_step_result *out_res,
 }
 
 int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
-			 ppcc_diag *d, double above_ms, double *out_bound_ms)
+			 ppcc_diag *d, double above_ms, double *out_bound_ms,
+			 ppcc_plan_shapes *shapes)
 {
-	lean_opts lo = {above_ms, out_bound_ms};
+	lean_opts lo = {above_ms, out_bound_ms, shapes};
 	/* auto plans several kinds in full; it has no bound of its own */
 	if (cfg->pipeline.kind == PPCC_SCHED_AUTO)
 		return plan_auto(out, a, cfg, d);

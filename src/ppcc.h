@@ -834,9 +834,18 @@ int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
  * bound on every split's step that the split search starts from is
  * written there once known, and when it exceeds above_ms nothing is
  * built and the return is 1.  The auto kind is planned in full, as
- * ppcc_plan_build plans it, without a bound. */
+ * ppcc_plan_build plans it, without a bound.  With shapes (may be NULL),
+ * the schedule's shape is taken from there, or built there and kept, and
+ * out's schedule shares its action lists (valid until the next plan with
+ * the same shapes).  ppcc_plan_shapes_new: a cache whose actions are
+ * emptied when they pass max_bytes (NULL when out of memory); the
+ * caller's, to free with ppcc_plan_shapes_free. */
+typedef struct ppcc_plan_shapes ppcc_plan_shapes;
+ppcc_plan_shapes *ppcc_plan_shapes_new(size_t max_bytes);
+void ppcc_plan_shapes_free(ppcc_plan_shapes *shapes);
 int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
-			 ppcc_diag *d, double above_ms, double *out_bound_ms);
+			 ppcc_diag *d, double above_ms, double *out_bound_ms,
+			 ppcc_plan_shapes *shapes);
 
 /* Resource budget (budget.c).  The number of actions the schedule of pl
  * will hold, exact for its kind (saturating at INT64_MAX); and the check

@@ -69,6 +69,10 @@
 
 static const ppcc_loc search_loc = {"<search>", 0, 0};
 
+/* The schedules' shapes kept across candidates (ppcc_plan_shapes): at
+ * most this many bytes of actions before the cache starts over. */
+#define SEARCH_SHAPE_BYTES ((size_t)64 << 20)
+
 typedef struct layer_set {
 	int b, recompute;
 	ppcc_layer *layers;
@@ -217,8 +221,9 @@ static int set_init(layer_set *s, ppcc_arena *a, const ppcc_config *cfg,
  * here); *need_gib: what an infeasible one would need per device.  1,
  * nothing planned, when the plan's proven bound on its step exceeds
  * above_ms; the bound raises c's lower_bound_ms. */
-static int evaluate(cand *c, ppcc_arena *a, const ppcc_config *base,
-		    const layer_set *set, double above_ms, double *need_gib)
+static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
+		    const ppcc_config *base, const layer_set *set,
+		    double above_ms, double *need_gib)
 {
 	ppcc_arena_reset(a);
 	ppcc_config cfg = *base;
@@ -238,7 +243,8 @@ static int evaluate(cand *c, ppcc_arena *a, const ppcc_config *base,
 	if (err == 0)
 	{
 		double bound = 0;
-		err = ppcc_plan_build_lean(&plan, a, &cfg, &d, above_ms, &bound);
+		err = ppcc_plan_build_lean(&plan, a, &cfg, &d, above_ms, &bound,
+					   shapes);
 		if (bound > c->e.lower_bound_ms)
 			c->e.lower_bound_ms = bound;
 		if (err == 1)
@@ -699,11 +705,13 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 	/* simulate in increasing bound; keep the K best */
 	cand *top = malloc((size_t)(K + 1) * sizeof *top);
 	ppcc_arena *work = ppcc_arena_new();
-	if (!top || !work) {
+	ppcc_plan_shapes *shapes = ppcc_plan_shapes_new(SEARCH_SHAPE_BYTES);
+	if (!top || !work || !shapes) {
 		free(cs);
 		free(unfit);
 		free(top);
 		ppcc_arena_free(work);
+		ppcc_plan_shapes_free(shapes);
 		return PPCC_ENOMEM;
 	}
 	int ntop = 0;
@@ -717,7 +725,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		double need_gib = 0;
 		double above = !o->exhaustive && ntop == K
 			       ? top[K - 1].e.iteration_ms : INFINITY;
-		int err = evaluate(c, work, &base, &sets[c->set], above,
+		int err = evaluate(c, work, shapes, &base, &sets[c->set], above,
 				   &need_gib);
 		if (err == 1) {
 			/* the plan's step bound is above the K-th best */
@@ -730,6 +738,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			free(unfit);
 			free(top);
 			ppcc_arena_free(work);
+			ppcc_plan_shapes_free(shapes);
 			if (err == PPCC_EINTERNAL)
 				ppcc_error(d, NULL, "internal error planning t %d "
 					   "p %d v %d", c->e.t, c->e.p, c->e.v);
@@ -774,6 +783,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		}
 	}
 	ppcc_arena_free(work);
+	ppcc_plan_shapes_free(shapes);
 	out->pruned_bound += (long)(live - i);
 	for (; i < live; i++)
 		family_note(&fam, &cs[i], F_BOUND);

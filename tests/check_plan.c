@@ -315,6 +315,87 @@ START_TEST(plan_split_and_simulation_agree_on_p2p)
 }
 END_TEST
 
+/* A lean plan whose schedule's shape comes from a cache (the search's
+ * ppcc_plan_shapes) is the plan built without one: the same split, step,
+ * iteration and peaks, for configurations that share a shape and ones
+ * that do not, in an order that returns to each, and with a cache
+ * emptied before every shape it adds (budget 0). */
+static void lean_figures(const ppcc_plan *p, double *out)
+{
+	out[0] = p->best.estimate.step_ms;
+	out[1] = p->best.iteration->iteration_ms;
+	out[2] = p->best.iteration->tokens_per_s;
+	out[3] = p->best.estimate.bubble_fraction;
+	for (int r = 0; r < p->best.schedule.n_ranks; r++)
+		out[4 + r] = p->best.estimate.peak_memory_bytes[r];
+}
+
+START_TEST(plan_lean_with_kept_shapes_is_the_plan_without)
+{
+	static const struct { int kind, v, zero, t; } cases[] = {
+		{PPCC_SCHED_1F1B, 1, 0, 8}, {PPCC_SCHED_INTERLEAVED, 2, 0, 8},
+		{PPCC_SCHED_1F1B, 1, 1, 4}, {PPCC_SCHED_ZB_H1, 1, 2, 4},
+		{PPCC_SCHED_INTERLEAVED, 2, 2, 4}, {PPCC_SCHED_1F1B, 1, 2, 4},
+	};
+	int n = (int)(sizeof cases / sizeof cases[0]);
+	for (int budget = 0; budget < 2; budget++) {
+		ppcc_arena *a = ppcc_arena_new(), *work = ppcc_arena_new();
+		ppcc_plan_shapes *shapes =
+			ppcc_plan_shapes_new(budget ? (size_t)1 << 26 : 0);
+		ck_assert_ptr_nonnull(shapes);
+		tu_diag diag;
+		tu_diag_init(&diag);
+		ppcc_config base;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/examples/gpt3-175b.yaml", tu_src());
+		ck_assert_int_eq(ppcc_config_load(&base, a, path, NULL, &diag.d), 0);
+		int planned = 0;
+		for (int i = 0; i < 2 * n; i++) {
+			ppcc_config cfg = base;
+			cfg.pipeline.kind = cases[i % n].kind;
+			cfg.pipeline.chunks = cases[i % n].v;
+			cfg.pipeline.zero = cases[i % n].zero;
+			cfg.pipeline.tensor_parallel = cases[i % n].t;
+			cfg.pipeline.data_parallel = 64 / (8 * cases[i % n].t);
+			ck_assert_msg(ppcc_config_check(&cfg, &diag.d) == 0, "%s",
+				      diag.text);
+			double with[4 + 8] = {0}, without[4 + 8] = {0};
+			int first[16];
+			ppcc_plan p;
+			ppcc_arena_reset(work);
+			int err = ppcc_plan_build_lean(&p, work, &cfg, &diag.d,
+						       INFINITY, NULL, NULL);
+			ck_assert_msg(err == 0 || err == PPCC_EINFEASIBLE,
+				      "case %d: %d %s", i, err, diag.text);
+			if (err == 0) {
+				lean_figures(&p, without);
+				for (int s = 0; s < p.best.schedule.n_stages; s++)
+					first[s] = p.best.stages[s].first_layer;
+			}
+			ppcc_arena_reset(work);
+			int cached = ppcc_plan_build_lean(&p, work, &cfg, &diag.d,
+							  INFINITY, NULL, shapes);
+			ck_assert_int_eq(cached, err);
+			if (err)
+				continue;
+			planned++;
+			lean_figures(&p, with);
+			for (int k = 0; k < 4 + 8; k++)
+				ck_assert_msg(with[k] == without[k], "case %d figure %d: "
+					      "%.17g with the cache, %.17g without",
+					      i, k, with[k], without[k]);
+			for (int s = 0; s < p.best.schedule.n_stages; s++)
+				ck_assert_int_eq(p.best.stages[s].first_layer, first[s]);
+		}
+		/* every case fits */
+		ck_assert_int_eq(planned, 2 * n);
+		ppcc_plan_shapes_free(shapes);
+		ppcc_arena_free(work);
+		ppcc_arena_free(a);
+	}
+}
+END_TEST
+
 Suite *suite_plan(void)
 {
 	Suite *s = suite_create("plan");
@@ -327,6 +408,7 @@ Suite *suite_plan(void)
 	tcase_add_test(tc, plan_faster_devices_get_more_layers);
 	tcase_add_test(tc, split_backward_costs_are_the_layers_and_round_trip);
 	tcase_add_test(tc, plan_split_and_simulation_agree_on_p2p);
+	tcase_add_test(tc, plan_lean_with_kept_shapes_is_the_plan_without);
 	suite_add_tcase(s, tc);
 	return s;
 }
