@@ -97,6 +97,11 @@ static void stage_json(ppcc_jw *w, const ppcc_stage_info *st,
 	num(w, c->static_bytes);
 	field(w, "\"stash_bytes\":", 0);
 	num(w, c->stash_bytes);
+	if (split) {
+		/* what W holds from I until it runs */
+		field(w, "\"stash_weight_bytes\":", 0);
+		num(w, c->stash_bytes - c->stash_input_bytes);
+	}
 	ppcc_jw_raw_n(w, "}", 1);
 }
 

@@ -204,9 +204,17 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 					peak = stash;
 					logits_at_peak = logits_now;
 				}
+			} else if (x->op == PPCC_OP_I) {
+				stash -= c->stash_input_bytes;
+				if (stash > peak) {
+					peak = stash;
+					logits_at_peak = logits_now;
+				}
 			} else if (x->op == PPCC_OP_B || x->op == PPCC_OP_W) {
 				in_flight[x->stage]--;
-				stash -= c->stash_bytes;
+				stash -= x->op == PPCC_OP_W
+					 ? c->stash_bytes - c->stash_input_bytes
+					 : c->stash_bytes;
 				logits_now -= c->logits_bytes;
 				done[x->stage]++;
 				if (zero >= 2 || done[x->stage] == m)

@@ -1183,7 +1183,8 @@ static const char *const model_keys[] = {"name", "layers", "transformer",
 static const char *const layer_keys[] = {
 	"name", "repeat", "fwd_flops", "fwd_ms", "bwd_flops", "bwd_ms",
 	"bwd_input_flops", "bwd_input_ms", "bwd_weight_flops", "bwd_weight_ms",
-	"params", "activation_bytes", "stash_bytes", "bytes_per_param", NULL};
+	"params", "activation_bytes", "stash_bytes", "stash_weight_bytes",
+	"bytes_per_param", NULL};
 static const char *const transformer_keys[] = {
 	"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
 	"seq_len", "micro_batch_size", "recompute", "swiglu",
@@ -1253,6 +1254,9 @@ static int read_layer(layer_src *out, loader *L, const section *model,
 	sec_number(&s, "params", NUM_NONNEG, 0, &y->params);
 	sec_number(&s, "activation_bytes", NUM_NONNEG, 0, &y->activation_bytes);
 	sec_number(&s, "stash_bytes", NUM_NONNEG, 0, &y->stash_bytes);
+	y->stash_weight_bytes = -1;
+	sec_number(&s, "stash_weight_bytes", NUM_NONNEG, 0,
+		   &y->stash_weight_bytes);
 	sec_number(&s, "bytes_per_param", NUM_POSITIVE, 0, &y->bytes_per_param);
 	return L->errors == errors ? 0 : -1;
 }
@@ -1414,6 +1418,8 @@ static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
 			y.bwd_weight_flops *= flops_per_ms;
 		if (!src->bwd_given)
 			y.bwd_flops = 2.0 * y.fwd_flops;
+		if (y.stash_weight_bytes < 0)
+			y.stash_weight_bytes = y.stash_bytes;
 		if (src->split_given)
 			y.bwd_flops += y.bwd_weight_flops;
 		else

@@ -93,6 +93,10 @@ typedef struct plan_ctx {
 	int64_t *comm[2];        /* [intra, inter][j]: both directions, after j */
 	int64_t *comm_shift[2];  /* [..][i] = comm[..][i - 1] */
 	int64_t *static_prefix, *stash_prefix;
+	/* per device, prefix of what W holds from I on (as stash_prefix);
+	 * and what a microbatch in flight may hold at most, the larger of
+	 * the two under a split backward (the partitioner's bound) */
+	int64_t *wstash_prefix, *hold_prefix;
 	int64_t *stash_count;    /* per stage */
 	int64_t *mem_cap;        /* per stage */
 	int *stage_link;         /* link s -> s + 1: 0 intra, 1 inter, -1 none */
@@ -306,8 +310,11 @@ static int ctx_init(plan_ctx *x)
 		for (int i = 1; i < n; i++)
 			x->comm_shift[k][i] = x->comm[k][i - 1];
 	}
-	if (!ALLOC(x->static_prefix, n + 1) || !ALLOC(x->stash_prefix, n + 1))
+	if (!ALLOC(x->static_prefix, n + 1) || !ALLOC(x->stash_prefix, n + 1) ||
+	    !ALLOC(x->wstash_prefix, n + 1) || !ALLOC(x->hold_prefix, n + 1))
 		return PPCC_ENOMEM;
+	const ppcc_sched_kind_info *ki = ppcc_sched_kind(x->kind);
+	int split = ki && ki->split_backward;
 	for (int i = 0; i < n; i++) {
 		double stash = L[i].stash_bytes +
 			       (x->t - 1) * L[i].stash_replicated_bytes;
@@ -328,6 +335,14 @@ static int ctx_init(plan_ctx *x)
 		x->static_prefix[i + 1] = x->static_prefix[i] +
 			to_bytes(L[i].params * x->bpp[i] * x->cp);
 		x->stash_prefix[i + 1] = x->stash_prefix[i] + to_bytes(stash);
+		/* W's part divides like the split part of the stash */
+		double wst = L[i].stash_weight_bytes;
+		if (check_range(x, &L[i], "weight-gradient stash", wst,
+				"bytes") < 0)
+			return PPCC_EINPUT;
+		x->wstash_prefix[i + 1] = x->wstash_prefix[i] + to_bytes(wst);
+		x->hold_prefix[i + 1] = x->hold_prefix[i] +
+			to_bytes(split && wst > stash ? wst : stash);
 	}
 	if (!ALLOC(x->stage_link, x->S))
 		return PPCC_ENOMEM;
@@ -387,7 +402,7 @@ static int problem_init(plan_ctx *x)
 		.comm_in = cin,
 		.comm_out = cout,
 		.static_prefix = x->static_prefix,
-		.stash_prefix = x->stash_prefix,
+		.stash_prefix = x->hold_prefix,
 		.stash_count = x->stash_count,
 		.mem_cap = x->mem_cap,
 	};
@@ -408,7 +423,7 @@ static int64_t stage_time(const plan_ctx *x, int s, int i, int j)
 static double stage_mem(const plan_ctx *x, int s, int i, int j)
 {
 	double st = (double)(x->static_prefix[j + 1] - x->static_prefix[i]);
-	double sh = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]);
+	double sh = (double)(x->hold_prefix[j + 1] - x->hold_prefix[i]);
 	return st + (double)x->stash_count[s] * sh;
 }
 
@@ -480,6 +495,8 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 						 (double)recv);
 	c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->shard;
 	c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
+	c->stash_input_bytes = c->stash_bytes -
+		(double)(x->wstash_prefix[j + 1] - x->wstash_prefix[i]) / x->shard;
 	if (parts)
 		stage_parts(x, c, i, j, g);
 }

@@ -157,6 +157,11 @@ typedef struct ppcc_layer {
 	double params;
 	double activation_bytes; /* output sent to the next layer */
 	double stash_bytes;      /* kept for the backward pass */
+	/* What a split backward holds from I until W: the inputs of the
+	 * layer's weight products and their output gradients (the
+	 * zero-bubble paper's M_W); stash_weight_bytes, the transformer's,
+	 * else all of stash_bytes.  May exceed stash_bytes (recomputation). */
+	double stash_weight_bytes;
 	/* weights + gradients + optimizer state; 0: from pipeline.zero and
 	 * grad_bytes (see ppcc_zero_bytes_per_param) */
 	double bytes_per_param;

@@ -72,7 +72,7 @@ enum { R_FORMAT, R_VERSION, R_GENERATOR, R_MODEL, R_SCHEDULE, R_STAGES,
        R_CHUNKS, R_VSTAGES, R_MICRO, R_FINGERPRINT, R_LAYERS, R_PARTITION,
        R_RANKS, R_ESTIMATE, R_BASELINE, R_N };
 enum { S_STAGE, S_RANK, S_CHUNK, S_FIRST, S_LAST, S_RECV, S_SEND, S_FWD,
-       S_BWD, S_SENDF, S_SENDB, S_STATIC, S_STASH, S_BWDW, S_N };
+       S_BWD, S_SENDF, S_SENDB, S_STATIC, S_STASH, S_BWDW, S_WSTASH, S_N };
 enum { K_RANK, K_ACTIONS, K_BUSY, K_COMM, K_IDLE, K_PEAK, K_N };
 enum { A_OP, A_STAGE, A_MB, A_PEER, A_BYTES, A_START, A_END, A_N };
 
@@ -114,6 +114,7 @@ static const key_name stage_keys[S_N] = {
 	KEY("static_bytes"),
 	KEY("stash_bytes"),
 	KEY("bwd_weight_ms"),
+	KEY("stash_weight_bytes"),
 };
 static const key_name rank_keys[K_N] = {
 	KEY("rank"),
@@ -466,6 +467,10 @@ static int stage_done(reader *rd)
 		c->static_bytes = real_member(&k, &f[S_STATIC], path, "static_bytes");
 	if (f[S_STASH].type != T_NONE)
 		c->stash_bytes = real_member(&k, &f[S_STASH], path, "stash_bytes");
+	/* Optional: absent, W holds all of the stash */
+	if (f[S_WSTASH].type != T_NONE)
+		c->stash_input_bytes = c->stash_bytes -
+			real_member(&k, &f[S_WSTASH], path, "stash_weight_bytes");
 	return !rd->oom;
 }
 

@@ -560,6 +560,14 @@ static int step_restage(step_run *w, int st, int i, int j)
 	return 0;
 }
 
+/* What one microbatch in flight (F done, B or W not) holds at most: its
+ * stash, or W's part where that is larger. */
+static double step_held(const ppcc_stage_cost *c)
+{
+	double w = c->stash_bytes - c->stash_input_bytes;
+	return w > c->stash_bytes ? w : c->stash_bytes;
+}
+
 /* Rank r's peak memory by the model: the static bytes of its chunks plus
  * the largest stash over its count vectors.  O(K v). */
 static double step_rank_peak(const step_run *w, const ppcc_stage_cost *c, int r)
@@ -573,7 +581,7 @@ static double step_rank_peak(const step_run *w, const ppcc_stage_cost *c, int r)
 		const int *cnt = &x->mm_vec[(long)k * v];
 		double sh = 0;
 		for (int ch = 0; ch < v; ch++)
-			sh += cnt[ch] * c[ch * p + r].stash_bytes;
+			sh += cnt[ch] * step_held(&c[ch * p + r]);
 		most = sh > most ? sh : most;
 	}
 	return st + most;
@@ -706,7 +714,7 @@ static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
 				const int *cnt = &x->mm_vec[(long)q * v];
 				double sh = 0;
 				for (int ch = 0; ch < v; ch++)
-					sh += cnt[ch] * cp[ch * p + r]->stash_bytes;
+					sh += cnt[ch] * step_held(cp[ch * p + r]);
 				most = sh > most ? sh : most;
 			}
 			o = st + most - w->sp->rank_cap[r];

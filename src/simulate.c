@@ -26,7 +26,9 @@
  * stage table says which), plus the stash, which grows by
  * costs[s].stash_bytes when F(s, mb) starts and shrinks by as much when
  * B(s, mb) ends; a split backward frees costs[s].stash_input_bytes of it
- * when I(s, mb) ends and the rest (the paper's M_W) when W(s, mb) ends.
+ * when I(s, mb) ends and the rest (the paper's M_W) when W(s, mb) ends;
+ * stash_input_bytes < 0 (W holds more than the stash: the gradients of a
+ * recomputed layer) makes I grow it.
  * The peak is static + the largest stash along the rank's order.
  *
  * Ranks advance as far as they can; a rank stopped at a RECV is woken
@@ -129,7 +131,10 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 		case PPCC_OP_I:
 			t += cost->bwd_input_ms;
 			busy += cost->bwd_input_ms;
+			/* negative when W holds more than the stash */
 			cur -= cost->stash_input_bytes;
+			if (cur > peak)
+				peak = cur;
 			break;
 		case PPCC_OP_SEND_F:
 		case PPCC_OP_SEND_B: {

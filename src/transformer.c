@@ -135,6 +135,19 @@ static double block_weight_flops(const ppcc_transformer *t, double kv_ratio,
 	return b * s * (2.0 * attn_proj + 2.0 * nmat * h * f);
 }
 
+/* What W needs from I on, in 16 bits: the inputs of the weight products
+ * (QKV's and the FFN's h wide, the output projection's h, the down
+ * projection's f) and their output gradients (QKV's h(1 + 2k/a), the
+ * output projection's h, the FFN's (nmat - 1) f, the down projection's
+ * h): s*b*(12h + 4h*k/a + 2*nmat*f), for GPT 32sbh, the zero-bubble
+ * paper's M_W. */
+static double block_weight_stash(const ppcc_transformer *t, double kv_ratio,
+				 double f, double nmat)
+{
+	double b = t->micro_batch_size, s = t->seq_len, h = t->hidden;
+	return s * b * (12.0 * h + 4.0 * h * kv_ratio + 2.0 * nmat * f);
+}
+
 static double block_params(const ppcc_transformer *t, double kv_ratio,
 			   double f, double nmat)
 {
@@ -208,6 +221,7 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	embed->activation_bytes = 2.0 * s * b * h;
 	embed->stash_bytes = delta * s * b * h;
 	embed->stash_replicated_bytes = sp ? 0.0 : embed->stash_bytes;
+	embed->stash_weight_bytes = embed->stash_bytes;
 	embed->bytes_per_param = bpp;
 	embed->tp_message_bytes = 2.0 * s * b * h;
 	embed->tp_fwd_allreduces = 1;
@@ -240,6 +254,7 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 		.params = block_params(t, kv_ratio, f, nmat),
 		.activation_bytes = 2.0 * s * b * h,
 		.stash_bytes = stash,
+		.stash_weight_bytes = block_weight_stash(t, kv_ratio, f, nmat),
 		.bytes_per_param = bpp,
 		.recompute_flops = recompute,
 		.stash_replicated_bytes = sp ? 0.0 : replicated,
@@ -265,6 +280,8 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	head->activation_bytes = 0;
 	head->logits_bytes = 6.0 * s * b * V;
 	head->stash_bytes = 4.0 * s * b * h + head->logits_bytes;
+	/* the output layer's input and the logits' gradient */
+	head->stash_weight_bytes = 2.0 * s * b * h + 2.0 * s * b * V;
 	head->stash_replicated_bytes = sp ? 0.0 : 4.0 * s * b * h;
 	head->bytes_per_param = bpp;
 	head->tp_message_bytes = 2.0 * s * b * h;

@@ -387,6 +387,8 @@ START_TEST(transformer_matches_gpt3_published_figures)
 			    s * h * (24 * h + 8 * s));
 	ck_assert_double_eq(blk->activation_bytes, 2 * s * h);
 	ck_assert_double_eq(blk->stash_bytes, s * h * (34 + 5 * 96 * s / h));
+	/* what W holds from I on: the paper's M_W = 32sbh */
+	ck_assert_double_eq(blk->stash_weight_bytes, 32 * s * h);
 	ck_assert_double_eq(blk->bytes_per_param, 0);
 	const ppcc_layer *embed = &m->layers[0], *head = &m->layers[97];
 	ck_assert_double_eq(embed->fwd_flops, 0);
@@ -394,6 +396,7 @@ START_TEST(transformer_matches_gpt3_published_figures)
 	ck_assert_double_eq(embed->stash_bytes, s * h); /* dropout mask */
 	ck_assert_double_eq(head->fwd_flops, 2 * s * h * 50257);
 	ck_assert_double_eq(head->bwd_weight_flops, head->fwd_flops);
+	ck_assert_double_eq(head->stash_weight_bytes, 2 * s * (h + 50257));
 	ck_assert_double_eq(head->params, 50257 * h + 2 * h);
 	ck_assert_double_eq(head->activation_bytes, 0);
 	/* the norm's and the output layer's inputs, the logits in 16 bits

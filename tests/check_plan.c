@@ -164,6 +164,53 @@ START_TEST(split_backward_costs_are_the_layers_and_round_trip)
 }
 END_TEST
 
+/* What W holds from I on (stash_weight_bytes) is what the simulator and
+ * the memory split hold, traced by hand for zb-h1, p = 2, m = 4, stashes
+ * 1 GiB a microbatch.  Rank 1 runs F0 I0 F1 I1 W0 F2 I2 W1 F3 I3 W2 W3
+ * and its W holds 2 GiB: 1 2 3 4 2 3 4 2 3 4 2 0, a peak of 4 GiB (2 if
+ * the stash were held whole until W).  Rank 0 runs F0 F1 I0 W0 F2 I1 W1
+ * F3 I2 W2 I3 W3 and its W holds 0.25 GiB: 1 2 1.25 1 2 1.25 1 ..., 2. */
+START_TEST(weight_gradient_stash_is_held_from_i_until_w)
+{
+	char *dir = tu_mkdtemp();
+	char path[4096];
+	snprintf(path, sizeof path, "%s/m.yaml", dir);
+	ck_assert_int_eq(tu_write_file(path,
+		"model:\n"
+		"  name: m\n"
+		"  layers:\n"
+		"    - {name: a, fwd_ms: 1, bwd_input_ms: 1, bwd_weight_ms: 1, "
+		"stash_bytes: 1073741824, stash_weight_bytes: 268435456}\n"
+		"    - {name: b, fwd_ms: 1, bwd_input_ms: 1, bwd_weight_ms: 1, "
+		"stash_bytes: 1073741824, stash_weight_bytes: 2147483648}\n"
+		"cluster:\n"
+		"  devices: 2\n"
+		"  device: {name: x, tflops: 1, efficiency: 1, memory_gib: 80}\n"
+		"pipeline: {schedule: zb-h1, stages: 2, microbatches: 4, "
+		"partition: [1, 1]}\n"), 0);
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan p;
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ck_assert_msg(ppcc_config_load(&cfg, a, path, NULL, &diag.d) == 0 &&
+		      ppcc_config_check(&cfg, &diag.d) == 0 &&
+		      ppcc_plan_build(&p, a, &cfg, &diag.d) == 0, "%s", diag.text);
+	const double G = 1024.0 * 1024 * 1024;
+	ck_assert_double_eq(p.best.costs[0].stash_input_bytes, 0.75 * G);
+	ck_assert_double_eq(p.best.costs[1].stash_input_bytes, -1 * G);
+	ck_assert_double_eq(p.best.estimate.peak_memory_bytes[0], 2 * G);
+	ck_assert_double_eq(p.best.estimate.peak_memory_bytes[1], 4 * G);
+	ppcc_iteration it;
+	ck_assert_int_eq(ppcc_iteration_estimate(&it, a, &cfg, &p.best), 0);
+	ck_assert_double_eq(it.activation_bytes[0], 2 * G);
+	ck_assert_double_eq(it.activation_bytes[1], 4 * G);
+	tu_rmtree(dir);
+	free(dir);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 START_TEST(plan_output_is_deterministic_in_any_locale)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -407,6 +454,7 @@ Suite *suite_plan(void)
 	tcase_add_test(tc, plan_reports_stage_that_does_not_fit);
 	tcase_add_test(tc, plan_faster_devices_get_more_layers);
 	tcase_add_test(tc, split_backward_costs_are_the_layers_and_round_trip);
+	tcase_add_test(tc, weight_gradient_stash_is_held_from_i_until_w);
 	tcase_add_test(tc, plan_split_and_simulation_agree_on_p2p);
 	tcase_add_test(tc, plan_lean_with_kept_shapes_is_the_plan_without);
 	suite_add_tcase(s, tc);

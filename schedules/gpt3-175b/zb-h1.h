@@ -2011,13 +2011,13 @@ static const double gpt3_175b_zb_h1_idle_ms[GPT3_175B_ZB_H1_N_RANKS] = {
 /* simulated peak memory per device of each rank */
 static const double gpt3_175b_zb_h1_peak_memory_bytes[GPT3_175B_ZB_H1_N_RANKS] = {
 	60665625600.0,
-	59194331136.0,
-	59194331136.0,
-	59194331136.0,
-	59194331136.0,
-	59194331136.0,
-	59194331136.0,
-	61302113280.0
+	59118833664.0,
+	59043336192.0,
+	58967838720.0,
+	58892341248.0,
+	58816843776.0,
+	58741346304.0,
+	60369348608.0
 };
 
 #endif /* GPT3_175B_ZB_H1_H */

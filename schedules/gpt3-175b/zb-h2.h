@@ -2011,13 +2011,13 @@ static const double gpt3_175b_zb_h2_idle_ms[GPT3_175B_ZB_H2_N_RANKS] = {
 /* simulated peak memory per device of each rank */
 static const double gpt3_175b_zb_h2_peak_memory_bytes[GPT3_175B_ZB_H2_N_RANKS] = {
 	75353389056.0,
-	68178530304.0,
-	68178530304.0,
-	68178530304.0,
-	68178530304.0,
-	68178530304.0,
-	68178530304.0,
-	65233211904.0
+	68027535360.0,
+	67876540416.0,
+	67725545472.0,
+	67574550528.0,
+	67423555584.0,
+	67272560640.0,
+	63455762944.0
 };
 
 #endif /* GPT3_175B_ZB_H2_H */

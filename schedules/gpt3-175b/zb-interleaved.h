@@ -3819,13 +3819,13 @@ static const double gpt3_175b_zb_interleaved_idle_ms[GPT3_175B_ZB_INTERLEAVED_N_
 /* simulated peak memory per device of each rank */
 static const double gpt3_175b_zb_interleaved_peak_memory_bytes[GPT3_175B_ZB_INTERLEAVED_N_RANKS] = {
 	60665625600.0,
-	59194331136.0,
-	59194331136.0,
-	59194331136.0,
-	59194331136.0,
-	59194331136.0,
-	59194331136.0,
-	61302113280.0
+	59156582400.0,
+	59118833664.0,
+	59081084928.0,
+	59043336192.0,
+	59005587456.0,
+	58967838720.0,
+	60633589760.0
 };
 
 #endif /* GPT3_175B_ZB_INTERLEAVED_H */

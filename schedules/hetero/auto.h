@@ -1073,7 +1073,7 @@ static const double hetero_auto_peak_memory_bytes[HETERO_AUTO_N_RANKS] = {
 	23758387200.0,
 	23758387200.0,
 	23758387200.0,
-	31760378880.0
+	27796761600.0
 };
 
 #endif /* HETERO_AUTO_H */

@@ -1073,7 +1073,7 @@ static const double hetero_zb_h1_peak_memory_bytes[HETERO_ZB_H1_N_RANKS] = {
 	16667916288.0,
 	16667916288.0,
 	16667916288.0,
-	21623794688.0
+	19641986048.0
 };
 
 #endif /* HETERO_ZB_H1_H */

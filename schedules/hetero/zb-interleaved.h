@@ -1985,7 +1985,7 @@ static const double hetero_zb_interleaved_peak_memory_bytes[HETERO_ZB_INTERLEAVE
 	16667916288.0,
 	19369048064.0,
 	19369048064.0,
-	21623794688.0
+	20941171712.0
 };
 
 #endif /* HETERO_ZB_INTERLEAVED_H */

@@ -1985,7 +1985,7 @@ static const double llama2_70b_auto_peak_memory_bytes[LLAMA2_70B_AUTO_N_RANKS] =
 	40328601600.0,
 	40328601600.0,
 	40328601600.0,
-	35852474368.0
+	34965379072.0
 };
 
 #endif /* LLAMA2_70B_AUTO_H */

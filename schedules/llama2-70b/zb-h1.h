@@ -1985,7 +1985,7 @@ static const double llama2_70b_zb_h1_peak_memory_bytes[LLAMA2_70B_ZB_H1_N_RANKS]
 	30492958720.0,
 	30492958720.0,
 	30492958720.0,
-	32003450880.0
+	31485978624.0
 };
 
 #endif /* LLAMA2_70B_ZB_H1_H */

@@ -1985,7 +1985,7 @@ static const double llama2_70b_zb_h2_peak_memory_bytes[LLAMA2_70B_ZB_H2_N_RANKS]
 	40328601600.0,
 	40328601600.0,
 	40328601600.0,
-	38611802112.0
+	37576857600.0
 };
 
 #endif /* LLAMA2_70B_ZB_H2_H */

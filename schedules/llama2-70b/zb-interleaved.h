@@ -3793,7 +3793,7 @@ static const double llama2_70b_zb_interleaved_peak_memory_bytes[LLAMA2_70B_ZB_IN
 	30492958720.0,
 	30492958720.0,
 	30492958720.0,
-	32003450880.0
+	31485978624.0
 };
 
 #endif /* LLAMA2_70B_ZB_INTERLEAVED_H */

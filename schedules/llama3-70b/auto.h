@@ -1049,7 +1049,7 @@ static const double llama3_70b_auto_peak_memory_bytes[LLAMA3_70B_AUTO_N_RANKS] =
 	76844559360.0,
 	77867560960.0,
 	77867560960.0,
-	77835440640.0
+	72956416512.0
 };
 
 #endif /* LLAMA3_70B_AUTO_H */

@@ -1049,7 +1049,7 @@ static const double llama3_70b_zb_h1_peak_memory_bytes[LLAMA3_70B_ZB_H1_N_RANKS]
 	39509995520.0,
 	38524989440.0,
 	38524989440.0,
-	42796240384.0
+	41169899008.0
 };
 
 #endif /* LLAMA3_70B_ZB_H1_H */

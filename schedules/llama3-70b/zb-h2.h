@@ -1049,7 +1049,7 @@ static const double llama3_70b_zb_h2_peak_memory_bytes[LLAMA3_70B_ZB_H2_N_RANKS]
 	59140402176.0,
 	55386091520.0,
 	55386091520.0,
-	59352715776.0
+	56100033024.0
 };
 
 #endif /* LLAMA3_70B_ZB_H2_H */

@@ -1953,7 +1953,7 @@ static const double llama3_70b_zb_interleaved_peak_memory_bytes[LLAMA3_70B_ZB_IN
 	39509995520.0,
 	38524989440.0,
 	38524989440.0,
-	42796240384.0
+	42017672704.0
 };
 
 #endif /* LLAMA3_70B_ZB_INTERLEAVED_H */
