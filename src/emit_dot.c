@@ -641,13 +641,26 @@ static void row_label(dot_ctx *x, int r, const char *nl)
 		stage_layers(x, r, nl);
 		return;
 	}
+	/* the rank's stages in stage order, from the stage table (the V
+	 * placement puts r and 2p-1-r together) */
 	str_printf(&x->str, "rank %d%sstages ", r, nl);
-	for (int c = 0; c < v; c++) {
+	int c = 0, S = s->n_stages;
+	for (int st = 0; st < S && c < v; st++) {
+		int held = s->stages ? s->stages[st].rank == r : st % p == r;
+		if (!held)
+			continue;
 		if (v > 6 && c == 3) {
 			str_puts(&x->str, "\xe2\x80\xa6, ");
+			for (int t = S - 1; t > st; t--)
+				if (s->stages ? s->stages[t].rank == r
+					      : t % p == r) {
+					st = t;
+					break;
+				}
 			c = v - 1;
 		}
-		str_printf(&x->str, "%d%s", c * p + r, c + 1 < v ? ", " : "");
+		str_printf(&x->str, "%d%s", st, c + 1 < v ? ", " : "");
+		c++;
 	}
 	str_puts(&x->str, nl);
 }
