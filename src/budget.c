@@ -32,7 +32,6 @@ int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
 	int64_t p = pl->stages, v = pl->chunks > 0 ? pl->chunks : 1;
 	int64_t m = pl->microbatches, S = p * v;
 	const ppcc_sched_kind_info *k = ppcc_sched_kind(pl->kind);
-	int64_t c = k && k->split_backward ? 3 : 2;
 	int v_shape = k && k->placement == PPCC_PLACE_V && v == 2;
 	if (p < 1 || m < 1)
 		return 0;
@@ -41,10 +40,14 @@ int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
 	if (S > ((int64_t)1 << 59))
 		return INT64_MAX;
 	int64_t crossing = p > 1 ? S - 1 - v_shape : 0;
-	int64_t per_mb = c * S + 4 * crossing;
+	int64_t per_mb = 4 * crossing;
 	if (per_mb > INT64_MAX / m)
 		return INT64_MAX;
-	return per_mb * m;
+	int64_t local = ppcc_sched_local_actions(pl->kind, (int)p, (int)v,
+						 (int)m);
+	if (local > INT64_MAX - per_mb * m)
+		return INT64_MAX;
+	return per_mb * m + local;
 }
 
 /* Output bytes per action, measured on examples/tiny.yaml at 1,024

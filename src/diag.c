@@ -83,6 +83,7 @@ static const ppcc_op_traits op_traits[PPCC_OP_COUNT] = {
 	[PPCC_OP_RECV_F] = {"RECV_F", 0, 1, 0, 1, -1, PPCC_OP_SEND_F},
 	[PPCC_OP_SEND_B] = {"SEND_B", 0, 1, 1, 0, -1, PPCC_OP_RECV_B},
 	[PPCC_OP_RECV_B] = {"RECV_B", 0, 1, 0, 0, +1, PPCC_OP_SEND_B},
+	[PPCC_OP_OVERLAP_F_B] = {"OVERLAP_F_B", 0, 0, 0, 0, 0, -1},
 };
 
 const ppcc_op_traits *ppcc_op_traits_of(int op)

@@ -6,7 +6,10 @@
  * for compute and thread 1 for communication; every action is a complete
  * event (ph "X") whose ts and dur are the simulated start and duration in
  * microseconds, named like "F s2 mb3" or "SEND_F s2 mb3", with category
- * "compute" or "comm" and args {stage, mb, chunk, peer, bytes}.  The
+ * "compute" or "comm" and args {stage, mb, chunk, peer, bytes}.  An
+ * overlapped pair is one more compute event, "OVERLAP_F_B s2 mb3" named
+ * by its forward, from the start of its F to the end of its B, so that
+ * the two nest inside it; it is written after its B's event.  The
  * model's name and the plan's figures go in otherData.
  *
  * The document is streamed through json_write.h, one event per line, so
@@ -110,7 +113,7 @@ static void metadata(ppcc_jw *w, const char *name, int pid, int tid,
 static void action_event(ppcc_jw *w, const ppcc_action *a, int rank, int chunk,
 			 double start_ms, double end_ms)
 {
-	int comm = a->op >= PPCC_OP_SEND_F;
+	int comm = ppcc_op_is_comm(a->op);
 	ppcc_jw_raw_n(w, "{\"name\":\"", 9);
 	ppcc_jw_raw(w, ppcc_op_name(a->op));
 	ppcc_jw_raw_n(w, " s", 2);
@@ -140,6 +143,13 @@ static void action_event(ppcc_jw *w, const ppcc_action *a, int rank, int chunk,
 	else
 		ppcc_jw_real(w, (double)a->bytes, CHROME_DIGITS);
 	ppcc_jw_raw_n(w, "}}", 2);
+}
+
+static int stage_chunk_of(const ppcc_schedule *s, int stage)
+{
+	return s->stages && stage >= 0 && stage < s->n_stages
+		       ? s->stages[stage].chunk
+		       : stage / s->n_ranks;
 }
 
 static int other_data(ppcc_jw *w, const ppcc_plan *p, const ppcc_schedule *s,
@@ -267,19 +277,29 @@ static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 			err = PPCC_EINTERNAL;
 			goto out;
 		}
+		double pair_start = 0;
 		for (int i = 0; i < rs->n_actions && !w->err; i++) {
 			const ppcc_action *act = &rs->actions[i];
-			int chunk = s->stages && act->stage >= 0 &&
-						    act->stage < s->n_stages
-					    ? s->stages[act->stage].chunk
-					    : act->stage / s->n_ranks;
+			int chunk = stage_chunk_of(s, act->stage);
 			double t0, t1;
 			if (ppcc_rank_times_at(&tt, i, &t0, &t1) < 0) {
 				err = PPCC_EINTERNAL;
 				goto out;
 			}
+			/* a pair spans its F and B, which nest inside it: its
+			 * event follows the B's (the times replay forwards) */
+			if (act->op == PPCC_OP_OVERLAP_F_B)
+				continue;
 			ppcc_jw_raw_n(w, ",\n", 2);
 			action_event(w, act, r, chunk, t0, t1);
+			if (i >= 1 && rs->actions[i - 1].op == PPCC_OP_OVERLAP_F_B)
+				pair_start = t0;
+			if (i >= 2 && rs->actions[i - 2].op == PPCC_OP_OVERLAP_F_B) {
+				ppcc_jw_raw_n(w, ",\n", 2);
+				action_event(w, &rs->actions[i - 2], r,
+					     stage_chunk_of(s, rs->actions[i - 2].stage),
+					     pair_start, t1);
+			}
 		}
 	}
 	ppcc_jw_raw(w, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":");

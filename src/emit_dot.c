@@ -451,6 +451,20 @@ static int is_compute(int op)
 	       op == PPCC_OP_W;
 }
 
+/* The half of an overlapped pair that action i of the list is: 1 for its
+ * F (right after the OVERLAP_F_B marker), 2 for its B, 0 for neither. */
+static int pair_half(const ppcc_action *acts, int i)
+{
+	if (i >= 1 && acts[i - 1].op == PPCC_OP_OVERLAP_F_B)
+		return 1;
+	if (i >= 2 && acts[i - 2].op == PPCC_OP_OVERLAP_F_B)
+		return 2;
+	return 0;
+}
+
+/* The outline of the two halves of an overlapped pair. */
+#define DOT_PAIR_INK "#c0392b"
+
 static int stage_chunk(const dot_ctx *x, int stage)
 {
 	const ppcc_schedule *s = x->s;
@@ -912,9 +926,14 @@ static void tl_boxes(dot_ctx *x, const tl_geom *gm)
 			if (!n)
 				return;
 			int chunk = stage_chunk(x, a->stage);
+			int half = pair_half(rs->actions, i);
 			op_fill(fill, a->op, chunk, v);
 			set(x, n, x->fill, fill);
 			set(x, n, x->fontcolor, ink_on(fill));
+			if (half) {
+				set(x, n, x->color, DOT_PAIR_INK);
+				set(x, n, x->penwidth, "2");
+			}
 			int len = tl_box_text(text, sizeof text, a, chunk,
 					      with_chunk);
 			if (text_width((size_t)len, TL_BOX_FONT) + 3 <= w)
@@ -923,6 +942,12 @@ static void tl_boxes(dot_ctx *x, const tl_geom *gm)
 				   (int)a->stage, (int)a->mb);
 			if (v > 1)
 				str_printf(&x->str, " chunk %d", chunk);
+			if (half) {
+				const ppcc_action *o = &rs->actions[half == 1 ? i + 1 : i - 1];
+				str_printf(&x->str, ", overlapped with %s stage %d "
+					   "mb %d", ppcc_op_name(o->op),
+					   (int)o->stage, (int)o->mb);
+			}
 			str_puts(&x->str, ": ");
 			str_ms(&x->str, t0);
 			str_puts(&x->str, "\xe2\x80\x93");
@@ -938,11 +963,14 @@ static void tl_legend(dot_ctx *x, const tl_geom *gm)
 {
 	const ppcc_schedule *s = x->s;
 	int v = s->n_chunks > 0 ? s->n_chunks : 1;
-	int seen[4] = {0};
+	int seen[4] = {0}, pairs = 0;
 	for (int r = 0; r < s->n_ranks; r++)
-		for (int i = 0; i < s->ranks[r].n_actions; i++)
-			if (is_compute(s->ranks[r].actions[i].op))
-				seen[s->ranks[r].actions[i].op] = 1;
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
+			int op = s->ranks[r].actions[i].op;
+			if (is_compute(op))
+				seen[op] = 1;
+			pairs |= op == PPCC_OP_OVERLAP_F_B;
+		}
 	double cx = gm->x0;
 	char name[32], fill[8];
 	for (int op = 0; op < 4; op++) {
@@ -975,6 +1003,19 @@ static void tl_legend(dot_ctx *x, const tl_geom *gm)
 			tl_text(x, name, cx + 4 + 12 * k, TL_LEGEND_Y, 1, 10);
 			cx += 4 + 12 * k + w + 20;
 		}
+	}
+	if (pairs) {
+		Agnode_t *n = add_node(x, NULL, "legendpair");
+		place(x, n, cx + 6, TL_LEGEND_Y, 12, 12);
+		if (n) {
+			set(x, n, x->fill, "white");
+			set(x, n, x->color, DOT_PAIR_INK);
+			set(x, n, x->penwidth, "2");
+		}
+		str_puts(&x->str, "overlapped pair (OVERLAP_F_B), run as F then B");
+		double w = label_width(x, 10);
+		tl_text(x, "legendpairtext", cx + 16, TL_LEGEND_Y, 1, 10);
+		cx += 16 + w + 20;
 	}
 	str_puts(&x->str, "box: microbatch; gaps: idle time");
 	tl_text(x, "legendnote", cx + 10, TL_LEGEND_Y, 1, 10);

@@ -79,7 +79,8 @@ static const char *const schedule_h_names[] = {
 	"PPCC_SCHEDULE_H", "PPCC_SCHEDULE_VERSION", "PPCC_OP_COUNT",
 	"PPCC_SCHED_COUNT", "PPCC_OP_F", "PPCC_OP_B", "PPCC_OP_I", "PPCC_OP_W",
 	"PPCC_OP_SEND_F", "PPCC_OP_RECV_F", "PPCC_OP_SEND_B", "PPCC_OP_RECV_B",
-	"ppcc_op", "ppcc_schedule_kind", "ppcc_action", "ppcc_rank_schedule",
+	"PPCC_OP_OVERLAP_F_B", "ppcc_op", "ppcc_schedule_kind", "ppcc_action",
+	"ppcc_rank_schedule",
 	"ppcc_stage_info", "ppcc_schedule",
 };
 
@@ -96,7 +97,7 @@ static const char *const upper_suffixes[] = {
 	"KIND", "FINGERPRINT", "STEP_MS", "BUBBLE_FRACTION", "BUBBLE_ANALYTIC",
 	"MAX_ACTIONS", "SCHEDULE_VERSION", "OP_COUNT", "SCHED_COUNT",
 	"OP_F", "OP_B", "OP_I", "OP_W", "OP_SEND_F", "OP_RECV_F", "OP_SEND_B",
-	"OP_RECV_B",
+	"OP_RECV_B", "OP_OVERLAP_F_B",
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -433,8 +434,8 @@ static void put_preamble(header_out *h, const ppcc_plan *p)
 	if (!h->standalone) {
 		fputs("#include <ppcc/schedule.h>\n\n", f);
 		fprintf(f,
-			"#if PPCC_SCHEDULE_VERSION != %d\n"
-			"#error \"generated for version %d of <ppcc/schedule.h>\"\n"
+			"#if PPCC_SCHEDULE_VERSION < %d\n"
+			"#error \"needs version %d or later of <ppcc/schedule.h>\"\n"
 			"#endif\n",
 			(int)p->best.schedule.version, (int)p->best.schedule.version);
 	}

@@ -115,7 +115,7 @@ static void action_json(ppcc_jw *w, const ppcc_action *a, double start, double e
 	ppcc_jw_int(w, a->stage);
 	field(w, "\"mb\":", 0);
 	ppcc_jw_int(w, a->mb);
-	if (a->op >= PPCC_OP_SEND_F) {
+	if (ppcc_op_is_comm(a->op)) {
 		field(w, "\"peer\":", 0);
 		ppcc_jw_int(w, a->peer);
 		field(w, "\"bytes\":", 0);
@@ -245,7 +245,7 @@ static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 	key(w, "  ", "format");
 	ppcc_jw_string(w, "ppcc-schedule");
 	key(w, ",\n  ", "version");
-	ppcc_jw_int(w, PPCC_SCHEDULE_VERSION);
+	ppcc_jw_int(w, s->version);
 	key(w, ",\n  ", "generator");
 	ppcc_jw_string(w, "ppcc " PPCC_VERSION_STRING);
 	key(w, ",\n  ", "model");

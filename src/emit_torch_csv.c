@@ -4,7 +4,10 @@
  *
  * One line per rank, rank 0 first; cells are `{stage}{action}{mb}` with
  * the global virtual stage, e.g. 0F3, 7B2, 1SEND_F0, 2RECV_B4, separated
- * by commas; lines end in "\n".
+ * by commas; lines end in "\n".  An overlapped pair (OVERLAP_F_B, its F,
+ * its B) is one cell, `(0F7;7B3)OVERLAP_F_B`, in both forms; on the
+ * compute-only grid it takes one step, after the producers of both
+ * halves.
  *
  * With communication (o->with_comms) every action of a rank is listed in
  * its order, with no empty cells: the "compute_comms" loader rejects
@@ -34,9 +37,37 @@ static int is_compute(int op)
 	       op == PPCC_OP_W;
 }
 
-static void put_cell(FILE *f, const ppcc_action *a)
+static void put_action(FILE *f, const ppcc_action *a)
 {
 	fprintf(f, "%d%s%d", (int)a->stage, ppcc_op_name(a->op), (int)a->mb);
+}
+
+/* The actions that one cell at a of a rank's list stands for: 3 for an
+ * overlapped pair (marker, F, B), written as PyTorch writes it,
+ * `(0F7;7B3)OVERLAP_F_B`; 1 otherwise.  check_schedule made sure that a
+ * marker has its two halves after it. */
+static int cell_len(const ppcc_action *a)
+{
+	return a->op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
+}
+
+static void put_cell(FILE *f, const ppcc_action *a)
+{
+	if (a->op != PPCC_OP_OVERLAP_F_B) {
+		put_action(f, a);
+		return;
+	}
+	fputc('(', f);
+	put_action(f, &a[1]);
+	fputc(';', f);
+	put_action(f, &a[2]);
+	fputs(")OVERLAP_F_B", f);
+}
+
+/* A cell the compute-only grid places: a compute action or a pair. */
+static int is_cell(int op)
+{
+	return is_compute(op) || op == PPCC_OP_OVERLAP_F_B;
 }
 
 /* Ranges the emitter relies on, checked rather than assumed. */
@@ -64,6 +95,14 @@ static int check_schedule(const ppcc_schedule *s, ppcc_diag *d)
 					   r, i, (int)a->op, (int)a->stage, (int)a->mb);
 				return PPCC_EINTERNAL;
 			}
+			if (a->op == PPCC_OP_OVERLAP_F_B &&
+			    (i + 2 >= rs->n_actions || a[1].op != PPCC_OP_F ||
+			     !(a[2].op == PPCC_OP_B || a[2].op == PPCC_OP_I))) {
+				ppcc_error(d, NULL, "rank %d action %d: an "
+					   "overlapped pair without its forward "
+					   "and backward", r, i);
+				return PPCC_EINTERNAL;
+			}
 		}
 	}
 	return 0;
@@ -81,9 +120,12 @@ static int lay_out(int **step, int *placed_f, int *placed_b, int *next,
 	long remaining = 0;
 	for (int r = 0; r < s->n_ranks; r++) {
 		next[r] = 0;
-		for (int i = 0; i < s->ranks[r].n_actions; i++) {
-			remaining += is_compute(s->ranks[r].actions[i].op);
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
 			step[r][i] = -1;
+		for (int i = 0; i < s->ranks[r].n_actions;) {
+			const ppcc_action *a = &s->ranks[r].actions[i];
+			remaining += is_cell(a->op);
+			i += cell_len(a);
 		}
 	}
 	for (int k = 0; k < S * m; k++)
@@ -96,18 +138,24 @@ static int lay_out(int **step, int *placed_f, int *placed_b, int *next,
 		for (int r = 0; r < s->n_ranks; r++) {
 			const ppcc_rank_schedule *rs = &s->ranks[r];
 			while (next[r] < rs->n_actions &&
-			       !is_compute(rs->actions[next[r]].op))
+			       !is_cell(rs->actions[next[r]].op))
 				next[r]++;
 			if (next[r] >= rs->n_actions)
 				continue;
 			const ppcc_action *a = &rs->actions[next[r]];
-			int dep = -2; /* -2: no cross-stage producer */
-			if (a->op == PPCC_OP_F && a->stage > 0)
-				dep = placed_f[(a->stage - 1) * m + a->mb];
-			else if ((a->op == PPCC_OP_B || a->op == PPCC_OP_I) &&
-				 a->stage < S - 1)
-				dep = placed_b[(a->stage + 1) * m + a->mb];
-			if (dep == -1 || dep >= t)
+			int ready = 1;
+			for (int k = a->op == PPCC_OP_OVERLAP_F_B; k < cell_len(a); k++) {
+				const ppcc_action *x = &a[k];
+				int dep = -2; /* -2: no cross-stage producer */
+				if (x->op == PPCC_OP_F && x->stage > 0)
+					dep = placed_f[(x->stage - 1) * m + x->mb];
+				else if ((x->op == PPCC_OP_B || x->op == PPCC_OP_I) &&
+					 x->stage < S - 1)
+					dep = placed_b[(x->stage + 1) * m + x->mb];
+				if (dep == -1 || dep >= t)
+					ready = 0;
+			}
+			if (!ready)
 				continue;
 			step[r][next[r]] = t;
 			placed++;
@@ -123,11 +171,13 @@ static int lay_out(int **step, int *placed_f, int *placed_b, int *next,
 			if (next[r] >= rs->n_actions || step[r][next[r]] != t)
 				continue;
 			const ppcc_action *a = &rs->actions[next[r]];
-			if (a->op == PPCC_OP_F)
-				placed_f[a->stage * m + a->mb] = t;
-			else if (a->op == PPCC_OP_B || a->op == PPCC_OP_I)
-				placed_b[a->stage * m + a->mb] = t;
-			next[r]++;
+			for (int k = 0; k < cell_len(a); k++) {
+				if (a[k].op == PPCC_OP_F)
+					placed_f[a[k].stage * m + a[k].mb] = t;
+				else if (a[k].op == PPCC_OP_B || a[k].op == PPCC_OP_I)
+					placed_b[a[k].stage * m + a[k].mb] = t;
+			}
+			next[r] += cell_len(a);
 			remaining--;
 		}
 	}
@@ -150,10 +200,11 @@ static int emit_torch_csv_body(FILE *f, const ppcc_plan *p,
 	if (o && o->with_comms) {
 		for (int r = 0; r < s->n_ranks; r++) {
 			const ppcc_rank_schedule *rs = &s->ranks[r];
-			for (int i = 0; i < rs->n_actions; i++) {
+			for (int i = 0; i < rs->n_actions;) {
 				if (i)
 					fputc(',', f);
 				put_cell(f, &rs->actions[i]);
+				i += cell_len(&rs->actions[i]);
 			}
 			fputc('\n', f);
 		}
@@ -187,14 +238,16 @@ static int emit_torch_csv_body(FILE *f, const ppcc_plan *p,
 	for (int r = 0; r < s->n_ranks; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		int col = 0; /* cells written so far on this line */
-		for (int i = 0; i < rs->n_actions; i++) {
-			if (!is_compute(rs->actions[i].op))
-				continue;
-			for (; col < step[r][i]; col++)
+		for (int i = 0; i < rs->n_actions;) {
+			int n = cell_len(&rs->actions[i]);
+			if (is_cell(rs->actions[i].op)) {
+				for (; col < step[r][i]; col++)
+					fputs(col ? "," : "", f);
 				fputs(col ? "," : "", f);
-			fputs(col ? "," : "", f);
-			put_cell(f, &rs->actions[i]);
-			col++;
+				put_cell(f, &rs->actions[i]);
+				col++;
+			}
+			i += n;
 		}
 		fputc('\n', f);
 	}

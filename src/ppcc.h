@@ -353,7 +353,8 @@ int ppcc_op_parse(const char *name);             /* -1 if unknown */
 typedef struct ppcc_op_traits {
 	const char *name;  /* "F", "SEND_F", ... */
 	int compute;       /* F, B, I, W */
-	int comm;          /* SEND_*, RECV_* */
+	int comm;          /* SEND_*, RECV_* (OVERLAP_F_B is neither: it
+			      marks the pair of computes that follows) */
 	int send;          /* SEND_* */
 	int fwd;           /* F, SEND_F, RECV_F: the activation direction */
 	int other;         /* stage at the other end: +1 or -1; 0 for compute */
@@ -393,14 +394,16 @@ typedef struct ppcc_sched_kind_info {
 	const char *source;    /* where the order comes from */
 	int placement;         /* ppcc_placement */
 	int min_chunks, max_chunks, default_chunks;
-	int split_backward;    /* the order uses I and W, not B */
+	int split_backward;    /* the order uses I and W, not B; 2: both
+				  (DualPipeV: B in its overlapped pairs,
+				  I and W where it fills bubbles) */
 	int uses_group;        /* group_size means something */
 } ppcc_sched_kind_info;
 
 /* NULL for an unknown kind. */
 const ppcc_sched_kind_info *ppcc_sched_kind(int kind);
 
-/* "gpipe, 1f1b, ... or zb-interleaved" (last_sep before the last name)
+/* "gpipe, 1f1b, ... or dualpipe-v" (last_sep before the last name)
  * into buf, truncated to n bytes. */
 void ppcc_sched_kind_list(char *buf, size_t n, const char *last_sep);
 
@@ -419,6 +422,13 @@ int ppcc_sched_check(int kind, int ranks, int chunks, int microbatches,
  * for an unknown kind or where no closed form is known. */
 double ppcc_sched_bubble_ms(int kind, int ranks, int chunks,
 			    int microbatches, double f, double b, double w);
+
+/* The actions other than SEND/RECV (computes, OVERLAP_F_B markers) that
+ * the kind's schedule of (p, v, m) holds on all ranks together; 0 for an
+ * unknown kind or a count below 1.  Exact for shapes ppcc_sched_check
+ * accepts. */
+int64_t ppcc_sched_local_actions(int kind, int ranks, int chunks,
+				 int microbatches);
 
 /* Sets rank and chunk of each of the ranks * chunks entries of stages
  * (and stage to its index) from the kind's placement. */

@@ -530,6 +530,7 @@ static int op_parse(const char *t)
 		[PPCC_OP_I] = KEY("I"), [PPCC_OP_W] = KEY("W"),
 		[PPCC_OP_SEND_F] = KEY("SEND_F"), [PPCC_OP_RECV_F] = KEY("RECV_F"),
 		[PPCC_OP_SEND_B] = KEY("SEND_B"), [PPCC_OP_RECV_B] = KEY("RECV_B"),
+		[PPCC_OP_OVERLAP_F_B] = KEY("OVERLAP_F_B"),
 	};
 	int k = known_key(ops, PPCC_OP_COUNT, (const unsigned char *)t, strlen(t));
 	return k == K_UNKNOWN ? ppcc_op_parse(t) : k;
@@ -557,18 +558,19 @@ static int action_done(reader *rd, int is_object)
 	const field *f = rd->af;
 	/* what ppcc writes: every field there, in range */
 	int op = f[A_OP].type == T_STRING && !rd->op_long ? op_parse(rd->op_text) : -1;
+	int comm = ppcc_op_is_comm(op);
 	if (op >= 0 && f[A_STAGE].type == T_INTEGER && f[A_MB].type == T_INTEGER &&
 	    f[A_STAGE].i >= INT32_MIN && f[A_STAGE].i <= INT32_MAX &&
 	    f[A_MB].i >= INT32_MIN && f[A_MB].i <= INT32_MAX &&
-	    (op < PPCC_OP_SEND_F ||
+	    (!comm ||
 	     (f[A_PEER].type == T_INTEGER && f[A_BYTES].type == T_INTEGER &&
 	      f[A_PEER].i >= INT32_MIN && f[A_PEER].i <= INT32_MAX &&
 	      f[A_BYTES].i >= 0))) {
 		act->op = op;
 		act->stage = (int32_t)f[A_STAGE].i;
 		act->mb = (int32_t)f[A_MB].i;
-		act->peer = op >= PPCC_OP_SEND_F ? (int32_t)f[A_PEER].i : -1;
-		act->bytes = op >= PPCC_OP_SEND_F ? (uint64_t)f[A_BYTES].i : 0;
+		act->peer = comm ? (int32_t)f[A_PEER].i : -1;
+		act->bytes = comm ? (uint64_t)f[A_BYTES].i : 0;
 		return 1;
 	}
 	if (member(&k, &f[A_OP], path, "op", T_STRING)) {
@@ -576,7 +578,8 @@ static int action_done(reader *rd, int is_object)
 		if (act->op < 0) {
 			char msg[160];
 			snprintf(msg, sizeof msg, "unknown op '%.40s' (F, B, I, W, "
-				 "SEND_F, RECV_F, SEND_B or RECV_B)", rd->op_text);
+				 "SEND_F, RECV_F, SEND_B, RECV_B or OVERLAP_F_B)",
+				 rd->op_text);
 			char where[128];
 			snprintf(where, sizeof where, "%s.op",
 				 path_text(text, sizeof text, path));
@@ -587,7 +590,7 @@ static int action_done(reader *rd, int is_object)
 	act->stage = (int32_t)int_member(&k, &f[A_STAGE], path, "stage", INT32_MIN, INT32_MAX);
 	act->mb = (int32_t)int_member(&k, &f[A_MB], path, "mb", INT32_MIN, INT32_MAX);
 	act->peer = -1;
-	if (act->op >= PPCC_OP_SEND_F) {
+	if (ppcc_op_is_comm(act->op)) {
 		act->peer = (int32_t)int_member(&k, &f[A_PEER], path, "peer", INT32_MIN, INT32_MAX);
 		act->bytes = (uint64_t)int_member(&k, &f[A_BYTES], path, "bytes", 0, INT64_MAX);
 	}

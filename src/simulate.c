@@ -13,6 +13,13 @@
  *   - a RECV occupies the receiver for the same c, from when the message
  *     is available (the matching send's start) or from its own clock,
  *     whichever is later; the clock moves to its end.
+ *   - an overlapped pair (OVERLAP_F_B, then its F and its B) takes the
+ *     sum F + B of its halves: the marker takes no time, and the receives
+ *     of both halves come before it (lower.c), so the pair starts once
+ *     both inputs are in.  DualPipe overlaps one half's computation with
+ *     the other's communication (and all-to-all of expert parallelism),
+ *     which ppcc does not model: with p2p costed as below, the pair is
+ *     the F and B of the same device back to back, no faster.
  * So a stage pays, per microbatch, the p2p time of both directions at
  * both of its boundaries: the stage time the partitioner minimises
  * (plan.c).  This is Megatron-LM's default, where p2p transfers are
@@ -136,6 +143,8 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 			if (cur > peak)
 				peak = cur;
 			break;
+		case PPCC_OP_OVERLAP_F_B:
+			break; /* the pair's F and B that follow take the time */
 		case PPCC_OP_SEND_F:
 		case PPCC_OP_SEND_B: {
 			int fwd = x->op == PPCC_OP_SEND_F;

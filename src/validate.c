@@ -32,7 +32,9 @@
  *      equal bytes; a cross-rank input never received;
  *   4. order on each rank: F(s) after RECV_F(s) (or F(s-1) on the same
  *      rank), B/I(s) after F(s) and after RECV_B(s) (or B/I(s+1) on the
- *      same rank), W after I, SEND_F after F, SEND_B after B or I;
+ *      same rank), W after I, SEND_F after F, SEND_B after B or I; each
+ *      OVERLAP_F_B(s, mb) (version 2 only) followed at once by F(s, mb)
+ *      and a B or I of another stage of the same rank;
  *   5. only when 1-4 found nothing but a stale fingerprint: a dry run of all ranks under the
  *      semantics above, which must finish; otherwise the deadlock is
  *      reported with the action each stuck rank waits at.
@@ -99,13 +101,13 @@ static void val_error(val_ctx *c, const char *fmt, ...)
 static const char *const val_plural[PPCC_OP_COUNT] = {
 	"forwards", "backwards", "input-gradient backwards (I)",
 	"weight-gradient backwards (W)", "SEND_F", "RECV_F", "SEND_B",
-	"RECV_B",
+	"RECV_B", "overlapped pairs (OVERLAP_F_B)",
 };
 
 static const char *const val_singular[PPCC_OP_COUNT] = {
 	"forward", "backward", "input-gradient backward (I)",
 	"weight-gradient backward (W)", "SEND_F", "RECV_F", "SEND_B",
-	"RECV_B",
+	"RECV_B", "overlapped pair (OVERLAP_F_B)",
 };
 
 static int val_is_comm(int op)
@@ -187,8 +189,8 @@ static int val_header(val_ctx *c)
 	const ppcc_schedule *s = c->s;
 	int fatal = 0;
 
-	if (s->version != PPCC_SCHEDULE_VERSION)
-		val_error(c, "schedule version %" PRId32 ", expected %d",
+	if (s->version < 1 || s->version > PPCC_SCHEDULE_VERSION)
+		val_error(c, "schedule version %" PRId32 ", expected 1 to %d",
 			  s->version, PPCC_SCHEDULE_VERSION);
 	if (s->kind < 0 || s->kind >= PPCC_SCHED_COUNT)
 		val_error(c, "unknown schedule kind %" PRId32, s->kind);
@@ -513,6 +515,46 @@ static int64_t val_min_present(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/* An overlapped pair: the marker at i, then at once its F (the marker's
+ * stage and microbatch) and a B or I of another stage of this rank.  The
+ * halves' own dependencies are checked as any F's and B's are. */
+static void val_pair(val_ctx *c, int r, int i, const ppcc_action *a)
+{
+	const ppcc_rank_schedule *rs = &c->s->ranks[r];
+	char what[96];
+	if (c->s->version < 2) {
+		val_at(c, r, i, a, "overlapped pairs need schedule version 2; "
+		       "this one is version %" PRId32, c->s->version);
+		return;
+	}
+	const ppcc_action *f = i + 1 < rs->n_actions ? &rs->actions[i + 1] : NULL;
+	if (!f || f->op != PPCC_OP_F || f->stage != a->stage ||
+	    f->mb != a->mb) {
+		val_at(c, r, i, a, "the next action is %s, not the pair's "
+		       "forward F stage %" PRId32 " mb %" PRId32,
+		       f ? val_what(what, sizeof what, f) : "none",
+		       a->stage, a->mb);
+		return;
+	}
+	const ppcc_action *b = i + 2 < rs->n_actions ? &rs->actions[i + 2] : NULL;
+	if (!b || (b->op != PPCC_OP_B && b->op != PPCC_OP_I)) {
+		val_at(c, r, i, a, "the action after its forward is %s, not "
+		       "the pair's backward (B or I)",
+		       b ? val_what(what, sizeof what, b) : "none");
+		return;
+	}
+	if (b->stage < 0 || b->stage >= c->S)
+		return; /* reported by phase 2 */
+	if (c->rank_of[b->stage] != r)
+		val_at(c, r, i, a, "the pair's backward (action %d, stage %"
+		       PRId32 ") runs on rank %d: both halves of a pair run "
+		       "on one rank", i + 2, b->stage,
+		       c->rank_of[b->stage]);
+	else if (b->stage == a->stage)
+		val_at(c, r, i, a, "the pair's forward and backward are of "
+		       "the same stage %" PRId32, a->stage);
+}
+
 /* A dependency that is missing was reported by phase 3; here only one
  * that comes later in the rank's list than action i, which needs it. */
 static void val_action_order(val_ctx *c, int r, int i, const ppcc_action *a)
@@ -578,6 +620,9 @@ static void val_action_order(val_ctx *c, int r, int i, const ppcc_action *a)
 		if (j > i)
 			val_at(c, r, i, a, "sends before its backward has "
 			       "run (action %" PRId64 ")", j);
+		break;
+	case PPCC_OP_OVERLAP_F_B:
+		val_pair(c, r, i, a);
 		break;
 	default:
 		break;

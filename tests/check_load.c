@@ -887,7 +887,8 @@ START_TEST(loader_suggests_schedule_names)
 {
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: zb-h1-2}\n",
 		      "7:22: pipeline.schedule: expected gpipe, 1f1b, "
-		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, or auto, got "
+		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, auto, or "
+		      "dualpipe-v, got "
 		      "'zb-h1-2'; did you mean 'zb-h1'?\n");
 	loaded r;
 	load_text(&r, MODEL1 CLUSTER4 "pipeline: {schedule: \"gpipe\"}\n");
@@ -897,7 +898,8 @@ START_TEST(loader_suggests_schedule_names)
 	done(&r);
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: GPipe}\n",
 		      "7:22: pipeline.schedule: expected gpipe, 1f1b, "
-		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, or auto, got "
+		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, auto, or "
+		      "dualpipe-v, got "
 		      "'GPipe'; did you mean 'gpipe'?\n");
 	load_text(&r, MODEL1 CLUSTER4 "pipeline: {schedule: zb-v, stages: 2}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -1271,7 +1273,8 @@ START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
 	expect_check(MODEL12 CLUSTER4 "pipeline: {stages: 2, chunks: 2}\n",
 		     PPCC_EINPUT,
 		     "7:23: 2 chunks per rank need a schedule with chunks "
-		     "(interleaved, zb-v, zb-interleaved); the schedule is 1f1b\n");
+		     "(interleaved, zb-v, zb-interleaved, dualpipe-v); the schedule "
+		     "is 1f1b\n");
 	/* the zero-bubble kinds' own rules */
 	expect_check(MODEL12 CLUSTER4
 		     "pipeline: {schedule: zb-v, stages: 2, chunks: 3}\n",
@@ -1282,7 +1285,15 @@ START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
 		     "pipeline: {schedule: zb-h2, stages: 2, chunks: 2}\n",
 		     PPCC_EINPUT,
 		     "7:40: 2 chunks per rank need a schedule with chunks "
-		     "(interleaved, zb-v, zb-interleaved); the schedule is zb-h2\n");
+		     "(interleaved, zb-v, zb-interleaved, dualpipe-v); the schedule "
+		     "is zb-h2\n");
+	/* dualpipe-v: m >= 2p, at the microbatches */
+	expect_check(MODEL12 CLUSTER4
+		     "pipeline: {schedule: dualpipe-v, stages: 2, "
+		     "microbatches: 3}\n", PPCC_EINPUT,
+		     "7:45: the dualpipe-v schedule needs at least 2 x 2 = 4 "
+		     "microbatches for 2 ranks (its warm-up fills both stages "
+		     "of every rank); microbatches is 3\n");
 	expect_check(MODEL12 CLUSTER4
 		     "pipeline: {schedule: zb-interleaved, stages: 4, "
 		     "microbatches: 9}\n", PPCC_EINPUT,

@@ -1435,6 +1435,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 	static const int grid[][2] = {{1, 2}, {2, 1}, {2, 2}, {4, 2}, {2, 4}};
 	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], out[PATH_MAX];
 	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8], nw[8];
+	char nm[16];
 	build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
 	char *dir = tu_mkdtemp();
@@ -1449,8 +1450,11 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 			snprintf(np, sizeof np, "%d", p);
 			snprintf(nd, sizeof nd, "%d", d);
 			snprintf(nw, sizeof nw, "%d", p * d);
+			/* 4 microbatches; dualpipe-v needs 2p */
+			snprintf(nm, sizeof nm, "%d",
+				 kind == PPCC_SCHED_DUALPIPE_V && 2 * p > 4 ? 2 * p : 4);
 			char *plan[] = {(char *)ppcc_binary(bin, sizeof bin), "plan", "-f",
-					"json", "-s", (char *)kname, "-p", np, "-m", "4",
+					"json", "-s", (char *)kname, "-p", np, "-m", nm,
 					"-o", json, model, NULL, NULL, NULL};
 			if (kind == PPCC_SCHED_INTERLEAVED) {
 				memmove(&plan[4], &plan[2], 11 * sizeof *plan);

@@ -28,7 +28,8 @@ static int build(ppcc_schedule *out, ppcc_arena *a, int kind, int p, int v,
 	return ppcc_schedule_build(out, a, kind, p, v, m, group, st);
 }
 
-/* "F0:1 SEND_F0:1 ..." for a rank; compute_only drops SEND/RECV. */
+/* "F0:1 SEND_F0:1 ..." for a rank; compute_only drops SEND/RECV (and
+ * keeps the OVERLAP_F_B markers). */
 static void render(char *buf, size_t n, const ppcc_rank_schedule *rs,
 		   int compute_only)
 {
@@ -36,7 +37,7 @@ static void render(char *buf, size_t n, const ppcc_rank_schedule *rs,
 	buf[0] = '\0';
 	for (int i = 0; i < rs->n_actions; i++) {
 		const ppcc_action *a = &rs->actions[i];
-		if (compute_only && a->op >= PPCC_OP_SEND_F)
+		if (compute_only && ppcc_op_is_comm(a->op))
 			continue;
 		int k = snprintf(buf + len, n - len, "%s%s%d:%d",
 				 len ? " " : "", ppcc_op_name(a->op), a->stage,
@@ -44,6 +45,14 @@ static void render(char *buf, size_t n, const ppcc_rank_schedule *rs,
 		ck_assert_int_lt(k, (int)(n - len));
 		len += (size_t)k;
 	}
+}
+
+/* Appends "SETTING: message\n" to the buffer user (512 bytes). */
+static void append_complaint(int setting, const char *msg, void *user)
+{
+	char *buf = user;
+	size_t n = strlen(buf);
+	snprintf(buf + n, 512 - n, "%d: %s\n", setting, msg);
 }
 
 static void no_diag(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
@@ -321,6 +330,73 @@ START_TEST(zb_interleaved_p2_v2_m4_hand_traced)
 }
 END_TEST
 
+/* DualPipeV, p = 2, m = 4, traced by hand from the eight steps of
+ * dualpipev.py (sched/dualpipe_v.c lists them).  Rank 0 (stages 0 and 3):
+ * 2 F0; 1 x F0 F1; 1 x I1 W F1; 1 round of (F0;B1) (F1;B0); 1 x B1
+ * (F1;B0); then B1 and, switching to I between the two on even rank 0,
+ * I0; 1 x W I0; 1 W.  Rank 1 (stages 1 and 2, the last rank): 2 x F0
+ * F1; 2 rounds of step 4, the first (F0;B1) unpaired; then B1 B0 and,
+ * switching before chunk 1 on odd rank 1, I1 I0; 2 W.  Each pair is the
+ * marker, its F and its B; the receives of both come before the marker
+ * and the sends after the B. */
+START_TEST(dualpipe_v_p2_m4_hand_traced)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[4096];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE_V, 2, 2, 4, 0), 0);
+	static const int rank[4] = {0, 1, 1, 0}, chunk[4] = {0, 0, 1, 1};
+	for (int st = 0; st < 4; st++) {
+		ck_assert_int_eq(s.stages[st].rank, rank[st]);
+		ck_assert_int_eq(s.stages[st].chunk, chunk[st]);
+	}
+	ck_assert_int_eq(s.version, 2);
+	render(buf, sizeof buf, &s.ranks[0], 1);
+	ck_assert_str_eq(buf, "F0:0 F0:1 F0:2 F3:0 I3:0 W3:0 F3:1 "
+			 "OVERLAP_F_B0:3 F0:3 B3:1 OVERLAP_F_B3:2 F3:2 B0:0 "
+			 "B3:2 OVERLAP_F_B3:3 F3:3 B0:1 B3:3 I0:2 W0:2 I0:3 "
+			 "W0:3");
+	render(buf, sizeof buf, &s.ranks[1], 1);
+	ck_assert_str_eq(buf, "F1:0 F2:0 F1:1 F2:1 F1:2 B2:0 "
+			 "OVERLAP_F_B2:2 F2:2 B1:0 OVERLAP_F_B1:3 F1:3 B2:1 "
+			 "OVERLAP_F_B2:3 F2:3 B1:1 B2:2 B1:2 I2:3 I1:3 W2:3 "
+			 "W1:3");
+	render(buf, sizeof buf, &s.ranks[0], 0);
+	ck_assert_ptr_nonnull(strstr(buf, "RECV_F3:2 RECV_B0:0 OVERLAP_F_B3:2 "
+				     "F3:2 B0:0 B3:2 SEND_B3:2"));
+	ck_assert_ptr_nonnull(strstr(buf, "OVERLAP_F_B0:3 F0:3 B3:1 SEND_F0:3 "
+				     "SEND_B3:1"));
+	render(buf, sizeof buf, &s.ranks[1], 0);
+	ck_assert_ptr_nonnull(strstr(buf, "RECV_F1:3 RECV_B2:1 OVERLAP_F_B1:3 "
+				     "F1:3 B2:1 OVERLAP_F_B2:3 F2:3 B1:1 "
+				     "SEND_F2:3 SEND_B1:1"));
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Fewer than 2p microbatches or other than 2 chunks: refused by the
+ * kind's checks with their text, and by the build. */
+START_TEST(dualpipe_v_constraints)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char text[512] = "";
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE_V, 4, 2, 7, 0),
+			 PPCC_EINPUT);
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE_V, 4, 3, 8, 0),
+			 PPCC_EINPUT);
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE_V, 4, 2, 8, 0), 0);
+	ck_assert_int_eq(ppcc_sched_check(PPCC_SCHED_DUALPIPE_V, 4, 1, 7, 0,
+					  append_complaint, text), 2);
+	ck_assert_str_eq(text, "2: the dualpipe-v schedule needs exactly 2 "
+			 "chunks per rank; chunks is 1\n"
+			 "3: the dualpipe-v schedule needs at least 2 x 4 = 8 "
+			 "microbatches for 4 ranks (its warm-up fills both "
+			 "stages of every rank); microbatches is 7\n");
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* Every schedule the generator accepts over the sweep passes the
  * validator; and it accepts exactly the documented parameter set. */
 START_TEST(every_generated_schedule_validates)
@@ -346,6 +422,9 @@ START_TEST(every_generated_schedule_validates)
 							break;
 						case PPCC_SCHED_ZB_V:
 							ok = v == 2;
+							break;
+						case PPCC_SCHED_DUALPIPE_V:
+							ok = v == 2 && m >= 2 * p;
 							break;
 						default:
 							ok = v == 1; /* G ignored */
@@ -374,8 +453,11 @@ END_TEST
  * neighbouring stages and bytes those of the boundary. */
 START_TEST(action_counts_peers_and_bytes)
 {
+	/* (DualPipeV mixes B with I and W and adds its pairs' markers: its
+	 * counts are check_budget's action_count_is_what_the_schedule_holds
+	 * and dualpipe_v_p2_m4_hand_traced) */
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
-		for (int p = 1; p <= 6; p++)
+		for (int p = 1; p <= 6 && kind != PPCC_SCHED_DUALPIPE_V; p++)
 			for (int m = p; m <= 12; m++) {
 				int v = kind == PPCC_SCHED_INTERLEAVED ||
 						kind == PPCC_SCHED_ZB_INTERLEAVED ? 3
@@ -566,7 +648,7 @@ START_TEST(build_copies_stage_table)
 		ck_assert(s.stages[i].recv_bytes == st[i].recv_bytes);
 		ck_assert(s.stages[i].send_bytes == st[i].send_bytes);
 	}
-	ck_assert_int_eq(s.version, PPCC_SCHEDULE_VERSION);
+	ck_assert_int_eq(s.version, 1); /* no pairs: the first format */
 	ck_assert_int_eq(s.kind, PPCC_SCHED_INTERLEAVED);
 	ck_assert_int_eq(s.n_ranks, 3);
 	ck_assert_int_eq(s.n_chunks, 2);
@@ -637,6 +719,8 @@ Suite *suite_schedule(void)
 	tcase_add_test(tc, zb_h2_p2_m4_hand_traced);
 	tcase_add_test(tc, zb_v_p2_m4_hand_traced);
 	tcase_add_test(tc, zb_interleaved_p2_v2_m4_hand_traced);
+	tcase_add_test(tc, dualpipe_v_p2_m4_hand_traced);
+	tcase_add_test(tc, dualpipe_v_constraints);
 	tcase_add_test(tc, zero_bubble_in_flight_bounds);
 	tcase_add_test(tc, interleaved_p2_v2_m4_matches_megatron_order);
 	tcase_add_test(tc, warmup_counts_follow_megatron);

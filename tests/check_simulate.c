@@ -1,6 +1,7 @@
 /* Tests of simulate.c: step time, bubble and peak memory against the
  * closed forms and against timelines worked out by hand. */
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +408,73 @@ START_TEST(zero_bubble_peak_memory_matches_the_paper)
 }
 END_TEST
 
+/* DualPipeV, p = 2, m = 4, equal stages (F 1, B 2 = I 1 + W 1), free
+ * communication, one unit of stash per stage and microbatch, all of it
+ * freed by I: the timeline worked by hand from the order of
+ * check_schedule.c's dualpipe_v_p2_m4_hand_traced, a pair taking F + B
+ * (its F at once followed by its B, its sends at the end of the B).
+ *   rank 0: F0:0-2 [0,3) F3:0 [3,4) I3:0 W3:0 F3:1 [6,7) (F0:3;B3:1)
+ *           [7,10) (F3:2;B0:0) [11,14) B3:2 [14,16) (F3:3;B0:1) [17,20)
+ *           B3:3 [20,22) I0:2 W0:2 [22,24) I0:3 W0:3 [24,26)
+ *   rank 1: F1:0 F2:0 [1,3) F1:1 F2:1 [3,5) F1:2 [5,6) B2:0 [6,8)
+ *           (F2:2;B1:0) [8,11) (F1:3;B2:1) [11,14) (F2:3;B1:1) [14,17)
+ *           B2:2 B1:2 [17,21) I2:3 I1:3 W2:3 W1:3 [22,26)
+ * Step 26; each rank computes 24 (rank 0: 8 F, 5 B, 3 I, 3 W; rank 1:
+ * 8 F, 6 B, 2 I, 2 W), so 2 idle a rank and a bubble of 4/52.  The stash
+ * peaks at 5 = 2p + 1 stages' worth on both ranks (DualPipe's PP + 1),
+ * as it does for every p and m swept after. */
+START_TEST(dualpipe_v_equal_stages_hand_computed)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_stage_cost c[4];
+	ppcc_estimate e;
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE_V, 2, 2, 4, 0), 0);
+	for (int st = 0; st < 4; st++)
+		c[st] = (ppcc_stage_cost){.fwd_ms = 1, .bwd_ms = 2,
+					  .bwd_input_ms = 1, .bwd_weight_ms = 1,
+					  .stash_bytes = 1, .stash_input_bytes = 1};
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+	ck_assert(e.step_ms == 26.0);
+	for (int r = 0; r < 2; r++) {
+		ck_assert(e.busy_ms[r] == 24.0);
+		ck_assert(e.idle_ms[r] == 2.0);
+		ck_assert(e.peak_memory_bytes[r] == 5.0);
+	}
+	ck_assert(e.bubble_fraction == 4.0 / 52.0);
+	ck_assert(isnan(e.bubble_analytic));
+	/* the pair (F3:2; B0:0) of rank 0: marker, F, B back to back */
+	const ppcc_rank_schedule *r0 = &s.ranks[0];
+	int k = -1;
+	for (int i = 0; i < r0->n_actions; i++)
+		if (r0->actions[i].op == PPCC_OP_OVERLAP_F_B &&
+		    r0->actions[i].stage == 3 && r0->actions[i].mb == 2)
+			k = i;
+	ck_assert_int_ge(k, 0);
+	ck_assert(e.start_ms[0][k] == 11.0 && e.end_ms[0][k] == 11.0);
+	ck_assert(e.start_ms[0][k + 1] == 11.0 && e.end_ms[0][k + 1] == 12.0);
+	ck_assert(e.start_ms[0][k + 2] == 12.0 && e.end_ms[0][k + 2] == 14.0);
+	ppcc_arena_free(a);
+
+	/* and the activation peak of DualPipe's table, PP + 1 = 2p + 1
+	 * stages' worth, on every rank, for every p <= 8 and 2p <= m <= 3p */
+	for (int p = 1; p <= 8; p++)
+		for (int m = 2 * p; m <= 3 * p; m++) {
+			ppcc_stage_cost cs[16];
+			a = ppcc_arena_new();
+			ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE_V, p, 2, m, 0), 0);
+			for (int st = 0; st < 2 * p; st++)
+				cs[st] = c[0];
+			ck_assert_int_eq(ppcc_simulate(&e, a, &s, cs), 0);
+			for (int r = 0; r < p; r++)
+				ck_assert_msg(e.peak_memory_bytes[r] == 2.0 * p + 1,
+					      "p %d m %d rank %d: peak %g", p, m, r,
+					      e.peak_memory_bytes[r]);
+			ppcc_arena_free(a);
+		}
+}
+END_TEST
+
 /* A split backward frees stash_input_bytes when I ends and the rest
  * (M_W) when W ends: F0 I0 F1 W0 I1 W1 with a 10-byte stash of which I
  * alone needs 6 peaks at 100 + 14 (after F1 starts: 4 of mb 0, 10 of
@@ -468,7 +536,7 @@ START_TEST(simulate_rejects_deadlock_and_bad_fields)
 	r1[1].mb = 1;
 	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), PPCC_EINPUT);
 	r1[1].mb = 0;
-	r1[1].op = 8;
+	r1[1].op = PPCC_OP_COUNT;
 	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), PPCC_EINPUT);
 	r1[1].op = PPCC_OP_F;
 	r0[0] = (ppcc_action){PPCC_OP_RECV_F, 0, 0, 1, 4}; /* from stage -1 */
@@ -532,6 +600,7 @@ Suite *suite_simulate(void)
 	tcase_add_test(tc, communication_latency_hand_computed_two_ranks);
 	tcase_add_test(tc, split_backward_releases_stash_at_w);
 	tcase_add_test(tc, split_backward_frees_input_part_at_i);
+	tcase_add_test(tc, dualpipe_v_equal_stages_hand_computed);
 	tcase_add_test(tc, zero_bubble_closed_forms_exactly);
 	tcase_add_test(tc, zb_h2_and_zb_v_have_no_bubble_when_f_i_w_are_equal);
 	tcase_add_test(tc, zero_bubble_peak_memory_matches_the_paper);

@@ -618,6 +618,94 @@ START_TEST(split_backward_rules)
 }
 END_TEST
 
+/* DualPipeV as generated passes; its pairs' mutations are each named:
+ * the pair's backward moved to a stage of another rank (the halves on two
+ * ranks), a forward of stage 7 put on rank 1 (the stage on two ranks), a
+ * W dropped, a marker whose forward is gone, and a pair in a schedule
+ * that says version 1.  p = 4, m = 8: rank 0 holds stages 0 and 7, rank
+ * 1 stages 1 and 6; rank 0's first pair is (F0:7; B7:3), its first I
+ * is I7:0 and F7:1 runs alone. */
+START_TEST(dualpipe_v_pairs_and_their_mutations)
+{
+	mut m;
+	mut_make(&m, PPCC_SCHED_DUALPIPE_V, 4, 2, 8);
+	ck_assert_int_eq(m.s.version, 2);
+	run *r = validate(&m.s, 0);
+	ck_assert_msg(r->status == 0, "%s", r->col.text);
+	free(r);
+
+	int pair = mut_find(&m, 0, PPCC_OP_OVERLAP_F_B, 0, 7);
+	ck_assert_int_eq(m.acts[0][pair + 1].op, PPCC_OP_F);
+	ck_assert_int_eq(m.acts[0][pair + 2].op, PPCC_OP_B);
+	ck_assert_int_eq(m.acts[0][pair + 2].stage, 7);
+	ck_assert_int_eq(m.acts[0][pair + 2].mb, 3);
+
+	/* the halves on two ranks: the backward made one of stage 6 */
+	m.acts[0][pair + 2].stage = 6;
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 0, action %d (OVERLAP_F_B stage 0 mb 7): "
+				  "the pair's backward (action %d, stage 6) runs "
+				  "on rank 1: both halves of a pair run on one rank",
+				  pair, pair + 2));
+	ck_assert_reports(r, WANT("rank 0, action %d (B stage 6 mb 3): stage 6 "
+				  "runs on rank 1", pair + 2));
+	free(r);
+	m.acts[0][pair + 2].stage = 7;
+
+	/* the marker's forward gone */
+	ppcc_action f = m.acts[0][pair + 1];
+	mut_delete(&m, 0, pair + 1);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 0, action %d (OVERLAP_F_B stage 0 mb 7): "
+				  "the next action is B stage 7 mb 3, not the "
+				  "pair's forward F stage 0 mb 7", pair));
+	ck_assert_reports(r, "stage 0 microbatch 7: no forward (rank 0)");
+	free(r);
+	mut_insert(&m, 0, pair + 1, f);
+
+	/* version 1 cannot hold pairs */
+	m.s.version = 1;
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 0, action %d (OVERLAP_F_B stage 0 mb 7): "
+				  "overlapped pairs need schedule version 2; this "
+				  "one is version 1", pair));
+	free(r);
+	m.s.version = 2;
+
+	/* a W dropped */
+	int w = mut_find(&m, 0, PPCC_OP_W, 7, 0);
+	int i = mut_find(&m, 0, PPCC_OP_I, 7, 0);
+	mut_delete(&m, 0, w);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("stage 7 microbatch 0: I (rank 0, action %d) "
+				  "without W", i));
+	free(r);
+	mut_free(&m);
+
+	/* the stage on two ranks: a forward of stage 7 (rank 0's) on rank 1 */
+	mut_make(&m, PPCC_SCHED_DUALPIPE_V, 4, 2, 8);
+	int f7 = mut_find(&m, 0, PPCC_OP_F, 7, 1);
+	ppcc_action moved = m.acts[0][f7];
+	mut_delete(&m, 0, f7);
+	mut_insert(&m, 1, 0, moved);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 1, action 0 (F stage 7 mb 1): stage 7 runs "
+			  "on rank 0");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
 /* The zero-bubble kinds as generated pass (ZB-V on its V placement, where
  * stages p-1 and p share a rank and exchange nothing); the mutations
  * particular to them are each named: W before its I, a W dropped, an I
@@ -735,7 +823,8 @@ START_TEST(fuzzed_schedules_never_crash_and_accepted_ones_simulate)
 	for (int iter = 0; iter < 3000; iter++) {
 		mut m;
 		int kind = iter % PPCC_SCHED_COUNT;
-		mut_make(&m, kind, 3, ppcc_sched_kind(kind)->default_chunks, 3);
+		mut_make(&m, kind, 3, ppcc_sched_kind(kind)->default_chunks,
+			 kind == PPCC_SCHED_DUALPIPE_V ? 6 : 3);
 		int n_mut = 1 + (int)(rand_r(&seed) % 3);
 		for (int k = 0; k < n_mut; k++) {
 			int r = (int)(rand_r(&seed) % 3);
@@ -809,6 +898,7 @@ Suite *suite_validate(void)
 	tcase_add_test(tc, location_names_the_file_without_a_line);
 	tcase_add_test(tc, split_backward_rules);
 	tcase_add_test(tc, zero_bubble_schedules_and_their_mutations);
+	tcase_add_test(tc, dualpipe_v_pairs_and_their_mutations);
 	tcase_add_test(tc, single_rank_checks_local_chain);
 	tcase_add_test(tc, fuzzed_schedules_never_crash_and_accepted_ones_simulate);
 	suite_add_tcase(s, tc);

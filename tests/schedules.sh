@@ -25,9 +25,9 @@ png_for="tiny/1f1b"
 for ex in examples/*.yaml; do
 	name=$(basename "$ex" .yaml)
 	mkdir -p "$out/$name"
-	for kind in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v zb-interleaved auto; do
+	for kind in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v zb-interleaved auto dualpipe-v; do
 		v=1
-		case $kind in interleaved | zb-v | zb-interleaved) v=2 ;; esac
+		case $kind in interleaved | zb-v | zb-interleaved | dualpipe-v) v=2 ;; esac
 		"$ppcc" plan "$ex" -s "$kind" -v "$v" -f json -o /dev/null \
 			2>"$out/$name/$kind.err"
 		rc=$?

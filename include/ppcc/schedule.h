@@ -3,8 +3,9 @@
  * headers that `ppcc plan -f header` generates see it.
  *
  * A schedule is, per pipeline rank, an ordered list of actions: compute
- * (F, B, or the split backward I then W) and point-to-point communication
- * (SEND_F, RECV_F, SEND_B, RECV_B).  Stages are global virtual stage
+ * (F, B, or the split backward I then W), point-to-point communication
+ * (SEND_F, RECV_F, SEND_B, RECV_B), and OVERLAP_F_B, which marks the two
+ * compute actions right after it as one overlapped pair (DualPipeV).  Stages are global virtual stage
  * indices: with v chunks per rank there are p*v stages, and the stage
  * table says where each runs: stages[s].rank is the one source of
  * placement (looped, stage s on rank s % p, for GPipe, 1F1B and the
@@ -24,6 +25,13 @@
  *     may post it earlier than its place in the list;
  *   - I(s, mb) computes the input gradient, which SEND_B carries to stage
  *     s-1, and keeps what W(s, mb) needs; W sends nothing;
+ *   - OVERLAP_F_B(s, mb) is followed at once by F(s, mb) and then by a B
+ *     (or I) of another stage of the same rank: the pair's halves, which
+ *     the rank may run concurrently (DualPipe overlaps one's compute with
+ *     the other's communication) or, as libppcc_rt does, F then B.  The
+ *     receives of both halves come before the marker and their sends
+ *     after the pair; the marker itself computes and sends nothing
+ *     (peer -1, bytes 0).  Format version 2; version 1 has no pairs;
  *   - SEND_F of stage s, microbatch mb matches RECV_F of stage s+1, mb;
  *     SEND_B of stage s, mb matches RECV_B of stage s-1, mb; matching is by
  *     (kind, stage, microbatch), never by arrival order.
@@ -41,7 +49,11 @@
 extern "C" {
 #endif
 
-#define PPCC_SCHEDULE_VERSION 1
+/* The newest format this header describes.  A schedule carries the
+ * oldest version that holds it: 1, or 2 once it has an overlapped pair
+ * (OVERLAP_F_B); the two share every type and layout, so a reader of
+ * version 2 reads both. */
+#define PPCC_SCHEDULE_VERSION 2
 
 /* Marks the functions the installed libraries export; every other symbol
  * of libppcc and libppcc_rt is built hidden (-fvisibility=hidden). */
@@ -61,10 +73,11 @@ typedef enum ppcc_op {
 	PPCC_OP_SEND_F = 4, /* send stage's activation to stage + 1 */
 	PPCC_OP_RECV_F = 5, /* receive stage's input from stage - 1 */
 	PPCC_OP_SEND_B = 6, /* send stage's input gradient to stage - 1 */
-	PPCC_OP_RECV_B = 7  /* receive stage's output gradient from stage + 1 */
+	PPCC_OP_RECV_B = 7, /* receive stage's output gradient from stage + 1 */
+	PPCC_OP_OVERLAP_F_B = 8 /* the next F(stage, mb) and B: one pair */
 } ppcc_op;
 
-#define PPCC_OP_COUNT 8
+#define PPCC_OP_COUNT 9
 
 typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_GPIPE = 0,
@@ -74,10 +87,11 @@ typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_ZB_H2 = 4,          /* zero bubble, handcrafted, (2p-1) * M_B */
 	PPCC_SCHED_ZB_V = 5,           /* zero bubble, V placement */
 	PPCC_SCHED_ZB_INTERLEAVED = 6, /* ZB-1P on a looped placement */
-	PPCC_SCHED_AUTO = 7            /* the zero-bubble heuristic's order */
+	PPCC_SCHED_AUTO = 7,           /* the zero-bubble heuristic's order */
+	PPCC_SCHED_DUALPIPE_V = 8      /* DualPipeV: V placement, F&B pairs */
 } ppcc_schedule_kind;
 
-#define PPCC_SCHED_COUNT 8
+#define PPCC_SCHED_COUNT 9
 
 /* One action.  peer is -1 and bytes 0 for compute. */
 typedef struct ppcc_action {
@@ -107,7 +121,7 @@ typedef struct ppcc_stage_info {
 } ppcc_stage_info;
 
 typedef struct ppcc_schedule {
-	int32_t version;       /* PPCC_SCHEDULE_VERSION */
+	int32_t version;       /* 1, or 2 with OVERLAP_F_B (see above) */
 	int32_t kind;          /* ppcc_schedule_kind */
 	int32_t n_ranks;       /* p */
 	int32_t n_chunks;      /* v */

@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <ppcc/schedule.h>
 
-#if PPCC_SCHEDULE_VERSION != 1
-#error "generated for version 1 of <ppcc/schedule.h>"
+#if PPCC_SCHEDULE_VERSION < 1
+#error "needs version 1 or later of <ppcc/schedule.h>"
 #endif
 
 #define HETERO_ZB_H1_N_RANKS 8

@@ -19,7 +19,10 @@
  *   ZB-H2           (p-1)(F+I-2W), not below 0
  * ZB-V and the interleaved zero-bubble order have none in ppcc (the paper
  * gives ZB-V's only for F = I = W: 0 once m >= 2p), nor has auto, whose
- * order depends on the costs.
+ * order depends on the costs.  Nor has DualPipeV: DualPipe's
+ * (PP/2-1)(F&B+B-3W), PP = 2p stages, counts the overlapped pair as its
+ * own time F&B, which ppcc does not model (it runs a pair's halves one
+ * after the other, simulate.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +35,7 @@ typedef struct sched_row {
 	sched_order_fn order;
 	sched_check_fn check;
 	sched_bubble_fn bubble;
+	sched_count_fn count; /* NULL: 2 (3 split) computes per (stage, mb) */
 } sched_row;
 
 static double bubble_1f1b(const sched_shape *sh, double f, double b, double w)
@@ -96,6 +100,12 @@ static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
 		 "handcrafted kinds and Qi et al.'s heuristic (section 3.2)",
 		 PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
 		ppcc_sched_order_auto, NULL, NULL},
+	[PPCC_SCHED_DUALPIPE_V] = {
+		{PPCC_SCHED_DUALPIPE_V, "dualpipe-v", "DUALPIPE_V",
+		 "DeepSeek's DualPipeV (deepseek-ai/DualPipe); PyTorch's "
+		 "ScheduleDualPipeV", PPCC_PLACE_V, 2, 2, 2, 2, 0},
+		ppcc_sched_order_dualpipe_v, ppcc_sched_check_dualpipe_v,
+		NULL, ppcc_sched_count_dualpipe_v},
 };
 
 static const sched_row *sched_row_of(int kind)
@@ -225,6 +235,23 @@ double ppcc_sched_bubble_ms(int kind, int ranks, int chunks,
 	sched_shape sh = {.kind = kind, .p = ranks, .v = chunks,
 			  .m = microbatches, .S = ranks * chunks};
 	return row->bubble(&sh, f, b, w);
+}
+
+int64_t ppcc_sched_local_actions(int kind, int ranks, int chunks,
+				 int microbatches)
+{
+	const sched_row *row = sched_row_of(kind);
+	if (!row || ranks < 1 || chunks < 1 || microbatches < 1)
+		return 0;
+	/* at most 4 such actions per (stage, mb): saturate well before */
+	if ((double)ranks * chunks * microbatches * 8 >= 0x1p62)
+		return INT64_MAX;
+	int64_t S = (int64_t)ranks * chunks;
+	sched_shape sh = {.kind = kind, .p = ranks, .v = chunks,
+			  .m = microbatches, .S = (int)S};
+	if (row->count)
+		return row->count(&sh);
+	return S * microbatches * (row->info.split_backward ? 3 : 2);
 }
 
 sched_order_fn ppcc_sched_order_of(int kind)

@@ -11,12 +11,15 @@
  *   F(s, mb):    [RECV_F(s, mb) from rank(s-1)]  F  [SEND_F(s, mb) to rank(s+1)]
  *   B/I(s, mb):  [RECV_B(s, mb) from rank(s+1)]  B  [SEND_B(s, mb) to rank(s-1)]
  *   W(s, mb):    W alone: the input gradient went with I
+ *   OVERLAP_F_B(s, mb), F(s, mb), B(s', mb'): the receives of F and B,
+ *                the three, then the sends of F and B (lower_one)
  *
  * RECV_F(s) and SEND_B(s) carry stages[s].recv_bytes (the tensor at the
  * boundary between s-1 and s); SEND_F(s) and RECV_B(s) carry
  * stages[s].send_bytes.  The actions are counted from the order before
  * they are written, so memory is one ppcc_action per action (plus the
- * copied stage table and the order, freed on return); the pass is
+ * copied stage table and the order, freed on return), and the order's
+ * length is checked against the kind's closed-form count; the pass is
  * linear in the number of actions.  Last, each rank's receives from a
  * peer are put in the order the peer sends them (lower_order_receives).
  */
@@ -32,68 +35,80 @@ static void lower_complain(int setting, const char *msg, void *user)
 	(*(int *)user)++;
 }
 
-/* The actions the compute action c of rank r lowers to, written at w
- * (when not NULL); returns their number. */
-static int lower_one(ppcc_action *w, const ppcc_action *c, int r,
+/* The receive the compute action c of rank r needs before it (RECV_F
+ * of an F, RECV_B of a B or I), written at w when not NULL; returns 0
+ * or 1, the number of actions. */
+static int lower_recv(ppcc_action *w, const ppcc_action *c, int r,
+		      const ppcc_stage_info *st, int S)
+{
+	int s = c->stage;
+	if (c->op == PPCC_OP_F && s > 0 && st[s - 1].rank != r) {
+		if (w)
+			*w = (ppcc_action){PPCC_OP_RECV_F, s, c->mb,
+					   st[s - 1].rank, st[s].recv_bytes};
+		return 1;
+	}
+	if ((c->op == PPCC_OP_B || c->op == PPCC_OP_I) && s < S - 1 &&
+	    st[s + 1].rank != r) {
+		if (w)
+			*w = (ppcc_action){PPCC_OP_RECV_B, s, c->mb,
+					   st[s + 1].rank, st[s].send_bytes};
+		return 1;
+	}
+	return 0;
+}
+
+/* The send that follows the compute action c of rank r (SEND_F after an
+ * F, SEND_B after a B or I), as lower_recv. */
+static int lower_send(ppcc_action *w, const ppcc_action *c, int r,
+		      const ppcc_stage_info *st, int S)
+{
+	int s = c->stage;
+	if (c->op == PPCC_OP_F && s < S - 1 && st[s + 1].rank != r) {
+		if (w)
+			*w = (ppcc_action){PPCC_OP_SEND_F, s, c->mb,
+					   st[s + 1].rank, st[s].send_bytes};
+		return 1;
+	}
+	if ((c->op == PPCC_OP_B || c->op == PPCC_OP_I) && s > 0 &&
+	    st[s - 1].rank != r) {
+		if (w)
+			*w = (ppcc_action){PPCC_OP_SEND_B, s, c->mb,
+					   st[s - 1].rank, st[s].recv_bytes};
+		return 1;
+	}
+	return 0;
+}
+
+/* The actions that the n compute actions c[0..n) of rank r lower to,
+ * written at w (when not NULL); returns their number.  n is 1 for a
+ * lone compute and 3 for an overlapped pair (the OVERLAP_F_B marker, its
+ * F, its B), whose receives all come before the marker and whose sends
+ * all follow the B: the pair starts once both halves have their inputs. */
+static int lower_one(ppcc_action *w, const ppcc_action *c, int n_c, int r,
 		     const ppcc_stage_info *st, int S)
 {
-	int s = c->stage, n = 0;
-	int prev = s > 0 && st[s - 1].rank != r;
-	int next = s < S - 1 && st[s + 1].rank != r;
-	ppcc_action a = {0, s, c->mb, -1, 0};
-	switch (c->op) {
-	case PPCC_OP_F:
-		if (prev) {
-			if (w)
-				w[n] = (ppcc_action){PPCC_OP_RECV_F, s, c->mb,
-						     st[s - 1].rank,
-						     st[s].recv_bytes};
-			n++;
-		}
-		if (w) {
-			a.op = PPCC_OP_F;
-			w[n] = a;
-		}
+	int n = 0;
+	for (int k = 0; k < n_c; k++)
+		n += lower_recv(w ? w + n : NULL, &c[k], r, st, S);
+	for (int k = 0; k < n_c; k++) {
+		if (w)
+			w[n] = (ppcc_action){c[k].op, c[k].stage, c[k].mb, -1, 0};
 		n++;
-		if (next) {
-			if (w)
-				w[n] = (ppcc_action){PPCC_OP_SEND_F, s, c->mb,
-						     st[s + 1].rank,
-						     st[s].send_bytes};
-			n++;
-		}
-		break;
-	case PPCC_OP_B:
-	case PPCC_OP_I:
-		if (next) {
-			if (w)
-				w[n] = (ppcc_action){PPCC_OP_RECV_B, s, c->mb,
-						     st[s + 1].rank,
-						     st[s].send_bytes};
-			n++;
-		}
-		if (w) {
-			a.op = c->op;
-			w[n] = a;
-		}
-		n++;
-		if (prev) {
-			if (w)
-				w[n] = (ppcc_action){PPCC_OP_SEND_B, s, c->mb,
-						     st[s - 1].rank,
-						     st[s].recv_bytes};
-			n++;
-		}
-		break;
-	default:
-		if (w) {
-			a.op = c->op;
-			w[n] = a;
-		}
-		n++;
-		break;
 	}
+	for (int k = 0; k < n_c; k++)
+		n += lower_send(w ? w + n : NULL, &c[k], r, st, S);
 	return n;
+}
+
+/* Whether items a[i..] start a well-formed pair: the marker, the F it
+ * names, then a B or I of another stage. */
+static int lower_is_pair(const ppcc_action *a, int32_t i, int32_t n)
+{
+	return i + 2 < n && a[i + 1].op == PPCC_OP_F &&
+	       a[i + 1].stage == a[i].stage && a[i + 1].mb == a[i].mb &&
+	       (a[i + 2].op == PPCC_OP_B || a[i + 2].op == PPCC_OP_I) &&
+	       a[i + 2].stage != a[i].stage;
 }
 
 /* Puts each rank's receives from each peer in the order that peer sends
@@ -200,8 +215,11 @@ out:
  * actions.  There is no diagnostics sink here: the caller checks the
  * configuration first (ppcc_config_check) and reports.  PPCC_ENOMEM when
  * an allocation fails; PPCC_EINTERNAL when an order function writes
- * other than one F and one B (or I and W) of each (stage, microbatch)
- * of the rank, counted.
+ * other than the kind's count of actions (ppcc_sched_local_actions), an
+ * action of a stage of another rank, a B in a split kind or an I or W in
+ * an unsplit one, or a marker not followed by its pair.  Whether each
+ * (stage, microbatch) has exactly its F and its backward is the
+ * validation's to prove, which every caller runs.
  *
  * stages has ranks*chunks entries.  The schedule keeps a copy in the
  * arena whose stage, rank and chunk fields are set by the kind's
@@ -247,10 +265,14 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 			     &fails) > 0)
 		return PPCC_EINPUT;
 	int64_t n_stages64 = (int64_t)p * v;
-	int64_t per_rank = (int64_t)v * m * (k->split_backward ? 3 : 2);
+	/* computes per (stage, mb): F and B, F, I and W, or (with pairs) at
+	 * most F, I, W and a pair's marker */
+	int per_mb = k->split_backward == 2 ? 4 : k->split_backward ? 3 : 2;
+	int64_t per_rank = (int64_t)v * m * per_mb;
 	if (n_stages64 > INT32_MAX || per_rank > INT32_MAX)
 		return PPCC_EINPUT;
 	int S = (int)n_stages64;
+	int64_t expect = ppcc_sched_local_actions(kind, p, v, m);
 
 	ppcc_stage_info *st = ppcc_arena_alloc(a, (size_t)S, sizeof *st);
 	ppcc_rank_schedule *rs = ppcc_arena_alloc(a, (size_t)p, sizeof *rs);
@@ -261,15 +283,16 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 	memcpy(st, stages, (size_t)S * sizeof *st);
 	ppcc_sched_place(st, kind, p, v);
 	/* Every order runs one F and one B (or I and W) of each (stage, mb)
-	 * of the rank, so the lowered count is known before the order is:
-	 * per microbatch 2 (or 3) computes and, in each direction, one
-	 * message per boundary that crosses ranks. */
+	 * of the rank, so a bound on the lowered count is known before the
+	 * order is: per microbatch per_mb actions and, in each direction,
+	 * one message per boundary that crosses ranks (exact without
+	 * pairs). */
 	for (int s = 0; s < S; s++) {
 		int r = st[s].rank;
 		stage_of[r * v + st[s].chunk] = s;
 		int cross = (s > 0 && st[s - 1].rank != r) +
 			    (s < S - 1 && st[s + 1].rank != r);
-		n_rank[r] += (int64_t)m * ((k->split_backward ? 3 : 2) + 2 * cross);
+		n_rank[r] += (int64_t)m * (per_mb + 2 * cross);
 	}
 	for (int r = 0; r < p; r++)
 		if (n_rank[r] > INT32_MAX)
@@ -294,26 +317,43 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 	if ((err = order(items, &sh)) < 0)
 		goto out;
 
+	int64_t total = 0;
+	int pairs = 0;
 	for (int r = 0; r < p; r++) {
-		if (items[r].n != per_rank) {
+		if (items[r].n > items[r].cap) {
 			err = PPCC_EINTERNAL;
 			goto out;
 		}
+		total += items[r].n;
+	}
+	if (total != expect) {
+		err = PPCC_EINTERNAL;
+		goto out;
+	}
+	for (int r = 0; r < p; r++) {
 		int64_t n = 0;
-		for (int i = 0; i < items[r].n; i++) {
-			const ppcc_action *c = &items[r].a[i];
-			if (c->stage < 0 || c->stage >= S || c->mb < 0 ||
-			    c->mb >= m || st[c->stage].rank != r ||
-			    !ppcc_op_is_compute(c->op) ||
-			    (k->split_backward ? c->op == PPCC_OP_B
-					       : c->op == PPCC_OP_I ||
-						 c->op == PPCC_OP_W)) {
+		const ppcc_action *c = items[r].a;
+		for (int32_t i = 0; i < items[r].n; i++) {
+			int pair = c[i].op == PPCC_OP_OVERLAP_F_B;
+			if (c[i].stage < 0 || c[i].stage >= S || c[i].mb < 0 ||
+			    c[i].mb >= m || st[c[i].stage].rank != r ||
+			    !(ppcc_op_is_compute(c[i].op) || pair) ||
+			    (pair && (k->split_backward != 2 ||
+				      !lower_is_pair(c, i, items[r].n))) ||
+			    (k->split_backward == 1 && c[i].op == PPCC_OP_B) ||
+			    (!k->split_backward &&
+			     (c[i].op == PPCC_OP_I || c[i].op == PPCC_OP_W))) {
 				err = PPCC_EINTERNAL;
 				goto out;
 			}
-			n += lower_one(NULL, c, r, st, S);
 		}
-		if (n != n_rank[r]) {
+		for (int32_t i = 0; i < items[r].n;) {
+			int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
+			n += lower_one(NULL, c + i, n_c, r, st, S);
+			pairs |= n_c == 3;
+			i += n_c;
+		}
+		if (n > n_rank[r] || (k->split_backward != 2 && n != n_rank[r])) {
 			err = PPCC_EINTERNAL;
 			goto out;
 		}
@@ -323,8 +363,11 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 			goto out;
 		}
 		int32_t w = 0;
-		for (int i = 0; i < items[r].n; i++)
-			w += lower_one(acts + w, &items[r].a[i], r, st, S);
+		for (int32_t i = 0; i < items[r].n;) {
+			int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
+			w += lower_one(acts + w, c + i, n_c, r, st, S);
+			i += n_c;
+		}
 		rs[r].rank = r;
 		rs[r].n_actions = w;
 		rs[r].actions = acts;
@@ -334,7 +377,7 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 		goto out;
 
 	memset(out, 0, sizeof *out);
-	out->version = PPCC_SCHEDULE_VERSION;
+	out->version = pairs ? 2 : 1; /* the oldest format that holds it */
 	out->kind = kind;
 	out->n_ranks = p;
 	out->n_chunks = v;

@@ -5,9 +5,9 @@
  * A compute order is, for each rank, the list of its F, B, I and W
  * actions (peer -1, bytes 0) in the order the rank runs them; lower.c
  * adds the SEND/RECV actions the stage table's placement calls for.  A
- * kind's order has exactly sched_per_rank() entries on every rank: one F
- * and either one B or one I and one W for each (stage, microbatch) the
- * rank holds.
+ * kind's order has one F and either one B or one I and one W for each
+ * (stage, microbatch) the rank holds, and, for a kind with overlapped
+ * pairs, an OVERLAP_F_B marker right before each pair's F and B.
  */
 #ifndef PPCC_SCHED_H
 #define PPCC_SCHED_H
@@ -64,6 +64,11 @@ typedef int (*sched_check_fn)(const sched_shape *sh,
 typedef double (*sched_bubble_fn)(const sched_shape *sh, double f, double b,
 				  double w);
 
+/* The number of actions other than SEND/RECV that the kind's order puts
+ * on all ranks together (computes and OVERLAP_F_B markers), in closed
+ * form; shapes that pass the kind's check only. */
+typedef int64_t (*sched_count_fn)(const sched_shape *sh);
+
 /* The order function of a kind; NULL for an unknown kind. */
 sched_order_fn ppcc_sched_order_of(int kind);
 
@@ -87,5 +92,9 @@ int ppcc_sched_check_zb_1p(const sched_shape *sh,
 int ppcc_sched_order_zb_h2(sched_list *out, const sched_shape *sh);
 int ppcc_sched_order_zb_v(sched_list *out, const sched_shape *sh);
 int ppcc_sched_order_auto(sched_list *out, const sched_shape *sh);
+int ppcc_sched_order_dualpipe_v(sched_list *out, const sched_shape *sh);
+int ppcc_sched_check_dualpipe_v(const sched_shape *sh,
+				ppcc_sched_complain_fn complain, void *user);
+int64_t ppcc_sched_count_dualpipe_v(const sched_shape *sh);
 
 #endif
