@@ -259,11 +259,15 @@ demo: deps
 
 # ---- tests ----------------------------------------------------------------
 
+# A sanitizer's build runs several times slower: its suites' time limits
+# are three times as long (Check's CK_TIMEOUT_MULTIPLIER), and the
+# commands the tests run four (testutil.c, from PPCC_SAN).
 # PPCC_MPI_LEFT_OUT: MPI was left out on purpose (HAVE_MPI=0 on the command
 # line), so the MPI runs are not a skip even under CI=true; a build that
 # found no MPI by itself still counts them as skipped.
 TEST_ENV := PPCC=$(abspath $(PPCC)) PPCC_BUILD=$(abspath $(BUILD)) PPCC_SRC=$(CURDIR) \
 	CC="$(CC)" CK_DEFAULT_TIMEOUT=600 PPCC_SAN="$(SAN)" \
+	$(if $(SAN),CK_TIMEOUT_MULTIPLIER=3) \
 	PPCC_MPI_LEFT_OUT=$(if $(filter command line,$(origin HAVE_MPI)),$(if $(filter 0,$(HAVE_MPI)),1,0),0)
 
 # check_install tests what `make install` puts in $(BUILD)/stage.

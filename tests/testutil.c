@@ -78,6 +78,10 @@ int tu_run_argv(tu_run *out, const char *dir, const char *in_path,
 	out->err = calloc(1, 1);
 	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
 	int open_fds = 2;
+	/* the sanitizers' builds run several times slower */
+	const char *san = getenv("PPCC_SAN");
+	if (san && *san)
+		timeout_s *= 4;
 	time_t deadline = time(NULL) + timeout_s;
 	int killed = 0;
 	while (open_fds > 0) {

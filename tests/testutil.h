@@ -18,7 +18,8 @@ typedef struct tu_run {
 /* Runs argv (argv[0] is searched in PATH) in directory dir (NULL: the
  * current one) with stdin from in_path (NULL: /dev/null) and extra
  * environment assignments env (NULL-terminated, may be NULL).  Kills it
- * after timeout_s seconds. */
+ * after timeout_s seconds (four times as many in a sanitizer's build,
+ * PPCC_SAN set). */
 int tu_run_argv(tu_run *out, const char *dir, const char *in_path,
 		char *const env[], int timeout_s, char *const argv[]);
 void tu_run_free(tu_run *r);
