@@ -709,6 +709,18 @@ int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
 		       const ppcc_schedule *s, const ppcc_stage_cost *costs,
 		       int keep);
 
+/* ppcc_simulate_keep with its working buffers (the send times it does
+ * not keep, the messages' flags, the ranks' states) kept in *work from
+ * one call to the next, allocated on the first (*work NULL), so that a
+ * caller simulating many times allocates and first touches them once;
+ * the same results.  *work is the caller's, to free with
+ * ppcc_sim_work_free. */
+typedef struct ppcc_sim_work ppcc_sim_work;
+int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
+		       const ppcc_schedule *s, const ppcc_stage_cost *costs,
+		       int keep, ppcc_sim_work **work);
+void ppcc_sim_work_free(ppcc_sim_work *work);
+
 /* The start and end of each action of one rank, in list order, for an
  * emitter: read from the estimate's start_ms/end_ms where it has them,
  * else replayed a block at a time from its send_ms, with the same

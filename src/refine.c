@@ -143,6 +143,7 @@ typedef struct step_move {
 struct ppcc_step_ctx {
 	int n, S, p;                /* capacity the buffers were sized for */
 	ppcc_arena *arena;          /* one simulation's arrays, reset after */
+	ppcc_sim_work *sim;         /* the simulator's buffers, kept */
 	ppcc_stage_cost *costs;     /* S: the split the bound looks at */
 	ppcc_stage_cost *sim_costs; /* S: the split simulated */
 	int *cur, *cand, *best, *trial, *seed; /* S + 1 each */
@@ -206,6 +207,7 @@ void ppcc_step_ctx_free(ppcc_step_ctx *x)
 	if (!x)
 		return;
 	ppcc_arena_free(x->arena);
+	ppcc_sim_work_free(x->sim);
 	ppcc_free(x->costs);
 	ppcc_free(x->sim_costs);
 	ppcc_free(x->cur);
@@ -1044,7 +1046,7 @@ static int step_sim(step_run *w, const int *first,
 	ppcc_estimate est;
 	int err;
 	w->sims++;
-	err = ppcc_simulate_keep(&est, x->arena, w->shape, costs, 0);
+	err = ppcc_simulate_work(&est, x->arena, w->shape, costs, 0, &x->sim);
 	if (err >= 0)
 		err = step_keep(w, first, &est);
 	if (err < 0) {

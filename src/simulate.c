@@ -210,14 +210,72 @@ out:
 	return err;
 }
 
+/* The buffers of ppcc_simulate_work, kept between simulations: the
+ * messages' send times (not cleared: a time is read only once its flag
+ * in sent is set) and flags, the ready stack and the ranks' states. */
+struct ppcc_sim_work {
+	double *arrival;
+	uint8_t *sent;
+	int32_t *ready;
+	sim_rank *ranks;
+	size_t keys, p, arrival_keys;
+};
+
+void ppcc_sim_work_free(ppcc_sim_work *w)
+{
+	if (!w)
+		return;
+	ppcc_free(w->arrival);
+	ppcc_free(w->sent);
+	ppcc_free(w->ready);
+	ppcc_free(w->ranks);
+	ppcc_free(w);
+}
+
+/* Grows w to keys (stage, microbatch) pairs and p ranks; the send times
+ * too when arrival is asked for. */
+static int sim_work_fit(ppcc_sim_work *w, size_t keys, int p, int arrival)
+{
+	if (keys > w->keys) {
+		ppcc_free(w->sent);
+		if (!(w->sent = ppcc_malloc(keys))) {
+			w->keys = 0;
+			return PPCC_ENOMEM;
+		}
+		w->keys = keys;
+	}
+	if (arrival && keys > w->arrival_keys) {
+		ppcc_free(w->arrival);
+		if (keys > SIZE_MAX / (2 * sizeof *w->arrival) ||
+		    !(w->arrival = ppcc_malloc(keys * 2 * sizeof *w->arrival))) {
+			w->arrival = NULL;
+			w->arrival_keys = 0;
+			return PPCC_ENOMEM;
+		}
+		w->arrival_keys = keys;
+	}
+	if ((size_t)p > w->p) {
+		ppcc_free(w->ready);
+		ppcc_free(w->ranks);
+		w->ready = ppcc_malloc((size_t)p * sizeof *w->ready);
+		w->ranks = ppcc_malloc((size_t)p * sizeof *w->ranks);
+		if (!w->ready || !w->ranks) {
+			w->p = 0;
+			return PPCC_ENOMEM;
+		}
+		w->p = (size_t)p;
+	}
+	return 0;
+}
+
 /* Contract: s is a valid schedule (ppcc_schedule_validate accepts it) and
  * costs has s->n_stages entries.  Actions whose fields are out of range,
  * or a schedule whose ranks cannot all finish, give PPCC_EINPUT instead of
  * a result (no diagnostics: validate first).  PPCC_ENOMEM when an
  * allocation fails.  Every array of out lives in the arena. */
-int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
+int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 		       const ppcc_schedule *s, const ppcc_stage_cost *costs,
-		       int keep)
+		       int keep, ppcc_sim_work **work)
 {
 	int err = 0;
 	int p = s->n_ranks, S = s->n_stages, m = s->n_microbatches;
@@ -257,13 +315,29 @@ int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
 	size_t keys = (size_t)S * (size_t)m;
 	/* arrival[sim_message()] is valid once sent[key] has the bit of the
 	 * direction: 1 for SEND_F, 2 for SEND_B */
+	ppcc_sim_work *w = work ? *work : NULL;
+	if (work && !w) {
+		if (!(w = ppcc_calloc(1, sizeof *w)))
+			return PPCC_ENOMEM;
+		*work = w;
+	}
+	if (w && (err = sim_work_fit(w, keys, p, !(keep & PPCC_SIM_SEND_TIMES))) < 0)
+		return err;
 	if (keep & PPCC_SIM_SEND_TIMES)
 		arrival = out->send_ms = ppcc_arena_alloc(a, keys * 2, sizeof *arrival);
 	else
-		arrival = ppcc_malloc(keys * 2 * sizeof *arrival);
-	sent = ppcc_calloc(keys, 1);
-	ready = ppcc_malloc((size_t)p * sizeof *ready);
-	ranks = ppcc_calloc((size_t)p, sizeof *ranks);
+		arrival = w ? w->arrival : ppcc_malloc(keys * 2 * sizeof *arrival);
+	if (w) {
+		sent = w->sent;
+		ready = w->ready;
+		ranks = w->ranks;
+		memset(sent, 0, keys);
+		memset(ranks, 0, (size_t)p * sizeof *ranks);
+	} else {
+		sent = ppcc_calloc(keys, 1);
+		ready = ppcc_malloc((size_t)p * sizeof *ready);
+		ranks = ppcc_calloc((size_t)p, sizeof *ranks);
+	}
 	if (!arrival || !sent || !ready || !ranks) {
 		err = PPCC_ENOMEM;
 		goto out;
@@ -314,6 +388,8 @@ int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
 	out->bubble_analytic = ppcc_bubble_closed_form(s->kind, p, s->n_chunks,
 							m);
 out:
+	if (w)
+		return err;
 	if (!(keep & PPCC_SIM_SEND_TIMES))
 		ppcc_free(arrival);
 	ppcc_free(sent);
@@ -321,6 +397,14 @@ out:
 	ppcc_free(ranks);
 	return err;
 }
+
+int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
+		       const ppcc_schedule *s, const ppcc_stage_cost *costs,
+		       int keep)
+{
+	return ppcc_simulate_work(out, a, s, costs, keep, NULL);
+}
+
 
 int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
 		  const ppcc_stage_cost *costs)

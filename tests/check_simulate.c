@@ -586,6 +586,79 @@ START_TEST(intervals_are_consistent)
 }
 END_TEST
 
+/* The simulation with its buffers kept between calls (the split search's
+ * ppcc_simulate_work) gives what a fresh one gives, field for field: over
+ * schedules that grow and shrink (the buffers are reused, not cleared,
+ * where a flag says a time is not yet valid), keeping the send times or
+ * not, and after a call that failed half-way (a deadlock). */
+START_TEST(simulation_with_kept_buffers_is_the_fresh_one)
+{
+	static const struct { int kind, p, v, m, keep; } cases[] = {
+		{PPCC_SCHED_1F1B, 4, 1, 8, 0},
+		{PPCC_SCHED_INTERLEAVED, 4, 2, 8, 0},
+		{PPCC_SCHED_GPIPE, 2, 1, 3, PPCC_SIM_SEND_TIMES},
+		{-1, 0, 0, 0, 0}, /* the deadlock of the test above */
+		{PPCC_SCHED_ZB_H1, 8, 1, 16, 0},
+		{PPCC_SCHED_1F1B, 3, 1, 5, 0},
+		{PPCC_SCHED_ZB_V, 4, 2, 8, PPCC_SIM_SEND_TIMES},
+		{PPCC_SCHED_INTERLEAVED, 2, 2, 4, 0},
+	};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_sim_work *work = NULL;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ppcc_schedule s;
+		ppcc_stage_cost c[MAX_STAGES];
+		int S = cases[i].p * cases[i].v;
+		ppcc_estimate fresh, kept;
+		if (cases[i].kind < 0) {
+			ppcc_action r0[] = {
+				{PPCC_OP_F, 0, 0, -1, 0}, {PPCC_OP_RECV_B, 0, 0, 1, 4},
+				{PPCC_OP_SEND_F, 0, 0, 1, 4}, {PPCC_OP_B, 0, 0, -1, 0}};
+			ppcc_action r1[] = {
+				{PPCC_OP_RECV_F, 1, 0, 0, 4}, {PPCC_OP_F, 1, 0, -1, 0},
+				{PPCC_OP_B, 1, 0, -1, 0}, {PPCC_OP_SEND_B, 1, 0, 0, 4}};
+			ppcc_stage_info st[2] = {{0, 0, 0, 0, 0, 0, 4},
+						 {1, 1, 0, 1, 1, 4, 0}};
+			ppcc_rank_schedule ranks[2] = {{0, 4, r0}, {1, 4, r1}};
+			ppcc_schedule d = {PPCC_SCHEDULE_VERSION, PPCC_SCHED_1F1B, 2, 1,
+					   2, 1, st, ranks, 0};
+			costs_equal(c, 2, 1, 2);
+			ck_assert_int_eq(ppcc_simulate_work(&kept, a, &d, c, 0, &work),
+					 PPCC_EINPUT);
+			ck_assert_ptr_nonnull(work);
+			continue;
+		}
+		ck_assert_int_eq(build(&s, a, cases[i].kind, cases[i].p, cases[i].v,
+				       cases[i].m, 0), 0);
+		for (int st = 0; st < S; st++)
+			c[st] = (ppcc_stage_cost){
+				.fwd_ms = 1 + st % 3, .bwd_ms = 2 + st % 2,
+				.bwd_input_ms = 1 + st % 2, .bwd_weight_ms = 1,
+				.send_f_ms = 0.25 * (1 + st % 4),
+				.send_b_ms = 0.5 * (1 + st % 3),
+				.stash_bytes = 100 + 10 * st, .stash_input_bytes = 40,
+				.static_bytes = 1000 + st};
+		int keep = cases[i].keep;
+		ck_assert_int_eq(ppcc_simulate_keep(&fresh, a, &s, c, keep), 0);
+		ck_assert_int_eq(ppcc_simulate_work(&kept, a, &s, c, keep, &work), 0);
+		ck_assert(fresh.step_ms > 0 && kept.step_ms == fresh.step_ms);
+		ck_assert(kept.bubble_fraction == fresh.bubble_fraction);
+		for (int r = 0; r < cases[i].p; r++) {
+			ck_assert(kept.busy_ms[r] == fresh.busy_ms[r]);
+			ck_assert(kept.idle_ms[r] == fresh.idle_ms[r]);
+			ck_assert(kept.comm_ms[r] == fresh.comm_ms[r]);
+			ck_assert(kept.peak_memory_bytes[r] == fresh.peak_memory_bytes[r]);
+		}
+		ck_assert_int_eq(kept.send_ms != NULL, keep != 0);
+		if (keep)
+			ck_assert(memcmp(kept.send_ms, fresh.send_ms,
+					 (size_t)S * cases[i].m * 2 * sizeof(double)) == 0);
+	}
+	ppcc_sim_work_free(work);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 Suite *suite_simulate(void)
 {
 	Suite *s = suite_create("simulate");
@@ -606,6 +679,7 @@ Suite *suite_simulate(void)
 	tcase_add_test(tc, zero_bubble_peak_memory_matches_the_paper);
 	tcase_add_test(tc, simulate_rejects_deadlock_and_bad_fields);
 	tcase_add_test(tc, intervals_are_consistent);
+	tcase_add_test(tc, simulation_with_kept_buffers_is_the_fresh_one);
 	suite_add_tcase(s, tc);
 	return s;
 }
