@@ -25,7 +25,7 @@ VERSION  := $(shell sed -n 's/^\#define PPCC_VERSION_STRING "\(.*\)"/\1/p' src/p
 
 DEB_PACKAGES := build-essential pkg-config libyaml-dev check libsubunit-dev \
 	libjansson-dev libyajl-dev libgraphviz-dev graphviz libopenmpi-dev openmpi-bin \
-	valgrind clang locales fonts-liberation2 fonts-dejavu-core python3
+	valgrind clang locales fonts-liberation2 fonts-dejavu-core python3 libglpk-dev
 
 PKGS := yaml-0.1 jansson yajl libcgraph libgvc
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -74,7 +74,10 @@ ALL_CPPFLAGS := -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L \
 ALL_CFLAGS := -std=c11 -fPIC -fvisibility=hidden $(WARN) $(SAN) $(CFLAGS) $(PKG_CFLAGS) \
 	$(MPI_CFLAGS) $(NCCL_CFLAGS)
 ALL_LDFLAGS := $(SAN) $(LDFLAGS)
-LIBS := $(PKG_LIBS) $(MPI_LIBS) $(NCCL_LIBS) -lpthread -lm
+# GLPK (no pkg-config module in Debian): auto's exact search, the compiler's
+# only; libppcc_rt does not link it.
+GLPK_LIBS := -lglpk
+LIBS := $(PKG_LIBS) $(GLPK_LIBS) $(MPI_LIBS) $(NCCL_LIBS) -lpthread -lm
 
 # src/cli_*.c: parts of the command line, linked into ppcc only
 LIB_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) \
@@ -132,7 +135,7 @@ $(LIB): $(LIB_OBJ)
 $(SOLIB): $(call DIST_OBJ,$(CC_SRC)) src/libppcc.map
 	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libppcc.so.$(SOMAJOR) \
 		-Wl,--version-script,src/libppcc.map -Wl,--no-undefined \
-		-o $@ $(filter %.o,$^) $(PKG_LIBS) -lpthread -lm
+		-o $@ $(filter %.o,$^) $(PKG_LIBS) $(GLPK_LIBS) -lpthread -lm
 	ln -sf $(notdir $@) $(BUILD)/libppcc.so.$(SOMAJOR)
 	ln -sf $(notdir $@) $(BUILD)/libppcc.so
 
@@ -226,7 +229,8 @@ $(BUILD)/trainer_cuda: $(TRAINER_DIR)/trainer_cuda.o $(TRAINER_DIR)/mlp.o $(TRAI
 # root, nothing is installed: a missing package the tests need is an
 # error naming it, anything else a message.
 DEB_NEEDED := build-essential pkg-config libyaml-dev check libsubunit-dev \
-	libjansson-dev libgraphviz-dev graphviz fonts-liberation2 fonts-dejavu-core
+	libjansson-dev libgraphviz-dev graphviz fonts-liberation2 fonts-dejavu-core \
+	libglpk-dev
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -342,7 +346,7 @@ install: all
 	install -m 644 man/ppcc_runtime.3 $(DESTDIR)$(MANDIR)/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-		-e 's|@REQUIRES@|$(PKGS)|' -e 's|@LIBS@|-lpthread -lm|' \
+		-e 's|@REQUIRES@|$(PKGS)|' -e 's|@LIBS@|$(GLPK_LIBS) -lpthread -lm|' \
 		ppcc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ppcc.pc
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
@@ -402,7 +406,7 @@ $(FUZZ_BUILD)/%.o: %.c
 		-MMD -MP -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJ)
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lpthread -lm
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(GLPK_LIBS) -lpthread -lm
 
 fuzz-build: $(FUZZERS:%=$(FUZZ_BUILD)/fuzz_%)
 

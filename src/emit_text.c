@@ -349,6 +349,57 @@ static void print_timeline(FILE *f, const ppcc_plan *p)
 	}
 }
 
+/* The exact search's line: the best of the heuristic's orders and the
+ * exact search's (both simulated), their gap, and how the search ended
+ * (proven optimal, or the bound it proved and the MIP gap to it). */
+static void print_exact(FILE *f, const ppcc_auto_report *o, int p, int m)
+{
+	const ppcc_exact_report *e = &o->exact;
+	long pm = (long)p * m;
+	if (e->status == PPCC_EXACT_NOT_RUN) {
+		if (pm > o->exact_opt.max_pm)
+			fprintf(f, "  exact search: not run (p x m = %ld, above %d)\n",
+				pm, o->exact_opt.max_pm);
+		else
+			fprintf(f, "  exact search: not run (no order fits to start "
+				"from)\n");
+		return;
+	}
+	double exact = NAN;
+	for (int i = 0; i < o->n; i++)
+		if (o->candidates[i].exact)
+			exact = o->candidates[i].step_ms;
+	fprintf(f, "  exact search (p x m = %ld, %d binaries): ", pm, e->binaries);
+	if (isfinite(o->heuristic_ms))
+		fprintf(f, "heuristic %.3f ms, ", o->heuristic_ms);
+	else
+		fprintf(f, "no heuristic order fits, ");
+	if (isfinite(exact)) {
+		fprintf(f, "%s %.3f ms", e->status == PPCC_EXACT_OPTIMAL ? "exact"
+			: "best found", exact);
+		if (isfinite(o->heuristic_ms) && exact > 0)
+			fprintf(f, " (gap %.2f%%)",
+				100 * (o->heuristic_ms - exact) / exact);
+	} else {
+		fprintf(f, "no exact order");
+	}
+	switch (e->status) {
+	case PPCC_EXACT_OPTIMAL:
+		fprintf(f, ", proven optimal\n");
+		break;
+	default: {
+		double inc = isfinite(exact) ? exact : e->warm_model_ms;
+		fprintf(f, ", stopped %s: bound %.3f ms%s, MIP gap %.2f%%\n",
+			e->status == PPCC_EXACT_TIME_LIMIT ? "at the time limit"
+			: e->status == PPCC_EXACT_NODE_LIMIT ? "at the node budget"
+			: "early", e->bound_ms,
+			e->relaxed ? "" : " (per-rank work; the relaxation was not solved)",
+			inc > 0 ? 100 * (inc - e->bound_ms) / inc : 0);
+		break;
+	}
+	}
+}
+
 /* The auto kind: each handcrafted kind's own plan, then the orders tried
  * on the chosen plan's split, and which was written. */
 static void print_auto(FILE *f, const ppcc_plan *p)
@@ -372,7 +423,9 @@ static void print_auto(FILE *f, const ppcc_plan *p)
 	for (int i = 0; i < o->n; i++) {
 		const ppcc_auto_candidate *c = &o->candidates[i];
 		char what[64];
-		if (c->kind == PPCC_SCHED_AUTO)
+		if (c->exact)
+			snprintf(what, sizeof what, "exact search (MILP)");
+		else if (c->kind == PPCC_SCHED_AUTO)
 			snprintf(what, sizeof what, "heuristic, cap %d, W %s", c->cap,
 				 c->fill ? "in any gap" : "in gaps >= W");
 		else
@@ -381,10 +434,13 @@ static void print_auto(FILE *f, const ppcc_plan *p)
 			what, c->step_ms, gib(c->peak_bytes),
 			c->fits ? "" : "  does not fit");
 	}
+	print_exact(f, o, p->best.schedule.n_ranks, p->best.schedule.n_microbatches);
 	double step = p->best.estimate.step_ms;
-	fprintf(f, "  written: %s, step %.3f ms", au->chosen_kind == PPCC_SCHED_AUTO
-		? "the heuristic's order" : ppcc_schedule_kind_name(au->chosen_kind),
-		step);
+	int exact = o->chosen >= 0 && o->candidates[o->chosen].exact &&
+		    au->chosen_kind == PPCC_SCHED_AUTO;
+	fprintf(f, "  written: %s, step %.3f ms", exact ? "the exact search's order"
+		: au->chosen_kind == PPCC_SCHED_AUTO ? "the heuristic's order"
+		: ppcc_schedule_kind_name(au->chosen_kind), step);
 	if (isfinite(f1b) && f1b > 0)
 		fprintf(f, ", %.1f%% %s than 1f1b's plan", 100 * fabs(f1b - step) / f1b,
 			step <= f1b ? "faster" : "slower");

@@ -455,12 +455,72 @@ typedef struct ppcc_auto_candidate {
 	double peak_bytes; /* the largest per-rank peak */
 	double over_bytes; /* the most a rank's peak exceeds its cap */
 	int fits;          /* every rank's peak within its cap */
+	int exact;         /* the exact search's order (src/exact.c) */
 } ppcc_auto_candidate;
+
+/* ---- the exact search (src/exact.c) ---------------------------------- */
+
+/* The most microbatches the exact search takes, and its default reach:
+ * auto runs it when p x m is at most PPCC_EXACT_DEFAULT_PM. */
+#define PPCC_EXACT_MAX_M 64
+#define PPCC_EXACT_DEFAULT_PM 64
+
+typedef enum ppcc_exact_status {
+	PPCC_EXACT_NOT_RUN = 0,    /* p x m above the reach, or nothing fits */
+	PPCC_EXACT_OPTIMAL,        /* proven optimal */
+	PPCC_EXACT_TIME_LIMIT,     /* stopped by the time limit */
+	PPCC_EXACT_NODE_LIMIT,     /* stopped after the node budget */
+	PPCC_EXACT_STOPPED         /* GLPK stopped otherwise */
+} ppcc_exact_status;
+
+typedef struct ppcc_exact_options {
+	int max_pm;          /* run when p x m <= this (0: never) */
+	double time_limit_s; /* glp_iocp.tm_lim */
+	long node_limit;     /* branch-and-bound nodes; 0: no budget */
+} ppcc_exact_options;
+
+/* auto's: p x m <= PPCC_EXACT_DEFAULT_PM, 10 s, 500 nodes. */
+extern const ppcc_exact_options ppcc_exact_defaults;
+
+typedef struct ppcc_exact_report {
+	ppcc_exact_status status;
+	double warm_model_ms;  /* the warm start's step in the model */
+	double model_ms;       /* the incumbent's step in the model */
+	double bound_ms;       /* the proven lower bound (= model_ms when
+				* optimal) */
+	double solve_s;        /* wall time; not printed by ppcc plan (it
+				* varies from run to run) */
+	int nodes, binaries, rows;
+	int warm_taken;        /* GLPK accepted the warm start */
+	int relaxed;           /* the LP relaxation was solved; else bound_ms
+				* is the per-rank work bound alone */
+} ppcc_exact_report;
+
+/* The least-step order of one chunk per rank (stage r on rank r) that
+ * keeps F, I and W each in microbatch order, under costs and rank_cap
+ * (NULL: no limit), warm-started from warm (a schedule of that shape that
+ * fits), as a MILP solved by GLPK (src/exact.c).  *out_order: per rank
+ * its 3m compute actions, in a: the incumbent's, which is the warm
+ * start's order when the search found nothing better or stopped before
+ * it had an incumbent.  PPCC_EINPUT when warm is not of that shape. */
+int ppcc_sched_exact(ppcc_action ***out_order, ppcc_exact_report *rep,
+		     ppcc_arena *a, int ranks, int microbatches,
+		     const struct ppcc_stage_cost *costs, const double *rank_cap,
+		     const struct ppcc_schedule *warm,
+		     const ppcc_exact_options *opt);
 
 typedef struct ppcc_auto_report {
 	int n;
 	int chosen;        /* index into candidates */
 	ppcc_auto_candidate candidates[PPCC_AUTO_MAX];
+	/* the exact search: what it was given and what it found */
+	ppcc_exact_options exact_opt;
+	ppcc_exact_report exact;
+	double heuristic_ms; /* the best of the heuristic's orders that fit;
+			      * INFINITY when none does */
+	double before_ms;    /* the best before the exact search (whose
+			      * warm start is the best of those with I
+			      * and W) */
 } ppcc_auto_report;
 
 /* The fastest schedule of one chunk per rank for these stages (ranks
@@ -476,6 +536,12 @@ int ppcc_sched_auto(struct ppcc_schedule *out, ppcc_auto_report *rep,
 		    const ppcc_stage_info *stages,
 		    const struct ppcc_stage_cost *costs,
 		    const double *rank_cap);
+/* The same with the exact search's options (NULL: ppcc_exact_defaults). */
+int ppcc_sched_auto_opts(struct ppcc_schedule *out, ppcc_auto_report *rep,
+			 ppcc_arena *a, int ranks, int microbatches,
+			 const ppcc_stage_info *stages,
+			 const struct ppcc_stage_cost *costs,
+			 const double *rank_cap, const ppcc_exact_options *ex);
 
 /* ---- costs and partition -------------------------------------------- */
 

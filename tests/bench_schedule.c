@@ -18,6 +18,7 @@
  * second.
  */
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,8 +319,12 @@ out:
 	return ok ? 0 : 1;
 }
 
+/* 1f1b's build + validate + simulate at the zero-bubble kinds' p and m:
+ * the baseline their times are given against (0 until measured). */
+static double ref_1f1b_s;
+
 /* Build + validate + simulate of one kind, best of three, against the
- * one-second budget. */
+ * one-second budget, and against 1f1b's time at the same p and m. */
 static int bench_kind(int kind, int p, int m)
 {
 	const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
@@ -352,12 +357,18 @@ static int bench_kind(int kind, int p, int m)
 			actions += s.ranks[r].n_actions;
 		ppcc_arena_free(a);
 	}
-	if (status == 0)
+	if (status == 0) {
 		printf("%s p=%d v=%d m=%d: %ld actions, build + validate + "
 		       "simulate %.3f s (budget 1 s: %s), step %.3f ms, bubble "
-		       "%.4f\n", k->name, p, v, m, actions, best,
+		       "%.4f", k->name, p, v, m, actions, best,
 		       best < 1.0 ? "within" : "OVER", e.step_ms,
 		       e.bubble_fraction);
+		if (ref_1f1b_s > 0 && kind != PPCC_SCHED_1F1B)
+			printf("; %.1fx 1f1b's %.3f s", best / ref_1f1b_s, ref_1f1b_s);
+		putchar('\n');
+		if (kind == PPCC_SCHED_1F1B)
+			ref_1f1b_s = best;
+	}
 	free(st);
 	free(c);
 	return status || best >= 1.0;
@@ -402,12 +413,85 @@ static int bench_auto(int p, int m)
 			printf(" (heuristic, cap %d, W %s)", won->cap,
 			       won->fill ? "in any gap" : "in gaps >= W");
 		printf("; all + validate + simulate %.3f s (budget 1 s: %s), step "
-		       "%.3f ms, bubble %.4f\n", best, best < 1.0 ? "within" : "OVER",
+		       "%.3f ms, bubble %.4f", best, best < 1.0 ? "within" : "OVER",
 		       e.step_ms, e.bubble_fraction);
+		if (ref_1f1b_s > 0)
+			printf("; %.1fx 1f1b's %.3f s", best / ref_1f1b_s, ref_1f1b_s);
+		putchar('\n');
 	}
 	free(st);
 	free(c);
 	return status || best >= 1.0;
+}
+
+/* auto at p, m with the exact search forced (p x m above its default
+ * reach), under the stage costs above with a split backward and a memory
+ * cap of p microbatches' stash per rank (1F1B's): the heuristic's best
+ * order, the exact search's, their gap, how the search ended (optimal, or
+ * the bound and MIP gap at the time limit), the time against its 10 s
+ * budget, and the step against 1F1B's. */
+static int bench_auto_exact(int p, int m)
+{
+	ppcc_stage_info *st = stages_make(p);
+	ppcc_stage_cost *c = costs_make(p);
+	double *cap = calloc((size_t)p, sizeof *cap);
+	int status = 0;
+	for (int i = 0; i < p; i++) {
+		c[i].bwd_input_ms = c[i].bwd_ms / 2;
+		c[i].bwd_weight_ms = c[i].bwd_ms / 2;
+		c[i].stash_input_bytes = c[i].stash_bytes / 2;
+		cap[i] = c[i].static_bytes + p * c[i].stash_bytes;
+	}
+	/* 9.5 s for the search, so that all of it stays within 10 s */
+	ppcc_exact_options ex = {p * m, 9.5, 0};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s, f;
+	ppcc_estimate e, fe;
+	ppcc_auto_report rep;
+	ppcc_diag d = {NULL, NULL, 0, 0};
+	double w0 = now_s();
+	if (ppcc_sched_auto_opts(&s, &rep, a, p, m, st, c, cap, &ex) != 0 ||
+	    ppcc_schedule_validate_seal(&s, &d, NULL, 10) != 0 ||
+	    ppcc_simulate(&e, a, &s, c) != 0 ||
+	    ppcc_schedule_build(&f, a, PPCC_SCHED_1F1B, p, 1, m, 0, st) != 0 ||
+	    ppcc_simulate(&fe, a, &f, c) != 0) {
+		fprintf(stderr, "bench: auto with the exact search p=%d m=%d failed\n",
+			p, m);
+		status = 1;
+	}
+	double w = now_s() - w0;
+	if (status == 0) {
+		const ppcc_exact_report *x = &rep.exact;
+		double exact = NAN;
+		for (int i = 0; i < rep.n; i++)
+			if (rep.candidates[i].exact)
+				exact = rep.candidates[i].step_ms;
+		printf("auto p=%d m=%d, exact search (%d binaries, %d rows, %d nodes, "
+		       "warm start %s): heuristic %.3f ms, %s %.3f ms (gap %.2f%%), ",
+		       p, m, x->binaries, x->rows, x->nodes,
+		       x->warm_taken ? "taken" : x->relaxed ? "REFUSED"
+		       : "not reached", rep.heuristic_ms,
+		       x->status == PPCC_EXACT_OPTIMAL ? "exact" : "best found", exact,
+		       100 * (rep.heuristic_ms - exact) / exact);
+		if (x->status == PPCC_EXACT_OPTIMAL)
+			printf("proven optimal");
+		else
+			printf("%s: bound %.3f ms%s, MIP gap %.2f%%",
+			       x->status == PPCC_EXACT_TIME_LIMIT ? "stopped at the time limit"
+			       : "stopped", x->bound_ms,
+			       x->relaxed ? "" : " (per-rank work: the LP relaxation "
+			       "was not solved in time)",
+			       100 * (exact - x->bound_ms) / exact);
+		printf("; written %.3f ms against 1f1b's %.3f ms (%.3fx); search %.2f s, "
+		       "all %.2f s (budget 10 s: %s)\n", e.step_ms, fe.step_ms,
+		       e.step_ms / fe.step_ms, x->solve_s, w,
+		       w < 10.0 ? "within" : "OVER");
+	}
+	ppcc_arena_free(a);
+	free(st);
+	free(c);
+	free(cap);
+	return status || w >= 10.0;
 }
 
 int main(void)
@@ -495,11 +579,13 @@ int main(void)
 	free(st);
 	free(c);
 
-	/* the zero-bubble kinds at p = 64, m = 512 */
+	/* the zero-bubble kinds and auto at p = 64, m = 512, beside 1f1b */
+	status |= bench_kind(PPCC_SCHED_1F1B, 64, 512);
 	for (int kind = PPCC_SCHED_ZB_H1; kind < PPCC_SCHED_COUNT; kind++)
 		if (kind != PPCC_SCHED_AUTO)
 			status |= bench_kind(kind, 64, 512);
 	status |= bench_auto(64, 512);
+	status |= bench_auto_exact(8, 32);
 	status |= baseline(32, 256);
 	status |= baseline(64, 1024);
 	status |= baseline(256, 4096);

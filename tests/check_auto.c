@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ppcc.h"
+#include "sched/sched.h"
 #include "testutil.h"
 
 Suite *suite_auto(void);
@@ -138,7 +139,10 @@ START_TEST(auto_never_slower_than_a_kind_that_fits_random)
 		ppcc_arena *a = ppcc_arena_new();
 		ppcc_schedule s;
 		ppcc_auto_report rep;
-		int err = ppcc_sched_auto(&s, &rep, a, p, m, st, c, cap);
+		/* the choice without the exact search (which the tests below
+		 * cover; it only replaces an order with a faster one) */
+		ppcc_exact_options none = {0, 0, 0};
+		int err = ppcc_sched_auto_opts(&s, &rep, a, p, m, st, c, cap, &none);
 		ck_assert_msg(err == 0 || err == PPCC_EINFEASIBLE, "status %d", err);
 		ppcc_estimate est;
 		ck_assert_int_eq(ppcc_simulate(&est, a, &s, c), 0);
@@ -232,7 +236,8 @@ END_TEST
 
 /* tiny under --memory-limit 3.75 (1.75 GiB a device after the 2 GiB
  * reserve): zb-h2 (1.93 GiB) does not fit, zb-h1 (158.050 ms) does, and
- * the heuristic's order with 1.75 GiB beats it; a limit that is not a
+ * the heuristic's order with 1.75 GiB beats it (the exact search stops at
+ * its node budget, 1.29% above its bound); a limit that is not a
  * number is a usage error. */
 START_TEST(auto_under_a_memory_limit_from_the_command_line)
 {
@@ -249,6 +254,12 @@ START_TEST(auto_under_a_memory_limit_from_the_command_line)
 	ck_assert_msg(strstr(r.out, "    zb-h1                                   158.050\n"),
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "written: the heuristic's order"), "%s", r.out);
+	/* the exact search at p x m = 32 does not close the gap to its bound
+	 * within the node budget, and finds no faster order */
+	ck_assert_msg(strstr(r.out, "  exact search (p x m = 32, 336 binaries): heuristic "
+			     "154.820 ms, best found 154.820 ms (gap 0.00%), stopped at "
+			     "the node budget: bound 152.820 ms, MIP gap 1.29%\n"),
+		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "      1.75\n"), "%s", r.out);
 	tu_run_free(&r);
 	char *bad[] = {(char *)tu_ppcc(), "plan", ex, "--memory-limit", "lots", NULL};
@@ -285,6 +296,225 @@ START_TEST(auto_in_search_only_when_fixed)
 }
 END_TEST
 
+/* ---- the exact search ---- */
+
+static double exact_step(const ppcc_auto_report *rep)
+{
+	for (int i = 0; i < rep->n; i++)
+		if (rep->candidates[i].exact)
+			return rep->candidates[i].step_ms;
+	return NAN;
+}
+
+/* Random small instances (p <= 3, m <= 4, uneven costs, p2p, memory caps
+ * from one microbatch's stash up, I freeing part of the stash or, below
+ * 0, growing it): the exact search proves its optimum, its order fits,
+ * the simulated step of its order is the model's optimum (so the model
+ * times schedules as the simulator does), and it is no slower than the
+ * heuristic's best order or any handcrafted kind of one chunk that fits. */
+START_TEST(exact_is_optimal_and_no_slower_on_small_instances)
+{
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	int beat = 0;
+	for (int t = 0; t < 40; t++) {
+		int p = 1 + (int)(rng(&x) % 3), m = 1 + (int)(rng(&x) % 4);
+		ppcc_stage_info st[AUTO_MAX_P];
+		ppcc_stage_cost c[AUTO_MAX_P];
+		double cap[AUTO_MAX_P];
+		stages_fill(st, p);
+		memset(c, 0, sizeof c);
+		for (int s = 0; s < p; s++) {
+			c[s].fwd_ms = uniform(&x, 0.5, 2);
+			c[s].bwd_input_ms = uniform(&x, 0.5, 2.5);
+			c[s].bwd_weight_ms = uniform(&x, 0.1, 2);
+			c[s].bwd_ms = c[s].bwd_input_ms + c[s].bwd_weight_ms;
+			c[s].send_f_ms = s < p - 1 ? uniform(&x, 0, 0.3) : 0;
+			c[s].send_b_ms = s > 0 ? uniform(&x, 0, 0.3) : 0;
+			c[s].stash_bytes = uniform(&x, 1, 4);
+			/* below 0 too: W holding more than the stash */
+			c[s].stash_input_bytes = c[s].stash_bytes * uniform(&x, -0.5, 1);
+			c[s].static_bytes = uniform(&x, 0, 8);
+			cap[s] = c[s].static_bytes +
+				 c[s].stash_bytes * uniform(&x, 1, 1.0 + p);
+		}
+		ppcc_exact_options ex = {1000, 60, 0};
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_schedule s;
+		ppcc_auto_report rep;
+		int err = ppcc_sched_auto_opts(&s, &rep, a, p, m, st, c, cap, &ex);
+		if (err == PPCC_EINFEASIBLE) {
+			ck_assert_int_eq(rep.exact.status, PPCC_EXACT_NOT_RUN);
+			ppcc_arena_free(a);
+			continue;
+		}
+		ck_assert_int_eq(err, 0);
+		if (rep.exact.status == PPCC_EXACT_NOT_RUN) {
+			/* only when no order with I and W fits to start from */
+			ck_assert(!isfinite(rep.heuristic_ms));
+			ppcc_arena_free(a);
+			continue;
+		}
+		ck_assert_int_eq(rep.exact.status, PPCC_EXACT_OPTIMAL);
+		double ex_ms = exact_step(&rep);
+		/* the model's memory count is the simulator's: its order fits */
+		for (int i = 0; i < rep.n; i++)
+			if (rep.candidates[i].exact)
+				ck_assert_msg(rep.candidates[i].fits, "trial %d", t);
+		ck_assert_msg(fabs(ex_ms - rep.exact.model_ms) <= 1e-9 * ex_ms,
+			      "trial %d: simulated %.9f, model %.9f", t, ex_ms,
+			      rep.exact.model_ms);
+		ck_assert_double_le(ex_ms, rep.before_ms * (1 + 1e-12));
+		if (isfinite(rep.heuristic_ms))
+			ck_assert_double_le(ex_ms, rep.heuristic_ms * (1 + 1e-12));
+		beat += ex_ms < rep.before_ms * (1 - 1e-9);
+		ppcc_estimate est;
+		ppcc_diag d = {.fn = quiet};
+		ck_assert_int_eq(ppcc_schedule_validate_seal(&s, &d, NULL, 0), 0);
+		ck_assert_int_eq(ppcc_simulate(&est, a, &s, c), 0);
+		for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
+			const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
+			ppcc_schedule h;
+			if (k == PPCC_SCHED_AUTO || ki->min_chunks > 1 ||
+			    ppcc_schedule_build(&h, a, k, p, 1, m, 0, st) != 0)
+				continue;
+			ppcc_estimate he;
+			ck_assert_int_eq(ppcc_simulate(&he, a, &h, c), 0);
+			int fits = 1;
+			for (int r = 0; r < p; r++)
+				fits &= he.peak_memory_bytes[r] <= cap[r];
+			if (fits)
+				ck_assert_msg(est.step_ms <= he.step_ms &&
+					      ex_ms <= he.step_ms * (1 + 1e-12),
+					      "trial %d: exact %.6f, %s %.6f", t, ex_ms,
+					      ki->name, he.step_ms);
+		}
+		ppcc_arena_free(a);
+	}
+	/* the search finds what the heuristic and the kinds miss */
+	ck_assert_int_gt(beat, 0);
+}
+END_TEST
+
+/* The brute force: every order of rank 0's and rank 1's passes (each
+ * microbatch F before I before W; with `typed`, each kind of pass in
+ * microbatch order too), lowered, simulated, kept when it completes and
+ * fits; the least step. */
+typedef struct brute {
+	int m, typed;
+	const ppcc_stage_info *st;
+	const ppcc_stage_cost *c;
+	const double *cap;
+	ppcc_action ord[2][12];
+	double best;
+	long tried;
+} brute;
+
+static void brute_play(brute *b)
+{
+	const ppcc_action *given[2] = {b->ord[0], b->ord[1]};
+	sched_auto_params params = {b->c, NULL, 0, given};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_estimate e;
+	ppcc_diag d = {.fn = quiet};
+	b->tried++;
+	if (ppcc_sched_build_with(&s, a, PPCC_SCHED_AUTO, 2, 1, b->m, 0, b->st,
+				  &params) == 0 &&
+	    ppcc_schedule_validate_seal(&s, &d, NULL, 1) == 0 &&
+	    ppcc_simulate(&e, a, &s, b->c) == 0 &&
+	    e.peak_memory_bytes[0] <= b->cap[0] &&
+	    e.peak_memory_bytes[1] <= b->cap[1] && e.step_ms < b->best)
+		b->best = e.step_ms;
+	ppcc_arena_free(a);
+}
+
+static void brute_rank(brute *b, int r, int k, int *nf, int *ni, int *nw,
+		       unsigned used_f, unsigned used_i, unsigned used_w)
+{
+	int m = b->m;
+	if (k == 3 * m) {
+		if (r == 0) {
+			int f[1] = {0}, i[1] = {0}, w[1] = {0};
+			brute_rank(b, 1, 0, f, i, w, 0, 0, 0);
+		} else {
+			brute_play(b);
+		}
+		return;
+	}
+	for (int mb = 0; mb < m; mb++) {
+		unsigned bit = 1u << mb;
+		if (b->typed && mb != *nf && mb != *ni && mb != *nw)
+			continue;
+		if (!(used_f & bit) && (!b->typed || mb == *nf)) {
+			b->ord[r][k] = (ppcc_action){PPCC_OP_F, r, mb, -1, 0};
+			(*nf)++;
+			brute_rank(b, r, k + 1, nf, ni, nw, used_f | bit, used_i, used_w);
+			(*nf)--;
+		}
+		if ((used_f & bit) && !(used_i & bit) && (!b->typed || mb == *ni)) {
+			b->ord[r][k] = (ppcc_action){PPCC_OP_I, r, mb, -1, 0};
+			(*ni)++;
+			brute_rank(b, r, k + 1, nf, ni, nw, used_f, used_i | bit, used_w);
+			(*ni)--;
+		}
+		if ((used_i & bit) && !(used_w & bit) && (!b->typed || mb == *nw)) {
+			b->ord[r][k] = (ppcc_action){PPCC_OP_W, r, mb, -1, 0};
+			(*nw)++;
+			brute_rank(b, r, k + 1, nf, ni, nw, used_f, used_i, used_w | bit);
+			(*nw)--;
+		}
+	}
+}
+
+/* p = 2 with uneven costs, p2p and a memory cap that holds two
+ * microbatches' stash but not three: the exact search's proven optimum is
+ * the least step of every order, found by enumeration (m = 2: all 20 x 20
+ * orders, the kinds of pass in any microbatch order; m = 3: every order
+ * that keeps each kind in microbatch order), and at m = 3 it is faster
+ * than the heuristic and the handcrafted kinds. */
+START_TEST(exact_equals_brute_force_p2)
+{
+	ppcc_stage_info st[2];
+	ppcc_stage_cost c[2];
+	double cap[2];
+	stages_fill(st, 2);
+	memset(c, 0, sizeof c);
+	c[0] = (ppcc_stage_cost){.fwd_ms = 1.0, .bwd_input_ms = 1.5,
+				 .bwd_weight_ms = 0.75, .send_f_ms = 0.125};
+	c[1] = (ppcc_stage_cost){.fwd_ms = 1.25, .bwd_input_ms = 1.0,
+				 .bwd_weight_ms = 1.0, .send_b_ms = 0.125};
+	for (int s = 0; s < 2; s++) {
+		c[s].bwd_ms = c[s].bwd_input_ms + c[s].bwd_weight_ms;
+		c[s].stash_bytes = 4;
+		c[s].stash_input_bytes = 3;
+		c[s].static_bytes = 10;
+		cap[s] = 10 + 9; /* two microbatches and an I's worth freed */
+	}
+	for (int m = 2; m <= 3; m++) {
+		brute b = {.m = m, .typed = m == 3, .st = st, .c = c, .cap = cap,
+			   .best = INFINITY};
+		int f[1] = {0}, i[1] = {0}, w[1] = {0};
+		brute_rank(&b, 0, 0, f, i, w, 0, 0, 0);
+		ck_assert(isfinite(b.best));
+		ppcc_exact_options ex = {1000, 60, 0};
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_schedule s;
+		ppcc_auto_report rep;
+		ck_assert_int_eq(ppcc_sched_auto_opts(&s, &rep, a, 2, m, st, c, cap,
+						      &ex), 0);
+		ck_assert_int_eq(rep.exact.status, PPCC_EXACT_OPTIMAL);
+		ck_assert_msg(fabs(exact_step(&rep) - b.best) <= 1e-9,
+			      "m %d: exact %.9f, brute force %.9f over %ld orders", m,
+			      exact_step(&rep), b.best, b.tried);
+		/* m = 3: 42 orders a rank, the standard Young tableaux of 3 x 3 */
+		ck_assert_int_eq(b.tried, m == 2 ? 400 : 42 * 42);
+		if (m == 3)
+			ck_assert_double_lt(exact_step(&rep), rep.before_ms - 1e-9);
+		ppcc_arena_free(a);
+	}
+}
+END_TEST
+
 Suite *suite_auto(void)
 {
 	Suite *s = suite_create("auto");
@@ -296,6 +526,8 @@ Suite *suite_auto(void)
 	tcase_add_test(tc, auto_never_slower_than_a_kind_that_fits_examples);
 	tcase_add_test(tc, auto_under_a_memory_limit_from_the_command_line);
 	tcase_add_test(tc, auto_in_search_only_when_fixed);
+	tcase_add_test(tc, exact_is_optimal_and_no_slower_on_small_instances);
+	tcase_add_test(tc, exact_equals_brute_force_p2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -26,7 +26,9 @@
  *
  * This is the order the table's row makes (at unit time, cap p, without
  * fill); auto.c in src/ plays it under a plan's costs and caps and
- * chooses by simulation.
+ * chooses by simulation.  With given orders in the parameters the row
+ * copies them instead (the exact search's, src/exact.c), so that they
+ * are lowered like any kind's.
  */
 #include <math.h>
 #include <string.h>
@@ -67,6 +69,13 @@ int ppcc_sched_order_auto(sched_list *out, const sched_shape *sh)
 {
 	const sched_auto_params *ap = sh->arg;
 	int p = sh->p, m = sh->m, S = sh->S, err = 0;
+	if (ap && ap->given) {
+		for (int r = 0; r < p; r++)
+			for (int i = 0; i < 3 * m; i++)
+				sched_put(&out[r], ap->given[r][i].op,
+					  ap->given[r][i].stage, ap->given[r][i].mb);
+		return 0;
+	}
 	const ppcc_stage_info *st = sh->stages;
 	size_t keys = (size_t)S * (size_t)m;
 	/* when the input of F / I of (stage, mb) is there; INFINITY not yet */

@@ -40,6 +40,10 @@ typedef struct sched_auto_params {
 	const int32_t *cap;  /* per rank */
 	int fill;            /* 1: a W in any idle gap; 0: only in a gap as
 			      * long as the W, or when the cap is reached */
+	/* When not NULL, the order is not played but copied: given[r] holds
+	 * rank r's compute actions (F, I, W; 3 m of them), in order (the
+	 * exact search's, src/exact.c). */
+	const ppcc_action *const *given;
 } sched_auto_params;
 
 /* A rank's compute order being written: room for cap actions; n counts
