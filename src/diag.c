@@ -73,17 +73,18 @@ const char *ppcc_status_str(int status)
 }
 
 /* The op traits: name, compute or communication, direction, the stage
- * at the other end and the op that matches there. */
+ * at the other end and the op that matches there, collective. */
 static const ppcc_op_traits op_traits[PPCC_OP_COUNT] = {
-	[PPCC_OP_F] = {"F", 1, 0, 0, 1, 0, -1},
-	[PPCC_OP_B] = {"B", 1, 0, 0, 0, 0, -1},
-	[PPCC_OP_I] = {"I", 1, 0, 0, 0, 0, -1},
-	[PPCC_OP_W] = {"W", 1, 0, 0, 0, 0, -1},
-	[PPCC_OP_SEND_F] = {"SEND_F", 0, 1, 1, 1, +1, PPCC_OP_RECV_F},
-	[PPCC_OP_RECV_F] = {"RECV_F", 0, 1, 0, 1, -1, PPCC_OP_SEND_F},
-	[PPCC_OP_SEND_B] = {"SEND_B", 0, 1, 1, 0, -1, PPCC_OP_RECV_B},
-	[PPCC_OP_RECV_B] = {"RECV_B", 0, 1, 0, 0, +1, PPCC_OP_SEND_B},
-	[PPCC_OP_OVERLAP_F_B] = {"OVERLAP_F_B", 0, 0, 0, 0, 0, -1},
+	[PPCC_OP_F] = {"F", 1, 0, 0, 1, 0, -1, 0},
+	[PPCC_OP_B] = {"B", 1, 0, 0, 0, 0, -1, 0},
+	[PPCC_OP_I] = {"I", 1, 0, 0, 0, 0, -1, 0},
+	[PPCC_OP_W] = {"W", 1, 0, 0, 0, 0, -1, 0},
+	[PPCC_OP_SEND_F] = {"SEND_F", 0, 1, 1, 1, +1, PPCC_OP_RECV_F, 0},
+	[PPCC_OP_RECV_F] = {"RECV_F", 0, 1, 0, 1, -1, PPCC_OP_SEND_F, 0},
+	[PPCC_OP_SEND_B] = {"SEND_B", 0, 1, 1, 0, -1, PPCC_OP_RECV_B, 0},
+	[PPCC_OP_RECV_B] = {"RECV_B", 0, 1, 0, 0, +1, PPCC_OP_SEND_B, 0},
+	[PPCC_OP_OVERLAP_F_B] = {"OVERLAP_F_B", 0, 0, 0, 0, 0, -1, 0},
+	[PPCC_OP_REDUCE_GRAD] = {"REDUCE_GRAD", 0, 0, 0, 0, 0, -1, 1},
 };
 
 const ppcc_op_traits *ppcc_op_traits_of(int op)
@@ -99,6 +100,11 @@ int ppcc_op_is_compute(int op)
 int ppcc_op_is_comm(int op)
 {
 	return op >= 0 && op < PPCC_OP_COUNT && op_traits[op].comm;
+}
+
+int ppcc_op_is_collective(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT && op_traits[op].collective;
 }
 
 const char *ppcc_op_name(int op)

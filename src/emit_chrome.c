@@ -3,10 +3,13 @@
  * Format JSON), for chrome://tracing and Perfetto.
  *
  * One process per pipeline rank (pid = rank, named "rank N"), thread 0
- * for compute and thread 1 for communication; every action is a complete
- * event (ph "X") whose ts and dur are the simulated start and duration in
- * microseconds, named like "F s2 mb3" or "SEND_F s2 mb3", with category
- * "compute" or "comm" and args {stage, mb, chunk, peer, bytes}.  An
+ * for compute, thread 1 for communication and, when the plan is data
+ * parallel, thread 2 for the gradient reductions ("dp reduce"); every
+ * action is a complete event (ph "X") whose ts and dur are the simulated
+ * start and duration in microseconds, named like "F s2 mb3", "SEND_F s2
+ * mb3" or "REDUCE_GRAD s2 bucket0", with category "compute", "comm" or
+ * "collective" and args {stage, mb, chunk, peer, bytes} (mb is the
+ * bucket of a REDUCE_GRAD).  An
  * overlapped pair is one more compute event, "OVERLAP_F_B s2 mb3" named
  * by its forward, from the start of its F to the end of its B, so that
  * the two nest inside it; it is written after its B's event.  The
@@ -113,15 +116,17 @@ static void metadata(ppcc_jw *w, const char *name, int pid, int tid,
 static void action_event(ppcc_jw *w, const ppcc_action *a, int rank, int chunk,
 			 double start_ms, double end_ms)
 {
-	int comm = ppcc_op_is_comm(a->op);
+	int coll = ppcc_op_is_collective(a->op);
+	int comm = coll ? 2 : ppcc_op_is_comm(a->op);
 	ppcc_jw_raw_n(w, "{\"name\":\"", 9);
 	ppcc_jw_raw(w, ppcc_op_name(a->op));
 	ppcc_jw_raw_n(w, " s", 2);
 	ppcc_jw_int(w, a->stage);
-	ppcc_jw_raw_n(w, " mb", 3);
+	ppcc_jw_raw(w, coll ? " bucket" : " mb");
 	ppcc_jw_int(w, a->mb);
-	ppcc_jw_raw(w, comm ? "\",\"cat\":\"comm\",\"ph\":\"X\",\"ts\":"
-			    : "\",\"cat\":\"compute\",\"ph\":\"X\",\"ts\":");
+	ppcc_jw_raw(w, coll ? "\",\"cat\":\"collective\",\"ph\":\"X\",\"ts\":"
+		       : comm ? "\",\"cat\":\"comm\",\"ph\":\"X\",\"ts\":"
+			      : "\",\"cat\":\"compute\",\"ph\":\"X\",\"ts\":");
 	ppcc_jw_real(w, start_ms * 1000.0, CHROME_DIGITS);
 	ppcc_jw_raw(w, ",\"dur\":");
 	ppcc_jw_real(w, (end_ms - start_ms) * 1000.0, CHROME_DIGITS);
@@ -268,6 +273,13 @@ static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 		metadata(w, "thread_name", r, 0, "name", "compute", 0);
 		ppcc_jw_raw(w, ",\n");
 		metadata(w, "thread_name", r, 1, "name", "comm", 0);
+		for (int32_t i = 0; i < s->ranks[r].n_actions; i++)
+			if (ppcc_op_is_collective(s->ranks[r].actions[i].op)) {
+				ppcc_jw_raw(w, ",\n");
+				metadata(w, "thread_name", r, 2, "name",
+					 "dp reduce", 0);
+				break;
+			}
 	}
 	for (int r = 0; r < s->n_ranks && !w->err; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];

@@ -6,6 +6,10 @@
  * The timeline is the diagram of the GPipe and Megatron-LM papers: one row
  * per rank, rank 0 on top, one box per compute action placed at its
  * simulated start and as wide as it lasts, so idle time shows as gaps.
+ * A data-parallel plan's REDUCE_GRAD actions run on the rank's
+ * communication channel, beside its compute: they are a lane of thin
+ * dark boxes along the bottom of the rank's row, at their simulated
+ * times on that channel, and the axis reaches the last of them.
  * Every node has a pinned position (pos "x,y!", in points) and a fixed
  * size, and the picture has no edges: nothing is left to a layout engine.
  * libgvc lays it out with the "nop" engine, the library form of `neato -n`;
@@ -741,6 +745,10 @@ static int tl_geometry(dot_ctx *x, tl_geom *out, long *n_drawn,
 	}
 	if (out->cutoff == INFINITY && e->step_ms > extent)
 		extent = e->step_ms;
+	if (out->cutoff == INFINITY && e->dp_end_ms)
+		for (int r = 0; r < s->n_ranks; r++)
+			if (e->dp_end_ms[r] > extent)
+				extent = e->dp_end_ms[r];
 	if (!(extent > 0) || !isfinite(extent))
 		extent = 1;
 	double median = 0;
@@ -958,6 +966,56 @@ static void tl_boxes(dot_ctx *x, const tl_geom *gm)
 	}
 }
 
+#define TL_LANE_H 5.0 /* a reduction's box, along the row's bottom */
+#define TL_LANE_FILL "#3d3d3d"
+
+static int tl_has_reductions(const ppcc_schedule *s)
+{
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
+			if (ppcc_op_is_collective(s->ranks[r].actions[i].op))
+				return 1;
+	return 0;
+}
+
+/* The REDUCE_GRAD lane: one box per reduction that starts before the
+ * cutoff, with its tooltip. */
+static void tl_reductions(dot_ctx *x, const tl_geom *gm)
+{
+	const ppcc_schedule *s = x->s;
+	const ppcc_estimate *e = x->e;
+	char name[48];
+	for (int r = 0; r < s->n_ranks && !x->err; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		for (int i = 0; i < rs->n_actions && !x->err; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
+			if (!ppcc_op_is_collective(a->op) || !(t0 < gm->cutoff))
+				continue;
+			if (t1 < t0)
+				t1 = t0;
+			double w = (t1 - t0) * gm->scale;
+			snprintf(name, sizeof name, "r%dc%d", r, i);
+			Agnode_t *n = add_node(x, NULL, name);
+			place(x, n, gm->x0 + t0 * gm->scale + w / 2,
+			      row_y(x, r) - TL_BOX_H / 2 + TL_LANE_H / 2, w,
+			      TL_LANE_H);
+			if (!n)
+				return;
+			set(x, n, x->fill, TL_LANE_FILL);
+			set(x, n, x->color, TL_LANE_FILL);
+			str_printf(&x->str, "REDUCE_GRAD stage %d bucket %d, "
+				   "%llu bytes: ", (int)a->stage, (int)a->mb,
+				   (unsigned long long)a->bytes);
+			str_ms(&x->str, t0);
+			str_puts(&x->str, "\xe2\x80\x93");
+			str_ms(&x->str, t1);
+			str_puts(&x->str, " ms");
+			set_str(x, n, x->tooltip);
+		}
+	}
+}
+
 /* A swatch and a word for each op in the plan, then each chunk's shade. */
 static void tl_legend(dot_ctx *x, const tl_geom *gm)
 {
@@ -1017,6 +1075,14 @@ static void tl_legend(dot_ctx *x, const tl_geom *gm)
 		tl_text(x, "legendpairtext", cx + 16, TL_LEGEND_Y, 1, 10);
 		cx += 16 + w + 20;
 	}
+	if (tl_has_reductions(s)) {
+		tl_rect(x, "legendREDUCE_GRAD", cx + 6, TL_LEGEND_Y, 12,
+			TL_LANE_H, TL_LANE_FILL);
+		str_puts(&x->str, "REDUCE_GRAD gradient bucket, beside compute");
+		double w = label_width(x, 10);
+		tl_text(x, "legendREDUCE_GRADtext", cx + 16, TL_LEGEND_Y, 1, 10);
+		cx += 16 + w + 20;
+	}
 	str_puts(&x->str, "box: microbatch; gaps: idle time");
 	tl_text(x, "legendnote", cx + 10, TL_LEGEND_Y, 1, 10);
 }
@@ -1034,6 +1100,11 @@ static void tl_title(dot_ctx *x, const tl_geom *gm, long drawn, long total)
 		str_puts(&x->str, ", ");
 		str_fixed(&x->str, 100 * e->bubble_analytic, 1);
 		str_puts(&x->str, "% closed form");
+	}
+	if (tl_has_reductions(x->s) && e->dp_end_ms) {
+		str_puts(&x->str, " \xc2\xb7 gradients reduced at ");
+		str_ms(&x->str, e->dp_step_ms);
+		str_puts(&x->str, " ms");
 	}
 	str_puts(&x->str, "\\n");
 	if (drawn < total) {
@@ -1071,6 +1142,7 @@ static int tl_build(dot_ctx *x)
 	tl_title(x, &gm, drawn, total);
 	tl_background(x, &gm);
 	tl_boxes(x, &gm);
+	tl_reductions(x, &gm);
 	tl_rows(x, &gm);
 	tl_legend(x, &gm);
 	return x->err;

@@ -79,8 +79,8 @@ static const char *const schedule_h_names[] = {
 	"PPCC_SCHEDULE_H", "PPCC_SCHEDULE_VERSION", "PPCC_OP_COUNT",
 	"PPCC_SCHED_COUNT", "PPCC_OP_F", "PPCC_OP_B", "PPCC_OP_I", "PPCC_OP_W",
 	"PPCC_OP_SEND_F", "PPCC_OP_RECV_F", "PPCC_OP_SEND_B", "PPCC_OP_RECV_B",
-	"PPCC_OP_OVERLAP_F_B", "ppcc_op", "ppcc_schedule_kind", "ppcc_action",
-	"ppcc_rank_schedule",
+	"PPCC_OP_OVERLAP_F_B", "PPCC_OP_REDUCE_GRAD", "ppcc_op", "ppcc_schedule_kind",
+	"ppcc_action", "ppcc_rank_schedule",
 	"ppcc_stage_info", "ppcc_schedule",
 };
 
@@ -463,7 +463,8 @@ static void put_standalone_types(header_out *h, const ppcc_plan *p)
 	fprintf(f, "} %s_schedule_kind;\n\n#define %s_SCHED_COUNT %d\n\n", L, U,
 		PPCC_SCHED_COUNT);
 	fprintf(f,
-		"/* One action.  peer is -1 and bytes 0 for compute. */\n"
+		"/* One action.  peer is -1 and bytes 0 for compute; peer is -1\n"
+		" * for REDUCE_GRAD, whose mb is the bucket. */\n"
 		"typedef struct %s_action {\n"
 		"\tint32_t op;    /* %s_op */\n"
 		"\tint32_t stage; /* global virtual stage */\n"

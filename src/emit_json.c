@@ -106,7 +106,9 @@ static void stage_json(ppcc_jw *w, const ppcc_stage_info *st,
 }
 
 /* One action, on a line of its own.  The op names are plain ASCII
- * words, written as they are. */
+ * words, written as they are.  REDUCE_GRAD is written as the IR holds
+ * it: its bucket in mb, peer -1, its bytes; its times are its run on the
+ * rank's communication channel. */
 static void action_json(ppcc_jw *w, const ppcc_action *a, double start, double end)
 {
 	ppcc_jw_raw_n(w, "{\"op\":\"", 7);
@@ -115,7 +117,7 @@ static void action_json(ppcc_jw *w, const ppcc_action *a, double start, double e
 	ppcc_jw_int(w, a->stage);
 	field(w, "\"mb\":", 0);
 	ppcc_jw_int(w, a->mb);
-	if (ppcc_op_is_comm(a->op)) {
+	if (ppcc_op_is_comm(a->op) || ppcc_op_is_collective(a->op)) {
 		field(w, "\"peer\":", 0);
 		ppcc_jw_int(w, a->peer);
 		field(w, "\"bytes\":", 0);

@@ -11,7 +11,12 @@
  *
  * With communication (o->with_comms) every action of a rank is listed in
  * its order, with no empty cells: the "compute_comms" loader rejects
- * empty cells, and it runs each rank's list as given.
+ * empty cells, and it runs each rank's list as given.  PyTorch's
+ * REDUCE_GRAD cell has no microbatch and reduces a whole stage's
+ * gradients (the buckets are its data-parallel wrapper's own), so a
+ * stage's REDUCE_GRAD actions are written as one `{stage}REDUCE_GRAD`
+ * cell, at the place of bucket 0; compute only, they are left out with
+ * the communication.
  *
  * Compute only (the default), the F/B/I/W actions are laid out on a grid
  * of lock-step time steps, and an empty cell is a step in which the rank
@@ -39,7 +44,11 @@ static int is_compute(int op)
 
 static void put_action(FILE *f, const ppcc_action *a)
 {
-	fprintf(f, "%d%s%d", (int)a->stage, ppcc_op_name(a->op), (int)a->mb);
+	if (a->op == PPCC_OP_REDUCE_GRAD)
+		fprintf(f, "%dREDUCE_GRAD", (int)a->stage);
+	else
+		fprintf(f, "%d%s%d", (int)a->stage, ppcc_op_name(a->op),
+			(int)a->mb);
 }
 
 /* The actions that one cell at a of a rank's list stands for: 3 for an
@@ -88,7 +97,8 @@ static int check_schedule(const ppcc_schedule *s, ppcc_diag *d)
 			const ppcc_action *a = &rs->actions[i];
 			if (a->op < 0 || a->op >= PPCC_OP_COUNT || a->stage < 0 ||
 			    a->stage >= s->n_stages || a->mb < 0 ||
-			    a->mb >= s->n_microbatches) {
+			    (a->mb >= s->n_microbatches &&
+			     !ppcc_op_is_collective(a->op))) {
 				ppcc_error(d, NULL,
 					   "rank %d action %d (op %d, stage %d, "
 					   "microbatch %d) is out of range",
@@ -200,11 +210,17 @@ static int emit_torch_csv_body(FILE *f, const ppcc_plan *p,
 	if (o && o->with_comms) {
 		for (int r = 0; r < s->n_ranks; r++) {
 			const ppcc_rank_schedule *rs = &s->ranks[r];
+			int cells = 0;
 			for (int i = 0; i < rs->n_actions;) {
-				if (i)
+				const ppcc_action *x = &rs->actions[i];
+				if (ppcc_op_is_collective(x->op) && x->mb != 0) {
+					i++;
+					continue;
+				}
+				if (cells++)
 					fputc(',', f);
-				put_cell(f, &rs->actions[i]);
-				i += cell_len(&rs->actions[i]);
+				put_cell(f, x);
+				i += cell_len(x);
 			}
 			fputc('\n', f);
 		}

@@ -10,19 +10,24 @@
  * parallel ranks, which share the weights and so reduce gradients with
  * them, n = d * cp ranks in all) add:
  *
- *   - gradient reduction, Megatron-LM's --overlap-grad-reduce: a stage's
- *     gradients, params / t per device, are cut into buckets of
- *     max(40,000,000, 1,000,000 * n) parameters (Megatron-LM's default);
- *     the gradients of a stage become ready in the course of its last
- *     weight-gradient pass (the last B, or W of a split backward), the
- *     bucket k of nb at start + (k + 1) / nb of that action's time; a
- *     bucket is all-reduced (ZeRO 0) or reduce-scattered (ZeRO >= 1),
- *     G bytes per parameter, over the n ranks, on the rank's one
- *     communication channel, from when it is ready or the channel is free,
- *     whichever is later.  Under ZeRO 2 and 3 only a shard of the
- *     gradients is kept, so every microbatch's backward reduce-scatters
- *     its buckets the same way.  A rank's gradients are reduced when its
- *     last bucket is;
+ *   - gradient reduction, Megatron-LM's --overlap-grad-reduce: the
+ *     schedule's REDUCE_GRAD actions, one per bucket of a stage's
+ *     gradients (plan.c cuts them: pipeline.dp_bucket_mb, by default
+ *     Megatron-LM's max(40,000,000, 1,000,000 * n) parameters of G
+ *     bytes), placed right after the stage's last weight-gradient pass
+ *     (the last B, or W of a split backward; sched/reduce.c); a bucket
+ *     is all-reduced (ZeRO 0) or reduce-scattered (ZeRO >= 1) over the
+ *     n ranks (its time, ppcc_dp_reduce_ms, is plan.c's), on the rank's
+ *     one communication channel, ready when that backward ends, from
+ *     then or when the channel is free, whichever is later: the rule
+ *     the simulator and the runtime's prediction apply
+ *     (ppcc_dp_channel_post), so that for ZeRO 0 and 1 this is the
+ *     simulator's dp_end_ms to the bit.  Under ZeRO 2 and 3 only a shard
+ *     of the gradients is kept, so every earlier microbatch's backward
+ *     of the stage reduce-scatters the same buckets the same way (the
+ *     schedule holds only the last, which leaves the gradients
+ *     reduced).  A rank's gradients are reduced when its last bucket
+ *     is;
  *   - every rank then waits for all of them (the gradient norm for
  *     clipping is an all-reduce over all ranks), so the optimizer step
  *     starts at the latest of those times;
@@ -52,9 +57,6 @@
 
 #include "ppcc.h"
 
-#define BUCKET_MIN_PARAMS 40000000.0
-#define BUCKET_PARAMS_PER_RANK 1000000.0
-
 double ppcc_zero_bytes_per_param(double *out, int zero, double grad_bytes,
 				 int d)
 {
@@ -72,6 +74,18 @@ double ppcc_zero_bytes_per_param(double *out, int zero, double grad_bytes,
 		out[2] = o;
 	}
 	return w + g + o;
+}
+
+double ppcc_dp_bucket_bytes(const ppcc_pipeline *pl)
+{
+	if (pl->dp_bucket_mb > 0)
+		return pl->dp_bucket_mb * 1e6;
+	int cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
+	int d = pl->data_parallel > 0 ? pl->data_parallel : 1;
+	double params = 1e6 * d * cp;
+	if (params < 40e6)
+		params = 40e6;
+	return params * pl->grad_bytes;
 }
 
 double ppcc_allreduce_seconds(const ppcc_link *l, int n, double bytes)
@@ -99,25 +113,18 @@ static const ppcc_device_group *rank_group(const ppcc_cluster *c,
 	return &c->groups[c->n_groups - 1];
 }
 
-/* Reduces one backward's gradients of a stage, bucket by bucket, on the
- * channel that is free from *free_ms; returns the time spent. */
-static double reduce_buckets(double *free_ms, double start, double end,
-			     double params, double bucket, double grad_bytes,
-			     int zero, int n, const ppcc_link *l)
+/* Under ZeRO 2 and 3, an earlier backward of a stage reduce-scatters
+ * the stage's buckets: those of its REDUCE_GRAD actions, n_red of them
+ * at red, ready at `ready`.  Returns the time spent. */
+static double reduce_early(double *free_ms, double ready,
+			   const ppcc_stage_cost *c, const ppcc_action *red,
+			   int32_t n_red)
 {
 	double spent = 0;
-	if (params <= 0 || n <= 1)
-		return 0;
-	double nb = ceil(params / bucket);
-	for (double k = 0; k < nb; k++) {
-		double size = k + 1 < nb ? bucket : params - bucket * (nb - 1);
-		double ready = start + (k + 1) / nb * (end - start);
-		double bytes = size * grad_bytes;
-		double d = zero == 0 ? ppcc_allreduce_seconds(l, n, bytes)
-				     : ppcc_allgather_seconds(l, n, bytes);
-		double at = ready > *free_ms ? ready : *free_ms;
-		*free_ms = at + 1e3 * d;
-		spent += 1e3 * d;
+	for (int32_t k = 0; k < n_red; k++) {
+		double ms = ppcc_dp_reduce_ms(c, red[k].bytes);
+		ppcc_dp_channel_post(free_ms, ready, ms);
+		spent += ms;
 	}
 	return spent;
 }
@@ -151,21 +158,20 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 #undef IT_ALLOC
 	int *in_flight = ppcc_arena_alloc(a, (size_t)S, sizeof *in_flight);
 	int *done = ppcc_arena_alloc(a, (size_t)S, sizeof *done);
-	if (!in_flight || !done)
+	int32_t *first_red = ppcc_arena_alloc(a, (size_t)S, sizeof *first_red);
+	int32_t *n_red = ppcc_arena_alloc(a, (size_t)S, sizeof *n_red);
+	if (!in_flight || !done || !first_red || !n_red)
 		return PPCC_ENOMEM;
 
 	const ppcc_link *dp_link = block <= cl->devices_per_node
 		? &cl->intra_node : &cl->inter_node;
-	double bucket = BUCKET_PARAMS_PER_RANK * n;
-	if (bucket < BUCKET_MIN_PARAMS)
-		bucket = BUCKET_MIN_PARAMS;
 
 	double sync = e->step_ms, post = 0, post_opt = 0, post_gather = 0;
 	double dp_total = 0;
 	for (int r = 0; r < p; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		const ppcc_device_group *dg = rank_group(cl, (int64_t)r * block);
-		double free_ms = 0, last = 0, spent = 0;
+		double free_ms = 0, last = 0, spent = 0, clock = 0;
 		double params = 0, stash = 0, peak = -1, logits_at_peak = 0;
 		double logits_now = 0;
 
@@ -179,6 +185,14 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			out->optimizer_bytes[r] += c->optimizer_bytes;
 			in_flight[st] = 0;
 			done[st] = 0;
+			n_red[st] = 0;
+		}
+		for (int32_t i = rs->n_actions - 1; i >= 0; i--) {
+			const ppcc_action *x = &rs->actions[i];
+			if (ppcc_op_is_collective(x->op)) {
+				first_red[x->stage] = i;
+				n_red[x->stage]++;
+			}
 		}
 		/* The stash along the rank's order, as the simulator counts
 		 * it, to split its peak into activations and logits; the
@@ -194,6 +208,14 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			double t0, t1;
 			if ((err = ppcc_rank_times_at(&times, i, &t0, &t1)) < 0)
 				return err;
+			if (ppcc_op_is_collective(x->op)) {
+				double ms = ppcc_dp_reduce_ms(c, x->bytes);
+				out->dp_reductions++;
+				ppcc_dp_channel_post(&free_ms, clock, ms);
+				spent += ms;
+				continue;
+			}
+			clock = t1;
 			if (t1 > last)
 				last = t1;
 			if (x->op == PPCC_OP_F) {
@@ -217,10 +239,12 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 					 : c->stash_bytes;
 				logits_now -= c->logits_bytes;
 				done[x->stage]++;
-				if (zero >= 2 || done[x->stage] == m)
-					spent += reduce_buckets(
-						&free_ms, t0, t1, c->params,
-						bucket, G, zero, n, dp_link);
+				if (zero >= 2 && done[x->stage] < m &&
+				    n_red[x->stage] > 0)
+					spent += reduce_early(
+						&free_ms, t1, c,
+						&rs->actions[first_red[x->stage]],
+						n_red[x->stage]);
 			}
 		}
 		if (peak < 0)
@@ -232,8 +256,12 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		out->dp_end_ms[r] = end;
 		if (end > sync)
 			sync = end;
-		if (spent > dp_total)
+		if (spent > dp_total) {
 			dp_total = spent;
+			double tail = end - e->step_ms;
+			double hidden = spent - (tail > 0 ? tail : 0);
+			out->dp_hidden_ms = hidden > 0 ? hidden : 0;
+		}
 
 		double updated = zero >= 1 ? params / n : params;
 		double opt = 1e3 * updated * (26.0 + G) / dg->memory_bandwidth;

@@ -1603,7 +1603,8 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 static const char *const pipeline_keys[] = {
 	"stages", "microbatches", "schedule", "chunks", "group_size",
 	"tensor_parallel", "data_parallel", "context_parallel",
-	"global_batch_size", "zero", "grad_bytes", "partition", NULL};
+	"global_batch_size", "zero", "grad_bytes", "dp_bucket_mb", "partition",
+	NULL};
 
 /* pipeline.partition: layers per stage, each a positive integer.  The
  * count and the sum are checked against the pipeline and the model by
@@ -1680,6 +1681,18 @@ static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 		&out->global_batch_size, &out->global_batch_size_loc);
 	sec_int(&s, "zero", 0, 3, 0, &out->zero, &out->zero_loc);
 	sec_number(&s, "grad_bytes", NUM_POSITIVE, 0, &out->grad_bytes);
+	const node *bk, *bv = sec_get(&s, "dp_bucket_mb", &bk);
+	double mb = 0;
+	if (bv && sec_number(&s, "dp_bucket_mb", NUM_POSITIVE, 0, &mb) == 1) {
+		/* 1 MB to 1 TB: fewer bytes would make a REDUCE_GRAD of
+		 * every few parameters */
+		if (mb < PPCC_DP_BUCKET_MB_MIN || mb > PPCC_DP_BUCKET_MB_MAX)
+			sec_bad(&s, "dp_bucket_mb", bv,
+				"megabytes from 1 to 1000000");
+		else
+			out->dp_bucket_mb = mb;
+		out->dp_bucket_mb_loc = bv->loc;
+	}
 	int kind = 0;
 	if (sec_word(&s, "schedule", kinds, &kind, &out->kind_loc) == 1)
 		out->kind = kind;

@@ -438,6 +438,18 @@ static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
 	double split[3];
 	ppcc_zero_bytes_per_param(split, cfg->pipeline.zero,
 				  cfg->pipeline.grad_bytes, x->dp * x->cp);
+	/* each REDUCE_GRAD: an all-reduce (ZeRO 0) or a reduce-scatter
+	 * over the n = d x cp ranks that hold the stage's weights, ring
+	 * algorithm, one latency (iteration.c) */
+	int n = x->dp * x->cp;
+	if (n > 1) {
+		const ppcc_link *l = (int64_t)x->shard * x->dp <=
+					     cfg->cluster.devices_per_node
+			? &cfg->cluster.intra_node : &cfg->cluster.inter_node;
+		double f = (cfg->pipeline.zero == 0 ? 2.0 : 1.0) * (n - 1) / n;
+		c->dp_reduce_ms = 1e3 * l->latency;
+		c->dp_reduce_ms_per_byte = 1e3 * f / l->bandwidth;
+	}
 	for (int k = i; k <= j; k++) {
 		double per_device = L[k].params / x->t;
 		c->tp_fwd_ms += 1e3 * x->tp_f[k];
@@ -572,6 +584,21 @@ static int schedule_set_stages(plan_ctx *x, ppcc_schedule *s,
 	return 0;
 }
 
+/* The data-parallel gradient reduction of v's split into its schedule:
+ * each stage's gradients (params per device x grad_bytes) in buckets of
+ * ppcc_dp_bucket_bytes (sched/reduce.c places them). */
+static int place_reductions(plan_ctx *x, ppcc_plan_variant *v)
+{
+	double *g;
+	if (!ALLOC(g, x->S))
+		return PPCC_ENOMEM;
+	for (int s = 0; s < x->S; s++)
+		g[s] = v->costs[s].params * x->cfg->pipeline.grad_bytes;
+	int err = ppcc_schedule_place_reductions(
+		&v->schedule, x->a, g, ppcc_dp_bucket_bytes(&x->cfg->pipeline));
+	return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
+}
+
 /* ppcc's split: the schedule, validated and sealed with its fingerprint,
  * and simulated keeping the send times (for the emitters' per-action
  * times), not 16 bytes per action. */
@@ -583,11 +610,14 @@ static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 	    (err = schedule_set_stages(x, shape, out->stages)) < 0)
 		return err;
 	out->schedule = *shape;
+	if (x->dp * x->cp > 1 && (err = place_reductions(x, out)) < 0)
+		return err;
 	if (!x->lean &&
 	    (err = ppcc_schedule_validate_seal(&out->schedule, x->d, x->cfg->path,
 					       20)) < 0)
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
-	shape->fingerprint = out->schedule.fingerprint;
+	if (x->dp * x->cp <= 1)
+		shape->fingerprint = out->schedule.fingerprint;
 	if ((err = ppcc_simulate_keep(&out->estimate, x->a, &out->schedule,
 				      out->costs, PPCC_SIM_SEND_TIMES)) < 0)
 		return err;

@@ -15,7 +15,9 @@
  *   sched/       the schedule kinds: kinds.c is their table (name,
  *                placement, constraints, closed form), one file per kind
  *                holds its per-rank compute order, lower.c turns any
- *                compute order into action lists with p2p actions
+ *                compute order into action lists with p2p actions,
+ *                reduce.c places a data-parallel plan's REDUCE_GRAD
+ *                actions after each stage's last backward
  *   validate.c   structural checks and a dry run of any ppcc_schedule
  *   match_order.c per rank pair, send order against receive order (the
  *                condition of order-matching transports such as NCCL)
@@ -23,6 +25,8 @@
  *   iteration.c  one training iteration: data-parallel gradient reduction
  *                on a communication timeline, the optimizer step,
  *                throughput, MFU, the memory split
+ *   dp_timeline.c the reductions as the runtime launches them, timed by
+ *                the one rule the simulator and iteration.c apply
  *   emit_*.c     text, JSON, DOT/SVG/PNG, C header, torch CSV, Chrome trace
  *   read_json.c  a JSON schedule back into a ppcc_schedule (ppcc check)
  *   diagnose.c   runtime flight records -> the cause of a failure or hang
@@ -250,6 +254,10 @@ typedef struct ppcc_pipeline {
 	int global_batch_size; /* B = m * b * d sequences; 0: not given */
 	int zero;            /* ZeRO stage 0-3 (1: distributed optimizer) */
 	double grad_bytes;   /* G, bytes of a gradient (4: fp32 accumulation) */
+	/* bytes of a gradient bucket / 10^6; 0: Megatron-LM's default
+	 * (ppcc_dp_bucket_bytes) */
+	double dp_bucket_mb;
+	ppcc_loc dp_bucket_mb_loc;
 	long max_simulations; /* budget of the split search; 0: the default */
 	/* An explicit partition: layers per stage (n_partition of them, one
 	 * per virtual stage), or NULL.  partition_locs: each entry's place,
@@ -359,12 +367,16 @@ typedef struct ppcc_op_traits {
 	int fwd;           /* F, SEND_F, RECV_F: the activation direction */
 	int other;         /* stage at the other end: +1 or -1; 0 for compute */
 	int match;         /* the op at the other end; -1 for compute */
+	int collective;    /* REDUCE_GRAD: over the stage's data-parallel
+			    * group, launched without waiting; mb holds the
+			    * bucket, not a microbatch */
 } ppcc_op_traits;
 
 /* NULL for an op out of range. */
 const ppcc_op_traits *ppcc_op_traits_of(int op);
 int ppcc_op_is_compute(int op); /* 0 for an op out of range */
 int ppcc_op_is_comm(int op);
+int ppcc_op_is_collective(int op);
 
 /* ---- schedule kinds ---------------------------------------------------- */
 
@@ -704,6 +716,10 @@ typedef struct ppcc_stage_cost {
 	 * it when I ends and the rest (the paper's M_W) when W ends; 0 holds
 	 * all of it until W. */
 	double stash_input_bytes;
+	/* Each REDUCE_GRAD of the stage (plan.c; 0 when read back from
+	 * JSON) takes dp_reduce_ms + bytes x dp_reduce_ms_per_byte on the
+	 * rank's communication channel (ppcc_dp_reduce_ms). */
+	double dp_reduce_ms, dp_reduce_ms_per_byte;
 } ppcc_stage_cost;
 
 typedef struct ppcc_estimate {
@@ -720,6 +736,14 @@ typedef struct ppcc_estimate {
 	 * SEND_F, 1 for SEND_B)]: with it any rank's action times can be
 	 * replayed in one pass (ppcc_rank_times).  NULL when not kept. */
 	double *send_ms;
+	/* The REDUCE_GRAD actions on each rank's communication channel
+	 * (ppcc_dp_channel_post): per rank, the time they occupy it and
+	 * when its actions and reductions are all done (its last action's
+	 * end when it has none); dp_step_ms, the latest of those, is
+	 * step_ms for a schedule without reductions. */
+	double *dp_busy_ms;
+	double *dp_end_ms;
+	double dp_step_ms;
 } ppcc_estimate;
 
 /* Builds the action lists of a kind for the stages given (n_stages = p *
@@ -732,6 +756,46 @@ int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 				 int ranks, int chunks, int microbatches,
 				 int group_size, const ppcc_stage_info *stages);
+
+/* The data-parallel reductions in the schedule (sched/reduce.c): after
+ * the last B or W of each stage, that stage's grad_bytes[stage] (bytes
+ * of gradients on one device) in REDUCE_GRAD actions of bucket_bytes
+ * each, the last one holding the rest (at least one, of 0 bytes for a
+ * stage without gradients), in bucket order.  The rank lists are new
+ * ones in the arena; the fingerprint is left 0 for the caller's seal.
+ * PPCC_EINPUT for a schedule that holds reductions already or a stage
+ * without a backward, or counts that do not fit; PPCC_ENOMEM. */
+int ppcc_schedule_place_reductions(ppcc_schedule *s, ppcc_arena *a,
+				   const double *grad_bytes,
+				   double bucket_bytes);
+/* The number of REDUCE_GRAD actions that would place (saturating). */
+int64_t ppcc_schedule_reduction_count(const ppcc_schedule *s,
+				      const double *grad_bytes,
+				      double bucket_bytes);
+
+/* The time of one REDUCE_GRAD of `bytes` of a stage of costs c; 0 for 0
+ * bytes. */
+static inline double ppcc_dp_reduce_ms(const struct ppcc_stage_cost *c,
+				       uint64_t bytes)
+{
+	return bytes == 0 ? 0
+		: c->dp_reduce_ms + (double)bytes * c->dp_reduce_ms_per_byte;
+}
+
+/* The one rule for when a gradient reduction runs, which the simulator,
+ * the iteration model and the runtime's prediction (dp_timeline.c) all
+ * apply: it is ready when the rank reaches it in its list (the end of
+ * the backward that completed the bucket: the runtime launches it after
+ * that callback returns) and runs for ms on the rank's one
+ * communication channel, from when it is ready or the channel is free,
+ * whichever is later.  *free_ms moves to its end; returns its start. */
+static inline double ppcc_dp_channel_post(double *free_ms, double ready_ms,
+					  double ms)
+{
+	double at = ready_ms > *free_ms ? ready_ms : *free_ms;
+	*free_ms = at + ms;
+	return at;
+}
 
 /* Structural checks and a dry run.  Reports each problem naming rank and
  * action index; returns PPCC_EINPUT when any.  `max_errors` bounds the
@@ -800,6 +864,7 @@ typedef struct ppcc_rank_times {
 	int rank, n_ranks, n_stages, n_microbatches;
 	int32_t base, count;   /* start/end hold actions [base, base + count) */
 	double clock;          /* the rank's clock after them */
+	double dp_free;        /* its reduction channel's, after them */
 	double start[PPCC_TIMES_BLOCK], end[PPCC_TIMES_BLOCK];
 } ppcc_rank_times;
 
@@ -813,12 +878,17 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 		       double *end);
 
 /* The data-parallel reductions as the runtime launches them
- * (dp_timeline.c): stage s's, reduce_ms[s] long (0: none), ready at the
- * end of its rank's last B or W of s in the simulated step e, one after
- * another on the rank's channel.  out_end_ms[r] (may be NULL; n_ranks
- * entries): when rank r's actions and reductions are done; *out_step_ms
- * (may be NULL) the latest.  PPCC_EINTERNAL as ppcc_rank_times_begin,
- * PPCC_ENOMEM. */
+ * (dp_timeline.c), in the simulated step e, one after another on each
+ * rank's channel (ppcc_dp_channel_post): each REDUCE_GRAD of stage s
+ * ready where the rank reaches it, reduce_ms[s] long, or, with
+ * reduce_ms NULL, ppcc_dp_reduce_ms of its bytes (then the same figures
+ * as the simulator's dp_end_ms and dp_step_ms); for a schedule without
+ * REDUCE_GRAD, one reduction of reduce_ms[s] (0: none) per stage, ready
+ * at the end of its rank's last B or W of s.  out_end_ms[r] (may be
+ * NULL; n_ranks entries): when rank r's actions and reductions are
+ * done; *out_step_ms (may be NULL) the latest.  PPCC_EINTERNAL as
+ * ppcc_rank_times_begin, or without reduce_ms for a schedule without
+ * REDUCE_GRAD; PPCC_ENOMEM. */
 int ppcc_dp_reduce_timeline(double *out_end_ms, double *out_step_ms,
 			    const ppcc_schedule *s, const ppcc_stage_cost *costs,
 			    const ppcc_estimate *e, const double *reduce_ms);
@@ -961,6 +1031,15 @@ int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 double ppcc_zero_bytes_per_param(double *out, int zero, double grad_bytes,
 				 int d);
 
+/* pipeline.dp_bucket_mb's range */
+#define PPCC_DP_BUCKET_MB_MIN 1.0
+#define PPCC_DP_BUCKET_MB_MAX 1000000.0
+
+/* The bytes of one gradient bucket of pl: dp_bucket_mb x 10^6 when
+ * given, else Megatron-LM's default, max(40,000,000, 1,000,000 x n)
+ * parameters of grad_bytes each, n = d x cp the ranks that reduce. */
+double ppcc_dp_bucket_bytes(const ppcc_pipeline *pl);
+
 /* Ring collectives on n ranks of S bytes over l (nccl-tests' bus
  * bandwidth model, one latency per operation); 0 when n == 1. */
 double ppcc_allreduce_seconds(const ppcc_link *l, int n, double bytes);
@@ -977,6 +1056,10 @@ typedef struct ppcc_iteration {
 	double compute_ms, recompute_ms, tp_comm_ms, cp_comm_ms, zero3_comm_ms;
 	double p2p_ms, bubble_ms;
 	double dp_comm_ms;       /* every gradient bucket, hidden or not */
+	/* of dp_comm_ms (on the rank with the most), the part that ran
+	 * before the pipeline's step ended: hidden behind the compute */
+	double dp_hidden_ms;
+	long dp_reductions;      /* REDUCE_GRAD actions of the schedule */
 	double dp_exposed_ms;    /* what lengthens the iteration */
 	double optimizer_ms;
 	int data_parallel, global_batch_size;

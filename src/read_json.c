@@ -531,6 +531,7 @@ static int op_parse(const char *t)
 		[PPCC_OP_SEND_F] = KEY("SEND_F"), [PPCC_OP_RECV_F] = KEY("RECV_F"),
 		[PPCC_OP_SEND_B] = KEY("SEND_B"), [PPCC_OP_RECV_B] = KEY("RECV_B"),
 		[PPCC_OP_OVERLAP_F_B] = KEY("OVERLAP_F_B"),
+		[PPCC_OP_REDUCE_GRAD] = KEY("REDUCE_GRAD"),
 	};
 	int k = known_key(ops, PPCC_OP_COUNT, (const unsigned char *)t, strlen(t));
 	return k == K_UNKNOWN ? ppcc_op_parse(t) : k;
@@ -558,7 +559,7 @@ static int action_done(reader *rd, int is_object)
 	const field *f = rd->af;
 	/* what ppcc writes: every field there, in range */
 	int op = f[A_OP].type == T_STRING && !rd->op_long ? op_parse(rd->op_text) : -1;
-	int comm = ppcc_op_is_comm(op);
+	int comm = ppcc_op_is_comm(op) || ppcc_op_is_collective(op);
 	if (op >= 0 && f[A_STAGE].type == T_INTEGER && f[A_MB].type == T_INTEGER &&
 	    f[A_STAGE].i >= INT32_MIN && f[A_STAGE].i <= INT32_MAX &&
 	    f[A_MB].i >= INT32_MIN && f[A_MB].i <= INT32_MAX &&
@@ -578,7 +579,8 @@ static int action_done(reader *rd, int is_object)
 		if (act->op < 0) {
 			char msg[160];
 			snprintf(msg, sizeof msg, "unknown op '%.40s' (F, B, I, W, "
-				 "SEND_F, RECV_F, SEND_B, RECV_B or OVERLAP_F_B)",
+				 "SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B or "
+				 "REDUCE_GRAD)",
 				 rd->op_text);
 			char where[128];
 			snprintf(where, sizeof where, "%s.op",
@@ -590,7 +592,7 @@ static int action_done(reader *rd, int is_object)
 	act->stage = (int32_t)int_member(&k, &f[A_STAGE], path, "stage", INT32_MIN, INT32_MAX);
 	act->mb = (int32_t)int_member(&k, &f[A_MB], path, "mb", INT32_MIN, INT32_MAX);
 	act->peer = -1;
-	if (ppcc_op_is_comm(act->op)) {
+	if (ppcc_op_is_comm(act->op) || ppcc_op_is_collective(act->op)) {
 		act->peer = (int32_t)int_member(&k, &f[A_PEER], path, "peer", INT32_MIN, INT32_MAX);
 		act->bytes = (uint64_t)int_member(&k, &f[A_BYTES], path, "bytes", 0, INT64_MAX);
 	}

@@ -20,12 +20,19 @@
  *     the other's communication (and all-to-all of expert parallelism),
  *     which ppcc does not model: with p2p costed as below, the pair is
  *     the F and B of the same device back to back, no faster.
+ *   - REDUCE_GRAD of stage s does not move the clock: the reduction is
+ *     ready at the clock (the end of the backward before it) and runs
+ *     for ppcc_dp_reduce_ms(costs[s], bytes) on the rank's own
+ *     communication channel, one reduction after another
+ *     (ppcc_dp_channel_post); its start and end are that run's.
  * So a stage pays, per microbatch, the p2p time of both directions at
  * both of its boundaries: the stage time the partitioner minimises
  * (plan.c).  This is Megatron-LM's default, where p2p transfers are
  * waited for between computations; a runtime that overlaps them does
  * better than this estimate.
- * The step is the latest end of any action; a rank is busy for the sum of
+ * The step is the latest end of any compute or p2p action (the
+ * pipeline's makespan); dp_end_ms adds each rank's reductions, and
+ * dp_step_ms is the latest of those.  A rank is busy for the sum of
  * its compute times, communicates for the sum of its transfers, and is
  * idle for the rest of the step; the bubble is total idle over p * step.
  *
@@ -71,6 +78,8 @@ typedef struct sim_rank {
 	double last;    /* latest end of any action so far */
 	double busy;
 	double comm;
+	double dp_free; /* the reduction channel is free from here */
+	double dp_busy;
 } sim_rank;
 
 /* Messages are numbered by the sending (stage, mb) and direction. */
@@ -101,6 +110,7 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 	int32_t base = k->base;
 	double t = k->clock, cur = k->stash, peak = k->peak_stash;
 	double last = k->last, busy = k->busy, comm = k->comm;
+	double dp_free = k->dp_free, dp_busy = k->dp_busy;
 	int32_t i = k->pc, n = k->n_actions;
 	int err = 0;
 
@@ -111,6 +121,17 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 		if (i + 16 < n)
 			SIM_PREFETCH(x + 12, 0);
 		int st = x->stage, mb = x->mb;
+		if (x->op == PPCC_OP_REDUCE_GRAD && st >= 0 && st < S &&
+		    mb >= 0) {
+			double ms = ppcc_dp_reduce_ms(&costs[st], x->bytes);
+			double at = ppcc_dp_channel_post(&dp_free, t, ms);
+			dp_busy += ms;
+			if (start) {
+				start[i - base] = at;
+				end[i - base] = dp_free;
+			}
+			continue;
+		}
 		if (st < 0 || st >= S || mb < 0 || mb >= m) {
 			err = PPCC_EINPUT;
 			break;
@@ -207,6 +228,8 @@ out:
 	k->last = last;
 	k->busy = busy;
 	k->comm = comm;
+	k->dp_free = dp_free;
+	k->dp_busy = dp_busy;
 	return err;
 }
 
@@ -294,8 +317,10 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 	out->idle_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->comm_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->peak_memory_bytes = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
+	out->dp_busy_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
+	out->dp_end_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	if (!out->busy_ms || !out->idle_ms || !out->comm_ms ||
-	    !out->peak_memory_bytes)
+	    !out->peak_memory_bytes || !out->dp_busy_ms || !out->dp_end_ms)
 		return PPCC_ENOMEM;
 	if (keep & PPCC_SIM_ACTION_TIMES) {
 		out->start_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
@@ -371,7 +396,7 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 		if (ranks[r].last > step)
 			step = ranks[r].last;
 	}
-	double idle = 0;
+	double idle = 0, dp_step = 0;
 	for (int st = 0; st < S; st++)
 		out->peak_memory_bytes[s->stages[st].rank] += costs[st].static_bytes;
 	for (int r = 0; r < p; r++) {
@@ -382,8 +407,14 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 		if (out->idle_ms[r] < 0) /* rounding */
 			out->idle_ms[r] = 0;
 		idle += out->idle_ms[r];
+		out->dp_busy_ms[r] = ranks[r].dp_busy;
+		out->dp_end_ms[r] = ranks[r].dp_free > ranks[r].last
+			? ranks[r].dp_free : ranks[r].last;
+		if (out->dp_end_ms[r] > dp_step)
+			dp_step = out->dp_end_ms[r];
 	}
 	out->step_ms = step;
+	out->dp_step_ms = dp_step;
 	out->bubble_fraction = step > 0 ? idle / ((double)p * step) : 0;
 	out->bubble_analytic = ppcc_bubble_closed_form(s->kind, p, s->n_chunks,
 							m);
@@ -453,6 +484,7 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 			.actions = t->rs->actions, .start = t->start,
 			.end = t->end, .base = from, .n_actions = to,
 			.pc = from, .wait = -1, .clock = t->clock,
+			.dp_free = t->dp_free,
 		};
 		if (sim_run(&k, 0, NULL, t->n_stages, t->n_microbatches,
 			    t->costs, e->send_ms, NULL, NULL, NULL) < 0 ||
@@ -461,6 +493,7 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 		t->base = from;
 		t->count = to - from;
 		t->clock = k.clock;
+		t->dp_free = k.dp_free;
 	}
 	*start = t->start[i - t->base];
 	*end = t->end[i - t->base];

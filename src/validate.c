@@ -35,10 +35,20 @@
  *      same rank), W after I, SEND_F after F, SEND_B after B or I; each
  *      OVERLAP_F_B(s, mb) (version 2 only) followed at once by F(s, mb)
  *      and a B or I of another stage of the same rank;
- *   5. only when 1-4 found nothing but a stale fingerprint: a dry run of all ranks under the
+ *   5. the collectives (REDUCE_GRAD, version 3): every replica of a rank
+ *      runs the rank's one list, so they enter the same collectives in
+ *      the same order exactly when that list names each of them once,
+ *      in an order every replica can reach: per stage, buckets 0, 1, ...
+ *      in list order, none twice and none skipped, each after the
+ *      stage's last backward (the last B or W of any microbatch, which
+ *      completes the gradients it reduces), on the stage's rank, with
+ *      peer -1 and its bytes; and either every stage reduces its
+ *      gradients or none does (a stage without its reduction would
+ *      leave its replicas' weights apart);
+ *   6. only when 1-5 found nothing but a stale fingerprint: a dry run of all ranks under the
  *      semantics above, which must finish; otherwise the deadlock is
  *      reported with the action each stuck rank waits at.
- * Phases 2-5 are linear in the number of actions; the dry run wakes a
+ * Phases 2-6 are linear in the number of actions; the dry run wakes a
  * blocked rank only when its awaited message is sent.
  *
  * ppcc_schedule_validate_seal is the same for a schedule being made,
@@ -101,18 +111,23 @@ static void val_error(val_ctx *c, const char *fmt, ...)
 static const char *const val_plural[PPCC_OP_COUNT] = {
 	"forwards", "backwards", "input-gradient backwards (I)",
 	"weight-gradient backwards (W)", "SEND_F", "RECV_F", "SEND_B",
-	"RECV_B", "overlapped pairs (OVERLAP_F_B)",
+	"RECV_B", "overlapped pairs (OVERLAP_F_B)", "REDUCE_GRAD",
 };
 
 static const char *const val_singular[PPCC_OP_COUNT] = {
 	"forward", "backward", "input-gradient backward (I)",
 	"weight-gradient backward (W)", "SEND_F", "RECV_F", "SEND_B",
-	"RECV_B", "overlapped pair (OVERLAP_F_B)",
+	"RECV_B", "overlapped pair (OVERLAP_F_B)", "REDUCE_GRAD",
 };
 
 static int val_is_comm(int op)
 {
 	return ppcc_op_is_comm(op);
+}
+
+static int val_is_collective(int op)
+{
+	return ppcc_op_is_collective(op);
 }
 
 /* The stage at the other end of a SEND/RECV of stage s, or -1 when there
@@ -123,11 +138,13 @@ static int64_t val_other_stage(int op, int64_t s, int S)
 	return o >= 0 && o < S ? o : -1;
 }
 
-/* "RECV_F stage 2 mb 3" for an action whose op is known to be valid. */
+/* "RECV_F stage 2 mb 3", "REDUCE_GRAD stage 1 bucket 0" for an action
+ * whose op is known to be valid. */
 static const char *val_what(char *buf, size_t n, const ppcc_action *a)
 {
-	snprintf(buf, n, "%s stage %" PRId32 " mb %" PRId32,
-		 ppcc_op_name(a->op), a->stage, a->mb);
+	snprintf(buf, n, "%s stage %" PRId32 " %s %" PRId32,
+		 ppcc_op_name(a->op), a->stage,
+		 val_is_collective(a->op) ? "bucket" : "mb", a->mb);
 	return buf;
 }
 
@@ -153,8 +170,8 @@ static void val_at(val_ctx *c, int r, int64_t i, const ppcc_action *a,
  * index with it (the peer and bytes may still be wrong). */
 static int val_usable(const val_ctx *c, int r, const ppcc_action *a)
 {
-	if (a->op < 0 || a->op >= PPCC_OP_COUNT || a->stage < 0 ||
-	    a->stage >= c->S || a->mb < 0 || a->mb >= c->m ||
+	if (a->op < 0 || a->op >= PPCC_OP_COUNT || val_is_collective(a->op) ||
+	    a->stage < 0 || a->stage >= c->S || a->mb < 0 || a->mb >= c->m ||
 	    c->rank_of[a->stage] != r)
 		return 0;
 	if (val_is_comm(a->op)) {
@@ -311,6 +328,26 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 	}
 	if (a->stage < 0 || a->stage >= c->S) {
 		val_at(c, r, i, a, "stage out of range [0, %d)", c->S);
+		return 0;
+	}
+	if (val_is_collective(a->op)) {
+		/* phase 5 checks the rest; the pos table is not for these */
+		if (c->s->version < 3)
+			val_at(c, r, i, a, "REDUCE_GRAD needs schedule version "
+			       "3 (this one says %" PRId32 ")", c->s->version);
+		if (a->mb < 0)
+			val_at(c, r, i, a, "bucket %" PRId32 " is negative",
+			       a->mb);
+		else if (c->rank_of[a->stage] != r)
+			val_at(c, r, i, a, "stage %" PRId32 " runs on rank %d",
+			       a->stage, c->rank_of[a->stage]);
+		if (a->peer != -1)
+			val_at(c, r, i, a, "peer %" PRId32 " on a collective "
+			       "(must be -1: the group is the stage's "
+			       "replicas)", a->peer);
+		if (a->bytes == 0)
+			val_at(c, r, i, a, "0 bytes: a bucket reduces at least "
+			       "one gradient");
 		return 0;
 	}
 	if (a->mb < 0 || a->mb >= c->m) {
@@ -639,7 +676,86 @@ static void val_order(val_ctx *c)
 	}
 }
 
-/* ---- 5. dry run ---- */
+/* ---- 5. collectives ---- */
+
+/* The last backward of stage s that completes its gradients: the
+ * largest index of its B or W over the microbatches, or -1. */
+static int64_t val_last_backward(const val_ctx *c, int s)
+{
+	int64_t last = -1;
+	for (int mb = 0; mb < c->m; mb++) {
+		int64_t b = val_find(c, s, mb, PPCC_OP_B);
+		int64_t w = val_find(c, s, mb, PPCC_OP_W);
+		if (b > last)
+			last = b;
+		if (w > last)
+			last = w;
+	}
+	return last;
+}
+
+static int val_collectives(val_ctx *c)
+{
+	/* next[s]: the bucket stage s's next REDUCE_GRAD must reduce */
+	int32_t *next = ppcc_calloc((size_t)c->S, sizeof *next);
+	int64_t *last = ppcc_malloc((size_t)c->S * sizeof *last);
+	int any = -1;
+	if (!next || !last) {
+		ppcc_free(next);
+		ppcc_free(last);
+		return PPCC_ENOMEM;
+	}
+	for (int s = 0; s < c->S; s++)
+		last[s] = -2; /* not computed yet */
+	for (int r = 0; r < c->p && !c->stop; r++) {
+		const ppcc_rank_schedule *rs = &c->s->ranks[r];
+		for (int i = 0; i < rs->n_actions && !c->stop; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			if (!val_is_collective(a->op) || a->stage < 0 ||
+			    a->stage >= c->S || a->mb < 0 ||
+			    c->rank_of[a->stage] != r)
+				continue;
+			int s = a->stage;
+			if (any < 0)
+				any = s;
+			if (last[s] == -2)
+				last[s] = val_last_backward(c, s);
+			if (last[s] > i)
+				val_at(c, r, i, a, "reduces the gradients "
+				       "before the stage's last backward "
+				       "(action %" PRId64 ") has completed "
+				       "them", last[s]);
+			if (a->mb == next[s]) {
+				next[s]++;
+			} else if (a->mb < next[s]) {
+				val_at(c, r, i, a, "comes after REDUCE_GRAD "
+				       "stage %d bucket %" PRId32 ": each bucket "
+				       "is reduced once, in order 0, 1, ..., "
+				       "the order every replica enters them",
+				       s, next[s] - 1);
+			} else {
+				val_at(c, r, i, a, "comes before REDUCE_GRAD "
+				       "stage %d bucket %" PRId32 " (missing "
+				       "or later in the list): the stage's "
+				       "buckets are reduced in order 0, 1, "
+				       "..., the order every replica enters "
+				       "them", s, next[s]);
+				next[s] = a->mb + 1;
+			}
+		}
+	}
+	for (int s = 0; any >= 0 && s < c->S && !c->stop; s++)
+		if (next[s] == 0)
+			val_error(c, "stage %d (rank %d): no REDUCE_GRAD, but "
+				  "stage %d reduces its gradients: every stage "
+				  "of a data-parallel plan reduces its own",
+				  s, c->rank_of[s], any);
+	ppcc_free(next);
+	ppcc_free(last);
+	return 0;
+}
+
+/* ---- 6. dry run ---- */
 
 /* Each rank runs until it finishes or reaches a RECV whose message has
  * not been sent; it then records the message it waits for, and the rank
@@ -769,6 +885,8 @@ static int val_run(val_ctx *cp)
 		val_complete(&c);
 	if (!c.stop)
 		val_order(&c);
+	if (!c.stop && (err = val_collectives(&c)) < 0)
+		goto out;
 	/* a stale fingerprint says nothing about the order: run it anyway, so
 	 * that a hand edit's deadlock is reported with the mismatch */
 	if (c.errors - c.fingerprint_bad == 0 && !c.stop)

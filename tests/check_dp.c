@@ -201,15 +201,35 @@ static void dp_schedule(ppcc_schedule *out, ppcc_arena *a, int kind, int p,
 	ck_assert_int_eq(ppcc_schedule_build(out, a, kind, p, v, m, 0, st), 0);
 }
 
+/* dp_schedule with the compiler's REDUCE_GRAD actions: each stage's 16
+ * gradient bytes in two buckets of 8 (the runtime posts the registered
+ * bucket 0 at the first, nothing at the second). */
+static void dp_schedule_placed(ppcc_schedule *out, ppcc_arena *a, int kind,
+			       int p, int m)
+{
+	dp_schedule(out, a, kind, p, m);
+	double g[DP_MAX];
+	for (int s = 0; s < out->n_stages; s++)
+		g[s] = 16;
+	ck_assert_int_eq(ppcc_schedule_place_reductions(out, a, g, 8), 0);
+	ck_assert_int_eq(ppcc_schedule_validate_seal(out, NULL, NULL, 0), 0);
+}
+
 /* Every replica's every stage ends the step with the sum over replicas
  * of their gradients: sum_r (r+1) * (s+1) * sum_mb (mb+1) * (k+1),
- * here with d = 3, m = 4: 6 * 10 * (s+1) * (k+1). */
+ * here with d = 3, m = 4: 6 * 10 * (s+1) * (k+1); with the reductions
+ * where the schedule's REDUCE_GRAD actions say, and where the runtime
+ * places them itself in a schedule without them. */
 START_TEST(reduced_gradients_are_the_sum_over_the_replicas)
 {
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_schedule s;
-	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
-		dp_schedule(&s, a, kind, 2, 4);
+	for (int n = 0; n < 2 * PPCC_SCHED_COUNT; n++) {
+		int kind = n % PPCC_SCHED_COUNT;
+		if (n < PPCC_SCHED_COUNT)
+			dp_schedule(&s, a, kind, 2, 4);
+		else
+			dp_schedule_placed(&s, a, kind, 2, 4);
 		dp_case *c = dp_case_new(&s, 2, 3, 0, 0, -1, -1, -1, 0);
 		dp_run(c, 0);
 		for (int r = 0; r < c->d; r++) {
@@ -314,6 +334,55 @@ static ppcc_stage_cost *dp_costs(ppcc_arena *a, int S, double f, double b)
 		c[k] = (ppcc_stage_cost){.fwd_ms = f, .bwd_ms = b};
 	return c;
 }
+
+/* The simulator times the REDUCE_GRAD actions as the prediction does.
+ * GPipe, p = 2, m = 2, F 1 ms, B 2 ms (rank 1's last B ends at 7, rank
+ * 0's at 9, as below), two buckets of 8 bytes a stage, each 1 ms + 8 x
+ * 0.25 ms = 3 ms, one after another: rank 1 done at 7 + 6 = 13, rank 0
+ * at 9 + 6 = 15; the pipeline's step stays 9.  With 4 ms for each
+ * reduction instead (reduce_ms): 7 + 8 = 15 and 9 + 8 = 17. */
+START_TEST(the_simulator_times_the_schedules_reductions_as_predicted)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_estimate e;
+	double end[2], step, four[2] = {4, 4};
+	dp_schedule_placed(&s, a, PPCC_SCHED_GPIPE, 2, 2);
+	ppcc_stage_cost c[2];
+	for (int k = 0; k < 2; k++)
+		c[k] = (ppcc_stage_cost){.fwd_ms = 1, .bwd_ms = 2,
+					 .dp_reduce_ms = 1,
+					 .dp_reduce_ms_per_byte = 0.25};
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+	ck_assert_double_eq(e.step_ms, 9);
+	ck_assert_double_eq(e.dp_end_ms[0], 15);
+	ck_assert_double_eq(e.dp_end_ms[1], 13);
+	ck_assert_double_eq(e.dp_busy_ms[0], 6);
+	ck_assert_double_eq(e.dp_step_ms, 15);
+	/* each REDUCE_GRAD's times are its run on the channel */
+	int i = s.ranks[0].n_actions - 1;
+	ck_assert_int_eq(s.ranks[0].actions[i].op, PPCC_OP_REDUCE_GRAD);
+	ck_assert_double_eq(e.start_ms[0][i], 12);
+	ck_assert_double_eq(e.end_ms[0][i], 15);
+	ck_assert_int_eq(ppcc_dp_reduce_timeline(end, &step, &s, c, &e, NULL), 0);
+	ck_assert_double_eq(end[0], 15);
+	ck_assert_double_eq(end[1], 13);
+	ck_assert_double_eq(step, 15);
+	ck_assert_int_eq(ppcc_dp_reduce_timeline(end, &step, &s, c, &e, four), 0);
+	ck_assert_double_eq(end[0], 17);
+	ck_assert_double_eq(end[1], 15);
+	ck_assert_double_eq(step, 17);
+	/* without reductions in the schedule there is nothing to time but
+	 * what reduce_ms gives */
+	dp_schedule(&s, a, PPCC_SCHED_GPIPE, 2, 2);
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+	ck_assert_double_eq(e.dp_step_ms, 9);
+	ck_assert_double_eq(e.dp_busy_ms[0], 0);
+	ck_assert_int_eq(ppcc_dp_reduce_timeline(end, &step, &s, c, &e, NULL),
+			 PPCC_EINTERNAL);
+	ppcc_arena_free(a);
+}
+END_TEST
 
 /* The prediction, by hand.  GPipe, p = 2, m = 2, F 1 ms, B 2 ms: rank 1
  * runs F at 1-2 and 2-3, B at 3-5 and 5-7; rank 0 F at 0-1 and 1-2, B at
@@ -493,6 +562,7 @@ Suite *suite_dp(void)
 	tcase_add_test(tc, a_stuck_replica_times_out_the_reduction_naming_it);
 	tcase_add_test(tc, replicas_entering_different_collectives_are_refused);
 	tcase_add_test(tc, the_prediction_launches_each_stage_after_its_last_backward);
+	tcase_add_test(tc, the_simulator_times_the_schedules_reductions_as_predicted);
 	tcase_add_test(tc, reductions_overlap_the_remaining_backward_passes);
 	tcase_add_test(tc, options_of_version_1_ignore_the_later_fields);
 	tcase_add_test(tc, options_data_parallel_is_read_from_version_3_and_refused_off_mpi);

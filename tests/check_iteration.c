@@ -291,39 +291,42 @@ START_TEST(mfu_of_a_single_device_plan)
 }
 END_TEST
 
-START_TEST(gradient_buckets_overlap_the_last_backward)
+START_TEST(gradient_buckets_reduce_after_the_last_backward)
 {
 	planned r;
 	/* d = 2 (the devices left over); 1e8 parameters in buckets of
-	 * 40M, 40M and 20M, ready at 1/3, 2/3 and the end of the last B
-	 * (200-240 ms); a ring all-reduce on 2 ranks of 4-byte gradients
-	 * at 100 GB/s takes 1.6, 1.6 and 0.8 ms: only the last bucket's
-	 * 0.8 ms is exposed. */
+	 * 40M, 40M and 20M (3 REDUCE_GRAD), all ready at the end of the
+	 * last B (240 ms), as the runtime launches them; a ring
+	 * all-reduce on 2 ranks of 4-byte gradients at 100 GB/s takes
+	 * 1.6, 1.6 and 0.8 ms, one after another: 4 ms, all exposed on
+	 * one rank. */
 	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
 		  "pipeline: {microbatches: 4}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	const ppcc_iteration *it = r.plan.best.iteration;
 	ck_assert_int_eq(it->data_parallel, 2);
 	ck_assert_int_eq(it->global_batch_size, 8);
+	ck_assert_int_eq(it->dp_reductions, 3);
 	ck_near(it->dp_comm_ms, 4.0);
-	ck_near(it->dp_exposed_ms, 0.8);
+	ck_near(it->dp_exposed_ms, 4.0);
+	ck_assert_double_eq(it->dp_hidden_ms, 0);
 	ck_near(it->optimizer_ms, 3.0); /* 30 bytes x 1e8 at 1 TB/s */
-	ck_near(it->iteration_ms, 243.8);
+	ck_near(it->iteration_ms, 247.0);
 	/* 2 replicas x 4 x 3e12 FLOPs over 2 x 100 TFLOP/s */
-	ck_near(it->mfu, 2.4e13 / 0.2438 / 2e14);
+	ck_near(it->mfu, 2.4e13 / 0.247 / 2e14);
 	done(&r);
 
-	/* ZeRO-1: reduce-scatter (0.8, 0.8, 0.4 ms), half the parameters
-	 * updated (1.5 ms), then the 16-bit weights all-gathered:
-	 * 1/2 * 2e8 / 1e11 = 1 ms. */
+	/* ZeRO-1: reduce-scatter (0.8, 0.8, 0.4 ms, all exposed), half
+	 * the parameters updated (1.5 ms), then the 16-bit weights
+	 * all-gathered: 1/2 * 2e8 / 1e11 = 1 ms. */
 	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
 		  "pipeline: {microbatches: 4, zero: 1}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	it = r.plan.best.iteration;
 	ck_near(it->dp_comm_ms, 2.0);
-	ck_near(it->dp_exposed_ms, 0.4 + 1.0);
+	ck_near(it->dp_exposed_ms, 2.0 + 1.0);
 	ck_near(it->optimizer_ms, 1.5);
-	ck_near(it->iteration_ms, 240 + 0.4 + 1.5 + 1.0);
+	ck_near(it->iteration_ms, 240 + 2.0 + 1.5 + 1.0);
 	/* 2 + 4 + 12/2 bytes per parameter */
 	ck_assert_double_eq(it->weight_bytes[0], 2e8);
 	ck_assert_double_eq(it->grad_bytes[0], 4e8);
@@ -339,8 +342,8 @@ START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 	/* ZeRO-3, d = 2: before each F and each B the layer's 16-bit
 	 * weights are all-gathered, 1/2 * 2e8 / 1e11 = 1 ms, so F 21 ms and
 	 * B 41 ms, a step of 4 x 62 = 248 ms; every B reduce-scatters its
-	 * buckets (0.8, 0.8, 0.4 ms), each hidden by the next F but the
-	 * last's 0.4 ms; Adam on half the parameters, 1.5 ms; no
+	 * buckets (0.8, 0.8, 0.4 ms) from its end, hidden by the next F
+	 * but the last B's 2 ms; Adam on half the parameters, 1.5 ms; no
 	 * all-gather after the step. */
 	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
 		  "pipeline: {microbatches: 4, zero: 3}\n");
@@ -351,9 +354,9 @@ START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 	ck_near(it->step_ms, 248.0);
 	ck_near(it->zero3_comm_ms, 8.0);
 	ck_near(it->dp_comm_ms, 8.0);
-	ck_near(it->dp_exposed_ms, 0.4);
+	ck_near(it->dp_exposed_ms, 2.0);
 	ck_near(it->optimizer_ms, 1.5);
-	ck_near(it->iteration_ms, 248 + 0.4 + 1.5);
+	ck_near(it->iteration_ms, 248 + 2.0 + 1.5);
 	/* (2 + 4 + 12) / 2 bytes per parameter */
 	ck_assert_double_eq(it->weight_bytes[0], 1e8);
 	ck_assert_double_eq(it->grad_bytes[0], 2e8);
@@ -401,6 +404,97 @@ START_TEST(global_batch_gives_microbatches_per_replica)
 	ck_assert_int_eq(r.cfg.pipeline.microbatches, 8);
 	ck_assert_int_eq(r.plan.best.iteration->global_batch_size, 32);
 	done(&r);
+}
+END_TEST
+
+/* pipeline.dp_bucket_mb cuts the buckets: 1e8 parameters of 4 bytes in
+ * buckets of 100 MB are 4 REDUCE_GRAD of 1e8 bytes, after the last B;
+ * outside 1 to 1000000 it is an error at the value. */
+START_TEST(dp_bucket_mb_sets_the_buckets_and_is_checked)
+{
+	planned r;
+	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
+		  "pipeline: {microbatches: 4, dp_bucket_mb: 100}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_rank_schedule *rs = &r.plan.best.schedule.ranks[0];
+	ck_assert_int_eq(rs->n_actions, 4 + 4 + 4);
+	for (int k = 0; k < 4; k++) {
+		const ppcc_action *x = &rs->actions[8 + k];
+		ck_assert_int_eq(x->op, PPCC_OP_REDUCE_GRAD);
+		ck_assert_int_eq(x->mb, k);
+		ck_assert_uint_eq(x->bytes, 100000000);
+	}
+	ck_assert_int_eq(rs->actions[7].op, PPCC_OP_B);
+	ck_assert_int_eq(r.plan.best.iteration->dp_reductions, 4);
+	done(&r);
+	/* d = 1: no reductions */
+	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("1")
+		  "pipeline: {microbatches: 4, dp_bucket_mb: 100}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.plan.best.schedule.ranks[0].n_actions, 8);
+	done(&r);
+	expect_error(ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
+		     "pipeline: {microbatches: 4, dp_bucket_mb: 0.5}\n",
+		     "8:43: error: pipeline.dp_bucket_mb: expected megabytes "
+		     "from 1 to 1000000, got '0.5'");
+	expect_error(ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
+		     "pipeline: {microbatches: 4, dp_bucket_mb: -3}\n",
+		     "pipeline.dp_bucket_mb: expected a positive finite number");
+}
+END_TEST
+
+/* One rule for when a reduction runs: the simulator's dp_end_ms, the
+ * runtime's prediction (ppcc_dp_reduce_timeline from the same
+ * simulation) and the iteration's agree to the last bit on every kind,
+ * with many buckets a stage (ZeRO 0 and 1; 2 and 3 add the earlier
+ * backwards' reduce-scatters, which the schedule does not hold). */
+START_TEST(simulator_iteration_and_prediction_time_reductions_alike)
+{
+	static const char *const kinds[] = {"gpipe", "1f1b", "interleaved",
+		"zb-h1", "zb-h2", "zb-v", "zb-interleaved"};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+		for (int zero = 0; zero <= 1; zero++) {
+			char yaml[2048];
+			int v = k == 2 || k >= 5 ? 2 : 1;
+			snprintf(yaml, sizeof yaml,
+				 "model:\n  name: eight\n  layers:\n"
+				 "    - {name: l, repeat: 8, fwd_flops: 1.0e12, "
+				 "params: 3.0e7, activation_bytes: 1.0e8}\n"
+				 ONE_DEVICE_GROUP("4")
+				 "pipeline: {stages: 2, chunks: %d, microbatches: "
+				 "8, schedule: %s, zero: %d, dp_bucket_mb: 50}\n",
+				 v, kinds[k], zero);
+			planned r;
+			plan_text(&r, yaml);
+			ck_assert_msg(r.status == 0, "%s: %s", kinds[k], r.diag.text);
+			const ppcc_plan_variant *b = &r.plan.best;
+			const ppcc_estimate *e = &b->estimate;
+			double end[2], step;
+			ck_assert_int_eq(ppcc_dp_reduce_timeline(end, &step, &b->schedule,
+								 b->costs, e, NULL), 0);
+			for (int rk = 0; rk < 2; rk++) {
+				ck_assert_double_eq(end[rk], e->dp_end_ms[rk]);
+				ck_assert_double_eq(b->iteration->dp_end_ms[rk],
+						    e->dp_end_ms[rk]);
+			}
+			ck_assert_double_eq(step, e->dp_step_ms);
+			/* what lengthens the iteration is what the simulator
+			 * puts after the pipeline's step */
+			if (zero == 0)
+				ck_assert_double_eq(b->iteration->dp_exposed_ms,
+						    e->dp_step_ms - e->step_ms);
+			/* layers of 1.2e8 gradient bytes, buckets of 5e7
+			 * bytes: ceil(2.4 x layers) a stage */
+			long want = 0;
+			for (int st = 0; st < 2 * v; st++) {
+				int n = b->stages[st].last_layer -
+					b->stages[st].first_layer + 1;
+				want += (long)ceil(2.4 * n - 1e-9);
+			}
+			ck_assert_int_eq(b->iteration->dp_reductions, want);
+			ck_assert(e->dp_step_ms > e->step_ms);
+			done(&r);
+		}
 }
 END_TEST
 
@@ -513,12 +607,14 @@ Suite *suite_iteration(void)
 	tcase_add_test(tc, swiglu_gqa_stash_is_derived_from_the_kept_tensors);
 	tcase_add_test(tc, loss_stage_keeps_logits_in_16_bits_and_fp32);
 	tcase_add_test(tc, mfu_of_a_single_device_plan);
-	tcase_add_test(tc, gradient_buckets_overlap_the_last_backward);
+	tcase_add_test(tc, gradient_buckets_reduce_after_the_last_backward);
 	tcase_add_test(tc, zero3_gathers_weights_and_reduces_every_backward);
 	tcase_add_test(tc, measured_times_convert_on_the_group_and_t_they_were_measured);
 	tcase_add_test(tc, global_batch_gives_microbatches_per_replica);
 	tcase_add_test(tc, parallel_sizes_that_do_not_divide_are_located_errors);
 	tcase_add_test(tc, fidelity_table_in_readme_is_what_make_fidelity_prints);
+	tcase_add_test(tc, dp_bucket_mb_sets_the_buckets_and_is_checked);
+	tcase_add_test(tc, simulator_iteration_and_prediction_time_reductions_alike);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	return s;

@@ -573,7 +573,7 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "7:12: unknown key 'optimizer' in pipeline; expected "
 		      "stages, microbatches, schedule, chunks, group_size, "
 		      "tensor_parallel, data_parallel, context_parallel, "
-		      "global_batch_size, zero, grad_bytes, or partition\n");
+		      "global_batch_size, zero, grad_bytes, dp_bucket_mb, or partition\n");
 	/* a key is shown with its control characters escaped, cut short */
 	expect_errors(MODEL1 CLUSTER4
 		      "pipeline: {\"a\\e[1m\\u009b\\tz\": 1, "
@@ -582,13 +582,13 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "expected stages, microbatches, schedule, chunks, "
 		      "group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
-		      "grad_bytes, or partition\n"
+		      "grad_bytes, dp_bucket_mb, or partition\n"
 		      "7:34: unknown key "
 		      "'0123456789012345678901234567890123456789...' in "
 		      "pipeline; expected stages, microbatches, schedule, "
 		      "chunks, group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
-		      "grad_bytes, or partition\n");
+		      "grad_bytes, dp_bucket_mb, or partition\n");
 }
 END_TEST
 

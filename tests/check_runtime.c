@@ -1463,6 +1463,15 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 			}
 			run_ok(plan, "ppcc plan");
 			snprintf(what, sizeof what, "%s p=%d d=%d", kname, p, d);
+			/* mlp.yaml's 4 devices: the plan is data parallel (its
+			 * REDUCE_GRAD actions drive the reductions) for p 1 and
+			 * 2, not for p 4 (the runtime places them itself) */
+			char *text = tu_read_file(json, NULL);
+			ck_assert_ptr_nonnull(text);
+			ck_assert_msg((strstr(text, "\"REDUCE_GRAD\"") != NULL) == (p < 4),
+				      "%s: REDUCE_GRAD in the plan: %d", what,
+				      strstr(text, "\"REDUCE_GRAD\"") != NULL);
+			free(text);
 			snprintf(ref_path, sizeof ref_path, "%s/%s-%d-%d-serial", dir, kname, p, d);
 			char *se[] = {trainer, "--serial", "--data-parallel", nd,
 				      "--schedule", json, "--steps", "3", "--output",

@@ -60,10 +60,13 @@ START_TEST(csv_rows_match_hand_traces)
 		{{"-p", "2", "-m", "3", "-s", "1f1b", NULL},
 		 "0F0,0F1,,0B0,0F2,0B1,,0B2\n"
 		 ",1F0,1B0,1F1,1B1,1F2,1B2\n"},
-		/* with the transfers as cells, in list order */
+		/* with the transfers as cells, in list order; tiny's 4
+		 * devices on p 2 are d 2, so each stage's reduction (one
+		 * REDUCE_GRAD cell, no microbatch) follows its last B, before
+		 * that B's SEND_B */
 		{{"-p", "2", "-m", "2", "-s", "gpipe", "--with-comms", NULL},
-		 "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
-		 "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n"},
+		 "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
+		 "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1REDUCE_GRAD,1SEND_B1\n"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *got = csv_of("tiny.yaml", cases[i].args);

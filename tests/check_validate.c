@@ -8,6 +8,7 @@
 
 #include "ppcc.h"
 
+
 Suite *suite_validate(void);
 
 /* ---- collecting diagnostics ---- */
@@ -88,6 +89,27 @@ static void mut_make(mut *m, int kind, int p, int v, int n_mb)
 	}
 	m->s.stages = m->stages;
 	m->s.ranks = m->ranks;
+}
+
+/* The same with the data-parallel reductions placed: each stage s has
+ * 2500 - 1500 * (s % 2) gradient bytes in buckets of 1000 (stage 0:
+ * 1000, 1000 and 500 bytes; stage 1: 1000). */
+static void mut_make_dp(mut *m, int kind, int p, int v, int n_mb)
+{
+	mut_make(m, kind, p, v, n_mb);
+	double g[64];
+	for (int s = 0; s < p * v; s++)
+		g[s] = s % 2 ? 1000 : 2500;
+	ck_assert_int_eq(ppcc_schedule_place_reductions(&m->s, m->a, g, 1000), 0);
+	for (int r = 0; r < p; r++) {
+		int n = m->s.ranks[r].n_actions;
+		m->acts[r] = ppcc_arena_alloc(m->a, (size_t)(2 * n + 8), sizeof(ppcc_action));
+		memcpy(m->acts[r], m->s.ranks[r].actions, sizeof(ppcc_action) * (size_t)n);
+		m->ranks[r] = m->s.ranks[r];
+		m->ranks[r].actions = m->acts[r];
+	}
+	m->s.ranks = m->ranks;
+	m->s.fingerprint = ppcc_schedule_fingerprint(&m->s);
 }
 
 static void mut_seal(mut *m)
@@ -872,6 +894,132 @@ START_TEST(fuzzed_schedules_never_crash_and_accepted_ones_simulate)
 }
 END_TEST
 
+
+/* Data parallelism: the compiler's reductions pass, each right after its
+ * stage's last B (or W), buckets in order; every replica of a rank runs
+ * the rank's list, so a list whose collectives are out of order, missing,
+ * doubled or early would have replicas entering different collectives
+ * (or reducing unfinished gradients), and is refused, naming it. */
+START_TEST(reductions_the_replicas_would_enter_apart_are_refused)
+{
+	static const int kinds[][3] = {
+		{PPCC_SCHED_GPIPE, 2, 1}, {PPCC_SCHED_1F1B, 2, 1},
+		{PPCC_SCHED_INTERLEAVED, 2, 2}, {PPCC_SCHED_ZB_H1, 2, 1},
+		{PPCC_SCHED_ZB_V, 2, 2},
+	};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		mut m;
+		mut_make_dp(&m, kinds[k][0], kinds[k][1], kinds[k][2], 4);
+		run *r = validate(&m.s, 0);
+		ck_assert_msg(r->status == 0, "%s", r->col.text);
+		free(r);
+		/* placed right after the last B or W of the stage, buckets in
+		 * order, with their bytes */
+		int back = ppcc_sched_kind(kinds[k][0])->split_backward
+				   ? PPCC_OP_W : PPCC_OP_B;
+		int i0 = mut_find(&m, 0, PPCC_OP_REDUCE_GRAD, 0, 0);
+		ck_assert_int_eq(m.acts[0][i0 - 1].op, back);
+		ck_assert_int_eq(m.acts[0][i0 - 1].stage, 0);
+		for (int b = 0; b < 3; b++) {
+			const ppcc_action *x = &m.acts[0][i0 + b];
+			ck_assert_int_eq(x->op, PPCC_OP_REDUCE_GRAD);
+			ck_assert_int_eq(x->mb, b);
+			ck_assert_int_eq(x->peer, -1);
+			ck_assert_uint_eq(x->bytes, b < 2 ? 1000 : 500);
+		}
+		for (int mb = 0; mb < 4; mb++)
+			ck_assert_int_lt(mut_find(&m, 0, back, 0, mb), i0);
+		mut_free(&m);
+	}
+
+	mut m;
+	/* swapped: bucket 1 before bucket 0 */
+	mut_make_dp(&m, PPCC_SCHED_1F1B, 2, 1, 4);
+	int i0 = mut_find(&m, 0, PPCC_OP_REDUCE_GRAD, 0, 0);
+	mut_swap(&m, 0, i0, i0 + 1);
+	mut_seal(&m);
+	run *r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 0, action %d (REDUCE_GRAD stage 0 bucket 1): "
+				  "comes before REDUCE_GRAD stage 0 bucket 0 (missing "
+				  "or later in the list): the stage's buckets are "
+				  "reduced in order 0, 1, ..., the order every "
+				  "replica enters them", i0));
+	free(r);
+	mut_free(&m);
+
+	/* missing: bucket 1 of stage 0 dropped */
+	mut_make_dp(&m, PPCC_SCHED_1F1B, 2, 1, 4);
+	i0 = mut_find(&m, 0, PPCC_OP_REDUCE_GRAD, 0, 1);
+	mut_delete(&m, 0, i0);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 0, action %d (REDUCE_GRAD stage 0 bucket 2): "
+				  "comes before REDUCE_GRAD stage 0 bucket 1", i0));
+	free(r);
+	mut_free(&m);
+
+	/* missing: the only reduction of stage 1 dropped */
+	mut_make_dp(&m, PPCC_SCHED_1F1B, 2, 1, 4);
+	mut_delete(&m, 1, mut_find(&m, 1, PPCC_OP_REDUCE_GRAD, 1, 0));
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "stage 1 (rank 1): no REDUCE_GRAD, but stage 0 "
+			  "reduces its gradients: every stage of a data-parallel "
+			  "plan reduces its own");
+	free(r);
+	mut_free(&m);
+
+	/* doubled: bucket 0 again after bucket 2 */
+	mut_make_dp(&m, PPCC_SCHED_GPIPE, 2, 1, 4);
+	i0 = mut_find(&m, 0, PPCC_OP_REDUCE_GRAD, 0, 0);
+	mut_insert(&m, 0, i0 + 3, m.acts[0][i0]);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 0, action %d (REDUCE_GRAD stage 0 bucket 0): "
+				  "comes after REDUCE_GRAD stage 0 bucket 2: each "
+				  "bucket is reduced once", i0 + 3));
+	free(r);
+	mut_free(&m);
+
+	/* early: stage 1's reduction before its last backward */
+	mut_make_dp(&m, PPCC_SCHED_GPIPE, 2, 1, 4);
+	int red = mut_find(&m, 1, PPCC_OP_REDUCE_GRAD, 1, 0);
+	int b3 = mut_find(&m, 1, PPCC_OP_B, 1, 3);
+	ppcc_action x = m.acts[1][red];
+	mut_delete(&m, 1, red);
+	mut_insert(&m, 1, b3, x);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 1, action %d (REDUCE_GRAD stage 1 bucket 0): "
+				  "reduces the gradients before the stage's last "
+				  "backward (action %d) has completed them", b3, b3 + 1));
+	free(r);
+	mut_free(&m);
+
+	/* fields: a peer, another rank's stage, a version-1 schedule */
+	mut_make_dp(&m, PPCC_SCHED_1F1B, 2, 1, 4);
+	i0 = mut_find(&m, 0, PPCC_OP_REDUCE_GRAD, 0, 0);
+	m.acts[0][i0].peer = 1;
+	m.acts[0][i0 + 1].stage = 1;
+	m.s.version = 1;
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 0, action %d (REDUCE_GRAD stage 0 bucket 0): "
+				  "peer 1 on a collective (must be -1", i0));
+	ck_assert_reports(r, WANT("rank 0, action %d (REDUCE_GRAD stage 1 bucket 1): "
+				  "stage 1 runs on rank 1", i0 + 1));
+	ck_assert_reports(r, "REDUCE_GRAD needs schedule version 3 (this one says 1)");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
 Suite *suite_validate(void)
 {
 	Suite *s = suite_create("validate");
@@ -901,6 +1049,7 @@ Suite *suite_validate(void)
 	tcase_add_test(tc, dualpipe_v_pairs_and_their_mutations);
 	tcase_add_test(tc, single_rank_checks_local_chain);
 	tcase_add_test(tc, fuzzed_schedules_never_crash_and_accepted_ones_simulate);
+	tcase_add_test(tc, reductions_the_replicas_would_enter_apart_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,8 +4,10 @@
  *
  * A schedule is, per pipeline rank, an ordered list of actions: compute
  * (F, B, or the split backward I then W), point-to-point communication
- * (SEND_F, RECV_F, SEND_B, RECV_B), and OVERLAP_F_B, which marks the two
- * compute actions right after it as one overlapped pair (DualPipeV).  Stages are global virtual stage
+ * (SEND_F, RECV_F, SEND_B, RECV_B), OVERLAP_F_B, which marks the two
+ * compute actions right after it as one overlapped pair (DualPipeV),
+ * and, when the pipeline has data-parallel replicas, the collective
+ * REDUCE_GRAD.  Stages are global virtual stage
  * indices: with v chunks per rank there are p*v stages, and the stage
  * table says where each runs: stages[s].rank is the one source of
  * placement (looped, stage s on rank s % p, for GPipe, 1F1B and the
@@ -34,7 +36,19 @@
  *     (peer -1, bytes 0).  Format version 2; version 1 has no pairs;
  *   - SEND_F of stage s, microbatch mb matches RECV_F of stage s+1, mb;
  *     SEND_B of stage s, mb matches RECV_B of stage s-1, mb; matching is by
- *     (kind, stage, microbatch), never by arrival order.
+ *     (kind, stage, microbatch), never by arrival order;
+ *   - REDUCE_GRAD(s, k) (version 3) sums bucket k of stage s's weight
+ *     gradients over the stage's data-parallel group (the d replicas of
+ *     the rank, each running this same list): its `mb` field holds the
+ *     bucket k, `bytes` the bucket's gradient bytes on one device, peer
+ *     is -1.  It never waits: it launches the reduction, which runs on
+ *     the rank's communication channel while the rank computes on, and
+ *     the step ends once every reduction launched has completed.  The
+ *     compiler places one per (stage, bucket), buckets of a stage in
+ *     increasing order, right after the action that completes the
+ *     stage's gradients (its last B, or W of a split backward); every
+ *     replica of a rank enters the same collectives in the same order
+ *     because they run the same list.
  *
  * Everything here is plain data with fixed-width fields, so a generated
  * header can hold it as `static const` arrays.  This header compiles alone
@@ -50,10 +64,10 @@ extern "C" {
 #endif
 
 /* The newest format this header describes.  A schedule carries the
- * oldest version that holds it: 1, or 2 once it has an overlapped pair
- * (OVERLAP_F_B); the two share every type and layout, so a reader of
- * version 2 reads both. */
-#define PPCC_SCHEDULE_VERSION 2
+ * oldest version that holds it: 1, 2 once it has an overlapped pair
+ * (OVERLAP_F_B), 3 once it has a REDUCE_GRAD; the versions share
+ * every type and layout, so a reader of version 3 reads them all. */
+#define PPCC_SCHEDULE_VERSION 3
 
 /* Marks the functions the installed libraries export; every other symbol
  * of libppcc and libppcc_rt is built hidden (-fvisibility=hidden). */
@@ -74,10 +88,11 @@ typedef enum ppcc_op {
 	PPCC_OP_RECV_F = 5, /* receive stage's input from stage - 1 */
 	PPCC_OP_SEND_B = 6, /* send stage's input gradient to stage - 1 */
 	PPCC_OP_RECV_B = 7, /* receive stage's output gradient from stage + 1 */
-	PPCC_OP_OVERLAP_F_B = 8 /* the next F(stage, mb) and B: one pair */
+	PPCC_OP_OVERLAP_F_B = 8, /* the next F(stage, mb) and B: one pair */
+	PPCC_OP_REDUCE_GRAD = 9 /* reduce stage's gradient bucket mb (version 3) */
 } ppcc_op;
 
-#define PPCC_OP_COUNT 9
+#define PPCC_OP_COUNT 10
 
 typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_GPIPE = 0,
@@ -93,7 +108,8 @@ typedef enum ppcc_schedule_kind {
 
 #define PPCC_SCHED_COUNT 9
 
-/* One action.  peer is -1 and bytes 0 for compute. */
+/* One action.  peer is -1 and bytes 0 for compute; peer is -1 for
+ * REDUCE_GRAD, whose mb is the bucket. */
 typedef struct ppcc_action {
 	int32_t op;    /* ppcc_op */
 	int32_t stage; /* global virtual stage */

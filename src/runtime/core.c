@@ -810,6 +810,12 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 {
 	const ppcc_action *a = &rt->rs->actions[i];
 	int s = a->stage, mb = a->mb, err, ret;
+	if (a->op == PPCC_OP_REDUCE_GRAD) {
+		/* launched, not waited for: ppcc_rt_dp_finish waits */
+		err = ppcc_rt_dp_reduce(rt, i);
+		rt->t_last = ppcc_rt_now();
+		return err < 0 ? rt_fail(rt, err, i, 0, "gradient reduction") : 0;
+	}
 	const ppcc_stage_info *st = &rt->s->stages[s];
 	const ppcc_rt_stage_fns *f = rt_fns_at(fns, s);
 	size_t in_n = (size_t)st->recv_bytes, out_n = (size_t)st->send_bytes;

@@ -6,9 +6,17 @@
  * A data-parallel group (ppcc_rt_dp_group) joins the d runtimes that run
  * one pipeline rank in d replicas, each replica a pipeline of its own.
  * Each member posts the gradient buckets it registered
- * (ppcc_rt_grad_register), stage by stage as its last B or W of the
- * stage in the step completes them, bucket by bucket in index order; the
- * k-th post of every member is collective k.  Once all d members have
+ * (ppcc_rt_grad_register) where the schedule says: at REDUCE_GRAD(s, k)
+ * (schedule version 3, placed by the compiler right after the stage's
+ * last B or W) its bucket k of stage s, and at the stage's last
+ * REDUCE_GRAD also the buckets numbered higher than any the schedule
+ * names (a trainer's buckets need not be the compiler's: each is posted
+ * once, in index order); in a schedule without REDUCE_GRAD actions, all
+ * of the stage's buckets as its last B or W of the step completes them.
+ * Both post the same buckets at the same point of the list, so the same
+ * sums.  The k-th post of every member is collective k.  A runtime
+ * without data parallelism runs a REDUCE_GRAD as nothing (a group of
+ * one has nothing to sum).  Once all d members have
  * posted collective k, the group's reducer thread sums it element by
  * element in replica order (((g0 + g1) + g2) + ...), writes the sum into
  * every member's buffer and marks it done: a fixed order, so equal runs
@@ -71,12 +79,16 @@ struct rt_dp {
 	int n_colls, cap_colls;
 	rt_bucket **by_stage; /* per stage, sorted by bucket */
 	int *n_by_stage;
-	int *last_bwd;        /* per action: 1 at a stage's last B or W */
+	/* per action: DP_AT_BACKWARD at a stage's last B or W (schedules
+	 * without REDUCE_GRAD), DP_AT_LAST at a stage's last REDUCE_GRAD */
+	int *last_bwd;
 	uint64_t next_seq;
 	uint64_t *posted;     /* this step's sequence numbers */
 	int n_posted, cap_posted;
 	double reduce_s, wait_s; /* last step */
 };
+
+enum { DP_AT_BACKWARD = 1, DP_AT_LAST = 2 };
 
 static void dp_deadline(struct timespec *ts, double deadline)
 {
@@ -213,13 +225,23 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 				   sizeof *dp->last_bwd);
 	if (!dp->by_stage || !dp->n_by_stage || !dp->last_bwd)
 		return PPCC_RT_ENOMEM;
-	/* the last B or W of each stage completes its gradients */
+	/* the last B or W of each stage completes its gradients; the
+	 * schedule's REDUCE_GRAD actions, when it has them, say where to
+	 * reduce them (ppcc_rt_dp_reduce) */
+	int placed = 0;
+	for (int i = 0; i < rt->rs->n_actions; i++)
+		placed |= rt->rs->actions[i].op == PPCC_OP_REDUCE_GRAD;
 	for (int s = 0; s < rt->S; s++)
 		for (int i = rt->rs->n_actions - 1; i >= 0; i--) {
 			const ppcc_action *a = &rt->rs->actions[i];
-			if (a->stage == s &&
+			if (a->stage == s && placed &&
+			    a->op == PPCC_OP_REDUCE_GRAD) {
+				dp->last_bwd[i] = DP_AT_LAST;
+				break;
+			}
+			if (a->stage == s && !placed &&
 			    (a->op == PPCC_OP_B || a->op == PPCC_OP_W)) {
-				dp->last_bwd[i] = 1;
+				dp->last_bwd[i] = DP_AT_BACKWARD;
 				break;
 			}
 		}
@@ -264,30 +286,27 @@ static dp_slot *dp_find(ppcc_rt_dp_group *g, uint64_t seq)
 	return NULL;
 }
 
-/* Transport: posts stage s's buckets as collectives. */
-static int dp_post_coll(ppcc_rt *rt, int s)
+/* Transport: posts bucket b of stage s as a collective. */
+static int dp_post_coll(ppcc_rt *rt, int s, const rt_bucket *b)
 {
 	struct rt_dp *dp = rt->dp;
-	for (int k = 0; k < dp->n_by_stage[s]; k++) {
-		const rt_bucket *b = &dp->by_stage[s][k];
-		if (dp->n_colls == dp->cap_colls) {
-			int cap = dp->cap_colls ? 2 * dp->cap_colls : 16;
-			rt_coll **p = ppcc_realloc(dp->colls, (size_t)cap * sizeof *p);
-			if (!p)
-				return PPCC_RT_ENOMEM;
-			dp->colls = p;
-			dp->cap_colls = cap;
-		}
-		rt_coll *c = ppcc_calloc(1, sizeof *c);
-		if (!c)
+	if (dp->n_colls == dp->cap_colls) {
+		int cap = dp->cap_colls ? 2 * dp->cap_colls : 16;
+		rt_coll **p = ppcc_realloc(dp->colls, (size_t)cap * sizeof *p);
+		if (!p)
 			return PPCC_RT_ENOMEM;
-		*c = (rt_coll){dp->next_seq++, s, b->bucket, b->grad, b->count,
-			       0, -1, ppcc_rt_now(), 0, NULL};
-		dp->colls[dp->n_colls++] = c;
-		int err = rt->ops->coll_post(rt->tr, c);
-		if (err < 0)
-			return err;
+		dp->colls = p;
+		dp->cap_colls = cap;
 	}
+	rt_coll *c = ppcc_calloc(1, sizeof *c);
+	if (!c)
+		return PPCC_RT_ENOMEM;
+	*c = (rt_coll){dp->next_seq++, s, b->bucket, b->grad, b->count,
+		       0, -1, ppcc_rt_now(), 0, NULL};
+	dp->colls[dp->n_colls++] = c;
+	int err = rt->ops->coll_post(rt->tr, c);
+	if (err < 0)
+		return err;
 	return 0;
 }
 
@@ -310,60 +329,86 @@ int ppcc_rt_dp_progress(ppcc_rt *rt)
 	return rt->ops->coll_test(rt->tr, dp->colls[0]);
 }
 
-/* After action i ran: at a stage's last backward, post its buckets. */
+/* Posts bucket b of stage s: to the group, or as the transport's
+ * collective. */
+static int dp_post(ppcc_rt *rt, int s, const rt_bucket *b)
+{
+	struct rt_dp *dp = rt->dp;
+	ppcc_rt_dp_group *g = dp->g;
+	if (!g)
+		return dp_post_coll(rt, s, b);
+	if (dp->n_posted == dp->cap_posted) {
+		int cap = dp->cap_posted ? 2 * dp->cap_posted : 16;
+		uint64_t *p = ppcc_realloc(dp->posted, (size_t)cap * sizeof *p);
+		if (!p)
+			return PPCC_RT_ENOMEM;
+		dp->posted = p;
+		dp->cap_posted = cap;
+	}
+	uint64_t seq = dp->next_seq++;
+	int err = 0;
+	pthread_mutex_lock(&g->mu);
+	dp_slot *x = dp_find(g, seq);
+	if (!x) {
+		x = ppcc_calloc(1, sizeof *x);
+		double **bufs = x ? ppcc_calloc((size_t)g->d, sizeof *bufs) : NULL;
+		if (!bufs) {
+			ppcc_free(x);
+			pthread_mutex_unlock(&g->mu);
+			return PPCC_RT_ENOMEM;
+		}
+		*x = (dp_slot){g->slots, seq, s, b->bucket, b->count, bufs,
+			       0, 0, 0, 0, 0, 0, 0};
+		g->slots = x;
+	}
+	if (x->stage != s || x->bucket != b->bucket || x->count != b->count) {
+		ppcc_rt_report(rt, "replica %d: REDUCE_GRAD #%" PRIu64
+			       " is stage %d bucket %d (%zu values) here "
+			       "but stage %d bucket %d (%zu values) on "
+			       "another replica", dp->replica,
+			       seq, s, b->bucket, b->count, x->stage,
+			       x->bucket, x->count);
+		err = PPCC_RT_EMISMATCH;
+	} else {
+		x->buf[dp->replica] = b->grad;
+		if (++x->arrived == g->d) {
+			x->t_full = ppcc_rt_now();
+			pthread_cond_broadcast(&g->cv);
+		}
+		dp->posted[dp->n_posted++] = seq;
+	}
+	pthread_mutex_unlock(&g->mu);
+	if (err < 0)
+		return err;
+	return 0;
+}
+
+/* After action i ran: at a stage's last backward (a schedule without
+ * REDUCE_GRAD), post its buckets. */
 int ppcc_rt_dp_after(ppcc_rt *rt, int i)
 {
 	struct rt_dp *dp = rt->dp;
-	if (!dp->last_bwd[i])
+	if (dp->last_bwd[i] != DP_AT_BACKWARD)
 		return 0;
-	int s = rt->rs->actions[i].stage;
-	ppcc_rt_dp_group *g = dp->g;
-	if (!g)
-		return dp_post_coll(rt, s);
+	int s = rt->rs->actions[i].stage, err;
+	for (int k = 0; k < dp->n_by_stage[s]; k++)
+		if ((err = dp_post(rt, s, &dp->by_stage[s][k])) < 0)
+			return err;
+	return 0;
+}
+
+int ppcc_rt_dp_reduce(ppcc_rt *rt, int i)
+{
+	struct rt_dp *dp = rt->dp;
+	if (!dp)
+		return 0;
+	const ppcc_action *a = &rt->rs->actions[i];
+	int s = a->stage, err;
 	for (int k = 0; k < dp->n_by_stage[s]; k++) {
 		const rt_bucket *b = &dp->by_stage[s][k];
-		if (dp->n_posted == dp->cap_posted) {
-			int cap = dp->cap_posted ? 2 * dp->cap_posted : 16;
-			uint64_t *p = ppcc_realloc(dp->posted, (size_t)cap * sizeof *p);
-			if (!p)
-				return PPCC_RT_ENOMEM;
-			dp->posted = p;
-			dp->cap_posted = cap;
-		}
-		uint64_t seq = dp->next_seq++;
-		int err = 0;
-		pthread_mutex_lock(&g->mu);
-		dp_slot *x = dp_find(g, seq);
-		if (!x) {
-			x = ppcc_calloc(1, sizeof *x);
-			double **bufs = x ? ppcc_calloc((size_t)g->d, sizeof *bufs) : NULL;
-			if (!bufs) {
-				ppcc_free(x);
-				pthread_mutex_unlock(&g->mu);
-				return PPCC_RT_ENOMEM;
-			}
-			*x = (dp_slot){g->slots, seq, s, b->bucket, b->count, bufs,
-				       0, 0, 0, 0, 0, 0, 0};
-			g->slots = x;
-		}
-		if (x->stage != s || x->bucket != b->bucket || x->count != b->count) {
-			ppcc_rt_report(rt, "replica %d: REDUCE_GRAD #%" PRIu64
-				       " is stage %d bucket %d (%zu values) here "
-				       "but stage %d bucket %d (%zu values) on "
-				       "another replica", dp->replica,
-				       seq, s, b->bucket, b->count, x->stage,
-				       x->bucket, x->count);
-			err = PPCC_RT_EMISMATCH;
-		} else {
-			x->buf[dp->replica] = b->grad;
-			if (++x->arrived == g->d) {
-				x->t_full = ppcc_rt_now();
-				pthread_cond_broadcast(&g->cv);
-			}
-			dp->posted[dp->n_posted++] = seq;
-		}
-		pthread_mutex_unlock(&g->mu);
-		if (err < 0)
+		if ((b->bucket == a->mb ||
+		     (b->bucket > a->mb && dp->last_bwd[i] == DP_AT_LAST)) &&
+		    (err = dp_post(rt, s, b)) < 0)
 			return err;
 	}
 	return 0;

@@ -331,6 +331,9 @@ void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited);
  * no-op.  set_delay: every reduction takes at least `seconds` (tests). */
 int ppcc_rt_dp_init(ppcc_rt *rt);
 int ppcc_rt_dp_after(ppcc_rt *rt, int i);
+/* Runs REDUCE_GRAD action i: posts the registered buckets it names
+ * (nothing without data parallelism). */
+int ppcc_rt_dp_reduce(ppcc_rt *rt, int i);
 int ppcc_rt_dp_progress(ppcc_rt *rt);
 int ppcc_rt_dp_finish(ppcc_rt *rt);
 void ppcc_rt_dp_abort(ppcc_rt *rt, int status);

@@ -114,8 +114,9 @@ static void check_status(int err, const ppcc_diag *d, int errors_before)
 
 int ppcc_fuzz_csv_ok(const char *text, size_t len, int n_ranks, int with_comms)
 {
-	static const char *const ops[] = {"SEND_F", "RECV_F", "SEND_B",
-					  "RECV_B", "F", "B", "I", "W"};
+	static const char *const ops[] = {"REDUCE_GRAD", "SEND_F", "RECV_F",
+					  "SEND_B", "RECV_B", "F", "B", "I",
+					  "W"};
 	int lines = 0;
 	size_t i = 0;
 	while (i < len) {
@@ -135,11 +136,15 @@ int ppcc_fuzz_csv_ok(const char *text, size_t len, int n_ranks, int with_comms)
 				}
 				if (k == sizeof ops / sizeof ops[0])
 					return 0;
-				if (i >= len || !isdigit((unsigned char)text[i]))
+				if (k == 0) { /* REDUCE_GRAD: no microbatch */
+					cells++;
+				} else if (i >= len || !isdigit((unsigned char)text[i]))
 					return 0;
-				while (i < len && isdigit((unsigned char)text[i]))
-					i++;
-				cells++;
+				else {
+					while (i < len && isdigit((unsigned char)text[i]))
+						i++;
+					cells++;
+				}
 			} else if (with_comms) {
 				return 0;
 			}
