@@ -61,45 +61,45 @@ static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
 		{PPCC_SCHED_GPIPE, "gpipe", "GPIPE",
 		 "Huang et al., GPipe (NeurIPS 2019)", PPCC_PLACE_LOOPED,
 		 1, 1, 1, 0, 0},
-		ppcc_sched_order_gpipe, NULL, bubble_1f1b},
+		ppcc_sched_order_gpipe, NULL, bubble_1f1b, NULL},
 	[PPCC_SCHED_1F1B] = {
 		{PPCC_SCHED_1F1B, "1f1b", "1F1B",
 		 "PipeDream-Flush; Megatron-LM's non-interleaved schedule",
 		 PPCC_PLACE_LOOPED, 1, 1, 1, 0, 0},
-		ppcc_sched_order_1f1b, NULL, bubble_1f1b},
+		ppcc_sched_order_1f1b, NULL, bubble_1f1b, NULL},
 	[PPCC_SCHED_INTERLEAVED] = {
 		{PPCC_SCHED_INTERLEAVED, "interleaved", "INTERLEAVED",
 		 "Megatron-LM's interleaved 1F1B (Narayanan et al., SC 2021)",
 		 PPCC_PLACE_LOOPED, 2, PPCC_MAX_COUNT, 2, 0, 1},
 		ppcc_sched_order_interleaved, ppcc_sched_check_interleaved,
-		bubble_1f1b},
+		bubble_1f1b, NULL},
 	[PPCC_SCHED_ZB_H1] = {
 		{PPCC_SCHED_ZB_H1, "zb-h1", "ZB_H1",
 		 "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
 		 "ZB-H1", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
-		ppcc_sched_order_zb_1p, NULL, bubble_zb_h1},
+		ppcc_sched_order_zb_1p, NULL, bubble_zb_h1, NULL},
 	[PPCC_SCHED_ZB_H2] = {
 		{PPCC_SCHED_ZB_H2, "zb-h2", "ZB_H2",
 		 "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
 		 "ZB-H2", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
-		ppcc_sched_order_zb_h2, NULL, bubble_zb_h2},
+		ppcc_sched_order_zb_h2, NULL, bubble_zb_h2, NULL},
 	[PPCC_SCHED_ZB_V] = {
 		{PPCC_SCHED_ZB_V, "zb-v", "ZB_V",
 		 "Qi et al. section 6; PyTorch's ScheduleZBVZeroBubble",
 		 PPCC_PLACE_V, 2, 2, 2, 1, 0},
-		ppcc_sched_order_zb_v, NULL, NULL},
+		ppcc_sched_order_zb_v, NULL, NULL, NULL},
 	[PPCC_SCHED_ZB_INTERLEAVED] = {
 		{PPCC_SCHED_ZB_INTERLEAVED, "zb-interleaved", "ZB_INTERLEAVED",
 		 "ZB-1P on a looped placement; PyTorch's "
 		 "ScheduleInterleavedZeroBubble", PPCC_PLACE_LOOPED,
 		 2, PPCC_MAX_COUNT, 2, 1, 0},
-		ppcc_sched_order_zb_1p, ppcc_sched_check_zb_1p, NULL},
+		ppcc_sched_order_zb_1p, ppcc_sched_check_zb_1p, NULL, NULL},
 	[PPCC_SCHED_AUTO] = {
 		{PPCC_SCHED_AUTO, "auto", "AUTO",
 		 "the fastest in simulation that fits the memory limit: the "
 		 "handcrafted kinds and Qi et al.'s heuristic (section 3.2)",
 		 PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
-		ppcc_sched_order_auto, NULL, NULL},
+		ppcc_sched_order_auto, NULL, NULL, NULL},
 	[PPCC_SCHED_DUALPIPE_V] = {
 		{PPCC_SCHED_DUALPIPE_V, "dualpipe-v", "DUALPIPE_V",
 		 "DeepSeek's DualPipeV (deepseek-ai/DualPipe); PyTorch's "
