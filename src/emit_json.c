@@ -278,13 +278,13 @@ static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 		ppcc_jw_int(w, p->n_layers);
 	}
 
+	const ppcc_sched_kind_info *ki = ppcc_sched_kind(s->kind);
+	int split = ki && ki->split_backward;
 	key(w, ",\n  ", "partition");
 	ppcc_jw_raw(w, "[\n");
 	for (int i = 0; i < s->n_stages; i++) {
 		ppcc_jw_raw(w, "    ");
-		stage_json(w, &v->stages[i], &v->costs[i],
-			   ppcc_sched_kind(s->kind) &&
-				   ppcc_sched_kind(s->kind)->split_backward);
+		stage_json(w, &v->stages[i], &v->costs[i], split);
 		ppcc_jw_raw(w, i + 1 < s->n_stages ? ",\n" : "\n");
 	}
 	ppcc_jw_raw(w, "  ]");

@@ -1222,18 +1222,17 @@ static int read_layer(layer_src *out, loader *L, const section *model,
 	/* or the backward in its two parts, each in FLOPs or milliseconds */
 	int bi = sec_one_of(&s, "bwd_input_flops", "bwd_input_ms", 0);
 	int bw = sec_one_of(&s, "bwd_weight_flops", "bwd_weight_ms", 0);
-	if (bi == 2 && bw != 2 && bw >= 0) {
+	static const char *const part_key[2][2] = {
+		{"bwd_input_flops", "bwd_input_ms"},
+		{"bwd_weight_flops", "bwd_weight_ms"}};
+	if (bi >= 0 && bw >= 0 && (bi == 2) != (bw == 2)) {
+		int given = bi == 2; /* 0: I, 1: W */
+		const char *key = part_key[given][given ? bw : bi];
 		const node *k;
-		sec_get(&s, bw ? "bwd_weight_ms" : "bwd_weight_flops", &k);
-		say(L, PPCC_SEV_ERROR, &k->loc, "%s: %s needs bwd_input_flops "
-		    "or bwd_input_ms beside it (the two parts of the backward)",
-		    s.path, bw ? "bwd_weight_ms" : "bwd_weight_flops");
-	} else if (bw == 2 && bi != 2 && bi >= 0) {
-		const node *k;
-		sec_get(&s, bi ? "bwd_input_ms" : "bwd_input_flops", &k);
-		say(L, PPCC_SEV_ERROR, &k->loc, "%s: %s needs bwd_weight_flops "
-		    "or bwd_weight_ms beside it (the two parts of the backward)",
-		    s.path, bi ? "bwd_input_ms" : "bwd_input_flops");
+		sec_get(&s, key, &k);
+		say(L, PPCC_SEV_ERROR, &k->loc, "%s: %s needs %s or %s beside "
+		    "it (the two parts of the backward)", s.path, key,
+		    part_key[!given][0], part_key[!given][1]);
 	} else if (bi >= 0 && bi < 2 && bw >= 0 && bw < 2) {
 		if (b == 0 || b == 1) {
 			const node *k;
@@ -1245,10 +1244,10 @@ static int read_layer(layer_src *out, loader *L, const section *model,
 			out->split_given = out->bwd_given = 1;
 			out->input_in_ms = bi;
 			out->weight_in_ms = bw;
-			sec_number(&s, bi ? "bwd_input_ms" : "bwd_input_flops",
-				   NUM_NONNEG, 1, &y->bwd_flops);
-			sec_number(&s, bw ? "bwd_weight_ms" : "bwd_weight_flops",
-				   NUM_NONNEG, 1, &y->bwd_weight_flops);
+			sec_number(&s, part_key[0][bi], NUM_NONNEG, 1,
+				   &y->bwd_flops);
+			sec_number(&s, part_key[1][bw], NUM_NONNEG, 1,
+				   &y->bwd_weight_flops);
 		}
 	}
 	sec_number(&s, "params", NUM_NONNEG, 0, &y->params);

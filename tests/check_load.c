@@ -818,6 +818,9 @@ START_TEST(loader_reads_the_backward_in_two_parts)
 		      "    - name: a\n"
 		      "      fwd_flops: 1\n"
 		      "      bwd_weight_flops: 1\n"
+		      "    - name: c\n"
+		      "      fwd_flops: 1\n"
+		      "      bwd_input_ms: 1\n"
 		      "    - name: b\n"
 		      "      fwd_flops: 1\n"
 		      "      bwd_flops: 2\n"
@@ -826,7 +829,10 @@ START_TEST(loader_reads_the_backward_in_two_parts)
 		      "6:7: model.layers[0]: bwd_weight_flops needs "
 		      "bwd_input_flops or bwd_input_ms beside it (the two parts "
 		      "of the backward)\n"
-		      "9:7: model.layers[1]: give bwd_flops or the two parts "
+		      "9:7: model.layers[1]: bwd_input_ms needs "
+		      "bwd_weight_flops or bwd_weight_ms beside it (the two parts "
+		      "of the backward)\n"
+		      "12:7: model.layers[2]: give bwd_flops or the two parts "
 		      "bwd_input_* and bwd_weight_*, not both\n");
 }
 END_TEST
