@@ -1150,9 +1150,9 @@ END_TEST
 
 /* Data parallelism over mpi (rt_mpi_prog dp*): 4 processes, 2 pipeline
  * ranks x 2 replicas.  Bucket values (replica + 1) * (k + 1) + 100 *
- * stage sum over the replicas to 3 * (k + 1) + 200 * stage on every
- * replica: the 5-value bucket cut into chunks of 3 and 2, the 1-value
- * bucket into 1 and 0. */
+ * stage + 10 * bucket sum over the replicas to 3 * (k + 1) + 200 * stage
+ * + 20 * bucket on every replica: the 5-value bucket cut into chunks of
+ * 3 and 2, the 1-value bucket into 1 and 0. */
 START_TEST(mpi_grid_reduces_every_bucket_over_the_replicas)
 {
 	tu_run r;
@@ -1162,16 +1162,77 @@ START_TEST(mpi_grid_reduces_every_bucket_over_the_replicas)
 	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
 	static const char *want[] = {
 		"world 0 replica 0 stage 0 bucket 0: 3 6 9 12 15\n",
-		"world 0 replica 0 stage 0 bucket 1: 3\n",
+		"world 0 replica 0 stage 0 bucket 1: 23\n",
 		"world 1 replica 1 stage 0 bucket 0: 3 6 9 12 15\n",
-		"world 1 replica 1 stage 0 bucket 1: 3\n",
+		"world 1 replica 1 stage 0 bucket 1: 23\n",
 		"world 2 replica 0 stage 1 bucket 0: 203 206 209 212 215\n",
-		"world 2 replica 0 stage 1 bucket 1: 203\n",
+		"world 2 replica 0 stage 1 bucket 1: 223\n",
 		"world 3 replica 1 stage 1 bucket 0: 203 206 209 212 215\n",
-		"world 3 replica 1 stage 1 bucket 1: 203\n",
+		"world 3 replica 1 stage 1 bucket 1: 223\n",
 		"world 0 dp ok", "world 1 dp ok", "world 2 dp ok", "world 3 dp ok"};
 	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
 		ck_assert_msg(strstr(r.out, want[k]), "no '%s' in\n%s", want[k], r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* Four buckets of each stage in flight at once (all posted at the
+ * stage's last backward) and the reductions' tags reused by every
+ * collective (rt_mpi_prog dp-window, a window of 1): a collective waits
+ * for the one whose tags it takes to complete before it posts, so no
+ * chunk or sum meets another bucket's receive.  The sums by the rule of
+ * mpi_grid_reduces_every_bucket_over_the_replicas, after two steps (8
+ * collectives per rank on the same three tags). */
+START_TEST(mpi_grid_reused_tags_never_meet_a_live_collective)
+{
+	tu_run r;
+	double took;
+	if (mpirun_np(&r, "4", "dp-window", &took, 0) < 0)
+		return;
+	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
+	static const char *want[] = {
+		"world 0 replica 0 stage 0 bucket 0: 3 6 9 12 15\n",
+		"world 0 replica 0 stage 0 bucket 1: 23\n",
+		"world 0 replica 0 stage 0 bucket 2: 43 46 49 52\n",
+		"world 0 replica 0 stage 0 bucket 3: 63 66\n",
+		"world 1 replica 1 stage 0 bucket 0: 3 6 9 12 15\n",
+		"world 1 replica 1 stage 0 bucket 1: 23\n",
+		"world 1 replica 1 stage 0 bucket 2: 43 46 49 52\n",
+		"world 1 replica 1 stage 0 bucket 3: 63 66\n",
+		"world 2 replica 0 stage 1 bucket 0: 203 206 209 212 215\n",
+		"world 2 replica 0 stage 1 bucket 1: 223\n",
+		"world 2 replica 0 stage 1 bucket 2: 243 246 249 252\n",
+		"world 2 replica 0 stage 1 bucket 3: 263 266\n",
+		"world 3 replica 1 stage 1 bucket 0: 203 206 209 212 215\n",
+		"world 3 replica 1 stage 1 bucket 1: 223\n",
+		"world 3 replica 1 stage 1 bucket 2: 243 246 249 252\n",
+		"world 3 replica 1 stage 1 bucket 3: 263 266\n",
+		"world 0 dp ok", "world 1 dp ok", "world 2 dp ok", "world 3 dp ok"};
+	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+		ck_assert_msg(strstr(r.out, want[k]), "no '%s' in\n%s\n%s", want[k],
+			      r.out, r.err);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* p = 1, d = 2, a window of 1: replica 1 sleeps 3 s in its first
+ * forward; replica 0 posts bucket 0 (#0) at its last backward, and
+ * bucket 1 (#1), which takes #0's tags, waits for #0 until the 1 s
+ * timeout, one line naming both collectives and the replica. */
+START_TEST(mpi_grid_wait_for_reused_tags_times_out_naming_both)
+{
+	tu_run r;
+	double took;
+	if (mpirun_np(&r, "2", "dp-window-stuck", &took, 0) < 0)
+		return;
+	ck_assert_msg(strstr(r.out, "world 0 step: timeout"), "%s\n%s", r.out, r.err);
+	const char *l = strstr(r.err, "ppcc-rt: rank 0: action 7 B stage 0 mb 3 "
+			       "peer -1: timeout: replica 0: REDUCE_GRAD stage 0 "
+			       "bucket 1 #1 needs the tags of #0 (stage 0 bucket "
+			       "0), which waits for replica 1 (world rank 1); "
+			       "waited 1.0");
+	ck_assert_msg(l, "%s", r.err);
+	ck_assert_msg(took < 15, "took %.1f s", took);
 	tu_run_free(&r);
 }
 END_TEST
@@ -1573,6 +1634,8 @@ Suite *suite_runtime(void)
 	tcase_add_test(tc, mpi_killed_rank_ends_the_job_within_the_timeout);
 	tcase_add_test(tc, mpi_dead_peer_times_out_when_mpirun_keeps_the_job);
 	tcase_add_test(tc, mpi_grid_reduces_every_bucket_over_the_replicas);
+	tcase_add_test(tc, mpi_grid_reused_tags_never_meet_a_live_collective);
+	tcase_add_test(tc, mpi_grid_wait_for_reused_tags_times_out_naming_both);
 	tcase_add_test(tc, mpi_grid_failing_replica_stops_every_rank);
 	tcase_add_test(tc, mpi_grid_stuck_replica_times_out_naming_the_collective);
 	tcase_add_test(tc, mpi_grid_replicas_entering_different_collectives_are_refused);

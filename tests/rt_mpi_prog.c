@@ -15,10 +15,15 @@
  * Data parallelism (options.data_parallel 2: the world is p x 2, world
  * rank w pipeline rank w / 2 of replica w % 2), 1F1B over p = size / 2
  * ranks, 4 microbatches; each stage registers bucket 0 (5 values) and
- * bucket 1 (1 value) set to (replica + 1) * (k + 1) + 100 * stage before
- * each of two steps:
+ * bucket 1 (1 value), value k of bucket b set to (replica + 1) * (k + 1)
+ * + 100 * stage + 10 * b before each of two steps:
  *   rt_mpi_prog dp          prints "world W replica R stage S bucket B:
  *                           v ..." after the second step, "world W dp ok"
+ *   rt_mpi_prog dp-window   the same with four buckets (5, 1, 4 and 2
+ *                           values), all posted at once, and the
+ *                           reductions' tags reused by every collective
+ *                           (a window of 1)
+ *   rt_mpi_prog dp-window-stuck  dp-window, replica 1 stuck as in dp-stuck
  *   rt_mpi_prog dp-fail     replica 1's first forward fails
  *   rt_mpi_prog dp-stuck    replica 1's first forward sleeps 3 s (timeout 1 s)
  *   rt_mpi_prog dp-mismatch replica 1 registers 4 values as bucket 0
@@ -36,6 +41,7 @@
 #include "ppcc.h"
 #include "ppcc/runtime.h"
 #include "rt_pipe.h"
+#include "runtime/rt.h"
 
 static int rank;
 
@@ -126,8 +132,11 @@ static int run_grid(int size, const char *mode)
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[64];
 	ppcc_rt *rt = NULL;
-	double grad[64][2][5];
+	double grad[64][4][5];
 	char why[512];
+	int window = strncmp(mode, "dp-window", 9) == 0;
+	static const size_t sizes[4] = {5, 1, 4, 2};
+	int nb = window ? 4 : 2;
 	if (size % d != 0)
 		fail("world not p x 2", PPCC_RT_EINPUT);
 	build(&s, a, pipe, PPCC_SCHED_1F1B, p, m);
@@ -138,7 +147,7 @@ static int run_grid(int size, const char *mode)
 		pipe->fault_mb = 0;
 		if (strcmp(mode, "dp-fail") == 0)
 			pipe->fault_ret = 1;
-		else if (strcmp(mode, "dp-stuck") == 0)
+		else if (strstr(mode, "stuck"))
 			pipe->fault_sleep_s = 3.0;
 		else
 			pipe->fault_op = -1;
@@ -146,25 +155,30 @@ static int run_grid(int size, const char *mode)
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.transport = PPCC_RT_MPI;
 	o.debug = 1;
-	o.timeout_s = strcmp(mode, "dp-stuck") == 0 ? 1.0 : 5.0;
+	o.timeout_s = strstr(mode, "stuck") ? 1.0 : 5.0;
 	o.data_parallel = d;
 	if ((err = ppcc_rt_init(&rt, &s, -1, &o)) < 0)
 		fail("init", err);
+	if (window && (err = ppcc_rt_mpi_set_coll_window(rt, 1)) < 0)
+		fail("window", err);
 	int k = ppcc_rt_rank(rt);
 	for (int st = 0; st < p; st++) {
 		if (s.stages[st].rank != k)
 			continue;
-		size_t n0 = strcmp(mode, "dp-mismatch") == 0 && replica == 1 ? 4 : 5;
-		if ((err = ppcc_rt_grad_register(rt, st, 0, grad[st][0], n0)) < 0 ||
-		    (err = ppcc_rt_grad_register(rt, st, 1, grad[st][1], 1)) < 0)
-			fail("register", err);
+		for (int b = 0; b < nb; b++) {
+			size_t n = b == 0 && strcmp(mode, "dp-mismatch") == 0 &&
+					   replica == 1 ? 4 : sizes[b];
+			if ((err = ppcc_rt_grad_register(rt, st, b, grad[st][b], n)) < 0)
+				fail("register", err);
+		}
 	}
 	for (int step = 0; step < 2; step++) {
 		ppcc_rt_stats stats;
 		for (int st = 0; st < p; st++)
-			for (int b = 0; b < 2; b++)
+			for (int b = 0; b < nb; b++)
 				for (int i = 0; i < 5; i++)
-					grad[st][b][i] = (replica + 1) * (i + 1) + 100.0 * st;
+					grad[st][b][i] = (replica + 1) * (i + 1) +
+							 100.0 * st + 10.0 * b;
 		rt_pipe_reset(pipe);
 		if ((err = ppcc_rt_step(&stats, rt, fns)) < 0) {
 			printf("world %d step: %s\n", world, ppcc_rt_status_str(err));
@@ -181,10 +195,10 @@ static int run_grid(int size, const char *mode)
 	for (int st = 0; st < p; st++) {
 		if (s.stages[st].rank != k)
 			continue;
-		for (int b = 0; b < 2; b++) {
+		for (int b = 0; b < nb; b++) {
 			printf("world %d replica %d stage %d bucket %d:", world, replica,
 			       st, b);
-			for (int i = 0; i < (b ? 1 : 5); i++)
+			for (int i = 0; i < (int)sizes[b]; i++)
 				printf(" %g", grad[st][b][i]);
 			printf("\n");
 		}

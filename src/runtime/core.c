@@ -383,6 +383,18 @@ static int rt_fail_wait(ppcc_rt *rt, int err, int action, double t0,
 		       what, rt->ops->name);
 }
 
+/* A gradient reduction's post failed at action i (begun at t0): a
+ * peer's failure, a wait for an earlier collective that timed out (the
+ * line says which, ppcc_rt_dp_why), or the reduction's own error. */
+static int rt_fail_reduce(ppcc_rt *rt, int err, int i, double t0)
+{
+	if (err == PPCC_RT_EPEER)
+		return rt_fail_wait(rt, err, i, t0, "gradient reduction");
+	return rt_fail(rt, err, i,
+		       err == PPCC_RT_ETIMEOUT ? ppcc_rt_now() - t0 : 0, "%s",
+		       ppcc_rt_dp_why(rt));
+}
+
 /* ---- debug trailer --------------------------------------------------------------- */
 
 static uint64_t rt_fnv(uint64_t h, const void *p, size_t n)
@@ -811,10 +823,12 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 	const ppcc_action *a = &rt->rs->actions[i];
 	int s = a->stage, mb = a->mb, err, ret;
 	if (a->op == PPCC_OP_REDUCE_GRAD) {
-		/* launched, not waited for: ppcc_rt_dp_finish waits */
+		/* launched, not waited for: ppcc_rt_dp_finish waits (a post
+		 * itself may wait: mpi, for the collective whose tags it
+		 * reuses) */
 		err = ppcc_rt_dp_reduce(rt, i);
 		rt->t_last = ppcc_rt_now();
-		return err < 0 ? rt_fail(rt, err, i, 0, "gradient reduction") : 0;
+		return err < 0 ? rt_fail_reduce(rt, err, i, t0) : 0;
 	}
 	const ppcc_stage_info *st = &rt->s->stages[s];
 	const ppcc_rt_stage_fns *f = rt_fns_at(fns, s);
@@ -888,8 +902,9 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 		rt_buf_put(rt, gout);
 		*rt_slot(rt, SLOT_IN_ACT, s, mb) = NULL;
 		*rt_slot(rt, SLOT_IN_GRAD, s, mb) = NULL;
+		double t_post = ppcc_rt_now();
 		if (rt->dp && (err = ppcc_rt_dp_after(rt, i)) < 0)
-			return rt_fail(rt, err, i, 0, "gradient reduction");
+			return rt_fail_reduce(rt, err, i, t_post);
 	}
 	return 0;
 }

@@ -27,7 +27,10 @@
  * result is the same bits on every replica and every run, and those of
  * the local transport's group.  Tags 16 + 2 * S * m and up carry it,
  * three per collective (descriptor, chunk, sum), by sequence number
- * modulo the tags left under MPI_TAG_UB.  It advances without a thread:
+ * modulo the window of collectives the tags left under MPI_TAG_UB
+ * hold; collective k is posted only once collective k - window has
+ * completed on the rank (mc_wait_tags), so no two live collectives
+ * share a tag.  It advances without a thread:
  * whenever the rank is in the runtime (every wait polls it, and the core
  * tests it after each action); the messages themselves move whenever
  * MPI progresses.  A replica whose descriptor differs fails with
@@ -48,6 +51,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -453,9 +457,55 @@ static void mc_free(rt_transport *t, mpi_coll *mc)
 	ppcc_free(mc);
 }
 
+/* Collective c->seq takes the tags of c->seq - window: blocks until that
+ * one is complete here (its every request done), progressing the rest,
+ * so that no two live collectives of this rank share a tag.  Then each
+ * tag carries one collective at a time between two ranks, posted and
+ * sent in sequence order on both, and MPI's non-overtaking order matches
+ * every message to its own collective's receive.  This cannot deadlock
+ * a runnable schedule: the collective waited for is earlier in the same
+ * list on every replica, so a replica that has not completed it is
+ * behind, never waiting on this one.  Bounded by the timeout; on
+ * failure c->why names both collectives and the replica waited for. */
+static int mc_wait_tags(rt_transport *t, rt_coll *c)
+{
+	uint64_t w = (uint64_t)t->coll_window;
+	if (c->seq < w)
+		return 0;
+	mpi_coll *old = NULL;
+	for (mpi_coll *mc = t->colls; mc && !old; mc = mc->next)
+		if (mc->c->seq == c->seq - w)
+			old = mc;
+	if (!old) /* released: complete */
+		return 0;
+	double t0 = ppcc_rt_now(), deadline = t0 + t->rt->timeout_s;
+	int spins = 0, err;
+	for (;;) {
+		if ((err = mpi_coll_progress(t)) < 0)
+			return err;
+		if (old->c->done)
+			return 0;
+		if (mpi_poll_abort(t))
+			return PPCC_RT_EPEER;
+		if (!(ppcc_rt_now() <= deadline)) {
+			int q = old->c->waiting_on;
+			snprintf(c->why, sizeof c->why, "replica %d: REDUCE_GRAD "
+				 "stage %d bucket %d #%llu needs the tags of #%llu "
+				 "(stage %d bucket %d), which waits for replica %d "
+				 "(world rank %d)", t->replica, c->stage, c->bucket,
+				 (unsigned long long)c->seq,
+				 (unsigned long long)old->c->seq, old->c->stage,
+				 old->c->bucket, q,
+				 q < 0 ? -1 : t->rt->rank * t->d + q);
+			return PPCC_RT_ETIMEOUT;
+		}
+		mpi_pause(&spins);
+	}
+}
+
 static int mpi_coll_post(rt_transport *t, rt_coll *c)
 {
-	int d = t->d, me = t->replica, rc;
+	int d = t->d, me = t->replica, rc, err;
 	c->done = 0;
 	c->waiting_on = -1;
 	c->state = NULL;
@@ -464,6 +514,8 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 		c->t_done = ppcc_rt_now();
 		return 0;
 	}
+	if ((err = mc_wait_tags(t, c)) < 0)
+		return err;
 	if (c->count / (size_t)d >= INT_MAX) {
 		ppcc_rt_report(t->rt, "REDUCE_GRAD stage %d bucket %d: %zu values "
 			       "make chunks over MPI's int count", c->stage,
@@ -631,6 +683,15 @@ static void mpi_coll_release(rt_transport *t, rt_coll *c)
 		}
 	mc_free(t, mc);
 	c->state = NULL;
+}
+
+int ppcc_rt_mpi_set_coll_window(ppcc_rt *rt, int window)
+{
+	if (!rt || rt->ops != &ppcc_rt_mpi_ops || !rt->tr || window < 1)
+		return PPCC_RT_EINPUT;
+	if (window < rt->tr->coll_window)
+		rt->tr->coll_window = window;
+	return 0;
 }
 
 static void mpi_finalize(rt_transport *t, int failed)

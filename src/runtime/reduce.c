@@ -86,6 +86,7 @@ struct rt_dp {
 	uint64_t *posted;     /* this step's sequence numbers */
 	int n_posted, cap_posted;
 	double reduce_s, wait_s; /* last step */
+	char why[224]; /* a failed post's rt_coll.why */
 };
 
 enum { DP_AT_BACKWARD = 1, DP_AT_LAST = 2 };
@@ -302,12 +303,19 @@ static int dp_post_coll(ppcc_rt *rt, int s, const rt_bucket *b)
 	if (!c)
 		return PPCC_RT_ENOMEM;
 	*c = (rt_coll){dp->next_seq++, s, b->bucket, b->grad, b->count,
-		       0, -1, ppcc_rt_now(), 0, NULL};
+		       0, -1, ppcc_rt_now(), 0, NULL, ""};
 	dp->colls[dp->n_colls++] = c;
 	int err = rt->ops->coll_post(rt->tr, c);
-	if (err < 0)
+	if (err < 0) {
+		memcpy(dp->why, c->why, sizeof dp->why);
 		return err;
+	}
 	return 0;
+}
+
+const char *ppcc_rt_dp_why(const ppcc_rt *rt)
+{
+	return rt->dp && rt->dp->why[0] ? rt->dp->why : "gradient reduction";
 }
 
 static void dp_release_colls(ppcc_rt *rt)

@@ -93,6 +93,9 @@ typedef struct rt_coll {
 	int waiting_on; /* the replica it last waited for, -1: none */
 	double t_post, t_done;
 	void *state;    /* the transport's */
+	/* what a post that waited and failed (ETIMEOUT) waited for, for
+	 * the failure's line; empty otherwise */
+	char why[224];
 } rt_coll;
 
 /*
@@ -332,13 +335,24 @@ void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited);
 int ppcc_rt_dp_init(ppcc_rt *rt);
 int ppcc_rt_dp_after(ppcc_rt *rt, int i);
 /* Runs REDUCE_GRAD action i: posts the registered buckets it names
- * (nothing without data parallelism). */
+ * (nothing without data parallelism).  A post may wait (mpi: for the
+ * collective whose tags it reuses); when that wait fails, dp_why says
+ * what it waited for. */
 int ppcc_rt_dp_reduce(ppcc_rt *rt, int i);
+const char *ppcc_rt_dp_why(const ppcc_rt *rt);
 int ppcc_rt_dp_progress(ppcc_rt *rt);
 int ppcc_rt_dp_finish(ppcc_rt *rt);
 void ppcc_rt_dp_abort(ppcc_rt *rt, int status);
 void ppcc_rt_dp_free(ppcc_rt *rt);
 void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds);
+
+#if PPCC_HAVE_MPI
+/* Tests: the mpi transport's reductions reuse their tags every `window`
+ * collectives instead of every (MPI_TAG_UB - tags of the messages) / 3
+ * (only ever lowered; called after ppcc_rt_init, before the first
+ * step).  PPCC_RT_EINPUT on another transport or window < 1. */
+int ppcc_rt_mpi_set_coll_window(ppcc_rt *rt, int window);
+#endif
 
 /* Monotonic seconds. */
 double ppcc_rt_now(void);
