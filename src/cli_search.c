@@ -2,12 +2,14 @@
  * cli_search.c - the `ppcc search` command: argv to options, the
  * library's ppcc_search (src/search.c), then the ranking, why the winner
  * wins, and its plan; or the ranking as JSON; or the winner in a
- * trainer's settings (emit_trainers.c).
+ * trainer's settings (emit_trainers.c).  With --compare, the file's
+ * configurations (load.c reads them) judged beside the search's own, each
+ * with its rank among them.
  *
  *   ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]
  *               [-f text|json|megatron|torchtitan|deepspeed] [-o FILE]
  *               [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]
- *               [--exhaustive]
+ *               [--exhaustive] [--compare FILE]
  *
  * The output is composed in memory and written only when complete.  Exit
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_write.h"
 #include "ppcc.h"
 
 int ppcc_cli_search(int argc, char **argv);
@@ -225,6 +228,78 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 	}
 }
 
+static void table_row(FILE *f, const char *rank, const ppcc_search_entry *e,
+		      int fits)
+{
+	fprintf(f, "%4s %3d %4d %4d %3d %2d %3d %5d  %-9s  %4d  %-14s  ", rank,
+		e->t, e->p, e->d, e->cp, e->v, e->b, e->m,
+		recompute_names[e->recompute], e->zero,
+		ppcc_schedule_kind_name(e->kind));
+	if (fits)
+		fprintf(f, "%12.1f  %8.0f  %5.1f%%  %8.2f  %5.1f%%\n",
+			e->iteration_ms, e->tokens_per_s, 100 * e->mfu,
+			gib(e->peak_bytes), 100 * e->bubble);
+	else
+		fputs("does not fit\n", f);
+}
+
+static const char table_head[] =
+	"rank   t    p    d  cp  v   b     m  recompute  zero  schedule        "
+	"iteration_ms  tokens/s     MFU  peak_GiB  bubble\n";
+
+/* The compared configurations beside the winner: each one's rank among
+ * the search's configurations and figures, then a line each of what it
+ * is and what it loses. */
+static void emit_compared(FILE *f, const ppcc_search_result *r)
+{
+	const ppcc_search_entry *w = &r->top[0];
+	fputs("compared: the winner, then each configuration of the file "
+	      "with its rank among the search's\n", f);
+	fputs(table_head, f);
+	table_row(f, "1", w, 1);
+	for (int i = 0; i < r->n_compared; i++) {
+		const ppcc_search_compared *c = &r->compared[i];
+		char rank[32];
+		if (!c->fits)
+			snprintf(rank, sizeof rank, "-");
+		else if (c->rank_exact)
+			snprintf(rank, sizeof rank, "%ld", c->rank);
+		else
+			snprintf(rank, sizeof rank, ">%ld", c->rank - 1);
+		table_row(f, rank, &c->e, c->fits);
+	}
+	for (int i = 0; i < r->n_compared; i++) {
+		const ppcc_search_compared *c = &r->compared[i];
+		const ppcc_loc *l = &c->from->loc;
+		char diff[256];
+		fputs("  ", f);
+		if (c->from->name) {
+			ppcc_fput_visible(f, c->from->name);
+			fputc(' ', f);
+		}
+		fputc('(', f);
+		ppcc_fput_visible(f, l->file);
+		fprintf(f, ":%d:%d): ", l->line, l->col);
+		differences(diff, sizeof diff, w, &c->e);
+		if (!c->fits && c->need_bytes > 0)
+			fprintf(f, "does not fit: it would need %s%.2f GiB per "
+				"device (%s)", c->need_exact ? "" : "at least ",
+				gib(c->need_bytes), diff);
+		else if (!c->fits)
+			fprintf(f, "does not fit (%s)", diff);
+		else if (c->rank_exact && c->rank == 1 &&
+			 c->e.iteration_ms == w->iteration_ms)
+			fprintf(f, "rank 1, %s as the winner", diff);
+		else
+			fprintf(f, "rank %s%ld, %.1f%% slower than the winner (%s)",
+				c->rank_exact ? "" : "over ",
+				c->rank_exact ? c->rank : c->rank - 1,
+				100 * (c->e.iteration_ms / w->iteration_ms - 1), diff);
+		fputs(c->in_space ? "\n" : "; not in the search's space\n", f);
+	}
+	fputc('\n', f);
+}
+
 static void emit_text(FILE *f, const ppcc_config *cfg,
 		      const ppcc_search_result *r)
 {
@@ -240,27 +315,37 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
 		r->simulated, r->infeasible);
 	fprintf(f, "  searched in %.2f s\n\n", r->seconds);
-	fputs("rank   t    p    d  cp  v   b     m  recompute  zero  schedule        "
-	      "iteration_ms  tokens/s     MFU  peak_GiB  bubble\n", f);
+	fputs(table_head, f);
 	for (int i = 0; i < r->n_top; i++) {
-		const ppcc_search_entry *e = &r->top[i];
-		fprintf(f, "%4d %3d %4d %4d %3d %2d %3d %5d  %-9s  %4d  %-14s  "
-			"%12.1f  %8.0f  %5.1f%%  %8.2f  %5.1f%%\n", i + 1, e->t,
-			e->p, e->d, e->cp, e->v, e->b, e->m,
-			recompute_names[e->recompute], e->zero,
-			ppcc_schedule_kind_name(e->kind), e->iteration_ms,
-			e->tokens_per_s, 100 * e->mfu, gib(e->peak_bytes),
-			100 * e->bubble);
+		char rank[16];
+		snprintf(rank, sizeof rank, "%d", i + 1);
+		table_row(f, rank, &r->top[i], 1);
 	}
 	fputc('\n', f);
+	if (r->n_compared > 0)
+		emit_compared(f, r);
 	emit_why(f, cfg, r);
 	fputc('\n', f);
 }
 
+static void json_settings(FILE *f, const ppcc_config *cfg,
+			  const ppcc_search_entry *e, const char *indent,
+			  int fits);
+
 static void json_entry(FILE *f, const ppcc_config *cfg,
 		       const ppcc_search_entry *e, const char *indent)
 {
-	fprintf(f, "{\"pipeline\": {\"schedule\": \"%s\", \"stages\": %d, "
+	fputc('{', f);
+	json_settings(f, cfg, e, indent, 1);
+	fputc('}', f);
+}
+
+/* An entry's keys, without its braces; the figures when it fits. */
+static void json_settings(FILE *f, const ppcc_config *cfg,
+			  const ppcc_search_entry *e, const char *indent,
+			  int fits)
+{
+	fprintf(f, "\"pipeline\": {\"schedule\": \"%s\", \"stages\": %d, "
 		"\"microbatches\": %d, \"chunks\": %d, "
 		"\"tensor_parallel\": %d, \"data_parallel\": %d, "
 		"\"context_parallel\": %d, \"global_batch_size\": %ld, "
@@ -272,12 +357,23 @@ static void json_entry(FILE *f, const ppcc_config *cfg,
 			"\"recompute\": \"%s\"},\n", indent, e->b,
 			recompute_names[e->recompute]);
 	fprintf(f, "%s \"micro_batch_size\": %d, \"recompute\": \"%s\", "
-		"\"fits\": true,\n", indent, e->b, recompute_names[e->recompute]);
-	fprintf(f, "%s \"iteration_ms\": %.17g, \"tokens_per_s\": %.17g, "
-		"\"mfu\": %.17g, \"peak_memory_bytes\": %.17g, "
-		"\"bubble_fraction\": %.17g, \"lower_bound_ms\": %.17g}",
-		indent, e->iteration_ms, e->tokens_per_s, e->mfu, e->peak_bytes,
-		e->bubble, e->lower_bound_ms);
+		"\"fits\": %s", indent, e->b, recompute_names[e->recompute],
+		fits ? "true" : "false");
+	if (fits)
+		fprintf(f, ",\n%s \"iteration_ms\": %.17g, \"tokens_per_s\": %.17g, "
+			"\"mfu\": %.17g, \"peak_memory_bytes\": %.17g, "
+			"\"bubble_fraction\": %.17g, \"lower_bound_ms\": %.17g",
+			indent, e->iteration_ms, e->tokens_per_s, e->mfu,
+			e->peak_bytes, e->bubble, e->lower_bound_ms);
+}
+
+/* A JSON string as every JSON of ppcc writes it (ASCII, escaped). */
+static void json_string(FILE *f, const char *s)
+{
+	ppcc_jw w;
+	ppcc_jw_init(&w, f);
+	ppcc_jw_string(&w, s);
+	ppcc_jw_flush(&w);
 }
 
 static const char *const dim_names[] = {
@@ -304,7 +400,34 @@ static void emit_json(FILE *f, const ppcc_config *cfg,
 		json_entry(f, cfg, &r->top[i], "    ");
 		fputs(i + 1 < r->n_top ? ",\n" : "\n", f);
 	}
-	fputs("  ],\n  \"families\": [\n", f);
+	fputs("  ],\n", f);
+	if (r->n_compared > 0) {
+		fputs("  \"compared\": [\n", f);
+		for (int i = 0; i < r->n_compared; i++) {
+			const ppcc_search_compared *c = &r->compared[i];
+			fputs("    {", f);
+			if (c->from->name) {
+				fputs("\"name\": ", f);
+				json_string(f, c->from->name);
+				fputs(", ", f);
+			}
+			fprintf(f, "\"line\": %d, \"column\": %d, ",
+				c->from->loc.line, c->from->loc.col);
+			if (c->fits)
+				fprintf(f, "\"rank\": %ld, \"rank_exact\": %s, ",
+					c->rank, c->rank_exact ? "true" : "false");
+			fprintf(f, "\"in_space\": %s,\n     ",
+				c->in_space ? "true" : "false");
+			json_settings(f, cfg, &c->e, "    ", c->fits);
+			if (!c->fits && c->need_bytes > 0)
+				fprintf(f, ",\n     \"need_memory_bytes\": %.17g, "
+					"\"need_exact\": %s", c->need_bytes,
+					c->need_exact ? "true" : "false");
+			fputs(i + 1 < r->n_compared ? "},\n" : "}\n", f);
+		}
+		fputs("  ],\n", f);
+	}
+	fputs("  \"families\": [\n", f);
 	for (int i = 0; i < r->n_families; i++) {
 		const ppcc_search_family *x = &r->families[i];
 		fprintf(f, "    {\"key\": \"%s\", \"value\": ", dim_names[x->dim]);
@@ -329,9 +452,19 @@ static void emit_json(FILE *f, const ppcc_config *cfg,
 	fputs("  ]\n}\n", f);
 }
 
+static int load_compare(ppcc_search_options *so, ppcc_arena *a,
+			const char *path, ppcc_diag *d)
+{
+	ppcc_compare_entry *e;
+	int err = ppcc_compare_load(&e, &so->n_compare, a, path, d);
+	so->compare = e;
+	return err;
+}
+
 int ppcc_cli_search(int argc, char **argv)
 {
-	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH, O_IDLE };
+	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH, O_IDLE,
+	       O_COMPARE };
 	static const struct option longopts[] = {
 		{"cluster", required_argument, NULL, O_CLUSTER},
 		{"global-batch", required_argument, NULL, O_GB},
@@ -340,6 +473,7 @@ int ppcc_cli_search(int argc, char **argv)
 		{"memory-limit", required_argument, NULL, O_MEM},
 		{"exhaustive", no_argument, NULL, O_EXH},
 		{"allow-idle", no_argument, NULL, O_IDLE},
+		{"compare", required_argument, NULL, O_COMPARE},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -347,7 +481,7 @@ int ppcc_cli_search(int argc, char **argv)
 	};
 	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
 					  .kind = -1}};
-	const char *cluster = NULL, *output = NULL;
+	const char *cluster = NULL, *output = NULL, *compare = NULL;
 	int fmt = PPCC_FMT_TEXT, c;
 	long n;
 	opterr = 0;
@@ -387,6 +521,7 @@ int ppcc_cli_search(int argc, char **argv)
 		}
 		case O_EXH: so.exhaustive = 1; break;
 		case O_IDLE: so.allow_idle = 1; break;
+		case O_COMPARE: compare = optarg; break;
 		case 'o': output = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
@@ -408,12 +543,16 @@ int ppcc_cli_search(int argc, char **argv)
 			     "                   [-f text|json|megatron|torchtitan|deepspeed] "
 			     "[-o FILE]\n"
 			     "                   [--fix KEY=VALUE ...] [--memory-limit GIB] "
-			     "[--allow-idle] [--exhaustive]");
+			     "[--allow-idle] [--exhaustive]\n"
+			     "                   [--compare FILE]");
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
 		default: return sr_usage("unknown option '%s'", opt);
 		}
 	}
+	if (compare && fmt != PPCC_FMT_TEXT && fmt != PPCC_FMT_JSON)
+		return sr_usage("%s", "--compare: the trainers' formats print the "
+				"winner alone; use -f text or -f json");
 	if (fmt != PPCC_FMT_TEXT && fmt != PPCC_FMT_JSON) {
 		so.admits = ppcc_trainer_admits;
 		so.admits_ctx = (void *)(intptr_t)fmt;
@@ -434,6 +573,7 @@ int ppcc_cli_search(int argc, char **argv)
 	size_t len = 0;
 	int rc = 0, err;
 	if ((err = ppcc_config_load(&cfg, a, argv[optind], cluster, &d)) < 0 ||
+	    (compare && (err = load_compare(&so, a, compare, &d)) < 0) ||
 	    (err = ppcc_search(&r, a, &cfg, &so, &d)) < 0) {
 		rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
 		if (err == PPCC_ENOMEM)

@@ -1801,3 +1801,186 @@ out:
 	flush(&L);
 	return err;
 }
+
+/* ---- a --compare file --------------------------------------------------- */
+
+/* Either `compare:`, a list of entries, or the object ppcc search -f json
+ * writes (format: ppcc-search), whose `top` entries are read.  An entry
+ * is a `pipeline:` mapping of the search's dimensions, and the
+ * micro-batch size and recompute, in a `transformer:` mapping, beside
+ * it, or both; the figures of a search's entry are read past.  ppcc(1),
+ * "ppcc search", gives the format. */
+static const char *const compare_top_keys[] = {"compare", NULL};
+static const char *const compare_search_keys[] = {
+	"format", "version", "devices", "global_batch_size", "considered",
+	"pruned", "pruned_memory", "pruned_bound", "invalid", "simulated",
+	"infeasible", "faster_unfit", "seconds", "top", "families", "compared",
+	NULL};
+static const char *const compare_entry_keys[] = {
+	"name", "pipeline", "transformer", "micro_batch_size", "recompute",
+	"fits", "iteration_ms", "tokens_per_s", "mfu", "peak_memory_bytes",
+	"bubble_fraction", "lower_bound_ms", "rank", "rank_exact", "in_space",
+	NULL};
+static const char *const compare_pipeline_keys[] = {
+	"schedule", "stages", "microbatches", "chunks", "tensor_parallel",
+	"data_parallel", "context_parallel", "global_batch_size", "zero", NULL};
+static const char *const compare_transformer_keys[] = {
+	"micro_batch_size", "recompute", NULL};
+
+/* micro_batch_size and recompute of one mapping, into e (a second
+ * source that disagrees with the first is an error). */
+static void read_compare_mbs(ppcc_compare_entry *e, const section *s)
+{
+	int b = 0, r = 0;
+	ppcc_loc bl = {0}, rl = {0};
+	if (sec_int(s, "micro_batch_size", 1, PPCC_MAX_COUNT, 0, &b, &bl) == 1) {
+		if (e->micro_batch_size && e->micro_batch_size != b)
+			say(s->L, PPCC_SEV_ERROR, &bl, "%s%smicro_batch_size: %d, "
+			    "but the entry also gives %d", s->path,
+			    s->path[0] ? "." : "", b, e->micro_batch_size);
+		e->micro_batch_size = b;
+		e->micro_batch_size_loc = bl;
+	}
+	if (sec_word(s, "recompute", recompute_words, &r, &rl) == 1) {
+		if (e->recompute >= 0 && e->recompute != r)
+			say(s->L, PPCC_SEV_ERROR, &rl, "%s%srecompute: %s, but "
+			    "the entry also gives %s", s->path,
+			    s->path[0] ? "." : "", recompute_words[r],
+			    recompute_words[e->recompute]);
+		e->recompute = r;
+		e->recompute_loc = rl;
+	}
+}
+
+static void read_compare_entry(ppcc_compare_entry *e, loader *L,
+			       const section *list, int i, const node *item)
+{
+	const char *kinds[PPCC_SCHED_COUNT + 1] = {NULL};
+	for (int k = 0; k < PPCC_SCHED_COUNT; k++)
+		kinds[k] = ppcc_schedule_kind_name(k);
+	char name[32];
+	section s, ps, ts;
+	textf(name, sizeof name, "[%d]", i);
+	memset(e, 0, sizeof *e);
+	e->recompute = -1;
+	e->loc = item->loc;
+	e->pipeline.loc = item->loc;
+	if (sec_open(&s, L, list, NULL, name, item, compare_entry_keys) < 0)
+		return;
+	sec_string(&s, "name", 0, &e->name);
+	const node *k, *v = sec_get(&s, "pipeline", &k);
+	ppcc_pipeline *p = &e->pipeline;
+	if (!v) {
+		sec_missing(&s, "pipeline");
+	} else if (sec_open(&ps, L, &s, k, "pipeline", v,
+			    compare_pipeline_keys) == 0) {
+		p->loc = k->loc;
+		sec_int(&ps, "stages", 1, PPCC_MAX_COUNT, 0, &p->stages,
+			&p->stages_loc);
+		sec_int(&ps, "microbatches", 1, PPCC_MAX_COUNT, 0,
+			&p->microbatches, &p->microbatches_loc);
+		sec_int(&ps, "chunks", 1, PPCC_MAX_COUNT, 0, &p->chunks,
+			&p->chunks_loc);
+		sec_int(&ps, "tensor_parallel", 1, PPCC_MAX_COUNT, 0,
+			&p->tensor_parallel, &p->tensor_parallel_loc);
+		sec_int(&ps, "data_parallel", 1, PPCC_MAX_COUNT, 0,
+			&p->data_parallel, &p->data_parallel_loc);
+		sec_int(&ps, "context_parallel", 1, PPCC_MAX_COUNT, 0,
+			&p->context_parallel, &p->context_parallel_loc);
+		sec_int(&ps, "global_batch_size", 1, INT_MAX, 0,
+			&p->global_batch_size, &p->global_batch_size_loc);
+		sec_int(&ps, "zero", 0, 3, 0, &p->zero, &p->zero_loc);
+		int kind = 0;
+		if (sec_word(&ps, "schedule", kinds, &kind, &p->kind_loc) == 1)
+			p->kind = kind;
+	}
+	if ((v = sec_get(&s, "transformer", &k)) &&
+	    sec_open(&ts, L, &s, k, "transformer", v,
+		     compare_transformer_keys) == 0)
+		read_compare_mbs(e, &ts);
+	read_compare_mbs(e, &s);
+}
+
+int ppcc_compare_load(ppcc_compare_entry **out, int *n_out, ppcc_arena *a,
+		      const char *path, ppcc_diag *d)
+{
+	loader L = {.a = a, .d = d};
+	node *root = NULL;
+	int err = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	L.tail = &L.head;
+	const char *name = strcmp(path, "-") == 0 ? "<stdin>"
+			   : ppcc_arena_strdup(a, path);
+	if (!name)
+		return PPCC_ENOMEM;
+	L.files[0] = name;
+	err = load_tree(&root, &L, path, name);
+	if (err == PPCC_ENOMEM || L.status) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	if (err < 0) {
+		err = PPCC_EINPUT;
+		goto out;
+	}
+	section top, list;
+	const node *k, *v;
+	if (!root) {
+		empty_file(&L, name, "a mapping with compare");
+		goto out;
+	}
+	/* the search's own JSON, or a compare: list */
+	int is_search = root->kind == NODE_MAP;
+	if (is_search) {
+		top.L = &L;
+		top.map = root;
+		is_search = sec_get(&top, "format", NULL) != NULL;
+	}
+	if (sec_open(&top, &L, NULL, NULL, "", root,
+		     is_search ? compare_search_keys : compare_top_keys) < 0)
+		goto out;
+	top.where = (ppcc_loc){name, 0, 0};
+	const char *key = is_search ? "top" : "compare";
+	if (is_search) {
+		static const char *const formats[] = {"ppcc-search", NULL};
+		int f = 0;
+		sec_word(&top, "format", formats, &f, NULL);
+	}
+	if (!(v = sec_get(&top, key, &k))) {
+		sec_missing(&top, key);
+		goto out;
+	}
+	if (v->kind != NODE_SEQ || v->n == 0) {
+		sec_bad(&top, key, v, "a list of configurations");
+		goto out;
+	}
+	ppcc_compare_entry *e = ppcc_arena_alloc(a, (size_t)v->n, sizeof *e);
+	if (!e) {
+		err = PPCC_ENOMEM;
+		goto out;
+	}
+	list.L = &L;
+	list.map = NULL;
+	list.known = NULL;
+	list.typos = 0;
+	textf(list.path, PATH_CAP, "%s", key);
+	list.where = k->loc;
+	int i = 0;
+	for (const node *item = v->first; item; item = item->next, i++)
+		read_compare_entry(&e[i], &L, &list, i, item);
+	*out = e;
+	*n_out = v->n;
+out:
+	if (err == 0 && L.status)
+		err = L.status;
+	if (err == 0 && L.errors)
+		err = PPCC_EINPUT;
+	if (err) {
+		*out = NULL;
+		*n_out = 0;
+	}
+	flush(&L);
+	return err;
+}

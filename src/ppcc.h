@@ -1114,6 +1114,25 @@ typedef struct ppcc_search_fix {
 	int micro_batch_size, recompute, zero, kind;
 } ppcc_search_fix;
 
+/* One configuration of a --compare file (ppcc_compare_load): the
+ * pipeline settings it gives, located, the others 0 with no location;
+ * micro_batch_size 0 and recompute -1 when it gives none (the model's
+ * then). */
+typedef struct ppcc_compare_entry {
+	const char *name;       /* its name:, or NULL */
+	ppcc_loc loc;           /* the entry */
+	ppcc_pipeline pipeline; /* loc: its pipeline: key, else the entry */
+	int micro_batch_size, recompute;
+	ppcc_loc micro_batch_size_loc, recompute_loc;
+} ppcc_compare_entry;
+
+/* Reads a --compare file (format: ppcc(1), "ppcc search"): a mapping
+ * with `compare:`, a list of entries, or the JSON ppcc search -f json
+ * writes, whose `top` it reads.  Each error located; PPCC_EINPUT after
+ * reporting them, PPCC_ENOMEM. */
+int ppcc_compare_load(ppcc_compare_entry **out, int *n_out, ppcc_arena *a,
+		      const char *path, ppcc_diag *d);
+
 typedef struct ppcc_search_options {
 	long global_batch;         /* 0: pipeline.global_batch_size, else the
 				    * batch the file's pipeline settings give */
@@ -1128,6 +1147,9 @@ typedef struct ppcc_search_options {
 	 * Megatron-LM runs) */
 	int (*admits)(const struct ppcc_search_entry *e, void *ctx);
 	void *admits_ctx;
+	/* configurations judged beside the search's own (--compare) */
+	const ppcc_compare_entry *compare;
+	int n_compare;
 } ppcc_search_options;
 
 /* The dimensions a family of configurations shares a value of. */
@@ -1154,6 +1176,20 @@ typedef struct ppcc_search_hint {
 	ppcc_search_entry best;
 } ppcc_search_hint;
 
+/* A compared configuration as the search judged it: its settings
+ * completed as ppcc plan completes them, its figures when it fits (else
+ * the memory per device it would need, need_exact 0: at least that, 0:
+ * not known), and its rank among the search's configurations: 1 + those
+ * faster (rank_exact 0: at least that, for some not simulated could be
+ * faster too); in_space: one of the search's own candidates. */
+typedef struct ppcc_search_compared {
+	const ppcc_compare_entry *from;
+	ppcc_search_entry e;
+	int fits, in_space, rank_exact, need_exact;
+	long rank;
+	double need_bytes;
+} ppcc_search_compared;
+
 typedef struct ppcc_search_result {
 	ppcc_search_entry *top;    /* n_top, best first */
 	int n_top;
@@ -1177,6 +1213,8 @@ typedef struct ppcc_search_result {
 	double closest_need_bytes, memory_bytes;
 	ppcc_search_hint hints[8];
 	int n_hints;
+	ppcc_search_compared *compared; /* n_compared, in the file's order */
+	int n_compared;
 	double seconds;
 } ppcc_search_result;
 

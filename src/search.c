@@ -59,6 +59,7 @@
  * need) is kept, and the search is rerun with one thing changed at a
  * time (more devices, ZeRO-3, full recompute, ...) to say what would fit.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,15 @@ static int cmp_lb(const void *pa, const void *pb)
 	if (a->e.lower_bound_ms != b->e.lower_bound_ms)
 		return a->e.lower_bound_ms < b->e.lower_bound_ms ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* The same settings (the figures aside). */
+static int same_settings(const ppcc_search_entry *a, const ppcc_search_entry *b)
+{
+	return a->t == b->t && a->p == b->p && a->d == b->d && a->cp == b->cp &&
+	       a->v == b->v && a->b == b->b && a->m == b->m &&
+	       a->recompute == b->recompute && a->zero == b->zero &&
+	       a->kind == b->kind;
 }
 
 static int cmp_rank(const ppcc_search_entry *a, long oa,
@@ -268,6 +278,87 @@ static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
 	return err;
 }
 
+/* A compared configuration completed as ppcc plan completes a file's
+ * pipeline settings (ppcc_config_fill_defaults, then ppcc_config_check
+ * and the plan's budget check, their errors at the entry's keys), and
+ * held to the search's question: the devices t p d cp fill (at most,
+ * with allow_idle) and the global batch m b d gives.  Its layers in
+ * *set.  PPCC_EINPUT after reporting. */
+static int compare_prepare(ppcc_search_compared *out, layer_set *set,
+			   ppcc_arena *a, const ppcc_config *cfg,
+			   const ppcc_compare_entry *ce,
+			   const ppcc_search_options *o, long B, ppcc_diag *d)
+{
+	const ppcc_transformer *tf = cfg->model.transformer;
+	int errors = d->errors;
+	memset(out, 0, sizeof *out);
+	out->from = ce;
+	ppcc_loc at = ce->pipeline.loc;
+	if (!tf && ce->micro_batch_size &&
+	    ce->micro_batch_size != cfg->model.micro_batch_size)
+		ppcc_error(d, &ce->micro_batch_size_loc, "micro_batch_size: a "
+			   "model given as layers keeps its micro-batch size %d",
+			   cfg->model.micro_batch_size);
+	if (!tf && ce->recompute > 0)
+		ppcc_error(d, &ce->recompute_loc, "recompute: a model given as "
+			   "layers has no recompute to choose (none)");
+	if (d->errors != errors)
+		return PPCC_EINPUT;
+	int b = ce->micro_batch_size ? ce->micro_batch_size
+		: tf ? tf->micro_batch_size : 1;
+	int rec = ce->recompute >= 0 ? ce->recompute : tf ? tf->recompute : 0;
+	int err = set_init(set, a, cfg, b, rec);
+	if (err)
+		return err;
+	ppcc_config c = *cfg;
+	c.model.layers = set->layers;
+	c.model.n_layers = set->n;
+	if (set->tf) {
+		c.model.transformer = set->tf;
+		c.model.micro_batch_size = b;
+	}
+	ppcc_pipeline *pl = &c.pipeline;
+	*pl = ce->pipeline;
+	pl->grad_bytes = cfg->pipeline.grad_bytes;
+	pl->dp_bucket_mb = cfg->pipeline.dp_bucket_mb;
+	pl->dp_bucket_mb_loc = cfg->pipeline.dp_bucket_mb_loc;
+	pl->max_simulations = cfg->pipeline.max_simulations;
+	if (!pl->global_batch_size_loc.file && !pl->microbatches_loc.file)
+		pl->global_batch_size = (int)B;
+	ppcc_config_fill_defaults(&c);
+	if ((err = ppcc_config_check(&c, d)) < 0 ||
+	    (err = ppcc_plan_budget_check(&c, PPCC_FMT_TEXT, 0, d)) < 0) {
+		ppcc_note(d, &ce->loc, "in this compared configuration");
+		return err == PPCC_ENOMEM ? err : PPCC_EINPUT;
+	}
+	ppcc_search_entry *e = &out->e;
+	*e = (ppcc_search_entry){
+		.t = pl->tensor_parallel, .p = pl->stages,
+		.d = pl->data_parallel, .cp = pl->context_parallel,
+		.v = pl->chunks, .b = b, .m = pl->microbatches,
+		.recompute = rec, .zero = pl->zero, .kind = pl->kind};
+	long used = (long)e->t * e->p * e->d * e->cp;
+	if (o->allow_idle ? used > cfg->cluster.devices
+	    : used != cfg->cluster.devices) {
+		ppcc_loc l = pl->data_parallel_loc.file ? pl->data_parallel_loc : at;
+		ppcc_error(d, &l, "t %d x p %d x d %d x cp %d = %ld devices, but "
+			   "the search's configurations use %s the %d devices%s",
+			   e->t, e->p, e->d, e->cp, used,
+			   o->allow_idle ? "at most" : "all", cfg->cluster.devices,
+			   o->allow_idle ? "" : " (--allow-idle: fewer)");
+	}
+	long batch = (long)e->m * e->b * e->d;
+	if (batch != B) {
+		ppcc_loc l = pl->global_batch_size_loc.file
+			     ? pl->global_batch_size_loc
+			     : pl->microbatches_loc.file ? pl->microbatches_loc : at;
+		ppcc_error(d, &l, "m %d x b %d x d %d = %ld sequences, but the "
+			   "search's global batch is %ld", e->m, e->b, e->d,
+			   batch, B);
+	}
+	return d->errors != errors ? PPCC_EINPUT : 0;
+}
+
 /* The global batch: the option, else pipeline.global_batch_size, else
  * the batch the file's pipeline settings give (m x b x d as ppcc plan
  * completes them); 0 when there is none. */
@@ -352,6 +443,8 @@ static void hint(ppcc_search_result *out, const ppcc_config *cfg,
 	ppcc_search_options h = *o;
 	h.top = 1;
 	h.no_hints = 1;
+	h.compare = NULL;
+	h.n_compare = 0;
 	h.global_batch = out->global_batch;
 	ppcc_search_result r;
 	ppcc_diag d = {.fn = quiet};
@@ -533,6 +626,30 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		}
 	int n_layers = sets[0].n;
 
+	/* the compared configurations, every one checked before anything is
+	 * searched; cmp_order: the enumeration order of the candidate each
+	 * is, LONG_MAX for one outside the space (ties rank it after) */
+	int nc = o->n_compare > 0 ? o->n_compare : 0;
+	ppcc_search_compared *cmp = ppcc_arena_alloc(a, (size_t)(nc ? nc : 1),
+						     sizeof *cmp);
+	layer_set *cmp_sets = ppcc_arena_alloc(a, (size_t)(nc ? nc : 1),
+					       sizeof *cmp_sets);
+	long *cmp_order = ppcc_arena_alloc(a, (size_t)(nc ? nc : 1),
+					   sizeof *cmp_order);
+	if (!cmp || !cmp_sets || !cmp_order)
+		return PPCC_ENOMEM;
+	int bad = 0;
+	for (int j = 0; j < nc; j++) {
+		int err = compare_prepare(&cmp[j], &cmp_sets[j], a, cfg,
+					  &o->compare[j], o, B, d);
+		if (err == PPCC_ENOMEM)
+			return err;
+		bad |= err != 0;
+		cmp_order[j] = LONG_MAX;
+	}
+	if (bad)
+		return PPCC_EINPUT;
+
 	/* the context-parallel sizes */
 	int cp_list[4], ncp = 0;
 	if (o->fix.context_parallel > 0)
@@ -643,6 +760,11 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 								    (double)m * s->n * 1e-9;
 							c->e.lower_bound_ms = lb > 0 ? lb : 0;
 							family_note(&fam, c, F_ENUM);
+							for (int j = 0; j < nc; j++)
+								if (same_settings(&cmp[j].e, &e)) {
+									cmp[j].in_space = 1;
+									cmp_order[j] = c->order;
+								}
 						}
 					}
 				}
@@ -714,23 +836,66 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		ppcc_plan_shapes_free(shapes);
 		return PPCC_ENOMEM;
 	}
+	/* the compared configurations, planned as the candidates are */
+	for (int j = 0; j < nc; j++) {
+		const layer_set *s = &cmp_sets[j];
+		cand c = {.e = cmp[j].e, .order = cmp_order[j]};
+		double lb = (double)c.e.m * s->flops /
+			    ((double)c.e.p * c.e.t * c.e.cp * R) * 1e3 -
+			    (double)c.e.m * s->n * 1e-9;
+		c.e.lower_bound_ms = lb > 0 ? lb : 0;
+		double need_gib = 0;
+		int err = evaluate(&c, work, shapes, &base, s, INFINITY, &need_gib);
+		cmp[j].e = c.e;
+		if (err == PPCC_EINFEASIBLE) {
+			cmp[j].need_bytes = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
+			cmp[j].need_exact = need_gib > 0;
+			continue;
+		}
+		if (err == 0) {
+			cmp[j].fits = 1;
+			continue;
+		}
+		free(cs);
+		free(unfit);
+		free(top);
+		ppcc_arena_free(work);
+		ppcc_plan_shapes_free(shapes);
+		if (err != PPCC_ENOMEM) {
+			/* compare_prepare ran the same checks */
+			ppcc_error(d, &o->compare[j].loc, "internal error planning "
+				   "the compared configuration");
+			err = PPCC_EINTERNAL;
+		}
+		return err;
+	}
+
+	/* what must be simulated for the compared ones' ranks: every
+	 * candidate that could be faster than one of them */
+	double cmp_slowest = 0;
+	for (int j = 0; j < nc; j++)
+		if (cmp[j].fits && cmp[j].e.iteration_ms > cmp_slowest)
+			cmp_slowest = cmp[j].e.iteration_ms;
 	int ntop = 0;
-	double closest_sim = INFINITY;
+	double closest_sim = INFINITY, least_unsimulated = INFINITY;
 	size_t i;
 	for (i = 0; i < live; i++) {
 		cand *c = &cs[i];
-		if (!o->exhaustive && ntop == K &&
-		    c->e.lower_bound_ms > top[K - 1].e.iteration_ms)
-			break;
-		double need_gib = 0;
 		double above = !o->exhaustive && ntop == K
 			       ? top[K - 1].e.iteration_ms : INFINITY;
+		if (above < cmp_slowest)
+			above = cmp_slowest;
+		if (c->e.lower_bound_ms > above)
+			break;
+		double need_gib = 0;
 		int err = evaluate(c, work, shapes, &base, &sets[c->set], above,
 				   &need_gib);
 		if (err == 1) {
 			/* the plan's step bound is above the K-th best */
 			out->pruned_bound++;
 			family_note(&fam, c, F_BOUND);
+			if (c->e.lower_bound_ms < least_unsimulated)
+				least_unsimulated = c->e.lower_bound_ms;
 			continue;
 		}
 		if (err == PPCC_ENOMEM || err == PPCC_EINTERNAL) {
@@ -768,6 +933,10 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			continue;
 		}
 		family_note(&fam, c, F_FITS);
+		for (int j = 0; j < nc; j++)
+			if (cmp[j].fits && cmp_rank(&c->e, c->order, &cmp[j].e,
+						    cmp_order[j]) < 0)
+				cmp[j].rank++;
 		/* insert into the sorted top */
 		int at = ntop;
 		while (at > 0 && cmp_rank(&c->e, c->order, &top[at - 1].e,
@@ -785,6 +954,19 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 	ppcc_arena_free(work);
 	ppcc_plan_shapes_free(shapes);
 	out->pruned_bound += (long)(live - i);
+	/* the rest are in increasing bound */
+	if (i < live && cs[i].e.lower_bound_ms < least_unsimulated)
+		least_unsimulated = cs[i].e.lower_bound_ms;
+	/* a compared configuration's rank: 1 + the configurations found
+	 * faster; exact unless one not simulated has a bound at or under its
+	 * iteration (and so might be faster too) */
+	for (int j = 0; j < nc; j++) {
+		cmp[j].rank++;
+		cmp[j].rank_exact = cmp[j].fits &&
+				    !(least_unsimulated <= cmp[j].e.iteration_ms);
+	}
+	out->compared = cmp;
+	out->n_compared = nc;
 	for (; i < live; i++)
 		family_note(&fam, &cs[i], F_BOUND);
 	if (!out->has_closest && !isinf(closest_static)) {

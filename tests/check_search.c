@@ -446,6 +446,187 @@ START_TEST(a_trainer_format_searches_what_the_trainer_runs)
 }
 END_TEST
 
+/* --compare: the search's own JSON given back ranks each of its entries
+ * where the search ranked it, with the same figures to the bit; a
+ * configuration of a YAML file ranks where the exhaustive ranking puts
+ * it, and outside a pinned space keeps its figures. */
+START_TEST(compared_configurations_rank_where_the_search_ranks_them)
+{
+	char *dir = tu_mkdtemp();
+	char model[4096], own[4096], out[4096], yaml[4096];
+	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
+	snprintf(own, sizeof own, "%s/search.json", dir);
+	snprintf(out, sizeof out, "%s/compared.json", dir);
+	char *argv[] = {(char *)tu_ppcc(), "search", model, "--top", "3", "-f",
+			"json", "-o", own, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *cargv[] = {(char *)tu_ppcc(), "search", model, "--top", "3",
+			 "--compare", own, "-f", "json", "-o", out, NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, cargv), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	json_error_t je;
+	json_t *j = json_load_file(out, JSON_REJECT_DUPLICATES, &je);
+	ck_assert_msg(j, "%d: %s", je.line, je.text);
+	json_t *top = json_object_get(j, "top"), *cmp = json_object_get(j, "compared");
+	ck_assert_int_eq((int)json_array_size(top), 3);
+	ck_assert_int_eq((int)json_array_size(cmp), 3);
+	static const char *const figures[] = {"iteration_ms", "tokens_per_s",
+					      "mfu", "peak_memory_bytes",
+					      "bubble_fraction"};
+	for (size_t i = 0; i < 3; i++) {
+		json_t *t = json_array_get(top, i), *c = json_array_get(cmp, i);
+		ck_assert_int_eq((int)json_integer_value(json_object_get(c, "rank")),
+				 (int)i + 1);
+		ck_assert(json_is_true(json_object_get(c, "rank_exact")));
+		ck_assert(json_is_true(json_object_get(c, "in_space")));
+		ck_assert(json_is_true(json_object_get(c, "fits")));
+		ck_assert(json_equal(json_object_get(t, "pipeline"),
+				     json_object_get(c, "pipeline")));
+		for (int k = 0; k < 5; k++)
+			ck_assert_msg(json_real_value(json_object_get(t, figures[k])) ==
+				      json_real_value(json_object_get(c, figures[k])),
+				      "entry %zu: %s differs", i, figures[k]);
+	}
+	json_decref(j);
+	/* as text: the first is the winner */
+	char *targv[] = {(char *)tu_ppcc(), "search", model, "--top", "3",
+			 "--compare", own, NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, targv), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, ":16:5): rank 1, the same settings as the "
+			     "winner\n"), "%s", r.out);
+	tu_run_free(&r);
+
+	/* tiny's own 1f1b on 4 stages, and gpipe on 2 */
+	snprintf(yaml, sizeof yaml, "%s/compare.yaml", dir);
+	ck_assert_int_eq(tu_write_file(yaml,
+		"compare:\n"
+		"  - name: own\n"
+		"    pipeline: {stages: 4, schedule: 1f1b}\n"
+		"  - pipeline:\n"
+		"      stages: 2\n"
+		"      schedule: gpipe\n"), 0);
+	ppcc_arena *a = ppcc_arena_new();
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ppcc_compare_entry *ce;
+	int nce;
+	ck_assert_int_eq(ppcc_compare_load(&ce, &nce, a, yaml, &diag.d), 0);
+	ck_assert_int_eq(nce, 2);
+	ck_assert_str_eq(ce[0].name, "own");
+	ck_assert_int_eq(ce[1].loc.line, 4);
+	ck_assert_int_eq(ce[1].pipeline.stages_loc.line, 5);
+	ppcc_search_options o = {.top = 3, .compare = ce, .n_compare = 2,
+				 .fix = {.recompute = -1, .zero = -1, .kind = -1}};
+	ppcc_config cfg;
+	ppcc_search_result pruned, all, pinned;
+	search_example(&pruned, a, &cfg, "tiny.yaml", &o);
+	o.top = 1000;
+	o.exhaustive = 1;
+	o.compare = NULL;
+	o.n_compare = 0;
+	search_example(&all, a, &cfg, "tiny.yaml", &o);
+	ck_assert_int_eq(pruned.n_compared, 2);
+	for (int k = 0; k < 2; k++) {
+		const ppcc_search_compared *c = &pruned.compared[k];
+		ck_assert(c->fits && c->rank_exact && c->in_space);
+		/* d and m as ppcc plan completes them */
+		ck_assert_int_eq(c->e.d, k == 0 ? 1 : 2);
+		ck_assert_int_eq(c->e.m, k == 0 ? 8 : 4);
+		int at = -1;
+		for (int i = 0; i < all.n_top && at < 0; i++)
+			if (all.top[i].p == c->e.p && all.top[i].d == c->e.d &&
+			    all.top[i].v == 1 && all.top[i].zero == 0 &&
+			    all.top[i].kind == c->e.kind)
+				at = i;
+		ck_assert_int_ge(at, 3);
+		ck_assert_msg(c->rank == at + 1, "compared %d: rank %ld, the "
+			      "exhaustive ranking's %d", k, c->rank, at + 1);
+		ck_assert(c->e.iteration_ms == all.top[at].iteration_ms);
+	}
+	/* with p pinned to 1 neither is in the space; their figures stay */
+	o.top = 3;
+	o.exhaustive = 0;
+	o.compare = ce;
+	o.n_compare = 2;
+	o.fix.stages = 1;
+	search_example(&pinned, a, &cfg, "tiny.yaml", &o);
+	for (int k = 0; k < 2; k++) {
+		ck_assert(!pinned.compared[k].in_space);
+		ck_assert(pinned.compared[k].e.iteration_ms ==
+			  pruned.compared[k].e.iteration_ms);
+		ck_assert_int_ge(pinned.compared[k].rank, 2);
+	}
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* A bad --compare file: every bad entry located at its key, exit 1 and
+ * nothing on standard output; with a trainer's format, a usage error. */
+START_TEST(a_bad_compare_file_is_located_and_nothing_is_written)
+{
+	char *dir = tu_mkdtemp();
+	char model[4096], yaml[4096];
+	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
+	snprintf(yaml, sizeof yaml, "%s/bad.yaml", dir);
+	ck_assert_int_eq(tu_write_file(yaml,
+		"compare:\n"
+		"  - pipeline: {stages: 2, schedul: 1f1b}\n"
+		"  - pipeline: {stages: 2, data_parallel: 1}\n"
+		"  - pipeline: {stages: 2, chunks: 3, schedule: 1f1b}\n"
+		"  - pipeline: {stages: 2, microbatches: 3}\n"
+		"  - pipeline: {stages: 2}\n"
+		"    recompute: full\n"), 0);
+	char *argv[] = {(char *)tu_ppcc(), "search", model, "--compare", yaml,
+			NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, "bad.yaml:2:27: error: unknown key 'schedul' "
+			     "in compare[0].pipeline; did you mean 'schedule'?\n"),
+		      "%s", r.err);
+	tu_run_free(&r);
+	/* the rest, once the keys are right */
+	char *text = tu_read_file(yaml, NULL);
+	ck_assert_ptr_nonnull(text);
+	char *fixed = replace_line(text, "schedul:", "schedule:");
+	ck_assert_int_eq(tu_write_file(yaml, fixed), 0);
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	static const char *const want[] = {
+		"bad.yaml:3:27: error: t 1 x p 2 x d 1 x cp 1 = 2 devices, but the "
+		"search's configurations use all the 4 devices",
+		"bad.yaml:4:27: error: 3 chunks per rank need a schedule with chunks",
+		"bad.yaml:4:5: note: in this compared configuration",
+		"bad.yaml:5:27: error: m 3 x b 1 x d 2 = 6 sequences, but the "
+		"search's global batch is 8",
+		"bad.yaml:7:5: error: recompute: a model given as layers has no "
+		"recompute to choose"};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		ck_assert_msg(strstr(r.err, want[i]), "no '%s' in:\n%s", want[i],
+			      r.err);
+	tu_run_free(&r);
+	char *fargv[] = {(char *)tu_ppcc(), "search", model, "--compare", yaml,
+			 "-f", "megatron", NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, fargv), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+	free(fixed);
+	free(text);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *suite_search(void)
 {
 	Suite *s = suite_create("search");
@@ -459,6 +640,8 @@ Suite *suite_search(void)
 	tcase_add_test(tc, the_global_batch_follows_the_files_pipeline_settings);
 	tcase_add_test(tc, nothing_fits_says_what_is_closest_and_what_would_fit);
 	tcase_add_test(tc, the_winner_is_explained);
+	tcase_add_test(tc, compared_configurations_rank_where_the_search_ranks_them);
+	tcase_add_test(tc, a_bad_compare_file_is_located_and_nothing_is_written);
 	suite_add_tcase(s, tc);
 	return s;
 }
