@@ -404,17 +404,29 @@ static void print_exact(FILE *f, const ppcc_auto_report *o, int p, int m)
 	}
 }
 
+/* A kind and its chunks, as auto's table names it. */
+static void auto_kind_name(char *buf, size_t n, int kind, int chunks)
+{
+	if (chunks > 1)
+		snprintf(buf, n, "%s, %d chunks", ppcc_schedule_kind_name(kind), chunks);
+	else
+		snprintf(buf, n, "%s", ppcc_schedule_kind_name(kind));
+}
+
 /* The auto kind: each handcrafted kind's own plan, then the orders tried
- * on the chosen plan's split, and which was written. */
+ * on the fastest one-chunk plan's split, and which was written. */
 static void print_auto(FILE *f, const ppcc_plan *p)
 {
 	const ppcc_plan_auto *au = p->auto_plan;
+	const ppcc_schedule *s = &p->best.schedule;
 	double f1b = NAN;
+	char what[64];
 	fprintf(f, "\nauto (the fastest simulated schedule whose peak fits every "
-		"rank's memory)\n  planned as its own kind                step ms\n");
+		"rank's memory)\n  %-42sstep ms\n", "planned as its own kind");
 	for (int i = 0; i < au->n_kinds; i++) {
 		const ppcc_auto_kind_result *k = &au->kinds[i];
-		fprintf(f, "    %-34s", ppcc_schedule_kind_name(k->kind));
+		auto_kind_name(what, sizeof what, k->kind, k->chunks);
+		fprintf(f, "    %-34s", what);
 		if (k->fits)
 			fprintf(f, " %12.3f\n", k->step_ms);
 		else
@@ -423,10 +435,14 @@ static void print_auto(FILE *f, const ppcc_plan *p)
 			f1b = k->step_ms;
 	}
 	const ppcc_auto_report *o = &au->orders;
-	fprintf(f, "  on that split                          step ms   peak GiB\n");
-	for (int i = 0; i < o->n; i++) {
+	if (au->split_kind >= 0) {
+		char on[64];
+		snprintf(on, sizeof on, "on %s's split",
+			 ppcc_schedule_kind_name(au->split_kind));
+		fprintf(f, "  %-42sstep ms   peak GiB\n", on);
+	}
+	for (int i = 0; au->split_kind >= 0 && i < o->n; i++) {
 		const ppcc_auto_candidate *c = &o->candidates[i];
-		char what[64];
 		if (c->exact)
 			snprintf(what, sizeof what, "exact search (MILP)");
 		else if (c->kind == PPCC_SCHED_AUTO)
@@ -434,17 +450,24 @@ static void print_auto(FILE *f, const ppcc_plan *p)
 				 c->fill ? "in any gap" : "in gaps >= W");
 		else
 			snprintf(what, sizeof what, "%s", ppcc_schedule_kind_name(c->kind));
-		fprintf(f, "  %c %-34s %12.3f %10.2f%s\n", i == o->chosen ? '*' : ' ',
+		fprintf(f, "  %c %-34s %12.3f %10.2f%s\n",
+			i == o->chosen && au->chosen_kind == s->kind &&
+			s->n_chunks == 1 ? '*' : ' ',
 			what, c->step_ms, gib(c->peak_bytes),
 			c->fits ? "" : "  does not fit");
 	}
-	print_exact(f, o, p->best.schedule.n_ranks, p->best.schedule.n_microbatches);
+	if (au->split_kind >= 0)
+		print_exact(f, o, s->n_ranks, s->n_microbatches);
 	double step = p->best.estimate.step_ms;
 	int exact = o->chosen >= 0 && o->candidates[o->chosen].exact &&
 		    au->chosen_kind == PPCC_SCHED_AUTO;
+	auto_kind_name(what, sizeof what, au->chosen_kind, s->n_chunks);
 	fprintf(f, "  written: %s, step %.3f ms", exact ? "the exact search's order"
 		: au->chosen_kind == PPCC_SCHED_AUTO ? "the heuristic's order"
-		: ppcc_schedule_kind_name(au->chosen_kind), step);
+		: what, step);
+	if (au->chosen_kind != PPCC_SCHED_AUTO && s->n_chunks == 1 &&
+	    au->split_kind >= 0 && au->chosen_kind != au->split_kind)
+		fprintf(f, " (on %s's split)", ppcc_schedule_kind_name(au->split_kind));
 	if (isfinite(f1b) && f1b > 0)
 		fprintf(f, ", %.1f%% %s than 1f1b's plan", 100 * fabs(f1b - step) / f1b,
 			step <= f1b ? "faster" : "slower");

@@ -216,6 +216,7 @@ static const char *torchtitan_schedule(int kind)
 	case PPCC_SCHED_INTERLEAVED: return "Interleaved1F1B";
 	case PPCC_SCHED_ZB_V: return "ZBVZeroBubble";
 	case PPCC_SCHED_ZB_INTERLEAVED: return "InterleavedZeroBubble";
+	case PPCC_SCHED_DUALPIPE_V: return "DualPipeV";
 	}
 	return NULL;
 }

@@ -1281,39 +1281,58 @@ static int plan_peaks_fit(const ppcc_plan *pl, const ppcc_estimate *e, int p)
 	return 1;
 }
 
-/* The auto kind: each handcrafted kind of one chunk planned as `ppcc plan
- * -s KIND` would plan it (its own split), the fastest that fits kept;
- * then, on that plan's split, ppcc_sched_auto's choice, which includes
- * the zero-bubble heuristic's orders under the same memory caps, replaces
- * its schedule when it is faster.  So the plan is never slower in
+/* The auto kind: each handcrafted kind planned as `ppcc plan -s KIND`
+ * would plan it (its own split) on the same ranks and microbatches, the
+ * fastest that fits kept.  A kind of one chunk ignores the chunks given;
+ * a kind of several chunks takes the chunks given (none when the count
+ * given is 1) or, with none given, its own default.  Then, on the split
+ * of the fastest one-chunk plan that fits, ppcc_sched_auto's choice
+ * (every one-chunk kind and the zero-bubble heuristic's orders under the
+ * same memory caps, then the exact search) replaces the plan when it is
+ * faster than every kind's own plan.  So the plan is never slower in
  * simulation than any handcrafted kind that fits. */
 static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		     ppcc_diag *d)
 {
+	static const char pinned[] = "<auto>";
 	ppcc_plan_auto *rep = ppcc_arena_alloc(a, 1, sizeof *rep);
+	ppcc_plan one = {0};
 	ppcc_config *best_cfg = NULL;
 	int err, p = cfg->pipeline.stages, m = cfg->pipeline.microbatches;
+	int one_kind = -1;
 	if (!rep)
 		return PPCC_ENOMEM;
 	memset(out, 0, sizeof *out);
 	rep->chosen_kind = -1;
 	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
 		const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
-		if (k == PPCC_SCHED_AUTO || ki->min_chunks > 1 ||
-		    cfg->pipeline.chunks != 1)
+		int given = cfg->pipeline.chunks_loc.file ? cfg->pipeline.chunks : 0;
+		if (k == PPCC_SCHED_AUTO || (ki->max_chunks > 1 && given == 1))
 			continue;
 		ppcc_config *ck = ppcc_arena_alloc(a, 1, sizeof *ck);
 		if (!ck)
 			return PPCC_ENOMEM;
 		*ck = *cfg;
 		ck->pipeline.kind = k;
+		if (ki->max_chunks == 1 || !given) {
+			ck->pipeline.chunks = ki->default_chunks;
+			ck->pipeline.chunks_loc = (ppcc_loc){0};
+		}
+		/* the ranks and microbatches auto was given, not the defaults
+		 * of another chunk count */
+		if (!ck->pipeline.stages_loc.file && !ck->pipeline.partition)
+			ck->pipeline.stages_loc = (ppcc_loc){pinned, 0, 0};
+		if (!ck->pipeline.microbatches_loc.file)
+			ck->pipeline.microbatches_loc = (ppcc_loc){pinned, 0, 0};
 		ppcc_diag q = {.fn = plan_quiet};
-		if (ppcc_config_check(ck, &q) != 0)
+		if (ppcc_config_check(ck, &q) != 0 || ck->pipeline.stages != p ||
+		    ck->pipeline.microbatches != m)
 			continue;
 		ppcc_plan pk;
 		err = plan_build(&pk, a, ck, &q, 1, NULL, NULL, NULL);
 		ppcc_auto_kind_result *kr = &rep->kinds[rep->n_kinds++];
 		kr->kind = k;
+		kr->chunks = ck->pipeline.chunks;
 		kr->fits = 0;
 		if (err == PPCC_EINFEASIBLE)
 			continue;
@@ -1321,11 +1340,17 @@ static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			return err;
 		kr->step_ms = pk.best.estimate.step_ms;
 		kr->fits = !pk.has_own || pk.given_fits;
-		if (kr->fits && (rep->chosen_kind < 0 ||
-				 kr->step_ms < out->best.estimate.step_ms)) {
+		if (!kr->fits)
+			continue;
+		if (rep->chosen_kind < 0 || kr->step_ms < out->best.estimate.step_ms) {
 			*out = pk;
 			best_cfg = ck;
 			rep->chosen_kind = k;
+		}
+		if (ki->max_chunks == 1 &&
+		    (one_kind < 0 || kr->step_ms < one.best.estimate.step_ms)) {
+			one = pk;
+			one_kind = k;
 		}
 	}
 	if (rep->chosen_kind < 0) {
@@ -1335,19 +1360,27 @@ static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			return PPCC_ENOMEM;
 		*ck = *cfg;
 		ck->pipeline.kind = PPCC_SCHED_1F1B;
+		ck->pipeline.chunks = 1;
+		ck->pipeline.chunks_loc = (ppcc_loc){0};
 		err = plan_build(out, a, ck, d, 1, NULL, NULL, NULL);
 		return err < 0 ? err : PPCC_EINTERNAL;
 	}
-	/* the heuristic on the chosen split */
-	ppcc_plan_variant *bv = &out->best;
+	rep->split_kind = one_kind;
+	/* the heuristic (and every one-chunk kind) on the split of the
+	 * fastest one-chunk plan */
+	if (one_kind < 0) {
+		rep->orders.chosen = -1;
+		goto done;
+	}
+	ppcc_plan_variant *bv = &one.best;
 	ppcc_schedule sched;
 	err = ppcc_sched_auto(&sched, &rep->orders, a, p, m, bv->stages,
-			      bv->costs, out->memory_cap_bytes);
+			      bv->costs, one.memory_cap_bytes);
 	if (err < 0 && err != PPCC_EINFEASIBLE)
 		return err;
 	const ppcc_auto_candidate *won = &rep->orders.candidates[rep->orders.chosen];
-	if (err == 0 && won->kind == PPCC_SCHED_AUTO &&
-	    won->step_ms < bv->estimate.step_ms) {
+	if (err == 0 && won->kind != one_kind &&
+	    won->step_ms < out->best.estimate.step_ms) {
 		if ((err = ppcc_schedule_validate_seal(&sched, d, cfg->path, 20)) < 0)
 			return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
 		bv->schedule = sched;
@@ -1355,18 +1388,19 @@ static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 					      bv->costs, PPCC_SIM_SEND_TIMES)) < 0)
 			return err;
 		if (bv->estimate.step_ms != won->step_ms ||
-		    !plan_peaks_fit(out, &bv->estimate, p))
+		    !plan_peaks_fit(&one, &bv->estimate, p))
 			return PPCC_EINTERNAL;
 		best_cfg = ppcc_arena_alloc(a, 1, sizeof *best_cfg);
 		if (!best_cfg)
 			return PPCC_ENOMEM;
 		*best_cfg = *cfg;
-		best_cfg->pipeline.kind = PPCC_SCHED_AUTO;
+		best_cfg->pipeline.kind = won->kind;
+		best_cfg->pipeline.chunks = 1;
 		if (!(bv->iteration = ppcc_arena_alloc(a, 1, sizeof *bv->iteration)))
 			return PPCC_ENOMEM;
 		if ((err = ppcc_iteration_estimate(bv->iteration, a, best_cfg, bv)) < 0)
 			return err;
-		ppcc_plan_variant *others[2] = {&out->uniform, out->has_own ? &out->own : NULL};
+		ppcc_plan_variant *others[2] = {&one.uniform, one.has_own ? &one.own : NULL};
 		for (int i = 0; i < 2; i++) {
 			ppcc_plan_variant *o = others[i];
 			if (!o)
@@ -1379,9 +1413,11 @@ static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			o->schedule.ranks = NULL;
 			o->schedule.fingerprint = 0;
 		}
-		out->uniform_fits = plan_peaks_fit(out, &out->uniform.estimate, p);
-		rep->chosen_kind = PPCC_SCHED_AUTO;
+		one.uniform_fits = plan_peaks_fit(&one, &one.uniform.estimate, p);
+		*out = one;
+		rep->chosen_kind = won->kind;
 	}
+done:
 	out->config = best_cfg;
 	out->auto_plan = rep;
 	return 0;

@@ -971,9 +971,11 @@ typedef struct ppcc_plan {
 } ppcc_plan;
 
 /* What the auto kind tried: each handcrafted kind's own plan, then the
- * orders ppcc_sched_auto simulated on the chosen plan's split. */
+ * orders ppcc_sched_auto simulated on the split of the fastest one-chunk
+ * plan. */
 typedef struct ppcc_auto_kind_result {
 	int kind;
+	int chunks;        /* per rank */
 	int fits;          /* planned, and its split fits */
 	double step_ms;    /* simulated, when it fits */
 } ppcc_auto_kind_result;
@@ -982,6 +984,8 @@ typedef struct ppcc_plan_auto {
 	int n_kinds;
 	ppcc_auto_kind_result kinds[PPCC_SCHED_COUNT];
 	int chosen_kind;   /* the kind of the schedule written */
+	int split_kind;    /* the one-chunk kind whose split the orders
+			      were tried on; -1: none fits */
 	ppcc_auto_report orders;
 } ppcc_plan_auto;
 

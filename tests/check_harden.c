@@ -259,6 +259,10 @@ START_TEST(harden_fuzz_output_checks_tell_good_from_bad)
 	ck_assert(!ppcc_fuzz_csv_ok("0X0\n", 4, 1, 0));
 	ck_assert(!ppcc_fuzz_csv_ok("F0\n", 3, 1, 0));
 	ck_assert(!ppcc_fuzz_csv_ok("0F\n", 3, 1, 0));
+	ck_assert(ppcc_fuzz_csv_ok("0F0,(0F1;1B0)OVERLAP_F_B\n", 25, 1, 1));
+	ck_assert(!ppcc_fuzz_csv_ok("(0B1;1F0)OVERLAP_F_B\n", 21, 1, 1));
+	ck_assert(!ppcc_fuzz_csv_ok("(0F1;1B0)OVERLAP\n", 17, 1, 1));
+	ck_assert(!ppcc_fuzz_csv_ok("(0F1,1B0)OVERLAP_F_B\n", 21, 1, 1));
 	ck_assert(!ppcc_fuzz_csv_ok("\n", 1, 1, 0));
 	ck_assert(ppcc_fuzz_header_ok("\"a\\\"b\\?\\?/\"\n\t", 13));
 	ck_assert(!ppcc_fuzz_header_ok("\"?\?/\"", 5));

@@ -1279,7 +1279,7 @@ START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
 	expect_check(MODEL12 CLUSTER4 "pipeline: {stages: 2, chunks: 2}\n",
 		     PPCC_EINPUT,
 		     "7:23: 2 chunks per rank need a schedule with chunks "
-		     "(interleaved, zb-v, zb-interleaved, dualpipe-v); the schedule "
+		     "(interleaved, zb-v, zb-interleaved, auto, dualpipe-v); the schedule "
 		     "is 1f1b\n");
 	/* the zero-bubble kinds' own rules */
 	expect_check(MODEL12 CLUSTER4
@@ -1291,7 +1291,7 @@ START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
 		     "pipeline: {schedule: zb-h2, stages: 2, chunks: 2}\n",
 		     PPCC_EINPUT,
 		     "7:40: 2 chunks per rank need a schedule with chunks "
-		     "(interleaved, zb-v, zb-interleaved, dualpipe-v); the schedule "
+		     "(interleaved, zb-v, zb-interleaved, auto, dualpipe-v); the schedule "
 		     "is zb-h2\n");
 	/* dualpipe-v: m >= 2p, at the microbatches */
 	expect_check(MODEL12 CLUSTER4

@@ -26,9 +26,10 @@ for ex in examples/*.yaml; do
 	name=$(basename "$ex" .yaml)
 	mkdir -p "$out/$name"
 	for kind in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v zb-interleaved auto dualpipe-v; do
-		v=1
-		case $kind in interleaved | zb-v | zb-interleaved | dualpipe-v) v=2 ;; esac
-		"$ppcc" plan "$ex" -s "$kind" -v "$v" -f json -o /dev/null \
+		# auto compares every kind, each with its own chunks
+		v="-v 1"
+		case $kind in interleaved | zb-v | zb-interleaved | dualpipe-v) v="-v 2" ;; auto) v= ;; esac
+		"$ppcc" plan "$ex" -s "$kind" $v -f json -o /dev/null \
 			2>"$out/$name/$kind.err"
 		rc=$?
 		if [ "$rc" != 0 ]; then
@@ -41,13 +42,13 @@ for ex in examples/*.yaml; do
 			ext=${fe#*:}
 			extra=
 			case $fmt in header) extra="--prefix $(echo "${name}_$kind" | tr -c 'a-zA-Z0-9_\n' _)" ;; esac
-			"$ppcc" plan "$ex" -s "$kind" -v "$v" -f "$fmt" $extra \
+			"$ppcc" plan "$ex" -s "$kind" $v -f "$fmt" $extra \
 				-o "$out/$name/$kind.$ext" || exit 1
 		done
 		for fe in $trainers; do
 			fmt=${fe%%:*}
 			ext=${fe#*:}
-			if "$ppcc" plan "$ex" -s "$kind" -v "$v" -f "$fmt" \
+			if "$ppcc" plan "$ex" -s "$kind" $v -f "$fmt" \
 				-o "$out/$name/$kind.$ext" 2>"$out/$name/$kind.$ext.err"; then
 				rm -f "$out/$name/$kind.$ext.err"
 			else
@@ -55,7 +56,7 @@ for ex in examples/*.yaml; do
 			fi
 		done
 		if [ "$name/$kind" = "$png_for" ]; then
-			"$ppcc" plan "$ex" -s "$kind" -v "$v" -f png \
+			"$ppcc" plan "$ex" -s "$kind" $v -f png \
 				-o "$out/$name/$kind.png" || exit 1
 		fi
 	done

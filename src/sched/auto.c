@@ -69,6 +69,8 @@ int ppcc_sched_order_auto(sched_list *out, const sched_shape *sh)
 {
 	const sched_auto_params *ap = sh->arg;
 	int p = sh->p, m = sh->m, S = sh->S, err = 0;
+	if (S != p)
+		return PPCC_EINPUT; /* one chunk: a plan of more is a handcrafted kind's */
 	if (ap && ap->given) {
 		for (int r = 0; r < p; r++)
 			for (int i = 0; i < 3 * m; i++)

@@ -98,7 +98,7 @@ static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
 		{PPCC_SCHED_AUTO, "auto", "AUTO",
 		 "the fastest in simulation that fits the memory limit: the "
 		 "handcrafted kinds and Qi et al.'s heuristic (section 3.2)",
-		 PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
+		 PPCC_PLACE_LOOPED, 1, PPCC_MAX_COUNT, 1, 1, 0},
 		ppcc_sched_order_auto, NULL, NULL, NULL},
 	[PPCC_SCHED_DUALPIPE_V] = {
 		{PPCC_SCHED_DUALPIPE_V, "dualpipe-v", "DUALPIPE_V",

@@ -112,39 +112,64 @@ static void check_status(int err, const ppcc_diag *d, int errors_before)
 		CHECK(d->errors == errors_before);
 }
 
-int ppcc_fuzz_csv_ok(const char *text, size_t len, int n_ranks, int with_comms)
+/* One action at text[*i]: digits, an op, and digits unless the op is
+ * REDUCE_GRAD (which has no microbatch); the op's index in ops, or -1. */
+static int csv_action(const char *text, size_t len, size_t *i)
 {
 	static const char *const ops[] = {"REDUCE_GRAD", "SEND_F", "RECV_F",
 					  "SEND_B", "RECV_B", "F", "B", "I",
 					  "W"};
+	size_t at = *i;
+	if (at >= len || !isdigit((unsigned char)text[at]))
+		return -1;
+	while (at < len && isdigit((unsigned char)text[at]))
+		at++;
+	int k;
+	for (k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++) {
+		size_t n = strlen(ops[k]);
+		if (len - at >= n && memcmp(text + at, ops[k], n) == 0) {
+			at += n;
+			break;
+		}
+	}
+	if (k == (int)(sizeof ops / sizeof ops[0]))
+		return -1;
+	if (k > 0) {
+		if (at >= len || !isdigit((unsigned char)text[at]))
+			return -1;
+		while (at < len && isdigit((unsigned char)text[at]))
+			at++;
+	}
+	*i = at;
+	return k;
+}
+
+int ppcc_fuzz_csv_ok(const char *text, size_t len, int n_ranks, int with_comms)
+{
+	static const char overlap[] = ")OVERLAP_F_B";
 	int lines = 0;
 	size_t i = 0;
 	while (i < len) {
 		int cells = 0;
 		for (;;) {
-			/* one cell: empty, or digits op digits */
-			if (i < len && isdigit((unsigned char)text[i])) {
-				while (i < len && isdigit((unsigned char)text[i]))
-					i++;
-				size_t k;
-				for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-					size_t n = strlen(ops[k]);
-					if (len - i >= n && memcmp(text + i, ops[k], n) == 0) {
-						i += n;
-						break;
-					}
-				}
-				if (k == sizeof ops / sizeof ops[0])
+			/* one cell: empty, an action, or an overlapped pair
+			 * (aF..;bB..)OVERLAP_F_B */
+			if (i < len && text[i] == '(') {
+				i++;
+				if (csv_action(text, len, &i) != 5 || i >= len ||
+				    text[i] != ';')
 					return 0;
-				if (k == 0) { /* REDUCE_GRAD: no microbatch */
-					cells++;
-				} else if (i >= len || !isdigit((unsigned char)text[i]))
+				i++;
+				if (csv_action(text, len, &i) != 6 ||
+				    len - i < sizeof overlap - 1 ||
+				    memcmp(text + i, overlap, sizeof overlap - 1) != 0)
 					return 0;
-				else {
-					while (i < len && isdigit((unsigned char)text[i]))
-						i++;
-					cells++;
-				}
+				i += sizeof overlap - 1;
+				cells++;
+			} else if (i < len && isdigit((unsigned char)text[i])) {
+				if (csv_action(text, len, &i) < 0)
+					return 0;
+				cells++;
 			} else if (with_comms) {
 				return 0;
 			}
