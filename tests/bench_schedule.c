@@ -120,6 +120,11 @@ typedef struct naive_result {
 	long steps; /* global clock steps taken */
 } naive_result;
 
+/* The simulator's model (simulate.c), by a global clock: a send occupies
+ * its sender for its p2p time and its message is there from the send's
+ * start; a receive occupies the receiver as long, from the later of the
+ * message and the rank's own clock, and starts (its wait) when the rank
+ * gets to it. */
 static int naive_simulate(naive_result *out, const ppcc_schedule *s,
 			  const ppcc_stage_cost *costs)
 {
@@ -161,38 +166,34 @@ static int naive_simulate(naive_result *out, const ppcc_schedule *s,
 				case PPCC_OP_I: d = c->bwd_input_ms; break;
 				case PPCC_OP_W: d = c->bwd_weight_ms; break;
 				case PPCC_OP_SEND_F:
-					arr_f[key] = t + c->send_f_ms;
-					out->start[r][pc[r]] = t;
-					out->end[r][pc[r]] = arr_f[key];
-					if (arr_f[key] > step)
-						step = arr_f[key];
-					pc[r]++;
-					progressed = 1;
-					continue;
 				case PPCC_OP_SEND_B:
-					arr_b[key] = t + c->send_b_ms;
-					out->start[r][pc[r]] = t;
-					out->end[r][pc[r]] = arr_b[key];
-					if (arr_b[key] > step)
-						step = arr_b[key];
-					pc[r]++;
-					progressed = 1;
-					continue;
+					/* the message is there from the send's
+					 * start; the send occupies the sender */
+					if (a->op == PPCC_OP_SEND_F)
+						arr_f[key] = t;
+					else
+						arr_b[key] = t;
+					d = a->op == PPCC_OP_SEND_F ? c->send_f_ms
+								    : c->send_b_ms;
+					break;
 				case PPCC_OP_RECV_F:
 				case PPCC_OP_RECV_B: {
-					double at = a->op == PPCC_OP_RECV_F
-						? arr_f[key - (size_t)m]
-						: arr_b[key + (size_t)m];
+					int fwd = a->op == PPCC_OP_RECV_F;
+					double at = fwd ? arr_f[key - (size_t)m]
+							: arr_b[key + (size_t)m];
 					if (at < 0 || at > t)
 						continue;
-					/* the wait began when the rank got here */
-					out->end[r][pc[r]] = t;
-					pc[r]++;
-					progressed = 1;
-					continue;
+					/* as long as the send, on the receiver */
+					d = fwd ? costs[a->stage - 1].send_f_ms
+						: costs[a->stage + 1].send_b_ms;
+					break;
 				}
 				}
-				out->start[r][pc[r]] = t;
+				/* a receive's wait began when the rank got
+				 * there */
+				out->start[r][pc[r]] = a->op == PPCC_OP_RECV_F ||
+						       a->op == PPCC_OP_RECV_B
+					? free_at[r] : t;
 				out->end[r][pc[r]] = t + d;
 				free_at[r] = t + d;
 				if (t + d > step)
@@ -249,20 +250,15 @@ static void naive_free(naive_result *n, int p)
 	free(n->end);
 }
 
-/* Recv starts differ by design (the naive loop does not record when the
- * wait began); ends and every other start must agree. */
+/* Every action's start and end, and the step, to the bit. */
 static int same_timeline(const ppcc_schedule *s, const ppcc_estimate *e,
 			 const naive_result *n)
 {
 	for (int r = 0; r < s->n_ranks; r++)
-		for (int i = 0; i < s->ranks[r].n_actions; i++) {
-			int op = s->ranks[r].actions[i].op;
-			if (e->end_ms[r][i] != n->end[r][i])
-				return 0;
-			if (op != PPCC_OP_RECV_F && op != PPCC_OP_RECV_B &&
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
+			if (e->end_ms[r][i] != n->end[r][i] ||
 			    e->start_ms[r][i] != n->start[r][i])
 				return 0;
-		}
 	return e->step_ms == n->step_ms;
 }
 
