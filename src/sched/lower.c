@@ -16,12 +16,16 @@
  *
  * RECV_F(s) and SEND_B(s) carry stages[s].recv_bytes (the tensor at the
  * boundary between s-1 and s); SEND_F(s) and RECV_B(s) carry
- * stages[s].send_bytes.  The actions are counted from the order before
- * they are written, so memory is one ppcc_action per action (plus the
- * copied stage table and the order, freed on return), and the order's
- * length is checked against the kind's closed-form count; the pass is
- * linear in the number of actions.  Last, each rank's receives from a
- * peer are put in the order the peer sends them (lower_order_receives).
+ * stages[s].send_bytes.  Each rank's lowered length is known in closed
+ * form before the order is made (one F and one B, or I and W, of each of
+ * its (stage, mb), and a message each way at every boundary that crosses
+ * ranks), so its list is allocated once at that length, the order is
+ * written into its tail and lowered in place from the front: memory is
+ * one ppcc_action per action and nothing else of that size, every byte
+ * written once by the order and once lowered.  The order's length is
+ * checked against the kind's closed-form count; the pass is linear in
+ * the number of actions.  Last, each rank's receives from a peer are put
+ * in the order the peer sends them (lower_order_receives).
  */
 #include <stdint.h>
 #include <string.h>
@@ -120,11 +124,14 @@ static int lower_is_pair(const ppcc_action *a, int32_t i, int32_t n)
  * compute that needs it.  The orders of GPipe, 1F1B and the interleaved
  * kinds are already so; ZB-V's turn of the V is not (rank r receives
  * activations of chunk 0 and gradients of chunk 1 from rank r-1 in
- * another interleaving than it sends them).  Linear in the number of
- * actions; a schedule this pass leaves deadlocked is caught by the
- * validation every caller runs. */
-static int lower_order_receives(ppcc_rank_schedule *rs, ppcc_arena *a,
-				int p, int S, int m)
+ * another interleaving than it sends them).  A rank whose receives are
+ * in order is only read; another is reordered through one buffer of its
+ * length and copied back, so the lists stay where they are.  Linear in
+ * the number of actions; a schedule this pass leaves deadlocked is
+ * caught by the validation every caller runs. */
+static int lower_order_receives(ppcc_action *const *acts,
+				const ppcc_rank_schedule *rs, int p, int S,
+				int m)
 {
 	size_t n_msg = 2 * (size_t)S * (size_t)m;
 	int err = 0;
@@ -133,6 +140,7 @@ static int lower_order_receives(ppcc_rank_schedule *rs, ppcc_arena *a,
 	int32_t *off = ppcc_calloc((size_t)p + 1, sizeof *off);
 	int32_t *next = ppcc_calloc((size_t)p, sizeof *next);
 	int32_t *pos = NULL;
+	ppcc_action *w = NULL;
 	if (!seq || !ctr || !off || !next) {
 		err = PPCC_ENOMEM;
 		goto out;
@@ -149,21 +157,28 @@ static int lower_order_receives(ppcc_rank_schedule *rs, ppcc_arena *a,
 				ctr[x[i].peer] = 0;
 	}
 	for (int r = 0; r < p; r++) {
-		const ppcc_action *x = rs[r].actions;
-		int n = rs[r].n_actions, n_recv = 0;
+		ppcc_action *x = acts[r];
+		int n = rs[r].n_actions, n_recv = 0, sorted = 1;
 		/* off[q]..: where rank r's receives from q go, by seq */
 		for (int i = 0; i < n; i++)
 			if (x[i].op == PPCC_OP_RECV_F || x[i].op == PPCC_OP_RECV_B) {
+				int fwd = x[i].op == PPCC_OP_RECV_F;
+				int32_t k = seq[2 * ((size_t)(x[i].stage + (fwd ? -1 : 1)) * m +
+						     x[i].mb) + !fwd];
+				sorted &= k == off[x[i].peer + 1];
 				off[x[i].peer + 1]++;
 				n_recv++;
 			}
-		if (n_recv == 0)
+		if (sorted) {
+			memset(off, 0, ((size_t)p + 1) * sizeof *off);
 			continue;
+		}
 		for (int q = 0; q < p; q++)
 			off[q + 1] += off[q];
 		ppcc_free(pos);
+		ppcc_free(w);
 		pos = ppcc_malloc((size_t)n_recv * sizeof *pos);
-		ppcc_action *w = ppcc_arena_alloc(a, (size_t)n, sizeof *w);
+		w = ppcc_malloc((size_t)n * sizeof *w);
 		if (!pos || !w) {
 			err = PPCC_ENOMEM;
 			goto out;
@@ -192,11 +207,11 @@ static int lower_order_receives(ppcc_rank_schedule *rs, ppcc_arena *a,
 			err = PPCC_EINTERNAL;
 			goto out;
 		}
-		rs[r].actions = w;
+		memcpy(x, w, (size_t)n * sizeof *x);
 		memset(off, 0, ((size_t)p + 1) * sizeof *off);
 		for (int i = 0; i < n; i++)
-			if (w[i].op == PPCC_OP_RECV_F || w[i].op == PPCC_OP_RECV_B)
-				next[w[i].peer] = 0;
+			if (x[i].op == PPCC_OP_RECV_F || x[i].op == PPCC_OP_RECV_B)
+				next[x[i].peer] = 0;
 	}
 out:
 	ppcc_free(seq);
@@ -204,6 +219,7 @@ out:
 	ppcc_free(off);
 	ppcc_free(next);
 	ppcc_free(pos);
+	ppcc_free(w);
 	return err;
 }
 
@@ -298,16 +314,26 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 		if (n_rank[r] > INT32_MAX)
 			return PPCC_EINPUT;
 
-	if (!(items = ppcc_calloc((size_t)p, sizeof *items))) {
+	/* Each rank's list is allocated once, at its lowered length: the
+	 * order is written into its last per_rank slots and lowered from the
+	 * front, which never overtakes what it has still to read (checked
+	 * below), so nothing is copied and no list is kept beside it. */
+	ppcc_action **acts = ppcc_arena_alloc(a, (size_t)p, sizeof *acts);
+	if (!acts || !(items = ppcc_calloc((size_t)p, sizeof *items))) {
 		err = PPCC_ENOMEM;
 		goto out;
 	}
 	for (int r = 0; r < p; r++) {
-		items[r].cap = (int32_t)per_rank;
-		if (!(items[r].a = ppcc_malloc((size_t)per_rank * sizeof *items[r].a))) {
+		if (n_rank[r] < per_rank) {
+			err = PPCC_EINTERNAL;
+			goto out;
+		}
+		if (!(acts[r] = ppcc_arena_alloc(a, (size_t)n_rank[r], sizeof *acts[r]))) {
 			err = PPCC_ENOMEM;
 			goto out;
 		}
+		items[r].cap = (int32_t)per_rank;
+		items[r].a = acts[r] + (n_rank[r] - per_rank);
 	}
 	sched_shape sh = {
 		.kind = kind, .p = p, .v = v, .m = m,
@@ -331,7 +357,7 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 		goto out;
 	}
 	for (int r = 0; r < p; r++) {
-		int64_t n = 0;
+		int64_t n = 0, from = n_rank[r] - per_rank;
 		const ppcc_action *c = items[r].a;
 		for (int32_t i = 0; i < items[r].n; i++) {
 			int pair = c[i].op == PPCC_OP_OVERLAP_F_B;
@@ -347,33 +373,37 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 				goto out;
 			}
 		}
+		/* the lowered actions of items [0, i) end at or before item
+		 * i, the next one read (one F and one B or I and W of each of
+		 * the rank's (stage, mb) lower to exactly n_rank[r]) */
 		for (int32_t i = 0; i < items[r].n;) {
 			int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
 			n += lower_one(NULL, c + i, n_c, r, st, S);
 			pairs |= n_c == 3;
 			i += n_c;
+			if (n > from + i) {
+				err = PPCC_EINTERNAL;
+				goto out;
+			}
 		}
 		if (n > n_rank[r] || (k->split_backward != 2 && n != n_rank[r])) {
 			err = PPCC_EINTERNAL;
 			goto out;
 		}
-		ppcc_action *acts = ppcc_arena_alloc(a, (size_t)n, sizeof *acts);
-		if (!acts) {
-			err = PPCC_ENOMEM;
-			goto out;
-		}
 		int32_t w = 0;
 		for (int32_t i = 0; i < items[r].n;) {
+			ppcc_action group[3];
 			int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
-			w += lower_one(acts + w, c + i, n_c, r, st, S);
+			memcpy(group, c + i, (size_t)n_c * sizeof *group);
+			w += lower_one(acts[r] + w, group, n_c, r, st, S);
 			i += n_c;
 		}
 		rs[r].rank = r;
 		rs[r].n_actions = w;
-		rs[r].actions = acts;
+		rs[r].actions = acts[r];
 	}
 
-	if ((err = lower_order_receives(rs, a, p, S, m)) < 0)
+	if ((err = lower_order_receives(acts, rs, p, S, m)) < 0)
 		goto out;
 
 	memset(out, 0, sizeof *out);
@@ -387,9 +417,6 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 	out->ranks = rs;
 	out->fingerprint = 0;
 out:
-	if (items)
-		for (int r = 0; r < p; r++)
-			ppcc_free(items[r].a);
 	ppcc_free(items);
 	return err;
 }
