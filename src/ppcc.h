@@ -687,6 +687,12 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
  * NAN on failure.  For tests and reports. */
 double ppcc_step_split_bound(ppcc_step_ctx **ctx, const ppcc_step_problem *sp,
 			     const int *first);
+/* Each rank's peak memory by the memory model (refine.c) for one split,
+ * into out_peaks (n_ranks entries): equal to the simulated peak but for
+ * the order of the additions when no I frees part of a stash.  For
+ * tests. */
+int ppcc_step_split_peaks(double *out_peaks, ppcc_step_ctx **ctx,
+			  const ppcc_step_problem *sp, const int *first);
 
 /* ---- the plan -------------------------------------------------------- */
 

@@ -155,6 +155,8 @@ struct ppcc_step_ctx {
 	 * per chunk) are mm_vec[v * mm_off[r] .. v * mm_off[r + 1]) */
 	int *mm_vec, *mm_off, *mm_cnt, *mrank; /* mrank: p */
 	long mm_cap;                /* ints mm_vec holds */
+	int *mm_sum;                /* each kept vector's total */
+	long mm_sum_cap;            /* entries mm_sum holds */
 	/* the count vectors one rank has reached so far: ms_n of them in
 	 * ms_vec (ms_cap ints), found through ms_slot (ms_slots, a power of
 	 * two; -1 empty) */
@@ -216,6 +218,7 @@ void ppcc_step_ctx_free(ppcc_step_ctx *x)
 	ppcc_free(x->op_count);
 	ppcc_free(x->stage_rank);
 	ppcc_free(x->mm_vec);
+	ppcc_free(x->mm_sum);
 	ppcc_free(x->mm_off);
 	ppcc_free(x->ms_vec);
 	ppcc_free(x->ms_slot);
@@ -385,9 +388,14 @@ static void step_vec_seen_clear(ppcc_step_ctx *x)
  * least as large as in every chunk.  A vector the rank reached before is
  * passed over at once: when it was reached it was kept or covered, and a
  * kept vector leaves the set only for one that covers it, so the set
- * still covers it.  A steady state repeats a few vectors, so the scan of
- * the kept ones runs only for vectors new to the rank: O(A v + U K v) for
- * A actions, U distinct vectors and K vectors kept per rank. */
+ * still covers it.  A vector covers another only with a larger total
+ * (equal totals: equal vectors, reached before), so a new vector is
+ * compared only with kept ones of larger total (whether it is covered)
+ * and smaller (which it covers), and not at all when its total is at
+ * least the largest kept (at most the smallest): in a steady state the
+ * total in flight stays the same.  O(A v) for A actions, and O(K v) for
+ * each vector new to the rank whose total is within those kept (K
+ * vectors kept). */
 static int step_mem_shape(step_run *w)
 {
 	ppcc_step_ctx *x = w->x;
@@ -396,7 +404,7 @@ static int step_mem_shape(step_run *w)
 	int kept = 0, *cnt = x->mm_cnt;
 	for (int r = 0; r < p; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
-		int from = kept;
+		int from = kept, total = 0, lo = 0, hi = 0;
 		x->mm_off[r] = kept;
 		for (int c = 0; c < v; c++)
 			cnt[c] = 0;
@@ -406,28 +414,48 @@ static int step_mem_shape(step_run *w)
 			int c = a->stage / p;
 			if (a->op == PPCC_OP_B || a->op == PPCC_OP_W) {
 				cnt[c]--;
+				total--;
 				continue;
 			}
 			if (a->op != PPCC_OP_F)
 				continue;
 			cnt[c]++;
+			total++;
 			int seen = step_vec_seen(x, cnt, v);
 			if (seen < 0)
 				return seen;
 			if (seen)
 				continue;
 			int dom = 0;
-			for (int k = from; k < kept && !dom; k++)
-				dom = step_dominated(cnt, &x->mm_vec[(long)k * v], v);
+			if (kept > from && total < hi)
+				for (int k = from; k < kept && !dom; k++)
+					dom = x->mm_sum[k] > total &&
+					      step_dominated(cnt, &x->mm_vec[(long)k * v], v);
 			if (dom)
 				continue;
 			/* drop the kept vectors this one covers, then keep it */
-			int out = from;
-			for (int k = from; k < kept; k++)
-				if (!step_dominated(&x->mm_vec[(long)k * v], cnt, v))
-					memmove(&x->mm_vec[(long)out++ * v],
-						&x->mm_vec[(long)k * v], (size_t)v * sizeof(int));
-			kept = out;
+			if (kept > from && total > lo) {
+				int out = from;
+				lo = hi = total;
+				for (int k = from; k < kept; k++) {
+					if (x->mm_sum[k] < total &&
+					    step_dominated(&x->mm_vec[(long)k * v], cnt, v))
+						continue;
+					if (out != k) {
+						memmove(&x->mm_vec[(long)out * v],
+							&x->mm_vec[(long)k * v],
+							(size_t)v * sizeof(int));
+						x->mm_sum[out] = x->mm_sum[k];
+					}
+					lo = x->mm_sum[out] < lo ? x->mm_sum[out] : lo;
+					hi = x->mm_sum[out] > hi ? x->mm_sum[out] : hi;
+					out++;
+				}
+				kept = out;
+			} else {
+				lo = kept > from && lo < total ? lo : total;
+				hi = kept > from && hi > total ? hi : total;
+			}
 			if ((long)(kept + 1) * v > x->mm_cap) {
 				/* few vectors are kept: grow by doubling */
 				long cap = x->mm_cap > 0 ? 2 * x->mm_cap : 64L * v;
@@ -437,6 +465,15 @@ static int step_mem_shape(step_run *w)
 				x->mm_vec = grown;
 				x->mm_cap = cap;
 			}
+			if (kept + 1 > x->mm_sum_cap) {
+				long cap = x->mm_sum_cap > 0 ? 2 * x->mm_sum_cap : 64;
+				int *grown = ppcc_realloc(x->mm_sum, (size_t)cap * sizeof(int));
+				if (!grown)
+					return PPCC_ENOMEM;
+				x->mm_sum = grown;
+				x->mm_sum_cap = cap;
+			}
+			x->mm_sum[kept] = total;
 			memcpy(&x->mm_vec[(long)kept++ * v], cnt, (size_t)v * sizeof(int));
 		}
 	}
@@ -1527,4 +1564,29 @@ double ppcc_step_split_bound(ppcc_step_ctx **ctx, const ppcc_step_problem *sp,
 	if (step_shape(&w) < 0 || sp->costs(sp->user, first, w.x->costs) < 0)
 		return NAN;
 	return step_bound(&w);
+}
+
+int ppcc_step_split_peaks(double *out_peaks, ppcc_step_ctx **ctx,
+			  const ppcc_step_problem *sp, const int *first)
+{
+	step_run w = {0};
+	const ppcc_schedule *shape = sp->shape;
+	int err = step_ctx_reserve(ctx, sp->n_layers, shape->n_stages,
+				   shape->n_ranks);
+	if (err < 0)
+		return err;
+	w.x = *ctx;
+	w.sp = sp;
+	w.shape = shape;
+	w.n = sp->n_layers;
+	w.S = shape->n_stages;
+	w.p = shape->n_ranks;
+	w.m = shape->n_microbatches;
+	w.v = w.S / w.p;
+	if ((err = step_shape(&w)) < 0 ||
+	    (err = sp->costs(sp->user, first, w.x->costs)) < 0)
+		return err;
+	for (int r = 0; r < w.p; r++)
+		out_peaks[r] = step_rank_peak(&w, w.x->costs, r);
+	return 0;
 }
