@@ -49,7 +49,13 @@
  *      semantics above, which must finish; otherwise the deadlock is
  *      reported with the action each stuck rank waits at.
  * Phases 2-6 are linear in the number of actions; the dry run wakes a
- * blocked rank only when its awaited message is sent.
+ * blocked rank only when its awaited message is sent.  Phase 2 reads
+ * each rank's list in order, so it also sees whether every action that
+ * phase 4 checks comes after what it needs (already recorded when it is
+ * read), and whether there is any REDUCE_GRAD: phase 4 and phase 5 walk
+ * the lists again only when phase 2 saw something for them, and a valid
+ * schedule's lists are walked in order twice (phase 2, the dry run)
+ * instead of four times, with the same reports.
  *
  * ppcc_schedule_validate_seal is the same for a schedule being made,
  * whose fingerprint is not set yet (the compiler's own, plan.c): phase 1
@@ -88,6 +94,12 @@ typedef struct val_ctx {
 	 * the first such action on the stage's rank; 0 when none; negated
 	 * once a duplicate has been reported. */
 	int32_t *pos;
+	/* phase 2's findings for the phases after it: every action phase 4
+	 * checks had what it needs before it already (so phase 4 would
+	 * report nothing); some action is a REDUCE_GRAD (else phase 5 has
+	 * nothing to check) */
+	int order_ready;
+	int any_collective;
 } val_ctx;
 
 static void val_error(val_ctx *c, const char *fmt, ...) PPCC_PRINTF(2, 3);
@@ -332,6 +344,7 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 	}
 	if (val_is_collective(a->op)) {
 		/* phase 5 checks the rest; the pos table is not for these */
+		c->any_collective = 1;
 		if (c->s->version < 3)
 			val_at(c, r, i, a, "REDUCE_GRAD needs schedule version "
 			       "3 (this one says %" PRId32 ")", c->s->version);
@@ -391,7 +404,54 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 	return 1;
 }
 
-/* Records where each (op, stage, mb) is, reporting duplicates.  With
+/* Whether (op, stage, mb) has been recorded (in range). */
+static int val_recorded(const val_ctx *c, int64_t stage, int64_t mb, int op)
+{
+	return c->pos[val_slot(c, stage, mb, op)] != 0;
+}
+
+/* Whether everything phase 4 requires before the usable action a of rank
+ * r is recorded already, in phase 2's pass, which records each rank's
+ * actions in list order (and the actions a depends on are of its rank):
+ * then val_action_order finds each at a smaller index and reports nothing
+ * about a.  0 for an overlapped pair's marker, whose checks are
+ * val_pair's. */
+static int val_order_ready(const val_ctx *c, int r, const ppcc_action *a)
+{
+	int s = a->stage, mb = a->mb;
+	switch (a->op) {
+	case PPCC_OP_F:
+		if (s == 0)
+			return 1;
+		return c->rank_of[s - 1] == r
+			? val_recorded(c, s - 1, mb, PPCC_OP_F)
+			: val_recorded(c, s, mb, PPCC_OP_RECV_F);
+	case PPCC_OP_B:
+	case PPCC_OP_I:
+		if (!val_recorded(c, s, mb, PPCC_OP_F))
+			return 0;
+		if (s == c->S - 1)
+			return 1;
+		if (c->rank_of[s + 1] == r)
+			return val_recorded(c, s + 1, mb, PPCC_OP_B) ||
+			       val_recorded(c, s + 1, mb, PPCC_OP_I);
+		return val_recorded(c, s, mb, PPCC_OP_RECV_B);
+	case PPCC_OP_W:
+		return val_recorded(c, s, mb, PPCC_OP_I);
+	case PPCC_OP_SEND_F:
+		return val_recorded(c, s, mb, PPCC_OP_F);
+	case PPCC_OP_SEND_B:
+		return val_recorded(c, s, mb, PPCC_OP_B) ||
+		       val_recorded(c, s, mb, PPCC_OP_I);
+	case PPCC_OP_OVERLAP_F_B:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Records where each (op, stage, mb) is, reporting duplicates, and notes
+ * whether phase 4 has anything to find (val_order_ready).  With
  * seal, hashes the actions as it reads them (the fingerprint's order is
  * this loop's), so the hash is of every action once the loop ran to its
  * end, which it does when nothing was reported. */
@@ -409,6 +469,8 @@ static void val_fields(val_ctx *c)
 				h = ppcc_fingerprint_action(h, a);
 			if (!val_action_fields(c, r, i, a))
 				continue;
+			if (c->order_ready && !val_order_ready(c, r, a))
+				c->order_ready = 0;
 			int32_t *slot = &c->pos[val_slot(c, a->stage, a->mb,
 							 a->op)];
 			if (*slot == 0) {
@@ -880,12 +942,14 @@ static int val_run(val_ctx *cp)
 	}
 	for (int st = 0; st < c.S; st++)
 		c.rank_of[st] = c.s->stages[st].rank;
+	c.order_ready = 1;
 	val_fields(&c);
 	if (!c.stop)
 		val_complete(&c);
-	if (!c.stop)
+	/* phases 4 and 5 only where phase 2 saw something for them */
+	if (!c.stop && !c.order_ready)
 		val_order(&c);
-	if (!c.stop && (err = val_collectives(&c)) < 0)
+	if (!c.stop && c.any_collective && (err = val_collectives(&c)) < 0)
 		goto out;
 	/* a stale fingerprint says nothing about the order: run it anyway, so
 	 * that a hand edit's deadlock is reported with the mismatch */

@@ -234,6 +234,42 @@ START_TEST(missing_transfer_names_the_compute_that_needs_it)
 }
 END_TEST
 
+/* Each order rule of a rank's list whose breach phase 2 must notice for
+ * phase 4 to run: a receive after the compute that needs it (forward and
+ * backward) and SEND_B before its backward, each the only change to a
+ * valid 1F1B schedule, each reported once at the action that comes too
+ * early. */
+START_TEST(receives_and_sends_after_their_compute_are_misordered)
+{
+	static const struct {
+		int op, other; /* swapped with the action after or before */
+		const char *want;
+	} cases[] = {
+		{PPCC_OP_RECV_F, PPCC_OP_F,
+		 "rank 1, action %d (F stage 1 mb 3): its input is received later (RECV_F at action %d)"},
+		{PPCC_OP_RECV_B, PPCC_OP_B,
+		 "rank 1, action %d (B stage 1 mb 3): its output gradient is received later (RECV_B at action %d)"},
+		{PPCC_OP_SEND_B, PPCC_OP_B,
+		 "rank 1, action %d (SEND_B stage 1 mb 3): sends before its backward has run (action %d)"},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		mut m;
+		mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+		int i = mut_find(&m, 1, cases[k].op, 1, 3);
+		int j = mut_find(&m, 1, cases[k].other, 1, 3);
+		ck_assert_int_eq(j - i, cases[k].op == PPCC_OP_SEND_B ? -1 : 1);
+		mut_swap(&m, 1, i, j);
+		mut_seal(&m);
+		run *r = validate(&m.s, 0);
+		ck_assert_int_eq(r->status, PPCC_EINPUT);
+		ck_assert_reports(r, WANT(cases[k].want, i < j ? i : j, i < j ? j : i));
+		ck_assert_int_eq(r->d.errors, 1);
+		free(r);
+		mut_free(&m);
+	}
+}
+END_TEST
+
 START_TEST(swapped_sends_are_misordered)
 {
 	mut m;
@@ -1030,6 +1066,7 @@ Suite *suite_validate(void)
 	tcase_add_test(tc, dropped_send_names_the_waiting_receive);
 	tcase_add_test(tc, missing_transfer_names_the_compute_that_needs_it);
 	tcase_add_test(tc, swapped_sends_are_misordered);
+	tcase_add_test(tc, receives_and_sends_after_their_compute_are_misordered);
 	tcase_add_test(tc, swapped_send_and_receive_deadlock_in_dry_run);
 	tcase_add_test(tc, delayed_send_without_cycle_passes);
 	tcase_add_test(tc, duplicated_microbatch_is_counted);
