@@ -74,7 +74,7 @@ const char *ppcc_status_str(int status)
 
 /* The op traits: name, compute or communication, direction, the stage
  * at the other end and the op that matches there, collective. */
-static const ppcc_op_traits op_traits[PPCC_OP_COUNT] = {
+const ppcc_op_traits ppcc_op_table[PPCC_OP_COUNT] = {
 	[PPCC_OP_F] = {"F", 1, 0, 0, 1, 0, -1, 0},
 	[PPCC_OP_B] = {"B", 1, 0, 0, 0, 0, -1, 0},
 	[PPCC_OP_I] = {"I", 1, 0, 0, 0, 0, -1, 0},
@@ -87,35 +87,15 @@ static const ppcc_op_traits op_traits[PPCC_OP_COUNT] = {
 	[PPCC_OP_REDUCE_GRAD] = {"REDUCE_GRAD", 0, 0, 0, 0, 0, -1, 1},
 };
 
-const ppcc_op_traits *ppcc_op_traits_of(int op)
-{
-	return op >= 0 && op < PPCC_OP_COUNT ? &op_traits[op] : NULL;
-}
-
-int ppcc_op_is_compute(int op)
-{
-	return op >= 0 && op < PPCC_OP_COUNT && op_traits[op].compute;
-}
-
-int ppcc_op_is_comm(int op)
-{
-	return op >= 0 && op < PPCC_OP_COUNT && op_traits[op].comm;
-}
-
-int ppcc_op_is_collective(int op)
-{
-	return op >= 0 && op < PPCC_OP_COUNT && op_traits[op].collective;
-}
-
 const char *ppcc_op_name(int op)
 {
-	return op >= 0 && op < PPCC_OP_COUNT ? op_traits[op].name : "?";
+	return op >= 0 && op < PPCC_OP_COUNT ? ppcc_op_table[op].name : "?";
 }
 
 int ppcc_op_parse(const char *name)
 {
 	for (int k = 0; k < PPCC_OP_COUNT; k++)
-		if (strcmp(name, op_traits[k].name) == 0)
+		if (strcmp(name, ppcc_op_table[k].name) == 0)
 			return k;
 	return -1;
 }

@@ -372,11 +372,31 @@ typedef struct ppcc_op_traits {
 			    * bucket, not a microbatch */
 } ppcc_op_traits;
 
+/* The table, by op; the functions below are inline, since every engine
+ * asks them of every action. */
+extern const ppcc_op_traits ppcc_op_table[PPCC_OP_COUNT];
+
 /* NULL for an op out of range. */
-const ppcc_op_traits *ppcc_op_traits_of(int op);
-int ppcc_op_is_compute(int op); /* 0 for an op out of range */
-int ppcc_op_is_comm(int op);
-int ppcc_op_is_collective(int op);
+static inline const ppcc_op_traits *ppcc_op_traits_of(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT ? &ppcc_op_table[op] : NULL;
+}
+
+/* 0 for an op out of range */
+static inline int ppcc_op_is_compute(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT && ppcc_op_table[op].compute;
+}
+
+static inline int ppcc_op_is_comm(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT && ppcc_op_table[op].comm;
+}
+
+static inline int ppcc_op_is_collective(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT && ppcc_op_table[op].collective;
+}
 
 /* ---- schedule kinds ---------------------------------------------------- */
 
