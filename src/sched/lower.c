@@ -152,9 +152,7 @@ static int lower_order_receives(ppcc_action *const *acts,
 			if (x[i].op == PPCC_OP_SEND_F || x[i].op == PPCC_OP_SEND_B)
 				seq[2 * ((size_t)x[i].stage * m + x[i].mb) +
 				    (x[i].op == PPCC_OP_SEND_B)] = ctr[x[i].peer]++;
-		for (int i = 0; i < rs[q].n_actions; i++)
-			if (x[i].op == PPCC_OP_SEND_F || x[i].op == PPCC_OP_SEND_B)
-				ctr[x[i].peer] = 0;
+		memset(ctr, 0, (size_t)p * sizeof *ctr);
 	}
 	for (int r = 0; r < p; r++) {
 		ppcc_action *x = acts[r];
@@ -359,25 +357,26 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 	for (int r = 0; r < p; r++) {
 		int64_t n = 0, from = n_rank[r] - per_rank;
 		const ppcc_action *c = items[r].a;
-		for (int32_t i = 0; i < items[r].n; i++) {
-			int pair = c[i].op == PPCC_OP_OVERLAP_F_B;
-			if (c[i].stage < 0 || c[i].stage >= S || c[i].mb < 0 ||
-			    c[i].mb >= m || st[c[i].stage].rank != r ||
-			    !(ppcc_op_is_compute(c[i].op) || pair) ||
-			    (pair && (k->split_backward != 2 ||
-				      !lower_is_pair(c, i, items[r].n))) ||
-			    (k->split_backward == 1 && c[i].op == PPCC_OP_B) ||
-			    (!k->split_backward &&
-			     (c[i].op == PPCC_OP_I || c[i].op == PPCC_OP_W))) {
-				err = PPCC_EINTERNAL;
-				goto out;
-			}
-		}
-		/* the lowered actions of items [0, i) end at or before item
-		 * i, the next one read (one F and one B or I and W of each of
-		 * the rank's (stage, mb) lower to exactly n_rank[r]) */
+		/* each item checked, then counted: the lowered actions of
+		 * items [0, i) must end at or before item i, the next one read
+		 * (one F and one B or I and W of each of the rank's (stage, mb)
+		 * lower to exactly n_rank[r]) */
 		for (int32_t i = 0; i < items[r].n;) {
 			int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
+			for (int32_t j = i; j < i + n_c && j < items[r].n; j++) {
+				int pair = c[j].op == PPCC_OP_OVERLAP_F_B;
+				if (c[j].stage < 0 || c[j].stage >= S || c[j].mb < 0 ||
+				    c[j].mb >= m || st[c[j].stage].rank != r ||
+				    !(ppcc_op_is_compute(c[j].op) || pair) ||
+				    (pair && (k->split_backward != 2 ||
+					      !lower_is_pair(c, j, items[r].n))) ||
+				    (k->split_backward == 1 && c[j].op == PPCC_OP_B) ||
+				    (!k->split_backward &&
+				     (c[j].op == PPCC_OP_I || c[j].op == PPCC_OP_W))) {
+					err = PPCC_EINTERNAL;
+					goto out;
+				}
+			}
 			n += lower_one(NULL, c + i, n_c, r, st, S);
 			pairs |= n_c == 3;
 			i += n_c;
