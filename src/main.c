@@ -471,6 +471,19 @@ static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 	return err ? report_status(err, d) : EXIT_OK;
 }
 
+/* The plan; with auto and a trainer's format, auto chooses among what
+ * that trainer runs (ppcc_trainer_admits), as ppcc search -f does. */
+static int plan_for_format(ppcc_plan *plan, ppcc_arena *a,
+			   const ppcc_config *cfg, int format, ppcc_diag *d)
+{
+	int trainer = format == PPCC_FMT_MEGATRON ||
+		      format == PPCC_FMT_TORCHTITAN ||
+		      format == PPCC_FMT_DEEPSPEED;
+	return ppcc_plan_build_for(plan, a, cfg, d,
+				   trainer ? ppcc_trainer_admits : NULL,
+				   (void *)(intptr_t)format);
+}
+
 static int cmd_plan(const cli_options *o)
 {
 	ppcc_diag d = {.fn = print_diag};
@@ -523,7 +536,7 @@ static int cmd_plan(const cli_options *o)
 	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
 	    (err = ppcc_plan_budget_check(&cfg, o->emit.format, o->max_actions,
 					  &d)) < 0 ||
-	    (err = ppcc_plan_build(&plan, a, &cfg, &d)) < 0) {
+	    (err = plan_for_format(&plan, a, &cfg, o->emit.format, &d)) < 0) {
 		rc = report_status(err, &d);
 		goto out;
 	}

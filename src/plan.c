@@ -1281,6 +1281,25 @@ static int plan_peaks_fit(const ppcc_plan *pl, const ppcc_estimate *e, int p)
 	return 1;
 }
 
+/* Whether the caller takes kind k with c's settings (admits NULL: every
+ * kind). */
+static int auto_admits(const ppcc_config *c, int k, ppcc_admits_fn admits,
+		       void *ctx)
+{
+	if (!admits)
+		return 1;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = c->model.transformer;
+	ppcc_search_entry e = {
+		.t = pl->tensor_parallel, .p = pl->stages, .d = pl->data_parallel,
+		.cp = pl->context_parallel,
+		.v = k == PPCC_SCHED_AUTO ? 1 : pl->chunks,
+		.b = c->model.micro_batch_size, .m = pl->microbatches,
+		.recompute = tr ? tr->recompute : PPCC_RECOMPUTE_NONE,
+		.zero = pl->zero, .kind = k};
+	return admits(&e, ctx);
+}
+
 /* The auto kind: each handcrafted kind planned as `ppcc plan -s KIND`
  * would plan it (its own split) on the same ranks and microbatches, the
  * fastest that fits kept.  A kind of one chunk ignores the chunks given;
@@ -1292,7 +1311,7 @@ static int plan_peaks_fit(const ppcc_plan *pl, const ppcc_estimate *e, int p)
  * faster than every kind's own plan.  So the plan is never slower in
  * simulation than any handcrafted kind that fits. */
 static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
-		     ppcc_diag *d)
+		     ppcc_diag *d, ppcc_admits_fn admits, void *admits_ctx)
 {
 	static const char pinned[] = "<auto>";
 	ppcc_plan_auto *rep = ppcc_arena_alloc(a, 1, sizeof *rep);
@@ -1326,7 +1345,8 @@ static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			ck->pipeline.microbatches_loc = (ppcc_loc){pinned, 0, 0};
 		ppcc_diag q = {.fn = plan_quiet};
 		if (ppcc_config_check(ck, &q) != 0 || ck->pipeline.stages != p ||
-		    ck->pipeline.microbatches != m)
+		    ck->pipeline.microbatches != m ||
+		    !auto_admits(ck, k, admits, admits_ctx))
 			continue;
 		ppcc_plan pk;
 		err = plan_build(&pk, a, ck, &q, 1, NULL, NULL, NULL);
@@ -1367,8 +1387,9 @@ static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	}
 	rep->split_kind = one_kind;
 	/* the heuristic (and every one-chunk kind) on the split of the
-	 * fastest one-chunk plan */
-	if (one_kind < 0) {
+	 * fastest one-chunk plan, unless its orders are not the caller's */
+	if (one_kind < 0 || !auto_admits(cfg, PPCC_SCHED_AUTO, admits, admits_ctx)) {
+		rep->split_kind = -1;
 		rep->orders.chosen = -1;
 		goto done;
 	}
@@ -1426,9 +1447,15 @@ done:
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d)
 {
+	return ppcc_plan_build_for(out, a, cfg, d, NULL, NULL);
+}
+
+int ppcc_plan_build_for(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+			ppcc_diag *d, ppcc_admits_fn admits, void *admits_ctx)
+{
 	int errors = d->errors;
 	int err = cfg->pipeline.kind == PPCC_SCHED_AUTO
-		? plan_auto(out, a, cfg, d)
+		? plan_auto(out, a, cfg, d, admits, admits_ctx)
 		: plan_build(out, a, cfg, d, 1, NULL, NULL, NULL);
 	if ((err == PPCC_EINPUT || err == PPCC_EINTERNAL) && d->errors == errors) {
 		ppcc_error(d, &cfg->model.loc, "internal error: the plan of this "
@@ -1454,7 +1481,7 @@ int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	lean_opts lo = {above_ms, out_bound_ms, shapes};
 	/* auto plans several kinds in full; it has no bound of its own */
 	if (cfg->pipeline.kind == PPCC_SCHED_AUTO)
-		return plan_auto(out, a, cfg, d);
+		return plan_auto(out, a, cfg, d, NULL, NULL);
 	return plan_build(out, a, cfg, d, 1, NULL, NULL, &lo);
 }
 

@@ -1018,6 +1018,18 @@ typedef struct ppcc_plan_auto {
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d);
 
+/* Which configurations a caller takes (a trainer's, ppcc_trainer_admits):
+ * 1 to take e. */
+struct ppcc_search_entry;
+typedef int (*ppcc_admits_fn)(const struct ppcc_search_entry *e, void *ctx);
+
+/* ppcc_plan_build, where the auto kind writes only what admits takes (NULL:
+ * anything): each kind asked with its settings, the heuristic's and the
+ * exact search's orders as kind auto with one chunk.  Other kinds are
+ * planned as ppcc_plan_build plans them. */
+int ppcc_plan_build_for(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+			ppcc_diag *d, ppcc_admits_fn admits, void *admits_ctx);
+
 /* What a configuration search needs of ppcc_plan_build: the same split,
  * schedule, estimate and iteration in best (the same figures), without
  * the uniform baseline (has_uniform 0), the schedule's validation and
@@ -1175,7 +1187,7 @@ typedef struct ppcc_search_options {
 	/* NULL, or a trainer's rules: a configuration for which it returns
 	 * 0 is not considered (ppcc search -f megatron searches what
 	 * Megatron-LM runs) */
-	int (*admits)(const struct ppcc_search_entry *e, void *ctx);
+	ppcc_admits_fn admits;
 	void *admits_ctx;
 	/* configurations judged beside the search's own (--compare) */
 	const ppcc_compare_entry *compare;

@@ -276,6 +276,58 @@ START_TEST(auto_under_a_memory_limit_from_the_command_line)
 }
 END_TEST
 
+/* For a trainer's format auto writes what that trainer runs: llama3-8b's
+ * fastest plan is dualpipe-v (torchtitan's DualPipeV), Megatron-LM and
+ * DeepSpeed get 1f1b's plan (no faster kind of theirs fits), and the plan
+ * for the text is still dualpipe-v's.  From the command line too. */
+START_TEST(auto_for_a_trainer_writes_what_it_runs)
+{
+	static const struct {
+		int fmt, kind;
+		const char *name, *line;
+	} want[] = {
+		{PPCC_FMT_TEXT, PPCC_SCHED_DUALPIPE_V, "text", NULL},
+		{PPCC_FMT_TORCHTITAN, PPCC_SCHED_DUALPIPE_V, "torchtitan",
+		 "pipeline_parallel_schedule = \"DualPipeV\"\n"},
+		{PPCC_FMT_MEGATRON, PPCC_SCHED_1F1B, "megatron",
+		 "--pipeline-model-parallel-size 16\n"},
+		{PPCC_FMT_DEEPSPEED, PPCC_SCHED_1F1B, "deepspeed",
+		 "\"train_micro_batch_size_per_gpu\": 1,"},
+	};
+	char ex[4096];
+	snprintf(ex, sizeof ex, "%s/examples/llama3-8b.yaml", tu_src());
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_config cfg;
+		ppcc_diag d = {.fn = quiet};
+		ck_assert_int_eq(ppcc_config_load(&cfg, a, ex, NULL, &d), 0);
+		cfg.pipeline.kind = PPCC_SCHED_AUTO;
+		cfg.pipeline.kind_loc = (ppcc_loc){"<test>", 0, 0};
+		ppcc_config_fill_defaults(&cfg);
+		ck_assert_int_eq(ppcc_config_check(&cfg, &d), 0);
+		ppcc_plan plan;
+		int fmt = want[i].fmt;
+		ck_assert_int_eq(ppcc_plan_build_for(&plan, a, &cfg, &d,
+						     fmt == PPCC_FMT_TEXT ? NULL
+						     : ppcc_trainer_admits,
+						     (void *)(intptr_t)fmt), 0);
+		ck_assert_msg(plan.best.schedule.kind == want[i].kind, "%s: %s",
+			      want[i].name,
+			      ppcc_schedule_kind_name(plan.best.schedule.kind));
+		ppcc_arena_free(a);
+		if (!want[i].line)
+			continue;
+		tu_run r;
+		char *argv[] = {(char *)tu_ppcc(), "plan", ex, "-s", "auto", "-f",
+				(char *)want[i].name, NULL};
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+		ck_assert_msg(r.status == 0, "%s: %s", want[i].name, r.err);
+		ck_assert_msg(strstr(r.out, want[i].line), "%s", r.out);
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
 /* ppcc search considers auto only when fixed, and then plans it as ppcc
  * plan -s auto does: tiny with p 4 (m 8, d 1) ranks one auto row whose
  * iteration is the plan's 161.820 ms (zb-h2 written), and the search
@@ -532,6 +584,7 @@ Suite *suite_auto(void)
 	tcase_add_test(tc, auto_never_slower_than_a_kind_that_fits_examples);
 	tcase_add_test(tc, auto_under_a_memory_limit_from_the_command_line);
 	tcase_add_test(tc, auto_in_search_only_when_fixed);
+	tcase_add_test(tc, auto_for_a_trainer_writes_what_it_runs);
 	tcase_add_test(tc, exact_is_optimal_and_no_slower_on_small_instances);
 	tcase_add_test(tc, exact_equals_brute_force_p2);
 	suite_add_tcase(s, tc);
