@@ -784,6 +784,123 @@ static int step_lower_bound(plan_ctx *x, int64_t bottleneck, step_bounds_t *out)
 	return 0;
 }
 
+/* A bound on the iteration of every split, for ppcc search's pruning
+ * (only ppcc_plan_build_lean uses it; ppcc plan prints the step bound
+ * above as its gap).  The iteration is sync + post (iteration.c): sync
+ * the latest of the step and every rank's end of its gradient
+ * reductions, post the largest of the ranks' optimizer steps and
+ * parameter all-gathers.  Three parts, each proven from the simulator's
+ * and iteration.c's rules:
+ *
+ *   - the bubble, with one chunk (S = p, stage s on rank s): rank p-1's
+ *     first action is RECV_F(p-1, j) for some j (its F needs the input,
+ *     its B, I or W their F), which starts no earlier than the matching
+ *     SEND_F, after F(p-2, j) ended, which started after its own input
+ *     arrived: no earlier than F_0 + ... + F_{p-2}.  Its actions then run
+ *     one after another: m x its stage time (compute and both p2p
+ *     directions, the partitioner's stage time).  When its last action
+ *     is SEND_B(p-1, j') (checked on the schedule), the gradient of j'
+ *     must still pass back through stages p-2..0, each receive starting
+ *     no earlier than its send and each B (or I, which sends it, under a
+ *     split backward) after its receive:
+ *       step >= sum_{s<p-1} (F_s + Bx_s) + m T_{p-1}
+ *     with Bx_s = B_s or I_s (0 when the last action is not SEND_B).  A
+ *     layer's F_s + Bx_s is at least its least over the device groups,
+ *     so with the last stage from layer i on, over every split:
+ *       step >= min_{p-1 <= i < n} lead(i) + m T_{p-1}(i..n-1);
+ *   - the reductions: a rank's channel runs its REDUCE_GRADs one after
+ *     another from time 0 or later, so sync >= the largest sum of one
+ *     rank's reduction times >= their sum over the p ranks / p; each
+ *     stage's buckets hold its gradient bytes (G x params / t a layer,
+ *     rounded to a byte a stage) and each costs its latency plus its
+ *     bytes at the per-byte rate, at least one bucket a bucket_bytes, and
+ *     under ZeRO 2 and 3 each of the m backwards reduces them;
+ *   - post: the largest rank's optimizer step and all-gather is at least
+ *     their average, and their sums over the ranks follow from the
+ *     parameters per device (split-independent) at the fastest memory.
+ * So iteration >= max(step bound, reductions / p) + post / p.  Rounding:
+ * the tables' picoseconds (a picosecond a microbatch and a stage, as the
+ * path bound allows) and a relative 1e-9 for the sums in double. */
+static double iteration_lower_bound(const plan_ctx *x, const ppcc_schedule *shape,
+				    double step_ms)
+{
+	const ppcc_config *cfg = x->cfg;
+	const ppcc_cluster *cl = &cfg->cluster;
+	const ppcc_part_problem *pb = &x->pb;
+	const ppcc_sched_kind_info *ki = ppcc_sched_kind(x->kind);
+	int n = x->n, S = x->S, p = x->p;
+	if (x->v == 1 && p > 1 && S == p && x->place[S - 1].rank == p - 1 &&
+	    shape->n_ranks == p) {
+		const ppcc_rank_schedule *rs = &shape->ranks[p - 1];
+		int tail = rs->n_actions > 0 &&
+			   rs->actions[rs->n_actions - 1].op == PPCC_OP_SEND_B &&
+			   rs->actions[rs->n_actions - 1].stage == S - 1;
+		int split = ki && ki->split_backward;
+		double lead = 0, least = INFINITY;
+		for (int i = 0; i < n; i++) {
+			if (i >= p - 1) {
+				int64_t last = pb->work[S - 1][n] - pb->work[S - 1][i] +
+					       pb->comm_in[S - 1][i];
+				double v = lead + (double)x->m * (double)last;
+				if (v < least)
+					least = v;
+			}
+			/* the least F + Bx of layer i on the first p - 1 ranks */
+			int64_t best = INT64_MAX;
+			for (int r = 0; r < p - 1; r++) {
+				int g = x->rank_group[r];
+				int64_t f = x->work_f[g][i + 1] - x->work_f[g][i];
+				int64_t bx = x->work_fb[g][i + 1] - x->work_fb[g][i] - f;
+				if (split)
+					bx -= x->work_w[g][i + 1] - x->work_w[g][i];
+				int64_t w = f + (tail ? bx : 0);
+				best = w < best ? w : best;
+			}
+			lead += (double)best;
+		}
+		double bubble = (least - 2.0 * x->m - S - 2) / 1e9;
+		if (bubble > step_ms)
+			step_ms = bubble;
+	}
+	int nn = x->dp * x->cp, zero = cfg->pipeline.zero;
+	double G = cfg->pipeline.grad_bytes, params = 0;
+	for (int i = 0; i < n; i++)
+		params += cfg->model.layers[i].params / x->t;
+	double sync = step_ms, post = 0;
+	if (nn > 1) {
+		const ppcc_link *l = (int64_t)x->shard * x->dp <= cl->devices_per_node
+			? &cl->intra_node : &cl->inter_node;
+		double f = (zero == 0 ? 2.0 : 1.0) * (nn - 1) / nn;
+		double bytes = G * params - S;
+		if (bytes > 0) {
+			double red = 1e3 * l->latency * bytes /
+				     (ppcc_dp_bucket_bytes(&cfg->pipeline) + 1) +
+				     1e3 * f / l->bandwidth * bytes;
+			if (zero >= 2)
+				red *= x->m;
+			if (red / p > sync)
+				sync = red / p;
+		}
+		if (zero == 1 || zero == 2) {
+			int64_t block = (int64_t)x->t * x->cp * x->dp;
+			const ppcc_link *gl = block <= cl->devices_per_node
+				? &cl->intra_node : &cl->inter_node;
+			post += 1e3 * ((double)p * gl->latency +
+				       (double)(nn - 1) / nn * 2.0 * params /
+				       gl->bandwidth);
+		}
+	}
+	double bw = 0;
+	for (int g = 0; g < cl->n_groups; g++)
+		if (cl->groups[g].memory_bandwidth > bw)
+			bw = cl->groups[g].memory_bandwidth;
+	if (bw > 0)
+		post += 1e3 * (zero >= 1 && nn > 1 ? params / nn : params) *
+			(26.0 + G) / bw;
+	double b = (sync + post / p) * (1 - 1e-9);
+	return b > 0 ? b : 0;
+}
+
 static ppcc_loc where_partition(const ppcc_config *cfg)
 {
 	if (cfg->pipeline.partition_loc.file)
@@ -1141,8 +1258,9 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	if ((err = step_lower_bound(x, proxy == 0 ? bottleneck : -1, &lb)) < 0)
 		return err;
 	if (lean && lean->bound_ms) {
-		*lean->bound_ms = lb.step_ms;
-		if (lb.step_ms > lean->above_ms)
+		double it = iteration_lower_bound(x, &shape, lb.step_ms);
+		*lean->bound_ms = it;
+		if (it > lean->above_ms)
 			return 1;
 	}
 	if (proxy == PPCC_EINFEASIBLE) {

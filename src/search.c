@@ -42,6 +42,13 @@
  *     rank's share with v chunks), so a candidate whose layers' static
  *     bytes exceed p x that cap fits no partition.
  *
+ * Before a candidate's split search, ppcc_plan_build_lean proves a third
+ * bound on the iteration of every split (plan.c, iteration_lower_bound:
+ * the step bound of ppcc plan, the bubble of one chunk, the gradient
+ * reductions and the optimizer step) and plans nothing when it exceeds
+ * the K-th best iteration; the candidate's lower_bound_ms is raised to
+ * it.
+ *
  * Candidates are simulated in increasing LB; once K have been simulated
  * and fit, a candidate whose LB exceeds the K-th best iteration is not
  * simulated, nor is any after it (their LBs are larger still): its exact

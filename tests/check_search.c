@@ -627,6 +627,159 @@ START_TEST(a_bad_compare_file_is_located_and_nothing_is_written)
 }
 END_TEST
 
+static uint64_t bound_rng(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double bound_uniform(uint64_t *state, double lo, double hi)
+{
+	return lo + (hi - lo) * (double)(bound_rng(state) >> 11) / 9007199254740992.0;
+}
+
+static int bound_int(uint64_t *state, int lo, int hi)
+{
+	return lo + (int)(bound_rng(state) % (uint64_t)(hi - lo + 1));
+}
+
+/* The bound ppcc_plan_build_lean reports (the search prunes by it: the
+ * bubble of one chunk, the gradient reductions, the optimizer step and
+ * all-gather) never exceeds the iteration of any split: on random small
+ * configurations of every kind but auto, with data and context
+ * parallelism, every ZeRO stage, one or two device kinds and no memory
+ * cap (so every split is one the search may choose), against the plan's
+ * split and random others, each simulated on its own (ppcc_plan_split).
+ * It is also not vacuous: it exceeds the compute bound m F / (p R) on
+ * most instances, and with one chunk it is within a few percent of the
+ * plan's iteration on some. */
+START_TEST(the_iteration_bound_never_exceeds_a_simulated_iteration)
+{
+	int checked = 0, above_compute = 0, tight = 0, splits = 0;
+	for (int t = 0; t < 600; t++) {
+		uint64_t st = 424242 + (uint64_t)t * 7919;
+		ppcc_layer layers[24];
+		ppcc_device_group groups[2];
+		ppcc_config c;
+		int kind, p, v, m, d, cp, n;
+		ppcc_diag quiet = {0};
+		for (int tries = 0;; tries++) {
+			ck_assert_msg(tries < 10000, "seed %d: no valid configuration", t);
+			memset(&c, 0, sizeof c);
+			kind = bound_int(&st, 0, PPCC_SCHED_COUNT - 1);
+			const ppcc_sched_kind_info *ki = ppcc_sched_kind(kind);
+			if (kind == PPCC_SCHED_AUTO)
+				continue;
+			v = bound_int(&st, ki->min_chunks, ki->max_chunks < 3 ? ki->max_chunks : 3);
+			p = bound_int(&st, v > 1 ? 2 : 1, 5);
+			n = bound_int(&st, p * v, 24);
+			m = bound_int(&st, 1, 12);
+			d = bound_int(&st, 1, 3);
+			cp = bound_int(&st, 1, 2);
+			for (int i = 0; i < n; i++) {
+				ppcc_layer *l = &layers[i];
+				memset(l, 0, sizeof *l);
+				l->name = "layer";
+				l->fwd_flops = bound_uniform(&st, 1e11, 1e12);
+				l->bwd_flops = l->fwd_flops * bound_uniform(&st, 1.5, 2.5);
+				l->bwd_weight_flops = l->bwd_flops * bound_uniform(&st, 0.2, 0.6);
+				l->params = bound_uniform(&st, 1e6, 1e9);
+				l->activation_bytes = bound_uniform(&st, 1e6, 1e9);
+				l->stash_bytes = bound_uniform(&st, 1e7, 1e9);
+				l->stash_weight_bytes = l->stash_bytes;
+			}
+			c.path = "random";
+			c.model.name = "random";
+			c.model.n_layers = n;
+			c.model.layers = layers;
+			c.model.micro_batch_size = 1;
+			ppcc_cluster *cl = &c.cluster;
+			cl->devices = p * d * cp;
+			cl->devices_per_node = bound_int(&st, 1, cl->devices);
+			cl->n_groups = p > 1 && bound_int(&st, 0, 1) ? 2 : 1;
+			cl->groups = groups;
+			int first = cl->n_groups == 2 ? bound_int(&st, 1, p - 1) : p;
+			for (int g = 0; g < cl->n_groups; g++) {
+				groups[g] = (ppcc_device_group){
+					.name = g ? "slow" : "fast",
+					.count = (g ? p - first : first) * d * cp,
+					.tflops = bound_uniform(&st, 50, 400),
+					.efficiency = 0.5,
+					.memory_bytes = 1e30,
+					.memory_bandwidth = bound_uniform(&st, 1e11, 3e12)};
+			}
+			cl->intra_node = (ppcc_link){bound_uniform(&st, 1e9, 1e11),
+						     bound_uniform(&st, 1e-6, 1e-4)};
+			cl->inter_node = (ppcc_link){bound_uniform(&st, 1e8, 1e10),
+						     bound_uniform(&st, 1e-6, 1e-4)};
+			ppcc_pipeline *pl = &c.pipeline;
+			pl->kind = kind;
+			pl->stages = p;
+			pl->chunks = v;
+			pl->microbatches = m;
+			pl->tensor_parallel = 1;
+			pl->data_parallel = d;
+			pl->context_parallel = cp;
+			pl->zero = d * cp > 1 ? bound_int(&st, 0, 3) : 0;
+			pl->grad_bytes = bound_int(&st, 0, 1) ? 2 : 4;
+			pl->dp_bucket_mb = bound_int(&st, 0, 1) ? 0 : bound_uniform(&st, 1, 2000);
+			if (ppcc_config_check(&c, &quiet) == 0)
+				break;
+		}
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_plan plan;
+		double bound = -1;
+		int err = ppcc_plan_build_lean(&plan, a, &c, &quiet, INFINITY, &bound,
+					       NULL);
+		ck_assert_msg(err == 0, "seed %d: %d", t, err);
+		ck_assert(bound >= 0);
+		double it = plan.best.iteration->iteration_ms;
+		ck_assert_msg(bound <= it, "seed %d (%s p %d v %d m %d d %d cp %d "
+			      "ZeRO-%d): bound %.9f ms above the plan's iteration "
+			      "%.9f ms", t, ppcc_schedule_kind_name(kind), p, v, m,
+			      d, cp, c.pipeline.zero, bound, it);
+		checked++;
+		double flops = 0, R = 0;
+		for (int i = 0; i < n; i++)
+			flops += layers[i].fwd_flops + layers[i].bwd_flops;
+		for (int g = 0; g < c.cluster.n_groups; g++)
+			if (groups[g].tflops * 1e12 * 0.5 > R)
+				R = groups[g].tflops * 1e12 * 0.5;
+		above_compute += bound > 1.01 * m * flops / (p * cp * R) * 1e3;
+		tight += v == 1 && p > 1 && bound >= 0.97 * it;
+		/* random splits, each simulated on its own */
+		int S = p * v;
+		for (int k = 0; k < 3; k++) {
+			int split[24], at = 0;
+			for (int s = 0; s < S; s++) {
+				int room = n - at - (S - s - 1);
+				int take = s == S - 1 ? n - at : bound_int(&st, 1, room);
+				split[s] = at;
+				at += take;
+			}
+			ppcc_plan_variant var;
+			int fits;
+			ck_assert_int_eq(ppcc_plan_split(&var, &fits, a, &c, split,
+							 &quiet), 0);
+			ck_assert_msg(bound <= var.iteration->iteration_ms,
+				      "seed %d split %d (%s p %d v %d m %d): bound "
+				      "%.9f ms above its iteration %.9f ms", t, k,
+				      ppcc_schedule_kind_name(kind), p, v, m, bound,
+				      var.iteration->iteration_ms);
+			splits++;
+		}
+		ppcc_arena_free(a);
+	}
+	ck_assert_int_eq(checked, 600);
+	ck_assert_int_eq(splits, 1800);
+	ck_assert_msg(above_compute > 500, "above the compute bound on %d of 600",
+		      above_compute);
+	ck_assert_msg(tight > 5, "within 3%% of the iteration on %d", tight);
+}
+END_TEST
+
 Suite *suite_search(void)
 {
 	Suite *s = suite_create("search");
@@ -643,5 +796,9 @@ Suite *suite_search(void)
 	tcase_add_test(tc, compared_configurations_rank_where_the_search_ranks_them);
 	tcase_add_test(tc, a_bad_compare_file_is_located_and_nothing_is_written);
 	suite_add_tcase(s, tc);
+	TCase *tb = tcase_create("bound");
+	tcase_set_timeout(tb, 300);
+	tcase_add_test(tb, the_iteration_bound_never_exceeds_a_simulated_iteration);
+	suite_add_tcase(s, tb);
 	return s;
 }
