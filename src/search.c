@@ -58,6 +58,16 @@
  * (t, cp, p, d, v, b, recompute, ZeRO, kind), so the ranking is
  * deterministic.
  *
+ * Compared configurations (--compare, options.compare) are completed and
+ * checked as ppcc plan completes a file's pipeline settings
+ * (compare_prepare, before anything is searched), planned as the
+ * candidates are, and ranked among them: 1 + the configurations that
+ * fit and rank before them (cmp_rank; one equal to a candidate takes
+ * its enumeration order).  So that the rank is exact, the threshold
+ * above which a candidate is not simulated is the larger of the K-th
+ * best iteration and the slowest compared one's: a candidate not
+ * simulated has a bound, hence an iteration, above every compared one.
+ *
  * Along the way every family (the candidates sharing one value of t, p,
  * cp, v, kind, recompute or ZeRO) keeps its best configuration, or, when
  * none of it was simulated, its least bound: what the family loses
