@@ -10,19 +10,33 @@
 #                recompute as the paper does (against the measured one),
 #                and without recompute (the model's FLOPs, comparable
 #                across configurations)
-#   rank         where the paper's (t, p) ranks among the (t, p) pairs of
-#                ppcc's search, by the best configuration of each pair
-#                (">N": N pairs of the search's top 200 are faster)
+#   rank         where the paper's (t, p) ranks: the best configuration
+#                with that t and p (a search with both fixed) compared
+#                with the whole search (--compare), its rank among all of
+#                the search's configurations (exact: the search simulates
+#                every configuration that could be faster), and its model
+#                TFLOP/s per GPU
 #   ppcc         the search's winner and its predicted model TFLOP/s per
 #                GPU
 #   why          when ppcc prefers another (t, p): how much slower the
-#                best configuration with the paper's (t, p) is, and the
-#                search's why lines for the paper's t and p
+#                best configuration with the paper's (t, p) is and what
+#                differs, and the search's why lines for the paper's t
+#                and p
 #
-#   tests/narayanan.sh PPCC [EFFICIENCY]
+#   tests/narayanan.sh PPCC [EFFICIENCY]          print the table
+#   tests/narayanan.sh PPCC write README.md       write it into the file,
+#                                                 between its markers
+#   tests/narayanan.sh PPCC check README.md       exit 1, with a diff, when
+#                                                 the file's table differs
 set -u
 ppcc=$1
-eff=${2:-0.62}
+mode=print
+eff=0.62
+case ${2:-} in
+write|check) mode=$2; doc=$3 ;;
+'') ;;
+*) eff=$2 ;;
+esac
 export LC_ALL=C
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ppcc-narayanan.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
@@ -67,8 +81,9 @@ YAML
 tflops() { sed -n 's/^  hardware TFLOP\/s per device *\([0-9.]*\).*/\1/p' | head -1; }
 mtflops() { sed -n 's/^  model TFLOP\/s per device *\([0-9.]*\).*/\1/p' | head -1; }
 
-printf '| model | GPUs | batch | paper t, p | measured TFLOP/s | predicted, as measured | predicted model TFLOP/s | rank of (t, p) | ppcc'"'"'s choice | its model TFLOP/s | why ppcc prefers it |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
+table() {
+printf '| model | GPUs | batch | paper t, p | measured TFLOP/s | predicted, as measured | predicted model TFLOP/s | rank of its (t, p) | best with its (t, p), model TFLOP/s | ppcc'"'"'s choice | its model TFLOP/s | why ppcc prefers it |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 echo "$rows" | while read -r name a h l t p gpus batch meas b v; do
 	sched=1f1b
 	[ "$v" -gt 1 ] && sched=interleaved
@@ -81,33 +96,53 @@ echo "$rows" | while read -r name a h l t p gpus batch meas b v; do
 	{ model "$name" "$a" "$h" "$l" "$gpus" 1 none
 	  printf 'pipeline:\n  global_batch_size: %s\n  grad_bytes: 2\n' "$batch"
 	} >"$free"
-	"$ppcc" plan "$paper" >"$dir/p" 2>&1 || { echo "$name: plan failed:"; cat "$dir/p"; exit 1; }
+	"$ppcc" plan "$paper" >"$dir/p" 2>&1 || { echo "$name: plan failed:" >&2; cat "$dir/p" >&2; exit 1; }
 	pp=$(tflops <"$dir/p")
 	pm=$(mtflops <"$dir/p")
-	"$ppcc" search "$free" --top 200 >"$dir/s" 2>&1 || { echo "$name: search failed:"; cat "$dir/s"; exit 1; }
+	# the best with the paper's (t, p), then the whole search against it
 	"$ppcc" search "$free" --top 1 --fix tensor_parallel="$t" --fix stages="$p" \
-		>"$dir/f" 2>&1 || { echo "$name: pinned search failed:"; cat "$dir/f"; exit 1; }
-	win=$(sed -n '/^rank /{n;p;}' "$dir/s")
+		-f json -o "$dir/pinned.json" 2>"$dir/f" ||
+		{ echo "$name: pinned search failed:" >&2; cat "$dir/f" >&2; exit 1; }
+	"$ppcc" search "$free" --top 1 --compare "$dir/pinned.json" >"$dir/s" 2>&1 ||
+		{ echo "$name: search failed:" >&2; cat "$dir/s" >&2; exit 1; }
+	win=$(sed -n '/^rank /{n;p;}' "$dir/s" | head -1)
 	wt=$(echo "$win" | awk '{print $2}')
 	wp=$(echo "$win" | awk '{print $3}')
 	desc=$(sed -n 's/^why: \(.*\): [0-9.]* ms an iteration.*/\1/p' "$dir/s")
 	wf=$(mtflops <"$dir/s")
-	pinned=$(sed -n '/^rank /{n;p;}' "$dir/f" | awk '{print $12}')
-	# the distinct (t, p) of the top 200 whose best is faster than the
-	# pinned search's best
-	rank=$(sed -n '/^rank /,/^$/p' "$dir/s" | awk -v t="$t" -v p="$p" -v it="$pinned" '
-		$1 ~ /^[0-9]+$/ { n++; last = $12; k = $2 " " $3
-			if (!(k in seen)) { seen[k] = 1; if ($12 + 0 < it + 0) faster++
-					    if (k == t " " p) found = 1 } }
-		END { if (found || last + 0 >= it + 0) print faster + 1; else print ">" faster + 0 }')
+	# the compared line: "(FILE:L:C): rank N, X% slower than the winner (...)"
+	cmp=$(sed -n 's/^  ([^)]*): rank \(.*\)$/\1/p' "$dir/s")
+	rank=${cmp%%,*}
+	mfu=$(sed -n 's/.*"mfu": \([^,]*\),.*/\1/p' "$dir/pinned.json" | head -1)
+	bf=$(awk -v x="$mfu" 'BEGIN { printf "%.2f", x * 312 }')
 	why=
 	if [ "$wt $wp" != "$t $p" ]; then
-		# what the paper's (t, p) loses: its best against the winner
-		why=$(awk -v it="$pinned" -v w="$(echo "$win" | awk '{print $12}')" \
-			'BEGIN { printf "its best is %.1f%% slower", 100 * (it / w - 1) }')
+		why=${cmp#*, }
 		note=$(sed -n "s/^  t $t: \(.*\)/t $t: \1/p; s/^  p $p: \(.*\)/p $p: \1/p" "$dir/s" | head -2 | tr '\n' ';' | sed 's/;$//; s/;/; /g')
 		[ -n "$note" ] && why="$why; $note"
 	fi
-	printf '| %s | %s | %s | %s, %s | %s | %s | %s | %s | %s | %s | %s |\n' \
-		"$name" "$gpus" "$batch" "$t" "$p" "$meas" "$pp" "$pm" "$rank" "$desc" "$wf" "$why"
+	printf '| %s | %s | %s | %s, %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+		"$name" "$gpus" "$batch" "$t" "$p" "$meas" "$pp" "$pm" "$rank" "$bf" \
+		"$desc" "$wf" "$why"
 done
+}
+
+begin='<!-- make narayanan writes this table; make narayanan-check compares it -->'
+end='<!-- end of the narayanan table -->'
+case $mode in
+print) table ;;
+write|check)
+	grep -qxF "$begin" "$doc" && grep -qxF "$end" "$doc" ||
+		{ echo "$doc: no narayanan table markers" >&2; exit 1; }
+	table >"$dir/table" || exit 1
+	awk -v b="$begin" -v e="$end" -v t="$dir/table" '
+		$0 == e { skip = 0 }
+		!skip { print }
+		$0 == b { while ((getline l < t) > 0) print l; skip = 1 }' "$doc" >"$dir/doc"
+	if [ "$mode" = write ]; then
+		cat "$dir/doc" >"$doc"
+	elif ! diff -u "$doc" "$dir/doc"; then
+		echo "$doc: the narayanan table is not what tests/narayanan.sh prints (make narayanan rewrites it)" >&2
+		exit 1
+	fi ;;
+esac
