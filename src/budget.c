@@ -14,6 +14,21 @@
  *   actions = m * (c * S + 4 * X),  S = p * v,  c = 2 or 3,
  *             X = S - 1 looped, S - 2 on the V, 0 when p == 1.
  *
+ * A data-parallel plan (d x cp > 1) adds its REDUCE_GRAD actions, one
+ * per bucket of each stage's gradients (ppcc_schedule_place_reductions:
+ * max(1, ceil(g_s / B)) for stage s's g_s gradient bytes on one device,
+ * buckets of B bytes).  g_s depends on the partition, not yet known, so
+ * the budget takes the most any partition of the layers can make:
+ * ceil(a / B) + ceil(b / B) <= ceil((a + b) / B) + 1, so over S stages
+ *
+ *   reductions <= max(S, ceil(G / B) + S - 1),  G the sum of every
+ *                 layer's params / t x grad_bytes,
+ *
+ * G taken half a byte a stage larger when a layer's bytes are not whole
+ * (the placement rounds each stage's); exact when the gradients fit one
+ * bucket a stage, and reached by a split whose stages but one end where
+ * a bucket does.
+ *
  * Building costs about 30 bytes of memory per action (the schedule's 24,
  * the simulation's send times and the validator's tables, measured from
  * 10^6 to 10^8 actions by tests/bench_scale.sh, every format but the
@@ -22,6 +37,7 @@
  * (ppcc(1), RESOURCE LIMITS).  Over the budget the plan is refused with an
  * error at the setting that makes it large.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -48,6 +64,41 @@ int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
 	if (local > INT64_MAX - per_mb * m)
 		return INT64_MAX;
 	return per_mb * m + local;
+}
+
+int64_t ppcc_plan_reduction_bound(const ppcc_config *cfg)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	int64_t dp = pl->data_parallel > 0 ? pl->data_parallel : 1;
+	int64_t cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
+	int64_t S = (int64_t)pl->stages * (pl->chunks > 0 ? pl->chunks : 1);
+	double t = pl->tensor_parallel > 0 ? pl->tensor_parallel : 1;
+	if (dp * cp <= 1 || S < 1)
+		return 0;
+	double G = 0, B = ppcc_dp_bucket_bytes(pl);
+	int whole = 1;
+	for (int k = 0; k < cfg->model.n_layers; k++) {
+		double g = cfg->model.layers[k].params / t * pl->grad_bytes;
+		if (!(g >= 0))
+			g = 0;
+		whole &= g == floor(g);
+		G += g;
+	}
+	if (!whole)
+		G += 0.5 * (double)S;
+	B = B >= 1 ? floor(B + 0.5) : 1;
+	double buckets = ceil(G / B);
+	if (!(buckets < 0x1p62))
+		return INT64_MAX;
+	int64_t n = (int64_t)buckets + S - 1;
+	return n > S ? n : S;
+}
+
+int64_t ppcc_plan_action_bound(const ppcc_config *cfg)
+{
+	int64_t n = ppcc_plan_action_count(&cfg->pipeline);
+	int64_t r = ppcc_plan_reduction_bound(cfg);
+	return r > INT64_MAX - n ? INT64_MAX : n + r;
 }
 
 /* Output bytes per action, measured on examples/tiny.yaml at 1,024
@@ -85,7 +136,8 @@ int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 			   int64_t max_actions, ppcc_diag *d)
 {
 	const ppcc_pipeline *pl = &cfg->pipeline;
-	int64_t n = ppcc_plan_action_count(pl);
+	int64_t reductions = ppcc_plan_reduction_bound(cfg);
+	int64_t n = ppcc_plan_action_bound(cfg);
 	if (max_actions <= 0)
 		max_actions = PPCC_MAX_ACTIONS_DEFAULT;
 	if (n <= max_actions)
@@ -99,6 +151,9 @@ int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 					    : &pl->microbatches_loc;
 	if (!loc->file)
 		loc = pl->loc.file ? &pl->loc : &cfg->model.loc;
+	/* mostly reductions: blame the bucket size when it was set */
+	if (reductions > n - reductions && pl->dp_bucket_mb_loc.file)
+		loc = &pl->dp_bucket_mb_loc;
 	double memory = 30.0 * (double)n;
 	double out = bytes_per_action(format) * (double)n;
 	const char *unit = memory >= 1e9 ? "GB" : "MB";
@@ -112,9 +167,14 @@ int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 	else
 		snprintf(size, sizeof size, "about %.1f %s of memory",
 			 memory / scale, unit);
+	char of_them[96] = "";
+	if (reductions > 0)
+		snprintf(of_them, sizeof of_them, ", up to %lld of them gradient "
+			 "reductions", (long long)reductions);
 	ppcc_error(d, loc, "%d stages x %d microbatches would make a schedule of "
-		   "%lld actions (%s), over the budget of %lld actions; raise "
+		   "%s%lld actions (%s%s), over the budget of %lld actions; raise "
 		   "it with --max-actions N", (int)S, pl->microbatches,
-		   (long long)n, size, (long long)max_actions);
+		   reductions > 0 ? "up to " : "", (long long)n, size, of_them,
+		   (long long)max_actions);
 	return PPCC_EINPUT;
 }

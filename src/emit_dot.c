@@ -24,6 +24,11 @@
  * node per compute action ("F s2 mb3") in one cluster per rank, dashed
  * edges for program order within a rank and a solid edge, labelled with
  * its bytes, for each SEND and its RECV (producer to consumer compute).
+ * A data-parallel plan's REDUCE_GRAD actions are nodes too
+ * ("REDUCE_GRAD s2 bucket 0", in their rank's cluster), each with a
+ * dotted edge from the backward that completed its gradients; they are
+ * off the program-order chain, since nothing on the rank waits for
+ * them, and drawn only when every microbatch is.
  *
  * Graphviz builds and writes the graph (agopen, agnode, agxset, agwrite),
  * so DOT quoting is its own.  What it leaves to the caller is done here:
@@ -1151,15 +1156,18 @@ static int tl_build(dot_ctx *x)
 /* ---- dependency graph --------------------------------------------------- */
 
 /* How many microbatches, from the first, have at most DEPS_MAX_NODES
- * compute actions among them (at least one). */
+ * compute actions among them (at least one), the reductions counted with
+ * the last microbatch, after whose backwards they come.  *out_shown and
+ * *out_total count compute actions; *out_reductions the REDUCE_GRAD
+ * nodes drawn (all, when every microbatch is shown; else none). */
 static int deps_shown_microbatches(const ppcc_schedule *s, long *out_shown,
-				   long *out_total)
+				   long *out_total, long *out_reductions)
 {
 	int m = s->n_microbatches;
 	long *per_mb = ppcc_calloc((size_t)m, sizeof *per_mb);
 	if (!per_mb)
 		return PPCC_ENOMEM;
-	long total = 0;
+	long total = 0, reductions = 0;
 	for (int r = 0; r < s->n_ranks; r++)
 		for (int i = 0; i < s->ranks[r].n_actions; i++) {
 			const ppcc_action *a = &s->ranks[r].actions[i];
@@ -1167,29 +1175,37 @@ static int deps_shown_microbatches(const ppcc_schedule *s, long *out_shown,
 				per_mb[a->mb]++;
 				total++;
 			}
+			reductions += a->op == PPCC_OP_REDUCE_GRAD;
 		}
 	int shown_mb = 0;
 	long shown = 0;
 	while (shown_mb < m &&
-	       (shown_mb == 0 || shown + per_mb[shown_mb] <= DEPS_MAX_NODES))
+	       (shown_mb == 0 ||
+		shown + per_mb[shown_mb] +
+				(shown_mb == m - 1 ? reductions : 0) <=
+			DEPS_MAX_NODES))
 		shown += per_mb[shown_mb++];
 	ppcc_free(per_mb);
 	*out_shown = shown;
 	*out_total = total;
+	*out_reductions = shown_mb == m ? reductions : 0;
 	return shown_mb;
 }
 
 /* The dependency view's nodes in the order they are made, and for each
- * its out-edges: the next compute action on the rank (program order) and
- * the compute action its SEND feeds. */
+ * its out-edges: the next compute action on the rank (program order),
+ * the compute action its SEND feeds, and the REDUCE_GRAD nodes made
+ * right after it (reduce[k] set), which its gradients go to. */
 typedef struct deps_nodes {
 	Agnode_t **node;
 	int *rank;
+	char *reduce;
 	Agnode_t **feeds;
 	uint64_t *bytes;
 	long n;
 	int *fwd, *bwd; /* [stage * shown_mb + mb]: index + 1 of F, of B or I */
 	int shown_mb;
+	long reductions; /* REDUCE_GRAD nodes to draw */
 } deps_nodes;
 
 /* One cluster per rank holding its compute actions. */
@@ -1232,21 +1248,36 @@ static void deps_rank(dot_ctx *x, int r, deps_nodes *dn)
 
 	for (int i = 0; i < rs->n_actions && !x->err; i++) {
 		const ppcc_action *a = &rs->actions[i];
-		if (!is_compute(a->op) || a->mb < 0 || a->mb >= dn->shown_mb)
+		int reduce = a->op == PPCC_OP_REDUCE_GRAD;
+		/* a reduction is drawn after the backward it follows */
+		if (reduce ? !dn->reductions || dn->n == 0 ||
+				     dn->rank[dn->n - 1] != r
+			   : !is_compute(a->op) || a->mb < 0 ||
+				     a->mb >= dn->shown_mb)
 			continue;
 		snprintf(name, sizeof name, "r%da%d", r, i);
 		Agnode_t *n = add_node(x, sub, name);
 		if (!n)
 			return;
-		op_fill(fill, a->op, stage_chunk(x, a->stage), v);
-		set(x, n, x->fill, fill);
-		set(x, n, x->fontcolor, ink_on(fill));
-		str_printf(&x->str, "%s s%d mb%d", ppcc_op_name(a->op),
-			   (int)a->stage, (int)a->mb);
+		if (reduce) {
+			set(x, n, x->fill, TL_LANE_FILL);
+			set(x, n, x->fontcolor, ink_on(TL_LANE_FILL));
+			str_printf(&x->str, "%s s%d bucket %d", ppcc_op_name(a->op),
+				   (int)a->stage, (int)a->mb);
+		} else {
+			op_fill(fill, a->op, stage_chunk(x, a->stage), v);
+			set(x, n, x->fill, fill);
+			set(x, n, x->fontcolor, ink_on(fill));
+			str_printf(&x->str, "%s s%d mb%d", ppcc_op_name(a->op),
+				   (int)a->stage, (int)a->mb);
+		}
 		set_str(x, n, x->label);
 		long k = dn->n++;
 		dn->node[k] = n;
 		dn->rank[k] = r;
+		dn->reduce[k] = (char)reduce;
+		if (reduce)
+			continue;
 		if (a->stage >= 0 && a->stage < s->n_stages) {
 			size_t cell = (size_t)a->stage * (size_t)dn->shown_mb +
 				      (size_t)a->mb;
@@ -1304,7 +1335,9 @@ static void deps_edge(dot_ctx *x, Agnode_t *t, Agnode_t *h, int order,
 		x->err = PPCC_EINTERNAL;
 		return;
 	}
-	if (order) {
+	if (order == 2) {
+		set(x, ed, x->e_style, "dotted");
+	} else if (order) {
 		set(x, ed, x->e_style, "dashed");
 		set(x, ed, x->e_color, "#999999");
 		set(x, ed, x->e_weight, "4");
@@ -1322,9 +1355,22 @@ static void deps_edge(dot_ctx *x, Agnode_t *t, Agnode_t *h, int order,
 static void deps_edges(dot_ctx *x, const deps_nodes *dn)
 {
 	for (long k = 0; k < dn->n && !x->err; k++) {
-		Agnode_t *next = k + 1 < dn->n && dn->rank[k + 1] == dn->rank[k]
-				 ? dn->node[k + 1] : NULL;
+		if (dn->reduce[k])
+			continue;
+		/* its reductions k+1 .. j-1, then the rank's next compute */
+		long j = k + 1;
+		while (j < dn->n && dn->reduce[j] && dn->rank[j] == dn->rank[k])
+			j++;
+		Agnode_t *next = j < dn->n && dn->rank[j] == dn->rank[k]
+				 ? dn->node[j] : NULL;
 		Agnode_t *feeds = dn->feeds[k];
+		for (long q = k + 1; q < j; q++) {
+			if (feeds && AGSEQ(feeds) < AGSEQ(dn->node[q])) {
+				deps_edge(x, dn->node[k], feeds, 0, dn->bytes[k]);
+				feeds = NULL;
+			}
+			deps_edge(x, dn->node[k], dn->node[q], 2, 0);
+		}
 		int feeds_first = feeds && next && AGSEQ(feeds) < AGSEQ(next);
 		if (feeds_first)
 			deps_edge(x, dn->node[k], feeds, 0, dn->bytes[k]);
@@ -1346,7 +1392,7 @@ static int deps_build(dot_ctx *x)
 		return PPCC_EINPUT;
 	}
 	long shown, total;
-	dn.shown_mb = deps_shown_microbatches(s, &shown, &total);
+	dn.shown_mb = deps_shown_microbatches(s, &shown, &total, &dn.reductions);
 	if (dn.shown_mb < 0)
 		return dn.shown_mb;
 	if (x->format != PPCC_FMT_DOT &&
@@ -1369,18 +1415,20 @@ static int deps_build(dot_ctx *x)
 			     "actions)", dn.shown_mb - 1, (int)s->n_microbatches,
 			     shown, total);
 	size_t cells = (size_t)s->n_stages * (size_t)dn.shown_mb;
-	size_t nodes = (size_t)(shown > 0 ? shown : 1);
+	size_t nodes = (size_t)(shown + dn.reductions > 0 ? shown + dn.reductions
+							   : 1);
 	dn.fwd = ppcc_calloc(cells, sizeof *dn.fwd);
 	dn.bwd = ppcc_calloc(cells, sizeof *dn.bwd);
 	dn.node = ppcc_calloc(nodes, sizeof *dn.node);
 	dn.rank = ppcc_calloc(nodes, sizeof *dn.rank);
+	dn.reduce = ppcc_calloc(nodes, sizeof *dn.reduce);
 	dn.feeds = ppcc_calloc(nodes, sizeof *dn.feeds);
 	dn.bytes = ppcc_calloc(nodes, sizeof *dn.bytes);
 	dot_clusters.names = ppcc_calloc((size_t)s->n_ranks,
 					 sizeof *dot_clusters.names);
 	dot_clusters.n = 0;
-	if (!dn.fwd || !dn.bwd || !dn.node || !dn.rank || !dn.feeds ||
-	    !dn.bytes || !dot_clusters.names) {
+	if (!dn.fwd || !dn.bwd || !dn.node || !dn.rank || !dn.reduce ||
+	    !dn.feeds || !dn.bytes || !dot_clusters.names) {
 		err = PPCC_ENOMEM;
 		goto out;
 	}
@@ -1425,7 +1473,11 @@ static int deps_build(dot_ctx *x)
 
 	title_head(x);
 	str_puts(&x->str, "dashed: order on a rank \xc2\xb7 solid: transfer "
-		 "between ranks, with its bytes\\n");
+		 "between ranks, with its bytes");
+	if (dn.reductions)
+		str_puts(&x->str, " \xc2\xb7 dotted: gradients to their "
+			 "reduction");
+	str_puts(&x->str, "\\n");
 	if (shown < total)
 		str_printf(&x->str, "microbatches 0\xe2\x80\x93%d of %d shown\\n",
 			   dn.shown_mb - 1, (int)s->n_microbatches);
@@ -1441,6 +1493,7 @@ out:
 	ppcc_free(dn.bwd);
 	ppcc_free(dn.node);
 	ppcc_free(dn.rank);
+	ppcc_free(dn.reduce);
 	ppcc_free(dn.feeds);
 	ppcc_free(dn.bytes);
 	return err;

@@ -1052,14 +1052,20 @@ int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			 ppcc_diag *d, double above_ms, double *out_bound_ms,
 			 ppcc_plan_shapes *shapes);
 
-/* Resource budget (budget.c).  The number of actions the schedule of pl
- * will hold, exact for its kind (saturating at INT64_MAX); and the check
+/* Resource budget (budget.c).  The number of compute and point-to-point
+ * actions the schedule of pl will hold, exact for its kind (saturating
+ * at INT64_MAX); and the check
  * to run before ppcc_plan_build: PPCC_EINPUT, with an error at the
  * setting that makes the plan large naming its size in actions, memory
  * and output bytes of `format` (a ppcc_format), when it holds more than
  * max_actions (<= 0: PPCC_MAX_ACTIONS_DEFAULT). */
 #define PPCC_MAX_ACTIONS_DEFAULT 4000000
 int64_t ppcc_plan_action_count(const ppcc_pipeline *pl);
+/* A data-parallel plan's REDUCE_GRAD actions, at most (any partition;
+ * 0 without data parallelism), and the schedule's actions with them: what
+ * ppcc_plan_budget_check compares with max_actions (see budget.c). */
+int64_t ppcc_plan_reduction_bound(const ppcc_config *cfg);
+int64_t ppcc_plan_action_bound(const ppcc_config *cfg);
 int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 			   int64_t max_actions, ppcc_diag *d);
 

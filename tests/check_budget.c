@@ -93,6 +93,100 @@ START_TEST(action_count_matches_hand_counts)
 }
 END_TEST
 
+/* A data-parallel plan's REDUCE_GRAD actions, by hand: 4 layers of 3e6
+ * parameters, 2-byte gradients (G = 24e6 bytes), buckets of 4 MB, p 2
+ * of 1F1B, m 8 (32 compute and 32 point-to-point actions).  The most
+ * any split makes is max(S, ceil(G / B) + S - 1) = 6 + 1 = 7: layers 1|3
+ * are 2 + 5 buckets (2|2 would be 3 + 3).  Tensor parallelism 3 makes G
+ * 8e6: 2 + 1 = 3 (1|3: 1 + 2).  Layers of part of a byte: the placement
+ * rounds each stage's bytes, so G is taken half a byte a stage larger:
+ * one stage of 3 layers of 1.5 bytes in 1-byte buckets (dp_bucket_mb
+ * 1e-6, below the valid settings, but the bound does not ask) is
+ * ceil((4.5 + 0.5) / 1) = 5 buckets, which the placement makes (llround
+ * of 4.5 is 5).  d = 1: none. */
+START_TEST(reduction_bound_matches_hand_counts)
+{
+	ppcc_layer layers[4];
+	memset(layers, 0, sizeof layers);
+	for (int k = 0; k < 4; k++)
+		layers[k].params = 3e6;
+	ppcc_config cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.model.layers = layers;
+	cfg.model.n_layers = 4;
+	cfg.pipeline = (ppcc_pipeline){.kind = PPCC_SCHED_1F1B, .stages = 2,
+				       .microbatches = 8, .chunks = 1,
+				       .tensor_parallel = 1, .data_parallel = 2,
+				       .grad_bytes = 2, .dp_bucket_mb = 4};
+	ck_assert_int_eq(ppcc_plan_action_count(&cfg.pipeline), 64);
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 7);
+	ck_assert_int_eq(ppcc_plan_action_bound(&cfg), 71);
+	cfg.pipeline.tensor_parallel = 3;
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 3);
+	cfg.pipeline.tensor_parallel = 1;
+	/* context parallelism alone reduces too */
+	cfg.pipeline.data_parallel = 1;
+	cfg.pipeline.context_parallel = 2;
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 7);
+	cfg.pipeline.context_parallel = 1;
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 0);
+	ck_assert_int_eq(ppcc_plan_action_bound(&cfg), 64);
+	/* one stage, three layers of 1.5 gradient bytes, 1-byte buckets */
+	for (int k = 0; k < 3; k++)
+		layers[k].params = 1.5;
+	cfg.model.n_layers = 3;
+	cfg.pipeline.stages = 1;
+	cfg.pipeline.data_parallel = 2;
+	cfg.pipeline.grad_bytes = 1;
+	cfg.pipeline.dp_bucket_mb = 1e-6;
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 5);
+}
+END_TEST
+
+/* The bound holds for what the compiler places, whatever the split: a
+ * 2-stage data-parallel plan of 4 layers, the budget refusing it by the
+ * bound (its reductions named) and accepting it at the bound. */
+START_TEST(reduction_bound_holds_for_the_plan_and_limits_it)
+{
+	char *dir = tu_mkdtemp();
+	char *path = hostile(dir, "dp.yaml", 4, 4,
+			     "  stages: 2\n  microbatches: 8\n  data_parallel: 2\n"
+			     "  grad_bytes: 2\n  dp_bucket_mb: 4\n");
+	/* params 1 a layer: the bucket holds everything, one a stage */
+	ppcc_arena *a = ppcc_arena_new();
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ppcc_config cfg;
+	ppcc_plan plan;
+	ck_assert_int_eq(ppcc_config_load(&cfg, a, path, NULL, &diag.d), 0);
+	ppcc_config_fill_defaults(&cfg);
+	ck_assert_msg(ppcc_config_check(&cfg, &diag.d) == 0, "%s", diag.text);
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 2);
+	ck_assert_int_eq(ppcc_plan_action_bound(&cfg), 66);
+	ck_assert_int_eq(ppcc_plan_budget_check(&cfg, PPCC_FMT_JSON, 66, &diag.d), 0);
+	ck_assert_int_eq(ppcc_plan_budget_check(&cfg, PPCC_FMT_JSON, 65, &diag.d),
+			 PPCC_EINPUT);
+	ck_assert_msg(strstr(diag.text, "would make a schedule of up to 66 actions "
+			     "(about 0.0 MB of memory and 0.0 MB of JSON output, up "
+			     "to 2 of them gradient reductions), over the budget of "
+			     "65 actions"), "%s", diag.text);
+	ck_assert_int_eq(ppcc_plan_build(&plan, a, &cfg, &diag.d), 0);
+	long long n = 0, reductions = 0;
+	for (int r = 0; r < plan.best.schedule.n_ranks; r++)
+		for (int i = 0; i < plan.best.schedule.ranks[r].n_actions; i++) {
+			n++;
+			reductions += plan.best.schedule.ranks[r].actions[i].op ==
+				      PPCC_OP_REDUCE_GRAD;
+		}
+	ck_assert_int_eq(reductions, 2);
+	ck_assert_int_eq(n, 66);
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+END_TEST
+
 /* The count is the one ppcc_schedule_build produces, for every kind over
  * a sweep of sizes. */
 START_TEST(action_count_is_what_the_schedule_holds)
@@ -301,6 +395,8 @@ Suite *suite_budget(void)
 	TCase *tc = tcase_create("budget");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, action_count_matches_hand_counts);
+	tcase_add_test(tc, reduction_bound_matches_hand_counts);
+	tcase_add_test(tc, reduction_bound_holds_for_the_plan_and_limits_it);
 	tcase_add_test(tc, action_count_is_what_the_schedule_holds);
 	tcase_add_test(tc, small_hostile_files_are_refused_at_their_line);
 	tcase_add_test(tc, max_actions_raises_and_lowers_the_budget);

@@ -821,6 +821,73 @@ static void deps_dot_matches_agwrite(const ppcc_plan *p, const char *what)
 	free(theirs);
 }
 
+/* A data-parallel plan: 1F1B, p 2, m 4, stage 0's 250 gradient bytes in
+ * buckets of 100 (3 REDUCE_GRAD), stage 1's 100 in one.  Each reduction
+ * is a node in its rank's cluster with one dotted edge from its stage's
+ * last backward (B of microbatch 3) and none out; the program order and
+ * the transfers are those of the plan without them (2 x 7 dashed edges,
+ * 8 solid); the title names the dotted edges, and the DOT text is what
+ * agwrite writes. */
+START_TEST(deps_draws_each_reduction_after_its_backward)
+{
+	fixture fx;
+	fixture_build(&fx, PPCC_SCHED_1F1B, 2, 4, 1);
+	const double grad[2] = {250, 100};
+	ck_assert_int_eq(ppcc_schedule_place_reductions(&fx.plan.best.schedule,
+							fx.a, grad, 100), 0);
+	char *text = emit_clean(&fx.plan, PPCC_FMT_DOT, 1, NULL);
+	Agraph_t *g = parse_dot(text);
+	ck_assert_ptr_nonnull(strstr(attr(g, "label"),
+				     "dotted: gradients to their reduction"));
+	ck_assert_int_eq(agnnodes(g), 16 + 4);
+	static const char *const want[2][4] = {
+		{"REDUCE_GRAD s0 bucket 0", "REDUCE_GRAD s0 bucket 1",
+		 "REDUCE_GRAD s0 bucket 2", NULL},
+		{"REDUCE_GRAD s1 bucket 0", NULL, NULL, NULL}};
+	for (int r = 0; r < 2; r++) {
+		char name[32];
+		snprintf(name, sizeof name, "cluster_rank%d", r);
+		Agraph_t *sub = agsubg(g, name, 0);
+		ck_assert_ptr_nonnull(sub);
+		int k = 0;
+		for (Agnode_t *n = agfstnode(sub); n; n = agnxtnode(sub, n)) {
+			if (strncmp(attr(n, "label"), "REDUCE_GRAD", 11) != 0)
+				continue;
+			ck_assert_msg(k < 4 && want[r][k], "rank %d: extra %s", r,
+				      attr(n, "label"));
+			ck_assert_str_eq(attr(n, "label"), want[r][k]);
+			ck_assert_int_eq(agdegree(g, n, 1, 0), 1);
+			ck_assert_int_eq(agdegree(g, n, 0, 1), 0);
+			Agedge_t *in = agfstin(g, n);
+			ck_assert_str_eq(attr(in, "style"), "dotted");
+			ck_assert_str_eq(attr(agtail(in), "label"),
+					 r == 0 ? "B s0 mb3" : "B s1 mb3");
+			k++;
+		}
+		ck_assert_int_eq(k, r == 0 ? 3 : 1);
+	}
+	long dashed = 0, solid = 0, dotted = 0;
+	for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n))
+		for (Agedge_t *ed = agfstout(g, n); ed; ed = agnxtout(g, ed)) {
+			const char *style = attr(ed, "style");
+			dashed += strcmp(style, "dashed") == 0;
+			solid += strcmp(style, "solid") == 0;
+			dotted += strcmp(style, "dotted") == 0;
+		}
+	ck_assert_int_eq(dashed, 14);
+	ck_assert_int_eq(solid, 8);
+	ck_assert_int_eq(dotted, 4);
+	agclose(g);
+	free(text);
+	deps_dot_matches_agwrite(&fx.plan, "data-parallel 1F1B");
+	size_t len;
+	char *svg = emit_clean(&fx.plan, PPCC_FMT_SVG, 1, &len);
+	ck_assert_ptr_nonnull(strstr(svg, "REDUCE_GRAD s0 bucket 2"));
+	free(svg);
+	fixture_free(&fx);
+}
+END_TEST
+
 START_TEST(deps_dot_text_is_what_agwrite_writes)
 {
 	static const int shapes[][4] = {
@@ -1303,6 +1370,7 @@ Suite *suite_dot(void)
 	tcase_add_test(tc, deps_has_a_node_per_compute_and_an_edge_per_transfer);
 	tcase_add_test(tc, deps_renders_for_every_schedule_kind);
 	tcase_add_test(tc, deps_dot_text_is_what_agwrite_writes);
+	tcase_add_test(tc, deps_draws_each_reduction_after_its_backward);
 	tcase_add_test(tc, names_survive_the_dot_round_trip);
 	tcase_add_test(tc, names_show_verbatim_in_the_svg);
 	tcase_add_test(tc, long_names_are_cut_on_a_character_boundary);

@@ -426,12 +426,17 @@ START_TEST(dp_bucket_mb_sets_the_buckets_and_is_checked)
 	}
 	ck_assert_int_eq(rs->actions[7].op, PPCC_OP_B);
 	ck_assert_int_eq(r.plan.best.iteration->dp_reductions, 4);
+	/* the budget counts them: 8 compute actions and 4 reductions */
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&r.cfg), 4);
+	ck_assert_int_eq(ppcc_plan_action_bound(&r.cfg), 12);
 	done(&r);
 	/* d = 1: no reductions */
 	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("1")
 		  "pipeline: {microbatches: 4, dp_bucket_mb: 100}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	ck_assert_int_eq(r.plan.best.schedule.ranks[0].n_actions, 8);
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&r.cfg), 0);
+	ck_assert_int_eq(ppcc_plan_action_bound(&r.cfg), 8);
 	done(&r);
 	expect_error(ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
 		     "pipeline: {microbatches: 4, dp_bucket_mb: 0.5}\n",

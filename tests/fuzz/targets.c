@@ -372,8 +372,7 @@ static int plan_budget(const ppcc_config *cfg, ppcc_diag *d)
 	int err = ppcc_plan_budget_check(cfg, PPCC_FMT_JSON, max_actions, d);
 	check_status(err, d, errors);
 	CHECK(err == 0 || err == PPCC_EINPUT);
-	CHECK((err == 0) == (ppcc_plan_action_count(&cfg->pipeline) <=
-			     max_actions));
+	CHECK((err == 0) == (ppcc_plan_action_bound(cfg) <= max_actions));
 	return err;
 }
 
