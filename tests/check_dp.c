@@ -544,8 +544,9 @@ START_TEST(options_data_parallel_is_read_from_version_3_and_refused_off_mpi)
 	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &o), PPCC_RT_EINPUT);
 	ck_assert_ptr_null(rt);
 	ck_assert_msg(strstr(c->lines, "options.data_parallel 2: data parallelism "
-			     "over the transport needs mpi and d >= 1 (local: "
-			     "options.dp_group)"), "%s", c->lines);
+			     "over the transport needs mpi or nccl (not its "
+			     "loopback) and d >= 1 (local: options.dp_group)"),
+		      "%s", c->lines);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 	ppcc_arena_free(a);

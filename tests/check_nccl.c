@@ -483,6 +483,62 @@ START_TEST(nccl_loopback_fails_cleanly_without_a_gpu)
 }
 END_TEST
 
+/* ---- data parallelism ------------------------------------------------------ */
+
+/* nccl with options.data_parallel: the reductions are the transport's
+ * (coll_post, ncclAllReduce), the loopback has none (the core refuses
+ * data parallelism there).  Without a GPU, a grid rank (world rank 1 of
+ * p 2 x d 2, given its ncclUniqueId) fails at once in ppcc_rt_init with
+ * PPCC_RT_ETRANSPORT and one line, CUDA's reason, before anything
+ * collective; a libppcc without NCCL answers PPCC_RT_EUNAVAILABLE. */
+START_TEST(nccl_data_parallel_fails_cleanly_without_a_gpu)
+{
+#if PPCC_HAVE_NCCL
+	ck_assert_ptr_nonnull(ppcc_rt_nccl_ops.coll_post);
+	ck_assert_ptr_nonnull(ppcc_rt_nccl_ops.coll_test);
+	ck_assert_ptr_nonnull(ppcc_rt_nccl_ops.coll_release);
+	ck_assert_ptr_null(ppcc_rt_nccl_loop_ops.coll_post);
+#endif
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0);
+	ppcc_schedule s;
+	diag_buf d;
+	diag_buf_init(&d);
+	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_1F1B, 2, 4), 0);
+	static const unsigned char id[PPCC_RT_NCCL_ID_BYTES];
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.transport = PPCC_RT_NCCL;
+	o.data_parallel = 2;
+	o.nccl_id = id;
+	o.timeout_s = 5;
+	o.diag = diag_to_buf;
+	o.diag_user = &d;
+	ppcc_rt *rt = NULL;
+	double t0 = now_s();
+	int err = ppcc_rt_init(&rt, &s, 1, &o);
+	ck_assert_ptr_null(rt);
+	if (!ppcc_rt_transport_available(PPCC_RT_NCCL)) {
+		ck_assert_int_eq(err, PPCC_RT_EUNAVAILABLE);
+	} else if (strstr(d.text, "cudaGetDeviceCount")) {
+		ck_assert_int_eq(err, PPCC_RT_ETRANSPORT);
+		ck_assert_msg(strncmp(d.text, "ppcc-rt: rank 0: nccl transport: "
+				      "cudaGetDeviceCount failed: cuda", 64) == 0,
+			      "%s", d.text);
+		int lines = 0;
+		for (const char *c = d.text; *c; c++)
+			lines += *c == '\n';
+		ck_assert_msg(lines == 1, "%d lines:\n%s", lines, d.text);
+		ck_assert(now_s() - t0 < 2);
+	} else {
+		/* a GPU: one process cannot make a world of four */
+		ck_assert_msg(err == PPCC_RT_ETRANSPORT || err == PPCC_RT_ETIMEOUT,
+			      "%s: %s", ppcc_rt_status_str(err), d.text);
+	}
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* ---- no abort inside an open group --------------------------------------- */
 
 static int aborted_in_group;
@@ -644,16 +700,27 @@ START_TEST(gpu_check_rehearses_every_step_on_the_cpu)
 		"loopback gpipe p=2 ", "loopback 1f1b p=2 ", "loopback interleaved p=2 ",
 		"loopback gpipe p=4 ", "loopback gpipe p=4 --debug ",
 		"loopback 1f1b p=4 ", "loopback interleaved p=4 ",
+		/* the nccl grid's stand-in: local data parallelism */
+		"nccl grid gpipe 1x2 ", "nccl grid 1f1b 1x2 ",
+		"nccl grid interleaved 1x2 ", "nccl grid gpipe 2x2 ",
+		"nccl grid 1f1b 2x2 ", "nccl grid interleaved 2x2 ",
 	};
 	char want[128];
 	for (size_t k = 0; k < sizeof pass / sizeof pass[0]; k++) {
 		snprintf(want, sizeof want, "\nPASS  %-28s step ", pass[k]);
 		const char *line = strstr(summary, want);
 		ck_assert_msg(line, "no '%s' in\n%s", want, summary);
-		/* figures parsed from --stats: time, bytes, the difference */
+		/* figures parsed from --stats: time, bytes (which the local
+		 * data-parallel trainer does not count; it prints its
+		 * reductions), the difference */
 		const char *b = strstr(line, " ms, ");
-		ck_assert_msg(b && b[5] >= '1' && b[5] <= '9' &&
-			      strstr(b, " bytes received per step, largest difference 0,"),
+		int dp = strncmp(pass[k], "nccl grid", 9) == 0;
+		ck_assert_msg(b && (dp ? strncmp(b, " ms, reductions ", 16) == 0 &&
+						 strstr(b, " ms waited for) per rank, "
+							"largest difference 0,")
+					: b[5] >= '1' && b[5] <= '9' &&
+						  strstr(b, " bytes received per step, "
+							 "largest difference 0,")),
 			      "%.200s", line);
 	}
 	ck_assert_msg(strstr(summary, "\nPASS  order refusal                refused at init on both ranks\n") &&
@@ -681,6 +748,7 @@ Suite *suite_nccl(void)
 	tcase_add_test(tc, grouped_ranks_told_of_a_failure_through_the_abort_store);
 	tcase_add_test(tc, grouped_ranks_stop_within_the_bound_around_a_stuck_callback);
 	tcase_add_test(tc, nccl_loopback_fails_cleanly_without_a_gpu);
+	tcase_add_test(tc, nccl_data_parallel_fails_cleanly_without_a_gpu);
 	tcase_add_test(tc, allocation_failures_in_grouped_mode_never_abort_inside_a_group);
 	tcase_add_test(tc, compare_fails_on_nan_and_infinity);
 	tcase_add_test(tc, gpu_check_rehearses_every_step_on_the_cpu);

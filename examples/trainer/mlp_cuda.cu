@@ -120,6 +120,7 @@ typedef struct gpu_run {
 	const ppcc_schedule *s;
 	cudaStream_t stream;
 	int m;
+	int m_total; /* microbatches of the global batch (D x m) */
 	dev_layer layer[MLP_LAYERS];
 	double *x0, *t;        /* the data set: per mb */
 	double *h;             /* per (layer, mb) */
@@ -183,7 +184,8 @@ static int gpu_forward(int stage, int mb, const void *input, size_t in_n,
 		double *sc = g->scratch + (size_t)stage * 3 * VEC;
 		k_loss<<<1, 1, 0, g->stream>>>(x, g->t + (size_t)mb * VEC, sc,
 					       g->loss + mb,
-					       MLP_BATCH * mlp_width[MLP_LAYERS], g->m);
+					       MLP_BATCH * mlp_width[MLP_LAYERS],
+					       g->m_total);
 	}
 	CHECK(cudaGetLastError());
 	return 0;
@@ -204,7 +206,8 @@ static int gpu_backward(int stage, int mb, const void *grad_output,
 		k_loss<<<1, 1, 0, g->stream>>>(h_of(g, MLP_LAYERS - 1, mb),
 					       g->t + (size_t)mb * VEC, gh,
 					       g->loss + mb,
-					       MLP_BATCH * mlp_width[MLP_LAYERS], g->m);
+					       MLP_BATCH * mlp_width[MLP_LAYERS],
+					       g->m_total);
 	for (int l = si->last_layer; l >= si->first_layer; l--) {
 		int in = mlp_width[l], out = mlp_width[l + 1];
 		const double *x = g->xin[(size_t)l * g->m + mb];
@@ -343,6 +346,36 @@ static void gpu_fns(gpu_run *g, ppcc_rt_stage_fns *fns)
 
 /* ---- one process per rank, under mpirun --------------------------------- */
 
+/* Registers the device gradients of rank's stages as buckets, as the CPU
+ * trainer does: w then b, layer by layer, bucket 2*(l - first) and
+ * 2*(l - first) + 1. */
+static int gpu_register_grads(ppcc_rt *rt, gpu_run *g, int rank)
+{
+	const ppcc_schedule *s = g->s;
+	int err = 0;
+	for (int st = 0; st < s->n_stages && err == 0; st++) {
+		const ppcc_stage_info *si = &s->stages[st];
+		if (si->rank != rank)
+			continue;
+		for (int l = si->first_layer; l <= si->last_layer && err == 0; l++) {
+			int b = 2 * (l - si->first_layer);
+			size_t nw = (size_t)mlp_width[l] * mlp_width[l + 1];
+			if ((err = ppcc_rt_grad_register(rt, st, b, g->layer[l].gw,
+							 nw)) == 0)
+				err = ppcc_rt_grad_register(rt, st, b + 1,
+							    g->layer[l].gb,
+							    (size_t)mlp_width[l + 1]);
+		}
+	}
+	return err;
+}
+
+/* With o->data_parallel D > 1 the world is p x D processes, world rank
+ * w pipeline rank w / D of replica w % D (the runtime's rule); replica r
+ * trains on microbatches r*m .. r*m+m-1 of the global batch, the runtime
+ * sums the device gradients (ncclAllReduce), and replica 0 writes: the
+ * step's loss adds the D*m microbatch losses, gathered from the
+ * replicas' last stages, in global order, as the CPU trainer does. */
 static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 		     const mlp_cuda_opts *o, gpu_run *g, mlp *net)
 {
@@ -350,8 +383,12 @@ static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 	ppcc_rt_stage_fns *fns = NULL;
 	FILE *out = stdout;
 	int owned[MLP_LAYERS] = {0};
-	int err;
+	int err, D = o->data_parallel > 1 ? o->data_parallel : 1, world = 0;
 
+	MPI_Comm_rank(MPI_COMM_WORLD, &world);
+	int replica = world % D;
+	if (D > 1)
+		ro->data_parallel = D;
 	if ((err = ppcc_rt_init(&rt, s, -1, ro)) != 0) {
 		fprintf(stderr, "trainer: %s\n", ppcc_rt_status_str(err));
 		MPI_Abort(MPI_COMM_WORLD, 1);
@@ -359,8 +396,19 @@ static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 	int rank = ppcc_rt_rank(rt);
 	g->stream = (cudaStream_t)ppcc_rt_cuda_stream(rt);
 	fns = (ppcc_rt_stage_fns *)calloc((size_t)s->n_stages, sizeof *fns);
-	if (!fns || mlp_init(net, g->m) < 0 || gpu_setup(g, net) < 0) {
+	if (!fns || mlp_init(net, g->m) < 0) {
 		fprintf(stderr, "trainer: cannot set up the GPU model\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	net->mb0 = replica * g->m;
+	net->m_total = D * g->m;
+	g->m_total = D * g->m;
+	if (gpu_setup(g, net) < 0) {
+		fprintf(stderr, "trainer: cannot set up the GPU model\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (D > 1 && (err = gpu_register_grads(rt, g, rank)) != 0) {
+		fprintf(stderr, "trainer: %s\n", ppcc_rt_status_str(err));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	gpu_fns(g, fns);
@@ -369,7 +417,9 @@ static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 			for (int l = s->stages[k].first_layer;
 			     l <= s->stages[k].last_layer; l++)
 				owned[l] = 1;
-	if (o->output) {
+	if (replica != 0)
+		out = NULL; /* replica 0 writes for all */
+	if (o->output && replica == 0) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s.%d", o->output, rank);
 		if (!(out = fopen(path, "w"))) {
@@ -379,6 +429,10 @@ static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 	}
 	int last_rank = s->stages[s->n_stages - 1].rank;
 	double *loss = (double *)calloc((size_t)g->m, sizeof *loss);
+	double *all = (double *)calloc((size_t)(D * g->m) * (size_t)s->n_ranks,
+				       sizeof *all);
+	if (!loss || !all)
+		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int step = 0; step < o->steps; step++) {
 		ppcc_rt_stats st;
 		g->step[rank] = step;
@@ -390,10 +444,34 @@ static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 		}
 		if (o->stats)
 			gpu_stats(&st, step);
-		if (rank == last_rank) {
-			double mean;
-			if (!loss || gpu_loss(g, loss, &mean) < 0)
-				MPI_Abort(MPI_COMM_WORLD, 1);
+		if (o->stats && D > 1) {
+			double red, wait;
+			ppcc_rt_dp_stats(rt, &red, &wait);
+			fprintf(stderr, "step %d replica %d rank %d: reductions "
+				"%.3f ms, %.3f ms of it waited for\n", step, replica,
+				rank, red * 1e3, wait * 1e3);
+		}
+		double mean = 0;
+		if (rank == last_rank && gpu_loss(g, loss, &mean) < 0)
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		if (D > 1) {
+			/* every process sends m losses (zeros off the last
+			 * stage); world rank w's land at all[w * m] */
+			if (rank != last_rank)
+				memset(loss, 0, (size_t)g->m * sizeof *loss);
+			MPI_Gather(loss, g->m, MPI_DOUBLE, all, g->m, MPI_DOUBLE, 0,
+				   MPI_COMM_WORLD);
+			if (world == 0) {
+				double sum = 0;
+				for (int r = 0; r < D; r++)
+					for (int mb = 0; mb < g->m; mb++)
+						sum += all[(size_t)(last_rank * D + r) *
+								   (size_t)g->m +
+							   (size_t)mb];
+				mean = sum / (D * g->m);
+				fprintf(out, "loss %d %a %.17g\n", step, mean, mean);
+			}
+		} else if (rank == last_rank) {
 			fprintf(out, "loss %d %a %.17g\n", step, mean, mean);
 		}
 		for (int l = 0; l < MLP_LAYERS; l++)
@@ -403,10 +481,12 @@ static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 	for (int l = 0; l < MLP_LAYERS; l++)
 		if (owned[l] && gpu_fetch(g, net, l) < 0)
 			MPI_Abort(MPI_COMM_WORLD, 1);
-	mlp_print_params(out, net, owned);
-	if (out != stdout)
+	if (out)
+		mlp_print_params(out, net, owned);
+	if (out && out != stdout)
 		fclose(out);
 	free(loss);
+	free(all);
 	free(fns);
 	gpu_free(g);
 	ppcc_rt_free(rt);
@@ -594,6 +674,7 @@ extern "C" int mlp_cuda_train(const ppcc_schedule *s, ppcc_rt_options *ro,
 	memset(&net, 0, sizeof net);
 	g.s = s;
 	g.m = s->n_microbatches;
+	g.m_total = g.m;
 	g.fault = o->fault;
 	g.fault_rank = o->fault_rank;
 	g.fault_sleep_s = 1.5 * (ro->timeout_s > 0 ? ro->timeout_s : 300);

@@ -29,6 +29,10 @@ typedef struct mlp_cuda_opts {
 	int loopback;     /* every rank a thread of this process, one GPU */
 	const char *output;
 	int fault, fault_rank;
+	/* D > 1: D replicas of the pipeline, p x D processes under mpirun,
+	 * their gradients reduced by the runtime (ncclAllReduce); not with
+	 * loopback */
+	int data_parallel;
 } mlp_cuda_opts;
 
 /* Trains o->steps steps of schedule s and writes the same lines as the

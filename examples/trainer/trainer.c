@@ -24,8 +24,10 @@
  * --data-parallel D trains D replicas of the pipeline, each on its own
  * shard of a global batch of D x m microbatches, their gradients reduced
  * by the runtime: local runs the D x p ranks as threads, mpi as D x p
- * processes (world rank w is pipeline rank w / D of replica w % D);
- * with --serial, the reference: one process over the whole batch.
+ * processes (world rank w is pipeline rank w / D of replica w % D), and
+ * nccl (trainer_cuda, not --loopback) as D x p processes, one GPU each,
+ * its device gradients summed by ncclAllReduce; with --serial, the
+ * reference: one process over the whole batch.
  *
  * Checkpoints (ppcc/checkpoint.h): --save DIR --save-at STEP saves every
  * layer once STEP steps are done (--save-at may be repeated), each rank
@@ -164,7 +166,7 @@ static int parse(trainer_opts *o, int argc, char **argv)
 		return -1;
 	if (o->data_parallel < 1 || o->data_parallel > 64 ||
 	    (o->data_parallel > 1 && !o->serial &&
-	     (o->transport == PPCC_RT_NCCL || o->save || o->resume)))
+	     (o->loopback || o->save || o->resume)))
 		return -1;
 	return o->steps >= 1 ? 0 : -1;
 }
@@ -781,7 +783,7 @@ int main(int argc, char **argv)
 	} else {
 #if TRAINER_CUDA
 		mlp_cuda_opts co = {o.steps, o.stats, o.loopback, o.output,
-				    o.fault, o.fault_rank};
+				    o.fault, o.fault_rank, o.data_parallel};
 		err = mlp_cuda_train(s, &ro, &co);
 #else
 		fprintf(stderr, "trainer: nccl needs the trainer_cuda build\n");

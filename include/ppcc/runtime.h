@@ -13,7 +13,8 @@
  * Transports: `local` (one thread per rank in one process), `mpi` (one
  * process per rank, ranks are MPI_COMM_WORLD's; with
  * options.data_parallel, p x d of them) and `nccl` (device
- * buffers, ncclSend/ncclRecv; with options.world, its loopback mode:
+ * buffers, ncclSend/ncclRecv; with options.data_parallel, p x d ranks,
+ * the reductions ncclAllReduce; with options.world, its loopback mode:
  * every rank a thread of this process on one GPU, each message an
  * ncclSend and ncclRecv to self on a one-rank communicator).  A libppcc
  * built without MPI or NCCL answers PPCC_RT_EUNAVAILABLE for them.
@@ -261,12 +262,14 @@ typedef struct ppcc_rt_options {
 	 * data parallelism.  See ppcc_rt_grad_register. */
 	ppcc_rt_dp_group *dp_group;
 	int replica;
-	/* Version 3.  Data parallelism over mpi: the number d of replicas
-	 * of the pipeline; MPI_COMM_WORLD then has p x d processes, and
-	 * world rank w runs pipeline rank w / d of replica w % d (the d
-	 * replicas of a pipeline rank are adjacent world ranks).  0: no
-	 * data parallelism, the world is the pipeline.  Other transports
-	 * refuse a nonzero value (local: dp_group). */
+	/* Version 3.  Data parallelism over mpi or nccl: the number d of
+	 * replicas of the pipeline; the world (MPI_COMM_WORLD, or nccl's
+	 * p x d ranks with nccl_id, each given its world rank) then has
+	 * p x d ranks, and world rank w runs pipeline rank w / d of
+	 * replica w % d (the d replicas of a pipeline rank are adjacent
+	 * world ranks).  0: no data parallelism, the world is the
+	 * pipeline.  local and nccl's loopback refuse a nonzero value
+	 * (local: dp_group). */
 	int data_parallel;
 } ppcc_rt_options;
 
@@ -322,7 +325,8 @@ PPCC_API int ppcc_rt_local_world_new(ppcc_rt_local_world **out, int n_ranks);
 PPCC_API void ppcc_rt_local_world_free(ppcc_rt_local_world *w);
 
 /* Joins the transport as `rank` (mpi: ignored, MPI_COMM_WORLD's rank is
- * used; MPI_Init must have been called), validates s (problems reported
+ * used; MPI_Init must have been called; nccl with options.nccl_id and
+ * data_parallel: the world rank), validates s (problems reported
  * through opts->diag, PPCC_RT_EINPUT), and compares s's fingerprint with
  * every other rank's: PPCC_RT_EMISMATCH on every rank when any differs,
  * PPCC_RT_EPEER when another rank failed to start.  Blocks until all ranks
@@ -385,23 +389,28 @@ PPCC_API int ppcc_rt_flight_sample(int mb, uint64_t sample);
  * world rank w is pipeline rank w / d of replica w % d, and each
  * reduction is a reduce-scatter and all-gather of point-to-point
  * messages adding the replicas in the same replica order (the same bits
- * as the local group), advanced whenever the rank is in the runtime. */
+ * as the local group), advanced whenever the rank is in the runtime.
+ * Over nccl the same grid; the buckets are device memory, and each
+ * reduction is an in-place ncclAllReduce on a stream of its own, after
+ * the compute stream's work so far (NCCL's fixed order: the same bits
+ * on every run of one configuration, for d = 2 the local group's). */
 
 /* A group of n_replicas members; *out is the caller's to free after
  * every member runtime is freed. */
 PPCC_API int ppcc_rt_dp_group_new(ppcc_rt_dp_group **out, int n_replicas);
 PPCC_API void ppcc_rt_dp_group_free(ppcc_rt_dp_group *g);
 
-/* Registers count doubles at grad as bucket `bucket` of `stage` (one of
- * this rank's stages; each (stage, bucket) once), on a runtime made with
- * options.dp_group or options.data_parallel.  grad must stay valid
- * while the runtime lives. */
+/* Registers count doubles at grad (device memory over nccl) as bucket
+ * `bucket` of `stage` (one of this rank's stages; each (stage, bucket)
+ * once), on a runtime made with options.dp_group or
+ * options.data_parallel.  grad must stay valid while the runtime
+ * lives. */
 PPCC_API int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket,
 				   double *grad, size_t count);
 
 /* The last step's reductions: *out_reduce_s the seconds they took, added
- * up (local: each from when the group's thread began it to its sum; mpi:
- * each from its post to when the rank saw it complete), *out_wait_s the
+ * up (local: each from when the group's thread began it to its sum; mpi and
+ * nccl: each from its post to when the rank saw it complete), *out_wait_s the
  * seconds the step waited for them after its last action: what compute
  * did not hide (it includes waiting for a slower replica to post).
  * PPCC_RT_EINPUT without data parallelism. */

@@ -1456,8 +1456,9 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	if (status == 0 && rt->o.data_parallel != 0 &&
 	    (rt->o.data_parallel < 0 || !rt->ops->coll_post)) {
 		ppcc_rt_report(rt, "options.data_parallel %d: data parallelism "
-			       "over the transport needs mpi and d >= 1 (local: "
-			       "options.dp_group)", rt->o.data_parallel);
+			       "over the transport needs mpi or nccl (not its "
+			       "loopback) and d >= 1 (local: options.dp_group)",
+			       rt->o.data_parallel);
 		status = PPCC_RT_EINPUT;
 	}
 	if ((err = rt_agree(rt, status)) < 0)

@@ -41,6 +41,30 @@
  * end).  cudaFree of the pool's buffers, and a callback's own work, are
  * the waits this transport cannot bound (runtime.h).
  *
+ * Data parallelism (options.data_parallel = d): the world (MPI_COMM_WORLD,
+ * or with options.nccl_id the schedule's p ranks times d) is p x d
+ * ranks, world rank w pipeline rank w / d of replica w % d, as over mpi;
+ * a replica's sends and receives go to the world ranks of its own
+ * replica.  ncclCommSplit (colour the pipeline rank, key the replica)
+ * gives each pipeline rank a communicator of its d replicas, and each
+ * gradient reduction is one in-place ncclAllReduce (sum, float64) on it,
+ * on a stream of its own: it waits (cudaStreamWaitEvent) for the compute
+ * stream's work so far, which wrote the bucket, and completes with its
+ * own event, which the core polls after every action and waits for
+ * before the step returns, so a reduction overlaps the compute and the
+ * pipeline's transfers that follow it.  Every replica posts the same
+ * reductions in the same order (the same schedule and buckets), so the
+ * communicator's operations are issued alike on all of them.  NCCL adds
+ * in its own fixed order (ring or tree, as it chooses for the size and
+ * the machine): the same bits on every run of one configuration, and
+ * for d = 2 those of the local group (one addition, either way round).
+ * Before the first step's reductions, and again after a bucket is
+ * registered, each reduction's descriptor (sequence, stage, bucket,
+ * count) is first all-gathered among the replicas and compared, a wait
+ * bounded by the timeout: replicas that would enter different
+ * reductions (where NCCL would hang or mix buckets) fail with
+ * PPCC_RT_EMISMATCH, as over mpi.
+ *
  * Loopback (options.world set): every rank is a thread of this process
  * on one GPU, and each message is one ncclSend and one ncclRecv to self,
  * in one group, on a one-rank communicator the ranks share.  The world
@@ -85,6 +109,16 @@ struct rt_transport {
 	cudaEvent_t compute_done, group_done, copy_done;
 	int have_streams, have_events;
 	int rank, n, device;
+	/* data parallelism: replicas, this one's, the communicator of the
+	 * pipeline rank's replicas, its stream, the compute stream's mark,
+	 * the reductions posted and not released */
+	int d, replica;
+	ncclComm_t dp_comm;
+	cudaStream_t dp_stream;
+	cudaEvent_t dp_ready;
+	int64_t *dp_desc; /* device: the replicas' descriptors, d x 4 */
+	int have_dp_stream, have_dp_ready;
+	struct nccl_red *reds;
 	int aborted; /* ncclCommAbort was called */
 	int hung;    /* ... and did not return in time: touch CUDA no more */
 	rt_oob *oob;
@@ -138,9 +172,16 @@ static int nccl_enter(rt_transport *t)
 	return e == cudaSuccess ? 0 : nccl_cuda_fail(t, e, "cudaSetDevice");
 }
 
-/* Polls a non-blocking communicator until its last call has settled. */
-static int nccl_settle(rt_transport *t, ncclResult_t r, const char *call,
-		       double deadline)
+/* The world rank of replica q of this pipeline rank. */
+static int nccl_world_of(const rt_transport *t, int q)
+{
+	return t->rt->rank * t->d + q;
+}
+
+/* Polls non-blocking communicator comm until its last call has
+ * settled. */
+static int nccl_settle_on(rt_transport *t, ncclComm_t comm, ncclResult_t r,
+			  const char *call, double deadline)
 {
 	int spins = 0;
 	while (r == ncclInProgress) {
@@ -149,10 +190,16 @@ static int nccl_settle(rt_transport *t, ncclResult_t r, const char *call,
 		if (ppcc_rt_now() > deadline)
 			return PPCC_RT_ETIMEOUT;
 		nccl_pause(&spins);
-		if (ncclCommGetAsyncError(t->comm, &r) != ncclSuccess)
+		if (ncclCommGetAsyncError(comm, &r) != ncclSuccess)
 			break;
 	}
 	return r == ncclSuccess ? 0 : nccl_fail(t, r, call);
+}
+
+static int nccl_settle(rt_transport *t, ncclResult_t r, const char *call,
+		       double deadline)
+{
+	return nccl_settle_on(t, t->comm, r, call, deadline);
 }
 
 /* Polls ev until it has completed, the communicator reports an error,
@@ -339,6 +386,236 @@ static int nccl_coll_wait(rt_transport *t, nccl_coll *c, double deadline,
 }
 #endif
 
+/* ---- data parallelism ------------------------------------------------------------- */
+
+/* One gradient reduction in flight: its rt_coll and the event that
+ * completes it on the reduction stream. */
+typedef struct nccl_red {
+	struct nccl_red *next;
+	rt_coll *c;
+	cudaEvent_t done;
+} nccl_red;
+
+/* The reduction stream, its event, and the communicator of this
+ * pipeline rank's replicas (a split of the world's). */
+static int nccl_dp_setup(rt_transport *t)
+{
+	cudaError_t e;
+	if ((e = cudaStreamCreateWithFlags(&t->dp_stream,
+					   cudaStreamNonBlocking)) != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaStreamCreate");
+	t->have_dp_stream = 1;
+	if ((e = cudaEventCreateWithFlags(&t->dp_ready, cudaEventDisableTiming)) !=
+	    cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaEventCreate");
+	t->have_dp_ready = 1;
+	/* allocated once: cudaFree waits for the whole device, which may
+	 * wait for a peer, so nothing is freed while the rank runs */
+	if ((e = cudaMalloc((void **)&t->dp_desc,
+			    (size_t)t->d * 4 * sizeof *t->dp_desc)) != cudaSuccess) {
+		t->dp_desc = NULL;
+		return nccl_cuda_fail(t, e, "cudaMalloc");
+	}
+	/* NULL config: the world's, non-blocking */
+	ncclResult_t r = ncclCommSplit(t->comm, t->rt->rank, t->replica,
+				       &t->dp_comm, NULL);
+	if (r != ncclSuccess && r != ncclInProgress)
+		return nccl_fail(t, r, "ncclCommSplit");
+	int err = nccl_settle_on(t, t->dp_comm ? t->dp_comm : t->comm, r,
+				 "ncclCommSplit", ppcc_rt_now() + t->rt->timeout_s);
+	if (err == PPCC_RT_ETIMEOUT)
+		ppcc_rt_report(t->rt, "nccl transport: the communicator of the "
+			       "%d replicas did not form within %.3f s", t->d,
+			       t->rt->timeout_s);
+	return err;
+}
+
+/* Forgets the reductions and leaves their communicator: aborted after a
+ * failure, else finalized and destroyed (each bounded). */
+static void nccl_dp_release(rt_transport *t, int failed, double deadline)
+{
+	while (t->reds) {
+		nccl_red *x = t->reds;
+		t->reds = x->next;
+		x->c->state = NULL;
+		if (!t->hung)
+			cudaEventDestroy(x->done);
+		ppcc_free(x);
+	}
+	if (!t->dp_comm || t->hung)
+		return;
+	if (failed) {
+		nccl_bounded(t, t->dp_comm, 0, deadline);
+	} else {
+		ncclResult_t r = ncclCommFinalize(t->dp_comm);
+		int ok = nccl_settle_on(t, t->dp_comm, r, "ncclCommFinalize",
+					deadline) == 0;
+		nccl_bounded(t, t->dp_comm, ok, deadline);
+	}
+	t->dp_comm = NULL;
+}
+
+/* Polls ev (on the reduction stream) like nccl_sync, watching the
+ * replicas' communicator for errors. */
+static int nccl_dp_sync(rt_transport *t, cudaEvent_t ev, double deadline)
+{
+	int spins = 0;
+	for (;;) {
+		cudaError_t e = cudaEventQuery(ev);
+		if (e == cudaSuccess)
+			return 0;
+		if (e != cudaErrorNotReady)
+			return nccl_cuda_fail(t, e, "cudaEventQuery");
+		ncclResult_t ar = ncclSuccess;
+		if (ncclCommGetAsyncError(t->dp_comm, &ar) == ncclSuccess &&
+		    ar != ncclSuccess && ar != ncclInProgress)
+			return nccl_fail(t, ar, "an NCCL reduction");
+		if (nccl_peer_failed(t))
+			return PPCC_RT_EPEER;
+		if (ppcc_rt_now() > deadline)
+			return PPCC_RT_ETIMEOUT;
+		nccl_pause(&spins);
+	}
+}
+
+/* The replicas' descriptors of reduction c, all-gathered on the
+ * reduction stream and compared with this one's before c runs. */
+static int nccl_dp_verify(rt_transport *t, rt_coll *c, double deadline)
+{
+	int d = t->d, me = t->replica, err;
+	int64_t *dev = t->dp_desc, *host = t->pinned;
+	const int64_t desc[4] = {(int64_t)c->seq, c->stage, c->bucket,
+				 (int64_t)c->count};
+	cudaError_t e;
+	memcpy(host + 4 * me, desc, sizeof desc);
+	if ((e = cudaMemcpyAsync(dev + 4 * me, host + 4 * me, sizeof desc,
+				 cudaMemcpyHostToDevice, t->dp_stream)) != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaMemcpyAsync");
+	ncclResult_t r = ncclAllGather(dev + 4 * me, dev, 4, ncclInt64,
+				       t->dp_comm, t->dp_stream);
+	if (r != ncclSuccess && r != ncclInProgress)
+		return nccl_fail(t, r, "ncclAllGather");
+	if ((err = nccl_settle_on(t, t->dp_comm, r, "ncclAllGather", deadline)) < 0)
+		return err;
+	if ((e = cudaMemcpyAsync(host, dev, (size_t)d * sizeof desc,
+				 cudaMemcpyDeviceToHost, t->dp_stream)) !=
+		    cudaSuccess ||
+	    (e = cudaEventRecord(t->copy_done, t->dp_stream)) != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaMemcpyAsync");
+	if ((err = nccl_dp_sync(t, t->copy_done, deadline)) < 0) {
+		if (err == PPCC_RT_ETIMEOUT)
+			snprintf(c->why, sizeof c->why, "replica %d: REDUCE_GRAD "
+				 "stage %d bucket %d #%llu: the replicas' "
+				 "descriptors did not arrive", me, c->stage,
+				 c->bucket, (unsigned long long)c->seq);
+		return err;
+	}
+	for (int q = 0; q < d; q++) {
+		const int64_t *x = host + 4 * q;
+		if (q == me || memcmp(x, desc, sizeof desc) == 0)
+			continue;
+		ppcc_rt_report(t->rt, "replica %d: REDUCE_GRAD #%llu is stage %d "
+			       "bucket %d (%zu values) here but #%lld stage %lld "
+			       "bucket %lld (%lld values) on replica %d (world "
+			       "rank %d)", me, (unsigned long long)c->seq,
+			       c->stage, c->bucket, c->count, (long long)x[0],
+			       (long long)x[1], (long long)x[2], (long long)x[3],
+			       q, nccl_world_of(t, q));
+		return PPCC_RT_EMISMATCH;
+	}
+	return 0;
+}
+
+/* Launches c: after the compute stream's work so far, one in-place
+ * ncclAllReduce of its doubles on the reduction stream, then its event.
+ * Waits only to compare descriptors (c->verify). */
+static int nccl_coll_post(rt_transport *t, rt_coll *c)
+{
+	cudaError_t e;
+	int err;
+	c->done = 0;
+	c->waiting_on = -1;
+	c->state = NULL;
+	if (t->d == 1) {
+		c->done = 1;
+		c->t_done = ppcc_rt_now();
+		return 0;
+	}
+	if ((err = nccl_enter(t)) < 0)
+		return err;
+	double deadline = ppcc_rt_now() + t->rt->timeout_s;
+	if (c->verify && (err = nccl_dp_verify(t, c, deadline)) < 0)
+		return err;
+	nccl_red *x = ppcc_calloc(1, sizeof *x);
+	if (!x)
+		return PPCC_RT_ENOMEM;
+	if ((e = cudaEventCreateWithFlags(&x->done, cudaEventDisableTiming)) !=
+	    cudaSuccess) {
+		ppcc_free(x);
+		return nccl_cuda_fail(t, e, "cudaEventCreate");
+	}
+	x->c = c;
+	c->state = x;
+	x->next = t->reds;
+	t->reds = x;
+	if ((e = cudaEventRecord(t->dp_ready, t->compute)) != cudaSuccess ||
+	    (e = cudaStreamWaitEvent(t->dp_stream, t->dp_ready, 0)) != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaStreamWaitEvent");
+	ncclResult_t r = ncclAllReduce(c->grad, c->grad, c->count, ncclFloat64,
+				       ncclSum, t->dp_comm, t->dp_stream);
+	if (r != ncclSuccess && r != ncclInProgress)
+		return nccl_fail(t, r, "ncclAllReduce");
+	if ((err = nccl_settle_on(t, t->dp_comm, r, "ncclAllReduce", deadline)) < 0)
+		return err;
+	if ((e = cudaEventRecord(x->done, t->dp_stream)) != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaEventRecord");
+	return 0;
+}
+
+/* Marks every posted reduction whose event has completed; never
+ * blocks. */
+static int nccl_coll_test(rt_transport *t, rt_coll *c)
+{
+	(void)c;
+	int err = nccl_enter(t);
+	if (err < 0)
+		return err;
+	for (nccl_red *x = t->reds; x; x = x->next) {
+		if (x->c->done)
+			continue;
+		cudaError_t e = cudaEventQuery(x->done);
+		if (e == cudaErrorNotReady)
+			continue;
+		if (e != cudaSuccess)
+			return nccl_cuda_fail(t, e, "cudaEventQuery");
+		x->c->done = 1;
+		x->c->t_done = ppcc_rt_now();
+	}
+	ncclResult_t ar = ncclSuccess;
+	if (t->dp_comm && ncclCommGetAsyncError(t->dp_comm, &ar) == ncclSuccess &&
+	    ar != ncclSuccess && ar != ncclInProgress)
+		return nccl_fail(t, ar, "an NCCL reduction");
+	return 0;
+}
+
+static void nccl_coll_release(rt_transport *t, rt_coll *c)
+{
+	nccl_red *x = c->state;
+	if (!x)
+		return;
+	for (nccl_red **p = &t->reds; *p; p = &(*p)->next)
+		if (*p == x) {
+			*p = x->next;
+			break;
+		}
+	if (!t->hung) {
+		cudaSetDevice(t->device);
+		cudaEventDestroy(x->done);
+	}
+	ppcc_free(x);
+	c->state = NULL;
+}
+
 /* ---- set-up --------------------------------------------------------------------- */
 
 static void nccl_release(rt_transport *t, int failed)
@@ -346,6 +623,7 @@ static void nccl_release(rt_transport *t, int failed)
 	double deadline = ppcc_rt_now() + t->rt->timeout_s;
 	if (!t->hung)
 		cudaSetDevice(t->device);
+	nccl_dp_release(t, failed || t->aborted, deadline);
 	if (t->comm && !t->hung) {
 		if (failed || t->aborted) {
 			if (!t->aborted) {
@@ -374,6 +652,12 @@ static void nccl_release(rt_transport *t, int failed)
 		cudaStreamDestroy(t->compute);
 		cudaStreamDestroy(t->comm_stream);
 	}
+	if (t->have_dp_ready)
+		cudaEventDestroy(t->dp_ready);
+	if (t->dp_desc)
+		cudaFree(t->dp_desc);
+	if (t->have_dp_stream)
+		cudaStreamDestroy(t->dp_stream);
 	if (t->pinned)
 		cudaFreeHost(t->pinned);
 	ppcc_free(t);
@@ -384,6 +668,10 @@ static void nccl_release(rt_transport *t, int failed)
 static size_t nccl_pinned_bytes(const ppcc_rt *rt, int n)
 {
 	size_t need = (size_t)n * 2 * sizeof(uint64_t);
+	/* a reduction's descriptors, d x 4 words */
+	if (rt->o.data_parallel > 1 &&
+	    (size_t)rt->o.data_parallel * 4 * sizeof(int64_t) > need)
+		need = (size_t)rt->o.data_parallel * 4 * sizeof(int64_t);
 	if (rt->debug)
 		for (int k = 0; k < rt->s->n_stages; k++) {
 			uint64_t b = rt->s->stages[k].recv_bytes;
@@ -402,7 +690,7 @@ static int nccl_rank(rt_transport *t, int rank)
 	ppcc_rt *rt = t->rt;
 	if (rt->o.nccl_id) {
 		t->rank = rank;
-		t->n = rt->s->n_ranks;
+		t->n = rt->s->n_ranks * t->d;
 		return 0;
 	}
 #if PPCC_HAVE_MPI
@@ -581,10 +869,21 @@ static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
 		return PPCC_RT_ENOMEM;
 	t->rt = rt;
 
+	t->d = rt->o.data_parallel > 0 ? rt->o.data_parallel : 1;
 	if ((err = nccl_rank(t, rank)) < 0)
 		goto out;
-	rt->rank = t->rank;
-	rt->n_ranks = t->n;
+	if (t->n % t->d != 0) {
+		ppcc_rt_report(rt, "options.data_parallel %d does not divide "
+			       "the %d ranks of the world", t->d, t->n);
+		err = PPCC_RT_EINPUT;
+		goto out;
+	}
+	t->replica = t->rank % t->d;
+	rt->rank = t->rank / t->d;
+	rt->n_ranks = t->n / t->d;
+	rt->grid_d = t->d;
+	rt->grid_replica = t->replica;
+	rt->n_world = t->n;
 	/* Every rank fails here alike on a machine without a GPU, before
 	 * anything collective. */
 	if ((e = cudaGetDeviceCount(&ndev)) != cudaSuccess) {
@@ -640,6 +939,8 @@ static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
 				       rt->timeout_s);
 		goto out;
 	}
+	if (t->d > 1 && (err = nccl_dp_setup(t)) < 0)
+		goto out;
 	rt->cuda_stream = t->compute;
 out:
 	if (err < 0) {
@@ -720,18 +1021,26 @@ static int nccl_group_end(rt_transport *t)
 }
 
 /* Inside a group (the device set by nccl_group_begin): no CUDA call. */
+/* The world rank of pipeline rank k of this replica. */
+static int nccl_peer(const rt_transport *t, int k)
+{
+	return k * t->d + t->replica;
+}
+
 static int nccl_send(rt_transport *t, rt_req *r)
 {
-	ncclResult_t res = ncclSend(r->buf, r->bytes, ncclUint8, r->dst,
-				    t->comm, t->comm_stream);
+	ncclResult_t res = ncclSend(r->buf, r->bytes, ncclUint8,
+				    nccl_peer(t, r->dst), t->comm,
+				    t->comm_stream);
 	return res == ncclSuccess || res == ncclInProgress
 		       ? 0 : nccl_fail(t, res, "ncclSend");
 }
 
 static int nccl_recv(rt_transport *t, rt_req *r)
 {
-	ncclResult_t res = ncclRecv(r->buf, r->bytes, ncclUint8, r->src,
-				    t->comm, t->comm_stream);
+	ncclResult_t res = ncclRecv(r->buf, r->bytes, ncclUint8,
+				    nccl_peer(t, r->src), t->comm,
+				    t->comm_stream);
 	return res == ncclSuccess || res == ncclInProgress
 		       ? 0 : nccl_fail(t, res, "ncclRecv");
 }
@@ -776,7 +1085,11 @@ static void nccl_abort(rt_transport *t, int status)
 	if (t->comm && !t->aborted && !t->hung) {
 		cudaSetDevice(t->device);
 		t->aborted = 1;
-		nccl_bounded(t, t->comm, 0, ppcc_rt_now() + t->rt->timeout_s);
+		double deadline = ppcc_rt_now() + t->rt->timeout_s;
+		if (t->dp_comm && nccl_bounded(t, t->dp_comm, 0, deadline) == 0)
+			t->dp_comm = NULL;
+		if (!t->hung)
+			nccl_bounded(t, t->comm, 0, deadline);
 	}
 }
 
@@ -883,6 +1196,9 @@ const rt_transport_ops ppcc_rt_nccl_ops = {
 	.read = nccl_read,
 	.write = nccl_write,
 	.cancel = nccl_cancel,
+	.coll_post = nccl_coll_post,
+	.coll_test = nccl_coll_test,
+	.coll_release = nccl_coll_release,
 	.finalize = nccl_finalize,
 };
 

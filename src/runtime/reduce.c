@@ -87,6 +87,7 @@ struct rt_dp {
 	int n_posted, cap_posted;
 	double reduce_s, wait_s; /* last step */
 	char why[224]; /* a failed post's rt_coll.why */
+	int verify;    /* until a step's reductions have all completed */
 };
 
 enum { DP_AT_BACKWARD = 1, DP_AT_LAST = 2 };
@@ -218,6 +219,7 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 		return PPCC_RT_ENOMEM;
 	rt->dp = dp;
 	dp->g = g;
+	dp->verify = 1;
 	dp->replica = replica;
 	dp->d = g ? g->d : rt->grid_d;
 	dp->by_stage = ppcc_calloc((size_t)rt->S, sizeof *dp->by_stage);
@@ -276,6 +278,7 @@ int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket, double *grad,
 	b[at] = (rt_bucket){bucket, grad, count};
 	dp->by_stage[stage] = b;
 	dp->n_by_stage[stage] = n + 1;
+	dp->verify = 1;
 	return 0;
 }
 
@@ -303,7 +306,7 @@ static int dp_post_coll(ppcc_rt *rt, int s, const rt_bucket *b)
 	if (!c)
 		return PPCC_RT_ENOMEM;
 	*c = (rt_coll){dp->next_seq++, s, b->bucket, b->grad, b->count,
-		       0, -1, ppcc_rt_now(), 0, NULL, ""};
+		       0, -1, ppcc_rt_now(), 0, NULL, dp->verify, ""};
 	dp->colls[dp->n_colls++] = c;
 	int err = rt->ops->coll_post(rt->tr, c);
 	if (err < 0) {
@@ -436,7 +439,11 @@ static int dp_finish_coll(ppcc_rt *rt)
 			int who = -1, st = PPCC_RT_EPEER;
 			if ((err = rt->ops->coll_test(rt->tr, c)) < 0 || c->done)
 				break;
-			int wr = rt->rank * dp->d + c->waiting_on;
+			char whom[64] = "the other replicas";
+			if (c->waiting_on >= 0)
+				snprintf(whom, sizeof whom, "replica %d (world rank %d)",
+					 c->waiting_on,
+					 rt->rank * dp->d + c->waiting_on);
 			if (rt->ops->aborted(rt->tr, &who, &st)) {
 				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
 					       "bucket %d #%" PRIu64 ": peer failed: "
@@ -449,9 +456,9 @@ static int dp_finish_coll(ppcc_rt *rt)
 			if (!(ppcc_rt_now() <= deadline)) {
 				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
 					       "bucket %d #%" PRIu64 ": timeout: waited "
-					       "%.3f s for replica %d (world rank %d)",
-					       dp->replica, c->stage, c->bucket, c->seq,
-					       ppcc_rt_now() - t0, c->waiting_on, wr);
+					       "%.3f s for %s", dp->replica, c->stage,
+					       c->bucket, c->seq, ppcc_rt_now() - t0,
+					       whom);
 				err = PPCC_RT_ETIMEOUT;
 				break;
 			}
@@ -466,8 +473,10 @@ static int dp_finish_coll(ppcc_rt *rt)
 			dp->reduce_s += c->t_done - c->t_post;
 	}
 	dp->wait_s = ppcc_rt_now() - t0;
-	if (err == 0)
+	if (err == 0) {
 		dp_release_colls(rt);
+		dp->verify = 0;
+	}
 	return err;
 }
 

@@ -93,6 +93,10 @@ typedef struct rt_coll {
 	int waiting_on; /* the replica it last waited for, -1: none */
 	double t_post, t_done;
 	void *state;    /* the transport's */
+	/* 1: compare the replicas' descriptors of this reduction before it
+	 * runs (the runtime's first step, and the first after a bucket is
+	 * registered; mpi compares every reduction's) */
+	int verify;
 	/* what a post that waited and failed (ETIMEOUT) waited for, for
 	 * the failure's line; empty otherwise */
 	char why[224];

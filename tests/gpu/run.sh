@@ -26,11 +26,15 @@
 #   mpi       with G >= 2 GPUs: the same kinds on p = 2 (and 4 when G >= 4)
 #             processes, one GPU each, under mpirun, and the failing
 #             forward there (the abort reaches the peers over MPI);
-#   grid      p x d in 1x2, 2x1, 2x2, 4x2, 2x4, every kind: the CPU
-#             trainer's data parallelism over MPI (the nccl transport has
-#             none yet), p x d processes on this machine's cores, each
-#             against serial training on the global batch of d x 8
-#             microbatches (trainer --serial --data-parallel d).
+#   nccl grid p x d in 1x2, 2x1, 2x2, 4x2, 2x4 (those of at most G
+#             GPUs), every kind: trainer_cuda --transport nccl
+#             --data-parallel d, p x d processes, one GPU each, the
+#             gradients summed by ncclAllReduce on the runtime's reduction
+#             stream, against serial CPU training on the global batch of
+#             d x 8 microbatches (trainer --serial --data-parallel d);
+#   grid      the same p x d, every kind: the CPU trainer's data
+#             parallelism over MPI, p x d processes on this machine's
+#             cores, against the same serial references.
 # Then a summary to paste: each check, PASS or FAIL, and its figures
 # (mean step time, payload bytes received per step over all ranks, the
 # largest relative difference from the CPU reference, seconds to stop).
@@ -40,8 +44,10 @@
 # (tests/check_nccl.c): the CPU trainer over the local transport in
 # grouped mode (posting order, as NCCL) stands in for trainer_cuda's
 # loopback, $BUILD is used as built (no make), and the env and mpi steps
-# are left out.  It proves the script itself: the plans, the figures it
-# parses, the comparison, the order refusal and the fault bounds.
+# are left out; the nccl grid's stand-in is the CPU trainer's local data
+# parallelism (threads) on 1 x 2 and 2 x 2.  It proves the script
+# itself: the plans, the figures it parses, the comparison, the order
+# refusal and the fault bounds.
 set -u
 
 BUILD=${BUILD:-build-gpu}
@@ -156,17 +162,32 @@ plan 1f1b 1 "$T/ref.json" || die build "ppcc plan failed"
 
 # Figures of a run's --stats lines ("step S rank R: X ms, ... N messages
 # (B bytes) in"): the mean over steps after the first of the slowest
-# rank's step time, and the payload bytes all ranks received per step.
+# rank's step time, and the payload bytes all ranks received per step
+# (when the lines count them); with data parallelism ("step S replica Q rank R: [X ms, busy Y ms, ]
+# reductions Z ms, W ms of it waited for", the local trainer's step time
+# in its own line), also the mean per rank and step of the reductions'
+# time and of what the step waited for them.
 figures() { # stats-file
 	awk '/^step [0-9]+ rank [0-9]+: / {
 		s = $2; t = $5 + 0; gsub(/[(]/, "", $15); b = $15 + 0
 		if (!(s in worst) || t > worst[s]) worst[s] = t
-		bytes[s] += b; if (s + 0 > last) last = s + 0
+		bytes[s] += b; if (s + 0 > last) last = s + 0; counted = 1
+	}
+	/^step [0-9]+ replica [0-9]+ rank [0-9]+: / {
+		s = $2
+		if ($7 != "reductions") {
+			t = $7 + 0
+			if (!(s in worst) || t > worst[s]) worst[s] = t
+			if (s + 0 > last) last = s + 0
+		}
+		for (i = 7; i < NF; i++) if ($i == "reductions") { red += $(i + 1); wait += $(i + 3); nr++ }
 	} END {
 		n = 0; sum = 0
 		for (s in worst) if (s + 0 > 0 || last == 0) { sum += worst[s]; n++ }
 		if (n == 0) { print "no step figures"; exit }
-		printf "step %.3f ms, %d bytes received per step", sum / n, bytes[0]
+		printf "step %.3f ms", sum / n
+		if (counted) printf ", %d bytes received per step", bytes[0]
+		if (nr > 0) printf ", reductions %.3f ms (%.3f ms waited for) per rank", red / nr, wait / nr
 	}' "$1"
 }
 
@@ -317,6 +338,41 @@ else
 	record SKIP "mpi" "one GPU (the loopback checks cover the p2p path)"
 fi
 
+# ---- nccl grid: p x d processes, one GPU each ---------------------------------------
+
+# serial CPU references on the global batch of d x 8 microbatches, one
+# per kind and p x d, for this step and the next
+reference() { # kind p d
+	plan "$1" "$2" "$T/grid-$1-$2.json" &&
+		"$BUILD/trainer" --serial --data-parallel "$3" --schedule "$T/grid-$1-$2.json" \
+			--steps $STEPS --output "$T/serial-$1-$2x$3"
+}
+
+# (the rehearsal: 1 x 2 and 2 x 2 with the CPU trainer's local data
+# parallelism, threads, standing in for the processes)
+if [ "$REHEARSAL" = 1 ]; then
+	NGRID="1x2 2x2"
+else
+	NGRID="1x2 2x1 2x2 4x2 2x4"
+fi
+for pd in $NGRID; do
+	p=${pd%x*} d=${pd#*x}
+	if [ "$REHEARSAL" = 1 ]; then
+		NRUN=("$BUILD/trainer" --transport local)
+	elif [ $((p * d)) -gt "$GPUS" ]; then
+		record SKIP "nccl grid $pd" "needs $((p * d)) GPUs"
+		continue
+	else
+		NRUN=("${MPIRUN[@]}" -np $((p * d)) "$BUILD/trainer_cuda" --transport nccl)
+	fi
+	for kind in gpipe 1f1b interleaved; do
+		reference $kind "$p" "$d" ||
+			{ record FAIL "nccl grid $kind $pd" "ppcc plan or serial reference"; continue; }
+		REF="$T/serial-$kind-$pd" train "nccl grid $kind $pd" "$T/ngrid-$kind-$pd" \
+			"${NRUN[@]}" --data-parallel "$d" --schedule "$T/grid-$kind-$p.json"
+	done
+done
+
 # ---- grid: p x d over MPI ------------------------------------------------------------
 
 # (a CPU check: make check runs the same grid, so the rehearsal leaves it
@@ -326,10 +382,8 @@ fi
 for pd in $GRID; do
 	p=${pd%x*} d=${pd#*x}
 	for kind in gpipe 1f1b interleaved; do
-		plan $kind "$p" "$T/grid-$kind-$p.json" || { record FAIL "grid $kind $pd" "ppcc plan"; continue; }
-		"$BUILD/trainer" --serial --data-parallel "$d" --schedule "$T/grid-$kind-$p.json" \
-			--steps $STEPS --output "$T/serial-$kind-$pd" ||
-			{ record FAIL "grid $kind $pd" "serial reference"; continue; }
+		reference $kind "$p" "$d" ||
+			{ record FAIL "grid $kind $pd" "ppcc plan or serial reference"; continue; }
 		REF="$T/serial-$kind-$pd" train "grid $kind p x d = $pd" "$T/grid-$kind-$pd" \
 			"${MPIRUN[@]}" -np $((p * d)) "$BUILD/trainer" --transport mpi \
 			--data-parallel "$d" --schedule "$T/grid-$kind-$p.json"
