@@ -440,24 +440,24 @@ static void print_auto(FILE *f, const ppcc_plan *p)
 		snprintf(on, sizeof on, "on %s's split",
 			 ppcc_schedule_kind_name(au->split_kind));
 		fprintf(f, "  %-42sstep ms   peak GiB\n", on);
-	}
-	for (int i = 0; au->split_kind >= 0 && i < o->n; i++) {
-		const ppcc_auto_candidate *c = &o->candidates[i];
-		if (c->exact)
-			snprintf(what, sizeof what, "exact search (MILP)");
-		else if (c->kind == PPCC_SCHED_AUTO)
-			snprintf(what, sizeof what, "heuristic, cap %d, W %s", c->cap,
-				 c->fill ? "in any gap" : "in gaps >= W");
-		else
-			snprintf(what, sizeof what, "%s", ppcc_schedule_kind_name(c->kind));
-		fprintf(f, "  %c %-34s %12.3f %10.2f%s\n",
-			i == o->chosen && au->chosen_kind == s->kind &&
-			s->n_chunks == 1 ? '*' : ' ',
-			what, c->step_ms, gib(c->peak_bytes),
-			c->fits ? "" : "  does not fit");
-	}
-	if (au->split_kind >= 0)
+		for (int i = 0; i < o->n; i++) {
+			const ppcc_auto_candidate *c = &o->candidates[i];
+			if (c->exact)
+				snprintf(what, sizeof what, "exact search (MILP)");
+			else if (c->kind == PPCC_SCHED_AUTO)
+				snprintf(what, sizeof what, "heuristic, cap %d, W %s",
+					 c->cap, c->fill ? "in any gap" : "in gaps >= W");
+			else
+				snprintf(what, sizeof what, "%s",
+					 ppcc_schedule_kind_name(c->kind));
+			/* marked when it is what was written */
+			fprintf(f, "  %c %-34s %12.3f %10.2f%s\n",
+				i == o->chosen && c->kind == s->kind ? '*' : ' ',
+				what, c->step_ms, gib(c->peak_bytes),
+				c->fits ? "" : "  does not fit");
+		}
 		print_exact(f, o, s->n_ranks, s->n_microbatches);
+	}
 	double step = p->best.estimate.step_ms;
 	int exact = o->chosen >= 0 && o->candidates[o->chosen].exact &&
 		    au->chosen_kind == PPCC_SCHED_AUTO;

@@ -1441,9 +1441,9 @@ static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		return PPCC_ENOMEM;
 	memset(out, 0, sizeof *out);
 	rep->chosen_kind = -1;
+	int given = cfg->pipeline.chunks_loc.file ? cfg->pipeline.chunks : 0;
 	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
 		const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
-		int given = cfg->pipeline.chunks_loc.file ? cfg->pipeline.chunks : 0;
 		if (k == PPCC_SCHED_AUTO || (ki->max_chunks > 1 && given == 1))
 			continue;
 		ppcc_config *ck = ppcc_arena_alloc(a, 1, sizeof *ck);
@@ -1503,14 +1503,13 @@ static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		err = plan_build(out, a, ck, d, 1, NULL, NULL, NULL);
 		return err < 0 ? err : PPCC_EINTERNAL;
 	}
-	rep->split_kind = one_kind;
 	/* the heuristic (and every one-chunk kind) on the split of the
 	 * fastest one-chunk plan, unless its orders are not the caller's */
 	if (one_kind < 0 || !auto_admits(cfg, PPCC_SCHED_AUTO, admits, admits_ctx)) {
-		rep->split_kind = -1;
-		rep->orders.chosen = -1;
+		rep->split_kind = rep->orders.chosen = -1;
 		goto done;
 	}
+	rep->split_kind = one_kind;
 	ppcc_plan_variant *bv = &one.best;
 	ppcc_schedule sched;
 	err = ppcc_sched_auto(&sched, &rep->orders, a, p, m, bv->stages,
