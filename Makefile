@@ -82,7 +82,7 @@ GLPK_LIBS := -lglpk
 LIBS := $(PKG_LIBS) $(GLPK_LIBS) $(MPI_LIBS) $(NCCL_LIBS) -lpthread -lm
 
 # src/cli_*.c: parts of the command line, linked into ppcc only
-LIB_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) \
+LIB_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/emit/*.c) \
 	$(wildcard src/sched/*.c) $(wildcard src/runtime/*.c)
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,src/main.c $(wildcard src/cli_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -111,7 +111,7 @@ LIB  := $(BUILD)/libppcc.a
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 RT_SRC  := $(wildcard src/runtime/*.c) src/alloc.c src/diag.c \
 	src/read_json.c src/validate.c src/match_order.c $(wildcard src/sched/*.c)
-CC_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/sched/*.c)
+CC_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/emit/*.c) $(wildcard src/sched/*.c)
 DIST_OBJ = $(patsubst $(BUILD)/src/alloc.o,$(BUILD)/dist/alloc.o,$(1:%.c=$(BUILD)/%.o))
 SOLIB    := $(BUILD)/libppcc.so.$(VERSION)
 RT_SOLIB := $(BUILD)/libppcc_rt.so.$(VERSION)
@@ -403,7 +403,7 @@ FUZZ_CPPFLAGS := -Iinclude -Isrc -Itests -D_POSIX_C_SOURCE=200809L \
 	-DPPCC_HAVE_MPI=0 -DPPCC_HAVE_NCCL=0
 FUZZ_CFLAGS   := -std=c11 -g -O1 -Wall $(FUZZ_SAN) $(PKG_CFLAGS)
 FUZZ_LIB_OBJ  := $(patsubst %.c,$(FUZZ_BUILD)/%.o,\
-	$(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) \
+	$(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/emit/*.c) \
 	$(wildcard src/sched/*.c) tests/fuzz/targets.c)
 FUZZERS       := plan json
 

@@ -2,7 +2,7 @@
  * cli_search.c - the `ppcc search` command: argv to options, the
  * library's ppcc_search (src/search.c), then the ranking, why the winner
  * wins, and its plan; or the ranking as JSON; or the winner in a
- * trainer's settings (emit_trainers.c).  With --compare, the file's
+ * trainer's settings (emit/trainers.c).  With --compare, the file's
  * configurations (load.c reads them) judged beside the search's own, each
  * with its rank among them.
  *

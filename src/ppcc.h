@@ -1337,7 +1337,7 @@ int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
 int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
 
-/* The plan as a trainer's settings (emit_trainers.c): Megatron-LM's
+/* The plan as a trainer's settings (emit/trainers.c): Megatron-LM's
  * arguments, one a line; torchtitan's TOML; DeepSpeed's JSON
  * configuration with the partition as PipelineModule's boundaries. */
 int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,

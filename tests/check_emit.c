@@ -716,7 +716,7 @@ START_TEST(header_hostile_names_compile_and_survive_exactly)
 	}
 	free(h);
 
-	/* the sanitized layer identifiers, as documented in emit_header.c */
+	/* the sanitized layer identifiers, as documented in emit/header.c */
 	static const char extra[] =
 		"\tprintf(\"ids %d %d %d %d %d %d %d %d %d %d %d %d %d\\n\",\n"
 		"\t       PPCC_PLAN_LAYER_quoted, PPCC_PLAN_LAYER_int_,\n"

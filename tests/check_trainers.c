@@ -1,5 +1,5 @@
 /*
- * The trainer formats (emit_trainers.c) read back by parsers that are not
+ * The trainer formats (emit/trainers.c) read back by parsers that are not
  * ppcc's: Megatron-LM's --pipeline-model-parallel-layout by a parser
  * written here from the documented grammar (shared/reference, man/ppcc.1:
  * E, t, m, L, `|` between stages, X*N repeating a letter or a

@@ -1,5 +1,5 @@
 /*
- * emit_header.c - the plan as a C header that a trainer compiles in.
+ * emit/header.c - the plan as a C header that a trainer compiles in.
  *
  * The header holds the schedule in the types of <ppcc/schedule.h> (or, when
  * standalone, in look-alike types of its own with the same layout) as

@@ -1,5 +1,5 @@
 /*
- * emit_chrome.c - the simulated step as a Chrome trace (Trace Event
+ * emit/chrome.c - the simulated step as a Chrome trace (Trace Event
  * Format JSON), for chrome://tracing and Perfetto.
  *
  * One process per pipeline rank (pid = rank, named "rank N"), thread 0

@@ -1,5 +1,5 @@
 /*
- * emit_torch_csv.c - the schedule as the CSV that PyTorch's pipelining
+ * emit/torch_csv.c - the schedule as the CSV that PyTorch's pipelining
  * runtime loads (`_load_csv` of torch.distributed.pipelining).
  *
  * One line per rank, rank 0 first; cells are `{stage}{action}{mb}` with

@@ -1,5 +1,5 @@
 /*
- * emit_text.c - the plan for a person at a terminal.
+ * emit/text.c - the plan for a person at a terminal.
  *
  * Five blocks: a one-line summary with the layout t x p x d (x cp); the
  * partition (which layers each stage holds, on which rank, its time per

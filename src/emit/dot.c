@@ -1,5 +1,5 @@
 /*
- * emit_dot.c - the plan as a picture: a timeline of every rank's compute,
+ * emit/dot.c - the plan as a picture: a timeline of every rank's compute,
  * or the dependency graph of its actions, written as DOT or rendered to
  * SVG or PNG by libgvc.
  *

@@ -1,5 +1,5 @@
 /*
- * emit_trainers.c - a plan as the settings of the trainers that run it:
+ * emit/trainers.c - a plan as the settings of the trainers that run it:
  * Megatron-LM's command-line arguments, torchtitan's [parallelism] TOML
  * and DeepSpeed's JSON configuration.  Option names and grammars are
  * those of man/ppcc.1 (FORMATS), taken from each project's documentation.

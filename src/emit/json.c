@@ -1,5 +1,5 @@
 /*
- * emit_json.c - the plan as JSON (format "ppcc-schedule", version 1).
+ * emit/json.c - the plan as JSON (format "ppcc-schedule", version PPCC_SCHEDULE_VERSION).
  *
  * The document is streamed through json_write.h, one action per line, so
  * that memory stays flat however many actions a plan has and golden files
