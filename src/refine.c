@@ -150,7 +150,10 @@ struct ppcc_step_ctx {
 	double *rank_sum;           /* p: a rank's actions' durations */
 	double *stage_total;        /* S: a stage's actions' durations */
 	int32_t *op_count;          /* S * PPCC_OP_COUNT: actions per op */
-	int *stage_rank;            /* S */
+	/* the placement, from the schedule's stage table: stage_rank and
+	 * stage_chunk S each, rank_stage p v (rank r's chunk c holds stage
+	 * rank_stage[r v + c]) */
+	int *stage_rank, *stage_chunk, *rank_stage;
 	/* the memory model: rank r's in-flight count vectors (v counts, one
 	 * per chunk) are mm_vec[v * mm_off[r] .. v * mm_off[r + 1]) */
 	int *mm_vec, *mm_off, *mm_cnt, *mrank; /* mrank: p */
@@ -257,7 +260,11 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	y->rank_sum = ppcc_calloc((size_t)p, sizeof(double));
 	y->stage_total = ppcc_calloc((size_t)S, sizeof(double));
 	y->op_count = ppcc_calloc((size_t)S * PPCC_OP_COUNT, sizeof(int32_t));
-	y->stage_rank = ppcc_calloc((size_t)S, sizeof(int));
+	y->stage_rank = ppcc_calloc(3 * (size_t)S, sizeof(int));
+	if (y->stage_rank) {
+		y->stage_chunk = y->stage_rank + S;
+		y->rank_stage = y->stage_rank + 2 * (size_t)S;
+	}
 	y->mm_off = ppcc_calloc(2 * (size_t)p + 1 + (size_t)S, sizeof(int));
 	y->mcost = ppcc_calloc((size_t)S, sizeof *y->mcost);
 	y->mtotal = ppcc_calloc((size_t)S + 2 * (size_t)p, sizeof(double));
@@ -411,7 +418,7 @@ static int step_mem_shape(step_run *w)
 		step_vec_seen_clear(x);
 		for (int i = 0; i < rs->n_actions; i++) {
 			const ppcc_action *a = &rs->actions[i];
-			int c = a->stage / p;
+			int c = x->stage_chunk[a->stage];
 			if (a->op == PPCC_OP_B || a->op == PPCC_OP_W) {
 				cnt[c]--;
 				total--;
@@ -488,8 +495,15 @@ static int step_shape(step_run *w)
 	const ppcc_schedule *s = w->shape;
 	ppcc_step_ctx *x = w->x;
 	memset(x->op_count, 0, (size_t)w->S * PPCC_OP_COUNT * sizeof(int32_t));
-	for (int st = 0; st < w->S; st++)
-		x->stage_rank[st] = s->stages ? s->stages[st].rank : st % w->p;
+	for (int st = 0; st < w->S; st++) {
+		int r = s->stages ? s->stages[st].rank : st % w->p;
+		int c = s->stages ? s->stages[st].chunk : st / w->p;
+		if (r < 0 || r >= w->p || c < 0 || c >= w->v)
+			return PPCC_EINPUT;
+		x->stage_rank[st] = r;
+		x->stage_chunk[st] = c;
+		x->rank_stage[r * w->v + c] = st;
+	}
 	for (int r = 0; r < w->p; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		for (int i = 0; i < rs->n_actions; i++) {
@@ -612,15 +626,15 @@ static double step_held(const ppcc_stage_cost *c)
 static double step_rank_peak(const step_run *w, const ppcc_stage_cost *c, int r)
 {
 	const ppcc_step_ctx *x = w->x;
-	int v = w->v, p = w->p;
+	int v = w->v;
 	double st = 0, most = 0;
 	for (int ch = 0; ch < v; ch++)
-		st += c[ch * p + r].static_bytes;
+		st += c[x->rank_stage[r * v + ch]].static_bytes;
 	for (int k = x->mm_off[r]; k < x->mm_off[r + 1]; k++) {
 		const int *cnt = &x->mm_vec[(long)k * v];
 		double sh = 0;
 		for (int ch = 0; ch < v; ch++)
-			sh += cnt[ch] * step_held(&c[ch * p + r]);
+			sh += cnt[ch] * step_held(&c[x->rank_stage[r * v + ch]]);
 		most = sh > most ? sh : most;
 	}
 	return st + most;
@@ -748,12 +762,12 @@ static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
 		if (w->sp->rank_cap) {
 			double st = 0, most = 0;
 			for (int ch = 0; ch < v; ch++)
-				st += cp[ch * p + r]->static_bytes;
+				st += cp[x->rank_stage[r * v + ch]]->static_bytes;
 			for (int q = x->mm_off[r]; q < x->mm_off[r + 1]; q++) {
 				const int *cnt = &x->mm_vec[(long)q * v];
 				double sh = 0;
 				for (int ch = 0; ch < v; ch++)
-					sh += cnt[ch] * step_held(cp[ch * p + r]);
+					sh += cnt[ch] * step_held(cp[x->rank_stage[r * v + ch]]);
 				most = sh > most ? sh : most;
 			}
 			o = st + most - w->sp->rank_cap[r];
@@ -977,8 +991,8 @@ static int step_model_descend(step_run *w, int *first, int max_rounds,
 		for (int i = 0; i < n_src; i++)
 			for (int ch = 0; ch < v; ch++)
 				for (int b = 0; b < S; b++) {
-					int a = ch * p + src[i];
-					if (a == b || !room[b % p] || step_size(w, first, a) < 2)
+					int a = x->rank_stage[src[i] * v + ch];
+					if (a == b || !room[x->stage_rank[b]] || step_size(w, first, a) < 2)
 						continue;
 					step_model_move(w, a, b, &k);
 					if (fits ? step_model_cmp(&k, &ck) >= 0 ||
@@ -1207,8 +1221,8 @@ static int step_enumerate(step_run *w, step_key *best, int *have)
 }
 
 /* When no boundary move helps cur (simulated as *ck, fitting): every move
- * of one layer from a stage of the two ranks with the largest loads to a
- * stage that is not its neighbour, modelled;
+ * of one layer from any stage to a stage that is not its neighbour
+ * (a neighbour is a boundary move), modelled;
  * those that fit by the model and whose bound does not exceed the step are
  * simulated, the most promising by the model first (step_model_cmp's
  * order, the PPCC_STEP_MOVES best kept), until one comes before cur.
@@ -1222,19 +1236,9 @@ static int step_transfers(step_run *w, const int *cur, const step_key *ck,
 	int *cand = x->mcand;
 	if ((err = step_variants(w, cur)) < 0)
 		return err;
-	/* from the two ranks with the largest loads */
-	int r1 = 0, r2 = -1;
-	for (int r = 1; r < w->p; r++)
-		if (x->vsum[r] > x->vsum[r1]) {
-			r2 = r1;
-			r1 = r;
-		} else if (r2 < 0 || x->vsum[r] > x->vsum[r2]) {
-			r2 = r;
-		}
 	for (int a = 0; a < S && w->evals < w->eval_budget; a++)
 		for (int b = 0; b < S; b++) {
-			if ((b >= a - 1 && b <= a + 1) || step_size(w, cur, a) < 2 ||
-			    (0 && a % w->p != r1 && a % w->p != r2))
+			if ((b >= a - 1 && b <= a + 1) || step_size(w, cur, a) < 2)
 				continue;
 			model_key k;
 			step_model_move(w, a, b, &k);

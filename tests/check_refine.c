@@ -602,17 +602,19 @@ static void count_complaint(int setting, const char *msg, void *user)
 
 /* The memory model's peak of every rank is the simulated one (no I
  * frees part of a stash here, so the two differ only in the order of
- * the additions), for every handcrafted kind of the looped placement
- * over shapes that make a rank reach many count vectors, some covering
- * others (the interleaved warm-ups), under random stash and static bytes
- * per stage: a count vector dropped while it was still needed, or kept
- * while covered, shows as a rank whose model is below or above its
- * simulation. */
+ * the additions), for every handcrafted kind, of either placement, over
+ * shapes that make a rank reach many count vectors, some covering others
+ * (the interleaved warm-ups), under random stash and static bytes per
+ * stage: a count vector dropped while it was still needed, or kept while
+ * covered, shows as a rank whose model is below or above its simulation,
+ * and so does a chunk priced as another stage's (the V placement's second
+ * chunk on rank r is stage 2p - 1 - r, not p + r). */
 START_TEST(memory_model_peaks_are_the_simulated_ones)
 {
 	static const int kinds[] = {
 		PPCC_SCHED_GPIPE, PPCC_SCHED_1F1B, PPCC_SCHED_INTERLEAVED,
 		PPCC_SCHED_ZB_H1, PPCC_SCHED_ZB_H2, PPCC_SCHED_ZB_INTERLEAVED,
+		PPCC_SCHED_ZB_V, PPCC_SCHED_DUALPIPE_V,
 	};
 	uint64_t st = 4242;
 	int compared = 0;

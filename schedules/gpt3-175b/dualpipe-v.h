@@ -28,11 +28,11 @@
 #define GPT3_175B_DUALPIPE_V_N_LAYERS 98
 #define GPT3_175B_DUALPIPE_V_MAX_ACTIONS 440 /* the longest rank */
 #define GPT3_175B_DUALPIPE_V_KIND PPCC_SCHED_DUALPIPE_V
-#define GPT3_175B_DUALPIPE_V_FINGERPRINT UINT64_C(0xee226863dcc5e514)
+#define GPT3_175B_DUALPIPE_V_FINGERPRINT UINT64_C(0x8fd39dbbd763fa8b)
 
 /* The simulated step (milliseconds) and idle share. */
-#define GPT3_175B_DUALPIPE_V_STEP_MS 6915.625964691977
-#define GPT3_175B_DUALPIPE_V_BUBBLE_FRACTION 0.08235678152170765
+#define GPT3_175B_DUALPIPE_V_STEP_MS 6915.625964691978
+#define GPT3_175B_DUALPIPE_V_BUBBLE_FRACTION 0.0823567815217076
 
 static const char gpt3_175b_dualpipe_v_model_name[] =
 	"gpt3-175b";
@@ -149,7 +149,7 @@ static const char *const *const gpt3_175b_dualpipe_v_stage_layer_names[GPT3_175B
 	gpt3_175b_dualpipe_v_layer_names + 31,
 	gpt3_175b_dualpipe_v_layer_names + 37,
 	gpt3_175b_dualpipe_v_layer_names + 43,
-	gpt3_175b_dualpipe_v_layer_names + 53,
+	gpt3_175b_dualpipe_v_layer_names + 54,
 	gpt3_175b_dualpipe_v_layer_names + 55,
 	gpt3_175b_dualpipe_v_layer_names + 61,
 	gpt3_175b_dualpipe_v_layer_names + 67,
@@ -270,8 +270,8 @@ static const ppcc_stage_info gpt3_175b_dualpipe_v_stages[GPT3_175B_DUALPIPE_V_N_
 	{4, 4, 0, 25, 30, UINT64_C(50331648), UINT64_C(50331648)},
 	{5, 5, 0, 31, 36, UINT64_C(50331648), UINT64_C(50331648)},
 	{6, 6, 0, 37, 42, UINT64_C(50331648), UINT64_C(50331648)},
-	{7, 7, 0, 43, 52, UINT64_C(50331648), UINT64_C(50331648)},
-	{8, 7, 1, 53, 54, UINT64_C(50331648), UINT64_C(50331648)},
+	{7, 7, 0, 43, 53, UINT64_C(50331648), UINT64_C(50331648)},
+	{8, 7, 1, 54, 54, UINT64_C(50331648), UINT64_C(50331648)},
 	{9, 6, 1, 55, 60, UINT64_C(50331648), UINT64_C(50331648)},
 	{10, 5, 1, 61, 66, UINT64_C(50331648), UINT64_C(50331648)},
 	{11, 4, 1, 67, 72, UINT64_C(50331648), UINT64_C(50331648)},
@@ -3608,19 +3608,19 @@ static const double gpt3_175b_dualpipe_v_busy_ms[GPT3_175B_DUALPIPE_V_N_RANKS] =
 	6264.650318591989,
 	6264.650318591989,
 	6264.650318591989,
-	6264.650318591997
+	6264.650318592007
 };
 
 /* simulated idle time per rank (milliseconds) */
 static const double gpt3_175b_dualpipe_v_idle_ms[GPT3_175B_DUALPIPE_V_N_RANKS] = {
-	434.95936193998153,
-	583.9911366599877,
-	583.9911366599877,
-	583.9911366599877,
-	583.9911366599877,
-	583.9911366599877,
-	583.9911366599877,
-	617.4833913799798
+	434.95936193998244,
+	583.9911366599886,
+	583.9911366599886,
+	583.9911366599886,
+	583.9911366599886,
+	583.9911366599886,
+	583.9911366599886,
+	617.4833913799707
 };
 
 /* simulated peak memory per device of each rank */
@@ -3632,7 +3632,7 @@ static const double gpt3_175b_dualpipe_v_peak_memory_bytes[GPT3_175B_DUALPIPE_V_
 	59836059648.0,
 	59836059648.0,
 	59836059648.0,
-	60263878656.0
+	60370833408.0
 };
 
 #endif /* GPT3_175B_DUALPIPE_V_H */
