@@ -187,26 +187,34 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			done[st] = 0;
 			n_red[st] = 0;
 		}
+		int32_t any_red = 0;
 		for (int32_t i = rs->n_actions - 1; i >= 0; i--) {
 			const ppcc_action *x = &rs->actions[i];
 			if (ppcc_op_is_collective(x->op)) {
 				first_red[x->stage] = i;
 				n_red[x->stage]++;
+				any_red++;
 			}
 		}
 		/* The stash along the rank's order, as the simulator counts
 		 * it, to split its peak into activations and logits; the
-		 * actions' times replayed from the simulation. */
+		 * actions' times replayed from the simulation where the rank
+		 * reduces gradients.  A rank without reductions needs only
+		 * its last action's end, which is the simulator's dp_end_ms
+		 * (its channel never used): its times are not replayed. */
 		ppcc_rank_times times;
 		int err;
-		if (rs->n_actions > 0 &&
-		    (err = ppcc_rank_times_begin(&times, s, v->costs, e, r)) < 0)
+		if (!any_red)
+			last = e->dp_end_ms[r];
+		else if (rs->n_actions > 0 &&
+			 (err = ppcc_rank_times_begin(&times, s, v->costs, e, r)) < 0)
 			return err;
 		for (int i = 0; i < rs->n_actions; i++) {
 			const ppcc_action *x = &rs->actions[i];
 			const ppcc_stage_cost *c = &v->costs[x->stage];
-			double t0, t1;
-			if ((err = ppcc_rank_times_at(&times, i, &t0, &t1)) < 0)
+			double t0 = 0, t1 = last;
+			if (any_red &&
+			    (err = ppcc_rank_times_at(&times, i, &t0, &t1)) < 0)
 				return err;
 			if (ppcc_op_is_collective(x->op)) {
 				double ms = ppcc_dp_reduce_ms(c, x->bytes);

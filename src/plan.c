@@ -599,9 +599,23 @@ static int place_reductions(plan_ctx *x, ppcc_plan_variant *v)
 	return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
 }
 
+/* The simulation of variant_best, as the validator's run of all ranks. */
+typedef struct variant_sim {
+	ppcc_arena *a;
+	ppcc_plan_variant *v;
+} variant_sim;
+
+static int variant_run(const ppcc_schedule *s, void *user)
+{
+	variant_sim *vs = user;
+	return ppcc_simulate_keep(&vs->v->estimate, vs->a, s, vs->v->costs,
+				  PPCC_SIM_SEND_TIMES);
+}
+
 /* ppcc's split: the schedule, validated and sealed with its fingerprint,
  * and simulated keeping the send times (for the emitters' per-action
- * times), not 16 bytes per action. */
+ * times), not 16 bytes per action, the simulation standing in for the
+ * validator's dry run. */
 static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 			ppcc_schedule *shape)
 {
@@ -612,15 +626,18 @@ static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 	out->schedule = *shape;
 	if (x->dp * x->cp > 1 && (err = place_reductions(x, out)) < 0)
 		return err;
-	if (!x->lean &&
-	    (err = ppcc_schedule_validate_seal(&out->schedule, x->d, x->cfg->path,
-					       20)) < 0)
-		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
+	/* validated and simulated in one (the simulation is the dry run) */
+	if (x->lean)
+		err = ppcc_simulate_keep(&out->estimate, x->a, &out->schedule,
+					 out->costs, PPCC_SIM_SEND_TIMES);
+	else if ((err = ppcc_schedule_validate_seal_run(
+			  &out->schedule, x->d, x->cfg->path, 20, variant_run,
+			  &(variant_sim){x->a, out})) == PPCC_EINPUT)
+		err = PPCC_EINTERNAL;
+	if (err < 0)
+		return err;
 	if (x->dp * x->cp <= 1)
 		shape->fingerprint = out->schedule.fingerprint;
-	if ((err = ppcc_simulate_keep(&out->estimate, x->a, &out->schedule,
-				      out->costs, PPCC_SIM_SEND_TIMES)) < 0)
-		return err;
 	if (!ALLOC(out->iteration, 1))
 		return PPCC_ENOMEM;
 	return ppcc_iteration_estimate(out->iteration, x->a, x->cfg, out);

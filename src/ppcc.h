@@ -840,6 +840,16 @@ int ppcc_schedule_validate_hashed(const ppcc_schedule *s, uint64_t hash,
  * that ppcc_schedule_validate accepts. */
 int ppcc_schedule_validate_seal(ppcc_schedule *s, ppcc_diag *d,
 				const char *file, int max_errors);
+/* ppcc_schedule_validate_seal with run(s, user) in place of the dry run:
+ * a run of all ranks under the same semantics (the simulation the caller
+ * makes anyway) returning PPCC_EINPUT when they cannot all finish, when
+ * the dry run is made for its report (the same as
+ * ppcc_schedule_validate_seal's).  Returns the validator's status, else
+ * run's. */
+int ppcc_schedule_validate_seal_run(ppcc_schedule *s, ppcc_diag *d,
+				    const char *file, int max_errors,
+				    int (*run)(const ppcc_schedule *s, void *user),
+				    void *user);
 
 /* For a valid schedule (after ppcc_schedule_validate): whether each
  * ordered pair of ranks sends its messages in the order the receiver

@@ -64,6 +64,12 @@
  * schedule's fingerprint.  Comparing a fingerprint just computed from the
  * same arrays by the same function would prove nothing, and the
  * compiler's schedule is read once instead of twice.
+ * ppcc_schedule_validate_seal_run is that with the caller's run of all
+ * ranks in the dry run's place: the compiler's simulation (plan.c), which
+ * it makes next anyway, runs the same lists under the same semantics and
+ * fails exactly when some rank cannot finish; only then is the dry run
+ * made, for its report.  A valid schedule's lists are then walked in
+ * order once here.
  * ppcc_schedule_validate_hashed compares the fingerprint with a hash of
  * the contents that its caller has just computed (ppcc check, which
  * prints it), rather than computing it again.
@@ -100,6 +106,10 @@ typedef struct val_ctx {
 	 * nothing to check) */
 	int order_ready;
 	int any_collective;
+	/* ppcc_schedule_validate_seal_run: the run that stands in for the
+	 * dry run (NULL: the dry run) */
+	int (*run)(const ppcc_schedule *s, void *user);
+	void *run_user;
 } val_ctx;
 
 static void val_error(val_ctx *c, const char *fmt, ...) PPCC_PRINTF(2, 3);
@@ -953,8 +963,22 @@ static int val_run(val_ctx *cp)
 		goto out;
 	/* a stale fingerprint says nothing about the order: run it anyway, so
 	 * that a hand edit's deadlock is reported with the mismatch */
-	if (c.errors - c.fingerprint_bad == 0 && !c.stop)
+	if (c.errors - c.fingerprint_bad == 0 && !c.stop && !c.run)
 		err = val_dry_run(&c);
+	if (c.errors == 0 && !c.stop && c.run) {
+		/* the table is not needed by either run: give it back first */
+		ppcc_free(c.pos);
+		c.pos = NULL;
+		err = c.run(c.s, c.run_user);
+		/* a schedule that passed 1-5 gives the run nothing out of
+		 * range: its ranks cannot all finish, which the dry run
+		 * reports as it would have */
+		if (err == PPCC_EINPUT) {
+			int before = c.errors;
+			if ((err = val_dry_run(&c)) == 0 && c.errors == before)
+				err = PPCC_EINTERNAL;
+		}
+	}
 out:
 	ppcc_free(c.pos);
 	ppcc_free(c.rank_of);
@@ -990,6 +1014,22 @@ int ppcc_schedule_validate_seal(ppcc_schedule *s, ppcc_diag *d,
 	val_ctx c = {
 		.s = s, .d = d, .loc = {file, 0, 0},
 		.max_errors = max_errors, .seal = 1,
+	};
+	int err = val_run(&c);
+	if (err == 0)
+		s->fingerprint = c.hash;
+	return err;
+}
+
+int ppcc_schedule_validate_seal_run(ppcc_schedule *s, ppcc_diag *d,
+				    const char *file, int max_errors,
+				    int (*run)(const ppcc_schedule *s, void *user),
+				    void *user)
+{
+	val_ctx c = {
+		.s = s, .d = d, .loc = {file, 0, 0},
+		.max_errors = max_errors, .seal = 1,
+		.run = run, .run_user = user,
 	};
 	int err = val_run(&c);
 	if (err == 0)

@@ -479,6 +479,91 @@ START_TEST(seal_refuses_a_broken_schedule_and_leaves_it_unsealed)
 }
 END_TEST
 
+/* The run that ppcc_schedule_validate_seal_run makes in place of the dry
+ * run: the simulation, counted. */
+typedef struct sim_run_ctx {
+	ppcc_arena *a;
+	const ppcc_stage_cost *costs;
+	ppcc_estimate est;
+	int calls;
+} sim_run_ctx;
+
+static int simulate_run(const ppcc_schedule *s, void *user)
+{
+	sim_run_ctx *x = user;
+	x->calls++;
+	return ppcc_simulate_keep(&x->est, x->a, s, x->costs, PPCC_SIM_SEND_TIMES);
+}
+
+/* With the simulation as its run: a valid schedule is simulated once and
+ * sealed as ppcc_schedule_validate_seal seals it, with the simulator's
+ * own estimate; a deadlock (rank 0's first send swapped after its first
+ * receive) fails the simulation and is reported by the dry run word for
+ * word as without the run; a schedule whose fields are wrong is never
+ * run. */
+START_TEST(seal_run_simulates_in_place_of_the_dry_run)
+{
+	ppcc_stage_cost costs[4];
+	memset(costs, 0, sizeof costs);
+	for (int s = 0; s < 4; s++) {
+		costs[s].fwd_ms = 1 + s;
+		costs[s].bwd_ms = 2;
+		costs[s].send_f_ms = costs[s].send_b_ms = 0.25;
+		costs[s].stash_bytes = 100;
+	}
+	mut m;
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	uint64_t want_fp = m.s.fingerprint;
+	ppcc_estimate plain;
+	ck_assert_int_eq(ppcc_simulate_keep(&plain, m.a, &m.s, costs,
+					    PPCC_SIM_SEND_TIMES), 0);
+	m.s.fingerprint = 0;
+	sim_run_ctx x = {.a = m.a, .costs = costs};
+	ppcc_diag quiet = {0};
+	ck_assert_int_eq(ppcc_schedule_validate_seal_run(&m.s, &quiet, NULL, 0,
+							 simulate_run, &x), 0);
+	ck_assert_int_eq(x.calls, 1);
+	ck_assert(m.s.fingerprint == want_fp);
+	ck_assert(x.est.step_ms == plain.step_ms);
+	ck_assert(x.est.peak_memory_bytes[0] == plain.peak_memory_bytes[0]);
+	ck_assert(x.est.send_ms != NULL);
+	mut_free(&m);
+
+	mut_make(&m, PPCC_SCHED_1F1B, 2, 1, 2);
+	mut_swap(&m, 0, 1, 4);
+	mut_seal(&m);
+	run *dry = validate(&m.s, 0);
+	m.s.fingerprint = 0;
+	run *r = calloc(1, sizeof *r);
+	r->d.fn = collect;
+	r->d.user = &r->col;
+	x = (sim_run_ctx){.a = m.a, .costs = costs};
+	r->status = ppcc_schedule_validate_seal_run(&m.s, &r->d, "sched.json", 0,
+						    simulate_run, &x);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_int_eq(x.calls, 1);
+	ck_assert(m.s.fingerprint == 0);
+	ck_assert_str_eq(r->col.text,
+		"dry run: deadlock; rank 0 waits at action 1 (RECV_B stage 0 mb 0), "
+		"rank 1 waits at action 0 (RECV_F stage 1 mb 0)\n");
+	ck_assert_str_eq(r->col.text, dry->col.text);
+	free(r);
+	free(dry);
+	mut_free(&m);
+
+	mut_make(&m, PPCC_SCHED_1F1B, 4, 1, 8);
+	mut_delete(&m, 2, mut_find(&m, 2, PPCC_OP_RECV_F, 2, 3));
+	m.s.fingerprint = 0;
+	x = (sim_run_ctx){.a = m.a, .costs = costs};
+	ck_assert_int_eq(ppcc_schedule_validate_seal_run(&m.s, &quiet, NULL, 0,
+							 simulate_run, &x),
+			 PPCC_EINPUT);
+	ck_assert_int_eq(x.calls, 0);
+	ck_assert(m.s.fingerprint == 0);
+	mut_free(&m);
+}
+END_TEST
+
 /* ppcc_schedule_validate_hashed compares the schedule's fingerprint with
  * the hash it is given, and names that hash when they differ. */
 START_TEST(hashed_compares_with_the_hash_given)
@@ -1076,6 +1161,7 @@ Suite *suite_validate(void)
 	tcase_add_test(tc, fingerprint_mismatch_is_an_error);
 	tcase_add_test(tc, seal_sets_the_fingerprint_of_what_it_checked);
 	tcase_add_test(tc, seal_refuses_a_broken_schedule_and_leaves_it_unsealed);
+	tcase_add_test(tc, seal_run_simulates_in_place_of_the_dry_run);
 	tcase_add_test(tc, hashed_compares_with_the_hash_given);
 	tcase_add_test(tc, out_of_range_fields_are_named);
 	tcase_add_test(tc, hostile_headers_are_rejected_without_reading_further);
