@@ -29,6 +29,9 @@
  * bucket a stage, and reached by a split whose stages but one end where
  * a bucket does.
  *
+ * Under ZeRO 1 and 2 each bucket also has its ALL_GATHER_PARAM (the
+ * reductions are then REDUCE_SCATTER_GRAD): twice as many collectives.
+ *
  * Building costs about 30 bytes of memory per action (the schedule's 24,
  * the simulation's send times and the validator's tables, measured from
  * 10^6 to 10^8 actions by tests/bench_scale.sh, every format but the
@@ -91,7 +94,9 @@ int64_t ppcc_plan_reduction_bound(const ppcc_config *cfg)
 	if (!(buckets < 0x1p62))
 		return INT64_MAX;
 	int64_t n = (int64_t)buckets + S - 1;
-	return n > S ? n : S;
+	n = n > S ? n : S;
+	/* ZeRO 1 and 2: an ALL_GATHER_PARAM per bucket as well */
+	return pl->zero == 1 || pl->zero == 2 ? 2 * n : n;
 }
 
 int64_t ppcc_plan_action_bound(const ppcc_config *cfg)
@@ -169,8 +174,11 @@ int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 			 memory / scale, unit);
 	char of_them[96] = "";
 	if (reductions > 0)
-		snprintf(of_them, sizeof of_them, ", up to %lld of them gradient "
-			 "reductions", (long long)reductions);
+		snprintf(of_them, sizeof of_them, ", up to %lld of them %s",
+			 (long long)reductions,
+			 pl->zero == 1 || pl->zero == 2
+			 ? "gradient reductions and parameter gathers"
+			 : "gradient reductions");
 	ppcc_error(d, loc, "%d stages x %d microbatches would make a schedule of "
 		   "%s%lld actions (%s%s), over the budget of %lld actions; raise "
 		   "it with --max-actions N", (int)S, pl->microbatches,

@@ -85,6 +85,8 @@ const ppcc_op_traits ppcc_op_table[PPCC_OP_COUNT] = {
 	[PPCC_OP_RECV_B] = {"RECV_B", 0, 1, 0, 0, +1, PPCC_OP_SEND_B, 0},
 	[PPCC_OP_OVERLAP_F_B] = {"OVERLAP_F_B", 0, 0, 0, 0, 0, -1, 0},
 	[PPCC_OP_REDUCE_GRAD] = {"REDUCE_GRAD", 0, 0, 0, 0, 0, -1, 1},
+	[PPCC_OP_REDUCE_SCATTER_GRAD] = {"REDUCE_SCATTER_GRAD", 0, 0, 0, 0, 0, -1, 1},
+	[PPCC_OP_ALL_GATHER_PARAM] = {"ALL_GATHER_PARAM", 0, 0, 0, 0, 0, -1, 1},
 };
 
 const char *ppcc_op_name(int op)

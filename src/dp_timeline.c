@@ -27,7 +27,7 @@ static int dp_has_reductions(const ppcc_schedule *s)
 {
 	for (int r = 0; r < s->n_ranks; r++)
 		for (int32_t i = 0; i < s->ranks[r].n_actions; i++)
-			if (ppcc_op_is_collective(s->ranks[r].actions[i].op))
+			if (ppcc_op_is_reduction(s->ranks[r].actions[i].op))
 				return 1;
 	return 0;
 }
@@ -64,6 +64,8 @@ int ppcc_dp_reduce_timeline(double *out_end_ms, double *out_step_ms,
 			double t0, t1;
 			if ((err = ppcc_rank_times_at(&t, i, &t0, &t1)) < 0)
 				break;
+			if (a->op == PPCC_OP_ALL_GATHER_PARAM)
+				continue; /* the prologue, before time 0 */
 			if (ppcc_op_is_collective(a->op)) {
 				double ms = reduce_ms ? reduce_ms[a->stage]
 					: ppcc_dp_reduce_ms(&costs[a->stage],

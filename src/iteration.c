@@ -37,9 +37,16 @@
  *     (2): 26 + G bytes at the device's memory bandwidth; under ZeRO >= 1
  *     a device updates 1/n of its parameters;
  *   - under ZeRO 1 and 2 the updated 16-bit weights are all-gathered over
- *     the n ranks after the step (Megatron-LM's default; its
- *     --overlap-param-gather, which hides this behind the next forward,
- *     is not modelled).
+ *     the n ranks after the step: the schedule's ALL_GATHER_PARAM
+ *     actions, one per bucket, which open the next step's list (the
+ *     rank's prologue, dp_gather_ms of the simulation, timed before the
+ *     step's time 0); a rank waits for all of them before it starts, so
+ *     the longest rank's is charged whole, as Megatron-LM's default
+ *     gather after the optimizer step is (its --overlap-param-gather,
+ *     which hides the gathers of later buckets behind the first
+ *     forwards, is not modelled).  A schedule without them (ZeRO 1 or 2
+ *     read back from an older format) is charged one all-gather of the
+ *     rank's parameters.
  *
  * iteration = the schedule's step + exposed gradient reduction (the
  * latest rank's end less the step) + the slowest rank's optimizer step
@@ -172,6 +179,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		const ppcc_device_group *dg = rank_group(cl, (int64_t)r * block);
 		double free_ms = 0, last = 0, spent = 0, clock = 0;
+		int gathers = 0;
 		double params = 0, stash = 0, peak = -1, logits_at_peak = 0;
 		double logits_now = 0;
 
@@ -190,7 +198,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		int32_t any_red = 0;
 		for (int32_t i = rs->n_actions - 1; i >= 0; i--) {
 			const ppcc_action *x = &rs->actions[i];
-			if (ppcc_op_is_collective(x->op)) {
+			if (ppcc_op_is_reduction(x->op)) {
 				first_red[x->stage] = i;
 				n_red[x->stage]++;
 				any_red++;
@@ -216,6 +224,11 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			if (any_red &&
 			    (err = ppcc_rank_times_at(&times, i, &t0, &t1)) < 0)
 				return err;
+			if (x->op == PPCC_OP_ALL_GATHER_PARAM) {
+				gathers = 1; /* the prologue: e->dp_gather_ms */
+				out->dp_gathers++;
+				continue;
+			}
 			if (ppcc_op_is_collective(x->op)) {
 				double ms = ppcc_dp_reduce_ms(c, x->bytes);
 				out->dp_reductions++;
@@ -273,9 +286,12 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 
 		double updated = zero >= 1 ? params / n : params;
 		double opt = 1e3 * updated * (26.0 + G) / dg->memory_bandwidth;
-		double gather = zero == 1 || zero == 2
+		double gather = gathers && e->dp_gather_ms ? e->dp_gather_ms[r]
+			: zero == 1 || zero == 2
 			? 1e3 * ppcc_allgather_seconds(dp_link, n, 2.0 * params)
 			: 0;
+		if (gathers && gather > out->dp_gather_ms)
+			out->dp_gather_ms = gather;
 		if (opt + gather > post) {
 			post = opt + gather;
 			post_opt = opt;

@@ -449,6 +449,14 @@ static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
 		double f = (cfg->pipeline.zero == 0 ? 2.0 : 1.0) * (n - 1) / n;
 		c->dp_reduce_ms = 1e3 * l->latency;
 		c->dp_reduce_ms_per_byte = 1e3 * f / l->bandwidth;
+		/* each ALL_GATHER_PARAM (ZeRO 1 and 2): a ring all-gather of
+		 * the bucket's parameters, one latency, over the link
+		 * iteration.c's gather always took (the same one) */
+		if (cfg->pipeline.zero == 1 || cfg->pipeline.zero == 2) {
+			c->dp_gather_ms = 1e3 * l->latency;
+			c->dp_gather_ms_per_byte = 1e3 * (double)(n - 1) / n /
+						   l->bandwidth;
+		}
 	}
 	for (int k = i; k <= j; k++) {
 		double per_device = L[k].params / x->t;
@@ -586,7 +594,10 @@ static int schedule_set_stages(plan_ctx *x, ppcc_schedule *s,
 
 /* The data-parallel gradient reduction of v's split into its schedule:
  * each stage's gradients (params per device x grad_bytes) in buckets of
- * ppcc_dp_bucket_bytes (sched/reduce.c places them). */
+ * ppcc_dp_bucket_bytes (sched/reduce.c places them), reduce-scattered
+ * under ZeRO >= 1, and under ZeRO 1 and 2 each bucket's 16-bit
+ * parameters (2 bytes for each grad_bytes) all-gathered in the next
+ * step's prologue. */
 static int place_reductions(plan_ctx *x, ppcc_plan_variant *v)
 {
 	double *g;
@@ -594,8 +605,10 @@ static int place_reductions(plan_ctx *x, ppcc_plan_variant *v)
 		return PPCC_ENOMEM;
 	for (int s = 0; s < x->S; s++)
 		g[s] = v->costs[s].params * x->cfg->pipeline.grad_bytes;
-	int err = ppcc_schedule_place_reductions(
-		&v->schedule, x->a, g, ppcc_dp_bucket_bytes(&x->cfg->pipeline));
+	double G = x->cfg->pipeline.grad_bytes;
+	int err = ppcc_schedule_place_collectives(
+		&v->schedule, x->a, g, ppcc_dp_bucket_bytes(&x->cfg->pipeline),
+		x->cfg->pipeline.zero, G > 0 ? 2.0 / G : 0);
 	return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
 }
 

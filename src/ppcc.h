@@ -367,7 +367,8 @@ typedef struct ppcc_op_traits {
 	int fwd;           /* F, SEND_F, RECV_F: the activation direction */
 	int other;         /* stage at the other end: +1 or -1; 0 for compute */
 	int match;         /* the op at the other end; -1 for compute */
-	int collective;    /* REDUCE_GRAD: over the stage's data-parallel
+	int collective;    /* REDUCE_GRAD, REDUCE_SCATTER_GRAD,
+			    * ALL_GATHER_PARAM: over the stage's data-parallel
 			    * group, launched without waiting; mb holds the
 			    * bucket, not a microbatch */
 } ppcc_op_traits;
@@ -396,6 +397,14 @@ static inline int ppcc_op_is_comm(int op)
 static inline int ppcc_op_is_collective(int op)
 {
 	return op >= 0 && op < PPCC_OP_COUNT && ppcc_op_table[op].collective;
+}
+
+/* A gradient reduction: REDUCE_GRAD or REDUCE_SCATTER_GRAD (the
+ * collectives placed after a stage's last backward, on the rank's
+ * communication channel); ALL_GATHER_PARAM is the other collective. */
+static inline int ppcc_op_is_reduction(int op)
+{
+	return op == PPCC_OP_REDUCE_GRAD || op == PPCC_OP_REDUCE_SCATTER_GRAD;
 }
 
 /* ---- schedule kinds ---------------------------------------------------- */
@@ -746,6 +755,10 @@ typedef struct ppcc_stage_cost {
 	 * JSON) takes dp_reduce_ms + bytes x dp_reduce_ms_per_byte on the
 	 * rank's communication channel (ppcc_dp_reduce_ms). */
 	double dp_reduce_ms, dp_reduce_ms_per_byte;
+	/* Each ALL_GATHER_PARAM of the stage (ZeRO 1 and 2; plan.c, 0 when
+	 * read back): dp_gather_ms + bytes x dp_gather_ms_per_byte, in the
+	 * rank's prologue (ppcc_dp_gather_ms). */
+	double dp_gather_ms, dp_gather_ms_per_byte;
 } ppcc_stage_cost;
 
 typedef struct ppcc_estimate {
@@ -770,6 +783,12 @@ typedef struct ppcc_estimate {
 	double *dp_busy_ms;
 	double *dp_end_ms;
 	double dp_step_ms;
+	/* Per rank, the ALL_GATHER_PARAM actions that open its list (ZeRO 1
+	 * and 2): the prologue they take, one after another, before the
+	 * pipeline's time 0 (their times run from -dp_gather_ms[r] to 0);
+	 * 0 without them.  Not part of step_ms: iteration.c adds the
+	 * longest. */
+	double *dp_gather_ms;
 } ppcc_estimate;
 
 /* Builds the action lists of a kind for the stages given (n_stages = p *
@@ -794,6 +813,17 @@ int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 int ppcc_schedule_place_reductions(ppcc_schedule *s, ppcc_arena *a,
 				   const double *grad_bytes,
 				   double bucket_bytes);
+/* ppcc_schedule_place_reductions under ZeRO stage `zero` (0-3): with
+ * zero >= 1 each reduction is a REDUCE_SCATTER_GRAD instead, and with
+ * zero 1 or 2 every bucket k of stage s also has an ALL_GATHER_PARAM(s,
+ * k) of llround(its gradient bytes x param_per_grad) bytes at the start
+ * of the rank's list, before every other action: the rank's stages in
+ * the order of their first F, buckets in order.  Version 4 when it
+ * places either op.  The same errors. */
+int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
+				    const double *grad_bytes,
+				    double bucket_bytes, int zero,
+				    double param_per_grad);
 /* The number of REDUCE_GRAD actions that would place (saturating). */
 int64_t ppcc_schedule_reduction_count(const ppcc_schedule *s,
 				      const double *grad_bytes,
@@ -806,6 +836,14 @@ static inline double ppcc_dp_reduce_ms(const struct ppcc_stage_cost *c,
 {
 	return bytes == 0 ? 0
 		: c->dp_reduce_ms + (double)bytes * c->dp_reduce_ms_per_byte;
+}
+
+/* The time of one ALL_GATHER_PARAM of `bytes`; 0 for 0 bytes. */
+static inline double ppcc_dp_gather_ms(const struct ppcc_stage_cost *c,
+				       uint64_t bytes)
+{
+	return bytes == 0 ? 0
+		: c->dp_gather_ms + (double)bytes * c->dp_gather_ms_per_byte;
 }
 
 /* The one rule for when a gradient reduction runs, which the simulator,
@@ -901,6 +939,7 @@ typedef struct ppcc_rank_times {
 	int32_t base, count;   /* start/end hold actions [base, base + count) */
 	double clock;          /* the rank's clock after them */
 	double dp_free;        /* its reduction channel's, after them */
+	double ag_free;        /* its prologue's next gather starts here */
 	double start[PPCC_TIMES_BLOCK], end[PPCC_TIMES_BLOCK];
 } ppcc_rank_times;
 
@@ -1117,7 +1156,11 @@ typedef struct ppcc_iteration {
 	/* of dp_comm_ms (on the rank with the most), the part that ran
 	 * before the pipeline's step ended: hidden behind the compute */
 	double dp_hidden_ms;
-	long dp_reductions;      /* REDUCE_GRAD actions of the schedule */
+	long dp_reductions;      /* REDUCE_GRAD or REDUCE_SCATTER_GRAD
+				    actions of the schedule */
+	long dp_gathers;         /* its ALL_GATHER_PARAM actions */
+	double dp_gather_ms;     /* the longest rank's prologue of them
+				    (part of dp_exposed_ms) */
 	double dp_exposed_ms;    /* what lengthens the iteration */
 	double optimizer_ms;
 	int data_parallel, global_batch_size;

@@ -532,6 +532,8 @@ static int op_parse(const char *t)
 		[PPCC_OP_SEND_B] = KEY("SEND_B"), [PPCC_OP_RECV_B] = KEY("RECV_B"),
 		[PPCC_OP_OVERLAP_F_B] = KEY("OVERLAP_F_B"),
 		[PPCC_OP_REDUCE_GRAD] = KEY("REDUCE_GRAD"),
+		[PPCC_OP_REDUCE_SCATTER_GRAD] = KEY("REDUCE_SCATTER_GRAD"),
+		[PPCC_OP_ALL_GATHER_PARAM] = KEY("ALL_GATHER_PARAM"),
 	};
 	int k = known_key(ops, PPCC_OP_COUNT, (const unsigned char *)t, strlen(t));
 	return k == K_UNKNOWN ? ppcc_op_parse(t) : k;
@@ -577,10 +579,11 @@ static int action_done(reader *rd, int is_object)
 	if (member(&k, &f[A_OP], path, "op", T_STRING)) {
 		act->op = rd->op_long ? -1 : op_parse(rd->op_text);
 		if (act->op < 0) {
-			char msg[160];
+			char msg[200];
 			snprintf(msg, sizeof msg, "unknown op '%.40s' (F, B, I, W, "
-				 "SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B or "
-				 "REDUCE_GRAD)",
+				 "SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B, "
+				 "REDUCE_GRAD, REDUCE_SCATTER_GRAD or "
+				 "ALL_GATHER_PARAM)",
 				 rd->op_text);
 			char where[128];
 			snprintf(where, sizeof where, "%s.op",

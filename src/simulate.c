@@ -25,6 +25,17 @@
  *     for ppcc_dp_reduce_ms(costs[s], bytes) on the rank's own
  *     communication channel, one reduction after another
  *     (ppcc_dp_channel_post); its start and end are that run's.
+ *     REDUCE_SCATTER_GRAD (ZeRO >= 1) is timed the same way, its
+ *     ppcc_dp_reduce_ms a reduce-scatter's (plan.c);
+ *   - the ALL_GATHER_PARAM actions that open a rank's list (ZeRO 1 and
+ *     2) are its prologue: they run one after another, each for
+ *     ppcc_dp_gather_ms(costs[s], bytes), and the rank starts its other
+ *     actions once they are all done, so the prologue is timed before
+ *     the pipeline's time 0, from -dp_gather_ms[r] to 0 (the rank's
+ *     gathers, added up), and step_ms, the pipeline's makespan from 0,
+ *     leaves them out (iteration.c charges the longest rank's: an upper
+ *     bound on what waiting for them delays, since no event of the step
+ *     moves by more than that).
  * So a stage pays, per microbatch, the p2p time of both directions at
  * both of its boundaries: the stage time the partitioner minimises
  * (plan.c).  This is Megatron-LM's default, where p2p transfers are
@@ -80,7 +91,21 @@ typedef struct sim_rank {
 	double comm;
 	double dp_free; /* the reduction channel is free from here */
 	double dp_busy;
+	double ag_free; /* where the prologue's next gather starts */
 } sim_rank;
+
+/* The ALL_GATHER_PARAM actions at the start of a rank's list, added up:
+ * the rank's prologue. */
+static double sim_prologue_ms(const ppcc_action *acts, int32_t n, int S,
+			      const ppcc_stage_cost *costs)
+{
+	double ms = 0;
+	for (int32_t i = 0; i < n && acts[i].op == PPCC_OP_ALL_GATHER_PARAM; i++)
+		if (acts[i].stage >= 0 && acts[i].stage < S)
+			ms += ppcc_dp_gather_ms(&costs[acts[i].stage],
+						acts[i].bytes);
+	return ms;
+}
 
 /* Messages are numbered by the sending (stage, mb) and direction. */
 static int64_t sim_message(int64_t stage, int64_t mb, int64_t m, int fwd)
@@ -110,7 +135,7 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 	int32_t base = k->base;
 	double t = k->clock, cur = k->stash, peak = k->peak_stash;
 	double last = k->last, busy = k->busy, comm = k->comm;
-	double dp_free = k->dp_free, dp_busy = k->dp_busy;
+	double dp_free = k->dp_free, dp_busy = k->dp_busy, ag = k->ag_free;
 	int32_t i = k->pc, n = k->n_actions;
 	int err = 0;
 
@@ -121,8 +146,20 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 		if (i + 16 < n)
 			SIM_PREFETCH(x + 12, 0);
 		int st = x->stage, mb = x->mb;
-		if (x->op == PPCC_OP_REDUCE_GRAD && st >= 0 && st < S &&
-		    mb >= 0) {
+		/* the collectives: REDUCE_GRAD, REDUCE_SCATTER_GRAD,
+		 * ALL_GATHER_PARAM */
+		if ((unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u && st >= 0 &&
+		    st < S && mb >= 0 && x->op == PPCC_OP_ALL_GATHER_PARAM) {
+			double at = ag;
+			ag += ppcc_dp_gather_ms(&costs[st], x->bytes);
+			if (start) {
+				start[i - base] = at;
+				end[i - base] = ag;
+			}
+			continue;
+		}
+		if ((unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u && st >= 0 &&
+		    st < S && mb >= 0) {
 			double ms = ppcc_dp_reduce_ms(&costs[st], x->bytes);
 			double at = ppcc_dp_channel_post(&dp_free, t, ms);
 			dp_busy += ms;
@@ -230,6 +267,7 @@ out:
 	k->comm = comm;
 	k->dp_free = dp_free;
 	k->dp_busy = dp_busy;
+	k->ag_free = ag;
 	return err;
 }
 
@@ -319,8 +357,10 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 	out->peak_memory_bytes = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->dp_busy_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->dp_end_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
+	out->dp_gather_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	if (!out->busy_ms || !out->idle_ms || !out->comm_ms ||
-	    !out->peak_memory_bytes || !out->dp_busy_ms || !out->dp_end_ms)
+	    !out->peak_memory_bytes || !out->dp_busy_ms || !out->dp_end_ms ||
+	    !out->dp_gather_ms)
 		return PPCC_ENOMEM;
 	if (keep & PPCC_SIM_ACTION_TIMES) {
 		out->start_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
@@ -374,6 +414,10 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 		ranks[r].start = out->start_ms ? out->start_ms[r] : NULL;
 		ranks[r].end = out->end_ms ? out->end_ms[r] : NULL;
 		ranks[r].wait = -1;
+		out->dp_gather_ms[r] = sim_prologue_ms(ranks[r].actions,
+						       ranks[r].n_actions, S,
+						       costs);
+		ranks[r].ag_free = -out->dp_gather_ms[r];
 	}
 
 	int n_ready = 0;
@@ -459,6 +503,9 @@ int ppcc_rank_times_begin(ppcc_rank_times *t, const ppcc_schedule *s,
 	t->n_ranks = s->n_ranks;
 	t->n_stages = s->n_stages;
 	t->n_microbatches = s->n_microbatches;
+	if (costs)
+		t->ag_free = -sim_prologue_ms(t->rs->actions, t->rs->n_actions,
+					      s->n_stages, costs);
 	return 0;
 }
 
@@ -484,7 +531,7 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 			.actions = t->rs->actions, .start = t->start,
 			.end = t->end, .base = from, .n_actions = to,
 			.pc = from, .wait = -1, .clock = t->clock,
-			.dp_free = t->dp_free,
+			.dp_free = t->dp_free, .ag_free = t->ag_free,
 		};
 		if (sim_run(&k, 0, NULL, t->n_stages, t->n_microbatches,
 			    t->costs, e->send_ms, NULL, NULL, NULL) < 0 ||
@@ -494,6 +541,7 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 		t->count = to - from;
 		t->clock = k.clock;
 		t->dp_free = k.dp_free;
+		t->ag_free = k.ag_free;
 	}
 	*start = t->start[i - t->base];
 	*end = t->end[i - t->base];

@@ -35,7 +35,8 @@
  *      same rank), W after I, SEND_F after F, SEND_B after B or I; each
  *      OVERLAP_F_B(s, mb) (version 2 only) followed at once by F(s, mb)
  *      and a B or I of another stage of the same rank;
- *   5. the collectives (REDUCE_GRAD, version 3): every replica of a rank
+ *   5. the collectives (REDUCE_GRAD, version 3; REDUCE_SCATTER_GRAD and
+ *      ALL_GATHER_PARAM, version 4): every replica of a rank
  *      runs the rank's one list, so they enter the same collectives in
  *      the same order exactly when that list names each of them once,
  *      in an order every replica can reach: per stage, buckets 0, 1, ...
@@ -44,7 +45,11 @@
  *      completes the gradients it reduces), on the stage's rank, with
  *      peer -1 and its bytes; and either every stage reduces its
  *      gradients or none does (a stage without its reduction would
- *      leave its replicas' weights apart);
+ *      leave its replicas' weights apart); every bucket reduced one way
+ *      (REDUCE_GRAD or REDUCE_SCATTER_GRAD, not both in one schedule);
+ *      ALL_GATHER_PARAM only after reduce-scatters, one per bucket of
+ *      every stage, buckets in order, all of a rank's at the start of
+ *      its list (gathered before any parameter is used);
  *   6. only when 1-5 found nothing but a stale fingerprint: a dry run of all ranks under the
  *      semantics above, which must finish; otherwise the deadlock is
  *      reported with the action each stuck rank waits at.
@@ -96,7 +101,7 @@ typedef struct val_ctx {
 	uint64_t hash; /* with seal: the fingerprint, once phase 2 is done */
 	int p, S, m;
 	int32_t *rank_of; /* stage -> rank, from the stage table */
-	/* pos[key * PPCC_OP_COUNT + op], key = stage * m + mb: 1 + index of
+	/* pos[key * VAL_POS_OPS + op], key = stage * m + mb: 1 + index of
 	 * the first such action on the stage's rank; 0 when none; negated
 	 * once a duplicate has been reported. */
 	int32_t *pos;
@@ -111,6 +116,10 @@ typedef struct val_ctx {
 	int (*run)(const ppcc_schedule *s, void *user);
 	void *run_user;
 } val_ctx;
+
+/* The ops the pos table has a slot for: those before the collectives
+ * (ppcc/schedule.h numbers them last), which phase 5 checks without it. */
+#define VAL_POS_OPS PPCC_OP_REDUCE_GRAD
 
 static void val_error(val_ctx *c, const char *fmt, ...) PPCC_PRINTF(2, 3);
 
@@ -134,12 +143,14 @@ static const char *const val_plural[PPCC_OP_COUNT] = {
 	"forwards", "backwards", "input-gradient backwards (I)",
 	"weight-gradient backwards (W)", "SEND_F", "RECV_F", "SEND_B",
 	"RECV_B", "overlapped pairs (OVERLAP_F_B)", "REDUCE_GRAD",
+	"REDUCE_SCATTER_GRAD", "ALL_GATHER_PARAM",
 };
 
 static const char *const val_singular[PPCC_OP_COUNT] = {
 	"forward", "backward", "input-gradient backward (I)",
 	"weight-gradient backward (W)", "SEND_F", "RECV_F", "SEND_B",
 	"RECV_B", "overlapped pair (OVERLAP_F_B)", "REDUCE_GRAD",
+	"REDUCE_SCATTER_GRAD", "ALL_GATHER_PARAM",
 };
 
 static int val_is_comm(int op)
@@ -206,7 +217,7 @@ static int val_usable(const val_ctx *c, int r, const ppcc_action *a)
 
 static size_t val_slot(const val_ctx *c, int64_t stage, int64_t mb, int op)
 {
-	return ((size_t)stage * (size_t)c->m + (size_t)mb) * PPCC_OP_COUNT +
+	return ((size_t)stage * (size_t)c->m + (size_t)mb) * VAL_POS_OPS +
 	       (size_t)op;
 }
 
@@ -355,9 +366,11 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 	if (val_is_collective(a->op)) {
 		/* phase 5 checks the rest; the pos table is not for these */
 		c->any_collective = 1;
-		if (c->s->version < 3)
-			val_at(c, r, i, a, "REDUCE_GRAD needs schedule version "
-			       "3 (this one says %" PRId32 ")", c->s->version);
+		int need = a->op == PPCC_OP_REDUCE_GRAD ? 3 : 4;
+		if (c->s->version < need)
+			val_at(c, r, i, a, "%s needs schedule version %d (this "
+			       "one says %" PRId32 ")", ppcc_op_name(a->op), need,
+			       c->s->version);
 		if (a->mb < 0)
 			val_at(c, r, i, a, "bucket %" PRId32 " is negative",
 			       a->mb);
@@ -369,8 +382,11 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 			       "(must be -1: the group is the stage's "
 			       "replicas)", a->peer);
 		if (a->bytes == 0)
-			val_at(c, r, i, a, "0 bytes: a bucket reduces at least "
-			       "one gradient");
+			val_at(c, r, i, a, "0 bytes: a bucket %s at least one %s",
+			       a->op == PPCC_OP_ALL_GATHER_PARAM ? "gathers"
+								  : "reduces",
+			       a->op == PPCC_OP_ALL_GATHER_PARAM ? "parameter"
+								  : "gradient");
 		return 0;
 	}
 	if (a->mb < 0 || a->mb >= c->m) {
@@ -768,12 +784,15 @@ static int64_t val_last_backward(const val_ctx *c, int s)
 
 static int val_collectives(val_ctx *c)
 {
-	/* next[s]: the bucket stage s's next REDUCE_GRAD must reduce */
+	/* next[s]: the bucket stage s's next reduction must reduce;
+	 * gnext[s]: the bucket its next ALL_GATHER_PARAM must gather */
 	int32_t *next = ppcc_calloc((size_t)c->S, sizeof *next);
+	int32_t *gnext = ppcc_calloc((size_t)c->S, sizeof *gnext);
 	int64_t *last = ppcc_malloc((size_t)c->S * sizeof *last);
-	int any = -1;
-	if (!next || !last) {
+	int any = -1, red_op = -1, any_gather = -1;
+	if (!next || !gnext || !last) {
 		ppcc_free(next);
+		ppcc_free(gnext);
 		ppcc_free(last);
 		return PPCC_ENOMEM;
 	}
@@ -781,15 +800,46 @@ static int val_collectives(val_ctx *c)
 		last[s] = -2; /* not computed yet */
 	for (int r = 0; r < c->p && !c->stop; r++) {
 		const ppcc_rank_schedule *rs = &c->s->ranks[r];
+		int64_t other = -1; /* the first action that is not a gather */
 		for (int i = 0; i < rs->n_actions && !c->stop; i++) {
 			const ppcc_action *a = &rs->actions[i];
+			if (a->op != PPCC_OP_ALL_GATHER_PARAM && other < 0)
+				other = i;
 			if (!val_is_collective(a->op) || a->stage < 0 ||
 			    a->stage >= c->S || a->mb < 0 ||
 			    c->rank_of[a->stage] != r)
 				continue;
 			int s = a->stage;
+			if (a->op == PPCC_OP_ALL_GATHER_PARAM) {
+				if (any_gather < 0)
+					any_gather = s;
+				if (other >= 0)
+					val_at(c, r, i, a, "comes after action %"
+					       PRId64 ": a rank's gathers open its "
+					       "list, so that every parameter is "
+					       "gathered before its first use",
+					       other);
+				if (a->mb == gnext[s]) {
+					gnext[s]++;
+				} else {
+					val_at(c, r, i, a, "expected ALL_GATHER_PARAM "
+					       "stage %d bucket %" PRId32 ": each "
+					       "bucket is gathered once, in order "
+					       "0, 1, ..., the order every replica "
+					       "enters them", s, gnext[s]);
+					if (a->mb > gnext[s])
+						gnext[s] = a->mb + 1;
+				}
+				continue;
+			}
 			if (any < 0)
 				any = s;
+			if (red_op < 0)
+				red_op = a->op;
+			else if (a->op != red_op)
+				val_at(c, r, i, a, "the schedule reduces with %s "
+				       "elsewhere: each bucket is reduced once, "
+				       "all of them one way", ppcc_op_name(red_op));
 			if (last[s] == -2)
 				last[s] = val_last_backward(c, s);
 			if (last[s] > i)
@@ -800,29 +850,43 @@ static int val_collectives(val_ctx *c)
 			if (a->mb == next[s]) {
 				next[s]++;
 			} else if (a->mb < next[s]) {
-				val_at(c, r, i, a, "comes after REDUCE_GRAD "
+				val_at(c, r, i, a, "comes after %s "
 				       "stage %d bucket %" PRId32 ": each bucket "
 				       "is reduced once, in order 0, 1, ..., "
 				       "the order every replica enters them",
-				       s, next[s] - 1);
+				       ppcc_op_name(a->op), s, next[s] - 1);
 			} else {
-				val_at(c, r, i, a, "comes before REDUCE_GRAD "
+				val_at(c, r, i, a, "comes before %s "
 				       "stage %d bucket %" PRId32 " (missing "
 				       "or later in the list): the stage's "
 				       "buckets are reduced in order 0, 1, "
 				       "..., the order every replica enters "
-				       "them", s, next[s]);
+				       "them", ppcc_op_name(a->op), s, next[s]);
 				next[s] = a->mb + 1;
 			}
 		}
 	}
 	for (int s = 0; any >= 0 && s < c->S && !c->stop; s++)
 		if (next[s] == 0)
-			val_error(c, "stage %d (rank %d): no REDUCE_GRAD, but "
+			val_error(c, "stage %d (rank %d): no %s, but "
 				  "stage %d reduces its gradients: every stage "
 				  "of a data-parallel plan reduces its own",
-				  s, c->rank_of[s], any);
+				  s, c->rank_of[s], ppcc_op_name(red_op), any);
+	if (any_gather >= 0 && red_op != PPCC_OP_REDUCE_SCATTER_GRAD && !c->stop)
+		val_error(c, "stage %d: ALL_GATHER_PARAM without "
+			  "REDUCE_SCATTER_GRAD: only a reduce-scatter leaves "
+			  "the replicas shards to gather", any_gather);
+	else
+		for (int s = 0; any_gather >= 0 && s < c->S && !c->stop; s++)
+			if (gnext[s] != next[s])
+				val_error(c, "stage %d (rank %d): %" PRId32
+					  " ALL_GATHER_PARAM for %" PRId32
+					  " reduce-scattered buckets: each "
+					  "bucket is gathered once (and so, "
+					  "when one stage gathers, every stage)",
+					  s, c->rank_of[s], gnext[s], next[s]);
 	ppcc_free(next);
+	ppcc_free(gnext);
 	ppcc_free(last);
 	return 0;
 }
@@ -944,7 +1008,7 @@ static int val_run(val_ctx *cp)
 	if (h < 0)
 		goto out;
 	c.pos = ppcc_calloc((size_t)c.S * (size_t)c.m,
-			    PPCC_OP_COUNT * sizeof *c.pos);
+			    VAL_POS_OPS * sizeof *c.pos);
 	c.rank_of = ppcc_malloc((size_t)c.S * sizeof *c.rank_of);
 	if (!c.pos || !c.rank_of) {
 		err = PPCC_ENOMEM;

@@ -336,6 +336,66 @@ START_TEST(gradient_buckets_reduce_after_the_last_backward)
 }
 END_TEST
 
+/* ZeRO-1 with a link latency: the schedule reduce-scatters each bucket
+ * (1.6e8, 1.6e8 and 0.8e8 gradient bytes: 0.01 + 0.8, 0.01 + 0.8 and
+ * 0.01 + 0.4 ms) and opens the step with an ALL_GATHER_PARAM of each
+ * bucket's 16-bit weights (0.8e8, 0.8e8, 0.4e8 bytes: 0.01 + 0.4, 0.01 +
+ * 0.4, 0.01 + 0.2 ms, 1.03 ms in all), timed one after another before
+ * the pipeline's time 0 and charged whole: 240 + 2.03 + 1.5 + 1.03. */
+START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
+{
+	planned r;
+	plan_text(&r, ONE_LAYER("1.0e8")
+		  "cluster:\n  devices: 2\n"
+		  "  device: {name: x, tflops: 100, efficiency: 0.5, memory_gib: 80, "
+		  "memory_bandwidth_gb_s: 1000}\n"
+		  "  links: {intra_node: {bandwidth_gb_s: 100, latency_us: 10}}\n"
+		  "pipeline: {microbatches: 4, zero: 1}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_plan_variant *b = &r.plan.best;
+	const ppcc_iteration *it = b->iteration;
+	const ppcc_rank_schedule *rs = &b->schedule.ranks[0];
+	ck_assert_int_eq(b->schedule.version, 4);
+	ck_assert_int_eq(it->dp_reductions, 3);
+	ck_assert_int_eq(it->dp_gathers, 3);
+	ck_near(it->dp_gather_ms, 1.03);
+	ck_near(b->estimate.dp_gather_ms[0], 1.03);
+	ck_near(it->dp_comm_ms, 2.03);
+	ck_near(it->dp_exposed_ms, 2.03 + 1.03);
+	ck_near(it->iteration_ms, 240 + 2.03 + 1.5 + 1.03);
+	ck_near(b->estimate.step_ms, 240.0);
+	static const double want_start[] = {-1.03, -0.62, -0.21};
+	ppcc_rank_times t;
+	ck_assert_int_eq(ppcc_rank_times_begin(&t, &b->schedule, b->costs,
+					       &b->estimate, 0), 0);
+	for (int k = 0; k < 3; k++) {
+		double t0, t1;
+		ck_assert_int_eq(rs->actions[k].op, PPCC_OP_ALL_GATHER_PARAM);
+		ck_assert_int_eq(rs->actions[k].mb, k);
+		ck_assert_uint_eq(rs->actions[k].bytes, k < 2 ? 80000000u : 40000000u);
+		ck_assert_int_eq(ppcc_rank_times_at(&t, k, &t0, &t1), 0);
+		ck_assert_double_eq_tol(t0, want_start[k], 1e-12);
+		ck_assert_double_eq_tol(t1, k < 2 ? want_start[k + 1] : 0, 1e-12);
+	}
+	ck_assert_int_eq(rs->actions[3].op, PPCC_OP_F);
+	int n = rs->n_actions;
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(rs->actions[n - 3 + k].op, PPCC_OP_REDUCE_SCATTER_GRAD);
+		ck_assert_int_eq(rs->actions[n - 3 + k].mb, k);
+	}
+	done(&r);
+
+	/* ZeRO-3 gathers inside F and B: no ALL_GATHER_PARAM */
+	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
+		  "pipeline: {microbatches: 4, zero: 3}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.plan.best.iteration->dp_gathers, 0);
+	ck_assert_int_eq(r.plan.best.schedule.ranks[0].actions[0].op, PPCC_OP_F);
+	ck_assert_double_eq(r.plan.best.estimate.dp_gather_ms[0], 0);
+	done(&r);
+}
+END_TEST
+
 START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 {
 	planned r;
@@ -613,6 +673,7 @@ Suite *suite_iteration(void)
 	tcase_add_test(tc, loss_stage_keeps_logits_in_16_bits_and_fp32);
 	tcase_add_test(tc, mfu_of_a_single_device_plan);
 	tcase_add_test(tc, gradient_buckets_reduce_after_the_last_backward);
+	tcase_add_test(tc, zero1_gathers_open_the_step_and_are_charged_whole);
 	tcase_add_test(tc, zero3_gathers_weights_and_reduces_every_backward);
 	tcase_add_test(tc, measured_times_convert_on_the_group_and_t_they_were_measured);
 	tcase_add_test(tc, global_batch_gives_microbatches_per_replica);

@@ -24,7 +24,10 @@ Suite *suite_torch_csv(void);
 static char *csv_of(const char *example, char *const extra[])
 {
 	char path[1024];
-	snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
+	if (example[0] == '/')
+		snprintf(path, sizeof path, "%s", example);
+	else
+		snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
 	char *argv[24];
 	int n = 0;
 	argv[n++] = (char *)tu_ppcc();
@@ -77,6 +80,34 @@ START_TEST(csv_rows_match_hand_traces)
 }
 END_TEST
 
+/* Under ZeRO 1 (tiny.yaml with zero: 1) each stage's reduce-scatters
+ * are PyTorch's REDUCE_GRAD cell (its data-parallel wrapper's reduction,
+ * a reduce-scatter for a sharded one) and its parameter gathers one
+ * UNSHARD cell, opening the rank's row. */
+START_TEST(zero_collectives_are_reduce_grad_and_unshard_cells)
+{
+	char *dir = tu_mkdtemp(), src[1024], path[1024];
+	snprintf(src, sizeof src, "%s/examples/tiny.yaml", tu_src());
+	snprintf(path, sizeof path, "%s/tiny-zero1.yaml", dir);
+	FILE *in = fopen(src, "r"), *out = fopen(path, "w");
+	ck_assert(in && out);
+	int c;
+	while ((c = fgetc(in)) != EOF)
+		fputc(c, out);
+	fputs("  zero: 1\n", out);
+	fclose(in);
+	fclose(out);
+	char *got = csv_of(path, (char *[]){"-p", "2", "-m", "2", "-s", "gpipe",
+					     "--with-comms", NULL});
+	ck_assert_str_eq(got,
+		"0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
+		"1UNSHARD,1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1REDUCE_GRAD,1SEND_B1\n");
+	free(got);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(every_cell_is_an_action_pytorch_reads)
 {
 	regex_t re;
@@ -123,6 +154,7 @@ Suite *suite_torch_csv(void)
 	Suite *s = suite_create("torch_csv");
 	TCase *tc = tcase_create("torch_csv");
 	tcase_add_test(tc, csv_rows_match_hand_traces);
+	tcase_add_test(tc, zero_collectives_are_reduce_grad_and_unshard_cells);
 	tcase_add_test(tc, every_cell_is_an_action_pytorch_reads);
 	suite_add_tcase(s, tc);
 	return s;

@@ -112,6 +112,27 @@ static void mut_make_dp(mut *m, int kind, int p, int v, int n_mb)
 	m->s.fingerprint = ppcc_schedule_fingerprint(&m->s);
 }
 
+/* mut_make_dp under ZeRO stage `zero`: gradients as there, parameters
+ * half their bytes (16-bit weights, 4-byte gradients). */
+static void mut_make_zero(mut *m, int kind, int p, int v, int n_mb, int zero)
+{
+	mut_make(m, kind, p, v, n_mb);
+	double g[64];
+	for (int s = 0; s < p * v; s++)
+		g[s] = s % 2 ? 1000 : 2500;
+	ck_assert_int_eq(ppcc_schedule_place_collectives(&m->s, m->a, g, 1000,
+							 zero, 0.5), 0);
+	for (int r = 0; r < p; r++) {
+		int n = m->s.ranks[r].n_actions;
+		m->acts[r] = ppcc_arena_alloc(m->a, (size_t)(2 * n + 8), sizeof(ppcc_action));
+		memcpy(m->acts[r], m->s.ranks[r].actions, sizeof(ppcc_action) * (size_t)n);
+		m->ranks[r] = m->s.ranks[r];
+		m->ranks[r].actions = m->acts[r];
+	}
+	m->s.ranks = m->ranks;
+	m->s.fingerprint = ppcc_schedule_fingerprint(&m->s);
+}
+
 static void mut_seal(mut *m)
 {
 	m->s.fingerprint = ppcc_schedule_fingerprint(&m->s);
@@ -1141,6 +1162,150 @@ START_TEST(reductions_the_replicas_would_enter_apart_are_refused)
 }
 END_TEST
 
+/* ZeRO: the reduce-scatters where the all-reduces were, and under ZeRO 1
+ * and 2 the parameter gathers opening each rank's list, the rank's
+ * stages in the order of their first forward; a gather after the
+ * rank's first other action (a parameter used before it is gathered),
+ * one missing, a reduction of the other kind, gathers without
+ * reduce-scatters and a version-3 schedule are refused, naming them. */
+START_TEST(zero_collectives_are_placed_and_their_mistakes_refused)
+{
+	static const int kinds[][3] = {
+		{PPCC_SCHED_GPIPE, 2, 1}, {PPCC_SCHED_1F1B, 2, 1},
+		{PPCC_SCHED_INTERLEAVED, 2, 2}, {PPCC_SCHED_ZB_H1, 2, 1},
+		{PPCC_SCHED_ZB_V, 2, 2},
+	};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		int p = kinds[k][1], v = kinds[k][2];
+		mut m;
+		mut_make_zero(&m, kinds[k][0], p, v, 4, 1);
+		ck_assert_int_eq(m.s.version, 4);
+		run *r = validate(&m.s, 0);
+		ck_assert_msg(r->status == 0, "%s", r->col.text);
+		free(r);
+		for (int rk = 0; rk < p; rk++) {
+			/* the rank's stages by first forward: looped, chunk
+			 * order (rank + p c); the V, rank then 2p - 1 - rank */
+			int i = 0;
+			for (int c = 0; c < v; c++) {
+				int st = kinds[k][0] == PPCC_SCHED_ZB_V
+					? (c == 0 ? rk : 2 * p - 1 - rk)
+					: rk + p * c;
+				int nb = st % 2 ? 1 : 3;
+				for (int b = 0; b < nb; b++, i++) {
+					const ppcc_action *x = &m.acts[rk][i];
+					ck_assert_int_eq(x->op, PPCC_OP_ALL_GATHER_PARAM);
+					ck_assert_int_eq(x->stage, st);
+					ck_assert_int_eq(x->mb, b);
+					ck_assert_int_eq(x->peer, -1);
+					/* half of 1000, 1000, 500 (or of 1000) */
+					ck_assert_uint_eq(x->bytes, nb == 3 && b == 2 ? 250 : 500);
+				}
+				int i0 = mut_find(&m, rk, PPCC_OP_REDUCE_SCATTER_GRAD, st, 0);
+				ck_assert_int_eq(m.acts[rk][i0 + nb - 1].op,
+						 PPCC_OP_REDUCE_SCATTER_GRAD);
+			}
+			ck_assert(m.acts[rk][i].op != PPCC_OP_ALL_GATHER_PARAM);
+			for (int j = 0; j < m.ranks[rk].n_actions; j++)
+				ck_assert(m.acts[rk][j].op != PPCC_OP_REDUCE_GRAD);
+		}
+		mut_free(&m);
+	}
+
+	/* ZeRO-3: reduce-scatters, no gathers (the trainer's, inside F
+	 * and B) */
+	mut m;
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 3);
+	run *r = validate(&m.s, 0);
+	ck_assert_msg(r->status == 0, "%s", r->col.text);
+	free(r);
+	ck_assert_int_eq(m.acts[0][0].op, PPCC_OP_F);
+	ck_assert_int_ge(mut_find(&m, 0, PPCC_OP_REDUCE_SCATTER_GRAD, 0, 2), 0);
+	mut_free(&m);
+
+	/* a gather after the rank's first forward: used before gathered */
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 1);
+	ppcc_action g = m.acts[1][0]; /* stage 1 bucket 0, its only one */
+	ck_assert_int_eq(g.op, PPCC_OP_ALL_GATHER_PARAM);
+	mut_delete(&m, 1, 0);
+	int f0 = mut_find(&m, 1, PPCC_OP_F, 1, 0);
+	mut_insert(&m, 1, f0 + 1, g);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 1, action %d (ALL_GATHER_PARAM stage 1 "
+				  "bucket 0): comes after action 0: a rank's "
+				  "gathers open its list, so that every parameter "
+				  "is gathered before its first use", f0 + 1));
+	free(r);
+	mut_free(&m);
+
+	/* the last gather of stage 0 dropped */
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 1);
+	mut_delete(&m, 0, mut_find(&m, 0, PPCC_OP_ALL_GATHER_PARAM, 0, 2));
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "stage 0 (rank 0): 2 ALL_GATHER_PARAM for 3 "
+			  "reduce-scattered buckets: each bucket is gathered once");
+	free(r);
+	mut_free(&m);
+
+	/* two gathers swapped */
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 1);
+	mut_swap(&m, 0, 0, 1);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 0, action 0 (ALL_GATHER_PARAM stage 0 bucket 1): "
+			  "expected ALL_GATHER_PARAM stage 0 bucket 0: each "
+			  "bucket is gathered once, in order 0, 1, ...");
+	free(r);
+	mut_free(&m);
+
+	/* one bucket all-reduced among reduce-scatters */
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 1);
+	int i0 = mut_find(&m, 0, PPCC_OP_REDUCE_SCATTER_GRAD, 0, 1);
+	m.acts[0][i0].op = PPCC_OP_REDUCE_GRAD;
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 0, action %d (REDUCE_GRAD stage 0 bucket 1): "
+				  "the schedule reduces with REDUCE_SCATTER_GRAD "
+				  "elsewhere: each bucket is reduced once, all of "
+				  "them one way", i0));
+	free(r);
+	mut_free(&m);
+
+	/* gathers after all-reduces: nothing sharded to gather */
+	mut_make_dp(&m, PPCC_SCHED_1F1B, 2, 1, 4);
+	m.s.version = 4;
+	for (int rk = 0; rk < 2; rk++)
+		mut_insert(&m, rk, 0, (ppcc_action){PPCC_OP_ALL_GATHER_PARAM, rk,
+						     0, -1, 8});
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "stage 0: ALL_GATHER_PARAM without REDUCE_SCATTER_GRAD: "
+			  "only a reduce-scatter leaves the replicas shards to gather");
+	free(r);
+	mut_free(&m);
+
+	/* version 3 does not have them */
+	mut_make_zero(&m, PPCC_SCHED_GPIPE, 2, 1, 4, 2);
+	m.s.version = 3;
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 0, action 0 (ALL_GATHER_PARAM stage 0 bucket 0): "
+			  "ALL_GATHER_PARAM needs schedule version 4 (this one says 3)");
+	ck_assert_reports(r, "REDUCE_SCATTER_GRAD needs schedule version 4 (this "
+			  "one says 3)");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
 Suite *suite_validate(void)
 {
 	Suite *s = suite_create("validate");
@@ -1173,6 +1338,7 @@ Suite *suite_validate(void)
 	tcase_add_test(tc, single_rank_checks_local_chain);
 	tcase_add_test(tc, fuzzed_schedules_never_crash_and_accepted_ones_simulate);
 	tcase_add_test(tc, reductions_the_replicas_would_enter_apart_are_refused);
+	tcase_add_test(tc, zero_collectives_are_placed_and_their_mistakes_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,8 +6,9 @@
  * (F, B, or the split backward I then W), point-to-point communication
  * (SEND_F, RECV_F, SEND_B, RECV_B), OVERLAP_F_B, which marks the two
  * compute actions right after it as one overlapped pair (DualPipeV),
- * and, when the pipeline has data-parallel replicas, the collective
- * REDUCE_GRAD.  Stages are global virtual stage
+ * and, when the pipeline has data-parallel replicas, the collectives
+ * REDUCE_GRAD, or under ZeRO REDUCE_SCATTER_GRAD and ALL_GATHER_PARAM.
+ * Stages are global virtual stage
  * indices: with v chunks per rank there are p*v stages, and the stage
  * table says where each runs: stages[s].rank is the one source of
  * placement (looped, stage s on rank s % p, for GPipe, 1F1B and the
@@ -49,6 +50,30 @@
  *     stage's gradients (its last B, or W of a split backward); every
  *     replica of a rank enters the same collectives in the same order
  *     because they run the same list.
+ *   - REDUCE_SCATTER_GRAD(s, k) (version 4) replaces REDUCE_GRAD in a
+ *     plan with ZeRO >= 1 (the optimizer state sharded over the
+ *     replicas): placed as REDUCE_GRAD is, it leaves on each replica
+ *     only the reduced shard of bucket k that replica owns.  A bucket
+ *     of n values is cut into d contiguous shards of n / d values
+ *     (integer division), replica i owning shard i and the last replica
+ *     also the n % d values left; `bytes` is the bucket's gradient
+ *     bytes on one device.  The trainer's optimizer then updates only
+ *     its own shard of the parameters, after the step;
+ *   - ALL_GATHER_PARAM(s, k) (version 4, ZeRO 1 and 2) gathers bucket k
+ *     of stage s's parameters: every replica's shard (the one its
+ *     optimizer updated after the previous step) to every replica, so
+ *     they all hold the whole bucket again.  The compiler places one
+ *     per bucket of each REDUCE_SCATTER_GRAD, at the start of the
+ *     rank's list, before anything else (the step's prologue): the
+ *     rank's stages in the order of their first forward, buckets in
+ *     increasing order; `bytes` is the bucket's parameter bytes on one
+ *     device (16-bit weights), peer -1.  It never waits, but the rank
+ *     waits for all of its gathers before its first action that is not
+ *     one (so every parameter is gathered before its first use).  Under
+ *     ZeRO-3 the parameters are gathered before every forward and
+ *     backward, inside the trainer's callbacks (as its tensor
+ *     parallelism is): the schedule holds the reduce-scatters and no
+ *     ALL_GATHER_PARAM.
  *
  * Everything here is plain data with fixed-width fields, so a generated
  * header can hold it as `static const` arrays.  This header compiles alone
@@ -65,9 +90,10 @@ extern "C" {
 
 /* The newest format this header describes.  A schedule carries the
  * oldest version that holds it: 1, 2 once it has an overlapped pair
- * (OVERLAP_F_B), 3 once it has a REDUCE_GRAD; the versions share
- * every type and layout, so a reader of version 3 reads them all. */
-#define PPCC_SCHEDULE_VERSION 3
+ * (OVERLAP_F_B), 3 once it has a REDUCE_GRAD, 4 once it has a
+ * REDUCE_SCATTER_GRAD or an ALL_GATHER_PARAM; the versions share every
+ * type and layout, so a reader of version 4 reads them all. */
+#define PPCC_SCHEDULE_VERSION 4
 
 /* Marks the functions the installed libraries export; every other symbol
  * of libppcc and libppcc_rt is built hidden (-fvisibility=hidden). */
@@ -89,10 +115,12 @@ typedef enum ppcc_op {
 	PPCC_OP_SEND_B = 6, /* send stage's input gradient to stage - 1 */
 	PPCC_OP_RECV_B = 7, /* receive stage's output gradient from stage + 1 */
 	PPCC_OP_OVERLAP_F_B = 8, /* the next F(stage, mb) and B: one pair */
-	PPCC_OP_REDUCE_GRAD = 9 /* reduce stage's gradient bucket mb (version 3) */
+	PPCC_OP_REDUCE_GRAD = 9, /* reduce stage's gradient bucket mb (version 3) */
+	PPCC_OP_REDUCE_SCATTER_GRAD = 10, /* reduce-scatter bucket mb (version 4) */
+	PPCC_OP_ALL_GATHER_PARAM = 11 /* all-gather parameter bucket mb (version 4) */
 } ppcc_op;
 
-#define PPCC_OP_COUNT 10
+#define PPCC_OP_COUNT 12
 
 typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_GPIPE = 0,
@@ -108,8 +136,9 @@ typedef enum ppcc_schedule_kind {
 
 #define PPCC_SCHED_COUNT 9
 
-/* One action.  peer is -1 and bytes 0 for compute; peer is -1 for
- * REDUCE_GRAD, whose mb is the bucket. */
+/* One action.  peer is -1 and bytes 0 for compute; peer is -1 for the
+ * collectives (REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM),
+ * whose mb is the bucket. */
 typedef struct ppcc_action {
 	int32_t op;    /* ppcc_op */
 	int32_t stage; /* global virtual stage */
@@ -137,7 +166,7 @@ typedef struct ppcc_stage_info {
 } ppcc_stage_info;
 
 typedef struct ppcc_schedule {
-	int32_t version;       /* 1, or 2 with OVERLAP_F_B (see above) */
+	int32_t version;       /* 1 to 4 (PPCC_SCHEDULE_VERSION, above) */
 	int32_t kind;          /* ppcc_schedule_kind */
 	int32_t n_ranks;       /* p */
 	int32_t n_chunks;      /* v */

@@ -4,12 +4,14 @@
  *
  * One process per pipeline rank (pid = rank, named "rank N"), thread 0
  * for compute, thread 1 for communication and, when the plan is data
- * parallel, thread 2 for the gradient reductions ("dp reduce"); every
+ * parallel, thread 2 for its collectives ("dp reduce": REDUCE_GRAD, or
+ * under ZeRO REDUCE_SCATTER_GRAD and the ALL_GATHER_PARAM prologue,
+ * whose events start before 0, simulate.c); every
  * action is a complete event (ph "X") whose ts and dur are the simulated
  * start and duration in microseconds, named like "F s2 mb3", "SEND_F s2
  * mb3" or "REDUCE_GRAD s2 bucket0", with category "compute", "comm" or
  * "collective" and args {stage, mb, chunk, peer, bytes} (mb is the
- * bucket of a REDUCE_GRAD).  An
+ * bucket of a collective).  An
  * overlapped pair is one more compute event, "OVERLAP_F_B s2 mb3" named
  * by its forward, from the start of its F to the end of its B, so that
  * the two nest inside it; it is written after its B's event.  The

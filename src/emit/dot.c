@@ -9,7 +9,9 @@
  * A data-parallel plan's REDUCE_GRAD actions run on the rank's
  * communication channel, beside its compute: they are a lane of thin
  * dark boxes along the bottom of the rank's row, at their simulated
- * times on that channel, and the axis reaches the last of them.
+ * times on that channel, and the axis reaches the last of them
+ * (REDUCE_SCATTER_GRAD, under ZeRO, the same way; the ALL_GATHER_PARAM
+ * prologue lies before the axis's 0 and is not drawn).
  * Every node has a pinned position (pos "x,y!", in points) and a fixed
  * size, and the picture has no edges: nothing is left to a layout engine.
  * libgvc lays it out with the "nop" engine, the library form of `neato -n`;
@@ -974,12 +976,14 @@ static void tl_boxes(dot_ctx *x, const tl_geom *gm)
 #define TL_LANE_H 5.0 /* a reduction's box, along the row's bottom */
 #define TL_LANE_FILL "#3d3d3d"
 
+/* The op of the schedule's reductions (REDUCE_GRAD, or
+ * REDUCE_SCATTER_GRAD under ZeRO), 0 when it has none. */
 static int tl_has_reductions(const ppcc_schedule *s)
 {
 	for (int r = 0; r < s->n_ranks; r++)
 		for (int i = 0; i < s->ranks[r].n_actions; i++)
-			if (ppcc_op_is_collective(s->ranks[r].actions[i].op))
-				return 1;
+			if (ppcc_op_is_reduction(s->ranks[r].actions[i].op))
+				return s->ranks[r].actions[i].op;
 	return 0;
 }
 
@@ -995,7 +999,9 @@ static void tl_reductions(dot_ctx *x, const tl_geom *gm)
 		for (int i = 0; i < rs->n_actions && !x->err; i++) {
 			const ppcc_action *a = &rs->actions[i];
 			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
-			if (!ppcc_op_is_collective(a->op) || !(t0 < gm->cutoff))
+			/* the prologue's gathers lie before time 0, left of
+			 * the axis: not drawn */
+			if (!ppcc_op_is_reduction(a->op) || !(t0 < gm->cutoff))
 				continue;
 			if (t1 < t0)
 				t1 = t0;
@@ -1009,8 +1015,9 @@ static void tl_reductions(dot_ctx *x, const tl_geom *gm)
 				return;
 			set(x, n, x->fill, TL_LANE_FILL);
 			set(x, n, x->color, TL_LANE_FILL);
-			str_printf(&x->str, "REDUCE_GRAD stage %d bucket %d, "
-				   "%llu bytes: ", (int)a->stage, (int)a->mb,
+			str_printf(&x->str, "%s stage %d bucket %d, "
+				   "%llu bytes: ", ppcc_op_name(a->op),
+				   (int)a->stage, (int)a->mb,
 				   (unsigned long long)a->bytes);
 			str_ms(&x->str, t0);
 			str_puts(&x->str, "\xe2\x80\x93");
@@ -1080,10 +1087,12 @@ static void tl_legend(dot_ctx *x, const tl_geom *gm)
 		tl_text(x, "legendpairtext", cx + 16, TL_LEGEND_Y, 1, 10);
 		cx += 16 + w + 20;
 	}
-	if (tl_has_reductions(s)) {
+	int red_op = tl_has_reductions(s);
+	if (red_op) {
 		tl_rect(x, "legendREDUCE_GRAD", cx + 6, TL_LEGEND_Y, 12,
 			TL_LANE_H, TL_LANE_FILL);
-		str_puts(&x->str, "REDUCE_GRAD gradient bucket, beside compute");
+		str_printf(&x->str, "%s gradient bucket, beside compute",
+			   ppcc_op_name(red_op));
 		double w = label_width(x, 10);
 		tl_text(x, "legendREDUCE_GRADtext", cx + 16, TL_LEGEND_Y, 1, 10);
 		cx += 16 + w + 20;
@@ -1175,7 +1184,7 @@ static int deps_shown_microbatches(const ppcc_schedule *s, long *out_shown,
 				per_mb[a->mb]++;
 				total++;
 			}
-			reductions += a->op == PPCC_OP_REDUCE_GRAD;
+			reductions += ppcc_op_is_reduction(a->op);
 		}
 	int shown_mb = 0;
 	long shown = 0;
@@ -1248,7 +1257,7 @@ static void deps_rank(dot_ctx *x, int r, deps_nodes *dn)
 
 	for (int i = 0; i < rs->n_actions && !x->err; i++) {
 		const ppcc_action *a = &rs->actions[i];
-		int reduce = a->op == PPCC_OP_REDUCE_GRAD;
+		int reduce = ppcc_op_is_reduction(a->op);
 		/* a reduction is drawn after the backward it follows */
 		if (reduce ? !dn->reductions || dn->n == 0 ||
 				     dn->rank[dn->n - 1] != r

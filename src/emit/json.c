@@ -106,9 +106,11 @@ static void stage_json(ppcc_jw *w, const ppcc_stage_info *st,
 }
 
 /* One action, on a line of its own.  The op names are plain ASCII
- * words, written as they are.  REDUCE_GRAD is written as the IR holds
- * it: its bucket in mb, peer -1, its bytes; its times are its run on the
- * rank's communication channel. */
+ * words, written as they are.  The collectives are written as the IR
+ * holds them: the bucket in mb, peer -1, the bytes; the times of
+ * REDUCE_GRAD and REDUCE_SCATTER_GRAD are their run on the rank's
+ * communication channel, those of ALL_GATHER_PARAM its run in the
+ * rank's prologue, before time 0 (simulate.c). */
 static void action_json(ppcc_jw *w, const ppcc_action *a, double start, double end)
 {
 	ppcc_jw_raw_n(w, "{\"op\":\"", 7);

@@ -267,12 +267,17 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 		      it->dp_exposed_ms, total);
 	breakdown_row(f, "optimizer step", it->optimizer_ms, total);
 	if (it->dp_comm_ms > 0)
-		fprintf(f, "  gradient reduction: %ld REDUCE_GRAD (buckets of "
+		fprintf(f, "  gradient reduction: %ld %s (buckets of "
 			"%.1f MB), %.3f ms per rank at most, %.3f ms (%.1f%%) "
 			"of it within the pipeline's step\n", it->dp_reductions,
+			c->pipeline.zero >= 1 ? "REDUCE_SCATTER_GRAD" : "REDUCE_GRAD",
 			ppcc_dp_bucket_bytes(&c->pipeline) / 1e6,
 			it->dp_comm_ms, it->dp_hidden_ms,
 			100 * it->dp_hidden_ms / it->dp_comm_ms);
+	if (it->dp_gathers > 0)
+		fprintf(f, "  parameter gather: %ld ALL_GATHER_PARAM, %.3f ms "
+			"on the slowest rank, before its step (exposed)\n",
+			it->dp_gathers, it->dp_gather_ms);
 
 	fprintf(f, "\nmemory per device at the peak (GiB)\n");
 	fprintf(f, "  rank      weights  gradients  optimizer  activations     logits   reserved      total\n");

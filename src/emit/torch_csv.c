@@ -16,7 +16,13 @@
  * gradients (the buckets are its data-parallel wrapper's own), so a
  * stage's REDUCE_GRAD actions are written as one `{stage}REDUCE_GRAD`
  * cell, at the place of bucket 0; compute only, they are left out with
- * the communication.
+ * the communication.  PyTorch has no name for a reduce-scatter of its
+ * own: its REDUCE_GRAD runs whatever the stage's data-parallel wrapper
+ * reduces with, which for a sharded one (FSDP, ZeRO) is a
+ * reduce-scatter, so REDUCE_SCATTER_GRAD is written `{stage}REDUCE_GRAD`
+ * too; ALL_GATHER_PARAM, the gather of a sharded stage's parameters
+ * before use, is PyTorch's `{stage}UNSHARD`, one cell per stage in the
+ * same way.
  *
  * Compute only (the default), the F/B/I/W actions are laid out on a grid
  * of lock-step time steps, and an empty cell is a step in which the rank
@@ -44,8 +50,10 @@ static int is_compute(int op)
 
 static void put_action(FILE *f, const ppcc_action *a)
 {
-	if (a->op == PPCC_OP_REDUCE_GRAD)
+	if (ppcc_op_is_reduction(a->op))
 		fprintf(f, "%dREDUCE_GRAD", (int)a->stage);
+	else if (a->op == PPCC_OP_ALL_GATHER_PARAM)
+		fprintf(f, "%dUNSHARD", (int)a->stage);
 	else
 		fprintf(f, "%d%s%d", (int)a->stage, ppcc_op_name(a->op),
 			(int)a->mb);

@@ -1198,6 +1198,13 @@ static int rt_check_schedule(ppcc_rt *rt)
 		const ppcc_action *a = &rs->actions[i];
 		const ppcc_stage_info *st = &s->stages[a->stage];
 		uint64_t want = 0;
+		if (a->op == PPCC_OP_REDUCE_SCATTER_GRAD ||
+		    a->op == PPCC_OP_ALL_GATHER_PARAM) {
+			ppcc_rt_report(rt, "schedule: action %d %s: ZeRO's "
+				       "collectives (schedule version 4) are not "
+				       "run by this runtime", i, ppcc_op_name(a->op));
+			return PPCC_RT_EINPUT;
+		}
 		if (a->op == PPCC_OP_RECV_F || a->op == PPCC_OP_SEND_B)
 			want = st->recv_bytes;
 		else if (a->op == PPCC_OP_SEND_F || a->op == PPCC_OP_RECV_B)

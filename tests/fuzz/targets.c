@@ -113,12 +113,13 @@ static void check_status(int err, const ppcc_diag *d, int errors_before)
 }
 
 /* One action at text[*i]: digits, an op, and digits unless the op is
- * REDUCE_GRAD (which has no microbatch); the op's index in ops, or -1. */
+ * REDUCE_GRAD or UNSHARD (which have no microbatch); the op's index in
+ * ops, or -1. */
 static int csv_action(const char *text, size_t len, size_t *i)
 {
 	static const char *const ops[] = {"REDUCE_GRAD", "SEND_F", "RECV_F",
 					  "SEND_B", "RECV_B", "F", "B", "I",
-					  "W"};
+					  "W", "UNSHARD"};
 	size_t at = *i;
 	if (at >= len || !isdigit((unsigned char)text[at]))
 		return -1;
@@ -134,7 +135,7 @@ static int csv_action(const char *text, size_t len, size_t *i)
 	}
 	if (k == (int)(sizeof ops / sizeof ops[0]))
 		return -1;
-	if (k > 0) {
+	if (k > 0 && k < 9) {
 		if (at >= len || !isdigit((unsigned char)text[at]))
 			return -1;
 		while (at < len && isdigit((unsigned char)text[at]))
