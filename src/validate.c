@@ -60,7 +60,12 @@
  * read), and whether there is any REDUCE_GRAD: phase 4 and phase 5 walk
  * the lists again only when phase 2 saw something for them, and a valid
  * schedule's lists are walked in order twice (phase 2, the dry run)
- * instead of four times, with the same reports.
+ * instead of four times, with the same reports.  Phase 2 also sees
+ * whether every send and receive carries the bytes the stage table gives
+ * its boundary (and the table one value a boundary): then the two ends
+ * of every message agree, and phase 3 checks each message's presence
+ * from the table of positions alone, without reading its two actions
+ * (each a cache miss, far apart in their ranks' lists).
  *
  * ppcc_schedule_validate_seal is the same for a schedule being made,
  * whose fingerprint is not set yet (the compiler's own, plan.c): phase 1
@@ -111,6 +116,12 @@ typedef struct val_ctx {
 	 * nothing to check) */
 	int order_ready;
 	int any_collective;
+	/* phase 2's finding for phase 3: every send and receive it recorded
+	 * carries the bytes the stage table gives its boundary, and the
+	 * table gives each boundary one value (stage s's send_bytes is stage
+	 * s+1's recv_bytes), so the two ends of any message agree and phase
+	 * 3 need not read them */
+	int bytes_by_table;
 	/* ppcc_schedule_validate_seal_run: the run that stands in for the
 	 * dry run (NULL: the dry run) */
 	int (*run)(const ppcc_schedule *s, void *user);
@@ -421,6 +432,13 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 		       a->stage, o, r);
 		return 0;
 	}
+	if (c->bytes_by_table) {
+		const ppcc_stage_info *st = &c->s->stages[a->stage];
+		uint64_t want = a->op == PPCC_OP_SEND_F || a->op == PPCC_OP_RECV_B
+			? st->send_bytes : st->recv_bytes;
+		if (a->bytes != want)
+			c->bytes_by_table = 0;
+	}
 	if (a->peer == r)
 		val_at(c, r, i, a, "peer is the rank itself; stage %" PRId64
 		       " runs on rank %d", o, q);
@@ -529,9 +547,11 @@ static void val_message(val_ctx *c, int from, int to, int mb, int send,
 	int rf = c->rank_of[from], rt = c->rank_of[to];
 	int64_t si = val_find(c, from, mb, send);
 	int64_t ri = val_find(c, to, mb, recv);
+
+	if (si >= 0 && ri >= 0 && c->bytes_by_table)
+		return; /* matched, and its ends' bytes agree (phase 2) */
 	const ppcc_action *sa = si >= 0 ? &c->s->ranks[rf].actions[si] : NULL;
 	const ppcc_action *ra = ri >= 0 ? &c->s->ranks[rt].actions[ri] : NULL;
-
 	if (sa && ra) {
 		if (sa->bytes != ra->bytes)
 			val_at(c, rt, ri, ra, "%" PRIu64 " bytes, but the "
@@ -573,7 +593,7 @@ static void val_prefetch_action(const val_ctx *c, int64_t stage, int64_t mb,
  * chunks' actions), so each would be a cache miss. */
 static void val_prefetch_messages(const val_ctx *c, int s, int mb)
 {
-	if (c->p == 1 || mb >= c->m)
+	if (c->p == 1 || mb >= c->m || c->bytes_by_table)
 		return;
 	if (s > 0) {
 		val_prefetch_action(c, s - 1, mb, PPCC_OP_SEND_F);
@@ -1017,6 +1037,10 @@ static int val_run(val_ctx *cp)
 	for (int st = 0; st < c.S; st++)
 		c.rank_of[st] = c.s->stages[st].rank;
 	c.order_ready = 1;
+	c.bytes_by_table = 1;
+	for (int st = 0; st + 1 < c.S; st++)
+		if (c.s->stages[st].send_bytes != c.s->stages[st + 1].recv_bytes)
+			c.bytes_by_table = 0;
 	val_fields(&c);
 	if (!c.stop)
 		val_complete(&c);

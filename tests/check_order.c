@@ -11,6 +11,7 @@
 
 #include "ppcc.h"
 #include "ppcc/runtime.h"
+#include "sched/sched.h"
 #include "rt_pipe.h"
 #include "testutil.h"
 
@@ -98,6 +99,54 @@ START_TEST(generated_schedules_are_order_safe)
 			}
 	/* gpipe and 1f1b for every (p, m); interleaved where m fits */
 	ck_assert_int_ge(checked, 2 * 6 * 12 + 6);
+}
+END_TEST
+
+/* The kinds whose receives lower.c leaves in place (kinds.c) do receive
+ * from each peer in its sending order, for every chunk count their check
+ * admits up to 4, the group sizes 0 and p for the interleaved kind (p = 2,
+ * v = 2, m = 5 with groups of 3 does not: lower.c reorders it), and every
+ * (p, m) up to 6 x 13; the others are GPipe, 1F1B and interleaved only. */
+START_TEST(kinds_left_unreordered_receive_in_sending_order)
+{
+	int checked = 0;
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		int in_order = kind == PPCC_SCHED_GPIPE || kind == PPCC_SCHED_1F1B ||
+			       kind == PPCC_SCHED_INTERLEAVED;
+		ck_assert_int_eq(ppcc_sched_receives_in_order(kind, 4, 0), in_order);
+		if (!in_order)
+			continue;
+		ck_assert_int_eq(ppcc_sched_receives_in_order(kind, 4, 4), 1);
+		ck_assert_int_eq(ppcc_sched_receives_in_order(kind, 2, 3),
+				 kind != PPCC_SCHED_INTERLEAVED);
+		const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
+		for (int p = 1; p <= 6; p++)
+			for (int v = k->min_chunks; v <= k->max_chunks && v <= 4; v++)
+				for (int g = 0; g <= (k->uses_group ? p : 0);
+				     g += g == 0 && p > 0 ? p : 1)
+					for (int m = 1; m <= 13; m++) {
+						ppcc_stage_info st[64];
+						memset(st, 0, sizeof st);
+						for (int i = 0; i < p * v; i++) {
+							st[i].recv_bytes = i > 0 ? 8 : 0;
+							st[i].send_bytes = i < p * v - 1 ? 8 : 0;
+						}
+						ppcc_arena *a = ppcc_arena_new();
+						ppcc_schedule s;
+						tu_diag td;
+						tu_diag_init(&td);
+						if (ppcc_schedule_build(&s, a, kind, p, v, m, g, st) == 0) {
+							ck_assert_int_eq(ppcc_schedule_validate(&s, &td.d, NULL, 0), 0);
+							ck_assert_msg(ppcc_schedule_order_check(&s, &td.d, NULL, 0) == 0,
+								      "kind %d p=%d v=%d g=%d m=%d: %s",
+								      kind, p, v, g, m, td.text);
+							checked++;
+						}
+						ppcc_arena_free(a);
+					}
+	}
+	/* gpipe and 1f1b for every (p, m), and many interleaved shapes */
+	ck_assert_int_ge(checked, 2 * 6 * 13 + 150);
 }
 END_TEST
 
@@ -258,6 +307,7 @@ Suite *suite_order(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, swapped_gpipe_passes_validation_but_is_not_order_safe);
 	tcase_add_test(tc, generated_schedules_are_order_safe);
+	tcase_add_test(tc, kinds_left_unreordered_receive_in_sending_order);
 	tcase_add_test(tc, one_finding_per_pair_and_the_bound_is_noted);
 	tcase_add_test(tc, ppcc_check_names_the_finding_and_still_accepts_the_schedule);
 	tcase_add_test(tc, runtime_refuses_the_swapped_schedule_in_grouped_mode_only);

@@ -36,6 +36,11 @@ typedef struct sched_row {
 	sched_check_fn check;
 	sched_bubble_fn bubble;
 	sched_count_fn count; /* NULL: 2 (3 split) computes per (stage, mb) */
+	/* 1: each rank's order, lowered, receives from every peer in the
+	 * order that peer sends, with the group size of p where the kind has
+	 * one (check_order proves it over a grid of shapes, and finds other
+	 * group sizes that do not), so lower.c need not reorder them */
+	int receives_in_order;
 } sched_row;
 
 static double bubble_1f1b(const sched_shape *sh, double f, double b, double w)
@@ -61,18 +66,18 @@ static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
 		{PPCC_SCHED_GPIPE, "gpipe", "GPIPE",
 		 "Huang et al., GPipe (NeurIPS 2019)", PPCC_PLACE_LOOPED,
 		 1, 1, 1, 0, 0},
-		ppcc_sched_order_gpipe, NULL, bubble_1f1b, NULL},
+		ppcc_sched_order_gpipe, NULL, bubble_1f1b, NULL, 1},
 	[PPCC_SCHED_1F1B] = {
 		{PPCC_SCHED_1F1B, "1f1b", "1F1B",
 		 "PipeDream-Flush; Megatron-LM's non-interleaved schedule",
 		 PPCC_PLACE_LOOPED, 1, 1, 1, 0, 0},
-		ppcc_sched_order_1f1b, NULL, bubble_1f1b, NULL},
+		ppcc_sched_order_1f1b, NULL, bubble_1f1b, NULL, 1},
 	[PPCC_SCHED_INTERLEAVED] = {
 		{PPCC_SCHED_INTERLEAVED, "interleaved", "INTERLEAVED",
 		 "Megatron-LM's interleaved 1F1B (Narayanan et al., SC 2021)",
 		 PPCC_PLACE_LOOPED, 2, PPCC_MAX_COUNT, 2, 0, 1},
 		ppcc_sched_order_interleaved, ppcc_sched_check_interleaved,
-		bubble_1f1b, NULL},
+		bubble_1f1b, NULL, 1},
 	[PPCC_SCHED_ZB_H1] = {
 		{PPCC_SCHED_ZB_H1, "zb-h1", "ZB_H1",
 		 "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
@@ -252,6 +257,13 @@ int64_t ppcc_sched_local_actions(int kind, int ranks, int chunks,
 	if (row->count)
 		return row->count(&sh);
 	return S * microbatches * (row->info.split_backward ? 3 : 2);
+}
+
+int ppcc_sched_receives_in_order(int kind, int ranks, int group_size)
+{
+	const sched_row *row = sched_row_of(kind);
+	return row && row->receives_in_order &&
+	       (!row->info.uses_group || group_size == 0 || group_size == ranks);
 }
 
 sched_order_fn ppcc_sched_order_of(int kind)

@@ -76,6 +76,12 @@ typedef int64_t (*sched_count_fn)(const sched_shape *sh);
 /* The order function of a kind; NULL for an unknown kind. */
 sched_order_fn ppcc_sched_order_of(int kind);
 
+/* 1 when the kind's lowered orders already receive from each peer in the
+ * order it sends (GPipe, 1F1B, interleaved with the group size p, given
+ * or 0), so lower.c leaves them as they are; 0 otherwise and for an
+ * unknown kind. */
+int ppcc_sched_receives_in_order(int kind, int ranks, int group_size);
+
 /* A compute order being written. */
 static inline void sched_put(sched_list *l, int op, int stage, int mb)
 {
