@@ -195,24 +195,25 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			done[st] = 0;
 			n_red[st] = 0;
 		}
-		int32_t any_red = 0;
+		int32_t any_coll = 0;
 		for (int32_t i = rs->n_actions - 1; i >= 0; i--) {
 			const ppcc_action *x = &rs->actions[i];
+			if (ppcc_op_is_collective(x->op))
+				any_coll++;
 			if (ppcc_op_is_reduction(x->op)) {
 				first_red[x->stage] = i;
 				n_red[x->stage]++;
-				any_red++;
 			}
 		}
 		/* The stash along the rank's order, as the simulator counts
 		 * it, to split its peak into activations and logits; the
 		 * actions' times replayed from the simulation where the rank
-		 * reduces gradients.  A rank without reductions needs only
-		 * its last action's end, which is the simulator's dp_end_ms
-		 * (its channel never used): its times are not replayed. */
+		 * has collectives.  A rank without any needs only its last
+		 * action's end, which is the simulator's dp_end_ms (its
+		 * channel never used): its times are not replayed. */
 		ppcc_rank_times times;
 		int err;
-		if (!any_red)
+		if (!any_coll)
 			last = e->dp_end_ms[r];
 		else if (rs->n_actions > 0 &&
 			 (err = ppcc_rank_times_begin(&times, s, v->costs, e, r)) < 0)
@@ -221,7 +222,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			const ppcc_action *x = &rs->actions[i];
 			const ppcc_stage_cost *c = &v->costs[x->stage];
 			double t0 = 0, t1 = last;
-			if (any_red &&
+			if (any_coll &&
 			    (err = ppcc_rank_times_at(&times, i, &t0, &t1)) < 0)
 				return err;
 			if (x->op == PPCC_OP_ALL_GATHER_PARAM) {
