@@ -681,6 +681,12 @@ static int variant_uniform(plan_ctx *x, ppcc_plan_variant *out, const int *first
 	return 0;
 }
 
+static int cmp_double(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+	return a < b ? -1 : a > b;
+}
+
 static double gib(double bytes)
 {
 	return bytes / (1024.0 * 1024.0 * 1024.0);
@@ -814,15 +820,89 @@ static int step_lower_bound(plan_ctx *x, int64_t bottleneck, step_bounds_t *out)
 	return 0;
 }
 
+/* The bound of bound.c from the cost tables, in picoseconds: per layer
+ * the least over the device groups of its F, of its F + B (the lead
+ * under (c), at most the work: the F and B of the group of least F + B
+ * are at least the least F and the least B), and of its F + B as work;
+ * per rank the least p2p of its stages' boundaries with other ranks,
+ * each direction's send and receive at least the table's value less a
+ * picosecond for the two (the simulator does not round them). */
+static int pipe_bound_ps(plan_ctx *x, double *out_ps)
+{
+	const ppcc_sched_kind_info *ki = ppcc_sched_kind(x->kind);
+	int n = x->n, p = x->p, G = x->cfg->cluster.n_groups;
+	int tail = ki && !ki->split_backward && x->kind != PPCC_SCHED_AUTO;
+	double *lf, *lfb, *work, *least, *extra;
+	int *first, *count;
+	if (!ALLOC(lf, n + 1) || !ALLOC(lfb, n + 1) || !ALLOC(work, n + 1) ||
+	    !ALLOC(least, n + 1) || !ALLOC(extra, p) || !ALLOC(first, p) ||
+	    !ALLOC(count, p))
+		return PPCC_ENOMEM;
+	double *sorted = least + 1;
+	for (int i = 0; i < n; i++) {
+		int64_t f = INT64_MAX, b = INT64_MAX, fb = INT64_MAX;
+		for (int g = 0; g < G; g++) {
+			int64_t gf = x->work_f[g][i + 1] - x->work_f[g][i];
+			int64_t gfb = x->work_fb[g][i + 1] - x->work_fb[g][i];
+			f = gf < f ? gf : f;
+			b = gfb - gf < b ? gfb - gf : b;
+			fb = gfb < fb ? gfb : fb;
+		}
+		lf[i + 1] = lf[i] + (double)f;
+		lfb[i + 1] = lfb[i] + (double)(f + b);
+		work[i + 1] = work[i] + (double)fb;
+		sorted[i] = (double)fb;
+	}
+	qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+	least[0] = 0;
+	for (int i = 1; i <= n; i++)
+		least[i] += least[i - 1];
+	int64_t minc[2] = {INT64_MAX, INT64_MAX};
+	for (int k = 0; k < 2; k++)
+		for (int j = 0; j + 1 < n; j++)
+			minc[k] = x->comm[k][j] < minc[k] ? x->comm[k][j] : minc[k];
+	for (int r = 0; r < p; r++)
+		first[r] = -1;
+	int contiguous = x->S == p;
+	for (int s = 0; s < x->S; s++) {
+		int r = x->place[s].rank;
+		if (r < 0 || r >= p)
+			return PPCC_EINTERNAL;
+		contiguous &= r == s;
+		if (first[r] < 0)
+			first[r] = s;
+		count[r]++;
+		int in = s > 0 ? x->stage_link[s - 1] : -1, out = x->stage_link[s];
+		if (in >= 0 && minc[in] != INT64_MAX)
+			extra[r] += (double)(minc[in] - 1);
+		if (out >= 0 && minc[out] != INT64_MAX)
+			extra[r] += (double)(minc[out] - 1);
+	}
+	for (int r = 0; r < p; r++)
+		if (first[r] < 0)
+			return PPCC_EINTERNAL;
+	ppcc_bound_problem bp = {
+		.n_layers = n, .n_ranks = p, .microbatches = x->m,
+		.lead_f_prefix = lf, .lead_fb_prefix = tail ? lfb : NULL,
+		.work_prefix = work, .least_prefix = least, .extra = extra,
+		.first_stage = first, .stage_count = count,
+		.contiguous = contiguous};
+	*out_ps = ppcc_bound_step(&bp);
+	return 0;
+}
+
 /* A bound on the iteration of every split, for ppcc search's pruning
  * (only ppcc_plan_build_lean uses it; ppcc plan prints the step bound
  * above as its gap).  The iteration is sync + post (iteration.c): sync
  * the latest of the step and every rank's end of its gradient
  * reductions, post the largest of the ranks' optimizer steps and
- * parameter all-gathers.  Three parts, each proven from the simulator's
- * and iteration.c's rules:
+ * parameter all-gathers.  The step is at least the larger of step_ms
+ * (step_lower_bound), bound.c's (pipe_bound_ps: every rank waits for the
+ * forward through the stages before its first, then runs its layers' m
+ * microbatches and their p2p, and without a split backward its last
+ * gradient runs back through the stages before it) and, with one chunk:
  *
- *   - the bubble, with one chunk (S = p, stage s on rank s): rank p-1's
+ *   - the bubble of the last rank (S = p, stage s on rank s): rank p-1's
  *     first action is RECV_F(p-1, j) for some j (its F needs the input,
  *     its B, I or W their F), which starts no earlier than the matching
  *     SEND_F, after F(p-2, j) ended, which started after its own input
@@ -837,25 +917,14 @@ static int step_lower_bound(plan_ctx *x, int64_t bottleneck, step_bounds_t *out)
  *     with Bx_s = B_s or I_s (0 when the last action is not SEND_B).  A
  *     layer's F_s + Bx_s is at least its least over the device groups,
  *     so with the last stage from layer i on, over every split:
- *       step >= min_{p-1 <= i < n} lead(i) + m T_{p-1}(i..n-1);
- *   - the reductions: a rank's channel runs its REDUCE_GRADs one after
- *     another from time 0 or later, so sync >= the largest sum of one
- *     rank's reduction times >= their sum over the p ranks / p; each
- *     stage's buckets hold its gradient bytes (G x params / t a layer,
- *     rounded to a byte a stage) and each costs its latency plus its
- *     bytes at the per-byte rate, at least one bucket a bucket_bytes, and
- *     under ZeRO 2 and 3 each of the m backwards reduces them;
- *   - post: the largest rank's optimizer step and all-gather is at least
- *     their average, and their sums over the ranks follow from the
- *     parameters per device (split-independent) at the fastest memory.
- * So iteration >= max(step bound, reductions / p) + post / p.  Rounding:
- * the tables' picoseconds (a picosecond a microbatch and a stage, as the
- * path bound allows) and a relative 1e-9 for the sums in double. */
-static double iteration_lower_bound(const plan_ctx *x, const ppcc_schedule *shape,
-				    double step_ms)
+ *       step >= min_{p-1 <= i < n} lead(i) + m T_{p-1}(i..n-1).
+ *
+ * Rounding: the tables' picoseconds (a picosecond a microbatch and a
+ * stage, as the path bound allows).  ppcc_plan_iteration_bound adds the
+ * rest. */
+static int iteration_lower_bound(plan_ctx *x, const ppcc_schedule *shape,
+				 double step_ms, double *out_ms)
 {
-	const ppcc_config *cfg = x->cfg;
-	const ppcc_cluster *cl = &cfg->cluster;
 	const ppcc_part_problem *pb = &x->pb;
 	const ppcc_sched_kind_info *ki = ppcc_sched_kind(x->kind);
 	int n = x->n, S = x->S, p = x->p;
@@ -892,27 +961,64 @@ static double iteration_lower_bound(const plan_ctx *x, const ppcc_schedule *shap
 		if (bubble > step_ms)
 			step_ms = bubble;
 	}
-	int nn = x->dp * x->cp, zero = cfg->pipeline.zero;
-	double G = cfg->pipeline.grad_bytes, params = 0;
+	if (p > 1) {
+		double ps;
+		int err = pipe_bound_ps(x, &ps);
+		if (err < 0)
+			return err;
+		double pipe = (ps - (double)x->m - S - 2) / 1e9;
+		if (pipe > step_ms)
+			step_ms = pipe;
+	}
+	*out_ms = ppcc_plan_iteration_bound(x->cfg, step_ms);
+	return 0;
+}
+
+/* The rest of the iteration's bound, from the step's:
+ *
+ *   - the reductions: a rank's channel runs its REDUCE_GRADs one after
+ *     another from time 0 or later, so sync >= the largest sum of one
+ *     rank's reduction times >= their sum over the p ranks / p; each
+ *     stage's buckets hold its gradient bytes (G x params / t a layer,
+ *     rounded to a byte a stage) and each costs its latency plus its
+ *     bytes at the per-byte rate, at least one bucket a bucket_bytes, and
+ *     under ZeRO 2 and 3 each of the m backwards reduces them;
+ *   - post: the largest rank's optimizer step and all-gather is at least
+ *     their average, and their sums over the ranks follow from the
+ *     parameters per device (split-independent) at the fastest memory.
+ * So iteration >= max(step bound, reductions / p) + post / p, less a
+ * relative 1e-9 for the sums in double. */
+double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
+{
+	const ppcc_cluster *cl = &cfg->cluster;
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	int n = cfg->model.n_layers, p = pl->stages, t = pl->tensor_parallel;
+	int S = p * (pl->chunks > 0 ? pl->chunks : 1);
+	int dp = pl->data_parallel > 0 ? pl->data_parallel : 1;
+	int cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
+	int nn = dp * cp, zero = pl->zero;
+	if (p < 1 || t < 1)
+		return 0;
+	double G = pl->grad_bytes, params = 0;
 	for (int i = 0; i < n; i++)
-		params += cfg->model.layers[i].params / x->t;
+		params += cfg->model.layers[i].params / t;
 	double sync = step_ms, post = 0;
 	if (nn > 1) {
-		const ppcc_link *l = (int64_t)x->shard * x->dp <= cl->devices_per_node
+		const ppcc_link *l = (int64_t)t * cp * dp <= cl->devices_per_node
 			? &cl->intra_node : &cl->inter_node;
 		double f = (zero == 0 ? 2.0 : 1.0) * (nn - 1) / nn;
 		double bytes = G * params - S;
 		if (bytes > 0) {
 			double red = 1e3 * l->latency * bytes /
-				     (ppcc_dp_bucket_bytes(&cfg->pipeline) + 1) +
+				     (ppcc_dp_bucket_bytes(pl) + 1) +
 				     1e3 * f / l->bandwidth * bytes;
 			if (zero >= 2)
-				red *= x->m;
+				red *= pl->microbatches;
 			if (red / p > sync)
 				sync = red / p;
 		}
 		if (zero == 1 || zero == 2) {
-			int64_t block = (int64_t)x->t * x->cp * x->dp;
+			int64_t block = (int64_t)t * cp * dp;
 			const ppcc_link *gl = block <= cl->devices_per_node
 				? &cl->intra_node : &cl->inter_node;
 			post += 1e3 * ((double)p * gl->latency +
@@ -1107,7 +1213,7 @@ static int shape_add(ppcc_plan_shapes *c, plan_ctx *x, shape_entry **out)
  * receive's, and nothing before reads them). */
 static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 		      const ppcc_config *cfg, ppcc_diag *d,
-		      ppcc_plan_shapes *shapes)
+		      ppcc_plan_shapes *shapes, const lean_opts *lean)
 {
 	int err;
 	memset(x, 0, sizeof *x);
@@ -1130,6 +1236,19 @@ static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 
 	if ((err = ctx_init(x)) < 0)
 		return err;
+	/* the search's pruning: bound.c's bound needs the cost tables
+	 * alone, so a candidate it prunes builds no shape and solves no
+	 * partition */
+	if (lean && lean->bound_ms && x->p > 1) {
+		double ps;
+		if ((err = pipe_bound_ps(x, &ps)) < 0)
+			return err;
+		double it = ppcc_plan_iteration_bound(
+			cfg, (ps - (double)x->m - x->S - 2) / 1e9);
+		*lean->bound_ms = it;
+		if (it > lean->above_ms)
+			return 1;
+	}
 
 	if (shapes) {
 		shape_entry *e = shape_find(shapes, x);
@@ -1159,7 +1278,7 @@ int ppcc_plan_split(ppcc_plan_variant *out, int *out_fits, ppcc_arena *a,
 	ppcc_schedule shape;
 	int err;
 	memset(out, 0, sizeof *out);
-	if ((err = plan_setup(x, &shape, a, cfg, d, NULL)) < 0)
+	if ((err = plan_setup(x, &shape, a, cfg, d, NULL, NULL)) < 0)
 		return err;
 	if (first[0] != 0)
 		return PPCC_EINPUT;
@@ -1258,7 +1377,8 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	int *first, *uni;
 
 	memset(out, 0, sizeof *out);
-	if ((err = plan_setup(x, &shape, a, cfg, d, lean ? lean->shapes : NULL)) < 0)
+	if ((err = plan_setup(x, &shape, a, cfg, d, lean ? lean->shapes : NULL,
+			      lean)) != 0)
 		return err;
 	x->lean = lean != NULL;
 
@@ -1288,7 +1408,9 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	if ((err = step_lower_bound(x, proxy == 0 ? bottleneck : -1, &lb)) < 0)
 		return err;
 	if (lean && lean->bound_ms) {
-		double it = iteration_lower_bound(x, &shape, lb.step_ms);
+		double it;
+		if ((err = iteration_lower_bound(x, &shape, lb.step_ms, &it)) < 0)
+			return err;
 		*lean->bound_ms = it;
 		if (it > lean->above_ms)
 			return 1;

@@ -1101,6 +1101,33 @@ int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			 ppcc_diag *d, double above_ms, double *out_bound_ms,
 			 ppcc_plan_shapes *shapes);
 
+/* A lower bound on the simulated step of every split (bound.c, where
+ * it is proven), in the units of the per-layer figures given:
+ * lead_f_prefix[k], the forward of the first k layers; lead_fb_prefix
+ * (NULL when the kind splits the backward) the same with the backward,
+ * each layer's lead at most its work; work_prefix, the compute per
+ * microbatch of the first k layers; least_prefix[k], the sum of the k
+ * least of those; extra (NULL: none), each rank's p2p per microbatch;
+ * first_stage and stage_count per rank, from the kind's stage table;
+ * contiguous when rank r holds stage r alone.  Every figure a least one
+ * (over device groups, over boundaries): the bound holds for any larger
+ * ones. */
+typedef struct ppcc_bound_problem {
+	int n_layers, n_ranks, microbatches;
+	const double *lead_f_prefix, *lead_fb_prefix; /* n_layers + 1 */
+	const double *work_prefix, *least_prefix;     /* n_layers + 1 */
+	const double *extra;                          /* n_ranks */
+	const int *first_stage, *stage_count;         /* n_ranks */
+	int contiguous;
+} ppcc_bound_problem;
+double ppcc_bound_step(const ppcc_bound_problem *b);
+
+/* What a configuration's iteration is at least when its step is at
+ * least step_ms (plan.c): the gradient reductions and the optimizer
+ * step added as iteration.c adds them, from cfg's pipeline settings and
+ * layers alone. */
+double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms);
+
 /* Resource budget (budget.c).  The number of compute and point-to-point
  * actions the schedule of pl will hold, exact for its kind (saturating
  * at INT64_MAX); and the check
@@ -1335,6 +1362,13 @@ void ppcc_search_entry_describe(char *buf, size_t size,
  * located at "<search>": what ppcc_plan_build plans to e's figures. */
 int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
 		       const ppcc_config *base, const ppcc_search_entry *e);
+
+/* The bound a candidate of the search is ordered and pruned by before
+ * it is planned (search.c, candidate_bound): bound.c's from the layers'
+ * FLOPs, raised to the iteration (ppcc_plan_iteration_bound), for cfg's
+ * pipeline settings (checked); at most the iteration of every split.
+ * 0 when out of memory. */
+double ppcc_search_bound_ms(const ppcc_config *cfg);
 
 /* ---- output ----------------------------------------------------------- */
 

@@ -42,9 +42,21 @@
  *     rank's share with v chunks), so a candidate whose layers' static
  *     bytes exceed p x that cap fits no partition.
  *
- * Before a candidate's split search, ppcc_plan_build_lean proves a third
- * bound on the iteration of every split (plan.c, iteration_lower_bound:
- * the step bound of ppcc plan, the bubble of one chunk, the gradient
+ * A third comes from the layers' FLOPs and the kind's stage table for
+ * every candidate that passes the memory bound (candidate_bound):
+ * bound.c's on the step of every split (each rank waits for one
+ * microbatch's forward through the stages before its first, then runs
+ * its m microbatches' work, and without a split backward its last
+ * gradient runs back through those stages; over every split by a greedy
+ * bisection with one stage a rank and by counting the costliest layers
+ * each rank can hold with chunks), raised to the iteration by the
+ * gradient reductions and the optimizer step
+ * (ppcc_plan_iteration_bound); LB is raised to it.
+ *
+ * Before a candidate's split search, ppcc_plan_build_lean proves a fourth
+ * bound on the iteration of every split (plan.c: bound.c's from the cost
+ * tables, before any shape or partition; then iteration_lower_bound: the
+ * step bound of ppcc plan, the bubble of one chunk, the gradient
  * reductions and the optimizer step) and plans nothing when it exceeds
  * the K-th best iteration; the candidate's lower_bound_ms is raised to
  * it.
@@ -99,6 +111,9 @@ typedef struct layer_set {
 	double flops;      /* sum of fwd + bwd FLOPs per microbatch */
 	double params;     /* layers without their own bytes per parameter */
 	double own_static; /* params x bytes_per_param of those with */
+	/* prefixes of FLOPs for bound.c (n + 1 each): the forward, the
+	 * forward and backward in layer order, and the k least layers' */
+	double *fwd_prefix, *work_prefix, *least_prefix;
 } layer_set;
 
 typedef struct cand {
@@ -123,6 +138,12 @@ static double now_s(void)
 static int divides(long a, long b)
 {
 	return a > 0 && b % a == 0;
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+	return a < b ? -1 : a > b;
 }
 
 static int cmp_lb(const void *pa, const void *pb)
@@ -213,6 +234,26 @@ int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
 	return 0;
 }
 
+/* A set's sums and prefixes (the arrays allocated, zero). */
+static void set_sums(layer_set *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		const ppcc_layer *l = &s->layers[i];
+		s->flops += l->fwd_flops + l->bwd_flops;
+		s->fwd_prefix[i + 1] = s->fwd_prefix[i] + l->fwd_flops;
+		s->work_prefix[i + 1] = s->work_prefix[i] + l->fwd_flops +
+					l->bwd_flops;
+		s->least_prefix[i + 1] = l->fwd_flops + l->bwd_flops;
+		if (l->bytes_per_param > 0)
+			s->own_static += l->params * l->bytes_per_param;
+		else
+			s->params += l->params;
+	}
+	qsort(s->least_prefix + 1, (size_t)s->n, sizeof(double), cmp_double);
+	for (int i = 1; i <= s->n; i++)
+		s->least_prefix[i] += s->least_prefix[i - 1];
+}
+
 static int set_init(layer_set *s, ppcc_arena *a, const ppcc_config *cfg,
 		    int b, int recompute)
 {
@@ -233,15 +274,66 @@ static int set_init(layer_set *s, ppcc_arena *a, const ppcc_config *cfg,
 		s->layers = cfg->model.layers;
 		s->n = cfg->model.n_layers;
 	}
-	for (int i = 0; i < s->n; i++) {
-		const ppcc_layer *l = &s->layers[i];
-		s->flops += l->fwd_flops + l->bwd_flops;
-		if (l->bytes_per_param > 0)
-			s->own_static += l->params * l->bytes_per_param;
-		else
-			s->params += l->params;
-	}
+	s->fwd_prefix = ppcc_arena_alloc(a, (size_t)s->n + 1, sizeof(double));
+	s->work_prefix = ppcc_arena_alloc(a, (size_t)s->n + 1, sizeof(double));
+	s->least_prefix = ppcc_arena_alloc(a, (size_t)s->n + 1, sizeof(double));
+	if (!s->fwd_prefix || !s->work_prefix || !s->least_prefix)
+		return PPCC_ENOMEM;
+	set_sums(s);
 	return 0;
+}
+
+/* The bound of bound.c from FLOPs (each layer's F, B and F + B on any
+ * rank at least its FLOPs at t cp R, R the fastest group's rate: plan.c
+ * only adds non-negative terms; no p2p), raised to the iteration by
+ * ppcc_plan_iteration_bound: the bound a candidate is ordered by.
+ * Rounding: plan.c rounds each layer's F and F + B to the picosecond,
+ * so a rank's compute of m microbatches, the lead and the tail are each
+ * within a picosecond a layer and microbatch of these. */
+static double candidate_bound(const ppcc_config *base, const layer_set *set,
+			      const ppcc_search_entry *e, double R,
+			      ppcc_stage_info *place, int *first, int *count)
+{
+	const ppcc_sched_kind_info *ki = ppcc_sched_kind(e->kind);
+	int p = e->p, S = e->p * e->v, n = set->n;
+	double step = 0;
+	if (ki && S <= n) {
+		ppcc_sched_place(place, e->kind, p, e->v);
+		int contiguous = S == p, ok = 1;
+		for (int r = 0; r < p; r++)
+			first[r] = -1, count[r] = 0;
+		for (int s = 0; s < S; s++) {
+			int r = place[s].rank;
+			if (r < 0 || r >= p) {
+				ok = 0;
+				break;
+			}
+			contiguous &= r == s;
+			if (first[r] < 0)
+				first[r] = s;
+			count[r]++;
+		}
+		for (int r = 0; ok && r < p; r++)
+			ok = first[r] >= 0;
+		int tail = !ki->split_backward && e->kind != PPCC_SCHED_AUTO;
+		ppcc_bound_problem bp = {
+			.n_layers = n, .n_ranks = p, .microbatches = e->m,
+			.lead_f_prefix = set->fwd_prefix,
+			.lead_fb_prefix = tail ? set->work_prefix : NULL,
+			.work_prefix = set->work_prefix,
+			.least_prefix = set->least_prefix,
+			.first_stage = first, .stage_count = count,
+			.contiguous = contiguous};
+		if (ok)
+			step = ppcc_bound_step(&bp) /
+			       ((double)e->t * e->cp * R) * 1e3 -
+			       ((double)e->m + 3) * n * 1e-9;
+	}
+	ppcc_config cfg = *base;
+	set_pipeline(&cfg.pipeline, e);
+	cfg.model.layers = set->layers;
+	cfg.model.n_layers = n;
+	return ppcc_plan_iteration_bound(&cfg, step > 0 ? step : 0);
 }
 
 /* One candidate planned as ppcc plan would plan it, in arena a (reset
@@ -293,6 +385,50 @@ static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
 		c->e.peak_bytes = peak;
 	}
 	return err;
+}
+
+static double fastest_rate(const ppcc_cluster *cl)
+{
+	double R = 0;
+	for (int g = 0; g < cl->n_groups; g++) {
+		double r = cl->groups[g].tflops * 1e12 * cl->groups[g].efficiency;
+		if (r > R)
+			R = r;
+	}
+	return R;
+}
+
+double ppcc_search_bound_ms(const ppcc_config *cfg)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	int n = cfg->model.n_layers, p = pl->stages;
+	int v = pl->chunks > 0 ? pl->chunks : 1;
+	if (n < 1 || p < 1 || p * v > n)
+		return 0;
+	layer_set s = {.layers = cfg->model.layers, .n = n};
+	double *sums = calloc(3 * ((size_t)n + 1), sizeof *sums);
+	ppcc_stage_info *place = calloc((size_t)p * v, sizeof *place);
+	int *first = calloc(2 * (size_t)p, sizeof *first);
+	double lb = 0;
+	if (sums && place && first) {
+		s.fwd_prefix = sums;
+		s.work_prefix = sums + n + 1;
+		s.least_prefix = sums + 2 * (n + 1);
+		set_sums(&s);
+		ppcc_search_entry e = {
+			.t = pl->tensor_parallel, .p = p, .v = v,
+			.d = pl->data_parallel > 0 ? pl->data_parallel : 1,
+			.cp = pl->context_parallel > 0 ? pl->context_parallel : 1,
+			.m = pl->microbatches, .zero = pl->zero, .kind = pl->kind,
+			.b = cfg->model.micro_batch_size > 0
+			     ? cfg->model.micro_batch_size : 1};
+		lb = candidate_bound(cfg, &s, &e, fastest_rate(&cfg->cluster),
+				     place, first, first + p);
+	}
+	free(sums);
+	free(place);
+	free(first);
+	return lb;
 }
 
 /* A compared configuration completed as ppcc plan completes a file's
@@ -801,6 +937,15 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		return PPCC_ENOMEM;
 	}
 	double closest_static = INFINITY;
+	ppcc_stage_info *place = ppcc_arena_alloc(a, (size_t)n_layers + 1,
+						  sizeof *place);
+	int *place_first = ppcc_arena_alloc(a, (size_t)n_layers + 1, sizeof(int));
+	int *place_count = ppcc_arena_alloc(a, (size_t)n_layers + 1, sizeof(int));
+	if (!place || !place_first || !place_count) {
+		free(cs);
+		free(unfit);
+		return PPCC_ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		cand *c = &cs[i];
 		const layer_set *s = &sets[c->set];
@@ -821,6 +966,10 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			unfit[n_unfit++] = c->e.lower_bound_ms;
 			continue;
 		}
+		double lb = candidate_bound(cfg, s, &c->e, R, place,
+					    place_first, place_count);
+		if (lb > c->e.lower_bound_ms)
+			c->e.lower_bound_ms = lb;
 		cs[live++] = *c;
 	}
 	qsort(cs, live, sizeof *cs, cmp_lb);

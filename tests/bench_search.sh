@@ -78,8 +78,8 @@ for run in "llama3-405b 16384 H100s, 2048 x 8192:llama3-405b:10" \
 	"$ppcc" search "$dir/$name.yaml" --top 1 >"$dir/$name.txt" || exit 1
 	win=$(sed -n 's/^why: \(.*\): \([0-9.]*\) ms an iteration.*/\1, \2 ms/p' "$dir/$name.txt")
 	awk -v label="$label" -v budget="$budget" -v win="$win" '
-		/"considered":/ { gsub(/[^0-9.]/, "", $2); c = $2 }
-		/"simulated":/ { gsub(/[^0-9.]/, "", $2); s = $2 }
+		/"considered":/ && c == "" { gsub(/[^0-9.]/, "", $2); c = $2 }
+		/"simulated":/ && s == "" { gsub(/[^0-9.]/, "", $2); s = $2 }
 		/"seconds":/ { gsub(/[^0-9.]/, "", $2); t = $2 }
 		END { printf "%-34s %11d %10d %9.2f %12.0f %7ss  %s\n", label, c, s, t,
 			      c / t, budget, win }' "$dir/$name.json"

@@ -789,6 +789,124 @@ START_TEST(the_iteration_bound_never_exceeds_a_simulated_iteration)
 }
 END_TEST
 
+/* bound.c's bounds, from FLOPs (what the search orders candidates by,
+ * ppcc_search_bound_ms) and from the cost tables (ppcc_plan_build_lean's
+ * bound), never exceed the simulated iteration of a split: every example
+ * model, with its t and cp, for every kind but auto, chunks 1 to 3 as
+ * the kind takes them, p every divisor of the devices up to 16 and a few
+ * microbatch counts (the kind's checks refusing some), the uniform split
+ * and two random ones each simulated on its own (ppcc_plan_split, which
+ * prices a split whether or not it fits).  Not vacuous: above the
+ * compute bound m F / (p t cp R) on most instances, and above that by a
+ * tenth on some (the bubble, or the layers dealt unevenly over v > 1
+ * chunks). */
+START_TEST(the_bounds_hold_on_every_example)
+{
+	static const char *const examples[] = {
+		"tiny.yaml", "llama3-8b.yaml", "llama3-70b.yaml",
+		"gpt3-175b.yaml", "llama2-70b.yaml", "hetero.yaml"};
+	int checked = 0, above_compute = 0, raised = 0, raised_v = 0;
+	uint64_t st = 77;
+	for (size_t x = 0; x < sizeof examples / sizeof *examples; x++) {
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_config base;
+		tu_diag diag;
+		tu_diag_init(&diag);
+		char path[4096];
+		snprintf(path, sizeof path, "%s/examples/%s", tu_src(), examples[x]);
+		ck_assert_int_eq(ppcc_config_load(&base, a, path, NULL, &diag.d), 0);
+		int devices = base.cluster.devices;
+		int t = base.pipeline.tensor_parallel > 0 ? base.pipeline.tensor_parallel : 1;
+		int cp = base.pipeline.context_parallel > 0 ? base.pipeline.context_parallel : 1;
+		int b = base.model.micro_batch_size > 0 ? base.model.micro_batch_size : 1;
+		int rec = base.model.transformer ? base.model.transformer->recompute : 0;
+		for (int p = 1; p <= 16; p++) {
+			if (devices % (t * cp * p))
+				continue;
+			int d = devices / (t * cp * p);
+			for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
+				const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
+				if (k == PPCC_SCHED_AUTO)
+					continue;
+				int vmax = ki->max_chunks < 3 ? ki->max_chunks : 3;
+				for (int v = ki->min_chunks; v <= vmax; v++) {
+					int ms[] = {p, 2 * p + 1, 4 * p};
+					for (int mi = 0; mi < 3; mi++) {
+						ppcc_search_entry e = {
+							.t = t, .p = p, .d = d, .cp = cp, .v = v,
+							.b = b, .m = ms[mi], .recompute = rec,
+							.zero = d * cp > 1 ? 1 : 0, .kind = k};
+						ppcc_config c;
+						ppcc_diag quiet = {0};
+						ppcc_arena_reset(a);
+						ck_assert_int_eq(ppcc_config_load(&base, a, path, NULL,
+										  &diag.d), 0);
+						ck_assert_int_eq(ppcc_search_config(&c, a, &base, &e), 0);
+						if (c.model.n_layers < p * v ||
+						    ppcc_config_check(&c, &quiet) != 0)
+							continue;
+						double sb = ppcc_search_bound_ms(&c);
+						double pb = -1;
+						ppcc_plan plan;
+						int err = ppcc_plan_build_lean(&plan, a, &c, &quiet,
+									       INFINITY, &pb, NULL);
+						ck_assert_msg(err == 0 || err == PPCC_EINFEASIBLE,
+							      "%s p %d %s v %d: %d", examples[x], p,
+							      ki->name, v, err);
+						int n = c.model.n_layers, S = p * v;
+						double flops = 0, R = 0;
+						for (int i = 0; i < n; i++)
+							flops += c.model.layers[i].fwd_flops +
+								 c.model.layers[i].bwd_flops;
+						for (int g = 0; g < c.cluster.n_groups; g++) {
+							const ppcc_device_group *dg = &c.cluster.groups[g];
+							if (dg->tflops * 1e12 * dg->efficiency > R)
+								R = dg->tflops * 1e12 * dg->efficiency;
+						}
+						double compute = e.m * flops / ((double)p * t * cp * R) * 1e3;
+						int *split = ppcc_arena_alloc(a, (size_t)S, sizeof *split);
+						ck_assert_ptr_nonnull(split);
+						for (int trial = 0; trial < 3; trial++) {
+							int at = 0;
+							for (int s = 0; s < S; s++) {
+								int room = n - at - (S - s - 1);
+								int take = trial == 0
+									? (n - at) / (S - s)
+									: s == S - 1 ? n - at
+									: bound_int(&st, 1, room < 8 ? room : 8);
+								split[s] = at;
+								at += take;
+							}
+							ppcc_plan_variant var;
+							int fits;
+							ck_assert_int_eq(ppcc_plan_split(&var, &fits, a, &c,
+											 split, &quiet), 0);
+							double it = var.iteration->iteration_ms;
+							ck_assert_msg(sb <= it && pb <= it,
+								      "%s p %d %s v %d m %d split %d: "
+								      "search bound %.9f, plan bound "
+								      "%.9f, iteration %.9f ms",
+								      examples[x], p, ki->name, v, e.m,
+								      trial, sb, pb, it);
+						}
+						checked++;
+						above_compute += sb > compute * 1.001;
+						raised += sb > compute * 1.1;
+						raised_v += v > 1 && pb > compute * 1.1;
+					}
+				}
+			}
+		}
+		ppcc_arena_free(a);
+	}
+	ck_assert_msg(checked >= 300, "%d instances", checked);
+	ck_assert_msg(above_compute > checked / 2, "above the compute bound on "
+		      "%d of %d", above_compute, checked);
+	ck_assert_msg(raised > 20 && raised_v > 5, "a tenth above it on %d "
+		      "(%d with v > 1)", raised, raised_v);
+}
+END_TEST
+
 Suite *suite_search(void)
 {
 	Suite *s = suite_create("search");
@@ -808,6 +926,7 @@ Suite *suite_search(void)
 	TCase *tb = tcase_create("bound");
 	tcase_set_timeout(tb, 300);
 	tcase_add_test(tb, the_iteration_bound_never_exceeds_a_simulated_iteration);
+	tcase_add_test(tb, the_bounds_hold_on_every_example);
 	suite_add_tcase(s, tb);
 	return s;
 }
