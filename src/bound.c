@@ -32,10 +32,21 @@
  *       at least the backward of the first s_r layers.  Its compute
  *       before that B is all of it, so, counting no p2p:
  *         step >= FB_prefix(s_r) + m W_r.
+ *   (d) And from the other end: Every backward action of r (B, or I and W) of a stage s comes
+ *       after the input gradient of its microbatch has come back to s,
+ *       made by the B (or I) of s + 1, ..., S - 1 one after another, the
+ *       first of which needs the forward of that microbatch through every
+ *       stage; over r's stages this is least for its highest, h_r, after
+ *       which lie at least the model's last S - 1 - h_r layers.  These
+ *       backwards run one after another, m of each of r's layers:
+ *         step >= F_all + Bx_suffix(S - 1 - h_r) + m Bwd_r,
+ *       the form of (b) over the layers taken from the last (lead F_all
+ *       plus the input gradient's prefix, at most the backward a layer),
+ *       bounded over every split as below.
  *
  * A split fixes W_r; two relaxations bound the least over every split of
- * max_r of (b) or of (c) (lead the prefix of F, or of F + B, and e_r 0
- * for (c)):
+ * max_r of (b), of (c) or of (d) (lead the prefix of F, of F + B, or
+ * from the last layer; e_r 0 for (c) and (d)):
  *
  *   - contiguous, when rank r holds stage r alone: stage r starts at
  *     layer i_r, lead_r = P(i_r) (P the prefix of the per-layer lead,
@@ -185,6 +196,25 @@ double ppcc_bound_step(const ppcc_bound_problem *b)
 			continue;
 		double x = bisect(b, lead, e, el, start, hi, room);
 		best = x > best ? x : best;
+	}
+	if (b->back_lead_prefix && b->back_work_prefix && b->back_least_prefix &&
+	    b->back_first_stage) {
+		/* (d), as (b) over the layers from the last */
+		ppcc_bound_problem r = *b;
+		r.lead_f_prefix = b->back_lead_prefix;
+		r.lead_fb_prefix = NULL;
+		r.work_prefix = b->back_work_prefix;
+		r.least_prefix = b->back_least_prefix;
+		r.extra = NULL;
+		r.first_stage = b->back_first_stage;
+		const double *lead = r.lead_f_prefix;
+		double start = m * r.work_prefix[n] / p;
+		double hi = lead[n] + m * (r.contiguous ? r.work_prefix[n]
+						      : r.least_prefix[n]);
+		if (hi > start) {
+			double x = bisect(&r, lead, NULL, 0, start, hi, room);
+			best = x > best ? x : best;
+		}
 	}
 	if (room != room_here)
 		free(room);

@@ -832,31 +832,47 @@ static int pipe_bound_ps(plan_ctx *x, double *out_ps)
 	const ppcc_sched_kind_info *ki = ppcc_sched_kind(x->kind);
 	int n = x->n, p = x->p, G = x->cfg->cluster.n_groups;
 	int tail = ki && !ki->split_backward && x->kind != PPCC_SCHED_AUTO;
-	double *lf, *lfb, *work, *least, *extra;
-	int *first, *count;
+	int split = ki && ki->split_backward;
+	double *lf, *lfb, *work, *least, *extra, *blead, *bwork, *bleast, *bx;
+	int *first, *count, *last;
 	if (!ALLOC(lf, n + 1) || !ALLOC(lfb, n + 1) || !ALLOC(work, n + 1) ||
 	    !ALLOC(least, n + 1) || !ALLOC(extra, p) || !ALLOC(first, p) ||
-	    !ALLOC(count, p))
+	    !ALLOC(count, p) || !ALLOC(last, p) || !ALLOC(blead, n + 1) ||
+	    !ALLOC(bwork, n + 1) || !ALLOC(bleast, n + 1) || !ALLOC(bx, n))
 		return PPCC_ENOMEM;
-	double *sorted = least + 1;
+	double *sorted = least + 1, *bsorted = bleast + 1;
 	for (int i = 0; i < n; i++) {
-		int64_t f = INT64_MAX, b = INT64_MAX, fb = INT64_MAX;
+		int64_t f = INT64_MAX, b = INT64_MAX, fb = INT64_MAX, in = INT64_MAX;
 		for (int g = 0; g < G; g++) {
 			int64_t gf = x->work_f[g][i + 1] - x->work_f[g][i];
 			int64_t gfb = x->work_fb[g][i + 1] - x->work_fb[g][i];
+			int64_t gi = gfb - gf -
+				     (split ? x->work_w[g][i + 1] - x->work_w[g][i] : 0);
 			f = gf < f ? gf : f;
 			b = gfb - gf < b ? gfb - gf : b;
 			fb = gfb < fb ? gfb : fb;
+			in = gi < in ? gi : in;
 		}
 		lf[i + 1] = lf[i] + (double)f;
 		lfb[i + 1] = lfb[i] + (double)(f + b);
 		work[i + 1] = work[i] + (double)fb;
 		sorted[i] = (double)fb;
+		bsorted[i] = (double)b;
+		bx[i] = (double)in;
 	}
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
-	least[0] = 0;
-	for (int i = 1; i <= n; i++)
+	qsort(bsorted, (size_t)n, sizeof *bsorted, cmp_double);
+	least[0] = bleast[0] = 0;
+	blead[0] = lf[n];
+	for (int i = 1; i <= n; i++) {
 		least[i] += least[i - 1];
+		bleast[i] += bleast[i - 1];
+		/* from the last layer: its input gradient and whole backward
+		 * (the least B over the groups, at least the least I) */
+		blead[i] = blead[i - 1] + bx[n - i];
+		bwork[i] = bwork[i - 1] + (lfb[n - i + 1] - lfb[n - i]) -
+			   (lf[n - i + 1] - lf[n - i]);
+	}
 	int64_t minc[2] = {INT64_MAX, INT64_MAX};
 	for (int k = 0; k < 2; k++)
 		for (int j = 0; j + 1 < n; j++)
@@ -871,6 +887,7 @@ static int pipe_bound_ps(plan_ctx *x, double *out_ps)
 		contiguous &= r == s;
 		if (first[r] < 0)
 			first[r] = s;
+		last[r] = x->S - 1 - s;
 		count[r]++;
 		int in = s > 0 ? x->stage_link[s - 1] : -1, out = x->stage_link[s];
 		if (in >= 0 && minc[in] != INT64_MAX)
@@ -886,7 +903,9 @@ static int pipe_bound_ps(plan_ctx *x, double *out_ps)
 		.lead_f_prefix = lf, .lead_fb_prefix = tail ? lfb : NULL,
 		.work_prefix = work, .least_prefix = least, .extra = extra,
 		.first_stage = first, .stage_count = count,
-		.contiguous = contiguous};
+		.contiguous = contiguous,
+		.back_lead_prefix = blead, .back_work_prefix = bwork,
+		.back_least_prefix = bleast, .back_first_stage = last};
 	*out_ps = ppcc_bound_step(&bp);
 	return 0;
 }

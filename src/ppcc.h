@@ -1119,6 +1119,15 @@ typedef struct ppcc_bound_problem {
 	const double *extra;                          /* n_ranks */
 	const int *first_stage, *stage_count;         /* n_ranks */
 	int contiguous;
+	/* the backward's bound (d) of bound.c, NULL when not asked, over
+	 * the layers from the last: back_lead_prefix[k], the forward of
+	 * every layer plus the input gradient (B, or I under a split
+	 * backward) of the last k, each layer's at most its backward;
+	 * back_work_prefix, the whole backward of the last k;
+	 * back_least_prefix, of the k least; back_first_stage[r], S - 1 -
+	 * rank r's highest stage */
+	const double *back_lead_prefix, *back_work_prefix, *back_least_prefix;
+	const int *back_first_stage;
 } ppcc_bound_problem;
 double ppcc_bound_step(const ppcc_bound_problem *b);
 

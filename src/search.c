@@ -47,7 +47,9 @@
  * bound.c's on the step of every split (each rank waits for one
  * microbatch's forward through the stages before its first, then runs
  * its m microbatches' work, and without a split backward its last
- * gradient runs back through those stages; over every split by a greedy
+ * gradient runs back through those stages; and every backward of a rank
+ * waits for one microbatch's forward through all layers and its
+ * gradient back to the rank's highest stage; over every split by a greedy
  * bisection with one stage a rank and by counting the costliest layers
  * each rank can hold with chunks), raised to the iteration by the
  * gradient reductions and the optimizer step
@@ -114,6 +116,10 @@ typedef struct layer_set {
 	/* prefixes of FLOPs for bound.c (n + 1 each): the forward, the
 	 * forward and backward in layer order, and the k least layers' */
 	double *fwd_prefix, *work_prefix, *least_prefix;
+	/* and from the last layer: all forwards plus the input gradients
+	 * (B, or its part without W), the backwards, the k least of those */
+	double *back_full_prefix, *back_split_prefix, *back_prefix;
+	double *back_least_prefix;
 } layer_set;
 
 typedef struct cand {
@@ -252,6 +258,33 @@ static void set_sums(layer_set *s)
 	qsort(s->least_prefix + 1, (size_t)s->n, sizeof(double), cmp_double);
 	for (int i = 1; i <= s->n; i++)
 		s->least_prefix[i] += s->least_prefix[i - 1];
+	int n = s->n;
+	s->back_full_prefix[0] = s->back_split_prefix[0] = s->fwd_prefix[n];
+	for (int i = 1; i <= n; i++) {
+		const ppcc_layer *l = &s->layers[n - i];
+		double in = l->bwd_flops - l->bwd_weight_flops;
+		s->back_full_prefix[i] = s->back_full_prefix[i - 1] + l->bwd_flops;
+		s->back_split_prefix[i] = s->back_split_prefix[i - 1] +
+					  (in > 0 ? in : 0);
+		s->back_prefix[i] = s->back_prefix[i - 1] + l->bwd_flops;
+		s->back_least_prefix[i] = l->bwd_flops;
+	}
+	qsort(s->back_least_prefix + 1, (size_t)n, sizeof(double), cmp_double);
+	for (int i = 1; i <= n; i++)
+		s->back_least_prefix[i] += s->back_least_prefix[i - 1];
+}
+
+/* A set's arrays, n + 1 each, in sums (7 (n + 1) doubles, zero). */
+static void set_arrays(layer_set *s, double *sums)
+{
+	size_t k = (size_t)s->n + 1;
+	s->fwd_prefix = sums;
+	s->work_prefix = sums + k;
+	s->least_prefix = sums + 2 * k;
+	s->back_full_prefix = sums + 3 * k;
+	s->back_split_prefix = sums + 4 * k;
+	s->back_prefix = sums + 5 * k;
+	s->back_least_prefix = sums + 6 * k;
 }
 
 static int set_init(layer_set *s, ppcc_arena *a, const ppcc_config *cfg,
@@ -274,61 +307,118 @@ static int set_init(layer_set *s, ppcc_arena *a, const ppcc_config *cfg,
 		s->layers = cfg->model.layers;
 		s->n = cfg->model.n_layers;
 	}
-	s->fwd_prefix = ppcc_arena_alloc(a, (size_t)s->n + 1, sizeof(double));
-	s->work_prefix = ppcc_arena_alloc(a, (size_t)s->n + 1, sizeof(double));
-	s->least_prefix = ppcc_arena_alloc(a, (size_t)s->n + 1, sizeof(double));
-	if (!s->fwd_prefix || !s->work_prefix || !s->least_prefix)
+	double *sums = ppcc_arena_alloc(a, 7 * ((size_t)s->n + 1), sizeof *sums);
+	if (!sums)
 		return PPCC_ENOMEM;
+	set_arrays(s, sums);
 	set_sums(s);
 	return 0;
 }
 
-/* The bound of bound.c from FLOPs (each layer's F, B and F + B on any
- * rank at least its FLOPs at t cp R, R the fastest group's rate: plan.c
- * only adds non-negative terms; no p2p), raised to the iteration by
- * ppcc_plan_iteration_bound: the bound a candidate is ordered by.
- * Rounding: plan.c rounds each layer's F and F + B to the picosecond,
- * so a rank's compute of m microbatches, the lead and the tail are each
+/* bound.c's bound from FLOPs (each layer's F, B, its part without W,
+ * and F + B on any rank at least its FLOPs at t cp R, R the fastest
+ * group's rate: plan.c only adds non-negative terms; no p2p), in FLOPs.
+ * It depends on the layers, p, v, m and the kind's placement and
+ * backward alone, so the search keeps each (memo_bound).  place: room
+ * for p v stages; first, count, last: for p ranks. */
+static double flops_bound(const layer_set *set, int kind, int p, int v, int m,
+			  ppcc_stage_info *place, int *first, int *count,
+			  int *last)
+{
+	const ppcc_sched_kind_info *ki = ppcc_sched_kind(kind);
+	int S = p * v, n = set->n;
+	if (!ki || S > n)
+		return 0;
+	ppcc_sched_place(place, kind, p, v);
+	int contiguous = S == p;
+	for (int r = 0; r < p; r++)
+		first[r] = -1, count[r] = 0;
+	for (int s = 0; s < S; s++) {
+		int r = place[s].rank;
+		if (r < 0 || r >= p)
+			return 0;
+		contiguous &= r == s;
+		if (first[r] < 0)
+			first[r] = s;
+		last[r] = S - 1 - s;
+		count[r]++;
+	}
+	for (int r = 0; r < p; r++)
+		if (first[r] < 0)
+			return 0;
+	/* the auto kind plans kinds of either backward */
+	int split = ki->split_backward || kind == PPCC_SCHED_AUTO;
+	ppcc_bound_problem bp = {
+		.n_layers = n, .n_ranks = p, .microbatches = m,
+		.lead_f_prefix = set->fwd_prefix,
+		.lead_fb_prefix = split ? NULL : set->work_prefix,
+		.work_prefix = set->work_prefix,
+		.least_prefix = set->least_prefix,
+		.first_stage = first, .stage_count = count,
+		.contiguous = contiguous,
+		.back_lead_prefix = split ? set->back_split_prefix
+					  : set->back_full_prefix,
+		.back_work_prefix = set->back_prefix,
+		.back_least_prefix = set->back_least_prefix,
+		.back_first_stage = last};
+	return ppcc_bound_step(&bp);
+}
+
+/* The FLOPs bounds kept: open addressing on (layer set, the kind's
+ * placement and backward, p, v, m). */
+typedef struct memo_slot {
+	int set, how, p, v, m, used;
+	double flops;
+} memo_slot;
+
+typedef struct bound_memo {
+	memo_slot *slot;
+	size_t size; /* a power of two, more than the candidates */
+} bound_memo;
+
+static double memo_bound(bound_memo *mo, int si, const layer_set *set,
+			 const ppcc_search_entry *e, ppcc_stage_info *place,
+			 int *first, int *count, int *last)
+{
+	const ppcc_sched_kind_info *ki = ppcc_sched_kind(e->kind);
+	if (!ki)
+		return 0;
+	/* kinds of one placement and one backward share the bound */
+	int how = e->kind == PPCC_SCHED_AUTO ? -1
+		  : ki->placement * 3 + ki->split_backward;
+	uint64_t h = (uint64_t)(si + 1) * 0x9e3779b97f4a7c15u;
+	h = (h ^ (uint64_t)(how + 2)) * 0xff51afd7ed558ccdu;
+	h = (h ^ (uint64_t)e->p) * 0xc4ceb9fe1a85ec53u;
+	h = (h ^ (uint64_t)e->v) * 0xff51afd7ed558ccdu;
+	h = (h ^ (uint64_t)e->m) * 0xc4ceb9fe1a85ec53u;
+	size_t i = (size_t)(h >> 17) & (mo->size - 1);
+	for (;; i = (i + 1) & (mo->size - 1)) {
+		memo_slot *sl = &mo->slot[i];
+		if (!sl->used) {
+			*sl = (memo_slot){si, how, e->p, e->v, e->m, 1,
+					  flops_bound(set, e->kind, e->p, e->v,
+						      e->m, place, first, count,
+						      last)};
+			return sl->flops;
+		}
+		if (sl->set == si && sl->how == how && sl->p == e->p &&
+		    sl->v == e->v && sl->m == e->m)
+			return sl->flops;
+	}
+}
+
+/* The bound a candidate is ordered by: the FLOPs bound at t cp R,
+ * raised to the iteration by ppcc_plan_iteration_bound.  Rounding:
+ * plan.c rounds each layer's F, F + B and W to the picosecond, so a
+ * rank's compute of m microbatches, the lead and the tail are each
  * within a picosecond a layer and microbatch of these. */
 static double candidate_bound(const ppcc_config *base, const layer_set *set,
 			      const ppcc_search_entry *e, double R,
-			      ppcc_stage_info *place, int *first, int *count)
+			      double flops)
 {
-	const ppcc_sched_kind_info *ki = ppcc_sched_kind(e->kind);
-	int p = e->p, S = e->p * e->v, n = set->n;
-	double step = 0;
-	if (ki && S <= n) {
-		ppcc_sched_place(place, e->kind, p, e->v);
-		int contiguous = S == p, ok = 1;
-		for (int r = 0; r < p; r++)
-			first[r] = -1, count[r] = 0;
-		for (int s = 0; s < S; s++) {
-			int r = place[s].rank;
-			if (r < 0 || r >= p) {
-				ok = 0;
-				break;
-			}
-			contiguous &= r == s;
-			if (first[r] < 0)
-				first[r] = s;
-			count[r]++;
-		}
-		for (int r = 0; ok && r < p; r++)
-			ok = first[r] >= 0;
-		int tail = !ki->split_backward && e->kind != PPCC_SCHED_AUTO;
-		ppcc_bound_problem bp = {
-			.n_layers = n, .n_ranks = p, .microbatches = e->m,
-			.lead_f_prefix = set->fwd_prefix,
-			.lead_fb_prefix = tail ? set->work_prefix : NULL,
-			.work_prefix = set->work_prefix,
-			.least_prefix = set->least_prefix,
-			.first_stage = first, .stage_count = count,
-			.contiguous = contiguous};
-		if (ok)
-			step = ppcc_bound_step(&bp) /
-			       ((double)e->t * e->cp * R) * 1e3 -
-			       ((double)e->m + 3) * n * 1e-9;
-	}
+	int n = set->n;
+	double step = flops / ((double)e->t * e->cp * R) * 1e3 -
+		      ((double)e->m + 3) * n * 1e-9;
 	ppcc_config cfg = *base;
 	set_pipeline(&cfg.pipeline, e);
 	cfg.model.layers = set->layers;
@@ -406,14 +496,12 @@ double ppcc_search_bound_ms(const ppcc_config *cfg)
 	if (n < 1 || p < 1 || p * v > n)
 		return 0;
 	layer_set s = {.layers = cfg->model.layers, .n = n};
-	double *sums = calloc(3 * ((size_t)n + 1), sizeof *sums);
+	double *sums = calloc(7 * ((size_t)n + 1), sizeof *sums);
 	ppcc_stage_info *place = calloc((size_t)p * v, sizeof *place);
-	int *first = calloc(2 * (size_t)p, sizeof *first);
+	int *ranks = calloc(3 * (size_t)p, sizeof *ranks);
 	double lb = 0;
-	if (sums && place && first) {
-		s.fwd_prefix = sums;
-		s.work_prefix = sums + n + 1;
-		s.least_prefix = sums + 2 * (n + 1);
+	if (sums && place && ranks) {
+		set_arrays(&s, sums);
 		set_sums(&s);
 		ppcc_search_entry e = {
 			.t = pl->tensor_parallel, .p = p, .v = v,
@@ -422,12 +510,13 @@ double ppcc_search_bound_ms(const ppcc_config *cfg)
 			.m = pl->microbatches, .zero = pl->zero, .kind = pl->kind,
 			.b = cfg->model.micro_batch_size > 0
 			     ? cfg->model.micro_batch_size : 1};
-		lb = candidate_bound(cfg, &s, &e, fastest_rate(&cfg->cluster),
-				     place, first, first + p);
+		double f = flops_bound(&s, e.kind, p, v, e.m, place, ranks,
+				       ranks + p, ranks + 2 * p);
+		lb = candidate_bound(cfg, &s, &e, fastest_rate(&cfg->cluster), f);
 	}
 	free(sums);
 	free(place);
-	free(first);
+	free(ranks);
 	return lb;
 }
 
@@ -939,11 +1028,15 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 	double closest_static = INFINITY;
 	ppcc_stage_info *place = ppcc_arena_alloc(a, (size_t)n_layers + 1,
 						  sizeof *place);
-	int *place_first = ppcc_arena_alloc(a, (size_t)n_layers + 1, sizeof(int));
-	int *place_count = ppcc_arena_alloc(a, (size_t)n_layers + 1, sizeof(int));
-	if (!place || !place_first || !place_count) {
+	int *ranks = ppcc_arena_alloc(a, 3 * ((size_t)n_layers + 1), sizeof(int));
+	bound_memo memo = {NULL, 64};
+	while (memo.size < 2 * n)
+		memo.size *= 2;
+	memo.slot = calloc(memo.size, sizeof *memo.slot);
+	if (!place || !ranks || !memo.slot) {
 		free(cs);
 		free(unfit);
+		free(memo.slot);
 		return PPCC_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -966,12 +1059,15 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			unfit[n_unfit++] = c->e.lower_bound_ms;
 			continue;
 		}
-		double lb = candidate_bound(cfg, s, &c->e, R, place,
-					    place_first, place_count);
+		double f = memo_bound(&memo, c->set, s, &c->e, place, ranks,
+				      ranks + n_layers + 1,
+				      ranks + 2 * (n_layers + 1));
+		double lb = candidate_bound(cfg, s, &c->e, R, f);
 		if (lb > c->e.lower_bound_ms)
 			c->e.lower_bound_ms = lb;
 		cs[live++] = *c;
 	}
+	free(memo.slot);
 	qsort(cs, live, sizeof *cs, cmp_lb);
 
 	ppcc_config base = *cfg;
