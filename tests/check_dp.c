@@ -251,6 +251,213 @@ START_TEST(reduced_gradients_are_the_sum_over_the_replicas)
 }
 END_TEST
 
+/* ---- ZeRO: reduce-scatter and the parameter gathers ------------------ */
+
+#define ZC_N 5 /* values a bucket: shards of 1, 1 and 3 over d = 3 */
+
+typedef struct zero_case {
+	const ppcc_schedule *s;
+	int p, d;
+	int no_params_replica;     /* registers no parameters; -1 */
+	ppcc_rt_local_world *worlds[DP_MAX];
+	ppcc_rt_dp_group *groups[DP_MAX];
+	double grad[DP_MAX][DP_MAX][ZC_N], param[DP_MAX][DP_MAX][ZC_N];
+	double seen[DP_MAX][DP_MAX][ZC_N]; /* param at the first forward */
+	ppcc_rt_shard shard[DP_MAX][DP_MAX]; /* [replica][stage] */
+	int status[DP_MAX][DP_MAX], gather_status[DP_MAX][DP_MAX];
+	pthread_mutex_t mu;
+	char lines[8192];
+	size_t len;
+} zero_case;
+
+typedef struct zero_member {
+	zero_case *c;
+	int replica, rank;
+} zero_member;
+
+static int zc_forward(int stage, int mb, const void *in, size_t in_n, void *out,
+		      size_t out_n, void *user)
+{
+	zero_member *m = user;
+	if (out)
+		memset(out, 0, out_n);
+	if (mb == 0)
+		memcpy(m->c->seen[m->replica][stage], m->c->param[m->replica][stage],
+		       sizeof m->c->seen[0][0]);
+	return 0;
+}
+
+/* (replica + 1) * (stage + 1) * (mb + 1) * (k + 1) into value k */
+static int zc_backward(int stage, int mb, const void *gout, size_t gout_n,
+		       void *gin, size_t gin_n, void *user)
+{
+	zero_member *m = user;
+	if (gin)
+		memset(gin, 0, gin_n);
+	for (int k = 0; k < ZC_N; k++)
+		m->c->grad[m->replica][stage][k] +=
+			(double)((m->replica + 1) * (stage + 1) * (mb + 1)) * (k + 1);
+	return 0;
+}
+
+static void zc_diag(int rank, const char *line, void *user)
+{
+	zero_case *c = user;
+	pthread_mutex_lock(&c->mu);
+	int n = snprintf(c->lines + c->len, sizeof c->lines - c->len, "%s\n", line);
+	if (n > 0 && c->len + (size_t)n < sizeof c->lines)
+		c->len += (size_t)n;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void *zc_member_main(void *arg)
+{
+	zero_member *me = arg;
+	zero_case *c = me->c;
+	int r = me->replica, k = me->rank;
+	ppcc_rt_stage_fns fns[DP_MAX];
+	for (int s = 0; s < c->s->n_stages; s++)
+		fns[s] = (ppcc_rt_stage_fns){zc_forward, zc_backward, NULL, NULL,
+					     NULL, me, PPCC_RT_STAGE_FNS_VERSION};
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.timeout_s = 1.0;
+	o.world = c->worlds[r];
+	o.dp_group = c->groups[k];
+	o.replica = r;
+	o.diag = zc_diag;
+	o.diag_user = c;
+	ppcc_rt *rt = NULL;
+	int err = ppcc_rt_init(&rt, c->s, k, &o);
+	for (int s = 0; s < c->s->n_stages && err == 0; s++) {
+		if (c->s->stages[s].rank != k)
+			continue;
+		for (int i = 0; i < ZC_N; i++)
+			c->param[r][s][i] = 100.0 * (r + 1) + i;
+		err = ppcc_rt_grad_register(rt, s, 0, c->grad[r][s], ZC_N);
+		if (err == 0 && r != c->no_params_replica)
+			err = ppcc_rt_param_register(rt, s, 0, c->param[r][s], ZC_N);
+		c->shard[r][s].version = PPCC_RT_SHARD_VERSION;
+		if (err == 0)
+			err = ppcc_rt_dp_shard(&c->shard[r][s], rt, s, 0);
+	}
+	ppcc_rt_stats st;
+	if (err == 0)
+		err = ppcc_rt_step(&st, rt, fns);
+	c->status[r][k] = err;
+	/* the optimizer: the own shard of the parameters, then the gather
+	 * every replica makes after the last step */
+	for (int s = 0; s < c->s->n_stages && err == 0; s++)
+		if (c->s->stages[s].rank == k)
+			for (size_t i = 0; i < c->shard[r][s].count; i++)
+				c->param[r][s][c->shard[r][s].offset + i] = -1.0 - (double)r;
+	if (err == 0)
+		c->gather_status[r][k] = ppcc_rt_dp_gather_params(rt);
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+static void zc_run(zero_case *c)
+{
+	pthread_t th[DP_MAX * DP_MAX];
+	zero_member mem[DP_MAX * DP_MAX];
+	pthread_mutex_init(&c->mu, NULL);
+	for (int r = 0; r < c->d; r++)
+		ck_assert_int_eq(ppcc_rt_local_world_new(&c->worlds[r], c->p), 0);
+	for (int k = 0; k < c->p; k++)
+		ck_assert_int_eq(ppcc_rt_dp_group_new(&c->groups[k], c->d), 0);
+	int n = c->p * c->d;
+	for (int i = 0; i < n; i++) {
+		mem[i] = (zero_member){c, i / c->p, i % c->p};
+		ck_assert_int_eq(pthread_create(&th[i], NULL, zc_member_main, &mem[i]), 0);
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	for (int k = 0; k < c->p; k++)
+		ppcc_rt_dp_group_free(c->groups[k]);
+	for (int r = 0; r < c->d; r++)
+		ppcc_rt_local_world_free(c->worlds[r]);
+	pthread_mutex_destroy(&c->mu);
+}
+
+/* The shard owner of value i of a bucket of ZC_N over 3 replicas: 1
+ * value each, the last replica the 3 left. */
+static int zc_owner(int i)
+{
+	return i < 2 ? i : 2;
+}
+
+/* ZeRO 1, p = 2, d = 3, m = 4: each stage's bucket of 5 gradients is
+ * reduce-scattered, replica 0 owning value 0, replica 1 value 1 and
+ * replica 2 values 2-4 (ppcc_rt_dp_shard says so), each holding the sum
+ * over the replicas of its shard only, 6 * 10 * (s + 1) * (k + 1), and
+ * its own accumulation, (r + 1) * 10 * (s + 1) * (k + 1), elsewhere; the
+ * prologue's gathers gave every first forward each value from its
+ * owner, 100 * (owner + 1) + i; and ppcc_rt_dp_gather_params after the
+ * step brings every replica each owner's update.  A replica that
+ * registered no parameters fails its first gather, naming it. */
+START_TEST(reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	int kinds[] = {PPCC_SCHED_GPIPE, PPCC_SCHED_1F1B};
+	for (size_t n = 0; n < 2; n++) {
+		dp_schedule(&s, a, kinds[n], 2, 4);
+		double g[DP_MAX];
+		for (int st = 0; st < s.n_stages; st++)
+			g[st] = 40;
+		ck_assert_int_eq(ppcc_schedule_place_collectives(&s, a, g, 1000, 1, 0.5), 0);
+		ck_assert_int_eq(ppcc_schedule_validate_seal(&s, NULL, NULL, 0), 0);
+		zero_case *c = calloc(1, sizeof *c);
+		ck_assert_ptr_nonnull(c);
+		*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = -1};
+		zc_run(c);
+		for (int r = 0; r < 3; r++) {
+			for (int k = 0; k < 2; k++) {
+				ck_assert_msg(c->status[r][k] == 0 && c->gather_status[r][k] == 0,
+					      "replica %d rank %d: %s %s\n%s", r, k,
+					      ppcc_rt_status_str(c->status[r][k]),
+					      ppcc_rt_status_str(c->gather_status[r][k]),
+					      c->lines);
+			}
+			for (int st = 0; st < 2; st++) {
+				const ppcc_rt_shard *sh = &c->shard[r][st];
+				ck_assert_int_eq(sh->replica, r);
+				ck_assert_int_eq(sh->replicas, 3);
+				ck_assert_int_eq(sh->sharded, 1);
+				ck_assert_uint_eq(sh->offset, (size_t)r);
+				ck_assert_uint_eq(sh->count, r < 2 ? 1u : 3u);
+				ck_assert_uint_eq(sh->bucket_count, ZC_N);
+				for (int i = 0; i < ZC_N; i++) {
+					int own = zc_owner(i) == r;
+					double want = (own ? 60.0 : 10.0 * (r + 1)) *
+						      (st + 1) * (i + 1);
+					ck_assert_msg(c->grad[r][st][i] == want,
+						      "replica %d stage %d value %d: %g, not %g",
+						      r, st, i, c->grad[r][st][i], want);
+					ck_assert_double_eq(c->seen[r][st][i],
+							    100.0 * (zc_owner(i) + 1) + i);
+					ck_assert_double_eq(c->param[r][st][i],
+							    -1.0 - zc_owner(i));
+				}
+			}
+		}
+		ck_assert_msg(c->len == 0, "%s", c->lines);
+		free(c);
+	}
+
+	zero_case *c = calloc(1, sizeof *c);
+	ck_assert_ptr_nonnull(c);
+	*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = 1};
+	zc_run(c);
+	ck_assert_int_eq(c->status[1][0], PPCC_RT_EINPUT);
+	ck_assert_msg(strstr(c->lines, "replica 1: ALL_GATHER_PARAM stage 0 bucket 0: "
+			     "no parameters registered for it "
+			     "(ppcc_rt_param_register)"), "%s", c->lines);
+	free(c);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* A replica whose forward fails stops the others' reductions at once
  * (not at their timeout), each with one line naming the reduction. */
 START_TEST(a_failing_replica_stops_the_grid_naming_the_collective)
@@ -559,6 +766,7 @@ Suite *suite_dp(void)
 	TCase *tc = tcase_create("dp");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, reduced_gradients_are_the_sum_over_the_replicas);
+	tcase_add_test(tc, reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all);
 	tcase_add_test(tc, a_failing_replica_stops_the_grid_naming_the_collective);
 	tcase_add_test(tc, a_stuck_replica_times_out_the_reduction_naming_it);
 	tcase_add_test(tc, replicas_entering_different_collectives_are_refused);

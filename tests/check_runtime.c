@@ -1582,6 +1582,125 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 }
 END_TEST
 
+/* ZeRO: a plan of mlp.yaml on p x d devices with pipeline.zero set
+ * reduce-scatters each bucket (each replica keeps the sum of the shard
+ * it owns, count / d values, the last replica the rest) and, under ZeRO
+ * 1 and 2, opens each rank's list with the buckets' parameter gathers;
+ * the trainer updates only its shards (ppcc_rt_dp_shard) and relies on
+ * the next step's gathers (ZeRO 3: on its own gather after the update),
+ * gathering once more after the last step.  Losses at every step and
+ * the final weights are those of serial training on the global batch,
+ * bit for bit: the shards' sums are added in replica order as the
+ * all-reduce's are, and a gather copies bits.  A gather left out would
+ * leave each replica's other shards a step old, and the losses from
+ * step 1 on would differ.  Over local threads and over mpirun with
+ * p x d processes. */
+START_TEST(zero_training_matches_serial_training_on_the_global_batch)
+{
+	static const struct {
+		int p, d, zero;
+		const char *kind;
+	} runs[] = {
+		{1, 2, 1, "gpipe"}, {1, 2, 1, "1f1b"}, {1, 2, 1, "interleaved"},
+		{1, 2, 1, "zb-v"}, {2, 2, 1, "gpipe"}, {2, 2, 1, "1f1b"},
+		{2, 2, 1, "interleaved"}, {2, 2, 1, "zb-v"}, {4, 2, 1, "gpipe"},
+		{4, 2, 1, "1f1b"}, {4, 2, 1, "interleaved"}, {4, 2, 1, "zb-v"},
+		{2, 4, 1, "gpipe"}, {2, 4, 1, "1f1b"}, {2, 4, 1, "interleaved"},
+		{2, 4, 1, "zb-v"}, {2, 2, 2, "zb-h1"}, {2, 2, 3, "zb-h1"},
+	};
+	char trainer[PATH_MAX], bin[PATH_MAX], yaml[PATH_MAX], out[PATH_MAX];
+	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8], nw[8];
+	build_path(trainer, sizeof trainer, "trainer");
+	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
+	char *dir = tu_mkdtemp();
+	ck_assert_ptr_nonnull(dir);
+	snprintf(yaml, sizeof yaml, "%s/examples/trainer/mlp.yaml", tu_src());
+	char *model = tu_read_file(yaml, NULL);
+	ck_assert_ptr_nonnull(model);
+	char *devices = strstr(model, "  devices: 4\n");
+	ck_assert_ptr_nonnull(devices);
+	int mpi = -1, n_mpi = 0;
+	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		int p = runs[k].p, d = runs[k].d;
+		snprintf(what, sizeof what, "%s p=%d d=%d zero %d", runs[k].kind, p, d,
+			 runs[k].zero);
+		/* mlp.yaml on p x d devices, with the ZeRO stage */
+		snprintf(yaml, sizeof yaml, "%s/mlp-%zu.yaml", dir, k);
+		FILE *f = fopen(yaml, "w");
+		ck_assert_ptr_nonnull(f);
+		fprintf(f, "%.*s  devices: %d\n%s  zero: %d\n",
+			(int)(devices - model), model, p * d,
+			devices + strlen("  devices: 4\n"), runs[k].zero);
+		ck_assert_int_eq(fclose(f), 0);
+		snprintf(json, sizeof json, "%s/plan-%zu.json", dir, k);
+		snprintf(np, sizeof np, "%d", p);
+		snprintf(nd, sizeof nd, "%d", d);
+		snprintf(nw, sizeof nw, "%d", p * d);
+		char *plan[] = {(char *)ppcc_binary(bin, sizeof bin), "plan", "-f",
+				"json", "-s", (char *)runs[k].kind, "-p", np, "-m", "4",
+				"-o", json, yaml, NULL, NULL, NULL};
+		if (strcmp(runs[k].kind, "interleaved") == 0) {
+			memmove(&plan[4], &plan[2], 11 * sizeof *plan);
+			plan[2] = "-v";
+			plan[3] = "2";
+		}
+		run_ok(plan, what);
+		char *text = tu_read_file(json, NULL);
+		ck_assert_ptr_nonnull(text);
+		ck_assert_msg(strstr(text, "\"REDUCE_SCATTER_GRAD\"") &&
+			      !strstr(text, "\"REDUCE_GRAD\"") &&
+			      (strstr(text, "\"ALL_GATHER_PARAM\"") != NULL) ==
+				      (runs[k].zero < 3) &&
+			      strstr(text, "\"version\": 4"), "%s: the plan's collectives",
+			      what);
+		free(text);
+		snprintf(ref_path, sizeof ref_path, "%s/serial-%zu", dir, k);
+		char *se[] = {trainer, "--serial", "--data-parallel", nd, "--schedule",
+			      json, "--steps", "3", "--output", ref_path, NULL};
+		run_ok(se, what);
+		char *ref = sorted_output(ref_path);
+		ck_assert_msg(strstr(ref, "loss 2 ") && strstr(ref, "param 7 "),
+			      "%s: incomplete serial output\n%s", what, ref);
+		snprintf(out, sizeof out, "%s/zero-%zu", dir, k);
+		char *dp[] = {trainer, "--data-parallel", nd, "--schedule", json,
+			      "--steps", "3", "--debug", "--output", out, NULL};
+		run_ok(dp, what);
+		char *got = sorted_output(out);
+		ck_assert_msg(strcmp(got, ref) == 0, "%s local: differs from serial "
+			      "training (largest relative difference %g)\n%s", what,
+			      max_rel_diff(got, ref), got);
+		free(got);
+		if (mpi != 0) {
+			snprintf(out, sizeof out, "%s/zero-%zu-mpi", dir, k);
+			char *mo[] = {"mpirun", "-np", nw, "--oversubscribe",
+				      "--allow-run-as-root", "--mca", "btl", "self,vader",
+				      trainer, "--transport", "mpi", "--data-parallel", nd,
+				      "--schedule", json, "--steps", "3", "--debug",
+				      "--timeout", "30", "--output", out, NULL};
+			mpi = !run_ok(mo, what);
+			if (mpi) {
+				got = sorted_output(out);
+				ck_assert_msg(strcmp(got, ref) == 0, "%s mpi: differs from "
+					      "serial training (largest relative "
+					      "difference %g)\n%s", what,
+					      max_rel_diff(got, ref), got);
+				free(got);
+				n_mpi++;
+			}
+		}
+		free(ref);
+	}
+	if (!mpi && !tu_mpi_left_out("zero_training_matches_serial_training_on_the_global_batch"))
+		tu_skip("zero_training_matches_serial_training_on_the_global_batch",
+			"no mpirun or no MPI in the trainer; its MPI runs not run");
+	fprintf(stderr, "runtime: ZeRO, %zu plans: local and %d mpi runs equal to "
+		"serial bit for bit\n", sizeof runs / sizeof runs[0], n_mpi);
+	free(model);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* A schedule whose stages do not match the model is refused by the
  * trainer before it trains. */
 START_TEST(trainer_refuses_a_schedule_for_another_model)
@@ -1642,6 +1761,7 @@ Suite *suite_runtime(void)
 	tcase_add_test(tc, trainer_matches_serial_training_on_every_schedule_and_transport);
 	tcase_add_test(tc, trainer_refuses_a_schedule_for_another_model);
 	tcase_add_test(tc, data_parallel_training_matches_serial_training_on_the_global_batch);
+	tcase_add_test(tc, zero_training_matches_serial_training_on_the_global_batch);
 	tcase_add_test(tc, mpi_mismatched_schedules_refused_on_both_ranks);
 	suite_add_tcase(s, tc);
 	return s;

@@ -152,13 +152,21 @@ double mlp_loss(const mlp *net, const double *y, const double *t, double *gy)
 
 void mlp_update(mlp *net, int l)
 {
+	mlp_update_shard(net, l, 0, n_w(l), 0, (size_t)mlp_width[l + 1]);
+}
+
+void mlp_update_shard(mlp *net, int l, size_t w_lo, size_t w_n, size_t b_lo,
+		      size_t b_n)
+{
 	mlp_layer *y = &net->layer[l];
 	for (size_t j = 0; j < n_w(l); j++) {
-		y->w[j] -= MLP_LR * y->gw[j];
+		if (j >= w_lo && j - w_lo < w_n)
+			y->w[j] -= MLP_LR * y->gw[j];
 		y->gw[j] = 0;
 	}
-	for (int o = 0; o < mlp_width[l + 1]; o++) {
-		y->b[o] -= MLP_LR * y->gb[o];
+	for (size_t o = 0; o < (size_t)mlp_width[l + 1]; o++) {
+		if (o >= b_lo && o - b_lo < b_n)
+			y->b[o] -= MLP_LR * y->gb[o];
 		y->gb[o] = 0;
 	}
 }

@@ -85,6 +85,10 @@ double mlp_loss(const mlp *net, const double *y, const double *t, double *gy);
 
 /* W -= lr * dW for layer l, and zero its gradients. */
 void mlp_update(mlp *net, int l);
+/* The same for the weights [w_lo, w_lo + w_n) and biases [b_lo, b_lo +
+ * b_n) only (a ZeRO replica's shards); every gradient zeroed. */
+void mlp_update_shard(mlp *net, int l, size_t w_lo, size_t w_n, size_t b_lo,
+		      size_t b_n);
 
 /* One step without a pipeline: every microbatch forward and backward in
  * order (by shard, see mlp.shards), then the update; *out_loss the

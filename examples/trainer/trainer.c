@@ -27,7 +27,15 @@
  * processes (world rank w is pipeline rank w / D of replica w % D), and
  * nccl (trainer_cuda, not --loopback) as D x p processes, one GPU each,
  * its device gradients summed by ncclAllReduce; with --serial, the
- * reference: one process over the whole batch.
+ * reference: one process over the whole batch.  A schedule of a ZeRO
+ * plan (pipeline.zero >= 1: REDUCE_SCATTER_GRAD) leaves each replica
+ * the reduced shard of each bucket it owns (ppcc_rt_dp_shard), and the
+ * replica updates only that shard; the next step's ALL_GATHER_PARAM
+ * prologue (ZeRO 1 and 2) gathers the shards, under ZeRO 3 the trainer
+ * gathers them after its update (ppcc_rt_dp_gather_params: this model
+ * has no per-layer gather of its own), and after the last step the
+ * trainer gathers them once more (ppcc_rt_dp_gather_params) before it
+ * prints or saves the weights.
  *
  * Checkpoints (ppcc/checkpoint.h): --save DIR --save-at STEP saves every
  * layer once STEP steps are done (--save-at may be repeated), each rank
@@ -385,6 +393,69 @@ out:
 	return err;
 }
 
+/* Registers the layer gradients of rank's stages as buckets: w then b,
+ * layer by layer, bucket 2*(l - first) and 2*(l - first) + 1, and the
+ * layers' parameters as the same buckets' (what a ZeRO schedule's
+ * gathers gather). */
+static int register_grads(ppcc_rt *rt, const ppcc_schedule *s, mlp *net,
+			  int rank)
+{
+	int err = 0;
+	for (int st = 0; st < s->n_stages && err == 0; st++) {
+		const ppcc_stage_info *si = &s->stages[st];
+		if (si->rank != rank)
+			continue;
+		for (int l = si->first_layer; l <= si->last_layer && err == 0; l++) {
+			mlp_layer *y = &net->layer[l];
+			int b = 2 * (l - si->first_layer);
+			size_t nw = (size_t)mlp_width[l] * (size_t)mlp_width[l + 1];
+			size_t nb = (size_t)mlp_width[l + 1];
+			if ((err = ppcc_rt_grad_register(rt, st, b, y->gw, nw)) == 0 &&
+			    (err = ppcc_rt_grad_register(rt, st, b + 1, y->gb, nb)) == 0 &&
+			    (err = ppcc_rt_param_register(rt, st, b, y->w, nw)) == 0)
+				err = ppcc_rt_param_register(rt, st, b + 1, y->b, nb);
+		}
+	}
+	return err;
+}
+
+/* The optimizer step of rank's layers: each bucket's shard this replica
+ * owns (the whole bucket unless the schedule reduce-scatters), every
+ * gradient zeroed.  *out_sharded: whether it reduce-scatters. */
+static int update_shards(ppcc_rt *rt, const ppcc_schedule *s, mlp *net,
+			 int rank, int *out_sharded)
+{
+	int err = 0;
+	*out_sharded = 0;
+	for (int st = 0; st < s->n_stages && err == 0; st++) {
+		const ppcc_stage_info *si = &s->stages[st];
+		if (si->rank != rank)
+			continue;
+		for (int l = si->first_layer; l <= si->last_layer && err == 0; l++) {
+			int b = 2 * (l - si->first_layer);
+			ppcc_rt_shard w = {PPCC_RT_SHARD_VERSION, 0, 0, 0, 0, 0, 0};
+			ppcc_rt_shard bias = w;
+			if ((err = ppcc_rt_dp_shard(&w, rt, st, b)) == 0 &&
+			    (err = ppcc_rt_dp_shard(&bias, rt, st, b + 1)) == 0) {
+				mlp_update_shard(net, l, w.offset, w.count, bias.offset,
+						 bias.count);
+				*out_sharded |= w.sharded;
+			}
+		}
+	}
+	return err;
+}
+
+/* Whether the schedule gathers the parameters itself (ZeRO 1 and 2). */
+static int schedule_gathers(const ppcc_schedule *s)
+{
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
+			if (s->ranks[r].actions[i].op == PPCC_OP_ALL_GATHER_PARAM)
+				return 1;
+	return 0;
+}
+
 /* ---- data parallelism: D replicas of the pipeline, local --------------------
  *
  * Replica r trains on microbatches r*m .. r*m+m-1 of the global batch of
@@ -429,19 +500,8 @@ static void *dp_rank_main(void *arg)
 	mlp *net = &d->nets[r];
 	if ((*status = ppcc_rt_init(&rt, s, k, &ro)) != 0)
 		return NULL;
-	for (int st = 0; st < S && *status == 0; st++) {
-		const ppcc_stage_info *si = &s->stages[st];
-		if (si->rank != k)
-			continue;
-		for (int l = si->first_layer; l <= si->last_layer && *status == 0; l++) {
-			mlp_layer *y = &net->layer[l];
-			int b = 2 * (l - si->first_layer);
-			size_t nw = (size_t)mlp_width[l] * (size_t)mlp_width[l + 1];
-			if ((*status = ppcc_rt_grad_register(rt, st, b, y->gw, nw)) == 0)
-				*status = ppcc_rt_grad_register(rt, st, b + 1, y->gb,
-								(size_t)mlp_width[l + 1]);
-		}
-	}
+	*status = register_grads(rt, s, net, k);
+	int sharded = 0, gathers = schedule_gathers(s);
 	for (int step = 0; step < d->o->steps && *status == 0; step++) {
 		ppcc_rt_stats stats;
 		if ((*status = ppcc_rt_step(&stats, rt, &d->fns[(size_t)r * (size_t)S])) != 0)
@@ -454,12 +514,16 @@ static void *dp_rank_main(void *arg)
 				step, r, k, stats.step_s * 1e3, stats.busy_s * 1e3,
 				red * 1e3, wait * 1e3);
 		}
+		if ((*status = update_shards(rt, s, net, k, &sharded)) != 0)
+			break;
+		/* ZeRO 3: the parameters gathered before they are used again */
+		if (sharded && !gathers && step + 1 < d->o->steps &&
+		    (*status = ppcc_rt_dp_gather_params(rt)) != 0)
+			break;
 		for (int st = 0; st < S; st++) {
 			const ppcc_stage_info *si = &s->stages[st];
 			if (si->rank != k)
 				continue;
-			for (int l = si->first_layer; l <= si->last_layer; l++)
-				mlp_update(net, l);
 			if (st == S - 1)
 				for (int mb = 0; mb < m; mb++)
 					d->losses[(size_t)step * (size_t)(d->D * m) +
@@ -467,6 +531,9 @@ static void *dp_rank_main(void *arg)
 						mlp_stages_loss_of(d->sts[r], mb);
 		}
 	}
+	/* the last update's shards, to every replica */
+	if (*status == 0 && sharded)
+		*status = ppcc_rt_dp_gather_params(rt);
 	ppcc_rt_free(rt);
 	return NULL;
 }
@@ -570,28 +637,6 @@ out:
 }
 
 #if TRAINER_MPI
-/* Registers the layer gradients of rank's stages as buckets: w then b,
- * layer by layer, bucket 2*(l - first) and 2*(l - first) + 1. */
-static int register_grads(ppcc_rt *rt, const ppcc_schedule *s, mlp *net,
-			  int rank)
-{
-	int err = 0;
-	for (int st = 0; st < s->n_stages && err == 0; st++) {
-		const ppcc_stage_info *si = &s->stages[st];
-		if (si->rank != rank)
-			continue;
-		for (int l = si->first_layer; l <= si->last_layer && err == 0; l++) {
-			mlp_layer *y = &net->layer[l];
-			int b = 2 * (l - si->first_layer);
-			size_t nw = (size_t)mlp_width[l] * (size_t)mlp_width[l + 1];
-			if ((err = ppcc_rt_grad_register(rt, st, b, y->gw, nw)) == 0)
-				err = ppcc_rt_grad_register(rt, st, b + 1, y->gb,
-							    (size_t)mlp_width[l + 1]);
-		}
-	}
-	return err;
-}
-
 /* One rank per process: the runtime for this rank, then the update of
  * the layers its stages hold.  With --data-parallel D the world is p x D
  * processes, world rank w pipeline rank w / D of replica w % D (the
@@ -637,6 +682,7 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	int last = s->stages[s->n_stages - 1].rank == rank;
+	int sharded = 0, gathers = schedule_gathers(s);
 	if (replica != 0)
 		out_file = NULL; /* replica 0 prints for all */
 	if (o->output && replica == 0) {
@@ -693,9 +739,25 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 		} else if (last) {
 			print_loss(step, mlp_stages_loss(st));
 		}
-		for (int l = 0; l < MLP_LAYERS; l++)
-			if (owned[l])
-				mlp_update(&net, l);
+		if (D > 1) {
+			err = update_shards(rt, s, &net, rank, &sharded);
+			/* ZeRO 3, or a save of a ZeRO run: every parameter
+			 * gathered now */
+			if (err == 0 && sharded &&
+			    ((!gathers && step + 1 < o->steps) || step + 1 == o->steps ||
+			     save_due(o, net.step + 1)))
+				err = ppcc_rt_dp_gather_params(rt);
+			if (err != 0) {
+				fprintf(stderr, "trainer: rank %d step %d: %s\n", rank,
+					step, ppcc_rt_status_str(err));
+				fflush(NULL);
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+		} else {
+			for (int l = 0; l < MLP_LAYERS; l++)
+				if (owned[l])
+					mlp_update(&net, l);
+		}
 		net.step++;
 		if (save_due(o, net.step)) {
 			/* every rank's shards, then one commit */

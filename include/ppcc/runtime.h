@@ -408,10 +408,79 @@ PPCC_API void ppcc_rt_dp_group_free(ppcc_rt_dp_group *g);
 PPCC_API int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket,
 				   double *grad, size_t count);
 
-/* The last step's reductions: *out_reduce_s the seconds they took, added
+/* ---- ZeRO: the optimizer state sharded over the replicas ----------------
+ *
+ * A schedule of a plan with ZeRO >= 1 (schedule version 4) reduces each
+ * bucket with REDUCE_SCATTER_GRAD: when ppcc_rt_step returns, each
+ * replica holds the sum over the replicas only of the shard of each
+ * bucket it owns (the rest of its gradient buffer is left as its own
+ * backward made it), and its optimizer updates only that shard of the
+ * parameters.  The bucket of count values is cut into d contiguous
+ * shards of count / d values (integer division), replica i owning shard
+ * i and the last replica also the count % d left (ppcc_rt_dp_shard says
+ * which).  Under ZeRO 1 and 2 the schedule opens each rank's list with
+ * an ALL_GATHER_PARAM per bucket: the runtime gathers the registered
+ * parameters (ppcc_rt_param_register) of every bucket, each replica's
+ * shard to every replica, and waits for the gathers before the rank's
+ * first compute, so every forward sees the parameters the replicas'
+ * optimizers updated after the previous step.  The sums are added in
+ * replica order, as the all-reduce's, and a gather copies bits: the
+ * same bits as REDUCE_GRAD and an update of every value.  Over nccl a
+ * reduce-scatter is an in-place ncclReduceScatter of the d x (count /
+ * d) values and an ncclReduce of the rest to the last replica, a
+ * gather an in-place ncclAllGather and an ncclBroadcast of the rest
+ * from the last replica, on the reduction stream.
+ *
+ * Versioned like ppcc_rt_options: the caller sets version to the
+ * PPCC_RT_SHARD_VERSION it was compiled with, and the runtime writes
+ * only the fields that version has. */
+#define PPCC_RT_SHARD_VERSION 1
+
+typedef struct ppcc_rt_shard {
+	int version;     /* PPCC_RT_SHARD_VERSION, set by the caller */
+	int replica;     /* this runtime's replica, 0..replicas-1 */
+	int replicas;    /* d */
+	/* 1: the schedule reduce-scatters (ZeRO >= 1): only [offset,
+	 * offset + count) of the bucket is reduced here, and the trainer
+	 * updates only that; 0: it all-reduces, the shard is the whole
+	 * bucket (offset 0, count the bucket's) */
+	int sharded;
+	size_t offset;   /* the shard's first value in the bucket */
+	size_t count;    /* its values */
+	size_t bucket_count; /* the bucket's values */
+} ppcc_rt_shard;
+
+/* The shard this replica owns of bucket `bucket` of `stage` (registered
+ * with ppcc_rt_grad_register).  PPCC_RT_EINPUT without data parallelism,
+ * for a bucket not registered, or a version out of [1,
+ * PPCC_RT_SHARD_VERSION]. */
+PPCC_API int ppcc_rt_dp_shard(ppcc_rt_shard *out, const ppcc_rt *rt,
+			      int stage, int bucket);
+
+/* Registers count doubles at param (device memory over nccl) as the
+ * parameters of bucket `bucket` of `stage`, whose gradients were
+ * registered with ppcc_rt_grad_register with the same count: what the
+ * schedule's ALL_GATHER_PARAM actions gather.  param must stay valid
+ * while the runtime lives.  PPCC_RT_EINPUT otherwise. */
+PPCC_API int ppcc_rt_param_register(ppcc_rt *rt, int stage, int bucket,
+				    double *param, size_t count);
+
+/* Between steps: gathers every registered parameter bucket now, each
+ * replica's shard to every replica, and waits for it (bounded by the
+ * timeout), so that every replica holds all the parameters: after the
+ * last optimizer step of a ZeRO run (for a checkpoint, an evaluation,
+ * the final weights), when the next step's prologue is not coming.
+ * Collective: every replica calls it.  0 at once when no parameters
+ * are registered; PPCC_RT_EINPUT without data parallelism; after a
+ * failure, the failure's status (free the runtime). */
+PPCC_API int ppcc_rt_dp_gather_params(ppcc_rt *rt);
+
+/* The last step's collectives (reductions, and gathers of ZeRO 1 and
+ * 2): *out_reduce_s the seconds they took, added
  * up (local: each from when the group's thread began it to its sum; mpi and
  * nccl: each from its post to when the rank saw it complete), *out_wait_s the
- * seconds the step waited for them after its last action: what compute
+ * seconds the step waited for them, before its first compute (the
+ * gathers) and after its last action: what compute
  * did not hide (it includes waiting for a slower replica to post).
  * PPCC_RT_EINPUT without data parallelism. */
 PPCC_API int ppcc_rt_dp_stats(const ppcc_rt *rt, double *out_reduce_s,

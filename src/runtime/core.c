@@ -822,8 +822,10 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 {
 	const ppcc_action *a = &rt->rs->actions[i];
 	int s = a->stage, mb = a->mb, err, ret;
-	if (a->op == PPCC_OP_REDUCE_GRAD) {
-		/* launched, not waited for: ppcc_rt_dp_finish waits (a post
+	if (ppcc_op_is_collective(a->op)) {
+		/* REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM:
+		 * launched, not waited for: ppcc_rt_dp_finish waits, or for
+		 * the gathers ppcc_rt_dp_before (a post
 		 * itself may wait: mpi, for the collective whose tags it
 		 * reuses) */
 		err = ppcc_rt_dp_reduce(rt, i);
@@ -1016,6 +1018,23 @@ static int rt_check_aborted(ppcc_rt *rt, int i)
 	/* the transport's gradient reductions advance between actions */
 	if (rt->dp && (err = ppcc_rt_dp_progress(rt)) < 0)
 		return rt_fail(rt, err, i, 0, "gradient reduction");
+	/* the parameters gathered before the first compute uses them; the
+	 * wait reported its failure in its one line, as the step's end
+	 * does */
+	if (rt->dp && (err = ppcc_rt_dp_before(rt, i)) < 0) {
+		const ppcc_action *a = rt_action(rt, i);
+		rt->st.status = err;
+		rt->st.failed_action = i;
+		rt->st.failed_op = a ? a->op : -1;
+		rt->st.failed_stage = a ? a->stage : -1;
+		rt->st.failed_mb = a ? a->mb : -1;
+		rt->st.failed_peer = -1;
+		ppcc_rt_flight_fail(rt, err, i, 0);
+		if (err != PPCC_RT_EPEER)
+			rt->ops->abort(rt->tr, err);
+		rt->failed = 1;
+		return err;
+	}
 	if (!rt->ops->aborted(rt->tr, &who, &st))
 		return 0;
 	char cause[256];
@@ -1198,13 +1217,6 @@ static int rt_check_schedule(ppcc_rt *rt)
 		const ppcc_action *a = &rs->actions[i];
 		const ppcc_stage_info *st = &s->stages[a->stage];
 		uint64_t want = 0;
-		if (a->op == PPCC_OP_REDUCE_SCATTER_GRAD ||
-		    a->op == PPCC_OP_ALL_GATHER_PARAM) {
-			ppcc_rt_report(rt, "schedule: action %d %s: ZeRO's "
-				       "collectives (schedule version 4) are not "
-				       "run by this runtime", i, ppcc_op_name(a->op));
-			return PPCC_RT_EINPUT;
-		}
 		if (a->op == PPCC_OP_RECV_F || a->op == PPCC_OP_SEND_B)
 			want = st->recv_bytes;
 		else if (a->op == PPCC_OP_SEND_F || a->op == PPCC_OP_RECV_B)

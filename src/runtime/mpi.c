@@ -18,12 +18,20 @@
  * the d replicas of a pipeline rank is a reduce-scatter and an
  * all-gather made of point-to-point messages, so that its sums are
  * added in one fixed order: the bucket's count values are cut into d
- * chunks, chunk q owned by replica q (count / d values, the first
- * count % d chunks one more); every
- * replica sends its descriptor (sequence, stage, bucket, count) and
- * chunk q to replica q, which, once every descriptor matches its own,
- * adds the d chunks in replica order (((g0 + g1) + g2) + ...), writes
- * the sum into its own chunk and sends it to every other replica.  The
+ * chunks, chunk q owned by replica q (the shard rule of ppcc/schedule.h:
+ * count / d values, the last chunk also the count % d left); every
+ * replica sends its descriptor (sequence, kind, stage, bucket, count)
+ * and chunk q to replica q, which, once every descriptor matches its
+ * own, adds the d chunks in replica order (((g0 + g1) + g2) + ...),
+ * writes the sum into its own chunk and sends it to every other
+ * replica.  MPI_Ireduce_scatter is not used: the standard leaves the
+ * order of a reduction's operands to the implementation (Open MPI's
+ * algorithms pair them by the communicator's size, ((g0 + g1) + (g2 +
+ * g3)) for recursive halving), and these sums must be the serial
+ * reference's.  A REDUCE_SCATTER_GRAD (ZeRO) stops after the sum: each
+ * replica keeps its own chunk's; an ALL_GATHER_PARAM is the second half
+ * alone: each replica sends its own chunk of the parameters to every
+ * other, once the descriptors match.  The
  * result is the same bits on every replica and every run, and those of
  * the local transport's group.  Tags 16 + 2 * S * m and up carry it,
  * three per collective (descriptor, chunk, sum), by sequence number
@@ -404,11 +412,13 @@ static void mpi_cancel(rt_transport *t, rt_req *r)
 enum { MC_DESC_S, MC_DESC_R, MC_CHUNK_S, MC_CHUNK_R, MC_SUM_S, MC_SUM_R,
        MC_KINDS };
 
+#define MC_DESC 5
+
 struct mpi_coll {
 	mpi_coll *next;
 	rt_coll *c;
-	int64_t desc[4];  /* seq, stage, bucket, count */
-	int64_t *peer;    /* d x 4: what each replica posted */
+	int64_t desc[MC_DESC];  /* seq, kind, stage, bucket, count */
+	int64_t *peer;    /* d x MC_DESC: what each replica posted */
 	double *scratch;  /* d x my chunk: the replicas' values of it */
 	MPI_Request *req; /* MC_KINDS x d */
 	char *matched;    /* per replica: its descriptor checked, chunk posted */
@@ -416,17 +426,15 @@ struct mpi_coll {
 	int summed;
 };
 
-/* Chunk q starts here: count / d values each, the first count % d
- * chunks one more. */
+/* Chunk q: replica q's shard (rt_shard_lo, rt_shard_len). */
 static size_t mc_lo(const rt_transport *t, const rt_coll *c, int q)
 {
-	size_t d = (size_t)t->d, uq = (size_t)q, rem = c->count % d;
-	return c->count / d * uq + (uq < rem ? uq : rem);
+	return rt_shard_lo(c->count, t->d, q);
 }
 
 static int mc_len(const rt_transport *t, const rt_coll *c, int q)
 {
-	return (int)(mc_lo(t, c, q + 1) - mc_lo(t, c, q));
+	return (int)rt_shard_len(c->count, t->d, q);
 }
 
 static int mc_tag(const rt_transport *t, const rt_coll *c, int kind)
@@ -489,10 +497,11 @@ static int mc_wait_tags(rt_transport *t, rt_coll *c)
 			return PPCC_RT_EPEER;
 		if (!(ppcc_rt_now() <= deadline)) {
 			int q = old->c->waiting_on;
-			snprintf(c->why, sizeof c->why, "replica %d: REDUCE_GRAD "
+			snprintf(c->why, sizeof c->why, "replica %d: %s "
 				 "stage %d bucket %d #%llu needs the tags of #%llu "
 				 "(stage %d bucket %d), which waits for replica %d "
-				 "(world rank %d)", t->replica, c->stage, c->bucket,
+				 "(world rank %d)", t->replica, rt_coll_name(c->kind),
+				 c->stage, c->bucket,
 				 (unsigned long long)c->seq,
 				 (unsigned long long)old->c->seq, old->c->stage,
 				 old->c->bucket, q,
@@ -516,10 +525,10 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 	}
 	if ((err = mc_wait_tags(t, c)) < 0)
 		return err;
-	if (c->count / (size_t)d >= INT_MAX) {
-		ppcc_rt_report(t->rt, "REDUCE_GRAD stage %d bucket %d: %zu values "
-			       "make chunks over MPI's int count", c->stage,
-			       c->bucket, c->count);
+	if (c->count / (size_t)d >= (size_t)INT_MAX - (size_t)d) {
+		ppcc_rt_report(t->rt, "%s stage %d bucket %d: %zu values "
+			       "make chunks over MPI's int count",
+			       rt_coll_name(c->kind), c->stage, c->bucket, c->count);
 		return PPCC_RT_EINPUT;
 	}
 	mpi_coll *mc = ppcc_calloc(1, sizeof *mc);
@@ -527,7 +536,7 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 		return PPCC_RT_ENOMEM;
 	int mine = mc_len(t, c, me);
 	mc->c = c;
-	mc->peer = ppcc_calloc((size_t)d, 4 * sizeof *mc->peer);
+	mc->peer = ppcc_calloc((size_t)d, MC_DESC * sizeof *mc->peer);
 	mc->scratch = ppcc_calloc((size_t)d * (size_t)mine + 1, sizeof *mc->scratch);
 	mc->req = ppcc_calloc((size_t)(MC_KINDS * d), sizeof *mc->req);
 	mc->matched = ppcc_calloc((size_t)d, 1);
@@ -540,11 +549,14 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 	for (int k = 0; k < MC_KINDS * d; k++)
 		mc->req[k] = MPI_REQUEST_NULL;
 	mc->desc[0] = (int64_t)c->seq;
-	mc->desc[1] = c->stage;
-	mc->desc[2] = c->bucket;
-	mc->desc[3] = (int64_t)c->count;
+	mc->desc[1] = c->kind;
+	mc->desc[2] = c->stage;
+	mc->desc[3] = c->bucket;
+	mc->desc[4] = (int64_t)c->count;
 	mc->matched[me] = 1;
-	mc->sum_posted[me] = 1;
+	/* a reduce-scatter receives no sums: each keeps its own chunk's */
+	for (int q = 0; q < d; q++)
+		mc->sum_posted[q] = q == me || c->kind == RT_COLL_REDUCE_SCATTER;
 	c->state = mc;
 	mc->next = t->colls;
 	t->colls = mc;
@@ -552,12 +564,16 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 		if (q == me)
 			continue;
 		int w = t->rt->rank * d + q;
-		if ((rc = MPI_Irecv(&mc->peer[4 * q], 4, MPI_INT64_T, w,
+		if ((rc = MPI_Irecv(&mc->peer[MC_DESC * q], MC_DESC, MPI_INT64_T, w,
 				    mc_tag(t, c, 0), t->comm,
 				    mc_req(t, mc, MC_DESC_R, q))) != MPI_SUCCESS ||
-		    (rc = MPI_Isend(mc->desc, 4, MPI_INT64_T, w, mc_tag(t, c, 0),
-				    t->comm, mc_req(t, mc, MC_DESC_S, q))) !=
-			    MPI_SUCCESS ||
+		    (rc = MPI_Isend(mc->desc, MC_DESC, MPI_INT64_T, w,
+				    mc_tag(t, c, 0), t->comm,
+				    mc_req(t, mc, MC_DESC_S, q))) != MPI_SUCCESS)
+			return mpi_fail(t, rc, "MPI_Isend");
+		/* a gather has no chunks to add: its values go out as the
+		 * sums do, once the descriptors match */
+		if (c->kind != RT_COLL_ALL_GATHER &&
 		    (rc = MPI_Isend(c->grad + mc_lo(t, c, q), mc_len(t, c, q),
 				    MPI_DOUBLE, w, mc_tag(t, c, 1), t->comm,
 				    mc_req(t, mc, MC_CHUNK_S, q))) != MPI_SUCCESS)
@@ -582,20 +598,25 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 	c->waiting_on = -1;
 	for (int q = 0; q < d; q++) {
 		if (!mc->matched[q] && *mc_req(t, mc, MC_DESC_R, q) == MPI_REQUEST_NULL) {
-			const int64_t *p = &mc->peer[4 * q];
+			const int64_t *p = &mc->peer[MC_DESC * q];
 			if (memcmp(p, mc->desc, sizeof mc->desc) != 0) {
-				ppcc_rt_report(t->rt, "replica %d: REDUCE_GRAD #%llu is "
+				int pk = p[1] >= 0 && p[1] <= 2 ? (int)p[1] : 0;
+				ppcc_rt_report(t->rt, "replica %d: %s #%llu is "
 					       "stage %d bucket %d (%zu values) here but "
-					       "#%lld stage %lld bucket %lld (%lld values) "
+					       "#%lld %s%sstage %lld bucket %lld (%lld values) "
 					       "on replica %d (world rank %d)", me,
+					       rt_coll_name(c->kind),
 					       (unsigned long long)c->seq, c->stage,
 					       c->bucket, c->count, (long long)p[0],
-					       (long long)p[1], (long long)p[2],
-					       (long long)p[3], q, t->rt->rank * d + q);
+					       pk != c->kind ? rt_coll_name(pk) : "",
+					       pk != c->kind ? " " : "", (long long)p[2],
+					       (long long)p[3], (long long)p[4], q,
+					       t->rt->rank * d + q);
 				return PPCC_RT_EMISMATCH;
 			}
 			mc->matched[q] = 1;
-			if ((rc = MPI_Irecv(mc->scratch + (size_t)q * (size_t)mine, mine,
+			if (c->kind != RT_COLL_ALL_GATHER &&
+			    (rc = MPI_Irecv(mc->scratch + (size_t)q * (size_t)mine, mine,
 					    MPI_DOUBLE, t->rt->rank * d + q,
 					    mc_tag(t, c, 1), t->comm,
 					    mc_req(t, mc, MC_CHUNK_R, q))) != MPI_SUCCESS)
@@ -610,9 +631,10 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 	if (!all_chunks)
 		return 0;
 	if (!mc->summed) {
-		/* my chunk: the replicas' values added in replica order */
+		/* my chunk: the replicas' values added in replica order (a
+		 * gather's is my own, as it is) */
 		double *own = c->grad + mc_lo(t, c, me);
-		for (int i = 0; i < mine; i++) {
+		for (int i = 0; c->kind != RT_COLL_ALL_GATHER && i < mine; i++) {
 			double acc = me == 0 ? own[i] : mc->scratch[i];
 			for (int q = 1; q < d; q++)
 				acc += q == me ? own[i]
@@ -620,7 +642,7 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 			own[i] = acc;
 		}
 		mc->summed = 1;
-		for (int q = 0; q < d; q++)
+		for (int q = 0; q < d && c->kind != RT_COLL_REDUCE_SCATTER; q++)
 			if (q != me &&
 			    (rc = MPI_Isend(own, mine, MPI_DOUBLE, t->rt->rank * d + q,
 					    mc_tag(t, c, 2), t->comm,
@@ -641,6 +663,7 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 				return mpi_fail(t, rc, "MPI_Irecv");
 		}
 		if (!mc->sum_posted[q] ||
+		    *mc_req(t, mc, MC_CHUNK_S, q) != MPI_REQUEST_NULL ||
 		    *mc_req(t, mc, MC_SUM_R, q) != MPI_REQUEST_NULL ||
 		    *mc_req(t, mc, MC_SUM_S, q) != MPI_REQUEST_NULL ||
 		    *mc_req(t, mc, MC_DESC_S, q) != MPI_REQUEST_NULL) {

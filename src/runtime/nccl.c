@@ -58,6 +58,14 @@
  * in its own fixed order (ring or tree, as it chooses for the size and
  * the machine): the same bits on every run of one configuration, and
  * for d = 2 those of the local group (one addition, either way round).
+ * Under ZeRO (schedule version 4) a REDUCE_SCATTER_GRAD is one group of
+ * an in-place ncclReduceScatter of the first d x (count / d) values
+ * (replica i's shard, count / d values at i x (count / d), is where
+ * NCCL's in-place reduce-scatter leaves rank i's part: the key of the
+ * split is the replica) and an in-place ncclReduce of the count % d left
+ * to the last replica, which owns them; an ALL_GATHER_PARAM likewise an
+ * in-place ncclAllGather and an ncclBroadcast of the rest from the last
+ * replica: the shard rule of ppcc/schedule.h.
  * Before the first step's reductions, and again after a bucket is
  * registered, each reduction's descriptor (sequence, stage, bucket,
  * count) is first all-gathered among the replicas and compared, a wait
@@ -116,7 +124,7 @@ struct rt_transport {
 	ncclComm_t dp_comm;
 	cudaStream_t dp_stream;
 	cudaEvent_t dp_ready;
-	int64_t *dp_desc; /* device: the replicas' descriptors, d x 4 */
+	int64_t *dp_desc; /* device: the replicas' descriptors, d x NCCL_DESC */
 	int have_dp_stream, have_dp_ready;
 	struct nccl_red *reds;
 	int aborted; /* ncclCommAbort was called */
@@ -348,6 +356,9 @@ typedef struct nccl_coll {
 } nccl_coll;
 
 static nccl_coll *nccl_abandoned;
+
+/* A collective's descriptor: sequence, kind, stage, bucket, count. */
+#define NCCL_DESC 5
 static pthread_mutex_t nccl_abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static nccl_coll *nccl_coll_new(size_t bytes)
@@ -412,7 +423,7 @@ static int nccl_dp_setup(rt_transport *t)
 	/* allocated once: cudaFree waits for the whole device, which may
 	 * wait for a peer, so nothing is freed while the rank runs */
 	if ((e = cudaMalloc((void **)&t->dp_desc,
-			    (size_t)t->d * 4 * sizeof *t->dp_desc)) != cudaSuccess) {
+			    (size_t)t->d * NCCL_DESC * sizeof *t->dp_desc)) != cudaSuccess) {
 		t->dp_desc = NULL;
 		return nccl_cuda_fail(t, e, "cudaMalloc");
 	}
@@ -484,14 +495,15 @@ static int nccl_dp_verify(rt_transport *t, rt_coll *c, double deadline)
 {
 	int d = t->d, me = t->replica, err;
 	int64_t *dev = t->dp_desc, *host = t->pinned;
-	const int64_t desc[4] = {(int64_t)c->seq, c->stage, c->bucket,
-				 (int64_t)c->count};
+	const int64_t desc[NCCL_DESC] = {(int64_t)c->seq, c->kind, c->stage,
+					 c->bucket, (int64_t)c->count};
 	cudaError_t e;
-	memcpy(host + 4 * me, desc, sizeof desc);
-	if ((e = cudaMemcpyAsync(dev + 4 * me, host + 4 * me, sizeof desc,
-				 cudaMemcpyHostToDevice, t->dp_stream)) != cudaSuccess)
+	memcpy(host + NCCL_DESC * me, desc, sizeof desc);
+	if ((e = cudaMemcpyAsync(dev + NCCL_DESC * me, host + NCCL_DESC * me,
+				 sizeof desc, cudaMemcpyHostToDevice,
+				 t->dp_stream)) != cudaSuccess)
 		return nccl_cuda_fail(t, e, "cudaMemcpyAsync");
-	ncclResult_t r = ncclAllGather(dev + 4 * me, dev, 4, ncclInt64,
+	ncclResult_t r = ncclAllGather(dev + NCCL_DESC * me, dev, NCCL_DESC, ncclInt64,
 				       t->dp_comm, t->dp_stream);
 	if (r != ncclSuccess && r != ncclInProgress)
 		return nccl_fail(t, r, "ncclAllGather");
@@ -504,22 +516,27 @@ static int nccl_dp_verify(rt_transport *t, rt_coll *c, double deadline)
 		return nccl_cuda_fail(t, e, "cudaMemcpyAsync");
 	if ((err = nccl_dp_sync(t, t->copy_done, deadline)) < 0) {
 		if (err == PPCC_RT_ETIMEOUT)
-			snprintf(c->why, sizeof c->why, "replica %d: REDUCE_GRAD "
+			snprintf(c->why, sizeof c->why, "replica %d: %s "
 				 "stage %d bucket %d #%llu: the replicas' "
-				 "descriptors did not arrive", me, c->stage,
+				 "descriptors did not arrive", me,
+				 rt_coll_name(c->kind), c->stage,
 				 c->bucket, (unsigned long long)c->seq);
 		return err;
 	}
 	for (int q = 0; q < d; q++) {
-		const int64_t *x = host + 4 * q;
+		const int64_t *x = host + NCCL_DESC * q;
 		if (q == me || memcmp(x, desc, sizeof desc) == 0)
 			continue;
-		ppcc_rt_report(t->rt, "replica %d: REDUCE_GRAD #%llu is stage %d "
-			       "bucket %d (%zu values) here but #%lld stage %lld "
+		int xk = x[1] >= 0 && x[1] <= 2 ? (int)x[1] : 0;
+		ppcc_rt_report(t->rt, "replica %d: %s #%llu is stage %d "
+			       "bucket %d (%zu values) here but #%lld %s%sstage %lld "
 			       "bucket %lld (%lld values) on replica %d (world "
-			       "rank %d)", me, (unsigned long long)c->seq,
-			       c->stage, c->bucket, c->count, (long long)x[0],
-			       (long long)x[1], (long long)x[2], (long long)x[3],
+			       "rank %d)", me, rt_coll_name(c->kind),
+			       (unsigned long long)c->seq, c->stage, c->bucket,
+			       c->count, (long long)x[0],
+			       xk != c->kind ? rt_coll_name(xk) : "",
+			       xk != c->kind ? " " : "",
+			       (long long)x[2], (long long)x[3], (long long)x[4],
 			       q, nccl_world_of(t, q));
 		return PPCC_RT_EMISMATCH;
 	}
@@ -561,11 +578,40 @@ static int nccl_coll_post(rt_transport *t, rt_coll *c)
 	if ((e = cudaEventRecord(t->dp_ready, t->compute)) != cudaSuccess ||
 	    (e = cudaStreamWaitEvent(t->dp_stream, t->dp_ready, 0)) != cudaSuccess)
 		return nccl_cuda_fail(t, e, "cudaStreamWaitEvent");
-	ncclResult_t r = ncclAllReduce(c->grad, c->grad, c->count, ncclFloat64,
-				       ncclSum, t->dp_comm, t->dp_stream);
+	const char *call = "ncclAllReduce";
+	ncclResult_t r;
+	if (c->kind == RT_COLL_ALL_REDUCE) {
+		r = ncclAllReduce(c->grad, c->grad, c->count, ncclFloat64,
+				  ncclSum, t->dp_comm, t->dp_stream);
+	} else {
+		/* the shards of the first d x q values in place, the rest
+		 * the last replica's */
+		int d = t->d, me = t->replica;
+		size_t q = c->count / (size_t)d, rest = c->count - q * (size_t)d;
+		double *tail = c->grad + q * (size_t)d;
+		int gather = c->kind == RT_COLL_ALL_GATHER;
+		call = gather ? "ncclAllGather" : "ncclReduceScatter";
+		r = ncclGroupStart();
+		if (r == ncclSuccess && q > 0)
+			r = gather
+				? ncclAllGather(c->grad + q * (size_t)me, c->grad, q,
+						ncclFloat64, t->dp_comm, t->dp_stream)
+				: ncclReduceScatter(c->grad, c->grad + q * (size_t)me,
+						    q, ncclFloat64, ncclSum,
+						    t->dp_comm, t->dp_stream);
+		if (r == ncclSuccess && rest > 0)
+			r = gather
+				? ncclBroadcast(tail, tail, rest, ncclFloat64, d - 1,
+						t->dp_comm, t->dp_stream)
+				: ncclReduce(tail, tail, rest, ncclFloat64, ncclSum,
+					     d - 1, t->dp_comm, t->dp_stream);
+		ncclResult_t g = ncclGroupEnd();
+		if (r == ncclSuccess || r == ncclInProgress)
+			r = g;
+	}
 	if (r != ncclSuccess && r != ncclInProgress)
-		return nccl_fail(t, r, "ncclAllReduce");
-	if ((err = nccl_settle_on(t, t->dp_comm, r, "ncclAllReduce", deadline)) < 0)
+		return nccl_fail(t, r, call);
+	if ((err = nccl_settle_on(t, t->dp_comm, r, call, deadline)) < 0)
 		return err;
 	if ((e = cudaEventRecord(x->done, t->dp_stream)) != cudaSuccess)
 		return nccl_cuda_fail(t, e, "cudaEventRecord");
@@ -668,10 +714,10 @@ static void nccl_release(rt_transport *t, int failed)
 static size_t nccl_pinned_bytes(const ppcc_rt *rt, int n)
 {
 	size_t need = (size_t)n * 2 * sizeof(uint64_t);
-	/* a reduction's descriptors, d x 4 words */
+	/* a reduction's descriptors, d x NCCL_DESC words */
 	if (rt->o.data_parallel > 1 &&
-	    (size_t)rt->o.data_parallel * 4 * sizeof(int64_t) > need)
-		need = (size_t)rt->o.data_parallel * 4 * sizeof(int64_t);
+	    (size_t)rt->o.data_parallel * NCCL_DESC * sizeof(int64_t) > need)
+		need = (size_t)rt->o.data_parallel * NCCL_DESC * sizeof(int64_t);
 	if (rt->debug)
 		for (int k = 0; k < rt->s->n_stages; k++) {
 			uint64_t b = rt->s->stages[k].recv_bytes;

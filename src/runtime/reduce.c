@@ -28,6 +28,19 @@
  * member's timeout, its diagnostic naming the collective (stage, bucket,
  * sequence number) and the replicas it waited on.
  *
+ * A schedule of a ZeRO plan (version 4) says REDUCE_SCATTER_GRAD where
+ * the others say REDUCE_GRAD: the same posts, but the reducer writes
+ * each shard's sum (rt_shard_lo, rt_shard_len: count / d values a
+ * replica, the last also the rest) only into its owner's buffer; and
+ * ALL_GATHER_PARAM(s, k), which opens the rank's list, posts bucket k's
+ * registered parameters (ppcc_rt_param_register), the buckets matched
+ * as the reductions' are, and the reducer copies each replica's shard
+ * into every other replica's buffer.  The rank waits for the step's
+ * gathers before its first compute (ppcc_rt_dp_before), so no forward
+ * reads a parameter that is still being gathered.  Collectives of every
+ * kind share the sequence numbers, and a replica whose k-th collective
+ * is of another kind fails as one of another bucket does.
+ *
  * Over a transport that has collectives (mpi, options.data_parallel),
  * the same posts become the transport's rt_coll reductions (mpi.c: a
  * reduce-scatter and all-gather adding in the same replica order, so
@@ -47,6 +60,7 @@
 typedef struct dp_slot {
 	struct dp_slot *next;
 	uint64_t seq;
+	int kind; /* RT_COLL_* */
 	int stage, bucket;
 	size_t count;
 	double **buf;  /* per replica; NULL until it posts */
@@ -70,6 +84,7 @@ typedef struct rt_bucket {
 	int bucket;
 	double *grad;
 	size_t count;
+	double *param; /* ppcc_rt_param_register; NULL: none */
 } rt_bucket;
 
 struct rt_dp {
@@ -86,6 +101,15 @@ struct rt_dp {
 	uint64_t *posted;     /* this step's sequence numbers */
 	int n_posted, cap_posted;
 	double reduce_s, wait_s; /* last step */
+	/* 1: the schedule reduce-scatters (REDUCE_SCATTER_GRAD) */
+	int sharded;
+	/* the first compute after the ALL_GATHER_PARAM prologue, which
+	 * waits for the gathers; -1: no prologue */
+	int prologue_end;
+	/* posts (local) or colls (transport) of this step waited for
+	 * already, and the prologue's share of the step's figures */
+	int n_waited;
+	double pro_reduce_s, pro_wait_s;
 	char why[224]; /* a failed post's rt_coll.why */
 	int verify;    /* until a step's reductions have all completed */
 };
@@ -130,12 +154,31 @@ static void *dp_reducer(void *arg)
 		double t0 = ppcc_rt_now();
 		k->t_start = t0;
 		pthread_mutex_unlock(&g->mu);
-		for (size_t i = 0; i < k->count; i++) {
-			double acc = k->buf[0][i];
-			for (int r = 1; r < g->d; r++)
-				acc += k->buf[r][i];
-			for (int r = 0; r < g->d; r++)
-				k->buf[r][i] = acc;
+		if (k->kind == RT_COLL_ALL_GATHER) {
+			/* each replica's shard to every other replica */
+			for (int q = 0; q < g->d; q++) {
+				size_t lo = rt_shard_lo(k->count, g->d, q);
+				size_t n = rt_shard_len(k->count, g->d, q);
+				for (int r = 0; r < g->d && n > 0; r++)
+					if (r != q)
+						memcpy(k->buf[r] + lo, k->buf[q] + lo,
+						       n * sizeof(double));
+			}
+		} else {
+			for (int q = 0; q < g->d; q++) {
+				size_t lo = rt_shard_lo(k->count, g->d, q);
+				size_t hi = lo + rt_shard_len(k->count, g->d, q);
+				for (size_t i = lo; i < hi; i++) {
+					double acc = k->buf[0][i];
+					for (int r = 1; r < g->d; r++)
+						acc += k->buf[r][i];
+					if (k->kind == RT_COLL_REDUCE_SCATTER)
+						k->buf[q][i] = acc; /* its owner's */
+					else
+						for (int r = 0; r < g->d; r++)
+							k->buf[r][i] = acc;
+				}
+			}
 		}
 		double left = g->delay_s - (ppcc_rt_now() - t0);
 		if (left > 0)
@@ -232,13 +275,37 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 	 * schedule's REDUCE_GRAD actions, when it has them, say where to
 	 * reduce them (ppcc_rt_dp_reduce) */
 	int placed = 0;
-	for (int i = 0; i < rt->rs->n_actions; i++)
-		placed |= rt->rs->actions[i].op == PPCC_OP_REDUCE_GRAD;
-	for (int s = 0; s < rt->S; s++)
+	dp->prologue_end = -1;
+	for (int i = 0; i < rt->rs->n_actions; i++) {
+		int op = rt->rs->actions[i].op;
+		placed |= op == PPCC_OP_REDUCE_GRAD ||
+			  op == PPCC_OP_REDUCE_SCATTER_GRAD;
+		dp->sharded |= op == PPCC_OP_REDUCE_SCATTER_GRAD;
+		if (op == PPCC_OP_ALL_GATHER_PARAM && dp->prologue_end < 0)
+			dp->prologue_end = 0; /* found below */
+	}
+	/* the prologue's gathers are waited for at the rank's first
+	 * compute (the validator made them open the list) */
+	for (int i = 0; dp->prologue_end == 0 && i < rt->rs->n_actions; i++)
+		if (ppcc_op_is_compute(rt->rs->actions[i].op) ||
+		    rt->rs->actions[i].op == PPCC_OP_OVERLAP_F_B)
+			dp->prologue_end = i;
+	for (int s = 0; s < rt->S; s++) {
+		int found_gather = 0;
+		for (int i = rt->rs->n_actions - 1; i >= 0; i--) {
+			const ppcc_action *a = &rt->rs->actions[i];
+			if (a->stage != s)
+				continue;
+			if (a->op == PPCC_OP_ALL_GATHER_PARAM && !found_gather) {
+				dp->last_bwd[i] = DP_AT_LAST;
+				found_gather = 1;
+			}
+		}
 		for (int i = rt->rs->n_actions - 1; i >= 0; i--) {
 			const ppcc_action *a = &rt->rs->actions[i];
 			if (a->stage == s && placed &&
-			    a->op == PPCC_OP_REDUCE_GRAD) {
+			    (a->op == PPCC_OP_REDUCE_GRAD ||
+			     a->op == PPCC_OP_REDUCE_SCATTER_GRAD)) {
 				dp->last_bwd[i] = DP_AT_LAST;
 				break;
 			}
@@ -248,6 +315,7 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 				break;
 			}
 		}
+	}
 	if (g) {
 		pthread_mutex_lock(&g->mu);
 		g->joined++;
@@ -275,10 +343,49 @@ int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket, double *grad,
 		b[at] = b[at - 1];
 		at--;
 	}
-	b[at] = (rt_bucket){bucket, grad, count};
+	b[at] = (rt_bucket){bucket, grad, count, NULL};
 	dp->by_stage[stage] = b;
 	dp->n_by_stage[stage] = n + 1;
 	dp->verify = 1;
+	return 0;
+}
+
+static rt_bucket *dp_bucket_of(const ppcc_rt *rt, int stage, int bucket)
+{
+	struct rt_dp *dp = rt->dp;
+	if (!dp || stage < 0 || stage >= rt->S)
+		return NULL;
+	for (int k = 0; k < dp->n_by_stage[stage]; k++)
+		if (dp->by_stage[stage][k].bucket == bucket)
+			return &dp->by_stage[stage][k];
+	return NULL;
+}
+
+int ppcc_rt_param_register(ppcc_rt *rt, int stage, int bucket, double *param,
+			   size_t count)
+{
+	rt_bucket *b = rt ? dp_bucket_of(rt, stage, bucket) : NULL;
+	if (!b || !param || count != b->count)
+		return PPCC_RT_EINPUT;
+	b->param = param;
+	rt->dp->verify = 1;
+	return 0;
+}
+
+int ppcc_rt_dp_shard(ppcc_rt_shard *out, const ppcc_rt *rt, int stage,
+		     int bucket)
+{
+	const rt_bucket *b = rt ? dp_bucket_of(rt, stage, bucket) : NULL;
+	if (!out || !b || out->version < 1 || out->version > PPCC_RT_SHARD_VERSION)
+		return PPCC_RT_EINPUT;
+	const struct rt_dp *dp = rt->dp;
+	out->replica = dp->replica;
+	out->replicas = dp->d;
+	out->sharded = dp->sharded;
+	out->offset = dp->sharded ? rt_shard_lo(b->count, dp->d, dp->replica) : 0;
+	out->count = dp->sharded ? rt_shard_len(b->count, dp->d, dp->replica)
+				 : b->count;
+	out->bucket_count = b->count;
 	return 0;
 }
 
@@ -290,8 +397,8 @@ static dp_slot *dp_find(ppcc_rt_dp_group *g, uint64_t seq)
 	return NULL;
 }
 
-/* Transport: posts bucket b of stage s as a collective. */
-static int dp_post_coll(ppcc_rt *rt, int s, const rt_bucket *b)
+/* Transport: posts bucket b of stage s as a collective of `kind`. */
+static int dp_post_coll(ppcc_rt *rt, int s, const rt_bucket *b, int kind)
 {
 	struct rt_dp *dp = rt->dp;
 	if (dp->n_colls == dp->cap_colls) {
@@ -305,8 +412,9 @@ static int dp_post_coll(ppcc_rt *rt, int s, const rt_bucket *b)
 	rt_coll *c = ppcc_calloc(1, sizeof *c);
 	if (!c)
 		return PPCC_RT_ENOMEM;
-	*c = (rt_coll){dp->next_seq++, s, b->bucket, b->grad, b->count,
-		       0, -1, ppcc_rt_now(), 0, NULL, dp->verify, ""};
+	*c = (rt_coll){dp->next_seq++, s, b->bucket,
+		       kind == RT_COLL_ALL_GATHER ? b->param : b->grad, b->count,
+		       0, -1, ppcc_rt_now(), 0, NULL, dp->verify, "", kind};
 	dp->colls[dp->n_colls++] = c;
 	int err = rt->ops->coll_post(rt->tr, c);
 	if (err < 0) {
@@ -340,14 +448,22 @@ int ppcc_rt_dp_progress(ppcc_rt *rt)
 	return rt->ops->coll_test(rt->tr, dp->colls[0]);
 }
 
-/* Posts bucket b of stage s: to the group, or as the transport's
- * collective. */
-static int dp_post(ppcc_rt *rt, int s, const rt_bucket *b)
+/* Posts bucket b of stage s as a collective of `kind`: to the group, or
+ * as the transport's collective. */
+static int dp_post(ppcc_rt *rt, int s, const rt_bucket *b, int kind)
 {
 	struct rt_dp *dp = rt->dp;
 	ppcc_rt_dp_group *g = dp->g;
+	if (kind == RT_COLL_ALL_GATHER && !b->param) {
+		ppcc_rt_report(rt, "replica %d: ALL_GATHER_PARAM stage %d bucket "
+			       "%d: no parameters registered for it "
+			       "(ppcc_rt_param_register)", dp->replica, s,
+			       b->bucket);
+		return PPCC_RT_EINPUT;
+	}
+	double *vals = kind == RT_COLL_ALL_GATHER ? b->param : b->grad;
 	if (!g)
-		return dp_post_coll(rt, s, b);
+		return dp_post_coll(rt, s, b, kind);
 	if (dp->n_posted == dp->cap_posted) {
 		int cap = dp->cap_posted ? 2 * dp->cap_posted : 16;
 		uint64_t *p = ppcc_realloc(dp->posted, (size_t)cap * sizeof *p);
@@ -368,20 +484,23 @@ static int dp_post(ppcc_rt *rt, int s, const rt_bucket *b)
 			pthread_mutex_unlock(&g->mu);
 			return PPCC_RT_ENOMEM;
 		}
-		*x = (dp_slot){g->slots, seq, s, b->bucket, b->count, bufs,
+		*x = (dp_slot){g->slots, seq, kind, s, b->bucket, b->count, bufs,
 			       0, 0, 0, 0, 0, 0, 0};
 		g->slots = x;
 	}
-	if (x->stage != s || x->bucket != b->bucket || x->count != b->count) {
-		ppcc_rt_report(rt, "replica %d: REDUCE_GRAD #%" PRIu64
+	if (x->kind != kind || x->stage != s || x->bucket != b->bucket ||
+	    x->count != b->count) {
+		ppcc_rt_report(rt, "replica %d: %s #%" PRIu64
 			       " is stage %d bucket %d (%zu values) here "
-			       "but stage %d bucket %d (%zu values) on "
-			       "another replica", dp->replica,
-			       seq, s, b->bucket, b->count, x->stage,
-			       x->bucket, x->count);
+			       "but %s%sstage %d bucket %d (%zu values) on "
+			       "another replica", dp->replica, rt_coll_name(kind),
+			       seq, s, b->bucket, b->count,
+			       x->kind != kind ? rt_coll_name(x->kind) : "",
+			       x->kind != kind ? " " : "",
+			       x->stage, x->bucket, x->count);
 		err = PPCC_RT_EMISMATCH;
 	} else {
-		x->buf[dp->replica] = b->grad;
+		x->buf[dp->replica] = vals;
 		if (++x->arrived == g->d) {
 			x->t_full = ppcc_rt_now();
 			pthread_cond_broadcast(&g->cv);
@@ -403,7 +522,8 @@ int ppcc_rt_dp_after(ppcc_rt *rt, int i)
 		return 0;
 	int s = rt->rs->actions[i].stage, err;
 	for (int k = 0; k < dp->n_by_stage[s]; k++)
-		if ((err = dp_post(rt, s, &dp->by_stage[s][k])) < 0)
+		if ((err = dp_post(rt, s, &dp->by_stage[s][k],
+				   RT_COLL_ALL_REDUCE)) < 0)
 			return err;
 	return 0;
 }
@@ -415,25 +535,29 @@ int ppcc_rt_dp_reduce(ppcc_rt *rt, int i)
 		return 0;
 	const ppcc_action *a = &rt->rs->actions[i];
 	int s = a->stage, err;
+	int kind = a->op == PPCC_OP_ALL_GATHER_PARAM ? RT_COLL_ALL_GATHER
+		   : a->op == PPCC_OP_REDUCE_SCATTER_GRAD ? RT_COLL_REDUCE_SCATTER
+		   : RT_COLL_ALL_REDUCE;
 	for (int k = 0; k < dp->n_by_stage[s]; k++) {
 		const rt_bucket *b = &dp->by_stage[s][k];
 		if ((b->bucket == a->mb ||
 		     (b->bucket > a->mb && dp->last_bwd[i] == DP_AT_LAST)) &&
-		    (err = dp_post(rt, s, b)) < 0)
+		    (err = dp_post(rt, s, b, kind)) < 0)
 			return err;
 	}
 	return 0;
 }
 
-/* Transport: waits for the step's collectives, each bounded by the
- * timeout from when the wait began. */
-static int dp_finish_coll(ppcc_rt *rt)
+/* Transport: waits for the collectives posted and not yet waited for,
+ * each bounded by the timeout from when the wait began; final (the
+ * step's end): then releases them all. */
+static int dp_wait_coll(ppcc_rt *rt, int final)
 {
 	struct rt_dp *dp = rt->dp;
 	double t0 = ppcc_rt_now(), deadline = t0 + rt->timeout_s;
 	int err = 0, spins = 0;
 	dp->reduce_s = 0;
-	for (int k = 0; k < dp->n_colls && err == 0; k++) {
+	for (int k = dp->n_waited; k < dp->n_colls && err == 0; k++) {
 		rt_coll *c = dp->colls[k];
 		while (!c->done) {
 			int who = -1, st = PPCC_RT_EPEER;
@@ -445,18 +569,20 @@ static int dp_finish_coll(ppcc_rt *rt)
 					 c->waiting_on,
 					 rt->rank * dp->d + c->waiting_on);
 			if (rt->ops->aborted(rt->tr, &who, &st)) {
-				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
+				ppcc_rt_report(rt, "replica %d: %s stage %d "
 					       "bucket %d #%" PRIu64 ": peer failed: "
 					       "world rank %d stopped (%s)", dp->replica,
-					       c->stage, c->bucket, c->seq, who,
+					       rt_coll_name(c->kind), c->stage,
+					       c->bucket, c->seq, who,
 					       ppcc_rt_status_str(st));
 				err = PPCC_RT_EPEER;
 				break;
 			}
 			if (!(ppcc_rt_now() <= deadline)) {
-				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
+				ppcc_rt_report(rt, "replica %d: %s stage %d "
 					       "bucket %d #%" PRIu64 ": timeout: waited "
-					       "%.3f s for %s", dp->replica, c->stage,
+					       "%.3f s for %s", dp->replica,
+					       rt_coll_name(c->kind), c->stage,
 					       c->bucket, c->seq, ppcc_rt_now() - t0,
 					       whom);
 				err = PPCC_RT_ETIMEOUT;
@@ -469,29 +595,34 @@ static int dp_finish_coll(ppcc_rt *rt)
 				nanosleep(&ts, NULL);
 			}
 		}
-		if (err == 0)
+		if (err == 0) {
 			dp->reduce_s += c->t_done - c->t_post;
+			dp->n_waited = k + 1;
+		}
 	}
 	dp->wait_s = ppcc_rt_now() - t0;
-	if (err == 0) {
+	if (err == 0 && final) {
 		dp_release_colls(rt);
+		dp->n_waited = 0;
 		dp->verify = 0;
 	}
 	return err;
 }
 
-/* Waits for every collective posted this step; the step's statistics. */
-int ppcc_rt_dp_finish(ppcc_rt *rt)
+/* Waits for the collectives posted and not yet waited for (final: the
+ * step's end, which forgets them).  dp->reduce_s and wait_s: this
+ * wait's. */
+static int dp_wait(ppcc_rt *rt, int final)
 {
 	struct rt_dp *dp = rt->dp;
 	ppcc_rt_dp_group *g = dp->g;
 	if (!g)
-		return dp_finish_coll(rt);
+		return dp_wait_coll(rt, final);
 	double t0 = ppcc_rt_now(), deadline = t0 + rt->timeout_s;
 	int err = 0;
 	dp->reduce_s = 0;
 	pthread_mutex_lock(&g->mu);
-	for (int k = 0; k < dp->n_posted && err == 0; k++) {
+	for (int k = dp->n_waited; k < dp->n_posted && err == 0; k++) {
 		dp_slot *x = dp_find(g, dp->posted[k]);
 		while (x && !x->done && !g->aborted) {
 			struct timespec ts;
@@ -508,20 +639,21 @@ int ppcc_rt_dp_finish(ppcc_rt *rt)
 				if (!x->buf[r])
 					n += (size_t)snprintf(who + n, sizeof who - n,
 							      "%s%d", n ? ", " : "", r);
+			const char *what = rt_coll_name(x ? x->kind : RT_COLL_ALL_REDUCE);
 			if (g->aborted && g->abort_replica != dp->replica) {
-				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
+				ppcc_rt_report(rt, "replica %d: %s stage %d "
 					       "bucket %d #%" PRIu64 ": peer failed: "
 					       "replica %d stopped (%s)",
-					       dp->replica, x ? x->stage : -1,
+					       dp->replica, what, x ? x->stage : -1,
 					       x ? x->bucket : -1, dp->posted[k],
 					       g->abort_replica,
 					       ppcc_rt_status_str(g->abort_status));
 				err = PPCC_RT_EPEER;
 			} else if (!g->aborted) {
-				ppcc_rt_report(rt, "replica %d: REDUCE_GRAD stage %d "
+				ppcc_rt_report(rt, "replica %d: %s stage %d "
 					       "bucket %d #%" PRIu64 ": timeout: waited "
 					       "%.3f s for replica %s",
-					       dp->replica, x ? x->stage : -1,
+					       dp->replica, what, x ? x->stage : -1,
 					       x ? x->bucket : -1, dp->posted[k],
 					       ppcc_rt_now() - t0,
 					       who[0] ? who : "(the reduction)");
@@ -532,6 +664,7 @@ int ppcc_rt_dp_finish(ppcc_rt *rt)
 			break;
 		}
 		dp->reduce_s += x->t_done - x->t_start;
+		dp->n_waited = k + 1;
 		if (++x->consumed == g->d) {
 			for (dp_slot **p = &g->slots; *p; p = &(*p)->next)
 				if (*p == x) {
@@ -544,7 +677,59 @@ int ppcc_rt_dp_finish(ppcc_rt *rt)
 	}
 	pthread_mutex_unlock(&g->mu);
 	dp->wait_s = ppcc_rt_now() - t0;
-	dp->n_posted = 0;
+	if (final) {
+		dp->n_posted = 0;
+		dp->n_waited = 0;
+	}
+	return err;
+}
+
+int ppcc_rt_dp_before(ppcc_rt *rt, int i)
+{
+	struct rt_dp *dp = rt->dp;
+	if (!dp || i != dp->prologue_end)
+		return 0;
+	int err = dp_wait(rt, 0);
+	dp->pro_reduce_s = dp->reduce_s;
+	dp->pro_wait_s = dp->wait_s;
+	return err;
+}
+
+/* Waits for every collective posted this step; the step's statistics
+ * (the prologue's wait included). */
+int ppcc_rt_dp_finish(ppcc_rt *rt)
+{
+	struct rt_dp *dp = rt->dp;
+	int err = dp_wait(rt, 1);
+	dp->reduce_s += dp->pro_reduce_s;
+	dp->wait_s += dp->pro_wait_s;
+	dp->pro_reduce_s = dp->pro_wait_s = 0;
+	return err;
+}
+
+int ppcc_rt_dp_gather_params(ppcc_rt *rt)
+{
+	if (!rt || !rt->dp)
+		return PPCC_RT_EINPUT;
+	if (rt->failed)
+		return PPCC_RT_EPEER;
+	struct rt_dp *dp = rt->dp;
+	int err = 0, posted = 0;
+	for (int s = 0; s < rt->S && err == 0; s++)
+		for (int k = 0; k < dp->n_by_stage[s] && err == 0; k++)
+			if (dp->by_stage[s][k].param) {
+				err = dp_post(rt, s, &dp->by_stage[s][k],
+					      RT_COLL_ALL_GATHER);
+				posted++;
+			}
+	if (err == 0 && posted)
+		err = ppcc_rt_dp_finish(rt);
+	if (err < 0) {
+		if (err != PPCC_RT_EPEER)
+			rt->ops->abort(rt->tr, err);
+		ppcc_rt_dp_abort(rt, err);
+		rt->failed = 1;
+	}
 	return err;
 }
 
@@ -553,6 +738,7 @@ void ppcc_rt_dp_abort(ppcc_rt *rt, int status)
 	ppcc_rt_dp_group *g = rt->dp->g;
 	if (!g) {
 		dp_release_colls(rt);
+		rt->dp->n_waited = 0;
 		return;
 	}
 	pthread_mutex_lock(&g->mu);
@@ -564,6 +750,7 @@ void ppcc_rt_dp_abort(ppcc_rt *rt, int status)
 	pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->mu);
 	rt->dp->n_posted = 0;
+	rt->dp->n_waited = 0;
 }
 
 int ppcc_rt_dp_stats(const ppcc_rt *rt, double *out_reduce_s,

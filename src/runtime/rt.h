@@ -80,14 +80,43 @@ static inline void rt_req_set_done(rt_req *r)
 
 typedef struct rt_transport rt_transport; /* each transport's own state */
 
-/* One gradient reduction over the replicas of a pipeline rank, run by a
+/* What a data-parallel collective does to its bucket of count values
+ * over the d replicas: every replica gets the sum (REDUCE_GRAD), only
+ * the shard it owns of the sum (REDUCE_SCATTER_GRAD: the rest of its
+ * buffer is left as it was), or every replica's shard of the values
+ * (ALL_GATHER_PARAM: the parameters its optimizer updated). */
+enum { RT_COLL_ALL_REDUCE = 0, RT_COLL_REDUCE_SCATTER = 1,
+       RT_COLL_ALL_GATHER = 2 };
+
+/* The op a kind stands for, in diagnostics. */
+static inline const char *rt_coll_name(int kind)
+{
+	return kind == RT_COLL_REDUCE_SCATTER ? "REDUCE_SCATTER_GRAD"
+	       : kind == RT_COLL_ALL_GATHER ? "ALL_GATHER_PARAM" : "REDUCE_GRAD";
+}
+
+/* The shard of a bucket of count values that replica q of d owns
+ * (ppcc/schedule.h's rule, ppcc_rt_dp_shard): count / d values from
+ * q x (count / d), the last replica also the count % d left. */
+static inline size_t rt_shard_lo(size_t count, int d, int q)
+{
+	return count / (size_t)d * (size_t)q;
+}
+
+static inline size_t rt_shard_len(size_t count, int d, int q)
+{
+	return q == d - 1 ? count - count / (size_t)d * (size_t)(d - 1)
+			  : count / (size_t)d;
+}
+
+/* One collective over the replicas of a pipeline rank, run by a
  * transport that has the coll operations (reduce.c owns it): the k-th
- * collective a replica posts is collective seq k of every replica, and
- * becomes the sum of the replicas' grad, added in replica order. */
+ * collective a replica posts is collective seq k of every replica; a
+ * reduction adds the replicas' values in replica order. */
 typedef struct rt_coll {
 	uint64_t seq;
 	int stage, bucket;
-	double *grad;
+	double *grad;   /* the values: gradients, or parameters (gather) */
 	size_t count;
 	int done;       /* set by the transport */
 	int waiting_on; /* the replica it last waited for, -1: none */
@@ -100,6 +129,7 @@ typedef struct rt_coll {
 	/* what a post that waited and failed (ETIMEOUT) waited for, for
 	 * the failure's line; empty otherwise */
 	char why[224];
+	int kind;       /* RT_COLL_* */
 } rt_coll;
 
 /*
@@ -338,11 +368,15 @@ void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited);
  * no-op.  set_delay: every reduction takes at least `seconds` (tests). */
 int ppcc_rt_dp_init(ppcc_rt *rt);
 int ppcc_rt_dp_after(ppcc_rt *rt, int i);
-/* Runs REDUCE_GRAD action i: posts the registered buckets it names
+/* Runs collective action i (REDUCE_GRAD, REDUCE_SCATTER_GRAD or
+ * ALL_GATHER_PARAM): posts the registered buckets it names
  * (nothing without data parallelism).  A post may wait (mpi: for the
  * collective whose tags it reuses); when that wait fails, dp_why says
  * what it waited for. */
 int ppcc_rt_dp_reduce(ppcc_rt *rt, int i);
+/* Before action i runs: at the first compute after the ALL_GATHER_PARAM
+ * prologue, waits for the gathers (each bounded by the timeout). */
+int ppcc_rt_dp_before(ppcc_rt *rt, int i);
 const char *ppcc_rt_dp_why(const ppcc_rt *rt);
 int ppcc_rt_dp_progress(ppcc_rt *rt);
 int ppcc_rt_dp_finish(ppcc_rt *rt);
