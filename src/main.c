@@ -175,11 +175,21 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+/* DIR.NAME.XXXXXX for mkstemp, or -1 when it would not fit. */
 static int temp_name(const output *o)
 {
 	const char *slash = strrchr(o->path, '/');
-	return snprintf(tmp_path, sizeof tmp_path, "%s.%s.XXXXXX", o->dir,
-			slash ? slash + 1 : o->path) < (int)sizeof tmp_path ? 0 : -1;
+	const char *base = slash ? slash + 1 : o->path;
+	size_t nd = strlen(o->dir), nb = strlen(base);
+	if (nd + 1 + nb + sizeof ".XXXXXX" > sizeof tmp_path)
+		return -1;
+	char *q = tmp_path;
+	memcpy(q, o->dir, nd);
+	q += nd;
+	*q++ = '.';
+	memcpy(q, base, nb);
+	memcpy(q + nb, ".XXXXXX", sizeof ".XXXXXX");
+	return 0;
 }
 
 /* Where writing to the symbolic link `path` puts the bytes, as the
