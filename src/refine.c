@@ -1550,22 +1550,36 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 	return best.fits ? 0 : PPCC_EINFEASIBLE;
 }
 
+/* The run of the split first alone (no search): the context reserved,
+ * the shape's model built and first's stage costs in x->costs. */
+static int step_run_split(step_run *w, ppcc_step_ctx **ctx,
+			  const ppcc_step_problem *sp, const int *first)
+{
+	const ppcc_schedule *shape = sp->shape;
+	int err = step_ctx_reserve(ctx, sp->n_layers, shape->n_stages,
+				   shape->n_ranks);
+	if (err < 0)
+		return err;
+	memset(w, 0, sizeof *w);
+	w->x = *ctx;
+	w->sp = sp;
+	w->shape = shape;
+	w->n = sp->n_layers;
+	w->S = shape->n_stages;
+	w->p = shape->n_ranks;
+	w->m = shape->n_microbatches;
+	w->v = w->S / w->p;
+	if ((err = step_shape(w)) < 0)
+		return err;
+	err = sp->costs(sp->user, first, w->x->costs);
+	return err < 0 ? err : 0;
+}
+
 double ppcc_step_split_bound(ppcc_step_ctx **ctx, const ppcc_step_problem *sp,
 			     const int *first)
 {
-	step_run w = {0};
-	const ppcc_schedule *shape = sp->shape;
-	if (step_ctx_reserve(ctx, sp->n_layers, shape->n_stages, shape->n_ranks) < 0)
-		return NAN;
-	w.x = *ctx;
-	w.sp = sp;
-	w.shape = shape;
-	w.n = sp->n_layers;
-	w.S = shape->n_stages;
-	w.p = shape->n_ranks;
-	w.m = shape->n_microbatches;
-	w.v = w.S / w.p;
-	if (step_shape(&w) < 0 || sp->costs(sp->user, first, w.x->costs) < 0)
+	step_run w;
+	if (step_run_split(&w, ctx, sp, first) < 0)
 		return NAN;
 	return step_bound(&w);
 }
@@ -1573,22 +1587,9 @@ double ppcc_step_split_bound(ppcc_step_ctx **ctx, const ppcc_step_problem *sp,
 int ppcc_step_split_peaks(double *out_peaks, ppcc_step_ctx **ctx,
 			  const ppcc_step_problem *sp, const int *first)
 {
-	step_run w = {0};
-	const ppcc_schedule *shape = sp->shape;
-	int err = step_ctx_reserve(ctx, sp->n_layers, shape->n_stages,
-				   shape->n_ranks);
+	step_run w;
+	int err = step_run_split(&w, ctx, sp, first);
 	if (err < 0)
-		return err;
-	w.x = *ctx;
-	w.sp = sp;
-	w.shape = shape;
-	w.n = sp->n_layers;
-	w.S = shape->n_stages;
-	w.p = shape->n_ranks;
-	w.m = shape->n_microbatches;
-	w.v = w.S / w.p;
-	if ((err = step_shape(&w)) < 0 ||
-	    (err = sp->costs(sp->user, first, w.x->costs)) < 0)
 		return err;
 	for (int r = 0; r < w.p; r++)
 		out_peaks[r] = step_rank_peak(&w, w.x->costs, r);
