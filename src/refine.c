@@ -60,7 +60,9 @@
  * each of a rank's chunks are in flight at each of its F is fixed by the
  * schedule, and a rank's simulated peak is exactly
  *   sum_c static_c + max over its count vectors k of sum_c k_c stash_c
- * for the static bytes and stash of the stage of each chunk c: the
+ * for the static bytes and stash of the stage of each chunk c (the
+ * schedule's stage table says which stage that is: on the V placement
+ * rank r's chunks are stages r and 2p - 1 - r): the
  * vectors are read off the schedule once, keeping only those no other is
  * at least as large as in every chunk (for one chunk, one number).  The
  * model is the simulator's peak, added in another order (the splits it
