@@ -82,35 +82,35 @@ static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
 		{PPCC_SCHED_ZB_H1, "zb-h1", "ZB_H1",
 		 "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
 		 "ZB-H1", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
-		ppcc_sched_order_zb_1p, NULL, bubble_zb_h1, NULL},
+		ppcc_sched_order_zb_1p, NULL, bubble_zb_h1, NULL, 0},
 	[PPCC_SCHED_ZB_H2] = {
 		{PPCC_SCHED_ZB_H2, "zb-h2", "ZB_H2",
 		 "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
 		 "ZB-H2", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
-		ppcc_sched_order_zb_h2, NULL, bubble_zb_h2, NULL},
+		ppcc_sched_order_zb_h2, NULL, bubble_zb_h2, NULL, 0},
 	[PPCC_SCHED_ZB_V] = {
 		{PPCC_SCHED_ZB_V, "zb-v", "ZB_V",
 		 "Qi et al. section 6; PyTorch's ScheduleZBVZeroBubble",
 		 PPCC_PLACE_V, 2, 2, 2, 1, 0},
-		ppcc_sched_order_zb_v, NULL, NULL, NULL},
+		ppcc_sched_order_zb_v, NULL, NULL, NULL, 0},
 	[PPCC_SCHED_ZB_INTERLEAVED] = {
 		{PPCC_SCHED_ZB_INTERLEAVED, "zb-interleaved", "ZB_INTERLEAVED",
 		 "ZB-1P on a looped placement; PyTorch's "
 		 "ScheduleInterleavedZeroBubble", PPCC_PLACE_LOOPED,
 		 2, PPCC_MAX_COUNT, 2, 1, 0},
-		ppcc_sched_order_zb_1p, ppcc_sched_check_zb_1p, NULL, NULL},
+		ppcc_sched_order_zb_1p, ppcc_sched_check_zb_1p, NULL, NULL, 0},
 	[PPCC_SCHED_AUTO] = {
 		{PPCC_SCHED_AUTO, "auto", "AUTO",
 		 "the fastest in simulation that fits the memory limit: the "
 		 "handcrafted kinds and Qi et al.'s heuristic (section 3.2)",
 		 PPCC_PLACE_LOOPED, 1, PPCC_MAX_COUNT, 1, 1, 0},
-		ppcc_sched_order_auto, NULL, NULL, NULL},
+		ppcc_sched_order_auto, NULL, NULL, NULL, 0},
 	[PPCC_SCHED_DUALPIPE_V] = {
 		{PPCC_SCHED_DUALPIPE_V, "dualpipe-v", "DUALPIPE_V",
 		 "DeepSeek's DualPipeV (deepseek-ai/DualPipe); PyTorch's "
 		 "ScheduleDualPipeV", PPCC_PLACE_V, 2, 2, 2, 2, 0},
 		ppcc_sched_order_dualpipe_v, ppcc_sched_check_dualpipe_v,
-		NULL, ppcc_sched_count_dualpipe_v},
+		NULL, ppcc_sched_count_dualpipe_v, 0},
 };
 
 static const sched_row *sched_row_of(int kind)
