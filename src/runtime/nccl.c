@@ -110,6 +110,9 @@ _Static_assert(sizeof(ncclUniqueId) == PPCC_RT_NCCL_ID_BYTES,
 
 typedef struct nccl_loop nccl_loop;
 
+/* A collective's descriptor: sequence, kind, stage, bucket, count. */
+#define NCCL_DESC 5
+
 struct rt_transport {
 	ppcc_rt *rt;
 	ncclComm_t comm;
@@ -357,8 +360,6 @@ typedef struct nccl_coll {
 
 static nccl_coll *nccl_abandoned;
 
-/* A collective's descriptor: sequence, kind, stage, bucket, count. */
-#define NCCL_DESC 5
 static pthread_mutex_t nccl_abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static nccl_coll *nccl_coll_new(size_t bytes)
