@@ -412,13 +412,12 @@ static void mpi_cancel(rt_transport *t, rt_req *r)
 enum { MC_DESC_S, MC_DESC_R, MC_CHUNK_S, MC_CHUNK_R, MC_SUM_S, MC_SUM_R,
        MC_KINDS };
 
-#define MC_DESC 5
 
 struct mpi_coll {
 	mpi_coll *next;
 	rt_coll *c;
-	int64_t desc[MC_DESC];  /* seq, kind, stage, bucket, count */
-	int64_t *peer;    /* d x MC_DESC: what each replica posted */
+	int64_t desc[RT_COLL_DESC];  /* seq, kind, stage, bucket, count */
+	int64_t *peer;    /* d x RT_COLL_DESC: what each replica posted */
 	double *scratch;  /* d x my chunk: the replicas' values of it */
 	MPI_Request *req; /* MC_KINDS x d */
 	char *matched;    /* per replica: its descriptor checked, chunk posted */
@@ -536,7 +535,7 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 		return PPCC_RT_ENOMEM;
 	int mine = mc_len(t, c, me);
 	mc->c = c;
-	mc->peer = ppcc_calloc((size_t)d, MC_DESC * sizeof *mc->peer);
+	mc->peer = ppcc_calloc((size_t)d, RT_COLL_DESC * sizeof *mc->peer);
 	mc->scratch = ppcc_calloc((size_t)d * (size_t)mine + 1, sizeof *mc->scratch);
 	mc->req = ppcc_calloc((size_t)(MC_KINDS * d), sizeof *mc->req);
 	mc->matched = ppcc_calloc((size_t)d, 1);
@@ -548,11 +547,7 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 	}
 	for (int k = 0; k < MC_KINDS * d; k++)
 		mc->req[k] = MPI_REQUEST_NULL;
-	mc->desc[0] = (int64_t)c->seq;
-	mc->desc[1] = c->kind;
-	mc->desc[2] = c->stage;
-	mc->desc[3] = c->bucket;
-	mc->desc[4] = (int64_t)c->count;
+	rt_coll_desc(c, mc->desc);
 	mc->matched[me] = 1;
 	/* a reduce-scatter receives no sums: each keeps its own chunk's */
 	for (int q = 0; q < d; q++)
@@ -564,10 +559,11 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 		if (q == me)
 			continue;
 		int w = t->rt->rank * d + q;
-		if ((rc = MPI_Irecv(&mc->peer[MC_DESC * q], MC_DESC, MPI_INT64_T, w,
+		if ((rc = MPI_Irecv(&mc->peer[RT_COLL_DESC * q], RT_COLL_DESC,
+				    MPI_INT64_T, w,
 				    mc_tag(t, c, 0), t->comm,
 				    mc_req(t, mc, MC_DESC_R, q))) != MPI_SUCCESS ||
-		    (rc = MPI_Isend(mc->desc, MC_DESC, MPI_INT64_T, w,
+		    (rc = MPI_Isend(mc->desc, RT_COLL_DESC, MPI_INT64_T, w,
 				    mc_tag(t, c, 0), t->comm,
 				    mc_req(t, mc, MC_DESC_S, q))) != MPI_SUCCESS)
 			return mpi_fail(t, rc, "MPI_Isend");
@@ -598,22 +594,10 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 	c->waiting_on = -1;
 	for (int q = 0; q < d; q++) {
 		if (!mc->matched[q] && *mc_req(t, mc, MC_DESC_R, q) == MPI_REQUEST_NULL) {
-			const int64_t *p = &mc->peer[MC_DESC * q];
-			if (memcmp(p, mc->desc, sizeof mc->desc) != 0) {
-				int pk = p[1] >= 0 && p[1] <= 2 ? (int)p[1] : 0;
-				ppcc_rt_report(t->rt, "replica %d: %s #%llu is "
-					       "stage %d bucket %d (%zu values) here but "
-					       "#%lld %s%sstage %lld bucket %lld (%lld values) "
-					       "on replica %d (world rank %d)", me,
-					       rt_coll_name(c->kind),
-					       (unsigned long long)c->seq, c->stage,
-					       c->bucket, c->count, (long long)p[0],
-					       pk != c->kind ? rt_coll_name(pk) : "",
-					       pk != c->kind ? " " : "", (long long)p[2],
-					       (long long)p[3], (long long)p[4], q,
-					       t->rt->rank * d + q);
-				return PPCC_RT_EMISMATCH;
-			}
+			const int64_t *p = &mc->peer[RT_COLL_DESC * q];
+			if (memcmp(p, mc->desc, sizeof mc->desc) != 0)
+				return rt_coll_mismatch(t->rt, c, me, p, q,
+							t->rt->rank * d + q);
 			mc->matched[q] = 1;
 			if (c->kind != RT_COLL_ALL_GATHER &&
 			    (rc = MPI_Irecv(mc->scratch + (size_t)q * (size_t)mine, mine,

@@ -110,9 +110,6 @@ _Static_assert(sizeof(ncclUniqueId) == PPCC_RT_NCCL_ID_BYTES,
 
 typedef struct nccl_loop nccl_loop;
 
-/* A collective's descriptor: sequence, kind, stage, bucket, count. */
-#define NCCL_DESC 5
-
 struct rt_transport {
 	ppcc_rt *rt;
 	ncclComm_t comm;
@@ -127,7 +124,7 @@ struct rt_transport {
 	ncclComm_t dp_comm;
 	cudaStream_t dp_stream;
 	cudaEvent_t dp_ready;
-	int64_t *dp_desc; /* device: the replicas' descriptors, d x NCCL_DESC */
+	int64_t *dp_desc; /* device: the d replicas' descriptors */
 	int have_dp_stream, have_dp_ready;
 	struct nccl_red *reds;
 	int aborted; /* ncclCommAbort was called */
@@ -424,7 +421,7 @@ static int nccl_dp_setup(rt_transport *t)
 	/* allocated once: cudaFree waits for the whole device, which may
 	 * wait for a peer, so nothing is freed while the rank runs */
 	if ((e = cudaMalloc((void **)&t->dp_desc,
-			    (size_t)t->d * NCCL_DESC * sizeof *t->dp_desc)) != cudaSuccess) {
+			    (size_t)t->d * RT_COLL_DESC * sizeof *t->dp_desc)) != cudaSuccess) {
 		t->dp_desc = NULL;
 		return nccl_cuda_fail(t, e, "cudaMalloc");
 	}
@@ -496,16 +493,16 @@ static int nccl_dp_verify(rt_transport *t, rt_coll *c, double deadline)
 {
 	int d = t->d, me = t->replica, err;
 	int64_t *dev = t->dp_desc, *host = t->pinned;
-	const int64_t desc[NCCL_DESC] = {(int64_t)c->seq, c->kind, c->stage,
-					 c->bucket, (int64_t)c->count};
+	int64_t desc[RT_COLL_DESC];
+	rt_coll_desc(c, desc);
 	cudaError_t e;
-	memcpy(host + NCCL_DESC * me, desc, sizeof desc);
-	if ((e = cudaMemcpyAsync(dev + NCCL_DESC * me, host + NCCL_DESC * me,
+	memcpy(host + RT_COLL_DESC * me, desc, sizeof desc);
+	if ((e = cudaMemcpyAsync(dev + RT_COLL_DESC * me, host + RT_COLL_DESC * me,
 				 sizeof desc, cudaMemcpyHostToDevice,
 				 t->dp_stream)) != cudaSuccess)
 		return nccl_cuda_fail(t, e, "cudaMemcpyAsync");
-	ncclResult_t r = ncclAllGather(dev + NCCL_DESC * me, dev, NCCL_DESC, ncclInt64,
-				       t->dp_comm, t->dp_stream);
+	ncclResult_t r = ncclAllGather(dev + RT_COLL_DESC * me, dev, RT_COLL_DESC,
+				       ncclInt64, t->dp_comm, t->dp_stream);
 	if (r != ncclSuccess && r != ncclInProgress)
 		return nccl_fail(t, r, "ncclAllGather");
 	if ((err = nccl_settle_on(t, t->dp_comm, r, "ncclAllGather", deadline)) < 0)
@@ -525,21 +522,10 @@ static int nccl_dp_verify(rt_transport *t, rt_coll *c, double deadline)
 		return err;
 	}
 	for (int q = 0; q < d; q++) {
-		const int64_t *x = host + NCCL_DESC * q;
+		const int64_t *x = host + RT_COLL_DESC * q;
 		if (q == me || memcmp(x, desc, sizeof desc) == 0)
 			continue;
-		int xk = x[1] >= 0 && x[1] <= 2 ? (int)x[1] : 0;
-		ppcc_rt_report(t->rt, "replica %d: %s #%llu is stage %d "
-			       "bucket %d (%zu values) here but #%lld %s%sstage %lld "
-			       "bucket %lld (%lld values) on replica %d (world "
-			       "rank %d)", me, rt_coll_name(c->kind),
-			       (unsigned long long)c->seq, c->stage, c->bucket,
-			       c->count, (long long)x[0],
-			       xk != c->kind ? rt_coll_name(xk) : "",
-			       xk != c->kind ? " " : "",
-			       (long long)x[2], (long long)x[3], (long long)x[4],
-			       q, nccl_world_of(t, q));
-		return PPCC_RT_EMISMATCH;
+		return rt_coll_mismatch(t->rt, c, me, x, q, nccl_world_of(t, q));
 	}
 	return 0;
 }
@@ -715,10 +701,10 @@ static void nccl_release(rt_transport *t, int failed)
 static size_t nccl_pinned_bytes(const ppcc_rt *rt, int n)
 {
 	size_t need = (size_t)n * 2 * sizeof(uint64_t);
-	/* a reduction's descriptors, d x NCCL_DESC words */
+	/* a reduction's descriptors, d x RT_COLL_DESC words */
 	if (rt->o.data_parallel > 1 &&
-	    (size_t)rt->o.data_parallel * NCCL_DESC * sizeof(int64_t) > need)
-		need = (size_t)rt->o.data_parallel * NCCL_DESC * sizeof(int64_t);
+	    (size_t)rt->o.data_parallel * RT_COLL_DESC * sizeof(int64_t) > need)
+		need = (size_t)rt->o.data_parallel * RT_COLL_DESC * sizeof(int64_t);
 	if (rt->debug)
 		for (int k = 0; k < rt->s->n_stages; k++) {
 			uint64_t b = rt->s->stages[k].recv_bytes;

@@ -389,6 +389,31 @@ int ppcc_rt_dp_shard(ppcc_rt_shard *out, const ppcc_rt *rt, int stage,
 	return 0;
 }
 
+void rt_coll_desc(const rt_coll *c, int64_t out[RT_COLL_DESC])
+{
+	out[0] = (int64_t)c->seq;
+	out[1] = c->kind;
+	out[2] = c->stage;
+	out[3] = c->bucket;
+	out[4] = (int64_t)c->count;
+}
+
+int rt_coll_mismatch(ppcc_rt *rt, const rt_coll *c, int me,
+		     const int64_t *theirs, int q, int world)
+{
+	int k = theirs[1] >= RT_COLL_ALL_REDUCE && theirs[1] <= RT_COLL_ALL_GATHER
+		? (int)theirs[1] : RT_COLL_ALL_REDUCE;
+	ppcc_rt_report(rt, "replica %d: %s #%llu is stage %d bucket %d (%zu "
+		       "values) here but #%lld %s%sstage %lld bucket %lld (%lld "
+		       "values) on replica %d (world rank %d)", me,
+		       rt_coll_name(c->kind), (unsigned long long)c->seq,
+		       c->stage, c->bucket, c->count, (long long)theirs[0],
+		       k != c->kind ? rt_coll_name(k) : "",
+		       k != c->kind ? " " : "", (long long)theirs[2],
+		       (long long)theirs[3], (long long)theirs[4], q, world);
+	return PPCC_RT_EMISMATCH;
+}
+
 static dp_slot *dp_find(ppcc_rt_dp_group *g, uint64_t seq)
 {
 	for (dp_slot *k = g->slots; k; k = k->next)

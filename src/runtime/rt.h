@@ -132,6 +132,17 @@ typedef struct rt_coll {
 	int kind;       /* RT_COLL_* */
 } rt_coll;
 
+/* A collective's descriptor, the words its replicas compare before it
+ * runs: sequence, kind, stage, bucket, count. */
+#define RT_COLL_DESC 5
+void rt_coll_desc(const rt_coll *c, int64_t out[RT_COLL_DESC]);
+
+/* Reports that replica q (world rank world) posted the descriptor
+ * theirs where replica me posted c's, in one line; returns
+ * PPCC_RT_EMISMATCH. */
+int rt_coll_mismatch(ppcc_rt *rt, const rt_coll *c, int me,
+		     const int64_t *theirs, int q, int world);
+
 /*
  * The transport vtable.  Every function returns 0 or a negative
  * ppcc_rt_status.  Deadlines are absolute CLOCK_MONOTONIC seconds; a
