@@ -690,6 +690,8 @@ typedef struct ppcc_step_result {
 	long splits;        /* how many there are, -1: more than the budget */
 	long simulations;   /* simulations the search ran */
 	long budget;
+	long models;        /* memory-model evaluations, repairing's included */
+	long model_budget;  /* balancing's budget of them (repairing's alike) */
 	double step_ms;     /* of the split returned */
 	double peak_bytes;  /* its largest per-rank peak */
 	double lower_bound_ms;

@@ -942,6 +942,15 @@ static int step_repair_better(const model_key *a, const model_key *b)
 	return a->excess < b->excess;
 }
 
+/* Whether a round of step_model_descend that began with before models
+ * counted has spent the whole of the models' budget: balancing's
+ * (evals), or repairing's (repairs and this round's models). */
+static int step_spent(const step_run *w, int fits, long before)
+{
+	return fits ? w->evals >= w->eval_budget
+		    : w->repairs + (w->evals - before) >= w->eval_budget;
+}
+
 /* The model's descent from first (left there).  While the split does
  * not fit, the rank that overflows most gives a layer of one of its
  * chunks to a stage of a rank with room, the move that lowers the sum of
@@ -950,8 +959,9 @@ static int step_repair_better(const model_key *a, const model_key *b)
  * stage, the move that comes first in step_model_cmp's order and before
  * the current split being taken.  When the first rank has no such move,
  * the next one (by overflow, or load) is tried, up to four.  Each round
- * is O(v S) models; it stops at a local optimum, after max_rounds rounds,
- * or when the models' budget (limit) is spent. */
+ * is O(v S) models a rank it takes from; it stops at a local optimum,
+ * after max_rounds rounds, or when the models' budget (limit) is spent,
+ * and a round stops where the whole budget is (step_spent). */
 static int step_model_descend(step_run *w, int *first, int max_rounds,
 			      long limit)
 {
@@ -990,9 +1000,12 @@ static int step_model_descend(step_run *w, int *first, int max_rounds,
 		int have = 0, best_a = 0, best_b = 0;
 		if ((err = step_variants(w, first)) < 0)
 			return err;
-		for (int i = 0; i < n_src; i++)
-			for (int ch = 0; ch < v; ch++)
-				for (int b = 0; b < S; b++) {
+		/* a round may end past the limit, but never past what is
+		 * left of the whole budget: with many ranks tied for the
+		 * largest load one round is n_src v S models */
+		for (int i = 0; i < n_src && !step_spent(w, fits, before); i++)
+			for (int ch = 0; ch < v && !step_spent(w, fits, before); ch++)
+				for (int b = 0; b < S && !step_spent(w, fits, before); b++) {
 					int a = x->rank_stage[src[i] * v + ch];
 					if (a == b || !room[x->stage_rank[b]] || step_size(w, first, a) < 2)
 						continue;
@@ -1542,6 +1555,8 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 		}
 	}
 	res->simulations = w.sims;
+	res->models = w.evals + w.repairs;
+	res->model_budget = w.eval_budget;
 	res->path_bound = w.path_bound;
 	res->budget = w.budget;
 	res->splits = splits <= w.budget ? splits : -1;

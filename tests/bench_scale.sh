@@ -98,6 +98,13 @@ cases() { # PPCC
 	n=$(actions 4096 4096)
 	measure "10k layers p256 v16 text" "$n" "$ppcc" plan $budget "$tmp/c.yaml" -f text -o "$tmp/out"
 	rm -f "$tmp/out"
+	# two layers a stage: every rank ties for the largest load, so a
+	# round of the split search's model descent is p v S moves (it ran
+	# past its budget for minutes before the round was held to it)
+	model 2048 64 2048 interleaved 16 > "$tmp/d.yaml"
+	n=$(actions 1024 2048)
+	measure "2048 layers p64 v16 text" "$n" "$ppcc" plan $budget "$tmp/d.yaml" -f text -o "$tmp/out"
+	rm -f "$tmp/out"
 }
 
 # Growth: 1F1B on 64 ranks, microbatches chosen for 1e5 ... 1e8 actions.

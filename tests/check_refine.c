@@ -491,6 +491,55 @@ START_TEST(refine_llama405b_like_fits_near_the_optimum)
 }
 END_TEST
 
+/* Two layers a stage on 16 ranks of 8 chunks in one node: every rank
+ * but the first and the last (which send and receive less) ties for the
+ * largest load, so one round of the model's descent would be
+ * 14 x 8 x 128 = 14,336 moves, 50 times the models' budget (2^21 steps
+ * over the 128 stages and the count vectors: 282 models).  Each round stops
+ * where the budget is spent: balancing and repairing take at most a
+ * budget each, and the moves further away in the simulated descent (at
+ * most 4 calls, one a simulation) overrun it by less than S each. */
+START_TEST(refine_model_rounds_stay_within_the_budget)
+{
+	static const char yaml[] =
+		"model:\n"
+		"  name: tied\n"
+		"  layers:\n"
+		"    - {name: block, repeat: 256, fwd_ms: 1.0, params: 1.0e6,\n"
+		"       activation_bytes: 1.0e6, stash_bytes: 1.0e6}\n"
+		"cluster:\n"
+		"  devices: 16\n"
+		"  devices_per_node: 16\n"
+		"  device: {name: h100, tflops: 989, efficiency: 0.5, memory_gib: 80}\n"
+		"  links:\n"
+		"    intra_node: {bandwidth_gb_s: 300, latency_us: 5}\n"
+		"    inter_node: {bandwidth_gb_s: 25, latency_us: 10}\n"
+		"pipeline: {stages: 16, microbatches: 64, schedule: interleaved,\n"
+		"           chunks: 8}\n";
+	char *dir = tu_mkdtemp(), path[4096];
+	snprintf(path, sizeof path, "%s/t.yaml", dir);
+	ck_assert_int_eq(tu_write_file(path, yaml), 0);
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	tu_diag diag;
+	ppcc_plan pl;
+	tu_diag_init(&diag);
+	ck_assert_int_eq(ppcc_config_load(&cfg, a, path, NULL, &diag.d), 0);
+	ck_assert_int_eq(ppcc_plan_build(&pl, a, &cfg, &diag.d), 0);
+	ck_assert(!pl.search.exact);
+	ck_assert_int_gt(pl.search.model_budget, 0);
+	ck_assert_msg(14L * 8 * 128 > 3 * pl.search.model_budget,
+		      "a round is within the budget of %ld", pl.search.model_budget);
+	ck_assert_msg(pl.search.models <= 2 * pl.search.model_budget + 4 * 128,
+		      "%ld models against a budget of %ld", pl.search.models,
+		      pl.search.model_budget);
+	ck_assert(plan_fits(&pl));
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* Thousands of larger instances with the default budget: never slower
  * than the uniform split when that fits, and the split taken fits. */
 START_TEST(refine_never_slower_than_uniform_on_random_instances)
@@ -718,6 +767,7 @@ Suite *suite_refine(void)
 	tcase_add_test(tc, refine_never_slower_than_uniform_on_examples);
 	tcase_add_test(tc, refine_repairs_a_split_that_does_not_fit);
 	tcase_add_test(tc, refine_llama405b_like_fits_near_the_optimum);
+	tcase_add_test(tc, refine_model_rounds_stay_within_the_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }
