@@ -258,7 +258,7 @@ END_TEST
 typedef struct zero_case {
 	const ppcc_schedule *s;
 	int p, d;
-	int no_params_replica;     /* registers no parameters; -1 */
+	int no_params_replica;     /* registers none for stage 0; -1 */
 	ppcc_rt_local_world *worlds[DP_MAX];
 	ppcc_rt_dp_group *groups[DP_MAX];
 	double grad[DP_MAX][DP_MAX][ZC_N], param[DP_MAX][DP_MAX][ZC_N];
@@ -334,7 +334,7 @@ static void *zc_member_main(void *arg)
 		for (int i = 0; i < ZC_N; i++)
 			c->param[r][s][i] = 100.0 * (r + 1) + i;
 		err = ppcc_rt_grad_register(rt, s, 0, c->grad[r][s], ZC_N);
-		if (err == 0 && r != c->no_params_replica)
+		if (err == 0 && (r != c->no_params_replica || s != 0))
 			err = ppcc_rt_param_register(rt, s, 0, c->param[r][s], ZC_N);
 		c->shard[r][s].version = PPCC_RT_SHARD_VERSION;
 		if (err == 0)
@@ -394,7 +394,8 @@ static int zc_owner(int i)
  * prologue's gathers gave every first forward each value from its
  * owner, 100 * (owner + 1) + i; and ppcc_rt_dp_gather_params after the
  * step brings every replica each owner's update.  A replica that
- * registered no parameters fails its first gather, naming it. */
+ * registered no parameters for stage 0 fails that stage's first gather,
+ * naming it, and every other rank of the grid stops as its peer. */
 START_TEST(reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -449,7 +450,12 @@ START_TEST(reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all)
 	ck_assert_ptr_nonnull(c);
 	*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = 1};
 	zc_run(c);
-	ck_assert_int_eq(c->status[1][0], PPCC_RT_EINPUT);
+	for (int r = 0; r < 3; r++)
+		for (int k = 0; k < 2; k++)
+			ck_assert_msg(c->status[r][k] == (r == 1 && k == 0 ? PPCC_RT_EINPUT
+									  : PPCC_RT_EPEER),
+				      "replica %d rank %d: %s\n%s", r, k,
+				      ppcc_rt_status_str(c->status[r][k]), c->lines);
 	ck_assert_msg(strstr(c->lines, "replica 1: ALL_GATHER_PARAM stage 0 bucket 0: "
 			     "no parameters registered for it "
 			     "(ppcc_rt_param_register)"), "%s", c->lines);

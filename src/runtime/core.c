@@ -333,10 +333,24 @@ static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
 	rt->st.failed_peer = a ? a->peer : -1;
 	rt->st.failed_waited_s = waited;
 	ppcc_rt_flight_fail(rt, status, action, waited);
-	if (status != PPCC_RT_EPEER && rt->tr)
-		rt->ops->abort(rt->tr, status);
+	ppcc_rt_tell_world(rt, status);
 	rt->failed = 1;
 	return status;
+}
+
+/* Tells this rank's world that it stopped with `status`: always for its
+ * own failure; for a peer's (EPEER) only when the world has not heard of
+ * it, as when the failure came through a local data-parallel group,
+ * which is not the pipeline's world; its pipeline peers would otherwise
+ * wait out their timeout. */
+void ppcc_rt_tell_world(ppcc_rt *rt, int status)
+{
+	int who, st;
+	if (!rt->tr)
+		return;
+	if (status == PPCC_RT_EPEER && rt->ops->aborted(rt->tr, &who, &st))
+		return;
+	rt->ops->abort(rt->tr, status);
 }
 
 /* "rank K" for rank w of the transport's world; with data parallelism
@@ -1030,8 +1044,7 @@ static int rt_check_aborted(ppcc_rt *rt, int i)
 		rt->st.failed_mb = a ? a->mb : -1;
 		rt->st.failed_peer = -1;
 		ppcc_rt_flight_fail(rt, err, i, 0);
-		if (err != PPCC_RT_EPEER)
-			rt->ops->abort(rt->tr, err);
+		ppcc_rt_tell_world(rt, err);
 		rt->failed = 1;
 		return err;
 	}
@@ -1153,8 +1166,7 @@ int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 			      rt->in_use);
 	if (err == 0 && rt->dp && (err = ppcc_rt_dp_finish(rt)) < 0) {
 		/* reported; this replica's pipeline peers are told too */
-		if (err != PPCC_RT_EPEER)
-			rt->ops->abort(rt->tr, err);
+		ppcc_rt_tell_world(rt, err);
 		rt->failed = 1;
 	}
 out:
@@ -1518,8 +1530,8 @@ out:
 		ppcc_rt_dp_abort(rt, err);
 	if (err < 0) {
 		ppcc_rt_flight_fail(rt, err, -1, 0);
-		if (err != PPCC_RT_EPEER && rt->tr && !rt->failed)
-			rt->ops->abort(rt->tr, err);
+		if (!rt->failed)
+			ppcc_rt_tell_world(rt, err);
 		rt->failed = 1;
 		ppcc_rt_free(rt);
 		return err;

@@ -750,8 +750,7 @@ int ppcc_rt_dp_gather_params(ppcc_rt *rt)
 	if (err == 0 && posted)
 		err = ppcc_rt_dp_finish(rt);
 	if (err < 0) {
-		if (err != PPCC_RT_EPEER)
-			rt->ops->abort(rt->tr, err);
+		ppcc_rt_tell_world(rt, err);
 		ppcc_rt_dp_abort(rt, err);
 		rt->failed = 1;
 	}

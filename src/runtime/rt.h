@@ -392,6 +392,9 @@ const char *ppcc_rt_dp_why(const ppcc_rt *rt);
 int ppcc_rt_dp_progress(ppcc_rt *rt);
 int ppcc_rt_dp_finish(ppcc_rt *rt);
 void ppcc_rt_dp_abort(ppcc_rt *rt, int status);
+/* core.c: tells the world this rank stopped (EPEER only if it has not
+ * heard) */
+void ppcc_rt_tell_world(ppcc_rt *rt, int status);
 void ppcc_rt_dp_free(ppcc_rt *rt);
 void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds);
 
