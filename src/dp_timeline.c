@@ -18,8 +18,10 @@
  * actions (one built without data parallelism, for which the runtime
  * launches a stage's registered buckets after its last backward) is
  * timed as if each stage had one REDUCE_GRAD right after its last B or
- * W.  The step ends, on each rank, when its actions and its reductions
- * have.
+ * W.  The ALL_GATHER_PARAM prologue (ZeRO 1 and 2) takes the channel
+ * first, from time 0, each gather for ppcc_dp_gather_ms of the costs e
+ * was simulated with (reduce_ms gives only the reductions' times).  The
+ * step ends, on each rank, when its actions and its reductions have.
  */
 #include "ppcc.h"
 
@@ -64,8 +66,13 @@ int ppcc_dp_reduce_timeline(double *out_end_ms, double *out_step_ms,
 			double t0, t1;
 			if ((err = ppcc_rank_times_at(&t, i, &t0, &t1)) < 0)
 				break;
-			if (a->op == PPCC_OP_ALL_GATHER_PARAM)
-				continue; /* the prologue, before time 0 */
+			if (a->op == PPCC_OP_ALL_GATHER_PARAM) {
+				/* the prologue, timed as e was */
+				ppcc_dp_channel_post(&free_ms, clock,
+						     ppcc_dp_gather_ms(&costs[a->stage],
+								       a->bytes));
+				continue;
+			}
 			if (ppcc_op_is_collective(a->op)) {
 				double ms = reduce_ms ? reduce_ms[a->stage]
 					: ppcc_dp_reduce_ms(&costs[a->stage],

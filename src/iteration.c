@@ -39,18 +39,20 @@
  *   - under ZeRO 1 and 2 the updated 16-bit weights are all-gathered over
  *     the n ranks after the step: the schedule's ALL_GATHER_PARAM
  *     actions, one per bucket, which open the next step's list (the
- *     rank's prologue, dp_gather_ms of the simulation, timed before the
- *     step's time 0); a rank waits for all of them before it starts, so
- *     the longest rank's is charged whole, as Megatron-LM's default
- *     gather after the optimizer step is (its --overlap-param-gather,
- *     which hides the gathers of later buckets behind the first
- *     forwards, is not modelled).  A schedule without them (ZeRO 1 or 2
- *     read back from an older format) is charged one all-gather of the
- *     rank's parameters.
- *
+ *     rank's prologue); the simulator runs them on the rank's channel
+ *     from time 0 and starts each stage's first compute once that
+ *     stage's own gathers are done, so they are part of the step, and
+ *     the later stages' gathers hide behind the first forwards
+ *     (Megatron-LM's --overlap-param-gather).  What the busiest rank's
+ *     computes waited for them (dp_gather_wait_ms) is moved from its
+ *     bubble to the exposed data-parallel communication, and the
+ *     reductions' channel is free from the end of the prologue.  A
+ *     schedule without them (ZeRO 1 or 2 read back from an older
+ *     format) is charged one all-gather of the rank's parameters after
+ *     the optimizer step.
  * iteration = the schedule's step + exposed gradient reduction (the
  * latest rank's end less the step) + the slowest rank's optimizer step
- * and parameter all-gather.  Collectives follow nccl-tests' bus-bandwidth
+ * (and parameter all-gather, for a schedule without ALL_GATHER_PARAM).  Collectives follow nccl-tests' bus-bandwidth
  * model, one link latency per operation, over the intra-node link when
  * the n ranks share a node and the inter-node link otherwise.
  *
@@ -178,7 +180,8 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	for (int r = 0; r < p; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		const ppcc_device_group *dg = rank_group(cl, (int64_t)r * block);
-		double free_ms = 0, last = 0, spent = 0, clock = 0;
+		double free_ms = e->dp_gather_ms ? e->dp_gather_ms[r] : 0;
+		double last = 0, spent = 0, clock = 0;
 		int gathers = 0;
 		double params = 0, stash = 0, peak = -1, logits_at_peak = 0;
 		double logits_now = 0;
@@ -226,7 +229,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			    (err = ppcc_rank_times_at(&times, i, &t0, &t1)) < 0)
 				return err;
 			if (x->op == PPCC_OP_ALL_GATHER_PARAM) {
-				gathers = 1; /* the prologue: e->dp_gather_ms */
+				gathers = 1; /* the prologue: in the step */
 				out->dp_gathers++;
 				continue;
 			}
@@ -287,12 +290,15 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 
 		double updated = zero >= 1 ? params / n : params;
 		double opt = 1e3 * updated * (26.0 + G) / dg->memory_bandwidth;
-		double gather = gathers && e->dp_gather_ms ? e->dp_gather_ms[r]
-			: zero == 1 || zero == 2
+		double gather = gathers ? 0 : zero == 1 || zero == 2
 			? 1e3 * ppcc_allgather_seconds(dp_link, n, 2.0 * params)
 			: 0;
-		if (gathers && gather > out->dp_gather_ms)
-			out->dp_gather_ms = gather;
+		if (gathers && e->dp_gather_ms &&
+		    e->dp_gather_ms[r] > out->dp_gather_ms)
+			out->dp_gather_ms = e->dp_gather_ms[r];
+		if (gathers && e->dp_gather_wait_ms &&
+		    e->dp_gather_wait_ms[r] > out->dp_gather_exposed_ms)
+			out->dp_gather_exposed_ms = e->dp_gather_wait_ms[r];
 		if (opt + gather > post) {
 			post = opt + gather;
 			post_opt = opt;
@@ -323,11 +329,14 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	out->zero3_comm_ms = z3;
 	out->compute_ms = e->busy_ms[busiest] - rc - tp - cpc - z3;
 	out->p2p_ms = e->comm_ms ? e->comm_ms[busiest] : 0;
-	out->bubble_ms = e->step_ms - e->busy_ms[busiest] - out->p2p_ms;
+	/* its wait for its own parameter gathers is data-parallel
+	 * communication, not bubble */
+	double gwait = e->dp_gather_wait_ms ? e->dp_gather_wait_ms[busiest] : 0;
+	out->bubble_ms = e->step_ms - e->busy_ms[busiest] - out->p2p_ms - gwait;
 	if (out->bubble_ms < 0)
 		out->bubble_ms = 0;
 	out->dp_comm_ms = dp_total;
-	out->dp_exposed_ms = sync - e->step_ms + post_gather;
+	out->dp_exposed_ms = sync - e->step_ms + gwait + post_gather;
 	out->optimizer_ms = post_opt;
 	out->iteration_ms = sync + post;
 

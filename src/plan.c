@@ -598,18 +598,25 @@ static int schedule_set_stages(plan_ctx *x, ppcc_schedule *s,
  * under ZeRO >= 1, and under ZeRO 1 and 2 each bucket's 16-bit
  * parameters (2 bytes for each grad_bytes) all-gathered in the next
  * step's prologue. */
+static int place_collectives(ppcc_schedule *s, ppcc_arena *a,
+			     const ppcc_config *cfg,
+			     const ppcc_stage_cost *costs)
+{
+	double *g = ppcc_arena_alloc(a, (size_t)s->n_stages, sizeof *g);
+	if (!g)
+		return PPCC_ENOMEM;
+	for (int st = 0; st < s->n_stages; st++)
+		g[st] = costs[st].params * cfg->pipeline.grad_bytes;
+	double G = cfg->pipeline.grad_bytes;
+	int err = ppcc_schedule_place_collectives(
+		s, a, g, ppcc_dp_bucket_bytes(&cfg->pipeline),
+		cfg->pipeline.zero, G > 0 ? 2.0 / G : 0);
+	return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
+}
+
 static int place_reductions(plan_ctx *x, ppcc_plan_variant *v)
 {
-	double *g;
-	if (!ALLOC(g, x->S))
-		return PPCC_ENOMEM;
-	for (int s = 0; s < x->S; s++)
-		g[s] = v->costs[s].params * x->cfg->pipeline.grad_bytes;
-	double G = x->cfg->pipeline.grad_bytes;
-	int err = ppcc_schedule_place_collectives(
-		&v->schedule, x->a, g, ppcc_dp_bucket_bytes(&x->cfg->pipeline),
-		x->cfg->pipeline.zero, G > 0 ? 2.0 / G : 0);
-	return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
+	return place_collectives(&v->schedule, x->a, x->cfg, v->costs);
 }
 
 /* The simulation of variant_best, as the validator's run of all ranks. */
@@ -676,6 +683,28 @@ static int variant_uniform(plan_ctx *x, ppcc_plan_variant *out, const int *first
 		return err;
 	out->schedule = *best;
 	out->schedule.stages = out->stages;
+	out->schedule.ranks = NULL;
+	out->schedule.fingerprint = 0;
+	return 0;
+}
+
+/* The uniform split when the schedule opens with ZeRO's parameter
+ * gathers: their bytes, which the step now waits for, are the split's,
+ * so it gets collectives of its own, placed on shape's lists (best's
+ * before placement), and is simulated on those; the lists are not
+ * kept. */
+static int variant_uniform_placed(plan_ctx *x, ppcc_plan_variant *out,
+				  const int *first, const ppcc_schedule *shape)
+{
+	int err;
+	if ((err = variant_fill(x, out, first)) < 0)
+		return err;
+	out->schedule = *shape;
+	out->schedule.stages = out->stages;
+	if ((err = place_reductions(x, out)) < 0 ||
+	    (err = ppcc_simulate_keep(&out->estimate, x->a, &out->schedule,
+				      out->costs, 0)) < 0)
+		return err;
 	out->schedule.ranks = NULL;
 	out->schedule.fingerprint = 0;
 	return 0;
@@ -914,8 +943,8 @@ static int pipe_bound_ps(plan_ctx *x, double *out_ps)
  * (only ppcc_plan_build_lean uses it; ppcc plan prints the step bound
  * above as its gap).  The iteration is sync + post (iteration.c): sync
  * the latest of the step and every rank's end of its gradient
- * reductions, post the largest of the ranks' optimizer steps and
- * parameter all-gathers.  The step is at least the larger of step_ms
+ * reductions, post the largest of the ranks' optimizer steps.  The
+ * step is at least the larger of step_ms
  * (step_lower_bound), bound.c's (pipe_bound_ps: every rank waits for the
  * forward through the stages before its first, then runs its layers' m
  * microbatches and their p2p, and without a split backward its last
@@ -1002,9 +1031,11 @@ static int iteration_lower_bound(plan_ctx *x, const ppcc_schedule *shape,
  *     rounded to a byte a stage) and each costs its latency plus its
  *     bytes at the per-byte rate, at least one bucket a bucket_bytes, and
  *     under ZeRO 2 and 3 each of the m backwards reduces them;
- *   - post: the largest rank's optimizer step and all-gather is at least
- *     their average, and their sums over the ranks follow from the
- *     parameters per device (split-independent) at the fastest memory.
+ *   - post: the largest rank's optimizer step is at least their
+ *     average, and their sum over the ranks follows from the parameters
+ *     per device (split-independent) at the fastest memory.  The ZeRO 1
+ *     and 2 parameter gathers are not counted: they run in the step,
+ *     where the later stages' hide behind the first forwards.
  * So iteration >= max(step bound, reductions / p) + post / p, less a
  * relative 1e-9 for the sums in double. */
 double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
@@ -1035,14 +1066,6 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 				red *= pl->microbatches;
 			if (red / p > sync)
 				sync = red / p;
-		}
-		if (zero == 1 || zero == 2) {
-			int64_t block = (int64_t)t * cp * dp;
-			const ppcc_link *gl = block <= cl->devices_per_node
-				? &cl->intra_node : &cl->inter_node;
-			post += 1e3 * ((double)p * gl->latency +
-				       (double)(nn - 1) / nn * 2.0 * params /
-				       gl->bandwidth);
 		}
 	}
 	double bw = 0;
@@ -1518,8 +1541,13 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	} else if ((err = variant_best(x, own, chosen, &shape)) < 0) {
 		return err;
 	}
-	/* the search simulated the same actions in the same order */
-	if (own->estimate.step_ms != res.step_ms)
+	/* the search simulated the same actions in the same order, less
+	 * the ZeRO prologue's gathers, which can only delay them */
+	int gathers = 0;
+	for (int r = 0; r < own->schedule.n_ranks; r++)
+		gathers |= own->estimate.dp_gather_ms[r] > 0;
+	if (gathers ? !(own->estimate.step_ms >= res.step_ms)
+		    : own->estimate.step_ms != res.step_ms)
 		return PPCC_EINTERNAL;
 	if (given) {
 		out->has_own = 1;
@@ -1544,8 +1572,10 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	if (lean)
 		return 0;
 
-	if ((err = variant_uniform(x, &out->uniform, uni, &out->best.schedule,
-				   uni_have ? &uni_est : NULL)) < 0)
+	if ((err = gathers
+		   ? variant_uniform_placed(x, &out->uniform, uni, &shape)
+		   : variant_uniform(x, &out->uniform, uni, &out->best.schedule,
+				     uni_have ? &uni_est : NULL)) < 0)
 		return err;
 	out->uniform_fits = variant_fits(x, &out->uniform);
 	out->has_uniform = 1;
@@ -1688,16 +1718,30 @@ static int plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	if (err < 0 && err != PPCC_EINFEASIBLE)
 		return err;
 	const ppcc_auto_candidate *won = &rep->orders.candidates[rep->orders.chosen];
-	if (err == 0 && won->kind != one_kind &&
-	    won->step_ms < out->best.estimate.step_ms) {
-		if ((err = ppcc_schedule_validate_seal(&sched, d, cfg->path, 20)) < 0)
+	/* the orders were simulated alone; with data parallelism the
+	 * written one gets its collectives, as every kind's plan has, and
+	 * is kept only when still faster with them (the ZeRO prologue's
+	 * gathers can only delay it) */
+	int dp = (cfg->pipeline.data_parallel > 0 ? cfg->pipeline.data_parallel : 1) *
+		 (cfg->pipeline.context_parallel > 0 ? cfg->pipeline.context_parallel : 1);
+	ppcc_estimate est = {0};
+	int tried = err == 0 && won->kind != one_kind &&
+		    won->step_ms < out->best.estimate.step_ms;
+	if (tried) {
+		if ((dp > 1 && (err = place_collectives(&sched, a, cfg, bv->costs)) < 0) ||
+		    (err = ppcc_schedule_validate_seal(&sched, d, cfg->path, 20)) < 0)
 			return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
-		bv->schedule = sched;
-		if ((err = ppcc_simulate_keep(&bv->estimate, a, &bv->schedule,
-					      bv->costs, PPCC_SIM_SEND_TIMES)) < 0)
+		if ((err = ppcc_simulate_keep(&est, a, &sched, bv->costs,
+					      PPCC_SIM_SEND_TIMES)) < 0)
 			return err;
-		if (bv->estimate.step_ms != won->step_ms ||
-		    !plan_peaks_fit(&one, &bv->estimate, p))
+		if (!(est.step_ms >= won->step_ms) ||
+		    (est.step_ms != won->step_ms && sched.version < 4))
+			return PPCC_EINTERNAL;
+	}
+	if (tried && est.step_ms < out->best.estimate.step_ms) {
+		bv->schedule = sched;
+		bv->estimate = est;
+		if (!plan_peaks_fit(&one, &bv->estimate, p))
 			return PPCC_EINTERNAL;
 		best_cfg = ppcc_arena_alloc(a, 1, sizeof *best_cfg);
 		if (!best_cfg)

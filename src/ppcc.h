@@ -786,11 +786,15 @@ typedef struct ppcc_estimate {
 	double *dp_end_ms;
 	double dp_step_ms;
 	/* Per rank, the ALL_GATHER_PARAM actions that open its list (ZeRO 1
-	 * and 2): the prologue they take, one after another, before the
-	 * pipeline's time 0 (their times run from -dp_gather_ms[r] to 0);
-	 * 0 without them.  Not part of step_ms: iteration.c adds the
-	 * longest. */
+	 * and 2), run on its communication channel from time 0 one after
+	 * another: dp_gather_ms[r] their sum (0 without them), and
+	 * dp_gather_wait_ms[r] how long the rank's computes waited for them
+	 * (each stage's first compute starts at dp_ready_ms[s] at the
+	 * earliest: the end of that stage's last gather, 0 without).  Part
+	 * of step_ms. */
 	double *dp_gather_ms;
+	double *dp_gather_wait_ms;
+	double *dp_ready_ms;
 } ppcc_estimate;
 
 /* Builds the action lists of a kind for the stages given (n_stages = p *
@@ -941,7 +945,7 @@ typedef struct ppcc_rank_times {
 	int32_t base, count;   /* start/end hold actions [base, base + count) */
 	double clock;          /* the rank's clock after them */
 	double dp_free;        /* its reduction channel's, after them */
-	double ag_free;        /* its prologue's next gather starts here */
+	const double *ready;   /* the estimate's dp_ready_ms, or NULL */
 	double start[PPCC_TIMES_BLOCK], end[PPCC_TIMES_BLOCK];
 } ppcc_rank_times;
 
@@ -1197,8 +1201,11 @@ typedef struct ppcc_iteration {
 	long dp_reductions;      /* REDUCE_GRAD or REDUCE_SCATTER_GRAD
 				    actions of the schedule */
 	long dp_gathers;         /* its ALL_GATHER_PARAM actions */
-	double dp_gather_ms;     /* the longest rank's prologue of them
-				    (part of dp_exposed_ms) */
+	double dp_gather_ms;     /* the longest rank's prologue of them, on
+				    its channel from the step's time 0 */
+	/* the longest any rank's computes waited for their own stages'
+	 * gathers (the estimate's dp_gather_wait_ms): the exposed part */
+	double dp_gather_exposed_ms;
 	double dp_exposed_ms;    /* what lengthens the iteration */
 	double optimizer_ms;
 	int data_parallel, global_batch_size;

@@ -28,14 +28,18 @@
  *     REDUCE_SCATTER_GRAD (ZeRO >= 1) is timed the same way, its
  *     ppcc_dp_reduce_ms a reduce-scatter's (plan.c);
  *   - the ALL_GATHER_PARAM actions that open a rank's list (ZeRO 1 and
- *     2) are its prologue: they run one after another, each for
- *     ppcc_dp_gather_ms(costs[s], bytes), and the rank starts its other
- *     actions once they are all done, so the prologue is timed before
- *     the pipeline's time 0, from -dp_gather_ms[r] to 0 (the rank's
- *     gathers, added up), and step_ms, the pipeline's makespan from 0,
- *     leaves them out (iteration.c charges the longest rank's: an upper
- *     bound on what waiting for them delays, since no event of the step
- *     moves by more than that).
+ *     2) are its prologue: they run on the rank's communication channel
+ *     from time 0, one after another, each for ppcc_dp_gather_ms(
+ *     costs[s], bytes), and do not move the clock; a stage's first
+ *     compute (F, B, I or W) starts no earlier than the end of that
+ *     stage's own last gather (dp_ready_ms[s]), so the gathers of the
+ *     stages a rank reaches later overlap the forwards of those it
+ *     reaches first, as Megatron-LM's --overlap-param-gather does, and
+ *     the runtime waits the same way (reduce.c).  dp_gather_ms[r] is the
+ *     rank's prologue added up and dp_gather_wait_ms[r] how long its
+ *     computes waited for it (the part of the gathers the rank itself
+ *     exposed; a later rank that waits for a delayed message counts
+ *     that as waiting for the message).
  * So a stage pays, per microbatch, the p2p time of both directions at
  * both of its boundaries: the stage time the partitioner minimises
  * (plan.c).  This is Megatron-LM's default, where p2p transfers are
@@ -91,19 +95,27 @@ typedef struct sim_rank {
 	double comm;
 	double dp_free; /* the reduction channel is free from here */
 	double dp_busy;
-	double ag_free; /* where the prologue's next gather starts */
+	/* per stage, when its prologue's gathers end (dp_ready_ms); NULL
+	 * when the rank has none */
+	const double *ready;
+	double gather_wait; /* how long its computes waited for them */
 } sim_rank;
 
-/* The ALL_GATHER_PARAM actions at the start of a rank's list, added up:
- * the rank's prologue. */
+/* The ALL_GATHER_PARAM actions at the start of a rank's list, run one
+ * after another on its channel from time 0: their sum, and in ready
+ * (when not NULL) the end of each stage's last one, the same doubles
+ * as sim_run's posts. */
 static double sim_prologue_ms(const ppcc_action *acts, int32_t n, int S,
-			      const ppcc_stage_cost *costs)
+			      const ppcc_stage_cost *costs, double *ready)
 {
 	double ms = 0;
 	for (int32_t i = 0; i < n && acts[i].op == PPCC_OP_ALL_GATHER_PARAM; i++)
-		if (acts[i].stage >= 0 && acts[i].stage < S)
-			ms += ppcc_dp_gather_ms(&costs[acts[i].stage],
-						acts[i].bytes);
+		if (acts[i].stage >= 0 && acts[i].stage < S) {
+			ppcc_dp_channel_post(&ms, 0, ppcc_dp_gather_ms(
+				&costs[acts[i].stage], acts[i].bytes));
+			if (ready)
+				ready[acts[i].stage] = ms;
+		}
 	return ms;
 }
 
@@ -135,7 +147,9 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 	int32_t base = k->base;
 	double t = k->clock, cur = k->stash, peak = k->peak_stash;
 	double last = k->last, busy = k->busy, comm = k->comm;
-	double dp_free = k->dp_free, dp_busy = k->dp_busy, ag = k->ag_free;
+	double dp_free = k->dp_free, dp_busy = k->dp_busy;
+	double gather_wait = k->gather_wait;
+	const double *params_at = k->ready;
 	int32_t i = k->pc, n = k->n_actions;
 	int err = 0;
 
@@ -150,11 +164,11 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 		 * ALL_GATHER_PARAM */
 		if ((unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u && st >= 0 &&
 		    st < S && mb >= 0 && x->op == PPCC_OP_ALL_GATHER_PARAM) {
-			double at = ag;
-			ag += ppcc_dp_gather_ms(&costs[st], x->bytes);
+			double at = ppcc_dp_channel_post(
+				&dp_free, t, ppcc_dp_gather_ms(&costs[st], x->bytes));
 			if (start) {
 				start[i - base] = at;
-				end[i - base] = ag;
+				end[i - base] = dp_free;
 			}
 			continue;
 		}
@@ -174,6 +188,11 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 			break;
 		}
 		const ppcc_stage_cost *cost = &costs[st];
+		/* a stage's first compute waits for its parameters */
+		if (params_at && x->op <= PPCC_OP_W && params_at[st] > t) {
+			gather_wait += params_at[st] - t;
+			t = params_at[st];
+		}
 		double t0 = t;
 		switch (x->op) {
 		case PPCC_OP_F:
@@ -267,7 +286,7 @@ out:
 	k->comm = comm;
 	k->dp_free = dp_free;
 	k->dp_busy = dp_busy;
-	k->ag_free = ag;
+	k->gather_wait = gather_wait;
 	return err;
 }
 
@@ -358,9 +377,11 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 	out->dp_busy_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->dp_end_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
 	out->dp_gather_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
+	out->dp_gather_wait_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double));
+	out->dp_ready_ms = ppcc_arena_alloc(a, (size_t)S, sizeof(double));
 	if (!out->busy_ms || !out->idle_ms || !out->comm_ms ||
 	    !out->peak_memory_bytes || !out->dp_busy_ms || !out->dp_end_ms ||
-	    !out->dp_gather_ms)
+	    !out->dp_gather_ms || !out->dp_gather_wait_ms || !out->dp_ready_ms)
 		return PPCC_ENOMEM;
 	if (keep & PPCC_SIM_ACTION_TIMES) {
 		out->start_ms = ppcc_arena_alloc(a, (size_t)p, sizeof(double *));
@@ -416,8 +437,10 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 		ranks[r].wait = -1;
 		out->dp_gather_ms[r] = sim_prologue_ms(ranks[r].actions,
 						       ranks[r].n_actions, S,
-						       costs);
-		ranks[r].ag_free = -out->dp_gather_ms[r];
+						       costs, out->dp_ready_ms);
+		if (ranks[r].n_actions > 0 &&
+		    ranks[r].actions[0].op == PPCC_OP_ALL_GATHER_PARAM)
+			ranks[r].ready = out->dp_ready_ms;
 	}
 
 	int n_ready = 0;
@@ -452,6 +475,7 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 			out->idle_ms[r] = 0;
 		idle += out->idle_ms[r];
 		out->dp_busy_ms[r] = ranks[r].dp_busy;
+		out->dp_gather_wait_ms[r] = ranks[r].gather_wait;
 		out->dp_end_ms[r] = ranks[r].dp_free > ranks[r].last
 			? ranks[r].dp_free : ranks[r].last;
 		if (out->dp_end_ms[r] > dp_step)
@@ -503,9 +527,9 @@ int ppcc_rank_times_begin(ppcc_rank_times *t, const ppcc_schedule *s,
 	t->n_ranks = s->n_ranks;
 	t->n_stages = s->n_stages;
 	t->n_microbatches = s->n_microbatches;
-	if (costs)
-		t->ag_free = -sim_prologue_ms(t->rs->actions, t->rs->n_actions,
-					      s->n_stages, costs);
+	if (t->rs->n_actions > 0 &&
+	    t->rs->actions[0].op == PPCC_OP_ALL_GATHER_PARAM)
+		t->ready = e->dp_ready_ms;
 	return 0;
 }
 
@@ -531,7 +555,7 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 			.actions = t->rs->actions, .start = t->start,
 			.end = t->end, .base = from, .n_actions = to,
 			.pc = from, .wait = -1, .clock = t->clock,
-			.dp_free = t->dp_free, .ag_free = t->ag_free,
+			.dp_free = t->dp_free, .ready = t->ready,
 		};
 		if (sim_run(&k, 0, NULL, t->n_stages, t->n_microbatches,
 			    t->costs, e->send_ms, NULL, NULL, NULL) < 0 ||
@@ -541,7 +565,6 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 		t->count = to - from;
 		t->clock = k.clock;
 		t->dp_free = k.dp_free;
-		t->ag_free = k.ag_free;
 	}
 	*start = t->start[i - t->base];
 	*end = t->end[i - t->base];

@@ -340,8 +340,11 @@ END_TEST
  * (1.6e8, 1.6e8 and 0.8e8 gradient bytes: 0.01 + 0.8, 0.01 + 0.8 and
  * 0.01 + 0.4 ms) and opens the step with an ALL_GATHER_PARAM of each
  * bucket's 16-bit weights (0.8e8, 0.8e8, 0.4e8 bytes: 0.01 + 0.4, 0.01 +
- * 0.4, 0.01 + 0.2 ms, 1.03 ms in all), timed one after another before
- * the pipeline's time 0 and charged whole: 240 + 2.03 + 1.5 + 1.03. */
+ * 0.4, 0.01 + 0.2 ms, 1.03 ms in all), timed one after another on the
+ * rank's channel from 0 (0-0.41, 0.41-0.82, 0.82-1.03); the one stage's
+ * first forward waits for them all (exposed 1.03 ms: no other stage to
+ * hide them behind), so the step is 241.03, its bubble 0, and the
+ * iteration 241.03 + 2.03 + 1.5. */
 START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
 {
 	planned r;
@@ -359,12 +362,16 @@ START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
 	ck_assert_int_eq(it->dp_reductions, 3);
 	ck_assert_int_eq(it->dp_gathers, 3);
 	ck_near(it->dp_gather_ms, 1.03);
+	ck_near(it->dp_gather_exposed_ms, 1.03);
 	ck_near(b->estimate.dp_gather_ms[0], 1.03);
+	ck_near(b->estimate.dp_gather_wait_ms[0], 1.03);
+	ck_near(b->estimate.dp_ready_ms[0], 1.03);
 	ck_near(it->dp_comm_ms, 2.03);
 	ck_near(it->dp_exposed_ms, 2.03 + 1.03);
-	ck_near(it->iteration_ms, 240 + 2.03 + 1.5 + 1.03);
-	ck_near(b->estimate.step_ms, 240.0);
-	static const double want_start[] = {-1.03, -0.62, -0.21};
+	ck_assert_double_eq_tol(it->bubble_ms, 0, 1e-9);
+	ck_near(it->iteration_ms, 241.03 + 2.03 + 1.5);
+	ck_near(b->estimate.step_ms, 241.03);
+	static const double want_start[] = {0, 0.41, 0.82};
 	ppcc_rank_times t;
 	ck_assert_int_eq(ppcc_rank_times_begin(&t, &b->schedule, b->costs,
 					       &b->estimate, 0), 0);
@@ -375,9 +382,14 @@ START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
 		ck_assert_uint_eq(rs->actions[k].bytes, k < 2 ? 80000000u : 40000000u);
 		ck_assert_int_eq(ppcc_rank_times_at(&t, k, &t0, &t1), 0);
 		ck_assert_double_eq_tol(t0, want_start[k], 1e-12);
-		ck_assert_double_eq_tol(t1, k < 2 ? want_start[k + 1] : 0, 1e-12);
+		ck_assert_double_eq_tol(t1, k < 2 ? want_start[k + 1] : 1.03, 1e-12);
 	}
 	ck_assert_int_eq(rs->actions[3].op, PPCC_OP_F);
+	{
+		double t0, t1;
+		ck_assert_int_eq(ppcc_rank_times_at(&t, 3, &t0, &t1), 0);
+		ck_assert_double_eq_tol(t0, 1.03, 1e-12);
+	}
 	int n = rs->n_actions;
 	for (int k = 0; k < 3; k++) {
 		ck_assert_int_eq(rs->actions[n - 3 + k].op, PPCC_OP_REDUCE_SCATTER_GRAD);

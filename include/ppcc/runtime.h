@@ -421,8 +421,9 @@ PPCC_API int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket,
  * which).  Under ZeRO 1 and 2 the schedule opens each rank's list with
  * an ALL_GATHER_PARAM per bucket: the runtime gathers the registered
  * parameters (ppcc_rt_param_register) of every bucket, each replica's
- * shard to every replica, and waits for the gathers before the rank's
- * first compute, so every forward sees the parameters the replicas'
+ * shard to every replica, and each stage's first compute waits for that
+ * stage's gathers (and the collectives posted before them), not for the
+ * later stages', so every forward sees the parameters the replicas'
  * optimizers updated after the previous step.  The sums are added in
  * replica order, as the all-reduce's, and a gather copies bits: the
  * same bits as REDUCE_GRAD and an update of every value.  Over nccl a

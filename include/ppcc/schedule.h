@@ -67,9 +67,11 @@
  *     rank's list, before anything else (the step's prologue): the
  *     rank's stages in the order of their first forward, buckets in
  *     increasing order; `bytes` is the bucket's parameter bytes on one
- *     device (16-bit weights), peer -1.  It never waits, but the rank
- *     waits for all of its gathers before its first action that is not
- *     one (so every parameter is gathered before its first use).  Under
+ *     device (16-bit weights), peer -1.  It never waits, but a stage's
+ *     first compute (F, B, I or W) waits for that stage's gathers and
+ *     the collectives listed before them (so every parameter is
+ *     gathered before its first use, and the later stages' gathers
+ *     overlap the first stage's forwards).  Under
  *     ZeRO-3 the parameters are gathered before every forward and
  *     backward, inside the trainer's callbacks (as its tensor
  *     parallelism is): the schedule holds the reduce-scatters and no

@@ -31,8 +31,8 @@
 #define LLAMA3_70B_1F1B_FINGERPRINT UINT64_C(0x2711393da3da3a2d)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_1F1B_STEP_MS 13858.214045247969
-#define LLAMA3_70B_1F1B_BUBBLE_FRACTION 0.11137945765192213
+#define LLAMA3_70B_1F1B_STEP_MS 13941.903988287968
+#define LLAMA3_70B_1F1B_BUBBLE_FRACTION 0.1167136360134829
 #define LLAMA3_70B_1F1B_BUBBLE_ANALYTIC 0.08571428571428572
 
 static const char llama3_70b_1f1b_model_name[] =
@@ -1357,10 +1357,10 @@ static const double llama3_70b_1f1b_busy_ms[LLAMA3_70B_1F1B_N_RANKS] = {
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_1f1b_idle_ms[LLAMA3_70B_1F1B_N_RANKS] = {
-	1077.5762296959879,
-	1682.79566316796,
-	1682.7956631679617,
-	1730.913901503966
+	1161.2661727359869,
+	1766.4856062079589,
+	1766.4856062079607,
+	1814.603844543965
 };
 
 /* simulated peak memory per device of each rank */

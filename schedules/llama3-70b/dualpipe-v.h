@@ -31,8 +31,8 @@
 #define LLAMA3_70B_DUALPIPE_V_FINGERPRINT UINT64_C(0xa82b46c60a302fdc)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_DUALPIPE_V_STEP_MS 13143.469634944959
-#define LLAMA3_70B_DUALPIPE_V_BUBBLE_FRACTION 0.06054685113321623
+#define LLAMA3_70B_DUALPIPE_V_STEP_MS 13185.749209984959
+#define LLAMA3_70B_DUALPIPE_V_BUBBLE_FRACTION 0.06355916990794308
 
 static const char llama3_70b_dualpipe_v_model_name[] =
 	"llama3-70b";
@@ -2245,10 +2245,10 @@ static const double llama3_70b_dualpipe_v_busy_ms[LLAMA3_70B_DUALPIPE_V_N_RANKS]
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_dualpipe_v_idle_ms[LLAMA3_70B_DUALPIPE_V_N_RANKS] = {
-	366.976384768971,
-	924.0775799049602,
-	924.0775799049602,
-	968.0512528649497
+	409.25595980897106,
+	966.3571549449603,
+	966.3571549449603,
+	1010.3308279049497
 };
 
 /* simulated peak memory per device of each rank */

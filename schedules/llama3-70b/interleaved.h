@@ -31,8 +31,8 @@
 #define LLAMA3_70B_INTERLEAVED_FINGERPRINT UINT64_C(0xc20f5b64b17e470b)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_INTERLEAVED_STEP_MS 13027.948489344966
-#define LLAMA3_70B_INTERLEAVED_BUBBLE_FRACTION 0.051372718894946365
+#define LLAMA3_70B_INTERLEAVED_STEP_MS 13070.228064384964
+#define LLAMA3_70B_INTERLEAVED_BUBBLE_FRACTION 0.054441338518023914
 #define LLAMA3_70B_INTERLEAVED_BUBBLE_ANALYTIC 0.04477611940298507
 
 static const char llama3_70b_interleaved_model_name[] =
@@ -2137,10 +2137,10 @@ static const double llama3_70b_interleaved_busy_ms[LLAMA3_70B_INTERLEAVED_N_RANK
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_interleaved_idle_ms[LLAMA3_70B_INTERLEAVED_N_RANKS] = {
-	203.33700083296702,
-	808.5564343049568,
-	808.5564343049696,
-	856.6746726409469
+	245.61657587296526,
+	850.8360093449551,
+	850.8360093449678,
+	898.9542476809452
 };
 
 /* simulated peak memory per device of each rank */

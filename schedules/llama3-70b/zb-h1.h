@@ -31,8 +31,8 @@
 #define LLAMA3_70B_ZB_H1_FINGERPRINT UINT64_C(0x2f1ebf2e04668f7c)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_ZB_H1_STEP_MS 13319.90613840598
-#define LLAMA3_70B_ZB_H1_BUBBLE_FRACTION 0.07546693250664852
+#define LLAMA3_70B_ZB_H1_STEP_MS 13399.82859344598
+#define LLAMA3_70B_ZB_H1_BUBBLE_FRACTION 0.08098125323130846
 
 static const char llama3_70b_zb_h1_model_name[] =
 	"llama3-70b";
@@ -1482,10 +1482,10 @@ static const double llama3_70b_zb_h1_busy_ms[LLAMA3_70B_ZB_H1_N_RANKS] = {
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_zb_h1_idle_ms[LLAMA3_70B_ZB_H1_N_RANKS] = {
-	1145.8405583099761,
-	1144.4877563259715,
-	1144.4877563259715,
-	586.03375920599
+	1225.7630133499756,
+	1224.410211365971,
+	1224.410211365971,
+	665.9562142459895
 };
 
 /* simulated peak memory per device of each rank */

@@ -31,8 +31,8 @@
 #define LLAMA3_70B_ZB_H2_FINGERPRINT UINT64_C(0x0cb7468994e69d95)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_ZB_H2_STEP_MS 12874.165647890975
-#define LLAMA3_70B_ZB_H2_BUBBLE_FRACTION 0.0434569495475321
+#define LLAMA3_70B_ZB_H2_STEP_MS 12957.855590930976
+#define LLAMA3_70B_ZB_H2_BUBBLE_FRACTION 0.04963490336449728
 
 static const char llama3_70b_zb_h2_model_name[] =
 	"llama3-70b";
@@ -1484,10 +1484,10 @@ static const double llama3_70b_zb_h2_busy_ms[LLAMA3_70B_ZB_H2_N_RANKS] = {
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_zb_h2_idle_ms[LLAMA3_70B_ZB_H2_N_RANKS] = {
-	93.52783233898525,
-	698.7472658109646,
-	698.7472658109646,
-	746.8655041469615
+	177.21777537898603,
+	782.4372088509654,
+	782.4372088509654,
+	830.5554471869623
 };
 
 /* simulated peak memory per device of each rank */

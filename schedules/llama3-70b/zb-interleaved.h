@@ -31,8 +31,8 @@
 #define LLAMA3_70B_ZB_INTERLEAVED_FINGERPRINT UINT64_C(0x42b5d02830b86ca4)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_ZB_INTERLEAVED_STEP_MS 13030.406622543927
-#define LLAMA3_70B_ZB_INTERLEAVED_BUBBLE_FRACTION 0.05155167357231651
+#define LLAMA3_70B_ZB_INTERLEAVED_STEP_MS 13061.391733583929
+#define LLAMA3_70B_ZB_INTERLEAVED_BUBBLE_FRACTION 0.05380164641667293
 
 static const char llama3_70b_zb_interleaved_model_name[] =
 	"llama3-70b";
@@ -2392,10 +2392,10 @@ static const double llama3_70b_zb_interleaved_busy_ms[LLAMA3_70B_ZB_INTERLEAVED_
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_zb_interleaved_idle_ms[LLAMA3_70B_ZB_INTERLEAVED_N_RANKS] = {
-	812.367369487914,
-	811.0145675039471,
-	811.0145675039289,
-	252.56057038395323
+	843.3524805279153,
+	841.9996785439484,
+	841.9996785439303,
+	283.5456814239546
 };
 
 /* simulated peak memory per device of each rank */

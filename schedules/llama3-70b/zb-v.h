@@ -31,8 +31,8 @@
 #define LLAMA3_70B_ZB_V_FINGERPRINT UINT64_C(0xeee2d1f1c33f9cd1)
 
 /* The simulated step (milliseconds) and idle share. */
-#define LLAMA3_70B_ZB_V_STEP_MS 12776.493250175978
-#define LLAMA3_70B_ZB_V_BUBBLE_FRACTION 0.03356314649061193
+#define LLAMA3_70B_ZB_V_STEP_MS 12826.299801215977
+#define LLAMA3_70B_ZB_V_BUBBLE_FRACTION 0.03731597366736958
 
 static const char llama3_70b_zb_v_model_name[] =
 	"llama3-70b";
@@ -2260,10 +2260,10 @@ static const double llama3_70b_zb_v_busy_ms[LLAMA3_70B_ZB_V_N_RANKS] = {
 
 /* simulated idle time per rank (milliseconds) */
 static const double llama3_70b_zb_v_idle_ms[LLAMA3_70B_ZB_V_N_RANKS] = {
-	0.0,
-	557.1011951359555,
-	557.1011951359592,
-	601.0748680959687
+	49.80655103997103,
+	606.9077461759548,
+	606.9077461759584,
+	650.8814191359679
 };
 
 /* simulated peak memory per device of each rank */

@@ -11,7 +11,7 @@
  * dark boxes along the bottom of the rank's row, at their simulated
  * times on that channel, and the axis reaches the last of them
  * (REDUCE_SCATTER_GRAD, under ZeRO, the same way; the ALL_GATHER_PARAM
- * prologue lies before the axis's 0 and is not drawn).
+ * prologue, which takes the channel from 0, is not drawn).
  * Every node has a pinned position (pos "x,y!", in points) and a fixed
  * size, and the picture has no edges: nothing is left to a layout engine.
  * libgvc lays it out with the "nop" engine, the library form of `neato -n`;
@@ -999,8 +999,8 @@ static void tl_reductions(dot_ctx *x, const tl_geom *gm)
 		for (int i = 0; i < rs->n_actions && !x->err; i++) {
 			const ppcc_action *a = &rs->actions[i];
 			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
-			/* the prologue's gathers lie before time 0, left of
-			 * the axis: not drawn */
+			/* the lane shows the reductions; the prologue's
+			 * gathers are not drawn */
 			if (!ppcc_op_is_reduction(a->op) || !(t0 < gm->cutoff))
 				continue;
 			if (t1 < t0)

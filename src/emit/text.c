@@ -276,8 +276,11 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 			100 * it->dp_hidden_ms / it->dp_comm_ms);
 	if (it->dp_gathers > 0)
 		fprintf(f, "  parameter gather: %ld ALL_GATHER_PARAM, %.3f ms "
-			"on the slowest rank, before its step (exposed)\n",
-			it->dp_gathers, it->dp_gather_ms);
+			"on the slowest rank's channel from the step's start, "
+			"%.3f ms exposed (the longest any rank's first "
+			"computes of a stage waited for that stage's "
+			"gathers)\n", it->dp_gathers, it->dp_gather_ms,
+			it->dp_gather_exposed_ms);
 
 	fprintf(f, "\nmemory per device at the peak (GiB)\n");
 	fprintf(f, "  rank      weights  gradients  optimizer  activations     logits   reserved      total\n");
@@ -445,6 +448,13 @@ static void print_auto(FILE *f, const ppcc_plan *p)
 		snprintf(on, sizeof on, "on %s's split",
 			 ppcc_schedule_kind_name(au->split_kind));
 		fprintf(f, "  %-42sstep ms   peak GiB\n", on);
+		int gathers = 0;
+		for (int r = 0; p->best.estimate.dp_gather_ms && r < s->n_ranks; r++)
+			gathers |= p->best.estimate.dp_gather_ms[r] > 0;
+		if (gathers)
+			fprintf(f, "    (each order alone, without the ZeRO "
+				"prologue's parameter gathers the plans above "
+				"wait for)\n");
 		for (int i = 0; i < o->n; i++) {
 			const ppcc_auto_candidate *c = &o->candidates[i];
 			if (c->exact)

@@ -1032,7 +1032,7 @@ static int rt_check_aborted(ppcc_rt *rt, int i)
 	/* the transport's gradient reductions advance between actions */
 	if (rt->dp && (err = ppcc_rt_dp_progress(rt)) < 0)
 		return rt_fail(rt, err, i, 0, "gradient reduction");
-	/* the parameters gathered before the first compute uses them; the
+	/* a stage's parameters gathered before its first compute; the
 	 * wait reported its failure in its one line, as the step's end
 	 * does */
 	if (rt->dp && (err = ppcc_rt_dp_before(rt, i)) < 0) {

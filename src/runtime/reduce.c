@@ -35,9 +35,12 @@
  * ALL_GATHER_PARAM(s, k), which opens the rank's list, posts bucket k's
  * registered parameters (ppcc_rt_param_register), the buckets matched
  * as the reductions' are, and the reducer copies each replica's shard
- * into every other replica's buffer.  The rank waits for the step's
- * gathers before its first compute (ppcc_rt_dp_before), so no forward
- * reads a parameter that is still being gathered.  Collectives of every
+ * into every other replica's buffer.  Each stage's first compute after
+ * its gathers waits for them, and only for them and those posted
+ * before them (ppcc_rt_dp_before; the prologue posts the rank's stages
+ * in the order of their first forwards): no forward reads a parameter
+ * that is still being gathered, and the gathers of the stages the rank
+ * reaches later go on during the first stage's forwards.  Collectives of every
  * kind share the sequence numbers, and a replica whose k-th collective
  * is of another kind fails as one of another bucket does.
  *
@@ -103,9 +106,12 @@ struct rt_dp {
 	double reduce_s, wait_s; /* last step */
 	/* 1: the schedule reduce-scatters (REDUCE_SCATTER_GRAD) */
 	int sharded;
-	/* the first compute after the ALL_GATHER_PARAM prologue, which
-	 * waits for the gathers; -1: no prologue */
-	int prologue_end;
+	/* per action: 1 + the stage whose gathers it waits for (the
+	 * stage's first compute after an ALL_GATHER_PARAM of it), else 0;
+	 * per stage: how many of the step's posts (local) or colls
+	 * (transport) to wait for then, those up to its last gather */
+	int *uses_gather;
+	int *gather_mark;
 	/* posts (local) or colls (transport) of this step waited for
 	 * already, and the prologue's share of the step's figures */
 	int n_waited;
@@ -138,12 +144,15 @@ static void *dp_reducer(void *arg)
 	ppcc_rt_dp_group *g = arg;
 	pthread_mutex_lock(&g->mu);
 	for (;;) {
+		/* the earliest posted of those every replica has posted
+		 * (the list holds the newest first): the collectives run in
+		 * the order the schedule launches them, as the simulator
+		 * times them */
 		dp_slot *k = NULL;
 		for (dp_slot *x = g->slots; x; x = x->next)
-			if (x->arrived == g->d && !x->taken) {
+			if (x->arrived == g->d && !x->taken &&
+			    (!k || x->seq < k->seq))
 				k = x;
-				break;
-			}
 		if (!k) {
 			if (g->stop)
 				break;
@@ -269,27 +278,34 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 	dp->n_by_stage = ppcc_calloc((size_t)rt->S, sizeof *dp->n_by_stage);
 	dp->last_bwd = ppcc_calloc((size_t)rt->rs->n_actions + 1,
 				   sizeof *dp->last_bwd);
-	if (!dp->by_stage || !dp->n_by_stage || !dp->last_bwd)
+	dp->uses_gather = ppcc_calloc((size_t)rt->rs->n_actions + 1,
+				      sizeof *dp->uses_gather);
+	dp->gather_mark = ppcc_calloc((size_t)rt->S, sizeof *dp->gather_mark);
+	if (!dp->by_stage || !dp->n_by_stage || !dp->last_bwd ||
+	    !dp->uses_gather || !dp->gather_mark)
 		return PPCC_RT_ENOMEM;
 	/* the last B or W of each stage completes its gradients; the
 	 * schedule's REDUCE_GRAD actions, when it has them, say where to
 	 * reduce them (ppcc_rt_dp_reduce) */
 	int placed = 0;
-	dp->prologue_end = -1;
 	for (int i = 0; i < rt->rs->n_actions; i++) {
-		int op = rt->rs->actions[i].op;
+		const ppcc_action *a = &rt->rs->actions[i];
+		int op = a->op;
 		placed |= op == PPCC_OP_REDUCE_GRAD ||
 			  op == PPCC_OP_REDUCE_SCATTER_GRAD;
 		dp->sharded |= op == PPCC_OP_REDUCE_SCATTER_GRAD;
-		if (op == PPCC_OP_ALL_GATHER_PARAM && dp->prologue_end < 0)
-			dp->prologue_end = 0; /* found below */
+		if (a->stage < 0 || a->stage >= rt->S)
+			continue;
+		/* gather_mark, until the step: a gather of the stage not yet
+		 * waited for */
+		if (op == PPCC_OP_ALL_GATHER_PARAM)
+			dp->gather_mark[a->stage] = 1;
+		else if (op <= PPCC_OP_W && dp->gather_mark[a->stage]) {
+			dp->uses_gather[i] = a->stage + 1;
+			dp->gather_mark[a->stage] = 0;
+		}
 	}
-	/* the prologue's gathers are waited for at the rank's first
-	 * compute (the validator made them open the list) */
-	for (int i = 0; dp->prologue_end == 0 && i < rt->rs->n_actions; i++)
-		if (ppcc_op_is_compute(rt->rs->actions[i].op) ||
-		    rt->rs->actions[i].op == PPCC_OP_OVERLAP_F_B)
-			dp->prologue_end = i;
+	memset(dp->gather_mark, 0, (size_t)rt->S * sizeof *dp->gather_mark);
 	for (int s = 0; s < rt->S; s++) {
 		int found_gather = 0;
 		for (int i = rt->rs->n_actions - 1; i >= 0; i--) {
@@ -570,19 +586,23 @@ int ppcc_rt_dp_reduce(ppcc_rt *rt, int i)
 		    (err = dp_post(rt, s, b, kind)) < 0)
 			return err;
 	}
+	if (kind == RT_COLL_ALL_GATHER)
+		dp->gather_mark[s] = dp->g ? dp->n_posted : dp->n_colls;
 	return 0;
 }
 
-/* Transport: waits for the collectives posted and not yet waited for,
- * each bounded by the timeout from when the wait began; final (the
- * step's end): then releases them all. */
-static int dp_wait_coll(ppcc_rt *rt, int final)
+/* Transport: waits for the collectives posted and not yet waited for
+ * (those before upto; final: all), each bounded by the timeout from
+ * when the wait began; final (the step's end): then releases them
+ * all. */
+static int dp_wait_coll(ppcc_rt *rt, int final, int upto)
 {
 	struct rt_dp *dp = rt->dp;
 	double t0 = ppcc_rt_now(), deadline = t0 + rt->timeout_s;
 	int err = 0, spins = 0;
+	int n = final || upto > dp->n_colls ? dp->n_colls : upto;
 	dp->reduce_s = 0;
-	for (int k = dp->n_waited; k < dp->n_colls && err == 0; k++) {
+	for (int k = dp->n_waited; k < n && err == 0; k++) {
 		rt_coll *c = dp->colls[k];
 		while (!c->done) {
 			int who = -1, st = PPCC_RT_EPEER;
@@ -634,20 +654,21 @@ static int dp_wait_coll(ppcc_rt *rt, int final)
 	return err;
 }
 
-/* Waits for the collectives posted and not yet waited for (final: the
- * step's end, which forgets them).  dp->reduce_s and wait_s: this
- * wait's. */
-static int dp_wait(ppcc_rt *rt, int final)
+/* Waits for the collectives posted and not yet waited for, the first
+ * upto of the step's (final: all, at the step's end, which forgets
+ * them).  dp->reduce_s and wait_s: this wait's. */
+static int dp_wait(ppcc_rt *rt, int final, int upto)
 {
 	struct rt_dp *dp = rt->dp;
 	ppcc_rt_dp_group *g = dp->g;
 	if (!g)
-		return dp_wait_coll(rt, final);
+		return dp_wait_coll(rt, final, upto);
 	double t0 = ppcc_rt_now(), deadline = t0 + rt->timeout_s;
 	int err = 0;
+	int until = final || upto > dp->n_posted ? dp->n_posted : upto;
 	dp->reduce_s = 0;
 	pthread_mutex_lock(&g->mu);
-	for (int k = dp->n_waited; k < dp->n_posted && err == 0; k++) {
+	for (int k = dp->n_waited; k < until && err == 0; k++) {
 		dp_slot *x = dp_find(g, dp->posted[k]);
 		while (x && !x->done && !g->aborted) {
 			struct timespec ts;
@@ -712,11 +733,14 @@ static int dp_wait(ppcc_rt *rt, int final)
 int ppcc_rt_dp_before(ppcc_rt *rt, int i)
 {
 	struct rt_dp *dp = rt->dp;
-	if (!dp || i != dp->prologue_end)
+	if (!dp || !dp->uses_gather[i])
 		return 0;
-	int err = dp_wait(rt, 0);
-	dp->pro_reduce_s = dp->reduce_s;
-	dp->pro_wait_s = dp->wait_s;
+	int upto = dp->gather_mark[dp->uses_gather[i] - 1];
+	if (upto <= dp->n_waited)
+		return 0;
+	int err = dp_wait(rt, 0, upto);
+	dp->pro_reduce_s += dp->reduce_s;
+	dp->pro_wait_s += dp->wait_s;
 	return err;
 }
 
@@ -725,7 +749,8 @@ int ppcc_rt_dp_before(ppcc_rt *rt, int i)
 int ppcc_rt_dp_finish(ppcc_rt *rt)
 {
 	struct rt_dp *dp = rt->dp;
-	int err = dp_wait(rt, 1);
+	int err = dp_wait(rt, 1, 0);
+	memset(dp->gather_mark, 0, (size_t)rt->S * sizeof *dp->gather_mark);
 	dp->reduce_s += dp->pro_reduce_s;
 	dp->wait_s += dp->pro_wait_s;
 	dp->pro_reduce_s = dp->pro_wait_s = 0;
@@ -799,6 +824,8 @@ void ppcc_rt_dp_free(ppcc_rt *rt)
 	ppcc_free(dp->by_stage);
 	ppcc_free(dp->n_by_stage);
 	ppcc_free(dp->last_bwd);
+	ppcc_free(dp->uses_gather);
+	ppcc_free(dp->gather_mark);
 	ppcc_free(dp->posted);
 	if (!dp->g)
 		dp_release_colls(rt);

@@ -385,8 +385,9 @@ int ppcc_rt_dp_after(ppcc_rt *rt, int i);
  * collective whose tags it reuses); when that wait fails, dp_why says
  * what it waited for. */
 int ppcc_rt_dp_reduce(ppcc_rt *rt, int i);
-/* Before action i runs: at the first compute after the ALL_GATHER_PARAM
- * prologue, waits for the gathers (each bounded by the timeout). */
+/* Before action i runs: at a stage's first compute after its
+ * ALL_GATHER_PARAM actions, waits for them and the collectives posted
+ * before them (each bounded by the timeout), not for later stages'. */
 int ppcc_rt_dp_before(ppcc_rt *rt, int i);
 const char *ppcc_rt_dp_why(const ppcc_rt *rt);
 int ppcc_rt_dp_progress(ppcc_rt *rt);
