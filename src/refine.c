@@ -957,11 +957,12 @@ static int step_spent(const step_run *w, int fits, long before)
  * the overflows and leaves the least load (then the most balanced) being
  * taken; once it fits, the rank with the largest load gives one, to any
  * stage, the move that comes first in step_model_cmp's order and before
- * the current split being taken.  When the first rank has no such move,
- * the next one (by overflow, or load) is tried, up to four.  Each round
- * is O(v S) models a rank it takes from; it stops at a local optimum,
- * after max_rounds rounds, or when the models' budget (limit) is spent,
- * and a round stops where the whole budget is (step_spent). */
+ * the current split being taken.  Every rank that overflows (or ties
+ * for the largest load) is scored, largest first, and the best of all
+ * their moves is taken.  Each round is O(v S) models a rank it takes
+ * from; it stops at a local optimum, after max_rounds rounds, or when
+ * the models' budget (limit) is spent, and a round stops where the whole
+ * budget is (step_spent). */
 static int step_model_descend(step_run *w, int *first, int max_rounds,
 			      long limit)
 {
@@ -1003,9 +1004,11 @@ static int step_model_descend(step_run *w, int *first, int max_rounds,
 		/* a round may end past the limit, but never past what is
 		 * left of the whole budget: with many ranks tied for the
 		 * largest load one round is n_src v S models */
-		for (int i = 0; i < n_src && !step_spent(w, fits, before); i++)
-			for (int ch = 0; ch < v && !step_spent(w, fits, before); ch++)
-				for (int b = 0; b < S && !step_spent(w, fits, before); b++) {
+		for (int i = 0; i < n_src; i++)
+			for (int ch = 0; ch < v; ch++)
+				for (int b = 0; b < S; b++) {
+					if (step_spent(w, fits, before))
+						goto scored;
 					int a = x->rank_stage[src[i] * v + ch];
 					if (a == b || !room[x->stage_rank[b]] || step_size(w, first, a) < 2)
 						continue;
@@ -1020,6 +1023,7 @@ static int step_model_descend(step_run *w, int *first, int max_rounds,
 					best_b = b;
 					have = 1;
 				}
+scored:
 		if (!fits) {
 			/* not counted against the budget of balancing */
 			w->repairs += w->evals - before;
