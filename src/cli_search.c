@@ -228,8 +228,8 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 				"none simulated)\n", label,
 				100 * (x->bound_ms / w->iteration_ms - 1));
 		} else if (x->pruned_memory + x->infeasible > 0) {
-			fprintf(f, "  %s: none of %ld fits (%ld over by static "
-				"memory, %ld simulated over)\n", label,
+			fprintf(f, "  %s: none of %ld fits (%ld over by a memory "
+				"bound, %ld simulated over)\n", label,
 				x->enumerated, x->pruned_memory, x->infeasible);
 		} else {
 			fprintf(f, "  %s: all %ld refused by the configuration "
@@ -319,8 +319,8 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 	fprintf(f, " on %d devices (%d a node), global batch %ld sequences%s\n",
 		cl->devices, cl->devices_per_node, r->global_batch,
 		r->global_batch_given ? "" : " (the file's m x b x d)");
-	fprintf(f, "  %ld configurations considered: %ld pruned by static "
-		"memory, %ld by a bound on the iteration, %ld refused by the "
+	fprintf(f, "  %ld configurations considered: %ld pruned by a "
+		"memory bound, %ld by a bound on the iteration, %ld refused by the "
 		"configuration checks, %ld simulated (%ld do not fit)\n",
 		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
 		r->simulated, r->infeasible);

@@ -110,6 +110,7 @@ typedef struct lean_opts {
 	double above_ms;
 	double *bound_ms;
 	ppcc_plan_shapes *shapes;
+	int *memory_unfit; /* NULL: no memory bound (membound.c) */
 } lean_opts;
 
 /* Sums of these over all layers must stay within int64: each value is
@@ -1409,6 +1410,71 @@ static int lean_no_fit(plan_ctx *x)
 	return PPCC_EINFEASIBLE;
 }
 
+/* With v chunks: membound.c's proof that no split fits, from the layers'
+ * bytes per device (as stage_costs gives them a stage) and the shape's
+ * count vectors.  PPCC_EINFEASIBLE, with a note of the least memory per
+ * device it proves a split needs, when it holds; 0 otherwise. */
+static int memory_state(plan_ctx *x, const ppcc_schedule *shape,
+			ppcc_mem_state **out)
+{
+	double *st, *stash, *wstash;
+	int n = x->n;
+	if (!ALLOC(st, n) || !ALLOC(stash, n) || !ALLOC(wstash, n))
+		return PPCC_ENOMEM;
+	for (int l = 0; l < n; l++) {
+		st[l] = (double)(x->static_prefix[l + 1] - x->static_prefix[l]) /
+			x->shard;
+		stash[l] = (double)(x->stash_prefix[l + 1] - x->stash_prefix[l]) /
+			   x->shard;
+		wstash[l] = (double)(x->wstash_prefix[l + 1] -
+				     x->wstash_prefix[l]) / x->shard;
+	}
+	ppcc_mem_problem mp = {.n_layers = n, .shape = shape,
+			       .static_bytes = st, .stash_bytes = stash,
+			       .wstash_bytes = wstash, .rank_cap = x->rank_cap};
+	return ppcc_mem_prepare(out, x->a, &mp);
+}
+
+static int lean_memory_bound(plan_ctx *x, const ppcc_schedule *shape)
+{
+	ppcc_mem_state *m;
+	int err = memory_state(x, shape, &m);
+	if (err == PPCC_EINPUT)
+		return 0; /* the argument does not apply */
+	if (err < 0)
+		return err;
+	if ((err = ppcc_mem_unfit(m, 0)) <= 0)
+		return err;
+	double over = ppcc_mem_bound(m), most = 0;
+	if (isnan(over))
+		return PPCC_ENOMEM;
+	for (int r = 0; r < x->p; r++)
+		most = x->rank_cap[r] > most ? x->rank_cap[r] : most;
+	ppcc_note(x->d, &x->cfg->cluster.loc,
+		  "it would need at least %.2f GiB per device",
+		  gib(most + (over > 0 ? over : 0) +
+		      x->cfg->cluster.reserved_bytes));
+	return PPCC_EINFEASIBLE;
+}
+
+int ppcc_plan_memory_bound(double *out, double *out_caps, ppcc_arena *a,
+			   const ppcc_config *cfg)
+{
+	plan_ctx ctx, *x = &ctx;
+	ppcc_schedule shape;
+	ppcc_diag quiet = {0};
+	ppcc_mem_state *m;
+	int err;
+	*out = -INFINITY;
+	if ((err = plan_setup(x, &shape, a, cfg, &quiet, NULL, NULL)) < 0 ||
+	    (err = memory_state(x, &shape, &m)) < 0)
+		return err;
+	if (out_caps)
+		memcpy(out_caps, x->rank_cap, (size_t)x->p * sizeof *out_caps);
+	*out = ppcc_mem_bound(m);
+	return isnan(*out) ? PPCC_ENOMEM : 0;
+}
+
 static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		      ppcc_diag *d, int search, int *out_first,
 		      ppcc_step_result *out_res, const lean_opts *lean)
@@ -1423,6 +1489,12 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			      lean)) != 0)
 		return err;
 	x->lean = lean != NULL;
+	if (lean && lean->memory_unfit && x->v > 1) {
+		if ((err = lean_memory_bound(x, &shape)) == PPCC_EINFEASIBLE)
+			*lean->memory_unfit = 1;
+		if (err)
+			return err;
+	}
 
 	if (!ALLOC(first, x->S) || !ALLOC(uni, x->S))
 		return PPCC_ENOMEM;
@@ -1810,7 +1882,18 @@ int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			 ppcc_diag *d, double above_ms, double *out_bound_ms,
 			 ppcc_plan_shapes *shapes)
 {
-	lean_opts lo = {above_ms, out_bound_ms, shapes};
+	return ppcc_plan_build_pruned(out, a, cfg, d, above_ms, out_bound_ms,
+				      shapes, NULL);
+}
+
+int ppcc_plan_build_pruned(ppcc_plan *out, ppcc_arena *a,
+			   const ppcc_config *cfg, ppcc_diag *d,
+			   double above_ms, double *out_bound_ms,
+			   ppcc_plan_shapes *shapes, int *out_memory_unfit)
+{
+	lean_opts lo = {above_ms, out_bound_ms, shapes, out_memory_unfit};
+	if (out_memory_unfit)
+		*out_memory_unfit = 0;
 	/* auto plans several kinds in full; it has no bound of its own */
 	if (cfg->pipeline.kind == PPCC_SCHED_AUTO)
 		return plan_auto(out, a, cfg, d, NULL, NULL);

@@ -725,6 +725,35 @@ double ppcc_step_split_bound(ppcc_step_ctx **ctx, const ppcc_step_problem *sp,
 int ppcc_step_split_peaks(double *out_peaks, ppcc_step_ctx **ctx,
 			  const ppcc_step_problem *sp, const int *first);
 
+/* ---- the memory bound (src/membound.c) ------------------------------ */
+
+/* What the proof that no split fits reads: the schedule's order (its
+ * stage table and actions, split-independent) and, per layer and per
+ * device, its static bytes, the stash a microbatch holds of it from F on
+ * and what W keeps of that after I (wstash_bytes; may be NULL when the
+ * schedule has no I).  rank_cap: bytes per device of each rank, NULL for
+ * 0 (ppcc_mem_bound then bounds the largest peak itself). */
+typedef struct ppcc_mem_problem {
+	int n_layers;
+	const ppcc_schedule *shape;
+	const double *static_bytes, *stash_bytes, *wstash_bytes;
+	const double *rank_cap;
+} ppcc_mem_problem;
+
+/* The count vectors and sums of one problem, in a (which owns them;
+ * the arrays mp points to must outlive it).  PPCC_EINPUT when the
+ * argument does not apply (a negative size, a malformed shape). */
+typedef struct ppcc_mem_state ppcc_mem_state;
+int ppcc_mem_prepare(ppcc_mem_state **out, ppcc_arena *a,
+		     const ppcc_mem_problem *mp);
+/* 1 when every split of the layers has a rank whose simulated peak
+ * exceeds its cap + over (bytes per device), 0 when not shown. */
+int ppcc_mem_unfit(ppcc_mem_state *m, double over);
+/* The most over ppcc_mem_unfit proves (bisected): every split has a
+ * rank whose simulated peak is more than that above its cap.
+ * -INFINITY when none is proved, NAN when out of memory. */
+double ppcc_mem_bound(ppcc_mem_state *m);
+
 /* ---- the plan -------------------------------------------------------- */
 
 /* What the simulator needs per (virtual) stage.  Times in milliseconds. */
@@ -1106,6 +1135,22 @@ void ppcc_plan_shapes_free(ppcc_plan_shapes *shapes);
 int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			 ppcc_diag *d, double above_ms, double *out_bound_ms,
 			 ppcc_plan_shapes *shapes);
+/* The same, and with out_memory_unfit (may be NULL: not asked) the
+ * memory bound of membound.c before the split search of v > 1 chunks:
+ * when it proves that no split fits, nothing is searched, *out_memory_unfit
+ * is 1 and the return PPCC_EINFEASIBLE (with a note of the least memory
+ * per device proved needed). */
+/* membound.c's bound for cfg's schedule (kind, p, v, m), from the cost
+ * tables plan.c plans with: every split has a rank whose simulated peak
+ * exceeds its cap by more than *out bytes per device (-INFINITY: nothing
+ * proved); the caps to out_caps (p entries) when not NULL.  For tests
+ * and reports. */
+int ppcc_plan_memory_bound(double *out, double *out_caps, ppcc_arena *a,
+			   const ppcc_config *cfg);
+int ppcc_plan_build_pruned(ppcc_plan *out, ppcc_arena *a,
+			   const ppcc_config *cfg, ppcc_diag *d,
+			   double above_ms, double *out_bound_ms,
+			   ppcc_plan_shapes *shapes, int *out_memory_unfit);
 
 /* A lower bound on the simulated step of every split (bound.c, where
  * it is proven), in the units of the per-layer figures given:
@@ -1342,7 +1387,9 @@ typedef struct ppcc_search_result {
 	long global_batch;
 	int global_batch_given;    /* 0: from the file's pipeline settings */
 	long considered;           /* enumerated */
-	long pruned_memory;        /* static bytes fit no partition */
+	long pruned_memory;        /* a memory bound: no partition fits */
+	long memory_proved;        /* of those, proved by membound.c before
+				    * the split search of v > 1 chunks */
 	long pruned_bound;         /* compute bound above the K-th best */
 	long invalid;              /* refused by ppcc_config_check */
 	long simulated;            /* partitioned and simulated */

@@ -63,6 +63,18 @@
  * the K-th best iteration; the candidate's lower_bound_ms is raised to
  * it.
  *
+ * With v > 1 chunks, ppcc_plan_build_pruned then applies membound.c's
+ * memory bound before the split search (the proxy's even 1/v shares say
+ * nothing of the simulated peak, so a split search would otherwise run
+ * only to find that no split fits): right after each forward of a rank,
+ * the microbatches in flight on each chunk are counts the split does not
+ * change, so within its cap a rank can hold only so many layers (at
+ * least static + kappa x stash each, kappa the least count, plus the
+ * counts' excesses over the chunks' own layers); when the ranks cannot
+ * hold the layers between them, no split fits (pruned_memory, and
+ * memory_proved).  It drops only configurations no split fits, as the
+ * static bound does, and is off with exhaustive.
+ *
  * Candidates are simulated in increasing LB; once K have been simulated
  * and fit, a candidate whose LB exceeds the K-th best iteration is not
  * simulated, nor is any after it (their LBs are larger still): its exact
@@ -429,10 +441,12 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 /* One candidate planned as ppcc plan would plan it, in arena a (reset
  * here); *need_gib: what an infeasible one would need per device.  1,
  * nothing planned, when the plan's proven bound on its step exceeds
- * above_ms; the bound raises c's lower_bound_ms. */
+ * above_ms; the bound raises c's lower_bound_ms.  With memory, the plan's
+ * memory bound applies before the split search (membound.c): 2, no split
+ * searched, when it proves none fits. */
 static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
 		    const ppcc_config *base, const layer_set *set,
-		    double above_ms, double *need_gib)
+		    double above_ms, int memory, double *need_gib)
 {
 	ppcc_arena_reset(a);
 	ppcc_config cfg = *base;
@@ -452,12 +466,17 @@ static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
 	if (err == 0)
 	{
 		double bound = 0;
-		err = ppcc_plan_build_lean(&plan, a, &cfg, &d, above_ms, &bound,
-					   shapes);
+		int unfit = 0;
+		err = ppcc_plan_build_pruned(&plan, a, &cfg, &d, above_ms, &bound,
+					     shapes, memory ? &unfit : NULL);
 		if (bound > c->e.lower_bound_ms)
 			c->e.lower_bound_ms = bound;
 		if (err == 1)
 			return 1;
+		if (unfit) {
+			*need_gib = cap.need_gib;
+			return 2;
+		}
 	}
 	if (err == 0 && !plan.best.iteration)
 		err = PPCC_EINTERNAL;
@@ -1107,7 +1126,8 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			    (double)c.e.m * s->n * 1e-9;
 		c.e.lower_bound_ms = lb > 0 ? lb : 0;
 		double need_gib = 0;
-		int err = evaluate(&c, work, shapes, &base, s, INFINITY, &need_gib);
+		int err = evaluate(&c, work, shapes, &base, s, INFINITY, 0,
+				   &need_gib);
 		cmp[j].e = c.e;
 		if (err == PPCC_EINFEASIBLE) {
 			cmp[j].need_bytes = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
@@ -1151,7 +1171,23 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			break;
 		double need_gib = 0;
 		int err = evaluate(c, work, shapes, &base, &sets[c->set], above,
-				   &need_gib);
+				   !o->exhaustive, &need_gib);
+		if (err == 2) {
+			/* no split fits, proved without searching one */
+			out->pruned_memory++;
+			out->memory_proved++;
+			family_note(&fam, c, F_MEMORY);
+			unfit[n_unfit++] = c->e.lower_bound_ms;
+			double need = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
+			if (need_gib != 0 && need < closest_sim) {
+				closest_sim = need;
+				out->closest = c->e;
+				out->closest_need_bytes = need;
+				out->has_closest = 1;
+				out->closest_exact = 0;
+			}
+			continue;
+		}
 		if (err == 1) {
 			/* the plan's step bound is above the K-th best */
 			out->pruned_bound++;

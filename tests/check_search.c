@@ -45,6 +45,8 @@ START_TEST(pruning_keeps_the_exhaustive_top_k)
 	 * simulated every candidate the checks accept */
 	ck_assert_int_gt(pruned.pruned_bound, 0);
 	ck_assert_int_gt(pruned.pruned_memory, 0);
+	ck_assert_msg(pruned.memory_proved > 0, "membound.c proved none unfit");
+	ck_assert_int_eq(all.memory_proved, 0);
 	ck_assert_int_lt(pruned.simulated, all.simulated);
 	ck_assert_int_eq(all.pruned_bound + all.pruned_memory, 0);
 	ck_assert_int_eq(all.simulated + all.invalid, all.considered);
@@ -907,6 +909,159 @@ START_TEST(the_bounds_hold_on_every_example)
 }
 END_TEST
 
+/* membound.c on a schedule counted by hand: 1F1B, 2 ranks, 2
+ * microbatches, 4 layers of 1 GiB static and 1 GiB stash each.  Rank 0
+ * runs F0 F1 B0 B1 (2 in flight at its second F), rank 1 F0 B0 F1 B1
+ * (1), so a split giving rank 0 j layers peaks at 3j GiB there and at
+ * 2(4 - j) GiB on rank 1.  Caps 6 and 4 GiB: j = 2 fits, nothing is
+ * proved.  Caps 5 and 4: rank 0 holds at most 1, rank 1 at most 2 of the
+ * 4 layers: no split fits, and every split is more than 1 GiB less the
+ * widening over a cap (j = 2 with both caps raised by 1 GiB fits). */
+START_TEST(the_memory_bound_counts_the_layers_each_rank_can_hold)
+{
+	const double G = 1024.0 * 1024.0 * 1024.0;
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_stage_info place[2];
+	ppcc_sched_place(place, PPCC_SCHED_1F1B, 2, 1);
+	ppcc_schedule shape;
+	ck_assert_int_eq(ppcc_schedule_build(&shape, a, PPCC_SCHED_1F1B, 2, 1,
+					     2, 0, place), 0);
+	double st[4] = {G, G, G, G}, stash[4] = {G, G, G, G};
+	double fits_caps[2] = {6 * G, 4 * G}, tight_caps[2] = {5 * G, 4 * G};
+	ppcc_mem_problem mp = {.n_layers = 4, .shape = &shape,
+			       .static_bytes = st, .stash_bytes = stash,
+			       .rank_cap = fits_caps};
+	ppcc_mem_state *m;
+	ck_assert_int_eq(ppcc_mem_prepare(&m, a, &mp), 0);
+	ck_assert_int_eq(ppcc_mem_unfit(m, 0), 0);
+	mp.rank_cap = tight_caps;
+	ck_assert_int_eq(ppcc_mem_prepare(&m, a, &mp), 0);
+	ck_assert_int_eq(ppcc_mem_unfit(m, 0), 1);
+	double over = ppcc_mem_bound(m);
+	ck_assert_msg(over < G && over > G - 64, "over %.1f bytes", over);
+	/* without caps: the least largest peak, 6 GiB (j = 2) */
+	mp.rank_cap = NULL;
+	ck_assert_int_eq(ppcc_mem_prepare(&m, a, &mp), 0);
+	over = ppcc_mem_bound(m);
+	ck_assert_msg(over < 6 * G && over > 6 * G - 64, "peak %.1f bytes", over);
+	/* a negative size: the argument does not apply */
+	stash[2] = -1;
+	ck_assert_int_eq(ppcc_mem_prepare(&m, a, &mp), PPCC_EINPUT);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* membound.c's bound (what the search prunes v > 1 candidates by before
+ * their split search) never exceeds a split's simulated overflow: every
+ * example model with its t and cp, every kind but auto, chunks 1 to 3 as
+ * the kind takes them, p every divisor of the devices up to 16, a few
+ * microbatch counts and recompute settings, the uniform split and four
+ * random ones each simulated on its own (ppcc_plan_split): the largest
+ * of the ranks' simulated peak less its cap is at least the bound.  Not
+ * vacuous: the bound is within a fifth of the uniform split's peak on
+ * most instances, and proves some unfit. */
+START_TEST(the_memory_bound_holds_on_every_example)
+{
+	static const char *const examples[] = {
+		"tiny.yaml", "llama3-8b.yaml", "llama3-70b.yaml",
+		"gpt3-175b.yaml", "llama2-70b.yaml", "hetero.yaml"};
+	int checked = 0, near = 0, unfit = 0, unfit_v = 0;
+	uint64_t st = 91;
+	for (size_t x = 0; x < sizeof examples / sizeof *examples; x++) {
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_config base;
+		tu_diag diag;
+		tu_diag_init(&diag);
+		char path[4096];
+		snprintf(path, sizeof path, "%s/examples/%s", tu_src(), examples[x]);
+		ck_assert_int_eq(ppcc_config_load(&base, a, path, NULL, &diag.d), 0);
+		int devices = base.cluster.devices;
+		int t = base.pipeline.tensor_parallel > 0 ? base.pipeline.tensor_parallel : 1;
+		int cp = base.pipeline.context_parallel > 0 ? base.pipeline.context_parallel : 1;
+		int b = base.model.micro_batch_size > 0 ? base.model.micro_batch_size : 1;
+		int nrec = base.model.transformer ? 3 : 1;
+		for (int p = 1; p <= 16; p++) {
+			if (devices % (t * cp * p))
+				continue;
+			int d = devices / (t * cp * p);
+			for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
+				const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
+				if (k == PPCC_SCHED_AUTO)
+					continue;
+				int vmax = ki->max_chunks < 3 ? ki->max_chunks : 3;
+				for (int v = ki->min_chunks; v <= vmax; v++)
+				for (int rec = 0; rec < nrec; rec++) {
+					int ms[] = {p, 2 * p + 1, 4 * p};
+					for (int mi = 0; mi < 3; mi++) {
+						ppcc_search_entry e = {
+							.t = t, .p = p, .d = d, .cp = cp, .v = v,
+							.b = b, .m = ms[mi],
+							.recompute = base.model.transformer
+								     ? rec : 0,
+							.zero = d * cp > 1 ? 1 : 0, .kind = k};
+						ppcc_config c;
+						ppcc_diag quiet = {0};
+						ppcc_arena_reset(a);
+						ck_assert_int_eq(ppcc_config_load(&base, a, path, NULL,
+										  &diag.d), 0);
+						ck_assert_int_eq(ppcc_search_config(&c, a, &base, &e), 0);
+						if (c.model.n_layers < p * v ||
+						    ppcc_config_check(&c, &quiet) != 0)
+							continue;
+						double bound, caps[16];
+						ck_assert_int_eq(ppcc_plan_memory_bound(&bound, caps,
+											a, &c), 0);
+						int n = c.model.n_layers, S = p * v;
+						int *split = ppcc_arena_alloc(a, (size_t)S, sizeof *split);
+						ck_assert_ptr_nonnull(split);
+						for (int trial = 0; trial < 5; trial++) {
+							int at = 0;
+							for (int s = 0; s < S; s++) {
+								int room = n - at - (S - s - 1);
+								int take = trial == 0
+									? (n - at) / (S - s)
+									: s == S - 1 ? n - at
+									: bound_int(&st, 1, room < 8 ? room : 8);
+								split[s] = at;
+								at += take;
+							}
+							ppcc_plan_variant var;
+							int fits;
+							ck_assert_int_eq(ppcc_plan_split(&var, &fits, a, &c,
+											 split, &quiet), 0);
+							double over = -INFINITY, peak = 0;
+							for (int r = 0; r < p; r++) {
+								double pk = var.estimate.peak_memory_bytes[r];
+								over = pk - caps[r] > over ? pk - caps[r] : over;
+								peak = pk > peak ? pk : peak;
+							}
+							ck_assert_msg(bound <= over,
+								      "%s p %d %s v %d m %d rec %d "
+								      "split %d: bound %.1f bytes over "
+								      "the caps, the split %.1f",
+								      examples[x], p, ki->name, v, e.m,
+								      rec, trial, bound, over);
+							ck_assert(!fits || bound <= 0);
+							if (trial == 0)
+								near += bound >= over - 0.2 * peak;
+						}
+						checked++;
+						unfit += bound > 0;
+						unfit_v += bound > 0 && v > 1;
+					}
+				}
+			}
+		}
+		ppcc_arena_free(a);
+	}
+	ck_assert_msg(checked >= 600, "%d instances", checked);
+	ck_assert_msg(near > checked / 2, "within a fifth of the peak on %d of %d",
+		      near, checked);
+	ck_assert_msg(unfit_v > 10, "unfit proved on %d (%d with v > 1)", unfit,
+		      unfit_v);
+}
+END_TEST
+
 Suite *suite_search(void)
 {
 	Suite *s = suite_create("search");
@@ -927,6 +1082,8 @@ Suite *suite_search(void)
 	tcase_set_timeout(tb, 300);
 	tcase_add_test(tb, the_iteration_bound_never_exceeds_a_simulated_iteration);
 	tcase_add_test(tb, the_bounds_hold_on_every_example);
+	tcase_add_test(tb, the_memory_bound_counts_the_layers_each_rank_can_hold);
+	tcase_add_test(tb, the_memory_bound_holds_on_every_example);
 	suite_add_tcase(s, tb);
 	return s;
 }
