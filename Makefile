@@ -27,7 +27,8 @@ VERSION  := $(shell sed -n 's/^\#define PPCC_VERSION_STRING "\(.*\)"/\1/p' src/p
 
 DEB_PACKAGES := build-essential pkg-config libyaml-dev check libsubunit-dev \
 	libjansson-dev libyajl-dev libgraphviz-dev graphviz libopenmpi-dev openmpi-bin \
-	valgrind clang locales fonts-liberation2 fonts-dejavu-core python3 libglpk-dev
+	valgrind clang locales fonts-liberation2 fonts-dejavu-core python3 libglpk-dev \
+	groff-base
 
 PKGS := yaml-0.1 jansson yajl libcgraph libgvc
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -232,7 +233,7 @@ $(BUILD)/trainer_cuda: $(TRAINER_DIR)/trainer_cuda.o $(TRAINER_DIR)/mlp.o $(TRAI
 # error naming it, anything else a message.
 DEB_NEEDED := build-essential pkg-config libyaml-dev check libsubunit-dev \
 	libjansson-dev libgraphviz-dev graphviz fonts-liberation2 fonts-dejavu-core \
-	libglpk-dev
+	libglpk-dev groff-base
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \

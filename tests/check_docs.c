@@ -3,7 +3,10 @@
  * README.md and the man pages (each "$ command" and the output shown
  * after it) and every listed ppcc command, and compares.  After an
  * intended change of ppcc's output, `tests/docs.sh show . build` prints
- * each transcript as it should read.
+ * each transcript as it should read.  The man pages are also read by
+ * groff with every warning on: a character troff cannot set (a stray
+ * control character, say) or a malformed request is a defect of the page
+ * even where man(1) renders around it.
  */
 #include <check.h>
 #include <stdio.h>
@@ -29,12 +32,33 @@ START_TEST(readme_and_man_page_transcripts_match_what_ppcc_prints)
 }
 END_TEST
 
+START_TEST(man_pages_format_without_a_troff_warning)
+{
+	static const char *const pages[] = {"man/ppcc.1", "man/ppcc.5",
+					    "man/ppcc_runtime.3"};
+	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/%s", tu_src(), pages[i]);
+		tu_run r;
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60,
+					     (char *[]){"groff", "-man", "-t",
+							"-ww", "-z", path,
+							NULL}), 0);
+		ck_assert_msg(r.status == 0 && !r.err[0] && !r.out[0],
+			      "%s: groff exit %d: %s%s", pages[i], r.status,
+			      r.out, r.err);
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
 Suite *suite_docs(void)
 {
 	Suite *s = suite_create("docs");
 	TCase *tc = tcase_create("docs");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, readme_and_man_page_transcripts_match_what_ppcc_prints);
+	tcase_add_test(tc, man_pages_format_without_a_troff_warning);
 	suite_add_tcase(s, tc);
 	return s;
 }
