@@ -624,11 +624,16 @@ static int place_reductions(plan_ctx *x, ppcc_plan_variant *v)
 typedef struct variant_sim {
 	ppcc_arena *a;
 	ppcc_plan_variant *v;
+	const ppcc_estimate *known; /* the split search's simulation of it */
 } variant_sim;
 
 static int variant_run(const ppcc_schedule *s, void *user)
 {
 	variant_sim *vs = user;
+	if (vs->known) {
+		vs->v->estimate = *vs->known;
+		return 0;
+	}
 	return ppcc_simulate_keep(&vs->v->estimate, vs->a, s, vs->v->costs,
 				  PPCC_SIM_SEND_TIMES);
 }
@@ -636,9 +641,13 @@ static int variant_run(const ppcc_schedule *s, void *user)
 /* ppcc's split: the schedule, validated and sealed with its fingerprint,
  * and simulated keeping the send times (for the emitters' per-action
  * times), not 16 bytes per action, the simulation standing in for the
- * validator's dry run. */
+ * validator's dry run.  When the split search simulated the same lists
+ * under the same costs keeping the send times (known non-NULL, only
+ * without data-parallel reductions, which are placed here), that
+ * simulation is taken instead of a second one: it finished, so it stands
+ * in for the dry run as well. */
 static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
-			ppcc_schedule *shape)
+			ppcc_schedule *shape, const ppcc_estimate *known)
 {
 	int err;
 	if ((err = variant_fill(x, out, first)) < 0 ||
@@ -648,12 +657,13 @@ static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 	if (x->dp * x->cp > 1 && (err = place_reductions(x, out)) < 0)
 		return err;
 	/* validated and simulated in one (the simulation is the dry run) */
+	if (x->dp * x->cp > 1)
+		known = NULL;
 	if (x->lean)
-		err = ppcc_simulate_keep(&out->estimate, x->a, &out->schedule,
-					 out->costs, PPCC_SIM_SEND_TIMES);
+		err = variant_run(&out->schedule, &(variant_sim){x->a, out, known});
 	else if ((err = ppcc_schedule_validate_seal_run(
 			  &out->schedule, x->d, x->cfg->path, 20, variant_run,
-			  &(variant_sim){x->a, out})) == PPCC_EINPUT)
+			  &(variant_sim){x->a, out, known})) == PPCC_EINPUT)
 		err = PPCC_EINTERNAL;
 	if (err < 0)
 		return err;
@@ -1328,7 +1338,7 @@ int ppcc_plan_split(ppcc_plan_variant *out, int *out_fits, ppcc_arena *a,
 	for (int s = 1; s < x->S; s++)
 		if (first[s] <= first[s - 1] || first[s] >= x->n)
 			return PPCC_EINPUT;
-	if ((err = variant_best(x, out, first, &shape)) < 0)
+	if ((err = variant_best(x, out, first, &shape, NULL)) < 0)
 		return err;
 	*out_fits = variant_fits(x, out);
 	return 0;
@@ -1556,8 +1566,8 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 				    &path_ok)) < 0)
 		return err;
 	const int *seeds[4] = {first, uni, path_ok ? path_split : NULL, given};
-	ppcc_estimate uni_est;
-	int uni_have = 0;
+	ppcc_estimate uni_est, best_est;
+	int uni_have = 0, best_have = 0;
 	ppcc_step_problem sp = {
 		.n_layers = x->n,
 		.shape = &shape,
@@ -1573,6 +1583,9 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		.kept = &uni_est,
 		.kept_arena = a,
 		.kept_have = &uni_have,
+		/* the winner's simulation, for the plan that is written */
+		.best = search && !out_first && !given ? &best_est : NULL,
+		.best_have = &best_have,
 	};
 	ppcc_step_ctx *sc = NULL;
 	ppcc_step_result res;
@@ -1607,10 +1620,11 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	 * simulated on its lists. */
 	ppcc_plan_variant *own = given ? &out->own : &out->best;
 	if (given) {
-		if ((err = variant_best(x, &out->best, given, &shape)) < 0 ||
+		if ((err = variant_best(x, &out->best, given, &shape, NULL)) < 0 ||
 		    (err = variant_uniform(x, own, chosen, &out->best.schedule, NULL)) < 0)
 			return err;
-	} else if ((err = variant_best(x, own, chosen, &shape)) < 0) {
+	} else if ((err = variant_best(x, own, chosen, &shape,
+				       best_have ? &best_est : NULL)) < 0) {
 		return err;
 	}
 	/* the search simulated the same actions in the same order, less

@@ -683,6 +683,12 @@ typedef struct ppcc_step_problem {
 	struct ppcc_estimate *kept;
 	ppcc_arena *kept_arena;
 	int *kept_have;
+	/* When best is not NULL: the estimate of the split the search
+	 * returns, with its send times (as PPCC_SIM_SEND_TIMES keeps them),
+	 * copied from the search's own simulation of it into kept_arena,
+	 * and *best_have 1; 0 when it has none (the caller simulates). */
+	struct ppcc_estimate *best;
+	int *best_have;
 } ppcc_step_problem;
 
 typedef struct ppcc_step_result {
@@ -959,6 +965,13 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 		       const ppcc_schedule *s, const ppcc_stage_cost *costs,
 		       int keep, ppcc_sim_work **work);
 void ppcc_sim_work_free(ppcc_sim_work *work);
+/* The send times of the last simulation through work, one made without
+ * PPCC_SIM_SEND_TIMES (which leaves them in work), as that simulation
+ * would have kept them with it: into out (2 keys doubles for keys stage
+ * and microbatch pairs), 0 where no message was sent.  PPCC_EINPUT when
+ * work holds no such times. */
+int ppcc_sim_work_send_times(double *out, const ppcc_sim_work *work,
+			     size_t keys);
 
 /* The start and end of each action of one rank, in list order, for an
  * emitter: read from the estimate's start_ms/end_ms where it has them,

@@ -207,6 +207,11 @@ typedef struct step_run {
 	long evals, eval_budget; /* of the memory model (no simulation) */
 	long repairs;            /* models spent repairing, as many again */
 	int path_bound; /* the path bound's preconditions hold */
+	/* sp->best: the least split simulated so far (least_first, in
+	 * sp->kept_arena) and its key; its estimate is in sp->best */
+	int least_have;
+	int *least_first;
+	step_key least;
 } step_run;
 
 void ppcc_step_ctx_free(ppcc_step_ctx *x)
@@ -1080,6 +1085,66 @@ static int64_t step_quantise(double v)
 	return (int64_t)llround(v);
 }
 
+static int step_cmp(const step_key *a, const int *fa, const step_key *b,
+		    const int *fb, int S);
+
+/* With sp->best: when first (simulated as est, *k, the send times still
+ * in the simulator's buffers) comes before every split simulated so far,
+ * its estimate into sp->best, its arrays in sp->kept_arena (allocated on
+ * the first call, overwritten after). */
+static int step_keep_least(step_run *w, const int *first,
+			   const ppcc_estimate *est, const step_key *k)
+{
+	const ppcc_step_problem *sp = w->sp;
+	if (!sp->best || !sp->kept_arena)
+		return 0;
+	if (w->least_have && step_cmp(k, first, &w->least, w->least_first, w->S) >= 0)
+		return 0;
+	ppcc_estimate *out = sp->best;
+	size_t keys = (size_t)w->S * (size_t)w->m;
+	if (!w->least_first) {
+		memset(out, 0, sizeof *out);
+		double **to[8] = {&out->busy_ms, &out->comm_ms, &out->idle_ms,
+				  &out->peak_memory_bytes, &out->dp_busy_ms,
+				  &out->dp_end_ms, &out->dp_gather_ms,
+				  &out->dp_gather_wait_ms};
+		for (int i = 0; i < 8; i++)
+			if (!(*to[i] = ppcc_arena_alloc(sp->kept_arena, (size_t)w->p,
+							sizeof(double))))
+				return PPCC_ENOMEM;
+		if (!(out->dp_ready_ms = ppcc_arena_alloc(sp->kept_arena, (size_t)w->S,
+							  sizeof(double))) ||
+		    !(out->send_ms = ppcc_arena_alloc(sp->kept_arena, 2 * keys,
+						      sizeof(double))) ||
+		    !(w->least_first = ppcc_arena_alloc(sp->kept_arena, (size_t)w->S,
+							sizeof(int))))
+			return PPCC_ENOMEM;
+	}
+	double *const *from[8] = {&est->busy_ms, &est->comm_ms, &est->idle_ms,
+				  &est->peak_memory_bytes, &est->dp_busy_ms,
+				  &est->dp_end_ms, &est->dp_gather_ms,
+				  &est->dp_gather_wait_ms};
+	double **to[8] = {&out->busy_ms, &out->comm_ms, &out->idle_ms,
+			  &out->peak_memory_bytes, &out->dp_busy_ms,
+			  &out->dp_end_ms, &out->dp_gather_ms,
+			  &out->dp_gather_wait_ms};
+	for (int i = 0; i < 8; i++)
+		memcpy(*to[i], *from[i], (size_t)w->p * sizeof(double));
+	memcpy(out->dp_ready_ms, est->dp_ready_ms, (size_t)w->S * sizeof(double));
+	int err = ppcc_sim_work_send_times(out->send_ms, w->x->sim, keys);
+	if (err < 0)
+		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
+	out->step_ms = est->step_ms;
+	out->bubble_fraction = est->bubble_fraction;
+	out->bubble_analytic = est->bubble_analytic;
+	out->dp_step_ms = est->dp_step_ms;
+	out->start_ms = out->end_ms = NULL;
+	memcpy(w->least_first, first, (size_t)w->S * sizeof(int));
+	w->least = *k;
+	w->least_have = 1;
+	return 0;
+}
+
 /* The estimate of the split the caller asked to keep (sp->keep), copied
  * out of the search's arena before it is reset. */
 static int step_keep(step_run *w, const int *first, const ppcc_estimate *est)
@@ -1142,8 +1207,9 @@ static int step_sim(step_run *w, const int *first,
 	k->peak_bytes = peak;
 	k->peak = step_quantise(peak);
 	k->spread_ns = step_quantise((hi - lo) * 1e6);
+	err = step_keep_least(w, first, &est, k);
 	ppcc_arena_reset(x->arena);
-	return 0;
+	return err;
 }
 
 /* Simulates the split first (its costs go to x->costs). */
@@ -1457,6 +1523,8 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 		w.eval_budget = PPCC_STEP_MIN_SIMS;
 
 	memset(res, 0, sizeof *res);
+	if (sp->best_have)
+		*sp->best_have = 0;
 	step_key best = {0};
 	int have = 0;
 	long splits = step_count_splits(n, S, w.budget);
@@ -1568,6 +1636,11 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 	res->peak_bytes = best.peak_bytes;
 	res->lower_bound_ms = sp->lower_bound_ms;
 	memcpy(out_first, w.x->best, (size_t)S * sizeof(int));
+	/* the least split simulated is the one returned unless the search
+	 * passed it over (then the caller simulates its own) */
+	if (sp->best && sp->best_have && w.least_have &&
+	    memcmp(w.least_first, w.x->best, (size_t)S * sizeof(int)) == 0)
+		*sp->best_have = 1;
 	return best.fits ? 0 : PPCC_EINFEASIBLE;
 }
 

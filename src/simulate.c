@@ -497,6 +497,17 @@ out:
 	return err;
 }
 
+int ppcc_sim_work_send_times(double *out, const ppcc_sim_work *w, size_t keys)
+{
+	if (!w || !w->arrival || keys > w->arrival_keys || keys > w->keys)
+		return PPCC_EINPUT;
+	for (size_t k = 0; k < keys; k++) {
+		out[2 * k] = w->sent[k] & 1 ? w->arrival[2 * k] : 0;
+		out[2 * k + 1] = w->sent[k] & 2 ? w->arrival[2 * k + 1] : 0;
+	}
+	return 0;
+}
+
 int ppcc_simulate_keep(ppcc_estimate *out, ppcc_arena *a,
 		       const ppcc_schedule *s, const ppcc_stage_cost *costs,
 		       int keep)

@@ -628,6 +628,79 @@ START_TEST(uniform_estimate_from_the_search_equals_its_own_simulation)
 }
 END_TEST
 
+/* The plan's own estimate, taken from the split search's simulation of
+ * the split it returns, is the one a fresh simulation of the plan's
+ * schedule gives, send times included, bit for bit.  Every third case
+ * is data-parallel (d = 2, ZeRO 0, 1 or 2): its schedule has the
+ * collectives the search did not simulate (the ZeRO 1 and 2 prologue's
+ * gathers delay the first forwards), so the search's estimate would
+ * differ from the fresh one and the plan must simulate its own. */
+START_TEST(best_estimate_from_the_search_equals_its_own_simulation)
+{
+	int compared = 0, with_dp = 0, with_gathers = 0;
+	for (int t = 0; t < 300; t++) {
+		uint64_t seed = 71000 + (uint64_t)t;
+		rand_cfg rc;
+		rand_cfg_make(&rc, seed, 24, -1);
+		if (t % 2)
+			rc.cfg.pipeline.max_simulations = 2;
+		int dp = t % 3 == 2;
+		if (dp) {
+			rc.cfg.pipeline.data_parallel = 2;
+			rc.cfg.pipeline.zero = (t / 3) % 3;
+			rc.cfg.pipeline.grad_bytes = 4; /* fp32 gradients */
+			rc.cfg.cluster.devices *= 2;
+			for (int g = 0; g < rc.cfg.cluster.n_groups; g++)
+				rc.groups[g].count *= 2;
+		}
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_plan pl;
+		ppcc_diag quiet = {0};
+		if ((dp && ppcc_config_check(&rc.cfg, &quiet) != 0) ||
+		    ppcc_plan_build(&pl, a, &rc.cfg, &quiet) != 0) {
+			ppcc_arena_free(a);
+			continue;
+		}
+		const ppcc_schedule *s = &pl.best.schedule;
+		int p = s->n_ranks;
+		ppcc_estimate w;
+		ck_assert_int_eq(ppcc_simulate_keep(&w, a, s, pl.best.costs,
+						    PPCC_SIM_SEND_TIMES), 0);
+		const ppcc_estimate *e = &pl.best.estimate;
+		ck_assert_msg(e->step_ms == w.step_ms, "seed %llu: %.9f against %.9f ms",
+			      (unsigned long long)seed, e->step_ms, w.step_ms);
+		ck_assert(e->bubble_fraction == w.bubble_fraction);
+		ck_assert(e->dp_step_ms == w.dp_step_ms);
+		for (int r = 0; r < p; r++) {
+			ck_assert(e->busy_ms[r] == w.busy_ms[r]);
+			ck_assert(e->comm_ms[r] == w.comm_ms[r]);
+			ck_assert(e->idle_ms[r] == w.idle_ms[r]);
+			ck_assert(e->peak_memory_bytes[r] == w.peak_memory_bytes[r]);
+			ck_assert(e->dp_end_ms[r] == w.dp_end_ms[r]);
+			ck_assert(e->dp_busy_ms[r] == w.dp_busy_ms[r]);
+			ck_assert(e->dp_gather_ms[r] == w.dp_gather_ms[r]);
+			ck_assert(e->dp_gather_wait_ms[r] == w.dp_gather_wait_ms[r]);
+		}
+		for (int st = 0; st < s->n_stages; st++)
+			ck_assert(e->dp_ready_ms[st] == w.dp_ready_ms[st]);
+		ck_assert_ptr_nonnull(e->send_ms);
+		size_t keys = 2 * (size_t)s->n_stages * (size_t)s->n_microbatches;
+		ck_assert(memcmp(e->send_ms, w.send_ms, keys * sizeof(double)) == 0);
+		compared++;
+		with_dp += dp;
+		for (int r = 0; dp && r < p; r++)
+			if (e->dp_gather_ms[r] > 0) {
+				with_gathers++;
+				break;
+			}
+		ppcc_arena_free(a);
+	}
+	ck_assert_int_gt(compared, 150);
+	ck_assert_int_gt(with_dp, 40);
+	ck_assert_int_gt(with_gathers, 20);
+}
+END_TEST
+
 /* Costs of a hand-made schedule, for the memory model. */
 typedef struct given_split {
 	int n_stages;
@@ -764,6 +837,7 @@ Suite *suite_refine(void)
 	tcase_add_test(tc, refine_descent_stays_within_its_bounds);
 	tcase_add_test(tc, refine_never_slower_than_uniform_on_random_instances);
 	tcase_add_test(tc, uniform_estimate_from_the_search_equals_its_own_simulation);
+	tcase_add_test(tc, best_estimate_from_the_search_equals_its_own_simulation);
 	tcase_add_test(tc, refine_never_slower_than_uniform_on_examples);
 	tcase_add_test(tc, refine_repairs_a_split_that_does_not_fit);
 	tcase_add_test(tc, refine_llama405b_like_fits_near_the_optimum);
