@@ -689,12 +689,17 @@ typedef struct ppcc_step_problem {
 	 * and *best_have 1; 0 when it has none (the caller simulates). */
 	struct ppcc_estimate *best;
 	int *best_have;
+	/* 1: every split simulated each time it is looked at (tests; the
+	 * search's splits and counts are the same either way) */
+	int forget;
 } ppcc_step_problem;
 
 typedef struct ppcc_step_result {
 	int exact;          /* every split was simulated */
 	long splits;        /* how many there are, -1: more than the budget */
-	long simulations;   /* simulations the search ran */
+	long simulations;   /* simulations the search ran, remembered ones too */
+	long remembered;    /* of those, of a split simulated before in the
+			     * same search: its key taken from then */
 	long budget;
 	long models;        /* memory-model evaluations, repairing's included */
 	long model_budget;  /* balancing's budget of them (repairing's alike) */

@@ -119,6 +119,13 @@
  * Reuse.  A ppcc_step_ctx keeps every buffer the search needs, including
  * an arena reset after each simulation: a planner that calls the search
  * many times allocates nothing per call once the context is big enough.
+ * Within one search a split's stage costs depend on the split alone, so
+ * its simulation does too: a split the search comes back to (a descent
+ * from another seed, a transfer a boundary move already reached) takes
+ * the key it was simulated to, not a second simulation (step_memo).  It
+ * still counts as a simulation, against the budget and in the result,
+ * so the search takes the same path to the same split as one that
+ * simulated every time (a test runs both on random instances).
  */
 #include <math.h>
 #include <stdint.h>
@@ -178,6 +185,16 @@ struct ppcc_step_ctx {
 	const ppcc_stage_cost **vp, **mp;
 	double *vown;               /* per variant: its own actions' durations */
 	double *vtot, *vsum;        /* S, p: the split's stage totals, loads */
+	/* the splits this search has simulated and their keys (step_memo):
+	 * memo_n of them, memo_S ints each in memo_split, found through
+	 * memo_slot (memo_slots, a power of two), a slot holding an entry
+	 * of this search when memo_gen[slot] is memo_now */
+	int *memo_split;
+	struct step_key *memo_key;
+	int32_t *memo_slot;
+	uint32_t *memo_gen, memo_now;
+	long memo_n, memo_cap, memo_slots;
+	int memo_S;
 };
 
 /* The most promising moves step_transfers keeps to simulate. */
@@ -206,6 +223,7 @@ typedef struct step_run {
 	long sims, budget;
 	long evals, eval_budget; /* of the memory model (no simulation) */
 	long repairs;            /* models spent repairing, as many again */
+	long remembered;         /* simulations answered by step_memo */
 	int path_bound; /* the path bound's preconditions hold */
 	/* sp->best: the least split simulated so far (least_first, in
 	 * sp->kept_arena) and its key; its estimate is in sp->best */
@@ -240,6 +258,10 @@ void ppcc_step_ctx_free(ppcc_step_ctx *x)
 	ppcc_free(x->vcost);
 	ppcc_free(x->vp);
 	ppcc_free(x->vown);
+	ppcc_free(x->memo_split);
+	ppcc_free(x->memo_key);
+	ppcc_free(x->memo_slot);
+	ppcc_free(x->memo_gen);
 	ppcc_free(x);
 }
 
@@ -1172,6 +1194,98 @@ static int step_keep(step_run *w, const int *first, const ppcc_estimate *est)
 	return 0;
 }
 
+/* The splits simulated in this search, with their keys.  Within one
+ * search the stage costs are a function of the split (sp->costs, of the
+ * same shape and the same user state), and the simulator of its costs,
+ * so a split simulated before has the key it had then: step_sim returns
+ * it without simulating again.  It still counts as a simulation (against
+ * the budget and in res->simulations), so the search takes the path it
+ * would take without the memo, to the same split.  Open addressing on
+ * the split's layers; the table is forgotten at each search's start by a
+ * new generation, not cleared. */
+static uint64_t step_memo_hash(const int *first, int S)
+{
+	uint64_t h = 0x9e3779b97f4a7c15u;
+	for (int s = 1; s < S; s++)
+		h = (h ^ (uint64_t)(uint32_t)first[s]) * 0xff51afd7ed558ccdu;
+	return h ^ (h >> 29);
+}
+
+static void step_memo_start(ppcc_step_ctx *x, int S)
+{
+	x->memo_n = 0;
+	x->memo_S = S;
+	if (++x->memo_now == 0) {
+		/* the generations wrapped: every slot is old */
+		if (x->memo_gen)
+			memset(x->memo_gen, 0, (size_t)x->memo_slots * sizeof *x->memo_gen);
+		x->memo_now = 1;
+	}
+}
+
+/* The slot of first: its entry (>= 0), or -1 - the free slot it would
+ * take. */
+static long step_memo_find(const ppcc_step_ctx *x, const int *first)
+{
+	if (!x->memo_slots)
+		return -1;
+	int S = x->memo_S;
+	long mask = x->memo_slots - 1;
+	for (long i = (long)(step_memo_hash(first, S) & (uint64_t)mask);;
+	     i = (i + 1) & mask) {
+		if (x->memo_gen[i] != x->memo_now)
+			return -1 - i;
+		int32_t e = x->memo_slot[i];
+		if (memcmp(&x->memo_split[(size_t)e * S], first,
+			   (size_t)S * sizeof(int)) == 0)
+			return e;
+	}
+}
+
+/* Keeps first's key (the table grown to keep it at most half full). */
+static int step_memo_add(ppcc_step_ctx *x, const int *first, const step_key *k)
+{
+	int S = x->memo_S;
+	if (x->memo_n == x->memo_cap) {
+		long cap = x->memo_cap ? 2 * x->memo_cap : 256;
+		int *sp = ppcc_realloc(x->memo_split, (size_t)cap * S * sizeof *sp);
+		if (!sp)
+			return PPCC_ENOMEM;
+		x->memo_split = sp;
+		step_key *kp = ppcc_realloc(x->memo_key, (size_t)cap * sizeof *kp);
+		if (!kp)
+			return PPCC_ENOMEM;
+		x->memo_key = kp;
+		x->memo_cap = cap;
+	}
+	if (2 * (x->memo_n + 1) > x->memo_slots) {
+		long slots = x->memo_slots ? 2 * x->memo_slots : 512;
+		int32_t *sl = ppcc_calloc((size_t)slots, sizeof *sl);
+		uint32_t *gen = ppcc_calloc((size_t)slots, sizeof *gen);
+		if (!sl || !gen) {
+			ppcc_free(sl);
+			ppcc_free(gen);
+			return PPCC_ENOMEM;
+		}
+		ppcc_free(x->memo_slot);
+		ppcc_free(x->memo_gen);
+		x->memo_slot = sl;
+		x->memo_gen = gen;
+		x->memo_slots = slots;
+		for (long e = 0; e < x->memo_n; e++) {
+			long at = -1 - step_memo_find(x, &x->memo_split[(size_t)e * S]);
+			x->memo_slot[at] = (int32_t)e;
+			x->memo_gen[at] = x->memo_now;
+		}
+	}
+	long at = -1 - step_memo_find(x, first);
+	memcpy(&x->memo_split[(size_t)x->memo_n * S], first, (size_t)S * sizeof(int));
+	x->memo_key[x->memo_n] = *k;
+	x->memo_slot[at] = (int32_t)x->memo_n++;
+	x->memo_gen[at] = x->memo_now;
+	return 0;
+}
+
 /* Simulates the split first with its costs in costs; fills *k. */
 static int step_sim(step_run *w, const int *first,
 		    const ppcc_stage_cost *costs, step_key *k)
@@ -1181,6 +1295,12 @@ static int step_sim(step_run *w, const int *first,
 	ppcc_estimate est;
 	int err;
 	w->sims++;
+	long memo = sp->forget ? -1 : step_memo_find(x, first);
+	if (memo >= 0) {
+		*k = x->memo_key[memo];
+		w->remembered++;
+		return 0;
+	}
 	err = ppcc_simulate_work(&est, x->arena, w->shape, costs, 0, &x->sim);
 	if (err >= 0)
 		err = step_keep(w, first, &est);
@@ -1209,7 +1329,9 @@ static int step_sim(step_run *w, const int *first,
 	k->spread_ns = step_quantise((hi - lo) * 1e6);
 	err = step_keep_least(w, first, &est, k);
 	ppcc_arena_reset(x->arena);
-	return err;
+	if (err)
+		return err;
+	return sp->forget ? 0 : step_memo_add(x, first, k);
 }
 
 /* Simulates the split first (its costs go to x->costs). */
@@ -1516,6 +1638,7 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 	w.v = S / p;
 	if ((err = step_shape(&w)) < 0)
 		return err;
+	step_memo_start(w.x, S);
 	/* the models' budget: PPCC_STEP_MODEL_WORK steps of O(S + p K v) */
 	w.eval_budget = PPCC_STEP_MODEL_WORK /
 			(S + (long)w.v * w.x->mm_off[p] + 1);
@@ -1627,6 +1750,7 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 		}
 	}
 	res->simulations = w.sims;
+	res->remembered = w.remembered;
 	res->models = w.evals + w.repairs;
 	res->model_budget = w.eval_budget;
 	res->path_bound = w.path_bound;

@@ -789,6 +789,123 @@ START_TEST(memory_model_peaks_are_the_simulated_ones)
 }
 END_TEST
 
+/* A direct split search's costs: a stage's are its layers' sums. */
+typedef struct layer_costs {
+	int n, S;
+	double fwd[32], bwd[32], stat[32], stash[32], send[32];
+} layer_costs;
+
+static int layer_stage_cost(void *user, int s, int i, int j,
+			    ppcc_stage_cost *out)
+{
+	const layer_costs *lc = user;
+	memset(out, 0, sizeof *out);
+	for (int k = i; k <= j; k++) {
+		out->fwd_ms += lc->fwd[k];
+		out->bwd_ms += lc->bwd[k];
+		out->static_bytes += lc->stat[k];
+		out->stash_bytes += lc->stash[k];
+	}
+	out->bwd_weight_ms = out->bwd_ms / 3;
+	out->bwd_input_ms = out->bwd_ms - out->bwd_weight_ms;
+	out->stash_input_bytes = out->stash_bytes / 4;
+	out->send_f_ms = s + 1 < lc->S ? lc->send[j] : 0;
+	out->send_b_ms = s > 0 ? lc->send[i - 1] : 0;
+	return 0;
+}
+
+static int layer_split_costs(void *user, const int *first, ppcc_stage_cost *out)
+{
+	const layer_costs *lc = user;
+	for (int s = 0; s < lc->S; s++)
+		layer_stage_cost(user, s, first[s],
+				 s + 1 < lc->S ? first[s + 1] - 1 : lc->n - 1, &out[s]);
+	return 0;
+}
+
+/* The search remembers the key of every split it has simulated and does
+ * not simulate that split again (refine.c, step_memo).  On random
+ * instances of every kind, with budgets that leave a descent (which
+ * comes back to splits it has seen) and caps from loose to tight, the
+ * search with the memo and the search that simulates every split each
+ * time (forget) must return the same split, step, verdict and count of
+ * simulations: a memo that answered for a split another split's key
+ * would send the descent elsewhere.  The memo must answer some. */
+START_TEST(refine_memo_takes_the_path_of_simulating_every_time)
+{
+	static const int kinds[] = {
+		PPCC_SCHED_1F1B, PPCC_SCHED_INTERLEAVED, PPCC_SCHED_ZB_H1,
+		PPCC_SCHED_ZB_INTERLEAVED, PPCC_SCHED_ZB_V, PPCC_SCHED_DUALPIPE_V,
+	};
+	uint64_t st = 777;
+	long remembered = 0, runs = 0;
+	ppcc_step_ctx *with = NULL, *without = NULL;
+	for (int t = 0; t < 240; t++) {
+		int kind = kinds[t % (int)(sizeof kinds / sizeof kinds[0])];
+		int p = rng_int(&st, 2, 4), m = p * rng_int(&st, 1, 3);
+		int v = kind == PPCC_SCHED_1F1B || kind == PPCC_SCHED_ZB_H1 ? 1 : 2;
+		int bad = 0;
+		if (ppcc_sched_check(kind, p, v, m, 0, count_complaint, &bad) > 0)
+			continue;
+		layer_costs lc = {.S = p * v};
+		lc.n = rng_int(&st, lc.S + 2, 32);
+		double total = 0;
+		for (int i = 0; i < lc.n; i++) {
+			lc.fwd[i] = rng_uniform(&st, 0.5, 2);
+			lc.bwd[i] = 2 * lc.fwd[i] * rng_uniform(&st, 0.8, 1.2);
+			lc.stat[i] = rng_uniform(&st, 1e6, 1e8);
+			lc.stash[i] = rng_uniform(&st, 1e6, 1e8);
+			lc.send[i] = rng_uniform(&st, 0.001, 0.1);
+			total += lc.stat[i] + m * lc.stash[i];
+		}
+		double caps[4];
+		for (int r = 0; r < p; r++)
+			caps[r] = total / p * rng_uniform(&st, 0.5, 2);
+		ppcc_arena *a = ppcc_arena_new();
+		ck_assert_ptr_nonnull(a);
+		ppcc_stage_info stages[8] = {{0}};
+		ppcc_sched_place(stages, kind, p, v);
+		ppcc_schedule sched;
+		ck_assert_int_eq(ppcc_schedule_build(&sched, a, kind, p, v, m, 0,
+						     stages), 0);
+		int uni[8], at = 0;
+		for (int s = 0; s < lc.S; s++) {
+			uni[s] = at;
+			at += lc.n / lc.S + (s >= lc.S - lc.n % lc.S);
+		}
+		const int *seeds[1] = {uni};
+		ppcc_step_problem sp = {
+			.n_layers = lc.n, .shape = &sched,
+			.costs = layer_split_costs, .stage_cost = layer_stage_cost,
+			.user = &lc, .rank_cap = caps, .seeds = seeds, .n_seeds = 1,
+			.max_sims = rng_int(&st, 8, 60)};
+		int f1[8], f2[8];
+		ppcc_step_result r1, r2;
+		int e1 = ppcc_partition_step(f1, &r1, &with, &sp);
+		sp.forget = 1;
+		int e2 = ppcc_partition_step(f2, &r2, &without, &sp);
+		ck_assert_msg(e1 == e2 && e1 >= PPCC_EINFEASIBLE,
+			      "instance %d: %d against %d", t, e1, e2);
+		ck_assert_msg(memcmp(f1, f2, (size_t)lc.S * sizeof(int)) == 0,
+			      "instance %d (%s p %d v %d m %d): another split", t,
+			      ppcc_schedule_kind_name(kind), p, v, m);
+		ck_assert(r1.step_ms == r2.step_ms);
+		ck_assert(r1.peak_bytes == r2.peak_bytes);
+		ck_assert_int_eq(r1.simulations, r2.simulations);
+		ck_assert_int_eq(r1.exact, r2.exact);
+		ck_assert_int_eq(r2.remembered, 0);
+		ck_assert(r1.remembered < r1.simulations);
+		remembered += r1.remembered;
+		runs++;
+		ppcc_arena_free(a);
+	}
+	ppcc_step_ctx_free(with);
+	ppcc_step_ctx_free(without);
+	ck_assert_int_gt(runs, 150);
+	ck_assert_int_gt(remembered, 100);
+}
+END_TEST
+
 static void plan_example(const char *path, int chunks)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -842,6 +959,7 @@ Suite *suite_refine(void)
 	tcase_add_test(tc, refine_repairs_a_split_that_does_not_fit);
 	tcase_add_test(tc, refine_llama405b_like_fits_near_the_optimum);
 	tcase_add_test(tc, refine_model_rounds_stay_within_the_budget);
+	tcase_add_test(tc, refine_memo_takes_the_path_of_simulating_every_time);
 	suite_add_tcase(s, tc);
 	return s;
 }
