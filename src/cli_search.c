@@ -9,7 +9,7 @@
  *   ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]
  *               [-f text|json|megatron|torchtitan|deepspeed] [-o FILE]
  *               [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]
- *               [--exhaustive] [--compare FILE]
+ *               [--exhaustive] [--compare FILE] [--jobs N]
  *
  * The output is composed in memory and written only when complete.  Exit
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
@@ -474,7 +474,7 @@ static int load_compare(ppcc_search_options *so, ppcc_arena *a,
 int ppcc_cli_search(int argc, char **argv)
 {
 	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH, O_IDLE,
-	       O_COMPARE };
+	       O_COMPARE, O_JOBS };
 	static const struct option longopts[] = {
 		{"cluster", required_argument, NULL, O_CLUSTER},
 		{"global-batch", required_argument, NULL, O_GB},
@@ -484,6 +484,7 @@ int ppcc_cli_search(int argc, char **argv)
 		{"exhaustive", no_argument, NULL, O_EXH},
 		{"allow-idle", no_argument, NULL, O_IDLE},
 		{"compare", required_argument, NULL, O_COMPARE},
+		{"jobs", required_argument, NULL, O_JOBS},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -532,6 +533,12 @@ int ppcc_cli_search(int argc, char **argv)
 		case O_EXH: so.exhaustive = 1; break;
 		case O_IDLE: so.allow_idle = 1; break;
 		case O_COMPARE: compare = optarg; break;
+		case O_JOBS:
+			if (sr_count(optarg, &n) < 0 || n > 64)
+				return sr_usage("--jobs: '%s' is not a count of 1 to 64",
+						optarg);
+			so.threads = (int)n;
+			break;
 		case 'o': output = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
@@ -554,7 +561,7 @@ int ppcc_cli_search(int argc, char **argv)
 			     "[-o FILE]\n"
 			     "                   [--fix KEY=VALUE ...] [--memory-limit GIB] "
 			     "[--allow-idle] [--exhaustive]\n"
-			     "                   [--compare FILE]");
+			     "                   [--compare FILE] [--jobs N]");
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
 		default: return sr_usage("unknown option '%s'", opt);

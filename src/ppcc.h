@@ -1359,6 +1359,9 @@ typedef struct ppcc_search_options {
 	/* configurations judged beside the search's own (--compare) */
 	const ppcc_compare_entry *compare;
 	int n_compare;
+	/* threads planning candidates (the answer is the same for any
+	 * number); 0: one per processor online */
+	int threads;
 } ppcc_search_options;
 
 /* The dimensions a family of configurations shares a value of. */

@@ -84,6 +84,14 @@
  * (t, cp, p, d, v, b, recompute, ZeRO, kind), so the ranking is
  * deterministic.
  *
+ * The candidates are planned on options.threads threads (--jobs; one
+ * per processor online by default) and committed in that order by one
+ * (eval_pool): a helper plans a candidate under the threshold of the
+ * commits before it, which is at least its commit's, and a plan made
+ * under another threshold than its commit's is made again under that
+ * one, so each candidate is committed with what one thread would have
+ * computed for it, and the answer, counts and families are one thread's.
+ *
  * Compared configurations (--compare, options.compare) are completed and
  * checked as ppcc plan completes a file's pipeline settings
  * (compare_prepare, before anything is searched), planned as the
@@ -104,10 +112,12 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ppcc.h"
 
@@ -823,6 +833,192 @@ static void report_none(const ppcc_search_result *r, const ppcc_config *cfg,
 			  8 * cfg->cluster.devices);
 }
 
+/* The candidates are evaluated in increasing bound by helper threads
+ * while the loop in ppcc_search commits them in that order, each against
+ * the threshold the serial loop would give it (the K-th best iteration
+ * after the commits before it).  evaluate's answer depends on the
+ * threshold only through the bounds it prunes by, and a helper reads the
+ * threshold of the commits before it started, which is at least the one
+ * at its commit (the K-th best only falls); an evaluation made under
+ * another threshold than its commit's is made again under that one, by
+ * the committing thread.  So every candidate is committed with what the
+ * serial loop would have computed, and the search's answer, counts and
+ * families are those of one thread, whatever the number.  The shapes and
+ * arenas are each thread's own; the layer sets, the base configuration
+ * and the candidates ahead of the commit are only read. */
+typedef struct eval_slot {
+	cand c;          /* as evaluated */
+	int err;
+	double need_gib;
+	double above;    /* the threshold it was evaluated under */
+	int state;       /* 0 not taken, 1 taken, 2 done */
+} eval_slot;
+
+typedef struct eval_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	eval_slot *slot;
+	const cand *cs;
+	size_t live, next, committed, ahead;
+	int stop;
+	double above;    /* the threshold after the last commit */
+	const ppcc_config *base;
+	const layer_set *sets;
+	int memory;
+} eval_pool;
+
+typedef struct eval_worker {
+	eval_pool *pool;
+	ppcc_arena *work;
+	ppcc_plan_shapes *shapes;
+	pthread_t thread;
+} eval_worker;
+
+static void eval_run(eval_slot *s, const eval_pool *pl, size_t i, double above,
+		     ppcc_arena *work, ppcc_plan_shapes *shapes)
+{
+	s->c = pl->cs[i];
+	s->above = above;
+	s->need_gib = 0;
+	s->err = evaluate(&s->c, work, shapes, pl->base, &pl->sets[s->c.set],
+			  above, pl->memory, &s->need_gib);
+}
+
+static void *eval_thread(void *arg)
+{
+	eval_worker *w = arg;
+	eval_pool *pl = w->pool;
+	pthread_mutex_lock(&pl->mu);
+	for (;;) {
+		while (!pl->stop && (pl->next >= pl->live ||
+				     pl->next >= pl->committed + pl->ahead))
+			pthread_cond_wait(&pl->work, &pl->mu);
+		if (pl->stop)
+			break;
+		size_t i = pl->next++;
+		eval_slot *s = &pl->slot[i];
+		double above = pl->above;
+		s->state = 1;
+		/* a bound above the threshold: the loop stops at it */
+		if (pl->cs[i].e.lower_bound_ms > above) {
+			s->above = NAN;
+			s->state = 2;
+			pthread_cond_broadcast(&pl->done);
+			continue;
+		}
+		pthread_mutex_unlock(&pl->mu);
+		eval_run(s, pl, i, above, w->work, w->shapes);
+		pthread_mutex_lock(&pl->mu);
+		s->state = 2;
+		pthread_cond_broadcast(&pl->done);
+	}
+	pthread_mutex_unlock(&pl->mu);
+	return NULL;
+}
+
+/* Candidate i evaluated under above, into *out: the helper's evaluation
+ * when it was made under above, else made here with work and shapes. */
+static void eval_commit(eval_pool *pl, size_t i, double above,
+			ppcc_arena *work, ppcc_plan_shapes *shapes,
+			eval_slot *out)
+{
+	eval_slot *s = &pl->slot[i];
+	int mine = 0;
+	if (pl->slot) {
+		pthread_mutex_lock(&pl->mu);
+		pl->committed = i;
+		pl->above = above;
+		if (s->state == 0 && pl->next == i) {
+			s->state = 1;
+			pl->next++;
+			mine = 1;
+		}
+		pthread_cond_broadcast(&pl->work);
+		while (!mine && s->state != 2)
+			pthread_cond_wait(&pl->done, &pl->mu);
+		pthread_mutex_unlock(&pl->mu);
+	} else {
+		mine = 1;
+	}
+	if (mine || !(s->above == above)) {
+		eval_run(out, pl, i, above, work, shapes);
+		return;
+	}
+	*out = *s;
+}
+
+/* The helper threads: n of them (0 when threads cannot be had, and the
+ * loop then evaluates every candidate itself). */
+static int eval_start(eval_pool *pl, eval_worker *ws, int n)
+{
+	int started = 0;
+	if (n <= 0)
+		return 0;
+	if (pthread_mutex_init(&pl->mu, NULL) != 0)
+		return 0;
+	if (pthread_cond_init(&pl->work, NULL) != 0) {
+		pthread_mutex_destroy(&pl->mu);
+		return 0;
+	}
+	if (pthread_cond_init(&pl->done, NULL) != 0) {
+		pthread_cond_destroy(&pl->work);
+		pthread_mutex_destroy(&pl->mu);
+		return 0;
+	}
+	for (int k = 0; k < n; k++) {
+		ws[k].pool = pl;
+		ws[k].work = ppcc_arena_new();
+		ws[k].shapes = ppcc_plan_shapes_new(SEARCH_SHAPE_BYTES);
+		if (!ws[k].work || !ws[k].shapes ||
+		    pthread_create(&ws[k].thread, NULL, eval_thread, &ws[k]) != 0) {
+			ppcc_arena_free(ws[k].work);
+			ppcc_plan_shapes_free(ws[k].shapes);
+			break;
+		}
+		started++;
+	}
+	return started;
+}
+
+static void eval_stop(eval_pool *pl, eval_worker *ws, int n)
+{
+	if (!pl->slot)
+		return;
+	pthread_mutex_lock(&pl->mu);
+	pl->stop = 1;
+	pthread_cond_broadcast(&pl->work);
+	pthread_mutex_unlock(&pl->mu);
+	for (int k = 0; k < n; k++) {
+		pthread_join(ws[k].thread, NULL);
+		ppcc_arena_free(ws[k].work);
+		ppcc_plan_shapes_free(ws[k].shapes);
+	}
+	pthread_cond_destroy(&pl->done);
+	pthread_cond_destroy(&pl->work);
+	pthread_mutex_destroy(&pl->mu);
+	free(pl->slot);
+	pl->slot = NULL;
+}
+
+/* The helpers a search starts: options.threads - 1, or one less than
+ * the processors online, at most SEARCH_THREADS - 1. */
+#define SEARCH_THREADS 16
+
+static int search_helpers(const ppcc_search_options *o, size_t live)
+{
+	long n = o->threads;
+	if (n <= 0) {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		if (n < 1)
+			n = 1;
+	}
+	if (n > SEARCH_THREADS)
+		n = SEARCH_THREADS;
+	if ((size_t)n > live)
+		n = (long)live;
+	return n > 1 ? (int)n - 1 : 0;
+}
+
 int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		const ppcc_config *cfg, const ppcc_search_options *o,
 		ppcc_diag *d)
@@ -1161,6 +1357,18 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 	int ntop = 0;
 	double closest_sim = INFINITY, least_unsimulated = INFINITY;
 	size_t i;
+	eval_pool pool = {.cs = cs, .live = live, .base = &base, .sets = sets,
+			  .memory = !o->exhaustive, .above = INFINITY};
+	eval_worker helpers[SEARCH_THREADS];
+	int n_helpers = search_helpers(o, live);
+	if (n_helpers > 0 &&
+	    !(pool.slot = calloc(live, sizeof *pool.slot)))
+		n_helpers = 0;
+	pool.ahead = 2 * (size_t)n_helpers + 1;
+	if (pool.slot && (n_helpers = eval_start(&pool, helpers, n_helpers)) == 0) {
+		free(pool.slot);
+		pool.slot = NULL;
+	}
 	for (i = 0; i < live; i++) {
 		cand *c = &cs[i];
 		double above = !o->exhaustive && ntop == K
@@ -1169,9 +1377,11 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			above = cmp_slowest;
 		if (c->e.lower_bound_ms > above)
 			break;
-		double need_gib = 0;
-		int err = evaluate(c, work, shapes, &base, &sets[c->set], above,
-				   !o->exhaustive, &need_gib);
+		eval_slot done;
+		eval_commit(&pool, i, above, work, shapes, &done);
+		*c = done.c;
+		double need_gib = done.need_gib;
+		int err = done.err;
 		if (err == 2) {
 			/* no split fits, proved without searching one */
 			out->pruned_memory++;
@@ -1197,6 +1407,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			continue;
 		}
 		if (err == PPCC_ENOMEM || err == PPCC_EINTERNAL) {
+			eval_stop(&pool, helpers, n_helpers);
 			free(cs);
 			free(unfit);
 			free(top);
@@ -1249,6 +1460,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 				ntop++;
 		}
 	}
+	eval_stop(&pool, helpers, n_helpers);
 	ppcc_arena_free(work);
 	ppcc_plan_shapes_free(shapes);
 	out->pruned_bound += (long)(live - i);

@@ -84,6 +84,73 @@ START_TEST(pruning_keeps_the_exhaustive_top_k)
 }
 END_TEST
 
+/* Two results alike in everything the search reports but its time. */
+static void same_result(const ppcc_search_result *x, const ppcc_search_result *y,
+			const char *what)
+{
+	ck_assert_msg(x->considered == y->considered &&
+		      x->pruned_memory == y->pruned_memory &&
+		      x->memory_proved == y->memory_proved &&
+		      x->pruned_bound == y->pruned_bound &&
+		      x->invalid == y->invalid && x->simulated == y->simulated &&
+		      x->infeasible == y->infeasible &&
+		      x->faster_unfit == y->faster_unfit,
+		      "%s: counts %ld/%ld/%ld/%ld simulated against %ld/%ld/%ld/%ld",
+		      what, x->pruned_memory, x->pruned_bound, x->invalid,
+		      x->simulated, y->pruned_memory, y->pruned_bound, y->invalid,
+		      y->simulated);
+	ck_assert_int_eq(x->n_top, y->n_top);
+	for (int i = 0; i < x->n_top; i++)
+		ck_assert_msg(memcmp(&x->top[i], &y->top[i], sizeof x->top[i]) == 0,
+			      "%s: rank %d differs", what, i + 1);
+	ck_assert_int_eq(x->n_families, y->n_families);
+	for (int f = 0; f < x->n_families; f++) {
+		const ppcc_search_family *u = &x->families[f], *w = &y->families[f];
+		ck_assert_msg(u->dim == w->dim && u->value == w->value &&
+			      u->enumerated == w->enumerated &&
+			      u->pruned_memory == w->pruned_memory &&
+			      u->pruned_bound == w->pruned_bound &&
+			      u->invalid == w->invalid &&
+			      u->infeasible == w->infeasible &&
+			      u->has_best == w->has_best &&
+			      (!u->has_best || memcmp(&u->best, &w->best,
+						      sizeof u->best) == 0) &&
+			      (u->bound_ms == w->bound_ms ||
+			       (isinf(u->bound_ms) && isinf(w->bound_ms))),
+			      "%s: family %d = %d differs", what, u->dim, u->value);
+	}
+}
+
+/* The candidates planned on several threads are committed in the order
+ * one thread takes them, each against one thread's threshold, a helper's
+ * plan made under another threshold planned again (search.c): the
+ * answer, every count and every family are one thread's, whatever the
+ * number of threads.  A helper's plan taken under a looser threshold
+ * would count as simulated a candidate one thread prunes by its bound. */
+START_TEST(any_number_of_threads_searches_as_one)
+{
+	static const char *const examples[] = {"tiny.yaml", "llama3-8b.yaml"};
+	for (int k = 0; k < 2; k++)
+		for (int top = 1; top <= 3; top += 2) {
+			ppcc_search_options o = {.top = top,
+						 .fix = {.recompute = -1, .zero = -1,
+							 .kind = -1}};
+			ppcc_arena *a = ppcc_arena_new();
+			ppcc_config cfg;
+			ppcc_search_result one, many;
+			o.threads = 1;
+			search_example(&one, a, &cfg, examples[k], &o);
+			ck_assert_int_gt(one.pruned_bound, 0);
+			for (int n = 2; n <= 16; n += 14) {
+				o.threads = n;
+				search_example(&many, a, &cfg, examples[k], &o);
+				same_result(&one, &many, examples[k]);
+			}
+			ppcc_arena_free(a);
+		}
+}
+END_TEST
+
 /* The exhaustive ranking of every configuration that fits against what
  * each family (one value of t, p, cp, v, kind, recompute or ZeRO) says is
  * its best, and the pruned search's families: a best is the fastest of
@@ -1068,6 +1135,7 @@ Suite *suite_search(void)
 	TCase *tc = tcase_create("search");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, pruning_keeps_the_exhaustive_top_k);
+	tcase_add_test(tc, any_number_of_threads_searches_as_one);
 	tcase_add_test(tc, a_trainer_format_searches_what_the_trainer_runs);
 	tcase_add_test(tc, printed_configurations_plan_to_their_figures_and_the_winner_leads);
 	tcase_add_test(tc, search_without_a_global_batch_is_refused);
