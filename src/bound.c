@@ -71,9 +71,17 @@
  *
  * Bisection keeps lo a value no split reaches (or a bound proven
  * otherwise), so lo is returned: the least step is above it.
+ *
+ * The bound is a function of the problem's numbers alone, so
+ * ppcc_bound_step_memo keeps it by them (ppcc search asks it of every
+ * candidate's cost tables, and candidates that differ only in what the
+ * tables do not carry, the ZeRO stage below 3 or the kind of one
+ * placement and backward, ask it of the same problem).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ppcc.h"
 
@@ -219,4 +227,126 @@ double ppcc_bound_step(const ppcc_bound_problem *b)
 	if (room != room_here)
 		free(room);
 	return best;
+}
+
+/* ppcc_bound_step remembered by its problem (ppcc_bound_memo): the
+ * bound is a function of the problem's numbers alone, so one whose
+ * every array and count is, bit for bit, that of one computed before
+ * has its bound.  The key is the problem laid out as bytes (the counts,
+ * which arrays are given, then each array); an entry keeps its key and
+ * its bound, in an arena started over when it passes max_bytes. */
+typedef struct memo_entry {
+	struct memo_entry *next;
+	uint64_t hash;
+	size_t size;
+	unsigned char *key;
+	double bound;
+} memo_entry;
+
+#define MEMO_SLOTS 4096
+
+struct ppcc_bound_memo {
+	ppcc_arena *a;
+	size_t bytes, max_bytes;
+	memo_entry *slot[MEMO_SLOTS];
+	unsigned char *key;
+	size_t key_cap;
+	long hits, misses;
+};
+
+ppcc_bound_memo *ppcc_bound_memo_new(size_t max_bytes)
+{
+	ppcc_bound_memo *m = ppcc_calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	if (!(m->a = ppcc_arena_new())) {
+		ppcc_free(m);
+		return NULL;
+	}
+	m->max_bytes = max_bytes;
+	return m;
+}
+
+void ppcc_bound_memo_free(ppcc_bound_memo *m)
+{
+	if (!m)
+		return;
+	ppcc_arena_free(m->a);
+	ppcc_free(m->key);
+	ppcc_free(m);
+}
+
+void ppcc_bound_memo_counts(const ppcc_bound_memo *m, long *hits, long *misses)
+{
+	*hits = m ? m->hits : 0;
+	*misses = m ? m->misses : 0;
+}
+
+static unsigned char *memo_put(unsigned char *at, const void *v, size_t n)
+{
+	if (v && n)
+		memcpy(at, v, n);
+	return at + n;
+}
+
+double ppcc_bound_step_memo(ppcc_bound_memo *m, const ppcc_bound_problem *b)
+{
+	if (!m || b->n_layers < 1 || b->n_ranks < 1)
+		return ppcc_bound_step(b);
+	size_t n1 = ((size_t)b->n_layers + 1) * sizeof(double);
+	size_t pd = (size_t)b->n_ranks * sizeof(double);
+	size_t pi = (size_t)b->n_ranks * sizeof(int);
+	const double *arr[7] = {b->lead_f_prefix, b->lead_fb_prefix, b->work_prefix,
+				b->least_prefix, b->back_lead_prefix,
+				b->back_work_prefix, b->back_least_prefix};
+	const int *ints[3] = {b->first_stage, b->stage_count, b->back_first_stage};
+	int head[5 + 7 + 4] = {b->n_layers, b->n_ranks, b->microbatches,
+			       b->contiguous, b->extra != NULL};
+	for (int k = 0; k < 7; k++)
+		head[5 + k] = arr[k] != NULL;
+	for (int k = 0; k < 3; k++)
+		head[12 + k] = ints[k] != NULL;
+	size_t size = sizeof head + 7 * n1 + pd + 3 * pi;
+	if (size > m->key_cap) {
+		unsigned char *k = ppcc_realloc(m->key, size);
+		if (!k)
+			return ppcc_bound_step(b);
+		m->key = k;
+		m->key_cap = size;
+	}
+	unsigned char *at = memo_put(m->key, head, sizeof head);
+	for (int k = 0; k < 7; k++)
+		at = memo_put(at, arr[k], arr[k] ? n1 : 0);
+	at = memo_put(at, b->extra, b->extra ? pd : 0);
+	for (int k = 0; k < 3; k++)
+		at = memo_put(at, ints[k], ints[k] ? pi : 0);
+	size = (size_t)(at - m->key);
+	uint64_t h = 0xcbf29ce484222325u;
+	for (size_t i = 0; i < size; i++)
+		h = (h ^ m->key[i]) * 0x100000001b3u;
+	memo_entry **sl = &m->slot[h % MEMO_SLOTS];
+	for (memo_entry *e = *sl; e; e = e->next)
+		if (e->hash == h && e->size == size &&
+		    memcmp(e->key, m->key, size) == 0) {
+			m->hits++;
+			return e->bound;
+		}
+	m->misses++;
+	double bound = ppcc_bound_step(b);
+	size_t need = sizeof(memo_entry) + size + 32;
+	if (m->bytes + need > m->max_bytes) {
+		ppcc_arena_reset(m->a);
+		memset(m->slot, 0, sizeof m->slot);
+		m->bytes = 0;
+		sl = &m->slot[h % MEMO_SLOTS];
+	}
+	memo_entry *e = ppcc_arena_alloc(m->a, 1, sizeof *e);
+	unsigned char *key = ppcc_arena_alloc(m->a, size, 1);
+	if (e && key) {
+		memcpy(key, m->key, size);
+		*e = (memo_entry){*sl, h, size, key, bound};
+		*sl = e;
+		m->bytes += need;
+	}
+	return bound;
 }

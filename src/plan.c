@@ -103,6 +103,11 @@ typedef struct plan_ctx {
 	ppcc_stage_info *place;  /* per stage: rank and chunk, the kind's placement */
 	ppcc_part_problem pb;
 	int lean;                /* ppcc_plan_build_lean */
+	/* bound.c's bound of every split's step (pipe_bound_ps), once
+	 * computed; bound_memo: the search's, NULL outside it */
+	double pipe_ps;
+	int pipe_have;
+	ppcc_bound_memo *bound_memo;
 } plan_ctx;
 
 /* ppcc_plan_build_lean's threshold and the bound it reports. */
@@ -869,6 +874,10 @@ static int step_lower_bound(plan_ctx *x, int64_t bottleneck, step_bounds_t *out)
  * picosecond for the two (the simulator does not round them). */
 static int pipe_bound_ps(plan_ctx *x, double *out_ps)
 {
+	if (x->pipe_have) {
+		*out_ps = x->pipe_ps;
+		return 0;
+	}
 	const ppcc_sched_kind_info *ki = ppcc_sched_kind(x->kind);
 	int n = x->n, p = x->p, G = x->cfg->cluster.n_groups;
 	int tail = ki && !ki->split_backward && x->kind != PPCC_SCHED_AUTO;
@@ -946,7 +955,10 @@ static int pipe_bound_ps(plan_ctx *x, double *out_ps)
 		.contiguous = contiguous,
 		.back_lead_prefix = blead, .back_work_prefix = bwork,
 		.back_least_prefix = bleast, .back_first_stage = last};
-	*out_ps = ppcc_bound_step(&bp);
+	/* the same problem, the same bound: kept across the search's
+	 * candidates (bound.c) */
+	*out_ps = x->pipe_ps = ppcc_bound_step_memo(x->bound_memo, &bp);
+	x->pipe_have = 1;
 	return 0;
 }
 
@@ -1175,15 +1187,20 @@ struct ppcc_plan_shapes {
 	ppcc_arena *a;
 	size_t bytes, max_bytes;
 	shape_entry *bucket[SHAPE_BUCKETS];
+	ppcc_bound_memo *bounds; /* pipe_bound_ps's, across the plans */
 };
+
+/* The bytes of bound problems a ppcc_plan_shapes keeps. */
+#define PLAN_BOUND_BYTES ((size_t)32 << 20)
 
 ppcc_plan_shapes *ppcc_plan_shapes_new(size_t max_bytes)
 {
 	ppcc_plan_shapes *c = ppcc_calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
-	if (!(c->a = ppcc_arena_new())) {
-		ppcc_free(c);
+	if (!(c->a = ppcc_arena_new()) ||
+	    !(c->bounds = ppcc_bound_memo_new(PLAN_BOUND_BYTES))) {
+		ppcc_plan_shapes_free(c);
 		return NULL;
 	}
 	c->max_bytes = max_bytes;
@@ -1195,6 +1212,7 @@ void ppcc_plan_shapes_free(ppcc_plan_shapes *c)
 	if (!c)
 		return;
 	ppcc_arena_free(c->a);
+	ppcc_bound_memo_free(c->bounds);
 	ppcc_free(c);
 }
 
@@ -1287,6 +1305,7 @@ static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 	if (x->S > x->n || x->p < 1 || x->v < 1 || x->t < 1 || x->m < 1)
 		return PPCC_EINTERNAL; /* ppcc_config_check rejects these */
 
+	x->bound_memo = lean && lean->shapes ? lean->shapes->bounds : NULL;
 	if ((err = ctx_init(x)) < 0)
 		return err;
 	/* the search's pruning: bound.c's bound needs the cost tables

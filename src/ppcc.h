@@ -1199,6 +1199,18 @@ typedef struct ppcc_bound_problem {
 	const int *back_first_stage;
 } ppcc_bound_problem;
 double ppcc_bound_step(const ppcc_bound_problem *b);
+/* ppcc_bound_step remembered (bound.c): the same bound for a problem
+ * whose counts and arrays are, bit for bit, those of one computed
+ * before.  ppcc_bound_memo_new: at most max_bytes of problems kept (NULL
+ * when out of memory), the caller's to free with ppcc_bound_memo_free;
+ * m NULL computes every bound. */
+typedef struct ppcc_bound_memo ppcc_bound_memo;
+ppcc_bound_memo *ppcc_bound_memo_new(size_t max_bytes);
+void ppcc_bound_memo_free(ppcc_bound_memo *m);
+double ppcc_bound_step_memo(ppcc_bound_memo *m, const ppcc_bound_problem *b);
+/* Bounds answered and computed so far. */
+void ppcc_bound_memo_counts(const ppcc_bound_memo *m, long *hits,
+			    long *misses);
 
 /* What a configuration's iteration is at least when its step is at
  * least step_ms (plan.c): the gradient reductions and the optimizer

@@ -16,6 +16,14 @@
 
 Suite *suite_search(void);
 
+static uint64_t rng_next(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 static int search_example(ppcc_search_result *r, ppcc_arena *a,
 			  ppcc_config *cfg, const char *example,
 			  const ppcc_search_options *o)
@@ -1129,6 +1137,102 @@ START_TEST(the_memory_bound_holds_on_every_example)
 }
 END_TEST
 
+/* bound.c's bound remembered (ppcc_bound_step_memo) is the bound
+ * computed: random problems, each asked again after others and after
+ * variants that differ from it in one number of one array (or in a count,
+ * or an array left out), must each get the bound ppcc_bound_step
+ * computes for it; a memo that keyed on less than the whole problem
+ * would answer a variant with its original's bound.  Some are answered
+ * from memory, and the variants do change the bound. */
+START_TEST(the_remembered_bound_is_the_bound_computed)
+{
+	enum { N = 24, P = 6, PROBLEMS = 40, VARIANTS = 12 };
+	static double arr[PROBLEMS][7][N + 1], extra[PROBLEMS][P];
+	static int ints[PROBLEMS][3][P];
+	ppcc_bound_problem pb[PROBLEMS];
+	uint64_t st = 99;
+	ppcc_bound_memo *m = ppcc_bound_memo_new(1 << 20);
+	ck_assert_ptr_nonnull(m);
+	for (int k = 0; k < PROBLEMS; k++) {
+		int n = 8 + (int)(rng_next(&st) % (N - 8)), p = 2 + (int)(rng_next(&st) % (P - 1));
+		for (int a = 0; a < 7; a++) {
+			double sum = 0;
+			arr[k][a][0] = 0;
+			for (int i = 1; i <= n; i++)
+				arr[k][a][i] = sum += 1 + (double)(rng_next(&st) % 1000);
+		}
+		for (int r = 0; r < p; r++) {
+			extra[k][r] = (double)(rng_next(&st) % 50);
+			ints[k][0][r] = r;
+			ints[k][1][r] = 1;
+			ints[k][2][r] = p - 1 - r;
+		}
+		pb[k] = (ppcc_bound_problem){
+			.n_layers = n, .n_ranks = p, .microbatches = 1 + (int)(rng_next(&st) % 16),
+			.lead_f_prefix = arr[k][0], .lead_fb_prefix = arr[k][1],
+			.work_prefix = arr[k][2], .least_prefix = arr[k][3],
+			.extra = extra[k], .first_stage = ints[k][0],
+			.stage_count = ints[k][1], .contiguous = (int)(rng_next(&st) % 2),
+			.back_lead_prefix = arr[k][4], .back_work_prefix = arr[k][5],
+			.back_least_prefix = arr[k][6], .back_first_stage = ints[k][2]};
+	}
+	int changed = 0;
+	for (int round = 0; round < 3; round++)
+		for (int k = 0; k < PROBLEMS; k++) {
+			ck_assert(ppcc_bound_step_memo(m, &pb[k]) == ppcc_bound_step(&pb[k]));
+			double base = ppcc_bound_step(&pb[k]);
+			for (int v = 0; v < VARIANTS; v++) {
+				ppcc_bound_problem q = pb[k];
+				double copy[N + 1], ecopy[P];
+				int icopy[P];
+				int what = (int)(rng_next(&st) % 12);
+				if (what < 7) {
+					const double *from = what == 0 ? q.lead_f_prefix
+						: what == 1 ? q.lead_fb_prefix : what == 2 ? q.work_prefix
+						: what == 3 ? q.least_prefix : what == 4 ? q.back_lead_prefix
+						: what == 5 ? q.back_work_prefix : q.back_least_prefix;
+					memcpy(copy, from, sizeof copy);
+					int i = 1 + (int)(rng_next(&st) % (uint64_t)q.n_layers);
+					for (int j = i; j <= q.n_layers; j++)
+						copy[j] += 500;
+					if (what == 0) q.lead_f_prefix = copy;
+					else if (what == 1) q.lead_fb_prefix = copy;
+					else if (what == 2) q.work_prefix = copy;
+					else if (what == 3) q.least_prefix = copy;
+					else if (what == 4) q.back_lead_prefix = copy;
+					else if (what == 5) q.back_work_prefix = copy;
+					else q.back_least_prefix = copy;
+				} else if (what == 7) {
+					memcpy(ecopy, q.extra, (size_t)q.n_ranks * sizeof *ecopy);
+					ecopy[rng_next(&st) % (uint64_t)q.n_ranks] += 400;
+					q.extra = ecopy;
+				} else if (what == 8) {
+					memcpy(icopy, q.first_stage, (size_t)q.n_ranks * sizeof *icopy);
+					icopy[q.n_ranks - 1] = 0;
+					q.first_stage = icopy;
+				} else if (what == 9) {
+					q.microbatches++;
+				} else if (what == 10) {
+					q.lead_fb_prefix = NULL;
+				} else {
+					q.contiguous = !q.contiguous;
+				}
+				double want = ppcc_bound_step(&q);
+				changed += want != base;
+				ck_assert_msg(ppcc_bound_step_memo(m, &q) == want,
+					      "problem %d, variant of kind %d: remembered %.17g, "
+					      "computed %.17g", k, what,
+					      ppcc_bound_step_memo(m, &q), want);
+			}
+		}
+	long hits, misses;
+	ppcc_bound_memo_counts(m, &hits, &misses);
+	ck_assert_int_gt(hits, PROBLEMS);
+	ck_assert_int_gt(changed, PROBLEMS * VARIANTS);
+	ppcc_bound_memo_free(m);
+}
+END_TEST
+
 Suite *suite_search(void)
 {
 	Suite *s = suite_create("search");
@@ -1149,6 +1253,7 @@ Suite *suite_search(void)
 	TCase *tb = tcase_create("bound");
 	tcase_set_timeout(tb, 300);
 	tcase_add_test(tb, the_iteration_bound_never_exceeds_a_simulated_iteration);
+	tcase_add_test(tb, the_remembered_bound_is_the_bound_computed);
 	tcase_add_test(tb, the_bounds_hold_on_every_example);
 	tcase_add_test(tb, the_memory_bound_counts_the_layers_each_rank_can_hold);
 	tcase_add_test(tb, the_memory_bound_holds_on_every_example);
