@@ -31,6 +31,9 @@
  *
  * Under ZeRO 1 and 2 each bucket also has its ALL_GATHER_PARAM (the
  * reductions are then REDUCE_SCATTER_GRAD): twice as many collectives.
+ * Under ZeRO 3 each of a stage's m backwards reduce-scatters its buckets
+ * and each of its 2 m computes that read the weights (F, and B or I)
+ * gathers them (UNSHARD_PARAM): 3 m times as many.
  *
  * Building costs about 30 bytes of memory per action (the schedule's 24,
  * the simulation's send times and the validator's tables, measured from
@@ -95,7 +98,12 @@ int64_t ppcc_plan_reduction_bound(const ppcc_config *cfg)
 		return INT64_MAX;
 	int64_t n = (int64_t)buckets + S - 1;
 	n = n > S ? n : S;
-	/* ZeRO 1 and 2: an ALL_GATHER_PARAM per bucket as well */
+	/* ZeRO 1 and 2: an ALL_GATHER_PARAM per bucket as well; ZeRO 3:
+	 * per microbatch a round of reductions and two of gathers */
+	if (pl->zero == 3) {
+		int64_t m = pl->microbatches > 0 ? pl->microbatches : 1;
+		return n > INT64_MAX / 3 / m ? INT64_MAX : 3 * m * n;
+	}
 	return pl->zero == 1 || pl->zero == 2 ? 2 * n : n;
 }
 
@@ -176,7 +184,7 @@ int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 	if (reductions > 0)
 		snprintf(of_them, sizeof of_them, ", up to %lld of them %s",
 			 (long long)reductions,
-			 pl->zero == 1 || pl->zero == 2
+			 pl->zero >= 1 && pl->zero <= 3
 			 ? "gradient reductions and parameter gathers"
 			 : "gradient reductions");
 	ppcc_error(d, loc, "%d stages x %d microbatches would make a schedule of "

@@ -87,6 +87,7 @@ const ppcc_op_traits ppcc_op_table[PPCC_OP_COUNT] = {
 	[PPCC_OP_REDUCE_GRAD] = {"REDUCE_GRAD", 0, 0, 0, 0, 0, -1, 1},
 	[PPCC_OP_REDUCE_SCATTER_GRAD] = {"REDUCE_SCATTER_GRAD", 0, 0, 0, 0, 0, -1, 1},
 	[PPCC_OP_ALL_GATHER_PARAM] = {"ALL_GATHER_PARAM", 0, 0, 0, 0, 0, -1, 1},
+	[PPCC_OP_UNSHARD_PARAM] = {"UNSHARD_PARAM", 0, 0, 0, 0, 0, -1, 1},
 };
 
 const char *ppcc_op_name(int op)

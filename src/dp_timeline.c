@@ -20,7 +20,9 @@
  * timed as if each stage had one REDUCE_GRAD right after its last B or
  * W.  The ALL_GATHER_PARAM prologue (ZeRO 1 and 2) takes the channel
  * first, from time 0, each gather for ppcc_dp_gather_ms of the costs e
- * was simulated with (reduce_ms gives only the reductions' times).  The
+ * was simulated with (reduce_ms gives only the reductions' times), and
+ * ZeRO-3's UNSHARD_PARAM gathers take it where the rank reaches them, for
+ * the same time.  The
  * step ends, on each rank, when its actions and its reductions have.
  */
 #include "ppcc.h"
@@ -66,8 +68,9 @@ int ppcc_dp_reduce_timeline(double *out_end_ms, double *out_step_ms,
 			double t0, t1;
 			if ((err = ppcc_rank_times_at(&t, i, &t0, &t1)) < 0)
 				break;
-			if (a->op == PPCC_OP_ALL_GATHER_PARAM) {
-				/* the prologue, timed as e was */
+			if (a->op == PPCC_OP_ALL_GATHER_PARAM ||
+			    a->op == PPCC_OP_UNSHARD_PARAM) {
+				/* the gathers, timed as e was */
 				ppcc_dp_channel_post(&free_ms, clock,
 						     ppcc_dp_gather_ms(&costs[a->stage],
 								       a->bytes));

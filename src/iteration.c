@@ -4,9 +4,10 @@
  * the optimizer step, throughput, MFU and the memory split.
  *
  * The pipeline's step (simulate.c) already holds the compute, the
- * recomputation, the tensor-parallel and ring-attention collectives and
- * the ZeRO-3 all-gathers (plan.c puts them inside each F and B) and the
- * p2p transfers.  What the d data-parallel replicas (and the cp context-
+ * recomputation, the tensor-parallel and ring-attention collectives
+ * (plan.c puts them inside each F and B), the p2p transfers and the
+ * ZeRO-3 parameter gathers (the schedule's UNSHARD_PARAM actions, on
+ * the rank's communication channel, each compute waiting for its own).  What the d data-parallel replicas (and the cp context-
  * parallel ranks, which share the weights and so reduce gradients with
  * them, n = d * cp ranks in all) add:
  *
@@ -24,9 +25,12 @@
  *     (ppcc_dp_channel_post), so that for ZeRO 0 and 1 this is the
  *     simulator's dp_end_ms to the bit.  Under ZeRO 2 and 3 only a shard
  *     of the gradients is kept, so every earlier microbatch's backward
- *     of the stage reduce-scatters the same buckets the same way (the
- *     schedule holds only the last, which leaves the gradients
- *     reduced).  A rank's gradients are reduced when its last bucket
+ *     of the stage reduce-scatters the same buckets the same way: a
+ *     ZeRO-3 schedule holds them all (and its gathers, which the
+ *     channel runs among them in list order, as the simulator does, so
+ *     that this is its dp_end_ms to the bit too), a ZeRO 2 one only the
+ *     last, which leaves the gradients reduced, and the earlier ones are
+ *     added here.  A rank's gradients are reduced when its last bucket
  *     is;
  *   - every rank then waits for all of them (the gradient norm for
  *     clipping is an all-reduce over all ranks), so the optimizer step
@@ -49,7 +53,11 @@
  *     reductions' channel is free from the end of the prologue.  A
  *     schedule without them (ZeRO 1 or 2 read back from an older
  *     format) is charged one all-gather of the rank's parameters after
- *     the optimizer step.
+ *     the optimizer step;
+ *   - under ZeRO-3 the gathers are in the step: what the busiest rank's
+ *     computes waited for them is its "ZeRO-3 parameter gathers" part
+ *     of the step (zero3_comm_ms, out of its bubble), the rest of their
+ *     time hidden behind its computes and waits.
  * iteration = the schedule's step + exposed gradient reduction (the
  * latest rank's end less the step) + the slowest rank's optimizer step
  * (and parameter all-gather, for a schedule without ALL_GATHER_PARAM).  Collectives follow nccl-tests' bus-bandwidth
@@ -198,11 +206,12 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			done[st] = 0;
 			n_red[st] = 0;
 		}
-		int32_t any_coll = 0;
+		int32_t any_coll = 0, unshards = 0;
 		for (int32_t i = rs->n_actions - 1; i >= 0; i--) {
 			const ppcc_action *x = &rs->actions[i];
 			if (ppcc_op_is_collective(x->op))
 				any_coll++;
+			unshards += x->op == PPCC_OP_UNSHARD_PARAM;
 			if (ppcc_op_is_reduction(x->op)) {
 				first_red[x->stage] = i;
 				n_red[x->stage]++;
@@ -231,6 +240,14 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			if (x->op == PPCC_OP_ALL_GATHER_PARAM) {
 				gathers = 1; /* the prologue: in the step */
 				out->dp_gathers++;
+				continue;
+			}
+			if (x->op == PPCC_OP_UNSHARD_PARAM) {
+				/* in the step; on the channel */
+				gathers = 1;
+				out->dp_gathers++;
+				ppcc_dp_channel_post(&free_ms, clock,
+						     ppcc_dp_gather_ms(c, x->bytes));
 				continue;
 			}
 			if (ppcc_op_is_collective(x->op)) {
@@ -264,7 +281,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 					 : c->stash_bytes;
 				logits_now -= c->logits_bytes;
 				done[x->stage]++;
-				if (zero >= 2 && done[x->stage] < m &&
+				if (zero >= 2 && !unshards && done[x->stage] < m &&
 				    n_red[x->stage] > 0)
 					spent += reduce_early(
 						&free_ms, t1, c,
@@ -306,12 +323,15 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		}
 	}
 
+	/* a ZeRO-3 rank's two gather buffers are weights too (the peak's) */
+	ppcc_sim_add_gather_buffers(out->weight_bytes, s, v->costs);
+
 	/* The busiest rank's step, part by part. */
 	int busiest = 0;
 	for (int r = 1; r < p; r++)
 		if (e->idle_ms[r] < e->idle_ms[busiest])
 			busiest = r;
-	double rc = 0, tp = 0, cpc = 0, z3 = 0;
+	double rc = 0, tp = 0, cpc = 0;
 	for (int st = 0; st < S; st++) {
 		if (s->stages[st].rank != busiest)
 			continue;
@@ -319,24 +339,24 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		rc += m * c->recompute_ms;
 		tp += m * (c->tp_fwd_ms + c->tp_bwd_ms);
 		cpc += m * (c->cp_fwd_ms + c->cp_bwd_ms);
-		z3 += m * (c->zero3_fwd_ms + c->zero3_bwd_ms);
 	}
 	out->rank = busiest;
 	out->step_ms = e->step_ms;
 	out->recompute_ms = rc;
 	out->tp_comm_ms = tp;
 	out->cp_comm_ms = cpc;
-	out->zero3_comm_ms = z3;
-	out->compute_ms = e->busy_ms[busiest] - rc - tp - cpc - z3;
+	out->compute_ms = e->busy_ms[busiest] - rc - tp - cpc;
 	out->p2p_ms = e->comm_ms ? e->comm_ms[busiest] : 0;
 	/* its wait for its own parameter gathers is data-parallel
-	 * communication, not bubble */
+	 * communication (ZeRO-3's own part of the step), not bubble */
 	double gwait = e->dp_gather_wait_ms ? e->dp_gather_wait_ms[busiest] : 0;
+	int z3 = zero == 3 && out->dp_gathers > 0; /* UNSHARD_PARAM */
+	out->zero3_comm_ms = z3 ? gwait : 0;
 	out->bubble_ms = e->step_ms - e->busy_ms[busiest] - out->p2p_ms - gwait;
 	if (out->bubble_ms < 0)
 		out->bubble_ms = 0;
 	out->dp_comm_ms = dp_total;
-	out->dp_exposed_ms = sync - e->step_ms + gwait + post_gather;
+	out->dp_exposed_ms = sync - e->step_ms + (z3 ? 0 : gwait) + post_gather;
 	out->optimizer_ms = post_opt;
 	out->iteration_ms = sync + post;
 

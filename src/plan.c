@@ -80,9 +80,12 @@ typedef struct plan_ctx {
 	int n, p, v, S, t, m, kind, group;
 	int cp, dp, shard;       /* shard = t * cp devices per rank */
 	double *bpp;             /* per layer: static bytes per parameter */
-	/* per layer, seconds: tensor-parallel, ring-attention and ZeRO-3
+	/* per layer, seconds: tensor-parallel and ring-attention
 	 * communication in the forward and in the backward */
-	double *tp_f, *tp_b, *cp_f, *cp_b, *z3_f, *z3_b;
+	double *tp_f, *tp_b, *cp_f, *cp_b;
+	/* prefix of the layers' 16-bit parameters (2 bytes each), which a
+	 * ZeRO-3 stage gathers for each compute; NULL otherwise */
+	int64_t *z3_prefix;
 	double *rank_speed;      /* FLOP/s per rank */
 	double *rank_mem;        /* layer bytes a rank may hold: memory * t */
 	double *rank_cap;        /* bytes per device of each rank */
@@ -214,15 +217,23 @@ static int layer_comm_init(plan_ctx *x)
 	int full = tf && tf->recompute == PPCC_RECOMPUTE_FULL;
 	int n = x->n;
 	if (!ALLOC(x->bpp, n) || !ALLOC(x->tp_f, n) || !ALLOC(x->tp_b, n) ||
-	    !ALLOC(x->cp_f, n) || !ALLOC(x->cp_b, n) || !ALLOC(x->z3_f, n) ||
-	    !ALLOC(x->z3_b, n))
+	    !ALLOC(x->cp_f, n) || !ALLOC(x->cp_b, n))
 		return PPCC_ENOMEM;
+	/* ZeRO-3's gathers are the schedule's UNSHARD_PARAM actions
+	 * (sched/reduce.c), timed on the rank's channel by the simulator,
+	 * not inside F and B */
+	if (c->pipeline.zero == 3 && x->dp * x->cp > 1) {
+		if (!ALLOC(x->z3_prefix, n + 1))
+			return PPCC_ENOMEM;
+		for (int i = 0; i < n; i++)
+			x->z3_prefix[i + 1] = x->z3_prefix[i] +
+				(L[i].params > 0 ? to_bytes(2.0 * L[i].params) : 0);
+	}
 	double zero_bpp = ppcc_zero_bytes_per_param(NULL, c->pipeline.zero,
 						    c->pipeline.grad_bytes,
 						    x->dp * x->cp);
 	const ppcc_link *tp_link = group_link(x, x->t);
 	const ppcc_link *cp_link = group_link(x, x->shard);
-	const ppcc_link *dp_link = group_link(x, (int64_t)x->shard * x->dp);
 	for (int i = 0; i < n; i++) {
 		x->bpp[i] = L[i].bytes_per_param > 0 ? L[i].bytes_per_param
 						     : zero_bpp;
@@ -238,11 +249,6 @@ static int layer_comm_init(plan_ctx *x)
 						   ((double)x->cp * x->t));
 			x->cp_f[i] = (x->cp - 1) * step;
 			x->cp_b[i] = (full ? 3 : 2) * x->cp_f[i];
-		}
-		if (c->pipeline.zero == 3 && x->dp * x->cp > 1 && L[i].params > 0) {
-			x->z3_f[i] = ppcc_allgather_seconds(dp_link, x->dp * x->cp,
-							    2.0 * L[i].params / x->t);
-			x->z3_b[i] = x->z3_f[i];
 		}
 	}
 	return 0;
@@ -285,11 +291,11 @@ static int ctx_init(plan_ctx *x)
 			return PPCC_ENOMEM;
 		for (int i = 0; i < n; i++) {
 			double fs = L[i].fwd_flops / speed + x->tp_f[i] +
-				    x->cp_f[i] + x->z3_f[i] +
+				    x->cp_f[i] +
 				    kernel_seconds(x, dg, L[i].kernel_fwd_bytes,
 						   L[i].kernel_fwd_replicated_bytes);
 			double bs = L[i].bwd_flops / speed + x->tp_b[i] +
-				    x->cp_b[i] + x->z3_b[i] +
+				    x->cp_b[i] +
 				    kernel_seconds(x, dg, L[i].kernel_bwd_bytes,
 						   L[i].kernel_bwd_replicated_bytes);
 			if (check_range(x, &L[i], "compute time", (fs + bs) * PS_PER_S,
@@ -455,10 +461,11 @@ static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
 		double f = (cfg->pipeline.zero == 0 ? 2.0 : 1.0) * (n - 1) / n;
 		c->dp_reduce_ms = 1e3 * l->latency;
 		c->dp_reduce_ms_per_byte = 1e3 * f / l->bandwidth;
-		/* each ALL_GATHER_PARAM (ZeRO 1 and 2): a ring all-gather of
-		 * the bucket's parameters, one latency, over the link
-		 * iteration.c's gather always took (the same one) */
-		if (cfg->pipeline.zero == 1 || cfg->pipeline.zero == 2) {
+		/* each ALL_GATHER_PARAM (ZeRO 1 and 2) or UNSHARD_PARAM
+		 * (ZeRO-3): a ring all-gather of the bucket's parameters,
+		 * one latency, over the link iteration.c's gather always
+		 * took (the same one) */
+		if (cfg->pipeline.zero >= 1) {
 			c->dp_gather_ms = 1e3 * l->latency;
 			c->dp_gather_ms_per_byte = 1e3 * (double)(n - 1) / n /
 						   l->bandwidth;
@@ -470,8 +477,6 @@ static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
 		c->tp_bwd_ms += 1e3 * x->tp_b[k];
 		c->cp_fwd_ms += 1e3 * x->cp_f[k];
 		c->cp_bwd_ms += 1e3 * x->cp_b[k];
-		c->zero3_fwd_ms += 1e3 * x->z3_f[k];
-		c->zero3_bwd_ms += 1e3 * x->z3_b[k];
 		c->recompute_ms += 1e3 * L[k].recompute_flops / speed;
 		c->params += per_device;
 		if (L[k].bytes_per_param > 0) {
@@ -523,6 +528,9 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 	c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
 	c->stash_input_bytes = c->stash_bytes -
 		(double)(x->wstash_prefix[j + 1] - x->wstash_prefix[i]) / x->shard;
+	if (x->z3_prefix)
+		c->zero3_param_bytes =
+			(double)(x->z3_prefix[j + 1] - x->z3_prefix[i]) / x->t;
 	if (parts)
 		stage_parts(x, c, i, j, g);
 }
@@ -1056,9 +1064,12 @@ static int iteration_lower_bound(plan_ctx *x, const ppcc_schedule *shape,
  *     under ZeRO 2 and 3 each of the m backwards reduces them;
  *   - post: the largest rank's optimizer step is at least their
  *     average, and their sum over the ranks follows from the parameters
- *     per device (split-independent) at the fastest memory.  The ZeRO 1
- *     and 2 parameter gathers are not counted: they run in the step,
- *     where the later stages' hide behind the first forwards.
+ *     per device (split-independent) at the fastest memory.  The ZeRO
+ *     parameter gathers are not counted: they run in the step, where
+ *     under ZeRO 1 and 2 the later stages' hide behind the first
+ *     forwards, and under ZeRO 3 each hides behind the compute before
+ *     the one it serves (the step bound counts only the computes and
+ *     p2p, which the gathers can only delay).
  * So iteration >= max(step bound, reductions / p) + post / p, less a
  * relative 1e-9 for the sums in double. */
 double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)

@@ -400,8 +400,9 @@ static inline int ppcc_op_is_collective(int op)
 }
 
 /* A gradient reduction: REDUCE_GRAD or REDUCE_SCATTER_GRAD (the
- * collectives placed after a stage's last backward, on the rank's
- * communication channel); ALL_GATHER_PARAM is the other collective. */
+ * collectives placed after a stage's backwards, on the rank's
+ * communication channel); ALL_GATHER_PARAM and UNSHARD_PARAM, the
+ * gathers, are the others. */
 static inline int ppcc_op_is_reduction(int op)
 {
 	return op == PPCC_OP_REDUCE_GRAD || op == PPCC_OP_REDUCE_SCATTER_GRAD;
@@ -783,7 +784,6 @@ typedef struct ppcc_stage_cost {
 	 * stage's devices of one replica. */
 	double tp_fwd_ms, tp_bwd_ms;   /* tensor-parallel collectives */
 	double cp_fwd_ms, cp_bwd_ms;   /* ring attention's K and V exchange */
-	double zero3_fwd_ms, zero3_bwd_ms; /* ZeRO-3 parameter all-gathers */
 	double recompute_ms;           /* recomputed forward, in bwd_ms */
 	double params;                 /* per device */
 	double weight_bytes, grad_bytes, optimizer_bytes; /* static split */
@@ -801,6 +801,13 @@ typedef struct ppcc_stage_cost {
 	 * read back): dp_gather_ms + bytes x dp_gather_ms_per_byte, in the
 	 * rank's prologue (ppcc_dp_gather_ms). */
 	double dp_gather_ms, dp_gather_ms_per_byte;
+	/* Under ZeRO-3 (plan.c; 0 otherwise): the stage's 16-bit
+	 * parameters on one device, gathered whole (UNSHARD_PARAM) for each
+	 * of its F, B and I.  Each UNSHARD_PARAM of the stage takes
+	 * ppcc_dp_gather_ms of its bytes, as ALL_GATHER_PARAM does; a rank
+	 * holds two gather buffers (its compute's and the prefetched one)
+	 * the size of the largest of its stages' (simulate.c, refine.c). */
+	double zero3_param_bytes;
 } ppcc_stage_cost;
 
 typedef struct ppcc_estimate {
@@ -827,11 +834,14 @@ typedef struct ppcc_estimate {
 	double dp_step_ms;
 	/* Per rank, the ALL_GATHER_PARAM actions that open its list (ZeRO 1
 	 * and 2), run on its communication channel from time 0 one after
-	 * another: dp_gather_ms[r] their sum (0 without them), and
-	 * dp_gather_wait_ms[r] how long the rank's computes waited for them
-	 * (each stage's first compute starts at dp_ready_ms[s] at the
-	 * earliest: the end of that stage's last gather, 0 without).  Part
-	 * of step_ms. */
+	 * another, or its UNSHARD_PARAM actions (ZeRO-3), each run on the
+	 * channel from where the rank reaches it: dp_gather_ms[r] their sum
+	 * (0 without them), and dp_gather_wait_ms[r] how long the rank's
+	 * computes waited for them (the gathers it exposed; each stage's
+	 * first compute starts at dp_ready_ms[s] at the earliest: the end
+	 * of that stage's last prologue gather, 0 without; each compute a
+	 * group of UNSHARD_PARAM serves at its group's end).  Part of
+	 * step_ms. */
 	double *dp_gather_ms;
 	double *dp_gather_wait_ms;
 	double *dp_ready_ms;
@@ -865,7 +875,12 @@ int ppcc_schedule_place_reductions(ppcc_schedule *s, ppcc_arena *a,
  * k) of llround(its gradient bytes x param_per_grad) bytes at the start
  * of the rank's list, before every other action: the rank's stages in
  * the order of their first F, buckets in order.  Version 4 when it
- * places either op.  The same errors. */
+ * places either op.  With zero 3, each F, B and I has a group of
+ * UNSHARD_PARAM(s, k), one per bucket of those bytes, listed right after
+ * the rank's compute two before it (the first two at the start; after
+ * the pair where that compute is an overlapped pair's F), and every B
+ * and W is followed by its stage's reduce-scatters: version 5.  The
+ * same errors. */
 int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
 				    const double *grad_bytes,
 				    double bucket_bytes, int zero,
@@ -993,8 +1008,16 @@ typedef struct ppcc_rank_times {
 	double clock;          /* the rank's clock after them */
 	double dp_free;        /* its reduction channel's, after them */
 	const double *ready;   /* the estimate's dp_ready_ms, or NULL */
+	double unshard[2];     /* ends of the UNSHARD_PARAM groups waiting */
+	int n_unshard;         /* for their computes, oldest first */
 	double start[PPCC_TIMES_BLOCK], end[PPCC_TIMES_BLOCK];
 } ppcc_rank_times;
+
+/* Adds to peaks[r] rank r's ZeRO-3 gather buffers: two of the largest
+ * zero3_param_bytes of its stages (simulate.c's peak; nothing without
+ * ZeRO-3).  O(p S). */
+void ppcc_sim_add_gather_buffers(double *peaks, const ppcc_schedule *s,
+				 const ppcc_stage_cost *costs);
 
 /* PPCC_EINTERNAL when the estimate has neither times nor send times (or
  * the plan no costs to replay them with). */
@@ -1261,7 +1284,8 @@ double ppcc_allgather_seconds(const ppcc_link *l, int n, double bytes);
 
 /* Where one iteration's time goes, on the busiest rank (the least idle;
  * the first of equals), in milliseconds: compute + recompute + tp_comm +
- * cp_comm + zero3_comm + p2p + bubble = the schedule's step;
+ * cp_comm + zero3_comm + p2p + bubble = the schedule's step (zero3_comm:
+ * what its computes waited for their ZeRO-3 gathers, the exposed part);
  * + dp_exposed + optimizer = iteration_ms. */
 typedef struct ppcc_iteration {
 	double iteration_ms;
@@ -1275,9 +1299,10 @@ typedef struct ppcc_iteration {
 	double dp_hidden_ms;
 	long dp_reductions;      /* REDUCE_GRAD or REDUCE_SCATTER_GRAD
 				    actions of the schedule */
-	long dp_gathers;         /* its ALL_GATHER_PARAM actions */
-	double dp_gather_ms;     /* the longest rank's prologue of them, on
-				    its channel from the step's time 0 */
+	long dp_gathers;         /* its ALL_GATHER_PARAM (or, ZeRO-3,
+				    UNSHARD_PARAM) actions */
+	double dp_gather_ms;     /* the longest rank's time of them on its
+				    channel (the prologue's from time 0) */
 	/* the longest any rank's computes waited for their own stages'
 	 * gathers (the estimate's dp_gather_wait_ms): the exposed part */
 	double dp_gather_exposed_ms;

@@ -534,6 +534,7 @@ static int op_parse(const char *t)
 		[PPCC_OP_REDUCE_GRAD] = KEY("REDUCE_GRAD"),
 		[PPCC_OP_REDUCE_SCATTER_GRAD] = KEY("REDUCE_SCATTER_GRAD"),
 		[PPCC_OP_ALL_GATHER_PARAM] = KEY("ALL_GATHER_PARAM"),
+		[PPCC_OP_UNSHARD_PARAM] = KEY("UNSHARD_PARAM"),
 	};
 	int k = known_key(ops, PPCC_OP_COUNT, (const unsigned char *)t, strlen(t));
 	return k == K_UNKNOWN ? ppcc_op_parse(t) : k;
@@ -582,8 +583,8 @@ static int action_done(reader *rd, int is_object)
 			char msg[200];
 			snprintf(msg, sizeof msg, "unknown op '%.40s' (F, B, I, W, "
 				 "SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B, "
-				 "REDUCE_GRAD, REDUCE_SCATTER_GRAD or "
-				 "ALL_GATHER_PARAM)",
+				 "REDUCE_GRAD, REDUCE_SCATTER_GRAD, "
+				 "ALL_GATHER_PARAM or UNSHARD_PARAM)",
 				 rd->op_text);
 			char where[128];
 			snprintf(where, sizeof where, "%s.op",

@@ -650,15 +650,21 @@ static double step_held(const ppcc_stage_cost *c)
 	return w > c->stash_bytes ? w : c->stash_bytes;
 }
 
-/* Rank r's peak memory by the model: the static bytes of its chunks plus
- * the largest stash over its count vectors.  O(K v). */
+/* Rank r's peak memory by the model: the static bytes of its chunks (and
+ * under ZeRO-3 its two gather buffers, of its largest chunk's
+ * parameters: simulate.c) plus the largest stash over its count
+ * vectors.  O(K v). */
 static double step_rank_peak(const step_run *w, const ppcc_stage_cost *c, int r)
 {
 	const ppcc_step_ctx *x = w->x;
 	int v = w->v;
-	double st = 0, most = 0;
-	for (int ch = 0; ch < v; ch++)
-		st += c[x->rank_stage[r * v + ch]].static_bytes;
+	double st = 0, most = 0, gather = 0;
+	for (int ch = 0; ch < v; ch++) {
+		const ppcc_stage_cost *cc = &c[x->rank_stage[r * v + ch]];
+		st += cc->static_bytes;
+		gather = cc->zero3_param_bytes > gather ? cc->zero3_param_bytes : gather;
+	}
+	st += 2 * gather;
 	for (int k = x->mm_off[r]; k < x->mm_off[r + 1]; k++) {
 		const int *cnt = &x->mm_vec[(long)k * v];
 		double sh = 0;
@@ -789,9 +795,14 @@ static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
 	for (int r = 0; r < p; r++) {
 		double o = -INFINITY;
 		if (w->sp->rank_cap) {
-			double st = 0, most = 0;
-			for (int ch = 0; ch < v; ch++)
-				st += cp[x->rank_stage[r * v + ch]]->static_bytes;
+			double st = 0, most = 0, gather = 0;
+			for (int ch = 0; ch < v; ch++) {
+				const ppcc_stage_cost *cc = cp[x->rank_stage[r * v + ch]];
+				st += cc->static_bytes;
+				gather = cc->zero3_param_bytes > gather
+					? cc->zero3_param_bytes : gather;
+			}
+			st += 2 * gather;
 			for (int q = x->mm_off[r]; q < x->mm_off[r + 1]; q++) {
 				const int *cnt = &x->mm_vec[(long)q * v];
 				double sh = 0;

@@ -40,6 +40,15 @@
  *     computes waited for it (the part of the gathers the rank itself
  *     exposed; a later rank that waits for a delayed message counts
  *     that as waiting for the message).
+ *   - UNSHARD_PARAM (ZeRO-3) runs on the channel from the rank's clock
+ *     where the rank reaches it, as a reduction does, for
+ *     ppcc_dp_gather_ms(costs[s], bytes), and does not move the clock;
+ *     bucket 0 opens a group, which serves the rank's next F, B or I
+ *     not yet served (schedule.h): that compute starts no earlier than
+ *     the end of its group's last gather.  At most two groups wait for
+ *     their computes at once (the validator's rule; PPCC_EINPUT
+ *     otherwise).  The gathers add to dp_gather_ms[r] and their waits
+ *     to dp_gather_wait_ms[r], not to dp_busy_ms.
  * So a stage pays, per microbatch, the p2p time of both directions at
  * both of its boundaries: the stage time the partitioner minimises
  * (plan.c).  This is Megatron-LM's default, where p2p transfers are
@@ -58,7 +67,14 @@
  * when I(s, mb) ends and the rest (the paper's M_W) when W(s, mb) ends;
  * stash_input_bytes < 0 (W holds more than the stash: the gradients of a
  * recomputed layer) makes I grow it.
- * The peak is static + the largest stash along the rank's order.
+ * The peak is static + the largest stash along the rank's order, plus,
+ * under ZeRO-3 (costs[s].zero3_param_bytes > 0), the rank's two gather
+ * buffers, each of its largest stage's full parameters: the compute's
+ * and the one prefetched, which is what the rank holds at most, a
+ * group's buffer taken from its first gather to its compute's end
+ * (sched/reduce.c lists at most two at a time).  This depends on the
+ * costs alone, so the schedule's shape without its collectives (the
+ * split search's, refine.c) has the same peaks.
  *
  * Ranks advance as far as they can; a rank stopped at a RECV is woken
  * when the matching SEND runs, with the arrival times held in arrays
@@ -99,6 +115,9 @@ typedef struct sim_rank {
 	 * when the rank has none */
 	const double *ready;
 	double gather_wait; /* how long its computes waited for them */
+	double gather_busy; /* its UNSHARD_PARAM time on the channel */
+	double unshard[2];  /* ends of the groups waiting for computes */
+	int n_unshard;
 } sim_rank;
 
 /* The ALL_GATHER_PARAM actions at the start of a rank's list, run one
@@ -117,6 +136,22 @@ static double sim_prologue_ms(const ppcc_action *acts, int32_t n, int S,
 				ready[acts[i].stage] = ms;
 		}
 	return ms;
+}
+
+void ppcc_sim_add_gather_buffers(double *peaks, const ppcc_schedule *s,
+				 const ppcc_stage_cost *costs)
+{
+	int any = 0;
+	for (int st = 0; st < s->n_stages && !any; st++)
+		any = costs[st].zero3_param_bytes > 0;
+	for (int r = 0; any && r < s->n_ranks; r++) {
+		double most = 0;
+		for (int st = 0; st < s->n_stages; st++)
+			if (s->stages[st].rank == r &&
+			    costs[st].zero3_param_bytes > most)
+				most = costs[st].zero3_param_bytes;
+		peaks[r] += 2 * most;
+	}
 }
 
 /* Messages are numbered by the sending (stage, mb) and direction. */
@@ -148,7 +183,9 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 	double t = k->clock, cur = k->stash, peak = k->peak_stash;
 	double last = k->last, busy = k->busy, comm = k->comm;
 	double dp_free = k->dp_free, dp_busy = k->dp_busy;
-	double gather_wait = k->gather_wait;
+	double gather_wait = k->gather_wait, gather_busy = k->gather_busy;
+	double unshard0 = k->unshard[0], unshard1 = k->unshard[1];
+	int n_unshard = k->n_unshard;
 	const double *params_at = k->ready;
 	int32_t i = k->pc, n = k->n_actions;
 	int err = 0;
@@ -161,7 +198,32 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 			SIM_PREFETCH(x + 12, 0);
 		int st = x->stage, mb = x->mb;
 		/* the collectives: REDUCE_GRAD, REDUCE_SCATTER_GRAD,
-		 * ALL_GATHER_PARAM */
+		 * ALL_GATHER_PARAM, UNSHARD_PARAM */
+		if (x->op == PPCC_OP_UNSHARD_PARAM && st >= 0 && st < S && mb >= 0) {
+			double ms = ppcc_dp_gather_ms(&costs[st], x->bytes);
+			double at = ppcc_dp_channel_post(&dp_free, t, ms);
+			gather_busy += ms;
+			if (mb == 0) {
+				if (n_unshard >= 2) {
+					err = PPCC_EINPUT;
+					break;
+				}
+				n_unshard++;
+			}
+			if (n_unshard == 0) {
+				err = PPCC_EINPUT;
+				break;
+			}
+			if (n_unshard == 1)
+				unshard0 = dp_free;
+			else
+				unshard1 = dp_free;
+			if (start) {
+				start[i - base] = at;
+				end[i - base] = dp_free;
+			}
+			continue;
+		}
 		if ((unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u && st >= 0 &&
 		    st < S && mb >= 0 && x->op == PPCC_OP_ALL_GATHER_PARAM) {
 			double at = ppcc_dp_channel_post(
@@ -192,6 +254,15 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 		if (params_at && x->op <= PPCC_OP_W && params_at[st] > t) {
 			gather_wait += params_at[st] - t;
 			t = params_at[st];
+		}
+		/* ZeRO-3: an F, B or I waits for its own group */
+		if (n_unshard > 0 && x->op <= PPCC_OP_I) {
+			if (unshard0 > t) {
+				gather_wait += unshard0 - t;
+				t = unshard0;
+			}
+			unshard0 = unshard1;
+			n_unshard--;
 		}
 		double t0 = t;
 		switch (x->op) {
@@ -287,6 +358,10 @@ out:
 	k->dp_free = dp_free;
 	k->dp_busy = dp_busy;
 	k->gather_wait = gather_wait;
+	k->gather_busy = gather_busy;
+	k->unshard[0] = unshard0;
+	k->unshard[1] = unshard1;
+	k->n_unshard = n_unshard;
 	return err;
 }
 
@@ -466,6 +541,7 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 	double idle = 0, dp_step = 0;
 	for (int st = 0; st < S; st++)
 		out->peak_memory_bytes[s->stages[st].rank] += costs[st].static_bytes;
+	ppcc_sim_add_gather_buffers(out->peak_memory_bytes, s, costs);
 	for (int r = 0; r < p; r++) {
 		out->busy_ms[r] = ranks[r].busy;
 		out->peak_memory_bytes[r] += ranks[r].peak_stash;
@@ -476,6 +552,7 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 		idle += out->idle_ms[r];
 		out->dp_busy_ms[r] = ranks[r].dp_busy;
 		out->dp_gather_wait_ms[r] = ranks[r].gather_wait;
+		out->dp_gather_ms[r] += ranks[r].gather_busy;
 		out->dp_end_ms[r] = ranks[r].dp_free > ranks[r].last
 			? ranks[r].dp_free : ranks[r].last;
 		if (out->dp_end_ms[r] > dp_step)
@@ -567,6 +644,8 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 			.end = t->end, .base = from, .n_actions = to,
 			.pc = from, .wait = -1, .clock = t->clock,
 			.dp_free = t->dp_free, .ready = t->ready,
+			.unshard = {t->unshard[0], t->unshard[1]},
+			.n_unshard = t->n_unshard,
 		};
 		if (sim_run(&k, 0, NULL, t->n_stages, t->n_microbatches,
 			    t->costs, e->send_ms, NULL, NULL, NULL) < 0 ||
@@ -576,6 +655,9 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 		t->count = to - from;
 		t->clock = k.clock;
 		t->dp_free = k.dp_free;
+		t->unshard[0] = k.unshard[0];
+		t->unshard[1] = k.unshard[1];
+		t->n_unshard = k.n_unshard;
 	}
 	*start = t->start[i - t->base];
 	*end = t->end[i - t->base];

@@ -49,7 +49,17 @@
  *      (REDUCE_GRAD or REDUCE_SCATTER_GRAD, not both in one schedule);
  *      ALL_GATHER_PARAM only after reduce-scatters, one per bucket of
  *      every stage, buckets in order, all of a rank's at the start of
- *      its list (gathered before any parameter is used);
+ *      its list (gathered before any parameter is used); UNSHARD_PARAM
+ *      (ZeRO-3, version 5) only with reduce-scatters and without
+ *      ALL_GATHER_PARAM: in groups, a stage's buckets 0, 1, ... one
+ *      after another, as many as its reduce-scatters have, each group
+ *      serving the rank's next F, B or I, which must be of its stage
+ *      and come after the whole group, every F, B and I of every rank
+ *      served, no group left over, and a group started only while at
+ *      most one waits for its compute (two gathered buffers at most);
+ *      and in such a schedule the stage's reduce-scatters follow every
+ *      backward (B or W), the k-th round of buckets after the stage's
+ *      k-th backward, one round each;
  *   6. only when 1-5 found nothing but a stale fingerprint: a dry run of all ranks under the
  *      semantics above, which must finish; otherwise the deadlock is
  *      reported with the action each stuck rank waits at.
@@ -116,6 +126,7 @@ typedef struct val_ctx {
 	 * nothing to check) */
 	int order_ready;
 	int any_collective;
+	int any_unshard; /* some action is an UNSHARD_PARAM (ZeRO-3) */
 	/* phase 2's finding for phase 3: every send and receive it recorded
 	 * carries the bytes the stage table gives its boundary, and the
 	 * table gives each boundary one value (stage s's send_bytes is stage
@@ -154,14 +165,14 @@ static const char *const val_plural[PPCC_OP_COUNT] = {
 	"forwards", "backwards", "input-gradient backwards (I)",
 	"weight-gradient backwards (W)", "SEND_F", "RECV_F", "SEND_B",
 	"RECV_B", "overlapped pairs (OVERLAP_F_B)", "REDUCE_GRAD",
-	"REDUCE_SCATTER_GRAD", "ALL_GATHER_PARAM",
+	"REDUCE_SCATTER_GRAD", "ALL_GATHER_PARAM", "UNSHARD_PARAM",
 };
 
 static const char *const val_singular[PPCC_OP_COUNT] = {
 	"forward", "backward", "input-gradient backward (I)",
 	"weight-gradient backward (W)", "SEND_F", "RECV_F", "SEND_B",
 	"RECV_B", "overlapped pair (OVERLAP_F_B)", "REDUCE_GRAD",
-	"REDUCE_SCATTER_GRAD", "ALL_GATHER_PARAM",
+	"REDUCE_SCATTER_GRAD", "ALL_GATHER_PARAM", "UNSHARD_PARAM",
 };
 
 static int val_is_comm(int op)
@@ -377,7 +388,9 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 	if (val_is_collective(a->op)) {
 		/* phase 5 checks the rest; the pos table is not for these */
 		c->any_collective = 1;
-		int need = a->op == PPCC_OP_REDUCE_GRAD ? 3 : 4;
+		c->any_unshard |= a->op == PPCC_OP_UNSHARD_PARAM;
+		int need = a->op == PPCC_OP_REDUCE_GRAD ? 3
+			: a->op == PPCC_OP_UNSHARD_PARAM ? 5 : 4;
 		if (c->s->version < need)
 			val_at(c, r, i, a, "%s needs schedule version %d (this "
 			       "one says %" PRId32 ")", ppcc_op_name(a->op), need,
@@ -394,10 +407,8 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 			       "replicas)", a->peer);
 		if (a->bytes == 0)
 			val_at(c, r, i, a, "0 bytes: a bucket %s at least one %s",
-			       a->op == PPCC_OP_ALL_GATHER_PARAM ? "gathers"
-								  : "reduces",
-			       a->op == PPCC_OP_ALL_GATHER_PARAM ? "parameter"
-								  : "gradient");
+			       ppcc_op_is_reduction(a->op) ? "reduces" : "gathers",
+			       ppcc_op_is_reduction(a->op) ? "gradient" : "parameter");
 		return 0;
 	}
 	if (a->mb < 0 || a->mb >= c->m) {
@@ -802,6 +813,67 @@ static int64_t val_last_backward(const val_ctx *c, int s)
 	return last;
 }
 
+/* ZeRO-3: the UNSHARD_PARAM groups of one rank waiting for their
+ * computes (at most two, and the one being listed). */
+typedef struct val_unshard {
+	int n;           /* groups waiting, the last maybe still open */
+	int stage[3];
+	int32_t size[3]; /* buckets listed so far */
+} val_unshard;
+
+/* A ZeRO-3 rank's action a at i, as its groups see it: opens, extends
+ * or is served by them.  gsize[s]: the buckets of stage s's groups (0
+ * until its first is served). */
+static void val_unshard_step(val_ctx *c, int r, int i, const ppcc_action *a,
+			     val_unshard *q, int32_t *gsize)
+{
+	int s = a->stage;
+	if (a->op == PPCC_OP_UNSHARD_PARAM) {
+		if (a->mb == 0) {
+			if (q->n >= 2) {
+				val_at(c, r, i, a, "opens a third group while "
+				       "two wait for their computes: a rank "
+				       "holds two gathered buffers at most");
+				return;
+			}
+			q->stage[q->n] = s;
+			q->size[q->n++] = 1;
+			return;
+		}
+		if (q->n == 0 || q->stage[q->n - 1] != s ||
+		    q->size[q->n - 1] != a->mb)
+			val_at(c, r, i, a, "expected %s: a group gathers its "
+			       "stage's buckets 0, 1, ... one after another",
+			       q->n == 0 ? "bucket 0 first"
+			       : q->stage[q->n - 1] != s ? "the open group's stage"
+			       : "the next bucket");
+		else
+			q->size[q->n - 1]++;
+		return;
+	}
+	if (a->op != PPCC_OP_F && a->op != PPCC_OP_B && a->op != PPCC_OP_I)
+		return;
+	if (q->n == 0 || q->stage[0] != s) {
+		val_at(c, r, i, a, "has no UNSHARD_PARAM group of its stage "
+		       "before it (%s): under ZeRO-3 each F, B and I waits "
+		       "for the group listed for it, in order",
+		       q->n == 0 ? "none waits" : "the next waiting is another "
+		       "stage's");
+		return;
+	}
+	if (gsize[s] == 0)
+		gsize[s] = q->size[0];
+	else if (q->size[0] != gsize[s])
+		val_at(c, r, i, a, "its group gathers %" PRId32 " buckets, "
+		       "stage %d's first %" PRId32 ": every compute gathers "
+		       "the whole stage", q->size[0], s, gsize[s]);
+	for (int k = 1; k < q->n; k++) {
+		q->stage[k - 1] = q->stage[k];
+		q->size[k - 1] = q->size[k];
+	}
+	q->n--;
+}
+
 static int val_collectives(val_ctx *c)
 {
 	/* next[s]: the bucket stage s's next reduction must reduce;
@@ -809,11 +881,23 @@ static int val_collectives(val_ctx *c)
 	int32_t *next = ppcc_calloc((size_t)c->S, sizeof *next);
 	int32_t *gnext = ppcc_calloc((size_t)c->S, sizeof *gnext);
 	int64_t *last = ppcc_malloc((size_t)c->S * sizeof *last);
-	int any = -1, red_op = -1, any_gather = -1;
-	if (!next || !gnext || !last) {
+	/* ZeRO-3 (any_unshard): per stage, its backwards so far, the
+	 * reduce-scatter rounds begun, the buckets of its first round
+	 * (nb) and of its groups (gsize) */
+	int z3 = c->any_unshard;
+	int32_t *backs = z3 ? ppcc_calloc((size_t)c->S, sizeof *backs) : NULL;
+	int32_t *rounds = z3 ? ppcc_calloc((size_t)c->S, sizeof *rounds) : NULL;
+	int32_t *nb = z3 ? ppcc_calloc((size_t)c->S, sizeof *nb) : NULL;
+	int32_t *gsize = z3 ? ppcc_calloc((size_t)c->S, sizeof *gsize) : NULL;
+	int any = -1, red_op = -1, any_gather = -1, any_unshard = -1;
+	if (!next || !gnext || !last || (z3 && (!backs || !rounds || !nb || !gsize))) {
 		ppcc_free(next);
 		ppcc_free(gnext);
 		ppcc_free(last);
+		ppcc_free(backs);
+		ppcc_free(rounds);
+		ppcc_free(nb);
+		ppcc_free(gsize);
 		return PPCC_ENOMEM;
 	}
 	for (int s = 0; s < c->S; s++)
@@ -821,15 +905,26 @@ static int val_collectives(val_ctx *c)
 	for (int r = 0; r < c->p && !c->stop; r++) {
 		const ppcc_rank_schedule *rs = &c->s->ranks[r];
 		int64_t other = -1; /* the first action that is not a gather */
+		val_unshard q = {0};
 		for (int i = 0; i < rs->n_actions && !c->stop; i++) {
 			const ppcc_action *a = &rs->actions[i];
 			if (a->op != PPCC_OP_ALL_GATHER_PARAM && other < 0)
 				other = i;
-			if (!val_is_collective(a->op) || a->stage < 0 ||
-			    a->stage >= c->S || a->mb < 0 ||
+			if (a->stage < 0 || a->stage >= c->S || a->mb < 0 ||
 			    c->rank_of[a->stage] != r)
 				continue;
+			if (z3 && (a->op == PPCC_OP_B || a->op == PPCC_OP_W))
+				backs[a->stage]++;
+			if (z3)
+				val_unshard_step(c, r, i, a, &q, gsize);
+			if (!val_is_collective(a->op))
+				continue;
 			int s = a->stage;
+			if (a->op == PPCC_OP_UNSHARD_PARAM) {
+				if (any_unshard < 0)
+					any_unshard = s;
+				continue;
+			}
 			if (a->op == PPCC_OP_ALL_GATHER_PARAM) {
 				if (any_gather < 0)
 					any_gather = s;
@@ -860,13 +955,41 @@ static int val_collectives(val_ctx *c)
 				val_at(c, r, i, a, "the schedule reduces with %s "
 				       "elsewhere: each bucket is reduced once, "
 				       "all of them one way", ppcc_op_name(red_op));
-			if (last[s] == -2)
-				last[s] = val_last_backward(c, s);
-			if (last[s] > i)
-				val_at(c, r, i, a, "reduces the gradients "
-				       "before the stage's last backward "
-				       "(action %" PRId64 ") has completed "
-				       "them", last[s]);
+			if (z3) {
+				/* a round per backward: bucket 0 begins the
+				 * next, once the last is whole and its
+				 * backward has run */
+				if (a->mb == 0 && next[s] > 0) {
+					if (nb[s] == 0)
+						nb[s] = next[s];
+					else if (next[s] != nb[s])
+						val_at(c, r, i, a, "round %" PRId32
+						       " of stage %d's reduce-scatters "
+						       "has %" PRId32 " buckets, its "
+						       "first %" PRId32, rounds[s], s,
+						       next[s], nb[s]);
+					next[s] = 0;
+				}
+				if (a->mb == 0) {
+					rounds[s]++;
+					if (rounds[s] > backs[s])
+						val_at(c, r, i, a, "begins "
+						       "reduce-scatter round %" PRId32
+						       " of stage %d after %" PRId32
+						       " backwards: under ZeRO-3 "
+						       "each backward's gradients "
+						       "are reduced after it", rounds[s],
+						       s, backs[s]);
+				}
+			} else {
+				if (last[s] == -2)
+					last[s] = val_last_backward(c, s);
+				if (last[s] > i)
+					val_at(c, r, i, a, "reduces the gradients "
+					       "before the stage's last backward "
+					       "(action %" PRId64 ") has completed "
+					       "them", last[s]);
+			}
 			if (a->mb == next[s]) {
 				next[s]++;
 			} else if (a->mb < next[s]) {
@@ -885,6 +1008,34 @@ static int val_collectives(val_ctx *c)
 				next[s] = a->mb + 1;
 			}
 		}
+		for (int k = 0; k < q.n && !c->stop; k++)
+			val_error(c, "rank %d: an UNSHARD_PARAM group of stage "
+				  "%d serves no compute (left at the end of the "
+				  "list)", r, q.stage[k]);
+	}
+	for (int s = 0; z3 && s < c->S && !c->stop; s++) {
+		if (c->rank_of[s] < 0)
+			continue;
+		int32_t per = nb[s] > 0 ? nb[s] : next[s];
+		if (rounds[s] > 0 && rounds[s] != backs[s])
+			val_error(c, "stage %d (rank %d): %" PRId32 " rounds of "
+				  "REDUCE_SCATTER_GRAD for %" PRId32 " backwards: "
+				  "under ZeRO-3 each backward reduces its own",
+				  s, c->rank_of[s], rounds[s], backs[s]);
+		else if (rounds[s] > 0 && nb[s] > 0 && next[s] != nb[s])
+			val_error(c, "stage %d (rank %d): the last round of "
+				  "REDUCE_SCATTER_GRAD has %" PRId32 " buckets, "
+				  "its first %" PRId32, s, c->rank_of[s], next[s],
+				  nb[s]);
+		else if (gsize[s] > 0 && gsize[s] != per)
+			val_error(c, "stage %d (rank %d): its UNSHARD_PARAM groups "
+				  "gather %" PRId32 " buckets, its reduce-scatters "
+				  "%" PRId32 ": each gathers the buckets the "
+				  "replicas' shards are of", s, c->rank_of[s],
+				  gsize[s], per);
+		/* the round check above reads next[] as the last round's */
+		if (nb[s] > 0)
+			next[s] = nb[s];
 	}
 	for (int s = 0; any >= 0 && s < c->S && !c->stop; s++)
 		if (next[s] == 0)
@@ -892,6 +1043,15 @@ static int val_collectives(val_ctx *c)
 				  "stage %d reduces its gradients: every stage "
 				  "of a data-parallel plan reduces its own",
 				  s, c->rank_of[s], ppcc_op_name(red_op), any);
+	if (any_unshard >= 0 && any_gather >= 0 && !c->stop)
+		val_error(c, "stage %d: UNSHARD_PARAM and ALL_GATHER_PARAM in "
+			  "one schedule: ZeRO-3 gathers for every compute, ZeRO 1 "
+			  "and 2 once a step", any_unshard);
+	else if (any_unshard >= 0 && red_op != PPCC_OP_REDUCE_SCATTER_GRAD &&
+		 !c->stop)
+		val_error(c, "stage %d: UNSHARD_PARAM without "
+			  "REDUCE_SCATTER_GRAD: only a reduce-scatter leaves "
+			  "the replicas shards to gather", any_unshard);
 	if (any_gather >= 0 && red_op != PPCC_OP_REDUCE_SCATTER_GRAD && !c->stop)
 		val_error(c, "stage %d: ALL_GATHER_PARAM without "
 			  "REDUCE_SCATTER_GRAD: only a reduce-scatter leaves "
@@ -908,6 +1068,10 @@ static int val_collectives(val_ctx *c)
 	ppcc_free(next);
 	ppcc_free(gnext);
 	ppcc_free(last);
+	ppcc_free(backs);
+	ppcc_free(rounds);
+	ppcc_free(nb);
+	ppcc_free(gsize);
 	return 0;
 }
 

@@ -121,6 +121,11 @@ START_TEST(reduction_bound_matches_hand_counts)
 	ck_assert_int_eq(ppcc_plan_action_count(&cfg.pipeline), 64);
 	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 7);
 	ck_assert_int_eq(ppcc_plan_action_bound(&cfg), 71);
+	/* ZeRO 3: per microbatch a round of reduce-scatters and two groups
+	 * of gathers, 3 x 8 x 7 */
+	cfg.pipeline.zero = 3;
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 168);
+	cfg.pipeline.zero = 0;
 	cfg.pipeline.tensor_parallel = 3;
 	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 3);
 	cfg.pipeline.tensor_parallel = 1;
@@ -180,6 +185,21 @@ START_TEST(reduction_bound_holds_for_the_plan_and_limits_it)
 		}
 	ck_assert_int_eq(reductions, 2);
 	ck_assert_int_eq(n, 66);
+	/* ZeRO 3: each stage's 8 backwards reduce-scatter its one bucket
+	 * and its 16 computes gather it, 48 collectives: the bound */
+	cfg.pipeline.zero = 3;
+	ck_assert_int_eq(ppcc_plan_reduction_bound(&cfg), 48);
+	ck_assert_int_eq(ppcc_plan_build(&plan, a, &cfg, &diag.d), 0);
+	long long coll = 0;
+	n = 0;
+	for (int r = 0; r < plan.best.schedule.n_ranks; r++)
+		for (int i = 0; i < plan.best.schedule.ranks[r].n_actions; i++) {
+			n++;
+			coll += ppcc_op_is_collective(
+				plan.best.schedule.ranks[r].actions[i].op);
+		}
+	ck_assert_int_eq(coll, 48);
+	ck_assert_int_eq(n, 64 + 48);
 	ppcc_arena_free(a);
 	tu_rmtree(dir);
 	free(dir);

@@ -782,6 +782,178 @@ START_TEST(each_stage_waits_only_for_its_own_gathers_in_the_simulation)
 }
 END_TEST
 
+/* ZeRO-3's gathers by hand.  1F1B, p = 2, m = 2, one bucket a stage:
+ * stage 0's parameters 2 bytes, stage 1's 5, a gather or a
+ * reduce-scatter 1 ms a byte, F 4 ms, B 6 ms, p2p free.  Each F and B
+ * has its group (one UNSHARD_PARAM), listed right after the compute two
+ * before it, the first two at the start; each B its reduce-scatter,
+ * after the gathers listed with it:
+ *   rank 0: G G F00 G SEND_F F01 G SEND_F RECV_B B00 RS RECV_B B01 RS
+ *   rank 1: G G RECV_F F10 G B10 G RS SEND_B RECV_F F11 B11 RS SEND_B
+ * Rank 0's channel: G 0-2, G 2-4; F00 waits for the first: 2-6 (2 ms
+ * exposed); G 6-8 (for B00); F01 6-10 (its group ended at 4); G 10-12
+ * (for B01).  Rank 1: G 0-5, G 5-10; F10 6-10 once its input is in
+ * (its group ended at 5); G 10-15 (F11's); B10 10-16 (its group ended
+ * at 10); G 16-21 (B11's), then RS 21-26; F11 16-20; B11 waits for its
+ * group until 21: 21-27 (1 ms exposed), RS 27-32.  Rank 0's B00 16-22
+ * (the gradient sent at 16), RS 22-24, B01 27-33 (sent at 27), RS
+ * 33-35: the step is 33 ms, the reductions end at 35 and 32.  Peaks:
+ * two gather buffers of each rank's stage's parameters (10 and 11
+ * bytes), nothing else held.  The replay from the send times gives the
+ * same times. */
+START_TEST(each_compute_waits_for_its_own_zero3_gathers_in_the_simulation)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_estimate e;
+	ppcc_stage_cost c[2];
+	for (int k = 0; k < 2; k++)
+		c[k] = (ppcc_stage_cost){.fwd_ms = 4, .bwd_ms = 6,
+					 .bwd_input_ms = 3, .bwd_weight_ms = 3,
+					 .dp_gather_ms_per_byte = 1,
+					 .dp_reduce_ms_per_byte = 1,
+					 .zero3_param_bytes = 10 + k};
+	dp_schedule(&s, a, PPCC_SCHED_1F1B, 2, 2);
+	double g[2] = {2, 5};
+	ck_assert_int_eq(ppcc_schedule_place_collectives(&s, a, g, 1e6, 3, 1.0), 0);
+	ck_assert_int_eq(ppcc_schedule_validate_seal(&s, NULL, NULL, 0), 0);
+	ck_assert_int_eq(s.version, 5);
+	enum { G = PPCC_OP_UNSHARD_PARAM, R = PPCC_OP_REDUCE_SCATTER_GRAD };
+	static const int op[2][14] = {
+		{G, G, PPCC_OP_F, G, PPCC_OP_SEND_F, PPCC_OP_F, G, PPCC_OP_SEND_F,
+		 PPCC_OP_RECV_B, PPCC_OP_B, R, PPCC_OP_RECV_B, PPCC_OP_B, R},
+		{G, G, PPCC_OP_RECV_F, PPCC_OP_F, G, PPCC_OP_B, G, R, PPCC_OP_SEND_B,
+		 PPCC_OP_RECV_F, PPCC_OP_F, PPCC_OP_B, R, PPCC_OP_SEND_B}};
+	static const double want[2][14][2] = {
+		{{0, 2}, {2, 4}, {2, 6}, {6, 8}, {6, 6}, {6, 10}, {10, 12},
+		 {10, 10}, {10, 16}, {16, 22}, {22, 24}, {22, 27}, {27, 33},
+		 {33, 35}},
+		{{0, 5}, {5, 10}, {0, 6}, {6, 10}, {10, 15}, {10, 16}, {16, 21},
+		 {21, 26}, {16, 16}, {16, 16}, {16, 20}, {21, 27}, {27, 32},
+		 {27, 27}}};
+	for (int r = 0; r < 2; r++) {
+		ck_assert_int_eq(s.ranks[r].n_actions, 14);
+		for (int i = 0; i < 14; i++) {
+			ck_assert_msg(s.ranks[r].actions[i].op == op[r][i],
+				      "rank %d action %d: %s", r, i,
+				      ppcc_op_name(s.ranks[r].actions[i].op));
+			ck_assert_int_eq(s.ranks[r].actions[i].stage, r);
+		}
+	}
+	for (int keep = 0; keep < 2; keep++) {
+		ck_assert_int_eq(ppcc_simulate_keep(&e, a, &s, c,
+						    keep ? PPCC_SIM_ACTION_TIMES
+							 : PPCC_SIM_SEND_TIMES), 0);
+		ck_assert_double_eq(e.step_ms, 33);
+		ck_assert_double_eq(e.dp_gather_ms[0], 8);
+		ck_assert_double_eq(e.dp_gather_ms[1], 20);
+		ck_assert_double_eq(e.dp_gather_wait_ms[0], 2);
+		ck_assert_double_eq(e.dp_gather_wait_ms[1], 1);
+		ck_assert_double_eq(e.dp_busy_ms[0], 4);
+		ck_assert_double_eq(e.dp_busy_ms[1], 10);
+		ck_assert_double_eq(e.dp_end_ms[0], 35);
+		ck_assert_double_eq(e.dp_end_ms[1], 32);
+		ck_assert_double_eq(e.peak_memory_bytes[0], 20);
+		ck_assert_double_eq(e.peak_memory_bytes[1], 22);
+		for (int r = 0; r < 2; r++) {
+			ppcc_rank_times t;
+			ck_assert_int_eq(ppcc_rank_times_begin(&t, &s, c, &e, r), 0);
+			for (int i = 0; i < 14; i++) {
+				double t0, t1;
+				ck_assert_int_eq(ppcc_rank_times_at(&t, i, &t0, &t1), 0);
+				ck_assert_msg(t0 == want[r][i][0] && t1 == want[r][i][1],
+					      "rank %d action %d: %g-%g, not %g-%g", r,
+					      i, t0, t1, want[r][i][0], want[r][i][1]);
+			}
+		}
+	}
+	ppcc_arena_free(a);
+}
+END_TEST
+
+static void dp_no_complaint(int setting, const char *msg, void *user)
+{
+	(void)setting;
+	(void)msg;
+	(void)user;
+}
+
+/* Every kind under ZeRO-3, p 2 to 4, m 1 to 2p, v its chunks, two
+ * buckets a stage: the placement validates; each rank's F, B and I are
+ * served in order by groups of their own stage, at most two waiting;
+ * gathers and reductions of no time leave the simulated step the
+ * pipeline's own, and of some time never shorten it. */
+START_TEST(zero3_gathers_serve_every_compute_of_every_kind)
+{
+	int tried = 0;
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		if (kind == PPCC_SCHED_AUTO)
+			continue;
+		for (int p = 2; p <= 4; p++)
+			for (int m = 1; m <= 2 * p; m++) {
+				int v = ppcc_sched_kind(kind)->default_chunks, S = p * v;
+				if (ppcc_sched_check(kind, p, v, m, 0, dp_no_complaint, NULL) > 0 ||
+				    S > DP_MAX)
+					continue;
+				ppcc_arena *a = ppcc_arena_new();
+				ppcc_stage_info pl[DP_MAX], st[DP_MAX];
+				ppcc_sched_place(pl, kind, p, v);
+				for (int k = 0; k < S; k++)
+					st[k] = (ppcc_stage_info){k, pl[k].rank, pl[k].chunk,
+								  k, k, k > 0 ? 8 : 0,
+								  k < S - 1 ? 8 : 0};
+				ppcc_schedule plain, s;
+				ck_assert_int_eq(ppcc_schedule_build(&plain, a, kind, p, v,
+								     m, 0, st), 0);
+				s = plain;
+				double g[DP_MAX];
+				ppcc_stage_cost c[DP_MAX];
+				for (int k = 0; k < S; k++) {
+					g[k] = 2;
+					c[k] = (ppcc_stage_cost){.fwd_ms = 2 + k % 3,
+								 .bwd_ms = 4, .bwd_input_ms = 2,
+								 .bwd_weight_ms = 2,
+								 .send_f_ms = 0.5,
+								 .send_b_ms = 0.5};
+				}
+				ck_assert_int_eq(ppcc_schedule_place_collectives(&s, a, g, 1,
+										 3, 1.0), 0);
+				ck_assert_msg(ppcc_schedule_validate_seal(&s, NULL, NULL, 0) == 0,
+					      "%s p %d m %d", ppcc_schedule_kind_name(kind), p, m);
+				for (int r = 0; r < p; r++) {
+					int q[2], n = 0;
+					const ppcc_rank_schedule *rs = &s.ranks[r];
+					for (int i = 0; i < rs->n_actions; i++) {
+						const ppcc_action *x = &rs->actions[i];
+						if (x->op == PPCC_OP_UNSHARD_PARAM && x->mb == 0) {
+							ck_assert_int_lt(n, 2);
+							q[n++] = x->stage;
+						} else if (x->op == PPCC_OP_F || x->op == PPCC_OP_B ||
+							   x->op == PPCC_OP_I) {
+							ck_assert_int_gt(n, 0);
+							ck_assert_int_eq(q[0], x->stage);
+							q[0] = q[1];
+							n--;
+						}
+					}
+					ck_assert_int_eq(n, 0);
+				}
+				ppcc_estimate e0, e1, e2;
+				ck_assert_int_eq(ppcc_simulate(&e0, a, &plain, c), 0);
+				ck_assert_int_eq(ppcc_simulate(&e1, a, &s, c), 0);
+				ck_assert_double_eq_tol(e1.step_ms, e0.step_ms, 1e-9);
+				for (int k = 0; k < S; k++)
+					c[k].dp_gather_ms_per_byte = c[k].dp_reduce_ms_per_byte = 0.5;
+				ck_assert_int_eq(ppcc_simulate(&e2, a, &s, c), 0);
+				ck_assert(e2.step_ms >= e0.step_ms);
+				tried++;
+				ppcc_arena_free(a);
+			}
+	}
+	ck_assert_int_gt(tried, 60);
+}
+END_TEST
+
 /* ---- the prologue's gathers over the runtime ------------------------- */
 
 typedef struct gather_case {
@@ -1061,6 +1233,8 @@ Suite *suite_dp(void)
 	tcase_add_test(tc, the_simulator_times_the_schedules_reductions_as_predicted);
 	tcase_add_test(tc, reductions_overlap_the_remaining_backward_passes);
 	tcase_add_test(tc, each_stage_waits_only_for_its_own_gathers_in_the_simulation);
+	tcase_add_test(tc, each_compute_waits_for_its_own_zero3_gathers_in_the_simulation);
+	tcase_add_test(tc, zero3_gathers_serve_every_compute_of_every_kind);
 	tcase_add_test(tc, the_later_stages_gathers_overlap_the_first_stages_forwards);
 	tcase_add_test(tc, options_of_version_1_ignore_the_later_fields);
 	tcase_add_test(tc, options_data_parallel_is_read_from_version_3_and_refused_off_mpi);

@@ -397,42 +397,109 @@ START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
 	}
 	done(&r);
 
-	/* ZeRO-3 gathers inside F and B: no ALL_GATHER_PARAM */
+	/* ZeRO-3 gathers for each compute instead: UNSHARD_PARAM, and no
+	 * ALL_GATHER_PARAM */
 	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
 		  "pipeline: {microbatches: 4, zero: 3}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
-	ck_assert_int_eq(r.plan.best.iteration->dp_gathers, 0);
-	ck_assert_int_eq(r.plan.best.schedule.ranks[0].actions[0].op, PPCC_OP_F);
-	ck_assert_double_eq(r.plan.best.estimate.dp_gather_ms[0], 0);
+	rs = &r.plan.best.schedule.ranks[0];
+	ck_assert_int_eq(rs->actions[0].op, PPCC_OP_UNSHARD_PARAM);
+	for (int i = 0; i < rs->n_actions; i++)
+		ck_assert_int_ne(rs->actions[i].op, PPCC_OP_ALL_GATHER_PARAM);
 	done(&r);
 }
 END_TEST
 
+/* ZeRO-3, d = 2, p = 1, m = 4, F 20 ms, B 40 ms: each F and B has a
+ * group of UNSHARD_PARAM, the layer's 16-bit weights in the gradient
+ * buckets' slices (0.8e8, 0.8e8, 0.4e8 bytes: 0.4 + 0.4 + 0.2 = 1 ms a
+ * group at 1/2 x bytes / 1e11), and every B its reduce-scatters (0.8,
+ * 0.8, 0.4 ms: 2 ms).  The list, C0..C7 = F0 B0 F1 B1 F2 B2 F3 B3:
+ *   G0 G1 F0 G2 B0 G3 RS F1 G4 B1 G5 RS F2 G6 B2 G7 RS F3 B3 RS
+ * (each group right after the compute two before its own, the gathers
+ * before the reduce-scatters).  On the channel: G0 0-1, G1 1-2; F0
+ * waits for G0: 1-21 (the 1 ms exposed); G2 21-22, B0 21-61; G3 61-62,
+ * RS 62-64, F1 61-81; ... B2 141-181, G7 181-182, RS 182-184, F3
+ * 181-201, B3 201-241, RS 241-243.  So the step is 241 ms (it was 248
+ * with the gathers inside F and B, 4 x (21 + 41)), 1 ms of it the
+ * gathers' (the "ZeRO-3 parameter gathers" part, out of the bubble),
+ * the other 7 of their 8 ms hidden; the reductions end 2 ms after the
+ * step (their other 6 ms hidden); Adam on half the parameters, 1.5 ms;
+ * no all-gather after the step.  Memory: the shards, (2 + 4 + 12) / 2
+ * bytes a parameter, and two gather buffers of the stage's 2e8 bytes
+ * of weights. */
 START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 {
 	planned r;
-	/* ZeRO-3, d = 2: before each F and each B the layer's 16-bit
-	 * weights are all-gathered, 1/2 * 2e8 / 1e11 = 1 ms, so F 21 ms and
-	 * B 41 ms, a step of 4 x 62 = 248 ms; every B reduce-scatters its
-	 * buckets (0.8, 0.8, 0.4 ms) from its end, hidden by the next F
-	 * but the last B's 2 ms; Adam on half the parameters, 1.5 ms; no
-	 * all-gather after the step. */
 	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
 		  "pipeline: {microbatches: 4, zero: 3}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
-	const ppcc_iteration *it = r.plan.best.iteration;
-	ck_near(r.plan.best.costs[0].zero3_fwd_ms, 1.0);
-	ck_near(r.plan.best.costs[0].zero3_bwd_ms, 1.0);
-	ck_near(it->step_ms, 248.0);
-	ck_near(it->zero3_comm_ms, 8.0);
+	const ppcc_plan_variant *b = &r.plan.best;
+	const ppcc_iteration *it = b->iteration;
+	const ppcc_rank_schedule *rs = &b->schedule.ranks[0];
+	ck_assert_int_eq(b->schedule.version, 5);
+	ck_near(b->costs[0].fwd_ms, 20.0);
+	ck_near(b->costs[0].bwd_ms, 40.0);
+	ck_assert_double_eq(b->costs[0].zero3_param_bytes, 2e8);
+	/* G = 3 gathers, R = 3 reduce-scatters */
+	static const char want[] = "GGFGBGRFGBGRFGBGRFBR";
+	ck_assert_int_eq(rs->n_actions, 4 * 2 + 8 * 3 + 4 * 3);
+	int k = 0;
+	for (int i = 0; i < rs->n_actions; i++) {
+		int op = rs->actions[i].op;
+		char c = op == PPCC_OP_UNSHARD_PARAM ? 'G'
+			: op == PPCC_OP_REDUCE_SCATTER_GRAD ? 'R'
+			: op == PPCC_OP_F ? 'F' : op == PPCC_OP_B ? 'B' : '?';
+		ck_assert_msg(c == want[k], "action %d: %c, not %c", i, c, want[k]);
+		if (c == 'G' || c == 'R') {
+			ck_assert_int_eq(rs->actions[i].mb, 0);
+			ck_assert_uint_eq(rs->actions[i].bytes, c == 'G' ? 80000000u
+								  : 160000000u);
+			ck_assert_int_eq(rs->actions[i + 1].mb, 1);
+			ck_assert_int_eq(rs->actions[i + 2].mb, 2);
+			ck_assert_uint_eq(rs->actions[i + 2].bytes, c == 'G' ? 40000000u
+									  : 80000000u);
+			i += 2;
+		}
+		k++;
+	}
+	ck_assert_int_eq(k, (int)sizeof want - 1);
+	ck_near(it->step_ms, 241.0);
+	ck_near(b->estimate.dp_gather_ms[0], 8.0);
+	ck_near(b->estimate.dp_gather_wait_ms[0], 1.0);
+	ck_near(b->estimate.dp_end_ms[0], 243.0);
+	ck_assert_int_eq(it->dp_gathers, 24);
+	ck_assert_int_eq(it->dp_reductions, 12);
+	ck_near(it->dp_gather_ms, 8.0);
+	ck_near(it->dp_gather_exposed_ms, 1.0);
+	ck_near(it->zero3_comm_ms, 1.0);
+	ck_near(it->compute_ms, 240.0);
+	ck_assert_double_eq_tol(it->bubble_ms, 0, 1e-9);
 	ck_near(it->dp_comm_ms, 8.0);
+	ck_near(it->dp_hidden_ms, 6.0);
 	ck_near(it->dp_exposed_ms, 2.0);
 	ck_near(it->optimizer_ms, 1.5);
-	ck_near(it->iteration_ms, 248 + 2.0 + 1.5);
-	/* (2 + 4 + 12) / 2 bytes per parameter */
-	ck_assert_double_eq(it->weight_bytes[0], 1e8);
+	ck_near(it->iteration_ms, 241 + 2.0 + 1.5);
+	/* F3 waits for G6 (141-142) and B3 for G7 (181-182): hidden */
+	ppcc_rank_times t;
+	ck_assert_int_eq(ppcc_rank_times_begin(&t, &b->schedule, b->costs,
+					       &b->estimate, 0), 0);
+	for (int i = 0; i < rs->n_actions; i++) {
+		double t0, t1;
+		ck_assert_int_eq(ppcc_rank_times_at(&t, i, &t0, &t1), 0);
+		if (i == 6) /* F0 */
+			ck_assert_double_eq_tol(t0, 1.0, 1e-9);
+		if (i == rs->n_actions - 4) /* B3 */
+			ck_assert_double_eq_tol(t0, 201.0, 1e-9);
+		if (i == rs->n_actions - 1) /* its last reduce-scatter */
+			ck_assert_double_eq_tol(t1, 243.0, 1e-9);
+	}
+	/* (2 + 4 + 12) / 2 bytes per parameter, and the two buffers */
+	ck_assert_double_eq(it->weight_bytes[0], 1e8 + 4e8);
 	ck_assert_double_eq(it->grad_bytes[0], 2e8);
 	ck_assert_double_eq(it->optimizer_bytes[0], 6e8);
+	ck_assert_double_eq(b->costs[0].static_bytes, 9e8);
+	ck_assert_double_eq(b->estimate.peak_memory_bytes[0], 9e8 + 4e8);
 	done(&r);
 }
 END_TEST

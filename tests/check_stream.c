@@ -375,10 +375,10 @@ START_TEST(reader_holds_back_errors_until_the_header_is_known)
 	read_result r;
 	read_text(&r, dir, "bad-header.json",
 		  "{\"ranks\": [{\"rank\": 0, \"actions\": [{\"op\": \"Z\"}]}], "
-		  "\"format\": \"ppcc-schedule\", \"version\": 5, \"schedule\": \"gpipe\", "
+		  "\"format\": \"ppcc-schedule\", \"version\": 6, \"schedule\": \"gpipe\", "
 		  "\"stages\": 1, \"chunks\": 1, \"microbatches\": 1, \"partition\": " PART "}");
 	ck_assert_int_eq(r.status, PPCC_EINPUT);
-	ck_assert_str_eq(r.diag.text, "0:0: error: version: 5 is out of range [1, 4]\n");
+	ck_assert_str_eq(r.diag.text, "0:0: error: version: 6 is out of range [1, 5]\n");
 	ppcc_arena_free(r.a);
 	read_text(&r, dir, "bad-rank.json",
 		  "{\"format\": \"ppcc-schedule\", \"version\": 1, \"schedule\": \"gpipe\", "
@@ -389,7 +389,7 @@ START_TEST(reader_holds_back_errors_until_the_header_is_known)
 			 "0:0: error: ranks[0].rank: 3 is out of range [0, 0]\n"
 			 "0:0: error: ranks[0].actions[0].op: unknown op 'Z' (F, B, I, W, "
 			 "SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B, REDUCE_GRAD, "
-			 "REDUCE_SCATTER_GRAD or ALL_GATHER_PARAM)\n");
+			 "REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM or UNSHARD_PARAM)\n");
 	ppcc_arena_free(r.a);
 	tu_rmtree(dir);
 	free(dir);

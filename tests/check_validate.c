@@ -1212,18 +1212,9 @@ START_TEST(zero_collectives_are_placed_and_their_mistakes_refused)
 		mut_free(&m);
 	}
 
-	/* ZeRO-3: reduce-scatters, no gathers (the trainer's, inside F
-	 * and B) */
-	mut m;
-	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 3);
-	run *r = validate(&m.s, 0);
-	ck_assert_msg(r->status == 0, "%s", r->col.text);
-	free(r);
-	ck_assert_int_eq(m.acts[0][0].op, PPCC_OP_F);
-	ck_assert_int_ge(mut_find(&m, 0, PPCC_OP_REDUCE_SCATTER_GRAD, 0, 2), 0);
-	mut_free(&m);
-
 	/* a gather after the rank's first forward: used before gathered */
+	mut m;
+	run *r;
 	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 1);
 	ppcc_action g = m.acts[1][0]; /* stage 1 bucket 0, its only one */
 	ck_assert_int_eq(g.op, PPCC_OP_ALL_GATHER_PARAM);
@@ -1306,6 +1297,109 @@ START_TEST(zero_collectives_are_placed_and_their_mistakes_refused)
 }
 END_TEST
 
+/* ZeRO-3 on 1F1B, p = 2, m = 4 (stage 0: 3 buckets, stage 1: 1): each
+ * rank opens with the groups of its first two computes, each compute
+ * has its own group of its stage's buckets, and every backward its
+ * reduce-scatters; a group missing, a third one waiting, buckets out of
+ * order, a reduce-scatter round missing, version 4 and ALL_GATHER_PARAM
+ * beside UNSHARD_PARAM are refused, naming them. */
+START_TEST(zero3_gathers_are_placed_and_their_mistakes_refused)
+{
+	mut m;
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 3);
+	ck_assert_int_eq(m.s.version, 5);
+	run *r = validate(&m.s, 0);
+	ck_assert_msg(r->status == 0, "%s", r->col.text);
+	free(r);
+	/* rank 0: G0 G0 F0 G0 SEND_F F1 ...; 3 buckets of 500, 500, 250 */
+	for (int i = 0; i < 6; i++) {
+		const ppcc_action *x = &m.acts[0][i];
+		ck_assert_int_eq(x->op, PPCC_OP_UNSHARD_PARAM);
+		ck_assert_int_eq(x->stage, 0);
+		ck_assert_int_eq(x->mb, i % 3);
+		ck_assert_uint_eq(x->bytes, i % 3 == 2 ? 250 : 500);
+	}
+	ck_assert_int_eq(m.acts[0][6].op, PPCC_OP_F);
+	ck_assert_int_eq(m.acts[0][7].op, PPCC_OP_UNSHARD_PARAM);
+	/* every backward of stage 1 reduces: 4 rounds of its one bucket */
+	int rounds = 0;
+	for (int i = 0; i < m.ranks[1].n_actions; i++)
+		rounds += m.acts[1][i].op == PPCC_OP_REDUCE_SCATTER_GRAD;
+	ck_assert_int_eq(rounds, 4);
+	mut_free(&m);
+
+	/* the group listed after F(0, 0) dropped: the computes after it
+	 * take the next ones, and the last finds none */
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 3);
+	for (int k = 0; k < 3; k++)
+		mut_delete(&m, 0, 7);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, WANT("rank 0, action %d (B stage 0 mb 3): has no "
+				  "UNSHARD_PARAM group of its stage before it "
+				  "(none waits): under ZeRO-3 each F, B and I waits "
+				  "for the group listed for it, in order",
+				  mut_find(&m, 0, PPCC_OP_B, 0, 3)));
+	free(r);
+	mut_free(&m);
+
+	/* a third group at the start: three buffers */
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 3);
+	mut_insert(&m, 1, 0, m.acts[1][0]);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 1, action 2 (UNSHARD_PARAM stage 1 bucket 0): "
+			  "opens a third group while two wait for their "
+			  "computes: a rank holds two gathered buffers at most");
+	free(r);
+	mut_free(&m);
+
+	/* two buckets of a group swapped */
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 3);
+	mut_swap(&m, 0, 0, 1);
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 0, action 0 (UNSHARD_PARAM stage 0 bucket 1): "
+			  "expected bucket 0 first: a group gathers its stage's "
+			  "buckets 0, 1, ... one after another");
+	free(r);
+	mut_free(&m);
+
+	/* stage 1's reduce-scatter after its first backward dropped */
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 3);
+	mut_delete(&m, 1, mut_find(&m, 1, PPCC_OP_REDUCE_SCATTER_GRAD, 1, 0));
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "stage 1 (rank 1): 3 rounds of REDUCE_SCATTER_GRAD "
+			  "for 4 backwards: under ZeRO-3 each backward reduces "
+			  "its own");
+	free(r);
+	mut_free(&m);
+
+	/* version 4 does not have them; nor do ZeRO 1 and 2's gathers mix */
+	mut_make_zero(&m, PPCC_SCHED_1F1B, 2, 1, 4, 3);
+	m.s.version = 4;
+	for (int rk = 0; rk < 2; rk++)
+		mut_insert(&m, rk, 0, (ppcc_action){PPCC_OP_ALL_GATHER_PARAM, rk,
+						     0, -1, 8});
+	mut_seal(&m);
+	r = validate(&m.s, 0);
+	ck_assert_int_eq(r->status, PPCC_EINPUT);
+	ck_assert_reports(r, "rank 0, action 1 (UNSHARD_PARAM stage 0 bucket 0): "
+			  "UNSHARD_PARAM needs schedule version 5 (this one "
+			  "says 4)");
+	ck_assert_reports(r, "stage 0: UNSHARD_PARAM and ALL_GATHER_PARAM in one "
+			  "schedule: ZeRO-3 gathers for every compute, ZeRO 1 "
+			  "and 2 once a step");
+	free(r);
+	mut_free(&m);
+}
+END_TEST
+
 Suite *suite_validate(void)
 {
 	Suite *s = suite_create("validate");
@@ -1339,6 +1433,7 @@ Suite *suite_validate(void)
 	tcase_add_test(tc, fuzzed_schedules_never_crash_and_accepted_ones_simulate);
 	tcase_add_test(tc, reductions_the_replicas_would_enter_apart_are_refused);
 	tcase_add_test(tc, zero_collectives_are_placed_and_their_mistakes_refused);
+	tcase_add_test(tc, zero3_gathers_are_placed_and_their_mistakes_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

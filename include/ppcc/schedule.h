@@ -7,7 +7,8 @@
  * (SEND_F, RECV_F, SEND_B, RECV_B), OVERLAP_F_B, which marks the two
  * compute actions right after it as one overlapped pair (DualPipeV),
  * and, when the pipeline has data-parallel replicas, the collectives
- * REDUCE_GRAD, or under ZeRO REDUCE_SCATTER_GRAD and ALL_GATHER_PARAM.
+ * REDUCE_GRAD, or under ZeRO REDUCE_SCATTER_GRAD and ALL_GATHER_PARAM
+ * (ZeRO 1 and 2) or UNSHARD_PARAM (ZeRO-3).
  * Stages are global virtual stage
  * indices: with v chunks per rank there are p*v stages, and the stage
  * table says where each runs: stages[s].rank is the one source of
@@ -71,11 +72,37 @@
  *     first compute (F, B, I or W) waits for that stage's gathers and
  *     the collectives listed before them (so every parameter is
  *     gathered before its first use, and the later stages' gathers
- *     overlap the first stage's forwards).  Under
- *     ZeRO-3 the parameters are gathered before every forward and
- *     backward, inside the trainer's callbacks (as its tensor
- *     parallelism is): the schedule holds the reduce-scatters and no
- *     ALL_GATHER_PARAM.
+ *     overlap the first stage's forwards);
+ *   - UNSHARD_PARAM(s, k) (version 5, ZeRO-3: the parameters too are
+ *     sharded over the replicas) gathers bucket k of stage s's 16-bit
+ *     parameters (the shards every replica holds) for one compute of
+ *     stage s, into a buffer the rank frees (reshards) when that
+ *     compute ends; `mb` is the bucket, `bytes` the bucket's parameter
+ *     bytes on one device, peer -1.  Each F, B and I of the stage
+ *     (not W, which needs no weights) has its group: the stage's
+ *     buckets 0, 1, ... in order, one after another in the list.  The
+ *     groups of a rank are listed in the order of the computes they
+ *     serve: the k-th group serves the rank's k-th F, B or I, which
+ *     waits for that group's gathers (and so, the channel running in
+ *     list order, for every collective listed before them) and for
+ *     nothing else.  It never waits itself: it runs on the rank's
+ *     communication channel.  The compiler lists the groups of the
+ *     rank's first two computes at the start of its list and the
+ *     group of each later compute right after the compute two before
+ *     it (prefetching one: a gather runs while the previous compute
+ *     does), or, where that compute is the F of an overlapped pair,
+ *     right after the pair; so a rank holds at most two groups'
+ *     buffers at once (the one its compute uses and the one
+ *     prefetched), which the validator checks: a group may start only
+ *     while at most one is waiting for its compute.  Under ZeRO-3
+ *     every backward (each B, or W of a split backward) is followed by
+ *     the stage's REDUCE_SCATTER_GRAD actions (the full gradients are
+ *     not kept from one microbatch to the next): each leaves on each
+ *     replica the reduced shard of the gradients that backward added,
+ *     which the replica adds to its own; the gathers come before the
+ *     reduce-scatters where both follow one compute.  There is no
+ *     ALL_GATHER_PARAM: the next step's first gathers read the shards
+ *     the optimizers updated.
  *
  * Everything here is plain data with fixed-width fields, so a generated
  * header can hold it as `static const` arrays.  This header compiles alone
@@ -93,9 +120,10 @@ extern "C" {
 /* The newest format this header describes.  A schedule carries the
  * oldest version that holds it: 1, 2 once it has an overlapped pair
  * (OVERLAP_F_B), 3 once it has a REDUCE_GRAD, 4 once it has a
- * REDUCE_SCATTER_GRAD or an ALL_GATHER_PARAM; the versions share every
- * type and layout, so a reader of version 4 reads them all. */
-#define PPCC_SCHEDULE_VERSION 4
+ * REDUCE_SCATTER_GRAD or an ALL_GATHER_PARAM, 5 once it has an
+ * UNSHARD_PARAM (ZeRO-3); the versions share every type and layout, so
+ * a reader of version 5 reads them all. */
+#define PPCC_SCHEDULE_VERSION 5
 
 /* Marks the functions the installed libraries export; every other symbol
  * of libppcc and libppcc_rt is built hidden (-fvisibility=hidden). */
@@ -119,10 +147,11 @@ typedef enum ppcc_op {
 	PPCC_OP_OVERLAP_F_B = 8, /* the next F(stage, mb) and B: one pair */
 	PPCC_OP_REDUCE_GRAD = 9, /* reduce stage's gradient bucket mb (version 3) */
 	PPCC_OP_REDUCE_SCATTER_GRAD = 10, /* reduce-scatter bucket mb (version 4) */
-	PPCC_OP_ALL_GATHER_PARAM = 11 /* all-gather parameter bucket mb (version 4) */
+	PPCC_OP_ALL_GATHER_PARAM = 11, /* all-gather parameter bucket mb (version 4) */
+	PPCC_OP_UNSHARD_PARAM = 12 /* gather bucket mb for one compute (version 5) */
 } ppcc_op;
 
-#define PPCC_OP_COUNT 12
+#define PPCC_OP_COUNT 13
 
 typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_GPIPE = 0,
@@ -139,8 +168,8 @@ typedef enum ppcc_schedule_kind {
 #define PPCC_SCHED_COUNT 9
 
 /* One action.  peer is -1 and bytes 0 for compute; peer is -1 for the
- * collectives (REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM),
- * whose mb is the bucket. */
+ * collectives (REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM,
+ * UNSHARD_PARAM), whose mb is the bucket. */
 typedef struct ppcc_action {
 	int32_t op;    /* ppcc_op */
 	int32_t stage; /* global virtual stage */
@@ -168,7 +197,7 @@ typedef struct ppcc_stage_info {
 } ppcc_stage_info;
 
 typedef struct ppcc_schedule {
-	int32_t version;       /* 1 to 4 (PPCC_SCHEDULE_VERSION, above) */
+	int32_t version;       /* 1 to 5 (PPCC_SCHEDULE_VERSION, above) */
 	int32_t kind;          /* ppcc_schedule_kind */
 	int32_t n_ranks;       /* p */
 	int32_t n_chunks;      /* v */

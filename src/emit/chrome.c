@@ -6,7 +6,8 @@
  * for compute, thread 1 for communication and, when the plan is data
  * parallel, thread 2 for its collectives ("dp reduce": REDUCE_GRAD, or
  * under ZeRO REDUCE_SCATTER_GRAD and the ALL_GATHER_PARAM prologue,
- * which takes the channel from 0, simulate.c); every
+ * which takes the channel from 0, or ZeRO-3's UNSHARD_PARAM gathers,
+ * simulate.c); every
  * action is a complete event (ph "X") whose ts and dur are the simulated
  * start and duration in microseconds, named like "F s2 mb3", "SEND_F s2
  * mb3" or "REDUCE_GRAD s2 bucket0", with category "compute", "comm" or

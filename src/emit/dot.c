@@ -11,7 +11,9 @@
  * dark boxes along the bottom of the rank's row, at their simulated
  * times on that channel, and the axis reaches the last of them
  * (REDUCE_SCATTER_GRAD, under ZeRO, the same way; the ALL_GATHER_PARAM
- * prologue, which takes the channel from 0, is not drawn).
+ * prologue, which takes the channel from 0, and ZeRO-3's UNSHARD_PARAM
+ * gathers are not drawn: a compute's wait for its gathers shows as the
+ * gap before it).
  * Every node has a pinned position (pos "x,y!", in points) and a fixed
  * size, and the picture has no edges: nothing is left to a layout engine.
  * libgvc lays it out with the "nop" engine, the library form of `neato -n`;

@@ -80,7 +80,7 @@ static const char *const schedule_h_names[] = {
 	"PPCC_SCHED_COUNT", "PPCC_OP_F", "PPCC_OP_B", "PPCC_OP_I", "PPCC_OP_W",
 	"PPCC_OP_SEND_F", "PPCC_OP_RECV_F", "PPCC_OP_SEND_B", "PPCC_OP_RECV_B",
 	"PPCC_OP_OVERLAP_F_B", "PPCC_OP_REDUCE_GRAD", "PPCC_OP_REDUCE_SCATTER_GRAD",
-	"PPCC_OP_ALL_GATHER_PARAM", "ppcc_op", "ppcc_schedule_kind",
+	"PPCC_OP_ALL_GATHER_PARAM", "PPCC_OP_UNSHARD_PARAM", "ppcc_op", "ppcc_schedule_kind",
 	"ppcc_action", "ppcc_rank_schedule",
 	"ppcc_stage_info", "ppcc_schedule",
 };
@@ -466,7 +466,7 @@ static void put_standalone_types(header_out *h, const ppcc_plan *p)
 	fprintf(f,
 		"/* One action.  peer is -1 and bytes 0 for compute; peer is -1\n"
 		" * for the collectives (REDUCE_GRAD, REDUCE_SCATTER_GRAD,\n"
-		" * ALL_GATHER_PARAM), whose mb is the bucket. */\n"
+		" * ALL_GATHER_PARAM, UNSHARD_PARAM), whose mb is the bucket. */\n"
 		"typedef struct %s_action {\n"
 		"\tint32_t op;    /* %s_op */\n"
 		"\tint32_t stage; /* global virtual stage */\n"

@@ -110,7 +110,9 @@ static void stage_json(ppcc_jw *w, const ppcc_stage_info *st,
  * holds them: the bucket in mb, peer -1, the bytes; the times of
  * REDUCE_GRAD and REDUCE_SCATTER_GRAD are their run on the rank's
  * communication channel, those of ALL_GATHER_PARAM its run in the
- * rank's prologue, on the same channel from time 0 (simulate.c). */
+ * rank's prologue, on the same channel from time 0, those of
+ * UNSHARD_PARAM their run on it from where the rank reaches them
+ * (simulate.c). */
 static void action_json(ppcc_jw *w, const ppcc_action *a, double start, double end)
 {
 	ppcc_jw_raw_n(w, "{\"op\":\"", 7);

@@ -259,8 +259,8 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 		breakdown_row(f, "context-parallel K and V exchange",
 			      it->cp_comm_ms, total);
 	if (c->pipeline.zero == 3)
-		breakdown_row(f, "ZeRO-3 weight all-gathers", it->zero3_comm_ms,
-			      total);
+		breakdown_row(f, "ZeRO-3 parameter gathers, exposed",
+			      it->zero3_comm_ms, total);
 	breakdown_row(f, "pipeline p2p", it->p2p_ms, total);
 	breakdown_row(f, "bubble", it->bubble_ms, total);
 	breakdown_row(f, "data-parallel communication, exposed",
@@ -274,7 +274,14 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 			ppcc_dp_bucket_bytes(&c->pipeline) / 1e6,
 			it->dp_comm_ms, it->dp_hidden_ms,
 			100 * it->dp_hidden_ms / it->dp_comm_ms);
-	if (it->dp_gathers > 0)
+	if (it->dp_gathers > 0 && c->pipeline.zero == 3)
+		fprintf(f, "  parameter gather: %ld UNSHARD_PARAM, %.3f ms "
+			"on the slowest rank's channel, %.3f ms exposed (the "
+			"longest any rank's computes waited for their "
+			"gathers; %.3f ms on rank %d, the busiest)\n",
+			it->dp_gathers, it->dp_gather_ms,
+			it->dp_gather_exposed_ms, it->zero3_comm_ms, it->rank);
+	else if (it->dp_gathers > 0)
 		fprintf(f, "  parameter gather: %ld ALL_GATHER_PARAM, %.3f ms "
 			"on the slowest rank's channel from the step's start, "
 			"%.3f ms exposed (the longest any rank's first "
@@ -453,8 +460,9 @@ static void print_auto(FILE *f, const ppcc_plan *p)
 			gathers |= p->best.estimate.dp_gather_ms[r] > 0;
 		if (gathers)
 			fprintf(f, "    (each order alone, without the ZeRO "
-				"prologue's parameter gathers the plans above "
-				"wait for)\n");
+				"%sparameter gathers the plans above "
+				"wait for)\n", p->config && p->config->pipeline.zero == 3
+				? "" : "prologue's ");
 		for (int i = 0; i < o->n; i++) {
 			const ppcc_auto_candidate *c = &o->candidates[i];
 			if (c->exact)

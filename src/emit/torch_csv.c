@@ -22,7 +22,15 @@
  * reduce-scatter, so REDUCE_SCATTER_GRAD is written `{stage}REDUCE_GRAD`
  * too; ALL_GATHER_PARAM, the gather of a sharded stage's parameters
  * before use, is PyTorch's `{stage}UNSHARD`, one cell per stage in the
- * same way.
+ * same way.  ZeRO-3's UNSHARD_PARAM groups, one per compute, become
+ * PyTorch's per-stage UNSHARD and RESHARD, which must alternate on a
+ * stage: `{stage}UNSHARD` where a group opens on a stage that has none
+ * waiting or in use, `{stage}RESHARD` after the compute that used its
+ * stage's last one (a stage whose next compute's gather was prefetched
+ * stays unsharded in between, which is what PyTorch's runtime makes of a
+ * second gather of the same parameters).  Its per-backward
+ * reduce-scatters are PyTorch's FSDP's own, inside the backward: only a
+ * stage's last round is written, as its one `{stage}REDUCE_GRAD`.
  *
  * Compute only (the default), the F/B/I/W actions are laid out on a grid
  * of lock-step time steps, and an empty cell is a step in which the rank
@@ -52,7 +60,8 @@ static void put_action(FILE *f, const ppcc_action *a)
 {
 	if (ppcc_op_is_reduction(a->op))
 		fprintf(f, "%dREDUCE_GRAD", (int)a->stage);
-	else if (a->op == PPCC_OP_ALL_GATHER_PARAM)
+	else if (a->op == PPCC_OP_ALL_GATHER_PARAM ||
+		 a->op == PPCC_OP_UNSHARD_PARAM)
 		fprintf(f, "%dUNSHARD", (int)a->stage);
 	else
 		fprintf(f, "%d%s%d", (int)a->stage, ppcc_op_name(a->op),
@@ -216,22 +225,67 @@ static int emit_torch_csv_body(FILE *f, const ppcc_plan *p,
 		return err;
 
 	if (o && o->with_comms) {
+		int S = s->n_stages;
+		/* per stage: its last reduction round's bucket 0, and its
+		 * UNSHARD_PARAM groups waiting or in use */
+		int32_t *last_red = ppcc_malloc((size_t)S * sizeof *last_red);
+		int32_t *held = ppcc_malloc((size_t)S * sizeof *held);
+		if (!last_red || !held) {
+			ppcc_free(last_red);
+			ppcc_free(held);
+			err = PPCC_ENOMEM;
+			goto out;
+		}
 		for (int r = 0; r < s->n_ranks; r++) {
 			const ppcc_rank_schedule *rs = &s->ranks[r];
 			int cells = 0;
+			/* the groups' stages, oldest first (at most two wait) */
+			int queue[4], n_queue = 0;
+			for (int st = 0; st < S; st++)
+				held[st] = 0;
+			for (int i = 0; i < rs->n_actions; i++)
+				if (ppcc_op_is_reduction(rs->actions[i].op) &&
+				    rs->actions[i].mb == 0)
+					last_red[rs->actions[i].stage] = i;
 			for (int i = 0; i < rs->n_actions;) {
 				const ppcc_action *x = &rs->actions[i];
-				if (ppcc_op_is_collective(x->op) && x->mb != 0) {
+				int st = x->stage;
+				if (x->op == PPCC_OP_UNSHARD_PARAM) {
+					int open = x->mb == 0 && n_queue < 4;
+					if (open)
+						queue[n_queue++] = st;
+					i++;
+					if (!open || held[st]++ > 0)
+						continue;
+				} else if ((ppcc_op_is_collective(x->op) && x->mb != 0) ||
+					   (ppcc_op_is_reduction(x->op) &&
+					    last_red[st] != i)) {
 					i++;
 					continue;
+				} else {
+					i += cell_len(x);
 				}
 				if (cells++)
 					fputc(',', f);
 				put_cell(f, x);
-				i += cell_len(x);
+				/* the computes served: the cell's, or a pair's two */
+				int served = n_queue > 0 && x->op <= PPCC_OP_I
+					? 1 : x->op == PPCC_OP_OVERLAP_F_B && n_queue >= 2
+					? 2 : 0;
+				for (int k = 0; k < served; k++) {
+					int q = queue[0];
+					memmove(queue, queue + 1,
+						(size_t)--n_queue * sizeof *queue);
+					if (--held[q] == 0) {
+						fprintf(f, ",%dRESHARD", q);
+						cells++;
+					}
+				}
 			}
 			fputc('\n', f);
 		}
+		ppcc_free(last_red);
+		ppcc_free(held);
 		goto out;
 	}
 

@@ -1229,6 +1229,17 @@ static int rt_check_schedule(ppcc_rt *rt)
 		const ppcc_action *a = &rs->actions[i];
 		const ppcc_stage_info *st = &s->stages[a->stage];
 		uint64_t want = 0;
+		if (a->op == PPCC_OP_UNSHARD_PARAM) {
+			/* every rank of a ZeRO-3 schedule has them, so every
+			 * rank stops here, and rt_agree tells the others */
+			ppcc_rt_report(rt, "schedule: action %d UNSHARD_PARAM "
+				       "stage %" PRId32 " bucket %" PRId32 ": "
+				       "ZeRO-3's gathers before each compute "
+				       "(schedule version 5) are not run by "
+				       "this runtime; plan with pipeline.zero "
+				       "1 or 2", i, a->stage, a->mb);
+			return PPCC_RT_EINPUT;
+		}
 		if (a->op == PPCC_OP_RECV_F || a->op == PPCC_OP_SEND_B)
 			want = st->recv_bytes;
 		else if (a->op == PPCC_OP_SEND_F || a->op == PPCC_OP_RECV_B)

@@ -27,9 +27,35 @@
  * rank's stages come in the order of their first forward, so a runtime
  * that waited per stage rather than for the whole prologue would
  * overlap the later stages' gathers with the first forwards, as
- * Megatron-LM's --overlap-param-gather does.  Under ZeRO-3 parameters
- * are gathered before each forward and backward, inside the trainer's
- * callbacks (plan.c charges them to F and B): no ALL_GATHER_PARAM.
+ * Megatron-LM's --overlap-param-gather does.
+ *
+ * Under ZeRO-3 the parameters are sharded too, so each F, B and I of a
+ * stage needs that stage's parameters gathered first (W needs none):
+ * one UNSHARD_PARAM per bucket, the gradient buckets' slices of the
+ * stage's 16-bit weights (2 bytes a parameter: the stage's 2 params / t
+ * bytes on one device in all, the bytes plan.c prices per layer),
+ * buckets in order.  A group per bucket rather than one per stage: the
+ * shards a replica gathers from are exactly the slices its optimizer
+ * updated and its reduce-scatters left it, bucket by bucket, so the
+ * runtime gathers into the buffers the trainer registered per bucket
+ * (ppcc_rt_param_register), and a stage of many buckets gathers its
+ * first one while the channel still runs the last one's neighbours.
+ * Each compute's group is listed right after the compute two before it
+ * on the rank (the first two computes' at the start of the list): the
+ * gathers of the next compute but one are posted when a compute ends,
+ * so they run on the channel during the next compute, and a compute
+ * waits only for its own group (the groups serve the computes in list
+ * order, schedule.h).  Where the compute two before is the F of an
+ * overlapped pair (DualPipeV) the group goes after the pair's B
+ * instead, nothing being allowed between the pair's halves; so a rank
+ * holds at most two groups' buffers at any time, the one its compute
+ * uses and the one prefetched (the memory the simulator counts).
+ * Every backward (B, or W of a split backward) is then followed by the
+ * stage's REDUCE_SCATTER_GRAD actions, the gathers first where both
+ * follow one compute (a gather delays the next compute; a reduction
+ * only the step's end): the full gradients are not kept between
+ * microbatches.  No ALL_GATHER_PARAM: the first gathers of the next
+ * step read the shards the optimizers updated.
  *
  * The pass copies each rank's list into a new one in the arena (the old
  * lists, which plan.c shares between the variants of a plan, are left as
@@ -79,6 +105,37 @@ int ppcc_schedule_place_reductions(ppcc_schedule *s, ppcc_arena *a,
 					       0, 0);
 }
 
+/* An F, B or I: a compute that reads the stage's parameters. */
+static int uses_params(int op)
+{
+	return op == PPCC_OP_F || op == PPCC_OP_B || op == PPCC_OP_I;
+}
+
+/* Appends to w at *k the UNSHARD_PARAM group of the next compute after
+ * action *ahead of the rank's list that uses its parameters, moving
+ * *ahead to that compute; 0 when there is none. */
+static int unshard_next(ppcc_action *w, int32_t *k, const ppcc_rank_schedule *old,
+			int S, int32_t *ahead, const int64_t *nb,
+			const uint64_t *total, uint64_t bucket,
+			double param_per_grad)
+{
+	int32_t i = *ahead + 1;
+	while (i < old->n_actions && (!uses_params(old->actions[i].op) ||
+				      old->actions[i].stage < 0 ||
+				      old->actions[i].stage >= S))
+		i++;
+	if (i >= old->n_actions)
+		return 0;
+	*ahead = i;
+	int st = old->actions[i].stage;
+	for (int64_t b = 0; b < nb[st]; b++) {
+		double g = (double)bucket_bytes_of(b, nb[st], total[st], bucket);
+		w[(*k)++] = (ppcc_action){PPCC_OP_UNSHARD_PARAM, st, (int32_t)b, -1,
+					  (uint64_t)llround(g * param_per_grad)};
+	}
+	return 1;
+}
+
 int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
 				    const double *grad_bytes,
 				    double bucket_bytes, int zero,
@@ -86,10 +143,12 @@ int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
 {
 	int S = s->n_stages, p = s->n_ranks;
 	int gather = zero == 1 || zero == 2;
+	int unshard = zero == 3;
 	int red_op = zero >= 1 ? PPCC_OP_REDUCE_SCATTER_GRAD : PPCC_OP_REDUCE_GRAD;
 	if (!s->ranks || !s->stages || S < 1 || p < 1 || zero < 0 || zero > 3 ||
 	    !(bucket_bytes >= 1) || bucket_bytes > 0x1p62 ||
-	    (gather && !(param_per_grad >= 0 && param_per_grad <= 64)))
+	    ((gather || unshard) &&
+	     !(param_per_grad >= 0 && param_per_grad <= 64)))
 		return PPCC_EINPUT;
 	uint64_t bucket = (uint64_t)llround(bucket_bytes);
 	uint64_t *total = ppcc_arena_alloc(a, (size_t)S, sizeof *total);
@@ -97,8 +156,11 @@ int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
 	int32_t *last = ppcc_arena_alloc(a, (size_t)S, sizeof *last);
 	int32_t *first = ppcc_arena_alloc(a, (size_t)S, sizeof *first);
 	int *order = ppcc_arena_alloc(a, (size_t)S, sizeof *order);
+	/* per stage: its F, B and I, and its B and W (ZeRO-3's counts) */
+	int64_t *uses = ppcc_arena_alloc(a, (size_t)S, sizeof *uses);
+	int64_t *backs = ppcc_arena_alloc(a, (size_t)S, sizeof *backs);
 	ppcc_rank_schedule *rs = ppcc_arena_alloc(a, (size_t)p, sizeof *rs);
-	if (!total || !nb || !last || !first || !order || !rs)
+	if (!total || !nb || !last || !first || !order || !uses || !backs || !rs)
 		return PPCC_ENOMEM;
 	for (int st = 0; st < S; st++) {
 		double g = grad_bytes[st];
@@ -108,6 +170,7 @@ int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
 		nb[st] = reduce_buckets(total[st], bucket);
 		last[st] = -1;
 		first[st] = -1;
+		uses[st] = backs[st] = 0;
 	}
 	for (int r = 0; r < p; r++) {
 		const ppcc_rank_schedule *old = &s->ranks[r];
@@ -116,9 +179,13 @@ int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
 			const ppcc_action *x = &old->actions[i];
 			if (ppcc_op_is_collective(x->op))
 				return PPCC_EINPUT; /* placed already */
-			if ((x->op == PPCC_OP_B || x->op == PPCC_OP_W) &&
-			    x->stage >= 0 && x->stage < S)
+			if (x->stage < 0 || x->stage >= S)
+				continue;
+			if (x->op == PPCC_OP_B || x->op == PPCC_OP_W) {
 				last[x->stage] = i;
+				backs[x->stage]++;
+			}
+			uses[x->stage] += uses_params(x->op);
 			if (x->op == PPCC_OP_F && x->stage >= 0 && x->stage < S &&
 			    first[x->stage] < 0)
 				first[x->stage] = i;
@@ -128,7 +195,16 @@ int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
 			if (s->stages[st].rank == r) {
 				if (last[st] < 0 || first[st] < 0)
 					return PPCC_EINPUT; /* no backward */
-				n += gather ? 2 * nb[st] : nb[st];
+				if (unshard) {
+					/* a group per compute, reductions per
+					 * backward (overflow: the int32 check) */
+					double more = (double)nb[st] *
+						      (double)(uses[st] + backs[st]);
+					n = more > INT32_MAX ? (int64_t)INT32_MAX + 1
+						: n + (int64_t)more;
+				} else {
+					n += gather ? 2 * nb[st] : nb[st];
+				}
 				/* by first forward (insertion: v is small) */
 				int at = n_own++;
 				while (at > 0 && first[order[at - 1]] > first[st]) {
@@ -153,11 +229,29 @@ int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
 						       (uint64_t)llround(g * param_per_grad)};
 			}
 		}
+		/* ZeRO-3: the groups of the first two computes open the
+		 * list; ahead is the last compute whose group is listed,
+		 * done counts the computes listed */
+		int32_t ahead = -1;
+		int64_t listed = 0, done = 0;
+		for (int j = 0; unshard && j < 2; j++)
+			listed += unshard_next(w, &k, old, S, &ahead, nb, total,
+					       bucket, param_per_grad);
 		for (int32_t i = 0; i < old->n_actions; i++) {
 			const ppcc_action *x = &old->actions[i];
 			w[k++] = *x;
+			if (unshard && uses_params(x->op)) {
+				done++;
+				/* not between a pair's halves */
+				int pair_f = x->op == PPCC_OP_F && i > 0 &&
+					     old->actions[i - 1].op == PPCC_OP_OVERLAP_F_B;
+				while (!pair_f && listed < done + 2 &&
+				       unshard_next(w, &k, old, S, &ahead, nb, total,
+						    bucket, param_per_grad))
+					listed++;
+			}
 			if ((x->op != PPCC_OP_B && x->op != PPCC_OP_W) ||
-			    last[x->stage] != i)
+			    (!unshard && last[x->stage] != i))
 				continue;
 			int st = x->stage;
 			for (int64_t b = 0; b < nb[st]; b++)
@@ -165,11 +259,13 @@ int ppcc_schedule_place_collectives(ppcc_schedule *s, ppcc_arena *a,
 						       bucket_bytes_of(b, nb[st],
 								       total[st], bucket)};
 		}
+		if (k != n)
+			return PPCC_EINTERNAL;
 		rs[r] = (ppcc_rank_schedule){old->rank, (int32_t)n, w};
 	}
 	s->ranks = rs;
 	/* the oldest format that holds what was placed */
-	s->version = zero >= 1 ? 4 : 3;
+	s->version = unshard ? 5 : zero >= 1 ? 4 : 3;
 	s->fingerprint = 0;
 	return 0;
 }
