@@ -505,9 +505,7 @@ static ppcc_action *action_slot(reader *rd)
 			rd->blocks = b;
 		rd->last_block = b;
 	}
-	ppcc_action *a = &rd->last_block->a[at];
-	memset(a, 0, sizeof *a);
-	return a;
+	return &rd->last_block->a[at];
 }
 
 static void blocks_free(reader *rd)
@@ -519,25 +517,71 @@ static void blocks_free(reader *rd)
 	rd->blocks = rd->last_block = NULL;
 }
 
-static inline int known_key(const key_name *keys, int n,
-			    const unsigned char *k, size_t len);
+static inline int same_bytes(const char *a, const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != (char)b[i])
+			return 0;
+	return 1;
+}
+
+static inline int known_key(const key_name *keys, int n, const unsigned char *k,
+			    size_t len)
+{
+	for (int i = 0; i < n; i++)
+		if (keys[i].len == len && same_bytes(keys[i].name, k, len))
+			return i;
+	return K_UNKNOWN;
+}
+
+static const key_name op_names[PPCC_OP_COUNT] = {
+	[PPCC_OP_F] = KEY("F"), [PPCC_OP_B] = KEY("B"),
+	[PPCC_OP_I] = KEY("I"), [PPCC_OP_W] = KEY("W"),
+	[PPCC_OP_SEND_F] = KEY("SEND_F"), [PPCC_OP_RECV_F] = KEY("RECV_F"),
+	[PPCC_OP_SEND_B] = KEY("SEND_B"), [PPCC_OP_RECV_B] = KEY("RECV_B"),
+	[PPCC_OP_OVERLAP_F_B] = KEY("OVERLAP_F_B"),
+	[PPCC_OP_REDUCE_GRAD] = KEY("REDUCE_GRAD"),
+	[PPCC_OP_REDUCE_SCATTER_GRAD] = KEY("REDUCE_SCATTER_GRAD"),
+	[PPCC_OP_ALL_GATHER_PARAM] = KEY("ALL_GATHER_PARAM"),
+	[PPCC_OP_UNSHARD_PARAM] = KEY("UNSHARD_PARAM"),
+};
+
+/* The op named by the n bytes at t (not NUL-terminated), or -1: the slot
+ * (first + 4 last + n) mod 32 of its first and last letters and length
+ * is distinct for each name, so one comparison, with no branch on which
+ * op it may be. */
+#define OP_SLOT(first, last, n) (((first) + 4 * (last) + (n)) & 31)
+static inline int op_of(const unsigned char *t, size_t n)
+{
+	/* 1 + the op (a slot given twice would be -Woverride-init's
+	 * warning), 0 for none */
+	static const int8_t slots[32] = {
+		[OP_SLOT('F', 'F', 1)] = 1 + PPCC_OP_F,
+		[OP_SLOT('B', 'B', 1)] = 1 + PPCC_OP_B,
+		[OP_SLOT('I', 'I', 1)] = 1 + PPCC_OP_I,
+		[OP_SLOT('W', 'W', 1)] = 1 + PPCC_OP_W,
+		[OP_SLOT('S', 'F', 6)] = 1 + PPCC_OP_SEND_F,
+		[OP_SLOT('R', 'F', 6)] = 1 + PPCC_OP_RECV_F,
+		[OP_SLOT('S', 'B', 6)] = 1 + PPCC_OP_SEND_B,
+		[OP_SLOT('R', 'B', 6)] = 1 + PPCC_OP_RECV_B,
+		[OP_SLOT('O', 'B', 11)] = 1 + PPCC_OP_OVERLAP_F_B,
+		[OP_SLOT('R', 'D', 11)] = 1 + PPCC_OP_REDUCE_GRAD,
+		[OP_SLOT('R', 'D', 19)] = 1 + PPCC_OP_REDUCE_SCATTER_GRAD,
+		[OP_SLOT('A', 'M', 16)] = 1 + PPCC_OP_ALL_GATHER_PARAM,
+		[OP_SLOT('U', 'M', 13)] = 1 + PPCC_OP_UNSHARD_PARAM,
+	};
+	if (n == 0 || n > 19)
+		return -1;
+	int op = slots[OP_SLOT(t[0], t[n - 1], n)] - 1;
+	return op >= 0 && op_names[op].len == n && same_bytes(op_names[op].name, t, n)
+		? op : -1;
+}
 
 /* ppcc_op_parse, without a call to strcmp per name */
 static int op_parse(const char *t)
 {
-	static const key_name ops[PPCC_OP_COUNT] = {
-		[PPCC_OP_F] = KEY("F"), [PPCC_OP_B] = KEY("B"),
-		[PPCC_OP_I] = KEY("I"), [PPCC_OP_W] = KEY("W"),
-		[PPCC_OP_SEND_F] = KEY("SEND_F"), [PPCC_OP_RECV_F] = KEY("RECV_F"),
-		[PPCC_OP_SEND_B] = KEY("SEND_B"), [PPCC_OP_RECV_B] = KEY("RECV_B"),
-		[PPCC_OP_OVERLAP_F_B] = KEY("OVERLAP_F_B"),
-		[PPCC_OP_REDUCE_GRAD] = KEY("REDUCE_GRAD"),
-		[PPCC_OP_REDUCE_SCATTER_GRAD] = KEY("REDUCE_SCATTER_GRAD"),
-		[PPCC_OP_ALL_GATHER_PARAM] = KEY("ALL_GATHER_PARAM"),
-		[PPCC_OP_UNSHARD_PARAM] = KEY("UNSHARD_PARAM"),
-	};
-	int k = known_key(ops, PPCC_OP_COUNT, (const unsigned char *)t, strlen(t));
-	return k == K_UNKNOWN ? ppcc_op_parse(t) : k;
+	int k = op_of((const unsigned char *)t, strlen(t));
+	return k < 0 ? ppcc_op_parse(t) : k;
 }
 
 static int action_done(reader *rd, int is_object)
@@ -549,19 +593,11 @@ static int action_done(reader *rd, int is_object)
 	ppcc_action dummy, *act = keep ? action_slot(rd) : &dummy;
 	if (!act)
 		return oom(rd);
-	memset(act, 0, sizeof *act);
-	pathref pr = {P_ACTION, rd->rank_index, rd->n_actions, NULL};
-	const pathref *path = &pr;
-	char text[96];
-	rd->n_actions++;
-	sink k = {rd, &rd->rank_msgs, NULL};
-	if (!is_object) {
-		complain(&k, path_text(text, sizeof text, path), "expected an object");
-		return !rd->oom;
-	}
+	int64_t at = rd->n_actions++;
 	const field *f = rd->af;
-	/* what ppcc writes: every field there, in range */
-	int op = f[A_OP].type == T_STRING && !rd->op_long ? op_parse(rd->op_text) : -1;
+	/* what ppcc writes: every field there, in range (the op's string
+	 * was looked up as it came, in af[A_OP].i) */
+	int op = is_object && f[A_OP].type == T_STRING ? (int)f[A_OP].i : -1;
 	int comm = ppcc_op_is_comm(op) || ppcc_op_is_collective(op);
 	if (op >= 0 && f[A_STAGE].type == T_INTEGER && f[A_MB].type == T_INTEGER &&
 	    f[A_STAGE].i >= INT32_MIN && f[A_STAGE].i <= INT32_MAX &&
@@ -570,15 +606,26 @@ static int action_done(reader *rd, int is_object)
 	     (f[A_PEER].type == T_INTEGER && f[A_BYTES].type == T_INTEGER &&
 	      f[A_PEER].i >= INT32_MIN && f[A_PEER].i <= INT32_MAX &&
 	      f[A_BYTES].i >= 0))) {
-		act->op = op;
-		act->stage = (int32_t)f[A_STAGE].i;
-		act->mb = (int32_t)f[A_MB].i;
-		act->peer = comm ? (int32_t)f[A_PEER].i : -1;
-		act->bytes = comm ? (uint64_t)f[A_BYTES].i : 0;
+		*act = (ppcc_action){
+			.op = op,
+			.stage = (int32_t)f[A_STAGE].i,
+			.mb = (int32_t)f[A_MB].i,
+			.peer = comm ? (int32_t)f[A_PEER].i : -1,
+			.bytes = comm ? (uint64_t)f[A_BYTES].i : 0,
+		};
 		return 1;
 	}
+	memset(act, 0, sizeof *act);
+	pathref pr = {P_ACTION, rd->rank_index, at, NULL};
+	const pathref *path = &pr;
+	char text[96];
+	sink k = {rd, &rd->rank_msgs, NULL};
+	if (!is_object) {
+		complain(&k, path_text(text, sizeof text, path), "expected an object");
+		return !rd->oom;
+	}
 	if (member(&k, &f[A_OP], path, "op", T_STRING)) {
-		act->op = rd->op_long ? -1 : op_parse(rd->op_text);
+		act->op = op;
 		if (act->op < 0) {
 			char msg[200];
 			snprintf(msg, sizeof msg, "unknown op '%.40s' (F, B, I, W, "
@@ -669,22 +716,6 @@ static int rank_done(reader *rd, int is_object)
 
 /* ---- keys ------------------------------------------------------------- */
 
-static inline int same_bytes(const char *a, const unsigned char *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != (char)b[i])
-			return 0;
-	return 1;
-}
-
-static inline int known_key(const key_name *keys, int n, const unsigned char *k,
-			    size_t len)
-{
-	for (int i = 0; i < n; i++)
-		if (keys[i].len == len && same_bytes(keys[i].name, k, len))
-			return i;
-	return K_UNKNOWN;
-}
 
 static int rehash(reader *rd, size_t n_buckets)
 {
@@ -846,12 +877,15 @@ static int scalar_at(reader *rd, field *f, int type, int64_t i, double d,
 		f->d = d;
 		if (type == T_STRING) {
 			frame *fr = &rd->stack[rd->depth - 1];
-			if (fr->ctx == C_ACTION) {
+			if (fr->ctx == C_ACTION && fr->key != A_OP) {
+				f->s = NULL; /* only its type is checked */
+			} else if (fr->ctx == C_ACTION) {
 				/* the op: only its first 40 bytes are ever shown */
 				size_t k = n < sizeof rd->op_text - 1 ? n : sizeof rd->op_text - 1;
 				memcpy(rd->op_text, s, k);
 				rd->op_text[k] = '\0';
 				rd->op_long = n >= sizeof rd->op_text - 1;
+				f->i = rd->op_long ? -1 : op_parse(rd->op_text);
 			} else if (!(f->s = arena_string(rd, s, n))) {
 				return 0;
 			}
@@ -877,10 +911,42 @@ static int cb_boolean(void *ctx, int b)
 	return scalar(ctx, b ? T_TRUE : T_FALSE, 0, 0, NULL, 0);
 }
 
+/* A number of at most 18 digits (no overflow) with no fraction or
+ * exponent, into *out; 0 for any other. */
+static inline int small_integer(const char *s, size_t n, int64_t *out)
+{
+	if (n >= 19)
+		return 0;
+	size_t i = s[0] == '-';
+	int64_t v = 0;
+	for (; i < n; i++) {
+		unsigned digit = (unsigned)(unsigned char)s[i] - '0';
+		if (digit > 9)
+			return 0;
+		v = v * 10 + digit;
+	}
+	*out = s[0] == '-' ? -v : v;
+	return 1;
+}
+
 static int cb_number(void *ctx, const char *s, size_t n)
 {
 	reader *rd = ctx;
 	char buf[64];
+	/* the hot path: an action's stage, mb, peer or bytes, or a number
+	 * under a key that is not kept (its times) */
+	if (rd->depth > 0 && rd->stack[rd->depth - 1].ctx == C_ACTION) {
+		const frame *fr = &rd->stack[rd->depth - 1];
+		int64_t v;
+		if (fr->key == K_UNKNOWN)
+			return value_begin(rd, T_REAL);
+		if (small_integer(s, n, &v)) {
+			if (!value_begin(rd, T_INTEGER))
+				return 0;
+			rd->af[fr->key] = (field){T_INTEGER, v, 0, NULL};
+			return 1;
+		}
+	}
 	/* Only the values of known keys are converted: a value of an
 	 * unknown key is only counted. */
 	field *f = value_field(rd);
@@ -935,6 +1001,17 @@ static int cb_number(void *ctx, const char *s, size_t n)
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
 	reader *rd = ctx;
+	/* the hot path: an action's op, one of the names (so no NUL) */
+	if (rd->depth > 0 && rd->stack[rd->depth - 1].ctx == C_ACTION &&
+	    rd->stack[rd->depth - 1].key == A_OP) {
+		int op = op_of(s, n);
+		if (op >= 0) {
+			if (!value_begin(rd, T_STRING))
+				return 0;
+			rd->af[A_OP] = (field){T_STRING, op, 0, NULL};
+			return 1;
+		}
+	}
 	if (memchr(s, '\0', n))
 		return stop(rd, "\\u0000 is not allowed in a string");
 	return scalar(rd, T_STRING, 0, 0, s, n);
@@ -1020,11 +1097,48 @@ static int cb_start_array(void *ctx)
 	return push(ctx, 0);
 }
 
+/* The known key of an action the n bytes at k spell, or K_UNKNOWN: the
+ * slot (3 len + k[0]) mod 16 is distinct for each of the seven, so one
+ * comparison, with no branch on which key it may be. */
+typedef struct key_slot {
+	int8_t id, len;
+	char name[9];
+} key_slot;
+
+static inline int action_key(const unsigned char *k, size_t len)
+{
+	/* (a slot given twice would be -Woverride-init's warning) */
+	static const key_slot slots[16] = {
+		[(3 * 2 + 'o') & 15] = {A_OP, 2, "op"},
+		[(3 * 2 + 'm') & 15] = {A_MB, 2, "mb"},
+		[(3 * 5 + 's') & 15] = {A_STAGE, 5, "stage"},
+		[(3 * 5 + 'b') & 15] = {A_BYTES, 5, "bytes"},
+		[(3 * 4 + 'p') & 15] = {A_PEER, 4, "peer"},
+		[(3 * 8 + 's') & 15] = {A_START, 8, "start_ms"},
+		[(3 * 6 + 'e') & 15] = {A_END, 6, "end_ms"},
+	};
+	if (len == 0 || len > 8)
+		return K_UNKNOWN;
+	const key_slot *e = &slots[(3 * len + k[0]) & 15];
+	return e->len == (int)len && same_bytes(e->name, k, len) ? e->id : K_UNKNOWN;
+}
+
 static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
 {
 	reader *rd = ctx;
 	frame *fr = &rd->stack[rd->depth - 1];
 	int id = K_UNKNOWN;
+	/* the hot path: one of these per action and key; an unknown key
+	 * goes the common way, to the table of keys */
+	if (fr->ctx == C_ACTION && (id = action_key(k, len)) != K_UNKNOWN) {
+		if (fr->seen & (1u << id))
+			return stop(rd, "duplicate object key near '\"%.*s\"'",
+				    (int)len, (const char *)k);
+		fr->seen |= 1u << id;
+		/* the times are not kept */
+		fr->key = id >= A_START ? K_UNKNOWN : id;
+		return 1;
+	}
 	if (len == 0 || (len < 24 && fr->ctx != C_SKIP)) {
 		/* known keys are short; a NUL cannot match one */
 	} else if (memchr(k, '\0', len)) {
@@ -1034,22 +1148,7 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
 	case C_ROOT: id = known_key(root_keys, R_N, k, len); break;
 	case C_STAGE: id = known_key(stage_keys, S_N, k, len); break;
 	case C_RANK: id = known_key(rank_keys, K_N, k, len); break;
-	case C_ACTION:
-		/* the hot path: one of these per action and key */
-		switch (len) {
-		case 2:
-			id = k[0] == 'o' && k[1] == 'p' ? A_OP
-			     : k[0] == 'm' && k[1] == 'b' ? A_MB : K_UNKNOWN;
-			break;
-		case 5:
-			id = same_bytes("stage", k, 5) ? A_STAGE
-			     : same_bytes("bytes", k, 5) ? A_BYTES : K_UNKNOWN;
-			break;
-		case 4: id = same_bytes("peer", k, 4) ? A_PEER : K_UNKNOWN; break;
-		case 8: id = same_bytes("start_ms", k, 8) ? A_START : K_UNKNOWN; break;
-		case 6: id = same_bytes("end_ms", k, 6) ? A_END : K_UNKNOWN; break;
-		}
-		break;
+	case C_ACTION: break; /* not one of its keys (above) */
 	}
 	if (id != K_UNKNOWN) {
 		if (fr->seen & (1u << id))

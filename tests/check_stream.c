@@ -396,6 +396,47 @@ START_TEST(reader_holds_back_errors_until_the_header_is_known)
 }
 END_TEST
 
+/* A string under an action's stage or mb is that field's error alone:
+ * the op written before it is still the op (it was once taken for the
+ * op's text, "unknown op 'x'" beside the field's own error), and an op
+ * is named by its exact letters, whatever its length or case. */
+START_TEST(reader_reports_a_string_field_of_an_action_as_that_field)
+{
+	char *dir = tu_mkdtemp();
+	read_result r;
+	read_text(&r, dir, "string-stage.json",
+		  "{\"format\": \"ppcc-schedule\", \"version\": 1, \"schedule\": \"gpipe\", "
+		  "\"stages\": 1, \"chunks\": 1, \"microbatches\": 1, \"partition\": " PART ", "
+		  "\"ranks\": [{\"rank\": 0, \"actions\": [{\"op\": \"F\", \"stage\": \"x\", "
+		  "\"mb\": 0}, {\"op\": \"B\", \"stage\": 0, \"mb\": \"SEND_F\"}]}]}");
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	ck_assert_str_eq(r.diag.text,
+			 "0:0: error: ranks[0].actions[0].stage: expected an integer\n"
+			 "0:0: error: ranks[0].actions[1].mb: expected an integer\n");
+	ppcc_arena_free(r.a);
+	read_text(&r, dir, "near-ops.json",
+		  "{\"format\": \"ppcc-schedule\", \"version\": 1, \"schedule\": \"gpipe\", "
+		  "\"stages\": 1, \"chunks\": 1, \"microbatches\": 1, \"partition\": " PART ", "
+		  "\"ranks\": [{\"rank\": 0, \"actions\": [{\"op\": \"SEND_FF\", \"stage\": 0, "
+		  "\"mb\": 0}, {\"op\": \"f\", \"stage\": 0, \"mb\": 0}, "
+		  "{\"op\": \"RECV_D\", \"stage\": 0, \"mb\": 0}, "
+		  "{\"op\": \"REDUCE_SCATTER_GRAB\", \"stage\": 0, \"mb\": 0}]}]}");
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+#define OPS " (F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B, " \
+	    "REDUCE_GRAD, REDUCE_SCATTER_GRAD or ALL_GATHER_PARAM)\n"
+	ck_assert_str_eq(r.diag.text,
+			 "0:0: error: ranks[0].actions[0].op: unknown op 'SEND_FF'" OPS
+			 "0:0: error: ranks[0].actions[1].op: unknown op 'f'" OPS
+			 "0:0: error: ranks[0].actions[2].op: unknown op 'RECV_D'" OPS
+			 "0:0: error: ranks[0].actions[3].op: unknown op "
+			 "'REDUCE_SCATTER_GRAB'" OPS);
+#undef OPS
+	ppcc_arena_free(r.a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* Duplicates are refused in every object, known key or not, at any depth;
  * the same key in sibling objects is not a duplicate. */
 START_TEST(reader_refuses_duplicate_keys_at_any_depth)
@@ -520,6 +561,7 @@ Suite *suite_stream(void)
 	TCase *r = tcase_create("reader");
 	tcase_add_test(r, reader_takes_keys_in_any_order);
 	tcase_add_test(r, reader_holds_back_errors_until_the_header_is_known);
+	tcase_add_test(r, reader_reports_a_string_field_of_an_action_as_that_field);
 	tcase_add_test(r, reader_refuses_duplicate_keys_at_any_depth);
 	tcase_add_test(r, reader_places_an_error_across_read_blocks);
 	tcase_add_test(r, reader_keeps_the_hostile_input_limits);
