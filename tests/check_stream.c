@@ -423,7 +423,7 @@ START_TEST(reader_reports_a_string_field_of_an_action_as_that_field)
 		  "{\"op\": \"REDUCE_SCATTER_GRAB\", \"stage\": 0, \"mb\": 0}]}]}");
 	ck_assert_int_eq(r.status, PPCC_EINPUT);
 #define OPS " (F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B, " \
-	    "REDUCE_GRAD, REDUCE_SCATTER_GRAD or ALL_GATHER_PARAM)\n"
+	    "REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM or UNSHARD_PARAM)\n"
 	ck_assert_str_eq(r.diag.text,
 			 "0:0: error: ranks[0].actions[0].op: unknown op 'SEND_FF'" OPS
 			 "0:0: error: ranks[0].actions[1].op: unknown op 'f'" OPS
