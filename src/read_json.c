@@ -534,18 +534,6 @@ static inline int known_key(const key_name *keys, int n, const unsigned char *k,
 	return K_UNKNOWN;
 }
 
-static const key_name op_names[PPCC_OP_COUNT] = {
-	[PPCC_OP_F] = KEY("F"), [PPCC_OP_B] = KEY("B"),
-	[PPCC_OP_I] = KEY("I"), [PPCC_OP_W] = KEY("W"),
-	[PPCC_OP_SEND_F] = KEY("SEND_F"), [PPCC_OP_RECV_F] = KEY("RECV_F"),
-	[PPCC_OP_SEND_B] = KEY("SEND_B"), [PPCC_OP_RECV_B] = KEY("RECV_B"),
-	[PPCC_OP_OVERLAP_F_B] = KEY("OVERLAP_F_B"),
-	[PPCC_OP_REDUCE_GRAD] = KEY("REDUCE_GRAD"),
-	[PPCC_OP_REDUCE_SCATTER_GRAD] = KEY("REDUCE_SCATTER_GRAD"),
-	[PPCC_OP_ALL_GATHER_PARAM] = KEY("ALL_GATHER_PARAM"),
-	[PPCC_OP_UNSHARD_PARAM] = KEY("UNSHARD_PARAM"),
-};
-
 /* The op named by the n bytes at t (not NUL-terminated), or -1: the slot
  * (first + 4 last + n) mod 32 of its first and last letters and length
  * is distinct for each name, so one comparison, with no branch on which
@@ -573,8 +561,10 @@ static inline int op_of(const unsigned char *t, size_t n)
 	if (n == 0 || n > 19)
 		return -1;
 	int op = slots[OP_SLOT(t[0], t[n - 1], n)] - 1;
-	return op >= 0 && op_names[op].len == n && same_bytes(op_names[op].name, t, n)
-		? op : -1;
+	/* the name in the op table (diag.c), as long as t (strnlen reads
+	 * no further than its end; t may hold a NUL) */
+	const char *name = op >= 0 ? ppcc_op_table[op].name : NULL;
+	return name && strnlen(name, n + 1) == n && same_bytes(name, t, n) ? op : -1;
 }
 
 /* ppcc_op_parse, without a call to strcmp per name */
