@@ -369,16 +369,13 @@ static int run_on(const char *text, char *const argv_head[], tu_run *run)
 
 /* ---- the timeline --------------------------------------------------------- */
 
-/* Checks that each compute action of p is one node "r<R>a<I>" whose left
- * edge is offset + start * scale and width duration * scale, the same
- * scale and offset for all (fitted from two actions), every rank on one
- * row, rank 0 on top; and that no other node has such a name. */
-static void check_timeline_boxes(const ppcc_plan *p, const char *text)
+/* The timeline's scale and offset (x = offset + ms * scale), fitted
+ * from the earliest compute action of rank 0 and the latest-starting
+ * one. */
+static void fit_timeline(Agraph_t *g, const ppcc_schedule *s,
+			 const ppcc_estimate *e, double *out_offset,
+			 double *out_scale)
 {
-	const ppcc_schedule *s = &p->best.schedule;
-	const ppcc_estimate *e = &p->best.estimate;
-	Agraph_t *g = parse_dot(text);
-	/* Fit from the earliest action of rank 0 and the latest-ending one. */
 	int lr = 0, li = -1, fi = -1;
 	for (int r = 0; r < s->n_ranks; r++)
 		for (int i = 0; i < s->ranks[r].n_actions; i++) {
@@ -402,8 +399,23 @@ static void check_timeline_boxes(const ppcc_plan *p, const char *text)
 	node_box(n1, &x2, &y2, &w2);
 	double scale = ((x2 - w2 / 2) - (x - w / 2)) /
 		       (e->start_ms[lr][li] - e->start_ms[0][fi]);
-	double offset = (x - w / 2) - e->start_ms[0][fi] * scale;
 	ck_assert_double_gt(scale, 0);
+	*out_scale = scale;
+	*out_offset = (x - w / 2) - e->start_ms[0][fi] * scale;
+}
+
+/* Checks that each compute action of p is one node "r<R>a<I>" whose left
+ * edge is offset + start * scale and width duration * scale, the same
+ * scale and offset for all (fitted from two actions), every rank on one
+ * row, rank 0 on top; and that no other node has such a name. */
+static void check_timeline_boxes(const ppcc_plan *p, const char *text)
+{
+	const ppcc_schedule *s = &p->best.schedule;
+	const ppcc_estimate *e = &p->best.estimate;
+	Agraph_t *g = parse_dot(text);
+	char name[64];
+	double x, y, w, offset, scale;
+	fit_timeline(g, s, e, &offset, &scale);
 
 	long seen = 0;
 	double prev_row_y = INFINITY;
@@ -468,6 +480,109 @@ START_TEST(timeline_places_each_compute_action_once_at_its_time)
 	text = emit_clean(&h.plan, PPCC_FMT_DOT, 0, NULL);
 	check_timeline_boxes(&h.plan, text);
 	free(text);
+}
+END_TEST
+
+/* A data-parallel plan's collectives on its channel lane: 1F1B, p = 2,
+ * m = 4, under ZeRO 1 (the ALL_GATHER_PARAM prologue and a
+ * REDUCE_SCATTER_GRAD per bucket) and ZeRO 3 (an UNSHARD_PARAM group
+ * before every compute, reduce-scatters after every backward).  Each
+ * collective is one node "r<R>c<I>" on its rank's row, its left edge and
+ * width at its simulated times on the compute boxes' scale, reductions
+ * dark and gathers light, the boxes of a rank never overlapping (one
+ * channel); the legend names both ops, and a plan without collectives
+ * has no lane. */
+START_TEST(timeline_draws_each_collective_on_its_rank_lane)
+{
+	for (int zero = 1; zero <= 3; zero += 2) {
+		fixture fx;
+		fixture_build(&fx, PPCC_SCHED_1F1B, 2, 4, 1);
+		ppcc_plan *pl = &fx.plan;
+		ppcc_stage_cost *c = (ppcc_stage_cost *)pl->best.costs;
+		for (int k = 0; k < 2; k++) {
+			c[k].dp_reduce_ms_per_byte = 0.01;
+			c[k].dp_gather_ms_per_byte = 0.005;
+			c[k].zero3_param_bytes = 250;
+		}
+		const double grad[2] = {250, 100};
+		ppcc_schedule *s = &pl->best.schedule;
+		ck_assert_int_eq(ppcc_schedule_place_collectives(s, fx.a, grad,
+								 100, zero, 1.0), 0);
+		ck_assert_int_eq(ppcc_simulate(&pl->best.estimate, fx.a, s, c), 0);
+		const ppcc_estimate *e = &pl->best.estimate;
+		char *text = emit_clean(pl, PPCC_FMT_DOT, 0, NULL);
+		check_timeline_boxes(pl, text);
+		Agraph_t *g = parse_dot(text);
+		double offset, scale;
+		fit_timeline(g, s, e, &offset, &scale);
+		long gathers = 0, reductions = 0;
+		for (int r = 0; r < s->n_ranks; r++) {
+			double row_y = NAN, last_right = -INFINITY;
+			for (int i = 0; i < s->ranks[r].n_actions; i++) {
+				const ppcc_action *a = &s->ranks[r].actions[i];
+				char name[32];
+				snprintf(name, sizeof name, "r%dc%d", r, i);
+				Agnode_t *n = agnode(g, name, 0);
+				int gather = a->op == PPCC_OP_ALL_GATHER_PARAM ||
+					     a->op == PPCC_OP_UNSHARD_PARAM;
+				int red = a->op == PPCC_OP_REDUCE_SCATTER_GRAD;
+				ck_assert_int_ne(a->op, PPCC_OP_REDUCE_GRAD);
+				if (!gather && !red) {
+					ck_assert_msg(n == NULL, "%s is not a collective",
+						      name);
+					continue;
+				}
+				ck_assert_msg(n != NULL, "zero %d: no node %s", zero,
+					      name);
+				gathers += gather;
+				reductions += red;
+				double x, y, w;
+				node_box(n, &x, &y, &w);
+				double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
+				ck_assert_double_gt(t1, t0);
+				ck_assert_msg(fabs(x - w / 2 - (offset + t0 * scale)) < 0.02,
+					      "%s: left %g, want %g", name, x - w / 2,
+					      offset + t0 * scale);
+				ck_assert_msg(fabs(w - (t1 - t0) * scale) < 0.02,
+					      "%s: width %g, want %g", name, w,
+					      (t1 - t0) * scale);
+				ck_assert_double_ge(x - w / 2 + 0.02, last_right);
+				last_right = x + w / 2;
+				if (isnan(row_y))
+					row_y = y;
+				ck_assert_double_eq(y, row_y);
+				ck_assert_str_eq(attr(n, "fillcolor"),
+						 gather ? "#9c9c9c" : "#3d3d3d");
+				ck_assert_ptr_nonnull(strstr(attr(n, "tooltip"),
+							     ppcc_op_name(a->op)));
+			}
+		}
+		/* stage 0's 250 bytes in 3 buckets, stage 1's 100 in one;
+		 * ZeRO 1 gathers each bucket once and reduces it once, ZeRO 3
+		 * gathers it before each of the 8 computes of its stage and
+		 * reduces it after each of the 4 backwards */
+		ck_assert_int_eq(gathers, zero == 1 ? 4 : 4 * 8);
+		ck_assert_int_eq(reductions, zero == 1 ? 4 : 4 * 4);
+		Agnode_t *legend = agnode(g, "legendGATHERtext", 0);
+		ck_assert_ptr_nonnull(legend);
+		char *words = label_text(attr(legend, "label"));
+		ck_assert_ptr_nonnull(strstr(words, zero == 1 ? "ALL_GATHER_PARAM"
+						       : "UNSHARD_PARAM"));
+		free(words);
+		ck_assert_ptr_nonnull(agnode(g, "legendREDUCE_GRAD", 0));
+		agclose(g);
+		free(text);
+		fixture_free(&fx);
+	}
+	fixture fx;
+	fixture_build(&fx, PPCC_SCHED_1F1B, 2, 4, 1);
+	char *text = emit_clean(&fx.plan, PPCC_FMT_DOT, 0, NULL);
+	Agraph_t *g = parse_dot(text);
+	ck_assert_ptr_null(agnode(g, "legendGATHER", 0));
+	ck_assert_ptr_null(agnode(g, "legendREDUCE_GRAD", 0));
+	agclose(g);
+	free(text);
+	fixture_free(&fx);
 }
 END_TEST
 
@@ -1363,6 +1478,7 @@ Suite *suite_dot(void)
 	TCase *tc = tcase_create("dot");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, timeline_places_each_compute_action_once_at_its_time);
+	tcase_add_test(tc, timeline_draws_each_collective_on_its_rank_lane);
 	tcase_add_test(tc, timeline_gives_each_op_its_own_colour);
 	tcase_add_test(tc, timeline_marks_chunks_by_shade_and_label);
 	tcase_add_test(tc, timeline_title_names_schedule_step_and_bubbles);

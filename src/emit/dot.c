@@ -6,14 +6,16 @@
  * The timeline is the diagram of the GPipe and Megatron-LM papers: one row
  * per rank, rank 0 on top, one box per compute action placed at its
  * simulated start and as wide as it lasts, so idle time shows as gaps.
- * A data-parallel plan's REDUCE_GRAD actions run on the rank's
- * communication channel, beside its compute: they are a lane of thin
- * dark boxes along the bottom of the rank's row, at their simulated
- * times on that channel, and the axis reaches the last of them
- * (REDUCE_SCATTER_GRAD, under ZeRO, the same way; the ALL_GATHER_PARAM
- * prologue, which takes the channel from 0, and ZeRO-3's UNSHARD_PARAM
- * gathers are not drawn: a compute's wait for its gathers shows as the
- * gap before it).
+ * A data-parallel plan's collectives run on the rank's communication
+ * channel, beside its compute: they are a lane of thin boxes along the
+ * bottom of the rank's row, at their simulated times on that channel,
+ * and the axis reaches the last of them.  The gradient reductions
+ * (REDUCE_GRAD, or REDUCE_SCATTER_GRAD under ZeRO) are dark, the
+ * parameter gathers (ALL_GATHER_PARAM, the prologue of ZeRO 1 and 2,
+ * which takes the channel from 0, and ZeRO-3's UNSHARD_PARAM before
+ * each compute) lighter; a channel runs one collective at a time, so
+ * the boxes of a lane never overlap, and a compute's wait for its
+ * gathers shows as the gap between a gather's end and the compute.
  * Every node has a pinned position (pos "x,y!", in points) and a fixed
  * size, and the picture has no edges: nothing is left to a layout engine.
  * libgvc lays it out with the "nop" engine, the library form of `neato -n`;
@@ -975,23 +977,35 @@ static void tl_boxes(dot_ctx *x, const tl_geom *gm)
 	}
 }
 
-#define TL_LANE_H 5.0 /* a reduction's box, along the row's bottom */
-#define TL_LANE_FILL "#3d3d3d"
+#define TL_LANE_H 5.0 /* a collective's box, along the row's bottom */
+#define TL_LANE_FILL "#3d3d3d"   /* a gradient reduction */
+#define TL_GATHER_FILL "#9c9c9c" /* a parameter gather */
 
-/* The op of the schedule's reductions (REDUCE_GRAD, or
- * REDUCE_SCATTER_GRAD under ZeRO), 0 when it has none. */
-static int tl_has_reductions(const ppcc_schedule *s)
+/* The op of the schedule's first collective for which is(op) holds
+ * (ppcc_op_is_reduction: REDUCE_GRAD, or REDUCE_SCATTER_GRAD under ZeRO;
+ * tl_is_gather: ALL_GATHER_PARAM or UNSHARD_PARAM), 0 when it has none. */
+static int tl_first_op(const ppcc_schedule *s, int (*is)(int))
 {
 	for (int r = 0; r < s->n_ranks; r++)
 		for (int i = 0; i < s->ranks[r].n_actions; i++)
-			if (ppcc_op_is_reduction(s->ranks[r].actions[i].op))
+			if (is(s->ranks[r].actions[i].op))
 				return s->ranks[r].actions[i].op;
 	return 0;
 }
 
-/* The REDUCE_GRAD lane: one box per reduction that starts before the
- * cutoff, with its tooltip. */
-static void tl_reductions(dot_ctx *x, const tl_geom *gm)
+static int tl_is_gather(int op)
+{
+	return op == PPCC_OP_ALL_GATHER_PARAM || op == PPCC_OP_UNSHARD_PARAM;
+}
+
+static int tl_has_reductions(const ppcc_schedule *s)
+{
+	return tl_first_op(s, ppcc_op_is_reduction);
+}
+
+/* The collectives' lane: one box per reduction or gather that starts
+ * before the cutoff, with its tooltip. */
+static void tl_collectives(dot_ctx *x, const tl_geom *gm)
 {
 	const ppcc_schedule *s = x->s;
 	const ppcc_estimate *e = x->e;
@@ -1001,9 +1015,9 @@ static void tl_reductions(dot_ctx *x, const tl_geom *gm)
 		for (int i = 0; i < rs->n_actions && !x->err; i++) {
 			const ppcc_action *a = &rs->actions[i];
 			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
-			/* the lane shows the reductions; the prologue's
-			 * gathers are not drawn */
-			if (!ppcc_op_is_reduction(a->op) || !(t0 < gm->cutoff))
+			int gather = tl_is_gather(a->op);
+			if ((!gather && !ppcc_op_is_reduction(a->op)) ||
+			    !(t0 < gm->cutoff))
 				continue;
 			if (t1 < t0)
 				t1 = t0;
@@ -1015,8 +1029,8 @@ static void tl_reductions(dot_ctx *x, const tl_geom *gm)
 			      TL_LANE_H);
 			if (!n)
 				return;
-			set(x, n, x->fill, TL_LANE_FILL);
-			set(x, n, x->color, TL_LANE_FILL);
+			set(x, n, x->fill, gather ? TL_GATHER_FILL : TL_LANE_FILL);
+			set(x, n, x->color, gather ? TL_GATHER_FILL : TL_LANE_FILL);
 			str_printf(&x->str, "%s stage %d bucket %d, "
 				   "%llu bytes: ", ppcc_op_name(a->op),
 				   (int)a->stage, (int)a->mb,
@@ -1099,6 +1113,16 @@ static void tl_legend(dot_ctx *x, const tl_geom *gm)
 		tl_text(x, "legendREDUCE_GRADtext", cx + 16, TL_LEGEND_Y, 1, 10);
 		cx += 16 + w + 20;
 	}
+	int gather_op = tl_first_op(s, tl_is_gather);
+	if (gather_op) {
+		tl_rect(x, "legendGATHER", cx + 6, TL_LEGEND_Y, 12,
+			TL_LANE_H, TL_GATHER_FILL);
+		str_printf(&x->str, "%s parameter bucket, beside compute",
+			   ppcc_op_name(gather_op));
+		double w = label_width(x, 10);
+		tl_text(x, "legendGATHERtext", cx + 16, TL_LEGEND_Y, 1, 10);
+		cx += 16 + w + 20;
+	}
 	str_puts(&x->str, "box: microbatch; gaps: idle time");
 	tl_text(x, "legendnote", cx + 10, TL_LEGEND_Y, 1, 10);
 }
@@ -1158,7 +1182,7 @@ static int tl_build(dot_ctx *x)
 	tl_title(x, &gm, drawn, total);
 	tl_background(x, &gm);
 	tl_boxes(x, &gm);
-	tl_reductions(x, &gm);
+	tl_collectives(x, &gm);
 	tl_rows(x, &gm);
 	tl_legend(x, &gm);
 	return x->err;
