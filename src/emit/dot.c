@@ -1044,6 +1044,24 @@ static void tl_collectives(dot_ctx *x, const tl_geom *gm)
 	}
 }
 
+/* The legend's entry for the lane's op (none when op is 0): a swatch
+ * of its fill named `name`, its text `name`text, at *cx, which it
+ * advances. */
+static void tl_lane_legend(dot_ctx *x, double *cx, const char *name,
+			   const char *fill, int op, const char *what)
+{
+	if (!op)
+		return;
+	char text[32];
+	tl_rect(x, name, *cx + 6, TL_LEGEND_Y, 12, TL_LANE_H, fill);
+	str_printf(&x->str, "%s %s bucket, beside compute", ppcc_op_name(op),
+		   what);
+	double w = label_width(x, 10);
+	snprintf(text, sizeof text, "%stext", name);
+	tl_text(x, text, *cx + 16, TL_LEGEND_Y, 1, 10);
+	*cx += 16 + w + 20;
+}
+
 /* A swatch and a word for each op in the plan, then each chunk's shade. */
 static void tl_legend(dot_ctx *x, const tl_geom *gm)
 {
@@ -1103,26 +1121,10 @@ static void tl_legend(dot_ctx *x, const tl_geom *gm)
 		tl_text(x, "legendpairtext", cx + 16, TL_LEGEND_Y, 1, 10);
 		cx += 16 + w + 20;
 	}
-	int red_op = tl_has_reductions(s);
-	if (red_op) {
-		tl_rect(x, "legendREDUCE_GRAD", cx + 6, TL_LEGEND_Y, 12,
-			TL_LANE_H, TL_LANE_FILL);
-		str_printf(&x->str, "%s gradient bucket, beside compute",
-			   ppcc_op_name(red_op));
-		double w = label_width(x, 10);
-		tl_text(x, "legendREDUCE_GRADtext", cx + 16, TL_LEGEND_Y, 1, 10);
-		cx += 16 + w + 20;
-	}
-	int gather_op = tl_first_op(s, tl_is_gather);
-	if (gather_op) {
-		tl_rect(x, "legendGATHER", cx + 6, TL_LEGEND_Y, 12,
-			TL_LANE_H, TL_GATHER_FILL);
-		str_printf(&x->str, "%s parameter bucket, beside compute",
-			   ppcc_op_name(gather_op));
-		double w = label_width(x, 10);
-		tl_text(x, "legendGATHERtext", cx + 16, TL_LEGEND_Y, 1, 10);
-		cx += 16 + w + 20;
-	}
+	tl_lane_legend(x, &cx, "legendREDUCE_GRAD", TL_LANE_FILL,
+		       tl_has_reductions(s), "gradient");
+	tl_lane_legend(x, &cx, "legendGATHER", TL_GATHER_FILL,
+		       tl_first_op(s, tl_is_gather), "parameter");
 	str_puts(&x->str, "box: microbatch; gaps: idle time");
 	tl_text(x, "legendnote", cx + 10, TL_LEGEND_Y, 1, 10);
 }
