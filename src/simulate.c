@@ -165,6 +165,11 @@ static int64_t sim_message(int64_t stage, int64_t mb, int64_t m, int fwd)
 #else
 #define SIM_PREFETCH(addr, rw) ((void)(addr))
 #endif
+/* Microbatches ahead whose messages a send or receive fetches: a rank
+ * sends and receives each of its stages' messages in microbatch order,
+ * one stream per stage and direction, too many streams at once for the
+ * hardware to follow (two per stage on every rank). */
+#define SIM_AHEAD 8
 
 /* Runs rank r until it finishes or waits for a message not yet sent;
  * wakes (pushes on ready) a rank whose awaited message it sends.
@@ -306,6 +311,12 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 			comm += c;
 			if (sent) {
 				int64_t msg = sim_message(st, mb, m, fwd);
+				/* the stage's next microbatches' messages,
+				 * whose lines this rank writes next */
+				if (mb + SIM_AHEAD < m) {
+					SIM_PREFETCH(&arrival[msg + 2 * SIM_AHEAD], 1);
+					SIM_PREFETCH(&sent[(msg >> 1) + SIM_AHEAD], 1);
+				}
 				arrival[msg] = t0;
 				sent[msg >> 1] |= fwd ? 1 : 2;
 				int q = stages[to].rank;
@@ -325,6 +336,11 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 				goto out;
 			}
 			int64_t msg = sim_message(from, mb, m, fwd);
+			if (mb + SIM_AHEAD < m) {
+				SIM_PREFETCH(&arrival[msg + 2 * SIM_AHEAD], 0);
+				if (sent)
+					SIM_PREFETCH(&sent[(msg >> 1) + SIM_AHEAD], 0);
+			}
 			if (sent && !(sent[msg >> 1] & (fwd ? 1 : 2))) {
 				k->wait = msg;
 				goto out;
