@@ -931,6 +931,10 @@ int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
  * by the caller (compared with s->fingerprint as there). */
 int ppcc_schedule_validate_hashed(const ppcc_schedule *s, uint64_t hash,
 				  ppcc_diag *d, const char *file, int max_errors);
+/* Tests: 1 makes the validator run phases 2 and 3 on its table of
+ * positions alone, without the quick pass on bits that decides most
+ * schedules (validate.c, val_quick); the reports are the same. */
+extern int ppcc_validate_force_positions;
 /* For a schedule being made, whose fingerprint is not yet set (the
  * compiler's own): every check of ppcc_schedule_validate except the
  * comparison with s->fingerprint, which, when every check passes, is set

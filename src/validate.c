@@ -76,6 +76,13 @@
  * of every message agree, and phase 3 checks each message's presence
  * from the table of positions alone, without reading its two actions
  * (each a cache miss, far apart in their ranks' lists).
+ * Before all that, a quick pass (val_quick) reads the lists once as
+ * phase 2 does, reporting nothing, into a table of one bit per (op,
+ * stage, microbatch), 2 bytes a stage and microbatch where the positions
+ * take 36: when it shows that phases 2 and 3 find nothing and phase 4
+ * need not run, with no collectives, the positions are never made (a
+ * valid compiler schedule's case); otherwise phases 2-5 run on them as
+ * above and report what they find.
  *
  * ppcc_schedule_validate_seal is the same for a schedule being made,
  * whose fingerprint is not set yet (the compiler's own, plan.c): phase 1
@@ -120,6 +127,12 @@ typedef struct val_ctx {
 	 * the first such action on the stage's rank; 0 when none; negated
 	 * once a duplicate has been reported. */
 	int32_t *pos;
+	/* val_quick's table in pos's place: bits[key] has bit op set once
+	 * (op, stage, mb) is recorded; NULL outside val_quick */
+	uint16_t *bits;
+	/* val_quick's pass: an error is not reported but ends the pass
+	 * (stop) */
+	int quiet;
 	/* phase 2's findings for the phases after it: every action phase 4
 	 * checks had what it needs before it already (so phase 4 would
 	 * report nothing); some action is a REDUCE_GRAD (else phase 5 has
@@ -147,6 +160,10 @@ static void val_error(val_ctx *c, const char *fmt, ...) PPCC_PRINTF(2, 3);
 
 static void val_error(val_ctx *c, const char *fmt, ...)
 {
+	if (c->quiet) {
+		c->stop = 1;
+		return;
+	}
 	if (c->stop)
 		return;
 	if (c->max_errors > 0 && c->errors >= c->max_errors) {
@@ -462,6 +479,8 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 /* Whether (op, stage, mb) has been recorded (in range). */
 static int val_recorded(const val_ctx *c, int64_t stage, int64_t mb, int op)
 {
+	if (c->bits)
+		return c->bits[(size_t)stage * (size_t)c->m + (size_t)mb] >> op & 1;
 	return c->pos[val_slot(c, stage, mb, op)] != 0;
 }
 
@@ -1180,6 +1199,90 @@ out:
  * after any error, PPCC_ENOMEM when its working arrays (linear in the
  * number of actions) cannot be allocated.  Reads only within the arrays
  * that the counts of s describe. */
+/* Phases 2 and 3 for a schedule in which they find nothing, on a table
+ * of 2 bytes per (stage, microbatch), not the 36 of the positions: one
+ * pass over the lists as val_fields makes (hashing with seal), reporting
+ * nothing, each (op, stage, mb) recorded as a bit, then val_complete's
+ * checks on the bits, where a valid schedule has every forward, one
+ * backward (B, or I and W) and both ends of every message between
+ * ranks.  Returns 1 when phases 2 and 3 would report nothing and phase 4
+ * need not run (order_ready) with no collectives (phase 5 reads the
+ * positions): then c->hash is val_fields' hash.  Otherwise 0, with c as
+ * it was, for the phases to run on the positions and report what they
+ * find (a schedule with any problem is read twice, the quick pass having
+ * stopped at it).  The bits decide exactly what the positions would:
+ * val_fields reports a duplicate where a bit is set already, and
+ * val_complete nothing where every bit it needs is set (bytes_by_table
+ * saying the ends of every message agree) and something where one is
+ * missing, an F always being needed and each message's two ends either
+ * both present or (with the user's compute missing too) an error. */
+int ppcc_validate_force_positions;
+
+static int val_quick(val_ctx *c)
+{
+	size_t keys = (size_t)c->S * (size_t)c->m;
+	int bytes_by_table = c->bytes_by_table;
+	if (!(c->bits = ppcc_calloc(keys, sizeof *c->bits)))
+		return 0; /* the positions' pass fails alike */
+	c->quiet = 1;
+	uint64_t h = c->seal ? ppcc_fingerprint_head(c->s) : 0;
+	for (int r = 0; r < c->p && !c->stop; r++) {
+		const ppcc_rank_schedule *rs = &c->s->ranks[r];
+		if (c->seal)
+			h = ppcc_fingerprint_mix(h, ppcc_fingerprint_pair(rs->rank,
+									  rs->n_actions));
+		for (int i = 0; i < rs->n_actions && !c->stop; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			if (c->seal)
+				h = ppcc_fingerprint_action(h, a);
+			if (!val_action_fields(c, r, i, a)) {
+				c->stop |= c->any_collective;
+				continue;
+			}
+			uint16_t *key = &c->bits[(size_t)a->stage * (size_t)c->m +
+						 (size_t)a->mb];
+			if ((*key >> a->op & 1) || !val_order_ready(c, r, a))
+				c->stop = 1;
+			*key |= (uint16_t)(1u << a->op);
+		}
+	}
+	int ok = !c->stop && c->bytes_by_table;
+	for (int st = 0; st < c->S && ok; st++) {
+		const uint16_t *b = &c->bits[(size_t)st * (size_t)c->m];
+		const uint16_t *prev = st > 0 && c->rank_of[st - 1] != c->rank_of[st]
+			? b - c->m : NULL;
+		const uint16_t *next = st + 1 < c->S &&
+			c->rank_of[st + 1] != c->rank_of[st] ? b + c->m : NULL;
+		const unsigned whole = 1u << PPCC_OP_F | 1u << PPCC_OP_B;
+		const unsigned split = 1u << PPCC_OP_F | 1u << PPCC_OP_I |
+				       1u << PPCC_OP_W;
+		const unsigned computes = split | 1u << PPCC_OP_B;
+		for (int mb = 0; mb < c->m; mb++) {
+			unsigned k = b[mb];
+			if ((k & computes) != whole && (k & computes) != split)
+				ok = 0;
+			if (prev && !((k >> PPCC_OP_RECV_F & 1) &&
+				      (prev[mb] >> PPCC_OP_SEND_F & 1)))
+				ok = 0;
+			if (next && !((k >> PPCC_OP_RECV_B & 1) &&
+				      (next[mb] >> PPCC_OP_SEND_B & 1)))
+				ok = 0;
+		}
+	}
+	ppcc_free(c->bits);
+	c->bits = NULL;
+	c->quiet = 0;
+	if (ok) {
+		c->hash = h;
+		return 1;
+	}
+	c->stop = 0;
+	c->order_ready = 1;
+	c->bytes_by_table = bytes_by_table;
+	c->any_collective = c->any_unshard = 0;
+	return 0;
+}
+
 static int val_run(val_ctx *cp)
 {
 	val_ctx c = *cp;
@@ -1191,10 +1294,8 @@ static int val_run(val_ctx *cp)
 		err = PPCC_ENOMEM;
 	if (h < 0)
 		goto out;
-	c.pos = ppcc_calloc((size_t)c.S * (size_t)c.m,
-			    VAL_POS_OPS * sizeof *c.pos);
 	c.rank_of = ppcc_malloc((size_t)c.S * sizeof *c.rank_of);
-	if (!c.pos || !c.rank_of) {
+	if (!c.rank_of) {
 		err = PPCC_ENOMEM;
 		goto out;
 	}
@@ -1205,9 +1306,19 @@ static int val_run(val_ctx *cp)
 	for (int st = 0; st + 1 < c.S; st++)
 		if (c.s->stages[st].send_bytes != c.s->stages[st + 1].recv_bytes)
 			c.bytes_by_table = 0;
-	val_fields(&c);
-	if (!c.stop)
-		val_complete(&c);
+	/* phases 2 and 3 on the positions only when the quick pass's bits
+	 * do not show that they find nothing */
+	if (c.stop || ppcc_validate_force_positions || !val_quick(&c)) {
+		c.pos = ppcc_calloc((size_t)c.S * (size_t)c.m,
+				    VAL_POS_OPS * sizeof *c.pos);
+		if (!c.pos) {
+			err = PPCC_ENOMEM;
+			goto out;
+		}
+		val_fields(&c);
+		if (!c.stop)
+			val_complete(&c);
+	}
 	/* phases 4 and 5 only where phase 2 saw something for them */
 	if (!c.stop && !c.order_ready)
 		val_order(&c);

@@ -1037,6 +1037,95 @@ START_TEST(fuzzed_schedules_never_crash_and_accepted_ones_simulate)
 END_TEST
 
 
+/* Most schedules are decided by a quick pass on a table of bits
+ * (validate.c, val_quick), the rest on the table of positions: on random
+ * damage as above (none in a fifth of them, so that the quick pass
+ * accepts those), every entry point, with the quick pass and with the
+ * positions alone, gives the same status, the same diagnostics, word for
+ * word, and seals with the same fingerprint. */
+static int validate_as(const ppcc_schedule *s, int how, int max_errors,
+		       int force, collected *col, uint64_t *out_hash)
+{
+	ppcc_diag d = {collect, col, 0, 0};
+	ppcc_schedule c = *s;
+	int st;
+	ppcc_validate_force_positions = force;
+	if (how == 0)
+		st = ppcc_schedule_validate(&c, &d, "x.json", max_errors);
+	else if (how == 1)
+		st = ppcc_schedule_validate_seal(&c, &d, "x.json", max_errors);
+	else
+		st = ppcc_schedule_validate_hashed(&c, ppcc_schedule_fingerprint(&c),
+						   &d, "x.json", max_errors);
+	ppcc_validate_force_positions = 0;
+	*out_hash = c.fingerprint;
+	return st;
+}
+
+START_TEST(quick_pass_reports_as_the_positions_do)
+{
+	static const int32_t values[] = {0, 1, 2, 3, -1, 7, 100, INT32_MAX};
+	unsigned seed = 777;
+	int accepted = 0, refused = 0;
+	for (int iter = 0; iter < 4000; iter++) {
+		mut m;
+		int kind = iter % PPCC_SCHED_COUNT;
+		int p = 2 + (int)(rand_r(&seed) % 3);
+		int mb = kind == PPCC_SCHED_DUALPIPE_V ? 2 * p
+			: p + (int)(rand_r(&seed) % 4);
+		if (kind == PPCC_SCHED_INTERLEAVED || kind == PPCC_SCHED_ZB_INTERLEAVED)
+			mb = 2 * p;
+		if (iter % 7 == 3)
+			mut_make_dp(&m, kind, p, ppcc_sched_kind(kind)->default_chunks, mb);
+		else
+			mut_make(&m, kind, p, ppcc_sched_kind(kind)->default_chunks, mb);
+		int n_mut = iter % 5 == 0 ? 0 : 1 + (int)(rand_r(&seed) % 2);
+		for (int k = 0; k < n_mut; k++) {
+			int r = (int)(rand_r(&seed) % (unsigned)p);
+			int n = m.ranks[r].n_actions;
+			if (n == 0)
+				continue;
+			int i = (int)(rand_r(&seed) % (unsigned)n);
+			int32_t val = rand_r(&seed) % 2
+				? values[rand_r(&seed) % (sizeof values / sizeof values[0])]
+				: (int32_t)rand_r(&seed) % 12 - 2;
+			switch (rand_r(&seed) % 8) {
+			case 0: m.acts[r][i].op = val; break;
+			case 1: m.acts[r][i].stage = val; break;
+			case 2: m.acts[r][i].mb = val; break;
+			case 3: m.acts[r][i].peer = val; break;
+			case 4: m.acts[r][i].bytes = (uint64_t)(int64_t)val; break;
+			case 5: mut_delete(&m, r, i); break;
+			case 6: mut_swap(&m, r, i, (int)(rand_r(&seed) % (unsigned)n)); break;
+			case 7: mut_insert(&m, r, i, m.acts[r][(int)(rand_r(&seed) % (unsigned)n)]); break;
+			}
+		}
+		if (rand_r(&seed) % 4)
+			mut_seal(&m);
+		int max_errors = (int)(rand_r(&seed) % 4);
+		for (int how = 0; how < 3; how++) {
+			collected *quick = calloc(1, sizeof *quick);
+			collected *full = calloc(1, sizeof *full);
+			uint64_t hq, hf;
+			int sq = validate_as(&m.s, how, max_errors, 0, quick, &hq);
+			int sf = validate_as(&m.s, how, max_errors, 1, full, &hf);
+			ck_assert_int_eq(sq, sf);
+			ck_assert_str_eq(quick->text, full->text);
+			ck_assert_int_eq(quick->notes, full->notes);
+			ck_assert(hq == hf);
+			if (how == 1)
+				sq == 0 ? accepted++ : refused++;
+			free(quick);
+			free(full);
+		}
+		mut_free(&m);
+	}
+	/* both ways out of the quick pass are taken often */
+	ck_assert_int_gt(accepted, 800);
+	ck_assert_int_gt(refused, 1500);
+}
+END_TEST
+
 /* Data parallelism: the compiler's reductions pass, each right after its
  * stage's last B (or W), buckets in order; every replica of a rank runs
  * the rank's list, so a list whose collectives are out of order, missing,
@@ -1406,6 +1495,7 @@ Suite *suite_validate(void)
 	TCase *tc = tcase_create("validate");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, unmutated_schedules_pass_silently);
+	tcase_add_test(tc, quick_pass_reports_as_the_positions_do);
 	tcase_add_test(tc, dropped_receive_names_the_orphan_send);
 	tcase_add_test(tc, dropped_send_names_the_waiting_receive);
 	tcase_add_test(tc, missing_transfer_names_the_compute_that_needs_it);
