@@ -893,6 +893,14 @@ static void val_unshard_step(val_ctx *c, int r, int i, const ppcc_action *a,
 	q->n--;
 }
 
+/* The bucket after b, for the counters of val_collectives: a hostile
+ * list's INT32_MAX stays there (it is reported missing buckets before
+ * it) rather than overflowing. */
+static int32_t val_after(int32_t b)
+{
+	return b < INT32_MAX ? b + 1 : INT32_MAX;
+}
+
 static int val_collectives(val_ctx *c)
 {
 	/* next[s]: the bucket stage s's next reduction must reduce;
@@ -954,7 +962,7 @@ static int val_collectives(val_ctx *c)
 					       "gathered before its first use",
 					       other);
 				if (a->mb == gnext[s]) {
-					gnext[s]++;
+					gnext[s] = val_after(gnext[s]);
 				} else {
 					val_at(c, r, i, a, "expected ALL_GATHER_PARAM "
 					       "stage %d bucket %" PRId32 ": each "
@@ -962,7 +970,7 @@ static int val_collectives(val_ctx *c)
 					       "0, 1, ..., the order every replica "
 					       "enters them", s, gnext[s]);
 					if (a->mb > gnext[s])
-						gnext[s] = a->mb + 1;
+						gnext[s] = val_after(a->mb);
 				}
 				continue;
 			}
@@ -1010,7 +1018,7 @@ static int val_collectives(val_ctx *c)
 					       "them", last[s]);
 			}
 			if (a->mb == next[s]) {
-				next[s]++;
+				next[s] = val_after(next[s]);
 			} else if (a->mb < next[s]) {
 				val_at(c, r, i, a, "comes after %s "
 				       "stage %d bucket %" PRId32 ": each bucket "
@@ -1024,7 +1032,7 @@ static int val_collectives(val_ctx *c)
 				       "buckets are reduced in order 0, 1, "
 				       "..., the order every replica enters "
 				       "them", ppcc_op_name(a->op), s, next[s]);
-				next[s] = a->mb + 1;
+				next[s] = val_after(a->mb);
 			}
 		}
 		for (int k = 0; k < q.n && !c->stop; k++)
