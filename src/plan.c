@@ -117,6 +117,7 @@ typedef struct plan_ctx {
 typedef struct lean_opts {
 	double above_ms;
 	double *bound_ms;
+	double *stage_bounds_ms; /* NULL, or the two bounds as proven */
 	ppcc_plan_shapes *shapes;
 	int *memory_unfit; /* NULL: no memory bound (membound.c) */
 } lean_opts;
@@ -1329,6 +1330,8 @@ static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 		double it = ppcc_plan_iteration_bound(
 			cfg, (ps - (double)x->m - x->S - 2) / 1e9);
 		*lean->bound_ms = it;
+		if (lean->stage_bounds_ms)
+			lean->stage_bounds_ms[0] = it;
 		if (it > lean->above_ms)
 			return 1;
 	}
@@ -1566,6 +1569,8 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		if ((err = iteration_lower_bound(x, &shape, lb.step_ms, &it)) < 0)
 			return err;
 		*lean->bound_ms = it;
+		if (lean->stage_bounds_ms)
+			lean->stage_bounds_ms[1] = it;
 		if (it > lean->above_ms)
 			return 1;
 	}
@@ -1927,17 +1932,21 @@ int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			 ppcc_plan_shapes *shapes)
 {
 	return ppcc_plan_build_pruned(out, a, cfg, d, above_ms, out_bound_ms,
-				      shapes, NULL);
+				      NULL, shapes, NULL);
 }
 
 int ppcc_plan_build_pruned(ppcc_plan *out, ppcc_arena *a,
 			   const ppcc_config *cfg, ppcc_diag *d,
 			   double above_ms, double *out_bound_ms,
+			   double *out_stage_bounds_ms,
 			   ppcc_plan_shapes *shapes, int *out_memory_unfit)
 {
-	lean_opts lo = {above_ms, out_bound_ms, shapes, out_memory_unfit};
+	lean_opts lo = {above_ms, out_bound_ms, out_stage_bounds_ms, shapes,
+			out_memory_unfit};
 	if (out_memory_unfit)
 		*out_memory_unfit = 0;
+	if (out_stage_bounds_ms)
+		out_stage_bounds_ms[0] = out_stage_bounds_ms[1] = NAN;
 	/* auto plans several kinds in full; it has no bound of its own */
 	if (cfg->pipeline.kind == PPCC_SCHED_AUTO)
 		return plan_auto(out, a, cfg, d, NULL, NULL);

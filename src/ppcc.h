@@ -1184,7 +1184,14 @@ int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
  * memory bound of membound.c before the split search of v > 1 chunks:
  * when it proves that no split fits, nothing is searched, *out_memory_unfit
  * is 1 and the return PPCC_EINFEASIBLE (with a note of the least memory
- * per device proved needed). */
+ * per device proved needed).  With out_stage_bounds_ms (2 entries, may be
+ * NULL), the two bounds compared with above_ms, each written as it is
+ * proven (NAN: not reached): [0] bound.c's from the cost tables, before
+ * any shape (p > 1), [1] the step bound the split search starts from.
+ * above_ms is read nowhere else, so the plan under a lower threshold A
+ * is this one unless [0] > A (then 1 with *out_bound_ms [0]) or else
+ * [1] > A (1 with [1]): the search commits a plan made under another
+ * threshold by these alone. */
 /* membound.c's bound for cfg's schedule (kind, p, v, m), from the cost
  * tables plan.c plans with: every split has a rank whose simulated peak
  * exceeds its cap by more than *out bytes per device (-INFINITY: nothing
@@ -1195,6 +1202,7 @@ int ppcc_plan_memory_bound(double *out, double *out_caps, ppcc_arena *a,
 int ppcc_plan_build_pruned(ppcc_plan *out, ppcc_arena *a,
 			   const ppcc_config *cfg, ppcc_diag *d,
 			   double above_ms, double *out_bound_ms,
+			   double *out_stage_bounds_ms,
 			   ppcc_plan_shapes *shapes, int *out_memory_unfit);
 
 /* A lower bound on the simulated step of every split (bound.c, where

@@ -87,9 +87,10 @@
  * The candidates are planned on options.threads threads (--jobs; one
  * per processor online by default) and committed in that order by one
  * (eval_pool): a helper plans a candidate under the threshold of the
- * commits before it, which is at least its commit's, and a plan made
- * under another threshold than its commit's is made again under that
- * one, so each candidate is committed with what one thread would have
+ * commits before it, which is at least its commit's, and the plan
+ * reports the two bounds it compared with the threshold, from which the
+ * plan under its commit's threshold follows without planning it again,
+ * so each candidate is committed with what one thread would have
  * computed for it, and the answer, counts and families are one thread's.
  *
  * Compared configurations (--compare, options.compare) are completed and
@@ -456,7 +457,8 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
  * searched, when it proves none fits. */
 static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
 		    const ppcc_config *base, const layer_set *set,
-		    double above_ms, int memory, double *need_gib)
+		    double above_ms, int memory, double *need_gib,
+		    double *stage_bounds)
 {
 	ppcc_arena_reset(a);
 	ppcc_config cfg = *base;
@@ -478,7 +480,8 @@ static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
 		double bound = 0;
 		int unfit = 0;
 		err = ppcc_plan_build_pruned(&plan, a, &cfg, &d, above_ms, &bound,
-					     shapes, memory ? &unfit : NULL);
+					     stage_bounds, shapes,
+					     memory ? &unfit : NULL);
 		if (bound > c->e.lower_bound_ms)
 			c->e.lower_bound_ms = bound;
 		if (err == 1)
@@ -836,21 +839,28 @@ static void report_none(const ppcc_search_result *r, const ppcc_config *cfg,
 /* The candidates are evaluated in increasing bound by helper threads
  * while the loop in ppcc_search commits them in that order, each against
  * the threshold the serial loop would give it (the K-th best iteration
- * after the commits before it).  evaluate's answer depends on the
- * threshold only through the bounds it prunes by, and a helper reads the
- * threshold of the commits before it started, which is at least the one
- * at its commit (the K-th best only falls); an evaluation made under
- * another threshold than its commit's is made again under that one, by
- * the committing thread.  So every candidate is committed with what the
- * serial loop would have computed, and the search's answer, counts and
- * families are those of one thread, whatever the number.  The shapes and
- * arenas are each thread's own; the layer sets, the base configuration
- * and the candidates ahead of the commit are only read. */
+ * after the commits before it).  A helper evaluates a candidate under
+ * the threshold of the commits before it started, which is at least the
+ * one at its commit (the K-th best only falls, and no candidate is
+ * committed before those ahead of it).  evaluate's answer depends on the
+ * threshold only through the two bounds ppcc_plan_build_pruned compares
+ * with it, which it reports (stage_bounds): under the commit's lower
+ * threshold A the same evaluation prunes at the first of them above A,
+ * with that bound, and is otherwise the helper's (eval_derive).  So
+ * every candidate is committed with what the serial loop would have
+ * computed for it, without evaluating it again, and the search's
+ * answer, counts and families are those of one thread, whatever the
+ * number.  While the candidate it commits is still being evaluated, the
+ * committing thread evaluates the next one nobody has taken, as a
+ * helper would.  The shapes and arenas are each thread's own; the layer
+ * sets, the base configuration and the candidates ahead of the commit
+ * are only read. */
 typedef struct eval_slot {
 	cand c;          /* as evaluated */
 	int err;
 	double need_gib;
 	double above;    /* the threshold it was evaluated under */
+	double bounds[2]; /* the bounds compared with it (NAN: not reached) */
 	int state;       /* 0 not taken, 1 taken, 2 done */
 } eval_slot;
 
@@ -880,8 +890,33 @@ static void eval_run(eval_slot *s, const eval_pool *pl, size_t i, double above,
 	s->c = pl->cs[i];
 	s->above = above;
 	s->need_gib = 0;
+	s->bounds[0] = s->bounds[1] = NAN;
 	s->err = evaluate(&s->c, work, shapes, pl->base, &pl->sets[s->c.set],
-			  above, pl->memory, &s->need_gib);
+			  above, pl->memory, &s->need_gib, s->bounds);
+}
+
+/* Takes the next candidate nobody has taken (pl->mu held, released while
+ * it is evaluated): 0 when there is none within pl->ahead of the commit. */
+static int eval_take(eval_pool *pl, ppcc_arena *work, ppcc_plan_shapes *shapes)
+{
+	if (pl->stop || pl->next >= pl->live ||
+	    pl->next >= pl->committed + pl->ahead)
+		return 0;
+	size_t i = pl->next++;
+	eval_slot *s = &pl->slot[i];
+	double above = pl->above;
+	s->state = 1;
+	/* a bound above the threshold: the loop stops at it */
+	if (pl->cs[i].e.lower_bound_ms > above) {
+		s->above = NAN;
+	} else {
+		pthread_mutex_unlock(&pl->mu);
+		eval_run(s, pl, i, above, work, shapes);
+		pthread_mutex_lock(&pl->mu);
+	}
+	s->state = 2;
+	pthread_cond_broadcast(&pl->done);
+	return 1;
 }
 
 static void *eval_thread(void *arg)
@@ -889,62 +924,62 @@ static void *eval_thread(void *arg)
 	eval_worker *w = arg;
 	eval_pool *pl = w->pool;
 	pthread_mutex_lock(&pl->mu);
-	for (;;) {
-		while (!pl->stop && (pl->next >= pl->live ||
-				     pl->next >= pl->committed + pl->ahead))
+	while (!pl->stop)
+		if (!eval_take(pl, w->work, w->shapes))
 			pthread_cond_wait(&pl->work, &pl->mu);
-		if (pl->stop)
-			break;
-		size_t i = pl->next++;
-		eval_slot *s = &pl->slot[i];
-		double above = pl->above;
-		s->state = 1;
-		/* a bound above the threshold: the loop stops at it */
-		if (pl->cs[i].e.lower_bound_ms > above) {
-			s->above = NAN;
-			s->state = 2;
-			pthread_cond_broadcast(&pl->done);
-			continue;
-		}
-		pthread_mutex_unlock(&pl->mu);
-		eval_run(s, pl, i, above, w->work, w->shapes);
-		pthread_mutex_lock(&pl->mu);
-		s->state = 2;
-		pthread_cond_broadcast(&pl->done);
-	}
 	pthread_mutex_unlock(&pl->mu);
 	return NULL;
 }
 
-/* Candidate i evaluated under above, into *out: the helper's evaluation
- * when it was made under above, else made here with work and shapes. */
+/* *out: s's evaluation (made under s->above) as it is under above, which
+ * is at most s->above. */
+static void eval_derive(eval_slot *out, const eval_slot *s,
+			const eval_pool *pl, size_t i, double above)
+{
+	*out = *s;
+	if (!(s->above > above))
+		return;
+	double bound = s->bounds[0] > above ? s->bounds[0]
+		       : s->bounds[1] > above ? s->bounds[1] : NAN;
+	if (isnan(bound))
+		return;
+	out->c = pl->cs[i];
+	if (bound > out->c.e.lower_bound_ms)
+		out->c.e.lower_bound_ms = bound;
+	out->err = 1;
+	out->need_gib = 0;
+	out->above = above;
+}
+
+/* Candidate i evaluated under above, into *out: from a helper's
+ * evaluation when one took it, else made here with work and shapes. */
 static void eval_commit(eval_pool *pl, size_t i, double above,
 			ppcc_arena *work, ppcc_plan_shapes *shapes,
 			eval_slot *out)
 {
 	eval_slot *s = &pl->slot[i];
-	int mine = 0;
-	if (pl->slot) {
-		pthread_mutex_lock(&pl->mu);
-		pl->committed = i;
-		pl->above = above;
-		if (s->state == 0 && pl->next == i) {
-			s->state = 1;
-			pl->next++;
-			mine = 1;
-		}
-		pthread_cond_broadcast(&pl->work);
-		while (!mine && s->state != 2)
-			pthread_cond_wait(&pl->done, &pl->mu);
-		pthread_mutex_unlock(&pl->mu);
-	} else {
-		mine = 1;
-	}
-	if (mine || !(s->above == above)) {
+	if (!pl->slot) {
 		eval_run(out, pl, i, above, work, shapes);
 		return;
 	}
-	*out = *s;
+	pthread_mutex_lock(&pl->mu);
+	pl->committed = i;
+	pl->above = above;
+	pthread_cond_broadcast(&pl->work);
+	while (s->state != 2) {
+		if (s->state == 0) {
+			/* nobody has taken it: it is the next (pl->next == i) */
+			s->state = 1;
+			pl->next++;
+			pthread_mutex_unlock(&pl->mu);
+			eval_run(out, pl, i, above, work, shapes);
+			return;
+		}
+		if (!eval_take(pl, work, shapes))
+			pthread_cond_wait(&pl->done, &pl->mu);
+	}
+	pthread_mutex_unlock(&pl->mu);
+	eval_derive(out, s, pl, i, above);
 }
 
 /* The helper threads: n of them (0 when threads cannot be had, and the
@@ -1323,7 +1358,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		c.e.lower_bound_ms = lb > 0 ? lb : 0;
 		double need_gib = 0;
 		int err = evaluate(&c, work, shapes, &base, s, INFINITY, 0,
-				   &need_gib);
+				   &need_gib, NULL);
 		cmp[j].e = c.e;
 		if (err == PPCC_EINFEASIBLE) {
 			cmp[j].need_bytes = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
