@@ -106,8 +106,10 @@
  *     reported with the simulations it took.  A descent is not exact: the
  *     gap printed is to the lower bound, which holds for every split.
  * Cost: one simulation is linear in the actions, O(S m); one model of a
- * move is O(S + p K v) for K count vectors a rank (every stage's costs
- * before and after one move are computed once a round, O(S)), so a round
+ * move is O(S + p' K v) for K count vectors a rank and p' the ranks of
+ * the stages it changes (every stage's costs before and after one move,
+ * and every rank's overflow before it, are computed once a round, O(S +
+ * p K v); a rank none of whose stages moves keeps its overflow), so a round
  * of the model's descent is O(v S) such models; a round of the simulated
  * descent is 2(S - 1) bound evaluations of O(p) and, simulated, at most as
  * many simulations, and its moves further away O(v S) models; the budget
@@ -125,7 +127,10 @@
  * the key it was simulated to, not a second simulation (step_memo).  It
  * still counts as a simulation, against the budget and in the result,
  * so the search takes the same path to the same split as one that
- * simulated every time (a test runs both on random instances).
+ * simulated every time (a test runs both on random instances).  For the
+ * same reason a split simulated or modelled after another recomputes
+ * only the costs of the stages whose layers differ (step_eval_keep, the
+ * enumeration of step_model_enumerate), and a remembered split none.
  */
 #include <math.h>
 #include <stdint.h>
@@ -156,6 +161,7 @@ struct ppcc_step_ctx {
 	ppcc_stage_cost *costs;     /* S: the split the bound looks at */
 	ppcc_stage_cost *sim_costs; /* S: the split simulated */
 	int *cur, *cand, *best, *trial, *seed; /* S + 1 each */
+	int *sim_first;             /* S + 1: the split in sim_costs */
 	double *rank_sum;           /* p: a rank's actions' durations */
 	double *stage_total;        /* S: a stage's actions' durations */
 	int32_t *op_count;          /* S * PPCC_OP_COUNT: actions per op */
@@ -185,6 +191,8 @@ struct ppcc_step_ctx {
 	const ppcc_stage_cost **vp, **mp;
 	double *vown;               /* per variant: its own actions' durations */
 	double *vtot, *vsum;        /* S, p: the split's stage totals, loads */
+	double *vover;              /* p: its ranks' overflows by the model */
+	unsigned char *vtouch;      /* p: the ranks a move changes (0 after) */
 	/* the splits this search has simulated and their keys (step_memo):
 	 * memo_n of them, memo_S ints each in memo_split, found through
 	 * memo_slot (memo_slots, a power of two), a slot holding an entry
@@ -224,6 +232,7 @@ typedef struct step_run {
 	long evals, eval_budget; /* of the memory model (no simulation) */
 	long repairs;            /* models spent repairing, as many again */
 	long remembered;         /* simulations answered by step_memo */
+	int sim_have;            /* x->sim_costs holds x->sim_first's costs */
 	int path_bound; /* the path bound's preconditions hold */
 	/* sp->best: the least split simulated so far (least_first, in
 	 * sp->kept_arena) and its key; its estimate is in sp->best */
@@ -258,6 +267,7 @@ void ppcc_step_ctx_free(ppcc_step_ctx *x)
 	ppcc_free(x->vcost);
 	ppcc_free(x->vp);
 	ppcc_free(x->vown);
+	ppcc_free(x->vtouch);
 	ppcc_free(x->memo_split);
 	ppcc_free(x->memo_key);
 	ppcc_free(x->memo_slot);
@@ -285,7 +295,7 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	y->arena = ppcc_arena_new();
 	y->costs = ppcc_calloc((size_t)S, sizeof *y->costs);
 	y->sim_costs = ppcc_calloc((size_t)S, sizeof *y->sim_costs);
-	y->cur = ppcc_calloc(5 * ((size_t)S + 1), sizeof(int));
+	y->cur = ppcc_calloc(6 * ((size_t)S + 1), sizeof(int));
 	y->rank_sum = ppcc_calloc((size_t)p, sizeof(double));
 	y->stage_total = ppcc_calloc((size_t)S, sizeof(double));
 	y->op_count = ppcc_calloc((size_t)S * PPCC_OP_COUNT, sizeof(int32_t));
@@ -302,10 +312,12 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	y->moves = ppcc_calloc(PPCC_STEP_MOVES, sizeof *y->moves);
 	y->vcost = ppcc_calloc(STEP_VARIANTS * (size_t)S, sizeof *y->vcost);
 	y->vp = ppcc_calloc(2 * (size_t)S, sizeof *y->vp);
-	y->vown = ppcc_calloc((STEP_VARIANTS + 1) * (size_t)S + (size_t)p, sizeof(double));
+	y->vown = ppcc_calloc((STEP_VARIANTS + 1) * (size_t)S + 2 * (size_t)p, sizeof(double));
+	y->vtouch = ppcc_calloc((size_t)p, 1);
 	if (!y->arena || !y->costs || !y->sim_costs || !y->cur || !y->rank_sum || !y->stage_total ||
 	    !y->op_count || !y->stage_rank || !y->mm_off || !y->mcost || !y->mtotal ||
-	    !y->mcur || !y->mseed || !y->moves || !y->vcost || !y->vp || !y->vown) {
+	    !y->mcur || !y->mseed || !y->moves || !y->vcost || !y->vp || !y->vown ||
+	    !y->vtouch) {
 		ppcc_step_ctx_free(y);
 		return PPCC_ENOMEM;
 	}
@@ -313,6 +325,7 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	y->best = y->cand + (S + 1);
 	y->trial = y->best + (S + 1);
 	y->seed = y->trial + (S + 1);
+	y->sim_first = y->seed + (S + 1);
 	y->mm_cnt = y->mm_off + (p + 1);
 	y->mrank = y->mm_cnt + S;
 	y->msum = y->mtotal + S;
@@ -322,6 +335,7 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	y->mp = y->vp + S;
 	y->vtot = y->vown + STEP_VARIANTS * (size_t)S;
 	y->vsum = y->vtot + S;
+	y->vover = y->vsum + p;
 	ppcc_step_ctx_free(x);
 	*px = y;
 	return 0;
@@ -742,13 +756,14 @@ static double step_op_ms_p(const ppcc_stage_cost *const *cp, int op, int st)
 }
 
 static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
-			      model_key *k);
+			      const double *known, model_key *k);
 
 /* Models the split whose stage costs cp points to: loads into x->msum,
  * each rank's overflow into x->mpeak, the keys into *k.  The bound is
- * step_bound_of's, the peaks step_rank_peak's.  O(S + p K v). */
+ * step_bound_of's, the peaks step_rank_peak's.  O(S + p K v); known as
+ * step_model_finish takes it. */
 static void step_model_p(step_run *w, const ppcc_stage_cost *const *cp,
-			 model_key *k)
+			 const double *known, model_key *k)
 {
 	ppcc_step_ctx *x = w->x;
 	int S = w->S;
@@ -762,15 +777,47 @@ static void step_model_p(step_run *w, const ppcc_stage_cost *const *cp,
 				t += cnt[op] * step_op_ms_p(cp, op, st);
 		x->msum[x->stage_rank[st]] += t;
 	}
-	step_model_finish(w, cp, k);
+	step_model_finish(w, cp, known, k);
 }
 
-/* The keys of step_model_p from the loads in x->msum. */
+/* Rank r's overflow of its cap by the model (its static bytes, two
+ * ZeRO-3 gather buffers and its most held stash over its count vectors,
+ * less the cap; -INFINITY without caps), the stages' costs given by
+ * pointers.  O(K v). */
+static double step_model_over(const step_run *w,
+			      const ppcc_stage_cost *const *cp, int r)
+{
+	const ppcc_step_ctx *x = w->x;
+	int v = w->v;
+	if (!w->sp->rank_cap)
+		return -INFINITY;
+	double st = 0, most = 0, gather = 0;
+	for (int ch = 0; ch < v; ch++) {
+		const ppcc_stage_cost *cc = cp[x->rank_stage[r * v + ch]];
+		st += cc->static_bytes;
+		gather = cc->zero3_param_bytes > gather
+			? cc->zero3_param_bytes : gather;
+	}
+	st += 2 * gather;
+	for (int q = x->mm_off[r]; q < x->mm_off[r + 1]; q++) {
+		const int *cnt = &x->mm_vec[(long)q * v];
+		double sh = 0;
+		for (int ch = 0; ch < v; ch++)
+			sh += cnt[ch] * step_held(cp[x->rank_stage[r * v + ch]]);
+		most = sh > most ? sh : most;
+	}
+	return st + most - w->sp->rank_cap[r];
+}
+
+/* The keys of step_model_p from the loads in x->msum; with known (may be
+ * NULL), rank r's overflow is known[r] unless x->vtouch[r] (the caller
+ * vouches that known[r] is step_model_over's of these costs: the
+ * rank's stages' costs are the ones it was computed from). */
 static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
-			      model_key *k)
+			      const double *known, model_key *k)
 {
 	ppcc_step_ctx *x = w->x;
-	int p = w->p, v = w->v;
+	int p = w->p;
 	w->evals++;
 	/* step_bound_of, on pointers */
 	double bound = 0;
@@ -793,25 +840,8 @@ static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
 	k->excess = 0;
 	k->square = 0;
 	for (int r = 0; r < p; r++) {
-		double o = -INFINITY;
-		if (w->sp->rank_cap) {
-			double st = 0, most = 0, gather = 0;
-			for (int ch = 0; ch < v; ch++) {
-				const ppcc_stage_cost *cc = cp[x->rank_stage[r * v + ch]];
-				st += cc->static_bytes;
-				gather = cc->zero3_param_bytes > gather
-					? cc->zero3_param_bytes : gather;
-			}
-			st += 2 * gather;
-			for (int q = x->mm_off[r]; q < x->mm_off[r + 1]; q++) {
-				const int *cnt = &x->mm_vec[(long)q * v];
-				double sh = 0;
-				for (int ch = 0; ch < v; ch++)
-					sh += cnt[ch] * step_held(cp[x->rank_stage[r * v + ch]]);
-				most = sh > most ? sh : most;
-			}
-			o = st + most - w->sp->rank_cap[r];
-		}
+		double o = known && !x->vtouch[r] ? known[r]
+			   : step_model_over(w, cp, r);
 		x->mpeak[r] = o;
 		k->over = o > k->over ? o : k->over;
 		k->excess += o > 0 ? o : 0;
@@ -819,17 +849,41 @@ static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
 	}
 }
 
-/* Models the split first.  O(S) stage costs and step_model_p. */
-static int step_model(step_run *w, const int *first, model_key *k)
+/* Models the split first, whose stages before from already have their
+ * costs in x->mcost (from 0: none; a stage's costs depend on its own
+ * layers alone), as the last split modelled had them: a rank none of
+ * whose stages is from or after keeps that split's overflow, in
+ * x->mpeak.  O(S - from) stage costs and step_model_p. */
+static int step_model_from(step_run *w, const int *first, int from,
+			   model_key *k)
 {
 	ppcc_step_ctx *x = w->x;
-	int err = w->sp->costs(w->sp->user, first, x->mcost);
+	int err = 0, S = w->S;
+	if (from <= 0)
+		err = w->sp->costs(w->sp->user, first, x->mcost);
+	for (int st = from > 0 ? from : S; st < S && err >= 0; st++)
+		err = w->sp->stage_cost(w->sp->user, st, first[st],
+					(st + 1 < S ? first[st + 1] : w->n) - 1,
+					&x->mcost[st]);
 	if (err < 0)
 		return err;
 	for (int st = 0; st < w->S; st++)
 		x->mp[st] = &x->mcost[st];
-	step_model_p(w, x->mp, k);
+	if (from <= 0) {
+		step_model_p(w, x->mp, NULL, k);
+		return 0;
+	}
+	for (int st = from; st < S; st++)
+		x->vtouch[x->stage_rank[st]] = 1;
+	step_model_p(w, x->mp, x->mpeak, k);
+	for (int st = from; st < S; st++)
+		x->vtouch[x->stage_rank[st]] = 0;
 	return 0;
+}
+
+static int step_model(step_run *w, const int *first, model_key *k)
+{
+	return step_model_from(w, first, 0, k);
 }
 
 /* Stage st's actions' durations, its costs and its neighbours' those vp
@@ -886,6 +940,8 @@ static int step_variants(step_run *w, const int *first)
 		x->vtot[st] = step_vtotal(w, x->vp, st);
 		x->vsum[x->stage_rank[st]] += x->vtot[st];
 	}
+	for (int r = 0; r < w->p; r++)
+		x->vover[r] = step_model_over(w, x->vp, r);
 	return 0;
 }
 
@@ -908,9 +964,14 @@ static void step_model_move(step_run *w, int a, int b, model_key *k)
 	int from = lo > 0 ? lo - 1 : 0, to = hi + 1 < w->S ? hi + 1 : hi;
 	for (int st = from; st <= to; st++)
 		x->msum[x->stage_rank[st]] += step_vtotal(w, vp, st) - x->vtot[st];
-	step_model_finish(w, vp, k);
+	/* the overflows change on the ranks of the stages moved alone */
 	for (int st = lo; st <= hi; st++)
+		x->vtouch[x->stage_rank[st]] = 1;
+	step_model_finish(w, vp, x->vover, k);
+	for (int st = lo; st <= hi; st++) {
+		x->vtouch[x->stage_rank[st]] = 0;
 		vp[st] = STEP_V(st, V_SAME);
+	}
 #undef STEP_V
 }
 
@@ -1090,8 +1151,10 @@ static int step_model_enumerate(step_run *w, int *out, long splits)
 		return 0;
 	for (int s = 0; s < S; s++)
 		f[s] = s;
-	for (;;) {
-		if ((err = step_model(w, f, &k)) < 0)
+	/* after the first, the stages from changed on (s - 1 and after,
+	 * f[s] having moved) get new costs; the others keep theirs */
+	for (int changed = 0;;) {
+		if ((err = step_model_from(w, f, changed, &k)) < 0)
 			return err;
 		if (!have || step_model_cmp(&k, &bk) < 0) {
 			bk = k;
@@ -1106,6 +1169,7 @@ static int step_model_enumerate(step_run *w, int *out, long splits)
 		f[s]++;
 		for (int t = s + 1; t < S; t++)
 			f[t] = f[t - 1] + 1;
+		changed = s - 1;
 	}
 }
 
@@ -1352,11 +1416,43 @@ static int step_eval(step_run *w, const int *first, step_key *k)
 	return err < 0 ? err : step_sim(w, first, w->x->costs, k);
 }
 
-/* The same, leaving x->costs (the current split's) alone. */
+/* The same, leaving x->costs (the current split's) alone: the costs go
+ * to x->sim_costs, where only the stages whose layers differ from the
+ * split simulated there before are recomputed (a stage's costs depend on
+ * its own layers alone, ppcc_stage_cost_fn), and a split step_memo
+ * remembers takes none. */
 static int step_eval_keep(step_run *w, const int *first, step_key *k)
 {
-	int err = w->sp->costs(w->sp->user, first, w->x->sim_costs);
-	return err < 0 ? err : step_sim(w, first, w->x->sim_costs, k);
+	ppcc_step_ctx *x = w->x;
+	int S = w->S, err;
+	if (!w->sp->forget) {
+		long memo = step_memo_find(x, first);
+		if (memo >= 0) {
+			w->sims++;
+			w->remembered++;
+			*k = x->memo_key[memo];
+			return 0;
+		}
+	}
+	if (!w->sim_have) {
+		if ((err = w->sp->costs(w->sp->user, first, x->sim_costs)) < 0)
+			return err;
+		w->sim_have = 1;
+	} else {
+		for (int s = 0; s < S; s++) {
+			int end = s + 1 < S ? first[s + 1] : w->n;
+			int was = s + 1 < S ? x->sim_first[s + 1] : w->n;
+			if (first[s] == x->sim_first[s] && end == was)
+				continue;
+			if ((err = w->sp->stage_cost(w->sp->user, s, first[s], end - 1,
+						     &x->sim_costs[s])) < 0) {
+				w->sim_have = 0;
+				return err;
+			}
+		}
+	}
+	memcpy(x->sim_first, first, (size_t)S * sizeof(int));
+	return step_sim(w, first, x->sim_costs, k);
 }
 
 /* < 0 when (a, fa) comes first in the documented order, > 0 after. */
