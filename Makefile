@@ -6,7 +6,8 @@
 #   make check      deps, build, every test (ends with Check's summary)
 #   make bench      benchmarks that print figures
 #   make schedules  regenerate schedules/ from examples/
-#   make tsan       the runtime suites and the trainer under ThreadSanitizer
+#   make tsan       the runtime suites, the trainer and the search's threads
+#                   under ThreadSanitizer
 #   make fidelity   predicted against published throughput (SC'21 Table 1)
 #   make narayanan  ppcc search against SC'21 Table 1's (t, p), written into
 #                   README.md (make narayanan-check compares)
@@ -285,11 +286,16 @@ check: deps
 	$(TEST_ENV) $(BUILD)/check_ppcc
 
 # The runtime's suites (threads of the local transport, MPI, the trainer
-# the runtime suite runs) under ThreadSanitizer: any race fails.
-TSAN_SUITES := runtime rt_timeout
+# the runtime suite runs) and the search's threads (search:threads, a
+# suite's case) under ThreadSanitizer: any race fails.
+TSAN_SUITES := runtime rt_timeout search:threads
 tsan: deps
 	$(MAKE) SANITIZE=thread all $(BUILD)-tsan/check_ppcc
 	@for s in $(TSAN_SUITES); do \
+		case $$s in \
+		*:*) export CK_RUN_CASE=$${s#*:}; s=$${s%%:*};; \
+		*) unset CK_RUN_CASE;; \
+		esac; \
 		PPCC=$(abspath $(BUILD)-tsan/ppcc) PPCC_BUILD=$(abspath $(BUILD)-tsan) \
 		PPCC_SRC=$(CURDIR) CC="$(CC)" CK_DEFAULT_TIMEOUT=600 CK_RUN_SUITE=$$s \
 		TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
