@@ -259,6 +259,8 @@ typedef struct zero_case {
 	const ppcc_schedule *s;
 	int p, d;
 	int no_params_replica;     /* registers none for stage 0; -1 */
+	int fail_replica;          /* its rank 0's forward of mb 1 fails; -1 */
+	int steps;                 /* 0: 1 */
 	ppcc_rt_local_world *worlds[DP_MAX];
 	ppcc_rt_dp_group *groups[DP_MAX];
 	double grad[DP_MAX][DP_MAX][ZC_N], param[DP_MAX][DP_MAX][ZC_N];
@@ -281,6 +283,8 @@ static int zc_forward(int stage, int mb, const void *in, size_t in_n, void *out,
 	zero_member *m = user;
 	if (out)
 		memset(out, 0, out_n);
+	if (m->replica == m->c->fail_replica && m->rank == 0 && mb == 1)
+		return -1;
 	if (mb == 0)
 		memcpy(m->c->seen[m->replica][stage], m->c->param[m->replica][stage],
 		       sizeof m->c->seen[0][0]);
@@ -341,8 +345,19 @@ static void *zc_member_main(void *arg)
 			err = ppcc_rt_dp_shard(&c->shard[r][s], rt, s, 0);
 	}
 	ppcc_rt_stats st;
-	if (err == 0)
+	for (int step = 0; step < (c->steps > 0 ? c->steps : 1) && err == 0; step++) {
+		if (step > 0)
+			/* between steps: the own shard updated, every
+			 * gradient zeroed, as an optimizer does */
+			for (int s = 0; s < c->s->n_stages; s++)
+				if (c->s->stages[s].rank == k) {
+					for (size_t i = 0; i < c->shard[r][s].count; i++)
+						c->param[r][s][c->shard[r][s].offset + i] =
+							-10.0 - (double)r;
+					memset(c->grad[r][s], 0, sizeof c->grad[r][s]);
+				}
 		err = ppcc_rt_step(&st, rt, fns);
+	}
 	c->status[r][k] = err;
 	/* the optimizer: the own shard of the parameters, then the gather
 	 * every replica makes after the last step */
@@ -410,7 +425,8 @@ START_TEST(reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all)
 		ck_assert_int_eq(ppcc_schedule_validate_seal(&s, NULL, NULL, 0), 0);
 		zero_case *c = calloc(1, sizeof *c);
 		ck_assert_ptr_nonnull(c);
-		*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = -1};
+		*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = -1,
+				 .fail_replica = -1};
 		zc_run(c);
 		for (int r = 0; r < 3; r++) {
 			for (int k = 0; k < 2; k++) {
@@ -448,7 +464,8 @@ START_TEST(reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all)
 
 	zero_case *c = calloc(1, sizeof *c);
 	ck_assert_ptr_nonnull(c);
-	*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = 1};
+	*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = 1,
+			 .fail_replica = -1};
 	zc_run(c);
 	for (int r = 0; r < 3; r++)
 		for (int k = 0; k < 2; k++)
@@ -459,6 +476,104 @@ START_TEST(reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all)
 	ck_assert_msg(strstr(c->lines, "replica 1: ALL_GATHER_PARAM stage 0 bucket 0: "
 			     "no parameters registered for it "
 			     "(ppcc_rt_param_register)"), "%s", c->lines);
+	free(c);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* ZeRO-3 over the runtime, p = 2, d = 3, m = 4, GPipe and 1F1B, two
+ * steps: every F and B waits for its own UNSHARD_PARAM group, so each
+ * step's first forward sees every value from its owner (100 * (owner +
+ * 1) + i in the first step; in the second the -10 - owner each replica's
+ * optimizer wrote into its own shard between the steps, which only the
+ * second step's gathers bring); the reduce-scatter after each backward
+ * adds that backward's gradients over the replicas, 6 * (s + 1) * (mb +
+ * 1) * (k + 1), and each replica adds its shard of it to its sum: after
+ * the step its shard holds 60 * (s + 1) * (k + 1) and the rest of its
+ * buffer the zeros the rounds left (a gradient of a round counted again,
+ * or a round left out, gives another sum).  A replica that registered no
+ * parameters for stage 0 fails its first gather, naming it; a replica
+ * whose forward fails mid-step stops every rank of the grid within the
+ * timeout (1 s), the others' gathers reporting the failed peer. */
+START_TEST(zero3_gathers_serve_each_compute_and_rounds_sum_each_backward)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	int kinds[] = {PPCC_SCHED_GPIPE, PPCC_SCHED_1F1B};
+	for (size_t n = 0; n < 2; n++) {
+		dp_schedule(&s, a, kinds[n], 2, 4);
+		double g[DP_MAX];
+		for (int st = 0; st < s.n_stages; st++)
+			g[st] = 40;
+		ck_assert_int_eq(ppcc_schedule_place_collectives(&s, a, g, 1000, 3, 0.5), 0);
+		ck_assert_int_eq(ppcc_schedule_validate_seal(&s, NULL, NULL, 0), 0);
+		ck_assert_int_eq(s.version, 5);
+		zero_case *c = calloc(1, sizeof *c);
+		ck_assert_ptr_nonnull(c);
+		*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = -1,
+				 .fail_replica = -1, .steps = 2};
+		zc_run(c);
+		for (int r = 0; r < 3; r++) {
+			for (int k = 0; k < 2; k++)
+				ck_assert_msg(c->status[r][k] == 0 && c->gather_status[r][k] == 0,
+					      "%s replica %d rank %d: %s %s\n%s",
+					      ppcc_schedule_kind_name(kinds[n]), r, k,
+					      ppcc_rt_status_str(c->status[r][k]),
+					      ppcc_rt_status_str(c->gather_status[r][k]),
+					      c->lines);
+			for (int st = 0; st < 2; st++) {
+				ck_assert_int_eq(c->shard[r][st].sharded, 1);
+				for (int i = 0; i < ZC_N; i++) {
+					double want = zc_owner(i) == r ? 60.0 * (st + 1) * (i + 1) : 0;
+					ck_assert_msg(c->grad[r][st][i] == want,
+						      "%s replica %d stage %d value %d: %g, not %g",
+						      ppcc_schedule_kind_name(kinds[n]), r, st, i,
+						      c->grad[r][st][i], want);
+					ck_assert_double_eq(c->seen[r][st][i], -10.0 - zc_owner(i));
+					ck_assert_double_eq(c->param[r][st][i], -1.0 - zc_owner(i));
+				}
+			}
+		}
+		ck_assert_msg(c->len == 0, "%s", c->lines);
+		free(c);
+	}
+
+	zero_case *c = calloc(1, sizeof *c);
+	ck_assert_ptr_nonnull(c);
+	*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = 1,
+			 .fail_replica = -1};
+	zc_run(c);
+	for (int r = 0; r < 3; r++)
+		for (int k = 0; k < 2; k++)
+			ck_assert_msg(c->status[r][k] == (r == 1 && k == 0 ? PPCC_RT_EINPUT
+									  : PPCC_RT_EPEER),
+				      "replica %d rank %d: %s\n%s", r, k,
+				      ppcc_rt_status_str(c->status[r][k]), c->lines);
+	ck_assert_msg(strstr(c->lines, "replica 1: UNSHARD_PARAM stage 0 bucket 0: "
+			     "no parameters registered for it "
+			     "(ppcc_rt_param_register)"), "%s", c->lines);
+	free(c);
+
+	c = calloc(1, sizeof *c);
+	ck_assert_ptr_nonnull(c);
+	*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = -1,
+			 .fail_replica = 1};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	zc_run(c);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double took = (double)(t1.tv_sec - t0.tv_sec) +
+		      1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	for (int r = 0; r < 3; r++)
+		for (int k = 0; k < 2; k++)
+			ck_assert_msg(c->status[r][k] == (r == 1 && k == 0 ? PPCC_RT_ECALLBACK
+									  : PPCC_RT_EPEER),
+				      "replica %d rank %d: %s\n%s", r, k,
+				      ppcc_rt_status_str(c->status[r][k]), c->lines);
+	ck_assert_msg(took < 1.0, "the grid took %.3f s to stop\n%s", took, c->lines);
+	ck_assert_msg(strstr(c->lines, ": UNSHARD_PARAM stage 0 bucket 0 #") &&
+		      strstr(c->lines, ": peer failed: replica 1 stopped (callback "
+			     "failed)"), "%s", c->lines);
 	free(c);
 	ppcc_arena_free(a);
 }
@@ -1235,6 +1350,7 @@ Suite *suite_dp(void)
 	tcase_add_test(tc, each_stage_waits_only_for_its_own_gathers_in_the_simulation);
 	tcase_add_test(tc, each_compute_waits_for_its_own_zero3_gathers_in_the_simulation);
 	tcase_add_test(tc, zero3_gathers_serve_every_compute_of_every_kind);
+	tcase_add_test(tc, zero3_gathers_serve_each_compute_and_rounds_sum_each_backward);
 	tcase_add_test(tc, the_later_stages_gathers_overlap_the_first_stages_forwards);
 	tcase_add_test(tc, options_of_version_1_ignore_the_later_fields);
 	tcase_add_test(tc, options_data_parallel_is_read_from_version_3_and_refused_off_mpi);

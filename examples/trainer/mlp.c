@@ -177,15 +177,21 @@ int mlp_serial_step(mlp *net, double *out_loss)
 	double t[MLP_BATCH * MLP_MAX_WIDTH], g[MLP_BATCH * MLP_MAX_WIDTH];
 	double gn[MLP_BATCH * MLP_MAX_WIDTH];
 	double *loss = calloc((size_t)net->m, sizeof *loss);
-	double *sum_g[2 * MLP_LAYERS] = {NULL};
+	double *sum_g[2 * MLP_LAYERS] = {NULL}, *acc[2 * MLP_LAYERS] = {NULL};
 	int shards = net->shards > 1 ? net->shards : 1, per = net->m / shards;
+	int rounds = net->rounds && shards > 1;
 	if (!loss || per * shards != net->m)
 		goto fail;
 	for (int l = 0; shards > 1 && l < MLP_LAYERS; l++)
 		if (!(sum_g[2 * l] = calloc(n_w(l), sizeof(double))) ||
-		    !(sum_g[2 * l + 1] = calloc((size_t)mlp_width[l + 1], sizeof(double))))
+		    !(sum_g[2 * l + 1] = calloc((size_t)mlp_width[l + 1], sizeof(double))) ||
+		    (rounds && (!(acc[2 * l] = calloc(n_w(l), sizeof(double))) ||
+				!(acc[2 * l + 1] = calloc((size_t)mlp_width[l + 1],
+							  sizeof(double))))))
 			goto fail;
-	for (int mb = 0; mb < net->m; mb++) {
+	for (int k = 0; k < net->m; k++) {
+		/* rounds: the shards' j-th microbatches one after another */
+		int mb = rounds ? k % shards * per + k / shards : k;
 		mlp_sample(net, mb, act[0], t);
 		for (int l = 0; l < MLP_LAYERS; l++)
 			mlp_layer_forward(net, l, act[l], act[l + 1]);
@@ -195,10 +201,11 @@ int mlp_serial_step(mlp *net, double *out_loss)
 					   l > 0 ? gn : NULL);
 			memcpy(g, gn, sizeof g);
 		}
-		if (shards > 1 && (mb + 1) % per == 0) {
+		if (shards > 1 && (rounds || (mb + 1) % per == 0)) {
 			/* a shard's gradients, added to the earlier shards' sum
-			 * (((g0 + g1) + g2) ...), as the replicas' reduction does */
-			int first = mb + 1 == per;
+			 * (((g0 + g1) + g2) ...), as the replicas' reduction does
+			 * (rounds: one microbatch's of each shard) */
+			int first = rounds ? k % shards == 0 : mb + 1 == per;
 			for (int l = 0; l < MLP_LAYERS; l++) {
 				mlp_layer *y = &net->layer[l];
 				for (size_t j = 0; j < n_w(l); j++) {
@@ -212,13 +219,25 @@ int mlp_serial_step(mlp *net, double *out_loss)
 				}
 			}
 		}
+		if (rounds && k % shards == shards - 1)
+			/* the round's sum added to the earlier rounds', as
+			 * each replica adds its shard of it */
+			for (int l = 0; l < MLP_LAYERS; l++) {
+				for (size_t j = 0; j < n_w(l); j++)
+					acc[2 * l][j] += sum_g[2 * l][j];
+				for (int o = 0; o < mlp_width[l + 1]; o++)
+					acc[2 * l + 1][o] += sum_g[2 * l + 1][o];
+			}
 	}
 	for (int l = 0; shards > 1 && l < MLP_LAYERS; l++) {
-		memcpy(net->layer[l].gw, sum_g[2 * l], n_w(l) * sizeof(double));
-		memcpy(net->layer[l].gb, sum_g[2 * l + 1],
+		double **from = rounds ? acc : sum_g;
+		memcpy(net->layer[l].gw, from[2 * l], n_w(l) * sizeof(double));
+		memcpy(net->layer[l].gb, from[2 * l + 1],
 		       (size_t)mlp_width[l + 1] * sizeof(double));
 		free(sum_g[2 * l]);
 		free(sum_g[2 * l + 1]);
+		free(acc[2 * l]);
+		free(acc[2 * l + 1]);
 	}
 	double sum = 0;
 	for (int mb = 0; mb < net->m; mb++)
@@ -230,8 +249,10 @@ int mlp_serial_step(mlp *net, double *out_loss)
 	net->step++;
 	return 0;
 fail:
-	for (int k = 0; k < 2 * MLP_LAYERS; k++)
+	for (int k = 0; k < 2 * MLP_LAYERS; k++) {
 		free(sum_g[k]);
+		free(acc[k]);
+	}
 	free(loss);
 	return -1;
 }

@@ -51,6 +51,11 @@ typedef struct mlp {
 	 * its own, then adds the runs' gradients in order, as the runtime's
 	 * reduction adds the replicas' (mlp_init: 1). */
 	int shards;
+	/* With shards > 1, ZeRO-3's order instead (mlp_init: 0): each
+	 * round adds the shards' j-th microbatch gradients in shard order,
+	 * and the rounds' sums are added in j order ((0 + r0) + r1) + ...,
+	 * as each replica adds the reduce-scatter after each backward. */
+	int rounds;
 	mlp_layer layer[MLP_LAYERS];
 } mlp;
 

@@ -31,11 +31,13 @@
  * plan (pipeline.zero >= 1: REDUCE_SCATTER_GRAD) leaves each replica
  * the reduced shard of each bucket it owns (ppcc_rt_dp_shard), and the
  * replica updates only that shard; the next step's ALL_GATHER_PARAM
- * prologue (ZeRO 1 and 2) gathers the shards, under ZeRO 3 the trainer
- * gathers them after its update (ppcc_rt_dp_gather_params: this model
- * has no per-layer gather of its own), and after the last step the
- * trainer gathers them once more (ppcc_rt_dp_gather_params) before it
- * prints or saves the weights.
+ * prologue (ZeRO 1 and 2) gathers the shards, under ZeRO 3 (schedule
+ * version 5) the runtime's UNSHARD_PARAM before each compute, and after
+ * the last step the trainer gathers them once more
+ * (ppcc_rt_dp_gather_params) before it prints or saves the weights.
+ * ZeRO 3 reduce-scatters after every backward: the reference then adds
+ * the replicas' gradients microbatch by microbatch (mlp.rounds), as the
+ * runtime's rounds do.
  *
  * Checkpoints (ppcc/checkpoint.h): --save DIR --save-at STEP saves every
  * layer once STEP steps are done (--save-at may be repeated), each rank
@@ -270,6 +272,24 @@ static void print_stats(const ppcc_rt_stats *st, int step)
 		(unsigned long long)st->bytes_received, st->peak_buffers);
 }
 
+/* Whether the schedule has an action of op. */
+static int schedule_has(const ppcc_schedule *s, int op)
+{
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
+			if (s->ranks[r].actions[i].op == op)
+				return 1;
+	return 0;
+}
+
+/* Whether the schedule gathers the parameters itself: the prologue of
+ * ZeRO 1 and 2, or ZeRO-3's gathers before each compute. */
+static int schedule_gathers(const ppcc_schedule *s)
+{
+	return schedule_has(s, PPCC_OP_ALL_GATHER_PARAM) ||
+	       schedule_has(s, PPCC_OP_UNSHARD_PARAM);
+}
+
 static int run_serial(const trainer_opts *o, const ppcc_schedule *s)
 {
 	mlp net;
@@ -277,6 +297,7 @@ static int run_serial(const trainer_opts *o, const ppcc_schedule *s)
 	if (mlp_init(&net, o->data_parallel * s->n_microbatches) < 0)
 		return 1;
 	net.shards = o->data_parallel;
+	net.rounds = schedule_has(s, PPCC_OP_UNSHARD_PARAM);
 	for (int step = 0; step < o->steps; step++) {
 		if (mlp_serial_step(&net, &loss) < 0)
 			return 1;
@@ -446,16 +467,6 @@ static int update_shards(ppcc_rt *rt, const ppcc_schedule *s, mlp *net,
 	return err;
 }
 
-/* Whether the schedule gathers the parameters itself (ZeRO 1 and 2). */
-static int schedule_gathers(const ppcc_schedule *s)
-{
-	for (int r = 0; r < s->n_ranks; r++)
-		for (int i = 0; i < s->ranks[r].n_actions; i++)
-			if (s->ranks[r].actions[i].op == PPCC_OP_ALL_GATHER_PARAM)
-				return 1;
-	return 0;
-}
-
 /* ---- data parallelism: D replicas of the pipeline, local --------------------
  *
  * Replica r trains on microbatches r*m .. r*m+m-1 of the global batch of
@@ -516,7 +527,8 @@ static void *dp_rank_main(void *arg)
 		}
 		if ((*status = update_shards(rt, s, net, k, &sharded)) != 0)
 			break;
-		/* ZeRO 3: the parameters gathered before they are used again */
+		/* a reduce-scatter without gathers (a hand-written schedule):
+		 * the parameters gathered before they are used again */
 		if (sharded && !gathers && step + 1 < d->o->steps &&
 		    (*status = ppcc_rt_dp_gather_params(rt)) != 0)
 			break;
@@ -741,8 +753,8 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 		}
 		if (D > 1) {
 			err = update_shards(rt, s, &net, rank, &sharded);
-			/* ZeRO 3, or a save of a ZeRO run: every parameter
-			 * gathered now */
+			/* a reduce-scatter without gathers, or a save of a
+			 * ZeRO run: every parameter gathered now */
 			if (err == 0 && sharded &&
 			    ((!gathers && step + 1 < o->steps) || step + 1 == o->steps ||
 			     save_due(o, net.step + 1)))

@@ -432,6 +432,21 @@ PPCC_API int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket,
  * gather an in-place ncclAllGather and an ncclBroadcast of the rest
  * from the last replica, on the reduction stream.
  *
+ * Under ZeRO 3 (schedule version 5) there is no prologue: each
+ * UNSHARD_PARAM launches its bucket's gather (of the registered
+ * parameters, as ALL_GATHER_PARAM's) when its action comes, without
+ * blocking, and each F, B or I waits for its own group (and the
+ * collectives posted before it) before its callback runs.  Every
+ * backward is followed by a reduce-scatter of the gradient it added (a
+ * round): the runtime takes that gradient from the registered buffer,
+ * zeroing it for the next backward, sums it over the replicas in
+ * replica order and adds this replica's shard of the sum to its own,
+ * rounds in the order of the stage's backwards; when ppcc_rt_step
+ * returns the owned shard holds that sum and the rest of the buffer
+ * zeros.  Over local and mpi both run on copies the runtime owns, so
+ * no compute's parameters or gradients are written while it runs;
+ * over nccl in place, the compute stream waiting for each round.
+ *
  * Versioned like ppcc_rt_options: the caller sets version to the
  * PPCC_RT_SHARD_VERSION it was compiled with, and the runtime writes
  * only the fields that version has. */
@@ -461,7 +476,7 @@ PPCC_API int ppcc_rt_dp_shard(ppcc_rt_shard *out, const ppcc_rt *rt,
 /* Registers count doubles at param (device memory over nccl) as the
  * parameters of bucket `bucket` of `stage`, whose gradients were
  * registered with ppcc_rt_grad_register with the same count: what the
- * schedule's ALL_GATHER_PARAM actions gather.  param must stay valid
+ * schedule's ALL_GATHER_PARAM and UNSHARD_PARAM actions gather.  param must stay valid
  * while the runtime lives.  PPCC_RT_EINPUT otherwise. */
 PPCC_API int ppcc_rt_param_register(ppcc_rt *rt, int stage, int bucket,
 				    double *param, size_t count);
@@ -476,12 +491,12 @@ PPCC_API int ppcc_rt_param_register(ppcc_rt *rt, int stage, int bucket,
  * failure, the failure's status (free the runtime). */
 PPCC_API int ppcc_rt_dp_gather_params(ppcc_rt *rt);
 
-/* The last step's collectives (reductions, and gathers of ZeRO 1 and
- * 2): *out_reduce_s the seconds they took, added
+/* The last step's collectives (reductions, and gathers of ZeRO 1, 2
+ * and 3): *out_reduce_s the seconds they took, added
  * up (local: each from when the group's thread began it to its sum; mpi and
  * nccl: each from its post to when the rank saw it complete), *out_wait_s the
- * seconds the step waited for them, before its first compute (the
- * gathers) and after its last action: what compute
+ * seconds the step waited for them, before the computes that wait for
+ * gathers and after its last action: what compute
  * did not hide (it includes waiting for a slower replica to post).
  * PPCC_RT_EINPUT without data parallelism. */
 PPCC_API int ppcc_rt_dp_stats(const ppcc_rt *rt, double *out_reduce_s,

@@ -837,9 +837,10 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 	const ppcc_action *a = &rt->rs->actions[i];
 	int s = a->stage, mb = a->mb, err, ret;
 	if (ppcc_op_is_collective(a->op)) {
-		/* REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM:
-		 * launched, not waited for: ppcc_rt_dp_finish waits, or for
-		 * the gathers ppcc_rt_dp_before (a post
+		/* REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM,
+		 * UNSHARD_PARAM: launched, not waited for:
+		 * ppcc_rt_dp_finish waits, or for the gathers
+		 * ppcc_rt_dp_before (a post
 		 * itself may wait: mpi, for the collective whose tags it
 		 * reuses) */
 		err = ppcc_rt_dp_reduce(rt, i);
@@ -1229,17 +1230,6 @@ static int rt_check_schedule(ppcc_rt *rt)
 		const ppcc_action *a = &rs->actions[i];
 		const ppcc_stage_info *st = &s->stages[a->stage];
 		uint64_t want = 0;
-		if (a->op == PPCC_OP_UNSHARD_PARAM) {
-			/* every rank of a ZeRO-3 schedule has them, so every
-			 * rank stops here, and rt_agree tells the others */
-			ppcc_rt_report(rt, "schedule: action %d UNSHARD_PARAM "
-				       "stage %" PRId32 " bucket %" PRId32 ": "
-				       "ZeRO-3's gathers before each compute "
-				       "(schedule version 5) are not run by "
-				       "this runtime; plan with pipeline.zero "
-				       "1 or 2", i, a->stage, a->mb);
-			return PPCC_RT_EINPUT;
-		}
 		if (a->op == PPCC_OP_RECV_F || a->op == PPCC_OP_SEND_B)
 			want = st->recv_bytes;
 		else if (a->op == PPCC_OP_SEND_F || a->op == PPCC_OP_RECV_B)

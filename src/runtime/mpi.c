@@ -29,7 +29,8 @@
  * algorithms pair them by the communicator's size, ((g0 + g1) + (g2 +
  * g3)) for recursive halving), and these sums must be the serial
  * reference's.  A REDUCE_SCATTER_GRAD (ZeRO) stops after the sum: each
- * replica keeps its own chunk's; an ALL_GATHER_PARAM is the second half
+ * replica keeps its own chunk's; an ALL_GATHER_PARAM (and ZeRO-3's
+ * UNSHARD_PARAM, on the copy reduce.c gives it) is the second half
  * alone: each replica sends its own chunk of the parameters to every
  * other, once the descriptors match.  The
  * result is the same bits on every replica and every run, and those of
@@ -569,7 +570,7 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 			return mpi_fail(t, rc, "MPI_Isend");
 		/* a gather has no chunks to add: its values go out as the
 		 * sums do, once the descriptors match */
-		if (c->kind != RT_COLL_ALL_GATHER &&
+		if (!rt_coll_gathers(c->kind) &&
 		    (rc = MPI_Isend(c->grad + mc_lo(t, c, q), mc_len(t, c, q),
 				    MPI_DOUBLE, w, mc_tag(t, c, 1), t->comm,
 				    mc_req(t, mc, MC_CHUNK_S, q))) != MPI_SUCCESS)
@@ -599,7 +600,7 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 				return rt_coll_mismatch(t->rt, c, me, p, q,
 							t->rt->rank * d + q);
 			mc->matched[q] = 1;
-			if (c->kind != RT_COLL_ALL_GATHER &&
+			if (!rt_coll_gathers(c->kind) &&
 			    (rc = MPI_Irecv(mc->scratch + (size_t)q * (size_t)mine, mine,
 					    MPI_DOUBLE, t->rt->rank * d + q,
 					    mc_tag(t, c, 1), t->comm,
@@ -618,7 +619,7 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 		/* my chunk: the replicas' values added in replica order (a
 		 * gather's is my own, as it is) */
 		double *own = c->grad + mc_lo(t, c, me);
-		for (int i = 0; c->kind != RT_COLL_ALL_GATHER && i < mine; i++) {
+		for (int i = 0; !rt_coll_gathers(c->kind) && i < mine; i++) {
 			double acc = me == 0 ? own[i] : mc->scratch[i];
 			for (int q = 1; q < d; q++)
 				acc += q == me ? own[i]

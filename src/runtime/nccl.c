@@ -65,7 +65,15 @@
  * split is the replica) and an in-place ncclReduce of the count % d left
  * to the last replica, which owns them; an ALL_GATHER_PARAM likewise an
  * in-place ncclAllGather and an ncclBroadcast of the rest from the last
- * replica: the shard rule of ppcc/schedule.h.
+ * replica: the shard rule of ppcc/schedule.h.  ZeRO-3's UNSHARD_PARAM
+ * is that gather, in place on the registered parameters (the values a
+ * running compute reads are the same bits the gather writes there),
+ * and each compute waits for its group's event; its reduce-scatter
+ * after each backward (a round) reduces the registered gradients in
+ * place, then zeroes the shards this replica does not own, and the
+ * compute stream waits for it (cudaStreamWaitEvent, on the device), so
+ * the next backward adds to the owned sum: the sum of a round adds the
+ * replica's running total to its own gradient, in NCCL's order.
  * Before the first step's reductions, and again after a bucket is
  * registered, each reduction's descriptor (sequence, stage, bucket,
  * count) is first all-gathered among the replicas and compared, a wait
@@ -576,7 +584,7 @@ static int nccl_coll_post(rt_transport *t, rt_coll *c)
 		int d = t->d, me = t->replica;
 		size_t q = c->count / (size_t)d, rest = c->count - q * (size_t)d;
 		double *tail = c->grad + q * (size_t)d;
-		int gather = c->kind == RT_COLL_ALL_GATHER;
+		int gather = rt_coll_gathers(c->kind);
 		call = gather ? "ncclAllGather" : "ncclReduceScatter";
 		r = ncclGroupStart();
 		if (r == ncclSuccess && q > 0)
@@ -600,8 +608,26 @@ static int nccl_coll_post(rt_transport *t, rt_coll *c)
 		return nccl_fail(t, r, call);
 	if ((err = nccl_settle_on(t, t->dp_comm, r, call, deadline)) < 0)
 		return err;
+	if (c->round) {
+		/* ZeRO-3's round, in place: the shards other replicas own
+		 * zeroed, so that the next backward adds its gradient to
+		 * this replica's sum alone, and the compute stream waits
+		 * for it before that backward writes the buffer */
+		size_t lo = rt_shard_lo(c->count, t->d, t->replica);
+		size_t hi = lo + rt_shard_len(c->count, t->d, t->replica);
+		if ((lo > 0 && (e = cudaMemsetAsync(c->grad, 0, lo * sizeof(double),
+						    t->dp_stream)) != cudaSuccess) ||
+		    (hi < c->count &&
+		     (e = cudaMemsetAsync(c->grad + hi, 0,
+					  (c->count - hi) * sizeof(double),
+					  t->dp_stream)) != cudaSuccess))
+			return nccl_cuda_fail(t, e, "cudaMemsetAsync");
+	}
 	if ((e = cudaEventRecord(x->done, t->dp_stream)) != cudaSuccess)
 		return nccl_cuda_fail(t, e, "cudaEventRecord");
+	if (c->round &&
+	    (e = cudaStreamWaitEvent(t->compute, x->done, 0)) != cudaSuccess)
+		return nccl_cuda_fail(t, e, "cudaStreamWaitEvent");
 	return 0;
 }
 

@@ -44,6 +44,21 @@
  * kind share the sequence numbers, and a replica whose k-th collective
  * is of another kind fails as one of another bucket does.
  *
+ * ZeRO-3 (version 5: UNSHARD_PARAM) posts the same gathers, one group
+ * of a stage's buckets for each F, B and I, and the rank's k-th F, B
+ * or I waits for its k-th group (group_mark: the posts up to its last
+ * bucket); its reduce-scatters follow every backward, each a round of
+ * the gradient that backward added.  Over the host transports both run
+ * on copies made as the action comes (dp_copy): a round's is the
+ * gradient, the trainer's buffer zeroed for the next backward; a
+ * gather's holds this replica's shard.  The waits, which run in posting
+ * order on the rank's thread, settle each completed post (dp_settle):
+ * a round's shard added to the bucket's sum (acc), a gather's copy
+ * moved into the registered parameters, so no collective writes what a
+ * compute reads, and the rounds of a bucket are added in the order of
+ * its backwards; the step's end writes each sum into the owned shard.
+ * Over nccl (device memory) they run in place instead (nccl.c).
+ *
  * Over a transport that has collectives (mpi, options.data_parallel),
  * the same posts become the transport's rt_coll reductions (mpi.c: a
  * reduce-scatter and all-gather adding in the same replica order, so
@@ -67,6 +82,10 @@ typedef struct dp_slot {
 	int stage, bucket;
 	size_t count;
 	double **buf;  /* per replica; NULL until it posts */
+	/* per replica: its ZeRO-3 copy (buf points into it), the slot's
+	 * to free, so that a member that fails never frees what the
+	 * reducer may still be adding */
+	double **staging;
 	int arrived, consumed, taken, done;
 	double t_full, t_start, t_done; /* last member posted, sum begun, done */
 } dp_slot;
@@ -88,7 +107,21 @@ typedef struct rt_bucket {
 	double *grad;
 	size_t count;
 	double *param; /* ppcc_rt_param_register; NULL: none */
+	/* ZeRO-3 over a host transport: the sum of the step's rounds of
+	 * the shard this replica owns, added in posting order; NULL
+	 * until the first round */
+	double *acc;
+	int acc_used; /* a round was added this step */
 } rt_bucket;
+
+/* ZeRO-3, host transports: what the step's k-th post owes the trainer's
+ * buffers once it completes (dp_settle): a round's shard added to
+ * bucket's acc, or an UNSHARD_PARAM's copy moved into its parameters. */
+typedef struct dp_staged {
+	rt_bucket *bucket; /* NULL: nothing (the other collectives) */
+	int kind;          /* RT_COLL_REDUCE_SCATTER or RT_COLL_UNSHARD */
+	double *vals;      /* the copy (local: the slot's; mpi: c->staging) */
+} dp_staged;
 
 struct rt_dp {
 	ppcc_rt_dp_group *g; /* local; NULL: the transport's collectives */
@@ -116,6 +149,15 @@ struct rt_dp {
 	 * already, and the prologue's share of the step's figures */
 	int n_waited;
 	double pro_reduce_s, pro_wait_s;
+	/* ZeRO-3 (the schedule has UNSHARD_PARAM): host, 1 unless nccl
+	 * (the rounds and gathers on copies, staged per post); the groups
+	 * opened and served this step, and per group the posts (local) or
+	 * colls (transport) up to its last bucket */
+	int zero3, host;
+	int groups_opened, groups_served, n_groups;
+	int *group_mark;
+	dp_staged *staged; /* per post of the step */
+	int cap_staged;
 	char why[224]; /* a failed post's rt_coll.why */
 	int verify;    /* until a step's reductions have all completed */
 };
@@ -137,6 +179,16 @@ static void dp_sleep(double s)
 	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+/* The slot of a post and its copies, once every member is done. */
+static void dp_slot_free(ppcc_rt_dp_group *g, dp_slot *k)
+{
+	for (int r = 0; k->staging && r < g->d; r++)
+		ppcc_free(k->staging[r]);
+	ppcc_free(k->staging);
+	ppcc_free(k->buf);
+	ppcc_free(k);
 }
 
 static void *dp_reducer(void *arg)
@@ -163,7 +215,7 @@ static void *dp_reducer(void *arg)
 		double t0 = ppcc_rt_now();
 		k->t_start = t0;
 		pthread_mutex_unlock(&g->mu);
-		if (k->kind == RT_COLL_ALL_GATHER) {
+		if (rt_coll_gathers(k->kind)) {
 			/* each replica's shard to every other replica */
 			for (int q = 0; q < g->d; q++) {
 				size_t lo = rt_shard_lo(k->count, g->d, q);
@@ -242,8 +294,7 @@ void ppcc_rt_dp_group_free(ppcc_rt_dp_group *g)
 		pthread_join(g->thread, NULL);
 	for (dp_slot *k = g->slots, *next; k; k = next) {
 		next = k->next;
-		ppcc_free(k->buf);
-		ppcc_free(k);
+		dp_slot_free(g, k);
 	}
 	pthread_cond_destroy(&g->cv);
 	pthread_mutex_destroy(&g->mu);
@@ -294,6 +345,8 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 		placed |= op == PPCC_OP_REDUCE_GRAD ||
 			  op == PPCC_OP_REDUCE_SCATTER_GRAD;
 		dp->sharded |= op == PPCC_OP_REDUCE_SCATTER_GRAD;
+		dp->zero3 |= op == PPCC_OP_UNSHARD_PARAM;
+		dp->n_groups += op == PPCC_OP_UNSHARD_PARAM && a->mb == 0;
 		if (a->stage < 0 || a->stage >= rt->S)
 			continue;
 		/* gather_mark, until the step: a gather of the stage not yet
@@ -332,6 +385,31 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 			}
 		}
 	}
+	/* ZeRO-3: a group's last UNSHARD_PARAM and a round's last
+	 * REDUCE_SCATTER_GRAD also post the buckets numbered above it; a
+	 * run's buckets are consecutive among its op's actions (the
+	 * validator's rule), so it is the last unless the next of its op
+	 * is the same stage's next bucket */
+	dp->host = rt->o.transport != PPCC_RT_NCCL;
+	dp->group_mark = ppcc_calloc((size_t)dp->n_groups + 1,
+				     sizeof *dp->group_mark);
+	if (!dp->group_mark)
+		return PPCC_RT_ENOMEM;
+	for (int i = 0; dp->zero3 && i < rt->rs->n_actions; i++) {
+		const ppcc_action *a = &rt->rs->actions[i];
+		if (a->op != PPCC_OP_UNSHARD_PARAM &&
+		    a->op != PPCC_OP_REDUCE_SCATTER_GRAD)
+			continue;
+		int last = 1;
+		for (int j = i + 1; j < rt->rs->n_actions; j++) {
+			const ppcc_action *b = &rt->rs->actions[j];
+			if (b->op == a->op) {
+				last = b->stage != a->stage || b->mb != a->mb + 1;
+				break;
+			}
+		}
+		dp->last_bwd[i] = last ? DP_AT_LAST : 0;
+	}
 	if (g) {
 		pthread_mutex_lock(&g->mu);
 		g->joined++;
@@ -359,7 +437,7 @@ int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket, double *grad,
 		b[at] = b[at - 1];
 		at--;
 	}
-	b[at] = (rt_bucket){bucket, grad, count, NULL};
+	b[at] = (rt_bucket){bucket, grad, count, NULL, NULL, 0};
 	dp->by_stage[stage] = b;
 	dp->n_by_stage[stage] = n + 1;
 	dp->verify = 1;
@@ -417,7 +495,7 @@ void rt_coll_desc(const rt_coll *c, int64_t out[RT_COLL_DESC])
 int rt_coll_mismatch(ppcc_rt *rt, const rt_coll *c, int me,
 		     const int64_t *theirs, int q, int world)
 {
-	int k = theirs[1] >= RT_COLL_ALL_REDUCE && theirs[1] <= RT_COLL_ALL_GATHER
+	int k = theirs[1] >= RT_COLL_ALL_REDUCE && theirs[1] <= RT_COLL_UNSHARD
 		? (int)theirs[1] : RT_COLL_ALL_REDUCE;
 	ppcc_rt_report(rt, "replica %d: %s #%llu is stage %d bucket %d (%zu "
 		       "values) here but #%lld %s%sstage %lld bucket %lld (%lld "
@@ -438,24 +516,30 @@ static dp_slot *dp_find(ppcc_rt_dp_group *g, uint64_t seq)
 	return NULL;
 }
 
-/* Transport: posts bucket b of stage s as a collective of `kind`. */
-static int dp_post_coll(ppcc_rt *rt, int s, const rt_bucket *b, int kind)
+/* Transport: posts bucket b of stage s as a collective of `kind` on
+ * vals (b's own buffer, or `copy`, which c then owns). */
+static int dp_post_coll(ppcc_rt *rt, int s, const rt_bucket *b, int kind,
+			double *vals, double *copy)
 {
 	struct rt_dp *dp = rt->dp;
 	if (dp->n_colls == dp->cap_colls) {
 		int cap = dp->cap_colls ? 2 * dp->cap_colls : 16;
 		rt_coll **p = ppcc_realloc(dp->colls, (size_t)cap * sizeof *p);
-		if (!p)
+		if (!p) {
+			ppcc_free(copy);
 			return PPCC_RT_ENOMEM;
+		}
 		dp->colls = p;
 		dp->cap_colls = cap;
 	}
 	rt_coll *c = ppcc_calloc(1, sizeof *c);
-	if (!c)
+	if (!c) {
+		ppcc_free(copy);
 		return PPCC_RT_ENOMEM;
-	*c = (rt_coll){dp->next_seq++, s, b->bucket,
-		       kind == RT_COLL_ALL_GATHER ? b->param : b->grad, b->count,
-		       0, -1, ppcc_rt_now(), 0, NULL, dp->verify, "", kind};
+	}
+	*c = (rt_coll){dp->next_seq++, s, b->bucket, vals, b->count,
+		       0, -1, ppcc_rt_now(), 0, NULL, dp->verify, "", kind,
+		       dp->zero3 && kind == RT_COLL_REDUCE_SCATTER, copy};
 	dp->colls[dp->n_colls++] = c;
 	int err = rt->ops->coll_post(rt->tr, c);
 	if (err < 0) {
@@ -475,6 +559,7 @@ static void dp_release_colls(ppcc_rt *rt)
 	struct rt_dp *dp = rt->dp;
 	for (int k = 0; k < dp->n_colls; k++) {
 		rt->ops->coll_release(rt->tr, dp->colls[k]);
+		ppcc_free(dp->colls[k]->staging);
 		ppcc_free(dp->colls[k]);
 	}
 	dp->n_colls = 0;
@@ -489,22 +574,87 @@ int ppcc_rt_dp_progress(ppcc_rt *rt)
 	return rt->ops->coll_test(rt->tr, dp->colls[0]);
 }
 
+/* ZeRO-3 over a host transport: the copy a round or an UNSHARD_PARAM
+ * of b runs on, made on the rank's thread as the action comes.  A
+ * round's is the gradient its backward made, and the trainer's buffer
+ * is zeroed for the next backward (the bucket's acc made ready for the
+ * round's shard); an UNSHARD_PARAM's holds this replica's shard of the
+ * parameters, the others' arriving there.  NULL: out of memory. */
+static double *dp_copy(struct rt_dp *dp, rt_bucket *b, int kind)
+{
+	size_t lo = rt_shard_lo(b->count, dp->d, dp->replica);
+	size_t n = rt_shard_len(b->count, dp->d, dp->replica);
+	double *copy = ppcc_calloc(b->count, sizeof *copy);
+	if (!copy)
+		return NULL;
+	if (kind == RT_COLL_UNSHARD) {
+		memcpy(copy + lo, b->param + lo, n * sizeof *copy);
+		return copy;
+	}
+	if (!b->acc && !(b->acc = ppcc_calloc(n + 1, sizeof *b->acc))) {
+		ppcc_free(copy);
+		return NULL;
+	}
+	memcpy(copy, b->grad, b->count * sizeof *copy);
+	memset(b->grad, 0, b->count * sizeof *b->grad);
+	return copy;
+}
+
+/* ZeRO-3 over a host transport: post k of the step has completed (its
+ * waits run in posting order, so the rounds of a bucket are added in
+ * the order of its backwards): a round's shard added to the bucket's
+ * sum, an UNSHARD_PARAM's parameters moved into the trainer's buffer,
+ * on the rank's thread, between its computes. */
+static void dp_settle(struct rt_dp *dp, int k)
+{
+	const dp_staged *x = &dp->staged[k];
+	rt_bucket *b = x->bucket;
+	if (!b)
+		return;
+	if (x->kind == RT_COLL_UNSHARD) {
+		memcpy(b->param, x->vals, b->count * sizeof *b->param);
+		return;
+	}
+	size_t lo = rt_shard_lo(b->count, dp->d, dp->replica);
+	size_t n = rt_shard_len(b->count, dp->d, dp->replica);
+	for (size_t i = 0; i < n; i++)
+		b->acc[i] += x->vals[lo + i];
+	b->acc_used = 1;
+}
+
 /* Posts bucket b of stage s as a collective of `kind`: to the group, or
  * as the transport's collective. */
-static int dp_post(ppcc_rt *rt, int s, const rt_bucket *b, int kind)
+static int dp_post(ppcc_rt *rt, int s, rt_bucket *b, int kind)
 {
 	struct rt_dp *dp = rt->dp;
 	ppcc_rt_dp_group *g = dp->g;
-	if (kind == RT_COLL_ALL_GATHER && !b->param) {
-		ppcc_rt_report(rt, "replica %d: ALL_GATHER_PARAM stage %d bucket "
-			       "%d: no parameters registered for it "
-			       "(ppcc_rt_param_register)", dp->replica, s,
-			       b->bucket);
+	if (rt_coll_gathers(kind) && !b->param) {
+		ppcc_rt_report(rt, "replica %d: %s stage %d bucket %d: no "
+			       "parameters registered for it "
+			       "(ppcc_rt_param_register)", dp->replica,
+			       rt_coll_name(kind), s, b->bucket);
 		return PPCC_RT_EINPUT;
 	}
-	double *vals = kind == RT_COLL_ALL_GATHER ? b->param : b->grad;
+	double *vals = rt_coll_gathers(kind) ? b->param : b->grad, *copy = NULL;
+	int at = g ? dp->n_posted : dp->n_colls;
+	if (at >= dp->cap_staged) {
+		int cap = dp->cap_staged ? 2 * dp->cap_staged : 16;
+		dp_staged *p = ppcc_realloc(dp->staged, (size_t)cap * sizeof *p);
+		if (!p)
+			return PPCC_RT_ENOMEM;
+		dp->staged = p;
+		dp->cap_staged = cap;
+	}
+	dp->staged[at] = (dp_staged){NULL, kind, NULL};
+	if (dp->zero3 && dp->host &&
+	    (kind == RT_COLL_REDUCE_SCATTER || kind == RT_COLL_UNSHARD)) {
+		if (!(copy = dp_copy(dp, b, kind)))
+			return PPCC_RT_ENOMEM;
+		dp->staged[at] = (dp_staged){b, kind, copy};
+		vals = copy;
+	}
 	if (!g)
-		return dp_post_coll(rt, s, b, kind);
+		return dp_post_coll(rt, s, b, kind, vals, copy);
 	if (dp->n_posted == dp->cap_posted) {
 		int cap = dp->cap_posted ? 2 * dp->cap_posted : 16;
 		uint64_t *p = ppcc_realloc(dp->posted, (size_t)cap * sizeof *p);
@@ -520,13 +670,17 @@ static int dp_post(ppcc_rt *rt, int s, const rt_bucket *b, int kind)
 	if (!x) {
 		x = ppcc_calloc(1, sizeof *x);
 		double **bufs = x ? ppcc_calloc((size_t)g->d, sizeof *bufs) : NULL;
-		if (!bufs) {
+		double **copies = bufs ? ppcc_calloc((size_t)g->d, sizeof *copies)
+				       : NULL;
+		if (!copies) {
+			ppcc_free(bufs);
 			ppcc_free(x);
+			ppcc_free(copy);
 			pthread_mutex_unlock(&g->mu);
 			return PPCC_RT_ENOMEM;
 		}
 		*x = (dp_slot){g->slots, seq, kind, s, b->bucket, b->count, bufs,
-			       0, 0, 0, 0, 0, 0, 0};
+			       copies, 0, 0, 0, 0, 0, 0, 0};
 		g->slots = x;
 	}
 	if (x->kind != kind || x->stage != s || x->bucket != b->bucket ||
@@ -540,8 +694,10 @@ static int dp_post(ppcc_rt *rt, int s, const rt_bucket *b, int kind)
 			       x->kind != kind ? " " : "",
 			       x->stage, x->bucket, x->count);
 		err = PPCC_RT_EMISMATCH;
+		ppcc_free(copy);
 	} else {
 		x->buf[dp->replica] = vals;
+		x->staging[dp->replica] = copy;
 		if (++x->arrived == g->d) {
 			x->t_full = ppcc_rt_now();
 			pthread_cond_broadcast(&g->cv);
@@ -579,8 +735,10 @@ int ppcc_rt_dp_reduce(ppcc_rt *rt, int i)
 	int kind = a->op == PPCC_OP_ALL_GATHER_PARAM ? RT_COLL_ALL_GATHER
 		   : a->op == PPCC_OP_REDUCE_SCATTER_GRAD ? RT_COLL_REDUCE_SCATTER
 		   : RT_COLL_ALL_REDUCE;
+	if (a->op == PPCC_OP_UNSHARD_PARAM)
+		kind = RT_COLL_UNSHARD;
 	for (int k = 0; k < dp->n_by_stage[s]; k++) {
-		const rt_bucket *b = &dp->by_stage[s][k];
+		rt_bucket *b = &dp->by_stage[s][k];
 		if ((b->bucket == a->mb ||
 		     (b->bucket > a->mb && dp->last_bwd[i] == DP_AT_LAST)) &&
 		    (err = dp_post(rt, s, b, kind)) < 0)
@@ -588,6 +746,15 @@ int ppcc_rt_dp_reduce(ppcc_rt *rt, int i)
 	}
 	if (kind == RT_COLL_ALL_GATHER)
 		dp->gather_mark[s] = dp->g ? dp->n_posted : dp->n_colls;
+	if (kind == RT_COLL_UNSHARD) {
+		/* bucket 0 opens the group the rank's next compute without
+		 * one waits for; each bucket extends it */
+		if (a->mb == 0 && dp->groups_opened < dp->n_groups)
+			dp->groups_opened++;
+		if (dp->groups_opened > 0)
+			dp->group_mark[dp->groups_opened - 1] =
+				dp->g ? dp->n_posted : dp->n_colls;
+	}
 	return 0;
 }
 
@@ -642,6 +809,7 @@ static int dp_wait_coll(ppcc_rt *rt, int final, int upto)
 		}
 		if (err == 0) {
 			dp->reduce_s += c->t_done - c->t_post;
+			dp_settle(dp, k);
 			dp->n_waited = k + 1;
 		}
 	}
@@ -710,6 +878,7 @@ static int dp_wait(ppcc_rt *rt, int final, int upto)
 			break;
 		}
 		dp->reduce_s += x->t_done - x->t_start;
+		dp_settle(dp, k);
 		dp->n_waited = k + 1;
 		if (++x->consumed == g->d) {
 			for (dp_slot **p = &g->slots; *p; p = &(*p)->next)
@@ -717,8 +886,7 @@ static int dp_wait(ppcc_rt *rt, int final, int upto)
 					*p = x->next;
 					break;
 				}
-			ppcc_free(x->buf);
-			ppcc_free(x);
+			dp_slot_free(g, x);
 		}
 	}
 	pthread_mutex_unlock(&g->mu);
@@ -733,7 +901,26 @@ static int dp_wait(ppcc_rt *rt, int final, int upto)
 int ppcc_rt_dp_before(ppcc_rt *rt, int i)
 {
 	struct rt_dp *dp = rt->dp;
-	if (!dp || !dp->uses_gather[i])
+	if (!dp)
+		return 0;
+	int op = rt->rs->actions[i].op;
+	if (dp->zero3 && (op == PPCC_OP_F || op == PPCC_OP_B || op == PPCC_OP_I)) {
+		/* ZeRO-3: the rank's k-th F, B or I waits for its k-th
+		 * group (and so for the posts before it), no more */
+		if (dp->groups_served >= dp->groups_opened) {
+			ppcc_rt_report(rt, "replica %d: action %d: no UNSHARD_PARAM "
+				       "group posted for it", dp->replica, i);
+			return PPCC_RT_EINTERNAL;
+		}
+		int upto = dp->group_mark[dp->groups_served++];
+		if (upto <= dp->n_waited)
+			return 0;
+		int err = dp_wait(rt, 0, upto);
+		dp->pro_reduce_s += dp->reduce_s;
+		dp->pro_wait_s += dp->wait_s;
+		return err;
+	}
+	if (!dp->uses_gather[i])
 		return 0;
 	int upto = dp->gather_mark[dp->uses_gather[i] - 1];
 	if (upto <= dp->n_waited)
@@ -751,6 +938,20 @@ int ppcc_rt_dp_finish(ppcc_rt *rt)
 	struct rt_dp *dp = rt->dp;
 	int err = dp_wait(rt, 1, 0);
 	memset(dp->gather_mark, 0, (size_t)rt->S * sizeof *dp->gather_mark);
+	dp->groups_opened = dp->groups_served = 0;
+	/* ZeRO-3, host: each bucket's shard holds the sum of its rounds,
+	 * the rest the zeros the last round left */
+	for (int s = 0; err == 0 && s < rt->S; s++)
+		for (int k = 0; k < dp->n_by_stage[s]; k++) {
+			rt_bucket *b = &dp->by_stage[s][k];
+			if (!b->acc_used)
+				continue;
+			size_t lo = rt_shard_lo(b->count, dp->d, dp->replica);
+			size_t n = rt_shard_len(b->count, dp->d, dp->replica);
+			memcpy(b->grad + lo, b->acc, n * sizeof *b->acc);
+			memset(b->acc, 0, n * sizeof *b->acc);
+			b->acc_used = 0;
+		}
 	dp->reduce_s += dp->pro_reduce_s;
 	dp->wait_s += dp->pro_wait_s;
 	dp->pro_reduce_s = dp->pro_wait_s = 0;
@@ -785,6 +986,7 @@ int ppcc_rt_dp_gather_params(ppcc_rt *rt)
 void ppcc_rt_dp_abort(ppcc_rt *rt, int status)
 {
 	ppcc_rt_dp_group *g = rt->dp->g;
+	rt->dp->groups_opened = rt->dp->groups_served = 0;
 	if (!g) {
 		dp_release_colls(rt);
 		rt->dp->n_waited = 0;
@@ -800,6 +1002,7 @@ void ppcc_rt_dp_abort(ppcc_rt *rt, int status)
 	pthread_mutex_unlock(&g->mu);
 	rt->dp->n_posted = 0;
 	rt->dp->n_waited = 0;
+	rt->dp->groups_opened = rt->dp->groups_served = 0;
 }
 
 int ppcc_rt_dp_stats(const ppcc_rt *rt, double *out_reduce_s,
@@ -819,8 +1022,13 @@ void ppcc_rt_dp_free(ppcc_rt *rt)
 	struct rt_dp *dp = rt->dp;
 	if (!dp)
 		return;
-	for (int s = 0; s < rt->S && dp->by_stage; s++)
+	for (int s = 0; s < rt->S && dp->by_stage; s++) {
+		for (int k = 0; k < dp->n_by_stage[s]; k++)
+			ppcc_free(dp->by_stage[s][k].acc);
 		ppcc_free(dp->by_stage[s]);
+	}
+	ppcc_free(dp->group_mark);
+	ppcc_free(dp->staged);
 	ppcc_free(dp->by_stage);
 	ppcc_free(dp->n_by_stage);
 	ppcc_free(dp->last_bwd);

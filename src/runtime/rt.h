@@ -84,15 +84,24 @@ typedef struct rt_transport rt_transport; /* each transport's own state */
  * over the d replicas: every replica gets the sum (REDUCE_GRAD), only
  * the shard it owns of the sum (REDUCE_SCATTER_GRAD: the rest of its
  * buffer is left as it was), or every replica's shard of the values
- * (ALL_GATHER_PARAM: the parameters its optimizer updated). */
+ * (ALL_GATHER_PARAM: the parameters its optimizer updated; UNSHARD_PARAM,
+ * ZeRO-3's gather for one compute, moves the same values). */
 enum { RT_COLL_ALL_REDUCE = 0, RT_COLL_REDUCE_SCATTER = 1,
-       RT_COLL_ALL_GATHER = 2 };
+       RT_COLL_ALL_GATHER = 2, RT_COLL_UNSHARD = 3 };
 
 /* The op a kind stands for, in diagnostics. */
 static inline const char *rt_coll_name(int kind)
 {
 	return kind == RT_COLL_REDUCE_SCATTER ? "REDUCE_SCATTER_GRAD"
-	       : kind == RT_COLL_ALL_GATHER ? "ALL_GATHER_PARAM" : "REDUCE_GRAD";
+	       : kind == RT_COLL_ALL_GATHER ? "ALL_GATHER_PARAM"
+	       : kind == RT_COLL_UNSHARD ? "UNSHARD_PARAM" : "REDUCE_GRAD";
+}
+
+/* 1 for the kinds that copy each replica's shard to every replica (no
+ * sums): ALL_GATHER_PARAM and UNSHARD_PARAM. */
+static inline int rt_coll_gathers(int kind)
+{
+	return kind == RT_COLL_ALL_GATHER || kind == RT_COLL_UNSHARD;
 }
 
 /* The shard of a bucket of count values that replica q of d owns
@@ -130,6 +139,15 @@ typedef struct rt_coll {
 	 * the failure's line; empty otherwise */
 	char why[224];
 	int kind;       /* RT_COLL_* */
+	/* ZeRO-3: 1 for a REDUCE_SCATTER_GRAD of one backward's gradients
+	 * (a round).  Host transports get grad pointing at a copy reduce.c
+	 * owns (staging, freed with c), so the values a compute reads and
+	 * writes are never the ones in flight; nccl gets the registered
+	 * buffers themselves and round set: it reduces in place, zeroes
+	 * the shards this replica does not own, and its compute stream
+	 * waits for both, so the next backward adds to the owned sum. */
+	int round;
+	double *staging;
 } rt_coll;
 
 /* A collective's descriptor, the words its replicas compare before it
@@ -379,15 +397,17 @@ void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited);
  * no-op.  set_delay: every reduction takes at least `seconds` (tests). */
 int ppcc_rt_dp_init(ppcc_rt *rt);
 int ppcc_rt_dp_after(ppcc_rt *rt, int i);
-/* Runs collective action i (REDUCE_GRAD, REDUCE_SCATTER_GRAD or
- * ALL_GATHER_PARAM): posts the registered buckets it names
+/* Runs collective action i (REDUCE_GRAD, REDUCE_SCATTER_GRAD,
+ * ALL_GATHER_PARAM or UNSHARD_PARAM): posts the registered buckets it names
  * (nothing without data parallelism).  A post may wait (mpi: for the
  * collective whose tags it reuses); when that wait fails, dp_why says
  * what it waited for. */
 int ppcc_rt_dp_reduce(ppcc_rt *rt, int i);
 /* Before action i runs: at a stage's first compute after its
  * ALL_GATHER_PARAM actions, waits for them and the collectives posted
- * before them (each bounded by the timeout), not for later stages'. */
+ * before them (each bounded by the timeout), not for later stages';
+ * under ZeRO-3, at each F, B or I, for its own UNSHARD_PARAM group and
+ * what was posted before it. */
 int ppcc_rt_dp_before(ppcc_rt *rt, int i);
 const char *ppcc_rt_dp_why(const ppcc_rt *rt);
 int ppcc_rt_dp_progress(ppcc_rt *rt);
