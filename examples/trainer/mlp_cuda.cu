@@ -348,7 +348,8 @@ static void gpu_fns(gpu_run *g, ppcc_rt_stage_fns *fns)
 
 /* Registers the device gradients of rank's stages as buckets, as the CPU
  * trainer does: w then b, layer by layer, bucket 2*(l - first) and
- * 2*(l - first) + 1. */
+ * 2*(l - first) + 1, and the layers' device parameters as the same
+ * buckets' (what a ZeRO schedule's gathers gather). */
 static int gpu_register_grads(ppcc_rt *rt, gpu_run *g, int rank)
 {
 	const ppcc_schedule *s = g->s;
@@ -360,14 +361,68 @@ static int gpu_register_grads(ppcc_rt *rt, gpu_run *g, int rank)
 		for (int l = si->first_layer; l <= si->last_layer && err == 0; l++) {
 			int b = 2 * (l - si->first_layer);
 			size_t nw = (size_t)mlp_width[l] * mlp_width[l + 1];
+			size_t nb = (size_t)mlp_width[l + 1];
 			if ((err = ppcc_rt_grad_register(rt, st, b, g->layer[l].gw,
-							 nw)) == 0)
-				err = ppcc_rt_grad_register(rt, st, b + 1,
-							    g->layer[l].gb,
-							    (size_t)mlp_width[l + 1]);
+							 nw)) == 0 &&
+			    (err = ppcc_rt_grad_register(rt, st, b + 1,
+							 g->layer[l].gb, nb)) == 0 &&
+			    (err = ppcc_rt_param_register(rt, st, b, g->layer[l].w,
+							  nw)) == 0)
+				err = ppcc_rt_param_register(rt, st, b + 1,
+							     g->layer[l].b, nb);
 		}
 	}
 	return err;
+}
+
+/* The optimizer step of rank's layers under data parallelism, as the
+ * CPU trainer's: each bucket's shard this replica owns (the whole bucket
+ * unless the schedule reduce-scatters), every gradient zeroed.
+ * *out_sharded: whether it reduce-scatters. */
+static int gpu_update_shards(ppcc_rt *rt, gpu_run *g, int rank, int *out_sharded)
+{
+	const ppcc_schedule *s = g->s;
+	*out_sharded = 0;
+	for (int st = 0; st < s->n_stages; st++) {
+		const ppcc_stage_info *si = &s->stages[st];
+		if (si->rank != rank)
+			continue;
+		for (int l = si->first_layer; l <= si->last_layer; l++) {
+			int b = 2 * (l - si->first_layer);
+			ppcc_rt_shard w = {PPCC_RT_SHARD_VERSION, 0, 0, 0, 0, 0, 0};
+			ppcc_rt_shard bias = w;
+			if (ppcc_rt_dp_shard(&w, rt, st, b) != 0 ||
+			    ppcc_rt_dp_shard(&bias, rt, st, b + 1) != 0)
+				return -1;
+			*out_sharded |= w.sharded;
+			dev_layer *y = &g->layer[l];
+			if (w.count > 0)
+				k_update<<<((int)w.count + 127) / 128, 128, 0, g->stream>>>(
+					y->w + w.offset, y->gw + w.offset, (int)w.count);
+			if (bias.count > 0)
+				k_update<<<1, 128, 0, g->stream>>>(
+					y->b + bias.offset, y->gb + bias.offset,
+					(int)bias.count);
+			CHECK(cudaGetLastError());
+			CHECK(cudaMemsetAsync(y->gw, 0, w.bucket_count * sizeof(double),
+					      g->stream));
+			CHECK(cudaMemsetAsync(y->gb, 0, bias.bucket_count * sizeof(double),
+					      g->stream));
+		}
+	}
+	return 0;
+}
+
+/* Whether the schedule gathers the parameters itself: the prologue of
+ * ZeRO 1 and 2, or ZeRO-3's gathers before each compute. */
+static int gpu_schedule_gathers(const ppcc_schedule *s)
+{
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
+			if (s->ranks[r].actions[i].op == PPCC_OP_ALL_GATHER_PARAM ||
+			    s->ranks[r].actions[i].op == PPCC_OP_UNSHARD_PARAM)
+				return 1;
+	return 0;
 }
 
 /* With o->data_parallel D > 1 the world is p x D processes, world rank
@@ -375,7 +430,11 @@ static int gpu_register_grads(ppcc_rt *rt, gpu_run *g, int rank)
  * trains on microbatches r*m .. r*m+m-1 of the global batch, the runtime
  * sums the device gradients (ncclAllReduce), and replica 0 writes: the
  * step's loss adds the D*m microbatch losses, gathered from the
- * replicas' last stages, in global order, as the CPU trainer does. */
+ * replicas' last stages, in global order, as the CPU trainer does.
+ * Under ZeRO (REDUCE_SCATTER_GRAD) each replica updates its own shards
+ * and the schedule's gathers bring the others' (ALL_GATHER_PARAM,
+ * UNSHARD_PARAM), the last step's gathered once more before the weights
+ * are written. */
 static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 		     const mlp_cuda_opts *o, gpu_run *g, mlp *net)
 {
@@ -473,6 +532,19 @@ static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 			}
 		} else if (rank == last_rank) {
 			fprintf(out, "loss %d %a %.17g\n", step, mean, mean);
+		}
+		if (D > 1) {
+			int sharded = 0;
+			if (gpu_update_shards(rt, g, rank, &sharded) < 0)
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			if (sharded && (step + 1 == o->steps || !gpu_schedule_gathers(s)) &&
+			    (err = ppcc_rt_dp_gather_params(rt)) != 0) {
+				fprintf(stderr, "trainer: rank %d step %d: %s\n", rank,
+					step, ppcc_rt_status_str(err));
+				fflush(NULL);
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+			continue;
 		}
 		for (int l = 0; l < MLP_LAYERS; l++)
 			if (owned[l] && gpu_update(g, l) < 0)

@@ -30,8 +30,9 @@ typedef struct mlp_cuda_opts {
 	const char *output;
 	int fault, fault_rank;
 	/* D > 1: D replicas of the pipeline, p x D processes under mpirun,
-	 * their gradients reduced by the runtime (ncclAllReduce); not with
-	 * loopback */
+	 * their gradients reduced by the runtime (ncclAllReduce; under a
+	 * ZeRO schedule reduce-scattered, each replica updating its own
+	 * shards and the schedule gathering them); not with loopback */
 	int data_parallel;
 } mlp_cuda_opts;
 

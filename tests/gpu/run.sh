@@ -32,6 +32,13 @@
 #             gradients summed by ncclAllReduce on the runtime's reduction
 #             stream, against serial CPU training on the global batch of
 #             d x 8 microbatches (trainer --serial --data-parallel d);
+#   nccl zero3 p x d in 1x2, 2x2, 4x2, 2x4 (of at most G GPUs), GPipe,
+#             1F1B, interleaved, ZB-V and ZB-H1 planned with
+#             pipeline.zero 3: trainer_cuda --data-parallel d over nccl,
+#             ZeRO-3's UNSHARD_PARAM gathers in place before each compute
+#             and an ncclReduceScatter after every backward, against the
+#             serial CPU reference of the same schedule (trainer --serial
+#             --data-parallel d: the rounds' order);
 #   grid      the same p x d, every kind: the CPU trainer's data
 #             parallelism over MPI, p x d processes on this machine's
 #             cores, against the same serial references.
@@ -45,7 +52,7 @@
 # grouped mode (posting order, as NCCL) stands in for trainer_cuda's
 # loopback, $BUILD is used as built (no make), and the env and mpi steps
 # are left out; the nccl grid's stand-in is the CPU trainer's local data
-# parallelism (threads) on 1 x 2 and 2 x 2.  It proves the script
+# parallelism (threads) on 1 x 2 and 2 x 2, ZeRO 3's too.  It proves the script
 # itself: the plans, the figures it parses, the comparison, the order
 # refusal and the fault bounds.
 set -u
@@ -370,6 +377,45 @@ for pd in $NGRID; do
 			{ record FAIL "nccl grid $kind $pd" "ppcc plan or serial reference"; continue; }
 		REF="$T/serial-$kind-$pd" train "nccl grid $kind $pd" "$T/ngrid-$kind-$pd" \
 			"${NRUN[@]}" --data-parallel "$d" --schedule "$T/grid-$kind-$p.json"
+	done
+done
+
+# ---- nccl zero3: ZeRO-3 plans over p x d processes, one GPU each ---------------------
+
+# a plan of the model on p x d devices with pipeline.zero 3 (format 5:
+# UNSHARD_PARAM before each compute, a reduce-scatter after every
+# backward), and its serial CPU reference on the global batch
+zreference() { # kind p d
+	local yaml="$T/zero3-$2x$3.yaml" v=()
+	sed "s/^  devices: 4\$/  devices: $(($2 * $3))/" $MODEL >"$yaml" &&
+		echo "  zero: 3" >>"$yaml" || return 1
+	[ "$1" = interleaved ] && v=(-v 2)
+	"$PPCC" plan -f json -s "$1" "${v[@]}" -p "$2" -m 8 -o "$T/zero3-$1-$2x$3.json" "$yaml" &&
+		grep -q '"UNSHARD_PARAM"' "$T/zero3-$1-$2x$3.json" &&
+		"$BUILD/trainer" --serial --data-parallel "$3" --schedule "$T/zero3-$1-$2x$3.json" \
+			--steps $STEPS --output "$T/zserial-$1-$2x$3"
+}
+
+if [ "$REHEARSAL" = 1 ]; then
+	ZGRID="1x2 2x2"
+else
+	ZGRID="1x2 2x2 4x2 2x4"
+fi
+for pd in $ZGRID; do
+	p=${pd%x*} d=${pd#*x}
+	if [ "$REHEARSAL" = 1 ]; then
+		NRUN=("$BUILD/trainer" --transport local)
+	elif [ $((p * d)) -gt "$GPUS" ]; then
+		record SKIP "nccl zero3 $pd" "needs $((p * d)) GPUs"
+		continue
+	else
+		NRUN=("${MPIRUN[@]}" -np $((p * d)) "$BUILD/trainer_cuda" --transport nccl)
+	fi
+	for kind in gpipe 1f1b interleaved zb-v zb-h1; do
+		zreference $kind "$p" "$d" ||
+			{ record FAIL "nccl zero3 $kind $pd" "ppcc plan or serial reference"; continue; }
+		REF="$T/zserial-$kind-$pd" train "nccl zero3 $kind $pd" "$T/nzero3-$kind-$pd" \
+			"${NRUN[@]}" --data-parallel "$d" --schedule "$T/zero3-$kind-$pd.json"
 	done
 done
 
