@@ -1185,6 +1185,36 @@ static int64_t step_quantise(double v)
 static int step_cmp(const step_key *a, const int *fa, const step_key *b,
 		    const int *fb, int S);
 
+/* The per-rank arrays of est (busy, comm, idle, peak, and the
+ * data-parallel channel's busy, end, gather and gather wait) and its
+ * per-stage dp_ready_ms copied into out's, allocated in a when
+ * out->busy_ms is NULL (all of them then), overwritten otherwise: est's
+ * point into the search's arena, which is reset after the search. */
+static int step_copy_arrays(ppcc_arena *a, ppcc_estimate *out,
+			    const ppcc_estimate *est, int p, int S)
+{
+	double *const *from[8] = {&est->busy_ms, &est->comm_ms, &est->idle_ms,
+				  &est->peak_memory_bytes, &est->dp_busy_ms,
+				  &est->dp_end_ms, &est->dp_gather_ms,
+				  &est->dp_gather_wait_ms};
+	double **to[8] = {&out->busy_ms, &out->comm_ms, &out->idle_ms,
+			  &out->peak_memory_bytes, &out->dp_busy_ms,
+			  &out->dp_end_ms, &out->dp_gather_ms,
+			  &out->dp_gather_wait_ms};
+	if (!out->busy_ms) {
+		for (int i = 0; i < 8; i++)
+			if (!(*to[i] = ppcc_arena_alloc(a, (size_t)p, sizeof(double))))
+				return PPCC_ENOMEM;
+		if (!(out->dp_ready_ms = ppcc_arena_alloc(a, (size_t)S,
+							  sizeof(double))))
+			return PPCC_ENOMEM;
+	}
+	for (int i = 0; i < 8; i++)
+		memcpy(*to[i], *from[i], (size_t)p * sizeof(double));
+	memcpy(out->dp_ready_ms, est->dp_ready_ms, (size_t)S * sizeof(double));
+	return 0;
+}
+
 /* With sp->best: when first (simulated as est, *k, the send times still
  * in the simulator's buffers) comes before every split simulated so far,
  * its estimate into sp->best, its arrays in sp->kept_arena (allocated on
@@ -1201,34 +1231,16 @@ static int step_keep_least(step_run *w, const int *first,
 	size_t keys = (size_t)w->S * (size_t)w->m;
 	if (!w->least_first) {
 		memset(out, 0, sizeof *out);
-		double **to[8] = {&out->busy_ms, &out->comm_ms, &out->idle_ms,
-				  &out->peak_memory_bytes, &out->dp_busy_ms,
-				  &out->dp_end_ms, &out->dp_gather_ms,
-				  &out->dp_gather_wait_ms};
-		for (int i = 0; i < 8; i++)
-			if (!(*to[i] = ppcc_arena_alloc(sp->kept_arena, (size_t)w->p,
-							sizeof(double))))
-				return PPCC_ENOMEM;
-		if (!(out->dp_ready_ms = ppcc_arena_alloc(sp->kept_arena, (size_t)w->S,
-							  sizeof(double))) ||
-		    !(out->send_ms = ppcc_arena_alloc(sp->kept_arena, 2 * keys,
+		if (!(out->send_ms = ppcc_arena_alloc(sp->kept_arena, 2 * keys,
 						      sizeof(double))) ||
 		    !(w->least_first = ppcc_arena_alloc(sp->kept_arena, (size_t)w->S,
 							sizeof(int))))
 			return PPCC_ENOMEM;
 	}
-	double *const *from[8] = {&est->busy_ms, &est->comm_ms, &est->idle_ms,
-				  &est->peak_memory_bytes, &est->dp_busy_ms,
-				  &est->dp_end_ms, &est->dp_gather_ms,
-				  &est->dp_gather_wait_ms};
-	double **to[8] = {&out->busy_ms, &out->comm_ms, &out->idle_ms,
-			  &out->peak_memory_bytes, &out->dp_busy_ms,
-			  &out->dp_end_ms, &out->dp_gather_ms,
-			  &out->dp_gather_wait_ms};
-	for (int i = 0; i < 8; i++)
-		memcpy(*to[i], *from[i], (size_t)w->p * sizeof(double));
-	memcpy(out->dp_ready_ms, est->dp_ready_ms, (size_t)w->S * sizeof(double));
-	int err = ppcc_sim_work_send_times(out->send_ms, w->x->sim, keys);
+	int err = step_copy_arrays(sp->kept_arena, out, est, w->p, w->S);
+	if (err < 0)
+		return err;
+	err = ppcc_sim_work_send_times(out->send_ms, w->x->sim, keys);
 	if (err < 0)
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
 	out->step_ms = est->step_ms;
@@ -1253,16 +1265,10 @@ static int step_keep(step_run *w, const int *first, const ppcc_estimate *est)
 		return 0;
 	ppcc_estimate *out = sp->kept;
 	*out = *est;
-	double *const *from[4] = {&est->busy_ms, &est->comm_ms, &est->idle_ms,
-				  &est->peak_memory_bytes};
-	double **to[4] = {&out->busy_ms, &out->comm_ms, &out->idle_ms,
-			  &out->peak_memory_bytes};
-	for (int i = 0; i < 4; i++) {
-		if (!(*to[i] = ppcc_arena_alloc(sp->kept_arena, (size_t)w->p,
-						sizeof(double))))
-			return PPCC_ENOMEM;
-		memcpy(*to[i], *from[i], (size_t)w->p * sizeof(double));
-	}
+	out->busy_ms = NULL; /* allocated by step_copy_arrays */
+	int err = step_copy_arrays(sp->kept_arena, out, est, w->p, w->S);
+	if (err < 0)
+		return err;
 	out->start_ms = out->end_ms = NULL;
 	out->send_ms = NULL;
 	*sp->kept_have = 1;

@@ -584,8 +584,9 @@ END_TEST
 
 /* The uniform column of a plan is taken from the search's own simulation
  * of the uniform seed; it must be, to the bit, what simulating the
- * uniform split gives (ppcc_plan_split), with an exhaustive search and
- * with a budget of 2 that leaves only the seeds and a descent. */
+ * uniform split gives (ppcc_plan_split), every per-rank and per-stage
+ * array included, with an exhaustive search and with a budget of 2 that
+ * leaves only the seeds and a descent. */
 START_TEST(uniform_estimate_from_the_search_equals_its_own_simulation)
 {
 	int compared = 0;
@@ -619,7 +620,13 @@ START_TEST(uniform_estimate_from_the_search_equals_its_own_simulation)
 			ck_assert(e->comm_ms[r] == w->comm_ms[r]);
 			ck_assert(e->idle_ms[r] == w->idle_ms[r]);
 			ck_assert(e->peak_memory_bytes[r] == w->peak_memory_bytes[r]);
+			ck_assert(e->dp_busy_ms[r] == w->dp_busy_ms[r]);
+			ck_assert(e->dp_end_ms[r] == w->dp_end_ms[r]);
+			ck_assert(e->dp_gather_ms[r] == w->dp_gather_ms[r]);
+			ck_assert(e->dp_gather_wait_ms[r] == w->dp_gather_wait_ms[r]);
 		}
+		for (int s = 0; s < S; s++)
+			ck_assert(e->dp_ready_ms[s] == w->dp_ready_ms[s]);
 		ck_assert_int_eq(pl.uniform_fits, fits);
 		compared++;
 		ppcc_arena_free(a);
