@@ -650,7 +650,8 @@ struct ppcc_estimate;
 typedef int (*ppcc_split_cost_fn)(void *user, const int *first,
 				  struct ppcc_stage_cost *out);
 /* The cost of stage s alone holding layers i..j (as ppcc_split_cost_fn
- * writes it: a stage's costs depend on its own layers only). */
+ * writes it: a stage's costs depend on s, i and j alone; its receive is
+ * layer i - 1's activation and its links are its rank's). */
 typedef int (*ppcc_stage_cost_fn)(void *user, int s, int i, int j,
 				  struct ppcc_stage_cost *out);
 
@@ -690,8 +691,10 @@ typedef struct ppcc_step_problem {
 	 * and *best_have 1; 0 when it has none (the caller simulates). */
 	struct ppcc_estimate *best;
 	int *best_have;
-	/* 1: every split simulated each time it is looked at (tests; the
-	 * search's splits and counts are the same either way) */
+	/* 1: every split simulated each time it is looked at, every stage's
+	 * costs and every rank's modelled memory computed afresh for each
+	 * split, none kept from the split before (tests; the search's splits
+	 * and counts are the same either way) */
 	int forget;
 } ppcc_step_problem;
 
@@ -933,8 +936,11 @@ int ppcc_schedule_validate_hashed(const ppcc_schedule *s, uint64_t hash,
 				  ppcc_diag *d, const char *file, int max_errors);
 /* Tests: 1 makes the validator run phases 2 and 3 on its table of
  * positions alone, without the quick pass on bits that decides most
- * schedules (validate.c, val_quick); the reports are the same. */
+ * schedules (validate.c, val_quick); the reports are the same.  The
+ * count of schedules the quick pass has decided (not thread-safe: for
+ * tests on one thread). */
 extern int ppcc_validate_force_positions;
+extern long ppcc_validate_quick_accepts;
 /* For a schedule being made, whose fingerprint is not yet set (the
  * compiler's own): every check of ppcc_schedule_validate except the
  * comparison with s->fingerprint, which, when every check passes, is set

@@ -81,7 +81,8 @@
  * stage, microbatch), 2 bytes a stage and microbatch where the positions
  * take 36: when it shows that phases 2 and 3 find nothing and phase 4
  * need not run, with no collectives, the positions are never made (a
- * valid compiler schedule's case); otherwise phases 2-5 run on them as
+ * valid compiler schedule's case without data parallelism; d > 1 has
+ * collectives); otherwise phases 2-5 run on them as
  * above and report what they find.
  *
  * ppcc_schedule_validate_seal is the same for a schedule being made,
@@ -1201,12 +1202,9 @@ out:
 	return err;
 }
 
-/* Contract: reports each problem to d at {file, 0, 0} (no location when
- * file is NULL), at most max_errors of them (0: no bound) followed by a
- * note when more were found; returns 0 for a valid schedule, PPCC_EINPUT
- * after any error, PPCC_ENOMEM when its working arrays (linear in the
- * number of actions) cannot be allocated.  Reads only within the arrays
- * that the counts of s describe. */
+int ppcc_validate_force_positions;
+long ppcc_validate_quick_accepts;
+
 /* Phases 2 and 3 for a schedule in which they find nothing, on a table
  * of 2 bytes per (stage, microbatch), not the 36 of the positions: one
  * pass over the lists as val_fields makes (hashing with seal), reporting
@@ -1224,8 +1222,6 @@ out:
  * saying the ends of every message agree) and something where one is
  * missing, an F always being needed and each message's two ends either
  * both present or (with the user's compute missing too) an error. */
-int ppcc_validate_force_positions;
-
 static int val_quick(val_ctx *c)
 {
 	size_t keys = (size_t)c->S * (size_t)c->m;
@@ -1282,6 +1278,7 @@ static int val_quick(val_ctx *c)
 	c->quiet = 0;
 	if (ok) {
 		c->hash = h;
+		ppcc_validate_quick_accepts++;
 		return 1;
 	}
 	c->stop = 0;
@@ -1291,6 +1288,12 @@ static int val_quick(val_ctx *c)
 	return 0;
 }
 
+/* Contract: reports each problem to d at {file, 0, 0} (no location when
+ * file is NULL), at most max_errors of them (0: no bound) followed by a
+ * note when more were found; returns 0 for a valid schedule, PPCC_EINPUT
+ * after any error, PPCC_ENOMEM when its working arrays (linear in the
+ * number of actions) cannot be allocated.  Reads only within the arrays
+ * that the counts of s describe. */
 static int val_run(val_ctx *cp)
 {
 	val_ctx c = *cp;

@@ -1067,6 +1067,7 @@ START_TEST(quick_pass_reports_as_the_positions_do)
 	static const int32_t values[] = {0, 1, 2, 3, -1, 7, 100, INT32_MAX};
 	unsigned seed = 777;
 	int accepted = 0, refused = 0;
+	long quick_decided = 0;
 	for (int iter = 0; iter < 4000; iter++) {
 		mut m;
 		int kind = iter % PPCC_SCHED_COUNT;
@@ -1107,8 +1108,12 @@ START_TEST(quick_pass_reports_as_the_positions_do)
 			collected *quick = calloc(1, sizeof *quick);
 			collected *full = calloc(1, sizeof *full);
 			uint64_t hq, hf;
+			long before = ppcc_validate_quick_accepts;
 			int sq = validate_as(&m.s, how, max_errors, 0, quick, &hq);
+			long decided = ppcc_validate_quick_accepts - before;
 			int sf = validate_as(&m.s, how, max_errors, 1, full, &hf);
+			ck_assert_int_eq(ppcc_validate_quick_accepts, before + decided);
+			quick_decided += decided;
 			ck_assert_int_eq(sq, sf);
 			ck_assert_str_eq(quick->text, full->text);
 			ck_assert_int_eq(quick->notes, full->notes);
@@ -1120,9 +1125,12 @@ START_TEST(quick_pass_reports_as_the_positions_do)
 		}
 		mut_free(&m);
 	}
-	/* both ways out of the quick pass are taken often */
+	/* both ways out are taken often: schedules the validator accepts and
+	 * refuses, and schedules whose phases 2 and 3 the quick pass decided
+	 * (none when it is forced off) */
 	ck_assert_int_gt(accepted, 800);
 	ck_assert_int_gt(refused, 1500);
+	ck_assert_int_gt(quick_decided, 1500);
 }
 END_TEST
 
