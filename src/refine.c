@@ -850,7 +850,7 @@ static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
 }
 
 /* Models the split first, whose stages before from already have their
- * costs in x->mcost (from 0: none; a stage's costs depend on its own
+ * costs in x->mcost (from 0: none; a stage's costs depend on s and its
  * layers alone), as the last split modelled had them: a rank none of
  * whose stages is from or after keeps that split's overflow, in
  * x->mpeak.  O(S - from) stage costs and step_model_p. */
@@ -967,7 +967,7 @@ static void step_model_move(step_run *w, int a, int b, model_key *k)
 	/* the overflows change on the ranks of the stages moved alone */
 	for (int st = lo; st <= hi; st++)
 		x->vtouch[x->stage_rank[st]] = 1;
-	step_model_finish(w, vp, x->vover, k);
+	step_model_finish(w, vp, w->sp->forget ? NULL : x->vover, k);
 	for (int st = lo; st <= hi; st++) {
 		x->vtouch[x->stage_rank[st]] = 0;
 		vp[st] = STEP_V(st, V_SAME);
@@ -1169,7 +1169,7 @@ static int step_model_enumerate(step_run *w, int *out, long splits)
 		f[s]++;
 		for (int t = s + 1; t < S; t++)
 			f[t] = f[t - 1] + 1;
-		changed = s - 1;
+		changed = w->sp->forget ? 0 : s - 1;
 	}
 }
 
@@ -1187,11 +1187,11 @@ static int step_cmp(const step_key *a, const int *fa, const step_key *b,
 
 /* The per-rank arrays of est (busy, comm, idle, peak, and the
  * data-parallel channel's busy, end, gather and gather wait) and its
- * per-stage dp_ready_ms copied into out's, allocated in a when
- * out->busy_ms is NULL (all of them then), overwritten otherwise: est's
- * point into the search's arena, which is reset after the search. */
+ * per-stage dp_ready_ms copied into out's, allocated in a first when
+ * fresh, overwritten otherwise: est's point into the search's arena,
+ * which is reset after the search. */
 static int step_copy_arrays(ppcc_arena *a, ppcc_estimate *out,
-			    const ppcc_estimate *est, int p, int S)
+			    const ppcc_estimate *est, int p, int S, int fresh)
 {
 	double *const *from[8] = {&est->busy_ms, &est->comm_ms, &est->idle_ms,
 				  &est->peak_memory_bytes, &est->dp_busy_ms,
@@ -1201,7 +1201,7 @@ static int step_copy_arrays(ppcc_arena *a, ppcc_estimate *out,
 			  &out->peak_memory_bytes, &out->dp_busy_ms,
 			  &out->dp_end_ms, &out->dp_gather_ms,
 			  &out->dp_gather_wait_ms};
-	if (!out->busy_ms) {
+	if (fresh) {
 		for (int i = 0; i < 8; i++)
 			if (!(*to[i] = ppcc_arena_alloc(a, (size_t)p, sizeof(double))))
 				return PPCC_ENOMEM;
@@ -1229,7 +1229,8 @@ static int step_keep_least(step_run *w, const int *first,
 		return 0;
 	ppcc_estimate *out = sp->best;
 	size_t keys = (size_t)w->S * (size_t)w->m;
-	if (!w->least_first) {
+	int fresh = !w->least_first;
+	if (fresh) {
 		memset(out, 0, sizeof *out);
 		if (!(out->send_ms = ppcc_arena_alloc(sp->kept_arena, 2 * keys,
 						      sizeof(double))) ||
@@ -1237,7 +1238,7 @@ static int step_keep_least(step_run *w, const int *first,
 							sizeof(int))))
 			return PPCC_ENOMEM;
 	}
-	int err = step_copy_arrays(sp->kept_arena, out, est, w->p, w->S);
+	int err = step_copy_arrays(sp->kept_arena, out, est, w->p, w->S, fresh);
 	if (err < 0)
 		return err;
 	err = ppcc_sim_work_send_times(out->send_ms, w->x->sim, keys);
@@ -1265,8 +1266,7 @@ static int step_keep(step_run *w, const int *first, const ppcc_estimate *est)
 		return 0;
 	ppcc_estimate *out = sp->kept;
 	*out = *est;
-	out->busy_ms = NULL; /* allocated by step_copy_arrays */
-	int err = step_copy_arrays(sp->kept_arena, out, est, w->p, w->S);
+	int err = step_copy_arrays(sp->kept_arena, out, est, w->p, w->S, 1);
 	if (err < 0)
 		return err;
 	out->start_ms = out->end_ms = NULL;
@@ -1425,8 +1425,8 @@ static int step_eval(step_run *w, const int *first, step_key *k)
 /* The same, leaving x->costs (the current split's) alone: the costs go
  * to x->sim_costs, where only the stages whose layers differ from the
  * split simulated there before are recomputed (a stage's costs depend on
- * its own layers alone, ppcc_stage_cost_fn), and a split step_memo
- * remembers takes none. */
+ * s and its layers alone, ppcc_stage_cost_fn), and a split step_memo
+ * remembers takes none (sp->forget: all of them, each time). */
 static int step_eval_keep(step_run *w, const int *first, step_key *k)
 {
 	ppcc_step_ctx *x = w->x;
@@ -1440,7 +1440,7 @@ static int step_eval_keep(step_run *w, const int *first, step_key *k)
 			return 0;
 		}
 	}
-	if (!w->sim_have) {
+	if (!w->sim_have || w->sp->forget) {
 		if ((err = w->sp->costs(w->sp->user, first, x->sim_costs)) < 0)
 			return err;
 		w->sim_have = 1;

@@ -862,9 +862,12 @@ static int layer_split_costs(void *user, const int *first, ppcc_stage_cost *out)
  * instances of every kind, with budgets that leave a descent (which
  * comes back to splits it has seen) and caps from loose to tight, the
  * search with the memo and the search that simulates every split each
- * time (forget) must return the same split, step, verdict and count of
- * simulations: a memo that answered for a split another split's key
- * would send the descent elsewhere.  The memo must answer some. */
+ * time (forget, which also computes every stage's costs and every rank's
+ * modelled memory afresh for each split, where the search keeps those of
+ * the stages and ranks a move leaves alone) must return the same split,
+ * step, verdict and count of simulations: a memo that answered for a
+ * split another split's key, or a kept figure that a move changed, would
+ * send the descent elsewhere.  The memo must answer some. */
 START_TEST(refine_memo_takes_the_path_of_simulating_every_time)
 {
 	static const int kinds[] = {
