@@ -435,7 +435,10 @@ PPCC_API int ppcc_rt_grad_register(ppcc_rt *rt, int stage, int bucket,
  * Under ZeRO 3 (schedule version 5) there is no prologue: each
  * UNSHARD_PARAM launches its bucket's gather (of the registered
  * parameters, as ALL_GATHER_PARAM's) when its action comes, without
- * blocking, and each F, B or I waits for its own group (and the
+ * waiting for it to complete (a post may still wait, within the
+ * timeout, for a message tag it reuses over mpi, or over nccl in the
+ * first step for the replicas' descriptors to compare), and each F, B or
+ * I waits for its own group (and the
  * collectives posted before it) before its callback runs.  Every
  * backward is followed by a reduce-scatter of the gradient it added (a
  * round): the runtime takes that gradient from the registered buffer,

@@ -537,7 +537,10 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 	int mine = mc_len(t, c, me);
 	mc->c = c;
 	mc->peer = ppcc_calloc((size_t)d, RT_COLL_DESC * sizeof *mc->peer);
-	mc->scratch = ppcc_calloc((size_t)d * (size_t)mine + 1, sizeof *mc->scratch);
+	/* a gather receives into c->grad itself: no scratch */
+	mc->scratch = ppcc_calloc((rt_coll_gathers(c->kind) ? 0
+				   : (size_t)d * (size_t)mine) + 1,
+				  sizeof *mc->scratch);
 	mc->req = ppcc_calloc((size_t)(MC_KINDS * d), sizeof *mc->req);
 	mc->matched = ppcc_calloc((size_t)d, 1);
 	mc->sum_posted = ppcc_calloc((size_t)d, 1);

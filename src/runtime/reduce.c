@@ -387,9 +387,10 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 	}
 	/* ZeRO-3: a group's last UNSHARD_PARAM and a round's last
 	 * REDUCE_SCATTER_GRAD also post the buckets numbered above it; a
-	 * run's buckets are consecutive among its op's actions (the
-	 * validator's rule), so it is the last unless the next of its op
-	 * is the same stage's next bucket */
+	 * run's buckets are in order among its stage's actions of its op
+	 * (the validator's rule; another stage's may come between them in a
+	 * list written by hand), so it is the last unless the next of its
+	 * op and stage is the next bucket */
 	dp->host = rt->o.transport != PPCC_RT_NCCL;
 	dp->group_mark = ppcc_calloc((size_t)dp->n_groups + 1,
 				     sizeof *dp->group_mark);
@@ -403,8 +404,8 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 		int last = 1;
 		for (int j = i + 1; j < rt->rs->n_actions; j++) {
 			const ppcc_action *b = &rt->rs->actions[j];
-			if (b->op == a->op) {
-				last = b->stage != a->stage || b->mb != a->mb + 1;
+			if (b->op == a->op && b->stage == a->stage) {
+				last = b->mb != a->mb + 1;
 				break;
 			}
 		}
@@ -645,6 +646,16 @@ static int dp_post(ppcc_rt *rt, int s, rt_bucket *b, int kind)
 		dp->staged = p;
 		dp->cap_staged = cap;
 	}
+	/* the group's table grows before the copy below, which would leak
+	 * if it then failed */
+	if (g && dp->n_posted == dp->cap_posted) {
+		int cap = dp->cap_posted ? 2 * dp->cap_posted : 16;
+		uint64_t *p = ppcc_realloc(dp->posted, (size_t)cap * sizeof *p);
+		if (!p)
+			return PPCC_RT_ENOMEM;
+		dp->posted = p;
+		dp->cap_posted = cap;
+	}
 	dp->staged[at] = (dp_staged){NULL, kind, NULL};
 	if (dp->zero3 && dp->host &&
 	    (kind == RT_COLL_REDUCE_SCATTER || kind == RT_COLL_UNSHARD)) {
@@ -655,14 +666,6 @@ static int dp_post(ppcc_rt *rt, int s, rt_bucket *b, int kind)
 	}
 	if (!g)
 		return dp_post_coll(rt, s, b, kind, vals, copy);
-	if (dp->n_posted == dp->cap_posted) {
-		int cap = dp->cap_posted ? 2 * dp->cap_posted : 16;
-		uint64_t *p = ppcc_realloc(dp->posted, (size_t)cap * sizeof *p);
-		if (!p)
-			return PPCC_RT_ENOMEM;
-		dp->posted = p;
-		dp->cap_posted = cap;
-	}
 	uint64_t seq = dp->next_seq++;
 	int err = 0;
 	pthread_mutex_lock(&g->mu);
@@ -810,6 +813,14 @@ static int dp_wait_coll(ppcc_rt *rt, int final, int upto)
 		if (err == 0) {
 			dp->reduce_s += c->t_done - c->t_post;
 			dp_settle(dp, k);
+			/* done: its transport state and ZeRO-3's copy are let go
+			 * now, not at the step's end, so that the copies held are
+			 * those of the collectives in flight, not one a round and
+			 * gather of the whole step (releasing is idempotent) */
+			rt->ops->coll_release(rt->tr, c);
+			ppcc_free(c->staging);
+			c->staging = NULL;
+			dp->staged[k].vals = NULL;
 			dp->n_waited = k + 1;
 		}
 	}

@@ -140,10 +140,11 @@ typedef struct rt_coll {
 	char why[224];
 	int kind;       /* RT_COLL_* */
 	/* ZeRO-3: 1 for a REDUCE_SCATTER_GRAD of one backward's gradients
-	 * (a round).  Host transports get grad pointing at a copy reduce.c
-	 * owns (staging, freed with c), so the values a compute reads and
-	 * writes are never the ones in flight; nccl gets the registered
-	 * buffers themselves and round set: it reduces in place, zeroes
+	 * (a round), on every transport; only nccl reads it.  Host
+	 * transports get grad pointing at a copy reduce.c owns (staging,
+	 * freed with c), so the values a compute reads and writes are never
+	 * the ones in flight; nccl gets the registered buffers themselves:
+	 * for a round it reduces in place, zeroes
 	 * the shards this replica does not own, and its compute stream
 	 * waits for both, so the next backward adds to the owned sum. */
 	int round;
