@@ -517,22 +517,35 @@ static dp_slot *dp_find(ppcc_rt_dp_group *g, uint64_t seq)
 	return NULL;
 }
 
+/* An array of *cap elements of size bytes, arr, made to hold element n:
+ * arr itself when it does, else grown (doubling, from 16) with *cap
+ * updated; NULL when out of memory, arr and *cap left as they were. */
+static void *dp_reserve(void *arr, int *cap, int n, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	int c = *cap ? *cap : 16;
+	while (c <= n)
+		c *= 2;
+	void *p = ppcc_realloc(arr, (size_t)c * size);
+	if (p)
+		*cap = c;
+	return p;
+}
+
 /* Transport: posts bucket b of stage s as a collective of `kind` on
  * vals (b's own buffer, or `copy`, which c then owns). */
 static int dp_post_coll(ppcc_rt *rt, int s, const rt_bucket *b, int kind,
 			double *vals, double *copy)
 {
 	struct rt_dp *dp = rt->dp;
-	if (dp->n_colls == dp->cap_colls) {
-		int cap = dp->cap_colls ? 2 * dp->cap_colls : 16;
-		rt_coll **p = ppcc_realloc(dp->colls, (size_t)cap * sizeof *p);
-		if (!p) {
-			ppcc_free(copy);
-			return PPCC_RT_ENOMEM;
-		}
-		dp->colls = p;
-		dp->cap_colls = cap;
+	rt_coll **colls = dp_reserve(dp->colls, &dp->cap_colls, dp->n_colls,
+				     sizeof *colls);
+	if (!colls) {
+		ppcc_free(copy);
+		return PPCC_RT_ENOMEM;
 	}
+	dp->colls = colls;
 	rt_coll *c = ppcc_calloc(1, sizeof *c);
 	if (!c) {
 		ppcc_free(copy);
@@ -638,23 +651,19 @@ static int dp_post(ppcc_rt *rt, int s, rt_bucket *b, int kind)
 	}
 	double *vals = rt_coll_gathers(kind) ? b->param : b->grad, *copy = NULL;
 	int at = g ? dp->n_posted : dp->n_colls;
-	if (at >= dp->cap_staged) {
-		int cap = dp->cap_staged ? 2 * dp->cap_staged : 16;
-		dp_staged *p = ppcc_realloc(dp->staged, (size_t)cap * sizeof *p);
-		if (!p)
-			return PPCC_RT_ENOMEM;
-		dp->staged = p;
-		dp->cap_staged = cap;
-	}
+	dp_staged *staged = dp_reserve(dp->staged, &dp->cap_staged, at,
+				       sizeof *staged);
+	if (!staged)
+		return PPCC_RT_ENOMEM;
+	dp->staged = staged;
 	/* the group's table grows before the copy below, which would leak
 	 * if it then failed */
-	if (g && dp->n_posted == dp->cap_posted) {
-		int cap = dp->cap_posted ? 2 * dp->cap_posted : 16;
-		uint64_t *p = ppcc_realloc(dp->posted, (size_t)cap * sizeof *p);
-		if (!p)
+	if (g) {
+		uint64_t *posted = dp_reserve(dp->posted, &dp->cap_posted,
+					      dp->n_posted, sizeof *posted);
+		if (!posted)
 			return PPCC_RT_ENOMEM;
-		dp->posted = p;
-		dp->cap_posted = cap;
+		dp->posted = posted;
 	}
 	dp->staged[at] = (dp_staged){NULL, kind, NULL};
 	if (dp->zero3 && dp->host &&
