@@ -401,6 +401,29 @@ static int zc_owner(int i)
 	return i < 2 ? i : 2;
 }
 
+/* p = 2, d = 3 on s, replica 1 registering no parameters for stage 0:
+ * its rank 0 fails its first gather (op) with one line naming it, every
+ * other rank stops as a peer. */
+static void zc_expect_unregistered(const ppcc_schedule *s, const char *op)
+{
+	zero_case *c = calloc(1, sizeof *c);
+	ck_assert_ptr_nonnull(c);
+	*c = (zero_case){.s = s, .p = 2, .d = 3, .no_params_replica = 1,
+			 .fail_replica = -1};
+	zc_run(c);
+	for (int r = 0; r < 3; r++)
+		for (int k = 0; k < 2; k++)
+			ck_assert_msg(c->status[r][k] == (r == 1 && k == 0 ? PPCC_RT_EINPUT
+									  : PPCC_RT_EPEER),
+				      "replica %d rank %d: %s\n%s", r, k,
+				      ppcc_rt_status_str(c->status[r][k]), c->lines);
+	char want[128];
+	snprintf(want, sizeof want, "replica 1: %s stage 0 bucket 0: no "
+		 "parameters registered for it (ppcc_rt_param_register)", op);
+	ck_assert_msg(strstr(c->lines, want), "%s", c->lines);
+	free(c);
+}
+
 /* ZeRO 1, p = 2, d = 3, m = 4: each stage's bucket of 5 gradients is
  * reduce-scattered, replica 0 owning value 0, replica 1 value 1 and
  * replica 2 values 2-4 (ppcc_rt_dp_shard says so), each holding the sum
@@ -462,21 +485,7 @@ START_TEST(reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all)
 		free(c);
 	}
 
-	zero_case *c = calloc(1, sizeof *c);
-	ck_assert_ptr_nonnull(c);
-	*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = 1,
-			 .fail_replica = -1};
-	zc_run(c);
-	for (int r = 0; r < 3; r++)
-		for (int k = 0; k < 2; k++)
-			ck_assert_msg(c->status[r][k] == (r == 1 && k == 0 ? PPCC_RT_EINPUT
-									  : PPCC_RT_EPEER),
-				      "replica %d rank %d: %s\n%s", r, k,
-				      ppcc_rt_status_str(c->status[r][k]), c->lines);
-	ck_assert_msg(strstr(c->lines, "replica 1: ALL_GATHER_PARAM stage 0 bucket 0: "
-			     "no parameters registered for it "
-			     "(ppcc_rt_param_register)"), "%s", c->lines);
-	free(c);
+	zc_expect_unregistered(&s, "ALL_GATHER_PARAM");
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -538,23 +547,9 @@ START_TEST(zero3_gathers_serve_each_compute_and_rounds_sum_each_backward)
 		free(c);
 	}
 
-	zero_case *c = calloc(1, sizeof *c);
-	ck_assert_ptr_nonnull(c);
-	*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = 1,
-			 .fail_replica = -1};
-	zc_run(c);
-	for (int r = 0; r < 3; r++)
-		for (int k = 0; k < 2; k++)
-			ck_assert_msg(c->status[r][k] == (r == 1 && k == 0 ? PPCC_RT_EINPUT
-									  : PPCC_RT_EPEER),
-				      "replica %d rank %d: %s\n%s", r, k,
-				      ppcc_rt_status_str(c->status[r][k]), c->lines);
-	ck_assert_msg(strstr(c->lines, "replica 1: UNSHARD_PARAM stage 0 bucket 0: "
-			     "no parameters registered for it "
-			     "(ppcc_rt_param_register)"), "%s", c->lines);
-	free(c);
+	zc_expect_unregistered(&s, "UNSHARD_PARAM");
 
-	c = calloc(1, sizeof *c);
+	zero_case *c = calloc(1, sizeof *c);
 	ck_assert_ptr_nonnull(c);
 	*c = (zero_case){.s = &s, .p = 2, .d = 3, .no_params_replica = -1,
 			 .fail_replica = 1};
