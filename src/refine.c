@@ -179,9 +179,12 @@ struct ppcc_step_ctx {
 	 * ms_vec (ms_cap ints), found through ms_slot (ms_slots, a power of
 	 * two; -1 empty) */
 	int *ms_vec, *ms_slot;
+	uint64_t *ms_hash;          /* ms_n: each reached vector's hash */
+	uint64_t *vec_key;          /* S: chunk c's term of a vector's hash */
 	long ms_cap, ms_n, ms_slots;
 	ppcc_stage_cost *mcost;     /* S: the split the model looks at */
 	double *mtotal, *msum, *mpeak; /* S, p, p: loads, overflows */
+	double *held;               /* S: one rank's chunks' step_held */
 	int *mcur, *mcand, *mbest;  /* S + 1 each */
 	int *mseed;                 /* PPCC_STEP_MAX_SEEDS + 1 splits of S + 1 */
 	step_move *moves;           /* PPCC_STEP_MOVES */
@@ -259,6 +262,8 @@ void ppcc_step_ctx_free(ppcc_step_ctx *x)
 	ppcc_free(x->mm_off);
 	ppcc_free(x->ms_vec);
 	ppcc_free(x->ms_slot);
+	ppcc_free(x->ms_hash);
+	ppcc_free(x->vec_key);
 	ppcc_free(x->mcost);
 	ppcc_free(x->mtotal);
 	ppcc_free(x->mcur);
@@ -273,6 +278,16 @@ void ppcc_step_ctx_free(ppcc_step_ctx *x)
 	ppcc_free(x->memo_slot);
 	ppcc_free(x->memo_gen);
 	ppcc_free(x);
+}
+
+/* Chunk c's term of a count vector's hash: splitmix64's output for c,
+ * odd (so that every count of it hashes apart modulo 2^64). */
+static uint64_t step_vec_key(int c)
+{
+	uint64_t z = ((uint64_t)c + 1) * 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (z ^ (z >> 31)) | 1;
 }
 
 /* Sizes the context for n layers, S stages and p ranks (grows only). */
@@ -306,7 +321,7 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	}
 	y->mm_off = ppcc_calloc(2 * (size_t)p + 1 + (size_t)S, sizeof(int));
 	y->mcost = ppcc_calloc((size_t)S, sizeof *y->mcost);
-	y->mtotal = ppcc_calloc((size_t)S + 2 * (size_t)p, sizeof(double));
+	y->mtotal = ppcc_calloc(2 * (size_t)S + 2 * (size_t)p, sizeof(double));
 	y->mcur = ppcc_calloc(3 * ((size_t)S + 1), sizeof(int));
 	y->mseed = ppcc_calloc((PPCC_STEP_MAX_SEEDS + 1) * ((size_t)S + 1), sizeof(int));
 	y->moves = ppcc_calloc(PPCC_STEP_MOVES, sizeof *y->moves);
@@ -314,7 +329,11 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	y->vp = ppcc_calloc(2 * (size_t)S, sizeof *y->vp);
 	y->vown = ppcc_calloc((STEP_VARIANTS + 1) * (size_t)S + 2 * (size_t)p, sizeof(double));
 	y->vtouch = ppcc_calloc((size_t)p, 1);
-	if (!y->arena || !y->costs || !y->sim_costs || !y->cur || !y->rank_sum || !y->stage_total ||
+	y->vec_key = ppcc_calloc((size_t)S, sizeof *y->vec_key);
+	if (y->vec_key)
+		for (int c = 0; c < S; c++)
+			y->vec_key[c] = step_vec_key(c);
+	if (!y->vec_key || !y->arena || !y->costs || !y->sim_costs || !y->cur || !y->rank_sum || !y->stage_total ||
 	    !y->op_count || !y->stage_rank || !y->mm_off || !y->mcost || !y->mtotal ||
 	    !y->mcur || !y->mseed || !y->moves || !y->vcost || !y->vp || !y->vown ||
 	    !y->vtouch) {
@@ -330,6 +349,7 @@ static int step_ctx_reserve(ppcc_step_ctx **px, int n, int S, int p)
 	y->mrank = y->mm_cnt + S;
 	y->msum = y->mtotal + S;
 	y->mpeak = y->msum + p;
+	y->held = y->mpeak + p;
 	y->mcand = y->mcur + (S + 1);
 	y->mbest = y->mcand + (S + 1);
 	y->mp = y->vp + S;
@@ -373,21 +393,23 @@ static int step_dominated(const int *a, const int *b, int v)
 	return 1;
 }
 
-/* FNV-1a a word at a time: a count vector's v ints hashed whole, four
- * times fewer steps than ppcc_fnv1a over their bytes on this hot path. */
-static uint64_t step_vec_hash(const int *c, int v)
+/* A count vector's hash is sum_c c[c] * vec_key[c] modulo 2^64: one
+ * action changes one count by one, so the walk of a rank's order keeps
+ * it up to date with one addition (step_mem_shape) instead of hashing
+ * v counts at every F.  Its slot in a table of mask + 1 comes from its
+ * mixed bits, a sum's low bits being poor. */
+static uint64_t step_vec_slot(uint64_t h, uint64_t mask)
 {
-	uint64_t h = PPCC_FNV1A_BASIS;
-	for (int i = 0; i < v; i++) {
-		h ^= (uint32_t)c[i];
-		h *= 1099511628211ull;
-	}
-	return h;
+	h ^= h >> 32;
+	h *= 0xd6e8feb86659fd93ull;
+	h ^= h >> 32;
+	return h & mask;
 }
 
-/* Adds count vector c to the set of those the rank has reached: 1 when it
- * was there already, 0 when added, PPCC_ENOMEM. */
-static int step_vec_seen(ppcc_step_ctx *x, const int *c, int v)
+/* Adds count vector c, whose hash is h, to the set of
+ * those the rank has reached: 1 when it was there already, 0 when added,
+ * PPCC_ENOMEM. */
+static int step_vec_seen(ppcc_step_ctx *x, const int *c, int v, uint64_t h)
 {
 	if (2 * (x->ms_n + 1) > x->ms_slots) {
 		long slots = x->ms_slots ? 2 * x->ms_slots : 256;
@@ -397,7 +419,7 @@ static int step_vec_seen(ppcc_step_ctx *x, const int *c, int v)
 		for (long i = 0; i < slots; i++)
 			t[i] = -1;
 		for (long k = 0; k < x->ms_n; k++) {
-			uint64_t j = step_vec_hash(&x->ms_vec[k * v], v) & (uint64_t)(slots - 1);
+			uint64_t j = step_vec_slot(x->ms_hash[k], (uint64_t)(slots - 1));
 			while (t[j] >= 0)
 				j = (j + 1) & (uint64_t)(slots - 1);
 			t[j] = (int)k;
@@ -407,12 +429,18 @@ static int step_vec_seen(ppcc_step_ctx *x, const int *c, int v)
 		x->ms_slots = slots;
 	}
 	uint64_t mask = (uint64_t)(x->ms_slots - 1);
-	uint64_t j = step_vec_hash(c, v) & mask;
+	uint64_t j = step_vec_slot(h, mask);
 	for (; x->ms_slot[j] >= 0; j = (j + 1) & mask)
-		if (memcmp(&x->ms_vec[(long)x->ms_slot[j] * v], c, (size_t)v * sizeof *c) == 0)
+		if (x->ms_hash[x->ms_slot[j]] == h &&
+		    memcmp(&x->ms_vec[(long)x->ms_slot[j] * v], c, (size_t)v * sizeof *c) == 0)
 			return 1;
 	if ((x->ms_n + 1) * v > x->ms_cap) {
 		long cap = x->ms_cap ? 2 * x->ms_cap : 256L * v;
+		/* a hash for each vector the ints will hold */
+		uint64_t *hs = ppcc_realloc(x->ms_hash, (size_t)(cap / v + 1) * sizeof *hs);
+		if (!hs)
+			return PPCC_ENOMEM;
+		x->ms_hash = hs;
 		int *grown = ppcc_realloc(x->ms_vec, (size_t)cap * sizeof *grown);
 		if (!grown)
 			return PPCC_ENOMEM;
@@ -420,6 +448,7 @@ static int step_vec_seen(ppcc_step_ctx *x, const int *c, int v)
 		x->ms_cap = cap;
 	}
 	memcpy(&x->ms_vec[x->ms_n * v], c, (size_t)v * sizeof *c);
+	x->ms_hash[x->ms_n] = h;
 	x->ms_slot[j] = (int)x->ms_n++;
 	return 0;
 }
@@ -455,6 +484,7 @@ static int step_mem_shape(step_run *w)
 	for (int r = 0; r < p; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		int from = kept, total = 0, lo = 0, hi = 0;
+		uint64_t h = 0; /* cnt's hash */
 		x->mm_off[r] = kept;
 		for (int c = 0; c < v; c++)
 			cnt[c] = 0;
@@ -465,13 +495,15 @@ static int step_mem_shape(step_run *w)
 			if (a->op == PPCC_OP_B || a->op == PPCC_OP_W) {
 				cnt[c]--;
 				total--;
+				h -= x->vec_key[c];
 				continue;
 			}
 			if (a->op != PPCC_OP_F)
 				continue;
 			cnt[c]++;
 			total++;
-			int seen = step_vec_seen(x, cnt, v);
+			h += x->vec_key[c];
+			int seen = step_vec_seen(x, cnt, v, h);
 			if (seen < 0)
 				return seen;
 			if (seen)
@@ -664,29 +696,40 @@ static double step_held(const ppcc_stage_cost *c)
 	return w > c->stash_bytes ? w : c->stash_bytes;
 }
 
+/* The most rank r's count vectors hold at once, chunk ch's microbatch
+ * in flight holding held[ch]: max over its vectors k of sum_ch k_ch
+ * held[ch], added in chunk order.  O(K v). */
+static double step_most_held(const ppcc_step_ctx *x, const double *held,
+			     int r, int v)
+{
+	double most = 0;
+	for (int k = x->mm_off[r]; k < x->mm_off[r + 1]; k++) {
+		const int *cnt = &x->mm_vec[(long)k * v];
+		double sh = 0;
+		for (int ch = 0; ch < v; ch++)
+			sh += cnt[ch] * held[ch];
+		most = sh > most ? sh : most;
+	}
+	return most;
+}
+
 /* Rank r's peak memory by the model: the static bytes of its chunks (and
  * under ZeRO-3 its two gather buffers, of its largest chunk's
  * parameters: simulate.c) plus the largest stash over its count
  * vectors.  O(K v). */
 static double step_rank_peak(const step_run *w, const ppcc_stage_cost *c, int r)
 {
-	const ppcc_step_ctx *x = w->x;
+	ppcc_step_ctx *x = w->x;
 	int v = w->v;
-	double st = 0, most = 0, gather = 0;
+	double st = 0, gather = 0, *held = x->held;
 	for (int ch = 0; ch < v; ch++) {
 		const ppcc_stage_cost *cc = &c[x->rank_stage[r * v + ch]];
 		st += cc->static_bytes;
 		gather = cc->zero3_param_bytes > gather ? cc->zero3_param_bytes : gather;
+		held[ch] = step_held(cc);
 	}
 	st += 2 * gather;
-	for (int k = x->mm_off[r]; k < x->mm_off[r + 1]; k++) {
-		const int *cnt = &x->mm_vec[(long)k * v];
-		double sh = 0;
-		for (int ch = 0; ch < v; ch++)
-			sh += cnt[ch] * step_held(&c[x->rank_stage[r * v + ch]]);
-		most = sh > most ? sh : most;
-	}
-	return st + most;
+	return st + step_most_held(x, held, r, v);
 }
 
 /* Rank r's modelled peak less its cap (-INFINITY without caps). */
@@ -787,26 +830,20 @@ static void step_model_p(step_run *w, const ppcc_stage_cost *const *cp,
 static double step_model_over(const step_run *w,
 			      const ppcc_stage_cost *const *cp, int r)
 {
-	const ppcc_step_ctx *x = w->x;
+	ppcc_step_ctx *x = w->x;
 	int v = w->v;
 	if (!w->sp->rank_cap)
 		return -INFINITY;
-	double st = 0, most = 0, gather = 0;
+	double st = 0, gather = 0, *held = x->held;
 	for (int ch = 0; ch < v; ch++) {
 		const ppcc_stage_cost *cc = cp[x->rank_stage[r * v + ch]];
 		st += cc->static_bytes;
 		gather = cc->zero3_param_bytes > gather
 			? cc->zero3_param_bytes : gather;
+		held[ch] = step_held(cc);
 	}
 	st += 2 * gather;
-	for (int q = x->mm_off[r]; q < x->mm_off[r + 1]; q++) {
-		const int *cnt = &x->mm_vec[(long)q * v];
-		double sh = 0;
-		for (int ch = 0; ch < v; ch++)
-			sh += cnt[ch] * step_held(cp[x->rank_stage[r * v + ch]]);
-		most = sh > most ? sh : most;
-	}
-	return st + most - w->sp->rank_cap[r];
+	return st + step_most_held(x, held, r, v) - w->sp->rank_cap[r];
 }
 
 /* The keys of step_model_p from the loads in x->msum; with known (may be
