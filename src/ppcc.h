@@ -937,10 +937,10 @@ int ppcc_schedule_validate_hashed(const ppcc_schedule *s, uint64_t hash,
 /* Tests: 1 makes the validator run phases 2 and 3 on its table of
  * positions alone, without the quick pass on bits that decides most
  * schedules (validate.c, val_quick); the reports are the same.  The
- * count of schedules the quick pass has decided (not thread-safe: for
- * tests on one thread). */
+ * count of schedules the quick pass has decided, kept atomically: the
+ * runtime's threads validate at once. */
 extern int ppcc_validate_force_positions;
-extern long ppcc_validate_quick_accepts;
+extern _Atomic long ppcc_validate_quick_accepts;
 /* For a schedule being made, whose fingerprint is not yet set (the
  * compiler's own): every check of ppcc_schedule_validate except the
  * comparison with s->fingerprint, which, when every check passes, is set

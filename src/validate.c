@@ -1203,7 +1203,7 @@ out:
 }
 
 int ppcc_validate_force_positions;
-long ppcc_validate_quick_accepts;
+_Atomic long ppcc_validate_quick_accepts;
 
 /* Phases 2 and 3 for a schedule in which they find nothing, on a table
  * of 2 bytes per (stage, microbatch), not the 36 of the positions: one
