@@ -118,6 +118,7 @@ typedef struct sim_rank {
 	double gather_busy; /* its UNSHARD_PARAM time on the channel */
 	double unshard[2];  /* ends of the groups waiting for computes */
 	int n_unshard;
+	int general;        /* runs in sim_run_as's general form */
 } sim_rank;
 
 /* The ALL_GATHER_PARAM actions at the start of a rank's list, run one
@@ -171,15 +172,24 @@ static int64_t sim_message(int64_t stage, int64_t mb, int64_t m, int fwd)
  * hardware to follow (two per stage on every rank). */
 #define SIM_AHEAD 8
 
-/* Runs rank r until it finishes or waits for a message not yet sent;
- * wakes (pushes on ready) a rank whose awaited message it sends.
- * Returns PPCC_EINPUT for an action whose fields are out of range.
- * With sent NULL it replays: every message was sent at arrival[], which
- * is only read, and no rank is woken (stages, which says where a woken
- * rank is, may then be NULL). */
-static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
-		   int S, int m, const ppcc_stage_cost *costs, double *arrival,
-		   uint8_t *sent, int32_t *ready, int *n_ready)
+#if defined(__GNUC__)
+#define SIM_INLINE inline __attribute__((always_inline))
+#else
+#define SIM_INLINE inline
+#endif
+/* sim_run_as's answer, in its plain form, at an action that only its
+ * general form runs */
+#define SIM_GENERAL 1
+
+/* sim_run in one of two forms, general a constant: the general one runs
+ * every action; the plain one, for a rank that keeps no times, waits for
+ * no gathers and holds no group, runs computes and p2p alone, and stops
+ * (SIM_GENERAL) at the first other action, leaving the rank at it. */
+static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
+				 const ppcc_stage_info *stages, int S, int m,
+				 const ppcc_stage_cost *costs, double *arrival,
+				 uint8_t *sent, int32_t *ready, int *n_ready,
+				 const int general)
 {
 	sim_rank *k = &ranks[r];
 	const ppcc_action *acts = k->actions;
@@ -202,9 +212,13 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 		if (i + 16 < n)
 			SIM_PREFETCH(x + 12, 0);
 		int st = x->stage, mb = x->mb;
+		if (!general && (unsigned)x->op > PPCC_OP_OVERLAP_F_B) {
+			err = SIM_GENERAL;
+			break;
+		}
 		/* the collectives: REDUCE_GRAD, REDUCE_SCATTER_GRAD,
 		 * ALL_GATHER_PARAM, UNSHARD_PARAM */
-		if (x->op == PPCC_OP_UNSHARD_PARAM && st >= 0 && st < S && mb >= 0) {
+		if (general && x->op == PPCC_OP_UNSHARD_PARAM && st >= 0 && st < S && mb >= 0) {
 			double ms = ppcc_dp_gather_ms(&costs[st], x->bytes);
 			double at = ppcc_dp_channel_post(&dp_free, t, ms);
 			gather_busy += ms;
@@ -229,8 +243,9 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 			}
 			continue;
 		}
-		if ((unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u && st >= 0 &&
-		    st < S && mb >= 0 && x->op == PPCC_OP_ALL_GATHER_PARAM) {
+		if (general && (unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u &&
+		    st >= 0 && st < S && mb >= 0 &&
+		    x->op == PPCC_OP_ALL_GATHER_PARAM) {
 			double at = ppcc_dp_channel_post(
 				&dp_free, t, ppcc_dp_gather_ms(&costs[st], x->bytes));
 			if (start) {
@@ -239,8 +254,8 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 			}
 			continue;
 		}
-		if ((unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u && st >= 0 &&
-		    st < S && mb >= 0) {
+		if (general && (unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u &&
+		    st >= 0 && st < S && mb >= 0) {
 			double ms = ppcc_dp_reduce_ms(&costs[st], x->bytes);
 			double at = ppcc_dp_channel_post(&dp_free, t, ms);
 			dp_busy += ms;
@@ -256,12 +271,12 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 		}
 		const ppcc_stage_cost *cost = &costs[st];
 		/* a stage's first compute waits for its parameters */
-		if (params_at && x->op <= PPCC_OP_W && params_at[st] > t) {
+		if (general && params_at && x->op <= PPCC_OP_W && params_at[st] > t) {
 			gather_wait += params_at[st] - t;
 			t = params_at[st];
 		}
 		/* ZeRO-3: an F, B or I waits for its own group */
-		if (n_unshard > 0 && x->op <= PPCC_OP_I) {
+		if (general && n_unshard > 0 && x->op <= PPCC_OP_I) {
 			if (unshard0 > t) {
 				gather_wait += unshard0 - t;
 				t = unshard0;
@@ -356,7 +371,7 @@ static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
 			err = PPCC_EINPUT;
 			goto out;
 		}
-		if (start) {
+		if (general && start) {
 			start[i - base] = t0;
 			end[i - base] = t;
 		}
@@ -379,6 +394,31 @@ out:
 	k->unshard[1] = unshard1;
 	k->n_unshard = n_unshard;
 	return err;
+}
+
+/* Runs rank r until it finishes or waits for a message not yet sent;
+ * wakes (pushes on ready) a rank whose awaited message it sends.
+ * Returns PPCC_EINPUT for an action whose fields are out of range.
+ * With sent NULL it replays: every message was sent at arrival[], which
+ * is only read, and no rank is woken (stages, which says where a woken
+ * rank is, may then be NULL).  A rank runs in the plain form until it
+ * reaches an action that needs the general one, and in the general one
+ * from there on; the two compute the same doubles in the same order. */
+static int sim_run(sim_rank *ranks, int r, const ppcc_stage_info *stages,
+		   int S, int m, const ppcc_stage_cost *costs, double *arrival,
+		   uint8_t *sent, int32_t *ready, int *n_ready)
+{
+	sim_rank *k = &ranks[r];
+	if (!k->general && sent && !k->start && !k->ready &&
+	    k->n_unshard == 0) {
+		int err = sim_run_as(ranks, r, stages, S, m, costs, arrival,
+				     sent, ready, n_ready, 0);
+		if (err != SIM_GENERAL)
+			return err;
+		k->general = 1;
+	}
+	return sim_run_as(ranks, r, stages, S, m, costs, arrival, sent,
+			  ready, n_ready, 1);
 }
 
 /* The buffers of ppcc_simulate_work, kept between simulations: the
