@@ -6,7 +6,8 @@
 #   make check      deps, build, every test (ends with Check's summary)
 #   make bench      benchmarks that print figures
 #   make schedules  regenerate schedules/ from examples/
-#   make tsan       the runtime suites, the trainer and the search's threads
+#   make tsan       the runtime suites, the trainer, the search's threads and
+#                   the split search's simulation run ahead
 #                   under ThreadSanitizer
 #   make fidelity   predicted against published throughput (SC'21 Table 1)
 #   make narayanan  ppcc search against SC'21 Table 1's (t, p), written into
@@ -288,7 +289,7 @@ check: deps
 # The runtime's suites (threads of the local transport, MPI, the trainer
 # the runtime suite runs) and the search's threads (search:threads, a
 # suite's case) under ThreadSanitizer: any race fails.
-TSAN_SUITES := runtime rt_timeout search:threads
+TSAN_SUITES := runtime rt_timeout search:threads refine:ahead
 tsan: deps
 	$(MAKE) SANITIZE=thread all $(BUILD)-tsan/check_ppcc
 	@for s in $(TSAN_SUITES); do \

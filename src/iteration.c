@@ -206,8 +206,11 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			done[st] = 0;
 			n_red[st] = 0;
 		}
+		/* (versions 1 and 2 hold no collectives: the validator's
+		 * rule) */
 		int32_t any_coll = 0, unshards = 0;
-		for (int32_t i = rs->n_actions - 1; i >= 0; i--) {
+		for (int32_t i = s->version >= 3 ? rs->n_actions - 1 : -1;
+		     i >= 0; i--) {
 			const ppcc_action *x = &rs->actions[i];
 			if (ppcc_op_is_collective(x->op))
 				any_coll++;

@@ -55,6 +55,7 @@ typedef struct cli_options {
 	long long max_actions; /* 0: PPCC_MAX_ACTIONS_DEFAULT */
 	const char *partition; /* --partition, as given */
 	double memory_limit;   /* --memory-limit, bytes per device; 0: none */
+	int jobs;              /* --jobs; 0: one per processor online */
 	int refresh_fingerprint;
 } cli_options;
 
@@ -67,7 +68,7 @@ static void usage(FILE *f)
 	      "                 [-t|--tensor-parallel N] [-f|--format FMT] [-o|--output FILE]\n"
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
 	      "                 [--prefix NAME] [--max-actions N] [--partition N,N,...]\n"
-	      "                 [--memory-limit GIB]\n"
+	      "                 [--memory-limit GIB] [--jobs N]\n"
 	      "       ppcc check [--refresh-fingerprint] FILE.json\n"
 	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
 	      "       ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]\n"
@@ -542,6 +543,11 @@ static int cmd_plan(const cli_options *o)
 		}
 		cfg.cluster.groups = g;
 	}
+	pl->threads = o->jobs;
+	if (pl->threads <= 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		pl->threads = n > 64 ? 64 : n > 1 ? (int)n : 1;
+	}
 	ppcc_config_fill_defaults(&cfg);
 	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
 	    (err = ppcc_plan_budget_check(&cfg, o->emit.format, o->max_actions,
@@ -713,7 +719,7 @@ out:
 
 enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
        OPT_MAX_ACTIONS, OPT_PARTITION, OPT_REFRESH_FINGERPRINT,
-       OPT_MEMORY_LIMIT };
+       OPT_MEMORY_LIMIT, OPT_JOBS };
 
 static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -735,6 +741,7 @@ static const struct option longopts[] = {
 	{"max-actions", required_argument, NULL, OPT_MAX_ACTIONS},
 	{"partition", required_argument, NULL, OPT_PARTITION},
 	{"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
+	{"jobs", required_argument, NULL, OPT_JOBS},
 	{"refresh-fingerprint", no_argument, NULL, OPT_REFRESH_FINGERPRINT},
 	{NULL, 0, NULL, 0},
 };
@@ -816,6 +823,15 @@ static int apply_option(cli_options *o, int c, const char *arg)
 			return usage_error("--memory-limit: expected GiB per device "
 					   "(a number > 0), got '%s'", arg);
 		o->memory_limit = g * 1024.0 * 1024.0 * 1024.0;
+		break;
+	}
+	case OPT_JOBS: {
+		char *end;
+		errno = 0;
+		long v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 64)
+			return usage_error("--jobs: '%s' is not a count of 1 to 64", arg);
+		o->jobs = (int)v;
 		break;
 	}
 	case OPT_REFRESH_FINGERPRINT: o->refresh_fingerprint = 1; break;

@@ -1349,8 +1349,9 @@ static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 		return PPCC_ENOMEM;
 	for (int s = 0; s < x->S; s++)
 		blank[s] = x->place[s];
-	if ((err = ppcc_schedule_build_unsealed(shape, a, x->kind, x->p, x->v,
-						x->m, x->group, blank)) < 0)
+	if ((err = ppcc_schedule_build_unsealed_on(shape, a, x->kind, x->p, x->v,
+						   x->m, x->group, blank,
+						   cfg->pipeline.threads)) < 0)
 		return err;
 	if ((err = count_in_flight(x, shape)) < 0 || (err = problem_init(x)) < 0)
 		return err;
@@ -1613,6 +1614,7 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		.seeds = seeds,
 		.n_seeds = 4,
 		.max_sims = cfg->pipeline.max_simulations,
+		.threads = cfg->pipeline.threads,
 		.lower_bound_ms = lb.step_ms,
 		.keep = uni,
 		.kept = &uni_est,

@@ -259,6 +259,9 @@ typedef struct ppcc_pipeline {
 	double dp_bucket_mb;
 	ppcc_loc dp_bucket_mb_loc;
 	long max_simulations; /* budget of the split search; 0: the default */
+	/* threads the split search may use (ppcc_step_problem.threads);
+	 * 0 or 1: the caller's alone */
+	int threads;
 	/* An explicit partition: layers per stage (n_partition of them, one
 	 * per virtual stage), or NULL.  partition_locs: each entry's place,
 	 * NULL when it came from the command line. */
@@ -659,6 +662,13 @@ typedef int (*ppcc_stage_cost_fn)(void *user, int s, int i, int j,
  * as fit in PPCC_STEP_ACTIONS simulated actions, at least
  * PPCC_STEP_MIN_SIMS. */
 #define PPCC_STEP_ACTIONS (1L << 19)
+/* The least schedule, in actions, whose simulations may run ahead on a
+ * second thread (ppcc_step_problem.threads): a thread's start and a
+ * second set of the simulator's buffers are then small beside it.
+ * ppcc_step_ahead_actions is the value used (tests lower it; set it
+ * before any search runs). */
+#define PPCC_STEP_AHEAD_ACTIONS (1L << 22)
+extern long ppcc_step_ahead_actions;
 #define PPCC_STEP_MIN_SIMS 4
 /* The memory model's budget (refine.c): evaluations of a split without
  * simulating it, each O(S + the ranks' count vectors), so many steps. */
@@ -696,6 +706,12 @@ typedef struct ppcc_step_problem {
 	 * split, none kept from the split before (tests; the search's splits
 	 * and counts are the same either way) */
 	int forget;
+	/* > 1: on a schedule of PPCC_STEP_AHEAD_ACTIONS actions or more,
+	 * the simulation the search expects to run next runs on a second
+	 * thread beside the one it runs (refine.c, step_ahead); the
+	 * answer, the counts and the estimates kept are the same.  sp->costs
+	 * is still called from the caller's thread alone. */
+	int threads;
 } ppcc_step_problem;
 
 typedef struct ppcc_step_result {
@@ -860,6 +876,14 @@ int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 				 int ranks, int chunks, int microbatches,
 				 int group_size, const ppcc_stage_info *stages);
+/* The same, the lists' fresh memory first written on two threads when
+ * threads > 1 and they hold PPCC_BUILD_TOUCH_BYTES or more (lower.c,
+ * lower_touch); the schedule is the same. */
+#define PPCC_BUILD_TOUCH_BYTES ((size_t)64 << 20)
+int ppcc_schedule_build_unsealed_on(ppcc_schedule *out, ppcc_arena *a,
+				    int kind, int ranks, int chunks,
+				    int microbatches, int group_size,
+				    const ppcc_stage_info *stages, int threads);
 
 /* The data-parallel reductions in the schedule (sched/reduce.c): after
  * the last B or W of each stage, that stage's grad_bytes[stage] (bytes

@@ -131,8 +131,20 @@
  * same reason a split simulated or modelled after another recomputes
  * only the costs of the stages whose layers differ (step_eval_keep, the
  * enumeration of step_model_enumerate), and a remembered split none.
+ *
+ * A second thread (sp->threads > 1, on schedules of
+ * ppcc_step_ahead_actions actions or more, where one simulation takes
+ * long beside starting a thread): while the search simulates one split
+ * it simulates on the other thread the split it expects to simulate
+ * next (step_ahead): the next seed, or the next move of a descent's
+ * round that the bound and the model would let through as the round
+ * stands.  The search takes that simulation only when it comes to the
+ * same split with the same stage costs, bit for bit, in the place where
+ * it would have run it, so everything it computes, counts and keeps is
+ * one thread's; a guess the round then rules out is dropped.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -154,8 +166,27 @@ typedef struct step_move {
 	int a, b;
 } step_move;
 
+/* A simulation run ahead on a second thread (sp->threads > 1): the
+ * split the search expects to simulate next, its costs, and the
+ * simulation's own arena and buffers; step_sim takes its estimate when
+ * the search comes to that split with the same costs, bit for bit. */
+typedef struct step_ahead {
+	pthread_t thread;
+	int running;                /* started and not joined */
+	int S;                      /* entries first, next and costs hold */
+	int *first;
+	int *next;                  /* a split the search is looking at */
+	ppcc_stage_cost *costs;
+	const ppcc_schedule *shape;
+	ppcc_arena *arena;
+	ppcc_sim_work *sim;
+	ppcc_estimate est;
+	int err;
+} step_ahead;
+
 struct ppcc_step_ctx {
 	int n, S, p;                /* capacity the buffers were sized for */
+	step_ahead *ahead;          /* NULL until a search runs one */
 	ppcc_arena *arena;          /* one simulation's arrays, reset after */
 	ppcc_sim_work *sim;         /* the simulator's buffers, kept */
 	ppcc_stage_cost *costs;     /* S: the split the bound looks at */
@@ -242,12 +273,28 @@ typedef struct step_run {
 	int least_have;
 	int *least_first;
 	step_key least;
+	int ahead_on;   /* simulations may run ahead (step_ahead_start) */
 } step_run;
+
+static void step_ahead_free(step_ahead *h)
+{
+	if (!h)
+		return;
+	if (h->running)
+		pthread_join(h->thread, NULL);
+	ppcc_arena_free(h->arena);
+	ppcc_sim_work_free(h->sim);
+	ppcc_free(h->first);
+	ppcc_free(h->next);
+	ppcc_free(h->costs);
+	ppcc_free(h);
+}
 
 void ppcc_step_ctx_free(ppcc_step_ctx *x)
 {
 	if (!x)
 		return;
+	step_ahead_free(x->ahead);
 	ppcc_arena_free(x->arena);
 	ppcc_sim_work_free(x->sim);
 	ppcc_free(x->costs);
@@ -1257,7 +1304,8 @@ static int step_copy_arrays(ppcc_arena *a, ppcc_estimate *out,
  * its estimate into sp->best, its arrays in sp->kept_arena (allocated on
  * the first call, overwritten after). */
 static int step_keep_least(step_run *w, const int *first,
-			   const ppcc_estimate *est, const step_key *k)
+			   const ppcc_estimate *est, const step_key *k,
+			   const ppcc_sim_work *work)
 {
 	const ppcc_step_problem *sp = w->sp;
 	if (!sp->best || !sp->kept_arena)
@@ -1278,7 +1326,7 @@ static int step_keep_least(step_run *w, const int *first,
 	int err = step_copy_arrays(sp->kept_arena, out, est, w->p, w->S, fresh);
 	if (err < 0)
 		return err;
-	err = ppcc_sim_work_send_times(out->send_ms, w->x->sim, keys);
+	err = ppcc_sim_work_send_times(out->send_ms, work, keys);
 	if (err < 0)
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
 	out->step_ms = est->step_ms;
@@ -1405,6 +1453,98 @@ static int step_memo_add(ppcc_step_ctx *x, const int *first, const step_key *k)
 }
 
 /* Simulates the split first with its costs in costs; fills *k. */
+long ppcc_step_ahead_actions = PPCC_STEP_AHEAD_ACTIONS;
+
+static void *step_ahead_main(void *arg)
+{
+	step_ahead *h = arg;
+	h->err = ppcc_simulate_work(&h->est, h->arena, h->shape, h->costs, 0,
+				    &h->sim);
+	return NULL;
+}
+
+/* The search's simulation ahead, idle, sized for its splits (made on
+ * first use); NULL when it may not run one, one is running, or there is
+ * no memory for it. */
+static step_ahead *step_ahead_idle(step_run *w)
+{
+	ppcc_step_ctx *x = w->x;
+	step_ahead *h = x->ahead;
+	if (!w->ahead_on || (h && h->running))
+		return NULL;
+	if (h && h->S < w->S) {
+		step_ahead_free(h);
+		h = x->ahead = NULL;
+	}
+	if (!h) {
+		if (!(h = ppcc_calloc(1, sizeof *h)))
+			return NULL;
+		h->S = w->S;
+		h->first = ppcc_malloc((size_t)w->S * sizeof *h->first);
+		h->next = ppcc_malloc((size_t)w->S * sizeof *h->next);
+		h->costs = ppcc_malloc((size_t)w->S * sizeof *h->costs);
+		h->arena = ppcc_arena_new();
+		if (!h->first || !h->next || !h->costs || !h->arena) {
+			step_ahead_free(h);
+			return NULL;
+		}
+		x->ahead = h;
+	}
+	return h;
+}
+
+/* Starts the simulation of split first on the second thread, when the
+ * search may run one ahead, none is running and first is not one the
+ * search remembers; nothing when it cannot (no memory, no thread): the
+ * search then simulates first itself when it comes to it. */
+static void step_ahead_start(step_run *w, const int *first)
+{
+	step_ahead *h = step_ahead_idle(w);
+	if (!h || (!w->sp->forget && step_memo_find(w->x, first) >= 0) ||
+	    w->sp->costs(w->sp->user, first, h->costs) < 0)
+		return;
+	memcpy(h->first, first, (size_t)w->S * sizeof *first);
+	h->shape = w->shape;
+	ppcc_arena_reset(h->arena);
+	h->running = pthread_create(&h->thread, NULL, step_ahead_main, h) == 0;
+}
+
+/* Waits for the simulation running ahead, if any, and forgets it. */
+static void step_ahead_drop(ppcc_step_ctx *x)
+{
+	step_ahead *h = x ? x->ahead : NULL;
+	if (h && h->running) {
+		pthread_join(h->thread, NULL);
+		h->running = 0;
+		ppcc_arena_reset(h->arena);
+	}
+}
+
+/* The simulation of split first with costs, when it is the one running
+ * ahead and it succeeded: 1, its estimate in *est (its arrays in the
+ * ahead's arena, which the caller resets) and its send times in *work;
+ * 0 otherwise (one that failed, for memory say, is simulated again by
+ * the caller, as if it had not run). */
+static int step_ahead_take(step_run *w, const int *first,
+			   const ppcc_stage_cost *costs, ppcc_estimate *est,
+			   ppcc_sim_work **work)
+{
+	step_ahead *h = w->x->ahead;
+	if (!h || !h->running ||
+	    memcmp(h->first, first, (size_t)w->S * sizeof *first) != 0 ||
+	    memcmp(h->costs, costs, (size_t)w->S * sizeof *costs) != 0)
+		return 0;
+	pthread_join(h->thread, NULL);
+	h->running = 0;
+	if (h->err < 0) {
+		ppcc_arena_reset(h->arena);
+		return 0;
+	}
+	*est = h->est;
+	*work = h->sim;
+	return 1;
+}
+
 static int step_sim(step_run *w, const int *first,
 		    const ppcc_stage_cost *costs, step_key *k)
 {
@@ -1419,11 +1559,20 @@ static int step_sim(step_run *w, const int *first,
 		w->remembered++;
 		return 0;
 	}
-	err = ppcc_simulate_work(&est, x->arena, w->shape, costs, 0, &x->sim);
+	ppcc_sim_work *work;
+	ppcc_arena *arena = x->arena;
+	if (step_ahead_take(w, first, costs, &est, &work)) {
+		arena = x->ahead->arena;
+		err = 0;
+	} else {
+		err = ppcc_simulate_work(&est, x->arena, w->shape, costs, 0,
+					 &x->sim);
+		work = x->sim;
+	}
 	if (err >= 0)
 		err = step_keep(w, first, &est);
 	if (err < 0) {
-		ppcc_arena_reset(x->arena);
+		ppcc_arena_reset(arena);
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
 	}
 	double over = -INFINITY, peak = 0, lo = INFINITY, hi = 0;
@@ -1445,8 +1594,8 @@ static int step_sim(step_run *w, const int *first,
 	k->peak_bytes = peak;
 	k->peak = step_quantise(peak);
 	k->spread_ns = step_quantise((hi - lo) * 1e6);
-	err = step_keep_least(w, first, &est, k);
-	ppcc_arena_reset(x->arena);
+	err = step_keep_least(w, first, &est, k, work);
+	ppcc_arena_reset(arena);
 	if (err)
 		return err;
 	return sp->forget ? 0 : step_memo_add(x, first, k);
@@ -1626,6 +1775,43 @@ static int step_transfers(step_run *w, const int *cur, const step_key *ck,
 }
 
 /* Descends from start (simulated as *start_key), offering what it finds. */
+/* Starts ahead the move after (b, d) in step_descend's round from cur
+ * that the round would simulate next as it stands (rk its best so far),
+ * when there is one and a simulation can run ahead. */
+static int step_descend_ahead(step_run *w, const int *cur, const step_key *rk,
+			      int b, int d)
+{
+	int S = w->S, n = w->n, err;
+	step_ahead *h = step_ahead_idle(w);
+	if (!h)
+		return 0;
+	for (;;) {
+		if (d < 0) {
+			d = 1;
+		} else {
+			d = -1;
+			b++;
+		}
+		if (b >= S)
+			return 0;
+		int at = cur[b] + d;
+		int lo = cur[b - 1], hi = b + 1 < S ? cur[b + 1] : n;
+		if (at <= lo || at >= hi)
+			continue;
+		if (rk->fits) {
+			double bound, over;
+			if ((err = step_bound_moved(w, cur, b, at, &bound, &over)) < 0)
+				return err;
+			if (bound > rk->step_ms + 1e-6 || over > STEP_MODEL_SLACK)
+				continue;
+		}
+		memcpy(h->next, cur, (size_t)S * sizeof *cur);
+		h->next[b] = at;
+		step_ahead_start(w, h->next);
+		return 0;
+	}
+}
+
 static int step_descend(step_run *w, const int *start, const step_key *start_key,
 			step_key *best, int *have)
 {
@@ -1660,6 +1846,10 @@ static int step_descend(step_run *w, const int *start, const step_key *start_key
 					if (bound > rk.step_ms + 1e-6 || over > STEP_MODEL_SLACK)
 						continue;
 				}
+				/* the round's next simulation, beside this one */
+				if (w->sims + 1 < w->budget &&
+				    (err = step_descend_ahead(w, cur, &rk, b, d)) < 0)
+					return err;
 				step_key k;
 				if ((err = step_eval_keep(w, cand, &k)) < 0)
 					return err;
@@ -1755,8 +1945,8 @@ static void step_insert(int *order, int *n, int i, const int *const *all,
 	order[at] = i;
 }
 
-int ppcc_partition_step(int *out_first, ppcc_step_result *res,
-			ppcc_step_ctx **ctx, const ppcc_step_problem *sp)
+static int step_search(int *out_first, ppcc_step_result *res,
+		       ppcc_step_ctx **ctx, const ppcc_step_problem *sp)
 {
 	int err;
 	if (!out_first || !res || !ctx || !sp || !sp->shape || !sp->costs ||
@@ -1785,6 +1975,7 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 		 : (long)(PPCC_STEP_ACTIONS / (actions > 0 ? actions : 1));
 	if (sp->max_sims <= 0 && w.budget < PPCC_STEP_MIN_SIMS)
 		w.budget = PPCC_STEP_MIN_SIMS;
+	w.ahead_on = sp->threads > 1 && actions >= ppcc_step_ahead_actions;
 	w.v = S / p;
 	if ((err = step_shape(&w)) < 0)
 		return err;
@@ -1830,6 +2021,8 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 			return PPCC_EINPUT;
 		int n_given = n_all;
 		for (int i = 0; i < n_given; i++) {
+			if (i + 1 < n_given)
+				step_ahead_start(&w, all[i + 1]);
 			if ((err = step_eval(&w, all[i], &keys[i])) < 0)
 				return err;
 			step_offer(&w, &best, &have, all[i], &keys[i]);
@@ -1871,6 +2064,8 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 		}
 		for (int i = n_given; i < n_all && (w.sims < w.budget ||
 						     (i == n_given && !any_fits)); i++) {
+			if (i + 1 < n_all && w.sims + 1 < w.budget)
+				step_ahead_start(&w, all[i + 1]);
 			if ((err = step_eval(&w, all[i], &keys[i])) < 0)
 				return err;
 			step_offer(&w, &best, &have, all[i], &keys[i]);
@@ -1916,6 +2111,14 @@ int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 	    memcmp(w.least_first, w.x->best, (size_t)S * sizeof(int)) == 0)
 		*sp->best_have = 1;
 	return best.fits ? 0 : PPCC_EINFEASIBLE;
+}
+
+int ppcc_partition_step(int *out_first, ppcc_step_result *res,
+			ppcc_step_ctx **ctx, const ppcc_step_problem *sp)
+{
+	int err = step_search(out_first, res, ctx, sp);
+	step_ahead_drop(ctx ? *ctx : NULL);
+	return err;
 }
 
 /* The run of the split first alone (no search): the context reserved,

@@ -409,6 +409,38 @@ START_TEST(dependency_view_of_thousands_of_stages_is_linear_as_dot)
 }
 END_TEST
 
+/* A plan of over 4M actions, where the split search runs simulations
+ * ahead on a second thread: --jobs 2 writes the bytes --jobs 1 writes. */
+START_TEST(plan_on_two_threads_writes_what_one_writes)
+{
+	char *dir = tu_mkdtemp();
+	char *path = hostile(dir, "big.yaml", 100, 64,
+			     "  stages: 64\n  microbatches: 11100\n"
+			     "  schedule: 1f1b\n");
+	char out[2][600];
+	for (int j = 0; j < 2; j++) {
+		snprintf(out[j], sizeof out[j], "%s/out%d.txt", dir, j + 1);
+		tu_run r;
+		run_ppcc(&r, (char *[]){"plan", path, "--jobs", j ? "2" : "1",
+					"--max-actions", "100000000", "-o",
+					out[j], NULL});
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+	}
+	size_t n1, n2;
+	char *a = tu_read_file(out[0], &n1), *b = tu_read_file(out[1], &n2);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert(strstr(a, "by 4 simulations; not proven optimal"));
+	ck_assert_uint_eq(n1, n2);
+	ck_assert(memcmp(a, b, n1) == 0);
+	free(a);
+	free(b);
+	free(path);
+	tu_rmtree(dir);
+}
+END_TEST
+
 Suite *suite_budget(void)
 {
 	Suite *s = suite_create("budget");
@@ -421,6 +453,7 @@ Suite *suite_budget(void)
 	tcase_add_test(tc, small_hostile_files_are_refused_at_their_line);
 	tcase_add_test(tc, max_actions_raises_and_lowers_the_budget);
 	tcase_add_test(tc, dependency_view_of_thousands_of_stages_is_linear_as_dot);
+	tcase_add_test(tc, plan_on_two_threads_writes_what_one_writes);
 	suite_add_tcase(s, tc);
 	return s;
 }

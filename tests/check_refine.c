@@ -708,6 +708,75 @@ START_TEST(best_estimate_from_the_search_equals_its_own_simulation)
 }
 END_TEST
 
+static void estimates_equal(const ppcc_estimate *e, const ppcc_estimate *w,
+			    const ppcc_schedule *s, uint64_t seed)
+{
+	ck_assert_msg(e->step_ms == w->step_ms, "seed %llu: %.9f against %.9f ms",
+		      (unsigned long long)seed, e->step_ms, w->step_ms);
+	ck_assert(e->bubble_fraction == w->bubble_fraction);
+	ck_assert(e->dp_step_ms == w->dp_step_ms);
+	for (int r = 0; r < s->n_ranks; r++) {
+		ck_assert(e->busy_ms[r] == w->busy_ms[r]);
+		ck_assert(e->comm_ms[r] == w->comm_ms[r]);
+		ck_assert(e->idle_ms[r] == w->idle_ms[r]);
+		ck_assert(e->peak_memory_bytes[r] == w->peak_memory_bytes[r]);
+		ck_assert(e->dp_end_ms[r] == w->dp_end_ms[r]);
+		ck_assert(e->dp_gather_wait_ms[r] == w->dp_gather_wait_ms[r]);
+	}
+	ck_assert((e->send_ms == NULL) == (w->send_ms == NULL));
+	size_t keys = 2 * (size_t)s->n_stages * (size_t)s->n_microbatches;
+	ck_assert(!e->send_ms ||
+		  memcmp(e->send_ms, w->send_ms, keys * sizeof(double)) == 0);
+}
+
+/* With a second thread the split search runs ahead the simulation it
+ * expects next (here on every schedule, however small); the plan must
+ * be the one thread's: the same split, the same counts, and the same
+ * estimates, send times included, of ppcc's split and the uniform one. */
+START_TEST(a_simulation_run_ahead_changes_nothing)
+{
+	int compared = 0, searched = 0;
+	long keep = ppcc_step_ahead_actions;
+	ppcc_step_ahead_actions = 1;
+	for (int t = 0; t < 300; t++) {
+		uint64_t seed = 72000 + (uint64_t)t;
+		rand_cfg rc;
+		rand_cfg_make(&rc, seed, 24, -1);
+		rc.cfg.pipeline.max_simulations = t % 3 == 0 ? 0 : t % 3 == 1 ? 2 : 7;
+		ppcc_arena *a = ppcc_arena_new(), *b = ppcc_arena_new();
+		ppcc_plan one, two;
+		ppcc_diag quiet = {0};
+		rc.cfg.pipeline.threads = 1;
+		int e1 = ppcc_plan_build(&one, a, &rc.cfg, &quiet);
+		rc.cfg.pipeline.threads = 2;
+		int e2 = ppcc_plan_build(&two, b, &rc.cfg, &quiet);
+		ck_assert_int_eq(e1, e2);
+		if (e1 == 0) {
+			const ppcc_schedule *s = &one.best.schedule;
+			for (int st = 0; st < s->n_stages; st++)
+				ck_assert_int_eq(one.best.stages[st].first_layer,
+						 two.best.stages[st].first_layer);
+			ck_assert_int_eq(one.search.simulations, two.search.simulations);
+			ck_assert_int_eq(one.search.remembered, two.search.remembered);
+			ck_assert_int_eq(one.search.models, two.search.models);
+			ck_assert(one.search.step_ms == two.search.step_ms);
+			estimates_equal(&one.best.estimate, &two.best.estimate, s, seed);
+			estimates_equal(&one.uniform.estimate, &two.uniform.estimate,
+					s, seed);
+			ck_assert(one.best.schedule.fingerprint ==
+				  two.best.schedule.fingerprint);
+			compared++;
+			searched += one.search.splits < 0;
+		}
+		ppcc_arena_free(a);
+		ppcc_arena_free(b);
+	}
+	ppcc_step_ahead_actions = keep;
+	ck_assert_int_gt(compared, 150);
+	ck_assert_int_gt(searched, 50);
+}
+END_TEST
+
 /* Costs of a hand-made schedule, for the memory model. */
 typedef struct given_split {
 	int n_stages;
@@ -998,5 +1067,10 @@ Suite *suite_refine(void)
 	tcase_add_test(tc, refine_model_rounds_stay_within_the_budget);
 	tcase_add_test(tc, refine_memo_takes_the_path_of_simulating_every_time);
 	suite_add_tcase(s, tc);
+	/* on its own for make tsan */
+	TCase *ta = tcase_create("ahead");
+	tcase_set_timeout(ta, 600);
+	tcase_add_test(ta, a_simulation_run_ahead_changes_nothing);
+	suite_add_tcase(s, ta);
 	return s;
 }

@@ -28,11 +28,67 @@
  * in the order the peer sends them (lower_order_receives), for the kinds
  * whose orders are not so already (kinds.c says which; each pass of that
  * costs two walks of every list and a table of 8 bytes a (stage, mb)).
+ * With a second thread (ppcc_schedule_build_unsealed_on) the lists of a
+ * large schedule are first written a byte a page on two threads, so that
+ * the kernel's zeroing of their fresh pages is shared (lower_touch).
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "sched/sched.h"
+
+/* The ranks [lo, hi) whose lists lower_touch writes first. */
+typedef struct lower_touch_part {
+	ppcc_action *const *acts;
+	const int64_t *n;
+	int lo, hi;
+} lower_touch_part;
+
+static void *lower_touch_run(void *arg)
+{
+	const lower_touch_part *t = arg;
+	for (int r = t->lo; r < t->hi; r++) {
+		volatile unsigned char *b = (unsigned char *)t->acts[r];
+		size_t len = (size_t)t->n[r] * sizeof *t->acts[r];
+		for (size_t at = 0; at < len; at += 4096)
+			b[at] = 0;
+	}
+	return NULL;
+}
+
+/* Lists of PPCC_BUILD_TOUCH_BYTES bytes or more in all are written first
+ * (a byte a page, of memory the kernel hands out zeroed) on two threads,
+ * half the ranks each, when threads > 1: the kernel's clearing of fresh
+ * pages, which would otherwise come a page at a time as the order and
+ * the lowering reach them, is then shared between two processors.
+ * Without a second thread the lists are left to be touched as written. */
+static void lower_touch(ppcc_action *const *acts, const int64_t *n, int p,
+			int threads)
+{
+	size_t bytes = 0;
+	for (int r = 0; r < p; r++)
+		bytes += (size_t)n[r] * sizeof *acts[r];
+	if (threads < 2 || p < 2 || bytes < PPCC_BUILD_TOUCH_BYTES)
+		return;
+	/* the halves by bytes, not ranks: the first p/2 ranks of a kind can
+	 * hold more actions than the rest */
+	size_t half = 0;
+	int mid = 0;
+	while (mid < p - 1 &&
+	       half + (size_t)n[mid] * sizeof *acts[mid] <= bytes / 2) {
+		half += (size_t)n[mid] * sizeof *acts[mid];
+		mid++;
+	}
+	if (mid == 0)
+		mid = 1;
+	lower_touch_part hi = {acts, n, mid, p}, lo = {acts, n, 0, mid};
+	pthread_t t;
+	if (pthread_create(&t, NULL, lower_touch_run, &hi) != 0)
+		return;
+	lower_touch_run(&lo);
+	pthread_join(t, NULL);
+}
 
 static void lower_complain(int setting, const char *msg, void *user)
 {
@@ -256,18 +312,41 @@ int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 	return err;
 }
 
+static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
+		       int ranks, int chunks, int microbatches, int group_size,
+		       const ppcc_stage_info *stages, const void *arg,
+		       int threads);
+
 int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 				 int ranks, int chunks, int microbatches,
 				 int group_size, const ppcc_stage_info *stages)
 {
-	return ppcc_sched_build_with(out, a, kind, ranks, chunks,
-				     microbatches, group_size, stages, NULL);
+	return sched_build(out, a, kind, ranks, chunks, microbatches,
+			   group_size, stages, NULL, 1);
+}
+
+int ppcc_schedule_build_unsealed_on(ppcc_schedule *out, ppcc_arena *a,
+				    int kind, int ranks, int chunks,
+				    int microbatches, int group_size,
+				    const ppcc_stage_info *stages, int threads)
+{
+	return sched_build(out, a, kind, ranks, chunks, microbatches,
+			   group_size, stages, NULL, threads);
 }
 
 int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 			  int ranks, int chunks, int microbatches,
 			  int group_size, const ppcc_stage_info *stages,
 			  const void *arg)
+{
+	return sched_build(out, a, kind, ranks, chunks, microbatches,
+			   group_size, stages, arg, 1);
+}
+
+static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
+		       int ranks, int chunks, int microbatches, int group_size,
+		       const ppcc_stage_info *stages, const void *arg,
+		       int threads)
 {
 	int p = ranks, v = chunks, m = microbatches, err = 0, fails = 0;
 	const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
@@ -335,6 +414,7 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 		items[r].cap = (int32_t)per_rank;
 		items[r].a = acts[r] + (n_rank[r] - per_rank);
 	}
+	lower_touch(acts, n_rank, p, threads);
 	sched_shape sh = {
 		.kind = kind, .p = p, .v = v, .m = m,
 		.group = group_size == 0 ? p : group_size, .S = S,
