@@ -1300,7 +1300,8 @@ static int step_copy_arrays(ppcc_arena *a, ppcc_estimate *out,
 }
 
 /* With sp->best: when first (simulated as est, *k, the send times still
- * in the simulator's buffers) comes before every split simulated so far,
+ * in the simulator's buffers work, the search's or the ahead's) comes
+ * before every split simulated so far,
  * its estimate into sp->best, its arrays in sp->kept_arena (allocated on
  * the first call, overwritten after). */
 static int step_keep_least(step_run *w, const int *first,
@@ -1507,6 +1508,19 @@ static void step_ahead_start(step_run *w, const int *first)
 	h->shape = w->shape;
 	ppcc_arena_reset(h->arena);
 	h->running = pthread_create(&h->thread, NULL, step_ahead_main, h) == 0;
+}
+
+/* Drops the simulation running ahead unless it is of split keep: the
+ * search, past where it would have taken that one, cannot take it now. */
+static void step_ahead_drop_other(step_run *w, const int *keep)
+{
+	step_ahead *h = w->x->ahead;
+	if (h && h->running &&
+	    memcmp(h->first, keep, (size_t)w->S * sizeof *keep) != 0) {
+		pthread_join(h->thread, NULL);
+		h->running = 0;
+		ppcc_arena_reset(h->arena);
+	}
 }
 
 /* Waits for the simulation running ahead, if any, and forgets it. */
@@ -1846,7 +1860,11 @@ static int step_descend(step_run *w, const int *start, const step_key *start_key
 					if (bound > rk.step_ms + 1e-6 || over > STEP_MODEL_SLACK)
 						continue;
 				}
-				/* the round's next simulation, beside this one */
+				/* the round's next simulation, beside this one:
+				 * a guess the round then ruled out is dropped
+				 * (later moves only meet a stricter filter) */
+				if (w->ahead_on)
+					step_ahead_drop_other(w, cand);
 				if (w->sims + 1 < w->budget &&
 				    (err = step_descend_ahead(w, cur, &rk, b, d)) < 0)
 					return err;

@@ -438,6 +438,7 @@ START_TEST(plan_on_two_threads_writes_what_one_writes)
 	free(b);
 	free(path);
 	tu_rmtree(dir);
+	free(dir);
 }
 END_TEST
 
