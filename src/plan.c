@@ -65,6 +65,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -641,6 +642,31 @@ typedef struct variant_sim {
 	const ppcc_estimate *known; /* the split search's simulation of it */
 } variant_sim;
 
+/* The dry run when the estimate is already in place (variant_best's
+ * iteration beside the validator). */
+static int variant_run_none(const ppcc_schedule *s, void *user)
+{
+	(void)s;
+	(void)user;
+	return 0;
+}
+
+/* The iteration of one variant, on a second thread. */
+typedef struct iteration_job {
+	ppcc_iteration *out;
+	ppcc_arena *a;
+	const ppcc_config *cfg;
+	const ppcc_plan_variant *v;
+	int err;
+} iteration_job;
+
+static void *iteration_main(void *arg)
+{
+	iteration_job *j = arg;
+	j->err = ppcc_iteration_estimate(j->out, j->a, j->cfg, j->v);
+	return NULL;
+}
+
 static int variant_run(const ppcc_schedule *s, void *user)
 {
 	variant_sim *vs = user;
@@ -673,19 +699,41 @@ static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 	/* validated and simulated in one (the simulation is the dry run) */
 	if (x->dp * x->cp > 1)
 		known = NULL;
+	if (!ALLOC(out->iteration, 1))
+		return PPCC_ENOMEM;
+	/* With the estimate known and a second thread, the iteration (which
+	 * reads the lists, the costs and the estimate, and takes its arrays
+	 * from the arena) runs beside the validator (which reads the lists,
+	 * allocates outside the arena and writes only the fingerprint). */
+	int64_t actions = 0;
+	for (int r = 0; r < out->schedule.n_ranks; r++)
+		actions += out->schedule.ranks[r].n_actions;
+	iteration_job job = {out->iteration, x->a, x->cfg, out, 0};
+	pthread_t beside;
+	int on_two = 0;
+	if (known && !x->lean && x->cfg->pipeline.threads > 1 &&
+	    actions >= ppcc_step_ahead_actions) {
+		out->estimate = *known;
+		on_two = pthread_create(&beside, NULL, iteration_main, &job) == 0;
+	}
 	if (x->lean)
 		err = variant_run(&out->schedule, &(variant_sim){x->a, out, known});
 	else if ((err = ppcc_schedule_validate_seal_run(
-			  &out->schedule, x->d, x->cfg->path, 20, variant_run,
+			  &out->schedule, x->d, x->cfg->path, 20,
+			  on_two ? variant_run_none : variant_run,
 			  &(variant_sim){x->a, out, known})) == PPCC_EINPUT)
 		err = PPCC_EINTERNAL;
+	if (on_two) {
+		pthread_join(beside, NULL);
+		if (err >= 0)
+			err = job.err;
+	}
 	if (err < 0)
 		return err;
 	if (x->dp * x->cp <= 1)
 		shape->fingerprint = out->schedule.fingerprint;
-	if (!ALLOC(out->iteration, 1))
-		return PPCC_ENOMEM;
-	return ppcc_iteration_estimate(out->iteration, x->a, x->cfg, out);
+	return on_two ? 0 : ppcc_iteration_estimate(out->iteration, x->a,
+						    x->cfg, out);
 }
 
 /* The uniform split, for comparison: only what the output prints.  Its

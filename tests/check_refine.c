@@ -730,9 +730,11 @@ static void estimates_equal(const ppcc_estimate *e, const ppcc_estimate *w,
 }
 
 /* With a second thread the split search runs ahead the simulation it
- * expects next (here on every schedule, however small); the plan must
- * be the one thread's: the same split, the same counts, and the same
- * estimates, send times included, of ppcc's split and the uniform one. */
+ * expects next, and the plan runs its iteration beside the validator
+ * (here on every schedule, however small); the plan must be the one
+ * thread's: the same split, the same counts, the same estimates, send
+ * times included, of ppcc's split and the uniform one, and the same
+ * iteration. */
 START_TEST(a_simulation_run_ahead_changes_nothing)
 {
 	int compared = 0, searched = 0;
@@ -765,6 +767,21 @@ START_TEST(a_simulation_run_ahead_changes_nothing)
 					s, seed);
 			ck_assert(one.best.schedule.fingerprint ==
 				  two.best.schedule.fingerprint);
+			/* the iteration, run beside the validator on two */
+			const ppcc_iteration *i1 = one.best.iteration,
+					     *i2 = two.best.iteration;
+			ck_assert(i1->iteration_ms == i2->iteration_ms);
+			ck_assert(i1->step_ms == i2->step_ms);
+			ck_assert(i1->compute_ms == i2->compute_ms);
+			ck_assert(i1->bubble_ms == i2->bubble_ms);
+			ck_assert(i1->dp_exposed_ms == i2->dp_exposed_ms);
+			ck_assert(i1->mfu == i2->mfu);
+			for (int r = 0; r < s->n_ranks; r++) {
+				ck_assert(i1->activation_bytes[r] == i2->activation_bytes[r]);
+				ck_assert(i1->logits_bytes[r] == i2->logits_bytes[r]);
+				ck_assert(i1->weight_bytes[r] == i2->weight_bytes[r]);
+				ck_assert(i1->dp_end_ms[r] == i2->dp_end_ms[r]);
+			}
 			compared++;
 			searched += one.search.splits < 0;
 		}
