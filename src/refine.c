@@ -1510,19 +1510,6 @@ static void step_ahead_start(step_run *w, const int *first)
 	h->running = pthread_create(&h->thread, NULL, step_ahead_main, h) == 0;
 }
 
-/* Drops the simulation running ahead unless it is of split keep: the
- * search, past where it would have taken that one, cannot take it now. */
-static void step_ahead_drop_other(step_run *w, const int *keep)
-{
-	step_ahead *h = w->x->ahead;
-	if (h && h->running &&
-	    memcmp(h->first, keep, (size_t)w->S * sizeof *keep) != 0) {
-		pthread_join(h->thread, NULL);
-		h->running = 0;
-		ppcc_arena_reset(h->arena);
-	}
-}
-
 /* Waits for the simulation running ahead, if any, and forgets it. */
 static void step_ahead_drop(ppcc_step_ctx *x)
 {
@@ -1532,6 +1519,16 @@ static void step_ahead_drop(ppcc_step_ctx *x)
 		h->running = 0;
 		ppcc_arena_reset(h->arena);
 	}
+}
+
+/* Drops the simulation running ahead unless it is of split keep: the
+ * search, past where it would have taken that one, cannot take it now. */
+static void step_ahead_drop_other(step_run *w, const int *keep)
+{
+	step_ahead *h = w->x->ahead;
+	if (h && h->running &&
+	    memcmp(h->first, keep, (size_t)w->S * sizeof *keep) != 0)
+		step_ahead_drop(w->x);
 }
 
 /* The simulation of split first with costs, when it is the one running
