@@ -635,6 +635,33 @@ START_TEST(uniform_estimate_from_the_search_equals_its_own_simulation)
 }
 END_TEST
 
+/* Two estimates of the same schedule, equal to the bit: every per-rank
+ * and per-stage array, and the send times when either keeps them. */
+static void estimates_equal(const ppcc_estimate *e, const ppcc_estimate *w,
+			    const ppcc_schedule *s, uint64_t seed)
+{
+	ck_assert_msg(e->step_ms == w->step_ms, "seed %llu: %.9f against %.9f ms",
+		      (unsigned long long)seed, e->step_ms, w->step_ms);
+	ck_assert(e->bubble_fraction == w->bubble_fraction);
+	ck_assert(e->dp_step_ms == w->dp_step_ms);
+	for (int r = 0; r < s->n_ranks; r++) {
+		ck_assert(e->busy_ms[r] == w->busy_ms[r]);
+		ck_assert(e->comm_ms[r] == w->comm_ms[r]);
+		ck_assert(e->idle_ms[r] == w->idle_ms[r]);
+		ck_assert(e->peak_memory_bytes[r] == w->peak_memory_bytes[r]);
+		ck_assert(e->dp_end_ms[r] == w->dp_end_ms[r]);
+		ck_assert(e->dp_busy_ms[r] == w->dp_busy_ms[r]);
+		ck_assert(e->dp_gather_ms[r] == w->dp_gather_ms[r]);
+		ck_assert(e->dp_gather_wait_ms[r] == w->dp_gather_wait_ms[r]);
+	}
+	for (int st = 0; st < s->n_stages; st++)
+		ck_assert(e->dp_ready_ms[st] == w->dp_ready_ms[st]);
+	ck_assert((e->send_ms == NULL) == (w->send_ms == NULL));
+	size_t keys = 2 * (size_t)s->n_stages * (size_t)s->n_microbatches;
+	ck_assert(!e->send_ms ||
+		  memcmp(e->send_ms, w->send_ms, keys * sizeof(double)) == 0);
+}
+
 /* The plan's own estimate, taken from the split search's simulation of
  * the split it returns, is the one a fresh simulation of the plan's
  * schedule gives, send times included, bit for bit.  Every third case
@@ -674,25 +701,8 @@ START_TEST(best_estimate_from_the_search_equals_its_own_simulation)
 		ck_assert_int_eq(ppcc_simulate_keep(&w, a, s, pl.best.costs,
 						    PPCC_SIM_SEND_TIMES), 0);
 		const ppcc_estimate *e = &pl.best.estimate;
-		ck_assert_msg(e->step_ms == w.step_ms, "seed %llu: %.9f against %.9f ms",
-			      (unsigned long long)seed, e->step_ms, w.step_ms);
-		ck_assert(e->bubble_fraction == w.bubble_fraction);
-		ck_assert(e->dp_step_ms == w.dp_step_ms);
-		for (int r = 0; r < p; r++) {
-			ck_assert(e->busy_ms[r] == w.busy_ms[r]);
-			ck_assert(e->comm_ms[r] == w.comm_ms[r]);
-			ck_assert(e->idle_ms[r] == w.idle_ms[r]);
-			ck_assert(e->peak_memory_bytes[r] == w.peak_memory_bytes[r]);
-			ck_assert(e->dp_end_ms[r] == w.dp_end_ms[r]);
-			ck_assert(e->dp_busy_ms[r] == w.dp_busy_ms[r]);
-			ck_assert(e->dp_gather_ms[r] == w.dp_gather_ms[r]);
-			ck_assert(e->dp_gather_wait_ms[r] == w.dp_gather_wait_ms[r]);
-		}
-		for (int st = 0; st < s->n_stages; st++)
-			ck_assert(e->dp_ready_ms[st] == w.dp_ready_ms[st]);
 		ck_assert_ptr_nonnull(e->send_ms);
-		size_t keys = 2 * (size_t)s->n_stages * (size_t)s->n_microbatches;
-		ck_assert(memcmp(e->send_ms, w.send_ms, keys * sizeof(double)) == 0);
+		estimates_equal(e, &w, s, seed);
 		compared++;
 		with_dp += dp;
 		for (int r = 0; dp && r < p; r++)
@@ -708,26 +718,6 @@ START_TEST(best_estimate_from_the_search_equals_its_own_simulation)
 }
 END_TEST
 
-static void estimates_equal(const ppcc_estimate *e, const ppcc_estimate *w,
-			    const ppcc_schedule *s, uint64_t seed)
-{
-	ck_assert_msg(e->step_ms == w->step_ms, "seed %llu: %.9f against %.9f ms",
-		      (unsigned long long)seed, e->step_ms, w->step_ms);
-	ck_assert(e->bubble_fraction == w->bubble_fraction);
-	ck_assert(e->dp_step_ms == w->dp_step_ms);
-	for (int r = 0; r < s->n_ranks; r++) {
-		ck_assert(e->busy_ms[r] == w->busy_ms[r]);
-		ck_assert(e->comm_ms[r] == w->comm_ms[r]);
-		ck_assert(e->idle_ms[r] == w->idle_ms[r]);
-		ck_assert(e->peak_memory_bytes[r] == w->peak_memory_bytes[r]);
-		ck_assert(e->dp_end_ms[r] == w->dp_end_ms[r]);
-		ck_assert(e->dp_gather_wait_ms[r] == w->dp_gather_wait_ms[r]);
-	}
-	ck_assert((e->send_ms == NULL) == (w->send_ms == NULL));
-	size_t keys = 2 * (size_t)s->n_stages * (size_t)s->n_microbatches;
-	ck_assert(!e->send_ms ||
-		  memcmp(e->send_ms, w->send_ms, keys * sizeof(double)) == 0);
-}
 
 /* With a second thread the split search runs ahead the simulation it
  * expects next, and the plan runs its iteration beside the validator
