@@ -289,7 +289,7 @@ check: deps
 # The runtime's suites (threads of the local transport, MPI, the trainer
 # the runtime suite runs) and the search's threads (search:threads, a
 # suite's case) under ThreadSanitizer: any race fails.
-TSAN_SUITES := runtime rt_timeout search:threads refine:ahead
+TSAN_SUITES := runtime rt_timeout search:threads refine:ahead schedule:threads
 tsan: deps
 	$(MAKE) SANITIZE=thread all $(BUILD)-tsan/check_ppcc
 	@for s in $(TSAN_SUITES); do \

@@ -549,6 +549,8 @@ static int cmd_plan(const cli_options *o)
 		pl->threads = n > 64 ? 64 : n > 1 ? (int)n : 1;
 	}
 	ppcc_config_fill_defaults(&cfg);
+	/* an output that prints no action's times: the plan keeps none */
+	pl->no_times = !ppcc_emit_replays_times(o->emit.format, pl->stages);
 	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
 	    (err = ppcc_plan_budget_check(&cfg, o->emit.format, o->max_actions,
 					  &d)) < 0 ||

@@ -1671,6 +1671,7 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		/* the winner's simulation, for the plan that is written */
 		.best = search && !out_first && !given ? &best_est : NULL,
 		.best_have = &best_have,
+		.best_no_times = cfg->pipeline.no_times,
 	};
 	ppcc_step_ctx *sc = NULL;
 	ppcc_step_result res;

@@ -262,6 +262,12 @@ typedef struct ppcc_pipeline {
 	/* threads the split search may use (ppcc_step_problem.threads);
 	 * 0 or 1: the caller's alone */
 	int threads;
+	/* 1: the caller replays no action's times from the plan (its
+	 * output does not print them: ppcc_emit_replays_times), so the plan
+	 * of a schedule without data-parallel collectives keeps no send
+	 * times in best.estimate (send_ms NULL, and ppcc_rank_times_begin
+	 * refuses it); 0: they are kept */
+	int no_times;
 	/* An explicit partition: layers per stage (n_partition of them, one
 	 * per virtual stage), or NULL.  partition_locs: each entry's place,
 	 * NULL when it came from the command line. */
@@ -698,9 +704,13 @@ typedef struct ppcc_step_problem {
 	/* When best is not NULL: the estimate of the split the search
 	 * returns, with its send times (as PPCC_SIM_SEND_TIMES keeps them),
 	 * copied from the search's own simulation of it into kept_arena,
-	 * and *best_have 1; 0 when it has none (the caller simulates). */
+	 * and *best_have 1; 0 when it has none (the caller simulates).
+	 * best_no_times: the same without the send times (send_ms NULL),
+	 * for a caller that replays no action's times: 16 bytes a stage
+	 * and microbatch neither copied nor held. */
 	struct ppcc_estimate *best;
 	int *best_have;
+	int best_no_times;
 	/* 1: every split simulated each time it is looked at, every stage's
 	 * costs and every rank's modelled memory computed afresh for each
 	 * split, none kept from the split before (tests; the search's splits
@@ -876,10 +886,13 @@ int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 				 int ranks, int chunks, int microbatches,
 				 int group_size, const ppcc_stage_info *stages);
-/* The same, the lists' fresh memory first written on two threads when
- * threads > 1 and they hold PPCC_BUILD_TOUCH_BYTES or more (lower.c,
- * lower_touch); the schedule is the same. */
+/* The same on two threads when threads > 1 and the lists hold
+ * PPCC_BUILD_TOUCH_BYTES or more (ppcc_build_touch_bytes, the value
+ * used: tests lower it; set it before any build runs): their fresh
+ * memory first written (lower.c, lower_touch), then half the ranks
+ * lowered on each thread; the schedule is the same. */
 #define PPCC_BUILD_TOUCH_BYTES ((size_t)64 << 20)
+extern size_t ppcc_build_touch_bytes;
 int ppcc_schedule_build_unsealed_on(ppcc_schedule *out, ppcc_arena *a,
 				    int kind, int ranks, int chunks,
 				    int microbatches, int group_size,
@@ -1569,6 +1582,16 @@ typedef struct ppcc_emit_options {
 	int with_comms;      /* torch CSV: SEND/RECV cells too */
 	const char *prefix;  /* header: symbol prefix, "ppcc_plan" by default */
 } ppcc_emit_options;
+
+/* Whether the emitter of format reads the actions' times of a plan of
+ * n_ranks pipeline ranks: JSON, the Chrome trace and the DOT family
+ * always (the last two simulate again when the plan has none), the text
+ * only for its timeline (at most PPCC_TEXT_TIMELINE_RANKS ranks), the
+ * header, the torch CSV and the trainers' configurations never.  A plan
+ * for a format that reads none may be built with
+ * ppcc_pipeline.no_times (emit/text.c). */
+#define PPCC_TEXT_TIMELINE_RANKS 32
+int ppcc_emit_replays_times(int format, int n_ranks);
 
 /* Each writes the plan to f and returns 0, or a negative status with a
  * diagnostic.  They never close f. */

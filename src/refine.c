@@ -442,7 +442,7 @@ static int step_dominated(const int *a, const int *b, int v)
 
 /* A count vector's hash is sum_c c[c] * vec_key[c] modulo 2^64: one
  * action changes one count by one, so the walk of a rank's order keeps
- * it up to date with one addition (step_mem_shape) instead of hashing
+ * it up to date with one addition (step_mem_ranks) instead of hashing
  * v counts at every F.  Its slot in a table of mask + 1 comes from its
  * mixed bits, a sum's low bits being poor. */
 static uint64_t step_vec_slot(uint64_t h, uint64_t mask)
@@ -521,14 +521,17 @@ static void step_vec_seen_clear(ppcc_step_ctx *x)
  * least the largest kept (at most the smallest): in a steady state the
  * total in flight stays the same.  O(A v) for A actions, and O(K v) for
  * each vector new to the rank whose total is within those kept (K
- * vectors kept). */
-static int step_mem_shape(step_run *w)
+ * vectors kept).  This walks the ranks [begin, end), their vectors kept
+ * in x from x->mm_off[begin] = 0 on (x is the search's context, or, for the
+ * second half of the ranks, step_shape's own; the placement, hash keys
+ * and op counts are the search's either way). */
+static int step_mem_ranks(ppcc_step_ctx *x, const step_run *w, int begin,
+			  int end)
 {
-	ppcc_step_ctx *x = w->x;
 	const ppcc_schedule *s = w->shape;
-	int v = w->v, p = w->p;
+	int v = w->v;
 	int kept = 0, *cnt = x->mm_cnt;
-	for (int r = 0; r < p; r++) {
+	for (int r = begin; r < end; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
 		int from = kept, total = 0, lo = 0, hi = 0;
 		uint64_t h = 0; /* cnt's hash */
@@ -606,12 +609,90 @@ static int step_mem_shape(step_run *w)
 			memcpy(&x->mm_vec[(long)kept++ * v], cnt, (size_t)v * sizeof(int));
 		}
 	}
-	x->mm_off[p] = kept;
+	x->mm_off[end] = kept;
 	return 0;
 }
 
+/* Counts the actions of the ranks [lo, hi) per (stage, op) into the
+ * search's x->op_count (a stage is one rank's: the halves write apart),
+ * then walks their count vectors into x (step_mem_ranks). */
+static int step_shape_ranks(ppcc_step_ctx *x, const step_run *w, int lo, int hi)
+{
+	const ppcc_schedule *s = w->shape;
+	for (int r = lo; r < hi; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		for (int i = 0; i < rs->n_actions; i++) {
+			const ppcc_action *a = &rs->actions[i];
+			if (a->stage < 0 || a->stage >= w->S || a->op < 0 ||
+			    a->op >= PPCC_OP_COUNT || x->stage_rank[a->stage] != r ||
+			    (a->op == PPCC_OP_RECV_F && a->stage == 0) ||
+			    (a->op == PPCC_OP_RECV_B && a->stage == w->S - 1))
+				return PPCC_EINPUT;
+			x->op_count[a->stage * PPCC_OP_COUNT + a->op]++;
+		}
+	}
+	return step_mem_ranks(x, w, lo, hi);
+}
+
+/* The second half of the ranks, on a second thread: its own context for
+ * the count vectors, sharing the search's placement, keys and counts. */
+typedef struct step_shape_half {
+	ppcc_step_ctx y;
+	const step_run *w;
+	int lo, hi, err;
+} step_shape_half;
+
+static void *step_shape_half_run(void *arg)
+{
+	step_shape_half *h = arg;
+	h->err = step_shape_ranks(&h->y, h->w, h->lo, h->hi);
+	return NULL;
+}
+
+/* Appends the second half's vectors (h->y) to the search's, its ranks'
+ * offsets moved past the first half's; frees h->y's buffers. */
+static int step_shape_join(ppcc_step_ctx *x, step_shape_half *h, int v)
+{
+	ppcc_step_ctx *y = &h->y;
+	int first = x->mm_off[h->lo], second = y->mm_off[h->hi], err = 0;
+	long all = (long)first + second;
+	if (all * v > x->mm_cap) {
+		int *grown = ppcc_realloc(x->mm_vec, (size_t)(all * v) * sizeof(int));
+		if (grown) {
+			x->mm_vec = grown;
+			x->mm_cap = all * v;
+		}
+	}
+	if (all > x->mm_sum_cap) {
+		int *grown = ppcc_realloc(x->mm_sum, (size_t)all * sizeof(int));
+		if (grown) {
+			x->mm_sum = grown;
+			x->mm_sum_cap = all;
+		}
+	}
+	if (all * v > x->mm_cap || all > x->mm_sum_cap) {
+		err = PPCC_ENOMEM;
+	} else if (second > 0) {
+		memcpy(&x->mm_vec[(long)first * v], y->mm_vec,
+		       (size_t)second * (size_t)v * sizeof(int));
+		memcpy(&x->mm_sum[first], y->mm_sum, (size_t)second * sizeof(int));
+	}
+	for (int r = h->lo; r <= h->hi && !err; r++)
+		x->mm_off[r] = first + y->mm_off[r];
+	ppcc_free(y->mm_vec);
+	ppcc_free(y->mm_sum);
+	ppcc_free(y->ms_vec);
+	ppcc_free(y->ms_slot);
+	ppcc_free(y->ms_hash);
+	ppcc_free(y->mm_off);
+	return err;
+}
+
 /* Counts each rank's actions per (stage, op) and checks the path bound's
- * preconditions on the schedule. */
+ * preconditions on the schedule; the memory model's count vectors.  When
+ * the search may run simulations ahead (a large schedule, a second
+ * thread), the second half of the ranks (by actions) is walked on the
+ * second thread; the counts and vectors are the same. */
 static int step_shape(step_run *w)
 {
 	const ppcc_schedule *s = w->shape;
@@ -626,18 +707,43 @@ static int step_shape(step_run *w)
 		x->stage_chunk[st] = c;
 		x->rank_stage[r * w->v + c] = st;
 	}
-	for (int r = 0; r < w->p; r++) {
-		const ppcc_rank_schedule *rs = &s->ranks[r];
-		for (int i = 0; i < rs->n_actions; i++) {
-			const ppcc_action *a = &rs->actions[i];
-			if (a->stage < 0 || a->stage >= w->S || a->op < 0 ||
-			    a->op >= PPCC_OP_COUNT || x->stage_rank[a->stage] != r ||
-			    (a->op == PPCC_OP_RECV_F && a->stage == 0) ||
-			    (a->op == PPCC_OP_RECV_B && a->stage == w->S - 1))
-				return PPCC_EINPUT;
-			x->op_count[a->stage * PPCC_OP_COUNT + a->op]++;
+	step_shape_half h = {.w = w, .lo = w->p, .hi = w->p};
+	pthread_t beside;
+	int two = 0, err;
+	if (w->ahead_on && w->p > 1) {
+		int64_t all = 0, half = 0;
+		for (int r = 0; r < w->p; r++)
+			all += s->ranks[r].n_actions;
+		int mid = 0;
+		while (mid < w->p - 1 && half + s->ranks[mid].n_actions <= all / 2)
+			half += s->ranks[mid++].n_actions;
+		h.lo = mid > 0 ? mid : 1;
+		h.y.stage_rank = x->stage_rank;
+		h.y.stage_chunk = x->stage_chunk;
+		h.y.vec_key = x->vec_key;
+		h.y.op_count = x->op_count;
+		h.y.mm_off = ppcc_calloc((size_t)w->p + 1 + (size_t)w->v, sizeof(int));
+		if (h.y.mm_off) {
+			h.y.mm_cnt = h.y.mm_off + w->p + 1;
+			two = pthread_create(&beside, NULL, step_shape_half_run, &h) == 0;
+		}
+		if (!two) {
+			ppcc_free(h.y.mm_off);
+			h.lo = w->p;
 		}
 	}
+	err = step_shape_ranks(x, w, 0, h.lo);
+	if (two) {
+		pthread_join(beside, NULL);
+		/* a broken schedule is reported as such whichever half found it */
+		if (err != PPCC_EINPUT && h.err < 0)
+			err = err < 0 && h.err != PPCC_EINPUT ? err : h.err;
+		int joined = step_shape_join(x, &h, w->v);
+		if (err >= 0)
+			err = joined;
+	}
+	if (err < 0)
+		return err;
 	w->path_bound = w->p > 1;
 	for (int r = 1; r < w->p && w->path_bound; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
@@ -651,7 +757,7 @@ static int step_shape(step_run *w)
 	for (int st = 0; st < w->S && w->path_bound; st++)
 		if (x->op_count[st * PPCC_OP_COUNT + PPCC_OP_B] != w->m)
 			w->path_bound = 0;
-	return step_mem_shape(w);
+	return 0;
 }
 
 /* The durations of stage st's actions under costs c. */
@@ -1303,7 +1409,8 @@ static int step_copy_arrays(ppcc_arena *a, ppcc_estimate *out,
  * in the simulator's buffers work, the search's or the ahead's) comes
  * before every split simulated so far,
  * its estimate into sp->best, its arrays in sp->kept_arena (allocated on
- * the first call, overwritten after). */
+ * the first call, overwritten after); its send times too, unless
+ * sp->best_no_times. */
 static int step_keep_least(step_run *w, const int *first,
 			   const ppcc_estimate *est, const step_key *k,
 			   const ppcc_sim_work *work)
@@ -1318,8 +1425,9 @@ static int step_keep_least(step_run *w, const int *first,
 	int fresh = !w->least_first;
 	if (fresh) {
 		memset(out, 0, sizeof *out);
-		if (!(out->send_ms = ppcc_arena_alloc(sp->kept_arena, 2 * keys,
-						      sizeof(double))) ||
+		if ((!sp->best_no_times &&
+		     !(out->send_ms = ppcc_arena_alloc(sp->kept_arena, 2 * keys,
+						       sizeof(double)))) ||
 		    !(w->least_first = ppcc_arena_alloc(sp->kept_arena, (size_t)w->S,
 							sizeof(int))))
 			return PPCC_ENOMEM;
@@ -1327,8 +1435,8 @@ static int step_keep_least(step_run *w, const int *first,
 	int err = step_copy_arrays(sp->kept_arena, out, est, w->p, w->S, fresh);
 	if (err < 0)
 		return err;
-	err = ppcc_sim_work_send_times(out->send_ms, work, keys);
-	if (err < 0)
+	if (!sp->best_no_times &&
+	    (err = ppcc_sim_work_send_times(out->send_ms, work, keys)) < 0)
 		return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
 	out->step_ms = est->step_ms;
 	out->bubble_fraction = est->bubble_fraction;

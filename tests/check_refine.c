@@ -637,6 +637,20 @@ END_TEST
 
 /* Two estimates of the same schedule, equal to the bit: every per-rank
  * and per-stage array, and the send times when either keeps them. */
+/* rc's pipeline replicated twice (d = 2) under ZeRO stage zero, fp32
+ * gradients: 0, or the configuration check's status. */
+static int rand_cfg_replicate(rand_cfg *rc, int zero)
+{
+	ppcc_diag quiet = {0};
+	rc->cfg.pipeline.data_parallel = 2;
+	rc->cfg.pipeline.zero = zero;
+	rc->cfg.pipeline.grad_bytes = 4;
+	rc->cfg.cluster.devices *= 2;
+	for (int g = 0; g < rc->cfg.cluster.n_groups; g++)
+		rc->groups[g].count *= 2;
+	return ppcc_config_check(&rc->cfg, &quiet);
+}
+
 static void estimates_equal(const ppcc_estimate *e, const ppcc_estimate *w,
 			    const ppcc_schedule *s, uint64_t seed)
 {
@@ -679,19 +693,12 @@ START_TEST(best_estimate_from_the_search_equals_its_own_simulation)
 		if (t % 2)
 			rc.cfg.pipeline.max_simulations = 2;
 		int dp = t % 3 == 2;
-		if (dp) {
-			rc.cfg.pipeline.data_parallel = 2;
-			rc.cfg.pipeline.zero = (t / 3) % 3;
-			rc.cfg.pipeline.grad_bytes = 4; /* fp32 gradients */
-			rc.cfg.cluster.devices *= 2;
-			for (int g = 0; g < rc.cfg.cluster.n_groups; g++)
-				rc.groups[g].count *= 2;
-		}
+		if (dp && rand_cfg_replicate(&rc, (t / 3) % 3) != 0)
+			continue;
 		ppcc_arena *a = ppcc_arena_new();
 		ppcc_plan pl;
 		ppcc_diag quiet = {0};
-		if ((dp && ppcc_config_check(&rc.cfg, &quiet) != 0) ||
-		    ppcc_plan_build(&pl, a, &rc.cfg, &quiet) != 0) {
+		if (ppcc_plan_build(&pl, a, &rc.cfg, &quiet) != 0) {
 			ppcc_arena_free(a);
 			continue;
 		}
@@ -720,16 +727,19 @@ END_TEST
 
 
 /* With a second thread the split search runs ahead the simulation it
- * expects next, and the plan runs its iteration beside the validator
- * (here on every schedule, however small); the plan must be the one
- * thread's: the same split, the same counts, the same estimates, send
- * times included, of ppcc's split and the uniform one, and the same
- * iteration. */
+ * expects next, reads the shape's counts half the ranks on each thread,
+ * the build lowers half the ranks on each, and the plan runs its
+ * iteration beside the validator (here on every schedule, however
+ * small); the plan must be the one thread's: the same split, the same
+ * counts, the same lists, the same estimates, send times included, of
+ * ppcc's split and the uniform one, and the same iteration. */
 START_TEST(a_simulation_run_ahead_changes_nothing)
 {
 	int compared = 0, searched = 0;
 	long keep = ppcc_step_ahead_actions;
+	size_t keep_bytes = ppcc_build_touch_bytes;
 	ppcc_step_ahead_actions = 1;
+	ppcc_build_touch_bytes = 1;
 	for (int t = 0; t < 300; t++) {
 		uint64_t seed = 72000 + (uint64_t)t;
 		rand_cfg rc;
@@ -757,6 +767,11 @@ START_TEST(a_simulation_run_ahead_changes_nothing)
 					s, seed);
 			ck_assert(one.best.schedule.fingerprint ==
 				  two.best.schedule.fingerprint);
+			for (int r = 0; r < s->n_ranks; r++)
+				ck_assert(memcmp(s->ranks[r].actions,
+						 two.best.schedule.ranks[r].actions,
+						 (size_t)s->ranks[r].n_actions *
+							 sizeof *s->ranks[r].actions) == 0);
 			/* the iteration, run beside the validator on two */
 			const ppcc_iteration *i1 = one.best.iteration,
 					     *i2 = two.best.iteration;
@@ -779,8 +794,142 @@ START_TEST(a_simulation_run_ahead_changes_nothing)
 		ppcc_arena_free(b);
 	}
 	ppcc_step_ahead_actions = keep;
+	ppcc_build_touch_bytes = keep_bytes;
 	ck_assert_int_gt(compared, 150);
 	ck_assert_int_gt(searched, 50);
+}
+END_TEST
+
+/* f's output for the plan into a string (free it). */
+static char *emitted(const ppcc_plan *pl, int format)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	ppcc_emit_options o = {.format = format};
+	ppcc_diag quiet = {0};
+	int err = format == PPCC_FMT_TEXT ? ppcc_emit_text(f, pl, &o)
+		: format == PPCC_FMT_HEADER ? ppcc_emit_header(f, pl, &o, &quiet)
+		: format == PPCC_FMT_TORCH_CSV ? ppcc_emit_torch_csv(f, pl, &o, &quiet)
+		: ppcc_emit_json(f, pl, &o, &quiet);
+	ck_assert_int_eq(err, 0);
+	fclose(f);
+	return text;
+}
+
+/* Which outputs read the actions' times, as a table. */
+START_TEST(the_formats_that_replay_times)
+{
+	static const struct { int format, ranks, replays; } rows[] = {
+		{PPCC_FMT_TEXT, 1, 1}, {PPCC_FMT_TEXT, 32, 1},
+		{PPCC_FMT_TEXT, 33, 0}, {PPCC_FMT_TEXT, 256, 0},
+		{PPCC_FMT_JSON, 256, 1}, {PPCC_FMT_CHROME, 256, 1},
+		{PPCC_FMT_DOT, 256, 1}, {PPCC_FMT_SVG, 256, 1},
+		{PPCC_FMT_PNG, 256, 1}, {PPCC_FMT_HEADER, 2, 0},
+		{PPCC_FMT_TORCH_CSV, 2, 0}, {PPCC_FMT_MEGATRON, 2, 0},
+		{PPCC_FMT_TORCHTITAN, 2, 0}, {PPCC_FMT_DEEPSPEED, 2, 0},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		ck_assert_int_eq(ppcc_emit_replays_times(rows[i].format, rows[i].ranks),
+				 rows[i].replays);
+}
+END_TEST
+
+/* A plan built for an output that reads no action's times
+ * (ppcc_pipeline.no_times) keeps no send times of ppcc's split when
+ * the search's simulation stands in for its own, and is otherwise the
+ * same plan: the same estimates, and the same text (past its
+ * timeline's ranks), header and torch CSV, byte for byte.  Where the
+ * plan simulates its own (data-parallel), the send times are kept: its
+ * iteration replays them. */
+START_TEST(a_plan_without_times_is_the_same_plan)
+{
+	int compared = 0, without = 0, with_dp = 0;
+	for (int t = 0; t < 200; t++) {
+		uint64_t seed = 73000 + (uint64_t)t;
+		rand_cfg rc;
+		rand_cfg_make(&rc, seed, 24, -1);
+		ppcc_diag quiet = {0};
+		if (t % 4 == 3 && rand_cfg_replicate(&rc, (t / 4) % 3) != 0)
+			continue;
+		if (t % 2)
+			rc.cfg.pipeline.max_simulations = 2;
+		ppcc_arena *a = ppcc_arena_new(), *b = ppcc_arena_new();
+		ppcc_plan one, two;
+		int e1 = ppcc_plan_build(&one, a, &rc.cfg, &quiet);
+		rc.cfg.pipeline.no_times = 1;
+		int e2 = ppcc_plan_build(&two, b, &rc.cfg, &quiet);
+		ck_assert_int_eq(e1, e2);
+		if (e1 == 0) {
+			const ppcc_schedule *s = &one.best.schedule;
+			ck_assert_ptr_nonnull(one.best.estimate.send_ms);
+			ppcc_estimate e = two.best.estimate;
+			if (rc.cfg.pipeline.data_parallel > 1) {
+				ck_assert_ptr_nonnull(e.send_ms);
+				with_dp++;
+			} else if (!e.send_ms) {
+				without++;
+				e.send_ms = one.best.estimate.send_ms;
+			}
+			estimates_equal(&one.best.estimate, &e, s, seed);
+			estimates_equal(&one.uniform.estimate, &two.uniform.estimate, s, seed);
+			ck_assert(one.best.iteration->iteration_ms ==
+				  two.best.iteration->iteration_ms);
+			ck_assert(one.best.iteration->mfu == two.best.iteration->mfu);
+			static const int formats[] = {PPCC_FMT_HEADER, PPCC_FMT_TORCH_CSV,
+						      PPCC_FMT_TEXT};
+			/* the text's timeline replays them: past its ranks only */
+			for (int k = 0; k < 3 - (s->n_ranks <= PPCC_TEXT_TIMELINE_RANKS &&
+						 !two.best.estimate.send_ms); k++) {
+				char *x = emitted(&one, formats[k]), *y = emitted(&two, formats[k]);
+				ck_assert_msg(strcmp(x, y) == 0, "seed %llu: format %d differs",
+					      (unsigned long long)seed, formats[k]);
+				free(x);
+				free(y);
+			}
+			compared++;
+		}
+		ppcc_arena_free(a);
+		ppcc_arena_free(b);
+	}
+	ck_assert_int_gt(compared, 100);
+	ck_assert_int_gt(without, 50);
+	ck_assert_int_gt(with_dp, 20);
+
+	/* past the timeline's ranks, the text too: 40 ranks, interleaved */
+	rand_cfg rc;
+	rand_cfg_make(&rc, 73999, 24, 2);
+	ppcc_config *c = &rc.cfg;
+	c->model.n_layers = 64;
+	for (int i = 1; i < 64; i++)
+		rc.layers[i] = rc.layers[i % 7];
+	c->cluster.devices = 40;
+	c->cluster.devices_per_node = 8;
+	c->cluster.n_groups = 1;
+	rc.groups[0].count = 40;
+	rc.groups[0].memory_bytes = 1e30;
+	c->pipeline.stages = 40;
+	c->pipeline.chunks = 1;
+	c->pipeline.kind = PPCC_SCHED_1F1B;
+	c->pipeline.microbatches = 80;
+	ppcc_diag quiet = {0};
+	ck_assert_int_eq(ppcc_config_check(c, &quiet), 0);
+	ck_assert_int_eq(ppcc_emit_replays_times(PPCC_FMT_TEXT, 40), 0);
+	ppcc_arena *a = ppcc_arena_new(), *b = ppcc_arena_new();
+	ppcc_plan one, two;
+	ck_assert_int_eq(ppcc_plan_build(&one, a, c, &quiet), 0);
+	c->pipeline.no_times = 1;
+	ck_assert_int_eq(ppcc_plan_build(&two, b, c, &quiet), 0);
+	ck_assert_ptr_nonnull(one.best.estimate.send_ms);
+	ck_assert_ptr_null(two.best.estimate.send_ms);
+	char *x = emitted(&one, PPCC_FMT_TEXT), *y = emitted(&two, PPCC_FMT_TEXT);
+	ck_assert_str_eq(x, y);
+	ck_assert_ptr_nonnull(strstr(x, "40 stages"));
+	free(x);
+	free(y);
+	ppcc_arena_free(a);
+	ppcc_arena_free(b);
 }
 END_TEST
 
@@ -1078,6 +1227,8 @@ Suite *suite_refine(void)
 	TCase *ta = tcase_create("ahead");
 	tcase_set_timeout(ta, 600);
 	tcase_add_test(ta, a_simulation_run_ahead_changes_nothing);
+	tcase_add_test(ta, the_formats_that_replay_times);
+	tcase_add_test(ta, a_plan_without_times_is_the_same_plan);
 	suite_add_tcase(s, ta);
 	return s;
 }

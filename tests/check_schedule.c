@@ -708,6 +708,51 @@ START_TEST(allocation_failures_return_enomem_and_free_all)
 }
 END_TEST
 
+/* With a second thread, the ranks are lowered half on each (lower.c,
+ * lower_part): every kind's lists, stage table and version are those one
+ * thread writes, byte for byte, the threshold lowered so that every
+ * schedule takes that path. */
+START_TEST(lowering_on_two_threads_writes_the_same_lists)
+{
+	size_t keep = ppcc_build_touch_bytes;
+	ppcc_build_touch_bytes = 1;
+	int compared = 0, paired = 0;
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+		for (int p = 1; p <= 8; p++)
+			for (int v = 1; v <= 3; v++)
+				for (int m = 1; m <= 20; m += 1 + m / 4) {
+					ppcc_stage_info st[MAX_STAGES];
+					stages_fill(st, p * v);
+					ppcc_arena *a = ppcc_arena_new(), *b = ppcc_arena_new();
+					ppcc_schedule one, two;
+					int e1 = ppcc_schedule_build_unsealed_on(&one, a, kind, p, v, m, 0, st, 1);
+					int e2 = ppcc_schedule_build_unsealed_on(&two, b, kind, p, v, m, 0, st, 2);
+					ck_assert_int_eq(e1, e2);
+					if (e1 == 0) {
+						ck_assert_int_eq(one.version, two.version);
+						ck_assert_int_eq(one.n_stages, two.n_stages);
+						ck_assert(memcmp(one.stages, two.stages,
+								 (size_t)one.n_stages * sizeof *one.stages) == 0);
+						for (int r = 0; r < p; r++) {
+							const ppcc_rank_schedule *x = &one.ranks[r], *y = &two.ranks[r];
+							ck_assert_int_eq(x->rank, y->rank);
+							ck_assert_int_eq(x->n_actions, y->n_actions);
+							ck_assert_msg(memcmp(x->actions, y->actions,
+									     (size_t)x->n_actions * sizeof *x->actions) == 0,
+								      "kind %d p%d v%d m%d rank %d", kind, p, v, m, r);
+						}
+						compared++;
+						paired += one.version == 2;
+					}
+					ppcc_arena_free(a);
+					ppcc_arena_free(b);
+				}
+	ppcc_build_touch_bytes = keep;
+	ck_assert_int_gt(compared, 500);
+	ck_assert_int_gt(paired, 20); /* DualPipeV's pairs among them */
+}
+END_TEST
+
 Suite *suite_schedule(void)
 {
 	Suite *s = suite_create("schedule");
@@ -732,5 +777,9 @@ Suite *suite_schedule(void)
 	tcase_add_test(tc, single_rank_has_no_communication);
 	tcase_add_test(tc, allocation_failures_return_enomem_and_free_all);
 	suite_add_tcase(s, tc);
+	TCase *tt = tcase_create("threads");
+	tcase_set_timeout(tt, 120);
+	tcase_add_test(tt, lowering_on_two_threads_writes_the_same_lists);
+	suite_add_tcase(s, tt);
 	return s;
 }

@@ -15,8 +15,23 @@
 #include "ppcc.h"
 
 #define TIMELINE_WIDTH 96
-#define TIMELINE_MAX_RANKS 32
 #define NAME_WIDTH 24
+
+int ppcc_emit_replays_times(int format, int n_ranks)
+{
+	switch (format) {
+	case PPCC_FMT_TEXT:
+		return n_ranks <= PPCC_TEXT_TIMELINE_RANKS;
+	case PPCC_FMT_JSON:
+	case PPCC_FMT_CHROME:
+	case PPCC_FMT_DOT:
+	case PPCC_FMT_SVG:
+	case PPCC_FMT_PNG:
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 static double gib(double bytes)
 {
@@ -312,7 +327,7 @@ static void print_timeline(FILE *f, const ppcc_plan *p)
 	const ppcc_schedule *s = &p->best.schedule;
 	const ppcc_estimate *e = &p->best.estimate;
 	double step = e->step_ms;
-	if (s->n_ranks > TIMELINE_MAX_RANKS || step <= 0)
+	if (s->n_ranks > PPCC_TEXT_TIMELINE_RANKS || step <= 0)
 		return;
 	/* Readable only while a column is no longer than the shortest action.
 	 * The times are replayed (ppcc_rank_times), once for this and once

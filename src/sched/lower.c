@@ -30,7 +30,10 @@
  * costs two walks of every list and a table of 8 bytes a (stage, mb)).
  * With a second thread (ppcc_schedule_build_unsealed_on) the lists of a
  * large schedule are first written a byte a page on two threads, so that
- * the kernel's zeroing of their fresh pages is shared (lower_touch).
+ * the kernel's zeroing of their fresh pages is shared (lower_touch), and
+ * the ranks, halved by their actions, are checked and lowered half on
+ * each (lower_part): a rank's lowering reads its own order and the stage
+ * table and writes its own list alone, so the lists are the same.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -57,7 +60,23 @@ static void *lower_touch_run(void *arg)
 	return NULL;
 }
 
-/* Lists of PPCC_BUILD_TOUCH_BYTES bytes or more in all are written first
+/* The rank that splits the lists of n[0..p) actions (p > 1) into halves
+ * by actions, not ranks (the first p/2 ranks of a kind can hold more
+ * than the rest): ranks [0, mid) and [mid, p), neither empty. */
+static int lower_middle(const int64_t *n, int p)
+{
+	int64_t all = 0, half = 0;
+	for (int r = 0; r < p; r++)
+		all += n[r];
+	int mid = 0;
+	while (mid < p - 1 && half + n[mid] <= all / 2)
+		half += n[mid++];
+	return mid > 0 ? mid : 1;
+}
+
+size_t ppcc_build_touch_bytes = PPCC_BUILD_TOUCH_BYTES;
+
+/* Lists of ppcc_build_touch_bytes bytes or more in all are written first
  * (a byte a page, of memory the kernel hands out zeroed) on two threads,
  * half the ranks each, when threads > 1: the kernel's clearing of fresh
  * pages, which would otherwise come a page at a time as the order and
@@ -69,19 +88,9 @@ static void lower_touch(ppcc_action *const *acts, const int64_t *n, int p,
 	size_t bytes = 0;
 	for (int r = 0; r < p; r++)
 		bytes += (size_t)n[r] * sizeof *acts[r];
-	if (threads < 2 || p < 2 || bytes < PPCC_BUILD_TOUCH_BYTES)
+	if (threads < 2 || p < 2 || bytes < ppcc_build_touch_bytes)
 		return;
-	/* the halves by bytes, not ranks: the first p/2 ranks of a kind can
-	 * hold more actions than the rest */
-	size_t half = 0;
-	int mid = 0;
-	while (mid < p - 1 &&
-	       half + (size_t)n[mid] * sizeof *acts[mid] <= bytes / 2) {
-		half += (size_t)n[mid] * sizeof *acts[mid];
-		mid++;
-	}
-	if (mid == 0)
-		mid = 1;
+	int mid = lower_middle(n, p);
 	lower_touch_part hi = {acts, n, mid, p}, lo = {acts, n, 0, mid};
 	pthread_t t;
 	if (pthread_create(&t, NULL, lower_touch_run, &hi) != 0)
@@ -187,6 +196,73 @@ static int lower_is_pair(const ppcc_action *a, int32_t i, int32_t n)
  * length and copied back, so the lists stay where they are.  Linear in
  * the number of actions; a schedule this pass leaves deadlocked is
  * caught by the validation every caller runs. */
+/* The lowering of the ranks [lo, hi): each rank's order, in the tail of
+ * its list, checked and lowered in place from the front (sched_build). */
+typedef struct lower_part {
+	const sched_list *items;
+	ppcc_action *const *acts;
+	ppcc_rank_schedule *rs;
+	const int64_t *n_rank;
+	int64_t per_rank;
+	const ppcc_stage_info *st;
+	int S, m, split_backward;
+	int lo, hi;
+	int err, pairs; /* out: 0 or PPCC_EINTERNAL; any pair lowered */
+} lower_part;
+
+static int lower_rank(lower_part *t, int r)
+{
+	const ppcc_stage_info *st = t->st;
+	int S = t->S, m = t->m, sb = t->split_backward;
+	int64_t n = 0, from = t->n_rank[r] - t->per_rank;
+	const ppcc_action *c = t->items[r].a;
+	int32_t len = t->items[r].n;
+	/* each item checked, then counted: the lowered actions of items
+	 * [0, i) must end at or before item i, the next one read (one F and
+	 * one B or I and W of each of the rank's (stage, mb) lower to
+	 * exactly n_rank[r]) */
+	for (int32_t i = 0; i < len;) {
+		int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
+		for (int32_t j = i; j < i + n_c && j < len; j++) {
+			int pair = c[j].op == PPCC_OP_OVERLAP_F_B;
+			if (c[j].stage < 0 || c[j].stage >= S || c[j].mb < 0 ||
+			    c[j].mb >= m || st[c[j].stage].rank != r ||
+			    !(ppcc_op_is_compute(c[j].op) || pair) ||
+			    (pair && (sb != 2 || !lower_is_pair(c, j, len))) ||
+			    (sb == 1 && c[j].op == PPCC_OP_B) ||
+			    (!sb && (c[j].op == PPCC_OP_I || c[j].op == PPCC_OP_W)))
+				return PPCC_EINTERNAL;
+		}
+		n += lower_one(NULL, c + i, n_c, r, st, S);
+		t->pairs |= n_c == 3;
+		i += n_c;
+		if (n > from + i)
+			return PPCC_EINTERNAL;
+	}
+	if (n > t->n_rank[r] || (sb != 2 && n != t->n_rank[r]))
+		return PPCC_EINTERNAL;
+	int32_t w = 0;
+	for (int32_t i = 0; i < len;) {
+		ppcc_action group[3];
+		int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
+		memcpy(group, c + i, (size_t)n_c * sizeof *group);
+		w += lower_one(t->acts[r] + w, group, n_c, r, st, S);
+		i += n_c;
+	}
+	t->rs[r].rank = r;
+	t->rs[r].n_actions = w;
+	t->rs[r].actions = t->acts[r];
+	return 0;
+}
+
+static void *lower_part_run(void *arg)
+{
+	lower_part *t = arg;
+	for (int r = t->lo; r < t->hi && !t->err; r++)
+		t->err = lower_rank(t, r);
+	return NULL;
+}
+
 static int lower_order_receives(ppcc_action *const *acts,
 				const ppcc_rank_schedule *rs, int p, int S,
 				int m)
@@ -436,53 +512,35 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 		err = PPCC_EINTERNAL;
 		goto out;
 	}
-	for (int r = 0; r < p; r++) {
-		int64_t n = 0, from = n_rank[r] - per_rank;
-		const ppcc_action *c = items[r].a;
-		/* each item checked, then counted: the lowered actions of
-		 * items [0, i) must end at or before item i, the next one read
-		 * (one F and one B or I and W of each of the rank's (stage, mb)
-		 * lower to exactly n_rank[r]) */
-		for (int32_t i = 0; i < items[r].n;) {
-			int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
-			for (int32_t j = i; j < i + n_c && j < items[r].n; j++) {
-				int pair = c[j].op == PPCC_OP_OVERLAP_F_B;
-				if (c[j].stage < 0 || c[j].stage >= S || c[j].mb < 0 ||
-				    c[j].mb >= m || st[c[j].stage].rank != r ||
-				    !(ppcc_op_is_compute(c[j].op) || pair) ||
-				    (pair && (k->split_backward != 2 ||
-					      !lower_is_pair(c, j, items[r].n))) ||
-				    (k->split_backward == 1 && c[j].op == PPCC_OP_B) ||
-				    (!k->split_backward &&
-				     (c[j].op == PPCC_OP_I || c[j].op == PPCC_OP_W))) {
-					err = PPCC_EINTERNAL;
-					goto out;
-				}
-			}
-			n += lower_one(NULL, c + i, n_c, r, st, S);
-			pairs |= n_c == 3;
-			i += n_c;
-			if (n > from + i) {
-				err = PPCC_EINTERNAL;
-				goto out;
-			}
-		}
-		if (n > n_rank[r] || (k->split_backward != 2 && n != n_rank[r])) {
-			err = PPCC_EINTERNAL;
-			goto out;
-		}
-		int32_t w = 0;
-		for (int32_t i = 0; i < items[r].n;) {
-			ppcc_action group[3];
-			int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
-			memcpy(group, c + i, (size_t)n_c * sizeof *group);
-			w += lower_one(acts[r] + w, group, n_c, r, st, S);
-			i += n_c;
-		}
-		rs[r].rank = r;
-		rs[r].n_actions = w;
-		rs[r].actions = acts[r];
+	lower_part parts[2] = {{
+		.items = items, .acts = acts, .rs = rs, .n_rank = n_rank,
+		.per_rank = per_rank, .st = st, .S = S, .m = m,
+		.split_backward = k->split_backward, .lo = 0, .hi = p,
+	}};
+	/* on two threads, the ranks halved by actions, when the lists are
+	 * as large as lower_touch's; the lists are the same */
+	pthread_t beside;
+	int64_t lowered = 0;
+	for (int r = 0; r < p; r++)
+		lowered += n_rank[r];
+	int two = threads > 1 && p > 1 &&
+		  (size_t)lowered * sizeof **acts >= ppcc_build_touch_bytes;
+	if (two) {
+		parts[1] = parts[0];
+		parts[0].hi = parts[1].lo = lower_middle(n_rank, p);
+		two = pthread_create(&beside, NULL, lower_part_run, &parts[1]) == 0;
+		if (!two)
+			parts[0].hi = p;
 	}
+	lower_part_run(&parts[0]);
+	if (two) {
+		pthread_join(beside, NULL);
+		if (!parts[0].err)
+			parts[0].err = parts[1].err;
+	}
+	if ((err = parts[0].err) < 0)
+		goto out;
+	pairs = parts[0].pairs | (two && parts[1].pairs);
 
 	if (!ppcc_sched_receives_in_order(kind, p, group_size) &&
 	    (err = lower_order_receives(acts, rs, p, S, m)) < 0)
