@@ -682,10 +682,11 @@ static int variant_run(const ppcc_schedule *s, void *user)
  * and simulated keeping the send times (for the emitters' per-action
  * times), not 16 bytes per action, the simulation standing in for the
  * validator's dry run.  When the split search simulated the same lists
- * under the same costs keeping the send times (known non-NULL, only
- * without data-parallel reductions, which are placed here), that
- * simulation is taken instead of a second one: it finished, so it stands
- * in for the dry run as well. */
+ * under the same costs (known non-NULL, only without data-parallel
+ * reductions, which are placed here), that simulation is taken instead
+ * of a second one: it finished, so it stands in for the dry run as well;
+ * it holds the send times unless the plan is built for an output that
+ * prints none (ppcc_pipeline.no_times). */
 static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 			ppcc_schedule *shape, const ppcc_estimate *known)
 {

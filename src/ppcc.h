@@ -675,6 +675,9 @@ typedef int (*ppcc_stage_cost_fn)(void *user, int s, int i, int j,
  * before any search runs). */
 #define PPCC_STEP_AHEAD_ACTIONS (1L << 22)
 extern long ppcc_step_ahead_actions;
+/* Split searches that read the shape's second half of ranks on a second
+ * thread (step_shape; tests). */
+extern _Atomic long ppcc_step_shape_halves;
 #define PPCC_STEP_MIN_SIMS 4
 /* The memory model's budget (refine.c): evaluations of a split without
  * simulating it, each O(S + the ranks' count vectors), so many steps. */
@@ -893,6 +896,8 @@ int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
  * lowered on each thread; the schedule is the same. */
 #define PPCC_BUILD_TOUCH_BYTES ((size_t)64 << 20)
 extern size_t ppcc_build_touch_bytes;
+/* Builds whose ranks were lowered on two threads (tests). */
+extern _Atomic long ppcc_lower_halves;
 int ppcc_schedule_build_unsealed_on(ppcc_schedule *out, ppcc_arena *a,
 				    int kind, int ranks, int chunks,
 				    int microbatches, int group_size,
@@ -1587,7 +1592,8 @@ typedef struct ppcc_emit_options {
  * n_ranks pipeline ranks: JSON, the Chrome trace and the DOT family
  * always (the last two simulate again when the plan has none), the text
  * only for its timeline (at most PPCC_TEXT_TIMELINE_RANKS ranks), the
- * header, the torch CSV and the trainers' configurations never.  A plan
+ * header, the torch CSV and the trainers' configurations never (any
+ * other value: always).  A plan
  * for a format that reads none may be built with
  * ppcc_pipeline.no_times (emit/text.c). */
 #define PPCC_TEXT_TIMELINE_RANKS 32

@@ -649,36 +649,39 @@ static void *step_shape_half_run(void *arg)
 	return NULL;
 }
 
-/* Appends the second half's vectors (h->y) to the search's, its ranks'
- * offsets moved past the first half's; frees h->y's buffers. */
-static int step_shape_join(ppcc_step_ctx *x, step_shape_half *h, int v)
+_Atomic long ppcc_step_shape_halves;
+
+/* With both halves walked (join): appends the second half's vectors
+ * (h->y) to the search's, its ranks' offsets moved past the first
+ * half's (the vectors' totals, mm_sum, are the walk's alone and are not
+ * kept).  Frees h->y's buffers either way. */
+static int step_shape_join(ppcc_step_ctx *x, step_shape_half *h, int v,
+			   int join)
 {
 	ppcc_step_ctx *y = &h->y;
-	int first = x->mm_off[h->lo], second = y->mm_off[h->hi], err = 0;
-	long all = (long)first + second;
-	if (all * v > x->mm_cap) {
-		int *grown = ppcc_realloc(x->mm_vec, (size_t)(all * v) * sizeof(int));
-		if (grown) {
-			x->mm_vec = grown;
-			x->mm_cap = all * v;
+	int err = 0;
+	if (join) {
+		int first = x->mm_off[h->lo], second = y->mm_off[h->hi];
+		long all = (long)first + second;
+		if (all * v > x->mm_cap) {
+			int *grown = ppcc_realloc(x->mm_vec,
+						  (size_t)(all * v) * sizeof(int));
+			if (grown) {
+				x->mm_vec = grown;
+				x->mm_cap = all * v;
+			}
+		}
+		if (all * v > x->mm_cap) {
+			err = PPCC_ENOMEM;
+		} else {
+			if (second > 0)
+				memcpy(&x->mm_vec[(long)first * v], y->mm_vec,
+				       (size_t)second * (size_t)v * sizeof(int));
+			for (int r = h->lo; r <= h->hi; r++)
+				x->mm_off[r] = first + y->mm_off[r];
+			ppcc_step_shape_halves++;
 		}
 	}
-	if (all > x->mm_sum_cap) {
-		int *grown = ppcc_realloc(x->mm_sum, (size_t)all * sizeof(int));
-		if (grown) {
-			x->mm_sum = grown;
-			x->mm_sum_cap = all;
-		}
-	}
-	if (all * v > x->mm_cap || all > x->mm_sum_cap) {
-		err = PPCC_ENOMEM;
-	} else if (second > 0) {
-		memcpy(&x->mm_vec[(long)first * v], y->mm_vec,
-		       (size_t)second * (size_t)v * sizeof(int));
-		memcpy(&x->mm_sum[first], y->mm_sum, (size_t)second * sizeof(int));
-	}
-	for (int r = h->lo; r <= h->hi && !err; r++)
-		x->mm_off[r] = first + y->mm_off[r];
 	ppcc_free(y->mm_vec);
 	ppcc_free(y->mm_sum);
 	ppcc_free(y->ms_vec);
@@ -738,7 +741,7 @@ static int step_shape(step_run *w)
 		/* a broken schedule is reported as such whichever half found it */
 		if (err != PPCC_EINPUT && h.err < 0)
 			err = err < 0 && h.err != PPCC_EINPUT ? err : h.err;
-		int joined = step_shape_join(x, &h, w->v);
+		int joined = step_shape_join(x, &h, w->v, err >= 0);
 		if (err >= 0)
 			err = joined;
 	}

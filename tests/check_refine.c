@@ -635,8 +635,6 @@ START_TEST(uniform_estimate_from_the_search_equals_its_own_simulation)
 }
 END_TEST
 
-/* Two estimates of the same schedule, equal to the bit: every per-rank
- * and per-stage array, and the send times when either keeps them. */
 /* rc's pipeline replicated twice (d = 2) under ZeRO stage zero, fp32
  * gradients: 0, or the configuration check's status. */
 static int rand_cfg_replicate(rand_cfg *rc, int zero)
@@ -651,6 +649,8 @@ static int rand_cfg_replicate(rand_cfg *rc, int zero)
 	return ppcc_config_check(&rc->cfg, &quiet);
 }
 
+/* Two estimates of the same schedule, equal to the bit: every per-rank
+ * and per-stage array, and the send times when either keeps them. */
 static void estimates_equal(const ppcc_estimate *e, const ppcc_estimate *w,
 			    const ppcc_schedule *s, uint64_t seed)
 {
@@ -740,6 +740,8 @@ START_TEST(a_simulation_run_ahead_changes_nothing)
 	size_t keep_bytes = ppcc_build_touch_bytes;
 	ppcc_step_ahead_actions = 1;
 	ppcc_build_touch_bytes = 1;
+	long lowered = ppcc_lower_halves, shaped = ppcc_step_shape_halves;
+	int two_ranks = 0;
 	for (int t = 0; t < 300; t++) {
 		uint64_t seed = 72000 + (uint64_t)t;
 		rand_cfg rc;
@@ -788,6 +790,7 @@ START_TEST(a_simulation_run_ahead_changes_nothing)
 				ck_assert(i1->dp_end_ms[r] == i2->dp_end_ms[r]);
 			}
 			compared++;
+			two_ranks += s->n_ranks > 1;
 			searched += one.search.splits < 0;
 		}
 		ppcc_arena_free(a);
@@ -795,6 +798,11 @@ START_TEST(a_simulation_run_ahead_changes_nothing)
 	}
 	ppcc_step_ahead_actions = keep;
 	ppcc_build_touch_bytes = keep_bytes;
+	/* the two-thread paths were taken: each plan of two ranks or more
+	 * on two threads built and searched at least once */
+	ck_assert_int_ge(ppcc_lower_halves - lowered, two_ranks);
+	ck_assert_int_ge(ppcc_step_shape_halves - shaped, two_ranks);
+	ck_assert_int_gt(two_ranks, 100);
 	ck_assert_int_gt(compared, 150);
 	ck_assert_int_gt(searched, 50);
 }
@@ -829,6 +837,7 @@ START_TEST(the_formats_that_replay_times)
 		{PPCC_FMT_PNG, 256, 1}, {PPCC_FMT_HEADER, 2, 0},
 		{PPCC_FMT_TORCH_CSV, 2, 0}, {PPCC_FMT_MEGATRON, 2, 0},
 		{PPCC_FMT_TORCHTITAN, 2, 0}, {PPCC_FMT_DEEPSPEED, 2, 0},
+		{-1, 2, 1}, {PPCC_FMT_DEEPSPEED + 1, 2, 1}, /* unknown: replays */
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		ck_assert_int_eq(ppcc_emit_replays_times(rows[i].format, rows[i].ranks),

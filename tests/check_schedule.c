@@ -716,7 +716,8 @@ START_TEST(lowering_on_two_threads_writes_the_same_lists)
 {
 	size_t keep = ppcc_build_touch_bytes;
 	ppcc_build_touch_bytes = 1;
-	int compared = 0, paired = 0;
+	int compared = 0, paired = 0, halved = 0;
+	long halves = ppcc_lower_halves;
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (int p = 1; p <= 8; p++)
 			for (int v = 1; v <= 3; v++)
@@ -742,12 +743,15 @@ START_TEST(lowering_on_two_threads_writes_the_same_lists)
 								      "kind %d p%d v%d m%d rank %d", kind, p, v, m, r);
 						}
 						compared++;
+						halved += p > 1;
 						paired += one.version == 2;
 					}
 					ppcc_arena_free(a);
 					ppcc_arena_free(b);
 				}
 	ppcc_build_touch_bytes = keep;
+	/* every build of more than one rank on two threads took them */
+	ck_assert_int_eq(ppcc_lower_halves - halves, halved);
 	ck_assert_int_gt(compared, 500);
 	ck_assert_int_gt(paired, 20); /* DualPipeV's pairs among them */
 }

@@ -22,14 +22,14 @@ int ppcc_emit_replays_times(int format, int n_ranks)
 	switch (format) {
 	case PPCC_FMT_TEXT:
 		return n_ranks <= PPCC_TEXT_TIMELINE_RANKS;
-	case PPCC_FMT_JSON:
-	case PPCC_FMT_CHROME:
-	case PPCC_FMT_DOT:
-	case PPCC_FMT_SVG:
-	case PPCC_FMT_PNG:
-		return 1;
-	default:
+	case PPCC_FMT_HEADER:
+	case PPCC_FMT_TORCH_CSV:
+	case PPCC_FMT_MEGATRON:
+	case PPCC_FMT_TORCHTITAN:
+	case PPCC_FMT_DEEPSPEED:
 		return 0;
+	default: /* JSON, Chrome, the DOT family; and any format not named */
+		return 1;
 	}
 }
 

@@ -75,6 +75,7 @@ static int lower_middle(const int64_t *n, int p)
 }
 
 size_t ppcc_build_touch_bytes = PPCC_BUILD_TOUCH_BYTES;
+_Atomic long ppcc_lower_halves;
 
 /* Lists of ppcc_build_touch_bytes bytes or more in all are written first
  * (a byte a page, of memory the kernel hands out zeroed) on two threads,
@@ -182,20 +183,6 @@ static int lower_is_pair(const ppcc_action *a, int32_t i, int32_t n)
 	       a[i + 2].stage != a[i].stage;
 }
 
-/* Puts each rank's receives from each peer in the order that peer sends
- * them, so that a transport matching messages by their order on a pair
- * of ranks (NCCL, grouped posting) matches them right.  A receive is
- * only ever moved earlier: when a rank comes to the receive of the k-th
- * message from q before it has received the earlier ones from q, those
- * are pulled in just before it, so every receive still precedes the
- * compute that needs it.  The orders of GPipe, 1F1B and the interleaved
- * kinds are already so; ZB-V's turn of the V is not (rank r receives
- * activations of chunk 0 and gradients of chunk 1 from rank r-1 in
- * another interleaving than it sends them).  A rank whose receives are
- * in order is only read; another is reordered through one buffer of its
- * length and copied back, so the lists stay where they are.  Linear in
- * the number of actions; a schedule this pass leaves deadlocked is
- * caught by the validation every caller runs. */
 /* The lowering of the ranks [lo, hi): each rank's order, in the tail of
  * its list, checked and lowered in place from the front (sched_build). */
 typedef struct lower_part {
@@ -263,6 +250,20 @@ static void *lower_part_run(void *arg)
 	return NULL;
 }
 
+/* Puts each rank's receives from each peer in the order that peer sends
+ * them, so that a transport matching messages by their order on a pair
+ * of ranks (NCCL, grouped posting) matches them right.  A receive is
+ * only ever moved earlier: when a rank comes to the receive of the k-th
+ * message from q before it has received the earlier ones from q, those
+ * are pulled in just before it, so every receive still precedes the
+ * compute that needs it.  The orders of GPipe, 1F1B and the interleaved
+ * kinds are already so; ZB-V's turn of the V is not (rank r receives
+ * activations of chunk 0 and gradients of chunk 1 from rank r-1 in
+ * another interleaving than it sends them).  A rank whose receives are
+ * in order is only read; another is reordered through one buffer of its
+ * length and copied back, so the lists stay where they are.  Linear in
+ * the number of actions; a schedule this pass leaves deadlocked is
+ * caught by the validation every caller runs. */
 static int lower_order_receives(ppcc_action *const *acts,
 				const ppcc_rank_schedule *rs, int p, int S,
 				int m)
@@ -537,6 +538,7 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 		pthread_join(beside, NULL);
 		if (!parts[0].err)
 			parts[0].err = parts[1].err;
+		ppcc_lower_halves++;
 	}
 	if ((err = parts[0].err) < 0)
 		goto out;
