@@ -107,6 +107,10 @@ typedef struct plan_ctx {
 	ppcc_stage_info *place;  /* per stage: rank and chunk, the kind's placement */
 	ppcc_part_problem pb;
 	int lean;                /* ppcc_plan_build_lean */
+	/* the shape's lists are this plan's own (not a cache's, which other
+	 * plans change), so their sends and receives carry the bytes of the
+	 * shape's stage table (schedule_set_stages) */
+	int own_lists;
 	/* bound.c's bound of every split's step (pipe_bound_ps), once
 	 * computed; bound_memo: the search's, NULL outside it */
 	double pipe_ps;
@@ -593,8 +597,14 @@ static int schedule_set_stages(plan_ctx *x, ppcc_schedule *s,
 	if (!ALLOC(st, x->S))
 		return PPCC_ENOMEM;
 	memcpy(st, stages, (size_t)x->S * sizeof *st);
+	/* the plan's own lists carry their stage table's bytes: with every
+	 * stage's the same as before, no action changes */
+	int same = x->own_lists;
+	for (int k = 0; k < x->S && same; k++)
+		same = s->stages[k].recv_bytes == st[k].recv_bytes &&
+		       s->stages[k].send_bytes == st[k].send_bytes;
 	s->stages = st;
-	for (int r = 0; r < s->n_ranks; r++) {
+	for (int r = 0; r < s->n_ranks && !same; r++) {
 		ppcc_action *act = (ppcc_action *)(uintptr_t)s->ranks[r].actions;
 		for (int32_t i = 0; i < s->ranks[r].n_actions; i++) {
 			int op = act[i].op;
@@ -1396,12 +1406,24 @@ static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 	ppcc_stage_info *blank;
 	if (!ALLOC(blank, x->S))
 		return PPCC_ENOMEM;
-	for (int s = 0; s < x->S; s++)
+	/* When layers 0..n-2 send tensors of one size, every split's
+	 * boundaries carry it: the lists are built with it, and
+	 * schedule_set_stages has no send or receive to change. */
+	const ppcc_layer *L = cfg->model.layers;
+	int even = 1;
+	for (int i = 1; i + 1 < x->n && even; i++)
+		even = to_bytes(L[i].activation_bytes) == to_bytes(L[0].activation_bytes);
+	uint64_t tensor = even && x->n > 1 ? (uint64_t)to_bytes(L[0].activation_bytes) : 0;
+	for (int s = 0; s < x->S; s++) {
 		blank[s] = x->place[s];
+		blank[s].recv_bytes = s > 0 ? tensor : 0;
+		blank[s].send_bytes = s + 1 < x->S ? tensor : 0;
+	}
 	if ((err = ppcc_schedule_build_unsealed_on(shape, a, x->kind, x->p, x->v,
 						   x->m, x->group, blank,
 						   cfg->pipeline.threads)) < 0)
 		return err;
+	x->own_lists = 1;
 	if ((err = count_in_flight(x, shape)) < 0 || (err = problem_init(x)) < 0)
 		return err;
 	return 0;

@@ -942,6 +942,50 @@ START_TEST(a_plan_without_times_is_the_same_plan)
 }
 END_TEST
 
+/* The plan's schedule, built before the split and given the split's
+ * stages after (schedule_set_stages, which changes no action when the
+ * layers send tensors of one size), is the one ppcc_schedule_build makes
+ * for those stages: the same lists and fingerprint, whether every layer
+ * sends the same bytes (even cases) or each its own (odd). */
+START_TEST(the_plan_schedule_is_the_one_built_for_its_stages)
+{
+	int compared[2] = {0, 0};
+	for (int t = 0; t < 120; t++) {
+		uint64_t seed = 74000 + (uint64_t)t;
+		rand_cfg rc;
+		rand_cfg_make(&rc, seed, 24, -1);
+		if (t % 2 == 0)
+			for (int i = 1; i < rc.cfg.model.n_layers; i++)
+				rc.layers[i].activation_bytes = rc.layers[0].activation_bytes;
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_plan pl;
+		ppcc_diag quiet = {0};
+		if (ppcc_plan_build(&pl, a, &rc.cfg, &quiet) == 0) {
+			const ppcc_schedule *s = &pl.best.schedule;
+			ppcc_schedule b;
+			ck_assert_int_eq(ppcc_schedule_build(&b, a, s->kind, s->n_ranks,
+							     s->n_chunks, s->n_microbatches,
+							     rc.cfg.pipeline.group_size,
+							     pl.best.stages), 0);
+			ck_assert(b.fingerprint == s->fingerprint);
+			ck_assert(memcmp(b.stages, s->stages,
+					 (size_t)s->n_stages * sizeof *s->stages) == 0);
+			for (int r = 0; r < s->n_ranks; r++) {
+				ck_assert_int_eq(b.ranks[r].n_actions, s->ranks[r].n_actions);
+				ck_assert_msg(memcmp(b.ranks[r].actions, s->ranks[r].actions,
+						     (size_t)s->ranks[r].n_actions *
+							     sizeof *s->ranks[r].actions) == 0,
+					      "seed %llu rank %d", (unsigned long long)seed, r);
+			}
+			compared[t % 2] += s->n_ranks > 1;
+		}
+		ppcc_arena_free(a);
+	}
+	ck_assert_int_gt(compared[0], 30);
+	ck_assert_int_gt(compared[1], 30);
+}
+END_TEST
+
 /* Costs of a hand-made schedule, for the memory model. */
 typedef struct given_split {
 	int n_stages;
@@ -1238,6 +1282,7 @@ Suite *suite_refine(void)
 	tcase_add_test(ta, a_simulation_run_ahead_changes_nothing);
 	tcase_add_test(ta, the_formats_that_replay_times);
 	tcase_add_test(ta, a_plan_without_times_is_the_same_plan);
+	tcase_add_test(ta, the_plan_schedule_is_the_one_built_for_its_stages);
 	suite_add_tcase(s, ta);
 	return s;
 }
