@@ -906,7 +906,7 @@ START_TEST(a_plan_without_times_is_the_same_plan)
 	ck_assert_int_gt(without, 50);
 	ck_assert_int_gt(with_dp, 20);
 
-	/* past the timeline's ranks, the text too: 40 ranks, interleaved */
+	/* past the timeline's ranks, the text too: 40 ranks, 1F1B */
 	rand_cfg rc;
 	rand_cfg_make(&rc, 73999, 24, 2);
 	ppcc_config *c = &rc.cfg;
