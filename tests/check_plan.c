@@ -16,23 +16,6 @@ static const char *const examples[] = {
 };
 #define N_EXAMPLES ((int)(sizeof examples / sizeof examples[0]))
 
-static char *emit_to_string(const ppcc_plan *p, int format, size_t *len)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&buf, &n);
-	ck_assert_ptr_nonnull(f);
-	ppcc_emit_options o = {.format = format};
-	ppcc_diag d = {0};
-	int err = format == PPCC_FMT_JSON ? ppcc_emit_json(f, p, &o, &d)
-					  : ppcc_emit_text(f, p, &o);
-	ck_assert_int_eq(err, 0);
-	fclose(f);
-	if (len)
-		*len = n;
-	return buf;
-}
-
 START_TEST(plan_examples_are_valid_and_beat_uniform)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -82,7 +65,7 @@ START_TEST(plan_json_round_trips_through_reader)
 	char path[4096];
 	snprintf(path, sizeof path, "%s/plan.json", dir);
 	size_t len;
-	char *json = emit_to_string(&p, PPCC_FMT_JSON, &len);
+	char *json = tu_emit(&p, PPCC_FMT_JSON, &len);
 	ck_assert_int_eq(tu_write_file(path, json), 0);
 	ck_assert_msg(ppcc_read_json(&back, a, path, &diag.d) == 0, "%s", diag.text);
 	const ppcc_schedule *s = &p.best.schedule, *t = &back.best.schedule;
@@ -146,7 +129,7 @@ START_TEST(split_backward_costs_are_the_layers_and_round_trip)
 	ck_assert_double_eq(c[1].bwd_input_ms, 10);
 	ck_assert_double_eq(c[1].bwd_ms, 17);
 	size_t len;
-	char *json = emit_to_string(&p, PPCC_FMT_JSON, &len);
+	char *json = tu_emit(&p, PPCC_FMT_JSON, &len);
 	ck_assert_ptr_nonnull(strstr(json, "\"bwd_weight_ms\":7"));
 	ck_assert_int_eq(tu_write_file(json_path, json), 0);
 	ck_assert_msg(ppcc_read_json(&back, a, json_path, &diag.d) == 0, "%s",
@@ -219,8 +202,8 @@ START_TEST(plan_output_is_deterministic_in_any_locale)
 	tu_diag diag;
 	tu_diag_init(&diag);
 	ck_assert_int_eq(tu_plan_file(&p, a, &cfg, "examples/hetero.yaml", &diag), 0);
-	char *j1 = emit_to_string(&p, PPCC_FMT_JSON, NULL);
-	char *t1 = emit_to_string(&p, PPCC_FMT_TEXT, NULL);
+	char *j1 = tu_emit(&p, PPCC_FMT_JSON, NULL);
+	char *t1 = tu_emit(&p, PPCC_FMT_TEXT, NULL);
 	ck_assert_ptr_nonnull(strstr(j1, "."));
 	/* A locale with a decimal comma must not change a byte. */
 	const char *comma[] = {"de_DE.UTF-8", "fr_FR.UTF-8", "de_DE.utf8"};
@@ -236,8 +219,8 @@ START_TEST(plan_output_is_deterministic_in_any_locale)
 	ppcc_arena *b = ppcc_arena_new();
 	ppcc_plan q;
 	ck_assert_int_eq(tu_plan_file(&q, b, &cfg, "examples/hetero.yaml", &diag), 0);
-	char *j2 = emit_to_string(&q, PPCC_FMT_JSON, NULL);
-	char *t2 = emit_to_string(&q, PPCC_FMT_TEXT, NULL);
+	char *j2 = tu_emit(&q, PPCC_FMT_JSON, NULL);
+	char *t2 = tu_emit(&q, PPCC_FMT_TEXT, NULL);
 	setlocale(LC_ALL, "C");
 	ck_assert_str_eq(j1, j2);
 	ck_assert_str_eq(t1, t2);

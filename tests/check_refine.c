@@ -808,24 +808,6 @@ START_TEST(a_simulation_run_ahead_changes_nothing)
 }
 END_TEST
 
-/* f's output for the plan into a string (free it). */
-static char *emitted(const ppcc_plan *pl, int format)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	ck_assert_ptr_nonnull(f);
-	ppcc_emit_options o = {.format = format};
-	ppcc_diag quiet = {0};
-	int err = format == PPCC_FMT_TEXT ? ppcc_emit_text(f, pl, &o)
-		: format == PPCC_FMT_HEADER ? ppcc_emit_header(f, pl, &o, &quiet)
-		: format == PPCC_FMT_TORCH_CSV ? ppcc_emit_torch_csv(f, pl, &o, &quiet)
-		: ppcc_emit_json(f, pl, &o, &quiet);
-	ck_assert_int_eq(err, 0);
-	fclose(f);
-	return text;
-}
-
 /* Which outputs read the actions' times, as a table. */
 START_TEST(the_formats_that_replay_times)
 {
@@ -891,7 +873,7 @@ START_TEST(a_plan_without_times_is_the_same_plan)
 			/* the text's timeline replays them: past its ranks only */
 			for (int k = 0; k < 3 - (s->n_ranks <= PPCC_TEXT_TIMELINE_RANKS &&
 						 !two.best.estimate.send_ms); k++) {
-				char *x = emitted(&one, formats[k]), *y = emitted(&two, formats[k]);
+				char *x = tu_emit(&one, formats[k], NULL), *y = tu_emit(&two, formats[k], NULL);
 				ck_assert_msg(strcmp(x, y) == 0, "seed %llu: format %d differs",
 					      (unsigned long long)seed, formats[k]);
 				free(x);
@@ -932,7 +914,7 @@ START_TEST(a_plan_without_times_is_the_same_plan)
 	ck_assert_int_eq(ppcc_plan_build(&two, b, c, &quiet), 0);
 	ck_assert_ptr_nonnull(one.best.estimate.send_ms);
 	ck_assert_ptr_null(two.best.estimate.send_ms);
-	char *x = emitted(&one, PPCC_FMT_TEXT), *y = emitted(&two, PPCC_FMT_TEXT);
+	char *x = tu_emit(&one, PPCC_FMT_TEXT, NULL), *y = tu_emit(&two, PPCC_FMT_TEXT, NULL);
 	ck_assert_str_eq(x, y);
 	ck_assert_ptr_nonnull(strstr(x, "40 stages"));
 	free(x);

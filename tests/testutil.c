@@ -234,6 +234,26 @@ void tu_plan_action_times(ppcc_plan *p, ppcc_arena *a)
 	p->best.estimate.end_ms = full.end_ms;
 }
 
+char *tu_emit(const ppcc_plan *p, int format, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	ck_assert_ptr_nonnull(f);
+	ppcc_emit_options o = {.format = format};
+	ppcc_diag d = {0};
+	int err = format == PPCC_FMT_TEXT ? ppcc_emit_text(f, p, &o)
+		: format == PPCC_FMT_JSON ? ppcc_emit_json(f, p, &o, &d)
+		: format == PPCC_FMT_HEADER ? ppcc_emit_header(f, p, &o, &d)
+		: format == PPCC_FMT_TORCH_CSV ? ppcc_emit_torch_csv(f, p, &o, &d)
+		: PPCC_EINTERNAL;
+	ck_assert_int_eq(err, 0);
+	fclose(f);
+	if (len)
+		*len = n;
+	return buf;
+}
+
 int tu_skip_is_failure(void)
 {
 	const char *ci = getenv("CI");
