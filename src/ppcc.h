@@ -898,6 +898,11 @@ int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 extern size_t ppcc_build_touch_bytes;
 /* Builds whose ranks were lowered on two threads (tests). */
 extern _Atomic long ppcc_lower_halves;
+/* The rank that halves lists of n[0..p) actions (p > 1) by actions, not
+ * ranks (the first p/2 ranks of a kind can hold more than the rest):
+ * ranks [0, mid) and [mid, p), neither empty; the work a build or a
+ * search shares between two threads. */
+int ppcc_sched_middle_rank(const int64_t *n, int p);
 int ppcc_schedule_build_unsealed_on(ppcc_schedule *out, ppcc_arena *a,
 				    int kind, int ranks, int chunks,
 				    int microbatches, int group_size,

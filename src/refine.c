@@ -713,14 +713,13 @@ static int step_shape(step_run *w)
 	step_shape_half h = {.w = w, .lo = w->p, .hi = w->p};
 	pthread_t beside;
 	int two = 0, err;
-	if (w->ahead_on && w->p > 1) {
-		int64_t all = 0, half = 0;
+	int64_t *n = w->ahead_on && w->p > 1
+		     ? ppcc_malloc((size_t)w->p * sizeof *n) : NULL;
+	if (n) {
 		for (int r = 0; r < w->p; r++)
-			all += s->ranks[r].n_actions;
-		int mid = 0;
-		while (mid < w->p - 1 && half + s->ranks[mid].n_actions <= all / 2)
-			half += s->ranks[mid++].n_actions;
-		h.lo = mid > 0 ? mid : 1;
+			n[r] = s->ranks[r].n_actions;
+		h.lo = ppcc_sched_middle_rank(n, w->p);
+		ppcc_free(n);
 		h.y.stage_rank = x->stage_rank;
 		h.y.stage_chunk = x->stage_chunk;
 		h.y.vec_key = x->vec_key;
@@ -739,8 +738,8 @@ static int step_shape(step_run *w)
 	if (two) {
 		pthread_join(beside, NULL);
 		/* a broken schedule is reported as such whichever half found it */
-		if (err != PPCC_EINPUT && h.err < 0)
-			err = err < 0 && h.err != PPCC_EINPUT ? err : h.err;
+		if (h.err == PPCC_EINPUT || (err == 0 && h.err < 0))
+			err = h.err;
 		int joined = step_shape_join(x, &h, w->v, err >= 0);
 		if (err >= 0)
 			err = joined;

@@ -708,6 +708,19 @@ START_TEST(allocation_failures_return_enomem_and_free_all)
 }
 END_TEST
 
+/* The rank that halves lists by their actions, as a table. */
+START_TEST(ranks_halved_by_their_actions)
+{
+	static const struct { int p; int64_t n[4]; int mid; } rows[] = {
+		{2, {5, 5}, 1}, {4, {1, 1, 1, 1}, 2}, {3, {10, 1, 1}, 1},
+		{3, {1, 1, 10}, 2}, {4, {3, 3, 1, 1}, 1}, {2, {0, 7}, 1},
+		{3, {0, 0, 0}, 2},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		ck_assert_int_eq(ppcc_sched_middle_rank(rows[i].n, rows[i].p), rows[i].mid);
+}
+END_TEST
+
 /* With a second thread, the ranks are lowered half on each (lower.c,
  * lower_part): every kind's lists, stage table and version are those one
  * thread writes, byte for byte, the threshold lowered so that every
@@ -784,6 +797,7 @@ Suite *suite_schedule(void)
 	TCase *tt = tcase_create("threads");
 	tcase_set_timeout(tt, 120);
 	tcase_add_test(tt, lowering_on_two_threads_writes_the_same_lists);
+	tcase_add_test(tt, ranks_halved_by_their_actions);
 	suite_add_tcase(s, tt);
 	return s;
 }

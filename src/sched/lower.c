@@ -60,10 +60,7 @@ static void *lower_touch_run(void *arg)
 	return NULL;
 }
 
-/* The rank that splits the lists of n[0..p) actions (p > 1) into halves
- * by actions, not ranks (the first p/2 ranks of a kind can hold more
- * than the rest): ranks [0, mid) and [mid, p), neither empty. */
-static int lower_middle(const int64_t *n, int p)
+int ppcc_sched_middle_rank(const int64_t *n, int p)
 {
 	int64_t all = 0, half = 0;
 	for (int r = 0; r < p; r++)
@@ -91,7 +88,7 @@ static void lower_touch(ppcc_action *const *acts, const int64_t *n, int p,
 		bytes += (size_t)n[r] * sizeof *acts[r];
 	if (threads < 2 || p < 2 || bytes < ppcc_build_touch_bytes)
 		return;
-	int mid = lower_middle(n, p);
+	int mid = ppcc_sched_middle_rank(n, p);
 	lower_touch_part hi = {acts, n, mid, p}, lo = {acts, n, 0, mid};
 	pthread_t t;
 	if (pthread_create(&t, NULL, lower_touch_run, &hi) != 0)
@@ -528,7 +525,7 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 		  (size_t)lowered * sizeof **acts >= ppcc_build_touch_bytes;
 	if (two) {
 		parts[1] = parts[0];
-		parts[0].hi = parts[1].lo = lower_middle(n_rank, p);
+		parts[0].hi = parts[1].lo = ppcc_sched_middle_rank(n_rank, p);
 		two = pthread_create(&beside, NULL, lower_part_run, &parts[1]) == 0;
 		if (!two)
 			parts[0].hi = p;
