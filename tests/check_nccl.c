@@ -675,6 +675,47 @@ START_TEST(compare_fails_on_nan_and_infinity)
 }
 END_TEST
 
+/* tests/gpu/gemm.c, the GPU check's measurement of matrix-multiply
+ * rates, builds against this machine's CUDA and cuBLASLt headers, so that
+ * it still compiles on the day a GPU is lent; with no driver it fails
+ * cleanly (exit 1, the CUDA error on stderr), never crashes. */
+START_TEST(gemm_measurement_builds_and_fails_cleanly_without_a_gpu)
+{
+	const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+	char inc[4096], hdr[4096], lib[4096], rpath[4096], src[4096], bin[4096];
+	snprintf(hdr, sizeof hdr, "%s/include/cublasLt.h", cuda);
+	if (!tu_exists(hdr)) {
+		tu_skip("gemm_measurement_builds_and_fails_cleanly_without_a_gpu",
+			"no %s", hdr);
+		return;
+	}
+	char *dir = tu_mkdtemp();
+	snprintf(inc, sizeof inc, "-I%s/include", cuda);
+	snprintf(lib, sizeof lib, "-L%s/lib64", cuda);
+	snprintf(rpath, sizeof rpath, "-Wl,-rpath,%s/lib64", cuda);
+	snprintf(src, sizeof src, "%s/tests/gpu/gemm.c", tu_src());
+	snprintf(bin, sizeof bin, "%s/gemm", dir);
+	char *cc[] = {"cc", "-std=c11", "-Wall", "-Wextra", "-Werror", inc, "-o", bin, src,
+		      lib, rpath, "-lcublasLt", "-lcudart", NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, cc), 0);
+	ck_assert_msg(r.status == 0, "cc: %s", r.err);
+	tu_run_free(&r);
+	char *run[] = {bin, "--quick", NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, run), 0);
+	if (r.status == 0) {
+		/* a GPU after all: the figures' header is there */
+		ck_assert_ptr_nonnull(strstr(r.out, "precision\tshape\tm\tn\tk\tms\ttflops\n"));
+	} else {
+		ck_assert_int_eq(r.status, 1);
+		ck_assert_msg(strncmp(r.err, "gemm: ", 6) == 0, "%s", r.err);
+	}
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* ---- the GPU check itself -------------------------------------------------- */
 
 /* tests/gpu/run.sh, rehearsed on the CPU (PPCC_GPU_REHEARSAL=1: the
@@ -756,6 +797,7 @@ Suite *suite_nccl(void)
 	tcase_add_test(tc, nccl_data_parallel_fails_cleanly_without_a_gpu);
 	tcase_add_test(tc, allocation_failures_in_grouped_mode_never_abort_inside_a_group);
 	tcase_add_test(tc, compare_fails_on_nan_and_infinity);
+	tcase_add_test(tc, gemm_measurement_builds_and_fails_cleanly_without_a_gpu);
 	tcase_add_test(tc, gpu_check_rehearses_every_step_on_the_cpu);
 	suite_add_tcase(s, tc);
 	return s;

@@ -43,6 +43,9 @@
 #   grid      the same p x d, every kind: the CPU trainer's data
 #             parallelism over MPI, p x d processes on this machine's
 #             cores, against the same serial references.
+#   gemm      the GPU's matrix-multiply rate by shape in BF16 and FP8,
+#             and its copy bandwidth (tests/gpu/gemm.c), as TSV into
+#             $PPCC_GPU_OUT/gemm.tsv, for the cost model's constants.
 # Then a summary to paste: each check, PASS or FAIL, and its figures
 # (mean step time, payload bytes received per step over all ranks, the
 # largest relative difference from the CPU reference, seconds to stop).
@@ -436,6 +439,26 @@ for pd in $GRID; do
 			--data-parallel "$d" --schedule "$T/grid-$kind-$p.json"
 	done
 done
+
+# ---- gemm ------------------------------------------------------------------
+# The device's matrix-multiply rate by shape in BF16 and FP8 and its copy
+# bandwidth (tests/gpu/gemm.c), for the cost model's device constants:
+# the TSV goes to $PPCC_GPU_OUT/gemm.tsv (default: the run's scratch).
+if [ "$REHEARSAL" = 1 ]; then
+	record SKIP gemm "a rehearsal: no GPU to measure"
+else
+	GOUT=${PPCC_GPU_OUT:-$T}
+	mkdir -p "$GOUT"
+	if ! cc -std=c11 -O2 -I"$CUDA_HOME/include" -o "$BUILD/gpu_gemm" tests/gpu/gemm.c \
+		-L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcublasLt -lcudart 2>"$T/gemm.err"; then
+		record FAIL gemm "cannot build tests/gpu/gemm.c: $(head -c 300 "$T/gemm.err")"
+	elif ! timeout 180 "$BUILD/gpu_gemm" >"$GOUT/gemm.tsv" 2>"$T/gemm.err"; then
+		record FAIL gemm "$(head -c 300 "$T/gemm.err")"
+	else
+		record PASS gemm "$(awk -F'\t' '$1 == "bf16" && $7 > b { b = $7 } $1 == "fp8" && $7 > f { f = $7 }
+			/^# hbm/ { h = $2 } END { printf "best bf16 %s, fp8 %s TFLOP/s; copy %s GB/s", b, f, h }' "$GOUT/gemm.tsv")"
+	fi
+fi
 
 summary
 exit $FAILED
