@@ -747,7 +747,9 @@ static int key_add(reader *rd, const frame *fr, const unsigned char *k,
 		rd->keys = x;
 		rd->cap_keys = cap;
 	}
-	if (rd->pool_len + len > rd->pool_cap) {
+	/* the pool exists once a key is in the table, even an empty one:
+	 * the comparison above never offsets or passes a null pointer */
+	if (!rd->key_pool || rd->pool_len + len > rd->pool_cap) {
 		size_t cap = rd->pool_cap ? 2 * rd->pool_cap : 1024;
 		while (cap < rd->pool_len + len)
 			cap *= 2;
@@ -757,8 +759,7 @@ static int key_add(reader *rd, const frame *fr, const unsigned char *k,
 		rd->key_pool = p;
 		rd->pool_cap = cap;
 	}
-	if (len)
-		memcpy(rd->key_pool + rd->pool_len, k, len);
+	memcpy(rd->key_pool + rd->pool_len, k, len);
 	size_t slot = h & (rd->n_buckets - 1);
 	rd->keys[rd->n_keys] = (key_entry){h, rd->pool_len, len,
 					   rd->buckets[slot], fr->key_base};
