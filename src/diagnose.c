@@ -59,7 +59,7 @@ typedef struct dg_rec {
 	uint64_t fingerprint;
 	char kind[32];
 	int s_ranks, s_stages, s_mb, n_actions;
-	char covers[DG_TEXT];
+	char *covers;   /* at most DG_TEXT - 1 bytes, as cause */
 	char reason[32];
 	double written, step_start, timeout;
 	long long step;
@@ -70,7 +70,7 @@ typedef struct dg_rec {
 	int has_failed;
 	dg_act failed;
 	double waited, failed_at;
-	char cause[DG_TEXT];
+	char *cause;
 	int last_mb;
 	int n_samples;
 	long long sample_mb[32], sample_id[32]; /* the latest 32 */
@@ -240,7 +240,20 @@ static const char *const dg_keys[K_REQUIRED] = {
 	"written", "step", "step_start", "timeout", "current", "status",
 	"failed", "cause", "last_mb"};
 
-/* Parses one record; 0, or -1 having reported. */
+/* A copy of s, cut at max bytes; NULL when out of memory. */
+static char *dg_strndup(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	char *c = ppcc_malloc(n + 1);
+	if (c) {
+		memcpy(c, s, n);
+		c[n] = '\0';
+	}
+	return c;
+}
+
+/* Parses one record; 0, or -1 having reported, -2 out of memory (what
+ * it holds freed by dg_rec_free in every case). */
 static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 		    ppcc_diag *d)
 {
@@ -354,9 +367,13 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 			rec->s_mb = (int)dg_int(&r, &pos, "microbatch count");
 			rec->n_actions = (int)dg_int(&r, &pos, "action count");
 			break;
-		case K_COVERS:
-			dg_word(&r, &pos, rec->covers, sizeof rec->covers, "microbatches");
+		case K_COVERS: {
+			char covers[DG_TEXT];
+			dg_word(&r, &pos, covers, sizeof covers, "microbatches");
+			if (!(rec->covers = dg_strndup(covers, DG_TEXT - 1)))
+				return -2;
 			break;
+		}
 		case K_REASON:
 			dg_word(&r, &pos, rec->reason, sizeof rec->reason, "reason");
 			break;
@@ -391,7 +408,8 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 			pos += strlen(pos);
 			break;
 		case K_CAUSE:
-			snprintf(rec->cause, sizeof rec->cause, "%s", pos);
+			if (!(rec->cause = dg_strndup(pos, DG_TEXT - 1)))
+				return -2;
 			pos += strlen(pos);
 			break;
 		case K_LAST_MB: rec->last_mb = (int)dg_int(&r, &pos, "microbatch"); break;
@@ -423,6 +441,14 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 	rec->rank = (int)rank;
 	rec->ranks = (int)ranks;
 	return 0;
+}
+
+static void dg_rec_free(dg_rec *rec)
+{
+	ppcc_free(rec->path);
+	ppcc_free(rec->covers);
+	ppcc_free(rec->cause);
+	memset(rec, 0, sizeof *rec);
 }
 
 static char *dg_read(const char *path, size_t *n)
@@ -985,7 +1011,7 @@ void ppcc_diagnosis_free(ppcc_diagnosis *dg)
 	if (!dg)
 		return;
 	for (int i = 0; i < dg->n_records; i++) {
-		ppcc_free(dg->recs[i].path);
+		dg_rec_free(&dg->recs[i]);
 	}
 	for (int i = 0; i < dg->n_details; i++)
 		ppcc_free(dg->details[i]);
@@ -1074,8 +1100,13 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 		dg_rec *x = &dg->recs[dg->n_records];
 		int pe = dg_parse(x, text, n, names[i], d);
 		ppcc_free(text);
+		if (pe < 0)
+			dg_rec_free(x);
+		if (pe == -2) {
+			err = PPCC_ENOMEM;
+			break;
+		}
 		if (pe < 0) {
-			memset(x, 0, sizeof *x);
 			if (err == 0)
 				err = PPCC_EINPUT;
 			continue;
