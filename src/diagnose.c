@@ -3,8 +3,10 @@
  * flight records (the format flight.c writes; ppcc_runtime(3)).
  *
  * The records are read whole first, every problem reported with its
- * FILE:LINE:COL, so that a partial or damaged directory is described,
- * never half-used.  Then the cause, in this order of precedence:
+ * FILE:LINE:COL (a rank or peer outside the job included), so that a
+ * partial or damaged directory is described, never half-used.  Then the
+ * cause, by sorting and indexes (O(n log n) in the n records, for jobs of
+ * up to 2^20 ranks), in this order of precedence:
  *
  *   1. schedule mismatch: the ranks' action lists cover different
  *      microbatches (a rank that skips one is named with what it skips),
@@ -20,7 +22,6 @@
  *   3. no failure: records written on demand (SIGUSR1, ppcc_rt_dump) of a
  *      job still hanging; the same graph from each waiting rank, reduced
  *      to the ranks at its ends.
- *
  * Ranks without a record are listed whatever the cause.
  */
 #include <dirent.h>
@@ -33,7 +34,8 @@
 
 #include "diagnose.h"
 
-#define DG_MAX_RANKS 4096
+/* The largest job: as many ranks as plan and search take devices. */
+#define DG_MAX_RANKS PPCC_MAX_COUNT
 #define DG_TEXT 1024
 
 typedef struct dg_act {
@@ -43,14 +45,21 @@ typedef struct dg_act {
 	double t1, t2; /* start and end, or posted and done; -1: none */
 } dg_act;
 
+/* A peer a record names, where. */
+typedef struct dg_peer {
+	long long peer;
+	int line, col;
+} dg_peer;
+
 typedef struct dg_rec {
 	char *path;
 	int rank, ranks;
+	int rank_line, rank_col;
 	long long pid;
 	uint64_t fingerprint;
 	char kind[32];
 	int s_ranks, s_stages, s_mb, n_actions;
-	char covers[DG_TEXT];
+	char *covers;   /* at most DG_TEXT - 1 bytes, as cause */
 	char reason[32];
 	double written, step_start, timeout;
 	long long step;
@@ -61,12 +70,16 @@ typedef struct dg_rec {
 	int has_failed;
 	dg_act failed;
 	double waited, failed_at;
-	char cause[DG_TEXT];
+	char *cause;
 	int last_mb;
 	int n_samples;
 	long long sample_mb[32], sample_id[32]; /* the latest 32 */
-	int n_acts, n_msgs;
-	dg_act *acts, *msgs;
+	int n_acts, last_idx; /* action lines, the last one's index (-1) */
+	/* checked against the job once every record is read: the largest
+	 * peer named, and the smallest that a SEND or RECV names or that is
+	 * below -1 (none) */
+	int has_hi, has_lo;
+	dg_peer peer_hi, peer_lo;
 } dg_rec;
 
 typedef struct dg_wait {
@@ -81,15 +94,15 @@ struct ppcc_diagnosis {
 	char *dir;
 	int n_ranks, n_records;
 	dg_rec **by_rank; /* n_ranks, NULL: no record */
-	dg_rec *recs;
+	dg_rec *recs;          /* by rank */
 	int *missing, n_missing;
 	const char *kind; /* mismatch, skip, failure, hang, dead, deadlock, none */
 	int rank;         /* the rank the cause names, -1 none */
 	char cause[4 * DG_TEXT];
 	char **details;
-	int n_details;
+	int n_details, cap_details;
 	dg_wait *waits;
-	int n_waits;
+	int n_waits, cap_waits;
 };
 
 /* ---- reading ------------------------------------------------------------------- */
@@ -186,26 +199,34 @@ static void dg_end_of_line(dg_reader *r, char **pos)
 		dg_err(r, t, "unexpected '%s' at the end of the line", t);
 }
 
-/* "IDX OP STAGE MB PEER T1 [T2]" */
-static void dg_action(dg_reader *r, char **pos, dg_act *a, int two_times)
+static int dg_is_comm(const char *op)
+{
+	return strncmp(op, "SEND_", 5) == 0 || strncmp(op, "RECV_", 5) == 0;
+}
+
+/* "IDX OP STAGE MB PEER T1 [T2]"; the peer is noted in rec, to be
+ * checked against the job's ranks (a->peer is only used once it is). */
+static void dg_action(dg_reader *r, char **pos, dg_act *a, int two_times,
+		      dg_rec *rec)
 {
 	a->idx = (int)dg_int(r, pos, "action index");
 	dg_word(r, pos, a->op, sizeof a->op, "operation");
 	a->stage = (int)dg_int(r, pos, "stage");
 	a->mb = (int)dg_int(r, pos, "microbatch");
-	a->peer = (int)dg_int(r, pos, "peer");
+	long long peer = dg_int(r, pos, "peer");
+	if (!r->bad) {
+		dg_peer at = {peer, r->line, (int)(r->tok - r->cur) + 1};
+		if (!rec->has_hi || peer > rec->peer_hi.peer)
+			rec->peer_hi = at;
+		if ((dg_is_comm(a->op) || peer < -1) &&
+		    (!rec->has_lo || peer < rec->peer_lo.peer))
+			rec->peer_lo = at;
+		rec->has_lo |= dg_is_comm(a->op) || peer < -1;
+		rec->has_hi = 1;
+	}
+	a->peer = peer < -1 || peer >= DG_MAX_RANKS ? -1 : (int)peer;
 	a->t1 = dg_secs(r, pos, "a start time");
 	a->t2 = two_times ? dg_secs(r, pos, "an end time") : -1;
-}
-
-static int dg_push(dg_act **arr, int *n, const dg_act *a)
-{
-	dg_act *p = ppcc_realloc(*arr, (size_t)(*n + 1) * sizeof **arr);
-	if (!p)
-		return -1;
-	p[(*n)++] = *a;
-	*arr = p;
-	return 0;
 }
 
 enum {
@@ -219,15 +240,29 @@ static const char *const dg_keys[K_REQUIRED] = {
 	"written", "step", "step_start", "timeout", "current", "status",
 	"failed", "cause", "last_mb"};
 
-/* Parses one record; 0, or -1 having reported (ENOMEM: -2). */
+/* A copy of s, cut at max bytes; NULL when out of memory. */
+static char *dg_strndup(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	char *c = ppcc_malloc(n + 1);
+	if (c) {
+		memcpy(c, s, n);
+		c[n] = '\0';
+	}
+	return c;
+}
+
+/* Parses one record; 0, or -1 having reported, -2 out of memory (what
+ * it holds freed by dg_rec_free in every case). */
 static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 		    ppcc_diag *d)
 {
 	dg_reader r = {path, 0, NULL, NULL, d, 0};
 	int seen[K_REQUIRED] = {0}, ended = 0;
 	char *p = text, *end = text + n;
+	long long rank = -1, ranks = 0;
 	memset(rec, 0, sizeof *rec);
-	rec->rank = -1;
+	rec->last_idx = -1;
 	while (p < end && !r.bad) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		r.line++;
@@ -280,12 +315,12 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 		}
 		if (strcmp(key, "action") == 0 || strcmp(key, "message") == 0) {
 			dg_act a;
-			int is_action = key[0] == 'a';
-			dg_action(&r, &pos, &a, 1);
+			dg_action(&r, &pos, &a, 1, rec);
 			dg_end_of_line(&r, &pos);
-			if (!r.bad && dg_push(is_action ? &rec->acts : &rec->msgs,
-					      is_action ? &rec->n_acts : &rec->n_msgs, &a) < 0)
-				return -2;
+			if (key[0] == 'a') {
+				rec->n_acts++;
+				rec->last_idx = a.idx;
+			}
 			continue;
 		}
 		int k;
@@ -302,8 +337,17 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 		}
 		seen[k] = 1;
 		switch (k) {
-		case K_RANK: rec->rank = (int)dg_int(&r, &pos, "rank"); break;
-		case K_RANKS: rec->ranks = (int)dg_int(&r, &pos, "rank count"); break;
+		case K_RANK:
+			rank = dg_int(&r, &pos, "rank");
+			rec->rank_line = r.line;
+			rec->rank_col = (int)(r.tok - r.cur) + 1;
+			break;
+		case K_RANKS:
+			ranks = dg_int(&r, &pos, "rank count");
+			if (!r.bad && (ranks < 1 || ranks > DG_MAX_RANKS))
+				dg_err(&r, r.tok, "a job of %lld ranks; ppcc diagnoses "
+				       "jobs of 1 to %d ranks", ranks, DG_MAX_RANKS);
+			break;
 		case K_PID: rec->pid = dg_int(&r, &pos, "pid"); break;
 		case K_FP: {
 			char *t = dg_tok(&r, &pos), *e;
@@ -323,9 +367,13 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 			rec->s_mb = (int)dg_int(&r, &pos, "microbatch count");
 			rec->n_actions = (int)dg_int(&r, &pos, "action count");
 			break;
-		case K_COVERS:
-			dg_word(&r, &pos, rec->covers, sizeof rec->covers, "microbatches");
+		case K_COVERS: {
+			char covers[DG_TEXT];
+			dg_word(&r, &pos, covers, sizeof covers, "microbatches");
+			if (!(rec->covers = dg_strndup(covers, DG_TEXT - 1)))
+				return -2;
 			break;
+		}
 		case K_REASON:
 			dg_word(&r, &pos, rec->reason, sizeof rec->reason, "reason");
 			break;
@@ -344,10 +392,10 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 			}
 			if (k == K_CURRENT) {
 				rec->has_current = 1;
-				dg_action(&r, &pos, &rec->current, 0);
+				dg_action(&r, &pos, &rec->current, 0, rec);
 			} else {
 				rec->has_failed = 1;
-				dg_action(&r, &pos, &rec->failed, 0);
+				dg_action(&r, &pos, &rec->failed, 0, rec);
 				rec->waited = rec->failed.t1;
 				rec->failed_at = dg_secs(&r, &pos, "the failure's time");
 			}
@@ -360,7 +408,8 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 			pos += strlen(pos);
 			break;
 		case K_CAUSE:
-			snprintf(rec->cause, sizeof rec->cause, "%s", pos);
+			if (!(rec->cause = dg_strndup(pos, DG_TEXT - 1)))
+				return -2;
 			pos += strlen(pos);
 			break;
 		case K_LAST_MB: rec->last_mb = (int)dg_int(&r, &pos, "microbatch"); break;
@@ -383,14 +432,23 @@ static int dg_parse(dg_rec *rec, char *text, size_t n, const char *path,
 		ppcc_error(d, &loc, "truncated: no 'end' line");
 		return -1;
 	}
-	if (rec->ranks < 1 || rec->ranks > DG_MAX_RANKS || rec->rank < 0 ||
-	    rec->rank >= rec->ranks) {
-		ppcc_loc loc = {path, 2, 1};
-		ppcc_error(d, &loc, "rank %d outside the %d ranks", rec->rank,
-			   rec->ranks);
+	if (rank < 0 || rank >= ranks) {
+		ppcc_loc loc = {path, rec->rank_line, rec->rank_col};
+		ppcc_error(d, &loc, "rank %lld outside the job's %lld ranks", rank,
+			   ranks);
 		return -1;
 	}
+	rec->rank = (int)rank;
+	rec->ranks = (int)ranks;
 	return 0;
+}
+
+static void dg_rec_free(dg_rec *rec)
+{
+	ppcc_free(rec->path);
+	ppcc_free(rec->covers);
+	ppcc_free(rec->cause);
+	memset(rec, 0, sizeof *rec);
 }
 
 static char *dg_read(const char *path, size_t *n)
@@ -431,6 +489,15 @@ static int dg_cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* By rank, then by file name (a second record of a rank is the later) */
+static int dg_cmp_rank(const void *a, const void *b)
+{
+	const dg_rec *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
 /* ---- analysis ------------------------------------------------------------------- */
 
 static void dg_detail(ppcc_diagnosis *dg, const char *fmt, ...) PPCC_PRINTF(2, 3);
@@ -442,22 +509,19 @@ static void dg_detail(ppcc_diagnosis *dg, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	char **p = ppcc_realloc(dg->details, (size_t)(dg->n_details + 1) * sizeof *p);
-	char *copy = ppcc_malloc(strlen(line) + 1);
-	if (!p || !copy) {
-		ppcc_free(copy);
-		if (p)
-			dg->details = p;
-		return;
+	if (dg->n_details == dg->cap_details) {
+		int cap = dg->cap_details ? 2 * dg->cap_details : 16;
+		char **p = ppcc_realloc(dg->details, (size_t)cap * sizeof *p);
+		if (!p)
+			return;
+		dg->details = p;
+		dg->cap_details = cap;
 	}
+	char *copy = ppcc_malloc(strlen(line) + 1);
+	if (!copy)
+		return;
 	strcpy(copy, line);
-	p[dg->n_details++] = copy;
-	dg->details = p;
-}
-
-static int dg_is_comm(const char *op)
-{
-	return strncmp(op, "SEND_", 5) == 0 || strncmp(op, "RECV_", 5) == 0;
+	dg->details[dg->n_details++] = copy;
 }
 
 static const char *dg_op_words(const char *op)
@@ -508,20 +572,68 @@ static void dg_cover_set(const char *covers, int m, unsigned char *set)
 	}
 }
 
-/* The index of the group (by a string key) with the most ranks. */
-static int dg_majority(char **keys, int n, int *out_count)
+/* The records sorted by a key (covers, or fingerprint), then by index:
+ * records with equal keys form a run, in the order of the records. */
+typedef struct dg_key {
+	const char *covers;
+	uint64_t fingerprint;
+	int i;
+} dg_key;
+
+static int dg_cmp_covers(const void *a, const void *b)
 {
-	int best = -1, best_n = 0;
-	for (int i = 0; i < n; i++) {
-		int c = 0;
-		for (int j = 0; j < n; j++)
-			c += strcmp(keys[i], keys[j]) == 0;
-		if (c > best_n) {
-			best = i;
-			best_n = c;
-		}
+	const dg_key *x = a, *y = b;
+	int c = strcmp(x->covers, y->covers);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static int dg_cmp_fingerprint(const void *a, const void *b)
+{
+	const dg_key *x = a, *y = b;
+	if (x->fingerprint != y->fingerprint)
+		return x->fingerprint < y->fingerprint ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static int dg_same_key(const dg_key *x, const dg_key *y, int by_covers)
+{
+	return by_covers ? strcmp(x->covers, y->covers) == 0
+			 : x->fingerprint == y->fingerprint;
+}
+
+/* One run of equal keys: k[start, start + len), its first record. */
+typedef struct dg_group {
+	int start, len, first;
+} dg_group;
+
+static int dg_cmp_group_first(const void *a, const void *b)
+{
+	const dg_group *x = a, *y = b;
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/* Sorts k (n records) and fills groups with its runs, in the order of
+ * their first records; returns the number of groups.  O(n log n). */
+static int dg_group_by(dg_key *k, dg_group *groups, int n, int by_covers)
+{
+	qsort(k, (size_t)n, sizeof *k, by_covers ? dg_cmp_covers : dg_cmp_fingerprint);
+	int ng = 0;
+	for (int j = 0; j < n; j++) {
+		if (j == 0 || !dg_same_key(&k[j - 1], &k[j], by_covers))
+			groups[ng++] = (dg_group){j, 0, k[j].i};
+		groups[ng - 1].len++;
 	}
-	*out_count = best_n;
+	qsort(groups, (size_t)ng, sizeof *groups, dg_cmp_group_first);
+	return ng;
+}
+
+/* The largest group, the first met of equal ones. */
+static const dg_group *dg_largest(const dg_group *groups, int ng)
+{
+	const dg_group *best = &groups[0];
+	for (int g = 1; g < ng; g++)
+		if (groups[g].len > best->len)
+			best = &groups[g];
 	return best;
 }
 
@@ -529,121 +641,119 @@ static int dg_mismatch(ppcc_diagnosis *dg, const ppcc_schedule *sched,
 		       const char *sched_name)
 {
 	int n = dg->n_records;
-	char **cov = ppcc_calloc((size_t)n, sizeof *cov);
-	char **fps = ppcc_calloc((size_t)n, sizeof *fps);
-	char (*fpbuf)[64] = ppcc_calloc((size_t)n, sizeof *fpbuf);
-	int found = 0, count;
-	if (!cov || !fps || !fpbuf)
+	if (n == 0)
+		return 0;
+	dg_key *k = ppcc_calloc((size_t)n, sizeof *k);
+	dg_group *groups = ppcc_calloc((size_t)n, sizeof *groups);
+	int *ranks = ppcc_calloc((size_t)n, sizeof *ranks); /* of k's records */
+	int found = 0, err = 0;
+	if (!k || !groups || !ranks) {
+		err = PPCC_ENOMEM;
 		goto out;
-	for (int i = 0; i < n; i++) {
-		cov[i] = dg->recs[i].covers;
-		snprintf(fpbuf[i], sizeof fpbuf[i], "%016" PRIx64, dg->recs[i].fingerprint);
-		fps[i] = fpbuf[i];
 	}
-	/* a rank whose list covers other microbatches */
-	int ref = dg_majority(cov, n, &count);
-	if (count < n) {
-		const dg_rec *rr = &dg->recs[ref];
-		for (int i = 0; i < n; i++) {
-			const dg_rec *x = &dg->recs[i];
-			if (strcmp(x->covers, rr->covers) == 0)
-				continue;
-			int m = x->s_mb > rr->s_mb ? x->s_mb : rr->s_mb;
-			unsigned char *a = ppcc_calloc((size_t)m + 1, 2);
-			if (!a)
-				break;
-			dg_cover_set(rr->covers, m, a);
-			dg_cover_set(x->covers, m, a + m);
-			char skipped[DG_TEXT] = "", extra[DG_TEXT] = "";
-			size_t ls = 0, le = 0;
-			int ns = 0;
-			for (int k = 0; k < m; k++) {
-				if (a[k] && !a[m + k] && ls < sizeof skipped) {
-					ls += (size_t)snprintf(skipped + ls, sizeof skipped - ls,
-							       "%s%d", ls ? ", " : "", k);
-					ns++;
-				}
-				if (!a[k] && a[m + k] && le < sizeof extra)
-					le += (size_t)snprintf(extra + le, sizeof extra - le,
-							       "%s%d", le ? ", " : "", k);
-			}
-			ppcc_free(a);
-			int others[DG_MAX_RANKS], no = 0;
-			for (int j = 0; j < n && no < DG_MAX_RANKS; j++)
-				if (strcmp(dg->recs[j].covers, rr->covers) == 0)
-					others[no++] = dg->recs[j].rank;
-			char ol[DG_TEXT];
-			dg_rank_list(ol, sizeof ol, others, no);
-			if (!found) {
-				dg->kind = ls && !le ? "skip" : "mismatch";
-				dg->rank = x->rank;
-				if (ls && !le)
-					snprintf(dg->cause, sizeof dg->cause,
-						 "rank %d's action list skips microbatch%s %s "
-						 "(it covers %s; %s cover%s %s)", x->rank,
-						 ns > 1 ? "es" : "", skipped, x->covers, ol,
-						 no == 1 ? "s" : "", rr->covers);
-				else
-					snprintf(dg->cause, sizeof dg->cause,
-						 "rank %d's action list covers microbatches %s; "
-						 "%s cover%s %s", x->rank, x->covers, ol,
-						 no == 1 ? "s" : "", rr->covers);
-			} else {
-				dg_detail(dg, "rank %d's action list covers microbatches %s",
-					  x->rank, x->covers);
-			}
-			found = 1;
+	for (int i = 0; i < n; i++)
+		k[i] = (dg_key){dg->recs[i].covers, dg->recs[i].fingerprint, i};
+	/* a rank whose list covers other microbatches than the most do */
+	int ng = dg_group_by(k, groups, n, 1);
+	for (int j = 0; j < n; j++)
+		ranks[j] = dg->recs[k[j].i].rank;
+	const dg_group *ref = dg_largest(groups, ng);
+	const dg_rec *rr = &dg->recs[ref->first];
+	char ol[DG_TEXT];
+	dg_rank_list(ol, sizeof ol, ranks + ref->start, ref->len);
+	int no = ref->len;
+	for (int i = 0; ref->len < n && i < n; i++) {
+		const dg_rec *x = &dg->recs[i];
+		if (strcmp(x->covers, rr->covers) == 0)
+			continue;
+		int m = x->s_mb > rr->s_mb ? x->s_mb : rr->s_mb;
+		unsigned char *a = ppcc_calloc((size_t)m + 1, 2);
+		if (!a) {
+			err = PPCC_ENOMEM;
+			goto out;
 		}
+		dg_cover_set(rr->covers, m, a);
+		dg_cover_set(x->covers, m, a + m);
+		char skipped[DG_TEXT] = "", extra[DG_TEXT] = "";
+		size_t ls = 0, le = 0;
+		int ns = 0;
+		for (int q = 0; q < m; q++) {
+			if (a[q] && !a[m + q] && ls < sizeof skipped) {
+				ls += (size_t)snprintf(skipped + ls, sizeof skipped - ls,
+						       "%s%d", ls ? ", " : "", q);
+				ns++;
+			}
+			if (!a[q] && a[m + q] && le < sizeof extra)
+				le += (size_t)snprintf(extra + le, sizeof extra - le,
+						       "%s%d", le ? ", " : "", q);
+		}
+		ppcc_free(a);
+		if (!found) {
+			dg->kind = ls && !le ? "skip" : "mismatch";
+			dg->rank = x->rank;
+			if (ls && !le)
+				snprintf(dg->cause, sizeof dg->cause,
+					 "rank %d's action list skips microbatch%s %s "
+					 "(it covers %s; %s cover%s %s)", x->rank,
+					 ns > 1 ? "es" : "", skipped, x->covers, ol,
+					 no == 1 ? "s" : "", rr->covers);
+			else
+				snprintf(dg->cause, sizeof dg->cause,
+					 "rank %d's action list covers microbatches %s; "
+					 "%s cover%s %s", x->rank, x->covers, ol,
+					 no == 1 ? "s" : "", rr->covers);
+		} else {
+			dg_detail(dg, "rank %d's action list covers microbatches %s",
+				  x->rank, x->covers);
+		}
+		found = 1;
 	}
 	/* fingerprints: against the file, or the largest group */
+	ng = dg_group_by(k, groups, n, 0);
+	for (int j = 0; j < n; j++)
+		ranks[j] = dg->recs[k[j].i].rank;
 	uint64_t want = 0;
 	int have_want = 0;
+	const dg_rec *wr = NULL; /* a record of the largest group */
 	if (sched) {
 		want = ppcc_schedule_fingerprint(sched);
 		have_want = 1;
 	} else {
-		ref = dg_majority(fps, n, &count);
-		if (count < n) {
-			want = dg->recs[ref].fingerprint;
+		ref = dg_largest(groups, ng);
+		if (ref->len < n) {
+			wr = &dg->recs[ref->first];
+			want = wr->fingerprint;
 			have_want = 1;
 		}
 	}
-	for (int i = 0; have_want && i < n; i++) {
-		const dg_rec *x = &dg->recs[i];
-		int dup = 0, group[DG_MAX_RANKS], ng = 0;
-		for (int j = 0; j < i; j++)
-			dup |= dg->recs[j].fingerprint == x->fingerprint;
-		if (x->fingerprint == want || dup)
+	char refs[DG_TEXT] = "";
+	for (int g = 0; wr && g < ng; g++)
+		if (dg->recs[groups[g].first].fingerprint == want)
+			dg_rank_list(refs, sizeof refs, ranks + groups[g].start,
+				     groups[g].len);
+	for (int g = 0; have_want && g < ng; g++) {
+		const dg_rec *x = &dg->recs[groups[g].first];
+		if (x->fingerprint == want)
 			continue;
-		for (int j = i; j < n && ng < DG_MAX_RANKS; j++)
-			if (dg->recs[j].fingerprint == x->fingerprint)
-				group[ng++] = dg->recs[j].rank;
 		char line[4 * DG_TEXT], who[DG_TEXT];
-		dg_rank_list(who, sizeof who, group, ng);
+		int nw = groups[g].len;
+		dg_rank_list(who, sizeof who, ranks + groups[g].start, nw);
 		if (sched)
 			snprintf(line, sizeof line, "%s hold%s schedule %016" PRIx64
 				 " (%s, %d ranks, %d stages, %d microbatches), not %s's "
 				 "%016" PRIx64 " (%s, %d ranks, %d stages, %d "
-				 "microbatches)", who, ng == 1 ? "s" : "", x->fingerprint, x->kind,
+				 "microbatches)", who, nw == 1 ? "s" : "", x->fingerprint, x->kind,
 				 x->s_ranks, x->s_stages, x->s_mb, sched_name, want,
 				 ppcc_schedule_kind_name(sched->kind), (int)sched->n_ranks,
 				 (int)sched->n_stages, (int)sched->n_microbatches);
-		if (!sched) {
-			int rg[DG_MAX_RANKS], nr = 0;
-			char refs[DG_TEXT];
-			for (int j = 0; j < n && nr < DG_MAX_RANKS; j++)
-				if (dg->recs[j].fingerprint == want)
-					rg[nr++] = dg->recs[j].rank;
-			dg_rank_list(refs, sizeof refs, rg, nr);
+		else
 			snprintf(line, sizeof line, "the ranks hold different schedules: "
 				 "%s ha%s %016" PRIx64 " (%s, %d ranks, %d stages, %d "
 				 "microbatches), %s %016" PRIx64 " (%s, %d ranks, %d "
-				 "stages, %d microbatches)", who, ng == 1 ? "s" : "ve",
+				 "stages, %d microbatches)", who, nw == 1 ? "s" : "ve",
 				 x->fingerprint, x->kind, x->s_ranks, x->s_stages,
-				 x->s_mb, refs, want, dg->recs[ref].kind,
-				 dg->recs[ref].s_ranks, dg->recs[ref].s_stages,
-				 dg->recs[ref].s_mb);
-		}
+				 x->s_mb, refs, want, wr->kind, wr->s_ranks, wr->s_stages,
+				 wr->s_mb);
 		if (!found) {
 			dg->kind = "mismatch";
 			dg->rank = x->rank;
@@ -654,10 +764,10 @@ static int dg_mismatch(ppcc_diagnosis *dg, const ppcc_schedule *sched,
 		found = 1;
 	}
 out:
-	ppcc_free(cov);
-	ppcc_free(fps);
-	ppcc_free(fpbuf);
-	return found;
+	ppcc_free(k);
+	ppcc_free(groups);
+	ppcc_free(ranks);
+	return err < 0 ? err : found;
 }
 
 static int dg_is_own_failure(const dg_rec *x)
@@ -684,11 +794,15 @@ static void dg_reason(char *out, size_t n, const dg_rec *x)
 static void dg_add_wait(ppcc_diagnosis *dg, const dg_rec *x, const dg_act *a,
 			double seconds, int timed_out)
 {
-	dg_wait *w = ppcc_realloc(dg->waits, (size_t)(dg->n_waits + 1) * sizeof *w);
-	if (!w)
-		return;
-	dg->waits = w;
-	w = &w[dg->n_waits++];
+	if (dg->n_waits == dg->cap_waits) {
+		int cap = dg->cap_waits ? 2 * dg->cap_waits : 16;
+		dg_wait *p = ppcc_realloc(dg->waits, (size_t)cap * sizeof *p);
+		if (!p)
+			return;
+		dg->waits = p;
+		dg->cap_waits = cap;
+	}
+	dg_wait *w = &dg->waits[dg->n_waits++];
 	*w = (dg_wait){x->rank, a->peer, {0}, a->stage, a->mb, seconds, timed_out};
 	snprintf(w->op, sizeof w->op, "%s", a->op);
 }
@@ -711,11 +825,18 @@ static void dg_sample(char *out, size_t n, const dg_rec *x, int mb)
 			snprintf(out, n, " (sample %lld)", x->sample_id[k]);
 }
 
-/* Follows the wait-for graph from rank `from`; fills the cause. */
-static void dg_follow(ppcc_diagnosis *dg, int from, const char *first)
+/* Follows the wait-for graph from rank `from` (every peer is a rank of
+ * the job, checked when read); fills the cause.  O(ranks). */
+static int dg_follow(ppcc_diagnosis *dg, int from, const char *first)
 {
-	int seen[DG_MAX_RANKS] = {0}, chain[DG_MAX_RANKS], n = 0;
+	unsigned char *seen = ppcc_calloc((size_t)dg->n_ranks, 1);
+	int *chain = ppcc_calloc((size_t)dg->n_ranks, sizeof *chain), n = 0;
 	int cur = from;
+	if (!seen || !chain) {
+		ppcc_free(seen);
+		ppcc_free(chain);
+		return PPCC_ENOMEM;
+	}
 	while (cur >= 0 && cur < dg->n_ranks && !seen[cur]) {
 		seen[cur] = 1;
 		chain[n++] = cur;
@@ -725,7 +846,7 @@ static void dg_follow(ppcc_diagnosis *dg, int from, const char *first)
 			dg->rank = cur;
 			snprintf(dg->cause, sizeof dg->cause, "rank %d wrote no flight "
 				 "record (likely dead); %s", cur, first);
-			return;
+			goto out;
 		}
 		double until;
 		const dg_act *a = dg_state(x, &until);
@@ -734,9 +855,8 @@ static void dg_follow(ppcc_diagnosis *dg, int from, const char *first)
 			dg->rank = cur;
 			snprintf(dg->cause, sizeof dg->cause, "rank %d holds everyone up: "
 				 "it is between actions (after action %d of %d, step "
-				 "%lld); %s", cur, x->n_acts ? x->acts[x->n_acts - 1].idx : -1,
-				 x->n_actions, x->step, first);
-			return;
+				 "%lld); %s", cur, x->last_idx, x->n_actions, x->step, first);
+			goto out;
 		}
 		if (dg_is_comm(a->op)) {
 			cur = a->peer;
@@ -750,7 +870,7 @@ static void dg_follow(ppcc_diagnosis *dg, int from, const char *first)
 			 "has been inside %s of stage %d mb %d%s for %.3f s (step %lld, "
 			 "timeout %.3f s); %s", cur, dg_op_words(a->op), a->stage, a->mb,
 			 sample, until - a->t1, x->step, x->timeout, first);
-		return;
+		goto out;
 	}
 	/* back at a rank of the chain: a cycle */
 	char list[DG_TEXT];
@@ -766,11 +886,17 @@ static void dg_follow(ppcc_diagnosis *dg, int from, const char *first)
 	dg->rank = cur;
 	snprintf(dg->cause, sizeof dg->cause, "the ranks wait for each other in a "
 		 "cycle: %s; %s", list, first);
+out:
+	ppcc_free(seen);
+	ppcc_free(chain);
+	return 0;
 }
 
-static void dg_analyse(ppcc_diagnosis *dg, const ppcc_schedule *sched,
-		       const char *sched_name)
+/* 0, or PPCC_ENOMEM. */
+static int dg_analyse(ppcc_diagnosis *dg, const ppcc_schedule *sched,
+		      const char *sched_name)
 {
+	int err;
 	dg->kind = "none";
 	dg->rank = -1;
 	/* every rank blocked in a SEND/RECV: the wait-for edges */
@@ -782,7 +908,9 @@ static void dg_analyse(ppcc_diagnosis *dg, const ppcc_schedule *sched,
 			dg_add_wait(dg, x, a, until - a->t1,
 				    x->status == -20 /* ETIMEOUT */);
 	}
-	if (dg_mismatch(dg, sched, sched_name))
+	if ((err = dg_mismatch(dg, sched, sched_name)) < 0)
+		return err;
+	if (err)
 		goto rest;
 
 	const dg_rec *first = NULL;
@@ -812,7 +940,8 @@ static void dg_analyse(ppcc_diagnosis *dg, const ppcc_schedule *sched,
 				 first->rank, first->waited, a->op,
 				 a->op[0] == 'R' ? "of" : "to", a->stage, a->mb,
 				 a->op[0] == 'R' ? "from" : "for", a->peer);
-			dg_follow(dg, a->peer, line);
+			if ((err = dg_follow(dg, a->peer, line)) < 0)
+				return err;
 		} else {
 			dg->kind = "failure";
 			dg->rank = first->rank;
@@ -820,9 +949,11 @@ static void dg_analyse(ppcc_diagnosis *dg, const ppcc_schedule *sched,
 				 "%s, step %lld: %s", first->rank, first->status_str, what,
 				 first->step, reason);
 		}
-		int stopped[DG_MAX_RANKS], ns = 0;
+		int *stopped = ppcc_calloc((size_t)dg->n_records, sizeof *stopped), ns = 0;
+		if (!stopped)
+			return PPCC_ENOMEM;
 		for (int i = 0; i < dg->n_records; i++)
-			if (dg->recs[i].status == -22 && ns < DG_MAX_RANKS)
+			if (dg->recs[i].status == -22)
 				stopped[ns++] = dg->recs[i].rank;
 		if (ns) {
 			char list[DG_TEXT];
@@ -834,6 +965,7 @@ static void dg_analyse(ppcc_diagnosis *dg, const ppcc_schedule *sched,
 				dg_detail(dg, "%s stopped when rank %d timed out", list,
 					  first->rank);
 		}
+		ppcc_free(stopped);
 		goto rest;
 	}
 	/* no failure of its own anywhere: a hang caught on demand, or ranks
@@ -844,7 +976,8 @@ static void dg_analyse(ppcc_diagnosis *dg, const ppcc_schedule *sched,
 		snprintf(line, sizeof line, "rank %d waits %s stage %d mb %d %s rank %d",
 			 w->rank, w->op, w->stage, w->mb,
 			 w->op[0] == 'R' ? "from" : "for", w->peer);
-		dg_follow(dg, w->peer, line);
+		if ((err = dg_follow(dg, w->peer, line)) < 0)
+			return err;
 		break;
 	}
 	if (strcmp(dg->kind, "none") == 0 && dg->n_missing) {
@@ -868,6 +1001,7 @@ rest:
 		if (!(strcmp(dg->kind, "dead") == 0 && dg->rank == dg->missing[k]))
 			dg_detail(dg, "rank %d wrote no flight record (likely dead)",
 				  dg->missing[k]);
+	return 0;
 }
 
 /* ---- the entry points ------------------------------------------------------------ */
@@ -877,9 +1011,7 @@ void ppcc_diagnosis_free(ppcc_diagnosis *dg)
 	if (!dg)
 		return;
 	for (int i = 0; i < dg->n_records; i++) {
-		ppcc_free(dg->recs[i].path);
-		ppcc_free(dg->recs[i].acts);
-		ppcc_free(dg->recs[i].msgs);
+		dg_rec_free(&dg->recs[i]);
 	}
 	for (int i = 0; i < dg->n_details; i++)
 		ppcc_free(dg->details[i]);
@@ -896,7 +1028,7 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 		  const ppcc_schedule *sched, const char *sched_name,
 		  ppcc_diag *d)
 {
-	int err = 0, n_names = 0;
+	int err = 0, n_names = 0, cap_names = 0;
 	char **names = NULL;
 	ppcc_diagnosis *dg = ppcc_calloc(1, sizeof *dg);
 	*out = NULL;
@@ -921,16 +1053,21 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 		if (strncmp(e->d_name, "rank-", 5) != 0 || len < 13 ||
 		    strcmp(e->d_name + len - 7, ".flight") != 0)
 			continue;
-		char **nn = ppcc_realloc(names, (size_t)(n_names + 1) * sizeof *nn);
+		if (n_names == cap_names) {
+			int cap = cap_names ? 2 * cap_names : 64;
+			char **nn = ppcc_realloc(names, (size_t)cap * sizeof *nn);
+			if (!nn) {
+				err = PPCC_ENOMEM;
+				break;
+			}
+			names = nn;
+			cap_names = cap;
+		}
 		char *path = ppcc_malloc(strlen(dir) + len + 2);
-		if (!nn || !path) {
-			ppcc_free(path);
-			if (nn)
-				names = nn;
+		if (!path) {
 			err = PPCC_ENOMEM;
 			break;
 		}
-		names = nn;
 		sprintf(path, "%s/%s", dir, e->d_name);
 		names[n_names++] = path;
 	}
@@ -963,14 +1100,13 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 		dg_rec *x = &dg->recs[dg->n_records];
 		int pe = dg_parse(x, text, n, names[i], d);
 		ppcc_free(text);
+		if (pe < 0)
+			dg_rec_free(x);
 		if (pe == -2) {
 			err = PPCC_ENOMEM;
 			break;
 		}
 		if (pe < 0) {
-			ppcc_free(x->acts);
-			ppcc_free(x->msgs);
-			memset(x, 0, sizeof *x);
 			if (err == 0)
 				err = PPCC_EINPUT;
 			continue;
@@ -982,12 +1118,28 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 	ppcc_locale_leave(saved);
 	if (err < 0)
 		goto out;
+	/* the records in rank order (file names sort so only up to 99999) */
+	qsort(dg->recs, (size_t)dg->n_records, sizeof *dg->recs, dg_cmp_rank);
 	/* ranks: the largest count any record or the schedule gives */
 	for (int i = 0; i < dg->n_records; i++)
 		if (dg->recs[i].ranks > dg->n_ranks)
 			dg->n_ranks = dg->recs[i].ranks;
-	if (sched && sched->n_ranks > dg->n_ranks && sched->n_ranks <= DG_MAX_RANKS)
+	if (sched && sched->n_ranks > dg->n_ranks)
 		dg->n_ranks = sched->n_ranks;
+	/* every peer a rank of the job (or -1, none, for a compute) */
+	for (int i = 0; i < dg->n_records; i++) {
+		const dg_rec *x = &dg->recs[i];
+		const dg_peer *p = x->has_hi && x->peer_hi.peer >= dg->n_ranks ? &x->peer_hi
+				 : x->has_lo && x->peer_lo.peer < 0 ? &x->peer_lo : NULL;
+		if (p) {
+			ppcc_loc loc = {x->path, p->line, p->col};
+			ppcc_error(d, &loc, "peer %lld outside the job's %d ranks",
+				   p->peer, dg->n_ranks);
+			err = PPCC_EINPUT;
+		}
+	}
+	if (err < 0)
+		goto out;
 	dg->by_rank = ppcc_calloc((size_t)dg->n_ranks, sizeof *dg->by_rank);
 	dg->missing = ppcc_calloc((size_t)dg->n_ranks, sizeof *dg->missing);
 	if (!dg->by_rank || !dg->missing) {
@@ -997,7 +1149,7 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 	for (int i = 0; i < dg->n_records; i++) {
 		dg_rec *x = &dg->recs[i];
 		if (dg->by_rank[x->rank]) {
-			ppcc_loc loc = {x->path, 2, 1};
+			ppcc_loc loc = {x->path, x->rank_line, 1};
 			ppcc_error(d, &loc, "a second record of rank %d (the first is "
 				   "%s)", x->rank, dg->by_rank[x->rank]->path);
 			err = PPCC_EINPUT;
@@ -1010,7 +1162,7 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 	for (int r = 0; r < dg->n_ranks; r++)
 		if (!dg->by_rank[r])
 			dg->missing[dg->n_missing++] = r;
-	dg_analyse(dg, sched, sched_name);
+	err = dg_analyse(dg, sched, sched_name);
 out:
 	for (int i = 0; i < n_names; i++)
 		ppcc_free(names[i]);

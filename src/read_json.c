@@ -17,7 +17,9 @@
  * are held back until the header is known to be good (a bad header is
  * reported alone).  Whether the schedule is *correct* (dependencies,
  * matching sends, no deadlock) is the validator's business.  Errors name
- * the key path, e.g. `ranks[2].actions[5].op: unknown op 'X'`.
+ * the key path, e.g. `ranks[2].actions[5].op: unknown op 'X'`; the
+ * header's are also placed at their value's line and column (a missing
+ * key at the document's '{'), those of partition and ranks entries not.
  *
  * What the document may be, beyond the grammar (yajl's, with UTF-8
  * checked): its top level an object or an array; no key twice in one
@@ -190,8 +192,17 @@ typedef struct reader {
 	char *key_pool;
 	size_t pool_len, pool_cap;
 
-	/* the header */
+	/* where yajl is: the block it parses, and the line and column of
+	 * its first byte (blk NULL while it finishes, past the last) */
+	yajl_handle h;
+	const char *blk;
+	long blk_line, blk_col;
+
+	/* the header, and where each of its values begins in the file
+	 * (top_at: the document's own '{' or '[') */
 	field root[R_N];
+	ppcc_loc root_at[R_N];
+	ppcc_loc top_at;
 
 	/* layers: names, gathered */
 	const char **names;
@@ -316,13 +327,14 @@ typedef struct sink {
 	reader *rd;
 	held *h;        /* NULL: report now */
 	size_t *at;     /* insertion point in h, advanced; NULL: append */
+	const ppcc_loc *loc; /* reported now: where; NULL: the file alone */
 } sink;
 
 static void complain(sink *k, const char *path, const char *what)
 {
 	reader *rd = k->rd;
 	if (!k->h) {
-		ppcc_error(rd->d, &rd->loc, "%s: %s", path, what);
+		ppcc_error(rd->d, k->loc ? k->loc : &rd->loc, "%s: %s", path, what);
 		rd->bad = 1;
 		return;
 	}
@@ -429,7 +441,7 @@ static int stage_done(reader *rd)
 	if (!e)
 		return 0;
 	e->is_object = 1;
-	sink k = {rd, &rd->part_msgs, NULL};
+	sink k = {rd, &rd->part_msgs, NULL, NULL};
 	char text[64];
 	pathref pr = {P_STAGE, i, 0, NULL};
 	const pathref *path = &pr;
@@ -484,7 +496,7 @@ static int stage_not_object(reader *rd)
 		return 0;
 	char path[64];
 	pathref pr = {P_STAGE, i, 0, NULL};
-	sink k = {rd, &rd->part_msgs, NULL};
+	sink k = {rd, &rd->part_msgs, NULL, NULL};
 	complain(&k, path_text(path, sizeof path, &pr), "expected an object");
 	return !rd->oom;
 }
@@ -609,7 +621,7 @@ static int action_done(reader *rd, int is_object)
 	pathref pr = {P_ACTION, rd->rank_index, at, NULL};
 	const pathref *path = &pr;
 	char text[96];
-	sink k = {rd, &rd->rank_msgs, NULL};
+	sink k = {rd, &rd->rank_msgs, NULL, NULL};
 	if (!is_object) {
 		complain(&k, path_text(text, sizeof text, path), "expected an object");
 		return !rd->oom;
@@ -679,7 +691,7 @@ static int rank_done(reader *rd, int is_object)
 	pathref pr = {P_RANK, r, 0, NULL};
 	const pathref *path = &pr;
 	char text[64];
-	sink k = {rd, &rd->rank_msgs, &rd->rank_msgs_at};
+	sink k = {rd, &rd->rank_msgs, &rd->rank_msgs_at, NULL};
 	if (!is_object) {
 		k.at = NULL;
 		complain(&k, path_text(text, sizeof text, path), "expected an object");
@@ -747,7 +759,9 @@ static int key_add(reader *rd, const frame *fr, const unsigned char *k,
 		rd->keys = x;
 		rd->cap_keys = cap;
 	}
-	if (rd->pool_len + len > rd->pool_cap) {
+	/* the pool exists once a key is in the table, even an empty one:
+	 * the comparison above never offsets or passes a null pointer */
+	if (!rd->key_pool || rd->pool_len + len > rd->pool_cap) {
 		size_t cap = rd->pool_cap ? 2 * rd->pool_cap : 1024;
 		while (cap < rd->pool_len + len)
 			cap *= 2;
@@ -757,8 +771,7 @@ static int key_add(reader *rd, const frame *fr, const unsigned char *k,
 		rd->key_pool = p;
 		rd->pool_cap = cap;
 	}
-	if (len)
-		memcpy(rd->key_pool + rd->pool_len, k, len);
+	memcpy(rd->key_pool + rd->pool_len, k, len);
 	size_t slot = h & (rd->n_buckets - 1);
 	rd->keys[rd->n_keys] = (key_entry){h, rd->pool_len, len,
 					   rd->buckets[slot], fr->key_base};
@@ -778,6 +791,66 @@ static void keys_pop(reader *rd, const frame *fr)
 		rd->buckets[x->hash & (rd->n_buckets - 1)] = x->next;
 		rd->pool_len = x->off;
 	}
+}
+
+/* ---- where a header value is ------------------------------------------ */
+
+static void position(ppcc_loc *loc, const char *buf, size_t at, long line,
+		     long col);
+
+/* Where the value yajl has just read begins: its token ends where yajl
+ * has got to in the block; n is a number's length.  A token holds no
+ * newline, so one begun in an earlier block is that many columns before
+ * the block's start (a string's length there is not known: at the
+ * block's start).  O(the block), so for the header's few values only. */
+static void value_loc(reader *rd, ppcc_loc *out, int type, size_t n)
+{
+	*out = rd->loc;
+	if (!rd->blk) {
+		out->line = (int)rd->blk_line;
+		out->col = (int)rd->blk_col;
+		return;
+	}
+	size_t end = yajl_get_bytes_consumed(rd->h);
+	size_t start = end ? end - 1 : 0, before = 0;
+	switch (type) {
+	case T_OBJECT:
+	case T_ARRAY:
+		break;
+	case T_STRING:
+		/* back from the closing quote to the first quote that no
+		 * backslash escapes */
+		for (size_t q = end >= 2 ? end - 1 : 0; q-- > 0;) {
+			size_t b = 0;
+			if (rd->blk[q] != '"')
+				continue;
+			while (b < q && rd->blk[q - b - 1] == '\\')
+				b++;
+			if (b % 2 == 0) {
+				start = q;
+				break;
+			}
+		}
+		break;
+	default:
+		n = type == T_TRUE || type == T_NULL ? 4 : type == T_FALSE ? 5 : n;
+		start = n <= end ? end - n : 0;
+		before = n <= end ? 0 : n - end;
+	}
+	position(out, rd->blk, start, rd->blk_line, rd->blk_col);
+	if (before && (size_t)out->col > before)
+		out->col -= (int)before;
+}
+
+/* A value arriving at the top: the document's start, or one of the
+ * header's known keys (the others are not kept). */
+static inline void root_mark(reader *rd, int type, size_t n)
+{
+	if (rd->depth == 0)
+		value_loc(rd, &rd->top_at, type, n);
+	else if (rd->depth == 1 && rd->stack[0].ctx == C_ROOT &&
+		 rd->stack[0].key != K_UNKNOWN)
+		value_loc(rd, &rd->root_at[rd->stack[0].key], type, n);
 }
 
 /* ---- the callbacks ---------------------------------------------------- */
@@ -893,11 +966,13 @@ static int scalar(reader *rd, int type, int64_t i, double d,
 
 static int cb_null(void *ctx)
 {
+	root_mark(ctx, T_NULL, 0);
 	return scalar(ctx, T_NULL, 0, 0, NULL, 0);
 }
 
 static int cb_boolean(void *ctx, int b)
 {
+	root_mark(ctx, b ? T_TRUE : T_FALSE, 0);
 	return scalar(ctx, b ? T_TRUE : T_FALSE, 0, 0, NULL, 0);
 }
 
@@ -937,6 +1012,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
 			return 1;
 		}
 	}
+	root_mark(rd, T_REAL, n);
 	/* Only the values of known keys are converted: a value of an
 	 * unknown key is only counted. */
 	field *f = value_field(rd);
@@ -1004,6 +1080,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	}
 	if (memchr(s, '\0', n))
 		return stop(rd, "\\u0000 is not allowed in a string");
+	root_mark(rd, T_STRING, n);
 	return scalar(rd, T_STRING, 0, 0, s, n);
 }
 
@@ -1015,6 +1092,7 @@ static int push(reader *rd, int is_object)
 	if (rd->depth >= RJ_MAX_DEPTH)
 		return stop(rd, "maximum parsing depth reached near '%c'",
 			    is_object ? '{' : '[');
+	root_mark(rd, type, 1);
 	int ctx = C_SKIP;
 	if (rd->depth == 0) {
 		ctx = is_object ? C_ROOT : C_SKIP;
@@ -1258,6 +1336,7 @@ static int parse_file(reader *rd, const char *path)
 		err = PPCC_ENOMEM;
 		goto out;
 	}
+	rd->h = h;
 	long line = 1, col = 1;  /* at the start of buf */
 	uint64_t total = 0;
 	size_t n = 0;
@@ -1277,6 +1356,9 @@ static int parse_file(reader *rd, const char *path)
 			err = PPCC_EINPUT;
 			goto out;
 		}
+		rd->blk = buf;
+		rd->blk_line = line;
+		rd->blk_col = col;
 		s = yajl_parse(h, (const unsigned char *)buf, n);
 		if (s != yajl_status_ok)
 			break;
@@ -1293,6 +1375,9 @@ static int parse_file(reader *rd, const char *path)
 	}
 	size_t at = n;
 	if (s == yajl_status_ok) {
+		rd->blk = NULL; /* yajl finishes on a buffer of its own */
+		rd->blk_line = line;
+		rd->blk_col = col;
 		n = 0;
 		s = yajl_complete_parse(h);
 		at = 0;
@@ -1330,11 +1415,20 @@ out:
 
 /* ---- from what was read to the plan -------------------------------- */
 
+/* k, reporting at the header key's value, or at the document's start
+ * when the key is missing. */
+static sink *at_key(sink *k, int key)
+{
+	reader *rd = k->rd;
+	k->loc = rd->root[key].type != T_NONE ? &rd->root_at[key] : &rd->top_at;
+	return k;
+}
+
 static int finish(reader *rd, ppcc_plan *out)
 {
 	ppcc_arena *a = rd->a;
 	ppcc_schedule *s = &out->best.schedule;
-	sink now = {rd, NULL, NULL};
+	sink now = {rd, NULL, NULL, &rd->top_at};
 	const field *R = rd->root;
 	static const pathref top_ = {P_TOP, 0, 0, NULL};
 	const pathref *top = &top_;
@@ -1343,32 +1437,37 @@ static int finish(reader *rd, ppcc_plan *out)
 		complain(&now, "(document)", "expected an object");
 		return 0;
 	}
-	const field *fmt = member(&now, &R[R_FORMAT], top, "format", T_STRING);
+	const field *fmt = member(at_key(&now, R_FORMAT), &R[R_FORMAT], top, "format",
+				  T_STRING);
 	if (fmt && strcmp(fmt->s, "ppcc-schedule") != 0)
-		complain(&now, "format", "expected \"ppcc-schedule\"");
-	s->version = (int32_t)int_member(&now, &R[R_VERSION], top, "version", 1,
+		complain(at_key(&now, R_FORMAT), "format", "expected \"ppcc-schedule\"");
+	s->version = (int32_t)int_member(at_key(&now, R_VERSION), &R[R_VERSION], top, "version", 1,
 					 PPCC_SCHEDULE_VERSION);
-	const field *kind = member(&now, &R[R_SCHEDULE], top, "schedule", T_STRING);
+	const field *kind = member(at_key(&now, R_SCHEDULE), &R[R_SCHEDULE], top,
+				   "schedule", T_STRING);
 	if (kind && (s->kind = ppcc_schedule_kind_parse(kind->s)) < 0) {
 		char kinds[256], msg[300];
 		ppcc_sched_kind_list(kinds, sizeof kinds, " or ");
 		snprintf(msg, sizeof msg, "expected %s", kinds);
-		complain(&now, "schedule", msg);
+		complain(at_key(&now, R_SCHEDULE), "schedule", msg);
 	}
 	/* Bounds keep p * v and later arrays of p * v * m entries sane. */
-	s->n_ranks = (int32_t)int_member(&now, &R[R_STAGES], top, "stages", 1, 1 << 16);
-	s->n_chunks = (int32_t)int_member(&now, &R[R_CHUNKS], top, "chunks", 1, 1 << 10);
-	s->n_microbatches = (int32_t)int_member(&now, &R[R_MICRO], top, "microbatches",
-						1, 1 << 24);
+	s->n_ranks = (int32_t)int_member(at_key(&now, R_STAGES), &R[R_STAGES], top,
+					 "stages", 1, 1 << 16);
+	s->n_chunks = (int32_t)int_member(at_key(&now, R_CHUNKS), &R[R_CHUNKS], top,
+					  "chunks", 1, 1 << 10);
+	s->n_microbatches = (int32_t)int_member(at_key(&now, R_MICRO), &R[R_MICRO], top,
+						"microbatches", 1, 1 << 24);
 	if (rd->bad)
 		return 0;
 	s->n_stages = s->n_ranks * s->n_chunks;
 	if ((int64_t)s->n_stages * s->n_microbatches > (1LL << 28)) {
-		complain(&now, "microbatches", "stages x chunks x microbatches is too large");
+		complain(at_key(&now, R_MICRO), "microbatches",
+			 "stages x chunks x microbatches is too large");
 		return 0;
 	}
 	if (R[R_VSTAGES].type != T_NONE &&
-	    int_member(&now, &R[R_VSTAGES], top, "virtual_stages", s->n_stages,
+	    int_member(at_key(&now, R_VSTAGES), &R[R_VSTAGES], top, "virtual_stages", s->n_stages,
 		       s->n_stages) != s->n_stages)
 		return 0;
 	out->model_name = ppcc_arena_strdup(a, R[R_MODEL].type == T_STRING
@@ -1377,9 +1476,9 @@ static int finish(reader *rd, ppcc_plan *out)
 		return PPCC_ENOMEM;
 
 	/* the partition */
-	if (member(&now, &R[R_PARTITION], top, "partition", T_ARRAY)) {
+	if (member(at_key(&now, R_PARTITION), &R[R_PARTITION], top, "partition", T_ARRAY)) {
 		if (rd->partition_entries != s->n_stages) {
-			complain(&now, "partition", "expected one entry per virtual stage");
+			complain(at_key(&now, R_PARTITION), "partition", "expected one entry per virtual stage");
 		} else {
 			held_report(rd, &rd->part_msgs, "partition");
 			ppcc_stage_info *st = ppcc_arena_alloc(a, (size_t)s->n_stages, sizeof *st);
@@ -1396,9 +1495,9 @@ static int finish(reader *rd, ppcc_plan *out)
 	}
 
 	/* the ranks */
-	if (member(&now, &R[R_RANKS], top, "ranks", T_ARRAY)) {
+	if (member(at_key(&now, R_RANKS), &R[R_RANKS], top, "ranks", T_ARRAY)) {
 		if (rd->rank_entries != s->n_ranks) {
-			complain(&now, "ranks", "expected one entry per rank (stages)");
+			complain(at_key(&now, R_RANKS), "ranks", "expected one entry per rank (stages)");
 		} else {
 			held_report(rd, &rd->rank_msgs, "ranks");
 			ppcc_rank_schedule *rs = ppcc_arena_alloc(a, (size_t)s->n_ranks,
@@ -1421,7 +1520,8 @@ static int finish(reader *rd, ppcc_plan *out)
 		const char *t = R[R_FINGERPRINT].type == T_STRING ? R[R_FINGERPRINT].s : NULL;
 		int ok = t && strlen(t) == 16 && strspn(t, "0123456789abcdef") == 16;
 		if (!ok) {
-			complain(&now, "fingerprint", "expected 16 lower-case hexadecimal digits");
+			complain(at_key(&now, R_FINGERPRINT), "fingerprint",
+				 "expected 16 lower-case hexadecimal digits");
 			s->fingerprint = ppcc_schedule_fingerprint(s);
 		} else {
 			s->fingerprint = strtoull(t, NULL, 16);
@@ -1435,7 +1535,7 @@ static int finish(reader *rd, ppcc_plan *out)
 			last = s->stages[i].last_layer + 1;
 	out->n_layers = last;
 	if (R[R_LAYERS].type == T_ARRAY && rd->n_names < (size_t)last)
-		complain(&now, "layers", "fewer names than the partition's layers");
+		complain(at_key(&now, R_LAYERS), "layers", "fewer names than the partition's layers");
 	if (R[R_LAYERS].type == T_ARRAY && rd->n_names >= (size_t)last &&
 	    rd->n_names < INT32_MAX) {
 		int n = (int)rd->n_names;

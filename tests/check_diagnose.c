@@ -22,6 +22,7 @@
 
 #include "ppcc.h"
 #include "ppcc/runtime.h"
+#include "flight_synth.h"
 #include "rt_pipe.h"
 #include "testutil.h"
 
@@ -784,6 +785,110 @@ START_TEST(diagnosis_shows_escapes_and_bidi_controls_visibly)
 }
 END_TEST
 
+/* A job of 16,384 ranks (four times the 4,096 diagnose once refused)
+ * caught hanging: diagnose names the rank inside a forward at the end of
+ * a chain of 9,000 waits, and the cycle when every rank waits on the
+ * next.  What it answers is checked, not how fast. */
+START_TEST(job_of_16384_ranks_is_diagnosed)
+{
+	enum { RANKS = 16384, HOLDER = 9000 };
+	for (int shape = SYNTH_HOLDER; shape <= SYNTH_CYCLE; shape++) {
+		char *dir = tu_mkdtemp();
+		ck_assert_int_eq(synth_job(dir, RANKS, shape, HOLDER), 0);
+		tu_run r;
+		diagnose(&r, dir, "-f", "json", NULL);
+		ck_assert_msg(r.status == 0, "exit %d: %.2000s", r.status, r.err);
+		json_error_t jerr;
+		json_t *o = json_loads(r.out, 0, &jerr);
+		ck_assert_msg(o, "%s", jerr.text);
+		json_t *cause = json_object_get(o, "cause");
+		const char *kind = json_string_value(json_object_get(cause, "kind"));
+		const char *text = json_string_value(json_object_get(cause, "text"));
+		int rank = (int)json_integer_value(json_object_get(cause, "rank"));
+		ck_assert_int_eq(json_integer_value(json_object_get(o, "ranks")), RANKS);
+		ck_assert_int_eq(json_array_size(json_object_get(o, "records")), RANKS);
+		ck_assert_int_eq(json_array_size(json_object_get(o, "missing")), 0);
+		json_t *recs = json_object_get(o, "records");
+		ck_assert_int_eq(json_integer_value(json_object_get(
+			json_array_get(recs, RANKS - 1), "rank")), RANKS - 1);
+		if (shape == SYNTH_HOLDER) {
+			ck_assert_int_eq(json_array_size(json_object_get(o, "waits")),
+					 RANKS - 1);
+			ck_assert_str_eq(kind, "hang");
+			ck_assert_int_eq(rank, HOLDER);
+			ck_assert_str_eq(text, "rank 9000 holds everyone up: it has been "
+					 "inside forward of stage 9000 mb 3 for 5.000 s "
+					 "(step 0, timeout 600.000 s); rank 0 waits RECV_B "
+					 "stage 0 mb 2 from rank 1");
+		} else {
+			ck_assert_int_eq(json_array_size(json_object_get(o, "waits")), RANKS);
+			ck_assert_str_eq(kind, "deadlock");
+			ck_assert_int_eq(rank, 1);
+			ck_assert_msg(strncmp(text, "the ranks wait for each other in a "
+					      "cycle: 1 -> 2 -> 3 -> 4 -> ", 62) == 0,
+				      "%s", text);
+			ck_assert_msg(strstr(text, "; rank 0 waits RECV_B stage 0 mb 2 "
+					     "from rank 1"), "%s", text);
+		}
+		json_decref(o);
+		tu_run_free(&r);
+		tu_rmtree(dir);
+		free(dir);
+	}
+}
+END_TEST
+
+/* Every rank and peer a record names must be one of the job's ranks (a
+ * peer -1, none, only for a compute): a record that names another is
+ * refused at the line and column of the number, with the job's size. */
+START_TEST(records_naming_a_rank_outside_the_job_are_refused)
+{
+	char *dir = tu_mkdtemp();
+	char t0[32];
+	snprintf(t0, sizeof t0, "%lld.000000", SYNTH_T0);
+	struct {
+		int rank;
+		long long ranks;
+		const char *current, *extra, *expect;
+	} cases[] = {
+		{2, 4, "7 RECV_F 2 1 2147483647 ", NULL,
+		 "rank-00002.flight:13:22: error: peer 2147483647 outside the job's 4 ranks\n"},
+		{1, 4, "9 RECV_B 1 2 2 ", "message 9 SEND_F 1 0 4 1.000000 -\n",
+		 "rank-00001.flight:24:22: error: peer 4 outside the job's 4 ranks\n"},
+		{3, 4, "6 RECV_F 3 3 -1 ", NULL,
+		 "rank-00003.flight:13:22: error: peer -1 outside the job's 4 ranks\n"},
+		{0, 4, "9 RECV_B 0 2 1 ", "action 5 B 0 0 -7 1.000000 2.000000\n",
+		 "rank-00000.flight:24:16: error: peer -7 outside the job's 4 ranks\n"},
+		{0, 2000000, "9 RECV_B 0 2 1 ", NULL,
+		 "rank-00000.flight:3:7: error: a job of 2000000 ranks; ppcc diagnoses "
+		 "jobs of 1 to 1048576 ranks\n"},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		ck_assert_int_eq(synth_job(dir, 4, SYNTH_HOLDER, 2), 0);
+		char current[128];
+		snprintf(current, sizeof current, "%s%s", cases[k].current, t0);
+		ck_assert_int_eq(synth_record(dir, cases[k].rank, cases[k].ranks,
+					      current, cases[k].extra), 0);
+		tu_run r;
+		diagnose(&r, dir, NULL, NULL, NULL);
+		const char *at = strstr(r.err, "rank-0000");
+		ck_assert_msg(r.status == 1 && !r.out[0] && at &&
+			      strcmp(at, cases[k].expect) == 0,
+			      "case %zu: exit %d\n%s\n%s", k, r.status, r.err, r.out);
+		tu_run_free(&r);
+	}
+	/* the job itself is fine */
+	ck_assert_int_eq(synth_job(dir, 4, SYNTH_HOLDER, 2), 0);
+	tu_run r;
+	diagnose(&r, dir, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "cause: rank 2 holds everyone up: "),
+		      "exit %d\n%s\n%s", r.status, r.err, r.out);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* The EXAMPLES of ppcc(1) and README.md show `ppcc diagnose
  * examples/hang` (records of a real run): every line ppcc prints is
  * there, in order. */
@@ -847,6 +952,8 @@ Suite *suite_diagnose(void)
 	tcase_add_test(tc, bad_and_partial_records_are_located_errors);
 	tcase_add_test(tc, diagnosis_shows_escapes_and_bidi_controls_visibly);
 	tcase_add_test(tc, man_page_example_matches_what_ppcc_prints);
+	tcase_add_test(tc, job_of_16384_ranks_is_diagnosed);
+	tcase_add_test(tc, records_naming_a_rank_outside_the_job_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

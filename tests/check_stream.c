@@ -378,7 +378,7 @@ START_TEST(reader_holds_back_errors_until_the_header_is_known)
 		  "\"format\": \"ppcc-schedule\", \"version\": 6, \"schedule\": \"gpipe\", "
 		  "\"stages\": 1, \"chunks\": 1, \"microbatches\": 1, \"partition\": " PART "}");
 	ck_assert_int_eq(r.status, PPCC_EINPUT);
-	ck_assert_str_eq(r.diag.text, "0:0: error: version: 6 is out of range [1, 5]\n");
+	ck_assert_str_eq(r.diag.text, "1:90: error: version: 6 is out of range [1, 5]\n");
 	ppcc_arena_free(r.a);
 	read_text(&r, dir, "bad-rank.json",
 		  "{\"format\": \"ppcc-schedule\", \"version\": 1, \"schedule\": \"gpipe\", "
@@ -491,6 +491,67 @@ START_TEST(reader_places_an_error_across_read_blocks)
 }
 END_TEST
 
+/* The header's errors are placed at their value's line and column, a
+ * missing key at the document's '{', a value past the first block of
+ * 256 KiB (a number begun in one block and ended in the next, a string
+ * with escaped quotes) as exactly as one in it. */
+START_TEST(reader_places_header_errors_at_their_values)
+{
+	char *dir = tu_mkdtemp();
+	read_result r;
+	read_text(&r, dir, "header.json",
+		  "{\n"
+		  "  \"format\": \"ppcc-schedule\",\n"
+		  "  \"version\":   6,\n"
+		  "  \"schedule\": \"gp\\\"ipe\",\n"
+		  "  \"stages\": true, \"chunks\": 1, \"microbatches\": 0,\n"
+		  "  \"partition\": [], \"ranks\": []\n"
+		  "}\n");
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	ck_assert_str_eq(r.diag.text,
+			 "3:16: error: version: 6 is out of range [1, 5]\n"
+			 "4:15: error: schedule: expected gpipe, 1f1b, interleaved, "
+			 "zb-h1, zb-h2, zb-v, zb-interleaved, auto or dualpipe-v\n"
+			 "5:13: error: stages: expected an integer\n"
+			 "5:48: error: microbatches: 0 is out of range [1, 16777216]\n");
+	ppcc_arena_free(r.a);
+	read_text(&r, dir, "counts.json",
+		  "{\"format\": \"ppcc-schedule\", \"version\": 1, \"schedule\": \"gpipe\",\n"
+		  " \"stages\": 1, \"chunks\": 1, \"microbatches\": 1,\n"
+		  " \"partition\": [], \"ranks\": {}}");
+	ck_assert_str_eq(r.diag.text,
+			 "3:15: error: partition: expected one entry per virtual stage\n"
+			 "3:28: error: ranks: expected an array\n");
+	ppcc_arena_free(r.a);
+	read_text(&r, dir, "missing.json", "\n  {\"format\": \"ppcc-schedule\", "
+		  "\"version\": 1, \"schedule\": \"gpipe\", \"chunks\": 1, "
+		  "\"microbatches\": 1}");
+	ck_assert_str_eq(r.diag.text, "2:3: error: stages: missing\n");
+	ppcc_arena_free(r.a);
+	/* "version": 12345 with its digits either side of byte 2^18 */
+	size_t block = (size_t)1 << 18;
+	char *text = malloc(block + 200);
+	ck_assert_ptr_nonnull(text);
+	const char *head = "{\"model\": \"", *tail = "\",\n\"version\": 1";
+	size_t len = strlen(head), pad = block - len - strlen(tail);
+	memcpy(text, head, len);
+	memset(text + len, 'm', pad);
+	len += pad;
+	snprintf(text + len, 200, "\",\n\"version\": 12345, \"format\": "
+		 "\"ppcc-schedule\", \"schedule\": \"x\\\\\\\"y\"}");
+	ck_assert(strstr(text, "12345") - text == (ptrdiff_t)block - 1);
+	read_text(&r, dir, "across.json", text);
+	ck_assert_msg(strstr(r.diag.text, "2:12: error: version: 12345 is out of "
+			     "range [1, 5]\n") == r.diag.text, "%s", r.diag.text);
+	ck_assert_msg(strstr(r.diag.text, "\n2:58: error: schedule: expected "),
+		      "%s", r.diag.text);
+	ppcc_arena_free(r.a);
+	free(text);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* The hostile-input limits: nesting, NUL, numbers out of range. */
 START_TEST(reader_keeps_the_hostile_input_limits)
 {
@@ -527,7 +588,7 @@ START_TEST(reader_keeps_the_hostile_input_limits)
 		read_text(&r, dir, "deep", deep);
 		if (k == 0) {
 			/* an array at the top: read, then refused as not an object */
-			ck_assert_str_eq(r.diag.text, "0:0: error: (document): expected an object\n");
+			ck_assert_str_eq(r.diag.text, "1:1: error: (document): expected an object\n");
 		} else {
 			ck_assert_str_eq(r.diag.text,
 					 "1:2049: error: maximum parsing depth reached near '['\n");
@@ -564,6 +625,7 @@ Suite *suite_stream(void)
 	tcase_add_test(r, reader_reports_a_string_field_of_an_action_as_that_field);
 	tcase_add_test(r, reader_refuses_duplicate_keys_at_any_depth);
 	tcase_add_test(r, reader_places_an_error_across_read_blocks);
+	tcase_add_test(r, reader_places_header_errors_at_their_values);
 	tcase_add_test(r, reader_keeps_the_hostile_input_limits);
 	suite_add_tcase(s, r);
 	return s;
