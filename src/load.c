@@ -858,6 +858,8 @@ static void list_words(char *buf, size_t cap, const char *const *known)
 /* Opens the mapping `value` (under key, or a sequence item when key is
  * NULL) as a section, reporting a value that is not a mapping and every
  * key it has that is not in known. */
+static void unread_reals(loader *L, const node *n);
+
 static int sec_open(section *out, loader *L, const section *parent,
 		    const node *key, const char *name, const node *value,
 		    const char *const *known)
@@ -920,6 +922,8 @@ static int sec_open(section *out, loader *L, const section *parent,
 			    "unknown key '%s'%s; expected %s", text, where,
 			    words);
 		}
+		if (k->next)
+			unread_reals(L, k->next);
 	}
 	return 0;
 }
@@ -1038,6 +1042,28 @@ static int parse_decimal(const node *v, double *out)
 		return -1;
 	*out = x;
 	return 1;
+}
+
+/* A value that is not read (an unknown key's, an ignored section's) is
+ * still held to the rule for numbers: a plain decimal beyond a double's
+ * range is an error at its place, whatever holds it (ppcc(5)).  The
+ * recursion is bounded by LOAD_MAX_DEPTH. */
+static void unread_reals(loader *L, const node *n)
+{
+	double x;
+	if (n->kind == NODE_SCALAR) {
+		if (parse_decimal(n, &x) < 0) {
+			char text[SHOW_CHARS * 4 + 16];
+			show_text(text, sizeof text, n->text, n->len);
+			say(L, PPCC_SEV_ERROR, &n->loc,
+			    "number '%s' overflows or underflows a double; "
+			    "give 0 or one from about 2.3e-308 to 1.7e308 in "
+			    "size", text);
+		}
+		return;
+	}
+	for (const node *c = n->first; c; c = c->next)
+		unread_reals(L, c);
 }
 
 typedef enum num_kind { NUM_POSITIVE, NUM_NONNEG, NUM_FRACTION } num_kind;
@@ -1810,10 +1836,11 @@ int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 		if ((v = sec_get(&top, "pipeline", &k)))
 			read_pipeline(&out->pipeline, &L, &top, k, v);
 		v = sec_get(&top, "cluster", &k);
-		if (v && cluster_path)
+		if (v && cluster_path) {
 			say(&L, PPCC_SEV_WARNING, &k->loc,
 			    "cluster ignored: the cluster comes from %s", cname);
-		else if (v)
+			unread_reals(&L, v);
+		} else if (v)
 			read_cluster(&out->cluster, &L, &top, k, v);
 		else if (!cluster_path)
 			sec_missing(&top, "cluster");
@@ -1825,10 +1852,12 @@ int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 		ctop.where = (ppcc_loc){cname, 0, 0};
 		for (const char *const *sk = top_keys; *sk; sk++)
 			if (strcmp(*sk, "cluster") != 0 &&
-			    sec_get(&ctop, *sk, &k))
+			    (v = sec_get(&ctop, *sk, &k))) {
 				say(&L, PPCC_SEV_WARNING, &k->loc,
 				    "%s ignored: only the cluster is read from "
 				    "a cluster file", *sk);
+				unread_reals(&L, v);
+			}
 		if ((v = sec_get(&ctop, "cluster", &k)))
 			read_cluster(&out->cluster, &L, &ctop, k, v);
 		else
