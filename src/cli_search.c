@@ -65,7 +65,11 @@ static int sr_count(const char *s, long *out)
 
 static const char *const recompute_names[] = {"none", "selective", "full"};
 
-static int parse_fix(ppcc_search_fix *fx, const char *arg)
+/* One --fix KEY=VALUE into *fx: 0; -1 when it is not one; -2 when the
+ * dimension is already fixed to another value, *was then that one as
+ * KEY=VALUE.  The same value twice is taken. */
+static int parse_fix(ppcc_search_fix *fx, const char *arg, char *was,
+		     size_t was_size)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq)
@@ -73,45 +77,55 @@ static int parse_fix(ppcc_search_fix *fx, const char *arg)
 	size_t k = (size_t)(eq - arg);
 	const char *val = eq + 1;
 	long n = 0;
+	int *slot, unset = 0, v;
 #define KEY(name) (k == strlen(name) && strncmp(arg, name, k) == 0)
 	if (KEY("schedule")) {
-		int kind = ppcc_schedule_kind_parse(val);
-		if (kind < 0)
+		if ((v = ppcc_schedule_kind_parse(val)) < 0)
 			return -1;
-		fx->kind = kind;
-		return 0;
-	}
-	if (KEY("recompute")) {
-		for (int r = 0; r < 3; r++)
-			if (strcmp(val, recompute_names[r]) == 0) {
-				fx->recompute = r;
-				return 0;
-			}
-		return -1;
-	}
-	if (KEY("zero")) {
+		slot = &fx->kind, unset = -1;
+	} else if (KEY("recompute")) {
+		for (v = 0; v < 3 && strcmp(val, recompute_names[v]) != 0; v++)
+			;
+		if (v == 3)
+			return -1;
+		slot = &fx->recompute, unset = -1;
+	} else if (KEY("zero")) {
 		if (strlen(val) != 1 || val[0] < '0' || val[0] > '3')
 			return -1;
-		fx->zero = val[0] - '0';
-		return 0;
+		v = val[0] - '0';
+		slot = &fx->zero, unset = -1;
+	} else {
+		if (sr_count(val, &n) < 0)
+			return -1;
+		v = (int)n;
+		if (KEY("tensor_parallel"))
+			slot = &fx->tensor_parallel;
+		else if (KEY("stages"))
+			slot = &fx->stages;
+		else if (KEY("data_parallel"))
+			slot = &fx->data_parallel;
+		else if (KEY("context_parallel"))
+			slot = &fx->context_parallel;
+		else if (KEY("chunks"))
+			slot = &fx->chunks;
+		else if (KEY("micro_batch_size"))
+			slot = &fx->micro_batch_size;
+		else
+			return -1;
 	}
-	if (sr_count(val, &n) < 0)
-		return -1;
-	if (KEY("tensor_parallel"))
-		fx->tensor_parallel = (int)n;
-	else if (KEY("stages"))
-		fx->stages = (int)n;
-	else if (KEY("data_parallel"))
-		fx->data_parallel = (int)n;
-	else if (KEY("context_parallel"))
-		fx->context_parallel = (int)n;
-	else if (KEY("chunks"))
-		fx->chunks = (int)n;
-	else if (KEY("micro_batch_size"))
-		fx->micro_batch_size = (int)n;
-	else
-		return -1;
+	if (*slot != unset && *slot != v) {
+		if (KEY("schedule"))
+			snprintf(was, was_size, "schedule=%s",
+				 ppcc_schedule_kind_name(*slot));
+		else if (KEY("recompute"))
+			snprintf(was, was_size, "recompute=%s",
+				 recompute_names[*slot]);
+		else
+			snprintf(was, was_size, "%.*s=%d", (int)k, arg, *slot);
+		return -2;
+	}
 #undef KEY
+	*slot = v;
 	return 0;
 }
 
@@ -513,14 +527,23 @@ int ppcc_cli_search(int argc, char **argv)
 						optarg);
 			so.top = (int)n;
 			break;
-		case O_FIX:
-			if (parse_fix(&so.fix, optarg) < 0)
+		case O_FIX: {
+			char was[64], msg[160];
+			int fixed = parse_fix(&so.fix, optarg, was, sizeof was);
+			if (fixed == -2) {
+				/* was is a key and a name or number: no '%' */
+				snprintf(msg, sizeof msg, "--fix: '%s' and '%%s' "
+					 "fix the same dimension; give one", was);
+				return sr_usage(msg, optarg);
+			}
+			if (fixed < 0)
 				return sr_usage("--fix: '%s' is not KEY=VALUE with a "
 						"pipeline key (schedule, stages, chunks, "
 						"tensor_parallel, data_parallel, "
 						"context_parallel, zero) or micro_batch_size, "
 						"recompute", optarg);
 			break;
+		}
 		case O_MEM: {
 			char *end;
 			double g = strtod(optarg, &end);

@@ -26,6 +26,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -172,9 +173,14 @@ static double dg_secs(dg_reader *r, char **pos, const char *what)
 	}
 	if (strcmp(t, "-") == 0)
 		return -1;
+	errno = 0;
 	double v = strtod(t, &end);
-	if (*end || v < 0)
+	/* NaN, an infinity and 1e400 (ERANGE) would make every duration
+	 * derived from them meaningless */
+	if (*end || errno == ERANGE || !(v >= 0 && v <= DBL_MAX)) {
 		dg_err(r, t, "expected seconds for %s, got '%s'", what, t);
+		return -1;
+	}
 	return v;
 }
 

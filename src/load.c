@@ -58,6 +58,9 @@
  * range the cost model can compute is config_check.c's). */
 #define MAX_DEVICE_TFLOPS 10000.0
 #define MAX_DEVICE_MEMORY_GIB 4096.0
+/* The most memory_gib or reserved_gib taken (an error above): 1 PiB, so
+ * that every sum and product of bytes the planner forms stays finite. */
+#define LOAD_MAX_MEMORY_GIB 1048576.0
 
 /* snprintf whose truncation is intended: messages and paths are cut at
  * their buffers' sizes. */
@@ -855,6 +858,8 @@ static void list_words(char *buf, size_t cap, const char *const *known)
 /* Opens the mapping `value` (under key, or a sequence item when key is
  * NULL) as a section, reporting a value that is not a mapping and every
  * key it has that is not in known. */
+static void unread_reals(loader *L, const node *n);
+
 static int sec_open(section *out, loader *L, const section *parent,
 		    const node *key, const char *name, const node *value,
 		    const char *const *known)
@@ -917,6 +922,8 @@ static int sec_open(section *out, loader *L, const section *parent,
 			    "unknown key '%s'%s; expected %s", text, where,
 			    words);
 		}
+		if (k->next)
+			unread_reals(L, k->next);
 	}
 	return 0;
 }
@@ -1035,6 +1042,28 @@ static int parse_decimal(const node *v, double *out)
 		return -1;
 	*out = x;
 	return 1;
+}
+
+/* A value that is not read (an unknown key's, an ignored section's) is
+ * still held to the rule for numbers: a plain decimal beyond a double's
+ * range is an error at its place, whatever holds it (ppcc(5)).  The
+ * recursion is bounded by LOAD_MAX_DEPTH. */
+static void unread_reals(loader *L, const node *n)
+{
+	double x;
+	if (n->kind == NODE_SCALAR) {
+		if (parse_decimal(n, &x) < 0) {
+			char text[SHOW_CHARS * 4 + 16];
+			show_text(text, sizeof text, n->text, n->len);
+			say(L, PPCC_SEV_ERROR, &n->loc,
+			    "number '%s' overflows or underflows a double; "
+			    "give 0 or one from about 2.3e-308 to 1.7e308 in "
+			    "size", text);
+		}
+		return;
+	}
+	for (const node *c = n->first; c; c = c->next)
+		unread_reals(L, c);
 }
 
 typedef enum num_kind { NUM_POSITIVE, NUM_NONNEG, NUM_FRACTION } num_kind;
@@ -1371,7 +1400,22 @@ static void read_model(ppcc_model *out, loader *L, const section *top,
  * a time measured on t devices is t devices' worth of FLOPs. */
 static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
 {
+	int measured = 0;
 	out->micro_batch_size = 1;
+	/* named, it must name a group, whether or not times use it (a
+	 * transformer's costs are FLOPs) */
+	if (L->measured_on) {
+		measured = -1;
+		for (int g = 0; g < c->n_groups && measured < 0; g++)
+			if (strcmp(c->groups[g].name, L->measured_on) == 0)
+				measured = g;
+		if (measured < 0) {
+			say(L, PPCC_SEV_ERROR, &L->measured_on_loc,
+			    "model.measured_on: no device group is named '%.40s'",
+			    L->measured_on);
+			return PPCC_EINPUT;
+		}
+	}
 	if (L->has_transformer) {
 		out->edge_layers = 1;
 		out->micro_batch_size = L->tf.micro_batch_size;
@@ -1384,19 +1428,6 @@ static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
 		out->transformer_loc = L->tf_loc;
 		return ppcc_transformer_expand(&out->layers, &out->n_layers,
 					       L->a, &L->tf, L->tf_loc);
-	}
-	int measured = 0;
-	if (L->measured_on) {
-		measured = -1;
-		for (int g = 0; g < c->n_groups && measured < 0; g++)
-			if (strcmp(c->groups[g].name, L->measured_on) == 0)
-				measured = g;
-		if (measured < 0) {
-			say(L, PPCC_SEV_ERROR, &L->measured_on_loc,
-			    "model.measured_on: no device group is named '%.40s'",
-			    L->measured_on);
-			return PPCC_EINPUT;
-		}
 	}
 	int n = 0;
 	for (int i = 0; i < L->n_items; i++)
@@ -1444,11 +1475,32 @@ static const char *const group_keys[] = {"name", "count", "tflops",
 static const char *const links_keys[] = {"intra_node", "inter_node", NULL};
 static const char *const link_keys[] = {"bandwidth_gb_s", "latency_us", NULL};
 
+/* A size in GiB, at most LOAD_MAX_MEMORY_GIB (else reported, -1). */
+static int sec_gib(const section *s, const char *key, num_kind kind,
+		   int required, double *out)
+{
+	int r = sec_number(s, key, kind, required, out);
+	if (r == 1 && *out > LOAD_MAX_MEMORY_GIB) {
+		char path[PATH_CAP];
+		key_path(path, s, key);
+		say(s->L, PPCC_SEV_ERROR, &sec_get(s, key, NULL)->loc,
+		    "%s: %.10g GiB is more than ppcc can plan with; the largest "
+		    "accepted is %.0f (1 PiB)", path, *out,
+		    LOAD_MAX_MEMORY_GIB);
+		return -1;
+	}
+	return r;
+}
+
+/* A device's name when none is given (a group's name, required, is this
+ * pointer only when it was not read). */
+static const char default_device_name[] = "device";
+
 static void read_device(ppcc_device_group *g, const section *s, int is_group)
 {
 	char path[PATH_CAP];
 	g->efficiency = 1.0;
-	g->name = "device";
+	g->name = default_device_name;
 	g->memory_bandwidth = DEFAULT_MEMORY_BANDWIDTH_GB_S * 1e9;
 	sec_string(s, "name", is_group, &g->name);
 	if (is_group)
@@ -1461,7 +1513,7 @@ static void read_device(ppcc_device_group *g, const section *s, int is_group)
 		    "dense 16-bit)", path, g->tflops, MAX_DEVICE_TFLOPS);
 	}
 	sec_number(s, "efficiency", NUM_FRACTION, 0, &g->efficiency);
-	if (sec_number(s, "memory_gib", NUM_POSITIVE, 1, &g->memory_bytes) == 1) {
+	if (sec_gib(s, "memory_gib", NUM_POSITIVE, 1, &g->memory_bytes) == 1) {
 		if (g->memory_bytes > MAX_DEVICE_MEMORY_GIB) {
 			key_path(path, s, "memory_gib");
 			say(s->L, PPCC_SEV_WARNING,
@@ -1493,6 +1545,30 @@ static void read_link(ppcc_link *out, loader *L, const section *links,
 		out->latency *= 1e-6;
 }
 
+/* Group i's name must not be an earlier group's: measured_on and the
+ * messages name groups. */
+static void group_name_once(const ppcc_device_group *groups, int i,
+			    const section *gs)
+{
+	const node *v = sec_get(gs, "name", NULL);
+	if (!v || v->kind != NODE_SCALAR)
+		return;
+	if (groups[i].name != v->text)
+		return; /* not read: reported already */
+	for (int j = 0; j < i; j++)
+		if (groups[j].name != default_device_name &&
+		    strcmp(groups[j].name, groups[i].name) == 0) {
+			char path[PATH_CAP];
+			key_path(path, gs, "name");
+			say(gs->L, PPCC_SEV_ERROR, &v->loc,
+			    "%s: duplicate group name '%.40s' (first at line %d, "
+			    "column %d, cluster.groups[%d]); give each group its "
+			    "own name", path, groups[i].name, groups[j].loc.line,
+			    groups[j].loc.col, j);
+			return;
+		}
+}
+
 static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 			 const node *key, const node *value)
 {
@@ -1513,8 +1589,8 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 				    &devices, NULL);
 	sec_int(&s, "devices_per_node", 1, PPCC_MAX_COUNT, 0,
 		&out->devices_per_node, NULL);
-	if (sec_number(&s, "reserved_gib", NUM_NONNEG, 0,
-		       &out->reserved_bytes) == 1)
+	if (sec_gib(&s, "reserved_gib", NUM_NONNEG, 0,
+		    &out->reserved_bytes) == 1)
 		out->reserved_bytes *= 1073741824.0;
 	const node *lv = sec_get(&s, "links", &k);
 	section links = {.L = L};
@@ -1566,8 +1642,10 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 			char name[32];
 			textf(name, sizeof name, ".groups[%d]", i);
 			groups[i].loc = item->loc;
-			if (sec_open(&gs, L, &s, NULL, name, item, group_keys) == 0)
+			if (sec_open(&gs, L, &s, NULL, name, item, group_keys) == 0) {
 				read_device(&groups[i], &gs, 1);
+				group_name_once(groups, i, &gs);
+			}
 			sum += groups[i].count;
 		}
 	}
@@ -1758,10 +1836,11 @@ int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 		if ((v = sec_get(&top, "pipeline", &k)))
 			read_pipeline(&out->pipeline, &L, &top, k, v);
 		v = sec_get(&top, "cluster", &k);
-		if (v && cluster_path)
+		if (v && cluster_path) {
 			say(&L, PPCC_SEV_WARNING, &k->loc,
 			    "cluster ignored: the cluster comes from %s", cname);
-		else if (v)
+			unread_reals(&L, v);
+		} else if (v)
 			read_cluster(&out->cluster, &L, &top, k, v);
 		else if (!cluster_path)
 			sec_missing(&top, "cluster");
@@ -1773,10 +1852,12 @@ int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 		ctop.where = (ppcc_loc){cname, 0, 0};
 		for (const char *const *sk = top_keys; *sk; sk++)
 			if (strcmp(*sk, "cluster") != 0 &&
-			    sec_get(&ctop, *sk, &k))
+			    (v = sec_get(&ctop, *sk, &k))) {
 				say(&L, PPCC_SEV_WARNING, &k->loc,
 				    "%s ignored: only the cluster is read from "
 				    "a cluster file", *sk);
+				unread_reals(&L, v);
+			}
 		if ((v = sec_get(&ctop, "cluster", &k)))
 			read_cluster(&out->cluster, &L, &ctop, k, v);
 		else

@@ -751,6 +751,33 @@ static const struct option longopts[] = {
 /* The option getopt_long is looking at, for messages. */
 static const char *cur_opt = "";
 
+/* The long name of option c, for messages ("--stages" for -p too). */
+static const char *long_name(int c)
+{
+	for (const struct option *lo = longopts; lo->name; lo++)
+		if (lo->val == c)
+			return lo->name;
+	return "?";
+}
+
+static int count_error(int c, const char *arg)
+{
+	char fmt[96];
+	/* the names hold no '%' */
+	snprintf(fmt, sizeof fmt, "--%s: expected a positive integer, got '%%s'",
+		 long_name(c));
+	return usage_error(fmt, arg);
+}
+
+/* A diagnostic kept for a usage error, in user's KEPT_MAX bytes. */
+#define KEPT_MAX 512
+static void keep_message(ppcc_severity sev, const ppcc_loc *loc,
+			 const char *msg, void *user)
+{
+	(void)sev, (void)loc;
+	snprintf(user, KEPT_MAX, "%s", msg);
+}
+
 /* Applies one option; returns -1 to go on, or the exit code. */
 static int apply_option(cli_options *o, int c, const char *arg)
 {
@@ -806,13 +833,20 @@ static int apply_option(cli_options *o, int c, const char *arg)
 		break;
 	case OPT_WITH_COMMS: o->emit.with_comms = 1; break;
 	case OPT_STANDALONE: o->emit.standalone = 1; break;
-	case OPT_PREFIX: o->emit.prefix = arg; break;
+	case OPT_PREFIX: {
+		char why[KEPT_MAX] = "";
+		ppcc_diag keep = {.fn = keep_message, .user = why};
+		if (ppcc_emit_header_prefix_check(arg, &keep) < 0)
+			return usage_error("--prefix: %s", why);
+		o->emit.prefix = arg;
+		break;
+	}
 	case OPT_MAX_ACTIONS: {
 		char *end;
 		errno = 0;
 		long long v = strtoll(arg, &end, 10);
 		if (errno || end == arg || *end || v < 1)
-			return usage_error("expected a positive integer, got '%s'", arg);
+			return count_error(c, arg);
 		o->max_actions = v;
 		break;
 	}
@@ -843,7 +877,7 @@ static int apply_option(cli_options *o, int c, const char *arg)
 		return usage_error("unknown option '%s'", cur_opt);
 	}
 	if (count && parse_count(arg, count) < 0)
-		return usage_error("expected a positive integer, got '%s'", arg);
+		return count_error(c, arg);
 	return -1;
 }
 

@@ -1618,6 +1618,10 @@ extern int ppcc_dot_force_agwrite;
 extern int ppcc_dot_linear_writes;
 int ppcc_emit_header(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
+/* 0 when prefix can name a header's symbols (what ppcc_emit_header
+ * checks first), else PPCC_EINPUT with a diagnostic saying what it must
+ * be: the CLI refuses a bad --prefix before reading any input. */
+int ppcc_emit_header_prefix_check(const char *prefix, ppcc_diag *d);
 int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,

@@ -994,6 +994,38 @@ static inline int small_integer(const char *s, size_t n, int64_t *out)
 	return 1;
 }
 
+/* Whether a JSON number overflows a double.  One without an exponent and
+ * shorter than DBL_MAX's 309 digits cannot, so only the others are
+ * converted (in the C locale). */
+static int real_overflows(const char *s, size_t n)
+{
+	char buf[64];
+	if (!memchr(s, 'e', n) && !memchr(s, 'E', n) && n < 300)
+		return 0;
+	char *copy = n < sizeof buf ? buf : ppcc_malloc(n + 1);
+	if (!copy)
+		return 0; /* the caller converts nothing: nothing to refuse */
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	errno = 0;
+	locale_t saved = ppcc_locale_enter();
+	double v = strtod(copy, NULL);
+	ppcc_locale_leave(saved);
+	if (copy != buf)
+		ppcc_free(copy);
+	return (v == HUGE_VAL || v == -HUGE_VAL) && errno == ERANGE;
+}
+
+/* A number that is counted but not kept (a time, a value of an unknown
+ * key) is still held to "reals finite". */
+static int number_skipped(reader *rd, const char *s, size_t n, int type)
+{
+	if (type == T_REAL && real_overflows(s, n))
+		return stop(rd, "real number overflow near '%.*s'",
+			    n > 64 ? 64 : (int)n, s);
+	return 1;
+}
+
 static int cb_number(void *ctx, const char *s, size_t n)
 {
 	reader *rd = ctx;
@@ -1004,7 +1036,8 @@ static int cb_number(void *ctx, const char *s, size_t n)
 		const frame *fr = &rd->stack[rd->depth - 1];
 		int64_t v;
 		if (fr->key == K_UNKNOWN)
-			return value_begin(rd, T_REAL);
+			return number_skipped(rd, s, n, T_REAL) &&
+				value_begin(rd, T_REAL);
 		if (small_integer(s, n, &v)) {
 			if (!value_begin(rd, T_INTEGER))
 				return 0;
@@ -1017,7 +1050,8 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	 * unknown key is only counted. */
 	field *f = value_field(rd);
 	if (!f && rd->depth > 0 && rd->stack[rd->depth - 1].is_object)
-		return value_begin(rd, T_REAL);
+		return number_skipped(rd, s, n, T_REAL) &&
+			value_begin(rd, T_REAL);
 	int is_int = 1;
 	for (size_t i = 0; i < n; i++)
 		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') {
@@ -1025,7 +1059,8 @@ static int cb_number(void *ctx, const char *s, size_t n)
 			break;
 		}
 	if (!f && rd->depth > 0)
-		return scalar_at(rd, f, is_int ? T_INTEGER : T_REAL, 0, 0, NULL, 0);
+		return number_skipped(rd, s, n, is_int ? T_INTEGER : T_REAL) &&
+			scalar_at(rd, f, is_int ? T_INTEGER : T_REAL, 0, 0, NULL, 0);
 	if (is_int && n < 19) {
 		/* at most 18 digits: no overflow */
 		size_t i = s[0] == '-';

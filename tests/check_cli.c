@@ -65,6 +65,72 @@ START_TEST(cli_usage_errors_exit_two)
 }
 END_TEST
 
+/* A usage error names the option and the value refused; a bad --prefix
+ * is one (exit 2, before any input is read: x.yaml does not exist), and
+ * so is a --fix of a dimension already fixed to another value. */
+START_TEST(cli_usage_errors_name_the_option)
+{
+	char *tiny = example("tiny.yaml");
+	const struct {
+		const char *argv[10], *first_line;
+	} cases[] = {
+		{{"plan", "x.yaml", "-p", "0"},
+		 "ppcc: --stages: expected a positive integer, got '0'"},
+		{{"plan", "x.yaml", "--microbatches=0"},
+		 "ppcc: --microbatches: expected a positive integer, got '0'"},
+		{{"-v", "x", "plan", "x.yaml"},
+		 "ppcc: --chunks: expected a positive integer, got 'x'"},
+		{{"plan", "x.yaml", "-t", "-1"},
+		 "ppcc: --tensor-parallel: expected a positive integer, got '-1'"},
+		{{"plan", "x.yaml", "--max-actions", "0"},
+		 "ppcc: --max-actions: expected a positive integer, got '0'"},
+		{{"plan", "x.yaml", "-f", "header", "--prefix", "9x"},
+		 "ppcc: --prefix: invalid header prefix '9x': it must be a C "
+		 "identifier of at most 64 characters that starts with a letter, "
+		 "does not end with '_' and holds no '__'"},
+		{{"plan", "x.yaml", "--prefix", "ppcc"},
+		 "ppcc: --prefix: header prefix 'ppcc' would define "
+		 "'PPCC_SCHED_GPIPE', which <ppcc/schedule.h> declares"},
+		{{"search", tiny, "--global-batch", "8", "--fix", "stages=2",
+		  "--fix", "stages=4"},
+		 "ppcc: --fix: 'stages=2' and 'stages=4' fix the same dimension; "
+		 "give one"},
+		{{"search", tiny, "--global-batch", "8", "--fix",
+		  "schedule=gpipe", "--fix", "schedule=1f1b"},
+		 "ppcc: --fix: 'schedule=gpipe' and 'schedule=1f1b' fix the same "
+		 "dimension; give one"},
+		{{"search", tiny, "--global-batch", "8", "--fix", "zero=1",
+		  "--fix", "zero=0"},
+		 "ppcc: --fix: 'zero=1' and 'zero=0' fix the same dimension; "
+		 "give one"},
+		{{"search", tiny, "--global-batch", "8", "--fix",
+		  "recompute=full", "--fix", "recompute=none"},
+		 "ppcc: --fix: 'recompute=full' and 'recompute=none' fix the "
+		 "same dimension; give one"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *argv[12] = {(char *)tu_ppcc()};
+		for (int k = 0; k < 10 && cases[i].argv[k]; k++)
+			argv[k + 1] = (char *)cases[i].argv[k];
+		tu_run r;
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+		size_t n = strlen(cases[i].first_line);
+		ck_assert_msg(r.status == 2 && strncmp(r.err, cases[i].first_line, n) == 0 &&
+			      r.err[n] == '\n', "case %zu: exit %d: %s", i, r.status, r.err);
+		ck_assert_str_eq(r.out, "");
+		tu_run_free(&r);
+	}
+	/* the same value twice is no conflict */
+	tu_run r;
+	RUN(&r, "search", tiny, "--global-batch", "8", "--fix", "stages=2",
+	    "--fix", "stages=2", "--fix", "schedule=1f1b", "--fix",
+	    "schedule=1f1b", "--top", "1", "-f", "json");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"stages\": 2"));
+	tu_run_free(&r);
+}
+END_TEST
+
 START_TEST(cli_plan_writes_output_file)
 {
 	char *dir = tu_mkdtemp();
@@ -275,6 +341,7 @@ Suite *suite_cli(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, cli_help_and_version_exit_zero);
 	tcase_add_test(tc, cli_usage_errors_exit_two);
+	tcase_add_test(tc, cli_usage_errors_name_the_option);
 	tcase_add_test(tc, cli_plan_writes_output_file);
 	tcase_add_test(tc, cli_bad_input_leaves_existing_output_untouched);
 	tcase_add_test(tc, cli_unwritable_output_exits_three);

@@ -656,6 +656,15 @@ START_TEST(bad_and_partial_records_are_located_errors)
 		{"\nwritten ", "\nwritten 12x.5 ",
 		 "rank-00001.flight:9:9: error: expected seconds for the time written, "
 		 "got '12x.5"},
+		/* a time must be finite: strtod takes these */
+		{"\nwritten ", "\nwritten 1e400 ",
+		 "rank-00001.flight:9:9: error: expected seconds for the time written, "
+		 "got '1e400"},
+		{"\nwritten ", "\nwritten nan ",
+		 "rank-00001.flight:9:9: error: expected seconds for the time written, "
+		 "got 'nan"},
+		{"\ntimeout ", "\ntimeout inf ",
+		 "error: expected seconds for the timeout, got 'inf"},
 		{"\nstep ", "\nsteps ", "rank-00001.flight:10:1: error: unknown key 'steps'"},
 		{"ppcc-flight 1", "ppcc-flight 2",
 		 "rank-00001.flight:1:13: error: flight record format 2; this ppcc reads 1"},

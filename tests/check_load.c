@@ -1149,6 +1149,38 @@ START_TEST(loader_takes_cluster_from_cluster_file)
 }
 END_TEST
 
+/* A number beyond a double is refused where it stands even when its value
+ * is never read: under an unknown key (nested too), in the model file's
+ * ignored cluster, in the cluster file's ignored sections. */
+START_TEST(loader_refuses_overflowing_reals_it_does_not_read)
+{
+	loaded r;
+	const char *model = MODEL1 "cluster: {devices: 1, memory_gib: 1e400}\n"
+		"pipeline: {stages: 2, junk: {a: [1, -2e400]}}\n";
+	load_bytes(&r, model, strlen(model),
+		   "pipeline: {stages: 1e-400}\n" CLUSTER4);
+	ck_assert_int_eq(r.status, PPCC_EINPUT);
+	char want[PATH_MAX + 1024];
+	snprintf(want, sizeof want,
+		 "4:1: warning: cluster ignored: the cluster comes from %s\n"
+		 "4:35: number '1e400' overflows or underflows a double; give 0 "
+		 "or one from about 2.3e-308 to 1.7e308 in size\n"
+		 "5:23: unknown key 'junk' in pipeline; expected stages, "
+		 "microbatches, schedule, chunks, group_size, tensor_parallel, "
+		 "data_parallel, context_parallel, global_batch_size, zero, "
+		 "grad_bytes, dp_bucket_mb, or partition\n"
+		 "5:37: number '-2e400' overflows or underflows a double; give 0 "
+		 "or one from about 2.3e-308 to 1.7e308 in size\n"
+		 "cluster.yaml:1:1: warning: pipeline ignored: only the "
+		 "cluster is read from a cluster file\n"
+		 "cluster.yaml:1:20: number '1e-400' overflows or underflows a "
+		 "double; give 0 or one from about 2.3e-308 to 1.7e308 in size\n",
+		 temp_path("cluster.yaml"));
+	ck_assert_str_eq(r.diag.text, want);
+	done(&r);
+}
+END_TEST
+
 START_TEST(loader_reports_cluster_file_errors_under_its_name)
 {
 	loaded r;
@@ -1535,6 +1567,7 @@ Suite *suite_load(void)
 	tcase_add_test(tc, loader_names_unreadable_files);
 	tcase_add_test(tc, loader_reads_stdin_as_dash);
 	tcase_add_test(tc, loader_takes_cluster_from_cluster_file);
+	tcase_add_test(tc, loader_refuses_overflowing_reals_it_does_not_read);
 	tcase_add_test(tc, loader_reports_cluster_file_errors_under_its_name);
 	tcase_add_test(tc, loader_fails_cleanly_at_every_allocation);
 	tcase_add_test(tc, check_accepts_a_consistent_configuration);

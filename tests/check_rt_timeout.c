@@ -132,7 +132,8 @@ END_TEST
 START_TEST(malformed_timeout_environment_warns_once_with_the_value_used)
 {
 	const char *const bad[] = {"2s", "abc", "0", "-1", "", "inf", "nan",
-				   " 5 x"};
+				   " 5 x", "0x10", " 5", "5 ", "+5", "1e",
+				   ".", "1e999"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		line_log log;
 		char want[128];
@@ -145,8 +146,11 @@ START_TEST(malformed_timeout_environment_warns_once_with_the_value_used)
 	}
 	/* a good value, or none, is silent */
 	line_log log;
-	ck_assert_int_eq(run_with(0, "12.5", &log), 0);
-	ck_assert_int_eq(log.len, 0);
+	const char *const good[] = {"12.5", "7", "0.5e1", ".5", "5."};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		ck_assert_int_eq(run_with(0, good[i], &log), 0);
+		ck_assert_msg(log.len == 0, "'%s': %s", good[i], log.text);
+	}
 	ck_assert_int_eq(run_with(0, NULL, &log), 0);
 	ck_assert_int_eq(log.len, 0);
 }

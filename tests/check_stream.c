@@ -562,6 +562,12 @@ START_TEST(reader_keeps_the_hostile_input_limits)
 		{"bigint", "{\"version\": 99999999999999999999}",
 		 "1:32: error: too big integer\n"},
 		{"bigreal", "{\"version\": 1e999}", "1:17: error: real number overflow near '1e999'\n"},
+		/* values that are counted, not kept: an unknown key's, one
+		 * nested under it, an action's times */
+		{"bigreal-unknown", "{\"nosuch\": -1e999}", "1:17: error: real number overflow near '-1e999'\n"},
+		{"bigreal-nested", "{\"nosuch\": [1, 2e400]}", "1:20: error: real number overflow near '2e400'\n"},
+		{"bigreal-time", "{\"ranks\": [{\"actions\": [{\"op\": \"F\", \"start_ms\": 1E309}]}]}",
+		 "1:53: error: real number overflow near '1E309'\n"},
 		{"scalar", "3", "1:1: error: '[' or '{' expected\n"},
 		{"empty", "", "1:1: error: '[' or '{' expected near end of file\n"},
 		{"trailing", "{} {}", "1:4: error: end of file expected\n"},

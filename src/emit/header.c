@@ -141,7 +141,7 @@ static int is_keyword(const char *s)
 
 /* ---- the prefix ------------------------------------------------------ */
 
-static int prefix_check(const char *prefix, ppcc_diag *d)
+int ppcc_emit_header_prefix_check(const char *prefix, ppcc_diag *d)
 {
 	size_t n = strlen(prefix);
 	int ok = n >= 1 && n <= PREFIX_MAX && is_alpha((unsigned char)prefix[0]) &&
@@ -745,7 +745,7 @@ static int emit_header_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options
 
 	if (!d)
 		d = &quiet;
-	if ((err = prefix_check(prefix, d)) < 0)
+	if ((err = ppcc_emit_header_prefix_check(prefix, d)) < 0)
 		return err;
 	/* The schedule's own stage table is what the fingerprint covers. */
 	const ppcc_stage_info *stages = s->stages ? s->stages : p->best.stages;

@@ -11,9 +11,9 @@
  *   - a non-finite timeout_s (NaN, an infinity) is a caller's error:
  *     ppcc_rt_init refuses it with PPCC_RT_EINPUT;
  *   - a $PPCC_TIMEOUT that is not one positive, finite decimal number of
- *     seconds ("2s", "abc", "0", "-1", "", "inf", "nan") is an operator's
- *     mistake: the default is used, with a warning naming the variable,
- *     the value given and the value used;
+ *     seconds ("2s", "abc", "0", "-1", "", "inf", "0x10", " 5") is an
+ *     operator's mistake: the default is used, with a warning naming the
+ *     variable, the value given and the value used;
  *   - anything above PPCC_RT_TIMEOUT_MAX (one day) is clamped to it, with
  *     a warning.
  *
@@ -41,17 +41,45 @@ static int rt_first_warning(_Atomic uint64_t *last, const char *source,
 	return atomic_exchange(last, h) != h;
 }
 
+/* Whether s is a plain decimal: digits, an optional fraction, an optional
+ * exponent; no sign, space, hexadecimal, "inf" or "nan" (which strtod
+ * would take). */
+static int rt_is_decimal(const char *s)
+{
+	size_t digits = 0;
+	for (; *s >= '0' && *s <= '9'; s++)
+		digits++;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			digits++;
+	if (digits == 0)
+		return 0;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!(*s >= '0' && *s <= '9'))
+			return 0;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return *s == '\0';
+}
+
 /* $PPCC_TIMEOUT as seconds; 0 when unset, -1 when not a positive finite
- * number. */
+ * decimal number.  Read in the C locale: "0.5" is half a second in any. */
 static double rt_env_timeout(const char **out_text)
 {
 	const char *e = getenv("PPCC_TIMEOUT");
 	*out_text = e;
 	if (!e)
 		return 0;
-	char *end;
-	double v = strtod(e, &end);
-	if (end == e || *end != '\0' || !isfinite(v) || !(v > 0))
+	if (!rt_is_decimal(e))
+		return -1;
+	locale_t saved = ppcc_locale_enter();
+	double v = strtod(e, NULL);
+	ppcc_locale_leave(saved);
+	if (!isfinite(v) || !(v > 0))
 		return -1;
 	return v;
 }
