@@ -1,38 +1,47 @@
 /*
  * ppcc.h - the data structures the compiler's phases meet through.
  *
- * The pipeline, one file a phase:
+ * The pipeline, a folder a phase (a file a step within it):
  *
- *   load.c       YAML (libyaml events) -> ppcc_config, every node located
- *   transformer.c the `transformer:` shorthand -> per-layer costs
- *   config_check.c checks that need the whole configuration
- *   partition.c  exact min-bottleneck split into contiguous stages, and
- *                the least path bound (a lower bound on the step)
- *   refine.c     the split with the least simulated step: every split, or
- *                a bounded descent from seeds, with the gap to a bound
- *   plan.c       config -> integer cost tables; drives partition, schedule,
- *                simulation and the uniform baseline
+ *   input/       load.c: YAML (libyaml events) -> ppcc_config, every node
+ *                located; transformer.c: the `transformer:` shorthand ->
+ *                per-layer costs; config_check.c: checks that need the
+ *                whole configuration, and the settings nobody gave
+ *   search/      search.c: every configuration that fills the cluster,
+ *                ranked by its planned iteration, provably pruned
+ *   partition/   partition.c: the exact min-bottleneck split and the
+ *                least path bound; split.c: the split with the least
+ *                simulated step; bound.c, membound.c: the search's
+ *                lower bounds on time and memory
  *   sched/       the schedule kinds: kinds.c is their table (name,
  *                placement, constraints, closed form), one file per kind
  *                holds its per-rank compute order, lower.c turns any
  *                compute order into action lists with p2p actions,
- *                reduce.c places a data-parallel plan's REDUCE_GRAD
- *                actions after each stage's last backward
- *   validate.c   structural checks and a dry run of any ppcc_schedule
- *   match_order.c per rank pair, send order against receive order (the
- *                condition of order-matching transports such as NCCL)
- *   simulate.c   event-driven simulation: step time, bubble, peak memory
- *   iteration.c  one training iteration: data-parallel gradient reduction
- *                on a communication timeline, the optimizer step,
- *                throughput, MFU, the memory split
- *   dp_timeline.c the reductions as the runtime launches them, timed by
- *                the one rule the simulator and iteration.c apply
- *   emit_*.c     text, JSON, DOT/SVG/PNG, C header, torch CSV, Chrome trace
- *   read_json.c  a JSON schedule back into a ppcc_schedule (ppcc check)
- *   diagnose.c   runtime flight records -> the cause of a failure or hang
- *                (diagnose.h; ppcc diagnose)
- *   main.c       argv -> options -> the calls above (cli_diagnose.c for
- *                ppcc diagnose)
+ *                reduce.c places a data-parallel plan's reductions;
+ *                choose.c and exact.c: the auto kind's choice and its
+ *                exact (GLPK) search
+ *   ir/          validate.c: structural checks and a dry run of any
+ *                ppcc_schedule; match_order.c: send order against receive
+ *                order per rank pair (order-matching transports such as
+ *                NCCL); read_json.c: a JSON schedule back into a
+ *                ppcc_schedule (ppcc check, the runtime)
+ *   sim/         simulate.c: event-driven simulation (step, bubble, peak
+ *                memory); iteration.c: one training iteration (reduction
+ *                on a communication timeline, optimizer, throughput, MFU,
+ *                memory split); dp_timeline.c: the reductions as the
+ *                runtime launches them
+ *   plan/        plan.c: config -> cost tables, driving partition,
+ *                schedule, simulation and the uniform baseline; budget.c:
+ *                what a plan will cost before it is built; compile.c: the
+ *                library's entry point (ppcc/compiler.h)
+ *   emit/        text, JSON, DOT/SVG/PNG, C header, torch CSV, Chrome
+ *                trace, trainers' settings
+ *   diagnose/    runtime flight records -> the cause of a failure or hang
+ *   util/        allocation and the arena, diagnostics, visible names,
+ *                the JSON writer
+ *   cli/         main.c: argv -> options -> the calls above; search.c and
+ *                diagnose.c: those commands
+ *   runtime/     libppcc_rt: the transports and the executor
  *
  * Library functions return 0 or a negative ppcc_status and never print:
  * diagnostics go to a ppcc_diag sink.  Compiler data lives in one
@@ -506,10 +515,10 @@ typedef struct ppcc_auto_candidate {
 	double peak_bytes; /* the largest per-rank peak */
 	double over_bytes; /* the most a rank's peak exceeds its cap */
 	int fits;          /* every rank's peak within its cap */
-	int exact;         /* the exact search's order (src/exact.c) */
+	int exact;         /* the exact search's order (src/sched/exact.c) */
 } ppcc_auto_candidate;
 
-/* ---- the exact search (src/exact.c) ---------------------------------- */
+/* ---- the exact search (src/sched/exact.c) ---------------------------------- */
 
 /* The most microbatches the exact search takes, and its default reach:
  * auto runs it when p x m is at most PPCC_EXACT_DEFAULT_PM. */
@@ -550,7 +559,7 @@ typedef struct ppcc_exact_report {
 /* The least-step order of one chunk per rank (stage r on rank r) that
  * keeps F, I and W each in microbatch order, under costs and rank_cap
  * (NULL: no limit), warm-started from warm (a schedule of that shape that
- * fits), as a MILP solved by GLPK (src/exact.c).  *out_order: per rank
+ * fits), as a MILP solved by GLPK (src/sched/exact.c).  *out_order: per rank
  * its 3m compute actions, in a: the incumbent's, which is the warm
  * start's order when the search found nothing better or stopped before
  * it had an incumbent.  PPCC_EINPUT when warm is not of that shape. */
@@ -578,7 +587,7 @@ typedef struct ppcc_auto_report {
  * entries, placed) and costs whose simulated peak fits rank_cap (bytes
  * per rank; NULL: no limit): among every handcrafted kind of the table
  * that takes the shape and the zero-bubble heuristic's order under
- * several caps (auto.c).  Writes the winner to *out (in a) and what was
+ * several caps (sched/choose.c).  Writes the winner to *out (in a) and what was
  * tried to *rep.  PPCC_EINFEASIBLE when none fits: *out is then the one
  * that overflows least.  *out is not sealed (fingerprint 0):
  * ppcc_schedule_validate_seal checks and seals it. */
@@ -643,13 +652,13 @@ int ppcc_partition_min_overflow(int *out_first, int *out_stage,
  * P_r + m time(r, ...) over the splits that fit (P_r: the work of stages
  * before r plus their input p2p; see partition.c), searched in [lo, hi];
  * hi must be the value of a split that fits.  With one chunk per rank it
- * bounds the simulated step of GPipe and 1F1B from below (refine.c).
+ * bounds the simulated step of GPipe and 1F1B from below (split.c).
  * out_first: a split within the final upper end of the search. */
 int ppcc_partition_path_bound(int64_t *out, int *out_first,
 			      const ppcc_part_problem *pb, int64_t m, int64_t lo,
 			      int64_t hi);
 
-/* ---- the step objective (refine.c) ----------------------------------- */
+/* ---- the step objective (split.c) ----------------------------------- */
 
 struct ppcc_stage_cost;
 struct ppcc_estimate;
@@ -679,7 +688,7 @@ extern long ppcc_step_ahead_actions;
  * thread (step_shape; tests). */
 extern _Atomic long ppcc_step_shape_halves;
 #define PPCC_STEP_MIN_SIMS 4
-/* The memory model's budget (refine.c): evaluations of a split without
+/* The memory model's budget (split.c): evaluations of a split without
  * simulating it, each O(S + the ranks' count vectors), so many steps. */
 #define PPCC_STEP_MODEL_WORK (1L << 21)
 #define PPCC_STEP_MAX_SEEDS 8
@@ -721,7 +730,7 @@ typedef struct ppcc_step_problem {
 	int forget;
 	/* > 1: on a schedule of PPCC_STEP_AHEAD_ACTIONS actions or more,
 	 * the simulation the search expects to run next runs on a second
-	 * thread beside the one it runs (refine.c, step_ahead); the
+	 * thread beside the one it runs (split.c, step_ahead); the
 	 * answer, the counts and the estimates kept are the same.  sp->costs
 	 * is still called from the caller's thread alone. */
 	int threads;
@@ -748,7 +757,7 @@ int ppcc_step_ctx_new(ppcc_step_ctx **out, int n_layers, int n_stages,
 		      int n_ranks);
 void ppcc_step_ctx_free(ppcc_step_ctx *x);
 
-/* Writes the split that comes first in refine.c's order (least simulated
+/* Writes the split that comes first in split.c's order (least simulated
  * step among those whose simulated peak fits every rank's cap; ties: least
  * peak memory, then most balanced ranks, then latest starts), exact when
  * res->exact, else the best the bounded descent from the seeds found.
@@ -758,18 +767,18 @@ void ppcc_step_ctx_free(ppcc_step_ctx *x);
 int ppcc_partition_step(int *out_first, ppcc_step_result *res,
 			ppcc_step_ctx **ctx, const ppcc_step_problem *sp);
 
-/* The lower bound on the simulated step of one split (see refine.c), or
+/* The lower bound on the simulated step of one split (see split.c), or
  * NAN on failure.  For tests and reports. */
 double ppcc_step_split_bound(ppcc_step_ctx **ctx, const ppcc_step_problem *sp,
 			     const int *first);
-/* Each rank's peak memory by the memory model (refine.c) for one split,
+/* Each rank's peak memory by the memory model (split.c) for one split,
  * into out_peaks (n_ranks entries): equal to the simulated peak but for
  * the order of the additions when no I frees part of a stash.  For
  * tests. */
 int ppcc_step_split_peaks(double *out_peaks, ppcc_step_ctx **ctx,
 			  const ppcc_step_problem *sp, const int *first);
 
-/* ---- the memory bound (src/membound.c) ------------------------------ */
+/* ---- the memory bound (src/partition/membound.c) ------------------------------ */
 
 /* What the proof that no split fits reads: the schedule's order (its
  * stage table and actions, split-independent) and, per layer and per
@@ -838,7 +847,7 @@ typedef struct ppcc_stage_cost {
 	 * of its F, B and I.  Each UNSHARD_PARAM of the stage takes
 	 * ppcc_dp_gather_ms of its bytes, as ALL_GATHER_PARAM does; a rank
 	 * holds two gather buffers (its compute's and the prefetched one)
-	 * the size of the largest of its stages' (simulate.c, refine.c). */
+	 * the size of the largest of its stages' (simulate.c, split.c). */
 	double zero3_param_bytes;
 } ppcc_stage_cost;
 

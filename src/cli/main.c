@@ -847,8 +847,8 @@ static int apply_option(cli_options *o, int c, const char *arg)
 	return -1;
 }
 
-int ppcc_cli_diagnose(int argc, char **argv); /* cli_diagnose.c */
-int ppcc_cli_search(int argc, char **argv);   /* cli_search.c */
+int ppcc_cli_diagnose(int argc, char **argv); /* cli/diagnose.c */
+int ppcc_cli_search(int argc, char **argv);   /* cli/search.c */
 int ppcc_cli_write_output(const char *path, const char *buf, size_t len);
 
 /* The subcommands' output: buf to path (NULL or "-": standard output)

@@ -1,6 +1,6 @@
 /*
- * cli_diagnose.c - the `ppcc diagnose` command: argv to options, then
- * the library's ppcc_diagnose (src/diagnose.c).
+ * diagnose.c - the `ppcc diagnose` command: argv to options, then
+ * the library's ppcc_diagnose (src/diagnose/diagnose.c).
  *
  *   ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]
  *
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose.h"
+#include "diagnose/diagnose.h"
 #include "ppcc.h"
 
 int ppcc_cli_diagnose(int argc, char **argv);

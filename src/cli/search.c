@@ -1,6 +1,6 @@
 /*
- * cli_search.c - the `ppcc search` command: argv to options, the
- * library's ppcc_search (src/search.c), then the ranking, why the winner
+ * search.c - the `ppcc search` command: argv to options, the
+ * library's ppcc_search (src/search/search.c), then the ranking, why the winner
  * wins, and its plan; or the ranking as JSON; or the winner in a
  * trainer's settings (emit/trainers.c).  With --compare, the file's
  * configurations (load.c reads them) judged beside the search's own, each
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_write.h"
+#include "util/json_write.h"
 #include "ppcc.h"
 
 int ppcc_cli_search(int argc, char **argv);

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose.h"
+#include "diagnose/diagnose.h"
 
 #define DG_MAX_RANKS 4096
 #define DG_TEXT 1024
