@@ -113,8 +113,7 @@ LIB  := $(BUILD)/libppcc.a
 # headers mark PPCC_API is exported, and without the allocation hook.
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 RT_SRC  := $(wildcard src/runtime/*.c) src/util/alloc.c src/util/diag.c \
-	$(wildcard src/ir/*.c) \
-	$(filter-out src/sched/choose.c src/sched/exact.c,$(wildcard src/sched/*.c))
+	$(wildcard src/ir/*.c)
 CC_SRC  := $(filter-out src/cli/% src/runtime/%,$(wildcard src/*/*.c))
 DIST_OBJ = $(patsubst $(BUILD)/src/util/alloc.o,$(BUILD)/dist/alloc.o,$(1:%.c=$(BUILD)/%.o))
 SOLIB    := $(BUILD)/libppcc.so.$(VERSION)

@@ -219,9 +219,4 @@ void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 			    const ppcc_transformer *t, ppcc_loc loc);
 
-const char *ppcc_schedule_kind_name(int kind);   /* "gpipe", ... */
-int ppcc_schedule_kind_parse(const char *name);  /* -1 if unknown */
-const char *ppcc_op_name(int op);                /* "F", "SEND_F", ... */
-int ppcc_op_parse(const char *name);             /* -1 if unknown */
-
 #endif

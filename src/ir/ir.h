@@ -144,4 +144,36 @@ static inline uint64_t ppcc_fingerprint_action(uint64_t h, const ppcc_action *a)
 	return ppcc_fingerprint_mix(h, a->bytes);
 }
 
+typedef enum ppcc_placement {
+	PPCC_PLACE_LOOPED, /* stage s on rank s % p, chunk s / p */
+	PPCC_PLACE_V       /* 2 chunks: rank r holds r and 2p - 1 - r */
+} ppcc_placement;
+
+/* What a schedule's readers know of its kind: one row of ir/kinds.c's
+ * table (how the kind is made: sched/kinds.c). */
+typedef struct ppcc_sched_kind_info {
+	int kind;              /* ppcc_schedule_kind */
+	const char *name;      /* on the command line and in YAML/JSON */
+	const char *macro;     /* PPCC_SCHED_<macro> */
+	const char *source;    /* where the order comes from */
+	int placement;         /* ppcc_placement */
+	int min_chunks, max_chunks, default_chunks;
+	int split_backward;    /* the order uses I and W, not B; 2: both
+				  (DualPipeV: B in its overlapped pairs,
+				  I and W where it fills bubbles) */
+	int uses_group;        /* group_size means something */
+} ppcc_sched_kind_info;
+
+/* NULL for an unknown kind. */
+const ppcc_sched_kind_info *ppcc_sched_kind(int kind);
+
+/* "gpipe, 1f1b, ... or dualpipe-v" (last_sep before the last name)
+ * into buf, truncated to n bytes. */
+void ppcc_sched_kind_list(char *buf, size_t n, const char *last_sep);
+
+const char *ppcc_schedule_kind_name(int kind);   /* "gpipe", ... */
+int ppcc_schedule_kind_parse(const char *name);  /* -1 if unknown */
+const char *ppcc_op_name(int op);                /* "F", "SEND_F", ... */
+int ppcc_op_parse(const char *name);             /* -1 if unknown */
+
 #endif

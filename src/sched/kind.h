@@ -8,11 +8,6 @@
 
 #include "sim/sim.h"
 
-typedef enum ppcc_placement {
-	PPCC_PLACE_LOOPED, /* stage s on rank s % p, chunk s / p */
-	PPCC_PLACE_V       /* 2 chunks: rank r holds r and 2p - 1 - r */
-} ppcc_placement;
-
 /* The settings a kind's constraints are about, for the caller to locate
  * a complaint. */
 typedef enum ppcc_sched_setting {
@@ -25,27 +20,6 @@ typedef enum ppcc_sched_setting {
 
 typedef void (*ppcc_sched_complain_fn)(int setting, const char *msg,
 				       void *user);
-
-/* One row of the table of schedule kinds (src/sched/kinds.c). */
-typedef struct ppcc_sched_kind_info {
-	int kind;              /* ppcc_schedule_kind */
-	const char *name;      /* on the command line and in YAML/JSON */
-	const char *macro;     /* PPCC_SCHED_<macro> */
-	const char *source;    /* where the order comes from */
-	int placement;         /* ppcc_placement */
-	int min_chunks, max_chunks, default_chunks;
-	int split_backward;    /* the order uses I and W, not B; 2: both
-				  (DualPipeV: B in its overlapped pairs,
-				  I and W where it fills bubbles) */
-	int uses_group;        /* group_size means something */
-} ppcc_sched_kind_info;
-
-/* NULL for an unknown kind. */
-const ppcc_sched_kind_info *ppcc_sched_kind(int kind);
-
-/* "gpipe, 1f1b, ... or dualpipe-v" (last_sep before the last name)
- * into buf, truncated to n bytes. */
-void ppcc_sched_kind_list(char *buf, size_t n, const char *last_sep);
 
 /* Reports, through complain, each constraint of the kind that (p, v, m,
  * group_size; 0 meaning p) breaks, with the message to show; returns the
