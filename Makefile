@@ -84,10 +84,10 @@ ALL_LDFLAGS := $(SAN) $(LDFLAGS)
 GLPK_LIBS := -lglpk
 LIBS := $(PKG_LIBS) $(GLPK_LIBS) $(MPI_LIBS) $(NCCL_LIBS) -lpthread -lm
 
-# src/cli_*.c: parts of the command line, linked into ppcc only
-LIB_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/emit/*.c) \
-	$(wildcard src/sched/*.c) $(wildcard src/runtime/*.c)
-CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,src/main.c $(wildcard src/cli_*.c))
+# src/ holds a folder per phase; src/cli/: the command line, linked into
+# ppcc only
+LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*/*.c))
+CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/cli/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/testutil.o
@@ -112,10 +112,10 @@ LIB  := $(BUILD)/libppcc.a
 # -fvisibility=hidden with a version script, so that only what the
 # headers mark PPCC_API is exported, and without the allocation hook.
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
-RT_SRC  := $(wildcard src/runtime/*.c) src/alloc.c src/diag.c \
-	src/read_json.c src/validate.c src/match_order.c $(wildcard src/sched/*.c)
-CC_SRC  := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/emit/*.c) $(wildcard src/sched/*.c)
-DIST_OBJ = $(patsubst $(BUILD)/src/alloc.o,$(BUILD)/dist/alloc.o,$(1:%.c=$(BUILD)/%.o))
+RT_SRC  := $(wildcard src/runtime/*.c) src/util/alloc.c src/util/diag.c \
+	$(wildcard src/ir/*.c)
+CC_SRC  := $(filter-out src/cli/% src/runtime/%,$(wildcard src/*/*.c))
+DIST_OBJ = $(patsubst $(BUILD)/src/util/alloc.o,$(BUILD)/dist/alloc.o,$(1:%.c=$(BUILD)/%.o))
 SOLIB    := $(BUILD)/libppcc.so.$(VERSION)
 RT_SOLIB := $(BUILD)/libppcc_rt.so.$(VERSION)
 RT_LIBS  := $(shell pkg-config --libs yajl 2>/dev/null) $(MPI_LIBS) \
@@ -128,8 +128,8 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/src/alloc.o: ALL_CPPFLAGS += -DPPCC_ALLOC_HOOKS=1
-$(BUILD)/dist/alloc.o: src/alloc.c
+$(BUILD)/src/util/alloc.o: ALL_CPPFLAGS += -DPPCC_ALLOC_HOOKS=1
+$(BUILD)/dist/alloc.o: src/util/alloc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -411,8 +411,7 @@ FUZZ_CPPFLAGS := -Iinclude -Isrc -Itests -D_POSIX_C_SOURCE=200809L \
 	-DPPCC_HAVE_MPI=0 -DPPCC_HAVE_NCCL=0
 FUZZ_CFLAGS   := -std=c11 -g -O1 -Wall $(FUZZ_SAN) $(PKG_CFLAGS)
 FUZZ_LIB_OBJ  := $(patsubst %.c,$(FUZZ_BUILD)/%.o,\
-	$(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/emit/*.c) \
-	$(wildcard src/sched/*.c) tests/fuzz/targets.c)
+	$(filter-out src/cli/% src/runtime/%,$(wildcard src/*/*.c)) tests/fuzz/targets.c)
 FUZZERS       := plan json
 
 $(FUZZ_BUILD)/%.o: %.c

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "diagnose.h"
+#include "diagnose/diagnose.h"
 #include "flight_synth.h"
 
 static double now_s(void)

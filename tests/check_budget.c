@@ -1,5 +1,5 @@
 /*
- * Tests of the resource budget (src/budget.c, --max-actions) and of the
+ * Tests of the resource budget (src/plan/budget.c, --max-actions) and of the
  * dependency view's size limit: the count is exact for every kind and
  * size it is compared on, and the issue's small hostile files are refused
  * at once, at their line, without building anything or writing output.

@@ -1,6 +1,6 @@
 /*
  * Tests of the flight records (src/runtime/flight.c) and `ppcc diagnose`
- * (src/diagnose.c): for each fault the runtime's tests inject (a failing
+ * (src/diagnose/diagnose.c): for each fault the runtime's tests inject (a failing
  * callback, a stuck one, a killed MPI rank, mismatched schedules, locally
  * and over MPI), a rank whose action list skips a microbatch, and a job
  * still hanging when SIGUSR1 asks for the records, every rank's record is

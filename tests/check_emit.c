@@ -463,7 +463,7 @@ typedef struct walk_opts {
 	const char *prefix; /* NULL: the default */
 	int standalone;
 	int cxx;
-	int recompute; /* link src/diag.c and recompute the fingerprint */
+	int recompute; /* link src/util/diag.c and recompute the fingerprint */
 	const char *extra; /* code appended to main */
 } walk_opts;
 
@@ -503,7 +503,7 @@ static walk walk_header(const ppcc_plan *p, const walk_opts *wo)
 	snprintf(def_uprefix, sizeof def_uprefix, "-DUPREFIX=%s", up);
 	snprintf(inc, sizeof inc, "-I%s/include", tu_src());
 	snprintf(srcinc, sizeof srcinc, "-I%s/src", tu_src());
-	snprintf(diag_c, sizeof diag_c, "%s/src/diag.c", tu_src());
+	snprintf(diag_c, sizeof diag_c, "%s/src/util/diag.c", tu_src());
 	const char *args[16];
 	int n = 0;
 	args[n++] = def_prefix;

@@ -1118,7 +1118,7 @@ static int layer_split_costs(void *user, const int *first, ppcc_stage_cost *out)
 }
 
 /* The search remembers the key of every split it has simulated and does
- * not simulate that split again (refine.c, step_memo).  On random
+ * not simulate that split again (split.c, step_memo).  On random
  * instances of every kind, with budgets that leave a descent (which
  * comes back to splits it has seen) and caps from loose to tight, the
  * search with the memo and the search that simulates every split each

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_write.h"
+#include "util/json_write.h"
 #include "ppcc.h"
 #include "testutil.h"
 

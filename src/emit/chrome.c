@@ -33,7 +33,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json_write.h"
+#include "util/json_write.h"
 #include "ppcc.h"
 
 /* jansson's JSON_REAL_PRECISION(15), which the trace has always used */

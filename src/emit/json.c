@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json_write.h"
+#include "util/json_write.h"
 #include "ppcc.h"
 
 /* jansson's JSON_REAL_PRECISION(12), which this format has always used */

@@ -61,32 +61,6 @@ typedef struct rt_trailer {
 	uint64_t sum;
 } rt_trailer;
 
-double ppcc_rt_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-const char *ppcc_rt_status_str(int status)
-{
-	switch (status) {
-	case PPCC_RT_OK: return "success";
-	case PPCC_RT_ENOMEM: return "out of memory";
-	case PPCC_RT_EINPUT: return "bad input";
-	case PPCC_RT_EIO: return "input/output error";
-	case PPCC_RT_EINTERNAL: return "internal error";
-	case PPCC_RT_ETIMEOUT: return "timeout";
-	case PPCC_RT_ECALLBACK: return "callback failed";
-	case PPCC_RT_EPEER: return "another rank failed";
-	case PPCC_RT_ECHECKSUM: return "message check failed";
-	case PPCC_RT_EMISMATCH: return "schedules differ between ranks";
-	case PPCC_RT_ETRANSPORT: return "transport error";
-	case PPCC_RT_EUNAVAILABLE: return "transport not built in";
-	}
-	return "unknown status";
-}
-
 int ppcc_rt_transport_available(int transport)
 {
 	switch (transport) {
@@ -102,19 +76,6 @@ static void rt_default_diag(int rank, const char *line, void *user)
 	(void)rank;
 	(void)user;
 	fprintf(stderr, "%s\n", line);
-}
-
-void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...)
-{
-	char line[2048];
-	int n = snprintf(line, sizeof line, "ppcc-rt: rank %d: ", rt->rank);
-	va_list ap;
-	va_start(ap, fmt);
-	if (n > 0 && (size_t)n < sizeof line)
-		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-	va_end(ap);
-	ppcc_rt_flight_line(rt, line);
-	rt->o.diag(rt->rank, line, rt->o.diag_user);
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -336,21 +297,6 @@ static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
 	ppcc_rt_tell_world(rt, status);
 	rt->failed = 1;
 	return status;
-}
-
-/* Tells this rank's world that it stopped with `status`: always for its
- * own failure; for a peer's (EPEER) only when the world has not heard of
- * it, as when the failure came through a local data-parallel group,
- * which is not the pipeline's world; its pipeline peers would otherwise
- * wait out their timeout. */
-void ppcc_rt_tell_world(ppcc_rt *rt, int status)
-{
-	int who, st;
-	if (!rt->tr)
-		return;
-	if (status == PPCC_RT_EPEER && rt->ops->aborted(rt->tr, &who, &st))
-		return;
-	rt->ops->abort(rt->tr, status);
 }
 
 /* "rank K" for rank w of the transport's world; with data parallelism

@@ -26,6 +26,7 @@
  * line, and documented in ppcc_runtime(3).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -502,4 +503,19 @@ int ppcc_rt_dump(ppcc_rt *rt)
 	if (!rt || !rt->frec)
 		return PPCC_RT_EINPUT;
 	return fr_write(rt, "dump");
+}
+
+/* Every line a rank says goes to its flight record and then to the
+ * options' diag sink. */
+void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...)
+{
+	char line[2048];
+	int n = snprintf(line, sizeof line, "ppcc-rt: rank %d: ", rt->rank);
+	va_list ap;
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof line)
+		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	va_end(ap);
+	ppcc_rt_flight_line(rt, line);
+	rt->o.diag(rt->rank, line, rt->o.diag_user);
 }

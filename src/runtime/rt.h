@@ -428,10 +428,11 @@ void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds);
 int ppcc_rt_mpi_set_coll_window(ppcc_rt *rt, int window);
 #endif
 
-/* Monotonic seconds. */
+/* Monotonic seconds (status.c). */
 double ppcc_rt_now(void);
 
-/* Sends one diagnostic line through rt->o.diag. */
+/* Sends one diagnostic line to the flight record and rt->o.diag
+ * (flight.c). */
 void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...) PPCC_PRINTF(2, 3);
 
 #endif

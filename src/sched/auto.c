@@ -27,7 +27,7 @@
  * This is the order the table's row makes (at unit time, cap p, without
  * fill); auto.c in src/ plays it under a plan's costs and caps and
  * chooses by simulation.  With given orders in the parameters the row
- * copies them instead (the exact search's, src/exact.c), so that they
+ * copies them instead (the exact search's, src/sched/exact.c), so that they
  * are lowered like any kind's.
  */
 #include <math.h>

@@ -1,13 +1,14 @@
 /*
- * kinds.c - the table of schedule kinds.
+ * kinds.c - the table of how each schedule kind is made.
  *
- * A kind is one row: its name, where its order comes from, the placement
- * it needs, its constraints on chunks, microbatches and groups (with the
- * text of each complaint), its per-rank compute order, whether it splits
- * the backward into I and W, and its closed-form bubble where one is
- * known.  The loader, the configuration checks, the CLI, the JSON reader
- * and the emitters take names, chunk rules and defaults from here;
- * adding a kind is adding a row and an order function.
+ * A kind is one row here and one in ir/kinds.c, both indexed by
+ * ppcc_schedule_kind.  There: its name, placement, chunk rules and
+ * whether it splits the backward (what a schedule's readers need, the
+ * runtime among them).  Here: its per-rank compute order, its
+ * constraints on microbatches and groups (with the text of each
+ * complaint), its count of compute actions and its closed-form bubble
+ * where one is known.  Adding a kind is adding a row to each table and
+ * an order function.
  *
  * The closed forms (equal stages, free communication; largest idle time
  * of a rank between its first and last action, F forward, B backward or
@@ -31,7 +32,6 @@
 #include "sched/sched.h"
 
 typedef struct sched_row {
-	ppcc_sched_kind_info info;
 	sched_order_fn order;
 	sched_check_fn check;
 	sched_bubble_fn bubble;
@@ -62,97 +62,23 @@ static double bubble_zb_h2(const sched_shape *sh, double f, double b, double w)
 }
 
 static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
-	[PPCC_SCHED_GPIPE] = {
-		{PPCC_SCHED_GPIPE, "gpipe", "GPIPE",
-		 "Huang et al., GPipe (NeurIPS 2019)", PPCC_PLACE_LOOPED,
-		 1, 1, 1, 0, 0},
-		ppcc_sched_order_gpipe, NULL, bubble_1f1b, NULL, 1},
-	[PPCC_SCHED_1F1B] = {
-		{PPCC_SCHED_1F1B, "1f1b", "1F1B",
-		 "PipeDream-Flush; Megatron-LM's non-interleaved schedule",
-		 PPCC_PLACE_LOOPED, 1, 1, 1, 0, 0},
-		ppcc_sched_order_1f1b, NULL, bubble_1f1b, NULL, 1},
-	[PPCC_SCHED_INTERLEAVED] = {
-		{PPCC_SCHED_INTERLEAVED, "interleaved", "INTERLEAVED",
-		 "Megatron-LM's interleaved 1F1B (Narayanan et al., SC 2021)",
-		 PPCC_PLACE_LOOPED, 2, PPCC_MAX_COUNT, 2, 0, 1},
-		ppcc_sched_order_interleaved, ppcc_sched_check_interleaved,
-		bubble_1f1b, NULL, 1},
-	[PPCC_SCHED_ZB_H1] = {
-		{PPCC_SCHED_ZB_H1, "zb-h1", "ZB_H1",
-		 "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
-		 "ZB-H1", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
-		ppcc_sched_order_zb_1p, NULL, bubble_zb_h1, NULL, 0},
-	[PPCC_SCHED_ZB_H2] = {
-		{PPCC_SCHED_ZB_H2, "zb-h2", "ZB_H2",
-		 "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
-		 "ZB-H2", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0},
-		ppcc_sched_order_zb_h2, NULL, bubble_zb_h2, NULL, 0},
-	[PPCC_SCHED_ZB_V] = {
-		{PPCC_SCHED_ZB_V, "zb-v", "ZB_V",
-		 "Qi et al. section 6; PyTorch's ScheduleZBVZeroBubble",
-		 PPCC_PLACE_V, 2, 2, 2, 1, 0},
-		ppcc_sched_order_zb_v, NULL, NULL, NULL, 0},
-	[PPCC_SCHED_ZB_INTERLEAVED] = {
-		{PPCC_SCHED_ZB_INTERLEAVED, "zb-interleaved", "ZB_INTERLEAVED",
-		 "ZB-1P on a looped placement; PyTorch's "
-		 "ScheduleInterleavedZeroBubble", PPCC_PLACE_LOOPED,
-		 2, PPCC_MAX_COUNT, 2, 1, 0},
-		ppcc_sched_order_zb_1p, ppcc_sched_check_zb_1p, NULL, NULL, 0},
-	[PPCC_SCHED_AUTO] = {
-		{PPCC_SCHED_AUTO, "auto", "AUTO",
-		 "the fastest in simulation that fits the memory limit: the "
-		 "handcrafted kinds and Qi et al.'s heuristic (section 3.2)",
-		 PPCC_PLACE_LOOPED, 1, PPCC_MAX_COUNT, 1, 1, 0},
-		ppcc_sched_order_auto, NULL, NULL, NULL, 0},
-	[PPCC_SCHED_DUALPIPE_V] = {
-		{PPCC_SCHED_DUALPIPE_V, "dualpipe-v", "DUALPIPE_V",
-		 "DeepSeek's DualPipeV (deepseek-ai/DualPipe); PyTorch's "
-		 "ScheduleDualPipeV", PPCC_PLACE_V, 2, 2, 2, 2, 0},
-		ppcc_sched_order_dualpipe_v, ppcc_sched_check_dualpipe_v,
-		NULL, ppcc_sched_count_dualpipe_v, 0},
+	[PPCC_SCHED_GPIPE] = {ppcc_sched_order_gpipe, NULL, bubble_1f1b, NULL, 1},
+	[PPCC_SCHED_1F1B] = {ppcc_sched_order_1f1b, NULL, bubble_1f1b, NULL, 1},
+	[PPCC_SCHED_INTERLEAVED] = {ppcc_sched_order_interleaved,
+		ppcc_sched_check_interleaved, bubble_1f1b, NULL, 1},
+	[PPCC_SCHED_ZB_H1] = {ppcc_sched_order_zb_1p, NULL, bubble_zb_h1, NULL, 0},
+	[PPCC_SCHED_ZB_H2] = {ppcc_sched_order_zb_h2, NULL, bubble_zb_h2, NULL, 0},
+	[PPCC_SCHED_ZB_V] = {ppcc_sched_order_zb_v, NULL, NULL, NULL, 0},
+	[PPCC_SCHED_ZB_INTERLEAVED] = {ppcc_sched_order_zb_1p,
+		ppcc_sched_check_zb_1p, NULL, NULL, 0},
+	[PPCC_SCHED_AUTO] = {ppcc_sched_order_auto, NULL, NULL, NULL, 0},
+	[PPCC_SCHED_DUALPIPE_V] = {ppcc_sched_order_dualpipe_v,
+		ppcc_sched_check_dualpipe_v, NULL, ppcc_sched_count_dualpipe_v, 0},
 };
 
 static const sched_row *sched_row_of(int kind)
 {
 	return kind >= 0 && kind < PPCC_SCHED_COUNT ? &sched_rows[kind] : NULL;
-}
-
-const ppcc_sched_kind_info *ppcc_sched_kind(int kind)
-{
-	const sched_row *row = sched_row_of(kind);
-	return row ? &row->info : NULL;
-}
-
-const char *ppcc_schedule_kind_name(int kind)
-{
-	const sched_row *row = sched_row_of(kind);
-	return row ? row->info.name : "?";
-}
-
-int ppcc_schedule_kind_parse(const char *name)
-{
-	for (int k = 0; k < PPCC_SCHED_COUNT; k++)
-		if (strcmp(name, sched_rows[k].info.name) == 0)
-			return k;
-	return -1;
-}
-
-void ppcc_sched_kind_list(char *buf, size_t n, const char *last_sep)
-{
-	size_t len = 0;
-	if (n == 0)
-		return;
-	buf[0] = '\0';
-	for (int k = 0; k < PPCC_SCHED_COUNT && len < n; k++) {
-		const char *sep = k == 0 ? "" : k + 1 == PPCC_SCHED_COUNT
-			? last_sep : ", ";
-		int w = snprintf(buf + len, n - len, "%s%s", sep,
-				 sched_rows[k].info.name);
-		if (w < 0)
-			break;
-		len += (size_t)w;
-	}
 }
 
 static int sched_rank_of(int placement, int p, int s, int *chunk)
@@ -169,7 +95,7 @@ void ppcc_sched_place(ppcc_stage_info *stages, int kind, int ranks,
 		      int chunks)
 {
 	const sched_row *row = sched_row_of(kind);
-	int placement = row && row->info.placement == PPCC_PLACE_V && chunks == 2
+	int placement = row && ppcc_sched_kind(kind)->placement == PPCC_PLACE_V && chunks == 2
 				? PPCC_PLACE_V : PPCC_PLACE_LOOPED;
 	for (int s = 0; s < ranks * chunks; s++) {
 		int c;
@@ -191,16 +117,16 @@ int ppcc_sched_check(int kind, int ranks, int chunks, int microbatches,
 		complain(PPCC_SET_KIND, msg, user);
 		return 1;
 	}
-	const ppcc_sched_kind_info *k = &row->info;
+	const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
 	if (chunks < k->min_chunks || chunks > k->max_chunks) {
 		if (k->min_chunks == k->max_chunks && k->min_chunks == 1) {
 			char with[128] = "";
 			size_t len = 0;
 			for (int j = 0; j < PPCC_SCHED_COUNT && len < sizeof with; j++)
-				if (sched_rows[j].info.max_chunks > 1) {
+				if (ppcc_sched_kind(j)->max_chunks > 1) {
 					int w = snprintf(with + len, sizeof with - len,
 							 "%s%s", len ? ", " : "",
-							 sched_rows[j].info.name);
+							 ppcc_sched_kind(j)->name);
 					if (w < 0)
 						break;
 					len += (size_t)w;
@@ -256,14 +182,14 @@ int64_t ppcc_sched_local_actions(int kind, int ranks, int chunks,
 			  .m = microbatches, .S = (int)S};
 	if (row->count)
 		return row->count(&sh);
-	return S * microbatches * (row->info.split_backward ? 3 : 2);
+	return S * microbatches * (ppcc_sched_kind(kind)->split_backward ? 3 : 2);
 }
 
 int ppcc_sched_receives_in_order(int kind, int ranks, int group_size)
 {
 	const sched_row *row = sched_row_of(kind);
 	return row && row->receives_in_order &&
-	       (!row->info.uses_group || group_size == 0 || group_size == ranks);
+	       (!ppcc_sched_kind(kind)->uses_group || group_size == 0 || group_size == ranks);
 }
 
 sched_order_fn ppcc_sched_order_of(int kind)
@@ -278,7 +204,7 @@ double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
 			       int microbatches)
 {
 	const sched_row *row = sched_row_of(kind);
-	if (!row || !row->bubble || row->info.split_backward || ranks < 1 ||
+	if (!row || !row->bubble || ppcc_sched_kind(kind)->split_backward || ranks < 1 ||
 	    chunks < 1 || microbatches < 1)
 		return NAN;
 	double bubble = ppcc_sched_bubble_ms(kind, ranks, chunks,

@@ -25,7 +25,7 @@ typedef struct sched_shape {
 } sched_shape;
 
 /* ppcc_schedule_build_unsealed with the order function's parameters
- * (sh->arg): auto.c passes its costs and memory caps this way.  The
+ * (sh->arg): choose.c passes its costs and memory caps this way.  The
  * fingerprint is left 0 (ppcc_schedule_validate_seal sets it). */
 int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 			  int ranks, int chunks, int microbatches,
@@ -42,7 +42,7 @@ typedef struct sched_auto_params {
 			      * long as the W, or when the cap is reached */
 	/* When not NULL, the order is not played but copied: given[r] holds
 	 * rank r's compute actions (F, I, W; 3 m of them), in order (the
-	 * exact search's, src/exact.c). */
+	 * exact search's, src/sched/exact.c). */
 	const ppcc_action *const *given;
 } sched_auto_params;
 

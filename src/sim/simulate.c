@@ -74,7 +74,7 @@
  * group's buffer taken from its first gather to its compute's end
  * (sched/reduce.c lists at most two at a time).  This depends on the
  * costs alone, so the schedule's shape without its collectives (the
- * split search's, refine.c) has the same peaks.
+ * split search's, split.c) has the same peaks.
  *
  * Ranks advance as far as they can; a rank stopped at a RECV is woken
  * when the matching SEND runs, with the arrival times held in arrays

@@ -1,5 +1,5 @@
 /*
- * refine.c - the split that minimises the simulated step, not a proxy.
+ * split.c - the split that minimises the simulated step, not a proxy.
  *
  * What users pay for is the step (iteration) time of the schedule they
  * run, which ppcc_simulate computes; what partition.c minimises exactly is

@@ -24,14 +24,7 @@
 #include <jansson.h>
 
 #include "ppcc.h"
-
-enum {
-	EXIT_OK = 0,
-	EXIT_INPUT = 1,  /* bad input, infeasible plan, invalid schedule */
-	EXIT_USAGE = 2,
-	EXIT_OUTPUT = 3, /* cannot write the output */
-	EXIT_INTERNAL = 4 /* out of memory or a bug */
-};
+#include "cli/cli.h"
 
 static const char *const format_names[] = {
 	[PPCC_FMT_TEXT] = "text",     [PPCC_FMT_JSON] = "json",
@@ -84,40 +77,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* User text (paths, names in messages) on one line: a control character
- * is shown as \xNN, so that no name can forge a line or a terminal
- * escape, and an invisible or direction-changing one as <U+XXXX>. */
-static void put_clean(const char *s)
-{
-	ppcc_fput_visible(stderr, s);
-}
-
-static void print_diag(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
-		       void *user)
-{
-	(void)user;
-	const char *what = sev == PPCC_SEV_ERROR ? "error"
-			   : sev == PPCC_SEV_WARNING ? "warning" : "note";
-	fputs("ppcc: ", stderr);
-	if (loc && loc->file) {
-		put_clean(loc->file);
-		if (loc->line > 0)
-			fprintf(stderr, ":%d:%d", loc->line, loc->col);
-		fputs(": ", stderr);
-	}
-	fprintf(stderr, "%s: ", what);
-	put_clean(msg);
-	fputc('\n', stderr);
-}
-
-static void cannot_write(const char *path, int err)
-{
-	char msg[256];
-	ppcc_loc loc = {strcmp(path, "-") == 0 ? "<stdout>" : path, 0, 0};
-	snprintf(msg, sizeof msg, "cannot write: %s", strerror(err));
-	print_diag(PPCC_SEV_ERROR, &loc, msg, NULL);
-}
-
 /* Standard output flushed, or its failure reported (a closed pipe: "Broken
  * pipe", not a silent exit). */
 static int stdout_done(void)
@@ -125,7 +84,7 @@ static int stdout_done(void)
 	errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return EXIT_OK;
-	cannot_write("-", errno ? errno : EIO);
+	ppcc_cli_cannot_write("-", errno ? errno : EIO);
 	return EXIT_OUTPUT;
 }
 
@@ -146,213 +105,6 @@ static int parse_count(const char *s, int *out)
 		return -1;
 	*out = (int)v;
 	return 0;
-}
-
-/* ---- atomic output ---- */
-
-/* The output is built in an unnamed file (O_TMPFILE) in the target's
- * directory, given a temporary name only once complete, and renamed over
- * the target: a run killed at any point leaves the target as it was and,
- * except in the instant between link and rename, no stray file.  Where
- * O_TMPFILE is not supported a named temporary file is used, removed on
- * SIGINT, SIGTERM and SIGHUP.  A target that exists and is not a regular
- * file (a terminal, /dev/null, a pipe) is written in place. */
-typedef struct output {
-	FILE *f;
-	const char *path;
-	int anonymous;       /* O_TMPFILE: no name until output_close */
-	int in_place;        /* stdout or a device */
-	char dir[PATH_MAX];
-} output;
-
-static char tmp_path[PATH_MAX];
-static volatile sig_atomic_t tmp_live;
-
-static void on_signal(int sig)
-{
-	if (tmp_live)
-		unlink(tmp_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* DIR.NAME.XXXXXX for mkstemp, or -1 when it would not fit. */
-static int temp_name(const output *o)
-{
-	const char *slash = strrchr(o->path, '/');
-	const char *base = slash ? slash + 1 : o->path;
-	size_t nd = strlen(o->dir), nb = strlen(base);
-	if (nd + 1 + nb + sizeof ".XXXXXX" > sizeof tmp_path)
-		return -1;
-	char *q = tmp_path;
-	memcpy(q, o->dir, nd);
-	q += nd;
-	*q++ = '.';
-	memcpy(q, base, nb);
-	memcpy(q + nb, ".XXXXXX", sizeof ".XXXXXX");
-	return 0;
-}
-
-/* Where writing to the symbolic link `path` puts the bytes, as the
- * shell's > finds it: the chain of links followed (each relative one from
- * its own directory) to a path that is not a link, which need not exist
- * (a dangling link creates its target, so the link stays a link).  -1
- * with ELOOP after 40 links, as the kernel counts them, or ENAMETOOLONG. */
-static int link_target(char out[PATH_MAX], const char *path)
-{
-	char cur[PATH_MAX], target[PATH_MAX];
-	struct stat st;
-	if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (int hops = 0; hops <= 40; hops++) {
-		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) {
-			memcpy(out, cur, sizeof cur);
-			return 0;
-		}
-		ssize_t n = readlink(cur, target, sizeof target - 1);
-		if (n < 0)
-			return -1;
-		target[n] = '\0';
-		const char *slash = strrchr(cur, '/');
-		int dirlen = target[0] == '/' || !slash ? 0
-			     : (int)(slash - cur + 1);
-		char next[PATH_MAX];
-		if (snprintf(next, sizeof next, "%.*s%s", dirlen, cur, target) >=
-		    (int)sizeof next) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		memcpy(cur, next, sizeof cur);
-	}
-	errno = ELOOP;
-	return -1;
-}
-
-static int output_open(output *o, const char *path)
-{
-	struct stat st;
-	memset(o, 0, sizeof *o);
-	o->path = path;
-	if (strcmp(path, "-") == 0) {
-		o->f = stdout;
-		o->in_place = 1;
-		return 0;
-	}
-	/* A link is followed: its target is what gets replaced. */
-	static char resolved[PATH_MAX];
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-		if (link_target(resolved, path) < 0)
-			return -1;
-		o->path = path = resolved;
-	}
-	int exists = stat(path, &st) == 0;
-	if (exists && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode)) {
-			errno = EISDIR;
-			return -1;
-		}
-		o->f = fopen(path, "wb");
-		o->in_place = 1;
-		return o->f ? 0 : -1;
-	}
-	/* Like the shell's >: a file one may not write is not replaced. */
-	if (exists && access(path, W_OK) != 0)
-		return -1;
-	const char *slash = strrchr(path, '/');
-	int dirlen = slash ? (int)(slash - path + 1) : 0;
-	if (dirlen >= (int)sizeof o->dir)
-		dirlen = -1;
-	else
-		snprintf(o->dir, sizeof o->dir, "%.*s", dirlen, path);
-	if (dirlen < 0 || temp_name(o) < 0) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
-	int fd = -1;
-#ifdef O_TMPFILE
-	/* linkat needs /proc/self/fd to give the file its name. */
-	if (access("/proc/self/fd", X_OK) == 0) {
-		fd = open(dirlen ? o->dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
-			  mode);
-		o->anonymous = fd >= 0;
-		if (fd >= 0)
-			fchmod(fd, mode);
-	}
-#endif
-	if (fd < 0) {
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-		signal(SIGHUP, on_signal);
-		if ((fd = mkstemp(tmp_path)) < 0)
-			return -1;
-		tmp_live = 1;
-		fchmod(fd, mode);
-	}
-	if (!(o->f = fdopen(fd, "wb"))) {
-		int e = errno;
-		close(fd);
-		if (tmp_live)
-			unlink(tmp_path);
-		tmp_live = 0;
-		errno = e;
-		return -1;
-	}
-	return 0;
-}
-
-/* Finishes the output: when ok, every byte reaches the disk and the file
- * replaces the target; otherwise nothing of it remains.  -1 with errno on
- * failure. */
-static int output_close(output *o, int ok)
-{
-	int e = 0;
-	if (o->f == stdout) {
-		if (fflush(stdout) != 0 || ferror(stdout))
-			return -1;
-		return 0;
-	}
-	if (fflush(o->f) != 0 || ferror(o->f))
-		e = errno ? errno : EIO;
-	if (!o->in_place && !e && fsync(fileno(o->f)) != 0)
-		e = errno;
-	if (ok && !e && o->anonymous) {
-		char proc[64];
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
-		/* a fresh random name for the link */
-		int tries = 0;
-		do {
-			temp_name(o);
-			char *x = tmp_path + strlen(tmp_path) - 6;
-			unsigned long r = (unsigned long)getpid() * 2654435761u +
-					  (unsigned long)time(NULL) * 40503u +
-					  (unsigned long)tries * 7919u;
-			for (int i = 0; i < 6; i++, r /= 36)
-				x[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[r % 36];
-			if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp_path, AT_SYMLINK_FOLLOW) == 0) {
-				tmp_live = 1;
-				break;
-			}
-		} while (errno == EEXIST && ++tries < 100);
-		if (!tmp_live)
-			e = errno;
-	}
-	if (fclose(o->f) != 0 && !e)
-		e = errno;
-	if (ok && !e && !o->in_place && rename(tmp_path, o->path) != 0)
-		e = errno;
-	if ((!ok || e) && tmp_live)
-		unlink(tmp_path);
-	tmp_live = 0;
-	if (e) {
-		errno = e;
-		return -1;
-	}
-	return ok ? 0 : -1;
 }
 
 static int exit_code(int status)
@@ -464,18 +216,18 @@ static int same_file(const char *a, const char *b)
 static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 {
 	const char *path = o->output ? o->output : "-";
-	output out;
-	if (output_open(&out, path) < 0) {
-		cannot_write(path, errno);
+	ppcc_cli_output out;
+	if (ppcc_cli_output_open(&out, path) < 0) {
+		ppcc_cli_cannot_write(path, errno);
 		return EXIT_OUTPUT;
 	}
 	int errors = d->errors;
 	int err = emit(out.f, plan, &o->emit, d);
 	int write_errno = err == PPCC_EIO ? errno : 0;
 	errno = 0;
-	if ((output_close(&out, err == 0) < 0 && err == 0) || err == PPCC_EIO) {
+	if ((ppcc_cli_output_close(&out, err == 0) < 0 && err == 0) || err == PPCC_EIO) {
 		if (err != PPCC_EIO || d->errors == errors)
-			cannot_write(path, write_errno ? write_errno
+			ppcc_cli_cannot_write(path, write_errno ? write_errno
 					   : errno ? errno : EIO);
 		return EXIT_OUTPUT;
 	}
@@ -497,7 +249,7 @@ static int plan_for_format(ppcc_plan *plan, ppcc_arena *a,
 
 static int cmd_plan(const cli_options *o)
 {
-	ppcc_diag d = {.fn = print_diag};
+	ppcc_diag d = {.fn = ppcc_cli_print_diag};
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	ppcc_plan plan;
@@ -624,16 +376,16 @@ static int rewrite_fingerprint(const char *path, uint64_t fp, ppcc_diag *d)
 	char hex[17];
 	snprintf(hex, sizeof hex, "%016" PRIx64, fp);
 	memcpy(value, hex, 16);
-	output out;
-	if (output_open(&out, path) < 0) {
+	ppcc_cli_output out;
+	if (ppcc_cli_output_open(&out, path) < 0) {
 		ppcc_free(text);
-		cannot_write(path, errno);
+		ppcc_cli_cannot_write(path, errno);
 		return EXIT_OUTPUT;
 	}
 	int ok = fwrite(text, 1, len, out.f) == len;
 	ppcc_free(text);
-	if (output_close(&out, ok) < 0 || !ok) {
-		cannot_write(path, errno ? errno : EIO);
+	if (ppcc_cli_output_close(&out, ok) < 0 || !ok) {
+		ppcc_cli_cannot_write(path, errno ? errno : EIO);
 		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
@@ -641,7 +393,7 @@ static int rewrite_fingerprint(const char *path, uint64_t fp, ppcc_diag *d)
 
 static int cmd_check(const cli_options *o)
 {
-	ppcc_diag d = {.fn = print_diag};
+	ppcc_diag d = {.fn = ppcc_cli_print_diag};
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_plan plan;
 	int rc, err;
@@ -879,33 +631,6 @@ static int apply_option(cli_options *o, int c, const char *arg)
 	if (count && parse_count(arg, count) < 0)
 		return count_error(c, arg);
 	return -1;
-}
-
-int ppcc_cli_diagnose(int argc, char **argv); /* cli_diagnose.c */
-int ppcc_cli_search(int argc, char **argv);   /* cli_search.c */
-int ppcc_cli_write_output(const char *path, const char *buf, size_t len);
-
-/* The subcommands' output: buf to path (NULL or "-": standard output)
- * exactly as ppcc plan writes -o (links followed, complete or not at
- * all), a failure reported as ppcc plan reports it.  An exit status. */
-int ppcc_cli_write_output(const char *path, const char *buf, size_t len)
-{
-	output out;
-	if (!path)
-		path = "-";
-	if (output_open(&out, path) < 0) {
-		cannot_write(path, errno);
-		return EXIT_OUTPUT;
-	}
-	errno = 0;
-	int ok = fwrite(buf, 1, len, out.f) == len;
-	int e = ok ? 0 : errno ? errno : EIO;
-	errno = 0;
-	if (output_close(&out, ok) < 0 || !ok) {
-		cannot_write(path, e ? e : errno ? errno : EIO);
-		return EXIT_OUTPUT;
-	}
-	return EXIT_OK;
 }
 
 int main(int argc, char **argv)

@@ -1,5 +1,5 @@
 /*
- * auto.c - the auto kind's choice: the fastest schedule of one chunk per
+ * choose.c - the auto kind's choice: the fastest schedule of one chunk per
  * rank whose every rank's simulated peak fits its memory cap.
  *
  * The candidates are every handcrafted kind of the table that takes one

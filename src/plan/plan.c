@@ -44,14 +44,14 @@
  *     is the most microbatches the schedule keeps in flight on that stage,
  *     counted on the generated schedule itself (1F1B: min(p - r, m);
  *     GPipe: m); the cap is the device's memory less reserved_gib.  The
- *     split accepted must fit every rank's simulated peak (refine.c):
+ *     split accepted must fit every rank's simulated peak (split.c):
  *     with v chunks the sum of the chunks' static bytes and the largest
  *     stash the rank's order holds at once.  The proxy search
  *     (partition.c) checks each stage against its rank's memory, exact
  *     with one chunk, and against an even 1/v share with v chunks, a
  *     sufficient condition that only seeds the search.
  *
- * The split is the least simulated step (refine.c), searched from the
+ * The split is the least simulated step (split.c), searched from the
  * proxy's split, the uniform one, for GPipe and 1F1B the split of the
  * least path bound, and an explicit partition when one is given (which is
  * then the plan's best, with ppcc's own split beside it).
@@ -502,7 +502,7 @@ static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
 /* The simulator's costs of stage s holding layers i..j (they depend on
  * nothing else), with parts the ones iteration.c reports too, and, when
  * st is not NULL, its stage table entry.  Without parts it is O(1): the
- * split search (refine.c) only simulates. */
+ * split search (split.c) only simulates. */
 static void stage_costs(const plan_ctx *x, int s, int i, int j,
 			ppcc_stage_cost *c, ppcc_stage_info *st, int parts)
 {
@@ -877,7 +877,7 @@ static int variant_fits(const plan_ctx *x, const ppcc_plan_variant *v)
 }
 
 /* The bound on every split's simulated step that the output compares
- * with (refine.c): m x the least bottleneck, and with v chunks m x the
+ * with (split.c): m x the least bottleneck, and with v chunks m x the
  * larger of the least bottleneck without memory caps and the least total
  * of the stage times over p.  One picosecond a stage is taken off for
  * the rounding of p2p times to picoseconds. */

@@ -1,6 +1,6 @@
 /*
- * cli_search.c - the `ppcc search` command: argv to options, the
- * library's ppcc_search (src/search.c), then the ranking, why the winner
+ * search.c - the `ppcc search` command: argv to options, the
+ * library's ppcc_search (src/search/search.c), then the ranking, why the winner
  * wins, and its plan; or the ranking as JSON; or the winner in a
  * trainer's settings (emit/trainers.c).  With --compare, the file's
  * configurations (load.c reads them) judged beside the search's own, each
@@ -22,28 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_write.h"
+#include "util/json_write.h"
 #include "ppcc.h"
-
-int ppcc_cli_search(int argc, char **argv);
-int ppcc_cli_write_output(const char *path, const char *buf, size_t len); /* main.c */
-
-static void sr_print(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
-		     void *user)
-{
-	(void)user;
-	fputs("ppcc: ", stderr);
-	if (loc && loc->file) {
-		ppcc_fput_visible(stderr, loc->file);
-		if (loc->line > 0)
-			fprintf(stderr, ":%d:%d", loc->line, loc->col);
-		fputs(": ", stderr);
-	}
-	fprintf(stderr, "%s: ", sev == PPCC_SEV_ERROR ? "error"
-		: sev == PPCC_SEV_WARNING ? "warning" : "note");
-	ppcc_fput_visible(stderr, msg);
-	fputc('\n', stderr);
-}
+#include "cli/cli.h"
 
 static int sr_usage(const char *msg, const char *arg)
 {
@@ -601,7 +582,7 @@ int ppcc_cli_search(int argc, char **argv)
 		return sr_usage("%s", "search: missing FILE");
 	if (optind + 1 < argc)
 		return sr_usage("unexpected argument '%s'", argv[optind + 1]);
-	ppcc_diag d = {.fn = sr_print};
+	ppcc_diag d = {.fn = ppcc_cli_print_diag};
 	ppcc_arena *a = ppcc_arena_new();
 	if (!a) {
 		fputs("ppcc: error: out of memory\n", stderr);

@@ -64,7 +64,7 @@
  * beyond int64 does not fit any finite cap.
  *
  * This is a proxy: what users pay for is the simulated step, which
- * refine.c minimises with this split as one of its seeds and the
+ * split.c minimises with this split as one of its seeds and the
  * bottleneck as one of its lower bounds.  At the end of this file, the
  * least path bound, a bound on the step of GPipe and 1F1B, exact too.
  *
@@ -702,7 +702,7 @@ out:
 }
 
 /*
- * The least path bound (refine.c) over every split that fits, for one
+ * The least path bound (split.c) over every split that fits, for one
  * chunk per rank.  With m microbatches, stage r of the split pays at least
  *
  *   P_r + m time(r, i_r, j_r),   P_0 = 0,

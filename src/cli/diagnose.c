@@ -1,6 +1,6 @@
 /*
- * cli_diagnose.c - the `ppcc diagnose` command: argv to options, then
- * the library's ppcc_diagnose (src/diagnose.c).
+ * diagnose.c - the `ppcc diagnose` command: argv to options, then
+ * the library's ppcc_diagnose (src/diagnose/diagnose.c).
  *
  *   ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]
  *
@@ -13,27 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose.h"
+#include "diagnose/diagnose.h"
 #include "ppcc.h"
-
-int ppcc_cli_diagnose(int argc, char **argv);
-int ppcc_cli_write_output(const char *path, const char *buf, size_t len); /* main.c */
-
-static void dg_print(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
-		     void *user)
-{
-	(void)user;
-	fputs("ppcc: ", stderr);
-	if (loc && loc->file) {
-		ppcc_fput_visible(stderr, loc->file);
-		if (loc->line > 0)
-			fprintf(stderr, ":%d:%d", loc->line, loc->col);
-		fputs(": ", stderr);
-	}
-	fprintf(stderr, "%s: ", sev == PPCC_SEV_ERROR ? "error" : "note");
-	ppcc_fput_visible(stderr, msg);
-	fputc('\n', stderr);
-}
+#include "cli/cli.h"
 
 static int dg_usage(const char *msg, const char *arg)
 {
@@ -81,7 +63,7 @@ int ppcc_cli_diagnose(int argc, char **argv)
 	if (optind + 1 < argc)
 		return dg_usage("unexpected argument '%s'", argv[optind + 1]);
 	const char *dir = argv[optind];
-	ppcc_diag d = {.fn = dg_print};
+	ppcc_diag d = {.fn = ppcc_cli_print_diag};
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_plan plan;
 	ppcc_diagnosis *dg = NULL;

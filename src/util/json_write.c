@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json_write.h"
+#include "util/json_write.h"
 #include "ppcc.h"
 
 void ppcc_jw_init(ppcc_jw *w, FILE *f)

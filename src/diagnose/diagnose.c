@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose.h"
+#include "diagnose/diagnose.h"
 
 /* The largest job: as many ranks as plan and search take devices. */
 #define DG_MAX_RANKS PPCC_MAX_COUNT

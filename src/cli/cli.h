@@ -1,0 +1,58 @@
+/*
+ * cli.h - what the command line's files share: the exit statuses, the
+ * diagnostic printer, and output that appears whole or not at all.
+ */
+#ifndef PPCC_CLI_CLI_H
+#define PPCC_CLI_CLI_H
+
+#include <limits.h>
+#include <stdio.h>
+
+#include "ppcc.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_INPUT = 1,  /* bad input, infeasible plan, invalid schedule */
+	EXIT_USAGE = 2,
+	EXIT_OUTPUT = 3, /* cannot write the output */
+	EXIT_INTERNAL = 4 /* out of memory or a bug */
+};
+
+/* A diagnostic on stderr as `ppcc: FILE:LINE:COL: error: message`, user
+ * text shown with its control and invisible characters escaped; a
+ * ppcc_diag callback (user is unused). */
+void ppcc_cli_print_diag(ppcc_severity sev, const ppcc_loc *loc,
+			 const char *msg, void *user);
+
+/* "ppcc: PATH: error: cannot write: REASON" ("<stdout>" for "-"). */
+void ppcc_cli_cannot_write(const char *path, int err);
+
+/* The output (output.c): built in an unnamed or temporary file beside
+ * the target and renamed over it when complete, so a failed or killed run
+ * leaves the target as it was; "-" is standard output; a target that is
+ * not a regular file is written in place. */
+typedef struct ppcc_cli_output {
+	FILE *f;
+	const char *path;
+	int anonymous;       /* O_TMPFILE: no name until closed */
+	int in_place;        /* stdout or a device */
+	char dir[PATH_MAX];
+} ppcc_cli_output;
+
+/* 0, or -1 with errno. */
+int ppcc_cli_output_open(ppcc_cli_output *o, const char *path);
+/* Finishes the output: when ok, every byte reaches the disk and the file
+ * replaces the target; otherwise nothing of it remains.  -1 with errno on
+ * failure. */
+int ppcc_cli_output_close(ppcc_cli_output *o, int ok);
+
+/* The subcommands' output: buf to path (NULL or "-": standard output)
+ * exactly as ppcc plan writes -o, a failure reported as ppcc plan
+ * reports it.  An exit status. */
+int ppcc_cli_write_output(const char *path, const char *buf, size_t len);
+
+/* The subcommands (search.c, diagnose.c): argv after the command's name. */
+int ppcc_cli_search(int argc, char **argv);
+int ppcc_cli_diagnose(int argc, char **argv);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * input.h - the configuration as loaded (model, cluster, pipeline), the
+ * loader, the whole-configuration checks and the transformer shorthand.
+ * Part of the internal interface; src/ppcc.h includes every such header.
+ */
+#ifndef PPCC_INPUT_INPUT_H
+#define PPCC_INPUT_INPUT_H
+
+#include "util/util.h"
+
+/* One layer, after `repeat` and `transformer:` are expanded.  Costs are per
+ * microbatch; bytes are for the whole layer (before tensor parallelism). */
+typedef struct ppcc_layer {
+	const char *name;
+	ppcc_loc loc;           /* the layer's mapping in the file */
+	double fwd_flops;       /* fwd_ms is converted at the reference device */
+	double bwd_flops;
+	/* The part of bwd_flops that is the weight gradient (W, which a
+	 * zero-bubble schedule runs apart); the rest is the input gradient
+	 * (I), with any recomputation.  From bwd_weight_flops/_ms, the
+	 * transformer's weight matrices, else half of bwd_flops. */
+	double bwd_weight_flops;
+	double params;
+	double activation_bytes; /* output sent to the next layer */
+	double stash_bytes;      /* kept for the backward pass */
+	/* What a split backward holds from I until W: the inputs of the
+	 * layer's weight products and their output gradients (the
+	 * zero-bubble paper's M_W); stash_weight_bytes, the transformer's,
+	 * else all of stash_bytes.  May exceed stash_bytes (recomputation). */
+	double stash_weight_bytes;
+	/* weights + gradients + optimizer state; 0: from pipeline.zero and
+	 * grad_bytes (see ppcc_zero_bytes_per_param) */
+	double bytes_per_param;
+	/* The cost model of iteration.c (all 0 for a layer given by hand):
+	 * the part of bwd_flops that recomputes the forward; the part of
+	 * stash_bytes each of the t tensor-parallel devices keeps whole
+	 * (without sequence parallelism); the part of stash_bytes that is
+	 * logits; the tensor-parallel collectives of one microbatch, counted
+	 * as all-reduces of tp_message_bytes each, in the forward and in the
+	 * backward (which includes a recomputed forward's). */
+	double recompute_flops;
+	double stash_replicated_bytes;
+	double logits_bytes;
+	double tp_message_bytes;
+	double tp_fwd_allreduces;
+	double tp_bwd_allreduces;
+	/* ring attention (context parallelism): K and V bytes of the whole
+	 * sequence that each context-parallel rank passes on, forward */
+	double cp_kv_bytes;
+	/* bytes the memory-bound kernels (norms, residual adds, activation
+	 * functions, softmax, dropout) read and write, forward and backward
+	 * (with recomputation), and the parts of them kept whole on each
+	 * tensor-parallel device without sequence parallelism */
+	double kernel_fwd_bytes, kernel_bwd_bytes;
+	double kernel_fwd_replicated_bytes, kernel_bwd_replicated_bytes;
+} ppcc_layer;
+
+typedef struct ppcc_model {
+	const char *name;
+	ppcc_loc loc;
+	int n_layers;
+	ppcc_layer *layers;
+	/* 1 when the first and last layers are the embedding and the head
+	 * (the transformer shorthand): Megatron-LM's default split divides
+	 * the blocks evenly and adds these to the first and last stages. */
+	int edge_layers;
+	/* Sequences per microbatch and tokens per sequence: 1 and 0 for a
+	 * model given as layers (tokens are then not counted). */
+	int micro_batch_size;
+	int seq_len;
+	/* The transformer's shape as read, or NULL for layers: the checks
+	 * that tensor parallelism divides heads, kv heads and the FFN. */
+	const struct ppcc_transformer *transformer;
+	ppcc_loc transformer_loc;
+} ppcc_model;
+
+/* A run of identical devices.  Devices are numbered in the order of the
+ * groups; pipeline rank r uses devices [r*t, r*t + t) for t-way tensor
+ * parallelism. */
+typedef struct ppcc_device_group {
+	const char *name;
+	ppcc_loc loc;
+	int count;
+	double tflops;       /* peak, dense 16-bit */
+	double efficiency;   /* fraction of peak reached, (0, 1] */
+	double memory_bytes; /* per device */
+	double memory_bandwidth; /* bytes per second, for the optimizer step */
+} ppcc_device_group;
+
+typedef struct ppcc_link {
+	double bandwidth; /* bytes per second */
+	double latency;   /* seconds */
+} ppcc_link;
+
+typedef struct ppcc_cluster {
+	ppcc_loc loc;
+	int devices;          /* sum of the groups' counts */
+	int devices_per_node;
+	int n_groups;
+	ppcc_device_group *groups;
+	ppcc_link intra_node;
+	ppcc_link inter_node;
+	double reserved_bytes; /* per device: CUDA context, NCCL, fragments */
+} ppcc_cluster;
+
+typedef struct ppcc_pipeline {
+	ppcc_loc loc;
+	int kind;            /* ppcc_schedule_kind */
+	int stages;          /* p, pipeline ranks */
+	int microbatches;    /* m */
+	int chunks;          /* v, model chunks per rank (interleaved) */
+	int group_size;      /* G, interleaved microbatch group; 0 = p */
+	int tensor_parallel; /* t, devices per pipeline rank */
+	int data_parallel;   /* d, replicas of the pipeline */
+	int context_parallel; /* cp, ranks a sequence is split across */
+	int global_batch_size; /* B = m * b * d sequences; 0: not given */
+	int zero;            /* ZeRO stage 0-3 (1: distributed optimizer) */
+	double grad_bytes;   /* G, bytes of a gradient (4: fp32 accumulation) */
+	/* bytes of a gradient bucket / 10^6; 0: Megatron-LM's default
+	 * (ppcc_dp_bucket_bytes) */
+	double dp_bucket_mb;
+	ppcc_loc dp_bucket_mb_loc;
+	long max_simulations; /* budget of the split search; 0: the default */
+	/* threads the split search may use (ppcc_step_problem.threads);
+	 * 0 or 1: the caller's alone */
+	int threads;
+	/* 1: the caller replays no action's times from the plan (its
+	 * output does not print them: ppcc_emit_replays_times), so the plan
+	 * of a schedule without data-parallel collectives keeps no send
+	 * times in best.estimate (send_ms NULL, and ppcc_rank_times_begin
+	 * refuses it); 0: they are kept */
+	int no_times;
+	/* An explicit partition: layers per stage (n_partition of them, one
+	 * per virtual stage), or NULL.  partition_locs: each entry's place,
+	 * NULL when it came from the command line. */
+	int n_partition;
+	const int *partition;
+	const ppcc_loc *partition_locs;
+	ppcc_loc partition_loc;
+	/* where each setting came from, for later diagnostics */
+	ppcc_loc kind_loc, stages_loc, microbatches_loc, chunks_loc,
+		group_size_loc, tensor_parallel_loc, data_parallel_loc,
+		context_parallel_loc, global_batch_size_loc, zero_loc;
+} ppcc_pipeline;
+
+typedef struct ppcc_config {
+	const char *path; /* the model file as named, "<stdin>" for - */
+	ppcc_model model;
+	ppcc_cluster cluster;
+	ppcc_pipeline pipeline;
+} ppcc_config;
+
+/* Reads path ("-" for stdin) and, when cluster_path is not NULL, the
+ * cluster from that file instead (format: man/ppcc.5).  Reports every
+ * error of the input in line order (the first 100, then a count), then
+ * returns PPCC_EINPUT, also for a file that cannot be read; PPCC_ENOMEM
+ * when an allocation fails.  On success the pipeline's unset settings
+ * hold their defaults (ppcc_config_fill_defaults).  Strings point into
+ * the arena. */
+int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
+		     const char *cluster_path, ppcc_diag *d);
+
+/* The checks that need the whole configuration (after command-line
+ * overrides): stages vs layers and devices, interleaving constraints. */
+int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
+
+/* Sets each pipeline setting that nobody gave (its *_loc has no file) from
+ * those that were given: tensor_parallel 1, context_parallel 1, zero 0,
+ * schedule 1f1b, chunks 2 for interleaved else 1; stages devices /
+ * (t * cp * d) when data_parallel is given, else devices / (t * cp),
+ * capped at layers / chunks and lowered until t * cp * stages divides the
+ * devices (at least 1); data_parallel devices / (t * p * cp);
+ * microbatches global_batch_size / (micro_batch_size * d) when that is
+ * given, else 4 x stages; group_size 0 (= stages).  The loader calls it;
+ * call it again after command-line overrides. */
+void ppcc_config_fill_defaults(ppcc_config *c);
+
+/* Limits on counts read from a file (layers after repeat, devices,
+ * stages, microbatches, chunks, tensor_parallel). */
+#define PPCC_MAX_LAYERS (1 << 20)
+#define PPCC_MAX_COUNT (1 << 20)
+
+/* The largest schedule JSON ppcc_read_json reads (64 GiB: about 600
+ * million actions as ppcc writes them). */
+#define PPCC_JSON_MAX_BYTES ((uint64_t)1 << 36)
+
+/* The `transformer:` shorthand as read (transformer.c); 0 in kv_heads,
+ * ffn_hidden or bytes_per_param means the default (heads, 4 x hidden,
+ * 16). */
+typedef enum ppcc_recompute {
+	PPCC_RECOMPUTE_NONE,
+	PPCC_RECOMPUTE_SELECTIVE,
+	PPCC_RECOMPUTE_FULL
+} ppcc_recompute;
+
+typedef struct ppcc_transformer {
+	int layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
+	int micro_batch_size;
+	int recompute; /* ppcc_recompute */
+	int swiglu;    /* gated FFN, RMSNorm, no biases, no learned positions,
+			  no dropout */
+	int sequence_parallel; /* 1 (the default): norms and dropout split too */
+	int flash_attention;   /* 1 (the default): no a*s^2 scores kept */
+	double bytes_per_param; /* 0: from pipeline.zero */
+	/* where heads, kv_heads and ffn_hidden were read (checks against t) */
+	ppcc_loc heads_loc, kv_heads_loc, ffn_hidden_loc;
+} ppcc_transformer;
+
+/* Bytes kept for the backward pass by one block per microbatch, before
+ * any parallelism, and the part of it that stays whole on each
+ * tensor-parallel device without sequence parallelism (derivation in
+ * transformer.c). */
+void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
+				  const ppcc_transformer *t);
+
+/* Writes "embed", t->layers x "block", "head" (t->layers + 2 layers, in
+ * the arena) located at loc.  Returns PPCC_EINTERNAL for a shape the
+ * loader should have rejected. */
+int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
+			    const ppcc_transformer *t, ppcc_loc loc);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * ir.h - the ops and their traits, the validator, order matching and
+ * the schedule's fingerprint.
+ * Part of the internal interface; src/ppcc.h includes every such header.
+ */
+#ifndef PPCC_IR_IR_H
+#define PPCC_IR_IR_H
+
+#include "util/util.h"
+
+/* What every engine (validator, simulator, runtime, emitters) needs to
+ * know of an op, in one table (diag.c).  A message is named by its
+ * sender: SEND_F of stage s is received by RECV_F of stage s + 1, SEND_B
+ * of s by RECV_B of s - 1. */
+typedef struct ppcc_op_traits {
+	const char *name;  /* "F", "SEND_F", ... */
+	int compute;       /* F, B, I, W */
+	int comm;          /* SEND_*, RECV_* (OVERLAP_F_B is neither: it
+			      marks the pair of computes that follows) */
+	int send;          /* SEND_* */
+	int fwd;           /* F, SEND_F, RECV_F: the activation direction */
+	int other;         /* stage at the other end: +1 or -1; 0 for compute */
+	int match;         /* the op at the other end; -1 for compute */
+	int collective;    /* REDUCE_GRAD, REDUCE_SCATTER_GRAD,
+			    * ALL_GATHER_PARAM: over the stage's data-parallel
+			    * group, launched without waiting; mb holds the
+			    * bucket, not a microbatch */
+} ppcc_op_traits;
+
+/* The table, by op; the functions below are inline, since every engine
+ * asks them of every action. */
+extern const ppcc_op_traits ppcc_op_table[PPCC_OP_COUNT];
+
+/* NULL for an op out of range. */
+static inline const ppcc_op_traits *ppcc_op_traits_of(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT ? &ppcc_op_table[op] : NULL;
+}
+
+/* 0 for an op out of range */
+static inline int ppcc_op_is_compute(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT && ppcc_op_table[op].compute;
+}
+
+static inline int ppcc_op_is_comm(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT && ppcc_op_table[op].comm;
+}
+
+static inline int ppcc_op_is_collective(int op)
+{
+	return op >= 0 && op < PPCC_OP_COUNT && ppcc_op_table[op].collective;
+}
+
+/* A gradient reduction: REDUCE_GRAD or REDUCE_SCATTER_GRAD (the
+ * collectives placed after a stage's backwards, on the rank's
+ * communication channel); ALL_GATHER_PARAM and UNSHARD_PARAM, the
+ * gathers, are the others. */
+static inline int ppcc_op_is_reduction(int op)
+{
+	return op == PPCC_OP_REDUCE_GRAD || op == PPCC_OP_REDUCE_SCATTER_GRAD;
+}
+
+/* Structural checks and a dry run.  Reports each problem naming rank and
+ * action index; returns PPCC_EINPUT when any.  `max_errors` bounds the
+ * report (0 = no bound). */
+int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
+			   const char *file, int max_errors);
+/* The same, with hash = ppcc_schedule_fingerprint(s) already computed
+ * by the caller (compared with s->fingerprint as there). */
+int ppcc_schedule_validate_hashed(const ppcc_schedule *s, uint64_t hash,
+				  ppcc_diag *d, const char *file, int max_errors);
+/* Tests: 1 makes the validator run phases 2 and 3 on its table of
+ * positions alone, without the quick pass on bits that decides most
+ * schedules (validate.c, val_quick); the reports are the same.  The
+ * count of schedules the quick pass has decided, kept atomically: the
+ * runtime's threads validate at once. */
+extern int ppcc_validate_force_positions;
+extern _Atomic long ppcc_validate_quick_accepts;
+/* For a schedule being made, whose fingerprint is not yet set (the
+ * compiler's own): every check of ppcc_schedule_validate except the
+ * comparison with s->fingerprint, which, when every check passes, is set
+ * to the hash of exactly what was checked (computed in the same pass over
+ * the actions that checks their fields).  So a sealed schedule is one
+ * that ppcc_schedule_validate accepts. */
+int ppcc_schedule_validate_seal(ppcc_schedule *s, ppcc_diag *d,
+				const char *file, int max_errors);
+/* ppcc_schedule_validate_seal with run(s, user) in place of the dry run:
+ * a run of all ranks under the same semantics (the simulation the caller
+ * makes anyway) returning PPCC_EINPUT when they cannot all finish, when
+ * the dry run is made for its report (the same as
+ * ppcc_schedule_validate_seal's).  Returns the validator's status, else
+ * run's. */
+int ppcc_schedule_validate_seal_run(ppcc_schedule *s, ppcc_diag *d,
+				    const char *file, int max_errors,
+				    int (*run)(const ppcc_schedule *s, void *user),
+				    void *user);
+
+/* For a valid schedule (after ppcc_schedule_validate): whether each
+ * ordered pair of ranks sends its messages in the order the receiver
+ * receives them, as transports that match by posting order (NCCL, the
+ * runtime's grouped mode) need.  Reports the first message out of order
+ * of each pair as a warning at {file, 0, 0}, at most max_findings (0: no
+ * bound); returns the number of pairs out of order, or PPCC_ENOMEM.
+ * (match_order.c) */
+int ppcc_schedule_order_check(const ppcc_schedule *s, ppcc_diag *d,
+			      const char *file, int max_findings);
+
+/* FNV-1a over n bytes at p, continuing from h (PPCC_FNV1A_BASIS to
+ * start): the hash of ppcc's in-memory tables, never written out. */
+#define PPCC_FNV1A_BASIS 1469598103934665603ull
+static inline uint64_t ppcc_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The fingerprint in pieces, for a pass that hashes as it reads
+ * (validate.c): ppcc_fingerprint_head over the header and the stage
+ * table, then for each rank in order ppcc_fingerprint_mix of
+ * ppcc_fingerprint_pair(rank, n_actions) and ppcc_fingerprint_action of
+ * each of its actions in list order. */
+uint64_t ppcc_fingerprint_head(const ppcc_schedule *s);
+
+static inline uint64_t ppcc_fingerprint_mix(uint64_t h, uint64_t x)
+{
+	h ^= x;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+static inline uint64_t ppcc_fingerprint_pair(int32_t a, int32_t b)
+{
+	return (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+}
+
+static inline uint64_t ppcc_fingerprint_action(uint64_t h, const ppcc_action *a)
+{
+	h = ppcc_fingerprint_mix(h, ppcc_fingerprint_pair(a->op, a->stage));
+	h = ppcc_fingerprint_mix(h, ppcc_fingerprint_pair(a->mb, a->peer));
+	return ppcc_fingerprint_mix(h, a->bytes);
+}
+
+typedef enum ppcc_placement {
+	PPCC_PLACE_LOOPED, /* stage s on rank s % p, chunk s / p */
+	PPCC_PLACE_V       /* 2 chunks: rank r holds r and 2p - 1 - r */
+} ppcc_placement;
+
+/* What a schedule's readers know of its kind: one row of ir/kinds.c's
+ * table (how the kind is made: sched/kinds.c). */
+typedef struct ppcc_sched_kind_info {
+	int kind;              /* ppcc_schedule_kind */
+	const char *name;      /* on the command line and in YAML/JSON */
+	const char *macro;     /* PPCC_SCHED_<macro> */
+	const char *source;    /* where the order comes from */
+	int placement;         /* ppcc_placement */
+	int min_chunks, max_chunks, default_chunks;
+	int split_backward;    /* the order uses I and W, not B; 2: both
+				  (DualPipeV: B in its overlapped pairs,
+				  I and W where it fills bubbles) */
+	int uses_group;        /* group_size means something */
+} ppcc_sched_kind_info;
+
+/* NULL for an unknown kind. */
+const ppcc_sched_kind_info *ppcc_sched_kind(int kind);
+
+/* "gpipe, 1f1b, ... or dualpipe-v" (last_sep before the last name)
+ * into buf, truncated to n bytes. */
+void ppcc_sched_kind_list(char *buf, size_t n, const char *last_sep);
+
+const char *ppcc_schedule_kind_name(int kind);   /* "gpipe", ... */
+int ppcc_schedule_kind_parse(const char *name);  /* -1 if unknown */
+const char *ppcc_op_name(int op);                /* "F", "SEND_F", ... */
+int ppcc_op_parse(const char *name);             /* -1 if unknown */
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * search.h - the configuration search: entries, fixes, --compare files,
+ * families and the pruning bound.
+ * Part of the internal interface; src/ppcc.h includes every such header.
+ */
+#ifndef PPCC_SEARCH_SEARCH_H
+#define PPCC_SEARCH_SEARCH_H
+
+#include "sim/iteration.h"
+
+/* One configuration and what ppcc_plan_build estimates for it. */
+typedef struct ppcc_search_entry {
+	int t, p, d, cp, v, b, m;
+	int recompute;           /* ppcc_recompute */
+	int zero, kind;
+	double iteration_ms, tokens_per_s, mfu;
+	double peak_bytes;       /* the simulated peak of the fullest device */
+	double bubble;           /* simulated idle fraction */
+	double lower_bound_ms;   /* the compute bound it was ordered by */
+} ppcc_search_entry;
+
+/* Settings held fixed (--fix): > 0 (recompute, zero, kind: >= 0) fixes. */
+typedef struct ppcc_search_fix {
+	int tensor_parallel, stages, data_parallel, context_parallel, chunks;
+	int micro_batch_size, recompute, zero, kind;
+} ppcc_search_fix;
+
+/* One configuration of a --compare file (ppcc_compare_load): the
+ * pipeline settings it gives, located, the others 0 with no location;
+ * micro_batch_size 0 and recompute -1 when it gives none (the model's
+ * then). */
+typedef struct ppcc_compare_entry {
+	const char *name;       /* its name:, or NULL */
+	ppcc_loc loc;           /* the entry */
+	ppcc_pipeline pipeline; /* loc: its pipeline: key, else the entry */
+	int micro_batch_size, recompute;
+	ppcc_loc micro_batch_size_loc, recompute_loc;
+} ppcc_compare_entry;
+
+/* Reads a --compare file (format: ppcc(1), "ppcc search"): a mapping
+ * with `compare:`, a list of entries, or the JSON ppcc search -f json
+ * writes, whose `top` it reads.  Each error located; PPCC_EINPUT after
+ * reporting them, PPCC_ENOMEM. */
+int ppcc_compare_load(ppcc_compare_entry **out, int *n_out, ppcc_arena *a,
+		      const char *path, ppcc_diag *d);
+
+typedef struct ppcc_search_options {
+	long global_batch;         /* 0: pipeline.global_batch_size, else the
+				    * batch the file's pipeline settings give */
+	int top;                   /* K, 0: 10 */
+	int exhaustive;            /* 1: simulate every candidate */
+	int allow_idle;            /* 1: t p d cp may leave devices idle */
+	int no_hints;              /* 1: nothing fits, do not search what would */
+	double memory_limit_bytes; /* per device; 0: the devices' */
+	ppcc_search_fix fix;
+	/* NULL, or a trainer's rules: a configuration for which it returns
+	 * 0 is not considered (ppcc search -f megatron searches what
+	 * Megatron-LM runs) */
+	ppcc_admits_fn admits;
+	void *admits_ctx;
+	/* configurations judged beside the search's own (--compare) */
+	const ppcc_compare_entry *compare;
+	int n_compare;
+	/* threads planning candidates (the answer is the same for any
+	 * number); 0: one per processor online */
+	int threads;
+} ppcc_search_options;
+
+/* The dimensions a family of configurations shares a value of. */
+enum {
+	PPCC_DIM_T, PPCC_DIM_P, PPCC_DIM_CP, PPCC_DIM_V, PPCC_DIM_KIND,
+	PPCC_DIM_RECOMPUTE, PPCC_DIM_ZERO, PPCC_DIM_COUNT
+};
+
+/* Every candidate with one value of one dimension, and what became of
+ * them: the best that fits (has_best), else the least compute bound of
+ * those not simulated for it (bound_ms, INFINITY if none). */
+typedef struct ppcc_search_family {
+	int dim, value;
+	long enumerated, pruned_memory, pruned_bound, invalid, infeasible;
+	int has_best;
+	ppcc_search_entry best;
+	double bound_ms;
+} ppcc_search_family;
+
+/* What would make a search that found nothing fit: the same search with
+ * one thing changed (what, in words), and its best configuration. */
+typedef struct ppcc_search_hint {
+	char what[80];
+	ppcc_search_entry best;
+} ppcc_search_hint;
+
+/* A compared configuration as the search judged it: its settings
+ * completed as ppcc plan completes them, its figures when it fits (else
+ * the memory per device it would need, need_exact 0: at least that, 0:
+ * not known), and its rank among the search's configurations: 1 + those
+ * faster (rank_exact 0: at least that, for some not simulated could be
+ * faster too); in_space: one of the search's own candidates. */
+typedef struct ppcc_search_compared {
+	const ppcc_compare_entry *from;
+	ppcc_search_entry e;
+	int fits, in_space, rank_exact, need_exact;
+	long rank;
+	double need_bytes;
+} ppcc_search_compared;
+
+typedef struct ppcc_search_result {
+	ppcc_search_entry *top;    /* n_top, best first */
+	int n_top;
+	long global_batch;
+	int global_batch_given;    /* 0: from the file's pipeline settings */
+	long considered;           /* enumerated */
+	long pruned_memory;        /* a memory bound: no partition fits */
+	long memory_proved;        /* of those, proved by membound.c before
+				    * the split search of v > 1 chunks */
+	long pruned_bound;         /* compute bound above the K-th best */
+	long invalid;              /* refused by ppcc_config_check */
+	long simulated;            /* partitioned and simulated */
+	long infeasible;           /* of those, no partition fits */
+	long faster_unfit;         /* bound under the winner's iteration,
+				    * but no partition fits */
+	ppcc_search_family *families; /* n_families, by dimension and value */
+	int n_families;
+	/* nothing fits: the candidate that came closest, the memory per
+	 * device it would need (closest_exact: from its simulation, else
+	 * the static bound), and what would fit */
+	int has_closest, closest_exact;
+	ppcc_search_entry closest;
+	double closest_need_bytes, memory_bytes;
+	ppcc_search_hint hints[8];
+	int n_hints;
+	ppcc_search_compared *compared; /* n_compared, in the file's order */
+	int n_compared;
+	double seconds;
+} ppcc_search_result;
+
+/* Searches cfg's model on cfg's cluster (search.c says how and why its
+ * pruning keeps the top K).  PPCC_EINPUT without a global batch,
+ * PPCC_EINFEASIBLE when nothing fits. */
+int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
+		const ppcc_config *cfg, const ppcc_search_options *o,
+		ppcc_diag *d);
+
+/* e in words: "t 8 x p 4 x d 2 x cp 1, 1f1b with v 1, b 1 (m 32),
+ * recompute selective, ZeRO-1". */
+void ppcc_search_entry_describe(char *buf, size_t size,
+				const ppcc_search_entry *e);
+
+/* base with e's settings (layers re-expanded for its b and recompute),
+ * located at "<search>": what ppcc_plan_build plans to e's figures. */
+int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
+		       const ppcc_config *base, const ppcc_search_entry *e);
+
+/* The bound a candidate of the search is ordered and pruned by before
+ * it is planned (search.c, candidate_bound): bound.c's from the layers'
+ * FLOPs, raised to the iteration (ppcc_plan_iteration_bound), for cfg's
+ * pipeline settings (checked); at most the iteration of every split.
+ * 0 when out of memory. */
+double ppcc_search_bound_ms(const ppcc_config *cfg);
+
+#endif
