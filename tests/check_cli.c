@@ -107,6 +107,31 @@ START_TEST(cli_usage_errors_name_the_option)
 		  "recompute=full", "--fix", "recompute=none"},
 		 "ppcc: --fix: 'recompute=full' and 'recompute=none' fix the "
 		 "same dimension; give one"},
+		/* numbers are decimal digits: no sign, space, other base,
+		 * infinity or overflow (strtol and strtod took the first four) */
+		{{"plan", "x.yaml", "-m", "+5"},
+		 "ppcc: --microbatches: expected a positive integer, got '+5'"},
+		{{"plan", "x.yaml", "-m", " 5"},
+		 "ppcc: --microbatches: expected a positive integer, got ' 5'"},
+		{{"plan", "x.yaml", "--jobs", "+2"},
+		 "ppcc: --jobs: '+2' is not a count of 1 to 64"},
+		{{"plan", "x.yaml", "--max-actions", "99999999999999999999"},
+		 "ppcc: --max-actions: expected a positive integer, got "
+		 "'99999999999999999999'"},
+		{{"plan", "x.yaml", "--memory-limit", "0x10"},
+		 "ppcc: --memory-limit: expected GiB per device (a number > 0), "
+		 "got '0x10'"},
+		{{"plan", "x.yaml", "--memory-limit", "inf"},
+		 "ppcc: --memory-limit: expected GiB per device (a number > 0), "
+		 "got 'inf'"},
+		{{"search", tiny, "--global-batch", " 8"},
+		 "ppcc: --global-batch: ' 8' is not a count"},
+		{{"search", tiny, "--global-batch", "+8"},
+		 "ppcc: --global-batch: '+8' is not a count"},
+		{{"search", tiny, "--global-batch", "8", "--memory-limit", "0x10"},
+		 "ppcc: --memory-limit: '0x10' is not GiB"},
+		{{"search", tiny, "--global-batch", "8", "--memory-limit", " 40"},
+		 "ppcc: --memory-limit: ' 40' is not GiB"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *argv[12] = {(char *)tu_ppcc()};

@@ -22,6 +22,7 @@
 
 #include "ppcc.h"
 #include "ppcc/runtime.h"
+#include "runtime/rt.h"
 #include "flight_synth.h"
 #include "rt_pipe.h"
 #include "testutil.h"
@@ -86,6 +87,31 @@ static int run_recorded(const char *dir, const ppcc_schedule *s, rt_pipe *pp,
 	unsetenv("PPCC_FLIGHT_DIR");
 	return err;
 }
+
+/* The record's file name holds the whole rank: five digits at least, more
+ * past 99999 (rank 100000 wrote rank-00000.flight, rank 0's, and a job of
+ * 100,000 ranks lost a record), cut only by the buffer. */
+START_TEST(flight_record_names_hold_every_digit_of_the_rank)
+{
+	static const struct { int rank; const char *name; } cases[] = {
+		{0, "d/rank-00000.flight"},
+		{7, "d/rank-00007.flight"},
+		{99999, "d/rank-99999.flight"},
+		{100000, "d/rank-100000.flight"},
+		{1048575, "d/rank-1048575.flight"},
+		{2147483647, "d/rank-2147483647.flight"},
+	};
+	char buf[64];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ppcc_rt_flight_path(buf, sizeof buf, "d", cases[i].rank, "");
+		ck_assert_str_eq(buf, cases[i].name);
+	}
+	ppcc_rt_flight_path(buf, sizeof buf, "d", 100000, ".tmp");
+	ck_assert_str_eq(buf, "d/rank-100000.flight.tmp");
+	ppcc_rt_flight_path(buf, 12, "d", 100000, "");
+	ck_assert_str_eq(buf, "d/rank-1000");
+}
+END_TEST
 
 START_TEST(no_record_without_the_variable_and_a_clean_run_writes_none)
 {
@@ -948,6 +974,7 @@ Suite *suite_diagnose(void)
 	Suite *s = suite_create("diagnose");
 	TCase *tc = tcase_create("diagnose");
 	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, flight_record_names_hold_every_digit_of_the_rank);
 	tcase_add_test(tc, no_record_without_the_variable_and_a_clean_run_writes_none);
 	tcase_add_test(tc, failing_callback_is_named_as_the_first_failure);
 	tcase_add_test(tc, stuck_callback_is_found_through_the_wait_for_graph);

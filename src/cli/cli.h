@@ -51,6 +51,15 @@ int ppcc_cli_output_close(ppcc_cli_output *o, int ok);
  * reports it.  An exit status. */
 int ppcc_cli_write_output(const char *path, const char *buf, size_t len);
 
+/* s as a whole count in [lo, hi]: decimal digits only (no sign, space or
+ * other base), within hi without overflow.  0, or -1 (args.c). */
+int ppcc_cli_count(const char *s, long long lo, long long hi,
+		   long long *out);
+/* s as a plain decimal number in [lo, hi]: digits with an optional
+ * fraction and exponent (no sign, space, hex, inf or nan), read in the
+ * C locale.  0, or -1. */
+int ppcc_cli_real(const char *s, double lo, double hi, double *out);
+
 /* The subcommands (search.c, diagnose.c): argv after the command's name. */
 int ppcc_cli_search(int argc, char **argv);
 int ppcc_cli_diagnose(int argc, char **argv);

@@ -98,10 +98,8 @@ static int usage_error(const char *fmt, const char *arg)
 
 static int parse_count(const char *s, int *out)
 {
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || v > INT_MAX)
+	long long v;
+	if (ppcc_cli_count(s, 1, INT_MAX, &v) < 0)
 		return -1;
 	*out = (int)v;
 	return 0;
@@ -594,30 +592,24 @@ static int apply_option(cli_options *o, int c, const char *arg)
 		break;
 	}
 	case OPT_MAX_ACTIONS: {
-		char *end;
-		errno = 0;
-		long long v = strtoll(arg, &end, 10);
-		if (errno || end == arg || *end || v < 1)
+		long long v;
+		if (ppcc_cli_count(arg, 1, LLONG_MAX, &v) < 0)
 			return count_error(c, arg);
 		o->max_actions = v;
 		break;
 	}
 	case OPT_PARTITION: o->partition = arg; break;
 	case OPT_MEMORY_LIMIT: {
-		char *end;
-		errno = 0;
-		double g = strtod(arg, &end);
-		if (errno || end == arg || *end || !(g > 0) || g > 1e6)
+		double g;
+		if (ppcc_cli_real(arg, 0, 1e6, &g) < 0 || !(g > 0))
 			return usage_error("--memory-limit: expected GiB per device "
 					   "(a number > 0), got '%s'", arg);
 		o->memory_limit = g * 1024.0 * 1024.0 * 1024.0;
 		break;
 	}
 	case OPT_JOBS: {
-		char *end;
-		errno = 0;
-		long v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || v < 1 || v > 64)
+		long long v;
+		if (ppcc_cli_count(arg, 1, 64, &v) < 0)
 			return usage_error("--jobs: '%s' is not a count of 1 to 64", arg);
 		o->jobs = (int)v;
 		break;

@@ -36,11 +36,10 @@ static int sr_usage(const char *msg, const char *arg)
 
 static int sr_count(const char *s, long *out)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (end == s || *end || v < 1 || v > 1L << 30)
+	long long v;
+	if (ppcc_cli_count(s, 1, 1L << 30, &v) < 0)
 		return -1;
-	*out = v;
+	*out = (long)v;
 	return 0;
 }
 
@@ -526,9 +525,8 @@ int ppcc_cli_search(int argc, char **argv)
 			break;
 		}
 		case O_MEM: {
-			char *end;
-			double g = strtod(optarg, &end);
-			if (end == optarg || *end || !(g > 0) || g > 1e6)
+			double g;
+			if (ppcc_cli_real(optarg, 0, 1e6, &g) < 0 || !(g > 0))
 				return sr_usage("--memory-limit: '%s' is not GiB",
 						optarg);
 			so.memory_limit_bytes = g * 1024.0 * 1024.0 * 1024.0;

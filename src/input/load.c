@@ -61,6 +61,12 @@
 /* The most memory_gib or reserved_gib taken (an error above): 1 PiB, so
  * that every sum and product of bytes the planner forms stays finite. */
 #define LOAD_MAX_MEMORY_GIB 1048576.0
+/* The bandwidths (links' and memory's) and link latencies taken (an error
+ * outside): 1 kB/s to 1 PB/s, and at most 1000 s, where every time the
+ * cost model forms from them is finite and nonzero. */
+#define LOAD_MIN_GB_S 1e-6
+#define LOAD_MAX_GB_S 1e6
+#define LOAD_MAX_LATENCY_US 1e9
 
 /* snprintf whose truncation is intended: messages and paths are cut at
  * their buffers' sizes. */
@@ -1475,6 +1481,28 @@ static const char *const group_keys[] = {"name", "count", "tflops",
 static const char *const links_keys[] = {"intra_node", "inter_node", NULL};
 static const char *const link_keys[] = {"bandwidth_gb_s", "latency_us", NULL};
 
+/* A rate or a delay within [lo, hi] (else reported at the value, -1), so
+ * that every time computed from it stays finite and nonzero: a link of
+ * 1e308 GB/s made each transfer's time 0, one of 1e-300 made it
+ * infinite, and the layer carrying it was blamed. */
+static int sec_ranged(const section *s, const char *key, num_kind kind,
+		      double lo, double hi, const char *unit, double *out)
+{
+	double x = 0;
+	int r = sec_number(s, key, kind, 0, &x);
+	if (r == 1 && (x < lo || x > hi)) {
+		char path[PATH_CAP];
+		key_path(path, s, key);
+		say(s->L, PPCC_SEV_ERROR, &sec_get(s, key, NULL)->loc,
+		    "%s: %.10g %s is outside the range ppcc can plan (%g to %g)",
+		    path, x, unit, lo, hi);
+		return -1;
+	}
+	if (r == 1)
+		*out = x;
+	return r;
+}
+
 /* A size in GiB, at most LOAD_MAX_MEMORY_GIB (else reported, -1). */
 static int sec_gib(const section *s, const char *key, num_kind kind,
 		   int required, double *out)
@@ -1524,8 +1552,8 @@ static void read_device(ppcc_device_group *g, const section *s, int is_group)
 		}
 		g->memory_bytes *= 1073741824.0;
 	}
-	if (sec_number(s, "memory_bandwidth_gb_s", NUM_POSITIVE, 0,
-		       &g->memory_bandwidth) == 1)
+	if (sec_ranged(s, "memory_bandwidth_gb_s", NUM_POSITIVE, LOAD_MIN_GB_S,
+		       LOAD_MAX_GB_S, "GB/s", &g->memory_bandwidth) == 1)
 		g->memory_bandwidth *= 1e9;
 }
 
@@ -1539,9 +1567,11 @@ static void read_link(ppcc_link *out, loader *L, const section *links,
 	out->latency = us * 1e-6;
 	if (!v || sec_open(&s, L, links, k, key, v, link_keys) < 0)
 		return;
-	if (sec_number(&s, "bandwidth_gb_s", NUM_POSITIVE, 0, &out->bandwidth) == 1)
+	if (sec_ranged(&s, "bandwidth_gb_s", NUM_POSITIVE, LOAD_MIN_GB_S,
+		       LOAD_MAX_GB_S, "GB/s", &out->bandwidth) == 1)
 		out->bandwidth *= 1e9;
-	if (sec_number(&s, "latency_us", NUM_NONNEG, 0, &out->latency) == 1)
+	if (sec_ranged(&s, "latency_us", NUM_NONNEG, 0, LOAD_MAX_LATENCY_US,
+		       "us", &out->latency) == 1)
 		out->latency *= 1e-6;
 }
 

@@ -191,24 +191,29 @@ static void fr_covers(rt_frec *f, const ppcc_schedule *s,
 		fr_put(f, "none");
 }
 
-static void fr_path(char *out, size_t n, const rt_frec *f, int rank,
-		    const char *suffix)
+void ppcc_rt_flight_path(char *out, size_t n, const char *dir, int rank,
+			 const char *suffix)
 {
 	/* by hand: snprintf is not async-signal-safe */
 	size_t k = 0;
-	for (const char *p = f->dir; *p && k + 1 < n; p++)
+	if (n == 0)
+		return;
+	for (const char *p = dir; *p && k + 1 < n; p++)
 		out[k++] = *p;
 	const char *name = "/rank-";
 	for (const char *p = name; *p && k + 1 < n; p++)
 		out[k++] = *p;
-	char d[5];
+	/* at least five digits, as many as the rank has (rank 100000 is
+	 * rank-100000, not rank 0's rank-00000) */
+	char d[10];
+	int nd = 0;
 	unsigned r = rank < 0 ? 0 : (unsigned)rank;
-	for (int j = 4; j >= 0; j--) {
-		d[j] = (char)('0' + r % 10);
+	do {
+		d[nd++] = (char)('0' + r % 10);
 		r /= 10;
-	}
-	for (int j = 0; j < 5 && k + 1 < n; j++)
-		out[k++] = d[j];
+	} while (r > 0 || nd < 5);
+	while (nd > 0 && k + 1 < n)
+		out[k++] = d[--nd];
 	for (const char *p = ".flight"; *p && k + 1 < n; p++)
 		out[k++] = *p;
 	for (const char *p = suffix; *p && k + 1 < n; p++)
@@ -319,8 +324,8 @@ static int fr_write(ppcc_rt *rt, const char *reason)
 	fr_put(f, "\nend\n");
 
 	char tmp[1100], path[1100];
-	fr_path(tmp, sizeof tmp, f, rt->rank, ".tmp");
-	fr_path(path, sizeof path, f, rt->rank, "");
+	ppcc_rt_flight_path(tmp, sizeof tmp, f->dir, rt->rank, ".tmp");
+	ppcc_rt_flight_path(path, sizeof path, f->dir, rt->rank, "");
 	int err = 0, fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
 		err = PPCC_RT_EIO;

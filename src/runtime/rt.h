@@ -428,6 +428,12 @@ void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds);
 int ppcc_rt_mpi_set_coll_window(ppcc_rt *rt, int window);
 #endif
 
+/* DIR/rank-NNNNN.flight followed by suffix into out (n bytes, cut to
+ * fit): the rank in at least five digits, more when it has them.
+ * Async-signal-safe (flight.c). */
+void ppcc_rt_flight_path(char *out, size_t n, const char *dir, int rank,
+			 const char *suffix);
+
 /* Monotonic seconds (status.c). */
 double ppcc_rt_now(void);
 
