@@ -412,8 +412,8 @@ FUZZ_CPPFLAGS := -Iinclude -Isrc -Itests -D_POSIX_C_SOURCE=200809L \
 FUZZ_CFLAGS   := -std=c11 -g -O1 -Wall $(FUZZ_SAN) $(PKG_CFLAGS)
 FUZZ_LIB_OBJ  := $(patsubst %.c,$(FUZZ_BUILD)/%.o,\
 	$(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/emit/*.c) \
-	$(wildcard src/sched/*.c) tests/fuzz/targets.c)
-FUZZERS       := plan json
+	$(wildcard src/sched/*.c) $(wildcard src/runtime/*.c) tests/fuzz/targets.c)
+FUZZERS       := plan json checkpoint
 
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
