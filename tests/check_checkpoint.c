@@ -290,6 +290,61 @@ START_TEST(every_flipped_byte_and_every_truncation_is_refused)
 }
 END_TEST
 
+/* A shard whose tensors' sizes add up past 2^64 (four u8 tensors of
+ * 2^62 - 1 bytes and one of 14: 10 bytes modulo 2^64) with a payload of
+ * those 10 bytes, its checksums and manifest entry all correct, is
+ * refused: its tensors hold more bytes than the file, and a loader that
+ * believed it would copy 2^62 bytes into the caller's tensors. */
+START_TEST(tensor_sizes_that_wrap_around_are_refused)
+{
+	char *dir = tu_mkdtemp(), path[2 * PATH_MAX], line[128];
+	ck_log log;
+	ppcc_ckpt_model m = model("tiny", 2, &log);
+	tiny_save(dir, 5, 1.0);
+	char shard[1024];
+	int n = snprintf(shard, sizeof shard, "ppcc-checkpoint-shard 1\nendian little\n"
+			 "model tiny\nlayers 2\nlayer 0 emb\nstep 5\ntensors 5\n");
+	for (char c = 'a'; c <= 'd'; c++)
+		n += snprintf(shard + n, sizeof shard - (size_t)n,
+			      "tensor %c u8 4611686018427387903\n", c);
+	n += snprintf(shard + n, sizeof shard - (size_t)n, "tensor e u8 14\npayload 10\n");
+	memset(shard + n, 'x', 10);
+	n += 10;
+	uint32_t crc = crc32_ref((const unsigned char *)shard, (size_t)n);
+	n += snprintf(shard + n, sizeof shard - (size_t)n, "crc32 %08x\n", (unsigned)crc);
+	write_bytes(shard_path(path, sizeof path, dir, 5, 0), shard, (size_t)n);
+	/* the manifest, with shard 1 as it was and shard 0 the one above */
+	size_t n1;
+	char *s1 = tu_read_file(shard_path(path, sizeof path, dir, 5, 1), &n1);
+	ck_assert_ptr_nonnull(s1);
+	char mtext[512];
+	int k = snprintf(mtext, sizeof mtext, "ppcc-checkpoint 1\nmodel tiny\nlayers 2\n"
+			 "step 5\nshard 0 layer-0000.shard %d %08x\nshard 1 layer-0001.shard "
+			 "%zu %.8s\n", n, (unsigned)crc, n1, s1 + n1 - 9);
+	snprintf(line, sizeof line, "crc32 %08x\n",
+		 (unsigned)crc32_ref((const unsigned char *)mtext, (size_t)k));
+	snprintf(mtext + k, sizeof mtext - (size_t)k, "%s", line);
+	snprintf(path, sizeof path, "%s/step-000000000005/MANIFEST", dir);
+	write_bytes(path, mtext, strlen(mtext));
+	free(s1);
+	/* a caller whose layer has the same shapes, over 16-byte buffers */
+	static unsigned char buf[5][16];
+	ppcc_ckpt_tensor t[5];
+	for (int i = 0; i < 5; i++)
+		t[i] = (ppcc_ckpt_tensor){(const char *[]){"a", "b", "c", "d", "e"}[i],
+					  PPCC_CKPT_U8, 1, {i < 4 ? 4611686018427387903 : 14, 0, 0, 0},
+					  buf[i]};
+	ppcc_ckpt_layer layer = {PPCC_CKPT_VERSION, 0, "emb", 5, t};
+	uint64_t step;
+	ck_assert_msg(ppcc_ckpt_latest(&step, &m, dir) == 0, "%s", log.text);
+	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 5, &layer), PPCC_RT_ECHECKSUM);
+	ck_assert_msg(strstr(log.text, "layer-0000.shard:8: error: truncated: the tensors "
+			     "so far hold "), "%s", log.text);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(an_incomplete_save_is_never_committed)
 {
 	char *dir = tu_mkdtemp(), path[2 * PATH_MAX];
@@ -925,6 +980,7 @@ Suite *suite_checkpoint(void)
 	tcase_add_test(tc, trailers_are_zlib_crc32_of_what_precedes);
 	tcase_add_test(tc, another_models_checkpoint_is_refused_with_the_reason);
 	tcase_add_test(tc, every_flipped_byte_and_every_truncation_is_refused);
+	tcase_add_test(tc, tensor_sizes_that_wrap_around_are_refused);
 	tcase_add_test(tc, an_incomplete_save_is_never_committed);
 	tcase_add_test(tc, trainer_resumes_onto_another_plan_bitwise);
 	tcase_add_test(tc, trainer_refuses_damage_and_survives_a_killed_save);

@@ -37,6 +37,7 @@
 #define CK_TRAILER_BYTES 15 /* "crc32 xxxxxxxx\n" */
 #define CK_LATEST_MAX 64    /* "step-NNNNNNNNNNNN\n" is 18 */
 #define CK_READ_CHUNK (1u << 20)
+#define CK_TENSOR_LINE_MIN 14 /* "tensor a u8 1\n" */
 
 /* The longest MANIFEST of n layers: four header lines (a name of at most
  * CK_NAME_MAX), the trailer, and at most 70 bytes a shard line. */
@@ -661,6 +662,14 @@ static int ck_shard_parse(ck_shard *sh, const ppcc_ckpt_model *m,
 			  sh->n_tensors);
 		goto bad;
 	}
+	/* the tables below cost 300 bytes a tensor: only as many as the
+	 * file has room for lines ("tensor a u8 1\n" is the shortest) */
+	if ((size_t)(l.end - l.p) / CK_TENSOR_LINE_MIN < (size_t)sh->n_tensors) {
+		ck_report(m, "%s:%d: error: truncated: %" PRId32 " tensors, room "
+			  "for %zu lines", path, l.line, sh->n_tensors,
+			  (size_t)(l.end - l.p) / CK_TENSOR_LINE_MIN);
+		goto bad;
+	}
 	sh->tensors = ck_calloc(m, (size_t)sh->n_tensors, sizeof *sh->tensors);
 	sh->names = ck_calloc(m, (size_t)sh->n_tensors, sizeof *sh->names);
 	if (!sh->tensors || !sh->names) {
@@ -689,7 +698,15 @@ static int ck_shard_parse(ck_shard *sh, const ppcc_ckpt_model *m,
 				  "DIM...'", path, l.line);
 			goto bad;
 		}
-		sum += ck_tensor_bytes(x);
+		/* sum <= n, so the sum cannot wrap into a small payload */
+		uint64_t nb = ck_tensor_bytes(x);
+		if (nb > (uint64_t)n - sum) {
+			ck_report(m, "%s:%d: error: truncated: the tensors so far "
+				  "hold %" PRIu64 " bytes more than the file's %zu",
+				  path, l.line, nb - ((uint64_t)n - sum), n);
+			goto bad;
+		}
+		sum += nb;
 	}
 	CK_LINE(1, "payload %" SCNu64, &sh->payload_bytes);
 	if (sh->payload_bytes != sum) {
