@@ -411,8 +411,8 @@ FUZZ_CPPFLAGS := -Iinclude -Isrc -Itests -D_POSIX_C_SOURCE=200809L \
 	-DPPCC_HAVE_MPI=0 -DPPCC_HAVE_NCCL=0
 FUZZ_CFLAGS   := -std=c11 -g -O1 -Wall $(FUZZ_SAN) $(PKG_CFLAGS)
 FUZZ_LIB_OBJ  := $(patsubst %.c,$(FUZZ_BUILD)/%.o,\
-	$(filter-out src/cli/% src/runtime/%,$(wildcard src/*/*.c)) tests/fuzz/targets.c)
-FUZZERS       := plan json
+	$(filter-out src/cli/%,$(wildcard src/*/*.c)) tests/fuzz/targets.c)
+FUZZERS       := plan json checkpoint
 
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -8,12 +8,18 @@
  * bitwise equal to a run that never stopped, also after a save killed
  * with SIGKILL at any point.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <check.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ppcc/checkpoint.h"
@@ -39,7 +45,8 @@ static ppcc_ckpt_model model(const char *name, int n_layers, ck_log *log)
 {
 	log->len = 0;
 	log->text[0] = '\0';
-	return (ppcc_ckpt_model){PPCC_CKPT_VERSION, name, n_layers, 0, ck_collect, log};
+	return (ppcc_ckpt_model){PPCC_CKPT_VERSION, name, n_layers, 0, ck_collect, log,
+				 0.0, NULL};
 }
 
 START_TEST(layers_of_a_rank_follow_the_stage_table)
@@ -278,6 +285,61 @@ START_TEST(every_flipped_byte_and_every_truncation_is_refused)
 	free(mtext);
 	free(bad);
 	free(orig);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* A shard whose tensors' sizes add up past 2^64 (four u8 tensors of
+ * 2^62 - 1 bytes and one of 14: 10 bytes modulo 2^64) with a payload of
+ * those 10 bytes, its checksums and manifest entry all correct, is
+ * refused: its tensors hold more bytes than the file, and a loader that
+ * believed it would copy 2^62 bytes into the caller's tensors. */
+START_TEST(tensor_sizes_that_wrap_around_are_refused)
+{
+	char *dir = tu_mkdtemp(), path[2 * PATH_MAX], line[128];
+	ck_log log;
+	ppcc_ckpt_model m = model("tiny", 2, &log);
+	tiny_save(dir, 5, 1.0);
+	char shard[1024];
+	int n = snprintf(shard, sizeof shard, "ppcc-checkpoint-shard 1\nendian little\n"
+			 "model tiny\nlayers 2\nlayer 0 emb\nstep 5\ntensors 5\n");
+	for (char c = 'a'; c <= 'd'; c++)
+		n += snprintf(shard + n, sizeof shard - (size_t)n,
+			      "tensor %c u8 4611686018427387903\n", c);
+	n += snprintf(shard + n, sizeof shard - (size_t)n, "tensor e u8 14\npayload 10\n");
+	memset(shard + n, 'x', 10);
+	n += 10;
+	uint32_t crc = crc32_ref((const unsigned char *)shard, (size_t)n);
+	n += snprintf(shard + n, sizeof shard - (size_t)n, "crc32 %08x\n", (unsigned)crc);
+	write_bytes(shard_path(path, sizeof path, dir, 5, 0), shard, (size_t)n);
+	/* the manifest, with shard 1 as it was and shard 0 the one above */
+	size_t n1;
+	char *s1 = tu_read_file(shard_path(path, sizeof path, dir, 5, 1), &n1);
+	ck_assert_ptr_nonnull(s1);
+	char mtext[512];
+	int k = snprintf(mtext, sizeof mtext, "ppcc-checkpoint 1\nmodel tiny\nlayers 2\n"
+			 "step 5\nshard 0 layer-0000.shard %d %08x\nshard 1 layer-0001.shard "
+			 "%zu %.8s\n", n, (unsigned)crc, n1, s1 + n1 - 9);
+	snprintf(line, sizeof line, "crc32 %08x\n",
+		 (unsigned)crc32_ref((const unsigned char *)mtext, (size_t)k));
+	snprintf(mtext + k, sizeof mtext - (size_t)k, "%s", line);
+	snprintf(path, sizeof path, "%s/step-000000000005/MANIFEST", dir);
+	write_bytes(path, mtext, strlen(mtext));
+	free(s1);
+	/* a caller whose layer has the same shapes, over 16-byte buffers */
+	static unsigned char buf[5][16];
+	ppcc_ckpt_tensor t[5];
+	for (int i = 0; i < 5; i++)
+		t[i] = (ppcc_ckpt_tensor){(const char *[]){"a", "b", "c", "d", "e"}[i],
+					  PPCC_CKPT_U8, 1, {i < 4 ? 4611686018427387903 : 14, 0, 0, 0},
+					  buf[i]};
+	ppcc_ckpt_layer layer = {PPCC_CKPT_VERSION, 0, "emb", 5, t};
+	uint64_t step;
+	ck_assert_msg(ppcc_ckpt_latest(&step, &m, dir) == 0, "%s", log.text);
+	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 5, &layer), PPCC_RT_ECHECKSUM);
+	ck_assert_msg(strstr(log.text, "layer-0000.shard:8: error: truncated: the tensors "
+			     "so far hold "), "%s", log.text);
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -613,6 +675,271 @@ START_TEST(trainer_refuses_damage_and_survives_a_killed_save)
 }
 END_TEST
 
+/* ---- reads bounded before they start ---------------------------------------- */
+
+/* What one checkpoint call did in a child process. */
+typedef struct bounded {
+	int status;              /* the call's */
+	ppcc_ckpt_counts counts; /* its reads and allocations */
+	ck_log log;
+} bounded;
+
+typedef struct bounded_call {
+	const char *dir;
+	int latest;     /* 1: ppcc_ckpt_latest; 0: load layer */
+	int layer;
+	double timeout_s;
+} bounded_call;
+
+/* Runs call in a child process, killed after 20 s (80 under the
+ * sanitizers) and, outside them, held to 1 GiB of address space, so that
+ * a read that never ends, blocks or grows without bound fails the test
+ * (the child's exit status is checked) instead of hanging it or the
+ * machine.  The call's status, counts and messages come back. */
+static bounded run_bounded(const bounded_call *call)
+{
+	bounded *b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(b, MAP_FAILED);
+	memset(b, 0, sizeof *b);
+	const char *san = getenv("PPCC_SAN");
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit as = {1u << 30, 1u << 30};
+		if (!(san && *san))
+			setrlimit(RLIMIT_AS, &as);
+		signal(SIGALRM, SIG_DFL); /* Check's handler kills the group */
+		alarm(san && *san ? 80 : 20);
+		ppcc_ckpt_model m = model("tiny", 2, &b->log);
+		m.timeout_s = call->timeout_s;
+		m.counts = &b->counts;
+		tiny t;
+		tiny_init(&t, 0);
+		uint64_t step;
+		b->status = call->latest ? ppcc_ckpt_latest(&step, &m, call->dir)
+					 : ppcc_ckpt_load_layer(&m, call->dir, 5,
+								&t.l[call->layer]);
+		_exit(0);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "the read did not return: %s %d", WIFSIGNALED(st) ? "signal" : "exit",
+		      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	bounded out = *b;
+	munmap(b, sizeof *b);
+	return out;
+}
+
+/* A fresh copy of tiny_save's step-5 checkpoint in dir/name. */
+static void fresh_copy(char *out, size_t n, const char *dir, const char *name)
+{
+	snprintf(out, n, "%s/%s", dir, name);
+	tiny_save(out, 5, 1.0);
+}
+
+/* LATEST, MANIFEST or a shard that is a link to /dev/zero, a FIFO or a
+ * directory is refused by name, before a byte of it is read or anything
+ * allocated for it (counted), and without blocking (the FIFO has no
+ * writer: opening it for reading would wait for one). */
+START_TEST(reads_refuse_devices_fifos_and_directories_by_name)
+{
+	char *dir = tu_mkdtemp(), ck[PATH_MAX], path[2 * PATH_MAX];
+	fresh_copy(ck, sizeof ck, dir, "ref");
+	snprintf(path, sizeof path, "%s/step-000000000005/MANIFEST", ck);
+	uint64_t manifest = (uint64_t)file_size(path);
+	struct {
+		const char *file, *kind;
+		int latest, layer;
+		uint64_t read; /* bytes the call may read: LATEST, the manifest */
+	} cases[] = {
+		{"LATEST", "a character device", 1, 0, 0},
+		{"step-000000000005/MANIFEST", "a character device", 1, 0, 18},
+		{"step-000000000005/layer-0000.shard", "a character device", 0, 0, manifest},
+		{"step-000000000005/layer-0001.shard", "a FIFO", 0, 1, manifest},
+		{"step-000000000005/layer-0000.shard", "a directory", 0, 0, manifest},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		char name[16], want[2 * PATH_MAX + 96];
+		snprintf(name, sizeof name, "case%zu", k);
+		fresh_copy(ck, sizeof ck, dir, name);
+		snprintf(path, sizeof path, "%s/%s", ck, cases[k].file);
+		ck_assert_int_eq(unlink(path), 0);
+		if (strcmp(cases[k].kind, "a FIFO") == 0)
+			ck_assert_int_eq(mkfifo(path, 0644), 0);
+		else if (strcmp(cases[k].kind, "a directory") == 0)
+			ck_assert_int_eq(mkdir(path, 0755), 0);
+		else
+			ck_assert_int_eq(symlink("/dev/zero", path), 0);
+		bounded_call call = {ck, cases[k].latest, cases[k].layer, 0};
+		bounded b = run_bounded(&call);
+		snprintf(want, sizeof want, "%s: error: %s, not a regular file", path,
+			 cases[k].kind);
+		ck_assert_msg(b.status == PPCC_RT_EIO && strstr(b.log.text, want),
+			      "%s: status %d\n%s", want, b.status, b.log.text);
+		ck_assert_msg(b.counts.bytes_read == cases[k].read,
+			      "%s: %llu bytes read, want %llu", want,
+			      (unsigned long long)b.counts.bytes_read,
+			      (unsigned long long)cases[k].read);
+		/* LATEST and the manifest, with its NULs, and one entry a layer */
+		ck_assert_uint_le(b.counts.bytes_allocated, cases[k].read + 2 + 2 * 64);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* A shard of another size than the manifest's, LATEST above 64 bytes and
+ * a manifest above its limit are refused from their size alone: sparse
+ * files of 1 and 2 GiB cost no reads and no allocation; a whole load
+ * reads each of its two files once, exactly. */
+START_TEST(reads_are_bounded_by_the_manifest_before_allocating)
+{
+	char *dir = tu_mkdtemp(), ck[PATH_MAX], path[2 * PATH_MAX], shard[2 * PATH_MAX];
+	fresh_copy(ck, sizeof ck, dir, "ref");
+	snprintf(path, sizeof path, "%s/step-000000000005/MANIFEST", ck);
+	uint64_t manifest = (uint64_t)file_size(path);
+	uint64_t shard0 = (uint64_t)file_size(shard_path(shard, sizeof shard, ck, 5, 0));
+	bounded_call call = {ck, 0, 0, 0};
+	bounded b = run_bounded(&call);
+	ck_assert_msg(b.status == 0, "%s", b.log.text);
+	ck_assert_uint_eq(b.counts.files_opened, 2);
+	ck_assert_uint_eq(b.counts.bytes_read, manifest + shard0);
+
+	struct {
+		const char *file, *expect;
+		int latest;
+		off_t size;
+		uint64_t read;
+	} cases[] = {
+		{"step-000000000005/layer-0000.shard", "error: changed: 2147483648 bytes, "
+		 "the manifest says ", 0, (off_t)1 << 31, manifest},
+		{"step-000000000005/layer-0000.shard", "error: truncated: 100 bytes, "
+		 "the manifest says ", 0, 100, manifest},
+		{"step-000000000005/MANIFEST", "error: 1073741824 bytes; a manifest of 2 "
+		 "layers is at most 672", 1, (off_t)1 << 30, 18},
+		{"LATEST", "error: 1073741824 bytes; LATEST is at most 64", 1,
+		 (off_t)1 << 30, 0},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		char name[16];
+		snprintf(name, sizeof name, "case%zu", k);
+		fresh_copy(ck, sizeof ck, dir, name);
+		snprintf(path, sizeof path, "%s/%s", ck, cases[k].file);
+		ck_assert_int_eq(truncate(path, cases[k].size), 0);
+		call = (bounded_call){ck, cases[k].latest, 0, 0};
+		b = run_bounded(&call);
+		ck_assert_msg(b.status == PPCC_RT_ECHECKSUM && strstr(b.log.text, cases[k].expect),
+			      "%s: status %d\n%s", cases[k].expect, b.status, b.log.text);
+		ck_assert_uint_eq(b.counts.bytes_read, cases[k].read);
+		ck_assert_uint_le(b.counts.bytes_allocated, cases[k].read + 2 + 2 * 64);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* The reads of a file stop at the model's timeout (the deadline is
+ * checked before every read, so a timeout of 1 ns has passed before the
+ * first); a non-finite timeout is the caller's error; a version-1 model
+ * (no timeout, no counts) still loads. */
+START_TEST(reads_stop_at_the_timeout)
+{
+	char *dir = tu_mkdtemp(), ck[PATH_MAX];
+	fresh_copy(ck, sizeof ck, dir, "ref");
+	bounded_call call = {ck, 1, 0, 1e-9};
+	bounded b = run_bounded(&call);
+	ck_assert_msg(b.status == PPCC_RT_ETIMEOUT &&
+		      strstr(b.log.text, "LATEST: error: timeout: 0 of 18 bytes read"),
+		      "status %d\n%s", b.status, b.log.text);
+	ck_assert_uint_eq(b.counts.bytes_read, 0);
+	ck_log log;
+	ppcc_ckpt_model m = model("tiny", 2, &log);
+	uint64_t step;
+	m.timeout_s = NAN;
+	ck_assert_int_eq(ppcc_ckpt_latest(&step, &m, ck), PPCC_RT_EINPUT);
+	ck_assert_msg(strstr(log.text, "timeout_s of model 'tiny' is not a number"),
+		      "%s", log.text);
+	m = model("tiny", 2, &log);
+	m.version = 1;
+	m.timeout_s = NAN; /* not a field of version 1: not read */
+	ck_assert_msg(ppcc_ckpt_latest(&step, &m, ck) == 0, "%s", log.text);
+	tiny t;
+	tiny_init(&t, 0);
+	ck_assert_msg(ppcc_ckpt_load_layer(&m, ck, 5, &t.l[0]) == 0, "%s", log.text);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* The trainer resuming from a checkpoint whose LATEST, MANIFEST or a
+ * shard is /dev/zero, a FIFO, a directory or a sparse 2 GiB file stops
+ * at once with exit 1, naming the file and what is wrong with it.  Run
+ * with a 20 s limit (the old reader grew without bound on /dev/zero and
+ * blocked for ever on the FIFO) and, outside the sanitizers, 2 GiB of
+ * address space. */
+START_TEST(trainer_refuses_special_files_and_wrong_sizes_at_once)
+{
+	char *dir = tu_mkdtemp(), ck[PATH_MAX], out[PATH_MAX], tr[PATH_MAX];
+	char path[2 * PATH_MAX];
+	bin_path(tr, sizeof tr, "trainer");
+	snprintf(ck, sizeof ck, "%s/ck", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+	trainer(NULL, 0, "3", out, ck, "3", NULL, "save at 3");
+	long shard3 = file_size(shard_path(path, sizeof path, ck, 3, 3));
+	struct {
+		const char *file, *what, *expect;
+	} cases[] = {
+		{"LATEST", "zero", "LATEST: error: a character device, not a regular file"},
+		{"step-000000000003/MANIFEST", "zero",
+		 "MANIFEST: error: a character device, not a regular file"},
+		{"step-000000000003/layer-0003.shard", "zero",
+		 "layer-0003.shard: error: a character device, not a regular file"},
+		{"step-000000000003/layer-0003.shard", "fifo",
+		 "layer-0003.shard: error: a FIFO, not a regular file"},
+		{"step-000000000003/layer-0003.shard", "dir",
+		 "layer-0003.shard: error: a directory, not a regular file"},
+		{"step-000000000003/layer-0003.shard", "sparse",
+		 "layer-0003.shard: error: changed: 2147483648 bytes, the manifest says "},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		char cp[PATH_MAX + 32], cmd[3 * PATH_MAX];
+		snprintf(cp, sizeof cp, "%s/case%zu", dir, k);
+		snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", ck, cp);
+		ck_assert_int_eq(system(cmd), 0);
+		snprintf(path, sizeof path, "%s/%s", cp, cases[k].file);
+		if (strcmp(cases[k].what, "sparse") == 0) {
+			ck_assert_int_eq(truncate(path, (off_t)1 << 31), 0);
+		} else {
+			ck_assert_int_eq(unlink(path), 0);
+			if (strcmp(cases[k].what, "fifo") == 0)
+				ck_assert_int_eq(mkfifo(path, 0644), 0);
+			else if (strcmp(cases[k].what, "dir") == 0)
+				ck_assert_int_eq(mkdir(path, 0755), 0);
+			else
+				ck_assert_int_eq(symlink("/dev/zero", path), 0);
+		}
+		const char *san = getenv("PPCC_SAN");
+		char *argv[] = {"sh", "-c", san && *san ? "exec \"$@\"" : "ulimit -v 2097152; exec \"$@\"",
+				"sh", tr, "--steps", "6", "--output", out, "--resume", cp, NULL};
+		char *env[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
+		tu_run r;
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, env, 20, argv), 0);
+		ck_assert_msg(r.status == 1 && strstr(r.err, cases[k].expect), "%s %s: exit %d\n%s",
+			      cases[k].file, cases[k].what, r.status, r.err);
+		if (strcmp(cases[k].what, "sparse") == 0) {
+			char says[64];
+			snprintf(says, sizeof says, "the manifest says %ld\n", shard3);
+			ck_assert_msg(strstr(r.err, says), "want '%s' in\n%s", says, r.err);
+		}
+		tu_run_free(&r);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(checkpoint_header_compiles_alone_as_c11_and_cxx)
 {
 	char *dir = tu_mkdtemp(), path[PATH_MAX], inc[PATH_MAX];
@@ -621,7 +948,7 @@ START_TEST(checkpoint_header_compiles_alone_as_c11_and_cxx)
 	ck_assert_int_eq(tu_write_file(path,
 		"#include <ppcc/checkpoint.h>\n"
 		"int main(void)\n{\n"
-		"\tppcc_ckpt_model m = {PPCC_CKPT_VERSION, \"m\", 1, 0, 0, 0};\n"
+		"\tppcc_ckpt_model m = {PPCC_CKPT_VERSION, \"m\", 1, 0, 0, 0, 0.0, 0};\n"
 		"\treturn m.version == PPCC_CKPT_VERSION ? 0 : 1;\n}\n"), 0);
 	const char *cc = getenv("CC") ? getenv("CC") : "cc";
 	char *c_argv[] = {(char *)cc, "-std=c11", "-pedantic", "-Werror", "-Wall",
@@ -653,9 +980,14 @@ Suite *suite_checkpoint(void)
 	tcase_add_test(tc, trailers_are_zlib_crc32_of_what_precedes);
 	tcase_add_test(tc, another_models_checkpoint_is_refused_with_the_reason);
 	tcase_add_test(tc, every_flipped_byte_and_every_truncation_is_refused);
+	tcase_add_test(tc, tensor_sizes_that_wrap_around_are_refused);
 	tcase_add_test(tc, an_incomplete_save_is_never_committed);
 	tcase_add_test(tc, trainer_resumes_onto_another_plan_bitwise);
 	tcase_add_test(tc, trainer_refuses_damage_and_survives_a_killed_save);
+	tcase_add_test(tc, reads_refuse_devices_fifos_and_directories_by_name);
+	tcase_add_test(tc, reads_are_bounded_by_the_manifest_before_allocating);
+	tcase_add_test(tc, reads_stop_at_the_timeout);
+	tcase_add_test(tc, trainer_refuses_special_files_and_wrong_sizes_at_once);
 	tcase_add_test(tc, checkpoint_header_compiles_alone_as_c11_and_cxx);
 	suite_add_tcase(s, tc);
 	return s;

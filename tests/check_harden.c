@@ -240,9 +240,13 @@ START_TEST(harden_fuzz_regressions_and_seeds_replay_cleanly)
 	double t0 = now_s();
 	int n = replay_dir("tests/fuzz/regressions/plan", ppcc_fuzz_plan);
 	n += replay_dir("tests/fuzz/regressions/json", ppcc_fuzz_json);
+	n += replay_dir("tests/fuzz/regressions/checkpoint", ppcc_fuzz_checkpoint);
 	int seeds = replay_dir("tests/fuzz/seeds/plan", ppcc_fuzz_plan);
 	seeds += replay_dir("tests/fuzz/seeds/json", ppcc_fuzz_json);
+	int ckpt = replay_dir("tests/fuzz/seeds/checkpoint", ppcc_fuzz_checkpoint);
 	ck_assert_msg(seeds >= 4, "only %d seeds under tests/fuzz/seeds", seeds);
+	ck_assert_msg(ckpt >= 4, "only %d seeds under tests/fuzz/seeds/checkpoint", ckpt);
+	seeds += ckpt;
 	say_figure("replay", t0, "%d regressions, %d seeds", n, seeds);
 }
 END_TEST

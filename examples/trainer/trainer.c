@@ -190,10 +190,12 @@ static void ckpt_diag(int rank, const char *line, void *user)
 	fprintf(stderr, "trainer: %s\n", line);
 }
 
-static ppcc_ckpt_model ckpt_model(int rank)
+/* Reads of checkpoint files are bounded by --timeout, as the runtime's
+ * waits are. */
+static ppcc_ckpt_model ckpt_model(const trainer_opts *o, int rank)
 {
 	return (ppcc_ckpt_model){PPCC_CKPT_VERSION, MLP_CKPT_NAME, MLP_LAYERS,
-				 rank, ckpt_diag, NULL};
+				 rank, ckpt_diag, NULL, o->timeout_s, NULL};
 }
 
 static int save_due(const trainer_opts *o, int step)
@@ -207,7 +209,7 @@ static int save_due(const trainer_opts *o, int step)
 /* Saves the layers marked in owned (NULL: all) for net->step. */
 static int ckpt_save(const trainer_opts *o, mlp *net, const int *owned, int rank)
 {
-	ppcc_ckpt_model m = ckpt_model(rank);
+	ppcc_ckpt_model m = ckpt_model(o, rank);
 	for (int l = 0; l < MLP_LAYERS; l++) {
 		ppcc_ckpt_layer layer;
 		ppcc_ckpt_tensor t[2];
@@ -222,7 +224,7 @@ static int ckpt_save(const trainer_opts *o, mlp *net, const int *owned, int rank
 
 static int ckpt_commit(const trainer_opts *o, const mlp *net, int rank)
 {
-	ppcc_ckpt_model m = ckpt_model(rank);
+	ppcc_ckpt_model m = ckpt_model(o, rank);
 	if (ppcc_ckpt_commit(&m, o->save, (uint64_t)net->step) < 0)
 		return -1;
 	fprintf(stderr, "trainer: saved step %d in %s\n", net->step, o->save);
@@ -233,7 +235,7 @@ static int ckpt_commit(const trainer_opts *o, const mlp *net, int rank)
  * step. */
 static int ckpt_resume(const trainer_opts *o, mlp *net, const int *owned, int rank)
 {
-	ppcc_ckpt_model m = ckpt_model(rank);
+	ppcc_ckpt_model m = ckpt_model(o, rank);
 	uint64_t step;
 	if (ppcc_ckpt_latest(&step, &m, o->resume) < 0)
 		return -1;

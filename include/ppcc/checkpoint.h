@@ -34,6 +34,11 @@
  * header: PPCC_RT_ECHECKSUM, with the file and line) and one that cannot
  * be read (PPCC_RT_EIO).  Nothing is partially loaded into a layer: its
  * tensors are written only once its shard has passed every check.
+ * Reads are bounded: only regular files are opened (a FIFO, a device or
+ * a directory is refused by name, before any byte is read), a file's
+ * size is checked before anything is allocated for it (LATEST: at most
+ * 64 bytes; a MANIFEST: at most 512 + 80 per layer; a shard: exactly the
+ * manifest's size), and reading stops at the model's timeout.
  *
  * Fault injection for tests: with $PPCC_CKPT_KILL_AT=N the process sends
  * itself SIGKILL once it has written N bytes of checkpoint files.
@@ -51,7 +56,10 @@
 extern "C" {
 #endif
 
-#define PPCC_CKPT_VERSION 1
+/* Versions only append fields to ppcc_ckpt_model; the library reads a
+ * model's fields of its version (1 or 2) and takes later ones at their
+ * defaults.  ppcc_ckpt_layer is the same in both. */
+#define PPCC_CKPT_VERSION 2
 #define PPCC_CKPT_MAX_DIMS 4
 
 typedef enum ppcc_ckpt_dtype {
@@ -82,6 +90,14 @@ typedef struct ppcc_ckpt_layer {
 	ppcc_ckpt_tensor *tensors;
 } ppcc_ckpt_layer;
 
+/* What reading checkpoint files cost: every call given a model with
+ * counts adds to them (the caller zeroes them). */
+typedef struct ppcc_ckpt_counts {
+	uint64_t files_opened;
+	uint64_t bytes_read;      /* from checkpoint files */
+	uint64_t bytes_allocated; /* for their contents and parsed tables */
+} ppcc_ckpt_counts;
+
 /* The model a checkpoint belongs to, and where problems are reported:
  * one line each, "ppcc-ckpt: FILE[:LINE]: error: ...", through diag
  * (NULL: standard error).  rank is passed to diag unchanged. */
@@ -92,6 +108,12 @@ typedef struct ppcc_ckpt_model {
 	int rank;
 	ppcc_rt_diag_fn diag;
 	void *diag_user;
+	/* Version 2.  Seconds the reads of one file may last, as
+	 * ppcc_rt_options.timeout_s: <= 0: $PPCC_TIMEOUT, else 300; NaN or
+	 * infinite: PPCC_RT_EINPUT; at most PPCC_RT_TIMEOUT_MAX.  Checked
+	 * between reads of at most 1 MiB: one read(2) is not interrupted. */
+	double timeout_s;
+	ppcc_ckpt_counts *counts; /* NULL, or added to (borrowed) */
 } ppcc_ckpt_model;
 
 /* out_owned[l] (n_layers entries) set to 1 for each layer held by one of

@@ -12,10 +12,15 @@
  * A shard is checked, in this order, against the manifest (size, then
  * CRC-32), against its own trailer, then parsed: a flipped byte anywhere
  * or a shorter file is caught before any header field is believed.
+ * Reading trusts the file system no more: ck_open refuses anything but
+ * a regular file without blocking on it, each caller checks the size
+ * fstat gives against its limit before a byte is allocated, and ck_load
+ * reads exactly that many bytes, in bounded reads, until the timeout.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +35,16 @@
 
 #define CK_NAME_MAX 255
 #define CK_TRAILER_BYTES 15 /* "crc32 xxxxxxxx\n" */
+#define CK_LATEST_MAX 64    /* "step-NNNNNNNNNNNN\n" is 18 */
+#define CK_READ_CHUNK (1u << 20)
+#define CK_TENSOR_LINE_MIN 14 /* "tensor a u8 1\n" */
+
+/* The longest MANIFEST of n layers: four header lines (a name of at most
+ * CK_NAME_MAX), the trailer, and at most 70 bytes a shard line. */
+static uint64_t ck_manifest_max(int32_t n_layers)
+{
+	return 512 + 80 * (uint64_t)(n_layers > 0 ? n_layers : 0);
+}
 
 /* ---- reports, checksums ------------------------------------------------------ */
 
@@ -44,10 +59,26 @@ static void ck_report(const ppcc_ckpt_model *m, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
 	va_end(ap);
-	if (m && m->diag)
+	if (m && m->version >= 1 && m->version <= PPCC_CKPT_VERSION && m->diag)
 		m->diag(m->rank, line, m->diag_user);
 	else
 		fprintf(stderr, "%s\n", line);
+}
+
+/* The model's counts, NULL for a version-1 model or none. */
+static ppcc_ckpt_counts *ck_counts(const ppcc_ckpt_model *m)
+{
+	return m && m->version >= 2 ? m->counts : NULL;
+}
+
+/* n zeroed objects of size bytes, counted. */
+static void *ck_calloc(const ppcc_ckpt_model *m, size_t n, size_t size)
+{
+	void *p = ppcc_calloc(n, size);
+	ppcc_ckpt_counts *c = ck_counts(m);
+	if (p && c)
+		c->bytes_allocated += (uint64_t)n * size;
+	return p;
 }
 
 static uint32_t ck_table[256];
@@ -281,37 +312,139 @@ static int ck_mkdir(const ppcc_ckpt_model *m, const char *path)
 	return PPCC_RT_EIO;
 }
 
-/* *out (ppcc_free) holds the file and a NUL. */
-static int ck_read(const ppcc_ckpt_model *m, const char *path, char **out,
-		   size_t *out_n)
+static const char *ck_file_kind(mode_t mode)
 {
-	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	return S_ISDIR(mode) ? "a directory"
+	       : S_ISCHR(mode) ? "a character device"
+	       : S_ISBLK(mode) ? "a block device"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISSOCK(mode) ? "a socket" : "a special file";
+}
+
+/* Opens path, which must be a regular file, and gives its size.  The open
+ * does not block (O_NONBLOCK: a FIFO without a writer, a device) and
+ * anything else is refused by name before a byte of it is read.  On
+ * failure, reported: PPCC_RT_EIO, *out_errno the open's errno (0 when
+ * the file was there but not regular). */
+static int ck_open(int *out_fd, uint64_t *out_size, int *out_errno,
+		   const ppcc_ckpt_model *m, const char *path)
+{
+	struct stat sb;
+	*out_fd = -1;
+	*out_errno = 0;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		*out_errno = errno;
 		ck_report(m, "%s: error: cannot read: %s", path, strerror(errno));
 		return PPCC_RT_EIO;
 	}
-	ck_buf b = {0};
-	char chunk[8192];
-	size_t k;
-	while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
-		ck_put(&b, chunk, k);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad || b.oom) {
-		ck_report(m, "%s: error: cannot read%s", path,
-			  b.oom ? ": out of memory" : "");
-		ppcc_free(b.p);
-		return b.oom ? PPCC_RT_ENOMEM : PPCC_RT_EIO;
+	if (fstat(fd, &sb) < 0) {
+		*out_errno = errno;
+		ck_report(m, "%s: error: cannot read: %s", path, strerror(errno));
+		close(fd);
+		return PPCC_RT_EIO;
 	}
-	if (!b.p)
-		ck_put(&b, "", 0);
-	if (b.oom) {
-		ppcc_free(b.p);
-		return PPCC_RT_ENOMEM;
+	if (!S_ISREG(sb.st_mode)) {
+		ck_report(m, "%s: error: %s, not a regular file", path,
+			  ck_file_kind(sb.st_mode));
+		close(fd);
+		return PPCC_RT_EIO;
 	}
-	*out = b.p;
-	*out_n = b.n;
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	ppcc_ckpt_counts *c = ck_counts(m);
+	if (c)
+		c->files_opened++;
+	*out_fd = fd;
+	*out_size = (uint64_t)sb.st_size;
+	return 0;
+}
+
+/* Reads the size bytes fstat gave for fd (opened by ck_open; closed
+ * here) into *out (ppcc_free; a NUL after them), in reads of at most
+ * CK_READ_CHUNK bytes, the timeout checked before each.  A file that
+ * turns out shorter or longer than size is PPCC_RT_ECHECKSUM. */
+static int ck_load(char **out, const ppcc_ckpt_model *m, const char *path,
+		   int fd, uint64_t size)
+{
+	ppcc_ckpt_counts *c = ck_counts(m);
+	double timeout = ppcc_rt_timeout_of(m && m->version >= 2 ? m->timeout_s : 0);
+	double deadline = ppcc_rt_now() + timeout;
+	char *p = NULL;
+	uint64_t got = 0;
+	int err = 0;
+	*out = NULL;
+	if (size >= SIZE_MAX || !(p = ck_calloc(m, (size_t)size + 1, 1))) {
+		ck_report(m, "%s: error: out of memory for its %" PRIu64 " bytes",
+			  path, size);
+		err = PPCC_RT_ENOMEM;
+		goto out;
+	}
+	/* one byte past size: a file that grew is not read to its end */
+	char extra;
+	while (got <= size) {
+		if (ppcc_rt_now() > deadline) {
+			ck_report(m, "%s: error: timeout: %" PRIu64 " of %" PRIu64
+				  " bytes read when the %g s timeout passed", path, got,
+				  size, timeout);
+			err = PPCC_RT_ETIMEOUT;
+			goto out;
+		}
+		uint64_t left = size - got;
+		size_t want = left > CK_READ_CHUNK ? CK_READ_CHUNK : (size_t)left;
+		ssize_t k = left ? read(fd, p + got, want) : read(fd, &extra, 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			ck_report(m, "%s: error: cannot read: %s", path, strerror(errno));
+			err = PPCC_RT_EIO;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		got += (uint64_t)k;
+		if (c)
+			c->bytes_read += (uint64_t)k;
+	}
+	if (got > size) {
+		ck_report(m, "%s: error: changed while being read: more than %"
+			  PRIu64 " bytes", path, size);
+		err = PPCC_RT_ECHECKSUM;
+	} else if (got < size) {
+		ck_report(m, "%s: error: changed while being read: %" PRIu64
+			  " bytes, not %" PRIu64, path, got, size);
+		err = PPCC_RT_ECHECKSUM;
+	}
+out:
+	close(fd);
+	if (err < 0) {
+		ppcc_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+/* path (a regular file of at most max bytes, `what` naming the limit in
+ * the message) into *out and *out_n, as ck_load. */
+static int ck_read(char **out, size_t *out_n, const ppcc_ckpt_model *m,
+		   const char *path, uint64_t max, const char *what)
+{
+	int fd, err, e;
+	uint64_t size;
+	*out = NULL;
+	if ((err = ck_open(&fd, &size, &e, m, path)) < 0)
+		return err;
+	if (size > max) {
+		ck_report(m, "%s: error: %" PRIu64 " bytes; %s is at most %" PRIu64,
+			  path, size, what, max);
+		close(fd);
+		return PPCC_RT_ECHECKSUM;
+	}
+	if ((err = ck_load(out, m, path, fd, size)) < 0)
+		return err;
+	*out_n = (size_t)size;
 	return 0;
 }
 
@@ -389,10 +522,15 @@ int ppcc_ckpt_layers_of(int *out_owned, int32_t n_layers,
 
 static int ck_model_ok(const ppcc_ckpt_model *m, const char *dir)
 {
-	if (!m || m->version != PPCC_CKPT_VERSION || !ck_name_ok(m->name) ||
-	    m->n_layers < 1 || !dir || !*dir) {
-		ck_report(m && m->version == PPCC_CKPT_VERSION ? m : NULL,
-			  "error: invalid model description or directory");
+	if (!m || m->version < 1 || m->version > PPCC_CKPT_VERSION ||
+	    !ck_name_ok(m->name) || m->n_layers < 1 || !dir || !*dir) {
+		ck_report(m, "error: invalid model description or directory");
+		return PPCC_RT_EINPUT;
+	}
+	if (m->version >= 2 && !isfinite(m->timeout_s)) {
+		ck_report(m, "error: the timeout_s of model '%s' is %s: a timeout "
+			  "must be a finite number of seconds", m->name,
+			  isnan(m->timeout_s) ? "not a number" : "infinite");
 		return PPCC_RT_EINPUT;
 	}
 	return 0;
@@ -405,7 +543,8 @@ int ppcc_ckpt_save_layer(const ppcc_ckpt_model *m, const char *dir,
 	int err;
 	if ((err = ck_model_ok(m, dir)) < 0)
 		return err;
-	if (!layer || layer->version != PPCC_CKPT_VERSION || layer->layer < 0 ||
+	if (!layer || layer->version < 1 || layer->version > PPCC_CKPT_VERSION ||
+	    layer->layer < 0 ||
 	    layer->layer >= m->n_layers || !ck_name_ok(layer->name) ||
 	    layer->n_tensors < 1 ||
 	    layer->n_tensors > 1000 || !layer->tensors) {
@@ -523,8 +662,16 @@ static int ck_shard_parse(ck_shard *sh, const ppcc_ckpt_model *m,
 			  sh->n_tensors);
 		goto bad;
 	}
-	sh->tensors = ppcc_calloc((size_t)sh->n_tensors, sizeof *sh->tensors);
-	sh->names = ppcc_calloc((size_t)sh->n_tensors, sizeof *sh->names);
+	/* the tables below cost 300 bytes a tensor: only as many as the
+	 * file has room for lines ("tensor a u8 1\n" is the shortest) */
+	if ((size_t)(l.end - l.p) / CK_TENSOR_LINE_MIN < (size_t)sh->n_tensors) {
+		ck_report(m, "%s:%d: error: truncated: %" PRId32 " tensors, room "
+			  "for %zu lines", path, l.line, sh->n_tensors,
+			  (size_t)(l.end - l.p) / CK_TENSOR_LINE_MIN);
+		goto bad;
+	}
+	sh->tensors = ck_calloc(m, (size_t)sh->n_tensors, sizeof *sh->tensors);
+	sh->names = ck_calloc(m, (size_t)sh->n_tensors, sizeof *sh->names);
 	if (!sh->tensors || !sh->names) {
 		ck_report(m, "%s: error: out of memory", path);
 		ck_shard_free(sh);
@@ -551,7 +698,15 @@ static int ck_shard_parse(ck_shard *sh, const ppcc_ckpt_model *m,
 				  "DIM...'", path, l.line);
 			goto bad;
 		}
-		sum += ck_tensor_bytes(x);
+		/* sum <= n, so the sum cannot wrap into a small payload */
+		uint64_t nb = ck_tensor_bytes(x);
+		if (nb > (uint64_t)n - sum) {
+			ck_report(m, "%s:%d: error: truncated: the tensors so far "
+				  "hold %" PRIu64 " bytes more than the file's %zu",
+				  path, l.line, nb - ((uint64_t)n - sum), n);
+			goto bad;
+		}
+		sum += nb;
 	}
 	CK_LINE(1, "payload %" SCNu64, &sh->payload_bytes);
 	if (sh->payload_bytes != sum) {
@@ -625,20 +780,14 @@ typedef struct ck_manifest {
 	ck_entry *shard; /* n_layers */
 } ck_manifest;
 
-/* Reads DIR/step-N/MANIFEST, checks its CRC, that it belongs to m and
- * that it lists every layer once. */
-static int ck_manifest_read(ck_manifest *mf, const ppcc_ckpt_model *m,
-			    const char *dir, uint64_t step)
+/* Parses the n bytes of the MANIFEST path of step: checks its CRC, that
+ * it belongs to m and that it lists every layer once. */
+static int ck_manifest_parse(ck_manifest *mf, const ppcc_ckpt_model *m,
+			     const char *path, const char *p, size_t n,
+			     uint64_t step)
 {
-	char path[4200], *p = NULL;
-	size_t n;
-	int err, bad, ck_scan_end, version = 0;
+	int err = PPCC_RT_ECHECKSUM, bad, ck_scan_end, version = 0;
 	memset(mf, 0, sizeof *mf);
-	ck_step_dir(path, sizeof path - 16, dir, step);
-	strcat(path, "/MANIFEST");
-	if ((err = ck_read(m, path, &p, &n)) < 0)
-		return err;
-	err = PPCC_RT_ECHECKSUM;
 	uint32_t crc;
 	if (ck_trailer_crc(&crc, p, n) < 0) {
 		ck_report(m, "%s: error: truncated: no 'crc32' trailer", path);
@@ -685,7 +834,7 @@ static int ck_manifest_read(ck_manifest *mf, const ppcc_ckpt_model *m,
 			  "step %" PRIu64, path, mf->step, step);
 		goto out;
 	}
-	mf->shard = ppcc_calloc((size_t)mf->n_layers, sizeof *mf->shard);
+	mf->shard = ck_calloc(m, (size_t)mf->n_layers, sizeof *mf->shard);
 	if (!mf->shard) {
 		err = PPCC_RT_ENOMEM;
 		goto out;
@@ -717,7 +866,36 @@ out:
 		ppcc_free(mf->shard);
 		mf->shard = NULL;
 	}
+	return err;
+}
+
+/* Reads DIR/step-N/MANIFEST and parses it. */
+static int ck_manifest_read(ck_manifest *mf, const ppcc_ckpt_model *m,
+			    const char *dir, uint64_t step)
+{
+	char path[4200], what[64], *p = NULL;
+	size_t n;
+	int err;
+	memset(mf, 0, sizeof *mf);
+	ck_step_dir(path, sizeof path - 16, dir, step);
+	strcat(path, "/MANIFEST");
+	snprintf(what, sizeof what, "a manifest of %" PRId32 " layers",
+		 m->n_layers);
+	if ((err = ck_read(&p, &n, m, path, ck_manifest_max(m->n_layers),
+			   what)) < 0)
+		return err;
+	err = ck_manifest_parse(mf, m, path, p, n, step);
 	ppcc_free(p);
+	return err;
+}
+
+int ppcc_ckpt_parse_manifest(const ppcc_ckpt_model *m, const char *path,
+			     const char *p, size_t n, uint64_t step)
+{
+	ck_manifest mf;
+	int err = ck_model_ok(m, path);
+	if (err == 0 && (err = ck_manifest_parse(&mf, m, path, p, n, step)) == 0)
+		ppcc_free(mf.shard);
 	return err;
 }
 
@@ -745,6 +923,18 @@ static int ck_shard_identity(const ppcc_ckpt_model *m, const char *path,
 	return 0;
 }
 
+int ppcc_ckpt_parse_shard(const ppcc_ckpt_model *m, const char *path,
+			  const char *p, size_t n, uint64_t step, int32_t layer)
+{
+	ck_shard sh;
+	int err = ck_model_ok(m, path);
+	if (err == 0 && (err = ck_shard_parse(&sh, m, path, p, n)) == 0) {
+		err = ck_shard_identity(m, path, &sh, step, layer);
+		ck_shard_free(&sh);
+	}
+	return err;
+}
+
 int ppcc_ckpt_commit(const ppcc_ckpt_model *m, const char *dir, uint64_t step)
 {
 	char path[4200];
@@ -765,7 +955,7 @@ int ppcc_ckpt_commit(const ppcc_ckpt_model *m, const char *dir, uint64_t step)
 			err = PPCC_RT_ECHECKSUM;
 			break;
 		}
-		if ((err = ck_read(m, path, &p, &n)) < 0)
+		if ((err = ck_read(&p, &n, m, path, UINT64_MAX, "")) < 0)
 			break;
 		if ((err = ck_shard_parse(&sh, m, path, p, n)) == 0) {
 			err = ck_shard_identity(m, path, &sh, step, k);
@@ -807,7 +997,7 @@ int ppcc_ckpt_latest(uint64_t *out_step, const ppcc_ckpt_model *m,
 	if (!out_step || (err = ck_model_ok(m, dir)) < 0)
 		return err < 0 ? err : PPCC_RT_EINPUT;
 	snprintf(path, sizeof path, "%s/LATEST", dir);
-	if ((err = ck_read(m, path, &p, &n)) < 0)
+	if ((err = ck_read(&p, &n, m, path, CK_LATEST_MAX, "LATEST")) < 0)
 		return err;
 	if (sscanf(p, "step-%12" SCNu64 "\n%n", &step, &end) != 1 ||
 	    end != (int)n || n != 18) {
@@ -842,7 +1032,8 @@ int ppcc_ckpt_load_layer(const ppcc_ckpt_model *m, const char *dir,
 	ck_shard sh = {0};
 	if ((err = ck_model_ok(m, dir)) < 0)
 		return err;
-	if (!layer || layer->version != PPCC_CKPT_VERSION || layer->layer < 0 ||
+	if (!layer || layer->version < 1 || layer->version > PPCC_CKPT_VERSION ||
+	    layer->layer < 0 ||
 	    layer->layer >= m->n_layers || !layer->name || layer->n_tensors < 1 ||
 	    !layer->tensors) {
 		ck_report(m, "error: invalid layer %d", layer ? (int)layer->layer : -1);
@@ -852,18 +1043,29 @@ int ppcc_ckpt_load_layer(const ppcc_ckpt_model *m, const char *dir,
 		return err;
 	const ck_entry *e = &mf.shard[layer->layer];
 	ck_shard_path(path, sizeof path, dir, step, layer->layer);
-	if ((err = ck_read(m, path, &p, &n)) < 0) {
-		ck_report(m, "%s: error: incomplete: the manifest lists layer %"
-			  PRId32 "'s shard", path, layer->layer);
+	int fd, no;
+	uint64_t size;
+	if ((err = ck_open(&fd, &size, &no, m, path)) < 0) {
+		if (no == ENOENT) {
+			ck_report(m, "%s: error: incomplete: the manifest lists "
+				  "layer %" PRId32 "'s shard", path, layer->layer);
+			err = PPCC_RT_ECHECKSUM;
+		}
+		goto out;
+	}
+	if (size != e->bytes) {
+		/* before a byte is read: a sparse or grown file costs nothing */
+		ck_report(m, "%s: error: %s: %" PRIu64 " bytes, the manifest says %"
+			  PRIu64, path, size < e->bytes ? "truncated" : "changed",
+			  size, e->bytes);
+		close(fd);
 		err = PPCC_RT_ECHECKSUM;
 		goto out;
 	}
-	err = PPCC_RT_ECHECKSUM;
-	if (n != e->bytes) {
-		ck_report(m, "%s: error: %s: %zu bytes, the manifest says %" PRIu64,
-			  path, n < e->bytes ? "truncated" : "changed", n, e->bytes);
+	if ((err = ck_load(&p, m, path, fd, size)) < 0)
 		goto out;
-	}
+	n = (size_t)size;
+	err = PPCC_RT_ECHECKSUM;
 	uint32_t got = ck_crc32(p, n >= CK_TRAILER_BYTES ? n - CK_TRAILER_BYTES : 0);
 	if (got != e->crc) {
 		ck_report(m, "%s: error: checksum %08" PRIx32 " does not match the "

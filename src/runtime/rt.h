@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "ppcc.h"
+#include "ppcc/checkpoint.h"
 #include "ppcc/runtime.h"
 
 /* One posted SEND or RECV.  The core owns it (a pool per rank); the
@@ -305,6 +306,10 @@ void ppcc_rt_local_world_abort(ppcc_rt_local_world *w, int rank, int status);
  * $PPCC_TIMEOUT, else 300 s: finite, in (0, PPCC_RT_TIMEOUT_MAX]
  * (timeout.c).  PPCC_RT_EINPUT, reported, for a non-finite option. */
 int ppcc_rt_timeout_resolve(double *out, ppcc_rt *rt);
+/* The same rule for a caller without a runtime (checkpoint reads), t
+ * finite: t when positive, else $PPCC_TIMEOUT, else the default, at most
+ * PPCC_RT_TIMEOUT_MAX; silent (ppcc_rt_init gives the warnings). */
+double ppcc_rt_timeout_of(double t);
 
 /* The CUDA device of a rank that is local_rank-th on its node, among
  * n_devices visible ones: local_rank, or 0 when one device is visible;
@@ -436,6 +441,16 @@ void ppcc_rt_flight_path(char *out, size_t n, const char *dir, int rank,
 
 /* Monotonic seconds (status.c). */
 double ppcc_rt_now(void);
+
+/* The checkpoint reader's parsers over n bytes at p (no NUL needed), as
+ * a load runs them on the file path: a MANIFEST of step (its trailer's
+ * CRC first), and a shard (framing, header, trailer and its CRC), then
+ * its identity as layer of step.  0 or the load's negative status,
+ * reported through m.  For the fuzzers (tests/fuzz/targets.c). */
+int ppcc_ckpt_parse_manifest(const ppcc_ckpt_model *m, const char *path,
+			     const char *p, size_t n, uint64_t step);
+int ppcc_ckpt_parse_shard(const ppcc_ckpt_model *m, const char *path,
+			  const char *p, size_t n, uint64_t step, int32_t layer);
 
 /* Sends one diagnostic line to the flight record and rt->o.diag
  * (flight.c). */

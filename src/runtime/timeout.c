@@ -119,3 +119,13 @@ int ppcc_rt_timeout_resolve(double *out, ppcc_rt *rt)
 	*out = t;
 	return 0;
 }
+
+double ppcc_rt_timeout_of(double t)
+{
+	const char *text;
+	if (!(t > 0))
+		t = rt_env_timeout(&text);
+	if (!(t > 0))
+		t = RT_DEFAULT_TIMEOUT;
+	return t < PPCC_RT_TIMEOUT_MAX ? t : PPCC_RT_TIMEOUT_MAX;
+}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs one libFuzzer harness for SECONDS.  Its working corpus lives in
 # build-fuzz/corpus/NAME (not committed), seeded from examples/,
-# tests/bad/, schedules/ and tests/fuzz/seeds/NAME/; inputs that crash,
+# tests/bad/, schedules/ (plan, json) and tests/fuzz/seeds/NAME/; inputs that crash,
 # leak, hang or blow the memory limit are written to
 # tests/fuzz/regressions/NAME/, which `make check` replays.  Prints the
 # executions and coverage libFuzzer reached; exits 1 when it found
@@ -28,11 +28,14 @@ plan) seed examples/*.yaml tests/fuzz/seeds/plan/* \
 	$(find tests/bad -type f -name '*.yaml' 2>/dev/null) ;;
 json) seed tests/fuzz/seeds/json/* \
 	$(find schedules -type f -name '*.json' ! -name '*.trace.json' 2>/dev/null) ;;
+checkpoint) seed tests/fuzz/seeds/checkpoint/* ;;
 esac
 
-# Model files are short; schedules need room for their action lists.
+# Model files are short; schedules need room for their action lists;
+# a checkpoint file's header is a few lines (targets.h caps it at 64 KiB).
 max_len=8192
 [ "$name" = json ] && max_len=16384
+[ "$name" = checkpoint ] && max_len=4096
 
 log=build-fuzz/$name.log
 LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \

@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "ppcc.h"
+#include "runtime/rt.h"
 
 #define CHECK(cond) do { \
 	if (!(cond)) { \
@@ -492,5 +493,73 @@ out:
 	ppcc_arena_free(a);
 	close(fd);
 	CHECK(ppcc_alloc_live() == live);
+	return 0;
+}
+
+/* ---- checkpoint files ---------------------------------------------------- */
+
+typedef struct ckpt_lines {
+	int lines;
+} ckpt_lines;
+
+/* Every line a checkpoint read reports is one "ppcc-ckpt: FILE...:
+ * error: ..." line. */
+static void ckpt_diag(int rank, const char *line, void *user)
+{
+	ckpt_lines *l = user;
+	CHECK(rank == 0 && line != NULL);
+	CHECK(strncmp(line, "ppcc-ckpt: ", 11) == 0);
+	CHECK(strstr(line, ": error: ") != NULL);
+	CHECK(strchr(line, '\n') == NULL);
+	if (getenv("PPCC_FUZZ_VERBOSE"))
+		fprintf(stderr, "fuzz diag: %s\n", line);
+	l->lines++;
+}
+
+/* CRC-32 as zlib and the checkpoint trailer compute it, bit by bit. */
+static uint32_t ckpt_crc32(const char *p, size_t n)
+{
+	uint32_t c = 0xFFFFFFFFu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= (unsigned char)p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+int ppcc_fuzz_checkpoint(const uint8_t *data, size_t size)
+{
+	if (size < 1 || size > PPCC_FUZZ_CKPT_MAX_INPUT)
+		return 0;
+	unsigned mode = data[0];
+	int shard = mode & 1, seal = mode & 2;
+	int32_t n_layers = (int32_t)((mode >> 2) & 7) + 1;
+	int32_t layer = (int32_t)((mode >> 5) & 7) % n_layers;
+	size_t n = size - 1;
+	/* exactly the bytes given, no NUL: ASan sees a read past them */
+	char *p = malloc(n + (seal ? 15 : 0) + 1);
+	CHECK(p != NULL);
+	memcpy(p, data + 1, n);
+	if (seal) {
+		char t[16];
+		snprintf(t, sizeof t, "crc32 %08x\n", (unsigned)ckpt_crc32(p, n));
+		memcpy(p + n, t, 15);
+		n += 15;
+	}
+	long live = ppcc_alloc_live();
+	ckpt_lines lines = {0};
+	ppcc_ckpt_counts counts = {0, 0, 0};
+	ppcc_ckpt_model m = {PPCC_CKPT_VERSION, "fuzz", n_layers, 0, ckpt_diag,
+			     &lines, 0.0, &counts};
+	int err = shard ? ppcc_ckpt_parse_shard(&m, "fuzz.shard", p, n, 3, layer)
+			: ppcc_ckpt_parse_manifest(&m, "MANIFEST", p, n, 3);
+	CHECK(err == 0 || err == PPCC_RT_ECHECKSUM || err == PPCC_RT_EMISMATCH ||
+	      err == PPCC_RT_ENOMEM);
+	CHECK(err == 0 ? lines.lines == 0 : lines.lines == 1);
+	CHECK(counts.files_opened == 0 && counts.bytes_read == 0);
+	CHECK(counts.bytes_allocated <= PPCC_FUZZ_CKPT_ALLOC_PER_BYTE * (uint64_t)n);
+	CHECK(ppcc_alloc_live() == live);
+	free(p);
 	return 0;
 }

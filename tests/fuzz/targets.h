@@ -1,6 +1,7 @@
 /*
  * targets.h - the per-input logic of ppcc's fuzzers, shared by the
- * libFuzzer harnesses (fuzz_plan.c, fuzz_json.c) and the Check suite that
+ * libFuzzer harnesses (fuzz_plan.c, fuzz_json.c, fuzz_checkpoint.c) and
+ * the Check suite that
  * replays tests/fuzz/regressions/ (check_harden.c).
  *
  * Each target runs one input through the library exactly as the CLI
@@ -39,6 +40,21 @@ int ppcc_fuzz_plan(const uint8_t *data, size_t size);
  * schedule is then simulated and written as a Chrome trace and DOT, the
  * two emitters that accept a plan read back from JSON. */
 int ppcc_fuzz_json(const uint8_t *data, size_t size);
+
+/* A checkpoint's MANIFEST or one of its shards, through the parser a
+ * load runs on it (ppcc_ckpt_parse_manifest, ppcc_ckpt_parse_shard).
+ * The first byte chooses: bit 0 the shard parser (else the manifest's),
+ * bit 1 a correct "crc32" trailer appended to the rest (so that inputs
+ * get past the checksum), bits 2-4 the model's layers less one, bits 5-7
+ * the shard's layer (modulo the layers); the model is "fuzz", the step
+ * 3.  Inputs longer than PPCC_FUZZ_CKPT_MAX_INPUT are skipped.  The
+ * status must be one a load documents, an error must come with one
+ * "ppcc-ckpt: FILE...: error: " line, no file may be read, and the bytes
+ * allocated (the reader's own count) must stay within
+ * PPCC_FUZZ_CKPT_ALLOC_PER_BYTE times the input's size, all freed. */
+#define PPCC_FUZZ_CKPT_MAX_INPUT 65536
+#define PPCC_FUZZ_CKPT_ALLOC_PER_BYTE 64
+int ppcc_fuzz_checkpoint(const uint8_t *data, size_t size);
 
 /* 1 when text (len bytes) is n_ranks lines of torch CSV cells
  * `{stage}{op}{mb}` separated by commas, each line ending in '\n';
