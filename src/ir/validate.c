@@ -423,8 +423,13 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 			val_at(c, r, i, a, "peer %" PRId32 " on a collective "
 			       "(must be -1: the group is the stage's "
 			       "replicas)", a->peer);
-		if (a->bytes == 0)
-			val_at(c, r, i, a, "0 bytes: a bucket %s at least one %s",
+		/* a stage without parameters has one empty bucket, 0, so
+		 * that every stage of a data-parallel plan has its own
+		 * collectives (sched/reduce.c); any other bucket holds some */
+		if (a->bytes == 0 && a->mb != 0)
+			val_at(c, r, i, a, "0 bytes: a bucket %s at least one %s "
+			       "(only bucket 0 of a stage without parameters "
+			       "is empty)",
 			       ppcc_op_is_reduction(a->op) ? "reduces" : "gathers",
 			       ppcc_op_is_reduction(a->op) ? "gradient" : "parameter");
 		return 0;
