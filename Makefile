@@ -5,7 +5,8 @@
 #   make demo       deps, build, plan the flagship example
 #   make check      deps, build, every test (ends with Check's summary)
 #   make bench      benchmarks that print figures
-#   make schedules  regenerate schedules/ from examples/
+#   make schedules  regenerate schedules/ from examples/ (kept files and
+#                   SHA256SUMS, every output's hash)
 #   make tsan       the runtime suites, the trainer, the search's threads and
 #                   the split search's simulation run ahead
 #                   under ThreadSanitizer
