@@ -13,6 +13,9 @@
 #   make fidelity   predicted against published throughput (SC'21 Table 1)
 #   make narayanan  ppcc search against SC'21 Table 1's (t, p), written into
 #                   README.md (make narayanan-check compares)
+#   tests/compare_base.sh BASE   not a target: builds commit BASE into
+#                   build-base/ and diffs its plan, search, check and
+#                   diagnose against this build's, for restructuring work
 #   SANITIZE=1      ASan + UBSan;  SANITIZE=thread  TSan;  WERROR=1  warnings
 #                   are errors
 
