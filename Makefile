@@ -5,13 +5,17 @@
 #   make demo       deps, build, plan the flagship example
 #   make check      deps, build, every test (ends with Check's summary)
 #   make bench      benchmarks that print figures
-#   make schedules  regenerate schedules/ from examples/
+#   make schedules  regenerate schedules/ from examples/ (kept files and
+#                   SHA256SUMS, every output's hash)
 #   make tsan       the runtime suites, the trainer, the search's threads and
 #                   the split search's simulation run ahead
 #                   under ThreadSanitizer
 #   make fidelity   predicted against published throughput (SC'21 Table 1)
 #   make narayanan  ppcc search against SC'21 Table 1's (t, p), written into
 #                   README.md (make narayanan-check compares)
+#   tests/compare_base.sh BASE   not a target: builds commit BASE into
+#                   build-base/ and diffs its plan, search, check and
+#                   diagnose against this build's, for restructuring work
 #   SANITIZE=1      ASan + UBSan;  SANITIZE=thread  TSan;  WERROR=1  warnings
 #                   are errors
 

@@ -6,7 +6,9 @@
  * each transcript as it should read.  The man pages are also read by
  * groff with every warning on: a character troff cannot set (a stray
  * control character, say) or a malformed request is a defect of the page
- * even where man(1) renders around it.
+ * even where man(1) renders around it.  schedules/ holds only what a
+ * reader opens, under 5 MB, each file listed in SHA256SUMS (which make
+ * schedules-check compares with what ppcc writes).
  */
 #include <check.h>
 #include <stdio.h>
@@ -52,6 +54,39 @@ START_TEST(man_pages_format_without_a_troff_warning)
 }
 END_TEST
 
+/* schedules/SHA256SUMS lists its outputs in C-locale order of paths;
+ * every file kept beside it is listed with its hash, and the kept files
+ * stay under 5 MB. */
+START_TEST(schedules_tree_is_small_and_listed_in_its_manifest)
+{
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/schedules", tu_src());
+	static const char script[] =
+		"export LC_ALL=C; set -e\n"
+		"sha256sum --quiet --strict --ignore-missing -c SHA256SUMS\n"
+		"sed 's/^[0-9a-f]\\{64\\}  //' SHA256SUMS >\"$T/listed\"\n"
+		"sort -c \"$T/listed\"\n"
+		"find . -type f ! -name SHA256SUMS | sed 's|^\\./||' | sort |\n"
+		"\tcomm -23 - \"$T/listed\" | sed 's/^/not listed: /'\n"
+		"find . -type f ! -name SHA256SUMS -printf '%s\\n' |\n"
+		"\tawk '{ n += $1 } END { printf \"bytes %d\\n\", n }'\n";
+	char *tmp = tu_mkdtemp(), env_t[1100];
+	snprintf(env_t, sizeof env_t, "T=%s", tmp);
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, dir, NULL, (char *[]){env_t, NULL}, 60,
+				     (char *[]){"sh", "-c", (char *)script, NULL}),
+			 0);
+	long bytes = -1;
+	ck_assert_msg(r.status == 0 && sscanf(r.out, "bytes %ld\n", &bytes) == 1,
+		      "exit %d: %s%s", r.status, r.out, r.err);
+	ck_assert_msg(bytes > 0 && bytes < 5L << 20, "schedules/ keeps %ld bytes",
+		      bytes);
+	tu_run_free(&r);
+	tu_rmtree(tmp);
+	free(tmp);
+}
+END_TEST
+
 Suite *suite_docs(void)
 {
 	Suite *s = suite_create("docs");
@@ -59,6 +94,7 @@ Suite *suite_docs(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, readme_and_man_page_transcripts_match_what_ppcc_prints);
 	tcase_add_test(tc, man_pages_format_without_a_troff_warning);
+	tcase_add_test(tc, schedules_tree_is_small_and_listed_in_its_manifest);
 	suite_add_tcase(s, tc);
 	return s;
 }
