@@ -51,6 +51,10 @@
 # largest relative difference from the CPU reference, seconds to stop).
 # Exit status: 0 when every check passed, else 1.
 #
+# PPCC_GPU_PREBUILT=1 takes $BUILD as built on another machine (ppcc,
+# trainer, trainer_cuda; their libraries found through LD_LIBRARY_PATH),
+# for a GPU machine without the build's packages.
+#
 # PPCC_GPU_REHEARSAL=1 runs the same checks on the CPU, for make check
 # (tests/check_nccl.c): the CPU trainer over the local transport in
 # grouped mode (posting order, as NCCL) stands in for trainer_cuda's
@@ -68,6 +72,7 @@ TOL=1e-12
 TIMEOUT=60       # the runtime's timeout in the training runs
 FAULT_TIMEOUT=${PPCC_GPU_FAULT_TIMEOUT:-5}  # ... and in the fault runs
 REHEARSAL=${PPCC_GPU_REHEARSAL:-0}
+PREBUILT=${PPCC_GPU_PREBUILT:-0}  # 1: $BUILD as built elsewhere, no make
 if [ "$REHEARSAL" = 1 ]; then
 	# the stand-in for trainer_cuda --transport nccl --loopback
 	LOOP=("$BUILD/trainer" --transport local --grouped)
@@ -120,7 +125,8 @@ GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 [ "${GPUS:-0}" -ge 1 ] || die env "nvidia-smi lists no GPU"
 GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
-[ -f "$CUDA_HOME/include/nccl.h" ] || die env "no $CUDA_HOME/include/nccl.h"
+[ -f "$CUDA_HOME/include/nccl.h" ] || [ -f /usr/include/nccl.h ] ||
+	die env "no nccl.h under $CUDA_HOME/include or /usr/include"
 cat > "$T/nccl_version.c" <<'EOF'
 #include <stdio.h>
 #include <nccl.h>
@@ -148,7 +154,10 @@ if [ "$REHEARSAL" = 1 ]; then
 	COMPARE="$T/gpu_compare"
 	record PASS build "$BUILD/trainer as built"
 else
-if ! make -s -j"$(nproc)" BUILD="$BUILD" all trainer >"$T/build.log" 2>&1; then
+if [ "$PREBUILT" = 1 ]; then
+	[ -x "$BUILD/ppcc" ] && [ -x "$BUILD/trainer" ] ||
+		die build "PPCC_GPU_PREBUILT=1 but no $BUILD/ppcc or $BUILD/trainer"
+elif ! make -s -j"$(nproc)" BUILD="$BUILD" all trainer >"$T/build.log" 2>&1; then
 	die build "make failed: $(tail -n 5 "$T/build.log" | tr '\n' ' ')"
 fi
 [ -x "$BUILD/trainer_cuda" ] || die build "$BUILD/trainer_cuda not built (nvcc, NCCL or MPI missing)"
