@@ -227,19 +227,6 @@ START_TEST(ppcc_check_names_the_finding_and_still_accepts_the_schedule)
 }
 END_TEST
 
-/* A seeded permutation of p ranks that moves at least one (p > 1). */
-static void moving_permutation(int *perm, int p, uint64_t seed)
-{
-	for (;; seed++) {
-		rt_pipe_permutation(perm, p, seed);
-		for (int r = 0; r < p; r++)
-			if (perm[r] != r)
-				return;
-		if (p < 2)
-			return;
-	}
-}
-
 /* The schedule of the issue: the tiny example's 1F1B with ranks 1 and 2
  * swapped.  Order matching once took a rank's peers to be r + 1 and
  * r - 1 mod p and so paired rank 2's sends to rank 1 with the counter of
@@ -292,7 +279,7 @@ START_TEST(relabelled_schedules_of_every_kind_are_valid_and_order_safe)
 						int perm[8];
 						tu_diag td;
 						tu_diag_init(&td);
-						moving_permutation(perm, p, 100 * (uint64_t)kind + seed);
+						rt_pipe_permutation(perm, p, 100 * (uint64_t)kind + seed);
 						ck_assert_int_eq(rt_pipe_relabel(&r, a, &s, perm), 0);
 						ck_assert_msg(ppcc_schedule_validate(&r, &td.d, NULL, 0) == 0,
 							      "%s p=%d v=%d m=%d seed %d: %s",
@@ -339,7 +326,7 @@ START_TEST(ppcc_check_accepts_relabelled_plans_of_every_kind)
 			      name, td.text);
 		int perm[8], p = plan.best.schedule.n_ranks;
 		ck_assert_int_le(p, 8);
-		moving_permutation(perm, p, 7 + (uint64_t)kind);
+		rt_pipe_permutation(perm, p, 7 + (uint64_t)kind);
 		ck_assert_int_eq(rt_pipe_relabel(&s, a, &plan.best.schedule, perm), 0);
 		plan.best.schedule = s;
 		plan.best.stages = (ppcc_stage_info *)s.stages;

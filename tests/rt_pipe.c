@@ -567,6 +567,11 @@ void rt_pipe_permutation(int *out, int n, uint64_t seed)
 		out[i] = out[j];
 		out[j] = t;
 	}
+	int moved = 0;
+	for (int i = 0; i < n; i++)
+		moved |= out[i] != i;
+	for (int i = 0; !moved && i < n; i++)
+		out[i] = (i + 1) % n;
 }
 
 int rt_pipe_relabel(ppcc_schedule *out, ppcc_arena *a, const ppcc_schedule *s,
