@@ -227,6 +227,68 @@ START_TEST(ppcc_check_names_the_finding_and_still_accepts_the_schedule)
 }
 END_TEST
 
+/* ppcc_message_key names a message the same at both ends: on every
+ * kind's schedule each SEND's key is its RECV's, no two SENDs share one,
+ * and the key decodes back to the SEND's stage, its receiver's stage and
+ * the microbatch; actions that carry no message, or point outside the
+ * schedule, have none. */
+START_TEST(message_key_is_the_same_at_both_ends)
+{
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		int p = 4, m = 8, v = ppcc_sched_kind(kind)->default_chunks;
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
+		ppcc_schedule s;
+		ck_assert_int_eq(build(&s, a, pp, kind, p, v, m), 0);
+		int S = s.n_stages;
+		size_t n_keys = 2 * (size_t)S * (size_t)m;
+		int *sends = calloc(n_keys, sizeof *sends);
+		int *recvs = calloc(n_keys, sizeof *recvs);
+		ck_assert(sends && recvs);
+		for (int r = 0; r < p; r++)
+			for (int i = 0; i < s.ranks[r].n_actions; i++) {
+				const ppcc_action *x = &s.ranks[r].actions[i];
+				int64_t key = ppcc_message_key(x, S, m);
+				if (!ppcc_op_is_comm(x->op)) {
+					ck_assert(key == -1);
+					continue;
+				}
+				ck_assert(key >= 0 && key < (int64_t)n_keys);
+				ppcc_message msg = ppcc_message_of_key(key, m);
+				int send = ppcc_op_traits_of(x->op)->send;
+				ck_assert_int_eq(send ? msg.src_stage : msg.dst_stage, x->stage);
+				ck_assert_int_eq(msg.mb, x->mb);
+				ck_assert_int_eq(msg.fwd, x->op == PPCC_OP_SEND_F ||
+							  x->op == PPCC_OP_RECV_F);
+				ck_assert_int_eq(s.stages[send ? msg.dst_stage : msg.src_stage].rank,
+						 x->peer);
+				(send ? sends : recvs)[key]++;
+			}
+		for (size_t k = 0; k < n_keys; k++) {
+			ck_assert_int_le(sends[k], 1);
+			ck_assert_int_eq(sends[k], recvs[k]);
+		}
+		free(sends);
+		free(recvs);
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+	}
+	const ppcc_action out_of_range[] = {
+		{PPCC_OP_SEND_F, 3, 0, 0, 8}, {PPCC_OP_RECV_F, 0, 0, 0, 8},
+		{PPCC_OP_SEND_B, 0, 0, 0, 8}, {PPCC_OP_RECV_B, 3, 0, 0, 8},
+		{PPCC_OP_SEND_F, 0, 2, 0, 8}, {PPCC_OP_RECV_B, 1, -1, 0, 8},
+		{PPCC_OP_F, 1, 0, -1, 0}, {PPCC_OP_REDUCE_GRAD, 1, 0, -1, 8},
+		{PPCC_OP_COUNT, 1, 0, 0, 8},
+	};
+	for (size_t i = 0; i < sizeof out_of_range / sizeof *out_of_range; i++)
+		ck_assert_msg(ppcc_message_key(&out_of_range[i], 4, 2) == -1,
+			      "case %zu", i);
+	/* SEND_B of stage 2 mb 1 is RECV_B of stage 1 mb 1: 2 * (2 * 2 + 1) + 1 */
+	const ppcc_action sb = {PPCC_OP_SEND_B, 2, 1, 0, 8}, rb = {PPCC_OP_RECV_B, 1, 1, 0, 8};
+	ck_assert(ppcc_message_key(&sb, 4, 2) == 11 && ppcc_message_key(&rb, 4, 2) == 11);
+}
+END_TEST
+
 /* The schedule of the issue: the tiny example's 1F1B with ranks 1 and 2
  * swapped.  Order matching once took a rank's peers to be r + 1 and
  * r - 1 mod p and so paired rank 2's sends to rank 1 with the counter of
@@ -436,6 +498,7 @@ Suite *suite_order(void)
 	tcase_add_test(tc, one_finding_per_pair_and_the_bound_is_noted);
 	tcase_add_test(tc, ppcc_check_names_the_finding_and_still_accepts_the_schedule);
 	tcase_add_test(tc, runtime_refuses_the_swapped_schedule_in_grouped_mode_only);
+	tcase_add_test(tc, message_key_is_the_same_at_both_ends);
 	tcase_add_test(tc, tiny_1f1b_with_ranks_1_and_2_swapped_is_order_safe);
 	tcase_add_test(tc, relabelled_schedules_of_every_kind_are_valid_and_order_safe);
 	tcase_add_test(tc, ppcc_check_accepts_relabelled_plans_of_every_kind);

@@ -259,9 +259,7 @@ static int mpi_peer(const rt_transport *t, int k)
 
 static int mpi_tag(const rt_transport *t, const rt_req *r)
 {
-	return MPI_TAG_DATA0 +
-	       2 * (r->key_stage * t->m + r->mb) +
-	       (r->key_op == PPCC_OP_RECV_B);
+	return MPI_TAG_DATA0 + (int)r->key;
 }
 
 static int mpi_count(rt_transport *t, const rt_req *r, int *out)
