@@ -5,7 +5,8 @@
  * The runtime works on its own duplicate of MPI_COMM_WORLD with
  * MPI_ERRORS_RETURN, so its tags cannot meet the trainer's messages and
  * every MPI failure comes back as a status.  A message's tag is derived
- * from its name, 16 + 2 * (stage * m + mb) + (gradient ? 1 : 0), so MPI
+ * from its name, 16 + ppcc_message_key (2 * (sending stage * m + mb) +
+ * (gradient ? 1 : 0)), so MPI
  * matches a receive to its send by identity (and, for the same name in
  * successive steps, by MPI's non-overtaking order).  Tags below 16 are
  * the runtime's own: an abort notice that each rank keeps a receive
