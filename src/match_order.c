@@ -18,10 +18,11 @@
  * of its stages' neighbouring stages, which the placement, the stage
  * table, names: one counter per such peer, whatever the ranks' numbers);
  * the schedule is order-safe exactly when the two positions agree for
- * every message, since both sequences hold the same messages.  The first disagreement of each pair is reported, in rank
- * order.  The runtime's grouped discipline (group.c) keeps each pair's
- * send order when it moves sends to later groups, so list order is
- * posting order there too.
+ * every message, since both sequences hold the same messages.  The
+ * first disagreement of each pair is reported, in rank order.  The
+ * runtime's grouped discipline (group.c) keeps each pair's send order
+ * when it moves sends to later groups, so list order is posting order
+ * there too.
  */
 #include <inttypes.h>
 #include <stdint.h>
