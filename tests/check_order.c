@@ -256,7 +256,7 @@ START_TEST(message_key_is_the_same_at_both_ends)
 				ck_assert(key >= 0 && key < (int64_t)n_keys);
 				ppcc_message msg = ppcc_message_of_key(key, m);
 				int send = ppcc_op_traits_of(x->op)->send;
-				ck_assert_int_eq(send ? msg.src_stage : msg.dst_stage, x->stage);
+				ck_assert_int_eq((send ? msg.src_stage : msg.dst_stage), x->stage);
 				ck_assert_int_eq(msg.mb, x->mb);
 				ck_assert_int_eq(msg.fwd, x->op == PPCC_OP_SEND_F ||
 							  x->op == PPCC_OP_RECV_F);
