@@ -227,6 +227,193 @@ START_TEST(ppcc_check_names_the_finding_and_still_accepts_the_schedule)
 }
 END_TEST
 
+/* ppcc_message_key names a message the same at both ends: on every
+ * kind's schedule each SEND's key is its RECV's, no two SENDs share one,
+ * and the key decodes back to the SEND's stage, its receiver's stage and
+ * the microbatch; actions that carry no message, or point outside the
+ * schedule, have none. */
+START_TEST(message_key_is_the_same_at_both_ends)
+{
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		int p = 4, m = 8, v = ppcc_sched_kind(kind)->default_chunks;
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
+		ppcc_schedule s;
+		ck_assert_int_eq(build(&s, a, pp, kind, p, v, m), 0);
+		int S = s.n_stages;
+		size_t n_keys = 2 * (size_t)S * (size_t)m;
+		int *sends = calloc(n_keys, sizeof *sends);
+		int *recvs = calloc(n_keys, sizeof *recvs);
+		ck_assert(sends && recvs);
+		for (int r = 0; r < p; r++)
+			for (int i = 0; i < s.ranks[r].n_actions; i++) {
+				const ppcc_action *x = &s.ranks[r].actions[i];
+				int64_t key = ppcc_message_key(x, S, m);
+				if (!ppcc_op_is_comm(x->op)) {
+					ck_assert(key == -1);
+					continue;
+				}
+				ck_assert(key >= 0 && key < (int64_t)n_keys);
+				ppcc_message msg = ppcc_message_of_key(key, m);
+				int send = ppcc_op_traits_of(x->op)->send;
+				ck_assert_int_eq((send ? msg.src_stage : msg.dst_stage), x->stage);
+				ck_assert_int_eq(msg.mb, x->mb);
+				ck_assert_int_eq(msg.fwd, x->op == PPCC_OP_SEND_F ||
+							  x->op == PPCC_OP_RECV_F);
+				ck_assert_int_eq(s.stages[send ? msg.dst_stage : msg.src_stage].rank,
+						 x->peer);
+				(send ? sends : recvs)[key]++;
+			}
+		for (size_t k = 0; k < n_keys; k++) {
+			ck_assert_int_le(sends[k], 1);
+			ck_assert_int_eq(sends[k], recvs[k]);
+		}
+		free(sends);
+		free(recvs);
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+	}
+	const ppcc_action out_of_range[] = {
+		{PPCC_OP_SEND_F, 3, 0, 0, 8}, {PPCC_OP_RECV_F, 0, 0, 0, 8},
+		{PPCC_OP_SEND_B, 0, 0, 0, 8}, {PPCC_OP_RECV_B, 3, 0, 0, 8},
+		{PPCC_OP_SEND_F, 0, 2, 0, 8}, {PPCC_OP_RECV_B, 1, -1, 0, 8},
+		{PPCC_OP_F, 1, 0, -1, 0}, {PPCC_OP_REDUCE_GRAD, 1, 0, -1, 8},
+		{PPCC_OP_COUNT, 1, 0, 0, 8},
+	};
+	for (size_t i = 0; i < sizeof out_of_range / sizeof *out_of_range; i++)
+		ck_assert_msg(ppcc_message_key(&out_of_range[i], 4, 2) == -1,
+			      "case %zu", i);
+	/* SEND_B of stage 2 mb 1 is RECV_B of stage 1 mb 1: 2 * (2 * 2 + 1) + 1 */
+	const ppcc_action sb = {PPCC_OP_SEND_B, 2, 1, 0, 8}, rb = {PPCC_OP_RECV_B, 1, 1, 0, 8};
+	ck_assert(ppcc_message_key(&sb, 4, 2) == 11 && ppcc_message_key(&rb, 4, 2) == 11);
+}
+END_TEST
+
+/* The schedule of the issue: the tiny example's 1F1B with ranks 1 and 2
+ * swapped.  Order matching once took a rank's peers to be r + 1 and
+ * r - 1 mod p and so paired rank 2's sends to rank 1 with the counter of
+ * rank 2's successor, finding the pair out of order. */
+START_TEST(tiny_1f1b_with_ranks_1_and_2_swapped_is_order_safe)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan plan;
+	ppcc_schedule s;
+	tu_diag td;
+	tu_diag_init(&td);
+	ck_assert_msg(tu_plan_file(&plan, a, &cfg, "examples/tiny.yaml", &td) == 0,
+		      "%s", td.text);
+	const ppcc_schedule *orig = &plan.best.schedule;
+	ck_assert_int_eq(orig->kind, PPCC_SCHED_1F1B);
+	ck_assert_int_eq(orig->n_ranks, 4);
+	static const int perm[4] = {0, 2, 1, 3};
+	ck_assert_int_eq(rt_pipe_relabel(&s, a, orig, perm), 0);
+	ck_assert_int_eq(s.stages[1].rank, 2);
+	ck_assert_int_eq(s.ranks[2].actions[0].op, PPCC_OP_RECV_F);
+	ck_assert_int_eq(s.ranks[2].actions[0].peer, 0);
+	ck_assert_int_eq(ppcc_schedule_validate(&s, &td.d, NULL, 0), 0);
+	ck_assert_msg(ppcc_schedule_order_check(&s, &td.d, NULL, 0) == 0, "%s",
+		      td.text);
+	ck_assert_int_eq((int)td.len, 0);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* Every kind on a few shapes, its ranks relabelled by seeded random
+ * permutations: still valid, and still order-safe (the placement, not
+ * the ranks' numbers, names who talks to whom). */
+START_TEST(relabelled_schedules_of_every_kind_are_valid_and_order_safe)
+{
+	static const struct { int p, m; } shapes[] = {
+		{3, 6}, {4, 8}, {5, 10}, {6, 13},
+	};
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
+		int checked = 0;
+		for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+			for (int v = k->min_chunks; v <= k->max_chunks && v <= 3; v++) {
+				int p = shapes[i].p, m = shapes[i].m;
+				ppcc_arena *a = ppcc_arena_new();
+				rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
+				ppcc_schedule s, r;
+				if (build(&s, a, pp, kind, p, v, m) == 0) {
+					for (uint64_t seed = 1; seed <= 3; seed++) {
+						int perm[8];
+						tu_diag td;
+						tu_diag_init(&td);
+						rt_pipe_permutation(perm, p, 100 * (uint64_t)kind + seed);
+						ck_assert_int_eq(rt_pipe_relabel(&r, a, &s, perm), 0);
+						ck_assert_msg(ppcc_schedule_validate(&r, &td.d, NULL, 0) == 0,
+							      "%s p=%d v=%d m=%d seed %d: %s",
+							      k->name, p, v, m, (int)seed, td.text);
+						ck_assert_msg(ppcc_schedule_order_check(&r, &td.d, NULL, 0) == 0,
+							      "%s p=%d v=%d m=%d seed %d: %s",
+							      k->name, p, v, m, (int)seed, td.text);
+					}
+					checked++;
+				}
+				rt_pipe_free(pp);
+				ppcc_arena_free(a);
+			}
+		ck_assert_msg(checked >= 2, "%s: %d shapes built", k->name, checked);
+	}
+}
+END_TEST
+
+/* ppcc check of `ppcc plan examples/tiny.yaml -s KIND -f json` with the
+ * ranks relabelled, for every kind: valid, nothing on stderr, no word of
+ * order-matching transports. */
+START_TEST(ppcc_check_accepts_relabelled_plans_of_every_kind)
+{
+	char *dir = tu_mkdtemp();
+	char tiny[4096], plan_json[4096], relabelled[4096];
+	snprintf(tiny, sizeof tiny, "%s/examples/tiny.yaml", tu_src());
+	snprintf(plan_json, sizeof plan_json, "%s/plan.json", dir);
+	snprintf(relabelled, sizeof relabelled, "%s/relabelled.json", dir);
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		const char *name = ppcc_schedule_kind_name(kind);
+		char *plan_argv[] = {(char *)tu_ppcc(), "plan", tiny, "-s", (char *)name,
+				     "-f", "json", "-o", plan_json, NULL};
+		tu_run r;
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, plan_argv), 0);
+		ck_assert_msg(r.status == 0, "%s: plan: %s", name, r.err);
+		tu_run_free(&r);
+
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_plan plan;
+		ppcc_schedule s;
+		tu_diag td;
+		tu_diag_init(&td);
+		ck_assert_msg(ppcc_read_json(&plan, a, plan_json, &td.d) == 0, "%s: %s",
+			      name, td.text);
+		int perm[8], p = plan.best.schedule.n_ranks;
+		ck_assert_int_le(p, 8);
+		rt_pipe_permutation(perm, p, 7 + (uint64_t)kind);
+		ck_assert_int_eq(rt_pipe_relabel(&s, a, &plan.best.schedule, perm), 0);
+		plan.best.schedule = s;
+		plan.best.stages = (ppcc_stage_info *)s.stages;
+		/* the per-rank figures and times the emitter writes, for the
+		 * new ranks */
+		ck_assert_int_eq(ppcc_simulate(&plan.best.estimate, a, &s,
+					       plan.best.costs), 0);
+		char *json = tu_emit(&plan, PPCC_FMT_JSON, NULL);
+		ck_assert_int_eq(tu_write_file(relabelled, json), 0);
+		free(json);
+		ppcc_arena_free(a);
+
+		char *check_argv[] = {(char *)tu_ppcc(), "check", relabelled, NULL};
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, check_argv), 0);
+		ck_assert_msg(r.status == 0 && r.err_len == 0, "%s: exit %d: %s", name,
+			      r.status, r.err);
+		ck_assert_msg(strstr(r.out, "valid ") && !strstr(r.out, "not runnable"),
+			      "%s: %s", name, r.out);
+		tu_run_free(&r);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 typedef struct line_log {
 	pthread_mutex_t mu;
 	char text[1 << 14];
@@ -311,6 +498,10 @@ Suite *suite_order(void)
 	tcase_add_test(tc, one_finding_per_pair_and_the_bound_is_noted);
 	tcase_add_test(tc, ppcc_check_names_the_finding_and_still_accepts_the_schedule);
 	tcase_add_test(tc, runtime_refuses_the_swapped_schedule_in_grouped_mode_only);
+	tcase_add_test(tc, message_key_is_the_same_at_both_ends);
+	tcase_add_test(tc, tiny_1f1b_with_ranks_1_and_2_swapped_is_order_safe);
+	tcase_add_test(tc, relabelled_schedules_of_every_kind_are_valid_and_order_safe);
+	tcase_add_test(tc, ppcc_check_accepts_relabelled_plans_of_every_kind);
 	suite_add_tcase(s, tc);
 	return s;
 }

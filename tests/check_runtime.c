@@ -195,6 +195,48 @@ START_TEST(numeric_pipeline_matches_serial_for_every_kind_and_rank_count)
 }
 END_TEST
 
+/* Every kind with its ranks relabelled (the placement permuted by a
+ * seeded permutation, each rank's list moved with it), over threads,
+ * eager and grouped (ppcc_rt_init's order check and the group plan
+ * included): the results equal serial training bit for bit. */
+START_TEST(relabelled_schedules_of_every_kind_match_serial)
+{
+	static const struct { int p, m; } shapes[] = {{3, 6}, {4, 8}, {5, 10}};
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		int ran = 0;
+		for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+			int p = shapes[i].p, m = shapes[i].m;
+			int v = ppcc_sched_kind(kind)->default_chunks;
+			ppcc_arena *a = ppcc_arena_new();
+			rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
+			ppcc_schedule built, s;
+			int perm[8];
+			if (build_sched(&built, a, pp, kind, p, m) == 0) {
+				rt_pipe_permutation(perm, p, 1 + (uint64_t)kind);
+				ck_assert_int_eq(rt_pipe_relabel(&s, a, &built, perm), 0);
+				rt_pipe_place(pp, &s);
+				for (int grouped = 0; grouped <= 1; grouped++) {
+					ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+					o.debug = 1;
+					o.timeout_s = 20;
+					o.grouped = grouped;
+					char what[96];
+					snprintf(what, sizeof what, "%s p=%d m=%d relabelled "
+						 "grouped=%d", ppcc_schedule_kind_name(kind), p,
+						 m, grouped);
+					run_and_check(&s, pp, &o, what);
+				}
+				ran++;
+			}
+			rt_pipe_free(pp);
+			ppcc_arena_free(a);
+		}
+		ck_assert_msg(ran >= 1, "%s: no shape built",
+			      ppcc_schedule_kind_name(kind));
+	}
+}
+END_TEST
+
 /* Interleaved schedules deadlock when each run of consecutive SEND/RECV
  * actions is one rendezvous group; the planned grouping must run them,
  * here with more ranks and chunks than above. */
@@ -1102,6 +1144,29 @@ START_TEST(mpi_two_ranks_run_every_kind_eager_and_grouped)
 }
 END_TEST
 
+/* rt_mpi_prog relabel on 4 processes: every kind on a permuted
+ * placement, eager and grouped, matches serial training. */
+START_TEST(mpi_four_ranks_run_every_kind_relabelled)
+{
+	tu_run r;
+	double took;
+	if (mpirun_np(&r, "4", "relabel", &took, 0) < 0)
+		return;
+	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
+	for (int rank = 0; rank < 4; rank++)
+		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+			for (int grouped = 0; grouped <= 1; grouped++) {
+				char want[80];
+				snprintf(want, sizeof want, "rank %d %s relabelled %sok",
+					 rank, ppcc_schedule_kind_name(kind),
+					 grouped ? "grouped " : "");
+				ck_assert_msg(strstr(r.out, want), "no '%s' in\n%s", want,
+					      r.out);
+			}
+	tu_run_free(&r);
+}
+END_TEST
+
 START_TEST(mpi_killed_rank_ends_the_job_within_the_timeout)
 {
 	tu_run r;
@@ -1752,6 +1817,7 @@ Suite *suite_runtime(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, numeric_pipeline_matches_serial_for_every_kind_and_rank_count);
 	tcase_add_test(tc, grouped_interleaved_schedules_run_without_deadlock);
+	tcase_add_test(tc, relabelled_schedules_of_every_kind_match_serial);
 	tcase_add_test(tc, split_backward_runs_input_then_weight_gradients);
 	tcase_add_test(tc, buffers_in_flight_follow_the_schedule);
 	tcase_add_test(tc, repeated_steps_recycle_buffers_and_deliver_each_message_once);
@@ -1769,6 +1835,7 @@ Suite *suite_runtime(void)
 	tcase_add_test(tc, public_header_compiles_alone_as_c11_and_cxx);
 	tcase_add_test(tc, man_page_example_runs);
 	tcase_add_test(tc, mpi_two_ranks_run_every_kind_eager_and_grouped);
+	tcase_add_test(tc, mpi_four_ranks_run_every_kind_relabelled);
 	tcase_add_test(tc, mpi_killed_rank_ends_the_job_within_the_timeout);
 	tcase_add_test(tc, mpi_dead_peer_times_out_when_mpirun_keeps_the_job);
 	tcase_add_test(tc, mpi_grid_reduces_every_bucket_over_the_replicas);

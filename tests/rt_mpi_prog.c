@@ -10,6 +10,11 @@
  *   rt_mpi_prog mismatch  rank 1 holds a schedule with one more
  *                         microbatch; both print "rank R mismatch
  *                         refused" and exit 3
+ *   rt_mpi_prog relabel   as ok, each kind's ranks relabelled by the
+ *                         permutation rt_pipe_permutation draws from
+ *                         seed 1 + kind (the placement permuted); prints
+ *                         "rank R KIND relabelled ok" and "rank R KIND
+ *                         relabelled grouped ok"
  *
  *
  * Data parallelism (options.data_parallel 2: the world is p x 2, world
@@ -53,13 +58,20 @@ static void fail(const char *what, int err)
 }
 
 static void build(ppcc_schedule *out, ppcc_arena *a, rt_pipe *p,
-		  int kind, int ranks, int m)
+		  int kind, int ranks, int m, int relabel)
 {
 	ppcc_stage_info st[64];
 	int v = ppcc_sched_kind(kind)->default_chunks;
 	rt_pipe_stage_table(p, st);
 	if (ppcc_schedule_build(out, a, kind, ranks, v, m, 0, st) != 0)
 		fail("schedule", PPCC_RT_EINTERNAL);
+	if (relabel) {
+		int perm[64];
+		ppcc_schedule built = *out;
+		rt_pipe_permutation(perm, ranks, 1 + (uint64_t)kind);
+		if (rt_pipe_relabel(out, a, &built, perm) != 0)
+			fail("relabel", PPCC_RT_ENOMEM);
+	}
 	rt_pipe_place(p, out);
 }
 
@@ -67,6 +79,7 @@ static int run_kind(int kind, int ranks, const char *mode, int grouped)
 {
 	int m = 8, v = ppcc_sched_kind(kind)->default_chunks, err;
 	int mismatch = strcmp(mode, "mismatch") == 0;
+	int relabel = strcmp(mode, "relabel") == 0;
 	if (mismatch && rank == 1)
 		m++;
 	ppcc_arena *a = ppcc_arena_new();
@@ -75,7 +88,7 @@ static int run_kind(int kind, int ranks, const char *mode, int grouped)
 	ppcc_rt_stage_fns fns[64];
 	ppcc_rt *rt = NULL;
 	char why[512];
-	build(&s, a, p, kind, ranks, m);
+	build(&s, a, p, kind, ranks, m, relabel);
 	rt_pipe_fns(p, fns);
 	if (strcmp(mode, "kill") == 0 && rank == 1) {
 		p->fault_op = PPCC_OP_F;
@@ -116,8 +129,8 @@ static int run_kind(int kind, int ranks, const char *mode, int grouped)
 		printf("rank %d: %s\n", rank, why);
 		fail("messages", PPCC_RT_EINTERNAL);
 	}
-	printf("rank %d %s %sok\n", rank, ppcc_schedule_kind_name(kind),
-	       grouped ? "grouped " : "");
+	printf("rank %d %s %s%sok\n", rank, ppcc_schedule_kind_name(kind),
+	       relabel ? "relabelled " : "", grouped ? "grouped " : "");
 	ppcc_rt_free(rt);
 	rt_pipe_free(p);
 	ppcc_arena_free(a);
@@ -139,7 +152,7 @@ static int run_grid(int size, const char *mode)
 	int nb = window ? 4 : 2;
 	if (size % d != 0)
 		fail("world not p x 2", PPCC_RT_EINPUT);
-	build(&s, a, pipe, PPCC_SCHED_1F1B, p, m);
+	build(&s, a, pipe, PPCC_SCHED_1F1B, p, m, 0);
 	rt_pipe_fns(pipe, fns);
 	if (replica == 1 && rank / d == 0) {
 		pipe->fault_op = PPCC_OP_F;
@@ -218,7 +231,7 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (strcmp(mode, "ok") == 0) {
+	if (strcmp(mode, "ok") == 0 || strcmp(mode, "relabel") == 0) {
 		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
 			run_kind(kind, size, mode, 0);
 			run_kind(kind, size, mode, 1);

@@ -554,3 +554,56 @@ int rt_pipe_split_backward(ppcc_schedule *out, ppcc_arena *a,
 	out->fingerprint = ppcc_schedule_fingerprint(out);
 	return 0;
 }
+
+void rt_pipe_permutation(int *out, int n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15u + 1;
+	for (int i = 0; i < n; i++)
+		out[i] = i;
+	for (int i = n - 1; i > 0; i--) {
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		int j = (int)((x >> 33) % (uint64_t)(i + 1));
+		int t = out[i];
+		out[i] = out[j];
+		out[j] = t;
+	}
+	int moved = 0;
+	for (int i = 0; i < n; i++)
+		moved |= out[i] != i;
+	for (int i = 0; !moved && i < n; i++)
+		out[i] = (i + 1) % n;
+}
+
+int rt_pipe_relabel(ppcc_schedule *out, ppcc_arena *a, const ppcc_schedule *s,
+		    const int *perm)
+{
+	int p = s->n_ranks;
+	ppcc_stage_info *st = ppcc_arena_alloc(a, (size_t)s->n_stages, sizeof *st);
+	ppcc_rank_schedule *rs = ppcc_arena_alloc(a, (size_t)p, sizeof *rs);
+	if (!st || !rs)
+		return PPCC_ENOMEM;
+	for (int i = 0; i < s->n_stages; i++) {
+		st[i] = s->stages[i];
+		st[i].rank = perm[st[i].rank];
+	}
+	for (int r = 0; r < p; r++) {
+		const ppcc_rank_schedule *in = &s->ranks[r];
+		ppcc_action *acts = ppcc_arena_alloc(a, (size_t)in->n_actions + 1,
+						     sizeof *acts);
+		if (!acts)
+			return PPCC_ENOMEM;
+		for (int i = 0; i < in->n_actions; i++) {
+			acts[i] = in->actions[i];
+			if (acts[i].peer >= 0)
+				acts[i].peer = perm[acts[i].peer];
+		}
+		rs[perm[r]].rank = perm[r];
+		rs[perm[r]].n_actions = in->n_actions;
+		rs[perm[r]].actions = acts;
+	}
+	*out = *s;
+	out->stages = st;
+	out->ranks = rs;
+	out->fingerprint = ppcc_schedule_fingerprint(out);
+	return 0;
+}

@@ -23,6 +23,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ppcc.h"
 #include "ppcc/runtime.h"
@@ -100,5 +101,17 @@ int rt_pipe_check_messages(const rt_pipe *p, const ppcc_schedule *s,
  * result lives in the arena. */
 int rt_pipe_split_backward(ppcc_schedule *out, ppcc_arena *a,
 			   const ppcc_schedule *s);
+
+/* A permutation of 0 .. n - 1 drawn from seed, the same on every machine
+ * (Fisher-Yates over a 64-bit LCG, no libc random); never the identity
+ * for n > 1 (a draw of it becomes the rotation r -> r + 1 mod n). */
+void rt_pipe_permutation(int *out, int n, uint64_t seed);
+
+/* s with rank r renamed perm[r] (a permutation of its ranks): the stage
+ * table's ranks and every peer rewritten, rank r's action list moved to
+ * perm[r], the fingerprint recomputed; the new tables live in the arena.
+ * The result is the same schedule on a permuted placement. */
+int rt_pipe_relabel(ppcc_schedule *out, ppcc_arena *a, const ppcc_schedule *s,
+		    const int *perm);
 
 #endif

@@ -20,7 +20,6 @@ typedef struct ppcc_op_traits {
 	int send;          /* SEND_* */
 	int fwd;           /* F, SEND_F, RECV_F: the activation direction */
 	int other;         /* stage at the other end: +1 or -1; 0 for compute */
-	int match;         /* the op at the other end; -1 for compute */
 	int collective;    /* REDUCE_GRAD, REDUCE_SCATTER_GRAD,
 			    * ALL_GATHER_PARAM: over the stage's data-parallel
 			    * group, launched without waiting; mb holds the
@@ -60,6 +59,48 @@ static inline int ppcc_op_is_collective(int op)
 static inline int ppcc_op_is_reduction(int op)
 {
 	return op == PPCC_OP_REDUCE_GRAD || op == PPCC_OP_REDUCE_SCATTER_GRAD;
+}
+
+/* ---- messages -------------------------------------------------------- */
+
+/* The one name of a message, the same at both of its ends: every engine
+ * (validator, simulator, order check, the runtime's grouping, matching
+ * and tags) keys messages by this and nothing else.  A SEND_F or RECV_F
+ * carries stage src's activation to stage src + 1, a SEND_B or RECV_B
+ * stage src's input gradient to stage src - 1; src is the SEND's own
+ * stage and the RECV's stage at the other end. */
+typedef struct ppcc_message {
+	int32_t src_stage, dst_stage, mb;
+	int fwd; /* 1: activation (SEND_F/RECV_F); 0: gradient */
+} ppcc_message;
+
+/* The key of the message a SEND or RECV action carries:
+ * 2 * (src_stage * m + mb) + (fwd ? 0 : 1), in [0, 2 * S * m).  -1 for
+ * an action that is no SEND or RECV, or whose stages or microbatch lie
+ * outside S stages and m microbatches. */
+static inline int64_t ppcc_message_key(const ppcc_action *a, int64_t S,
+				       int64_t m)
+{
+	if (!ppcc_op_is_comm(a->op))
+		return -1;
+	const ppcc_op_traits *t = &ppcc_op_table[a->op];
+	int64_t src = t->send ? a->stage : (int64_t)a->stage + t->other;
+	int64_t dst = t->send ? (int64_t)a->stage + t->other : a->stage;
+	if (src < 0 || src >= S || dst < 0 || dst >= S || a->mb < 0 ||
+	    a->mb >= m)
+		return -1;
+	return 2 * (src * m + a->mb) + !t->fwd;
+}
+
+/* The message of a key from ppcc_message_key (m microbatches). */
+static inline ppcc_message ppcc_message_of_key(int64_t key, int64_t m)
+{
+	ppcc_message msg;
+	msg.fwd = !(key & 1);
+	msg.src_stage = (int32_t)(key / 2 / m);
+	msg.mb = (int32_t)(key / 2 % m);
+	msg.dst_stage = msg.src_stage + (msg.fwd ? 1 : -1);
+	return msg;
 }
 
 /* Structural checks and a dry run.  Reports each problem naming rank and

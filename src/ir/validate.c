@@ -1111,9 +1111,9 @@ static int val_collectives(val_ctx *c)
 /* ---- 6. dry run ---- */
 
 /* Each rank runs until it finishes or reaches a RECV whose message has
- * not been sent; it then records the message it waits for, and the rank
- * that sends it puts it back on the ready stack.  Messages are numbered
- * 2 * (stage * m + mb) + (0 for SEND_F, 1 for SEND_B) of the sender. */
+ * not been sent; it then records the message it waits for
+ * (ppcc_message_key), and the rank that sends it puts it back on the
+ * ready stack. */
 static int val_dry_run(val_ctx *c)
 {
 	const ppcc_schedule *s = c->s;
@@ -1145,9 +1145,7 @@ static int val_dry_run(val_ctx *c)
 			switch (a->op) {
 			case PPCC_OP_RECV_F:
 			case PPCC_OP_RECV_B:
-				msg = a->op == PPCC_OP_RECV_F
-					? 2 * ((a->stage - 1) * m + a->mb)
-					: 2 * ((a->stage + 1) * m + a->mb) + 1;
+				msg = ppcc_message_key(a, c->S, m);
 				if (!sent[msg]) {
 					wait[r] = msg;
 					goto stop;
@@ -1156,7 +1154,7 @@ static int val_dry_run(val_ctx *c)
 			case PPCC_OP_SEND_F:
 			case PPCC_OP_SEND_B: {
 				int fwd = a->op == PPCC_OP_SEND_F;
-				msg = 2 * (a->stage * m + a->mb) + !fwd;
+				msg = ppcc_message_key(a, c->S, m);
 				sent[msg] = 1;
 				int q = c->rank_of[fwd ? a->stage + 1
 						       : a->stage - 1];

@@ -56,7 +56,8 @@ enum { SLOT_IN_ACT, SLOT_OUT_ACT, SLOT_IN_GRAD, SLOT_OUT_GRAD, SLOT_KINDS };
 typedef struct rt_trailer {
 	uint32_t magic;
 	int32_t src, dst;
-	int32_t key_op, key_stage, mb;
+	int32_t zero;  /* 0: no padding bytes for the checksum to read */
+	int64_t key;   /* ppcc_message_key */
 	uint64_t step;
 	uint64_t sum;
 } rt_trailer;
@@ -393,11 +394,27 @@ static int rt_host_view(const void **out, void **scratch, ppcc_rt *rt,
 	return err;
 }
 
+/* "RECV_F stage 2 mb 3": the receiving end of the message of key (a
+ * trailer's key may be anything). */
+static const char *rt_key_name(char *buf, size_t n, const ppcc_rt *rt,
+			       int64_t key)
+{
+	if (key < 0 || key >= 2 * (int64_t)rt->s->n_stages *
+					rt->s->n_microbatches) {
+		snprintf(buf, n, "key %" PRId64, key);
+		return buf;
+	}
+	ppcc_message msg = ppcc_message_of_key(key, rt->s->n_microbatches);
+	snprintf(buf, n, "%s stage %" PRId32 " mb %" PRId32,
+		 msg.fwd ? "RECV_F" : "RECV_B", msg.dst_stage, msg.mb);
+	return buf;
+}
+
 static int rt_trailer_write(ppcc_rt *rt, rt_req *r, size_t payload)
 {
 	rt_trailer t = {
 		.magic = RT_TRAILER_MAGIC, .src = r->src, .dst = r->dst,
-		.key_op = r->key_op, .key_stage = r->key_stage, .mb = r->mb,
+		.key = r->key,
 		.step = rt->step, .sum = 0,
 	};
 	const void *view = NULL;
@@ -435,17 +452,18 @@ static int rt_trailer_check(ppcc_rt *rt, rt_req *r, size_t payload,
 		return rt_fail(rt, PPCC_RT_ECHECKSUM, r->action, 0,
 			       "message has no trailer (magic %08" PRIx32 ")",
 			       t.magic);
-	if (t.src != r->src || t.dst != r->dst || t.key_op != r->key_op ||
-	    t.key_stage != r->key_stage || t.mb != r->mb ||
-	    t.step != rt->step)
+	if (t.src != r->src || t.dst != r->dst || t.key != r->key ||
+	    t.step != rt->step) {
+		char got[64], want[64];
 		return rt_fail(rt, PPCC_RT_ECHECKSUM, r->action, 0,
-			       "message names %s stage %" PRId32 " mb %" PRId32
-			       " from rank %" PRId32 " to %" PRId32
-			       " step %" PRIu64 ", expected %s stage %d mb %d"
-			       " from rank %d to %d step %" PRIu64,
-			       ppcc_op_name(t.key_op), t.key_stage, t.mb,
-			       t.src, t.dst, t.step, ppcc_op_name(r->key_op),
-			       r->key_stage, r->mb, r->src, r->dst, rt->step);
+			       "message names %s from rank %" PRId32 " to %"
+			       PRId32 " step %" PRIu64 ", expected %s from rank "
+			       "%d to %d step %" PRIu64,
+			       rt_key_name(got, sizeof got, rt, t.key), t.src,
+			       t.dst, t.step,
+			       rt_key_name(want, sizeof want, rt, r->key),
+			       r->src, r->dst, rt->step);
+	}
 	if (sum != t.sum)
 		return rt_fail(rt, PPCC_RT_ECHECKSUM, r->action, 0,
 			       "checksum %016" PRIx64 " of %zu payload bytes, "
@@ -461,13 +479,11 @@ static void rt_message_event(ppcc_rt *rt, const rt_req *r, int event,
 {
 	if (!rt->o.on_message)
 		return;
-	int kind = r->key_op == PPCC_OP_RECV_F ? PPCC_OP_SEND_F
-					       : PPCC_OP_SEND_B;
+	ppcc_message m = ppcc_message_of_key(r->key, rt->s->n_microbatches);
 	ppcc_rt_message msg = {
-		.event = event, .kind = kind, .src = r->src, .dst = r->dst,
-		.src_stage = kind == PPCC_OP_SEND_F ? r->key_stage - 1
-						    : r->key_stage + 1,
-		.dst_stage = r->key_stage, .mb = r->mb, .bytes = payload,
+		.event = event, .kind = m.fwd ? PPCC_OP_SEND_F : PPCC_OP_SEND_B,
+		.src = r->src, .dst = r->dst, .src_stage = m.src_stage,
+		.dst_stage = m.dst_stage, .mb = m.mb, .bytes = payload,
 		.step = rt->step,
 	};
 	rt->o.on_message(&msg, rt->o.message_user);
@@ -501,9 +517,7 @@ static int rt_prepare_recv(rt_req **out, ppcc_rt *rt, int i)
 			       rt->ops->name);
 	}
 	r->is_send = 0;
-	r->key_op = a->op;
-	r->key_stage = a->stage;
-	r->mb = a->mb;
+	r->key = ppcc_message_key(a, rt->s->n_stages, rt->s->n_microbatches);
 	r->src = a->peer;
 	r->dst = rt->rank;
 	r->buf = b->mem;
@@ -631,9 +645,7 @@ static int rt_prepare_send(rt_req **out, ppcc_rt *rt, int i)
 		return rt_fail(rt, err, i, 0, "no memory for a request");
 	}
 	r->is_send = 1;
-	r->key_op = fwd ? PPCC_OP_RECV_F : PPCC_OP_RECV_B;
-	r->key_stage = fwd ? a->stage + 1 : a->stage - 1;
-	r->mb = a->mb;
+	r->key = ppcc_message_key(a, rt->s->n_stages, rt->s->n_microbatches);
 	r->src = rt->rank;
 	r->dst = a->peer;
 	r->buf = b->mem;

@@ -82,20 +82,11 @@ static int grp_push(grp_list *l, grp_op op)
 	return 0;
 }
 
-/* The message key of a communication action: (kind, receiving stage,
- * mb). */
+/* The message key of a communication action (ppcc_message_key); the
+ * schedule is valid, so it is in [0, 2 * S * m). */
 static size_t grp_key(const grp_sim *g, const ppcc_action *a)
 {
-	int recv_stage;
-	int kind = a->op == PPCC_OP_SEND_F || a->op == PPCC_OP_RECV_F ? 0 : 1;
-	if (a->op == PPCC_OP_SEND_F)
-		recv_stage = a->stage + 1;
-	else if (a->op == PPCC_OP_SEND_B)
-		recv_stage = a->stage - 1;
-	else
-		recv_stage = a->stage;
-	return ((size_t)kind * (size_t)g->S + (size_t)recv_stage) *
-		       (size_t)g->m + (size_t)a->mb;
+	return (size_t)ppcc_message_key(a, g->S, g->m);
 }
 
 static const ppcc_action *grp_action(const grp_sim *g, grp_op op)

@@ -316,8 +316,7 @@ static int local_key_match(const rt_req *a, const rt_req *b)
 {
 	if (LOCAL_BY_ORDER(a) || LOCAL_BY_ORDER(b))
 		return a->src == b->src;
-	return a->key_op == b->key_op && a->key_stage == b->key_stage &&
-	       a->mb == b->mb && a->src == b->src;
+	return a->key == b->key && a->src == b->src;
 }
 
 /* Unlinks and returns the oldest request of *list matching r. */

@@ -5,7 +5,8 @@
  * The runtime works on its own duplicate of MPI_COMM_WORLD with
  * MPI_ERRORS_RETURN, so its tags cannot meet the trainer's messages and
  * every MPI failure comes back as a status.  A message's tag is derived
- * from its name, 16 + 2 * (stage * m + mb) + (gradient ? 1 : 0), so MPI
+ * from its name, 16 + ppcc_message_key (2 * (sending stage * m + mb) +
+ * (gradient ? 1 : 0)), so MPI
  * matches a receive to its send by identity (and, for the same name in
  * successive steps, by MPI's non-overtaking order).  Tags below 16 are
  * the runtime's own: an abort notice that each rank keeps a receive
@@ -259,9 +260,7 @@ static int mpi_peer(const rt_transport *t, int k)
 
 static int mpi_tag(const rt_transport *t, const rt_req *r)
 {
-	return MPI_TAG_DATA0 +
-	       2 * (r->key_stage * t->m + r->mb) +
-	       (r->key_op == PPCC_OP_RECV_B);
+	return MPI_TAG_DATA0 + (int)r->key;
 }
 
 static int mpi_count(rt_transport *t, const rt_req *r, int *out)

@@ -33,9 +33,7 @@ typedef struct rt_req {
 	struct rt_req *pool_next; /* core's free list */
 	struct rt_req *all_next;  /* every request of the rank, for freeing */
 	int is_send;
-	int key_op;    /* PPCC_OP_RECV_F or PPCC_OP_RECV_B */
-	int key_stage; /* the receiving stage */
-	int mb;
+	int64_t key;   /* the message's ppcc_message_key, at both ends */
 	int src, dst;  /* ranks */
 	void *buf;     /* payload and, in debug mode, the trailer */
 	size_t bytes;

@@ -282,8 +282,7 @@ static int lower_order_receives(ppcc_action *const *acts,
 		const ppcc_action *x = rs[q].actions;
 		for (int i = 0; i < rs[q].n_actions; i++)
 			if (x[i].op == PPCC_OP_SEND_F || x[i].op == PPCC_OP_SEND_B)
-				seq[2 * ((size_t)x[i].stage * m + x[i].mb) +
-				    (x[i].op == PPCC_OP_SEND_B)] = ctr[x[i].peer]++;
+				seq[ppcc_message_key(&x[i], S, m)] = ctr[x[i].peer]++;
 		memset(ctr, 0, (size_t)p * sizeof *ctr);
 	}
 	for (int r = 0; r < p; r++) {
@@ -292,9 +291,7 @@ static int lower_order_receives(ppcc_action *const *acts,
 		/* off[q]..: where rank r's receives from q go, by seq */
 		for (int i = 0; i < n; i++)
 			if (x[i].op == PPCC_OP_RECV_F || x[i].op == PPCC_OP_RECV_B) {
-				int fwd = x[i].op == PPCC_OP_RECV_F;
-				int32_t k = seq[2 * ((size_t)(x[i].stage + (fwd ? -1 : 1)) * m +
-						     x[i].mb) + !fwd];
+				int32_t k = seq[ppcc_message_key(&x[i], S, m)];
 				sorted &= k == off[x[i].peer + 1];
 				off[x[i].peer + 1]++;
 				n_recv++;

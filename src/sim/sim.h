@@ -61,9 +61,9 @@ typedef struct ppcc_estimate {
 	double *peak_memory_bytes; /* per rank */
 	double **start_ms;       /* per rank, per action; NULL when not kept */
 	double **end_ms;
-	/* When each message was sent, [2 * (stage * m + mb) + (0 for
-	 * SEND_F, 1 for SEND_B)]: with it any rank's action times can be
-	 * replayed in one pass (ppcc_rank_times).  NULL when not kept. */
+	/* When each message was sent, by ppcc_message_key: with it any
+	 * rank's action times can be replayed in one pass
+	 * (ppcc_rank_times).  NULL when not kept. */
 	double *send_ms;
 	/* The REDUCE_GRAD actions on each rank's communication channel
 	 * (ppcc_dp_channel_post): per rank, the time they occupy it and

@@ -103,7 +103,7 @@ typedef struct sim_rank {
 	int32_t base;
 	int32_t n_actions;
 	int32_t pc;     /* next action */
-	int64_t wait;   /* message awaited at pc (see sim_message), or -1 */
+	int64_t wait;   /* message awaited at pc (ppcc_message_key), or -1 */
 	double clock;
 	double stash, peak_stash;
 	double last;    /* latest end of any action so far */
@@ -153,12 +153,6 @@ void ppcc_sim_add_gather_buffers(double *peaks, const ppcc_schedule *s,
 				most = costs[st].zero3_param_bytes;
 		peaks[r] += 2 * most;
 	}
-}
-
-/* Messages are numbered by the sending (stage, mb) and direction. */
-static int64_t sim_message(int64_t stage, int64_t mb, int64_t m, int fwd)
-{
-	return 2 * (stage * m + mb) + !fwd;
 }
 
 #if defined(__GNUC__)
@@ -317,7 +311,8 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 		case PPCC_OP_SEND_B: {
 			int fwd = x->op == PPCC_OP_SEND_F;
 			int to = fwd ? st + 1 : st - 1;
-			if (to < 0 || to >= S) {
+			int64_t msg = ppcc_message_key(x, S, m);
+			if (msg < 0) {
 				err = PPCC_EINPUT;
 				goto out;
 			}
@@ -325,7 +320,6 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 			t += c;
 			comm += c;
 			if (sent) {
-				int64_t msg = sim_message(st, mb, m, fwd);
 				/* the stage's next microbatches' messages,
 				 * whose lines this rank writes next */
 				if (mb + SIM_AHEAD < m) {
@@ -346,11 +340,11 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 		case PPCC_OP_RECV_B: {
 			int fwd = x->op == PPCC_OP_RECV_F;
 			int from = fwd ? st - 1 : st + 1;
-			if (from < 0 || from >= S) {
+			int64_t msg = ppcc_message_key(x, S, m);
+			if (msg < 0) {
 				err = PPCC_EINPUT;
 				goto out;
 			}
-			int64_t msg = sim_message(from, mb, m, fwd);
 			if (mb + SIM_AHEAD < m) {
 				SIM_PREFETCH(&arrival[msg + 2 * SIM_AHEAD], 0);
 				if (sent)
@@ -530,7 +524,7 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 	}
 
 	size_t keys = (size_t)S * (size_t)m;
-	/* arrival[sim_message()] is valid once sent[key] has the bit of the
+	/* arrival[ppcc_message_key()] is valid once sent[key] has the bit of the
 	 * direction: 1 for SEND_F, 2 for SEND_B */
 	ppcc_sim_work *w = work ? *work : NULL;
 	if (work && !w) {

@@ -73,21 +73,21 @@ const char *ppcc_status_str(int status)
 }
 
 /* The op traits: name, compute or communication, direction, the stage
- * at the other end and the op that matches there, collective. */
+ * at the other end, collective. */
 const ppcc_op_traits ppcc_op_table[PPCC_OP_COUNT] = {
-	[PPCC_OP_F] = {"F", 1, 0, 0, 1, 0, -1, 0},
-	[PPCC_OP_B] = {"B", 1, 0, 0, 0, 0, -1, 0},
-	[PPCC_OP_I] = {"I", 1, 0, 0, 0, 0, -1, 0},
-	[PPCC_OP_W] = {"W", 1, 0, 0, 0, 0, -1, 0},
-	[PPCC_OP_SEND_F] = {"SEND_F", 0, 1, 1, 1, +1, PPCC_OP_RECV_F, 0},
-	[PPCC_OP_RECV_F] = {"RECV_F", 0, 1, 0, 1, -1, PPCC_OP_SEND_F, 0},
-	[PPCC_OP_SEND_B] = {"SEND_B", 0, 1, 1, 0, -1, PPCC_OP_RECV_B, 0},
-	[PPCC_OP_RECV_B] = {"RECV_B", 0, 1, 0, 0, +1, PPCC_OP_SEND_B, 0},
-	[PPCC_OP_OVERLAP_F_B] = {"OVERLAP_F_B", 0, 0, 0, 0, 0, -1, 0},
-	[PPCC_OP_REDUCE_GRAD] = {"REDUCE_GRAD", 0, 0, 0, 0, 0, -1, 1},
-	[PPCC_OP_REDUCE_SCATTER_GRAD] = {"REDUCE_SCATTER_GRAD", 0, 0, 0, 0, 0, -1, 1},
-	[PPCC_OP_ALL_GATHER_PARAM] = {"ALL_GATHER_PARAM", 0, 0, 0, 0, 0, -1, 1},
-	[PPCC_OP_UNSHARD_PARAM] = {"UNSHARD_PARAM", 0, 0, 0, 0, 0, -1, 1},
+	[PPCC_OP_F] = {"F", 1, 0, 0, 1, 0, 0},
+	[PPCC_OP_B] = {"B", 1, 0, 0, 0, 0, 0},
+	[PPCC_OP_I] = {"I", 1, 0, 0, 0, 0, 0},
+	[PPCC_OP_W] = {"W", 1, 0, 0, 0, 0, 0},
+	[PPCC_OP_SEND_F] = {"SEND_F", 0, 1, 1, 1, +1, 0},
+	[PPCC_OP_RECV_F] = {"RECV_F", 0, 1, 0, 1, -1, 0},
+	[PPCC_OP_SEND_B] = {"SEND_B", 0, 1, 1, 0, -1, 0},
+	[PPCC_OP_RECV_B] = {"RECV_B", 0, 1, 0, 0, +1, 0},
+	[PPCC_OP_OVERLAP_F_B] = {"OVERLAP_F_B", 0, 0, 0, 0, 0, 0},
+	[PPCC_OP_REDUCE_GRAD] = {"REDUCE_GRAD", 0, 0, 0, 0, 0, 1},
+	[PPCC_OP_REDUCE_SCATTER_GRAD] = {"REDUCE_SCATTER_GRAD", 0, 0, 0, 0, 0, 1},
+	[PPCC_OP_ALL_GATHER_PARAM] = {"ALL_GATHER_PARAM", 0, 0, 0, 0, 0, 1},
+	[PPCC_OP_UNSHARD_PARAM] = {"UNSHARD_PARAM", 0, 0, 0, 0, 0, 1},
 };
 
 const char *ppcc_op_name(int op)
