@@ -3,43 +3,20 @@
  * another plan.
  *
  * A checkpoint is keyed by layer, never by stage or rank: each layer's
- * tensors (weights, and whatever optimizer state the trainer keeps per
- * layer) are one shard file, so the ranks of a plan with p = 4, or an
- * interleaved one, or another partition, each load the layers their
- * stages hold (ppcc_ckpt_layers_of) whichever plan wrote them.  The
- * layout, under the directory DIR the trainer names:
- *
- *   DIR/LATEST                    "step-NNNNNNNNNNNN": the last committed
- *   DIR/step-NNNNNNNNNNNN/MANIFEST  model, layer count, step, and each
- *                                 shard's size and CRC-32, then the
- *                                 manifest's own CRC-32
- *   DIR/step-NNNNNNNNNNNN/layer-LLLL.shard  one layer: a text header
- *                                 (model, layer, tensors with dtype and
- *                                 shape, payload size), the payload as
- *                                 the tensors' bytes in memory order, and
- *                                 a last line with the CRC-32 of all
- *                                 before it
- *
- * (ppcc_runtime(3) gives every line.)  Every file is written to a
- * temporary name, fsync'd, renamed into place and its directory fsync'd.
- * A save becomes the checkpoint only at ppcc_ckpt_commit, which checks
- * every shard and then replaces LATEST: a process killed at any point of
- * a save leaves LATEST naming the previous checkpoint, whole.  Earlier
- * step directories are kept; deleting them is the trainer's choice.
- *
- * Loading refuses, through the model's diag callback and a status, a
- * checkpoint of another model (name, layer count, a layer's name or a
- * tensor's name, dtype or shape: PPCC_RT_EMISMATCH), a damaged one (a
- * truncated or missing shard, a checksum that does not match, a bad
- * header: PPCC_RT_ECHECKSUM, with the file and line) and one that cannot
- * be read (PPCC_RT_EIO).  Nothing is partially loaded into a layer: its
- * tensors are written only once its shard has passed every check.
- * Reads are bounded: only regular files are opened (a FIFO, a device or
- * a directory is refused by name, before any byte is read), a file's
- * size is checked before anything is allocated for it (LATEST: at most
- * 64 bytes; a MANIFEST: at most 512 + 80 per layer; a shard: exactly the
- * manifest's size), and reading stops at the model's timeout.
- *
+ * tensors are one shard file, so the ranks of any plan each load the
+ * layers their stages hold (ppcc_ckpt_layers_of) whichever plan wrote
+ * them.  Under the trainer's directory DIR: DIR/LATEST names the last
+ * committed DIR/step-NNNNNNNNNNNN/, which holds a MANIFEST and one
+ * layer-LLLL.shard a layer, each checked by CRC-32 (ppcc_runtime(3) gives
+ * every line; doc/design/checkpoint.md the layout).  A save becomes the
+ * checkpoint only at ppcc_ckpt_commit: a process killed at any point of a
+ * save leaves LATEST naming the previous checkpoint, whole.  Earlier step
+ * directories are kept; deleting them is the trainer's choice.
+ * Loading refuses another model's checkpoint (PPCC_RT_EMISMATCH), a
+ * damaged one (PPCC_RT_ECHECKSUM, with the file and line) and one that
+ * cannot be read (PPCC_RT_EIO); nothing is partially loaded into a layer.
+ * Reads are bounded: only regular files are opened, and a file's size is
+ * checked against the manifest before anything is allocated for it.
  * Fault injection for tests: with $PPCC_CKPT_KILL_AT=N the process sends
  * itself SIGKILL once it has written N bytes of checkpoint files.
  *

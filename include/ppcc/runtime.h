@@ -1,83 +1,25 @@
 /*
  * ppcc/runtime.h - run one rank's pipeline schedule.
  *
- * A trainer hands the runtime the schedule (a generated header's
- * `static const ppcc_schedule`, or a JSON file written by `ppcc plan -f
- * json`) and, for each stage it owns, its compute callbacks.  The runtime
- * runs the rank's actions in list order: it receives each stage's input
- * and output gradient, calls forward and backward, sends what they
+ * A trainer hands the runtime the schedule (a generated header's `static
+ * const ppcc_schedule`, or a JSON file from `ppcc plan -f json`) and, for
+ * each stage it owns, its compute callbacks.  The runtime runs the rank's
+ * actions in list order, calls forward and backward, moves what they
  * produce, and owns every buffer that crosses a stage boundary.  Every
- * wait has a timeout; on any failure every rank stops and reports, none
- * hangs.
- *
- * Transports: `local` (one thread per rank in one process), `mpi` (one
- * process per rank, ranks are MPI_COMM_WORLD's; with
- * options.data_parallel, p x d of them) and `nccl` (device
- * buffers, ncclSend/ncclRecv; with options.data_parallel, p x d ranks,
- * the reductions ncclAllReduce; with options.world, its loopback mode:
- * every rank a thread of this process on one GPU, each message an
- * ncclSend and ncclRecv to self on a one-rank communicator).  A libppcc
- * built without MPI or NCCL answers PPCC_RT_EUNAVAILABLE for them.
- *
- * How nccl ranks learn of a failure.  NCCL tells no peer when a
- * communicator is aborted, so a failing rank first signals the others on
- * a side channel that they poll in every wait and between actions: MPI
- * when the ncclUniqueId came over MPI (options.nccl_id NULL), else a TCP
- * store on 127.0.0.1:$PPCC_ABORT_PORT when that is set (every rank on one
- * host, rank 0 listening), else none (the peers then stop at their own
- * timeout, with PPCC_RT_ETIMEOUT); loopback ranks share the world's flag.
- * A rank whose process dies is reported by the TCP store as failed.
- *
- * What blocks.  ppcc_rt_init blocks until every rank has joined and
- * compared schedule fingerprints (bounded by the timeout).  ppcc_rt_step
- * blocks for the whole step: it returns once every action has run and
- * every send has completed, or on the first failure.  Every wait is
- * bounded by the timeout except these, which can block for as long as
- * the GPU does (a hung kernel): a callback itself; with nccl, cudaMalloc
- * of a pool buffer, cudaFree of the pool in ppcc_rt_free, cudaMallocHost
- * and the stream set-up in ppcc_rt_init.  ncclCommAbort and
- * ncclCommDestroy run in a watchdog thread bounded by the timeout; when
- * one does not return in time the runtime reports it, leaves CUDA alone
- * from then on, and the process must exit.  Inside a step, a
- * RECV blocks until its message has arrived; a SEND never blocks the
- * compute that follows it.  With `grouped` set (always, for nccl) the
- * SEND/RECV actions are posted in groups (ncclGroupStart / ncclGroupEnd),
- * one before each compute action, each waited for as a whole: a receive
- * in the group before the compute that needs it, a send in the group
- * after the compute that made it, or later where a dry run of all ranks
- * under rendezvous semantics (a send completes only once its receive is
- * posted) shows that it could deadlock there.  Every rank derives the
- * same grouping from the schedule.  Grouped, messages match by posting
- * order per rank pair, as NCCL matches them (the local transport does
- * the same when grouped), so ppcc_rt_init refuses
- * (PPCC_RT_EINPUT) a schedule in which a rank sends to a peer in another
- * order than the peer receives (what `ppcc check` reports as not
- * runnable on order-matching transports).
- *
- * Buffer lifetimes, per (stage, microbatch); every size comes from the
- * schedule's stage table (ppcc_stage_info recv_bytes, send_bytes):
- *   - forward's `input` (recv_bytes; NULL on stage 0, whose input the
- *     trainer's own data loader provides) stays valid and unchanged from
- *     the forward call until backward (or backward_weight, when the
- *     backward is split) of the same (stage, microbatch) returns, so a
- *     stage may keep the pointer instead of copying its input;
- *   - forward's `output` (send_bytes; NULL on the last stage, whose
- *     forward computes the microbatch's loss) is valid only during the
- *     call: the runtime sends or hands it on afterwards;
- *   - backward's `grad_output` (send_bytes; NULL on the last stage, where
- *     it is the gradient of the loss) is valid during backward, and with
- *     a split backward from backward_input until backward_weight returns;
- *   - backward's `grad_input` (recv_bytes; NULL on stage 0) is valid only
- *     during the call.
- * The runtime recycles buffers through a free list per size, so a pointer
- * must not be used after its lifetime above.  With nccl the buffers are
- * device memory and callbacks must enqueue their work on
- * ppcc_rt_cuda_stream() (or synchronise before returning).
- *
- * Callbacks return 0, or any nonzero value to fail the step: the runtime
- * then stops this rank with PPCC_RT_ECALLBACK and every other rank with
- * PPCC_RT_EPEER.  A callback runs on the rank's thread (local: one thread
- * per rank; stages of one rank never run concurrently).
+ * wait has a timeout; on any failure every rank stops and reports.
+ * Transports: `local` (one thread per rank), `mpi` (one process per rank)
+ * and `nccl` (device buffers; options.world for its loopback mode); a
+ * libppcc built without MPI or NCCL answers PPCC_RT_EUNAVAILABLE.
+ * Callbacks return 0, or nonzero to fail the step (this rank stops with
+ * PPCC_RT_ECALLBACK, the others with PPCC_RT_EPEER); a rank's callbacks
+ * never run concurrently; with nccl they enqueue their work on
+ * ppcc_rt_cuda_stream() (or synchronise before returning).  Buffers:
+ * forward's `input` stays valid until the backward (or backward_weight)
+ * of its (stage, microbatch) returns, backward's `grad_output` until
+ * backward (or backward_weight) returns, every other buffer only during
+ * its call; after that the runtime recycles it.  What blocks, grouping
+ * and how nccl ranks learn of a failure: ppcc_runtime(3), and the
+ * reasoning in doc/design/runtime.md.
  *
  * This header compiles alone as C11 and as C++.
  */

@@ -3,79 +3,24 @@
  * or the dependency graph of its actions, written as DOT or rendered to
  * SVG or PNG by libgvc.
  *
- * The timeline is the diagram of the GPipe and Megatron-LM papers: one row
- * per rank, rank 0 on top, one box per compute action placed at its
- * simulated start and as wide as it lasts, so idle time shows as gaps.
- * A data-parallel plan's collectives run on the rank's communication
- * channel, beside its compute: they are a lane of thin boxes along the
- * bottom of the rank's row, at their simulated times on that channel,
- * and the axis reaches the last of them.  The gradient reductions
- * (REDUCE_GRAD, or REDUCE_SCATTER_GRAD under ZeRO) are dark, the
- * parameter gathers (ALL_GATHER_PARAM, the prologue of ZeRO 1 and 2,
- * which takes the channel from 0, and ZeRO-3's UNSHARD_PARAM before
- * each compute) lighter; a channel runs one collective at a time, so
- * the boxes of a lane never overlap, and a compute's wait for its
- * gathers shows as the gap between a gather's end and the compute.
- * Every node has a pinned position (pos "x,y!", in points) and a fixed
- * size, and the picture has no edges: nothing is left to a layout engine.
- * libgvc lays it out with the "nop" engine, the library form of `neato -n`;
- * the DOT text renders to the same bytes with `neato -n -Tsvg` (and with
- * `neato -n2`, which differs from -n only in how edges are routed).  A
- * box's left edge is x0 + start * scale and its width duration * scale,
- * where x0 follows the row labels and the scale makes the median action
- * TL_TYPICAL_PT wide within an axis of TL_MIN_W..TL_MAX_W points.  (Images
- * round node sizes to whole points; the DOT text keeps the exact ones.)
+ * The timeline: one row per rank, one box per compute action at its
+ * simulated start and as wide as it lasts, a lane of the collectives
+ * along the bottom; every node pinned, no edges, laid out by the "nop"
+ * engine (the DOT text renders to the same bytes with `neato -n`).  The
+ * dependency view: an ordinary graph for `dot`, one node per compute
+ * action in a cluster per rank, edges for program order and for each
+ * message.
+ * Contract: Graphviz does the quoting; names show as written (label
+ * escapes, cut at DOT_NAME_MAX bytes on a UTF-8 boundary), messages go to
+ * the diagnostics sink and never to stderr, numbers do not depend on the
+ * locale, clusters come out in rank order.
+ * Limits: the timeline draws at most TL_MAX_BOXES boxes and the
+ * dependency view DEPS_MAX_NODES nodes (with a warning); a laid-out
+ * dependency view over DEPS_MAX_NODE_RANKS is refused.  Not reentrant:
+ * libgvc keeps global state, and so does this file.
  *
- * The dependency view is an ordinary graph for `dot` (rankdir=LR): one
- * node per compute action ("F s2 mb3") in one cluster per rank, dashed
- * edges for program order within a rank and a solid edge, labelled with
- * its bytes, for each SEND and its RECV (producer to consumer compute).
- * A data-parallel plan's REDUCE_GRAD actions are nodes too
- * ("REDUCE_GRAD s2 bucket 0", in their rank's cluster), each with a
- * dotted edge from the backward that completed its gradients; they are
- * off the program-order chain, since nothing on the rank waits for
- * them, and drawn only when every microbatch is.
- *
- * Graphviz builds and writes the graph (agopen, agnode, agxset, agwrite),
- * so DOT quoting is its own.  What it leaves to the caller is done here:
- *   - label escapes: in a label '\' starts \N, \G, \n, \l, ... and '&'
- *     starts an entity; dot_label() doubles backslashes, writes '&' as
- *     &amp; and newlines as line breaks, so a name shows as written.
- *     Doubling also keeps agwrite's output readable: agwrite escapes '"'
- *     but not '\', so a value ending in one backslash would end its quoted
- *     string early;
- *   - length: Graphviz's reader rejects a quoted string over 16 kB and its
- *     writer never splits one inside a run of letters, so names are cut at
- *     DOT_NAME_MAX bytes (on a UTF-8 boundary, followed by an ellipsis);
- *     control characters and invalid UTF-8 show as U+FFFD, invisible and
- *     direction-changing ones (BiDi controls) as <U+XXXX>;
- *   - output: libgvc prints its messages to stderr and calls exit(1) on a
- *     short write, so messages go to the diagnostics sink through
- *     agseterrf and images are rendered to memory (gvRenderData), then
- *     written here;
- *   - locale: numbers are formatted here without printf's %f, and libgvc
- *     runs under uselocale("C") on this thread: it switches LC_NUMERIC to
- *     "C" around layout but reads some attributes (pad) with strtod
- *     outside that.  The host program's locale is left as it was;
- *   - order: cgraph gives a named subgraph the address of its name as id
- *     and keeps subgraphs in id order; the clusters get small fixed ids
- *     instead (see dot_id_map) so that they come out in rank order;
- *   - libgvc 2.43 bugs avoided: one context is kept for the process (its
- *     pango plugin reads a font name freed with the previous context),
- *     the dependency view sets newrank (without it dot fails in
- *     init_rank on interleaved schedules) and gives no edge weight 0
- *     (dot frees a labelled zero-weight edge between clusters twice).
- *
- * Plans with very many actions still give a valid graph: the timeline
- * draws at most TL_MAX_BOXES boxes (those that start first) and the
- * dependency view at most DEPS_MAX_NODES nodes (the first microbatches);
- * the title says what was left out and a warning is reported.  A
- * dependency view to be laid out (SVG, PNG) whose first microbatch alone
- * makes nodes x ranks exceed DEPS_MAX_NODE_RANKS is refused with an error
- * instead; as DOT it is written whole, in time linear in its nodes and
- * edges (dot_write_clusters, since agwrite is not).
- *
- * Not reentrant: libgvc keeps global state, and so does this file.
+ * Derivation: doc/design/dot.md (the geometry, what libgvc leaves to the
+ * caller, the libgvc 2.43 bugs avoided).
  */
 #include <locale.h>
 #include <math.h>

@@ -3,36 +3,18 @@
  *
  * The header holds the schedule in the types of <ppcc/schedule.h> (or, when
  * standalone, in look-alike types of its own with the same layout) as
- * `static const` arrays: one action array per rank, the rank table, the
- * stage table and the schedule with its fingerprint, plus macros for the
- * counts and the estimate, the model's name and its layer names.  Every
- * symbol starts with the caller's prefix, so that two plans can live in
- * one translation unit.
+ * `static const` arrays, plus macros for the counts and the estimate, the
+ * model's name and its layer names.  Every symbol starts with the
+ * caller's prefix, so that two plans can live in one translation unit.
+ * Contract: the file compiles cleanly as C11 and as C++ under -pedantic
+ * whatever the names: user text appears only in pure-ASCII escaped
+ * literals, identifiers from layer names are sanitized and made unique
+ * deterministically, and the prefix may yield no reserved or clashing
+ * name.  The fingerprint written is ppcc_schedule_fingerprint() of
+ * exactly the tables written.
  *
- * The file must compile cleanly as C11 and as C++ under -pedantic, so:
- *   - user text (model and layer names) appears only inside string or
- *     character literals, never in comments or unescaped; the literals are
- *     pure ASCII: quotes, backslashes and '?' (trigraphs) are escaped, and
- *     every other byte outside printable ASCII is a three-digit octal
- *     escape, which cannot run into the characters after it;
- *   - a literal longer than the 4095 characters C11 promises (5.2.4.1)
- *     becomes a char array initialised character by character;
- *   - the identifiers derived from layer names (PREFIX_LAYER_<name>, an
- *     enum of layer indices) are sanitized into a segment that is an
- *     identifier on its own: each run of other bytes becomes one '_',
- *     leading and trailing '_' are dropped, at most NAME_SEGMENT_MAX
- *     characters are kept, a leading digit gets an 'n' before it, a C or
- *     C++ keyword a '_' after it, and an empty name becomes "layer";
- *     a segment already taken gets _2, _3, ... (2, 3, ... after a final
- *     '_'), in layer order, so the result is deterministic;
- *   - the prefix must be an identifier that neither starts nor ends with
- *     '_' nor holds "__", so that no generated name is reserved, and no
- *     generated name (in either form, upper-cased for macros) may equal
- *     one that <ppcc/schedule.h> declares.
- *
- * The fingerprint written is ppcc_schedule_fingerprint() of exactly the
- * stage and action tables written, so a trainer can check it against the
- * one ppcc prints or stores in JSON.
+ * Derivation: doc/design/header.md (each rule that keeps the header
+ * compiling).
  */
 #include <inttypes.h>
 #include <math.h>

@@ -4,46 +4,19 @@
  *
  * One line per rank, rank 0 first; cells are `{stage}{action}{mb}` with
  * the global virtual stage, e.g. 0F3, 7B2, 1SEND_F0, 2RECV_B4, separated
- * by commas; lines end in "\n".  An overlapped pair (OVERLAP_F_B, its F,
- * its B) is one cell, `(0F7;7B3)OVERLAP_F_B`, in both forms; on the
- * compute-only grid it takes one step, after the producers of both
- * halves.
+ * by commas; lines end in "\n".  An overlapped pair is one cell,
+ * `(0F7;7B3)OVERLAP_F_B`.  With communication (o->with_comms) every
+ * action of a rank is listed in its order, with no empty cells; a
+ * stage's collectives become PyTorch's per-stage REDUCE_GRAD, UNSHARD
+ * and RESHARD cells.  Compute only (the default), the computes are laid
+ * out on the earliest grid of lock-step time steps in which every
+ * consumer comes at a later step than its producer, an empty cell being
+ * an idle step; the same file serves both of PyTorch's loaders.
+ * Limits: a schedule whose compute order cannot be laid out this way (a
+ * cross-rank cycle) is reported as bad input.
  *
- * With communication (o->with_comms) every action of a rank is listed in
- * its order, with no empty cells: the "compute_comms" loader rejects
- * empty cells, and it runs each rank's list as given.  PyTorch's
- * REDUCE_GRAD cell has no microbatch and reduces a whole stage's
- * gradients (the buckets are its data-parallel wrapper's own), so a
- * stage's REDUCE_GRAD actions are written as one `{stage}REDUCE_GRAD`
- * cell, at the place of bucket 0; compute only, they are left out with
- * the communication.  PyTorch has no name for a reduce-scatter of its
- * own: its REDUCE_GRAD runs whatever the stage's data-parallel wrapper
- * reduces with, which for a sharded one (FSDP, ZeRO) is a
- * reduce-scatter, so REDUCE_SCATTER_GRAD is written `{stage}REDUCE_GRAD`
- * too; ALL_GATHER_PARAM, the gather of a sharded stage's parameters
- * before use, is PyTorch's `{stage}UNSHARD`, one cell per stage in the
- * same way.  ZeRO-3's UNSHARD_PARAM groups, one per compute, become
- * PyTorch's per-stage UNSHARD and RESHARD, which must alternate on a
- * stage: `{stage}UNSHARD` where a group opens on a stage that has none
- * waiting or in use, `{stage}RESHARD` after the compute that used its
- * stage's last one (a stage whose next compute's gather was prefetched
- * stays unsharded in between, which is what PyTorch's runtime makes of a
- * second gather of the same parameters).  Its per-backward
- * reduce-scatters are PyTorch's FSDP's own, inside the backward: only a
- * stage's last round is written, as its one `{stage}REDUCE_GRAD`.
- *
- * Compute only (the default), the F/B/I/W actions are laid out on a grid
- * of lock-step time steps, and an empty cell is a step in which the rank
- * is idle.  The grid matters: PipelineScheduleMulti runs a compute-only
- * schedule in lock step, posting at step t the receives for what its
- * neighbours compute at step t, so a consumer must come at a later step
- * than its producer.  The grid is the earliest one with that property
- * (each rank takes its next compute action as soon as the forward of the
- * stage before, or the backward of the stage after, sits at an earlier
- * step); trailing idle steps are not written.  The compute-only lowering
- * of _PipelineScheduleRuntime skips empty cells, so the same file serves
- * both.  A schedule whose compute order cannot be laid out this way
- * (a cross-rank cycle) is reported as bad input.
+ * Derivation: doc/design/torch-csv.md (the mapping of each action and
+ * why the grid).
  */
 #include <stdio.h>
 #include <string.h>

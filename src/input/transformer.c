@@ -3,113 +3,21 @@
  * described by its shape, expanded into the per-layer costs a `layers:`
  * list would give.
  *
- * The model becomes L + 2 layers: "embed", L x "block", "head".  With b the
- * micro-batch size, s the sequence length, h hidden, a heads, k KV heads,
- * f the FFN width, V the vocabulary and nmat = 3 for SwiGLU (gate, up,
- * down), else 2, the costs per microbatch are:
+ * The model becomes L + 2 layers: "embed", L x "block", "head", each
+ * with its FLOPs (forward, backward, the split backward's weight part),
+ * parameters, activation sent, stash, tensor- and context-parallel
+ * collectives and memory-bound kernel bytes, per microbatch, for GPT
+ * (LayerNorm, GeLU, dropout) or SwiGLU (RMSNorm, no dropout) blocks,
+ * grouped-query attention, sequence parallelism, flash attention and
+ * none, selective or full recomputation.  The formulas follow Narayanan
+ * et al., SC'21 (FLOPs) and Korthikanti et al., 2022 (the stash), and
+ * reduce to their closed forms for GPT.
+ * Limits: the cross entropy's small all-reduces are not counted; every
+ * count is computed in double precision, exact for the shapes in use
+ * (GPT-3, Llama), whose products stay below 2^53.
  *
- *   block forward FLOPs  b*s*(2*(2h^2 + 2h*(h*k/a)) + 2*nmat*h*f + 4*s*h)
- *       the Q and O projections, K and V at k/a of the width, the FFN
- *       matrices, and the attention scores and values; for GPT (k = a,
- *       f = 4h, nmat = 2) this is 24*b*s*h^2*(1 + s/(6h)), Narayanan et
- *       al., SC'21, "Efficient Large-Scale Language Model Training on GPU
- *       Clusters Using Megatron-LM", section 5.1;
- *   block backward       2 x forward; full recomputation adds one forward,
- *       selective recomputation adds the attention scores and values,
- *       4*b*s^2*h (Korthikanti et al., 2022, "Reducing Activation
- *       Recomputation in Large Transformer Models"); split, the weight
- *       gradient W is the forward less its scores and values (one product
- *       a weight matrix) and the input gradient I the rest, recomputation
- *       included;
- *   block parameters     2h^2 + 2h*(h*k/a) + nmat*h*f, plus for GPT the
- *       biases (h + 2h*k/a for QKV, h for O, f and h for the FFN) and two
- *       LayerNorms (4h), for SwiGLU two RMSNorm weights (2h);
- *   block activation     2*s*b*h bytes sent to the next layer (16-bit);
- *   block stash          see below;
- *   embed                no FLOPs (a lookup), V*h parameters plus s*h
- *       learned positions when not SwiGLU, 2*s*b*h sent; its backward
- *       needs only the token ids, so it stashes its dropout mask, s*b*h
- *       bytes (GPT; SwiGLU models have no dropout);
- *   head                 forward 2*b*s*h*V (the logits), V*h parameters
- *       (untied: the last stage holds its own copy) plus the final norm
- *       (h for RMSNorm, 2h for LayerNorm), nothing sent; it stashes the
- *       final norm's input and the output layer's input (2*s*b*h each)
- *       and the logits: 2*s*b*V in 16 bits and their fp32 copy for the
- *       loss, 4*s*b*V, split across the tensor-parallel ranks (Megatron-
- *       LM's vocabulary-parallel cross entropy); backward 2 x forward,
- *       half of it W (the output layer's weight gradient).
- *
- * The block stash.  Korthikanti et al., 2022, "Reducing Activation
- * Recomputation in Large Transformer Models", section 4.1, list the
- * tensors a GPT block keeps for its backward pass (16-bit values, 1-byte
- * dropout masks).  Written for any FFN width f, nmat FFN matrices,
- * kv heads k (r = k/a) and dropout (delta = 1 for GPT, 0 for SwiGLU
- * models, which train without it), in bytes:
- *
- *   two norms' inputs                          4*s*b*h        whole
- *   QKV projection input                       2*s*b*h        whole
- *   Q; K and V (for Q*K^T and scores*V)        2*s*b*h + 4*s*b*h*r
- *   softmax output (and with dropout its mask
- *     and its output)                          (2 + 3*delta)*a*s^2*b
- *   output projection input                    2*s*b*h
- *   attention dropout mask                     delta*s*b*h    whole
- *   FFN input                                  2*s*b*h        whole
- *   FFN inputs of the activation: GeLU's
- *     (2*s*b*f), or SwiGLU's gate and up
- *     (4*s*b*f): 2*s*b*f*(nmat - 1)
- *   down projection input                      2*s*b*f
- *   FFN dropout mask                           delta*s*b*h    whole
- *
- * For GPT (r = 1, f = 4h, nmat = 2, delta = 1) the sum is
- * s*b*h*(34 + 5*a*s/h), Korthikanti et al.'s Table 2.  Under t-way tensor
- * parallelism the rows marked whole are kept entire on each device,
- * (8 + 2*delta)*s*b*h, and the rest is split: for GPT
- * s*b*h*(10 + 24/t + 5*a*s/(h*t)), the table's second row.  Sequence
- * parallelism splits the whole rows too: (34 + 5*a*s/h)*s*b*h/t.
- * Selective recomputation drops the softmax rows (recomputed from Q and
- * K): 34*s*b*h/t with sequence parallelism.  Flash attention never
- * materialises them either, but keeps the log-sum-exp of each row of
- * each head in fp32 for its backward: 4*a*s*b bytes, split.  Full
- * recomputation keeps only the block's input, 2*s*b*h (whole without
- * sequence parallelism).
- *
- * Tensor-parallel collectives (Megatron-LM): a block all-reduces its
- * 2*s*b*h activation after attention and after the FFN in the forward,
- * and the input gradients of both halves in the backward; with sequence
- * parallelism each is an all-gather plus a reduce-scatter of the same
- * total volume.  Full recomputation repeats the forward's two.  The
- * vocabulary-parallel embedding all-reduces its output in the forward and
- * the head its input gradient in the backward; the cross entropy's three
- * all-reduces of 4*s*b bytes each are not counted.  With context
- * parallelism (ring attention) each rank passes on the K and V of its
- * part of the sequence: 4*s*b*h*r bytes of the whole sequence per block.
- *
- * Memory-bound kernels.  Besides its matrix multiplies a block runs
- * kernels whose time is the bytes they move, not their FLOPs; each is
- * counted as reading its inputs and writing its outputs once (16-bit
- * values, 1-byte masks; Megatron-LM fuses bias, dropout and residual add,
- * bias and GeLU, scale, mask and softmax), forward:
- *
- *   two norms                 read 2*s*b*h, write 2*s*b*h each   whole
- *   two residual adds         read 4*s*b*h, write 2*s*b*h (and
- *                             delta*s*b*h of mask) each          whole
- *   the FFN's activation      GeLU: read 2*s*b*f, write 2*s*b*f;
- *                             SwiGLU: read 4*s*b*f, write 2*s*b*f:
- *                             2*nmat*s*b*f
- *   softmax of the scores     read and write 2*a*s^2*b each, and with
- *                             dropout read 2, write 2 + 1 more:
- *                             (4 + 5*delta)*a*s^2*b (none with flash
- *                             attention, which keeps the scores on chip)
- *
- * (20 + 2*delta)*s*b*h whole and the rest split.  The backward moves
- * twice the forward's bytes (an input and an output gradient per tensor);
- * recomputation adds the forward's again (full), or the softmax's
- * (selective).  The head's loss reads the 16-bit logits, writes and reads
- * their fp32 copy: 10*s*b*V, split, twice that in the backward.  plan.c
- * charges these at the device's memory bandwidth.
- *
- * Every count is computed in double precision; products of the shapes in
- * use (GPT-3, Llama) stay below 2^53 and are exact.
+ * Derivation: doc/design/transformer.md (every formula, the block stash
+ * table, the collectives and the memory-bound kernels).
  */
 #include "ppcc.h"
 

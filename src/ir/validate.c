@@ -1,106 +1,26 @@
 /*
  * validate.c - structural checks and a dry run of any ppcc_schedule.
  *
- * The semantics checked (include/ppcc/schedule.h states them for
- * runtimes): each rank runs its actions in list order; a SEND never
- * blocks; a RECV completes once the matching message has been sent, where
- * SEND_F(s, mb) matches RECV_F(s+1, mb) and SEND_B(s, mb) matches
- * RECV_B(s-1, mb), by kind, stage and microbatch only.  Stage s runs on
- * the rank its entry of the stage table names, whatever the placement,
- * and every action of stage s (its compute, the receives of its inputs
- * and the sends of its outputs) belongs on that rank.
+ * The semantics checked are those include/ppcc/schedule.h states for
+ * runtimes; stage s runs on the rank its entry of the stage table names,
+ * and every action of stage s belongs on that rank.
+ * Contract: a schedule may come from a file written by anyone, so every
+ * field is distrusted: the checks never index with a value they have not
+ * bounded, and memory stays linear in the number of actions (a header
+ * whose stages x microbatches exceeds what its actions could cover is
+ * rejected before anything is allocated).  The caller guarantees only
+ * that the pointers and counts agree.  Six phases (header, fields,
+ * completeness, order, collectives, a dry run that must finish) each
+ * report every problem they find, up to max_errors; a deadlock is
+ * reported with the action each stuck rank waits at.  Phases 2-6 are
+ * linear in the number of actions.
+ * ppcc_schedule_validate_seal checks a schedule being made and sets its
+ * fingerprint; ppcc_schedule_validate_seal_run takes the caller's run of
+ * all ranks in the dry run's place; ppcc_schedule_validate_hashed takes a
+ * hash its caller has just computed.
  *
- * A schedule may come from a file written by anyone, so every field is
- * distrusted: the checks never index with a value they have not bounded,
- * and memory stays linear in the number of actions (a header whose
- * stages x microbatches exceeds what its actions could cover is rejected
- * before anything is allocated).  The caller guarantees only that the
- * pointers and counts agree (stages has n_stages entries, ranks n_ranks,
- * each actions array n_actions).
- *
- * The phases, each reporting every problem it finds (up to max_errors):
- *   1. header: positive counts, n_stages == p*v, the stage table's
- *      stage, its rank in range, v stages on each rank, each stage's
- *      chunk its position among its rank's stages, each rank's number,
- *      the fingerprint;
- *   2. fields of each action: op, stage and microbatch in range, the
- *      stage on this rank, peer -1 and bytes 0 for compute, the peer of a
- *      SEND/RECV the rank of the neighbouring stage (never the rank
- *      itself), no duplicate of any (op, stage, microbatch);
- *   3. completeness of each (stage, microbatch): one F and either one B or
- *      one I and one W; each SEND with its RECV and the reverse, with
- *      equal bytes; a cross-rank input never received;
- *   4. order on each rank: F(s) after RECV_F(s) (or F(s-1) on the same
- *      rank), B/I(s) after F(s) and after RECV_B(s) (or B/I(s+1) on the
- *      same rank), W after I, SEND_F after F, SEND_B after B or I; each
- *      OVERLAP_F_B(s, mb) (version 2 only) followed at once by F(s, mb)
- *      and a B or I of another stage of the same rank;
- *   5. the collectives (REDUCE_GRAD, version 3; REDUCE_SCATTER_GRAD and
- *      ALL_GATHER_PARAM, version 4): every replica of a rank
- *      runs the rank's one list, so they enter the same collectives in
- *      the same order exactly when that list names each of them once,
- *      in an order every replica can reach: per stage, buckets 0, 1, ...
- *      in list order, none twice and none skipped, each after the
- *      stage's last backward (the last B or W of any microbatch, which
- *      completes the gradients it reduces), on the stage's rank, with
- *      peer -1 and its bytes; and either every stage reduces its
- *      gradients or none does (a stage without its reduction would
- *      leave its replicas' weights apart); every bucket reduced one way
- *      (REDUCE_GRAD or REDUCE_SCATTER_GRAD, not both in one schedule);
- *      ALL_GATHER_PARAM only after reduce-scatters, one per bucket of
- *      every stage, buckets in order, all of a rank's at the start of
- *      its list (gathered before any parameter is used); UNSHARD_PARAM
- *      (ZeRO-3, version 5) only with reduce-scatters and without
- *      ALL_GATHER_PARAM: in groups, a stage's buckets 0, 1, ... one
- *      after another, as many as its reduce-scatters have, each group
- *      serving the rank's next F, B or I, which must be of its stage
- *      and come after the whole group, every F, B and I of every rank
- *      served, no group left over, and a group started only while at
- *      most one waits for its compute (two gathered buffers at most);
- *      and in such a schedule the stage's reduce-scatters follow every
- *      backward (B or W), the k-th round of buckets after the stage's
- *      k-th backward, one round each;
- *   6. only when 1-5 found nothing but a stale fingerprint: a dry run of all ranks under the
- *      semantics above, which must finish; otherwise the deadlock is
- *      reported with the action each stuck rank waits at.
- * Phases 2-6 are linear in the number of actions; the dry run wakes a
- * blocked rank only when its awaited message is sent.  Phase 2 reads
- * each rank's list in order, so it also sees whether every action that
- * phase 4 checks comes after what it needs (already recorded when it is
- * read), and whether there is any REDUCE_GRAD: phase 4 and phase 5 walk
- * the lists again only when phase 2 saw something for them, and a valid
- * schedule's lists are walked in order twice (phase 2, the dry run)
- * instead of four times, with the same reports.  Phase 2 also sees
- * whether every send and receive carries the bytes the stage table gives
- * its boundary (and the table one value a boundary): then the two ends
- * of every message agree, and phase 3 checks each message's presence
- * from the table of positions alone, without reading its two actions
- * (each a cache miss, far apart in their ranks' lists).
- * Before all that, a quick pass (val_quick) reads the lists once as
- * phase 2 does, reporting nothing, into a table of one bit per (op,
- * stage, microbatch), 2 bytes a stage and microbatch where the positions
- * take 36: when it shows that phases 2 and 3 find nothing and phase 4
- * need not run, with no collectives, the positions are never made (a
- * valid compiler schedule's case without data parallelism; d > 1 has
- * collectives); otherwise phases 2-5 run on them as
- * above and report what they find.
- *
- * ppcc_schedule_validate_seal is the same for a schedule being made,
- * whose fingerprint is not set yet (the compiler's own, plan.c): phase 1
- * does not compare the fingerprint; phase 2 hashes each action as it
- * reads it, and when every phase passes the hash becomes the
- * schedule's fingerprint.  Comparing a fingerprint just computed from the
- * same arrays by the same function would prove nothing, and the
- * compiler's schedule is read once instead of twice.
- * ppcc_schedule_validate_seal_run is that with the caller's run of all
- * ranks in the dry run's place: the compiler's simulation (plan.c), which
- * it makes next anyway, runs the same lists under the same semantics and
- * fails exactly when some rank cannot finish; only then is the dry run
- * made, for its report.  A valid schedule's lists are then walked in
- * order once here.
- * ppcc_schedule_validate_hashed compares the fingerprint with a hash of
- * the contents that its caller has just computed (ppcc check, which
- * prints it), rather than computing it again.
+ * Derivation: doc/design/validate.md (every rule of each phase, why the
+ * collectives' rules make replicas agree, the quick pass and the seals).
  */
 #include <inttypes.h>
 #include <stdarg.h>

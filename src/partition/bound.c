@@ -5,78 +5,19 @@
  * plan's cost tables (plan.c, iteration_lower_bound, before a
  * candidate's split search).
  *
- * The argument, from the simulator's rules (simulate.c: each rank runs
- * its actions one after another from time 0; a receive starts no earlier
- * than its send, which comes after the compute that made its message;
- * the step is the latest end of any action).  Take rank r, s_r its
- * lowest stage (from the kind's stage table), W_r the compute of its
- * layers per microbatch (F + B, or F + I + W), e_r its p2p per
- * microbatch (both directions at each of its stages' boundaries with
- * another rank).
- *
- *   (a) Every action of r starts no earlier than lead_r = the forward of
- *       one microbatch through every layer before stage s_r: a compute of
- *       r needs an F of r first (B, I and W need their F), an F of stage
- *       s >= s_r needs the F of the same microbatch on stage s - 1, ...,
- *       0 (its input, received or handed over on the rank, is made by
- *       that F), one after another; and a receive of r waits for a
- *       message made by such an F or by a backward after one.  The
- *       stages before s_r hold at least s_r layers (one each at least),
- *       and the first layers in order, so lead_r >= F_prefix(s_r).
- *   (b) From then on r runs m (W_r + e_r) of actions one after another:
- *         step >= F_prefix(s_r) + m (W_r + e_r).
- *   (c) When the kind does not split the backward (the table's
- *       split_backward 0), r's last compute is a B (each F of r has its
- *       B on r, after it) of some stage s >= s_r; that gradient then
- *       passes through the B of stages s - 1, ..., 0 one after another,
- *       at least the backward of the first s_r layers.  Its compute
- *       before that B is all of it, so, counting no p2p:
- *         step >= FB_prefix(s_r) + m W_r.
- *   (d) And from the other end: Every backward action of r (B, or I and W) of a stage s comes
- *       after the input gradient of its microbatch has come back to s,
- *       made by the B (or I) of s + 1, ..., S - 1 one after another, the
- *       first of which needs the forward of that microbatch through every
- *       stage; over r's stages this is least for its highest, h_r, after
- *       which lie at least the model's last S - 1 - h_r layers.  These
- *       backwards run one after another, m of each of r's layers:
- *         step >= F_all + Bx_suffix(S - 1 - h_r) + m Bwd_r,
- *       the form of (b) over the layers taken from the last (lead F_all
- *       plus the input gradient's prefix, at most the backward a layer),
- *       bounded over every split as below.
- *
- * A split fixes W_r; two relaxations bound the least over every split of
- * max_r of (b), of (c) or of (d) (lead the prefix of F, of F + B, or
- * from the last layer; e_r 0 for (c) and (d)):
- *
- *   - contiguous, when rank r holds stage r alone: stage r starts at
- *     layer i_r, lead_r = P(i_r) (P the prefix of the per-layer lead,
- *     at most the layer's W, m >= 1) and W_r the layers i_r..i_{r+1}-1.
- *     For a candidate value X the greedy split giving each stage in turn
- *     as many layers as P(i_r) + m (W(i_r .. i_{r+1}) + e) <= X allows
- *     (e the least e_r) ends past the last layer if and only if some
- *     split (empty stages allowed) stays within X: by induction its
- *     boundaries are at or after any such split's, since moving a
- *     stage's start later by layers of lead L and work W' changes
- *     P + m W by L - m W' <= 0.  So the least X (bisected) is a bound;
- *   - allocation, for any placement: rank r holds some n_r >= its stage
- *     count of layers, and its W_r is at least their sum.  For a value
- *     X rank r has room_r = (X - F_prefix(s_r)) / m - e_r for them; of
- *     the t costliest layers it holds some a_r, whose sum is at least
- *     that of the a_r cheapest of those t, so a_r <= q_r(t), the most of
- *     them whose cheapest sum fits room_r; all t are held somewhere, so
- *     a split within X needs sum_r q_r(t) >= t for every t (checked for
- *     t = k p + 1, where some rank must hold k + 1 of them, the classic
- *     bound of scheduling on identical machines, and t = n, with
- *     q_r(n) >= the stage count).
- *
- * Bisection keeps lo a value no split reaches (or a bound proven
- * otherwise), so lo is returned: the least step is above it.
- *
+ * Contract: the value returned is at most the simulated step of every
+ * split the kind's stage table allows (it is the lo of a bisection, a
+ * value no split reaches, or a bound proven otherwise).  It rests on four
+ * inequalities from the simulator's rules (each rank's lead before its
+ * first action, its work, the gradient's way back to stage 0, and from
+ * the last layer), each bounded over every split by two relaxations: the
+ * contiguous greedy split, and an allocation count over any placement.
  * The bound is a function of the problem's numbers alone, so
- * ppcc_bound_step_memo keeps it by them (ppcc search asks it of every
- * candidate's cost tables, and candidates that differ only in what the
- * tables do not carry, the ZeRO stage below 3 or the kind of one
- * placement and backward, ask it of the same problem).
+ * ppcc_bound_step_memo keeps it by them.
+ * Limits: a bound, not the optimum; it counts no p2p in (c) and (d).
+ *
+ * Derivation: doc/design/bound.md (the inequalities (a) to (d) and the
+ * proof that each relaxation bounds every split).
  */
 #include <math.h>
 #include <stdint.h>

@@ -5,44 +5,18 @@
  * chunks, where the proxy's per-chunk shares say nothing about the
  * simulated peak).
  *
- * The argument, from the simulator's rules (simulate.c): rank r's peak is
- * the static bytes of its stages plus the largest stash along its order;
- * the stash grows by a stage's stash when F(s, mb) starts and shrinks
- * when B(s, mb) ends, or by the input gradient's part when I(s, mb) ends
- * and by the rest when W(s, mb) ends.  The order does not depend on the
- * split, so right after each F of rank r the microbatches of each of its
- * chunks c in flight (F started, B or W not ended) are a count k_c read
- * off the schedule, and each holds at least min(stash_s, wstash_s) of
- * the chunk's stage s (wstash: what W keeps after I; without an I in the
- * schedule, stash_s alone).  Both are sums over the stage's layers, so
- * with h_l = min(stash_l, wstash_l) (or stash_l) and st_l a layer's
- * static bytes, both per device, a split giving rank r the layers X_c
- * in its chunks has, for every such count vector k,
- *
- *   peak_r >= sum_c sum_{l in X_c} (st_l + k_c h_l)
- *          =  sum_{l in X} (st_l + kappa h_l) + sum_c e_c h(X_c)
- *
- * with X the union, kappa = min_c k_c and e_c = k_c - kappa >= 0.  Every
- * stage holds a layer, distinct for distinct chunks, so the last sum is
- * at least the excesses e sorted down paired with the v least h_l sorted
- * up (E(k), the rearrangement inequality; every h_l >= 0), and the first
- * at least C_kappa(j), the sum of the j least st_l + kappa h_l, j = |X|.
- * A split within rank r's cap therefore gives it at most
- *
- *   q_r = min over r's vectors k of max { j : C_kappa(j) + E(k) <= cap_r }
- *
- * layers, and at least v (a layer a stage).  Every layer is on some rank:
- * when some q_r < v or sum_r q_r < n, no split fits.  ppcc_mem_unfit
- * tests this with every cap raised by over; ppcc_mem_bound bisects over
- * for the largest it proves, so every split has a rank whose simulated
- * peak is more than that above its cap.  Capacities are widened by a
- * part in 10^9 and a byte a layer: the simulator adds the same bytes in
- * another order.
- *
- * Cost: one pass over the actions for the vectors (kept per rank only
- * when no other has both a larger kappa and a larger E), a sort of the
+ * Contract: ppcc_mem_unfit says no split fits with every cap raised by
+ * over only when that is proven; ppcc_mem_bound bisects over for the
+ * largest it proves, so every split has a rank whose simulated peak is
+ * more than that above its cap.  Capacities are widened by a part in
+ * 10^9 and a byte a layer: the simulator adds the same bytes in another
+ * order.
+ * Cost: one pass over the actions for the count vectors, a sort of the
  * layers per distinct kappa, then O(p K log n) a test for K vectors a
  * rank.
+ *
+ * Derivation: doc/design/membound.md (the count vectors, the
+ * rearrangement inequality, the per-rank layer limit q_r).
  */
 #include <math.h>
 #include <stdlib.h>

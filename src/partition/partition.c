@@ -3,76 +3,23 @@
  *
  * Stage s takes a contiguous, non-empty run of layers i..j; stage 0 starts
  * at layer 0 and stage S-1 ends at layer n-1.  Its time and memory are the
- * ones ppcc.h defines (time(s,i,j), memory(s,i,j) <= mem_cap[s]), and the
- * goal is the least bottleneck B* = min over splits of max_s time(s,...).
- * The plain dynamic program
+ * ones ppcc.h defines, and the goal is the least bottleneck B* = min over
+ * splits of max_s time(s,...), found by bisection on the integer B with
+ * an O(S n) feasibility probe (a sliding window and deque), cut by a
+ * relaxation and by the envelope of earlier probes.
+ * Contract: the optimum is exact; among the splits that reach B* the one
+ * returned starts each stage as late as possible, from the last stage
+ * backwards, so it is unique.  Times and bytes are computed exactly in
+ * 128 bits: no int64 input overflows them; a stage time above INT64_MAX
+ * counts as INT64_MAX and a limit of INT64_MAX means none.  The same
+ * machinery gives the least largest memory overflow, and, at the end of
+ * this file, the least path bound of GPipe and 1F1B, exact too.
+ * Limits: worst case O(S n log(hi - lo)) time and S n + O(n + S) bytes,
+ * freed before returning.  This is a proxy: split.c minimises the
+ * simulated step, with this split as a seed and B* as a bound.
  *
- *   f[s][j] = min over i <= j, memory(s,i,j) fitting, of
- *             max(f[s-1][i-1], time(s,i,j))            (f[-1][-1] = 0)
- *
- * is O(S n^2).  Boundary costs are not monotone in the boundary (activation
- * sizes differ from layer to layer), so neither greedy filling nor the
- * monotone-split speed-ups of that program apply.  Instead we search on the
- * integer B, asking "is there a split with every stage within B?".
- *
- * The probe.  reach[s][j] says that stages 0..s can hold layers 0..j, every
- * stage fitting and taking at most B:
- *
- *   reach[s][j] = exists i in [lo_s(j), j] with reach[s-1][i-1]
- *                 and g_s(i) >= h_s(j) - B,
- *   g_s(i) = work[s][i] - comm_in[s][i],  h_s(j) = work[s][j+1] + comm_out[s][j]
- *
- * (no comm_in on stage 0, no comm_out on stage S-1), because time separates
- * into h_s(j) - g_s(i).  memory(s,i,j) grows with j and shrinks with i, so
- * the starts i that fit with j form a window [lo_s(j), j] whose ends only
- * move right as j grows: a pointer tracks lo_s(j), and a deque of the
- * reachable starts in the window, by decreasing g_s(i), gives the largest g
- * in amortised O(1).  A probe is O(S n) time and S n bytes of table at
- * most, and each row is cut much shorter:
- *   - below, by a relaxation: drop the boundary costs but the least ones a
- *     stage can pay, and allow any one-layer stage.  A stage allowed on a
- *     run is then allowed on every sub-run, so filling the stages from the
- *     last backwards, each starting as early as it can, is optimal for it
- *     and gives, in O(S log n), the earliest end of each stage;
- *   - above, where no reachable start is left in the window, or where the
- *     work alone from the last reachable start exceeds B;
- *   - on both sides, by the envelope: after a successful probe at B, a
- *     backward pass with the mirrored window (least h_{s+1} over the ends a
- *     stage s+1 starting at j+1 fits to) keeps only the ends that lie on a
- *     complete split.  Those only shrink as B does, so every later probe,
- *     at a smaller B, stays inside them.
- *
- * The search.  lo starts at the relaxation's optimum (bisection with the
- * greedy as probe), raised to the largest single-layer work on its cheapest
- * device; hi at the bottleneck of the relaxation's split when that fits
- * memory, else of a probe without time limit (infeasible when even that
- * fails).  Bisection keeps lo <= B* <= hi, and every successful probe
- * rebuilds its split and lowers hi to that split's actual bottleneck.
- * Worst case O(S n log(hi - lo)) time; on real models the bands stay near
- * the optimal boundaries.  S n + O(n + S) bytes in one allocation, freed
- * before returning.
- *
- * The tie-break.  Among the splits that reach B*, the one returned starts
- * each stage as late as possible, from the last stage backwards: first[S-1]
- * is the largest possible, then first[S-2] given it, and so on (the
- * lexicographically largest (first[S-1], ..., first[1])).  It is read off
- * the table of the probe at exactly B*.
- *
- * Arithmetic.  Times and bytes are computed exactly in 128 bits, so no
- * int64 input can overflow them.  A stage time above INT64_MAX counts as
- * INT64_MAX (a limit of INT64_MAX therefore means no limit); a memory use
- * beyond int64 does not fit any finite cap.
- *
- * This is a proxy: what users pay for is the simulated step, which
- * split.c minimises with this split as one of its seeds and the
- * bottleneck as one of its lower bounds.  At the end of this file, the
- * least path bound, a bound on the step of GPipe and 1F1B, exact too.
- *
- * The same machinery answers the memory question: the least largest
- * overflow max_s (memory(s,...) - mem_cap[s]) over stages with a cap is a
- * bottleneck too, probed with every finite cap raised by X and no time
- * limit.  A stage without cap never overflows (INT64_MIN).  Called on a
- * problem that fits, it gives the split with the most headroom (<= 0).
+ * Derivation: doc/design/partition.md (the program, the probe, the
+ * search, the tie-break, the arithmetic, the memory question).
  */
 #include <stdint.h>
 #include <string.h>

@@ -3,145 +3,25 @@
  *
  * What users pay for is the step (iteration) time of the schedule they
  * run, which ppcc_simulate computes; what partition.c minimises exactly is
- * a proxy, the largest per-microbatch stage time.  The two disagree: with
- * interleaving a rank's time is the sum of its chunks, and among the many
- * splits that tie on the bottleneck some fill the pipeline much later than
- * others.  This file searches the splits with the simulator as the
- * objective and every rank's simulated peak memory as the constraint.
+ * a proxy, the largest per-microbatch stage time.  This file searches the
+ * splits with the simulator as the objective and every rank's simulated
+ * peak memory as the constraint.
  *
- * The order.  Splits are compared by, in turn:
- *   1. fitting: every rank's simulated peak memory within its cap (a split
- *      that does not fit is compared by its largest overflow, so that the
- *      search can walk towards one that fits);
- *   2. the simulated step, in whole nanoseconds;
- *   3. the least peak memory of the busiest rank (the largest per-rank
- *      peak), in whole bytes;
- *   4. the most balanced ranks: the least spread (largest minus smallest)
- *      of the ranks' busy plus p2p time, in whole nanoseconds;
- *   5. the latest starts, from the last stage backwards (the tie-break of
- *      partition.c), so that the answer is unique.
- * Quantising the keys to integers keeps the order a total order, so the
- * search below cannot cycle.
+ * Contract: splits are compared by fitting (the largest overflow when none
+ * fits), then the simulated step in whole nanoseconds, the least peak of
+ * the busiest rank, the most balanced ranks and the latest starts, a total
+ * order, so the answer is unique.  When the splits are within the budget
+ * of simulations every one is simulated and the answer is exact;
+ * otherwise each seed the caller gives is improved by descent, and the
+ * result is never worse than any seed (the uniform split in particular).
+ * The gap printed is to lower_bound_ms, which holds for every split.
+ * A remembered split and the second thread (sp->threads > 1) change
+ * nothing the search computes, counts or keeps.
+ * Limits: a descent is not exact; the budget (ppcc_step_problem.max_sims,
+ * PPCC_STEP_MODEL_WORK) bounds the simulations and the models.
  *
- * Lower bounds.  The simulator runs each rank's actions in order, each
- * starting no earlier than the previous one ended, and a receive no
- * earlier than its send started; so the step is the longest path of a
- * max-plus system, and two bounds hold for every split:
- *   - load: a rank's actions run one after another from time 0, so
- *     step >= the largest sum of one rank's action durations (counted
- *     per op and stage from the schedule, so it holds for any kind);
- *   - path (p > 1, when every rank r > 0 opens with RECV_F(r, 0) and
- *     closes with SEND_B(r, m-1) of its first chunk, stage r, and every
- *     backward is whole: checked on the schedule; true of GPipe, 1F1B
- *     and interleaved): microbatch 0 must pass forward through stages
- *     0..r-1 before rank r can start, and microbatch m-1's gradient must
- *     go back through them after rank r's last send, so
- *       step >= sum_{t<r} F_t + sum_{t<r-1} cf_t        (fill)
- *             + load_r - cb_r                            (rank r)
- *             + sum_{1<=t<=r} cb_t + sum_{t<r} B_t       (drain)
- *     with cf_t, cb_t the p2p times of SEND_F and SEND_B of stage t.
- *     For equal stages and free p2p this is the closed form
- *     (m + p - 1)(F + B): the bound is tight where the bubble formula is.
- * Over all splits, the step is at least m x the exact least bottleneck of
- * partition.c (one chunk: a rank's load is m times its stage time, and
- * the caps there are the simulated ones), and with v chunks at least
- * m x max(least bottleneck without caps, least total stage time / p);
- * with one chunk, GPipe and 1F1B, at least the least path bound over all
- * fitting splits, which partition.c solves exactly
- * (ppcc_partition_path_bound).  The caller passes the best of these in
- * lower_bound_ms; it is printed as the gap.  The first two include no fill
- * or drain, so the gap they leave includes the bubble that no split
- * removes: they say how far from optimal the answer can be at most, not
- * how far it is.
- *
- * The memory model.  The simulator adds a stage's stash when F(s, mb)
- * starts and takes it off when B (or W) ends, in each rank's order, and
- * that order does not depend on the split.  So how many microbatches of
- * each of a rank's chunks are in flight at each of its F is fixed by the
- * schedule, and a rank's simulated peak is exactly
- *   sum_c static_c + max over its count vectors k of sum_c k_c stash_c
- * for the static bytes and stash of the stage of each chunk c (the
- * schedule's stage table says which stage that is: on the V placement
- * rank r's chunks are stages r and 2p - 1 - r): the
- * vectors are read off the schedule once, keeping only those no other is
- * at least as large as in every chunk (for one chunk, one number).  The
- * model is the simulator's peak, added in another order (the splits it
- * keeps are still simulated, and the simulation decides whether a split
- * fits; the model only leaves out splits it finds more than a byte over).
- *
- * The search.
- *   - When the number of splits C(n-1, S-1) is within the budget of
- *     simulations, every split is simulated: the answer is exact.
- *   - Otherwise every seed the caller gives is simulated (ppcc's
- *     least-bottleneck split, or the least-overflow one when nothing fits
- *     its per-chunk shares; the uniform split; the split of the least path
- *     bound; an explicit partition).  From each, the model descends,
- *     moving one layer at a time from one stage to any other (the stages
- *     between shift by one layer and keep their sizes): while the split
- *     does not fit, off the ranks that overflow, to stages of ranks with
- *     room, the move that lowers the sum of the overflows and leaves the
- *     least largest load being taken; once it fits, off the rank with the
- *     largest load (the sum of its actions' durations), to the move that
- *     leaves the least largest load, then the least bound, then the most
- *     balanced loads, while one helps.  If none of these fits by the model
- *     and every split can be modelled within what is left of its budget,
- *     every split is, and the first in that order joins them, simulated
- *     even when the budget is spent (as the caller's seeds are): the model
- *     being the simulated peak, a split that fits is then never missed.
- *     The others are simulated while the budget lasts.  Then, best first, each seed is improved on the
- *     bound alone (steepest descent over the moves of one boundary by one
- *     layer that still fit by the model, at most 4S rounds, no
- *     simulation: a move is O(p + v K) with the stage costs updated in
- *     place), that split simulated and kept when better, and from there a
- *     simulated descent: each round looks at every move of one boundary by
- *     one layer, skips a move whose bound already exceeds the round's best
- *     step or that the model finds over a cap, simulates the rest, and
- *     moves to the best if it is better in the order; when none is, the
- *     moves of one layer from a stage of the two ranks with the largest
- *     loads to any stage further away are modelled, and those that fit and
- *     whose bound does not exceed the step are simulated, the model's best
- *     first (PPCC_STEP_MOVES of them at most), until one is better.  It
- *     stops at a local optimum or when the budget is spent.  The result is
- *     never worse than any seed (in particular the uniform split), and is
- *     reported with the simulations it took.  A descent is not exact: the
- *     gap printed is to the lower bound, which holds for every split.
- * Cost: one simulation is linear in the actions, O(S m); one model of a
- * move is O(S + p' K v) for K count vectors a rank and p' the ranks of
- * the stages it changes (every stage's costs before and after one move,
- * and every rank's overflow before it, are computed once a round, O(S +
- * p K v); a rank none of whose stages moves keeps its overflow), so a round
- * of the model's descent is O(v S) such models; a round of the simulated
- * descent is 2(S - 1) bound evaluations of O(p) and, simulated, at most as
- * many simulations, and its moves further away O(v S) models; the budget
- * bounds the simulations in all (ppcc_step_problem.max_sims, by default
- * PPCC_STEP_ACTIONS simulated actions), PPCC_STEP_MODEL_WORK the models
- * (as many again for repairing), the bound-only descents take O(S^2 p)
- * each.
- *
- * Reuse.  A ppcc_step_ctx keeps every buffer the search needs, including
- * an arena reset after each simulation: a planner that calls the search
- * many times allocates nothing per call once the context is big enough.
- * Within one search a split's stage costs depend on the split alone, so
- * its simulation does too: a split the search comes back to (a descent
- * from another seed, a transfer a boundary move already reached) takes
- * the key it was simulated to, not a second simulation (step_memo).  It
- * still counts as a simulation, against the budget and in the result,
- * so the search takes the same path to the same split as one that
- * simulated every time (a test runs both on random instances).  For the
- * same reason a split simulated or modelled after another recomputes
- * only the costs of the stages whose layers differ (step_eval_keep, the
- * enumeration of step_model_enumerate), and a remembered split none.
- *
- * A second thread (sp->threads > 1, on schedules of
- * ppcc_step_ahead_actions actions or more, where one simulation takes
- * long beside starting a thread): while the search simulates one split
- * it simulates on the other thread the split it expects to simulate
- * next (step_ahead): the next seed, or the next move of a descent's
- * round that the bound and the model would let through as the round
- * stands.  The search takes that simulation only when it comes to the
- * same split with the same stage costs, bit for bit, in the place where
- * it would have run it, so everything it computes, counts and keeps is
- * one thread's; a guess the round then rules out is dropped.
+ * Derivation: doc/design/split.md (the order, the lower bounds, the
+ * memory model, the search and its cost, reuse, the second thread).
  */
 #include <math.h>
 #include <pthread.h>

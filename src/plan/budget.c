@@ -3,45 +3,20 @@
  *
  * A model file of a few hundred bytes can ask for millions of stages times
  * microbatches; the schedule, its simulation and its output all grow with
- * the number of actions.  The count is exact and cheap, because it
- * follows from the pipeline's settings alone: every (stage, microbatch)
- * has a forward and a backward (three compute actions for kinds that
- * split the backward into I and W), and, with more than one rank, every
- * stage boundary between two ranks carries one SEND and one RECV in each
- * direction (all S - 1 of them on a looped placement, S - 2 on the V,
- * whose turn stays on one rank):
+ * the number of actions.  The count follows from the pipeline's settings
+ * alone:
  *
  *   actions = m * (c * S + 4 * X),  S = p * v,  c = 2 or 3,
- *             X = S - 1 looped, S - 2 on the V, 0 when p == 1.
+ *             X = S - 1 looped, S - 2 on the V, 0 when p == 1,
  *
- * A data-parallel plan (d x cp > 1) adds its REDUCE_GRAD actions, one
- * per bucket of each stage's gradients (ppcc_schedule_place_reductions:
- * max(1, ceil(g_s / B)) for stage s's g_s gradient bytes on one device,
- * buckets of B bytes).  g_s depends on the partition, not yet known, so
- * the budget takes the most any partition of the layers can make:
- * ceil(a / B) + ceil(b / B) <= ceil((a + b) / B) + 1, so over S stages
+ * plus a data-parallel plan's collectives, bounded over every partition
+ * (exact when the gradients fit one bucket a stage).  Building costs
+ * about 30 bytes of memory per action; the output's size per action, per
+ * format, is in ppcc(1), RESOURCE LIMITS.  Over the budget the plan is
+ * refused with an error at the setting that makes it large.
  *
- *   reductions <= max(S, ceil(G / B) + S - 1),  G the sum of every
- *                 layer's params / t x grad_bytes,
- *
- * G taken half a byte a stage larger when a layer's bytes are not whole
- * (the placement rounds each stage's); exact when the gradients fit one
- * bucket a stage, and reached by a split whose stages but one end where
- * a bucket does.
- *
- * Under ZeRO 1 and 2 each bucket also has its ALL_GATHER_PARAM (the
- * reductions are then REDUCE_SCATTER_GRAD): twice as many collectives.
- * Under ZeRO 3 each of a stage's m backwards reduce-scatters its buckets
- * and each of its 2 m computes that read the weights (F, and B or I)
- * gathers them (UNSHARD_PARAM): 3 m times as many.
- *
- * Building costs about 30 bytes of memory per action (the schedule's 24,
- * the simulation's send times and the validator's tables, measured from
- * 10^6 to 10^8 actions by tests/bench_scale.sh, every format but the
- * Graphviz ones); the
- * output's size per action, per format, is what the examples measure
- * (ppcc(1), RESOURCE LIMITS).  Over the budget the plan is refused with an
- * error at the setting that makes it large.
+ * Derivation: doc/design/budget.md (the action count, the bound on the
+ * collectives over every partition, the bytes per action).
  */
 #include <math.h>
 #include <stdint.h>

@@ -2,66 +2,23 @@
  * plan.c - from a checked configuration to a scheduled, simulated plan.
  *
  * The cost model, in the partitioner's integers (t tensor, cp context, d
- * data parallel; one replica of the pipeline is planned, the d replicas
- * run alike):
- *
- *   - pipeline rank r runs on the t * cp devices from r * t * cp * d (the
- *     layout of config_check.c); its compute speed is
- *     t * cp * tflops * 1e12 * efficiency FLOP/s of its device group;
- *   - a layer's time on a rank is (fwd_flops + bwd_flops) / speed plus
- *     its tensor-parallel collectives (tp_fwd_allreduces and
- *     tp_bwd_allreduces, each a ring all-reduce of tp_message_bytes / cp
- *     over the t devices, ppcc_allreduce_seconds, with a second latency
- *     under sequence parallelism, where it is an all-gather and a
- *     reduce-scatter), ring attention's exchange of K and V (cp - 1 steps
- *     of cp_kv_bytes / (cp * t) each, in the forward, twice in the
- *     backward, thrice with full recomputation) and, under ZeRO-3, the
- *     all-gather of each layer's 16-bit weights over the d * cp replicas
- *     before its forward and its backward; plus its memory-bound kernels,
- *     kernel_*_bytes per device at the device's memory bandwidth
- *     (transformer.c counts them).  These are blocking: Megatron-
- *     LM waits for each before the next kernel.  Each layer's time is
- *     rounded to whole picoseconds, so stage times are exact integer sums
- *     and the partitioner's optimum is exact; a split backward's W is
- *     bwd_weight_flops / speed (rounded the same way) and its I the rest
- *     of the backward, with the collectives and kernels;
- *   - the boundary between stage s and s + 1 after layer j carries
- *     activation_bytes[j] forward and as many gradient bytes backward;
- *     each of the rank's t * cp devices sends its 1 / (t * cp) share over
- *     its own link (Megatron-LM's scatter-gather, or sequence
- *     parallelism), intra-node when the ranks' first devices share a node
- *     and inter-node otherwise: each direction costs latency + bytes /
- *     (t * cp * bandwidth); a stage pays for both directions at both of
- *     its boundaries (stages on the same rank, p == 1, pay nothing).  This
- *     is Megatron-LM's default, blocking p2p (each send batched with the
- *     matching receive and waited for); an overlapped transfer
- *     (--overlap-p2p-comm) is not modelled;
- *   - memory per device: static bytes params * bytes_per_param / t, the
- *     bytes per parameter from pipeline.zero over the d * cp ranks that
- *     share a gradient (ppcc_zero_bytes_per_param) unless a layer gives
- *     its own; plus k * stash, the stash per device being
- *     (stash_bytes + (t - 1) * stash_replicated_bytes) / (t * cp), where k
- *     is the most microbatches the schedule keeps in flight on that stage,
- *     counted on the generated schedule itself (1F1B: min(p - r, m);
- *     GPipe: m); the cap is the device's memory less reserved_gib.  The
- *     split accepted must fit every rank's simulated peak (split.c):
- *     with v chunks the sum of the chunks' static bytes and the largest
- *     stash the rank's order holds at once.  The proxy search
- *     (partition.c) checks each stage against its rank's memory, exact
- *     with one chunk, and against an even 1/v share with v chunks, a
- *     sufficient condition that only seeds the search.
- *
+ * data parallel; one replica of the pipeline is planned): each rank's
+ * speed is its device group's; a layer's time is its FLOPs over that
+ * speed plus its blocking tensor-parallel, ring-attention and ZeRO-3
+ * collectives and its memory-bound kernels, rounded to whole picoseconds
+ * so that stage times are exact integer sums; each stage boundary costs
+ * latency + bytes / (t * cp * bandwidth) each way (Megatron-LM's
+ * blocking p2p); memory per device is the static bytes plus the stash
+ * times the most microbatches the schedule keeps in flight on the stage.
  * The split is the least simulated step (split.c), searched from the
- * proxy's split, the uniform one, for GPipe and 1F1B the split of the
- * least path bound, and an explicit partition when one is given (which is
- * then the plan's best, with ppcc's own split beside it).
+ * proxy's split (partition.c), the uniform one, the least path bound's
+ * for GPipe and 1F1B, and an explicit partition when one is given.
+ * Limits: an overlapped p2p transfer (--overlap-p2p-comm) is not
+ * modelled.  The schedule's order does not depend on the split, so it is
+ * generated once; a plan holds per action the action (24 bytes) and per
+ * stage and microbatch the simulated send times (16 bytes).
  *
- * The schedule's order does not depend on the split, so it is generated
- * once, for the counts, and then given the chosen stages' sizes; the
- * uniform split is simulated on the same lists.  What a plan holds per
- * action is the action itself (24 bytes) and, per stage and microbatch,
- * the simulated send times (16 bytes), from which the emitters replay
- * each action's times.
+ * Derivation: doc/design/plan.md (every term of the cost model).
  */
 #include <limits.h>
 #include <math.h>

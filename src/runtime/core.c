@@ -3,40 +3,22 @@
  *
  * ppcc_rt_init joins the transport, validates the schedule and compares
  * its fingerprint with every other rank's before any data moves.
- * ppcc_rt_step then walks the rank's actions in list order:
- *
- *   RECV_*   waits (with the timeout) for a receive posted earlier: each
- *            compute action first posts the receives that the next
- *            `recv_ahead` compute actions need, so data arrives while the
- *            rank computes;
- *   F, B, I, W  calls the stage's callback with buffers from the slots
- *            below and moves the results on;
- *   SEND_*   posts the send and goes on; the buffer returns to the pool
- *            when the transport reports the send complete (tested after
- *            every action, waited for at the end of the step).
- *
- * In grouped mode (nccl, or opts->grouped) the SEND/RECV actions are
- * posted in groups, between group_begin and group_end, one group before
- * each compute action, and each is waited for as a whole; which group an
- * action joins is planned at init (group.c) so that no group waits for
- * ever under rendezvous semantics.
- *
- * Buffers live in four slots per (stage, microbatch): the stage's input
- * activation (IN_ACT: received or handed over by stage-1 on the same
- * rank; kept until B or W), its output (OUT_ACT: until sent or handed
- * over), the gradient of its output (IN_GRAD: until B or W) and of its
- * input (OUT_GRAD: until sent or handed over).  They come from a pool with
- * a free list per size, so the pool grows to the most buffers the
+ * ppcc_rt_step then walks the rank's actions in list order: a RECV waits
+ * (with the timeout) for a receive posted `recv_ahead` computes earlier;
+ * F, B, I and W call the stage's callback; a SEND is posted and the rank
+ * goes on, its buffer returning to the pool when the send completes.  In
+ * grouped mode (nccl, or opts->grouped) the SEND/RECV actions are posted
+ * in groups planned at init (group.c) so that no group waits for ever.
+ * Buffers live in four slots per (stage, microbatch) and come from a pool
+ * with a free list per size, so the pool grows to the most buffers the
  * schedule holds at once (plus the receives posted ahead) and no more.
- *
- * In debug mode each buffer carries a trailer after its payload: the
- * message's name, sending and receiving rank, step and an FNV-1a checksum
- * of all of it, written before the send and checked on receipt.
- *
+ * In debug mode each buffer carries a checked trailer.
  * Every failure goes through rt_fail: one diagnostic line naming the
  * action, what it waited for and for how long, and the flight record of
  * the rank's last actions; then the transport's abort, so that the other
  * ranks stop instead of waiting for this one.
+ *
+ * More: doc/design/runtime-core.md (the slots' lifetimes, the trailer).
  */
 #include <inttypes.h>
 #include <stdarg.h>

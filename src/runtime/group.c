@@ -3,37 +3,20 @@
  * (NCCL's discipline).
  *
  * Under NCCL a send completes only once the peer has posted the matching
- * receive, and a rank posts a group (ncclGroupStart .. ncclGroupEnd) only
- * after its previous group has completed.  A schedule that is free of
- * deadlock when sends never block (what ppcc_schedule_validate proves) can
- * deadlock here: posting each run of consecutive SEND/RECV actions as a
- * group deadlocks the interleaved schedules, whose ranks each wait in a
- * group for a receive that the peer will post only in its next group.
+ * receive, and a rank posts a group only after its previous group has
+ * completed, so a schedule free of deadlock with non-blocking sends can
+ * deadlock here.  A plan gives each communication action a point k: its
+ * group is posted right before the rank's k-th compute action.  Receives
+ * stay at their point; a send may move to later points, keeping its
+ * buffer until then.  The plan comes from a dry run of every rank under
+ * the rendezvous semantics, which moves the first blocked send one point
+ * later until every rank finishes.
+ * Contract: a plan found here is free of deadlock under any timing, and
+ * every rank computes the same plan from the same (fingerprint-checked)
+ * schedule; planning fails only if a blocked send is already at its
+ * rank's last point.
  *
- * A plan gives each communication action a point k: its group is posted
- * right before the rank's k-th compute action (k = the number of compute
- * actions before it in the list, at first; k = the rank's compute count
- * means after the last).  Receives stay at their point, before the compute
- * that needs them; a send may move to later points, keeping its buffer
- * until then.  The plan comes from a dry run of every rank under the
- * rendezvous semantics:
- *
- *   - a rank at point k has posted its group k; it completes when the
- *     partner of every action in it is posted; the rank then runs compute
- *     k and posts group k + 1;
- *   - when no rank can move, some rank's group holds a send whose receive
- *     is not posted (a group deadlock made only of receives would also be
- *     a deadlock with non-blocking sends, which validation excludes): the
- *     first such send (lowest rank, then list order) moves to the rank's
- *     next point, and the run goes on.
- *
- * The system is monotone (an action posted stays posted until it
- * completes; completion depends only on the partner being posted), so the
- * run's outcome does not depend on the order ranks are stepped in, and a
- * plan found here is free of deadlock under any timing.  Each move pushes
- * a send one point later, so the run ends; it fails only if a blocked
- * send is already at its rank's last point.  Every rank computes the same
- * plan from the same (fingerprint-checked) schedule.
+ * The argument: doc/design/group.md.
  */
 #include <inttypes.h>
 #include <string.h>

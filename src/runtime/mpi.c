@@ -5,54 +5,22 @@
  * The runtime works on its own duplicate of MPI_COMM_WORLD with
  * MPI_ERRORS_RETURN, so its tags cannot meet the trainer's messages and
  * every MPI failure comes back as a status.  A message's tag is derived
- * from its name, 16 + ppcc_message_key (2 * (sending stage * m + mb) +
- * (gradient ? 1 : 0)), so MPI
- * matches a receive to its send by identity (and, for the same name in
- * successive steps, by MPI's non-overtaking order).  Tags below 16 are
- * the runtime's own: an abort notice that each rank keeps a receive
- * posted for.
+ * from its name, 16 + ppcc_message_key, so MPI matches a receive to its
+ * send by identity; tags below 16 are the runtime's own abort notice.
+ * Data parallelism (options.data_parallel = d): p x d processes, world
+ * rank w being pipeline rank w / d of replica w % d.  A reduction over a
+ * pipeline rank's replicas is a reduce-scatter and an all-gather of
+ * point-to-point messages that adds in replica order, so the result is
+ * the same bits on every replica and every run, and those of the local
+ * transport's group; a replica whose descriptor differs fails with
+ * PPCC_RT_EMISMATCH.
+ * Contract: nothing here blocks without a deadline (MPI_Isend/Irecv,
+ * MPI_Iallgather, every wait polling the abort receive and the clock).
+ * Limits: a rank whose peer dies is usually killed by mpirun itself;
+ * otherwise its wait times out.
  *
- * Data parallelism (options.data_parallel = d): MPI_COMM_WORLD holds
- * p x d processes, world rank w being pipeline rank w / d of replica
- * w % d; a replica's pipeline messages go to the world ranks of its own
- * replica, on the same duplicate.  A gradient reduction (rt_coll) over
- * the d replicas of a pipeline rank is a reduce-scatter and an
- * all-gather made of point-to-point messages, so that its sums are
- * added in one fixed order: the bucket's count values are cut into d
- * chunks, chunk q owned by replica q (the shard rule of ppcc/schedule.h:
- * count / d values, the last chunk also the count % d left); every
- * replica sends its descriptor (sequence, kind, stage, bucket, count)
- * and chunk q to replica q, which, once every descriptor matches its
- * own, adds the d chunks in replica order (((g0 + g1) + g2) + ...),
- * writes the sum into its own chunk and sends it to every other
- * replica.  MPI_Ireduce_scatter is not used: the standard leaves the
- * order of a reduction's operands to the implementation (Open MPI's
- * algorithms pair them by the communicator's size, ((g0 + g1) + (g2 +
- * g3)) for recursive halving), and these sums must be the serial
- * reference's.  A REDUCE_SCATTER_GRAD (ZeRO) stops after the sum: each
- * replica keeps its own chunk's; an ALL_GATHER_PARAM (and ZeRO-3's
- * UNSHARD_PARAM, on the copy reduce.c gives it) is the second half
- * alone: each replica sends its own chunk of the parameters to every
- * other, once the descriptors match.  The
- * result is the same bits on every replica and every run, and those of
- * the local transport's group.  Tags 16 + 2 * S * m and up carry it,
- * three per collective (descriptor, chunk, sum), by sequence number
- * modulo the window of collectives the tags left under MPI_TAG_UB
- * hold; collective k is posted only once collective k - window has
- * completed on the rank (mc_wait_tags), so no two live collectives
- * share a tag.  It advances without a thread:
- * whenever the rank is in the runtime (every wait polls it, and the core
- * tests it after each action); the messages themselves move whenever
- * MPI progresses.  A replica whose descriptor differs fails with
- * PPCC_RT_EMISMATCH; a wait names the replica it waits for.
- *
- * Nothing here blocks without a deadline: sends and receives are
- * MPI_Isend/MPI_Irecv, the fingerprint exchange is MPI_Iallgather, and
- * every wait polls MPI_Test, the abort receive and the clock, backing off
- * from spinning to 1 ms sleeps.  A failing rank sends the abort notice to
- * every other rank; each stops at its next wait or action.  A rank whose
- * peer dies is usually killed by mpirun itself (OpenMPI's default on a
- * dead process); otherwise its wait times out.
+ * Derivation: doc/design/mpi.md (tags, why not MPI_Ireduce_scatter, the
+ * window of collectives, progress without a thread).
  */
 #include "rt.h"
 

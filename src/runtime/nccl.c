@@ -1,95 +1,27 @@
 /*
  * nccl.c - the NCCL transport: device buffers, ncclSend/ncclRecv.
  *
- * Set-up: cudaGetDeviceCount first, so that a machine without a usable
- * GPU fails at once with CUDA's own reason; then the ncclUniqueId, either
- * the caller's (opts->nccl_id) or made by rank 0 and broadcast over
- * MPI_COMM_WORLD; then the out-of-band abort channel (oob.c: MPI when the
- * id came over MPI, else the TCP store on $PPCC_ABORT_PORT when set);
- * then the device (opts->cuda_device, or by node-local rank: device.c),
- * a compute stream for the trainer's callbacks (ppcc_rt_cuda_stream), a
- * dedicated communication stream, pinned host memory for every copy
- * between host and device, and a non-blocking communicator whose
- * initialisation is polled against the timeout.
+ * Set-up checks for a usable GPU first, gets the ncclUniqueId (the
+ * caller's, or rank 0's broadcast over MPI), opens the out-of-band abort
+ * channel (oob.c) and makes a non-blocking communicator whose
+ * initialisation is polled against the timeout.  The core always runs
+ * this transport grouped (group.c): each group of SEND/RECV actions is
+ * one ncclGroupStart/ncclGroupEnd on a communication stream ordered after
+ * the compute stream, and the core polls its event, NCCL's async error,
+ * the abort channel and the clock.  NCCL pairs messages by peer and
+ * posting order, so the core refuses schedules that do not keep each
+ * pair's order (match_order.c).  Every entry sets the rank's device first.
+ * Data parallelism (options.data_parallel) reduces, scatters and gathers
+ * over a communicator of each pipeline rank's replicas, on a stream of
+ * its own; loopback (options.world) runs every rank as a thread on one
+ * GPU.
+ * Limits: cudaFree of the pool's buffers and a callback's own work are
+ * the waits this transport cannot bound (runtime.h); an abort that does
+ * not return within the timeout leaves CUDA untouched and the process
+ * must exit.
  *
- * The core always runs this transport grouped (see group.c): each group
- * of SEND/RECV actions is one ncclGroupStart/ncclGroupEnd on the
- * communication stream, which first waits (cudaStreamWaitEvent) for the
- * compute stream's work so far, so a send never reads an output (or a
- * debug trailer) before it is written.  The core then waits for the
- * group's event, polling cudaEventQuery, ncclCommGetAsyncError, the abort
- * channel and the clock; after it, callbacks may use the received buffers
- * on the compute stream.  NCCL pairs sends and receives by peer and
- * posting order: the core refuses schedules that do not keep each pair's
- * order (match_order.c).
- *
- * Copies between host and device (the fingerprint exchange, the debug
- * trailer and checksum) are cudaMemcpyAsync through pinned memory on the
- * stream that produces or consumes the data, completed by an event that
- * is polled like any transfer: a pageable cudaMemcpy on the legacy stream
- * is neither ordered with the non-blocking streams nor bounded.
- *
- * Every entry sets the rank's device first: ppcc_rt_step and ppcc_rt_free
- * may run on another thread than ppcc_rt_init.
- *
- * A failure is first signalled on the abort channel (NCCL tells nobody:
- * NVIDIA/nccl#279), then the communicator is aborted.  ncclCommAbort and
- * ncclCommDestroy run in a watchdog thread and are waited for up to the
- * timeout (since NCCL 2.16 an abort may wait for the node's other ranks);
- * past it the transport reports that the process must exit and touches
- * CUDA no more (buffers and streams are then leaked to the process's
- * end).  cudaFree of the pool's buffers, and a callback's own work, are
- * the waits this transport cannot bound (runtime.h).
- *
- * Data parallelism (options.data_parallel = d): the world (MPI_COMM_WORLD,
- * or with options.nccl_id the schedule's p ranks times d) is p x d
- * ranks, world rank w pipeline rank w / d of replica w % d, as over mpi;
- * a replica's sends and receives go to the world ranks of its own
- * replica.  ncclCommSplit (colour the pipeline rank, key the replica)
- * gives each pipeline rank a communicator of its d replicas, and each
- * gradient reduction is one in-place ncclAllReduce (sum, float64) on it,
- * on a stream of its own: it waits (cudaStreamWaitEvent) for the compute
- * stream's work so far, which wrote the bucket, and completes with its
- * own event, which the core polls after every action and waits for
- * before the step returns, so a reduction overlaps the compute and the
- * pipeline's transfers that follow it.  Every replica posts the same
- * reductions in the same order (the same schedule and buckets), so the
- * communicator's operations are issued alike on all of them.  NCCL adds
- * in its own fixed order (ring or tree, as it chooses for the size and
- * the machine): the same bits on every run of one configuration, and
- * for d = 2 those of the local group (one addition, either way round).
- * Under ZeRO (schedule version 4) a REDUCE_SCATTER_GRAD is one group of
- * an in-place ncclReduceScatter of the first d x (count / d) values
- * (replica i's shard, count / d values at i x (count / d), is where
- * NCCL's in-place reduce-scatter leaves rank i's part: the key of the
- * split is the replica) and an in-place ncclReduce of the count % d left
- * to the last replica, which owns them; an ALL_GATHER_PARAM likewise an
- * in-place ncclAllGather and an ncclBroadcast of the rest from the last
- * replica: the shard rule of ppcc/schedule.h.  ZeRO-3's UNSHARD_PARAM
- * is that gather, in place on the registered parameters (the values a
- * running compute reads are the same bits the gather writes there),
- * and each compute waits for its group's event; its reduce-scatter
- * after each backward (a round) reduces the registered gradients in
- * place, then zeroes the shards this replica does not own, and the
- * compute stream waits for it (cudaStreamWaitEvent, on the device), so
- * the next backward adds to the owned sum: the sum of a round adds the
- * replica's running total to its own gradient, in NCCL's order.
- * Before the first step's reductions, and again after a bucket is
- * registered, each reduction's descriptor (sequence, stage, bucket,
- * count) is first all-gathered among the replicas and compared, a wait
- * bounded by the timeout: replicas that would enter different
- * reductions (where NCCL would hang or mix buckets) fail with
- * PPCC_RT_EMISMATCH, as over mpi.
- *
- * Loopback (options.world set): every rank is a thread of this process
- * on one GPU, and each message is one ncclSend and one ncclRecv to self,
- * in one group, on a one-rank communicator the ranks share.  The world
- * pairs a rank pair's sends and receives by posting order, as NCCL does
- * between processes; the transfer waits on the (shared) compute stream's
- * work so far, and each side completes with its own event.  The world's
- * abort flag is the abort channel.  This drives the p2p path on a
- * machine with one GPU, where NCCL 2.28 refuses several ranks ("Duplicate
- * GPU detected").
+ * Derivation: doc/design/nccl.md (set-up, grouping, copies, failure,
+ * data parallelism and ZeRO, loopback).
  */
 #include "rt.h"
 

@@ -4,66 +4,22 @@
  * backward of the step and waited for before ppcc_rt_step returns.
  *
  * A data-parallel group (ppcc_rt_dp_group) joins the d runtimes that run
- * one pipeline rank in d replicas, each replica a pipeline of its own.
- * Each member posts the gradient buckets it registered
- * (ppcc_rt_grad_register) where the schedule says: at REDUCE_GRAD(s, k)
- * (schedule version 3, placed by the compiler right after the stage's
- * last B or W) its bucket k of stage s, and at the stage's last
- * REDUCE_GRAD also the buckets numbered higher than any the schedule
- * names (a trainer's buckets need not be the compiler's: each is posted
- * once, in index order); in a schedule without REDUCE_GRAD actions, all
- * of the stage's buckets as its last B or W of the step completes them.
- * Both post the same buckets at the same point of the list, so the same
- * sums.  The k-th post of every member is collective k.  A runtime
- * without data parallelism runs a REDUCE_GRAD as nothing (a group of
- * one has nothing to sum).  Once all d members have
- * posted collective k, the group's reducer thread sums it element by
- * element in replica order (((g0 + g1) + g2) + ...), writes the sum into
- * every member's buffer and marks it done: a fixed order, so equal runs
- * give equal bits, and the sum runs while the members compute on.
- * Members that post different (stage, bucket, count) as their k-th
- * collective (the hang of ranks entering different collectives) fail
- * with PPCC_RT_EMISMATCH.  A member that fails aborts the group; the
- * others' waits end with PPCC_RT_EPEER, and every wait is bounded by the
- * member's timeout, its diagnostic naming the collective (stage, bucket,
- * sequence number) and the replicas it waited on.
+ * one pipeline rank in d replicas.  Each member posts the buckets it
+ * registered where the schedule says (REDUCE_GRAD, REDUCE_SCATTER_GRAD,
+ * ALL_GATHER_PARAM, UNSHARD_PARAM); the k-th post of every member is
+ * collective k, and the group's reducer thread sums it in replica order
+ * (((g0 + g1) + g2) + ...), so equal runs give equal bits, while the
+ * members compute on.
+ * Contract: members whose k-th collectives differ (stage, bucket, count
+ * or kind) fail with PPCC_RT_EMISMATCH; a member that fails aborts the
+ * group and the others end with PPCC_RT_EPEER; every wait is bounded by
+ * the member's timeout and names the collective and the replicas.  A
+ * compute waits only for its own gathers and those posted before them.
+ * Over mpi the same posts become the transport's rt_coll reductions
+ * (same order, same bits); over nccl they run in place (nccl.c).
  *
- * A schedule of a ZeRO plan (version 4) says REDUCE_SCATTER_GRAD where
- * the others say REDUCE_GRAD: the same posts, but the reducer writes
- * each shard's sum (rt_shard_lo, rt_shard_len: count / d values a
- * replica, the last also the rest) only into its owner's buffer; and
- * ALL_GATHER_PARAM(s, k), which opens the rank's list, posts bucket k's
- * registered parameters (ppcc_rt_param_register), the buckets matched
- * as the reductions' are, and the reducer copies each replica's shard
- * into every other replica's buffer.  Each stage's first compute after
- * its gathers waits for them, and only for them and those posted
- * before them (ppcc_rt_dp_before; the prologue posts the rank's stages
- * in the order of their first forwards): no forward reads a parameter
- * that is still being gathered, and the gathers of the stages the rank
- * reaches later go on during the first stage's forwards.  Collectives of every
- * kind share the sequence numbers, and a replica whose k-th collective
- * is of another kind fails as one of another bucket does.
- *
- * ZeRO-3 (version 5: UNSHARD_PARAM) posts the same gathers, one group
- * of a stage's buckets for each F, B and I, and the rank's k-th F, B
- * or I waits for its k-th group (group_mark: the posts up to its last
- * bucket); its reduce-scatters follow every backward, each a round of
- * the gradient that backward added.  Over the host transports both run
- * on copies made as the action comes (dp_copy): a round's is the
- * gradient, the trainer's buffer zeroed for the next backward; a
- * gather's holds this replica's shard.  The waits, which run in posting
- * order on the rank's thread, settle each completed post (dp_settle):
- * a round's shard added to the bucket's sum (acc), a gather's copy
- * moved into the registered parameters, so no collective writes what a
- * compute reads, and the rounds of a bucket are added in the order of
- * its backwards; the step's end writes each sum into the owned shard.
- * Over nccl (device memory) they run in place instead (nccl.c).
- *
- * Over a transport that has collectives (mpi, options.data_parallel),
- * the same posts become the transport's rt_coll reductions (mpi.c: a
- * reduce-scatter and all-gather adding in the same replica order, so
- * the same bits), tested after every action and waited for, each bounded
- * by the timeout, before ppcc_rt_step returns.
+ * Derivation: doc/design/runtime-reduce.md (what is posted where, ZeRO's
+ * shards and gathers, ZeRO-3's rounds and copies).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -3,32 +3,19 @@
  *
  * The order follows the heuristic of Qi et al., Zero Bubble Pipeline
  * Parallelism (ICLR 2024, section 3.2), played out under the stage
- * costs it is given (one chunk per rank):
- *   - warm-up: each rank runs forwards as long as their inputs are there
- *     and fewer than its cap of microbatches are between F and W (the
- *     cap comes from the memory limit);
- *   - then one F and one I in turn: an I as soon as its gradient is
- *     there, else an F when allowed;
- *   - a W (the oldest I without one) where the rank would otherwise
- *     idle: with fill set, in any such gap; without, only when the gap
- *     until the next F or I can start is at least the W's time, or when
- *     the rank's cap stops its forwards; the W left over run last.
- * The play is a list schedule: the rank whose clock is earliest decides
- * next, from what its neighbours have already decided, so every action
- * follows what it needs and the order is a valid execution under any
- * costs.  A rank that can start nothing moves its clock to the earliest
- * its next F or I could start (when decided, or its producer's clock plus
- * the producer's compute), or, when that is now, waits for a neighbour
- * to decide.  Communication is taken as the simulator takes it (simulate.c):
- * a send occupies the sender for its p2p time, and the message is there
- * that long after its compute ends.  Work: O(p) per decision, so
- * O(p^2 m) for the whole order.
+ * costs it is given (one chunk per rank): warm-up forwards up to a cap
+ * of microbatches between F and W, then one F and one I in turn, a W
+ * where the rank would otherwise idle.  The play is a list schedule, so
+ * the order is a valid execution under any costs.  Work: O(p) per
+ * decision, so O(p^2 m) for the whole order.
  *
  * This is the order the table's row makes (at unit time, cap p, without
- * fill); auto.c in src/ plays it under a plan's costs and caps and
- * chooses by simulation.  With given orders in the parameters the row
+ * fill); choose.c plays it under a plan's costs and caps and chooses
+ * by simulation.  With given orders in the parameters the row
  * copies them instead (the exact search's, src/sched/exact.c), so that they
  * are lowered like any kind's.
+ *
+ * The rules of the play: doc/design/auto.md.
  */
 #include <math.h>
 #include <string.h>

@@ -5,54 +5,19 @@
  * (the formulation of Qi et al., Zero Bubble Pipeline Parallelism, ICLR
  * 2024, appendix, which solves it with CBC; here GLPK's branch and cut).
  *
- * The model is the simulator's (simulate.c) for the lowered schedule
- * (sched/lower.c), so that its optimum is a simulated step, not an
- * approximation of one.  Rank r runs stage s = r; each of its passes
- * o = F, I or W of microbatch i is one block on the rank:
+ * Contract: the model is the simulator's (simulate.c) for the lowered
+ * schedule (sched/lower.c), memory included, so that its optimum is a
+ * simulated step, not an approximation of one.  The caller's schedule is
+ * the warm start and GLPK's first incumbent, so the answer is never
+ * worse.  The search stops at optimality, at the time limit
+ * (glp_iocp.tm_lim) or after a number of branch-and-bound nodes
+ * (deterministic, unlike the time); the report says which, with the best
+ * bound GLPK proved.  The incumbent's start times give each rank's order;
+ * the caller lowers, validates and simulates it like any kind's.
+ * Limits: one chunk per rank, rank r running stage r; small p and m.
  *
- *   [RECV c_in]  compute  [SEND c_out]
- *
- * F's block receives from stage s - 1 (c_in = send_f_ms of s - 1) and
- * sends to s + 1 (c_out = its own send_f_ms); I's receives from s + 1
- * (send_b_ms of s + 1) and sends to s - 1 (its send_b_ms); W has neither.
- * With t_o the block's start and D_o its length (c_in + compute + c_out):
- *
- *   t(F_i, s+1) >= t(F_i, s) + c_in + fwd      the message is there when
- *   t(I_i, s)   >= t(I_i, s+1) + c_in + I      its send starts
- *   t(F_i+1) >= t(F_i) + D, the same for I and W, t(I_i) >= t(F_i) + D,
- *   t(W_i) >= t(I_i) + D                       on one rank, in order
- *   for F_i, I_j / F_i, W_j / I_i, W_j with i > j, a binary y (1: the
- *   first before the second) and the big-M pair
- *     t(second) >= t(first) + D(first) - M (1 - y)
- *     t(first) >= t(second) + D(second) - M y
- *   C >= t(W_m-1, s) + D                       every rank's last pass
- *   minimise C.
- *
- * Memory is the simulator's count: F_j of stage s starts holding its own
- * stash_bytes, and those of the microbatches before it less
- * stash_input_bytes of each whose I is done and the rest of each whose W
- * is done:
- *   stash + sum_{i<j} (in y(F_j, I_i) + (stash - in) y(F_j, W_i))
- *     <= the rank's cap - the stage's static bytes.
- * (in units of the stage's stash, for the simplex's numerics); where
- * stash_input_bytes is negative (the simulator then grows the stash at
- * I), the same count after each I too.  One valid
- * inequality tightens the relaxation: every pass of rank s lies between
- * t(F_0, s) and C, so C >= t(F_0, s) + the rank's total work (with the
- * forward chain before F_0, also the bound reported when the relaxation
- * is not solved in time); M is the warm start's step (no better order
- * starts a pass later).  The relaxation is solved by the dual simplex,
- * within the time limit too.
- *
- * The warm start is the caller's schedule (auto's: the best of the
- * heuristic's orders and the handcrafted kinds with I and W; a B would
- * count as an I and its W at once), timed
- * in the model as the simulator would time it, and given to GLPK as its
- * first incumbent (glp_ios_heur_sol).  The search stops at optimality, at
- * the time limit (glp_iocp.tm_lim) or after a number of branch-and-bound
- * nodes (deterministic, unlike the time); the report says which, with the
- * best bound GLPK proved.  The incumbent's start times give each rank's
- * order; the caller lowers, validates and simulates it like any kind's.
+ * Derivation: doc/design/exact.md (the constraints, the memory rows, the
+ * valid inequality and big-M).
  */
 #include <glpk.h>
 #include <math.h>

@@ -6,34 +6,16 @@
  * compute actions; this pass then makes communication explicit, from the
  * stage table's placement alone: a RECV right before the compute that
  * needs it, a SEND right after the compute that produced it, whenever
- * the neighbouring stage runs on another rank.
+ * the neighbouring stage runs on another rank.  RECV_F(s) and SEND_B(s)
+ * carry stages[s].recv_bytes; SEND_F(s) and RECV_B(s) carry
+ * stages[s].send_bytes.  Each rank's receives from a peer are then put in
+ * the order the peer sends them where the kind needs it.
+ * Contract: the order's length is checked against the kind's closed-form
+ * count; the pass is linear in the number of actions and needs one
+ * ppcc_action per action; with a second thread the lists are the same.
  *
- *   F(s, mb):    [RECV_F(s, mb) from rank(s-1)]  F  [SEND_F(s, mb) to rank(s+1)]
- *   B/I(s, mb):  [RECV_B(s, mb) from rank(s+1)]  B  [SEND_B(s, mb) to rank(s-1)]
- *   W(s, mb):    W alone: the input gradient went with I
- *   OVERLAP_F_B(s, mb), F(s, mb), B(s', mb'): the receives of F and B,
- *                the three, then the sends of F and B (lower_one)
- *
- * RECV_F(s) and SEND_B(s) carry stages[s].recv_bytes (the tensor at the
- * boundary between s-1 and s); SEND_F(s) and RECV_B(s) carry
- * stages[s].send_bytes.  Each rank's lowered length is known in closed
- * form before the order is made (one F and one B, or I and W, of each of
- * its (stage, mb), and a message each way at every boundary that crosses
- * ranks), so its list is allocated once at that length, the order is
- * written into its tail and lowered in place from the front: memory is
- * one ppcc_action per action and nothing else of that size, every byte
- * written once by the order and once lowered.  The order's length is
- * checked against the kind's closed-form count; the pass is linear in
- * the number of actions.  Last, each rank's receives from a peer are put
- * in the order the peer sends them (lower_order_receives), for the kinds
- * whose orders are not so already (kinds.c says which; each pass of that
- * costs two walks of every list and a table of 8 bytes a (stage, mb)).
- * With a second thread (ppcc_schedule_build_unsealed_on) the lists of a
- * large schedule are first written a byte a page on two threads, so that
- * the kernel's zeroing of their fresh pages is shared (lower_touch), and
- * the ranks, halved by their actions, are checked and lowered half on
- * each (lower_part): a rank's lowering reads its own order and the stage
- * table and writes its own list alone, so the lists are the same.
+ * Derivation: doc/design/lower.md (the lowering rules, lowering in place,
+ * the two threads).
  */
 #include <pthread.h>
 #include <stdint.h>

@@ -3,64 +3,23 @@
  * one REDUCE_GRAD per (stage, bucket), right after the action that
  * completes the stage's gradients.
  *
- * A stage's weight gradients are complete once its last backward of the
- * step has run: the last B, or the last W of a split backward (I leaves
- * them to W), whichever microbatch it is.  The stage's gradient bytes on
- * one device are cut into buckets of bucket_bytes, the last one holding
- * the rest, so a bucket never spans two stages and the small layers of a
- * stage share one; the buckets' REDUCE_GRAD actions follow that backward
- * in bucket order, before anything else the rank does next (the SEND_B
- * of that backward included): a runtime launches them without waiting,
- * so nothing after them is delayed.  A stage without gradients (no
- * parameters) still gets bucket 0, of 0 bytes, so that every stage of a
- * data-parallel plan has its reduction (what the validator checks).
+ * A stage's gradient bytes on one device are cut into buckets of
+ * bucket_bytes (the last holding the rest; a stage without parameters
+ * gets one bucket of 0 bytes); their REDUCE_GRAD actions follow its last
+ * B (or W) of the step, in bucket order.  Under ZeRO >= 1 the same places
+ * hold REDUCE_SCATTER_GRAD; ZeRO 1 and 2 add one ALL_GATHER_PARAM per
+ * bucket at the start of the list (the step's prologue); ZeRO-3 instead
+ * lists an UNSHARD_PARAM group before each F, B and I (right after the
+ * compute two before it: one prefetched, so a rank holds at most two
+ * groups' buffers) and the reduce-scatters after every backward.
+ * Contract: the placement is the one ppcc/schedule.h states and the
+ * validator checks.  The pass copies each rank's list into a new one in
+ * the arena (the old lists, which plan.c shares between the variants of a
+ * plan, are left as they are) and is linear in the number of actions.
+ * The fingerprint is left to the caller's seal.
  *
- * Under ZeRO >= 1 (the optimizer state sharded over the d replicas)
- * the same places hold REDUCE_SCATTER_GRAD: each replica keeps only the
- * reduced shard of the bucket its optimizer updates.  Under ZeRO 1 and
- * 2 the updated shards must then reach every replica before the
- * parameters are used again: one ALL_GATHER_PARAM per bucket, at the
- * start of the next step, before anything else on the rank (the step's
- * prologue, which the rank waits for before its first other action).
- * The trainer runs its optimizer after ppcc_rt_step returns, so this is
- * the first place in the list where the update is there to gather; the
- * rank's stages come in the order of their first forward, so a runtime
- * that waited per stage rather than for the whole prologue would
- * overlap the later stages' gathers with the first forwards, as
- * Megatron-LM's --overlap-param-gather does.
- *
- * Under ZeRO-3 the parameters are sharded too, so each F, B and I of a
- * stage needs that stage's parameters gathered first (W needs none):
- * one UNSHARD_PARAM per bucket, the gradient buckets' slices of the
- * stage's 16-bit weights (2 bytes a parameter: the stage's 2 params / t
- * bytes on one device in all, the bytes plan.c prices per layer),
- * buckets in order.  A group per bucket rather than one per stage: the
- * shards a replica gathers from are exactly the slices its optimizer
- * updated and its reduce-scatters left it, bucket by bucket, so the
- * runtime gathers into the buffers the trainer registered per bucket
- * (ppcc_rt_param_register), and a stage of many buckets gathers its
- * first one while the channel still runs the last one's neighbours.
- * Each compute's group is listed right after the compute two before it
- * on the rank (the first two computes' at the start of the list): the
- * gathers of the next compute but one are posted when a compute ends,
- * so they run on the channel during the next compute, and a compute
- * waits only for its own group (the groups serve the computes in list
- * order, schedule.h).  Where the compute two before is the F of an
- * overlapped pair (DualPipeV) the group goes after the pair's B
- * instead, nothing being allowed between the pair's halves; so a rank
- * holds at most two groups' buffers at any time, the one its compute
- * uses and the one prefetched (the memory the simulator counts).
- * Every backward (B, or W of a split backward) is then followed by the
- * stage's REDUCE_SCATTER_GRAD actions, the gathers first where both
- * follow one compute (a gather delays the next compute; a reduction
- * only the step's end): the full gradients are not kept between
- * microbatches.  No ALL_GATHER_PARAM: the first gathers of the next
- * step read the shards the optimizers updated.
- *
- * The pass copies each rank's list into a new one in the arena (the old
- * lists, which plan.c shares between the variants of a plan, are left as
- * they are) and is linear in the number of actions.  The fingerprint is
- * left to the caller's seal.
+ * Derivation: doc/design/reduce-placement.md (why each place, buckets,
+ * ZeRO's gathers and prefetch).
  */
 #include <math.h>
 #include <string.h>

@@ -4,112 +4,24 @@
  * the training iteration ppcc_plan_build estimates for it (the same
  * figures `ppcc plan` prints for that configuration).
  *
- * The space.  t: the divisors of devices_per_node that divide the
- * devices, heads, kv_heads and ffn_hidden (a model given as layers keeps
- * its t); cp: 1, 2, 4, 8 dividing the sequence (the transformer
- * shorthand only; a model given as layers keeps its cp); p: the divisors
- * of devices / (t cp) up to the layers; d = devices / (t p cp), or with
- * allow_idle every d with t p d cp <= devices; v 1..4 with p v <= layers;
- * kind: every row of the schedule table (src/sched/kinds.c) whose chunk
- * range holds v (ppcc_config_check refuses the other combinations a kind
- * does not take), auto only when fixed (--fix schedule=auto: each
- * candidate is then planned as ppcc plan -s auto plans it, every
- * handcrafted kind of one chunk and the heuristic's orders, which would
- * repeat the other kinds' plans were it one kind among them); b in 1, 2,
- * 4, 8 dividing B / d, m = B / (b d);
- * recompute none, selective, full (the transformer shorthand only); ZeRO
- * 0..3 when d cp > 1, else 0.  Each is narrowed by --fix.  Layers are
- * expanded once per (b, recompute), the only settings their costs depend
- * on; every other setting reuses them, and every candidate is planned in
- * one arena, reset between candidates.
+ * Contract: each dimension is narrowed by --fix; pruning never drops a
+ * configuration of the top K (every bound used is a proven lower bound on
+ * the iteration, and the memory bounds drop only configurations no split
+ * fits); ties are ranked by iteration, then tokens/s, then the
+ * enumeration order (t, cp, p, d, v, b, recompute, ZeRO, kind), so the
+ * ranking is deterministic, and the same on any number of threads
+ * (options.threads, --jobs).  Compared configurations (--compare) are
+ * ranked exactly among the candidates.  Every family (one value of t, p,
+ * cp, v, kind, recompute or ZeRO) keeps its best configuration or its
+ * least bound; when nothing fits, the search is rerun with one thing
+ * changed at a time to say what would.
+ * Limits: the space is the one described in the note below (t divides
+ * devices_per_node, cp <= 8, v <= 4, b in 1, 2, 4, 8); layers are
+ * expanded once per (b, recompute) and every candidate is planned in one
+ * arena, reset between candidates.
  *
- * Pruning cannot drop a configuration of the top K.  For each candidate
- * two bounds come from the expanded layers alone:
- *
- *   - compute: every stage's time per microbatch is at least its layers'
- *     (fwd_flops + bwd_flops) / (t cp R), R the fastest device group's
- *     tflops x efficiency (plan.c adds only non-negative terms: the
- *     collectives, kernels at memory bandwidth, p2p), so the p ranks'
- *     busy time sums to at least m F / (t cp R), F the FLOPs of all
- *     layers; the step is at least the busiest rank's busy time, at least
- *     the average, and the iteration at least the step:
- *       iteration_ms >= LB = m F / (p t cp R) - m n 1e-9
- *     (the last term allows for plan.c rounding each layer's time to the
- *     picosecond);
- *   - memory: the stages' static bytes per device (params x bytes per
- *     parameter / t) sum to those of all layers, and each stage must fit
- *     its cap (at most the largest device's memory less the reserve, its
- *     rank's share with v chunks), so a candidate whose layers' static
- *     bytes exceed p x that cap fits no partition.
- *
- * A third comes from the layers' FLOPs and the kind's stage table for
- * every candidate that passes the memory bound (candidate_bound):
- * bound.c's on the step of every split (each rank waits for one
- * microbatch's forward through the stages before its first, then runs
- * its m microbatches' work, and without a split backward its last
- * gradient runs back through those stages; and every backward of a rank
- * waits for one microbatch's forward through all layers and its
- * gradient back to the rank's highest stage; over every split by a greedy
- * bisection with one stage a rank and by counting the costliest layers
- * each rank can hold with chunks), raised to the iteration by the
- * gradient reductions and the optimizer step
- * (ppcc_plan_iteration_bound); LB is raised to it.
- *
- * Before a candidate's split search, ppcc_plan_build_lean proves a fourth
- * bound on the iteration of every split (plan.c: bound.c's from the cost
- * tables, before any shape or partition; then iteration_lower_bound: the
- * step bound of ppcc plan, the bubble of one chunk, the gradient
- * reductions and the optimizer step) and plans nothing when it exceeds
- * the K-th best iteration; the candidate's lower_bound_ms is raised to
- * it.
- *
- * With v > 1 chunks, ppcc_plan_build_pruned then applies membound.c's
- * memory bound before the split search (the proxy's even 1/v shares say
- * nothing of the simulated peak, so a split search would otherwise run
- * only to find that no split fits): right after each forward of a rank,
- * the microbatches in flight on each chunk are counts the split does not
- * change, so within its cap a rank can hold only so many layers (at
- * least static + kappa x stash each, kappa the least count, plus the
- * counts' excesses over the chunks' own layers); when the ranks cannot
- * hold the layers between them, no split fits (pruned_memory, and
- * memory_proved).  It drops only configurations no split fits, as the
- * static bound does, and is off with exhaustive.
- *
- * Candidates are simulated in increasing LB; once K have been simulated
- * and fit, a candidate whose LB exceeds the K-th best iteration is not
- * simulated, nor is any after it (their LBs are larger still): its exact
- * iteration is at least its LB, above K configurations already found.
- * The memory bound drops only configurations no partition fits.
- * Ties are ranked by iteration, then tokens/s, then the enumeration order
- * (t, cp, p, d, v, b, recompute, ZeRO, kind), so the ranking is
- * deterministic.
- *
- * The candidates are planned on options.threads threads (--jobs; one
- * per processor online by default) and committed in that order by one
- * (eval_pool): a helper plans a candidate under the threshold of the
- * commits before it, which is at least its commit's, and the plan
- * reports the two bounds it compared with the threshold, from which the
- * plan under its commit's threshold follows without planning it again,
- * so each candidate is committed with what one thread would have
- * computed for it, and the answer, counts and families are one thread's.
- *
- * Compared configurations (--compare, options.compare) are completed and
- * checked as ppcc plan completes a file's pipeline settings
- * (compare_prepare, before anything is searched), planned as the
- * candidates are, and ranked among them: 1 + the configurations that
- * fit and rank before them (cmp_rank; one equal to a candidate takes
- * its enumeration order).  So that the rank is exact, the threshold
- * above which a candidate is not simulated is the larger of the K-th
- * best iteration and the slowest compared one's: a candidate not
- * simulated has a bound, hence an iteration, above every compared one.
- *
- * Along the way every family (the candidates sharing one value of t, p,
- * cp, v, kind, recompute or ZeRO) keeps its best configuration, or, when
- * none of it was simulated, its least bound: what the family loses
- * against the winner.  When nothing fits, the candidate closest to
- * fitting (the least memory per device its simulation says it would
- * need) is kept, and the search is rerun with one thing changed at a
- * time (more devices, ZeRO-3, full recompute, ...) to say what would fit.
+ * Derivation: doc/design/search.md (the space, the four bounds and why
+ * pruning is safe, threads, compared configurations, families).
  */
 #include <limits.h>
 #include <math.h>

@@ -4,70 +4,20 @@
  * the optimizer step, throughput, MFU and the memory split.
  *
  * The pipeline's step (simulate.c) already holds the compute, the
- * recomputation, the tensor-parallel and ring-attention collectives
- * (plan.c puts them inside each F and B), the p2p transfers and the
- * ZeRO-3 parameter gathers (the schedule's UNSHARD_PARAM actions, on
- * the rank's communication channel, each compute waiting for its own).  What the d data-parallel replicas (and the cp context-
- * parallel ranks, which share the weights and so reduce gradients with
- * them, n = d * cp ranks in all) add:
- *
- *   - gradient reduction, Megatron-LM's --overlap-grad-reduce: the
- *     schedule's REDUCE_GRAD actions, one per bucket of a stage's
- *     gradients (plan.c cuts them: pipeline.dp_bucket_mb, by default
- *     Megatron-LM's max(40,000,000, 1,000,000 * n) parameters of G
- *     bytes), placed right after the stage's last weight-gradient pass
- *     (the last B, or W of a split backward; sched/reduce.c); a bucket
- *     is all-reduced (ZeRO 0) or reduce-scattered (ZeRO >= 1) over the
- *     n ranks (its time, ppcc_dp_reduce_ms, is plan.c's), on the rank's
- *     one communication channel, ready when that backward ends, from
- *     then or when the channel is free, whichever is later: the rule
- *     the simulator and the runtime's prediction apply
- *     (ppcc_dp_channel_post), so that for ZeRO 0 and 1 this is the
- *     simulator's dp_end_ms to the bit.  Under ZeRO 2 and 3 only a shard
- *     of the gradients is kept, so every earlier microbatch's backward
- *     of the stage reduce-scatters the same buckets the same way: a
- *     ZeRO-3 schedule holds them all (and its gathers, which the
- *     channel runs among them in list order, as the simulator does, so
- *     that this is its dp_end_ms to the bit too), a ZeRO 2 one only the
- *     last, which leaves the gradients reduced, and the earlier ones are
- *     added here.  A rank's gradients are reduced when its last bucket
- *     is;
- *   - every rank then waits for all of them (the gradient norm for
- *     clipping is an all-reduce over all ranks), so the optimizer step
- *     starts at the latest of those times;
- *   - the optimizer step (Adam, mixed precision): per parameter updated
- *     it reads the gradient (G bytes), reads and writes the fp32 master
- *     weight, momentum and variance (2 x 12) and writes the 16-bit weight
- *     (2): 26 + G bytes at the device's memory bandwidth; under ZeRO >= 1
- *     a device updates 1/n of its parameters;
- *   - under ZeRO 1 and 2 the updated 16-bit weights are all-gathered over
- *     the n ranks after the step: the schedule's ALL_GATHER_PARAM
- *     actions, one per bucket, which open the next step's list (the
- *     rank's prologue); the simulator runs them on the rank's channel
- *     from time 0 and starts each stage's first compute once that
- *     stage's own gathers are done, so they are part of the step, and
- *     the later stages' gathers hide behind the first forwards
- *     (Megatron-LM's --overlap-param-gather).  What the busiest rank's
- *     computes waited for them (dp_gather_wait_ms) is moved from its
- *     bubble to the exposed data-parallel communication, and the
- *     reductions' channel is free from the end of the prologue.  A
- *     schedule without them (ZeRO 1 or 2 read back from an older
- *     format) is charged one all-gather of the rank's parameters after
- *     the optimizer step;
- *   - under ZeRO-3 the gathers are in the step: what the busiest rank's
- *     computes waited for them is its "ZeRO-3 parameter gathers" part
- *     of the step (zero3_comm_ms, out of its bubble), the rest of their
- *     time hidden behind its computes and waits.
+ * collectives inside each F and B, the p2p transfers and the ZeRO-3
+ * gathers.  What the n = d * cp ranks that share the weights add:
  * iteration = the schedule's step + exposed gradient reduction (the
  * latest rank's end less the step) + the slowest rank's optimizer step
- * (and parameter all-gather, for a schedule without ALL_GATHER_PARAM).  Collectives follow nccl-tests' bus-bandwidth
- * model, one link latency per operation, over the intra-node link when
- * the n ranks share a node and the inter-node link otherwise.
+ * (and a parameter all-gather, for a ZeRO 1 or 2 schedule without
+ * ALL_GATHER_PARAM).  The reductions follow the channel rule of the
+ * simulator and the runtime (ppcc_dp_channel_post), so that for ZeRO 0
+ * and 1, and with a ZeRO-3 schedule, this is the simulator's dp_end_ms to
+ * the bit.  Collectives follow nccl-tests' bus-bandwidth model.  Model
+ * FLOPs count forward and backward without recomputation (MFU); hardware
+ * FLOPs count the recomputation too.
  *
- * Model FLOPs count forward and backward without recomputation
- * (Megatron-LM's and PaLM's MFU); hardware FLOPs count the recomputation
- * too (Narayanan et al.'s throughput).  MFU divides model FLOP/s by the
- * sum of the devices' peaks.
+ * Derivation: doc/design/iteration.md (each term under each ZeRO stage,
+ * the optimizer's bytes, the gathers, MFU).
  */
 #include <math.h>
 #include <string.h>

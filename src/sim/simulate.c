@@ -3,91 +3,25 @@
  * peak memory.
  *
  * The model is the semantics of include/ppcc/schedule.h with times
- * attached.  Each rank has a clock that starts at 0 and runs its actions
- * in order:
- *   - F, B, I, W of stage s take costs[s].fwd_ms, bwd_ms, bwd_input_ms,
- *     bwd_weight_ms and advance the clock by that;
- *   - SEND_F / SEND_B of stage s never wait for the receiver, but the
- *     transfer occupies the sender: it runs from the clock for c =
- *     costs[s].send_f_ms / send_b_ms and the clock moves to its end;
- *   - a RECV occupies the receiver for the same c, from when the message
- *     is available (the matching send's start) or from its own clock,
- *     whichever is later; the clock moves to its end.
- *   - an overlapped pair (OVERLAP_F_B, then its F and its B) takes the
- *     sum F + B of its halves: the marker takes no time, and the receives
- *     of both halves come before it (lower.c), so the pair starts once
- *     both inputs are in.  DualPipe overlaps one half's computation with
- *     the other's communication (and all-to-all of expert parallelism),
- *     which ppcc does not model: with p2p costed as below, the pair is
- *     the F and B of the same device back to back, no faster.
- *   - REDUCE_GRAD of stage s does not move the clock: the reduction is
- *     ready at the clock (the end of the backward before it) and runs
- *     for ppcc_dp_reduce_ms(costs[s], bytes) on the rank's own
- *     communication channel, one reduction after another
- *     (ppcc_dp_channel_post); its start and end are that run's.
- *     REDUCE_SCATTER_GRAD (ZeRO >= 1) is timed the same way, its
- *     ppcc_dp_reduce_ms a reduce-scatter's (plan.c);
- *   - the ALL_GATHER_PARAM actions that open a rank's list (ZeRO 1 and
- *     2) are its prologue: they run on the rank's communication channel
- *     from time 0, one after another, each for ppcc_dp_gather_ms(
- *     costs[s], bytes), and do not move the clock; a stage's first
- *     compute (F, B, I or W) starts no earlier than the end of that
- *     stage's own last gather (dp_ready_ms[s]), so the gathers of the
- *     stages a rank reaches later overlap the forwards of those it
- *     reaches first, as Megatron-LM's --overlap-param-gather does, and
- *     the runtime waits the same way (reduce.c).  dp_gather_ms[r] is the
- *     rank's prologue added up and dp_gather_wait_ms[r] how long its
- *     computes waited for it (the part of the gathers the rank itself
- *     exposed; a later rank that waits for a delayed message counts
- *     that as waiting for the message).
- *   - UNSHARD_PARAM (ZeRO-3) runs on the channel from the rank's clock
- *     where the rank reaches it, as a reduction does, for
- *     ppcc_dp_gather_ms(costs[s], bytes), and does not move the clock;
- *     bucket 0 opens a group, which serves the rank's next F, B or I
- *     not yet served (schedule.h): that compute starts no earlier than
- *     the end of its group's last gather.  At most two groups wait for
- *     their computes at once (the validator's rule; PPCC_EINPUT
- *     otherwise).  The gathers add to dp_gather_ms[r] and their waits
- *     to dp_gather_wait_ms[r], not to dp_busy_ms.
- * So a stage pays, per microbatch, the p2p time of both directions at
- * both of its boundaries: the stage time the partitioner minimises
- * (plan.c).  This is Megatron-LM's default, where p2p transfers are
- * waited for between computations; a runtime that overlaps them does
- * better than this estimate.
- * The step is the latest end of any compute or p2p action (the
- * pipeline's makespan); dp_end_ms adds each rank's reductions, and
- * dp_step_ms is the latest of those.  A rank is busy for the sum of
- * its compute times, communicates for the sum of its transfers, and is
- * idle for the rest of the step; the bubble is total idle over p * step.
+ * attached: each rank has a clock that starts at 0 and runs its actions
+ * in order; computes take their stage's costs; a transfer occupies the
+ * sender and then the receiver for its p2p time, the receive starting no
+ * earlier than its send; the collectives run on the rank's own
+ * communication channel and move no clock, a compute waiting only for
+ * its own gathers.  The step is the latest end of any compute or p2p
+ * action; the bubble is total idle over p * step.  The peak memory of a
+ * rank is its stages' static bytes plus the largest stash along its
+ * order (and ZeRO-3's two gather buffers).
+ * Contract: the result does not depend on which rank runs first, and the
+ * work is linear in the number of actions; what is kept is the caller's
+ * choice (ppcc_simulate_keep), and ppcc_rank_times replays any rank's
+ * times with the same code, so the same doubles.
+ * Limits: p2p transfers are waited for between computations (Megatron-
+ * LM's default); a runtime that overlaps them, or DualPipe's overlapped
+ * pairs, do better than this estimate.
  *
- * Memory per rank: the static bytes of every stage on the rank (the
- * stage table says which), plus the stash, which grows by
- * costs[s].stash_bytes when F(s, mb) starts and shrinks by as much when
- * B(s, mb) ends; a split backward frees costs[s].stash_input_bytes of it
- * when I(s, mb) ends and the rest (the paper's M_W) when W(s, mb) ends;
- * stash_input_bytes < 0 (W holds more than the stash: the gradients of a
- * recomputed layer) makes I grow it.
- * The peak is static + the largest stash along the rank's order, plus,
- * under ZeRO-3 (costs[s].zero3_param_bytes > 0), the rank's two gather
- * buffers, each of its largest stage's full parameters: the compute's
- * and the one prefetched, which is what the rank holds at most, a
- * group's buffer taken from its first gather to its compute's end
- * (sched/reduce.c lists at most two at a time).  This depends on the
- * costs alone, so the schedule's shape without its collectives (the
- * split search's, split.c) has the same peaks.
- *
- * Ranks advance as far as they can; a rank stopped at a RECV is woken
- * when the matching SEND runs, with the arrival times held in arrays
- * indexed [stage][mb] for F and B messages.  The result does not depend
- * on which rank runs first, and the work is linear in the number of
- * actions.
- *
- * What is kept is the caller's choice (ppcc_simulate_keep): each action's
- * start and end (16 bytes an action), or only each message's send time
- * (16 bytes a stage and microbatch, the arrival array itself), from which
- * ppcc_rank_times replays any one rank's times with the same code, so the
- * same doubles, a block at a time: with every message already sent, a rank
- * runs alone.
+ * Derivation: doc/design/simulate.md (each action's timing rule, the
+ * memory rules, the wake-ups, what is kept).
  */
 #include <math.h>
 #include <stddef.h>
