@@ -298,17 +298,13 @@ int ppcc_step_ctx_new(ppcc_step_ctx **out, int n, int S, int p)
 
 static double step_op_ms(const ppcc_stage_cost *c, int op, int stage)
 {
-	switch (op) {
-	case PPCC_OP_F: return c[stage].fwd_ms;
-	case PPCC_OP_B: return c[stage].bwd_ms;
-	case PPCC_OP_I: return c[stage].bwd_input_ms;
-	case PPCC_OP_W: return c[stage].bwd_weight_ms;
-	case PPCC_OP_SEND_F: return c[stage].send_f_ms;
-	case PPCC_OP_SEND_B: return c[stage].send_b_ms;
-	case PPCC_OP_RECV_F: return stage > 0 ? c[stage - 1].send_f_ms : 0;
-	case PPCC_OP_RECV_B: return c[stage + 1].send_b_ms;
-	default: return 0;
+	/* a receive lasts its sender's transfer; stage 0's RECV_F has none */
+	if (op == PPCC_OP_RECV_F || op == PPCC_OP_RECV_B) {
+		stage += op == PPCC_OP_RECV_F ? -1 : 1;
+		if (stage < 0)
+			return 0;
 	}
+	return ppcc_op_ms(&c[stage], op);
 }
 
 /* 1 when count vector a is at most b in every chunk. */
@@ -819,18 +815,12 @@ static int step_bound_moved(const step_run *cw, const int *first, int b,
  * by pointers. */
 static double step_op_ms_p(const ppcc_stage_cost *const *cp, int op, int st)
 {
-	const ppcc_stage_cost *c = cp[st];
-	switch (op) {
-	case PPCC_OP_F: return c->fwd_ms;
-	case PPCC_OP_B: return c->bwd_ms;
-	case PPCC_OP_I: return c->bwd_input_ms;
-	case PPCC_OP_W: return c->bwd_weight_ms;
-	case PPCC_OP_SEND_F: return c->send_f_ms;
-	case PPCC_OP_SEND_B: return c->send_b_ms;
-	case PPCC_OP_RECV_F: return st > 0 ? cp[st - 1]->send_f_ms : 0;
-	case PPCC_OP_RECV_B: return cp[st + 1]->send_b_ms;
-	default: return 0;
+	if (op == PPCC_OP_RECV_F || op == PPCC_OP_RECV_B) {
+		st += op == PPCC_OP_RECV_F ? -1 : 1;
+		if (st < 0)
+			return 0;
 	}
+	return ppcc_op_ms(cp[st], op);
 }
 
 static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,

@@ -42,14 +42,7 @@ static double cost_of(const sched_auto_params *ap, int s, int op)
 {
 	if (!ap || !ap->costs)
 		return op == PPCC_OP_SEND_F || op == PPCC_OP_SEND_B ? 0 : 1;
-	const ppcc_stage_cost *c = &ap->costs[s];
-	switch (op) {
-	case PPCC_OP_F: return c->fwd_ms;
-	case PPCC_OP_I: return c->bwd_input_ms;
-	case PPCC_OP_W: return c->bwd_weight_ms;
-	case PPCC_OP_SEND_F: return c->send_f_ms;
-	default: return c->send_b_ms;
-	}
+	return ppcc_op_ms(&ap->costs[s], op);
 }
 
 int ppcc_sched_order_auto(sched_list *out, const sched_shape *sh)

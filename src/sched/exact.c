@@ -137,7 +137,8 @@ static void ex_costs(ex_ctx *x)
 				s < p - 1 ? x->c[s + 1].send_b_ms : 0, 0};
 		double out[3] = {s < p - 1 ? c->send_f_ms : 0,
 				 s > 0 ? c->send_b_ms : 0, 0};
-		double comp[3] = {c->fwd_ms, c->bwd_input_ms, c->bwd_weight_ms};
+		double comp[3] = {ppcc_op_ms(c, PPCC_OP_F), ppcc_op_ms(c, PPCC_OP_I),
+				  ppcc_op_ms(c, PPCC_OP_W)};
 		for (int k = 0; k < 3; k++)
 			for (int i = 0; i < m; i++) {
 				int o = ex_pass(x, s, k, i);

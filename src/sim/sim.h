@@ -51,6 +51,26 @@ typedef struct ppcc_stage_cost {
 	double zero3_param_bytes;
 } ppcc_stage_cost;
 
+/* How long one action of op lasts, c the costs of the stage whose time
+ * it is: its own for a compute or a SEND (the transfer), the sending
+ * stage's for a RECV (a receive lasts the transfer it waits for); 0 for
+ * any other op.  The one rule of an op's duration: the simulator, the
+ * split search's models and the auto order all read it. */
+static inline double ppcc_op_ms(const ppcc_stage_cost *c, int op)
+{
+	switch (op) {
+	case PPCC_OP_F: return c->fwd_ms;
+	case PPCC_OP_B: return c->bwd_ms;
+	case PPCC_OP_I: return c->bwd_input_ms;
+	case PPCC_OP_W: return c->bwd_weight_ms;
+	case PPCC_OP_SEND_F:
+	case PPCC_OP_RECV_F: return c->send_f_ms;
+	case PPCC_OP_SEND_B:
+	case PPCC_OP_RECV_B: return c->send_b_ms;
+	default: return 0;
+	}
+}
+
 typedef struct ppcc_estimate {
 	double step_ms;          /* makespan */
 	double bubble_fraction;  /* sum of idle / (ranks * step) */

@@ -218,22 +218,22 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 			cur += cost->stash_bytes;
 			if (cur > peak)
 				peak = cur;
-			t += cost->fwd_ms;
-			busy += cost->fwd_ms;
+			t += ppcc_op_ms(cost, PPCC_OP_F);
+			busy += ppcc_op_ms(cost, PPCC_OP_F);
 			break;
 		case PPCC_OP_B:
-			t += cost->bwd_ms;
-			busy += cost->bwd_ms;
+			t += ppcc_op_ms(cost, PPCC_OP_B);
+			busy += ppcc_op_ms(cost, PPCC_OP_B);
 			cur -= cost->stash_bytes;
 			break;
 		case PPCC_OP_W:
-			t += cost->bwd_weight_ms;
-			busy += cost->bwd_weight_ms;
+			t += ppcc_op_ms(cost, PPCC_OP_W);
+			busy += ppcc_op_ms(cost, PPCC_OP_W);
 			cur -= cost->stash_bytes - cost->stash_input_bytes;
 			break;
 		case PPCC_OP_I:
-			t += cost->bwd_input_ms;
-			busy += cost->bwd_input_ms;
+			t += ppcc_op_ms(cost, PPCC_OP_I);
+			busy += ppcc_op_ms(cost, PPCC_OP_I);
 			/* negative when W holds more than the stash */
 			cur -= cost->stash_input_bytes;
 			if (cur > peak)
@@ -250,7 +250,7 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 				err = PPCC_EINPUT;
 				goto out;
 			}
-			double c = fwd ? cost->send_f_ms : cost->send_b_ms;
+			double c = ppcc_op_ms(cost, x->op);
 			t += c;
 			comm += c;
 			if (sent) {
@@ -288,7 +288,7 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 				k->wait = msg;
 				goto out;
 			}
-			double c = fwd ? costs[from].send_f_ms : costs[from].send_b_ms;
+			double c = ppcc_op_ms(&costs[from], x->op);
 			if (arrival[msg] > t)
 				t = arrival[msg];
 			t += c;
