@@ -178,10 +178,13 @@ static int cells_check(const ppcc_config *cfg, int64_t max_work, ppcc_diag *d)
 			 v);
 	else
 		snprintf(what, sizeof what, "stages: %d", pl->stages);
+	/* about 1.1 bytes a cell: 1.13 GB at 2^30 (2^18 layers x 4096) */
+	double bytes = 1.1 * (double)cells;
 	ppcc_error(d, loc, "%s x %d layers need %lld partition cells (about "
-		   "%.1f GB of tables), over the budget of %lld; use fewer %s "
+		   "%.1f %s of tables), over the budget of %lld; use fewer %s "
 		   "or raise it with --max-work N", what, cfg->model.n_layers,
-		   (long long)cells, 1.1e-9 * (double)cells, (long long)max_work,
+		   (long long)cells, bytes / (bytes >= 1e9 ? 1e9 : 1e6),
+		   bytes >= 1e9 ? "GB" : "MB", (long long)max_work,
 		   by_chunks ? "chunks" : "stages");
 	return PPCC_EINPUT;
 }

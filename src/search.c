@@ -1111,7 +1111,9 @@ static void report_over(const ppcc_config *cfg, long considered, int more,
 	const ppcc_loc *loc;
 	char why[160];
 	if (cells > work - cells) {
-		loc = cfg->model.loc.file ? &cfg->model.loc : &file;
+		loc = cfg->model.n_layers > 0 && cfg->model.layers[0].loc.file
+		      ? &cfg->model.layers[0].loc
+		      : cfg->model.loc.file ? &cfg->model.loc : &file;
 		snprintf(why, sizeof why, "most of it partition cells of the "
 			 "%d layers; fix the stages or chunks lower",
 			 cfg->model.n_layers);
@@ -1720,6 +1722,12 @@ enumerated:
 			if (fam.by[dim][v].enumerated > 0)
 				out->families[out->n_families++] = fam.by[dim][v];
 
+	if (ntop == 0 && out->stopped_early) {
+		ppcc_error(d, NULL, "--time-limit: stopped after %g s with none "
+			   "of the %ld configurations simulated so far fitting; "
+			   "give it longer", o->time_limit_s, out->simulated);
+		return PPCC_EINFEASIBLE;
+	}
 	if (ntop == 0) {
 		if (!o->no_hints)
 			hints(out, a, cfg, o);
