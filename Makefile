@@ -339,6 +339,7 @@ bench: $(BENCHES) $(PPCC)
 	@for b in $(BENCHES); do $$b || exit 1; done
 	@tests/bench_scale.sh run $(PPCC) growth
 	@tests/bench_search.sh $(PPCC)
+	@tests/bench_budget.sh $(PPCC) .
 
 bench-baseline:
 	tests/bench_scale.sh baseline $(BENCH_BASE)

@@ -133,6 +133,8 @@ static const ppcc_loc search_loc = {"<search>", 0, 0};
 /* and a layer of a configuration planned (its costs, bounds and stage
  * tables: a plan of 2^20 layers on 1 to 32 stages, 1.2 to 5 s) */
 #define SEARCH_LAYER_WORK 256
+/* the partition cells of one configuration's plan (ppcc_budget) */
+#define SEARCH_PLAN_CELLS (PPCC_MAX_WORK_DEFAULT / 4)
 
 /* The schedules' shapes kept across candidates (ppcc_plan_shapes): at
  * most this many bytes of actions before the cache starts over. */
@@ -1177,15 +1179,16 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		return PPCC_EINPUT;
 	}
 	/* each plan's budget, and the whole search's */
-	ppcc_budget plan_budget = {o->budget.max_actions, 0};
+	/* each plan's cells: a quarter of a plan's own default (a search
+	 * may plan many), unless the budget is raised or lifted */
+	ppcc_budget plan_budget = {o->budget.max_actions,
+				   SEARCH_PLAN_CELLS};
 	if (o->exhaustive && o->budget.max_work <= 0)
 		plan_budget.max_work = INT64_MAX;
-	else if (o->budget.max_work > PPCC_MAX_WORK_DEFAULT)
+	else if (o->budget.max_work > SEARCH_PLAN_CELLS)
 		plan_budget.max_work = o->budget.max_work;
 	int64_t max_work = o->budget.max_work > 0 ? o->budget.max_work
 			   : o->exhaustive ? INT64_MAX : PPCC_SEARCH_WORK_DEFAULT;
-	/* within: the work counted before the candidate that went over */
-	int64_t counted = o->work_spent, cells_total = 0, within = 0;
 	int K = o->top > 0 ? o->top : 10;
 	int devices = cl->devices;
 	double R = 0, cap = 0;
@@ -1219,6 +1222,28 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		       : r == 0)
 			r_list[nr++] = r;
 	int nsets = nb * nr;
+	/* the layer sets are expanded before anything is enumerated: each
+	 * of their layers counts as one planned would */
+	int64_t set_layers = (int64_t)nsets * (tf ? tf->layers + 2
+					       : cfg->model.n_layers);
+	if (set_layers * SEARCH_LAYER_WORK > max_work - o->work_spent) {
+		const ppcc_loc *loc = tf && cfg->model.transformer_loc.file
+				      ? &cfg->model.transformer_loc
+				      : &cfg->model.loc;
+		out->work = o->work_spent;
+		ppcc_error(d, loc, "the search's %d settings of micro-batch size "
+			   "and recompute expand %lld layers, %lld units of work, "
+			   "over the budget of %lld; fix micro_batch_size and "
+			   "recompute with --fix KEY=VALUE, use fewer layers, or "
+			   "raise it with --max-work N", nsets,
+			   (long long)set_layers,
+			   (long long)(set_layers * SEARCH_LAYER_WORK),
+			   (long long)max_work);
+		return PPCC_EINPUT;
+	}
+	/* within: the work counted before the candidate that went over */
+	int64_t counted = o->work_spent + set_layers * SEARCH_LAYER_WORK;
+	int64_t cells_total = 0, within = 0;
 	layer_set *sets = ppcc_arena_alloc(a, (size_t)nsets, sizeof *sets);
 	if (!sets)
 		return PPCC_ENOMEM;

@@ -566,9 +566,9 @@ START_TEST(search_work_stays_within_its_budget)
 	ck_assert_msg(r.work > 0 && r.work <= PPCC_SEARCH_WORK_DEFAULT,
 		      "%lld", (long long)r.work);
 	ppcc_arena_reset(a);
-	/* 2^20 layers on 256 devices, under a budget of 10^8 units: its
-	 * 12 configurations' cells alone are over it, refused before any
-	 * is planned */
+	/* 2^20 layers on 256 devices, under a budget of 10^8 units: the
+	 * expansion of its layers alone is over it, refused before any
+	 * configuration is enumerated */
 	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
 					  .kind = -1}, .threads = 2,
 				  .budget = {.max_work = 100000000}};
@@ -583,10 +583,11 @@ START_TEST(search_work_stays_within_its_budget)
 		"  device: {name: a100, tflops: 312, efficiency: 0.5, "
 		"memory_gib: 80}\n"
 		"pipeline: {global_batch_size: 1}\n", &so);
-	ck_assert_msg(err == PPCC_EINPUT && strstr(diag.text, "4:7: error: the "
-		      "search's first ") && strstr(diag.text, "over the budget "
-		      "of 100000000: most of it partition cells of the 1048576 "
-		      "layers"), "%d %s", err, diag.text);
+	ck_assert_msg(err == PPCC_EINPUT && strstr(diag.text, "1:1: error: the "
+		      "search's 1 settings of micro-batch size and recompute "
+		      "expand 1048576 layers, 268435456 units of work, over the "
+		      "budget of 100000000"), "%d %s", err, diag.text);
+	ck_assert_int_eq(r.considered, 0);
 	ck_assert_int_eq(r.simulated, 0);
 	ck_assert_msg(r.work <= 100000000, "%lld", (long long)r.work);
 	ppcc_arena_reset(a);
@@ -632,7 +633,7 @@ START_TEST(search_takes_the_budget_flags)
 	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
 				"--max-work", "4096", NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "error: the search's first "
-		      "2 configurations need more than") &&
+		      "1 configurations need more than 4619 units") &&
 		      strstr(r.err, "over the budget of 4096"), "exit %d: %s",
 		      r.status, r.err);
 	tu_run_free(&r);
