@@ -414,7 +414,7 @@ FUZZ_CFLAGS   := -std=c11 -g -O1 -Wall $(FUZZ_SAN) $(PKG_CFLAGS)
 FUZZ_LIB_OBJ  := $(patsubst %.c,$(FUZZ_BUILD)/%.o,\
 	$(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c)) $(wildcard src/emit/*.c) \
 	$(wildcard src/sched/*.c) tests/fuzz/targets.c)
-FUZZERS       := plan json
+FUZZERS       := plan json search
 
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
