@@ -978,11 +978,11 @@ static void eval_commit(eval_pool *pl, size_t i, double above,
 			ppcc_arena *work, ppcc_plan_shapes *shapes,
 			eval_slot *out)
 {
-	eval_slot *s = &pl->slot[i];
 	if (!pl->slot) {
 		eval_run(out, pl, i, above, work, shapes);
 		return;
 	}
+	eval_slot *s = &pl->slot[i];
 	pthread_mutex_lock(&pl->mu);
 	pl->committed = i;
 	pl->above = above;
@@ -1338,7 +1338,10 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 				continue;
 			int d_hi = rest / p, d_lo = o->allow_idle ? 1 : d_hi;
 			for (int dd = d_hi; dd >= d_lo; dd--) {
-			counted++;
+			if (++counted > max_work) {
+				within = counted - 1;
+				goto enumerated;
+			}
 			if (o->fix.data_parallel > 0 && dd != o->fix.data_parallel)
 				continue;
 			if (B % dd)
