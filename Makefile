@@ -343,6 +343,7 @@ bench: $(BENCHES) $(PPCC)
 	@for b in $(BENCHES); do $$b || exit 1; done
 	@tests/bench_scale.sh run $(PPCC) growth
 	@tests/bench_search.sh $(PPCC)
+	@tests/bench_budget.sh $(PPCC) .
 
 bench-baseline:
 	tests/bench_scale.sh baseline $(BENCH_BASE)
@@ -416,7 +417,7 @@ FUZZ_CPPFLAGS := -Iinclude -Isrc -Itests -D_POSIX_C_SOURCE=200809L \
 FUZZ_CFLAGS   := -std=c11 -g -O1 -Wall $(FUZZ_SAN) $(PKG_CFLAGS)
 FUZZ_LIB_OBJ  := $(patsubst %.c,$(FUZZ_BUILD)/%.o,\
 	$(filter-out src/cli/%,$(wildcard src/*/*.c)) tests/fuzz/targets.c)
-FUZZERS       := plan json checkpoint
+FUZZERS       := plan json checkpoint search
 
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

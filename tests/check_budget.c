@@ -442,6 +442,235 @@ START_TEST(plan_on_two_threads_writes_what_one_writes)
 }
 END_TEST
 
+/* The partitioner's tables hold a byte per layer and virtual stage (the
+ * path bound an int): 2^20 layers on 4096 stages asked for 4.3e9 cells
+ * (4.5 GB, 29 s), on 2 stages of 1024 chunks for 2.1e9 (2.4 GB, 18 s).
+ * Both are refused at the key that makes them, with what brings them
+ * under; --max-work moves the budget both ways and says so when raised. */
+START_TEST(partition_cells_are_refused_at_stages_and_chunks)
+{
+	char *dir = tu_mkdtemp();
+	const char *head =
+		"model:\n"
+		"  name: m\n"
+		"  layers:\n"
+		"    - {name: a, fwd_flops: 1e9, params: 1e6, activation_bytes: "
+		"1e6, stash_bytes: 1e6, repeat: 1048576}\n"
+		"cluster:\n";
+	char text[1024], a1[600], a2[600], out[600];
+	snprintf(a1, sizeof a1, "%s/a1.yaml", dir);
+	snprintf(a2, sizeof a2, "%s/a2.yaml", dir);
+	snprintf(out, sizeof out, "%s/out.json", dir);
+	snprintf(text, sizeof text, "%s  devices: 4096\n"
+		 "  device: {name: a100, tflops: 312, efficiency: 0.5, "
+		 "memory_gib: 80}\n"
+		 "pipeline: {stages: 4096, microbatches: 1, schedule: gpipe}\n",
+		 head);
+	ck_assert_int_eq(tu_write_file(a1, text), 0);
+	snprintf(text, sizeof text, "%s  devices: 2\n"
+		 "  device: {name: a100, tflops: 312, efficiency: 0.5, "
+		 "memory_gib: 80}\n"
+		 "pipeline: {stages: 2, microbatches: 2, chunks: 1024, "
+		 "schedule: interleaved}\n", head);
+	ck_assert_int_eq(tu_write_file(a2, text), 0);
+	tu_run r;
+	run_ppcc(&r, (char *[]){"plan", a1, "-f", "json", "-o", out, NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "a1.yaml:8:12: error: "
+		      "stages: 4096 x 1048576 layers need 4294967296 partition "
+		      "cells") && strstr(r.err, "over the budget of 268435456; "
+		      "use fewer stages or raise it with --max-work N"),
+		      "exit %d: %s", r.status, r.err);
+	ck_assert(!tu_exists(out));
+	tu_run_free(&r);
+	run_ppcc(&r, (char *[]){"plan", a2, NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "a2.yaml:8:40: error: "
+		      "chunks: 2 stages x 1024 chunks x 1048576 layers need "
+		      "2147483648 partition cells") && strstr(r.err, "use fewer "
+		      "chunks or raise it with --max-work N"),
+		      "exit %d: %s", r.status, r.err);
+	tu_run_free(&r);
+	/* tiny: 4 stages x 10 layers; 39 refuses it, 40 takes it */
+	char tiny[1024];
+	snprintf(tiny, sizeof tiny, "%s/examples/tiny.yaml", tu_src());
+	run_ppcc(&r, (char *[]){"plan", tiny, "--max-work", "39", NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "tiny.yaml:31:3: error: "
+		      "stages: 4 x 10 layers need 40 partition cells") &&
+		      strstr(r.err, "over the budget of 39;"), "%s", r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, (char *[]){"plan", tiny, "--max-work", "40", NULL});
+	ck_assert_msg(r.status == 0 && !*r.err, "%s", r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, (char *[]){"plan", tiny, "--max-work", "1000000000000",
+				NULL});
+	ck_assert_msg(r.status == 0 && strstr(r.err, "ppcc: note: --max-work "
+		      "raises the work budget to 1000000000000 units from the "
+		      "default 268435456"), "%s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* ppcc_search on text with default options but for o (NULL: none): its
+ * status, *r and the diagnostics in *diag. */
+static int search_text(ppcc_search_result *r, tu_diag *diag, ppcc_arena *a,
+		       const char *dir, const char *text,
+		       const ppcc_search_options *o)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/s.yaml", dir);
+	ck_assert_int_eq(tu_write_file(path, text), 0);
+	ppcc_config cfg;
+	tu_diag_init(diag);
+	ck_assert_int_eq(ppcc_config_load(&cfg, a, path, NULL, &diag->d), 0);
+	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
+					  .kind = -1}, .threads = 2};
+	if (o)
+		so = *o;
+	return ppcc_search(r, a, &cfg, &so, &diag->d);
+}
+
+/* The search's reproducers: a 300-byte transformer of 2^20 (hidden,
+ * heads, FFN, devices, batch) searched for 155 s and 6.8 GB; 2^20
+ * layers on 256 devices, 37 s and 2.1 GB; Llama 3 8B on 2^20 devices
+ * took 14 s to say no configuration fills them.  Each now counts no
+ * more than its budget of work (units, not seconds), and is refused
+ * before its work passes it. */
+START_TEST(search_work_stays_within_its_budget)
+{
+	char *dir = tu_mkdtemp();
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_search_result r;
+	tu_diag diag;
+	int err = search_text(&r, &diag, a, dir,
+		"model:\n"
+		"  name: huge\n"
+		"  transformer:\n"
+		"    layers: 32\n"
+		"    hidden: 1048576\n"
+		"    heads: 1048576\n"
+		"    ffn_hidden: 1048576\n"
+		"    vocab: 32000\n"
+		"    seq_len: 2048\n"
+		"cluster:\n"
+		"  devices: 1048576\n"
+		"  devices_per_node: 8\n"
+		"  device: {name: h100, tflops: 989, efficiency: 0.4, "
+		"memory_gib: 80}\n"
+		"pipeline:\n"
+		"  global_batch_size: 1048576\n", NULL);
+	ck_assert_msg(err == PPCC_EINPUT && strstr(diag.text, "10:1: error: "
+		      "the search stopped at its") && strstr(diag.text,
+		      "over the budget of 2147483648; fix some of them with "
+		      "--fix KEY=VALUE"), "%d %s", err, diag.text);
+	ck_assert_msg(r.work > 0 && r.work <= PPCC_SEARCH_WORK_DEFAULT,
+		      "%lld", (long long)r.work);
+	ppcc_arena_reset(a);
+	/* 2^20 layers on 256 devices, under a budget of 10^8 units: the
+	 * expansion of its layers alone is over it, refused before any
+	 * configuration is enumerated */
+	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
+					  .kind = -1}, .threads = 2,
+				  .budget = {.max_work = 100000000}};
+	err = search_text(&r, &diag, a, dir,
+		"model:\n"
+		"  name: m\n"
+		"  layers:\n"
+		"    - {name: a, fwd_flops: 1e9, params: 1e6, activation_bytes: "
+		"1e6, stash_bytes: 1e6, repeat: 1048576}\n"
+		"cluster:\n"
+		"  devices: 256\n"
+		"  device: {name: a100, tflops: 312, efficiency: 0.5, "
+		"memory_gib: 80}\n"
+		"pipeline: {global_batch_size: 1}\n", &so);
+	ck_assert_msg(err == PPCC_EINPUT && strstr(diag.text, "1:1: error: the "
+		      "search's 1 settings of micro-batch size and recompute "
+		      "expand 1048576 layers, 268435456 units of work, over the "
+		      "budget of 100000000"), "%d %s", err, diag.text);
+	ck_assert_int_eq(r.considered, 0);
+	ck_assert_int_eq(r.simulated, 0);
+	ck_assert_msg(r.work <= 100000000, "%lld", (long long)r.work);
+	ppcc_arena_reset(a);
+	/* Llama 3 8B on 2^20 devices: nothing fills them, and the hints'
+	 * searches (leaving devices idle: 954,720 configurations) share
+	 * the budget */
+	char path[1024];
+	snprintf(path, sizeof path, "%s/examples/llama3-8b.yaml", tu_src());
+	char *text = tu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(text);
+	char *at = strstr(text, "devices: 16\n");
+	ck_assert_ptr_nonnull(at);
+	size_t len = strlen(text);
+	char *big = malloc(len + 16);
+	snprintf(big, len + 16, "%.*sdevices: 1048576\n%s", (int)(at - text),
+		 text, at + strlen("devices: 16\n"));
+	err = search_text(&r, &diag, a, dir, big, NULL);
+	ck_assert_msg(err == PPCC_EINFEASIBLE && strstr(diag.text, "error: no "
+		      "configuration fills the 1048576 devices"), "%d %s", err,
+		      diag.text);
+	ck_assert_msg(r.work <= PPCC_SEARCH_WORK_DEFAULT, "%lld",
+		      (long long)r.work);
+	free(big);
+	free(text);
+	ppcc_arena_free(a);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* The search's errors say "raise it with --max-actions N": search takes
+ * it, and --max-work, --time-limit; --exhaustive and a raised budget
+ * say they lift the default. */
+START_TEST(search_takes_the_budget_flags)
+{
+	char tiny[1024];
+	snprintf(tiny, sizeof tiny, "%s/examples/tiny.yaml", tu_src());
+	tu_run r;
+	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+				"--max-actions", "100000", "--top", "1", NULL});
+	ck_assert_msg(r.status == 0 && !*r.err, "exit %d: %s", r.status, r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+				"--max-work", "4096", NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "error: the search's first "
+		      "1 configurations need more than 4619 units") &&
+		      strstr(r.err, "over the budget of 4096"), "exit %d: %s",
+		      r.status, r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+				"--exhaustive", "--top", "1", NULL});
+	ck_assert_msg(r.status == 0 && strstr(r.err, "ppcc: note: --exhaustive "
+		      "lifts the search's work budget of 2147483648 units; its "
+		      "72 configurations count"), "exit %d: %s", r.status, r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+				"--max-work", "3000000000", "--top", "1", NULL});
+	ck_assert_msg(r.status == 0 && strstr(r.err, "ppcc: note: --max-work "
+		      "raises the search's work budget"), "exit %d: %s",
+		      r.status, r.err);
+	tu_run_free(&r);
+	/* a limit that is always reached before the first simulation */
+	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+				"--time-limit", "1e-9", NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "--time-limit: stopped "
+		      "after 1e-09 s"), "exit %d: %s", r.status, r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+				"--fix", "stages=1048576", NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "ppcc: <command line>: "
+		      "error: --fix: stages 1048576 exceeds the 4 devices"),
+		      "exit %d: %s", r.status, r.err);
+	tu_run_free(&r);
+	const char *bad[] = {"--max-actions", "--max-work"};
+	for (size_t i = 0; i < 2; i++) {
+		run_ppcc(&r, (char *[]){"search", tiny, (char *)bad[i], "0", NULL});
+		ck_assert_msg(r.status == 2 && strstr(r.err, "positive integer"),
+			      "%s", r.err);
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
 Suite *suite_budget(void)
 {
 	Suite *s = suite_create("budget");
@@ -455,6 +684,9 @@ Suite *suite_budget(void)
 	tcase_add_test(tc, max_actions_raises_and_lowers_the_budget);
 	tcase_add_test(tc, dependency_view_of_thousands_of_stages_is_linear_as_dot);
 	tcase_add_test(tc, plan_on_two_threads_writes_what_one_writes);
+	tcase_add_test(tc, partition_cells_are_refused_at_stages_and_chunks);
+	tcase_add_test(tc, search_work_stays_within_its_budget);
+	tcase_add_test(tc, search_takes_the_budget_flags);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -132,6 +132,14 @@ START_TEST(cli_usage_errors_name_the_option)
 		 "ppcc: --memory-limit: '0x10' is not GiB"},
 		{{"search", tiny, "--global-batch", "8", "--memory-limit", " 40"},
 		 "ppcc: --memory-limit: ' 40' is not GiB"},
+		{{"plan", "x.yaml", "--max-work", "+5"},
+		 "ppcc: --max-work: expected a positive integer, got '+5'"},
+		{{"search", tiny, "--global-batch", "8", "--max-work", "+5"},
+		 "ppcc: --max-work: expected a positive integer, got '+5'"},
+		{{"search", tiny, "--global-batch", "8", "--max-actions", " 9"},
+		 "ppcc: --max-actions: expected a positive integer, got ' 9'"},
+		{{"search", tiny, "--global-batch", "8", "--time-limit", "0x5"},
+		 "ppcc: --time-limit: '0x5' is not seconds"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *argv[12] = {(char *)tu_ppcc()};

@@ -241,8 +241,10 @@ START_TEST(harden_fuzz_regressions_and_seeds_replay_cleanly)
 	int n = replay_dir("tests/fuzz/regressions/plan", ppcc_fuzz_plan);
 	n += replay_dir("tests/fuzz/regressions/json", ppcc_fuzz_json);
 	n += replay_dir("tests/fuzz/regressions/checkpoint", ppcc_fuzz_checkpoint);
+	n += replay_dir("tests/fuzz/regressions/search", ppcc_fuzz_search);
 	int seeds = replay_dir("tests/fuzz/seeds/plan", ppcc_fuzz_plan);
 	seeds += replay_dir("tests/fuzz/seeds/json", ppcc_fuzz_json);
+	seeds += replay_dir("tests/fuzz/seeds/search", ppcc_fuzz_search);
 	int ckpt = replay_dir("tests/fuzz/seeds/checkpoint", ppcc_fuzz_checkpoint);
 	ck_assert_msg(seeds >= 4, "only %d seeds under tests/fuzz/seeds", seeds);
 	ck_assert_msg(ckpt >= 4, "only %d seeds under tests/fuzz/seeds/checkpoint", ckpt);

@@ -46,6 +46,7 @@ typedef struct cli_options {
 	int group_size_set;
 	int quiet;
 	long long max_actions; /* 0: PPCC_MAX_ACTIONS_DEFAULT */
+	long long max_work;    /* 0: PPCC_MAX_WORK_DEFAULT */
 	const char *partition; /* --partition, as given */
 	double memory_limit;   /* --memory-limit, bytes per device; 0: none */
 	int jobs;              /* --jobs; 0: one per processor online */
@@ -60,14 +61,15 @@ static void usage(FILE *f)
 	      "                 [-m|--microbatches N] [-v|--chunks N] [-g|--group-size N]\n"
 	      "                 [-t|--tensor-parallel N] [-f|--format FMT] [-o|--output FILE]\n"
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
-	      "                 [--prefix NAME] [--max-actions N] [--partition N,N,...]\n"
-	      "                 [--memory-limit GIB] [--jobs N]\n"
+	      "                 [--prefix NAME] [--max-actions N] [--max-work N]\n"
+	      "                 [--partition N,N,...] [--memory-limit GIB] [--jobs N]\n"
 	      "       ppcc check [--refresh-fingerprint] FILE.json\n"
 	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
 	      "       ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]\n"
 	      "                   [-f text|json|megatron|torchtitan|deepspeed] [-o FILE]\n"
 	      "                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
-	      "                   [--exhaustive]\n"
+	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
+	      "                   [--time-limit S]\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n", f);
 	fprintf(f, "KIND: %s\n", kinds);
@@ -301,9 +303,14 @@ static int cmd_plan(const cli_options *o)
 	ppcc_config_fill_defaults(&cfg);
 	/* an output that prints no action's times: the plan keeps none */
 	pl->no_times = !ppcc_emit_replays_times(o->emit.format, pl->stages);
+	ppcc_budget budget = {o->max_actions, o->max_work};
+	if (o->max_work > PPCC_MAX_WORK_DEFAULT)
+		ppcc_note(&d, NULL, "--max-work raises the work budget to %lld "
+			  "units from the default %lld", o->max_work,
+			  (long long)PPCC_MAX_WORK_DEFAULT);
 	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
-	    (err = ppcc_plan_budget_check(&cfg, o->emit.format, o->max_actions,
-					  &d)) < 0 ||
+	    (err = ppcc_plan_budget_check_work(&cfg, o->emit.format, &budget,
+					       &d)) < 0 ||
 	    (err = plan_for_format(&plan, a, &cfg, o->emit.format, &d)) < 0) {
 		rc = report_status(err, &d);
 		goto out;
@@ -470,7 +477,7 @@ out:
 }
 
 enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
-       OPT_MAX_ACTIONS, OPT_PARTITION, OPT_REFRESH_FINGERPRINT,
+       OPT_MAX_ACTIONS, OPT_MAX_WORK, OPT_PARTITION, OPT_REFRESH_FINGERPRINT,
        OPT_MEMORY_LIMIT, OPT_JOBS };
 
 static const struct option longopts[] = {
@@ -491,6 +498,7 @@ static const struct option longopts[] = {
 	{"standalone", no_argument, NULL, OPT_STANDALONE},
 	{"prefix", required_argument, NULL, OPT_PREFIX},
 	{"max-actions", required_argument, NULL, OPT_MAX_ACTIONS},
+	{"max-work", required_argument, NULL, OPT_MAX_WORK},
 	{"partition", required_argument, NULL, OPT_PARTITION},
 	{"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
 	{"jobs", required_argument, NULL, OPT_JOBS},
@@ -596,6 +604,13 @@ static int apply_option(cli_options *o, int c, const char *arg)
 		if (ppcc_cli_count(arg, 1, LLONG_MAX, &v) < 0)
 			return count_error(c, arg);
 		o->max_actions = v;
+		break;
+	}
+	case OPT_MAX_WORK: {
+		long long v;
+		if (ppcc_cli_count(arg, 1, LLONG_MAX, &v) < 0)
+			return count_error(c, arg);
+		o->max_work = v;
 		break;
 	}
 	case OPT_PARTITION: o->partition = arg; break;

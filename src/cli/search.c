@@ -10,11 +10,13 @@
  *               [-f text|json|megatron|torchtitan|deepspeed] [-o FILE]
  *               [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]
  *               [--exhaustive] [--compare FILE] [--jobs N]
+ *               [--max-actions N] [--max-work N] [--time-limit S]
  *
  * The output is composed in memory and written only when complete.  Exit
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
  * write, 4 internal.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
@@ -468,7 +470,7 @@ static int load_compare(ppcc_search_options *so, ppcc_arena *a,
 int ppcc_cli_search(int argc, char **argv)
 {
 	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH, O_IDLE,
-	       O_COMPARE, O_JOBS };
+	       O_COMPARE, O_JOBS, O_MAX_ACTIONS, O_MAX_WORK, O_TIME_LIMIT };
 	static const struct option longopts[] = {
 		{"cluster", required_argument, NULL, O_CLUSTER},
 		{"global-batch", required_argument, NULL, O_GB},
@@ -479,6 +481,9 @@ int ppcc_cli_search(int argc, char **argv)
 		{"allow-idle", no_argument, NULL, O_IDLE},
 		{"compare", required_argument, NULL, O_COMPARE},
 		{"jobs", required_argument, NULL, O_JOBS},
+		{"max-actions", required_argument, NULL, O_MAX_ACTIONS},
+		{"max-work", required_argument, NULL, O_MAX_WORK},
+		{"time-limit", required_argument, NULL, O_TIME_LIMIT},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -541,6 +546,29 @@ int ppcc_cli_search(int argc, char **argv)
 						optarg);
 			so.threads = (int)n;
 			break;
+		case O_MAX_ACTIONS:
+		case O_MAX_WORK: {
+			long long v;
+			if (ppcc_cli_count(optarg, 1, LLONG_MAX, &v) < 0)
+				return sr_usage(c == O_MAX_ACTIONS
+						? "--max-actions: expected a positive "
+						  "integer, got '%s'"
+						: "--max-work: expected a positive "
+						  "integer, got '%s'", optarg);
+			if (c == O_MAX_ACTIONS)
+				so.budget.max_actions = v;
+			else
+				so.budget.max_work = v;
+			break;
+		}
+		case O_TIME_LIMIT: {
+			double sec;
+			if (ppcc_cli_real(optarg, 0, 1e6, &sec) < 0 || !(sec > 0))
+				return sr_usage("--time-limit: '%s' is not seconds",
+						optarg);
+			so.time_limit_s = sec;
+			break;
+		}
 		case 'o': output = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
@@ -563,7 +591,9 @@ int ppcc_cli_search(int argc, char **argv)
 			     "[-o FILE]\n"
 			     "                   [--fix KEY=VALUE ...] [--memory-limit GIB] "
 			     "[--allow-idle] [--exhaustive]\n"
-			     "                   [--compare FILE] [--jobs N]");
+			     "                   [--compare FILE] [--jobs N] "
+			     "[--max-actions N] [--max-work N]\n"
+			     "                   [--time-limit S]");
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
 		default: return sr_usage("unknown option '%s'", opt);
@@ -599,6 +629,11 @@ int ppcc_cli_search(int argc, char **argv)
 			fputs("ppcc: error: out of memory\n", stderr);
 		goto out;
 	}
+	if (r.stopped_early)
+		fprintf(stderr, "ppcc: note: --time-limit: stopped after %.0f s "
+			"with %ld configurations not simulated; the ranking is "
+			"the best found so far\n", so.time_limit_s,
+			r.not_simulated);
 	FILE *mem = open_memstream(&buf, &len);
 	if (!mem) {
 		rc = 4;

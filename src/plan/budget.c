@@ -120,16 +120,68 @@ static const char *format_name(int format)
 	}
 }
 
+int64_t ppcc_plan_cell_count(const ppcc_config *cfg)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	int64_t n = cfg->model.n_layers > 0 ? cfg->model.n_layers : 0;
+	int64_t S = (int64_t)(pl->stages > 0 ? pl->stages : 1) *
+		    (pl->chunks > 0 ? pl->chunks : 1);
+	return n > 0 && S > INT64_MAX / n ? INT64_MAX : n * S;
+}
+
+/* The cells over b's budget: an error at stages, or at chunks when they
+ * are the larger factor, with what would bring them under. */
+static int cells_check(const ppcc_config *cfg, int64_t max_work, ppcc_diag *d)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	int64_t cells = ppcc_plan_cell_count(cfg);
+	if (max_work <= 0)
+		max_work = PPCC_MAX_WORK_DEFAULT;
+	if (cells <= max_work)
+		return 0;
+	int v = pl->chunks > 0 ? pl->chunks : 1;
+	int by_chunks = v > pl->stages && pl->chunks_loc.file;
+	const ppcc_loc *loc = by_chunks ? &pl->chunks_loc : &pl->stages_loc;
+	if (!loc->file)
+		loc = pl->loc.file ? &pl->loc : &cfg->model.loc;
+	char what[96];
+	if (by_chunks)
+		snprintf(what, sizeof what, "chunks: %d stages x %d chunks",
+			 pl->stages, v);
+	else if (v > 1)
+		snprintf(what, sizeof what, "stages: %d x %d chunks", pl->stages,
+			 v);
+	else
+		snprintf(what, sizeof what, "stages: %d", pl->stages);
+	/* about 1.1 bytes a cell: 1.13 GB at 2^30 (2^18 layers x 4096) */
+	double bytes = 1.1 * (double)cells;
+	ppcc_error(d, loc, "%s x %d layers need %lld partition cells (about "
+		   "%.1f %s of tables), over the budget of %lld; use fewer %s "
+		   "or raise it with --max-work N", what, cfg->model.n_layers,
+		   (long long)cells, bytes / (bytes >= 1e9 ? 1e9 : 1e6),
+		   bytes >= 1e9 ? "GB" : "MB", (long long)max_work,
+		   by_chunks ? "chunks" : "stages");
+	return PPCC_EINPUT;
+}
+
 int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 			   int64_t max_actions, ppcc_diag *d)
+{
+	ppcc_budget b = {.max_actions = max_actions};
+	return ppcc_plan_budget_check_work(cfg, format, &b, d);
+}
+
+int ppcc_plan_budget_check_work(const ppcc_config *cfg, int format,
+				const ppcc_budget *b, ppcc_diag *d)
 {
 	const ppcc_pipeline *pl = &cfg->pipeline;
 	int64_t reductions = ppcc_plan_reduction_bound(cfg);
 	int64_t n = ppcc_plan_action_bound(cfg);
+	int64_t max_actions = b ? b->max_actions : 0;
 	if (max_actions <= 0)
 		max_actions = PPCC_MAX_ACTIONS_DEFAULT;
 	if (n <= max_actions)
-		return 0;
+		return cells_check(cfg, b ? b->max_work : 0, d);
 	/* blame the larger of the two factors, where it was set */
 	int64_t S = (int64_t)pl->stages * (pl->chunks > 0 ? pl->chunks : 1);
 	const ppcc_loc *loc = pl->microbatches >= S ? &pl->microbatches_loc

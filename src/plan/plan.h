@@ -144,4 +144,27 @@ int64_t ppcc_plan_action_bound(const ppcc_config *cfg);
 int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
 			   int64_t max_actions, ppcc_diag *d);
 
+/* The work budget (budget.c), counted in units, not time, so that a
+ * refusal is the same on any machine.  A unit is a partition cell (one
+ * layer on one virtual stage: the partitioner's tables hold a byte for
+ * each, the path bound an int) or a simulated action.  A plan's work is
+ * its cells; a search's, the sum over the configurations it enumerates
+ * of one unit each, their cells and the simulated actions their split
+ * searches may run (search.c, cand_work).  max_work <= 0: the default,
+ * PPCC_MAX_WORK_DEFAULT for a plan, PPCC_SEARCH_WORK_DEFAULT for a
+ * search; max_actions <= 0: PPCC_MAX_ACTIONS_DEFAULT. */
+#define PPCC_MAX_WORK_DEFAULT ((int64_t)1 << 28)
+#define PPCC_SEARCH_WORK_DEFAULT ((int64_t)1 << 31)
+typedef struct ppcc_budget {
+	int64_t max_actions;
+	int64_t max_work;
+} ppcc_budget;
+/* n_layers x stages x chunks, saturating at INT64_MAX. */
+int64_t ppcc_plan_cell_count(const ppcc_config *cfg);
+/* ppcc_plan_budget_check with the cells too: PPCC_EINPUT, with an error
+ * at the key that drives them (stages, or chunks when they are more),
+ * when the cells exceed b->max_work.  b NULL: the defaults. */
+int ppcc_plan_budget_check_work(const ppcc_config *cfg, int format,
+				const ppcc_budget *b, ppcc_diag *d);
+
 #endif

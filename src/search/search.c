@@ -36,6 +36,18 @@
 
 static const ppcc_loc search_loc = {"<search>", 0, 0};
 
+/* The units of work (ppcc_budget) a configuration counts for being
+ * enumerated: about what its bounds cost beside a simulated action. */
+#define SEARCH_CONFIG_WORK 2048
+/* and a partition cell of a configuration planned: what planning costs
+ * per cell beside a simulated action (a plan of 2^28 cells, 4.6 s) */
+#define SEARCH_CELL_WORK 8
+/* and a layer of a configuration planned (its costs, bounds and stage
+ * tables: a plan of 2^20 layers on 1 to 32 stages, 1.2 to 5 s) */
+#define SEARCH_LAYER_WORK 256
+/* the partition cells of one configuration's plan (ppcc_budget) */
+#define SEARCH_PLAN_CELLS (PPCC_MAX_WORK_DEFAULT / 4)
+
 /* The schedules' shapes kept across candidates (ppcc_plan_shapes): at
  * most this many bytes of actions before the cache starts over. */
 #define SEARCH_SHAPE_BYTES ((size_t)64 << 20)
@@ -61,6 +73,7 @@ typedef struct cand {
 	ppcc_search_entry e;
 	int set;     /* layer_set index */
 	long order;  /* enumeration order */
+	int64_t sims; /* the actions its split search may simulate */
 } cand;
 
 /* The families, one table per dimension indexed by value. */
@@ -369,8 +382,8 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
  * searched, when it proves none fits. */
 static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
 		    const ppcc_config *base, const layer_set *set,
-		    double above_ms, int memory, double *need_gib,
-		    double *stage_bounds)
+		    const ppcc_budget *budget, double above_ms, int memory,
+		    double *need_gib, double *stage_bounds)
 {
 	ppcc_arena_reset(a);
 	ppcc_config cfg = *base;
@@ -386,7 +399,8 @@ static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
 	ppcc_plan plan;
 	int err = ppcc_config_check(&cfg, &d);
 	if (err == 0)
-		err = ppcc_plan_budget_check(&cfg, PPCC_FMT_TEXT, 0, &d);
+		err = ppcc_plan_budget_check_work(&cfg, PPCC_FMT_TEXT, budget,
+						  &d);
 	if (err == 0)
 	{
 		double bound = 0;
@@ -513,7 +527,8 @@ static int compare_prepare(ppcc_search_compared *out, layer_set *set,
 		pl->global_batch_size = (int)B;
 	ppcc_config_fill_defaults(&c);
 	if ((err = ppcc_config_check(&c, d)) < 0 ||
-	    (err = ppcc_plan_budget_check(&c, PPCC_FMT_TEXT, 0, d)) < 0) {
+	    (err = ppcc_plan_budget_check_work(&c, PPCC_FMT_TEXT, &o->budget,
+					       d)) < 0) {
 		ppcc_note(d, &ce->loc, "in this compared configuration");
 		return err == PPCC_ENOMEM ? err : PPCC_EINPUT;
 	}
@@ -632,9 +647,13 @@ static void hint(ppcc_search_result *out, const ppcc_config *cfg,
 	h.compare = NULL;
 	h.n_compare = 0;
 	h.global_batch = out->global_batch;
+	h.work_spent = out->work;
 	ppcc_search_result r;
 	ppcc_diag d = {.fn = quiet};
-	if (ppcc_search(&r, a, cfg, &h, &d) == 0 && r.n_top > 0) {
+	int err = ppcc_search(&r, a, cfg, &h, &d);
+	if (r.work > out->work)
+		out->work = r.work;
+	if (err == 0 && r.n_top > 0) {
 		ppcc_search_hint *x = &out->hints[out->n_hints++];
 		snprintf(x->what, sizeof x->what, "%s", what);
 		x->best = r.top[0];
@@ -786,6 +805,7 @@ typedef struct eval_pool {
 	double above;    /* the threshold after the last commit */
 	const ppcc_config *base;
 	const layer_set *sets;
+	const ppcc_budget *budget; /* each plan's */
 	int memory;
 } eval_pool;
 
@@ -804,7 +824,8 @@ static void eval_run(eval_slot *s, const eval_pool *pl, size_t i, double above,
 	s->need_gib = 0;
 	s->bounds[0] = s->bounds[1] = NAN;
 	s->err = evaluate(&s->c, work, shapes, pl->base, &pl->sets[s->c.set],
-			  above, pl->memory, &s->need_gib, s->bounds);
+			  pl->budget, above, pl->memory, &s->need_gib,
+			  s->bounds);
 }
 
 /* Takes the next candidate nobody has taken (pl->mu held, released while
@@ -869,11 +890,11 @@ static void eval_commit(eval_pool *pl, size_t i, double above,
 			ppcc_arena *work, ppcc_plan_shapes *shapes,
 			eval_slot *out)
 {
-	eval_slot *s = &pl->slot[i];
 	if (!pl->slot) {
 		eval_run(out, pl, i, above, work, shapes);
 		return;
 	}
+	eval_slot *s = &pl->slot[i];
 	pthread_mutex_lock(&pl->mu);
 	pl->committed = i;
 	pl->above = above;
@@ -966,6 +987,64 @@ static int search_helpers(const ppcc_search_options *o, size_t live)
 	return n > 1 ? (int)n - 1 : 0;
 }
 
+/* The work a candidate may cost (ppcc_budget).  Counted as it is
+ * enumerated: SEARCH_CONFIG_WORK units (its bounds, its share of the
+ * sort, the families) and, unless its plan's budget refuses it at once,
+ * its partition cells (n x p x v), returned; *sims: the actions its
+ * split search may simulate (PPCC_STEP_ACTIONS, or PPCC_STEP_MIN_SIMS
+ * simulations of a larger schedule), SEARCH_CELL_WORK units a cell and
+ * SEARCH_LAYER_WORK a layer, counted when it is planned. */
+static int64_t cand_work(int64_t *sims, const ppcc_search_entry *e, int n,
+			 const ppcc_budget *b)
+{
+	ppcc_pipeline pl = {.kind = e->kind, .stages = e->p, .chunks = e->v,
+			    .microbatches = e->m};
+	int64_t actions = ppcc_plan_action_count(&pl);
+	int64_t max_actions = b->max_actions > 0 ? b->max_actions
+			      : PPCC_MAX_ACTIONS_DEFAULT;
+	int64_t max_cells = b->max_work > 0 ? b->max_work : PPCC_MAX_WORK_DEFAULT;
+	int64_t cells = (int64_t)n * e->p * e->v;
+	*sims = 0;
+	if (actions > max_actions || cells > max_cells)
+		return SEARCH_CONFIG_WORK;
+	*sims = PPCC_STEP_MIN_SIMS * actions;
+	if (*sims < PPCC_STEP_ACTIONS)
+		*sims = PPCC_STEP_ACTIONS;
+	*sims += SEARCH_CELL_WORK * cells + SEARCH_LAYER_WORK * (int64_t)n;
+	return SEARCH_CONFIG_WORK + cells;
+}
+
+/* The search over its budget, refused before anything is planned: at
+ * the layers when partition cells are most of the work, else at the
+ * cluster, whose devices make the configurations. */
+static void report_over(const ppcc_config *cfg, long considered, int more,
+			int64_t work, int64_t cells, int64_t max_work,
+			ppcc_diag *d)
+{
+	ppcc_loc file = {cfg->path, 0, 0};
+	const ppcc_loc *loc;
+	char why[160];
+	if (cells > work - cells) {
+		loc = cfg->model.n_layers > 0 && cfg->model.layers[0].loc.file
+		      ? &cfg->model.layers[0].loc
+		      : cfg->model.loc.file ? &cfg->model.loc : &file;
+		snprintf(why, sizeof why, "most of it partition cells of the "
+			 "%d layers; fix the stages or chunks lower",
+			 cfg->model.n_layers);
+	} else {
+		loc = cfg->cluster.loc.file ? &cfg->cluster.loc : &file;
+		snprintf(why, sizeof why, "most of it split searches, for the "
+			 "%d devices; fix some of them with --fix KEY=VALUE",
+			 cfg->cluster.devices);
+	}
+	ppcc_error(d, loc, "the search's %s%ld configurations need %s%lld "
+		   "units of work (partition cells and simulated actions), over "
+		   "the budget of %lld: %s, or raise it with --max-work N or "
+		   "lift it with --exhaustive", more ? "first " : "", considered,
+		   more ? "more than " : "", (long long)work,
+		   (long long)max_work, why);
+}
+
 int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		const ppcc_config *cfg, const ppcc_search_options *o,
 		ppcc_diag *d)
@@ -985,6 +1064,43 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 	}
 	out->global_batch = B;
 	out->global_batch_given = given;
+	/* a pinned dimension alone larger than the cluster: said at the
+	 * --fix, not as a search that found nothing */
+	const struct {
+		const char *key;
+		int value;
+	} pinned[] = {{"tensor_parallel", o->fix.tensor_parallel},
+		      {"stages", o->fix.stages},
+		      {"data_parallel", o->fix.data_parallel},
+		      {"context_parallel", o->fix.context_parallel}};
+	long devices_pinned = 1;
+	for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
+		if (pinned[k].value > 0)
+			devices_pinned *= pinned[k].value;
+	if (devices_pinned > cfg->cluster.devices) {
+		ppcc_loc cli = {"<command line>", 0, 0};
+		char what[160] = "";
+		for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
+			if (pinned[k].value > 0)
+				snprintf(what + strlen(what), sizeof what - strlen(what),
+					 "%s%s %d", *what ? " x " : "", pinned[k].key,
+					 pinned[k].value);
+		ppcc_error(d, &cli, "--fix: %s exceeds the %d devices (t x p x d "
+			   "x cp must be at most the devices); fix fewer",
+			   what, cfg->cluster.devices);
+		return PPCC_EINPUT;
+	}
+	/* each plan's budget, and the whole search's */
+	/* each plan's cells: a quarter of a plan's own default (a search
+	 * may plan many), unless the budget is raised or lifted */
+	ppcc_budget plan_budget = {o->budget.max_actions,
+				   SEARCH_PLAN_CELLS};
+	if (o->exhaustive && o->budget.max_work <= 0)
+		plan_budget.max_work = INT64_MAX;
+	else if (o->budget.max_work > SEARCH_PLAN_CELLS)
+		plan_budget.max_work = o->budget.max_work;
+	int64_t max_work = o->budget.max_work > 0 ? o->budget.max_work
+			   : o->exhaustive ? INT64_MAX : PPCC_SEARCH_WORK_DEFAULT;
 	int K = o->top > 0 ? o->top : 10;
 	int devices = cl->devices;
 	double R = 0, cap = 0;
@@ -1018,6 +1134,28 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		       : r == 0)
 			r_list[nr++] = r;
 	int nsets = nb * nr;
+	/* the layer sets are expanded before anything is enumerated: each
+	 * of their layers counts as one planned would */
+	int64_t set_layers = (int64_t)nsets * (tf ? tf->layers + 2
+					       : cfg->model.n_layers);
+	if (set_layers * SEARCH_LAYER_WORK > max_work - o->work_spent) {
+		const ppcc_loc *loc = tf && cfg->model.transformer_loc.file
+				      ? &cfg->model.transformer_loc
+				      : &cfg->model.loc;
+		out->work = o->work_spent;
+		ppcc_error(d, loc, "the search's %d settings of micro-batch size "
+			   "and recompute expand %lld layers, %lld units of work, "
+			   "over the budget of %lld; fix micro_batch_size and "
+			   "recompute with --fix KEY=VALUE, use fewer layers, or "
+			   "raise it with --max-work N", nsets,
+			   (long long)set_layers,
+			   (long long)(set_layers * SEARCH_LAYER_WORK),
+			   (long long)max_work);
+		return PPCC_EINPUT;
+	}
+	/* within: the work counted before the candidate that went over */
+	int64_t counted = o->work_spent + set_layers * SEARCH_LAYER_WORK;
+	int64_t cells_total = 0, within = 0;
 	layer_set *sets = ppcc_arena_alloc(a, (size_t)nsets, sizeof *sets);
 	if (!sets)
 		return PPCC_ENOMEM;
@@ -1112,6 +1250,10 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 				continue;
 			int d_hi = rest / p, d_lo = o->allow_idle ? 1 : d_hi;
 			for (int dd = d_hi; dd >= d_lo; dd--) {
+			if (++counted > max_work) {
+				within = counted - 1;
+				goto enumerated;
+			}
 			if (o->fix.data_parallel > 0 && dd != o->fix.data_parallel)
 				continue;
 			if (B % dd)
@@ -1154,11 +1296,19 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 								cs = g;
 								ncap *= 2;
 							}
+							int64_t sims, w = cand_work(&sims, &e,
+										    s->n, &plan_budget);
+							within = counted;
+							counted += w;
+							cells_total += w - SEARCH_CONFIG_WORK;
+							if (counted > max_work)
+								goto enumerated;
 							cand *c = &cs[n++];
 							memset(c, 0, sizeof *c);
 							c->e = e;
 							c->set = si;
 							c->order = order++;
+							c->sims = sims;
 							double lb = (double)m * s->flops /
 								    ((double)p * t * cp * R) * 1e3 -
 								    (double)m * s->n * 1e-9;
@@ -1177,7 +1327,24 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		}
 	}
 	}
+enumerated:
 	out->considered = (long)n;
+	out->work = counted;
+	if (counted > max_work) {
+		out->work = within;
+		free(cs);
+		report_over(cfg, (long)n + 1, 1, counted - o->work_spent,
+			    cells_total, max_work, d);
+		return PPCC_EINPUT;
+	}
+	if (!o->no_hints && (o->budget.max_work > PPCC_SEARCH_WORK_DEFAULT ||
+			     (o->exhaustive && o->budget.max_work <= 0)))
+		ppcc_note(d, NULL, "%s the search's work budget of %lld units; "
+			  "its %ld configurations count %lld",
+			  o->budget.max_work > 0 ? "--max-work raises"
+			  : "--exhaustive lifts",
+			  (long long)PPCC_SEARCH_WORK_DEFAULT, (long)n,
+			  (long long)counted);
 
 	/* the static-memory bound; unfit: the bounds of the candidates no
 	 * partition fits */
@@ -1269,8 +1436,8 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			    (double)c.e.m * s->n * 1e-9;
 		c.e.lower_bound_ms = lb > 0 ? lb : 0;
 		double need_gib = 0;
-		int err = evaluate(&c, work, shapes, &base, s, INFINITY, 0,
-				   &need_gib, NULL);
+		int err = evaluate(&c, work, shapes, &base, s, &plan_budget,
+				   INFINITY, 0, &need_gib, NULL);
 		cmp[j].e = c.e;
 		if (err == PPCC_EINFEASIBLE) {
 			cmp[j].need_bytes = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
@@ -1302,10 +1469,12 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		if (cmp[j].fits && cmp[j].e.iteration_ms > cmp_slowest)
 			cmp_slowest = cmp[j].e.iteration_ms;
 	int ntop = 0;
+	int64_t needed = 0; /* over the budget: the work counted with it */
 	double closest_sim = INFINITY, least_unsimulated = INFINITY;
 	size_t i;
 	eval_pool pool = {.cs = cs, .live = live, .base = &base, .sets = sets,
-			  .memory = !o->exhaustive, .above = INFINITY};
+			  .budget = &plan_budget, .memory = !o->exhaustive,
+			  .above = INFINITY};
 	eval_worker helpers[SEARCH_THREADS];
 	int n_helpers = search_helpers(o, live);
 	if (n_helpers > 0 &&
@@ -1324,11 +1493,26 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			above = cmp_slowest;
 		if (c->e.lower_bound_ms > above)
 			break;
+		if (o->time_limit_s > 0 && now_s() - t0 > o->time_limit_s) {
+			out->stopped_early = 1;
+			out->not_simulated = (long)(live - i);
+			break;
+		}
 		eval_slot done;
 		eval_commit(&pool, i, above, work, shapes, &done);
 		*c = done.c;
 		double need_gib = done.need_gib;
 		int err = done.err;
+		/* the split search it ran, at most, counted in commit order */
+		if (err == 0 || err == PPCC_EINFEASIBLE) {
+			if (counted > max_work - c->sims &&
+			    !(o->time_limit_s > 0)) {
+				needed = counted + c->sims - o->work_spent;
+				i++;
+				break;
+			}
+			counted += c->sims;
+		}
 		if (err == 2) {
 			/* no split fits, proved without searching one */
 			out->pruned_memory++;
@@ -1410,7 +1594,24 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 	eval_stop(&pool, helpers, n_helpers);
 	ppcc_arena_free(work);
 	ppcc_plan_shapes_free(shapes);
-	out->pruned_bound += (long)(live - i);
+	out->work = counted;
+	if (needed) {
+		free(cs);
+		free(unfit);
+		free(top);
+		ppcc_loc at = cfg->cluster.loc.file ? cfg->cluster.loc
+			      : (ppcc_loc){cfg->path, 0, 0};
+		ppcc_error(d, &at, "the search stopped at its %zu-th of %zu "
+			   "configurations to plan: their split searches count "
+			   "%lld units of work with the enumeration, over the "
+			   "budget of %lld; fix some of them with --fix KEY=VALUE, "
+			   "raise it with --max-work N, lift it with --exhaustive, "
+			   "or bound its time with --time-limit S", i, live,
+			   (long long)needed, (long long)max_work);
+		return PPCC_EINPUT;
+	}
+	if (!out->stopped_early)
+		out->pruned_bound += (long)(live - i);
 	/* the rest are in increasing bound */
 	if (i < live && cs[i].e.lower_bound_ms < least_unsimulated)
 		least_unsimulated = cs[i].e.lower_bound_ms;
@@ -1461,6 +1662,12 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			if (fam.by[dim][v].enumerated > 0)
 				out->families[out->n_families++] = fam.by[dim][v];
 
+	if (ntop == 0 && out->stopped_early) {
+		ppcc_error(d, NULL, "--time-limit: stopped after %g s with none "
+			   "of the %ld configurations simulated so far fitting; "
+			   "give it longer", o->time_limit_s, out->simulated);
+		return PPCC_EINFEASIBLE;
+	}
 	if (ntop == 0) {
 		if (!o->no_hints)
 			hints(out, a, cfg, o);

@@ -64,6 +64,15 @@ typedef struct ppcc_search_options {
 	/* threads planning candidates (the answer is the same for any
 	 * number); 0: one per processor online */
 	int threads;
+	/* each configuration's plan budget, and (max_work) the whole
+	 * search's: refused before anything is planned when the work its
+	 * configurations may take (search.c, cand_work) is over it; with
+	 * exhaustive and no max_work, no limit on the whole */
+	ppcc_budget budget;
+	/* > 0: stop simulating after this many seconds and rank what was
+	 * simulated (result.stopped_early); 0: no limit */
+	double time_limit_s;
+	int64_t work_spent; /* counted against max_work before (the hints) */
 } ppcc_search_options;
 
 /* The dimensions a family of configurations shares a value of. */
@@ -132,6 +141,10 @@ typedef struct ppcc_search_result {
 	ppcc_search_compared *compared; /* n_compared, in the file's order */
 	int n_compared;
 	double seconds;
+	/* the work counted before planning (ppcc_budget), hints' included */
+	int64_t work;
+	int stopped_early;         /* time_limit_s reached */
+	long not_simulated;        /* when stopped: candidates left */
 } ppcc_search_result;
 
 /* Searches cfg's model on cfg's cluster (search.c says how and why its

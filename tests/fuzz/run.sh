@@ -26,21 +26,26 @@ seed() {
 case $name in
 plan) seed examples/*.yaml tests/fuzz/seeds/plan/* \
 	$(find tests/bad -type f -name '*.yaml' 2>/dev/null) ;;
+search) seed examples/*.yaml tests/fuzz/seeds/search/* ;;
 json) seed tests/fuzz/seeds/json/* \
 	$(find schedules -type f -name '*.json' ! -name '*.trace.json' 2>/dev/null) ;;
 checkpoint) seed tests/fuzz/seeds/checkpoint/* ;;
 esac
 
 # Model files are short; schedules need room for their action lists;
-# a checkpoint file's header is a few lines (targets.h caps it at 64 KiB).
+# a checkpoint file's header is a few lines (targets.h caps it at 64 KiB);
+# the search's target skips inputs over 2048 bytes.
 max_len=8192
 [ "$name" = json ] && max_len=16384
 [ "$name" = checkpoint ] && max_len=4096
+[ "$name" = search ] && max_len=2048
+dict=tests/fuzz/$name.dict
+[ "$name" = search ] && dict=tests/fuzz/plan.dict
 
 log=build-fuzz/$name.log
 LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 "$bin" "$work" -max_total_time="$seconds" -artifact_prefix="$regress/" \
-	-dict="tests/fuzz/$name.dict" -max_len="$max_len" -timeout=30 \
+	-dict="$dict" -max_len="$max_len" -timeout=30 \
 	-report_slow_units=30 \
 	-rss_limit_mb=2048 -print_final_stats=1 "$@" >"$log" 2>&1
 rc=$?

@@ -563,3 +563,47 @@ int ppcc_fuzz_checkpoint(const uint8_t *data, size_t size)
 	free(p);
 	return 0;
 }
+
+int ppcc_fuzz_search(const uint8_t *data, size_t size)
+{
+	if (size > PPCC_FUZZ_SEARCH_BYTES)
+		return 0;
+	use_ppcc_allocator();
+	long live = ppcc_alloc_live();
+	char path[64];
+	int fd = input_file(path, sizeof path, data, size);
+	if (fd < 0)
+		return 0;
+	ppcc_diag d = {.fn = touch_diag};
+	ppcc_arena *a = ppcc_arena_new();
+	CHECK(a != NULL);
+	ppcc_config cfg;
+	int err = ppcc_config_load(&cfg, a, path, NULL, &d);
+	check_status(err, &d, 0);
+	if (err < 0)
+		goto out;
+	ppcc_search_options so = {
+		.fix = {.recompute = -1, .zero = -1, .kind = -1},
+		.top = 3, .threads = 1,
+		.budget = {.max_actions = PPCC_FUZZ_MAX_ACTIONS,
+			   .max_work = PPCC_FUZZ_SEARCH_WORK}};
+	ppcc_search_result r;
+	int errors = d.errors;
+	err = ppcc_search(&r, a, &cfg, &so, &d);
+	check_status(err, &d, errors);
+	/* the work it counted is within what it was given, whatever the
+	 * answer, and a refusal said so */
+	CHECK(r.work >= 0 && r.work <= PPCC_FUZZ_SEARCH_WORK);
+	if (err == 0) {
+		CHECK(r.n_top >= 1 && r.n_top <= 3);
+		CHECK(r.considered >= r.n_top);
+		for (int i = 0; i < r.n_top; i++)
+			CHECK(isfinite(r.top[i].iteration_ms) &&
+			      r.top[i].iteration_ms > 0);
+	}
+out:
+	ppcc_arena_free(a);
+	close(fd);
+	CHECK(ppcc_alloc_live() == live);
+	return 0;
+}

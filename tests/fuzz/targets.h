@@ -1,7 +1,7 @@
 /*
  * targets.h - the per-input logic of ppcc's fuzzers, shared by the
- * libFuzzer harnesses (fuzz_plan.c, fuzz_json.c, fuzz_checkpoint.c) and
- * the Check suite that
+ * libFuzzer harnesses (fuzz_plan.c, fuzz_json.c, fuzz_checkpoint.c,
+ * fuzz_search.c) and the Check suite that
  * replays tests/fuzz/regressions/ (check_harden.c).
  *
  * Each target runs one input through the library exactly as the CLI
@@ -55,6 +55,17 @@ int ppcc_fuzz_json(const uint8_t *data, size_t size);
 #define PPCC_FUZZ_CKPT_MAX_INPUT 65536
 #define PPCC_FUZZ_CKPT_ALLOC_PER_BYTE 64
 int ppcc_fuzz_checkpoint(const uint8_t *data, size_t size);
+
+/* A model file (YAML), as `ppcc search` reads it, of at most
+ * PPCC_FUZZ_SEARCH_BYTES bytes (longer inputs are skipped): load ->
+ * search with one thread, the top 3, each plan held to
+ * PPCC_FUZZ_MAX_ACTIONS actions and the whole search to
+ * PPCC_FUZZ_SEARCH_WORK units of work (ppcc_budget); the work the
+ * search counted must be within that budget whatever it answers, a
+ * refusal must say why, and a ranking must hold finite iterations. */
+#define PPCC_FUZZ_SEARCH_BYTES 2048
+#define PPCC_FUZZ_SEARCH_WORK ((int64_t)1 << 24)
+int ppcc_fuzz_search(const uint8_t *data, size_t size);
 
 /* 1 when text (len bytes) is n_ranks lines of torch CSV cells
  * `{stage}{op}{mb}` separated by commas, each line ending in '\n';
