@@ -1139,6 +1139,59 @@ START_TEST(the_memory_bound_holds_on_every_example)
 }
 END_TEST
 
+static int cmp_double_asc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The FLOPs bound's work is capped in layer visits, not time: a problem
+ * of 4096 layers whose bisections need about 2.3 million visits, given
+ * 2^20, makes at most 2^20 and answers a bound no higher than the full
+ * one (still a bound, only weaker) and no lower than the average rank's
+ * work it starts from; under the default cap (2^27) it is the full bound
+ * exactly, as every model of up to thousands of layers gets.  Without a
+ * cap, a search over 2^20 layers spent 3 s a configuration in it. */
+START_TEST(the_bound_stops_at_its_visits_and_stays_a_bound)
+{
+	enum { N = 4096, P = 8 };
+	static double lead[N + 1], work[N + 1], least[N + 1];
+	static int first[P], count[P];
+	uint64_t st = 7;
+	double w[N];
+	for (int i = 0; i < N; i++)
+		w[i] = 1 + (double)(rng_next(&st) % 1000);
+	lead[0] = work[0] = 0;
+	for (int i = 0; i < N; i++) {
+		work[i + 1] = work[i] + w[i];
+		lead[i + 1] = lead[i] + w[i] / 8;
+	}
+	qsort(w, N, sizeof w[0], cmp_double_asc);
+	least[0] = 0;
+	for (int i = 0; i < N; i++)
+		least[i + 1] = least[i] + w[i];
+	for (int r = 0; r < P; r++) {
+		first[r] = r;
+		count[r] = 1;
+	}
+	ppcc_bound_problem b = {.n_layers = N, .n_ranks = P, .microbatches = 4,
+				.lead_f_prefix = lead, .work_prefix = work,
+				.least_prefix = least, .first_stage = first,
+				.stage_count = count, .contiguous = 0};
+	int64_t v_full, v_capped;
+	double full = ppcc_bound_step_within(&b, INT64_MAX, &v_full);
+	double capped = ppcc_bound_step_within(&b, (int64_t)1 << 20, &v_capped);
+	ck_assert_msg(v_full > (int64_t)1 << 20, "full bound: %lld visits",
+		      (long long)v_full);
+	ck_assert_msg(v_capped <= (int64_t)1 << 20 && v_capped > 0, "%lld visits",
+		      (long long)v_capped);
+	ck_assert_msg(capped <= full, "capped %.17g above the full %.17g",
+		      capped, full);
+	ck_assert(capped >= 4 * work[N] / P);
+	ck_assert(ppcc_bound_step(&b) == full);
+}
+END_TEST
+
 /* bound.c's bound remembered (ppcc_bound_step_memo) is the bound
  * computed: random problems, each asked again after others and after
  * variants that differ from it in one number of one array (or in a count,
@@ -1258,6 +1311,7 @@ Suite *suite_search(void)
 	TCase *tb = tcase_create("bound");
 	tcase_set_timeout(tb, 300);
 	tcase_add_test(tb, the_iteration_bound_never_exceeds_a_simulated_iteration);
+	tcase_add_test(tb, the_bound_stops_at_its_visits_and_stays_a_bound);
 	tcase_add_test(tb, the_remembered_bound_is_the_bound_computed);
 	tcase_add_test(tb, the_bounds_hold_on_every_example);
 	tcase_add_test(tb, the_memory_bound_counts_the_layers_each_rank_can_hold);

@@ -36,6 +36,12 @@ typedef struct ppcc_bound_problem {
 	const int *back_first_stage;
 } ppcc_bound_problem;
 double ppcc_bound_step(const ppcc_bound_problem *b);
+/* The same bound from at most max_visits layer visits (ppcc_bound_step:
+ * 2^27): the bisections stop where the next check would pass them, at a
+ * bound still proven, only weaker; *out_visits (may be NULL): the visits
+ * made. */
+double ppcc_bound_step_within(const ppcc_bound_problem *b, int64_t max_visits,
+			      int64_t *out_visits);
 /* ppcc_bound_step remembered (bound.c): the same bound for a problem
  * whose counts and arrays are, bit for bit, those of one computed
  * before.  ppcc_bound_memo_new: at most max_bytes of problems kept (NULL

@@ -37,8 +37,12 @@
 static const ppcc_loc search_loc = {"<search>", 0, 0};
 
 /* The units of work (ppcc_budget) a configuration counts for being
- * enumerated: about what its bounds cost beside a simulated action. */
+ * enumerated: about what its bounds cost beside a simulated action,
+ * SEARCH_CONFIG_WORK, or, for many layers, SEARCH_BOUND_WORK a layer or
+ * rank: the FLOPs bound bisects over every layer (bound.c, three
+ * bisections of up to 48 steps), a pass over 2^20 layers about 3 ms. */
 #define SEARCH_CONFIG_WORK 2048
+#define SEARCH_BOUND_WORK 16
 /* and a partition cell of a configuration planned: what planning costs
  * per cell beside a simulated action (a plan of 2^28 cells, 4.6 s) */
 #define SEARCH_CELL_WORK 8
@@ -988,7 +992,8 @@ static int search_helpers(const ppcc_search_options *o, size_t live)
 }
 
 /* The work a candidate may cost (ppcc_budget).  Counted as it is
- * enumerated: SEARCH_CONFIG_WORK units (its bounds, its share of the
+ * enumerated: SEARCH_CONFIG_WORK units or SEARCH_BOUND_WORK a layer and
+ * rank, the more (its bounds, its share of the
  * sort, the families) and, unless its plan's budget refuses it at once,
  * its partition cells (n x p x v), returned; *sims: the actions its
  * split search may simulate (PPCC_STEP_ACTIONS, or PPCC_STEP_MIN_SIMS
@@ -1004,14 +1009,17 @@ static int64_t cand_work(int64_t *sims, const ppcc_search_entry *e, int n,
 			      : PPCC_MAX_ACTIONS_DEFAULT;
 	int64_t max_cells = b->max_work > 0 ? b->max_work : PPCC_MAX_WORK_DEFAULT;
 	int64_t cells = (int64_t)n * e->p * e->v;
+	int64_t config = SEARCH_BOUND_WORK * ((int64_t)n + e->p);
+	if (config < SEARCH_CONFIG_WORK)
+		config = SEARCH_CONFIG_WORK;
 	*sims = 0;
 	if (actions > max_actions || cells > max_cells)
-		return SEARCH_CONFIG_WORK;
+		return config;
 	*sims = PPCC_STEP_MIN_SIMS * actions;
 	if (*sims < PPCC_STEP_ACTIONS)
 		*sims = PPCC_STEP_ACTIONS;
 	*sims += SEARCH_CELL_WORK * cells + SEARCH_LAYER_WORK * (int64_t)n;
-	return SEARCH_CONFIG_WORK + cells;
+	return config + cells;
 }
 
 /* The search over its budget, refused before anything is planned: at
@@ -1028,8 +1036,9 @@ static void report_over(const ppcc_config *cfg, long considered, int more,
 		loc = cfg->model.n_layers > 0 && cfg->model.layers[0].loc.file
 		      ? &cfg->model.layers[0].loc
 		      : cfg->model.loc.file ? &cfg->model.loc : &file;
-		snprintf(why, sizeof why, "most of it partition cells of the "
-			 "%d layers; fix the stages or chunks lower",
+		snprintf(why, sizeof why, "most of it for the %d layers "
+			 "(partition cells, bounds' passes over them); use fewer "
+			 "layers or fix the stages or chunks lower",
 			 cfg->model.n_layers);
 	} else {
 		loc = cfg->cluster.loc.file ? &cfg->cluster.loc : &file;
@@ -1300,6 +1309,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 										    s->n, &plan_budget);
 							within = counted;
 							counted += w;
+							/* what grows with the layers */
 							cells_total += w - SEARCH_CONFIG_WORK;
 							if (counted > max_work)
 								goto enumerated;
