@@ -56,6 +56,7 @@
 #include "input/input.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
+#include "cost/cost.h"
 #include "sched/kind.h"
 #include "partition/partition.h"
 #include "plan/plan.h"

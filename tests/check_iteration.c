@@ -89,6 +89,36 @@ START_TEST(ring_collectives_follow_bus_bandwidth_formulas)
 }
 END_TEST
 
+/* Pipeline rank r runs from device r x t x cp x d: with t 2, d 2 and
+ * 8-device nodes, ranks 0 and 1 share node 0 and rank 2 is on node 1;
+ * the second group begins at device 12, so rank 3 is its first.  A group
+ * of devices within a node uses the intra-node link. */
+START_TEST(topology_places_ranks_on_groups_nodes_and_links)
+{
+	ppcc_device_group groups[2] = {{.count = 12}, {.count = 4}};
+	ppcc_config cfg = {0};
+	cfg.cluster.devices_per_node = 8;
+	cfg.cluster.n_groups = 2;
+	cfg.cluster.groups = groups;
+	cfg.pipeline.tensor_parallel = 2;
+	cfg.pipeline.data_parallel = 2;
+	ppcc_cost_place at[4];
+	for (int r = 0; r < 4; r++)
+		ppcc_topo_place(&at[r], &cfg, r);
+	ck_assert_int_eq(at[1].first_device, 4);
+	ck_assert_int_eq(at[2].node, 1);
+	ck_assert_int_eq(at[2].group, 0);
+	ck_assert_int_eq(at[3].group, 1);
+	ck_assert_ptr_eq(at[3].device_group, &groups[1]);
+	ck_assert_int_eq(ppcc_topo_p2p_kind(&at[0], &at[1]), PPCC_TOPO_INTRA);
+	ck_assert_int_eq(ppcc_topo_p2p_kind(&at[1], &at[2]), PPCC_TOPO_INTER);
+	ck_assert_ptr_eq(ppcc_topo_span_link(&cfg.cluster, 8),
+			 &cfg.cluster.intra_node);
+	ck_assert_ptr_eq(ppcc_topo_span_link(&cfg.cluster, 16),
+			 &cfg.cluster.inter_node);
+}
+END_TEST
+
 #define SMALL_GPT(extra) \
 	"model:\n" \
 	"  name: g\n" \
@@ -744,6 +774,7 @@ Suite *suite_iteration(void)
 	TCase *tc = tcase_create("iteration");
 	tcase_add_test(tc, zero_stages_give_published_bytes_per_param);
 	tcase_add_test(tc, ring_collectives_follow_bus_bandwidth_formulas);
+	tcase_add_test(tc, topology_places_ranks_on_groups_nodes_and_links);
 	tcase_add_test(tc, tp_collectives_are_two_allreduces_per_block_each_way);
 	tcase_add_test(tc, p2p_sends_one_tth_of_the_activation_per_device);
 	tcase_add_test(tc, context_parallel_passes_k_and_v_around_the_ring);

@@ -155,39 +155,6 @@ static int check_range(plan_ctx *x, const ppcc_layer *l, const char *what,
 	return PPCC_EINPUT;
 }
 
-static const ppcc_device_group *device_group(const ppcc_cluster *c,
-					     int device, int *out_index)
-{
-	for (int g = 0; g < c->n_groups; g++) {
-		if (device < c->groups[g].count) {
-			*out_index = g;
-			return &c->groups[g];
-		}
-		device -= c->groups[g].count;
-	}
-	*out_index = c->n_groups - 1;
-	return &c->groups[c->n_groups - 1];
-}
-
-static int node_of_rank(const plan_ctx *x, int r)
-{
-	return (int)(((int64_t)r * x->shard * x->dp) /
-		     x->cfg->cluster.devices_per_node);
-}
-
-/* The link of a group of devices within `span` consecutive ones from the
- * rank's first: intra-node when they share a node. */
-static const ppcc_link *group_link(const plan_ctx *x, int64_t span)
-{
-	const ppcc_cluster *c = &x->cfg->cluster;
-	return span <= c->devices_per_node ? &c->intra_node : &c->inter_node;
-}
-
-static const ppcc_link *link_of(const plan_ctx *x, int kind)
-{
-	return kind == 0 ? &x->cfg->cluster.intra_node : &x->cfg->cluster.inter_node;
-}
-
 static double link_seconds(const ppcc_link *l, double bytes)
 {
 	return l->latency + bytes / l->bandwidth;
@@ -238,8 +205,8 @@ static int layer_comm_init(plan_ctx *x)
 	double zero_bpp = ppcc_zero_bytes_per_param(NULL, c->pipeline.zero,
 						    c->pipeline.grad_bytes,
 						    x->dp * x->cp);
-	const ppcc_link *tp_link = group_link(x, x->t);
-	const ppcc_link *cp_link = group_link(x, x->shard);
+	const ppcc_link *tp_link = ppcc_topo_span_link(&c->cluster, x->t);
+	const ppcc_link *cp_link = ppcc_topo_span_link(&c->cluster, x->shard);
 	for (int i = 0; i < n; i++) {
 		x->bpp[i] = L[i].bytes_per_param > 0 ? L[i].bytes_per_param
 						     : zero_bpp;
@@ -280,10 +247,10 @@ static int ctx_init(plan_ctx *x)
 	    !ALLOC(x->work_w, c->cluster.n_groups))
 		return PPCC_ENOMEM;
 	for (int r = 0; r < x->p; r++) {
-		int g;
-		const ppcc_device_group *dg =
-			device_group(&c->cluster, (int)((int64_t)r * x->shard * x->dp), &g);
-		x->rank_group[r] = g;
+		ppcc_cost_place at;
+		ppcc_topo_place(&at, c, r);
+		const ppcc_device_group *dg = at.device_group;
+		x->rank_group[r] = at.group;
 		x->rank_speed[r] = x->shard * dg->tflops * 1e12 * dg->efficiency;
 		x->rank_mem[r] = (dg->memory_bytes - c->cluster.reserved_bytes) *
 				 x->shard;
@@ -323,8 +290,9 @@ static int ctx_init(plan_ctx *x)
 		if (!ALLOC(x->comm[k], n) || !ALLOC(x->comm_shift[k], n))
 			return PPCC_ENOMEM;
 		for (int j = 0; j < n; j++)
-			x->comm[k][j] = 2 * to_ps(p2p_seconds(x, link_of(x, k),
-							      L[j].activation_bytes));
+			x->comm[k][j] = 2 * to_ps(p2p_seconds(
+				x, ppcc_topo_link(&c->cluster, k),
+				L[j].activation_bytes));
 		for (int i = 1; i < n; i++)
 			x->comm_shift[k][i] = x->comm[k][i - 1];
 	}
@@ -367,10 +335,14 @@ static int ctx_init(plan_ctx *x)
 	for (int s = 0; s < x->S; s++) {
 		int r0 = x->place[s].rank;
 		int r1 = s + 1 < x->S ? x->place[s + 1].rank : r0;
-		if (s == x->S - 1 || r0 == r1)
+		ppcc_cost_place a, b;
+		if (s == x->S - 1 || r0 == r1) {
 			x->stage_link[s] = -1;
-		else
-			x->stage_link[s] = node_of_rank(x, r0) == node_of_rank(x, r1) ? 0 : 1;
+		} else {
+			ppcc_topo_place(&a, x->cfg, r0);
+			ppcc_topo_place(&b, x->cfg, r1);
+			x->stage_link[s] = ppcc_topo_p2p_kind(&a, &b);
+		}
 	}
 	return 0;
 }
@@ -461,9 +433,8 @@ static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
 	 * algorithm, one latency (iteration.c) */
 	int n = x->dp * x->cp;
 	if (n > 1) {
-		const ppcc_link *l = (int64_t)x->shard * x->dp <=
-					     cfg->cluster.devices_per_node
-			? &cfg->cluster.intra_node : &cfg->cluster.inter_node;
+		const ppcc_link *l = ppcc_topo_span_link(&cfg->cluster,
+							 (int64_t)x->shard * x->dp);
 		double f = (cfg->pipeline.zero == 0 ? 2.0 : 1.0) * (n - 1) / n;
 		c->dp_reduce_ms = 1e3 * l->latency;
 		c->dp_reduce_ms_per_byte = 1e3 * f / l->bandwidth;
@@ -525,11 +496,13 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 	c->bwd_weight_ms = (double)(x->work_w[g][j + 1] - x->work_w[g][i]) / 1e9;
 	c->bwd_input_ms = c->bwd_ms - c->bwd_weight_ms;
 	if (x->stage_link[s] >= 0)
-		c->send_f_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s]),
-						 (double)send);
+		c->send_f_ms = 1e3 * p2p_seconds(
+			x, ppcc_topo_link(&x->cfg->cluster, x->stage_link[s]),
+			(double)send);
 	if (s > 0 && x->stage_link[s - 1] >= 0)
-		c->send_b_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s - 1]),
-						 (double)recv);
+		c->send_b_ms = 1e3 * p2p_seconds(
+			x, ppcc_topo_link(&x->cfg->cluster, x->stage_link[s - 1]),
+			(double)recv);
 	c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->shard;
 	c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
 	c->stash_input_bytes = c->stash_bytes -
@@ -1148,8 +1121,7 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 		params += cfg->model.layers[i].params / t;
 	double sync = step_ms, post = 0;
 	if (nn > 1) {
-		const ppcc_link *l = (int64_t)t * cp * dp <= cl->devices_per_node
-			? &cl->intra_node : &cl->inter_node;
+		const ppcc_link *l = ppcc_topo_span_link(cl, (int64_t)t * cp * dp);
 		double f = (zero == 0 ? 2.0 : 1.0) * (nn - 1) / nn;
 		double bytes = G * params - S;
 		if (bytes > 0) {
