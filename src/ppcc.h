@@ -30,6 +30,9 @@
  *                on a communication timeline, optimizer, throughput, MFU,
  *                memory split); dp_timeline.c: the reductions as the
  *                runtime launches them
+ *   cost/        the cost model: topology.c, from a pipeline rank to its
+ *                devices, group, node and links; comm.c, every collective
+ *                and p2p time
  *   plan/        plan.c: config -> cost tables, driving partition,
  *                schedule, simulation and the uniform baseline; budget.c:
  *                what a plan will cost before it is built; compile.c: the

@@ -86,6 +86,32 @@ START_TEST(ring_collectives_follow_bus_bandwidth_formulas)
 	ck_near(ppcc_allgather_seconds(&l, 8, 50331648.0), 4.4540192e-4);
 	ck_assert_double_eq(ppcc_allreduce_seconds(&l, 1, 50331648.0), 0);
 	ck_assert_double_eq(ppcc_allgather_seconds(&l, 1, 50331648.0), 0);
+	/* a stage's buckets over d = 8 ranks of one device each, on one
+	 * node: a reduce-scatter and an all-gather under ZeRO 1 (7/8 of the
+	 * bytes each), an all-reduce and no gather under ZeRO 0; with t 2
+	 * the 16 devices span two nodes and take the inter-node link */
+	ppcc_config cfg = {0};
+	cfg.cluster.devices_per_node = 8;
+	cfg.cluster.intra_node = l;
+	cfg.cluster.inter_node = (ppcc_link){1e9, 1e-3};
+	cfg.pipeline.tensor_parallel = 1;
+	cfg.pipeline.data_parallel = 8;
+	cfg.pipeline.zero = 1;
+	ppcc_stage_cost c = {0};
+	ppcc_comm_dp_rates(&c, &cfg);
+	ck_near(c.dp_reduce_ms, 5e-3);
+	ck_near(c.dp_reduce_ms_per_byte, 8.75e-9);
+	ck_near(c.dp_gather_ms, 5e-3);
+	ck_near(c.dp_gather_ms_per_byte, 8.75e-9);
+	cfg.pipeline.zero = 0;
+	c = (ppcc_stage_cost){0};
+	ppcc_comm_dp_rates(&c, &cfg);
+	ck_near(c.dp_reduce_ms_per_byte, 1.75e-8);
+	ck_assert_double_eq(c.dp_gather_ms_per_byte, 0);
+	cfg.pipeline.tensor_parallel = 2;
+	ppcc_comm_dp_rates(&c, &cfg);
+	ck_near(c.dp_reduce_ms, 1.0);
+	ck_near(c.dp_reduce_ms_per_byte, 1.75e-6);
 }
 END_TEST
 

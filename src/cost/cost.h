@@ -1,5 +1,6 @@
 /*
- * cost.h - the cost model: where a rank's devices are (topology.c).
+ * cost.h - the cost model: where a rank's devices are (topology.c), what
+ * a collective or a p2p transfer costs (comm.c).
  * Part of the internal interface; src/ppcc.h includes every such header.
  */
 #ifndef PPCC_COST_COST_H
@@ -34,5 +35,38 @@ const ppcc_link *ppcc_topo_span_link(const ppcc_cluster *c, int64_t span);
 /* The link between pipeline ranks a and b: intra-node when their first
  * devices share a node. */
 int ppcc_topo_p2p_kind(const ppcc_cost_place *a, const ppcc_cost_place *b);
+
+/* latency + bytes / bandwidth */
+double ppcc_comm_link_seconds(const ppcc_link *l, double bytes);
+
+/* A p2p boundary of `bytes` between two ranks of `shard` (t x cp)
+ * devices: each device sends its share over its own link. */
+double ppcc_comm_p2p_seconds(const ppcc_link *l, int shard, double bytes);
+
+/* Ring collectives on n ranks of S bytes over l (nccl-tests' bus
+ * bandwidth model, one latency per operation); 0 when n == 1. */
+double ppcc_allreduce_seconds(const ppcc_link *l, int n, double bytes);
+double ppcc_allgather_seconds(const ppcc_link *l, int n, double bytes);
+
+/* One tensor-parallel collective of a layer over t devices of cp
+ * context-parallel ranks: a ring all-reduce of message_bytes / cp over
+ * the t devices' link, plus a second latency under sequence parallelism
+ * (an all-gather and a reduce-scatter); 0 when t == 1. */
+double ppcc_comm_tp_seconds(const ppcc_cluster *c, int t, int cp,
+			    double message_bytes, int sequence_parallel);
+
+/* One step of ring attention's K and V exchange: kv_bytes / (cp x t)
+ * over the link of the rank's t x cp devices. */
+double ppcc_comm_cp_step_seconds(const ppcc_cluster *c, int t, int cp,
+				 double kv_bytes);
+
+/* The data-parallel collectives of a stage's buckets over the n = d x cp
+ * ranks that share its weights (ring, one latency each, over the link
+ * of the t x cp x d devices): each REDUCE_GRAD an all-reduce (ZeRO 0)
+ * or a reduce-scatter, each ALL_GATHER_PARAM or UNSHARD_PARAM (ZeRO >=
+ * 1) an all-gather.  Sets c's dp_reduce_ms, dp_reduce_ms_per_byte,
+ * dp_gather_ms and dp_gather_ms_per_byte (left alone when n == 1, and
+ * the gather's under ZeRO 0). */
+void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg);
 
 #endif

@@ -155,19 +155,8 @@ static int check_range(plan_ctx *x, const ppcc_layer *l, const char *what,
 	return PPCC_EINPUT;
 }
 
-static double link_seconds(const ppcc_link *l, double bytes)
-{
-	return l->latency + bytes / l->bandwidth;
-}
-
 #define ALLOC(ptr, count) \
 	(((ptr) = ppcc_arena_alloc(x->a, (size_t)(count), sizeof *(ptr))) != NULL)
-
-/* A p2p boundary's time: each of the rank's devices sends its share. */
-static double p2p_seconds(const plan_ctx *x, const ppcc_link *l, double bytes)
-{
-	return link_seconds(l, bytes / x->shard);
-}
 
 /* Memory-bound kernels of a layer on one of a rank's devices: the split
  * part over t * cp, the whole part (no sequence parallelism) over cp. */
@@ -205,21 +194,16 @@ static int layer_comm_init(plan_ctx *x)
 	double zero_bpp = ppcc_zero_bytes_per_param(NULL, c->pipeline.zero,
 						    c->pipeline.grad_bytes,
 						    x->dp * x->cp);
-	const ppcc_link *tp_link = ppcc_topo_span_link(&c->cluster, x->t);
-	const ppcc_link *cp_link = ppcc_topo_span_link(&c->cluster, x->shard);
 	for (int i = 0; i < n; i++) {
 		x->bpp[i] = L[i].bytes_per_param > 0 ? L[i].bytes_per_param
 						     : zero_bpp;
-		double op = x->t > 1
-			? ppcc_allreduce_seconds(tp_link, x->t,
-						 L[i].tp_message_bytes / x->cp) +
-			  (sp ? tp_link->latency : 0)
-			: 0;
+		double op = ppcc_comm_tp_seconds(&c->cluster, x->t, x->cp,
+						 L[i].tp_message_bytes, sp);
 		x->tp_f[i] = L[i].tp_fwd_allreduces * op;
 		x->tp_b[i] = L[i].tp_bwd_allreduces * op;
 		if (x->cp > 1 && L[i].cp_kv_bytes > 0) {
-			double step = link_seconds(cp_link, L[i].cp_kv_bytes /
-						   ((double)x->cp * x->t));
+			double step = ppcc_comm_cp_step_seconds(
+				&c->cluster, x->t, x->cp, L[i].cp_kv_bytes);
 			x->cp_f[i] = (x->cp - 1) * step;
 			x->cp_b[i] = (full ? 3 : 2) * x->cp_f[i];
 		}
@@ -290,8 +274,8 @@ static int ctx_init(plan_ctx *x)
 		if (!ALLOC(x->comm[k], n) || !ALLOC(x->comm_shift[k], n))
 			return PPCC_ENOMEM;
 		for (int j = 0; j < n; j++)
-			x->comm[k][j] = 2 * to_ps(p2p_seconds(
-				x, ppcc_topo_link(&c->cluster, k),
+			x->comm[k][j] = 2 * to_ps(ppcc_comm_p2p_seconds(
+				ppcc_topo_link(&c->cluster, k), x->shard,
 				L[j].activation_bytes));
 		for (int i = 1; i < n; i++)
 			x->comm_shift[k][i] = x->comm[k][i - 1];
@@ -309,10 +293,12 @@ static int ctx_init(plan_ctx *x)
 		    check_range(x, &L[i], "activation stash", stash,
 				"bytes") < 0 ||
 		    check_range(x, &L[i], "p2p time",
-				1e12 * link_seconds(&x->cfg->cluster.inter_node,
-						    L[i].activation_bytes) +
-				1e12 * link_seconds(&x->cfg->cluster.intra_node,
-						    L[i].activation_bytes),
+				1e12 * ppcc_comm_link_seconds(
+					&x->cfg->cluster.inter_node,
+					L[i].activation_bytes) +
+				1e12 * ppcc_comm_link_seconds(
+					&x->cfg->cluster.intra_node,
+					L[i].activation_bytes),
 				"picoseconds") < 0)
 			return PPCC_EINPUT;
 		/* Weights are split by t only: the cp ranks of a rank hold
@@ -428,26 +414,7 @@ static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
 	double split[3];
 	ppcc_zero_bytes_per_param(split, cfg->pipeline.zero,
 				  cfg->pipeline.grad_bytes, x->dp * x->cp);
-	/* each REDUCE_GRAD: an all-reduce (ZeRO 0) or a reduce-scatter
-	 * over the n = d x cp ranks that hold the stage's weights, ring
-	 * algorithm, one latency (iteration.c) */
-	int n = x->dp * x->cp;
-	if (n > 1) {
-		const ppcc_link *l = ppcc_topo_span_link(&cfg->cluster,
-							 (int64_t)x->shard * x->dp);
-		double f = (cfg->pipeline.zero == 0 ? 2.0 : 1.0) * (n - 1) / n;
-		c->dp_reduce_ms = 1e3 * l->latency;
-		c->dp_reduce_ms_per_byte = 1e3 * f / l->bandwidth;
-		/* each ALL_GATHER_PARAM (ZeRO 1 and 2) or UNSHARD_PARAM
-		 * (ZeRO-3): a ring all-gather of the bucket's parameters,
-		 * one latency, over the link iteration.c's gather always
-		 * took (the same one) */
-		if (cfg->pipeline.zero >= 1) {
-			c->dp_gather_ms = 1e3 * l->latency;
-			c->dp_gather_ms_per_byte = 1e3 * (double)(n - 1) / n /
-						   l->bandwidth;
-		}
-	}
+	ppcc_comm_dp_rates(c, cfg);
 	for (int k = i; k <= j; k++) {
 		double per_device = L[k].params / x->t;
 		c->tp_fwd_ms += 1e3 * x->tp_f[k];
@@ -496,13 +463,13 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 	c->bwd_weight_ms = (double)(x->work_w[g][j + 1] - x->work_w[g][i]) / 1e9;
 	c->bwd_input_ms = c->bwd_ms - c->bwd_weight_ms;
 	if (x->stage_link[s] >= 0)
-		c->send_f_ms = 1e3 * p2p_seconds(
-			x, ppcc_topo_link(&x->cfg->cluster, x->stage_link[s]),
-			(double)send);
+		c->send_f_ms = 1e3 * ppcc_comm_p2p_seconds(
+			ppcc_topo_link(&x->cfg->cluster, x->stage_link[s]),
+			x->shard, (double)send);
 	if (s > 0 && x->stage_link[s - 1] >= 0)
-		c->send_b_ms = 1e3 * p2p_seconds(
-			x, ppcc_topo_link(&x->cfg->cluster, x->stage_link[s - 1]),
-			(double)recv);
+		c->send_b_ms = 1e3 * ppcc_comm_p2p_seconds(
+			ppcc_topo_link(&x->cfg->cluster, x->stage_link[s - 1]),
+			x->shard, (double)recv);
 	c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->shard;
 	c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
 	c->stash_input_bytes = c->stash_bytes -

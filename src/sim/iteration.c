@@ -105,20 +105,6 @@ double ppcc_dp_bucket_bytes(const ppcc_pipeline *pl)
 	return params * pl->grad_bytes;
 }
 
-double ppcc_allreduce_seconds(const ppcc_link *l, int n, double bytes)
-{
-	if (n <= 1)
-		return 0;
-	return l->latency + 2.0 * (n - 1) / n * bytes / l->bandwidth;
-}
-
-double ppcc_allgather_seconds(const ppcc_link *l, int n, double bytes)
-{
-	if (n <= 1)
-		return 0;
-	return l->latency + (double)(n - 1) / n * bytes / l->bandwidth;
-}
-
 /* Under ZeRO 2 and 3, an earlier backward of a stage reduce-scatters
  * the stage's buckets: those of its REDUCE_GRAD actions, n_red of them
  * at red, ready at `ready`.  Returns the time spent. */
