@@ -32,7 +32,7 @@
  *                runtime launches them
  *   cost/        the cost model: topology.c, from a pipeline rank to its
  *                devices, group, node and links; comm.c, every collective
- *                and p2p time
+ *                and p2p time; compute.c, layer and stage costs
  *   plan/        plan.c: config -> cost tables, driving partition,
  *                schedule, simulation and the uniform baseline; budget.c:
  *                what a plan will cost before it is built; compile.c: the

@@ -145,6 +145,31 @@ START_TEST(topology_places_ranks_on_groups_nodes_and_links)
 }
 END_TEST
 
+/* A layer's forward on a rank of t 2 devices of 1 TFLOP/s at full
+ * efficiency: 2e12 FLOPs in 1 s, its collective's 0.5 s, and 1 GB of
+ * split and 1 GB of replicated kernel traffic, (1 + 1) / 2 GB at 1 GB/s
+ * per device: 2.5 s; the backward has neither collective nor kernels. */
+START_TEST(layer_time_is_flops_collectives_and_kernels)
+{
+	ppcc_device_group dg = {.count = 2, .tflops = 1, .efficiency = 1,
+				.memory_bandwidth = 1e9};
+	ppcc_layer layer = {.fwd_flops = 2e12, .bwd_flops = 4e12,
+			    .kernel_fwd_bytes = 1e9,
+			    .kernel_fwd_replicated_bytes = 1e9};
+	double tp_f = 0.5, none = 0;
+	ppcc_cost_layer_comm lc = {&tp_f, &none, &none, &none};
+	ppcc_config cfg = {0};
+	cfg.model.layers = &layer;
+	cfg.model.n_layers = 1;
+	cfg.pipeline.tensor_parallel = 2;
+	ck_near(ppcc_cost_speed(&dg, 2), 2e12);
+	double f, b;
+	ppcc_cost_layer_seconds(&f, &b, &cfg, &lc, 0, &dg);
+	ck_near(f, 2.5);
+	ck_near(b, 2.0);
+}
+END_TEST
+
 #define SMALL_GPT(extra) \
 	"model:\n" \
 	"  name: g\n" \
@@ -801,6 +826,7 @@ Suite *suite_iteration(void)
 	tcase_add_test(tc, zero_stages_give_published_bytes_per_param);
 	tcase_add_test(tc, ring_collectives_follow_bus_bandwidth_formulas);
 	tcase_add_test(tc, topology_places_ranks_on_groups_nodes_and_links);
+	tcase_add_test(tc, layer_time_is_flops_collectives_and_kernels);
 	tcase_add_test(tc, tp_collectives_are_two_allreduces_per_block_each_way);
 	tcase_add_test(tc, p2p_sends_one_tth_of_the_activation_per_device);
 	tcase_add_test(tc, context_parallel_passes_k_and_v_around_the_ring);

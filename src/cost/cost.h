@@ -1,6 +1,7 @@
 /*
  * cost.h - the cost model: where a rank's devices are (topology.c), what
- * a collective or a p2p transfer costs (comm.c).
+ * a collective or a p2p transfer costs (comm.c), what a layer and a
+ * stage cost on a rank (compute.c).
  * Part of the internal interface; src/ppcc.h includes every such header.
  */
 #ifndef PPCC_COST_COST_H
@@ -68,5 +69,32 @@ double ppcc_comm_cp_step_seconds(const ppcc_cluster *c, int t, int cp,
  * dp_gather_ms and dp_gather_ms_per_byte (left alone when n == 1, and
  * the gather's under ZeRO 0). */
 void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg);
+
+/* Per layer, seconds: the tensor-parallel and ring-attention
+ * communication inside its forward and its backward (plan.c fills them
+ * from ppcc_comm_tp_seconds and ppcc_comm_cp_step_seconds). */
+typedef struct ppcc_cost_layer_comm {
+	double *tp_f, *tp_b, *cp_f, *cp_b;
+} ppcc_cost_layer_comm;
+
+/* A rank's compute speed: shard (t x cp) x tflops x 1e12 x efficiency
+ * FLOP/s of its device group. */
+double ppcc_cost_speed(const ppcc_device_group *dg, int shard);
+
+/* Layer `layer`'s forward and backward, in seconds, on a rank of group
+ * dg: its FLOPs at the rank's speed, its collectives (lc) and its
+ * memory-bound kernels (kernel_*_bytes over t x cp devices, the
+ * replicated part over cp, at the device's memory bandwidth). */
+void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
+			     const ppcc_config *cfg,
+			     const ppcc_cost_layer_comm *lc, int layer,
+			     const ppcc_device_group *dg);
+
+/* Adds to c the parts of layers i..j on a rank of group g that
+ * iteration.c reports (collectives, recomputation, parameters, the
+ * static bytes' split, logits, FLOPs) and sets its data-parallel rates
+ * (ppcc_comm_dp_rates). */
+void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
+			   const ppcc_cost_layer_comm *lc, int i, int j, int g);
 
 #endif

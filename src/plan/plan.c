@@ -81,9 +81,7 @@ typedef struct plan_ctx {
 	int n, p, v, S, t, m, kind, group;
 	int cp, dp, shard;       /* shard = t * cp devices per rank */
 	double *bpp;             /* per layer: static bytes per parameter */
-	/* per layer, seconds: tensor-parallel and ring-attention
-	 * communication in the forward and in the backward */
-	double *tp_f, *tp_b, *cp_f, *cp_b;
+	ppcc_cost_layer_comm lc; /* per layer: communication inside F, B */
 	/* prefix of the layers' 16-bit parameters (2 bytes each), which a
 	 * ZeRO-3 stage gathers for each compute; NULL otherwise */
 	int64_t *z3_prefix;
@@ -158,17 +156,6 @@ static int check_range(plan_ctx *x, const ppcc_layer *l, const char *what,
 #define ALLOC(ptr, count) \
 	(((ptr) = ppcc_arena_alloc(x->a, (size_t)(count), sizeof *(ptr))) != NULL)
 
-/* Memory-bound kernels of a layer on one of a rank's devices: the split
- * part over t * cp, the whole part (no sequence parallelism) over cp. */
-static double kernel_seconds(const plan_ctx *x, const ppcc_device_group *dg,
-			     double bytes, double whole)
-{
-	if (bytes <= 0)
-		return 0;
-	double per_device = (bytes + (x->t - 1) * whole) / x->shard;
-	return per_device / dg->memory_bandwidth;
-}
-
 /* Per layer: bytes per parameter and the communication inside compute. */
 static int layer_comm_init(plan_ctx *x)
 {
@@ -178,8 +165,9 @@ static int layer_comm_init(plan_ctx *x)
 	int sp = tf ? tf->sequence_parallel : 1;
 	int full = tf && tf->recompute == PPCC_RECOMPUTE_FULL;
 	int n = x->n;
-	if (!ALLOC(x->bpp, n) || !ALLOC(x->tp_f, n) || !ALLOC(x->tp_b, n) ||
-	    !ALLOC(x->cp_f, n) || !ALLOC(x->cp_b, n))
+	if (!ALLOC(x->bpp, n) || !ALLOC(x->lc.tp_f, n) ||
+	    !ALLOC(x->lc.tp_b, n) || !ALLOC(x->lc.cp_f, n) ||
+	    !ALLOC(x->lc.cp_b, n))
 		return PPCC_ENOMEM;
 	/* ZeRO-3's gathers are the schedule's UNSHARD_PARAM actions
 	 * (sched/reduce.c), timed on the rank's channel by the simulator,
@@ -199,13 +187,13 @@ static int layer_comm_init(plan_ctx *x)
 						     : zero_bpp;
 		double op = ppcc_comm_tp_seconds(&c->cluster, x->t, x->cp,
 						 L[i].tp_message_bytes, sp);
-		x->tp_f[i] = L[i].tp_fwd_allreduces * op;
-		x->tp_b[i] = L[i].tp_bwd_allreduces * op;
+		x->lc.tp_f[i] = L[i].tp_fwd_allreduces * op;
+		x->lc.tp_b[i] = L[i].tp_bwd_allreduces * op;
 		if (x->cp > 1 && L[i].cp_kv_bytes > 0) {
 			double step = ppcc_comm_cp_step_seconds(
 				&c->cluster, x->t, x->cp, L[i].cp_kv_bytes);
-			x->cp_f[i] = (x->cp - 1) * step;
-			x->cp_b[i] = (full ? 3 : 2) * x->cp_f[i];
+			x->lc.cp_f[i] = (x->cp - 1) * step;
+			x->lc.cp_b[i] = (full ? 3 : 2) * x->lc.cp_f[i];
 		}
 	}
 	return 0;
@@ -235,26 +223,20 @@ static int ctx_init(plan_ctx *x)
 		ppcc_topo_place(&at, c, r);
 		const ppcc_device_group *dg = at.device_group;
 		x->rank_group[r] = at.group;
-		x->rank_speed[r] = x->shard * dg->tflops * 1e12 * dg->efficiency;
+		x->rank_speed[r] = ppcc_cost_speed(dg, x->shard);
 		x->rank_mem[r] = (dg->memory_bytes - c->cluster.reserved_bytes) *
 				 x->shard;
 		x->rank_cap[r] = dg->memory_bytes - c->cluster.reserved_bytes;
 	}
 	for (int g = 0; g < c->cluster.n_groups; g++) {
 		const ppcc_device_group *dg = &c->cluster.groups[g];
-		double speed = x->shard * dg->tflops * 1e12 * dg->efficiency;
+		double speed = ppcc_cost_speed(dg, x->shard);
 		if (!ALLOC(x->work_fb[g], n + 1) || !ALLOC(x->work_f[g], n + 1) ||
 		    !ALLOC(x->work_w[g], n + 1))
 			return PPCC_ENOMEM;
 		for (int i = 0; i < n; i++) {
-			double fs = L[i].fwd_flops / speed + x->tp_f[i] +
-				    x->cp_f[i] +
-				    kernel_seconds(x, dg, L[i].kernel_fwd_bytes,
-						   L[i].kernel_fwd_replicated_bytes);
-			double bs = L[i].bwd_flops / speed + x->tp_b[i] +
-				    x->cp_b[i] +
-				    kernel_seconds(x, dg, L[i].kernel_bwd_bytes,
-						   L[i].kernel_bwd_replicated_bytes);
+			double fs, bs;
+			ppcc_cost_layer_seconds(&fs, &bs, c, &x->lc, i, dg);
 			if (check_range(x, &L[i], "compute time", (fs + bs) * PS_PER_S,
 					"picoseconds") < 0)
 				return PPCC_EINPUT;
@@ -403,40 +385,6 @@ static double stage_mem(const plan_ctx *x, int s, int i, int j)
 	return st + (double)x->stash_count[s] * sh;
 }
 
-/* The parts of a stage's costs that iteration.c reports. */
-static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
-			int g)
-{
-	const ppcc_config *cfg = x->cfg;
-	const ppcc_layer *L = cfg->model.layers;
-	const ppcc_device_group *dg = &cfg->cluster.groups[g];
-	double speed = x->shard * dg->tflops * 1e12 * dg->efficiency;
-	double split[3];
-	ppcc_zero_bytes_per_param(split, cfg->pipeline.zero,
-				  cfg->pipeline.grad_bytes, x->dp * x->cp);
-	ppcc_comm_dp_rates(c, cfg);
-	for (int k = i; k <= j; k++) {
-		double per_device = L[k].params / x->t;
-		c->tp_fwd_ms += 1e3 * x->tp_f[k];
-		c->tp_bwd_ms += 1e3 * x->tp_b[k];
-		c->cp_fwd_ms += 1e3 * x->cp_f[k];
-		c->cp_bwd_ms += 1e3 * x->cp_b[k];
-		c->recompute_ms += 1e3 * L[k].recompute_flops / speed;
-		c->params += per_device;
-		if (L[k].bytes_per_param > 0) {
-			c->weight_bytes += per_device * L[k].bytes_per_param;
-		} else {
-			c->weight_bytes += per_device * split[0];
-			c->grad_bytes += per_device * split[1];
-			c->optimizer_bytes += per_device * split[2];
-		}
-		c->logits_bytes += L[k].logits_bytes / x->shard;
-		c->hardware_flops += L[k].fwd_flops + L[k].bwd_flops;
-		c->model_flops += L[k].fwd_flops + L[k].bwd_flops -
-				  L[k].recompute_flops;
-	}
-}
-
 /* The simulator's costs of stage s holding layers i..j (they depend on
  * nothing else), with parts the ones iteration.c reports too, and, when
  * st is not NULL, its stage table entry.  Without parts it is O(1): the
@@ -478,7 +426,7 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 		c->zero3_param_bytes =
 			(double)(x->z3_prefix[j + 1] - x->z3_prefix[i]) / x->t;
 	if (parts)
-		stage_parts(x, c, i, j, g);
+		ppcc_cost_stage_parts(c, x->cfg, &x->lc, i, j, g);
 }
 
 /* The same for a whole split (first[s] for each stage). */
