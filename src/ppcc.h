@@ -8,6 +8,8 @@
  *   sched/       the schedule kinds, lowering, reductions, the auto kind
  *   ir/          validation, send against receive order, JSON read back
  *   sim/         simulation, one training iteration, the reductions' times
+ *   cost/        the cost model: rank -> devices and links; collectives and
+ *                transfers; layer and stage costs
  *   plan/        config -> cost tables -> plan; the budget; the entry point
  *   emit/        text, JSON, DOT/SVG/PNG, C header, torch CSV, Chrome trace
  *   diagnose/    runtime flight records -> the cause of a failure or hang
@@ -28,6 +30,7 @@
 #include "input/input.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
+#include "cost/cost.h"
 #include "sched/kind.h"
 #include "partition/partition.h"
 #include "plan/plan.h"

@@ -86,6 +86,87 @@ START_TEST(ring_collectives_follow_bus_bandwidth_formulas)
 	ck_near(ppcc_allgather_seconds(&l, 8, 50331648.0), 4.4540192e-4);
 	ck_assert_double_eq(ppcc_allreduce_seconds(&l, 1, 50331648.0), 0);
 	ck_assert_double_eq(ppcc_allgather_seconds(&l, 1, 50331648.0), 0);
+	/* a stage's buckets over d = 8 ranks of one device each, on one
+	 * node: a reduce-scatter and an all-gather under ZeRO 1 (7/8 of the
+	 * bytes each), an all-reduce and no gather under ZeRO 0; with t 2
+	 * the 16 devices span two nodes and take the inter-node link */
+	ppcc_config cfg = {0};
+	cfg.cluster.devices_per_node = 8;
+	cfg.cluster.intra_node = l;
+	cfg.cluster.inter_node = (ppcc_link){1e9, 1e-3};
+	cfg.pipeline.tensor_parallel = 1;
+	cfg.pipeline.data_parallel = 8;
+	cfg.pipeline.zero = 1;
+	ppcc_stage_cost c = {0};
+	ppcc_comm_dp_rates(&c, &cfg);
+	ck_near(c.dp_reduce_ms, 5e-3);
+	ck_near(c.dp_reduce_ms_per_byte, 8.75e-9);
+	ck_near(c.dp_gather_ms, 5e-3);
+	ck_near(c.dp_gather_ms_per_byte, 8.75e-9);
+	cfg.pipeline.zero = 0;
+	c = (ppcc_stage_cost){0};
+	ppcc_comm_dp_rates(&c, &cfg);
+	ck_near(c.dp_reduce_ms_per_byte, 1.75e-8);
+	ck_assert_double_eq(c.dp_gather_ms_per_byte, 0);
+	cfg.pipeline.tensor_parallel = 2;
+	ppcc_comm_dp_rates(&c, &cfg);
+	ck_near(c.dp_reduce_ms, 1.0);
+	ck_near(c.dp_reduce_ms_per_byte, 1.75e-6);
+}
+END_TEST
+
+/* Pipeline rank r runs from device r x t x cp x d: with t 2, d 2 and
+ * 8-device nodes, ranks 0 and 1 share node 0 and rank 2 is on node 1;
+ * the second group begins at device 12, so rank 3 is its first.  A group
+ * of devices within a node uses the intra-node link. */
+START_TEST(topology_places_ranks_on_groups_nodes_and_links)
+{
+	ppcc_device_group groups[2] = {{.count = 12}, {.count = 4}};
+	ppcc_config cfg = {0};
+	cfg.cluster.devices_per_node = 8;
+	cfg.cluster.n_groups = 2;
+	cfg.cluster.groups = groups;
+	cfg.pipeline.tensor_parallel = 2;
+	cfg.pipeline.data_parallel = 2;
+	ppcc_cost_place at[4];
+	for (int r = 0; r < 4; r++)
+		ppcc_topo_place(&at[r], &cfg, r);
+	ck_assert_int_eq(at[1].first_device, 4);
+	ck_assert_int_eq(at[2].node, 1);
+	ck_assert_int_eq(at[2].group, 0);
+	ck_assert_int_eq(at[3].group, 1);
+	ck_assert_ptr_eq(at[3].device_group, &groups[1]);
+	ck_assert_int_eq(ppcc_topo_p2p_kind(&at[0], &at[1]), PPCC_TOPO_INTRA);
+	ck_assert_int_eq(ppcc_topo_p2p_kind(&at[1], &at[2]), PPCC_TOPO_INTER);
+	ck_assert_ptr_eq(ppcc_topo_span_link(&cfg.cluster, 8),
+			 &cfg.cluster.intra_node);
+	ck_assert_ptr_eq(ppcc_topo_span_link(&cfg.cluster, 16),
+			 &cfg.cluster.inter_node);
+}
+END_TEST
+
+/* A layer's forward on a rank of t 2 devices of 1 TFLOP/s at full
+ * efficiency: 2e12 FLOPs in 1 s, its collective's 0.5 s, and 1 GB of
+ * split and 1 GB of replicated kernel traffic, (1 + 1) / 2 GB at 1 GB/s
+ * per device: 2.5 s; the backward has neither collective nor kernels. */
+START_TEST(layer_time_is_flops_collectives_and_kernels)
+{
+	ppcc_device_group dg = {.count = 2, .tflops = 1, .efficiency = 1,
+				.memory_bandwidth = 1e9};
+	ppcc_layer layer = {.fwd_flops = 2e12, .bwd_flops = 4e12,
+			    .kernel_fwd_bytes = 1e9,
+			    .kernel_fwd_replicated_bytes = 1e9};
+	double tp_f = 0.5, none = 0;
+	ppcc_cost_layer_comm lc = {&tp_f, &none, &none, &none};
+	ppcc_config cfg = {0};
+	cfg.model.layers = &layer;
+	cfg.model.n_layers = 1;
+	cfg.pipeline.tensor_parallel = 2;
+	ck_near(ppcc_cost_speed(&dg, 2), 2e12);
+	double f, b;
+	ppcc_cost_layer_seconds(&f, &b, &cfg, &lc, 0, &dg);
+	ck_near(f, 2.5);
+	ck_near(b, 2.0);
 }
 END_TEST
 
@@ -744,6 +825,8 @@ Suite *suite_iteration(void)
 	TCase *tc = tcase_create("iteration");
 	tcase_add_test(tc, zero_stages_give_published_bytes_per_param);
 	tcase_add_test(tc, ring_collectives_follow_bus_bandwidth_formulas);
+	tcase_add_test(tc, topology_places_ranks_on_groups_nodes_and_links);
+	tcase_add_test(tc, layer_time_is_flops_collectives_and_kernels);
 	tcase_add_test(tc, tp_collectives_are_two_allreduces_per_block_each_way);
 	tcase_add_test(tc, p2p_sends_one_tth_of_the_activation_per_device);
 	tcase_add_test(tc, context_parallel_passes_k_and_v_around_the_ring);

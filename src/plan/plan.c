@@ -38,9 +38,7 @@ typedef struct plan_ctx {
 	int n, p, v, S, t, m, kind, group;
 	int cp, dp, shard;       /* shard = t * cp devices per rank */
 	double *bpp;             /* per layer: static bytes per parameter */
-	/* per layer, seconds: tensor-parallel and ring-attention
-	 * communication in the forward and in the backward */
-	double *tp_f, *tp_b, *cp_f, *cp_b;
+	ppcc_cost_layer_comm lc; /* per layer: communication inside F, B */
 	/* prefix of the layers' 16-bit parameters (2 bytes each), which a
 	 * ZeRO-3 stage gathers for each compute; NULL otherwise */
 	int64_t *z3_prefix;
@@ -112,63 +110,8 @@ static int check_range(plan_ctx *x, const ppcc_layer *l, const char *what,
 	return PPCC_EINPUT;
 }
 
-static const ppcc_device_group *device_group(const ppcc_cluster *c,
-					     int device, int *out_index)
-{
-	for (int g = 0; g < c->n_groups; g++) {
-		if (device < c->groups[g].count) {
-			*out_index = g;
-			return &c->groups[g];
-		}
-		device -= c->groups[g].count;
-	}
-	*out_index = c->n_groups - 1;
-	return &c->groups[c->n_groups - 1];
-}
-
-static int node_of_rank(const plan_ctx *x, int r)
-{
-	return (int)(((int64_t)r * x->shard * x->dp) /
-		     x->cfg->cluster.devices_per_node);
-}
-
-/* The link of a group of devices within `span` consecutive ones from the
- * rank's first: intra-node when they share a node. */
-static const ppcc_link *group_link(const plan_ctx *x, int64_t span)
-{
-	const ppcc_cluster *c = &x->cfg->cluster;
-	return span <= c->devices_per_node ? &c->intra_node : &c->inter_node;
-}
-
-static const ppcc_link *link_of(const plan_ctx *x, int kind)
-{
-	return kind == 0 ? &x->cfg->cluster.intra_node : &x->cfg->cluster.inter_node;
-}
-
-static double link_seconds(const ppcc_link *l, double bytes)
-{
-	return l->latency + bytes / l->bandwidth;
-}
-
 #define ALLOC(ptr, count) \
 	(((ptr) = ppcc_arena_alloc(x->a, (size_t)(count), sizeof *(ptr))) != NULL)
-
-/* A p2p boundary's time: each of the rank's devices sends its share. */
-static double p2p_seconds(const plan_ctx *x, const ppcc_link *l, double bytes)
-{
-	return link_seconds(l, bytes / x->shard);
-}
-
-/* Memory-bound kernels of a layer on one of a rank's devices: the split
- * part over t * cp, the whole part (no sequence parallelism) over cp. */
-static double kernel_seconds(const plan_ctx *x, const ppcc_device_group *dg,
-			     double bytes, double whole)
-{
-	if (bytes <= 0)
-		return 0;
-	double per_device = (bytes + (x->t - 1) * whole) / x->shard;
-	return per_device / dg->memory_bandwidth;
-}
 
 /* Per layer: bytes per parameter and the communication inside compute. */
 static int layer_comm_init(plan_ctx *x)
@@ -179,8 +122,9 @@ static int layer_comm_init(plan_ctx *x)
 	int sp = tf ? tf->sequence_parallel : 1;
 	int full = tf && tf->recompute == PPCC_RECOMPUTE_FULL;
 	int n = x->n;
-	if (!ALLOC(x->bpp, n) || !ALLOC(x->tp_f, n) || !ALLOC(x->tp_b, n) ||
-	    !ALLOC(x->cp_f, n) || !ALLOC(x->cp_b, n))
+	if (!ALLOC(x->bpp, n) || !ALLOC(x->lc.tp_f, n) ||
+	    !ALLOC(x->lc.tp_b, n) || !ALLOC(x->lc.cp_f, n) ||
+	    !ALLOC(x->lc.cp_b, n))
 		return PPCC_ENOMEM;
 	/* ZeRO-3's gathers are the schedule's UNSHARD_PARAM actions
 	 * (sched/reduce.c), timed on the rank's channel by the simulator,
@@ -195,23 +139,18 @@ static int layer_comm_init(plan_ctx *x)
 	double zero_bpp = ppcc_zero_bytes_per_param(NULL, c->pipeline.zero,
 						    c->pipeline.grad_bytes,
 						    x->dp * x->cp);
-	const ppcc_link *tp_link = group_link(x, x->t);
-	const ppcc_link *cp_link = group_link(x, x->shard);
 	for (int i = 0; i < n; i++) {
 		x->bpp[i] = L[i].bytes_per_param > 0 ? L[i].bytes_per_param
 						     : zero_bpp;
-		double op = x->t > 1
-			? ppcc_allreduce_seconds(tp_link, x->t,
-						 L[i].tp_message_bytes / x->cp) +
-			  (sp ? tp_link->latency : 0)
-			: 0;
-		x->tp_f[i] = L[i].tp_fwd_allreduces * op;
-		x->tp_b[i] = L[i].tp_bwd_allreduces * op;
+		double op = ppcc_comm_tp_seconds(&c->cluster, x->t, x->cp,
+						 L[i].tp_message_bytes, sp);
+		x->lc.tp_f[i] = L[i].tp_fwd_allreduces * op;
+		x->lc.tp_b[i] = L[i].tp_bwd_allreduces * op;
 		if (x->cp > 1 && L[i].cp_kv_bytes > 0) {
-			double step = link_seconds(cp_link, L[i].cp_kv_bytes /
-						   ((double)x->cp * x->t));
-			x->cp_f[i] = (x->cp - 1) * step;
-			x->cp_b[i] = (full ? 3 : 2) * x->cp_f[i];
+			double step = ppcc_comm_cp_step_seconds(
+				&c->cluster, x->t, x->cp, L[i].cp_kv_bytes);
+			x->lc.cp_f[i] = (x->cp - 1) * step;
+			x->lc.cp_b[i] = (full ? 3 : 2) * x->lc.cp_f[i];
 		}
 	}
 	return 0;
@@ -237,30 +176,24 @@ static int ctx_init(plan_ctx *x)
 	    !ALLOC(x->work_w, c->cluster.n_groups))
 		return PPCC_ENOMEM;
 	for (int r = 0; r < x->p; r++) {
-		int g;
-		const ppcc_device_group *dg =
-			device_group(&c->cluster, (int)((int64_t)r * x->shard * x->dp), &g);
-		x->rank_group[r] = g;
-		x->rank_speed[r] = x->shard * dg->tflops * 1e12 * dg->efficiency;
+		ppcc_cost_place at;
+		ppcc_topo_place(&at, c, r);
+		const ppcc_device_group *dg = at.device_group;
+		x->rank_group[r] = at.group;
+		x->rank_speed[r] = ppcc_cost_speed(dg, x->shard);
 		x->rank_mem[r] = (dg->memory_bytes - c->cluster.reserved_bytes) *
 				 x->shard;
 		x->rank_cap[r] = dg->memory_bytes - c->cluster.reserved_bytes;
 	}
 	for (int g = 0; g < c->cluster.n_groups; g++) {
 		const ppcc_device_group *dg = &c->cluster.groups[g];
-		double speed = x->shard * dg->tflops * 1e12 * dg->efficiency;
+		double speed = ppcc_cost_speed(dg, x->shard);
 		if (!ALLOC(x->work_fb[g], n + 1) || !ALLOC(x->work_f[g], n + 1) ||
 		    !ALLOC(x->work_w[g], n + 1))
 			return PPCC_ENOMEM;
 		for (int i = 0; i < n; i++) {
-			double fs = L[i].fwd_flops / speed + x->tp_f[i] +
-				    x->cp_f[i] +
-				    kernel_seconds(x, dg, L[i].kernel_fwd_bytes,
-						   L[i].kernel_fwd_replicated_bytes);
-			double bs = L[i].bwd_flops / speed + x->tp_b[i] +
-				    x->cp_b[i] +
-				    kernel_seconds(x, dg, L[i].kernel_bwd_bytes,
-						   L[i].kernel_bwd_replicated_bytes);
+			double fs, bs;
+			ppcc_cost_layer_seconds(&fs, &bs, c, &x->lc, i, dg);
 			if (check_range(x, &L[i], "compute time", (fs + bs) * PS_PER_S,
 					"picoseconds") < 0)
 				return PPCC_EINPUT;
@@ -280,8 +213,9 @@ static int ctx_init(plan_ctx *x)
 		if (!ALLOC(x->comm[k], n) || !ALLOC(x->comm_shift[k], n))
 			return PPCC_ENOMEM;
 		for (int j = 0; j < n; j++)
-			x->comm[k][j] = 2 * to_ps(p2p_seconds(x, link_of(x, k),
-							      L[j].activation_bytes));
+			x->comm[k][j] = 2 * to_ps(ppcc_comm_p2p_seconds(
+				ppcc_topo_link(&c->cluster, k), x->shard,
+				L[j].activation_bytes));
 		for (int i = 1; i < n; i++)
 			x->comm_shift[k][i] = x->comm[k][i - 1];
 	}
@@ -298,10 +232,12 @@ static int ctx_init(plan_ctx *x)
 		    check_range(x, &L[i], "activation stash", stash,
 				"bytes") < 0 ||
 		    check_range(x, &L[i], "p2p time",
-				1e12 * link_seconds(&x->cfg->cluster.inter_node,
-						    L[i].activation_bytes) +
-				1e12 * link_seconds(&x->cfg->cluster.intra_node,
-						    L[i].activation_bytes),
+				1e12 * ppcc_comm_link_seconds(
+					&x->cfg->cluster.inter_node,
+					L[i].activation_bytes) +
+				1e12 * ppcc_comm_link_seconds(
+					&x->cfg->cluster.intra_node,
+					L[i].activation_bytes),
 				"picoseconds") < 0)
 			return PPCC_EINPUT;
 		/* Weights are split by t only: the cp ranks of a rank hold
@@ -324,10 +260,14 @@ static int ctx_init(plan_ctx *x)
 	for (int s = 0; s < x->S; s++) {
 		int r0 = x->place[s].rank;
 		int r1 = s + 1 < x->S ? x->place[s + 1].rank : r0;
-		if (s == x->S - 1 || r0 == r1)
+		ppcc_cost_place a, b;
+		if (s == x->S - 1 || r0 == r1) {
 			x->stage_link[s] = -1;
-		else
-			x->stage_link[s] = node_of_rank(x, r0) == node_of_rank(x, r1) ? 0 : 1;
+		} else {
+			ppcc_topo_place(&a, x->cfg, r0);
+			ppcc_topo_place(&b, x->cfg, r1);
+			x->stage_link[s] = ppcc_topo_p2p_kind(&a, &b);
+		}
 	}
 	return 0;
 }
@@ -402,60 +342,6 @@ static double stage_mem(const plan_ctx *x, int s, int i, int j)
 	return st + (double)x->stash_count[s] * sh;
 }
 
-/* The parts of a stage's costs that iteration.c reports. */
-static void stage_parts(const plan_ctx *x, ppcc_stage_cost *c, int i, int j,
-			int g)
-{
-	const ppcc_config *cfg = x->cfg;
-	const ppcc_layer *L = cfg->model.layers;
-	const ppcc_device_group *dg = &cfg->cluster.groups[g];
-	double speed = x->shard * dg->tflops * 1e12 * dg->efficiency;
-	double split[3];
-	ppcc_zero_bytes_per_param(split, cfg->pipeline.zero,
-				  cfg->pipeline.grad_bytes, x->dp * x->cp);
-	/* each REDUCE_GRAD: an all-reduce (ZeRO 0) or a reduce-scatter
-	 * over the n = d x cp ranks that hold the stage's weights, ring
-	 * algorithm, one latency (iteration.c) */
-	int n = x->dp * x->cp;
-	if (n > 1) {
-		const ppcc_link *l = (int64_t)x->shard * x->dp <=
-					     cfg->cluster.devices_per_node
-			? &cfg->cluster.intra_node : &cfg->cluster.inter_node;
-		double f = (cfg->pipeline.zero == 0 ? 2.0 : 1.0) * (n - 1) / n;
-		c->dp_reduce_ms = 1e3 * l->latency;
-		c->dp_reduce_ms_per_byte = 1e3 * f / l->bandwidth;
-		/* each ALL_GATHER_PARAM (ZeRO 1 and 2) or UNSHARD_PARAM
-		 * (ZeRO-3): a ring all-gather of the bucket's parameters,
-		 * one latency, over the link iteration.c's gather always
-		 * took (the same one) */
-		if (cfg->pipeline.zero >= 1) {
-			c->dp_gather_ms = 1e3 * l->latency;
-			c->dp_gather_ms_per_byte = 1e3 * (double)(n - 1) / n /
-						   l->bandwidth;
-		}
-	}
-	for (int k = i; k <= j; k++) {
-		double per_device = L[k].params / x->t;
-		c->tp_fwd_ms += 1e3 * x->tp_f[k];
-		c->tp_bwd_ms += 1e3 * x->tp_b[k];
-		c->cp_fwd_ms += 1e3 * x->cp_f[k];
-		c->cp_bwd_ms += 1e3 * x->cp_b[k];
-		c->recompute_ms += 1e3 * L[k].recompute_flops / speed;
-		c->params += per_device;
-		if (L[k].bytes_per_param > 0) {
-			c->weight_bytes += per_device * L[k].bytes_per_param;
-		} else {
-			c->weight_bytes += per_device * split[0];
-			c->grad_bytes += per_device * split[1];
-			c->optimizer_bytes += per_device * split[2];
-		}
-		c->logits_bytes += L[k].logits_bytes / x->shard;
-		c->hardware_flops += L[k].fwd_flops + L[k].bwd_flops;
-		c->model_flops += L[k].fwd_flops + L[k].bwd_flops -
-				  L[k].recompute_flops;
-	}
-}
-
 /* The simulator's costs of stage s holding layers i..j (they depend on
  * nothing else), with parts the ones iteration.c reports too, and, when
  * st is not NULL, its stage table entry.  Without parts it is O(1): the
@@ -482,11 +368,13 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 	c->bwd_weight_ms = (double)(x->work_w[g][j + 1] - x->work_w[g][i]) / 1e9;
 	c->bwd_input_ms = c->bwd_ms - c->bwd_weight_ms;
 	if (x->stage_link[s] >= 0)
-		c->send_f_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s]),
-						 (double)send);
+		c->send_f_ms = 1e3 * ppcc_comm_p2p_seconds(
+			ppcc_topo_link(&x->cfg->cluster, x->stage_link[s]),
+			x->shard, (double)send);
 	if (s > 0 && x->stage_link[s - 1] >= 0)
-		c->send_b_ms = 1e3 * p2p_seconds(x, link_of(x, x->stage_link[s - 1]),
-						 (double)recv);
+		c->send_b_ms = 1e3 * ppcc_comm_p2p_seconds(
+			ppcc_topo_link(&x->cfg->cluster, x->stage_link[s - 1]),
+			x->shard, (double)recv);
 	c->static_bytes = (double)(x->static_prefix[j + 1] - x->static_prefix[i]) / x->shard;
 	c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
 	c->stash_input_bytes = c->stash_bytes -
@@ -495,7 +383,7 @@ static void stage_costs(const plan_ctx *x, int s, int i, int j,
 		c->zero3_param_bytes =
 			(double)(x->z3_prefix[j + 1] - x->z3_prefix[i]) / x->t;
 	if (parts)
-		stage_parts(x, c, i, j, g);
+		ppcc_cost_stage_parts(c, x->cfg, &x->lc, i, j, g);
 }
 
 /* The same for a whole split (first[s] for each stage). */
@@ -1105,8 +993,7 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 		params += cfg->model.layers[i].params / t;
 	double sync = step_ms, post = 0;
 	if (nn > 1) {
-		const ppcc_link *l = (int64_t)t * cp * dp <= cl->devices_per_node
-			? &cl->intra_node : &cl->inter_node;
+		const ppcc_link *l = ppcc_topo_span_link(cl, (int64_t)t * cp * dp);
 		double f = (zero == 0 ? 2.0 : 1.0) * (nn - 1) / nn;
 		double bytes = G * params - S;
 		if (bytes > 0) {

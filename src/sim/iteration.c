@@ -55,31 +55,6 @@ double ppcc_dp_bucket_bytes(const ppcc_pipeline *pl)
 	return params * pl->grad_bytes;
 }
 
-double ppcc_allreduce_seconds(const ppcc_link *l, int n, double bytes)
-{
-	if (n <= 1)
-		return 0;
-	return l->latency + 2.0 * (n - 1) / n * bytes / l->bandwidth;
-}
-
-double ppcc_allgather_seconds(const ppcc_link *l, int n, double bytes)
-{
-	if (n <= 1)
-		return 0;
-	return l->latency + (double)(n - 1) / n * bytes / l->bandwidth;
-}
-
-static const ppcc_device_group *rank_group(const ppcc_cluster *c,
-					   int64_t device)
-{
-	for (int g = 0; g < c->n_groups; g++) {
-		if (device < c->groups[g].count)
-			return &c->groups[g];
-		device -= c->groups[g].count;
-	}
-	return &c->groups[c->n_groups - 1];
-}
-
 /* Under ZeRO 2 and 3, an earlier backward of a stage reduce-scatters
  * the stage's buckets: those of its REDUCE_GRAD actions, n_red of them
  * at red, ready at `ready`.  Returns the time spent. */
@@ -130,14 +105,15 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	if (!in_flight || !done || !first_red || !n_red)
 		return PPCC_ENOMEM;
 
-	const ppcc_link *dp_link = block <= cl->devices_per_node
-		? &cl->intra_node : &cl->inter_node;
+	const ppcc_link *dp_link = ppcc_topo_span_link(cl, block);
 
 	double sync = e->step_ms, post = 0, post_opt = 0, post_gather = 0;
 	double dp_total = 0;
 	for (int r = 0; r < p; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
-		const ppcc_device_group *dg = rank_group(cl, (int64_t)r * block);
+		ppcc_cost_place at;
+		ppcc_topo_place(&at, cfg, r);
+		const ppcc_device_group *dg = at.device_group;
 		double free_ms = e->dp_gather_ms ? e->dp_gather_ms[r] : 0;
 		double last = 0, spent = 0, clock = 0;
 		int gathers = 0;
@@ -327,8 +303,11 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	out->hardware_flops = hf * m * d;
 	double sec = out->iteration_ms / 1e3;
 	double peak_flops = 0, devices = (double)block * p;
-	for (int r = 0; r < p; r++)
-		peak_flops += (double)block * rank_group(cl, (int64_t)r * block)->tflops * 1e12;
+	for (int r = 0; r < p; r++) {
+		ppcc_cost_place at;
+		ppcc_topo_place(&at, cfg, r);
+		peak_flops += (double)block * at.device_group->tflops * 1e12;
+	}
 	if (sec > 0) {
 		out->model_tflops_per_device = out->model_flops / sec / devices / 1e12;
 		out->hardware_tflops_per_device = out->hardware_flops / sec / devices / 1e12;

@@ -24,11 +24,6 @@ double ppcc_zero_bytes_per_param(double *out, int zero, double grad_bytes,
  * parameters of grad_bytes each, n = d x cp the ranks that reduce. */
 double ppcc_dp_bucket_bytes(const ppcc_pipeline *pl);
 
-/* Ring collectives on n ranks of S bytes over l (nccl-tests' bus
- * bandwidth model, one latency per operation); 0 when n == 1. */
-double ppcc_allreduce_seconds(const ppcc_link *l, int n, double bytes);
-double ppcc_allgather_seconds(const ppcc_link *l, int n, double bytes);
-
 /* Where one iteration's time goes, on the busiest rank (the least idle;
  * the first of equals), in milliseconds: compute + recompute + tp_comm +
  * cp_comm + zero3_comm + p2p + bubble = the schedule's step (zero3_comm:

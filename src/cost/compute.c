@@ -1,0 +1,85 @@
+/*
+ * compute.c - what a layer and a stage cost on a pipeline rank's devices.
+ *
+ * A rank of t x cp devices of group g computes at t x cp x tflops x 1e12
+ * x efficiency FLOP/s; a layer's forward (backward) is its FLOPs at that
+ * speed, plus its tensor- and context-parallel collectives (comm.c, per
+ * layer, in ppcc_cost_layer_comm) and its memory-bound kernels, the split
+ * part of their bytes over t x cp and the replicated part over cp, at the
+ * device's memory bandwidth.  plan.c rounds these to picoseconds and sums
+ * them into the partitioner's integer tables; the stage parts below are
+ * what iteration.c reports.  Each expression keeps the order of its
+ * operations, on which the plans' bytes depend.
+ */
+#include "ppcc.h"
+
+double ppcc_cost_speed(const ppcc_device_group *dg, int shard)
+{
+	return shard * dg->tflops * 1e12 * dg->efficiency;
+}
+
+static double kernel_seconds(const ppcc_device_group *dg, int t, int shard,
+			     double bytes, double whole)
+{
+	if (bytes <= 0)
+		return 0;
+	double per_device = (bytes + (t - 1) * whole) / shard;
+	return per_device / dg->memory_bandwidth;
+}
+
+void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
+			     const ppcc_config *cfg,
+			     const ppcc_cost_layer_comm *lc, int layer,
+			     const ppcc_device_group *dg)
+{
+	const ppcc_layer *l = &cfg->model.layers[layer];
+	int t = cfg->pipeline.tensor_parallel;
+	int cp = cfg->pipeline.context_parallel > 0
+		? cfg->pipeline.context_parallel : 1;
+	int shard = t * cp;
+	double speed = ppcc_cost_speed(dg, shard);
+	*out_fwd = l->fwd_flops / speed + lc->tp_f[layer] + lc->cp_f[layer] +
+		   kernel_seconds(dg, t, shard, l->kernel_fwd_bytes,
+				  l->kernel_fwd_replicated_bytes);
+	*out_bwd = l->bwd_flops / speed + lc->tp_b[layer] + lc->cp_b[layer] +
+		   kernel_seconds(dg, t, shard, l->kernel_bwd_bytes,
+				  l->kernel_bwd_replicated_bytes);
+}
+
+void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
+			   const ppcc_cost_layer_comm *lc, int i, int j, int g)
+{
+	const ppcc_layer *L = cfg->model.layers;
+	const ppcc_device_group *dg = &cfg->cluster.groups[g];
+	int t = cfg->pipeline.tensor_parallel;
+	int cp = cfg->pipeline.context_parallel > 0
+		? cfg->pipeline.context_parallel : 1;
+	int dp = cfg->pipeline.data_parallel > 0
+		? cfg->pipeline.data_parallel : 1;
+	int shard = t * cp;
+	double speed = ppcc_cost_speed(dg, shard);
+	double split[3];
+	ppcc_zero_bytes_per_param(split, cfg->pipeline.zero,
+				  cfg->pipeline.grad_bytes, dp * cp);
+	ppcc_comm_dp_rates(c, cfg);
+	for (int k = i; k <= j; k++) {
+		double per_device = L[k].params / t;
+		c->tp_fwd_ms += 1e3 * lc->tp_f[k];
+		c->tp_bwd_ms += 1e3 * lc->tp_b[k];
+		c->cp_fwd_ms += 1e3 * lc->cp_f[k];
+		c->cp_bwd_ms += 1e3 * lc->cp_b[k];
+		c->recompute_ms += 1e3 * L[k].recompute_flops / speed;
+		c->params += per_device;
+		if (L[k].bytes_per_param > 0) {
+			c->weight_bytes += per_device * L[k].bytes_per_param;
+		} else {
+			c->weight_bytes += per_device * split[0];
+			c->grad_bytes += per_device * split[1];
+			c->optimizer_bytes += per_device * split[2];
+		}
+		c->logits_bytes += L[k].logits_bytes / shard;
+		c->hardware_flops += L[k].fwd_flops + L[k].bwd_flops;
+		c->model_flops += L[k].fwd_flops + L[k].bwd_flops -
+				  L[k].recompute_flops;
+	}
+}
