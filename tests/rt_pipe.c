@@ -204,7 +204,9 @@ static int fault(rt_pipe *p, int op, int stage, int mb)
 		return 0;
 	if (p->fault_kill)
 		raise(SIGKILL);
-	if (p->fault_sleep_s > 0) {
+	if (p->fault_wait) {
+		p->fault_wait(p->fault_wait_user);
+	} else if (p->fault_sleep_s > 0) {
 		struct timespec ts;
 		ts.tv_sec = (time_t)p->fault_sleep_s;
 		ts.tv_nsec = (long)((p->fault_sleep_s - (double)ts.tv_sec) * 1e9);
@@ -553,4 +555,19 @@ int rt_pipe_split_backward(ppcc_schedule *out, ppcc_arena *a,
 	out->ranks = rs;
 	out->fingerprint = ppcc_schedule_fingerprint(out);
 	return 0;
+}
+
+void rt_pipe_wait_lines(pthread_mutex_t *mu, pthread_cond_t *cv,
+			const int *lines, int ranks, int stuck)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	for (;;) {
+		int all = 1;
+		for (int r = 0; r < ranks; r++)
+			all &= r == stuck || lines[r] > 0;
+		if (all || pthread_cond_timedwait(cv, mu, &until) != 0)
+			return;
+	}
 }

@@ -47,11 +47,16 @@ typedef struct rt_pipe {
 	int violations;
 	char violation[512];  /* the first */
 	/* Faults: when (fault_op, fault_stage, fault_mb) runs, return
-	 * fault_ret (if nonzero), sleep fault_sleep_s, or raise SIGKILL. */
+	 * fault_ret (if nonzero), sleep fault_sleep_s, or raise SIGKILL;
+	 * fault_wait, if set, is called instead of the sleep (a callback
+	 * stuck until the test has seen what it waits for, not for a
+	 * time). */
 	int fault_op, fault_stage, fault_mb;
 	int fault_ret;
 	double fault_sleep_s;
 	int fault_kill;
+	void (*fault_wait)(void *user);
+	void *fault_wait_user;
 } rt_pipe;
 
 /* A pipeline of S stages (run by n_ranks ranks) over m microbatches;
@@ -100,5 +105,12 @@ int rt_pipe_check_messages(const rt_pipe *p, const ppcc_schedule *s,
  * result lives in the arena. */
 int rt_pipe_split_backward(ppcc_schedule *out, ppcc_arena *a,
 			   const ppcc_schedule *s);
+
+/* For a fault_wait: with mu held, waits on cv until lines[r] > 0 for
+ * every rank r < ranks but `stuck` (each has reported its line), or 60 s
+ * have passed (a runtime that never stops them fails the test instead of
+ * hanging it). */
+void rt_pipe_wait_lines(pthread_mutex_t *mu, pthread_cond_t *cv,
+			const int *lines, int ranks, int stuck);
 
 #endif
