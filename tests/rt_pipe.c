@@ -571,3 +571,31 @@ void rt_pipe_wait_lines(pthread_mutex_t *mu, pthread_cond_t *cv,
 			return;
 	}
 }
+
+void rt_lines_init(rt_lines *l, int ranks, int stuck)
+{
+	memset(l, 0, sizeof *l);
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cv, NULL);
+	l->ranks = ranks;
+	l->stuck = stuck;
+}
+
+void rt_lines_count(int rank, const char *line, void *user)
+{
+	rt_lines *l = user;
+	(void)line;
+	pthread_mutex_lock(&l->mu);
+	if (rank >= 0 && rank < 16)
+		l->lines[rank]++;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+}
+
+void rt_lines_wait_others(void *user)
+{
+	rt_lines *l = user;
+	pthread_mutex_lock(&l->mu);
+	rt_pipe_wait_lines(&l->mu, &l->cv, l->lines, l->ranks, l->stuck);
+	pthread_mutex_unlock(&l->mu);
+}

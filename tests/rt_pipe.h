@@ -113,4 +113,17 @@ int rt_pipe_split_backward(ppcc_schedule *out, ppcc_arena *a,
 void rt_pipe_wait_lines(pthread_mutex_t *mu, pthread_cond_t *cv,
 			const int *lines, int ranks, int stuck);
 
+/* A diagnostic sink that only counts each rank's lines, and the
+ * fault_wait that returns once every rank of `ranks` but `stuck` has
+ * reported (rt_pipe_wait_lines). */
+typedef struct rt_lines {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int lines[16];
+	int ranks, stuck;
+} rt_lines;
+void rt_lines_init(rt_lines *l, int ranks, int stuck);
+void rt_lines_count(int rank, const char *line, void *user);
+void rt_lines_wait_others(void *user);
+
 #endif
