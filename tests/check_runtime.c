@@ -1744,7 +1744,7 @@ Suite *suite_runtime(void)
 {
 	Suite *s = suite_create("runtime");
 	TCase *tc = tcase_create("runtime");
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, numeric_pipeline_matches_serial_for_every_kind_and_rank_count);
 	tcase_add_test(tc, grouped_interleaved_schedules_run_without_deadlock);
 	tcase_add_test(tc, split_backward_runs_input_then_weight_gradients);
