@@ -189,8 +189,32 @@ START_TEST(failing_callback_is_named_as_the_first_failure)
 }
 END_TEST
 
+/* rt_pipe.fault_wait of the stuck rank: returns once every other rank
+ * has reported and its flight record is in dir (renamed into place
+ * whole), so that the records tell who failed first; 60 s at most. */
+typedef struct stuck_wait {
+	rt_lines lines;
+	const char *dir;
+} stuck_wait;
+
+static void wait_others_recorded(void *user)
+{
+	stuck_wait *w = user;
+	rt_lines_wait_others(&w->lines);
+	for (int r = 0, ms = 0; r < w->lines.ranks && ms < 60000; ) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/rank-%05d.flight", w->dir, r);
+		if (r == w->lines.stuck || tu_exists(path)) {
+			r++;
+			continue;
+		}
+		nanosleep(&(struct timespec){0, 1000000L}, NULL);
+		ms++;
+	}
+}
+
 /* Stage 1's forward is stuck past a 0.5 s timeout until every other
- * rank has stopped (not for a time): the ranks that wait on it time out,
+ * rank has stopped and written its record (not for a time): the ranks that wait on it time out,
  * and the wait-for graph leads to rank 1.  The figures printed are
  * checked only where load cannot move them: a timeout never fires
  * early. */
@@ -205,11 +229,11 @@ START_TEST(stuck_callback_is_found_through_the_wait_for_graph)
 		pp->fault_op = PPCC_OP_F;
 		pp->fault_stage = 1;
 		pp->fault_mb = 1;
-		rt_lines lines;
-		rt_lines_init(&lines, p, 1);
-		pp->fault_wait = rt_lines_wait_others;
-		pp->fault_wait_user = &lines;
-		ck_assert_int_eq(run_recorded_to(dir, &s, pp, 0.5, &lines),
+		stuck_wait w = {.dir = dir};
+		rt_lines_init(&w.lines, p, 1);
+		pp->fault_wait = wait_others_recorded;
+		pp->fault_wait_user = &w;
+		ck_assert_int_eq(run_recorded_to(dir, &s, pp, 0.5, &w.lines),
 				 PPCC_RT_ETIMEOUT);
 		ck_assert_int_eq(n_records(dir), p);
 		tu_run r;
