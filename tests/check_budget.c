@@ -16,21 +16,13 @@
 
 Suite *suite_budget(void);
 
-/* CPU seconds (user and system) of the children waited for so far: a
- * measure of work that another load on the machine does not inflate. */
-static double cpu_children_s(void)
+/* The largest peak memory (kB) of the children this test has waited
+ * for so far (each test runs in a process of its own). */
+static long children_peak_kb(void)
 {
 	struct rusage ru;
 	getrusage(RUSAGE_CHILDREN, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return ru.ru_maxrss;
 }
 
 /* A model of `layers` identical layers on `devices` devices. */
@@ -265,10 +257,8 @@ START_TEST(small_hostile_files_are_refused_at_their_line)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		tu_run r;
-		double t0 = now_s();
 		run_ppcc(&r, (char *[]){"plan", cases[i].path, "-f",
 					(char *)cases[i].fmt, "-o", out, NULL});
-		double took = now_s() - t0;
 		ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
 		ck_assert_msg(strstr(r.err, cases[i].where) &&
 			      strstr(r.err, cases[i].size) &&
@@ -276,8 +266,11 @@ START_TEST(small_hostile_files_are_refused_at_their_line)
 				     "raise it with --max-actions N"),
 			      "%s", r.err);
 		/* the refusal comes before any schedule is built: the
-		 * plans themselves took 27 s and more */
-		ck_assert_msg(took < 20, "took %.1f s", took);
+		 * plans themselves took 629 MB to 10 GB (a sanitizer's
+		 * build needs some more for its own tables) */
+		long peak = children_peak_kb();
+		ck_assert_msg(peak < (tu_sanitized() ? 400 : 100) * 1024L,
+			      "peak memory %ld kB", peak);
 		ck_assert(!tu_exists(out));
 		tu_run_free(&r);
 	}
@@ -334,13 +327,12 @@ START_TEST(max_actions_raises_and_lowers_the_budget)
 END_TEST
 
 /* --view deps wrote nodes x ranks cluster lookups through agwrite:
- * 45.9 s at 16,000 stages.  As DOT it is now written in linear time: at
+ * 45.9 s at 16,000 stages.  As DOT it is now written in linear work
+ * (check_dot's deps_dot_work_is_linear_in_the_stages counts it): at
  * 4,000 and 16,000 stages it is complete (a cluster per rank, a node per
- * compute action, one transfer edge per stage boundary each way), and
- * four times the stages costs at most about eight times the time (a
- * quadratic writer costs sixteen).  Laid out (SVG) it is refused at the
- * stages setting, at once. */
-static double deps_dot_seconds(const char *dir, int stages)
+ * compute action, one transfer edge per stage boundary each way).  Laid
+ * out (SVG) it is refused at the stages setting. */
+static void deps_dot_complete(const char *dir, int stages)
 {
 	char name[64], pipeline[128], out[600];
 	snprintf(name, sizeof name, "wide%d.yaml", stages);
@@ -349,10 +341,8 @@ static double deps_dot_seconds(const char *dir, int stages)
 	char *wide = hostile(dir, name, stages, stages, pipeline);
 	snprintf(out, sizeof out, "%s/deps%d.dot", dir, stages);
 	tu_run r;
-	double t0 = cpu_children_s();
 	run_ppcc(&r, (char *[]){"plan", wide, "-f", "dot", "--view", "deps", "-o",
 				out, NULL});
-	double took = cpu_children_s() - t0;
 	ck_assert_msg(r.status == 0, "%d stages: exit %d: %s", stages, r.status,
 		      r.err);
 	tu_run_free(&r);
@@ -374,16 +364,13 @@ static double deps_dot_seconds(const char *dir, int stages)
 	ck_assert_ptr_nonnull(strstr(text, "\n\t\tr3999a"));
 	free(text);
 	free(wide);
-	return took;
 }
 
-START_TEST(dependency_view_of_thousands_of_stages_is_linear_as_dot)
+START_TEST(dependency_view_of_thousands_of_stages_is_complete_as_dot)
 {
 	char *dir = tu_mkdtemp();
-	double t4 = deps_dot_seconds(dir, 4000);
-	double t16 = deps_dot_seconds(dir, 16000);
-	ck_assert_msg(t16 < 8 * t4 + 0.5, "4,000 stages %.2f s of CPU, 16,000 "
-		      "%.2f s: not linear", t4, t16);
+	deps_dot_complete(dir, 4000);
+	deps_dot_complete(dir, 16000);
 	/* laid out, it is refused at the stages setting */
 	char *wide = hostile(dir, "wide.yaml", 4000, 4000,
 			     "  stages: 4000\n  microbatches: 1\n"
@@ -391,16 +378,13 @@ START_TEST(dependency_view_of_thousands_of_stages_is_linear_as_dot)
 	char out[600];
 	snprintf(out, sizeof out, "%s/deps.svg", dir);
 	tu_run r;
-	double t0 = now_s();
 	run_ppcc(&r, (char *[]){"plan", wide, "-f", "svg", "--view", "deps", "-o",
 				out, NULL});
-	double took = now_s() - t0;
 	ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "wide.yaml:9:3: error: the dependency graph "
 			     "of 4000 ranks would draw 8000 nodes in 4000 "
 			     "clusters") && strstr(r.err, "(-f dot)") &&
 		      strstr(r.err, "--view timeline"), "%s", r.err);
-	ck_assert_msg(took < 20, "took %.1f s", took);
 	ck_assert(!tu_exists(out));
 	tu_run_free(&r);
 	free(wide);
@@ -682,7 +666,7 @@ Suite *suite_budget(void)
 	tcase_add_test(tc, action_count_is_what_the_schedule_holds);
 	tcase_add_test(tc, small_hostile_files_are_refused_at_their_line);
 	tcase_add_test(tc, max_actions_raises_and_lowers_the_budget);
-	tcase_add_test(tc, dependency_view_of_thousands_of_stages_is_linear_as_dot);
+	tcase_add_test(tc, dependency_view_of_thousands_of_stages_is_complete_as_dot);
 	tcase_add_test(tc, plan_on_two_threads_writes_what_one_writes);
 	tcase_add_test(tc, partition_cells_are_refused_at_stages_and_chunks);
 	tcase_add_test(tc, search_work_stays_within_its_budget);

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,20 +73,35 @@ static void build_sched(ppcc_schedule *out, ppcc_arena *a, const rt_pipe *p,
 	ck_assert_int_eq(ppcc_schedule_build(out, a, PPCC_SCHED_1F1B, ranks, 1, m, 0, st), 0);
 }
 
-/* One local step of s with PPCC_FLIGHT_DIR=dir. */
-static int run_recorded(const char *dir, const ppcc_schedule *s, rt_pipe *pp,
-			double timeout_s)
+/* One local step of s with PPCC_FLIGHT_DIR=dir; its diagnostics to
+ * lines (NULL: nowhere). */
+static int run_recorded_to(const char *dir, const ppcc_schedule *s,
+			   rt_pipe *pp, double timeout_s, rt_lines *lines)
 {
 	ppcc_rt_stage_fns fns[8];
 	ppcc_rt_stats st[8];
 	rt_pipe_fns(pp, fns);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = timeout_s;
-	o.diag = quiet;
+	o.diag = lines ? rt_lines_count : quiet;
+	o.diag_user = lines;
 	setenv("PPCC_FLIGHT_DIR", dir, 1);
 	int err = ppcc_rt_run_local(st, s, fns, &o);
 	unsetenv("PPCC_FLIGHT_DIR");
 	return err;
+}
+
+static int run_recorded(const char *dir, const ppcc_schedule *s, rt_pipe *pp,
+			double timeout_s)
+{
+	return run_recorded_to(dir, s, pp, timeout_s, NULL);
+}
+
+/* The number after `prefix` in text, or -1 when prefix is not there. */
+static double figure_after(const char *text, const char *prefix)
+{
+	const char *at = strstr(text, prefix);
+	return at ? atof(at + strlen(prefix)) : -1;
 }
 
 /* The record's file name holds the whole rank: five digits at least, more
@@ -200,8 +216,35 @@ START_TEST(failing_callback_is_named_as_the_first_failure)
 }
 END_TEST
 
-/* Stage 1's forward sleeps 1.5 s past a 0.5 s timeout: the ranks that
- * wait on it time out, and the wait-for graph leads to rank 1. */
+/* rt_pipe.fault_wait of the stuck rank: returns once every other rank
+ * has reported and its flight record is in dir (renamed into place
+ * whole), so that the records tell who failed first; 60 s at most. */
+typedef struct stuck_wait {
+	rt_lines lines;
+	const char *dir;
+} stuck_wait;
+
+static void wait_others_recorded(void *user)
+{
+	stuck_wait *w = user;
+	rt_lines_wait_others(&w->lines);
+	for (int r = 0, ms = 0; r < w->lines.ranks && ms < 60000; ) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/rank-%05d.flight", w->dir, r);
+		if (r == w->lines.stuck || tu_exists(path)) {
+			r++;
+			continue;
+		}
+		nanosleep(&(struct timespec){0, 1000000L}, NULL);
+		ms++;
+	}
+}
+
+/* Stage 1's forward is stuck past a 0.5 s timeout until every other
+ * rank has stopped and written its record (not for a time): the ranks that wait on it time out,
+ * and the wait-for graph leads to rank 1.  The figures printed are
+ * checked only where load cannot move them: a timeout never fires
+ * early. */
 START_TEST(stuck_callback_is_found_through_the_wait_for_graph)
 {
 	for (int p = 2; p <= 4; p += 2) {
@@ -213,22 +256,27 @@ START_TEST(stuck_callback_is_found_through_the_wait_for_graph)
 		pp->fault_op = PPCC_OP_F;
 		pp->fault_stage = 1;
 		pp->fault_mb = 1;
-		pp->fault_sleep_s = 1.5;
-		ck_assert_int_eq(run_recorded(dir, &s, pp, 0.5), PPCC_RT_ETIMEOUT);
+		stuck_wait w = {.dir = dir};
+		rt_lines_init(&w.lines, p, 1);
+		pp->fault_wait = wait_others_recorded;
+		pp->fault_wait_user = &w;
+		ck_assert_int_eq(run_recorded_to(dir, &s, pp, 0.5, &w.lines),
+				 PPCC_RT_ETIMEOUT);
 		ck_assert_int_eq(n_records(dir), p);
 		tu_run r;
 		diagnose(&r, dir, NULL, NULL, NULL);
 		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 		const char *want = "cause: rank 1 holds everyone up: it has been inside "
-				   "forward of stage 1 mb 1 for 1.5";
-		ck_assert_msg(strstr(r.out, want), "p=%d: want '%s' in\n%s", p, want, r.out);
+				   "forward of stage 1 mb 1 for ";
+		ck_assert_msg(figure_after(r.out, want) > 0, "p=%d: want '%s' in\n%s",
+			      p, want, r.out);
 		ck_assert_msg(strstr(r.out, "(step 0, timeout 0.500 s); rank "), "%s", r.out);
 		if (p == 2)
-			ck_assert_msg(strstr(r.out, "; rank 0, the first to fail, timed out "
-					     "after 0.5") &&
+			ck_assert_msg(figure_after(r.out, "; rank 0, the first to fail, "
+						   "timed out after ") >= 0.5 &&
 				      strstr(r.out, " in RECV_B of stage 0 mb 1 from rank 1\n") &&
-				      strstr(r.out, "  rank 0 waits RECV_B stage 0 mb 1 from "
-					     "rank 1 (0.5"), "%s", r.out);
+				      figure_after(r.out, "  rank 0 waits RECV_B stage 0 mb 1 "
+						   "from rank 1 (") >= 0.5, "%s", r.out);
 		tu_run_free(&r);
 		rt_pipe_free(pp);
 		ppcc_arena_free(a);
@@ -246,7 +294,7 @@ typedef struct rank_arg {
 	ppcc_rt_local_world *w;
 	double timeout_s;
 	int debug;
-	double delay_s; /* before the step */
+	atomic_int *start_after; /* NULL, or the step waits for it */
 	int init_status, step_status;
 } rank_arg;
 
@@ -261,10 +309,10 @@ static void *rank_main(void *p)
 	o.diag = quiet;
 	t->init_status = ppcc_rt_init(&rt, t->s, t->rank, &o);
 	if (t->init_status == 0) {
-		if (t->delay_s > 0) {
-			struct timespec ts = {0, (long)(t->delay_s * 1e9)};
-			nanosleep(&ts, NULL);
-		}
+		/* an event, not a time: at most 60 s, the test's own bound */
+		for (int ms = 0; t->start_after && !atomic_load(t->start_after) &&
+				 ms < 60000; ms++)
+			nanosleep(&(struct timespec){0, 1000000L}, NULL);
 		t->step_status = ppcc_rt_step(NULL, rt, t->fns);
 	}
 	ppcc_rt_free(rt);
@@ -272,7 +320,7 @@ static void *rank_main(void *p)
 }
 
 /* Every rank in a thread, rank r holding s[r]; t[r].debug and
- * t[r].delay_s as the caller set them. */
+ * t[r].start_after as the caller set them. */
 static void run_ranks(const char *dir, const ppcc_schedule *const *s, int p,
 		      const ppcc_rt_stage_fns *fns, rank_arg *t, double timeout_s)
 {
@@ -282,7 +330,7 @@ static void run_ranks(const char *dir, const ppcc_schedule *const *s, int p,
 	for (int r = 0; r < p; r++) {
 		t[r] = (rank_arg){.rank = r, .s = s[r], .fns = fns, .w = w,
 				  .timeout_s = timeout_s, .debug = t[r].debug,
-				  .delay_s = t[r].delay_s};
+				  .start_after = t[r].start_after};
 		ck_assert_int_eq(pthread_create(&t[r].th, NULL, rank_main, &t[r]), 0);
 	}
 	for (int r = 0; r < p; r++)
@@ -380,9 +428,11 @@ static int forward_with_sample(int stage, int mb, const void *in, size_t in_n,
 }
 
 /* Stage 0's forward of mb 1 scribbles on mb 0's output, which rank 1
- * (sleeping before its step) has not received yet; in debug mode rank 1
- * fails its check, and diagnose names it and the message. */
+ * (waiting before its step until the scribble is done) has not received
+ * yet; in debug mode rank 1 fails its check, and diagnose names it and
+ * the message. */
 static unsigned char *kept_output;
+static atomic_int scribbled;
 
 static int scribbling_forward(int stage, int mb, const void *input,
 			      size_t input_bytes, void *output,
@@ -392,8 +442,10 @@ static int scribbling_forward(int stage, int mb, const void *input,
 				  output_bytes, user);
 	if (stage == 0 && mb == 0)
 		kept_output = output;
-	if (stage == 0 && mb == 1 && kept_output)
+	if (stage == 0 && mb == 1 && kept_output) {
 		kept_output[3] ^= 0x40;
+		atomic_store(&scribbled, 1);
+	}
 	return ret;
 }
 
@@ -410,8 +462,9 @@ START_TEST(corrupted_message_is_named_at_its_receiver)
 	rt_pipe_fns(pp, fns);
 	fns[0].forward = scribbling_forward;
 	kept_output = NULL;
+	atomic_store(&scribbled, 0);
 	const ppcc_schedule *ss[2] = {&s, &s};
-	rank_arg t[2] = {{.debug = 1}, {.debug = 1, .delay_s = 0.3}};
+	rank_arg t[2] = {{.debug = 1}, {.debug = 1, .start_after = &scribbled}};
 	run_ranks(dir, ss, 2, fns, t, 10);
 	ck_assert_int_eq(t[1].step_status, PPCC_RT_ECHECKSUM);
 	ck_assert_int_eq(n_records(dir), 2);
@@ -456,10 +509,44 @@ static void *job_main(void *p)
 	return NULL;
 }
 
-/* A job hanging (stage 1's forward of mb 1 sleeps 3 s, well inside the
- * timeout): SIGUSR1 makes every rank write its record, and diagnose,
- * run while the job still hangs, names rank 1 and for how long it has
- * been inside that forward. */
+/* A callback held until the test lets it go: entered once it runs, at
+ * t_enter (CLOCK_MONOTONIC, the runtime's clock). */
+typedef struct hold_gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int entered, released;
+	double t_enter;
+} hold_gate;
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* rt_pipe.fault_wait: held until released (60 s at most). */
+static void gate_hold(void *user)
+{
+	hold_gate *g = user;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	pthread_mutex_lock(&g->mu);
+	g->t_enter = mono_s();
+	g->entered = 1;
+	pthread_cond_broadcast(&g->cv);
+	while (!g->released && pthread_cond_timedwait(&g->cv, &g->mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* A job hanging (stage 1's forward of mb 1 held, well inside the
+ * timeout, until the test lets it go): once it is inside, SIGUSR1 makes
+ * every rank write its record, and diagnose, run while the job still
+ * hangs, names rank 1 and for how long it has been inside that forward:
+ * at least from its entry to the signal (an order of events, which no
+ * load changes). */
 START_TEST(sigusr1_records_a_live_hang_and_diagnose_names_the_holder)
 {
 	char *dir = tu_mkdtemp();
@@ -470,20 +557,33 @@ START_TEST(sigusr1_records_a_live_hang_and_diagnose_names_the_holder)
 	pp->fault_op = PPCC_OP_F;
 	pp->fault_stage = 1;
 	pp->fault_mb = 1;
-	pp->fault_sleep_s = 3;
+	hold_gate g = {.entered = 0};
+	pthread_mutex_init(&g.mu, NULL);
+	pthread_cond_init(&g.cv, NULL);
+	pp->fault_wait = gate_hold;
+	pp->fault_wait_user = &g;
 	local_job j = {&s, pp, -99};
 	pthread_t th;
 	setenv("PPCC_FLIGHT_DIR", dir, 1);
 	ck_assert_int_eq(pthread_create(&th, NULL, job_main, &j), 0);
-	struct timespec ts = {1, 0};
-	nanosleep(&ts, NULL);
+	pthread_mutex_lock(&g.mu);
+	while (!g.entered)
+		pthread_cond_wait(&g.cv, &g.mu);
+	double t_enter = g.t_enter;
+	pthread_mutex_unlock(&g.mu);
+	double t_signal = mono_s();
 	ck_assert_int_eq(kill(getpid(), SIGUSR1), 0);
-	ts.tv_sec = 0;
-	ts.tv_nsec = 200000000;
-	nanosleep(&ts, NULL);
+	/* the records are written by the ranks' threads: wait for both
+	 * (up to 60 s, only a bound on a failure) */
+	for (int k = 0; k < 6000 && n_records(dir) < 2; k++)
+		nanosleep(&(struct timespec){0, 10000000L}, NULL);
 	ck_assert_int_eq(n_records(dir), 2);
 	tu_run r;
 	diagnose(&r, dir, NULL, NULL, NULL);
+	pthread_mutex_lock(&g.mu);
+	g.released = 1;
+	pthread_cond_broadcast(&g.cv);
+	pthread_mutex_unlock(&g.mu);
 	pthread_join(th, NULL);
 	unsetenv("PPCC_FLIGHT_DIR");
 	ck_assert_int_eq(j.status, 0); /* it was slow, not broken */
@@ -494,7 +594,9 @@ START_TEST(sigusr1_records_a_live_hang_and_diagnose_names_the_holder)
 	const char *at = strstr(r.out, want);
 	ck_assert_msg(at, "want '%s' in\n%s", want, r.out);
 	double secs = atof(at + strlen(want));
-	ck_assert_msg(secs > 0.7 && secs < 1.5, "%.3f s\n%s", secs, r.out);
+	/* printed to the millisecond */
+	ck_assert_msg(secs >= t_signal - t_enter - 0.0005, "%.3f s, signalled "
+		      "%.3f s after it entered\n%s", secs, t_signal - t_enter, r.out);
 	ck_assert_msg(strstr(r.out, "; rank 0 waits RECV_B stage 0 mb ") &&
 		      strstr(r.out, " from rank 1\n"), "%s", r.out);
 	tu_run_free(&r);

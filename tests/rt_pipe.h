@@ -48,11 +48,16 @@ typedef struct rt_pipe {
 	int violations;
 	char violation[512];  /* the first */
 	/* Faults: when (fault_op, fault_stage, fault_mb) runs, return
-	 * fault_ret (if nonzero), sleep fault_sleep_s, or raise SIGKILL. */
+	 * fault_ret (if nonzero), sleep fault_sleep_s, or raise SIGKILL;
+	 * fault_wait, if set, is called instead of the sleep (a callback
+	 * stuck until the test has seen what it waits for, not for a
+	 * time). */
 	int fault_op, fault_stage, fault_mb;
 	int fault_ret;
 	double fault_sleep_s;
 	int fault_kill;
+	void (*fault_wait)(void *user);
+	void *fault_wait_user;
 } rt_pipe;
 
 /* A pipeline of S stages (run by n_ranks ranks) over m microbatches;
@@ -113,5 +118,25 @@ void rt_pipe_permutation(int *out, int n, uint64_t seed);
  * The result is the same schedule on a permuted placement. */
 int rt_pipe_relabel(ppcc_schedule *out, ppcc_arena *a, const ppcc_schedule *s,
 		    const int *perm);
+
+/* For a fault_wait: with mu held, waits on cv until lines[r] > 0 for
+ * every rank r < ranks but `stuck` (each has reported its line), or 60 s
+ * have passed (a runtime that never stops them fails the test instead of
+ * hanging it). */
+void rt_pipe_wait_lines(pthread_mutex_t *mu, pthread_cond_t *cv,
+			const int *lines, int ranks, int stuck);
+
+/* A diagnostic sink that only counts each rank's lines, and the
+ * fault_wait that returns once every rank of `ranks` but `stuck` has
+ * reported (rt_pipe_wait_lines). */
+typedef struct rt_lines {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int lines[16];
+	int ranks, stuck;
+} rt_lines;
+void rt_lines_init(rt_lines *l, int ranks, int stuck);
+void rt_lines_count(int rank, const char *line, void *user);
+void rt_lines_wait_others(void *user);
 
 #endif

@@ -44,6 +44,12 @@ static void append(char **buf, size_t *len, size_t *cap, const char *d, size_t n
 	(*buf)[*len] = '\0';
 }
 
+int tu_sanitized(void)
+{
+	const char *san = getenv("PPCC_SAN");
+	return san && *san;
+}
+
 int tu_run_argv(tu_run *out, const char *dir, const char *in_path,
 		char *const env[], int timeout_s, char *const argv[])
 {
@@ -79,8 +85,7 @@ int tu_run_argv(tu_run *out, const char *dir, const char *in_path,
 	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
 	int open_fds = 2;
 	/* the sanitizers' builds run several times slower */
-	const char *san = getenv("PPCC_SAN");
-	if (san && *san)
+	if (tu_sanitized())
 		timeout_s *= 4;
 	time_t deadline = time(NULL) + timeout_s;
 	int killed = 0;

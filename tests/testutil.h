@@ -15,6 +15,9 @@ typedef struct tu_run {
 	size_t out_len, err_len;
 } tu_run;
 
+/* 1 in a sanitizer's build (PPCC_SAN set, as make check sets it). */
+int tu_sanitized(void);
+
 /* Runs argv (argv[0] is searched in PATH) in directory dir (NULL: the
  * current one) with stdin from in_path (NULL: /dev/null) and extra
  * environment assignments env (NULL-terminated, may be NULL).  Kills it

@@ -403,6 +403,7 @@ typedef struct dot_ctx {
 	Agsym_t *g_label, *g_labeljust, *g_style, *g_fill, *g_color,
 		*g_fontsize;
 	int format; /* PPCC_FMT_DOT, _SVG or _PNG */
+	ppcc_dot_probe *probe; /* tests: NULL */
 } dot_ctx;
 
 static int is_compute(int op)
@@ -1528,10 +1529,9 @@ static void svg_generator_comment(const char *data, size_t len,
  * cluster, every edge in the root alone.  For that shape
  * dot_write_clusters writes what agwrite writes, byte for byte (the
  * suite compares the two), in one pass over the clusters and one over
- * the edges; for any other shape it answers 1 and agwrite is used. */
-
-int ppcc_dot_force_agwrite;
-int ppcc_dot_linear_writes;
+ * the edges; for any other shape it answers 1 and agwrite is used.
+ * *visits counts the objects and attributes it looks at (the suites'
+ * measure of its work: linear in the graph's size). */
 
 static void w_tabs(FILE *f, int level)
 {
@@ -1547,11 +1547,13 @@ static void w_canon(FILE *f, char *s)
 /* One of the graph's default dictionaries ("graph [a=b, ...];"), the
  * root's: every attribute with a non-empty default, or marked to be
  * printed always (cgraph marks the node label so). */
-static void w_root_dict(FILE *f, Agraph_t *g, int kind, const char *what)
+static void w_root_dict(FILE *f, Agraph_t *g, int kind, const char *what,
+			long *visits)
 {
 	int cnt = 0;
 	for (Agsym_t *sym = agnxtattr(g, kind, NULL); sym;
 	     sym = agnxtattr(g, kind, sym)) {
+		++*visits;
 		if ((!sym->defval || !*sym->defval) && !sym->print)
 			continue;
 		if (cnt++ == 0) {
@@ -1576,11 +1578,12 @@ static void w_root_dict(FILE *f, Agraph_t *g, int kind, const char *what)
 /* A cluster's own graph attributes: those it sets to another value than
  * the root's (a value the same as the root's would be written by
  * agwrite, and the suite's comparison would tell). */
-static void w_sub_dict(FILE *f, Agraph_t *root, Agraph_t *sub)
+static void w_sub_dict(FILE *f, Agraph_t *root, Agraph_t *sub, long *visits)
 {
 	int cnt = 0;
 	for (Agsym_t *sym = agnxtattr(root, AGRAPH, NULL); sym;
 	     sym = agnxtattr(root, AGRAPH, sym)) {
+		++*visits;
 		char *mine = agxget(sub, sym), *theirs = agxget(root, sym);
 		if (strcmp(mine ? mine : "", theirs ? theirs : "") == 0)
 			continue;
@@ -1605,11 +1608,13 @@ static void w_sub_dict(FILE *f, Agraph_t *root, Agraph_t *sub)
 
 /* "\t[a=b,\n<tabs>c=d]": the attributes of obj that are not the
  * default (the same interned string), as agwrite writes them. */
-static void w_attrs(FILE *f, Agraph_t *root, void *obj, int kind, int level)
+static void w_attrs(FILE *f, Agraph_t *root, void *obj, int kind, int level,
+		    long *visits)
 {
 	int cnt = 0;
 	for (Agsym_t *sym = agnxtattr(root, kind, NULL); sym;
 	     sym = agnxtattr(root, kind, sym)) {
+		++*visits;
 		char *v = agxget(obj, sym);
 		if (v == sym->defval)
 			continue;
@@ -1629,26 +1634,32 @@ static void w_attrs(FILE *f, Agraph_t *root, void *obj, int kind, int level)
 
 /* 0 written; 1: g is not of the shape written here (nothing written);
  * PPCC_ENOMEM. */
-static int dot_write_clusters(Agraph_t *g, FILE *f)
+static int dot_write_clusters(Agraph_t *g, FILE *f, ppcc_dot_probe *probe)
 {
-	if (ppcc_dot_force_agwrite || agattr(g, AGEDGE, "tailport", NULL) ||
+	long visits = 1;
+	if ((probe && probe->force_agwrite) ||
+	    agattr(g, AGEDGE, "tailport", NULL) ||
 	    agattr(g, AGEDGE, "headport", NULL))
 		return 1;
 	/* every node in exactly one cluster, no subgraph below a cluster,
 	 * no edge inside one */
 	size_t n_nodes = (size_t)agnnodes(g), seen = 0, top = 0;
-	for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n))
+	for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n)) {
+		visits++;
 		if ((size_t)AGSEQ(n) > top)
 			top = (size_t)AGSEQ(n);
+	}
 	unsigned char *in = ppcc_calloc(top + 1, 1);
 	if (!in)
 		return PPCC_ENOMEM;
 	int shape = 1;
 	for (Agraph_t *sub = agfstsubg(g); sub && shape; sub = agnxtsubg(sub)) {
 		char *name = agnameof(sub);
+		visits++;
 		if (!name || strncmp(name, "cluster", 7) != 0 || agfstsubg(sub))
 			shape = 0;
 		for (Agnode_t *n = agfstnode(sub); n && shape; n = agnxtnode(sub, n)) {
+			visits++;
 			if (agfstout(sub, n) || in[AGSEQ(n)]++)
 				shape = 0;
 			seen++;
@@ -1660,6 +1671,7 @@ static int dot_write_clusters(Agraph_t *g, FILE *f)
 	for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n))
 		for (Agedge_t *e = agfstout(g, n); e; e = agnxtout(g, e)) {
 			char *key = agnameof(e);
+			visits++;
 			if (key && *key)
 				return 1;
 		}
@@ -1669,19 +1681,21 @@ static int dot_write_clusters(Agraph_t *g, FILE *f)
 		agisdirected(g) ? "di" : "");
 	w_canon(f, agnameof(g));
 	fputs(" {\n", f);
-	w_root_dict(f, g, AGRAPH, "graph");
-	w_root_dict(f, g, AGNODE, "node");
-	w_root_dict(f, g, AGEDGE, "edge");
+	w_root_dict(f, g, AGRAPH, "graph", &visits);
+	w_root_dict(f, g, AGNODE, "node", &visits);
+	w_root_dict(f, g, AGEDGE, "edge", &visits);
 	for (Agraph_t *sub = agfstsubg(g); sub; sub = agnxtsubg(sub)) {
+		visits++;
 		w_tabs(f, 1);
 		fputs("subgraph ", f);
 		w_canon(f, agnameof(sub));
 		fputs(" {\n", f);
-		w_sub_dict(f, g, sub);
+		w_sub_dict(f, g, sub, &visits);
 		for (Agnode_t *n = agfstnode(sub); n; n = agnxtnode(sub, n)) {
+			visits++;
 			w_tabs(f, 2);
 			w_canon(f, agnameof(n));
-			w_attrs(f, g, n, AGNODE, 2);
+			w_attrs(f, g, n, AGNODE, 2, &visits);
 			fputs(";\n", f);
 		}
 		w_tabs(f, 1);
@@ -1689,22 +1703,26 @@ static int dot_write_clusters(Agraph_t *g, FILE *f)
 	}
 	for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n))
 		for (Agedge_t *e = agfstout(g, n); e; e = agnxtout(g, e)) {
+			visits++;
 			w_tabs(f, 1);
 			w_canon(f, agnameof(agtail(e)));
 			fputs(arrow, f);
 			w_canon(f, agnameof(aghead(e)));
-			w_attrs(f, g, e, AGEDGE, 1);
+			w_attrs(f, g, e, AGEDGE, 1, &visits);
 			fputs(";\n", f);
 		}
 	fputs("}\n", f);
-	ppcc_dot_linear_writes++;
+	if (probe) {
+		probe->linear_writes++;
+		probe->visits += visits;
+	}
 	return 0;
 }
 
 static int render(dot_ctx *x, FILE *f, int format, const char *engine)
 {
 	if (format == PPCC_FMT_DOT) {
-		int w = dot_write_clusters(x->g, f);
+		int w = dot_write_clusters(x->g, f, x->probe);
 		if (w == PPCC_ENOMEM)
 			return PPCC_ENOMEM;
 		if ((w != 0 && agwrite(x->g, f) != 0) || ferror(f)) {
@@ -1753,7 +1771,7 @@ int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		  ppcc_diag *d)
 {
 	dot_ctx x = {.plan = p, .s = &p->best.schedule, .e = &p->best.estimate,
-		     .d = d, .format = o->format};
+		     .d = d, .format = o->format, .probe = o->dot_probe};
 	ppcc_arena *a = NULL;
 	ppcc_estimate simulated;
 	int err = 0;

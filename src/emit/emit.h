@@ -27,6 +27,7 @@ typedef struct ppcc_emit_options {
 	int standalone;      /* header: own types, no ppcc/schedule.h */
 	int with_comms;      /* torch CSV: SEND/RECV cells too */
 	const char *prefix;  /* header: symbol prefix, "ppcc_plan" by default */
+	struct ppcc_dot_probe *dot_probe; /* tests: NULL, or see below */
 } ppcc_emit_options;
 
 /* Whether the emitter of format reads the actions' times of a plan of
@@ -47,11 +48,18 @@ int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		   ppcc_diag *d);
 int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		  ppcc_diag *d);
-/* Tests: 1 makes ppcc_emit_dot write DOT with Graphviz's agwrite alone
- * (the linear writer's output is compared with it); the count of DOT
- * texts the linear writer wrote. */
-extern int ppcc_dot_force_agwrite;
-extern int ppcc_dot_linear_writes;
+/* Tests, through ppcc_emit_options.dot_probe (a call's own, so that
+ * concurrent calls stay safe): force_agwrite makes ppcc_emit_dot write
+ * DOT with Graphviz's agwrite alone (the linear writer's output is
+ * compared with it); linear_writes counts the DOT texts the linear
+ * writer wrote and visits the graph objects it visited (the root, each
+ * cluster, node and edge, and each attribute looked at for one of
+ * them): its work, which the suites compare across sizes. */
+typedef struct ppcc_dot_probe {
+	int force_agwrite;
+	long linear_writes;
+	long visits;
+} ppcc_dot_probe;
 int ppcc_emit_header(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
 /* 0 when prefix can name a header's symbols (what ppcc_emit_header

@@ -54,6 +54,9 @@ struct ppcc_rt_dp_group {
 	dp_slot *slots;
 	int aborted, abort_replica, abort_status;
 	double delay_s; /* tests: each reduction takes at least this long */
+	/* tests: collectives begun and done since the group was made; none
+	 * begins while n_begun >= hold (hold < 0: no limit) */
+	long n_begun, n_done, hold;
 };
 
 /* A member's view: its buckets per stage, and the collectives it has
@@ -161,6 +164,8 @@ static void *dp_reducer(void *arg)
 			if (x->arrived == g->d && !x->taken &&
 			    (!k || x->seq < k->seq))
 				k = x;
+		if (g->hold >= 0 && g->n_begun >= g->hold)
+			k = NULL;
 		if (!k) {
 			if (g->stop)
 				break;
@@ -168,6 +173,7 @@ static void *dp_reducer(void *arg)
 			continue;
 		}
 		k->taken = 1;
+		g->n_begun++;
 		double t0 = ppcc_rt_now();
 		k->t_start = t0;
 		pthread_mutex_unlock(&g->mu);
@@ -203,6 +209,7 @@ static void *dp_reducer(void *arg)
 		pthread_mutex_lock(&g->mu);
 		k->done = 1;
 		k->t_done = ppcc_rt_now();
+		g->n_done++;
 		pthread_cond_broadcast(&g->cv);
 	}
 	pthread_mutex_unlock(&g->mu);
@@ -227,6 +234,7 @@ int ppcc_rt_dp_group_new(ppcc_rt_dp_group **out, int n_replicas)
 	pthread_condattr_destroy(&attr);
 	g->d = n_replicas;
 	g->abort_replica = -1;
+	g->hold = -1;
 	if (pthread_create(&g->thread, NULL, dp_reducer, g) != 0) {
 		pthread_cond_destroy(&g->cv);
 		pthread_mutex_destroy(&g->mu);
@@ -262,6 +270,27 @@ void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds)
 	pthread_mutex_lock(&g->mu);
 	g->delay_s = seconds;
 	pthread_mutex_unlock(&g->mu);
+}
+
+void ppcc_rt_dp_group_hold(ppcc_rt_dp_group *g, long n)
+{
+	pthread_mutex_lock(&g->mu);
+	g->hold = n;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+long ppcc_rt_dp_group_done(ppcc_rt_dp_group *g, long n, double timeout_s)
+{
+	struct timespec ts;
+	dp_deadline(&ts, ppcc_rt_now() + timeout_s);
+	pthread_mutex_lock(&g->mu);
+	while (g->n_done < n &&
+	       pthread_cond_timedwait(&g->cv, &g->mu, &ts) != ETIMEDOUT)
+		;
+	long done = g->n_done;
+	pthread_mutex_unlock(&g->mu);
+	return done;
 }
 
 int ppcc_rt_dp_init(ppcc_rt *rt)

@@ -422,6 +422,13 @@ void ppcc_rt_dp_abort(ppcc_rt *rt, int status);
 void ppcc_rt_tell_world(ppcc_rt *rt, int status);
 void ppcc_rt_dp_free(ppcc_rt *rt);
 void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds);
+/* Tests, to decide on the order of events instead of their times: hold
+ * lets the group begin no more than n collectives in all (counted from
+ * its making; n < 0: no limit) until it is called again; done waits
+ * until the group has completed n collectives in all, or timeout_s has
+ * passed, and returns how many it has completed. */
+void ppcc_rt_dp_group_hold(ppcc_rt_dp_group *g, long n);
+long ppcc_rt_dp_group_done(ppcc_rt_dp_group *g, long n, double timeout_s);
 
 #if PPCC_HAVE_MPI
 /* Tests: the mpi transport's reductions reuse their tags every `window`

@@ -62,7 +62,8 @@
 # are left out; the nccl grid's stand-in is the CPU trainer's local data
 # parallelism (threads) on 1 x 2 and 2 x 2, ZeRO 3's too.  It proves the script
 # itself: the plans, the figures it parses, the comparison, the order
-# refusal and the fault bounds.
+# refusal and the fault reports (their times against the bounds are
+# printed, not checked: a shared CPU's load is no measure of them).
 set -u
 
 BUILD=${BUILD:-build-gpu}
@@ -310,7 +311,11 @@ fault() { # kind p bound-seconds launcher...
 		fi
 		at=$(awk -v a="${line%% *}" -v b="$inj" 'BEGIN { printf "%.3f", a - b }')
 		awk -v a="$at" -v b="$worst" 'BEGIN { exit !(a > b) }' && worst=$at
-		awk -v a="$at" -v b="$bound" 'BEGIN { exit !(a > b) }' && bad="$bad rank $r at ${at}s > ${bound}s;"
+		# the bound decides on a GPU machine; in make check's rehearsal,
+		# on a CPU shared with other work, it is only reported
+		if [ "$REHEARSAL" != 1 ] && awk -v a="$at" -v b="$bound" 'BEGIN { exit !(a > b) }'; then
+			bad="$bad rank $r at ${at}s > ${bound}s;"
+		fi
 		if [ "$r" = 1 ]; then
 			case "$kind" in
 			fail) echo "$line" | grep -q "callback failed: forward returned" || bad="$bad rank 1 does not name its callback;" ;;
