@@ -121,7 +121,11 @@ RT_SRC  := $(wildcard src/runtime/*.c) src/util/alloc.c src/util/diag.c \
 CC_SRC  := $(filter-out src/cli/% src/runtime/%,$(wildcard src/*/*.c))
 DIST_OBJ = $(patsubst $(BUILD)/src/util/alloc.o,$(BUILD)/dist/alloc.o,$(1:%.c=$(BUILD)/%.o))
 SOLIB    := $(BUILD)/libppcc.so.$(VERSION)
-RT_SOLIB := $(BUILD)/libppcc_rt.so.$(VERSION)
+# The runtime's ABI has its own version: 1 since ppcc_rt_stats gained its
+# version field (a struct the runtime writes into the caller's memory).
+RT_VERSION := 1.0.0
+RT_SOMAJOR := $(firstword $(subst ., ,$(RT_VERSION)))
+RT_SOLIB := $(BUILD)/libppcc_rt.so.$(RT_VERSION)
 RT_LIBS  := $(shell pkg-config --libs yajl 2>/dev/null) $(MPI_LIBS) \
 	$(NCCL_LIBS) -lpthread -lm
 RT_REQUIRES := yajl $(if $(filter 1,$(HAVE_MPI)),$(MPI_PC))
@@ -149,10 +153,10 @@ $(SOLIB): $(call DIST_OBJ,$(CC_SRC)) src/libppcc.map
 	ln -sf $(notdir $@) $(BUILD)/libppcc.so
 
 $(RT_SOLIB): $(call DIST_OBJ,$(RT_SRC)) src/runtime/libppcc_rt.map
-	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libppcc_rt.so.$(SOMAJOR) \
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libppcc_rt.so.$(RT_SOMAJOR) \
 		-Wl,--version-script,src/runtime/libppcc_rt.map -Wl,--no-undefined \
 		-o $@ $(filter %.o,$^) $(RT_LIBS)
-	ln -sf $(notdir $@) $(BUILD)/libppcc_rt.so.$(SOMAJOR)
+	ln -sf $(notdir $@) $(BUILD)/libppcc_rt.so.$(RT_SOMAJOR)
 	ln -sf $(notdir $@) $(BUILD)/libppcc_rt.so
 
 $(PPCC): $(CLI_OBJ) $(LIB)
@@ -355,10 +359,12 @@ install: all
 		$(DESTDIR)$(INCDIR)/ppcc $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(PPCC) $(DESTDIR)$(BINDIR)/ppcc
-	for l in libppcc libppcc_rt; do \
-		install -m 755 $(BUILD)/$$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
-		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.$(SOMAJOR) && \
-		ln -sf $$l.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; \
+	for l in libppcc:$(VERSION):$(SOMAJOR) \
+		 libppcc_rt:$(RT_VERSION):$(RT_SOMAJOR); do \
+		n=$${l%%:*}; v=$${l#*:}; m=$${v#*:}; v=$${v%%:*}; \
+		install -m 755 $(BUILD)/$$n.so.$$v $(DESTDIR)$(LIBDIR)/ && \
+		ln -sf $$n.so.$$v $(DESTDIR)$(LIBDIR)/$$n.so.$$m && \
+		ln -sf $$n.so.$$m $(DESTDIR)$(LIBDIR)/$$n.so || exit 1; \
 	done
 	install -m 644 include/ppcc/*.h $(DESTDIR)$(INCDIR)/ppcc/
 	install -m 644 man/ppcc.1 $(DESTDIR)$(MANDIR)/man1/

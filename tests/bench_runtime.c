@@ -285,7 +285,7 @@ static void *predict_main(void *arg)
 {
 	predict_rank *b = arg;
 	ppcc_rt *rt = NULL;
-	ppcc_rt_stats st;
+	ppcc_rt_stats st = PPCC_RT_STATS_INIT;
 	if ((b->status = ppcc_rt_init(&rt, b->s, b->rank, &b->o)) == 0 &&
 	    (b->status = ppcc_rt_step(&st, rt, b->fns)) == 0)
 		for (int k = 0; k < b->steps && b->status == 0; k++) {
@@ -386,7 +386,7 @@ static void *grid_main(void *arg)
 {
 	grid_rank *b = arg;
 	ppcc_rt *rt = NULL;
-	ppcc_rt_stats st;
+	ppcc_rt_stats st = PPCC_RT_STATS_INIT;
 	if ((b->status = ppcc_rt_init(&rt, b->s, b->rank, &b->o)) != 0)
 		return NULL;
 	for (int k = 0; k < b->s->n_stages && b->status == 0; k++)

@@ -79,7 +79,7 @@ static int run_recorded_to(const char *dir, const ppcc_schedule *s,
 			   rt_pipe *pp, double timeout_s, rt_lines *lines)
 {
 	ppcc_rt_stage_fns fns[8];
-	ppcc_rt_stats st[8];
+	ppcc_rt_stats st[8] = {PPCC_RT_STATS_INIT};
 	rt_pipe_fns(pp, fns);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = timeout_s;

@@ -163,7 +163,7 @@ static void *dp_member_main(void *arg)
 		if (c->s->stages[s].rank == k)
 			err = ppcc_rt_grad_register(rt, s, r == c->mismatch_replica,
 						    c->grad[r][s], 3);
-	ppcc_rt_stats st;
+	ppcc_rt_stats st = PPCC_RT_STATS_INIT;
 	if (err == 0) {
 		err = ppcc_rt_step(&st, rt, fns);
 		c->step_s[r][k] = st.step_s;
@@ -379,7 +379,7 @@ static void *zc_member_main(void *arg)
 		if (err == 0)
 			err = ppcc_rt_dp_shard(&c->shard[r][s], rt, s, 0);
 	}
-	ppcc_rt_stats st;
+	ppcc_rt_stats st = PPCC_RT_STATS_INIT;
 	for (int step = 0; step < (c->steps > 0 ? c->steps : 1) && err == 0; step++) {
 		if (step > 0)
 			/* between steps: the own shard updated, every
@@ -1159,7 +1159,7 @@ static void *gc_member_main(void *arg)
 			if (err == 0)
 				err = ppcc_rt_param_register(rt, s, 0, c->param[r][s], 2);
 		}
-	ppcc_rt_stats st;
+	ppcc_rt_stats st = PPCC_RT_STATS_INIT;
 	if (err == 0)
 		err = ppcc_rt_step(&st, rt, fns);
 	c->status[r][k] = err;

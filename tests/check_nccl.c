@@ -338,6 +338,7 @@ static void *rank_main(void *arg)
 	rank_run *k = arg;
 	ppcc_rt *rt = NULL;
 	k->status = ppcc_rt_init(&rt, k->s, k->rank, &k->o);
+	k->st.version = PPCC_RT_STATS_VERSION;
 	if (k->status == 0)
 		k->status = ppcc_rt_step(&k->st, rt, k->fns);
 	ppcc_rt_free(rt);
@@ -465,7 +466,7 @@ START_TEST(nccl_loopback_fails_cleanly_without_a_gpu)
 	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0);
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[2];
-	ppcc_rt_stats st[2];
+	ppcc_rt_stats st[2] = {PPCC_RT_STATS_INIT};
 	diag_buf d;
 	diag_buf_init(&d);
 	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_1F1B, 2, 4), 0);

@@ -443,7 +443,7 @@ START_TEST(runtime_refuses_the_swapped_schedule_in_grouped_mode_only)
 	ppcc_rank_schedule ranks[2];
 	ppcc_action acts[8];
 	ppcc_rt_stage_fns fns[2];
-	ppcc_rt_stats st[2];
+	ppcc_rt_stats st[2] = {PPCC_RT_STATS_INIT};
 	char why[512];
 	swapped_gpipe(&s, ranks, acts, a, pp);
 	rt_pipe_fns(pp, fns);

@@ -58,7 +58,7 @@ static int run_with(double timeout_s, const char *env, line_log *log)
 	ppcc_stage_info st[4];
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[4];
-	ppcc_rt_stats stats[4];
+	ppcc_rt_stats stats[4] = {PPCC_RT_STATS_INIT};
 	char why[256];
 	rt_pipe_stage_table(pp, st);
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 4, 0,

@@ -125,7 +125,7 @@ static void run_and_check(const ppcc_schedule *s, rt_pipe *p,
 			  const ppcc_rt_options *base, const char *what)
 {
 	ppcc_rt_stage_fns fns[64];
-	ppcc_rt_stats stats[8];
+	ppcc_rt_stats stats[8] = {PPCC_RT_STATS_INIT};
 	ppcc_rt_options o = *base;
 	diag_log dl;
 	char why[512];
@@ -170,6 +170,40 @@ static void run_and_check(const ppcc_schedule *s, rt_pipe *p,
 		      what, loss, ref);
 	ck_assert_msg(dl.len == 0, "%s: unexpected diagnostics: %s", what, dl.text);
 }
+
+/* ppcc_rt_stats is versioned, as the options are: a version the runtime
+ * does not know is refused before anything runs and leaves the caller's
+ * entries as they were; a zeroed entry (version 0) is read as 1, keeps
+ * its 0 and gets every figure. */
+START_TEST(stats_of_an_unknown_version_are_refused_untouched)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0);
+	ppcc_schedule s;
+	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, 2, 4), 0);
+	ppcc_rt_stage_fns fns[64];
+	rt_pipe_fns(pp, fns);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.timeout_s = 20;
+	ppcc_rt_stats st[2], copy[2];
+	memset(st, 0xab, sizeof st);
+	st[0].version = PPCC_RT_STATS_VERSION + 1;
+	memcpy(copy, st, sizeof st);
+	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), PPCC_RT_EINPUT);
+	ck_assert(memcmp(st, copy, sizeof st) == 0);
+	memset(st, 0, sizeof st);
+	rt_pipe_reset(pp);
+	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), 0);
+	for (int r = 0; r < 2; r++) {
+		ck_assert_int_eq(st[r].version, 0);
+		ck_assert_int_eq(st[r].rank, r);
+		ck_assert_int_eq(st[r].status, 0);
+		ck_assert(st[r].messages_received > 0 && st[r].step_s > 0);
+	}
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
 
 START_TEST(numeric_pipeline_matches_serial_for_every_kind_and_rank_count)
 {
@@ -308,7 +342,7 @@ START_TEST(buffers_in_flight_follow_the_schedule)
 		rt_pipe *pp = rt_pipe_new(4, 8, 4, 6);
 		ppcc_schedule s;
 		ppcc_rt_stage_fns fns[4];
-		ppcc_rt_stats st[4];
+		ppcc_rt_stats st[4] = {PPCC_RT_STATS_INIT};
 		ck_assert_int_eq(build_sched(&s, a, pp, kind, 4, 8), 0);
 		rt_pipe_fns(pp, fns);
 		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
@@ -468,7 +502,7 @@ START_TEST(failing_callback_stops_every_rank_at_once)
 	rt_pipe *pp = rt_pipe_new(4, 8, 4, 0);
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[4];
-	ppcc_rt_stats st[4];
+	ppcc_rt_stats st[4] = {PPCC_RT_STATS_INIT};
 	diag_log dl;
 	char buf[4096];
 	diag_log_init(&dl);
@@ -513,7 +547,7 @@ START_TEST(stuck_callback_times_out_with_a_diagnostic_on_every_rank)
 		rt_pipe *pp = rt_pipe_new(p, 4, p, 0);
 		ppcc_schedule s;
 		ppcc_rt_stage_fns fns[4];
-		ppcc_rt_stats st[4];
+		ppcc_rt_stats st[4] = {PPCC_RT_STATS_INIT};
 		diag_log dl;
 		char buf[4096];
 		diag_log_init(&dl);
@@ -572,7 +606,7 @@ START_TEST(timeout_comes_from_the_environment_when_no_option)
 	rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[2];
-	ppcc_rt_stats st[2];
+	ppcc_rt_stats st[2] = {PPCC_RT_STATS_INIT};
 	diag_log dl;
 	diag_log_init(&dl);
 	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 2, 2), 0);
@@ -679,7 +713,7 @@ START_TEST(invalid_schedules_callbacks_and_options_are_rejected)
 	rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
 	ppcc_schedule s, bad;
 	ppcc_rt_stage_fns fns[2];
-	ppcc_rt_stats st[2];
+	ppcc_rt_stats st[2] = {PPCC_RT_STATS_INIT};
 	diag_log dl;
 	diag_log_init(&dl);
 	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 2, 2), 0);
@@ -761,7 +795,7 @@ START_TEST(one_rank_schedule_needs_no_world)
 	rt_pipe *pp = rt_pipe_new(2, 3, 1, 0);
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[2];
-	ppcc_rt_stats st;
+	ppcc_rt_stats st = PPCC_RT_STATS_INIT;
 	ppcc_rt *rt;
 	char why[512];
 	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_INTERLEAVED, 1, 3), 0);
@@ -989,7 +1023,7 @@ START_TEST(json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported)
 		fns[k] = (ppcc_rt_stage_fns){pattern_forward, pattern_backward,
 					     NULL, NULL, NULL, NULL,
 					     PPCC_RT_STAGE_FNS_VERSION};
-	ppcc_rt_stats st[4];
+	ppcc_rt_stats st[4] = {PPCC_RT_STATS_INIT};
 	pattern_bad = 0;
 	ck_assert_int_eq(ppcc_rt_run_local(st, s, fns, &o), 0);
 	ck_assert_int_eq(pattern_bad, 0);
@@ -1809,6 +1843,7 @@ Suite *suite_runtime(void)
 	Suite *s = suite_create("runtime");
 	TCase *tc = tcase_create("runtime");
 	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, stats_of_an_unknown_version_are_refused_untouched);
 	tcase_add_test(tc, numeric_pipeline_matches_serial_for_every_kind_and_rank_count);
 	tcase_add_test(tc, grouped_interleaved_schedules_run_without_deadlock);
 	tcase_add_test(tc, relabelled_schedules_of_every_kind_match_serial);

@@ -25,7 +25,7 @@ exports() { nm -D --defined-only "$1" | awk '$2 != "A" { sub(/@.*/, "", $3); pri
 api "$inc/ppcc/compiler.h" > "$work/api.cc"
 api "$inc/ppcc/runtime.h" "$inc/ppcc/checkpoint.h" > "$work/api.rt"
 exports "$lib/libppcc.so.0" > "$work/nm.cc"
-exports "$lib/libppcc_rt.so.0" > "$work/nm.rt"
+exports "$lib/libppcc_rt.so.1" > "$work/nm.rt"
 for l in cc rt; do
 	[ -s "$work/api.$l" ] || bad "no PPCC_API names found for $l"
 	cmp -s "$work/api.$l" "$work/nm.$l" ||
@@ -41,8 +41,8 @@ $cc ${PPCC_SAN:-} -std=c11 -D_POSIX_C_SOURCE=200809L -DTRAINER_MPI=0 \
 	bad "trainer does not build with pkg-config ppcc-runtime: $(head -3 "$work/cc.err")"
 if [ -x "$work/trainer" ]; then
 	ldd "$work/trainer" > "$work/ldd" 2>&1
-	grep -q "libppcc_rt.so.0 => $lib/" "$work/ldd" ||
-		bad "trainer does not load the installed libppcc_rt.so.0: $(tr '\n' ' ' < "$work/ldd")"
+	grep -q "libppcc_rt.so.1 => $lib/" "$work/ldd" ||
+		bad "trainer does not load the installed libppcc_rt.so.1: $(tr '\n' ' ' < "$work/ldd")"
 	for no in libgvc libcgraph libyaml 'libppcc\.so'; do
 		grep -q "$no" "$work/ldd" && bad "trainer loads $no"
 	done

@@ -116,7 +116,7 @@ static int run_kind(int kind, int ranks, const char *mode, int grouped)
 	if (err < 0)
 		fail("init", err);
 	for (int step = 0; step < 2; step++) {
-		ppcc_rt_stats st;
+		ppcc_rt_stats st = PPCC_RT_STATS_INIT;
 		rt_pipe_reset(p);
 		if ((err = ppcc_rt_step(&st, rt, fns)) < 0)
 			fail("step", err);
@@ -186,7 +186,7 @@ static int run_grid(int size, const char *mode)
 		}
 	}
 	for (int step = 0; step < 2; step++) {
-		ppcc_rt_stats stats;
+		ppcc_rt_stats stats = PPCC_RT_STATS_INIT;
 		for (int st = 0; st < p; st++)
 			for (int b = 0; b < nb; b++)
 				for (int i = 0; i < 5; i++)

@@ -493,7 +493,7 @@ static int train_mpi(const ppcc_schedule *s, ppcc_rt_options *ro,
 	if (!loss || !all)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int step = 0; step < o->steps; step++) {
-		ppcc_rt_stats st;
+		ppcc_rt_stats st = PPCC_RT_STATS_INIT;
 		g->step[rank] = step;
 		if ((err = ppcc_rt_step(&st, rt, fns)) != 0) {
 			fprintf(stderr, "trainer: rank %d step %d: %s\n", rank, step,
@@ -631,7 +631,7 @@ static void *loop_rank_main(void *arg)
 	pthread_barrier_wait(&sh->bar);
 	int last_rank = s->stages[s->n_stages - 1].rank;
 	for (int step = 0; step < sh->o->steps && !loop_failed(sh); step++) {
-		ppcc_rt_stats st;
+		ppcc_rt_stats st = PPCC_RT_STATS_INIT;
 		g->step[r] = step;
 		if ((k->status = ppcc_rt_step(&st, rt, sh->fns)) != 0) {
 			fprintf(stderr, "trainer: rank %d step %d: %s\n", r, step,

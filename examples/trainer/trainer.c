@@ -516,7 +516,7 @@ static void *dp_rank_main(void *arg)
 	*status = register_grads(rt, s, net, k);
 	int sharded = 0, gathers = schedule_gathers(s);
 	for (int step = 0; step < d->o->steps && *status == 0; step++) {
-		ppcc_rt_stats stats;
+		ppcc_rt_stats stats = PPCC_RT_STATS_INIT;
 		if ((*status = ppcc_rt_step(&stats, rt, &d->fns[(size_t)r * (size_t)S])) != 0)
 			break;
 		if (d->o->stats) {
@@ -718,7 +718,7 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 		}
 	}
 	for (int step = net.step; step < o->steps; step++) {
-		ppcc_rt_stats stats;
+		ppcc_rt_stats stats = PPCC_RT_STATS_INIT;
 		if ((err = ppcc_rt_step(&stats, rt, fns)) != 0) {
 			fprintf(stderr, "trainer: rank %d step %d: %s\n", rank, step,
 				ppcc_rt_status_str(err));

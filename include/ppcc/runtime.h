@@ -222,8 +222,23 @@ typedef struct ppcc_rt_options {
 /* ---- statistics ------------------------------------------------------------ */
 
 /* One rank's figures for one ppcc_rt_step (for ppcc_rt_run_local, one
- * entry per rank).  Times are wall-clock seconds. */
+ * entry per rank).  Times are wall-clock seconds.
+ *
+ * Versioned like ppcc_rt_options: the caller sets version to the
+ * PPCC_RT_STATS_VERSION it was compiled with (PPCC_RT_STATS_INIT does;
+ * 0, what a zeroed struct holds, is read as 1), and the runtime writes
+ * only the fields that version has, leaving version as it was; later
+ * versions only append fields.  A version above the runtime's is refused
+ * (PPCC_RT_EINPUT) before anything runs or is written.  For
+ * ppcc_rt_run_local the entries are stepped through by the size of the
+ * version in out[0]. */
+#define PPCC_RT_STATS_VERSION 1
+#define PPCC_RT_STATS_INIT                                                \
+	{ PPCC_RT_STATS_VERSION, 0, 0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, \
+	  0.0, 0, 0, 0, 0, 0, 0, 0.0 }
+
 typedef struct ppcc_rt_stats {
+	int version; /* PPCC_RT_STATS_VERSION, set by the caller */
 	int rank;
 	int status;              /* what ppcc_rt_step returned on this rank */
 	double step_s;           /* the whole step */

@@ -1076,10 +1076,28 @@ static int rt_run_actions(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 	return 0;
 }
 
+size_t ppcc_rt_stats_size(int version)
+{
+	switch (version) {
+	case 0:
+	case 1:
+		return sizeof(ppcc_rt_stats);
+	}
+	return 0;
+}
+
+void ppcc_rt_stats_put(ppcc_rt_stats *out, const ppcc_rt_stats *st)
+{
+	int version = out->version;
+	size_t n = ppcc_rt_stats_size(version);
+	memcpy(out, st, n);
+	out->version = version;
+}
+
 int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 {
 	int err;
-	if (!rt)
+	if (!rt || (out && !ppcc_rt_stats_size(out->version)))
 		return PPCC_RT_EINPUT;
 	memset(&rt->st, 0, sizeof rt->st);
 	rt->st.rank = rt->rank;
@@ -1118,7 +1136,7 @@ out:
 	rt->st.status = err;
 	rt->step++;
 	if (out)
-		*out = rt->st;
+		ppcc_rt_stats_put(out, &rt->st);
 	return err;
 }
 

@@ -444,6 +444,13 @@ int ppcc_rt_mpi_set_coll_window(ppcc_rt *rt, int window);
 void ppcc_rt_flight_path(char *out, size_t n, const char *dir, int rank,
 			 const char *suffix);
 
+/* The bytes of a ppcc_rt_stats of `version` (0: 1), or 0 for a version
+ * this runtime does not know (core.c). */
+size_t ppcc_rt_stats_size(int version);
+/* *out, of out->version, from the runtime's own *st: only the fields that
+ * version has; out->version kept. */
+void ppcc_rt_stats_put(ppcc_rt_stats *out, const ppcc_rt_stats *st);
+
 /* Monotonic seconds (status.c). */
 double ppcc_rt_now(void);
 

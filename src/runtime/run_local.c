@@ -42,7 +42,8 @@ int ppcc_rt_run_local(ppcc_rt_stats *out, const ppcc_schedule *s,
 	local_thread *th = NULL;
 	int err, started = 0;
 
-	if (!s || !fns || s->n_ranks < 1)
+	size_t size = out ? ppcc_rt_stats_size(out->version) : 0;
+	if (!s || !fns || s->n_ranks < 1 || (out && !size))
 		return PPCC_RT_EINPUT;
 	if ((err = ppcc_rt_local_world_new(&w, s->n_ranks)) < 0)
 		return err;
@@ -77,15 +78,17 @@ int ppcc_rt_run_local(ppcc_rt_stats *out, const ppcc_schedule *s,
 		err = why;
 	for (int r = 0; r < started && err == 0; r++)
 		err = th[r].status;
-	if (out)
-		for (int r = 0; r < s->n_ranks; r++) {
-			out[r] = th[r].stats;
-			if (r >= started) {
-				out[r].rank = r;
-				out[r].status = PPCC_RT_ENOMEM;
-				out[r].failed_action = -1;
-			}
+	for (int r = 0; out && r < s->n_ranks; r++) {
+		/* entries of the caller's version, stepped by its size */
+		ppcc_rt_stats *o = (ppcc_rt_stats *)((char *)out + (size_t)r * size);
+		if (r >= started) {
+			th[r].stats.rank = r;
+			th[r].stats.status = PPCC_RT_ENOMEM;
+			th[r].stats.failed_action = -1;
 		}
+		o->version = out->version;
+		ppcc_rt_stats_put(o, &th[r].stats);
+	}
 out:
 	ppcc_free(th);
 	ppcc_rt_local_world_free(w);
