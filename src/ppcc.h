@@ -1,7 +1,7 @@
 /*
  * ppcc.h - the data structures the compiler's phases meet through.
  *
- * The pipeline, a folder a phase (doc/design/pipeline.md names each file):
+ * The pipeline, a folder a phase (doc/design/pipeline.md describes each):
  *   input/       YAML -> ppcc_config; the transformer shorthand; checks
  *   search/      every configuration that fills the cluster, ranked
  *   partition/   the min-bottleneck split, the least-step split, bounds

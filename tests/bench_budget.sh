@@ -1,6 +1,6 @@
 #!/bin/sh
 # make bench: small hostile files against the default work budget
-# (src/budget.c, src/search.c; ppcc(1), RESOURCE LIMITS).  Each is under
+# (src/plan/budget.c, src/search/search.c; ppcc(1), RESOURCE LIMITS).  Each is under
 # 1 KB; for each, the exit status, the wall seconds and the peak RSS
 # (/usr/bin/time -v) and the first words of the error.  The defaults aim
 # at 1 GB and about 10 s on the 2-core development machine; measured

@@ -614,7 +614,10 @@ static int mpirun(const char *mode, const char *dir, int recovery)
 	char prog[PATH_MAX], env_dir[PATH_MAX + 32];
 	bin(prog, sizeof prog, "tests/rt_mpi_prog");
 	if (access(prog, X_OK) != 0) {
-		fprintf(stderr, "diagnose: %s not built (no MPI?); MPI test skipped\n", prog);
+		if (tu_mpi_left_out("diagnose mpirun"))
+			return -1;
+		tu_skip("diagnose mpirun", "%s not built (no MPI: package "
+			"libopenmpi-dev)", prog);
 		return -1;
 	}
 	snprintf(env_dir, sizeof env_dir, "PPCC_FLIGHT_DIR=%s", dir);

@@ -1,4 +1,5 @@
-/* Tests of schedule.c: the action lists of GPipe, 1F1B and interleaved. */
+/* Tests of the schedule kinds (src/sched/): the action lists of GPipe, 1F1B
+ * and interleaved, and the lowering (lower.c). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>

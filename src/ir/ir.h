@@ -217,4 +217,7 @@ int ppcc_schedule_kind_parse(const char *name);  /* -1 if unknown */
 const char *ppcc_op_name(int op);                /* "F", "SEND_F", ... */
 int ppcc_op_parse(const char *name);             /* -1 if unknown */
 
+/* The schedule's fingerprint (util/diag.c; public in ppcc/runtime.h). */
+PPCC_API uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
+
 #endif

@@ -96,6 +96,13 @@ void ppcc_plan_shapes_free(ppcc_plan_shapes *shapes);
 int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			 ppcc_diag *d, double above_ms, double *out_bound_ms,
 			 ppcc_plan_shapes *shapes);
+/* membound.c's bound for cfg's schedule (kind, p, v, m), from the cost
+ * tables plan.c plans with: every split has a rank whose simulated peak
+ * exceeds its cap by more than *out bytes per device (-INFINITY: nothing
+ * proved); the caps to out_caps (p entries) when not NULL.  For tests
+ * and reports. */
+int ppcc_plan_memory_bound(double *out, double *out_caps, ppcc_arena *a,
+			   const ppcc_config *cfg);
 /* The same, and with out_memory_unfit (may be NULL: not asked) the
  * memory bound of membound.c before the split search of v > 1 chunks:
  * when it proves that no split fits, nothing is searched, *out_memory_unfit
@@ -108,13 +115,6 @@ int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
  * is this one unless [0] > A (then 1 with *out_bound_ms [0]) or else
  * [1] > A (1 with [1]): the search commits a plan made under another
  * threshold by these alone. */
-/* membound.c's bound for cfg's schedule (kind, p, v, m), from the cost
- * tables plan.c plans with: every split has a rank whose simulated peak
- * exceeds its cap by more than *out bytes per device (-INFINITY: nothing
- * proved); the caps to out_caps (p entries) when not NULL.  For tests
- * and reports. */
-int ppcc_plan_memory_bound(double *out, double *out_caps, ppcc_arena *a,
-			   const ppcc_config *cfg);
 int ppcc_plan_build_pruned(ppcc_plan *out, ppcc_arena *a,
 			   const ppcc_config *cfg, ppcc_diag *d,
 			   double above_ms, double *out_bound_ms,

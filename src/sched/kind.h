@@ -223,6 +223,4 @@ int64_t ppcc_schedule_reduction_count(const ppcc_schedule *s,
 double ppcc_bubble_closed_form(int kind, int ranks, int chunks,
 			       int microbatches);
 
-PPCC_API uint64_t ppcc_schedule_fingerprint(const ppcc_schedule *s);
-
 #endif
