@@ -3,12 +3,10 @@
  * mpi.c, nccl.c) share: the request a SEND or RECV becomes, the
  * transport vtable, and the per-rank runtime state.
  *
- * A message is named by its receiving side: (op, stage, mb) with op
- * PPCC_OP_RECV_F or PPCC_OP_RECV_B and stage the receiving stage, so
- * SEND_F(s, mb) is message (RECV_F, s+1, mb) and SEND_B(s, mb) is
- * (RECV_B, s-1, mb).  Transports match a receive to a send by that name
- * and the sending rank, first posted first matched, never by arrival
- * order alone; except in grouped mode, where nccl (and local, standing in
+ * A message is named by ppcc_message_key (ir/ir.h), the same at its
+ * two ends.  Transports match a receive to a send by that name and the
+ * sending rank, first posted first matched, never by arrival order
+ * alone; except in grouped mode, where nccl (and local, standing in
  * for it) pair a rank pair's sends and receives by posting order alone,
  * which ppcc_rt_init allows only for schedules that keep each pair's
  * order (match_order.c).
@@ -23,6 +21,8 @@
 #include "ppcc.h"
 #include "ppcc/checkpoint.h"
 #include "ppcc/runtime.h"
+#include "runtime/oob.h"
+#include "runtime/hooks.h"
 
 /* One posted SEND or RECV.  The core owns it (a pool per rank); the
  * transport links it into its own lists through `next` and sets `done`
@@ -320,47 +320,6 @@ int ppcc_rt_device_choose(int local_rank, int n_devices);
  * >= 0), and in *out_var (may be NULL) its name; -1 when none. */
 int ppcc_rt_local_rank_env(const char **out_var);
 
-/* ---- the out-of-band abort (oob.c) ---------------------------------------
- *
- * NCCL tells no peer of an abort, so the nccl transport (and the local
- * one standing in for it) carries failures on a side channel: a rank that
- * fails signals it; every other rank polls in its waits and between
- * actions and stops with PPCC_RT_EPEER naming the rank and its status.
- * Two channels: MPI (a duplicate of MPI_COMM_WORLD, an abort receive kept
- * posted), or a TCP store on 127.0.0.1 whose rank 0 listens and relays
- * (for ranks bootstrapped without MPI).  Open, poll and signal never
- * block past their deadline; close with failed == 0 waits (up to its
- * deadline) for the others to close too, so that nobody loses the channel
- * while it still runs. */
-typedef struct rt_oob rt_oob;
-
-/* Every rank of n calls it with the same port; blocks until all have
- * joined, the deadline (PPCC_RT_ETIMEOUT) or an error
- * (PPCC_RT_ETRANSPORT), reported through rt. */
-int ppcc_rt_oob_tcp_open(rt_oob **out, ppcc_rt *rt, int rank, int n,
-			 int port, double deadline);
-#if PPCC_HAVE_MPI
-/* Over MPI_COMM_WORLD (MPI initialised; every rank calls it). */
-int ppcc_rt_oob_mpi_open(rt_oob **out, ppcc_rt *rt, double deadline);
-#endif
-/* Tells every other rank that `rank` failed with status (once; later
- * calls and calls after a peer's abort are no-ops). */
-void ppcc_rt_oob_signal(rt_oob *o, int rank, int status);
-/* 1 when another rank has signalled (or, TCP, its connection died), with
- * its rank and status (-1, PPCC_RT_EPEER when unknown); never blocks. */
-int ppcc_rt_oob_poll(rt_oob *o, int *out_rank, int *out_status);
-/* NULL is a no-op. */
-void ppcc_rt_oob_close(rt_oob *o, int failed, double deadline);
-
-/* The port of the TCP store: $PPCC_ABORT_PORT (1..65535), else 0. */
-int ppcc_rt_oob_port_env(void);
-
-/* Local worlds that stand in for NCCL: with a port, a rank's abort stops
- * only that rank in the world and reaches the others through the TCP
- * store on that port, which each rank polls (set before any rank
- * joins). */
-void ppcc_rt_local_world_set_oob_port(ppcc_rt_local_world *w, int port);
-
 /* What nccl's loopback mode (every rank a thread, one GPU) uses of a
  * local world: its size, the exchange of two words per rank (a barrier,
  * bounded by the deadline; PPCC_RT_EPEER after an abort), its mutex, one
@@ -422,28 +381,6 @@ void ppcc_rt_dp_abort(ppcc_rt *rt, int status);
 void ppcc_rt_tell_world(ppcc_rt *rt, int status);
 void ppcc_rt_dp_free(ppcc_rt *rt);
 void ppcc_rt_dp_group_set_delay(ppcc_rt_dp_group *g, double seconds);
-/* Tests, to decide on the order of events instead of their times: hold
- * lets the group begin no more than n collectives in all (counted from
- * its making; n < 0: no limit) until it is called again; done waits
- * until the group has completed n collectives in all, or timeout_s has
- * passed, and returns how many it has completed. */
-void ppcc_rt_dp_group_hold(ppcc_rt_dp_group *g, long n);
-long ppcc_rt_dp_group_done(ppcc_rt_dp_group *g, long n, double timeout_s);
-
-#if PPCC_HAVE_MPI
-/* Tests: the mpi transport's reductions reuse their tags every `window`
- * collectives instead of every (MPI_TAG_UB - tags of the messages) / 3
- * (only ever lowered; called after ppcc_rt_init, before the first
- * step).  PPCC_RT_EINPUT on another transport or window < 1. */
-int ppcc_rt_mpi_set_coll_window(ppcc_rt *rt, int window);
-#endif
-
-/* DIR/rank-NNNNN.flight followed by suffix into out (n bytes, cut to
- * fit): the rank in at least five digits, more when it has them.
- * Async-signal-safe (flight.c). */
-void ppcc_rt_flight_path(char *out, size_t n, const char *dir, int rank,
-			 const char *suffix);
-
 /* The bytes of a ppcc_rt_stats of `version` (0: 1), or 0 for a version
  * this runtime does not know (core.c). */
 size_t ppcc_rt_stats_size(int version);
@@ -453,16 +390,6 @@ void ppcc_rt_stats_put(ppcc_rt_stats *out, const ppcc_rt_stats *st);
 
 /* Monotonic seconds (status.c). */
 double ppcc_rt_now(void);
-
-/* The checkpoint reader's parsers over n bytes at p (no NUL needed), as
- * a load runs them on the file path: a MANIFEST of step (its trailer's
- * CRC first), and a shard (framing, header, trailer and its CRC), then
- * its identity as layer of step.  0 or the load's negative status,
- * reported through m.  For the fuzzers (tests/fuzz/targets.c). */
-int ppcc_ckpt_parse_manifest(const ppcc_ckpt_model *m, const char *path,
-			     const char *p, size_t n, uint64_t step);
-int ppcc_ckpt_parse_shard(const ppcc_ckpt_model *m, const char *path,
-			  const char *p, size_t n, uint64_t step, int32_t layer);
 
 /* Sends one diagnostic line to the flight record and rt->o.diag
  * (flight.c). */
