@@ -101,6 +101,36 @@ static int input_file(char *path, size_t cap, const uint8_t *data, size_t size)
 	return fd;
 }
 
+/* What every target opens with and closes on: the library's allocator
+ * hooked and its live allocations counted, the input as a file, an
+ * arena; fuzz_end frees them and checks that nothing the input made is
+ * left allocated. */
+typedef struct fuzz_run {
+	long live;
+	int fd;
+	char path[64];
+	ppcc_arena *a;
+} fuzz_run;
+
+static int fuzz_begin(fuzz_run *f, const uint8_t *data, size_t size)
+{
+	use_ppcc_allocator();
+	f->live = ppcc_alloc_live();
+	f->fd = input_file(f->path, sizeof f->path, data, size);
+	if (f->fd < 0)
+		return -1;
+	f->a = ppcc_arena_new();
+	CHECK(f->a != NULL);
+	return 0;
+}
+
+static void fuzz_end(fuzz_run *f)
+{
+	ppcc_arena_free(f->a);
+	close(f->fd);
+	CHECK(ppcc_alloc_live() == f->live);
+}
+
 /* A status a phase may return on any input, and the diagnostic that must
  * come with an input error. */
 static void check_status(int err, const ppcc_diag *d, int errors_before)
@@ -410,15 +440,12 @@ static void check_plan(const ppcc_plan *plan, const ppcc_config *cfg,
 
 int ppcc_fuzz_plan(const uint8_t *data, size_t size)
 {
-	use_ppcc_allocator();
-	long live = ppcc_alloc_live();
-	char path[64];
-	int fd = input_file(path, sizeof path, data, size);
-	if (fd < 0)
+	fuzz_run f;
+	if (fuzz_begin(&f, data, size) < 0)
 		return 0;
+	ppcc_arena *a = f.a;
+	const char *path = f.path;
 	ppcc_diag d = {.fn = touch_diag};
-	ppcc_arena *a = ppcc_arena_new();
-	CHECK(a != NULL);
 	ppcc_config cfg;
 	ppcc_plan plan;
 	int err = ppcc_config_load(&cfg, a, path, NULL, &d);
@@ -440,23 +467,18 @@ int ppcc_fuzz_plan(const uint8_t *data, size_t size)
 	check_plan(&plan, &cfg, &d);
 	emit_all(&plan, &d);
 out:
-	ppcc_arena_free(a);
-	close(fd);
-	CHECK(ppcc_alloc_live() == live);
+	fuzz_end(&f);
 	return 0;
 }
 
 int ppcc_fuzz_json(const uint8_t *data, size_t size)
 {
-	use_ppcc_allocator();
-	long live = ppcc_alloc_live();
-	char path[64];
-	int fd = input_file(path, sizeof path, data, size);
-	if (fd < 0)
+	fuzz_run f;
+	if (fuzz_begin(&f, data, size) < 0)
 		return 0;
+	ppcc_arena *a = f.a;
+	const char *path = f.path;
 	ppcc_diag d = {.fn = touch_diag};
-	ppcc_arena *a = ppcc_arena_new();
-	CHECK(a != NULL);
 	ppcc_plan plan;
 	int err = ppcc_read_json(&plan, a, path, &d);
 	check_status(err, &d, 0);
@@ -490,9 +512,7 @@ int ppcc_fuzz_json(const uint8_t *data, size_t size)
 		membuf_free(&m);
 	}
 out:
-	ppcc_arena_free(a);
-	close(fd);
-	CHECK(ppcc_alloc_live() == live);
+	fuzz_end(&f);
 	return 0;
 }
 
@@ -568,15 +588,12 @@ int ppcc_fuzz_search(const uint8_t *data, size_t size)
 {
 	if (size > PPCC_FUZZ_SEARCH_BYTES)
 		return 0;
-	use_ppcc_allocator();
-	long live = ppcc_alloc_live();
-	char path[64];
-	int fd = input_file(path, sizeof path, data, size);
-	if (fd < 0)
+	fuzz_run f;
+	if (fuzz_begin(&f, data, size) < 0)
 		return 0;
+	ppcc_arena *a = f.a;
+	const char *path = f.path;
 	ppcc_diag d = {.fn = touch_diag};
-	ppcc_arena *a = ppcc_arena_new();
-	CHECK(a != NULL);
 	ppcc_config cfg;
 	int err = ppcc_config_load(&cfg, a, path, NULL, &d);
 	check_status(err, &d, 0);
@@ -602,8 +619,6 @@ int ppcc_fuzz_search(const uint8_t *data, size_t size)
 			      r.top[i].iteration_ms > 0);
 	}
 out:
-	ppcc_arena_free(a);
-	close(fd);
-	CHECK(ppcc_alloc_live() == live);
+	fuzz_end(&f);
 	return 0;
 }
