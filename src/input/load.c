@@ -1586,7 +1586,7 @@ static void group_name_once(const ppcc_device_group *groups, int i,
 	if (groups[i].name != v->text)
 		return; /* not read: reported already */
 	for (int j = 0; j < i; j++)
-		if (groups[j].name != default_device_name &&
+		if (groups[j].name && groups[j].name != default_device_name &&
 		    strcmp(groups[j].name, groups[i].name) == 0) {
 			char path[PATH_CAP];
 			key_path(path, gs, "name");

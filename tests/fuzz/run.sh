@@ -39,13 +39,17 @@ max_len=8192
 [ "$name" = json ] && max_len=16384
 [ "$name" = checkpoint ] && max_len=4096
 [ "$name" = search ] && max_len=2048
+# An input may take 30 s of wall time; a search (up to its 2^31 units,
+# about 5 s of CPU) may take several times its CPU time on a loaded machine.
+timeout=30
+[ "$name" = search ] && timeout=120
 dict=tests/fuzz/$name.dict
 [ "$name" = search ] && dict=tests/fuzz/plan.dict
 
 log=build-fuzz/$name.log
 LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 "$bin" "$work" -max_total_time="$seconds" -artifact_prefix="$regress/" \
-	-dict="$dict" -max_len="$max_len" -timeout=30 \
+	-dict="$dict" -max_len="$max_len" -timeout=$timeout \
 	-report_slow_units=30 \
 	-rss_limit_mb=2048 -print_final_stats=1 "$@" >"$log" 2>&1
 rc=$?
