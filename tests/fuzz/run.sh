@@ -50,7 +50,7 @@ log=build-fuzz/$name.log
 LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 "$bin" "$work" -max_total_time="$seconds" -artifact_prefix="$regress/" \
 	-dict="$dict" -max_len="$max_len" -timeout=$timeout \
-	-report_slow_units=30 \
+	-report_slow_units=$timeout \
 	-rss_limit_mb=2048 -print_final_stats=1 "$@" >"$log" 2>&1
 rc=$?
 

@@ -150,7 +150,7 @@ static int csv_action(const char *text, size_t len, size_t *i)
 {
 	static const char *const ops[] = {"REDUCE_GRAD", "SEND_F", "RECV_F",
 					  "SEND_B", "RECV_B", "F", "B", "I",
-					  "W", "UNSHARD"};
+					  "W", "UNSHARD", "RESHARD"};
 	size_t at = *i;
 	if (at >= len || !isdigit((unsigned char)text[at]))
 		return -1;
