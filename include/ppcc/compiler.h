@@ -4,10 +4,10 @@
  *
  * ppcc_compile_file does what `ppcc plan FILE [--cluster C] -f FORMAT
  * [--memory-limit GIB] [--jobs N] [--max-actions N] [--max-work N]` does
- * (the same driver), writing to a stream the caller owns.  It never prints: every
- * diagnostic goes to opts->diag (NULL: none are delivered, only the
- * status tells).  It is safe to call from several threads at once on
- * different streams.
+ * (the same driver), writing to a stream the caller owns.  It never
+ * prints: every diagnostic goes to opts->diag (NULL: none are delivered,
+ * only the status tells).  It is safe to call from several threads at
+ * once on different streams.
  *
  * The runtime (ppcc/runtime.h) lives in libppcc_rt, which a trainer
  * links without this library and its YAML and Graphviz dependencies.
@@ -38,9 +38,8 @@ typedef void (*ppcc_compile_diag_fn)(int severity, const char *file,
  * built against version 1 gets their defaults). */
 typedef struct ppcc_compile_options {
 	int version;         /* PPCC_COMPILE_OPTIONS_VERSION */
-	/* a name `ppcc plan -f` takes: "text" (NULL), "json", "dot", "svg",
-	 * "png", "header", "torch-csv", "chrome", "megatron", "torchtitan"
-	 * or "deepspeed" */
+	/* any name `ppcc plan -f` takes (ppcc --help lists them); NULL:
+	 * "text" */
 	const char *format;
 	const char *cluster; /* a cluster file, as --cluster; NULL: none */
 	ppcc_compile_diag_fn diag;
