@@ -374,9 +374,6 @@ static const struct option longopts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* The option getopt_long is looking at, for messages. */
-static const char *cur_opt = "";
-
 /* The long name of option c, for messages ("--stages" for -p too). */
 static const char *long_name(int c)
 {
@@ -404,8 +401,10 @@ static void keep_message(ppcc_severity sev, const ppcc_loc *loc,
 	snprintf(user, KEPT_MAX, "%s", msg);
 }
 
-/* Applies one option; returns -1 to go on, or the exit code. */
-static int apply_option(cli_options *o, int c, const char *arg)
+/* Applies option c (opt: as given, for messages); returns -1 to go on,
+ * or the exit code. */
+static int apply_option(cli_options *o, int c, const char *arg,
+			const char *opt)
 {
 	int *count = NULL;
 	switch (c) {
@@ -502,9 +501,9 @@ static int apply_option(cli_options *o, int c, const char *arg)
 	}
 	case OPT_REFRESH_FINGERPRINT: o->refresh_fingerprint = 1; break;
 	case ':':
-		return usage_error("option '%s' needs a value", cur_opt);
+		return usage_error("option '%s' needs a value", opt);
 	default:
-		return usage_error("unknown option '%s'", cur_opt);
+		return usage_error("unknown option '%s'", opt);
 	}
 	if (count && parse_count(arg, count) < 0)
 		return count_error(c, arg);
@@ -533,8 +532,7 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:hVs:p:m:v:g:t:f:o:q", longopts,
 				NULL)) != -1) {
-		cur_opt = argv[optind - 1];
-		if ((rc = apply_option(&o, c, optarg)) >= 0)
+		if ((rc = apply_option(&o, c, optarg, argv[optind - 1])) >= 0)
 			return rc;
 	}
 	if (optind >= argc)
@@ -547,8 +545,7 @@ int main(int argc, char **argv)
 	optind = 0; /* 0: glibc re-reads the option string (no "+" now) */
 	while ((c = getopt_long(nargs, args, ":hVs:p:m:v:g:t:f:o:q", longopts,
 				NULL)) != -1) {
-		cur_opt = args[optind - 1];
-		if ((rc = apply_option(&o, c, optarg)) >= 0)
+		if ((rc = apply_option(&o, c, optarg, args[optind - 1])) >= 0)
 			return rc;
 	}
 	if (optind >= nargs)
