@@ -59,8 +59,8 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	int shard = t * cp;
 	double speed = ppcc_cost_speed(dg, shard);
 	double split[3];
-	ppcc_zero_bytes_per_param(split, cfg->pipeline.zero,
-				  cfg->pipeline.grad_bytes, dp * cp);
+	ppcc_memory_zero_bytes_per_param(split, cfg->pipeline.zero,
+					 cfg->pipeline.grad_bytes, dp * cp);
 	ppcc_comm_dp_rates(c, cfg);
 	for (int k = i; k <= j; k++) {
 		double per_device = L[k].params / t;

@@ -37,7 +37,7 @@ typedef struct plan_ctx {
 	ppcc_diag *d;
 	int n, p, v, S, t, m, kind, group;
 	int cp, dp, shard;       /* shard = t * cp devices per rank */
-	double *bpp;             /* per layer: static bytes per parameter */
+	double zero_bpp;         /* static bytes per parameter under ZeRO */
 	ppcc_cost_layer_comm lc; /* per layer: communication inside F, B */
 	/* prefix of the layers' 16-bit parameters (2 bytes each), which a
 	 * ZeRO-3 stage gathers for each compute; NULL otherwise */
@@ -122,7 +122,7 @@ static int layer_comm_init(plan_ctx *x)
 	int sp = tf ? tf->sequence_parallel : 1;
 	int full = tf && tf->recompute == PPCC_RECOMPUTE_FULL;
 	int n = x->n;
-	if (!ALLOC(x->bpp, n) || !ALLOC(x->lc.tp_f, n) ||
+	if (!ALLOC(x->lc.tp_f, n) ||
 	    !ALLOC(x->lc.tp_b, n) || !ALLOC(x->lc.cp_f, n) ||
 	    !ALLOC(x->lc.cp_b, n))
 		return PPCC_ENOMEM;
@@ -134,14 +134,13 @@ static int layer_comm_init(plan_ctx *x)
 			return PPCC_ENOMEM;
 		for (int i = 0; i < n; i++)
 			x->z3_prefix[i + 1] = x->z3_prefix[i] +
-				(L[i].params > 0 ? to_bytes(2.0 * L[i].params) : 0);
+				(L[i].params > 0
+				 ? to_bytes(ppcc_memory_param16_bytes(L[i].params))
+				 : 0);
 	}
-	double zero_bpp = ppcc_zero_bytes_per_param(NULL, c->pipeline.zero,
-						    c->pipeline.grad_bytes,
-						    x->dp * x->cp);
+	x->zero_bpp = ppcc_memory_zero_bytes_per_param(
+		NULL, c->pipeline.zero, c->pipeline.grad_bytes, x->dp * x->cp);
 	for (int i = 0; i < n; i++) {
-		x->bpp[i] = L[i].bytes_per_param > 0 ? L[i].bytes_per_param
-						     : zero_bpp;
 		double op = ppcc_comm_tp_seconds(&c->cluster, x->t, x->cp,
 						 L[i].tp_message_bytes, sp);
 		x->lc.tp_f[i] = L[i].tp_fwd_allreduces * op;
@@ -181,9 +180,8 @@ static int ctx_init(plan_ctx *x)
 		const ppcc_device_group *dg = at.device_group;
 		x->rank_group[r] = at.group;
 		x->rank_speed[r] = ppcc_cost_speed(dg, x->shard);
-		x->rank_mem[r] = (dg->memory_bytes - c->cluster.reserved_bytes) *
-				 x->shard;
-		x->rank_cap[r] = dg->memory_bytes - c->cluster.reserved_bytes;
+		x->rank_cap[r] = ppcc_memory_device_cap(&c->cluster, dg);
+		x->rank_mem[r] = x->rank_cap[r] * x->shard;
 	}
 	for (int g = 0; g < c->cluster.n_groups; g++) {
 		const ppcc_device_group *dg = &c->cluster.groups[g];
@@ -225,10 +223,12 @@ static int ctx_init(plan_ctx *x)
 	const ppcc_sched_kind_info *ki = ppcc_sched_kind(x->kind);
 	int split = ki && ki->split_backward;
 	for (int i = 0; i < n; i++) {
-		double stash = L[i].stash_bytes +
-			       (x->t - 1) * L[i].stash_replicated_bytes;
+		ppcc_memory_layer mt;
+		ppcc_memory_layer_terms(&mt, &L[i], x->t, x->cp, x->zero_bpp,
+					split);
+		double stash = mt.stash_bytes;
 		if (check_range(x, &L[i], "weight and optimizer memory",
-				L[i].params * x->bpp[i] * x->cp, "bytes") < 0 ||
+				mt.static_bytes, "bytes") < 0 ||
 		    check_range(x, &L[i], "activation stash", stash,
 				"bytes") < 0 ||
 		    check_range(x, &L[i], "p2p time",
@@ -244,16 +244,16 @@ static int ctx_init(plan_ctx *x)
 		 * the same ones, so they count cp times in the rank's sum,
 		 * which is divided by t * cp. */
 		x->static_prefix[i + 1] = x->static_prefix[i] +
-			to_bytes(L[i].params * x->bpp[i] * x->cp);
+			to_bytes(mt.static_bytes);
 		x->stash_prefix[i + 1] = x->stash_prefix[i] + to_bytes(stash);
 		/* W's part divides like the split part of the stash */
-		double wst = L[i].stash_weight_bytes;
+		double wst = mt.stash_weight_bytes;
 		if (check_range(x, &L[i], "weight-gradient stash", wst,
 				"bytes") < 0)
 			return PPCC_EINPUT;
 		x->wstash_prefix[i + 1] = x->wstash_prefix[i] + to_bytes(wst);
 		x->hold_prefix[i + 1] = x->hold_prefix[i] +
-			to_bytes(split && wst > stash ? wst : stash);
+			to_bytes(mt.hold_bytes);
 	}
 	if (!ALLOC(x->stage_link, x->S))
 		return PPCC_ENOMEM;
@@ -481,7 +481,7 @@ static int place_collectives(ppcc_schedule *s, ppcc_arena *a,
 	double G = cfg->pipeline.grad_bytes;
 	int err = ppcc_schedule_place_collectives(
 		s, a, g, ppcc_dp_bucket_bytes(&cfg->pipeline),
-		cfg->pipeline.zero, G > 0 ? 2.0 / G : 0);
+		cfg->pipeline.zero, ppcc_memory_gather_per_grad_byte(G));
 	return err == PPCC_EINPUT ? PPCC_EINTERNAL : err;
 }
 
@@ -1011,8 +1011,7 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 		if (cl->groups[g].memory_bandwidth > bw)
 			bw = cl->groups[g].memory_bandwidth;
 	if (bw > 0)
-		post += 1e3 * (zero >= 1 && nn > 1 ? params / nn : params) *
-			(26.0 + G) / bw;
+		post += ppcc_memory_optimizer_ms(params, zero, nn, G, bw);
 	double b = (sync + post / p) * (1 - 1e-9);
 	return b > 0 ? b : 0;
 }
@@ -1887,9 +1886,9 @@ static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 		if (cfg->cluster.groups[g].memory_bytes > cap)
 			cap = cfg->cluster.groups[g].memory_bytes;
 	cap *= cfg->cluster.devices; /* the most any split could give a layer */
-	double least_bpp = ppcc_zero_bytes_per_param(NULL, cfg->pipeline.zero,
-						     cfg->pipeline.grad_bytes,
-						     cfg->cluster.devices);
+	double least_bpp = ppcc_memory_zero_bytes_per_param(
+		NULL, cfg->pipeline.zero, cfg->pipeline.grad_bytes,
+		cfg->cluster.devices);
 	for (int i = 0; i < md->n_layers; i++) {
 		const ppcc_layer *l = &md->layers[i];
 		double bpp = l->bytes_per_param > 0 ? l->bytes_per_param : least_bpp;
