@@ -31,7 +31,7 @@ typedef struct ppcc_plan_ctx {
 	ppcc_diag *d;
 	int n, p, v, S, t, m, kind, group;
 	int cp, dp, shard;       /* shard = t * cp devices per rank */
-	double *bpp;             /* per layer: static bytes per parameter */
+	double zero_bpp;         /* static bytes per parameter under ZeRO */
 	ppcc_cost_layer_comm lc; /* per layer: communication inside F, B */
 	/* prefix of the layers' 16-bit parameters (2 bytes each), which a
 	 * ZeRO-3 stage gathers for each compute; NULL otherwise */
@@ -194,7 +194,8 @@ int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_step_result *out_res, const ppcc_plan_lean *lean);
 
 /* auto.c */
-int ppcc_plan_auto(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
-		   ppcc_diag *d, ppcc_admits_fn admits, void *admits_ctx);
+int ppcc_plan_auto_build(ppcc_plan *out, ppcc_arena *a,
+			 const ppcc_config *cfg, ppcc_diag *d,
+			 ppcc_admits_fn admits, void *admits_ctx);
 
 #endif
