@@ -87,21 +87,19 @@ int ppcc_plan_step_lower_bound(ppcc_plan_ctx *x, int64_t bottleneck,
  * per rank the least p2p of its stages' boundaries with other ranks,
  * each direction's send and receive at least the table's value less a
  * picosecond for the two (the simulator does not round them). */
-int ppcc_plan_pipe_bound_ps(ppcc_plan_ctx *x, double *out_ps)
+/* bp's layer terms: per layer the least over the device groups of its
+ * F, F + B and B (and I under a split backward), as prefix sums forward
+ * and, for the backward's lead, from the last layer; the least F + B and
+ * B sorted, as prefix sums of the smallest. */
+static int pipe_layers(ppcc_plan_ctx *x, ppcc_bound_problem *bp)
 {
-	if (x->pipe_have) {
-		*out_ps = x->pipe_ps;
-		return 0;
-	}
 	const ppcc_sched_kind_info *ki = ppcc_sched_kind(x->kind);
-	int n = x->n, p = x->p, G = x->cfg->cluster.n_groups;
+	int n = x->n, G = x->cfg->cluster.n_groups;
 	int tail = ki && !ki->split_backward && x->kind != PPCC_SCHED_AUTO;
 	int split = ki && ki->split_backward;
-	double *lf, *lfb, *work, *least, *extra, *blead, *bwork, *bleast, *bx;
-	int *first, *count, *last;
+	double *lf, *lfb, *work, *least, *blead, *bwork, *bleast, *bx;
 	if (!ALLOC(lf, n + 1) || !ALLOC(lfb, n + 1) || !ALLOC(work, n + 1) ||
-	    !ALLOC(least, n + 1) || !ALLOC(extra, p) || !ALLOC(first, p) ||
-	    !ALLOC(count, p) || !ALLOC(last, p) || !ALLOC(blead, n + 1) ||
+	    !ALLOC(least, n + 1) || !ALLOC(blead, n + 1) ||
 	    !ALLOC(bwork, n + 1) || !ALLOC(bleast, n + 1) || !ALLOC(bx, n))
 		return PPCC_ENOMEM;
 	double *sorted = least + 1, *bsorted = bleast + 1;
@@ -137,6 +135,27 @@ int ppcc_plan_pipe_bound_ps(ppcc_plan_ctx *x, double *out_ps)
 		bwork[i] = bwork[i - 1] + (lfb[n - i + 1] - lfb[n - i]) -
 			   (lf[n - i + 1] - lf[n - i]);
 	}
+	bp->lead_f_prefix = lf;
+	bp->lead_fb_prefix = tail ? lfb : NULL;
+	bp->work_prefix = work;
+	bp->least_prefix = least;
+	bp->back_lead_prefix = blead;
+	bp->back_work_prefix = bwork;
+	bp->back_least_prefix = bleast;
+	return 0;
+}
+
+/* bp's rank terms: each rank's first stage, stage count and stages
+ * after its last, and the least p2p of its stages' boundaries with
+ * other ranks, less a picosecond each. */
+static int pipe_ranks(ppcc_plan_ctx *x, ppcc_bound_problem *bp)
+{
+	int n = x->n, p = x->p;
+	double *extra;
+	int *first, *count, *last;
+	if (!ALLOC(extra, p) || !ALLOC(first, p) || !ALLOC(count, p) ||
+	    !ALLOC(last, p))
+		return PPCC_ENOMEM;
 	int64_t minc[2] = {INT64_MAX, INT64_MAX};
 	for (int k = 0; k < 2; k++)
 		for (int j = 0; j + 1 < n; j++)
@@ -162,14 +181,25 @@ int ppcc_plan_pipe_bound_ps(ppcc_plan_ctx *x, double *out_ps)
 	for (int r = 0; r < p; r++)
 		if (first[r] < 0)
 			return PPCC_EINTERNAL;
+	bp->extra = extra;
+	bp->first_stage = first;
+	bp->stage_count = count;
+	bp->contiguous = contiguous;
+	bp->back_first_stage = last;
+	return 0;
+}
+
+int ppcc_plan_pipe_bound_ps(ppcc_plan_ctx *x, double *out_ps)
+{
+	if (x->pipe_have) {
+		*out_ps = x->pipe_ps;
+		return 0;
+	}
 	ppcc_bound_problem bp = {
-		.n_layers = n, .n_ranks = p, .microbatches = x->m,
-		.lead_f_prefix = lf, .lead_fb_prefix = tail ? lfb : NULL,
-		.work_prefix = work, .least_prefix = least, .extra = extra,
-		.first_stage = first, .stage_count = count,
-		.contiguous = contiguous,
-		.back_lead_prefix = blead, .back_work_prefix = bwork,
-		.back_least_prefix = bleast, .back_first_stage = last};
+		.n_layers = x->n, .n_ranks = x->p, .microbatches = x->m};
+	int err;
+	if ((err = pipe_layers(x, &bp)) < 0 || (err = pipe_ranks(x, &bp)) < 0)
+		return err;
 	/* the same problem, the same bound: kept across the search's
 	 * candidates (bound.c) */
 	*out_ps = x->pipe_ps = ppcc_bound_step_memo(x->bound_memo, &bp);

@@ -32,55 +32,61 @@ static ppcc_loc where_partition(const ppcc_config *cfg)
 				      : (ppcc_loc){cfg->path, 0, 0};
 }
 
-int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
-		    ppcc_diag *d, int search, int *out_first,
-		    ppcc_step_result *out_res, const ppcc_plan_lean *lean)
-{
-	ppcc_plan_ctx ctx, *x = &ctx;
-	int err;
+/* What the driver's steps hand on, one build's. */
+typedef struct drive {
+	ppcc_plan_ctx *x;
+	const ppcc_config *cfg;
+	ppcc_diag *d;
+	int search;                /* as ppcc_plan_drive's */
+	const ppcc_plan_lean *lean;
 	ppcc_schedule shape;
-	int *first, *uni;
+	int *first, *uni;          /* the proxy's split, the uniform one */
+	int *given;                /* the explicit partition's, or NULL */
+	int *path_split, path_ok;  /* the least path bound's, when run */
+	double path_ms;
+	int64_t bottleneck;        /* the proxy's, when it fits */
+	int proxy;                 /* 0, or PPCC_EINFEASIBLE: none fits */
+	ppcc_plan_step_bounds lb;
+	int *chosen;               /* the split search's */
+	ppcc_step_result res;
+	ppcc_estimate uni_est, best_est; /* as the split search simulated */
+	int uni_have, best_have;
+} drive;
 
-	memset(out, 0, sizeof *out);
-	if ((err = ppcc_plan_setup(x, &shape, a, cfg, d, lean ? lean->shapes : NULL,
-				   lean)) != 0)
-		return err;
-	x->lean = lean != NULL;
-	if (lean && lean->memory_unfit && x->v > 1) {
-		if ((err = ppcc_plan_lean_memory_bound(x, &shape)) == PPCC_EINFEASIBLE)
-			*lean->memory_unfit = 1;
-		if (err)
-			return err;
-	}
-
-	if (!ALLOC(first, x->S) || !ALLOC(uni, x->S))
-		return PPCC_ENOMEM;
-	ppcc_plan_uniform_split(x, uni);
-
-	/* The proxy: the exact least bottleneck within each stage's share of
-	 * its rank's memory (the whole rank with one chunk, where that is
-	 * the simulated peak exactly; 1/v of it with v chunks, sufficient). */
-	int64_t bottleneck;
-	int proxy = ppcc_partition_solve(first, &bottleneck, &x->pb);
-	if (proxy < 0 && proxy != PPCC_EINFEASIBLE)
-		return proxy;
-	if (proxy == PPCC_EINFEASIBLE && x->v == 1) {
-		if (!search)
+/* The proxy, the exact least bottleneck within each stage's share of
+ * its rank's memory (the whole rank with one chunk, where that is the
+ * simulated peak exactly; 1/v of it with v chunks, sufficient), and the
+ * step bound.  Nonzero: what the build returns (1: lean's threshold
+ * passed); *out_done when it returns 0 here. */
+static int drive_proxy(drive *dv, int *out_done)
+{
+	ppcc_plan_ctx *x = dv->x;
+	const ppcc_plan_lean *lean = dv->lean;
+	int err;
+	*out_done = 0;
+	dv->proxy = ppcc_partition_solve(dv->first, &dv->bottleneck, &x->pb);
+	if (dv->proxy < 0 && dv->proxy != PPCC_EINFEASIBLE)
+		return dv->proxy;
+	if (dv->proxy == PPCC_EINFEASIBLE && x->v == 1) {
+		if (!dv->search)
 			return PPCC_EINFEASIBLE;
-		return ppcc_plan_report_no_fit(x, cfg, d);
+		return ppcc_plan_report_no_fit(x, dv->cfg, dv->d);
 	}
-	if (proxy == PPCC_EINFEASIBLE && lean &&
+	if (dv->proxy == PPCC_EINFEASIBLE && lean &&
 	    (err = ppcc_plan_lean_no_fit(x)) != 0)
 		return err;
-	if (!search && proxy == 0)
+	if (!dv->search && dv->proxy == 0) {
+		*out_done = 1;
 		return 0;
-
-	ppcc_plan_step_bounds lb;
-	if ((err = ppcc_plan_step_lower_bound(x, proxy == 0 ? bottleneck : -1, &lb)) < 0)
+	}
+	if ((err = ppcc_plan_step_lower_bound(
+		     x, dv->proxy == 0 ? dv->bottleneck : -1, &dv->lb)) < 0)
 		return err;
 	if (lean && lean->bound_ms) {
 		double it;
-		if ((err = ppcc_plan_iteration_lower_bound(x, &shape, lb.step_ms, &it)) < 0)
+		if ((err = ppcc_plan_iteration_lower_bound(x, &dv->shape,
+							   dv->lb.step_ms,
+							   &it)) < 0)
 			return err;
 		*lean->bound_ms = it;
 		if (lean->stage_bounds_ms)
@@ -88,38 +94,56 @@ int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		if (it > lean->above_ms)
 			return 1;
 	}
-	if (proxy == PPCC_EINFEASIBLE) {
+	if (dv->proxy == PPCC_EINFEASIBLE) {
 		int stage;
 		int64_t over;
-		if ((err = ppcc_partition_min_overflow(first, &stage, &over, &x->pb)) < 0)
+		if ((err = ppcc_partition_min_overflow(dv->first, &stage, &over,
+						       &x->pb)) < 0)
 			return err;
 	}
-	/* An explicit partition is planned as given, and is also a seed of
-	 * ppcc's own search, which therefore never does worse. */
-	int *given = NULL;
-	const ppcc_pipeline *pl = &cfg->pipeline;
+	return 0;
+}
+
+/* The other seeds of the split search: an explicit partition, planned
+ * as given and also a seed of ppcc's own search, which therefore never
+ * does worse; with one chunk, the least path bound and the split that
+ * reaches it. */
+static int drive_seeds(drive *dv)
+{
+	ppcc_plan_ctx *x = dv->x;
+	const ppcc_pipeline *pl = &dv->cfg->pipeline;
+	dv->given = NULL;
 	if (pl->partition) {
-		if (pl->n_partition != x->S || !ALLOC(given, x->S))
+		if (pl->n_partition != x->S || !ALLOC(dv->given, x->S))
 			return pl->n_partition != x->S ? PPCC_EINTERNAL : PPCC_ENOMEM;
 		for (int s = 0, at = 0; s < x->S; at += pl->partition[s++])
-			given[s] = at;
+			dv->given[s] = at;
 	}
-	/* One chunk: the least path bound and the split that reaches it. */
-	double path_ms = 0;
-	int path_ok = 0, *path_split;
-	if (!ALLOC(path_split, x->S))
+	dv->path_ms = 0;
+	dv->path_ok = 0;
+	if (!ALLOC(dv->path_split, x->S))
 		return PPCC_ENOMEM;
-	if (x->v == 1 && x->p > 1 && proxy == 0 &&
-	    (x->kind == PPCC_SCHED_1F1B || x->kind == PPCC_SCHED_GPIPE) &&
-	    (err = ppcc_plan_path_lower_bound(x, first, bottleneck, &path_ms, path_split,
-					      &path_ok)) < 0)
-		return err;
-	const int *seeds[4] = {first, uni, path_ok ? path_split : NULL, given};
-	ppcc_estimate uni_est, best_est;
-	int uni_have = 0, best_have = 0;
+	if (x->v == 1 && x->p > 1 && dv->proxy == 0 &&
+	    (x->kind == PPCC_SCHED_1F1B || x->kind == PPCC_SCHED_GPIPE))
+		return ppcc_plan_path_lower_bound(x, dv->first, dv->bottleneck,
+						  &dv->path_ms, dv->path_split,
+						  &dv->path_ok);
+	return 0;
+}
+
+/* The split of least simulated step (split.c) from the seeds, into
+ * dv->chosen and dv->res, keeping the uniform split's simulation and,
+ * for the plan that is written, the winner's. */
+static int drive_search(drive *dv, ppcc_arena *a, int *out_first)
+{
+	ppcc_plan_ctx *x = dv->x;
+	const ppcc_config *cfg = dv->cfg;
+	const int *seeds[4] = {dv->first, dv->uni,
+			       dv->path_ok ? dv->path_split : NULL, dv->given};
+	dv->uni_have = dv->best_have = 0;
 	ppcc_step_problem sp = {
 		.n_layers = x->n,
-		.shape = &shape,
+		.shape = &dv->shape,
 		.costs = ppcc_plan_split_costs_fn,
 		.stage_cost = ppcc_plan_stage_costs_fn,
 		.user = x,
@@ -128,54 +152,68 @@ int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		.n_seeds = 4,
 		.max_sims = cfg->pipeline.max_simulations,
 		.threads = cfg->pipeline.threads,
-		.lower_bound_ms = lb.step_ms,
-		.keep = uni,
-		.kept = &uni_est,
+		.lower_bound_ms = dv->lb.step_ms,
+		.keep = dv->uni,
+		.kept = &dv->uni_est,
 		.kept_arena = a,
-		.kept_have = &uni_have,
+		.kept_have = &dv->uni_have,
 		/* the winner's simulation, for the plan that is written */
-		.best = search && !out_first && !given ? &best_est : NULL,
-		.best_have = &best_have,
+		.best = dv->search && !out_first && !dv->given ? &dv->best_est
+							       : NULL,
+		.best_have = &dv->best_have,
 		.best_no_times = cfg->pipeline.no_times,
 	};
 	ppcc_step_ctx *sc = NULL;
-	ppcc_step_result res;
-	int *chosen;
-	if (!ALLOC(chosen, x->S))
+	if (!ALLOC(dv->chosen, x->S))
 		return PPCC_ENOMEM;
-	err = ppcc_partition_step(chosen, &res, &sc, &sp);
+	int err = ppcc_partition_step(dv->chosen, &dv->res, &sc, &sp);
 	ppcc_step_ctx_free(sc);
-	if (err == PPCC_EINFEASIBLE) {
-		if (!search)
-			return PPCC_EINFEASIBLE;
-		return ppcc_plan_report_no_fit_simulated(x, cfg, d, chosen, &res, &shape);
-	}
-	if (err < 0)
-		return err;
-	if (!search)
-		return 0;
-	if (out_first) {
-		memcpy(out_first, chosen, (size_t)x->S * sizeof(int));
-		*out_res = res;
-		if (path_ok && res.path_bound && path_ms > out_res->lower_bound_ms)
-			out_res->lower_bound_ms = path_ms;
-		return 0;
-	}
+	if (err == PPCC_EINFEASIBLE && dv->search)
+		return ppcc_plan_report_no_fit_simulated(x, cfg, dv->d,
+							 dv->chosen, &dv->res,
+							 &dv->shape);
+	return err;
+}
 
+/* The given partition does not fit: a warning at it naming the rank
+ * that overflows most. */
+static void warn_given(const drive *dv, const ppcc_plan *out)
+{
+	const ppcc_plan_ctx *x = dv->x;
+	const double *peak = out->best.estimate.peak_memory_bytes;
+	int worst = 0;
+	for (int r = 1; r < x->p; r++)
+		if (peak[r] - x->rank_cap[r] > peak[worst] - x->rank_cap[worst])
+			worst = r;
+	ppcc_loc at = where_partition(dv->cfg);
+	ppcc_warning(dv->d, &at, "the given partition does not fit: rank %d "
+		     "peaks at %.2f GiB of %.2f GiB per device", worst,
+		     gib(peak[worst]), gib(x->rank_cap[worst]));
+}
+
+/* The plan: one schedule, the one it writes (the given split's when
+ * there is one, ppcc's otherwise); the other variants are simulated on
+ * its lists.  Without lean, the uniform baseline and the caps too. */
+static int drive_write(drive *dv, ppcc_plan *out)
+{
+	ppcc_plan_ctx *x = dv->x;
+	const ppcc_config *cfg = dv->cfg;
+	int err;
 	out->config = cfg;
 	out->model_name = cfg->model.name;
 	out->n_layers = x->n;
 	out->layers = cfg->model.layers;
-	/* The plan holds one schedule, the one it writes: the given split's
-	 * when there is one, ppcc's otherwise; the other variants are
-	 * simulated on its lists. */
-	ppcc_plan_variant *own = given ? &out->own : &out->best;
-	if (given) {
-		if ((err = ppcc_plan_variant_best(x, &out->best, given, &shape, NULL)) < 0 ||
-		    (err = ppcc_plan_variant_uniform(x, own, chosen, &out->best.schedule, NULL)) < 0)
+	ppcc_plan_variant *own = dv->given ? &out->own : &out->best;
+	if (dv->given) {
+		if ((err = ppcc_plan_variant_best(x, &out->best, dv->given,
+						  &dv->shape, NULL)) < 0 ||
+		    (err = ppcc_plan_variant_uniform(x, own, dv->chosen,
+						     &out->best.schedule,
+						     NULL)) < 0)
 			return err;
-	} else if ((err = ppcc_plan_variant_best(x, own, chosen, &shape,
-						 best_have ? &best_est : NULL)) < 0) {
+	} else if ((err = ppcc_plan_variant_best(
+			    x, own, dv->chosen, &dv->shape,
+			    dv->best_have ? &dv->best_est : NULL)) < 0) {
 		return err;
 	}
 	/* the search simulated the same actions in the same order, less
@@ -183,36 +221,31 @@ int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	int gathers = 0;
 	for (int r = 0; r < own->schedule.n_ranks; r++)
 		gathers |= own->estimate.dp_gather_ms[r] > 0;
-	if (gathers ? !(own->estimate.step_ms >= res.step_ms)
-		    : own->estimate.step_ms != res.step_ms)
+	if (gathers ? !(own->estimate.step_ms >= dv->res.step_ms)
+		    : own->estimate.step_ms != dv->res.step_ms)
 		return PPCC_EINTERNAL;
-	if (given) {
+	if (dv->given) {
 		out->has_own = 1;
 		out->given_fits = ppcc_plan_variant_fits(x, &out->best);
-		if (!out->given_fits) {
-			int worst = 0;
-			for (int r = 1; r < x->p; r++)
-				if (out->best.estimate.peak_memory_bytes[r] - x->rank_cap[r] >
-				    out->best.estimate.peak_memory_bytes[worst] - x->rank_cap[worst])
-					worst = r;
-			ppcc_loc at = where_partition(cfg);
-			ppcc_warning(d, &at, "the given partition does not fit: rank %d "
-				     "peaks at %.2f GiB of %.2f GiB per device", worst,
-				     gib(out->best.estimate.peak_memory_bytes[worst]),
-				     gib(x->rank_cap[worst]));
-		}
+		if (!out->given_fits)
+			warn_given(dv, out);
 	}
-	out->search = res;
-	if (path_ok && res.path_bound && path_ms > out->search.lower_bound_ms)
-		out->search.lower_bound_ms = path_ms;
-	out->least_bottleneck_ps = proxy == 0 ? bottleneck : lb.bottleneck_ps;
-	if (lean)
+	out->search = dv->res;
+	if (dv->path_ok && dv->res.path_bound &&
+	    dv->path_ms > out->search.lower_bound_ms)
+		out->search.lower_bound_ms = dv->path_ms;
+	out->least_bottleneck_ps = dv->proxy == 0 ? dv->bottleneck
+						  : dv->lb.bottleneck_ps;
+	if (dv->lean)
 		return 0;
 
 	if ((err = gathers
-		   ? ppcc_plan_variant_uniform_placed(x, &out->uniform, uni, &shape)
-		   : ppcc_plan_variant_uniform(x, &out->uniform, uni, &out->best.schedule,
-					       uni_have ? &uni_est : NULL)) < 0)
+		   ? ppcc_plan_variant_uniform_placed(x, &out->uniform, dv->uni,
+						      &dv->shape)
+		   : ppcc_plan_variant_uniform(x, &out->uniform, dv->uni,
+					       &out->best.schedule,
+					       dv->uni_have ? &dv->uni_est
+							    : NULL)) < 0)
 		return err;
 	out->uniform_fits = ppcc_plan_variant_fits(x, &out->uniform);
 	out->has_uniform = 1;
@@ -221,6 +254,45 @@ int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	for (int r = 0; r < x->p; r++)
 		out->memory_cap_bytes[r] = x->rank_cap[r];
 	return 0;
+}
+
+int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
+		    ppcc_diag *d, int search, int *out_first,
+		    ppcc_step_result *out_res, const ppcc_plan_lean *lean)
+{
+	ppcc_plan_ctx ctx, *x = &ctx;
+	drive dv = {.x = x, .cfg = cfg, .d = d, .search = search,
+		    .lean = lean};
+	int err, done;
+
+	memset(out, 0, sizeof *out);
+	if ((err = ppcc_plan_setup(x, &dv.shape, a, cfg, d,
+				   lean ? lean->shapes : NULL, lean)) != 0)
+		return err;
+	x->lean = lean != NULL;
+	if (lean && lean->memory_unfit && x->v > 1) {
+		err = ppcc_plan_lean_memory_bound(x, &dv.shape);
+		if (err == PPCC_EINFEASIBLE)
+			*lean->memory_unfit = 1;
+		if (err)
+			return err;
+	}
+	if (!ALLOC(dv.first, x->S) || !ALLOC(dv.uni, x->S))
+		return PPCC_ENOMEM;
+	ppcc_plan_uniform_split(x, dv.uni);
+	if ((err = drive_proxy(&dv, &done)) != 0 || done ||
+	    (err = drive_seeds(&dv)) < 0 ||
+	    (err = drive_search(&dv, a, out_first)) < 0 || !search)
+		return err;
+	if (out_first) {
+		memcpy(out_first, dv.chosen, (size_t)x->S * sizeof(int));
+		*out_res = dv.res;
+		if (dv.path_ok && dv.res.path_bound &&
+		    dv.path_ms > out_res->lower_bound_ms)
+			out_res->lower_bound_ms = dv.path_ms;
+		return 0;
+	}
+	return drive_write(&dv, out);
 }
 
 int ppcc_plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,

@@ -85,23 +85,13 @@ static int layer_comm_init(ppcc_plan_ctx *x)
 	return 0;
 }
 
-static int ctx_init(ppcc_plan_ctx *x)
+/* Per rank: its device group, speed, memory per device and layer bytes
+ * it may hold. */
+static int rank_tables(ppcc_plan_ctx *x)
 {
 	const ppcc_config *c = x->cfg;
-	const ppcc_layer *L = c->model.layers;
-	int n = x->n;
-
-	if (!ALLOC(x->place, x->S))
-		return PPCC_ENOMEM;
-	ppcc_sched_place(x->place, x->kind, x->p, x->v);
-	int err;
-	if ((err = layer_comm_init(x)) < 0)
-		return err;
-	if (!ALLOC(x->rank_speed, x->p) || !ALLOC(x->rank_mem, x->p) || !ALLOC(x->rank_cap, x->p) ||
-	    !ALLOC(x->rank_group, x->p) ||
-	    !ALLOC(x->work_fb, c->cluster.n_groups) ||
-	    !ALLOC(x->work_f, c->cluster.n_groups) ||
-	    !ALLOC(x->work_w, c->cluster.n_groups))
+	if (!ALLOC(x->rank_speed, x->p) || !ALLOC(x->rank_mem, x->p) ||
+	    !ALLOC(x->rank_cap, x->p) || !ALLOC(x->rank_group, x->p))
 		return PPCC_ENOMEM;
 	for (int r = 0; r < x->p; r++) {
 		ppcc_cost_place at;
@@ -112,6 +102,20 @@ static int ctx_init(ppcc_plan_ctx *x)
 		x->rank_cap[r] = ppcc_memory_device_cap(&c->cluster, dg);
 		x->rank_mem[r] = x->rank_cap[r] * x->shard;
 	}
+	return 0;
+}
+
+/* Per device group: prefix sums of each layer's F, F + B and W in
+ * picoseconds. */
+static int work_tables(ppcc_plan_ctx *x)
+{
+	const ppcc_config *c = x->cfg;
+	const ppcc_layer *L = c->model.layers;
+	int n = x->n;
+	if (!ALLOC(x->work_fb, c->cluster.n_groups) ||
+	    !ALLOC(x->work_f, c->cluster.n_groups) ||
+	    !ALLOC(x->work_w, c->cluster.n_groups))
+		return PPCC_ENOMEM;
 	for (int g = 0; g < c->cluster.n_groups; g++) {
 		const ppcc_device_group *dg = &c->cluster.groups[g];
 		double speed = ppcc_cost_speed(dg, x->shard);
@@ -136,6 +140,15 @@ static int ctx_init(ppcc_plan_ctx *x)
 			x->work_w[g][i + 1] = x->work_w[g][i] + w;
 		}
 	}
+	return 0;
+}
+
+/* Per link kind: each boundary's p2p, both directions, in picoseconds. */
+static int comm_tables(ppcc_plan_ctx *x)
+{
+	const ppcc_config *c = x->cfg;
+	const ppcc_layer *L = c->model.layers;
+	int n = x->n;
 	for (int k = 0; k < 2; k++) {
 		if (!ALLOC(x->comm[k], n) || !ALLOC(x->comm_shift[k], n))
 			return PPCC_ENOMEM;
@@ -146,6 +159,15 @@ static int ctx_init(ppcc_plan_ctx *x)
 		for (int i = 1; i < n; i++)
 			x->comm_shift[k][i] = x->comm[k][i - 1];
 	}
+	return 0;
+}
+
+/* Prefix sums of each layer's memory terms (cost/memory.c), in bytes of
+ * a rank's t x cp devices. */
+static int memory_tables(ppcc_plan_ctx *x)
+{
+	const ppcc_layer *L = x->cfg->model.layers;
+	int n = x->n;
 	if (!ALLOC(x->static_prefix, n + 1) || !ALLOC(x->stash_prefix, n + 1) ||
 	    !ALLOC(x->wstash_prefix, n + 1) || !ALLOC(x->hold_prefix, n + 1))
 		return PPCC_ENOMEM;
@@ -184,6 +206,13 @@ static int ctx_init(ppcc_plan_ctx *x)
 		x->hold_prefix[i + 1] = x->hold_prefix[i] +
 			to_bytes(mt.hold_bytes);
 	}
+	return 0;
+}
+
+/* Per stage: the link to the next stage's rank (-1: none, or the same
+ * rank). */
+static int link_table(ppcc_plan_ctx *x)
+{
 	if (!ALLOC(x->stage_link, x->S))
 		return PPCC_ENOMEM;
 	for (int s = 0; s < x->S; s++) {
@@ -198,6 +227,21 @@ static int ctx_init(ppcc_plan_ctx *x)
 			x->stage_link[s] = ppcc_topo_p2p_kind(&a, &b);
 		}
 	}
+	return 0;
+}
+
+/* Every table of x, in this order (a range error names the first layer
+ * it finds, compute before memory). */
+static int ctx_init(ppcc_plan_ctx *x)
+{
+	int err;
+	if (!ALLOC(x->place, x->S))
+		return PPCC_ENOMEM;
+	ppcc_sched_place(x->place, x->kind, x->p, x->v);
+	if ((err = layer_comm_init(x)) < 0 || (err = rank_tables(x)) < 0 ||
+	    (err = work_tables(x)) < 0 || (err = comm_tables(x)) < 0 ||
+	    (err = memory_tables(x)) < 0 || (err = link_table(x)) < 0)
+		return err;
 	return 0;
 }
 
