@@ -72,7 +72,7 @@ double ppcc_comm_cp_step_seconds(const ppcc_cluster *c, int t, int cp,
 void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg);
 
 /* Per layer, seconds: the tensor-parallel and ring-attention
- * communication inside its forward and its backward (plan.c fills them
+ * communication inside its forward and its backward (plan/tables.c fills them
  * from ppcc_comm_tp_seconds and ppcc_comm_cp_step_seconds). */
 typedef struct ppcc_cost_layer_comm {
 	double *tp_f, *tp_b, *cp_f, *cp_b;
@@ -111,7 +111,7 @@ double ppcc_memory_zero_bytes_per_param(double *out, int zero,
 #define ppcc_zero_bytes_per_param ppcc_memory_zero_bytes_per_param
 
 /* One layer's bytes on a pipeline rank of t x cp devices, unrounded:
- * plan.c rounds each to a byte and sums them over a stage. */
+ * plan/tables.c rounds each to a byte and sums them over a stage. */
 typedef struct ppcc_memory_layer {
 	double bytes_per_param;    /* the layer's own, else zero_bpp */
 	double static_bytes;       /* params x bytes_per_param x cp */

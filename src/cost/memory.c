@@ -14,7 +14,7 @@
  * each parameter it updates at the device's memory bandwidth; ZeRO's
  * gathers move the 16-bit parameters, 2 bytes each.
  *
- * plan.c rounds the layer terms to bytes and sums them into the
+ * plan/tables.c rounds the layer terms to bytes and sums them into the
  * partitioner's tables; iteration.c and the iteration bound take the
  * optimizer's time and the gathers' bytes from here.  Each expression
  * keeps the order of its operations, on which the plans' bytes depend.
