@@ -74,6 +74,16 @@ typedef struct ppcc_message {
 	int fwd; /* 1: activation (SEND_F/RECV_F); 0: gradient */
 } ppcc_message;
 
+/* The key of the message stage src sends for microbatch mb (fwd: an
+ * activation, else a gradient), m microbatches: the formula alone, for a
+ * caller that has already checked what ppcc_message_key checks (the
+ * simulator's inner loop). */
+static inline int64_t ppcc_message_key_of(int64_t src, int64_t mb,
+					  int64_t m, int fwd)
+{
+	return 2 * (src * m + mb) + !fwd;
+}
+
 /* The key of the message a SEND or RECV action carries:
  * 2 * (src_stage * m + mb) + (fwd ? 0 : 1), in [0, 2 * S * m).  -1 for
  * an action that is no SEND or RECV, or whose stages or microbatch lie
@@ -89,7 +99,7 @@ static inline int64_t ppcc_message_key(const ppcc_action *a, int64_t S,
 	if (src < 0 || src >= S || dst < 0 || dst >= S || a->mb < 0 ||
 	    a->mb >= m)
 		return -1;
-	return 2 * (src * m + a->mb) + !t->fwd;
+	return ppcc_message_key_of(src, a->mb, m, t->fwd);
 }
 
 /* The message of a key from ppcc_message_key (m microbatches). */

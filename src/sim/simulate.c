@@ -245,11 +245,13 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 		case PPCC_OP_SEND_B: {
 			int fwd = x->op == PPCC_OP_SEND_F;
 			int to = fwd ? st + 1 : st - 1;
-			int64_t msg = ppcc_message_key(x, S, m);
-			if (msg < 0) {
+			/* st and mb are checked above: the key's own checks
+			 * (ppcc_message_key) reduce to the other end's */
+			if (to < 0 || to >= S) {
 				err = PPCC_EINPUT;
 				goto out;
 			}
+			int64_t msg = ppcc_message_key_of(st, mb, m, fwd);
 			double c = ppcc_op_ms(cost, x->op);
 			t += c;
 			comm += c;
@@ -274,11 +276,11 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 		case PPCC_OP_RECV_B: {
 			int fwd = x->op == PPCC_OP_RECV_F;
 			int from = fwd ? st - 1 : st + 1;
-			int64_t msg = ppcc_message_key(x, S, m);
-			if (msg < 0) {
+			if (from < 0 || from >= S) {
 				err = PPCC_EINPUT;
 				goto out;
 			}
+			int64_t msg = ppcc_message_key_of(from, mb, m, fwd);
 			if (mb + SIM_AHEAD < m) {
 				SIM_PREFETCH(&arrival[msg + 2 * SIM_AHEAD], 0);
 				if (sent)
