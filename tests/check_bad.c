@@ -203,16 +203,11 @@ START_TEST(bad_inputs_survive_allocation_failures)
 }
 END_TEST
 
-Suite *suite_bad(void);
-
 Suite *suite_bad(void)
 {
-	Suite *s = suite_create("bad");
-	TCase *tc = tcase_create("bad");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, bad_inputs_match_expected_stderr_and_exit_code);
-	tcase_add_test(tc, bad_expected_files_are_diagnostics_of_their_case);
-	tcase_add_test(tc, bad_inputs_survive_allocation_failures);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("bad", "bad", 600, (const TTest *const[]){
+		bad_inputs_match_expected_stderr_and_exit_code,
+		bad_expected_files_are_diagnostics_of_their_case,
+		bad_inputs_survive_allocation_failures,
+		NULL});
 }

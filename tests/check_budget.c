@@ -657,20 +657,17 @@ END_TEST
 
 Suite *suite_budget(void)
 {
-	Suite *s = suite_create("budget");
-	TCase *tc = tcase_create("budget");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, action_count_matches_hand_counts);
-	tcase_add_test(tc, reduction_bound_matches_hand_counts);
-	tcase_add_test(tc, reduction_bound_holds_for_the_plan_and_limits_it);
-	tcase_add_test(tc, action_count_is_what_the_schedule_holds);
-	tcase_add_test(tc, small_hostile_files_are_refused_at_their_line);
-	tcase_add_test(tc, max_actions_raises_and_lowers_the_budget);
-	tcase_add_test(tc, dependency_view_of_thousands_of_stages_is_complete_as_dot);
-	tcase_add_test(tc, plan_on_two_threads_writes_what_one_writes);
-	tcase_add_test(tc, partition_cells_are_refused_at_stages_and_chunks);
-	tcase_add_test(tc, search_work_stays_within_its_budget);
-	tcase_add_test(tc, search_takes_the_budget_flags);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("budget", "budget", 300, (const TTest *const[]){
+		action_count_matches_hand_counts,
+		reduction_bound_matches_hand_counts,
+		reduction_bound_holds_for_the_plan_and_limits_it,
+		action_count_is_what_the_schedule_holds,
+		small_hostile_files_are_refused_at_their_line,
+		max_actions_raises_and_lowers_the_budget,
+		dependency_view_of_thousands_of_stages_is_complete_as_dot,
+		plan_on_two_threads_writes_what_one_writes,
+		partition_cells_are_refused_at_stages_and_chunks,
+		search_work_stays_within_its_budget,
+		search_takes_the_budget_flags,
+		NULL});
 }

@@ -972,23 +972,20 @@ END_TEST
 
 Suite *suite_checkpoint(void)
 {
-	Suite *s = suite_create("checkpoint");
-	TCase *tc = tcase_create("checkpoint");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, layers_of_a_rank_follow_the_stage_table);
-	tcase_add_test(tc, saved_layers_load_back_bit_for_bit);
-	tcase_add_test(tc, trailers_are_zlib_crc32_of_what_precedes);
-	tcase_add_test(tc, another_models_checkpoint_is_refused_with_the_reason);
-	tcase_add_test(tc, every_flipped_byte_and_every_truncation_is_refused);
-	tcase_add_test(tc, tensor_sizes_that_wrap_around_are_refused);
-	tcase_add_test(tc, an_incomplete_save_is_never_committed);
-	tcase_add_test(tc, trainer_resumes_onto_another_plan_bitwise);
-	tcase_add_test(tc, trainer_refuses_damage_and_survives_a_killed_save);
-	tcase_add_test(tc, reads_refuse_devices_fifos_and_directories_by_name);
-	tcase_add_test(tc, reads_are_bounded_by_the_manifest_before_allocating);
-	tcase_add_test(tc, reads_stop_at_the_timeout);
-	tcase_add_test(tc, trainer_refuses_special_files_and_wrong_sizes_at_once);
-	tcase_add_test(tc, checkpoint_header_compiles_alone_as_c11_and_cxx);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("checkpoint", "checkpoint", 300, (const TTest *const[]){
+		layers_of_a_rank_follow_the_stage_table,
+		saved_layers_load_back_bit_for_bit,
+		trailers_are_zlib_crc32_of_what_precedes,
+		another_models_checkpoint_is_refused_with_the_reason,
+		every_flipped_byte_and_every_truncation_is_refused,
+		tensor_sizes_that_wrap_around_are_refused,
+		an_incomplete_save_is_never_committed,
+		trainer_resumes_onto_another_plan_bitwise,
+		trainer_refuses_damage_and_survives_a_killed_save,
+		reads_refuse_devices_fifos_and_directories_by_name,
+		reads_are_bounded_by_the_manifest_before_allocating,
+		reads_stop_at_the_timeout,
+		trainer_refuses_special_files_and_wrong_sizes_at_once,
+		checkpoint_header_compiles_alone_as_c11_and_cxx,
+		NULL});
 }

@@ -369,19 +369,16 @@ END_TEST
 
 Suite *suite_cli(void)
 {
-	Suite *s = suite_create("cli");
-	TCase *tc = tcase_create("cli");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, cli_help_and_version_exit_zero);
-	tcase_add_test(tc, cli_usage_errors_exit_two);
-	tcase_add_test(tc, cli_usage_errors_name_the_option);
-	tcase_add_test(tc, cli_plan_writes_output_file);
-	tcase_add_test(tc, cli_bad_input_leaves_existing_output_untouched);
-	tcase_add_test(tc, cli_unwritable_output_exits_three);
-	tcase_add_test(tc, cli_reads_stdin_and_names_it);
-	tcase_add_test(tc, cli_check_rejects_mutated_schedule);
-	tcase_add_test(tc, cli_check_reports_json_syntax_position);
-	tcase_add_test(tc, cli_man_page_examples_run);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("cli", "cli", 300, (const TTest *const[]){
+		cli_help_and_version_exit_zero,
+		cli_usage_errors_exit_two,
+		cli_usage_errors_name_the_option,
+		cli_plan_writes_output_file,
+		cli_bad_input_leaves_existing_output_untouched,
+		cli_unwritable_output_exits_three,
+		cli_reads_stdin_and_names_it,
+		cli_check_rejects_mutated_schedule,
+		cli_check_reports_json_syntax_position,
+		cli_man_page_examples_run,
+		NULL});
 }

@@ -1076,25 +1076,22 @@ END_TEST
 
 Suite *suite_diagnose(void)
 {
-	Suite *s = suite_create("diagnose");
-	TCase *tc = tcase_create("diagnose");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, flight_record_names_hold_every_digit_of_the_rank);
-	tcase_add_test(tc, no_record_without_the_variable_and_a_clean_run_writes_none);
-	tcase_add_test(tc, failing_callback_is_named_as_the_first_failure);
-	tcase_add_test(tc, stuck_callback_is_found_through_the_wait_for_graph);
-	tcase_add_test(tc, mismatched_schedules_are_named_with_both_fingerprints);
-	tcase_add_test(tc, corrupted_message_is_named_at_its_receiver);
-	tcase_add_test(tc, rank_that_skips_a_microbatch_is_named_with_what_it_skips);
-	tcase_add_test(tc, sigusr1_records_a_live_hang_and_diagnose_names_the_holder);
-	tcase_add_test(tc, killed_mpi_rank_is_named_as_dead);
-	tcase_add_test(tc, mpi_mismatched_schedules_are_named);
-	tcase_add_test(tc, dump_on_demand_and_schedule_file_comparison);
-	tcase_add_test(tc, bad_and_partial_records_are_located_errors);
-	tcase_add_test(tc, diagnosis_shows_escapes_and_bidi_controls_visibly);
-	tcase_add_test(tc, man_page_example_matches_what_ppcc_prints);
-	tcase_add_test(tc, job_of_16384_ranks_is_diagnosed);
-	tcase_add_test(tc, records_naming_a_rank_outside_the_job_are_refused);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("diagnose", "diagnose", 120, (const TTest *const[]){
+		flight_record_names_hold_every_digit_of_the_rank,
+		no_record_without_the_variable_and_a_clean_run_writes_none,
+		failing_callback_is_named_as_the_first_failure,
+		stuck_callback_is_found_through_the_wait_for_graph,
+		mismatched_schedules_are_named_with_both_fingerprints,
+		corrupted_message_is_named_at_its_receiver,
+		rank_that_skips_a_microbatch_is_named_with_what_it_skips,
+		sigusr1_records_a_live_hang_and_diagnose_names_the_holder,
+		killed_mpi_rank_is_named_as_dead,
+		mpi_mismatched_schedules_are_named,
+		dump_on_demand_and_schedule_file_comparison,
+		bad_and_partial_records_are_located_errors,
+		diagnosis_shows_escapes_and_bidi_controls_visibly,
+		man_page_example_matches_what_ppcc_prints,
+		job_of_16384_ranks_is_diagnosed,
+		records_naming_a_rank_outside_the_job_are_refused,
+		NULL});
 }

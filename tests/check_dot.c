@@ -1515,36 +1515,31 @@ START_TEST(examples_draw_and_parse)
 }
 END_TEST
 
-Suite *suite_dot(void);
-
 Suite *suite_dot(void)
 {
-	Suite *s = suite_create("dot");
-	TCase *tc = tcase_create("dot");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, timeline_places_each_compute_action_once_at_its_time);
-	tcase_add_test(tc, timeline_draws_each_collective_on_its_rank_lane);
-	tcase_add_test(tc, timeline_gives_each_op_its_own_colour);
-	tcase_add_test(tc, timeline_marks_chunks_by_shade_and_label);
-	tcase_add_test(tc, timeline_title_names_schedule_step_and_bubbles);
-	tcase_add_test(tc, timeline_axis_ticks_sit_at_their_times);
-	tcase_add_test(tc, deps_has_a_node_per_compute_and_an_edge_per_transfer);
-	tcase_add_test(tc, deps_renders_for_every_schedule_kind);
-	tcase_add_test(tc, deps_dot_text_is_what_agwrite_writes);
-	tcase_add_test(tc, deps_dot_work_is_linear_in_the_stages);
-	tcase_add_test(tc, deps_draws_each_reduction_after_its_backward);
-	tcase_add_test(tc, names_survive_the_dot_round_trip);
-	tcase_add_test(tc, names_show_verbatim_in_the_svg);
-	tcase_add_test(tc, long_names_are_cut_on_a_character_boundary);
-	tcase_add_test(tc, invalid_text_shows_as_replacement_characters);
-	tcase_add_test(tc, graphviz_commands_accept_and_draw_the_same);
-	tcase_add_test(tc, svg_and_png_are_complete_and_deterministic);
-	tcase_add_test(tc, output_is_the_same_in_a_german_locale);
-	tcase_add_test(tc, missing_graphviz_plugins_are_an_error_not_a_print);
-	tcase_add_test(tc, huge_plans_are_cut_with_a_warning);
-	tcase_add_test(tc, plan_without_times_is_simulated_for_the_timeline);
-	tcase_add_test(tc, failed_allocations_are_enomem_without_leaks);
-	tcase_add_test(tc, examples_draw_and_parse);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("dot", "dot", 300, (const TTest *const[]){
+		timeline_places_each_compute_action_once_at_its_time,
+		timeline_draws_each_collective_on_its_rank_lane,
+		timeline_gives_each_op_its_own_colour,
+		timeline_marks_chunks_by_shade_and_label,
+		timeline_title_names_schedule_step_and_bubbles,
+		timeline_axis_ticks_sit_at_their_times,
+		deps_has_a_node_per_compute_and_an_edge_per_transfer,
+		deps_renders_for_every_schedule_kind,
+		deps_dot_text_is_what_agwrite_writes,
+		deps_dot_work_is_linear_in_the_stages,
+		deps_draws_each_reduction_after_its_backward,
+		names_survive_the_dot_round_trip,
+		names_show_verbatim_in_the_svg,
+		long_names_are_cut_on_a_character_boundary,
+		invalid_text_shows_as_replacement_characters,
+		graphviz_commands_accept_and_draw_the_same,
+		svg_and_png_are_complete_and_deterministic,
+		output_is_the_same_in_a_german_locale,
+		missing_graphviz_plugins_are_an_error_not_a_print,
+		huge_plans_are_cut_with_a_warning,
+		plan_without_times_is_simulated_for_the_timeline,
+		failed_allocations_are_enomem_without_leaks,
+		examples_draw_and_parse,
+		NULL});
 }

@@ -310,18 +310,14 @@ START_TEST(check_refreshes_a_stale_fingerprint)
 }
 END_TEST
 
-Suite *suite_explicit(void);
-
 Suite *suite_explicit(void)
 {
-	Suite *s = suite_create("explicit");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, explicit_partition_in_yaml_is_planned_and_compared);
-	tcase_add_test(tc, explicit_partition_on_command_line_sets_stages);
-	tcase_add_test(tc, explicit_partition_errors_are_located);
-	tcase_add_test(tc, explicit_partition_near_tie_reads_the_same);
-	tcase_add_test(tc, check_reports_stale_fingerprint_with_the_deadlock);
-	tcase_add_test(tc, check_refreshes_a_stale_fingerprint);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("explicit", "core", 0, (const TTest *const[]){
+		explicit_partition_in_yaml_is_planned_and_compared,
+		explicit_partition_on_command_line_sets_stages,
+		explicit_partition_errors_are_located,
+		explicit_partition_near_tie_reads_the_same,
+		check_reports_stale_fingerprint_with_the_deadlock,
+		check_refreshes_a_stale_fingerprint,
+		NULL});
 }

@@ -1853,32 +1853,27 @@ START_TEST(harden_killed_mid_write_keeps_previous_file)
 }
 END_TEST
 
-Suite *suite_harden(void);
-
 Suite *suite_harden(void)
 {
-	Suite *s = suite_create("harden");
-	TCase *in = tcase_create("inproc");
-	tcase_set_timeout(in, 1800);
-	tcase_add_test(in, harden_fuzz_output_checks_tell_good_from_bad);
-	tcase_add_test(in, harden_fuzz_regressions_and_seeds_replay_cleanly);
-	tcase_add_test(in, harden_truncated_examples_run_cleanly_in_process);
-	tcase_add_test(in, harden_every_failed_allocation_is_enomem_without_leak);
-	tcase_add_test(in, harden_json_reader_failed_allocation_is_enomem_without_leak);
-	tcase_add_test(in, harden_repeated_runs_do_not_grow_the_heap);
-	suite_add_tcase(s, in);
-	TCase *cli = tcase_create("cli");
-	tcase_set_timeout(cli, 900);
-	tcase_add_test(cli, harden_truncated_examples_cli_leave_no_file);
-	tcase_add_test(cli, harden_cli_failed_allocation_exits_four);
-	tcase_add_test(cli, harden_hostile_names_survive_every_format);
-	tcase_add_test(cli, harden_parser_attacks_fail_fast_and_small);
-	tcase_add_test(cli, harden_awkward_bytes_get_the_same_clear_answer);
-	tcase_add_test(cli, harden_strict_numbers_name_key_and_position);
-	tcase_add_test(cli, harden_names_in_diagnostics_cannot_forge_lines_or_escapes);
-	tcase_add_test(cli, harden_full_device_and_directory_exit_three);
-	tcase_add_test(cli, harden_read_only_directory_exits_three);
-	tcase_add_test(cli, harden_killed_mid_write_keeps_previous_file);
-	suite_add_tcase(s, cli);
+	Suite *s = tu_suite("harden", "inproc", 1800, (const TTest *const[]){
+		harden_fuzz_output_checks_tell_good_from_bad,
+		harden_fuzz_regressions_and_seeds_replay_cleanly,
+		harden_truncated_examples_run_cleanly_in_process,
+		harden_every_failed_allocation_is_enomem_without_leak,
+		harden_json_reader_failed_allocation_is_enomem_without_leak,
+		harden_repeated_runs_do_not_grow_the_heap,
+		NULL});
+	tu_tcase(s, "cli", 900, (const TTest *const[]){
+		harden_truncated_examples_cli_leave_no_file,
+		harden_cli_failed_allocation_exits_four,
+		harden_hostile_names_survive_every_format,
+		harden_parser_attacks_fail_fast_and_small,
+		harden_awkward_bytes_get_the_same_clear_answer,
+		harden_strict_numbers_name_key_and_position,
+		harden_names_in_diagnostics_cannot_forge_lines_or_escapes,
+		harden_full_device_and_directory_exit_three,
+		harden_read_only_directory_exits_three,
+		harden_killed_mid_write_keeps_previous_file,
+		NULL});
 	return s;
 }

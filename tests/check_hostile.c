@@ -423,16 +423,13 @@ END_TEST
 
 Suite *suite_hostile(void)
 {
-	Suite *s = suite_create("hostile");
-	TCase *tc = tcase_create("hostile");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, output_through_a_dangling_link_creates_its_target);
-	tcase_add_test(tc, output_through_a_link_loop_or_into_nowhere_is_refused_as_the_shell_does);
-	tcase_add_test(tc, bidi_controls_in_names_are_shown_not_obeyed);
-	tcase_add_test(tc, absurd_tflops_blames_the_device_at_its_line);
-	tcase_add_test(tc, closed_pipe_on_stdout_gets_a_diagnostic);
-	tcase_add_test(tc, fifos_as_input_and_output_work_as_with_the_shell);
-	tcase_add_test(tc, svg_output_does_not_embed_the_graphviz_version);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("hostile", "hostile", 120, (const TTest *const[]){
+		output_through_a_dangling_link_creates_its_target,
+		output_through_a_link_loop_or_into_nowhere_is_refused_as_the_shell_does,
+		bidi_controls_in_names_are_shown_not_obeyed,
+		absurd_tflops_blames_the_device_at_its_line,
+		closed_pipe_on_stdout_gets_a_diagnostic,
+		fifos_as_input_and_output_work_as_with_the_shell,
+		svg_output_does_not_embed_the_graphviz_version,
+		NULL});
 }

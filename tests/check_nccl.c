@@ -794,23 +794,20 @@ END_TEST
 
 Suite *suite_nccl(void)
 {
-	Suite *s = suite_create("nccl");
-	TCase *tc = tcase_create("nccl");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, device_follows_the_node_local_rank);
-	tcase_add_test(tc, local_rank_comes_from_the_launcher_first_variable_set);
-	tcase_add_test(tc, abort_store_relays_a_rank_failure_to_every_other_rank);
-	tcase_add_test(tc, abort_store_reports_a_dead_process_and_rank_0s_own_failure);
-	tcase_add_test(tc, abort_store_open_is_bounded_by_its_deadline);
-	tcase_add_test(tc, abort_store_port_comes_from_the_environment);
-	tcase_add_test(tc, grouped_ranks_told_of_a_failure_through_the_abort_store);
-	tcase_add_test(tc, grouped_ranks_stop_within_the_bound_around_a_stuck_callback);
-	tcase_add_test(tc, nccl_loopback_fails_cleanly_without_a_gpu);
-	tcase_add_test(tc, nccl_data_parallel_fails_cleanly_without_a_gpu);
-	tcase_add_test(tc, allocation_failures_in_grouped_mode_never_abort_inside_a_group);
-	tcase_add_test(tc, compare_fails_on_nan_and_infinity);
-	tcase_add_test(tc, gemm_measurement_builds_and_fails_cleanly_without_a_gpu);
-	tcase_add_test(tc, gpu_check_rehearses_every_step_on_the_cpu);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("nccl", "nccl", 120, (const TTest *const[]){
+		device_follows_the_node_local_rank,
+		local_rank_comes_from_the_launcher_first_variable_set,
+		abort_store_relays_a_rank_failure_to_every_other_rank,
+		abort_store_reports_a_dead_process_and_rank_0s_own_failure,
+		abort_store_open_is_bounded_by_its_deadline,
+		abort_store_port_comes_from_the_environment,
+		grouped_ranks_told_of_a_failure_through_the_abort_store,
+		grouped_ranks_stop_within_the_bound_around_a_stuck_callback,
+		nccl_loopback_fails_cleanly_without_a_gpu,
+		nccl_data_parallel_fails_cleanly_without_a_gpu,
+		allocation_failures_in_grouped_mode_never_abort_inside_a_group,
+		compare_fails_on_nan_and_infinity,
+		gemm_measurement_builds_and_fails_cleanly_without_a_gpu,
+		gpu_check_rehearses_every_step_on_the_cpu,
+		NULL});
 }

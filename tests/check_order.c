@@ -489,19 +489,16 @@ END_TEST
 
 Suite *suite_order(void)
 {
-	Suite *s = suite_create("order");
-	TCase *tc = tcase_create("order");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, swapped_gpipe_passes_validation_but_is_not_order_safe);
-	tcase_add_test(tc, generated_schedules_are_order_safe);
-	tcase_add_test(tc, kinds_left_unreordered_receive_in_sending_order);
-	tcase_add_test(tc, one_finding_per_pair_and_the_bound_is_noted);
-	tcase_add_test(tc, ppcc_check_names_the_finding_and_still_accepts_the_schedule);
-	tcase_add_test(tc, runtime_refuses_the_swapped_schedule_in_grouped_mode_only);
-	tcase_add_test(tc, message_key_is_the_same_at_both_ends);
-	tcase_add_test(tc, tiny_1f1b_with_ranks_1_and_2_swapped_is_order_safe);
-	tcase_add_test(tc, relabelled_schedules_of_every_kind_are_valid_and_order_safe);
-	tcase_add_test(tc, ppcc_check_accepts_relabelled_plans_of_every_kind);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("order", "order", 120, (const TTest *const[]){
+		swapped_gpipe_passes_validation_but_is_not_order_safe,
+		generated_schedules_are_order_safe,
+		kinds_left_unreordered_receive_in_sending_order,
+		one_finding_per_pair_and_the_bound_is_noted,
+		ppcc_check_names_the_finding_and_still_accepts_the_schedule,
+		runtime_refuses_the_swapped_schedule_in_grouped_mode_only,
+		message_key_is_the_same_at_both_ends,
+		tiny_1f1b_with_ranks_1_and_2_swapped_is_order_safe,
+		relabelled_schedules_of_every_kind_are_valid_and_order_safe,
+		ppcc_check_accepts_relabelled_plans_of_every_kind,
+		NULL});
 }

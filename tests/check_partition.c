@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ppcc.h"
+#include "testutil.h"
 
 __extension__ typedef __int128 wide;
 
@@ -882,25 +883,20 @@ START_TEST(partition_reports_enomem_when_allocation_fails)
 }
 END_TEST
 
-Suite *suite_partition(void);
-
 Suite *suite_partition(void)
 {
-	Suite *s = suite_create("partition");
-	TCase *tc = tcase_create("partition");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, partition_matches_bruteforce);
-	tcase_add_test(tc, partition_min_overflow_matches_bruteforce);
-	tcase_add_test(tc, partition_matches_bruteforce_near_int64_limits);
-	tcase_add_test(tc, partition_matches_plain_dp);
-	tcase_add_test(tc, partition_places_boundaries_at_cheap_activations);
-	tcase_add_test(tc, partition_breaks_ties_by_latest_start);
-	tcase_add_test(tc, partition_is_deterministic);
-	tcase_add_test(tc, partition_single_stage_takes_every_layer);
-	tcase_add_test(tc, partition_gives_each_stage_one_layer_when_stages_equal_layers);
-	tcase_add_test(tc, partition_handles_times_beyond_int64);
-	tcase_add_test(tc, partition_rejects_bad_input);
-	tcase_add_test(tc, partition_reports_enomem_when_allocation_fails);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("partition", "partition", 600, (const TTest *const[]){
+		partition_matches_bruteforce,
+		partition_min_overflow_matches_bruteforce,
+		partition_matches_bruteforce_near_int64_limits,
+		partition_matches_plain_dp,
+		partition_places_boundaries_at_cheap_activations,
+		partition_breaks_ties_by_latest_start,
+		partition_is_deterministic,
+		partition_single_stage_takes_every_layer,
+		partition_gives_each_stage_one_layer_when_stages_equal_layers,
+		partition_handles_times_beyond_int64,
+		partition_rejects_bad_input,
+		partition_reports_enomem_when_allocation_fails,
+		NULL});
 }

@@ -429,17 +429,16 @@ END_TEST
 Suite *suite_plan(void)
 {
 	Suite *s = suite_create("plan");
-	TCase *tc = tcase_create("plan");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = tu_tcase(s, "plan", 120, (const TTest *const[]){
+		plan_output_is_deterministic_in_any_locale,
+		plan_reports_stage_that_does_not_fit,
+		plan_faster_devices_get_more_layers,
+		split_backward_costs_are_the_layers_and_round_trip,
+		weight_gradient_stash_is_held_from_i_until_w,
+		plan_split_and_simulation_agree_on_p2p,
+		plan_lean_with_kept_shapes_is_the_plan_without,
+		NULL});
 	tcase_add_loop_test(tc, plan_examples_are_valid_and_beat_uniform, 0, N_EXAMPLES);
 	tcase_add_loop_test(tc, plan_json_round_trips_through_reader, 0, N_EXAMPLES);
-	tcase_add_test(tc, plan_output_is_deterministic_in_any_locale);
-	tcase_add_test(tc, plan_reports_stage_that_does_not_fit);
-	tcase_add_test(tc, plan_faster_devices_get_more_layers);
-	tcase_add_test(tc, split_backward_costs_are_the_layers_and_round_trip);
-	tcase_add_test(tc, weight_gradient_stash_is_held_from_i_until_w);
-	tcase_add_test(tc, plan_split_and_simulation_agree_on_p2p);
-	tcase_add_test(tc, plan_lean_with_kept_shapes_is_the_plan_without);
-	suite_add_tcase(s, tc);
 	return s;
 }

@@ -185,11 +185,9 @@ END_TEST
 
 Suite *suite_plan_arith(void)
 {
-	Suite *s = suite_create("plan_arith");
-	TCase *tc = tcase_create("plan_arith");
-	tcase_add_test(tc, links_follow_devices_per_node);
-	tcase_add_test(tc, tensor_parallelism_scales_speed_and_divides_memory);
-	tcase_add_test(tc, infeasible_plan_notes_the_fewest_stages_and_memory);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("plan_arith", "plan_arith", 0, (const TTest *const[]){
+		links_follow_devices_per_node,
+		tensor_parallelism_scales_speed_and_divides_memory,
+		infeasible_plan_notes_the_fewest_stages_and_memory,
+		NULL});
 }

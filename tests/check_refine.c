@@ -1239,32 +1239,27 @@ START_TEST(refine_never_slower_than_uniform_on_examples)
 }
 END_TEST
 
-Suite *suite_refine(void);
-
 Suite *suite_refine(void)
 {
-	Suite *s = suite_create("refine");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, refine_is_the_optimum_of_every_split_by_simulation);
-	tcase_add_test(tc, memory_model_peaks_are_the_simulated_ones);
-	tcase_add_test(tc, refine_descent_stays_within_its_bounds);
-	tcase_add_test(tc, refine_never_slower_than_uniform_on_random_instances);
-	tcase_add_test(tc, uniform_estimate_from_the_search_equals_its_own_simulation);
-	tcase_add_test(tc, best_estimate_from_the_search_equals_its_own_simulation);
-	tcase_add_test(tc, refine_never_slower_than_uniform_on_examples);
-	tcase_add_test(tc, refine_repairs_a_split_that_does_not_fit);
-	tcase_add_test(tc, refine_llama405b_like_fits_near_the_optimum);
-	tcase_add_test(tc, refine_model_rounds_stay_within_the_budget);
-	tcase_add_test(tc, refine_memo_takes_the_path_of_simulating_every_time);
-	suite_add_tcase(s, tc);
+	Suite *s = tu_suite("refine", "core", 600, (const TTest *const[]){
+		refine_is_the_optimum_of_every_split_by_simulation,
+		memory_model_peaks_are_the_simulated_ones,
+		refine_descent_stays_within_its_bounds,
+		refine_never_slower_than_uniform_on_random_instances,
+		uniform_estimate_from_the_search_equals_its_own_simulation,
+		best_estimate_from_the_search_equals_its_own_simulation,
+		refine_never_slower_than_uniform_on_examples,
+		refine_repairs_a_split_that_does_not_fit,
+		refine_llama405b_like_fits_near_the_optimum,
+		refine_model_rounds_stay_within_the_budget,
+		refine_memo_takes_the_path_of_simulating_every_time,
+		NULL});
 	/* on its own for make tsan */
-	TCase *ta = tcase_create("ahead");
-	tcase_set_timeout(ta, 600);
-	tcase_add_test(ta, a_simulation_run_ahead_changes_nothing);
-	tcase_add_test(ta, the_formats_that_replay_times);
-	tcase_add_test(ta, a_plan_without_times_is_the_same_plan);
-	tcase_add_test(ta, the_plan_schedule_is_the_one_built_for_its_stages);
-	suite_add_tcase(s, ta);
+	tu_tcase(s, "ahead", 600, (const TTest *const[]){
+		a_simulation_run_ahead_changes_nothing,
+		the_formats_that_replay_times,
+		a_plan_without_times_is_the_same_plan,
+		the_plan_schedule_is_the_one_built_for_its_stages,
+		NULL});
 	return s;
 }

@@ -17,6 +17,7 @@
 #include "ppcc.h"
 #include "ppcc/runtime.h"
 #include "rt_pipe.h"
+#include "testutil.h"
 
 Suite *suite_rt_timeout(void);
 
@@ -155,12 +156,9 @@ END_TEST
 
 Suite *suite_rt_timeout(void)
 {
-	Suite *s = suite_create("rt_timeout");
-	TCase *tc = tcase_create("rt_timeout");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, non_finite_timeout_option_is_refused_on_every_rank_at_once);
-	tcase_add_test(tc, absurd_timeout_is_clamped_and_the_run_still_completes);
-	tcase_add_test(tc, malformed_timeout_environment_warns_once_with_the_value_used);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("rt_timeout", "rt_timeout", 120, (const TTest *const[]){
+		non_finite_timeout_option_is_refused_on_every_rank_at_once,
+		absurd_timeout_is_clamped_and_the_run_still_completes,
+		malformed_timeout_environment_warns_once_with_the_value_used,
+		NULL});
 }

@@ -1840,44 +1840,41 @@ END_TEST
 
 Suite *suite_runtime(void)
 {
-	Suite *s = suite_create("runtime");
-	TCase *tc = tcase_create("runtime");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, stats_of_an_unknown_version_are_refused_untouched);
-	tcase_add_test(tc, numeric_pipeline_matches_serial_for_every_kind_and_rank_count);
-	tcase_add_test(tc, grouped_interleaved_schedules_run_without_deadlock);
-	tcase_add_test(tc, relabelled_schedules_of_every_kind_match_serial);
-	tcase_add_test(tc, split_backward_runs_input_then_weight_gradients);
-	tcase_add_test(tc, buffers_in_flight_follow_the_schedule);
-	tcase_add_test(tc, repeated_steps_recycle_buffers_and_deliver_each_message_once);
-	tcase_add_test(tc, mismatched_fingerprints_refused_before_any_data_moves);
-	tcase_add_test(tc, failing_callback_stops_every_rank_at_once);
-	tcase_add_test(tc, stuck_callback_times_out_with_a_diagnostic_on_every_rank);
-	tcase_add_test(tc, timeout_comes_from_the_environment_when_no_option);
-	tcase_add_test(tc, debug_checksum_catches_a_corrupted_message);
-	tcase_add_test(tc, invalid_schedules_callbacks_and_options_are_rejected);
-	tcase_add_test(tc, one_rank_schedule_needs_no_world);
-	tcase_add_test(tc, nccl_init_fails_cleanly_without_a_gpu);
-	tcase_add_test(tc, mpi_transport_answers_unavailable_when_left_out);
-	tcase_add_test(tc, every_allocation_failure_returns_a_clean_status);
-	tcase_add_test(tc, json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported);
-	tcase_add_test(tc, public_header_compiles_alone_as_c11_and_cxx);
-	tcase_add_test(tc, man_page_example_runs);
-	tcase_add_test(tc, mpi_two_ranks_run_every_kind_eager_and_grouped);
-	tcase_add_test(tc, mpi_four_ranks_run_every_kind_relabelled);
-	tcase_add_test(tc, mpi_killed_rank_ends_the_job_within_the_timeout);
-	tcase_add_test(tc, mpi_dead_peer_times_out_when_mpirun_keeps_the_job);
-	tcase_add_test(tc, mpi_grid_reduces_every_bucket_over_the_replicas);
-	tcase_add_test(tc, mpi_grid_reused_tags_never_meet_a_live_collective);
-	tcase_add_test(tc, mpi_grid_wait_for_reused_tags_times_out_naming_both);
-	tcase_add_test(tc, mpi_grid_failing_replica_stops_every_rank);
-	tcase_add_test(tc, mpi_grid_stuck_replica_times_out_naming_the_collective);
-	tcase_add_test(tc, mpi_grid_replicas_entering_different_collectives_are_refused);
-	tcase_add_test(tc, trainer_matches_serial_training_on_every_schedule_and_transport);
-	tcase_add_test(tc, trainer_refuses_a_schedule_for_another_model);
-	tcase_add_test(tc, data_parallel_training_matches_serial_training_on_the_global_batch);
-	tcase_add_test(tc, zero_training_matches_serial_training_on_the_global_batch);
-	tcase_add_test(tc, mpi_mismatched_schedules_refused_on_both_ranks);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("runtime", "runtime", 600, (const TTest *const[]){
+		stats_of_an_unknown_version_are_refused_untouched,
+		numeric_pipeline_matches_serial_for_every_kind_and_rank_count,
+		grouped_interleaved_schedules_run_without_deadlock,
+		relabelled_schedules_of_every_kind_match_serial,
+		split_backward_runs_input_then_weight_gradients,
+		buffers_in_flight_follow_the_schedule,
+		repeated_steps_recycle_buffers_and_deliver_each_message_once,
+		mismatched_fingerprints_refused_before_any_data_moves,
+		failing_callback_stops_every_rank_at_once,
+		stuck_callback_times_out_with_a_diagnostic_on_every_rank,
+		timeout_comes_from_the_environment_when_no_option,
+		debug_checksum_catches_a_corrupted_message,
+		invalid_schedules_callbacks_and_options_are_rejected,
+		one_rank_schedule_needs_no_world,
+		nccl_init_fails_cleanly_without_a_gpu,
+		mpi_transport_answers_unavailable_when_left_out,
+		every_allocation_failure_returns_a_clean_status,
+		json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported,
+		public_header_compiles_alone_as_c11_and_cxx,
+		man_page_example_runs,
+		mpi_two_ranks_run_every_kind_eager_and_grouped,
+		mpi_four_ranks_run_every_kind_relabelled,
+		mpi_killed_rank_ends_the_job_within_the_timeout,
+		mpi_dead_peer_times_out_when_mpirun_keeps_the_job,
+		mpi_grid_reduces_every_bucket_over_the_replicas,
+		mpi_grid_reused_tags_never_meet_a_live_collective,
+		mpi_grid_wait_for_reused_tags_times_out_naming_both,
+		mpi_grid_failing_replica_stops_every_rank,
+		mpi_grid_stuck_replica_times_out_naming_the_collective,
+		mpi_grid_replicas_entering_different_collectives_are_refused,
+		trainer_matches_serial_training_on_every_schedule_and_transport,
+		trainer_refuses_a_schedule_for_another_model,
+		data_parallel_training_matches_serial_training_on_the_global_batch,
+		zero_training_matches_serial_training_on_the_global_batch,
+		mpi_mismatched_schedules_refused_on_both_ranks,
+		NULL});
 }

@@ -1290,32 +1290,28 @@ END_TEST
 
 Suite *suite_search(void)
 {
-	Suite *s = suite_create("search");
-	TCase *tc = tcase_create("search");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, pruning_keeps_the_exhaustive_top_k);
-	tcase_add_test(tc, a_trainer_format_searches_what_the_trainer_runs);
-	tcase_add_test(tc, printed_configurations_plan_to_their_figures_and_the_winner_leads);
-	tcase_add_test(tc, search_without_a_global_batch_is_refused);
-	tcase_add_test(tc, families_hold_their_fastest_configuration);
-	tcase_add_test(tc, the_global_batch_follows_the_files_pipeline_settings);
-	tcase_add_test(tc, nothing_fits_says_what_is_closest_and_what_would_fit);
-	tcase_add_test(tc, the_winner_is_explained);
-	tcase_add_test(tc, compared_configurations_rank_where_the_search_ranks_them);
-	tcase_add_test(tc, a_bad_compare_file_is_located_and_nothing_is_written);
-	suite_add_tcase(s, tc);
-	TCase *tt = tcase_create("threads");
-	tcase_set_timeout(tt, 300);
-	tcase_add_test(tt, any_number_of_threads_searches_as_one);
-	suite_add_tcase(s, tt);
-	TCase *tb = tcase_create("bound");
-	tcase_set_timeout(tb, 300);
-	tcase_add_test(tb, the_iteration_bound_never_exceeds_a_simulated_iteration);
-	tcase_add_test(tb, the_bound_stops_at_its_visits_and_stays_a_bound);
-	tcase_add_test(tb, the_remembered_bound_is_the_bound_computed);
-	tcase_add_test(tb, the_bounds_hold_on_every_example);
-	tcase_add_test(tb, the_memory_bound_counts_the_layers_each_rank_can_hold);
-	tcase_add_test(tb, the_memory_bound_holds_on_every_example);
-	suite_add_tcase(s, tb);
+	Suite *s = tu_suite("search", "search", 300, (const TTest *const[]){
+		pruning_keeps_the_exhaustive_top_k,
+		a_trainer_format_searches_what_the_trainer_runs,
+		printed_configurations_plan_to_their_figures_and_the_winner_leads,
+		search_without_a_global_batch_is_refused,
+		families_hold_their_fastest_configuration,
+		the_global_batch_follows_the_files_pipeline_settings,
+		nothing_fits_says_what_is_closest_and_what_would_fit,
+		the_winner_is_explained,
+		compared_configurations_rank_where_the_search_ranks_them,
+		a_bad_compare_file_is_located_and_nothing_is_written,
+		NULL});
+	tu_tcase(s, "threads", 300, (const TTest *const[]){
+		any_number_of_threads_searches_as_one,
+		NULL});
+	tu_tcase(s, "bound", 300, (const TTest *const[]){
+		the_iteration_bound_never_exceeds_a_simulated_iteration,
+		the_bound_stops_at_its_visits_and_stays_a_bound,
+		the_remembered_bound_is_the_bound_computed,
+		the_bounds_hold_on_every_example,
+		the_memory_bound_counts_the_layers_each_rank_can_hold,
+		the_memory_bound_holds_on_every_example,
+		NULL});
 	return s;
 }

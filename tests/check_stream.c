@@ -607,32 +607,26 @@ START_TEST(reader_keeps_the_hostile_input_limits)
 }
 END_TEST
 
-Suite *suite_stream(void);
-
 Suite *suite_stream(void)
 {
-	Suite *s = suite_create("stream");
-	TCase *w = tcase_create("writer");
-	tcase_set_timeout(w, 120);
-	tcase_add_test(w, writer_reals_match_jansson_at_12_and_15_digits);
-	tcase_add_test(w, writer_strings_match_jansson);
-	tcase_add_test(w, writer_integers_and_long_output_cross_buffers);
-	suite_add_tcase(s, w);
-	TCase *p = tcase_create("plan");
-	tcase_set_timeout(p, 120);
+	Suite *s = tu_suite("stream", "writer", 120, (const TTest *const[]){
+		writer_reals_match_jansson_at_12_and_15_digits,
+		writer_strings_match_jansson,
+		writer_integers_and_long_output_cross_buffers,
+		NULL});
+	TCase *p = tu_tcase(s, "plan", 120, (const TTest *const[]){NULL});
 	int n = (int)(sizeof examples / sizeof examples[0]) * 3;
 	tcase_add_loop_test(p, plan_schedule_equals_schedule_built_for_its_stages, 0, n);
 	tcase_add_loop_test(p, replayed_times_equal_full_simulation, 0, n);
 	tcase_add_loop_test(p, uniform_figures_equal_its_own_schedule, 0, n);
-	suite_add_tcase(s, p);
-	TCase *r = tcase_create("reader");
-	tcase_add_test(r, reader_takes_keys_in_any_order);
-	tcase_add_test(r, reader_holds_back_errors_until_the_header_is_known);
-	tcase_add_test(r, reader_reports_a_string_field_of_an_action_as_that_field);
-	tcase_add_test(r, reader_refuses_duplicate_keys_at_any_depth);
-	tcase_add_test(r, reader_places_an_error_across_read_blocks);
-	tcase_add_test(r, reader_places_header_errors_at_their_values);
-	tcase_add_test(r, reader_keeps_the_hostile_input_limits);
-	suite_add_tcase(s, r);
+	tu_tcase(s, "reader", 0, (const TTest *const[]){
+		reader_takes_keys_in_any_order,
+		reader_holds_back_errors_until_the_header_is_known,
+		reader_reports_a_string_field_of_an_action_as_that_field,
+		reader_refuses_duplicate_keys_at_any_depth,
+		reader_places_an_error_across_read_blocks,
+		reader_places_header_errors_at_their_values,
+		reader_keeps_the_hostile_input_limits,
+		NULL});
 	return s;
 }

@@ -151,11 +151,9 @@ END_TEST
 
 Suite *suite_torch_csv(void)
 {
-	Suite *s = suite_create("torch_csv");
-	TCase *tc = tcase_create("torch_csv");
-	tcase_add_test(tc, csv_rows_match_hand_traces);
-	tcase_add_test(tc, zero_collectives_are_reduce_grad_and_unshard_cells);
-	tcase_add_test(tc, every_cell_is_an_action_pytorch_reads);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("torch_csv", "torch_csv", 0, (const TTest *const[]){
+		csv_rows_match_hand_traces,
+		zero_collectives_are_reduce_grad_and_unshard_cells,
+		every_cell_is_an_action_pytorch_reads,
+		NULL});
 }

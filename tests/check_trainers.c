@@ -528,15 +528,12 @@ END_TEST
 
 Suite *suite_trainers(void)
 {
-	Suite *s = suite_create("trainers");
-	TCase *tc = tcase_create("trainers");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, layout_parser_reads_the_documented_example);
-	tcase_add_test(tc, megatron_split_round_trips_against_the_partition);
-	tcase_add_test(tc, megatron_arguments_of_llama3_70b_by_hand);
-	tcase_add_test(tc, trainer_formats_refuse_what_the_trainer_cannot_run);
-	tcase_add_test(tc, torchtitan_toml_parses_and_names_every_module_once);
-	tcase_add_test(tc, deepspeed_config_batch_identity_and_parts);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("trainers", "trainers", 120, (const TTest *const[]){
+		layout_parser_reads_the_documented_example,
+		megatron_split_round_trips_against_the_partition,
+		megatron_arguments_of_llama3_70b_by_hand,
+		trainer_formats_refuse_what_the_trainer_cannot_run,
+		torchtitan_toml_parses_and_names_every_module_once,
+		deepspeed_config_batch_identity_and_parts,
+		NULL});
 }

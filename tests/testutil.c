@@ -18,6 +18,26 @@
 #include <time.h>
 #include <unistd.h>
 
+TCase *tu_tcase(Suite *s, const char *name, double timeout_s,
+		const TTest *const tests[])
+{
+	TCase *tc = tcase_create(name);
+	if (timeout_s > 0)
+		tcase_set_timeout(tc, timeout_s);
+	for (size_t i = 0; tests[i]; i++)
+		tcase_add_test(tc, tests[i]);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+Suite *tu_suite(const char *name, const char *tcase, double timeout_s,
+		const TTest *const tests[])
+{
+	Suite *s = suite_create(name);
+	tu_tcase(s, tcase, timeout_s, tests);
+	return s;
+}
+
 const char *tu_ppcc(void)
 {
 	const char *p = getenv("PPCC");

@@ -3,9 +3,19 @@
 #ifndef PPCC_TESTUTIL_H
 #define PPCC_TESTUTIL_H
 
+#include <check.h>
 #include <stddef.h>
 
 #include "ppcc.h"
+
+/* Adds to s the test case name with the tests of the NULL-terminated
+ * list, in order, and Check timeout timeout_s (0: Check's default, which
+ * CK_DEFAULT_TIMEOUT sets); returns it for fixtures and loop tests. */
+TCase *tu_tcase(Suite *s, const char *name, double timeout_s,
+		const TTest *const tests[]);
+/* A new suite of that first test case, as tu_tcase adds it. */
+Suite *tu_suite(const char *name, const char *tcase, double timeout_s,
+		const TTest *const tests[]);
 
 /* Output of a child process. */
 typedef struct tu_run {
