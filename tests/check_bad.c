@@ -121,8 +121,7 @@ START_TEST(bad_inputs_match_expected_stderr_and_exit_code)
 		free(want_err);
 		free(want_code);
 	}
-	tu_rmtree(tmpdir);
-	free(tmpdir);
+	tu_rmtree_free(tmpdir);
 	free_names(names, n);
 	ck_assert_msg(failed == 0, "%d of %d cases failed:\n%s", failed, n,
 		      report);
@@ -198,8 +197,7 @@ START_TEST(bad_inputs_survive_allocation_failures)
 		ck_assert_msg(finished, "%s never completed", names[k]);
 		free(want);
 	}
-	tu_rmtree(tmpdir);
-	free(tmpdir);
+	tu_rmtree_free(tmpdir);
 }
 END_TEST
 

@@ -138,8 +138,7 @@ START_TEST(trailers_are_zlib_crc32_of_what_precedes)
 			      files[k], t + n - 15, want);
 		free(t);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -173,8 +172,7 @@ START_TEST(saved_layers_load_back_bit_for_bit)
 	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 9, &got.l[0]), PPCC_RT_EINPUT);
 	m.version = 0;
 	ck_assert_int_eq(ppcc_ckpt_commit(&m, dir, 9), PPCC_RT_EINPUT);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -213,8 +211,7 @@ START_TEST(another_models_checkpoint_is_refused_with_the_reason)
 	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 3, &t.l[1]), PPCC_RT_EMISMATCH);
 	ck_assert_msg(strstr(log.text, "layer 1 is 'head' in the checkpoint, "
 			     "'lm_head' in the model"), "%s", log.text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -285,8 +282,7 @@ START_TEST(every_flipped_byte_and_every_truncation_is_refused)
 	free(mtext);
 	free(bad);
 	free(orig);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -340,8 +336,7 @@ START_TEST(tensor_sizes_that_wrap_around_are_refused)
 	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 5, &layer), PPCC_RT_ECHECKSUM);
 	ck_assert_msg(strstr(log.text, "layer-0000.shard:8: error: truncated: the tensors "
 			     "so far hold "), "%s", log.text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -372,10 +367,8 @@ START_TEST(an_incomplete_save_is_never_committed)
 	log.len = 0;
 	ck_assert_int_eq(ppcc_ckpt_latest(&step, &m, empty), PPCC_RT_EIO);
 	ck_assert_msg(strstr(log.text, "LATEST: error: cannot read"), "%s", log.text);
-	tu_rmtree(empty);
-	free(empty);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(empty);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -566,8 +559,7 @@ START_TEST(trainer_resumes_onto_another_plan_bitwise)
 		free(got);
 	}
 	free(ref);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -670,8 +662,7 @@ START_TEST(trainer_refuses_damage_and_survives_a_killed_save)
 		tu_run_free(&r);
 	}
 	free(ref);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -785,8 +776,7 @@ START_TEST(reads_refuse_devices_fifos_and_directories_by_name)
 		/* LATEST and the manifest, with its NULs, and one entry a layer */
 		ck_assert_uint_le(b.counts.bytes_allocated, cases[k].read + 2 + 2 * 64);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -835,8 +825,7 @@ START_TEST(reads_are_bounded_by_the_manifest_before_allocating)
 		ck_assert_uint_eq(b.counts.bytes_read, cases[k].read);
 		ck_assert_uint_le(b.counts.bytes_allocated, cases[k].read + 2 + 2 * 64);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -868,8 +857,7 @@ START_TEST(reads_stop_at_the_timeout)
 	tiny t;
 	tiny_init(&t, 0);
 	ck_assert_msg(ppcc_ckpt_load_layer(&m, ck, 5, &t.l[0]) == 0, "%s", log.text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -935,38 +923,17 @@ START_TEST(trainer_refuses_special_files_and_wrong_sizes_at_once)
 		}
 		tu_run_free(&r);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
 START_TEST(checkpoint_header_compiles_alone_as_c11_and_cxx)
 {
-	char *dir = tu_mkdtemp(), path[PATH_MAX], inc[PATH_MAX];
-	snprintf(path, sizeof path, "%s/use.c", dir);
-	snprintf(inc, sizeof inc, "-I%s/include", tu_src());
-	ck_assert_int_eq(tu_write_file(path,
+	tu_header_compiles_alone("checkpoint_header_compiles_alone_as_c11_and_cxx",
 		"#include <ppcc/checkpoint.h>\n"
 		"int main(void)\n{\n"
 		"\tppcc_ckpt_model m = {PPCC_CKPT_VERSION, \"m\", 1, 0, 0, 0, 0.0, 0};\n"
-		"\treturn m.version == PPCC_CKPT_VERSION ? 0 : 1;\n}\n"), 0);
-	const char *cc = getenv("CC") ? getenv("CC") : "cc";
-	char *c_argv[] = {(char *)cc, "-std=c11", "-pedantic", "-Werror", "-Wall",
-			  "-Wextra", inc, "-fsyntax-only", path, NULL};
-	tu_run r;
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, c_argv), 0);
-	ck_assert_msg(r.status == 0, "C11: %s", r.err);
-	tu_run_free(&r);
-	char *cxx_argv[] = {"c++", "-std=c++11", "-pedantic", "-Werror", "-Wall",
-			    "-Wextra", inc, "-x", "c++", "-fsyntax-only", path, NULL};
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, cxx_argv), 0);
-	if (r.status == 127)
-		fprintf(stderr, "checkpoint: no c++ compiler; C++ check skipped\n");
-	else
-		ck_assert_msg(r.status == 0, "C++: %s", r.err);
-	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+		"\treturn m.version == PPCC_CKPT_VERSION ? 0 : 1;\n}\n");
 }
 END_TEST
 

@@ -83,7 +83,7 @@ static int run_recorded_to(const char *dir, const ppcc_schedule *s,
 	rt_pipe_fns(pp, fns);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = timeout_s;
-	o.diag = lines ? rt_lines_count : quiet;
+	o.diag = lines ? rt_lines_add : quiet;
 	o.diag_user = lines;
 	setenv("PPCC_FLIGHT_DIR", dir, 1);
 	int err = ppcc_rt_run_local(st, s, fns, &o);
@@ -156,8 +156,7 @@ START_TEST(no_record_without_the_variable_and_a_clean_run_writes_none)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -211,8 +210,7 @@ START_TEST(failing_callback_is_named_as_the_first_failure)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -280,8 +278,7 @@ START_TEST(stuck_callback_is_found_through_the_wait_for_graph)
 		tu_run_free(&r);
 		rt_pipe_free(pp);
 		ppcc_arena_free(a);
-		tu_rmtree(dir);
-		free(dir);
+		tu_rmtree_free(dir);
 	}
 }
 END_TEST
@@ -370,8 +367,7 @@ START_TEST(mismatched_schedules_are_named_with_both_fingerprints)
 	rt_pipe_free(pp);
 	rt_pipe_free(pq);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -414,8 +410,7 @@ START_TEST(rank_that_skips_a_microbatch_is_named_with_what_it_skips)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -484,8 +479,7 @@ START_TEST(corrupted_message_is_named_at_its_receiver)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -602,8 +596,7 @@ START_TEST(sigusr1_records_a_live_hang_and_diagnose_names_the_holder)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -652,8 +645,7 @@ START_TEST(killed_mpi_rank_is_named_as_dead)
 			      strstr(r.out, " from rank 1\n"), "%s", r.out);
 		tu_run_free(&r);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -671,8 +663,7 @@ START_TEST(mpi_mismatched_schedules_are_named)
 				     "has "), "%s", r.out);
 		tu_run_free(&r);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -756,8 +747,7 @@ START_TEST(dump_on_demand_and_schedule_file_comparison)
 		      r.out);
 	tu_run_free(&r);
 	ppcc_rt_schedule_free(s);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -850,8 +840,7 @@ START_TEST(bad_and_partial_records_are_located_errors)
 	free(orig);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -920,8 +909,7 @@ START_TEST(diagnosis_shows_escapes_and_bidi_controls_visibly)
 	free(orig);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(top);
-	free(top);
+	tu_rmtree_free(top);
 }
 END_TEST
 
@@ -972,8 +960,7 @@ START_TEST(job_of_16384_ranks_is_diagnosed)
 		}
 		json_decref(o);
 		tu_run_free(&r);
-		tu_rmtree(dir);
-		free(dir);
+		tu_rmtree_free(dir);
 	}
 }
 END_TEST
@@ -1024,8 +1011,7 @@ START_TEST(records_naming_a_rank_outside_the_job_are_refused)
 	ck_assert_msg(r.status == 0 && strstr(r.out, "cause: rank 2 holds everyone up: "),
 		      "exit %d\n%s\n%s", r.status, r.err, r.out);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 

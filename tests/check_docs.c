@@ -82,8 +82,7 @@ START_TEST(schedules_tree_is_small_and_listed_in_its_manifest)
 	ck_assert_msg(bytes > 0 && bytes < 5L << 20, "schedules/ keeps %ld bytes",
 		      bytes);
 	tu_run_free(&r);
-	tu_rmtree(tmp);
-	free(tmp);
+	tu_rmtree_free(tmp);
 }
 END_TEST
 

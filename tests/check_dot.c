@@ -376,8 +376,7 @@ static int run_on(const char *text, char *const argv_head[], tu_run *run)
 	argv[k++] = path;
 	argv[k] = NULL;
 	ck_assert_int_eq(tu_run_argv(run, NULL, NULL, NULL, 120, argv), 0);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	return run->status == 127 ? -1 : run->status;
 }
 
@@ -1389,8 +1388,7 @@ START_TEST(missing_graphviz_plugins_are_an_error_not_a_print)
 	ck_assert_ptr_nonnull(err);
 	ck_assert_msg(n == 0, "printed: %s", err);
 	free(err);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 

@@ -76,8 +76,7 @@ static void make_tmp_dir(void)
 
 static void remove_tmp_dir(void)
 {
-	tu_rmtree(tmp_dir);
-	free(tmp_dir);
+	tu_rmtree_free(tmp_dir);
 	tmp_dir = NULL;
 }
 

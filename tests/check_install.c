@@ -26,8 +26,7 @@ START_TEST(trainer_links_the_runtime_alone_and_libraries_export_only_the_api)
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 300, argv), 0);
 	ck_assert_msg(r.status == 0, "install.sh (exit %d):\n%s%s", r.status, r.out, r.err);
 	tu_run_free(&r);
-	tu_rmtree(work);
-	free(work);
+	tu_rmtree_free(work);
 }
 END_TEST
 

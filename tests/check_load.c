@@ -26,8 +26,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	tu_rmtree(tmpdir);
-	free(tmpdir);
+	tu_rmtree_free(tmpdir);
 	tmpdir = NULL;
 }
 

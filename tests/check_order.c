@@ -409,29 +409,9 @@ START_TEST(ppcc_check_accepts_relabelled_plans_of_every_kind)
 			      "%s: %s", name, r.out);
 		tu_run_free(&r);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
-
-typedef struct line_log {
-	pthread_mutex_t mu;
-	char text[1 << 14];
-	size_t len;
-	int lines[4];
-} line_log;
-
-static void collect(int rank, const char *line, void *user)
-{
-	line_log *l = user;
-	pthread_mutex_lock(&l->mu);
-	int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s\n", line);
-	if (n > 0 && l->len + (size_t)n < sizeof l->text)
-		l->len += (size_t)n;
-	if (rank >= 0 && rank < 4)
-		l->lines[rank]++;
-	pthread_mutex_unlock(&l->mu);
-}
 
 /* Grouped, every rank refuses at init, before any data moves (no
  * callback runs); eager, matching by name runs it right. */
@@ -448,13 +428,12 @@ START_TEST(runtime_refuses_the_swapped_schedule_in_grouped_mode_only)
 	swapped_gpipe(&s, ranks, acts, a, pp);
 	rt_pipe_fns(pp, fns);
 
-	line_log log;
-	memset(&log, 0, sizeof log);
-	pthread_mutex_init(&log.mu, NULL);
+	rt_lines log;
+	rt_lines_init(&log, 0, 0);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = 5;
 	o.grouped = 1;
-	o.diag = collect;
+	o.diag = rt_lines_add;
 	o.diag_user = &log;
 	rt_pipe_reset(pp);
 	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), PPCC_RT_EINPUT);

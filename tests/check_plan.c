@@ -85,8 +85,7 @@ START_TEST(plan_json_round_trips_through_reader)
 	ck_assert_str_eq(back.model_name, p.model_name);
 	ck_assert_int_eq(ppcc_schedule_validate(t, &diag.d, path, 10), 0);
 	free(json);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -141,8 +140,7 @@ START_TEST(split_backward_costs_are_the_layers_and_round_trip)
 				    c[s].bwd_input_ms);
 	}
 	free(json);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -188,8 +186,7 @@ START_TEST(weight_gradient_stash_is_held_from_i_until_w)
 	ck_assert_int_eq(ppcc_iteration_estimate(&it, a, &cfg, &p.best), 0);
 	ck_assert_double_eq(it.activation_bytes[0], 2 * G);
 	ck_assert_double_eq(it.activation_bytes[1], 4 * G);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -275,8 +272,7 @@ START_TEST(plan_reports_stage_that_does_not_fit)
 	ck_assert_msg(strstr(diag.text, "it would fit with 4 stages"), "%s", diag.text);
 	ck_assert_msg(strstr(diag.text, "it would fit with 64.00 GiB per device"),
 		      "%s", diag.text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -339,8 +335,7 @@ START_TEST(plan_split_and_simulation_agree_on_p2p)
 	 * the step is at least m times the bottleneck stage's time. */
 	ck_assert(p.best.estimate.step_ms >=
 		  32 * (double)p.best.bottleneck_ps / 1e9 * 0.999999);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST

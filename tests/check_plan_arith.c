@@ -71,8 +71,7 @@ static void plan_of(arith *x, int per_node, double memory_gib, int stages,
 		x->err = ppcc_config_check(&x->cfg, &x->diag.d);
 	if (x->err == 0)
 		x->err = ppcc_plan_build(&x->plan, x->a, &x->cfg, &x->diag.d);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 
 #define NEAR(got, want) \

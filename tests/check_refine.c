@@ -486,8 +486,7 @@ START_TEST(refine_llama405b_like_fits_near_the_optimum)
 		      "%.3f ms against the optimum %.3f ms", pl.best.estimate.step_ms,
 		      all.best.estimate.step_ms);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -535,8 +534,7 @@ START_TEST(refine_model_rounds_stay_within_the_budget)
 		      pl.search.model_budget);
 	ck_assert(plan_fits(&pl));
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 

@@ -347,8 +347,7 @@ START_TEST(printed_configurations_plan_to_their_figures_and_the_winner_leads)
 	}
 	free(src);
 	json_decref(j);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -390,8 +389,7 @@ START_TEST(search_without_a_global_batch_is_refused)
 	ck_assert_ptr_nonnull(strstr(r.err, "global batch"));
 	ck_assert_str_eq(r.out, "");
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -445,8 +443,7 @@ START_TEST(nothing_fits_says_what_is_closest_and_what_would_fit)
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, bargv), 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -650,8 +647,7 @@ START_TEST(compared_configurations_rank_where_the_search_ranks_them)
 		ck_assert_int_ge(pinned.compared[k].rank, 2);
 	}
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -710,8 +706,7 @@ START_TEST(a_bad_compare_file_is_located_and_nothing_is_written)
 	tu_run_free(&r);
 	free(fixed);
 	free(text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 

@@ -362,8 +362,7 @@ START_TEST(reader_takes_keys_in_any_order)
 	ck_assert_int_eq(b.plan.best.schedule.ranks[0].actions[1].op, PPCC_OP_B);
 	ppcc_arena_free(a.a);
 	ppcc_arena_free(b.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -391,8 +390,7 @@ START_TEST(reader_holds_back_errors_until_the_header_is_known)
 			 "SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B, REDUCE_GRAD, "
 			 "REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM or UNSHARD_PARAM)\n");
 	ppcc_arena_free(r.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -432,8 +430,7 @@ START_TEST(reader_reports_a_string_field_of_an_action_as_that_field)
 			 "'REDUCE_SCATTER_GRAB'" OPS);
 #undef OPS
 	ppcc_arena_free(r.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -460,8 +457,7 @@ START_TEST(reader_refuses_duplicate_keys_at_any_depth)
 	ck_assert_int_eq(r.status, PPCC_EINPUT);
 	ck_assert_str_eq(r.diag.text, "1:40: error: duplicate object key near '\"op\"'\n");
 	ppcc_arena_free(r.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -485,8 +481,7 @@ START_TEST(reader_places_an_error_across_read_blocks)
 	snprintf(want, sizeof want, "%zu:", n + 2);
 	ck_assert_msg(strncmp(r.diag.text, want, strlen(want)) == 0, "%s", r.diag.text);
 	ppcc_arena_free(r.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	free(text);
 }
 END_TEST
@@ -547,8 +542,7 @@ START_TEST(reader_places_header_errors_at_their_values)
 		      "%s", r.diag.text);
 	ppcc_arena_free(r.a);
 	free(text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -602,8 +596,7 @@ START_TEST(reader_keeps_the_hostile_input_limits)
 		ppcc_arena_free(r.a);
 	}
 	free(deep);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 

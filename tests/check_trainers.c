@@ -486,8 +486,7 @@ START_TEST(torchtitan_toml_parses_and_names_every_module_once)
 		tu_run_free(&r);
 		built_free(b);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 

@@ -634,13 +634,18 @@ void rt_lines_init(rt_lines *l, int ranks, int stuck)
 	l->stuck = stuck;
 }
 
-void rt_lines_count(int rank, const char *line, void *user)
+void rt_lines_add(int rank, const char *line, void *user)
 {
 	rt_lines *l = user;
-	(void)line;
 	pthread_mutex_lock(&l->mu);
+	int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s\n", line);
+	if (n > 0 && l->len + (size_t)n < sizeof l->text)
+		l->len += (size_t)n;
 	if (rank >= 0 && rank < 16)
 		l->lines[rank]++;
+	else
+		l->other++;
+	l->total++;
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mu);
 }

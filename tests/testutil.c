@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include "ppcc/runtime.h"
+#include "rt_pipe.h"
 
 #include <check.h>
 #include <errno.h>
@@ -48,6 +49,19 @@ const char *tu_src(void)
 {
 	const char *p = getenv("PPCC_SRC");
 	return p ? p : ".";
+}
+
+void tu_ppcc_run(tu_run *out, const char *dir, char *const env[],
+		 int timeout_s, const char *const args[])
+{
+	char *argv[64] = {(char *)tu_ppcc()};
+	size_t n = 1;
+	for (; args[n - 1]; n++) {
+		ck_assert_msg(n < 63, "more than 62 arguments for ppcc");
+		argv[n] = (char *)args[n - 1];
+	}
+	argv[n] = NULL;
+	ck_assert_int_eq(tu_run_argv(out, dir, NULL, env, timeout_s, argv), 0);
 }
 
 static void append(char **buf, size_t *len, size_t *cap, const char *d, size_t n)
@@ -183,6 +197,12 @@ void tu_rmtree(const char *dir)
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void tu_rmtree_free(char *dir)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
 char *tu_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -306,4 +326,105 @@ void tu_skip(const char *test, const char *fmt, ...)
 		ck_abort_msg("%s: cannot run here (%s), and CI=true allows no "
 			     "skip", test, why);
 	fprintf(stderr, "%s: SKIPPED: %s\n", test, why);
+}
+
+typedef struct alloc_watch {
+	int (*line_fails)(const char *line);
+	int failed;
+} alloc_watch;
+
+static void alloc_watch_line(int rank, const char *line, void *user)
+{
+	alloc_watch *w = user;
+	(void)rank;
+	if (w->line_fails && w->line_fails(line))
+		w->failed = 1;
+}
+
+/* One try of tu_rt_alloc_failures, in the child: its exit status. */
+static int alloc_try(int n, int grouped, alloc_watch *w)
+{
+	char v[16];
+	snprintf(v, sizeof v, "%d", n);
+	setenv("PPCC_FAIL_ALLOC", v, 1);
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(2, 3, 2, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[2];
+	int err = PPCC_RT_ENOMEM;
+	ppcc_stage_info st[2];
+	rt_pipe_stage_table(pp, st);
+	if (a && ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 2, 1, 3, 0, st) == 0) {
+		rt_pipe_fns(pp, fns);
+		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+		o.debug = 1;
+		o.grouped = grouped;
+		o.timeout_s = 10;
+		o.diag = alloc_watch_line;
+		o.diag_user = w;
+		err = ppcc_rt_run_local(NULL, &s, fns, &o);
+	}
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	if (w->failed)
+		return 3;
+	return err == 0 ? 0 : err == PPCC_RT_ENOMEM ? 1 : 2;
+}
+
+void tu_rt_alloc_failures(const char *test, int max_n, int grouped,
+			  int (*line_fails)(const char *line),
+			  const char *fails)
+{
+	int n, last = -1;
+	const char *fork_mode = getenv("CK_FORK");
+	if (fork_mode && strcmp(fork_mode, "no") == 0) {
+		/* PPCC_FAIL_ALLOC is read at a process's first allocation:
+		 * under CK_FORK=no this one has allocated, so its children
+		 * cannot arm it */
+		tu_skip(test, "needs CK_FORK (this run has CK_FORK=no)");
+		return;
+	}
+	for (n = 1; n < max_n; n++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			alloc_watch w = {line_fails, 0};
+			exit(alloc_try(n, grouped, &w));
+		}
+		int status;
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status), "allocation %d: killed by signal %d", n,
+			      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		last = WEXITSTATUS(status);
+		ck_assert_msg(last != 3, "allocation %d: %s", n, fails);
+		ck_assert_msg(last == 0 || last == 1, "allocation %d: exit %d", n, last);
+		if (last == 0)
+			break;
+	}
+	ck_assert_msg(last == 0 && n > 10, "never succeeded (%d tries)", n);
+}
+
+void tu_header_compiles_alone(const char *test, const char *source)
+{
+	char *dir = tu_mkdtemp(), path[4096], inc[4096];
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof path, "%s/use.c", dir);
+	snprintf(inc, sizeof inc, "-I%s/include", tu_src());
+	ck_assert_int_eq(tu_write_file(path, source), 0);
+	const char *cc = getenv("CC") ? getenv("CC") : "cc";
+	char *c_argv[] = {(char *)cc, "-std=c11", "-pedantic", "-Werror", "-Wall",
+			  "-Wextra", inc, "-fsyntax-only", path, NULL};
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, c_argv), 0);
+	ck_assert_msg(r.status == 0, "C11: %s", r.err);
+	tu_run_free(&r);
+	char *cxx_argv[] = {"c++", "-std=c++11", "-pedantic", "-Werror", "-Wall",
+			    "-Wextra", inc, "-x", "c++", "-fsyntax-only", path, NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, cxx_argv), 0);
+	if (r.status == 127)
+		tu_skip(test, "no c++ compiler (package build-essential)");
+	else
+		ck_assert_msg(r.status == 0, "C++: %s", r.err);
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
 }

@@ -41,9 +41,19 @@ void tu_run_free(tu_run *r);
 const char *tu_ppcc(void);
 const char *tu_src(void);
 
-/* A fresh temporary directory (removed by tu_rmtree). */
+/* Runs the ppcc binary with args (NULL-terminated, at most 62) as
+ * tu_run_argv runs a command, which must start; TU_PPCC runs it with the
+ * arguments given from the current directory, for 60 s at most. */
+void tu_ppcc_run(tu_run *out, const char *dir, char *const env[],
+		 int timeout_s, const char *const args[]);
+#define TU_PPCC(r, ...) tu_ppcc_run((r), NULL, NULL, 60, \
+				    (const char *const[]){__VA_ARGS__, NULL})
+
+/* A fresh temporary directory (removed by tu_rmtree; tu_rmtree_free
+ * also frees the name tu_mkdtemp returned). */
 char *tu_mkdtemp(void);
 void tu_rmtree(const char *dir);
+void tu_rmtree_free(char *dir);
 
 /* Whole file into a malloc'd NUL-terminated buffer; NULL if unreadable. */
 char *tu_read_file(const char *path, size_t *len);
@@ -71,6 +81,25 @@ int tu_skip_is_failure(void);
  * MPI runs are then not part of the build under test, so the caller says
  * so on stderr (naming test) and returns without a skip.  0 otherwise. */
 int tu_mpi_left_out(const char *test);
+
+/* An installed header's use, source (a C file that includes it), must
+ * compile with $CC (else cc) as C11 and with c++ as C++11, each with
+ * -pedantic -Werror -Wall -Wextra against the source tree's include/;
+ * without c++, test (the caller's name) skips the C++ half. */
+void tu_header_compiles_alone(const char *test, const char *source);
+
+/* The numeric pipeline of rt_pipe.h (2 stages on 2 ranks, 3 microbatches
+ * of 1F1B, debug trailers, a 10 s timeout; grouped if asked) run with its
+ * nth allocation failing (PPCC_FAIL_ALLOC=n) for n = 1, 2, ... below
+ * max_n until a run succeeds, which must come after the 10th: each try
+ * is a child process whose run must end in success or a clean
+ * PPCC_RT_ENOMEM, and which fails, saying `fails`, when line_fails (may
+ * be NULL) returns nonzero for a line of its diagnostics.  The variable
+ * is read at a process's first allocation, so this needs Check's fork
+ * mode: under CK_FORK=no, test (the caller's name) is skipped. */
+void tu_rt_alloc_failures(const char *test, int max_n, int grouped,
+			  int (*line_fails)(const char *line),
+			  const char *fails);
 
 /* Loads path (relative to the source tree) and builds its plan. */
 int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
