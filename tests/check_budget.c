@@ -491,8 +491,7 @@ static int search_text(ppcc_search_result *r, tu_diag *diag, ppcc_arena *a,
 		       const ppcc_search_options *o)
 {
 	char path[600];
-	snprintf(path, sizeof path, "%s/s.yaml", dir);
-	ck_assert_int_eq(tu_write_file(path, text), 0);
+	tu_write_in(path, sizeof path, dir, "s.yaml", text);
 	ppcc_config cfg;
 	tu_diag_init(diag);
 	ck_assert_int_eq(ppcc_config_load(&cfg, a, path, NULL, &diag->d), 0);

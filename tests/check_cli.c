@@ -242,8 +242,7 @@ START_TEST(cli_reads_stdin_and_names_it)
 
 	char *dir = tu_mkdtemp();
 	char bad[4096];
-	snprintf(bad, sizeof bad, "%s/bad.yaml", dir);
-	tu_write_file(bad, "model: [\n");
+	tu_write_in(bad, sizeof bad, dir, "bad.yaml", "model: [\n");
 	ck_assert_int_eq(tu_run_argv(&r, NULL, bad, NULL, 60, argv), 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strncmp(r.err, "ppcc: <stdin>:", 14) == 0, "%s", r.err);
@@ -296,8 +295,8 @@ START_TEST(cli_check_reports_json_syntax_position)
 {
 	char *dir = tu_mkdtemp();
 	char path[4096];
-	snprintf(path, sizeof path, "%s/broken.json", dir);
-	tu_write_file(path, "{\n  \"format\": \"ppcc-schedule\",\n  \"version\": 1,,\n}\n");
+	tu_write_in(path, sizeof path, dir, "broken.json",
+		    "{\n  \"format\": \"ppcc-schedule\",\n  \"version\": 1,,\n}\n");
 	tu_run r;
 	TU_PPCC(&r, "check", path);
 	ck_assert_int_eq(r.status, 1);

@@ -426,24 +426,6 @@ static int forward_with_sample(int stage, int mb, const void *in, size_t in_n,
  * (waiting before its step until the scribble is done) has not received
  * yet; in debug mode rank 1 fails its check, and diagnose names it and
  * the message. */
-static unsigned char *kept_output;
-static atomic_int scribbled;
-
-static int scribbling_forward(int stage, int mb, const void *input,
-			      size_t input_bytes, void *output,
-			      size_t output_bytes, void *user)
-{
-	int ret = rt_pipe_forward(stage, mb, input, input_bytes, output,
-				  output_bytes, user);
-	if (stage == 0 && mb == 0)
-		kept_output = output;
-	if (stage == 0 && mb == 1 && kept_output) {
-		kept_output[3] ^= 0x40;
-		atomic_store(&scribbled, 1);
-	}
-	return ret;
-}
-
 START_TEST(corrupted_message_is_named_at_its_receiver)
 {
 	char *dir = tu_mkdtemp();
@@ -455,11 +437,9 @@ START_TEST(corrupted_message_is_named_at_its_receiver)
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_GPIPE, 2, 1, 2, 0, st), 0);
 	ppcc_rt_stage_fns fns[2];
 	rt_pipe_fns(pp, fns);
-	fns[0].forward = scribbling_forward;
-	kept_output = NULL;
-	atomic_store(&scribbled, 0);
+	fns[0].forward = rt_pipe_scribbling_forward;
 	const ppcc_schedule *ss[2] = {&s, &s};
-	rank_arg t[2] = {{.debug = 1}, {.debug = 1, .start_after = &scribbled}};
+	rank_arg t[2] = {{.debug = 1}, {.debug = 1, .start_after = &pp->scribbled}};
 	run_ranks(dir, ss, 2, fns, t, 10);
 	ck_assert_int_eq(t[1].step_status, PPCC_RT_ECHECKSUM);
 	ck_assert_int_eq(n_records(dir), 2);

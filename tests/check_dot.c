@@ -367,8 +367,7 @@ static int run_on(const char *text, char *const argv_head[], tu_run *run)
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
 	char path[4096];
-	snprintf(path, sizeof path, "%s/in.dot", dir);
-	ck_assert_int_eq(tu_write_file(path, text), 0);
+	tu_write_in(path, sizeof path, dir, "in.dot", text);
 	char *argv[8];
 	int k = 0;
 	for (; argv_head[k]; k++)

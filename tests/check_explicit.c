@@ -159,16 +159,14 @@ START_TEST(explicit_partition_near_tie_reads_the_same)
 {
 	char *dir = tu_mkdtemp();
 	char path[4096];
-	snprintf(path, sizeof path, "%s/tie.yaml", dir);
-	ck_assert_int_eq(tu_write_file(path,
-		"model:\n  name: tie\n  layers:\n"
+	tu_write_in(path, sizeof path, dir, "tie.yaml", "model:\n  name: tie\n  layers:\n"
 		"    - {name: a, repeat: 2, fwd_ms: 2.0, params: 1.0e7, activation_bytes: 1.0e6, stash_bytes: 1.0e6}\n"
 		"    - {name: t, fwd_ms: 0.0001, params: 1.0e7, activation_bytes: 1.0e6, stash_bytes: 1.0e6}\n"
 		"    - {name: a, repeat: 2, fwd_ms: 2.0, params: 1.0e7, activation_bytes: 1.0e6, stash_bytes: 1.0e6}\n"
 		"cluster:\n  devices: 2\n  devices_per_node: 2\n"
 		"  device: {name: l4, tflops: 121, efficiency: 0.5, memory_gib: 24}\n"
 		"  links:\n    intra_node: {bandwidth_gb_s: 32, latency_us: 10}\n"
-		"pipeline:\n  stages: 2\n  microbatches: 4\n"), 0);
+		"pipeline:\n  stages: 2\n  microbatches: 4\n");
 	tu_run r;
 	TU_PPCC(&r, "plan", path, "--partition", "2,3");
 	ck_assert_int_eq(r.status, 0);

@@ -155,9 +155,7 @@ START_TEST(weight_gradient_stash_is_held_from_i_until_w)
 {
 	char *dir = tu_mkdtemp();
 	char path[4096];
-	snprintf(path, sizeof path, "%s/m.yaml", dir);
-	ck_assert_int_eq(tu_write_file(path,
-		"model:\n"
+	tu_write_in(path, sizeof path, dir, "m.yaml", "model:\n"
 		"  name: m\n"
 		"  layers:\n"
 		"    - {name: a, fwd_ms: 1, bwd_input_ms: 1, bwd_weight_ms: 1, "
@@ -168,7 +166,7 @@ START_TEST(weight_gradient_stash_is_held_from_i_until_w)
 		"  devices: 2\n"
 		"  device: {name: x, tflops: 1, efficiency: 1, memory_gib: 80}\n"
 		"pipeline: {schedule: zb-h1, stages: 2, microbatches: 4, "
-		"partition: [1, 1]}\n"), 0);
+		"partition: [1, 1]}\n");
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	ppcc_plan p;
@@ -308,9 +306,7 @@ START_TEST(plan_split_and_simulation_agree_on_p2p)
 	tu_diag_init(&diag);
 	char *dir = tu_mkdtemp();
 	char path[4096];
-	snprintf(path, sizeof path, "%s/p2p.yaml", dir);
-	tu_write_file(path,
-		      "model:\n"
+	tu_write_in(path, sizeof path, dir, "p2p.yaml", "model:\n"
 		      "  name: p2p\n"
 		      "  layers:\n"
 		      "    - {name: a, fwd_ms: 2.0, activation_bytes: 1000}\n"

@@ -464,8 +464,7 @@ START_TEST(refine_llama405b_like_fits_near_the_optimum)
 		"pipeline: {tensor_parallel: 8, stages: 4, microbatches: 8, zero: 1,\n"
 		"           schedule: interleaved, chunks: 2}\n";
 	char *dir = tu_mkdtemp(), path[4096];
-	snprintf(path, sizeof path, "%s/l.yaml", dir);
-	ck_assert_int_eq(tu_write_file(path, yaml), 0);
+	tu_write_in(path, sizeof path, dir, "l.yaml", yaml);
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	tu_diag diag;
@@ -516,8 +515,7 @@ START_TEST(refine_model_rounds_stay_within_the_budget)
 		"pipeline: {stages: 16, microbatches: 64, schedule: interleaved,\n"
 		"           chunks: 8}\n";
 	char *dir = tu_mkdtemp(), path[4096];
-	snprintf(path, sizeof path, "%s/t.yaml", dir);
-	ck_assert_int_eq(tu_write_file(path, yaml), 0);
+	tu_write_in(path, sizeof path, dir, "t.yaml", yaml);
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	tu_diag diag;

@@ -598,24 +598,6 @@ END_TEST
 /* Stage 0's forward of mb 1 scribbles on mb 0's output, which rank 1
  * (waiting before its step until the scribble is done) has not received
  * yet; debug mode catches it at the receiver. */
-static unsigned char *kept_output;
-static atomic_int scribbled;
-
-static int scribbling_forward(int stage, int mb, const void *input,
-			      size_t input_bytes, void *output,
-			      size_t output_bytes, void *user)
-{
-	int ret = rt_pipe_forward(stage, mb, input, input_bytes, output,
-				  output_bytes, user);
-	if (stage == 0 && mb == 0)
-		kept_output = output;
-	if (stage == 0 && mb == 1 && kept_output) {
-		kept_output[3] ^= 0x40;
-		atomic_store(&scribbled, 1);
-	}
-	return ret;
-}
-
 START_TEST(debug_checksum_catches_a_corrupted_message)
 {
 	for (int debug = 0; debug <= 1; debug++) {
@@ -629,9 +611,7 @@ START_TEST(debug_checksum_catches_a_corrupted_message)
 		rt_lines_init(&dl, 0, 0);
 		ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 2, 2), 0);
 		rt_pipe_fns(pp, fns);
-		fns[0].forward = scribbling_forward;
-		kept_output = NULL;
-		atomic_store(&scribbled, 0);
+		fns[0].forward = rt_pipe_scribbling_forward;
 		ck_assert_int_eq(ppcc_rt_local_world_new(&w, 2), 0);
 		rank_thread t[2];
 		memset(t, 0, sizeof t);
@@ -644,7 +624,7 @@ START_TEST(debug_checksum_catches_a_corrupted_message)
 			o.diag_user = &dl;
 			t[r] = (rank_thread){.rank = r, .s = &s, .fns = fns, .o = o,
 					     .steps = 1,
-					     .start_after = r ? &scribbled : NULL};
+					     .start_after = r ? &pp->scribbled : NULL};
 		}
 		run_threads(t, 2);
 		if (!debug) {

@@ -587,14 +587,12 @@ START_TEST(compared_configurations_rank_where_the_search_ranks_them)
 	tu_run_free(&r);
 
 	/* tiny's own 1f1b on 4 stages, and gpipe on 2 */
-	snprintf(yaml, sizeof yaml, "%s/compare.yaml", dir);
-	ck_assert_int_eq(tu_write_file(yaml,
-		"compare:\n"
+	tu_write_in(yaml, sizeof yaml, dir, "compare.yaml", "compare:\n"
 		"  - name: own\n"
 		"    pipeline: {stages: 4, schedule: 1f1b}\n"
 		"  - pipeline:\n"
 		"      stages: 2\n"
-		"      schedule: gpipe\n"), 0);
+		"      schedule: gpipe\n");
 	ppcc_arena *a = ppcc_arena_new();
 	tu_diag diag;
 	tu_diag_init(&diag);
@@ -658,15 +656,13 @@ START_TEST(a_bad_compare_file_is_located_and_nothing_is_written)
 	char *dir = tu_mkdtemp();
 	char model[4096], yaml[4096];
 	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
-	snprintf(yaml, sizeof yaml, "%s/bad.yaml", dir);
-	ck_assert_int_eq(tu_write_file(yaml,
-		"compare:\n"
+	tu_write_in(yaml, sizeof yaml, dir, "bad.yaml", "compare:\n"
 		"  - pipeline: {stages: 2, schedul: 1f1b}\n"
 		"  - pipeline: {stages: 2, data_parallel: 1}\n"
 		"  - pipeline: {stages: 2, chunks: 3, schedule: 1f1b}\n"
 		"  - pipeline: {stages: 2, microbatches: 3}\n"
 		"  - pipeline: {stages: 2}\n"
-		"    recompute: full\n"), 0);
+		"    recompute: full\n");
 	char *argv[] = {(char *)tu_ppcc(), "search", model, "--compare", yaml,
 			NULL};
 	tu_run r;

@@ -424,8 +424,7 @@ START_TEST(torchtitan_toml_parses_and_names_every_module_once)
 		char *text = emit_to_string(ppcc_emit_torchtitan, b, &status);
 		ck_assert_msg(text, "%s", b->diag.text);
 		char path[4096];
-		snprintf(path, sizeof path, "%s/job.toml", dir);
-		ck_assert_int_eq(tu_write_file(path, text), 0);
+		tu_write_in(path, sizeof path, dir, "job.toml", text);
 		free(text);
 		char *argv[] = {"python3", "-c", (char *)toml_reader, path, NULL};
 		tu_run r;

@@ -33,6 +33,7 @@ rt_pipe *rt_pipe_new(int S, int m, int n_ranks, int width)
 	rt_pipe *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
+	atomic_init(&p->scribbled, 0);
 	p->S = S;
 	p->m = m;
 	p->n_ranks = n_ranks;
@@ -337,6 +338,22 @@ static int backward_common(int op, int stage, int mb, const void *grad_output,
 			gi[j % nin] += p->w[stage] * g[j];
 	}
 	return fault(p, op, stage, mb);
+}
+
+int rt_pipe_scribbling_forward(int stage, int mb, const void *input,
+			       size_t input_bytes, void *output,
+			       size_t output_bytes, void *user)
+{
+	rt_pipe *p = user;
+	int ret = rt_pipe_forward(stage, mb, input, input_bytes, output,
+				  output_bytes, user);
+	if (stage == 0 && mb == 0)
+		p->kept_output = output;
+	if (stage == 0 && mb == 1 && p->kept_output) {
+		p->kept_output[3] ^= 0x40;
+		atomic_store(&p->scribbled, 1);
+	}
+	return ret;
 }
 
 int rt_pipe_backward(int stage, int mb, const void *grad_output,

@@ -23,6 +23,7 @@
 #define PPCC_TESTS_RT_PIPE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,10 @@ typedef struct rt_pipe {
 	int fault_kill;
 	void (*fault_wait)(void *user);
 	void *fault_wait_user;
+	/* rt_pipe_scribbling_forward's: stage 0's output of mb 0, and 1
+	 * once it has been changed */
+	unsigned char *kept_output;
+	atomic_int scribbled;
 } rt_pipe;
 
 /* A pipeline of S stages (run by n_ranks ranks) over m microbatches;
@@ -85,6 +90,14 @@ int rt_pipe_forward(int stage, int mb, const void *input, size_t input_bytes,
 int rt_pipe_backward(int stage, int mb, const void *grad_output,
 		     size_t grad_output_bytes, void *grad_input,
 		     size_t grad_input_bytes, void *user);
+
+/* rt_pipe_forward, except that stage 0's forward of mb 1 flips a bit
+ * of mb 0's output, which the receiver may not have taken yet (a
+ * corrupted message), and then sets scribbled; kept_output and
+ * scribbled start at NULL and 0 (rt_pipe_new). */
+int rt_pipe_scribbling_forward(int stage, int mb, const void *input,
+			       size_t input_bytes, void *output,
+			       size_t output_bytes, void *user);
 
 /* For options.on_message. */
 void rt_pipe_on_message(const ppcc_rt_message *msg, void *user);

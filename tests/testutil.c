@@ -221,6 +221,14 @@ char *tu_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+void tu_write_in(char *path, size_t n, const char *dir, const char *name,
+		 const char *text)
+{
+	int len = snprintf(path, n, "%s/%s", dir, name);
+	ck_assert_msg(len >= 0 && (size_t)len < n, "path of %s too long", name);
+	ck_assert_msg(tu_write_file(path, text) == 0, "cannot write %s", path);
+}
+
 int tu_write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "wb");

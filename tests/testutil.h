@@ -58,6 +58,10 @@ void tu_rmtree_free(char *dir);
 /* Whole file into a malloc'd NUL-terminated buffer; NULL if unreadable. */
 char *tu_read_file(const char *path, size_t *len);
 int tu_write_file(const char *path, const char *text);
+/* Writes text to the file name in dir, which must succeed, and puts its
+ * path in path (n bytes). */
+void tu_write_in(char *path, size_t n, const char *dir, const char *name,
+		 const char *text);
 int tu_exists(const char *path);
 
 /* A diagnostics sink that appends "LINE:COL: severity: MSG\n" to a buffer. */
