@@ -566,10 +566,7 @@ START_TEST(search_work_stays_within_its_budget)
 	/* Llama 3 8B on 2^20 devices: nothing fills them, and the hints'
 	 * searches (leaving devices idle: 954,720 configurations) share
 	 * the budget */
-	char path[1024];
-	snprintf(path, sizeof path, "%s/examples/llama3-8b.yaml", tu_src());
-	char *text = tu_read_file(path, NULL);
-	ck_assert_ptr_nonnull(text);
+	char *text = tu_read_src("examples/llama3-8b.yaml");
 	char *at = strstr(text, "devices: 16\n");
 	ck_assert_ptr_nonnull(at);
 	size_t len = strlen(text);

@@ -13,10 +13,7 @@
 /* tiny.yaml's model and cluster with the pipeline lines given. */
 static char *write_tiny(const char *dir, const char *pipeline)
 {
-	char src[4096];
-	snprintf(src, sizeof src, "%s/examples/tiny.yaml", tu_src());
-	char *text = tu_read_file(src, NULL);
-	ck_assert_ptr_nonnull(text);
+	char *text = tu_read_src("examples/tiny.yaml");
 	char *cut = strstr(text, "pipeline:");
 	ck_assert_ptr_nonnull(cut);
 	*cut = '\0';

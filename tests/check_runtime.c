@@ -1584,9 +1584,7 @@ START_TEST(zero_training_matches_serial_training_on_the_global_batch)
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
-	snprintf(yaml, sizeof yaml, "%s/examples/trainer/mlp.yaml", tu_src());
-	char *model = tu_read_file(yaml, NULL);
-	ck_assert_ptr_nonnull(model);
+	char *model = tu_read_src("examples/trainer/mlp.yaml");
 	char *devices = strstr(model, "  devices: 4\n");
 	ck_assert_ptr_nonnull(devices);
 	int mpi = -1, n_mpi = 0;

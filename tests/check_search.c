@@ -359,9 +359,8 @@ static const char *example_variant(const char *dir, const char *example,
 {
 	static char path[4096];
 	char model[4096];
-	snprintf(model, sizeof model, "%s/examples/%s", tu_src(), example);
-	char *src = tu_read_file(model, NULL);
-	ck_assert_ptr_nonnull(src);
+	snprintf(model, sizeof model, "examples/%s", example);
+	char *src = tu_read_src(model);
 	char *cut = strstr(src, "\npipeline:");
 	ck_assert_ptr_nonnull(cut);
 	cut[1] = '\0';

@@ -221,6 +221,15 @@ char *tu_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+char *tu_read_src(const char *rel)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", tu_src(), rel);
+	char *text = tu_read_file(path, NULL);
+	ck_assert_msg(text != NULL, "cannot read %s", path);
+	return text;
+}
+
 void tu_write_in(char *path, size_t n, const char *dir, const char *name,
 		 const char *text)
 {

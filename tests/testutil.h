@@ -57,6 +57,9 @@ void tu_rmtree_free(char *dir);
 
 /* Whole file into a malloc'd NUL-terminated buffer; NULL if unreadable. */
 char *tu_read_file(const char *path, size_t *len);
+/* The file rel of the source tree (tu_src), which must be readable, as
+ * tu_read_file returns it. */
+char *tu_read_src(const char *rel);
 int tu_write_file(const char *path, const char *text);
 /* Writes text to the file name in dir, which must succeed, and puts its
  * path in path (n bytes). */
