@@ -374,52 +374,6 @@ END_TEST
 
 /* ---- the trainer ----------------------------------------------------------- */
 
-static void bin_path(char *out, size_t n, const char *rel)
-{
-	const char *b = getenv("PPCC_BUILD");
-	snprintf(out, n, "%s/%s", b ? b : "build", rel);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The lines of prefix and prefix.N (mpi), sorted, without the loss
- * lines of steps before `from`; malloc'd. */
-static char *results(const char *prefix, int from)
-{
-	char *lines[512], path[PATH_MAX + 16];
-	int n = 0;
-	for (int k = -1; k < 8; k++) {
-		if (k < 0)
-			snprintf(path, sizeof path, "%s", prefix);
-		else
-			snprintf(path, sizeof path, "%s.%d", prefix, k);
-		char *t = tu_read_file(path, NULL);
-		if (!t)
-			continue;
-		for (char *q = strtok(t, "\n"); q && n < 512; q = strtok(NULL, "\n")) {
-			int step;
-			if (sscanf(q, "loss %d ", &step) == 1 && step < from)
-				continue;
-			lines[n++] = strdup(q);
-		}
-		free(t);
-	}
-	qsort(lines, (size_t)n, sizeof *lines, cmp_str);
-	size_t len = 1;
-	for (int i = 0; i < n; i++)
-		len += strlen(lines[i]) + 1;
-	char *out = calloc(len, 1);
-	for (int i = 0; i < n; i++) {
-		strcat(out, lines[i]);
-		strcat(out, "\n");
-		free(lines[i]);
-	}
-	return out;
-}
-
 /* The 1-based line where a and b first differ. */
 static int first_difference(const char *a, const char *b)
 {
@@ -456,7 +410,7 @@ static int trainer(const char *json, int np, const char *steps, const char *out,
 	char tr[PATH_MAX], npbuf[8];
 	char *argv[32];
 	int k = 0;
-	bin_path(tr, sizeof tr, "trainer");
+	tu_build_path(tr, sizeof tr, "trainer");
 	snprintf(npbuf, sizeof npbuf, "%d", np);
 	if (np > 0) {
 		char *mpi[] = {"mpirun", "-np", npbuf, "--oversubscribe", "--allow-run-as-root",
@@ -494,7 +448,7 @@ static int trainer(const char *json, int np, const char *steps, const char *out,
 static void plan(char *json, size_t n, const char *dir, const char *kind, int p)
 {
 	char bin[PATH_MAX], model[PATH_MAX], np[8];
-	bin_path(bin, sizeof bin, "ppcc");
+	tu_build_path(bin, sizeof bin, "ppcc");
 	snprintf(model, sizeof model, "%s/examples/trainer/mlp.yaml", tu_src());
 	snprintf(json, n, "%s/%s-%d.json", dir, kind, p);
 	snprintf(np, sizeof np, "%d", p);
@@ -519,7 +473,7 @@ START_TEST(trainer_resumes_onto_another_plan_bitwise)
 	plan(jinter4, sizeof jinter4, dir, "interleaved", 4);
 	snprintf(full, sizeof full, "%s/full", dir);
 	trainer(NULL, 0, "6", full, NULL, NULL, NULL, "uninterrupted");
-	char *ref = results(full, 3);
+	char *ref = tu_sorted_lines(full, 3);
 	ck_assert_msg(strstr(ref, "loss 3 ") && strstr(ref, "loss 5 ") &&
 		      !strstr(ref, "loss 2 ") && strstr(ref, "param 7 "), "%s", ref);
 
@@ -553,7 +507,7 @@ START_TEST(trainer_resumes_onto_another_plan_bitwise)
 		}
 		snprintf(out, sizeof out, "%s/resumed%zu", dir, c);
 		trainer(cases[c].b, cases[c].np_b, "6", out, NULL, NULL, ck, cases[c].what);
-		char *got = results(out, 0);
+		char *got = tu_sorted_lines(out, 0);
 		ck_assert_msg(strcmp(got, ref) == 0, "%s: the resumed run differs from "
 			      "line %d on", cases[c].what, first_difference(got, ref));
 		free(got);
@@ -577,10 +531,10 @@ START_TEST(trainer_refuses_damage_and_survives_a_killed_save)
 {
 	char *dir = tu_mkdtemp(), full[PATH_MAX], out[PATH_MAX], ck[PATH_MAX];
 	char path[2 * PATH_MAX], tr[PATH_MAX];
-	bin_path(tr, sizeof tr, "trainer");
+	tu_build_path(tr, sizeof tr, "trainer");
 	snprintf(full, sizeof full, "%s/full", dir);
 	trainer(NULL, 0, "6", full, NULL, NULL, NULL, "uninterrupted");
-	char *ref = results(full, 2);
+	char *ref = tu_sorted_lines(full, 2);
 	snprintf(ck, sizeof ck, "%s/ck", dir);
 	snprintf(out, sizeof out, "%s/first", dir);
 	trainer(NULL, 0, "2", out, ck, "2", NULL, "save at 2");
@@ -609,7 +563,7 @@ START_TEST(trainer_refuses_damage_and_survives_a_killed_save)
 		free(latest);
 		snprintf(out, sizeof out, "%s/after-kill%zu", dir, k);
 		trainer(NULL, 0, "6", out, NULL, NULL, ck, "resume after a killed save");
-		char *got = results(out, 0);
+		char *got = tu_sorted_lines(out, 0);
 		ck_assert_msg(strcmp(got, ref) == 0, "killed at %ld: the resumed run differs "
 			      "from line %d on", kill_at[k], first_difference(got, ref));
 		free(got);
@@ -871,7 +825,7 @@ START_TEST(trainer_refuses_special_files_and_wrong_sizes_at_once)
 {
 	char *dir = tu_mkdtemp(), ck[PATH_MAX], out[PATH_MAX], tr[PATH_MAX];
 	char path[2 * PATH_MAX];
-	bin_path(tr, sizeof tr, "trainer");
+	tu_build_path(tr, sizeof tr, "trainer");
 	snprintf(ck, sizeof ck, "%s/ck", dir);
 	snprintf(out, sizeof out, "%s/out", dir);
 	trainer(NULL, 0, "3", out, ck, "3", NULL, "save at 3");

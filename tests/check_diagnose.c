@@ -37,18 +37,12 @@ static void quiet(int rank, const char *line, void *user)
 	(void)user;
 }
 
-static void bin(char *out, size_t n, const char *rel)
-{
-	const char *b = getenv("PPCC_BUILD");
-	snprintf(out, n, "%s/%s", b ? b : "build", rel);
-}
-
 /* `ppcc diagnose DIR [extra...]`; r filled. */
 static void diagnose(tu_run *r, const char *dir, const char *a1, const char *a2,
 		     const char *a3)
 {
 	char ppcc[PATH_MAX];
-	bin(ppcc, sizeof ppcc, "ppcc");
+	tu_build_path(ppcc, sizeof ppcc, "ppcc");
 	char *argv[] = {ppcc, "diagnose", (char *)dir, (char *)a1, (char *)a2,
 			(char *)a3, NULL};
 	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, NULL, 60, argv), 0);
@@ -585,7 +579,7 @@ END_TEST
 static int mpirun(const char *mode, const char *dir, int recovery)
 {
 	char prog[PATH_MAX], env_dir[PATH_MAX + 32];
-	bin(prog, sizeof prog, "tests/rt_mpi_prog");
+	tu_build_path(prog, sizeof prog, "tests/rt_mpi_prog");
 	if (access(prog, X_OK) != 0) {
 		if (tu_mpi_left_out("diagnose mpirun"))
 			return -1;
@@ -674,7 +668,7 @@ START_TEST(dump_on_demand_and_schedule_file_comparison)
 {
 	char *dir = tu_mkdtemp(), ppcc[PATH_MAX], model[PATH_MAX];
 	char j8[PATH_MAX], j4[PATH_MAX];
-	bin(ppcc, sizeof ppcc, "ppcc");
+	tu_build_path(ppcc, sizeof ppcc, "ppcc");
 	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
 	snprintf(j8, sizeof j8, "%s/m8.json", dir);
 	snprintf(j4, sizeof j4, "%s/m4.json", dir);
@@ -1001,7 +995,7 @@ END_TEST
 START_TEST(man_page_example_matches_what_ppcc_prints)
 {
 	char rel[PATH_MAX], ppcc[PATH_MAX], dir[PATH_MAX], man[PATH_MAX];
-	bin(rel, sizeof rel, "ppcc");
+	tu_build_path(rel, sizeof rel, "ppcc");
 	ck_assert_ptr_nonnull(realpath(rel, ppcc)); /* run from another directory */
 	snprintf(dir, sizeof dir, "%s", tu_src());
 	snprintf(man, sizeof man, "%s/man/ppcc.1", tu_src());

@@ -17,17 +17,9 @@ __extension__ typedef __int128 wide;
 
 /* ---- random instances ---------------------------------------------------- */
 
-static uint64_t rng_next(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static int64_t rng_below(uint64_t *state, int64_t bound)
 {
-	return bound <= 0 ? 0 : (int64_t)(rng_next(state) % (uint64_t)bound);
+	return bound <= 0 ? 0 : (int64_t)(tu_rng_next(state) % (uint64_t)bound);
 }
 
 static int64_t to_i64(wide v)
@@ -145,7 +137,7 @@ static void fill_prefix(int64_t *p, int n, uint64_t *r, wide start,
 	p[0] = to_i64(v);
 	for (int i = 0; i < n; i++) {
 		wide step = span / n;
-		wide inc = step > 0 ? (wide)(rng_next(r) % (uint64_t)(step > (wide)UINT64_MAX ? UINT64_MAX : (uint64_t)step)) : 0;
+		wide inc = step > 0 ? (wide)(tu_rng_next(r) % (uint64_t)(step > (wide)UINT64_MAX ? UINT64_MAX : (uint64_t)step)) : 0;
 		if (zero_often && rng_below(r, 5) == 0)
 			inc = 0;
 		v += inc;
@@ -211,8 +203,8 @@ static int64_t extreme(uint64_t *r)
 	case 0: return 0;
 	case 1: return rng_below(r, 1000);
 	case 2: return INT64_MAX - rng_below(r, 1000);
-	case 3: return (int64_t)(rng_next(r) >> 1);
-	case 4: return (int64_t)(rng_next(r) >> 20);
+	case 3: return (int64_t)(tu_rng_next(r) >> 1);
+	case 4: return (int64_t)(tu_rng_next(r) >> 20);
 	default: return INT64_MAX / 2 + rng_below(r, 1000);
 	}
 }
@@ -252,7 +244,7 @@ static void instance_extreme(instance *x, uint64_t seed, int n_max)
 		switch (rng_below(&r, 4)) {
 		case 0: x->mem_cap[s] = INT64_MAX; break;
 		case 1: x->mem_cap[s] = INT64_MAX - 1 - rng_below(&r, 1000); break;
-		case 2: x->mem_cap[s] = (int64_t)rng_next(&r); break;
+		case 2: x->mem_cap[s] = (int64_t)tu_rng_next(&r); break;
 		default: x->mem_cap[s] = rng_below(&r, 5000); break;
 		}
 	}

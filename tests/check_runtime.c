@@ -25,8 +25,6 @@
 
 Suite *suite_runtime(void);
 
-static void build_path(char *out, size_t n, const char *rel);
-
 /* The lines of one rank ("ppcc-rt: rank R: ..."), joined. */
 static const char *rank_line(const rt_lines *d, int rank, char *buf, size_t n)
 {
@@ -872,7 +870,7 @@ static const char *ppcc_binary(char *buf, size_t n)
 {
 	if (getenv("PPCC"))
 		return getenv("PPCC");
-	build_path(buf, n, "ppcc");
+	tu_build_path(buf, n, "ppcc");
 	return buf;
 }
 
@@ -941,24 +939,6 @@ END_TEST
 
 /* ---- programs: the header alone, the man page example, mpirun -------------- */
 
-/* A program built next to check_ppcc ($PPCC_BUILD, else this binary's
- * folder). */
-static void build_path(char *out, size_t n, const char *rel)
-{
-	const char *b = getenv("PPCC_BUILD");
-	if (b) {
-		snprintf(out, n, "%s/%s", b, rel);
-		return;
-	}
-	char exe[PATH_MAX / 2];
-	ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	exe[k > 0 ? k : 0] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(out, n, "%s/%s", k > 0 ? exe : "build", rel);
-}
-
 START_TEST(public_header_compiles_alone_as_c11_and_cxx)
 {
 	tu_header_compiles_alone("public_header_compiles_alone_as_c11_and_cxx",
@@ -974,7 +954,7 @@ END_TEST
 START_TEST(man_page_example_runs)
 {
 	char prog[PATH_MAX];
-	build_path(prog, sizeof prog, "tests/rt_man_example");
+	tu_build_path(prog, sizeof prog, "tests/rt_man_example");
 	ck_assert_msg(access(prog, X_OK) == 0, "%s not built (make its rule)", prog);
 	char *argv[] = {prog, NULL};
 	tu_run r;
@@ -993,7 +973,7 @@ END_TEST
 static int mpirun_np(tu_run *r, const char *np, const char *mode, int recovery)
 {
 	char prog[PATH_MAX];
-	build_path(prog, sizeof prog, "tests/rt_mpi_prog");
+	tu_build_path(prog, sizeof prog, "tests/rt_mpi_prog");
 	if (access(prog, X_OK) != 0) {
 		if (tu_mpi_left_out("mpirun"))
 			return -1;
@@ -1272,57 +1252,6 @@ END_TEST
 
 /* ---- the example trainer ---------------------------------------------------- */
 
-static int cmp_lines(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The lines of every file named prefix or prefix.N, sorted and joined;
- * malloc'd. */
-static char *sorted_output(const char *prefix)
-{
-	char *all = NULL, path[PATH_MAX + 16];
-	size_t len = 0;
-	for (int k = -1; k < 16; k++) {
-		if (k < 0)
-			snprintf(path, sizeof path, "%s", prefix);
-		else
-			snprintf(path, sizeof path, "%s.%d", prefix, k);
-		size_t n;
-		char *t = tu_read_file(path, &n);
-		if (!t)
-			continue;
-		all = realloc(all, len + n + 2);
-		memcpy(all + len, t, n);
-		len += n;
-		if (n && t[n - 1] != '\n')
-			all[len++] = '\n';
-		all[len] = '\0';
-		free(t);
-	}
-	if (!all)
-		return calloc(1, 1);
-	size_t n_lines = 0;
-	for (char *q = all; *q; q++)
-		n_lines += *q == '\n';
-	char **lines = calloc(n_lines + 1, sizeof *lines);
-	size_t k = 0;
-	for (char *q = strtok(all, "\n"); q; q = strtok(NULL, "\n"))
-		lines[k++] = q;
-	qsort(lines, k, sizeof *lines, cmp_lines);
-	char *out = calloc(len + 2, 1);
-	size_t o = 0;
-	for (size_t i = 0; i < k; i++) {
-		size_t l = strlen(lines[i]);
-		memcpy(out + o, lines[i], l);
-		o += l;
-		out[o++] = '\n';
-	}
-	free(lines);
-	free(all);
-	return out;
-}
-
 /* The largest relative difference between the numbers of two outputs
  * of the same shape (HUGE_VAL when the shapes differ). */
 static double max_rel_diff(const char *a, const char *b)
@@ -1364,7 +1293,7 @@ static int run_ok(char *const argv[], const char *what)
 
 static void expect_same(const char *ref, const char *prefix, const char *what)
 {
-	char *got = sorted_output(prefix);
+	char *got = tu_sorted_lines(prefix, 0);
 	ck_assert_msg(strstr(got, "loss 3 ") && strstr(got, "param 7 "),
 		      "%s: incomplete output\n%s", what, got);
 	/* the same microbatches accumulated in the same order: bit for bit */
@@ -1377,7 +1306,7 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 {
 	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], out[PATH_MAX];
 	char json[PATH_MAX], what[128], np[8];
-	build_path(trainer, sizeof trainer, "trainer");
+	tu_build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
@@ -1386,7 +1315,7 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 	snprintf(out, sizeof out, "%s/serial", dir);
 	char *serial[] = {trainer, "--serial", "--steps", "4", "--output", out, NULL};
 	run_ok(serial, "serial");
-	char *ref = sorted_output(out);
+	char *ref = tu_sorted_lines(out, 0);
 
 	/* the schedule compiled in from mlp.yaml (1F1B, 2 ranks) */
 	snprintf(out, sizeof out, "%s/header-local", dir);
@@ -1455,7 +1384,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], out[PATH_MAX];
 	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8], nw[8];
 	char nm[16];
-	build_path(trainer, sizeof trainer, "trainer");
+	tu_build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
@@ -1496,14 +1425,14 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 				      "--schedule", json, "--steps", "3", "--output",
 				      ref_path, NULL};
 			run_ok(se, what);
-			char *ref = sorted_output(ref_path);
+			char *ref = tu_sorted_lines(ref_path, 0);
 			ck_assert_msg(strstr(ref, "loss 2 ") && strstr(ref, "param 7 "),
 				      "%s: incomplete serial output\n%s", what, ref);
 			snprintf(out, sizeof out, "%s/%s-%d-%d-dp", dir, kname, p, d);
 			char *dp[] = {trainer, "--data-parallel", nd, "--schedule", json,
 				      "--steps", "3", "--debug", "--output", out, NULL};
 			run_ok(dp, what);
-			char *got = sorted_output(out);
+			char *got = tu_sorted_lines(out, 0);
 			ck_assert_msg(strcmp(got, ref) == 0, "%s local: differs from "
 				      "serial training (largest relative difference %g)\n%s",
 				      what, max_rel_diff(got, ref), got);
@@ -1518,7 +1447,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 					      "--output", out, NULL};
 				mpi = !run_ok(mo, what);
 				if (mpi) {
-					got = sorted_output(out);
+					got = tu_sorted_lines(out, 0);
 					ck_assert_msg(strcmp(got, ref) == 0, "%s mpi: differs "
 						      "from serial training (largest relative "
 						      "difference %g)\n%s", what,
@@ -1580,7 +1509,7 @@ START_TEST(zero_training_matches_serial_training_on_the_global_batch)
 	};
 	char trainer[PATH_MAX], bin[PATH_MAX], yaml[PATH_MAX], out[PATH_MAX];
 	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8], nw[8];
-	build_path(trainer, sizeof trainer, "trainer");
+	tu_build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
@@ -1627,14 +1556,14 @@ START_TEST(zero_training_matches_serial_training_on_the_global_batch)
 		char *se[] = {trainer, "--serial", "--data-parallel", nd, "--schedule",
 			      json, "--steps", "3", "--output", ref_path, NULL};
 		run_ok(se, what);
-		char *ref = sorted_output(ref_path);
+		char *ref = tu_sorted_lines(ref_path, 0);
 		ck_assert_msg(strstr(ref, "loss 2 ") && strstr(ref, "param 7 "),
 			      "%s: incomplete serial output\n%s", what, ref);
 		snprintf(out, sizeof out, "%s/zero-%zu", dir, k);
 		char *dp[] = {trainer, "--data-parallel", nd, "--schedule", json,
 			      "--steps", "3", "--debug", "--output", out, NULL};
 		run_ok(dp, what);
-		char *got = sorted_output(out);
+		char *got = tu_sorted_lines(out, 0);
 		ck_assert_msg(strcmp(got, ref) == 0, "%s local: differs from serial "
 			      "training (largest relative difference %g)\n%s", what,
 			      max_rel_diff(got, ref), got);
@@ -1648,7 +1577,7 @@ START_TEST(zero_training_matches_serial_training_on_the_global_batch)
 				      "--timeout", "30", "--output", out, NULL};
 			mpi = !run_ok(mo, what);
 			if (mpi) {
-				got = sorted_output(out);
+				got = tu_sorted_lines(out, 0);
 				ck_assert_msg(strcmp(got, ref) == 0, "%s mpi: differs from "
 					      "serial training (largest relative "
 					      "difference %g)\n%s", what,
@@ -1674,7 +1603,7 @@ END_TEST
 START_TEST(trainer_refuses_a_schedule_for_another_model)
 {
 	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], json[PATH_MAX];
-	build_path(trainer, sizeof trainer, "trainer");
+	tu_build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built", trainer);
 	char *dir = tu_mkdtemp();
 	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());

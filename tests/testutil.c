@@ -445,3 +445,113 @@ void tu_header_compiles_alone(const char *test, const char *source)
 	tu_run_free(&r);
 	tu_rmtree_free(dir);
 }
+
+uint64_t tu_rng_next(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+double tu_rng_uniform(uint64_t *state, double lo, double hi)
+{
+	return lo + (hi - lo) * (double)(tu_rng_next(state) >> 11) / 9007199254740992.0;
+}
+
+int tu_rng_int(uint64_t *state, int lo, int hi)
+{
+	return lo + (int)(tu_rng_next(state) % (uint64_t)(hi - lo + 1));
+}
+
+void tu_assert_rebuilt_schedule(const ppcc_schedule *s, ppcc_arena *a,
+				int group_size, const ppcc_stage_info *stages,
+				const char *what)
+{
+	ppcc_schedule b;
+	ck_assert_int_eq(ppcc_schedule_build(&b, a, s->kind, s->n_ranks,
+					     s->n_chunks, s->n_microbatches,
+					     group_size, stages), 0);
+	ck_assert_msg(b.fingerprint == s->fingerprint, "%s", what);
+	ck_assert_msg(memcmp(b.stages, s->stages,
+			     (size_t)s->n_stages * sizeof *s->stages) == 0, "%s", what);
+	for (int r = 0; r < s->n_ranks; r++) {
+		ck_assert_int_eq(b.ranks[r].n_actions, s->ranks[r].n_actions);
+		ck_assert_msg(memcmp(b.ranks[r].actions, s->ranks[r].actions,
+				     (size_t)s->ranks[r].n_actions *
+					     sizeof *s->ranks[r].actions) == 0,
+			      "%s rank %d", what, r);
+	}
+}
+
+void tu_build_path(char *out, size_t n, const char *rel)
+{
+	const char *b = getenv("PPCC_BUILD");
+	if (b) {
+		snprintf(out, n, "%s/%s", b, rel);
+		return;
+	}
+	char exe[2048];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[k > 0 ? k : 0] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(out, n, "%s/%s", k > 0 ? exe : "build", rel);
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *tu_sorted_lines(const char *prefix, int from)
+{
+	char *all = NULL, path[4096 + 16];
+	size_t len = 0;
+	for (int k = -1; k < 16; k++) {
+		if (k < 0)
+			snprintf(path, sizeof path, "%s", prefix);
+		else
+			snprintf(path, sizeof path, "%s.%d", prefix, k);
+		size_t n;
+		char *t = tu_read_file(path, &n);
+		if (!t)
+			continue;
+		all = realloc(all, len + n + 2);
+		ck_assert_ptr_nonnull(all);
+		memcpy(all + len, t, n);
+		len += n;
+		if (n && t[n - 1] != '\n')
+			all[len++] = '\n';
+		all[len] = '\0';
+		free(t);
+	}
+	if (!all)
+		return calloc(1, 1);
+	size_t n_lines = 0;
+	for (char *q = all; *q; q++)
+		n_lines += *q == '\n';
+	char **lines = calloc(n_lines + 1, sizeof *lines);
+	ck_assert_ptr_nonnull(lines);
+	size_t k = 0;
+	for (char *q = strtok(all, "\n"); q; q = strtok(NULL, "\n")) {
+		int step;
+		if (sscanf(q, "loss %d ", &step) == 1 && step < from)
+			continue;
+		lines[k++] = q;
+	}
+	qsort(lines, k, sizeof *lines, cmp_lines);
+	char *out = calloc(len + 2, 1);
+	ck_assert_ptr_nonnull(out);
+	size_t o = 0;
+	for (size_t i = 0; i < k; i++) {
+		size_t l = strlen(lines[i]);
+		memcpy(out + o, lines[i], l);
+		o += l;
+		out[o++] = '\n';
+	}
+	free(lines);
+	free(all);
+	return out;
+}

@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ppcc.h"
 
@@ -49,6 +50,10 @@ void tu_ppcc_run(tu_run *out, const char *dir, char *const env[],
 #define TU_PPCC(r, ...) tu_ppcc_run((r), NULL, NULL, 60, \
 				    (const char *const[]){__VA_ARGS__, NULL})
 
+/* rel in the build tree: $PPCC_BUILD, else the directory of the running
+ * test binary, else "build". */
+void tu_build_path(char *out, size_t n, const char *rel);
+
 /* A fresh temporary directory (removed by tu_rmtree; tu_rmtree_free
  * also frees the name tu_mkdtemp returned). */
 char *tu_mkdtemp(void);
@@ -66,6 +71,11 @@ int tu_write_file(const char *path, const char *text);
 void tu_write_in(char *path, size_t n, const char *dir, const char *name,
 		 const char *text);
 int tu_exists(const char *path);
+
+/* The lines of the files prefix and prefix.N (N < 16: a run's ranks),
+ * sorted by strcmp and each ended by '\n', without empty lines and
+ * without the lines "loss STEP ..." of the steps before `from`; malloc'd. */
+char *tu_sorted_lines(const char *prefix, int from);
 
 /* A diagnostics sink that appends "LINE:COL: severity: MSG\n" to a buffer. */
 typedef struct tu_diag {
@@ -107,6 +117,19 @@ void tu_header_compiles_alone(const char *test, const char *source);
 void tu_rt_alloc_failures(const char *test, int max_n, int grouped,
 			  int (*line_fails)(const char *line),
 			  const char *fails);
+
+/* splitmix64: the next number of the sequence *state seeds; one uniform
+ * in [lo, hi) and one in the integers [lo, hi] drawn from it. */
+uint64_t tu_rng_next(uint64_t *state);
+double tu_rng_uniform(uint64_t *state, double lo, double hi);
+int tu_rng_int(uint64_t *state, int lo, int hi);
+
+/* s is the schedule ppcc_schedule_build makes for its kind and shape
+ * with group_size and stages: the same fingerprint, stage table and
+ * action lists (what names the case in a failure). */
+void tu_assert_rebuilt_schedule(const ppcc_schedule *s, ppcc_arena *a,
+				int group_size, const ppcc_stage_info *stages,
+				const char *what);
 
 /* Loads path (relative to the source tree) and builds its plan. */
 int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
