@@ -251,35 +251,17 @@ START_TEST(cli_reads_stdin_and_names_it)
 }
 END_TEST
 
-/* Rewrites the first occurrence of `from` in the file with `to`. */
-static void mutate(const char *path, const char *from, const char *to)
-{
-	char *s = tu_read_file(path, NULL);
-	ck_assert_ptr_nonnull(s);
-	char *at = strstr(s, from);
-	ck_assert_msg(at != NULL, "no '%s' to mutate", from);
-	FILE *f = fopen(path, "wb");
-	fwrite(s, 1, (size_t)(at - s), f);
-	fputs(to, f);
-	fputs(at + strlen(from), f);
-	fclose(f);
-	free(s);
-}
-
 START_TEST(cli_check_rejects_mutated_schedule)
 {
 	char *dir = tu_mkdtemp();
 	char out[4096];
-	snprintf(out, sizeof out, "%s/plan.json", dir);
+	tu_plan_json(out, sizeof out, dir, "tiny.yaml");
 	tu_run r;
-	TU_PPCC(&r, "plan", example("tiny.yaml"), "-f", "json", "-o", out);
-	ck_assert_int_eq(r.status, 0);
-	tu_run_free(&r);
 	/* Rank 1's first action is RECV_F of stage 1, microbatch 0: make it
 	 * microbatch 1's, a duplicate that leaves microbatch 0's send
 	 * unmatched. */
-	mutate(out, "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":0",
-	       "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":1");
+	tu_replace_in_file(out, "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":0",
+			   "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":1");
 	TU_PPCC(&r, "check", out);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "error: stage 1 microbatch 1: 2 RECV_F "

@@ -90,44 +90,40 @@ START_TEST(explicit_partition_errors_are_located)
 	char *dir = tu_mkdtemp();
 	char want[4200];
 	tu_run r;
-	/* wrong count, at the key */
-	const char *path = write_tiny(dir, "pipeline:\n  stages: 4\n  partition: [4, 3, 3]\n");
-	int line = pipeline_line(path);
-	TU_PPCC(&r, "plan", (char *)path);
-	ck_assert_int_eq(r.status, 1);
-	snprintf(want, sizeof want, "ppcc: %s:%d:3: error: partition: 3 entries, but the "
-		 "pipeline has 4 stages: give one layer count per stage", path, line + 2);
-	ck_assert_msg(strstr(r.err, want), "%s", r.err);
-	tu_run_free(&r);
-	/* an empty stage, at the entry */
-	path = write_tiny(dir, "pipeline:\n  stages: 4\n  partition: [4, 0, 3, 3]\n");
-	TU_PPCC(&r, "plan", (char *)path);
-	ck_assert_int_eq(r.status, 1);
-	snprintf(want, sizeof want, "ppcc: %s:%d:18: error: pipeline.partition[1]: stage 1 "
-		 "is empty; every stage needs at least one layer", path, line + 2);
-	ck_assert_msg(strstr(r.err, want), "%s", r.err);
-	tu_run_free(&r);
-	/* the sum */
-	path = write_tiny(dir, "pipeline:\n  stages: 4\n  partition: [4, 3, 3, 3]\n");
-	TU_PPCC(&r, "plan", (char *)path);
-	ck_assert_int_eq(r.status, 1);
-	snprintf(want, sizeof want, "ppcc: %s:%d:3: error: partition: the layer counts add "
-		 "up to 13, but the model has 10 layers", path, line + 2);
-	ck_assert_msg(strstr(r.err, want), "%s", r.err);
-	tu_run_free(&r);
-	/* not a list; not a count */
-	path = write_tiny(dir, "pipeline:\n  stages: 4\n  partition: 4\n");
-	TU_PPCC(&r, "plan", (char *)path);
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "error: pipeline.partition: expected a list of layer "
-				    "counts, one per stage, got '4'"), "%s", r.err);
-	tu_run_free(&r);
-	path = write_tiny(dir, "pipeline:\n  stages: 4\n  partition: [4, 2.5, 2, 2]\n");
-	TU_PPCC(&r, "plan", (char *)path);
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, ":18: error: pipeline.partition[1]: expected a layer "
-				    "count from 1 to 1048576, got '2.5'"), "%s", r.err);
-	tu_run_free(&r);
+	/* wrong count and the sum at the key, an empty stage at its entry;
+	 * not a list, not a count */
+	static const struct {
+		const char *partition; /* the pipeline's third line */
+		int col;               /* of the error, on that line; 0: any place */
+		const char *error;
+	} cases[] = {
+		{"  partition: [4, 3, 3]\n", 3, "error: partition: 3 entries, but the "
+		 "pipeline has 4 stages: give one layer count per stage"},
+		{"  partition: [4, 0, 3, 3]\n", 18, "error: pipeline.partition[1]: stage 1 "
+		 "is empty; every stage needs at least one layer"},
+		{"  partition: [4, 3, 3, 3]\n", 3, "error: partition: the layer counts add "
+		 "up to 13, but the model has 10 layers"},
+		{"  partition: 4\n", 0, "error: pipeline.partition: expected a list of layer "
+		 "counts, one per stage, got '4'"},
+		{"  partition: [4, 2.5, 2, 2]\n", 0, ":18: error: pipeline.partition[1]: "
+		 "expected a layer count from 1 to 1048576, got '2.5'"},
+	};
+	const char *path;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char pipeline[128];
+		snprintf(pipeline, sizeof pipeline, "pipeline:\n  stages: 4\n%s",
+			 cases[i].partition);
+		path = write_tiny(dir, pipeline);
+		TU_PPCC(&r, "plan", path);
+		ck_assert_int_eq(r.status, 1);
+		if (cases[i].col)
+			snprintf(want, sizeof want, "ppcc: %s:%d:%d: %s", path,
+				 pipeline_line(path) + 2, cases[i].col, cases[i].error);
+		else
+			snprintf(want, sizeof want, "%s", cases[i].error);
+		ck_assert_msg(strstr(r.err, want), "%s", r.err);
+		tu_run_free(&r);
+	}
 	/* the command line */
 	path = write_tiny(dir, "pipeline:\n  stages: 4\n");
 	TU_PPCC(&r, "plan", (char *)path, "--partition", "4,3,x,3");
@@ -201,29 +197,12 @@ static void move_line(const char *path, const char *what, const char *after)
 	free(s);
 }
 
-static void replace_text(const char *path, const char *from, const char *to)
-{
-	char *s = tu_read_file(path, NULL);
-	char *at = strstr(s, from);
-	ck_assert_ptr_nonnull(at);
-	FILE *f = fopen(path, "wb");
-	fwrite(s, 1, (size_t)(at - s), f);
-	fputs(to, f);
-	fputs(at + strlen(from), f);
-	fclose(f);
-	free(s);
-}
-
 START_TEST(check_reports_stale_fingerprint_with_the_deadlock)
 {
 	char *dir = tu_mkdtemp();
-	char out[4096], tiny[4096];
-	snprintf(out, sizeof out, "%s/plan.json", dir);
-	snprintf(tiny, sizeof tiny, "%s/examples/tiny.yaml", tu_src());
+	char out[4096];
+	tu_plan_json(out, sizeof out, dir, "tiny.yaml");
 	tu_run r;
-	TU_PPCC(&r, "plan", tiny, "-f", "json", "-o", out);
-	ck_assert_int_eq(r.status, 0);
-	tu_run_free(&r);
 	/* rank 0 waits for microbatch 0's gradient before sending its
 	 * activation: every rank stops */
 	move_line(out, "{\"op\":\"RECV_B\",\"stage\":0,\"mb\":0,",
@@ -256,20 +235,16 @@ END_TEST
 START_TEST(check_refreshes_a_stale_fingerprint)
 {
 	char *dir = tu_mkdtemp();
-	char out[4096], tiny[4096];
-	snprintf(out, sizeof out, "%s/plan.json", dir);
-	snprintf(tiny, sizeof tiny, "%s/examples/tiny.yaml", tu_src());
+	char out[4096];
+	tu_plan_json(out, sizeof out, dir, "tiny.yaml");
 	tu_run r;
-	TU_PPCC(&r, "plan", tiny, "-f", "json", "-o", out);
-	ck_assert_int_eq(r.status, 0);
-	tu_run_free(&r);
 	char *orig = tu_read_file(out, NULL);
 	char *fp = strstr(orig, "\"fingerprint\": \"");
 	ck_assert_ptr_nonnull(fp);
 	char old[17];
 	memcpy(old, fp + 16, 16);
 	old[16] = '\0';
-	replace_text(out, old, "0123456789abcdef");
+	tu_replace_in_file(out, old, "0123456789abcdef");
 	TU_PPCC(&r, "check", out);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "note: if the schedule was edited on purpose, run 'ppcc "

@@ -230,6 +230,21 @@ char *tu_read_src(const char *rel)
 	return text;
 }
 
+void tu_replace_in_file(const char *path, const char *from, const char *to)
+{
+	char *s = tu_read_file(path, NULL);
+	ck_assert_msg(s != NULL, "cannot read %s", path);
+	char *at = strstr(s, from);
+	ck_assert_msg(at != NULL, "no '%s' in %s", from, path);
+	FILE *f = fopen(path, "wb");
+	ck_assert_msg(f != NULL, "cannot write %s", path);
+	fwrite(s, 1, (size_t)(at - s), f);
+	fputs(to, f);
+	fputs(at + strlen(from), f);
+	ck_assert_int_eq(fclose(f), 0);
+	free(s);
+}
+
 void tu_write_in(char *path, size_t n, const char *dir, const char *name,
 		 const char *text)
 {
@@ -554,4 +569,15 @@ char *tu_sorted_lines(const char *prefix, int from)
 	free(lines);
 	free(all);
 	return out;
+}
+
+void tu_plan_json(char *out, size_t n, const char *dir, const char *example)
+{
+	char model[4096];
+	snprintf(model, sizeof model, "%s/examples/%s", tu_src(), example);
+	snprintf(out, n, "%s/plan.json", dir);
+	tu_run r;
+	TU_PPCC(&r, "plan", model, "-f", "json", "-o", out);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
 }

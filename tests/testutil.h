@@ -54,6 +54,10 @@ void tu_ppcc_run(tu_run *out, const char *dir, char *const env[],
  * test binary, else "build". */
 void tu_build_path(char *out, size_t n, const char *rel);
 
+/* `ppcc plan examples/EXAMPLE -f json -o DIR/plan.json`, which must
+ * exit 0; the file's path in out (n bytes). */
+void tu_plan_json(char *out, size_t n, const char *dir, const char *example);
+
 /* A fresh temporary directory (removed by tu_rmtree; tu_rmtree_free
  * also frees the name tu_mkdtemp returned). */
 char *tu_mkdtemp(void);
@@ -66,6 +70,9 @@ char *tu_read_file(const char *path, size_t *len);
  * tu_read_file returns it. */
 char *tu_read_src(const char *rel);
 int tu_write_file(const char *path, const char *text);
+/* Rewrites the file path with its first `from` (which must be there)
+ * replaced by `to`. */
+void tu_replace_in_file(const char *path, const char *from, const char *to);
 /* Writes text to the file name in dir, which must succeed, and puts its
  * path in path (n bytes). */
 void tu_write_in(char *path, size_t n, const char *dir, const char *name,
