@@ -194,10 +194,8 @@ START_TEST(cli_bad_input_leaves_existing_output_untouched)
 {
 	char *dir = tu_mkdtemp();
 	char out[4096], bad[4096];
-	snprintf(out, sizeof out, "%s/plan.json", dir);
-	snprintf(bad, sizeof bad, "%s/bad.yaml", dir);
-	tu_write_file(out, "precious\n");
-	tu_write_file(bad, "model:\n  name: x\n  layers: 3\n");
+	tu_write_in(out, sizeof out, dir, "plan.json", "precious\n");
+	tu_write_in(bad, sizeof bad, dir, "bad.yaml", "model:\n  name: x\n  layers: 3\n");
 	tu_run r;
 	TU_PPCC(&r, "plan", bad, "-o", out);
 	ck_assert_int_eq(r.status, 1);

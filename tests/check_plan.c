@@ -98,9 +98,8 @@ START_TEST(split_backward_costs_are_the_layers_and_round_trip)
 {
 	char *dir = tu_mkdtemp();
 	char path[4096], json_path[4096];
-	snprintf(path, sizeof path, "%s/m.yaml", dir);
 	snprintf(json_path, sizeof json_path, "%s/m.json", dir);
-	ck_assert_int_eq(tu_write_file(path,
+	tu_write_in(path, sizeof path, dir, "m.yaml",
 		"model:\n"
 		"  name: m\n"
 		"  layers:\n"
@@ -112,7 +111,7 @@ START_TEST(split_backward_costs_are_the_layers_and_round_trip)
 		"  devices: 2\n"
 		"  device: {name: x, tflops: 1, efficiency: 1, memory_gib: 8}\n"
 		"pipeline: {schedule: zb-h1, stages: 2, microbatches: 4, "
-		"partition: [2, 2]}\n"), 0);
+		"partition: [2, 2]}\n");
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	ppcc_plan p, back;
