@@ -1,5 +1,11 @@
-/* Helpers shared by the Check suites: temporary directories, running the
- * ppcc binary, reading files, collecting diagnostics. */
+/* Helpers shared by the Check suites, so that each suite keeps only what
+ * is its own: building a suite from lists of tests, temporary
+ * directories and files, running the ppcc binary and other commands,
+ * reading files of the source and build trees, collecting diagnostics,
+ * a deterministic random sequence, and checks several suites make of a
+ * plan, a schedule, an installed header or the runtime under failing
+ * allocations.  Every helper that checks does so with Check's asserts,
+ * so it runs only inside a test. */
 #ifndef PPCC_TESTUTIL_H
 #define PPCC_TESTUTIL_H
 
