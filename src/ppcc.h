@@ -10,8 +10,10 @@
  *   sim/         simulation, one training iteration, the reductions' times
  *   cost/        the cost model: rank -> devices and links; collectives and
  *                transfers; layer and stage costs
- *   plan/        config -> cost tables -> plan; the budget; the entry point
- *   emit/        text, JSON, DOT/SVG/PNG, C header, torch CSV, Chrome trace
+ *   plan/        config -> cost tables -> plan; the budget; the one driver
+ *                of `ppcc plan` and the library's entry point
+ *   emit/        the formats' table; text, JSON, DOT/SVG/PNG, C header,
+ *                torch CSV, Chrome trace, trainers' settings
  *   diagnose/    runtime flight records -> the cause of a failure or hang
  *   util/        allocation and the arena, diagnostics, names, JSON writer
  *   cli/         argv -> options -> the calls above; search and diagnose
@@ -34,6 +36,7 @@
 #include "sched/kind.h"
 #include "partition/partition.h"
 #include "plan/plan.h"
+#include "plan/compile.h"
 #include "partition/bound.h"
 #include "sim/iteration.h"
 #include "search/search.h"

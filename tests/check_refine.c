@@ -714,17 +714,14 @@ END_TEST
 START_TEST(a_simulation_run_ahead_changes_nothing)
 {
 	int compared = 0, searched = 0;
-	long keep = ppcc_step_ahead_actions;
-	size_t keep_bytes = ppcc_build_touch_bytes;
-	ppcc_step_ahead_actions = 1;
-	ppcc_build_touch_bytes = 1;
-	long lowered = ppcc_lower_halves, shaped = ppcc_step_shape_halves;
+	ppcc_probe probe = {.step_ahead_actions = 1, .build_touch_bytes = 1};
 	int two_ranks = 0;
 	for (int t = 0; t < 300; t++) {
 		uint64_t seed = 72000 + (uint64_t)t;
 		rand_cfg rc;
 		rand_cfg_make(&rc, seed, 24, -1);
 		rc.cfg.pipeline.max_simulations = t % 3 == 0 ? 0 : t % 3 == 1 ? 2 : 7;
+		rc.cfg.probe = &probe;
 		ppcc_arena *a = ppcc_arena_new(), *b = ppcc_arena_new();
 		ppcc_plan one, two;
 		ppcc_diag quiet = {0};
@@ -774,12 +771,10 @@ START_TEST(a_simulation_run_ahead_changes_nothing)
 		ppcc_arena_free(a);
 		ppcc_arena_free(b);
 	}
-	ppcc_step_ahead_actions = keep;
-	ppcc_build_touch_bytes = keep_bytes;
 	/* the two-thread paths were taken: each plan of two ranks or more
 	 * on two threads built and searched at least once */
-	ck_assert_int_ge(ppcc_lower_halves - lowered, two_ranks);
-	ck_assert_int_ge(ppcc_step_shape_halves - shaped, two_ranks);
+	ck_assert_int_ge(probe.lower_halves, two_ranks);
+	ck_assert_int_ge(probe.step_shape_halves, two_ranks);
 	ck_assert_int_gt(two_ranks, 100);
 	ck_assert_int_gt(compared, 150);
 	ck_assert_int_gt(searched, 50);

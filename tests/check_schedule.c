@@ -729,10 +729,8 @@ END_TEST
  * schedule takes that path. */
 START_TEST(lowering_on_two_threads_writes_the_same_lists)
 {
-	size_t keep = ppcc_build_touch_bytes;
-	ppcc_build_touch_bytes = 1;
+	ppcc_probe probe = {.build_touch_bytes = 1};
 	int compared = 0, paired = 0, halved = 0;
-	long halves = ppcc_lower_halves;
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (int p = 1; p <= 8; p++)
 			for (int v = 1; v <= 3; v++)
@@ -741,8 +739,8 @@ START_TEST(lowering_on_two_threads_writes_the_same_lists)
 					stages_fill(st, p * v);
 					ppcc_arena *a = ppcc_arena_new(), *b = ppcc_arena_new();
 					ppcc_schedule one, two;
-					int e1 = ppcc_schedule_build_unsealed_on(&one, a, kind, p, v, m, 0, st, 1);
-					int e2 = ppcc_schedule_build_unsealed_on(&two, b, kind, p, v, m, 0, st, 2);
+					int e1 = ppcc_schedule_build_unsealed_on(&one, a, kind, p, v, m, 0, st, 1, &probe);
+					int e2 = ppcc_schedule_build_unsealed_on(&two, b, kind, p, v, m, 0, st, 2, &probe);
 					ck_assert_int_eq(e1, e2);
 					if (e1 == 0) {
 						ck_assert_int_eq(one.version, two.version);
@@ -764,9 +762,8 @@ START_TEST(lowering_on_two_threads_writes_the_same_lists)
 					ppcc_arena_free(a);
 					ppcc_arena_free(b);
 				}
-	ppcc_build_touch_bytes = keep;
 	/* every build of more than one rank on two threads took them */
-	ck_assert_int_eq(ppcc_lower_halves - halves, halved);
+	ck_assert_int_eq(probe.lower_halves, halved);
 	ck_assert_int_gt(compared, 500);
 	ck_assert_int_gt(paired, 20); /* DualPipeV's pairs among them */
 }

@@ -1045,20 +1045,23 @@ END_TEST
  * positions alone, gives the same status, the same diagnostics, word for
  * word, and seals with the same fingerprint. */
 static int validate_as(const ppcc_schedule *s, int how, int max_errors,
-		       int force, collected *col, uint64_t *out_hash)
+		       int force, ppcc_probe *probe, collected *col,
+		       uint64_t *out_hash)
 {
 	ppcc_diag d = {collect, col, 0, 0};
 	ppcc_schedule c = *s;
 	int st;
-	ppcc_validate_force_positions = force;
+	probe->validate_positions = force;
 	if (how == 0)
-		st = ppcc_schedule_validate(&c, &d, "x.json", max_errors);
+		st = ppcc_schedule_validate_probed(&c, PPCC_VALIDATE_CHECK, 0, &d,
+						   "x.json", max_errors, probe);
 	else if (how == 1)
-		st = ppcc_schedule_validate_seal(&c, &d, "x.json", max_errors);
+		st = ppcc_schedule_validate_probed(&c, PPCC_VALIDATE_SEAL, 0, &d,
+						   "x.json", max_errors, probe);
 	else
-		st = ppcc_schedule_validate_hashed(&c, ppcc_schedule_fingerprint(&c),
-						   &d, "x.json", max_errors);
-	ppcc_validate_force_positions = 0;
+		st = ppcc_schedule_validate_probed(&c, PPCC_VALIDATE_HASHED,
+						   ppcc_schedule_fingerprint(&c),
+						   &d, "x.json", max_errors, probe);
 	*out_hash = c.fingerprint;
 	return st;
 }
@@ -1069,6 +1072,7 @@ START_TEST(quick_pass_reports_as_the_positions_do)
 	unsigned seed = 777;
 	int accepted = 0, refused = 0;
 	long quick_decided = 0;
+	ppcc_probe probe = {0};
 	for (int iter = 0; iter < 4000; iter++) {
 		mut m;
 		int kind = iter % PPCC_SCHED_COUNT;
@@ -1109,11 +1113,13 @@ START_TEST(quick_pass_reports_as_the_positions_do)
 			collected *quick = calloc(1, sizeof *quick);
 			collected *full = calloc(1, sizeof *full);
 			uint64_t hq, hf;
-			long before = ppcc_validate_quick_accepts;
-			int sq = validate_as(&m.s, how, max_errors, 0, quick, &hq);
-			long decided = ppcc_validate_quick_accepts - before;
-			int sf = validate_as(&m.s, how, max_errors, 1, full, &hf);
-			ck_assert_int_eq(ppcc_validate_quick_accepts, before + decided);
+			long before = probe.validate_quick_accepts;
+			int sq = validate_as(&m.s, how, max_errors, 0, &probe,
+					     quick, &hq);
+			long decided = probe.validate_quick_accepts - before;
+			int sf = validate_as(&m.s, how, max_errors, 1, &probe,
+					     full, &hf);
+			ck_assert_int_eq(probe.validate_quick_accepts, before + decided);
 			quick_decided += decided;
 			ck_assert_int_eq(sq, sf);
 			ck_assert_str_eq(quick->text, full->text);

@@ -319,11 +319,7 @@ char *tu_emit(const ppcc_plan *p, int format, size_t *len)
 	ck_assert_ptr_nonnull(f);
 	ppcc_emit_options o = {.format = format};
 	ppcc_diag d = {0};
-	int err = format == PPCC_FMT_TEXT ? ppcc_emit_text(f, p, &o)
-		: format == PPCC_FMT_JSON ? ppcc_emit_json(f, p, &o, &d)
-		: format == PPCC_FMT_HEADER ? ppcc_emit_header(f, p, &o, &d)
-		: format == PPCC_FMT_TORCH_CSV ? ppcc_emit_torch_csv(f, p, &o, &d)
-		: PPCC_EINTERNAL;
+	int err = ppcc_format_of(format)->emit(f, p, &o, &d);
 	ck_assert_int_eq(err, 0);
 	fclose(f);
 	if (len)

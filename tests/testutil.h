@@ -153,8 +153,8 @@ int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
  * whose figures are the plan's, for tests that compare against them. */
 void tu_plan_action_times(ppcc_plan *p, ppcc_arena *a);
 
-/* The plan as the emitter of format (text, JSON, header or torch CSV)
- * writes it, NUL-terminated (free with free()), its length in *len (may
+/* The plan as the emitter of format (its row's, emit/formats.c) writes
+ * it, NUL-terminated (free with free()), its length in *len (may
  * be NULL); the emitter must succeed. */
 char *tu_emit(const ppcc_plan *p, int format, size_t *len);
 

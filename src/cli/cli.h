@@ -37,6 +37,7 @@ typedef struct ppcc_cli_output {
 	int anonymous;       /* O_TMPFILE: no name until closed */
 	int in_place;        /* stdout or a device */
 	char dir[PATH_MAX];
+	char resolved[PATH_MAX]; /* path, when it names a link: its target */
 } ppcc_cli_output;
 
 /* 0, or -1 with errno. */

@@ -26,16 +26,6 @@
 #include "ppcc.h"
 #include "cli/cli.h"
 
-static const char *const format_names[] = {
-	[PPCC_FMT_TEXT] = "text",     [PPCC_FMT_JSON] = "json",
-	[PPCC_FMT_DOT] = "dot",       [PPCC_FMT_SVG] = "svg",
-	[PPCC_FMT_PNG] = "png",       [PPCC_FMT_HEADER] = "header",
-	[PPCC_FMT_TORCH_CSV] = "torch-csv", [PPCC_FMT_CHROME] = "chrome",
-	[PPCC_FMT_MEGATRON] = "megatron", [PPCC_FMT_TORCHTITAN] = "torchtitan",
-	[PPCC_FMT_DEEPSPEED] = "deepspeed",
-};
-#define N_FORMATS ((int)(sizeof format_names / sizeof format_names[0]))
-
 typedef struct cli_options {
 	const char *command;
 	const char *input;
@@ -53,10 +43,25 @@ typedef struct cli_options {
 	int refresh_fingerprint;
 } cli_options;
 
+/* The formats' names after "FMT:  ", in lines of at most 60 columns. */
+static void usage_formats(FILE *f)
+{
+	int col = fprintf(f, "FMT: ");
+	for (int i = 0; i < ppcc_n_formats; i++) {
+		int w = (int)strlen(ppcc_formats[i].name) + 2;
+		if (col + w > 60)
+			col = fprintf(f, "\n     ");
+		col += fprintf(f, " %s%s", ppcc_formats[i].name,
+			       i + 1 < ppcc_n_formats ? "," : "\n");
+	}
+}
+
 static void usage(FILE *f)
 {
-	char kinds[256];
+	char kinds[256], search_formats[256];
 	ppcc_sched_kind_list(kinds, sizeof kinds, ", ");
+	ppcc_format_list(search_formats, sizeof search_formats,
+			 PPCC_FORMATS_SEARCH, "|", NULL);
 	fputs("usage: ppcc plan FILE [--cluster FILE] [-s|--schedule KIND] [-p|--stages N]\n"
 	      "                 [-m|--microbatches N] [-v|--chunks N] [-g|--group-size N]\n"
 	      "                 [-t|--tensor-parallel N] [-f|--format FMT] [-o|--output FILE]\n"
@@ -65,17 +70,16 @@ static void usage(FILE *f)
 	      "                 [--partition N,N,...] [--memory-limit GIB] [--jobs N]\n"
 	      "       ppcc check [--refresh-fingerprint] FILE.json\n"
 	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
-	      "       ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]\n"
-	      "                   [-f text|json|megatron|torchtitan|deepspeed] [-o FILE]\n"
-	      "                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
+	      "       ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]\n", f);
+	fprintf(f, "                   [-f %s] [-o FILE]\n", search_formats);
+	fputs("                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
 	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
 	      "                   [--time-limit S]\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n", f);
 	fprintf(f, "KIND: %s\n", kinds);
-	fputs("FMT:  text, json, dot, svg, png, header, torch-csv, chrome,\n"
-	      "      megatron, torchtitan, deepspeed\n"
-	      "FILE and -o accept - for stdin and stdout.  See ppcc(1) and ppcc(5).\n",
+	usage_formats(f);
+	fputs("FILE and -o accept - for stdin and stdout.  See ppcc(1) and ppcc(5).\n",
 	      f);
 }
 
@@ -118,83 +122,6 @@ static int exit_code(int status)
 	}
 }
 
-static int emit(FILE *f, const ppcc_plan *plan, const ppcc_emit_options *o,
-		ppcc_diag *d)
-{
-	switch (o->format) {
-	case PPCC_FMT_TEXT: return ppcc_emit_text(f, plan, o);
-	case PPCC_FMT_JSON: return ppcc_emit_json(f, plan, o, d);
-	case PPCC_FMT_DOT:
-	case PPCC_FMT_SVG:
-	case PPCC_FMT_PNG: return ppcc_emit_dot(f, plan, o, d);
-	case PPCC_FMT_HEADER: return ppcc_emit_header(f, plan, o, d);
-	case PPCC_FMT_TORCH_CSV: return ppcc_emit_torch_csv(f, plan, o, d);
-	case PPCC_FMT_CHROME: return ppcc_emit_chrome(f, plan, o, d);
-	case PPCC_FMT_MEGATRON: return ppcc_emit_megatron(f, plan, o, d);
-	case PPCC_FMT_TORCHTITAN: return ppcc_emit_torchtitan(f, plan, o, d);
-	case PPCC_FMT_DEEPSPEED: return ppcc_emit_deepspeed(f, plan, o, d);
-	}
-	return PPCC_EINTERNAL;
-}
-
-static void set_override(int value, int *field, ppcc_loc *loc)
-{
-	static const ppcc_loc cmdline = {"<command line>", 0, 0};
-	if (value > 0) {
-		*field = value;
-		*loc = cmdline;
-	}
-}
-
-/* --partition 13,12,12,...: layers per stage.  The count and the sum are
- * checked with the rest of the configuration. */
-static int parse_partition(ppcc_pipeline *pl, ppcc_arena *a, const char *arg,
-			   ppcc_diag *d)
-{
-	static const ppcc_loc cmdline = {"<command line>", 0, 0};
-	int n = 1;
-	for (const char *c = arg; *c; c++)
-		n += *c == ',';
-	int *counts = ppcc_arena_alloc(a, (size_t)n, sizeof *counts);
-	if (!counts)
-		return PPCC_ENOMEM;
-	const char *at = arg;
-	for (int i = 0; i < n; i++) {
-		const char *end = strchr(at, ',');
-		size_t len = end ? (size_t)(end - at) : strlen(at);
-		char buf[16];
-		long v = -1;
-		if (len > 0 && len < sizeof buf && at[0] >= '0' && at[0] <= '9') {
-			char *stop;
-			memcpy(buf, at, len);
-			buf[len] = '\0';
-			errno = 0;
-			v = strtol(buf, &stop, 10);
-			if (errno || *stop || v > PPCC_MAX_LAYERS)
-				v = -1;
-		}
-		if (v == 0) {
-			ppcc_error(d, &cmdline, "--partition: stage %d is empty; "
-				   "every stage needs at least one layer", i);
-			return PPCC_EINPUT;
-		}
-		if (v < 0) {
-			ppcc_error(d, &cmdline, "--partition: entry %d ('%.*s') is "
-				   "not a layer count from 1 to %d; expected a "
-				   "comma-separated list such as 13,12,12", i,
-				   (int)(len > 32 ? 32 : len), at, PPCC_MAX_LAYERS);
-			return PPCC_EINPUT;
-		}
-		counts[i] = (int)v;
-		at = end ? end + 1 : at + len;
-	}
-	pl->partition = counts;
-	pl->n_partition = n;
-	pl->partition_locs = NULL;
-	pl->partition_loc = cmdline;
-	return 0;
-}
-
 static int report_status(int err, ppcc_diag *d)
 {
 	if (err == PPCC_ENOMEM)
@@ -222,7 +149,7 @@ static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 		return EXIT_OUTPUT;
 	}
 	int errors = d->errors;
-	int err = emit(out.f, plan, &o->emit, d);
+	int err = ppcc_format_of(o->emit.format)->emit(out.f, plan, &o->emit, d);
 	int write_errno = err == PPCC_EIO ? errno : 0;
 	errno = 0;
 	if ((ppcc_cli_output_close(&out, err == 0) < 0 && err == 0) || err == PPCC_EIO) {
@@ -234,24 +161,19 @@ static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 	return err ? report_status(err, d) : EXIT_OK;
 }
 
-/* The plan; with auto and a trainer's format, auto chooses among what
- * that trainer runs (ppcc_trainer_admits), as ppcc search -f does. */
-static int plan_for_format(ppcc_plan *plan, ppcc_arena *a,
-			   const ppcc_config *cfg, int format, ppcc_diag *d)
-{
-	int trainer = format == PPCC_FMT_MEGATRON ||
-		      format == PPCC_FMT_TORCHTITAN ||
-		      format == PPCC_FMT_DEEPSPEED;
-	return ppcc_plan_build_for(plan, a, cfg, d,
-				   trainer ? ppcc_trainer_admits : NULL,
-				   (void *)(intptr_t)format);
-}
-
 static int cmd_plan(const cli_options *o)
 {
 	ppcc_diag d = {.fn = ppcc_cli_print_diag};
 	ppcc_arena *a = ppcc_arena_new();
-	ppcc_config cfg;
+	ppcc_plan_request r = {
+		.model = o->input, .cluster = o->cluster,
+		.format = o->emit.format, .kind = o->kind, .stages = o->stages,
+		.microbatches = o->microbatches, .chunks = o->chunks,
+		.tensor_parallel = o->tensor_parallel,
+		.group_size = o->group_size, .group_size_set = o->group_size_set,
+		.partition = o->partition, .memory_limit = o->memory_limit,
+		.threads = o->jobs, .budget = {o->max_actions, o->max_work},
+	};
 	ppcc_plan plan;
 	int rc, err;
 
@@ -259,64 +181,10 @@ static int cmd_plan(const cli_options *o)
 		fputs("ppcc: error: out of memory\n", stderr);
 		return EXIT_INTERNAL;
 	}
-	if ((err = ppcc_config_load(&cfg, a, o->input, o->cluster, &d)) < 0) {
+	if ((err = ppcc_compile_plan(&plan, a, &r, &d)) < 0)
 		rc = report_status(err, &d);
-		goto out;
-	}
-	ppcc_pipeline *pl = &cfg.pipeline;
-	if (o->kind >= 0) {
-		pl->kind = o->kind;
-		pl->kind_loc = (ppcc_loc){"<command line>", 0, 0};
-	}
-	set_override(o->stages, &pl->stages, &pl->stages_loc);
-	set_override(o->microbatches, &pl->microbatches, &pl->microbatches_loc);
-	set_override(o->chunks, &pl->chunks, &pl->chunks_loc);
-	if (o->group_size_set) {
-		pl->group_size = o->group_size;
-		pl->group_size_loc = (ppcc_loc){"<command line>", 0, 0};
-	}
-	set_override(o->tensor_parallel, &pl->tensor_parallel,
-		     &pl->tensor_parallel_loc);
-	if (o->partition && (err = parse_partition(pl, a, o->partition, &d)) < 0) {
-		rc = report_status(err, &d);
-		goto out;
-	}
-	if (o->memory_limit > 0) {
-		/* every device holds this much, less the cluster's reserve */
-		ppcc_device_group *g = ppcc_arena_alloc(a, (size_t)cfg.cluster.n_groups,
-							sizeof *g);
-		if (!g) {
-			rc = report_status(PPCC_ENOMEM, &d);
-			goto out;
-		}
-		for (int i = 0; i < cfg.cluster.n_groups; i++) {
-			g[i] = cfg.cluster.groups[i];
-			g[i].memory_bytes = o->memory_limit;
-		}
-		cfg.cluster.groups = g;
-	}
-	pl->threads = o->jobs;
-	if (pl->threads <= 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		pl->threads = n > 64 ? 64 : n > 1 ? (int)n : 1;
-	}
-	ppcc_config_fill_defaults(&cfg);
-	/* an output that prints no action's times: the plan keeps none */
-	pl->no_times = !ppcc_emit_replays_times(o->emit.format, pl->stages);
-	ppcc_budget budget = {o->max_actions, o->max_work};
-	if (o->max_work > PPCC_MAX_WORK_DEFAULT)
-		ppcc_note(&d, NULL, "--max-work raises the work budget to %lld "
-			  "units from the default %lld", o->max_work,
-			  (long long)PPCC_MAX_WORK_DEFAULT);
-	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
-	    (err = ppcc_plan_budget_check_work(&cfg, o->emit.format, &budget,
-					       &d)) < 0 ||
-	    (err = plan_for_format(&plan, a, &cfg, o->emit.format, &d)) < 0) {
-		rc = report_status(err, &d);
-		goto out;
-	}
-	rc = write_plan(o, &plan, &d);
-out:
+	else
+		rc = write_plan(o, &plan, &d);
 	ppcc_arena_free(a);
 	return rc;
 }
@@ -506,9 +374,6 @@ static const struct option longopts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* The option getopt_long is looking at, for messages. */
-static const char *cur_opt = "";
-
 /* The long name of option c, for messages ("--stages" for -p too). */
 static const char *long_name(int c)
 {
@@ -536,8 +401,10 @@ static void keep_message(ppcc_severity sev, const ppcc_loc *loc,
 	snprintf(user, KEPT_MAX, "%s", msg);
 }
 
-/* Applies one option; returns -1 to go on, or the exit code. */
-static int apply_option(cli_options *o, int c, const char *arg)
+/* Applies option c (opt: as given, for messages); returns -1 to go on,
+ * or the exit code. */
+static int apply_option(cli_options *o, int c, const char *arg,
+			const char *opt)
 {
 	int *count = NULL;
 	switch (c) {
@@ -572,13 +439,16 @@ static int apply_option(cli_options *o, int c, const char *arg)
 		break;
 	case 't': count = &o->tensor_parallel; break;
 	case 'f': {
-		int k;
-		for (k = 0; k < N_FORMATS; k++)
-			if (strcmp(arg, format_names[k]) == 0)
-				break;
-		if (k == N_FORMATS)
-			return usage_error("unknown format '%s' (text, json, dot, svg, png, header, torch-csv, chrome, megatron, torchtitan or deepspeed)", arg);
-		o->emit.format = k;
+		const ppcc_format_info *fi = ppcc_format_named(arg);
+		if (!fi) {
+			char names[256], fmt[300];
+			ppcc_format_list(names, sizeof names, PPCC_FORMATS_ALL,
+					 ", ", " or ");
+			/* the names hold no '%' */
+			snprintf(fmt, sizeof fmt, "unknown format '%%s' (%s)", names);
+			return usage_error(fmt, arg);
+		}
+		o->emit.format = fi->format;
 		break;
 	}
 	case 'o': o->output = arg; break;
@@ -631,9 +501,9 @@ static int apply_option(cli_options *o, int c, const char *arg)
 	}
 	case OPT_REFRESH_FINGERPRINT: o->refresh_fingerprint = 1; break;
 	case ':':
-		return usage_error("option '%s' needs a value", cur_opt);
+		return usage_error("option '%s' needs a value", opt);
 	default:
-		return usage_error("unknown option '%s'", cur_opt);
+		return usage_error("unknown option '%s'", opt);
 	}
 	if (count && parse_count(arg, count) < 0)
 		return count_error(c, arg);
@@ -662,8 +532,7 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:hVs:p:m:v:g:t:f:o:q", longopts,
 				NULL)) != -1) {
-		cur_opt = argv[optind - 1];
-		if ((rc = apply_option(&o, c, optarg)) >= 0)
+		if ((rc = apply_option(&o, c, optarg, argv[optind - 1])) >= 0)
 			return rc;
 	}
 	if (optind >= argc)
@@ -676,8 +545,7 @@ int main(int argc, char **argv)
 	optind = 0; /* 0: glibc re-reads the option string (no "+" now) */
 	while ((c = getopt_long(nargs, args, ":hVs:p:m:v:g:t:f:o:q", longopts,
 				NULL)) != -1) {
-		cur_opt = args[optind - 1];
-		if ((rc = apply_option(&o, c, optarg)) >= 0)
+		if ((rc = apply_option(&o, c, optarg, args[optind - 1])) >= 0)
 			return rc;
 	}
 	if (optind >= nargs)

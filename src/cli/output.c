@@ -135,11 +135,10 @@ int ppcc_cli_output_open(ppcc_cli_output *o, const char *path)
 		return 0;
 	}
 	/* A link is followed: its target is what gets replaced. */
-	static char resolved[PATH_MAX];
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-		if (link_target(resolved, path) < 0)
+		if (link_target(o->resolved, path) < 0)
 			return -1;
-		o->path = path = resolved;
+		o->path = path = o->resolved;
 	}
 	int exists = stat(path, &st) == 0;
 	if (exists && !S_ISREG(st.st_mode)) {

@@ -492,7 +492,9 @@ int ppcc_cli_search(int argc, char **argv)
 	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
 					  .kind = -1}};
 	const char *cluster = NULL, *output = NULL, *compare = NULL;
-	int fmt = PPCC_FMT_TEXT, c;
+	const ppcc_format_info *fi = ppcc_format_of(PPCC_FMT_TEXT);
+	char names[256], unknown[320];
+	int c;
 	long n;
 	opterr = 0;
 	optind = 0;
@@ -571,41 +573,36 @@ int ppcc_cli_search(int argc, char **argv)
 		}
 		case 'o': output = optarg; break;
 		case 'f':
-			if (strcmp(optarg, "json") == 0)
-				fmt = PPCC_FMT_JSON;
-			else if (strcmp(optarg, "megatron") == 0)
-				fmt = PPCC_FMT_MEGATRON;
-			else if (strcmp(optarg, "torchtitan") == 0)
-				fmt = PPCC_FMT_TORCHTITAN;
-			else if (strcmp(optarg, "deepspeed") == 0)
-				fmt = PPCC_FMT_DEEPSPEED;
-			else if (strcmp(optarg, "text") != 0)
-				return sr_usage("search: unknown format '%s' (text, json, "
-						"megatron, torchtitan or deepspeed)",
-						optarg);
+			if (!(fi = ppcc_format_named(optarg)) || !fi->search) {
+				ppcc_format_list(names, sizeof names,
+						 PPCC_FORMATS_SEARCH, ", ", " or ");
+				/* the names hold no '%' */
+				snprintf(unknown, sizeof unknown, "search: unknown "
+					 "format '%%s' (%s)", names);
+				return sr_usage(unknown, optarg);
+			}
 			break;
 		case 'h':
-			puts("usage: ppcc search FILE [--cluster FILE] [--global-batch N] "
+			ppcc_format_list(names, sizeof names, PPCC_FORMATS_SEARCH,
+					 "|", NULL);
+			printf("usage: ppcc search FILE [--cluster FILE] [--global-batch N] "
 			     "[--top K]\n"
-			     "                   [-f text|json|megatron|torchtitan|deepspeed] "
+			     "                   [-f %s] "
 			     "[-o FILE]\n"
 			     "                   [--fix KEY=VALUE ...] [--memory-limit GIB] "
 			     "[--allow-idle] [--exhaustive]\n"
 			     "                   [--compare FILE] [--jobs N] "
 			     "[--max-actions N] [--max-work N]\n"
-			     "                   [--time-limit S]");
+			     "                   [--time-limit S]\n", names);
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
 		default: return sr_usage("unknown option '%s'", opt);
 		}
 	}
-	if (compare && fmt != PPCC_FMT_TEXT && fmt != PPCC_FMT_JSON)
+	if (compare && fi->admits)
 		return sr_usage("%s", "--compare: the trainers' formats print the "
 				"winner alone; use -f text or -f json");
-	if (fmt != PPCC_FMT_TEXT && fmt != PPCC_FMT_JSON) {
-		so.admits = ppcc_trainer_admits;
-		so.admits_ctx = (void *)(intptr_t)fmt;
-	}
+	so.admits = fi->admits;
 	if (optind >= argc)
 		return sr_usage("%s", "search: missing FILE");
 	if (optind + 1 < argc)
@@ -640,29 +637,24 @@ int ppcc_cli_search(int argc, char **argv)
 		goto out;
 	}
 	locale_t saved = ppcc_locale_enter();
-	if (fmt == PPCC_FMT_JSON) {
+	if (fi->format == PPCC_FMT_JSON) {
 		emit_json(mem, &cfg, &r);
 	} else {
 		/* the winner planned as ppcc plan plans it, after the ranking
 		 * (text) or alone in the trainer's settings */
 		ppcc_config wc;
 		ppcc_plan plan;
-		ppcc_emit_options eo = {.format = fmt};
-		if (fmt == PPCC_FMT_TEXT)
+		ppcc_emit_options eo = {.format = fi->format};
+		if (fi->format == PPCC_FMT_TEXT)
 			emit_text(mem, &cfg, &r);
 		if ((err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
 		    (err = ppcc_config_check(&wc, &d)) < 0 ||
 		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0)
 			rc = 4;
-		else if (fmt == PPCC_FMT_TEXT)
-			rc = ppcc_emit_text(mem, &plan, &eo) < 0 ? 4 : 0;
-		else if (fmt == PPCC_FMT_MEGATRON)
-			rc = (err = ppcc_emit_megatron(mem, &plan, &eo, &d)) < 0;
-		else if (fmt == PPCC_FMT_TORCHTITAN)
-			rc = (err = ppcc_emit_torchtitan(mem, &plan, &eo, &d)) < 0;
 		else
-			rc = (err = ppcc_emit_deepspeed(mem, &plan, &eo, &d)) < 0;
-		if (rc && fmt != PPCC_FMT_TEXT)
+			rc = (err = fi->emit(mem, &plan, &eo, &d)) < 0 ? 4 : 0;
+		/* a trainer's refusal is the input's */
+		if (rc && fi->admits)
 			rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
 	}
 	ppcc_locale_leave(saved);

@@ -31,15 +31,63 @@ typedef struct ppcc_emit_options {
 } ppcc_emit_options;
 
 /* Whether the emitter of format reads the actions' times of a plan of
- * n_ranks pipeline ranks: JSON, the Chrome trace and the DOT family
- * always (the last two simulate again when the plan has none), the text
- * only for its timeline (at most PPCC_TEXT_TIMELINE_RANKS ranks), the
- * header, the torch CSV and the trainers' configurations never (any
- * other value: always).  A plan
- * for a format that reads none may be built with
- * ppcc_pipeline.no_times (emit/text.c). */
+ * n_ranks pipeline ranks, as its row's times says (an unknown format:
+ * always).  A plan for a format that reads none may be built with
+ * ppcc_pipeline.no_times (emit/formats.c). */
 #define PPCC_TEXT_TIMELINE_RANKS 32
 int ppcc_emit_replays_times(int format, int n_ranks);
+
+/* What an emitter of the table calls: the plan to f, 0 or a negative
+ * status with a diagnostic; f is never closed. */
+typedef int (*ppcc_emit_fn)(FILE *f, const ppcc_plan *p,
+			    const ppcc_emit_options *o, ppcc_diag *d);
+
+/* Which actions' times an emitter reads (ppcc_emit_replays_times). */
+enum {
+	PPCC_TIMES_NEVER,
+	PPCC_TIMES_ALWAYS,
+	PPCC_TIMES_TIMELINE /* up to PPCC_TEXT_TIMELINE_RANKS ranks */
+};
+
+/* One output format, a row of ppcc_formats (emit/formats.c): every
+ * place that names, lists or dispatches on a format reads its row. */
+typedef struct ppcc_format_info {
+	const char *name;    /* as -f takes it */
+	int format;          /* ppcc_format: the row's index */
+	ppcc_emit_fn emit;
+	/* output bytes per action, for the budget's error; 0: the output
+	 * does not grow with the actions.  title: the output's name there */
+	double bytes_per_action;
+	const char *title;
+	int times;           /* PPCC_TIMES_* */
+	/* a trainer's settings: what the trainer runs (auto chooses among
+	 * them; NULL: any plan) */
+	ppcc_admits_fn admits;
+	int search;          /* ppcc search -f takes it */
+	/* Graphviz: the name gvRenderData renders to (NULL: DOT text or not
+	 * Graphviz) and whether the result is binary (cairo's PNG, not the
+	 * core plugin's text) */
+	const char *render;
+	int binary;
+} ppcc_format_info;
+
+extern const ppcc_format_info ppcc_formats[];
+extern const int ppcc_n_formats;
+
+/* The row of format (a ppcc_format) or of name as -f takes it; NULL when
+ * there is none. */
+const ppcc_format_info *ppcc_format_of(int format);
+const ppcc_format_info *ppcc_format_named(const char *name);
+
+/* Which rows ppcc_format_list lists. */
+enum { PPCC_FORMATS_ALL, PPCC_FORMATS_SEARCH };
+
+/* The names of the rows that which selects, in the table's order,
+ * separated by sep, the last two by last ("text, json or chrome";
+ * last NULL: sep throughout), written to buf of size bytes
+ * (truncated, always terminated).  Returns the length it needs. */
+size_t ppcc_format_list(char *buf, size_t size, int which, const char *sep,
+			const char *last);
 
 /* Each writes the plan to f and returns 0, or a negative status with a
  * diagnostic.  They never close f. */
@@ -85,7 +133,11 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
  * _DEEPSPEED) runs configuration e as planned: its schedule kind, chunks,
  * ZeRO stage and context parallelism; the emitters refuse the others, with
  * the rule in words.  Any other fmt: 1.  ctx: (void *)(intptr_t)fmt, so
- * that it serves as ppcc_search_options.admits. */
+ * that it serves as ppcc_search_options.admits.  It calls the row's
+ * admits; ctx is not read by those. */
 int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx);
+int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx);
+int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx);
+int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx);
 
 #endif

@@ -17,22 +17,6 @@
 #define TIMELINE_WIDTH 96
 #define NAME_WIDTH 24
 
-int ppcc_emit_replays_times(int format, int n_ranks)
-{
-	switch (format) {
-	case PPCC_FMT_TEXT:
-		return n_ranks <= PPCC_TEXT_TIMELINE_RANKS;
-	case PPCC_FMT_HEADER:
-	case PPCC_FMT_TORCH_CSV:
-	case PPCC_FMT_MEGATRON:
-	case PPCC_FMT_TORCHTITAN:
-	case PPCC_FMT_DEEPSPEED:
-		return 0;
-	default: /* JSON, Chrome, the DOT family; and any format not named */
-		return 1;
-	}
-}
-
 static double gib(double bytes)
 {
 	return bytes / (1024.0 * 1024.0 * 1024.0);

@@ -302,20 +302,30 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 
 /* ---- what each trainer runs ----------------------------------------------- */
 
+int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx)
+{
+	(void)ctx;
+	return (e->kind == PPCC_SCHED_1F1B ||
+		e->kind == PPCC_SCHED_INTERLEAVED) && !(e->zero == 3 && e->p > 1);
+}
+
+int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx)
+{
+	(void)ctx;
+	return torchtitan_schedule(e->kind) != NULL;
+}
+
+int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx)
+{
+	(void)ctx;
+	return e->kind == PPCC_SCHED_1F1B && e->v == 1 &&
+	       !(e->zero >= 2 && e->p > 1) && e->cp == 1;
+}
+
 int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx)
 {
-	switch ((int)(intptr_t)ctx) {
-	case PPCC_FMT_MEGATRON:
-		return (e->kind == PPCC_SCHED_1F1B ||
-			e->kind == PPCC_SCHED_INTERLEAVED) &&
-		       !(e->zero == 3 && e->p > 1);
-	case PPCC_FMT_TORCHTITAN:
-		return torchtitan_schedule(e->kind) != NULL;
-	case PPCC_FMT_DEEPSPEED:
-		return e->kind == PPCC_SCHED_1F1B && e->v == 1 &&
-		       !(e->zero >= 2 && e->p > 1) && e->cp == 1;
-	}
-	return 1;
+	const ppcc_format_info *f = ppcc_format_of((int)(intptr_t)ctx);
+	return !f || !f->admits || f->admits(e, ctx);
 }
 
 /* ---- DeepSpeed ---------------------------------------------------------- */

@@ -148,6 +148,7 @@ typedef struct ppcc_config {
 	ppcc_model model;
 	ppcc_cluster cluster;
 	ppcc_pipeline pipeline;
+	ppcc_probe *probe; /* tests' (util.h); NULL: none */
 } ppcc_config;
 
 /* Reads path ("-" for stdin) and, when cluster_path is not NULL, the

@@ -112,13 +112,17 @@ int ppcc_schedule_validate(const ppcc_schedule *s, ppcc_diag *d,
  * by the caller (compared with s->fingerprint as there). */
 int ppcc_schedule_validate_hashed(const ppcc_schedule *s, uint64_t hash,
 				  ppcc_diag *d, const char *file, int max_errors);
-/* Tests: 1 makes the validator run phases 2 and 3 on its table of
- * positions alone, without the quick pass on bits that decides most
- * schedules (validate.c, val_quick); the reports are the same.  The
- * count of schedules the quick pass has decided, kept atomically: the
- * runtime's threads validate at once. */
-extern int ppcc_validate_force_positions;
-extern _Atomic long ppcc_validate_quick_accepts;
+/* Tests: ppcc_schedule_validate (how PPCC_VALIDATE_CHECK),
+ * ppcc_schedule_validate_seal (PPCC_VALIDATE_SEAL) or
+ * ppcc_schedule_validate_hashed with hash (PPCC_VALIDATE_HASHED), under
+ * probe (util.h; NULL: none): with its validate_positions, phases 2 and
+ * 3 on the table of positions alone, without the quick pass on bits
+ * that decides most schedules (validate.c, val_quick), the reports the
+ * same; it counts the schedules the quick pass decided. */
+enum { PPCC_VALIDATE_CHECK, PPCC_VALIDATE_SEAL, PPCC_VALIDATE_HASHED };
+int ppcc_schedule_validate_probed(ppcc_schedule *s, int how, uint64_t hash,
+				  ppcc_diag *d, const char *file,
+				  int max_errors, ppcc_probe *probe);
 /* For a schedule being made, whose fingerprint is not yet set (the
  * compiler's own): every check of ppcc_schedule_validate except the
  * comparison with s->fingerprint, which, when every check passes, is set

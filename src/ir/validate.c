@@ -33,6 +33,7 @@
 typedef struct val_ctx {
 	const ppcc_schedule *s;
 	ppcc_diag *d;
+	ppcc_probe *probe; /* the tests' (util.h), or NULL */
 	ppcc_loc loc;
 	const ppcc_loc *locp;
 	int max_errors;
@@ -1125,9 +1126,6 @@ out:
 	return err;
 }
 
-int ppcc_validate_force_positions;
-_Atomic long ppcc_validate_quick_accepts;
-
 /* Phases 2 and 3 for a schedule in which they find nothing, on a table
  * of 2 bytes per (stage, microbatch), not the 36 of the positions: one
  * pass over the lists as val_fields makes (hashing with seal), reporting
@@ -1201,7 +1199,8 @@ static int val_quick(val_ctx *c)
 	c->quiet = 0;
 	if (ok) {
 		c->hash = h;
-		ppcc_validate_quick_accepts++;
+		if (c->probe)
+			c->probe->validate_quick_accepts++;
 		return 1;
 	}
 	c->stop = 0;
@@ -1242,7 +1241,8 @@ static int val_run(val_ctx *cp)
 			c.bytes_by_table = 0;
 	/* phases 2 and 3 on the positions only when the quick pass's bits
 	 * do not show that they find nothing */
-	if (c.stop || ppcc_validate_force_positions || !val_quick(&c)) {
+	if (c.stop || (c.probe && c.probe->validate_positions) ||
+	    !val_quick(&c)) {
 		c.pos = ppcc_calloc((size_t)c.S * (size_t)c.m,
 				    VAL_POS_OPS * sizeof *c.pos);
 		if (!c.pos) {
@@ -1330,6 +1330,22 @@ int ppcc_schedule_validate_seal_run(ppcc_schedule *s, ppcc_diag *d,
 	};
 	int err = val_run(&c);
 	if (err == 0)
+		s->fingerprint = c.hash;
+	return err;
+}
+
+int ppcc_schedule_validate_probed(ppcc_schedule *s, int how, uint64_t hash,
+				  ppcc_diag *d, const char *file,
+				  int max_errors, ppcc_probe *probe)
+{
+	val_ctx c = {
+		.s = s, .d = d, .probe = probe, .loc = {file, 0, 0},
+		.max_errors = max_errors, .seal = how == PPCC_VALIDATE_SEAL,
+		.hashed = how == PPCC_VALIDATE_HASHED,
+		.hash = how == PPCC_VALIDATE_HASHED ? hash : 0,
+	};
+	int err = val_run(&c);
+	if (err == 0 && how == PPCC_VALIDATE_SEAL)
 		s->fingerprint = c.hash;
 	return err;
 }

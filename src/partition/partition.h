@@ -84,13 +84,13 @@ typedef int (*ppcc_stage_cost_fn)(void *user, int s, int i, int j,
 /* The least schedule, in actions, whose simulations may run ahead on a
  * second thread (ppcc_step_problem.threads): a thread's start and a
  * second set of the simulator's buffers are then small beside it.
- * ppcc_step_ahead_actions is the value used (tests lower it; set it
- * before any search runs). */
+ * ppcc_step_ahead_from(probe) is the value used (tests lower it). */
 #define PPCC_STEP_AHEAD_ACTIONS (1L << 22)
-extern long ppcc_step_ahead_actions;
-/* Split searches that read the shape's second half of ranks on a second
- * thread (step_shape; tests). */
-extern _Atomic long ppcc_step_shape_halves;
+static inline long ppcc_step_ahead_from(const ppcc_probe *probe)
+{
+	return probe && probe->step_ahead_actions > 0
+	       ? probe->step_ahead_actions : PPCC_STEP_AHEAD_ACTIONS;
+}
 #define PPCC_STEP_MIN_SIMS 4
 /* The memory model's budget (split.c): evaluations of a split without
  * simulating it, each O(S + the ranks' count vectors), so many steps. */
@@ -138,6 +138,10 @@ typedef struct ppcc_step_problem {
 	 * answer, the counts and the estimates kept are the same.  sp->costs
 	 * is still called from the caller's thread alone. */
 	int threads;
+	/* NULL, or the tests' (util.h): its step_ahead_actions in place of
+	 * PPCC_STEP_AHEAD_ACTIONS; counts the searches that read the
+	 * shape's second half of ranks on a second thread (step_shape) */
+	ppcc_probe *probe;
 } ppcc_step_problem;
 
 typedef struct ppcc_step_result {

@@ -525,8 +525,6 @@ static void *step_shape_half_run(void *arg)
 	return NULL;
 }
 
-_Atomic long ppcc_step_shape_halves;
-
 /* With both halves walked (join): appends the second half's vectors
  * (h->y) to the search's, its ranks' offsets moved past the first
  * half's (the vectors' totals, mm_sum, are the walk's alone and are not
@@ -555,7 +553,6 @@ static int step_shape_join(ppcc_step_ctx *x, step_shape_half *h, int v,
 				       (size_t)second * (size_t)v * sizeof(int));
 			for (int r = h->lo; r <= h->hi; r++)
 				x->mm_off[r] = first + y->mm_off[r];
-			ppcc_step_shape_halves++;
 		}
 	}
 	ppcc_free(y->mm_vec);
@@ -619,6 +616,8 @@ static int step_shape(step_run *w)
 		int joined = step_shape_join(x, &h, w->v, err >= 0);
 		if (err >= 0)
 			err = joined;
+		if (err >= 0 && w->sp->probe)
+			w->sp->probe->step_shape_halves++;
 	}
 	if (err < 0)
 		return err;
@@ -1434,8 +1433,6 @@ static int step_memo_add(ppcc_step_ctx *x, const int *first, const step_key *k)
 }
 
 /* Simulates the split first with its costs in costs; fills *k. */
-long ppcc_step_ahead_actions = PPCC_STEP_AHEAD_ACTIONS;
-
 static void *step_ahead_main(void *arg)
 {
 	step_ahead *h = arg;
@@ -1970,7 +1967,8 @@ static int step_search(int *out_first, ppcc_step_result *res,
 		 : (long)(PPCC_STEP_ACTIONS / (actions > 0 ? actions : 1));
 	if (sp->max_sims <= 0 && w.budget < PPCC_STEP_MIN_SIMS)
 		w.budget = PPCC_STEP_MIN_SIMS;
-	w.ahead_on = sp->threads > 1 && actions >= ppcc_step_ahead_actions;
+	w.ahead_on = sp->threads > 1 &&
+		     actions >= ppcc_step_ahead_from(sp->probe);
 	w.v = S / p;
 	if ((err = step_shape(&w)) < 0)
 		return err;

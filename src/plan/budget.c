@@ -11,9 +11,10 @@
  *
  * plus a data-parallel plan's collectives, bounded over every partition
  * (exact when the gradients fit one bucket a stage).  Building costs
- * about 30 bytes of memory per action; the output's size per action, per
- * format, is in ppcc(1), RESOURCE LIMITS.  Over the budget the plan is
- * refused with an error at the setting that makes it large.
+ * about 30 bytes of memory per action; the output's size per action is
+ * its format's row's (emit/formats.c; ppcc(1), RESOURCE LIMITS).  Over
+ * the budget the plan is refused with an error at the setting that makes
+ * it large.
  *
  * Derivation: doc/design/budget.md (the action count, the bound on the
  * collectives over every partition, the bytes per action).
@@ -87,37 +88,6 @@ int64_t ppcc_plan_action_bound(const ppcc_config *cfg)
 	int64_t n = ppcc_plan_action_count(&cfg->pipeline);
 	int64_t r = ppcc_plan_reduction_bound(cfg);
 	return r > INT64_MAX - n ? INT64_MAX : n + r;
-}
-
-/* Output bytes per action, measured on examples/tiny.yaml at 1,024
- * microbatches (20,480 actions); the text report's size does not grow
- * with the actions. */
-static double bytes_per_action(int format)
-{
-	switch (format) {
-	case PPCC_FMT_JSON: return 93;
-	case PPCC_FMT_CHROME: return 167;
-	case PPCC_FMT_DOT:
-	case PPCC_FMT_SVG:
-	case PPCC_FMT_PNG: return 62;
-	case PPCC_FMT_HEADER: return 41;
-	case PPCC_FMT_TORCH_CSV: return 2.4;
-	default: return 0;
-	}
-}
-
-static const char *format_name(int format)
-{
-	switch (format) {
-	case PPCC_FMT_JSON: return "JSON";
-	case PPCC_FMT_CHROME: return "Chrome trace";
-	case PPCC_FMT_DOT: return "DOT";
-	case PPCC_FMT_SVG: return "SVG";
-	case PPCC_FMT_PNG: return "PNG";
-	case PPCC_FMT_HEADER: return "header";
-	case PPCC_FMT_TORCH_CSV: return "CSV";
-	default: return "text";
-	}
 }
 
 int64_t ppcc_plan_cell_count(const ppcc_config *cfg)
@@ -195,7 +165,8 @@ int ppcc_plan_budget_check_work(const ppcc_config *cfg, int format,
 	if (reductions > n - reductions && pl->dp_bucket_mb_loc.file)
 		loc = &pl->dp_bucket_mb_loc;
 	double memory = 30.0 * (double)n;
-	double out = bytes_per_action(format) * (double)n;
+	const ppcc_format_info *fi = ppcc_format_of(format);
+	double out = fi ? fi->bytes_per_action * (double)n : 0;
 	const char *unit = memory >= 1e9 ? "GB" : "MB";
 	double scale = memory >= 1e9 ? 1e9 : 1e6;
 	char size[96];
@@ -203,7 +174,7 @@ int ppcc_plan_budget_check_work(const ppcc_config *cfg, int format,
 		snprintf(size, sizeof size, "about %.1f %s of memory and %.1f %s "
 			 "of %s output", memory / scale, unit,
 			 out / (out >= 1e9 ? 1e9 : 1e6), out >= 1e9 ? "GB" : "MB",
-			 format_name(format));
+			 fi->title);
 	else
 		snprintf(size, sizeof size, "about %.1f %s of memory",
 			 memory / scale, unit);

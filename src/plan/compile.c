@@ -1,18 +1,142 @@
 /*
- * compile.c - libppcc's public entry point: the phases `ppcc plan` runs
- * (load, defaults, check, budget, plan, emit), behind ppcc/compiler.h.
+ * compile.c - the one plan driver and libppcc's public entry point.
+ *
+ * ppcc_compile_plan runs the phases `ppcc plan` runs (load, the command
+ * line's settings, defaults, check, budget, plan) for the CLI and for
+ * ppcc_compile_file (ppcc/compiler.h), which then writes the plan with
+ * its format's emitter (emit/formats.c).  The library takes the memory
+ * limit, threads and budget of ppcc plan's --memory-limit, --jobs,
+ * --max-actions and --max-work from its options (version 2).
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ppcc.h"
 #include "ppcc/compiler.h"
 
-static const char *const compile_formats[] = {
-	[PPCC_FMT_TEXT] = "text",     [PPCC_FMT_JSON] = "json",
-	[PPCC_FMT_DOT] = "dot",       [PPCC_FMT_SVG] = "svg",
-	[PPCC_FMT_PNG] = "png",       [PPCC_FMT_HEADER] = "header",
-	[PPCC_FMT_TORCH_CSV] = "torch-csv", [PPCC_FMT_CHROME] = "chrome",
-};
+static const ppcc_loc cmdline = {"<command line>", 0, 0};
+
+static void set_override(int value, int *field, ppcc_loc *loc)
+{
+	if (value > 0) {
+		*field = value;
+		*loc = cmdline;
+	}
+}
+
+/* --partition 13,12,12,...: layers per stage.  The count and the sum are
+ * checked with the rest of the configuration. */
+static int parse_partition(ppcc_pipeline *pl, ppcc_arena *a, const char *arg,
+			   ppcc_diag *d)
+{
+	int n = 1;
+	for (const char *c = arg; *c; c++)
+		n += *c == ',';
+	int *counts = ppcc_arena_alloc(a, (size_t)n, sizeof *counts);
+	if (!counts)
+		return PPCC_ENOMEM;
+	const char *at = arg;
+	for (int i = 0; i < n; i++) {
+		const char *end = strchr(at, ',');
+		size_t len = end ? (size_t)(end - at) : strlen(at);
+		char buf[16];
+		long v = -1;
+		if (len > 0 && len < sizeof buf && at[0] >= '0' && at[0] <= '9') {
+			char *stop;
+			memcpy(buf, at, len);
+			buf[len] = '\0';
+			errno = 0;
+			v = strtol(buf, &stop, 10);
+			if (errno || *stop || v > PPCC_MAX_LAYERS)
+				v = -1;
+		}
+		if (v == 0) {
+			ppcc_error(d, &cmdline, "--partition: stage %d is empty; "
+				   "every stage needs at least one layer", i);
+			return PPCC_EINPUT;
+		}
+		if (v < 0) {
+			ppcc_error(d, &cmdline, "--partition: entry %d ('%.*s') is "
+				   "not a layer count from 1 to %d; expected a "
+				   "comma-separated list such as 13,12,12", i,
+				   (int)(len > 32 ? 32 : len), at, PPCC_MAX_LAYERS);
+			return PPCC_EINPUT;
+		}
+		counts[i] = (int)v;
+		at = end ? end + 1 : at + len;
+	}
+	pl->partition = counts;
+	pl->n_partition = n;
+	pl->partition_locs = NULL;
+	pl->partition_loc = cmdline;
+	return 0;
+}
+
+int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
+		      const ppcc_plan_request *r, ppcc_diag *d)
+{
+	const ppcc_format_info *fi = ppcc_format_of(r->format);
+	int err;
+
+	if (!fi)
+		return PPCC_EINTERNAL;
+	/* in the arena: the plan points to it (ppcc_plan.config) */
+	ppcc_config *cfg = ppcc_arena_alloc(a, 1, sizeof *cfg);
+	if (!cfg)
+		return PPCC_ENOMEM;
+	if ((err = ppcc_config_load(cfg, a, r->model, r->cluster, d)) < 0)
+		return err;
+	ppcc_pipeline *pl = &cfg->pipeline;
+	if (r->kind >= 0) {
+		pl->kind = r->kind;
+		pl->kind_loc = cmdline;
+	}
+	set_override(r->stages, &pl->stages, &pl->stages_loc);
+	set_override(r->microbatches, &pl->microbatches, &pl->microbatches_loc);
+	set_override(r->chunks, &pl->chunks, &pl->chunks_loc);
+	if (r->group_size_set) {
+		pl->group_size = r->group_size;
+		pl->group_size_loc = cmdline;
+	}
+	set_override(r->tensor_parallel, &pl->tensor_parallel,
+		     &pl->tensor_parallel_loc);
+	if (r->partition && (err = parse_partition(pl, a, r->partition, d)) < 0)
+		return err;
+	if (r->memory_limit > 0) {
+		/* every device holds this much, less the cluster's reserve */
+		int n = cfg->cluster.n_groups;
+		ppcc_device_group *g = ppcc_arena_alloc(a, (size_t)n, sizeof *g);
+		if (!g)
+			return PPCC_ENOMEM;
+		for (int i = 0; i < n; i++) {
+			g[i] = cfg->cluster.groups[i];
+			g[i].memory_bytes = r->memory_limit;
+		}
+		cfg->cluster.groups = g;
+	}
+	pl->threads = r->threads;
+	if (pl->threads <= 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		pl->threads = n > 64 ? 64 : n > 1 ? (int)n : 1;
+	}
+	ppcc_config_fill_defaults(cfg);
+	/* an output that prints no action's times: the plan keeps none */
+	pl->no_times = !ppcc_emit_replays_times(r->format, pl->stages);
+	if (r->budget.max_work > PPCC_MAX_WORK_DEFAULT)
+		ppcc_note(d, NULL, "--max-work raises the work budget to %lld "
+			  "units from the default %lld",
+			  (long long)r->budget.max_work,
+			  (long long)PPCC_MAX_WORK_DEFAULT);
+	if ((err = ppcc_config_check(cfg, d)) < 0 ||
+	    (err = ppcc_plan_budget_check_work(cfg, r->format, &r->budget,
+					       d)) < 0)
+		return err;
+	/* with auto and a trainer's format, auto chooses among what that
+	 * trainer runs, as ppcc search -f does */
+	return ppcc_plan_build_for(out, a, cfg, d, fi->admits, NULL);
+}
 
 typedef struct compile_sink {
 	ppcc_compile_diag_fn fn;
@@ -29,20 +153,38 @@ static void compile_diag(ppcc_severity sev, const ppcc_loc *loc,
 		      loc ? loc->col : 0, msg, k->user);
 }
 
-static int compile_emit(FILE *f, const ppcc_plan *plan,
-			const ppcc_emit_options *o, ppcc_diag *d)
+/* The options' version 2 settings as a request's, or PPCC_EINPUT with an
+ * error naming the field. */
+static int compile_settings(ppcc_plan_request *r,
+			    const ppcc_compile_options *o, ppcc_diag *d)
 {
-	switch (o->format) {
-	case PPCC_FMT_TEXT: return ppcc_emit_text(f, plan, o);
-	case PPCC_FMT_JSON: return ppcc_emit_json(f, plan, o, d);
-	case PPCC_FMT_DOT:
-	case PPCC_FMT_SVG:
-	case PPCC_FMT_PNG: return ppcc_emit_dot(f, plan, o, d);
-	case PPCC_FMT_HEADER: return ppcc_emit_header(f, plan, o, d);
-	case PPCC_FMT_TORCH_CSV: return ppcc_emit_torch_csv(f, plan, o, d);
-	case PPCC_FMT_CHROME: return ppcc_emit_chrome(f, plan, o, d);
+	if (o->version < 2)
+		return 0;
+	double gib = o->memory_limit_gib;
+	if (!(gib >= 0 && gib <= 1e6)) {
+		ppcc_error(d, NULL, "ppcc_compile_file: options.memory_limit_gib: "
+			   "expected GiB per device (a number > 0, or 0 for "
+			   "the cluster's), got %g", gib);
+		return PPCC_EINPUT;
 	}
-	return PPCC_EINTERNAL;
+	if (o->threads < 0 || o->threads > 64) {
+		ppcc_error(d, NULL, "ppcc_compile_file: options.threads: %d is "
+			   "not a count of 1 to 64, or 0 for one per processor",
+			   o->threads);
+		return PPCC_EINPUT;
+	}
+	if (o->max_actions < 0 || o->max_work < 0) {
+		ppcc_error(d, NULL, "ppcc_compile_file: options.%s: %lld is "
+			   "negative; expected a count, or 0 for the default",
+			   o->max_actions < 0 ? "max_actions" : "max_work",
+			   o->max_actions < 0 ? o->max_actions : o->max_work);
+		return PPCC_EINPUT;
+	}
+	r->memory_limit = gib * 1024.0 * 1024.0 * 1024.0;
+	r->threads = o->threads;
+	r->budget.max_actions = o->max_actions;
+	r->budget.max_work = o->max_work;
+	return 0;
 }
 
 int ppcc_compile_file(FILE *out, const char *model_path,
@@ -52,8 +194,8 @@ int ppcc_compile_file(FILE *out, const char *model_path,
 	const ppcc_compile_options *o = opts ? opts : &defaults;
 	compile_sink sink = {o->version >= 1 ? o->diag : NULL, o->diag_user};
 	ppcc_diag d = {.fn = compile_diag, .user = &sink};
+	ppcc_plan_request r = {.model = model_path, .kind = -1};
 	ppcc_emit_options emit = {0};
-	ppcc_config cfg;
 	ppcc_plan plan;
 	int err;
 
@@ -63,25 +205,24 @@ int ppcc_compile_file(FILE *out, const char *model_path,
 					  : "no output stream or model file");
 		return PPCC_EINPUT;
 	}
-	emit.format = -1;
 	const char *format = o->format ? o->format : "text";
-	for (int i = 0; i < (int)(sizeof compile_formats / sizeof *compile_formats); i++)
-		if (strcmp(format, compile_formats[i]) == 0)
-			emit.format = i;
-	if (emit.format < 0) {
-		ppcc_error(&d, NULL, "unknown format '%s'", format);
+	const ppcc_format_info *fi = ppcc_format_named(format);
+	if (!fi) {
+		char names[256];
+		ppcc_format_list(names, sizeof names, PPCC_FORMATS_ALL, ", ",
+				 " or ");
+		ppcc_error(&d, NULL, "unknown format '%s' (%s)", format, names);
 		return PPCC_EINPUT;
 	}
+	r.format = emit.format = fi->format;
+	r.cluster = o->cluster;
+	if ((err = compile_settings(&r, o, &d)) < 0)
+		return err;
 	ppcc_arena *a = ppcc_arena_new();
 	if (!a)
 		return PPCC_ENOMEM;
-	if ((err = ppcc_config_load(&cfg, a, model_path, o->cluster, &d)) < 0)
-		goto out;
-	ppcc_config_fill_defaults(&cfg);
-	if ((err = ppcc_config_check(&cfg, &d)) < 0 ||
-	    (err = ppcc_plan_budget_check(&cfg, emit.format, 0, &d)) < 0 ||
-	    (err = ppcc_plan_build(&plan, a, &cfg, &d)) < 0 ||
-	    (err = compile_emit(out, &plan, &emit, &d)) < 0)
+	if ((err = ppcc_compile_plan(&plan, a, &r, &d)) < 0 ||
+	    (err = fi->emit(out, &plan, &emit, &d)) < 0)
 		goto out;
 	if (fflush(out) != 0 || ferror(out))
 		err = PPCC_EIO;

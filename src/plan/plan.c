@@ -568,7 +568,7 @@ static int variant_best(plan_ctx *x, ppcc_plan_variant *out, const int *first,
 	pthread_t beside;
 	int on_two = 0;
 	if (known && !x->lean && x->cfg->pipeline.threads > 1 &&
-	    actions >= ppcc_step_ahead_actions) {
+	    actions >= ppcc_step_ahead_from(x->cfg->probe)) {
 		out->estimate = *known;
 		on_two = pthread_create(&beside, NULL, iteration_main, &job) == 0;
 	}
@@ -1265,7 +1265,8 @@ static int plan_setup(plan_ctx *x, ppcc_schedule *shape, ppcc_arena *a,
 	}
 	if ((err = ppcc_schedule_build_unsealed_on(shape, a, x->kind, x->p, x->v,
 						   x->m, x->group, blank,
-						   cfg->pipeline.threads)) < 0)
+						   cfg->pipeline.threads,
+						   cfg->probe)) < 0)
 		return err;
 	x->own_lists = 1;
 	if ((err = count_in_flight(x, shape)) < 0 || (err = problem_init(x)) < 0)
@@ -1530,6 +1531,7 @@ static int plan_build(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		.n_seeds = 4,
 		.max_sims = cfg->pipeline.max_simulations,
 		.threads = cfg->pipeline.threads,
+		.probe = cfg->probe,
 		.lower_bound_ms = lb.step_ms,
 		.keep = uni,
 		.kept = &uni_est,

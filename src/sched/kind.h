@@ -168,14 +168,12 @@ int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 				 int ranks, int chunks, int microbatches,
 				 int group_size, const ppcc_stage_info *stages);
 /* The same on two threads when threads > 1 and the lists hold
- * PPCC_BUILD_TOUCH_BYTES or more (ppcc_build_touch_bytes, the value
- * used: tests lower it; set it before any build runs): their fresh
- * memory first written (lower.c, lower_touch), then half the ranks
- * lowered on each thread; the schedule is the same. */
+ * PPCC_BUILD_TOUCH_BYTES or more (probe->build_touch_bytes when set:
+ * tests lower it): their fresh memory first written (lower.c,
+ * lower_touch), then half the ranks lowered on each thread; the
+ * schedule is the same.  probe (NULL: none) counts the builds lowered
+ * on two threads (lower_halves). */
 #define PPCC_BUILD_TOUCH_BYTES ((size_t)64 << 20)
-extern size_t ppcc_build_touch_bytes;
-/* Builds whose ranks were lowered on two threads (tests). */
-extern _Atomic long ppcc_lower_halves;
 /* The rank that halves lists of n[0..p) actions (p > 1) by actions, not
  * ranks (the first p/2 ranks of a kind can hold more than the rest):
  * ranks [0, mid) and [mid, p), neither empty; the work a build or a
@@ -184,7 +182,8 @@ int ppcc_sched_middle_rank(const int64_t *n, int p);
 int ppcc_schedule_build_unsealed_on(ppcc_schedule *out, ppcc_arena *a,
 				    int kind, int ranks, int chunks,
 				    int microbatches, int group_size,
-				    const ppcc_stage_info *stages, int threads);
+				    const ppcc_stage_info *stages, int threads,
+				    ppcc_probe *probe);
 
 /* The data-parallel reductions in the schedule (sched/reduce.c): after
  * the last B or W of each stage, that stage's grad_bytes[stage] (bytes

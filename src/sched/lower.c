@@ -53,22 +53,27 @@ int ppcc_sched_middle_rank(const int64_t *n, int p)
 	return mid > 0 ? mid : 1;
 }
 
-size_t ppcc_build_touch_bytes = PPCC_BUILD_TOUCH_BYTES;
-_Atomic long ppcc_lower_halves;
+/* The bytes of lists from which a build takes two threads: probe's,
+ * else PPCC_BUILD_TOUCH_BYTES. */
+static size_t lower_touch_bytes(const ppcc_probe *probe)
+{
+	return probe && probe->build_touch_bytes > 0 ? probe->build_touch_bytes
+						     : PPCC_BUILD_TOUCH_BYTES;
+}
 
-/* Lists of ppcc_build_touch_bytes bytes or more in all are written first
+/* Lists of lower_touch_bytes bytes or more in all are written first
  * (a byte a page, of memory the kernel hands out zeroed) on two threads,
  * half the ranks each, when threads > 1: the kernel's clearing of fresh
  * pages, which would otherwise come a page at a time as the order and
  * the lowering reach them, is then shared between two processors.
  * Without a second thread the lists are left to be touched as written. */
 static void lower_touch(ppcc_action *const *acts, const int64_t *n, int p,
-			int threads)
+			int threads, const ppcc_probe *probe)
 {
 	size_t bytes = 0;
 	for (int r = 0; r < p; r++)
 		bytes += (size_t)n[r] * sizeof *acts[r];
-	if (threads < 2 || p < 2 || bytes < ppcc_build_touch_bytes)
+	if (threads < 2 || p < 2 || bytes < lower_touch_bytes(probe))
 		return;
 	int mid = ppcc_sched_middle_rank(n, p);
 	lower_touch_part hi = {acts, n, mid, p}, lo = {acts, n, 0, mid};
@@ -368,23 +373,24 @@ int ppcc_schedule_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 		       int ranks, int chunks, int microbatches, int group_size,
 		       const ppcc_stage_info *stages, const void *arg,
-		       int threads);
+		       int threads, ppcc_probe *probe);
 
 int ppcc_schedule_build_unsealed(ppcc_schedule *out, ppcc_arena *a, int kind,
 				 int ranks, int chunks, int microbatches,
 				 int group_size, const ppcc_stage_info *stages)
 {
 	return sched_build(out, a, kind, ranks, chunks, microbatches,
-			   group_size, stages, NULL, 1);
+			   group_size, stages, NULL, 1, NULL);
 }
 
 int ppcc_schedule_build_unsealed_on(ppcc_schedule *out, ppcc_arena *a,
 				    int kind, int ranks, int chunks,
 				    int microbatches, int group_size,
-				    const ppcc_stage_info *stages, int threads)
+				    const ppcc_stage_info *stages, int threads,
+				    ppcc_probe *probe)
 {
 	return sched_build(out, a, kind, ranks, chunks, microbatches,
-			   group_size, stages, NULL, threads);
+			   group_size, stages, NULL, threads, probe);
 }
 
 int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
@@ -393,13 +399,13 @@ int ppcc_sched_build_with(ppcc_schedule *out, ppcc_arena *a, int kind,
 			  const void *arg)
 {
 	return sched_build(out, a, kind, ranks, chunks, microbatches,
-			   group_size, stages, arg, 1);
+			   group_size, stages, arg, 1, NULL);
 }
 
 static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 		       int ranks, int chunks, int microbatches, int group_size,
 		       const ppcc_stage_info *stages, const void *arg,
-		       int threads)
+		       int threads, ppcc_probe *probe)
 {
 	int p = ranks, v = chunks, m = microbatches, err = 0, fails = 0;
 	const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
@@ -467,7 +473,7 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 		items[r].cap = (int32_t)per_rank;
 		items[r].a = acts[r] + (n_rank[r] - per_rank);
 	}
-	lower_touch(acts, n_rank, p, threads);
+	lower_touch(acts, n_rank, p, threads, probe);
 	sched_shape sh = {
 		.kind = kind, .p = p, .v = v, .m = m,
 		.group = group_size == 0 ? p : group_size, .S = S,
@@ -501,7 +507,7 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 	for (int r = 0; r < p; r++)
 		lowered += n_rank[r];
 	int two = threads > 1 && p > 1 &&
-		  (size_t)lowered * sizeof **acts >= ppcc_build_touch_bytes;
+		  (size_t)lowered * sizeof **acts >= lower_touch_bytes(probe);
 	if (two) {
 		parts[1] = parts[0];
 		parts[0].hi = parts[1].lo = ppcc_sched_middle_rank(n_rank, p);
@@ -514,7 +520,8 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 		pthread_join(beside, NULL);
 		if (!parts[0].err)
 			parts[0].err = parts[1].err;
-		ppcc_lower_halves++;
+		if (probe)
+			probe->lower_halves++;
 	}
 	if ((err = parts[0].err) < 0)
 		goto out;

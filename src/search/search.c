@@ -1056,27 +1056,83 @@ static void report_over(const ppcc_config *cfg, long considered, int more,
 		   (long long)max_work, why);
 }
 
-int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
-		const ppcc_config *cfg, const ppcc_search_options *o,
-		ppcc_diag *d)
+/* One search as its phases share it (ppcc_search): what was asked, the
+ * work counted so far, the layer sets, the compared configurations, the
+ * candidates and what became of them.  cs, unfit, top, work and shapes
+ * are run_free's to free; the rest lives in the caller's arena. */
+typedef struct search_run {
+	const ppcc_config *cfg;
+	const ppcc_search_options *o;
+	ppcc_search_result *out;
+	ppcc_arena *a;
+	ppcc_diag *d;
+	double t0;
+	long B;                  /* the global batch */
+	int K;                   /* the configurations kept */
+	double R;                /* the fastest group's FLOP/s */
+	double cap;              /* a device's bytes less the reserve */
+	ppcc_budget plan_budget; /* each configuration's plan */
+	int64_t max_work;        /* the whole search's */
+	/* the work counted; within: that before the candidate that went
+	 * over; cells_total: the part of it that grows with the layers */
+	int64_t counted, within, cells_total;
+	layer_set *sets;         /* nsets, one per (b, recompute) */
+	int nsets, n_layers;
+	int cp_list[4], ncp;
+	/* the compared configurations; cmp_order: the enumeration order of
+	 * the candidate each is, LONG_MAX for one outside the space (ties
+	 * rank it after) */
+	ppcc_search_compared *cmp;
+	layer_set *cmp_sets;
+	long *cmp_order;
+	int nc;
+	families fam;
+	/* the n candidates enumerated (ncap allocated); after the static
+	 * bounds, the first live of them, in increasing bound */
+	cand *cs;
+	size_t n, ncap, live;
+	long order;
+	double *unfit;           /* the bounds of those no partition fits */
+	size_t n_unfit;
+	double closest_static, closest_sim, least_unsimulated;
+	ppcc_config base;        /* cfg, its devices' memory limited */
+	cand *top;               /* the ntop best, of K + 1 */
+	int ntop;
+	ppcc_arena *work;        /* each plan's, reset between them */
+	ppcc_plan_shapes *shapes;
+} search_run;
+
+static void run_free(search_run *r)
 {
-	double t0 = now_s();
-	memset(out, 0, sizeof *out);
-	const ppcc_cluster *cl = &cfg->cluster;
-	const ppcc_transformer *tf = cfg->model.transformer;
+	free(r->cs);
+	free(r->unfit);
+	free(r->top);
+	ppcc_arena_free(r->work);
+	ppcc_plan_shapes_free(r->shapes);
+	r->cs = NULL;
+	r->unfit = NULL;
+	r->top = NULL;
+	r->work = NULL;
+	r->shapes = NULL;
+}
+
+/* The global batch, and a pinned dimension alone larger than the
+ * cluster: said at the --fix, not as a search that found nothing. */
+static int search_begin(search_run *r)
+{
+	const ppcc_config *cfg = r->cfg;
+	const ppcc_search_options *o = r->o;
 	int given;
-	long B = global_batch(cfg, o, &given);
-	if (B <= 0) {
+	r->B = global_batch(cfg, o, &given);
+	if (r->B <= 0) {
 		ppcc_loc loc = cfg->pipeline.loc.file ? cfg->pipeline.loc
 			       : (ppcc_loc){cfg->path, 0, 0};
-		ppcc_error(d, &loc, "the search needs the global batch: give "
+		ppcc_error(r->d, &loc, "the search needs the global batch: give "
 			   "pipeline.global_batch_size or --global-batch");
 		return PPCC_EINPUT;
 	}
-	out->global_batch = B;
-	out->global_batch_given = given;
-	/* a pinned dimension alone larger than the cluster: said at the
-	 * --fix, not as a search that found nothing */
+	r->out->global_batch = r->B;
+	r->out->global_batch_given = given;
 	const struct {
 		const char *key;
 		int value;
@@ -1088,46 +1144,61 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 	for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
 		if (pinned[k].value > 0)
 			devices_pinned *= pinned[k].value;
-	if (devices_pinned > cfg->cluster.devices) {
-		ppcc_loc cli = {"<command line>", 0, 0};
-		char what[160] = "";
-		for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
-			if (pinned[k].value > 0)
-				snprintf(what + strlen(what), sizeof what - strlen(what),
-					 "%s%s %d", *what ? " x " : "", pinned[k].key,
-					 pinned[k].value);
-		ppcc_error(d, &cli, "--fix: %s exceeds the %d devices (t x p x d "
-			   "x cp must be at most the devices); fix fewer",
-			   what, cfg->cluster.devices);
-		return PPCC_EINPUT;
-	}
-	/* each plan's budget, and the whole search's */
+	if (devices_pinned <= cfg->cluster.devices)
+		return 0;
+	ppcc_loc cli = {"<command line>", 0, 0};
+	char what[160] = "";
+	for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
+		if (pinned[k].value > 0)
+			snprintf(what + strlen(what), sizeof what - strlen(what),
+				 "%s%s %d", *what ? " x " : "", pinned[k].key,
+				 pinned[k].value);
+	ppcc_error(r->d, &cli, "--fix: %s exceeds the %d devices (t x p x d "
+		   "x cp must be at most the devices); fix fewer",
+		   what, cfg->cluster.devices);
+	return PPCC_EINPUT;
+}
+
+/* Each plan's budget and the whole search's, K, the fastest rate and
+ * the memory a device has. */
+static void search_limits(search_run *r)
+{
+	const ppcc_search_options *o = r->o;
+	const ppcc_cluster *cl = &r->cfg->cluster;
 	/* each plan's cells: a quarter of a plan's own default (a search
 	 * may plan many), unless the budget is raised or lifted */
-	ppcc_budget plan_budget = {o->budget.max_actions,
-				   SEARCH_PLAN_CELLS};
+	r->plan_budget = (ppcc_budget){o->budget.max_actions,
+				       SEARCH_PLAN_CELLS};
 	if (o->exhaustive && o->budget.max_work <= 0)
-		plan_budget.max_work = INT64_MAX;
+		r->plan_budget.max_work = INT64_MAX;
 	else if (o->budget.max_work > SEARCH_PLAN_CELLS)
-		plan_budget.max_work = o->budget.max_work;
-	int64_t max_work = o->budget.max_work > 0 ? o->budget.max_work
-			   : o->exhaustive ? INT64_MAX : PPCC_SEARCH_WORK_DEFAULT;
-	int K = o->top > 0 ? o->top : 10;
-	int devices = cl->devices;
+		r->plan_budget.max_work = o->budget.max_work;
+	r->max_work = o->budget.max_work > 0 ? o->budget.max_work
+		      : o->exhaustive ? INT64_MAX : PPCC_SEARCH_WORK_DEFAULT;
+	r->K = o->top > 0 ? o->top : 10;
 	double R = 0, cap = 0;
 	for (int g = 0; g < cl->n_groups; g++) {
-		double r = cl->groups[g].tflops * 1e12 * cl->groups[g].efficiency;
-		if (r > R)
-			R = r;
+		double rate = cl->groups[g].tflops * 1e12 *
+			      cl->groups[g].efficiency;
+		if (rate > R)
+			R = rate;
 		if (cl->groups[g].memory_bytes > cap)
 			cap = cl->groups[g].memory_bytes;
 	}
 	if (o->memory_limit_bytes > 0)
 		cap = o->memory_limit_bytes;
-	out->memory_bytes = cap;
-	cap -= cl->reserved_bytes;
+	r->out->memory_bytes = cap;
+	r->R = R;
+	r->cap = cap - cl->reserved_bytes;
+}
 
-	/* the layer sets, one per (b, recompute) */
+/* The layer sets, one per (b, recompute), expanded before anything is
+ * enumerated: each of their layers counts as one planned would. */
+static int search_sets(search_run *r)
+{
+	const ppcc_config *cfg = r->cfg;
+	const ppcc_search_options *o = r->o;
+	const ppcc_transformer *tf = cfg->model.transformer;
 	static const int bs[] = {1, 2, 4, 8};
 	int nb = 0, b_list[4], nr = 0, r_list[3];
 	for (int i = 0; i < 4; i++)
@@ -1140,353 +1211,528 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		b_list[0] = 1;
 		nb = 1;
 	}
-	for (int r = 0; r < 3; r++)
-		if (tf ? (o->fix.recompute < 0 || o->fix.recompute == r)
-		       : r == 0)
-			r_list[nr++] = r;
-	int nsets = nb * nr;
-	/* the layer sets are expanded before anything is enumerated: each
-	 * of their layers counts as one planned would */
-	int64_t set_layers = (int64_t)nsets * (tf ? tf->layers + 2
-					       : cfg->model.n_layers);
-	if (set_layers * SEARCH_LAYER_WORK > max_work - o->work_spent) {
+	for (int rc = 0; rc < 3; rc++)
+		if (tf ? (o->fix.recompute < 0 || o->fix.recompute == rc)
+		       : rc == 0)
+			r_list[nr++] = rc;
+	r->nsets = nb * nr;
+	int64_t set_layers = (int64_t)r->nsets * (tf ? tf->layers + 2
+						  : cfg->model.n_layers);
+	if (set_layers * SEARCH_LAYER_WORK > r->max_work - o->work_spent) {
 		const ppcc_loc *loc = tf && cfg->model.transformer_loc.file
 				      ? &cfg->model.transformer_loc
 				      : &cfg->model.loc;
-		out->work = o->work_spent;
-		ppcc_error(d, loc, "the search's %d settings of micro-batch size "
-			   "and recompute expand %lld layers, %lld units of work, "
-			   "over the budget of %lld; fix micro_batch_size and "
-			   "recompute with --fix KEY=VALUE, use fewer layers, or "
-			   "raise it with --max-work N", nsets,
+		r->out->work = o->work_spent;
+		ppcc_error(r->d, loc, "the search's %d settings of micro-batch "
+			   "size and recompute expand %lld layers, %lld units of "
+			   "work, over the budget of %lld; fix micro_batch_size "
+			   "and recompute with --fix KEY=VALUE, use fewer layers, "
+			   "or raise it with --max-work N", r->nsets,
 			   (long long)set_layers,
 			   (long long)(set_layers * SEARCH_LAYER_WORK),
-			   (long long)max_work);
+			   (long long)r->max_work);
 		return PPCC_EINPUT;
 	}
-	/* within: the work counted before the candidate that went over */
-	int64_t counted = o->work_spent + set_layers * SEARCH_LAYER_WORK;
-	int64_t cells_total = 0, within = 0;
-	layer_set *sets = ppcc_arena_alloc(a, (size_t)nsets, sizeof *sets);
-	if (!sets)
+	r->counted = o->work_spent + set_layers * SEARCH_LAYER_WORK;
+	r->sets = ppcc_arena_alloc(r->a, (size_t)r->nsets, sizeof *r->sets);
+	if (!r->sets)
 		return PPCC_ENOMEM;
 	for (int i = 0; i < nb; i++)
-		for (int r = 0; r < nr; r++) {
-			int err = set_init(&sets[i * nr + r], a, cfg, b_list[i],
-					   r_list[r]);
+		for (int rc = 0; rc < nr; rc++) {
+			int err = set_init(&r->sets[i * nr + rc], r->a, cfg,
+					   b_list[i], r_list[rc]);
 			if (err)
 				return err;
 		}
-	int n_layers = sets[0].n;
+	r->n_layers = r->sets[0].n;
+	return 0;
+}
 
-	/* the compared configurations, every one checked before anything is
-	 * searched; cmp_order: the enumeration order of the candidate each
-	 * is, LONG_MAX for one outside the space (ties rank it after) */
-	int nc = o->n_compare > 0 ? o->n_compare : 0;
-	ppcc_search_compared *cmp = ppcc_arena_alloc(a, (size_t)(nc ? nc : 1),
-						     sizeof *cmp);
-	layer_set *cmp_sets = ppcc_arena_alloc(a, (size_t)(nc ? nc : 1),
-					       sizeof *cmp_sets);
-	long *cmp_order = ppcc_arena_alloc(a, (size_t)(nc ? nc : 1),
-					   sizeof *cmp_order);
-	if (!cmp || !cmp_sets || !cmp_order)
+/* The compared configurations, every one checked before anything is
+ * searched. */
+static int search_compared(search_run *r)
+{
+	int nc = r->o->n_compare > 0 ? r->o->n_compare : 0;
+	size_t size = (size_t)(nc ? nc : 1);
+	r->nc = nc;
+	r->cmp = ppcc_arena_alloc(r->a, size, sizeof *r->cmp);
+	r->cmp_sets = ppcc_arena_alloc(r->a, size, sizeof *r->cmp_sets);
+	r->cmp_order = ppcc_arena_alloc(r->a, size, sizeof *r->cmp_order);
+	if (!r->cmp || !r->cmp_sets || !r->cmp_order)
 		return PPCC_ENOMEM;
 	int bad = 0;
 	for (int j = 0; j < nc; j++) {
-		int err = compare_prepare(&cmp[j], &cmp_sets[j], a, cfg,
-					  &o->compare[j], o, B, d);
+		int err = compare_prepare(&r->cmp[j], &r->cmp_sets[j], r->a,
+					  r->cfg, &r->o->compare[j], r->o, r->B,
+					  r->d);
 		if (err == PPCC_ENOMEM)
 			return err;
 		bad |= err != 0;
-		cmp_order[j] = LONG_MAX;
+		r->cmp_order[j] = LONG_MAX;
 	}
-	if (bad)
-		return PPCC_EINPUT;
+	return bad ? PPCC_EINPUT : 0;
+}
 
-	/* the context-parallel sizes */
-	int cp_list[4], ncp = 0;
-	if (o->fix.context_parallel > 0)
-		cp_list[ncp++] = o->fix.context_parallel;
+/* The context-parallel sizes, and a family table for every value each
+ * dimension may take. */
+static int search_families(search_run *r)
+{
+	const ppcc_config *cfg = r->cfg;
+	const ppcc_transformer *tf = cfg->model.transformer;
+	if (r->o->fix.context_parallel > 0)
+		r->cp_list[r->ncp++] = r->o->fix.context_parallel;
 	else if (!tf)
-		cp_list[ncp++] = cfg->pipeline.context_parallel > 0
-				 ? cfg->pipeline.context_parallel : 1;
+		r->cp_list[r->ncp++] = cfg->pipeline.context_parallel > 0
+				       ? cfg->pipeline.context_parallel : 1;
 	else
 		for (int c = 1; c <= 8; c *= 2)
 			if (tf->seq_len % c == 0)
-				cp_list[ncp++] = c;
-
-	families fam;
-	memset(&fam, 0, sizeof fam);
+				r->cp_list[r->ncp++] = c;
 	int fsize[PPCC_DIM_COUNT] = {
-		[PPCC_DIM_T] = cl->devices_per_node + 1,
-		[PPCC_DIM_P] = n_layers + 1,
+		[PPCC_DIM_T] = cfg->cluster.devices_per_node + 1,
+		[PPCC_DIM_P] = r->n_layers + 1,
 		[PPCC_DIM_CP] = 9,
 		[PPCC_DIM_V] = 5,
 		[PPCC_DIM_KIND] = PPCC_SCHED_COUNT,
 		[PPCC_DIM_RECOMPUTE] = 3,
 		[PPCC_DIM_ZERO] = 4};
 	for (int dim = 0; dim < PPCC_DIM_COUNT; dim++) {
-		fam.size[dim] = fsize[dim];
-		fam.by[dim] = ppcc_arena_alloc(a, (size_t)fsize[dim],
-					       sizeof *fam.by[dim]);
-		if (!fam.by[dim])
+		r->fam.size[dim] = fsize[dim];
+		r->fam.by[dim] = ppcc_arena_alloc(r->a, (size_t)fsize[dim],
+						  sizeof *r->fam.by[dim]);
+		if (!r->fam.by[dim])
 			return PPCC_ENOMEM;
 	}
+	return 0;
+}
 
-	/* enumerate */
-	size_t ncap = 1024, n = 0;
-	cand *cs = malloc(ncap * sizeof *cs);
-	if (!cs)
-		return PPCC_ENOMEM;
-	long order = 0;
-	for (int t = 1; t <= cl->devices_per_node && t <= devices; t++) {
-		if (!divides(t, cl->devices_per_node) ||
-		    (!o->allow_idle && !divides(t, devices)))
+/* Candidate e of layer set si, counted against the whole budget (1 when
+ * it goes over), kept with its compute bound and enumeration order. */
+static int enumerate_add(search_run *r, const ppcc_search_entry *e, int si)
+{
+	const ppcc_search_options *o = r->o;
+	const layer_set *s = &r->sets[si];
+	if (o->admits && !o->admits(e, o->admits_ctx))
+		return 0;
+	if (r->n == r->ncap) {
+		cand *g = realloc(r->cs, 2 * r->ncap * sizeof *r->cs);
+		if (!g)
+			return PPCC_ENOMEM;
+		r->cs = g;
+		r->ncap *= 2;
+	}
+	int64_t sims, w = cand_work(&sims, e, s->n, &r->plan_budget);
+	r->within = r->counted;
+	r->counted += w;
+	/* what grows with the layers */
+	r->cells_total += w - SEARCH_CONFIG_WORK;
+	if (r->counted > r->max_work)
+		return 1;
+	cand *c = &r->cs[r->n++];
+	memset(c, 0, sizeof *c);
+	c->e = *e;
+	c->set = si;
+	c->order = r->order++;
+	c->sims = sims;
+	double lb = (double)e->m * s->flops /
+		    ((double)e->p * e->t * e->cp * r->R) * 1e3 -
+		    (double)e->m * s->n * 1e-9;
+	c->e.lower_bound_ms = lb > 0 ? lb : 0;
+	family_note(&r->fam, c, F_ENUM);
+	for (int j = 0; j < r->nc; j++)
+		if (same_settings(&r->cmp[j].e, e)) {
+			r->cmp[j].in_space = 1;
+			r->cmp_order[j] = c->order;
+		}
+	return 0;
+}
+
+/* The candidates of one (t, cp, p, d): every v, layer set (b and
+ * recompute), ZeRO stage and schedule kind, in that order. */
+static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
+{
+	const ppcc_search_options *o = r->o;
+	for (int v = 1; v <= 4 && (long)p * v <= r->n_layers; v++) {
+		if ((o->fix.chunks > 0 && v != o->fix.chunks) || (v > 1 && p == 1))
 			continue;
-		if (o->fix.tensor_parallel > 0 ? t != o->fix.tensor_parallel
-		    : tf ? (!divides(t, tf->heads) ||
-			    !divides(t, tf->kv_heads ? tf->kv_heads : tf->heads) ||
-			    !divides(t, tf->ffn_hidden ? tf->ffn_hidden : 4L * tf->hidden))
-			 : t != cfg->pipeline.tensor_parallel)
-			continue;
-	for (int ci = 0; ci < ncp; ci++) {
-		int cp = cp_list[ci];
-		if ((long)t * cp > devices ||
-		    (!o->allow_idle && !divides((long)t * cp, devices)))
-			continue;
-		int rest = devices / (t * cp);
-		for (int p = 1; p <= rest && p <= n_layers; p++) {
-			if ((!o->allow_idle && !divides(p, rest)) ||
-			    (o->fix.stages > 0 && p != o->fix.stages))
+		for (int si = 0; si < r->nsets; si++) {
+			const layer_set *s = &r->sets[si];
+			if (r->B % ((long)s->b * dd))
 				continue;
-			int d_hi = rest / p, d_lo = o->allow_idle ? 1 : d_hi;
-			for (int dd = d_hi; dd >= d_lo; dd--) {
-			if (++counted > max_work) {
-				within = counted - 1;
-				goto enumerated;
-			}
-			if (o->fix.data_parallel > 0 && dd != o->fix.data_parallel)
+			long m = r->B / ((long)s->b * dd);
+			if (m > PPCC_MAX_COUNT)
 				continue;
-			if (B % dd)
-				continue;
-			for (int v = 1; v <= 4 && (long)p * v <= n_layers; v++) {
-				if (o->fix.chunks > 0 && v != o->fix.chunks)
+			for (int z = 0; z <= 3; z++) {
+				if (o->fix.zero >= 0 ? z != o->fix.zero
+				    : (z > 0 && (long)dd * cp == 1))
 					continue;
-				if (v > 1 && p == 1)
-					continue;
-				for (int si = 0; si < nsets; si++) {
-					const layer_set *s = &sets[si];
-					if (B % ((long)s->b * dd))
+				for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
+					const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
+					if ((o->fix.kind >= 0 && k != o->fix.kind) ||
+					    v < ki->min_chunks || v > ki->max_chunks ||
+					    (k == PPCC_SCHED_AUTO && o->fix.kind != k))
 						continue;
-					long m = B / ((long)s->b * dd);
-					if (m > PPCC_MAX_COUNT)
-						continue;
-					for (int z = 0; z <= 3; z++) {
-						if (o->fix.zero >= 0 ? z != o->fix.zero
-						    : (z > 0 && (long)dd * cp == 1))
-							continue;
-						for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
-							const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
-							if ((o->fix.kind >= 0 && k != o->fix.kind) ||
-							    v < ki->min_chunks || v > ki->max_chunks ||
-							    (k == PPCC_SCHED_AUTO && o->fix.kind != k))
-								continue;
-							ppcc_search_entry e = {
-								.t = t, .p = p, .d = dd, .cp = cp,
-								.v = v, .b = s->b, .m = (int)m,
-								.recompute = s->recompute,
-								.zero = z, .kind = k};
-							if (o->admits && !o->admits(&e, o->admits_ctx))
-								continue;
-							if (n == ncap) {
-								cand *g = realloc(cs, 2 * ncap * sizeof *cs);
-								if (!g) {
-									free(cs);
-									return PPCC_ENOMEM;
-								}
-								cs = g;
-								ncap *= 2;
-							}
-							int64_t sims, w = cand_work(&sims, &e,
-										    s->n, &plan_budget);
-							within = counted;
-							counted += w;
-							/* what grows with the layers */
-							cells_total += w - SEARCH_CONFIG_WORK;
-							if (counted > max_work)
-								goto enumerated;
-							cand *c = &cs[n++];
-							memset(c, 0, sizeof *c);
-							c->e = e;
-							c->set = si;
-							c->order = order++;
-							c->sims = sims;
-							double lb = (double)m * s->flops /
-								    ((double)p * t * cp * R) * 1e3 -
-								    (double)m * s->n * 1e-9;
-							c->e.lower_bound_ms = lb > 0 ? lb : 0;
-							family_note(&fam, c, F_ENUM);
-							for (int j = 0; j < nc; j++)
-								if (same_settings(&cmp[j].e, &e)) {
-									cmp[j].in_space = 1;
-									cmp_order[j] = c->order;
-								}
-						}
-					}
+					ppcc_search_entry e = {
+						.t = t, .p = p, .d = dd, .cp = cp,
+						.v = v, .b = s->b, .m = (int)m,
+						.recompute = s->recompute,
+						.zero = z, .kind = k};
+					int err = enumerate_add(r, &e, si);
+					if (err)
+						return err;
 				}
-			}
 			}
 		}
 	}
+	return 0;
+}
+
+/* The stages p and data-parallel sizes d of one (t, cp); every d counts
+ * a unit of work, whether or not it has candidates. */
+static int enumerate_stages(search_run *r, int t, int cp)
+{
+	const ppcc_search_options *o = r->o;
+	int rest = r->cfg->cluster.devices / (t * cp);
+	for (int p = 1; p <= rest && p <= r->n_layers; p++) {
+		if ((!o->allow_idle && !divides(p, rest)) ||
+		    (o->fix.stages > 0 && p != o->fix.stages))
+			continue;
+		int d_hi = rest / p, d_lo = o->allow_idle ? 1 : d_hi;
+		for (int dd = d_hi; dd >= d_lo; dd--) {
+			if (++r->counted > r->max_work) {
+				r->within = r->counted - 1;
+				return 1;
+			}
+			if ((o->fix.data_parallel > 0 && dd != o->fix.data_parallel) ||
+			    r->B % dd)
+				continue;
+			int err = enumerate_settings(r, t, cp, p, dd);
+			if (err)
+				return err;
+		}
 	}
-enumerated:
-	out->considered = (long)n;
-	out->work = counted;
-	if (counted > max_work) {
-		out->work = within;
-		free(cs);
-		report_over(cfg, (long)n + 1, 1, counted - o->work_spent,
-			    cells_total, max_work, d);
+	return 0;
+}
+
+/* t divides the node (and the devices, unless they may idle) and, for
+ * the transformer shorthand, the heads, kv_heads and FFN; a model given
+ * as layers keeps its t. */
+static int tensor_fits(const search_run *r, int t)
+{
+	const ppcc_config *cfg = r->cfg;
+	const ppcc_search_options *o = r->o;
+	const ppcc_transformer *tf = cfg->model.transformer;
+	if (!divides(t, cfg->cluster.devices_per_node) ||
+	    (!o->allow_idle && !divides(t, cfg->cluster.devices)))
+		return 0;
+	if (o->fix.tensor_parallel > 0)
+		return t == o->fix.tensor_parallel;
+	if (!tf)
+		return t == cfg->pipeline.tensor_parallel;
+	return divides(t, tf->heads) &&
+	       divides(t, tf->kv_heads ? tf->kv_heads : tf->heads) &&
+	       divides(t, tf->ffn_hidden ? tf->ffn_hidden : 4L * tf->hidden);
+}
+
+/* Every candidate, in the order (t, cp, p, d, v, b, recompute, ZeRO,
+ * kind): 1 when the whole budget ran out first. */
+static int enumerate(search_run *r)
+{
+	const ppcc_cluster *cl = &r->cfg->cluster;
+	int devices = cl->devices;
+	r->ncap = 1024;
+	r->cs = malloc(r->ncap * sizeof *r->cs);
+	if (!r->cs)
+		return PPCC_ENOMEM;
+	for (int t = 1; t <= cl->devices_per_node && t <= devices; t++) {
+		if (!tensor_fits(r, t))
+			continue;
+		for (int ci = 0; ci < r->ncp; ci++) {
+			int cp = r->cp_list[ci];
+			if ((long)t * cp > devices ||
+			    (!r->o->allow_idle && !divides((long)t * cp, devices)))
+				continue;
+			int err = enumerate_stages(r, t, cp);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* The enumeration's count: refused when over the whole budget (over),
+ * noted when the budget was raised or lifted. */
+static int enumerated(search_run *r, int over)
+{
+	const ppcc_search_options *o = r->o;
+	r->out->considered = (long)r->n;
+	r->out->work = r->counted;
+	if (over) {
+		r->out->work = r->within;
+		report_over(r->cfg, (long)r->n + 1, 1,
+			    r->counted - o->work_spent, r->cells_total,
+			    r->max_work, r->d);
 		return PPCC_EINPUT;
 	}
 	if (!o->no_hints && (o->budget.max_work > PPCC_SEARCH_WORK_DEFAULT ||
 			     (o->exhaustive && o->budget.max_work <= 0)))
-		ppcc_note(d, NULL, "%s the search's work budget of %lld units; "
-			  "its %ld configurations count %lld",
+		ppcc_note(r->d, NULL, "%s the search's work budget of %lld "
+			  "units; its %ld configurations count %lld",
 			  o->budget.max_work > 0 ? "--max-work raises"
 			  : "--exhaustive lifts",
-			  (long long)PPCC_SEARCH_WORK_DEFAULT, (long)n,
-			  (long long)counted);
+			  (long long)PPCC_SEARCH_WORK_DEFAULT, (long)r->n,
+			  (long long)r->counted);
+	return 0;
+}
 
-	/* the static-memory bound; unfit: the bounds of the candidates no
-	 * partition fits */
-	size_t live = 0, n_unfit = 0;
-	double *unfit = malloc((n ? n : 1) * sizeof *unfit);
-	if (!unfit) {
-		free(cs);
-		return PPCC_ENOMEM;
+/* The static-memory bound: 1 when c's layers' static bytes fit no
+ * partition on its p devices (noted as pruned, with the closest). */
+static int static_unfit(search_run *r, const cand *c)
+{
+	const layer_set *s = &r->sets[c->set];
+	double bpp = ppcc_zero_bytes_per_param(NULL, c->e.zero,
+					       r->cfg->pipeline.grad_bytes,
+					       c->e.d * c->e.cp);
+	/* less a byte a layer: plan.c rounds each layer to bytes */
+	double stat = (s->params * bpp + s->own_static) / c->e.t - s->n;
+	if (r->o->exhaustive || !(stat > (double)c->e.p * r->cap))
+		return 0;
+	r->out->pruned_memory++;
+	family_note(&r->fam, c, F_MEMORY);
+	/* at least its static bytes on the fullest device */
+	double need = stat / c->e.p + r->cfg->cluster.reserved_bytes;
+	if (need < r->closest_static) {
+		r->closest_static = need;
+		r->out->closest = c->e;
 	}
-	double closest_static = INFINITY;
-	ppcc_stage_info *place = ppcc_arena_alloc(a, (size_t)n_layers + 1,
+	r->unfit[r->n_unfit++] = c->e.lower_bound_ms;
+	return 1;
+}
+
+/* The bounds before planning: the candidates the static-memory bound
+ * leaves, their compute bound raised by the FLOPs bound, kept in cs in
+ * increasing bound (live of them). */
+static int bound_static(search_run *r)
+{
+	size_t n = r->n, n_layers = (size_t)r->n_layers;
+	r->unfit = malloc((n ? n : 1) * sizeof *r->unfit);
+	if (!r->unfit)
+		return PPCC_ENOMEM;
+	r->closest_static = INFINITY;
+	ppcc_stage_info *place = ppcc_arena_alloc(r->a, n_layers + 1,
 						  sizeof *place);
-	int *ranks = ppcc_arena_alloc(a, 3 * ((size_t)n_layers + 1), sizeof(int));
+	int *ranks = ppcc_arena_alloc(r->a, 3 * (n_layers + 1), sizeof(int));
 	bound_memo memo = {NULL, 64};
 	while (memo.size < 2 * n)
 		memo.size *= 2;
 	memo.slot = calloc(memo.size, sizeof *memo.slot);
 	if (!place || !ranks || !memo.slot) {
-		free(cs);
-		free(unfit);
 		free(memo.slot);
 		return PPCC_ENOMEM;
 	}
+	size_t live = 0;
 	for (size_t i = 0; i < n; i++) {
-		cand *c = &cs[i];
-		const layer_set *s = &sets[c->set];
-		double bpp = ppcc_zero_bytes_per_param(NULL, c->e.zero,
-						       cfg->pipeline.grad_bytes,
-						       c->e.d * c->e.cp);
-		/* less a byte a layer: plan.c rounds each layer to bytes */
-		double stat = (s->params * bpp + s->own_static) / c->e.t - s->n;
-		if (!o->exhaustive && stat > (double)c->e.p * cap) {
-			out->pruned_memory++;
-			family_note(&fam, c, F_MEMORY);
-			/* at least its static bytes on the fullest device */
-			double need = stat / c->e.p + cl->reserved_bytes;
-			if (need < closest_static) {
-				closest_static = need;
-				out->closest = c->e;
-			}
-			unfit[n_unfit++] = c->e.lower_bound_ms;
+		cand *c = &r->cs[i];
+		if (static_unfit(r, c))
 			continue;
-		}
+		const layer_set *s = &r->sets[c->set];
 		double f = memo_bound(&memo, c->set, s, &c->e, place, ranks,
 				      ranks + n_layers + 1,
 				      ranks + 2 * (n_layers + 1));
-		double lb = candidate_bound(cfg, s, &c->e, R, f);
+		double lb = candidate_bound(r->cfg, s, &c->e, r->R, f);
 		if (lb > c->e.lower_bound_ms)
 			c->e.lower_bound_ms = lb;
-		cs[live++] = *c;
+		r->cs[live++] = *c;
 	}
 	free(memo.slot);
-	qsort(cs, live, sizeof *cs, cmp_lb);
+	qsort(r->cs, live, sizeof *r->cs, cmp_lb);
+	r->live = live;
+	return 0;
+}
 
-	ppcc_config base = *cfg;
-	ppcc_device_group *groups = NULL;
-	if (o->memory_limit_bytes > 0) {
-		groups = ppcc_arena_alloc(a, (size_t)cl->n_groups, sizeof *groups);
-		if (!groups) {
-			free(cs);
-			free(unfit);
+/* The configuration each candidate is planned from (cfg, with
+ * --memory-limit its devices' memory), the top kept, and the planning
+ * arena and shapes. */
+static int plan_prepare(search_run *r)
+{
+	const ppcc_cluster *cl = &r->cfg->cluster;
+	r->base = *r->cfg;
+	if (r->o->memory_limit_bytes > 0) {
+		ppcc_device_group *groups = ppcc_arena_alloc(r->a,
+			(size_t)cl->n_groups, sizeof *groups);
+		if (!groups)
 			return PPCC_ENOMEM;
-		}
 		for (int g = 0; g < cl->n_groups; g++) {
 			groups[g] = cl->groups[g];
-			groups[g].memory_bytes = o->memory_limit_bytes;
+			groups[g].memory_bytes = r->o->memory_limit_bytes;
 		}
-		base.cluster.groups = groups;
+		r->base.cluster.groups = groups;
 	}
-
-	/* simulate in increasing bound; keep the K best */
-	cand *top = malloc((size_t)(K + 1) * sizeof *top);
-	ppcc_arena *work = ppcc_arena_new();
-	ppcc_plan_shapes *shapes = ppcc_plan_shapes_new(SEARCH_SHAPE_BYTES);
-	if (!top || !work || !shapes) {
-		free(cs);
-		free(unfit);
-		free(top);
-		ppcc_arena_free(work);
-		ppcc_plan_shapes_free(shapes);
+	r->top = malloc((size_t)(r->K + 1) * sizeof *r->top);
+	r->work = ppcc_arena_new();
+	r->shapes = ppcc_plan_shapes_new(SEARCH_SHAPE_BYTES);
+	if (!r->top || !r->work || !r->shapes)
 		return PPCC_ENOMEM;
-	}
-	/* the compared configurations, planned as the candidates are */
-	for (int j = 0; j < nc; j++) {
-		const layer_set *s = &cmp_sets[j];
-		cand c = {.e = cmp[j].e, .order = cmp_order[j]};
+	return 0;
+}
+
+/* The compared configurations, planned as the candidates are: their
+ * figures when they fit, else the memory they would need. */
+static int plan_compared(search_run *r)
+{
+	for (int j = 0; j < r->nc; j++) {
+		ppcc_search_compared *x = &r->cmp[j];
+		const layer_set *s = &r->cmp_sets[j];
+		cand c = {.e = x->e, .order = r->cmp_order[j]};
 		double lb = (double)c.e.m * s->flops /
-			    ((double)c.e.p * c.e.t * c.e.cp * R) * 1e3 -
+			    ((double)c.e.p * c.e.t * c.e.cp * r->R) * 1e3 -
 			    (double)c.e.m * s->n * 1e-9;
 		c.e.lower_bound_ms = lb > 0 ? lb : 0;
 		double need_gib = 0;
-		int err = evaluate(&c, work, shapes, &base, s, &plan_budget,
-				   INFINITY, 0, &need_gib, NULL);
-		cmp[j].e = c.e;
+		int err = evaluate(&c, r->work, r->shapes, &r->base, s,
+				   &r->plan_budget, INFINITY, 0, &need_gib, NULL);
+		x->e = c.e;
 		if (err == PPCC_EINFEASIBLE) {
-			cmp[j].need_bytes = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
-			cmp[j].need_exact = need_gib > 0;
+			x->need_bytes = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
+			x->need_exact = need_gib > 0;
 			continue;
 		}
 		if (err == 0) {
-			cmp[j].fits = 1;
+			x->fits = 1;
 			continue;
 		}
-		free(cs);
-		free(unfit);
-		free(top);
-		ppcc_arena_free(work);
-		ppcc_plan_shapes_free(shapes);
 		if (err != PPCC_ENOMEM) {
 			/* compare_prepare ran the same checks */
-			ppcc_error(d, &o->compare[j].loc, "internal error planning "
-				   "the compared configuration");
+			ppcc_error(r->d, &r->o->compare[j].loc, "internal error "
+				   "planning the compared configuration");
 			err = PPCC_EINTERNAL;
 		}
 		return err;
 	}
+	return 0;
+}
 
-	/* what must be simulated for the compared ones' ranks: every
-	 * candidate that could be faster than one of them */
+/* c fits no partition (proved: by the plan's memory bound, without a
+ * split search) and would need need_gib per device (< 0: at least
+ * that; 0: not known): the closest yet when it needs the least, or as
+ * little and is exact where the closest is not. */
+static void closest_note(search_run *r, const cand *c, double need_gib,
+			 int proved)
+{
+	ppcc_search_result *out = r->out;
+	double need = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
+	int exact = !proved && need_gib > 0;
+	if (need_gib == 0 || !(need < r->closest_sim ||
+	    (need == r->closest_sim && exact && !out->closest_exact)))
+		return;
+	r->closest_sim = need;
+	out->closest = c->e;
+	out->closest_need_bytes = need;
+	out->has_closest = 1;
+	out->closest_exact = exact;
+}
+
+/* c fits: it ranks over the compared configurations it beats, and into
+ * the sorted top when among the K best. */
+static void top_insert(search_run *r, const cand *c)
+{
+	for (int j = 0; j < r->nc; j++)
+		if (r->cmp[j].fits && cmp_rank(&c->e, c->order, &r->cmp[j].e,
+					       r->cmp_order[j]) < 0)
+			r->cmp[j].rank++;
+	cand *top = r->top;
+	int at = r->ntop, K = r->K;
+	while (at > 0 && cmp_rank(&c->e, c->order, &top[at - 1].e,
+				  top[at - 1].order) < 0)
+		at--;
+	if (at < K) {
+		int last = r->ntop < K ? r->ntop : K - 1;
+		memmove(&top[at + 1], &top[at],
+			(size_t)(last - at) * sizeof *top);
+		top[at] = *c;
+		if (r->ntop < K)
+			r->ntop++;
+	}
+}
+
+/* What became of candidate c, planned with answer err (evaluate's):
+ * counted, in its families and the closest; an error that ends the
+ * search returned. */
+static int note_evaluated(search_run *r, const cand *c, int err,
+			  double need_gib)
+{
+	ppcc_search_result *out = r->out;
+	switch (err) {
+	case 2: /* no split fits, proved without searching one */
+		out->pruned_memory++;
+		out->memory_proved++;
+		family_note(&r->fam, c, F_MEMORY);
+		r->unfit[r->n_unfit++] = c->e.lower_bound_ms;
+		closest_note(r, c, need_gib, 1);
+		return 0;
+	case 1: /* the plan's step bound is above the K-th best */
+		out->pruned_bound++;
+		family_note(&r->fam, c, F_BOUND);
+		if (c->e.lower_bound_ms < r->least_unsimulated)
+			r->least_unsimulated = c->e.lower_bound_ms;
+		return 0;
+	case PPCC_ENOMEM:
+		return err;
+	case PPCC_EINTERNAL:
+		ppcc_error(r->d, NULL, "internal error planning t %d p %d v %d",
+			   c->e.t, c->e.p, c->e.v);
+		return err;
+	case PPCC_EINPUT:
+		out->invalid++;
+		family_note(&r->fam, c, F_INVALID);
+		return 0;
+	}
+	out->simulated++;
+	if (err == PPCC_EINFEASIBLE) {
+		out->infeasible++;
+		family_note(&r->fam, c, F_INFEASIBLE);
+		r->unfit[r->n_unfit++] = c->e.lower_bound_ms;
+		closest_note(r, c, need_gib, 0);
+		return 0;
+	}
+	family_note(&r->fam, c, F_FITS);
+	top_insert(r, c);
+	return 0;
+}
+
+/* The search over its budget while planning, refused at the cluster:
+ * stopped at the stop-th of the live configurations, needed counted. */
+static void report_needed(const search_run *r, size_t stop, int64_t needed)
+{
+	const ppcc_config *cfg = r->cfg;
+	ppcc_loc at = cfg->cluster.loc.file ? cfg->cluster.loc
+		      : (ppcc_loc){cfg->path, 0, 0};
+	ppcc_error(r->d, &at, "the search stopped at its %zu-th of %zu "
+		   "configurations to plan: their split searches count "
+		   "%lld units of work with the enumeration, over the "
+		   "budget of %lld; fix some of them with --fix KEY=VALUE, "
+		   "raise it with --max-work N, lift it with --exhaustive, "
+		   "or bound its time with --time-limit S", stop, r->live,
+		   (long long)needed, (long long)r->max_work);
+}
+
+/* Plans the live candidates in increasing bound, each against the K-th
+ * best so far (and the slowest compared configuration, for their
+ * ranks), until a bound is above it; *stop: the first not committed.
+ * Each planned candidate's split search is counted in commit order, so
+ * a refusal falls at the same candidate on any number of threads. */
+static int simulate(search_run *r, size_t *stop)
+{
+	const ppcc_search_options *o = r->o;
 	double cmp_slowest = 0;
-	for (int j = 0; j < nc; j++)
-		if (cmp[j].fits && cmp[j].e.iteration_ms > cmp_slowest)
-			cmp_slowest = cmp[j].e.iteration_ms;
-	int ntop = 0;
+	for (int j = 0; j < r->nc; j++)
+		if (r->cmp[j].fits && r->cmp[j].e.iteration_ms > cmp_slowest)
+			cmp_slowest = r->cmp[j].e.iteration_ms;
 	int64_t needed = 0; /* over the budget: the work counted with it */
-	double closest_sim = INFINITY, least_unsimulated = INFINITY;
-	size_t i;
-	eval_pool pool = {.cs = cs, .live = live, .base = &base, .sets = sets,
-			  .budget = &plan_budget, .memory = !o->exhaustive,
-			  .above = INFINITY};
+	size_t i, live = r->live;
+	eval_pool pool = {.cs = r->cs, .live = live, .base = &r->base,
+			  .sets = r->sets, .budget = &r->plan_budget,
+			  .memory = !o->exhaustive, .above = INFINITY};
 	eval_worker helpers[SEARCH_THREADS];
 	int n_helpers = search_helpers(o, live);
 	if (n_helpers > 0 &&
@@ -1497,196 +1743,155 @@ enumerated:
 		free(pool.slot);
 		pool.slot = NULL;
 	}
+	int err = 0;
 	for (i = 0; i < live; i++) {
-		cand *c = &cs[i];
-		double above = !o->exhaustive && ntop == K
-			       ? top[K - 1].e.iteration_ms : INFINITY;
+		cand *c = &r->cs[i];
+		double above = !o->exhaustive && r->ntop == r->K
+			       ? r->top[r->K - 1].e.iteration_ms : INFINITY;
 		if (above < cmp_slowest)
 			above = cmp_slowest;
 		if (c->e.lower_bound_ms > above)
 			break;
-		if (o->time_limit_s > 0 && now_s() - t0 > o->time_limit_s) {
-			out->stopped_early = 1;
-			out->not_simulated = (long)(live - i);
+		if (o->time_limit_s > 0 && now_s() - r->t0 > o->time_limit_s) {
+			r->out->stopped_early = 1;
+			r->out->not_simulated = (long)(live - i);
 			break;
 		}
 		eval_slot done;
-		eval_commit(&pool, i, above, work, shapes, &done);
+		eval_commit(&pool, i, above, r->work, r->shapes, &done);
 		*c = done.c;
-		double need_gib = done.need_gib;
-		int err = done.err;
 		/* the split search it ran, at most, counted in commit order */
-		if (err == 0 || err == PPCC_EINFEASIBLE) {
-			if (counted > max_work - c->sims &&
+		if (done.err == 0 || done.err == PPCC_EINFEASIBLE) {
+			if (r->counted > r->max_work - c->sims &&
 			    !(o->time_limit_s > 0)) {
-				needed = counted + c->sims - o->work_spent;
+				needed = r->counted + c->sims - o->work_spent;
 				i++;
 				break;
 			}
-			counted += c->sims;
+			r->counted += c->sims;
 		}
-		if (err == 2) {
-			/* no split fits, proved without searching one */
-			out->pruned_memory++;
-			out->memory_proved++;
-			family_note(&fam, c, F_MEMORY);
-			unfit[n_unfit++] = c->e.lower_bound_ms;
-			double need = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
-			if (need_gib != 0 && need < closest_sim) {
-				closest_sim = need;
-				out->closest = c->e;
-				out->closest_need_bytes = need;
-				out->has_closest = 1;
-				out->closest_exact = 0;
-			}
-			continue;
-		}
-		if (err == 1) {
-			/* the plan's step bound is above the K-th best */
-			out->pruned_bound++;
-			family_note(&fam, c, F_BOUND);
-			if (c->e.lower_bound_ms < least_unsimulated)
-				least_unsimulated = c->e.lower_bound_ms;
-			continue;
-		}
-		if (err == PPCC_ENOMEM || err == PPCC_EINTERNAL) {
-			eval_stop(&pool, helpers, n_helpers);
-			free(cs);
-			free(unfit);
-			free(top);
-			ppcc_arena_free(work);
-			ppcc_plan_shapes_free(shapes);
-			if (err == PPCC_EINTERNAL)
-				ppcc_error(d, NULL, "internal error planning t %d "
-					   "p %d v %d", c->e.t, c->e.p, c->e.v);
-			return err;
-		}
-		if (err == PPCC_EINPUT) {
-			out->invalid++;
-			family_note(&fam, c, F_INVALID);
-			continue;
-		}
-		out->simulated++;
-		if (err == PPCC_EINFEASIBLE) {
-			out->infeasible++;
-			family_note(&fam, c, F_INFEASIBLE);
-			unfit[n_unfit++] = c->e.lower_bound_ms;
-			/* need_gib < 0: at least -need_gib */
-			double need = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
-			if (need_gib != 0 && (need < closest_sim ||
-			    (need == closest_sim && need_gib > 0 &&
-			     !out->closest_exact))) {
-				closest_sim = need;
-				out->closest = c->e;
-				out->closest_need_bytes = need;
-				out->has_closest = 1;
-				out->closest_exact = need_gib > 0;
-			}
-			continue;
-		}
-		family_note(&fam, c, F_FITS);
-		for (int j = 0; j < nc; j++)
-			if (cmp[j].fits && cmp_rank(&c->e, c->order, &cmp[j].e,
-						    cmp_order[j]) < 0)
-				cmp[j].rank++;
-		/* insert into the sorted top */
-		int at = ntop;
-		while (at > 0 && cmp_rank(&c->e, c->order, &top[at - 1].e,
-					  top[at - 1].order) < 0)
-			at--;
-		if (at < K) {
-			int last = ntop < K ? ntop : K - 1;
-			memmove(&top[at + 1], &top[at],
-				(size_t)(last - at) * sizeof *top);
-			top[at] = *c;
-			if (ntop < K)
-				ntop++;
-		}
+		if ((err = note_evaluated(r, c, done.err, done.need_gib)) < 0)
+			break;
 	}
 	eval_stop(&pool, helpers, n_helpers);
-	ppcc_arena_free(work);
-	ppcc_plan_shapes_free(shapes);
-	out->work = counted;
+	if (err < 0)
+		return err;
+	ppcc_arena_free(r->work);
+	ppcc_plan_shapes_free(r->shapes);
+	r->work = NULL;
+	r->shapes = NULL;
+	r->out->work = r->counted;
+	*stop = i;
 	if (needed) {
-		free(cs);
-		free(unfit);
-		free(top);
-		ppcc_loc at = cfg->cluster.loc.file ? cfg->cluster.loc
-			      : (ppcc_loc){cfg->path, 0, 0};
-		ppcc_error(d, &at, "the search stopped at its %zu-th of %zu "
-			   "configurations to plan: their split searches count "
-			   "%lld units of work with the enumeration, over the "
-			   "budget of %lld; fix some of them with --fix KEY=VALUE, "
-			   "raise it with --max-work N, lift it with --exhaustive, "
-			   "or bound its time with --time-limit S", i, live,
-			   (long long)needed, (long long)max_work);
+		report_needed(r, i, needed);
 		return PPCC_EINPUT;
 	}
+	return 0;
+}
+
+/* The candidates not planned, from stop on (in increasing bound): pruned
+ * by bound unless the time limit stopped the search; the compared
+ * configurations' ranks, exact unless one not simulated has a bound at
+ * or under its iteration (and so might be faster too). */
+static void rank_rest(search_run *r, size_t stop)
+{
+	ppcc_search_result *out = r->out;
 	if (!out->stopped_early)
-		out->pruned_bound += (long)(live - i);
-	/* the rest are in increasing bound */
-	if (i < live && cs[i].e.lower_bound_ms < least_unsimulated)
-		least_unsimulated = cs[i].e.lower_bound_ms;
-	/* a compared configuration's rank: 1 + the configurations found
-	 * faster; exact unless one not simulated has a bound at or under its
-	 * iteration (and so might be faster too) */
-	for (int j = 0; j < nc; j++) {
-		cmp[j].rank++;
-		cmp[j].rank_exact = cmp[j].fits &&
-				    !(least_unsimulated <= cmp[j].e.iteration_ms);
+		out->pruned_bound += (long)(r->live - stop);
+	if (stop < r->live && r->cs[stop].e.lower_bound_ms < r->least_unsimulated)
+		r->least_unsimulated = r->cs[stop].e.lower_bound_ms;
+	for (int j = 0; j < r->nc; j++) {
+		r->cmp[j].rank++;
+		r->cmp[j].rank_exact = r->cmp[j].fits &&
+				       !(r->least_unsimulated <= r->cmp[j].e.iteration_ms);
 	}
-	out->compared = cmp;
-	out->n_compared = nc;
-	for (; i < live; i++)
-		family_note(&fam, &cs[i], F_BOUND);
-	if (!out->has_closest && !isinf(closest_static)) {
+	out->compared = r->cmp;
+	out->n_compared = r->nc;
+	for (size_t i = stop; i < r->live; i++)
+		family_note(&r->fam, &r->cs[i], F_BOUND);
+	if (!out->has_closest && !isinf(r->closest_static)) {
 		out->has_closest = 1;
-		out->closest_need_bytes = closest_static;
+		out->closest_need_bytes = r->closest_static;
 	}
-	free(cs);
+}
 
-	out->top = ppcc_arena_alloc(a, (size_t)(ntop ? ntop : 1),
+/* The result: the top, how many unfit had bounds under the best, and
+ * the families, by dimension and value. */
+static int assemble(search_run *r)
+{
+	ppcc_search_result *out = r->out;
+	int ntop = r->ntop;
+	out->top = ppcc_arena_alloc(r->a, (size_t)(ntop ? ntop : 1),
 				    sizeof *out->top);
-	if (!out->top) {
-		free(top);
-		free(unfit);
+	if (!out->top)
 		return PPCC_ENOMEM;
-	}
 	for (int j = 0; j < ntop; j++)
-		out->top[j] = top[j].e;
+		out->top[j] = r->top[j].e;
 	out->n_top = ntop;
-	free(top);
-	for (size_t j = 0; ntop && j < n_unfit; j++)
-		out->faster_unfit += unfit[j] < out->top[0].iteration_ms;
-	free(unfit);
-
-	/* the families, by dimension and value */
+	for (size_t j = 0; ntop && j < r->n_unfit; j++)
+		out->faster_unfit += r->unfit[j] < out->top[0].iteration_ms;
+	const families *fam = &r->fam;
 	int nf = 0;
 	for (int dim = 0; dim < PPCC_DIM_COUNT; dim++)
-		for (int v = 0; v < fam.size[dim]; v++)
-			nf += fam.by[dim][v].enumerated > 0;
-	out->families = ppcc_arena_alloc(a, (size_t)(nf ? nf : 1),
+		for (int v = 0; v < fam->size[dim]; v++)
+			nf += fam->by[dim][v].enumerated > 0;
+	out->families = ppcc_arena_alloc(r->a, (size_t)(nf ? nf : 1),
 					 sizeof *out->families);
 	if (!out->families)
 		return PPCC_ENOMEM;
 	for (int dim = 0; dim < PPCC_DIM_COUNT; dim++)
-		for (int v = 0; v < fam.size[dim]; v++)
-			if (fam.by[dim][v].enumerated > 0)
-				out->families[out->n_families++] = fam.by[dim][v];
+		for (int v = 0; v < fam->size[dim]; v++)
+			if (fam->by[dim][v].enumerated > 0)
+				out->families[out->n_families++] = fam->by[dim][v];
+	return 0;
+}
 
-	if (ntop == 0 && out->stopped_early) {
+/* The phases in order: each returns 0 to go on, else the search's
+ * answer, its errors reported. */
+static int search_phases(search_run *r)
+{
+	int err;
+	if ((err = search_begin(r)) != 0)
+		return err;
+	search_limits(r);
+	if ((err = search_sets(r)) != 0 || (err = search_compared(r)) != 0 ||
+	    (err = search_families(r)) != 0)
+		return err;
+	if ((err = enumerate(r)) < 0 || (err = enumerated(r, err)) != 0)
+		return err;
+	size_t stop;
+	if ((err = bound_static(r)) != 0 || (err = plan_prepare(r)) != 0 ||
+	    (err = plan_compared(r)) != 0 || (err = simulate(r, &stop)) != 0)
+		return err;
+	rank_rest(r, stop);
+	return assemble(r);
+}
+
+int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
+		const ppcc_config *cfg, const ppcc_search_options *o,
+		ppcc_diag *d)
+{
+	search_run r = {.cfg = cfg, .o = o, .out = out, .a = a, .d = d,
+			.t0 = now_s(), .closest_sim = INFINITY,
+			.least_unsimulated = INFINITY};
+	memset(out, 0, sizeof *out);
+	int err = search_phases(&r);
+	run_free(&r);
+	if (err)
+		return err;
+	if (r.ntop == 0 && out->stopped_early) {
 		ppcc_error(d, NULL, "--time-limit: stopped after %g s with none "
 			   "of the %ld configurations simulated so far fitting; "
 			   "give it longer", o->time_limit_s, out->simulated);
 		return PPCC_EINFEASIBLE;
 	}
-	if (ntop == 0) {
+	if (r.ntop == 0) {
 		if (!o->no_hints)
 			hints(out, a, cfg, o);
-		out->seconds = now_s() - t0;
+		out->seconds = now_s() - r.t0;
 		report_none(out, cfg, d);
 		return PPCC_EINFEASIBLE;
 	}
-	out->seconds = now_s() - t0;
+	out->seconds = now_s() - r.t0;
 	return 0;
 }

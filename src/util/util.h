@@ -1,6 +1,6 @@
 /*
- * util.h - status codes, the C locale, the diagnostics sink, allocation and
- * the arena: what every phase uses.
+ * util.h - status codes, the C locale, the diagnostics sink, allocation,
+ * the arena, and the tests' probes: what every phase uses.
  * Part of the internal interface; src/ppcc.h includes every such header.
  */
 #ifndef PPCC_UTIL_UTIL_H
@@ -106,5 +106,28 @@ void ppcc_arena_reset(ppcc_arena *a);
 char *ppcc_arena_strndup(ppcc_arena *a, const char *s, size_t len);
 char *ppcc_arena_strdup(ppcc_arena *a, const char *s);
 char *ppcc_arena_printf(ppcc_arena *a, const char *fmt, ...) PPCC_PRINTF(2, 3);
+
+/* ---- test probes ---------------------------------------------------- */
+
+/* What a test passes in to send small inputs down the paths that large
+ * ones take, and to count the paths taken: through ppcc_config.probe,
+ * ppcc_step_problem.probe or the calls that take one; NULL wherever one
+ * is taken means no probe (the defaults, nothing counted).  The
+ * counters are atomic, so that concurrent calls may share a probe. */
+typedef struct ppcc_probe {
+	/* > 0: in place of PPCC_BUILD_TOUCH_BYTES (sched/kind.h) */
+	size_t build_touch_bytes;
+	/* > 0: in place of PPCC_STEP_AHEAD_ACTIONS (partition/partition.h) */
+	long step_ahead_actions;
+	/* 1: the validator runs its phases 2 and 3 on its table of
+	 * positions alone, without the quick pass on bits that decides
+	 * most schedules (validate.c, val_quick); the reports are the same */
+	int validate_positions;
+	_Atomic long lower_halves;     /* builds lowered on two threads */
+	_Atomic long step_shape_halves; /* split searches that read the
+					 * shape's halves on two threads */
+	_Atomic long validate_quick_accepts; /* schedules the quick pass
+					      * decided */
+} ppcc_probe;
 
 #endif

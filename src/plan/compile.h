@@ -1,0 +1,37 @@
+/*
+ * compile.h - the one plan driver: what `ppcc plan` and the library's
+ * ppcc_compile_file both run (load, the command line's settings, defaults,
+ * check, budget, plan), before the format's emitter writes the plan.
+ * Part of the internal interface; src/ppcc.h includes every such header.
+ */
+#ifndef PPCC_PLAN_COMPILE_H
+#define PPCC_PLAN_COMPILE_H
+
+#include "plan/plan.h"
+
+/* What to plan.  A zero field is the model file's setting or the
+ * default; settings given here are located at "<command line>". */
+typedef struct ppcc_plan_request {
+	const char *model;     /* a model file; "-": standard input */
+	const char *cluster;   /* a cluster file; NULL: none */
+	int format;            /* ppcc_format the plan is for */
+	int kind;              /* a ppcc_sched_kind; -1: the file's */
+	int stages, microbatches, chunks, tensor_parallel;
+	int group_size;        /* read when group_size_set; 0: the stages */
+	int group_size_set;
+	const char *partition; /* layers per stage, "13,12,12"; NULL: none */
+	double memory_limit;   /* bytes every device holds; 0: the cluster's */
+	int threads;           /* 0: one per processor online, at most 64 */
+	ppcc_budget budget;    /* zeros: the defaults */
+} ppcc_plan_request;
+
+/* Plans r into out, its data in a: the configuration loaded and
+ * overridden by r, checked, admitted by the budget for r->format (a note
+ * when r->budget.max_work raises the default), and planned for that
+ * format: without actions' times when its emitter reads none, and, for a
+ * trainer's format, auto choosing among what that trainer runs.  0, or a
+ * negative status with diagnostics. */
+int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
+		      const ppcc_plan_request *r, ppcc_diag *d);
+
+#endif

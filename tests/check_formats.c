@@ -1,0 +1,295 @@
+/*
+ * The formats' table (emit/formats.c) and the one plan driver
+ * (plan/compile.c): every row round-trips by its name and its index,
+ * --help and ppcc search -h list exactly the table's names, -f takes
+ * each and refuses others with the table's list, and ppcc_compile_file
+ * honours the memory limit and the budget's admission as ppcc plan does,
+ * with the same diagnostics and, where it plans, the same bytes.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppcc/compiler.h"
+#include "testutil.h"
+
+static char *example(const char *name)
+{
+	static char buf[2][4096];
+	static int k;
+	k = (k + 1) % 2;
+	snprintf(buf[k], sizeof buf[k], "%s/examples/%s", tu_src(), name);
+	return buf[k];
+}
+
+/* TU_PPCC with 120 s to run */
+#define RUN(r, ...) tu_ppcc_run((r), NULL, NULL, 120, \
+				(const char *const[]){__VA_ARGS__, NULL})
+
+START_TEST(formats_round_trip_by_name_and_index)
+{
+	ck_assert_int_gt(ppcc_n_formats, 0);
+	for (int i = 0; i < ppcc_n_formats; i++) {
+		const ppcc_format_info *f = &ppcc_formats[i];
+		ck_assert_int_eq(f->format, i);
+		ck_assert_ptr_eq(ppcc_format_of(i), f);
+		ck_assert_ptr_nonnull(f->name);
+		ck_assert_ptr_eq(ppcc_format_named(f->name), f);
+		ck_assert_ptr_nonnull(f->emit);
+		ck_assert_ptr_nonnull(f->title);
+		ck_assert(f->bytes_per_action >= 0);
+		/* a trainer's settings come from ppcc search -f too */
+		ck_assert(!f->admits || f->search);
+	}
+	ck_assert_ptr_null(ppcc_format_of(-1));
+	ck_assert_ptr_null(ppcc_format_of(ppcc_n_formats));
+	ck_assert_ptr_null(ppcc_format_named("pdf"));
+	ck_assert_ptr_null(ppcc_format_named(NULL));
+	ck_assert_ptr_eq(ppcc_format_named("torch-csv"),
+			 ppcc_format_of(PPCC_FMT_TORCH_CSV));
+}
+END_TEST
+
+/* The names of rows that which selects, joined by sep. */
+static void joined(char *buf, size_t size, int which, const char *sep)
+{
+	size_t need = ppcc_format_list(buf, size, which, sep, NULL);
+	ck_assert_uint_lt(need, size);
+}
+
+START_TEST(help_lists_exactly_the_tables_names)
+{
+	char want[512], got[512] = "", bar[512];
+	joined(want, sizeof want, PPCC_FORMATS_ALL, " ");
+	tu_run r;
+	RUN(&r, "--help");
+	ck_assert_int_eq(r.status, 0);
+	/* "FMT:  a, b,\n      c, d\n": the names, in the table's order */
+	const char *at = strstr(r.out, "\nFMT: ");
+	ck_assert_ptr_nonnull(at);
+	at += strlen("\nFMT: ");
+	for (;;) {
+		size_t n = strcspn(at, "\n");
+		char line[256];
+		ck_assert_uint_lt(n, sizeof line);
+		memcpy(line, at, n);
+		line[n] = '\0';
+		for (char *w = strtok(line, " ,"); w; w = strtok(NULL, " ,")) {
+			if (got[0])
+				strcat(got, " ");
+			strcat(got, w);
+		}
+		at += n + (at[n] == '\n');
+		if (strncmp(at, "      ", 6) != 0)
+			break;
+	}
+	ck_assert_str_eq(got, want);
+	/* ppcc search's -f, in ppcc --help and in ppcc search -h */
+	char search[600];
+	joined(bar, sizeof bar, PPCC_FORMATS_SEARCH, "|");
+	snprintf(search, sizeof search, "[-f %s] [-o FILE]", bar);
+	ck_assert_msg(strstr(r.out, search), "no '%s' in:\n%s", search, r.out);
+	tu_run_free(&r);
+	RUN(&r, "search", "-h");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, search), "no '%s' in:\n%s", search, r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(format_option_takes_each_row_and_refuses_others)
+{
+	char list[512], msg[700];
+	for (int i = 0; i < ppcc_n_formats; i++) {
+		tu_run r;
+		RUN(&r, "-f", (char *)ppcc_formats[i].name, "--help");
+		ck_assert_msg(r.status == 0, "-f %s: %s", ppcc_formats[i].name,
+			      r.err);
+		tu_run_free(&r);
+	}
+	tu_run r;
+	RUN(&r, "-f", "pdf", "--help");
+	ck_assert_int_eq(r.status, 2);
+	ppcc_format_list(list, sizeof list, PPCC_FORMATS_ALL, ", ", " or ");
+	snprintf(msg, sizeof msg, "ppcc: unknown format 'pdf' (%s)\n", list);
+	ck_assert_ptr_nonnull(strstr(r.err, msg));
+	tu_run_free(&r);
+	RUN(&r, "search", example("tiny.yaml"), "-f", "svg");
+	ck_assert_int_eq(r.status, 2);
+	ppcc_format_list(list, sizeof list, PPCC_FORMATS_SEARCH, ", ", " or ");
+	snprintf(msg, sizeof msg, "ppcc: search: unknown format 'svg' (%s)\n",
+		 list);
+	ck_assert_ptr_nonnull(strstr(r.err, msg));
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ---- ppcc_compile_file against ppcc plan ------------------------------ */
+
+typedef struct lib_diags {
+	char text[1 << 14];
+	size_t len;
+	int errors, notes;
+} lib_diags;
+
+static void lib_diag(int severity, const char *file, int line, int col,
+		     const char *msg, void *user)
+{
+	lib_diags *k = user;
+	(void)file, (void)line, (void)col;
+	k->errors += severity == 0;
+	k->notes += severity == 2;
+	int n = snprintf(k->text + k->len, sizeof k->text - k->len, "%s\n", msg);
+	if (n > 0 && (size_t)n < sizeof k->text - k->len)
+		k->len += (size_t)n;
+}
+
+/* The library's plan of path in o's settings: its status, its output in
+ * *out (free with free()), its diagnostics in k. */
+static int lib_plan(const char *path, ppcc_compile_options *o, char **out,
+		    lib_diags *k)
+{
+	size_t n = 0;
+	FILE *f = open_memstream(out, &n);
+	ck_assert_ptr_nonnull(f);
+	memset(k, 0, sizeof *k);
+	o->diag = lib_diag;
+	o->diag_user = k;
+	int err = ppcc_compile_file(f, path, o);
+	fclose(f);
+	return err;
+}
+
+/* Each message of k appears in the CLI's stderr. */
+static void same_messages(const lib_diags *k, const char *cli_err)
+{
+	char copy[sizeof k->text];
+	memcpy(copy, k->text, k->len + 1);
+	for (char *m = strtok(copy, "\n"); m; m = strtok(NULL, "\n"))
+		ck_assert_msg(strstr(cli_err, m), "'%s' not in ppcc plan's:\n%s",
+			      m, cli_err);
+}
+
+START_TEST(compile_file_honours_the_memory_limit)
+{
+	const char *tiny = example("tiny.yaml");
+	ppcc_compile_options o = PPCC_COMPILE_OPTIONS_INIT;
+	lib_diags k;
+	char *out;
+	tu_run r, plain;
+	/* a larger memory than the cluster's changes the plan: the same bytes */
+	o.memory_limit_gib = 1000;
+	RUN(&r, "plan", (char *)tiny, "--memory-limit", "1000");
+	RUN(&plain, "plan", (char *)tiny);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_ne(r.out, plain.out);
+	ck_assert_int_eq(lib_plan(tiny, &o, &out, &k), 0);
+	ck_assert_str_eq(out, r.out);
+	free(out);
+	tu_run_free(&r);
+	tu_run_free(&plain);
+	/* too small: refused with ppcc plan's errors */
+	o.memory_limit_gib = 3;
+	RUN(&r, "plan", (char *)tiny, "--memory-limit", "3");
+	ck_assert_int_eq(r.status, 1);
+	int err = lib_plan(tiny, &o, &out, &k);
+	ck_assert_msg(err == -2 || err == -3, "status %d", err);
+	ck_assert_int_gt(k.errors, 0);
+	ck_assert_str_eq(out, "");
+	same_messages(&k, r.err);
+	free(out);
+	tu_run_free(&r);
+	/* out of range: an error naming the field */
+	o.memory_limit_gib = -1;
+	ck_assert_int_eq(lib_plan(tiny, &o, &out, &k), -2);
+	ck_assert_ptr_nonnull(strstr(k.text, "options.memory_limit_gib"));
+	free(out);
+}
+END_TEST
+
+START_TEST(compile_file_honours_the_budget)
+{
+	const char *tiny = example("tiny.yaml");
+	ppcc_compile_options o = PPCC_COMPILE_OPTIONS_INIT;
+	lib_diags k;
+	char *out;
+	tu_run r;
+	o.format = "json";
+	o.max_actions = 10;
+	RUN(&r, "plan", (char *)tiny, "-f", "json", "--max-actions", "10");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_int_eq(lib_plan(tiny, &o, &out, &k), -2);
+	ck_assert_int_eq(k.errors, 1);
+	ck_assert_ptr_nonnull(strstr(k.text, "over the budget of 10 actions"));
+	same_messages(&k, r.err);
+	free(out);
+	tu_run_free(&r);
+	o.max_actions = 0;
+	o.max_work = 10;
+	RUN(&r, "plan", (char *)tiny, "-f", "json", "--max-work", "10");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_int_eq(lib_plan(tiny, &o, &out, &k), -2);
+	ck_assert_ptr_nonnull(strstr(k.text, "partition cells"));
+	same_messages(&k, r.err);
+	free(out);
+	tu_run_free(&r);
+	/* raised past the default: ppcc plan's note, the same plan */
+	o.max_work = (long long)PPCC_MAX_WORK_DEFAULT * 2;
+	char work[32];
+	snprintf(work, sizeof work, "%lld", o.max_work);
+	RUN(&r, "plan", (char *)tiny, "-f", "json", "--max-work", work);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(lib_plan(tiny, &o, &out, &k), 0);
+	ck_assert_int_eq(k.notes, 1);
+	same_messages(&k, r.err);
+	ck_assert_str_eq(out, r.out);
+	free(out);
+	tu_run_free(&r);
+	/* a version-1 caller's struct ends before the budget: not read */
+	o.version = 1;
+	o.max_actions = 10;
+	ck_assert_int_eq(lib_plan(tiny, &o, &out, &k), 0);
+	ck_assert_int_eq(k.errors + k.notes, 0);
+	free(out);
+}
+END_TEST
+
+START_TEST(compile_file_writes_every_format_as_ppcc_plan)
+{
+	for (int i = 0; i < ppcc_n_formats; i++) {
+		/* the trainers name a transformer's modules */
+		const char *tiny = example(ppcc_formats[i].admits
+					   ? "llama3-8b.yaml" : "tiny.yaml");
+		if (ppcc_formats[i].binary)
+			continue; /* Graphviz's PNG: compared by the CLI suites */
+		ppcc_compile_options o = PPCC_COMPILE_OPTIONS_INIT;
+		lib_diags k;
+		char *out;
+		tu_run r;
+		o.format = ppcc_formats[i].name;
+		o.threads = 1;
+		RUN(&r, "plan", (char *)tiny, "-f", (char *)o.format);
+		ck_assert_msg(r.status == 0, "-f %s: %s", o.format, r.err);
+		ck_assert_int_eq(lib_plan(tiny, &o, &out, &k), 0);
+		ck_assert_msg(strcmp(out, r.out) == 0, "-f %s differs", o.format);
+		free(out);
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
+Suite *suite_formats(void)
+{
+	Suite *s = tu_suite("formats", "table", 0, (const TTest *const[]){
+		formats_round_trip_by_name_and_index,
+		help_lists_exactly_the_tables_names,
+		format_option_takes_each_row_and_refuses_others,
+		NULL});
+	tu_tcase(s, "compile", 300, (const TTest *const[]){
+		compile_file_honours_the_memory_limit,
+		compile_file_honours_the_budget,
+		compile_file_writes_every_format_as_ppcc_plan,
+		NULL});
+	return s;
+}
