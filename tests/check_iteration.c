@@ -27,30 +27,18 @@ typedef struct planned {
 	ppcc_plan plan;
 	tu_diag diag;
 	int status;
-	char *dir;
 } planned;
 
 /* Loads yaml, checks it and (when the check passes) plans it. */
 static void plan_text(planned *r, const char *yaml)
 {
-	char path[4096];
 	r->a = ppcc_arena_new();
 	ck_assert_ptr_nonnull(r->a);
-	tu_diag_init(&r->diag);
-	r->dir = tu_mkdtemp();
-	snprintf(path, sizeof path, "%s/m.yaml", r->dir);
-	ck_assert_int_eq(tu_write_file(path, yaml), 0);
-	r->status = ppcc_config_load(&r->cfg, r->a, path, NULL, &r->diag.d);
-	if (r->status == 0)
-		r->status = ppcc_config_check(&r->cfg, &r->diag.d);
-	if (r->status == 0)
-		r->status = ppcc_plan_build(&r->plan, r->a, &r->cfg, &r->diag.d);
+	r->status = tu_plan_text(&r->plan, r->a, &r->cfg, yaml, &r->diag);
 }
 
 static void done(planned *r)
 {
-	tu_rmtree(r->dir);
-	free(r->dir);
 	ppcc_arena_free(r->a);
 }
 

@@ -60,18 +60,10 @@ typedef struct arith {
 static void plan_of(arith *x, int per_node, double memory_gib, int stages,
 		    int t)
 {
-	char *dir = tu_mkdtemp(), path[1024], text[2048];
-	snprintf(path, sizeof path, "%s/arith.yaml", dir);
+	char text[2048];
 	snprintf(text, sizeof text, model_fmt, per_node, memory_gib, stages, t);
-	ck_assert_int_eq(tu_write_file(path, text), 0);
 	x->a = ppcc_arena_new();
-	tu_diag_init(&x->diag);
-	x->err = ppcc_config_load(&x->cfg, x->a, path, NULL, &x->diag.d);
-	if (x->err == 0)
-		x->err = ppcc_config_check(&x->cfg, &x->diag.d);
-	if (x->err == 0)
-		x->err = ppcc_plan_build(&x->plan, x->a, &x->cfg, &x->diag.d);
-	tu_rmtree_free(dir);
+	x->err = tu_plan_text(&x->plan, x->a, &x->cfg, text, &x->diag);
 }
 
 #define NEAR(got, want) \

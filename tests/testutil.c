@@ -577,3 +577,19 @@ void tu_plan_json(char *out, size_t n, const char *dir, const char *example)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
 }
+
+int tu_plan_text(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
+		 const char *yaml, tu_diag *diag)
+{
+	char *dir = tu_mkdtemp(), path[4096];
+	ck_assert_ptr_nonnull(dir);
+	tu_write_in(path, sizeof path, dir, "m.yaml", yaml);
+	tu_diag_init(diag);
+	int err = ppcc_config_load(cfg, a, path, NULL, &diag->d);
+	if (err == 0)
+		err = ppcc_config_check(cfg, &diag->d);
+	if (err == 0)
+		err = ppcc_plan_build(out, a, cfg, &diag->d);
+	tu_rmtree_free(dir);
+	return err;
+}

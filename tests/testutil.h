@@ -144,6 +144,12 @@ void tu_assert_rebuilt_schedule(const ppcc_schedule *s, ppcc_arena *a,
 				int group_size, const ppcc_stage_info *stages,
 				const char *what);
 
+/* Writes yaml to a temporary file, loads it, checks it and, when both
+ * pass, builds its plan; the first failing status, else 0.  diag, which
+ * it initialises, holds the diagnostics. */
+int tu_plan_text(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
+		 const char *yaml, tu_diag *diag);
+
 /* Loads path (relative to the source tree) and builds its plan. */
 int tu_plan_file(ppcc_plan *out, ppcc_arena *a, ppcc_config *cfg,
 		 const char *path, tu_diag *diag);
