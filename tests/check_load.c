@@ -469,57 +469,36 @@ START_TEST(transformer_recompute_moves_cost_from_stash_to_backward)
 }
 END_TEST
 
+/* A transformer of 2 layers of hidden size 1000, its other keys given. */
+#define TRANSFORMER_2x1000(rest) \
+	"model:\n  name: t\n  transformer:\n    layers: 2\n    hidden: 1000\n" \
+	rest CLUSTER4
+#define HEADS_16_KV_5 "    heads: 16\n    kv_heads: 5\n    vocab: 10\n    seq_len: 8\n"
+
 START_TEST(transformer_rejects_shapes_that_do_not_divide)
 {
-	expect_errors("model:\n"
-		      "  name: t\n"
-		      "  transformer:\n"
-		      "    layers: 2\n"
-		      "    hidden: 1000\n"
-		      "    heads: 16\n"
-		      "    kv_heads: 5\n"
-		      "    vocab: 10\n"
-		      "    seq_len: 8\n"
-		      "    recompute: partial\n" CLUSTER4,
-		      "10:16: model.transformer.recompute: expected none, "
-		      "selective, or full, got 'partial'\n");
-	expect_errors("model:\n"
-		      "  name: t\n"
-		      "  transformer:\n"
-		      "    layers: 2\n"
-		      "    hidden: 1000\n"
-		      "    heads: 16\n"
-		      "    kv_heads: 5\n"
-		      "    vocab: 10\n"
-		      "    seq_len: 8\n"
-		      "    swiglu: yes\n" CLUSTER4,
-		      "10:13: model.transformer.swiglu: expected true or "
-		      "false, got 'yes'\n");
-	/* a typo of heads is reported once, and nothing divides by the
-	 * heads it did not give */
-	expect_errors("model:\n"
-		      "  name: t\n"
-		      "  transformer:\n"
-		      "    layers: 2\n"
-		      "    hidden: 1000\n"
-		      "    heasd: 16\n"
-		      "    vocab: 10\n"
-		      "    seq_len: 8\n" CLUSTER4,
-		      "6:5: unknown key 'heasd' in model.transformer; did you "
-		      "mean 'heads'?\n");
-	expect_errors("model:\n"
-		      "  name: t\n"
-		      "  transformer:\n"
-		      "    layers: 2\n"
-		      "    hidden: 1000\n"
-		      "    heads: 16\n"
-		      "    kv_heads: 5\n"
-		      "    vocab: 10\n"
-		      "    seq_len: 8\n" CLUSTER4,
-		      "6:5: model.transformer.heads: 16 heads do not divide the "
-		      "hidden size 1000\n"
-		      "7:5: model.transformer.kv_heads: 5 kv heads do not "
-		      "divide the 16 heads\n");
+	static const struct {
+		const char *yaml, *want;
+	} cases[] = {
+		{TRANSFORMER_2x1000(HEADS_16_KV_5 "    recompute: partial\n"),
+		 "10:16: model.transformer.recompute: expected none, "
+		 "selective, or full, got 'partial'\n"},
+		{TRANSFORMER_2x1000(HEADS_16_KV_5 "    swiglu: yes\n"),
+		 "10:13: model.transformer.swiglu: expected true or "
+		 "false, got 'yes'\n"},
+		/* a typo of heads is reported once, and nothing divides by
+		 * the heads it did not give */
+		{TRANSFORMER_2x1000("    heasd: 16\n    vocab: 10\n    seq_len: 8\n"),
+		 "6:5: unknown key 'heasd' in model.transformer; did you "
+		 "mean 'heads'?\n"},
+		{TRANSFORMER_2x1000(HEADS_16_KV_5),
+		 "6:5: model.transformer.heads: 16 heads do not divide the "
+		 "hidden size 1000\n"
+		 "7:5: model.transformer.kv_heads: 5 kv heads do not "
+		 "divide the 16 heads\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		expect_errors(cases[i].yaml, cases[i].want);
 }
 END_TEST
 
