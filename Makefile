@@ -111,8 +111,8 @@ LIB  := $(BUILD)/libppcc.a
 # ---- the installed libraries ------------------------------------------------
 # libppcc (the compiler: YAML, Graphviz, jansson, yajl; API ppcc/compiler.h) and
 # libppcc_rt (the runtime: schedule loading and the transports; API
-# ppcc/runtime.h and ppcc/checkpoint.h; no Graphviz, no libyaml).  Each
-# is libNAME.so.VERSION with SONAME libNAME.so.MAJOR, built
+# ppcc/runtime.h, ppcc/runtime_dp.h and ppcc/checkpoint.h; no Graphviz, no
+# libyaml).  Each is libNAME.so.VERSION with SONAME libNAME.so.MAJOR, built
 # -fvisibility=hidden with a version script, so that only what the
 # headers mark PPCC_API is exported, and without the allocation hook.
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))

@@ -1,4 +1,4 @@
-/* check_auto: the auto kind (src/sched/auto.c and plan.c's plan_auto):
+/* check_auto: the auto kind (src/sched/auto.c and src/plan/auto.c):
  * the heuristic's order by hand, valid for every shape, and never slower
  * in simulation than a handcrafted kind that fits the same memory. */
 #include <check.h>

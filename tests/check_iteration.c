@@ -1,5 +1,6 @@
 /* The cost model of one training iteration, each formula against a value
  * computed by hand: ZeRO's bytes per parameter, the ring collectives, the
+ * memory terms of a layer, a device and the optimizer, the
  * tensor-parallel collectives of a block, the p2p share of each device,
  * the activation stash of a GPT and of a SwiGLU/GQA block, the logits on
  * the loss stage, the data-parallel reduction and the optimizer step,
@@ -46,21 +47,74 @@ START_TEST(zero_stages_give_published_bytes_per_param)
 {
 	double part[3];
 	/* 2 + G + 12 with fp32 gradients (Megatron-LM accumulates in fp32) */
-	ck_assert_double_eq(ppcc_zero_bytes_per_param(part, 0, 4, 8), 18);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 0, 4, 8), 18);
 	ck_assert_double_eq(part[0], 2);
 	ck_assert_double_eq(part[1], 4);
 	ck_assert_double_eq(part[2], 12);
 	/* Rajbhandari et al.'s 16 bytes with 16-bit gradients */
-	ck_assert_double_eq(ppcc_zero_bytes_per_param(NULL, 0, 2, 64), 16);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(NULL, 0, 2, 64), 16);
 	/* stage 1, d = 8: 2 + 4 + 12/8 (the distributed optimizer, 6 + 12/d) */
-	ck_assert_double_eq(ppcc_zero_bytes_per_param(part, 1, 4, 8), 7.5);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 1, 4, 8), 7.5);
 	ck_assert_double_eq(part[2], 1.5);
 	/* stage 2: 2 + (4 + 12)/8 */
-	ck_assert_double_eq(ppcc_zero_bytes_per_param(part, 2, 4, 8), 4);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 2, 4, 8), 4);
 	ck_assert_double_eq(part[1], 0.5);
 	/* stage 3: (2 + 4 + 12)/8 */
-	ck_assert_double_eq(ppcc_zero_bytes_per_param(part, 3, 4, 8), 2.25);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 3, 4, 8), 2.25);
 	ck_assert_double_eq(part[0], 0.25);
+}
+END_TEST
+
+/* memory.c's terms of one layer, one device and the optimizer, each
+ * against its closed form written out here. */
+START_TEST(memory_terms_of_a_layer_a_device_and_the_optimizer)
+{
+	double G = 4, P = 1e6;
+	int d = 8, t = 4, cp = 2;
+	ppcc_layer l = {0};
+	l.params = P;
+	l.stash_bytes = 3e6;
+	l.stash_replicated_bytes = 5e5;
+	l.stash_weight_bytes = 5e6;
+	/* ZeRO 1: 2 + G + 12 / d bytes a parameter */
+	double bpp = ppcc_memory_zero_bytes_per_param(NULL, 1, G, d);
+	ck_assert_double_eq(bpp, 2 + G + 12.0 / d);
+	ppcc_memory_layer m;
+	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 0);
+	ck_assert_double_eq(m.bytes_per_param, 2 + G + 12.0 / d);
+	ck_assert_double_eq(m.static_bytes, P * (2 + G + 12.0 / d) * cp);
+	ck_assert_double_eq(m.stash_bytes, 3e6 + (t - 1) * 5e5);
+	ck_assert_double_eq(m.stash_weight_bytes, 5e6);
+	/* without a split backward a microbatch holds its stash (4.5 MB);
+	 * with one, W's 5 MB when larger */
+	ck_assert_double_eq(m.hold_bytes, 4.5e6);
+	ck_assert_double_eq(m.gather_bytes, 2 * P);
+	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 1);
+	ck_assert_double_eq(m.hold_bytes, 5e6);
+	/* a layer's own bytes per parameter replace ZeRO's */
+	l.bytes_per_param = 10;
+	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 0);
+	ck_assert_double_eq(m.bytes_per_param, 10);
+	ck_assert_double_eq(m.static_bytes, P * 10 * cp);
+
+	/* a device: 80 GB less the 2 GB reserve */
+	ppcc_device_group dg = {0};
+	ppcc_cluster c = {0};
+	dg.memory_bytes = 80e9;
+	c.reserved_bytes = 2e9;
+	ck_assert_double_eq(ppcc_memory_device_cap(&c, &dg), 78e9);
+
+	/* the optimizer: (26 + G) bytes of each updated parameter at 1 TB/s,
+	 * P / d of them under ZeRO >= 1, all of them under ZeRO 0 or d = 1 */
+	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 1, d, G, 1e12),
+			    1e3 * (P / d) * (26.0 + G) / 1e12);
+	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 0, d, G, 1e12),
+			    1e3 * P * (26.0 + G) / 1e12);
+	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 3, 1, G, 1e12),
+			    1e3 * P * (26.0 + G) / 1e12);
+	ck_assert_double_eq(ppcc_memory_param16_bytes(P), 2e6);
+	ck_assert_double_eq(ppcc_memory_gather_per_grad_byte(G), 0.5);
+	ck_assert_double_eq(ppcc_memory_gather_per_grad_byte(0), 0);
 }
 END_TEST
 
@@ -811,6 +865,7 @@ Suite *suite_iteration(void)
 {
 	return tu_suite("iteration", "iteration", 300, (const TTest *const[]){
 		zero_stages_give_published_bytes_per_param,
+		memory_terms_of_a_layer_a_device_and_the_optimizer,
 		ring_collectives_follow_bus_bandwidth_formulas,
 		topology_places_ranks_on_groups_nodes_and_links,
 		layer_time_is_flops_collectives_and_kernels,

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,19 +100,30 @@ static int free_port(void)
 	return ntohs(a.sin_port);
 }
 
-/* A bare ppcc_rt whose reports go to a rt_lines (the store only reports
- * through it). */
+/* A bare transport context whose reports go to an rt_lines, as the
+ * runtime's would (the store only reports through it). */
 typedef struct fake_rt {
-	ppcc_rt rt;
+	rt_tctx cx;
 	rt_lines *d;
 } fake_rt;
+
+static void fake_rt_report(void *user, const char *fmt, va_list ap)
+{
+	fake_rt *f = user;
+	char line[2048];
+	int n = snprintf(line, sizeof line, "ppcc-rt: rank %d: ", f->cx.rank);
+	if (n > 0 && (size_t)n < sizeof line)
+		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	rt_lines_add(f->cx.rank, line, f->d);
+}
 
 static void fake_rt_init(fake_rt *f, int rank, rt_lines *d)
 {
 	memset(f, 0, sizeof *f);
-	f->rt.rank = rank;
-	f->rt.o.diag = rt_lines_add;
-	f->rt.o.diag_user = d;
+	f->cx.rank = rank;
+	f->cx.report = fake_rt_report;
+	f->cx.user = f;
+	f->d = d;
 }
 
 typedef struct store_rank {
@@ -124,7 +136,7 @@ typedef struct store_rank {
 static void *store_open_main(void *arg)
 {
 	store_rank *s = arg;
-	s->err = ppcc_rt_oob_tcp_open(&s->o, &s->f.rt, s->rank, s->n, s->port,
+	s->err = ppcc_rt_oob_tcp_open(&s->o, &s->f.cx, s->rank, s->n, s->port,
 				      now_s() + 30);
 	return NULL;
 }
@@ -194,7 +206,7 @@ START_TEST(abort_store_reports_a_dead_process_and_rank_0s_own_failure)
 		fake_rt f;
 		rt_oob *o = NULL;
 		fake_rt_init(&f, 2, &d);
-		int err = ppcc_rt_oob_tcp_open(&o, &f.rt, 2, 3, port, now_s() + 30);
+		int err = ppcc_rt_oob_tcp_open(&o, &f.cx, 2, 3, port, now_s() + 30);
 		nanosleep(&(struct timespec){0, 100000000L}, NULL);
 		_exit(err == 0 ? 0 : 1); /* the connection dies with the process */
 	}
@@ -270,7 +282,7 @@ START_TEST(abort_store_open_is_bounded_by_its_deadline)
 	fake_rt_init(&f, 1, &d);
 	int port = free_port();
 	double t0 = now_s();
-	ck_assert_int_eq(ppcc_rt_oob_tcp_open(&o, &f.rt, 1, 2, port, t0 + 0.3),
+	ck_assert_int_eq(ppcc_rt_oob_tcp_open(&o, &f.cx, 1, 2, port, t0 + 0.3),
 			 PPCC_RT_ETIMEOUT);
 	double took = now_s() - t0;
 	/* not before its deadline (a wait can only grow under load; one

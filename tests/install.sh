@@ -23,7 +23,7 @@ bad() { echo "install: $*"; fail=1; }
 api() { grep -h '^PPCC_API' "$@" | sed -E 's/^[^(]*[ *](ppcc_[a-z0-9_]+)\(.*/\1/' | sort; }
 exports() { nm -D --defined-only "$1" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort; }
 api "$inc/ppcc/compiler.h" > "$work/api.cc"
-api "$inc/ppcc/runtime.h" "$inc/ppcc/checkpoint.h" > "$work/api.rt"
+api "$inc/ppcc/runtime.h" "$inc/ppcc/runtime_dp.h" "$inc/ppcc/checkpoint.h" > "$work/api.rt"
 exports "$lib/libppcc.so.0" > "$work/nm.cc"
 exports "$lib/libppcc_rt.so.1" > "$work/nm.rt"
 for l in cc rt; do

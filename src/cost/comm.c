@@ -6,7 +6,7 @@
  * Collectives follow nccl-tests' bus-bandwidth model of a ring: one link
  * latency per operation, and (n - 1) / n of the bytes (twice for an
  * all-reduce) at the link's bandwidth.  Which link is topology.c's.
- * These are the figures plan.c turns into integer picoseconds and the
+ * These are the figures plan/tables.c turns into integer picoseconds and the
  * simulator and iteration.c into milliseconds; each expression keeps the
  * order of its operations, on which the plans' bytes depend.
  */

@@ -6,9 +6,9 @@
  * speed, plus its tensor- and context-parallel collectives (comm.c, per
  * layer, in ppcc_cost_layer_comm) and its memory-bound kernels, the split
  * part of their bytes over t x cp and the replicated part over cp, at the
- * device's memory bandwidth.  plan.c rounds these to picoseconds and sums
- * them into the partitioner's integer tables; the stage parts below are
- * what iteration.c reports.  Each expression keeps the order of its
+ * device's memory bandwidth.  plan/tables.c rounds these to picoseconds
+ * and sums them into the partitioner's integer tables; the stage parts
+ * below are what iteration.c reports.  Each expression keeps the order of its
  * operations, on which the plans' bytes depend.
  */
 #include "ppcc.h"
@@ -59,8 +59,8 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	int shard = t * cp;
 	double speed = ppcc_cost_speed(dg, shard);
 	double split[3];
-	ppcc_zero_bytes_per_param(split, cfg->pipeline.zero,
-				  cfg->pipeline.grad_bytes, dp * cp);
+	ppcc_memory_zero_bytes_per_param(split, cfg->pipeline.zero,
+					 cfg->pipeline.grad_bytes, dp * cp);
 	ppcc_comm_dp_rates(c, cfg);
 	for (int k = i; k <= j; k++) {
 		double per_device = L[k].params / t;

@@ -1,7 +1,8 @@
 /*
  * cost.h - the cost model: where a rank's devices are (topology.c), what
  * a collective or a p2p transfer costs (comm.c), what a layer and a
- * stage cost on a rank (compute.c).
+ * stage cost on a rank (compute.c), the bytes a layer, a device and the
+ * optimizer hold or move (memory.c).
  * Part of the internal interface; src/ppcc.h includes every such header.
  */
 #ifndef PPCC_COST_COST_H
@@ -71,7 +72,7 @@ double ppcc_comm_cp_step_seconds(const ppcc_cluster *c, int t, int cp,
 void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg);
 
 /* Per layer, seconds: the tensor-parallel and ring-attention
- * communication inside its forward and its backward (plan.c fills them
+ * communication inside its forward and its backward (plan/tables.c fills them
  * from ppcc_comm_tp_seconds and ppcc_comm_cp_step_seconds). */
 typedef struct ppcc_cost_layer_comm {
 	double *tp_f, *tp_b, *cp_f, *cp_b;
@@ -96,5 +97,53 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
  * (ppcc_comm_dp_rates). */
 void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 			   const ppcc_cost_layer_comm *lc, int i, int j, int g);
+
+/* The memory model (memory.c). */
+
+/* Static bytes per parameter of ZeRO stage `zero` over d data-parallel
+ * ranks with 16-bit weights, `grad_bytes` gradients and 12 bytes of Adam
+ * state: 0: 2 + G + 12; 1: 2 + G + 12/d; 2: 2 + (G + 12)/d;
+ * 3: (2 + G + 12)/d.  The three parts are written to out[0..2] (weights,
+ * gradients, optimizer state) when out is not NULL. */
+double ppcc_memory_zero_bytes_per_param(double *out, int zero,
+					double grad_bytes, int d);
+
+/* One layer's bytes on a pipeline rank of t x cp devices, unrounded:
+ * plan/tables.c rounds each to a byte and sums them over a stage. */
+typedef struct ppcc_memory_layer {
+	double bytes_per_param;    /* the layer's own, else zero_bpp */
+	double static_bytes;       /* params x bytes_per_param x cp */
+	double stash_bytes;        /* stash + (t - 1) x replicated stash */
+	double stash_weight_bytes; /* what W keeps from I on */
+	/* what a microbatch in flight holds at most: the larger of the two
+	 * under a split backward, the stash otherwise */
+	double hold_bytes;
+	double gather_bytes;       /* its 16-bit parameters: 2 x params */
+} ppcc_memory_layer;
+
+/* The terms of layer l; zero_bpp is ppcc_memory_zero_bytes_per_param's
+ * for the plan, split whether the schedule splits the backward. */
+void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
+			     int t, int cp, double zero_bpp, int split);
+
+/* What a device of group dg may hold: its memory less the cluster's
+ * reserve (a rank of t x cp devices, t x cp times that). */
+double ppcc_memory_device_cap(const ppcc_cluster *c,
+			      const ppcc_device_group *dg);
+
+/* The bytes of `params` 16-bit parameters (2 each): what ZeRO's gathers
+ * move. */
+double ppcc_memory_param16_bytes(double params);
+
+/* The bytes a ZeRO 1 or 2 bucket gathers for each gradient byte it
+ * reduces: 2 / grad_bytes (0 when grad_bytes is not positive). */
+double ppcc_memory_gather_per_grad_byte(double grad_bytes);
+
+/* The optimizer step of `params` parameters per device, in ms: it reads
+ * and writes 26 + grad_bytes bytes of each it updates (params / n under
+ * ZeRO >= 1 over n > 1 ranks, all of them otherwise) at `bandwidth`
+ * bytes/s. */
+double ppcc_memory_optimizer_ms(double params, int zero, int n,
+				double grad_bytes, double bandwidth);
 
 #endif

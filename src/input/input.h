@@ -29,7 +29,7 @@ typedef struct ppcc_layer {
 	 * else all of stash_bytes.  May exceed stash_bytes (recomputation). */
 	double stash_weight_bytes;
 	/* weights + gradients + optimizer state; 0: from pipeline.zero and
-	 * grad_bytes (see ppcc_zero_bytes_per_param) */
+	 * grad_bytes (see ppcc_memory_zero_bytes_per_param) */
 	double bytes_per_param;
 	/* The cost model of iteration.c (all 0 for a layer given by hand):
 	 * the part of bwd_flops that recomputes the forward; the part of

@@ -2,7 +2,7 @@
  * bound.c - a lower bound on the simulated step of every split of the
  * layers into stages, for ppcc search's pruning: from FLOPs alone
  * (search.c, for every candidate before any is planned) and from the
- * plan's cost tables (plan.c, iteration_lower_bound, before a
+ * plan's cost tables (plan/bounds.c, before a
  * candidate's split search).
  *
  * Contract: the value returned is at most the simulated step of every

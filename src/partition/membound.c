@@ -1,7 +1,7 @@
 /*
  * membound.c - a proof that no split of the layers into stages fits the
  * devices' memory, from the schedule's order alone, for ppcc search's
- * pruning (plan.c calls it before a candidate's split search with v > 1
+ * pruning (plan/nofit.c calls it before a candidate's split search with v > 1
  * chunks, where the proxy's per-chunk shares say nothing about the
  * simulated peak).
  *

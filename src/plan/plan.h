@@ -97,7 +97,7 @@ int ppcc_plan_build_lean(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 			 ppcc_diag *d, double above_ms, double *out_bound_ms,
 			 ppcc_plan_shapes *shapes);
 /* membound.c's bound for cfg's schedule (kind, p, v, m), from the cost
- * tables plan.c plans with: every split has a rank whose simulated peak
+ * tables plan/tables.c builds: every split has a rank whose simulated peak
  * exceeds its cap by more than *out bytes per device (-INFINITY: nothing
  * proved); the caps to out_caps (p entries) when not NULL.  For tests
  * and reports. */
@@ -122,7 +122,7 @@ int ppcc_plan_build_pruned(ppcc_plan *out, ppcc_arena *a,
 			   ppcc_plan_shapes *shapes, int *out_memory_unfit);
 
 /* What a configuration's iteration is at least when its step is at
- * least step_ms (plan.c): the gradient reductions and the optimizer
+ * least step_ms (bounds.c): the gradient reductions and the optimizer
  * step added as iteration.c adds them, from cfg's pipeline settings and
  * layers alone. */
 double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms);

@@ -91,7 +91,7 @@ static void rt_resolve_options(ppcc_rt_options *o, const ppcc_rt_options *in)
 
 static size_t rt_wire_bytes(const ppcc_rt *rt, uint64_t payload)
 {
-	return (size_t)payload + (rt->debug ? sizeof(rt_trailer) : 0);
+	return (size_t)payload + (rt->tx.debug ? sizeof(rt_trailer) : 0);
 }
 
 static int rt_buf_get(rt_buf **out, ppcc_rt *rt, size_t size)
@@ -286,9 +286,9 @@ static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
  * over the transport, "rank K replica R (world rank w)". */
 static const char *rt_world_name(const ppcc_rt *rt, int w, char *buf, size_t n)
 {
-	if (rt->grid_d > 1)
+	if (rt->tx.grid_d > 1)
 		snprintf(buf, n, "rank %d replica %d (world rank %d)",
-			 w / rt->grid_d, w % rt->grid_d, w);
+			 w / rt->tx.grid_d, w % rt->tx.grid_d, w);
 	else
 		snprintf(buf, n, "rank %d", w);
 	return buf;
@@ -321,7 +321,7 @@ static int rt_fail_wait(ppcc_rt *rt, int err, int action, double t0,
 	if (err == PPCC_RT_ETIMEOUT)
 		return rt_fail(rt, err, action, waited,
 			       "%s did not complete within %.3f s", what,
-			       rt->timeout_s);
+			       rt->tx.timeout_s);
 	return rt_fail(rt, err, action, waited, "%s failed (%s transport)",
 		       what, rt->ops->name);
 }
@@ -501,7 +501,7 @@ static int rt_prepare_recv(rt_req **out, ppcc_rt *rt, int i)
 	r->is_send = 0;
 	r->key = ppcc_message_key(a, rt->s->n_stages, rt->s->n_microbatches);
 	r->src = a->peer;
-	r->dst = rt->rank;
+	r->dst = rt->tx.rank;
 	r->buf = b->mem;
 	r->bytes = b->size;
 	r->owner = b;
@@ -585,7 +585,7 @@ static int rt_recv_done(ppcc_rt *rt, int i, double t0)
 		rt_req_put(rt, r);
 		return rt_fail_wait(rt, err, i, t0, "the receive");
 	}
-	if (rt->debug && (err = rt_trailer_check(rt, r, payload, t0)) < 0) {
+	if (rt->tx.debug && (err = rt_trailer_check(rt, r, payload, t0)) < 0) {
 		rt_buf_put(rt, r->owner);
 		rt_req_put(rt, r);
 		return err;
@@ -628,13 +628,13 @@ static int rt_prepare_send(rt_req **out, ppcc_rt *rt, int i)
 	}
 	r->is_send = 1;
 	r->key = ppcc_message_key(a, rt->s->n_stages, rt->s->n_microbatches);
-	r->src = rt->rank;
+	r->src = rt->tx.rank;
 	r->dst = a->peer;
 	r->buf = b->mem;
 	r->bytes = b->size;
 	r->owner = b;
 	r->action = i;
-	if (rt->debug && (err = rt_trailer_write(rt, r, (size_t)payload)) < 0) {
+	if (rt->tx.debug && (err = rt_trailer_write(rt, r, (size_t)payload)) < 0) {
 		rt_unprepare(rt, r);
 		return rt_fail_wait(rt, err, i, ppcc_rt_now(),
 				    "writing the message trailer");
@@ -714,7 +714,7 @@ static rt_buf *rt_input_of(ppcc_rt *rt, int s, int mb)
 	if (s == 0)
 		return NULL;
 	rt_buf **in = rt_slot(rt, SLOT_IN_ACT, s, mb);
-	if (!*in && rt_stage_rank(rt, s - 1) == rt->rank)
+	if (!*in && rt_stage_rank(rt, s - 1) == rt->tx.rank)
 		*in = rt_take(rt, SLOT_OUT_ACT, s - 1, mb);
 	return *in;
 }
@@ -726,7 +726,7 @@ static rt_buf *rt_grad_output_of(ppcc_rt *rt, int s, int mb)
 	if (s == rt->S - 1)
 		return NULL;
 	rt_buf **g = rt_slot(rt, SLOT_IN_GRAD, s, mb);
-	if (!*g && rt_stage_rank(rt, s + 1) == rt->rank)
+	if (!*g && rt_stage_rank(rt, s + 1) == rt->tx.rank)
 		*g = rt_take(rt, SLOT_OUT_GRAD, s + 1, mb);
 	return *g;
 }
@@ -750,10 +750,10 @@ static int rt_callback_status(ppcc_rt *rt, int i, int ret, double t0,
 		return rt_fail(rt, PPCC_RT_EPEER, i, 0, "%s; %s ran %.3f s",
 			       cause, name, ran);
 	}
-	if (ran > rt->timeout_s)
+	if (ran > rt->tx.timeout_s)
 		return rt_fail(rt, PPCC_RT_ETIMEOUT, i, 0,
 			       "%s ran %.3f s, past the %.3f s timeout", name,
-			       ran, rt->timeout_s);
+			       ran, rt->tx.timeout_s);
 	return 0;
 }
 
@@ -912,7 +912,7 @@ static int rt_run_group(ppcc_rt *rt, const int *acts, int n)
 		rt_req *r = reqs[k];
 		double w0 = ppcc_rt_now();
 		ppcc_rt_flight_begin(rt, i, w0);
-		err = rt->ops->wait(rt->tr, r, w0 + rt->timeout_s);
+		err = rt->ops->wait(rt->tr, r, w0 + rt->tx.timeout_s);
 		rt->st.wait_s += ppcc_rt_now() - w0;
 		if (err < 0) {
 			err = rt_fail_wait(rt, err, i, t0, "the group's transfer");
@@ -1035,7 +1035,7 @@ static int rt_run_actions(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 		ppcc_rt_flight_begin(rt, i, t0);
 		if (rt_is_recv(a->op)) {
 			err = rt->ops->wait(rt->tr, rt->recv_of[i],
-					    t0 + rt->timeout_s);
+					    t0 + rt->tx.timeout_s);
 			rt->st.wait_s += ppcc_rt_now() - t0;
 			if (err < 0)
 				return rt_fail_wait(rt, err, i, t0,
@@ -1064,7 +1064,7 @@ static int rt_run_actions(ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 		rt_req *r = rt->pending;
 		double t0 = ppcc_rt_now();
 		ppcc_rt_flight_begin(rt, r->action, t0);
-		err = rt->ops->wait(rt->tr, r, t0 + rt->timeout_s);
+		err = rt->ops->wait(rt->tr, r, t0 + rt->tx.timeout_s);
 		rt->st.wait_s += ppcc_rt_now() - t0;
 		if (err < 0)
 			return rt_fail_wait(rt, err, r->action, t0,
@@ -1100,7 +1100,7 @@ int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 	if (!rt || (out && !ppcc_rt_stats_size(out->version)))
 		return PPCC_RT_EINPUT;
 	memset(&rt->st, 0, sizeof rt->st);
-	rt->st.rank = rt->rank;
+	rt->st.rank = rt->tx.rank;
 	rt->st.failed_action = -1;
 	rt->st.failed_op = rt->st.failed_stage = rt->st.failed_mb = -1;
 	rt->st.failed_peer = -1;
@@ -1116,8 +1116,8 @@ int ppcc_rt_step(ppcc_rt_stats *out, ppcc_rt *rt, const ppcc_rt_stage_fns *fns)
 		goto out;
 	}
 	if ((err = rt_check_fns(rt, fns)) < 0 ||
-	    (err = rt->grouped ? rt_run_grouped(rt, fns)
-			       : rt_run_actions(rt, fns)) < 0)
+	    (err = rt->tx.grouped ? rt_run_grouped(rt, fns)
+				  : rt_run_actions(rt, fns)) < 0)
 		goto out;
 	if (rt->in_use != 0)
 		err = rt_fail(rt, PPCC_RT_EINTERNAL, rt->rs->n_actions, 0,
@@ -1177,13 +1177,13 @@ static int rt_check_schedule(ppcc_rt *rt)
 	int err = ppcc_schedule_validate(s, &d, "schedule", 10);
 	if (err < 0)
 		return err;
-	if (s->n_ranks != rt->n_ranks) {
+	if (s->n_ranks != rt->tx.n_ranks) {
 		ppcc_rt_report(rt, "the schedule has %" PRId32 " ranks, the %s "
 			       "transport %d", s->n_ranks, rt->ops->name,
-			       rt->n_ranks);
+			       rt->tx.n_ranks);
 		return PPCC_RT_EINPUT;
 	}
-	const ppcc_rank_schedule *rs = &s->ranks[rt->rank];
+	const ppcc_rank_schedule *rs = &s->ranks[rt->tx.rank];
 	for (int i = 0; i < rs->n_actions; i++) {
 		const ppcc_action *a = &rs->actions[i];
 		const ppcc_stage_info *st = &s->stages[a->stage];
@@ -1203,7 +1203,7 @@ static int rt_check_schedule(ppcc_rt *rt)
 			return PPCC_RT_EINPUT;
 		}
 	}
-	return rt->grouped ? rt_check_order(rt) : 0;
+	return rt->tx.grouped ? rt_check_order(rt) : 0;
 }
 
 /* horizon[i] for a compute action i: the index of the recv_ahead-th
@@ -1291,13 +1291,13 @@ static int rt_agree(ppcc_rt *rt, int status)
 {
 	uint64_t mine[2] = {(uint64_t)(int64_t)status,
 			    status == 0 ? ppcc_schedule_fingerprint(rt->s) : 0};
-	uint64_t *all = ppcc_calloc((size_t)rt->n_world, 2 * sizeof *all);
+	uint64_t *all = ppcc_calloc((size_t)rt->tx.n_world, 2 * sizeof *all);
 	int err;
 	if (!all)
 		return PPCC_RT_ENOMEM;
 	double t0 = ppcc_rt_now();
 	if ((err = rt->ops->exchange(rt->tr, all, mine,
-				     t0 + rt->timeout_s)) < 0) {
+				     t0 + rt->tx.timeout_s)) < 0) {
 		if (status == 0)
 			err = rt_fail_wait(rt, err, -1, t0,
 					   "the exchange of schedule fingerprints");
@@ -1308,7 +1308,7 @@ static int rt_agree(ppcc_rt *rt, int status)
 		goto out;
 	}
 	char who[96];
-	for (int r = 0; r < rt->n_world; r++) {
+	for (int r = 0; r < rt->tx.n_world; r++) {
 		int st = (int)(int64_t)all[2 * r];
 		if (st < 0) {
 			ppcc_rt_report(rt, "%s failed to start (%s); not starting",
@@ -1318,7 +1318,7 @@ static int rt_agree(ppcc_rt *rt, int status)
 			goto out;
 		}
 	}
-	for (int r = 0; r < rt->n_world; r++)
+	for (int r = 0; r < rt->tx.n_world; r++)
 		if (all[2 * r + 1] != mine[1]) {
 			ppcc_rt_report(rt, "schedule fingerprint %016" PRIx64
 				       " differs from %s's %016" PRIx64
@@ -1335,13 +1335,23 @@ out:
 
 int ppcc_rt_rank(const ppcc_rt *rt)
 {
-	return rt ? rt->rank : -1;
+	return rt ? rt->tx.rank : -1;
 }
 
 void *ppcc_rt_cuda_stream(const ppcc_rt *rt)
 {
-	return rt ? rt->cuda_stream : NULL;
+	return rt ? rt->tx.cuda_stream : NULL;
 }
+
+#if PPCC_HAVE_MPI
+int ppcc_rt_mpi_set_coll_window(ppcc_rt *rt, int window)
+{
+	if (!rt || rt->ops != &ppcc_rt_mpi_ops || !rt->tr || window < 1)
+		return PPCC_RT_EINPUT;
+	ppcc_rt_mpi_coll_window(rt->tr, window);
+	return 0;
+}
+#endif
 
 void ppcc_rt_free(ppcc_rt *rt)
 {
@@ -1399,17 +1409,24 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	}
 	rt_resolve_options(&rt->o, opts);
 	rt->s = s;
-	rt->rank = rank;
+	rt->tx.s = s;
+	rt->tx.rank = rank;
+	rt->tx.report = ppcc_rt_vreport;
+	rt->tx.user = rt;
 	ppcc_rt_flight_open(rt);
-	if ((err = ppcc_rt_timeout_resolve(&rt->timeout_s, rt)) < 0) {
+	if ((err = ppcc_rt_timeout_resolve(&rt->tx.timeout_s, rt)) < 0) {
 		/* no deadline to join with: the other local ranks are told */
 		if (rt->o.transport == PPCC_RT_LOCAL && rt->o.world)
 			ppcc_rt_local_world_abort(rt->o.world, rank, err);
 		goto out;
 	}
-	rt->o.timeout_s = rt->timeout_s;
-	rt->debug = rt->o.debug;
-	rt->grouped = rt->o.grouped || rt->o.transport == PPCC_RT_NCCL;
+	rt->o.timeout_s = rt->tx.timeout_s;
+	rt->tx.debug = rt->o.debug;
+	rt->tx.grouped = rt->o.grouped || rt->o.transport == PPCC_RT_NCCL;
+	rt->tx.data_parallel = rt->o.data_parallel;
+	rt->tx.world = rt->o.world;
+	rt->tx.nccl_id = rt->o.nccl_id;
+	rt->tx.cuda_device = rt->o.cuda_device;
 	rt->ops = rt_transport_ops_of(rt->o.transport, rt->o.world);
 	if (!rt->ops) {
 		if (rt->o.transport == PPCC_RT_MPI ||
@@ -1426,19 +1443,19 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 		}
 		goto out;
 	}
-	if ((err = rt->ops->init(&rt->tr, rt, rank)) < 0)
+	if ((err = rt->ops->init(&rt->tr, &rt->tx, rank)) < 0)
 		goto out;
-	if (rt->grid_d < 1) {
-		rt->grid_d = 1;
-		rt->n_world = rt->n_ranks;
+	if (rt->tx.grid_d < 1) {
+		rt->tx.grid_d = 1;
+		rt->tx.n_world = rt->tx.n_ranks;
 	}
 
 	/* Every rank takes part in the agreement, even one whose schedule
 	 * is unusable, so that the others learn of it instead of waiting. */
 	int status = 0;
-	if (rt->rank < 0 || rt->rank >= rt->n_ranks) {
+	if (rt->tx.rank < 0 || rt->tx.rank >= rt->tx.n_ranks) {
 		ppcc_rt_report(rt, "rank %d outside the %s transport's %d ranks",
-			       rt->rank, rt->ops->name, rt->n_ranks);
+			       rt->tx.rank, rt->ops->name, rt->tx.n_ranks);
 		status = PPCC_RT_EINPUT;
 	} else {
 		status = rt_check_schedule(rt);
@@ -1454,7 +1471,7 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	if ((err = rt_agree(rt, status)) < 0)
 		goto out;
 
-	rt->rs = &s->ranks[rt->rank];
+	rt->rs = &s->ranks[rt->tx.rank];
 	rt->S = s->n_stages;
 	rt->m = s->n_microbatches;
 	size_t n_slots = (size_t)SLOT_KINDS * (size_t)rt->S * (size_t)rt->m;
@@ -1469,7 +1486,7 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 		goto out;
 	}
 	rt_horizons(rt);
-	if (rt->grouped && (err = rt_groups(rt)) < 0)
+	if (rt->tx.grouped && (err = rt_groups(rt)) < 0)
 		goto out;
 	if (rt->o.dp_group) {
 		if (rt->o.transport != PPCC_RT_LOCAL) {

@@ -229,16 +229,16 @@ static int fr_write(ppcc_rt *rt, const char *reason)
 	if (!f || atomic_exchange(&f->busy, 1))
 		return 0;
 	const ppcc_schedule *s = rt->s;
+	int me = rt->tx.rank;
 	const ppcc_rank_schedule *rs =
 		rt->rs ? rt->rs
-		       : (s && rt->rank >= 0 && rt->rank < s->n_ranks ? &s->ranks[rt->rank]
-								       : NULL);
+		       : (s && me >= 0 && me < s->n_ranks ? &s->ranks[me] : NULL);
 	double now = fr_clock(CLOCK_MONOTONIC);
 	f->len = 0;
 	fr_put(f, "ppcc-flight 1\nrank ");
-	fr_int(f, rt->rank);
+	fr_int(f, rt->tx.rank);
 	fr_put(f, "\nranks ");
-	fr_int(f, s ? s->n_ranks : rt->n_ranks);
+	fr_int(f, s ? s->n_ranks : rt->tx.n_ranks);
 	fr_put(f, "\npid ");
 	fr_int(f, (long long)getpid());
 	fr_put(f, "\nfingerprint ");
@@ -267,7 +267,7 @@ static int fr_write(ppcc_rt *rt, const char *reason)
 	fr_put(f, "\nstep_start ");
 	fr_secs(f, rt->step_t0 > 0 ? fr_real(f, rt->step_t0) : -1);
 	fr_put(f, "\ntimeout ");
-	fr_secs(f, rt->timeout_s);
+	fr_secs(f, rt->tx.timeout_s);
 	fr_put(f, "\ncurrent ");
 	if (f->cur_action >= 0) {
 		fr_action_fields(f, rs, f->cur_action);
@@ -324,8 +324,8 @@ static int fr_write(ppcc_rt *rt, const char *reason)
 	fr_put(f, "\nend\n");
 
 	char tmp[1100], path[1100];
-	ppcc_rt_flight_path(tmp, sizeof tmp, f->dir, rt->rank, ".tmp");
-	ppcc_rt_flight_path(path, sizeof path, f->dir, rt->rank, "");
+	ppcc_rt_flight_path(tmp, sizeof tmp, f->dir, rt->tx.rank, ".tmp");
+	ppcc_rt_flight_path(path, sizeof path, f->dir, rt->tx.rank, "");
 	int err = 0, fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
 		err = PPCC_RT_EIO;
@@ -512,15 +512,21 @@ int ppcc_rt_dump(ppcc_rt *rt)
 
 /* Every line a rank says goes to its flight record and then to the
  * options' diag sink. */
-void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...)
+void ppcc_rt_vreport(void *user, const char *fmt, va_list ap)
 {
+	ppcc_rt *rt = user;
 	char line[2048];
-	int n = snprintf(line, sizeof line, "ppcc-rt: rank %d: ", rt->rank);
-	va_list ap;
-	va_start(ap, fmt);
+	int n = snprintf(line, sizeof line, "ppcc-rt: rank %d: ", rt->tx.rank);
 	if (n > 0 && (size_t)n < sizeof line)
 		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-	va_end(ap);
 	ppcc_rt_flight_line(rt, line);
-	rt->o.diag(rt->rank, line, rt->o.diag_user);
+	rt->o.diag(rt->tx.rank, line, rt->o.diag_user);
+}
+
+void ppcc_rt_report(ppcc_rt *rt, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ppcc_rt_vreport(rt, fmt, ap);
+	va_end(ap);
 }

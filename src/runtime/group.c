@@ -310,8 +310,8 @@ int ppcc_rt_group_plan(int32_t *out_point, ppcc_rt *rt)
 		}
 		err = 0;
 	}
-	memcpy(out_point, g.point[rt->rank],
-	       (size_t)rt->s->ranks[rt->rank].n_actions * sizeof *out_point);
+	memcpy(out_point, g.point[rt->tx.rank],
+	       (size_t)rt->s->ranks[rt->tx.rank].n_actions * sizeof *out_point);
 out:
 	grp_free(&g);
 	return err;

@@ -8,8 +8,8 @@
  * both, so a send never blocks its rank but its buffer stays the
  * sender's until a receive has taken the data (which, with `grouped`,
  * gives the rendezvous semantics of NCCL).  Matching is by message name
- * and sending rank, oldest first, as rt.h states; grouped, as NCCL, by
- * sending rank and posting order alone.
+ * and sending rank, oldest first, as transport.h states; grouped, as
+ * NCCL, by sending rank and posting order alone.
  *
  * Waits sleep on the rank's condition variable (CLOCK_MONOTONIC) until
  * their request completes, the deadline passes, or a rank aborts the
@@ -25,7 +25,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt.h"
+#include "transport.h"
+#include "oob.h"
 
 struct ppcc_rt_local_world {
 	int n_ranks;
@@ -53,7 +54,7 @@ struct rt_transport {
 	int by_order;  /* grouped: match by posting order per rank pair */
 	rt_oob *oob;   /* with the world's oob_port */
 	double timeout_s;
-	ppcc_rt *rt;
+	rt_tctx *cx;
 	int in_group;  /* between group_begin and group_end */
 };
 
@@ -170,16 +171,16 @@ void ppcc_rt_local_world_abort(ppcc_rt_local_world *w, int rank, int status)
 	pthread_mutex_unlock(&w->mu);
 }
 
-static int local_init(rt_transport **out, ppcc_rt *rt, int rank)
+static int local_init(rt_transport **out, rt_tctx *cx, int rank)
 {
-	ppcc_rt_local_world *w = rt->o.world;
+	ppcc_rt_local_world *w = cx->world;
 	int own = 0, err;
 	*out = NULL;
 	if (!w) {
-		if (rt->s->n_ranks != 1) {
-			ppcc_rt_report(rt, "the local transport needs a world "
+		if (cx->s->n_ranks != 1) {
+			rt_tctx_report(cx, "the local transport needs a world "
 				       "(options.world) for %d ranks",
-				       (int)rt->s->n_ranks);
+				       (int)cx->s->n_ranks);
 			return PPCC_RT_EINPUT;
 		}
 		if ((err = ppcc_rt_local_world_new(&w, 1)) < 0)
@@ -187,7 +188,7 @@ static int local_init(rt_transport **out, ppcc_rt *rt, int rank)
 		own = 1;
 	}
 	if (rank < 0 || rank >= w->n_ranks) {
-		ppcc_rt_report(rt, "rank %d outside the local world's %d ranks",
+		rt_tctx_report(cx, "rank %d outside the local world's %d ranks",
 			       rank, w->n_ranks);
 		/* the others would wait for a rank that never comes */
 		if (!own)
@@ -207,15 +208,15 @@ static int local_init(rt_transport **out, ppcc_rt *rt, int rank)
 	t->w = w;
 	t->rank = rank;
 	t->own_world = own;
-	t->by_order = rt->grouped;
-	t->timeout_s = rt->timeout_s;
-	t->rt = rt;
-	rt->rank = rank;
-	rt->n_ranks = w->n_ranks;
+	t->by_order = cx->grouped;
+	t->timeout_s = cx->timeout_s;
+	t->cx = cx;
+	cx->rank = rank;
+	cx->n_ranks = w->n_ranks;
 	if (w->oob_port &&
-	    (err = ppcc_rt_oob_tcp_open(&t->oob, rt, rank, w->n_ranks,
+	    (err = ppcc_rt_oob_tcp_open(&t->oob, cx, rank, w->n_ranks,
 					w->oob_port,
-					ppcc_rt_now() + rt->timeout_s)) < 0) {
+					ppcc_rt_now() + cx->timeout_s)) < 0) {
 		ppcc_free(t);
 		ppcc_rt_local_world_abort(w, rank, err);
 		return err;
@@ -451,7 +452,7 @@ static void local_abort(rt_transport *t, int status)
 	/* NCCL forbids it (the communicator is freed under the queued
 	 * posts): the core must close a group before it aborts */
 	if (t->in_group)
-		ppcc_rt_report(t->rt, "internal error: the transport was aborted "
+		rt_tctx_report(t->cx, "internal error: the transport was aborted "
 			       "inside an open group");
 	if (t->oob)
 		ppcc_rt_oob_signal(t->oob, t->rank, status);

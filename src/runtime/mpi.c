@@ -22,7 +22,8 @@
  * Derivation: doc/design/mpi.md (tags, why not MPI_Ireduce_scatter, the
  * window of collectives, progress without a thread).
  */
-#include "rt.h"
+#include "transport.h"
+#include "oob.h"
 
 #if PPCC_HAVE_MPI
 
@@ -42,7 +43,7 @@ _Static_assert(sizeof(MPI_Request) <= sizeof(((rt_req *)0)->opaque),
 typedef struct mpi_coll mpi_coll;
 
 struct rt_transport {
-	ppcc_rt *rt;
+	rt_tctx *cx;
 	MPI_Comm comm;
 	int rank, n;  /* in the world */
 	int m;
@@ -64,7 +65,7 @@ static int mpi_fail(rt_transport *t, int rc, const char *call)
 	if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
 		len = 0;
 	msg[len] = '\0';
-	ppcc_rt_report(t->rt, "%s failed: %s", call, len ? msg : "unknown error");
+	rt_tctx_report(t->cx, "%s failed: %s", call, len ? msg : "unknown error");
 	return PPCC_RT_ETRANSPORT;
 }
 
@@ -100,26 +101,26 @@ static int mpi_poll_abort(rt_transport *t)
 	return t->aborted;
 }
 
-static int mpi_init(rt_transport **out, ppcc_rt *rt, int rank)
+static int mpi_init(rt_transport **out, rt_tctx *cx, int rank)
 {
 	int flag = 0, rc, err = 0;
 	void *attr = NULL;
 	(void)rank;
 	*out = NULL;
 	if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag) {
-		ppcc_rt_report(rt, "the mpi transport needs MPI_Init before "
+		rt_tctx_report(cx, "the mpi transport needs MPI_Init before "
 			       "ppcc_rt_init");
 		return PPCC_RT_EINPUT;
 	}
 	rt_transport *t = ppcc_calloc(1, sizeof *t);
 	if (!t)
 		return PPCC_RT_ENOMEM;
-	t->rt = rt;
+	t->cx = cx;
 	t->comm = MPI_COMM_NULL;
 	t->abort_req = MPI_REQUEST_NULL;
 	t->exchange_req = MPI_REQUEST_NULL;
 	t->abort_rank = -1;
-	t->m = rt->s->n_microbatches;
+	t->m = cx->s->n_microbatches;
 	if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &t->comm)) != MPI_SUCCESS) {
 		err = mpi_fail(t, rc, "MPI_Comm_dup");
 		goto out;
@@ -131,29 +132,29 @@ static int mpi_init(rt_transport **out, ppcc_rt *rt, int rank)
 		err = mpi_fail(t, rc, "MPI communicator set-up");
 		goto out;
 	}
-	t->d = rt->o.data_parallel > 0 ? rt->o.data_parallel : 1;
+	t->d = cx->data_parallel > 0 ? cx->data_parallel : 1;
 	if (t->n % t->d != 0) {
-		ppcc_rt_report(rt, "options.data_parallel %d does not divide "
+		rt_tctx_report(cx, "options.data_parallel %d does not divide "
 			       "the %d ranks of MPI_COMM_WORLD", t->d, t->n);
 		err = PPCC_RT_EINPUT;
 		goto out;
 	}
 	t->replica = t->rank % t->d;
-	rt->rank = t->rank / t->d;
-	rt->n_ranks = t->n / t->d;
-	rt->grid_d = t->d;
-	rt->grid_replica = t->replica;
-	rt->n_world = t->n;
+	cx->rank = t->rank / t->d;
+	cx->n_ranks = t->n / t->d;
+	cx->grid_d = t->d;
+	cx->grid_replica = t->replica;
+	cx->n_world = t->n;
 	if ((rc = MPI_Comm_get_attr(t->comm, MPI_TAG_UB, &attr, &flag)) !=
 		    MPI_SUCCESS || !flag) {
 		err = mpi_fail(t, rc, "MPI_Comm_get_attr(MPI_TAG_UB)");
 		goto out;
 	}
-	int64_t top = MPI_TAG_DATA0 + 2 * (int64_t)rt->s->n_stages * t->m;
+	int64_t top = MPI_TAG_DATA0 + 2 * (int64_t)cx->s->n_stages * t->m;
 	int64_t window = top <= *(int *)attr ? (*(int *)attr - top) / 3 : 0;
 	if (top > *(int *)attr || (t->d > 1 && window < 64)) {
-		ppcc_rt_report(rt, "%d stages x %d microbatches need tags up to "
-			       "%lld%s; MPI_TAG_UB is %d", (int)rt->s->n_stages,
+		rt_tctx_report(cx, "%d stages x %d microbatches need tags up to "
+			       "%lld%s; MPI_TAG_UB is %d", (int)cx->s->n_stages,
 			       t->m, (long long)top,
 			       t->d > 1 ? " and 192 more for the reductions" : "",
 			       *(int *)attr);
@@ -234,7 +235,7 @@ static int mpi_tag(const rt_transport *t, const rt_req *r)
 static int mpi_count(rt_transport *t, const rt_req *r, int *out)
 {
 	if (r->bytes > INT_MAX) {
-		ppcc_rt_report(t->rt, "a message of %zu bytes is over MPI's "
+		rt_tctx_report(t->cx, "a message of %zu bytes is over MPI's "
 			       "int count", r->bytes);
 		return PPCC_RT_EINPUT;
 	}
@@ -270,7 +271,7 @@ static void mpi_complete(rt_transport *t, rt_req *r, MPI_Status *st)
 		int got = -1;
 		MPI_Get_count(st, MPI_BYTE, &got);
 		if (got < 0 || (size_t)got != r->bytes) {
-			ppcc_rt_report(t->rt, "received %d bytes from rank %d, "
+			rt_tctx_report(t->cx, "received %d bytes from rank %d, "
 				       "expected %zu", got, r->src, r->bytes);
 			r->status = PPCC_RT_ETRANSPORT;
 		}
@@ -453,7 +454,7 @@ static int mc_wait_tags(rt_transport *t, rt_coll *c)
 			old = mc;
 	if (!old) /* released: complete */
 		return 0;
-	double t0 = ppcc_rt_now(), deadline = t0 + t->rt->timeout_s;
+	double t0 = ppcc_rt_now(), deadline = t0 + t->cx->timeout_s;
 	int spins = 0, err;
 	for (;;) {
 		if ((err = mpi_coll_progress(t)) < 0)
@@ -472,7 +473,7 @@ static int mc_wait_tags(rt_transport *t, rt_coll *c)
 				 (unsigned long long)c->seq,
 				 (unsigned long long)old->c->seq, old->c->stage,
 				 old->c->bucket, q,
-				 q < 0 ? -1 : t->rt->rank * t->d + q);
+				 q < 0 ? -1 : t->cx->rank * t->d + q);
 			return PPCC_RT_ETIMEOUT;
 		}
 		mpi_pause(&spins);
@@ -493,7 +494,7 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 	if ((err = mc_wait_tags(t, c)) < 0)
 		return err;
 	if (c->count / (size_t)d >= (size_t)INT_MAX - (size_t)d) {
-		ppcc_rt_report(t->rt, "%s stage %d bucket %d: %zu values "
+		rt_tctx_report(t->cx, "%s stage %d bucket %d: %zu values "
 			       "make chunks over MPI's int count",
 			       rt_coll_name(c->kind), c->stage, c->bucket, c->count);
 		return PPCC_RT_EINPUT;
@@ -529,7 +530,7 @@ static int mpi_coll_post(rt_transport *t, rt_coll *c)
 	for (int q = 0; q < d; q++) {
 		if (q == me)
 			continue;
-		int w = t->rt->rank * d + q;
+		int w = t->cx->rank * d + q;
 		if ((rc = MPI_Irecv(&mc->peer[RT_COLL_DESC * q], RT_COLL_DESC,
 				    MPI_INT64_T, w,
 				    mc_tag(t, c, 0), t->comm,
@@ -567,12 +568,12 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 		if (!mc->matched[q] && *mc_req(t, mc, MC_DESC_R, q) == MPI_REQUEST_NULL) {
 			const int64_t *p = &mc->peer[RT_COLL_DESC * q];
 			if (memcmp(p, mc->desc, sizeof mc->desc) != 0)
-				return rt_coll_mismatch(t->rt, c, me, p, q,
-							t->rt->rank * d + q);
+				return rt_coll_mismatch(t->cx, c, me, p, q,
+							t->cx->rank * d + q);
 			mc->matched[q] = 1;
 			if (!rt_coll_gathers(c->kind) &&
 			    (rc = MPI_Irecv(mc->scratch + (size_t)q * (size_t)mine, mine,
-					    MPI_DOUBLE, t->rt->rank * d + q,
+					    MPI_DOUBLE, t->cx->rank * d + q,
 					    mc_tag(t, c, 1), t->comm,
 					    mc_req(t, mc, MC_CHUNK_R, q))) != MPI_SUCCESS)
 				return mpi_fail(t, rc, "MPI_Irecv");
@@ -599,7 +600,7 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 		mc->summed = 1;
 		for (int q = 0; q < d && c->kind != RT_COLL_REDUCE_SCATTER; q++)
 			if (q != me &&
-			    (rc = MPI_Isend(own, mine, MPI_DOUBLE, t->rt->rank * d + q,
+			    (rc = MPI_Isend(own, mine, MPI_DOUBLE, t->cx->rank * d + q,
 					    mc_tag(t, c, 2), t->comm,
 					    mc_req(t, mc, MC_SUM_S, q))) != MPI_SUCCESS)
 				return mpi_fail(t, rc, "MPI_Isend");
@@ -612,7 +613,7 @@ static int mc_step(rt_transport *t, mpi_coll *mc)
 		    *mc_req(t, mc, MC_CHUNK_S, q) == MPI_REQUEST_NULL) {
 			mc->sum_posted[q] = 1;
 			if ((rc = MPI_Irecv(c->grad + mc_lo(t, c, q), mc_len(t, c, q),
-					    MPI_DOUBLE, t->rt->rank * d + q,
+					    MPI_DOUBLE, t->cx->rank * d + q,
 					    mc_tag(t, c, 2), t->comm,
 					    mc_req(t, mc, MC_SUM_R, q))) != MPI_SUCCESS)
 				return mpi_fail(t, rc, "MPI_Irecv");
@@ -663,13 +664,10 @@ static void mpi_coll_release(rt_transport *t, rt_coll *c)
 	c->state = NULL;
 }
 
-int ppcc_rt_mpi_set_coll_window(ppcc_rt *rt, int window)
+void ppcc_rt_mpi_coll_window(rt_transport *t, int window)
 {
-	if (!rt || rt->ops != &ppcc_rt_mpi_ops || !rt->tr || window < 1)
-		return PPCC_RT_EINPUT;
-	if (window < rt->tr->coll_window)
-		rt->tr->coll_window = window;
-	return 0;
+	if (window < t->coll_window)
+		t->coll_window = window;
 }
 
 static void mpi_finalize(rt_transport *t, int failed)

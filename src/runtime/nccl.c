@@ -23,7 +23,8 @@
  * Derivation: doc/design/nccl.md (set-up, grouping, copies, failure,
  * data parallelism and ZeRO, loopback).
  */
-#include "rt.h"
+#include "transport.h"
+#include "oob.h"
 
 #if PPCC_HAVE_NCCL
 
@@ -51,7 +52,7 @@ _Static_assert(sizeof(ncclUniqueId) == PPCC_RT_NCCL_ID_BYTES,
 typedef struct nccl_loop nccl_loop;
 
 struct rt_transport {
-	ppcc_rt *rt;
+	rt_tctx *cx;
 	ncclComm_t comm;
 	cudaStream_t compute, comm_stream;
 	cudaEvent_t compute_done, group_done, copy_done;
@@ -79,7 +80,7 @@ struct rt_transport {
 
 static int nccl_cuda_fail(rt_transport *t, cudaError_t e, const char *call)
 {
-	ppcc_rt_report(t->rt, "nccl transport: %s failed: %s (%s)", call,
+	rt_tctx_report(t->cx, "nccl transport: %s failed: %s (%s)", call,
 		       cudaGetErrorName(e), cudaGetErrorString(e));
 	return PPCC_RT_ETRANSPORT;
 }
@@ -87,7 +88,7 @@ static int nccl_cuda_fail(rt_transport *t, cudaError_t e, const char *call)
 static int nccl_fail(rt_transport *t, ncclResult_t r, const char *call)
 {
 	const char *last = t->comm ? ncclGetLastError(t->comm) : NULL;
-	ppcc_rt_report(t->rt, "nccl transport: %s failed: %s%s%s", call,
+	rt_tctx_report(t->cx, "nccl transport: %s failed: %s%s%s", call,
 		       ncclGetErrorString(r), last && *last ? ": " : "",
 		       last ? last : "");
 	return PPCC_RT_ETRANSPORT;
@@ -123,7 +124,7 @@ static int nccl_enter(rt_transport *t)
 /* The world rank of replica q of this pipeline rank. */
 static int nccl_world_of(const rt_transport *t, int q)
 {
-	return t->rt->rank * t->d + q;
+	return t->cx->rank * t->d + q;
 }
 
 /* Polls non-blocking communicator comm until its last call has
@@ -276,8 +277,8 @@ static int nccl_bounded(rt_transport *t, ncclComm_t comm, int destroy,
 		nccl_watch_free(w);
 		return 0;
 	}
-	ppcc_rt_report(t->rt, "nccl transport: %s did not return within %.3f s; "
-		       "the process must exit", call, t->rt->timeout_s);
+	rt_tctx_report(t->cx, "nccl transport: %s did not return within %.3f s; "
+		       "the process must exit", call, t->cx->timeout_s);
 	t->hung = 1;
 	return PPCC_RT_ETIMEOUT;
 }
@@ -315,10 +316,10 @@ static int nccl_coll_wait(rt_transport *t, nccl_coll *c, double deadline,
 	while (MPI_Test(&c->req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
 	       !done) {
 		if (ppcc_rt_now() > deadline) {
-			ppcc_rt_report(t->rt, "nccl transport: %s did not complete "
+			rt_tctx_report(t->cx, "nccl transport: %s did not complete "
 				       "within %.3f s; it stays posted, so the "
 				       "process must end with MPI_Abort", what,
-				       t->rt->timeout_s);
+				       t->cx->timeout_s);
 			pthread_mutex_lock(&nccl_abandoned_mu);
 			c->next = nccl_abandoned;
 			nccl_abandoned = c;
@@ -328,7 +329,7 @@ static int nccl_coll_wait(rt_transport *t, nccl_coll *c, double deadline,
 		nccl_pause(&spins);
 	}
 	if (!done) {
-		ppcc_rt_report(t->rt, "nccl transport: MPI_Test failed (%s)", what);
+		rt_tctx_report(t->cx, "nccl transport: MPI_Test failed (%s)", what);
 		return PPCC_RT_ETRANSPORT;
 	}
 	return 0;
@@ -366,16 +367,16 @@ static int nccl_dp_setup(rt_transport *t)
 		return nccl_cuda_fail(t, e, "cudaMalloc");
 	}
 	/* NULL config: the world's, non-blocking */
-	ncclResult_t r = ncclCommSplit(t->comm, t->rt->rank, t->replica,
+	ncclResult_t r = ncclCommSplit(t->comm, t->cx->rank, t->replica,
 				       &t->dp_comm, NULL);
 	if (r != ncclSuccess && r != ncclInProgress)
 		return nccl_fail(t, r, "ncclCommSplit");
 	int err = nccl_settle_on(t, t->dp_comm ? t->dp_comm : t->comm, r,
-				 "ncclCommSplit", ppcc_rt_now() + t->rt->timeout_s);
+				 "ncclCommSplit", ppcc_rt_now() + t->cx->timeout_s);
 	if (err == PPCC_RT_ETIMEOUT)
-		ppcc_rt_report(t->rt, "nccl transport: the communicator of the "
+		rt_tctx_report(t->cx, "nccl transport: the communicator of the "
 			       "%d replicas did not form within %.3f s", t->d,
-			       t->rt->timeout_s);
+			       t->cx->timeout_s);
 	return err;
 }
 
@@ -465,7 +466,7 @@ static int nccl_dp_verify(rt_transport *t, rt_coll *c, double deadline)
 		const int64_t *x = host + RT_COLL_DESC * q;
 		if (q == me || memcmp(x, desc, sizeof desc) == 0)
 			continue;
-		return rt_coll_mismatch(t->rt, c, me, x, q, nccl_world_of(t, q));
+		return rt_coll_mismatch(t->cx, c, me, x, q, nccl_world_of(t, q));
 	}
 	return 0;
 }
@@ -487,7 +488,7 @@ static int nccl_coll_post(rt_transport *t, rt_coll *c)
 	}
 	if ((err = nccl_enter(t)) < 0)
 		return err;
-	double deadline = ppcc_rt_now() + t->rt->timeout_s;
+	double deadline = ppcc_rt_now() + t->cx->timeout_s;
 	if (c->verify && (err = nccl_dp_verify(t, c, deadline)) < 0)
 		return err;
 	nccl_red *x = ppcc_calloc(1, sizeof *x);
@@ -611,7 +612,7 @@ static void nccl_coll_release(rt_transport *t, rt_coll *c)
 
 static void nccl_release(rt_transport *t, int failed)
 {
-	double deadline = ppcc_rt_now() + t->rt->timeout_s;
+	double deadline = ppcc_rt_now() + t->cx->timeout_s;
 	if (!t->hung)
 		cudaSetDevice(t->device);
 	nccl_dp_release(t, failed || t->aborted, deadline);
@@ -656,18 +657,18 @@ static void nccl_release(rt_transport *t, int failed)
 
 /* The pinned staging: the exchange's words, and in debug mode the
  * largest message with its trailer. */
-static size_t nccl_pinned_bytes(const ppcc_rt *rt, int n)
+static size_t nccl_pinned_bytes(const rt_tctx *cx, int n)
 {
 	size_t need = (size_t)n * 2 * sizeof(uint64_t);
 	/* a reduction's descriptors, d x RT_COLL_DESC words */
-	if (rt->o.data_parallel > 1 &&
-	    (size_t)rt->o.data_parallel * RT_COLL_DESC * sizeof(int64_t) > need)
-		need = (size_t)rt->o.data_parallel * RT_COLL_DESC * sizeof(int64_t);
-	if (rt->debug)
-		for (int k = 0; k < rt->s->n_stages; k++) {
-			uint64_t b = rt->s->stages[k].recv_bytes;
-			if (rt->s->stages[k].send_bytes > b)
-				b = rt->s->stages[k].send_bytes;
+	if (cx->data_parallel > 1 &&
+	    (size_t)cx->data_parallel * RT_COLL_DESC * sizeof(int64_t) > need)
+		need = (size_t)cx->data_parallel * RT_COLL_DESC * sizeof(int64_t);
+	if (cx->debug)
+		for (int k = 0; k < cx->s->n_stages; k++) {
+			uint64_t b = cx->s->stages[k].recv_bytes;
+			if (cx->s->stages[k].send_bytes > b)
+				b = cx->s->stages[k].send_bytes;
 			if (b + 64 > need)
 				need = (size_t)b + 64;
 		}
@@ -678,16 +679,16 @@ static size_t nccl_pinned_bytes(const ppcc_rt *rt, int n)
  * else MPI_COMM_WORLD's. */
 static int nccl_rank(rt_transport *t, int rank)
 {
-	ppcc_rt *rt = t->rt;
-	if (rt->o.nccl_id) {
+	rt_tctx *cx = t->cx;
+	if (cx->nccl_id) {
 		t->rank = rank;
-		t->n = rt->s->n_ranks * t->d;
+		t->n = cx->s->n_ranks * t->d;
 		return 0;
 	}
 #if PPCC_HAVE_MPI
 	int flag = 0;
 	if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag) {
-		ppcc_rt_report(rt, "nccl transport: no options.nccl_id and MPI "
+		rt_tctx_report(cx, "nccl transport: no options.nccl_id and MPI "
 			       "is not initialised to broadcast one");
 		return PPCC_RT_EINPUT;
 	}
@@ -696,7 +697,7 @@ static int nccl_rank(rt_transport *t, int rank)
 	return 0;
 #else
 	(void)rank;
-	ppcc_rt_report(rt, "nccl transport: options.nccl_id is required "
+	rt_tctx_report(cx, "nccl transport: options.nccl_id is required "
 		       "(this libppcc has no MPI to broadcast one)");
 	return PPCC_RT_EINPUT;
 #endif
@@ -707,9 +708,9 @@ static int nccl_rank(rt_transport *t, int rank)
  * so that nobody waits for it). */
 static int nccl_get_id(rt_transport *t, ncclUniqueId *id)
 {
-	ppcc_rt *rt = t->rt;
-	if (rt->o.nccl_id) {
-		memcpy(id, rt->o.nccl_id, sizeof *id);
+	rt_tctx *cx = t->cx;
+	if (cx->nccl_id) {
+		memcpy(id, cx->nccl_id, sizeof *id);
 		return 0;
 	}
 #if PPCC_HAVE_MPI
@@ -729,10 +730,10 @@ static int nccl_get_id(rt_transport *t, ncclUniqueId *id)
 	if (MPI_Ibcast(c->buf, (int)sizeof *id, MPI_BYTE, 0, MPI_COMM_WORLD,
 		       &c->req) != MPI_SUCCESS) {
 		ppcc_free(c);
-		ppcc_rt_report(rt, "nccl transport: MPI_Ibcast failed");
+		rt_tctx_report(cx, "nccl transport: MPI_Ibcast failed");
 		return PPCC_RT_ETRANSPORT;
 	}
-	if ((err = nccl_coll_wait(t, c, ppcc_rt_now() + rt->timeout_s,
+	if ((err = nccl_coll_wait(t, c, ppcc_rt_now() + cx->timeout_s,
 				  "the broadcast of the ncclUniqueId")) < 0) {
 		if (err != PPCC_RT_ETIMEOUT)
 			ppcc_free(c);
@@ -743,7 +744,7 @@ static int nccl_get_id(rt_transport *t, ncclUniqueId *id)
 	if (r != ncclSuccess)
 		return nccl_fail(t, r, "ncclGetUniqueId");
 	if (memcmp(id, &zero, sizeof zero) == 0) {
-		ppcc_rt_report(rt, "nccl transport: rank 0 could not make an "
+		rt_tctx_report(cx, "nccl transport: rank 0 could not make an "
 			       "ncclUniqueId");
 		return PPCC_RT_EPEER;
 	}
@@ -767,7 +768,7 @@ static int nccl_local_rank(rt_transport *t, int *out)
 		return 0;
 	}
 #if PPCC_HAVE_MPI
-	if (!t->rt->o.nccl_id) {
+	if (!t->cx->nccl_id) {
 		size_t w = MPI_MAX_PROCESSOR_NAME + 1;
 		nccl_coll *c = nccl_coll_new(w * ((size_t)t->n + 1));
 		int len = 0, err;
@@ -778,10 +779,10 @@ static int nccl_local_rank(rt_transport *t, int *out)
 		if (MPI_Iallgather(mine, (int)w, MPI_CHAR, c->buf, (int)w, MPI_CHAR,
 				   MPI_COMM_WORLD, &c->req) != MPI_SUCCESS) {
 			ppcc_free(c);
-			ppcc_rt_report(t->rt, "nccl transport: MPI_Iallgather failed");
+			rt_tctx_report(t->cx, "nccl transport: MPI_Iallgather failed");
 			return PPCC_RT_ETRANSPORT;
 		}
-		if ((err = nccl_coll_wait(t, c, ppcc_rt_now() + t->rt->timeout_s,
+		if ((err = nccl_coll_wait(t, c, ppcc_rt_now() + t->cx->timeout_s,
 					  "the all-gather of host names")) < 0) {
 			if (err != PPCC_RT_ETIMEOUT)
 				ppcc_free(c);
@@ -802,14 +803,14 @@ static int nccl_local_rank(rt_transport *t, int *out)
  * failure only from their own timeout). */
 static int nccl_open_oob(rt_transport *t)
 {
-	double deadline = ppcc_rt_now() + t->rt->timeout_s;
+	double deadline = ppcc_rt_now() + t->cx->timeout_s;
 	int port = ppcc_rt_oob_port_env();
 	if (port)
-		return ppcc_rt_oob_tcp_open(&t->oob, t->rt, t->rank, t->n, port,
+		return ppcc_rt_oob_tcp_open(&t->oob, t->cx, t->rank, t->n, port,
 					    deadline);
 #if PPCC_HAVE_MPI
-	if (!t->rt->o.nccl_id)
-		return ppcc_rt_oob_mpi_open(&t->oob, t->rt, deadline);
+	if (!t->cx->nccl_id)
+		return ppcc_rt_oob_mpi_open(&t->oob, t->cx, deadline);
 #endif
 	return 0;
 }
@@ -841,7 +842,7 @@ static int nccl_cuda_setup(rt_transport *t, int own_streams)
 			return nccl_cuda_fail(t, e, "cudaEventCreate");
 		}
 	t->have_events = 1;
-	t->pinned_bytes = nccl_pinned_bytes(t->rt, t->n);
+	t->pinned_bytes = nccl_pinned_bytes(t->cx, t->n);
 	if ((e = cudaMallocHost(&t->pinned, t->pinned_bytes)) != cudaSuccess) {
 		t->pinned = NULL;
 		return nccl_cuda_fail(t, e, "cudaMallocHost");
@@ -849,7 +850,7 @@ static int nccl_cuda_setup(rt_transport *t, int own_streams)
 	return 0;
 }
 
-static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
+static int nccl_init(rt_transport **out, rt_tctx *cx, int rank)
 {
 	int ndev = 0, err = 0, local = 0;
 	cudaError_t e;
@@ -858,23 +859,23 @@ static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
 	rt_transport *t = ppcc_calloc(1, sizeof *t);
 	if (!t)
 		return PPCC_RT_ENOMEM;
-	t->rt = rt;
+	t->cx = cx;
 
-	t->d = rt->o.data_parallel > 0 ? rt->o.data_parallel : 1;
+	t->d = cx->data_parallel > 0 ? cx->data_parallel : 1;
 	if ((err = nccl_rank(t, rank)) < 0)
 		goto out;
 	if (t->n % t->d != 0) {
-		ppcc_rt_report(rt, "options.data_parallel %d does not divide "
+		rt_tctx_report(cx, "options.data_parallel %d does not divide "
 			       "the %d ranks of the world", t->d, t->n);
 		err = PPCC_RT_EINPUT;
 		goto out;
 	}
 	t->replica = t->rank % t->d;
-	rt->rank = t->rank / t->d;
-	rt->n_ranks = t->n / t->d;
-	rt->grid_d = t->d;
-	rt->grid_replica = t->replica;
-	rt->n_world = t->n;
+	cx->rank = t->rank / t->d;
+	cx->n_ranks = t->n / t->d;
+	cx->grid_d = t->d;
+	cx->grid_replica = t->replica;
+	cx->n_world = t->n;
 	/* Every rank fails here alike on a machine without a GPU, before
 	 * anything collective. */
 	if ((e = cudaGetDeviceCount(&ndev)) != cudaSuccess) {
@@ -882,7 +883,7 @@ static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
 		goto out;
 	}
 	if (ndev < 1) {
-		ppcc_rt_report(rt, "nccl transport: cudaGetDeviceCount found "
+		rt_tctx_report(cx, "nccl transport: cudaGetDeviceCount found "
 			       "no CUDA device");
 		err = PPCC_RT_ETRANSPORT;
 		goto out;
@@ -890,20 +891,20 @@ static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
 	if ((err = nccl_get_id(t, &id)) < 0)
 		goto out;
 	if (t->rank < 0 || t->rank >= t->n) {
-		ppcc_rt_report(rt, "nccl transport: rank %d outside %d ranks",
+		rt_tctx_report(cx, "nccl transport: rank %d outside %d ranks",
 			       t->rank, t->n);
 		err = PPCC_RT_EINPUT;
 		goto out;
 	}
 	if ((err = nccl_open_oob(t)) < 0)
 		goto out;
-	if (rt->o.cuda_device >= 0) {
-		t->device = rt->o.cuda_device;
+	if (cx->cuda_device >= 0) {
+		t->device = cx->cuda_device;
 	} else {
 		if ((err = nccl_local_rank(t, &local)) < 0)
 			goto out;
 		if ((t->device = ppcc_rt_device_choose(local, ndev)) < 0) {
-			ppcc_rt_report(rt, "nccl transport: this rank is number %d "
+			rt_tctx_report(cx, "nccl transport: this rank is number %d "
 				       "on its node, which has %d devices: two "
 				       "ranks would share a GPU (set "
 				       "options.cuda_device)", local, ndev);
@@ -923,16 +924,16 @@ static int nccl_init(rt_transport **out, ppcc_rt *rt, int rank)
 		goto out;
 	}
 	if ((err = nccl_settle(t, r, "ncclCommInitRankConfig",
-			       ppcc_rt_now() + rt->timeout_s)) < 0) {
+			       ppcc_rt_now() + cx->timeout_s)) < 0) {
 		if (err == PPCC_RT_ETIMEOUT)
-			ppcc_rt_report(rt, "nccl transport: the communicator "
+			rt_tctx_report(cx, "nccl transport: the communicator "
 				       "did not form within %.3f s",
-				       rt->timeout_s);
+				       cx->timeout_s);
 		goto out;
 	}
 	if (t->d > 1 && (err = nccl_dp_setup(t)) < 0)
 		goto out;
-	rt->cuda_stream = t->compute;
+	cx->cuda_stream = t->compute;
 out:
 	if (err < 0) {
 		/* the others stop instead of waiting for this rank */
@@ -1004,7 +1005,7 @@ static int nccl_group_end(rt_transport *t)
 {
 	ncclResult_t r = ncclGroupEnd();
 	int err = nccl_settle(t, r, "ncclGroupEnd",
-			      ppcc_rt_now() + t->rt->timeout_s);
+			      ppcc_rt_now() + t->cx->timeout_s);
 	if (err < 0)
 		return err;
 	cudaError_t e = cudaEventRecord(t->group_done, t->comm_stream);
@@ -1076,7 +1077,7 @@ static void nccl_abort(rt_transport *t, int status)
 	if (t->comm && !t->aborted && !t->hung) {
 		cudaSetDevice(t->device);
 		t->aborted = 1;
-		double deadline = ppcc_rt_now() + t->rt->timeout_s;
+		double deadline = ppcc_rt_now() + t->cx->timeout_s;
 		if (t->dp_comm && nccl_bounded(t, t->dp_comm, 0, deadline) == 0)
 			t->dp_comm = NULL;
 		if (!t->hung)
@@ -1121,7 +1122,7 @@ static int nccl_read(rt_transport *t, void *dst, const void *src, size_t n)
 	if ((err = nccl_enter(t)) < 0)
 		return err;
 	if (n > t->pinned_bytes) {
-		ppcc_rt_report(t->rt, "nccl transport: a copy of %zu bytes, the "
+		rt_tctx_report(t->cx, "nccl transport: a copy of %zu bytes, the "
 			       "staging holds %zu", n, t->pinned_bytes);
 		return PPCC_RT_EINTERNAL;
 	}
@@ -1129,7 +1130,7 @@ static int nccl_read(rt_transport *t, void *dst, const void *src, size_t n)
 				 t->compute)) != cudaSuccess ||
 	    (e = cudaEventRecord(t->copy_done, t->compute)) != cudaSuccess)
 		return nccl_cuda_fail(t, e, "cudaMemcpyAsync");
-	if ((err = nccl_sync(t, t->copy_done, ppcc_rt_now() + t->rt->timeout_s)) < 0)
+	if ((err = nccl_sync(t, t->copy_done, ppcc_rt_now() + t->cx->timeout_s)) < 0)
 		return err;
 	memcpy(dst, t->pinned, n);
 	return 0;
@@ -1145,7 +1146,7 @@ static int nccl_write(rt_transport *t, void *dst, const void *src, size_t n)
 	if ((err = nccl_enter(t)) < 0)
 		return err;
 	if (n > t->pinned_bytes) {
-		ppcc_rt_report(t->rt, "nccl transport: a copy of %zu bytes, the "
+		rt_tctx_report(t->cx, "nccl transport: a copy of %zu bytes, the "
 			       "staging holds %zu", n, t->pinned_bytes);
 		return PPCC_RT_EINTERNAL;
 	}
@@ -1154,7 +1155,7 @@ static int nccl_write(rt_transport *t, void *dst, const void *src, size_t n)
 				 t->compute)) != cudaSuccess ||
 	    (e = cudaEventRecord(t->copy_done, t->compute)) != cudaSuccess)
 		return nccl_cuda_fail(t, e, "cudaMemcpyAsync");
-	return nccl_sync(t, t->copy_done, ppcc_rt_now() + t->rt->timeout_s);
+	return nccl_sync(t, t->copy_done, ppcc_rt_now() + t->cx->timeout_s);
 }
 
 /* Only an aborted communicator stops touching the buffers. */
@@ -1233,7 +1234,7 @@ static void loop_unlink(rt_req **list, const rt_req *r)
 
 static void loop_destroy(rt_transport *t, nccl_loop *L, int failed)
 {
-	double deadline = ppcc_rt_now() + t->rt->timeout_s;
+	double deadline = ppcc_rt_now() + t->cx->timeout_s;
 	cudaSetDevice(L->device);
 	if (L->comm) {
 		t->comm = L->comm;
@@ -1264,7 +1265,7 @@ static void loop_destroy(rt_transport *t, nccl_loop *L, int failed)
  * world's mutex). */
 static int loop_new(nccl_loop **out, rt_transport *t)
 {
-	ppcc_rt *rt = t->rt;
+	rt_tctx *cx = t->cx;
 	cudaError_t e;
 	ncclUniqueId id;
 	int err = 0;
@@ -1273,7 +1274,7 @@ static int loop_new(nccl_loop **out, rt_transport *t)
 	if (!L)
 		return PPCC_RT_ENOMEM;
 	L->n = t->n;
-	L->device = rt->o.cuda_device >= 0 ? rt->o.cuda_device : 0;
+	L->device = cx->cuda_device >= 0 ? cx->cuda_device : 0;
 	L->sends = ppcc_calloc((size_t)t->n * (size_t)t->n, sizeof *L->sends);
 	L->recvs = ppcc_calloc((size_t)t->n * (size_t)t->n, sizeof *L->recvs);
 	if (!L->sends || !L->recvs) {
@@ -1303,7 +1304,7 @@ static int loop_new(nccl_loop **out, rt_transport *t)
 		err = nccl_fail(t, r, "ncclCommInitRankConfig");
 	else
 		err = nccl_settle(t, r, "ncclCommInitRankConfig",
-				  ppcc_rt_now() + rt->timeout_s);
+				  ppcc_rt_now() + cx->timeout_s);
 	t->comm = NULL;
 out:
 	if (err < 0) {
@@ -1314,9 +1315,9 @@ out:
 	return 0;
 }
 
-static int loop_init(rt_transport **out, ppcc_rt *rt, int rank)
+static int loop_init(rt_transport **out, rt_tctx *cx, int rank)
 {
-	ppcc_rt_local_world *w = rt->o.world;
+	ppcc_rt_local_world *w = cx->world;
 	int ndev = 0, err = 0;
 	cudaError_t e;
 	*out = NULL;
@@ -1325,14 +1326,14 @@ static int loop_init(rt_transport **out, ppcc_rt *rt, int rank)
 		ppcc_rt_local_world_abort(w, rank, PPCC_RT_ENOMEM);
 		return PPCC_RT_ENOMEM;
 	}
-	t->rt = rt;
+	t->cx = cx;
 	t->w = w;
 	t->rank = rank;
 	t->n = ppcc_rt_local_world_size(w);
-	rt->rank = rank;
-	rt->n_ranks = t->n;
+	cx->rank = rank;
+	cx->n_ranks = t->n;
 	if (rank < 0 || rank >= t->n) {
-		ppcc_rt_report(rt, "rank %d outside the local world's %d ranks",
+		rt_tctx_report(cx, "rank %d outside the local world's %d ranks",
 			       rank, t->n);
 		err = PPCC_RT_EINPUT;
 		goto out;
@@ -1342,7 +1343,7 @@ static int loop_init(rt_transport **out, ppcc_rt *rt, int rank)
 		goto out;
 	}
 	if (ndev < 1) {
-		ppcc_rt_report(rt, "nccl transport: cudaGetDeviceCount found "
+		rt_tctx_report(cx, "nccl transport: cudaGetDeviceCount found "
 			       "no CUDA device");
 		err = PPCC_RT_ETRANSPORT;
 		goto out;
@@ -1365,7 +1366,7 @@ static int loop_init(rt_transport **out, ppcc_rt *rt, int rank)
 	t->compute = t->loop->compute;
 	if ((err = nccl_cuda_setup(t, 0)) < 0)
 		goto out;
-	rt->cuda_stream = t->compute;
+	cx->cuda_stream = t->compute;
 out:
 	if (err < 0) {
 		if (err != PPCC_RT_EPEER)
@@ -1423,7 +1424,7 @@ static void loop_issue(rt_transport *t, rt_req *send, rt_req *recv)
 	if (L->dead) {
 		err = PPCC_RT_EPEER;
 	} else if (send->bytes != recv->bytes) {
-		ppcc_rt_report(t->rt, "nccl loopback: rank %d's next send to rank "
+		rt_tctx_report(t->cx, "nccl loopback: rank %d's next send to rank "
 			       "%d has %zu bytes, the receive posted next %zu",
 			       send->src, recv->dst, send->bytes, recv->bytes);
 		err = PPCC_RT_ETRANSPORT;
@@ -1448,7 +1449,7 @@ static void loop_issue(rt_transport *t, rt_req *send, rt_req *recv)
 			err = nccl_fail(t, r, "ncclSend/ncclRecv to self");
 		else
 			err = nccl_settle(t, r, "ncclGroupEnd",
-					  ppcc_rt_now() + t->rt->timeout_s);
+					  ppcc_rt_now() + t->cx->timeout_s);
 		t->comm = NULL;
 		if (err == 0 &&
 		    ((e = cudaEventCreateWithFlags(&es, cudaEventDisableTiming)) !=

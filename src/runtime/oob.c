@@ -2,7 +2,7 @@
  * oob.c - the out-of-band abort: how the ranks of a transport that does
  * not propagate failures (NCCL: an aborted communicator tells nobody,
  * and a peer blocked in a transfer with it waits for ever) learn that
- * one of them failed.  rt.h states the interface.
+ * one of them failed.  oob.h states the interface.
  *
  * The TCP store.  Rank 0 listens on 127.0.0.1:port; every other rank
  * connects, says hello with its rank, and waits for rank 0's
@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt.h"
+#include "oob.h"
 
 #if PPCC_HAVE_MPI
 #include <mpi.h>
@@ -67,7 +67,7 @@ typedef struct oob_conn {
 enum { OOB_TCP, OOB_MPI };
 
 struct rt_oob {
-	ppcc_rt *rt;
+	const rt_tctx *cx;
 	int kind, rank, n;
 	pthread_mutex_t mu; /* the state below, and writes to connections */
 	int aborted, abort_rank, abort_status;
@@ -271,7 +271,7 @@ static void *oob_relay_main(void *arg)
 	return NULL;
 }
 
-static rt_oob *oob_new(ppcc_rt *rt, int kind, int rank, int n)
+static rt_oob *oob_new(const rt_tctx *cx, int kind, int rank, int n)
 {
 	rt_oob *o = ppcc_calloc(1, sizeof *o);
 	if (!o)
@@ -280,7 +280,7 @@ static rt_oob *oob_new(ppcc_rt *rt, int kind, int rank, int n)
 		ppcc_free(o);
 		return NULL;
 	}
-	o->rt = rt;
+	o->cx = cx;
 	o->kind = kind;
 	o->rank = rank;
 	o->n = n;
@@ -320,7 +320,7 @@ static struct sockaddr_in oob_addr(int port)
 
 static int oob_tcp_serve(rt_oob *o, int port, double deadline)
 {
-	ppcc_rt *rt = o->rt;
+	const rt_tctx *cx = o->cx;
 	struct sockaddr_in a = oob_addr(port);
 	int one = 1, err = 0, joined = 0;
 	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -328,7 +328,7 @@ static int oob_tcp_serve(rt_oob *o, int port, double deadline)
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
 	    bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 ||
 	    listen(lfd, o->n) < 0) {
-		ppcc_rt_report(rt, "abort store: cannot listen on 127.0.0.1:%d: %s",
+		rt_tctx_report(cx, "abort store: cannot listen on 127.0.0.1:%d: %s",
 			       port, strerror(errno));
 		err = PPCC_RT_ETRANSPORT;
 		goto out;
@@ -340,7 +340,7 @@ static int oob_tcp_serve(rt_oob *o, int port, double deadline)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
-			ppcc_rt_report(rt, "abort store: %d of %d ranks joined "
+			rt_tctx_report(cx, "abort store: %d of %d ranks joined "
 				       "127.0.0.1:%d in time", joined + 1, o->n,
 				       port);
 			err = PPCC_RT_ETIMEOUT;
@@ -362,7 +362,7 @@ static int oob_tcp_serve(rt_oob *o, int port, double deadline)
 	oob_msg ack = {OOB_ACK, 0, 0};
 	for (int r = 1; r < o->n; r++)
 		if (oob_write(o->conns[r].fd, &ack) < 0) {
-			ppcc_rt_report(rt, "abort store: rank %d left while "
+			rt_tctx_report(cx, "abort store: rank %d left while "
 				       "joining", r);
 			err = PPCC_RT_ETRANSPORT;
 			goto out;
@@ -380,7 +380,7 @@ out:
 
 static int oob_tcp_join(rt_oob *o, int port, double deadline)
 {
-	ppcc_rt *rt = o->rt;
+	const rt_tctx *cx = o->cx;
 	struct sockaddr_in a = oob_addr(port);
 	int fd = -1;
 	for (;;) {
@@ -398,7 +398,7 @@ static int oob_tcp_join(rt_oob *o, int port, double deadline)
 		oob_sleep_ms(10); /* rank 0 is not listening yet */
 	}
 	if (fd < 0) {
-		ppcc_rt_report(rt, "abort store: cannot reach rank 0 at "
+		rt_tctx_report(cx, "abort store: cannot reach rank 0 at "
 			       "127.0.0.1:%d", port);
 		return ppcc_rt_now() > deadline ? PPCC_RT_ETIMEOUT
 						: PPCC_RT_ETRANSPORT;
@@ -407,20 +407,20 @@ static int oob_tcp_join(rt_oob *o, int port, double deadline)
 	oob_msg hello = {OOB_HELLO, o->rank, 0}, ack;
 	if (oob_write(fd, &hello) < 0 || oob_read_until(fd, &ack, deadline) < 0 ||
 	    ack.type != OOB_ACK) {
-		ppcc_rt_report(rt, "abort store: rank 0 at 127.0.0.1:%d did not "
+		rt_tctx_report(cx, "abort store: rank 0 at 127.0.0.1:%d did not "
 			       "see every rank join in time", port);
 		return PPCC_RT_ETIMEOUT;
 	}
 	return 0;
 }
 
-int ppcc_rt_oob_tcp_open(rt_oob **out, ppcc_rt *rt, int rank, int n,
+int ppcc_rt_oob_tcp_open(rt_oob **out, const rt_tctx *cx, int rank, int n,
 			 int port, double deadline)
 {
 	*out = NULL;
 	if (n < 1 || rank < 0 || rank >= n || port < 1 || port > 65535)
 		return PPCC_RT_EINPUT;
-	rt_oob *o = oob_new(rt, OOB_TCP, rank, n);
+	rt_oob *o = oob_new(cx, OOB_TCP, rank, n);
 	if (!o)
 		return PPCC_RT_ENOMEM;
 	int err = 0;
@@ -457,25 +457,25 @@ static int oob_mpi_wait(MPI_Request *req, double deadline)
 	return done ? 0 : PPCC_RT_ETRANSPORT;
 }
 
-int ppcc_rt_oob_mpi_open(rt_oob **out, ppcc_rt *rt, double deadline)
+int ppcc_rt_oob_mpi_open(rt_oob **out, const rt_tctx *cx, double deadline)
 {
 	int rank = 0, n = 1, err = 0;
 	*out = NULL;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	rt_oob *o = oob_new(rt, OOB_MPI, rank, n);
+	rt_oob *o = oob_new(cx, OOB_MPI, rank, n);
 	if (!o)
 		return PPCC_RT_ENOMEM;
 	o->comm = MPI_COMM_NULL;
 	o->recv_req = MPI_REQUEST_NULL;
 	MPI_Request dup = MPI_REQUEST_NULL;
 	if (MPI_Comm_idup(MPI_COMM_WORLD, &o->comm, &dup) != MPI_SUCCESS) {
-		ppcc_rt_report(rt, "abort channel: MPI_Comm_idup failed");
+		rt_tctx_report(cx, "abort channel: MPI_Comm_idup failed");
 		err = PPCC_RT_ETRANSPORT;
 		goto out;
 	}
 	if ((err = oob_mpi_wait(&dup, deadline)) < 0) {
-		ppcc_rt_report(rt, "abort channel: MPI_Comm_idup %s",
+		rt_tctx_report(cx, "abort channel: MPI_Comm_idup %s",
 			       err == PPCC_RT_ETIMEOUT ? "did not complete in time"
 						       : "failed");
 		/* MPI still owns &o->comm: keep it */
@@ -485,7 +485,7 @@ int ppcc_rt_oob_mpi_open(rt_oob **out, ppcc_rt *rt, double deadline)
 	if (MPI_Comm_set_errhandler(o->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
 	    MPI_Irecv(o->recv_msg, 2, MPI_INT, MPI_ANY_SOURCE, OOB_MPI_TAG,
 		      o->comm, &o->recv_req) != MPI_SUCCESS) {
-		ppcc_rt_report(rt, "abort channel: MPI_Irecv failed");
+		rt_tctx_report(cx, "abort channel: MPI_Irecv failed");
 		err = PPCC_RT_ETRANSPORT;
 	}
 out:

@@ -1,12 +1,14 @@
 /*
  * oob.h - the out-of-band abort (oob.c): how the ranks of a transport
  * that tells no peer of a failure (nccl, and local standing in for it)
- * hear of one.  Part of the runtime's internal interface (rt.h).
+ * hear of one.  Part of the transports' interface (transport.h): it
+ * reports through their rt_tctx.
  */
 #ifndef PPCC_RT_OOB_H
 #define PPCC_RT_OOB_H
 
 #include "ppcc/runtime.h"
+#include "runtime/transport.h"
 
 /* NCCL tells no peer of an abort, so the nccl transport (and the local
  * one standing in for it) carries failures on a side channel: a rank that
@@ -22,12 +24,12 @@ typedef struct rt_oob rt_oob;
 
 /* Every rank of n calls it with the same port; blocks until all have
  * joined, the deadline (PPCC_RT_ETIMEOUT) or an error
- * (PPCC_RT_ETRANSPORT), reported through rt. */
-int ppcc_rt_oob_tcp_open(rt_oob **out, ppcc_rt *rt, int rank, int n,
+ * (PPCC_RT_ETRANSPORT), reported through cx. */
+int ppcc_rt_oob_tcp_open(rt_oob **out, const rt_tctx *cx, int rank, int n,
 			 int port, double deadline);
 #if PPCC_HAVE_MPI
 /* Over MPI_COMM_WORLD (MPI initialised; every rank calls it). */
-int ppcc_rt_oob_mpi_open(rt_oob **out, ppcc_rt *rt, double deadline);
+int ppcc_rt_oob_mpi_open(rt_oob **out, const rt_tctx *cx, double deadline);
 #endif
 /* Tells every other rank that `rank` failed with status (once; later
  * calls and calls after a peer's abort are no-ops). */

@@ -296,7 +296,7 @@ long ppcc_rt_dp_group_done(ppcc_rt_dp_group *g, long n, double timeout_s)
 int ppcc_rt_dp_init(ppcc_rt *rt)
 {
 	ppcc_rt_dp_group *g = rt->o.dp_group;
-	int replica = g ? rt->o.replica : rt->grid_replica;
+	int replica = g ? rt->o.replica : rt->tx.grid_replica;
 	if (g && (replica < 0 || replica >= g->d)) {
 		ppcc_rt_report(rt, "options.replica %d is outside the group of %d",
 			       replica, g->d);
@@ -309,7 +309,7 @@ int ppcc_rt_dp_init(ppcc_rt *rt)
 	dp->g = g;
 	dp->verify = 1;
 	dp->replica = replica;
-	dp->d = g ? g->d : rt->grid_d;
+	dp->d = g ? g->d : rt->tx.grid_d;
 	dp->by_stage = ppcc_calloc((size_t)rt->S, sizeof *dp->by_stage);
 	dp->n_by_stage = ppcc_calloc((size_t)rt->S, sizeof *dp->n_by_stage);
 	dp->last_bwd = ppcc_calloc((size_t)rt->rs->n_actions + 1,
@@ -478,12 +478,12 @@ void rt_coll_desc(const rt_coll *c, int64_t out[RT_COLL_DESC])
 	out[4] = (int64_t)c->count;
 }
 
-int rt_coll_mismatch(ppcc_rt *rt, const rt_coll *c, int me,
+int rt_coll_mismatch(const rt_tctx *cx, const rt_coll *c, int me,
 		     const int64_t *theirs, int q, int world)
 {
 	int k = theirs[1] >= RT_COLL_ALL_REDUCE && theirs[1] <= RT_COLL_UNSHARD
 		? (int)theirs[1] : RT_COLL_ALL_REDUCE;
-	ppcc_rt_report(rt, "replica %d: %s #%llu is stage %d bucket %d (%zu "
+	rt_tctx_report(cx, "replica %d: %s #%llu is stage %d bucket %d (%zu "
 		       "values) here but #%lld %s%sstage %lld bucket %lld (%lld "
 		       "values) on replica %d (world rank %d)", me,
 		       rt_coll_name(c->kind), (unsigned long long)c->seq,
@@ -762,7 +762,7 @@ int ppcc_rt_dp_reduce(ppcc_rt *rt, int i)
 static int dp_wait_coll(ppcc_rt *rt, int final, int upto)
 {
 	struct rt_dp *dp = rt->dp;
-	double t0 = ppcc_rt_now(), deadline = t0 + rt->timeout_s;
+	double t0 = ppcc_rt_now(), deadline = t0 + rt->tx.timeout_s;
 	int err = 0, spins = 0;
 	int n = final || upto > dp->n_colls ? dp->n_colls : upto;
 	dp->reduce_s = 0;
@@ -776,7 +776,7 @@ static int dp_wait_coll(ppcc_rt *rt, int final, int upto)
 			if (c->waiting_on >= 0)
 				snprintf(whom, sizeof whom, "replica %d (world rank %d)",
 					 c->waiting_on,
-					 rt->rank * dp->d + c->waiting_on);
+					 rt->tx.rank * dp->d + c->waiting_on);
 			if (rt->ops->aborted(rt->tr, &who, &st)) {
 				ppcc_rt_report(rt, "replica %d: %s stage %d "
 					       "bucket %d #%" PRIu64 ": peer failed: "
@@ -836,7 +836,7 @@ static int dp_wait(ppcc_rt *rt, int final, int upto)
 	ppcc_rt_dp_group *g = dp->g;
 	if (!g)
 		return dp_wait_coll(rt, final, upto);
-	double t0 = ppcc_rt_now(), deadline = t0 + rt->timeout_s;
+	double t0 = ppcc_rt_now(), deadline = t0 + rt->tx.timeout_s;
 	int err = 0;
 	int until = final || upto > dp->n_posted ? dp->n_posted : upto;
 	dp->reduce_s = 0;

@@ -134,7 +134,7 @@ static int cmp_rank(const ppcc_search_entry *a, long oa,
 }
 
 /* The diagnostics of a candidate are not shown; of an infeasible one,
- * the memory per device plan.c says it would fit with is kept. */
+ * the memory per device plan/nofit.c says it would fit with is kept. */
 typedef struct capture {
 	double need_gib; /* 0: none said */
 } capture;
@@ -271,7 +271,7 @@ static int set_init(layer_set *s, ppcc_arena *a, const ppcc_config *cfg,
 
 /* bound.c's bound from FLOPs (each layer's F, B, its part without W,
  * and F + B on any rank at least its FLOPs at t cp R, R the fastest
- * group's rate: plan.c only adds non-negative terms; no p2p), in FLOPs.
+ * group's rate: plan/tables.c only adds non-negative terms; no p2p), in FLOPs.
  * It depends on the layers, p, v, m and the kind's placement and
  * backward alone, so the search keeps each (memo_bound).  place: room
  * for p v stages; first, count, last: for p ranks. */
@@ -363,7 +363,7 @@ static double memo_bound(bound_memo *mo, int si, const layer_set *set,
 
 /* The bound a candidate is ordered by: the FLOPs bound at t cp R,
  * raised to the iteration by ppcc_plan_iteration_bound.  Rounding:
- * plan.c rounds each layer's F, F + B and W to the picosecond, so a
+ * plan/tables.c rounds each layer's F, F + B and W to the picosecond, so a
  * rank's compute of m microbatches, the lead and the tail are each
  * within a picosecond a layer and microbatch of these. */
 static double candidate_bound(const ppcc_config *base, const layer_set *set,
@@ -1490,10 +1490,10 @@ static int enumerated(search_run *r, int over)
 static int static_unfit(search_run *r, const cand *c)
 {
 	const layer_set *s = &r->sets[c->set];
-	double bpp = ppcc_zero_bytes_per_param(NULL, c->e.zero,
-					       r->cfg->pipeline.grad_bytes,
-					       c->e.d * c->e.cp);
-	/* less a byte a layer: plan.c rounds each layer to bytes */
+	double bpp = ppcc_memory_zero_bytes_per_param(NULL, c->e.zero,
+						      r->cfg->pipeline.grad_bytes,
+						      c->e.d * c->e.cp);
+	/* less a byte a layer: plan/tables.c rounds each layer to bytes */
 	double stat = (s->params * bpp + s->own_static) / c->e.t - s->n;
 	if (r->o->exhaustive || !(stat > (double)c->e.p * r->cap))
 		return 0;

@@ -24,25 +24,6 @@
 
 #include "ppcc.h"
 
-double ppcc_zero_bytes_per_param(double *out, int zero, double grad_bytes,
-				 int d)
-{
-	double n = d > 0 ? d : 1;
-	double w = 2.0, g = grad_bytes, o = 12.0;
-	if (zero >= 1)
-		o /= n;
-	if (zero >= 2)
-		g /= n;
-	if (zero >= 3)
-		w /= n;
-	if (out) {
-		out[0] = w;
-		out[1] = g;
-		out[2] = o;
-	}
-	return w + g + o;
-}
-
 double ppcc_dp_bucket_bytes(const ppcc_pipeline *pl)
 {
 	if (pl->dp_bucket_mb > 0)
@@ -234,10 +215,11 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			out->dp_hidden_ms = hidden > 0 ? hidden : 0;
 		}
 
-		double updated = zero >= 1 ? params / n : params;
-		double opt = 1e3 * updated * (26.0 + G) / dg->memory_bandwidth;
+		double opt = ppcc_memory_optimizer_ms(params, zero, n, G,
+						      dg->memory_bandwidth);
 		double gather = gathers ? 0 : zero == 1 || zero == 2
-			? 1e3 * ppcc_allgather_seconds(dp_link, n, 2.0 * params)
+			? 1e3 * ppcc_allgather_seconds(
+				dp_link, n, ppcc_memory_param16_bytes(params))
 			: 0;
 		if (gathers && e->dp_gather_ms &&
 		    e->dp_gather_ms[r] > out->dp_gather_ms)

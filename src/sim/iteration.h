@@ -7,14 +7,6 @@
 
 #include "plan/plan.h"
 
-/* Static bytes per parameter of ZeRO stage `zero` over d data-parallel
- * ranks with 16-bit weights, `grad_bytes` gradients and 12 bytes of Adam
- * state: 0: 2 + G + 12; 1: 2 + G + 12/d; 2: 2 + (G + 12)/d;
- * 3: (2 + G + 12)/d.  The three parts are written to out[0..2] (weights,
- * gradients, optimizer state) when out is not NULL. */
-double ppcc_zero_bytes_per_param(double *out, int zero, double grad_bytes,
-				 int d);
-
 /* pipeline.dp_bucket_mb's range */
 #define PPCC_DP_BUCKET_MB_MIN 1.0
 #define PPCC_DP_BUCKET_MB_MAX 1000000.0

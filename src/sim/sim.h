@@ -19,8 +19,8 @@ typedef struct ppcc_stage_cost {
 	double send_b_ms;   /* p2p time of SEND_B to stage - 1 */
 	double static_bytes; /* per device of the stage's rank */
 	double stash_bytes;  /* per microbatch held, per device */
-	/* What iteration.c needs (plan.c fills them; 0 when read back from
-	 * JSON).  Times are parts of fwd_ms and bwd_ms; bytes and
+	/* What iteration.c needs (plan/tables.c fills them; 0 when read
+	 * back from JSON).  Times are parts of fwd_ms and bwd_ms; bytes and
 	 * parameters are per device; FLOPs per microbatch for all the
 	 * stage's devices of one replica. */
 	double tp_fwd_ms, tp_bwd_ms;   /* tensor-parallel collectives */
@@ -34,15 +34,15 @@ typedef struct ppcc_stage_cost {
 	 * it when I ends and the rest (the paper's M_W) when W ends; 0 holds
 	 * all of it until W. */
 	double stash_input_bytes;
-	/* Each REDUCE_GRAD of the stage (plan.c; 0 when read back from
+	/* Each REDUCE_GRAD of the stage (plan/tables.c; 0 when read back from
 	 * JSON) takes dp_reduce_ms + bytes x dp_reduce_ms_per_byte on the
 	 * rank's communication channel (ppcc_dp_reduce_ms). */
 	double dp_reduce_ms, dp_reduce_ms_per_byte;
-	/* Each ALL_GATHER_PARAM of the stage (ZeRO 1 and 2; plan.c, 0 when
-	 * read back): dp_gather_ms + bytes x dp_gather_ms_per_byte, in the
+	/* Each ALL_GATHER_PARAM of the stage (ZeRO 1 and 2; plan/tables.c,
+	 * 0 when read back): dp_gather_ms + bytes x dp_gather_ms_per_byte, in the
 	 * rank's prologue (ppcc_dp_gather_ms). */
 	double dp_gather_ms, dp_gather_ms_per_byte;
-	/* Under ZeRO-3 (plan.c; 0 otherwise): the stage's 16-bit
+	/* Under ZeRO-3 (plan/tables.c; 0 otherwise): the stage's 16-bit
 	 * parameters on one device, gathered whole (UNSHARD_PARAM) for each
 	 * of its F, B and I.  Each UNSHARD_PARAM of the stage takes
 	 * ppcc_dp_gather_ms of its bytes, as ALL_GATHER_PARAM does; a rank

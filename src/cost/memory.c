@@ -1,0 +1,81 @@
+/*
+ * memory.c - the memory model: the bytes a layer, a device and the
+ * optimizer hold or move.
+ *
+ * A parameter holds 2 bytes of 16-bit weights, grad_bytes of gradients
+ * and 12 of Adam's state, the ZeRO stage dividing these over the n = d x
+ * cp ranks that share the weights (or the layer's own bytes_per_param).
+ * A layer's static bytes on a rank are its parameters times that, times
+ * cp (the cp ranks of a rank hold the same weights); its stash, the
+ * split part plus t - 1 times the replicated part; under a split
+ * backward a microbatch in flight holds at most the larger of the stash
+ * and what W keeps.  A device holds its memory less the cluster's
+ * reserve.  The optimizer step reads and writes 26 + grad_bytes bytes of
+ * each parameter it updates at the device's memory bandwidth; ZeRO's
+ * gathers move the 16-bit parameters, 2 bytes each.
+ *
+ * plan/tables.c rounds the layer terms to bytes and sums them into the
+ * partitioner's tables; iteration.c and the iteration bound take the
+ * optimizer's time and the gathers' bytes from here.  Each expression
+ * keeps the order of its operations, on which the plans' bytes depend.
+ *
+ * Derivation: doc/design/plan.md (memory per device) and
+ * doc/design/iteration.md (the optimizer's bytes, the gathers).
+ */
+#include "ppcc.h"
+
+double ppcc_memory_zero_bytes_per_param(double *out, int zero,
+					double grad_bytes, int d)
+{
+	double n = d > 0 ? d : 1;
+	double w = 2.0, g = grad_bytes, o = 12.0;
+	if (zero >= 1)
+		o /= n;
+	if (zero >= 2)
+		g /= n;
+	if (zero >= 3)
+		w /= n;
+	if (out) {
+		out[0] = w;
+		out[1] = g;
+		out[2] = o;
+	}
+	return w + g + o;
+}
+
+void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
+			     int t, int cp, double zero_bpp, int split)
+{
+	double bpp = l->bytes_per_param > 0 ? l->bytes_per_param : zero_bpp;
+	double stash = l->stash_bytes + (t - 1) * l->stash_replicated_bytes;
+	double wst = l->stash_weight_bytes;
+	out->bytes_per_param = bpp;
+	out->static_bytes = l->params * bpp * cp;
+	out->stash_bytes = stash;
+	out->stash_weight_bytes = wst;
+	out->hold_bytes = split && wst > stash ? wst : stash;
+	out->gather_bytes = ppcc_memory_param16_bytes(l->params);
+}
+
+double ppcc_memory_device_cap(const ppcc_cluster *c,
+			      const ppcc_device_group *dg)
+{
+	return dg->memory_bytes - c->reserved_bytes;
+}
+
+double ppcc_memory_param16_bytes(double params)
+{
+	return 2.0 * params;
+}
+
+double ppcc_memory_gather_per_grad_byte(double grad_bytes)
+{
+	return grad_bytes > 0 ? 2.0 / grad_bytes : 0;
+}
+
+double ppcc_memory_optimizer_ms(double params, int zero, int n,
+				double grad_bytes, double bandwidth)
+{
+	double updated = zero >= 1 && n > 1 ? params / n : params;
+	return 1e3 * updated * (26.0 + grad_bytes) / bandwidth;
+}

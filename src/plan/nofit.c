@@ -1,0 +1,288 @@
+/*
+ * nofit.c - what a plan says when no split fits device memory, and the
+ * memory bounds that prove it before a split is searched.
+ *
+ * With one chunk the partitioner's exact proxy decides: the stage of
+ * least overflow is named at its first layer's line with its need, its
+ * cap and the microbatches it holds in flight, then what would fit, the
+ * least memory per device and the fewest stages (the configuration
+ * re-planned at more stages, as the command line would, within a budget
+ * of 2^26 stage-microbatch pairs).  With v chunks the split search's
+ * split of least overflow is simulated and its worst rank named.  For
+ * the search (lean), two cheaper proofs come first: no split fits even
+ * with each stage given its whole rank, or membound.c's count-vector
+ * bound (ppcc_plan_memory_bound gives it to tests and reports); each
+ * notes the least memory per device it proves needed.  Every figure is
+ * per device, in GiB, with the cluster's reserve added back.
+ *
+ * Derivation: doc/design/membound.md (the bound), doc/design/plan.md
+ * (memory per device).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "plan/ctx.h"
+
+/* No split fits: say which stage is over and by how much, then what would
+ * fit: the fewest stages, or the least memory per device. */
+static int report_infeasible(ppcc_plan_ctx *x)
+{
+	int *first, stage;
+	int64_t over;
+	int err;
+	if (!ALLOC(first, x->S))
+		return PPCC_ENOMEM;
+	if ((err = ppcc_partition_min_overflow(first, &stage, &over, &x->pb)) < 0)
+		return err;
+	int i = first[stage];
+	int j = stage + 1 < x->S ? first[stage + 1] - 1 : x->n - 1;
+	int r = x->place[stage].rank;
+	const ppcc_layer *L = x->cfg->model.layers;
+	double need = ppcc_plan_stage_mem(x, stage, i, j) / x->shard;
+	double cap = (double)x->mem_cap[stage] / x->shard;
+	char share[96] = "";
+	if (x->v > 1)
+		snprintf(share, sizeof share, " (its chunk's share: 1/%d of %.2f GiB)",
+			 x->v, gib(cap * x->v));
+	ppcc_error(x->d, &L[i].loc,
+		   "the model does not fit in device memory: at best, stage %d "
+		   "(rank %d, layers %d-%d, %s to %s) needs %.2f GiB per device "
+		   "but has %.2f GiB%s, %.2f GiB over",
+		   stage, r, i, j, L[i].name, L[j].name, gib(need), gib(cap),
+		   share, gib((double)over / x->shard));
+	long long k = (long long)x->stash_count[stage];
+	ppcc_note(x->d, &L[i].loc,
+		  "it holds %lld microbatch%s of activations in flight under %s",
+		  k, k == 1 ? "" : "es", ppcc_schedule_kind_name(x->kind));
+
+	/* The least memory per device: every cap raised by the overflow. */
+	double least = 0;
+	for (int s = 0; s < x->S; s++) {
+		double c = (double)x->mem_cap[s] * x->v / x->shard;
+		if (c > least)
+			least = c;
+	}
+	least += (double)over * x->v / x->shard + x->cfg->cluster.reserved_bytes;
+	ppcc_note(x->d, &x->cfg->cluster.loc,
+		  "it would fit with %.2f GiB per device", gib(least));
+	return PPCC_EINFEASIBLE;
+}
+
+/* The fewest stages, more than configured, at which the model fits, as
+ * the command line would plan it (defaults that depend on the stage count,
+ * such as the microbatches, follow it; every check of the configuration
+ * applies); PPCC_EINFEASIBLE if none.  The trials are bounded: they stop
+ * when one layer alone overflows every device even with a single
+ * microbatch in flight, and after a budget of scheduled actions. */
+static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
+{
+	static const ppcc_loc suggested = {"<suggestion>", 0, 0};
+	ppcc_diag quiet = {0};
+	const ppcc_model *md = &cfg->model;
+	double cap = 0;
+	for (int g = 0; g < cfg->cluster.n_groups; g++)
+		if (cfg->cluster.groups[g].memory_bytes > cap)
+			cap = cfg->cluster.groups[g].memory_bytes;
+	cap *= cfg->cluster.devices; /* the most any split could give a layer */
+	double least_bpp = ppcc_memory_zero_bytes_per_param(
+		NULL, cfg->pipeline.zero, cfg->pipeline.grad_bytes,
+		cfg->cluster.devices);
+	for (int i = 0; i < md->n_layers; i++) {
+		const ppcc_layer *l = &md->layers[i];
+		double bpp = l->bytes_per_param > 0 ? l->bytes_per_param : least_bpp;
+		if (l->params * bpp + l->stash_bytes > cap)
+			return PPCC_EINFEASIBLE;
+	}
+	int64_t budget = (int64_t)1 << 26; /* stage-microbatch pairs tried */
+	int max_p = cfg->cluster.devices /
+		    (cfg->pipeline.tensor_parallel * cfg->pipeline.context_parallel *
+		     (cfg->pipeline.data_parallel_loc.file ? cfg->pipeline.data_parallel : 1));
+	for (int p = cfg->pipeline.stages + 1; p <= max_p && budget > 0; p++) {
+		ppcc_config trial = *cfg;
+		trial.pipeline.stages = p;
+		trial.pipeline.stages_loc = suggested;
+		trial.pipeline.partition = NULL; /* it lists the old stages */
+		trial.pipeline.n_partition = 0;
+		ppcc_config_fill_defaults(&trial);
+		if (p * trial.pipeline.chunks > md->n_layers)
+			break;
+		if (ppcc_config_check(&trial, &quiet) < 0)
+			continue;
+		budget -= (int64_t)p * trial.pipeline.chunks *
+			  trial.pipeline.microbatches;
+		ppcc_arena *ta = ppcc_arena_new();
+		if (!ta)
+			return PPCC_ENOMEM;
+		ppcc_plan tp;
+		int err = ppcc_plan_drive(&tp, ta, &trial, &quiet, 0, NULL, NULL, NULL);
+		ppcc_arena_free(ta);
+		if (err == 0) {
+			*out_microbatches = trial.pipeline.microbatches;
+			return p;
+		}
+		if (err != PPCC_EINFEASIBLE)
+			return err;
+	}
+	return PPCC_EINFEASIBLE;
+}
+
+/* The note of the fewest stages that would fit, when some do; then
+ * PPCC_EINFEASIBLE (or fewest_stages's error). */
+static int note_fewest_stages(const ppcc_config *cfg, ppcc_diag *d)
+{
+	int m = 0, p = fewest_stages(cfg, &m);
+	if (p < 0 && p != PPCC_EINFEASIBLE)
+		return p;
+	if (p > 0 && m != cfg->pipeline.microbatches)
+		ppcc_note(d, &cfg->pipeline.stages_loc,
+			  "it would fit with %d stages (and %d microbatches)", p, m);
+	else if (p > 0)
+		ppcc_note(d, &cfg->pipeline.stages_loc,
+			  "it would fit with %d stages", p);
+	return PPCC_EINFEASIBLE;
+}
+
+/* No split fits: the diagnostics of report_infeasible, then the fewest
+ * stages that would fit. */
+int ppcc_plan_report_no_fit(ppcc_plan_ctx *x, const ppcc_config *cfg,
+			    ppcc_diag *d)
+{
+	int err;
+	if ((err = report_infeasible(x)) != PPCC_EINFEASIBLE || x->lean)
+		return err;
+	return note_fewest_stages(cfg, d);
+}
+
+/* With v chunks, when the search found no split that fits: its split of
+ * least overflow, simulated, rank by rank. */
+int ppcc_plan_report_no_fit_simulated(ppcc_plan_ctx *x,
+				      const ppcc_config *cfg, ppcc_diag *d,
+				      const int *split,
+				      const ppcc_step_result *res,
+				      const ppcc_schedule *shape)
+{
+	ppcc_plan_variant v;
+	int err;
+	if ((err = ppcc_plan_variant_uniform(x, &v, split, shape, NULL)) < 0)
+		return err;
+	int worst = 0;
+	double most = 0;
+	for (int r = 0; r < x->p; r++) {
+		double pk = v.estimate.peak_memory_bytes[r];
+		if (pk - x->rank_cap[r] > v.estimate.peak_memory_bytes[worst] - x->rank_cap[worst])
+			worst = r;
+		most = pk > most ? pk : most;
+	}
+	const ppcc_layer *L = cfg->model.layers;
+	int i = split[worst];
+	double pk = v.estimate.peak_memory_bytes[worst];
+	ppcc_error(d, &L[i].loc,
+		   "the model does not fit in device memory: of the splits "
+		   "searched (%ld simulations%s), the one that overflows least "
+		   "peaks at %.2f GiB on rank %d (its %d chunks with the "
+		   "activations in flight) of %.2f GiB per device, %.2f GiB over",
+		   res->simulations, res->exact ? ", every split" : "", gib(pk),
+		   worst, x->v, gib(x->rank_cap[worst]), gib(pk - x->rank_cap[worst]));
+	ppcc_note(d, &cfg->cluster.loc,
+		  "it would fit with %.2f GiB per device", gib(most));
+	if (x->lean)
+		return PPCC_EINFEASIBLE;
+	return note_fewest_stages(cfg, d);
+}
+
+/* With v chunks and no split within the stages' shares of their ranks:
+ * each stage alone, at its most activations in flight, is part of its
+ * rank's simulated peak, so when no split fits even with each stage
+ * given its whole rank, none fits (PPCC_EINFEASIBLE, with a note of the
+ * least memory per device that relaxed problem needs).  0 otherwise. */
+int ppcc_plan_lean_no_fit(ppcc_plan_ctx *x)
+{
+	int64_t *full, bottleneck, over;
+	int *first, stage;
+	if (!ALLOC(full, x->S) || !ALLOC(first, x->S))
+		return PPCC_ENOMEM;
+	for (int s = 0; s < x->S; s++)
+		full[s] = to_bytes(x->rank_mem[x->place[s].rank]);
+	ppcc_part_problem pb = x->pb;
+	pb.mem_cap = full;
+	int err = ppcc_partition_solve(first, &bottleneck, &pb);
+	if (err != PPCC_EINFEASIBLE)
+		return err < 0 ? err : 0;
+	if ((err = ppcc_partition_min_overflow(first, &stage, &over, &pb)) < 0)
+		return err;
+	double most = 0;
+	for (int s = 0; s < x->S; s++)
+		if ((double)full[s] > most)
+			most = (double)full[s];
+	ppcc_note(x->d, &x->cfg->cluster.loc,
+		  "it would need at least %.2f GiB per device",
+		  gib((most + (double)over) / x->shard +
+		      x->cfg->cluster.reserved_bytes));
+	return PPCC_EINFEASIBLE;
+}
+
+/* With v chunks: membound.c's proof that no split fits, from the layers'
+ * bytes per device (as stage_costs gives them a stage) and the shape's
+ * count vectors.  PPCC_EINFEASIBLE, with a note of the least memory per
+ * device it proves a split needs, when it holds; 0 otherwise. */
+static int memory_state(ppcc_plan_ctx *x, const ppcc_schedule *shape,
+			ppcc_mem_state **out)
+{
+	double *st, *stash, *wstash;
+	int n = x->n;
+	if (!ALLOC(st, n) || !ALLOC(stash, n) || !ALLOC(wstash, n))
+		return PPCC_ENOMEM;
+	for (int l = 0; l < n; l++) {
+		st[l] = (double)(x->static_prefix[l + 1] - x->static_prefix[l]) /
+			x->shard;
+		stash[l] = (double)(x->stash_prefix[l + 1] - x->stash_prefix[l]) /
+			   x->shard;
+		wstash[l] = (double)(x->wstash_prefix[l + 1] -
+				     x->wstash_prefix[l]) / x->shard;
+	}
+	ppcc_mem_problem mp = {.n_layers = n, .shape = shape,
+			       .static_bytes = st, .stash_bytes = stash,
+			       .wstash_bytes = wstash, .rank_cap = x->rank_cap};
+	return ppcc_mem_prepare(out, x->a, &mp);
+}
+
+int ppcc_plan_lean_memory_bound(ppcc_plan_ctx *x, const ppcc_schedule *shape)
+{
+	ppcc_mem_state *m;
+	int err = memory_state(x, shape, &m);
+	if (err == PPCC_EINPUT)
+		return 0; /* the argument does not apply */
+	if (err < 0)
+		return err;
+	if ((err = ppcc_mem_unfit(m, 0)) <= 0)
+		return err;
+	double over = ppcc_mem_bound(m), most = 0;
+	if (isnan(over))
+		return PPCC_ENOMEM;
+	for (int r = 0; r < x->p; r++)
+		most = x->rank_cap[r] > most ? x->rank_cap[r] : most;
+	ppcc_note(x->d, &x->cfg->cluster.loc,
+		  "it would need at least %.2f GiB per device",
+		  gib(most + (over > 0 ? over : 0) +
+		      x->cfg->cluster.reserved_bytes));
+	return PPCC_EINFEASIBLE;
+}
+
+int ppcc_plan_memory_bound(double *out, double *out_caps, ppcc_arena *a,
+			   const ppcc_config *cfg)
+{
+	ppcc_plan_ctx ctx, *x = &ctx;
+	ppcc_schedule shape;
+	ppcc_diag quiet = {0};
+	ppcc_mem_state *m;
+	int err;
+	*out = -INFINITY;
+	if ((err = ppcc_plan_setup(x, &shape, a, cfg, &quiet, NULL, NULL)) < 0 ||
+	    (err = memory_state(x, &shape, &m)) < 0)
+		return err;
+	if (out_caps)
+		memcpy(out_caps, x->rank_cap, (size_t)x->p * sizeof *out_caps);
+	*out = ppcc_mem_bound(m);
+	return isnan(*out) ? PPCC_ENOMEM : 0;
+}
