@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,7 +227,9 @@ static void ck_seal(ck_buf *b)
 
 /* ---- files -------------------------------------------------------------------- */
 
-static long long ck_written;
+/* Bytes written by this process, for $PPCC_CKPT_KILL_AT (process-wide by
+ * its contract; atomic, as ranks on threads save at once). */
+static _Atomic long long ck_written;
 
 /* write(2) in full; with $PPCC_CKPT_KILL_AT, dies at that many bytes. */
 static int ck_write_all(int fd, const char *p, size_t n)
@@ -235,8 +238,9 @@ static int ck_write_all(int fd, const char *p, size_t n)
 	long long kill_at = e && *e ? atoll(e) : -1;
 	while (n > 0) {
 		size_t chunk = n;
-		if (kill_at >= 0 && ck_written + (long long)chunk >= kill_at)
-			chunk = (size_t)(kill_at > ck_written ? kill_at - ck_written : 0);
+		long long done = atomic_load(&ck_written);
+		if (kill_at >= 0 && done + (long long)chunk >= kill_at)
+			chunk = (size_t)(kill_at > done ? kill_at - done : 0);
 		if (chunk == 0 && kill_at >= 0) {
 			fsync(fd);
 			raise(SIGKILL);
@@ -247,7 +251,7 @@ static int ck_write_all(int fd, const char *p, size_t n)
 				continue;
 			return -1;
 		}
-		ck_written += w;
+		atomic_fetch_add(&ck_written, (long long)w);
 		p += w;
 		n -= (size_t)w;
 	}
