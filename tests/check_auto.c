@@ -575,18 +575,15 @@ END_TEST
 
 Suite *suite_auto(void)
 {
-	Suite *s = suite_create("auto");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, auto_order_p2_m3_by_hand);
-	tcase_add_test(tc, auto_order_is_valid_for_every_shape);
-	tcase_add_test(tc, auto_never_slower_than_a_kind_that_fits_random);
-	tcase_add_test(tc, auto_never_slower_than_a_kind_that_fits_examples);
-	tcase_add_test(tc, auto_under_a_memory_limit_from_the_command_line);
-	tcase_add_test(tc, auto_in_search_only_when_fixed);
-	tcase_add_test(tc, auto_for_a_trainer_writes_what_it_runs);
-	tcase_add_test(tc, exact_is_optimal_and_no_slower_on_small_instances);
-	tcase_add_test(tc, exact_equals_brute_force_p2);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("auto", "core", 600, (const TTest *const[]){
+		auto_order_p2_m3_by_hand,
+		auto_order_is_valid_for_every_shape,
+		auto_never_slower_than_a_kind_that_fits_random,
+		auto_never_slower_than_a_kind_that_fits_examples,
+		auto_under_a_memory_limit_from_the_command_line,
+		auto_in_search_only_when_fixed,
+		auto_for_a_trainer_writes_what_it_runs,
+		exact_is_optimal_and_no_slower_on_small_instances,
+		exact_equals_brute_force_p2,
+		NULL});
 }

@@ -121,8 +121,7 @@ START_TEST(bad_inputs_match_expected_stderr_and_exit_code)
 		free(want_err);
 		free(want_code);
 	}
-	tu_rmtree(tmpdir);
-	free(tmpdir);
+	tu_rmtree_free(tmpdir);
 	free_names(names, n);
 	ck_assert_msg(failed == 0, "%d of %d cases failed:\n%s", failed, n,
 		      report);
@@ -198,21 +197,15 @@ START_TEST(bad_inputs_survive_allocation_failures)
 		ck_assert_msg(finished, "%s never completed", names[k]);
 		free(want);
 	}
-	tu_rmtree(tmpdir);
-	free(tmpdir);
+	tu_rmtree_free(tmpdir);
 }
 END_TEST
 
-Suite *suite_bad(void);
-
 Suite *suite_bad(void)
 {
-	Suite *s = suite_create("bad");
-	TCase *tc = tcase_create("bad");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, bad_inputs_match_expected_stderr_and_exit_code);
-	tcase_add_test(tc, bad_expected_files_are_diagnostics_of_their_case);
-	tcase_add_test(tc, bad_inputs_survive_allocation_failures);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("bad", "bad", 600, (const TTest *const[]){
+		bad_inputs_match_expected_stderr_and_exit_code,
+		bad_expected_files_are_diagnostics_of_their_case,
+		bad_inputs_survive_allocation_failures,
+		NULL});
 }

@@ -45,15 +45,9 @@ static char *hostile(const char *dir, const char *name, int layers,
 	return path;
 }
 
-static void run_ppcc(tu_run *r, char *const args[])
+static void run_ppcc(tu_run *r, const char *const args[])
 {
-	char *argv[16];
-	int n = 0;
-	argv[n++] = (char *)tu_ppcc();
-	for (; *args && n < 15; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, NULL, 120, argv), 0);
+	tu_ppcc_run(r, NULL, NULL, 120, args);
 }
 
 /* Hand counts: F and B per (stage, microbatch), and with more than one
@@ -193,8 +187,7 @@ START_TEST(reduction_bound_holds_for_the_plan_and_limits_it)
 	ck_assert_int_eq(coll, 48);
 	ck_assert_int_eq(n, 64 + 48);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	free(path);
 }
 END_TEST
@@ -257,7 +250,7 @@ START_TEST(small_hostile_files_are_refused_at_their_line)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		tu_run r;
-		run_ppcc(&r, (char *[]){"plan", cases[i].path, "-f",
+		run_ppcc(&r, (const char *[]){"plan", cases[i].path, "-f",
 					(char *)cases[i].fmt, "-o", out, NULL});
 		ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
 		ck_assert_msg(strstr(r.err, cases[i].where) &&
@@ -277,8 +270,7 @@ START_TEST(small_hostile_files_are_refused_at_their_line)
 	free(big);
 	free(deep);
 	free(wide);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -288,17 +280,17 @@ START_TEST(max_actions_raises_and_lowers_the_budget)
 	snprintf(path, sizeof path, "%s/examples/tiny.yaml", tu_src());
 	tu_run r;
 	/* tiny's plan has 160 actions: 159 refuses it, 160 takes it */
-	run_ppcc(&r, (char *[]){"plan", path, "--max-actions", "159", NULL});
+	run_ppcc(&r, (const char *[]){"plan", path, "--max-actions", "159", NULL});
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "tiny.yaml:32:3: error: 4 stages x 8 "
 			     "microbatches would make a schedule of 160 actions") &&
 		      strstr(r.err, "over the budget of 159 actions"), "%s", r.err);
 	tu_run_free(&r);
-	run_ppcc(&r, (char *[]){"plan", path, "--max-actions", "160", NULL});
+	run_ppcc(&r, (const char *[]){"plan", path, "--max-actions", "160", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
 	/* a command-line override is blamed as such */
-	run_ppcc(&r, (char *[]){"plan", path, "-m", "9", "--max-actions", "160",
+	run_ppcc(&r, (const char *[]){"plan", path, "-m", "9", "--max-actions", "160",
 				NULL});
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "ppcc: <command line>: error: 4 stages x 9 "
@@ -306,18 +298,18 @@ START_TEST(max_actions_raises_and_lowers_the_budget)
 		      "%s", r.err);
 	tu_run_free(&r);
 	/* and a budget above the default lets a large plan through */
-	run_ppcc(&r, (char *[]){"plan", path, "-m", "200001", "-f", "text",
+	run_ppcc(&r, (const char *[]){"plan", path, "-m", "200001", "-f", "text",
 				"-o", "/dev/null", NULL});
 	ck_assert_int_eq(r.status, 1);
 	tu_run_free(&r);
-	run_ppcc(&r, (char *[]){"plan", path, "-m", "200001", "-f", "text",
+	run_ppcc(&r, (const char *[]){"plan", path, "-m", "200001", "-f", "text",
 				"-o", "/dev/null", "--max-actions", "4000020",
 				NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
 	const char *bad[] = {"0", "-1", "abc", "12x", ""};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		run_ppcc(&r, (char *[]){"plan", path, "--max-actions",
+		run_ppcc(&r, (const char *[]){"plan", path, "--max-actions",
 					(char *)bad[i], NULL});
 		ck_assert_msg(r.status == 2 && strstr(r.err, "positive integer"),
 			      "'%s': %d %s", bad[i], r.status, r.err);
@@ -341,7 +333,7 @@ static void deps_dot_complete(const char *dir, int stages)
 	char *wide = hostile(dir, name, stages, stages, pipeline);
 	snprintf(out, sizeof out, "%s/deps%d.dot", dir, stages);
 	tu_run r;
-	run_ppcc(&r, (char *[]){"plan", wide, "-f", "dot", "--view", "deps", "-o",
+	run_ppcc(&r, (const char *[]){"plan", wide, "-f", "dot", "--view", "deps", "-o",
 				out, NULL});
 	ck_assert_msg(r.status == 0, "%d stages: exit %d: %s", stages, r.status,
 		      r.err);
@@ -378,7 +370,7 @@ START_TEST(dependency_view_of_thousands_of_stages_is_complete_as_dot)
 	char out[600];
 	snprintf(out, sizeof out, "%s/deps.svg", dir);
 	tu_run r;
-	run_ppcc(&r, (char *[]){"plan", wide, "-f", "svg", "--view", "deps", "-o",
+	run_ppcc(&r, (const char *[]){"plan", wide, "-f", "svg", "--view", "deps", "-o",
 				out, NULL});
 	ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "wide.yaml:9:3: error: the dependency graph "
@@ -388,8 +380,7 @@ START_TEST(dependency_view_of_thousands_of_stages_is_complete_as_dot)
 	ck_assert(!tu_exists(out));
 	tu_run_free(&r);
 	free(wide);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -405,7 +396,7 @@ START_TEST(plan_on_two_threads_writes_what_one_writes)
 	for (int j = 0; j < 2; j++) {
 		snprintf(out[j], sizeof out[j], "%s/out%d.txt", dir, j + 1);
 		tu_run r;
-		run_ppcc(&r, (char *[]){"plan", path, "--jobs", j ? "2" : "1",
+		run_ppcc(&r, (const char *[]){"plan", path, "--jobs", j ? "2" : "1",
 					"--max-actions", "100000000", "-o",
 					out[j], NULL});
 		ck_assert_msg(r.status == 0, "%s", r.err);
@@ -421,8 +412,7 @@ START_TEST(plan_on_two_threads_writes_what_one_writes)
 	free(a);
 	free(b);
 	free(path);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -458,7 +448,7 @@ START_TEST(partition_cells_are_refused_at_stages_and_chunks)
 		 "schedule: interleaved}\n", head);
 	ck_assert_int_eq(tu_write_file(a2, text), 0);
 	tu_run r;
-	run_ppcc(&r, (char *[]){"plan", a1, "-f", "json", "-o", out, NULL});
+	run_ppcc(&r, (const char *[]){"plan", a1, "-f", "json", "-o", out, NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "a1.yaml:8:12: error: "
 		      "stages: 4096 x 1048576 layers need 4294967296 partition "
 		      "cells") && strstr(r.err, "over the budget of 268435456; "
@@ -466,7 +456,7 @@ START_TEST(partition_cells_are_refused_at_stages_and_chunks)
 		      "exit %d: %s", r.status, r.err);
 	ck_assert(!tu_exists(out));
 	tu_run_free(&r);
-	run_ppcc(&r, (char *[]){"plan", a2, NULL});
+	run_ppcc(&r, (const char *[]){"plan", a2, NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "a2.yaml:8:40: error: "
 		      "chunks: 2 stages x 1024 chunks x 1048576 layers need "
 		      "2147483648 partition cells") && strstr(r.err, "use fewer "
@@ -476,22 +466,21 @@ START_TEST(partition_cells_are_refused_at_stages_and_chunks)
 	/* tiny: 4 stages x 10 layers; 39 refuses it, 40 takes it */
 	char tiny[1024];
 	snprintf(tiny, sizeof tiny, "%s/examples/tiny.yaml", tu_src());
-	run_ppcc(&r, (char *[]){"plan", tiny, "--max-work", "39", NULL});
+	run_ppcc(&r, (const char *[]){"plan", tiny, "--max-work", "39", NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "tiny.yaml:31:3: error: "
 		      "stages: 4 x 10 layers need 40 partition cells") &&
 		      strstr(r.err, "over the budget of 39;"), "%s", r.err);
 	tu_run_free(&r);
-	run_ppcc(&r, (char *[]){"plan", tiny, "--max-work", "40", NULL});
+	run_ppcc(&r, (const char *[]){"plan", tiny, "--max-work", "40", NULL});
 	ck_assert_msg(r.status == 0 && !*r.err, "%s", r.err);
 	tu_run_free(&r);
-	run_ppcc(&r, (char *[]){"plan", tiny, "--max-work", "1000000000000",
+	run_ppcc(&r, (const char *[]){"plan", tiny, "--max-work", "1000000000000",
 				NULL});
 	ck_assert_msg(r.status == 0 && strstr(r.err, "ppcc: note: --max-work "
 		      "raises the work budget to 1000000000000 units from the "
 		      "default 268435456"), "%s", r.err);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -502,8 +491,7 @@ static int search_text(ppcc_search_result *r, tu_diag *diag, ppcc_arena *a,
 		       const ppcc_search_options *o)
 {
 	char path[600];
-	snprintf(path, sizeof path, "%s/s.yaml", dir);
-	ck_assert_int_eq(tu_write_file(path, text), 0);
+	tu_write_in(path, sizeof path, dir, "s.yaml", text);
 	ppcc_config cfg;
 	tu_diag_init(diag);
 	ck_assert_int_eq(ppcc_config_load(&cfg, a, path, NULL, &diag->d), 0);
@@ -578,10 +566,7 @@ START_TEST(search_work_stays_within_its_budget)
 	/* Llama 3 8B on 2^20 devices: nothing fills them, and the hints'
 	 * searches (leaving devices idle: 954,720 configurations) share
 	 * the budget */
-	char path[1024];
-	snprintf(path, sizeof path, "%s/examples/llama3-8b.yaml", tu_src());
-	char *text = tu_read_file(path, NULL);
-	ck_assert_ptr_nonnull(text);
+	char *text = tu_read_src("examples/llama3-8b.yaml");
 	char *at = strstr(text, "devices: 16\n");
 	ck_assert_ptr_nonnull(at);
 	size_t len = strlen(text);
@@ -597,8 +582,7 @@ START_TEST(search_work_stays_within_its_budget)
 	free(big);
 	free(text);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -610,36 +594,36 @@ START_TEST(search_takes_the_budget_flags)
 	char tiny[1024];
 	snprintf(tiny, sizeof tiny, "%s/examples/tiny.yaml", tu_src());
 	tu_run r;
-	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+	run_ppcc(&r, (const char *[]){"search", tiny, "--global-batch", "8",
 				"--max-actions", "100000", "--top", "1", NULL});
 	ck_assert_msg(r.status == 0 && !*r.err, "exit %d: %s", r.status, r.err);
 	tu_run_free(&r);
-	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+	run_ppcc(&r, (const char *[]){"search", tiny, "--global-batch", "8",
 				"--max-work", "4096", NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "error: the search's first "
 		      "1 configurations need more than 4619 units") &&
 		      strstr(r.err, "over the budget of 4096"), "exit %d: %s",
 		      r.status, r.err);
 	tu_run_free(&r);
-	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+	run_ppcc(&r, (const char *[]){"search", tiny, "--global-batch", "8",
 				"--exhaustive", "--top", "1", NULL});
 	ck_assert_msg(r.status == 0 && strstr(r.err, "ppcc: note: --exhaustive "
 		      "lifts the search's work budget of 2147483648 units; its "
 		      "72 configurations count"), "exit %d: %s", r.status, r.err);
 	tu_run_free(&r);
-	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+	run_ppcc(&r, (const char *[]){"search", tiny, "--global-batch", "8",
 				"--max-work", "3000000000", "--top", "1", NULL});
 	ck_assert_msg(r.status == 0 && strstr(r.err, "ppcc: note: --max-work "
 		      "raises the search's work budget"), "exit %d: %s",
 		      r.status, r.err);
 	tu_run_free(&r);
 	/* a limit that is always reached before the first simulation */
-	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+	run_ppcc(&r, (const char *[]){"search", tiny, "--global-batch", "8",
 				"--time-limit", "1e-9", NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "--time-limit: stopped "
 		      "after 1e-09 s"), "exit %d: %s", r.status, r.err);
 	tu_run_free(&r);
-	run_ppcc(&r, (char *[]){"search", tiny, "--global-batch", "8",
+	run_ppcc(&r, (const char *[]){"search", tiny, "--global-batch", "8",
 				"--fix", "stages=1048576", NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "ppcc: <command line>: "
 		      "error: --fix: stages 1048576 exceeds the 4 devices"),
@@ -647,7 +631,7 @@ START_TEST(search_takes_the_budget_flags)
 	tu_run_free(&r);
 	const char *bad[] = {"--max-actions", "--max-work"};
 	for (size_t i = 0; i < 2; i++) {
-		run_ppcc(&r, (char *[]){"search", tiny, (char *)bad[i], "0", NULL});
+		run_ppcc(&r, (const char *[]){"search", tiny, (char *)bad[i], "0", NULL});
 		ck_assert_msg(r.status == 2 && strstr(r.err, "positive integer"),
 			      "%s", r.err);
 		tu_run_free(&r);
@@ -657,20 +641,17 @@ END_TEST
 
 Suite *suite_budget(void)
 {
-	Suite *s = suite_create("budget");
-	TCase *tc = tcase_create("budget");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, action_count_matches_hand_counts);
-	tcase_add_test(tc, reduction_bound_matches_hand_counts);
-	tcase_add_test(tc, reduction_bound_holds_for_the_plan_and_limits_it);
-	tcase_add_test(tc, action_count_is_what_the_schedule_holds);
-	tcase_add_test(tc, small_hostile_files_are_refused_at_their_line);
-	tcase_add_test(tc, max_actions_raises_and_lowers_the_budget);
-	tcase_add_test(tc, dependency_view_of_thousands_of_stages_is_complete_as_dot);
-	tcase_add_test(tc, plan_on_two_threads_writes_what_one_writes);
-	tcase_add_test(tc, partition_cells_are_refused_at_stages_and_chunks);
-	tcase_add_test(tc, search_work_stays_within_its_budget);
-	tcase_add_test(tc, search_takes_the_budget_flags);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("budget", "budget", 300, (const TTest *const[]){
+		action_count_matches_hand_counts,
+		reduction_bound_matches_hand_counts,
+		reduction_bound_holds_for_the_plan_and_limits_it,
+		action_count_is_what_the_schedule_holds,
+		small_hostile_files_are_refused_at_their_line,
+		max_actions_raises_and_lowers_the_budget,
+		dependency_view_of_thousands_of_stages_is_complete_as_dot,
+		plan_on_two_threads_writes_what_one_writes,
+		partition_cells_are_refused_at_stages_and_chunks,
+		search_work_stays_within_its_budget,
+		search_takes_the_budget_flags,
+		NULL});
 }

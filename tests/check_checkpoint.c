@@ -138,8 +138,7 @@ START_TEST(trailers_are_zlib_crc32_of_what_precedes)
 			      files[k], t + n - 15, want);
 		free(t);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -173,8 +172,7 @@ START_TEST(saved_layers_load_back_bit_for_bit)
 	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 9, &got.l[0]), PPCC_RT_EINPUT);
 	m.version = 0;
 	ck_assert_int_eq(ppcc_ckpt_commit(&m, dir, 9), PPCC_RT_EINPUT);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -213,8 +211,7 @@ START_TEST(another_models_checkpoint_is_refused_with_the_reason)
 	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 3, &t.l[1]), PPCC_RT_EMISMATCH);
 	ck_assert_msg(strstr(log.text, "layer 1 is 'head' in the checkpoint, "
 			     "'lm_head' in the model"), "%s", log.text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -285,8 +282,7 @@ START_TEST(every_flipped_byte_and_every_truncation_is_refused)
 	free(mtext);
 	free(bad);
 	free(orig);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -340,8 +336,7 @@ START_TEST(tensor_sizes_that_wrap_around_are_refused)
 	ck_assert_int_eq(ppcc_ckpt_load_layer(&m, dir, 5, &layer), PPCC_RT_ECHECKSUM);
 	ck_assert_msg(strstr(log.text, "layer-0000.shard:8: error: truncated: the tensors "
 			     "so far hold "), "%s", log.text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -372,60 +367,12 @@ START_TEST(an_incomplete_save_is_never_committed)
 	log.len = 0;
 	ck_assert_int_eq(ppcc_ckpt_latest(&step, &m, empty), PPCC_RT_EIO);
 	ck_assert_msg(strstr(log.text, "LATEST: error: cannot read"), "%s", log.text);
-	tu_rmtree(empty);
-	free(empty);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(empty);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
 /* ---- the trainer ----------------------------------------------------------- */
-
-static void bin_path(char *out, size_t n, const char *rel)
-{
-	const char *b = getenv("PPCC_BUILD");
-	snprintf(out, n, "%s/%s", b ? b : "build", rel);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The lines of prefix and prefix.N (mpi), sorted, without the loss
- * lines of steps before `from`; malloc'd. */
-static char *results(const char *prefix, int from)
-{
-	char *lines[512], path[PATH_MAX + 16];
-	int n = 0;
-	for (int k = -1; k < 8; k++) {
-		if (k < 0)
-			snprintf(path, sizeof path, "%s", prefix);
-		else
-			snprintf(path, sizeof path, "%s.%d", prefix, k);
-		char *t = tu_read_file(path, NULL);
-		if (!t)
-			continue;
-		for (char *q = strtok(t, "\n"); q && n < 512; q = strtok(NULL, "\n")) {
-			int step;
-			if (sscanf(q, "loss %d ", &step) == 1 && step < from)
-				continue;
-			lines[n++] = strdup(q);
-		}
-		free(t);
-	}
-	qsort(lines, (size_t)n, sizeof *lines, cmp_str);
-	size_t len = 1;
-	for (int i = 0; i < n; i++)
-		len += strlen(lines[i]) + 1;
-	char *out = calloc(len, 1);
-	for (int i = 0; i < n; i++) {
-		strcat(out, lines[i]);
-		strcat(out, "\n");
-		free(lines[i]);
-	}
-	return out;
-}
 
 /* The 1-based line where a and b first differ. */
 static int first_difference(const char *a, const char *b)
@@ -463,7 +410,7 @@ static int trainer(const char *json, int np, const char *steps, const char *out,
 	char tr[PATH_MAX], npbuf[8];
 	char *argv[32];
 	int k = 0;
-	bin_path(tr, sizeof tr, "trainer");
+	tu_build_path(tr, sizeof tr, "trainer");
 	snprintf(npbuf, sizeof npbuf, "%d", np);
 	if (np > 0) {
 		char *mpi[] = {"mpirun", "-np", npbuf, "--oversubscribe", "--allow-run-as-root",
@@ -501,7 +448,7 @@ static int trainer(const char *json, int np, const char *steps, const char *out,
 static void plan(char *json, size_t n, const char *dir, const char *kind, int p)
 {
 	char bin[PATH_MAX], model[PATH_MAX], np[8];
-	bin_path(bin, sizeof bin, "ppcc");
+	tu_build_path(bin, sizeof bin, "ppcc");
 	snprintf(model, sizeof model, "%s/examples/trainer/mlp.yaml", tu_src());
 	snprintf(json, n, "%s/%s-%d.json", dir, kind, p);
 	snprintf(np, sizeof np, "%d", p);
@@ -526,7 +473,7 @@ START_TEST(trainer_resumes_onto_another_plan_bitwise)
 	plan(jinter4, sizeof jinter4, dir, "interleaved", 4);
 	snprintf(full, sizeof full, "%s/full", dir);
 	trainer(NULL, 0, "6", full, NULL, NULL, NULL, "uninterrupted");
-	char *ref = results(full, 3);
+	char *ref = tu_sorted_lines(full, 3);
 	ck_assert_msg(strstr(ref, "loss 3 ") && strstr(ref, "loss 5 ") &&
 		      !strstr(ref, "loss 2 ") && strstr(ref, "param 7 "), "%s", ref);
 
@@ -560,14 +507,13 @@ START_TEST(trainer_resumes_onto_another_plan_bitwise)
 		}
 		snprintf(out, sizeof out, "%s/resumed%zu", dir, c);
 		trainer(cases[c].b, cases[c].np_b, "6", out, NULL, NULL, ck, cases[c].what);
-		char *got = results(out, 0);
+		char *got = tu_sorted_lines(out, 0);
 		ck_assert_msg(strcmp(got, ref) == 0, "%s: the resumed run differs from "
 			      "line %d on", cases[c].what, first_difference(got, ref));
 		free(got);
 	}
 	free(ref);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -585,10 +531,10 @@ START_TEST(trainer_refuses_damage_and_survives_a_killed_save)
 {
 	char *dir = tu_mkdtemp(), full[PATH_MAX], out[PATH_MAX], ck[PATH_MAX];
 	char path[2 * PATH_MAX], tr[PATH_MAX];
-	bin_path(tr, sizeof tr, "trainer");
+	tu_build_path(tr, sizeof tr, "trainer");
 	snprintf(full, sizeof full, "%s/full", dir);
 	trainer(NULL, 0, "6", full, NULL, NULL, NULL, "uninterrupted");
-	char *ref = results(full, 2);
+	char *ref = tu_sorted_lines(full, 2);
 	snprintf(ck, sizeof ck, "%s/ck", dir);
 	snprintf(out, sizeof out, "%s/first", dir);
 	trainer(NULL, 0, "2", out, ck, "2", NULL, "save at 2");
@@ -617,7 +563,7 @@ START_TEST(trainer_refuses_damage_and_survives_a_killed_save)
 		free(latest);
 		snprintf(out, sizeof out, "%s/after-kill%zu", dir, k);
 		trainer(NULL, 0, "6", out, NULL, NULL, ck, "resume after a killed save");
-		char *got = results(out, 0);
+		char *got = tu_sorted_lines(out, 0);
 		ck_assert_msg(strcmp(got, ref) == 0, "killed at %ld: the resumed run differs "
 			      "from line %d on", kill_at[k], first_difference(got, ref));
 		free(got);
@@ -670,8 +616,7 @@ START_TEST(trainer_refuses_damage_and_survives_a_killed_save)
 		tu_run_free(&r);
 	}
 	free(ref);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -785,8 +730,7 @@ START_TEST(reads_refuse_devices_fifos_and_directories_by_name)
 		/* LATEST and the manifest, with its NULs, and one entry a layer */
 		ck_assert_uint_le(b.counts.bytes_allocated, cases[k].read + 2 + 2 * 64);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -835,8 +779,7 @@ START_TEST(reads_are_bounded_by_the_manifest_before_allocating)
 		ck_assert_uint_eq(b.counts.bytes_read, cases[k].read);
 		ck_assert_uint_le(b.counts.bytes_allocated, cases[k].read + 2 + 2 * 64);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -868,8 +811,7 @@ START_TEST(reads_stop_at_the_timeout)
 	tiny t;
 	tiny_init(&t, 0);
 	ck_assert_msg(ppcc_ckpt_load_layer(&m, ck, 5, &t.l[0]) == 0, "%s", log.text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -883,7 +825,7 @@ START_TEST(trainer_refuses_special_files_and_wrong_sizes_at_once)
 {
 	char *dir = tu_mkdtemp(), ck[PATH_MAX], out[PATH_MAX], tr[PATH_MAX];
 	char path[2 * PATH_MAX];
-	bin_path(tr, sizeof tr, "trainer");
+	tu_build_path(tr, sizeof tr, "trainer");
 	snprintf(ck, sizeof ck, "%s/ck", dir);
 	snprintf(out, sizeof out, "%s/out", dir);
 	trainer(NULL, 0, "3", out, ck, "3", NULL, "save at 3");
@@ -935,60 +877,36 @@ START_TEST(trainer_refuses_special_files_and_wrong_sizes_at_once)
 		}
 		tu_run_free(&r);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
 START_TEST(checkpoint_header_compiles_alone_as_c11_and_cxx)
 {
-	char *dir = tu_mkdtemp(), path[PATH_MAX], inc[PATH_MAX];
-	snprintf(path, sizeof path, "%s/use.c", dir);
-	snprintf(inc, sizeof inc, "-I%s/include", tu_src());
-	ck_assert_int_eq(tu_write_file(path,
+	tu_header_compiles_alone("checkpoint_header_compiles_alone_as_c11_and_cxx",
 		"#include <ppcc/checkpoint.h>\n"
 		"int main(void)\n{\n"
 		"\tppcc_ckpt_model m = {PPCC_CKPT_VERSION, \"m\", 1, 0, 0, 0, 0.0, 0};\n"
-		"\treturn m.version == PPCC_CKPT_VERSION ? 0 : 1;\n}\n"), 0);
-	const char *cc = getenv("CC") ? getenv("CC") : "cc";
-	char *c_argv[] = {(char *)cc, "-std=c11", "-pedantic", "-Werror", "-Wall",
-			  "-Wextra", inc, "-fsyntax-only", path, NULL};
-	tu_run r;
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, c_argv), 0);
-	ck_assert_msg(r.status == 0, "C11: %s", r.err);
-	tu_run_free(&r);
-	char *cxx_argv[] = {"c++", "-std=c++11", "-pedantic", "-Werror", "-Wall",
-			    "-Wextra", inc, "-x", "c++", "-fsyntax-only", path, NULL};
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, cxx_argv), 0);
-	if (r.status == 127)
-		fprintf(stderr, "checkpoint: no c++ compiler; C++ check skipped\n");
-	else
-		ck_assert_msg(r.status == 0, "C++: %s", r.err);
-	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+		"\treturn m.version == PPCC_CKPT_VERSION ? 0 : 1;\n}\n");
 }
 END_TEST
 
 Suite *suite_checkpoint(void)
 {
-	Suite *s = suite_create("checkpoint");
-	TCase *tc = tcase_create("checkpoint");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, layers_of_a_rank_follow_the_stage_table);
-	tcase_add_test(tc, saved_layers_load_back_bit_for_bit);
-	tcase_add_test(tc, trailers_are_zlib_crc32_of_what_precedes);
-	tcase_add_test(tc, another_models_checkpoint_is_refused_with_the_reason);
-	tcase_add_test(tc, every_flipped_byte_and_every_truncation_is_refused);
-	tcase_add_test(tc, tensor_sizes_that_wrap_around_are_refused);
-	tcase_add_test(tc, an_incomplete_save_is_never_committed);
-	tcase_add_test(tc, trainer_resumes_onto_another_plan_bitwise);
-	tcase_add_test(tc, trainer_refuses_damage_and_survives_a_killed_save);
-	tcase_add_test(tc, reads_refuse_devices_fifos_and_directories_by_name);
-	tcase_add_test(tc, reads_are_bounded_by_the_manifest_before_allocating);
-	tcase_add_test(tc, reads_stop_at_the_timeout);
-	tcase_add_test(tc, trainer_refuses_special_files_and_wrong_sizes_at_once);
-	tcase_add_test(tc, checkpoint_header_compiles_alone_as_c11_and_cxx);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("checkpoint", "checkpoint", 300, (const TTest *const[]){
+		layers_of_a_rank_follow_the_stage_table,
+		saved_layers_load_back_bit_for_bit,
+		trailers_are_zlib_crc32_of_what_precedes,
+		another_models_checkpoint_is_refused_with_the_reason,
+		every_flipped_byte_and_every_truncation_is_refused,
+		tensor_sizes_that_wrap_around_are_refused,
+		an_incomplete_save_is_never_committed,
+		trainer_resumes_onto_another_plan_bitwise,
+		trainer_refuses_damage_and_survives_a_killed_save,
+		reads_refuse_devices_fifos_and_directories_by_name,
+		reads_are_bounded_by_the_manifest_before_allocating,
+		reads_stop_at_the_timeout,
+		trainer_refuses_special_files_and_wrong_sizes_at_once,
+		checkpoint_header_compiles_alone_as_c11_and_cxx,
+		NULL});
 }

@@ -20,20 +20,15 @@ static char *example(const char *name)
 	return buf[k];
 }
 
-#define RUN(r, ...) do { \
-	char *argv_[] = {(char *)tu_ppcc(), __VA_ARGS__, NULL}; \
-	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, NULL, 60, argv_), 0); \
-} while (0)
-
 START_TEST(cli_help_and_version_exit_zero)
 {
 	tu_run r;
-	RUN(&r, "--help");
+	TU_PPCC(&r, "--help");
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "usage: ppcc plan FILE"));
 	ck_assert_str_eq(r.err, "");
 	tu_run_free(&r);
-	RUN(&r, "-V");
+	TU_PPCC(&r, "-V");
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "ppcc " PPCC_VERSION_STRING "\n");
 	tu_run_free(&r);
@@ -155,7 +150,7 @@ START_TEST(cli_usage_errors_name_the_option)
 	}
 	/* the same value twice is no conflict */
 	tu_run r;
-	RUN(&r, "search", tiny, "--global-batch", "8", "--fix", "stages=2",
+	TU_PPCC(&r, "search", tiny, "--global-batch", "8", "--fix", "stages=2",
 	    "--fix", "stages=2", "--fix", "schedule=1f1b", "--fix",
 	    "schedule=1f1b", "--top", "1", "-f", "json");
 	ck_assert_msg(r.status == 0, "%s", r.err);
@@ -170,7 +165,7 @@ START_TEST(cli_plan_writes_output_file)
 	char out[4096];
 	snprintf(out, sizeof out, "%s/plan.json", dir);
 	tu_run r;
-	RUN(&r, "plan", example("tiny.yaml"), "-f", "json", "-o", out);
+	TU_PPCC(&r, "plan", example("tiny.yaml"), "-f", "json", "-o", out);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.out, "");
 	size_t len;
@@ -182,7 +177,7 @@ START_TEST(cli_plan_writes_output_file)
 	tu_run_free(&r);
 
 	/* ppcc check accepts it. */
-	RUN(&r, "check", out);
+	TU_PPCC(&r, "check", out);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_ptr_nonnull(strstr(r.out, "valid 1f1b schedule: 4 ranks"));
 	tu_run_free(&r);
@@ -191,8 +186,7 @@ START_TEST(cli_plan_writes_output_file)
 	char cmd[8192];
 	snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
 	ck_assert_int_eq(system(cmd), 0);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -200,12 +194,10 @@ START_TEST(cli_bad_input_leaves_existing_output_untouched)
 {
 	char *dir = tu_mkdtemp();
 	char out[4096], bad[4096];
-	snprintf(out, sizeof out, "%s/plan.json", dir);
-	snprintf(bad, sizeof bad, "%s/bad.yaml", dir);
-	tu_write_file(out, "precious\n");
-	tu_write_file(bad, "model:\n  name: x\n  layers: 3\n");
+	tu_write_in(out, sizeof out, dir, "plan.json", "precious\n");
+	tu_write_in(bad, sizeof bad, dir, "bad.yaml", "model:\n  name: x\n  layers: 3\n");
 	tu_run r;
-	RUN(&r, "plan", bad, "-o", out);
+	TU_PPCC(&r, "plan", bad, "-o", out);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "bad.yaml:3:11: error: "), "%s", r.err);
 	char *kept = tu_read_file(out, NULL);
@@ -215,21 +207,20 @@ START_TEST(cli_bad_input_leaves_existing_output_untouched)
 	char cmd[8192];
 	snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 2", dir);
 	ck_assert_int_eq(system(cmd), 0);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
 START_TEST(cli_unwritable_output_exits_three)
 {
 	tu_run r;
-	RUN(&r, "plan", example("tiny.yaml"), "-o", "/nonexistent-dir/plan.txt");
+	TU_PPCC(&r, "plan", example("tiny.yaml"), "-o", "/nonexistent-dir/plan.txt");
 	ck_assert_int_eq(r.status, 3);
 	ck_assert_msg(strstr(r.err, "ppcc: /nonexistent-dir/plan.txt: error: cannot write"),
 		      "%s", r.err);
 	tu_run_free(&r);
 	/* A full disk: everything fits in the buffer until the flush fails. */
-	RUN(&r, "plan", example("tiny.yaml"), "-o", "/dev/full");
+	TU_PPCC(&r, "plan", example("tiny.yaml"), "-o", "/dev/full");
 	ck_assert_int_eq(r.status, 3);
 	tu_run_free(&r);
 	/* A read-only directory: harden_read_only_directory_exits_three
@@ -249,55 +240,34 @@ START_TEST(cli_reads_stdin_and_names_it)
 
 	char *dir = tu_mkdtemp();
 	char bad[4096];
-	snprintf(bad, sizeof bad, "%s/bad.yaml", dir);
-	tu_write_file(bad, "model: [\n");
+	tu_write_in(bad, sizeof bad, dir, "bad.yaml", "model: [\n");
 	ck_assert_int_eq(tu_run_argv(&r, NULL, bad, NULL, 60, argv), 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strncmp(r.err, "ppcc: <stdin>:", 14) == 0, "%s", r.err);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
-
-/* Rewrites the first occurrence of `from` in the file with `to`. */
-static void mutate(const char *path, const char *from, const char *to)
-{
-	char *s = tu_read_file(path, NULL);
-	ck_assert_ptr_nonnull(s);
-	char *at = strstr(s, from);
-	ck_assert_msg(at != NULL, "no '%s' to mutate", from);
-	FILE *f = fopen(path, "wb");
-	fwrite(s, 1, (size_t)(at - s), f);
-	fputs(to, f);
-	fputs(at + strlen(from), f);
-	fclose(f);
-	free(s);
-}
 
 START_TEST(cli_check_rejects_mutated_schedule)
 {
 	char *dir = tu_mkdtemp();
 	char out[4096];
-	snprintf(out, sizeof out, "%s/plan.json", dir);
+	tu_plan_json(out, sizeof out, dir, "tiny.yaml");
 	tu_run r;
-	RUN(&r, "plan", example("tiny.yaml"), "-f", "json", "-o", out);
-	ck_assert_int_eq(r.status, 0);
-	tu_run_free(&r);
 	/* Rank 1's first action is RECV_F of stage 1, microbatch 0: make it
 	 * microbatch 1's, a duplicate that leaves microbatch 0's send
 	 * unmatched. */
-	mutate(out, "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":0",
-	       "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":1");
-	RUN(&r, "check", out);
+	tu_replace_in_file(out, "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":0",
+			   "{\"op\":\"RECV_F\",\"stage\":1,\"mb\":1");
+	TU_PPCC(&r, "check", out);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "error: stage 1 microbatch 1: 2 RECV_F "
 				    "(rank 1, actions 0 and 3)"), "%s", r.err);
 	ck_assert_msg(strstr(r.err, "error: rank 0, action 1 (SEND_F stage 0 mb 0): "
 				    "no matching RECV_F on rank 1"), "%s", r.err);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -305,17 +275,16 @@ START_TEST(cli_check_reports_json_syntax_position)
 {
 	char *dir = tu_mkdtemp();
 	char path[4096];
-	snprintf(path, sizeof path, "%s/broken.json", dir);
-	tu_write_file(path, "{\n  \"format\": \"ppcc-schedule\",\n  \"version\": 1,,\n}\n");
+	tu_write_in(path, sizeof path, dir, "broken.json",
+		    "{\n  \"format\": \"ppcc-schedule\",\n  \"version\": 1,,\n}\n");
 	tu_run r;
-	RUN(&r, "check", path);
+	TU_PPCC(&r, "check", path);
 	ck_assert_int_eq(r.status, 1);
 	char want[4200];
 	snprintf(want, sizeof want, "ppcc: %s:3:", path);
 	ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "%s", r.err);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -362,26 +331,22 @@ START_TEST(cli_man_page_examples_run)
 		free(text);
 	}
 	ck_assert_int_ge(ran, 5);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
 Suite *suite_cli(void)
 {
-	Suite *s = suite_create("cli");
-	TCase *tc = tcase_create("cli");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, cli_help_and_version_exit_zero);
-	tcase_add_test(tc, cli_usage_errors_exit_two);
-	tcase_add_test(tc, cli_usage_errors_name_the_option);
-	tcase_add_test(tc, cli_plan_writes_output_file);
-	tcase_add_test(tc, cli_bad_input_leaves_existing_output_untouched);
-	tcase_add_test(tc, cli_unwritable_output_exits_three);
-	tcase_add_test(tc, cli_reads_stdin_and_names_it);
-	tcase_add_test(tc, cli_check_rejects_mutated_schedule);
-	tcase_add_test(tc, cli_check_reports_json_syntax_position);
-	tcase_add_test(tc, cli_man_page_examples_run);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("cli", "cli", 300, (const TTest *const[]){
+		cli_help_and_version_exit_zero,
+		cli_usage_errors_exit_two,
+		cli_usage_errors_name_the_option,
+		cli_plan_writes_output_file,
+		cli_bad_input_leaves_existing_output_untouched,
+		cli_unwritable_output_exits_three,
+		cli_reads_stdin_and_names_it,
+		cli_check_rejects_mutated_schedule,
+		cli_check_reports_json_syntax_position,
+		cli_man_page_examples_run,
+		NULL});
 }

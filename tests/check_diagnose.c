@@ -37,18 +37,12 @@ static void quiet(int rank, const char *line, void *user)
 	(void)user;
 }
 
-static void bin(char *out, size_t n, const char *rel)
-{
-	const char *b = getenv("PPCC_BUILD");
-	snprintf(out, n, "%s/%s", b ? b : "build", rel);
-}
-
 /* `ppcc diagnose DIR [extra...]`; r filled. */
 static void diagnose(tu_run *r, const char *dir, const char *a1, const char *a2,
 		     const char *a3)
 {
 	char ppcc[PATH_MAX];
-	bin(ppcc, sizeof ppcc, "ppcc");
+	tu_build_path(ppcc, sizeof ppcc, "ppcc");
 	char *argv[] = {ppcc, "diagnose", (char *)dir, (char *)a1, (char *)a2,
 			(char *)a3, NULL};
 	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, NULL, 60, argv), 0);
@@ -83,7 +77,7 @@ static int run_recorded_to(const char *dir, const ppcc_schedule *s,
 	rt_pipe_fns(pp, fns);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = timeout_s;
-	o.diag = lines ? rt_lines_count : quiet;
+	o.diag = lines ? rt_lines_add : quiet;
 	o.diag_user = lines;
 	setenv("PPCC_FLIGHT_DIR", dir, 1);
 	int err = ppcc_rt_run_local(st, s, fns, &o);
@@ -156,8 +150,7 @@ START_TEST(no_record_without_the_variable_and_a_clean_run_writes_none)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -211,8 +204,7 @@ START_TEST(failing_callback_is_named_as_the_first_failure)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -280,8 +272,7 @@ START_TEST(stuck_callback_is_found_through_the_wait_for_graph)
 		tu_run_free(&r);
 		rt_pipe_free(pp);
 		ppcc_arena_free(a);
-		tu_rmtree(dir);
-		free(dir);
+		tu_rmtree_free(dir);
 	}
 }
 END_TEST
@@ -370,8 +361,7 @@ START_TEST(mismatched_schedules_are_named_with_both_fingerprints)
 	rt_pipe_free(pp);
 	rt_pipe_free(pq);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -414,8 +404,7 @@ START_TEST(rank_that_skips_a_microbatch_is_named_with_what_it_skips)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -431,24 +420,6 @@ static int forward_with_sample(int stage, int mb, const void *in, size_t in_n,
  * (waiting before its step until the scribble is done) has not received
  * yet; in debug mode rank 1 fails its check, and diagnose names it and
  * the message. */
-static unsigned char *kept_output;
-static atomic_int scribbled;
-
-static int scribbling_forward(int stage, int mb, const void *input,
-			      size_t input_bytes, void *output,
-			      size_t output_bytes, void *user)
-{
-	int ret = rt_pipe_forward(stage, mb, input, input_bytes, output,
-				  output_bytes, user);
-	if (stage == 0 && mb == 0)
-		kept_output = output;
-	if (stage == 0 && mb == 1 && kept_output) {
-		kept_output[3] ^= 0x40;
-		atomic_store(&scribbled, 1);
-	}
-	return ret;
-}
-
 START_TEST(corrupted_message_is_named_at_its_receiver)
 {
 	char *dir = tu_mkdtemp();
@@ -460,11 +431,9 @@ START_TEST(corrupted_message_is_named_at_its_receiver)
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_GPIPE, 2, 1, 2, 0, st), 0);
 	ppcc_rt_stage_fns fns[2];
 	rt_pipe_fns(pp, fns);
-	fns[0].forward = scribbling_forward;
-	kept_output = NULL;
-	atomic_store(&scribbled, 0);
+	fns[0].forward = rt_pipe_scribbling_forward;
 	const ppcc_schedule *ss[2] = {&s, &s};
-	rank_arg t[2] = {{.debug = 1}, {.debug = 1, .start_after = &scribbled}};
+	rank_arg t[2] = {{.debug = 1}, {.debug = 1, .start_after = &pp->scribbled}};
 	run_ranks(dir, ss, 2, fns, t, 10);
 	ck_assert_int_eq(t[1].step_status, PPCC_RT_ECHECKSUM);
 	ck_assert_int_eq(n_records(dir), 2);
@@ -484,8 +453,7 @@ START_TEST(corrupted_message_is_named_at_its_receiver)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -602,8 +570,7 @@ START_TEST(sigusr1_records_a_live_hang_and_diagnose_names_the_holder)
 	tu_run_free(&r);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -612,7 +579,7 @@ END_TEST
 static int mpirun(const char *mode, const char *dir, int recovery)
 {
 	char prog[PATH_MAX], env_dir[PATH_MAX + 32];
-	bin(prog, sizeof prog, "tests/rt_mpi_prog");
+	tu_build_path(prog, sizeof prog, "tests/rt_mpi_prog");
 	if (access(prog, X_OK) != 0) {
 		if (tu_mpi_left_out("diagnose mpirun"))
 			return -1;
@@ -652,8 +619,7 @@ START_TEST(killed_mpi_rank_is_named_as_dead)
 			      strstr(r.out, " from rank 1\n"), "%s", r.out);
 		tu_run_free(&r);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -671,8 +637,7 @@ START_TEST(mpi_mismatched_schedules_are_named)
 				     "has "), "%s", r.out);
 		tu_run_free(&r);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -703,7 +668,7 @@ START_TEST(dump_on_demand_and_schedule_file_comparison)
 {
 	char *dir = tu_mkdtemp(), ppcc[PATH_MAX], model[PATH_MAX];
 	char j8[PATH_MAX], j4[PATH_MAX];
-	bin(ppcc, sizeof ppcc, "ppcc");
+	tu_build_path(ppcc, sizeof ppcc, "ppcc");
 	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
 	snprintf(j8, sizeof j8, "%s/m8.json", dir);
 	snprintf(j4, sizeof j4, "%s/m4.json", dir);
@@ -756,8 +721,7 @@ START_TEST(dump_on_demand_and_schedule_file_comparison)
 		      r.out);
 	tu_run_free(&r);
 	ppcc_rt_schedule_free(s);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -850,8 +814,7 @@ START_TEST(bad_and_partial_records_are_located_errors)
 	free(orig);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -920,8 +883,7 @@ START_TEST(diagnosis_shows_escapes_and_bidi_controls_visibly)
 	free(orig);
 	rt_pipe_free(pp);
 	ppcc_arena_free(a);
-	tu_rmtree(top);
-	free(top);
+	tu_rmtree_free(top);
 }
 END_TEST
 
@@ -972,8 +934,7 @@ START_TEST(job_of_16384_ranks_is_diagnosed)
 		}
 		json_decref(o);
 		tu_run_free(&r);
-		tu_rmtree(dir);
-		free(dir);
+		tu_rmtree_free(dir);
 	}
 }
 END_TEST
@@ -1024,8 +985,7 @@ START_TEST(records_naming_a_rank_outside_the_job_are_refused)
 	ck_assert_msg(r.status == 0 && strstr(r.out, "cause: rank 2 holds everyone up: "),
 		      "exit %d\n%s\n%s", r.status, r.err, r.out);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -1035,7 +995,7 @@ END_TEST
 START_TEST(man_page_example_matches_what_ppcc_prints)
 {
 	char rel[PATH_MAX], ppcc[PATH_MAX], dir[PATH_MAX], man[PATH_MAX];
-	bin(rel, sizeof rel, "ppcc");
+	tu_build_path(rel, sizeof rel, "ppcc");
 	ck_assert_ptr_nonnull(realpath(rel, ppcc)); /* run from another directory */
 	snprintf(dir, sizeof dir, "%s", tu_src());
 	snprintf(man, sizeof man, "%s/man/ppcc.1", tu_src());
@@ -1076,25 +1036,22 @@ END_TEST
 
 Suite *suite_diagnose(void)
 {
-	Suite *s = suite_create("diagnose");
-	TCase *tc = tcase_create("diagnose");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, flight_record_names_hold_every_digit_of_the_rank);
-	tcase_add_test(tc, no_record_without_the_variable_and_a_clean_run_writes_none);
-	tcase_add_test(tc, failing_callback_is_named_as_the_first_failure);
-	tcase_add_test(tc, stuck_callback_is_found_through_the_wait_for_graph);
-	tcase_add_test(tc, mismatched_schedules_are_named_with_both_fingerprints);
-	tcase_add_test(tc, corrupted_message_is_named_at_its_receiver);
-	tcase_add_test(tc, rank_that_skips_a_microbatch_is_named_with_what_it_skips);
-	tcase_add_test(tc, sigusr1_records_a_live_hang_and_diagnose_names_the_holder);
-	tcase_add_test(tc, killed_mpi_rank_is_named_as_dead);
-	tcase_add_test(tc, mpi_mismatched_schedules_are_named);
-	tcase_add_test(tc, dump_on_demand_and_schedule_file_comparison);
-	tcase_add_test(tc, bad_and_partial_records_are_located_errors);
-	tcase_add_test(tc, diagnosis_shows_escapes_and_bidi_controls_visibly);
-	tcase_add_test(tc, man_page_example_matches_what_ppcc_prints);
-	tcase_add_test(tc, job_of_16384_ranks_is_diagnosed);
-	tcase_add_test(tc, records_naming_a_rank_outside_the_job_are_refused);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("diagnose", "diagnose", 120, (const TTest *const[]){
+		flight_record_names_hold_every_digit_of_the_rank,
+		no_record_without_the_variable_and_a_clean_run_writes_none,
+		failing_callback_is_named_as_the_first_failure,
+		stuck_callback_is_found_through_the_wait_for_graph,
+		mismatched_schedules_are_named_with_both_fingerprints,
+		corrupted_message_is_named_at_its_receiver,
+		rank_that_skips_a_microbatch_is_named_with_what_it_skips,
+		sigusr1_records_a_live_hang_and_diagnose_names_the_holder,
+		killed_mpi_rank_is_named_as_dead,
+		mpi_mismatched_schedules_are_named,
+		dump_on_demand_and_schedule_file_comparison,
+		bad_and_partial_records_are_located_errors,
+		diagnosis_shows_escapes_and_bidi_controls_visibly,
+		man_page_example_matches_what_ppcc_prints,
+		job_of_16384_ranks_is_diagnosed,
+		records_naming_a_rank_outside_the_job_are_refused,
+		NULL});
 }

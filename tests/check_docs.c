@@ -82,19 +82,15 @@ START_TEST(schedules_tree_is_small_and_listed_in_its_manifest)
 	ck_assert_msg(bytes > 0 && bytes < 5L << 20, "schedules/ keeps %ld bytes",
 		      bytes);
 	tu_run_free(&r);
-	tu_rmtree(tmp);
-	free(tmp);
+	tu_rmtree_free(tmp);
 }
 END_TEST
 
 Suite *suite_docs(void)
 {
-	Suite *s = suite_create("docs");
-	TCase *tc = tcase_create("docs");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, readme_and_man_page_transcripts_match_what_ppcc_prints);
-	tcase_add_test(tc, man_pages_format_without_a_troff_warning);
-	tcase_add_test(tc, schedules_tree_is_small_and_listed_in_its_manifest);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("docs", "docs", 300, (const TTest *const[]){
+		readme_and_man_page_transcripts_match_what_ppcc_prints,
+		man_pages_format_without_a_troff_warning,
+		schedules_tree_is_small_and_listed_in_its_manifest,
+		NULL});
 }

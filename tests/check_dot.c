@@ -367,8 +367,7 @@ static int run_on(const char *text, char *const argv_head[], tu_run *run)
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
 	char path[4096];
-	snprintf(path, sizeof path, "%s/in.dot", dir);
-	ck_assert_int_eq(tu_write_file(path, text), 0);
+	tu_write_in(path, sizeof path, dir, "in.dot", text);
 	char *argv[8];
 	int k = 0;
 	for (; argv_head[k]; k++)
@@ -376,8 +375,7 @@ static int run_on(const char *text, char *const argv_head[], tu_run *run)
 	argv[k++] = path;
 	argv[k] = NULL;
 	ck_assert_int_eq(tu_run_argv(run, NULL, NULL, NULL, 120, argv), 0);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	return run->status == 127 ? -1 : run->status;
 }
 
@@ -1389,8 +1387,7 @@ START_TEST(missing_graphviz_plugins_are_an_error_not_a_print)
 	ck_assert_ptr_nonnull(err);
 	ck_assert_msg(n == 0, "printed: %s", err);
 	free(err);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -1515,36 +1512,31 @@ START_TEST(examples_draw_and_parse)
 }
 END_TEST
 
-Suite *suite_dot(void);
-
 Suite *suite_dot(void)
 {
-	Suite *s = suite_create("dot");
-	TCase *tc = tcase_create("dot");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, timeline_places_each_compute_action_once_at_its_time);
-	tcase_add_test(tc, timeline_draws_each_collective_on_its_rank_lane);
-	tcase_add_test(tc, timeline_gives_each_op_its_own_colour);
-	tcase_add_test(tc, timeline_marks_chunks_by_shade_and_label);
-	tcase_add_test(tc, timeline_title_names_schedule_step_and_bubbles);
-	tcase_add_test(tc, timeline_axis_ticks_sit_at_their_times);
-	tcase_add_test(tc, deps_has_a_node_per_compute_and_an_edge_per_transfer);
-	tcase_add_test(tc, deps_renders_for_every_schedule_kind);
-	tcase_add_test(tc, deps_dot_text_is_what_agwrite_writes);
-	tcase_add_test(tc, deps_dot_work_is_linear_in_the_stages);
-	tcase_add_test(tc, deps_draws_each_reduction_after_its_backward);
-	tcase_add_test(tc, names_survive_the_dot_round_trip);
-	tcase_add_test(tc, names_show_verbatim_in_the_svg);
-	tcase_add_test(tc, long_names_are_cut_on_a_character_boundary);
-	tcase_add_test(tc, invalid_text_shows_as_replacement_characters);
-	tcase_add_test(tc, graphviz_commands_accept_and_draw_the_same);
-	tcase_add_test(tc, svg_and_png_are_complete_and_deterministic);
-	tcase_add_test(tc, output_is_the_same_in_a_german_locale);
-	tcase_add_test(tc, missing_graphviz_plugins_are_an_error_not_a_print);
-	tcase_add_test(tc, huge_plans_are_cut_with_a_warning);
-	tcase_add_test(tc, plan_without_times_is_simulated_for_the_timeline);
-	tcase_add_test(tc, failed_allocations_are_enomem_without_leaks);
-	tcase_add_test(tc, examples_draw_and_parse);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("dot", "dot", 300, (const TTest *const[]){
+		timeline_places_each_compute_action_once_at_its_time,
+		timeline_draws_each_collective_on_its_rank_lane,
+		timeline_gives_each_op_its_own_colour,
+		timeline_marks_chunks_by_shade_and_label,
+		timeline_title_names_schedule_step_and_bubbles,
+		timeline_axis_ticks_sit_at_their_times,
+		deps_has_a_node_per_compute_and_an_edge_per_transfer,
+		deps_renders_for_every_schedule_kind,
+		deps_dot_text_is_what_agwrite_writes,
+		deps_dot_work_is_linear_in_the_stages,
+		deps_draws_each_reduction_after_its_backward,
+		names_survive_the_dot_round_trip,
+		names_show_verbatim_in_the_svg,
+		long_names_are_cut_on_a_character_boundary,
+		invalid_text_shows_as_replacement_characters,
+		graphviz_commands_accept_and_draw_the_same,
+		svg_and_png_are_complete_and_deterministic,
+		output_is_the_same_in_a_german_locale,
+		missing_graphviz_plugins_are_an_error_not_a_print,
+		huge_plans_are_cut_with_a_warning,
+		plan_without_times_is_simulated_for_the_timeline,
+		failed_allocations_are_enomem_without_leaks,
+		examples_draw_and_parse,
+		NULL});
 }

@@ -1281,24 +1281,21 @@ END_TEST
 
 Suite *suite_dp(void)
 {
-	Suite *s = suite_create("dp");
-	TCase *tc = tcase_create("dp");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, reduced_gradients_are_the_sum_over_the_replicas);
-	tcase_add_test(tc, reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all);
-	tcase_add_test(tc, a_failing_replica_stops_the_grid_naming_the_collective);
-	tcase_add_test(tc, a_stuck_replica_times_out_the_reduction_naming_it);
-	tcase_add_test(tc, replicas_entering_different_collectives_are_refused);
-	tcase_add_test(tc, the_prediction_launches_each_stage_after_its_last_backward);
-	tcase_add_test(tc, the_simulator_times_the_schedules_reductions_as_predicted);
-	tcase_add_test(tc, reductions_overlap_the_remaining_backward_passes);
-	tcase_add_test(tc, each_stage_waits_only_for_its_own_gathers_in_the_simulation);
-	tcase_add_test(tc, each_compute_waits_for_its_own_zero3_gathers_in_the_simulation);
-	tcase_add_test(tc, zero3_gathers_serve_every_compute_of_every_kind);
-	tcase_add_test(tc, zero3_gathers_serve_each_compute_and_rounds_sum_each_backward);
-	tcase_add_test(tc, the_later_stages_gathers_overlap_the_first_stages_forwards);
-	tcase_add_test(tc, options_of_version_1_ignore_the_later_fields);
-	tcase_add_test(tc, options_data_parallel_is_read_from_version_3_and_refused_off_mpi);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("dp", "dp", 120, (const TTest *const[]){
+		reduced_gradients_are_the_sum_over_the_replicas,
+		reduce_scatter_keeps_each_shard_and_gathers_give_every_replica_all,
+		a_failing_replica_stops_the_grid_naming_the_collective,
+		a_stuck_replica_times_out_the_reduction_naming_it,
+		replicas_entering_different_collectives_are_refused,
+		the_prediction_launches_each_stage_after_its_last_backward,
+		the_simulator_times_the_schedules_reductions_as_predicted,
+		reductions_overlap_the_remaining_backward_passes,
+		each_stage_waits_only_for_its_own_gathers_in_the_simulation,
+		each_compute_waits_for_its_own_zero3_gathers_in_the_simulation,
+		zero3_gathers_serve_every_compute_of_every_kind,
+		zero3_gathers_serve_each_compute_and_rounds_sum_each_backward,
+		the_later_stages_gathers_overlap_the_first_stages_forwards,
+		options_of_version_1_ignore_the_later_fields,
+		options_data_parallel_is_read_from_version_3_and_refused_off_mpi,
+		NULL});
 }

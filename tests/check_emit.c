@@ -76,8 +76,7 @@ static void make_tmp_dir(void)
 
 static void remove_tmp_dir(void)
 {
-	tu_rmtree(tmp_dir);
-	free(tmp_dir);
+	tu_rmtree_free(tmp_dir);
 	tmp_dir = NULL;
 }
 
@@ -1621,40 +1620,35 @@ START_TEST(examples_round_trip_through_csv_and_chrome)
 }
 END_TEST
 
-Suite *suite_emit(void);
-
 Suite *suite_emit(void)
 {
-	Suite *s = suite_create("emit");
-	TCase *h = tcase_create("header");
-	tcase_set_timeout(h, 300);
-	tcase_add_test(h, header_compiles_as_c11_and_cxx17);
-	tcase_add_test(h, header_walk_matches_json_actions);
-	tcase_add_test(h, header_standalone_walks_same_actions_without_ppcc_headers);
-	tcase_add_test(h, header_fingerprint_equals_fingerprint_of_its_schedule);
-	tcase_add_test(h, header_hostile_names_compile_and_survive_exactly);
-	tcase_add_test(h, header_standalone_types_have_the_layout_of_schedule_h);
-	tcase_add_test(h, header_rejects_prefixes_that_are_not_safe_identifiers);
-	suite_add_tcase(s, h);
-	TCase *c = tcase_create("torch_csv");
-	tcase_add_test(c, csv_reader_counts_pytorch_dualpipev_sample);
-	tcase_add_test(c, csv_dualpipe_v_matches_pytorch_sample_cell_by_cell);
-	tcase_add_test(c, csv_compute_only_lists_compute_actions_in_lock_step);
-	tcase_add_test(c, csv_with_comms_lists_every_action_in_order);
-	tcase_add_test(c, csv_reports_a_compute_order_that_cannot_run);
-	suite_add_tcase(s, c);
-	TCase *t = tcase_create("chrome");
-	tcase_add_test(t, chrome_has_one_event_per_action_at_its_simulated_time);
-	tcase_add_test(t, chrome_simulates_a_plan_that_has_no_times);
-	tcase_add_test(t, chrome_model_name_survives_exactly);
-	tcase_add_test(t, chrome_replaces_bytes_that_are_not_utf8);
-	tcase_add_test(t, chrome_refuses_times_that_are_not_finite);
-	tcase_add_test(t, emitters_fail_cleanly_when_allocation_fails);
-	suite_add_tcase(s, t);
-	TCase *x = tcase_create("examples");
-	tcase_set_timeout(x, 600);
-	tcase_add_test(x, examples_emit_headers_that_walk_like_their_json);
-	tcase_add_test(x, examples_round_trip_through_csv_and_chrome);
-	suite_add_tcase(s, x);
+	Suite *s = tu_suite("emit", "header", 300, (const TTest *const[]){
+		header_compiles_as_c11_and_cxx17,
+		header_walk_matches_json_actions,
+		header_standalone_walks_same_actions_without_ppcc_headers,
+		header_fingerprint_equals_fingerprint_of_its_schedule,
+		header_hostile_names_compile_and_survive_exactly,
+		header_standalone_types_have_the_layout_of_schedule_h,
+		header_rejects_prefixes_that_are_not_safe_identifiers,
+		NULL});
+	tu_tcase(s, "torch_csv", 0, (const TTest *const[]){
+		csv_reader_counts_pytorch_dualpipev_sample,
+		csv_dualpipe_v_matches_pytorch_sample_cell_by_cell,
+		csv_compute_only_lists_compute_actions_in_lock_step,
+		csv_with_comms_lists_every_action_in_order,
+		csv_reports_a_compute_order_that_cannot_run,
+		NULL});
+	tu_tcase(s, "chrome", 0, (const TTest *const[]){
+		chrome_has_one_event_per_action_at_its_simulated_time,
+		chrome_simulates_a_plan_that_has_no_times,
+		chrome_model_name_survives_exactly,
+		chrome_replaces_bytes_that_are_not_utf8,
+		chrome_refuses_times_that_are_not_finite,
+		emitters_fail_cleanly_when_allocation_fails,
+		NULL});
+	tu_tcase(s, "examples", 600, (const TTest *const[]){
+		examples_emit_headers_that_walk_like_their_json,
+		examples_round_trip_through_csv_and_chrome,
+		NULL});
 	return s;
 }

@@ -14,8 +14,6 @@
 #include "ppcc/compiler.h"
 #include "testutil.h"
 
-Suite *suite_formats(void);
-
 static char *example(const char *name)
 {
 	static char buf[2][4096];
@@ -25,10 +23,9 @@ static char *example(const char *name)
 	return buf[k];
 }
 
-#define RUN(r, ...) do { \
-	char *argv_[] = {(char *)tu_ppcc(), __VA_ARGS__, NULL}; \
-	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, NULL, 120, argv_), 0); \
-} while (0)
+/* TU_PPCC with 120 s to run */
+#define RUN(r, ...) tu_ppcc_run((r), NULL, NULL, 120, \
+				(const char *const[]){__VA_ARGS__, NULL})
 
 START_TEST(formats_round_trip_by_name_and_index)
 {
@@ -284,17 +281,15 @@ END_TEST
 
 Suite *suite_formats(void)
 {
-	Suite *s = suite_create("formats");
-	TCase *t = tcase_create("table");
-	tcase_add_test(t, formats_round_trip_by_name_and_index);
-	tcase_add_test(t, help_lists_exactly_the_tables_names);
-	tcase_add_test(t, format_option_takes_each_row_and_refuses_others);
-	suite_add_tcase(s, t);
-	TCase *c = tcase_create("compile");
-	tcase_set_timeout(c, 300);
-	tcase_add_test(c, compile_file_honours_the_memory_limit);
-	tcase_add_test(c, compile_file_honours_the_budget);
-	tcase_add_test(c, compile_file_writes_every_format_as_ppcc_plan);
-	suite_add_tcase(s, c);
+	Suite *s = tu_suite("formats", "table", 0, (const TTest *const[]){
+		formats_round_trip_by_name_and_index,
+		help_lists_exactly_the_tables_names,
+		format_option_takes_each_row_and_refuses_others,
+		NULL});
+	tu_tcase(s, "compile", 300, (const TTest *const[]){
+		compile_file_honours_the_memory_limit,
+		compile_file_honours_the_budget,
+		compile_file_writes_every_format_as_ppcc_plan,
+		NULL});
 	return s;
 }

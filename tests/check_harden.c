@@ -177,18 +177,6 @@ static char *example_text(const char *name, size_t *len)
 	return text;
 }
 
-/* Runs ppcc with up to 16 arguments; env may be NULL. */
-static void run_ppcc(tu_run *r, char *const env[], int timeout_s,
-		     const char *const args[])
-{
-	char *argv[20] = {(char *)tu_ppcc()};
-	int n = 1;
-	for (; args[n - 1] && n < 19; n++)
-		argv[n] = (char *)args[n - 1];
-	argv[n] = NULL;
-	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, env, timeout_s, argv), 0);
-}
-
 /* ---- what an abort was doing ------------------------------------------ */
 
 static char abort_context[4096];
@@ -669,7 +657,7 @@ START_TEST(harden_truncated_examples_cli_leave_no_file)
 			unlink(out);
 			tu_run r;
 			const char *args[] = {"plan", in, "-f", "json", "-o", out, NULL};
-			run_ppcc(&r, NULL, 60, args);
+			tu_ppcc_run(&r, NULL, NULL, 60, args);
 			ck_assert_msg(r.status == 0 || r.status == 1,
 				      "%s cut at %zu: exit %d: %s", ex.names[i], cut,
 				      r.status, r.err);
@@ -726,7 +714,7 @@ START_TEST(harden_cli_failed_allocation_exits_four)
 			char *env[] = {env_n, NULL};
 			const char *args[] = {"plan", in, "-f", cases[c][1], "-o", out, NULL};
 			tu_run r;
-			run_ppcc(&r, env, 120, args);
+			tu_ppcc_run(&r, NULL, env, 120, args);
 			if (r.status == 0) {
 				done = 1;
 			} else {
@@ -856,7 +844,7 @@ static void plan_to(const char *in, const char *fmt, const char *out,
 {
 	const char *args[] = {"plan", in, "-f", fmt, "-o", out, extra1, extra2, NULL};
 	tu_run r;
-	run_ppcc(&r, NULL, 120, args);
+	tu_ppcc_run(&r, NULL, NULL, 120, args);
 	ck_assert_msg(r.status == 0, "plan %s -f %s: exit %d: %s", in, fmt,
 		      r.status, r.err);
 	ck_assert_msg(r.err_len == 0, "plan %s -f %s: stderr: %s", in, fmt, r.err);
@@ -1060,7 +1048,7 @@ START_TEST(harden_hostile_names_survive_every_format)
 		{
 			const char *args[] = {"check", out, NULL};
 			tu_run r;
-			run_ppcc(&r, NULL, 60, args);
+			tu_ppcc_run(&r, NULL, NULL, 60, args);
 			ck_assert_msg(r.status == 0, "check of named JSON: %s", r.err);
 			tu_run_free(&r);
 		}
@@ -1096,7 +1084,7 @@ START_TEST(harden_hostile_names_survive_every_format)
 			const char *args[] = {"plan", in, "-f", "header", "-o", header,
 					      "--prefix", "hx", "--standalone", NULL};
 			tu_run r;
-			run_ppcc(&r, NULL, 60, args);
+			tu_ppcc_run(&r, NULL, NULL, 60, args);
 			ck_assert_msg(r.status == 0, "standalone header: %s", r.err);
 			tu_run_free(&r);
 		}
@@ -1435,7 +1423,7 @@ START_TEST(harden_awkward_bytes_get_the_same_clear_answer)
 			unlink(got_json);
 			const char *args[] = {"plan", file, "-f", "json", "-o", got_json, NULL};
 			tu_run r;
-			run_ppcc(&r, NULL, 60, args);
+			tu_ppcc_run(&r, NULL, NULL, 60, args);
 			status[k] = r.status;
 			answers[k] = r.err;
 			if (r.status == 0) {
@@ -1532,7 +1520,7 @@ START_TEST(harden_strict_numbers_name_key_and_position)
 	{
 		const char *args[] = {"plan", file, "-o", "/dev/null", NULL};
 		tu_run r;
-		run_ppcc(&r, NULL, 60, args);
+		tu_ppcc_run(&r, NULL, NULL, 60, args);
 		ck_assert_msg(r.status == 0, "base model: %s", r.err);
 		tu_run_free(&r);
 	}
@@ -1555,7 +1543,7 @@ START_TEST(harden_strict_numbers_name_key_and_position)
 			      with, strlen(with));
 		const char *args[] = {"plan", file, "-o", "/dev/null", NULL};
 		tu_run r;
-		run_ppcc(&r, NULL, 60, args);
+		tu_ppcc_run(&r, NULL, NULL, 60, args);
 		ck_assert_msg(r.status == 1, "%s: %s: exit %d: %s", cases[i].key,
 			      cases[i].value, r.status, r.err);
 		int line = 0, col = 0;
@@ -1610,7 +1598,7 @@ START_TEST(harden_names_in_diagnostics_cannot_forge_lines_or_escapes)
 		ck_assert_int_eq(tu_write_file(file, models[i]), 0);
 		const char *args[] = {"plan", file, "-o", "/dev/null", NULL};
 		tu_run r;
-		run_ppcc(&r, NULL, 60, args);
+		tu_ppcc_run(&r, NULL, NULL, 60, args);
 		ck_assert_msg(r.status == 1, "model %zu: exit %d: %s", i, r.status,
 			      r.err);
 		for (size_t k = 0; k < r.err_len; k++) {
@@ -1649,7 +1637,7 @@ START_TEST(harden_full_device_and_directory_exit_three)
 			const char *args[] = {"plan", ex, "-f", name, "-o",
 					      targets[t], NULL};
 			tu_run r;
-			run_ppcc(&r, NULL, 60, args);
+			tu_ppcc_run(&r, NULL, NULL, 60, args);
 			ck_assert_msg(r.status == 3, "-f %s -o %s: exit %d: %s",
 				      name, targets[t], r.status, r.err);
 			ck_assert_msg(strstr(r.err, "error: cannot write"),
@@ -1670,8 +1658,7 @@ START_TEST(harden_full_device_and_directory_exit_three)
 		free(cmd);
 	}
 	ck_assert_int_eq(count_entries(dir, NULL, 0), 0);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	free(tiny);
 	free(llama);
 }
@@ -1853,32 +1840,27 @@ START_TEST(harden_killed_mid_write_keeps_previous_file)
 }
 END_TEST
 
-Suite *suite_harden(void);
-
 Suite *suite_harden(void)
 {
-	Suite *s = suite_create("harden");
-	TCase *in = tcase_create("inproc");
-	tcase_set_timeout(in, 1800);
-	tcase_add_test(in, harden_fuzz_output_checks_tell_good_from_bad);
-	tcase_add_test(in, harden_fuzz_regressions_and_seeds_replay_cleanly);
-	tcase_add_test(in, harden_truncated_examples_run_cleanly_in_process);
-	tcase_add_test(in, harden_every_failed_allocation_is_enomem_without_leak);
-	tcase_add_test(in, harden_json_reader_failed_allocation_is_enomem_without_leak);
-	tcase_add_test(in, harden_repeated_runs_do_not_grow_the_heap);
-	suite_add_tcase(s, in);
-	TCase *cli = tcase_create("cli");
-	tcase_set_timeout(cli, 900);
-	tcase_add_test(cli, harden_truncated_examples_cli_leave_no_file);
-	tcase_add_test(cli, harden_cli_failed_allocation_exits_four);
-	tcase_add_test(cli, harden_hostile_names_survive_every_format);
-	tcase_add_test(cli, harden_parser_attacks_fail_fast_and_small);
-	tcase_add_test(cli, harden_awkward_bytes_get_the_same_clear_answer);
-	tcase_add_test(cli, harden_strict_numbers_name_key_and_position);
-	tcase_add_test(cli, harden_names_in_diagnostics_cannot_forge_lines_or_escapes);
-	tcase_add_test(cli, harden_full_device_and_directory_exit_three);
-	tcase_add_test(cli, harden_read_only_directory_exits_three);
-	tcase_add_test(cli, harden_killed_mid_write_keeps_previous_file);
-	suite_add_tcase(s, cli);
+	Suite *s = tu_suite("harden", "inproc", 1800, (const TTest *const[]){
+		harden_fuzz_output_checks_tell_good_from_bad,
+		harden_fuzz_regressions_and_seeds_replay_cleanly,
+		harden_truncated_examples_run_cleanly_in_process,
+		harden_every_failed_allocation_is_enomem_without_leak,
+		harden_json_reader_failed_allocation_is_enomem_without_leak,
+		harden_repeated_runs_do_not_grow_the_heap,
+		NULL});
+	tu_tcase(s, "cli", 900, (const TTest *const[]){
+		harden_truncated_examples_cli_leave_no_file,
+		harden_cli_failed_allocation_exits_four,
+		harden_hostile_names_survive_every_format,
+		harden_parser_attacks_fail_fast_and_small,
+		harden_awkward_bytes_get_the_same_clear_answer,
+		harden_strict_numbers_name_key_and_position,
+		harden_names_in_diagnostics_cannot_forge_lines_or_escapes,
+		harden_full_device_and_directory_exit_three,
+		harden_read_only_directory_exits_three,
+		harden_killed_mid_write_keeps_previous_file,
+		NULL});
 	return s;
 }

@@ -23,15 +23,9 @@
 
 Suite *suite_hostile(void);
 
-static void run_ppcc(tu_run *r, const char *dir, char *const args[])
+static void run_ppcc(tu_run *r, const char *dir, const char *const args[])
 {
-	char *argv[16];
-	int n = 0;
-	argv[n++] = (char *)tu_ppcc();
-	for (; *args && n < 15; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	ck_assert_int_eq(tu_run_argv(r, dir, NULL, NULL, 60, argv), 0);
+	tu_ppcc_run(r, dir, NULL, 60, args);
 }
 
 static const char *tiny(void)
@@ -66,7 +60,7 @@ START_TEST(output_through_a_dangling_link_creates_its_target)
 	ck_assert_int_eq(symlink("../chained.txt", p), 0);
 
 	tu_run r;
-	run_ppcc(&r, dir, (char *[]){"plan", (char *)tiny(), "-o", "dangling", NULL});
+	run_ppcc(&r, dir, (const char *[]){"plan", (char *)tiny(), "-o", "dangling", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
 	snprintf(p, sizeof p, "%s/dangling", dir);
@@ -78,7 +72,7 @@ START_TEST(output_through_a_dangling_link_creates_its_target)
 	ck_assert_ptr_nonnull(strstr(text, "ppcc 0.1.0: tiny, 1f1b"));
 	free(text);
 
-	run_ppcc(&r, dir, (char *[]){"plan", (char *)tiny(), "-o", "chain", NULL});
+	run_ppcc(&r, dir, (const char *[]){"plan", (char *)tiny(), "-o", "chain", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
 	snprintf(p, sizeof p, "%s/chain", dir);
@@ -87,8 +81,7 @@ START_TEST(output_through_a_dangling_link_creates_its_target)
 	ck_assert(is_link_to(p, "../chained.txt"));
 	snprintf(p, sizeof p, "%s/chained.txt", dir);
 	ck_assert(tu_exists(p));
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -117,7 +110,7 @@ START_TEST(output_through_a_link_loop_or_into_nowhere_is_refused_as_the_shell_do
 	};
 	for (int i = 0; i < 3; i++) {
 		tu_run r;
-		run_ppcc(&r, dir, (char *[]){"plan", (char *)tiny(), "-o",
+		run_ppcc(&r, dir, (const char *[]){"plan", (char *)tiny(), "-o",
 					     (char *)cases[i].link, NULL});
 		ck_assert_msg(r.status == 3 && strstr(r.err, cases[i].says),
 			      "%s: %d %s", cases[i].link, r.status, r.err);
@@ -126,8 +119,7 @@ START_TEST(output_through_a_link_loop_or_into_nowhere_is_refused_as_the_shell_do
 		ck_assert_msg(is_link_to(p, cases[i].target), "%s replaced",
 			      cases[i].link);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -165,7 +157,7 @@ START_TEST(bidi_controls_in_names_are_shown_not_obeyed)
 	const char *formats[] = {"text", "dot", "svg", "torch-csv", "header"};
 	for (int i = 0; i < 5; i++) {
 		tu_run r;
-		run_ppcc(&r, NULL, (char *[]){"plan", path, "-f",
+		run_ppcc(&r, NULL, (const char *[]){"plan", path, "-f",
 					      (char *)formats[i], NULL});
 		ck_assert_msg(r.status == 0, "%s: %s", formats[i], r.err);
 		ck_assert_msg(!has_raw_invisible(r.out, r.out_len),
@@ -183,7 +175,7 @@ START_TEST(bidi_controls_in_names_are_shown_not_obeyed)
 	const char *machine[] = {"json", "chrome"};
 	for (int i = 0; i < 2; i++) {
 		tu_run r;
-		run_ppcc(&r, NULL, (char *[]){"plan", path, "-f",
+		run_ppcc(&r, NULL, (const char *[]){"plan", path, "-f",
 					      (char *)machine[i], NULL});
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		ck_assert(!has_raw_invisible(r.out, r.out_len));
@@ -208,16 +200,16 @@ START_TEST(bidi_controls_in_names_are_shown_not_obeyed)
 	snprintf(sched, sizeof sched, "%s/s\xe2\x80\xaenosj.json", dir);
 	{
 		tu_run r;
-		run_ppcc(&r, NULL, (char *[]){"plan", path, "-f", "json", "-o", sched,
+		run_ppcc(&r, NULL, (const char *[]){"plan", path, "-f", "json", "-o", sched,
 					      NULL});
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		tu_run_free(&r);
-		run_ppcc(&r, NULL, (char *[]){"check", sched, NULL});
+		run_ppcc(&r, NULL, (const char *[]){"check", sched, NULL});
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		ck_assert_msg(!has_raw_invisible(r.out, r.out_len) &&
 			      strstr(r.out, "/s<U+202E>nosj.json: valid 1f1b"), "%s", r.out);
 		tu_run_free(&r);
-		run_ppcc(&r, NULL, (char *[]){"search", path, "--global-batch", "2",
+		run_ppcc(&r, NULL, (const char *[]){"search", path, "--global-batch", "2",
 					      "--top", "1", NULL});
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		ck_assert_msg(!has_raw_invisible(r.out, r.out_len) &&
@@ -228,13 +220,12 @@ START_TEST(bidi_controls_in_names_are_shown_not_obeyed)
 	snprintf(text, sizeof text, bidi_yaml, "1e308");
 	ck_assert_int_eq(tu_write_file(path, text), 0);
 	tu_run r;
-	run_ppcc(&r, NULL, (char *[]){"plan", path, NULL});
+	run_ppcc(&r, NULL, (const char *[]){"plan", path, NULL});
 	ck_assert_int_eq(r.status, 1);
 	ck_assert(!has_raw_invisible(r.err, r.err_len));
 	ck_assert_msg(strstr(r.err, "device 'd<U+2067>x'"), "%s", r.err);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -255,7 +246,7 @@ START_TEST(absurd_tflops_blames_the_device_at_its_line)
 			 values[i], at + strlen("tflops: 121"));
 		ck_assert_int_eq(tu_write_file(path, text), 0);
 		tu_run r;
-		run_ppcc(&r, NULL, (char *[]){"plan", path, NULL});
+		run_ppcc(&r, NULL, (const char *[]){"plan", path, NULL});
 		char want[256];
 		snprintf(want, sizeof want, "tf.yaml:26:3: error: device 'l4': "
 			 "tflops of %s is outside the range ppcc can plan (1e-06 "
@@ -274,13 +265,12 @@ START_TEST(absurd_tflops_blames_the_device_at_its_line)
 			 ok[i], at + strlen("tflops: 121"));
 		ck_assert_int_eq(tu_write_file(path, text), 0);
 		tu_run r;
-		run_ppcc(&r, NULL, (char *[]){"plan", path, NULL});
+		run_ppcc(&r, NULL, (const char *[]){"plan", path, NULL});
 		ck_assert_msg(r.status == 0, "%s: %s", ok[i], r.err);
 		tu_run_free(&r);
 	}
 	free(src);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -323,8 +313,7 @@ static int closed_pipe_run(char *const args[], char **out_err)
 	*out_err = tu_read_file(errpath, NULL);
 	if (!*out_err)
 		*out_err = strdup("");
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	return st;
 }
 
@@ -360,8 +349,7 @@ START_TEST(closed_pipe_on_stdout_gets_a_diagnostic)
 				     "Broken pipe"), "ppcc %s: %s", cases[k][1], err);
 		free(err);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -391,8 +379,7 @@ START_TEST(fifos_as_input_and_output_work_as_with_the_shell)
 	ck_assert_msg(strstr(text, "ppcc 0.1.0: tiny, 1f1b, 4 stages") &&
 		      strstr(text, "rank 3"), "%s", text);
 	free(text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -401,7 +388,7 @@ END_TEST
 START_TEST(svg_output_does_not_embed_the_graphviz_version)
 {
 	tu_run r;
-	run_ppcc(&r, NULL, (char *[]){"plan", (char *)tiny(), "-f", "svg", NULL});
+	run_ppcc(&r, NULL, (const char *[]){"plan", (char *)tiny(), "-f", "svg", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strncmp(r.out, "<?xml version=\"1.0\"", 19) == 0, "%.80s",
 		      r.out);
@@ -423,16 +410,13 @@ END_TEST
 
 Suite *suite_hostile(void)
 {
-	Suite *s = suite_create("hostile");
-	TCase *tc = tcase_create("hostile");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, output_through_a_dangling_link_creates_its_target);
-	tcase_add_test(tc, output_through_a_link_loop_or_into_nowhere_is_refused_as_the_shell_does);
-	tcase_add_test(tc, bidi_controls_in_names_are_shown_not_obeyed);
-	tcase_add_test(tc, absurd_tflops_blames_the_device_at_its_line);
-	tcase_add_test(tc, closed_pipe_on_stdout_gets_a_diagnostic);
-	tcase_add_test(tc, fifos_as_input_and_output_work_as_with_the_shell);
-	tcase_add_test(tc, svg_output_does_not_embed_the_graphviz_version);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("hostile", "hostile", 120, (const TTest *const[]){
+		output_through_a_dangling_link_creates_its_target,
+		output_through_a_link_loop_or_into_nowhere_is_refused_as_the_shell_does,
+		bidi_controls_in_names_are_shown_not_obeyed,
+		absurd_tflops_blames_the_device_at_its_line,
+		closed_pipe_on_stdout_gets_a_diagnostic,
+		fifos_as_input_and_output_work_as_with_the_shell,
+		svg_output_does_not_embed_the_graphviz_version,
+		NULL});
 }

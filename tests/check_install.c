@@ -26,8 +26,7 @@ START_TEST(trainer_links_the_runtime_alone_and_libraries_export_only_the_api)
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 300, argv), 0);
 	ck_assert_msg(r.status == 0, "install.sh (exit %d):\n%s%s", r.status, r.out, r.err);
 	tu_run_free(&r);
-	tu_rmtree(work);
-	free(work);
+	tu_rmtree_free(work);
 }
 END_TEST
 
@@ -72,11 +71,8 @@ END_TEST
 
 Suite *suite_install(void)
 {
-	Suite *s = suite_create("install");
-	TCase *tc = tcase_create("install");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, trainer_links_the_runtime_alone_and_libraries_export_only_the_api);
-	tcase_add_test(tc, deps_as_a_user_installs_nothing_and_names_what_is_missing);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("install", "install", 300, (const TTest *const[]){
+		trainer_links_the_runtime_alone_and_libraries_export_only_the_api,
+		deps_as_a_user_installs_nothing_and_names_what_is_missing,
+		NULL});
 }

@@ -28,30 +28,18 @@ typedef struct planned {
 	ppcc_plan plan;
 	tu_diag diag;
 	int status;
-	char *dir;
 } planned;
 
 /* Loads yaml, checks it and (when the check passes) plans it. */
 static void plan_text(planned *r, const char *yaml)
 {
-	char path[4096];
 	r->a = ppcc_arena_new();
 	ck_assert_ptr_nonnull(r->a);
-	tu_diag_init(&r->diag);
-	r->dir = tu_mkdtemp();
-	snprintf(path, sizeof path, "%s/m.yaml", r->dir);
-	ck_assert_int_eq(tu_write_file(path, yaml), 0);
-	r->status = ppcc_config_load(&r->cfg, r->a, path, NULL, &r->diag.d);
-	if (r->status == 0)
-		r->status = ppcc_config_check(&r->cfg, &r->diag.d);
-	if (r->status == 0)
-		r->status = ppcc_plan_build(&r->plan, r->a, &r->cfg, &r->diag.d);
+	r->status = tu_plan_text(&r->plan, r->a, &r->cfg, yaml, &r->diag);
 }
 
 static void done(planned *r)
 {
-	tu_rmtree(r->dir);
-	free(r->dir);
 	ppcc_arena_free(r->a);
 }
 
@@ -875,30 +863,27 @@ END_TEST
 
 Suite *suite_iteration(void)
 {
-	Suite *s = suite_create("iteration");
-	TCase *tc = tcase_create("iteration");
-	tcase_add_test(tc, zero_stages_give_published_bytes_per_param);
-	tcase_add_test(tc, memory_terms_of_a_layer_a_device_and_the_optimizer);
-	tcase_add_test(tc, ring_collectives_follow_bus_bandwidth_formulas);
-	tcase_add_test(tc, topology_places_ranks_on_groups_nodes_and_links);
-	tcase_add_test(tc, layer_time_is_flops_collectives_and_kernels);
-	tcase_add_test(tc, tp_collectives_are_two_allreduces_per_block_each_way);
-	tcase_add_test(tc, p2p_sends_one_tth_of_the_activation_per_device);
-	tcase_add_test(tc, context_parallel_passes_k_and_v_around_the_ring);
-	tcase_add_test(tc, gpt_stash_matches_korthikanti_table_2);
-	tcase_add_test(tc, swiglu_gqa_stash_is_derived_from_the_kept_tensors);
-	tcase_add_test(tc, loss_stage_keeps_logits_in_16_bits_and_fp32);
-	tcase_add_test(tc, mfu_of_a_single_device_plan);
-	tcase_add_test(tc, gradient_buckets_reduce_after_the_last_backward);
-	tcase_add_test(tc, zero1_gathers_open_the_step_and_are_charged_whole);
-	tcase_add_test(tc, zero3_gathers_weights_and_reduces_every_backward);
-	tcase_add_test(tc, measured_times_convert_on_the_group_and_t_they_were_measured);
-	tcase_add_test(tc, global_batch_gives_microbatches_per_replica);
-	tcase_add_test(tc, parallel_sizes_that_do_not_divide_are_located_errors);
-	tcase_add_test(tc, fidelity_table_in_readme_is_what_make_fidelity_prints);
-	tcase_add_test(tc, dp_bucket_mb_sets_the_buckets_and_is_checked);
-	tcase_add_test(tc, simulator_iteration_and_prediction_time_reductions_alike);
-	tcase_set_timeout(tc, 300);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("iteration", "iteration", 300, (const TTest *const[]){
+		zero_stages_give_published_bytes_per_param,
+		memory_terms_of_a_layer_a_device_and_the_optimizer,
+		ring_collectives_follow_bus_bandwidth_formulas,
+		topology_places_ranks_on_groups_nodes_and_links,
+		layer_time_is_flops_collectives_and_kernels,
+		tp_collectives_are_two_allreduces_per_block_each_way,
+		p2p_sends_one_tth_of_the_activation_per_device,
+		context_parallel_passes_k_and_v_around_the_ring,
+		gpt_stash_matches_korthikanti_table_2,
+		swiglu_gqa_stash_is_derived_from_the_kept_tensors,
+		loss_stage_keeps_logits_in_16_bits_and_fp32,
+		mfu_of_a_single_device_plan,
+		gradient_buckets_reduce_after_the_last_backward,
+		zero1_gathers_open_the_step_and_are_charged_whole,
+		zero3_gathers_weights_and_reduces_every_backward,
+		measured_times_convert_on_the_group_and_t_they_were_measured,
+		global_batch_gives_microbatches_per_replica,
+		parallel_sizes_that_do_not_divide_are_located_errors,
+		fidelity_table_in_readme_is_what_make_fidelity_prints,
+		dp_bucket_mb_sets_the_buckets_and_is_checked,
+		simulator_iteration_and_prediction_time_reductions_alike,
+		NULL});
 }

@@ -26,8 +26,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	tu_rmtree(tmpdir);
-	free(tmpdir);
+	tu_rmtree_free(tmpdir);
 	tmpdir = NULL;
 }
 
@@ -470,57 +469,36 @@ START_TEST(transformer_recompute_moves_cost_from_stash_to_backward)
 }
 END_TEST
 
+/* A transformer of 2 layers of hidden size 1000, its other keys given. */
+#define TRANSFORMER_2x1000(rest) \
+	"model:\n  name: t\n  transformer:\n    layers: 2\n    hidden: 1000\n" \
+	rest CLUSTER4
+#define HEADS_16_KV_5 "    heads: 16\n    kv_heads: 5\n    vocab: 10\n    seq_len: 8\n"
+
 START_TEST(transformer_rejects_shapes_that_do_not_divide)
 {
-	expect_errors("model:\n"
-		      "  name: t\n"
-		      "  transformer:\n"
-		      "    layers: 2\n"
-		      "    hidden: 1000\n"
-		      "    heads: 16\n"
-		      "    kv_heads: 5\n"
-		      "    vocab: 10\n"
-		      "    seq_len: 8\n"
-		      "    recompute: partial\n" CLUSTER4,
-		      "10:16: model.transformer.recompute: expected none, "
-		      "selective, or full, got 'partial'\n");
-	expect_errors("model:\n"
-		      "  name: t\n"
-		      "  transformer:\n"
-		      "    layers: 2\n"
-		      "    hidden: 1000\n"
-		      "    heads: 16\n"
-		      "    kv_heads: 5\n"
-		      "    vocab: 10\n"
-		      "    seq_len: 8\n"
-		      "    swiglu: yes\n" CLUSTER4,
-		      "10:13: model.transformer.swiglu: expected true or "
-		      "false, got 'yes'\n");
-	/* a typo of heads is reported once, and nothing divides by the
-	 * heads it did not give */
-	expect_errors("model:\n"
-		      "  name: t\n"
-		      "  transformer:\n"
-		      "    layers: 2\n"
-		      "    hidden: 1000\n"
-		      "    heasd: 16\n"
-		      "    vocab: 10\n"
-		      "    seq_len: 8\n" CLUSTER4,
-		      "6:5: unknown key 'heasd' in model.transformer; did you "
-		      "mean 'heads'?\n");
-	expect_errors("model:\n"
-		      "  name: t\n"
-		      "  transformer:\n"
-		      "    layers: 2\n"
-		      "    hidden: 1000\n"
-		      "    heads: 16\n"
-		      "    kv_heads: 5\n"
-		      "    vocab: 10\n"
-		      "    seq_len: 8\n" CLUSTER4,
-		      "6:5: model.transformer.heads: 16 heads do not divide the "
-		      "hidden size 1000\n"
-		      "7:5: model.transformer.kv_heads: 5 kv heads do not "
-		      "divide the 16 heads\n");
+	static const struct {
+		const char *yaml, *want;
+	} cases[] = {
+		{TRANSFORMER_2x1000(HEADS_16_KV_5 "    recompute: partial\n"),
+		 "10:16: model.transformer.recompute: expected none, "
+		 "selective, or full, got 'partial'\n"},
+		{TRANSFORMER_2x1000(HEADS_16_KV_5 "    swiglu: yes\n"),
+		 "10:13: model.transformer.swiglu: expected true or "
+		 "false, got 'yes'\n"},
+		/* a typo of heads is reported once, and nothing divides by
+		 * the heads it did not give */
+		{TRANSFORMER_2x1000("    heasd: 16\n    vocab: 10\n    seq_len: 8\n"),
+		 "6:5: unknown key 'heasd' in model.transformer; did you "
+		 "mean 'heads'?\n"},
+		{TRANSFORMER_2x1000(HEADS_16_KV_5),
+		 "6:5: model.transformer.heads: 16 heads do not divide the "
+		 "hidden size 1000\n"
+		 "7:5: model.transformer.kv_heads: 5 kv heads do not "
+		 "divide the 16 heads\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		expect_errors(cases[i].yaml, cases[i].want);
 }
 END_TEST
 
@@ -1521,60 +1499,57 @@ START_TEST(man_page_example_files_load)
 }
 END_TEST
 
-Suite *suite_load(void);
-
 Suite *suite_load(void)
 {
 	Suite *s = suite_create("load");
-	TCase *tc = tcase_create("load");
+	TCase *tc = tu_tcase(s, "load", 120, (const TTest *const[]){
+		load_converts_units_and_fills_defaults,
+		load_expands_repeat_in_place,
+		load_converts_ms_at_the_first_group_rate,
+		load_records_where_each_pipeline_setting_came_from,
+		load_accepts_plain_decimal_forms,
+		load_reads_decimals_alike_in_a_comma_locale,
+		transformer_matches_gpt3_published_figures,
+		transformer_matches_llama2_70b_parameter_count,
+		transformer_recompute_moves_cost_from_stash_to_backward,
+		transformer_rejects_shapes_that_do_not_divide,
+		loader_rejects_duplicate_key_citing_first_line,
+		loader_suggests_near_key_for_unknown_key,
+		loader_lists_keys_when_none_is_near,
+		loader_rejects_bad_numbers_naming_path_and_position,
+		loader_rejects_integers_that_are_not_integral_or_in_range,
+		loader_checks_ranges_of_fractions_and_counts,
+		loader_reports_missing_required_keys,
+		loader_rejects_wrong_types,
+		loader_rejects_device_and_groups_together,
+		loader_rejects_fwd_flops_and_fwd_ms_together,
+		loader_reads_the_backward_in_two_parts,
+		loader_reports_every_error_in_file_order,
+		loader_lists_at_most_100_errors_and_counts_the_rest,
+		loader_suggests_schedule_names,
+		loader_stops_deep_nesting_fast,
+		loader_rejects_billion_laughs_at_first_anchor,
+		loader_rejects_nul_byte_and_bad_encodings,
+		loader_rejects_tab_indentation,
+		loader_counts_lines_alike_with_crlf_bom_and_lf,
+		loader_rejects_tags_documents_and_syntax_errors,
+		loader_rejects_file_over_the_size_limit,
+		loader_rejects_repeat_beyond_the_layer_limit,
+		loader_names_unreadable_files,
+		loader_reads_stdin_as_dash,
+		loader_takes_cluster_from_cluster_file,
+		loader_refuses_overflowing_reals_it_does_not_read,
+		loader_reports_cluster_file_errors_under_its_name,
+		loader_fails_cleanly_at_every_allocation,
+		check_accepts_a_consistent_configuration,
+		check_rejects_more_stages_than_layers_or_devices,
+		check_rejects_chunks_outside_the_interleaved_schedule,
+		check_rejects_each_broken_interleaved_constraint,
+		check_rejects_tensor_groups_straddling_device_groups,
+		check_points_overrides_at_the_command_line,
+		fill_defaults_gives_interleaved_two_chunks,
+		man_page_example_files_load,
+		NULL});
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, load_converts_units_and_fills_defaults);
-	tcase_add_test(tc, load_expands_repeat_in_place);
-	tcase_add_test(tc, load_converts_ms_at_the_first_group_rate);
-	tcase_add_test(tc, load_records_where_each_pipeline_setting_came_from);
-	tcase_add_test(tc, load_accepts_plain_decimal_forms);
-	tcase_add_test(tc, load_reads_decimals_alike_in_a_comma_locale);
-	tcase_add_test(tc, transformer_matches_gpt3_published_figures);
-	tcase_add_test(tc, transformer_matches_llama2_70b_parameter_count);
-	tcase_add_test(tc, transformer_recompute_moves_cost_from_stash_to_backward);
-	tcase_add_test(tc, transformer_rejects_shapes_that_do_not_divide);
-	tcase_add_test(tc, loader_rejects_duplicate_key_citing_first_line);
-	tcase_add_test(tc, loader_suggests_near_key_for_unknown_key);
-	tcase_add_test(tc, loader_lists_keys_when_none_is_near);
-	tcase_add_test(tc, loader_rejects_bad_numbers_naming_path_and_position);
-	tcase_add_test(tc, loader_rejects_integers_that_are_not_integral_or_in_range);
-	tcase_add_test(tc, loader_checks_ranges_of_fractions_and_counts);
-	tcase_add_test(tc, loader_reports_missing_required_keys);
-	tcase_add_test(tc, loader_rejects_wrong_types);
-	tcase_add_test(tc, loader_rejects_device_and_groups_together);
-	tcase_add_test(tc, loader_rejects_fwd_flops_and_fwd_ms_together);
-	tcase_add_test(tc, loader_reads_the_backward_in_two_parts);
-	tcase_add_test(tc, loader_reports_every_error_in_file_order);
-	tcase_add_test(tc, loader_lists_at_most_100_errors_and_counts_the_rest);
-	tcase_add_test(tc, loader_suggests_schedule_names);
-	tcase_add_test(tc, loader_stops_deep_nesting_fast);
-	tcase_add_test(tc, loader_rejects_billion_laughs_at_first_anchor);
-	tcase_add_test(tc, loader_rejects_nul_byte_and_bad_encodings);
-	tcase_add_test(tc, loader_rejects_tab_indentation);
-	tcase_add_test(tc, loader_counts_lines_alike_with_crlf_bom_and_lf);
-	tcase_add_test(tc, loader_rejects_tags_documents_and_syntax_errors);
-	tcase_add_test(tc, loader_rejects_file_over_the_size_limit);
-	tcase_add_test(tc, loader_rejects_repeat_beyond_the_layer_limit);
-	tcase_add_test(tc, loader_names_unreadable_files);
-	tcase_add_test(tc, loader_reads_stdin_as_dash);
-	tcase_add_test(tc, loader_takes_cluster_from_cluster_file);
-	tcase_add_test(tc, loader_refuses_overflowing_reals_it_does_not_read);
-	tcase_add_test(tc, loader_reports_cluster_file_errors_under_its_name);
-	tcase_add_test(tc, loader_fails_cleanly_at_every_allocation);
-	tcase_add_test(tc, check_accepts_a_consistent_configuration);
-	tcase_add_test(tc, check_rejects_more_stages_than_layers_or_devices);
-	tcase_add_test(tc, check_rejects_chunks_outside_the_interleaved_schedule);
-	tcase_add_test(tc, check_rejects_each_broken_interleaved_constraint);
-	tcase_add_test(tc, check_rejects_tensor_groups_straddling_device_groups);
-	tcase_add_test(tc, check_points_overrides_at_the_command_line);
-	tcase_add_test(tc, fill_defaults_gives_interleaved_two_chunks);
-	tcase_add_test(tc, man_page_example_files_load);
-	suite_add_tcase(s, tc);
 	return s;
 }

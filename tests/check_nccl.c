@@ -100,50 +100,11 @@ static int free_port(void)
 	return ntohs(a.sin_port);
 }
 
-typedef struct diag_buf {
-	pthread_mutex_t mu;
-	pthread_cond_t cv; /* a line came */
-	char text[1 << 15];
-	size_t len;
-	int lines[8];
-	int ranks, stuck; /* for diag_wait_others */
-} diag_buf;
-
-static void diag_to_buf(int rank, const char *line, void *user)
-{
-	diag_buf *d = user;
-	pthread_mutex_lock(&d->mu);
-	int n = snprintf(d->text + d->len, sizeof d->text - d->len, "%s\n", line);
-	if (n > 0 && d->len + (size_t)n < sizeof d->text)
-		d->len += (size_t)n;
-	if (rank >= 0 && rank < 8)
-		d->lines[rank]++;
-	pthread_cond_broadcast(&d->cv);
-	pthread_mutex_unlock(&d->mu);
-}
-
-/* rt_pipe.fault_wait: the stuck rank d->stuck returns once every other
- * rank has reported its line. */
-static void diag_wait_others(void *user)
-{
-	diag_buf *d = user;
-	pthread_mutex_lock(&d->mu);
-	rt_pipe_wait_lines(&d->mu, &d->cv, d->lines, d->ranks, d->stuck);
-	pthread_mutex_unlock(&d->mu);
-}
-
-static void diag_buf_init(diag_buf *d)
-{
-	memset(d, 0, sizeof *d);
-	pthread_mutex_init(&d->mu, NULL);
-	pthread_cond_init(&d->cv, NULL);
-}
-
-/* A bare transport context whose reports go to a diag_buf, as the
+/* A bare transport context whose reports go to an rt_lines, as the
  * runtime's would (the store only reports through it). */
 typedef struct fake_rt {
 	rt_tctx cx;
-	diag_buf *d;
+	rt_lines *d;
 } fake_rt;
 
 static void fake_rt_report(void *user, const char *fmt, va_list ap)
@@ -153,10 +114,10 @@ static void fake_rt_report(void *user, const char *fmt, va_list ap)
 	int n = snprintf(line, sizeof line, "ppcc-rt: rank %d: ", f->cx.rank);
 	if (n > 0 && (size_t)n < sizeof line)
 		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-	diag_to_buf(f->cx.rank, line, f->d);
+	rt_lines_add(f->cx.rank, line, f->d);
 }
 
-static void fake_rt_init(fake_rt *f, int rank, diag_buf *d)
+static void fake_rt_init(fake_rt *f, int rank, rt_lines *d)
 {
 	memset(f, 0, sizeof *f);
 	f->cx.rank = rank;
@@ -197,10 +158,10 @@ static int poll_until(rt_oob *o, int *who, int *st)
  * rank 0), and a rank that signalled does not see its own abort. */
 START_TEST(abort_store_relays_a_rank_failure_to_every_other_rank)
 {
-	diag_buf d;
+	rt_lines d;
 	store_rank s[3];
 	int port = free_port(), who, st;
-	diag_buf_init(&d);
+	rt_lines_init(&d, 0, 0);
 	for (int r = 0; r < 3; r++) {
 		memset(&s[r], 0, sizeof s[r]);
 		s[r].rank = r;
@@ -235,10 +196,10 @@ END_TEST
  * failure reaches the rest directly. */
 START_TEST(abort_store_reports_a_dead_process_and_rank_0s_own_failure)
 {
-	diag_buf d;
+	rt_lines d;
 	store_rank s[2];
 	int port = free_port(), who = -5, st = 0;
-	diag_buf_init(&d);
+	rt_lines_init(&d, 0, 0);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -314,10 +275,10 @@ END_TEST
  * the address. */
 START_TEST(abort_store_open_is_bounded_by_its_deadline)
 {
-	diag_buf d;
+	rt_lines d;
 	fake_rt f;
 	rt_oob *o = NULL;
-	diag_buf_init(&d);
+	rt_lines_init(&d, 0, 0);
 	fake_rt_init(&f, 1, &d);
 	int port = free_port();
 	double t0 = now_s();
@@ -361,7 +322,7 @@ static void *rank_main(void *arg)
  * go only through the abort store. */
 static void run_isolated(rank_run *k, const ppcc_schedule *s,
 			 const ppcc_rt_stage_fns *fns, double timeout_s,
-			 diag_buf *d)
+			 rt_lines *d)
 {
 	ppcc_rt_local_world *w = NULL;
 	ck_assert_int_eq(ppcc_rt_local_world_new(&w, s->n_ranks), 0);
@@ -371,7 +332,7 @@ static void run_isolated(rank_run *k, const ppcc_schedule *s,
 		o.grouped = 1;
 		o.timeout_s = timeout_s;
 		o.world = w;
-		o.diag = diag_to_buf;
+		o.diag = rt_lines_add;
 		o.diag_user = d;
 		k[r] = (rank_run){.s = s, .fns = fns, .o = o, .rank = r};
 		ck_assert_int_eq(pthread_create(&k[r].th, NULL, rank_main, &k[r]), 0);
@@ -399,19 +360,19 @@ START_TEST(grouped_ranks_told_of_a_failure_through_the_abort_store)
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[4];
 	rank_run k[4];
-	diag_buf d;
+	rt_lines d;
 	char why[512];
 	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_1F1B, 4, 8), 0);
 	rt_pipe_fns(pp, fns);
 
-	diag_buf_init(&d);
+	rt_lines_init(&d, 0, 0);
 	rt_pipe_reset(pp);
 	run_isolated(k, &s, fns, 5, &d);
 	for (int r = 0; r < 4; r++)
 		ck_assert_msg(k[r].status == 0, "rank %d: %s", r, d.text);
 	ck_assert_msg(rt_pipe_check(pp, &s, -1, why, sizeof why) == 0, "%s", why);
 
-	diag_buf_init(&d);
+	rt_lines_init(&d, 0, 0);
 	rt_pipe_reset(pp);
 	pp->fault_op = PPCC_OP_B;
 	pp->fault_stage = 2;
@@ -440,14 +401,14 @@ START_TEST(grouped_ranks_stop_within_the_bound_around_a_stuck_callback)
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[4];
 	rank_run k[4];
-	diag_buf d;
+	rt_lines d;
 	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_1F1B, 4, 4), 0);
 	rt_pipe_fns(pp, fns);
-	diag_buf_init(&d);
+	rt_lines_init(&d, 0, 0);
 	pp->fault_op = PPCC_OP_F;
 	pp->fault_stage = 1;
 	pp->fault_mb = 1;
-	pp->fault_wait = diag_wait_others; /* until the others stopped */
+	pp->fault_wait = rt_lines_wait_others; /* until the others stopped */
 	pp->fault_wait_user = &d;
 	d.ranks = 4;
 	d.stuck = 1;
@@ -479,14 +440,14 @@ START_TEST(nccl_loopback_fails_cleanly_without_a_gpu)
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[2];
 	ppcc_rt_stats st[2] = {PPCC_RT_STATS_INIT};
-	diag_buf d;
-	diag_buf_init(&d);
+	rt_lines d;
+	rt_lines_init(&d, 0, 0);
 	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_1F1B, 2, 4), 0);
 	rt_pipe_fns(pp, fns);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.transport = PPCC_RT_NCCL;
 	o.timeout_s = 5;
-	o.diag = diag_to_buf;
+	o.diag = rt_lines_add;
 	o.diag_user = &d;
 	int err = ppcc_rt_run_local(st, &s, fns, &o);
 	if (!ppcc_rt_transport_available(PPCC_RT_NCCL)) {
@@ -528,8 +489,8 @@ START_TEST(nccl_data_parallel_fails_cleanly_without_a_gpu)
 	ppcc_arena *a = ppcc_arena_new();
 	rt_pipe *pp = rt_pipe_new(2, 4, 2, 0);
 	ppcc_schedule s;
-	diag_buf d;
-	diag_buf_init(&d);
+	rt_lines d;
+	rt_lines_init(&d, 0, 0);
 	ck_assert_int_eq(build(&s, a, pp, PPCC_SCHED_1F1B, 2, 4), 0);
 	static const unsigned char id[PPCC_RT_NCCL_ID_BYTES];
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
@@ -537,7 +498,7 @@ START_TEST(nccl_data_parallel_fails_cleanly_without_a_gpu)
 	o.data_parallel = 2;
 	o.nccl_id = id;
 	o.timeout_s = 5;
-	o.diag = diag_to_buf;
+	o.diag = rt_lines_add;
 	o.diag_user = &d;
 	ppcc_rt *rt = NULL;
 	int err = ppcc_rt_init(&rt, &s, 1, &o);
@@ -565,14 +526,9 @@ END_TEST
 
 /* ---- no abort inside an open group --------------------------------------- */
 
-static int aborted_in_group;
-
-static void watch_group_abort(int rank, const char *line, void *user)
+static int aborts_in_group(const char *line)
 {
-	(void)rank;
-	(void)user;
-	if (strstr(line, "aborted inside an open group"))
-		aborted_in_group = 1;
+	return strstr(line, "aborted inside an open group") != NULL;
 }
 
 /* Grouped with debug trailers, the Nth allocation fails for every N
@@ -583,56 +539,8 @@ static void watch_group_abort(int rank, const char *line, void *user)
  * communicator under the group's queued posts. */
 START_TEST(allocation_failures_in_grouped_mode_never_abort_inside_a_group)
 {
-	int n, last = -1;
-	const char *fork_mode = getenv("CK_FORK");
-	if (fork_mode && strcmp(fork_mode, "no") == 0) {
-		/* PPCC_FAIL_ALLOC is read at a process's first allocation:
-		 * under CK_FORK=no this one has allocated, so its children
-		 * cannot arm it */
-		tu_skip("allocation_failures_in_grouped_mode_never_abort_inside_a_group",
-			"needs CK_FORK (this run has CK_FORK=no)");
-		return;
-	}
-	for (n = 1; n < 1000; n++) {
-		pid_t pid = fork();
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0) {
-			char v[16];
-			snprintf(v, sizeof v, "%d", n);
-			setenv("PPCC_FAIL_ALLOC", v, 1);
-			ppcc_arena *a = ppcc_arena_new();
-			rt_pipe *pp = rt_pipe_new(2, 3, 2, 0);
-			ppcc_schedule s;
-			ppcc_rt_stage_fns fns[2];
-			int err = PPCC_RT_ENOMEM;
-			ppcc_stage_info st[2];
-			rt_pipe_stage_table(pp, st);
-			if (a && ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 2, 1, 3, 0, st) == 0) {
-				rt_pipe_fns(pp, fns);
-				ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
-				o.debug = 1;
-				o.grouped = 1;
-				o.timeout_s = 10;
-				o.diag = watch_group_abort;
-				err = ppcc_rt_run_local(NULL, &s, fns, &o);
-			}
-			rt_pipe_free(pp);
-			ppcc_arena_free(a);
-			if (aborted_in_group)
-				exit(3);
-			exit(err == 0 ? 0 : err == PPCC_RT_ENOMEM ? 1 : 2);
-		}
-		int status;
-		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-		ck_assert_msg(WIFEXITED(status), "allocation %d: killed by signal %d", n,
-			      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-		last = WEXITSTATUS(status);
-		ck_assert_msg(last != 3, "allocation %d: aborted inside an open group", n);
-		ck_assert_msg(last == 0 || last == 1, "allocation %d: exit %d", n, last);
-		if (last == 0)
-			break;
-	}
-	ck_assert_msg(last == 0 && n > 10, "never succeeded (%d tries)", n);
+	tu_rt_alloc_failures("allocation_failures_in_grouped_mode_never_abort_inside_a_group",
+			     1000, 1, aborts_in_group, "aborted inside an open group");
 }
 END_TEST
 
@@ -694,8 +602,7 @@ START_TEST(compare_fails_on_nan_and_infinity)
 	free(out);
 	ck_assert_int_eq(run_compare(dir, ref, ref, "nan", &out), 2);
 	free(out);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -735,8 +642,7 @@ START_TEST(gemm_measurement_builds_and_fails_cleanly_without_a_gpu)
 		ck_assert_msg(strncmp(r.err, "gemm: ", 6) == 0, "%s", r.err);
 	}
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -806,23 +712,20 @@ END_TEST
 
 Suite *suite_nccl(void)
 {
-	Suite *s = suite_create("nccl");
-	TCase *tc = tcase_create("nccl");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, device_follows_the_node_local_rank);
-	tcase_add_test(tc, local_rank_comes_from_the_launcher_first_variable_set);
-	tcase_add_test(tc, abort_store_relays_a_rank_failure_to_every_other_rank);
-	tcase_add_test(tc, abort_store_reports_a_dead_process_and_rank_0s_own_failure);
-	tcase_add_test(tc, abort_store_open_is_bounded_by_its_deadline);
-	tcase_add_test(tc, abort_store_port_comes_from_the_environment);
-	tcase_add_test(tc, grouped_ranks_told_of_a_failure_through_the_abort_store);
-	tcase_add_test(tc, grouped_ranks_stop_within_the_bound_around_a_stuck_callback);
-	tcase_add_test(tc, nccl_loopback_fails_cleanly_without_a_gpu);
-	tcase_add_test(tc, nccl_data_parallel_fails_cleanly_without_a_gpu);
-	tcase_add_test(tc, allocation_failures_in_grouped_mode_never_abort_inside_a_group);
-	tcase_add_test(tc, compare_fails_on_nan_and_infinity);
-	tcase_add_test(tc, gemm_measurement_builds_and_fails_cleanly_without_a_gpu);
-	tcase_add_test(tc, gpu_check_rehearses_every_step_on_the_cpu);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("nccl", "nccl", 120, (const TTest *const[]){
+		device_follows_the_node_local_rank,
+		local_rank_comes_from_the_launcher_first_variable_set,
+		abort_store_relays_a_rank_failure_to_every_other_rank,
+		abort_store_reports_a_dead_process_and_rank_0s_own_failure,
+		abort_store_open_is_bounded_by_its_deadline,
+		abort_store_port_comes_from_the_environment,
+		grouped_ranks_told_of_a_failure_through_the_abort_store,
+		grouped_ranks_stop_within_the_bound_around_a_stuck_callback,
+		nccl_loopback_fails_cleanly_without_a_gpu,
+		nccl_data_parallel_fails_cleanly_without_a_gpu,
+		allocation_failures_in_grouped_mode_never_abort_inside_a_group,
+		compare_fails_on_nan_and_infinity,
+		gemm_measurement_builds_and_fails_cleanly_without_a_gpu,
+		gpu_check_rehearses_every_step_on_the_cpu,
+		NULL});
 }

@@ -409,29 +409,9 @@ START_TEST(ppcc_check_accepts_relabelled_plans_of_every_kind)
 			      "%s: %s", name, r.out);
 		tu_run_free(&r);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
-
-typedef struct line_log {
-	pthread_mutex_t mu;
-	char text[1 << 14];
-	size_t len;
-	int lines[4];
-} line_log;
-
-static void collect(int rank, const char *line, void *user)
-{
-	line_log *l = user;
-	pthread_mutex_lock(&l->mu);
-	int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s\n", line);
-	if (n > 0 && l->len + (size_t)n < sizeof l->text)
-		l->len += (size_t)n;
-	if (rank >= 0 && rank < 4)
-		l->lines[rank]++;
-	pthread_mutex_unlock(&l->mu);
-}
 
 /* Grouped, every rank refuses at init, before any data moves (no
  * callback runs); eager, matching by name runs it right. */
@@ -448,13 +428,12 @@ START_TEST(runtime_refuses_the_swapped_schedule_in_grouped_mode_only)
 	swapped_gpipe(&s, ranks, acts, a, pp);
 	rt_pipe_fns(pp, fns);
 
-	line_log log;
-	memset(&log, 0, sizeof log);
-	pthread_mutex_init(&log.mu, NULL);
+	rt_lines log;
+	rt_lines_init(&log, 0, 0);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = 5;
 	o.grouped = 1;
-	o.diag = collect;
+	o.diag = rt_lines_add;
 	o.diag_user = &log;
 	rt_pipe_reset(pp);
 	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), PPCC_RT_EINPUT);
@@ -489,19 +468,16 @@ END_TEST
 
 Suite *suite_order(void)
 {
-	Suite *s = suite_create("order");
-	TCase *tc = tcase_create("order");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, swapped_gpipe_passes_validation_but_is_not_order_safe);
-	tcase_add_test(tc, generated_schedules_are_order_safe);
-	tcase_add_test(tc, kinds_left_unreordered_receive_in_sending_order);
-	tcase_add_test(tc, one_finding_per_pair_and_the_bound_is_noted);
-	tcase_add_test(tc, ppcc_check_names_the_finding_and_still_accepts_the_schedule);
-	tcase_add_test(tc, runtime_refuses_the_swapped_schedule_in_grouped_mode_only);
-	tcase_add_test(tc, message_key_is_the_same_at_both_ends);
-	tcase_add_test(tc, tiny_1f1b_with_ranks_1_and_2_swapped_is_order_safe);
-	tcase_add_test(tc, relabelled_schedules_of_every_kind_are_valid_and_order_safe);
-	tcase_add_test(tc, ppcc_check_accepts_relabelled_plans_of_every_kind);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("order", "order", 120, (const TTest *const[]){
+		swapped_gpipe_passes_validation_but_is_not_order_safe,
+		generated_schedules_are_order_safe,
+		kinds_left_unreordered_receive_in_sending_order,
+		one_finding_per_pair_and_the_bound_is_noted,
+		ppcc_check_names_the_finding_and_still_accepts_the_schedule,
+		runtime_refuses_the_swapped_schedule_in_grouped_mode_only,
+		message_key_is_the_same_at_both_ends,
+		tiny_1f1b_with_ranks_1_and_2_swapped_is_order_safe,
+		relabelled_schedules_of_every_kind_are_valid_and_order_safe,
+		ppcc_check_accepts_relabelled_plans_of_every_kind,
+		NULL});
 }

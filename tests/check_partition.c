@@ -11,22 +11,15 @@
 #include <string.h>
 
 #include "ppcc.h"
+#include "testutil.h"
 
 __extension__ typedef __int128 wide;
 
 /* ---- random instances ---------------------------------------------------- */
 
-static uint64_t rng_next(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static int64_t rng_below(uint64_t *state, int64_t bound)
 {
-	return bound <= 0 ? 0 : (int64_t)(rng_next(state) % (uint64_t)bound);
+	return bound <= 0 ? 0 : (int64_t)(tu_rng_next(state) % (uint64_t)bound);
 }
 
 static int64_t to_i64(wide v)
@@ -144,7 +137,7 @@ static void fill_prefix(int64_t *p, int n, uint64_t *r, wide start,
 	p[0] = to_i64(v);
 	for (int i = 0; i < n; i++) {
 		wide step = span / n;
-		wide inc = step > 0 ? (wide)(rng_next(r) % (uint64_t)(step > (wide)UINT64_MAX ? UINT64_MAX : (uint64_t)step)) : 0;
+		wide inc = step > 0 ? (wide)(tu_rng_next(r) % (uint64_t)(step > (wide)UINT64_MAX ? UINT64_MAX : (uint64_t)step)) : 0;
 		if (zero_often && rng_below(r, 5) == 0)
 			inc = 0;
 		v += inc;
@@ -210,8 +203,8 @@ static int64_t extreme(uint64_t *r)
 	case 0: return 0;
 	case 1: return rng_below(r, 1000);
 	case 2: return INT64_MAX - rng_below(r, 1000);
-	case 3: return (int64_t)(rng_next(r) >> 1);
-	case 4: return (int64_t)(rng_next(r) >> 20);
+	case 3: return (int64_t)(tu_rng_next(r) >> 1);
+	case 4: return (int64_t)(tu_rng_next(r) >> 20);
 	default: return INT64_MAX / 2 + rng_below(r, 1000);
 	}
 }
@@ -251,7 +244,7 @@ static void instance_extreme(instance *x, uint64_t seed, int n_max)
 		switch (rng_below(&r, 4)) {
 		case 0: x->mem_cap[s] = INT64_MAX; break;
 		case 1: x->mem_cap[s] = INT64_MAX - 1 - rng_below(&r, 1000); break;
-		case 2: x->mem_cap[s] = (int64_t)rng_next(&r); break;
+		case 2: x->mem_cap[s] = (int64_t)tu_rng_next(&r); break;
 		default: x->mem_cap[s] = rng_below(&r, 5000); break;
 		}
 	}
@@ -882,25 +875,20 @@ START_TEST(partition_reports_enomem_when_allocation_fails)
 }
 END_TEST
 
-Suite *suite_partition(void);
-
 Suite *suite_partition(void)
 {
-	Suite *s = suite_create("partition");
-	TCase *tc = tcase_create("partition");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, partition_matches_bruteforce);
-	tcase_add_test(tc, partition_min_overflow_matches_bruteforce);
-	tcase_add_test(tc, partition_matches_bruteforce_near_int64_limits);
-	tcase_add_test(tc, partition_matches_plain_dp);
-	tcase_add_test(tc, partition_places_boundaries_at_cheap_activations);
-	tcase_add_test(tc, partition_breaks_ties_by_latest_start);
-	tcase_add_test(tc, partition_is_deterministic);
-	tcase_add_test(tc, partition_single_stage_takes_every_layer);
-	tcase_add_test(tc, partition_gives_each_stage_one_layer_when_stages_equal_layers);
-	tcase_add_test(tc, partition_handles_times_beyond_int64);
-	tcase_add_test(tc, partition_rejects_bad_input);
-	tcase_add_test(tc, partition_reports_enomem_when_allocation_fails);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("partition", "partition", 600, (const TTest *const[]){
+		partition_matches_bruteforce,
+		partition_min_overflow_matches_bruteforce,
+		partition_matches_bruteforce_near_int64_limits,
+		partition_matches_plain_dp,
+		partition_places_boundaries_at_cheap_activations,
+		partition_breaks_ties_by_latest_start,
+		partition_is_deterministic,
+		partition_single_stage_takes_every_layer,
+		partition_gives_each_stage_one_layer_when_stages_equal_layers,
+		partition_handles_times_beyond_int64,
+		partition_rejects_bad_input,
+		partition_reports_enomem_when_allocation_fails,
+		NULL});
 }

@@ -85,8 +85,7 @@ START_TEST(plan_json_round_trips_through_reader)
 	ck_assert_str_eq(back.model_name, p.model_name);
 	ck_assert_int_eq(ppcc_schedule_validate(t, &diag.d, path, 10), 0);
 	free(json);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -99,9 +98,8 @@ START_TEST(split_backward_costs_are_the_layers_and_round_trip)
 {
 	char *dir = tu_mkdtemp();
 	char path[4096], json_path[4096];
-	snprintf(path, sizeof path, "%s/m.yaml", dir);
 	snprintf(json_path, sizeof json_path, "%s/m.json", dir);
-	ck_assert_int_eq(tu_write_file(path,
+	tu_write_in(path, sizeof path, dir, "m.yaml",
 		"model:\n"
 		"  name: m\n"
 		"  layers:\n"
@@ -113,7 +111,7 @@ START_TEST(split_backward_costs_are_the_layers_and_round_trip)
 		"  devices: 2\n"
 		"  device: {name: x, tflops: 1, efficiency: 1, memory_gib: 8}\n"
 		"pipeline: {schedule: zb-h1, stages: 2, microbatches: 4, "
-		"partition: [2, 2]}\n"), 0);
+		"partition: [2, 2]}\n");
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	ppcc_plan p, back;
@@ -141,8 +139,7 @@ START_TEST(split_backward_costs_are_the_layers_and_round_trip)
 				    c[s].bwd_input_ms);
 	}
 	free(json);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -157,9 +154,7 @@ START_TEST(weight_gradient_stash_is_held_from_i_until_w)
 {
 	char *dir = tu_mkdtemp();
 	char path[4096];
-	snprintf(path, sizeof path, "%s/m.yaml", dir);
-	ck_assert_int_eq(tu_write_file(path,
-		"model:\n"
+	tu_write_in(path, sizeof path, dir, "m.yaml", "model:\n"
 		"  name: m\n"
 		"  layers:\n"
 		"    - {name: a, fwd_ms: 1, bwd_input_ms: 1, bwd_weight_ms: 1, "
@@ -170,7 +165,7 @@ START_TEST(weight_gradient_stash_is_held_from_i_until_w)
 		"  devices: 2\n"
 		"  device: {name: x, tflops: 1, efficiency: 1, memory_gib: 80}\n"
 		"pipeline: {schedule: zb-h1, stages: 2, microbatches: 4, "
-		"partition: [1, 1]}\n"), 0);
+		"partition: [1, 1]}\n");
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	ppcc_plan p;
@@ -188,8 +183,7 @@ START_TEST(weight_gradient_stash_is_held_from_i_until_w)
 	ck_assert_int_eq(ppcc_iteration_estimate(&it, a, &cfg, &p.best), 0);
 	ck_assert_double_eq(it.activation_bytes[0], 2 * G);
 	ck_assert_double_eq(it.activation_bytes[1], 4 * G);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -275,8 +269,7 @@ START_TEST(plan_reports_stage_that_does_not_fit)
 	ck_assert_msg(strstr(diag.text, "it would fit with 4 stages"), "%s", diag.text);
 	ck_assert_msg(strstr(diag.text, "it would fit with 64.00 GiB per device"),
 		      "%s", diag.text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -312,9 +305,7 @@ START_TEST(plan_split_and_simulation_agree_on_p2p)
 	tu_diag_init(&diag);
 	char *dir = tu_mkdtemp();
 	char path[4096];
-	snprintf(path, sizeof path, "%s/p2p.yaml", dir);
-	tu_write_file(path,
-		      "model:\n"
+	tu_write_in(path, sizeof path, dir, "p2p.yaml", "model:\n"
 		      "  name: p2p\n"
 		      "  layers:\n"
 		      "    - {name: a, fwd_ms: 2.0, activation_bytes: 1000}\n"
@@ -339,8 +330,7 @@ START_TEST(plan_split_and_simulation_agree_on_p2p)
 	 * the step is at least m times the bottleneck stage's time. */
 	ck_assert(p.best.estimate.step_ms >=
 		  32 * (double)p.best.bottleneck_ps / 1e9 * 0.999999);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	ppcc_arena_free(a);
 }
 END_TEST
@@ -429,17 +419,16 @@ END_TEST
 Suite *suite_plan(void)
 {
 	Suite *s = suite_create("plan");
-	TCase *tc = tcase_create("plan");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = tu_tcase(s, "plan", 120, (const TTest *const[]){
+		plan_output_is_deterministic_in_any_locale,
+		plan_reports_stage_that_does_not_fit,
+		plan_faster_devices_get_more_layers,
+		split_backward_costs_are_the_layers_and_round_trip,
+		weight_gradient_stash_is_held_from_i_until_w,
+		plan_split_and_simulation_agree_on_p2p,
+		plan_lean_with_kept_shapes_is_the_plan_without,
+		NULL});
 	tcase_add_loop_test(tc, plan_examples_are_valid_and_beat_uniform, 0, N_EXAMPLES);
 	tcase_add_loop_test(tc, plan_json_round_trips_through_reader, 0, N_EXAMPLES);
-	tcase_add_test(tc, plan_output_is_deterministic_in_any_locale);
-	tcase_add_test(tc, plan_reports_stage_that_does_not_fit);
-	tcase_add_test(tc, plan_faster_devices_get_more_layers);
-	tcase_add_test(tc, split_backward_costs_are_the_layers_and_round_trip);
-	tcase_add_test(tc, weight_gradient_stash_is_held_from_i_until_w);
-	tcase_add_test(tc, plan_split_and_simulation_agree_on_p2p);
-	tcase_add_test(tc, plan_lean_with_kept_shapes_is_the_plan_without);
-	suite_add_tcase(s, tc);
 	return s;
 }

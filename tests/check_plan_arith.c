@@ -60,19 +60,10 @@ typedef struct arith {
 static void plan_of(arith *x, int per_node, double memory_gib, int stages,
 		    int t)
 {
-	char *dir = tu_mkdtemp(), path[1024], text[2048];
-	snprintf(path, sizeof path, "%s/arith.yaml", dir);
+	char text[2048];
 	snprintf(text, sizeof text, model_fmt, per_node, memory_gib, stages, t);
-	ck_assert_int_eq(tu_write_file(path, text), 0);
 	x->a = ppcc_arena_new();
-	tu_diag_init(&x->diag);
-	x->err = ppcc_config_load(&x->cfg, x->a, path, NULL, &x->diag.d);
-	if (x->err == 0)
-		x->err = ppcc_config_check(&x->cfg, &x->diag.d);
-	if (x->err == 0)
-		x->err = ppcc_plan_build(&x->plan, x->a, &x->cfg, &x->diag.d);
-	tu_rmtree(dir);
-	free(dir);
+	x->err = tu_plan_text(&x->plan, x->a, &x->cfg, text, &x->diag);
 }
 
 #define NEAR(got, want) \
@@ -185,11 +176,9 @@ END_TEST
 
 Suite *suite_plan_arith(void)
 {
-	Suite *s = suite_create("plan_arith");
-	TCase *tc = tcase_create("plan_arith");
-	tcase_add_test(tc, links_follow_devices_per_node);
-	tcase_add_test(tc, tensor_parallelism_scales_speed_and_divides_memory);
-	tcase_add_test(tc, infeasible_plan_notes_the_fewest_stages_and_memory);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("plan_arith", "plan_arith", 0, (const TTest *const[]){
+		links_follow_devices_per_node,
+		tensor_parallelism_scales_speed_and_divides_memory,
+		infeasible_plan_notes_the_fewest_stages_and_memory,
+		NULL});
 }

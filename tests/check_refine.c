@@ -22,24 +22,6 @@
 #include "ppcc.h"
 #include "testutil.h"
 
-static uint64_t rng_next(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *state, double lo, double hi)
-{
-	return lo + (hi - lo) * (double)(rng_next(state) >> 11) / 9007199254740992.0;
-}
-
-static int rng_int(uint64_t *state, int lo, int hi)
-{
-	return lo + (int)(rng_next(state) % (uint64_t)(hi - lo + 1));
-}
-
 typedef struct rand_cfg {
 	ppcc_config cfg;
 	ppcc_layer layers[64];
@@ -58,52 +40,52 @@ static void rand_cfg_make(rand_cfg *rc, uint64_t seed, int max_n, int kind_pick)
 			      tries);
 		memset(rc, 0, sizeof *rc);
 		ppcc_config *c = &rc->cfg;
-		int kind = kind_pick >= 0 ? kind_pick : rng_int(&st, 0, 3);
+		int kind = kind_pick >= 0 ? kind_pick : tu_rng_int(&st, 0, 3);
 		int v = kind == 2 ? 2 : kind == 3 ? 3 : 1;
-		int p = v > 1 ? rng_int(&st, 2, 3) : rng_int(&st, 1, 5);
-		int n = rng_int(&st, p * v, max_n);
+		int p = v > 1 ? tu_rng_int(&st, 2, 3) : tu_rng_int(&st, 1, 5);
+		int n = tu_rng_int(&st, p * v, max_n);
 		if (n > max_n)
 			continue;
 		c->path = "random";
 		c->model.name = "random";
 		c->model.n_layers = n;
 		c->model.layers = rc->layers;
-		double act_scale = rng_uniform(&st, 0.1, 10);
+		double act_scale = tu_rng_uniform(&st, 0.1, 10);
 		for (int i = 0; i < n; i++) {
 			ppcc_layer *l = &rc->layers[i];
 			l->name = "layer";
-			l->fwd_flops = rng_uniform(&st, 1e11, 1e12);
-			l->bwd_flops = l->fwd_flops * rng_uniform(&st, 1.5, 2.5);
-			l->params = rng_uniform(&st, 1e6, 1e8);
+			l->fwd_flops = tu_rng_uniform(&st, 1e11, 1e12);
+			l->bwd_flops = l->fwd_flops * tu_rng_uniform(&st, 1.5, 2.5);
+			l->params = tu_rng_uniform(&st, 1e6, 1e8);
 			l->bytes_per_param = 16;
-			l->activation_bytes = act_scale * rng_uniform(&st, 1e6, 1e8);
-			l->stash_bytes = rng_uniform(&st, 1e7, 1e9);
+			l->activation_bytes = act_scale * tu_rng_uniform(&st, 1e6, 1e8);
+			l->stash_bytes = tu_rng_uniform(&st, 1e7, 1e9);
 		}
 		ppcc_cluster *cl = &c->cluster;
 		cl->devices = p;
-		cl->devices_per_node = rng_int(&st, 1, p);
-		cl->n_groups = p > 1 && rng_int(&st, 0, 1) ? 2 : 1;
+		cl->devices_per_node = tu_rng_int(&st, 1, p);
+		cl->n_groups = p > 1 && tu_rng_int(&st, 0, 1) ? 2 : 1;
 		cl->groups = rc->groups;
-		int first_count = cl->n_groups == 2 ? rng_int(&st, 1, p - 1) : p;
-		int m = v > 1 ? p * rng_int(&st, 1, 2) : rng_int(&st, 1, 8);
+		int first_count = cl->n_groups == 2 ? tu_rng_int(&st, 1, p - 1) : p;
+		int m = v > 1 ? p * tu_rng_int(&st, 1, 2) : tu_rng_int(&st, 1, 8);
 		/* an even split's memory, scaled: from loose to impossible */
 		double need = 0;
 		for (int i = 0; i < n; i++)
 			need += rc->layers[i].params * 16 + rc->layers[i].stash_bytes * (m < p ? m : p);
 		need /= p;
-		int capped = rng_int(&st, 0, 3) != 0;
+		int capped = tu_rng_int(&st, 0, 3) != 0;
 		for (int g = 0; g < cl->n_groups; g++) {
 			ppcc_device_group *dg = &rc->groups[g];
 			dg->name = g ? "slow" : "fast";
 			dg->count = g ? p - first_count : first_count;
-			dg->tflops = rng_uniform(&st, 50, 200);
+			dg->tflops = tu_rng_uniform(&st, 50, 200);
 			dg->efficiency = 0.5;
-			dg->memory_bytes = capped ? need * rng_uniform(&st, 0.6, 1.6) : 1e30;
+			dg->memory_bytes = capped ? need * tu_rng_uniform(&st, 0.6, 1.6) : 1e30;
 		}
-		cl->intra_node = (ppcc_link){rng_uniform(&st, 1e9, 1e11),
-					     rng_uniform(&st, 1e-6, 1e-4)};
-		cl->inter_node = (ppcc_link){rng_uniform(&st, 1e8, 1e10),
-					     rng_uniform(&st, 1e-6, 1e-4)};
+		cl->intra_node = (ppcc_link){tu_rng_uniform(&st, 1e9, 1e11),
+					     tu_rng_uniform(&st, 1e-6, 1e-4)};
+		cl->inter_node = (ppcc_link){tu_rng_uniform(&st, 1e8, 1e10),
+					     tu_rng_uniform(&st, 1e-6, 1e-4)};
 		ppcc_pipeline *pl = &c->pipeline;
 		pl->kind = v > 1 ? PPCC_SCHED_INTERLEAVED
 			 : kind == 0 ? PPCC_SCHED_GPIPE : PPCC_SCHED_1F1B;
@@ -464,8 +446,7 @@ START_TEST(refine_llama405b_like_fits_near_the_optimum)
 		"pipeline: {tensor_parallel: 8, stages: 4, microbatches: 8, zero: 1,\n"
 		"           schedule: interleaved, chunks: 2}\n";
 	char *dir = tu_mkdtemp(), path[4096];
-	snprintf(path, sizeof path, "%s/l.yaml", dir);
-	ck_assert_int_eq(tu_write_file(path, yaml), 0);
+	tu_write_in(path, sizeof path, dir, "l.yaml", yaml);
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	tu_diag diag;
@@ -486,8 +467,7 @@ START_TEST(refine_llama405b_like_fits_near_the_optimum)
 		      "%.3f ms against the optimum %.3f ms", pl.best.estimate.step_ms,
 		      all.best.estimate.step_ms);
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -517,8 +497,7 @@ START_TEST(refine_model_rounds_stay_within_the_budget)
 		"pipeline: {stages: 16, microbatches: 64, schedule: interleaved,\n"
 		"           chunks: 8}\n";
 	char *dir = tu_mkdtemp(), path[4096];
-	snprintf(path, sizeof path, "%s/t.yaml", dir);
-	ck_assert_int_eq(tu_write_file(path, yaml), 0);
+	tu_write_in(path, sizeof path, dir, "t.yaml", yaml);
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	tu_diag diag;
@@ -535,8 +514,7 @@ START_TEST(refine_model_rounds_stay_within_the_budget)
 		      pl.search.model_budget);
 	ck_assert(plan_fits(&pl));
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -939,21 +917,10 @@ START_TEST(the_plan_schedule_is_the_one_built_for_its_stages)
 		ppcc_diag quiet = {0};
 		if (ppcc_plan_build(&pl, a, &rc.cfg, &quiet) == 0) {
 			const ppcc_schedule *s = &pl.best.schedule;
-			ppcc_schedule b;
-			ck_assert_int_eq(ppcc_schedule_build(&b, a, s->kind, s->n_ranks,
-							     s->n_chunks, s->n_microbatches,
-							     rc.cfg.pipeline.group_size,
-							     pl.best.stages), 0);
-			ck_assert(b.fingerprint == s->fingerprint);
-			ck_assert(memcmp(b.stages, s->stages,
-					 (size_t)s->n_stages * sizeof *s->stages) == 0);
-			for (int r = 0; r < s->n_ranks; r++) {
-				ck_assert_int_eq(b.ranks[r].n_actions, s->ranks[r].n_actions);
-				ck_assert_msg(memcmp(b.ranks[r].actions, s->ranks[r].actions,
-						     (size_t)s->ranks[r].n_actions *
-							     sizeof *s->ranks[r].actions) == 0,
-					      "seed %llu rank %d", (unsigned long long)seed, r);
-			}
+			char what[64];
+			snprintf(what, sizeof what, "seed %llu", (unsigned long long)seed);
+			tu_assert_rebuilt_schedule(s, a, rc.cfg.pipeline.group_size,
+						   pl.best.stages, what);
 			compared[t % 2] += s->n_ranks > 1;
 		}
 		ppcc_arena_free(a);
@@ -1018,13 +985,13 @@ START_TEST(memory_model_peaks_are_the_simulated_ones)
 					memset(costs, 0, sizeof costs);
 					ppcc_sched_place(stages, kinds[k], p, v);
 					for (int s = 0; s < p * v; s++) {
-						costs[s].fwd_ms = rng_uniform(&st, 0.5, 2);
-						costs[s].bwd_ms = rng_uniform(&st, 1, 4);
+						costs[s].fwd_ms = tu_rng_uniform(&st, 0.5, 2);
+						costs[s].bwd_ms = tu_rng_uniform(&st, 1, 4);
 						costs[s].bwd_input_ms = costs[s].bwd_ms / 2;
 						costs[s].bwd_weight_ms = costs[s].bwd_ms / 2;
 						costs[s].send_f_ms = costs[s].send_b_ms = 0.01;
-						costs[s].static_bytes = rng_uniform(&st, 1e6, 1e8);
-						costs[s].stash_bytes = rng_uniform(&st, 1e6, 1e9);
+						costs[s].static_bytes = tu_rng_uniform(&st, 1e6, 1e8);
+						costs[s].stash_bytes = tu_rng_uniform(&st, 1e6, 1e9);
 					}
 					ppcc_schedule sched;
 					ck_assert_int_eq(ppcc_schedule_build(&sched, a, kinds[k], p, v,
@@ -1036,7 +1003,7 @@ START_TEST(memory_model_peaks_are_the_simulated_ones)
 					for (int z3 = 0; z3 < 2; z3++) {
 						for (int s = 0; z3 && s < p * v; s++)
 							costs[s].zero3_param_bytes =
-								rng_uniform(&st, 1e6, 1e9);
+								tu_rng_uniform(&st, 1e6, 1e9);
 						ppcc_estimate e;
 						ck_assert_int_eq(ppcc_simulate(&e, a, &sched, costs), 0);
 						given_split g = {p * v, costs};
@@ -1134,25 +1101,25 @@ START_TEST(refine_memo_takes_the_path_of_simulating_every_time)
 	ppcc_step_ctx *with = NULL, *without = NULL;
 	for (int t = 0; t < 240; t++) {
 		int kind = kinds[t % (int)(sizeof kinds / sizeof kinds[0])];
-		int p = rng_int(&st, 2, 4), m = p * rng_int(&st, 1, 3);
+		int p = tu_rng_int(&st, 2, 4), m = p * tu_rng_int(&st, 1, 3);
 		int v = kind == PPCC_SCHED_1F1B || kind == PPCC_SCHED_ZB_H1 ? 1 : 2;
 		int bad = 0;
 		if (ppcc_sched_check(kind, p, v, m, 0, count_complaint, &bad) > 0)
 			continue;
 		layer_costs lc = {.S = p * v};
-		lc.n = rng_int(&st, lc.S + 2, 32);
+		lc.n = tu_rng_int(&st, lc.S + 2, 32);
 		double total = 0;
 		for (int i = 0; i < lc.n; i++) {
-			lc.fwd[i] = rng_uniform(&st, 0.5, 2);
-			lc.bwd[i] = 2 * lc.fwd[i] * rng_uniform(&st, 0.8, 1.2);
-			lc.stat[i] = rng_uniform(&st, 1e6, 1e8);
-			lc.stash[i] = rng_uniform(&st, 1e6, 1e8);
-			lc.send[i] = rng_uniform(&st, 0.001, 0.1);
+			lc.fwd[i] = tu_rng_uniform(&st, 0.5, 2);
+			lc.bwd[i] = 2 * lc.fwd[i] * tu_rng_uniform(&st, 0.8, 1.2);
+			lc.stat[i] = tu_rng_uniform(&st, 1e6, 1e8);
+			lc.stash[i] = tu_rng_uniform(&st, 1e6, 1e8);
+			lc.send[i] = tu_rng_uniform(&st, 0.001, 0.1);
 			total += lc.stat[i] + m * lc.stash[i];
 		}
 		double caps[4];
 		for (int r = 0; r < p; r++)
-			caps[r] = total / p * rng_uniform(&st, 0.5, 2);
+			caps[r] = total / p * tu_rng_uniform(&st, 0.5, 2);
 		ppcc_arena *a = ppcc_arena_new();
 		ck_assert_ptr_nonnull(a);
 		ppcc_stage_info stages[8] = {{0}};
@@ -1170,7 +1137,7 @@ START_TEST(refine_memo_takes_the_path_of_simulating_every_time)
 			.n_layers = lc.n, .shape = &sched,
 			.costs = layer_split_costs, .stage_cost = layer_stage_cost,
 			.user = &lc, .rank_cap = caps, .seeds = seeds, .n_seeds = 1,
-			.max_sims = rng_int(&st, 8, 60)};
+			.max_sims = tu_rng_int(&st, 8, 60)};
 		int f1[8], f2[8];
 		ppcc_step_result r1, r2;
 		int e1 = ppcc_partition_step(f1, &r1, &with, &sp);
@@ -1234,32 +1201,27 @@ START_TEST(refine_never_slower_than_uniform_on_examples)
 }
 END_TEST
 
-Suite *suite_refine(void);
-
 Suite *suite_refine(void)
 {
-	Suite *s = suite_create("refine");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, refine_is_the_optimum_of_every_split_by_simulation);
-	tcase_add_test(tc, memory_model_peaks_are_the_simulated_ones);
-	tcase_add_test(tc, refine_descent_stays_within_its_bounds);
-	tcase_add_test(tc, refine_never_slower_than_uniform_on_random_instances);
-	tcase_add_test(tc, uniform_estimate_from_the_search_equals_its_own_simulation);
-	tcase_add_test(tc, best_estimate_from_the_search_equals_its_own_simulation);
-	tcase_add_test(tc, refine_never_slower_than_uniform_on_examples);
-	tcase_add_test(tc, refine_repairs_a_split_that_does_not_fit);
-	tcase_add_test(tc, refine_llama405b_like_fits_near_the_optimum);
-	tcase_add_test(tc, refine_model_rounds_stay_within_the_budget);
-	tcase_add_test(tc, refine_memo_takes_the_path_of_simulating_every_time);
-	suite_add_tcase(s, tc);
+	Suite *s = tu_suite("refine", "core", 600, (const TTest *const[]){
+		refine_is_the_optimum_of_every_split_by_simulation,
+		memory_model_peaks_are_the_simulated_ones,
+		refine_descent_stays_within_its_bounds,
+		refine_never_slower_than_uniform_on_random_instances,
+		uniform_estimate_from_the_search_equals_its_own_simulation,
+		best_estimate_from_the_search_equals_its_own_simulation,
+		refine_never_slower_than_uniform_on_examples,
+		refine_repairs_a_split_that_does_not_fit,
+		refine_llama405b_like_fits_near_the_optimum,
+		refine_model_rounds_stay_within_the_budget,
+		refine_memo_takes_the_path_of_simulating_every_time,
+		NULL});
 	/* on its own for make tsan */
-	TCase *ta = tcase_create("ahead");
-	tcase_set_timeout(ta, 600);
-	tcase_add_test(ta, a_simulation_run_ahead_changes_nothing);
-	tcase_add_test(ta, the_formats_that_replay_times);
-	tcase_add_test(ta, a_plan_without_times_is_the_same_plan);
-	tcase_add_test(ta, the_plan_schedule_is_the_one_built_for_its_stages);
-	suite_add_tcase(s, ta);
+	tu_tcase(s, "ahead", 600, (const TTest *const[]){
+		a_simulation_run_ahead_changes_nothing,
+		the_formats_that_replay_times,
+		a_plan_without_times_is_the_same_plan,
+		the_plan_schedule_is_the_one_built_for_its_stages,
+		NULL});
 	return s;
 }

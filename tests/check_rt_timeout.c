@@ -17,28 +17,15 @@
 #include "ppcc.h"
 #include "ppcc/runtime.h"
 #include "rt_pipe.h"
+#include "testutil.h"
 
 Suite *suite_rt_timeout(void);
 
+/* run_with's diagnostics and its ranks' statuses. */
 typedef struct line_log {
-	pthread_mutex_t mu;
-	char text[8192];
-	size_t len;
-	int lines;
-	int status[4]; /* run_with's ranks' */
+	rt_lines d;
+	int status[4];
 } line_log;
-
-static void log_line(int rank, const char *line, void *user)
-{
-	line_log *l = user;
-	(void)rank;
-	pthread_mutex_lock(&l->mu);
-	int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s\n", line);
-	if (n > 0 && l->len + (size_t)n < sizeof l->text)
-		l->len += (size_t)n;
-	l->lines++;
-	pthread_mutex_unlock(&l->mu);
-}
 
 static int count_of(const char *text, const char *needle)
 {
@@ -64,12 +51,11 @@ static int run_with(double timeout_s, const char *env, line_log *log)
 	ck_assert_int_eq(ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 4, 1, 4, 0,
 					     st), 0);
 	rt_pipe_fns(pp, fns);
-	memset(log, 0, sizeof *log);
-	pthread_mutex_init(&log->mu, NULL);
+	rt_lines_init(&log->d, 0, 0);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = timeout_s;
-	o.diag = log_line;
-	o.diag_user = log;
+	o.diag = rt_lines_add;
+	o.diag_user = &log->d;
 	if (env)
 		setenv("PPCC_TIMEOUT", env, 1);
 	else
@@ -100,9 +86,9 @@ START_TEST(non_finite_timeout_option_is_refused_on_every_rank_at_once)
 		for (int r = 0; r < 4; r++)
 			ck_assert_msg(log.status[r] == PPCC_RT_EINPUT, "rank %d: %s",
 				      r, ppcc_rt_status_str(log.status[r]));
-		ck_assert_msg(strstr(log.text, "the timeout_s option is ") &&
-			      strstr(log.text, says[i]) &&
-			      strstr(log.text, "at most 86400"), "%s", log.text);
+		ck_assert_msg(strstr(log.d.text, "the timeout_s option is ") &&
+			      strstr(log.d.text, says[i]) &&
+			      strstr(log.d.text, "at most 86400"), "%s", log.d.text);
 	}
 }
 END_TEST
@@ -112,17 +98,17 @@ START_TEST(absurd_timeout_is_clamped_and_the_run_still_completes)
 	/* before: a deadline of now + 1e300 cast to time_t, undefined, and
 	 * every local rank timed out at once */
 	line_log log;
-	ck_assert_msg(run_with(1e300, NULL, &log) == 0, "%s", log.text);
-	ck_assert_int_eq(count_of(log.text, "warning: a timeout_s of 1e+300 s "
+	ck_assert_msg(run_with(1e300, NULL, &log) == 0, "%s", log.d.text);
+	ck_assert_int_eq(count_of(log.d.text, "warning: a timeout_s of 1e+300 s "
 				  "is above the maximum; using 86400 s"), 1);
-	ck_assert_int_eq(log.lines, 1);
-	ck_assert_msg(run_with(0, "1e300", &log) == 0, "%s", log.text);
-	ck_assert_int_eq(count_of(log.text, "warning: a PPCC_TIMEOUT of 1e+300 s "
+	ck_assert_int_eq(log.d.total, 1);
+	ck_assert_msg(run_with(0, "1e300", &log) == 0, "%s", log.d.text);
+	ck_assert_int_eq(count_of(log.d.text, "warning: a PPCC_TIMEOUT of 1e+300 s "
 				  "is above the maximum; using 86400 s"), 1);
 	/* the maximum itself is taken as it is */
 	ck_assert_msg(run_with(PPCC_RT_TIMEOUT_MAX, NULL, &log) == 0, "%s",
-		      log.text);
-	ck_assert_int_eq(log.len, 0);
+		      log.d.text);
+	ck_assert_int_eq(log.d.len, 0);
 }
 END_TEST
 
@@ -134,33 +120,30 @@ START_TEST(malformed_timeout_environment_warns_once_with_the_value_used)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		line_log log;
 		char want[128];
-		ck_assert_msg(run_with(0, bad[i], &log) == 0, "%s", log.text);
+		ck_assert_msg(run_with(0, bad[i], &log) == 0, "%s", log.d.text);
 		snprintf(want, sizeof want, "warning: PPCC_TIMEOUT='%s' is not a "
 			 "positive, finite number of seconds; using 300 s", bad[i]);
 		/* four ranks resolve it; one line says so */
-		ck_assert_msg(count_of(log.text, want) == 1 && log.lines == 1,
-			      "'%s': %s", bad[i], log.text);
+		ck_assert_msg(count_of(log.d.text, want) == 1 && log.d.total == 1,
+			      "'%s': %s", bad[i], log.d.text);
 	}
 	/* a good value, or none, is silent */
 	line_log log;
 	const char *const good[] = {"12.5", "7", "0.5e1", ".5", "5."};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
 		ck_assert_int_eq(run_with(0, good[i], &log), 0);
-		ck_assert_msg(log.len == 0, "'%s': %s", good[i], log.text);
+		ck_assert_msg(log.d.len == 0, "'%s': %s", good[i], log.d.text);
 	}
 	ck_assert_int_eq(run_with(0, NULL, &log), 0);
-	ck_assert_int_eq(log.len, 0);
+	ck_assert_int_eq(log.d.len, 0);
 }
 END_TEST
 
 Suite *suite_rt_timeout(void)
 {
-	Suite *s = suite_create("rt_timeout");
-	TCase *tc = tcase_create("rt_timeout");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, non_finite_timeout_option_is_refused_on_every_rank_at_once);
-	tcase_add_test(tc, absurd_timeout_is_clamped_and_the_run_still_completes);
-	tcase_add_test(tc, malformed_timeout_environment_warns_once_with_the_value_used);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("rt_timeout", "rt_timeout", 120, (const TTest *const[]){
+		non_finite_timeout_option_is_refused_on_every_rank_at_once,
+		absurd_timeout_is_clamped_and_the_run_still_completes,
+		malformed_timeout_environment_warns_once_with_the_value_used,
+		NULL});
 }

@@ -25,52 +25,8 @@
 
 Suite *suite_runtime(void);
 
-static void build_path(char *out, size_t n, const char *rel);
-
-/* Diagnostic lines of every rank, collected. */
-typedef struct diag_log {
-	pthread_mutex_t mu;
-	pthread_cond_t cv; /* a line came */
-	char text[1 << 15];
-	size_t len;
-	int lines[16]; /* per rank (index rank + 1; -1 is load) */
-	int ranks, stuck; /* for diag_wait_others */
-} diag_log;
-
-static void diag_collect(int rank, const char *line, void *user)
-{
-	diag_log *d = user;
-	pthread_mutex_lock(&d->mu);
-	int n = snprintf(d->text + d->len, sizeof d->text - d->len, "%s\n", line);
-	if (n > 0 && d->len + (size_t)n < sizeof d->text)
-		d->len += (size_t)n;
-	if (rank >= -1 && rank < 15)
-		d->lines[rank + 1]++;
-	pthread_cond_broadcast(&d->cv);
-	pthread_mutex_unlock(&d->mu);
-}
-
-static void diag_log_init(diag_log *d)
-{
-	memset(d, 0, sizeof *d);
-	pthread_mutex_init(&d->mu, NULL);
-	pthread_cond_init(&d->cv, NULL);
-}
-
-/* rt_pipe.fault_wait for the stuck rank d->stuck of d->ranks: returns
- * once every other rank has reported its line, so that whatever stopped
- * them was their own timeout or its news, never the callback's return
- * (60 s at most: a runtime that never times out fails, not hangs). */
-static void diag_wait_others(void *user)
-{
-	diag_log *d = user;
-	pthread_mutex_lock(&d->mu);
-	rt_pipe_wait_lines(&d->mu, &d->cv, d->lines + 1, d->ranks, d->stuck);
-	pthread_mutex_unlock(&d->mu);
-}
-
 /* The lines of one rank ("ppcc-rt: rank R: ..."), joined. */
-static const char *rank_line(const diag_log *d, int rank, char *buf, size_t n)
+static const char *rank_line(const rt_lines *d, int rank, char *buf, size_t n)
 {
 	char prefix[32];
 	snprintf(prefix, sizeof prefix, "ppcc-rt: rank %d: ", rank);
@@ -127,10 +83,10 @@ static void run_and_check(const ppcc_schedule *s, rt_pipe *p,
 	ppcc_rt_stage_fns fns[64];
 	ppcc_rt_stats stats[8] = {PPCC_RT_STATS_INIT};
 	ppcc_rt_options o = *base;
-	diag_log dl;
+	rt_lines dl;
 	char why[512];
-	diag_log_init(&dl);
-	o.diag = diag_collect;
+	rt_lines_init(&dl, 0, 0);
+	o.diag = rt_lines_add;
 	o.diag_user = &dl;
 	o.on_message = rt_pipe_on_message;
 	o.message_user = p;
@@ -420,9 +376,9 @@ START_TEST(repeated_steps_recycle_buffers_and_deliver_each_message_once)
 		ppcc_schedule s;
 		ppcc_rt_stage_fns fns[8];
 		ppcc_rt_local_world *w;
-		diag_log dl;
+		rt_lines dl;
 		char why[512];
-		diag_log_init(&dl);
+		rt_lines_init(&dl, 0, 0);
 		ck_assert_int_eq(build_sched(&s, a, pp, kind, p, m), 0);
 		rt_pipe_fns(pp, fns);
 		ck_assert_int_eq(ppcc_rt_local_world_new(&w, p), 0);
@@ -435,7 +391,7 @@ START_TEST(repeated_steps_recycle_buffers_and_deliver_each_message_once)
 			o.timeout_s = 20;
 			o.on_message = rt_pipe_on_message;
 			o.message_user = pp;
-			o.diag = diag_collect;
+			o.diag = rt_lines_add;
 			o.diag_user = &dl;
 			t[r] = (rank_thread){.rank = r, .s = &s, .fns = fns, .o = o,
 					     .steps = 3};
@@ -463,9 +419,9 @@ START_TEST(mismatched_fingerprints_refused_before_any_data_moves)
 	ppcc_schedule s0, s1;
 	ppcc_rt_stage_fns fns[2];
 	ppcc_rt_local_world *w;
-	diag_log dl;
+	rt_lines dl;
 	char buf[2048];
-	diag_log_init(&dl);
+	rt_lines_init(&dl, 0, 0);
 	ck_assert_int_eq(build_sched(&s0, a, pp, PPCC_SCHED_1F1B, 2, 4), 0);
 	ck_assert_int_eq(build_sched(&s1, a, pq, PPCC_SCHED_1F1B, 2, 5), 0);
 	rt_pipe_fns(pp, fns);
@@ -476,7 +432,7 @@ START_TEST(mismatched_fingerprints_refused_before_any_data_moves)
 		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 		o.world = w;
 		o.timeout_s = 10;
-		o.diag = diag_collect;
+		o.diag = rt_lines_add;
 		o.diag_user = &dl;
 		t[r] = (rank_thread){.rank = r, .s = r ? &s1 : &s0, .fns = fns,
 				     .o = o, .steps = 1};
@@ -503,9 +459,9 @@ START_TEST(failing_callback_stops_every_rank_at_once)
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[4];
 	ppcc_rt_stats st[4] = {PPCC_RT_STATS_INIT};
-	diag_log dl;
+	rt_lines dl;
 	char buf[4096];
-	diag_log_init(&dl);
+	rt_lines_init(&dl, 0, 0);
 	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, 4, 8), 0);
 	rt_pipe_fns(pp, fns);
 	pp->fault_op = PPCC_OP_B;
@@ -514,13 +470,13 @@ START_TEST(failing_callback_stops_every_rank_at_once)
 	pp->fault_ret = -7;
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.timeout_s = 30; /* the others are told (EPEER), not timed out */
-	o.diag = diag_collect;
+	o.diag = rt_lines_add;
 	o.diag_user = &dl;
 	int err = ppcc_rt_run_local(st, &s, fns, &o);
 	ck_assert_int_eq(err, PPCC_RT_ECALLBACK);
 	for (int r = 0; r < 4; r++) {
 		ck_assert_int_eq(st[r].status, r == 2 ? PPCC_RT_ECALLBACK : PPCC_RT_EPEER);
-		ck_assert_int_eq(dl.lines[r + 1], 1);
+		ck_assert_int_eq(dl.lines[r], 1);
 	}
 	rank_line(&dl, 2, buf, sizeof buf);
 	ck_assert_msg(strstr(buf, "backward returned -7") && strstr(buf, "B stage 2 mb 3"),
@@ -548,9 +504,9 @@ START_TEST(stuck_callback_times_out_with_a_diagnostic_on_every_rank)
 		ppcc_schedule s;
 		ppcc_rt_stage_fns fns[4];
 		ppcc_rt_stats st[4] = {PPCC_RT_STATS_INIT};
-		diag_log dl;
+		rt_lines dl;
 		char buf[4096];
-		diag_log_init(&dl);
+		rt_lines_init(&dl, 0, 0);
 		ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, p, 4), 0);
 		rt_pipe_fns(pp, fns);
 		pp->fault_op = PPCC_OP_F;
@@ -559,20 +515,20 @@ START_TEST(stuck_callback_times_out_with_a_diagnostic_on_every_rank)
 		/* stuck until every other rank has stopped: a rank that
 		 * waited for the callback instead of timing out would not,
 		 * on a loaded machine too */
-		pp->fault_wait = diag_wait_others;
+		pp->fault_wait = rt_lines_wait_others;
 		pp->fault_wait_user = &dl;
 		dl.ranks = p;
 		dl.stuck = 1;
 		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 		o.timeout_s = 0.5;
-		o.diag = diag_collect;
+		o.diag = rt_lines_add;
 		o.diag_user = &dl;
 		int err = ppcc_rt_run_local(st, &s, fns, &o);
 		ck_assert_int_eq(err, PPCC_RT_ETIMEOUT);
 		/* every rank stops, once: not a second timeout per rank */
 		for (int r = 0; r < p; r++) {
 			ck_assert_msg(st[r].status != 0, "rank %d returned 0", r);
-			ck_assert_int_eq(dl.lines[r + 1], 1);
+			ck_assert_int_eq(dl.lines[r], 1);
 		}
 		/* the stuck rank names its action and how long it ran: told
 		 * that a peer timed out, or, when that news and the return
@@ -607,19 +563,19 @@ START_TEST(timeout_comes_from_the_environment_when_no_option)
 	ppcc_schedule s;
 	ppcc_rt_stage_fns fns[2];
 	ppcc_rt_stats st[2] = {PPCC_RT_STATS_INIT};
-	diag_log dl;
-	diag_log_init(&dl);
+	rt_lines dl;
+	rt_lines_init(&dl, 0, 0);
 	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 2, 2), 0);
 	rt_pipe_fns(pp, fns);
 	pp->fault_op = PPCC_OP_F;
 	pp->fault_stage = 0;
 	pp->fault_mb = 0;
-	pp->fault_wait = diag_wait_others; /* until rank 1 has stopped */
+	pp->fault_wait = rt_lines_wait_others; /* until rank 1 has stopped */
 	pp->fault_wait_user = &dl;
 	dl.ranks = 2;
 	dl.stuck = 0;
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
-	o.diag = diag_collect;
+	o.diag = rt_lines_add;
 	o.diag_user = &dl;
 	setenv("PPCC_TIMEOUT", "0.5", 1);
 	int err = ppcc_rt_run_local(st, &s, fns, &o);
@@ -640,24 +596,6 @@ END_TEST
 /* Stage 0's forward of mb 1 scribbles on mb 0's output, which rank 1
  * (waiting before its step until the scribble is done) has not received
  * yet; debug mode catches it at the receiver. */
-static unsigned char *kept_output;
-static atomic_int scribbled;
-
-static int scribbling_forward(int stage, int mb, const void *input,
-			      size_t input_bytes, void *output,
-			      size_t output_bytes, void *user)
-{
-	int ret = rt_pipe_forward(stage, mb, input, input_bytes, output,
-				  output_bytes, user);
-	if (stage == 0 && mb == 0)
-		kept_output = output;
-	if (stage == 0 && mb == 1 && kept_output) {
-		kept_output[3] ^= 0x40;
-		atomic_store(&scribbled, 1);
-	}
-	return ret;
-}
-
 START_TEST(debug_checksum_catches_a_corrupted_message)
 {
 	for (int debug = 0; debug <= 1; debug++) {
@@ -666,14 +604,12 @@ START_TEST(debug_checksum_catches_a_corrupted_message)
 		ppcc_schedule s;
 		ppcc_rt_stage_fns fns[2];
 		ppcc_rt_local_world *w;
-		diag_log dl;
+		rt_lines dl;
 		char buf[2048], why[512];
-		diag_log_init(&dl);
+		rt_lines_init(&dl, 0, 0);
 		ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 2, 2), 0);
 		rt_pipe_fns(pp, fns);
-		fns[0].forward = scribbling_forward;
-		kept_output = NULL;
-		atomic_store(&scribbled, 0);
+		fns[0].forward = rt_pipe_scribbling_forward;
 		ck_assert_int_eq(ppcc_rt_local_world_new(&w, 2), 0);
 		rank_thread t[2];
 		memset(t, 0, sizeof t);
@@ -682,11 +618,11 @@ START_TEST(debug_checksum_catches_a_corrupted_message)
 			o.world = w;
 			o.debug = debug;
 			o.timeout_s = 10;
-			o.diag = diag_collect;
+			o.diag = rt_lines_add;
 			o.diag_user = &dl;
 			t[r] = (rank_thread){.rank = r, .s = &s, .fns = fns, .o = o,
 					     .steps = 1,
-					     .start_after = r ? &scribbled : NULL};
+					     .start_after = r ? &pp->scribbled : NULL};
 		}
 		run_threads(t, 2);
 		if (!debug) {
@@ -714,12 +650,12 @@ START_TEST(invalid_schedules_callbacks_and_options_are_rejected)
 	ppcc_schedule s, bad;
 	ppcc_rt_stage_fns fns[2];
 	ppcc_rt_stats st[2] = {PPCC_RT_STATS_INIT};
-	diag_log dl;
-	diag_log_init(&dl);
+	rt_lines dl;
+	rt_lines_init(&dl, 0, 0);
 	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 2, 2), 0);
 	rt_pipe_fns(pp, fns);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
-	o.diag = diag_collect;
+	o.diag = rt_lines_add;
 	o.diag_user = &dl;
 	o.timeout_s = 5;
 
@@ -820,16 +756,16 @@ START_TEST(nccl_init_fails_cleanly_without_a_gpu)
 	rt_pipe *pp = rt_pipe_new(1, 1, 1, 0);
 	ppcc_schedule s;
 	ppcc_rt *rt = NULL;
-	diag_log dl;
+	rt_lines dl;
 	unsigned char id[PPCC_RT_NCCL_ID_BYTES];
-	diag_log_init(&dl);
+	rt_lines_init(&dl, 0, 0);
 	memset(id, 0, sizeof id);
 	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 1, 1), 0);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.transport = PPCC_RT_NCCL;
 	o.nccl_id = id;
 	o.timeout_s = 5;
-	o.diag = diag_collect;
+	o.diag = rt_lines_add;
 	o.diag_user = &dl;
 	int err = ppcc_rt_init(&rt, &s, 0, &o);
 	if (!ppcc_rt_transport_available(PPCC_RT_NCCL)) {
@@ -862,12 +798,12 @@ START_TEST(mpi_transport_answers_unavailable_when_left_out)
 	rt_pipe *pp = rt_pipe_new(1, 1, 1, 0);
 	ppcc_schedule s;
 	ppcc_rt *rt = NULL;
-	diag_log dl;
-	diag_log_init(&dl);
+	rt_lines dl;
+	rt_lines_init(&dl, 0, 0);
 	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_GPIPE, 1, 1), 0);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
 	o.transport = PPCC_RT_MPI;
-	o.diag = diag_collect;
+	o.diag = rt_lines_add;
 	o.diag_user = &dl;
 	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &o), PPCC_RT_EUNAVAILABLE);
 	ck_assert_ptr_null(rt);
@@ -879,64 +815,10 @@ END_TEST
 
 /* Every allocation failure ends in a clean status, no crash or leak
  * (each try is a child process, with PPCC_FAIL_ALLOC=N). */
-static void quiet(int rank, const char *line, void *user)
-{
-	(void)rank;
-	(void)line;
-	(void)user;
-}
-
 START_TEST(every_allocation_failure_returns_a_clean_status)
 {
-	int n, last = -1;
-	/* PPCC_FAIL_ALLOC is read at a process's first allocation: each try
-	 * forks from a test process that has not allocated yet, which needs
-	 * Check's fork mode */
-	const char *fork_mode = getenv("CK_FORK");
-	if (fork_mode && strcmp(fork_mode, "no") == 0) {
-		/* PPCC_FAIL_ALLOC is read at a process's first allocation:
-		 * under CK_FORK=no this one has allocated, so its children
-		 * cannot arm it */
-		tu_skip("every_allocation_failure_returns_a_clean_status",
-			"needs CK_FORK (this run has CK_FORK=no)");
-		return;
-	}
-	for (n = 1; n < 400; n++) {
-		pid_t pid = fork();
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0) {
-			char v[16];
-			snprintf(v, sizeof v, "%d", n);
-			setenv("PPCC_FAIL_ALLOC", v, 1);
-			ppcc_arena *a = ppcc_arena_new();
-			rt_pipe *pp = rt_pipe_new(2, 3, 2, 0);
-			ppcc_schedule s;
-			ppcc_rt_stage_fns fns[2];
-			int err = PPCC_RT_ENOMEM;
-			ppcc_stage_info st[2];
-			rt_pipe_stage_table(pp, st);
-			if (a && ppcc_schedule_build(&s, a, PPCC_SCHED_1F1B, 2, 1, 3, 0, st) == 0) {
-				rt_pipe_fns(pp, fns);
-				ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
-				o.debug = 1;
-				o.timeout_s = 10;
-				o.diag = quiet;
-				err = ppcc_rt_run_local(NULL, &s, fns, &o);
-			}
-			rt_pipe_free(pp);
-			ppcc_arena_free(a);
-			exit(err == 0 ? 0 : err == PPCC_RT_ENOMEM ? 1 : 2);
-		}
-		int status;
-		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-		ck_assert_msg(WIFEXITED(status), "allocation %d: killed by signal %d", n,
-			      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-		last = WEXITSTATUS(status);
-		ck_assert_msg(last == 0 || last == 1, "allocation %d: exit %d", n, last);
-		if (last == 0)
-			break;
-	}
-	ck_assert_msg(last == 0 && n > 10, "never succeeded (%d tries)", n);
+	tu_rt_alloc_failures("every_allocation_failure_returns_a_clean_status",
+			     400, 0, NULL, "");
 }
 END_TEST
 
@@ -988,7 +870,7 @@ static const char *ppcc_binary(char *buf, size_t n)
 {
 	if (getenv("PPCC"))
 		return getenv("PPCC");
-	build_path(buf, n, "ppcc");
+	tu_build_path(buf, n, "ppcc");
 	return buf;
 }
 
@@ -1005,10 +887,10 @@ START_TEST(json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported)
 	ck_assert_msg(r.status == 0, "ppcc plan: exit %d %s", r.status, r.err);
 	tu_run_free(&r);
 
-	diag_log dl;
-	diag_log_init(&dl);
+	rt_lines dl;
+	rt_lines_init(&dl, 0, 0);
 	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
-	o.diag = diag_collect;
+	o.diag = rt_lines_add;
 	o.diag_user = &dl;
 	o.timeout_s = 20;
 	o.debug = 1;
@@ -1047,73 +929,32 @@ START_TEST(json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported)
 	char want[PATH_MAX + 16];
 	snprintf(want, sizeof want, "ppcc-rt: %s:", json);
 	ck_assert_msg(strstr(dl.text, want) && strstr(dl.text, ": error: "), "%s", dl.text);
-	ck_assert_int_eq(dl.lines[0], 1); /* rank -1: not a rank's line */
+	ck_assert_int_eq(dl.other, 1); /* rank -1: not a rank's line */
 
 	strcat(json, ".missing");
 	ck_assert_int_eq(ppcc_rt_schedule_load(&s, json, &o), PPCC_RT_EIO);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
 /* ---- programs: the header alone, the man page example, mpirun -------------- */
 
-/* A program built next to check_ppcc ($PPCC_BUILD, else this binary's
- * folder). */
-static void build_path(char *out, size_t n, const char *rel)
-{
-	const char *b = getenv("PPCC_BUILD");
-	if (b) {
-		snprintf(out, n, "%s/%s", b, rel);
-		return;
-	}
-	char exe[PATH_MAX / 2];
-	ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	exe[k > 0 ? k : 0] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(out, n, "%s/%s", k > 0 ? exe : "build", rel);
-}
-
 START_TEST(public_header_compiles_alone_as_c11_and_cxx)
 {
-	char *dir = tu_mkdtemp(), path[PATH_MAX], inc[PATH_MAX];
-	ck_assert_ptr_nonnull(dir);
-	snprintf(path, sizeof path, "%s/use.c", dir);
-	snprintf(inc, sizeof inc, "-I%s/include", tu_src());
-	ck_assert_int_eq(tu_write_file(path,
+	tu_header_compiles_alone("public_header_compiles_alone_as_c11_and_cxx",
 		"#include <ppcc/runtime.h>\n"
 		"int main(void)\n{\n"
 		"\tppcc_rt_options o = PPCC_RT_OPTIONS_INIT;\n"
 		"\tppcc_rt_stage_fns f = {0, 0, 0, 0, 0, 0, PPCC_RT_STAGE_FNS_VERSION};\n"
 		"\t(void)f;\n"
-		"\treturn o.version == PPCC_RT_OPTIONS_VERSION ? 0 : 1;\n}\n"), 0);
-	const char *cc = getenv("CC") ? getenv("CC") : "cc";
-	char *c_argv[] = {(char *)cc, "-std=c11", "-pedantic", "-Werror", "-Wall",
-			  "-Wextra", inc, "-fsyntax-only", path, NULL};
-	tu_run r;
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, c_argv), 0);
-	ck_assert_msg(r.status == 0, "C11: %s", r.err);
-	tu_run_free(&r);
-	char *cxx_argv[] = {"c++", "-std=c++11", "-pedantic", "-Werror", "-Wall",
-			    "-Wextra", inc, "-x", "c++", "-fsyntax-only", path, NULL};
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, cxx_argv), 0);
-	if (r.status == 127)
-		tu_skip("public_header_compiles_alone_as_c11_and_cxx",
-			"no c++ compiler (package build-essential)");
-	else
-		ck_assert_msg(r.status == 0, "C++: %s", r.err);
-	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+		"\treturn o.version == PPCC_RT_OPTIONS_VERSION ? 0 : 1;\n}\n");
 }
 END_TEST
 
 START_TEST(man_page_example_runs)
 {
 	char prog[PATH_MAX];
-	build_path(prog, sizeof prog, "tests/rt_man_example");
+	tu_build_path(prog, sizeof prog, "tests/rt_man_example");
 	ck_assert_msg(access(prog, X_OK) == 0, "%s not built (make its rule)", prog);
 	char *argv[] = {prog, NULL};
 	tu_run r;
@@ -1132,7 +973,7 @@ END_TEST
 static int mpirun_np(tu_run *r, const char *np, const char *mode, int recovery)
 {
 	char prog[PATH_MAX];
-	build_path(prog, sizeof prog, "tests/rt_mpi_prog");
+	tu_build_path(prog, sizeof prog, "tests/rt_mpi_prog");
 	if (access(prog, X_OK) != 0) {
 		if (tu_mpi_left_out("mpirun"))
 			return -1;
@@ -1411,57 +1252,6 @@ END_TEST
 
 /* ---- the example trainer ---------------------------------------------------- */
 
-static int cmp_lines(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The lines of every file named prefix or prefix.N, sorted and joined;
- * malloc'd. */
-static char *sorted_output(const char *prefix)
-{
-	char *all = NULL, path[PATH_MAX + 16];
-	size_t len = 0;
-	for (int k = -1; k < 16; k++) {
-		if (k < 0)
-			snprintf(path, sizeof path, "%s", prefix);
-		else
-			snprintf(path, sizeof path, "%s.%d", prefix, k);
-		size_t n;
-		char *t = tu_read_file(path, &n);
-		if (!t)
-			continue;
-		all = realloc(all, len + n + 2);
-		memcpy(all + len, t, n);
-		len += n;
-		if (n && t[n - 1] != '\n')
-			all[len++] = '\n';
-		all[len] = '\0';
-		free(t);
-	}
-	if (!all)
-		return calloc(1, 1);
-	size_t n_lines = 0;
-	for (char *q = all; *q; q++)
-		n_lines += *q == '\n';
-	char **lines = calloc(n_lines + 1, sizeof *lines);
-	size_t k = 0;
-	for (char *q = strtok(all, "\n"); q; q = strtok(NULL, "\n"))
-		lines[k++] = q;
-	qsort(lines, k, sizeof *lines, cmp_lines);
-	char *out = calloc(len + 2, 1);
-	size_t o = 0;
-	for (size_t i = 0; i < k; i++) {
-		size_t l = strlen(lines[i]);
-		memcpy(out + o, lines[i], l);
-		o += l;
-		out[o++] = '\n';
-	}
-	free(lines);
-	free(all);
-	return out;
-}
-
 /* The largest relative difference between the numbers of two outputs
  * of the same shape (HUGE_VAL when the shapes differ). */
 static double max_rel_diff(const char *a, const char *b)
@@ -1503,7 +1293,7 @@ static int run_ok(char *const argv[], const char *what)
 
 static void expect_same(const char *ref, const char *prefix, const char *what)
 {
-	char *got = sorted_output(prefix);
+	char *got = tu_sorted_lines(prefix, 0);
 	ck_assert_msg(strstr(got, "loss 3 ") && strstr(got, "param 7 "),
 		      "%s: incomplete output\n%s", what, got);
 	/* the same microbatches accumulated in the same order: bit for bit */
@@ -1516,7 +1306,7 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 {
 	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], out[PATH_MAX];
 	char json[PATH_MAX], what[128], np[8];
-	build_path(trainer, sizeof trainer, "trainer");
+	tu_build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
@@ -1525,7 +1315,7 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 	snprintf(out, sizeof out, "%s/serial", dir);
 	char *serial[] = {trainer, "--serial", "--steps", "4", "--output", out, NULL};
 	run_ok(serial, "serial");
-	char *ref = sorted_output(out);
+	char *ref = tu_sorted_lines(out, 0);
 
 	/* the schedule compiled in from mlp.yaml (1F1B, 2 ranks) */
 	snprintf(out, sizeof out, "%s/header-local", dir);
@@ -1576,8 +1366,7 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 			expect_same(ref, out, what);
 		}
 	free(ref);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -1595,7 +1384,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], out[PATH_MAX];
 	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8], nw[8];
 	char nm[16];
-	build_path(trainer, sizeof trainer, "trainer");
+	tu_build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
@@ -1636,14 +1425,14 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 				      "--schedule", json, "--steps", "3", "--output",
 				      ref_path, NULL};
 			run_ok(se, what);
-			char *ref = sorted_output(ref_path);
+			char *ref = tu_sorted_lines(ref_path, 0);
 			ck_assert_msg(strstr(ref, "loss 2 ") && strstr(ref, "param 7 "),
 				      "%s: incomplete serial output\n%s", what, ref);
 			snprintf(out, sizeof out, "%s/%s-%d-%d-dp", dir, kname, p, d);
 			char *dp[] = {trainer, "--data-parallel", nd, "--schedule", json,
 				      "--steps", "3", "--debug", "--output", out, NULL};
 			run_ok(dp, what);
-			char *got = sorted_output(out);
+			char *got = tu_sorted_lines(out, 0);
 			ck_assert_msg(strcmp(got, ref) == 0, "%s local: differs from "
 				      "serial training (largest relative difference %g)\n%s",
 				      what, max_rel_diff(got, ref), got);
@@ -1658,7 +1447,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 					      "--output", out, NULL};
 				mpi = !run_ok(mo, what);
 				if (mpi) {
-					got = sorted_output(out);
+					got = tu_sorted_lines(out, 0);
 					ck_assert_msg(strcmp(got, ref) == 0, "%s mpi: differs "
 						      "from serial training (largest relative "
 						      "difference %g)\n%s", what,
@@ -1675,8 +1464,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 	fprintf(stderr, "runtime: data parallel, %d kinds x %zu grids: local and "
 		"%d mpi runs equal to serial bit for bit\n", PPCC_SCHED_COUNT,
 		sizeof grid / sizeof grid[0], runs);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -1721,13 +1509,11 @@ START_TEST(zero_training_matches_serial_training_on_the_global_batch)
 	};
 	char trainer[PATH_MAX], bin[PATH_MAX], yaml[PATH_MAX], out[PATH_MAX];
 	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8], nw[8];
-	build_path(trainer, sizeof trainer, "trainer");
+	tu_build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
 	char *dir = tu_mkdtemp();
 	ck_assert_ptr_nonnull(dir);
-	snprintf(yaml, sizeof yaml, "%s/examples/trainer/mlp.yaml", tu_src());
-	char *model = tu_read_file(yaml, NULL);
-	ck_assert_ptr_nonnull(model);
+	char *model = tu_read_src("examples/trainer/mlp.yaml");
 	char *devices = strstr(model, "  devices: 4\n");
 	ck_assert_ptr_nonnull(devices);
 	int mpi = -1, n_mpi = 0;
@@ -1770,14 +1556,14 @@ START_TEST(zero_training_matches_serial_training_on_the_global_batch)
 		char *se[] = {trainer, "--serial", "--data-parallel", nd, "--schedule",
 			      json, "--steps", "3", "--output", ref_path, NULL};
 		run_ok(se, what);
-		char *ref = sorted_output(ref_path);
+		char *ref = tu_sorted_lines(ref_path, 0);
 		ck_assert_msg(strstr(ref, "loss 2 ") && strstr(ref, "param 7 "),
 			      "%s: incomplete serial output\n%s", what, ref);
 		snprintf(out, sizeof out, "%s/zero-%zu", dir, k);
 		char *dp[] = {trainer, "--data-parallel", nd, "--schedule", json,
 			      "--steps", "3", "--debug", "--output", out, NULL};
 		run_ok(dp, what);
-		char *got = sorted_output(out);
+		char *got = tu_sorted_lines(out, 0);
 		ck_assert_msg(strcmp(got, ref) == 0, "%s local: differs from serial "
 			      "training (largest relative difference %g)\n%s", what,
 			      max_rel_diff(got, ref), got);
@@ -1791,7 +1577,7 @@ START_TEST(zero_training_matches_serial_training_on_the_global_batch)
 				      "--timeout", "30", "--output", out, NULL};
 			mpi = !run_ok(mo, what);
 			if (mpi) {
-				got = sorted_output(out);
+				got = tu_sorted_lines(out, 0);
 				ck_assert_msg(strcmp(got, ref) == 0, "%s mpi: differs from "
 					      "serial training (largest relative "
 					      "difference %g)\n%s", what,
@@ -1808,8 +1594,7 @@ START_TEST(zero_training_matches_serial_training_on_the_global_batch)
 	fprintf(stderr, "runtime: ZeRO, %zu plans: local and %d mpi runs equal to "
 		"serial bit for bit\n", sizeof runs / sizeof runs[0], n_mpi);
 	free(model);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -1818,7 +1603,7 @@ END_TEST
 START_TEST(trainer_refuses_a_schedule_for_another_model)
 {
 	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], json[PATH_MAX];
-	build_path(trainer, sizeof trainer, "trainer");
+	tu_build_path(trainer, sizeof trainer, "trainer");
 	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built", trainer);
 	char *dir = tu_mkdtemp();
 	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
@@ -1833,51 +1618,47 @@ START_TEST(trainer_refuses_a_schedule_for_another_model)
 	ck_assert_msg(strstr(r.err, "trainer: stage 0 holds layers 0-2") ||
 		      strstr(r.err, "trainer: stage 0 moves"), "%s", r.err);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
 Suite *suite_runtime(void)
 {
-	Suite *s = suite_create("runtime");
-	TCase *tc = tcase_create("runtime");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, stats_of_an_unknown_version_are_refused_untouched);
-	tcase_add_test(tc, numeric_pipeline_matches_serial_for_every_kind_and_rank_count);
-	tcase_add_test(tc, grouped_interleaved_schedules_run_without_deadlock);
-	tcase_add_test(tc, relabelled_schedules_of_every_kind_match_serial);
-	tcase_add_test(tc, split_backward_runs_input_then_weight_gradients);
-	tcase_add_test(tc, buffers_in_flight_follow_the_schedule);
-	tcase_add_test(tc, repeated_steps_recycle_buffers_and_deliver_each_message_once);
-	tcase_add_test(tc, mismatched_fingerprints_refused_before_any_data_moves);
-	tcase_add_test(tc, failing_callback_stops_every_rank_at_once);
-	tcase_add_test(tc, stuck_callback_times_out_with_a_diagnostic_on_every_rank);
-	tcase_add_test(tc, timeout_comes_from_the_environment_when_no_option);
-	tcase_add_test(tc, debug_checksum_catches_a_corrupted_message);
-	tcase_add_test(tc, invalid_schedules_callbacks_and_options_are_rejected);
-	tcase_add_test(tc, one_rank_schedule_needs_no_world);
-	tcase_add_test(tc, nccl_init_fails_cleanly_without_a_gpu);
-	tcase_add_test(tc, mpi_transport_answers_unavailable_when_left_out);
-	tcase_add_test(tc, every_allocation_failure_returns_a_clean_status);
-	tcase_add_test(tc, json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported);
-	tcase_add_test(tc, public_header_compiles_alone_as_c11_and_cxx);
-	tcase_add_test(tc, man_page_example_runs);
-	tcase_add_test(tc, mpi_two_ranks_run_every_kind_eager_and_grouped);
-	tcase_add_test(tc, mpi_four_ranks_run_every_kind_relabelled);
-	tcase_add_test(tc, mpi_killed_rank_ends_the_job_within_the_timeout);
-	tcase_add_test(tc, mpi_dead_peer_times_out_when_mpirun_keeps_the_job);
-	tcase_add_test(tc, mpi_grid_reduces_every_bucket_over_the_replicas);
-	tcase_add_test(tc, mpi_grid_reused_tags_never_meet_a_live_collective);
-	tcase_add_test(tc, mpi_grid_wait_for_reused_tags_times_out_naming_both);
-	tcase_add_test(tc, mpi_grid_failing_replica_stops_every_rank);
-	tcase_add_test(tc, mpi_grid_stuck_replica_times_out_naming_the_collective);
-	tcase_add_test(tc, mpi_grid_replicas_entering_different_collectives_are_refused);
-	tcase_add_test(tc, trainer_matches_serial_training_on_every_schedule_and_transport);
-	tcase_add_test(tc, trainer_refuses_a_schedule_for_another_model);
-	tcase_add_test(tc, data_parallel_training_matches_serial_training_on_the_global_batch);
-	tcase_add_test(tc, zero_training_matches_serial_training_on_the_global_batch);
-	tcase_add_test(tc, mpi_mismatched_schedules_refused_on_both_ranks);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("runtime", "runtime", 600, (const TTest *const[]){
+		stats_of_an_unknown_version_are_refused_untouched,
+		numeric_pipeline_matches_serial_for_every_kind_and_rank_count,
+		grouped_interleaved_schedules_run_without_deadlock,
+		relabelled_schedules_of_every_kind_match_serial,
+		split_backward_runs_input_then_weight_gradients,
+		buffers_in_flight_follow_the_schedule,
+		repeated_steps_recycle_buffers_and_deliver_each_message_once,
+		mismatched_fingerprints_refused_before_any_data_moves,
+		failing_callback_stops_every_rank_at_once,
+		stuck_callback_times_out_with_a_diagnostic_on_every_rank,
+		timeout_comes_from_the_environment_when_no_option,
+		debug_checksum_catches_a_corrupted_message,
+		invalid_schedules_callbacks_and_options_are_rejected,
+		one_rank_schedule_needs_no_world,
+		nccl_init_fails_cleanly_without_a_gpu,
+		mpi_transport_answers_unavailable_when_left_out,
+		every_allocation_failure_returns_a_clean_status,
+		json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported,
+		public_header_compiles_alone_as_c11_and_cxx,
+		man_page_example_runs,
+		mpi_two_ranks_run_every_kind_eager_and_grouped,
+		mpi_four_ranks_run_every_kind_relabelled,
+		mpi_killed_rank_ends_the_job_within_the_timeout,
+		mpi_dead_peer_times_out_when_mpirun_keeps_the_job,
+		mpi_grid_reduces_every_bucket_over_the_replicas,
+		mpi_grid_reused_tags_never_meet_a_live_collective,
+		mpi_grid_wait_for_reused_tags_times_out_naming_both,
+		mpi_grid_failing_replica_stops_every_rank,
+		mpi_grid_stuck_replica_times_out_naming_the_collective,
+		mpi_grid_replicas_entering_different_collectives_are_refused,
+		trainer_matches_serial_training_on_every_schedule_and_transport,
+		trainer_refuses_a_schedule_for_another_model,
+		data_parallel_training_matches_serial_training_on_the_global_batch,
+		zero_training_matches_serial_training_on_the_global_batch,
+		mpi_mismatched_schedules_refused_on_both_ranks,
+		NULL});
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ppcc.h"
+#include "testutil.h"
 
 #define MAX_STAGES 64
 
@@ -770,32 +771,29 @@ END_TEST
 
 Suite *suite_schedule(void)
 {
-	Suite *s = suite_create("schedule");
-	TCase *tc = tcase_create("schedule");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, onef1b_p4_m8_rank0_and_rank3_exact);
-	tcase_add_test(tc, gpipe_p2_m3_exact);
-	tcase_add_test(tc, zb_h1_p3_m4_hand_traced);
-	tcase_add_test(tc, zb_h2_p2_m4_hand_traced);
-	tcase_add_test(tc, zb_v_p2_m4_hand_traced);
-	tcase_add_test(tc, zb_interleaved_p2_v2_m4_hand_traced);
-	tcase_add_test(tc, dualpipe_v_p2_m4_hand_traced);
-	tcase_add_test(tc, dualpipe_v_constraints);
-	tcase_add_test(tc, zero_bubble_in_flight_bounds);
-	tcase_add_test(tc, interleaved_p2_v2_m4_matches_megatron_order);
-	tcase_add_test(tc, warmup_counts_follow_megatron);
-	tcase_add_test(tc, every_generated_schedule_validates);
-	tcase_add_test(tc, action_counts_peers_and_bytes);
-	tcase_add_test(tc, onef1b_in_flight_bounded_by_p_minus_r);
-	tcase_add_test(tc, build_rejects_what_it_does_not_make);
-	tcase_add_test(tc, build_copies_stage_table);
-	tcase_add_test(tc, single_rank_has_no_communication);
-	tcase_add_test(tc, allocation_failures_return_enomem_and_free_all);
-	suite_add_tcase(s, tc);
-	TCase *tt = tcase_create("threads");
-	tcase_set_timeout(tt, 120);
-	tcase_add_test(tt, lowering_on_two_threads_writes_the_same_lists);
-	tcase_add_test(tt, ranks_halved_by_their_actions);
-	suite_add_tcase(s, tt);
+	Suite *s = tu_suite("schedule", "schedule", 120, (const TTest *const[]){
+		onef1b_p4_m8_rank0_and_rank3_exact,
+		gpipe_p2_m3_exact,
+		zb_h1_p3_m4_hand_traced,
+		zb_h2_p2_m4_hand_traced,
+		zb_v_p2_m4_hand_traced,
+		zb_interleaved_p2_v2_m4_hand_traced,
+		dualpipe_v_p2_m4_hand_traced,
+		dualpipe_v_constraints,
+		zero_bubble_in_flight_bounds,
+		interleaved_p2_v2_m4_matches_megatron_order,
+		warmup_counts_follow_megatron,
+		every_generated_schedule_validates,
+		action_counts_peers_and_bytes,
+		onef1b_in_flight_bounded_by_p_minus_r,
+		build_rejects_what_it_does_not_make,
+		build_copies_stage_table,
+		single_rank_has_no_communication,
+		allocation_failures_return_enomem_and_free_all,
+		NULL});
+	tu_tcase(s, "threads", 120, (const TTest *const[]){
+		lowering_on_two_threads_writes_the_same_lists,
+		ranks_halved_by_their_actions,
+		NULL});
 	return s;
 }

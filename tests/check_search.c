@@ -16,14 +16,6 @@
 
 Suite *suite_search(void);
 
-static uint64_t rng_next(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static int search_example(ppcc_search_result *r, ppcc_arena *a,
 			  ppcc_config *cfg, const char *example,
 			  const ppcc_search_options *o)
@@ -347,8 +339,7 @@ START_TEST(printed_configurations_plan_to_their_figures_and_the_winner_leads)
 	}
 	free(src);
 	json_decref(j);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -360,9 +351,8 @@ static const char *example_variant(const char *dir, const char *example,
 {
 	static char path[4096];
 	char model[4096];
-	snprintf(model, sizeof model, "%s/examples/%s", tu_src(), example);
-	char *src = tu_read_file(model, NULL);
-	ck_assert_ptr_nonnull(src);
+	snprintf(model, sizeof model, "examples/%s", example);
+	char *src = tu_read_src(model);
 	char *cut = strstr(src, "\npipeline:");
 	ck_assert_ptr_nonnull(cut);
 	cut[1] = '\0';
@@ -390,8 +380,7 @@ START_TEST(search_without_a_global_batch_is_refused)
 	ck_assert_ptr_nonnull(strstr(r.err, "global batch"));
 	ck_assert_str_eq(r.out, "");
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -445,8 +434,7 @@ START_TEST(nothing_fits_says_what_is_closest_and_what_would_fit)
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, bargv), 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -590,14 +578,12 @@ START_TEST(compared_configurations_rank_where_the_search_ranks_them)
 	tu_run_free(&r);
 
 	/* tiny's own 1f1b on 4 stages, and gpipe on 2 */
-	snprintf(yaml, sizeof yaml, "%s/compare.yaml", dir);
-	ck_assert_int_eq(tu_write_file(yaml,
-		"compare:\n"
+	tu_write_in(yaml, sizeof yaml, dir, "compare.yaml", "compare:\n"
 		"  - name: own\n"
 		"    pipeline: {stages: 4, schedule: 1f1b}\n"
 		"  - pipeline:\n"
 		"      stages: 2\n"
-		"      schedule: gpipe\n"), 0);
+		"      schedule: gpipe\n");
 	ppcc_arena *a = ppcc_arena_new();
 	tu_diag diag;
 	tu_diag_init(&diag);
@@ -650,8 +636,7 @@ START_TEST(compared_configurations_rank_where_the_search_ranks_them)
 		ck_assert_int_ge(pinned.compared[k].rank, 2);
 	}
 	ppcc_arena_free(a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -662,15 +647,13 @@ START_TEST(a_bad_compare_file_is_located_and_nothing_is_written)
 	char *dir = tu_mkdtemp();
 	char model[4096], yaml[4096];
 	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
-	snprintf(yaml, sizeof yaml, "%s/bad.yaml", dir);
-	ck_assert_int_eq(tu_write_file(yaml,
-		"compare:\n"
+	tu_write_in(yaml, sizeof yaml, dir, "bad.yaml", "compare:\n"
 		"  - pipeline: {stages: 2, schedul: 1f1b}\n"
 		"  - pipeline: {stages: 2, data_parallel: 1}\n"
 		"  - pipeline: {stages: 2, chunks: 3, schedule: 1f1b}\n"
 		"  - pipeline: {stages: 2, microbatches: 3}\n"
 		"  - pipeline: {stages: 2}\n"
-		"    recompute: full\n"), 0);
+		"    recompute: full\n");
 	char *argv[] = {(char *)tu_ppcc(), "search", model, "--compare", yaml,
 			NULL};
 	tu_run r;
@@ -710,28 +693,9 @@ START_TEST(a_bad_compare_file_is_located_and_nothing_is_written)
 	tu_run_free(&r);
 	free(fixed);
 	free(text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
-
-static uint64_t bound_rng(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static double bound_uniform(uint64_t *state, double lo, double hi)
-{
-	return lo + (hi - lo) * (double)(bound_rng(state) >> 11) / 9007199254740992.0;
-}
-
-static int bound_int(uint64_t *state, int lo, int hi)
-{
-	return lo + (int)(bound_rng(state) % (uint64_t)(hi - lo + 1));
-}
 
 /* The bound ppcc_plan_build_lean reports (the search prunes by it: the
  * bubble of one chunk, the gradient reductions, the optimizer step and
@@ -756,26 +720,26 @@ START_TEST(the_iteration_bound_never_exceeds_a_simulated_iteration)
 		for (int tries = 0;; tries++) {
 			ck_assert_msg(tries < 10000, "seed %d: no valid configuration", t);
 			memset(&c, 0, sizeof c);
-			kind = bound_int(&st, 0, PPCC_SCHED_COUNT - 1);
+			kind = tu_rng_int(&st, 0, PPCC_SCHED_COUNT - 1);
 			const ppcc_sched_kind_info *ki = ppcc_sched_kind(kind);
 			if (kind == PPCC_SCHED_AUTO)
 				continue;
-			v = bound_int(&st, ki->min_chunks, ki->max_chunks < 3 ? ki->max_chunks : 3);
-			p = bound_int(&st, v > 1 ? 2 : 1, 5);
-			n = bound_int(&st, p * v, 24);
-			m = bound_int(&st, 1, 12);
-			d = bound_int(&st, 1, 3);
-			cp = bound_int(&st, 1, 2);
+			v = tu_rng_int(&st, ki->min_chunks, ki->max_chunks < 3 ? ki->max_chunks : 3);
+			p = tu_rng_int(&st, v > 1 ? 2 : 1, 5);
+			n = tu_rng_int(&st, p * v, 24);
+			m = tu_rng_int(&st, 1, 12);
+			d = tu_rng_int(&st, 1, 3);
+			cp = tu_rng_int(&st, 1, 2);
 			for (int i = 0; i < n; i++) {
 				ppcc_layer *l = &layers[i];
 				memset(l, 0, sizeof *l);
 				l->name = "layer";
-				l->fwd_flops = bound_uniform(&st, 1e11, 1e12);
-				l->bwd_flops = l->fwd_flops * bound_uniform(&st, 1.5, 2.5);
-				l->bwd_weight_flops = l->bwd_flops * bound_uniform(&st, 0.2, 0.6);
-				l->params = bound_uniform(&st, 1e6, 1e9);
-				l->activation_bytes = bound_uniform(&st, 1e6, 1e9);
-				l->stash_bytes = bound_uniform(&st, 1e7, 1e9);
+				l->fwd_flops = tu_rng_uniform(&st, 1e11, 1e12);
+				l->bwd_flops = l->fwd_flops * tu_rng_uniform(&st, 1.5, 2.5);
+				l->bwd_weight_flops = l->bwd_flops * tu_rng_uniform(&st, 0.2, 0.6);
+				l->params = tu_rng_uniform(&st, 1e6, 1e9);
+				l->activation_bytes = tu_rng_uniform(&st, 1e6, 1e9);
+				l->stash_bytes = tu_rng_uniform(&st, 1e7, 1e9);
 				l->stash_weight_bytes = l->stash_bytes;
 			}
 			c.path = "random";
@@ -785,23 +749,23 @@ START_TEST(the_iteration_bound_never_exceeds_a_simulated_iteration)
 			c.model.micro_batch_size = 1;
 			ppcc_cluster *cl = &c.cluster;
 			cl->devices = p * d * cp;
-			cl->devices_per_node = bound_int(&st, 1, cl->devices);
-			cl->n_groups = p > 1 && bound_int(&st, 0, 1) ? 2 : 1;
+			cl->devices_per_node = tu_rng_int(&st, 1, cl->devices);
+			cl->n_groups = p > 1 && tu_rng_int(&st, 0, 1) ? 2 : 1;
 			cl->groups = groups;
-			int first = cl->n_groups == 2 ? bound_int(&st, 1, p - 1) : p;
+			int first = cl->n_groups == 2 ? tu_rng_int(&st, 1, p - 1) : p;
 			for (int g = 0; g < cl->n_groups; g++) {
 				groups[g] = (ppcc_device_group){
 					.name = g ? "slow" : "fast",
 					.count = (g ? p - first : first) * d * cp,
-					.tflops = bound_uniform(&st, 50, 400),
+					.tflops = tu_rng_uniform(&st, 50, 400),
 					.efficiency = 0.5,
 					.memory_bytes = 1e30,
-					.memory_bandwidth = bound_uniform(&st, 1e11, 3e12)};
+					.memory_bandwidth = tu_rng_uniform(&st, 1e11, 3e12)};
 			}
-			cl->intra_node = (ppcc_link){bound_uniform(&st, 1e9, 1e11),
-						     bound_uniform(&st, 1e-6, 1e-4)};
-			cl->inter_node = (ppcc_link){bound_uniform(&st, 1e8, 1e10),
-						     bound_uniform(&st, 1e-6, 1e-4)};
+			cl->intra_node = (ppcc_link){tu_rng_uniform(&st, 1e9, 1e11),
+						     tu_rng_uniform(&st, 1e-6, 1e-4)};
+			cl->inter_node = (ppcc_link){tu_rng_uniform(&st, 1e8, 1e10),
+						     tu_rng_uniform(&st, 1e-6, 1e-4)};
 			ppcc_pipeline *pl = &c.pipeline;
 			pl->kind = kind;
 			pl->stages = p;
@@ -810,9 +774,9 @@ START_TEST(the_iteration_bound_never_exceeds_a_simulated_iteration)
 			pl->tensor_parallel = 1;
 			pl->data_parallel = d;
 			pl->context_parallel = cp;
-			pl->zero = d * cp > 1 ? bound_int(&st, 0, 3) : 0;
-			pl->grad_bytes = bound_int(&st, 0, 1) ? 2 : 4;
-			pl->dp_bucket_mb = bound_int(&st, 0, 1) ? 0 : bound_uniform(&st, 1, 2000);
+			pl->zero = d * cp > 1 ? tu_rng_int(&st, 0, 3) : 0;
+			pl->grad_bytes = tu_rng_int(&st, 0, 1) ? 2 : 4;
+			pl->dp_bucket_mb = tu_rng_int(&st, 0, 1) ? 0 : tu_rng_uniform(&st, 1, 2000);
 			if (ppcc_config_check(&c, &quiet) == 0)
 				break;
 		}
@@ -843,7 +807,7 @@ START_TEST(the_iteration_bound_never_exceeds_a_simulated_iteration)
 			int split[24], at = 0;
 			for (int s = 0; s < S; s++) {
 				int room = n - at - (S - s - 1);
-				int take = s == S - 1 ? n - at : bound_int(&st, 1, room);
+				int take = s == S - 1 ? n - at : tu_rng_int(&st, 1, room);
 				split[s] = at;
 				at += take;
 			}
@@ -952,7 +916,7 @@ START_TEST(the_bounds_hold_on_every_example)
 								int take = trial == 0
 									? (n - at) / (S - s)
 									: s == S - 1 ? n - at
-									: bound_int(&st, 1, room < 8 ? room : 8);
+									: tu_rng_int(&st, 1, room < 8 ? room : 8);
 								split[s] = at;
 								at += take;
 							}
@@ -1098,7 +1062,7 @@ START_TEST(the_memory_bound_holds_on_every_example)
 								int take = trial == 0
 									? (n - at) / (S - s)
 									: s == S - 1 ? n - at
-									: bound_int(&st, 1, room < 8 ? room : 8);
+									: tu_rng_int(&st, 1, room < 8 ? room : 8);
 								split[s] = at;
 								at += take;
 							}
@@ -1160,7 +1124,7 @@ START_TEST(the_bound_stops_at_its_visits_and_stays_a_bound)
 	uint64_t st = 7;
 	double w[N];
 	for (int i = 0; i < N; i++)
-		w[i] = 1 + (double)(rng_next(&st) % 1000);
+		w[i] = 1 + (double)(tu_rng_next(&st) % 1000);
 	lead[0] = work[0] = 0;
 	for (int i = 0; i < N; i++) {
 		work[i + 1] = work[i] + w[i];
@@ -1209,25 +1173,25 @@ START_TEST(the_remembered_bound_is_the_bound_computed)
 	ppcc_bound_memo *m = ppcc_bound_memo_new(1 << 20);
 	ck_assert_ptr_nonnull(m);
 	for (int k = 0; k < PROBLEMS; k++) {
-		int n = 8 + (int)(rng_next(&st) % (N - 8)), p = 2 + (int)(rng_next(&st) % (P - 1));
+		int n = 8 + (int)(tu_rng_next(&st) % (N - 8)), p = 2 + (int)(tu_rng_next(&st) % (P - 1));
 		for (int a = 0; a < 7; a++) {
 			double sum = 0;
 			arr[k][a][0] = 0;
 			for (int i = 1; i <= n; i++)
-				arr[k][a][i] = sum += 1 + (double)(rng_next(&st) % 1000);
+				arr[k][a][i] = sum += 1 + (double)(tu_rng_next(&st) % 1000);
 		}
 		for (int r = 0; r < p; r++) {
-			extra[k][r] = (double)(rng_next(&st) % 50);
+			extra[k][r] = (double)(tu_rng_next(&st) % 50);
 			ints[k][0][r] = r;
 			ints[k][1][r] = 1;
 			ints[k][2][r] = p - 1 - r;
 		}
 		pb[k] = (ppcc_bound_problem){
-			.n_layers = n, .n_ranks = p, .microbatches = 1 + (int)(rng_next(&st) % 16),
+			.n_layers = n, .n_ranks = p, .microbatches = 1 + (int)(tu_rng_next(&st) % 16),
 			.lead_f_prefix = arr[k][0], .lead_fb_prefix = arr[k][1],
 			.work_prefix = arr[k][2], .least_prefix = arr[k][3],
 			.extra = extra[k], .first_stage = ints[k][0],
-			.stage_count = ints[k][1], .contiguous = (int)(rng_next(&st) % 2),
+			.stage_count = ints[k][1], .contiguous = (int)(tu_rng_next(&st) % 2),
 			.back_lead_prefix = arr[k][4], .back_work_prefix = arr[k][5],
 			.back_least_prefix = arr[k][6], .back_first_stage = ints[k][2]};
 	}
@@ -1240,14 +1204,14 @@ START_TEST(the_remembered_bound_is_the_bound_computed)
 				ppcc_bound_problem q = pb[k];
 				double copy[N + 1], ecopy[P];
 				int icopy[P];
-				int what = (int)(rng_next(&st) % 12);
+				int what = (int)(tu_rng_next(&st) % 12);
 				if (what < 7) {
 					const double *from = what == 0 ? q.lead_f_prefix
 						: what == 1 ? q.lead_fb_prefix : what == 2 ? q.work_prefix
 						: what == 3 ? q.least_prefix : what == 4 ? q.back_lead_prefix
 						: what == 5 ? q.back_work_prefix : q.back_least_prefix;
 					memcpy(copy, from, sizeof copy);
-					int i = 1 + (int)(rng_next(&st) % (uint64_t)q.n_layers);
+					int i = 1 + (int)(tu_rng_next(&st) % (uint64_t)q.n_layers);
 					for (int j = i; j <= q.n_layers; j++)
 						copy[j] += 500;
 					if (what == 0) q.lead_f_prefix = copy;
@@ -1259,7 +1223,7 @@ START_TEST(the_remembered_bound_is_the_bound_computed)
 					else q.back_least_prefix = copy;
 				} else if (what == 7) {
 					memcpy(ecopy, q.extra, (size_t)q.n_ranks * sizeof *ecopy);
-					ecopy[rng_next(&st) % (uint64_t)q.n_ranks] += 400;
+					ecopy[tu_rng_next(&st) % (uint64_t)q.n_ranks] += 400;
 					q.extra = ecopy;
 				} else if (what == 8) {
 					memcpy(icopy, q.first_stage, (size_t)q.n_ranks * sizeof *icopy);
@@ -1290,32 +1254,28 @@ END_TEST
 
 Suite *suite_search(void)
 {
-	Suite *s = suite_create("search");
-	TCase *tc = tcase_create("search");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, pruning_keeps_the_exhaustive_top_k);
-	tcase_add_test(tc, a_trainer_format_searches_what_the_trainer_runs);
-	tcase_add_test(tc, printed_configurations_plan_to_their_figures_and_the_winner_leads);
-	tcase_add_test(tc, search_without_a_global_batch_is_refused);
-	tcase_add_test(tc, families_hold_their_fastest_configuration);
-	tcase_add_test(tc, the_global_batch_follows_the_files_pipeline_settings);
-	tcase_add_test(tc, nothing_fits_says_what_is_closest_and_what_would_fit);
-	tcase_add_test(tc, the_winner_is_explained);
-	tcase_add_test(tc, compared_configurations_rank_where_the_search_ranks_them);
-	tcase_add_test(tc, a_bad_compare_file_is_located_and_nothing_is_written);
-	suite_add_tcase(s, tc);
-	TCase *tt = tcase_create("threads");
-	tcase_set_timeout(tt, 300);
-	tcase_add_test(tt, any_number_of_threads_searches_as_one);
-	suite_add_tcase(s, tt);
-	TCase *tb = tcase_create("bound");
-	tcase_set_timeout(tb, 300);
-	tcase_add_test(tb, the_iteration_bound_never_exceeds_a_simulated_iteration);
-	tcase_add_test(tb, the_bound_stops_at_its_visits_and_stays_a_bound);
-	tcase_add_test(tb, the_remembered_bound_is_the_bound_computed);
-	tcase_add_test(tb, the_bounds_hold_on_every_example);
-	tcase_add_test(tb, the_memory_bound_counts_the_layers_each_rank_can_hold);
-	tcase_add_test(tb, the_memory_bound_holds_on_every_example);
-	suite_add_tcase(s, tb);
+	Suite *s = tu_suite("search", "search", 300, (const TTest *const[]){
+		pruning_keeps_the_exhaustive_top_k,
+		a_trainer_format_searches_what_the_trainer_runs,
+		printed_configurations_plan_to_their_figures_and_the_winner_leads,
+		search_without_a_global_batch_is_refused,
+		families_hold_their_fastest_configuration,
+		the_global_batch_follows_the_files_pipeline_settings,
+		nothing_fits_says_what_is_closest_and_what_would_fit,
+		the_winner_is_explained,
+		compared_configurations_rank_where_the_search_ranks_them,
+		a_bad_compare_file_is_located_and_nothing_is_written,
+		NULL});
+	tu_tcase(s, "threads", 300, (const TTest *const[]){
+		any_number_of_threads_searches_as_one,
+		NULL});
+	tu_tcase(s, "bound", 300, (const TTest *const[]){
+		the_iteration_bound_never_exceeds_a_simulated_iteration,
+		the_bound_stops_at_its_visits_and_stays_a_bound,
+		the_remembered_bound_is_the_bound_computed,
+		the_bounds_hold_on_every_example,
+		the_memory_bound_counts_the_layers_each_rank_can_hold,
+		the_memory_bound_holds_on_every_example,
+		NULL});
 	return s;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ppcc.h"
+#include "testutil.h"
 
 Suite *suite_simulate(void);
 
@@ -661,25 +662,22 @@ END_TEST
 
 Suite *suite_simulate(void)
 {
-	Suite *s = suite_create("simulate");
-	TCase *tc = tcase_create("simulate");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, gpipe_and_1f1b_bubble_is_closed_form_exactly);
-	tcase_add_test(tc, random_equal_costs_keep_the_closed_form);
-	tcase_add_test(tc, interleaved_bubble_is_closed_form_for_every_valid_group);
-	tcase_add_test(tc, closed_form_bubble_matches_hand_values);
-	tcase_add_test(tc, peak_memory_counts_microbatches_in_flight);
-	tcase_add_test(tc, peak_memory_sums_static_bytes_of_chunks);
-	tcase_add_test(tc, communication_latency_hand_computed_two_ranks);
-	tcase_add_test(tc, split_backward_releases_stash_at_w);
-	tcase_add_test(tc, split_backward_frees_input_part_at_i);
-	tcase_add_test(tc, dualpipe_v_equal_stages_hand_computed);
-	tcase_add_test(tc, zero_bubble_closed_forms_exactly);
-	tcase_add_test(tc, zb_h2_and_zb_v_have_no_bubble_when_f_i_w_are_equal);
-	tcase_add_test(tc, zero_bubble_peak_memory_matches_the_paper);
-	tcase_add_test(tc, simulate_rejects_deadlock_and_bad_fields);
-	tcase_add_test(tc, intervals_are_consistent);
-	tcase_add_test(tc, simulation_with_kept_buffers_is_the_fresh_one);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("simulate", "simulate", 120, (const TTest *const[]){
+		gpipe_and_1f1b_bubble_is_closed_form_exactly,
+		random_equal_costs_keep_the_closed_form,
+		interleaved_bubble_is_closed_form_for_every_valid_group,
+		closed_form_bubble_matches_hand_values,
+		peak_memory_counts_microbatches_in_flight,
+		peak_memory_sums_static_bytes_of_chunks,
+		communication_latency_hand_computed_two_ranks,
+		split_backward_releases_stash_at_w,
+		split_backward_frees_input_part_at_i,
+		dualpipe_v_equal_stages_hand_computed,
+		zero_bubble_closed_forms_exactly,
+		zb_h2_and_zb_v_have_no_bubble_when_f_i_w_are_equal,
+		zero_bubble_peak_memory_matches_the_paper,
+		simulate_rejects_deadlock_and_bad_fields,
+		intervals_are_consistent,
+		simulation_with_kept_buffers_is_the_fresh_one,
+		NULL});
 }

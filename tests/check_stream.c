@@ -212,21 +212,9 @@ START_TEST(plan_schedule_equals_schedule_built_for_its_stages)
 	ppcc_plan p;
 	if (plan_case(&p, a, &cfg, _i)) {
 		const ppcc_schedule *s = &p.best.schedule;
-		ppcc_schedule fresh;
-		ck_assert_int_eq(ppcc_schedule_build(&fresh, a, s->kind, s->n_ranks,
-						     s->n_chunks, s->n_microbatches,
-						     cfg.pipeline.group_size,
-						     p.best.stages), 0);
-		ck_assert(fresh.fingerprint == s->fingerprint);
+		tu_assert_rebuilt_schedule(s, a, cfg.pipeline.group_size,
+					   p.best.stages, examples[_i / 3]);
 		ck_assert(ppcc_schedule_fingerprint(s) == s->fingerprint);
-		ck_assert(memcmp(fresh.stages, s->stages,
-				 (size_t)s->n_stages * sizeof *s->stages) == 0);
-		for (int r = 0; r < s->n_ranks; r++) {
-			ck_assert_int_eq(fresh.ranks[r].n_actions, s->ranks[r].n_actions);
-			ck_assert(memcmp(fresh.ranks[r].actions, s->ranks[r].actions,
-					 (size_t)s->ranks[r].n_actions *
-						 sizeof(ppcc_action)) == 0);
-		}
 		/* and the bytes are the stages' own: not all zero */
 		int nonzero = 0;
 		for (int r = 0; r < s->n_ranks; r++)
@@ -362,8 +350,7 @@ START_TEST(reader_takes_keys_in_any_order)
 	ck_assert_int_eq(b.plan.best.schedule.ranks[0].actions[1].op, PPCC_OP_B);
 	ppcc_arena_free(a.a);
 	ppcc_arena_free(b.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -391,8 +378,7 @@ START_TEST(reader_holds_back_errors_until_the_header_is_known)
 			 "SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B, REDUCE_GRAD, "
 			 "REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM or UNSHARD_PARAM)\n");
 	ppcc_arena_free(r.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -432,8 +418,7 @@ START_TEST(reader_reports_a_string_field_of_an_action_as_that_field)
 			 "'REDUCE_SCATTER_GRAB'" OPS);
 #undef OPS
 	ppcc_arena_free(r.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -460,8 +445,7 @@ START_TEST(reader_refuses_duplicate_keys_at_any_depth)
 	ck_assert_int_eq(r.status, PPCC_EINPUT);
 	ck_assert_str_eq(r.diag.text, "1:40: error: duplicate object key near '\"op\"'\n");
 	ppcc_arena_free(r.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -485,8 +469,7 @@ START_TEST(reader_places_an_error_across_read_blocks)
 	snprintf(want, sizeof want, "%zu:", n + 2);
 	ck_assert_msg(strncmp(r.diag.text, want, strlen(want)) == 0, "%s", r.diag.text);
 	ppcc_arena_free(r.a);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 	free(text);
 }
 END_TEST
@@ -547,8 +530,7 @@ START_TEST(reader_places_header_errors_at_their_values)
 		      "%s", r.diag.text);
 	ppcc_arena_free(r.a);
 	free(text);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -602,37 +584,30 @@ START_TEST(reader_keeps_the_hostile_input_limits)
 		ppcc_arena_free(r.a);
 	}
 	free(deep);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
-Suite *suite_stream(void);
-
 Suite *suite_stream(void)
 {
-	Suite *s = suite_create("stream");
-	TCase *w = tcase_create("writer");
-	tcase_set_timeout(w, 120);
-	tcase_add_test(w, writer_reals_match_jansson_at_12_and_15_digits);
-	tcase_add_test(w, writer_strings_match_jansson);
-	tcase_add_test(w, writer_integers_and_long_output_cross_buffers);
-	suite_add_tcase(s, w);
-	TCase *p = tcase_create("plan");
-	tcase_set_timeout(p, 120);
+	Suite *s = tu_suite("stream", "writer", 120, (const TTest *const[]){
+		writer_reals_match_jansson_at_12_and_15_digits,
+		writer_strings_match_jansson,
+		writer_integers_and_long_output_cross_buffers,
+		NULL});
+	TCase *p = tu_tcase(s, "plan", 120, (const TTest *const[]){NULL});
 	int n = (int)(sizeof examples / sizeof examples[0]) * 3;
 	tcase_add_loop_test(p, plan_schedule_equals_schedule_built_for_its_stages, 0, n);
 	tcase_add_loop_test(p, replayed_times_equal_full_simulation, 0, n);
 	tcase_add_loop_test(p, uniform_figures_equal_its_own_schedule, 0, n);
-	suite_add_tcase(s, p);
-	TCase *r = tcase_create("reader");
-	tcase_add_test(r, reader_takes_keys_in_any_order);
-	tcase_add_test(r, reader_holds_back_errors_until_the_header_is_known);
-	tcase_add_test(r, reader_reports_a_string_field_of_an_action_as_that_field);
-	tcase_add_test(r, reader_refuses_duplicate_keys_at_any_depth);
-	tcase_add_test(r, reader_places_an_error_across_read_blocks);
-	tcase_add_test(r, reader_places_header_errors_at_their_values);
-	tcase_add_test(r, reader_keeps_the_hostile_input_limits);
-	suite_add_tcase(s, r);
+	tu_tcase(s, "reader", 0, (const TTest *const[]){
+		reader_takes_keys_in_any_order,
+		reader_holds_back_errors_until_the_header_is_known,
+		reader_reports_a_string_field_of_an_action_as_that_field,
+		reader_refuses_duplicate_keys_at_any_depth,
+		reader_places_an_error_across_read_blocks,
+		reader_places_header_errors_at_their_values,
+		reader_keeps_the_hostile_input_limits,
+		NULL});
 	return s;
 }

@@ -103,8 +103,7 @@ START_TEST(zero_collectives_are_reduce_grad_and_unshard_cells)
 		"0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
 		"1UNSHARD,1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1REDUCE_GRAD,1SEND_B1\n");
 	free(got);
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -151,11 +150,9 @@ END_TEST
 
 Suite *suite_torch_csv(void)
 {
-	Suite *s = suite_create("torch_csv");
-	TCase *tc = tcase_create("torch_csv");
-	tcase_add_test(tc, csv_rows_match_hand_traces);
-	tcase_add_test(tc, zero_collectives_are_reduce_grad_and_unshard_cells);
-	tcase_add_test(tc, every_cell_is_an_action_pytorch_reads);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("torch_csv", "torch_csv", 0, (const TTest *const[]){
+		csv_rows_match_hand_traces,
+		zero_collectives_are_reduce_grad_and_unshard_cells,
+		every_cell_is_an_action_pytorch_reads,
+		NULL});
 }

@@ -424,8 +424,7 @@ START_TEST(torchtitan_toml_parses_and_names_every_module_once)
 		char *text = emit_to_string(ppcc_emit_torchtitan, b, &status);
 		ck_assert_msg(text, "%s", b->diag.text);
 		char path[4096];
-		snprintf(path, sizeof path, "%s/job.toml", dir);
-		ck_assert_int_eq(tu_write_file(path, text), 0);
+		tu_write_in(path, sizeof path, dir, "job.toml", text);
 		free(text);
 		char *argv[] = {"python3", "-c", (char *)toml_reader, path, NULL};
 		tu_run r;
@@ -486,8 +485,7 @@ START_TEST(torchtitan_toml_parses_and_names_every_module_once)
 		tu_run_free(&r);
 		built_free(b);
 	}
-	tu_rmtree(dir);
-	free(dir);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -528,15 +526,12 @@ END_TEST
 
 Suite *suite_trainers(void)
 {
-	Suite *s = suite_create("trainers");
-	TCase *tc = tcase_create("trainers");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, layout_parser_reads_the_documented_example);
-	tcase_add_test(tc, megatron_split_round_trips_against_the_partition);
-	tcase_add_test(tc, megatron_arguments_of_llama3_70b_by_hand);
-	tcase_add_test(tc, trainer_formats_refuse_what_the_trainer_cannot_run);
-	tcase_add_test(tc, torchtitan_toml_parses_and_names_every_module_once);
-	tcase_add_test(tc, deepspeed_config_batch_identity_and_parts);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("trainers", "trainers", 120, (const TTest *const[]){
+		layout_parser_reads_the_documented_example,
+		megatron_split_round_trips_against_the_partition,
+		megatron_arguments_of_llama3_70b_by_hand,
+		trainer_formats_refuse_what_the_trainer_cannot_run,
+		torchtitan_toml_parses_and_names_every_module_once,
+		deepspeed_config_batch_identity_and_parts,
+		NULL});
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ppcc.h"
+#include "testutil.h"
 
 
 Suite *suite_validate(void);
@@ -1505,39 +1506,36 @@ END_TEST
 
 Suite *suite_validate(void)
 {
-	Suite *s = suite_create("validate");
-	TCase *tc = tcase_create("validate");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, unmutated_schedules_pass_silently);
-	tcase_add_test(tc, quick_pass_reports_as_the_positions_do);
-	tcase_add_test(tc, dropped_receive_names_the_orphan_send);
-	tcase_add_test(tc, dropped_send_names_the_waiting_receive);
-	tcase_add_test(tc, missing_transfer_names_the_compute_that_needs_it);
-	tcase_add_test(tc, swapped_sends_are_misordered);
-	tcase_add_test(tc, receives_and_sends_after_their_compute_are_misordered);
-	tcase_add_test(tc, swapped_send_and_receive_deadlock_in_dry_run);
-	tcase_add_test(tc, delayed_send_without_cycle_passes);
-	tcase_add_test(tc, duplicated_microbatch_is_counted);
-	tcase_add_test(tc, wrong_peer_is_named);
-	tcase_add_test(tc, wrong_bytes_are_named);
-	tcase_add_test(tc, backward_before_forward_is_named);
-	tcase_add_test(tc, fingerprint_mismatch_is_an_error);
-	tcase_add_test(tc, seal_sets_the_fingerprint_of_what_it_checked);
-	tcase_add_test(tc, seal_refuses_a_broken_schedule_and_leaves_it_unsealed);
-	tcase_add_test(tc, seal_run_simulates_in_place_of_the_dry_run);
-	tcase_add_test(tc, hashed_compares_with_the_hash_given);
-	tcase_add_test(tc, out_of_range_fields_are_named);
-	tcase_add_test(tc, hostile_headers_are_rejected_without_reading_further);
-	tcase_add_test(tc, max_errors_bounds_the_report);
-	tcase_add_test(tc, location_names_the_file_without_a_line);
-	tcase_add_test(tc, split_backward_rules);
-	tcase_add_test(tc, zero_bubble_schedules_and_their_mutations);
-	tcase_add_test(tc, dualpipe_v_pairs_and_their_mutations);
-	tcase_add_test(tc, single_rank_checks_local_chain);
-	tcase_add_test(tc, fuzzed_schedules_never_crash_and_accepted_ones_simulate);
-	tcase_add_test(tc, reductions_the_replicas_would_enter_apart_are_refused);
-	tcase_add_test(tc, zero_collectives_are_placed_and_their_mistakes_refused);
-	tcase_add_test(tc, zero3_gathers_are_placed_and_their_mistakes_refused);
-	suite_add_tcase(s, tc);
-	return s;
+	return tu_suite("validate", "validate", 120, (const TTest *const[]){
+		unmutated_schedules_pass_silently,
+		quick_pass_reports_as_the_positions_do,
+		dropped_receive_names_the_orphan_send,
+		dropped_send_names_the_waiting_receive,
+		missing_transfer_names_the_compute_that_needs_it,
+		swapped_sends_are_misordered,
+		receives_and_sends_after_their_compute_are_misordered,
+		swapped_send_and_receive_deadlock_in_dry_run,
+		delayed_send_without_cycle_passes,
+		duplicated_microbatch_is_counted,
+		wrong_peer_is_named,
+		wrong_bytes_are_named,
+		backward_before_forward_is_named,
+		fingerprint_mismatch_is_an_error,
+		seal_sets_the_fingerprint_of_what_it_checked,
+		seal_refuses_a_broken_schedule_and_leaves_it_unsealed,
+		seal_run_simulates_in_place_of_the_dry_run,
+		hashed_compares_with_the_hash_given,
+		out_of_range_fields_are_named,
+		hostile_headers_are_rejected_without_reading_further,
+		max_errors_bounds_the_report,
+		location_names_the_file_without_a_line,
+		split_backward_rules,
+		zero_bubble_schedules_and_their_mutations,
+		dualpipe_v_pairs_and_their_mutations,
+		single_rank_checks_local_chain,
+		fuzzed_schedules_never_crash_and_accepted_ones_simulate,
+		reductions_the_replicas_would_enter_apart_are_refused,
+		zero_collectives_are_placed_and_their_mistakes_refused,
+		zero3_gathers_are_placed_and_their_mistakes_refused,
+		NULL});
 }

@@ -1,6 +1,7 @@
 /*
  * rt_pipe.h - a numeric pipeline whose every result is known, for the
- * runtime's tests (check_runtime.c, rt_mpi_prog.c) and benchmark.
+ * runtime's tests (check_runtime.c and the runtime's other suites,
+ * rt_mpi_prog.c) and benchmark.
  *
  * Stage s maps its input x (len[s] doubles; stage 0's comes from a
  * deterministic "data loader") to y (len[s+1] doubles):
@@ -22,6 +23,7 @@
 #define PPCC_TESTS_RT_PIPE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +60,10 @@ typedef struct rt_pipe {
 	int fault_kill;
 	void (*fault_wait)(void *user);
 	void *fault_wait_user;
+	/* rt_pipe_scribbling_forward's: stage 0's output of mb 0, and 1
+	 * once it has been changed */
+	unsigned char *kept_output;
+	atomic_int scribbled;
 } rt_pipe;
 
 /* A pipeline of S stages (run by n_ranks ranks) over m microbatches;
@@ -84,6 +90,14 @@ int rt_pipe_forward(int stage, int mb, const void *input, size_t input_bytes,
 int rt_pipe_backward(int stage, int mb, const void *grad_output,
 		     size_t grad_output_bytes, void *grad_input,
 		     size_t grad_input_bytes, void *user);
+
+/* rt_pipe_forward, except that stage 0's forward of mb 1 flips a bit
+ * of mb 0's output, which the receiver may not have taken yet (a
+ * corrupted message), and then sets scribbled; kept_output and
+ * scribbled start at NULL and 0 (rt_pipe_new). */
+int rt_pipe_scribbling_forward(int stage, int mb, const void *input,
+			       size_t input_bytes, void *output,
+			       size_t output_bytes, void *user);
 
 /* For options.on_message. */
 void rt_pipe_on_message(const ppcc_rt_message *msg, void *user);
@@ -126,17 +140,24 @@ int rt_pipe_relabel(ppcc_schedule *out, ppcc_arena *a, const ppcc_schedule *s,
 void rt_pipe_wait_lines(pthread_mutex_t *mu, pthread_cond_t *cv,
 			const int *lines, int ranks, int stuck);
 
-/* A diagnostic sink that only counts each rank's lines, and the
- * fault_wait that returns once every rank of `ranks` but `stuck` has
- * reported (rt_pipe_wait_lines). */
+/* A diagnostic sink for ppcc_rt_options.diag, called from any rank's
+ * thread: it keeps the lines, each ended by '\n', in text (those that fit
+ * in 32 KiB), counts them per rank in lines[] (rank -1's, the load's, and
+ * any past rank 15 in other; all of them in total) and broadcasts cv at
+ * each.  Its fault_wait returns once every rank of `ranks` but `stuck`
+ * has reported (rt_pipe_wait_lines). */
 typedef struct rt_lines {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	char text[1 << 15];
+	size_t len;
 	int lines[16];
+	int other;
+	int total; /* every line */
 	int ranks, stuck;
 } rt_lines;
 void rt_lines_init(rt_lines *l, int ranks, int stuck);
-void rt_lines_count(int rank, const char *line, void *user);
+void rt_lines_add(int rank, const char *line, void *user);
 void rt_lines_wait_others(void *user);
 
 #endif

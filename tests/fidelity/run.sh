@@ -24,52 +24,12 @@ export LC_ALL=C
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ppcc-fidelity.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 
-# name heads hidden layers t p gpus batch measured mbs v
-rows="1.7B 24 2304 24 1 1 32 512 137 16 1
-3.6B 32 3072 30 2 1 64 512 138 16 1
-7.5B 32 4096 36 4 1 128 512 142 16 1
-18.4B 48 6144 40 8 1 256 1024 135 8 1
-39.1B 64 8192 48 8 2 512 1536 138 4 1
-76.1B 80 10240 60 8 4 1024 1792 140 2 3
-145.6B 96 12288 80 8 8 1536 2304 148 2 2
-310.1B 128 16384 96 8 16 1920 2160 155 1 2
-529.6B 128 20480 105 8 35 2520 2520 163 1 3
-1008.0B 160 25600 128 8 64 3072 3072 163 1 1"
+. "$(dirname "$0")/gpt.sh"
 
 printf '%-8s %3s %3s %4s %3s %2s %5s %9s %9s %7s\n' model t p d b v m predicted measured error
 echo "$rows" | while read -r name a h l t p gpus batch meas b v; do
-	sched=1f1b
-	[ "$v" -gt 1 ] && sched=interleaved
 	f=$dir/$name.yaml
-	cat >"$f" <<YAML
-model:
-  name: gpt-$name
-  transformer:
-    layers: $l
-    hidden: $h
-    heads: $a
-    vocab: 51200
-    seq_len: 2048
-    micro_batch_size: $b
-    recompute: full
-    sequence_parallel: false
-    flash_attention: false
-cluster:
-  devices: $gpus
-  devices_per_node: 8
-  device: {name: a100, tflops: 312, efficiency: $eff, memory_gib: 80,
-           memory_bandwidth_gb_s: 2000}
-  links:
-    intra_node: {bandwidth_gb_s: 300, latency_us: 5}
-    inter_node: {bandwidth_gb_s: 25, latency_us: 10}
-pipeline:
-  tensor_parallel: $t
-  stages: $p
-  chunks: $v
-  schedule: $sched
-  global_batch_size: $batch
-  grad_bytes: 2
-YAML
+	gpt_paper "$name" "$a" "$h" "$l" "$t" "$p" "$gpus" "$batch" "$b" "$v" >"$f"
 	out=$("$ppcc" plan "$f" 2>&1) || { echo "$name: ppcc failed:"; echo "$out"; exit 1; }
 	pred=$(echo "$out" | sed -n 's/^  hardware TFLOP\/s per device *\([0-9.]*\).*/\1/p')
 	m=$(echo "$out" | sed -n 's/.*, \([0-9]*\) microbatches,.*/\1/p' | head -1)
