@@ -524,6 +524,146 @@ START_TEST(deepspeed_config_batch_identity_and_parts)
 }
 END_TEST
 
+/* examples/<example> with p stages, d replicas, ZeRO zero and gradients of
+ * grad_bytes bytes (the file's micro-batch size; microbatches follow from
+ * its global batch). */
+static built *build_zero(const char *example, int stages, int d, int zero,
+			 double grad_bytes)
+{
+	built *b = calloc(1, sizeof *b);
+	ck_assert_ptr_nonnull(b);
+	b->a = ppcc_arena_new();
+	tu_diag_init(&b->diag);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
+	static const ppcc_loc cl = {"<command line>", 0, 0};
+	ck_assert_int_eq(ppcc_config_load(&b->cfg, b->a, path, NULL,
+					  &b->diag.d), 0);
+	ppcc_pipeline *pl = &b->cfg.pipeline;
+	pl->stages = stages;
+	pl->stages_loc = cl;
+	pl->data_parallel = d;
+	pl->data_parallel_loc = cl;
+	pl->zero = zero;
+	pl->zero_loc = cl;
+	pl->grad_bytes = grad_bytes;
+	ppcc_config_fill_defaults(&b->cfg);
+	ck_assert_msg(ppcc_config_check(&b->cfg, &b->diag.d) == 0 &&
+		      ppcc_plan_build(&b->plan, b->a, &b->cfg, &b->diag.d) == 0,
+		      "%s: %s", example, b->diag.text);
+	return b;
+}
+
+/* DeepSpeed edaa722, runtime/config.py:937: train_batch_size must equal
+ * micro x accumulation x the data-parallel world size, which a
+ * PipelineModule takes from its topology (runtime/pipe/module.py:169-180;
+ * PipeModelDataParallelTopology(num_pp, num_mp, num_dp), runtime/pipe/
+ * topology.py:244-248); without one it counts the tensor-parallel ranks
+ * as data parallel. */
+static void deepspeed_batch_holds(json_t *j, int d)
+{
+	long long B = json_integer_value(json_object_get(j, "train_batch_size"));
+	long long b = json_integer_value(json_object_get(j,
+		"train_micro_batch_size_per_gpu"));
+	long long m = json_integer_value(json_object_get(j,
+		"gradient_accumulation_steps"));
+	ck_assert_int_eq(B, b * m * d);
+}
+
+START_TEST(deepspeed_topology_names_the_tensor_parallel_ranks)
+{
+	built *b = build("llama3-70b.yaml", -1, 0, 0);
+	int status;
+	char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_ptr_nonnull(text);
+	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	ck_assert_ptr_nonnull(j);
+	json_t *topo = json_object_get(json_object_get(j, "pipeline"),
+				       "topology");
+	const ppcc_pipeline *pl = &b->cfg.pipeline;
+	ck_assert_int_gt(pl->tensor_parallel, 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(topo, "num_pp")),
+			 pl->stages);
+	ck_assert_int_eq(json_integer_value(json_object_get(topo, "num_mp")),
+			 pl->tensor_parallel);
+	ck_assert_int_eq(json_integer_value(json_object_get(topo, "num_dp")),
+			 pl->data_parallel);
+	deepspeed_batch_holds(j, (int)json_integer_value(
+		json_object_get(topo, "num_dp")));
+	/* 16-bit weights with fp32 gradient accumulation, as planned
+	 * (grad_bytes 4); DeepSpeed's default is fp32 weights */
+	ck_assert(json_is_true(json_object_get(json_object_get(j, "bf16"),
+					       "enabled")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j,
+		"data_types"), "grad_accum_dtype")), "fp32");
+	json_decref(j);
+	free(text);
+	built_free(b);
+}
+END_TEST
+
+/* DeepSpeed edaa722, runtime/pipe/engine.py:76-77: the pipeline engine
+ * asserts ZeRO < 2, and it is the engine deepspeed.initialize makes of a
+ * PipelineModule; at p = 1 there is no PipelineModule and no "pipeline"
+ * section, and ZeRO 2 and 3 are DeepSpeed's own. */
+START_TEST(deepspeed_one_stage_has_no_pipeline_section)
+{
+	for (int zero = 1; zero <= 3; zero++) {
+		built *b = build_zero("tiny.yaml", 1, 4, zero, 4);
+		int status;
+		char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+		ck_assert_msg(text, "ZeRO %d: %s", zero, b->diag.text);
+		json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+		ck_assert_ptr_nonnull(j);
+		ck_assert_ptr_null(json_object_get(j, "pipeline"));
+		ck_assert_int_eq(json_integer_value(json_object_get(
+			json_object_get(j, "zero_optimization"), "stage")), zero);
+		deepspeed_batch_holds(j, 4);
+		json_decref(j);
+		free(text);
+		built_free(b);
+	}
+}
+END_TEST
+
+/* DeepSpeed edaa722, runtime/engine.py:1994-1996 and 2011-2021: bf16
+ * weights with fp32 gradient accumulation run only at ZeRO 1, in the BF16
+ * optimizer, which shards the fp32 weights and Adam state over the
+ * data-parallel ranks (runtime/bf16_optimizer.py:161-177); at ZeRO 0 the
+ * mix raises NotImplementedError.  So ZeRO 0 with d > 1 is not what
+ * DeepSpeed runs, and at d = 1 it is ZeRO 1 byte for byte. */
+START_TEST(deepspeed_zero0_is_stage1_at_d1_and_refused_above)
+{
+	built *b = build_zero("tiny.yaml", 2, 2, 0, 4);
+	int status;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_deepspeed, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "2 data-parallel ranks"));
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "plan with zero: 1"));
+	built_free(b);
+
+	b = build_zero("tiny.yaml", 4, 1, 0, 4);
+	char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "\"zero_optimization\": {\"stage\": 1}"));
+	free(text);
+	built_free(b);
+
+	b = build_zero("tiny.yaml", 4, 1, 1, 3);
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_deepspeed, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "grad_bytes"));
+	built_free(b);
+
+	b = build_zero("tiny.yaml", 4, 1, 1, 2);
+	text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "\"grad_accum_dtype\": \"bf16\""));
+	free(text);
+	built_free(b);
+}
+END_TEST
+
 Suite *suite_trainers(void)
 {
 	return tu_suite("trainers", "trainers", 120, (const TTest *const[]){
@@ -533,5 +673,8 @@ Suite *suite_trainers(void)
 		trainer_formats_refuse_what_the_trainer_cannot_run,
 		torchtitan_toml_parses_and_names_every_module_once,
 		deepspeed_config_batch_identity_and_parts,
+		deepspeed_topology_names_the_tensor_parallel_ranks,
+		deepspeed_one_stage_has_no_pipeline_section,
+		deepspeed_zero0_is_stage1_at_d1_and_refused_above,
 		NULL});
 }

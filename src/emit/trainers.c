@@ -318,8 +318,9 @@ int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx)
 int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx)
 {
 	(void)ctx;
-	return e->kind == PPCC_SCHED_1F1B && e->v == 1 &&
-	       !(e->zero >= 2 && e->p > 1) && e->cp == 1;
+	return (e->p == 1 || (e->kind == PPCC_SCHED_1F1B && e->v == 1)) &&
+	       !(e->zero >= 2 && e->p > 1) && e->cp == 1 &&
+	       !(e->zero == 0 && e->d > 1);
 }
 
 int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx)
@@ -330,6 +331,17 @@ int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx)
 
 /* ---- DeepSpeed ---------------------------------------------------------- */
 
+/*
+ * DeepSpeed's rules, as of its commit edaa722 (doc/design/deepspeed.md):
+ * PipelineEngine asserts ZeRO < 2 (runtime/pipe/engine.py:76); bf16 with
+ * fp32 gradient accumulation runs only in its BF16 optimizer at ZeRO 1,
+ * which shards the fp32 weights and Adam state over the data-parallel
+ * ranks (runtime/engine.py:1994, runtime/bf16_optimizer.py:161-177); with
+ * no ZeRO, bf16 weights with fp32 accumulation raise NotImplementedError
+ * (runtime/engine.py:2021); a PipelineModule without a topology takes
+ * every rank outside the pipeline as data parallel (runtime/pipe/
+ * module.py:169-180), so t > 1 needs PipeModelDataParallelTopology.
+ */
 int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d)
 {
@@ -339,7 +351,8 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 		return PPCC_EINTERNAL;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
-	if (pl->kind != PPCC_SCHED_1F1B || s->n_chunks != 1) {
+	int piped = pl->stages > 1;
+	if (piped && (pl->kind != PPCC_SCHED_1F1B || s->n_chunks != 1)) {
 		ppcc_loc loc = where(c, &pl->kind_loc);
 		ppcc_error(d, &loc, "DeepSpeed's pipeline engine runs its own "
 			   "1f1b schedule, one stage a rank: plan with "
@@ -347,7 +360,7 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			   ppcc_schedule_kind_name(pl->kind));
 		return PPCC_EINPUT;
 	}
-	if (pl->zero >= 2 && pl->stages > 1) {
+	if (pl->zero >= 2 && piped) {
 		ppcc_loc loc = where(c, &pl->zero_loc);
 		ppcc_error(d, &loc, "DeepSpeed's pipeline engine runs ZeRO "
 			   "stage 0 or 1, not %d", pl->zero);
@@ -359,18 +372,50 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			   "parallelism beside a pipeline");
 		return PPCC_EINPUT;
 	}
+	if (pl->zero == 0 && pl->data_parallel > 1) {
+		ppcc_loc loc = where(c, &pl->zero_loc);
+		ppcc_error(d, &loc, "DeepSpeed keeps bf16 training's fp32 "
+			   "weights and Adam state only in its BF16 optimizer, "
+			   "which shards them over the %d data-parallel ranks "
+			   "as ZeRO 1 does: plan with zero: 1",
+			   pl->data_parallel);
+		return PPCC_EINPUT;
+	}
+	const char *accum = pl->grad_bytes == 4 ? "fp32"
+			  : pl->grad_bytes == 2 ? "bf16" : NULL;
+	if (!accum) {
+		ppcc_loc loc = where(c, &pl->loc);
+		ppcc_error(d, &loc, "DeepSpeed accumulates gradients in fp32 "
+			   "(grad_bytes: 4) or bf16 (grad_bytes: 2), not in "
+			   "%g bytes", pl->grad_bytes);
+		return PPCC_EINPUT;
+	}
 	int full = c->model.transformer &&
 		   c->model.transformer->recompute == PPCC_RECOMPUTE_FULL;
+	/* at d = 1, ZeRO 0 and 1 hold the same bytes: stage 1 is the BF16
+	 * optimizer, the one that keeps fp32 weights */
+	int stage = pl->zero == 0 ? 1 : pl->zero;
 	fprintf(f, "{\n  \"train_batch_size\": %lld,\n", global_batch(c));
 	fprintf(f, "  \"train_micro_batch_size_per_gpu\": %d,\n",
 		c->model.micro_batch_size);
 	fprintf(f, "  \"gradient_accumulation_steps\": %d,\n", pl->microbatches);
-	fprintf(f, "  \"zero_optimization\": {\"stage\": %d},\n", pl->zero);
-	fprintf(f, "  \"pipeline\": {\n    \"stages\": %d,\n", pl->stages);
-	fprintf(f, "    \"activation_checkpoint_interval\": %d,\n", full ? 1 : 0);
-	fputs("    \"parts\": [", f);
-	for (int k = 0; k < s->n_stages; k++)
-		fprintf(f, "%d, ", p->best.stages[k].first_layer);
-	fprintf(f, "%d]\n  }\n}\n", p->n_layers);
+	fputs("  \"bf16\": {\"enabled\": true},\n", f);
+	fprintf(f, "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n", accum);
+	fprintf(f, "  \"zero_optimization\": {\"stage\": %d}%s\n", stage,
+		piped ? "," : "");
+	if (piped) {
+		fprintf(f, "  \"pipeline\": {\n    \"stages\": %d,\n",
+			pl->stages);
+		fprintf(f, "    \"activation_checkpoint_interval\": %d,\n",
+			full ? 1 : 0);
+		fprintf(f, "    \"topology\": {\"num_pp\": %d, \"num_mp\": %d, "
+			"\"num_dp\": %d},\n", pl->stages, pl->tensor_parallel,
+			pl->data_parallel);
+		fputs("    \"parts\": [", f);
+		for (int k = 0; k < s->n_stages; k++)
+			fprintf(f, "%d, ", p->best.stages[k].first_layer);
+		fprintf(f, "%d]\n  }\n", p->n_layers);
+	}
+	fputs("}\n", f);
 	return write_status(f);
 }
