@@ -166,6 +166,14 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 			   pl->stages, pl->microbatches, group);
 		return PPCC_EINPUT;
 	}
+	if (pl->context_parallel > 1 &&
+	    tr->seq_len % (2 * pl->context_parallel) != 0) {
+		ppcc_loc loc = where(c, &pl->context_parallel_loc);
+		ppcc_error(d, &loc, "Megatron-LM splits a sequence into 2 x cp "
+			   "= %d chunks, which do not divide seq_len %d",
+			   2 * pl->context_parallel, tr->seq_len);
+		return PPCC_EINPUT;
+	}
 	if (tr->position == PPCC_POSITION_ROPE && tr->rope_theta > 0 &&
 	    (tr->rope_theta != (double)(long long)tr->rope_theta ||
 	     tr->rope_theta > 2147483647.0)) {
