@@ -245,7 +245,7 @@ END_TEST
  * and reject what they must, so that a pass means something. */
 START_TEST(harden_fuzz_output_checks_tell_good_from_bad)
 {
-	ck_assert(ppcc_fuzz_csv_ok("0F0,0B0\n", 8, 1, 1));
+	ck_assert(ppcc_fuzz_csv_ok("0F0,0B0,0REDUCE_GRAD\n", 21, 1, 1));
 	ck_assert(ppcc_fuzz_csv_ok(",1F0,12RECV_B345\n0F0\n", 21, 2, 0));
 	ck_assert(!ppcc_fuzz_csv_ok(",1F0\n", 5, 1, 1));
 	ck_assert(!ppcc_fuzz_csv_ok("0F0\n", 4, 2, 0));
@@ -253,7 +253,25 @@ START_TEST(harden_fuzz_output_checks_tell_good_from_bad)
 	ck_assert(!ppcc_fuzz_csv_ok("0X0\n", 4, 1, 0));
 	ck_assert(!ppcc_fuzz_csv_ok("F0\n", 3, 1, 0));
 	ck_assert(!ppcc_fuzz_csv_ok("0F\n", 3, 1, 0));
-	ck_assert(ppcc_fuzz_csv_ok("0F0,(0F1;1B0)OVERLAP_F_B\n", 25, 1, 1));
+	ck_assert(ppcc_fuzz_csv_ok("0F0,(0F1;1B0)OVERLAP_F_B\n", 25, 1, 0));
+	/* with communication, the per-stage cells' rules */
+	static const char *const comms_ok[] = {
+		"0F0,(0F1;1B0)OVERLAP_F_B,1REDUCE_GRAD,0REDUCE_GRAD\n",
+		"0UNSHARD,0F0,0B0,0REDUCE_GRAD,0RESHARD\n",
+		"0UNSHARD,0F0,0RESHARD,0UNSHARD,0B0,0REDUCE_GRAD,0RESHARD\n"};
+	static const char *const comms_bad[] = {
+		"0F0,0B0\n",                                  /* no REDUCE_GRAD */
+		"0F0,0REDUCE_GRAD,0B0,0REDUCE_GRAD\n",        /* two, B after */
+		"0UNSHARD,0F0,0B0,0REDUCE_GRAD\n",            /* left gathered */
+		"0UNSHARD,0F0,0RESHARD,0B0,0REDUCE_GRAD\n",   /* B resharded */
+		"0UNSHARD,0UNSHARD,0F0,0B0,0REDUCE_GRAD,0RESHARD\n",
+		"0RESHARD,0F0,0B0,0REDUCE_GRAD\n"};
+	for (size_t i = 0; i < sizeof comms_ok / sizeof comms_ok[0]; i++)
+		ck_assert_msg(ppcc_fuzz_csv_ok(comms_ok[i], strlen(comms_ok[i]), 1, 1),
+			      "%s", comms_ok[i]);
+	for (size_t i = 0; i < sizeof comms_bad / sizeof comms_bad[0]; i++)
+		ck_assert_msg(!ppcc_fuzz_csv_ok(comms_bad[i], strlen(comms_bad[i]),
+						1, 1), "%s", comms_bad[i]);
 	ck_assert(!ppcc_fuzz_csv_ok("(0B1;1F0)OVERLAP_F_B\n", 21, 1, 1));
 	ck_assert(!ppcc_fuzz_csv_ok("(0F1;1B0)OVERLAP\n", 17, 1, 1));
 	ck_assert(!ppcc_fuzz_csv_ok("(0F1,1B0)OVERLAP_F_B\n", 21, 1, 1));

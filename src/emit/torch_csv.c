@@ -6,20 +6,23 @@
  * the global virtual stage, e.g. 0F3, 7B2, 1SEND_F0, 2RECV_B4, separated
  * by commas; lines end in "\n".  An overlapped pair is one cell,
  * `(0F7;7B3)OVERLAP_F_B`.  With communication (o->with_comms) every
- * action of a rank is listed in its order, with no empty cells; a
- * stage's collectives become PyTorch's per-stage REDUCE_GRAD, UNSHARD
- * and RESHARD cells.  Compute only (the default), the computes are laid
- * out on the earliest grid of lock-step time steps in which every
- * consumer comes at a later step than its producer, an empty cell being
- * an idle step; the same file serves both of PyTorch's loaders.
+ * compute and transfer of a rank is listed in its order, with no empty
+ * cells, and the collectives give way to PyTorch's per-stage cells,
+ * placed as its own lowering places them: one REDUCE_GRAD per stage,
+ * always, after its last B or W; UNSHARD and RESHARD only under ZeRO-3
+ * (a schedule with UNSHARD_PARAM groups), never a compute of a stage
+ * between its RESHARD and its next UNSHARD.  Compute only (the
+ * default), the computes are laid out on the earliest grid of lock-step
+ * time steps in which every consumer comes at a later step than its
+ * producer, an empty cell being an idle step; the same file serves both
+ * of PyTorch's loaders.
  * Limits: a schedule whose compute order cannot be laid out this way (a
  * cross-rank cycle) is reported as bad input.
  *
- * Derivation: doc/design/torch-csv.md (the mapping of each action and
- * why the grid).
+ * Derivation: doc/design/torch-csv.md (the mapping of each action, the
+ * PyTorch rules it follows, and why the grid).
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "ppcc.h"
 
@@ -29,16 +32,11 @@ static int is_compute(int op)
 	       op == PPCC_OP_W;
 }
 
+/* A compute or transfer action; the collectives are never written as
+ * such (emit_with_comms writes PyTorch's per-stage cells instead). */
 static void put_action(FILE *f, const ppcc_action *a)
 {
-	if (ppcc_op_is_reduction(a->op))
-		fprintf(f, "%dREDUCE_GRAD", (int)a->stage);
-	else if (a->op == PPCC_OP_ALL_GATHER_PARAM ||
-		 a->op == PPCC_OP_UNSHARD_PARAM)
-		fprintf(f, "%dUNSHARD", (int)a->stage);
-	else
-		fprintf(f, "%d%s%d", (int)a->stage, ppcc_op_name(a->op),
-			(int)a->mb);
+	fprintf(f, "%d%s%d", (int)a->stage, ppcc_op_name(a->op), (int)a->mb);
 }
 
 /* The actions that one cell at a of a rank's list stands for: 3 for an
@@ -184,6 +182,193 @@ static int lay_out(int **step, int *placed_f, int *placed_b, int *next,
 	return 0;
 }
 
+/* How many stages _add_unshard_reshard keeps gathered at once (its
+ * max_active_stages); doc/design/torch-csv.md. */
+enum { TORCH_ACTIVE_STAGES = 3 };
+
+/* The stages of a cell's computes, in order: one, or a pair's two. */
+static int cell_stages(int out[2], const ppcc_action *a)
+{
+	if (a->op == PPCC_OP_OVERLAP_F_B) {
+		out[0] = a[1].stage;
+		out[1] = a[2].stage;
+		return out[0] == out[1] ? 1 : 2;
+	}
+	out[0] = a->stage;
+	return 1;
+}
+
+/* The computes of a cell that count toward its stage's gradient: B and
+ * W (PyTorch counts these two to find a stage's last backward). */
+static int counts_grad(int op)
+{
+	return op == PPCC_OP_B || op == PPCC_OP_W;
+}
+
+/* One rank's list with communication, written as PyTorch's own lowering
+ * would write it (doc/design/torch-csv.md has the rules and where they
+ * come from).  The list's transfers and computes keep their order; its
+ * collectives are replaced by PyTorch's per-stage cells: one
+ * {stage}REDUCE_GRAD after the cell that completes the stage's m-th B or
+ * W (and that cell's own SENDs), always; with ZeRO-3 (zero3), before
+ * each compute cell, RESHARD for the gathered stages that are not among
+ * the next TORCH_ACTIVE_STAGES distinct stages to compute, then UNSHARD
+ * for those of them not gathered yet, and after the list RESHARD for
+ * every stage still gathered.  next[i * 3 + k] holds the k-th of those
+ * stages from compute cell i on (-1 past the last), grad[st] counts. */
+static int emit_rank_with_comms(FILE *f, const ppcc_schedule *s, int r,
+				int zero3, int32_t *next, int32_t *grad,
+				ppcc_diag *d)
+{
+	const ppcc_rank_schedule *rs = &s->ranks[r];
+	const int K = TORCH_ACTIVE_STAGES;
+	int m = s->n_microbatches, cells = 0;
+
+	/* next[], from the list's end: a cell's own stages, then the
+	 * following cell's list without them, cut at K */
+	int32_t after[TORCH_ACTIVE_STAGES];
+	for (int k = 0; k < K; k++)
+		after[k] = -1;
+	for (int i = rs->n_actions - 1; i >= 0; i--) {
+		const ppcc_action *x = &rs->actions[i];
+		if (!is_cell(x->op) || (i >= 2 && rs->actions[i - 2].op ==
+					PPCC_OP_OVERLAP_F_B) ||
+		    (i >= 1 && rs->actions[i - 1].op == PPCC_OP_OVERLAP_F_B))
+			continue;
+		int own[2], n_own = cell_stages(own, x), n = 0;
+		int32_t list[TORCH_ACTIVE_STAGES];
+		for (int k = 0; k < n_own && n < K; k++)
+			list[n++] = own[k];
+		for (int k = 0; k < K && n < K && after[k] >= 0; k++) {
+			int dup = 0;
+			for (int j = 0; j < n; j++)
+				dup |= list[j] == after[k];
+			if (!dup)
+				list[n++] = after[k];
+		}
+		for (int k = 0; k < K; k++)
+			after[k] = next[(size_t)i * K + k] = k < n ? list[k] : -1;
+	}
+
+	for (int st = 0; st < s->n_stages; st++)
+		grad[st] = 0;
+	int32_t active[TORCH_ACTIVE_STAGES];
+	int n_active = 0;
+	/* REDUCE_GRAD cells waiting for the SENDs of the cell before */
+	int pending[2], n_pending = 0;
+	const ppcc_action *last_cell = NULL;
+#define PUT_CELL(...) (fputs(cells++ ? "," : "", f), fprintf(f, __VA_ARGS__))
+	for (int i = 0; i < rs->n_actions;) {
+		const ppcc_action *x = &rs->actions[i];
+		if (ppcc_op_is_collective(x->op)) {
+			i++;
+			continue;
+		}
+		int own_send = 0;
+		if (last_cell && (x->op == PPCC_OP_SEND_F || x->op == PPCC_OP_SEND_B))
+			for (int k = last_cell->op == PPCC_OP_OVERLAP_F_B;
+			     k < cell_len(last_cell); k++)
+				own_send |= last_cell[k].stage == x->stage &&
+					    last_cell[k].mb == x->mb;
+		if (!own_send) {
+			for (int k = 0; k < n_pending; k++)
+				PUT_CELL("%dREDUCE_GRAD", pending[k]);
+			n_pending = 0;
+			last_cell = NULL;
+		}
+		if (!is_cell(x->op)) {
+			PUT_CELL("%d%s%d", (int)x->stage, ppcc_op_name(x->op),
+				 (int)x->mb);
+			i++;
+			continue;
+		}
+		if (zero3) {
+			const int32_t *want = &next[(size_t)i * K];
+			/* RESHARD what is not wanted, in ascending stage order */
+			for (;;) {
+				int pick = -1;
+				for (int k = 0; k < n_active; k++) {
+					int wanted = 0;
+					for (int j = 0; j < K; j++)
+						wanted |= want[j] == active[k];
+					if (!wanted && (pick < 0 || active[k] < active[pick]))
+						pick = k;
+				}
+				if (pick < 0)
+					break;
+				PUT_CELL("%dRESHARD", (int)active[pick]);
+				active[pick] = active[--n_active];
+			}
+			for (int j = 0; j < K && want[j] >= 0; j++) {
+				int have = 0;
+				for (int k = 0; k < n_active; k++)
+					have |= active[k] == want[j];
+				if (!have) {
+					PUT_CELL("%dUNSHARD", (int)want[j]);
+					active[n_active++] = want[j];
+				}
+			}
+		}
+		fputs(cells++ ? "," : "", f);
+		put_cell(f, x);
+		for (int k = x->op == PPCC_OP_OVERLAP_F_B; k < cell_len(x); k++)
+			if (counts_grad(x[k].op) && ++grad[x[k].stage] == m &&
+			    n_pending < 2)
+				pending[n_pending++] = x[k].stage;
+		last_cell = x;
+		i += cell_len(x);
+	}
+	for (int k = 0; k < n_pending; k++)
+		PUT_CELL("%dREDUCE_GRAD", pending[k]);
+	while (n_active > 0) {
+		int pick = 0;
+		for (int k = 1; k < n_active; k++)
+			if (active[k] < active[pick])
+				pick = k;
+		PUT_CELL("%dRESHARD", (int)active[pick]);
+		active[pick] = active[--n_active];
+	}
+#undef PUT_CELL
+	fputc('\n', f);
+
+	for (int st = 0; st < s->n_stages; st++)
+		if (s->stages[st].rank == r && grad[st] != m) {
+			ppcc_error(d, NULL, "stage %d has %d backward-weight "
+				   "computes (B or W) on rank %d, not %d",
+				   st, (int)grad[st], r, m);
+			return PPCC_EINTERNAL;
+		}
+	return 0;
+}
+
+/* Every rank's list with communication; ZeRO-3 is a schedule that holds
+ * UNSHARD_PARAM groups. */
+static int emit_with_comms(FILE *f, const ppcc_schedule *s, ppcc_arena *a,
+			   ppcc_diag *d)
+{
+	int zero3 = 0, longest = 0, err;
+	for (int r = 0; r < s->n_ranks; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		if (rs->n_actions > longest)
+			longest = rs->n_actions;
+		for (int i = 0; i < rs->n_actions; i++)
+			zero3 |= rs->actions[i].op == PPCC_OP_UNSHARD_PARAM;
+	}
+	if (!s->stages) {
+		ppcc_error(d, NULL, "the schedule has no stage placement");
+		return PPCC_EINTERNAL;
+	}
+	int32_t *next = ppcc_arena_alloc(a, (size_t)longest + 1,
+					 TORCH_ACTIVE_STAGES * sizeof *next);
+	int32_t *grad = ppcc_arena_alloc(a, (size_t)s->n_stages, sizeof *grad);
+	if (!next || !grad)
+		return PPCC_ENOMEM;
+	for (int r = 0; r < s->n_ranks; r++)
+		if ((err = emit_rank_with_comms(f, s, r, zero3, next, grad, d)) < 0)
+			return err;
+	return 0;
+}
+
 static int emit_torch_csv_body(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d)
 {
@@ -198,67 +383,11 @@ static int emit_torch_csv_body(FILE *f, const ppcc_plan *p,
 		return err;
 
 	if (o && o->with_comms) {
-		int S = s->n_stages;
-		/* per stage: its last reduction round's bucket 0, and its
-		 * UNSHARD_PARAM groups waiting or in use */
-		int32_t *last_red = ppcc_malloc((size_t)S * sizeof *last_red);
-		int32_t *held = ppcc_malloc((size_t)S * sizeof *held);
-		if (!last_red || !held) {
-			ppcc_free(last_red);
-			ppcc_free(held);
+		if (!(a = ppcc_arena_new())) {
 			err = PPCC_ENOMEM;
 			goto out;
 		}
-		for (int r = 0; r < s->n_ranks; r++) {
-			const ppcc_rank_schedule *rs = &s->ranks[r];
-			int cells = 0;
-			/* the groups' stages, oldest first (at most two wait) */
-			int queue[4], n_queue = 0;
-			for (int st = 0; st < S; st++)
-				held[st] = 0;
-			for (int i = 0; i < rs->n_actions; i++)
-				if (ppcc_op_is_reduction(rs->actions[i].op) &&
-				    rs->actions[i].mb == 0)
-					last_red[rs->actions[i].stage] = i;
-			for (int i = 0; i < rs->n_actions;) {
-				const ppcc_action *x = &rs->actions[i];
-				int st = x->stage;
-				if (x->op == PPCC_OP_UNSHARD_PARAM) {
-					int open = x->mb == 0 && n_queue < 4;
-					if (open)
-						queue[n_queue++] = st;
-					i++;
-					if (!open || held[st]++ > 0)
-						continue;
-				} else if ((ppcc_op_is_collective(x->op) && x->mb != 0) ||
-					   (ppcc_op_is_reduction(x->op) &&
-					    last_red[st] != i)) {
-					i++;
-					continue;
-				} else {
-					i += cell_len(x);
-				}
-				if (cells++)
-					fputc(',', f);
-				put_cell(f, x);
-				/* the computes served: the cell's, or a pair's two */
-				int served = n_queue > 0 && x->op <= PPCC_OP_I
-					? 1 : x->op == PPCC_OP_OVERLAP_F_B && n_queue >= 2
-					? 2 : 0;
-				for (int k = 0; k < served; k++) {
-					int q = queue[0];
-					memmove(queue, queue + 1,
-						(size_t)--n_queue * sizeof *queue);
-					if (--held[q] == 0) {
-						fprintf(f, ",%dRESHARD", q);
-						cells++;
-					}
-				}
-			}
-			fputc('\n', f);
-		}
-		ppcc_free(last_red);
-		ppcc_free(held);
+		err = emit_with_comms(f, s, a, d);
 		goto out;
 	}
 

@@ -143,19 +143,25 @@ static void check_status(int err, const ppcc_diag *d, int errors_before)
 		CHECK(d->errors == errors_before);
 }
 
-/* One action at text[*i]: digits, an op, and digits unless the op is
- * REDUCE_GRAD or UNSHARD (which have no microbatch); the op's index in
- * ops, or -1. */
-static int csv_action(const char *text, size_t len, size_t *i)
+/* One action at text[*i]: digits (its stage, into *stage), an op, and
+ * digits unless the op is REDUCE_GRAD, UNSHARD or RESHARD (which have no
+ * microbatch); the op's index in ops, or -1. */
+enum { CSV_REDUCE_GRAD = 0, CSV_F = 5, CSV_B = 6, CSV_UNSHARD = 9,
+       CSV_RESHARD = 10, CSV_STAGE_MAX = 1 << 20 };
+static int csv_action(const char *text, size_t len, size_t *i, long *stage)
 {
 	static const char *const ops[] = {"REDUCE_GRAD", "SEND_F", "RECV_F",
 					  "SEND_B", "RECV_B", "F", "B", "I",
 					  "W", "UNSHARD", "RESHARD"};
 	size_t at = *i;
+	long st = 0;
 	if (at >= len || !isdigit((unsigned char)text[at]))
 		return -1;
-	while (at < len && isdigit((unsigned char)text[at]))
+	while (at < len && isdigit((unsigned char)text[at])) {
+		if (st < CSV_STAGE_MAX)
+			st = st * 10 + (text[at] - '0');
 		at++;
+	}
 	int k;
 	for (k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++) {
 		size_t n = strlen(ops[k]);
@@ -173,33 +179,106 @@ static int csv_action(const char *text, size_t len, size_t *i)
 			at++;
 	}
 	*i = at;
+	*stage = st;
 	return k;
 }
 
-int ppcc_fuzz_csv_ok(const char *text, size_t len, int n_ranks, int with_comms)
+/* What a with-comms line says of its stages (doc/design/torch-csv.md):
+ * UNSHARD and RESHARD alternate on a stage, starting with UNSHARD and
+ * ending resharded; in a line that gathers at all (ZeRO-3), a stage
+ * computes only while unsharded; every stage the line computes has
+ * exactly one REDUCE_GRAD, and nothing of it computes after that. */
+enum { CSV_GATHERED = 1, CSV_REDUCED = 2, CSV_COMPUTES = 4 };
+typedef struct csv_line {
+	unsigned char *state; /* per stage, CSV_* bits */
+	long cap;
+	int gathers;          /* the line holds an UNSHARD */
+} csv_line;
+
+static int csv_line_take(csv_line *l, int op, long stage)
+{
+	if (stage >= CSV_STAGE_MAX)
+		return 0;
+	if (stage >= l->cap) {
+		long cap = l->cap ? l->cap : 16;
+		while (cap <= stage)
+			cap *= 2;
+		unsigned char *s = realloc(l->state, (size_t)cap);
+		CHECK(s != NULL);
+		memset(s + l->cap, 0, (size_t)(cap - l->cap));
+		l->state = s;
+		l->cap = cap;
+	}
+	unsigned char *s = &l->state[stage];
+	if (op == CSV_UNSHARD) {
+		if (*s & CSV_GATHERED)
+			return 0;
+		*s |= CSV_GATHERED;
+	} else if (op == CSV_RESHARD) {
+		if (!(*s & CSV_GATHERED))
+			return 0;
+		*s &= (unsigned char)~CSV_GATHERED;
+	} else if (op == CSV_REDUCE_GRAD) {
+		if (*s & CSV_REDUCED)
+			return 0;
+		*s |= CSV_REDUCED;
+	} else if (op >= CSV_F) { /* F, B, I, W */
+		if ((*s & CSV_REDUCED) || (l->gathers && !(*s & CSV_GATHERED)))
+			return 0;
+		*s |= CSV_COMPUTES;
+	}
+	return 1;
+}
+
+static int csv_line_end(csv_line *l)
+{
+	for (long st = 0; st < l->cap; st++) {
+		unsigned char s = l->state[st];
+		if ((s & CSV_GATHERED) || ((s & CSV_COMPUTES) && !(s & CSV_REDUCED)))
+			return 0;
+		l->state[st] = 0;
+	}
+	return 1;
+}
+
+/* Whether the line from text[i] holds an UNSHARD cell. */
+static int csv_line_gathers(const char *text, size_t len, size_t i)
+{
+	const char *end = memchr(text + i, '\n', len - i);
+	size_t n = end ? (size_t)(end - (text + i)) : len - i;
+	return memmem(text + i, n, "UNSHARD", 7) != NULL;
+}
+
+static int csv_ok(const char *text, size_t len, int n_ranks, int with_comms,
+		  csv_line *l)
 {
 	static const char overlap[] = ")OVERLAP_F_B";
 	int lines = 0;
 	size_t i = 0;
+	long st;
 	while (i < len) {
 		int cells = 0;
+		l->gathers = with_comms && csv_line_gathers(text, len, i);
 		for (;;) {
 			/* one cell: empty, an action, or an overlapped pair
 			 * (aF..;bB..)OVERLAP_F_B */
 			if (i < len && text[i] == '(') {
 				i++;
-				if (csv_action(text, len, &i) != 5 || i >= len ||
-				    text[i] != ';')
+				if (csv_action(text, len, &i, &st) != CSV_F ||
+				    (with_comms && !csv_line_take(l, CSV_F, st)) ||
+				    i >= len || text[i] != ';')
 					return 0;
 				i++;
-				if (csv_action(text, len, &i) != 6 ||
+				if (csv_action(text, len, &i, &st) != CSV_B ||
+				    (with_comms && !csv_line_take(l, CSV_B, st)) ||
 				    len - i < sizeof overlap - 1 ||
 				    memcmp(text + i, overlap, sizeof overlap - 1) != 0)
 					return 0;
 				i += sizeof overlap - 1;
 				cells++;
 			} else if (i < len && isdigit((unsigned char)text[i])) {
-				if (csv_action(text, len, &i) < 0)
+				int op = csv_action(text, len, &i, &st);
+				if (op < 0 || (with_comms && !csv_line_take(l, op, st)))
 					return 0;
 				cells++;
 			} else if (with_comms) {
@@ -211,12 +290,21 @@ int ppcc_fuzz_csv_ok(const char *text, size_t len, int n_ranks, int with_comms)
 			}
 			break;
 		}
-		if (i >= len || text[i] != '\n' || cells == 0)
+		if (i >= len || text[i] != '\n' || cells == 0 ||
+		    (with_comms && !csv_line_end(l)))
 			return 0;
 		i++;
 		lines++;
 	}
 	return lines == n_ranks;
+}
+
+int ppcc_fuzz_csv_ok(const char *text, size_t len, int n_ranks, int with_comms)
+{
+	csv_line l = {0};
+	int ok = csv_ok(text, len, n_ranks, with_comms, &l);
+	free(l.state);
+	return ok;
 }
 
 int ppcc_fuzz_header_ok(const char *text, size_t len)

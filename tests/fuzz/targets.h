@@ -69,7 +69,11 @@ int ppcc_fuzz_search(const uint8_t *data, size_t size);
 
 /* 1 when text (len bytes) is n_ranks lines of torch CSV cells
  * `{stage}{op}{mb}` separated by commas, each line ending in '\n';
- * empty cells (idle steps) are allowed unless with_comms. */
+ * empty cells (idle steps) are allowed unless with_comms, and with_comms
+ * a line also keeps each stage's UNSHARD and RESHARD alternating and
+ * closed, computes a stage only while unsharded if it gathers at all,
+ * and has one REDUCE_GRAD for each stage it computes, after its last
+ * compute (doc/design/torch-csv.md). */
 int ppcc_fuzz_csv_ok(const char *text, size_t len, int n_ranks,
 		     int with_comms);
 
