@@ -634,7 +634,7 @@ START_TEST(torchtitan_model_is_a_registered_flavor)
 }
 END_TEST
 
-/* torchtitan v0.2.2, models/llama3/infra/parallelize.py:160-162: without
+/* torchtitan v0.2.2, models/llama3/infra/parallelize.py:148-151: without
  * FSDP, data_parallel_replicate_degree > 1 is DDP, which raises "DDP has
  * not supported > 1D parallelism" unless it spans the world; so ZeRO 0
  * with d > 1 beside t, p or cp > 1 is refused, and alone it is DDP. */
@@ -669,7 +669,7 @@ END_TEST
  * mixed precision is off ("Mixed precision training with TP or PP is only
  * supported when FSDP/HSDP/CP is enabled") and the weights train in fp32;
  * ppcc plans bf16 weights.  With FSDP, bf16 is its param_dtype
- * (models/llama3/infra/parallelize.py:130-136; config/job_config.py:282,
+ * (models/llama3/infra/parallelize.py:125-137; config/job_config.py:282,
  * 290: mixed_precision_reduce takes "float32" only). */
 START_TEST(torchtitan_trains_bf16_or_refuses)
 {
@@ -762,7 +762,7 @@ END_TEST
  * written so that torchtitan v0.2.2 runs it as planned:
  * - distributed/parallel_dims.py:45-56: every degree >= 1 and
  *   dp_replicate * dp_shard * cp * tp * pp == the world size;
- * - models/llama3/infra/parallelize.py:160-162: DDP (dp_replicate > 1
+ * - models/llama3/infra/parallelize.py:148-151: DDP (dp_replicate > 1
  *   without FSDP) spans the world;
  * - distributed/utils.py:246-256 with parallel_dims.py:334-335: FSDP
  *   (dp_shard > 1 or cp > 1) or neither TP nor PP, so bf16 runs;

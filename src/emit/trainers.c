@@ -1,8 +1,9 @@
 /*
  * emit/trainers.c - a plan as the settings of the trainers that run it:
- * Megatron-LM's command-line arguments, torchtitan's [parallelism] TOML
+ * Megatron-LM's command-line arguments, torchtitan's job (v0.2.2's TOML)
  * and DeepSpeed's JSON configuration.  Option names and grammars are
- * those of man/ppcc.1 (FORMATS), taken from each project's documentation.
+ * those of man/ppcc.1 (FORMATS), taken from each project's documentation
+ * and code (doc/design/torchtitan.md, doc/design/deepspeed.md).
  *
  * Every figure comes from the plan: t, p, d, cp, v, the microbatch size b
  * (model.transformer.micro_batch_size), m, the global batch B = m * b * d,
@@ -214,7 +215,7 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
  * in doc/design/torchtitan.md.  In short: the model is one of the llama3
  * flavors, matched by shape (models/llama3/__init__.py:51-99); ZeRO 0
  * with d > 1 is DDP, which torchtitan runs alone only
- * (models/llama3/infra/parallelize.py:160-162); without FSDP (d_shard = 1
+ * (models/llama3/infra/parallelize.py:148-151); without FSDP (d_shard = 1
  * and cp = 1) but with TP or PP, torchtitan trains in fp32
  * (distributed/utils.py:246-256); FSDP spans the context-parallel ranks
  * whenever cp > 1 (distributed/parallel_dims.py:334-335), so ZeRO 0 with
