@@ -280,9 +280,10 @@ END_TEST
  * fastest plan is dualpipe-v, Megatron-LM and DeepSpeed get 1f1b's plan
  * (no faster kind of theirs fits), and the plan for the text is still
  * dualpipe-v's.  torchtitan runs any order (from PyTorch's CSV when it
- * has no name for it), but not at d 1 beside a pipeline (fp32, see
- * check_trainers.c): admitting no kind, it gets the text's plan, and its
- * emitter says why.  From the command line too. */
+ * has no name for it), so it gets dualpipe-v too; v0.2.2's TOML does not
+ * run d 1 beside a pipeline (fp32, see check_trainers.c): admitting no
+ * kind, it gets the text's plan, and its emitter says why.  From the
+ * command line too. */
 START_TEST(auto_for_a_trainer_writes_what_it_runs)
 {
 	static const struct {
@@ -290,7 +291,10 @@ START_TEST(auto_for_a_trainer_writes_what_it_runs)
 		const char *name, *line;
 	} want[] = {
 		{PPCC_FMT_TEXT, PPCC_SCHED_DUALPIPE_V, "text", NULL},
-		{PPCC_FMT_TORCHTITAN, PPCC_SCHED_DUALPIPE_V, "torchtitan", NULL},
+		{PPCC_FMT_TORCHTITAN, PPCC_SCHED_DUALPIPE_V, "torchtitan",
+		 "pipeline_parallel_schedule=\"DualPipeV\",\n"},
+		{PPCC_FMT_TORCHTITAN_TOML, PPCC_SCHED_DUALPIPE_V,
+		 "torchtitan-toml", NULL},
 		{PPCC_FMT_MEGATRON, PPCC_SCHED_1F1B, "megatron",
 		 "--pipeline-model-parallel-size 16\n"},
 		{PPCC_FMT_DEEPSPEED, PPCC_SCHED_1F1B, "deepspeed",

@@ -655,12 +655,12 @@ START_TEST(torchtitan_zero0_replicas_are_ddp_alone_only)
 	 * model fits a device without ZeRO, so the rule alone) */
 	ppcc_search_entry e = {.t = 1, .p = 1, .d = 16, .cp = 1, .v = 1,
 			       .zero = 0, .kind = PPCC_SCHED_1F1B};
-	ck_assert(ppcc_torchtitan_admits(&e, NULL));
+	ck_assert(ppcc_torchtitan_toml_admits(&e, NULL));
 	e.cp = 2;
-	ck_assert(!ppcc_torchtitan_admits(&e, NULL));
+	ck_assert(!ppcc_torchtitan_toml_admits(&e, NULL));
 	e.cp = 1;
 	e.t = 2;
-	ck_assert(!ppcc_torchtitan_admits(&e, NULL));
+	ck_assert(!ppcc_torchtitan_toml_admits(&e, NULL));
 }
 END_TEST
 
@@ -805,7 +805,7 @@ START_TEST(torchtitan_degrees_hold_torchtitans_rules)
 		int status;
 		char *text = emit_to_string(ppcc_emit_torchtitan_toml, b,
 					    &status);
-		ck_assert_int_eq(text != NULL, ppcc_torchtitan_admits(&se, NULL));
+		ck_assert_int_eq(text != NULL, ppcc_torchtitan_toml_admits(&se, NULL));
 		if (!text) {
 			ck_assert_int_eq(status, PPCC_EINPUT);
 			ck_assert_msg(strstr(b->diag.text, "DDP has not") ||
@@ -865,6 +865,259 @@ START_TEST(torchtitan_degrees_hold_torchtitans_rules)
 		built_free(bs[i]);
 	tu_rmtree_free(dir);
 	(void)unplanned;
+}
+END_TEST
+
+/* The Python config's calls and names, read by Python's ast: one line
+ * a call, "CALLEE kw=value ...", the values as literals (lists of the
+ * stages' modules last, one line a stage); then "import MODULE NAME"
+ * lines. */
+static const char *const py_reader =
+	"import ast, sys\n"
+	"for f in sys.argv[1:]:\n"
+	"    t = ast.parse(open(f).read())\n"
+	"    fn = [n for n in t.body if isinstance(n, ast.FunctionDef)]\n"
+	"    assert [n.name for n in fn] == ['ppcc_plan'], fn\n"
+	"    for n in t.body:\n"
+	"        if isinstance(n, ast.ImportFrom):\n"
+	"            for a in n.names:\n"
+	"                print('import', n.module, a.name)\n"
+	"    parts = []\n"
+	"    for n in ast.walk(fn[0]):\n"
+	"        if not isinstance(n, ast.Call):\n"
+	"            continue\n"
+	"        name = ast.unparse(n.func)\n"
+	"        kws = []\n"
+	"        for k in n.keywords:\n"
+	"            if k.arg == 'module_fqns_per_model_part':\n"
+	"                parts = ast.literal_eval(k.value)\n"
+	"                kws.append(k.arg + '=' + str(len(parts)))\n"
+	"            elif isinstance(k.value, ast.Constant):\n"
+	"                kws.append(k.arg + '=' + str(k.value.value))\n"
+	"            else:\n"
+	"                kws.append(k.arg + '=' + ast.unparse(k.value).split('(')[0])\n"
+	"        args = [str(ast.literal_eval(a)) for a in n.args]\n"
+	"        print('call', name, *args, *kws)\n"
+	"    print('end')\n"
+	"    for part in parts:\n"
+	"        print(' '.join(part))\n";
+
+/* What torchtitan's main, b5bcd76, defines, each keyword or name the
+ * config may use:
+ * - torchtitan/trainer.py:68 Trainer, :70 its Config, with model_spec
+ *   (:77), training (:103), parallelism (:104), activation_checkpoint
+ *   (:108, a SelectiveAC.Config, FullAC.Config or None,
+ *   distributed/activation_checkpoint.py:166-170, 185-195, 332-337);
+ * - config/__init__.py:19-20 exports ParallelismConfig and TrainingConfig
+ *   (config/configs.py:121, :36);
+ * - ParallelismConfig (configs.py): data_parallel_replicate_degree :122,
+ *   data_parallel_shard_degree :133, fsdp_reshard_after_forward :145,
+ *   tensor_parallel_degree :166, pipeline_parallel_degree :180,
+ *   module_fqns_per_model_part :187, pipeline_parallel_schedule :216,
+ *   pipeline_parallel_schedule_csv :225, num_pp_microbatches :232,
+ *   context_parallel_degree :239;
+ * - TrainingConfig (configs.py): num_tokens_per_microbatch_per_dp_rank
+ *   :37, num_tokens_per_train_step :43, max_context_length :51,
+ *   mixed_precision_param :94, mixed_precision_reduce :102 ("float32"
+ *   only);
+ * - models/llama3/__init__.py:369 model_registry(flavor), flavors "8B",
+ *   "70B", "405B" at :360-366 (shapes :236-359, those of v0.2.2).
+ */
+static const char *const py_names[] = {
+	"import torchtitan.config ParallelismConfig",
+	"import torchtitan.config TrainingConfig",
+	"import torchtitan.distributed.activation_checkpoint SelectiveAC",
+	"import torchtitan.distributed.activation_checkpoint FullAC",
+	"import torchtitan.models.llama3 model_registry",
+	"import torchtitan.trainer Trainer",
+	"call Trainer.Config", "model_spec", "parallelism", "training",
+	"activation_checkpoint",
+	"call ParallelismConfig", "data_parallel_replicate_degree",
+	"data_parallel_shard_degree", "fsdp_reshard_after_forward",
+	"tensor_parallel_degree", "context_parallel_degree",
+	"pipeline_parallel_degree", "pipeline_parallel_schedule",
+	"pipeline_parallel_schedule_csv", "num_pp_microbatches",
+	"module_fqns_per_model_part",
+	"call TrainingConfig", "num_tokens_per_microbatch_per_dp_rank",
+	"num_tokens_per_train_step", "max_context_length",
+	"mixed_precision_param", "mixed_precision_reduce",
+	"call model_registry", "call SelectiveAC.Config", "call FullAC.Config",
+	NULL};
+
+static int py_known(const char *w, size_t n)
+{
+	for (int i = 0; py_names[i]; i++)
+		if (strlen(py_names[i]) == n && strncmp(py_names[i], w, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The integer after "key=" on line, or -1. */
+static long long py_int(const char *line, const char *key)
+{
+	char k[96];
+	snprintf(k, sizeof k, " %s=", key);
+	const char *at = strstr(line, k);
+	const char *nl = strchr(line, '\n');
+	if (!at || (nl && at > nl))
+		return -1;
+	return strtoll(at + strlen(k), NULL, 10);
+}
+
+/*
+ * -f torchtitan: torchtitan's main's Python config.  It parses; every
+ * import, call and keyword is one main defines (above); and the values
+ * hold main's rules: distributed/parallel_dims.py:175-184 (degrees >= 1,
+ * dp_replicate * dp_shard * cp * tp * pp == world size); trainer.py:
+ * 409-428 (tokens per train step = tokens per microbatch x pp
+ * microbatches x dp x accumulation steps, pp microbatches 1 without a
+ * pipeline), so with a pipeline m microbatches and one step, without one
+ * m steps; models/llama3/parallelize.py:57-79 applies FSDP with its
+ * mixed precision at any degree, so d = 1 beside a pipeline and ZeRO 0
+ * with d > 1 (replicated) run in bf16 (v0.2.2 refuses both); the stages'
+ * modules name the head lm_head (distributed/pipeline_parallel.py:387).
+ */
+START_TEST(torchtitan_python_config_sets_only_mains_names)
+{
+	static const struct {
+		const char *example;
+		int kind, stages, zero;
+	} cases[] = {
+		{"llama3-70b.yaml", -1, 4, 1},
+		{"llama3-70b.yaml", PPCC_SCHED_ZB_H1, 4, 3},
+		{"llama3-70b.yaml", PPCC_SCHED_INTERLEAVED, 4, 2},
+		{"llama3-70b.yaml", PPCC_SCHED_1F1B, 16, 0},
+		{"llama3-8b.yaml", -1, 16, -1},
+		{"llama3-8b.yaml", PPCC_SCHED_ZB_V, 4, 3},
+		{"llama3-70b.yaml", PPCC_SCHED_1F1B, 1, 3},
+	};
+	enum { N = sizeof cases / sizeof cases[0] };
+	char *dir = tu_mkdtemp();
+	static char paths[N][4096];
+	char *argv[N + 4];
+	built *bs[N];
+	argv[0] = "python3";
+	argv[1] = "-c";
+	argv[2] = (char *)py_reader;
+	for (int i = 0; i < N; i++) {
+		bs[i] = build_try(cases[i].example, cases[i].kind,
+				  cases[i].stages, cases[i].zero);
+		ck_assert_msg(bs[i], "case %d", i);
+		int status;
+		char *text = emit_to_string(ppcc_emit_torchtitan, bs[i], &status);
+		ck_assert_msg(text, "case %d: %s", i, bs[i]->diag.text);
+		char name[64];
+		snprintf(name, sizeof name, "ppcc_plan%d.py", i);
+		tu_write_in(paths[i], sizeof paths[i], dir, name, text);
+		argv[3 + i] = paths[i];
+		free(text);
+	}
+	argv[3 + N] = NULL;
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
+	if (r.status == 127) {
+		tu_run_free(&r);
+		tu_skip("torchtitan_python_config", "python3 not found");
+		goto out;
+	}
+	ck_assert_msg(r.status == 0, "ast: %s", r.err);
+	const char *at = r.out;
+	for (int i = 0; i < N; i++) {
+		const built *b = bs[i];
+		const ppcc_pipeline *pl = &b->cfg.pipeline;
+		const char *par = NULL, *tra = NULL;
+		int model = 0;
+		while (strncmp(at, "end\n", 4) != 0) {
+			const char *nl = strchr(at, '\n');
+			ck_assert_ptr_nonnull(nl);
+			if (strncmp(at, "import ", 7) == 0) {
+				ck_assert_msg(py_known(at, (size_t)(nl - at)),
+					      "case %d: %.*s", i, (int)(nl - at), at);
+			} else {
+				ck_assert(strncmp(at, "call ", 5) == 0);
+				const char *sp = strchr(at + 5, ' ');
+				if (!sp || sp > nl)
+					sp = nl;
+				ck_assert_msg(py_known(at, (size_t)(sp - at)),
+					      "case %d: %.*s", i, (int)(sp - at), at);
+				if (strncmp(at, "call model_registry ", 20) == 0) {
+					ck_assert(strncmp(at + 20, "8B\n", 3) == 0 ||
+						  strncmp(at + 20, "70B\n", 4) == 0);
+					model = 1;
+					sp = nl; /* its one argument, no keywords */
+				} else if (strncmp(at, "call ParallelismConfig", 22) == 0) {
+					par = at;
+				} else if (strncmp(at, "call TrainingConfig", 19) == 0) {
+					tra = at;
+				}
+				/* each keyword a field of that call's class */
+				for (const char *w = sp; w < nl;) {
+					w++;
+					const char *eq = strchr(w, '=');
+					ck_assert(eq && eq < nl);
+					ck_assert_msg(py_known(w, (size_t)(eq - w)),
+						      "case %d: %.*s", i, (int)(eq - w), w);
+					w = strchr(eq, ' ');
+					if (!w || w > nl)
+						w = nl;
+				}
+			}
+			at = nl + 1;
+		}
+		at += 4;
+		ck_assert(model && par && tra);
+		long long rep = py_int(par, "data_parallel_replicate_degree");
+		long long shard = py_int(par, "data_parallel_shard_degree");
+		long long t = py_int(par, "tensor_parallel_degree");
+		long long cp = py_int(par, "context_parallel_degree");
+		long long pp = py_int(par, "pipeline_parallel_degree");
+		ck_assert(rep >= 1 && shard >= 1 && t >= 1 && cp >= 1 && pp >= 1);
+		ck_assert_int_eq(rep * shard * cp * t * pp, b->cfg.cluster.devices);
+		ck_assert_int_eq(rep * shard, pl->data_parallel);
+		long long mb = pp > 1 ? py_int(par, "num_pp_microbatches") : 1;
+		long long tok = py_int(tra, "num_tokens_per_microbatch_per_dp_rank");
+		long long step = py_int(tra, "num_tokens_per_train_step");
+		long long dp = rep * shard;
+		ck_assert_int_eq(step % (tok * mb * dp), 0);
+		ck_assert_int_eq(step / (tok * mb * dp),
+				 pp > 1 ? 1 : pl->microbatches);
+		ck_assert_int_eq(tok, (long long)b->cfg.model.micro_batch_size *
+				      b->cfg.model.transformer->seq_len);
+		ck_assert_int_eq(py_int(tra, "max_context_length"),
+				 b->cfg.model.transformer->seq_len);
+		if (pp > 1) {
+			ck_assert_int_eq(mb, pl->microbatches);
+			ck_assert_int_eq(py_int(par, "module_fqns_per_model_part"),
+					 b->plan.best.schedule.n_stages);
+			/* the stages' modules, lm_head for output */
+			static char lines[1 << 16];
+			size_t n = 0;
+			for (int k = 0; k < b->plan.best.schedule.n_stages; k++) {
+				const char *nl = strchr(at, '\n');
+				ck_assert_ptr_nonnull(nl);
+				for (const char *c = at; c <= nl; c++) {
+					ck_assert_uint_lt(n + 8, sizeof lines);
+					if (strncmp(c, "lm_head", 7) == 0) {
+						memcpy(lines + n, "output", 6);
+						n += 6;
+						c += 6;
+					} else {
+						lines[n++] = *c;
+					}
+				}
+				at = nl + 1;
+			}
+			lines[n] = '\0';
+			const char *lp = lines;
+			tt_modules(b, &lp, cases[i].example);
+		}
+	}
+	ck_assert_str_eq(at, "");
+	tu_run_free(&r);
+out:
+	for (int i = 0; i < N; i++)
+		built_free(bs[i]);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -1056,6 +1309,7 @@ Suite *suite_trainers(void)
 		torchtitan_trains_bf16_or_refuses,
 		torchtitan_unnamed_orders_run_from_the_csv,
 		torchtitan_degrees_hold_torchtitans_rules,
+		torchtitan_python_config_sets_only_mains_names,
 		deepspeed_config_batch_identity_and_parts,
 		deepspeed_topology_names_the_tensor_parallel_ranks,
 		deepspeed_one_stage_has_no_pipeline_section,

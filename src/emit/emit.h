@@ -142,6 +142,7 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx);
+int ppcc_torchtitan_toml_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx);
 
 #endif

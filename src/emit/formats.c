@@ -54,7 +54,7 @@ const ppcc_format_info ppcc_formats[] = {
 				      PPCC_FMT_TORCHTITAN_TOML,
 				      ppcc_emit_torchtitan_toml, 0,
 				      "torchtitan TOML", PPCC_TIMES_NEVER,
-				      ppcc_torchtitan_admits, 1, NULL, 0},
+				      ppcc_torchtitan_toml_admits, 1, NULL, 0},
 	[PPCC_FMT_DEEPSPEED] = {"deepspeed", PPCC_FMT_DEEPSPEED,
 				ppcc_emit_deepspeed, 0, "DeepSpeed",
 				PPCC_TIMES_NEVER, ppcc_deepspeed_admits, 1, NULL,

@@ -217,7 +217,8 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
  * with d > 1 is DDP, which torchtitan runs alone only
  * (models/llama3/infra/parallelize.py:148-151); without FSDP (d_shard = 1
  * and cp = 1) but with TP or PP, torchtitan trains in fp32
- * (distributed/utils.py:246-256); FSDP spans the context-parallel ranks
+ * (distributed/utils.py:246-256), both v0.2.2's only (main applies FSDP
+ * at every degree); FSDP spans the context-parallel ranks
  * whenever cp > 1 (distributed/parallel_dims.py:334-335), so ZeRO 0 with
  * cp > 1 is not what runs; gradients are reduced in fp32 only
  * (config/job_config.py:290).  An order that is none of PyTorch's named
@@ -268,14 +269,17 @@ static const char *torchtitan_schedule(int kind)
 }
 
 /* The rules on the parallel degrees and ZeRO, shared with the search's
- * admits: NULL when torchtitan runs them as planned, else why not. */
-static const char *tt_refusal(int t, int p, int d, int cp, int zero)
+ * admits: NULL when torchtitan runs them as planned, else why not.  toml:
+ * v0.2.2's rules; else main's, which applies FSDP with its mixed
+ * precision at any degree (no DDP, no fp32 without it). */
+static const char *tt_refusal(int t, int p, int d, int cp, int zero,
+			      int toml)
 {
-	if (zero == 0 && d > 1 && (t > 1 || p > 1 || cp > 1))
+	if (toml && zero == 0 && d > 1 && (t > 1 || p > 1 || cp > 1))
 		return "zero0-ddp";
 	if (zero == 0 && cp > 1)
 		return "zero0-cp";
-	if ((zero == 0 || d == 1) && cp == 1 && (t > 1 || p > 1))
+	if (toml && (zero == 0 || d == 1) && cp == 1 && (t > 1 || p > 1))
 		return "fp32";
 	return NULL;
 }
@@ -358,7 +362,8 @@ static const char *tt_placement(const ppcc_schedule *s)
 	return loop ? "loop" : v ? "v" : NULL;
 }
 
-static int tt_prepare(tt_job *j, const ppcc_plan *p, ppcc_diag *d)
+static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
+		      ppcc_diag *d)
 {
 	const ppcc_config *c = plan_config(p, d);
 	if (!c)
@@ -375,7 +380,7 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, ppcc_diag *d)
 		return err;
 	int t = pl->tensor_parallel, P = pl->stages, D = pl->data_parallel;
 	int cp = pl->context_parallel;
-	const char *why = tt_refusal(t, P, D, cp, pl->zero);
+	const char *why = tt_refusal(t, P, D, cp, pl->zero, toml);
 	if (why && strcmp(why, "zero0-ddp") == 0) {
 		ppcc_loc loc = where(c, &pl->zero_loc);
 		ppcc_error(d, &loc, "torchtitan runs zero 0 over %d replicas "
@@ -515,7 +520,7 @@ int ppcc_emit_torchtitan_toml(FILE *f, const ppcc_plan *p,
 {
 	(void)o;
 	tt_job j;
-	int err = tt_prepare(&j, p, d);
+	int err = tt_prepare(&j, p, 1, d);
 	if (err)
 		return err;
 	const ppcc_config *c = j.c;
@@ -565,10 +570,87 @@ int ppcc_emit_torchtitan_toml(FILE *f, const ppcc_plan *p,
 	return write_status(f);
 }
 
+/* torchtitan's main (b5bcd76): a function returning Trainer.Config, the
+ * names of torchtitan/config/configs.py, trainer.py:70-116 and
+ * models/llama3/__init__.py:369; its batch in tokens (configs.py:36-51,
+ * trainer.py:409-428); the head is lm_head (pipeline_parallel.py:387). */
 int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 			 const ppcc_emit_options *o, ppcc_diag *d)
 {
-	return ppcc_emit_torchtitan_toml(f, p, o, d);
+	(void)o;
+	tt_job j;
+	int err = tt_prepare(&j, p, 0, d);
+	if (err)
+		return err;
+	const ppcc_config *c = j.c;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = j.tr;
+	long long s = tr->seq_len;
+	int per_node, nodes;
+	tt_nodes(c, &per_node, &nodes);
+	tt_header(f, &j, "#", "torchtitan");
+	fputs("# For torchtitan's main as of b5bcd76 (2026-08-21), whose configs "
+	      "are Python\n# functions; for v0.2.2's TOML use -f "
+	      "torchtitan-toml.  Save this as ppcc_plan.py\n# in a package "
+	      "Python imports, e.g. torchtitan_recipes/, and run:\n", f);
+	fprintf(f, "# torchrun --nproc-per-node %d --nnodes %d -m "
+		"torchtitan.train --module torchtitan_recipes.ppcc_plan "
+		"--config ppcc_plan\n", per_node, nodes);
+	tt_supply(f, "#");
+	fputs("# Also the loss (the registry's configs use "
+	      "ChunkedLossWrapper over CrossEntropyLoss).\n", f);
+	tt_csv_note(f, &j, "#");
+	fputs("\nfrom torchtitan.config import ParallelismConfig, "
+	      "TrainingConfig\n", f);
+	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
+		fputs("from torchtitan.distributed.activation_checkpoint import "
+		      "SelectiveAC\n", f);
+	else if (tr->recompute == PPCC_RECOMPUTE_FULL)
+		fputs("from torchtitan.distributed.activation_checkpoint import "
+		      "FullAC\n", f);
+	fputs("from torchtitan.models.llama3 import model_registry\n"
+	      "from torchtitan.trainer import Trainer\n\n\n"
+	      "def ppcc_plan() -> Trainer.Config:\n"
+	      "    return Trainer.Config(\n", f);
+	fprintf(f, "        model_spec=model_registry(\"%s\"),\n",
+		j.flavor->name);
+	fputs("        parallelism=ParallelismConfig(\n", f);
+	fprintf(f, "            data_parallel_replicate_degree=%d,\n", j.d_rep);
+	fprintf(f, "            data_parallel_shard_degree=%d,\n", j.d_shard);
+	if (j.d_shard > 1 || pl->context_parallel > 1)
+		fprintf(f, "            fsdp_reshard_after_forward=\"%s\",\n",
+			pl->zero == 3 ? "always" : "never");
+	fprintf(f, "            tensor_parallel_degree=%d,\n",
+		pl->tensor_parallel);
+	fprintf(f, "            context_parallel_degree=%d,\n",
+		pl->context_parallel);
+	fprintf(f, "            pipeline_parallel_degree=%d,\n", pl->stages);
+	if (pl->stages > 1) {
+		fprintf(f, "            pipeline_parallel_schedule=\"%s\",\n",
+			j.schedule);
+		if (j.csv)
+			fprintf(f, "            pipeline_parallel_schedule_csv="
+				"\"%s\",\n", TT_CSV);
+		fprintf(f, "            num_pp_microbatches=%d,\n",
+			pl->microbatches);
+		fputs("            module_fqns_per_model_part=[\n", f);
+		tt_fqns(f, p, "                ", "lm_head");
+		fputs("            ],\n", f);
+	}
+	fputs("        ),\n        training=TrainingConfig(\n", f);
+	fprintf(f, "            num_tokens_per_microbatch_per_dp_rank=%lld,\n",
+		(long long)c->model.micro_batch_size * s);
+	fprintf(f, "            num_tokens_per_train_step=%lld,\n",
+		global_batch(c) * s);
+	fprintf(f, "            max_context_length=%lld,\n", s);
+	fputs("            mixed_precision_param=\"bfloat16\",\n"
+	      "            mixed_precision_reduce=\"float32\",\n"
+	      "        ),\n", f);
+	fprintf(f, "        activation_checkpoint=%s,\n    )\n",
+		tr->recompute == PPCC_RECOMPUTE_SELECTIVE ? "SelectiveAC.Config()"
+		: tr->recompute == PPCC_RECOMPUTE_FULL ? "FullAC.Config()"
+		: "None");
+	return write_status(f);
 }
 
 /* ---- what each trainer runs ----------------------------------------------- */
@@ -583,7 +665,13 @@ int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx)
 int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx)
 {
 	(void)ctx;
-	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero) == NULL;
+	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, 0) == NULL;
+}
+
+int ppcc_torchtitan_toml_admits(const ppcc_search_entry *e, void *ctx)
+{
+	(void)ctx;
+	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, 1) == NULL;
 }
 
 int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx)
