@@ -277,9 +277,13 @@ START_TEST(auto_under_a_memory_limit_from_the_command_line)
 END_TEST
 
 /* For a trainer's format auto writes what that trainer runs: llama3-8b's
- * fastest plan is dualpipe-v (torchtitan's DualPipeV), Megatron-LM and
- * DeepSpeed get 1f1b's plan (no faster kind of theirs fits), and the plan
- * for the text is still dualpipe-v's.  From the command line too. */
+ * fastest plan is dualpipe-v, Megatron-LM and DeepSpeed get 1f1b's plan
+ * (no faster kind of theirs fits), and the plan for the text is still
+ * dualpipe-v's.  torchtitan runs any order (from PyTorch's CSV when it
+ * has no name for it), so it gets dualpipe-v too; v0.2.2's TOML does not
+ * run d 1 beside a pipeline (fp32, see check_trainers.c): admitting no
+ * kind, it gets the text's plan, and its emitter says why.  From the
+ * command line too. */
 START_TEST(auto_for_a_trainer_writes_what_it_runs)
 {
 	static const struct {
@@ -288,7 +292,9 @@ START_TEST(auto_for_a_trainer_writes_what_it_runs)
 	} want[] = {
 		{PPCC_FMT_TEXT, PPCC_SCHED_DUALPIPE_V, "text", NULL},
 		{PPCC_FMT_TORCHTITAN, PPCC_SCHED_DUALPIPE_V, "torchtitan",
-		 "pipeline_parallel_schedule = \"DualPipeV\"\n"},
+		 "pipeline_parallel_schedule=\"DualPipeV\",\n"},
+		{PPCC_FMT_TORCHTITAN_TOML, PPCC_SCHED_DUALPIPE_V,
+		 "torchtitan-toml", NULL},
 		{PPCC_FMT_MEGATRON, PPCC_SCHED_1F1B, "megatron",
 		 "--pipeline-model-parallel-size 16\n"},
 		{PPCC_FMT_DEEPSPEED, PPCC_SCHED_1F1B, "deepspeed",

@@ -817,7 +817,7 @@ START_TEST(trainer_formats_refuse_what_the_trainer_cannot_run)
 	ck_assert_int_eq(status, PPCC_EINPUT);
 	built_free(b);
 	b = build("tiny.yaml", -1, 0, 0);
-	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan, b, &status));
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan_toml, b, &status));
 	ck_assert_int_eq(status, PPCC_EINPUT);
 	ck_assert_ptr_nonnull(strstr(b->diag.text, "transformer"));
 	/* DeepSpeed takes any list of layers */
@@ -830,99 +830,731 @@ END_TEST
 
 /* ---- torchtitan ------------------------------------------------------ */
 
+/* examples/<example> with the kind (-1: the file's), p stages, ZeRO zero
+ * (-1: the file's); NULL when ppcc cannot plan it (it does not fit). */
+static built *build_try(const char *example, int kind, int stages, int zero)
+{
+	built *b = calloc(1, sizeof *b);
+	ck_assert_ptr_nonnull(b);
+	b->a = ppcc_arena_new();
+	tu_diag_init(&b->diag);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
+	static const ppcc_loc cl = {"<command line>", 0, 0};
+	ck_assert_int_eq(ppcc_config_load(&b->cfg, b->a, path, NULL,
+					  &b->diag.d), 0);
+	ppcc_pipeline *pl = &b->cfg.pipeline;
+	if (kind >= 0) {
+		pl->kind = kind;
+		pl->kind_loc = cl;
+	}
+	pl->stages = stages;
+	pl->stages_loc = cl;
+	if (zero >= 0) {
+		pl->zero = zero;
+		pl->zero_loc = cl;
+	}
+	ppcc_config_fill_defaults(&b->cfg);
+	if (ppcc_config_check(&b->cfg, &b->diag.d) != 0 ||
+	    ppcc_plan_build(&b->plan, b->a, &b->cfg, &b->diag.d) != 0) {
+		built_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* Python's tomllib over each file named: one line a file, the keys the
+ * tests compare, then its stages' modules, one line each. */
 static const char *const toml_reader =
 	"import sys, tomllib\n"
-	"c = tomllib.load(open(sys.argv[1], 'rb'))\n"
-	"p = c['parallelism']\n"
-	"print(p['tensor_parallel_degree'], p['pipeline_parallel_degree'],\n"
-	"      p['context_parallel_degree'], p['data_parallel_replicate_degree'],\n"
-	"      p['data_parallel_shard_degree'], p['pipeline_parallel_schedule'],\n"
-	"      p['pipeline_parallel_microbatch_size'],\n"
-	"      c['training']['local_batch_size'],\n"
-	"      c['training']['global_batch_size'])\n"
-	"for part in p['module_fqns_per_model_part']:\n"
-	"    print(' '.join(part))\n";
+	"for f in sys.argv[1:]:\n"
+	"    c = tomllib.load(open(f, 'rb'))\n"
+	"    p, t, m = c['parallelism'], c['training'], c['model']\n"
+	"    print(m['name'], m['flavor'], p['tensor_parallel_degree'],\n"
+	"          p['pipeline_parallel_degree'], p['context_parallel_degree'],\n"
+	"          p['data_parallel_replicate_degree'],\n"
+	"          p['data_parallel_shard_degree'],\n"
+	"          p.get('pipeline_parallel_schedule', '-'),\n"
+	"          p.get('pipeline_parallel_schedule_csv', '-'),\n"
+	"          p.get('pipeline_parallel_microbatch_size', 1),\n"
+	"          t['local_batch_size'], t['global_batch_size'],\n"
+	"          t['mixed_precision_param'], t['mixed_precision_reduce'],\n"
+	"          len(p.get('module_fqns_per_model_part', [])))\n"
+	"    for part in p.get('module_fqns_per_model_part', []):\n"
+	"        print(' '.join(part))\n";
+
+/* tomllib's reading of the files, or NULL (the test skipped) without
+ * python3. */
+static char *toml_read(char *const *paths, int n)
+{
+	char *argv[4096];
+	ck_assert_int_lt(n + 4, 4096);
+	argv[0] = "python3";
+	argv[1] = "-c";
+	argv[2] = (char *)toml_reader;
+	for (int i = 0; i < n; i++)
+		argv[3 + i] = paths[i];
+	argv[3 + n] = NULL;
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
+	if (r.status == 127) {
+		tu_run_free(&r);
+		tu_skip("torchtitan_toml", "python3 not found");
+		return NULL;
+	}
+	ck_assert_msg(r.status == 0, "tomllib: %s", r.err);
+	char *out = strdup(r.out);
+	tu_run_free(&r);
+	return out;
+}
+
+typedef struct tt_read {
+	char name[32], flavor[32], sched[64], csv[64], mp[32], mr[32];
+	int t, p, cp, rep, shard, mbs, parts;
+	long long local, global;
+} tt_read;
+
+/* One file's summary line at *at; *at moves past it. */
+static void tt_scan(tt_read *o, const char **at)
+{
+	ck_assert_int_eq(sscanf(*at, "%31s %31s %d %d %d %d %d %63s %63s %d "
+				"%lld %lld %31s %31s %d", o->name, o->flavor,
+				&o->t, &o->p, &o->cp, &o->rep, &o->shard,
+				o->sched, o->csv, &o->mbs, &o->local,
+				&o->global, o->mp, o->mr, &o->parts), 15);
+	*at = strchr(*at, '\n') + 1;
+}
+
+/* The stages' module lines at *at against the partition: each module
+ * once, in model order (v0.2.2's names: tok_embeddings, layers.N, norm,
+ * output; models/llama3/model/model.py:448-458). */
+static void tt_modules(const built *b, const char **at, const char *what)
+{
+	const char *line = *at;
+	int L = b->plan.n_layers - 2, next = 0;
+	for (int k = 0; k < b->plan.best.schedule.n_stages; k++) {
+		lay_stage st = plan_stage(&b->plan, k);
+		static char exp[1 << 14];
+		size_t pos = 0;
+		exp[0] = '\0';
+		if (st.e)
+			pos += (size_t)snprintf(exp + pos, sizeof exp - pos,
+						"tok_embeddings ");
+		for (int j = 0; j < st.t; j++)
+			pos += (size_t)snprintf(exp + pos, sizeof exp - pos,
+						"layers.%d ", next++);
+		if (st.l)
+			pos += (size_t)snprintf(exp + pos, sizeof exp - pos,
+						"norm output ");
+		if (pos)
+			exp[pos - 1] = '\n';
+		ck_assert_msg(strncmp(line, exp, pos) == 0,
+			      "%s stage %d: %.80s, want %.80s", what, k, line,
+			      exp);
+		line += pos;
+	}
+	ck_assert_int_eq(next, L);
+	*at = line;
+}
 
 START_TEST(torchtitan_toml_parses_and_names_every_module_once)
 {
 	static const struct {
 		const char *example;
-		int kind, chunks;
+		int kind, stages;
+		const char *sched;
 	} cases[] = {
-		{"hetero.yaml", -1, 0},
-		{"llama3-70b.yaml", -1, 0},
-		{"gpt3-175b.yaml", PPCC_SCHED_INTERLEAVED, 2},
-		{"llama3-70b.yaml", PPCC_SCHED_ZB_V, 2},
-		{"gpt3-175b.yaml", PPCC_SCHED_ZB_INTERLEAVED, 2},
+		{"llama3-70b.yaml", -1, 4, "1F1B"},
+		{"llama3-70b.yaml", PPCC_SCHED_INTERLEAVED, 4, "Interleaved1F1B"},
+		{"llama3-70b.yaml", PPCC_SCHED_ZB_V, 4, "ZBVZeroBubble"},
+		{"llama3-70b.yaml", PPCC_SCHED_ZB_INTERLEAVED, 4,
+		 "InterleavedZeroBubble"},
+		{"llama3-70b.yaml", PPCC_SCHED_DUALPIPE_V, 4, "DualPipeV"},
+		{"llama3-70b.yaml", PPCC_SCHED_ZB_H1, 4, "PipelineScheduleMulti"},
+		{"llama3-70b.yaml", PPCC_SCHED_1F1B, 8, "1F1B"},
+		{"llama3-8b.yaml", PPCC_SCHED_1F1B, 8, "1F1B"},
 	};
+	enum { N = sizeof cases / sizeof cases[0] };
 	char *dir = tu_mkdtemp();
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		built *b = build(cases[i].example, cases[i].kind, cases[i].chunks, 0);
+	static char paths[N][4096];
+	char *argv[N];
+	built *bs[N];
+	for (int i = 0; i < N; i++) {
+		bs[i] = build_try(cases[i].example, cases[i].kind,
+				  cases[i].stages, 1);
+		ck_assert_msg(bs[i], "%s", cases[i].example);
 		int status;
-		char *text = emit_to_string(ppcc_emit_torchtitan, b, &status);
-		ck_assert_msg(text, "%s", b->diag.text);
-		char path[4096];
-		tu_write_in(path, sizeof path, dir, "job.toml", text);
+		char *text = emit_to_string(ppcc_emit_torchtitan_toml, bs[i],
+					    &status);
+		ck_assert_msg(text, "%s: %s", cases[i].example, bs[i]->diag.text);
+		char name[64];
+		snprintf(name, sizeof name, "job%d.toml", i);
+		tu_write_in(paths[i], sizeof paths[i], dir, name, text);
+		argv[i] = paths[i];
 		free(text);
-		char *argv[] = {"python3", "-c", (char *)toml_reader, path, NULL};
-		tu_run r;
-		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
-		if (r.status == 127) {
-			tu_run_free(&r);
-			tu_skip("torchtitan_toml_parses", "python3 not found");
-			built_free(b);
-			break;
-		}
-		ck_assert_msg(r.status == 0, "%s: tomllib: %s", cases[i].example,
-			      r.err);
+	}
+	char *out = toml_read(argv, N);
+	const char *at = out;
+	for (int i = 0; out && i < N; i++) {
+		const built *b = bs[i];
 		const ppcc_pipeline *pl = &b->cfg.pipeline;
-		static const char *const names[] = {
-			[PPCC_SCHED_GPIPE] = "GPipe",
-			[PPCC_SCHED_1F1B] = "1F1B",
-			[PPCC_SCHED_INTERLEAVED] = "Interleaved1F1B",
-			[PPCC_SCHED_ZB_V] = "ZBVZeroBubble",
-			[PPCC_SCHED_ZB_INTERLEAVED] = "InterleavedZeroBubble"};
-		ck_assert_ptr_nonnull(names[pl->kind]);
-		char want[256];
-		snprintf(want, sizeof want, "%d %d %d %d %d %s %d %d %d\n",
-			 pl->tensor_parallel, pl->stages, pl->context_parallel,
-			 pl->zero ? 1 : pl->data_parallel,
-			 pl->zero ? pl->data_parallel : 1, names[pl->kind],
-			 b->cfg.model.micro_batch_size,
-			 pl->microbatches * b->cfg.model.micro_batch_size,
-			 pl->microbatches * b->cfg.model.micro_batch_size *
-				 pl->data_parallel);
-		ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0,
-			      "%s: read %s, want %s", cases[i].example, r.out, want);
-		/* one line a stage: its modules, in model order */
-		const char *line = r.out + strlen(want);
-		int L = b->plan.n_layers - 2, next = 0;
-		for (int k = 0; k < b->plan.best.schedule.n_stages; k++) {
-			lay_stage st = plan_stage(&b->plan, k);
-			char exp[1 << 14];
-			size_t at = 0;
-			exp[0] = '\0';
-			if (st.e)
-				at += (size_t)snprintf(exp + at, sizeof exp - at,
-						       "tok_embeddings ");
-			for (int j = 0; j < st.t; j++)
-				at += (size_t)snprintf(exp + at, sizeof exp - at,
-						       "layers.%d ", next++);
-			if (st.l)
-				at += (size_t)snprintf(exp + at, sizeof exp - at,
-						       "norm output ");
-			if (at)
-				exp[at - 1] = '\n';
-			ck_assert_msg(strncmp(line, exp, at) == 0,
-				      "%s stage %d: %.80s, want %.80s",
-				      cases[i].example, k, line, exp);
-			line += at;
-		}
-		ck_assert_int_eq(next, L);
-		ck_assert_str_eq(line, "");
-		tu_run_free(&r);
+		tt_read r;
+		tt_scan(&r, &at);
+		ck_assert_str_eq(r.sched, cases[i].sched);
+		ck_assert_int_eq(r.t, pl->tensor_parallel);
+		ck_assert_int_eq(r.p, pl->stages);
+		ck_assert_int_eq(r.cp, pl->context_parallel);
+		ck_assert_int_eq(r.rep, 1);
+		ck_assert_int_eq(r.shard, pl->data_parallel);
+		ck_assert_int_eq(r.mbs, b->cfg.model.micro_batch_size);
+		ck_assert_int_eq(r.local, (long long)pl->microbatches *
+					  b->cfg.model.micro_batch_size);
+		ck_assert_int_eq(r.parts, b->plan.best.schedule.n_stages);
+		tt_modules(b, &at, cases[i].example);
+	}
+	ck_assert(!out || *at == '\0');
+	free(out);
+	for (int i = 0; i < N; i++)
+		built_free(bs[i]);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* torchtitan v0.2.2 builds the flavor [model] names, debugmodel (6
+ * layers) by default (config/job_config.py:100-105, train.py:138); its
+ * llama3 flavors (models/llama3/__init__.py:51-99): "8B" 32 layers, dim
+ * 4096, 32 heads, 8 kv heads; "70B" 80, 8192, 64, 8; "405B" 126, 16384,
+ * 128, 8; vocab 128256 in all (model/args.py:33); the FFN width
+ * multiple_of * ceil(int(m * int(2 * 4 dim / 3)) / multiple_of)
+ * (model/model.py:330-336): 14336 (m 1.3, multiple 1024), 28672 (1.3,
+ * 4096), 53248 (1.2, 4096). */
+START_TEST(torchtitan_model_is_a_registered_flavor)
+{
+	static const struct {
+		const char *example, *flavor;
+	} ok[] = {{"llama3-70b.yaml", "[model]\nname = \"llama3\"\n"
+				      "flavor = \"70B\"\n"},
+		  {"llama3-8b.yaml", "[model]\nname = \"llama3\"\n"
+				     "flavor = \"8B\"\n"}};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		built *b = build_try(ok[i].example, PPCC_SCHED_1F1B, 4, 1);
+		ck_assert_ptr_nonnull(b);
+		int status;
+		char *text = emit_to_string(ppcc_emit_torchtitan_toml, b,
+					    &status);
+		ck_assert_msg(text, "%s", b->diag.text);
+		ck_assert_msg(strstr(text, ok[i].flavor), "%s", text);
+		free(text);
 		built_free(b);
 	}
+	/* Llama 2 13B's shape lies between "8B" and "70B"; Llama 2 70B's is
+	 * "70B"'s but for its 32000-word vocabulary; GPT-3 has no SwiGLU */
+	static const struct {
+		const char *example, *why;
+	} no[] = {
+		{"hetero.yaml", "the nearest are \"8B\" (32 layers, hidden 4096, "
+		 "32 heads, 8 kv heads, ffn_hidden 14336, vocab 128256) and "
+		 "\"70B\""},
+		{"llama2-70b.yaml", "vocab 32000): the nearest is \"70B\""},
+		{"gpt3-175b.yaml", "no swiglu): the nearest are \"70B\""},
+	};
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+		built *b = build(no[i].example, -1, 0, 0);
+		int status;
+		ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan_toml, b,
+						  &status));
+		ck_assert_int_eq(status, PPCC_EINPUT);
+		ck_assert_msg(strstr(b->diag.text, "no llama3 flavor of this "
+				     "shape") && strstr(b->diag.text, no[i].why),
+			      "%s: %s", no[i].example, b->diag.text);
+		built_free(b);
+	}
+}
+END_TEST
+
+/* torchtitan v0.2.2, models/llama3/infra/parallelize.py:148-151: without
+ * FSDP, data_parallel_replicate_degree > 1 is DDP, which raises "DDP has
+ * not supported > 1D parallelism" unless it spans the world; so ZeRO 0
+ * with d > 1 beside t, p or cp > 1 is refused, and alone it is DDP. */
+START_TEST(torchtitan_zero0_replicas_are_ddp_alone_only)
+{
+	built *b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 16, 0);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_gt(b->cfg.pipeline.data_parallel, 1);
+	int status;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan_toml, b,
+					  &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "DDP has not supported > "
+				     "1D parallelism"));
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "plan with zero: 1, 2 or 3"));
+	built_free(b);
+	/* d alone: DDP, with mixed precision by autocast (no example's
+	 * model fits a device without ZeRO, so the rule alone) */
+	ppcc_search_entry e = {.t = 1, .p = 1, .d = 16, .cp = 1, .v = 1,
+			       .zero = 0, .kind = PPCC_SCHED_1F1B};
+	ck_assert(ppcc_torchtitan_toml_admits(&e, NULL));
+	e.cp = 2;
+	ck_assert(!ppcc_torchtitan_toml_admits(&e, NULL));
+	e.cp = 1;
+	e.t = 2;
+	ck_assert(!ppcc_torchtitan_toml_admits(&e, NULL));
+}
+END_TEST
+
+/* torchtitan v0.2.2, distributed/utils.py:246-256: without FSDP
+ * (parallel_dims.py:334-335: dp_shard > 1 or cp > 1) but with TP or PP,
+ * mixed precision is off ("Mixed precision training with TP or PP is only
+ * supported when FSDP/HSDP/CP is enabled") and the weights train in fp32;
+ * ppcc plans bf16 weights.  With FSDP, bf16 is its param_dtype
+ * (models/llama3/infra/parallelize.py:125-137; config/job_config.py:282,
+ * 290: mixed_precision_reduce takes "float32" only). */
+START_TEST(torchtitan_trains_bf16_or_refuses)
+{
+	built *b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 32, 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(b->cfg.pipeline.data_parallel, 1);
+	int status;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan_toml, b,
+					  &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "trains in fp32"));
+	built_free(b);
+	b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 4, 1);
+	ck_assert_ptr_nonnull(b);
+	char *text = emit_to_string(ppcc_emit_torchtitan_toml, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	ck_assert_ptr_nonnull(strstr(text, "data_parallel_shard_degree = 8\n"));
+	ck_assert_ptr_nonnull(strstr(text, "mixed_precision_param = \"bfloat16\"\n"
+					   "mixed_precision_reduce = \"float32\"\n"));
+	free(text);
+	b->cfg.pipeline.grad_bytes = 2;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan_toml, b,
+					  &status));
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "grad_bytes: 4"));
+	built_free(b);
+}
+END_TEST
+
+/* torchtitan v0.2.2, distributed/pipeline_parallel.py:171-179 and 221-231:
+ * with pipeline_parallel_schedule_csv it runs _PipelineScheduleRuntime
+ * and loads the file's compute-only order (_load_csv); the schedule's
+ * name still places the stages, V for ZBVZeroBubble and DualPipeV,
+ * looped otherwise (446-471); config/job_config.py:405-410 names
+ * PipelineScheduleMulti for it.  So zb-h1, zb-h2 and auto run, from the
+ * CSV that -f torch-csv writes, which holds the plan's own stages. */
+START_TEST(torchtitan_unnamed_orders_run_from_the_csv)
+{
+	static const int kinds[] = {PPCC_SCHED_ZB_H1, PPCC_SCHED_ZB_H2,
+				    PPCC_SCHED_AUTO};
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		built *b = build_try("llama3-70b.yaml", kinds[i], 4, 1);
+		ck_assert_ptr_nonnull(b);
+		int status;
+		char *text = emit_to_string(ppcc_emit_torchtitan_toml, b,
+					    &status);
+		ck_assert_msg(text, "kind %d: %s", kinds[i], b->diag.text);
+		const char *want =
+			b->plan.best.schedule.n_chunks == 2 &&
+			b->plan.best.stages[b->plan.best.schedule.n_stages - 1]
+				.rank == 0
+			? "pipeline_parallel_schedule = \"ZBVZeroBubble\"\n"
+			: "pipeline_parallel_schedule = \"PipelineScheduleMulti\"\n";
+		if (strstr(text, "pipeline_parallel_schedule_csv")) {
+			ck_assert_msg(strstr(text, want), "%s", text);
+			ck_assert_ptr_nonnull(strstr(text,
+				"pipeline_parallel_schedule_csv = \"schedule.csv\"\n"));
+			ck_assert_ptr_nonnull(strstr(text,
+				"# The order is none of PyTorch's named schedules: "
+				"write it with `ppcc plan FILE -f torch-csv -o "
+				"schedule.csv`"));
+		} else {
+			/* auto chose a named kind */
+			ck_assert_int_eq(kinds[i], PPCC_SCHED_AUTO);
+			ck_assert_int_ne(b->plan.best.schedule.kind,
+					 PPCC_SCHED_AUTO);
+		}
+		free(text);
+		built_free(b);
+	}
+	/* and the CSV is there to write: ppcc plan -f torch-csv, one line
+	 * a rank */
+	char ex[4096];
+	snprintf(ex, sizeof ex, "%s/examples/llama3-70b.yaml", tu_src());
+	tu_run r;
+	char *argv[] = {(char *)tu_ppcc(), "plan", ex, "-s", "zb-h1", "-f",
+			"torch-csv", NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	int lines = 0;
+	for (const char *c = r.out; *c; c++)
+		lines += *c == '\n';
+	ck_assert_int_eq(lines, 4);
+	tu_run_free(&r);
+}
+END_TEST
+
+/*
+ * Every plan of the examples' models torchtitan has a flavor of, for each
+ * kind, ZeRO 0-3 and d 1 and d > 1, is refused by a torchtitan rule or
+ * written so that torchtitan v0.2.2 runs it as planned:
+ * - distributed/parallel_dims.py:45-56: every degree >= 1 and
+ *   dp_replicate * dp_shard * cp * tp * pp == the world size;
+ * - models/llama3/infra/parallelize.py:148-151: DDP (dp_replicate > 1
+ *   without FSDP) spans the world;
+ * - distributed/utils.py:246-256 with parallel_dims.py:334-335: FSDP
+ *   (dp_shard > 1 or cp > 1) or neither TP nor PP, so bf16 runs;
+ * - train.py:196-215: global % (local * dp_replicate * dp_shard) == 0,
+ *   accumulation steps = global / (local * dp); with a pipeline
+ *   (pipeline_parallel.py:186-194) local / microbatch size = m and one
+ *   accumulation step, without one m accumulation steps of b;
+ * - pipeline_parallel.py:457-459: the model parts divide by pp;
+ * and the search's admits agrees with the emitter.
+ */
+START_TEST(torchtitan_degrees_hold_torchtitans_rules)
+{
+	static const struct {
+		const char *example;
+		int p_d1, p_dn; /* stages giving d = 1 and d > 1 */
+	} ex[] = {{"llama3-70b.yaml", 32, 4}, {"llama3-8b.yaml", 16, 4}};
+	enum { MAX = 2 * PPCC_SCHED_COUNT * 4 * 2 };
+	char *dir = tu_mkdtemp();
+	static char paths[MAX][4096];
+	char *argv[MAX];
+	built *bs[MAX];
+	int n = 0, refused = 0, unplanned = 0;
+	for (size_t e = 0; e < sizeof ex / sizeof ex[0]; e++)
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+	for (int zero = 0; zero <= 3; zero++)
+	for (int dn = 0; dn <= 1; dn++) {
+		built *b = build_try(ex[e].example, kind,
+				     dn ? ex[e].p_dn : ex[e].p_d1, zero);
+		if (!b) {
+			unplanned++;
+			continue;
+		}
+		const ppcc_pipeline *pl = &b->cfg.pipeline;
+		ck_assert_int_eq(pl->data_parallel > 1, dn);
+		ppcc_search_entry se = {
+			.t = pl->tensor_parallel, .p = pl->stages,
+			.d = pl->data_parallel, .cp = pl->context_parallel,
+			.v = b->plan.best.schedule.n_chunks, .zero = zero,
+			.kind = b->plan.best.schedule.kind};
+		int status;
+		char *text = emit_to_string(ppcc_emit_torchtitan_toml, b,
+					    &status);
+		ck_assert_int_eq(text != NULL, ppcc_torchtitan_toml_admits(&se, NULL));
+		if (!text) {
+			ck_assert_int_eq(status, PPCC_EINPUT);
+			ck_assert_msg(strstr(b->diag.text, "DDP has not") ||
+				      strstr(b->diag.text, "trains in fp32") ||
+				      strstr(b->diag.text, "context-parallel"),
+				      "%s", b->diag.text);
+			refused++;
+			built_free(b);
+			continue;
+		}
+		char name[64];
+		snprintf(name, sizeof name, "job%d.toml", n);
+		tu_write_in(paths[n], sizeof paths[n], dir, name, text);
+		argv[n] = paths[n];
+		bs[n++] = b;
+		free(text);
+	}
+	ck_assert_int_gt(n, 10);
+	ck_assert_int_gt(refused, 10);
+	char *out = toml_read(argv, n);
+	const char *at = out;
+	for (int i = 0; out && i < n; i++) {
+		const built *b = bs[i];
+		const ppcc_pipeline *pl = &b->cfg.pipeline;
+		tt_read r;
+		tt_scan(&r, &at);
+		ck_assert(r.t >= 1 && r.p >= 1 && r.cp >= 1 && r.rep >= 1 &&
+			  r.shard >= 1);
+		ck_assert_int_eq(r.rep * r.shard * r.cp * r.t * r.p,
+				 b->cfg.cluster.devices);
+		int fsdp = r.shard > 1 || r.cp > 1;
+		if (r.rep > 1 && !fsdp)
+			ck_assert_int_eq(r.rep, b->cfg.cluster.devices);
+		ck_assert(fsdp || (r.t == 1 && r.p == 1));
+		ck_assert_str_eq(r.mp, "bfloat16");
+		ck_assert_str_eq(r.mr, "float32");
+		long long dp = (long long)r.rep * r.shard;
+		ck_assert_int_eq(r.global % (r.local * dp), 0);
+		long long accum = r.global / (r.local * dp);
+		if (r.p > 1) {
+			ck_assert_int_eq(r.local % r.mbs, 0);
+			ck_assert_int_eq(r.local / r.mbs, pl->microbatches);
+			ck_assert_int_eq(accum, 1);
+			ck_assert_int_eq(r.parts % r.p, 0);
+			tt_modules(b, &at, b->cfg.path);
+		} else {
+			ck_assert_int_eq(accum, pl->microbatches);
+		}
+		ck_assert_int_eq(r.global, (long long)pl->microbatches *
+				 b->cfg.model.micro_batch_size *
+				 pl->data_parallel);
+		ck_assert_int_eq(r.shard * r.rep, pl->data_parallel);
+	}
+	ck_assert(!out || *at == '\0');
+	free(out);
+	for (int i = 0; i < n; i++)
+		built_free(bs[i]);
+	tu_rmtree_free(dir);
+	(void)unplanned;
+}
+END_TEST
+
+/* The Python config's calls and names, read by Python's ast: one line
+ * a call, "CALLEE kw=value ...", the values as literals (lists of the
+ * stages' modules last, one line a stage); then "import MODULE NAME"
+ * lines. */
+static const char *const py_reader =
+	"import ast, sys\n"
+	"for f in sys.argv[1:]:\n"
+	"    t = ast.parse(open(f).read())\n"
+	"    fn = [n for n in t.body if isinstance(n, ast.FunctionDef)]\n"
+	"    assert [n.name for n in fn] == ['ppcc_plan'], fn\n"
+	"    for n in t.body:\n"
+	"        if isinstance(n, ast.ImportFrom):\n"
+	"            for a in n.names:\n"
+	"                print('import', n.module, a.name)\n"
+	"    parts = []\n"
+	"    for n in ast.walk(fn[0]):\n"
+	"        if not isinstance(n, ast.Call):\n"
+	"            continue\n"
+	"        name = ast.unparse(n.func)\n"
+	"        kws = []\n"
+	"        for k in n.keywords:\n"
+	"            if k.arg == 'module_fqns_per_model_part':\n"
+	"                parts = ast.literal_eval(k.value)\n"
+	"                kws.append(k.arg + '=' + str(len(parts)))\n"
+	"            elif isinstance(k.value, ast.Constant):\n"
+	"                kws.append(k.arg + '=' + str(k.value.value))\n"
+	"            else:\n"
+	"                kws.append(k.arg + '=' + ast.unparse(k.value).split('(')[0])\n"
+	"        args = [str(ast.literal_eval(a)) for a in n.args]\n"
+	"        print('call', name, *args, *kws)\n"
+	"    print('end')\n"
+	"    for part in parts:\n"
+	"        print(' '.join(part))\n";
+
+/* What torchtitan's main, b5bcd76, defines, each keyword or name the
+ * config may use:
+ * - torchtitan/trainer.py:68 Trainer, :70 its Config, with model_spec
+ *   (:77), training (:103), parallelism (:104), activation_checkpoint
+ *   (:108, a SelectiveAC.Config, FullAC.Config or None,
+ *   distributed/activation_checkpoint.py:166-170, 185-195, 332-337);
+ * - config/__init__.py:19-20 exports ParallelismConfig and TrainingConfig
+ *   (config/configs.py:121, :36);
+ * - ParallelismConfig (configs.py): data_parallel_replicate_degree :122,
+ *   data_parallel_shard_degree :133, fsdp_reshard_after_forward :145,
+ *   tensor_parallel_degree :166, pipeline_parallel_degree :180,
+ *   module_fqns_per_model_part :187, pipeline_parallel_schedule :216,
+ *   pipeline_parallel_schedule_csv :225, num_pp_microbatches :232,
+ *   context_parallel_degree :239;
+ * - TrainingConfig (configs.py): num_tokens_per_microbatch_per_dp_rank
+ *   :37, num_tokens_per_train_step :43, max_context_length :51,
+ *   mixed_precision_param :94, mixed_precision_reduce :102 ("float32"
+ *   only);
+ * - models/llama3/__init__.py:369 model_registry(flavor), flavors "8B",
+ *   "70B", "405B" at :360-366 (shapes :236-359, those of v0.2.2).
+ */
+static const char *const py_names[] = {
+	"import torchtitan.config ParallelismConfig",
+	"import torchtitan.config TrainingConfig",
+	"import torchtitan.distributed.activation_checkpoint SelectiveAC",
+	"import torchtitan.distributed.activation_checkpoint FullAC",
+	"import torchtitan.models.llama3 model_registry",
+	"import torchtitan.trainer Trainer",
+	"call Trainer.Config", "model_spec", "parallelism", "training",
+	"activation_checkpoint",
+	"call ParallelismConfig", "data_parallel_replicate_degree",
+	"data_parallel_shard_degree", "fsdp_reshard_after_forward",
+	"tensor_parallel_degree", "context_parallel_degree",
+	"pipeline_parallel_degree", "pipeline_parallel_schedule",
+	"pipeline_parallel_schedule_csv", "num_pp_microbatches",
+	"module_fqns_per_model_part",
+	"call TrainingConfig", "num_tokens_per_microbatch_per_dp_rank",
+	"num_tokens_per_train_step", "max_context_length",
+	"mixed_precision_param", "mixed_precision_reduce",
+	"call model_registry", "call SelectiveAC.Config", "call FullAC.Config",
+	NULL};
+
+static int py_known(const char *w, size_t n)
+{
+	for (int i = 0; py_names[i]; i++)
+		if (strlen(py_names[i]) == n && strncmp(py_names[i], w, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The integer after "key=" on line, or -1. */
+static long long py_int(const char *line, const char *key)
+{
+	char k[96];
+	snprintf(k, sizeof k, " %s=", key);
+	const char *at = strstr(line, k);
+	const char *nl = strchr(line, '\n');
+	if (!at || (nl && at > nl))
+		return -1;
+	return strtoll(at + strlen(k), NULL, 10);
+}
+
+/*
+ * -f torchtitan: torchtitan's main's Python config.  It parses; every
+ * import, call and keyword is one main defines (above); and the values
+ * hold main's rules: distributed/parallel_dims.py:175-184 (degrees >= 1,
+ * dp_replicate * dp_shard * cp * tp * pp == world size); trainer.py:
+ * 409-428 (tokens per train step = tokens per microbatch x pp
+ * microbatches x dp x accumulation steps, pp microbatches 1 without a
+ * pipeline), so with a pipeline m microbatches and one step, without one
+ * m steps; models/llama3/parallelize.py:57-79 applies FSDP with its
+ * mixed precision at any degree, so d = 1 beside a pipeline and ZeRO 0
+ * with d > 1 (replicated) run in bf16 (v0.2.2 refuses both); the stages'
+ * modules name the head lm_head (distributed/pipeline_parallel.py:387).
+ */
+START_TEST(torchtitan_python_config_sets_only_mains_names)
+{
+	static const struct {
+		const char *example;
+		int kind, stages, zero;
+	} cases[] = {
+		{"llama3-70b.yaml", -1, 4, 1},
+		{"llama3-70b.yaml", PPCC_SCHED_ZB_H1, 4, 3},
+		{"llama3-70b.yaml", PPCC_SCHED_INTERLEAVED, 4, 2},
+		{"llama3-70b.yaml", PPCC_SCHED_1F1B, 16, 0},
+		{"llama3-8b.yaml", -1, 16, -1},
+		{"llama3-8b.yaml", PPCC_SCHED_ZB_V, 4, 3},
+		{"llama3-70b.yaml", PPCC_SCHED_1F1B, 1, 3},
+	};
+	enum { N = sizeof cases / sizeof cases[0] };
+	char *dir = tu_mkdtemp();
+	static char paths[N][4096];
+	char *argv[N + 4];
+	built *bs[N];
+	argv[0] = "python3";
+	argv[1] = "-c";
+	argv[2] = (char *)py_reader;
+	for (int i = 0; i < N; i++) {
+		bs[i] = build_try(cases[i].example, cases[i].kind,
+				  cases[i].stages, cases[i].zero);
+		ck_assert_msg(bs[i], "case %d", i);
+		int status;
+		char *text = emit_to_string(ppcc_emit_torchtitan, bs[i], &status);
+		ck_assert_msg(text, "case %d: %s", i, bs[i]->diag.text);
+		char name[64];
+		snprintf(name, sizeof name, "ppcc_plan%d.py", i);
+		tu_write_in(paths[i], sizeof paths[i], dir, name, text);
+		argv[3 + i] = paths[i];
+		free(text);
+	}
+	argv[3 + N] = NULL;
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
+	if (r.status == 127) {
+		tu_run_free(&r);
+		tu_skip("torchtitan_python_config", "python3 not found");
+		goto out;
+	}
+	ck_assert_msg(r.status == 0, "ast: %s", r.err);
+	const char *at = r.out;
+	for (int i = 0; i < N; i++) {
+		const built *b = bs[i];
+		const ppcc_pipeline *pl = &b->cfg.pipeline;
+		const char *par = NULL, *tra = NULL;
+		int model = 0;
+		while (strncmp(at, "end\n", 4) != 0) {
+			const char *nl = strchr(at, '\n');
+			ck_assert_ptr_nonnull(nl);
+			if (strncmp(at, "import ", 7) == 0) {
+				ck_assert_msg(py_known(at, (size_t)(nl - at)),
+					      "case %d: %.*s", i, (int)(nl - at), at);
+			} else {
+				ck_assert(strncmp(at, "call ", 5) == 0);
+				const char *sp = strchr(at + 5, ' ');
+				if (!sp || sp > nl)
+					sp = nl;
+				ck_assert_msg(py_known(at, (size_t)(sp - at)),
+					      "case %d: %.*s", i, (int)(sp - at), at);
+				if (strncmp(at, "call model_registry ", 20) == 0) {
+					ck_assert(strncmp(at + 20, "8B\n", 3) == 0 ||
+						  strncmp(at + 20, "70B\n", 4) == 0);
+					model = 1;
+					sp = nl; /* its one argument, no keywords */
+				} else if (strncmp(at, "call ParallelismConfig", 22) == 0) {
+					par = at;
+				} else if (strncmp(at, "call TrainingConfig", 19) == 0) {
+					tra = at;
+				}
+				/* each keyword a field of that call's class */
+				for (const char *w = sp; w < nl;) {
+					w++;
+					const char *eq = strchr(w, '=');
+					ck_assert(eq && eq < nl);
+					ck_assert_msg(py_known(w, (size_t)(eq - w)),
+						      "case %d: %.*s", i, (int)(eq - w), w);
+					w = strchr(eq, ' ');
+					if (!w || w > nl)
+						w = nl;
+				}
+			}
+			at = nl + 1;
+		}
+		at += 4;
+		ck_assert(model && par && tra);
+		long long rep = py_int(par, "data_parallel_replicate_degree");
+		long long shard = py_int(par, "data_parallel_shard_degree");
+		long long t = py_int(par, "tensor_parallel_degree");
+		long long cp = py_int(par, "context_parallel_degree");
+		long long pp = py_int(par, "pipeline_parallel_degree");
+		ck_assert(rep >= 1 && shard >= 1 && t >= 1 && cp >= 1 && pp >= 1);
+		ck_assert_int_eq(rep * shard * cp * t * pp, b->cfg.cluster.devices);
+		ck_assert_int_eq(rep * shard, pl->data_parallel);
+		long long mb = pp > 1 ? py_int(par, "num_pp_microbatches") : 1;
+		long long tok = py_int(tra, "num_tokens_per_microbatch_per_dp_rank");
+		long long step = py_int(tra, "num_tokens_per_train_step");
+		long long dp = rep * shard;
+		ck_assert_int_eq(step % (tok * mb * dp), 0);
+		ck_assert_int_eq(step / (tok * mb * dp),
+				 pp > 1 ? 1 : pl->microbatches);
+		ck_assert_int_eq(tok, (long long)b->cfg.model.micro_batch_size *
+				      b->cfg.model.transformer->seq_len);
+		ck_assert_int_eq(py_int(tra, "max_context_length"),
+				 b->cfg.model.transformer->seq_len);
+		if (pp > 1) {
+			ck_assert_int_eq(mb, pl->microbatches);
+			ck_assert_int_eq(py_int(par, "module_fqns_per_model_part"),
+					 b->plan.best.schedule.n_stages);
+			/* the stages' modules, lm_head for output */
+			static char lines[1 << 16];
+			size_t n = 0;
+			for (int k = 0; k < b->plan.best.schedule.n_stages; k++) {
+				const char *nl = strchr(at, '\n');
+				ck_assert_ptr_nonnull(nl);
+				for (const char *c = at; c <= nl; c++) {
+					ck_assert_uint_lt(n + 8, sizeof lines);
+					if (strncmp(c, "lm_head", 7) == 0) {
+						memcpy(lines + n, "output", 6);
+						n += 6;
+						c += 6;
+					} else {
+						lines[n++] = *c;
+					}
+				}
+				at = nl + 1;
+			}
+			lines[n] = '\0';
+			const char *lp = lines;
+			tt_modules(b, &lp, cases[i].example);
+		}
+	}
+	ck_assert_str_eq(at, "");
+	tu_run_free(&r);
+out:
+	for (int i = 0; i < N; i++)
+		built_free(bs[i]);
 	tu_rmtree_free(dir);
 }
 END_TEST
@@ -1114,6 +1746,12 @@ Suite *suite_trainers(void)
 		megatron_refuses_what_its_checks_reject,
 		trainer_formats_refuse_what_the_trainer_cannot_run,
 		torchtitan_toml_parses_and_names_every_module_once,
+		torchtitan_model_is_a_registered_flavor,
+		torchtitan_zero0_replicas_are_ddp_alone_only,
+		torchtitan_trains_bf16_or_refuses,
+		torchtitan_unnamed_orders_run_from_the_csv,
+		torchtitan_degrees_hold_torchtitans_rules,
+		torchtitan_python_config_sets_only_mains_names,
 		deepspeed_config_batch_identity_and_parts,
 		deepspeed_topology_names_the_tensor_parallel_ranks,
 		deepspeed_one_stage_has_no_pipeline_section,

@@ -18,6 +18,7 @@ typedef enum ppcc_format {
 	PPCC_FMT_CHROME,
 	PPCC_FMT_MEGATRON,
 	PPCC_FMT_TORCHTITAN,
+	PPCC_FMT_TORCHTITAN_TOML,
 	PPCC_FMT_DEEPSPEED
 } ppcc_format;
 
@@ -120,12 +121,15 @@ int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
 
 /* The plan as a trainer's settings (emit/trainers.c): Megatron-LM's
- * arguments, one a line; torchtitan's TOML; DeepSpeed's JSON
- * configuration with the partition as PipelineModule's boundaries. */
+ * arguments, one a line; torchtitan's Python config (its main) and its
+ * TOML (v0.2.2); DeepSpeed's JSON configuration with the partition as
+ * PipelineModule's boundaries. */
 int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 		       const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 			 const ppcc_emit_options *o, ppcc_diag *d);
+int ppcc_emit_torchtitan_toml(FILE *f, const ppcc_plan *p,
+			      const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
 
@@ -138,6 +142,7 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx);
+int ppcc_torchtitan_toml_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx);
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * emit/trainers.c - a plan as the settings of the trainers that run it:
- * Megatron-LM's command-line arguments, torchtitan's [parallelism] TOML
+ * Megatron-LM's command-line arguments, torchtitan's job (v0.2.2's TOML)
  * and DeepSpeed's JSON configuration.  Option names and grammars are
- * those of man/ppcc.1 (FORMATS), taken from each project's documentation.
+ * those of man/ppcc.1 (FORMATS), taken from each project's documentation
+ * and code (doc/design/torchtitan.md, doc/design/deepspeed.md).
  *
  * Every figure comes from the plan: t, p, d, cp, v, the microbatch size b
  * (model.transformer.micro_batch_size), m, the global batch B = m * b * d,
@@ -319,6 +320,52 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 
 /* ---- torchtitan ---------------------------------------------------------- */
 
+/*
+ * torchtitan's rules, as of v0.2.2 (73a0e69, its last TOML release) and
+ * its main at b5bcd76 (Python configs since 9810191); each with its line
+ * in doc/design/torchtitan.md.  In short: the model is one of the llama3
+ * flavors, matched by shape (models/llama3/__init__.py:51-99); ZeRO 0
+ * with d > 1 is DDP, which torchtitan runs alone only
+ * (models/llama3/infra/parallelize.py:148-151); without FSDP (d_shard = 1
+ * and cp = 1) but with TP or PP, torchtitan trains in fp32
+ * (distributed/utils.py:246-256), both v0.2.2's only (main applies FSDP
+ * at every degree); FSDP spans the context-parallel ranks
+ * whenever cp > 1 (distributed/parallel_dims.py:334-335), so ZeRO 0 with
+ * cp > 1 is not what runs; gradients are reduced in fp32 only
+ * (config/job_config.py:290).  An order that is none of PyTorch's named
+ * schedules runs from PyTorch's compute-only CSV (ppcc's torch-csv),
+ * with the named schedule of its placement choosing the stages of each
+ * rank (distributed/pipeline_parallel.py:171-179, 446-448).
+ */
+
+typedef struct tt_flavor {
+	const char *name;
+	int layers, hidden, heads, kv_heads, ffn_hidden, vocab;
+} tt_flavor;
+
+/* torchtitan v0.2.2 models/llama3/__init__.py:51-99 and model/args.py:33
+ * (vocab 128256); the FFN width as model/model.py:330-336 computes it:
+ * multiple_of * ceil(int(m * int(2 * 4 dim / 3)) / multiple_of). */
+static const tt_flavor tt_llama3[] = {
+	{"8B", 32, 4096, 32, 8, 14336, 128256},
+	{"70B", 80, 8192, 64, 8, 28672, 128256},
+	{"405B", 126, 16384, 128, 8, 53248, 128256},
+};
+
+#define TT_N_FLAVORS ((int)(sizeof tt_llama3 / sizeof tt_llama3[0]))
+
+/* What both torchtitan formats write, decided once. */
+typedef struct tt_job {
+	const ppcc_config *c;
+	const ppcc_transformer *tr;
+	const tt_flavor *flavor;
+	const char *schedule; /* the named schedule, or its placement's */
+	int csv;              /* the order comes from a torch-csv file */
+	int d_rep, d_shard;
+	const char *reshard;  /* FSDP's reshard_after_forward, or NULL */
+	long long local_batch;
+} tt_job;
+
 static const char *torchtitan_schedule(int kind)
 {
 	switch (kind) {
@@ -332,10 +379,103 @@ static const char *torchtitan_schedule(int kind)
 	return NULL;
 }
 
-int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
-			 const ppcc_emit_options *o, ppcc_diag *d)
+/* The rules on the parallel degrees and ZeRO, shared with the search's
+ * admits: NULL when torchtitan runs them as planned, else why not.  toml:
+ * v0.2.2's rules; else main's, which applies FSDP with its mixed
+ * precision at any degree (no DDP, no fp32 without it). */
+static const char *tt_refusal(int t, int p, int d, int cp, int zero,
+			      int toml)
 {
-	(void)o;
+	if (toml && zero == 0 && d > 1 && (t > 1 || p > 1 || cp > 1))
+		return "zero0-ddp";
+	if (zero == 0 && cp > 1)
+		return "zero0-cp";
+	if (toml && (zero == 0 || d == 1) && cp == 1 && (t > 1 || p > 1))
+		return "fp32";
+	return NULL;
+}
+
+static int tt_shape_matches(const ppcc_transformer *tr, const tt_flavor *f)
+{
+	int kv = tr->kv_heads > 0 ? tr->kv_heads : tr->heads;
+	return tr->swiglu && tr->layers == f->layers &&
+	       tr->hidden == f->hidden && tr->heads == f->heads &&
+	       kv == f->kv_heads && tr->ffn_hidden == f->ffn_hidden &&
+	       tr->vocab == f->vocab;
+}
+
+static void tt_shape(char *buf, size_t size, int layers, int hidden,
+		     int heads, int kv, int ffn, int vocab)
+{
+	snprintf(buf, size, "%d layers, hidden %d, %d heads, %d kv heads, "
+		 "ffn_hidden %d, vocab %d", layers, hidden, heads, kv, ffn,
+		 vocab);
+}
+
+/* The flavor of the model's shape, or an error naming the flavors on
+ * either side of its hidden size. */
+static int tt_flavor_of(const tt_flavor **out, const ppcc_config *c,
+			ppcc_diag *d)
+{
+	const ppcc_transformer *tr = c->model.transformer;
+	for (int i = 0; i < TT_N_FLAVORS; i++)
+		if (tt_shape_matches(tr, &tt_llama3[i])) {
+			*out = &tt_llama3[i];
+			return 0;
+		}
+	int below = -1, above = -1;
+	for (int i = 0; i < TT_N_FLAVORS; i++) {
+		if (tt_llama3[i].hidden <= tr->hidden)
+			below = i;
+		if (tt_llama3[i].hidden >= tr->hidden && above < 0)
+			above = i;
+	}
+	char have[160], near[2][160];
+	int n = 0, pick[2];
+	if (below >= 0)
+		pick[n++] = below;
+	if (above >= 0 && above != below)
+		pick[n++] = above;
+	tt_shape(have, sizeof have, tr->layers, tr->hidden, tr->heads,
+		 tr->kv_heads > 0 ? tr->kv_heads : tr->heads, tr->ffn_hidden,
+		 tr->vocab);
+	for (int k = 0; k < n; k++) {
+		const tt_flavor *f = &tt_llama3[pick[k]];
+		tt_shape(near[k], sizeof near[k], f->layers, f->hidden,
+			 f->heads, f->kv_heads, f->ffn_hidden, f->vocab);
+	}
+	ppcc_loc loc = c->model.loc.file ? c->model.loc
+					 : (ppcc_loc){c->path, 0, 0};
+	if (n == 2)
+		ppcc_error(d, &loc, "torchtitan has no llama3 flavor of this "
+			   "shape (%s%s): the nearest are \"%s\" (%s) and "
+			   "\"%s\" (%s)", have, tr->swiglu ? "" : ", no swiglu",
+			   tt_llama3[pick[0]].name, near[0],
+			   tt_llama3[pick[1]].name, near[1]);
+	else
+		ppcc_error(d, &loc, "torchtitan has no llama3 flavor of this "
+			   "shape (%s%s): the nearest is \"%s\" (%s)", have,
+			   tr->swiglu ? "" : ", no swiglu",
+			   tt_llama3[pick[0]].name, near[0]);
+	return PPCC_EINPUT;
+}
+
+/* "loop" when stage s runs on rank s mod p, "v" when the V placement
+ * (rank r: stages r and 2p - 1 - r), else NULL. */
+static const char *tt_placement(const ppcc_schedule *s)
+{
+	int P = s->n_ranks, loop = 1, v = s->n_chunks == 2;
+	for (int k = 0; k < s->n_stages; k++) {
+		int r = s->stages[k].rank;
+		loop &= r == k % P;
+		v &= r == (k < P ? k : 2 * P - 1 - k);
+	}
+	return loop ? "loop" : v ? "v" : NULL;
+}
+
+static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
+		      ppcc_diag *d)
+{
 	const ppcc_config *c = plan_config(p, d);
 	if (!c)
 		return PPCC_EINTERNAL;
@@ -343,47 +483,94 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 	if (err)
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
-	const ppcc_transformer *tr = c->model.transformer;
 	const ppcc_schedule *s = &p->best.schedule;
-	const char *sched = torchtitan_schedule(pl->kind);
-	if (!sched) {
+	memset(j, 0, sizeof *j);
+	j->c = c;
+	j->tr = c->model.transformer;
+	if ((err = tt_flavor_of(&j->flavor, c, d)) < 0)
+		return err;
+	int t = pl->tensor_parallel, P = pl->stages, D = pl->data_parallel;
+	int cp = pl->context_parallel;
+	const char *why = tt_refusal(t, P, D, cp, pl->zero, toml);
+	if (why && strcmp(why, "zero0-ddp") == 0) {
+		ppcc_loc loc = where(c, &pl->zero_loc);
+		ppcc_error(d, &loc, "torchtitan runs zero 0 over %d replicas "
+			   "as DDP, which it refuses beside tensor, pipeline "
+			   "or context parallelism (\"DDP has not supported > "
+			   "1D parallelism\"): plan with zero: 1, 2 or 3 "
+			   "(FSDP)", D);
+		return PPCC_EINPUT;
+	}
+	if (why && strcmp(why, "zero0-cp") == 0) {
+		ppcc_loc loc = where(c, &pl->zero_loc);
+		ppcc_error(d, &loc, "torchtitan shards the weights over the %d "
+			   "context-parallel ranks (FSDP) whenever cp > 1, so "
+			   "zero 0 is not what it runs: plan with zero: 1, 2 "
+			   "or 3", cp);
+		return PPCC_EINPUT;
+	}
+	if (why) {
+		ppcc_loc loc = where(c, &pl->zero_loc);
+		ppcc_error(d, &loc, "torchtitan turns mixed precision off, and "
+			   "trains in fp32, when tensor or pipeline parallelism "
+			   "runs without FSDP (\"Mixed precision training with "
+			   "TP or PP is only supported when FSDP/HSDP/CP is "
+			   "enabled\"): plan with zero: 1, 2 or 3 and more than "
+			   "one replica, or with context parallelism");
+		return PPCC_EINPUT;
+	}
+	if (pl->grad_bytes != 4) {
+		ppcc_loc loc = where(c, &pl->loc);
+		ppcc_error(d, &loc, "torchtitan reduces and keeps gradients in "
+			   "fp32 (mixed_precision_reduce = \"float32\" is its "
+			   "one choice): plan with grad_bytes: 4, not %g",
+			   pl->grad_bytes);
+		return PPCC_EINPUT;
+	}
+	j->d_rep = pl->zero == 0 ? D : 1;
+	j->d_shard = pl->zero == 0 ? 1 : D;
+	if (j->d_shard > 1 || cp > 1)
+		j->reshard = pl->zero == 3 ? "always" : "never";
+	j->local_batch = P > 1 ? (long long)pl->microbatches *
+					 c->model.micro_batch_size
+			       : c->model.micro_batch_size;
+	if (P == 1)
+		return 0;
+	const char *named = torchtitan_schedule(pl->kind);
+	if (named && s->n_chunks > 1 && pl->group_size > 0 &&
+	    pl->group_size != pl->stages)
+		named = NULL; /* PyTorch groups by the p stages */
+	if (named) {
+		j->schedule = named;
+		return 0;
+	}
+	const char *place = tt_placement(s);
+	if (!place) {
 		ppcc_loc loc = where(c, &pl->kind_loc);
-		ppcc_error(d, &loc, "torchtitan has no schedule named for %s",
+		ppcc_error(d, &loc, "torchtitan places a rank's stages looped "
+			   "or in a V, not as this %s plan does",
 			   ppcc_schedule_kind_name(pl->kind));
 		return PPCC_EINPUT;
 	}
-	if (s->n_chunks > 1 && pl->group_size > 0 &&
-	    pl->group_size != pl->stages) {
-		ppcc_loc loc = where(c, &pl->group_size_loc);
-		ppcc_error(d, &loc, "torchtitan's Interleaved1F1B groups "
-			   "microbatches by the %d stages, not %d",
-			   pl->stages, pl->group_size);
-		return PPCC_EINPUT;
-	}
-	int d_rep = pl->zero == 0 ? pl->data_parallel : 1;
-	int d_shard = pl->zero == 0 ? 1 : pl->data_parallel;
-	fprintf(f, "# %d devices = %d tensor x %d pipeline x %d context x "
-		"%d data parallel; ZeRO-%d\n", c->cluster.devices,
-		pl->tensor_parallel, pl->stages, pl->context_parallel,
-		pl->data_parallel, pl->zero);
-	fputs("[parallelism]\n", f);
-	fprintf(f, "data_parallel_replicate_degree = %d\n", d_rep);
-	fprintf(f, "data_parallel_shard_degree = %d\n", d_shard);
-	if (pl->zero > 0)
-		fprintf(f, "fsdp_reshard_after_forward = \"%s\"\n",
-			pl->zero == 3 ? "always" : "never");
-	fprintf(f, "tensor_parallel_degree = %d\n", pl->tensor_parallel);
-	fprintf(f, "context_parallel_degree = %d\n", pl->context_parallel);
-	fprintf(f, "pipeline_parallel_degree = %d\n", pl->stages);
-	fprintf(f, "pipeline_parallel_schedule = \"%s\"\n", sched);
-	fprintf(f, "pipeline_parallel_microbatch_size = %d\n",
-		c->model.micro_batch_size);
-	fputs("module_fqns_per_model_part = [\n", f);
+	j->csv = 1;
+	j->schedule = strcmp(place, "v") == 0 ? "ZBVZeroBubble"
+					      : "PipelineScheduleMulti";
+	return 0;
+}
+
+/* The file name the TOML and the Python config give for the CSV. */
+#define TT_CSV "schedule.csv"
+
+/* Each stage's modules, as `prefix["a", "b"],` lines. */
+static void tt_fqns(FILE *f, const ppcc_plan *p, const char *indent,
+		    const char *head)
+{
+	const ppcc_schedule *s = &p->best.schedule;
 	for (int k = 0; k < s->n_stages; k++) {
 		const ppcc_stage_info *st = &p->best.stages[k];
 		int blocks, e, h, sep = 0;
 		stage_blocks(p, st, &blocks, &e, &h);
-		fputs("  [", f);
+		fprintf(f, "%s[", indent);
 		if (e) {
 			fputs("\"tok_embeddings\"", f);
 			sep = 1;
@@ -394,20 +581,186 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 			sep = 1;
 		}
 		if (h)
-			fprintf(f, "%s\"norm\", \"output\"", sep ? ", " : "");
+			fprintf(f, "%s\"norm\", \"%s\"", sep ? ", " : "", head);
 		fputs(k + 1 < s->n_stages ? "],\n" : "]\n", f);
 	}
-	fputs("]\n\n[training]\n", f);
-	fprintf(f, "local_batch_size = %lld\n",
-		(long long)pl->microbatches * c->model.micro_batch_size);
+}
+
+/* The launcher line's node and per-node counts. */
+static void tt_nodes(const ppcc_config *c, int *per_node, int *nodes)
+{
+	int n = c->cluster.devices, k = c->cluster.devices_per_node;
+	if (k < 1 || k > n)
+		k = n;
+	*per_node = k;
+	*nodes = (n + k - 1) / k;
+}
+
+static void tt_header(FILE *f, const tt_job *j, const char *comment,
+		      const char *format)
+{
+	const ppcc_pipeline *pl = &j->c->pipeline;
+	fprintf(f, "%s ppcc plan -f %s: %d devices = %d tensor x %d pipeline "
+		"x %d context x %d data parallel; ZeRO-%d\n", comment, format,
+		j->c->cluster.devices, pl->tensor_parallel, pl->stages,
+		pl->context_parallel, pl->data_parallel, pl->zero);
+}
+
+/* What the plan leaves to the user, as comment lines. */
+static void tt_supply(FILE *f, const char *comment)
+{
+	fprintf(f, "%s Still to supply: the dataset and the tokenizer "
+		"(hf_assets_path), the optimizer and its learning rate, the "
+		"learning-rate schedule, the steps, and the checkpoint "
+		"folder.\n", comment);
+}
+
+static void tt_csv_note(FILE *f, const tt_job *j, const char *comment)
+{
+	if (!j->csv)
+		return;
+	fprintf(f, "%s The order is none of PyTorch's named schedules: write "
+		"it with `ppcc plan FILE -f torch-csv -o %s` (the same FILE "
+		"and options, without --with-comms) beside this file; the "
+		"schedule named here places each rank's stages.\n", comment,
+		TT_CSV);
+}
+
+int ppcc_emit_torchtitan_toml(FILE *f, const ppcc_plan *p,
+			      const ppcc_emit_options *o, ppcc_diag *d)
+{
+	(void)o;
+	tt_job j;
+	int err = tt_prepare(&j, p, 1, d);
+	if (err)
+		return err;
+	const ppcc_config *c = j.c;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = j.tr;
+	int per_node, nodes;
+	tt_nodes(c, &per_node, &nodes);
+	tt_header(f, &j, "#", "torchtitan-toml");
+	fputs("# For torchtitan v0.2.2, the last release that reads TOML.\n", f);
+	fprintf(f, "# torchrun --nproc-per-node %d --nnodes %d -m "
+		"torchtitan.train --job.config_file FILE\n", per_node, nodes);
+	tt_supply(f, "#");
+	tt_csv_note(f, &j, "#");
+	fprintf(f, "\n[model]\nname = \"llama3\"\nflavor = \"%s\"\n",
+		j.flavor->name);
+	fputs("\n[parallelism]\n", f);
+	fprintf(f, "data_parallel_replicate_degree = %d\n", j.d_rep);
+	fprintf(f, "data_parallel_shard_degree = %d\n", j.d_shard);
+	if (j.reshard)
+		fprintf(f, "fsdp_reshard_after_forward = \"%s\"\n", j.reshard);
+	fprintf(f, "tensor_parallel_degree = %d\n", pl->tensor_parallel);
+	fprintf(f, "context_parallel_degree = %d\n", pl->context_parallel);
+	fprintf(f, "pipeline_parallel_degree = %d\n", pl->stages);
+	if (pl->stages > 1) {
+		fprintf(f, "pipeline_parallel_schedule = \"%s\"\n", j.schedule);
+		if (j.csv)
+			fprintf(f, "pipeline_parallel_schedule_csv = \"%s\"\n",
+				TT_CSV);
+		fprintf(f, "pipeline_parallel_microbatch_size = %d\n",
+			c->model.micro_batch_size);
+		fputs("module_fqns_per_model_part = [\n", f);
+		tt_fqns(f, p, "  ", "output");
+		fputs("]\n", f);
+	}
+	fputs("\n[training]\n", f);
+	fprintf(f, "local_batch_size = %lld\n", j.local_batch);
 	fprintf(f, "global_batch_size = %lld\n", global_batch(c));
 	fprintf(f, "seq_len = %d\n", tr->seq_len);
+	fputs("mixed_precision_param = \"bfloat16\"\n"
+	      "mixed_precision_reduce = \"float32\"\n", f);
 	fputs("\n[activation_checkpoint]\n", f);
 	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
 		fputs("mode = \"selective\"\nselective_ac_option = \"op\"\n", f);
 	else
 		fprintf(f, "mode = \"%s\"\n",
 			tr->recompute == PPCC_RECOMPUTE_FULL ? "full" : "none");
+	return write_status(f);
+}
+
+/* torchtitan's main (b5bcd76): a function returning Trainer.Config, the
+ * names of torchtitan/config/configs.py, trainer.py:70-116 and
+ * models/llama3/__init__.py:369; its batch in tokens (configs.py:36-51,
+ * trainer.py:409-428); the head is lm_head (pipeline_parallel.py:387). */
+int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
+			 const ppcc_emit_options *o, ppcc_diag *d)
+{
+	(void)o;
+	tt_job j;
+	int err = tt_prepare(&j, p, 0, d);
+	if (err)
+		return err;
+	const ppcc_config *c = j.c;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = j.tr;
+	long long s = tr->seq_len;
+	int per_node, nodes;
+	tt_nodes(c, &per_node, &nodes);
+	tt_header(f, &j, "#", "torchtitan");
+	fputs("# For torchtitan's main as of b5bcd76 (2026-08-21), whose configs "
+	      "are Python\n# functions; for v0.2.2's TOML use -f "
+	      "torchtitan-toml.  Save this as ppcc_plan.py\n# in a package "
+	      "Python imports, e.g. torchtitan_recipes/, and run:\n", f);
+	fprintf(f, "# torchrun --nproc-per-node %d --nnodes %d -m "
+		"torchtitan.train --module torchtitan_recipes.ppcc_plan "
+		"--config ppcc_plan\n", per_node, nodes);
+	tt_supply(f, "#");
+	fputs("# Also the loss (the registry's configs use "
+	      "ChunkedLossWrapper over CrossEntropyLoss).\n", f);
+	tt_csv_note(f, &j, "#");
+	fputs("\nfrom torchtitan.config import ParallelismConfig, "
+	      "TrainingConfig\n", f);
+	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
+		fputs("from torchtitan.distributed.activation_checkpoint import "
+		      "SelectiveAC\n", f);
+	else if (tr->recompute == PPCC_RECOMPUTE_FULL)
+		fputs("from torchtitan.distributed.activation_checkpoint import "
+		      "FullAC\n", f);
+	fputs("from torchtitan.models.llama3 import model_registry\n"
+	      "from torchtitan.trainer import Trainer\n\n\n"
+	      "def ppcc_plan() -> Trainer.Config:\n"
+	      "    return Trainer.Config(\n", f);
+	fprintf(f, "        model_spec=model_registry(\"%s\"),\n",
+		j.flavor->name);
+	fputs("        parallelism=ParallelismConfig(\n", f);
+	fprintf(f, "            data_parallel_replicate_degree=%d,\n", j.d_rep);
+	fprintf(f, "            data_parallel_shard_degree=%d,\n", j.d_shard);
+	if (j.d_shard > 1 || pl->context_parallel > 1)
+		fprintf(f, "            fsdp_reshard_after_forward=\"%s\",\n",
+			pl->zero == 3 ? "always" : "never");
+	fprintf(f, "            tensor_parallel_degree=%d,\n",
+		pl->tensor_parallel);
+	fprintf(f, "            context_parallel_degree=%d,\n",
+		pl->context_parallel);
+	fprintf(f, "            pipeline_parallel_degree=%d,\n", pl->stages);
+	if (pl->stages > 1) {
+		fprintf(f, "            pipeline_parallel_schedule=\"%s\",\n",
+			j.schedule);
+		if (j.csv)
+			fprintf(f, "            pipeline_parallel_schedule_csv="
+				"\"%s\",\n", TT_CSV);
+		fprintf(f, "            num_pp_microbatches=%d,\n",
+			pl->microbatches);
+		fputs("            module_fqns_per_model_part=[\n", f);
+		tt_fqns(f, p, "                ", "lm_head");
+		fputs("            ],\n", f);
+	}
+	fputs("        ),\n        training=TrainingConfig(\n", f);
+	fprintf(f, "            num_tokens_per_microbatch_per_dp_rank=%lld,\n",
+		(long long)c->model.micro_batch_size * s);
+	fprintf(f, "            num_tokens_per_train_step=%lld,\n",
+		global_batch(c) * s);
+	fprintf(f, "            max_context_length=%lld,\n", s);
+	fputs("            mixed_precision_param=\"bfloat16\",\n"
+	      "            mixed_precision_reduce=\"float32\",\n"
+	      "        ),\n", f);
+	fprintf(f, "        activation_checkpoint=%s,\n    )\n",
+		tr->recompute == PPCC_RECOMPUTE_SELECTIVE ? "SelectiveAC.Config()"
+		: tr->recompute == PPCC_RECOMPUTE_FULL ? "FullAC.Config()"
+		: "None");
 	return write_status(f);
 }
 
@@ -422,7 +775,13 @@ int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx)
 int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx)
 {
 	(void)ctx;
-	return torchtitan_schedule(e->kind) != NULL;
+	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, 0) == NULL;
+}
+
+int ppcc_torchtitan_toml_admits(const ppcc_search_entry *e, void *ctx)
+{
+	(void)ctx;
+	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, 1) == NULL;
 }
 
 int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx)

@@ -7,7 +7,9 @@
  * split, its own checks, quietly); a kind of one chunk ignores the chunks
  * given, a kind of several takes the chunks given (none when the count
  * given is 1) or its own default.  A caller that takes only some
- * configurations (a trainer's, ppcc_admits_fn) gets only those.  An
+ * configurations (a trainer's, ppcc_admits_fn) gets only those; one
+ * that takes no kind with these settings gets the plan of any caller, so
+ * that its own refusal (the trainer's emitter) says why.  An
  * order of ppcc_sched_auto replaces the plan only when, with its
  * collectives placed, validated and simulated, it is faster than every
  * kind's own plan, so the plan is never slower in simulation than any
@@ -61,6 +63,7 @@ typedef struct auto_run {
 	ppcc_plan one;           /* the fastest one-chunk plan that fits */
 	int one_kind;            /* its kind, -1: none */
 	ppcc_config *best_cfg;   /* the configuration of the plan written */
+	int refused;             /* kinds the caller's admits refused */
 } auto_run;
 
 /* Kind k's configuration as auto plans it, in *out (NULL: auto does not
@@ -111,9 +114,12 @@ static int auto_kinds(auto_run *ar, ppcc_plan *out, ppcc_admits_fn admits,
 			continue;
 		ppcc_diag q = {.fn = plan_quiet};
 		if (ppcc_config_check(ck, &q) != 0 || ck->pipeline.stages != p ||
-		    ck->pipeline.microbatches != m ||
-		    !auto_admits(ck, k, admits, admits_ctx))
+		    ck->pipeline.microbatches != m)
 			continue;
+		if (!auto_admits(ck, k, admits, admits_ctx)) {
+			ar->refused++;
+			continue;
+		}
 		ppcc_plan pk;
 		err = ppcc_plan_drive(&pk, ar->a, ck, &q, 1, NULL, NULL, NULL);
 		ppcc_auto_kind_result *kr = &rep->kinds[rep->n_kinds++];
@@ -244,6 +250,11 @@ int ppcc_plan_auto_build(ppcc_plan *out, ppcc_arena *a,
 	ar.rep->chosen_kind = -1;
 	if ((err = auto_kinds(&ar, out, admits, admits_ctx)) < 0)
 		return err;
+	if (ar.rep->chosen_kind < 0 && ar.refused > 0 && ar.rep->n_kinds == 0) {
+		admits = NULL;
+		if ((err = auto_kinds(&ar, out, NULL, NULL)) < 0)
+			return err;
+	}
 	if (ar.rep->chosen_kind < 0) {
 		ppcc_config *ck = ppcc_arena_alloc(a, 1, sizeof *ck);
 		if (!ck)
