@@ -16,8 +16,11 @@
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
  * write, 4 internal.
  */
+#define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -386,10 +389,35 @@ static const char *const dim_names[] = {
 	"tensor_parallel", "stages", "context_parallel", "chunks", "schedule",
 	"recompute", "zero"};
 
+/* An input file as "KEY_file": its absolute path ("-": standard input),
+ * "KEY_fingerprint": FNV-1a 64 of the bytes the search read. */
+static void json_input(FILE *f, const char *key, const char *path,
+		       uint64_t fingerprint)
+{
+	char abs[PATH_MAX];
+	if (strcmp(path, "<stdin>") == 0)
+		path = "-";
+	else if (realpath(path, abs))
+		path = abs;
+	fprintf(f, "  \"%s_file\": ", key);
+	json_string(f, path);
+	fprintf(f, ",\n  \"%s_fingerprint\": \"%016" PRIx64 "\",\n", key,
+		fingerprint);
+}
+
 static void emit_json(FILE *f, const ppcc_config *cfg,
+		      const ppcc_search_options *so,
 		      const ppcc_search_result *r)
 {
-	fprintf(f, "{\n  \"format\": \"ppcc-search\",\n  \"version\": 1,\n");
+	fprintf(f, "{\n  \"format\": \"ppcc-search\",\n  \"version\": 2,\n");
+	/* what ppcc plan --from-search plans an entry from */
+	json_input(f, "model", cfg->path, cfg->fingerprint);
+	if (cfg->cluster_path)
+		json_input(f, "cluster", cfg->cluster_path,
+			   cfg->cluster_fingerprint);
+	if (so->memory_limit_bytes > 0)
+		fprintf(f, "  \"memory_limit_bytes\": %.17g,\n",
+			so->memory_limit_bytes);
 	fprintf(f, "  \"devices\": %d,\n  \"global_batch_size\": %ld,\n",
 		cfg->cluster.devices, r->global_batch);
 	fprintf(f, "  \"considered\": %ld,\n  \"pruned\": %ld,\n"
@@ -638,7 +666,7 @@ int ppcc_cli_search(int argc, char **argv)
 	}
 	locale_t saved = ppcc_locale_enter();
 	if (fi->format == PPCC_FMT_JSON) {
-		emit_json(mem, &cfg, &r);
+		emit_json(mem, &cfg, &so, &r);
 	} else {
 		/* the winner planned as ppcc plan plans it, after the ranking
 		 * (text) or alone in the trainer's settings */
