@@ -162,7 +162,10 @@ static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 					   : errno ? errno : EIO);
 		return EXIT_OUTPUT;
 	}
-	return err ? report_status(err, d) : EXIT_OK;
+	if (err)
+		return report_status(err, d);
+	ppcc_cli_report_export(ppcc_format_of(o->emit.format), plan);
+	return EXIT_OK;
 }
 
 static int cmd_plan(const cli_options *o)

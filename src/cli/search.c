@@ -665,22 +665,28 @@ int ppcc_cli_search(int argc, char **argv)
 		goto out;
 	}
 	locale_t saved = ppcc_locale_enter();
+	ppcc_plan plan;
+	int planned = 0;
 	if (fi->format == PPCC_FMT_JSON) {
 		emit_json(mem, &cfg, &so, &r);
 	} else {
 		/* the winner planned as ppcc plan plans it, after the ranking
-		 * (text) or alone in the trainer's settings */
+		 * (text) or alone in the trainer's settings, on the devices
+		 * the search planned it on (--memory-limit) */
 		ppcc_config wc;
-		ppcc_plan plan;
 		ppcc_emit_options eo = {.format = fi->format};
 		if (fi->format == PPCC_FMT_TEXT)
 			emit_text(mem, &cfg, &r);
-		if ((err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
+		if ((so.memory_limit_bytes > 0 &&
+		     (err = ppcc_config_limit_memory(&cfg, a,
+						     so.memory_limit_bytes)) < 0) ||
+		    (err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
 		    (err = ppcc_config_check(&wc, &d)) < 0 ||
 		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0)
 			rc = 4;
 		else
 			rc = (err = fi->emit(mem, &plan, &eo, &d)) < 0 ? 4 : 0;
+		planned = rc == 0;
 		/* a trainer's refusal is the input's */
 		if (rc && fi->admits)
 			rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
@@ -691,6 +697,8 @@ int ppcc_cli_search(int argc, char **argv)
 	if (rc)
 		goto out;
 	rc = ppcc_cli_write_output(output, buf, len);
+	if (rc == 0 && planned)
+		ppcc_cli_report_export(fi, &plan);
 out:
 	free(buf);
 	ppcc_arena_free(a);
