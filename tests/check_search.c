@@ -1253,6 +1253,33 @@ START_TEST(the_remembered_bound_is_the_bound_computed)
 END_TEST
 
 
+/* Under --memory-limit the winner's plan, printed after the ranking, is
+ * the one the search simulated: at 3.75 GiB a device tiny's winner takes
+ * a split it would not take on the devices' 24 GiB (142.523 ms there). */
+START_TEST(the_winners_plan_is_planned_under_the_memory_limit)
+{
+	char model[4096];
+	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
+	tu_run r;
+	TU_PPCC(&r, "search", model, "--memory-limit", "3.75", "--top", "1");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	const char *row = strstr(r.out, "\n   1 ");
+	const char *it = strstr(r.out, "iteration time (ms)");
+	ck_assert(row && it);
+	/* the row's iteration_ms is its 12th column */
+	char col[12][32];
+	ck_assert_int_eq(sscanf(row, "%31s %31s %31s %31s %31s %31s %31s %31s "
+				"%31s %31s %31s %31s", col[0], col[1], col[2],
+				col[3], col[4], col[5], col[6], col[7], col[8],
+				col[9], col[10], col[11]), 12);
+	double planned = strtod(it + strlen("iteration time (ms)"), NULL);
+	char rounded[32];
+	snprintf(rounded, sizeof rounded, "%.1f", planned);
+	ck_assert_str_eq(rounded, col[11]);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* ---- ppcc plan --from-search ------------------------------------------ */
 
 /* `ppcc search EXAMPLE -f json --top 3 -o DIR/NAME` (which must succeed);
@@ -1593,6 +1620,7 @@ Suite *suite_search(void)
 		the_winner_is_explained,
 		compared_configurations_rank_where_the_search_ranks_them,
 		a_bad_compare_file_is_located_and_nothing_is_written,
+		the_winners_plan_is_planned_under_the_memory_limit,
 		NULL});
 	tu_tcase(s, "from_search", 300, (const TTest *const[]){
 		a_search_entry_plans_to_the_figures_the_search_printed,
