@@ -533,6 +533,57 @@ START_TEST(harden_json_reader_failed_allocation_is_enomem_without_leak)
 }
 END_TEST
 
+/* ppcc plan --from-search's reader (search/read.c) with the Nth
+ * allocation failing: entry 3 of a search's JSON. */
+static int search_read_failing(const char *json, long fail_n, long *allocs)
+{
+	ppcc_diag d = {.fn = NULL};
+	ppcc_search_pick pick;
+	int err = PPCC_ENOMEM;
+	ppcc_alloc_fail_at(fail_n);
+	ppcc_arena *b = ppcc_arena_new();
+	if (b)
+		err = ppcc_search_read(&pick, b, json, 3, &d);
+	ppcc_arena_free(b);
+	*allocs = ppcc_alloc_count();
+	ppcc_alloc_fail_at(0);
+	return err;
+}
+
+START_TEST(harden_search_reader_failed_allocation_is_enomem_without_leak)
+{
+	watch_aborts();
+	char *dir = tu_mkdtemp();
+	char *json = join(dir, "search.json");
+	char *model = src_path("examples/tiny.yaml");
+	tu_run r;
+	const char *args[] = {"search", model, "--top", "3", "-f", "json", "-o",
+			      json, NULL};
+	tu_ppcc_run(&r, NULL, NULL, 60, args);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	long live = ppcc_alloc_live(), total = 0;
+	ck_assert_int_eq(search_read_failing(json, 1L << 40, &total), 0);
+	ck_assert_int_gt(total, 0);
+	for (long n = 1; n <= total; n = next_n(n, total, budget_for(total))) {
+		long allocs;
+		snprintf(abort_context, sizeof abort_context,
+			 "ppcc_search_read with allocation %ld failing", n);
+		int err = search_read_failing(json, n, &allocs);
+		ck_assert_msg(ppcc_alloc_live() == live,
+			      "ppcc_search_read with allocation %ld failing leaks "
+			      "%ld blocks", n, ppcc_alloc_live() - live);
+		ck_assert_msg(err == PPCC_ENOMEM,
+			      "ppcc_search_read: allocation %ld of %ld failed: "
+			      "status %s", n, total, ppcc_status_str(err));
+	}
+	tu_rmtree(dir);
+	free(model);
+	free(json);
+	free(dir);
+}
+END_TEST
+
 /* Bytes the C heap has handed out and not taken back (glibc's count; a
  * constant under the sanitizers' and valgrind's allocators, which find
  * leaks themselves). */
@@ -1857,6 +1908,7 @@ Suite *suite_harden(void)
 		harden_truncated_examples_run_cleanly_in_process,
 		harden_every_failed_allocation_is_enomem_without_leak,
 		harden_json_reader_failed_allocation_is_enomem_without_leak,
+		harden_search_reader_failed_allocation_is_enomem_without_leak,
 		harden_repeated_runs_do_not_grow_the_heap,
 		NULL});
 	tu_tcase(s, "cli", 900, (const TTest *const[]){
