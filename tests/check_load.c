@@ -486,6 +486,18 @@ START_TEST(transformer_rejects_shapes_that_do_not_divide)
 		{TRANSFORMER_2x1000(HEADS_16_KV_5 "    swiglu: yes\n"),
 		 "10:13: model.transformer.swiglu: expected true or "
 		 "false, got 'yes'\n"},
+		{TRANSFORMER_2x1000(HEADS_16_KV_5 "    norm: batchnorm\n"),
+		 "10:11: model.transformer.norm: expected rmsnorm or "
+		 "layernorm, got 'batchnorm'\n"},
+		{TRANSFORMER_2x1000(HEADS_16_KV_5 "    position: alibi\n"),
+		 "10:15: model.transformer.position: expected rope or "
+		 "learned, got 'alibi'\n"},
+		{TRANSFORMER_2x1000(HEADS_16_KV_5 "    rope_theta: 0\n"),
+		 "10:17: model.transformer.rope_theta: expected a positive "
+		 "finite number, got '0'\n"},
+		{TRANSFORMER_2x1000(HEADS_16_KV_5 "    tie_embeddings: 1\n"),
+		 "10:21: model.transformer.tie_embeddings: expected true or "
+		 "false, got '1'\n"},
 		/* a typo of heads is reported once, and nothing divides by
 		 * the heads it did not give */
 		{TRANSFORMER_2x1000("    heasd: 16\n    vocab: 10\n    seq_len: 8\n"),
@@ -499,6 +511,37 @@ START_TEST(transformer_rejects_shapes_that_do_not_divide)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		expect_errors(cases[i].yaml, cases[i].want);
+}
+END_TEST
+
+/* norm and position default to swiglu's and change the counts by
+ * their own parameters: a LayerNorm's h biases (two a block, one at
+ * the head), the s x h learned positions; tying changes none. */
+START_TEST(transformer_norm_and_position_follow_their_keys)
+{
+	ppcc_transformer t = {.layers = 2, .hidden = 64, .heads = 4,
+			      .vocab = 100, .seq_len = 32,
+			      .micro_batch_size = 1, .swiglu = 1,
+			      .norm = PPCC_NORM_RMSNORM,
+			      .position = PPCC_POSITION_ROPE};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_layer *rms, *ln, *tied;
+	int n;
+	ck_assert_int_eq(ppcc_transformer_expand(&rms, &n, a, &t,
+						 (ppcc_loc){0}), 0);
+	t.norm = PPCC_NORM_LAYERNORM;
+	t.position = PPCC_POSITION_LEARNED;
+	ck_assert_int_eq(ppcc_transformer_expand(&ln, &n, a, &t,
+						 (ppcc_loc){0}), 0);
+	t.tie_embeddings = 1;
+	ck_assert_int_eq(ppcc_transformer_expand(&tied, &n, a, &t,
+						 (ppcc_loc){0}), 0);
+	ck_assert(ln[1].params - rms[1].params == 2.0 * 64);
+	ck_assert(ln[3].params - rms[3].params == 64.0);
+	ck_assert(ln[0].params - rms[0].params == 32.0 * 64);
+	for (int i = 0; i < n; i++)
+		ck_assert(tied[i].params == ln[i].params);
+	ppcc_arena_free(a);
 }
 END_TEST
 
@@ -1549,6 +1592,7 @@ Suite *suite_load(void)
 		check_points_overrides_at_the_command_line,
 		fill_defaults_gives_interleaved_two_chunks,
 		man_page_example_files_load,
+		transformer_norm_and_position_follow_their_keys,
 		NULL});
 	tcase_add_checked_fixture(tc, setup, teardown);
 	return s;

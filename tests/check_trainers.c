@@ -7,6 +7,36 @@
  * Python's tomllib (Debian's python3), DeepSpeed's JSON by jansson; each
  * round-tripped against the plan's partition.  Whole outputs of one
  * example are also compared against values worked by hand.
+ *
+ * Megatron-LM's rules the checks apply, from its code (Megatron-LM
+ * d98e8a64ddf34856e74b24714e3bedb2f5a39553, "d98e8a6" below):
+ *  - megatron/core/transformer/pipeline_parallel_layer_layout.py:
+ *    283-321 the layout grammar (commas cosmetic, (..)*n and x*n
+ *    unrolled, E t m L, `|` between stages); 40-55 its stage count is a
+ *    multiple of p, v = count / p, stage k on rank k mod p; 93-110 the
+ *    first layer is E, the last L, each once, and the t count is
+ *    --num-layers;
+ *  - megatron/training/arguments.py: 927-939 at most one of the layout,
+ *    --num-layers-per-virtual-pipeline-stage and
+ *    --num-virtual-stages-per-pipeline-rank; 953-975 the second needs
+ *    no first/last-stage counts, L % p == 0 and (L / p) % n == 0;
+ *    1000-1009 interleaving needs p > 1 with --overlap-p2p-communication
+ *    (on by default, 3118-3120), else p > 2; 1024-1029
+ *    --overlap-param-gather needs the distributed optimizer or
+ *    Megatron-FSDP, and --overlap-grad-reduce; 1118-1170
+ *    --use-megatron-fsdp implies the distributed optimizer (v1, the
+ *    default, 3158), needs adam or sgd and --ckpt-format fsdp_dtensor;
+ *    1314-1317 --num-layers, --hidden-size, --num-attention-heads and
+ *    --max-position-embeddings are required; 1335-1338 seq-length a
+ *    multiple of 2 cp; 1353-1356 max-position-embeddings >= seq-length;
+ *  - megatron/core/transformer/transformer_config.py:2242-2259 the
+ *    layout excludes the first/last-stage counts; 2302-2304 and
+ *    2321-2323 each count > 0; 2340-2353 the middle stages share the
+ *    rest evenly;
+ *  - megatron/core/num_microbatches_calculator.py:381-390 the global
+ *    batch is m x b x d;
+ *  - megatron/core/pipeline_parallel/schedules.py:1160-1168 the
+ *    interleaved group size is within [p, m].
  */
 #include <check.h>
 #include <jansson.h>
@@ -150,9 +180,27 @@ typedef struct built {
 	tu_diag diag;
 } built;
 
+typedef struct overrides {
+	int zero;          /* -1: the file's */
+	int data_parallel; /* 0: the file's */
+	int n_partition;
+	const int *partition;
+} overrides;
+
+static built *build_with(const char *example, int kind, int chunks,
+			 int stages, const overrides *ov, int must);
+
 /* Plans examples/<example> with the schedule kind, chunks and stages
  * given (0: the file's). */
 static built *build(const char *example, int kind, int chunks, int stages)
+{
+	return build_with(example, kind, chunks, stages, NULL, 1);
+}
+
+/* As build, with the overrides; when !must, NULL where ppcc does not
+ * plan it. */
+static built *build_with(const char *example, int kind, int chunks,
+			 int stages, const overrides *ov, int must)
 {
 	built *b = calloc(1, sizeof *b);
 	ck_assert_ptr_nonnull(b);
@@ -176,10 +224,28 @@ static built *build(const char *example, int kind, int chunks, int stages)
 		pl->stages = stages;
 		pl->stages_loc = cl;
 	}
+	if (ov && ov->zero >= 0) {
+		pl->zero = ov->zero;
+		pl->zero_loc = cl;
+	}
+	if (ov && ov->data_parallel > 0) {
+		pl->data_parallel = ov->data_parallel;
+		pl->data_parallel_loc = cl;
+	}
+	if (ov && ov->partition) {
+		pl->n_partition = ov->n_partition;
+		pl->partition = ov->partition;
+		pl->partition_loc = cl;
+	}
 	ppcc_config_fill_defaults(&b->cfg);
-	ck_assert_msg(ppcc_config_check(&b->cfg, &b->diag.d) == 0 &&
-		      ppcc_plan_build(&b->plan, b->a, &b->cfg, &b->diag.d) == 0,
-		      "%s: %s", example, b->diag.text);
+	int ok = ppcc_config_check(&b->cfg, &b->diag.d) == 0 &&
+		 ppcc_plan_build(&b->plan, b->a, &b->cfg, &b->diag.d) == 0;
+	if (!ok && !must) {
+		ppcc_arena_free(b->a);
+		free(b);
+		return NULL;
+	}
+	ck_assert_msg(ok, "%s: %s", example, b->diag.text);
 	return b;
 }
 
@@ -342,28 +408,400 @@ END_TEST
 
 START_TEST(megatron_arguments_of_llama3_70b_by_hand)
 {
-	/* t 8, p 4, B 256 = m 32 x b 1 x d 8 (256 devices / 32); ZeRO-1 is
-	 * the distributed optimizer; ppcc's split of the 82 layers is 22, 20,
-	 * 20, 20 (embedding + 21 blocks, 20, 20, 19 blocks + head), which the
-	 * first and last stage counts give without a layout: 21 + 20 + 20 +
-	 * 19 = 80 blocks. */
+	/* 256 processes = t 8 x p 4 x cp 1 x d 8 (256 devices / 32), 32
+	 * nodes of 8; the vocabulary 128,256 padded to a multiple of 128 x 8
+	 * = 1024: 126 x 1024 = 129,024.  The shape is the file's (GQA: 64
+	 * heads, 8 groups; Llama 3: RMSNorm, RoPE base 500000, SwiGLU
+	 * without biases or dropout, untied).  B 256 = m 32 x b 1 x d 8;
+	 * ZeRO-1 is the distributed optimizer, with both overlaps (d > 1);
+	 * ppcc's split of the 82 layers is 22, 20, 20, 20 (embedding + 21
+	 * blocks, 20, 20, 19 blocks + head), which the first and last stage
+	 * counts give without a layout: 21 + 20 + 20 + 19 = 80 blocks. */
 	built *b = build("llama3-70b.yaml", -1, 0, 0);
 	int status;
 	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
 	ck_assert_ptr_nonnull(text);
 	ck_assert_str_eq(text,
+			 "# 256 processes = 8 tensor x 4 pipeline x 1 context x 8 "
+			 "data parallel; launch each node's with\n"
+			 "# torchrun --nproc-per-node 8 --nnodes 32 --node-rank RANK "
+			 "--master-addr HOST --master-port PORT pretrain_gpt.py "
+			 "$(grep -v '^#' ARGS_FILE) ...\n"
+			 "# vocabulary: the tokenizer's (--tokenizer-type and its "
+			 "files); ppcc planned 128256 tokens, Megatron-LM pads them "
+			 "to 129024 (a multiple of 128 x t)\n"
+			 "# still to give: --data-path (or --mock-data), the "
+			 "tokenizer, --train-iters, the optimizer (adam) and "
+			 "learning-rate schedule (--lr, --min-lr, --lr-decay-style, "
+			 "--lr-warmup-iters), --save, --load\n"
 			 "--tensor-model-parallel-size 8\n"
 			 "--pipeline-model-parallel-size 4\n"
 			 "--context-parallel-size 1\n"
 			 "--sequence-parallel\n"
 			 "--num-layers 80\n"
+			 "--hidden-size 8192\n"
+			 "--ffn-hidden-size 28672\n"
+			 "--num-attention-heads 64\n"
+			 "--group-query-attention\n"
+			 "--num-query-groups 8\n"
+			 "--seq-length 8192\n"
+			 "--max-position-embeddings 8192\n"
+			 "--normalization RMSNorm\n"
+			 "--position-embedding-type rope\n"
+			 "--rotary-base 500000\n"
+			 "--swiglu\n"
+			 "--disable-bias-linear\n"
+			 "--attention-dropout 0.0\n"
+			 "--hidden-dropout 0.0\n"
+			 "--untie-embeddings-and-output-weights\n"
+			 "--bf16\n"
 			 "--decoder-first-pipeline-num-layers 21\n"
 			 "--decoder-last-pipeline-num-layers 19\n"
 			 "--micro-batch-size 1\n"
 			 "--global-batch-size 256\n"
 			 "--use-distributed-optimizer\n"
+			 "--overlap-grad-reduce\n"
+			 "--overlap-param-gather\n"
 			 "--recompute-granularity selective\n");
 	free(text);
+	built_free(b);
+	/* GPT-3: LayerNorm, learned positions, tied (no untie flag) */
+	b = build("gpt3-175b.yaml", -1, 0, 0);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "--normalization LayerNorm\n"
+				     "--position-embedding-type learned_absolute\n"
+				     "--bf16\n"));
+	ck_assert_ptr_null(strstr(text, "--untie"));
+	ck_assert_ptr_null(strstr(text, "--swiglu"));
+	free(text);
+	built_free(b);
+}
+END_TEST
+
+START_TEST(megatron_empty_first_or_last_stage_is_a_layout)
+{
+	/* Megatron-LM refuses a first or last stage count of 0
+	 * (transformer_config.py:2302-2304, 2321-2323): such a split is a
+	 * layout, here E|t*11|t*11|t*10 L and E t*10|t*11|t*11|L. */
+	static const int first_empty[] = {1, 11, 11, 11};
+	static const int last_empty[] = {11, 11, 11, 1};
+	static const char *const want[] = {
+		"E|ttttttttttt|ttttttttttt|ttttttttttL",
+		"Etttttttttt|ttttttttttt|ttttttttttt|L"};
+	const int *parts[] = {first_empty, last_empty};
+	for (int i = 0; i < 2; i++) {
+		overrides ov = {-1, 0, 4, parts[i]};
+		built *b = build_with("llama3-8b.yaml", PPCC_SCHED_1F1B, 0, 4,
+				      &ov, 1);
+		int status;
+		char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+		ck_assert_msg(text, "%s", b->diag.text);
+		ck_assert_ptr_null(strstr(text, "pipeline-num-layers"));
+		char v[256];
+		ck_assert_ptr_nonnull(arg_value(text,
+			"--pipeline-model-parallel-layout", v, sizeof v));
+		ck_assert_str_eq(v, want[i]);
+		free(text);
+		check_megatron_split(b, want[i]);
+		built_free(b);
+	}
+}
+END_TEST
+
+START_TEST(megatron_zero_stages_map_to_distributed_optimizer_and_fsdp)
+{
+	/* ZeRO-1 is the distributed optimizer; ZeRO-2 and 3 are Megatron-FSDP
+	 * (optim_grads, optim_grads_params), which needs --ckpt-format
+	 * fsdp_dtensor (arguments.py:1169-1170); --use-distributed-optimizer
+	 * alone shards only the optimizer state: llama3-70b's ZeRO-2 plan
+	 * as ZeRO-1 needs 93.63 GiB, not 69.23. */
+	static const char *const strategy[] = {NULL, NULL, "optim_grads",
+					       "optim_grads_params"};
+	int planned[4][2] = {{0}};
+	for (int zero = 0; zero <= 3; zero++) {
+		for (int p = 1; p <= 4; p += 3) {
+			overrides ov = {zero, 0, 0, NULL};
+			built *b = build_with("llama3-8b.yaml", PPCC_SCHED_1F1B, 0,
+					      p, &ov, 0);
+			if (!b)
+				continue; /* does not fit */
+			planned[zero][p > 1] = 1;
+			int status;
+			char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+			ck_assert_msg(text, "zero %d p %d: %s", zero, p,
+				      b->diag.text);
+			char v[64];
+			ck_assert_int_eq(strstr(text, "--use-distributed-optimizer\n")
+					 != NULL, zero == 1);
+			ck_assert_int_eq(strstr(text, "--use-megatron-fsdp\n") != NULL,
+					 zero >= 2);
+			ck_assert_ptr_null(strstr(text, "--use-torch-fsdp2"));
+			const char *got = arg_value(text,
+				"--data-parallel-sharding-strategy", v, sizeof v);
+			if (strategy[zero])
+				ck_assert_str_eq(got, strategy[zero]);
+			else
+				ck_assert_ptr_null(got);
+			free(text);
+			built_free(b);
+		}
+	}
+	/* every stage with a pipeline, ZeRO-2 without (ZeRO-3 at p = 1 does
+	 * not fit here: it peaks at 78.36 GiB of 76) */
+	ck_assert_msg(planned[2][0] && planned[0][1] && planned[1][1] &&
+		      planned[2][1] && planned[3][1],
+		      "planned p 1: %d %d %d %d, p 4: %d %d %d %d",
+		      planned[0][0], planned[1][0], planned[2][0], planned[3][0],
+		      planned[0][1], planned[1][1], planned[2][1], planned[3][1]);
+}
+END_TEST
+
+/* Flags Megatron-LM's parser knows, with their arity. */
+static const char *const mg_bool_flags[] = {
+	"--sequence-parallel", "--group-query-attention", "--swiglu",
+	"--disable-bias-linear", "--untie-embeddings-and-output-weights",
+	"--bf16", "--grad-reduce-in-bf16", "--use-distributed-optimizer",
+	"--use-megatron-fsdp", "--no-gradient-accumulation-fusion",
+	"--overlap-grad-reduce", "--overlap-param-gather", NULL};
+static const char *const mg_value_flags[] = {
+	"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+	"--context-parallel-size", "--num-layers", "--hidden-size",
+	"--ffn-hidden-size", "--num-attention-heads", "--num-query-groups",
+	"--seq-length", "--max-position-embeddings", "--normalization",
+	"--position-embedding-type", "--rotary-base", "--attention-dropout",
+	"--hidden-dropout", "--decoder-first-pipeline-num-layers",
+	"--decoder-last-pipeline-num-layers", "--pipeline-model-parallel-layout",
+	"--num-layers-per-virtual-pipeline-stage",
+	"--microbatch-group-size-per-virtual-pipeline-stage",
+	"--micro-batch-size", "--global-batch-size",
+	"--data-parallel-sharding-strategy", "--ckpt-format",
+	"--recompute-granularity", "--recompute-method",
+	"--recompute-num-layers", NULL};
+
+static int in_list(const char *const *list, const char *w)
+{
+	for (int i = 0; list[i]; i++)
+		if (strcmp(list[i], w) == 0)
+			return 1;
+	return 0;
+}
+
+/* The arguments as a shell splits $(grep -v '^#' FILE): words between
+ * blanks, no quotes, escapes or expansions to undo; each a known flag,
+ * once, with its value when it takes one. */
+static void check_megatron_words(const char *text, const char *what)
+{
+	char *copy = strdup(text);
+	ck_assert_ptr_nonnull(copy);
+	int seen_flags = 0;
+	char *save = NULL, *prev_flags[128];
+	int n_prev = 0;
+	for (char *line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#')
+			continue;
+		ck_assert_msg(!strpbrk(line, "'\"\\$`*?[]{}~;&<>()"),
+			      "%s: a shell would change %s", what, line);
+		char *in = NULL;
+		char *flag = strtok_r(line, " \t", &in);
+		ck_assert_ptr_nonnull(flag);
+		char *value = strtok_r(NULL, " \t", &in);
+		ck_assert_msg(!strtok_r(NULL, " \t", &in), "%s: %s has more than "
+			      "one value", what, flag);
+		if (in_list(mg_bool_flags, flag))
+			ck_assert_msg(!value, "%s: %s takes no value", what, flag);
+		else
+			ck_assert_msg(in_list(mg_value_flags, flag) && value &&
+				      strncmp(value, "--", 2) != 0,
+				      "%s: %s is not a flag with a value", what,
+				      flag);
+		for (int i = 0; i < n_prev; i++)
+			ck_assert_msg(strcmp(prev_flags[i], flag) != 0,
+				      "%s: %s twice", what, flag);
+		if (n_prev < 128)
+			prev_flags[n_prev++] = flag;
+		seen_flags++;
+	}
+	ck_assert_int_gt(seen_flags, 10);
+	free(copy);
+}
+
+static int arg_int(const char *text, const char *name)
+{
+	char v[64];
+	const char *s = arg_value(text, name, v, sizeof v);
+	return s ? atoi(s) : -1;
+}
+
+/* Megatron-LM's rules (the file's opening comment) on one output. */
+static void check_megatron_rules(built *b, const char *text, const char *what)
+{
+	const ppcc_pipeline *pl = &b->cfg.pipeline;
+	const ppcc_transformer *tr = b->cfg.model.transformer;
+	int p = arg_int(text, "--pipeline-model-parallel-size");
+	int t = arg_int(text, "--tensor-model-parallel-size");
+	int cp = arg_int(text, "--context-parallel-size");
+	int L = arg_int(text, "--num-layers");
+	int mb = arg_int(text, "--micro-batch-size");
+	long long B = atoll(strstr(text, "--global-batch-size ") + 20);
+	int v = b->plan.best.schedule.n_chunks;
+	ck_assert(p == pl->stages && t == pl->tensor_parallel &&
+		  cp == pl->context_parallel && L == tr->layers);
+	/* the launcher's world size and the batch identity */
+	char head[128];
+	snprintf(head, sizeof head, "# %d processes = ",
+		 t * p * cp * pl->data_parallel);
+	ck_assert_msg(strncmp(text, head, strlen(head)) == 0, "%s", what);
+	ck_assert_int_eq(B % ((long long)mb * pl->data_parallel), 0);
+	ck_assert_int_eq(B / ((long long)mb * pl->data_parallel),
+			 pl->microbatches);
+	ck_assert_int_ge(arg_int(text, "--max-position-embeddings"),
+			 arg_int(text, "--seq-length"));
+	if (cp > 1)
+		ck_assert_int_eq(arg_int(text, "--seq-length") % (2 * cp), 0);
+	int nq = arg_int(text, "--num-query-groups");
+	if (nq > 0)
+		ck_assert_int_eq(tr->heads % nq, 0);
+	/* the split: one way at most, each within its rules */
+	char lay[1 << 14];
+	int has_layout = arg_value(text, "--pipeline-model-parallel-layout",
+				   lay, sizeof lay) != NULL;
+	int first = arg_int(text, "--decoder-first-pipeline-num-layers");
+	int last = arg_int(text, "--decoder-last-pipeline-num-layers");
+	int per_v = arg_int(text, "--num-layers-per-virtual-pipeline-stage");
+	ck_assert_int_le(has_layout + (per_v > 0), 1);
+	if (has_layout) {
+		static lay_stage st[4096];
+		int n = lay_parse(st, 4096, lay);
+		ck_assert_msg(n == p * v && n % p == 0, "%s: %d stages", what, n);
+		int e = 0, l = 0, blocks = 0;
+		for (int k = 0; k < n; k++) {
+			e += st[k].e;
+			l += st[k].l;
+			blocks += st[k].t;
+		}
+		ck_assert(e == 1 && st[0].e == 1 && l == 1 && st[n - 1].l == 1);
+		ck_assert_int_eq(blocks, L);
+		ck_assert(first < 0 && last < 0);
+	}
+	if (first >= 0 || last >= 0) {
+		ck_assert(first > 0 && last > 0 && v == 1 && per_v < 0);
+		int mid = L - first - last;
+		ck_assert_int_eq(mid != 0, p - 2 != 0);
+		if (p > 2)
+			ck_assert_int_eq(mid % (p - 2), 0);
+	}
+	if (per_v > 0)
+		ck_assert(L % p == 0 && (L / p) % per_v == 0 &&
+			  (L / p) / per_v == v);
+	if (v > 1) {
+		ck_assert_int_gt(p, 1);
+		ck_assert_int_eq(p == 2, strstr(text, "--overlap-p2p-communication "
+						"is on by default") != NULL);
+		int g = arg_int(text,
+			"--microbatch-group-size-per-virtual-pipeline-stage");
+		if (g > 0)
+			ck_assert(g >= p && g <= pl->microbatches);
+	}
+	if (!has_layout && first < 0 && per_v < 0 && p > 1)
+		ck_assert_int_eq(L % p, 0);
+	/* ZeRO: the optimizer, Megatron-FSDP's strategy and checkpoints */
+	int dist = strstr(text, "--use-distributed-optimizer\n") != NULL;
+	int fsdp = strstr(text, "--use-megatron-fsdp\n") != NULL;
+	char w[64];
+	const char *strat = arg_value(text, "--data-parallel-sharding-strategy",
+				      w, sizeof w);
+	switch (pl->zero) {
+	case 0: ck_assert(!dist && !fsdp && !strat); break;
+	case 1: ck_assert(dist && !fsdp && !strat); break;
+	case 2: ck_assert(!dist && fsdp && strcmp(strat, "optim_grads") == 0); break;
+	default: ck_assert(!dist && fsdp &&
+			   strcmp(strat, "optim_grads_params") == 0);
+	}
+	char ck[64];
+	ck_assert_int_eq(fsdp, arg_value(text, "--ckpt-format", ck, sizeof ck)
+			 && strcmp(ck, "fsdp_dtensor") == 0);
+	int ogr = strstr(text, "--overlap-grad-reduce\n") != NULL;
+	int opg = strstr(text, "--overlap-param-gather\n") != NULL;
+	if (opg)
+		ck_assert(ogr && (dist || fsdp));
+	int n_dp = pl->data_parallel * pl->context_parallel;
+	ck_assert_int_eq(ogr, n_dp > 1);
+	ck_assert_int_eq(opg, n_dp > 1 && pl->zero >= 1);
+	ck_assert_ptr_nonnull(strstr(text, "--bf16\n"));
+}
+
+START_TEST(megatron_arguments_obey_megatrons_rules_across_plans)
+{
+	static const char *const examples[] = {
+		"hetero.yaml", "llama3-8b.yaml", "llama3-70b.yaml",
+		"llama2-70b.yaml", "gpt3-175b.yaml"};
+	static const struct {
+		int kind, chunks, stages;
+	} kinds[] = {
+		{PPCC_SCHED_1F1B, 0, 0},
+		{PPCC_SCHED_1F1B, 0, 1},
+		{PPCC_SCHED_INTERLEAVED, 2, 0},
+		{PPCC_SCHED_INTERLEAVED, 2, 2},
+	};
+	int planned = 0, d1 = 0, dn = 0, zeros[4] = {0};
+	for (size_t e = 0; e < sizeof examples / sizeof examples[0]; e++)
+		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+			for (int zero = 0; zero <= 3; zero++)
+				for (int dsel = 0; dsel < 2; dsel++) {
+					overrides ov = {zero, dsel ? 0 : 1, 0, NULL};
+					built *b = build_with(examples[e], kinds[k].kind,
+							      kinds[k].chunks,
+							      kinds[k].stages, &ov, 0);
+					if (!b)
+						continue;
+					char what[160];
+					snprintf(what, sizeof what, "%s kind %d v %d p %d "
+						 "zero %d d %d", examples[e], kinds[k].kind,
+						 kinds[k].chunks, kinds[k].stages, zero,
+						 b->cfg.pipeline.data_parallel);
+					int status;
+					char *text = emit_to_string(ppcc_emit_megatron, b,
+								    &status);
+					ck_assert_msg(text, "%s: %s", what, b->diag.text);
+					check_megatron_words(text, what);
+					check_megatron_rules(b, text, what);
+					check_megatron_split(b, what);
+					free(text);
+					planned++;
+					zeros[zero]++;
+					if (b->cfg.pipeline.data_parallel > 1)
+						dn++;
+					else
+						d1++;
+					built_free(b);
+				}
+	ck_assert_int_ge(planned, 40);
+	ck_assert(d1 > 0 && dn > 0);
+	for (int z = 0; z < 4; z++)
+		ck_assert_int_gt(zeros[z], 0);
+}
+END_TEST
+
+START_TEST(megatron_refuses_what_its_checks_reject)
+{
+	/* --rotary-base is an int (arguments.py:2418); cp > 1 needs
+	 * seq-length % 2 cp == 0 (arguments.py:1335-1338) */
+	built *b = build("llama3-8b.yaml", -1, 0, 0);
+	ppcc_transformer tr = *b->cfg.model.transformer;
+	tr.rope_theta = 500000.5;
+	b->cfg.model.transformer = &tr;
+	int status;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_megatron, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "--rotary-base"));
+	tr.rope_theta = 500000;
+	tr.seq_len = 8190;
+	b->cfg.pipeline.context_parallel = 2;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_megatron, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "seq_len 8190"));
 	built_free(b);
 }
 END_TEST
@@ -524,14 +962,161 @@ START_TEST(deepspeed_config_batch_identity_and_parts)
 }
 END_TEST
 
+/* examples/<example> with p stages, d replicas, ZeRO zero and gradients of
+ * grad_bytes bytes (the file's micro-batch size; microbatches follow from
+ * its global batch). */
+static built *build_zero(const char *example, int stages, int d, int zero,
+			 double grad_bytes)
+{
+	built *b = calloc(1, sizeof *b);
+	ck_assert_ptr_nonnull(b);
+	b->a = ppcc_arena_new();
+	tu_diag_init(&b->diag);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
+	static const ppcc_loc cl = {"<command line>", 0, 0};
+	ck_assert_int_eq(ppcc_config_load(&b->cfg, b->a, path, NULL,
+					  &b->diag.d), 0);
+	ppcc_pipeline *pl = &b->cfg.pipeline;
+	pl->stages = stages;
+	pl->stages_loc = cl;
+	pl->data_parallel = d;
+	pl->data_parallel_loc = cl;
+	pl->zero = zero;
+	pl->zero_loc = cl;
+	pl->grad_bytes = grad_bytes;
+	ppcc_config_fill_defaults(&b->cfg);
+	ck_assert_msg(ppcc_config_check(&b->cfg, &b->diag.d) == 0 &&
+		      ppcc_plan_build(&b->plan, b->a, &b->cfg, &b->diag.d) == 0,
+		      "%s: %s", example, b->diag.text);
+	return b;
+}
+
+/* DeepSpeed edaa722, runtime/config.py:937: train_batch_size must equal
+ * micro x accumulation x the data-parallel world size, which a
+ * PipelineModule takes from its topology (runtime/pipe/module.py:169-180;
+ * PipeModelDataParallelTopology(num_pp, num_mp, num_dp), runtime/pipe/
+ * topology.py:244-248); without one it counts the tensor-parallel ranks
+ * as data parallel. */
+static void deepspeed_batch_holds(json_t *j, int d)
+{
+	long long B = json_integer_value(json_object_get(j, "train_batch_size"));
+	long long b = json_integer_value(json_object_get(j,
+		"train_micro_batch_size_per_gpu"));
+	long long m = json_integer_value(json_object_get(j,
+		"gradient_accumulation_steps"));
+	ck_assert_int_eq(B, b * m * d);
+}
+
+START_TEST(deepspeed_topology_names_the_tensor_parallel_ranks)
+{
+	built *b = build("llama3-70b.yaml", -1, 0, 0);
+	int status;
+	char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_ptr_nonnull(text);
+	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	ck_assert_ptr_nonnull(j);
+	json_t *topo = json_object_get(json_object_get(j, "pipeline"),
+				       "topology");
+	const ppcc_pipeline *pl = &b->cfg.pipeline;
+	ck_assert_int_gt(pl->tensor_parallel, 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(topo, "num_pp")),
+			 pl->stages);
+	ck_assert_int_eq(json_integer_value(json_object_get(topo, "num_mp")),
+			 pl->tensor_parallel);
+	ck_assert_int_eq(json_integer_value(json_object_get(topo, "num_dp")),
+			 pl->data_parallel);
+	deepspeed_batch_holds(j, (int)json_integer_value(
+		json_object_get(topo, "num_dp")));
+	/* 16-bit weights with fp32 gradient accumulation, as planned
+	 * (grad_bytes 4); DeepSpeed's default is fp32 weights */
+	ck_assert(json_is_true(json_object_get(json_object_get(j, "bf16"),
+					       "enabled")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j,
+		"data_types"), "grad_accum_dtype")), "fp32");
+	json_decref(j);
+	free(text);
+	built_free(b);
+}
+END_TEST
+
+/* DeepSpeed edaa722, runtime/pipe/engine.py:76-77: the pipeline engine
+ * asserts ZeRO < 2, and it is the engine deepspeed.initialize makes of a
+ * PipelineModule; at p = 1 there is no PipelineModule and no "pipeline"
+ * section, and ZeRO 2 and 3 are DeepSpeed's own. */
+START_TEST(deepspeed_one_stage_has_no_pipeline_section)
+{
+	for (int zero = 1; zero <= 3; zero++) {
+		built *b = build_zero("tiny.yaml", 1, 4, zero, 4);
+		int status;
+		char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+		ck_assert_msg(text, "ZeRO %d: %s", zero, b->diag.text);
+		json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+		ck_assert_ptr_nonnull(j);
+		ck_assert_ptr_null(json_object_get(j, "pipeline"));
+		ck_assert_int_eq(json_integer_value(json_object_get(
+			json_object_get(j, "zero_optimization"), "stage")), zero);
+		deepspeed_batch_holds(j, 4);
+		json_decref(j);
+		free(text);
+		built_free(b);
+	}
+}
+END_TEST
+
+/* DeepSpeed edaa722, runtime/engine.py:1994-1996 and 2011-2021: bf16
+ * weights with fp32 gradient accumulation run only at ZeRO 1, in the BF16
+ * optimizer, which shards the fp32 weights and Adam state over the
+ * data-parallel ranks (runtime/bf16_optimizer.py:161-177); at ZeRO 0 the
+ * mix raises NotImplementedError.  So ZeRO 0 with d > 1 is not what
+ * DeepSpeed runs, and at d = 1 it is ZeRO 1 byte for byte. */
+START_TEST(deepspeed_zero0_is_stage1_at_d1_and_refused_above)
+{
+	built *b = build_zero("tiny.yaml", 2, 2, 0, 4);
+	int status;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_deepspeed, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "2 data-parallel ranks"));
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "plan with zero: 1"));
+	built_free(b);
+
+	b = build_zero("tiny.yaml", 4, 1, 0, 4);
+	char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "\"zero_optimization\": {\"stage\": 1}"));
+	free(text);
+	built_free(b);
+
+	b = build_zero("tiny.yaml", 4, 1, 1, 3);
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_deepspeed, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "grad_bytes"));
+	built_free(b);
+
+	b = build_zero("tiny.yaml", 4, 1, 1, 2);
+	text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "\"grad_accum_dtype\": \"bf16\""));
+	free(text);
+	built_free(b);
+}
+END_TEST
+
 Suite *suite_trainers(void)
 {
 	return tu_suite("trainers", "trainers", 120, (const TTest *const[]){
 		layout_parser_reads_the_documented_example,
 		megatron_split_round_trips_against_the_partition,
 		megatron_arguments_of_llama3_70b_by_hand,
+		megatron_empty_first_or_last_stage_is_a_layout,
+		megatron_zero_stages_map_to_distributed_optimizer_and_fsdp,
+		megatron_arguments_obey_megatrons_rules_across_plans,
+		megatron_refuses_what_its_checks_reject,
 		trainer_formats_refuse_what_the_trainer_cannot_run,
 		torchtitan_toml_parses_and_names_every_module_once,
 		deepspeed_config_batch_identity_and_parts,
+		deepspeed_topology_names_the_tensor_parallel_ranks,
+		deepspeed_one_stage_has_no_pipeline_section,
+		deepspeed_zero0_is_stage1_at_d1_and_refused_above,
 		NULL});
 }

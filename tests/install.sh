@@ -3,8 +3,10 @@
 #
 # STAGE holds `make install DESTDIR=STAGE` (PREFIX /usr/local).  Proves,
 # against the installed files only: the two libraries export exactly the
-# functions their headers mark PPCC_API; the example trainer builds with
-# `pkg-config --cflags --libs ppcc-runtime`, loads libppcc_rt and neither
+# functions their headers mark PPCC_API; the example trainer builds by
+# the lines README.md shows (`pkg-config --cflags --libs ppcc-runtime`,
+# and mpicc where the runtime has MPI),
+# loads libppcc_rt and neither
 # Graphviz, libyaml nor libppcc, trains exactly as the build tree's
 # trainer does, and ignores PPCC_FAIL_ALLOC (the test hook is not in the
 # installed library); a program linked with `pkg-config --libs ppcc`
@@ -32,13 +34,36 @@ for l in cc rt; do
 		bad "$l library exports differ from its headers: $(diff "$work/api.$l" "$work/nm.$l" | grep '^[<>]' | tr '\n' ' ')"
 done
 
-# The trainer, built against the installed runtime alone.
-$cc ${PPCC_SAN:-} -std=c11 -D_POSIX_C_SOURCE=200809L -DTRAINER_MPI=0 \
-	-I"$src/examples/trainer" -I"$build/examples/trainer" \
-	$(pkg-config --cflags ppcc-runtime) -o "$work/trainer" \
-	"$src/examples/trainer/trainer.c" "$src/examples/trainer/mlp.c" \
-	$(pkg-config --libs ppcc-runtime) -lm 2> "$work/cc.err" ||
-	bad "trainer does not build with pkg-config ppcc-runtime: $(head -3 "$work/cc.err")"
+# The trainer, built against the installed runtime alone, by the lines
+# README.md shows (its sh block that names ppcc-runtime), run as written
+# from a copy of examples/trainer/, with the installed ppcc, the build's
+# compiler and sanitizer flags, and mpicc only where the runtime has MPI.
+awk '/^```sh$/ { b = 1; buf = ""; next }
+     /^```$/ { if (b && buf ~ /ppcc-runtime/) { printf "%s", buf; exit } b = 0; next }
+     b { buf = buf $0 "\n" }' "$src/README.md" > "$work/readme.sh"
+grep -q 'pkg-config --cflags --libs ppcc-runtime' "$work/readme.sh" ||
+	bad "README.md shows no build line with pkg-config ppcc-runtime"
+mkdir -p "$work/rd/examples/trainer"
+cp "$src/examples/trainer/"*.c "$src/examples/trainer/"*.h \
+	"$src/examples/trainer/mlp.yaml" "$work/rd/examples/trainer/"
+has_mpi=0
+nm -D "$lib/libppcc_rt.so.1" | grep -q ' U MPI_' && command -v mpicc > /dev/null && has_mpi=1
+(
+	set -e
+	cd "$work/rd"
+	ppcc() { "$stage/usr/local/bin/ppcc" "$@"; }
+	cc() { command "$cc" ${PPCC_SAN:-} "$@"; }
+	if [ $has_mpi = 1 ]; then
+		mpicc() { command mpicc ${PPCC_SAN:-} "$@"; }
+	else
+		mpicc() { :; }
+	fi
+	. "$work/readme.sh"
+) > "$work/cc.err" 2>&1 ||
+	bad "README's trainer build lines fail: $(head -3 "$work/cc.err")"
+[ $has_mpi = 0 ] || [ -x "$work/rd/trainer_mpi" ] ||
+	bad "README's MPI build line made no trainer_mpi"
+cp "$work/rd/trainer" "$work/trainer" 2> /dev/null
 if [ -x "$work/trainer" ]; then
 	ldd "$work/trainer" > "$work/ldd" 2>&1
 	grep -q "libppcc_rt.so.1 => $lib/" "$work/ldd" ||

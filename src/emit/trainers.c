@@ -10,10 +10,12 @@
  * last_layer, over the layers ppcc numbers: with the `transformer:`
  * shorthand layer 0 is the embedding, 1..L the blocks, L + 1 the head).
  *
- * A plan a trainer cannot run as planned (a schedule kind it lacks, ZeRO-3
- * with a pipeline in Megatron-LM, a model given as layers where the
- * trainer names transformer modules) is refused with a located error and
- * nothing written, rather than approximated.
+ * A plan a trainer cannot run as planned (a schedule kind it lacks, a
+ * setting Megatron-LM's argument checks reject, a model given as layers
+ * where the trainer names transformer modules) is refused with a located
+ * error and nothing written, rather than approximated.  Megatron-LM's
+ * arguments carry `#` comment lines (the launcher, what the user must
+ * still give): pass them with $(grep -v '^#' FILE).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -106,7 +108,8 @@ static void megatron_layout(FILE *f, const ppcc_plan *p)
 /* 1 when every virtual stage holds the same number of blocks, the
  * embedding on stage 0 and the head on the last: Megatron-LM's default
  * split.  With v = 1, also *first and *last when the middle stages are
- * equal (--decoder-first/last-pipeline-num-layers suffice): returns 2. */
+ * equal and no stage is empty (--decoder-first/last-pipeline-num-layers
+ * suffice; Megatron-LM refuses 0 for either): returns 2.  0: a layout. */
 static int megatron_split(const ppcc_plan *p, int *first, int *last)
 {
 	const ppcc_schedule *s = &p->best.schedule;
@@ -134,11 +137,79 @@ static int megatron_split(const ppcc_plan *p, int *first, int *last)
 	}
 	if (!edges_ok)
 		return 0;
-	if (even)
+	if (even && b0 > 0)
 		return 1;
-	if (s->n_chunks == 1 && mid_equal && mid != 0)
+	if (s->n_chunks == 1 && mid_equal && mid != 0 && *first > 0 &&
+	    *last > 0)
 		return 2;
 	return 0;
+}
+
+/* Megatron-LM's refusals of a plan (man/ppcc.1 lists them with their
+ * sources); 0 when it runs as planned. */
+static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = c->model.transformer;
+	if (pl->kind != PPCC_SCHED_1F1B && pl->kind != PPCC_SCHED_INTERLEAVED) {
+		ppcc_loc loc = where(c, &pl->kind_loc);
+		ppcc_error(d, &loc, "Megatron-LM runs 1f1b and interleaved "
+			   "schedules, not %s", ppcc_schedule_kind_name(pl->kind));
+		return PPCC_EINPUT;
+	}
+	int group = pl->group_size > 0 ? pl->group_size : pl->stages;
+	if (pl->kind == PPCC_SCHED_INTERLEAVED && pl->chunks > 1 &&
+	    (group < pl->stages || group > pl->microbatches)) {
+		ppcc_loc loc = where(c, &pl->group_size_loc);
+		ppcc_error(d, &loc, "Megatron-LM's interleaved schedule groups "
+			   "from p = %d to m = %d microbatches, not %d",
+			   pl->stages, pl->microbatches, group);
+		return PPCC_EINPUT;
+	}
+	if (pl->context_parallel > 1 &&
+	    tr->seq_len % (2 * pl->context_parallel) != 0) {
+		ppcc_loc loc = where(c, &pl->context_parallel_loc);
+		ppcc_error(d, &loc, "Megatron-LM splits a sequence into 2 x cp "
+			   "= %d chunks, which do not divide seq_len %d",
+			   2 * pl->context_parallel, tr->seq_len);
+		return PPCC_EINPUT;
+	}
+	if (tr->position == PPCC_POSITION_ROPE && tr->rope_theta > 0 &&
+	    (tr->rope_theta != (double)(long long)tr->rope_theta ||
+	     tr->rope_theta > 2147483647.0)) {
+		ppcc_loc loc = where(c, &tr->rope_theta_loc);
+		ppcc_error(d, &loc, "Megatron-LM's --rotary-base takes an "
+			   "integer, not %g", tr->rope_theta);
+		return PPCC_EINPUT;
+	}
+	if (pl->grad_bytes != 4.0 && (pl->grad_bytes != 2.0 || pl->zero >= 2)) {
+		ppcc_loc loc = where(c, NULL);
+		ppcc_error(d, &loc, "Megatron-LM keeps gradients in fp32 (4 "
+			   "bytes) or, with the distributed optimizer or none, "
+			   "bf16 (2), not %g bytes", pl->grad_bytes);
+		return PPCC_EINPUT;
+	}
+	return 0;
+}
+
+/* The launcher line: world size W = t p cp d processes. */
+static void megatron_launcher(FILE *f, const ppcc_config *c)
+{
+	const ppcc_pipeline *pl = &c->pipeline;
+	long long W = (long long)pl->tensor_parallel * pl->stages *
+		      pl->context_parallel * pl->data_parallel;
+	long long per = c->cluster.devices_per_node > 0
+		? c->cluster.devices_per_node : W;
+	if (per > W)
+		per = W;
+	long long nodes = (W + per - 1) / per;
+	fprintf(f, "# %lld processes = %d tensor x %d pipeline x %d context "
+		"x %d data parallel; launch each node's with\n", W,
+		pl->tensor_parallel, pl->stages, pl->context_parallel,
+		pl->data_parallel);
+	fprintf(f, "# torchrun --nproc-per-node %lld --nnodes %lld "
+		"--node-rank RANK --master-addr HOST --master-port PORT "
+		"pretrain_gpt.py $(grep -v '^#' ARGS_FILE) ...\n", per, nodes);
 }
 
 int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
@@ -149,30 +220,59 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	if (!c)
 		return PPCC_EINTERNAL;
 	int err = need_transformer(c, "Megatron-LM", d);
-	if (err)
+	if (err || (err = megatron_refuses(c, d)))
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_transformer *tr = c->model.transformer;
 	const ppcc_schedule *s = &p->best.schedule;
-	if (pl->kind != PPCC_SCHED_1F1B && pl->kind != PPCC_SCHED_INTERLEAVED) {
-		ppcc_loc loc = where(c, &pl->kind_loc);
-		ppcc_error(d, &loc, "Megatron-LM runs 1f1b and interleaved "
-			   "schedules, not %s", ppcc_schedule_kind_name(pl->kind));
-		return PPCC_EINPUT;
-	}
-	if (pl->zero == 3 && pl->stages > 1) {
-		ppcc_loc loc = where(c, &pl->zero_loc);
-		ppcc_error(d, &loc, "Megatron-LM's ZeRO-3 (--use-torch-fsdp2) "
-			   "does not run with pipeline parallelism: plan with "
-			   "zero 1 or 2 (--use-distributed-optimizer)");
-		return PPCC_EINPUT;
-	}
+	int n_dp = pl->data_parallel * pl->context_parallel;
+	megatron_launcher(f, c);
+	long long mult = 128LL * pl->tensor_parallel;
+	long long padded = (tr->vocab + mult - 1) / mult * mult;
+	fprintf(f, "# vocabulary: the tokenizer's (--tokenizer-type and its "
+		"files); ppcc planned %d tokens, Megatron-LM pads them to %lld "
+		"(a multiple of 128 x t)\n", tr->vocab, padded);
+	fputs("# still to give: --data-path (or --mock-data), the tokenizer, "
+	      "--train-iters, the optimizer (adam) and learning-rate "
+	      "schedule (--lr, --min-lr, --lr-decay-style, "
+	      "--lr-warmup-iters), --save, --load\n", f);
+	if (pl->zero >= 2)
+		fputs("# Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset "
+		      "(not 1); the optimizer must be adam or sgd\n", f);
+	if (s->n_chunks > 1 && pl->stages == 2)
+		fputs("# interleaving with p = 2 is legal only because "
+		      "--overlap-p2p-communication is on by default: do not "
+		      "pass --no-overlap-p2p-communication\n", f);
 	fprintf(f, "--tensor-model-parallel-size %d\n", pl->tensor_parallel);
 	fprintf(f, "--pipeline-model-parallel-size %d\n", pl->stages);
 	fprintf(f, "--context-parallel-size %d\n", pl->context_parallel);
 	if (pl->tensor_parallel > 1 && tr->sequence_parallel)
 		fputs("--sequence-parallel\n", f);
 	fprintf(f, "--num-layers %d\n", tr->layers);
+	fprintf(f, "--hidden-size %d\n", tr->hidden);
+	fprintf(f, "--ffn-hidden-size %d\n",
+		tr->ffn_hidden > 0 ? tr->ffn_hidden : 4 * tr->hidden);
+	fprintf(f, "--num-attention-heads %d\n", tr->heads);
+	if (tr->kv_heads > 0 && tr->kv_heads != tr->heads)
+		fprintf(f, "--group-query-attention\n--num-query-groups %d\n",
+			tr->kv_heads);
+	fprintf(f, "--seq-length %d\n", tr->seq_len);
+	fprintf(f, "--max-position-embeddings %d\n", tr->seq_len);
+	fprintf(f, "--normalization %s\n",
+		tr->norm == PPCC_NORM_LAYERNORM ? "LayerNorm" : "RMSNorm");
+	if (tr->position == PPCC_POSITION_ROPE)
+		fprintf(f, "--position-embedding-type rope\n--rotary-base %lld\n",
+			tr->rope_theta > 0 ? (long long)tr->rope_theta : 10000LL);
+	else
+		fputs("--position-embedding-type learned_absolute\n", f);
+	if (tr->swiglu)
+		fputs("--swiglu\n--disable-bias-linear\n"
+		      "--attention-dropout 0.0\n--hidden-dropout 0.0\n", f);
+	if (!tr->tie_embeddings)
+		fputs("--untie-embeddings-and-output-weights\n", f);
+	fputs("--bf16\n", f);
+	if (pl->grad_bytes == 2.0)
+		fputs("--grad-reduce-in-bf16\n", f);
 	int first = 0, last = 0;
 	int split = megatron_split(p, &first, &last);
 	if (split == 1) {
@@ -193,10 +293,21 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 			pl->group_size);
 	fprintf(f, "--micro-batch-size %d\n", c->model.micro_batch_size);
 	fprintf(f, "--global-batch-size %lld\n", global_batch(c));
-	if (pl->zero == 1 || pl->zero == 2)
+	if (pl->zero == 1)
 		fputs("--use-distributed-optimizer\n", f);
-	else if (pl->zero == 3)
-		fputs("--use-torch-fsdp2\n", f);
+	else if (pl->zero >= 2)
+		fprintf(f, "--use-megatron-fsdp\n"
+			"--data-parallel-sharding-strategy %s\n"
+			"--ckpt-format fsdp_dtensor\n"
+			"--no-gradient-accumulation-fusion\n",
+			pl->zero == 2 ? "optim_grads" : "optim_grads_params");
+	/* the simulator overlaps the gradient reduction with the backward
+	 * and ZeRO's gathers with the forwards (doc/design/iteration.md) */
+	if (n_dp > 1) {
+		fputs("--overlap-grad-reduce\n", f);
+		if (pl->zero >= 1)
+			fputs("--overlap-param-gather\n", f);
+	}
 	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
 		fputs("--recompute-granularity selective\n", f);
 	else if (tr->recompute == PPCC_RECOMPUTE_FULL)
@@ -305,8 +416,7 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx)
 {
 	(void)ctx;
-	return (e->kind == PPCC_SCHED_1F1B ||
-		e->kind == PPCC_SCHED_INTERLEAVED) && !(e->zero == 3 && e->p > 1);
+	return e->kind == PPCC_SCHED_1F1B || e->kind == PPCC_SCHED_INTERLEAVED;
 }
 
 int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx)
@@ -318,8 +428,9 @@ int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx)
 int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx)
 {
 	(void)ctx;
-	return e->kind == PPCC_SCHED_1F1B && e->v == 1 &&
-	       !(e->zero >= 2 && e->p > 1) && e->cp == 1;
+	return (e->p == 1 || (e->kind == PPCC_SCHED_1F1B && e->v == 1)) &&
+	       !(e->zero >= 2 && e->p > 1) && e->cp == 1 &&
+	       !(e->zero == 0 && e->d > 1);
 }
 
 int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx)
@@ -330,6 +441,17 @@ int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx)
 
 /* ---- DeepSpeed ---------------------------------------------------------- */
 
+/*
+ * DeepSpeed's rules, as of its commit edaa722 (doc/design/deepspeed.md):
+ * PipelineEngine asserts ZeRO < 2 (runtime/pipe/engine.py:76); bf16 with
+ * fp32 gradient accumulation runs only in its BF16 optimizer at ZeRO 1,
+ * which shards the fp32 weights and Adam state over the data-parallel
+ * ranks (runtime/engine.py:1994, runtime/bf16_optimizer.py:161-177); with
+ * no ZeRO, bf16 weights with fp32 accumulation raise NotImplementedError
+ * (runtime/engine.py:2021); a PipelineModule without a topology takes
+ * every rank outside the pipeline as data parallel (runtime/pipe/
+ * module.py:169-180), so t > 1 needs PipeModelDataParallelTopology.
+ */
 int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d)
 {
@@ -339,7 +461,8 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 		return PPCC_EINTERNAL;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
-	if (pl->kind != PPCC_SCHED_1F1B || s->n_chunks != 1) {
+	int piped = pl->stages > 1;
+	if (piped && (pl->kind != PPCC_SCHED_1F1B || s->n_chunks != 1)) {
 		ppcc_loc loc = where(c, &pl->kind_loc);
 		ppcc_error(d, &loc, "DeepSpeed's pipeline engine runs its own "
 			   "1f1b schedule, one stage a rank: plan with "
@@ -347,7 +470,7 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			   ppcc_schedule_kind_name(pl->kind));
 		return PPCC_EINPUT;
 	}
-	if (pl->zero >= 2 && pl->stages > 1) {
+	if (pl->zero >= 2 && piped) {
 		ppcc_loc loc = where(c, &pl->zero_loc);
 		ppcc_error(d, &loc, "DeepSpeed's pipeline engine runs ZeRO "
 			   "stage 0 or 1, not %d", pl->zero);
@@ -359,18 +482,50 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			   "parallelism beside a pipeline");
 		return PPCC_EINPUT;
 	}
+	if (pl->zero == 0 && pl->data_parallel > 1) {
+		ppcc_loc loc = where(c, &pl->zero_loc);
+		ppcc_error(d, &loc, "DeepSpeed keeps bf16 training's fp32 "
+			   "weights and Adam state only in its BF16 optimizer, "
+			   "which shards them over the %d data-parallel ranks "
+			   "as ZeRO 1 does: plan with zero: 1",
+			   pl->data_parallel);
+		return PPCC_EINPUT;
+	}
+	const char *accum = pl->grad_bytes == 4 ? "fp32"
+			  : pl->grad_bytes == 2 ? "bf16" : NULL;
+	if (!accum) {
+		ppcc_loc loc = where(c, &pl->loc);
+		ppcc_error(d, &loc, "DeepSpeed accumulates gradients in fp32 "
+			   "(grad_bytes: 4) or bf16 (grad_bytes: 2), not in "
+			   "%g bytes", pl->grad_bytes);
+		return PPCC_EINPUT;
+	}
 	int full = c->model.transformer &&
 		   c->model.transformer->recompute == PPCC_RECOMPUTE_FULL;
+	/* at d = 1, ZeRO 0 and 1 hold the same bytes: stage 1 is the BF16
+	 * optimizer, the one that keeps fp32 weights */
+	int stage = pl->zero == 0 ? 1 : pl->zero;
 	fprintf(f, "{\n  \"train_batch_size\": %lld,\n", global_batch(c));
 	fprintf(f, "  \"train_micro_batch_size_per_gpu\": %d,\n",
 		c->model.micro_batch_size);
 	fprintf(f, "  \"gradient_accumulation_steps\": %d,\n", pl->microbatches);
-	fprintf(f, "  \"zero_optimization\": {\"stage\": %d},\n", pl->zero);
-	fprintf(f, "  \"pipeline\": {\n    \"stages\": %d,\n", pl->stages);
-	fprintf(f, "    \"activation_checkpoint_interval\": %d,\n", full ? 1 : 0);
-	fputs("    \"parts\": [", f);
-	for (int k = 0; k < s->n_stages; k++)
-		fprintf(f, "%d, ", p->best.stages[k].first_layer);
-	fprintf(f, "%d]\n  }\n}\n", p->n_layers);
+	fputs("  \"bf16\": {\"enabled\": true},\n", f);
+	fprintf(f, "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n", accum);
+	fprintf(f, "  \"zero_optimization\": {\"stage\": %d}%s\n", stage,
+		piped ? "," : "");
+	if (piped) {
+		fprintf(f, "  \"pipeline\": {\n    \"stages\": %d,\n",
+			pl->stages);
+		fprintf(f, "    \"activation_checkpoint_interval\": %d,\n",
+			full ? 1 : 0);
+		fprintf(f, "    \"topology\": {\"num_pp\": %d, \"num_mp\": %d, "
+			"\"num_dp\": %d},\n", pl->stages, pl->tensor_parallel,
+			pl->data_parallel);
+		fputs("    \"parts\": [", f);
+		for (int k = 0; k < s->n_stages; k++)
+			fprintf(f, "%d, ", p->best.stages[k].first_layer);
+		fprintf(f, "%d]\n  }\n", p->n_layers);
+	}
+	fputs("}\n", f);
 	return write_status(f);
 }

@@ -191,12 +191,21 @@ void ppcc_config_fill_defaults(ppcc_config *c);
 
 /* The `transformer:` shorthand as read (transformer.c); 0 in kv_heads,
  * ffn_hidden or bytes_per_param means the default (heads, 4 x hidden,
- * 16). */
+ * 16).  norm and position default to swiglu's (RMSNorm and RoPE with
+ * swiglu, LayerNorm and learned positions without); rope_theta 0 means
+ * 10000; tie_embeddings (0 by default) changes no count: the head's
+ * V x h weights are counted on its stage either way (transformer.c). */
 typedef enum ppcc_recompute {
 	PPCC_RECOMPUTE_NONE,
 	PPCC_RECOMPUTE_SELECTIVE,
 	PPCC_RECOMPUTE_FULL
 } ppcc_recompute;
+
+typedef enum ppcc_norm { PPCC_NORM_RMSNORM, PPCC_NORM_LAYERNORM } ppcc_norm;
+typedef enum ppcc_position {
+	PPCC_POSITION_ROPE,
+	PPCC_POSITION_LEARNED
+} ppcc_position;
 
 typedef struct ppcc_transformer {
 	int layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
@@ -206,9 +215,14 @@ typedef struct ppcc_transformer {
 			  no dropout */
 	int sequence_parallel; /* 1 (the default): norms and dropout split too */
 	int flash_attention;   /* 1 (the default): no a*s^2 scores kept */
+	int norm;              /* ppcc_norm */
+	int position;          /* ppcc_position */
+	double rope_theta;     /* RoPE's base; 0: 10000 */
+	int tie_embeddings;    /* the head reuses the embedding's weights */
 	double bytes_per_param; /* 0: from pipeline.zero */
 	/* where heads, kv_heads and ffn_hidden were read (checks against t) */
 	ppcc_loc heads_loc, kv_heads_loc, ffn_hidden_loc;
+	ppcc_loc rope_theta_loc; /* for the trainers' checks */
 } ppcc_transformer;
 
 /* Bytes kept for the backward pass by one block per microbatch, before

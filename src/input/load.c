@@ -1225,9 +1225,13 @@ static const char *const layer_keys[] = {
 static const char *const transformer_keys[] = {
 	"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
 	"seq_len", "micro_batch_size", "recompute", "swiglu",
-	"bytes_per_param", "sequence_parallel", "flash_attention", NULL};
+	"bytes_per_param", "sequence_parallel", "flash_attention", "norm",
+	"position", "rope_theta", "tie_embeddings", NULL};
 static const char *const recompute_words[] = {"none", "selective", "full",
 					      NULL};
+/* in the order of ppcc_norm and ppcc_position */
+static const char *const norm_words[] = {"rmsnorm", "layernorm", NULL};
+static const char *const position_words[] = {"rope", "learned", NULL};
 
 static int read_layer(layer_src *out, loader *L, const section *model,
 		      const node *item, int index)
@@ -1331,6 +1335,16 @@ static void read_transformer(loader *L, const section *model,
 	sec_bool(&s, "sequence_parallel", &t->sequence_parallel);
 	sec_bool(&s, "flash_attention", &t->flash_attention);
 	sec_number(&s, "bytes_per_param", NUM_POSITIVE, 0, &t->bytes_per_param);
+	t->norm = t->swiglu ? PPCC_NORM_RMSNORM : PPCC_NORM_LAYERNORM;
+	t->position = t->swiglu ? PPCC_POSITION_ROPE : PPCC_POSITION_LEARNED;
+	sec_word(&s, "norm", norm_words, &t->norm, NULL);
+	sec_word(&s, "position", position_words, &t->position, NULL);
+	if (sec_number(&s, "rope_theta", NUM_POSITIVE, 0, &t->rope_theta) == 1) {
+		const node *th;
+		sec_get(&s, "rope_theta", &th);
+		t->rope_theta_loc = th->loc;
+	}
+	sec_bool(&s, "tie_embeddings", &t->tie_embeddings);
 	if (L->errors != errors || !hidden_ok || !heads_ok)
 		return;
 	const node *k;

@@ -61,9 +61,11 @@ static double block_params(const ppcc_transformer *t, double kv_ratio,
 {
 	double h = t->hidden;
 	double weights = 2.0 * h * h + 2.0 * h * (h * kv_ratio) + nmat * h * f;
-	double extra = t->swiglu ? 2.0 * h
-				 : h + 2.0 * h * kv_ratio + h + f + h + 4.0 * h;
-	return weights + extra;
+	/* the biases (none with swiglu), then two norms of h weights each,
+	 * and h biases each for LayerNorm */
+	double biases = t->swiglu ? 0.0 : h + 2.0 * h * kv_ratio + h + f + h;
+	double norms = t->norm == PPCC_NORM_LAYERNORM ? 4.0 * h : 2.0 * h;
+	return weights + biases + norms;
 }
 
 void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
@@ -125,7 +127,8 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	embed->loc = loc;
 	embed->fwd_flops = 0;
 	embed->bwd_flops = 0;
-	embed->params = V * h + (t->swiglu ? 0.0 : s * h);
+	embed->params = V * h + (t->position == PPCC_POSITION_LEARNED ? s * h
+								      : 0.0);
 	embed->activation_bytes = 2.0 * s * b * h;
 	embed->stash_bytes = delta * s * b * h;
 	embed->stash_replicated_bytes = sp ? 0.0 : embed->stash_bytes;
@@ -184,7 +187,10 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	head->fwd_flops = 2.0 * b * s * h * V;
 	head->bwd_flops = 2.0 * head->fwd_flops;
 	head->bwd_weight_flops = head->fwd_flops;
-	head->params = V * h + (t->swiglu ? h : 2.0 * h);
+	/* the final norm and the output layer's V x h, tied or not: with a
+	 * pipeline Megatron-LM keeps a copy of the tied weights on the last
+	 * stage (doc/design/transformer.md) */
+	head->params = V * h + (t->norm == PPCC_NORM_LAYERNORM ? 2.0 * h : h);
 	head->activation_bytes = 0;
 	head->logits_bytes = 6.0 * s * b * V;
 	head->stash_bytes = 4.0 * s * b * h + head->logits_bytes;
