@@ -1546,6 +1546,22 @@ START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 	tu_run r;
 	TU_PPCC(&r, "plan", "--from-search", path);
 	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.err, "");
+	tu_run_free(&r);
+	/* figures that are not the plan's (another ppcc's search): planned,
+	 * with a warning at the entry */
+	char *it = strstr(json, "\"iteration_ms\": ");
+	ck_assert_ptr_nonnull(it);
+	it += strlen("\"iteration_ms\": ");
+	memcpy(it, "9", 1); /* 142.5 ms: 942.5 */
+	tu_write_in(text, sizeof text, dir, "other.json", json);
+	char odd[4096];
+	snprintf(odd, sizeof odd, "%s/other.json", dir);
+	TU_PPCC(&r, "plan", "--from-search", odd);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strncmp(r.err, "ppcc: ", 6) == 0 &&
+		      strstr(r.err, "/other.json:18:5: warning: the plan's "
+			     "iteration ("), "%s", r.err);
 	tu_run_free(&r);
 	free(json);
 	free(src);

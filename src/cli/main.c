@@ -531,7 +531,7 @@ static int apply_option(cli_options *o, int c, const char *arg,
  * pipeline or the devices) is a usage error naming both; what chooses
  * the output or bounds the work is taken.  Then the plan, or the exit
  * code of an error. */
-static int from_search_usage(cli_options *o, int n_files, char **files)
+static int cmd_plan_from_search(cli_options *o, int n_files, char **files)
 {
 	char msg[200];
 	const char *opt = NULL;
@@ -623,7 +623,7 @@ int main(int argc, char **argv)
 			return rc;
 	}
 	if (o.from_search || o.rank)
-		return from_search_usage(&o, nargs - optind, args + optind);
+		return cmd_plan_from_search(&o, nargs - optind, args + optind);
 	if (optind >= nargs)
 		return usage_error("%s: missing FILE", o.command);
 	o.input = args[optind++];

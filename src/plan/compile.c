@@ -109,8 +109,9 @@ static int same_input(const ppcc_search_pick *p, const char *what,
 /* The configuration of a search's entry (r->from_search), as the search
  * planned it (search.c, evaluate): the files it read, its memory limit,
  * the entry's settings (ppcc_search_config). */
-static int config_from_search(ppcc_config *cfg, ppcc_arena *a,
-			      const ppcc_plan_request *r, ppcc_diag *d)
+static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
+			      ppcc_arena *a, const ppcc_plan_request *r,
+			      ppcc_diag *d)
 {
 	ppcc_search_pick p;
 	ppcc_config base;
@@ -118,6 +119,7 @@ static int config_from_search(ppcc_config *cfg, ppcc_arena *a,
 	if ((err = ppcc_search_read(&p, a, r->from_search,
 				    r->rank > 0 ? r->rank : 1, d)) < 0)
 		return err;
+	*pick = p;
 	const char *files[2] = {p.model_file, p.cluster_file};
 	const ppcc_loc *locs[2] = {&p.model_loc, &p.cluster_loc};
 	for (int i = 0; i < 2 && files[i]; i++) {
@@ -194,7 +196,8 @@ int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
 	ppcc_config *cfg = ppcc_arena_alloc(a, 1, sizeof *cfg);
 	if (!cfg)
 		return PPCC_ENOMEM;
-	if ((err = r->from_search ? config_from_search(cfg, a, r, d)
+	ppcc_search_pick pick;
+	if ((err = r->from_search ? config_from_search(cfg, &pick, a, r, d)
 				  : config_from_file(cfg, a, r, d)) < 0)
 		return err;
 	ppcc_pipeline *pl = &cfg->pipeline;
@@ -216,7 +219,26 @@ int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
 		return err;
 	/* with auto and a trainer's format, auto chooses among what that
 	 * trainer runs, as ppcc search -f does */
-	return ppcc_plan_build_for(out, a, cfg, d, fi->admits, NULL);
+	if ((err = ppcc_plan_build_for(out, a, cfg, d, fi->admits, NULL)) < 0 ||
+	    !r->from_search)
+		return err;
+	/* the same files and settings plan to the same figures, unless
+	 * another ppcc's search wrote the JSON */
+	double peak = 0;
+	for (int i = 0; i < out->best.schedule.n_ranks; i++)
+		if (out->best.estimate.peak_memory_bytes[i] > peak)
+			peak = out->best.estimate.peak_memory_bytes[i];
+	const ppcc_iteration *it = out->best.iteration;
+	if (it && (it->iteration_ms != pick.e.iteration_ms ||
+		   peak != pick.e.peak_bytes))
+		ppcc_warning(d, &pick.entry_loc, "the plan's iteration (%.6g ms) "
+			     "and peak memory (%.6g GiB) are not the search's "
+			     "(%.6g ms, %.6g GiB): did another version of ppcc "
+			     "write this search?", it->iteration_ms,
+			     peak / (1024.0 * 1024.0 * 1024.0),
+			     pick.e.iteration_ms,
+			     pick.e.peak_bytes / (1024.0 * 1024.0 * 1024.0));
+	return 0;
 }
 
 typedef struct compile_sink {
