@@ -665,6 +665,7 @@ int ppcc_cli_search(int argc, char **argv)
 		goto out;
 	}
 	locale_t saved = ppcc_locale_enter();
+	ppcc_config wc; /* the plan points to it until the report below */
 	ppcc_plan plan;
 	int planned = 0;
 	if (fi->format == PPCC_FMT_JSON) {
@@ -673,7 +674,6 @@ int ppcc_cli_search(int argc, char **argv)
 		/* the winner planned as ppcc plan plans it, after the ranking
 		 * (text) or alone in the trainer's settings, on the devices
 		 * the search planned it on (--memory-limit) */
-		ppcc_config wc;
 		ppcc_emit_options eo = {.format = fi->format};
 		if (fi->format == PPCC_FMT_TEXT)
 			emit_text(mem, &cfg, &r);
