@@ -4,9 +4,13 @@
  * --help and ppcc search -h list exactly the table's names, -f takes
  * each and refuses others with the table's list, and ppcc_compile_file
  * honours the memory limit and the budget's admission as ppcc plan does,
- * with the same diagnostics and, where it plans, the same bytes.
+ * with the same diagnostics and, where it plans, the same bytes.  A
+ * trainer's file (a row that reports) is followed on stderr by exactly
+ * one line naming its configuration and figures, with or without -o,
+ * for plan and search alike, and its bytes are the emitter's alone.
  */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +287,148 @@ START_TEST(compile_file_writes_every_format_as_ppcc_plan)
 }
 END_TEST
 
+
+/* The line ppcc prints after model's plan in format name: its
+ * configuration (b 1, no recompute) and figures read from the plan's
+ * JSON, formatted here. */
+static void expected_line(char *out, size_t n, const char *name,
+			  const char *model)
+{
+	tu_run r;
+	RUN(&r, "plan", model, "-f", "json");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j, "%s", je.text);
+	json_t *it = json_object_get(j, "iteration");
+	json_t *peaks = json_object_get(json_object_get(j, "estimate"),
+					"peak_memory_bytes");
+	size_t fullest = 0;
+	for (size_t k = 1; k < json_array_size(peaks); k++)
+		if (json_number_value(json_array_get(peaks, k)) >
+		    json_number_value(json_array_get(peaks, fullest)))
+			fullest = k;
+#define INT(o, key) (int)json_integer_value(json_object_get(o, key))
+	snprintf(out, n, "ppcc: note: wrote %s for t %d x p %d x d %d x cp %d, "
+		 "%s with v %d, b 1 (m %d), recompute none, ZeRO-%d: iteration "
+		 "%.1f ms, MFU %.1f%%, peak %.2f GiB (rank %zu)\n", name,
+		 INT(it, "tensor_parallel"), INT(j, "stages"),
+		 INT(it, "data_parallel"), INT(it, "context_parallel"),
+		 json_string_value(json_object_get(j, "schedule")),
+		 INT(j, "chunks"), INT(j, "microbatches"), INT(it, "zero"),
+		 json_number_value(json_object_get(it, "iteration_ms")),
+		 100 * json_number_value(json_object_get(it, "mfu")),
+		 json_number_value(json_array_get(peaks, fullest)) /
+		 (1024.0 * 1024.0 * 1024.0), fullest);
+#undef INT
+	json_decref(j);
+	tu_run_free(&r);
+}
+
+START_TEST(a_trainers_file_is_followed_by_one_line_naming_its_configuration)
+{
+	char *dir = tu_mkdtemp();
+	/* llama3-8b at ZeRO 1 over two replicas, which every trainer runs
+	 * (torchtitan v0.2.2 trains bf16 beside a pipeline only with FSDP) */
+	char model[4096];
+	char *text = tu_read_src("examples/llama3-8b.yaml");
+	size_t len = strlen(text);
+	char *base = malloc(len + 64);
+	ck_assert_ptr_nonnull(base);
+	snprintf(base, len + 64, "%s  zero: 1\n  data_parallel: 2\n", text);
+	tu_write_in(model, sizeof model, dir, "llama.yaml", base);
+	free(base);
+	free(text);
+	int reporting = 0;
+	for (int i = 0; i < ppcc_n_formats; i++) {
+		const ppcc_format_info *f = &ppcc_formats[i];
+		if (f->binary)
+			continue;
+		/* the trainers' rows, PyTorch's schedule CSV among them */
+		ck_assert_int_eq(f->reports, f->admits != NULL ||
+				 i == PPCC_FMT_TORCH_CSV);
+		char want[1024], file[4096];
+		tu_run r, ro;
+		RUN(&r, "plan", model, "-f", f->name);
+		ck_assert_msg(r.status == 0, "-f %s: %s", f->name, r.err);
+		snprintf(file, sizeof file, "%s/out.%s", dir, f->name);
+		RUN(&ro, "plan", model, "-f", f->name, "-o", file);
+		ck_assert_msg(ro.status == 0, "-f %s -o: %s", f->name, ro.err);
+		/* stdout: the emitter's bytes, as the library writes them */
+		ppcc_compile_options o = PPCC_COMPILE_OPTIONS_INIT;
+		lib_diags k;
+		char *lib;
+		o.format = f->name;
+		ck_assert_int_eq(lib_plan(model, &o, &lib, &k), 0);
+		ck_assert_msg(strcmp(lib, r.out) == 0, "-f %s: stdout differs",
+			      f->name);
+		char *written = tu_read_file(file, NULL);
+		ck_assert_msg(written && strcmp(written, lib) == 0,
+			      "-f %s: the file differs", f->name);
+		ck_assert_str_eq(ro.out, "");
+		/* stderr: the one line, the same with -o */
+		if (f->reports) {
+			expected_line(want, sizeof want, f->name, model);
+			reporting++;
+		} else {
+			want[0] = '\0';
+		}
+		ck_assert_str_eq(r.err, want);
+		ck_assert_str_eq(ro.err, want);
+		free(written);
+		free(lib);
+		tu_run_free(&r);
+		tu_run_free(&ro);
+		if (!f->reports || !f->search)
+			continue;
+		/* the search's winner: the line ppcc plan prints for it */
+		RUN(&r, "search", model, "-f", f->name);
+		ck_assert_msg(r.status == 0, "search -f %s: %s", f->name, r.err);
+		RUN(&ro, "search", model, "-f", f->name, "-o", file);
+		ck_assert_str_eq(ro.err, r.err);
+		int t, p, d, cp, v, b, m, z;
+		char kind[32], rc[16];
+		ck_assert_msg(sscanf(r.err, "ppcc: note: wrote %*s for t %d x p %d "
+				     "x d %d x cp %d, %31s with v %d, b %d (m %d), "
+				     "recompute %15[a-z], ZeRO-%d:", &t, &p, &d,
+				     &cp, kind, &v, &b, &m, rc, &z) == 10,
+			      "search -f %s: %s", f->name, r.err);
+		ck_assert_ptr_null(strchr(strchr(r.err, '\n') + 1, '\n'));
+		char *src = tu_read_src("examples/llama3-8b.yaml");
+		char *cut = strstr(src, "\npipeline:");
+		if (cut)
+			cut[1] = '\0';
+		char yaml[8192], path[4096];
+		snprintf(yaml, sizeof yaml, "%s%spipeline:\n  schedule: %s\n"
+			 "  stages: %d\n  microbatches: %d\n  chunks: %d\n"
+			 "  tensor_parallel: %d\n  data_parallel: %d\n"
+			 "  context_parallel: %d\n  zero: %d\n", src,
+			 cut ? "" : "\n", kind, p, m, v, t, d, cp, z);
+		free(src);
+		ck_assert_int_eq(b, 1);
+		ck_assert_str_eq(rc, "none");
+		tu_write_in(path, sizeof path, dir, "winner.yaml", yaml);
+		tu_run w;
+		RUN(&w, "plan", path, "-f", f->name);
+		ck_assert_msg(w.status == 0, "%s", w.err);
+		ck_assert_str_eq(w.out, r.out);
+		/* the same line, which names no file */
+		ck_assert_str_eq(w.err, r.err);
+		tu_run_free(&w);
+		tu_run_free(&r);
+		tu_run_free(&ro);
+	}
+	ck_assert_int_eq(reporting, 5);
+	/* a search's JSON, and the trainers' files' notes alone on stderr */
+	tu_run r;
+	RUN(&r, "search", example("tiny.yaml"), "-f", "json");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 Suite *suite_formats(void)
 {
 	Suite *s = tu_suite("formats", "table", 0, (const TTest *const[]){
@@ -294,6 +440,7 @@ Suite *suite_formats(void)
 		compile_file_honours_the_memory_limit,
 		compile_file_honours_the_budget,
 		compile_file_writes_every_format_as_ppcc_plan,
+		a_trainers_file_is_followed_by_one_line_naming_its_configuration,
 		NULL});
 	return s;
 }

@@ -583,7 +583,7 @@ START_TEST(compared_configurations_rank_where_the_search_ranks_them)
 			 "--compare", own, NULL};
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, targv), 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_msg(strstr(r.out, ":16:5): rank 1, the same settings as the "
+	ck_assert_msg(strstr(r.out, ":18:5): rank 1, the same settings as the "
 			     "winner\n"), "%s", r.out);
 	tu_run_free(&r);
 
@@ -1262,6 +1262,377 @@ START_TEST(the_remembered_bound_is_the_bound_computed)
 }
 END_TEST
 
+
+/* Under --memory-limit the winner's plan, printed after the ranking, is
+ * the one the search simulated: at 3.75 GiB a device tiny's winner takes
+ * a split it would not take on the devices' 24 GiB (142.523 ms there). */
+START_TEST(the_winners_plan_is_planned_under_the_memory_limit)
+{
+	char model[4096];
+	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
+	tu_run r;
+	TU_PPCC(&r, "search", model, "--memory-limit", "3.75", "--top", "1");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	const char *row = strstr(r.out, "\n   1 ");
+	const char *it = strstr(r.out, "iteration time (ms)");
+	ck_assert(row && it);
+	/* the row's iteration_ms is its 12th column */
+	char col[12][32];
+	ck_assert_int_eq(sscanf(row, "%31s %31s %31s %31s %31s %31s %31s %31s "
+				"%31s %31s %31s %31s", col[0], col[1], col[2],
+				col[3], col[4], col[5], col[6], col[7], col[8],
+				col[9], col[10], col[11]), 12);
+	double planned = strtod(it + strlen("iteration time (ms)"), NULL);
+	char rounded[32];
+	snprintf(rounded, sizeof rounded, "%.1f", planned);
+	ck_assert_str_eq(rounded, col[11]);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ---- ppcc plan --from-search ------------------------------------------ */
+
+/* `ppcc search EXAMPLE -f json --top 3 -o DIR/NAME` (which must succeed);
+ * the path in out. */
+static void search_json(char *out, size_t n, const char *dir,
+			const char *model, const char *name)
+{
+	snprintf(out, n, "%s/%s", dir, name);
+	tu_run r;
+	/* the tiny model's cluster from a file of its own, and 3.75 GiB a
+	 * device, which changes the first entry's split */
+	if (strstr(name, "limited")) {
+		char cluster[4096], alone[4096];
+		char *src = tu_read_src("examples/tiny.yaml");
+		char *c = strstr(src, "\ncluster:"), *p = strstr(src, "\npipeline:");
+		ck_assert(c && p && c < p);
+		*p = '\0';
+		tu_write_in(cluster, sizeof cluster, dir, "cluster.yaml", c + 1);
+		*p = '\n';
+		memmove(c + 1, p + 1, strlen(p + 1) + 1);
+		tu_write_in(alone, sizeof alone, dir, "model.yaml", src);
+		free(src);
+		(void)model;
+		TU_PPCC(&r, "search", alone, "--cluster", cluster,
+			"--memory-limit", "3.75", "-f", "json", "--top", "3",
+			"-o", out);
+	} else {
+		TU_PPCC(&r, "search", model, "-f", "json", "--top", "3", "-o",
+			out);
+	}
+	ck_assert_msg(r.status == 0, "%s: %s", model, r.err);
+	tu_run_free(&r);
+}
+
+static double max_peak(const ppcc_plan *p)
+{
+	double peak = 0;
+	for (int r = 0; r < p->best.schedule.n_ranks; r++)
+		if (p->best.estimate.peak_memory_bytes[r] > peak)
+			peak = p->best.estimate.peak_memory_bytes[r];
+	return peak;
+}
+
+START_TEST(a_search_entry_plans_to_the_figures_the_search_printed)
+{
+	static const char *const examples[] = {"tiny.yaml", "llama3-8b.yaml",
+					       "tiny.yaml"};
+	char *dir = tu_mkdtemp();
+	for (int x = 0; x < 3; x++) {
+		char model[4096], path[4096];
+		snprintf(model, sizeof model, "%s/examples/%s", tu_src(),
+			 examples[x]);
+		search_json(path, sizeof path, dir, model,
+			    x == 2 ? "limited.json" : examples[x]);
+		json_error_t je;
+		json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+		ck_assert_msg(j, "%d: %s", je.line, je.text);
+		json_t *top = json_object_get(j, "top");
+		ck_assert_int_eq((int)json_array_size(top), 3);
+		for (int n = 1; n <= 3; n++) {
+			json_t *e = json_array_get(top, (size_t)n - 1);
+			json_t *pl = json_object_get(e, "pipeline");
+			double it = json_real_value(json_object_get(e, "iteration_ms"));
+			double peak = json_number_value(json_object_get(
+				e, "peak_memory_bytes"));
+			/* the library: the plan is the one the search
+			 * simulated, to the last bit */
+			ppcc_arena *a = ppcc_arena_new();
+			tu_diag diag;
+			tu_diag_init(&diag);
+			ppcc_plan_request rq = {.format = PPCC_FMT_TEXT, .kind = -1,
+						.from_search = path, .rank = n};
+			ppcc_plan plan;
+			ck_assert_msg(ppcc_compile_plan(&plan, a, &rq, &diag.d) == 0,
+				      "%s entry %d: %s", examples[x], n, diag.text);
+			ck_assert_msg(plan.best.iteration->iteration_ms == it,
+				      "%s entry %d: plan %.17g ms, search %.17g",
+				      examples[x], n,
+				      plan.best.iteration->iteration_ms, it);
+			ck_assert_msg(max_peak(&plan) == peak, "%s entry %d: peak "
+				      "%.17g, search %.17g", examples[x], n,
+				      max_peak(&plan), peak);
+			const ppcc_pipeline *pp = &plan.config->pipeline;
+			ck_assert_str_eq(ppcc_schedule_kind_name(pp->kind),
+					 json_string_value(json_object_get(pl, "schedule")));
+#define SAME(field, key) \
+			ck_assert_int_eq(pp->field, \
+				(int)json_integer_value(json_object_get(pl, key)))
+			SAME(stages, "stages");
+			SAME(microbatches, "microbatches");
+			SAME(chunks, "chunks");
+			SAME(tensor_parallel, "tensor_parallel");
+			SAME(data_parallel, "data_parallel");
+			SAME(context_parallel, "context_parallel");
+			SAME(zero, "zero");
+#undef SAME
+			ck_assert_int_eq(plan.config->model.micro_batch_size,
+				(int)json_integer_value(json_object_get(
+					e, "micro_batch_size")));
+			ppcc_arena_free(a);
+			/* the command: the same figures in the plan's JSON
+			 * (12 digits) */
+			char rank[8];
+			snprintf(rank, sizeof rank, "%d", n);
+			tu_run r;
+			TU_PPCC(&r, "plan", "--from-search", path, "--rank", rank,
+				"-f", "json");
+			ck_assert_msg(r.status == 0, "%s", r.err);
+			ck_assert_str_eq(r.err, "");
+			json_t *pj = json_loads(r.out, 0, &je);
+			ck_assert_msg(pj, "%d: %s", je.line, je.text);
+			double planned = json_number_value(json_object_get(
+				json_object_get(pj, "iteration"), "iteration_ms"));
+			ck_assert_msg(fabs(planned - it) <= 1e-11 * it,
+				      "entry %d: %.17g, search %.17g", n, planned, it);
+			json_t *peaks = json_object_get(json_object_get(pj,
+				"estimate"), "peak_memory_bytes");
+			double pk = 0;
+			for (size_t k = 0; k < json_array_size(peaks); k++)
+				pk = fmax(pk, json_number_value(json_array_get(peaks, k)));
+			ck_assert_msg(pk == peak, "entry %d: peak %.17g, search %.17g",
+				      n, pk, peak);
+			json_decref(pj);
+			tu_run_free(&r);
+		}
+		/* no --rank: the winner */
+		tu_run r1, r0;
+		TU_PPCC(&r1, "plan", "--from-search", path, "--rank", "1");
+		TU_PPCC(&r0, "plan", "--from-search", path);
+		ck_assert_int_eq(r0.status, 0);
+		ck_assert_str_eq(r0.out, r1.out);
+		tu_run_free(&r0);
+		tu_run_free(&r1);
+		json_decref(j);
+	}
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* `ppcc plan --from-search FILE [args]` fails with status and exactly the
+ * stderr want (DIR, where it appears, written as "@"), writing nothing to
+ * DIR/out. */
+static void refused(const char *dir, int status, const char *want,
+		    const char *const args[])
+{
+	char out[4096], expect[4096];
+	snprintf(out, sizeof out, "%s/out", dir);
+	const char *argv[16] = {"plan"};
+	int n = 1;
+	for (; args[n - 1]; n++)
+		argv[n] = args[n - 1];
+	argv[n++] = "-o";
+	argv[n++] = out;
+	argv[n] = NULL;
+	size_t at = 0;
+	for (const char *c = want; *c; c++) {
+		const char *piece = *c == '@' ? dir : (const char[]){*c, '\0'};
+		ck_assert(at + strlen(piece) < sizeof expect);
+		strcpy(expect + at, piece);
+		at += strlen(piece);
+	}
+	expect[at] = '\0';
+	tu_run r;
+	tu_ppcc_run(&r, dir, NULL, 60, argv);
+	ck_assert_msg(r.status == status, "%s: status %d: %s", args[1],
+		      r.status, r.err);
+	ck_assert_str_eq(r.err, expect);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(!tu_exists(out), "%s: the output was written", args[1]);
+	tu_run_free(&r);
+}
+
+START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
+{
+	char *dir = tu_mkdtemp();
+	char model[4096], path[4096], text[4096];
+	char *src = tu_read_src("examples/tiny.yaml");
+	tu_write_in(model, sizeof model, dir, "m.yaml", src);
+	search_json(path, sizeof path, dir, model, "s.json");
+	/* files that are not a search's output */
+	refused(dir, 1, "ppcc: none.json: error: cannot open: No such file or "
+		"directory\n", (const char *const[]){"--from-search", "none.json",
+						      NULL});
+	tu_write_in(text, sizeof text, dir, "bad.json", "{\"format\": \"ppcc-search\"\n"
+		    "  \"top\": []}\n");
+	refused(dir, 1, "ppcc: bad.json:2:4: error: after key and value, inside "
+		"map, I expect ',' or '}'\n",
+		(const char *const[]){"--from-search", "bad.json", NULL});
+	tu_write_in(text, sizeof text, dir, "empty.json", "");
+	refused(dir, 1, "ppcc: empty.json:1:1: error: empty file; expected the "
+		"JSON of ppcc search -f json\n",
+		(const char *const[]){"--from-search", "empty.json", NULL});
+	tu_write_in(text, sizeof text, dir, "dup.json", "{\"format\": \"ppcc-search\","
+		    " \"version\": 2, \"version\": 2}");
+	refused(dir, 1, "ppcc: dup.json:1:49: error: duplicate object key near "
+		"'\"version\"'\n",
+		(const char *const[]){"--from-search", "dup.json", NULL});
+	tu_write_in(text, sizeof text, dir, "nul.json", "{\"format\": \"a\\u0000\"}");
+	refused(dir, 1, "ppcc: nul.json:1:20: error: \\u0000 is not allowed in "
+		"a string\n", (const char *const[]){"--from-search", "nul.json",
+						     NULL});
+	char deep[200];
+	memset(deep, '[', 100);
+	snprintf(deep, 10, "{\"a\": ");
+	memset(deep + 6, '[', 100);
+	deep[106] = '\0';
+	tu_write_in(text, sizeof text, dir, "deep.json", deep);
+	refused(dir, 1, "ppcc: deep.json:1:70: error: maximum parsing depth "
+		"reached near '['\n",
+		(const char *const[]){"--from-search", "deep.json", NULL});
+	char plan[4096];
+	tu_plan_json(plan, sizeof plan, dir, "tiny.yaml");
+	refused(dir, 1, "ppcc: plan.json:2:13: error: format: \"ppcc-schedule\" "
+		"is a plan (ppcc plan -f json); expected \"ppcc-search\", what "
+		"ppcc search -f json writes\n",
+		(const char *const[]){"--from-search", "plan.json", NULL});
+	/* an older search, an entry past the last */
+	char *json = tu_read_file(path, NULL);
+	/* the model as the search names it: its absolute path */
+	json_error_t je;
+	json_t *j = json_loads(json, 0, &je);
+	ck_assert_msg(j, "%s", je.text);
+	char mf[2048];
+	snprintf(mf, sizeof mf, "%s",
+		 json_string_value(json_object_get(j, "model_file")));
+	json_decref(j);
+	ck_assert_msg(mf[0] == '/' && !strchr(mf, '@'), "%s", mf);
+	tu_write_in(text, sizeof text, dir, "v1.json", json);
+	tu_replace_in_file(text, "\"version\": 2", "\"version\": 1");
+	refused(dir, 1, "ppcc: v1.json:3:14: error: version: 1 does not record "
+		"the files the search read; run the search again with this ppcc\n",
+		(const char *const[]){"--from-search", "v1.json", NULL});
+	refused(dir, 1, "ppcc: s.json:17:10: error: top: --rank 4: the search "
+		"ranked 3 configurations; give 1 to 3\n",
+		(const char *const[]){"--from-search", "s.json", "--rank", "4",
+				      NULL});
+	tu_write_in(text, sizeof text, dir, "stdin.json", json);
+	tu_replace_in_file(text, mf, "-");
+	refused(dir, 1, "ppcc: stdin.json:4:17: error: the search read its "
+		"model from standard input, which cannot be read again; search "
+		"the file instead\n",
+		(const char *const[]){"--from-search", "stdin.json", NULL});
+	/* the model file changed, then gone */
+	char changed[8192];
+	snprintf(changed, sizeof changed, "%s# edited\n", src);
+	ck_assert_int_eq(tu_write_file(model, changed), 0);
+	uint64_t was = ppcc_fnv1a(PPCC_FNV1A_BASIS, src, strlen(src));
+	uint64_t now = ppcc_fnv1a(PPCC_FNV1A_BASIS, changed, strlen(changed));
+	snprintf(text, sizeof text, "ppcc: s.json:4:17: error: the model file "
+		 "%s changed since the search read it (fingerprint "
+		 "%016llx, now %016llx): its entry 2 would not be the "
+		 "configuration the search simulated; search again\n", mf,
+		 (unsigned long long)was, (unsigned long long)now);
+	refused(dir, 1, text, (const char *const[]){"--from-search", "s.json",
+						     "--rank", "2", NULL});
+	ck_assert_int_eq(remove(model), 0);
+	snprintf(text, sizeof text, "ppcc: s.json:4:17: error: the model file "
+		 "%s the search read is missing since: No such file or "
+		 "directory\n", mf);
+	refused(dir, 1, text, (const char *const[]){"--from-search", "s.json",
+						     NULL});
+	/* as it was: planned */
+	ck_assert_int_eq(tu_write_file(model, src), 0);
+	tu_run r;
+	TU_PPCC(&r, "plan", "--from-search", path);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.err, "");
+	tu_run_free(&r);
+	/* figures that are not the plan's (another ppcc's search): planned,
+	 * with a warning at the entry */
+	char *it = strstr(json, "\"iteration_ms\": ");
+	ck_assert_ptr_nonnull(it);
+	it += strlen("\"iteration_ms\": ");
+	memcpy(it, "9", 1); /* 142.5 ms: 942.5 */
+	tu_write_in(text, sizeof text, dir, "other.json", json);
+	char odd[4096];
+	snprintf(odd, sizeof odd, "%s/other.json", dir);
+	TU_PPCC(&r, "plan", "--from-search", odd);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strncmp(r.err, "ppcc: ", 6) == 0 &&
+		      strstr(r.err, "/other.json:18:5: warning: the plan's "
+			     "iteration ("), "%s", r.err);
+	tu_run_free(&r);
+	free(json);
+	free(src);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+START_TEST(from_search_with_what_contradicts_it_is_a_usage_error)
+{
+	char *dir = tu_mkdtemp();
+	char model[4096], path[4096];
+	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
+	search_json(path, sizeof path, dir, model, "s.json");
+	static const char try_help[] = "Try 'ppcc --help' for more information.\n";
+	char want[1024];
+	snprintf(want, sizeof want, "ppcc: --from-search 's.json' and FILE "
+		 "'m.yaml' both name what to plan; give one\n%s", try_help);
+	refused(dir, 2, want, (const char *const[]){"--from-search", "s.json",
+						     "m.yaml", NULL});
+	static const char *const opts[][3] = {
+		{"-p", "2", "--stages"}, {"-s", "gpipe", "--schedule"},
+		{"-m", "8", "--microbatches"}, {"-v", "2", "--chunks"},
+		{"-g", "2", "--group-size"}, {"-t", "1", "--tensor-parallel"},
+		{"--partition", "5,5", "--partition"},
+	};
+	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+		snprintf(want, sizeof want, "ppcc: --from-search and %s "
+			 "contradict: the search's entry sets the pipeline; plan "
+			 "it as searched, or plan the model file with %s\n%s",
+			 opts[i][2], opts[i][2], try_help);
+		refused(dir, 2, want, (const char *const[]){"--from-search",
+			"s.json", opts[i][0], opts[i][1], NULL});
+	}
+	snprintf(want, sizeof want, "ppcc: --from-search and --cluster "
+		 "contradict: the search's JSON names the files it read; plan it "
+		 "as searched, or plan the model file with --cluster\n%s",
+		 try_help);
+	refused(dir, 2, want, (const char *const[]){"--from-search", "s.json",
+						     "--cluster", model, NULL});
+	snprintf(want, sizeof want, "ppcc: --from-search and --memory-limit "
+		 "contradict: the search's JSON holds the memory it searched "
+		 "with; plan it as searched, or plan the model file with "
+		 "--memory-limit\n%s", try_help);
+	refused(dir, 2, want, (const char *const[]){"--from-search", "s.json",
+		"--memory-limit", "3", NULL});
+	snprintf(want, sizeof want, "ppcc: --rank needs --from-search "
+		 "FILE.json\n%s", try_help);
+	refused(dir, 2, want, (const char *const[]){"--rank", "2", model, NULL});
+	/* what chooses the output or bounds the work is taken */
+	char out[4096];
+	snprintf(out, sizeof out, "%s/plan.csv", dir);
+	tu_run r;
+	TU_PPCC(&r, "plan", "--from-search", path, "--rank", "2", "-f",
+		"torch-csv", "-o", out, "--jobs", "1", "--max-actions", "100000");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert(tu_exists(out));
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 Suite *suite_search(void)
 {
 	Suite *s = tu_suite("search", "search", 300, (const TTest *const[]){
@@ -1275,6 +1646,12 @@ Suite *suite_search(void)
 		the_winner_is_explained,
 		compared_configurations_rank_where_the_search_ranks_them,
 		a_bad_compare_file_is_located_and_nothing_is_written,
+		the_winners_plan_is_planned_under_the_memory_limit,
+		NULL});
+	tu_tcase(s, "from_search", 300, (const TTest *const[]){
+		a_search_entry_plans_to_the_figures_the_search_printed,
+		from_search_refuses_what_it_cannot_plan_as_searched,
+		from_search_with_what_contradicts_it_is_a_usage_error,
 		NULL});
 	tu_tcase(s, "threads", 300, (const TTest *const[]){
 		any_number_of_threads_searches_as_one,

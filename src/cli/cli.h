@@ -52,6 +52,12 @@ int ppcc_cli_output_close(ppcc_cli_output *o, int ok);
  * reports it.  An exit status. */
 int ppcc_cli_write_output(const char *path, const char *buf, size_t len);
 
+/* After the file of format fi was written from plan: when the format's
+ * row reports (a trainer's file), "ppcc: note: wrote FMT for CONFIG:
+ * iteration ..., MFU ..., peak ... (rank R)" on stderr, standard output
+ * flushed first; otherwise nothing. */
+void ppcc_cli_report_export(const ppcc_format_info *fi, const ppcc_plan *plan);
+
 /* s as a whole count in [lo, hi]: decimal digits only (no sign, space or
  * other base), within hi without overflow.  0, or -1 (args.c). */
 int ppcc_cli_count(const char *s, long long lo, long long hi,

@@ -41,6 +41,8 @@ typedef struct cli_options {
 	double memory_limit;   /* --memory-limit, bytes per device; 0: none */
 	int jobs;              /* --jobs; 0: one per processor online */
 	int refresh_fingerprint;
+	const char *from_search; /* --from-search FILE.json */
+	int rank;                /* --rank N; 0: not given */
 } cli_options;
 
 /* The formats' names after "FMT:  ", in lines of at most 60 columns. */
@@ -68,6 +70,8 @@ static void usage(FILE *f)
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
 	      "                 [--prefix NAME] [--max-actions N] [--max-work N]\n"
 	      "                 [--partition N,N,...] [--memory-limit GIB] [--jobs N]\n"
+	      "       ppcc plan --from-search FILE.json [--rank N] [-f FMT] [-o FILE]\n"
+	      "                 [--max-actions N] [--max-work N] [--jobs N]\n"
 	      "       ppcc check [--refresh-fingerprint] FILE.json\n"
 	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
 	      "       ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]\n", f);
@@ -158,7 +162,10 @@ static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 					   : errno ? errno : EIO);
 		return EXIT_OUTPUT;
 	}
-	return err ? report_status(err, d) : EXIT_OK;
+	if (err)
+		return report_status(err, d);
+	ppcc_cli_report_export(ppcc_format_of(o->emit.format), plan);
+	return EXIT_OK;
 }
 
 static int cmd_plan(const cli_options *o)
@@ -173,6 +180,7 @@ static int cmd_plan(const cli_options *o)
 		.group_size = o->group_size, .group_size_set = o->group_size_set,
 		.partition = o->partition, .memory_limit = o->memory_limit,
 		.threads = o->jobs, .budget = {o->max_actions, o->max_work},
+		.from_search = o->from_search, .rank = o->rank,
 	};
 	ppcc_plan plan;
 	int rc, err;
@@ -346,7 +354,7 @@ out:
 
 enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
        OPT_MAX_ACTIONS, OPT_MAX_WORK, OPT_PARTITION, OPT_REFRESH_FINGERPRINT,
-       OPT_MEMORY_LIMIT, OPT_JOBS };
+       OPT_MEMORY_LIMIT, OPT_JOBS, OPT_FROM_SEARCH, OPT_RANK };
 
 static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -371,6 +379,8 @@ static const struct option longopts[] = {
 	{"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
 	{"jobs", required_argument, NULL, OPT_JOBS},
 	{"refresh-fingerprint", no_argument, NULL, OPT_REFRESH_FINGERPRINT},
+	{"from-search", required_argument, NULL, OPT_FROM_SEARCH},
+	{"rank", required_argument, NULL, OPT_RANK},
 	{NULL, 0, NULL, 0},
 };
 
@@ -500,6 +510,12 @@ static int apply_option(cli_options *o, int c, const char *arg,
 		break;
 	}
 	case OPT_REFRESH_FINGERPRINT: o->refresh_fingerprint = 1; break;
+	case OPT_FROM_SEARCH:
+		if (!arg[0])
+			return usage_error("%s", "--from-search: empty path");
+		o->from_search = arg;
+		break;
+	case OPT_RANK: count = &o->rank; break;
 	case ':':
 		return usage_error("option '%s' needs a value", opt);
 	default:
@@ -508,6 +524,64 @@ static int apply_option(cli_options *o, int c, const char *arg,
 	if (count && parse_count(arg, count) < 0)
 		return count_error(c, arg);
 	return -1;
+}
+
+/* ppcc plan --from-search: the search's entry is planned as the search
+ * planned it, so what would change it (an input file, a setting of the
+ * pipeline or the devices) is a usage error naming both; what chooses
+ * the output or bounds the work is taken.  Then the plan, or the exit
+ * code of an error. */
+static int cmd_plan_from_search(cli_options *o, int n_files, char **files)
+{
+	char msg[200];
+	const char *opt = NULL;
+	if (strcmp(o->command, "plan") != 0)
+		return usage_error("%s: --from-search and --rank are ppcc plan's "
+				   "options", o->command);
+	if (!o->from_search)
+		return usage_error("%s", "--rank needs --from-search FILE.json");
+	if (n_files > 0) {
+		fputs("ppcc: --from-search '", stderr);
+		ppcc_fput_visible(stderr, o->from_search);
+		fputs("' and FILE '", stderr);
+		ppcc_fput_visible(stderr, files[0]);
+		fputs("' both name what to plan; give one\n"
+		      "Try 'ppcc --help' for more information.\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (o->cluster)
+		opt = "--cluster";
+	else if (o->kind >= 0)
+		opt = "--schedule";
+	else if (o->stages)
+		opt = "--stages";
+	else if (o->microbatches)
+		opt = "--microbatches";
+	else if (o->chunks)
+		opt = "--chunks";
+	else if (o->group_size_set)
+		opt = "--group-size";
+	else if (o->tensor_parallel)
+		opt = "--tensor-parallel";
+	else if (o->partition)
+		opt = "--partition";
+	else if (o->memory_limit > 0)
+		opt = "--memory-limit";
+	if (opt) {
+		snprintf(msg, sizeof msg, "--from-search and %s contradict: %s; "
+			 "plan it as searched, or plan the model file with %%s",
+			 opt, strcmp(opt, "--cluster") == 0
+			 ? "the search's JSON names the files it read"
+			 : strcmp(opt, "--memory-limit") == 0
+			 ? "the search's JSON holds the memory it searched with"
+			 : "the search's entry sets the pipeline");
+		return usage_error(msg, opt);
+	}
+	if (o->output && o->output[0] == '\0')
+		return usage_error("%s", "empty output path");
+	if (o->output && same_file(o->output, o->from_search))
+		return usage_error("the output '%s' is an input file", o->output);
+	return cmd_plan(o);
 }
 
 int main(int argc, char **argv)
@@ -548,6 +622,8 @@ int main(int argc, char **argv)
 		if ((rc = apply_option(&o, c, optarg, args[optind - 1])) >= 0)
 			return rc;
 	}
+	if (o.from_search || o.rank)
+		return cmd_plan_from_search(&o, nargs - optind, args + optind);
 	if (optind >= nargs)
 		return usage_error("%s: missing FILE", o.command);
 	o.input = args[optind++];

@@ -59,6 +59,17 @@ void ppcc_cli_cannot_write(const char *path, int err)
 	ppcc_cli_print_diag(PPCC_SEV_ERROR, &loc, msg, NULL);
 }
 
+void ppcc_cli_report_export(const ppcc_format_info *fi, const ppcc_plan *plan)
+{
+	char what[512], msg[600];
+	if (!fi->reports)
+		return;
+	ppcc_format_summary(what, sizeof what, plan);
+	snprintf(msg, sizeof msg, "wrote %s for %s", fi->name, what);
+	fflush(stdout);
+	ppcc_cli_print_diag(PPCC_SEV_NOTE, NULL, msg, NULL);
+}
+
 static char tmp_path[PATH_MAX];
 static volatile sig_atomic_t tmp_live;
 

@@ -16,8 +16,11 @@
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
  * write, 4 internal.
  */
+#define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -386,10 +389,35 @@ static const char *const dim_names[] = {
 	"tensor_parallel", "stages", "context_parallel", "chunks", "schedule",
 	"recompute", "zero"};
 
+/* An input file as "KEY_file": its absolute path ("-": standard input),
+ * "KEY_fingerprint": FNV-1a 64 of the bytes the search read. */
+static void json_input(FILE *f, const char *key, const char *path,
+		       uint64_t fingerprint)
+{
+	char abs[PATH_MAX];
+	if (strcmp(path, "<stdin>") == 0)
+		path = "-";
+	else if (realpath(path, abs))
+		path = abs;
+	fprintf(f, "  \"%s_file\": ", key);
+	json_string(f, path);
+	fprintf(f, ",\n  \"%s_fingerprint\": \"%016" PRIx64 "\",\n", key,
+		fingerprint);
+}
+
 static void emit_json(FILE *f, const ppcc_config *cfg,
+		      const ppcc_search_options *so,
 		      const ppcc_search_result *r)
 {
-	fprintf(f, "{\n  \"format\": \"ppcc-search\",\n  \"version\": 1,\n");
+	fprintf(f, "{\n  \"format\": \"ppcc-search\",\n  \"version\": 2,\n");
+	/* what ppcc plan --from-search plans an entry from */
+	json_input(f, "model", cfg->path, cfg->fingerprint);
+	if (cfg->cluster_path)
+		json_input(f, "cluster", cfg->cluster_path,
+			   cfg->cluster_fingerprint);
+	if (so->memory_limit_bytes > 0)
+		fprintf(f, "  \"memory_limit_bytes\": %.17g,\n",
+			so->memory_limit_bytes);
 	fprintf(f, "  \"devices\": %d,\n  \"global_batch_size\": %ld,\n",
 		cfg->cluster.devices, r->global_batch);
 	fprintf(f, "  \"considered\": %ld,\n  \"pruned\": %ld,\n"
@@ -637,22 +665,28 @@ int ppcc_cli_search(int argc, char **argv)
 		goto out;
 	}
 	locale_t saved = ppcc_locale_enter();
+	ppcc_config wc; /* the plan points to it until the report below */
+	ppcc_plan plan;
+	int planned = 0;
 	if (fi->format == PPCC_FMT_JSON) {
-		emit_json(mem, &cfg, &r);
+		emit_json(mem, &cfg, &so, &r);
 	} else {
 		/* the winner planned as ppcc plan plans it, after the ranking
-		 * (text) or alone in the trainer's settings */
-		ppcc_config wc;
-		ppcc_plan plan;
+		 * (text) or alone in the trainer's settings, on the devices
+		 * the search planned it on (--memory-limit) */
 		ppcc_emit_options eo = {.format = fi->format};
 		if (fi->format == PPCC_FMT_TEXT)
 			emit_text(mem, &cfg, &r);
-		if ((err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
+		if ((so.memory_limit_bytes > 0 &&
+		     (err = ppcc_config_limit_memory(&cfg, a,
+						     so.memory_limit_bytes)) < 0) ||
+		    (err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
 		    (err = ppcc_config_check(&wc, &d)) < 0 ||
 		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0)
 			rc = 4;
 		else
 			rc = (err = fi->emit(mem, &plan, &eo, &d)) < 0 ? 4 : 0;
+		planned = rc == 0;
 		/* a trainer's refusal is the input's */
 		if (rc && fi->admits)
 			rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
@@ -663,6 +697,8 @@ int ppcc_cli_search(int argc, char **argv)
 	if (rc)
 		goto out;
 	rc = ppcc_cli_write_output(output, buf, len);
+	if (rc == 0 && planned)
+		ppcc_cli_report_export(fi, &plan);
 out:
 	free(buf);
 	ppcc_arena_free(a);

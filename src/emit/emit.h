@@ -70,6 +70,10 @@ typedef struct ppcc_format_info {
 	 * core plugin's text) */
 	const char *render;
 	int binary;
+	/* a trainer's file (its settings, or PyTorch's schedule CSV): after
+	 * writing it, ppcc plan and ppcc search say on standard error which
+	 * configuration it holds and its figures (ppcc_format_summary) */
+	int reports;
 } ppcc_format_info;
 
 extern const ppcc_format_info ppcc_formats[];
@@ -79,6 +83,14 @@ extern const int ppcc_n_formats;
  * there is none. */
 const ppcc_format_info *ppcc_format_of(int format);
 const ppcc_format_info *ppcc_format_named(const char *name);
+
+/* The configuration plan p holds and its figures, as the line after a
+ * trainer's file says them: "t 1 x p 4 x d 4 x cp 1, 1f1b with v 1, b 1
+ * (m 16), recompute none, ZeRO-1: iteration 1234.5 ms, MFU 41.2%, peak
+ * 61.30 GiB (rank 0)" (the fullest rank's peak, the first of equals),
+ * in the C locale, to buf of size bytes (truncated, terminated).
+ * Needs a plan that ppcc_plan_build made (its config and iteration). */
+void ppcc_format_summary(char *buf, size_t size, const ppcc_plan *p);
 
 /* Which rows ppcc_format_list lists. */
 enum { PPCC_FORMATS_ALL, PPCC_FORMATS_SEARCH };

@@ -145,6 +145,10 @@ typedef struct ppcc_pipeline {
 
 typedef struct ppcc_config {
 	const char *path; /* the model file as named, "<stdin>" for - */
+	const char *cluster_path; /* the cluster file so named; NULL: none */
+	/* FNV-1a 64 of the bytes read from each (ppcc search -f json
+	 * records them, ppcc plan --from-search compares them) */
+	uint64_t fingerprint, cluster_fingerprint;
 	ppcc_model model;
 	ppcc_cluster cluster;
 	ppcc_pipeline pipeline;

@@ -749,7 +749,7 @@ out:
 
 /* Reads, checks and parses one file; *out is NULL for an empty one. */
 static int load_tree(node **out, loader *L, const char *path,
-		     const char *name)
+		     const char *name, uint64_t *fingerprint)
 {
 	unsigned char *buf = NULL;
 	size_t len = 0;
@@ -758,6 +758,8 @@ static int load_tree(node **out, loader *L, const char *path,
 	*out = NULL;
 	if ((err = read_all(&buf, &len, L, path, name)) < 0)
 		goto out;
+	if (fingerprint)
+		*fingerprint = ppcc_fnv1a(PPCC_FNV1A_BASIS, buf, len);
 	/* A UTF-8 byte order mark is dropped here, so that columns on the
 	 * first line count from the first character after it. */
 	size_t skip = len >= 3 && buf[0] == 0xEF && buf[1] == 0xBB &&
@@ -1854,8 +1856,10 @@ int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 	out->pipeline.kind = PPCC_SCHED_1F1B;
 	out->pipeline.grad_bytes = DEFAULT_GRAD_BYTES;
 
-	int e1 = load_tree(&root, &L, path, name);
-	int e2 = cluster_path ? load_tree(&croot, &L, cluster_path, cname) : 0;
+	out->cluster_path = cname;
+	int e1 = load_tree(&root, &L, path, name, &out->fingerprint);
+	int e2 = cluster_path ? load_tree(&croot, &L, cluster_path, cname,
+					  &out->cluster_fingerprint) : 0;
 	if (e1 == PPCC_ENOMEM || e2 == PPCC_ENOMEM || L.status) {
 		err = PPCC_ENOMEM;
 		goto out;
@@ -1937,7 +1941,8 @@ out:
  * "ppcc search", gives the format. */
 static const char *const compare_top_keys[] = {"compare", NULL};
 static const char *const compare_search_keys[] = {
-	"format", "version", "devices", "global_batch_size", "considered",
+	"format", "version", "model_file", "model_fingerprint", "cluster_file",
+	"cluster_fingerprint", "memory_limit_bytes", "devices", "global_batch_size", "considered",
 	"pruned", "pruned_memory", "pruned_bound", "invalid", "simulated",
 	"infeasible", "faster_unfit", "seconds", "top", "families", "compared",
 	NULL};
@@ -2041,7 +2046,7 @@ int ppcc_compare_load(ppcc_compare_entry **out, int *n_out, ppcc_arena *a,
 	if (!name)
 		return PPCC_ENOMEM;
 	L.files[0] = name;
-	err = load_tree(&root, &L, path, name);
+	err = load_tree(&root, &L, path, name, NULL);
 	if (err == PPCC_ENOMEM || L.status) {
 		err = PPCC_ENOMEM;
 		goto out;

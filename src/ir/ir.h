@@ -163,7 +163,9 @@ int ppcc_schedule_order_check(const ppcc_schedule *s, ppcc_diag *d,
 			      const char *file, int max_findings);
 
 /* FNV-1a over n bytes at p, continuing from h (PPCC_FNV1A_BASIS to
- * start): the hash of ppcc's in-memory tables, never written out. */
+ * start): the hash of ppcc's in-memory tables, and of the input files a
+ * search read (ppcc search -f json writes it, to tell a changed file; it
+ * guards against accidents, not against anyone forging a file). */
 #define PPCC_FNV1A_BASIS 1469598103934665603ull
 static inline uint64_t ppcc_fnv1a(uint64_t h, const void *p, size_t n)
 {

@@ -2,7 +2,8 @@
  * compile.c - the one plan driver and libppcc's public entry point.
  *
  * ppcc_compile_plan runs the phases `ppcc plan` runs (load, the command
- * line's settings, defaults, check, budget, plan) for the CLI and for
+ * line's settings, defaults, check, budget, plan; or, with --from-search,
+ * a search's entry over the files it read) for the CLI and for
  * ppcc_compile_file (ppcc/compiler.h), which then writes the plan with
  * its format's emitter (emit/formats.c).  The library takes the memory
  * limit, threads and budget of ppcc plan's --memory-limit, --jobs,
@@ -74,18 +75,90 @@ static int parse_partition(ppcc_pipeline *pl, ppcc_arena *a, const char *arg,
 	return 0;
 }
 
-int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
-		      const ppcc_plan_request *r, ppcc_diag *d)
+int ppcc_config_limit_memory(ppcc_config *cfg, ppcc_arena *a, double bytes)
 {
-	const ppcc_format_info *fi = ppcc_format_of(r->format);
-	int err;
-
-	if (!fi)
-		return PPCC_EINTERNAL;
-	/* in the arena: the plan points to it (ppcc_plan.config) */
-	ppcc_config *cfg = ppcc_arena_alloc(a, 1, sizeof *cfg);
-	if (!cfg)
+	/* every device holds this much, less the cluster's reserve */
+	int n = cfg->cluster.n_groups;
+	ppcc_device_group *g = ppcc_arena_alloc(a, (size_t)n, sizeof *g);
+	if (!g)
 		return PPCC_ENOMEM;
+	for (int i = 0; i < n; i++) {
+		g[i] = cfg->cluster.groups[i];
+		g[i].memory_bytes = bytes;
+	}
+	cfg->cluster.groups = g;
+	return 0;
+}
+
+/* An input file of the search, read again: the same bytes, or an error
+ * at the JSON's record of it. */
+static int same_input(const ppcc_search_pick *p, const char *what,
+		      const char *file, const ppcc_loc *at, uint64_t was,
+		      uint64_t now, ppcc_diag *d)
+{
+	if (was == now)
+		return 0;
+	ppcc_error(d, at, "the %s file %s changed since the search read it "
+		   "(fingerprint %016llx, now %016llx): its entry %d would not "
+		   "be the configuration the search simulated; search again",
+		   what, file, (unsigned long long)was,
+		   (unsigned long long)now, p->rank);
+	return PPCC_EINPUT;
+}
+
+/* The configuration of a search's entry (r->from_search), as the search
+ * planned it (search.c, evaluate): the files it read, its memory limit,
+ * the entry's settings (ppcc_search_config). */
+static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
+			      ppcc_arena *a, const ppcc_plan_request *r,
+			      ppcc_diag *d)
+{
+	ppcc_search_pick p;
+	ppcc_config base;
+	int err;
+	if ((err = ppcc_search_read(&p, a, r->from_search,
+				    r->rank > 0 ? r->rank : 1, d)) < 0)
+		return err;
+	*pick = p;
+	const char *files[2] = {p.model_file, p.cluster_file};
+	const ppcc_loc *locs[2] = {&p.model_loc, &p.cluster_loc};
+	for (int i = 0; i < 2 && files[i]; i++) {
+		if (strcmp(files[i], "-") == 0) {
+			ppcc_error(d, locs[i], "the search read its %s from standard "
+				   "input, which cannot be read again; search "
+				   "the file instead", i ? "cluster" : "model");
+			return PPCC_EINPUT;
+		}
+		if (access(files[i], R_OK) != 0) {
+			ppcc_error(d, locs[i], "the %s file %s the search read is "
+				   "missing since: %s", i ? "cluster" : "model",
+				   files[i], strerror(errno));
+			return PPCC_EINPUT;
+		}
+	}
+	err = ppcc_config_load(&base, a, p.model_file, p.cluster_file, d);
+	/* a file that no longer loads may have changed: say so too */
+	if (base.path && (same_input(&p, "model", p.model_file, &p.model_loc,
+				     p.model_fingerprint, base.fingerprint,
+				     d) < 0 ||
+			  (p.cluster_file &&
+			   same_input(&p, "cluster", p.cluster_file,
+				      &p.cluster_loc, p.cluster_fingerprint,
+				      base.cluster_fingerprint, d) < 0)))
+		return PPCC_EINPUT;
+	if (err < 0)
+		return err;
+	if (p.memory_limit_bytes > 0 &&
+	    (err = ppcc_config_limit_memory(&base, a, p.memory_limit_bytes)) < 0)
+		return err;
+	return ppcc_search_config(cfg, a, &base, &p.e);
+}
+
+/* The configuration of a model file and r's settings over it. */
+static int config_from_file(ppcc_config *cfg, ppcc_arena *a,
+			    const ppcc_plan_request *r, ppcc_diag *d)
+{
+	int err;
 	if ((err = ppcc_config_load(cfg, a, r->model, r->cluster, d)) < 0)
 		return err;
 	ppcc_pipeline *pl = &cfg->pipeline;
@@ -104,24 +177,35 @@ int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
 		     &pl->tensor_parallel_loc);
 	if (r->partition && (err = parse_partition(pl, a, r->partition, d)) < 0)
 		return err;
-	if (r->memory_limit > 0) {
-		/* every device holds this much, less the cluster's reserve */
-		int n = cfg->cluster.n_groups;
-		ppcc_device_group *g = ppcc_arena_alloc(a, (size_t)n, sizeof *g);
-		if (!g)
-			return PPCC_ENOMEM;
-		for (int i = 0; i < n; i++) {
-			g[i] = cfg->cluster.groups[i];
-			g[i].memory_bytes = r->memory_limit;
-		}
-		cfg->cluster.groups = g;
-	}
+	if (r->memory_limit > 0 &&
+	    (err = ppcc_config_limit_memory(cfg, a, r->memory_limit)) < 0)
+		return err;
+	ppcc_config_fill_defaults(cfg);
+	return 0;
+}
+
+int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
+		      const ppcc_plan_request *r, ppcc_diag *d)
+{
+	const ppcc_format_info *fi = ppcc_format_of(r->format);
+	int err;
+
+	if (!fi)
+		return PPCC_EINTERNAL;
+	/* in the arena: the plan points to it (ppcc_plan.config) */
+	ppcc_config *cfg = ppcc_arena_alloc(a, 1, sizeof *cfg);
+	if (!cfg)
+		return PPCC_ENOMEM;
+	ppcc_search_pick pick;
+	if ((err = r->from_search ? config_from_search(cfg, &pick, a, r, d)
+				  : config_from_file(cfg, a, r, d)) < 0)
+		return err;
+	ppcc_pipeline *pl = &cfg->pipeline;
 	pl->threads = r->threads;
 	if (pl->threads <= 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		pl->threads = n > 64 ? 64 : n > 1 ? (int)n : 1;
 	}
-	ppcc_config_fill_defaults(cfg);
 	/* an output that prints no action's times: the plan keeps none */
 	pl->no_times = !ppcc_emit_replays_times(r->format, pl->stages);
 	if (r->budget.max_work > PPCC_MAX_WORK_DEFAULT)
@@ -135,7 +219,26 @@ int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
 		return err;
 	/* with auto and a trainer's format, auto chooses among what that
 	 * trainer runs, as ppcc search -f does */
-	return ppcc_plan_build_for(out, a, cfg, d, fi->admits, NULL);
+	if ((err = ppcc_plan_build_for(out, a, cfg, d, fi->admits, NULL)) < 0 ||
+	    !r->from_search)
+		return err;
+	/* the same files and settings plan to the same figures, unless
+	 * another ppcc's search wrote the JSON */
+	double peak = 0;
+	for (int i = 0; i < out->best.schedule.n_ranks; i++)
+		if (out->best.estimate.peak_memory_bytes[i] > peak)
+			peak = out->best.estimate.peak_memory_bytes[i];
+	const ppcc_iteration *it = out->best.iteration;
+	if (it && (it->iteration_ms != pick.e.iteration_ms ||
+		   peak != pick.e.peak_bytes))
+		ppcc_warning(d, &pick.entry_loc, "the plan's iteration (%.6g ms) "
+			     "and peak memory (%.6g GiB) are not the search's "
+			     "(%.6g ms, %.6g GiB): did another version of ppcc "
+			     "write this search?", it->iteration_ms,
+			     peak / (1024.0 * 1024.0 * 1024.0),
+			     pick.e.iteration_ms,
+			     pick.e.peak_bytes / (1024.0 * 1024.0 * 1024.0));
+	return 0;
 }
 
 typedef struct compile_sink {

@@ -23,6 +23,12 @@ typedef struct ppcc_plan_request {
 	double memory_limit;   /* bytes every device holds; 0: the cluster's */
 	int threads;           /* 0: one per processor online, at most 64 */
 	ppcc_budget budget;    /* zeros: the defaults */
+	/* the JSON of ppcc search -f json, whose entry rank (1-based; 0:
+	 * 1) is planned as the search planned it, from the files it read
+	 * (unchanged, by their fingerprints) with its memory limit; model,
+	 * cluster, memory_limit and the settings above are then unset */
+	const char *from_search;
+	int rank;
 } ppcc_plan_request;
 
 /* Plans r into out, its data in a: the configuration loaded and
@@ -33,5 +39,9 @@ typedef struct ppcc_plan_request {
  * negative status with diagnostics. */
 int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
 		      const ppcc_plan_request *r, ppcc_diag *d);
+
+/* Every device group of cfg holding bytes (a copy of the groups, in a),
+ * as --memory-limit sets it: 0, or PPCC_ENOMEM. */
+int ppcc_config_limit_memory(ppcc_config *cfg, ppcc_arena *a, double bytes);
 
 #endif

@@ -164,6 +164,27 @@ void ppcc_search_entry_describe(char *buf, size_t size,
 int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
 		       const ppcc_config *base, const ppcc_search_entry *e);
 
+/* One entry of the JSON ppcc search -f json writes (search/read.c), and
+ * what the search planned it with; strings in the arena. */
+typedef struct ppcc_search_pick {
+	const char *path;          /* the JSON, as named ("<stdin>" for -) */
+	int rank, n_top;           /* the entry (1-based) of the n ranked */
+	ppcc_search_entry e;       /* its settings and figures */
+	const char *model_file;    /* absolute; "-": the search read stdin */
+	const char *cluster_file;  /* NULL: the model file's cluster */
+	uint64_t model_fingerprint, cluster_fingerprint; /* FNV-1a 64 */
+	double memory_limit_bytes; /* --memory-limit; 0: the devices' */
+	ppcc_loc entry_loc, model_loc, cluster_loc; /* in the JSON */
+} ppcc_search_pick;
+
+/* Reads entry rank (1-based, as the search's table numbers them) of the
+ * search's JSON at path ("-": stdin): 0; PPCC_EINPUT after reporting,
+ * at FILE:LINE:COL, what is wrong (not JSON, not a search's output, an
+ * older version, rank past the entries: how many there are, a bad
+ * entry); PPCC_ENOMEM. */
+int ppcc_search_read(ppcc_search_pick *out, ppcc_arena *a, const char *path,
+		     int rank, ppcc_diag *d);
+
 /* The bound a candidate of the search is ordered and pruned by before
  * it is planned (search.c, candidate_bound): bound.c's from the layers'
  * FLOPs, raised to the iteration (ppcc_plan_iteration_bound), for cfg's
