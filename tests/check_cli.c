@@ -35,6 +35,45 @@ START_TEST(cli_help_and_version_exit_zero)
 }
 END_TEST
 
+/* Every long option of the command line's tables (src/cli/main.c and
+ * src/cli/search.c, read as text) is named in --help. */
+START_TEST(cli_help_names_every_option)
+{
+	tu_run r;
+	TU_PPCC(&r, "--help");
+	ck_assert_int_eq(r.status, 0);
+	const char *files[] = {"src/cli/main.c", "src/cli/search.c"};
+	int seen = 0;
+	for (int k = 0; k < 2; k++) {
+		char *text = tu_read_src(files[k]);
+		ck_assert_ptr_nonnull(text);
+		for (char *p = text; (p = strstr(p, "{\"")); p++) {
+			char name[64], word[72];
+			if (sscanf(p, "{\"%63[a-z-]\", %*[a-z]_argument", name) != 1 ||
+			    !strstr(p, "_argument") ||
+			    strstr(p, "_argument") - p > 80)
+				continue;
+			snprintf(word, sizeof word, "--%s", name);
+			const char *at = r.out;
+			int named = 0;
+			while ((at = strstr(at, word))) {
+				char c = at[strlen(word)];
+				if (!(c == '-' || (c >= 'a' && c <= 'z')))
+					named = 1;
+				at++;
+			}
+			ck_assert_msg(named, "--help does not name %s (%s)", word,
+				      files[k]);
+			seen++;
+		}
+		free(text);
+	}
+	/* plan's and search's tables: far more than a handful */
+	ck_assert_int_gt(seen, 30);
+	tu_run_free(&r);
+}
+END_TEST
+
 START_TEST(cli_usage_errors_exit_two)
 {
 	const char *cases[][4] = {
@@ -339,6 +378,7 @@ Suite *suite_cli(void)
 {
 	return tu_suite("cli", "cli", 300, (const TTest *const[]){
 		cli_help_and_version_exit_zero,
+		cli_help_names_every_option,
 		cli_usage_errors_exit_two,
 		cli_usage_errors_name_the_option,
 		cli_plan_writes_output_file,

@@ -72,13 +72,13 @@ static void usage(FILE *f)
 	      "                 [--partition N,N,...] [--memory-limit GIB] [--jobs N]\n"
 	      "       ppcc plan --from-search FILE.json [--rank N] [-f FMT] [-o FILE]\n"
 	      "                 [--max-actions N] [--max-work N] [--jobs N]\n"
-	      "       ppcc check [--refresh-fingerprint] FILE.json\n"
+	      "       ppcc check [--refresh-fingerprint] [-q|--quiet] FILE.json\n"
 	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
 	      "       ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]\n", f);
 	fprintf(f, "                   [-f %s] [-o FILE]\n", search_formats);
 	fputs("                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
 	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
-	      "                   [--time-limit S]\n"
+	      "                   [--time-limit S] [--compare FILE] [--jobs N]\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n", f);
 	fprintf(f, "KIND: %s\n", kinds);
