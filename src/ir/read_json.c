@@ -1308,8 +1308,7 @@ static const yajl_callbacks callbacks = {
 
 /* ---- the file ----------------------------------------------------------- */
 
-/* yajl's message without its kind and its final period and newline. */
-static void yajl_message(char *out, size_t cap, yajl_handle h)
+void ppcc_json_yajl_message(char *out, size_t cap, void *h)
 {
 	unsigned char *e = yajl_get_error(h, 0, NULL, 0);
 	const char *m = e ? (const char *)e : "invalid JSON";
@@ -1426,7 +1425,7 @@ static int parse_file(reader *rd, const char *path)
 		if (rd->stopped) {
 			snprintf(msg, sizeof msg, "%s", rd->stop);
 		} else {
-			yajl_message(msg, sizeof msg, h);
+			ppcc_json_yajl_message(msg, sizeof msg, h);
 			if (rd->values == 0 && !strcmp(msg, "unexpected end of file"))
 				snprintf(msg, sizeof msg,
 					 "'[' or '{' expected near end of file");

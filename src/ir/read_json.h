@@ -13,4 +13,10 @@
 int ppcc_read_json(ppcc_plan *out, ppcc_arena *a, const char *path,
 		   ppcc_diag *d);
 
+/* yajl's error for the parser handle h (a yajl_handle) in the words ppcc's
+ * JSON readers use: without its kind, final period and newline,
+ * "end of file expected" for trailing garbage and "unexpected end of
+ * file" for a premature end. */
+void ppcc_json_yajl_message(char *out, size_t cap, void *h);
+
 #endif

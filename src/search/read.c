@@ -349,28 +349,6 @@ static const yajl_callbacks sr_callbacks = {
 	.yajl_end_array = cb_end,
 };
 
-/* yajl's message without its kind, final period and newline, in the
- * words ir/read_json.c uses. */
-static void sr_yajl_message(char *out, size_t cap, yajl_handle h)
-{
-	unsigned char *e = yajl_get_error(h, 0, NULL, 0);
-	const char *m = e ? (const char *)e : "invalid JSON";
-	if (!strncmp(m, "parse error: ", 13))
-		m += 13;
-	else if (!strncmp(m, "lexical error: ", 15))
-		m += 15;
-	snprintf(out, cap, "%s", m);
-	size_t n = strlen(out);
-	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '.'))
-		out[--n] = '\0';
-	if (strcmp(out, "trailing garbage") == 0)
-		snprintf(out, cap, "end of file expected");
-	else if (strcmp(out, "premature EOF") == 0)
-		snprintf(out, cap, "unexpected end of file");
-	if (e)
-		yajl_free_error(h, e);
-}
-
 /* The file into rd->buf (malloc'd): 0, or PPCC_EINPUT reported. */
 static int sr_read_file(sr_reader *rd, const char *path, const char *name,
 			ppcc_diag *d)
@@ -457,7 +435,7 @@ static int sr_parse(sr_reader *rd, const char *name, ppcc_diag *d)
 		if (rd->stopped)
 			snprintf(msg, sizeof msg, "%s", rd->stop);
 		else
-			sr_yajl_message(msg, sizeof msg, h);
+			ppcc_json_yajl_message(msg, sizeof msg, h);
 		if (rd->values == 0 && !rd->stopped &&
 		    strcmp(msg, "unexpected end of file") == 0)
 			snprintf(msg, sizeof msg, "empty file; expected the JSON "
