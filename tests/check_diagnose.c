@@ -514,7 +514,7 @@ static void gate_hold(void *user)
  * every rank write its record, and diagnose, run while the job still
  * hangs, names rank 1 and for how long it has been inside that forward:
  * at least from its entry to the signal (an order of events, which no
- * load changes). */
+ * load changes), and rank 0 waiting for it. */
 START_TEST(sigusr1_records_a_live_hang_and_diagnose_names_the_holder)
 {
 	char *dir = tu_mkdtemp();
@@ -546,8 +546,21 @@ START_TEST(sigusr1_records_a_live_hang_and_diagnose_names_the_holder)
 	for (int k = 0; k < 6000 && n_records(dir) < 2; k++)
 		nanosleep(&(struct timespec){0, 10000000L}, NULL);
 	ck_assert_int_eq(n_records(dir), 2);
+	/* rank 0 settles into its wait for B once its send of mb 1 has
+	 * completed, which the held forward does not hold up but a loaded
+	 * machine may delay: until the records show it there, signal again
+	 * (each signal rewrites both records before kill returns; the 600
+	 * rounds are only a bound on a failure) */
 	tu_run r;
-	diagnose(&r, dir, NULL, NULL, NULL);
+	for (int k = 0;; k++) {
+		diagnose(&r, dir, NULL, NULL, NULL);
+		if (strstr(r.out, "; rank 0 waits RECV_B stage 0 mb ") || k == 600)
+			break;
+		tu_run_free(&r);
+		nanosleep(&(struct timespec){0, 100000000L}, NULL);
+		t_signal = mono_s();
+		ck_assert_int_eq(kill(getpid(), SIGUSR1), 0);
+	}
 	pthread_mutex_lock(&g.mu);
 	g.released = 1;
 	pthread_cond_broadcast(&g.cv);
