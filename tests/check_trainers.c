@@ -185,6 +185,7 @@ typedef struct overrides {
 	int data_parallel; /* 0: the file's */
 	int n_partition;
 	const int *partition;
+	double grad_bytes; /* 0: the file's */
 } overrides;
 
 static built *build_with(const char *example, int kind, int chunks,
@@ -232,6 +233,8 @@ static built *build_with(const char *example, int kind, int chunks,
 		pl->data_parallel = ov->data_parallel;
 		pl->data_parallel_loc = cl;
 	}
+	if (ov && ov->grad_bytes > 0)
+		pl->grad_bytes = ov->grad_bytes;
 	if (ov && ov->partition) {
 		pl->n_partition = ov->n_partition;
 		pl->partition = ov->partition;
@@ -491,7 +494,7 @@ START_TEST(megatron_empty_first_or_last_stage_is_a_layout)
 		"Etttttttttt|ttttttttttt|ttttttttttt|L"};
 	const int *parts[] = {first_empty, last_empty};
 	for (int i = 0; i < 2; i++) {
-		overrides ov = {-1, 0, 4, parts[i]};
+		overrides ov = {-1, 0, 4, parts[i], 0};
 		built *b = build_with("llama3-8b.yaml", PPCC_SCHED_1F1B, 0, 4,
 				      &ov, 1);
 		int status;
@@ -521,7 +524,7 @@ START_TEST(megatron_zero_stages_map_to_distributed_optimizer_and_fsdp)
 	int planned[4][2] = {{0}};
 	for (int zero = 0; zero <= 3; zero++) {
 		for (int p = 1; p <= 4; p += 3) {
-			overrides ov = {zero, 0, 0, NULL};
+			overrides ov = {zero, 0, 0, NULL, 0};
 			built *b = build_with("llama3-8b.yaml", PPCC_SCHED_1F1B, 0,
 					      p, &ov, 0);
 			if (!b)
@@ -750,7 +753,7 @@ START_TEST(megatron_arguments_obey_megatrons_rules_across_plans)
 		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 			for (int zero = 0; zero <= 3; zero++)
 				for (int dsel = 0; dsel < 2; dsel++) {
-					overrides ov = {zero, dsel ? 0 : 1, 0, NULL};
+					overrides ov = {zero, dsel ? 0 : 1, 0, NULL, 0};
 					built *b = build_with(examples[e], kinds[k].kind,
 							      kinds[k].chunks,
 							      kinds[k].stages, &ov, 0);
@@ -834,33 +837,8 @@ END_TEST
  * (-1: the file's); NULL when ppcc cannot plan it (it does not fit). */
 static built *build_try(const char *example, int kind, int stages, int zero)
 {
-	built *b = calloc(1, sizeof *b);
-	ck_assert_ptr_nonnull(b);
-	b->a = ppcc_arena_new();
-	tu_diag_init(&b->diag);
-	char path[4096];
-	snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
-	static const ppcc_loc cl = {"<command line>", 0, 0};
-	ck_assert_int_eq(ppcc_config_load(&b->cfg, b->a, path, NULL,
-					  &b->diag.d), 0);
-	ppcc_pipeline *pl = &b->cfg.pipeline;
-	if (kind >= 0) {
-		pl->kind = kind;
-		pl->kind_loc = cl;
-	}
-	pl->stages = stages;
-	pl->stages_loc = cl;
-	if (zero >= 0) {
-		pl->zero = zero;
-		pl->zero_loc = cl;
-	}
-	ppcc_config_fill_defaults(&b->cfg);
-	if (ppcc_config_check(&b->cfg, &b->diag.d) != 0 ||
-	    ppcc_plan_build(&b->plan, b->a, &b->cfg, &b->diag.d) != 0) {
-		built_free(b);
-		return NULL;
-	}
-	return b;
+	overrides ov = {.zero = zero};
+	return build_with(example, kind, 0, stages, &ov, 0);
 }
 
 /* Python's tomllib over each file named: one line a file, the keys the
@@ -1600,28 +1578,9 @@ END_TEST
 static built *build_zero(const char *example, int stages, int d, int zero,
 			 double grad_bytes)
 {
-	built *b = calloc(1, sizeof *b);
-	ck_assert_ptr_nonnull(b);
-	b->a = ppcc_arena_new();
-	tu_diag_init(&b->diag);
-	char path[4096];
-	snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
-	static const ppcc_loc cl = {"<command line>", 0, 0};
-	ck_assert_int_eq(ppcc_config_load(&b->cfg, b->a, path, NULL,
-					  &b->diag.d), 0);
-	ppcc_pipeline *pl = &b->cfg.pipeline;
-	pl->stages = stages;
-	pl->stages_loc = cl;
-	pl->data_parallel = d;
-	pl->data_parallel_loc = cl;
-	pl->zero = zero;
-	pl->zero_loc = cl;
-	pl->grad_bytes = grad_bytes;
-	ppcc_config_fill_defaults(&b->cfg);
-	ck_assert_msg(ppcc_config_check(&b->cfg, &b->diag.d) == 0 &&
-		      ppcc_plan_build(&b->plan, b->a, &b->cfg, &b->diag.d) == 0,
-		      "%s: %s", example, b->diag.text);
-	return b;
+	overrides ov = {.zero = zero, .data_parallel = d,
+			.grad_bytes = grad_bytes};
+	return build_with(example, -1, 0, stages, &ov, 1);
 }
 
 /* DeepSpeed edaa722, runtime/config.py:937: train_batch_size must equal
