@@ -105,6 +105,12 @@ size_t ppcc_format_list(char *buf, size_t size, int which, const char *sep,
 /* Each writes the plan to f and returns 0, or a negative status with a
  * diagnostic.  They never close f. */
 int ppcc_emit_text(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o);
+
+/* Two lines for each device preset the cluster names (none without):
+ * what it is, and the efficiency every figure rests on with where it
+ * came from, calibrated (with its held-out error), uncalibrated, or the
+ * file's.  The caller holds the C locale. */
+void ppcc_emit_presets(FILE *f, const ppcc_cluster *c);
 int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		   ppcc_diag *d);
 int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
