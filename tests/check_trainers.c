@@ -959,7 +959,7 @@ START_TEST(torchtitan_toml_parses_and_names_every_module_once)
 	built *bs[N];
 	for (int i = 0; i < N; i++) {
 		bs[i] = build_try(cases[i].example, cases[i].kind,
-				  cases[i].stages, 1);
+				  cases[i].stages, 2);
 		ck_assert_msg(bs[i], "%s", cases[i].example);
 		int status;
 		char *text = emit_to_string(ppcc_emit_torchtitan_toml, bs[i],
@@ -1015,7 +1015,7 @@ START_TEST(torchtitan_model_is_a_registered_flavor)
 		  {"llama3-8b.yaml", "[model]\nname = \"llama3\"\n"
 				     "flavor = \"8B\"\n"}};
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-		built *b = build_try(ok[i].example, PPCC_SCHED_1F1B, 4, 1);
+		built *b = build_try(ok[i].example, PPCC_SCHED_1F1B, 4, 2);
 		ck_assert_ptr_nonnull(b);
 		int status;
 		char *text = emit_to_string(ppcc_emit_torchtitan_toml, b,
@@ -1080,6 +1080,52 @@ START_TEST(torchtitan_zero0_replicas_are_ddp_alone_only)
 }
 END_TEST
 
+/* torchtitan v0.2.2, models/llama3/infra/parallelize.py:319-345: every
+ * block is fully_shard-ed, "never" keeping its gathered 16-bit weights
+ * from the forward to the backward; FSDP's gradients are reduce-scattered
+ * into shards (reduce_dtype fp32, :135) whatever the policy, so no
+ * setting keeps them whole: ZeRO-2 is written as "never" (its bytes),
+ * ZeRO-1 with d x cp > 1 is refused (it would hold fewer bytes than
+ * planned), and ZeRO-1 at d = cp = 1 shards nothing. */
+START_TEST(torchtitan_zero1_is_refused_zero2_keeps_weights_gathered)
+{
+	for (int toml = 0; toml < 2; toml++) {
+		ppcc_search_entry e = {.t = 8, .p = 4, .d = 8, .cp = 1, .v = 1,
+				       .zero = 1, .kind = PPCC_SCHED_1F1B};
+		int (*admits)(const ppcc_search_entry *, void *) =
+			toml ? ppcc_torchtitan_toml_admits
+			     : ppcc_torchtitan_admits;
+		ck_assert(!admits(&e, NULL));
+		e.zero = 2;
+		ck_assert(admits(&e, NULL));
+		e.zero = 3;
+		ck_assert(admits(&e, NULL));
+		e.zero = 1;
+		e.d = 1;
+		e.cp = 2;
+		ck_assert(!admits(&e, NULL));
+	}
+	built *b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 16, 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_gt(b->cfg.pipeline.data_parallel, 1);
+	int status;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan_toml, b,
+					  &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "keeps whole gradients"));
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "plan with zero: 2"));
+	built_free(b);
+	b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 16, 2);
+	ck_assert_ptr_nonnull(b);
+	char *text = emit_to_string(ppcc_emit_torchtitan_toml, b, &status);
+	ck_assert_msg(text != NULL, "%s", b->diag.text);
+	ck_assert_ptr_nonnull(strstr(text,
+		"fsdp_reshard_after_forward = \"never\"\n"));
+	free(text);
+	built_free(b);
+}
+END_TEST
+
 /* torchtitan v0.2.2, distributed/utils.py:246-256: without FSDP
  * (parallel_dims.py:334-335: dp_shard > 1 or cp > 1) but with TP or PP,
  * mixed precision is off ("Mixed precision training with TP or PP is only
@@ -1089,7 +1135,7 @@ END_TEST
  * 290: mixed_precision_reduce takes "float32" only). */
 START_TEST(torchtitan_trains_bf16_or_refuses)
 {
-	built *b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 32, 1);
+	built *b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 32, 2);
 	ck_assert_ptr_nonnull(b);
 	ck_assert_int_eq(b->cfg.pipeline.data_parallel, 1);
 	int status;
@@ -1098,7 +1144,7 @@ START_TEST(torchtitan_trains_bf16_or_refuses)
 	ck_assert_int_eq(status, PPCC_EINPUT);
 	ck_assert_ptr_nonnull(strstr(b->diag.text, "trains in fp32"));
 	built_free(b);
-	b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 4, 1);
+	b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 4, 2);
 	ck_assert_ptr_nonnull(b);
 	char *text = emit_to_string(ppcc_emit_torchtitan_toml, b, &status);
 	ck_assert_msg(text, "%s", b->diag.text);
@@ -1126,7 +1172,7 @@ START_TEST(torchtitan_unnamed_orders_run_from_the_csv)
 	static const int kinds[] = {PPCC_SCHED_ZB_H1, PPCC_SCHED_ZB_H2,
 				    PPCC_SCHED_AUTO};
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-		built *b = build_try("llama3-70b.yaml", kinds[i], 4, 1);
+		built *b = build_try("llama3-70b.yaml", kinds[i], 4, 2);
 		ck_assert_ptr_nonnull(b);
 		int status;
 		char *text = emit_to_string(ppcc_emit_torchtitan_toml, b,
@@ -1226,7 +1272,8 @@ START_TEST(torchtitan_degrees_hold_torchtitans_rules)
 			ck_assert_int_eq(status, PPCC_EINPUT);
 			ck_assert_msg(strstr(b->diag.text, "DDP has not") ||
 				      strstr(b->diag.text, "trains in fp32") ||
-				      strstr(b->diag.text, "context-parallel"),
+				      strstr(b->diag.text, "context-parallel") ||
+				      strstr(b->diag.text, "keeps whole gradients"),
 				      "%s", b->diag.text);
 			refused++;
 			built_free(b);
@@ -1399,7 +1446,7 @@ START_TEST(torchtitan_python_config_sets_only_mains_names)
 		const char *example;
 		int kind, stages, zero;
 	} cases[] = {
-		{"llama3-70b.yaml", -1, 4, 1},
+		{"llama3-70b.yaml", -1, 4, 2},
 		{"llama3-70b.yaml", PPCC_SCHED_ZB_H1, 4, 3},
 		{"llama3-70b.yaml", PPCC_SCHED_INTERLEAVED, 4, 2},
 		{"llama3-70b.yaml", PPCC_SCHED_1F1B, 16, 0},
@@ -1707,6 +1754,7 @@ Suite *suite_trainers(void)
 		torchtitan_toml_parses_and_names_every_module_once,
 		torchtitan_model_is_a_registered_flavor,
 		torchtitan_zero0_replicas_are_ddp_alone_only,
+		torchtitan_zero1_is_refused_zero2_keeps_weights_gathered,
 		torchtitan_trains_bf16_or_refuses,
 		torchtitan_unnamed_orders_run_from_the_csv,
 		torchtitan_degrees_hold_torchtitans_rules,

@@ -390,6 +390,8 @@ static const char *tt_refusal(int t, int p, int d, int cp, int zero,
 		return "zero0-ddp";
 	if (zero == 0 && cp > 1)
 		return "zero0-cp";
+	if (zero == 1 && (d > 1 || cp > 1))
+		return "zero1";
 	if (toml && (zero == 0 || d == 1) && cp == 1 && (t > 1 || p > 1))
 		return "fp32";
 	return NULL;
@@ -509,6 +511,16 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 			   "or 3", cp);
 		return PPCC_EINPUT;
 	}
+	if (why && strcmp(why, "zero1") == 0) {
+		ppcc_loc loc = where(c, &pl->zero_loc);
+		ppcc_error(d, &loc, "torchtitan's FSDP shards the gradients "
+			   "with the weights and the optimizer's state; ZeRO-1 "
+			   "keeps whole gradients, so the plan's memory is not "
+			   "what it would run: plan with zero: 2 (FSDP that "
+			   "keeps the gathered weights until the backward, the "
+			   "same bytes) or 3");
+		return PPCC_EINPUT;
+	}
 	if (why) {
 		ppcc_loc loc = where(c, &pl->zero_loc);
 		ppcc_error(d, &loc, "torchtitan turns mixed precision off, and "
@@ -529,7 +541,7 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	}
 	j->d_rep = pl->zero == 0 ? D : 1;
 	j->d_shard = pl->zero == 0 ? 1 : D;
-	if (j->d_shard > 1 || cp > 1)
+	if (j->d_shard > 1 || cp > 1) /* ZeRO 2 or 3: 1 is refused above */
 		j->reshard = pl->zero == 3 ? "always" : "never";
 	j->local_batch = P > 1 ? (long long)pl->microbatches *
 					 c->model.micro_batch_size
