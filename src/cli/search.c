@@ -7,7 +7,8 @@
  * with its rank among them.
  *
  *   ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]
- *               [-f text|json|megatron|torchtitan|torchtitan-toml|deepspeed] [-o FILE]
+ *               [-f text|json|megatron|megatron-bridge|torchtitan|torchtitan-toml|
+ *                   deepspeed] [-o FILE]
  *               [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]
  *               [--exhaustive] [--compare FILE] [--jobs N]
  *               [--max-actions N] [--max-work N] [--time-limit S]

@@ -19,7 +19,8 @@ typedef enum ppcc_format {
 	PPCC_FMT_MEGATRON,
 	PPCC_FMT_TORCHTITAN,
 	PPCC_FMT_TORCHTITAN_TOML,
-	PPCC_FMT_DEEPSPEED
+	PPCC_FMT_DEEPSPEED,
+	PPCC_FMT_MEGATRON_BRIDGE
 } ppcc_format;
 
 typedef struct ppcc_emit_options {
@@ -150,6 +151,10 @@ int ppcc_emit_torchtitan_toml(FILE *f, const ppcc_plan *p,
 			      const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
+/* Megatron-Bridge: ppcc_apply(cfg), the fields of a recipe's
+ * ConfigContainer that Megatron-LM's arguments set, in Python. */
+int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
+			      const ppcc_emit_options *o, ppcc_diag *d);
 
 /* 1 when the trainer of format fmt (PPCC_FMT_MEGATRON, _TORCHTITAN,
  * _DEEPSPEED) runs configuration e as planned: its schedule kind, chunks,
