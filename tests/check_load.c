@@ -1672,6 +1672,22 @@ START_TEST(device_preset_errors_name_the_catalogue)
 			     "SXM4 40 GB's 16-bit with sparsity peak"),
 		      "%s", r.diag.text);
 	done(&r);
+	/* Gb/s typed for GB/s: above any link a device has, warned */
+	load_text(&r, MODEL1 "cluster:\n  devices: 4\n  device: h100\n"
+		  "  links: {inter_node: {bandwidth_gb_s: 400}, "
+		  "intra_node: {bandwidth_gb_s: 7200}}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_str_eq(r.diag.text,
+			 "7:40: warning: cluster.links.inter_node.bandwidth_gb_s: "
+			 "400 GB/s is more than any device's network port "
+			 "carries one way (800 Gb/s, 100 GB/s); if it is Gb/s, "
+			 "that is 50 GB/s\n"
+			 "7:75: warning: cluster.links.intra_node.bandwidth_gb_s: "
+			 "7200 GB/s is more than any device's link in a node "
+			 "carries one way (NVLink 5, 900 GB/s); if it is Gb/s, "
+			 "that is 900 GB/s\n");
+	ck_assert_double_eq(r.cfg.cluster.inter_node.bandwidth, 400e9);
+	done(&r);
 	/* a dense 16-bit peak of any row is not warned */
 	load_text(&r, MODEL1 "cluster:\n  devices: 4\n"
 		  "  device: {name: x, tflops: 989, efficiency: 0.5, "

@@ -58,6 +58,10 @@
  * range the cost model can compute is config_check.c's). */
 #define MAX_DEVICE_TFLOPS 10000.0
 #define MAX_DEVICE_MEMORY_GIB 4096.0
+/* The fastest link a device has one way: NVLink 5 in a node (the b200
+ * and gb200 presets); one 800 Gb/s port between nodes. */
+#define MAX_INTRA_GB_S 900.0
+#define MAX_INTER_GB_S 100.0
 /* The most memory_gib or reserved_gib taken (an error above): 1 PiB, so
  * that every sum and product of bytes the planner forms stays finite. */
 #define LOAD_MAX_MEMORY_GIB 1048576.0
@@ -1654,20 +1658,37 @@ static void read_device(ppcc_device_group *g, const section *s, int is_group)
 }
 
 /* A link; its bandwidth stays 0 when not given (the device's preset or
- * the default then sets it). */
+ * the default then sets it).  One above what any device's link carries
+ * one way (NVLink 5's 900 GB/s in a node, one 800 Gb/s port's 100 GB/s
+ * between nodes) is warned: most often Gb/s typed for GB/s. */
 static void read_link(ppcc_link *out, loader *L, const section *links,
 		      const char *key, double us)
 {
 	section s;
 	const node *k;
 	const node *v = sec_get(links, key, &k);
+	int intra = strcmp(key, "intra_node") == 0;
+	double most = intra ? MAX_INTRA_GB_S : MAX_INTER_GB_S;
 	out->bandwidth = 0;
 	out->latency = us * 1e-6;
 	if (!v || sec_open(&s, L, links, k, key, v, link_keys) < 0)
 		return;
 	if (sec_ranged(&s, "bandwidth_gb_s", NUM_POSITIVE, LOAD_MIN_GB_S,
-		       LOAD_MAX_GB_S, "GB/s", &out->bandwidth) == 1)
+		       LOAD_MAX_GB_S, "GB/s", &out->bandwidth) == 1) {
+		if (out->bandwidth > most) {
+			char path[PATH_CAP];
+			key_path(path, &s, "bandwidth_gb_s");
+			say(L, PPCC_SEV_WARNING,
+			    &sec_get(&s, "bandwidth_gb_s", NULL)->loc,
+			    "%s: %g GB/s is more than any device's %s carries "
+			    "one way (%s); if it is Gb/s, that is %g GB/s",
+			    path, out->bandwidth,
+			    intra ? "link in a node" : "network port",
+			    intra ? "NVLink 5, 900 GB/s"
+				  : "800 Gb/s, 100 GB/s", out->bandwidth / 8);
+		}
 		out->bandwidth *= 1e9;
+	}
 	if (sec_ranged(&s, "latency_us", NUM_NONNEG, 0, LOAD_MAX_LATENCY_US,
 		       "us", &out->latency) == 1)
 		out->latency *= 1e-6;
