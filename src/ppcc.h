@@ -33,6 +33,7 @@
 #include "ir/ir.h"
 #include "sim/sim.h"
 #include "cost/cost.h"
+#include "cost/devices.h"
 #include "sched/kind.h"
 #include "partition/partition.h"
 #include "plan/plan.h"

@@ -39,7 +39,7 @@ static char *hostile(const char *dir, const char *name, int layers,
 		 "activation_bytes: 1, stash_bytes: 1}\n"
 		 "cluster:\n"
 		 "  devices: %d\n"
-		 "  device: {name: d, tflops: 100, memory_gib: 80}\n"
+		 "  device: {name: d, tflops: 100, efficiency: 1, memory_gib: 80}\n"
 		 "pipeline:\n%s", layers, devices, pipeline);
 	ck_assert_int_eq(tu_write_file(path, text), 0);
 	return path;

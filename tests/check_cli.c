@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "testutil.h"
 
 static char *example(const char *name)
@@ -35,16 +37,18 @@ START_TEST(cli_help_and_version_exit_zero)
 }
 END_TEST
 
-/* Every long option of the command line's tables (src/cli/main.c and
- * src/cli/search.c, read as text) is named in --help. */
+/* Every long option of the command line's tables (src/cli/main.c,
+ * src/cli/search.c and src/cli/devices.c, read as text) is named in
+ * --help. */
 START_TEST(cli_help_names_every_option)
 {
 	tu_run r;
 	TU_PPCC(&r, "--help");
 	ck_assert_int_eq(r.status, 0);
-	const char *files[] = {"src/cli/main.c", "src/cli/search.c"};
+	const char *files[] = {"src/cli/main.c", "src/cli/search.c",
+			       "src/cli/devices.c"};
 	int seen = 0;
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		char *text = tu_read_src(files[k]);
 		ck_assert_ptr_nonnull(text);
 		for (char *p = text; (p = strstr(p, "{\"")); p++) {
@@ -71,6 +75,110 @@ START_TEST(cli_help_names_every_option)
 	/* plan's and search's tables: far more than a handful */
 	ck_assert_int_gt(seen, 30);
 	tu_run_free(&r);
+}
+END_TEST
+
+/* `ppcc devices` prints every row of the catalogue, as text and as JSON
+ * with the row's figures; a bad format or argument is a usage error. */
+START_TEST(cli_devices_lists_the_catalogue)
+{
+	tu_run r;
+	TU_PPCC(&r, "devices");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	for (int i = 0; i < ppcc_n_device_presets; i++) {
+		char line[64];
+		snprintf(line, sizeof line, "\n%-10s %7.1f ",
+			 ppcc_device_presets[i].name, ppcc_device_presets[i].bf16);
+		ck_assert_msg(strstr(r.out, line), "no row '%s' in\n%s", line,
+			      r.out);
+	}
+	ck_assert_ptr_nonnull(strstr(r.out, "\nh100         989.4  1978.9   "
+				     "494.7  79.65  3350    8   450   50 0.64*  "
+				     "NVIDIA H100 SXM5 80 GB\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\na100: calibrated on SC'21 "
+				     "Table 1, 7 runs fitted; 4.5% off on "
+				     "average (at most 8.1%) on 3 held out\n"));
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "devices", "-f", "json");
+	ck_assert_int_eq(r.status, 0);
+	json_error_t e;
+	json_t *list = json_loads(r.out, 0, &e);
+	ck_assert_msg(list && json_is_array(list), "%s", e.text);
+	ck_assert_int_eq(json_array_size(list), ppcc_n_device_presets);
+	for (int i = 0; i < ppcc_n_device_presets; i++) {
+		const ppcc_device_preset *p = &ppcc_device_presets[i];
+		json_t *o = json_array_get(list, i);
+		ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
+				 p->name);
+		ck_assert_double_eq(json_real_value(json_object_get(o,
+					"bf16_tflops")), p->bf16);
+		ck_assert_double_eq(json_real_value(json_object_get(o,
+					"efficiency")), p->efficiency);
+		ck_assert(json_is_null(json_object_get(o, "calibration")) ==
+			  (p->calibration == NULL));
+	}
+	json_decref(list);
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "devices", "-f", "dot");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "devices: unknown format 'dot' "
+				     "(text or json)"));
+	tu_run_free(&r);
+	TU_PPCC(&r, "devices", "h100");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "unexpected argument 'h100'"));
+	tu_run_free(&r);
+}
+END_TEST
+
+/* The plan's text names each preset under its first line, with the
+ * efficiency every figure rests on and where it came from: calibrated
+ * (with the held-out error), uncalibrated, or the file's. */
+START_TEST(cli_plan_names_the_preset_and_its_calibration)
+{
+	static const char model[] =
+		"model:\n  name: m\n  layers:\n"
+		"    - {name: a, fwd_flops: 1e12, params: 1e8, repeat: 8}\n"
+		"cluster:\n  devices: 2\n  device: %s\n"
+		"pipeline: {stages: 2, microbatches: 4}\n";
+	static const char *const cases[][2] = {
+		{"h100", "device h100: NVIDIA H100 SXM5 80 GB, 989.4 TFLOP/s "
+		 "dense BF16, 79.65 GiB\n  efficiency 0.64, uncalibrated: the "
+		 "A100's constant, fitted on SC'21 Table 1, stands in; every "
+		 "figure below rests on it\n"},
+		{"a100", "device a100: NVIDIA A100 SXM4 80 GB, 312 TFLOP/s "
+		 "dense BF16, 80 GiB\n  efficiency 0.64, calibrated on SC'21 "
+		 "Table 1: 4.5% off on average (at most 8.1%) on the 3 runs "
+		 "held out of the fit\n"},
+		{"{preset: h200, efficiency: 0.5}", "device h200: NVIDIA H200 "
+		 "SXM5 141 GB, 989.4 TFLOP/s dense BF16, 140.4 GiB\n  "
+		 "efficiency 0.50, the file's\n"},
+		{"{name: x, tflops: 100, efficiency: 0.5, memory_gib: 80}",
+		 NULL},
+	};
+	char *dir = tu_mkdtemp();
+	char path[4096], text[1024];
+	snprintf(path, sizeof path, "%s/m.yaml", dir);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(text, sizeof text, model, cases[i][0]);
+		ck_assert_int_eq(tu_write_file(path, text), 0);
+		tu_run r;
+		TU_PPCC(&r, "plan", path);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		const char *second = strchr(r.out, '\n') + 1;
+		if (cases[i][1])
+			ck_assert_msg(strncmp(second, cases[i][1],
+					      strlen(cases[i][1])) == 0,
+				      "%s", r.out);
+		else
+			ck_assert_msg(second[0] == '\n' &&
+				      !strstr(r.out, "efficiency"), "%s", r.out);
+		tu_run_free(&r);
+	}
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -380,6 +488,8 @@ Suite *suite_cli(void)
 		cli_help_and_version_exit_zero,
 		cli_help_names_every_option,
 		cli_usage_errors_exit_two,
+		cli_devices_lists_the_catalogue,
+		cli_plan_names_the_preset_and_its_calibration,
 		cli_usage_errors_name_the_option,
 		cli_plan_writes_output_file,
 		cli_bad_input_leaves_existing_output_untouched,

@@ -261,14 +261,25 @@ END_TEST
 
 START_TEST(compile_file_writes_every_format_as_ppcc_plan)
 {
+	char *dir = tu_mkdtemp();
 	for (int i = 0; i < ppcc_n_formats; i++) {
 		/* the trainers name a transformer's modules; torchtitan
 		 * runs llama3-8b's default (d 1 beside a pipeline) in fp32
-		 * and refuses it, and runs llama3-70b's */
-		const char *tiny = example(
-			!ppcc_formats[i].admits ? "tiny.yaml"
-			: strncmp(ppcc_formats[i].name, "torchtitan", 10) == 0
-			? "llama3-70b.yaml" : "llama3-8b.yaml");
+		 * and refuses it, and llama3-70b's ZeRO-1 (its FSDP shards
+		 * the gradients): it runs llama3-70b at ZeRO 2 */
+		int tt = strncmp(ppcc_formats[i].name, "torchtitan", 10) == 0;
+		char zero2[4096];
+		if (tt) {
+			char *text = tu_read_src("examples/llama3-70b.yaml");
+			char *at = strstr(text, "  zero: 1\n");
+			ck_assert_ptr_nonnull(at);
+			at[8] = '2';
+			tu_write_in(zero2, sizeof zero2, dir, "llama3-70b.yaml",
+				    text);
+			free(text);
+		}
+		const char *tiny = tt ? zero2 : example(
+			!ppcc_formats[i].admits ? "tiny.yaml" : "llama3-8b.yaml");
 		if (ppcc_formats[i].binary)
 			continue; /* Graphviz's PNG: compared by the CLI suites */
 		ppcc_compile_options o = PPCC_COMPILE_OPTIONS_INIT;
@@ -284,6 +295,7 @@ START_TEST(compile_file_writes_every_format_as_ppcc_plan)
 		free(out);
 		tu_run_free(&r);
 	}
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -328,15 +340,21 @@ static void expected_line(char *out, size_t n, const char *name,
 START_TEST(a_trainers_file_is_followed_by_one_line_naming_its_configuration)
 {
 	char *dir = tu_mkdtemp();
-	/* llama3-8b at ZeRO 1 over two replicas, which every trainer runs
-	 * (torchtitan v0.2.2 trains bf16 beside a pipeline only with FSDP) */
-	char model[4096];
+	/* llama3-8b over two replicas at ZeRO 1, which Megatron-LM and
+	 * DeepSpeed run beside a pipeline, and at ZeRO 2, which torchtitan
+	 * runs (v0.2.2 trains bf16 beside a pipeline only with FSDP, whose
+	 * gradients are sharded) */
+	char models[2][4096];
 	char *text = tu_read_src("examples/llama3-8b.yaml");
 	size_t len = strlen(text);
 	char *base = malloc(len + 64);
 	ck_assert_ptr_nonnull(base);
-	snprintf(base, len + 64, "%s  zero: 1\n  data_parallel: 2\n", text);
-	tu_write_in(model, sizeof model, dir, "llama.yaml", base);
+	for (int z = 0; z < 2; z++) {
+		snprintf(base, len + 64, "%s  zero: %d\n  data_parallel: 2\n",
+			 text, z + 1);
+		tu_write_in(models[z], sizeof models[z], dir,
+			    z ? "llama2.yaml" : "llama1.yaml", base);
+	}
 	free(base);
 	free(text);
 	int reporting = 0;
@@ -349,6 +367,8 @@ START_TEST(a_trainers_file_is_followed_by_one_line_naming_its_configuration)
 				 i == PPCC_FMT_TORCH_CSV);
 		char want[1024], file[4096];
 		tu_run r, ro;
+		const char *model =
+			models[strncmp(f->name, "torchtitan", 10) == 0];
 		RUN(&r, "plan", model, "-f", f->name);
 		ck_assert_msg(r.status == 0, "-f %s: %s", f->name, r.err);
 		snprintf(file, sizeof file, "%s/out.%s", dir, f->name);
@@ -418,7 +438,7 @@ START_TEST(a_trainers_file_is_followed_by_one_line_naming_its_configuration)
 		tu_run_free(&r);
 		tu_run_free(&ro);
 	}
-	ck_assert_int_eq(reporting, 5);
+	ck_assert_int_eq(reporting, 6); /* four trainers (torchtitan twice), the CSV */
 	/* a search's JSON, and the trainers' files' notes alone on stderr */
 	tu_run r;
 	RUN(&r, "search", example("tiny.yaml"), "-f", "json");

@@ -1700,13 +1700,21 @@ END_TEST
 /* ---- faults in the environment ----------------------------------------------- */
 
 /* A full device, as -o and as stdout, and a directory as -o: exit 3 with
- * "cannot write", in every format of the table (a trainer's of llama3-70b, a model
- * given as `transformer:` that every trainer runs). */
+ * "cannot write", in every format of the table (a trainer's of llama3-70b
+ * on one stage at ZeRO 2, a model given as `transformer:` and settings
+ * that every trainer runs). */
 START_TEST(harden_full_device_and_directory_exit_three)
 {
 	char *tiny = src_path("examples/tiny.yaml");
-	char *llama = src_path("examples/llama3-70b.yaml");
-	char *dir = tu_mkdtemp();
+	char *dir = tu_mkdtemp(), *models = tu_mkdtemp();
+	char llama[4096];
+	char *text = tu_read_src("examples/llama3-70b.yaml");
+	char *z = strstr(text, "  zero: 1\n"), *p = strstr(text, "  stages: 4\n");
+	ck_assert(z && p);
+	z[8] = '2';
+	p[10] = '1';
+	tu_write_in(llama, sizeof llama, models, "llama.yaml", text);
+	free(text);
 	for (int k = 0; k < ppcc_n_formats; k++) {
 		const char *name = ppcc_formats[k].name;
 		char *ex = ppcc_formats[k].admits ? llama : tiny;
@@ -1737,8 +1745,8 @@ START_TEST(harden_full_device_and_directory_exit_three)
 	}
 	ck_assert_int_eq(count_entries(dir, NULL, 0), 0);
 	tu_rmtree_free(dir);
+	tu_rmtree_free(models);
 	free(tiny);
-	free(llama);
 }
 END_TEST
 

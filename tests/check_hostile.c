@@ -135,7 +135,7 @@ static const char bidi_yaml[] =
 	"activation_bytes: 1, stash_bytes: 1}\n"
 	"cluster:\n"
 	"  devices: 2\n"
-	"  device: {name: \"d\\u2067x\", tflops: %s, memory_gib: 80}\n"
+	"  device: {name: \"d\\u2067x\", tflops: %s, efficiency: 1, memory_gib: 80}\n"
 	"pipeline:\n"
 	"  stages: 2\n"
 	"  microbatches: 2\n";

@@ -223,7 +223,7 @@ START_TEST(tp_collectives_are_two_allreduces_per_block_each_way)
 	planned r;
 	plan_text(&r, SMALL_GPT("") "cluster:\n"
 		  "  devices: 2\n"
-		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  device: {name: x, tflops: 100, efficiency: 1, memory_gib: 80}\n"
 		  "  links: {intra_node: {bandwidth_gb_s: 100, latency_us: 5}}\n"
 		  "pipeline: {tensor_parallel: 2, microbatches: 1}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -242,7 +242,7 @@ START_TEST(tp_collectives_are_two_allreduces_per_block_each_way)
 	plan_text(&r, SMALL_GPT(", sequence_parallel: false, recompute: full")
 		  "cluster:\n"
 		  "  devices: 2\n"
-		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  device: {name: x, tflops: 100, efficiency: 1, memory_gib: 80}\n"
 		  "  links: {intra_node: {bandwidth_gb_s: 100, latency_us: 5}}\n"
 		  "pipeline: {tensor_parallel: 2, microbatches: 1}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -259,7 +259,7 @@ START_TEST(p2p_sends_one_tth_of_the_activation_per_device)
 	plan_text(&r, SMALL_GPT("") "cluster:\n"
 		  "  devices: 8\n"
 		  "  devices_per_node: 4\n"
-		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  device: {name: x, tflops: 100, efficiency: 1, memory_gib: 80}\n"
 		  "  links: {inter_node: {bandwidth_gb_s: 25, latency_us: 10}}\n"
 		  "pipeline: {tensor_parallel: 4, stages: 2, microbatches: 2}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -278,7 +278,7 @@ START_TEST(context_parallel_passes_k_and_v_around_the_ring)
 	planned r;
 	plan_text(&r, SMALL_GPT("") "cluster:\n"
 		  "  devices: 2\n"
-		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  device: {name: x, tflops: 100, efficiency: 1, memory_gib: 80}\n"
 		  "  links: {intra_node: {bandwidth_gb_s: 100, latency_us: 5}}\n"
 		  "pipeline: {context_parallel: 2, microbatches: 1}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -361,7 +361,7 @@ START_TEST(loss_stage_keeps_logits_in_16_bits_and_fp32)
 	planned r;
 	plan_text(&r, SMALL_GPT("") "cluster:\n"
 		  "  devices: 2\n"
-		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  device: {name: x, tflops: 100, efficiency: 1, memory_gib: 80}\n"
 		  "pipeline: {tensor_parallel: 2, microbatches: 4}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	/* 6*s*b*V split over t: 6 * 1024 * 1000 / 2, one microbatch in
@@ -637,7 +637,7 @@ START_TEST(measured_times_convert_on_the_group_and_t_they_were_measured)
 		"  layers: [{name: l, fwd_ms: 1, params: 1}]\n"
 		"cluster:\n"
 		"  groups:\n"
-		"    - {name: a, count: 2, tflops: 100, memory_gib: 80}\n"
+		"    - {name: a, count: 2, tflops: 100, efficiency: 1, memory_gib: 80}\n"
 		"    - {name: b, count: 2, tflops: 200, efficiency: 0.5, "
 		"memory_gib: 80}\n"
 		"pipeline: {stages: 1, data_parallel: 1}\n";
@@ -804,7 +804,7 @@ START_TEST(parallel_sizes_that_do_not_divide_are_located_errors)
 	plan_text(&r, SMALL_GPT("") "cluster:\n"
 		  "  devices: 8\n"
 		  "  devices_per_node: 4\n"
-		  "  device: {name: x, tflops: 100, memory_gib: 80}\n"
+		  "  device: {name: x, tflops: 100, efficiency: 1, memory_gib: 80}\n"
 		  "pipeline:\n  tensor_parallel: 8\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	ck_assert_msg(strstr(r.diag.text, "9:3: warning: 8-way tensor "
@@ -821,12 +821,12 @@ START_TEST(parallel_sizes_that_do_not_divide_are_located_errors)
 	/* implausible but computable: a warning, and the plan */
 	plan_text(&r, ONE_LAYER("1")
 		  "cluster:\n  devices: 1\n"
-		  "  device: {name: x, tflops: 20000, memory_gib: 8000}\n");
+		  "  device: {name: x, tflops: 20000, efficiency: 1, memory_gib: 8000}\n");
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.diag.text, "6:29: warning: cluster.device.tflops: "
 			     "20000 TFLOP/s is faster than any device (above "
 			     "10000 dense 16-bit)") &&
-		      strstr(r.diag.text, "6:48: warning: cluster.device."
+		      strstr(r.diag.text, "6:63: warning: cluster.device."
 			     "memory_gib: 8000 GiB is more than any device "
 			     "holds (above 4096)"), "%s", r.diag.text);
 	done(&r);

@@ -792,7 +792,7 @@ START_TEST(the_formats_that_replay_times)
 		{PPCC_FMT_PNG, 256, 1}, {PPCC_FMT_HEADER, 2, 0},
 		{PPCC_FMT_TORCH_CSV, 2, 0}, {PPCC_FMT_MEGATRON, 2, 0},
 		{PPCC_FMT_TORCHTITAN, 2, 0}, {PPCC_FMT_DEEPSPEED, 2, 0},
-		{-1, 2, 1}, {PPCC_FMT_DEEPSPEED + 1, 2, 1}, /* unknown: replays */
+		{-1, 2, 1}, {PPCC_FMT_MEGATRON_BRIDGE + 1, 2, 1}, /* unknown: replays */
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		ck_assert_int_eq(ppcc_emit_replays_times(rows[i].format, rows[i].ranks),

@@ -1462,6 +1462,83 @@ static void refused(const char *dir, int status, const char *want,
 	tu_run_free(&r);
 }
 
+/* An exported configuration, given back to the search as a compared
+ * entry, plans to the peak and the iteration the export reported: the
+ * llama3-70b example written for Megatron-LM, Megatron-Bridge and
+ * DeepSpeed (ZeRO-1), and for torchtitan at ZeRO-2.  The compared entry
+ * is planned as a candidate is, so the trainer's file and the search's
+ * judgement rest on the same figures. */
+START_TEST(an_exported_configuration_compares_at_the_plans_peak)
+{
+	static const struct {
+		const char *format;
+		int zero;
+	} cases[] = {{"megatron", 1}, {"megatron-bridge", 1}, {"deepspeed", 1},
+		     {"torchtitan", 2}};
+	char *dir = tu_mkdtemp();
+	char *text = tu_read_src("examples/llama3-70b.yaml");
+	char *at = strstr(text, "  zero: 1\n");
+	ck_assert_ptr_nonnull(at);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char model[4096], cmp[4096], yaml[512], out[4096];
+		at[8] = (char)('0' + cases[i].zero);
+		tu_write_in(model, sizeof model, dir, "model.yaml", text);
+		snprintf(yaml, sizeof yaml,
+			 "compare:\n  - name: exported\n    pipeline: "
+			 "{tensor_parallel: 8, stages: 4, schedule: 1f1b, "
+			 "zero: %d, global_batch_size: 256}\n", cases[i].zero);
+		tu_write_in(cmp, sizeof cmp, dir, "cmp.yaml", yaml);
+		snprintf(out, sizeof out, "%s/export", dir);
+		tu_run r;
+		TU_PPCC(&r, "plan", model, "-f", cases[i].format, "-o", out);
+		ck_assert_msg(r.status == 0, "%s: %s", cases[i].format, r.err);
+		double gib = 0;
+		const char *pk = strstr(r.err, ", peak ");
+		ck_assert_msg(pk && sscanf(pk, ", peak %lf GiB", &gib) == 1,
+			      "%s", r.err);
+		tu_run_free(&r);
+		TU_PPCC(&r, "plan", model, "-f", "json");
+		ck_assert_int_eq(r.status, 0);
+		json_error_t je;
+		json_t *pj = json_loads(r.out, 0, &je);
+		ck_assert_ptr_nonnull(pj);
+		json_t *peaks = json_object_get(json_object_get(pj, "estimate"),
+						"peak_memory_bytes");
+		double planned = 0;
+		for (size_t k = 0; k < json_array_size(peaks); k++)
+			planned = fmax(planned, json_number_value(
+					       json_array_get(peaks, k)));
+		double it = json_number_value(json_object_get(
+			json_object_get(pj, "iteration"), "iteration_ms"));
+		json_decref(pj);
+		tu_run_free(&r);
+		char z[16];
+		snprintf(z, sizeof z, "zero=%d", cases[i].zero);
+		TU_PPCC(&r, "search", model, "--compare", cmp, "-f", "json",
+			"--top", "1", "--fix", "tensor_parallel=8", "--fix",
+			"stages=4", "--fix", z, "--fix", "schedule=1f1b");
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		json_t *sj = json_loads(r.out, 0, &je);
+		ck_assert_ptr_nonnull(sj);
+		json_t *c = json_array_get(json_object_get(sj, "compared"), 0);
+		double cpk = json_number_value(json_object_get(c,
+							       "peak_memory_bytes"));
+		double cit = json_number_value(json_object_get(c, "iteration_ms"));
+		ck_assert_msg(cpk == planned, "%s: compared %.17g, planned %.17g",
+			      cases[i].format, cpk, planned);
+		ck_assert_msg(fabs(cit - it) <= 1e-11 * it, "%s: %.17g, %.17g",
+			      cases[i].format, cit, it);
+		ck_assert_msg(fabs(gib - planned / 1073741824.0) <= 0.005,
+			      "%s: reported %.2f GiB, planned %.17g bytes",
+			      cases[i].format, gib, planned);
+		json_decref(sj);
+		tu_run_free(&r);
+	}
+	free(text);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 {
 	char *dir = tu_mkdtemp();
@@ -1650,6 +1727,7 @@ Suite *suite_search(void)
 		NULL});
 	tu_tcase(s, "from_search", 300, (const TTest *const[]){
 		a_search_entry_plans_to_the_figures_the_search_printed,
+		an_exported_configuration_compares_at_the_plans_peak,
 		from_search_refuses_what_it_cannot_plan_as_searched,
 		from_search_with_what_contradicts_it_is_a_usage_error,
 		NULL});

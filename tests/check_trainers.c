@@ -787,6 +787,248 @@ START_TEST(megatron_arguments_obey_megatrons_rules_across_plans)
 }
 END_TEST
 
+/* The fields the Megatron-Bridge snippet may set, each a field of the
+ * object it is set on: Megatron-LM 2a75ac12c54b (the commit Megatron-
+ * Bridge 067f987df03b runs, 3rdparty/Megatron-LM),
+ * megatron/core/transformer/transformer_config.py:65 num_layers, 138
+ * hidden_size, 141 num_attention_heads, 168 num_query_groups, 173
+ * ffn_hidden_size, 181 hidden_dropout, 184 attention_dropout, 205
+ * add_bias_linear, 214 gated_linear_unit, 217 activation_func, 249
+ * normalization, 104 pipeline_model_parallel_layout, 525
+ * recompute_granularity, 536 recompute_method, 544 recompute_num_layers;
+ * megatron/core/model_parallel_config.py:11 tensor_model_parallel_size,
+ * 83 pipeline_model_parallel_size, 86
+ * virtual_pipeline_model_parallel_size, 94 sequence_parallel, 100
+ * context_parallel_size, 250 gradient_accumulation_fusion, 431
+ * microbatch_group_size_per_vp_stage; Megatron-Bridge
+ * src/megatron/bridge/models/gpt_provider.py:140
+ * share_embeddings_and_output_weights, 142 position_embedding_type, 143
+ * rotary_base, 160 seq_length; megatron/training/config/
+ * training_config.py:11 micro_batch_size, 15 global_batch_size, 486
+ * ckpt_format; megatron/core/distributed/distributed_data_parallel_
+ * config.py:15 grad_reduce_in_fp32, 18 overlap_grad_reduce, 21
+ * overlap_param_gather, 29 use_distributed_optimizer, 90
+ * use_megatron_fsdp, 103 data_parallel_sharding_strategy;
+ * megatron/training/config/common_config.py:92 use_megatron_fsdp (cfg.dist);
+ * Bridge's training/mixed_precision.py:185 bf16_mixed, a
+ * MixedPrecisionConfig with grad_reduce_in_fp32.  The runner executes
+ * each snippet's ppcc_apply on objects that refuse any other field, then
+ * reads Megatron-LM's arguments for the same plan and says whether the
+ * two set the same run: degrees, shape, batch, ZeRO, overlaps,
+ * recomputation and the layout, each stage's modules in order. */
+static const char *const bridge_runner =
+	"import shlex, sys, types\n"
+	"F = {'model': {'num_layers', 'hidden_size', 'num_attention_heads',\n"
+	"  'num_query_groups', 'ffn_hidden_size', 'hidden_dropout',\n"
+	"  'attention_dropout', 'add_bias_linear', 'gated_linear_unit',\n"
+	"  'activation_func', 'normalization', 'pipeline_model_parallel_layout',\n"
+	"  'recompute_granularity', 'recompute_method', 'recompute_num_layers',\n"
+	"  'tensor_model_parallel_size', 'pipeline_model_parallel_size',\n"
+	"  'virtual_pipeline_model_parallel_size', 'sequence_parallel',\n"
+	"  'context_parallel_size', 'gradient_accumulation_fusion',\n"
+	"  'microbatch_group_size_per_vp_stage',\n"
+	"  'share_embeddings_and_output_weights', 'position_embedding_type',\n"
+	"  'rotary_base', 'seq_length'},\n"
+	"  'train': {'micro_batch_size', 'global_batch_size'},\n"
+	"  'checkpoint': {'ckpt_format'},\n"
+	"  'ddp': {'grad_reduce_in_fp32', 'overlap_grad_reduce',\n"
+	"  'overlap_param_gather', 'use_distributed_optimizer',\n"
+	"  'use_megatron_fsdp', 'data_parallel_sharding_strategy'},\n"
+	"  'dist': {'use_megatron_fsdp'},\n"
+	"  'mixed_precision': {'grad_reduce_in_fp32'}}\n"
+	"class Strict:\n"
+	"    def __init__(s, n):\n"
+	"        object.__setattr__(s, 'n', n); object.__setattr__(s, 'v', {})\n"
+	"    def __setattr__(s, k, x):\n"
+	"        if k not in F[s.n]: raise AttributeError(s.n + ' has no ' + k)\n"
+	"        s.v[k] = x\n"
+	"    def __getattr__(s, k):\n"
+	"        return s.v.get(k)\n"
+	"class Cfg:\n"
+	"    def __init__(s):\n"
+	"        for n in F:\n"
+	"            if n != 'mixed_precision': setattr(s, n, Strict(n))\n"
+	"        s.mixed_precision = None\n"
+	"def mod(name, **kw):\n"
+	"    m = types.ModuleType(name); m.__dict__.update(kw); sys.modules[name] = m\n"
+	"for n in ('torch', 'torch.nn', 'megatron', 'megatron.bridge',\n"
+	"          'megatron.bridge.training'):\n"
+	"    mod(n)\n"
+	"mod('torch.nn.functional', silu='silu', gelu='gelu')\n"
+	"mod('megatron.bridge.training.mixed_precision',\n"
+	"    bf16_mixed=lambda: Strict('mixed_precision'))\n"
+	"def layout(L, p, v, first, last, explicit):\n"
+	"    if explicit: return explicit\n"
+	"    S = p * v\n"
+	"    if first is not None:\n"
+	"        mid = [(L - first - last) // (p - 2)] * (p - 2)\n"
+	"        n = [first] + mid + [last]\n"
+	"    else:\n"
+	"        n = [L // S] * S\n"
+	"    return '|'.join(('E' if k == 0 else '') + 't' * n[k] +\n"
+	"                    ('L' if k == S - 1 else '') for k in range(S))\n"
+	"args = sys.argv[1:]\n"
+	"for i in range(0, len(args), 2):\n"
+	"    ns = {}\n"
+	"    exec(compile(open(args[i + 1]).read(), args[i + 1], 'exec'), ns)\n"
+	"    c = Cfg()\n"
+	"    assert ns['ppcc_apply'](c) is c\n"
+	"    m, d = c.model, c.ddp\n"
+	"    lay = m.pipeline_model_parallel_layout\n"
+	"    ex = '|'.join(''.join({'embedding': 'E', 'decoder': 't',\n"
+	"                           'loss': 'L'}[x] for x in st) for st in lay) if lay else None\n"
+	"    v = m.virtual_pipeline_model_parallel_size or 1\n"
+	"    b = {'tp': m.tensor_model_parallel_size,\n"
+	"         'pp': m.pipeline_model_parallel_size, 'vp': v,\n"
+	"         'cp': m.context_parallel_size, 'sp': m.sequence_parallel,\n"
+	"         'layers': m.num_layers, 'hidden': m.hidden_size,\n"
+	"         'ffn': m.ffn_hidden_size, 'heads': m.num_attention_heads,\n"
+	"         'groups': m.num_query_groups, 'seq': m.seq_length,\n"
+	"         'norm': m.normalization, 'pos': m.position_embedding_type,\n"
+	"         'base': m.rotary_base, 'swiglu': m.gated_linear_unit and\n"
+	"         m.activation_func == 'silu', 'untie':\n"
+	"         not m.share_embeddings_and_output_weights,\n"
+	"         'mbs': c.train.micro_batch_size, 'gbs': c.train.global_batch_size,\n"
+	"         'distopt': d.use_distributed_optimizer,\n"
+	"         'fsdp': d.data_parallel_sharding_strategy if d.use_megatron_fsdp\n"
+	"                 and c.dist.use_megatron_fsdp else None,\n"
+	"         'ogr': d.overlap_grad_reduce, 'opg': d.overlap_param_gather,\n"
+	"         'rc': m.recompute_granularity, 'group':\n"
+	"         m.microbatch_group_size_per_vp_stage,\n"
+	"         'bf16grad': not c.mixed_precision.grad_reduce_in_fp32,\n"
+	"         'layout': layout(m.num_layers, m.pipeline_model_parallel_size,\n"
+	"                          v, None, None, ex)}\n"
+	"    w = shlex.split(' '.join(l for l in open(args[i]).read().split('\\n')\n"
+	"                             if not l.startswith('#')))\n"
+	"    a = {}\n"
+	"    for j, x in enumerate(w):\n"
+	"        if x.startswith('--'):\n"
+	"            nx = w[j + 1] if j + 1 < len(w) else None\n"
+	"            a[x[2:]] = nx if nx is not None and not nx.startswith('--') else True\n"
+	"    g = lambda k, t=int: t(a[k]) if k in a else None\n"
+	"    L, p = g('num-layers'), g('pipeline-model-parallel-size')\n"
+	"    vm = (L // p // g('num-layers-per-virtual-pipeline-stage')\n"
+	"          if 'num-layers-per-virtual-pipeline-stage' in a else None)\n"
+	"    lay = a.get('pipeline-model-parallel-layout')\n"
+	"    if lay and vm is None: vm = lay.count('|') // p + 1\n"
+	"    mg = {'tp': g('tensor-model-parallel-size'), 'pp': p, 'vp': vm or 1,\n"
+	"          'cp': g('context-parallel-size'), 'sp': 'sequence-parallel' in a,\n"
+	"          'layers': L, 'hidden': g('hidden-size'), 'ffn': g('ffn-hidden-size'),\n"
+	"          'heads': g('num-attention-heads'),\n"
+	"          'groups': g('num-query-groups') or g('num-attention-heads'),\n"
+	"          'seq': g('seq-length'), 'norm': a['normalization'],\n"
+	"          'pos': a['position-embedding-type'], 'base': g('rotary-base'),\n"
+	"          'swiglu': 'swiglu' in a,\n"
+	"          'untie': 'untie-embeddings-and-output-weights' in a,\n"
+	"          'mbs': g('micro-batch-size'), 'gbs': g('global-batch-size'),\n"
+	"          'distopt': 'use-distributed-optimizer' in a,\n"
+	"          'fsdp': a.get('data-parallel-sharding-strategy'),\n"
+	"          'ogr': 'overlap-grad-reduce' in a,\n"
+	"          'opg': 'overlap-param-gather' in a,\n"
+	"          'rc': a.get('recompute-granularity'),\n"
+	"          'group': g('microbatch-group-size-per-virtual-pipeline-stage'),\n"
+	"          'bf16grad': 'grad-reduce-in-bf16' in a,\n"
+	"          'layout': layout(L, p, vm or 1,\n"
+	"                           g('decoder-first-pipeline-num-layers'),\n"
+	"                           g('decoder-last-pipeline-num-layers'), lay)}\n"
+	"    diff = sorted(k for k in mg if mg[k] != b[k])\n"
+	"    print(args[i], 'ok' if not diff else\n"
+	"          ' '.join('%s=%r/%r' % (k, mg[k], b[k]) for k in diff))\n";
+
+/* Megatron-Bridge's snippet runs on Bridge's own field names and sets
+ * the run Megatron-LM's arguments for the same plan set, for every
+ * example, the kinds Megatron runs, ZeRO 0-3, d = 1 and d > 1, even and
+ * uneven splits (an empty first stage included). */
+START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
+{
+	static const char *const examples[] = {
+		"llama3-8b.yaml", "llama3-70b.yaml", "llama2-70b.yaml",
+		"gpt3-175b.yaml"};
+	static const struct {
+		int kind, chunks, stages;
+	} kinds[] = {
+		{PPCC_SCHED_1F1B, 0, 0},
+		{PPCC_SCHED_1F1B, 0, 1},
+		{PPCC_SCHED_INTERLEAVED, 2, 0},
+	};
+	enum { MAX = 128 };
+	static char paths[2 * MAX][4096];
+	char *argv[2 * MAX + 4];
+	char *dir = tu_mkdtemp();
+	int n = 0, zeros[4] = {0};
+	argv[0] = "python3";
+	argv[1] = "-c";
+	argv[2] = (char *)bridge_runner;
+	for (size_t e = 0; e < sizeof examples / sizeof examples[0]; e++)
+		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+			for (int zero = 0; zero <= 3; zero++)
+				for (int dsel = 0; dsel < 2 && n < MAX; dsel++) {
+					overrides ov = {zero, dsel ? 0 : 1, 0, NULL, 0};
+					built *b = build_with(examples[e], kinds[k].kind,
+							      kinds[k].chunks,
+							      kinds[k].stages, &ov, 0);
+					if (!b)
+						continue;
+					int status;
+					char *mt = emit_to_string(ppcc_emit_megatron, b,
+								  &status);
+					char *bt = emit_to_string(
+						ppcc_emit_megatron_bridge, b, &status);
+					ck_assert_msg(mt && bt, "%s: %s", examples[e],
+						      b->diag.text);
+					char name[64];
+					snprintf(name, sizeof name, "args%d", n);
+					tu_write_in(paths[2 * n], sizeof paths[0], dir,
+						    name, mt);
+					snprintf(name, sizeof name, "bridge%d.py", n);
+					tu_write_in(paths[2 * n + 1], sizeof paths[0],
+						    dir, name, bt);
+					argv[3 + 2 * n] = paths[2 * n];
+					argv[4 + 2 * n] = paths[2 * n + 1];
+					free(mt);
+					free(bt);
+					zeros[zero]++;
+					n++;
+					built_free(b);
+				}
+	/* an empty first stage: a layout in both */
+	static const int part[] = {1, 11, 11, 11};
+	overrides ov = {-1, 0, 4, part, 0};
+	built *b = build_with("llama3-8b.yaml", PPCC_SCHED_1F1B, 0, 4, &ov, 1);
+	int status;
+	char *mt = emit_to_string(ppcc_emit_megatron, b, &status);
+	char *bt = emit_to_string(ppcc_emit_megatron_bridge, b, &status);
+	ck_assert_ptr_nonnull(strstr(bt, "        [\"embedding\"],\n"
+				     "        [\"decoder\"] * 11,\n"));
+	tu_write_in(paths[2 * n], sizeof paths[0], dir, "args-empty", mt);
+	tu_write_in(paths[2 * n + 1], sizeof paths[0], dir, "bridge-empty.py",
+		    bt);
+	argv[3 + 2 * n] = paths[2 * n];
+	argv[4 + 2 * n] = paths[2 * n + 1];
+	n++;
+	argv[3 + 2 * n] = NULL;
+	free(mt);
+	free(bt);
+	built_free(b);
+	ck_assert_int_ge(n, 40);
+	for (int z = 0; z < 4; z++)
+		ck_assert_int_gt(zeros[z], 0);
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
+	if (r.status == 127) {
+		tu_skip("megatron_bridge", "python3 not found");
+	} else {
+		ck_assert_msg(r.status == 0, "runner: %s", r.err);
+		int ok = 0;
+		for (const char *at = r.out; (at = strstr(at, " ok\n")); at++)
+			ok++;
+		ck_assert_msg(ok == n, "%d of %d agree:\n%s", ok, n, r.out);
+	}
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 START_TEST(megatron_refuses_what_its_checks_reject)
 {
 	/* --rotary-base is an int (arguments.py:2418); cp > 1 needs
@@ -959,7 +1201,7 @@ START_TEST(torchtitan_toml_parses_and_names_every_module_once)
 	built *bs[N];
 	for (int i = 0; i < N; i++) {
 		bs[i] = build_try(cases[i].example, cases[i].kind,
-				  cases[i].stages, 1);
+				  cases[i].stages, 2);
 		ck_assert_msg(bs[i], "%s", cases[i].example);
 		int status;
 		char *text = emit_to_string(ppcc_emit_torchtitan_toml, bs[i],
@@ -1015,7 +1257,7 @@ START_TEST(torchtitan_model_is_a_registered_flavor)
 		  {"llama3-8b.yaml", "[model]\nname = \"llama3\"\n"
 				     "flavor = \"8B\"\n"}};
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-		built *b = build_try(ok[i].example, PPCC_SCHED_1F1B, 4, 1);
+		built *b = build_try(ok[i].example, PPCC_SCHED_1F1B, 4, 2);
 		ck_assert_ptr_nonnull(b);
 		int status;
 		char *text = emit_to_string(ppcc_emit_torchtitan_toml, b,
@@ -1080,6 +1322,52 @@ START_TEST(torchtitan_zero0_replicas_are_ddp_alone_only)
 }
 END_TEST
 
+/* torchtitan v0.2.2, models/llama3/infra/parallelize.py:319-345: every
+ * block is fully_shard-ed, "never" keeping its gathered 16-bit weights
+ * from the forward to the backward; FSDP's gradients are reduce-scattered
+ * into shards (reduce_dtype fp32, :135) whatever the policy, so no
+ * setting keeps them whole: ZeRO-2 is written as "never" (its bytes),
+ * ZeRO-1 with d x cp > 1 is refused (it would hold fewer bytes than
+ * planned), and ZeRO-1 at d = cp = 1 shards nothing. */
+START_TEST(torchtitan_zero1_is_refused_zero2_keeps_weights_gathered)
+{
+	for (int toml = 0; toml < 2; toml++) {
+		ppcc_search_entry e = {.t = 8, .p = 4, .d = 8, .cp = 1, .v = 1,
+				       .zero = 1, .kind = PPCC_SCHED_1F1B};
+		int (*admits)(const ppcc_search_entry *, void *) =
+			toml ? ppcc_torchtitan_toml_admits
+			     : ppcc_torchtitan_admits;
+		ck_assert(!admits(&e, NULL));
+		e.zero = 2;
+		ck_assert(admits(&e, NULL));
+		e.zero = 3;
+		ck_assert(admits(&e, NULL));
+		e.zero = 1;
+		e.d = 1;
+		e.cp = 2;
+		ck_assert(!admits(&e, NULL));
+	}
+	built *b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 16, 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_gt(b->cfg.pipeline.data_parallel, 1);
+	int status;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan_toml, b,
+					  &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "keeps whole gradients"));
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "plan with zero: 2"));
+	built_free(b);
+	b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 16, 2);
+	ck_assert_ptr_nonnull(b);
+	char *text = emit_to_string(ppcc_emit_torchtitan_toml, b, &status);
+	ck_assert_msg(text != NULL, "%s", b->diag.text);
+	ck_assert_ptr_nonnull(strstr(text,
+		"fsdp_reshard_after_forward = \"never\"\n"));
+	free(text);
+	built_free(b);
+}
+END_TEST
+
 /* torchtitan v0.2.2, distributed/utils.py:246-256: without FSDP
  * (parallel_dims.py:334-335: dp_shard > 1 or cp > 1) but with TP or PP,
  * mixed precision is off ("Mixed precision training with TP or PP is only
@@ -1089,7 +1377,7 @@ END_TEST
  * 290: mixed_precision_reduce takes "float32" only). */
 START_TEST(torchtitan_trains_bf16_or_refuses)
 {
-	built *b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 32, 1);
+	built *b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 32, 2);
 	ck_assert_ptr_nonnull(b);
 	ck_assert_int_eq(b->cfg.pipeline.data_parallel, 1);
 	int status;
@@ -1098,7 +1386,7 @@ START_TEST(torchtitan_trains_bf16_or_refuses)
 	ck_assert_int_eq(status, PPCC_EINPUT);
 	ck_assert_ptr_nonnull(strstr(b->diag.text, "trains in fp32"));
 	built_free(b);
-	b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 4, 1);
+	b = build_try("llama3-70b.yaml", PPCC_SCHED_1F1B, 4, 2);
 	ck_assert_ptr_nonnull(b);
 	char *text = emit_to_string(ppcc_emit_torchtitan_toml, b, &status);
 	ck_assert_msg(text, "%s", b->diag.text);
@@ -1126,7 +1414,7 @@ START_TEST(torchtitan_unnamed_orders_run_from_the_csv)
 	static const int kinds[] = {PPCC_SCHED_ZB_H1, PPCC_SCHED_ZB_H2,
 				    PPCC_SCHED_AUTO};
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-		built *b = build_try("llama3-70b.yaml", kinds[i], 4, 1);
+		built *b = build_try("llama3-70b.yaml", kinds[i], 4, 2);
 		ck_assert_ptr_nonnull(b);
 		int status;
 		char *text = emit_to_string(ppcc_emit_torchtitan_toml, b,
@@ -1226,7 +1514,8 @@ START_TEST(torchtitan_degrees_hold_torchtitans_rules)
 			ck_assert_int_eq(status, PPCC_EINPUT);
 			ck_assert_msg(strstr(b->diag.text, "DDP has not") ||
 				      strstr(b->diag.text, "trains in fp32") ||
-				      strstr(b->diag.text, "context-parallel"),
+				      strstr(b->diag.text, "context-parallel") ||
+				      strstr(b->diag.text, "keeps whole gradients"),
 				      "%s", b->diag.text);
 			refused++;
 			built_free(b);
@@ -1399,7 +1688,7 @@ START_TEST(torchtitan_python_config_sets_only_mains_names)
 		const char *example;
 		int kind, stages, zero;
 	} cases[] = {
-		{"llama3-70b.yaml", -1, 4, 1},
+		{"llama3-70b.yaml", -1, 4, 2},
 		{"llama3-70b.yaml", PPCC_SCHED_ZB_H1, 4, 3},
 		{"llama3-70b.yaml", PPCC_SCHED_INTERLEAVED, 4, 2},
 		{"llama3-70b.yaml", PPCC_SCHED_1F1B, 16, 0},
@@ -1703,10 +1992,12 @@ Suite *suite_trainers(void)
 		megatron_zero_stages_map_to_distributed_optimizer_and_fsdp,
 		megatron_arguments_obey_megatrons_rules_across_plans,
 		megatron_refuses_what_its_checks_reject,
+		megatron_bridge_snippet_sets_what_megatrons_arguments_set,
 		trainer_formats_refuse_what_the_trainer_cannot_run,
 		torchtitan_toml_parses_and_names_every_module_once,
 		torchtitan_model_is_a_registered_flavor,
 		torchtitan_zero0_replicas_are_ddp_alone_only,
+		torchtitan_zero1_is_refused_zero2_keeps_weights_gathered,
 		torchtitan_trains_bf16_or_refuses,
 		torchtitan_unnamed_orders_run_from_the_csv,
 		torchtitan_degrees_hold_torchtitans_rules,

@@ -99,13 +99,18 @@ run_list() {
 }
 
 kinds="gpipe 1f1b interleaved zb-h1 zb-h2 zb-v zb-interleaved auto dualpipe-v"
-formats="text json dot svg png header torch-csv chrome megatron torchtitan deepspeed"
+# the formats both binaries know: the base's --help lists its table
+formats=$("$root/$old" --help | sed -n '/^FMT:/,/^FILE/p' | sed '$d' |
+	sed 's/^FMT://' | tr ',' ' ' | tr -s ' \n' ' ')
+# the search's: the line of its usage that lists them
+search_formats=$("$root/$old" --help | sed -n 's/^ *\[-f \(text|json|[^]]*\)\].*/\1/p' |
+	tr '|' ' ')
 
 # the searches first: the longest commands, started before the many short
 list=first
 for ex in examples/*.yaml; do
 	name=$(basename "$ex" .yaml)
-	for f in text json megatron torchtitan deepspeed; do
+	for f in $search_formats; do
 		add search "$ex" -f "$f"
 		[ -f "examples/compare/$name.yaml" ] &&
 			add search "$ex" -f "$f" --compare "examples/compare/$name.yaml"

@@ -71,4 +71,7 @@ int ppcc_cli_real(const char *s, double lo, double hi, double *out);
 int ppcc_cli_search(int argc, char **argv);
 int ppcc_cli_diagnose(int argc, char **argv);
 
+/* `ppcc devices` (devices.c): the device catalogue.  An exit status. */
+int ppcc_cli_devices(int argc, char **argv);
+
 #endif

@@ -79,6 +79,7 @@ static void usage(FILE *f)
 	fputs("                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
 	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
 	      "                   [--time-limit S] [--compare FILE] [--jobs N]\n"
+	      "       ppcc devices [-f|--format text|json] [-h|--help]\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n", f);
 	fprintf(f, "KIND: %s\n", kinds);
@@ -601,6 +602,8 @@ int main(int argc, char **argv)
 		return ppcc_cli_diagnose(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "search") == 0)
 		return ppcc_cli_search(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "devices") == 0)
+		return ppcc_cli_devices(argc - 1, argv + 1);
 
 	/* Options may come before the command and among its arguments. */
 	opterr = 0;

@@ -7,7 +7,8 @@
  * with its rank among them.
  *
  *   ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]
- *               [-f text|json|megatron|torchtitan|torchtitan-toml|deepspeed] [-o FILE]
+ *               [-f text|json|megatron|megatron-bridge|torchtitan|torchtitan-toml|
+ *                   deepspeed] [-o FILE]
  *               [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]
  *               [--exhaustive] [--compare FILE] [--jobs N]
  *               [--max-actions N] [--max-work N] [--time-limit S]
@@ -318,6 +319,7 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 	fprintf(f, " on %d devices (%d a node), global batch %ld sequences%s\n",
 		cl->devices, cl->devices_per_node, r->global_batch,
 		r->global_batch_given ? "" : " (the file's m x b x d)");
+	ppcc_emit_presets(f, cl);
 	fprintf(f, "  %ld configurations considered: %ld pruned by a "
 		"memory bound, %ld by a bound on the iteration, %ld refused by the "
 		"configuration checks, %ld simulated (%ld do not fit)\n",

@@ -19,7 +19,8 @@ typedef enum ppcc_format {
 	PPCC_FMT_MEGATRON,
 	PPCC_FMT_TORCHTITAN,
 	PPCC_FMT_TORCHTITAN_TOML,
-	PPCC_FMT_DEEPSPEED
+	PPCC_FMT_DEEPSPEED,
+	PPCC_FMT_MEGATRON_BRIDGE
 } ppcc_format;
 
 typedef struct ppcc_emit_options {
@@ -105,6 +106,12 @@ size_t ppcc_format_list(char *buf, size_t size, int which, const char *sep,
 /* Each writes the plan to f and returns 0, or a negative status with a
  * diagnostic.  They never close f. */
 int ppcc_emit_text(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o);
+
+/* Two lines for each device preset the cluster names (none without):
+ * what it is, and the efficiency every figure rests on with where it
+ * came from, calibrated (with its held-out error), uncalibrated, or the
+ * file's.  The caller holds the C locale. */
+void ppcc_emit_presets(FILE *f, const ppcc_cluster *c);
 int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		   ppcc_diag *d);
 int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
@@ -144,6 +151,10 @@ int ppcc_emit_torchtitan_toml(FILE *f, const ppcc_plan *p,
 			      const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
+/* Megatron-Bridge: ppcc_apply(cfg), the fields of a recipe's
+ * ConfigContainer that Megatron-LM's arguments set, in Python. */
+int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
+			      const ppcc_emit_options *o, ppcc_diag *d);
 
 /* 1 when the trainer of format fmt (PPCC_FMT_MEGATRON, _TORCHTITAN,
  * _DEEPSPEED) runs configuration e as planned: its schedule kind, chunks,

@@ -63,6 +63,11 @@ const ppcc_format_info ppcc_formats[] = {
 				ppcc_emit_deepspeed, 0, "DeepSpeed",
 				PPCC_TIMES_NEVER, ppcc_deepspeed_admits, 1, NULL,
 				0, 1},
+	[PPCC_FMT_MEGATRON_BRIDGE] = {"megatron-bridge",
+				      PPCC_FMT_MEGATRON_BRIDGE,
+				      ppcc_emit_megatron_bridge, 0,
+				      "Megatron-Bridge", PPCC_TIMES_NEVER,
+				      ppcc_megatron_admits, 1, NULL, 0, 1},
 };
 
 const int ppcc_n_formats = (int)(sizeof ppcc_formats / sizeof *ppcc_formats);

@@ -496,6 +496,33 @@ static void print_auto(FILE *f, const ppcc_plan *p)
 	fputc('\n', f);
 }
 
+void ppcc_emit_presets(FILE *f, const ppcc_cluster *c)
+{
+	for (int g = 0; g < c->n_groups; g++) {
+		const ppcc_device_group *dg = &c->groups[g];
+		const ppcc_device_preset *pr = dg->preset;
+		int seen = 0;
+		for (int h = 0; h < g && !seen; h++)
+			seen = c->groups[h].preset == pr &&
+			       c->groups[h].efficiency == dg->efficiency;
+		if (!pr || seen)
+			continue;
+		fprintf(f, "device %s: %s, %g TFLOP/s dense BF16, %g GiB\n"
+			"  efficiency %.2f", pr->name, pr->label, dg->tflops,
+			dg->memory_bytes / 1073741824.0, dg->efficiency);
+		if (dg->efficiency_given)
+			fputs(", the file's\n", f);
+		else if (pr->calibration)
+			fprintf(f, ", calibrated on %s: %.1f%% off on average "
+				"(at most %.1f%%) on the %d runs held out of the "
+				"fit\n", pr->calibration, pr->held_error,
+				pr->held_worst, pr->held_runs);
+		else
+			fprintf(f, ", uncalibrated: %s; every figure below "
+				"rests on it\n", PPCC_UNCALIBRATED_WHY);
+	}
+}
+
 static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o)
 {
 	const ppcc_schedule *s = &p->best.schedule;
@@ -526,8 +553,10 @@ static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 			put_name(f, c->cluster.groups[g].name);
 		}
 		fputc(')', f);
+		fputc('\n', f);
+		ppcc_emit_presets(f, &c->cluster);
 	}
-	fputs("\n\n", f);
+	fputc('\n', f);
 	print_partition(f, p);
 	if (p->has_uniform)
 		print_estimate(f, p);

@@ -318,6 +318,167 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	return write_status(f);
 }
 
+/* ---- Megatron-Bridge ----------------------------------------------------- */
+
+/*
+ * Megatron-Bridge (NVIDIA-NeMo/Megatron-Bridge 067f987df03b, which runs
+ * Megatron-LM 2a75ac12c54b): a recipe is a function returning a
+ * ConfigContainer (src/megatron/bridge/training/config.py:962-1008),
+ * whose model provider is a TransformerConfig; its recipes set
+ * cfg.model.*, cfg.train.* and cfg.ddp.* fields
+ * (perf_recipes/llama/h100/llama3.py).  The snippet is ppcc_apply(cfg),
+ * which sets the fields Megatron-LM's arguments set (the same decisions
+ * and refusals as ppcc_emit_megatron): the layout as a list of lists of
+ * "embedding", "decoder" and "loss", one list a virtual stage in
+ * Megatron's order (transformer_config.py:104-120), Megatron-FSDP on
+ * both cfg.ddp and cfg.dist (config.py:1065-1069), bf16 through the
+ * bf16_mixed recipe (training/mixed_precision.py:185-197).
+ */
+static void bridge_layout(FILE *f, const ppcc_plan *p)
+{
+	const ppcc_schedule *s = &p->best.schedule;
+	fputs("    m.pipeline_model_parallel_layout = [\n", f);
+	for (int k = 0; k < s->n_stages; k++) {
+		int blocks, e, h;
+		stage_blocks(p, &p->best.stages[k], &blocks, &e, &h);
+		const char *sep = "";
+		fputs("        ", f);
+		if (e) {
+			fputs("[\"embedding\"]", f);
+			sep = " + ";
+		}
+		if (blocks) {
+			fprintf(f, "%s[\"decoder\"] * %d", sep, blocks);
+			sep = " + ";
+		}
+		if (h)
+			fprintf(f, "%s[\"loss\"]", sep);
+		fputs(e || blocks || h ? ",\n" : "[],\n", f);
+	}
+	fputs("    ]\n", f);
+}
+
+int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
+			      const ppcc_emit_options *o, ppcc_diag *d)
+{
+	(void)o;
+	const ppcc_config *c = plan_config(p, d);
+	if (!c)
+		return PPCC_EINTERNAL;
+	int err = need_transformer(c, "Megatron-Bridge", d);
+	if (err || (err = megatron_refuses(c, d)))
+		return err;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = c->model.transformer;
+	const ppcc_schedule *s = &p->best.schedule;
+	int n_dp = pl->data_parallel * pl->context_parallel;
+	long long W = (long long)pl->tensor_parallel * pl->stages *
+		      pl->context_parallel * pl->data_parallel;
+	fprintf(f, "# ppcc %s: a Megatron-Bridge recipe's settings as planned "
+		"(Megatron-Bridge 067f987df03b, Megatron-LM 2a75ac12c54b).\n",
+		PPCC_VERSION_STRING);
+	fprintf(f, "# %lld processes = %d tensor x %d pipeline x %d context x "
+		"%d data parallel (torchrun --nproc-per-node per node).\n", W,
+		pl->tensor_parallel, pl->stages, pl->context_parallel,
+		pl->data_parallel);
+	fputs("# Apply it to a recipe's ConfigContainer, for instance\n"
+	      "#     from megatron.bridge.recipes.llama import "
+	      "llama3_70b_pretrain_config\n"
+	      "#     cfg = ppcc_apply(llama3_70b_pretrain_config())\n"
+	      "# Still to give: the dataset, the tokenizer (its vocabulary), "
+	      "train_iters, the optimizer and its schedule, checkpoint paths.\n",
+	      f);
+	if (pl->zero >= 2)
+		fputs("# Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset "
+		      "(not 1); the optimizer must be adam or sgd.\n", f);
+	if (s->n_chunks > 1 && pl->stages == 2)
+		fputs("# Interleaving with p = 2 is legal only with "
+		      "overlap_p2p_comm on (the default): keep it.\n", f);
+	fputs("import torch.nn.functional as F\n"
+	      "from megatron.bridge.training.mixed_precision import bf16_mixed\n"
+	      "\n\n"
+	      "def ppcc_apply(cfg):\n", f);
+	fputs("    m = cfg.model\n", f);
+	fprintf(f, "    m.num_layers = %d\n", tr->layers);
+	fprintf(f, "    m.hidden_size = %d\n", tr->hidden);
+	fprintf(f, "    m.ffn_hidden_size = %d\n",
+		tr->ffn_hidden > 0 ? tr->ffn_hidden : 4 * tr->hidden);
+	fprintf(f, "    m.num_attention_heads = %d\n", tr->heads);
+	fprintf(f, "    m.num_query_groups = %d\n",
+		tr->kv_heads > 0 ? tr->kv_heads : tr->heads);
+	fprintf(f, "    m.seq_length = %d\n", tr->seq_len);
+	fprintf(f, "    m.normalization = \"%s\"\n",
+		tr->norm == PPCC_NORM_LAYERNORM ? "LayerNorm" : "RMSNorm");
+	if (tr->position == PPCC_POSITION_ROPE)
+		fprintf(f, "    m.position_embedding_type = \"rope\"\n"
+			"    m.rotary_base = %lld\n",
+			tr->rope_theta > 0 ? (long long)tr->rope_theta : 10000LL);
+	else
+		fputs("    m.position_embedding_type = \"learned_absolute\"\n", f);
+	if (tr->swiglu)
+		fputs("    m.gated_linear_unit = True\n"
+		      "    m.activation_func = F.silu\n"
+		      "    m.add_bias_linear = False\n"
+		      "    m.attention_dropout = 0.0\n"
+		      "    m.hidden_dropout = 0.0\n", f);
+	else
+		fputs("    m.gated_linear_unit = False\n"
+		      "    m.activation_func = F.gelu\n", f);
+	fprintf(f, "    m.share_embeddings_and_output_weights = %s\n",
+		tr->tie_embeddings ? "True" : "False");
+	fprintf(f, "    m.tensor_model_parallel_size = %d\n",
+		pl->tensor_parallel);
+	fprintf(f, "    m.pipeline_model_parallel_size = %d\n", pl->stages);
+	if (s->n_chunks > 1)
+		fprintf(f, "    m.virtual_pipeline_model_parallel_size = %d\n",
+			s->n_chunks);
+	else
+		fputs("    m.virtual_pipeline_model_parallel_size = None\n", f);
+	fprintf(f, "    m.context_parallel_size = %d\n", pl->context_parallel);
+	fprintf(f, "    m.sequence_parallel = %s\n",
+		pl->tensor_parallel > 1 && tr->sequence_parallel ? "True"
+								 : "False");
+	int first = 0, last = 0;
+	if (pl->stages > 1 && megatron_split(p, &first, &last) != 1)
+		bridge_layout(f, p);
+	else
+		fputs("    m.pipeline_model_parallel_layout = None\n", f);
+	if (s->n_chunks > 1 && pl->group_size > 0 &&
+	    pl->group_size != pl->stages)
+		fprintf(f, "    m.microbatch_group_size_per_vp_stage = %d\n",
+			pl->group_size);
+	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
+		fputs("    m.recompute_granularity = \"selective\"\n", f);
+	else if (tr->recompute == PPCC_RECOMPUTE_FULL)
+		fputs("    m.recompute_granularity = \"full\"\n"
+		      "    m.recompute_method = \"uniform\"\n"
+		      "    m.recompute_num_layers = 1\n", f);
+	else
+		fputs("    m.recompute_granularity = None\n", f);
+	fprintf(f, "    cfg.train.micro_batch_size = %d\n",
+		c->model.micro_batch_size);
+	fprintf(f, "    cfg.train.global_batch_size = %lld\n", global_batch(c));
+	fputs("    cfg.mixed_precision = bf16_mixed()\n", f);
+	fprintf(f, "    cfg.mixed_precision.grad_reduce_in_fp32 = %s\n",
+		pl->grad_bytes == 2.0 ? "False" : "True");
+	fprintf(f, "    cfg.ddp.use_distributed_optimizer = %s\n",
+		pl->zero == 1 ? "True" : "False");
+	if (pl->zero >= 2)
+		fprintf(f, "    cfg.ddp.use_megatron_fsdp = True\n"
+			"    cfg.dist.use_megatron_fsdp = True\n"
+			"    cfg.ddp.data_parallel_sharding_strategy = \"%s\"\n"
+			"    cfg.checkpoint.ckpt_format = \"fsdp_dtensor\"\n"
+			"    m.gradient_accumulation_fusion = False\n",
+			pl->zero == 2 ? "optim_grads" : "optim_grads_params");
+	/* the overlaps the simulator assumes (doc/design/iteration.md) */
+	fprintf(f, "    cfg.ddp.overlap_grad_reduce = %s\n",
+		n_dp > 1 ? "True" : "False");
+	fprintf(f, "    cfg.ddp.overlap_param_gather = %s\n",
+		n_dp > 1 && pl->zero >= 1 ? "True" : "False");
+	fputs("    return cfg\n", f);
+	return write_status(f);
+}
+
 /* ---- torchtitan ---------------------------------------------------------- */
 
 /*
@@ -390,6 +551,8 @@ static const char *tt_refusal(int t, int p, int d, int cp, int zero,
 		return "zero0-ddp";
 	if (zero == 0 && cp > 1)
 		return "zero0-cp";
+	if (zero == 1 && (d > 1 || cp > 1))
+		return "zero1";
 	if (toml && (zero == 0 || d == 1) && cp == 1 && (t > 1 || p > 1))
 		return "fp32";
 	return NULL;
@@ -509,6 +672,16 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 			   "or 3", cp);
 		return PPCC_EINPUT;
 	}
+	if (why && strcmp(why, "zero1") == 0) {
+		ppcc_loc loc = where(c, &pl->zero_loc);
+		ppcc_error(d, &loc, "torchtitan's FSDP shards the gradients "
+			   "with the weights and the optimizer's state; ZeRO-1 "
+			   "keeps whole gradients, so the plan's memory is not "
+			   "what it would run: plan with zero: 2 (FSDP that "
+			   "keeps the gathered weights until the backward, the "
+			   "same bytes) or 3");
+		return PPCC_EINPUT;
+	}
 	if (why) {
 		ppcc_loc loc = where(c, &pl->zero_loc);
 		ppcc_error(d, &loc, "torchtitan turns mixed precision off, and "
@@ -529,7 +702,7 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	}
 	j->d_rep = pl->zero == 0 ? D : 1;
 	j->d_shard = pl->zero == 0 ? 1 : D;
-	if (j->d_shard > 1 || cp > 1)
+	if (j->d_shard > 1 || cp > 1) /* ZeRO 2 or 3: 1 is refused above */
 		j->reshard = pl->zero == 3 ? "always" : "never";
 	j->local_batch = P > 1 ? (long long)pl->microbatches *
 					 c->model.micro_batch_size

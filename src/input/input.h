@@ -85,6 +85,10 @@ typedef struct ppcc_device_group {
 	double efficiency;   /* fraction of peak reached, (0, 1] */
 	double memory_bytes; /* per device */
 	double memory_bandwidth; /* bytes per second, for the optimizer step */
+	/* The catalogue's row it names (cost/devices.h), or NULL; and 1 when
+	 * its efficiency is the file's, not the row's. */
+	const struct ppcc_device_preset *preset;
+	int efficiency_given;
 } ppcc_device_group;
 
 typedef struct ppcc_link {

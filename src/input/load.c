@@ -58,6 +58,10 @@
  * range the cost model can compute is config_check.c's). */
 #define MAX_DEVICE_TFLOPS 10000.0
 #define MAX_DEVICE_MEMORY_GIB 4096.0
+/* The fastest link a device has one way: NVLink 5 in a node (the b200
+ * and gb200 presets); one 800 Gb/s port between nodes. */
+#define MAX_INTRA_GB_S 900.0
+#define MAX_INTER_GB_S 100.0
 /* The most memory_gib or reserved_gib taken (an error above): 1 PiB, so
  * that every sum and product of bytes the planner forms stays finite. */
 #define LOAD_MAX_MEMORY_GIB 1048576.0
@@ -1488,11 +1492,11 @@ static int expand_model(ppcc_model *out, loader *L, const ppcc_cluster *c)
 static const char *const cluster_keys[] = {"device", "devices", "groups",
 					   "devices_per_node", "links",
 					   "reserved_gib", NULL};
-static const char *const device_keys[] = {"name", "tflops", "efficiency",
-					  "memory_gib",
+static const char *const device_keys[] = {"preset", "name", "tflops",
+					  "efficiency", "memory_gib",
 					  "memory_bandwidth_gb_s", NULL};
-static const char *const group_keys[] = {"name", "count", "tflops",
-					 "efficiency", "memory_gib",
+static const char *const group_keys[] = {"name", "count", "preset",
+					 "tflops", "efficiency", "memory_gib",
 					 "memory_bandwidth_gb_s", NULL};
 static const char *const links_keys[] = {"intra_node", "inter_node", NULL};
 static const char *const link_keys[] = {"bandwidth_gb_s", "latency_us", NULL};
@@ -1540,24 +1544,84 @@ static int sec_gib(const section *s, const char *key, num_kind kind,
  * pointer only when it was not read). */
 static const char default_device_name[] = "device";
 
+static void use_preset(ppcc_device_group *g, const ppcc_device_preset *p)
+{
+	g->preset = p;
+	g->name = p->name;
+	g->tflops = p->bf16;
+	g->efficiency = p->efficiency;
+	g->memory_bytes = p->memory_gib * 1073741824.0;
+	g->memory_bandwidth = p->memory_gb_s * 1e9;
+}
+
+/* `preset: NAME` of a device section, or the scalar of `device: NAME`
+ * (s's key): 1 and the row, 0 absent, -1 reported. */
+static int read_preset(ppcc_device_group *g, const section *s,
+		       const char *key)
+{
+	const char *names[PPCC_MAX_DEVICE_PRESETS + 1];
+	int i;
+	ppcc_device_preset_names(names);
+	int r = sec_word(s, key, names, &i, NULL);
+	if (r == 1)
+		use_preset(g, &ppcc_device_presets[i]);
+	return r;
+}
+
+/* A peak that is some device's FP8 or sparse 16-bit figure, given as the
+ * dense 16-bit one: warned, with the device's dense figure. */
+static void check_peak(const section *s, double tflops)
+{
+	for (int i = 0; i < ppcc_n_device_presets; i++) {
+		const ppcc_device_preset *p = &ppcc_device_presets[i];
+		if (fabs(tflops - p->bf16) <= 0.005 * p->bf16)
+			return;
+	}
+	for (int i = 0; i < ppcc_n_device_presets; i++) {
+		const ppcc_device_preset *p = &ppcc_device_presets[i];
+		const char *what = fabs(tflops - p->fp8) <= 0.005 * p->fp8
+			? "dense FP8" : fabs(tflops - 2 * p->bf16) <= 0.01 * p->bf16
+			? "16-bit with sparsity" : NULL;
+		if (!what)
+			continue;
+		char path[PATH_CAP];
+		key_path(path, s, "tflops");
+		say(s->L, PPCC_SEV_WARNING, &sec_get(s, "tflops", NULL)->loc,
+		    "%s: %g TFLOP/s is the %s's %s peak; tflops is the dense "
+		    "16-bit peak (%g on the %s; `preset: %s` gives it)", path,
+		    tflops, p->label, what, p->bf16, p->name, p->name);
+		return;
+	}
+}
+
 static void read_device(ppcc_device_group *g, const section *s, int is_group)
 {
 	char path[PATH_CAP];
+	int errors = s->L->errors;
 	g->efficiency = 1.0;
 	g->name = default_device_name;
 	g->memory_bandwidth = DEFAULT_MEMORY_BANDWIDTH_GB_S * 1e9;
+	int named = read_preset(g, s, "preset");
+	int preset = named == 1, need = named == 0; /* -1: reported */
 	sec_string(s, "name", is_group, &g->name);
 	if (is_group)
 		sec_int(s, "count", 1, PPCC_MAX_COUNT, 1, &g->count, NULL);
-	if (sec_number(s, "tflops", NUM_POSITIVE, 1, &g->tflops) == 1 &&
-	    g->tflops > MAX_DEVICE_TFLOPS) {
-		key_path(path, s, "tflops");
-		say(s->L, PPCC_SEV_WARNING, &sec_get(s, "tflops", NULL)->loc,
-		    "%s: %g TFLOP/s is faster than any device (above %g "
-		    "dense 16-bit)", path, g->tflops, MAX_DEVICE_TFLOPS);
+	if (sec_number(s, "tflops", NUM_POSITIVE, need, &g->tflops) == 1) {
+		if (g->tflops > MAX_DEVICE_TFLOPS) {
+			key_path(path, s, "tflops");
+			say(s->L, PPCC_SEV_WARNING,
+			    &sec_get(s, "tflops", NULL)->loc,
+			    "%s: %g TFLOP/s is faster than any device (above "
+			    "%g dense 16-bit)", path, g->tflops,
+			    MAX_DEVICE_TFLOPS);
+		} else {
+			check_peak(s, g->tflops);
+		}
 	}
-	sec_number(s, "efficiency", NUM_FRACTION, 0, &g->efficiency);
-	if (sec_gib(s, "memory_gib", NUM_POSITIVE, 1, &g->memory_bytes) == 1) {
+	g->efficiency_given = sec_number(s, "efficiency", NUM_FRACTION,
+					 need, &g->efficiency) == 1;
+	if (sec_gib(s, "memory_gib", NUM_POSITIVE, need,
+		    &g->memory_bytes) == 1) {
 		if (g->memory_bytes > MAX_DEVICE_MEMORY_GIB) {
 			key_path(path, s, "memory_gib");
 			say(s->L, PPCC_SEV_WARNING,
@@ -1571,21 +1635,60 @@ static void read_device(ppcc_device_group *g, const section *s, int is_group)
 	if (sec_ranged(s, "memory_bandwidth_gb_s", NUM_POSITIVE, LOAD_MIN_GB_S,
 		       LOAD_MAX_GB_S, "GB/s", &g->memory_bandwidth) == 1)
 		g->memory_bandwidth *= 1e9;
+	if (!preset && s->L->errors != errors && !sec_get(s, "preset", NULL) &&
+	    (!sec_get(s, "tflops", NULL) || !sec_get(s, "efficiency", NULL) ||
+	     !sec_get(s, "memory_gib", NULL))) {
+		const char *names[PPCC_MAX_DEVICE_PRESETS + 1];
+		char list[256];
+		ppcc_device_preset_names(names);
+		list_words(list, sizeof list, names);
+		const ppcc_device_preset *p = g->name
+			? ppcc_device_preset_find(g->name, strlen(g->name)) : NULL;
+		if (p)
+			say(s->L, PPCC_SEV_NOTE, &s->where,
+			    "%s: the name '%s' is only a label; `preset: %s` "
+			    "gives that device's peak, efficiency and memory",
+			    s->path, p->name, p->name);
+		else
+			say(s->L, PPCC_SEV_NOTE, &s->where,
+			    "%s: a preset gives the peak, the efficiency and "
+			    "the memory: preset: NAME, one of %s (`ppcc "
+			    "devices` lists them)", s->path, list);
+	}
 }
 
+/* A link; its bandwidth stays 0 when not given (the device's preset or
+ * the default then sets it).  One above what any device's link carries
+ * one way (NVLink 5's 900 GB/s in a node, one 800 Gb/s port's 100 GB/s
+ * between nodes) is warned: most often Gb/s typed for GB/s. */
 static void read_link(ppcc_link *out, loader *L, const section *links,
-		      const char *key, double gb_s, double us)
+		      const char *key, double us)
 {
 	section s;
 	const node *k;
 	const node *v = sec_get(links, key, &k);
-	out->bandwidth = gb_s * 1e9;
+	int intra = strcmp(key, "intra_node") == 0;
+	double most = intra ? MAX_INTRA_GB_S : MAX_INTER_GB_S;
+	out->bandwidth = 0;
 	out->latency = us * 1e-6;
 	if (!v || sec_open(&s, L, links, k, key, v, link_keys) < 0)
 		return;
 	if (sec_ranged(&s, "bandwidth_gb_s", NUM_POSITIVE, LOAD_MIN_GB_S,
-		       LOAD_MAX_GB_S, "GB/s", &out->bandwidth) == 1)
+		       LOAD_MAX_GB_S, "GB/s", &out->bandwidth) == 1) {
+		if (out->bandwidth > most) {
+			char path[PATH_CAP];
+			key_path(path, &s, "bandwidth_gb_s");
+			say(L, PPCC_SEV_WARNING,
+			    &sec_get(&s, "bandwidth_gb_s", NULL)->loc,
+			    "%s: %g GB/s is more than any device's %s carries "
+			    "one way (%s); if it is Gb/s, that is %g GB/s",
+			    path, out->bandwidth,
+			    intra ? "link in a node" : "network port",
+			    intra ? "NVLink 5, 900 GB/s"
+				  : "800 Gb/s, 100 GB/s", out->bandwidth / 8);
+		}
 		out->bandwidth *= 1e9;
+	}
 	if (sec_ranged(&s, "latency_us", NUM_NONNEG, 0, LOAD_MAX_LATENCY_US,
 		       "us", &out->latency) == 1)
 		out->latency *= 1e-6;
@@ -1615,6 +1718,26 @@ static void group_name_once(const ppcc_device_group *groups, int i,
 		}
 }
 
+/* The node size and the links not given: the preset's when every device
+ * names the same one, else the defaults. */
+static void node_from_preset(ppcc_cluster *c, int per_node_given)
+{
+	const ppcc_device_preset *p = c->n_groups > 0 ? c->groups[0].preset
+						      : NULL;
+	for (int g = 1; g < c->n_groups && p; g++)
+		if (c->groups[g].preset != p)
+			p = NULL;
+	if (p && !per_node_given)
+		c->devices_per_node = p->node_devices;
+	if (c->intra_node.bandwidth == 0)
+		c->intra_node.bandwidth = (p ? p->intra_gb_s
+					     : DEFAULT_INTRA_GB_S) * 1e9;
+	if (c->inter_node.bandwidth == 0)
+		c->inter_node.bandwidth = (p && p->inter_gb_s > 0
+					   ? p->inter_gb_s
+					   : DEFAULT_INTER_GB_S) * 1e9;
+}
+
 static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 			 const node *key, const node *value)
 {
@@ -1626,6 +1749,7 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 				      DEFAULT_INTRA_US * 1e-6};
 	out->inter_node = (ppcc_link){DEFAULT_INTER_GB_S * 1e9,
 				      DEFAULT_INTER_US * 1e-6};
+	int per_node_given = 0;
 	out->reserved_bytes = DEFAULT_RESERVED_GIB * 1073741824.0;
 	if (sec_open(&s, L, top, key, "cluster", value, cluster_keys) < 0)
 		return;
@@ -1633,8 +1757,8 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 	int devices = 0;
 	int devices_given = sec_int(&s, "devices", 1, PPCC_MAX_COUNT, 0,
 				    &devices, NULL);
-	sec_int(&s, "devices_per_node", 1, PPCC_MAX_COUNT, 0,
-		&out->devices_per_node, NULL);
+	per_node_given = sec_int(&s, "devices_per_node", 1, PPCC_MAX_COUNT, 0,
+				 &out->devices_per_node, NULL);
 	if (sec_gib(&s, "reserved_gib", NUM_NONNEG, 0,
 		    &out->reserved_bytes) == 1)
 		out->reserved_bytes *= 1073741824.0;
@@ -1642,10 +1766,8 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 	section links = {.L = L};
 	if (lv)
 		sec_open(&links, L, &s, k, "links", lv, links_keys);
-	read_link(&out->intra_node, L, &links, "intra_node",
-		  DEFAULT_INTRA_GB_S, DEFAULT_INTRA_US);
-	read_link(&out->inter_node, L, &links, "inter_node",
-		  DEFAULT_INTER_GB_S, DEFAULT_INTER_US);
+	read_link(&out->intra_node, L, &links, "intra_node", DEFAULT_INTRA_US);
+	read_link(&out->inter_node, L, &links, "inter_node", DEFAULT_INTER_US);
 
 	/* Both are read when both are given, so that each is checked. */
 	int which = sec_one_of(&s, "device", "groups", 1);
@@ -1663,7 +1785,11 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 			return;
 		}
 		single->loc = dk->loc;
-		if (sec_open(&ds, L, &s, dk, "device", dv, device_keys) == 0)
+		single->efficiency = 1.0;
+		if (dv->kind == NODE_SCALAR)
+			read_preset(single, &s, "device");
+		else if (sec_open(&ds, L, &s, dk, "device", dv,
+				  device_keys) == 0)
 			read_device(single, &ds, 0);
 		if (which == 0 && devices_given == 0)
 			sec_missing(&s, "devices");
@@ -1718,6 +1844,7 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 		out->n_groups = n_groups;
 		devices = (int)sum;
 	}
+	node_from_preset(out, per_node_given);
 	out->devices = devices;
 }
 

@@ -15,6 +15,7 @@ rows="1.7B 24 2304 24 1 1 32 512 137 16 1
 1008.0B 160 25600 128 8 64 3072 3072 163 1 1"
 
 # name heads hidden layers gpus mbs recompute: the model and cluster
+# (the device: $device when set, else A100 figures with efficiency $eff)
 gpt_model() {
 	cat <<YAML
 model:
@@ -32,8 +33,8 @@ model:
 cluster:
   devices: $5
   devices_per_node: 8
-  device: {name: a100, tflops: 312, efficiency: $eff, memory_gib: 80,
-           memory_bandwidth_gb_s: 2000}
+  device: ${device:-{name: a100, tflops: 312, efficiency: $eff, memory_gib: 80,
+           memory_bandwidth_gb_s: 2000\}}
   links:
     intra_node: {bandwidth_gb_s: 300, latency_us: 5}
     inter_node: {bandwidth_gb_s: 25, latency_us: 10}

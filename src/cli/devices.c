@@ -1,0 +1,154 @@
+/*
+ * devices.c - the `ppcc devices` command: the device catalogue
+ * (src/cost/devices.c) as a table, or as JSON with -f json.
+ *
+ *   ppcc devices [-f|--format text|json]
+ *
+ * Exit codes as ppcc(1): 0, 2 usage, 3 cannot write, 4 internal.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ppcc.h"
+#include "cli/cli.h"
+
+/* x in fmt, or "-" when 0 (not published, or none). */
+static void figure(char *buf, size_t cap, const char *fmt, double x)
+{
+	if (x > 0)
+		snprintf(buf, cap, fmt, x);
+	else
+		snprintf(buf, cap, "-");
+}
+
+static void devices_text(FILE *f)
+{
+	fprintf(f, "%-10s %7s %7s %7s %6s %5s %4s %5s %4s %5s  %s\n", "preset",
+		"BF16", "FP8", "TF32", "GiB", "GB/s", "node", "link", "net",
+		"eff", "device");
+	for (int i = 0; i < ppcc_n_device_presets; i++) {
+		const ppcc_device_preset *p = &ppcc_device_presets[i];
+		char fp8[16], tf32[16], net[16];
+		figure(fp8, sizeof fp8, "%.1f", p->fp8);
+		figure(tf32, sizeof tf32, "%.1f", p->tf32);
+		figure(net, sizeof net, "%g", p->inter_gb_s);
+		fprintf(f, "%-10s %7.1f %7s %7s %6g %5g %4d %5g %4s %4.2f%s  %s\n",
+			p->name, p->bf16, fp8, tf32, p->memory_gib,
+			p->memory_gb_s, p->node_devices, p->intra_gb_s, net,
+			p->efficiency, p->calibration ? " " : "*", p->label);
+	}
+	fputs("\nBF16, FP8, TF32: dense peak TFLOP/s (no sparsity; - none or not\n"
+	      "published).  GiB, GB/s: the memory the device reports and its\n"
+	      "bandwidth.  node: devices of the usual node; link, net: each\n"
+	      "device's link inside the node and its network, GB/s one way (- no\n"
+	      "usual system: ppcc's default, 25).  eff: the fraction of the BF16\n"
+	      "peak a model's layers reach, the constant every estimate rests on.\n",
+	      f);
+	for (int i = 0; i < ppcc_n_device_presets; i++) {
+		const ppcc_device_preset *p = &ppcc_device_presets[i];
+		if (p->calibration)
+			fprintf(f, "%s: calibrated on %s, %d runs fitted; %.1f%% "
+				"off on average (at most %.1f%%) on %d held out\n",
+				p->name, p->calibration, p->fitted_runs,
+				p->held_error, p->held_worst, p->held_runs);
+	}
+	fprintf(f, "*: uncalibrated, no published run calibrates it yet: %s\n",
+		PPCC_UNCALIBRATED_WHY);
+	fputs("Sources for every figure: doc/design/devices.md.  Name one with\n"
+	      "`device: NAME` or `device: {preset: NAME, memory_gib: 95}` (ppcc(5)).\n",
+	      f);
+}
+
+static json_t *devices_json(void)
+{
+	json_t *list = json_array();
+	for (int i = 0; list && i < ppcc_n_device_presets; i++) {
+		const ppcc_device_preset *p = &ppcc_device_presets[i];
+		json_t *o = json_pack(
+			"{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:s?,"
+			" s:i, s:i, s:f, s:f}",
+			"name", p->name, "device", p->label, "tf32_tflops", p->tf32,
+			"bf16_tflops", p->bf16, "fp8_tflops", p->fp8, "memory_gib",
+			p->memory_gib, "memory_gb_s", p->memory_gb_s,
+			"node_devices", p->node_devices, "intra_node_gb_s",
+			p->intra_gb_s, "inter_node_gb_s", p->inter_gb_s,
+			"efficiency", p->efficiency, "calibration", p->calibration,
+			"fitted_runs", p->fitted_runs, "held_runs", p->held_runs,
+			"held_error_pct", p->held_error, "held_worst_pct",
+			p->held_worst);
+		if (!o || json_array_append_new(list, o) < 0) {
+			json_decref(list);
+			return NULL;
+		}
+	}
+	return list;
+}
+
+static int devices_usage(const char *msg, const char *arg)
+{
+	fputs("ppcc: ", stderr);
+	fprintf(stderr, msg, arg);
+	fputs("\nTry 'ppcc --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+int ppcc_cli_devices(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int json = 0, c;
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":f:h", longopts, NULL)) != -1) {
+		const char *opt = argv[optind - 1];
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				json = 1;
+			else if (strcmp(optarg, "text") != 0)
+				return devices_usage("devices: unknown format '%s' "
+						     "(text or json)", optarg);
+			break;
+		case 'h':
+			puts("usage: ppcc devices [-f|--format text|json]");
+			return EXIT_OK;
+		case ':': return devices_usage("option '%s' needs a value", opt);
+		default: return devices_usage("unknown option '%s'", opt);
+		}
+	}
+	if (optind < argc)
+		return devices_usage("unexpected argument '%s'", argv[optind]);
+	char *buf = NULL;
+	size_t len = 0;
+	locale_t saved = ppcc_locale_enter();
+	FILE *f = open_memstream(&buf, &len);
+	int ok = f != NULL;
+	if (f && json) {
+		json_t *list = devices_json();
+		ok = list && json_dumpf(list, f, JSON_INDENT(2) |
+					JSON_REAL_PRECISION(10)) == 0 &&
+		     fputc('\n', f) != EOF;
+		json_decref(list);
+	} else if (f) {
+		devices_text(f);
+	}
+	if (f && fclose(f) != 0)
+		ok = 0;
+	ppcc_locale_leave(saved);
+	if (!ok) {
+		free(buf);
+		fputs("ppcc: error: out of memory\n", stderr);
+		return EXIT_INTERNAL;
+	}
+	int rc = ppcc_cli_write_output(NULL, buf, len);
+	free(buf);
+	return rc;
+}

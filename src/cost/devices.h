@@ -1,0 +1,54 @@
+/*
+ * devices.h - the device catalogue: presets a cluster names (`device:
+ * h100`, or `device: {preset: h100, memory_gib: 95}`), one row each,
+ * every figure cited in doc/design/devices.md.  `ppcc devices` prints it.
+ *
+ * A row holds the vendor's dense peaks (no sparsity), the memory and its
+ * bandwidth, the usual node (devices joined by NVLink, xGMI or PCIe) and
+ * its per-device links, and the compute constant ppcc plans with: the
+ * fraction of the dense 16-bit peak that a model's layers reach
+ * (`efficiency`).  A constant is calibrated when it was fitted on
+ * published measured runs (`calibration` says which, and how far the
+ * runs held out of the fit land); an uncalibrated row plans with a
+ * stated default and every estimate on it says so.
+ */
+#ifndef PPCC_COST_DEVICES_H
+#define PPCC_COST_DEVICES_H
+
+typedef struct ppcc_device_preset {
+	const char *name;        /* the preset's name: "h100" */
+	const char *label;       /* "NVIDIA H100 SXM5 80 GB" */
+	double tf32, bf16, fp8;  /* dense peak TFLOP/s; fp8 0: none */
+	double memory_gib;       /* what the device reports, GiB */
+	double memory_gb_s;      /* memory bandwidth, GB/s */
+	int node_devices;        /* devices of the usual node */
+	double intra_gb_s;       /* each device's link inside a node, GB/s
+				  * one way */
+	double inter_gb_s;       /* each device's network, GB/s one way; 0:
+				  * no usual system (the default's) */
+	double efficiency;       /* the compute constant */
+	const char *calibration; /* what fitted it; NULL: uncalibrated */
+	int fitted_runs, held_runs; /* published runs fitted, held out */
+	double held_error, held_worst; /* the held-out runs' mean and largest
+					* absolute error, percent */
+} ppcc_device_preset;
+
+extern const ppcc_device_preset ppcc_device_presets[];
+extern const int ppcc_n_device_presets;
+/* Fills out[0 .. ppcc_n_device_presets] with the presets' names in the
+ * catalogue's order and a NULL.  PPCC_MAX_DEVICE_PRESETS bounds them. */
+#define PPCC_MAX_DEVICE_PRESETS 32
+void ppcc_device_preset_names(const char **out);
+
+/* The preset named name (len bytes), or NULL. */
+const ppcc_device_preset *ppcc_device_preset_find(const char *name,
+						  size_t len);
+
+/* The A100's constant, which `make fidelity` fits; the default an
+ * uncalibrated row plans with, and why that value. */
+#define PPCC_A100_EFFICIENCY 0.64
+#define PPCC_UNCALIBRATED_EFFICIENCY PPCC_A100_EFFICIENCY
+#define PPCC_UNCALIBRATED_WHY \
+	"the A100's constant, fitted on SC'21 Table 1, stands in"
+
+#endif
