@@ -1547,6 +1547,40 @@ START_TEST(man_page_example_files_load)
 }
 END_TEST
 
+/* What ppcc does not model is refused by name, in the spellings users
+ * paste (ppcc's, Megatron-LM's, Hugging Face's), never as an unknown key
+ * or, worse, accepted. */
+START_TEST(unmodelled_keys_are_refused_by_name)
+{
+	expect_errors("model:\n  name: m\n  transformer:\n"
+		      "    layers: 2\n    hidden: 64\n    heads: 4\n"
+		      "    vocab: 100\n    seq_len: 16\n"
+		      "    num_experts: 8\n    moe_router_topk: 2\n"
+		      "    q_lora_rank: 1536\n    sliding_window: 128\n"
+		      CLUSTER4
+		      "pipeline: {expert_parallel: 8}\n",
+		      "9:5: ppcc does not model mixture-of-experts layers "
+		      "('num_experts' in model.transformer): planned without "
+		      "it, the figures would be another model's\n"
+		      "10:5: ppcc does not model mixture-of-experts layers "
+		      "('moe_router_topk' in model.transformer): planned "
+		      "without it, the figures would be another model's\n"
+		      "11:5: ppcc does not model multi-head latent attention "
+		      "('q_lora_rank' in model.transformer): planned without "
+		      "it, the figures would be another model's\n"
+		      "12:5: ppcc does not model sliding-window attention "
+		      "('sliding_window' in model.transformer): planned "
+		      "without it, the figures would be another model's\n"
+		      "16:12: ppcc does not model expert parallelism "
+		      "('expert_parallel' in pipeline): planned without it, "
+		      "the figures would be another model's\n");
+	/* a typo of a modelled key still gets its suggestion */
+	expect_errors(MODEL1 CLUSTER4 "pipeline: {stagse: 2}\n",
+		      "7:12: unknown key 'stagse' in pipeline; did you mean "
+		      "'stages'?\n");
+}
+END_TEST
+
 /* ---- device presets ----------------------------------------------------- */
 
 /* `device: h100` takes every figure of the catalogue's row; the node and
@@ -1742,6 +1776,7 @@ Suite *suite_load(void)
 		load_expands_repeat_in_place,
 		device_preset_gives_the_row_and_a_mapping_overrides_a_field,
 		device_preset_errors_name_the_catalogue,
+		unmodelled_keys_are_refused_by_name,
 		device_catalogue_rows_are_consistent,
 		load_converts_ms_at_the_first_group_rate,
 		load_records_where_each_pipeline_setting_came_from,

@@ -867,6 +867,48 @@ static void list_words(char *buf, size_t cap, const char *const *known)
 	}
 }
 
+/* Keys of what ppcc does not model, as ppcc, Megatron-LM and Hugging
+ * Face spell them: refused by name, not as unknown keys, in any section. */
+static const struct {
+	const char *key, *what;
+} unmodelled[] = {
+	{"moe", "mixture-of-experts layers"},
+	{"num_experts", "mixture-of-experts layers"},
+	{"num_local_experts", "mixture-of-experts layers"},
+	{"n_routed_experts", "mixture-of-experts layers"},
+	{"n_shared_experts", "mixture-of-experts layers"},
+	{"num_experts_per_tok", "mixture-of-experts layers"},
+	{"moe_router_topk", "mixture-of-experts layers"},
+	{"moe_intermediate_size", "mixture-of-experts layers"},
+	{"moe_ffn_hidden_size", "mixture-of-experts layers"},
+	{"expert_parallel", "expert parallelism"},
+	{"expert_tensor_parallel", "expert parallelism"},
+	{"attention", "attention other than multi-head and grouped-query"},
+	{"q_lora_rank", "multi-head latent attention"},
+	{"kv_lora_rank", "multi-head latent attention"},
+	{"qk_rope_head_dim", "multi-head latent attention"},
+	{"qk_nope_head_dim", "multi-head latent attention"},
+	{"v_head_dim", "multi-head latent attention"},
+	{"mtp_layers", "multi-token prediction"},
+	{"num_nextn_predict_layers", "multi-token prediction"},
+	{"head_dim", "a head dimension other than hidden / heads"},
+	{"sliding_window", "sliding-window attention"},
+	{"sliding_window_pattern", "sliding-window attention"},
+	{"attention_chunk_size", "chunked attention"},
+	{"precision", "a precision other than bf16 (FP8 matrix multiplies)"},
+	{"mamba", "state-space (Mamba) layers"},
+	{"hybrid_override_pattern", "hybrid state-space (Mamba) layers"},
+	{"linear_attention", "linear attention"},
+};
+
+static const char *unmodelled_key(const node *k)
+{
+	for (size_t i = 0; i < sizeof unmodelled / sizeof *unmodelled; i++)
+		if (scalar_is(k, unmodelled[i].key))
+			return unmodelled[i].what;
+	return NULL;
+}
+
 /* Opens the mapping `value` (under key, or a sequence item when key is
  * NULL) as a section, reporting a value that is not a mapping and every
  * key it has that is not in known. */
@@ -920,6 +962,16 @@ static int sec_open(section *out, loader *L, const section *parent,
 		show_text(text, sizeof text, k->text, k->len);
 		textf(where, sizeof where, "%s%s", out->path[0] ? " in " : "",
 			 out->path);
+		const char *what = unmodelled_key(k);
+		if (what) {
+			say(L, PPCC_SEV_ERROR, &k->loc,
+			    "ppcc does not model %s ('%s'%s): planned without "
+			    "it, the figures would be another model's", what,
+			    text, where);
+			if (k->next)
+				unread_reals(L, k->next);
+			continue;
+		}
 		const char *near = suggest(k->text, k->len, known);
 		for (int i = 0; near && known[i] && i < 32; i++)
 			if (near == known[i])
