@@ -46,9 +46,9 @@ START_TEST(cli_help_names_every_option)
 	TU_PPCC(&r, "--help");
 	ck_assert_int_eq(r.status, 0);
 	const char *files[] = {"src/cli/main.c", "src/cli/search.c",
-			       "src/cli/devices.c"};
+			       "src/cli/devices.c", "src/cli/models.c"};
 	int seen = 0;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		char *text = tu_read_src(files[k]);
 		ck_assert_ptr_nonnull(text);
 		for (char *p = text; (p = strstr(p, "{\"")); p++) {
@@ -130,6 +130,67 @@ START_TEST(cli_devices_lists_the_catalogue)
 	TU_PPCC(&r, "devices", "h100");
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "unexpected argument 'h100'"));
+	tu_run_free(&r);
+}
+END_TEST
+
+/* `ppcc models` prints every row of the catalogue with the loader's
+ * parameter count, as text and as JSON; a bad format or argument is a
+ * usage error. */
+START_TEST(cli_models_lists_the_catalogue)
+{
+	tu_run r;
+	TU_PPCC(&r, "models");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	for (int i = 0; i < ppcc_n_model_presets; i++) {
+		const ppcc_model_preset *p = &ppcc_model_presets[i];
+		char line[64], source[256];
+		snprintf(line, sizeof line, "\n%-11s %7.2fB %6d ", p->name,
+			 ppcc_model_preset_params(p) / 1e9, p->layers);
+		ck_assert_msg(strstr(r.out, line), "no row '%s' in\n%s", line,
+			      r.out);
+		snprintf(source, sizeof source, "\n%s: %s\n", p->name,
+			 p->source);
+		ck_assert_msg(strstr(r.out, source), "no source '%s'", source);
+	}
+	ck_assert_ptr_nonnull(strstr(r.out, "\nllama3-70b    70.55B     80   "
+				     "8192    64   8  28672 128256  8192 swiglu "
+				     "rmsnorm   rope    500000   no  Llama 3.1 "
+				     "70B\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ngpt3-175b    174.60B     96  "
+				     "12288    96  96  49152  50257  2048 gelu   "
+				     "layernorm learned      -  yes  GPT-3 "
+				     "175B\n"));
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "models", "-f", "json");
+	ck_assert_int_eq(r.status, 0);
+	json_error_t e;
+	json_t *list = json_loads(r.out, 0, &e);
+	ck_assert_msg(list && json_is_array(list), "%s", e.text);
+	ck_assert_int_eq(json_array_size(list), ppcc_n_model_presets);
+	for (int i = 0; i < ppcc_n_model_presets; i++) {
+		const ppcc_model_preset *p = &ppcc_model_presets[i];
+		json_t *o = json_array_get(list, i);
+		ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
+				 p->name);
+		ck_assert_double_eq(json_real_value(json_object_get(o,
+					"params")), ppcc_model_preset_params(p));
+		ck_assert_int_eq(json_integer_value(json_object_get(o,
+					"kv_heads")), p->kv_heads);
+	}
+	json_decref(list);
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "models", "-f", "dot");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "models: unknown format 'dot' "
+				     "(text or json)"));
+	tu_run_free(&r);
+	TU_PPCC(&r, "models", "llama3-8b");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "unexpected argument 'llama3-8b'"));
 	tu_run_free(&r);
 }
 END_TEST
@@ -489,6 +550,7 @@ Suite *suite_cli(void)
 		cli_help_names_every_option,
 		cli_usage_errors_exit_two,
 		cli_devices_lists_the_catalogue,
+		cli_models_lists_the_catalogue,
 		cli_plan_names_the_preset_and_its_calibration,
 		cli_usage_errors_name_the_option,
 		cli_plan_writes_output_file,

@@ -74,4 +74,7 @@ int ppcc_cli_diagnose(int argc, char **argv);
 /* `ppcc devices` (devices.c): the device catalogue.  An exit status. */
 int ppcc_cli_devices(int argc, char **argv);
 
+/* `ppcc models` (models.c): the model catalogue.  An exit status. */
+int ppcc_cli_models(int argc, char **argv);
+
 #endif

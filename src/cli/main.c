@@ -80,6 +80,7 @@ static void usage(FILE *f)
 	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
 	      "                   [--time-limit S] [--compare FILE] [--jobs N]\n"
 	      "       ppcc devices [-f|--format text|json] [-h|--help]\n"
+	      "       ppcc models [-f|--format text|json] [-h|--help]\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n", f);
 	fprintf(f, "KIND: %s\n", kinds);
@@ -604,6 +605,8 @@ int main(int argc, char **argv)
 		return ppcc_cli_search(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "devices") == 0)
 		return ppcc_cli_devices(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "models") == 0)
+		return ppcc_cli_models(argc - 1, argv + 1);
 
 	/* Options may come before the command and among its arguments. */
 	opterr = 0;

@@ -236,6 +236,12 @@ typedef struct ppcc_transformer {
 void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 				  const ppcc_transformer *t);
 
+/* The model's parameters: the embedding's, the blocks' and the head's
+ * (the layers' params), less the head's V x h when the embeddings are
+ * tied: the count a paper publishes, where the layers count the tied
+ * weights on both ends as a pipeline keeps them. */
+double ppcc_transformer_params(const ppcc_transformer *t);
+
 /* Writes "embed", t->layers x "block", "head" (t->layers + 2 layers, in
  * the arena) located at loc.  Returns PPCC_EINTERNAL for a shape the
  * loader should have rejected. */
