@@ -169,6 +169,19 @@ typedef struct ppcc_config {
 int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 		     const char *cluster_path, ppcc_diag *d);
 
+/* The name of an input ppcc's options build (ppcc search --model). */
+#define PPCC_COMMAND_LINE "<command line>"
+
+/* As ppcc_config_load, from the len bytes of text (YAML, as a file holds
+ * it, with its cluster) under the name name ("<command line>"), which
+ * every diagnostic and out->path carry. */
+int ppcc_config_load_text(ppcc_config *out, ppcc_arena *a, const char *name,
+			  const char *text, size_t len, ppcc_diag *d);
+
+/* The word of known (NULL-terminated) nearest to s as the loader judges
+ * a typo (a few edits, fewer for a short word), or NULL. */
+const char *ppcc_input_suggest(const char *s, const char *const *known);
+
 /* The checks that need the whole configuration (after command-line
  * overrides): stages vs layers and devices, interleaving constraints. */
 int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);

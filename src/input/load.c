@@ -131,6 +131,9 @@ typedef struct loader {
 	int has_transformer;
 	ppcc_transformer tf;
 	const ppcc_model_preset *tf_preset; /* the transformer's, or NULL */
+	/* the model file's bytes when they come from memory, not a path */
+	const char *text;
+	size_t text_len;
 	ppcc_loc tf_loc;
 	/* what fwd_ms / bwd_ms were measured on */
 	const char *measured_on;
@@ -757,8 +760,20 @@ static int load_tree(node **out, loader *L, const char *path,
 	int err;
 
 	*out = NULL;
-	if ((err = read_all(&buf, &len, L, path, name)) < 0)
+	if (!path && L->text) {
+		if (L->text_len > LOAD_MAX_FILE_BYTES) {
+			ppcc_loc where = {name, 0, 0};
+			say(L, PPCC_SEV_ERROR, &where, "file is larger than the "
+			    "limit of %zu MiB", LOAD_MAX_FILE_BYTES >> 20);
+			return PPCC_EINPUT;
+		}
+		if (!(buf = ppcc_malloc(L->text_len + 1)))
+			return PPCC_ENOMEM;
+		memcpy(buf, L->text, L->text_len);
+		len = L->text_len;
+	} else if ((err = read_all(&buf, &len, L, path, name)) < 0) {
 		goto out;
+	}
 	if (fingerprint)
 		*fingerprint = ppcc_fnv1a(PPCC_FNV1A_BASIS, buf, len);
 	/* A UTF-8 byte order mark is dropped here, so that columns on the
@@ -1981,17 +1996,22 @@ static void empty_file(loader *L, const char *name, const char *wanted)
 	say(L, PPCC_SEV_ERROR, &loc, "empty file; expected %s", wanted);
 }
 
-int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
-		     const char *cluster_path, ppcc_diag *d)
+/* The model from path, or, when path is NULL, from L's text under the
+ * name text_name. */
+static int load_config(ppcc_config *out, loader *Lp, const char *path,
+		       const char *text_name, const char *cluster_path)
 {
-	loader L = {.a = a, .d = d};
+	loader L = *Lp;
+	ppcc_arena *a = L.a;
 	node *root = NULL, *croot = NULL;
 	const char *name, *cname = NULL;
 	int err = 0;
 
 	memset(out, 0, sizeof *out);
 	L.tail = &L.head;
-	name = strcmp(path, "-") == 0 ? "<stdin>" : ppcc_arena_strdup(a, path);
+	name = !path ? ppcc_arena_strdup(a, text_name)
+		: strcmp(path, "-") == 0 ? "<stdin>"
+		: ppcc_arena_strdup(a, path);
 	if (cluster_path)
 		cname = strcmp(cluster_path, "-") == 0
 			? "<stdin>" : ppcc_arena_strdup(a, cluster_path);
@@ -2076,6 +2096,25 @@ out:
 		err = PPCC_EINPUT;
 	flush(&L);
 	return err;
+}
+
+int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
+		     const char *cluster_path, ppcc_diag *d)
+{
+	loader L = {.a = a, .d = d};
+	return load_config(out, &L, path, NULL, cluster_path);
+}
+
+int ppcc_config_load_text(ppcc_config *out, ppcc_arena *a, const char *name,
+			  const char *text, size_t len, ppcc_diag *d)
+{
+	loader L = {.a = a, .d = d, .text = text, .text_len = len};
+	return load_config(out, &L, NULL, name, NULL);
+}
+
+const char *ppcc_input_suggest(const char *s, const char *const *known)
+{
+	return suggest(s, strlen(s), known);
 }
 
 /* ---- a --compare file --------------------------------------------------- */
