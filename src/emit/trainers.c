@@ -193,7 +193,9 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 	return 0;
 }
 
-/* The launcher line: world size W = t p cp d processes. */
+/* The launcher line: world size W = t p cp d processes.  Without
+ * Megatron-FSDP, t or cp > 1 needs CUDA_DEVICE_MAX_CONNECTIONS=1 (before
+ * Blackwell), while Megatron-FSDP refuses 1 (man/ppcc.1 gives the lines). */
 static void megatron_launcher(FILE *f, const ppcc_config *c)
 {
 	const ppcc_pipeline *pl = &c->pipeline;
@@ -208,9 +210,12 @@ static void megatron_launcher(FILE *f, const ppcc_config *c)
 		"x %d data parallel; launch each node's with\n", W,
 		pl->tensor_parallel, pl->stages, pl->context_parallel,
 		pl->data_parallel);
-	fprintf(f, "# torchrun --nproc-per-node %lld --nnodes %lld "
+	int one_conn = (pl->tensor_parallel > 1 || pl->context_parallel > 1) &&
+		       pl->zero < 2;
+	fprintf(f, "# %storchrun --nproc-per-node %lld --nnodes %lld "
 		"--node-rank RANK --master-addr HOST --master-port PORT "
-		"pretrain_gpt.py $(grep -v '^#' ARGS_FILE) ...\n", per, nodes);
+		"pretrain_gpt.py $(grep -v '^#' ARGS_FILE) ...\n",
+		one_conn ? "CUDA_DEVICE_MAX_CONNECTIONS=1 " : "", per, nodes);
 }
 
 int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
