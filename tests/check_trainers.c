@@ -1727,6 +1727,33 @@ START_TEST(megatron_launcher_sets_one_connection_where_megatron_asserts_it)
 }
 END_TEST
 
+START_TEST(torchtitan_launcher_world_is_the_plans_degrees)
+{
+	/* torchtitan v0.2.2 73a0e69, torchtitan/distributed/
+	 * parallel_dims.py:53-56 asserts dp_replicate * dp_shard * cp * tp
+	 * * pp == WORLD_SIZE; main b5bcd76 keeps the rule.  With
+	 * data_parallel: 2, llama3-70b's 256 devices plan t 8 x p 4 x d 2 =
+	 * 64 processes: 8 nodes of 8, not the cluster's 32 nodes. */
+	overrides ov = {.zero = 1, .data_parallel = 2};
+	built *b = build_with("llama3-70b.yaml", -1, 0, 4, &ov, 1);
+	ck_assert_int_eq(b->cfg.pipeline.data_parallel, 2);
+	emit_fn fns[] = {ppcc_emit_torchtitan_toml, ppcc_emit_torchtitan};
+	for (int i = 0; i < 2; i++) {
+		int status;
+		char *text = emit_to_string(fns[i], b, &status);
+		ck_assert_ptr_nonnull(text);
+		ck_assert_msg(strstr(text, ": 64 devices = 8 tensor x 4 pipeline "
+				     "x 1 context x 2 data parallel") != NULL,
+			      "%s", text);
+		ck_assert_msg(strstr(text, "# torchrun --nproc-per-node 8 "
+				     "--nnodes 8 -m torchtitan.train") != NULL,
+			      "%s", text);
+		free(text);
+	}
+	built_free(b);
+}
+END_TEST
+
 Suite *suite_trainers(void)
 {
 	return tu_suite("trainers", "trainers", 120, (const TTest *const[]){
@@ -1750,5 +1777,6 @@ Suite *suite_trainers(void)
 		deepspeed_one_stage_has_no_pipeline_section,
 		deepspeed_zero0_is_stage1_at_d1_and_refused_above,
 		megatron_launcher_sets_one_connection_where_megatron_asserts_it,
+		torchtitan_launcher_world_is_the_plans_degrees,
 		NULL});
 }

@@ -591,10 +591,19 @@ static void tt_fqns(FILE *f, const ppcc_plan *p, const char *indent,
 	}
 }
 
+/* The world the plan uses, t p cp d processes (data_parallel may leave
+ * devices unused: ParallelDims asserts the product is the world size). */
+static int tt_world(const ppcc_config *c)
+{
+	const ppcc_pipeline *pl = &c->pipeline;
+	return pl->tensor_parallel * pl->stages * pl->context_parallel *
+	       pl->data_parallel;
+}
+
 /* The launcher line's node and per-node counts. */
 static void tt_nodes(const ppcc_config *c, int *per_node, int *nodes)
 {
-	int n = c->cluster.devices, k = c->cluster.devices_per_node;
+	int n = tt_world(c), k = c->cluster.devices_per_node;
 	if (k < 1 || k > n)
 		k = n;
 	*per_node = k;
@@ -607,7 +616,7 @@ static void tt_header(FILE *f, const tt_job *j, const char *comment,
 	const ppcc_pipeline *pl = &j->c->pipeline;
 	fprintf(f, "%s ppcc plan -f %s: %d devices = %d tensor x %d pipeline "
 		"x %d context x %d data parallel; ZeRO-%d\n", comment, format,
-		j->c->cluster.devices, pl->tensor_parallel, pl->stages,
+		tt_world(j->c), pl->tensor_parallel, pl->stages,
 		pl->context_parallel, pl->data_parallel, pl->zero);
 }
 
