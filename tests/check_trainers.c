@@ -2023,7 +2023,7 @@ START_TEST(torchtitan_launcher_world_is_the_plans_degrees)
 	 * * pp == WORLD_SIZE; main b5bcd76 keeps the rule.  With
 	 * data_parallel: 2, llama3-70b's 256 devices plan t 8 x p 4 x d 2 =
 	 * 64 processes: 8 nodes of 8, not the cluster's 32 nodes. */
-	overrides ov = {.zero = 1, .data_parallel = 2};
+	overrides ov = {.zero = 2, .data_parallel = 2};
 	built *b = build_with("llama3-70b.yaml", -1, 0, 4, &ov, 1);
 	ck_assert_int_eq(b->cfg.pipeline.data_parallel, 2);
 	emit_fn fns[] = {ppcc_emit_torchtitan_toml, ppcc_emit_torchtitan};
