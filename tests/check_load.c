@@ -1561,19 +1561,24 @@ START_TEST(unmodelled_keys_are_refused_by_name)
 		      "pipeline: {expert_parallel: 8}\n",
 		      "9:5: ppcc does not model mixture-of-experts layers "
 		      "('num_experts' in model.transformer): planned without "
-		      "it, the figures would be another model's\n"
+		      "it, the figures would be another model's; leave the "
+		      "key out when the model has none\n"
 		      "10:5: ppcc does not model mixture-of-experts layers "
 		      "('moe_router_topk' in model.transformer): planned "
-		      "without it, the figures would be another model's\n"
+		      "without it, the figures would be another model's; "
+		      "leave the key out when the model has none\n"
 		      "11:5: ppcc does not model multi-head latent attention "
 		      "('q_lora_rank' in model.transformer): planned without "
-		      "it, the figures would be another model's\n"
+		      "it, the figures would be another model's; leave the "
+		      "key out when the model has none\n"
 		      "12:5: ppcc does not model sliding-window attention "
 		      "('sliding_window' in model.transformer): planned "
-		      "without it, the figures would be another model's\n"
+		      "without it, the figures would be another model's; "
+		      "leave the key out when the model has none\n"
 		      "16:12: ppcc does not model expert parallelism "
 		      "('expert_parallel' in pipeline): planned without it, "
-		      "the figures would be another model's\n");
+		      "the figures would be another model's; leave the key "
+		      "out when the model has none\n");
 	/* a typo of a modelled key still gets its suggestion */
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {stagse: 2}\n",
 		      "7:12: unknown key 'stagse' in pipeline; did you mean "
@@ -1828,8 +1833,9 @@ START_TEST(device_preset_gives_the_row_and_a_mapping_overrides_a_field)
 	ck_assert_double_eq(cl->inter_node.bandwidth, 100e9);
 	done(&r);
 
-	/* groups: the same preset sets the node; two presets leave the
-	 * defaults (a cluster has one node size and one pair of links) */
+	/* groups: the same preset sets the node; two presets the smallest
+	 * node and the slowest links of the two (a cluster has one node size
+	 * and one pair of links) */
 	load_text(&r, MODEL1 "cluster:\n  groups:\n"
 		  "    - {name: a, count: 4, preset: h800}\n"
 		  "    - {name: b, count: 4, preset: h800, memory_gib: 40}\n");
@@ -1850,6 +1856,28 @@ START_TEST(device_preset_gives_the_row_and_a_mapping_overrides_a_field)
 	ck_assert_double_eq(cl->groups[1].tflops, 312);
 	done(&r);
 
+	/* two presets of the same node keep its links; a node of 72 is
+	 * launched 4 devices a host; a preset's name in any case */
+	load_text(&r, MODEL1 "cluster:\n  groups:\n"
+		  "    - {name: a, count: 8, preset: H100}\n"
+		  "    - {name: b, count: 8, preset: h200}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	cl = &r.cfg.cluster;
+	ck_assert_str_eq(cl->groups[0].preset->name, "h100");
+	ck_assert_int_eq(cl->devices_per_node, 8);
+	ck_assert_int_eq(cl->host_devices, 8);
+	ck_assert_double_eq(cl->intra_node.bandwidth, 450e9);
+	ck_assert_double_eq(cl->inter_node.bandwidth, 50e9);
+	done(&r);
+	load_text(&r, MODEL1 "cluster:\n  devices: 144\n  device: gb200\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.cfg.cluster.devices_per_node, 72);
+	ck_assert_int_eq(r.cfg.cluster.host_devices, 4);
+	done(&r);
+	load_text(&r, MODEL1 "cluster:\n  devices: 144\n  device: gb200\n"
+		  "  devices_per_node: 8\n");
+	ck_assert_int_eq(r.cfg.cluster.host_devices, 8);
+	done(&r);
 	/* no usual network (a PCIe card): ppcc's default, 25 GB/s */
 	load_text(&r, MODEL1 "cluster:\n  devices: 8\n  device: l40s\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);

@@ -1985,7 +1985,8 @@ END_TEST
 
 START_TEST(megatron_launcher_sets_one_connection_where_megatron_asserts_it)
 {
-	/* Megatron-LM d98e8a6, megatron/training/arguments.py:1453-1454:
+	
+/* Megatron-LM d98e8a6, megatron/training/arguments.py:1453-1454:
 	 * with t > 1 or cp > 1 on a GPU before Blackwell (arch < 10), and
 	 * 1456-1479: unless Torch-FSDP2, Megatron-FSDP or MoE overlap, it
 	 * asserts CUDA_DEVICE_MAX_CONNECTIONS == "1"; 1166-1167: Megatron-FSDP
@@ -2013,6 +2014,34 @@ START_TEST(megatron_launcher_sets_one_connection_where_megatron_asserts_it)
 			free(text);
 			built_free(b);
 		}
+}
+END_TEST
+
+/* The launcher starts a host's devices, not an NVLink domain's: a GB200
+ * NVL72 node holds 72 GPUs on 18 trays of 4 (NVIDIA's DGX GB200 user
+ * guide, doc/design/devices.md), so Megatron-LM's and torchtitan's
+ * torchrun lines start 4 processes a host. */
+START_TEST(launchers_start_a_hosts_devices_not_an_nvlink_domains)
+{
+	char *dir = tu_mkdtemp(), path[4096];
+	tu_write_in(path, sizeof path, dir, "gb200.yaml",
+		    "model:\n  name: llama3-8b\n  transformer:\n"
+		    "    layers: 32\n    hidden: 4096\n    heads: 32\n"
+		    "    kv_heads: 8\n    ffn_hidden: 14336\n    vocab: 128256\n"
+		    "    seq_len: 8192\n    swiglu: true\n    rope_theta: 500000\n"
+		    "cluster:\n  devices: 144\n  device: gb200\n"
+		    "pipeline: {tensor_parallel: 8, stages: 2, zero: 2, "
+		    "global_batch_size: 72}\n");
+	const char *fmts[] = {"megatron", "torchtitan-toml"};
+	for (int i = 0; i < 2; i++) {
+		tu_run r;
+		TU_PPCC(&r, "plan", path, "-f", fmts[i]);
+		ck_assert_msg(r.status == 0, "%s: %s", fmts[i], r.err);
+		ck_assert_msg(strstr(r.out, "torchrun --nproc-per-node 4 "
+				     "--nnodes 36 "), "%s: %s", fmts[i], r.out);
+		tu_run_free(&r);
+	}
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -2054,6 +2083,7 @@ Suite *suite_trainers(void)
 		megatron_arguments_obey_megatrons_rules_across_plans,
 		megatron_refuses_what_its_checks_reject,
 		megatron_bridge_snippet_sets_what_megatrons_arguments_set,
+		launchers_start_a_hosts_devices_not_an_nvlink_domains,
 		trainer_formats_refuse_what_the_trainer_cannot_run,
 		torchtitan_toml_parses_and_names_every_module_once,
 		torchtitan_model_is_a_registered_flavor,

@@ -80,10 +80,13 @@ int ppcc_cli_preset_yaml(char *out, size_t cap, const char *model,
 	const char *names[PPCC_MAX_DEVICE_PRESETS + 1];
 	ppcc_device_preset_names(names);
 	const char *device = x + 1;
-	if (!ppcc_device_preset_find(device, strlen(device)))
+	const ppcc_device_preset *dp = ppcc_device_preset_find(device,
+							       strlen(device));
+	if (!dp)
 		return preset_usage("--devices", "device", device,
 				    ppcc_input_suggest(device, names), names,
 				    "devices");
+	device = dp->name; /* H100 is h100 */
 	int len = snprintf(out, cap, "model:\n  transformer: {preset: %s}\n"
 			   "cluster:\n  devices: %lld\n  device: %s\n",
 			   m->name, n, device);

@@ -201,8 +201,9 @@ static void megatron_launcher(FILE *f, const ppcc_config *c)
 	const ppcc_pipeline *pl = &c->pipeline;
 	long long W = (long long)pl->tensor_parallel * pl->stages *
 		      pl->context_parallel * pl->data_parallel;
-	long long per = c->cluster.devices_per_node > 0
-		? c->cluster.devices_per_node : W;
+	long long per = c->cluster.host_devices > 0 ? c->cluster.host_devices
+		      : c->cluster.devices_per_node > 0
+		      ? c->cluster.devices_per_node : W;
 	if (per > W)
 		per = W;
 	long long nodes = (W + per - 1) / per;
@@ -776,7 +777,9 @@ static int tt_world(const ppcc_config *c)
 /* The launcher line's node and per-node counts. */
 static void tt_nodes(const ppcc_config *c, int *per_node, int *nodes)
 {
-	int n = tt_world(c), k = c->cluster.devices_per_node;
+	int n = tt_world(c), k = c->cluster.host_devices > 0
+				 ? c->cluster.host_devices
+				 : c->cluster.devices_per_node;
 	if (k < 1 || k > n)
 		k = n;
 	*per_node = k;

@@ -100,6 +100,9 @@ typedef struct ppcc_cluster {
 	ppcc_loc loc;
 	int devices;          /* sum of the groups' counts */
 	int devices_per_node;
+	int host_devices;     /* devices of one host, which a trainer's
+			       * launcher starts: devices_per_node, or the
+			       * presets' (4 for an NVL72 node of 72) */
 	int n_groups;
 	ppcc_device_group *groups;
 	ppcc_link intra_node;

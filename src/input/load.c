@@ -886,42 +886,48 @@ static void list_words(char *buf, size_t cap, const char *const *known)
 /* Keys of what ppcc does not model, as ppcc, Megatron-LM and Hugging
  * Face spell them: refused by name, not as unknown keys, in any section. */
 static const struct {
-	const char *key, *what;
+	const char *key, *what, *hint; /* hint NULL: leave the key out */
 } unmodelled[] = {
-	{"moe", "mixture-of-experts layers"},
-	{"num_experts", "mixture-of-experts layers"},
-	{"num_local_experts", "mixture-of-experts layers"},
-	{"n_routed_experts", "mixture-of-experts layers"},
-	{"n_shared_experts", "mixture-of-experts layers"},
-	{"num_experts_per_tok", "mixture-of-experts layers"},
-	{"moe_router_topk", "mixture-of-experts layers"},
-	{"moe_intermediate_size", "mixture-of-experts layers"},
-	{"moe_ffn_hidden_size", "mixture-of-experts layers"},
-	{"expert_parallel", "expert parallelism"},
-	{"expert_tensor_parallel", "expert parallelism"},
-	{"attention", "attention other than multi-head and grouped-query"},
-	{"q_lora_rank", "multi-head latent attention"},
-	{"kv_lora_rank", "multi-head latent attention"},
-	{"qk_rope_head_dim", "multi-head latent attention"},
-	{"qk_nope_head_dim", "multi-head latent attention"},
-	{"v_head_dim", "multi-head latent attention"},
-	{"mtp_layers", "multi-token prediction"},
-	{"num_nextn_predict_layers", "multi-token prediction"},
-	{"head_dim", "a head dimension other than hidden / heads"},
-	{"sliding_window", "sliding-window attention"},
-	{"sliding_window_pattern", "sliding-window attention"},
-	{"attention_chunk_size", "chunked attention"},
-	{"precision", "a precision other than bf16 (FP8 matrix multiplies)"},
-	{"mamba", "state-space (Mamba) layers"},
-	{"hybrid_override_pattern", "hybrid state-space (Mamba) layers"},
-	{"linear_attention", "linear attention"},
+	{"moe", "mixture-of-experts layers", NULL},
+	{"num_experts", "mixture-of-experts layers", NULL},
+	{"num_local_experts", "mixture-of-experts layers", NULL},
+	{"n_routed_experts", "mixture-of-experts layers", NULL},
+	{"n_shared_experts", "mixture-of-experts layers", NULL},
+	{"num_experts_per_tok", "mixture-of-experts layers", NULL},
+	{"moe_router_topk", "mixture-of-experts layers", NULL},
+	{"moe_intermediate_size", "mixture-of-experts layers", NULL},
+	{"moe_ffn_hidden_size", "mixture-of-experts layers", NULL},
+	{"expert_parallel", "expert parallelism", NULL},
+	{"expert_tensor_parallel", "expert parallelism", NULL},
+	{"attention", "attention other than multi-head and grouped-query",
+	 "leave it out for multi-head or grouped-query attention (kv_heads)"},
+	{"q_lora_rank", "multi-head latent attention", NULL},
+	{"kv_lora_rank", "multi-head latent attention", NULL},
+	{"qk_rope_head_dim", "multi-head latent attention", NULL},
+	{"qk_nope_head_dim", "multi-head latent attention", NULL},
+	{"v_head_dim", "multi-head latent attention", NULL},
+	{"mtp_layers", "multi-token prediction", NULL},
+	{"num_nextn_predict_layers", "multi-token prediction", NULL},
+	{"head_dim", "a head dimension other than hidden / heads",
+	 "leave it out when it is hidden / heads"},
+	{"sliding_window", "sliding-window attention", NULL},
+	{"sliding_window_pattern", "sliding-window attention", NULL},
+	{"attention_chunk_size", "chunked attention", NULL},
+	{"precision", "a precision other than bf16 (FP8 matrix multiplies)",
+	 "leave it out: ppcc plans bf16"},
+	{"mamba", "state-space (Mamba) layers", NULL},
+	{"hybrid_override_pattern", "hybrid state-space (Mamba) layers", NULL},
+	{"linear_attention", "linear attention", NULL},
 };
 
-static const char *unmodelled_key(const node *k)
+static const char *unmodelled_key(const node *k, const char **hint)
 {
 	for (size_t i = 0; i < sizeof unmodelled / sizeof *unmodelled; i++)
-		if (scalar_is(k, unmodelled[i].key))
+		if (scalar_is(k, unmodelled[i].key)) {
+			*hint = unmodelled[i].hint ? unmodelled[i].hint
+				: "leave the key out when the model has none";
 			return unmodelled[i].what;
+		}
 	return NULL;
 }
 
@@ -978,12 +984,12 @@ static int sec_open(section *out, loader *L, const section *parent,
 		show_text(text, sizeof text, k->text, k->len);
 		textf(where, sizeof where, "%s%s", out->path[0] ? " in " : "",
 			 out->path);
-		const char *what = unmodelled_key(k);
+		const char *hint = NULL, *what = unmodelled_key(k, &hint);
 		if (what) {
 			say(L, PPCC_SEV_ERROR, &k->loc,
 			    "ppcc does not model %s ('%s'%s): planned without "
-			    "it, the figures would be another model's", what,
-			    text, where);
+			    "it, the figures would be another model's; %s",
+			    what, text, where, hint);
 			if (k->next)
 				unread_reals(L, k->next);
 			continue;
@@ -1669,6 +1675,13 @@ static int read_preset(ppcc_device_group *g, const section *s,
 {
 	const char *names[PPCC_MAX_DEVICE_PRESETS + 1];
 	int i;
+	const node *v = sec_get(s, key, NULL);
+	const ppcc_device_preset *p = v && v->kind == NODE_SCALAR
+		? ppcc_device_preset_find(v->text, v->len) : NULL;
+	if (p) { /* any case: H100 is h100 */
+		use_preset(g, p);
+		return 1;
+	}
 	ppcc_device_preset_names(names);
 	int r = sec_word(s, key, names, &i, NULL);
 	if (r == 1)
@@ -1826,24 +1839,40 @@ static void group_name_once(const ppcc_device_group *groups, int i,
 		}
 }
 
-/* The node size and the links not given: the preset's when every device
- * names the same one, else the defaults. */
+/* The node size and the links not given: when every device names a
+ * preset, the smallest node and the slowest links among them (a cluster
+ * has one node size and one pair of links), else the defaults.  The host
+ * size follows the node's, or the presets' when the node is theirs. */
 static void node_from_preset(ppcc_cluster *c, int per_node_given)
 {
-	const ppcc_device_preset *p = c->n_groups > 0 ? c->groups[0].preset
-						      : NULL;
-	for (int g = 1; g < c->n_groups && p; g++)
-		if (c->groups[g].preset != p)
-			p = NULL;
-	if (p && !per_node_given)
-		c->devices_per_node = p->node_devices;
+	int all = c->n_groups > 0, most = 0, host = 0;
+	double intra = 0, inter = 0;
+	for (int g = 0; g < c->n_groups && all; g++) {
+		const ppcc_device_preset *p = c->groups[g].preset;
+		if (!p) {
+			all = 0;
+			break;
+		}
+		double net = p->inter_gb_s > 0 ? p->inter_gb_s
+					       : DEFAULT_INTER_GB_S;
+		if (g == 0 || p->node_devices < most)
+			most = p->node_devices;
+		if (g == 0 || p->host_devices < host)
+			host = p->host_devices;
+		if (g == 0 || p->intra_gb_s < intra)
+			intra = p->intra_gb_s;
+		if (g == 0 || net < inter)
+			inter = net;
+	}
+	if (all && !per_node_given)
+		c->devices_per_node = most;
+	c->host_devices = all && !per_node_given ? host : c->devices_per_node;
+	if (c->host_devices > c->devices_per_node)
+		c->host_devices = c->devices_per_node;
 	if (c->intra_node.bandwidth == 0)
-		c->intra_node.bandwidth = (p ? p->intra_gb_s
-					     : DEFAULT_INTRA_GB_S) * 1e9;
+		c->intra_node.bandwidth = (all ? intra : DEFAULT_INTRA_GB_S) * 1e9;
 	if (c->inter_node.bandwidth == 0)
-		c->inter_node.bandwidth = (p && p->inter_gb_s > 0
-					   ? p->inter_gb_s
-					   : DEFAULT_INTER_GB_S) * 1e9;
+		c->inter_node.bandwidth = (all ? inter : DEFAULT_INTER_GB_S) * 1e9;
 }
 
 static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
