@@ -30,6 +30,7 @@
 
 #include "util/util.h"
 #include "input/input.h"
+#include "input/models.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
 #include "cost/cost.h"

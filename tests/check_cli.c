@@ -3,6 +3,7 @@
  * page's examples. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,9 @@ START_TEST(cli_help_names_every_option)
 	TU_PPCC(&r, "--help");
 	ck_assert_int_eq(r.status, 0);
 	const char *files[] = {"src/cli/main.c", "src/cli/search.c",
-			       "src/cli/devices.c"};
+			       "src/cli/devices.c", "src/cli/models.c"};
 	int seen = 0;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		char *text = tu_read_src(files[k]);
 		ck_assert_ptr_nonnull(text);
 		for (char *p = text; (p = strstr(p, "{\"")); p++) {
@@ -130,6 +131,219 @@ START_TEST(cli_devices_lists_the_catalogue)
 	TU_PPCC(&r, "devices", "h100");
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "unexpected argument 'h100'"));
+	tu_run_free(&r);
+}
+END_TEST
+
+/* `ppcc models` prints every row of the catalogue with the loader's
+ * parameter count, as text and as JSON; a bad format or argument is a
+ * usage error. */
+START_TEST(cli_models_lists_the_catalogue)
+{
+	tu_run r;
+	TU_PPCC(&r, "models");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	for (int i = 0; i < ppcc_n_model_presets; i++) {
+		const ppcc_model_preset *p = &ppcc_model_presets[i];
+		char line[64], source[256];
+		snprintf(line, sizeof line, "\n%-11s %7.2fB %6d ", p->name,
+			 ppcc_model_preset_params(p) / 1e9, p->layers);
+		ck_assert_msg(strstr(r.out, line), "no row '%s' in\n%s", line,
+			      r.out);
+		snprintf(source, sizeof source, "\n%s: %s\n", p->name,
+			 p->source);
+		ck_assert_msg(strstr(r.out, source), "no source '%s'", source);
+	}
+	ck_assert_ptr_nonnull(strstr(r.out, "\nllama3-70b    70.55B     80   "
+				     "8192    64   8  28672 128256  8192 swiglu "
+				     "rmsnorm   rope    500000   no  Llama 3.1 "
+				     "70B\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ngpt3-175b    174.60B     96  "
+				     "12288    96  96  49152  50257  2048 gelu   "
+				     "layernorm learned      -  yes  GPT-3 "
+				     "175B\n"));
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "models", "-f", "json");
+	ck_assert_int_eq(r.status, 0);
+	json_error_t e;
+	json_t *list = json_loads(r.out, 0, &e);
+	ck_assert_msg(list && json_is_array(list), "%s", e.text);
+	ck_assert_int_eq(json_array_size(list), ppcc_n_model_presets);
+	for (int i = 0; i < ppcc_n_model_presets; i++) {
+		const ppcc_model_preset *p = &ppcc_model_presets[i];
+		json_t *o = json_array_get(list, i);
+		ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
+				 p->name);
+		ck_assert_double_eq(json_real_value(json_object_get(o,
+					"params")), ppcc_model_preset_params(p));
+		ck_assert_int_eq(json_integer_value(json_object_get(o,
+					"kv_heads")), p->kv_heads);
+	}
+	json_decref(list);
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "models", "-f", "dot");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "models: unknown format 'dot' "
+				     "(text or json)"));
+	tu_run_free(&r);
+	TU_PPCC(&r, "models", "llama3-8b");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "unexpected argument 'llama3-8b'"));
+	tu_run_free(&r);
+}
+END_TEST
+
+/* The one command: `ppcc search --model NAME --devices COUNTxPRESET
+ * --global-batch 4M` searches the two presets with no file, the batch it
+ * used on its first line (4M tokens = 2^22 = 512 sequences of 8192);
+ * ppcc plan takes the same two options and plans what a file naming the
+ * same presets plans, byte for byte. */
+START_TEST(cli_one_command_searches_the_presets)
+{
+	tu_run r;
+	TU_PPCC(&r, "search", "--model", "llama3-70b", "--devices", "64xh100",
+		"--global-batch", "4M", "--top", "3");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.err, "");
+	static const char head[] =
+		"global batch 512 sequences (4M tokens = 4194304 / 8192)\n"
+		"search: llama3-70b on 64 devices (8 a node), global batch 512 "
+		"sequences\ndevice h100: NVIDIA H100 SXM5 80 GB,";
+	ck_assert_msg(strncmp(r.out, head, sizeof head - 1) == 0, "%s", r.out);
+	tu_run_free(&r);
+
+	char *dir = tu_mkdtemp(), path[PATH_MAX];
+	tu_write_in(path, sizeof path, dir, "p.yaml",
+		    "model:\n  transformer: {preset: llama3-8b}\n"
+		    "cluster:\n  devices: 16\n  device: h100\n");
+	tu_run a, b;
+	TU_PPCC(&a, "plan", "--model", "llama3-8b", "--devices", "16xh100",
+		"-f", "json");
+	TU_PPCC(&b, "plan", path, "-f", "json");
+	ck_assert_msg(a.status == 0 && b.status == 0, "%s%s", a.err, b.err);
+	ck_assert_str_eq(a.out, b.out);
+	tu_run_free(&a);
+	tu_run_free(&b);
+	/* the search's JSON names the command line, which --from-search
+	 * refuses by name rather than as a missing file */
+	char json[PATH_MAX];
+	snprintf(json, sizeof json, "%s/s.json", dir);
+	TU_PPCC(&a, "search", "--model", "llama3-8b", "--devices", "16xh100",
+		"--global-batch", "64", "-f", "json", "-o", json);
+	ck_assert_msg(a.status == 0, "%s", a.err);
+	tu_run_free(&a);
+	TU_PPCC(&a, "plan", "--from-search", json);
+	ck_assert_int_eq(a.status, 1);
+	ck_assert_msg(strstr(a.err, "the search read its model from the "
+			     "command line (--model, --devices)"), "%s", a.err);
+	tu_run_free(&a);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* A token batch rounds down to whole sequences and says so (first line of
+ * the text, a note beside another format); a model given as layers has
+ * no sequence to count tokens in; bad presets and spellings are usage
+ * errors that name the option; FILE beside the presets is refused with
+ * where the presets go instead. */
+START_TEST(cli_one_command_errors_name_the_option)
+{
+	static const struct {
+		const char *args[10];
+		const char *err;
+	} cases[] = {
+		{{"search", "--model", "llama3-8b", "--devices", "16xh10"},
+		 "ppcc: --devices: unknown device 'h10'; did you mean 'h100'?\n"},
+		{{"plan", "--model", "llama3-7b", "--devices", "16xh100"},
+		 "ppcc: --model: unknown model 'llama3-7b'; did you mean "
+		 "'llama3-8b'?\n"},
+		{{"search", "--model", "bert", "--devices", "16xh100"},
+		 "ppcc: --model: unknown model 'bert'; expected llama3-8b, "
+		 "llama3-70b, llama3-405b, llama2-70b, or gpt3-175b (ppcc "
+		 "models lists them)\n"},
+		{{"search", "--model", "llama3-8b", "--devices", "h100"},
+		 "ppcc: --devices: expected COUNTxPRESET, as 64xh100, got "
+		 "'h100'\n"},
+		{{"search", "--model", "llama3-8b", "--devices", "0xh100"},
+		 "ppcc: --devices: expected a count of 1 to 1048576 devices "
+		 "before the x, got '0xh100'\n"},
+		{{"search", "--model", "llama3-8b"},
+		 "ppcc: --model needs --devices COUNTxPRESET, as 64xh100 (ppcc "
+		 "devices lists them), got --model 'llama3-8b'\n"},
+		{{"plan", "--devices", "8xa100"},
+		 "ppcc: --devices needs --model NAME (ppcc models lists them), "
+		 "got --devices '8xa100'\n"},
+		{{"search", "examples/tiny.yaml", "--model", "llama3-8b",
+		  "--devices", "8xa100"},
+		 "ppcc: --model and --devices build the input; FILE "
+		 "'examples/tiny.yaml' gives it too: name the presets in the "
+		 "file instead (transformer: {preset: NAME}, cluster.device: "
+		 "NAME; ppcc(5))\n"},
+		{{"plan", "--model", "llama3-8b", "--devices", "8xa100",
+		  "examples/tiny.yaml"},
+		 "ppcc: --model and --devices build the input; FILE "
+		 "'examples/tiny.yaml' gives it too: name the presets in the "
+		 "file instead (transformer: {preset: NAME}, cluster.device: "
+		 "NAME; ppcc(5))\n"},
+		{{"search", "--model", "llama3-8b", "--devices", "8xa100",
+		  "--cluster", "c.yaml"},
+		 "ppcc: --cluster 'c.yaml' and --devices both give the cluster; "
+		 "give one\n"},
+		{{"search", "examples/tiny.yaml", "--global-batch", "4K"},
+		 "ppcc: --global-batch: a K or M suffix counts tokens, but the "
+		 "model is given as layers, without a sequence length; give "
+		 "sequences (a plain count), got '4K'\n"},
+		{{"search", "examples/llama3-8b.yaml", "--global-batch", "4G"},
+		 "ppcc: --global-batch: '4G' is not a count of sequences, or of "
+		 "tokens with K or M (4M: 2^22)\n"},
+		{{"search", "examples/llama3-8b.yaml", "--global-batch", "4K"},
+		 "ppcc: --global-batch: 4K tokens are fewer than one sequence "
+		 "of 8192\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *args[12] = {NULL};
+		int n = 0;
+		for (; cases[i].args[n]; n++)
+			args[n] = cases[i].args[n];
+		tu_run r;
+		tu_ppcc_run(&r, tu_src(), NULL, 60, args);
+		ck_assert_msg(r.status == 2, "case %zu: exit %d\n%s", i,
+			      r.status, r.err);
+		char want[512];
+		snprintf(want, sizeof want, "%sTry 'ppcc --help' for more "
+			 "information.\n", cases[i].err);
+		ck_assert_str_eq(r.err, want);
+		ck_assert_str_eq(r.out, "");
+		tu_run_free(&r);
+	}
+
+	/* 1001K tokens = 1025024 = 125.125 sequences of 8192: 125 */
+	tu_run r;
+	char file[PATH_MAX];
+	snprintf(file, sizeof file, "%s/examples/llama3-8b.yaml", tu_src());
+	TU_PPCC(&r, "search", file, "--global-batch", "1001K", "--top", "1");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strncmp(r.out, "global batch 125 sequences (1001K tokens "
+			      "= 1025024 / 8192, rounded down)\nsearch: "
+			      "llama3-8b on 16 devices (8 a node), global batch "
+			      "125 sequences\n", 143) == 0, "%s", r.out);
+	tu_run_free(&r);
+	TU_PPCC(&r, "search", file, "--global-batch", "1M", "--top", "1",
+		"-f", "json");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.err, "ppcc: note: global batch 128 sequences (1M "
+			 "tokens = 1048576 / 8192)\n");
+	ck_assert_ptr_nonnull(strstr(r.out, "\"global_batch_size\": 128,"));
+	tu_run_free(&r);
+	/* a plain count is sequences, and no line is added */
+	TU_PPCC(&r, "search", file, "--global-batch", "128", "--top", "1");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strncmp(r.out, "search: llama3-8b on 16 devices (8 a "
+			      "node), global batch 128 sequences\n", 62) == 0,
+		      "%s", r.out);
 	tu_run_free(&r);
 }
 END_TEST
@@ -267,9 +481,11 @@ START_TEST(cli_usage_errors_name_the_option)
 		 "ppcc: --memory-limit: expected GiB per device (a number > 0), "
 		 "got 'inf'"},
 		{{"search", tiny, "--global-batch", " 8"},
-		 "ppcc: --global-batch: ' 8' is not a count"},
+		 "ppcc: --global-batch: ' 8' is not a count of sequences, or "
+		 "of tokens with K or M (4M: 2^22)"},
 		{{"search", tiny, "--global-batch", "+8"},
-		 "ppcc: --global-batch: '+8' is not a count"},
+		 "ppcc: --global-batch: '+8' is not a count of sequences, or "
+		 "of tokens with K or M (4M: 2^22)"},
 		{{"search", tiny, "--global-batch", "8", "--memory-limit", "0x10"},
 		 "ppcc: --memory-limit: '0x10' is not GiB"},
 		{{"search", tiny, "--global-batch", "8", "--memory-limit", " 40"},
@@ -489,6 +705,9 @@ Suite *suite_cli(void)
 		cli_help_names_every_option,
 		cli_usage_errors_exit_two,
 		cli_devices_lists_the_catalogue,
+		cli_models_lists_the_catalogue,
+		cli_one_command_searches_the_presets,
+		cli_one_command_errors_name_the_option,
 		cli_plan_names_the_preset_and_its_calibration,
 		cli_usage_errors_name_the_option,
 		cli_plan_writes_output_file,

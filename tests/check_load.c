@@ -1547,6 +1547,245 @@ START_TEST(man_page_example_files_load)
 }
 END_TEST
 
+/* What ppcc does not model is refused by name, in the spellings users
+ * paste (ppcc's, Megatron-LM's, Hugging Face's), never as an unknown key
+ * or, worse, accepted. */
+START_TEST(unmodelled_keys_are_refused_by_name)
+{
+	expect_errors("model:\n  name: m\n  transformer:\n"
+		      "    layers: 2\n    hidden: 64\n    heads: 4\n"
+		      "    vocab: 100\n    seq_len: 16\n"
+		      "    num_experts: 8\n    moe_router_topk: 2\n"
+		      "    q_lora_rank: 1536\n    sliding_window: 128\n"
+		      CLUSTER4
+		      "pipeline: {expert_parallel: 8}\n",
+		      "9:5: ppcc does not model mixture-of-experts layers "
+		      "('num_experts' in model.transformer): planned without "
+		      "it, the figures would be another model's; leave the "
+		      "key out when the model has none\n"
+		      "10:5: ppcc does not model mixture-of-experts layers "
+		      "('moe_router_topk' in model.transformer): planned "
+		      "without it, the figures would be another model's; "
+		      "leave the key out when the model has none\n"
+		      "11:5: ppcc does not model multi-head latent attention "
+		      "('q_lora_rank' in model.transformer): planned without "
+		      "it, the figures would be another model's; leave the "
+		      "key out when the model has none\n"
+		      "12:5: ppcc does not model sliding-window attention "
+		      "('sliding_window' in model.transformer): planned "
+		      "without it, the figures would be another model's; "
+		      "leave the key out when the model has none\n"
+		      "16:12: ppcc does not model expert parallelism "
+		      "('expert_parallel' in pipeline): planned without it, "
+		      "the figures would be another model's; leave the key "
+		      "out when the model has none\n");
+	/* a typo of a modelled key still gets its suggestion */
+	expect_errors(MODEL1 CLUSTER4 "pipeline: {stagse: 2}\n",
+		      "7:12: unknown key 'stagse' in pipeline; did you mean "
+		      "'stages'?\n");
+}
+END_TEST
+
+/* ---- model presets ------------------------------------------------------ */
+
+/* Each row's parameters, by the loader's formulas, against the count
+ * published for the model: Hugging Face's safetensors widget ("Model size
+ * 8.03B params" for Llama 3.1 8B, "70.6B params" for Llama 3.3 70B, the
+ * 3.1 70B's shape), Llama 3.1 405B's 405.9B computed from its config.json
+ * (doc/design/models.md: no stored page prints it), Llama 2 70B's
+ * released checkpoint (68,976,648,192, transformer_matches_llama2_70b_
+ * parameter_count) and GPT-3's 174.6e9 with GPT-2's 50257-token
+ * vocabulary and tied embeddings (transformer_matches_gpt3_published_
+ * figures; the paper rounds it to 175.0B). */
+START_TEST(model_presets_match_published_parameter_counts)
+{
+	static const struct {
+		const char *name;
+		double billions, within;
+	} published[] = {
+		{"llama3-8b", 8.03, 0.005},   {"llama3-70b", 70.6, 0.05},
+		{"llama3-405b", 405.9, 0.05}, {"llama2-70b", 68.976648192, 0},
+		{"gpt3-175b", 174.604259328, 0},
+	};
+	int n = (int)(sizeof published / sizeof published[0]);
+	ck_assert_int_eq(ppcc_n_model_presets, n);
+	for (int i = 0; i < n; i++) {
+		const ppcc_model_preset *p = ppcc_model_preset_find(
+			published[i].name, strlen(published[i].name));
+		ck_assert_ptr_nonnull(p);
+		double got = ppcc_model_preset_params(p) / 1e9;
+		ck_assert_msg(fabs(got - published[i].billions) <=
+			      published[i].within + 1e-9,
+			      "%s: %.4fB, published %gB", p->name, got,
+			      published[i].billions);
+	}
+	/* the loader's layers count a tied head twice, as a pipeline
+	 * keeps it on both ends; the preset's count once */
+	loaded r;
+	load_text(&r, "model:\n  transformer: {preset: gpt3-175b}\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	double total = 0;
+	for (int i = 0; i < r.cfg.model.n_layers; i++)
+		total += r.cfg.model.layers[i].params;
+	ck_assert_double_eq(total - 50257.0 * 12288,
+			    ppcc_model_preset_params(ppcc_model_preset_find(
+				    "gpt3-175b", 9)));
+	done(&r);
+	const char *names[PPCC_MAX_MODEL_PRESETS + 1];
+	ppcc_model_preset_names(names);
+	ck_assert_ptr_null(names[n]);
+	ck_assert_ptr_null(ppcc_model_preset_find("llama3-70", 9));
+}
+END_TEST
+
+/* A preset fills every shape key and the model's name; a key given, and a
+ * name, win over the preset's; training keys stay the file's. */
+START_TEST(model_preset_fills_the_shape_and_keys_given_win)
+{
+	loaded r;
+	load_text(&r, "model:\n  transformer:\n    preset: llama3-405b\n"
+		  "    micro_batch_size: 2\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_str_eq(r.diag.text, "");
+	const ppcc_transformer *t = r.cfg.model.transformer;
+	ck_assert_str_eq(r.cfg.model.name, "llama3-405b");
+	ck_assert_int_eq(t->layers, 126);
+	ck_assert_int_eq(t->hidden, 16384);
+	ck_assert_int_eq(t->heads, 128);
+	ck_assert_int_eq(t->kv_heads, 8);
+	ck_assert_int_eq(t->ffn_hidden, 53248);
+	ck_assert_int_eq(t->vocab, 128256);
+	ck_assert_int_eq(t->seq_len, 8192);
+	ck_assert_int_eq(t->swiglu, 1);
+	ck_assert_int_eq(t->norm, PPCC_NORM_RMSNORM);
+	ck_assert_int_eq(t->position, PPCC_POSITION_ROPE);
+	ck_assert_double_eq(t->rope_theta, 500000);
+	ck_assert_int_eq(t->tie_embeddings, 0);
+	ck_assert_int_eq(t->micro_batch_size, 2);
+	ck_assert_int_eq(r.cfg.model.n_layers, 128);
+	/* located at the preset: messages about heads name its line */
+	ck_assert_int_eq(t->heads_loc.line, 3);
+	ck_assert_int_eq(t->kv_heads_loc.line, 3);
+	done(&r);
+
+	load_text(&r, "model:\n  name: short\n  transformer:\n"
+		  "    preset: gpt3-175b\n    seq_len: 1024\n    layers: 4\n"
+		  "    position: rope\n    tie_embeddings: false\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	t = r.cfg.model.transformer;
+	ck_assert_str_eq(r.cfg.model.name, "short");
+	ck_assert_int_eq(t->seq_len, 1024);
+	ck_assert_int_eq(t->layers, 4);
+	ck_assert_int_eq(t->hidden, 12288);
+	ck_assert_int_eq(t->position, PPCC_POSITION_ROPE);
+	ck_assert_int_eq(t->norm, PPCC_NORM_LAYERNORM);
+	ck_assert_int_eq(t->tie_embeddings, 0);
+	ck_assert_int_eq(t->swiglu, 0);
+	ck_assert_int_eq(t->heads_loc.line, 4);
+	done(&r);
+
+	/* swiglu given does not move the preset's norm (a key wins only
+	 * for itself) */
+	load_text(&r, "model:\n  transformer: {preset: llama2-70b, "
+		  "swiglu: false}\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.cfg.model.transformer->swiglu, 0);
+	ck_assert_int_eq(r.cfg.model.transformer->norm, PPCC_NORM_RMSNORM);
+	done(&r);
+}
+END_TEST
+
+/* An unknown preset: located, with the nearest name and the list, and no
+ * missing shape key besides; a key given that breaks the preset's shape
+ * is located at itself; a model without a preset still needs its name. */
+START_TEST(model_preset_errors_are_located)
+{
+	expect_errors("model:\n  transformer:\n    preset: llama3-70\n"
+		      "    micro_batch_size: 1\n" CLUSTER4,
+		      "3:13: model.transformer.preset: expected llama3-8b, "
+		      "llama3-70b, llama3-405b, llama2-70b, or gpt3-175b, got "
+		      "'llama3-70'; did you mean 'llama3-70b'?\n");
+	expect_errors("model:\n  transformer: {preset: [llama3-8b]}\n"
+		      CLUSTER4,
+		      "2:25: model.transformer.preset: expected llama3-8b, "
+		      "llama3-70b, llama3-405b, llama2-70b, or gpt3-175b, got "
+		      "a list\n");
+	expect_errors("model:\n  transformer:\n    preset: llama3-8b\n"
+		      "    kv_heads: 5\n" CLUSTER4,
+		      "4:5: model.transformer.kv_heads: 5 kv heads do not "
+		      "divide the 32 heads\n");
+	expect_errors("model:\n  transformer:\n    preset: llama3-8b\n"
+		      "    hidden: 4100\n" CLUSTER4,
+		      "3:5: model.transformer.heads: 32 heads do not divide "
+		      "the hidden size 4100\n");
+	expect_errors("model:\n  transformer: {layers: 2, hidden: 8, heads: 2, "
+		      "vocab: 8, seq_len: 8}\n" CLUSTER4,
+		      "1:1: model: missing required key 'name'\n");
+}
+END_TEST
+
+/* examples/ spell each preset's shape by hand: with those keys (and the
+ * name) replaced by `preset:`, ppcc plan prints the same bytes, as text
+ * and as JSON. */
+START_TEST(model_presets_plan_as_the_examples_spell_them)
+{
+	static const char *const shape_keys[] = {
+		"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+		"seq_len", "swiglu", "norm", "position", "rope_theta",
+		"tie_embeddings", NULL};
+	static const char *const examples[] = {"llama3-8b", "llama3-70b",
+					       "llama2-70b", "gpt3-175b", NULL};
+	for (int e = 0; examples[e]; e++) {
+		char rel[64], ex[PATH_MAX], path[PATH_MAX];
+		snprintf(rel, sizeof rel, "examples/%s.yaml", examples[e]);
+		snprintf(ex, sizeof ex, "%s/%s", tu_src(), rel);
+		char *text = tu_read_src(rel);
+		size_t cap = strlen(text) + 64, o = 0;
+		char *out = malloc(cap);
+		ck_assert_ptr_nonnull(out);
+		int dropped = 0;
+		for (char *line = text; *line;) {
+			char *end = strchr(line, '\n');
+			size_t len = end ? (size_t)(end - line + 1) : strlen(line);
+			int drop = strncmp(line, "  name: ", 8) == 0;
+			for (int k = 0; shape_keys[k] && !drop; k++) {
+				size_t kl = strlen(shape_keys[k]);
+				drop = strncmp(line, "    ", 4) == 0 &&
+				       strncmp(line + 4, shape_keys[k], kl) == 0 &&
+				       line[4 + kl] == ':';
+			}
+			dropped += drop;
+			if (!drop)
+				memcpy(out + o, line, len), o += len;
+			if (strncmp(line, "  transformer:\n", 15) == 0)
+				o += (size_t)snprintf(out + o, cap - o,
+						      "    preset: %s\n",
+						      examples[e]);
+			line += len;
+		}
+		out[o] = '\0';
+		ck_assert_msg(dropped >= 8, "%s: %d lines", rel, dropped);
+		tu_write_in(path, sizeof path, tmpdir, "preset.yaml", out);
+		for (int f = 0; f < 2; f++) {
+			const char *fmt = f ? "json" : "text";
+			tu_run a, b;
+			TU_PPCC(&a, "plan", ex, "-f", fmt);
+			TU_PPCC(&b, "plan", path, "-f", fmt);
+			ck_assert_msg(a.status == 0 && b.status == 0,
+				      "%s: %s%s", rel, a.err, b.err);
+			ck_assert_msg(a.out_len == b.out_len &&
+				      memcmp(a.out, b.out, a.out_len) == 0,
+				      "%s -f %s differs with the preset:\n%s",
+				      rel, fmt, out);
+			tu_run_free(&a);
+			tu_run_free(&b);
+		}
+		free(out);
+		free(text);
+	}
+}
+END_TEST
+
 /* ---- device presets ----------------------------------------------------- */
 
 /* `device: h100` takes every figure of the catalogue's row; the node and
@@ -1594,8 +1833,9 @@ START_TEST(device_preset_gives_the_row_and_a_mapping_overrides_a_field)
 	ck_assert_double_eq(cl->inter_node.bandwidth, 100e9);
 	done(&r);
 
-	/* groups: the same preset sets the node; two presets leave the
-	 * defaults (a cluster has one node size and one pair of links) */
+	/* groups: the same preset sets the node; two presets the smallest
+	 * node and the slowest links of the two (a cluster has one node size
+	 * and one pair of links) */
 	load_text(&r, MODEL1 "cluster:\n  groups:\n"
 		  "    - {name: a, count: 4, preset: h800}\n"
 		  "    - {name: b, count: 4, preset: h800, memory_gib: 40}\n");
@@ -1616,6 +1856,28 @@ START_TEST(device_preset_gives_the_row_and_a_mapping_overrides_a_field)
 	ck_assert_double_eq(cl->groups[1].tflops, 312);
 	done(&r);
 
+	/* two presets of the same node keep its links; a node of 72 is
+	 * launched 4 devices a host; a preset's name in any case */
+	load_text(&r, MODEL1 "cluster:\n  groups:\n"
+		  "    - {name: a, count: 8, preset: H100}\n"
+		  "    - {name: b, count: 8, preset: h200}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	cl = &r.cfg.cluster;
+	ck_assert_str_eq(cl->groups[0].preset->name, "h100");
+	ck_assert_int_eq(cl->devices_per_node, 8);
+	ck_assert_int_eq(cl->host_devices, 8);
+	ck_assert_double_eq(cl->intra_node.bandwidth, 450e9);
+	ck_assert_double_eq(cl->inter_node.bandwidth, 50e9);
+	done(&r);
+	load_text(&r, MODEL1 "cluster:\n  devices: 144\n  device: gb200\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.cfg.cluster.devices_per_node, 72);
+	ck_assert_int_eq(r.cfg.cluster.host_devices, 4);
+	done(&r);
+	load_text(&r, MODEL1 "cluster:\n  devices: 144\n  device: gb200\n"
+		  "  devices_per_node: 8\n");
+	ck_assert_int_eq(r.cfg.cluster.host_devices, 8);
+	done(&r);
 	/* no usual network (a PCIe card): ppcc's default, 25 GB/s */
 	load_text(&r, MODEL1 "cluster:\n  devices: 8\n  device: l40s\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -1742,7 +2004,12 @@ Suite *suite_load(void)
 		load_expands_repeat_in_place,
 		device_preset_gives_the_row_and_a_mapping_overrides_a_field,
 		device_preset_errors_name_the_catalogue,
+		unmodelled_keys_are_refused_by_name,
 		device_catalogue_rows_are_consistent,
+		model_presets_match_published_parameter_counts,
+		model_preset_fills_the_shape_and_keys_given_win,
+		model_preset_errors_are_located,
+		model_presets_plan_as_the_examples_spell_them,
 		load_converts_ms_at_the_first_group_rate,
 		load_records_where_each_pipeline_setting_came_from,
 		load_accepts_plain_decimal_forms,

@@ -427,7 +427,8 @@ START_TEST(megatron_arguments_of_llama3_70b_by_hand)
 	ck_assert_str_eq(text,
 			 "# 256 processes = 8 tensor x 4 pipeline x 1 context x 8 "
 			 "data parallel; launch each node's with\n"
-			 "# torchrun --nproc-per-node 8 --nnodes 32 --node-rank RANK "
+			 "# CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc-per-node 8 "
+			 "--nnodes 32 --node-rank RANK "
 			 "--master-addr HOST --master-port PORT pretrain_gpt.py "
 			 "$(grep -v '^#' ARGS_FILE) ...\n"
 			 "# vocabulary: the tokenizer's (--tokenizer-type and its "
@@ -1982,6 +1983,95 @@ START_TEST(deepspeed_zero0_is_stage1_at_d1_and_refused_above)
 }
 END_TEST
 
+START_TEST(megatron_launcher_sets_one_connection_where_megatron_asserts_it)
+{
+	
+/* Megatron-LM d98e8a6, megatron/training/arguments.py:1453-1454:
+	 * with t > 1 or cp > 1 on a GPU before Blackwell (arch < 10), and
+	 * 1456-1479: unless Torch-FSDP2, Megatron-FSDP or MoE overlap, it
+	 * asserts CUDA_DEVICE_MAX_CONNECTIONS == "1"; 1166-1167: Megatron-FSDP
+	 * (ppcc's ZeRO 2 and 3) asserts it is not "1".  So the launcher line
+	 * sets it to 1 exactly where t or cp > 1 under ZeRO 0 or 1. */
+	static const struct {
+		const char *example;
+		int t;
+	} ex[] = {{"llama3-70b.yaml", 8}, {"llama3-8b.yaml", 1}};
+	for (size_t e = 0; e < sizeof ex / sizeof ex[0]; e++)
+		for (int zero = 0; zero <= 3; zero++) {
+			overrides ov = {.zero = zero};
+			built *b = build_with(ex[e].example, -1, 0, 0, &ov, 1);
+			int status;
+			char *text = emit_to_string(ppcc_emit_megatron, b,
+						    &status);
+			ck_assert_ptr_nonnull(text);
+			int want = ex[e].t > 1 && zero < 2;
+			ck_assert_msg((strstr(text, "# CUDA_DEVICE_MAX_CONNECTIONS=1 "
+					      "torchrun ") != NULL) == want,
+				      "%s zero %d:\n%s", ex[e].example, zero, text);
+			if (!want)
+				ck_assert_ptr_null(strstr(text,
+					"CUDA_DEVICE_MAX_CONNECTIONS=1"));
+			free(text);
+			built_free(b);
+		}
+}
+END_TEST
+
+/* The launcher starts a host's devices, not an NVLink domain's: a GB200
+ * NVL72 node holds 72 GPUs on 18 trays of 4 (NVIDIA's DGX GB200 user
+ * guide, doc/design/devices.md), so Megatron-LM's and torchtitan's
+ * torchrun lines start 4 processes a host. */
+START_TEST(launchers_start_a_hosts_devices_not_an_nvlink_domains)
+{
+	char *dir = tu_mkdtemp(), path[4096];
+	tu_write_in(path, sizeof path, dir, "gb200.yaml",
+		    "model:\n  name: llama3-8b\n  transformer:\n"
+		    "    layers: 32\n    hidden: 4096\n    heads: 32\n"
+		    "    kv_heads: 8\n    ffn_hidden: 14336\n    vocab: 128256\n"
+		    "    seq_len: 8192\n    swiglu: true\n    rope_theta: 500000\n"
+		    "cluster:\n  devices: 144\n  device: gb200\n"
+		    "pipeline: {tensor_parallel: 8, stages: 2, zero: 2, "
+		    "global_batch_size: 72}\n");
+	const char *fmts[] = {"megatron", "torchtitan-toml"};
+	for (int i = 0; i < 2; i++) {
+		tu_run r;
+		TU_PPCC(&r, "plan", path, "-f", fmts[i]);
+		ck_assert_msg(r.status == 0, "%s: %s", fmts[i], r.err);
+		ck_assert_msg(strstr(r.out, "torchrun --nproc-per-node 4 "
+				     "--nnodes 36 "), "%s: %s", fmts[i], r.out);
+		tu_run_free(&r);
+	}
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+START_TEST(torchtitan_launcher_world_is_the_plans_degrees)
+{
+	/* torchtitan v0.2.2 73a0e69, torchtitan/distributed/
+	 * parallel_dims.py:53-56 asserts dp_replicate * dp_shard * cp * tp
+	 * * pp == WORLD_SIZE; main b5bcd76 keeps the rule.  With
+	 * data_parallel: 2, llama3-70b's 256 devices plan t 8 x p 4 x d 2 =
+	 * 64 processes: 8 nodes of 8, not the cluster's 32 nodes. */
+	overrides ov = {.zero = 2, .data_parallel = 2};
+	built *b = build_with("llama3-70b.yaml", -1, 0, 4, &ov, 1);
+	ck_assert_int_eq(b->cfg.pipeline.data_parallel, 2);
+	emit_fn fns[] = {ppcc_emit_torchtitan_toml, ppcc_emit_torchtitan};
+	for (int i = 0; i < 2; i++) {
+		int status;
+		char *text = emit_to_string(fns[i], b, &status);
+		ck_assert_ptr_nonnull(text);
+		ck_assert_msg(strstr(text, ": 64 devices = 8 tensor x 4 pipeline "
+				     "x 1 context x 2 data parallel") != NULL,
+			      "%s", text);
+		ck_assert_msg(strstr(text, "# torchrun --nproc-per-node 8 "
+				     "--nnodes 8 -m torchtitan.train") != NULL,
+			      "%s", text);
+		free(text);
+	}
+	built_free(b);
+}
+END_TEST
+
 Suite *suite_trainers(void)
 {
 	return tu_suite("trainers", "trainers", 120, (const TTest *const[]){
@@ -1993,6 +2083,7 @@ Suite *suite_trainers(void)
 		megatron_arguments_obey_megatrons_rules_across_plans,
 		megatron_refuses_what_its_checks_reject,
 		megatron_bridge_snippet_sets_what_megatrons_arguments_set,
+		launchers_start_a_hosts_devices_not_an_nvlink_domains,
 		trainer_formats_refuse_what_the_trainer_cannot_run,
 		torchtitan_toml_parses_and_names_every_module_once,
 		torchtitan_model_is_a_registered_flavor,
@@ -2006,5 +2097,7 @@ Suite *suite_trainers(void)
 		deepspeed_topology_names_the_tensor_parallel_ranks,
 		deepspeed_one_stage_has_no_pipeline_section,
 		deepspeed_zero0_is_stage1_at_d1_and_refused_above,
+		megatron_launcher_sets_one_connection_where_megatron_asserts_it,
+		torchtitan_launcher_world_is_the_plans_degrees,
 		NULL});
 }

@@ -31,7 +31,7 @@ trap 'rm -rf "$out" "$out.sums" "$out.join" "$out.bad"' EXIT
 formats="text:txt json:json dot:dot svg:svg header:h torch-csv:csv chrome:trace.json"
 # The trainers' settings; a plan a trainer cannot run is kept as
 # KIND.EXT.err, its diagnostics and exit code.
-trainers="megatron:megatron.args torchtitan:torchtitan.py torchtitan-toml:torchtitan.toml deepspeed:deepspeed.json"
+trainers="megatron:megatron.args megatron-bridge:megatron_bridge.py torchtitan:torchtitan.py torchtitan-toml:torchtitan.toml deepspeed:deepspeed.json"
 # One rendered image, shown in README.md.
 png_for="tiny/1f1b"
 

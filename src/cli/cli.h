@@ -74,4 +74,30 @@ int ppcc_cli_diagnose(int argc, char **argv);
 /* `ppcc devices` (devices.c): the device catalogue.  An exit status. */
 int ppcc_cli_devices(int argc, char **argv);
 
+/* The one command's input (presets.c).  --model NAME and --devices
+ * COUNTxPRESET as a configuration's YAML text in out (cap bytes): 0, or
+ * an exit status after a usage error naming the option on stderr. */
+int ppcc_cli_preset_yaml(char *out, size_t cap, const char *model,
+			 const char *devices);
+
+/* --global-batch as given: count sequences (shift 0) or count << shift
+ * tokens (shift 10 for K, 20 for M); text, the option's argument. */
+typedef struct ppcc_cli_batch {
+	long long count;
+	int shift;
+	const char *text;
+} ppcc_cli_batch;
+/* 0, or -1 when s is not a count of 1 to 2^30, with K or M or none. */
+int ppcc_cli_batch_parse(ppcc_cli_batch *out, const char *s);
+/* The batch in whole sequences of seq_len tokens (0: a model given as
+ * layers, which takes sequences only) in *out, tokens rounded down; for
+ * tokens, line (cap bytes) gets "global batch N sequences (4M tokens =
+ * 4194304 / 8192)\n", else "".  0, or an exit status after a usage
+ * error on stderr. */
+int ppcc_cli_batch_sequences(long *out, char *line, size_t cap,
+			     const ppcc_cli_batch *b, int seq_len);
+
+/* `ppcc models` (models.c): the model catalogue.  An exit status. */
+int ppcc_cli_models(int argc, char **argv);
+
 #endif

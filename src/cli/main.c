@@ -43,6 +43,10 @@ typedef struct cli_options {
 	int refresh_fingerprint;
 	const char *from_search; /* --from-search FILE.json */
 	int rank;                /* --rank N; 0: not given */
+	const char *model;       /* --model NAME; NULL: not given */
+	const char *devices;     /* --devices COUNTxPRESET */
+	const char *model_text;  /* the YAML they make; input names it */
+	size_t model_text_len;
 } cli_options;
 
 /* The formats' names after "FMT:  ", in lines of at most 60 columns. */
@@ -70,22 +74,27 @@ static void usage(FILE *f)
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
 	      "                 [--prefix NAME] [--max-actions N] [--max-work N]\n"
 	      "                 [--partition N,N,...] [--memory-limit GIB] [--jobs N]\n"
+	      "       ppcc plan --model NAME --devices COUNTxPRESET [options as above]\n"
 	      "       ppcc plan --from-search FILE.json [--rank N] [-f FMT] [-o FILE]\n"
 	      "                 [--max-actions N] [--max-work N] [--jobs N]\n"
 	      "       ppcc check [--refresh-fingerprint] [-q|--quiet] FILE.json\n"
 	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
-	      "       ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]\n", f);
+	      "       ppcc search FILE [--cluster FILE] [--global-batch N|NK|NM] [--top K]\n", f);
 	fprintf(f, "                   [-f %s] [-o FILE]\n", search_formats);
 	fputs("                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
 	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
 	      "                   [--time-limit S] [--compare FILE] [--jobs N]\n"
+	      "       ppcc search --model NAME --devices COUNTxPRESET [options as above]\n"
 	      "       ppcc devices [-f|--format text|json] [-h|--help]\n"
+	      "       ppcc models [-f|--format text|json] [-h|--help]\n"
 	      "       ppcc -h|--help | -V|--version\n"
 	      "\n", f);
 	fprintf(f, "KIND: %s\n", kinds);
 	usage_formats(f);
-	fputs("FILE and -o accept - for stdin and stdout.  See ppcc(1) and ppcc(5).\n",
-	      f);
+	fputs("FILE and -o accept - for stdin and stdout.  --model and --devices\n"
+	      "(64xh100) name presets (ppcc models, ppcc devices) in place of FILE;\n"
+	      "a global batch with K or M counts tokens (4M = 2^22).\n"
+	      "See ppcc(1) and ppcc(5).\n", f);
 }
 
 /* Standard output flushed, or its failure reported (a closed pipe: "Broken
@@ -175,6 +184,8 @@ static int cmd_plan(const cli_options *o)
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_plan_request r = {
 		.model = o->input, .cluster = o->cluster,
+		.model_text = o->model_text,
+		.model_text_len = o->model_text_len,
 		.format = o->emit.format, .kind = o->kind, .stages = o->stages,
 		.microbatches = o->microbatches, .chunks = o->chunks,
 		.tensor_parallel = o->tensor_parallel,
@@ -355,7 +366,8 @@ out:
 
 enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
        OPT_MAX_ACTIONS, OPT_MAX_WORK, OPT_PARTITION, OPT_REFRESH_FINGERPRINT,
-       OPT_MEMORY_LIMIT, OPT_JOBS, OPT_FROM_SEARCH, OPT_RANK };
+       OPT_MEMORY_LIMIT, OPT_JOBS, OPT_FROM_SEARCH, OPT_RANK, OPT_MODEL,
+       OPT_DEVICES };
 
 static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -382,6 +394,8 @@ static const struct option longopts[] = {
 	{"refresh-fingerprint", no_argument, NULL, OPT_REFRESH_FINGERPRINT},
 	{"from-search", required_argument, NULL, OPT_FROM_SEARCH},
 	{"rank", required_argument, NULL, OPT_RANK},
+	{"model", required_argument, NULL, OPT_MODEL},
+	{"devices", required_argument, NULL, OPT_DEVICES},
 	{NULL, 0, NULL, 0},
 };
 
@@ -517,6 +531,8 @@ static int apply_option(cli_options *o, int c, const char *arg,
 		o->from_search = arg;
 		break;
 	case OPT_RANK: count = &o->rank; break;
+	case OPT_MODEL: o->model = arg; break;
+	case OPT_DEVICES: o->devices = arg; break;
 	case ':':
 		return usage_error("option '%s' needs a value", opt);
 	default:
@@ -604,6 +620,8 @@ int main(int argc, char **argv)
 		return ppcc_cli_search(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "devices") == 0)
 		return ppcc_cli_devices(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "models") == 0)
+		return ppcc_cli_models(argc - 1, argv + 1);
 
 	/* Options may come before the command and among its arguments. */
 	opterr = 0;
@@ -625,16 +643,43 @@ int main(int argc, char **argv)
 		if ((rc = apply_option(&o, c, optarg, args[optind - 1])) >= 0)
 			return rc;
 	}
+	if ((o.from_search || o.rank) && (o.model || o.devices))
+		return usage_error("%s", "--from-search and --model or --devices "
+				   "both name what to plan; give one");
 	if (o.from_search || o.rank)
 		return cmd_plan_from_search(&o, nargs - optind, args + optind);
-	if (optind >= nargs)
+	static char yaml[512]; /* read-only once built */
+	if (o.model || o.devices) {
+		if (strcmp(o.command, "plan") != 0)
+			return usage_error("%s: --model and --devices are ppcc "
+					   "plan's and ppcc search's options",
+					   o.command);
+		if (optind < nargs)
+			return usage_error("--model and --devices build the "
+					   "input; FILE '%s' gives it too: name "
+					   "the presets in the file instead "
+					   "(transformer: {preset: NAME}, "
+					   "cluster.device: NAME; ppcc(5))",
+					   args[optind]);
+		if (o.cluster)
+			return usage_error("--cluster '%s' and --devices both "
+					   "give the cluster; give one", o.cluster);
+		if ((rc = ppcc_cli_preset_yaml(yaml, sizeof yaml, o.model,
+					       o.devices)) != 0)
+			return rc;
+		o.input = PPCC_COMMAND_LINE;
+		o.model_text = yaml;
+		o.model_text_len = strlen(yaml);
+	} else if (optind >= nargs) {
 		return usage_error("%s: missing FILE", o.command);
-	o.input = args[optind++];
+	} else {
+		o.input = args[optind++];
+	}
 	if (optind < nargs)
 		return usage_error("unexpected argument '%s'", args[optind]);
 	if (o.output && o.output[0] == '\0')
 		return usage_error("%s", "empty output path");
-	if (o.output && (same_file(o.output, o.input) ||
+	if (o.output && !o.model_text && (same_file(o.output, o.input) ||
 			 (o.cluster && same_file(o.output, o.cluster))))
 		return usage_error("the output '%s' is an input file", o.output);
 	if (strcmp(o.command, "check") == 0)

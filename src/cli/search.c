@@ -6,13 +6,16 @@
  * configurations (load.c reads them) judged beside the search's own, each
  * with its rank among them.
  *
- *   ppcc search FILE [--cluster FILE] [--global-batch N] [--top K]
+ *   ppcc search FILE [--cluster FILE] [--global-batch N|NK|NM] [--top K]
+ *   ppcc search --model NAME --devices COUNTxPRESET [--global-batch ...] ...
  *               [-f text|json|megatron|megatron-bridge|torchtitan|torchtitan-toml|
  *                   deepspeed] [-o FILE]
  *               [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]
  *               [--exhaustive] [--compare FILE] [--jobs N]
  *               [--max-actions N] [--max-work N] [--time-limit S]
  *
+ * --model and --devices build the input from the catalogues' presets
+ * (presets.c) in place of FILE; a global batch with K or M counts tokens.
  * The output is composed in memory and written only when complete.  Exit
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
  * write, 4 internal.
@@ -500,7 +503,8 @@ static int load_compare(ppcc_search_options *so, ppcc_arena *a,
 int ppcc_cli_search(int argc, char **argv)
 {
 	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH, O_IDLE,
-	       O_COMPARE, O_JOBS, O_MAX_ACTIONS, O_MAX_WORK, O_TIME_LIMIT };
+	       O_COMPARE, O_JOBS, O_MAX_ACTIONS, O_MAX_WORK, O_TIME_LIMIT,
+	       O_MODEL, O_DEVICES };
 	static const struct option longopts[] = {
 		{"cluster", required_argument, NULL, O_CLUSTER},
 		{"global-batch", required_argument, NULL, O_GB},
@@ -514,6 +518,8 @@ int ppcc_cli_search(int argc, char **argv)
 		{"max-actions", required_argument, NULL, O_MAX_ACTIONS},
 		{"max-work", required_argument, NULL, O_MAX_WORK},
 		{"time-limit", required_argument, NULL, O_TIME_LIMIT},
+		{"model", required_argument, NULL, O_MODEL},
+		{"devices", required_argument, NULL, O_DEVICES},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -522,6 +528,8 @@ int ppcc_cli_search(int argc, char **argv)
 	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
 					  .kind = -1}};
 	const char *cluster = NULL, *output = NULL, *compare = NULL;
+	const char *model = NULL, *devices = NULL;
+	ppcc_cli_batch batch = {0};
 	const ppcc_format_info *fi = ppcc_format_of(PPCC_FMT_TEXT);
 	char names[256], unknown[320];
 	int c;
@@ -533,11 +541,13 @@ int ppcc_cli_search(int argc, char **argv)
 		switch (c) {
 		case O_CLUSTER: cluster = optarg; break;
 		case O_GB:
-			if (sr_count(optarg, &n) < 0)
-				return sr_usage("--global-batch: '%s' is not a count",
-						optarg);
-			so.global_batch = n;
+			if (ppcc_cli_batch_parse(&batch, optarg) < 0)
+				return sr_usage("--global-batch: '%s' is not a count "
+						"of sequences, or of tokens with K or "
+						"M (4M: 2^22)", optarg);
 			break;
+		case O_MODEL: model = optarg; break;
+		case O_DEVICES: devices = optarg; break;
 		case O_TOP:
 			if (sr_count(optarg, &n) < 0 || n > 1000)
 				return sr_usage("--top: '%s' is not a count of 1 to 1000",
@@ -615,8 +625,10 @@ int ppcc_cli_search(int argc, char **argv)
 		case 'h':
 			ppcc_format_list(names, sizeof names, PPCC_FORMATS_SEARCH,
 					 "|", NULL);
-			printf("usage: ppcc search FILE [--cluster FILE] [--global-batch N] "
-			     "[--top K]\n"
+			printf("usage: ppcc search FILE [--cluster FILE] [--global-batch "
+			     "N|NK|NM] [--top K]\n"
+			     "       ppcc search --model NAME --devices COUNTxPRESET "
+			     "[--global-batch N|NK|NM] ...\n"
 			     "                   [-f %s] "
 			     "[-o FILE]\n"
 			     "                   [--fix KEY=VALUE ...] [--memory-limit GIB] "
@@ -633,8 +645,22 @@ int ppcc_cli_search(int argc, char **argv)
 		return sr_usage("%s", "--compare: the trainers' formats print the "
 				"winner alone; use -f text or -f json");
 	so.admits = fi->admits;
-	if (optind >= argc)
-		return sr_usage("%s", "search: missing FILE");
+	int presets = model || devices;
+	char yaml[512];
+	if (presets && optind < argc)
+		return sr_usage("--model and --devices build the input; FILE '%s' "
+				"gives it too: name the presets in the file instead "
+				"(transformer: {preset: NAME}, cluster.device: "
+				"NAME; ppcc(5))", argv[optind]);
+	if (presets && cluster)
+		return sr_usage("--cluster '%s' and --devices both give the "
+				"cluster; give one", cluster);
+	if (presets && (c = ppcc_cli_preset_yaml(yaml, sizeof yaml, model,
+						 devices)) != 0)
+		return c;
+	if (!presets && optind >= argc)
+		return sr_usage("%s", "search: missing FILE (or --model NAME "
+				"--devices COUNTxPRESET)");
 	if (optind + 1 < argc)
 		return sr_usage("unexpected argument '%s'", argv[optind + 1]);
 	ppcc_diag d = {.fn = ppcc_cli_print_diag};
@@ -645,11 +671,26 @@ int ppcc_cli_search(int argc, char **argv)
 	}
 	ppcc_config cfg;
 	ppcc_search_result r;
-	char *buf = NULL;
+	char *buf = NULL, batch_line[160] = "";
 	size_t len = 0;
 	int rc = 0, err;
-	if ((err = ppcc_config_load(&cfg, a, argv[optind], cluster, &d)) < 0 ||
-	    (compare && (err = load_compare(&so, a, compare, &d)) < 0) ||
+	if ((err = presets ? ppcc_config_load_text(&cfg, a, PPCC_COMMAND_LINE,
+						   yaml, strlen(yaml), &d)
+		     : ppcc_config_load(&cfg, a, argv[optind], cluster, &d)) < 0) {
+		rc = err == PPCC_EINPUT ? 1 : 4;
+		if (err == PPCC_ENOMEM)
+			fputs("ppcc: error: out of memory\n", stderr);
+		goto out;
+	}
+	if (batch.text &&
+	    (rc = ppcc_cli_batch_sequences(&so.global_batch, batch_line,
+					   sizeof batch_line, &batch,
+					   cfg.model.seq_len)) != 0)
+		goto out;
+	/* the batch used, first: on the text's first line, else a note */
+	if (batch_line[0] && fi->format != PPCC_FMT_TEXT)
+		fprintf(stderr, "ppcc: note: %s", batch_line);
+	if ((compare && (err = load_compare(&so, a, compare, &d)) < 0) ||
 	    (err = ppcc_search(&r, a, &cfg, &so, &d)) < 0) {
 		rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
 		if (err == PPCC_ENOMEM)
@@ -677,8 +718,10 @@ int ppcc_cli_search(int argc, char **argv)
 		 * (text) or alone in the trainer's settings, on the devices
 		 * the search planned it on (--memory-limit) */
 		ppcc_emit_options eo = {.format = fi->format};
-		if (fi->format == PPCC_FMT_TEXT)
+		if (fi->format == PPCC_FMT_TEXT) {
+			fputs(batch_line, mem);
 			emit_text(mem, &cfg, &r);
+		}
 		if ((so.memory_limit_bytes > 0 &&
 		     (err = ppcc_config_limit_memory(&cfg, a,
 						     so.memory_limit_bytes)) < 0) ||

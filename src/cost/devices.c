@@ -12,31 +12,32 @@
 #define U PPCC_UNCALIBRATED_EFFICIENCY, NULL, 0, 0, 0, 0
 
 /* name, label; TF32, BF16, FP8 (dense TFLOP/s; 0 none or not published);
- * memory GiB, GB/s; node devices, link in the node and network (GB/s one
- * way, per device; a network of 0: no usual system, ppcc's default);
+ * memory GiB, GB/s; node and host devices, link in the node and network
+ * (GB/s one way, per device; a network of 0: no usual system, ppcc's
+ * default);
  * efficiency, calibration, runs fitted and held out, the held-out runs'
  * mean and largest absolute error (%) */
 const ppcc_device_preset ppcc_device_presets[] = {
-	{"a100-40gb", "NVIDIA A100 SXM4 40 GB", 156, 312, 0, 40, 1555, 8,
+	{"a100-40gb", "NVIDIA A100 SXM4 40 GB", 156, 312, 0, 40, 1555, 8, 8,
 	 300, 25, PPCC_A100_EFFICIENCY, SC21 " (as the a100: the same chip)",
 	 7, 3, 4.5, 8.1},
-	{"a100", "NVIDIA A100 SXM4 80 GB", 156, 312, 0, 80, 2039, 8, 300, 25,
+	{"a100", "NVIDIA A100 SXM4 80 GB", 156, 312, 0, 80, 2039, 8, 8, 300, 25,
 	 PPCC_A100_EFFICIENCY, SC21, 7, 3, 4.5, 8.1},
 	{"h100", "NVIDIA H100 SXM5 80 GB", 494.7, 989.4, 1978.9, 79.65, 3350,
-	 8, 450, 50, U},
-	{"h100-pcie", "NVIDIA H100 PCIe 80 GB", 378, 756, 1513, 80, 2000, 8,
+	 8, 8, 450, 50, U},
+	{"h100-pcie", "NVIDIA H100 PCIe 80 GB", 378, 756, 1513, 80, 2000, 8, 8,
 	 64, 0, U},
-	{"h800", "NVIDIA H800 SXM5 80 GB", 494.7, 989.4, 1978.9, 80, 3350, 8,
+	{"h800", "NVIDIA H800 SXM5 80 GB", 494.7, 989.4, 1978.9, 80, 3350, 8, 8,
 	 200, 50, U},
 	{"h200", "NVIDIA H200 SXM5 141 GB", 494.7, 989.4, 1978.9, 140.4, 4800,
-	 8, 450, 50, U},
-	{"b200", "NVIDIA B200 (HGX B200)", 1100, 2250, 4500, 179.06, 8000, 8,
+	 8, 8, 450, 50, U},
+	{"b200", "NVIDIA B200 (HGX B200)", 1100, 2250, 4500, 179.06, 8000, 8, 8,
 	 900, 50, U},
 	{"gb200", "NVIDIA GB200 NVL72, per GPU", 1250, 2500, 5000, 186, 8000,
-	 72, 900, 50, U},
-	{"mi300x", "AMD Instinct MI300X", 0, 1307.4, 2614.9, 192, 5300, 8, 448,
+	 72, 4, 900, 50, U},
+	{"mi300x", "AMD Instinct MI300X", 0, 1307.4, 2614.9, 192, 5300, 8, 8, 448,
 	 0, U},
-	{"l40s", "NVIDIA L40S", 183, 362.05, 733, 44.99, 864, 8, 32, 0, U},
+	{"l40s", "NVIDIA L40S", 183, 362.05, 733, 44.99, 864, 8, 8, 32, 0, U},
 };
 
 const int ppcc_n_device_presets =
@@ -49,12 +50,22 @@ void ppcc_device_preset_names(const char **out)
 	out[ppcc_n_device_presets] = NULL;
 }
 
+static int lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
 const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 						  size_t len)
 {
 	for (int i = 0; i < ppcc_n_device_presets; i++) {
 		const char *n = ppcc_device_presets[i].name;
-		if (strlen(n) == len && memcmp(n, name, len) == 0)
+		size_t k = 0;
+		if (strlen(n) != len)
+			continue;
+		while (k < len && lower((unsigned char)name[k]) == n[k])
+			k++;
+		if (k == len)
 			return &ppcc_device_presets[i];
 	}
 	return NULL;

@@ -21,7 +21,10 @@ typedef struct ppcc_device_preset {
 	double tf32, bf16, fp8;  /* dense peak TFLOP/s; fp8 0: none */
 	double memory_gib;       /* what the device reports, GiB */
 	double memory_gb_s;      /* memory bandwidth, GB/s */
-	int node_devices;        /* devices of the usual node */
+	int node_devices;        /* devices of the usual node: its NVLink,
+				  * xGMI or PCIe domain */
+	int host_devices;        /* devices of one host, which a launcher
+				  * starts (an NVL72 tray holds 4) */
 	double intra_gb_s;       /* each device's link inside a node, GB/s
 				  * one way */
 	double inter_gb_s;       /* each device's network, GB/s one way; 0:
@@ -40,7 +43,7 @@ extern const int ppcc_n_device_presets;
 #define PPCC_MAX_DEVICE_PRESETS 32
 void ppcc_device_preset_names(const char **out);
 
-/* The preset named name (len bytes), or NULL. */
+/* The preset named name (len bytes, any case), or NULL. */
 const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 						  size_t len);
 

@@ -107,7 +107,8 @@ size_t ppcc_format_list(char *buf, size_t size, int which, const char *sep,
  * diagnostic.  They never close f. */
 int ppcc_emit_text(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o);
 
-/* Two lines for each device preset the cluster names (none without):
+/* Two lines for each device group that names a preset (its name and
+ * count when there are several groups; none without a preset):
  * what it is, and the efficiency every figure rests on with where it
  * came from, calibrated (with its held-out error), uncalibrated, or the
  * file's.  The caller holds the C locale. */

@@ -501,14 +501,16 @@ void ppcc_emit_presets(FILE *f, const ppcc_cluster *c)
 	for (int g = 0; g < c->n_groups; g++) {
 		const ppcc_device_group *dg = &c->groups[g];
 		const ppcc_device_preset *pr = dg->preset;
-		int seen = 0;
-		for (int h = 0; h < g && !seen; h++)
-			seen = c->groups[h].preset == pr &&
-			       c->groups[h].efficiency == dg->efficiency;
-		if (!pr || seen)
+		if (!pr)
 			continue;
-		fprintf(f, "device %s: %s, %g TFLOP/s dense BF16, %g GiB\n"
-			"  efficiency %.2f", pr->name, pr->label, dg->tflops,
+		fprintf(f, "device %s", pr->name);
+		if (c->n_groups > 1) {
+			fputs(" (group ", f);
+			ppcc_fput_visible(f, dg->name);
+			fprintf(f, ", %d devices)", dg->count);
+		}
+		fprintf(f, ": %s, %g TFLOP/s dense BF16, %g GiB\n"
+			"  efficiency %.2f", pr->label, dg->tflops,
 			dg->memory_bytes / 1073741824.0, dg->efficiency);
 		if (dg->efficiency_given)
 			fputs(", the file's\n", f);

@@ -193,14 +193,17 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 	return 0;
 }
 
-/* The launcher line: world size W = t p cp d processes. */
+/* The launcher line: world size W = t p cp d processes.  Without
+ * Megatron-FSDP, t or cp > 1 needs CUDA_DEVICE_MAX_CONNECTIONS=1 (before
+ * Blackwell), while Megatron-FSDP refuses 1 (man/ppcc.1 gives the lines). */
 static void megatron_launcher(FILE *f, const ppcc_config *c)
 {
 	const ppcc_pipeline *pl = &c->pipeline;
 	long long W = (long long)pl->tensor_parallel * pl->stages *
 		      pl->context_parallel * pl->data_parallel;
-	long long per = c->cluster.devices_per_node > 0
-		? c->cluster.devices_per_node : W;
+	long long per = c->cluster.host_devices > 0 ? c->cluster.host_devices
+		      : c->cluster.devices_per_node > 0
+		      ? c->cluster.devices_per_node : W;
 	if (per > W)
 		per = W;
 	long long nodes = (W + per - 1) / per;
@@ -208,9 +211,12 @@ static void megatron_launcher(FILE *f, const ppcc_config *c)
 		"x %d data parallel; launch each node's with\n", W,
 		pl->tensor_parallel, pl->stages, pl->context_parallel,
 		pl->data_parallel);
-	fprintf(f, "# torchrun --nproc-per-node %lld --nnodes %lld "
+	int one_conn = (pl->tensor_parallel > 1 || pl->context_parallel > 1) &&
+		       pl->zero < 2;
+	fprintf(f, "# %storchrun --nproc-per-node %lld --nnodes %lld "
 		"--node-rank RANK --master-addr HOST --master-port PORT "
-		"pretrain_gpt.py $(grep -v '^#' ARGS_FILE) ...\n", per, nodes);
+		"pretrain_gpt.py $(grep -v '^#' ARGS_FILE) ...\n",
+		one_conn ? "CUDA_DEVICE_MAX_CONNECTIONS=1 " : "", per, nodes);
 }
 
 int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
@@ -759,10 +765,21 @@ static void tt_fqns(FILE *f, const ppcc_plan *p, const char *indent,
 	}
 }
 
+/* The world the plan uses, t p cp d processes (data_parallel may leave
+ * devices unused: ParallelDims asserts the product is the world size). */
+static int tt_world(const ppcc_config *c)
+{
+	const ppcc_pipeline *pl = &c->pipeline;
+	return pl->tensor_parallel * pl->stages * pl->context_parallel *
+	       pl->data_parallel;
+}
+
 /* The launcher line's node and per-node counts. */
 static void tt_nodes(const ppcc_config *c, int *per_node, int *nodes)
 {
-	int n = c->cluster.devices, k = c->cluster.devices_per_node;
+	int n = tt_world(c), k = c->cluster.host_devices > 0
+				 ? c->cluster.host_devices
+				 : c->cluster.devices_per_node;
 	if (k < 1 || k > n)
 		k = n;
 	*per_node = k;
@@ -775,7 +792,7 @@ static void tt_header(FILE *f, const tt_job *j, const char *comment,
 	const ppcc_pipeline *pl = &j->c->pipeline;
 	fprintf(f, "%s ppcc plan -f %s: %d devices = %d tensor x %d pipeline "
 		"x %d context x %d data parallel; ZeRO-%d\n", comment, format,
-		j->c->cluster.devices, pl->tensor_parallel, pl->stages,
+		tt_world(j->c), pl->tensor_parallel, pl->stages,
 		pl->context_parallel, pl->data_parallel, pl->zero);
 }
 

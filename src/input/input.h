@@ -100,6 +100,9 @@ typedef struct ppcc_cluster {
 	ppcc_loc loc;
 	int devices;          /* sum of the groups' counts */
 	int devices_per_node;
+	int host_devices;     /* devices of one host, which a trainer's
+			       * launcher starts: devices_per_node, or the
+			       * presets' (4 for an NVL72 node of 72) */
 	int n_groups;
 	ppcc_device_group *groups;
 	ppcc_link intra_node;
@@ -169,6 +172,19 @@ typedef struct ppcc_config {
 int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
 		     const char *cluster_path, ppcc_diag *d);
 
+/* The name of an input ppcc's options build (ppcc search --model). */
+#define PPCC_COMMAND_LINE "<command line>"
+
+/* As ppcc_config_load, from the len bytes of text (YAML, as a file holds
+ * it, with its cluster) under the name name ("<command line>"), which
+ * every diagnostic and out->path carry. */
+int ppcc_config_load_text(ppcc_config *out, ppcc_arena *a, const char *name,
+			  const char *text, size_t len, ppcc_diag *d);
+
+/* The word of known (NULL-terminated) nearest to s as the loader judges
+ * a typo (a few edits, fewer for a short word), or NULL. */
+const char *ppcc_input_suggest(const char *s, const char *const *known);
+
 /* The checks that need the whole configuration (after command-line
  * overrides): stages vs layers and devices, interleaving constraints. */
 int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
@@ -235,6 +251,12 @@ typedef struct ppcc_transformer {
  * transformer.c). */
 void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 				  const ppcc_transformer *t);
+
+/* The model's parameters: the embedding's, the blocks' and the head's
+ * (the layers' params), less the head's V x h when the embeddings are
+ * tied: the count a paper publishes, where the layers count the tied
+ * weights on both ends as a pipeline keeps them. */
+double ppcc_transformer_params(const ppcc_transformer *t);
 
 /* Writes "embed", t->layers x "block", "head" (t->layers + 2 layers, in
  * the arena) located at loc.  Returns PPCC_EINTERNAL for a shape the

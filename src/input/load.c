@@ -134,6 +134,10 @@ typedef struct loader {
 	int n_items;
 	int has_transformer;
 	ppcc_transformer tf;
+	const ppcc_model_preset *tf_preset; /* the transformer's, or NULL */
+	/* the model file's bytes when they come from memory, not a path */
+	const char *text;
+	size_t text_len;
 	ppcc_loc tf_loc;
 	/* what fwd_ms / bwd_ms were measured on */
 	const char *measured_on;
@@ -760,8 +764,20 @@ static int load_tree(node **out, loader *L, const char *path,
 	int err;
 
 	*out = NULL;
-	if ((err = read_all(&buf, &len, L, path, name)) < 0)
+	if (!path && L->text) {
+		if (L->text_len > LOAD_MAX_FILE_BYTES) {
+			ppcc_loc where = {name, 0, 0};
+			say(L, PPCC_SEV_ERROR, &where, "file is larger than the "
+			    "limit of %zu MiB", LOAD_MAX_FILE_BYTES >> 20);
+			return PPCC_EINPUT;
+		}
+		if (!(buf = ppcc_malloc(L->text_len + 1)))
+			return PPCC_ENOMEM;
+		memcpy(buf, L->text, L->text_len);
+		len = L->text_len;
+	} else if ((err = read_all(&buf, &len, L, path, name)) < 0) {
 		goto out;
+	}
 	if (fingerprint)
 		*fingerprint = ppcc_fnv1a(PPCC_FNV1A_BASIS, buf, len);
 	/* A UTF-8 byte order mark is dropped here, so that columns on the
@@ -867,6 +883,54 @@ static void list_words(char *buf, size_t cap, const char *const *known)
 	}
 }
 
+/* Keys of what ppcc does not model, as ppcc, Megatron-LM and Hugging
+ * Face spell them: refused by name, not as unknown keys, in any section. */
+static const struct {
+	const char *key, *what, *hint; /* hint NULL: leave the key out */
+} unmodelled[] = {
+	{"moe", "mixture-of-experts layers", NULL},
+	{"num_experts", "mixture-of-experts layers", NULL},
+	{"num_local_experts", "mixture-of-experts layers", NULL},
+	{"n_routed_experts", "mixture-of-experts layers", NULL},
+	{"n_shared_experts", "mixture-of-experts layers", NULL},
+	{"num_experts_per_tok", "mixture-of-experts layers", NULL},
+	{"moe_router_topk", "mixture-of-experts layers", NULL},
+	{"moe_intermediate_size", "mixture-of-experts layers", NULL},
+	{"moe_ffn_hidden_size", "mixture-of-experts layers", NULL},
+	{"expert_parallel", "expert parallelism", NULL},
+	{"expert_tensor_parallel", "expert parallelism", NULL},
+	{"attention", "attention other than multi-head and grouped-query",
+	 "leave it out for multi-head or grouped-query attention (kv_heads)"},
+	{"q_lora_rank", "multi-head latent attention", NULL},
+	{"kv_lora_rank", "multi-head latent attention", NULL},
+	{"qk_rope_head_dim", "multi-head latent attention", NULL},
+	{"qk_nope_head_dim", "multi-head latent attention", NULL},
+	{"v_head_dim", "multi-head latent attention", NULL},
+	{"mtp_layers", "multi-token prediction", NULL},
+	{"num_nextn_predict_layers", "multi-token prediction", NULL},
+	{"head_dim", "a head dimension other than hidden / heads",
+	 "leave it out when it is hidden / heads"},
+	{"sliding_window", "sliding-window attention", NULL},
+	{"sliding_window_pattern", "sliding-window attention", NULL},
+	{"attention_chunk_size", "chunked attention", NULL},
+	{"precision", "a precision other than bf16 (FP8 matrix multiplies)",
+	 "leave it out: ppcc plans bf16"},
+	{"mamba", "state-space (Mamba) layers", NULL},
+	{"hybrid_override_pattern", "hybrid state-space (Mamba) layers", NULL},
+	{"linear_attention", "linear attention", NULL},
+};
+
+static const char *unmodelled_key(const node *k, const char **hint)
+{
+	for (size_t i = 0; i < sizeof unmodelled / sizeof *unmodelled; i++)
+		if (scalar_is(k, unmodelled[i].key)) {
+			*hint = unmodelled[i].hint ? unmodelled[i].hint
+				: "leave the key out when the model has none";
+			return unmodelled[i].what;
+		}
+	return NULL;
+}
+
 /* Opens the mapping `value` (under key, or a sequence item when key is
  * NULL) as a section, reporting a value that is not a mapping and every
  * key it has that is not in known. */
@@ -920,6 +984,16 @@ static int sec_open(section *out, loader *L, const section *parent,
 		show_text(text, sizeof text, k->text, k->len);
 		textf(where, sizeof where, "%s%s", out->path[0] ? " in " : "",
 			 out->path);
+		const char *hint = NULL, *what = unmodelled_key(k, &hint);
+		if (what) {
+			say(L, PPCC_SEV_ERROR, &k->loc,
+			    "ppcc does not model %s ('%s'%s): planned without "
+			    "it, the figures would be another model's; %s",
+			    what, text, where, hint);
+			if (k->next)
+				unread_reals(L, k->next);
+			continue;
+		}
 		const char *near = suggest(k->text, k->len, known);
 		for (int i = 0; near && known[i] && i < 32; i++)
 			if (near == known[i])
@@ -1227,7 +1301,7 @@ static const char *const layer_keys[] = {
 	"params", "activation_bytes", "stash_bytes", "stash_weight_bytes",
 	"bytes_per_param", NULL};
 static const char *const transformer_keys[] = {
-	"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+	"preset", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
 	"seq_len", "micro_batch_size", "recompute", "swiglu",
 	"bytes_per_param", "sequence_parallel", "flash_attention", "norm",
 	"position", "rope_theta", "tie_embeddings", NULL};
@@ -1305,6 +1379,27 @@ static int read_layer(layer_src *out, loader *L, const section *model,
 	return L->errors == errors ? 0 : -1;
 }
 
+/* `preset: NAME` of a transformer section: 1 and its shape in t, the
+ * keys' locations at the preset's; 0 absent; -1 reported. */
+static int read_model_preset(ppcc_transformer *t,
+			     const ppcc_model_preset **out, const section *s)
+{
+	const char *names[PPCC_MAX_MODEL_PRESETS + 1];
+	const node *k;
+	int i;
+	ppcc_model_preset_names(names);
+	int r = sec_word(s, "preset", names, &i, NULL);
+	if (r != 1)
+		return r;
+	sec_get(s, "preset", &k);
+	*out = &ppcc_model_presets[i];
+	ppcc_model_preset_shape(t, *out);
+	t->heads_loc = t->kv_heads_loc = t->ffn_hidden_loc = k->loc;
+	if (t->rope_theta > 0)
+		t->rope_theta_loc = k->loc;
+	return 1;
+}
+
 static void read_transformer(loader *L, const section *model,
 			     const node *key, const node *value)
 {
@@ -1321,17 +1416,20 @@ static void read_transformer(loader *L, const section *model,
 	t->micro_batch_size = 1;
 	t->sequence_parallel = 1;
 	t->flash_attention = 1;
-	sec_int(&s, "layers", 1, PPCC_MAX_LAYERS - 2, 1, &t->layers, NULL);
-	int hidden_ok = sec_int(&s, "hidden", 1, INT_MAX, 1, &t->hidden,
-				NULL) == 1;
-	int heads_ok = sec_int(&s, "heads", 1, INT_MAX, 1, &t->heads,
-			       &t->heads_loc) == 1;
-	int kv_given = sec_int(&s, "kv_heads", 1, INT_MAX, 0, &t->kv_heads,
-			       &t->kv_heads_loc);
+	/* a preset fills every shape key; each key given wins */
+	int preset = read_model_preset(t, &L->tf_preset, &s) == 1;
+	/* a preset named, even one unknown (reported), asks for no key */
+	int need = !sec_get(&s, "preset", NULL);
+	sec_int(&s, "layers", 1, PPCC_MAX_LAYERS - 2, need, &t->layers, NULL);
+	int r = sec_int(&s, "hidden", 1, INT_MAX, need, &t->hidden, NULL);
+	int hidden_ok = r == 1 || (r == 0 && preset);
+	r = sec_int(&s, "heads", 1, INT_MAX, need, &t->heads, &t->heads_loc);
+	int heads_ok = r == 1 || (r == 0 && preset);
+	sec_int(&s, "kv_heads", 1, INT_MAX, 0, &t->kv_heads, &t->kv_heads_loc);
 	sec_int(&s, "ffn_hidden", 1, INT_MAX, 0, &t->ffn_hidden,
 		&t->ffn_hidden_loc);
-	sec_int(&s, "vocab", 1, INT_MAX, 1, &t->vocab, NULL);
-	sec_int(&s, "seq_len", 1, INT_MAX, 1, &t->seq_len, NULL);
+	sec_int(&s, "vocab", 1, INT_MAX, need, &t->vocab, NULL);
+	sec_int(&s, "seq_len", 1, INT_MAX, need, &t->seq_len, NULL);
 	sec_int(&s, "micro_batch_size", 1, INT_MAX, 0, &t->micro_batch_size,
 		NULL);
 	sec_word(&s, "recompute", recompute_words, &t->recompute, NULL);
@@ -1339,8 +1437,11 @@ static void read_transformer(loader *L, const section *model,
 	sec_bool(&s, "sequence_parallel", &t->sequence_parallel);
 	sec_bool(&s, "flash_attention", &t->flash_attention);
 	sec_number(&s, "bytes_per_param", NUM_POSITIVE, 0, &t->bytes_per_param);
-	t->norm = t->swiglu ? PPCC_NORM_RMSNORM : PPCC_NORM_LAYERNORM;
-	t->position = t->swiglu ? PPCC_POSITION_ROPE : PPCC_POSITION_LEARNED;
+	if (!preset) {
+		t->norm = t->swiglu ? PPCC_NORM_RMSNORM : PPCC_NORM_LAYERNORM;
+		t->position = t->swiglu ? PPCC_POSITION_ROPE
+					: PPCC_POSITION_LEARNED;
+	}
 	sec_word(&s, "norm", norm_words, &t->norm, NULL);
 	sec_word(&s, "position", position_words, &t->position, NULL);
 	if (sec_number(&s, "rope_theta", NUM_POSITIVE, 0, &t->rope_theta) == 1) {
@@ -1351,15 +1452,19 @@ static void read_transformer(loader *L, const section *model,
 	sec_bool(&s, "tie_embeddings", &t->tie_embeddings);
 	if (L->errors != errors || !hidden_ok || !heads_ok)
 		return;
-	const node *k;
+	/* a value from the preset is located at the preset */
+	const node *k, *pk;
+	sec_get(&s, "preset", &pk);
 	if (t->hidden % t->heads != 0) {
-		sec_get(&s, "heads", &k);
+		if (!sec_get(&s, "heads", &k))
+			k = pk;
 		say(L, PPCC_SEV_ERROR, &k->loc,
 		    "%s.heads: %d heads do not divide the hidden size %d",
 		    s.path, t->heads, t->hidden);
 	}
-	if (kv_given == 1 && t->heads % t->kv_heads != 0) {
-		sec_get(&s, "kv_heads", &k);
+	if (t->kv_heads > 0 && t->heads % t->kv_heads != 0) {
+		if (!sec_get(&s, "kv_heads", &k))
+			k = pk;
 		say(L, PPCC_SEV_ERROR, &k->loc,
 		    "%s.kv_heads: %d kv heads do not divide the %d heads",
 		    s.path, t->kv_heads, t->heads);
@@ -1377,7 +1482,15 @@ static void read_model(ppcc_model *out, loader *L, const section *top,
 	out->loc = key->loc;
 	if (sec_open(&s, L, top, key, "model", value, model_keys) < 0)
 		return;
-	sec_string(&s, "name", 1, &out->name);
+	/* required unless the transformer names a preset, whose name it
+	 * then is (below) */
+	const node *tv = sec_get(&s, "transformer", NULL);
+	int named_preset = tv && tv->kind == NODE_MAP;
+	if (named_preset) {
+		section ts = {.L = L, .map = tv};
+		named_preset = sec_get(&ts, "preset", NULL) != NULL;
+	}
+	sec_string(&s, "name", !named_preset, &out->name);
 	const node *k;
 	if (sec_string(&s, "measured_on", 0, &L->measured_on) == 1) {
 		sec_get(&s, "measured_on", &k);
@@ -1390,8 +1503,9 @@ static void read_model(ppcc_model *out, loader *L, const section *top,
 	if (which == 1) {
 		const node *v = sec_get(&s, "transformer", &k);
 		read_transformer(L, &s, k, v);
-		return;
 	}
+	if (!sec_get(&s, "name", NULL) && L->tf_preset)
+		out->name = L->tf_preset->name;
 	if (which != 0)
 		return;
 	const node *list = sec_get(&s, "layers", &k);
@@ -1561,6 +1675,13 @@ static int read_preset(ppcc_device_group *g, const section *s,
 {
 	const char *names[PPCC_MAX_DEVICE_PRESETS + 1];
 	int i;
+	const node *v = sec_get(s, key, NULL);
+	const ppcc_device_preset *p = v && v->kind == NODE_SCALAR
+		? ppcc_device_preset_find(v->text, v->len) : NULL;
+	if (p) { /* any case: H100 is h100 */
+		use_preset(g, p);
+		return 1;
+	}
 	ppcc_device_preset_names(names);
 	int r = sec_word(s, key, names, &i, NULL);
 	if (r == 1)
@@ -1718,24 +1839,40 @@ static void group_name_once(const ppcc_device_group *groups, int i,
 		}
 }
 
-/* The node size and the links not given: the preset's when every device
- * names the same one, else the defaults. */
+/* The node size and the links not given: when every device names a
+ * preset, the smallest node and the slowest links among them (a cluster
+ * has one node size and one pair of links), else the defaults.  The host
+ * size follows the node's, or the presets' when the node is theirs. */
 static void node_from_preset(ppcc_cluster *c, int per_node_given)
 {
-	const ppcc_device_preset *p = c->n_groups > 0 ? c->groups[0].preset
-						      : NULL;
-	for (int g = 1; g < c->n_groups && p; g++)
-		if (c->groups[g].preset != p)
-			p = NULL;
-	if (p && !per_node_given)
-		c->devices_per_node = p->node_devices;
+	int all = c->n_groups > 0, most = 0, host = 0;
+	double intra = 0, inter = 0;
+	for (int g = 0; g < c->n_groups && all; g++) {
+		const ppcc_device_preset *p = c->groups[g].preset;
+		if (!p) {
+			all = 0;
+			break;
+		}
+		double net = p->inter_gb_s > 0 ? p->inter_gb_s
+					       : DEFAULT_INTER_GB_S;
+		if (g == 0 || p->node_devices < most)
+			most = p->node_devices;
+		if (g == 0 || p->host_devices < host)
+			host = p->host_devices;
+		if (g == 0 || p->intra_gb_s < intra)
+			intra = p->intra_gb_s;
+		if (g == 0 || net < inter)
+			inter = net;
+	}
+	if (all && !per_node_given)
+		c->devices_per_node = most;
+	c->host_devices = all && !per_node_given ? host : c->devices_per_node;
+	if (c->host_devices > c->devices_per_node)
+		c->host_devices = c->devices_per_node;
 	if (c->intra_node.bandwidth == 0)
-		c->intra_node.bandwidth = (p ? p->intra_gb_s
-					     : DEFAULT_INTRA_GB_S) * 1e9;
+		c->intra_node.bandwidth = (all ? intra : DEFAULT_INTRA_GB_S) * 1e9;
 	if (c->inter_node.bandwidth == 0)
-		c->inter_node.bandwidth = (p && p->inter_gb_s > 0
-					   ? p->inter_gb_s
-					   : DEFAULT_INTER_GB_S) * 1e9;
+		c->inter_node.bandwidth = (all ? inter : DEFAULT_INTER_GB_S) * 1e9;
 }
 
 static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
@@ -1961,17 +2098,22 @@ static void empty_file(loader *L, const char *name, const char *wanted)
 	say(L, PPCC_SEV_ERROR, &loc, "empty file; expected %s", wanted);
 }
 
-int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
-		     const char *cluster_path, ppcc_diag *d)
+/* The model from path, or, when path is NULL, from L's text under the
+ * name text_name. */
+static int load_config(ppcc_config *out, loader *Lp, const char *path,
+		       const char *text_name, const char *cluster_path)
 {
-	loader L = {.a = a, .d = d};
+	loader L = *Lp;
+	ppcc_arena *a = L.a;
 	node *root = NULL, *croot = NULL;
 	const char *name, *cname = NULL;
 	int err = 0;
 
 	memset(out, 0, sizeof *out);
 	L.tail = &L.head;
-	name = strcmp(path, "-") == 0 ? "<stdin>" : ppcc_arena_strdup(a, path);
+	name = !path ? ppcc_arena_strdup(a, text_name)
+		: strcmp(path, "-") == 0 ? "<stdin>"
+		: ppcc_arena_strdup(a, path);
 	if (cluster_path)
 		cname = strcmp(cluster_path, "-") == 0
 			? "<stdin>" : ppcc_arena_strdup(a, cluster_path);
@@ -2056,6 +2198,25 @@ out:
 		err = PPCC_EINPUT;
 	flush(&L);
 	return err;
+}
+
+int ppcc_config_load(ppcc_config *out, ppcc_arena *a, const char *path,
+		     const char *cluster_path, ppcc_diag *d)
+{
+	loader L = {.a = a, .d = d};
+	return load_config(out, &L, path, NULL, cluster_path);
+}
+
+int ppcc_config_load_text(ppcc_config *out, ppcc_arena *a, const char *name,
+			  const char *text, size_t len, ppcc_diag *d)
+{
+	loader L = {.a = a, .d = d, .text = text, .text_len = len};
+	return load_config(out, &L, NULL, name, NULL);
+}
+
+const char *ppcc_input_suggest(const char *s, const char *const *known)
+{
+	return suggest(s, strlen(s), known);
 }
 
 /* ---- a --compare file --------------------------------------------------- */

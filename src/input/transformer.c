@@ -68,6 +68,34 @@ static double block_params(const ppcc_transformer *t, double kv_ratio,
 	return weights + biases + norms;
 }
 
+/* The embedding's weights (and learned positions'), and the head's: the
+ * final norm and the output layer's V x h, tied or not (with a pipeline
+ * Megatron-LM keeps a copy of the tied weights on the last stage,
+ * doc/design/transformer.md). */
+static double embed_params(const ppcc_transformer *t)
+{
+	double h = t->hidden;
+	return (double)t->vocab * h +
+	       (t->position == PPCC_POSITION_LEARNED ? t->seq_len * h : 0.0);
+}
+
+static double head_params(const ppcc_transformer *t)
+{
+	double h = t->hidden;
+	return (double)t->vocab * h +
+	       (t->norm == PPCC_NORM_LAYERNORM ? 2.0 * h : h);
+}
+
+double ppcc_transformer_params(const ppcc_transformer *t)
+{
+	double h = t->hidden;
+	double k = t->kv_heads > 0 ? t->kv_heads : t->heads;
+	double f = t->ffn_hidden > 0 ? t->ffn_hidden : 4.0 * h;
+	double block = block_params(t, k / t->heads, f, t->swiglu ? 3.0 : 2.0);
+	return embed_params(t) + t->layers * block + head_params(t) -
+	       (t->tie_embeddings ? (double)t->vocab * h : 0.0);
+}
+
 void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 				  const ppcc_transformer *t)
 {
@@ -127,8 +155,7 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	embed->loc = loc;
 	embed->fwd_flops = 0;
 	embed->bwd_flops = 0;
-	embed->params = V * h + (t->position == PPCC_POSITION_LEARNED ? s * h
-								      : 0.0);
+	embed->params = embed_params(t);
 	embed->activation_bytes = 2.0 * s * b * h;
 	embed->stash_bytes = delta * s * b * h;
 	embed->stash_replicated_bytes = sp ? 0.0 : embed->stash_bytes;
@@ -187,10 +214,7 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	head->fwd_flops = 2.0 * b * s * h * V;
 	head->bwd_flops = 2.0 * head->fwd_flops;
 	head->bwd_weight_flops = head->fwd_flops;
-	/* the final norm and the output layer's V x h, tied or not: with a
-	 * pipeline Megatron-LM keeps a copy of the tied weights on the last
-	 * stage (doc/design/transformer.md) */
-	head->params = V * h + (t->norm == PPCC_NORM_LAYERNORM ? 2.0 * h : h);
+	head->params = head_params(t);
 	head->activation_bytes = 0;
 	head->logits_bytes = 6.0 * s * b * V;
 	head->stash_bytes = 4.0 * s * b * h + head->logits_bytes;

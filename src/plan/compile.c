@@ -123,6 +123,13 @@ static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
 	const char *files[2] = {p.model_file, p.cluster_file};
 	const ppcc_loc *locs[2] = {&p.model_loc, &p.cluster_loc};
 	for (int i = 0; i < 2 && files[i]; i++) {
+		if (strcmp(files[i], PPCC_COMMAND_LINE) == 0) {
+			ppcc_error(d, locs[i], "the search read its model from "
+				   "the command line (--model, --devices), which "
+				   "its JSON does not record; plan it with ppcc "
+				   "plan --model and --devices, or search a file");
+			return PPCC_EINPUT;
+		}
 		if (strcmp(files[i], "-") == 0) {
 			ppcc_error(d, locs[i], "the search read its %s from standard "
 				   "input, which cannot be read again; search "
@@ -159,7 +166,10 @@ static int config_from_file(ppcc_config *cfg, ppcc_arena *a,
 			    const ppcc_plan_request *r, ppcc_diag *d)
 {
 	int err;
-	if ((err = ppcc_config_load(cfg, a, r->model, r->cluster, d)) < 0)
+	if ((err = r->model_text
+		   ? ppcc_config_load_text(cfg, a, r->model, r->model_text,
+					   r->model_text_len, d)
+		   : ppcc_config_load(cfg, a, r->model, r->cluster, d)) < 0)
 		return err;
 	ppcc_pipeline *pl = &cfg->pipeline;
 	if (r->kind >= 0) {

@@ -13,6 +13,10 @@
  * default; settings given here are located at "<command line>". */
 typedef struct ppcc_plan_request {
 	const char *model;     /* a model file; "-": standard input */
+	/* when not NULL, the model file's bytes (model_text_len of them),
+	 * read under the name model ("<command line>") */
+	const char *model_text;
+	size_t model_text_len;
 	const char *cluster;   /* a cluster file; NULL: none */
 	int format;            /* ppcc_format the plan is for */
 	int kind;              /* a ppcc_sched_kind; -1: the file's */
