@@ -2,7 +2,7 @@
 #
 #   make            build ppcc and libppcc
 #   make deps       install missing Debian packages (no-op when present)
-#   make demo       deps, build, plan the flagship example
+#   make demo       deps, build, and the flagship question: Llama 3 70B on 64 H100s
 #   make check      deps, build, every test (ends with Check's summary)
 #   make bench      benchmarks that print figures
 #   make schedules  regenerate schedules/ from examples/ (kept files and
@@ -272,7 +272,7 @@ deps:
 
 demo: deps
 	$(MAKE) all
-	$(PPCC) plan examples/gpt3-175b.yaml
+	$(PPCC) search --model llama3-70b --devices 64xh100 --global-batch 4M --top 5
 
 # ---- tests ----------------------------------------------------------------
 
