@@ -240,6 +240,16 @@ START_TEST(cli_one_command_searches_the_presets)
 	ck_assert_msg(strstr(a.err, "the search read its model from the "
 			     "command line (--model, --devices)"), "%s", a.err);
 	tu_run_free(&a);
+	/* nothing fits: located at the command line, with no line and
+	 * column of an input the user never wrote, and what would fit */
+	TU_PPCC(&a, "search", "--model", "llama3-70b", "--devices", "8xl40s",
+		"--global-batch", "4M");
+	ck_assert_int_eq(a.status, 1);
+	ck_assert_msg(strncmp(a.err, "ppcc: <command line>: error: no "
+			      "configuration", 40) == 0 &&
+		      !strstr(a.err, "<command line>:1") &&
+		      strstr(a.err, "note: it would fit on "), "%s", a.err);
+	tu_run_free(&a);
 	tu_rmtree_free(dir);
 }
 END_TEST

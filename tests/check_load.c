@@ -1692,6 +1692,17 @@ START_TEST(model_preset_fills_the_shape_and_keys_given_win)
 	ck_assert_int_eq(r.cfg.model.transformer->swiglu, 0);
 	ck_assert_int_eq(r.cfg.model.transformer->norm, PPCC_NORM_RMSNORM);
 	done(&r);
+	/* a multi-head preset's kv heads follow the heads given */
+	load_text(&r, "model:\n  transformer: {preset: gpt3-175b, heads: 12}\n"
+		  CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.cfg.model.transformer->kv_heads, 12);
+	done(&r);
+	load_text(&r, "model:\n  transformer: {preset: llama3-8b, heads: 64}\n"
+		  CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.cfg.model.transformer->kv_heads, 8);
+	done(&r);
 }
 END_TEST
 

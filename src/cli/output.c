@@ -42,7 +42,9 @@ void ppcc_cli_print_diag(ppcc_severity sev, const ppcc_loc *loc,
 	fputs("ppcc: ", stderr);
 	if (loc && loc->file) {
 		put_clean(loc->file);
-		if (loc->line > 0)
+		/* the input --model and --devices make has no lines the
+		 * user wrote: its name alone */
+		if (loc->line > 0 && strcmp(loc->file, PPCC_COMMAND_LINE) != 0)
 			fprintf(stderr, ":%d:%d", loc->line, loc->col);
 		fputs(": ", stderr);
 	}

@@ -1425,6 +1425,9 @@ static void read_transformer(loader *L, const section *model,
 	int hidden_ok = r == 1 || (r == 0 && preset);
 	r = sec_int(&s, "heads", 1, INT_MAX, need, &t->heads, &t->heads_loc);
 	int heads_ok = r == 1 || (r == 0 && preset);
+	/* a multi-head preset's kv heads follow the heads the file gives */
+	if (preset && r == 1 && L->tf_preset->kv_heads == L->tf_preset->heads)
+		t->kv_heads = t->heads;
 	sec_int(&s, "kv_heads", 1, INT_MAX, 0, &t->kv_heads, &t->kv_heads_loc);
 	sec_int(&s, "ffn_hidden", 1, INT_MAX, 0, &t->ffn_hidden,
 		&t->ffn_hidden_loc);
