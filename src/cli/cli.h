@@ -71,6 +71,19 @@ int ppcc_cli_real(const char *s, double lo, double hi, double *out);
 int ppcc_cli_search(int argc, char **argv);
 int ppcc_cli_diagnose(int argc, char **argv);
 
+/* A catalogue command (catalogue.c): its name, its table as text, its
+ * rows as a JSON array, and the JSON's real precision. */
+typedef struct ppcc_cli_catalogue {
+	const char *name;
+	void (*text)(FILE *f);
+	struct json_t *(*json)(void);
+	int precision;
+} ppcc_cli_catalogue;
+
+/* `ppcc NAME [-f|--format text|json]` for c.  An exit status. */
+int ppcc_cli_catalogue_run(const ppcc_cli_catalogue *c, int argc,
+			   char **argv);
+
 /* `ppcc devices` (devices.c): the device catalogue.  An exit status. */
 int ppcc_cli_devices(int argc, char **argv);
 

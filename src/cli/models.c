@@ -5,12 +5,9 @@
  *
  *   ppcc models [-f|--format text|json]
  *
- * Exit codes as ppcc(1): 0, 2 usage, 3 cannot write, 4 internal.
+ * The options and the output are catalogue.c's.
  */
-#define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -78,66 +75,9 @@ static json_t *models_json(void)
 	return list;
 }
 
-static int models_usage(const char *msg, const char *arg)
-{
-	fputs("ppcc: ", stderr);
-	fprintf(stderr, msg, arg);
-	fputs("\nTry 'ppcc --help' for more information.\n", stderr);
-	return EXIT_USAGE;
-}
-
 int ppcc_cli_models(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int json = 0, c;
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":f:h", longopts, NULL)) != -1) {
-		const char *opt = argv[optind - 1];
-		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "json") == 0)
-				json = 1;
-			else if (strcmp(optarg, "text") != 0)
-				return models_usage("models: unknown format '%s' "
-						    "(text or json)", optarg);
-			break;
-		case 'h':
-			puts("usage: ppcc models [-f|--format text|json]");
-			return EXIT_OK;
-		case ':': return models_usage("option '%s' needs a value", opt);
-		default: return models_usage("unknown option '%s'", opt);
-		}
-	}
-	if (optind < argc)
-		return models_usage("unexpected argument '%s'", argv[optind]);
-	char *buf = NULL;
-	size_t len = 0;
-	locale_t saved = ppcc_locale_enter();
-	FILE *f = open_memstream(&buf, &len);
-	int ok = f != NULL;
-	if (f && json) {
-		json_t *list = models_json();
-		ok = list && json_dumpf(list, f, JSON_INDENT(2) |
-					JSON_REAL_PRECISION(17)) == 0 &&
-		     fputc('\n', f) != EOF;
-		json_decref(list);
-	} else if (f) {
-		models_text(f);
-	}
-	if (f && fclose(f) != 0)
-		ok = 0;
-	ppcc_locale_leave(saved);
-	if (!ok) {
-		free(buf);
-		fputs("ppcc: error: out of memory\n", stderr);
-		return EXIT_INTERNAL;
-	}
-	int rc = ppcc_cli_write_output(NULL, buf, len);
-	free(buf);
-	return rc;
+	static const ppcc_cli_catalogue c = {"models", models_text,
+					       models_json, 17};
+	return ppcc_cli_catalogue_run(&c, argc, argv);
 }
