@@ -193,6 +193,24 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 	return 0;
 }
 
+/* The plan's configuration for Megatron-LM or Megatron-Bridge (trainer,
+ * named in the errors), or NULL with *err set: the plan has none, its
+ * model is not a transformer, or Megatron-LM refuses it. */
+static const ppcc_config *megatron_config(const ppcc_plan *p,
+					  const char *trainer, ppcc_diag *d,
+					  int *err)
+{
+	const ppcc_config *c = plan_config(p, d);
+	if (!c) {
+		*err = PPCC_EINTERNAL;
+		return NULL;
+	}
+	if ((*err = need_transformer(c, trainer, d)) ||
+	    (*err = megatron_refuses(c, d)))
+		return NULL;
+	return c;
+}
+
 /* The launcher line: world size W = t p cp d processes.  Without
  * Megatron-FSDP, t or cp > 1 needs CUDA_DEVICE_MAX_CONNECTIONS=1 (before
  * Blackwell), while Megatron-FSDP refuses 1 (man/ppcc.1 gives the lines). */
@@ -223,11 +241,9 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 		       const ppcc_emit_options *o, ppcc_diag *d)
 {
 	(void)o;
-	const ppcc_config *c = plan_config(p, d);
+	int err;
+	const ppcc_config *c = megatron_config(p, "Megatron-LM", d, &err);
 	if (!c)
-		return PPCC_EINTERNAL;
-	int err = need_transformer(c, "Megatron-LM", d);
-	if (err || (err = megatron_refuses(c, d)))
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_transformer *tr = c->model.transformer;
@@ -368,11 +384,9 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 			      const ppcc_emit_options *o, ppcc_diag *d)
 {
 	(void)o;
-	const ppcc_config *c = plan_config(p, d);
+	int err;
+	const ppcc_config *c = megatron_config(p, "Megatron-Bridge", d, &err);
 	if (!c)
-		return PPCC_EINTERNAL;
-	int err = need_transformer(c, "Megatron-Bridge", d);
-	if (err || (err = megatron_refuses(c, d)))
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_transformer *tr = c->model.transformer;
