@@ -918,8 +918,8 @@ END_TEST
  * group until 21: 21-27 (1 ms exposed), RS 27-32.  Rank 0's B00 16-22
  * (the gradient sent at 16), RS 22-24, B01 27-33 (sent at 27), RS
  * 33-35: the step is 33 ms, the reductions end at 35 and 32.  Peaks:
- * two gather buffers of each rank's stage's parameters (10 and 11
- * bytes), nothing else held.  The replay from the send times gives the
+ * the gather buffers of each rank's stage (zero3_param_bytes, 10 and 11
+ * bytes, both buffers), nothing else held.  The replay from the send times gives the
  * same times. */
 START_TEST(each_compute_waits_for_its_own_zero3_gathers_in_the_simulation)
 {
@@ -973,8 +973,8 @@ START_TEST(each_compute_waits_for_its_own_zero3_gathers_in_the_simulation)
 		ck_assert_double_eq(e.dp_busy_ms[1], 10);
 		ck_assert_double_eq(e.dp_end_ms[0], 35);
 		ck_assert_double_eq(e.dp_end_ms[1], 32);
-		ck_assert_double_eq(e.peak_memory_bytes[0], 20);
-		ck_assert_double_eq(e.peak_memory_bytes[1], 22);
+		ck_assert_double_eq(e.peak_memory_bytes[0], 10);
+		ck_assert_double_eq(e.peak_memory_bytes[1], 11);
 		for (int r = 0; r < 2; r++) {
 			ppcc_rank_times t;
 			ck_assert_int_eq(ppcc_rank_times_begin(&t, &s, c, &e, r), 0);

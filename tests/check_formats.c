@@ -349,9 +349,11 @@ START_TEST(a_trainers_file_is_followed_by_one_line_naming_its_configuration)
 	size_t len = strlen(text);
 	char *base = malloc(len + 64);
 	ck_assert_ptr_nonnull(base);
+	/* the torchtitan one names its trainer, so that its JSON plan
+	 * counts torchtitan's memory as -f torchtitan does */
 	for (int z = 0; z < 2; z++) {
-		snprintf(base, len + 64, "%s  zero: %d\n  data_parallel: 2\n",
-			 text, z + 1);
+		snprintf(base, len + 64, "%s  zero: %d\n  data_parallel: 2\n%s",
+			 text, z + 1, z ? "  trainer: torchtitan\n" : "");
 		tu_write_in(models[z], sizeof models[z], dir,
 			    z ? "llama2.yaml" : "llama1.yaml", base);
 	}

@@ -47,21 +47,54 @@ START_TEST(zero_stages_give_published_bytes_per_param)
 {
 	double part[3];
 	/* 2 + G + 12 with fp32 gradients (Megatron-LM accumulates in fp32) */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 0, 4, 8), 18);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 0, 4, 8, 0, 1), 18);
 	ck_assert_double_eq(part[0], 2);
 	ck_assert_double_eq(part[1], 4);
 	ck_assert_double_eq(part[2], 12);
 	/* Rajbhandari et al.'s 16 bytes with 16-bit gradients */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(NULL, 0, 2, 64), 16);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(NULL, 0, 2, 64, 0, 1), 16);
 	/* stage 1, d = 8: 2 + 4 + 12/8 (the distributed optimizer, 6 + 12/d) */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 1, 4, 8), 7.5);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 1, 4, 8, 0, 1), 7.5);
 	ck_assert_double_eq(part[2], 1.5);
 	/* stage 2: 2 + (4 + 12)/8 */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 2, 4, 8), 4);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 2, 4, 8, 0, 1), 4);
 	ck_assert_double_eq(part[1], 0.5);
 	/* stage 3: (2 + 4 + 12)/8 */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 3, 4, 8), 2.25);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 3, 4, 8, 0, 1), 2.25);
 	ck_assert_double_eq(part[0], 0.25);
+}
+END_TEST
+
+/* torchtitan's FSDP keeps fp32 shards as the master weights and Adam's
+ * two moments, (4 + G + 8) / d, and with a pipeline a stage's gathered
+ * 16-bit weights besides (2 more: it does not reshard after forward,
+ * torchtitan 9dec370 torchtitan/parallelisms/parallelize_llama.py:339);
+ * the other trainers' ZeRO-3 is (2 + G + 12) / d. */
+START_TEST(fsdp_bytes_per_param_are_torchtitans)
+{
+	double part[3];
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(
+		part, 3, 4, 8, PPCC_TRAINER_TORCHTITAN, 1), 2);
+	ck_assert_double_eq(part[0], 0.5);
+	ck_assert_double_eq(part[1], 0.5);
+	ck_assert_double_eq(part[2], 1);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(
+		part, 3, 4, 8, PPCC_TRAINER_TORCHTITAN, 4), 4);
+	ck_assert_double_eq(part[0], 2.5);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(
+		NULL, 3, 4, 8, PPCC_TRAINER_DEEPSPEED, 4), 2.25);
+	/* its ZeRO 2 (reshard never) is Megatron-LM's: 2 + (4 + 12) / 8 */
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(
+		NULL, 2, 4, 8, PPCC_TRAINER_TORCHTITAN, 1), 4);
+	ck_assert_int_eq(ppcc_memory_zero3_resident(PPCC_TRAINER_TORCHTITAN, 2), 1);
+	ck_assert_int_eq(ppcc_memory_zero3_resident(PPCC_TRAINER_TORCHTITAN, 1), 0);
+	ck_assert_int_eq(ppcc_memory_zero3_resident(PPCC_TRAINER_MEGATRON, 2), 0);
+	/* the gather buffers: two of a 436 MB layer over t = 2, times 1.5 */
+	ck_assert_double_eq(ppcc_memory_zero3_buffer_bytes(436e6, 2, 1.5),
+			    1.5 * 436e6);
+	ck_assert_double_eq(ppcc_memory_reserve_factor(PPCC_TRAINER_MEGATRON), 1);
+	ck_assert_double_eq(ppcc_memory_reserve_factor(PPCC_TRAINER_TORCHTITAN),
+			    PPCC_TORCHTITAN_RESERVE_FACTOR);
 }
 END_TEST
 
@@ -77,10 +110,10 @@ START_TEST(memory_terms_of_a_layer_a_device_and_the_optimizer)
 	l.stash_replicated_bytes = 5e5;
 	l.stash_weight_bytes = 5e6;
 	/* ZeRO 1: 2 + G + 12 / d bytes a parameter */
-	double bpp = ppcc_memory_zero_bytes_per_param(NULL, 1, G, d);
+	double bpp = ppcc_memory_zero_bytes_per_param(NULL, 1, G, d, 0, 1);
 	ck_assert_double_eq(bpp, 2 + G + 12.0 / d);
 	ppcc_memory_layer m;
-	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 0);
+	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 0, 1);
 	ck_assert_double_eq(m.bytes_per_param, 2 + G + 12.0 / d);
 	ck_assert_double_eq(m.static_bytes, P * (2 + G + 12.0 / d) * cp);
 	ck_assert_double_eq(m.stash_bytes, 3e6 + (t - 1) * 5e5);
@@ -89,11 +122,11 @@ START_TEST(memory_terms_of_a_layer_a_device_and_the_optimizer)
 	 * with one, W's 5 MB when larger */
 	ck_assert_double_eq(m.hold_bytes, 4.5e6);
 	ck_assert_double_eq(m.gather_bytes, 2 * P);
-	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 1);
+	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 1, 1);
 	ck_assert_double_eq(m.hold_bytes, 5e6);
 	/* a layer's own bytes per parameter replace ZeRO's */
 	l.bytes_per_param = 10;
-	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 0);
+	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 0, 1);
 	ck_assert_double_eq(m.bytes_per_param, 10);
 	ck_assert_double_eq(m.static_bytes, P * 10 * cp);
 
@@ -356,6 +389,121 @@ START_TEST(swiglu_gqa_stash_is_derived_from_the_kept_tensors)
 }
 END_TEST
 
+/* torchtitan's per-operation selective recomputation (9dec370
+ * torchtitan/parallelisms/parallelize_llama.py:214-262: it saves every
+ * aten.mm output but each second one, flash attention's, the
+ * reduce-scatters'), Llama 3 8B, b = 2, s = 8192: the mm order is Q, K,
+ * V, O, W1, W3, W2 (torchtitan/models/llama/model.py:189, 253), so Q
+ * (h), V (h/4), W1 (f) and W2 (h) are kept; with the block's input (h),
+ * the attention output (h) and its fp32 log-sum-exp (4a bytes a
+ * token): per token 2 x (4h + h/4 + f) + 4a = 2 x (16384 + 1024 +
+ * 14336) + 128 = 63616 bytes, 16384 tokens: 1042284544.  W2's output
+ * stays whole on each tensor-parallel device: 2h = 8192 a token.  It
+ * recomputes K (2 x h x h/4), O (2h^2) and W3 (2hf) a token:
+ * 2 x 4096 x (1024 + 4096 + 14336) = 159383552, x 16384. */
+START_TEST(torchtitan_selective_keeps_every_other_matmul)
+{
+	ppcc_transformer t = {.layers = 1, .hidden = 4096, .heads = 32,
+			      .kv_heads = 8, .ffn_hidden = 14336,
+			      .vocab = 128256, .seq_len = 8192,
+			      .micro_batch_size = 2, .swiglu = 1,
+			      .flash_attention = 1,
+			      .recompute = PPCC_RECOMPUTE_SELECTIVE,
+			      .sequence_parallel = 1,
+			      .trainer = PPCC_TRAINER_TORCHTITAN};
+	double total, whole;
+	ppcc_transformer_block_stash(&total, &whole, &t);
+	ck_assert_double_eq(total, 1042284544.0);
+	ck_assert_double_eq(whole, 16384.0 * 8192);
+	ppcc_arena *a = ppcc_arena_new();
+	ck_assert_ptr_nonnull(a);
+	ppcc_layer *L;
+	int n;
+	ck_assert_int_eq(ppcc_transformer_expand(&L, &n, a, &t,
+						 (ppcc_loc){0}), 0);
+	ck_assert_double_eq(L[1].recompute_flops, 16384.0 * 159383552.0);
+	ck_assert_double_eq(L[1].stash_bytes, 1042284544.0);
+	/* its loss upcasts the logits: 12 bytes each at the backward's
+	 * peak (9dec370 train.py:131-133), where Megatron-LM's keep 6 */
+	ck_assert_double_eq(L[2].logits_bytes, 12.0 * 16384 * 128256);
+	t.trainer = PPCC_TRAINER_MEGATRON;
+	ck_assert_int_eq(ppcc_transformer_expand(&L, &n, a, &t,
+						 (ppcc_loc){0}), 0);
+	ck_assert_double_eq(L[2].logits_bytes, 6.0 * 16384 * 128256);
+	ck_assert_double_eq(L[1].recompute_flops, 2.0 * 2 * 8192.0 * 8192 * 4096);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* torchtitan's published FSDP run: Llama 3.1 8B on 8 x H100 (96 GB HBM2e,
+ * 95 GiB usable), selective (op) recomputation, local batch 2 of 8192
+ * tokens, measured at 82.4 GiB of reserved memory (torchtitan b5bcd76c
+ * benchmarks/llama3_h100_202412_torchtitan.md:27).  It plans as fitting,
+ * its peak within 10% of that (doc/fidelity/runs.md R1). */
+START_TEST(fsdp_llama3_8b_on_8_h100_fits_as_measured)
+{
+	planned r;
+	plan_text(&r, "model:\n"
+		  "  transformer: {preset: llama3-8b, recompute: selective,\n"
+		  "                micro_batch_size: 2}\n"
+		  "cluster:\n"
+		  "  devices: 8\n"
+		  "  reserved_gib: 1\n"
+		  "  device: {preset: h100, memory_gib: 95}\n"
+		  "pipeline: {stages: 1, data_parallel: 8, zero: 3,\n"
+		  "           microbatches: 1, trainer: torchtitan}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	double peak = r.plan.best.estimate.peak_memory_bytes[0] / 1073741824.0;
+	ck_assert_msg(fabs(peak - 82.4) <= 0.1 * 82.4, "peak %.2f GiB", peak);
+	done(&r);
+	/* Megatron-LM's accounting of the same run does not fit */
+	plan_text(&r, "model:\n"
+		  "  transformer: {preset: llama3-8b, recompute: selective,\n"
+		  "                micro_batch_size: 2}\n"
+		  "cluster:\n"
+		  "  devices: 8\n"
+		  "  reserved_gib: 1\n"
+		  "  device: {preset: h100, memory_gib: 95}\n"
+		  "pipeline: {stages: 1, data_parallel: 8, zero: 3,\n"
+		  "           microbatches: 1}\n");
+	ck_assert_int_eq(r.status, PPCC_EINFEASIBLE);
+	done(&r);
+}
+END_TEST
+
+/* A block's forward FLOPs with flash attention count the causal half of
+ * the scores and values: Llama 3 8B, b = 1, s = 8192: projections
+ * 2 x (2h^2 + 2h x h/4) = 2 x (33554432 + 8388608) = 83886080, FFN
+ * 2 x 3 x h x f = 352321536, per token 436207616, x 8192 =
+ * 3573412790272; attention 2 x s^2 x h = 549755813888; without flash
+ * attention 4 x s^2 x h.  Selective recomputation redoes that
+ * attention. */
+START_TEST(flash_attention_counts_the_causal_half)
+{
+	ppcc_transformer t = {.layers = 1, .hidden = 4096, .heads = 32,
+			      .kv_heads = 8, .ffn_hidden = 14336,
+			      .vocab = 128256, .seq_len = 8192,
+			      .micro_batch_size = 1, .swiglu = 1,
+			      .flash_attention = 1, .sequence_parallel = 1,
+			      .recompute = PPCC_RECOMPUTE_SELECTIVE};
+	ppcc_arena *a = ppcc_arena_new();
+	ck_assert_ptr_nonnull(a);
+	ppcc_layer *L;
+	int n;
+	ck_assert_int_eq(ppcc_transformer_expand(&L, &n, a, &t, (ppcc_loc){0}), 0);
+	ck_assert_double_eq(L[1].fwd_flops, 3573412790272.0 + 549755813888.0);
+	ck_assert_double_eq(L[1].recompute_flops, 549755813888.0);
+	ck_assert_double_eq(L[1].bwd_flops,
+			    2 * (3573412790272.0 + 549755813888.0) + 549755813888.0);
+	ck_assert_double_eq(L[1].bwd_weight_flops, 3573412790272.0);
+	t.flash_attention = 0;
+	ck_assert_int_eq(ppcc_transformer_expand(&L, &n, a, &t, (ppcc_loc){0}), 0);
+	ck_assert_double_eq(L[1].fwd_flops, 3573412790272.0 + 2 * 549755813888.0);
+	ck_assert_double_eq(L[1].recompute_flops, 2 * 549755813888.0);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 START_TEST(loss_stage_keeps_logits_in_16_bits_and_fp32)
 {
 	planned r;
@@ -533,6 +681,32 @@ START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
 }
 END_TEST
 
+/* FSDP's peak, per block: a stage of four 1e8-parameter blocks and a
+ * 3e8-parameter embedding, ZeRO-3 over d = 4, holds two gather buffers
+ * of its largest layer (2 x 6e8 bytes), not of the whole stage's 1.4e9
+ * bytes of 16-bit weights. */
+START_TEST(zero3_peak_holds_two_buffers_of_the_largest_layer)
+{
+	planned r;
+	plan_text(&r, "model:\n"
+		  "  name: m\n"
+		  "  layers:\n"
+		  "    - {name: e, fwd_flops: 1.0e12, params: 3.0e8}\n"
+		  "    - {name: b, fwd_flops: 1.0e12, params: 1.0e8, repeat: 4}\n"
+		  ONE_DEVICE_GROUP("4")
+		  "pipeline: {stages: 1, data_parallel: 4, microbatches: 2, zero: 3}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_plan_variant *b = &r.plan.best;
+	ck_assert_double_eq(b->costs[0].zero3_param_bytes, 2 * 6e8);
+	/* (2 + 4 + 12) / 4 bytes of each of 7e8 parameters, the buffers */
+	ck_assert_double_eq(b->costs[0].static_bytes, 7e8 * 4.5);
+	ck_assert_double_eq(b->estimate.peak_memory_bytes[0],
+			    7e8 * 4.5 + 1.2e9);
+	ck_assert_double_eq(b->iteration->weight_bytes[0], 7e8 * 0.5 + 1.2e9);
+	done(&r);
+}
+END_TEST
+
 /* ZeRO-3, d = 2, p = 1, m = 4, F 20 ms, B 40 ms: each F and B has a
  * group of UNSHARD_PARAM, the layer's 16-bit weights in the gradient
  * buckets' slices (0.8e8, 0.8e8, 0.4e8 bytes: 0.4 + 0.4 + 0.2 = 1 ms a
@@ -549,8 +723,8 @@ END_TEST
  * the other 7 of their 8 ms hidden; the reductions end 2 ms after the
  * step (their other 6 ms hidden); Adam on half the parameters, 1.5 ms;
  * no all-gather after the step.  Memory: the shards, (2 + 4 + 12) / 2
- * bytes a parameter, and two gather buffers of the stage's 2e8 bytes
- * of weights. */
+ * bytes a parameter, and two gather buffers of the largest layer's 2e8
+ * bytes of weights (its only one). */
 START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 {
 	planned r;
@@ -563,7 +737,8 @@ START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 	ck_assert_int_eq(b->schedule.version, 5);
 	ck_near(b->costs[0].fwd_ms, 20.0);
 	ck_near(b->costs[0].bwd_ms, 40.0);
-	ck_assert_double_eq(b->costs[0].zero3_param_bytes, 2e8);
+	/* two buffers of its one layer's 2e8 bytes of 16-bit weights */
+	ck_assert_double_eq(b->costs[0].zero3_param_bytes, 4e8);
 	/* G = 3 gathers, R = 3 reduce-scatters */
 	static const char want[] = "GGFGBGRFGBGRFGBGRFBR";
 	ck_assert_int_eq(rs->n_actions, 4 * 2 + 8 * 3 + 4 * 3);
@@ -865,6 +1040,11 @@ Suite *suite_iteration(void)
 {
 	return tu_suite("iteration", "iteration", 300, (const TTest *const[]){
 		zero_stages_give_published_bytes_per_param,
+		fsdp_bytes_per_param_are_torchtitans,
+		zero3_peak_holds_two_buffers_of_the_largest_layer,
+		torchtitan_selective_keeps_every_other_matmul,
+		flash_attention_counts_the_causal_half,
+		fsdp_llama3_8b_on_8_h100_fits_as_measured,
 		memory_terms_of_a_layer_a_device_and_the_optimizer,
 		ring_collectives_follow_bus_bandwidth_formulas,
 		topology_places_ranks_on_groups_nodes_and_links,

@@ -594,7 +594,8 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "7:12: unknown key 'optimizer' in pipeline; expected "
 		      "stages, microbatches, schedule, chunks, group_size, "
 		      "tensor_parallel, data_parallel, context_parallel, "
-		      "global_batch_size, zero, grad_bytes, dp_bucket_mb, or partition\n");
+		      "global_batch_size, zero, grad_bytes, dp_bucket_mb, partition, or "
+		      "trainer\n");
 	/* a key is shown with its control characters escaped, cut short */
 	expect_errors(MODEL1 CLUSTER4
 		      "pipeline: {\"a\\e[1m\\u009b\\tz\": 1, "
@@ -603,13 +604,13 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "expected stages, microbatches, schedule, chunks, "
 		      "group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
-		      "grad_bytes, dp_bucket_mb, or partition\n"
+		      "grad_bytes, dp_bucket_mb, partition, or trainer\n"
 		      "7:34: unknown key "
 		      "'0123456789012345678901234567890123456789...' in "
 		      "pipeline; expected stages, microbatches, schedule, "
 		      "chunks, group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
-		      "grad_bytes, dp_bucket_mb, or partition\n");
+		      "grad_bytes, dp_bucket_mb, partition, or trainer\n");
 }
 END_TEST
 
@@ -1191,7 +1192,7 @@ START_TEST(loader_refuses_overflowing_reals_it_does_not_read)
 		 "5:23: unknown key 'junk' in pipeline; expected stages, "
 		 "microbatches, schedule, chunks, group_size, tensor_parallel, "
 		 "data_parallel, context_parallel, global_batch_size, zero, "
-		 "grad_bytes, dp_bucket_mb, or partition\n"
+		 "grad_bytes, dp_bucket_mb, partition, or trainer\n"
 		 "5:37: number '-2e400' overflows or underflows a double; give 0 "
 		 "or one from about 2.3e-308 to 1.7e308 in size\n"
 		 "cluster.yaml:1:1: warning: pipeline ignored: only the "

@@ -1033,7 +1033,7 @@ START_TEST(memory_model_peaks_are_the_simulated_ones)
 								peak0[r] = e.peak_memory_bytes[r];
 							else
 								ck_assert(fabs(e.peak_memory_bytes[r] -
-									       peak0[r] - 2 * most) <=
+									       peak0[r] - most) <=
 									  1e-9 * e.peak_memory_bytes[r]);
 						}
 						compared++;

@@ -682,6 +682,10 @@ int ppcc_cli_search(int argc, char **argv)
 			fputs("ppcc: error: out of memory\n", stderr);
 		goto out;
 	}
+	if ((err = ppcc_config_use_trainer(&cfg, a, fi, &d)) < 0) {
+		rc = err == PPCC_EINPUT ? 1 : 4;
+		goto out;
+	}
 	if (batch.text &&
 	    (rc = ppcc_cli_batch_sequences(&so.global_batch, batch_line,
 					   sizeof batch_line, &batch,

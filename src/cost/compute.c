@@ -60,7 +60,12 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	double speed = ppcc_cost_speed(dg, shard);
 	double split[3];
 	ppcc_memory_zero_bytes_per_param(split, cfg->pipeline.zero,
-					 cfg->pipeline.grad_bytes, dp * cp);
+					 cfg->pipeline.grad_bytes, dp * cp,
+					 cfg->pipeline.trainer,
+					 cfg->pipeline.stages);
+	double f = ppcc_memory_reserve_factor(cfg->pipeline.trainer);
+	for (int k = 0; k < 3; k++)
+		split[k] *= f;
 	ppcc_comm_dp_rates(c, cfg);
 	for (int k = i; k <= j; k++) {
 		double per_device = L[k].params / t;
@@ -71,13 +76,13 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 		c->recompute_ms += 1e3 * L[k].recompute_flops / speed;
 		c->params += per_device;
 		if (L[k].bytes_per_param > 0) {
-			c->weight_bytes += per_device * L[k].bytes_per_param;
+			c->weight_bytes += per_device * f * L[k].bytes_per_param;
 		} else {
 			c->weight_bytes += per_device * split[0];
 			c->grad_bytes += per_device * split[1];
 			c->optimizer_bytes += per_device * split[2];
 		}
-		c->logits_bytes += L[k].logits_bytes / shard;
+		c->logits_bytes += f * L[k].logits_bytes / shard;
 		c->hardware_flops += L[k].fwd_flops + L[k].bwd_flops;
 		c->model_flops += L[k].fwd_flops + L[k].bwd_flops -
 				  L[k].recompute_flops;

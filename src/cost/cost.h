@@ -103,10 +103,22 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 /* Static bytes per parameter of ZeRO stage `zero` over d data-parallel
  * ranks with 16-bit weights, `grad_bytes` gradients and 12 bytes of Adam
  * state: 0: 2 + G + 12; 1: 2 + G + 12/d; 2: 2 + (G + 12)/d;
- * 3: (2 + G + 12)/d.  The three parts are written to out[0..2] (weights,
- * gradients, optimizer state) when out is not NULL. */
+ * 3: (2 + G + 12)/d; under torchtitan's FSDP (ZeRO 3, `trainer`) fp32
+ * shards and Adam's two moments, (4 + G + 8)/d, plus the 2 of a
+ * stage's gathered weights when `stages` > 1.  The three parts are
+ * written to out[0..2] (weights, gradients, optimizer state) when out
+ * is not NULL. */
 double ppcc_memory_zero_bytes_per_param(double *out, int zero,
-					double grad_bytes, int d);
+					double grad_bytes, int d, int trainer,
+					int stages);
+
+/* What PyTorch's caching allocator reserves over the tensors ppcc
+ * counts, as a factor on every memory term: torchtitan's reported
+ * memory is the allocator's peak reservation (fitted on torchtitan's
+ * published runs, `make fidelity`, doc/design/memory.md); 1 for the
+ * other trainers, whose published runs give no such figure. */
+#define PPCC_TORCHTITAN_RESERVE_FACTOR 1.16
+double ppcc_memory_reserve_factor(int trainer);
 
 /* One layer's bytes on a pipeline rank of t x cp devices, unrounded:
  * plan/tables.c rounds each to a byte and sums them over a stage. */
@@ -122,14 +134,27 @@ typedef struct ppcc_memory_layer {
 } ppcc_memory_layer;
 
 /* The terms of layer l; zero_bpp is ppcc_memory_zero_bytes_per_param's
- * for the plan, split whether the schedule splits the backward. */
+ * for the plan, split whether the schedule splits the backward; every
+ * byte term is multiplied by factor (ppcc_memory_reserve_factor). */
 void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
-			     int t, int cp, double zero_bpp, int split);
+			     int t, int cp, double zero_bpp, int split,
+			     double factor);
 
 /* What a device of group dg may hold: its memory less the cluster's
  * reserve (a rank of t x cp devices, t x cp times that). */
 double ppcc_memory_device_cap(const ppcc_cluster *c,
 			      const ppcc_device_group *dg);
+
+/* Whether ZeRO-3's gathered weights stay for the whole step: torchtitan
+ * with a pipeline (stages > 1) does not reshard after forward. */
+int ppcc_memory_zero3_resident(int trainer, int stages);
+
+/* What ZeRO-3's gathers hold on a device otherwise: two buffers (the
+ * computing layer's, the prefetched next one's) the size of a stage's
+ * largest layer's 16-bit parameters, layer_bytes, over t, times
+ * factor (ppcc_memory_reserve_factor). */
+double ppcc_memory_zero3_buffer_bytes(double layer_bytes, int t,
+				      double factor);
 
 /* The bytes of `params` 16-bit parameters (2 each): what ZeRO's gathers
  * move. */

@@ -9,32 +9,47 @@
  * cp (the cp ranks of a rank hold the same weights); its stash, the
  * split part plus t - 1 times the replicated part; under a split
  * backward a microbatch in flight holds at most the larger of the stash
- * and what W keeps.  A device holds its memory less the cluster's
- * reserve.  The optimizer step reads and writes 26 + grad_bytes bytes of
- * each parameter it updates at the device's memory bandwidth; ZeRO's
- * gathers move the 16-bit parameters, 2 bytes each.
+ * and what W keeps; ZeRO-3 holds two gather buffers of a stage's
+ * largest layer.  torchtitan (pipeline.trainer) differs: fp32 FSDP
+ * shards, a pipeline stage's weights kept gathered, and every term times
+ * its caching allocator's factor.  A device holds its memory less the
+ * cluster's reserve.  The optimizer step reads and writes 26 +
+ * grad_bytes bytes of each parameter it updates at the device's memory
+ * bandwidth; ZeRO's gathers move the 16-bit parameters, 2 bytes each.
  *
  * plan/tables.c rounds the layer terms to bytes and sums them into the
  * partitioner's tables; iteration.c and the iteration bound take the
  * optimizer's time and the gathers' bytes from here.  Each expression
  * keeps the order of its operations, on which the plans' bytes depend.
  *
- * Derivation: doc/design/plan.md (memory per device) and
+ * Derivation: doc/design/plan.md (memory per device),
+ * doc/design/memory.md (the trainers' terms, the fitted factor) and
  * doc/design/iteration.md (the optimizer's bytes, the gathers).
  */
 #include "ppcc.h"
 
 double ppcc_memory_zero_bytes_per_param(double *out, int zero,
-					double grad_bytes, int d)
+					double grad_bytes, int d, int trainer,
+					int stages)
 {
 	double n = d > 0 ? d : 1;
 	double w = 2.0, g = grad_bytes, o = 12.0;
+	/* torchtitan's FSDP: the fp32 shards are the master weights */
+	int fsdp = trainer == PPCC_TRAINER_TORCHTITAN && zero == 3;
+	if (fsdp) {
+		w = 4.0;
+		o = 8.0;
+	}
 	if (zero >= 1)
 		o /= n;
 	if (zero >= 2)
 		g /= n;
 	if (zero >= 3)
 		w /= n;
+	/* with a pipeline it gathers a stage's parameters once and keeps
+	 * them, in 16 bits, to the end of the step */
+	if (zero == 3 && ppcc_memory_zero3_resident(trainer, stages))
+		w += 2.0;
 	if (out) {
 		out[0] = w;
 		out[1] = g;
@@ -43,14 +58,22 @@ double ppcc_memory_zero_bytes_per_param(double *out, int zero,
 	return w + g + o;
 }
 
+double ppcc_memory_reserve_factor(int trainer)
+{
+	return trainer == PPCC_TRAINER_TORCHTITAN
+		? PPCC_TORCHTITAN_RESERVE_FACTOR : 1.0;
+}
+
 void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
-			     int t, int cp, double zero_bpp, int split)
+			     int t, int cp, double zero_bpp, int split,
+			     double factor)
 {
 	double bpp = l->bytes_per_param > 0 ? l->bytes_per_param : zero_bpp;
-	double stash = l->stash_bytes + (t - 1) * l->stash_replicated_bytes;
-	double wst = l->stash_weight_bytes;
+	double stash = factor * (l->stash_bytes +
+				 (t - 1) * l->stash_replicated_bytes);
+	double wst = factor * l->stash_weight_bytes;
 	out->bytes_per_param = bpp;
-	out->static_bytes = l->params * bpp * cp;
+	out->static_bytes = factor * l->params * bpp * cp;
 	out->stash_bytes = stash;
 	out->stash_weight_bytes = wst;
 	out->hold_bytes = split && wst > stash ? wst : stash;
@@ -61,6 +84,17 @@ double ppcc_memory_device_cap(const ppcc_cluster *c,
 			      const ppcc_device_group *dg)
 {
 	return dg->memory_bytes - c->reserved_bytes;
+}
+
+int ppcc_memory_zero3_resident(int trainer, int stages)
+{
+	return trainer == PPCC_TRAINER_TORCHTITAN && stages > 1;
+}
+
+double ppcc_memory_zero3_buffer_bytes(double layer_bytes, int t,
+				      double factor)
+{
+	return factor * (2.0 * layer_bytes / t);
 }
 
 double ppcc_memory_param16_bytes(double params)

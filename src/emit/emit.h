@@ -75,6 +75,9 @@ typedef struct ppcc_format_info {
 	 * writing it, ppcc plan and ppcc search say on standard error which
 	 * configuration it holds and its figures (ppcc_format_summary) */
 	int reports;
+	/* a trainer's file: 1 + the ppcc_trainer it is for, whose memory
+	 * the plan then counts (ppcc_config_use_trainer); 0: none */
+	int trainer;
 } ppcc_format_info;
 
 extern const ppcc_format_info ppcc_formats[];

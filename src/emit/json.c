@@ -34,7 +34,7 @@ static void real_or_null(ppcc_jw *w, double x)
 	ppcc_jw_real(w, x, JSON_DIGITS);
 }
 
-/* Whole numbers print as integers: byte counts stay exact. */
+/* Whole numbers print as integers. */
 static void num(ppcc_jw *w, double x)
 {
 	if (isfinite(x) && x == floor(x) && fabs(x) < 9e15)
@@ -43,15 +43,32 @@ static void num(ppcc_jw *w, double x)
 		real_or_null(w, x);
 }
 
-static void per_rank(ppcc_jw *w, const double *v, int n)
+/* A byte count: whole, or a fraction of a byte (a rank's bytes over its
+ * t x cp devices) in the 17 digits that read back as the same double,
+ * so that byte counts stay exact. */
+static void bytes(ppcc_jw *w, double x)
+{
+	if (isfinite(x) && x == floor(x) && fabs(x) < 9e15)
+		ppcc_jw_int(w, (int64_t)x);
+	else
+		ppcc_jw_real(w, x, 17);
+}
+
+static void per_rank_as(ppcc_jw *w, const double *v, int n,
+			void (*put)(ppcc_jw *, double))
 {
 	ppcc_jw_raw_n(w, "[", 1);
 	for (int i = 0; i < n; i++) {
 		if (i)
 			ppcc_jw_raw_n(w, ",", 1);
-		num(w, v[i]);
+		put(w, v[i]);
 	}
 	ppcc_jw_raw_n(w, "]", 1);
+}
+
+static void per_rank(ppcc_jw *w, const double *v, int n)
+{
+	per_rank_as(w, v, n, num);
 }
 
 /* "name":value pairs of a compact object: the separator before all but
@@ -94,13 +111,13 @@ static void stage_json(ppcc_jw *w, const ppcc_stage_info *st,
 	field(w, "\"send_b_ms\":", 0);
 	num(w, c->send_b_ms);
 	field(w, "\"static_bytes\":", 0);
-	num(w, c->static_bytes);
+	bytes(w, c->static_bytes);
 	field(w, "\"stash_bytes\":", 0);
-	num(w, c->stash_bytes);
+	bytes(w, c->stash_bytes);
 	if (split) {
 		/* what W holds from I until it runs */
 		field(w, "\"stash_weight_bytes\":", 0);
-		num(w, c->stash_bytes - c->stash_input_bytes);
+		bytes(w, c->stash_bytes - c->stash_input_bytes);
 	}
 	ppcc_jw_raw_n(w, "}", 1);
 }
@@ -150,7 +167,7 @@ static void variant_summary(ppcc_jw *w, const ppcc_plan_variant *v, int fits)
 	key(w, ", ", "bubble_fraction");
 	num(w, e->bubble_fraction);
 	key(w, ", ", "max_peak_memory_bytes");
-	num(w, peak);
+	bytes(w, peak);
 	if (fits >= 0) {
 		key(w, ", ", "fits");
 		ppcc_jw_raw(w, fits ? "true" : "false");
@@ -226,17 +243,17 @@ static void iteration_json(ppcc_jw *w, const ppcc_plan *p)
 	key(w, ",\n    ", "dp_comm_ms");
 	num(w, it->dp_comm_ms);
 	key(w, ",\n    ", "weight_bytes");
-	per_rank(w, it->weight_bytes, n);
+	per_rank_as(w, it->weight_bytes, n, bytes);
 	key(w, ",\n    ", "grad_bytes");
-	per_rank(w, it->grad_bytes, n);
+	per_rank_as(w, it->grad_bytes, n, bytes);
 	key(w, ",\n    ", "optimizer_bytes");
-	per_rank(w, it->optimizer_bytes, n);
+	per_rank_as(w, it->optimizer_bytes, n, bytes);
 	key(w, ",\n    ", "activation_bytes");
-	per_rank(w, it->activation_bytes, n);
+	per_rank_as(w, it->activation_bytes, n, bytes);
 	key(w, ",\n    ", "logits_bytes");
-	per_rank(w, it->logits_bytes, n);
+	per_rank_as(w, it->logits_bytes, n, bytes);
 	key(w, ",\n    ", "reserved_bytes");
-	per_rank(w, it->reserved_bytes, n);
+	per_rank_as(w, it->reserved_bytes, n, bytes);
 	ppcc_jw_raw(w, "\n  }");
 }
 
@@ -313,7 +330,7 @@ static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 		key(w, ", ", "idle_ms");
 		num(w, e->idle_ms[r]);
 		key(w, ", ", "peak_memory_bytes");
-		num(w, e->peak_memory_bytes[r]);
+		bytes(w, e->peak_memory_bytes[r]);
 		key(w, ", ", "actions");
 		ppcc_jw_raw(w, "[\n");
 		for (int i = 0; i < rs->n_actions && !w->err; i++) {
@@ -350,10 +367,10 @@ static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 	key(w, ",\n    ", "idle_ms");
 	per_rank(w, e->idle_ms, s->n_ranks);
 	key(w, ",\n    ", "peak_memory_bytes");
-	per_rank(w, e->peak_memory_bytes, s->n_ranks);
+	per_rank_as(w, e->peak_memory_bytes, s->n_ranks, bytes);
 	if (p->memory_cap_bytes) {
 		key(w, ",\n    ", "memory_cap_bytes");
-		per_rank(w, p->memory_cap_bytes, s->n_ranks);
+		per_rank_as(w, p->memory_cap_bytes, s->n_ranks, bytes);
 	}
 	ppcc_jw_raw(w, "\n  }");
 

@@ -300,6 +300,12 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 			gib(it->logits_bytes[r]), gib(it->reserved_bytes[r]),
 			gib(sum));
 	}
+	double fr = ppcc_memory_reserve_factor(c->pipeline.trainer);
+	if (fr != 1)
+		fprintf(f, "  as %s reports it: each column but reserved is the "
+			"tensors x %.2f,\n  PyTorch's caching allocator's "
+			"reservation over them (fitted: make fidelity)\n",
+			ppcc_trainer_name(c->pipeline.trainer), fr);
 	(void)e;
 }
 

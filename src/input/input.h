@@ -110,8 +110,23 @@ typedef struct ppcc_cluster {
 	double reserved_bytes; /* per device: CUDA context, NCCL, fragments */
 } ppcc_cluster;
 
+/* The trainer a plan is for (pipeline.trainer): what it holds in
+ * memory differs (doc/design/memory.md): torchtitan's FSDP keeps fp32
+ * sharded parameters and no 16-bit copy, its selective recomputation is
+ * per operation, its loss reads the logits in fp32. */
+typedef enum ppcc_trainer {
+	PPCC_TRAINER_MEGATRON,
+	PPCC_TRAINER_TORCHTITAN,
+	PPCC_TRAINER_DEEPSPEED,
+	PPCC_TRAINER_COUNT
+} ppcc_trainer;
+
+/* "megatron", "torchtitan", "deepspeed"; NULL past the last. */
+const char *ppcc_trainer_name(int trainer);
+
 typedef struct ppcc_pipeline {
 	ppcc_loc loc;
+	int trainer;         /* ppcc_trainer; 0: megatron */
 	int kind;            /* ppcc_schedule_kind */
 	int stages;          /* p, pipeline ranks */
 	int microbatches;    /* m */
@@ -147,7 +162,8 @@ typedef struct ppcc_pipeline {
 	/* where each setting came from, for later diagnostics */
 	ppcc_loc kind_loc, stages_loc, microbatches_loc, chunks_loc,
 		group_size_loc, tensor_parallel_loc, data_parallel_loc,
-		context_parallel_loc, global_batch_size_loc, zero_loc;
+		context_parallel_loc, global_batch_size_loc, zero_loc,
+		trainer_loc;
 } ppcc_pipeline;
 
 typedef struct ppcc_config {
@@ -240,6 +256,7 @@ typedef struct ppcc_transformer {
 	double rope_theta;     /* RoPE's base; 0: 10000 */
 	int tie_embeddings;    /* the head reuses the embedding's weights */
 	double bytes_per_param; /* 0: from pipeline.zero */
+	int trainer;            /* pipeline.trainer's (ppcc_trainer) */
 	/* where heads, kv_heads and ffn_hidden were read (checks against t) */
 	ppcc_loc heads_loc, kv_heads_loc, ffn_hidden_loc;
 	ppcc_loc rope_theta_loc; /* for the trainers' checks */

@@ -1994,7 +1994,16 @@ static const char *const pipeline_keys[] = {
 	"stages", "microbatches", "schedule", "chunks", "group_size",
 	"tensor_parallel", "data_parallel", "context_parallel",
 	"global_batch_size", "zero", "grad_bytes", "dp_bucket_mb", "partition",
-	NULL};
+	"trainer", NULL};
+
+static const char *const trainer_words[PPCC_TRAINER_COUNT + 1] = {
+	"megatron", "torchtitan", "deepspeed", NULL};
+
+const char *ppcc_trainer_name(int trainer)
+{
+	return trainer >= 0 && trainer < PPCC_TRAINER_COUNT
+		? trainer_words[trainer] : NULL;
+}
 
 /* pipeline.partition: layers per stage, each a positive integer.  The
  * count and the sum are checked against the pipeline and the model by
@@ -2086,6 +2095,10 @@ static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 	int kind = 0;
 	if (sec_word(&s, "schedule", kinds, &kind, &out->kind_loc) == 1)
 		out->kind = kind;
+	int trainer = 0;
+	if (sec_word(&s, "trainer", trainer_words, &trainer,
+		     &out->trainer_loc) == 1)
+		out->trainer = trainer;
 	const node *pk, *pv = sec_get(&s, "partition", &pk);
 	if (pv)
 		read_partition(out, L, &s, pk, pv);
@@ -2193,6 +2206,7 @@ static int load_config(ppcc_config *out, loader *Lp, const char *path,
 		err = PPCC_EINPUT;
 		goto out;
 	}
+	L.tf.trainer = out->pipeline.trainer;
 	if ((err = expand_model(&out->model, &L, &out->cluster)) < 0)
 		goto out;
 	ppcc_config_fill_defaults(out);

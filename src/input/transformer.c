@@ -21,16 +21,28 @@
  */
 #include "ppcc.h"
 
+/* The forward's attention scores and values, Q K^T and P V, per
+ * microbatch: 4*b*s^2*h for the full square the unfused kernel computes,
+ * half that under flash attention's causal mask, which skips the blocks
+ * above the diagonal (as Megatron-LM counts it: d98e8a6
+ * megatron/training/training.py:1163-1169). */
+static double attention_flops(const ppcc_transformer *t)
+{
+	double b = t->micro_batch_size, s = t->seq_len, h = t->hidden;
+	return (t->flash_attention ? 2.0 : 4.0) * b * s * s * h;
+}
+
 /* Forward FLOPs of one block per microbatch. */
 static double block_fwd_flops(const ppcc_transformer *t, double kv_ratio,
 			      double f, double nmat)
 {
 	double b = t->micro_batch_size, s = t->seq_len, h = t->hidden;
 	double attn_proj = 2.0 * h * h + 2.0 * h * (h * kv_ratio);
-	return b * s * (2.0 * attn_proj + 2.0 * nmat * h * f + 4.0 * s * h);
+	return b * s * (2.0 * attn_proj + 2.0 * nmat * h * f) +
+	       attention_flops(t);
 }
 
-/* The forward's weight matrices alone (all of it but the 4*b*s^2*h of
+/* The forward's weight matrices alone (all of it but the attention_flops of
  * the attention scores and values): the weight gradient W repeats each of
  * those products once, the input gradient I once more plus the scores'
  * two, so for GPT F = 24sbh^2 + 4s^2bh, I = 24sbh^2 + 8s^2bh, W = 24sbh^2
@@ -96,6 +108,48 @@ double ppcc_transformer_params(const ppcc_transformer *t)
 	       (t->tie_embeddings ? (double)t->vocab * h : 0.0);
 }
 
+/* torchtitan's per-operation selective recomputation: the matmul
+ * outputs it keeps, in bytes per token, and (rc non-NULL) the FLOPs per
+ * token of those it recomputes.  Its policy saves the output of every
+ * other aten.mm of a block (the 1st, 3rd, ...: Q, V and the first FFN
+ * matrix, and SwiGLU's down projection), flash attention's output and
+ * the reduce-scatters'; a linear with biases runs as addmm, which it
+ * does not save (doc/design/memory.md). */
+static double op_sac_saved(const ppcc_transformer *t, double *rc)
+{
+	double h = t->hidden, a = t->heads;
+	double r = (t->kv_heads > 0 ? t->kv_heads : t->heads) / a;
+	double f = t->ffn_hidden > 0 ? t->ffn_hidden : 4.0 * h;
+	/* each mm in order: its input and output widths */
+	double in[7] = {h, h, h, h, h, h, f}, out[7] = {h, h * r, h * r, h, f,
+							 f, h};
+	int n = 7;
+	if (!t->swiglu) { /* no gate: W1 (h -> f), W2 (f -> h) */
+		in[5] = f;
+		out[5] = h;
+		n = 6;
+	}
+	double saved = 0, flops = 0;
+	for (int i = 0; i < n; i++) {
+		if (i % 2 == 0 && t->swiglu)
+			saved += 2.0 * out[i];
+		else
+			flops += 2.0 * in[i] * out[i];
+	}
+	if (rc)
+		*rc = flops;
+	return saved;
+}
+
+/* The part of op_sac_saved that stays whole on each tensor-parallel
+ * device: a row-parallel matmul's output (the output projection's, the
+ * down projection's) is a full partial sum before its reduce-scatter. */
+static double op_sac_whole(const ppcc_transformer *t)
+{
+	double h = t->hidden;
+	return t->swiglu ? 2.0 * h : 0.0; /* the down projection, 7th */
+}
+
 void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 				  const ppcc_transformer *t)
 {
@@ -110,6 +164,15 @@ void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 	if (t->recompute == PPCC_RECOMPUTE_FULL) {
 		*out_total = 2.0 * sbh;
 		*out_replicated = 2.0 * sbh;
+		return;
+	}
+	if (t->trainer == PPCC_TRAINER_TORCHTITAN &&
+	    t->recompute == PPCC_RECOMPUTE_SELECTIVE) {
+		/* the block's input, flash attention's output and its
+		 * log-sum-exp (fp32 a head), the matmul outputs kept */
+		double tokens = s * b;
+		*out_total = tokens * (4.0 * h + 4.0 * a + op_sac_saved(t, NULL));
+		*out_replicated = tokens * op_sac_whole(t);
 		return;
 	}
 	double whole = (8.0 + 2.0 * delta) * sbh;
@@ -168,8 +231,13 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	double recompute = 0;
 	if (t->recompute == PPCC_RECOMPUTE_FULL)
 		recompute = fwd;
-	else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE)
-		recompute = 4.0 * b * s * s * h;
+	else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE &&
+		 t->trainer == PPCC_TRAINER_TORCHTITAN) {
+		double per_token = 0;
+		op_sac_saved(t, &per_token);
+		recompute = b * s * per_token;
+	} else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE)
+		recompute = attention_flops(t);
 	double stash, replicated;
 	ppcc_transformer_block_stash(&stash, &replicated, t);
 	double kwhole = (20.0 + 2.0 * delta) * s * b * h;
@@ -216,7 +284,12 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	head->bwd_weight_flops = head->fwd_flops;
 	head->params = head_params(t);
 	head->activation_bytes = 0;
-	head->logits_bytes = 6.0 * s * b * V;
+	/* Megatron-LM: the 16-bit logits and their fp32 copy; torchtitan's
+	 * loss upcasts them, and its backward holds the log-softmax's fp32
+	 * output, its gradient and the gradient of its input at once */
+	head->logits_bytes = (t->trainer == PPCC_TRAINER_TORCHTITAN ? 12.0
+								    : 6.0) *
+			     s * b * V;
 	head->stash_bytes = 4.0 * s * b * h + head->logits_bytes;
 	/* the output layer's input and the logits' gradient */
 	head->stash_weight_bytes = 2.0 * s * b * h + 2.0 * s * b * V;

@@ -744,9 +744,8 @@ static double step_most_held(const ppcc_step_ctx *x, const double *held,
 }
 
 /* Rank r's peak memory by the model: the static bytes of its chunks (and
- * under ZeRO-3 its two gather buffers, of its largest chunk's
- * parameters: simulate.c) plus the largest stash over its count
- * vectors.  O(K v). */
+ * under ZeRO-3 its gather buffers, its largest chunk's: simulate.c)
+ * plus the largest stash over its count vectors.  O(K v). */
 static double step_rank_peak(const step_run *w, const ppcc_stage_cost *c, int r)
 {
 	ppcc_step_ctx *x = w->x;
@@ -758,7 +757,7 @@ static double step_rank_peak(const step_run *w, const ppcc_stage_cost *c, int r)
 		gather = cc->zero3_param_bytes > gather ? cc->zero3_param_bytes : gather;
 		held[ch] = step_held(cc);
 	}
-	st += 2 * gather;
+	st += gather;
 	return st + step_most_held(x, held, r, v);
 }
 
@@ -847,7 +846,7 @@ static void step_model_p(step_run *w, const ppcc_stage_cost *const *cp,
 	step_model_finish(w, cp, known, k);
 }
 
-/* Rank r's overflow of its cap by the model (its static bytes, two
+/* Rank r's overflow of its cap by the model (its static bytes, its
  * ZeRO-3 gather buffers and its most held stash over its count vectors,
  * less the cap; -INFINITY without caps), the stages' costs given by
  * pointers.  O(K v). */
@@ -866,7 +865,7 @@ static double step_model_over(const step_run *w,
 			? cc->zero3_param_bytes : gather;
 		held[ch] = step_held(cc);
 	}
-	st += 2 * gather;
+	st += gather;
 	return st + step_most_held(x, held, r, v) - w->sp->rank_cap[r];
 }
 

@@ -90,6 +90,35 @@ int ppcc_config_limit_memory(ppcc_config *cfg, ppcc_arena *a, double bytes)
 	return 0;
 }
 
+int ppcc_config_use_trainer(ppcc_config *cfg, ppcc_arena *a,
+			    const ppcc_format_info *fi, ppcc_diag *d)
+{
+	ppcc_pipeline *pl = &cfg->pipeline;
+	int want = fi->trainer - 1;
+	if (!fi->trainer || pl->trainer == want)
+		return 0;
+	if (pl->trainer_loc.file) {
+		ppcc_error(d, &pl->trainer_loc, "pipeline.trainer: %s, but -f "
+			   "%s writes %s's settings, whose memory the plan "
+			   "would not count; name trainer: %s, or use -f for "
+			   "%s", ppcc_trainer_name(pl->trainer), fi->name,
+			   fi->title, ppcc_trainer_name(want),
+			   ppcc_trainer_name(pl->trainer));
+		return PPCC_EINPUT;
+	}
+	pl->trainer = want;
+	if (!cfg->model.transformer)
+		return 0;
+	ppcc_transformer *tf = ppcc_arena_alloc(a, 1, sizeof *tf);
+	if (!tf)
+		return PPCC_ENOMEM;
+	*tf = *cfg->model.transformer;
+	tf->trainer = want;
+	cfg->model.transformer = tf;
+	return ppcc_transformer_expand(&cfg->model.layers, &cfg->model.n_layers,
+				       a, tf, cfg->model.transformer_loc);
+}
+
 /* An input file of the search, read again: the same bytes, or an error
  * at the JSON's record of it. */
 static int same_input(const ppcc_search_pick *p, const char *what,
@@ -208,8 +237,18 @@ int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
 		return PPCC_ENOMEM;
 	ppcc_search_pick pick;
 	if ((err = r->from_search ? config_from_search(cfg, &pick, a, r, d)
-				  : config_from_file(cfg, a, r, d)) < 0)
+				  : config_from_file(cfg, a, r, d)) < 0 ||
+	    (!r->from_search &&
+	     (err = ppcc_config_use_trainer(cfg, a, fi, d)) < 0))
 		return err;
+	if (r->from_search && fi->trainer &&
+	    cfg->pipeline.trainer != fi->trainer - 1)
+		ppcc_note(d, &cfg->pipeline.loc, "the search planned %s's "
+			  "memory (pipeline.trainer); name trainer: %s and "
+			  "search again for %s's", ppcc_trainer_name(
+				  cfg->pipeline.trainer),
+			  ppcc_trainer_name(fi->trainer - 1),
+			  ppcc_trainer_name(fi->trainer - 1));
 	ppcc_pipeline *pl = &cfg->pipeline;
 	pl->threads = r->threads;
 	if (pl->threads <= 0) {

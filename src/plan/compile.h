@@ -48,4 +48,13 @@ int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
  * as --memory-limit sets it: 0, or PPCC_ENOMEM. */
 int ppcc_config_limit_memory(ppcc_config *cfg, ppcc_arena *a, double bytes);
 
+/* A trainer's format (fi->trainer) plans for that trainer: the
+ * pipeline's trainer becomes its and a transformer's layers are
+ * expanded again for it (their stash and logits are the trainer's).
+ * A file whose pipeline.trainer names another is PPCC_EINPUT, with an
+ * error at that key. */
+struct ppcc_format_info;
+int ppcc_config_use_trainer(ppcc_config *cfg, ppcc_arena *a,
+			    const struct ppcc_format_info *fi, ppcc_diag *d);
+
 #endif

@@ -33,9 +33,12 @@ typedef struct ppcc_plan_ctx {
 	int cp, dp, shard;       /* shard = t * cp devices per rank */
 	double zero_bpp;         /* static bytes per parameter under ZeRO */
 	ppcc_cost_layer_comm lc; /* per layer: communication inside F, B */
-	/* prefix of the layers' 16-bit parameters (2 bytes each), which a
-	 * ZeRO-3 stage gathers for each compute; NULL otherwise */
-	int64_t *z3_prefix;
+	/* Under ZeRO-3 with its gathers (NULL otherwise): z3_max[k][i],
+	 * the most 16-bit parameter bytes of one layer among layers i ..
+	 * i + 2^k - 1 (a sparse table: a stage's largest layer in O(1)),
+	 * for k < z3_levels */
+	int64_t **z3_max;
+	int z3_levels;
 	double *rank_speed;      /* FLOP/s per rank */
 	double *rank_mem;        /* layer bytes a rank may hold: memory * t */
 	double *rank_cap;        /* bytes per device of each rank */
@@ -124,6 +127,9 @@ int ppcc_plan_count_in_flight(ppcc_plan_ctx *x, const ppcc_schedule *s);
  * (bytes of its rank's t x cp devices, with its stash count). */
 int64_t ppcc_plan_stage_time(const ppcc_plan_ctx *x, int s, int i, int j);
 double ppcc_plan_stage_mem(const ppcc_plan_ctx *x, int s, int i, int j);
+/* Bytes on one device of ZeRO-3's gather buffers for a stage of layers
+ * i..j (ppcc_stage_cost.zero3_param_bytes; 0 without them).  O(1). */
+double ppcc_plan_zero3_bytes(const ppcc_plan_ctx *x, int i, int j);
 /* The simulator's costs of a split (first[s] for each stage), with the
  * parts iteration.c reports when parts is 1, and its stage table when
  * stages is not NULL; and the split search's callbacks (user: x). */

@@ -39,7 +39,10 @@ static int report_infeasible(ppcc_plan_ctx *x)
 	int j = stage + 1 < x->S ? first[stage + 1] - 1 : x->n - 1;
 	int r = x->place[stage].rank;
 	const ppcc_layer *L = x->cfg->model.layers;
-	double need = ppcc_plan_stage_mem(x, stage, i, j) / x->shard;
+	/* with ZeRO-3's gather buffers, which the partitioner's proxy
+	 * leaves to the simulated peak */
+	double z3 = ppcc_plan_zero3_bytes(x, i, j);
+	double need = ppcc_plan_stage_mem(x, stage, i, j) / x->shard + z3;
 	double cap = (double)x->mem_cap[stage] / x->shard;
 	char share[96] = "";
 	if (x->v > 1)
@@ -50,7 +53,7 @@ static int report_infeasible(ppcc_plan_ctx *x)
 		   "(rank %d, layers %d-%d, %s to %s) needs %.2f GiB per device "
 		   "but has %.2f GiB%s, %.2f GiB over",
 		   stage, r, i, j, L[i].name, L[j].name, gib(need), gib(cap),
-		   share, gib((double)over / x->shard));
+		   share, gib((double)over / x->shard + z3));
 	long long k = (long long)x->stash_count[stage];
 	ppcc_note(x->d, &L[i].loc,
 		  "it holds %lld microbatch%s of activations in flight under %s",
@@ -63,7 +66,14 @@ static int report_infeasible(ppcc_plan_ctx *x)
 		if (c > least)
 			least = c;
 	}
-	least += (double)over * x->v / x->shard + x->cfg->cluster.reserved_bytes;
+	double buffers = 0;
+	for (int s = 0; s < x->S; s++) {
+		double b = ppcc_plan_zero3_bytes(
+			x, first[s], s + 1 < x->S ? first[s + 1] - 1 : x->n - 1);
+		buffers = b > buffers ? b : buffers;
+	}
+	least += (double)over * x->v / x->shard + buffers +
+		 x->cfg->cluster.reserved_bytes;
 	ppcc_note(x->d, &x->cfg->cluster.loc,
 		  "it would fit with %.2f GiB per device", gib(least));
 	return PPCC_EINFEASIBLE;
@@ -87,7 +97,7 @@ static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 	cap *= cfg->cluster.devices; /* the most any split could give a layer */
 	double least_bpp = ppcc_memory_zero_bytes_per_param(
 		NULL, cfg->pipeline.zero, cfg->pipeline.grad_bytes,
-		cfg->cluster.devices);
+		cfg->cluster.devices, cfg->pipeline.trainer, 1);
 	for (int i = 0; i < md->n_layers; i++) {
 		const ppcc_layer *l = &md->layers[i];
 		double bpp = l->bytes_per_param > 0 ? l->bytes_per_param : least_bpp;
@@ -185,7 +195,8 @@ int ppcc_plan_report_no_fit_simulated(ppcc_plan_ctx *x,
 		   res->simulations, res->exact ? ", every split" : "", gib(pk),
 		   worst, x->v, gib(x->rank_cap[worst]), gib(pk - x->rank_cap[worst]));
 	ppcc_note(d, &cfg->cluster.loc,
-		  "it would fit with %.2f GiB per device", gib(most));
+		  "it would fit with %.2f GiB per device",
+		  gib(most + cfg->cluster.reserved_bytes));
 	if (x->lean)
 		return PPCC_EINFEASIBLE;
 	return note_fewest_stages(cfg, d);

@@ -58,18 +58,36 @@ static int layer_comm_init(ppcc_plan_ctx *x)
 		return PPCC_ENOMEM;
 	/* ZeRO-3's gathers are the schedule's UNSHARD_PARAM actions
 	 * (sched/reduce.c), timed on the rank's channel by the simulator,
-	 * not inside F and B */
-	if (c->pipeline.zero == 3 && x->dp * x->cp > 1) {
-		if (!ALLOC(x->z3_prefix, n + 1))
+	 * not inside F and B; what they hold is a layer's parameters at a
+	 * time (cost/memory.c), unless torchtitan keeps a pipeline stage's
+	 * gathered (in its static bytes, ppcc_memory_zero_bytes_per_param) */
+	if (c->pipeline.zero == 3 && x->dp * x->cp > 1 &&
+	    !ppcc_memory_zero3_resident(c->pipeline.trainer, x->p)) {
+		int levels = 1;
+		while ((1 << levels) <= n)
+			levels++;
+		if (!ALLOC(x->z3_max, levels))
 			return PPCC_ENOMEM;
-		for (int i = 0; i < n; i++)
-			x->z3_prefix[i + 1] = x->z3_prefix[i] +
-				(L[i].params > 0
-				 ? to_bytes(ppcc_memory_param16_bytes(L[i].params))
-				 : 0);
+		x->z3_levels = levels;
+		for (int k = 0; k < levels; k++) {
+			int len = n - (1 << k) + 1;
+			if (!ALLOC(x->z3_max[k], len))
+				return PPCC_ENOMEM;
+			for (int i = 0; i < len; i++) {
+				if (k > 0) {
+					int64_t lo = x->z3_max[k - 1][i];
+					int64_t hi = x->z3_max[k - 1][i + (1 << (k - 1))];
+					x->z3_max[k][i] = lo > hi ? lo : hi;
+				} else if (L[i].params > 0) {
+					x->z3_max[0][i] = to_bytes(
+						ppcc_memory_param16_bytes(L[i].params));
+				}
+			}
+		}
 	}
 	x->zero_bpp = ppcc_memory_zero_bytes_per_param(
-		NULL, c->pipeline.zero, c->pipeline.grad_bytes, x->dp * x->cp);
+		NULL, c->pipeline.zero, c->pipeline.grad_bytes, x->dp * x->cp,
+		c->pipeline.trainer, x->p);
 	for (int i = 0; i < n; i++) {
 		double op = ppcc_comm_tp_seconds(&c->cluster, x->t, x->cp,
 						 L[i].tp_message_bytes, sp);
@@ -176,7 +194,8 @@ static int memory_tables(ppcc_plan_ctx *x)
 	for (int i = 0; i < n; i++) {
 		ppcc_memory_layer mt;
 		ppcc_memory_layer_terms(&mt, &L[i], x->t, x->cp, x->zero_bpp,
-					split);
+					split, ppcc_memory_reserve_factor(
+						x->cfg->pipeline.trainer));
 		double stash = mt.stash_bytes;
 		if (check_range(x, &L[i], "weight and optimizer memory",
 				mt.static_bytes, "bytes") < 0 ||
@@ -308,6 +327,19 @@ int64_t ppcc_plan_stage_time(const ppcc_plan_ctx *x, int s, int i, int j)
 	return t;
 }
 
+double ppcc_plan_zero3_bytes(const ppcc_plan_ctx *x, int i, int j)
+{
+	if (!x->z3_max)
+		return 0;
+	int k = 0;
+	while ((2 << k) <= j - i + 1)
+		k++;
+	int64_t lo = x->z3_max[k][i], hi = x->z3_max[k][j + 1 - (1 << k)];
+	return ppcc_memory_zero3_buffer_bytes(
+		(double)(lo > hi ? lo : hi), x->t,
+		ppcc_memory_reserve_factor(x->cfg->pipeline.trainer));
+}
+
 double ppcc_plan_stage_mem(const ppcc_plan_ctx *x, int s, int i, int j)
 {
 	double st = (double)(x->static_prefix[j + 1] - x->static_prefix[i]);
@@ -352,9 +384,7 @@ static void stage_costs(const ppcc_plan_ctx *x, int s, int i, int j,
 	c->stash_bytes = (double)(x->stash_prefix[j + 1] - x->stash_prefix[i]) / x->shard;
 	c->stash_input_bytes = c->stash_bytes -
 		(double)(x->wstash_prefix[j + 1] - x->wstash_prefix[i]) / x->shard;
-	if (x->z3_prefix)
-		c->zero3_param_bytes =
-			(double)(x->z3_prefix[j + 1] - x->z3_prefix[i]) / x->t;
+	c->zero3_param_bytes = ppcc_plan_zero3_bytes(x, i, j);
 	if (parts)
 		ppcc_cost_stage_parts(c, x->cfg, &x->lc, i, j, g);
 }

@@ -1492,9 +1492,12 @@ static int static_unfit(search_run *r, const cand *c)
 	const layer_set *s = &r->sets[c->set];
 	double bpp = ppcc_memory_zero_bytes_per_param(NULL, c->e.zero,
 						      r->cfg->pipeline.grad_bytes,
-						      c->e.d * c->e.cp);
+						      c->e.d * c->e.cp,
+						      r->cfg->pipeline.trainer,
+						      c->e.p);
 	/* less a byte a layer: plan/tables.c rounds each layer to bytes */
-	double stat = (s->params * bpp + s->own_static) / c->e.t - s->n;
+	double stat = ppcc_memory_reserve_factor(r->cfg->pipeline.trainer) *
+		      (s->params * bpp + s->own_static) / c->e.t - s->n;
 	if (r->o->exhaustive || !(stat > (double)c->e.p * r->cap))
 		return 0;
 	r->out->pruned_memory++;

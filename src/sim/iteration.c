@@ -234,7 +234,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		}
 	}
 
-	/* a ZeRO-3 rank's two gather buffers are weights too (the peak's) */
+	/* a ZeRO-3 rank's gather buffers are weights too (the peak's) */
 	ppcc_sim_add_gather_buffers(out->weight_bytes, s, v->costs);
 
 	/* The busiest rank's step, part by part. */

@@ -42,12 +42,13 @@ typedef struct ppcc_stage_cost {
 	 * 0 when read back): dp_gather_ms + bytes x dp_gather_ms_per_byte, in the
 	 * rank's prologue (ppcc_dp_gather_ms). */
 	double dp_gather_ms, dp_gather_ms_per_byte;
-	/* Under ZeRO-3 (plan/tables.c; 0 otherwise): the stage's 16-bit
-	 * parameters on one device, gathered whole (UNSHARD_PARAM) for each
-	 * of its F, B and I.  Each UNSHARD_PARAM of the stage takes
-	 * ppcc_dp_gather_ms of its bytes, as ALL_GATHER_PARAM does; a rank
-	 * holds two gather buffers (its compute's and the prefetched one)
-	 * the size of the largest of its stages' (simulate.c, split.c). */
+	/* Under ZeRO-3 (plan/tables.c; 0 otherwise): what the stage's
+	 * gathers (UNSHARD_PARAM, one round for each of its F, B and I)
+	 * hold on one device at once, two buffers of its largest layer's
+	 * 16-bit parameters (ppcc_memory_zero3_buffer_bytes).  Each
+	 * UNSHARD_PARAM of the stage takes ppcc_dp_gather_ms of its bytes,
+	 * as ALL_GATHER_PARAM does; a rank holds the most of its stages'
+	 * (simulate.c, split.c). */
 	double zero3_param_bytes;
 } ppcc_stage_cost;
 
@@ -193,7 +194,7 @@ typedef struct ppcc_rank_times {
 	double start[PPCC_TIMES_BLOCK], end[PPCC_TIMES_BLOCK];
 } ppcc_rank_times;
 
-/* Adds to peaks[r] rank r's ZeRO-3 gather buffers: two of the largest
+/* Adds to peaks[r] rank r's ZeRO-3 gather buffers: the largest
  * zero3_param_bytes of its stages (simulate.c's peak; nothing without
  * ZeRO-3).  O(p S). */
 void ppcc_sim_add_gather_buffers(double *peaks, const ppcc_schedule *s,

@@ -11,7 +11,7 @@
  * its own gathers.  The step is the latest end of any compute or p2p
  * action; the bubble is total idle over p * step.  The peak memory of a
  * rank is its stages' static bytes plus the largest stash along its
- * order (and ZeRO-3's two gather buffers).
+ * order (and ZeRO-3's gather buffers).
  * Contract: the result does not depend on which rank runs first, and the
  * work is linear in the number of actions; what is kept is the caller's
  * choice (ppcc_simulate_keep), and ppcc_rank_times replays any rank's
@@ -85,7 +85,7 @@ void ppcc_sim_add_gather_buffers(double *peaks, const ppcc_schedule *s,
 			if (s->stages[st].rank == r &&
 			    costs[st].zero3_param_bytes > most)
 				most = costs[st].zero3_param_bytes;
-		peaks[r] += 2 * most;
+		peaks[r] += most;
 	}
 }
 
