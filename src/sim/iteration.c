@@ -86,8 +86,6 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	if (!in_flight || !done || !first_red || !n_red)
 		return PPCC_ENOMEM;
 
-	const ppcc_link *dp_link = ppcc_topo_span_link(cl, block);
-
 	double sync = e->step_ms, post = 0, post_opt = 0, post_gather = 0;
 	double dp_total = 0;
 	for (int r = 0; r < p; r++) {
@@ -219,7 +217,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 						      dg->memory_bandwidth);
 		double gather = gathers ? 0 : zero == 1 || zero == 2
 			? 1e3 * ppcc_allgather_seconds(
-				dp_link, n, ppcc_memory_param16_bytes(params))
+				cl, n, block, ppcc_memory_param16_bytes(params))
 			: 0;
 		if (gathers && e->dp_gather_ms &&
 		    e->dp_gather_ms[r] > out->dp_gather_ms)
