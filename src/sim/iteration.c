@@ -12,7 +12,7 @@
  * ALL_GATHER_PARAM).  The reductions follow the channel rule of the
  * simulator and the runtime (ppcc_dp_channel_post), so that for ZeRO 0
  * and 1, and with a ZeRO-3 schedule, this is the simulator's dp_end_ms to
- * the bit.  Collectives follow nccl-tests' bus-bandwidth model.  Model
+ * the bit.  Collectives are NCCL's tuner's (cost/comm.c).  Model
  * FLOPs count forward and backward without recomputation (MFU); hardware
  * FLOPs count the recomputation too.
  *
