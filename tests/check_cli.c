@@ -98,8 +98,8 @@ START_TEST(cli_devices_lists_the_catalogue)
 				     "494.7  79.65  3350    8   450   50 0.64*  "
 				     "NVIDIA H100 SXM5 80 GB\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "\na100: calibrated on SC'21 "
-				     "Table 1, 7 runs fitted; 4.5% off on "
-				     "average (at most 8.1%) on 3 held out\n"));
+				     "Table 1, 7 runs fitted; 3.4% off on "
+				     "average (at most 7.1%) on 3 held out\n"));
 	tu_run_free(&r);
 
 	TU_PPCC(&r, "devices", "-f", "json");
@@ -375,7 +375,7 @@ START_TEST(cli_plan_names_the_preset_and_its_calibration)
 		 "figure below rests on it\n"},
 		{"a100", "device a100: NVIDIA A100 SXM4 80 GB, 312 TFLOP/s "
 		 "dense BF16, 80 GiB\n  efficiency 0.64, calibrated on SC'21 "
-		 "Table 1: 4.5% off on average (at most 8.1%) on the 3 runs "
+		 "Table 1: 3.4% off on average (at most 7.1%) on the 3 runs "
 		 "held out of the fit\n"},
 		{"{preset: h200, efficiency: 0.5}", "device h200: NVIDIA H200 "
 		 "SXM5 141 GB, 989.4 TFLOP/s dense BF16, 140.4 GiB\n  "

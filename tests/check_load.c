@@ -432,10 +432,11 @@ START_TEST(transformer_matches_llama2_70b_parameter_count)
 	ck_assert_double_eq(total, 68976648192.0);
 	ck_assert_double_eq(m->layers[1].params, 855654400.0);
 	ck_assert_double_eq(m->layers[0].params, 32000.0 * 8192);
-	/* b = 2, s = 4096: 2bs(2h^2 + 2h^2/8) + 2*3*bs*h*f + 4bs^2h */
+	/* b = 2, s = 4096: 2bs(2h^2 + 2h^2/8) + 2*3*bs*h*f + 2bs^2h, the
+	 * causal half of the scores and values under flash attention */
 	double b = 2, s = 4096, h = 8192, f = 28672;
 	double want = b * s * (2 * (2 * h * h + 2 * h * h / 8) + 6 * h * f +
-			       4 * s * h);
+			       2 * s * h);
 	ck_assert_double_eq(m->layers[1].fwd_flops, want);
 	ck_assert_double_eq(m->layers[1].activation_bytes, 2 * s * b * h);
 	done(&r);
@@ -1800,6 +1801,50 @@ END_TEST
 
 /* ---- device presets ----------------------------------------------------- */
 
+/* NVLink SHARP follows the presets (doc/design/devices.md cites each
+ * row): an h100 node has it (Hopper's), a b200 node Blackwell's, an a100
+ * or a PCIe card's none; a cluster takes the least of its groups', none
+ * when a group names no preset or the node is larger than the presets'
+ * (no NVSwitch domain). */
+START_TEST(nvls_follows_the_presets_and_only_theirs)
+{
+	static const struct {
+		const char *cluster;
+		int nvls;
+	} cases[] = {
+		{"  devices: 16\n  device: h100\n", PPCC_NVLS_HOPPER},
+		{"  devices: 16\n  device: b200\n", PPCC_NVLS_BLACKWELL},
+		{"  devices: 144\n  device: gb200\n", PPCC_NVLS_BLACKWELL},
+		{"  devices: 16\n  device: a100\n", PPCC_NVLS_NONE},
+		{"  devices: 16\n  device: h100-pcie\n", PPCC_NVLS_NONE},
+		{"  devices: 16\n  device: l40s\n", PPCC_NVLS_NONE},
+		{"  devices: 16\n  device: mi300x\n", PPCC_NVLS_NONE},
+		{"  devices: 32\n  devices_per_node: 16\n  device: h100\n",
+		 PPCC_NVLS_NONE},
+		{"  devices: 16\n  devices_per_node: 4\n  device: h100\n",
+		 PPCC_NVLS_HOPPER},
+		{"  groups:\n    - {name: a, count: 8, preset: h100}\n"
+		 "    - {name: b, count: 8, preset: b200}\n", PPCC_NVLS_HOPPER},
+		{"  groups:\n    - {name: a, count: 8, preset: h100}\n"
+		 "    - {name: b, count: 8, preset: a100}\n", PPCC_NVLS_NONE},
+		{"  devices: 16\n  device: {name: x, tflops: 989, efficiency: 0.5, "
+		 "memory_gib: 80}\n", PPCC_NVLS_NONE},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		loaded r;
+		char text[1024];
+		snprintf(text, sizeof text, "%scluster:\n%s", MODEL1,
+			 cases[i].cluster);
+		load_text(&r, text);
+		ck_assert_msg(r.status == 0, "%s", r.diag.text);
+		ck_assert_msg(r.cfg.cluster.nvls == cases[i].nvls,
+			      "case %zu: nvls %d, want %d", i,
+			      r.cfg.cluster.nvls, cases[i].nvls);
+		done(&r);
+	}
+}
+END_TEST
+
 /* `device: h100` takes every figure of the catalogue's row; the node and
  * both links follow it; a mapping overrides a field; a group names one. */
 START_TEST(device_preset_gives_the_row_and_a_mapping_overrides_a_field)
@@ -2015,6 +2060,7 @@ Suite *suite_load(void)
 		load_converts_units_and_fills_defaults,
 		load_expands_repeat_in_place,
 		device_preset_gives_the_row_and_a_mapping_overrides_a_field,
+		nvls_follows_the_presets_and_only_theirs,
 		device_preset_errors_name_the_catalogue,
 		unmodelled_keys_are_refused_by_name,
 		device_catalogue_rows_are_consistent,

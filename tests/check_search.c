@@ -484,14 +484,15 @@ END_TEST
 
 /* ppcc search -f megatron / torchtitan / deepspeed: every configuration
  * ranked is one the trainer runs as planned, so the winner emits; without
- * the rule the llama3-8b winner is a zero-bubble schedule none but
- * torchtitan runs. */
+ * the rule the llama3-8b winner at 2 stages is a zero-bubble schedule
+ * none but torchtitan runs (free, one stage and 16 replicas win). */
 START_TEST(a_trainer_format_searches_what_the_trainer_runs)
 {
 	static const int fmts[] = {PPCC_FMT_MEGATRON, PPCC_FMT_TORCHTITAN,
 				   PPCC_FMT_DEEPSPEED};
 	ppcc_search_options o = {.top = 5,
-				 .fix = {.recompute = -1, .zero = -1, .kind = -1}};
+				 .fix = {.stages = 2, .recompute = -1,
+					 .zero = -1, .kind = -1}};
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_config cfg;
 	ppcc_search_result r;

@@ -34,6 +34,10 @@ const ppcc_link *ppcc_topo_link(const ppcc_cluster *c, int kind);
  * boundary), inter-node otherwise. */
 const ppcc_link *ppcc_topo_span_link(const ppcc_cluster *c, int64_t span);
 
+/* The nodes `span` such devices cover: 1 when span <= devices_per_node,
+ * else span / devices_per_node rounded up. */
+int64_t ppcc_topo_span_nodes(const ppcc_cluster *c, int64_t span);
+
 /* The link between pipeline ranks a and b: intra-node when their first
  * devices share a node. */
 int ppcc_topo_p2p_kind(const ppcc_cost_place *a, const ppcc_cost_place *b);
@@ -45,15 +49,48 @@ double ppcc_comm_link_seconds(const ppcc_link *l, double bytes);
  * devices: each device sends its share over its own link. */
 double ppcc_comm_p2p_seconds(const ppcc_link *l, int shard, double bytes);
 
-/* Ring collectives on n ranks of S bytes over l (nccl-tests' bus
- * bandwidth model, one latency per operation); 0 when n == 1. */
-double ppcc_allreduce_seconds(const ppcc_link *l, int n, double bytes);
-double ppcc_allgather_seconds(const ppcc_link *l, int n, double bytes);
+/* The collectives, as NCCL's tuner costs them (comm.c; the figures and
+ * their sources: doc/design/collectives.md).  Reduce-scatter costs as
+ * all-gather in NCCL's model. */
+enum { PPCC_COMM_ALLREDUCE = 0, PPCC_COMM_ALLGATHER = 1,
+       PPCC_COMM_REDUCE_SCATTER = PPCC_COMM_ALLGATHER };
+enum { PPCC_COMM_NONE = -1, PPCC_COMM_TREE, PPCC_COMM_RING, PPCC_COMM_NVLS,
+       PPCC_COMM_NVLS_TREE, PPCC_COMM_PAT };
+typedef struct ppcc_comm_cost {
+	int algo;         /* PPCC_COMM_TREE ... */
+	double latency;   /* seconds */
+	double bandwidth; /* algorithm bandwidth: bytes / (time - latency) */
+} ppcc_comm_cost;
+
+/* "ring", "tree", "nvls", "nvls-tree", "pat"; "none". */
+const char *ppcc_comm_algo_name(int algo);
+
+/* The algorithm NCCL picks for collective `coll` of `bytes` (the whole
+ * buffer: an all-gather's output) over n ranks spread evenly over `span`
+ * consecutive devices from a node's boundary (their nodes: topology.c's,
+ * at most n): the least latency + bytes / bandwidth, ties to NCCL's
+ * first.  0 and out->algo PPCC_COMM_NONE when n <= 1. */
+int ppcc_comm_choose(ppcc_comm_cost *out, const ppcc_cluster *c, int coll,
+		     int n, int64_t span, double bytes);
+
+/* One algorithm's figures: 1, or 0 where NCCL would not run it there. */
+int ppcc_comm_algo_cost(ppcc_comm_cost *out, const ppcc_cluster *c,
+			int coll, int algo, int n, int64_t span, double bytes);
+
+/* latency + bytes / bandwidth; 0 for PPCC_COMM_NONE. */
+double ppcc_comm_seconds(const ppcc_comm_cost *k, double bytes);
+
+/* The chosen algorithm's seconds; 0 when n <= 1.  An all-gather's also
+ * stands for a reduce-scatter. */
+double ppcc_allreduce_seconds(const ppcc_cluster *c, int n, int64_t span,
+			      double bytes);
+double ppcc_allgather_seconds(const ppcc_cluster *c, int n, int64_t span,
+			      double bytes);
 
 /* One tensor-parallel collective of a layer over t devices of cp
- * context-parallel ranks: a ring all-reduce of message_bytes / cp over
- * the t devices' link, plus a second latency under sequence parallelism
- * (an all-gather and a reduce-scatter); 0 when t == 1. */
+ * context-parallel ranks, message_bytes / cp over the t devices: an
+ * all-reduce, or under sequence parallelism an all-gather and a
+ * reduce-scatter; 0 when t == 1. */
 double ppcc_comm_tp_seconds(const ppcc_cluster *c, int t, int cp,
 			    double message_bytes, int sequence_parallel);
 
@@ -63,12 +100,14 @@ double ppcc_comm_cp_step_seconds(const ppcc_cluster *c, int t, int cp,
 				 double kv_bytes);
 
 /* The data-parallel collectives of a stage's buckets over the n = d x cp
- * ranks that share its weights (ring, one latency each, over the link
- * of the t x cp x d devices): each REDUCE_GRAD an all-reduce (ZeRO 0)
- * or a reduce-scatter, each ALL_GATHER_PARAM or UNSHARD_PARAM (ZeRO >=
- * 1) an all-gather.  Sets c's dp_reduce_ms, dp_reduce_ms_per_byte,
- * dp_gather_ms and dp_gather_ms_per_byte (left alone when n == 1, and
- * the gather's under ZeRO 0). */
+ * ranks that share its weights, spread over the t x cp x d devices: each
+ * REDUCE_GRAD an all-reduce (ZeRO 0) or a reduce-scatter, each
+ * ALL_GATHER_PARAM or UNSHARD_PARAM (ZeRO >= 1) an all-gather, each with
+ * the algorithm NCCL picks at the plan's bucket size
+ * (ppcc_dp_bucket_bytes), whose latency and bandwidth then price every
+ * bucket, the last and smaller one too.  Sets c's dp_reduce_ms,
+ * dp_reduce_ms_per_byte, dp_gather_ms and dp_gather_ms_per_byte (left
+ * alone when n == 1, and the gather's under ZeRO 0). */
 void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg);
 
 /* Per layer, seconds: the tensor-parallel and ring-attention

@@ -9,35 +9,39 @@
 #include "ppcc.h"
 
 #define SC21 "SC'21 Table 1"
+#define HOPPER PPCC_NVLS_HOPPER
+#define BLACKWELL PPCC_NVLS_BLACKWELL
+#define NONE PPCC_NVLS_NONE
 #define U PPCC_UNCALIBRATED_EFFICIENCY, NULL, 0, 0, 0, 0
 
 /* name, label; TF32, BF16, FP8 (dense TFLOP/s; 0 none or not published);
  * memory GiB, GB/s; node and host devices, link in the node and network
  * (GB/s one way, per device; a network of 0: no usual system, ppcc's
- * default);
+ * default); NVLink SHARP (HOPPER, BLACKWELL or NONE: devices.h);
  * efficiency, calibration, runs fitted and held out, the held-out runs'
  * mean and largest absolute error (%) */
 const ppcc_device_preset ppcc_device_presets[] = {
 	{"a100-40gb", "NVIDIA A100 SXM4 40 GB", 156, 312, 0, 40, 1555, 8, 8,
-	 300, 25, PPCC_A100_EFFICIENCY, SC21 " (as the a100: the same chip)",
-	 7, 3, 4.5, 8.1},
+	 300, 25, NONE, PPCC_A100_EFFICIENCY,
+	 SC21 " (as the a100: the same chip)", 7, 3, 3.4, 7.1},
 	{"a100", "NVIDIA A100 SXM4 80 GB", 156, 312, 0, 80, 2039, 8, 8, 300, 25,
-	 PPCC_A100_EFFICIENCY, SC21, 7, 3, 4.5, 8.1},
+	 NONE, PPCC_A100_EFFICIENCY, SC21, 7, 3, 3.4, 7.1},
 	{"h100", "NVIDIA H100 SXM5 80 GB", 494.7, 989.4, 1978.9, 79.65, 3350,
-	 8, 8, 450, 50, U},
+	 8, 8, 450, 50, HOPPER, U},
 	{"h100-pcie", "NVIDIA H100 PCIe 80 GB", 378, 756, 1513, 80, 2000, 8, 8,
-	 64, 0, U},
+	 64, 0, NONE, U},
 	{"h800", "NVIDIA H800 SXM5 80 GB", 494.7, 989.4, 1978.9, 80, 3350, 8, 8,
-	 200, 50, U},
+	 200, 50, HOPPER, U},
 	{"h200", "NVIDIA H200 SXM5 141 GB", 494.7, 989.4, 1978.9, 140.4, 4800,
-	 8, 8, 450, 50, U},
+	 8, 8, 450, 50, HOPPER, U},
 	{"b200", "NVIDIA B200 (HGX B200)", 1100, 2250, 4500, 179.06, 8000, 8, 8,
-	 900, 50, U},
+	 900, 50, BLACKWELL, U},
 	{"gb200", "NVIDIA GB200 NVL72, per GPU", 1250, 2500, 5000, 186, 8000,
-	 72, 4, 900, 50, U},
+	 72, 4, 900, 50, BLACKWELL, U},
 	{"mi300x", "AMD Instinct MI300X", 0, 1307.4, 2614.9, 192, 5300, 8, 8, 448,
-	 0, U},
-	{"l40s", "NVIDIA L40S", 183, 362.05, 733, 44.99, 864, 8, 8, 32, 0, U},
+	 0, NONE, U},
+	{"l40s", "NVIDIA L40S", 183, 362.05, 733, 44.99, 864, 8, 8, 32, 0, NONE,
+	 U},
 };
 
 const int ppcc_n_device_presets =

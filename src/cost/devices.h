@@ -29,12 +29,25 @@ typedef struct ppcc_device_preset {
 				  * one way */
 	double inter_gb_s;       /* each device's network, GB/s one way; 0:
 				  * no usual system (the default's) */
+	int nvls;                /* NVLink SHARP in the usual node (NCCL's
+				  * NVLS and NVLSTree): PPCC_NVLS_HOPPER or
+				  * PPCC_NVLS_BLACKWELL, whose figures NCCL
+				  * tunes apart; PPCC_NVLS_NONE without */
 	double efficiency;       /* the compute constant */
 	const char *calibration; /* what fitted it; NULL: uncalibrated */
 	int fitted_runs, held_runs; /* published runs fitted, held out */
 	double held_error, held_worst; /* the held-out runs' mean and largest
 					* absolute error, percent */
 } ppcc_device_preset;
+
+/* A row's nvls: NCCL runs NVLS where an NVSwitch has multicast and the
+ * GPUs' compute capability is 9.0 or more (doc/design/collectives.md);
+ * the value is NCCL's architecture, whose NVLS efficiency differs. */
+enum {
+	PPCC_NVLS_NONE = 0,
+	PPCC_NVLS_HOPPER = 9,
+	PPCC_NVLS_BLACKWELL = 10
+};
 
 extern const ppcc_device_preset ppcc_device_presets[];
 extern const int ppcc_n_device_presets;

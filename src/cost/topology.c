@@ -41,6 +41,12 @@ const ppcc_link *ppcc_topo_span_link(const ppcc_cluster *c, int64_t span)
 							     : PPCC_TOPO_INTER);
 }
 
+int64_t ppcc_topo_span_nodes(const ppcc_cluster *c, int64_t span)
+{
+	int64_t per = c->devices_per_node > 0 ? c->devices_per_node : 1;
+	return span <= per ? 1 : (span + per - 1) / per;
+}
+
 int ppcc_topo_p2p_kind(const ppcc_cost_place *a, const ppcc_cost_place *b)
 {
 	return a->node == b->node ? PPCC_TOPO_INTRA : PPCC_TOPO_INTER;

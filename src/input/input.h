@@ -107,6 +107,10 @@ typedef struct ppcc_cluster {
 	ppcc_device_group *groups;
 	ppcc_link intra_node;
 	ppcc_link inter_node;
+	/* NVLink SHARP in every node (cost/devices.h's PPCC_NVLS_*): the
+	 * least of the presets' when every device group names one and the
+	 * node is no larger than theirs; PPCC_NVLS_NONE otherwise */
+	int nvls;
 	double reserved_bytes; /* per device: CUDA context, NCCL, fragments */
 } ppcc_cluster;
 

@@ -1845,10 +1845,12 @@ static void group_name_once(const ppcc_device_group *groups, int i,
 /* The node size and the links not given: when every device names a
  * preset, the smallest node and the slowest links among them (a cluster
  * has one node size and one pair of links), else the defaults.  The host
- * size follows the node's, or the presets' when the node is theirs. */
+ * size follows the node's, or the presets' when the node is theirs.
+ * NVLink SHARP: the presets' least, when every group names one and the
+ * node is within theirs (a larger node is no NVSwitch domain). */
 static void node_from_preset(ppcc_cluster *c, int per_node_given)
 {
-	int all = c->n_groups > 0, most = 0, host = 0;
+	int all = c->n_groups > 0, most = 0, host = 0, nvls = 0;
 	double intra = 0, inter = 0;
 	for (int g = 0; g < c->n_groups && all; g++) {
 		const ppcc_device_preset *p = c->groups[g].preset;
@@ -1862,6 +1864,8 @@ static void node_from_preset(ppcc_cluster *c, int per_node_given)
 			most = p->node_devices;
 		if (g == 0 || p->host_devices < host)
 			host = p->host_devices;
+		if (g == 0 || p->nvls < nvls)
+			nvls = p->nvls;
 		if (g == 0 || p->intra_gb_s < intra)
 			intra = p->intra_gb_s;
 		if (g == 0 || net < inter)
@@ -1872,6 +1876,7 @@ static void node_from_preset(ppcc_cluster *c, int per_node_given)
 	c->host_devices = all && !per_node_given ? host : c->devices_per_node;
 	if (c->host_devices > c->devices_per_node)
 		c->host_devices = c->devices_per_node;
+	c->nvls = all && c->devices_per_node <= most ? nvls : PPCC_NVLS_NONE;
 	if (c->intra_node.bandwidth == 0)
 		c->intra_node.bandwidth = (all ? intra : DEFAULT_INTRA_GB_S) * 1e9;
 	if (c->inter_node.bandwidth == 0)

@@ -299,7 +299,10 @@ int ppcc_plan_iteration_lower_bound(ppcc_plan_ctx *x,
  *     stage's buckets hold its gradient bytes (G x params / t a layer,
  *     rounded to a byte a stage) and each costs its latency plus its
  *     bytes at the per-byte rate, at least one bucket a bucket_bytes, and
- *     under ZeRO 2 and 3 each of the m backwards reduces them;
+ *     under ZeRO 2 and 3 each of the m backwards reduces them; latency
+ *     and rate are ppcc_comm_dp_rates', which depend on the
+ *     configuration alone (one algorithm, chosen at the bucket size,
+ *     prices every bucket), so every stage has these and both are >= 0;
  *   - post: the largest rank's optimizer step is at least their
  *     average, and their sum over the ranks follows from the parameters
  *     per device (split-independent) at the fastest memory.  The ZeRO
@@ -326,13 +329,13 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 		params += cfg->model.layers[i].params / t;
 	double sync = step_ms, post = 0;
 	if (nn > 1) {
-		const ppcc_link *l = ppcc_topo_span_link(cl, (int64_t)t * cp * dp);
-		double f = (zero == 0 ? 2.0 : 1.0) * (nn - 1) / nn;
+		ppcc_stage_cost rates = {0};
+		ppcc_comm_dp_rates(&rates, cfg);
 		double bytes = G * params - S;
 		if (bytes > 0) {
-			double red = 1e3 * l->latency * bytes /
+			double red = rates.dp_reduce_ms * bytes /
 				     (ppcc_dp_bucket_bytes(pl) + 1) +
-				     1e3 * f / l->bandwidth * bytes;
+				     rates.dp_reduce_ms_per_byte * bytes;
 			if (zero >= 2)
 				red *= pl->microbatches;
 			if (red / p > sync)

@@ -12,7 +12,7 @@
  * ALL_GATHER_PARAM).  The reductions follow the channel rule of the
  * simulator and the runtime (ppcc_dp_channel_post), so that for ZeRO 0
  * and 1, and with a ZeRO-3 schedule, this is the simulator's dp_end_ms to
- * the bit.  Collectives follow nccl-tests' bus-bandwidth model.  Model
+ * the bit.  Collectives are NCCL's tuner's (cost/comm.c).  Model
  * FLOPs count forward and backward without recomputation (MFU); hardware
  * FLOPs count the recomputation too.
  *
@@ -85,8 +85,6 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	int32_t *n_red = ppcc_arena_alloc(a, (size_t)S, sizeof *n_red);
 	if (!in_flight || !done || !first_red || !n_red)
 		return PPCC_ENOMEM;
-
-	const ppcc_link *dp_link = ppcc_topo_span_link(cl, block);
 
 	double sync = e->step_ms, post = 0, post_opt = 0, post_gather = 0;
 	double dp_total = 0;
@@ -219,7 +217,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 						      dg->memory_bandwidth);
 		double gather = gathers ? 0 : zero == 1 || zero == 2
 			? 1e3 * ppcc_allgather_seconds(
-				dp_link, n, ppcc_memory_param16_bytes(params))
+				cl, n, block, ppcc_memory_param16_bytes(params))
 			: 0;
 		if (gathers && e->dp_gather_ms &&
 		    e->dp_gather_ms[r] > out->dp_gather_ms)
