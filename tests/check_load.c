@@ -1871,6 +1871,19 @@ START_TEST(device_preset_gives_the_row_and_a_mapping_overrides_a_field)
 	ck_assert_double_eq_tol(cl->intra_node.latency, 5e-6, 1e-18);
 	done(&r);
 
+	/* a group that names a preset takes its name by default; one that
+	 * names none must give a name */
+	load_text(&r, MODEL1 "cluster:\n  groups:\n"
+		  "    - {preset: h100, count: 8}\n"
+		  "    - {preset: a100, count: 8, name: old}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_str_eq(r.cfg.cluster.groups[0].name, "h100");
+	ck_assert_str_eq(r.cfg.cluster.groups[1].name, "old");
+	done(&r);
+	expect_errors(MODEL1 "cluster:\n  groups:\n"
+		      "    - {count: 8, tflops: 100, efficiency: 0.5, memory_gib: 80}\n",
+		      "6:7: cluster.groups[0]: missing required key 'name'\n");
+
 	/* a field given wins; the rest, links included, stay the row's */
 	load_text(&r, MODEL1 "cluster:\n  devices: 16\n"
 		  "  device: {preset: gb200, name: rack, memory_gib: 95, "

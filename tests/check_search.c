@@ -431,7 +431,7 @@ START_TEST(nothing_fits_says_what_is_closest_and_what_would_fit)
 	ck_assert_str_eq(r.out, "");
 	ck_assert_msg(strstr(r.err, "error: no configuration of the "), "%s", r.err);
 	ck_assert_msg(strstr(r.err, "note: closest: t "), "%s", r.err);
-	ck_assert_msg(strstr(r.err, "GiB per device (the devices have 80.00 GiB)"),
+	ck_assert_msg(strstr(r.err, "GiB per device (the devices have 79.65 GiB)"),
 		      "%s", r.err);
 	ck_assert_msg(strstr(r.err, "note: it would fit on 16 devices: t "),
 		      "%s", r.err);

@@ -1727,7 +1727,7 @@ static void read_device(ppcc_device_group *g, const section *s, int is_group)
 	g->memory_bandwidth = DEFAULT_MEMORY_BANDWIDTH_GB_S * 1e9;
 	int named = read_preset(g, s, "preset");
 	int preset = named == 1, need = named == 0; /* -1: reported */
-	sec_string(s, "name", is_group, &g->name);
+	sec_string(s, "name", is_group && !preset, &g->name);
 	if (is_group)
 		sec_int(s, "count", 1, PPCC_MAX_COUNT, 1, &g->count, NULL);
 	if (sec_number(s, "tflops", NUM_POSITIVE, need, &g->tflops) == 1) {
