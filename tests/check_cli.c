@@ -360,7 +360,8 @@ END_TEST
 
 /* The plan's text names each preset under its first line, with the
  * efficiency every figure rests on and where it came from: calibrated
- * (with the held-out error), uncalibrated, or the file's. */
+ * (with the held-out error), uncalibrated, or the file's, and under
+ * the iteration time its band. */
 START_TEST(cli_plan_names_the_preset_and_its_calibration)
 {
 	static const char model[] =
@@ -368,20 +369,26 @@ START_TEST(cli_plan_names_the_preset_and_its_calibration)
 		"    - {name: a, fwd_flops: 1e12, params: 1e8, repeat: 8}\n"
 		"cluster:\n  devices: 2\n  device: %s\n"
 		"pipeline: {stages: 2, microbatches: 4}\n";
-	static const char *const cases[][2] = {
+	static const char *const cases[][3] = {
 		{"h100", "device h100: NVIDIA H100 SXM5 80 GB, 989.4 TFLOP/s "
 		 "dense BF16, 79.65 GiB\n  efficiency 0.64, uncalibrated: the "
 		 "A100's constant, fitted on SC'21 Table 1, stands in; every "
-		 "figure below rests on it\n"},
+		 "figure below rests on it\n",
+		 "none stated: h100's efficiency is uncalibrated\n"},
 		{"a100", "device a100: NVIDIA A100 SXM4 80 GB, 312 TFLOP/s "
 		 "dense BF16, 80 GiB\n  efficiency 0.64, calibrated on SC'21 "
 		 "Table 1: 3.4% off on average (at most 7.1%) on the 3 runs "
-		 "held out of the fit\n"},
+		 "held out of the fit\n",
+		 "+/-3.4%  (a100: the mean error on the 3 published runs held "
+		 "out of its fit; at most 7.1%)\n"},
 		{"{preset: h200, efficiency: 0.5}", "device h200: NVIDIA H200 "
 		 "SXM5 141 GB, 989.4 TFLOP/s dense BF16, 140.4 GiB\n  "
-		 "efficiency 0.50, the file's\n"},
+		 "efficiency 0.50, the file's\n",
+		 "none stated: the file's efficiency, which no published run "
+		 "checks\n"},
 		{"{name: x, tflops: 100, efficiency: 0.5, memory_gib: 80}",
-		 NULL},
+		 NULL, "none stated: the file's efficiency, which no published "
+		 "run checks\n"},
 	};
 	char *dir = tu_mkdtemp();
 	char path[4096], text[1024];
@@ -399,7 +406,20 @@ START_TEST(cli_plan_names_the_preset_and_its_calibration)
 				      "%s", r.out);
 		else
 			ck_assert_msg(second[0] == '\n' &&
-				      !strstr(r.out, "efficiency"), "%s", r.out);
+				      !strstr(r.out, "\n  efficiency "), "%s", r.out);
+		/* the iteration's band: the calibration's held-out error,
+		 * or why none is stated; the memory's, none for Megatron-LM */
+		char band[256];
+		snprintf(band, sizeof band, "  iteration time (ms)  ");
+		const char *it = strstr(r.out, band);
+		ck_assert_msg(it, "%s", r.out);
+		it = strchr(it, '\n') + 1;
+		snprintf(band, sizeof band, "  uncertainty                 %s",
+			 cases[i][2]);
+		ck_assert_msg(strncmp(it, band, strlen(band)) == 0, "%s", r.out);
+		ck_assert_msg(strstr(r.out, "\n  uncertainty: none stated: no "
+				     "published Megatron-LM run with a known "
+				     "layout gives its peak memory\n"), "%s", r.out);
 		tu_run_free(&r);
 	}
 	tu_rmtree_free(dir);

@@ -134,6 +134,21 @@ while [ "$i" -le "$n" ]; do
 	fi
 done
 [ "$mode" = show ] && exit 0
+# A one-line example of what a command says, shown outside a transcript
+# ("ppcc: note: wrote ..."), must be a line some transcript prints.
+cat "$work"/t/*.got >"$work/printed" 2>/dev/null
+for doc in README.md man/ppcc.1 man/ppcc.5 man/ppcc_runtime.3; do
+	sed 's/\\-/-/g' "$src/$doc" | grep -n '^ppcc: note: wrote ' |
+	while IFS= read -r hit; do
+		line=${hit#*:}
+		grep -qxF -- "$line" "$work/printed" ||
+			echo "$doc:${hit%%:*}: shows '$line', which no transcript prints"
+	done
+done >"$work/stale"
+if [ -s "$work/stale" ]; then
+	cat "$work/stale"
+	fail=1
+fi
 echo "docs: $ran commands from README.md and the man pages"
 [ "$ran" -gt 0 ] || fail=1
 exit $fail

@@ -191,6 +191,9 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 	ppcc_search_entry_describe(what, sizeof what, w);
 	fprintf(f, "why: %s: %.1f ms an iteration, %.1f%% bubble\n", what,
 		w->iteration_ms, 100 * w->bubble);
+	char band[256];
+	ppcc_time_band(band, sizeof band, cl);
+	fprintf(f, "  uncertainty: %s\n", band);
 	fprintf(f, "  memory: the fullest device peaks at %.2f of %.2f GiB "
 		"(%.2f reserved); %ld configuration%s with a bound under the "
 		"winner's iteration do%s not fit\n", gib(w->peak_bytes),

@@ -157,6 +157,10 @@ double ppcc_memory_zero_bytes_per_param(double *out, int zero,
  * published runs, `make fidelity`, doc/design/memory.md); 1 for the
  * other trainers, whose published runs give no such figure. */
 #define PPCC_TORCHTITAN_RESERVE_FACTOR 1.16
+/* The torchtitan runs that fit checks and its largest error (make
+ * fidelity fails when these are not what it computes). */
+#define PPCC_TORCHTITAN_MEMORY_RUNS 6
+#define PPCC_TORCHTITAN_MEMORY_WORST_PCT 1.0
 double ppcc_memory_reserve_factor(int trainer);
 
 /* One layer's bytes on a pipeline rank of t x cp devices, unrounded:

@@ -230,6 +230,34 @@ static void breakdown_row(FILE *f, const char *what, double ms, double total)
 		total > 0 ? 100 * ms / total : 0);
 }
 
+void ppcc_time_band(char *buf, size_t n, const ppcc_cluster *cl)
+{
+	const ppcc_device_preset *worst = NULL;
+	for (int g = 0; g < cl->n_groups; g++) {
+		const ppcc_device_group *dg = &cl->groups[g];
+		const ppcc_device_preset *pr = dg->preset;
+		if (dg->efficiency_given || !pr) {
+			snprintf(buf, n, "none stated: the file's efficiency, "
+				 "which no published run checks");
+			return;
+		}
+		if (!pr->calibration) {
+			snprintf(buf, n, "none stated: %s's efficiency is "
+				 "uncalibrated", pr->name);
+			return;
+		}
+		if (!worst || pr->held_error > worst->held_error)
+			worst = pr;
+	}
+	if (worst)
+		snprintf(buf, n, "+/-%.1f%%  (%s: the mean error on the %d "
+			 "published runs held out of its fit; at most %.1f%%)",
+			 worst->held_error, worst->name, worst->held_runs,
+			 worst->held_worst);
+	else
+		snprintf(buf, n, "none stated");
+}
+
 static void print_iteration(FILE *f, const ppcc_plan *p)
 {
 	const ppcc_iteration *it = p->best.iteration;
@@ -242,6 +270,9 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 	fprintf(f, "\niteration (ppcc's split; data parallel %d, global batch %d, ZeRO %d)\n",
 		it->data_parallel, it->global_batch_size, c->pipeline.zero);
 	fprintf(f, "  iteration time (ms)         %12.3f\n", it->iteration_ms);
+	char band[256];
+	ppcc_time_band(band, sizeof band, &c->cluster);
+	fprintf(f, "  uncertainty                 %s\n", band);
 	if (c->model.seq_len > 0)
 		fprintf(f, "  tokens per second           %12.1f\n", it->tokens_per_s);
 	fprintf(f, "  model TFLOP/s per device    %12.2f  (no recomputation)\n",
@@ -304,8 +335,17 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 	if (fr != 1)
 		fprintf(f, "  as %s reports it: each column but reserved is the "
 			"tensors x %.2f,\n  PyTorch's caching allocator's "
-			"reservation over them (fitted: make fidelity)\n",
-			ppcc_trainer_name(c->pipeline.trainer), fr);
+			"reservation over them (fitted: make fidelity)\n"
+			"  uncertainty: at most %.1f%% off on the %d published "
+			"torchtitan runs ppcc plans\n",
+			ppcc_trainer_name(c->pipeline.trainer), fr,
+			PPCC_TORCHTITAN_MEMORY_WORST_PCT,
+			PPCC_TORCHTITAN_MEMORY_RUNS);
+	else
+		fprintf(f, "  uncertainty: none stated: no published %s run "
+			"with a known layout gives its peak memory\n",
+			c->pipeline.trainer == PPCC_TRAINER_DEEPSPEED
+			? "DeepSpeed" : "Megatron-LM");
 	(void)e;
 }
 
