@@ -95,8 +95,11 @@ START_TEST(cli_devices_lists_the_catalogue)
 			      r.out);
 	}
 	ck_assert_ptr_nonnull(strstr(r.out, "\nh100         989.4  1978.9   "
-				     "494.7  79.65  3350    8   450   50 0.64*  "
-				     "NVIDIA H100 SXM5 80 GB\n"));
+				     "494.7  79.65  3350    8   450   50   yes "
+				     "0.64*  NVIDIA H100 SXM5 80 GB\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\na100         312.0       -   "
+				     "156.0     80  2039    8   300   25     - "
+				     "0.64   NVIDIA A100 SXM4 80 GB\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "\na100: calibrated on SC'21 "
 				     "Table 1, 7 runs fitted; 3.4% off on "
 				     "average (at most 7.1%) on 3 held out\n"));
@@ -119,6 +122,8 @@ START_TEST(cli_devices_lists_the_catalogue)
 					"efficiency")), p->efficiency);
 		ck_assert(json_is_null(json_object_get(o, "calibration")) ==
 			  (p->calibration == NULL));
+		ck_assert(json_is_true(json_object_get(o, "nvlink_sharp")) ==
+			  (p->nvls != 0));
 	}
 	json_decref(list);
 	tu_run_free(&r);

@@ -68,6 +68,7 @@ for doc in README.md man/ppcc.1 man/ppcc.5 man/ppcc_runtime.3; do
 		} else {
 			if (line ~ /^\.(nf|EX)/) { inb = 1; first = 1; kind = "maybe"; next }
 			if (line ~ /^\.(fi|EE)/) { inb = 0; kind = ""; next }
+			if (inb && line ~ /^\.(RS|RE)/) next
 			if (inb) line = unroff(line)
 		}
 		if (!inb) next

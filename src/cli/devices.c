@@ -25,26 +25,29 @@ static void figure(char *buf, size_t cap, const char *fmt, double x)
 
 static void devices_text(FILE *f)
 {
-	fprintf(f, "%-10s %7s %7s %7s %6s %5s %4s %5s %4s %5s  %s\n", "preset",
-		"BF16", "FP8", "TF32", "GiB", "GB/s", "node", "link", "net",
-		"eff", "device");
+	fprintf(f, "%-10s %7s %7s %7s %6s %5s %4s %5s %4s %5s %5s  %s\n",
+		"preset", "BF16", "FP8", "TF32", "GiB", "GB/s", "node", "link",
+		"net", "sharp", "eff", "device");
 	for (int i = 0; i < ppcc_n_device_presets; i++) {
 		const ppcc_device_preset *p = &ppcc_device_presets[i];
 		char fp8[16], tf32[16], net[16];
 		figure(fp8, sizeof fp8, "%.1f", p->fp8);
 		figure(tf32, sizeof tf32, "%.1f", p->tf32);
 		figure(net, sizeof net, "%g", p->inter_gb_s);
-		fprintf(f, "%-10s %7.1f %7s %7s %6g %5g %4d %5g %4s %4.2f%s  %s\n",
+		fprintf(f, "%-10s %7.1f %7s %7s %6g %5g %4d %5g %4s %5s %4.2f%s  %s\n",
 			p->name, p->bf16, fp8, tf32, p->memory_gib,
 			p->memory_gb_s, p->node_devices, p->intra_gb_s, net,
-			p->efficiency, p->calibration ? " " : "*", p->label);
+			p->nvls ? "yes" : "-", p->efficiency,
+			p->calibration ? " " : "*", p->label);
 	}
 	fputs("\nBF16, FP8, TF32: dense peak TFLOP/s (no sparsity; - none or not\n"
 	      "published).  GiB, GB/s: the memory the device reports and its\n"
 	      "bandwidth.  node: devices of the usual node; link, net: each\n"
 	      "device's link inside the node and its network, GB/s one way (- no\n"
-	      "usual system: ppcc's default, 25).  eff: the fraction of the BF16\n"
-	      "peak a model's layers reach, the constant every estimate rests on.\n",
+	      "usual system: ppcc's default, 25).  sharp: NVLink SHARP in the\n"
+	      "node, which NCCL's NVLS algorithms use.  eff: the fraction of the\n"
+	      "BF16 peak a model's layers reach, the constant every estimate\n"
+	      "rests on.\n",
 	      f);
 	for (int i = 0; i < ppcc_n_device_presets; i++) {
 		const ppcc_device_preset *p = &ppcc_device_presets[i];
@@ -67,14 +70,14 @@ static json_t *devices_json(void)
 	for (int i = 0; list && i < ppcc_n_device_presets; i++) {
 		const ppcc_device_preset *p = &ppcc_device_presets[i];
 		json_t *o = json_pack(
-			"{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:s?,"
-			" s:i, s:i, s:f, s:f}",
+			"{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:b, s:f,"
+			" s:s?, s:i, s:i, s:f, s:f}",
 			"name", p->name, "device", p->label, "tf32_tflops", p->tf32,
 			"bf16_tflops", p->bf16, "fp8_tflops", p->fp8, "memory_gib",
 			p->memory_gib, "memory_gb_s", p->memory_gb_s,
 			"node_devices", p->node_devices, "intra_node_gb_s",
 			p->intra_gb_s, "inter_node_gb_s", p->inter_gb_s,
-			"efficiency", p->efficiency, "calibration", p->calibration,
+			"nvlink_sharp", p->nvls != 0, "efficiency", p->efficiency, "calibration", p->calibration,
 			"fitted_runs", p->fitted_runs, "held_runs", p->held_runs,
 			"held_error_pct", p->held_error, "held_worst_pct",
 			p->held_worst);
