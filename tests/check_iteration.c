@@ -576,32 +576,27 @@ END_TEST
  * its peak within 10% of that (doc/fidelity/runs.md R1). */
 START_TEST(fsdp_llama3_8b_on_8_h100_fits_as_measured)
 {
+#define R1(trainer) \
+	"model:\n" \
+	"  transformer: {preset: llama3-8b, recompute: selective,\n" \
+	"                micro_batch_size: 2}\n" \
+	"cluster:\n" \
+	"  devices: 8\n" \
+	"  reserved_gib: 1\n" \
+	"  device: {preset: h100, memory_gib: 95}\n" \
+	"pipeline: {stages: 1, data_parallel: 8, zero: 3,\n" \
+	"           microbatches: 1" trainer "}\n"
 	planned r;
-	plan_text(&r, "model:\n"
-		  "  transformer: {preset: llama3-8b, recompute: selective,\n"
-		  "                micro_batch_size: 2}\n"
-		  "cluster:\n"
-		  "  devices: 8\n"
-		  "  reserved_gib: 1\n"
-		  "  device: {preset: h100, memory_gib: 95}\n"
-		  "pipeline: {stages: 1, data_parallel: 8, zero: 3,\n"
-		  "           microbatches: 1, trainer: torchtitan}\n");
+	plan_text(&r, R1(", trainer: torchtitan"));
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	double peak = r.plan.best.estimate.peak_memory_bytes[0] / 1073741824.0;
 	ck_assert_msg(fabs(peak - 82.4) <= 0.1 * 82.4, "peak %.2f GiB", peak);
 	done(&r);
 	/* Megatron-LM's accounting of the same run does not fit */
-	plan_text(&r, "model:\n"
-		  "  transformer: {preset: llama3-8b, recompute: selective,\n"
-		  "                micro_batch_size: 2}\n"
-		  "cluster:\n"
-		  "  devices: 8\n"
-		  "  reserved_gib: 1\n"
-		  "  device: {preset: h100, memory_gib: 95}\n"
-		  "pipeline: {stages: 1, data_parallel: 8, zero: 3,\n"
-		  "           microbatches: 1}\n");
+	plan_text(&r, R1(""));
 	ck_assert_int_eq(r.status, PPCC_EINFEASIBLE);
 	done(&r);
+#undef R1
 }
 END_TEST
 
