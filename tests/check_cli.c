@@ -317,6 +317,14 @@ START_TEST(cli_one_command_errors_name_the_option)
 		{{"search", "examples/llama3-8b.yaml", "--global-batch", "4K"},
 		 "ppcc: --global-batch: 4K tokens are fewer than one sequence "
 		 "of 8192\n"},
+		{{"search", "--model", "llama3-8b", "--devices", "8xh100",
+		  "--trainer", "nemo"},
+		 "ppcc: --trainer: expected megatron, torchtitan or deepspeed, "
+		 "got 'nemo'\n"},
+		{{"plan", "--model", "llama3-8b", "--devices", "8xh100",
+		  "--trainer", "Megatron"},
+		 "ppcc: --trainer: expected megatron, torchtitan or deepspeed, "
+		 "got 'Megatron'\n"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *args[12] = {NULL};
@@ -359,6 +367,50 @@ START_TEST(cli_one_command_errors_name_the_option)
 	ck_assert_msg(strncmp(r.out, "search: llama3-8b on 16 devices (8 a "
 			      "node), global batch 128 sequences\n", 62) == 0,
 		      "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* --trainer plans the memory that trainer holds, in plan and search, as
+ * pipeline.trainer does; a trainer's format for another is an error at
+ * the command line, and --from-search names its trainer already. */
+START_TEST(cli_trainer_option_plans_that_trainers_memory)
+{
+	static const char *const plan[] = {"plan", "--model", "llama3-8b",
+		"--devices", "8xh100", "--trainer", "torchtitan", NULL};
+	tu_run r;
+	tu_ppcc_run(&r, tu_src(), NULL, 60, plan);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\n  as torchtitan reports it: each "
+			     "column but reserved is the tensors x 1.16,\n"),
+		      "%s", r.out);
+	tu_run_free(&r);
+	static const char *const search[] = {"search", "--model", "llama3-8b",
+		"--devices", "8xh100", "--global-batch", "16", "--trainer",
+		"torchtitan", "--top", "1", NULL};
+	tu_ppcc_run(&r, tu_src(), NULL, 120, search);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\n  as torchtitan reports it: "), "%s",
+		      r.out);
+	tu_run_free(&r);
+	static const char *const clash[] = {"plan", "--model", "llama3-8b",
+		"--devices", "8xh100", "--trainer", "torchtitan", "-f",
+		"megatron", NULL};
+	tu_ppcc_run(&r, tu_src(), NULL, 60, clash);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.err, "ppcc: <command line>: error: --trainer "
+			 "torchtitan, but -f megatron writes Megatron-LM's "
+			 "settings, whose memory the plan would not count; give "
+			 "--trainer megatron, or use -f for torchtitan\n");
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+	static const char *const from[] = {"plan", "--from-search", "s.json",
+		"--trainer", "megatron", NULL};
+	tu_ppcc_run(&r, tu_src(), NULL, 60, from);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "--from-search and --trainer contradict: "
+			     "the search's model file names its trainer"),
+		      "%s", r.err);
 	tu_run_free(&r);
 }
 END_TEST
@@ -744,6 +796,7 @@ Suite *suite_cli(void)
 		cli_one_command_searches_the_presets,
 		cli_one_command_errors_name_the_option,
 		cli_plan_names_the_preset_and_its_calibration,
+		cli_trainer_option_plans_that_trainers_memory,
 		cli_usage_errors_name_the_option,
 		cli_plan_writes_output_file,
 		cli_bad_input_leaves_existing_output_untouched,

@@ -40,6 +40,7 @@ typedef struct cli_options {
 	const char *partition; /* --partition, as given */
 	double memory_limit;   /* --memory-limit, bytes per device; 0: none */
 	int jobs;              /* --jobs; 0: one per processor online */
+	int trainer;           /* 1 + --trainer's ppcc_trainer; 0: none */
 	int refresh_fingerprint;
 	const char *from_search; /* --from-search FILE.json */
 	int rank;                /* --rank N; 0: not given */
@@ -74,6 +75,7 @@ static void usage(FILE *f)
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
 	      "                 [--prefix NAME] [--max-actions N] [--max-work N]\n"
 	      "                 [--partition N,N,...] [--memory-limit GIB] [--jobs N]\n"
+	      "                 [--trainer megatron|torchtitan|deepspeed]\n"
 	      "       ppcc plan --model NAME --devices COUNTxPRESET [options as above]\n"
 	      "       ppcc plan --from-search FILE.json [--rank N] [-f FMT] [-o FILE]\n"
 	      "                 [--max-actions N] [--max-work N] [--jobs N]\n"
@@ -84,6 +86,7 @@ static void usage(FILE *f)
 	fputs("                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
 	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
 	      "                   [--time-limit S] [--compare FILE] [--jobs N]\n"
+	      "                   [--trainer megatron|torchtitan|deepspeed]\n"
 	      "       ppcc search --model NAME --devices COUNTxPRESET [options as above]\n"
 	      "       ppcc devices [-f|--format text|json] [-h|--help]\n"
 	      "       ppcc models [-f|--format text|json] [-h|--help]\n"
@@ -193,6 +196,7 @@ static int cmd_plan(const cli_options *o)
 		.partition = o->partition, .memory_limit = o->memory_limit,
 		.threads = o->jobs, .budget = {o->max_actions, o->max_work},
 		.from_search = o->from_search, .rank = o->rank,
+		.trainer = o->trainer,
 	};
 	ppcc_plan plan;
 	int rc, err;
@@ -367,7 +371,7 @@ out:
 enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
        OPT_MAX_ACTIONS, OPT_MAX_WORK, OPT_PARTITION, OPT_REFRESH_FINGERPRINT,
        OPT_MEMORY_LIMIT, OPT_JOBS, OPT_FROM_SEARCH, OPT_RANK, OPT_MODEL,
-       OPT_DEVICES };
+       OPT_DEVICES, OPT_TRAINER };
 
 static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -396,6 +400,7 @@ static const struct option longopts[] = {
 	{"rank", required_argument, NULL, OPT_RANK},
 	{"model", required_argument, NULL, OPT_MODEL},
 	{"devices", required_argument, NULL, OPT_DEVICES},
+	{"trainer", required_argument, NULL, OPT_TRAINER},
 	{NULL, 0, NULL, 0},
 };
 
@@ -533,6 +538,15 @@ static int apply_option(cli_options *o, int c, const char *arg,
 	case OPT_RANK: count = &o->rank; break;
 	case OPT_MODEL: o->model = arg; break;
 	case OPT_DEVICES: o->devices = arg; break;
+	case OPT_TRAINER: {
+		int t = ppcc_trainer_named(arg);
+		if (t < 0)
+			return usage_error("--trainer: expected megatron, "
+					   "torchtitan or deepspeed, got '%s'",
+					   arg);
+		o->trainer = t + 1;
+		break;
+	}
 	case ':':
 		return usage_error("option '%s' needs a value", opt);
 	default:
@@ -584,6 +598,8 @@ static int cmd_plan_from_search(cli_options *o, int n_files, char **files)
 		opt = "--partition";
 	else if (o->memory_limit > 0)
 		opt = "--memory-limit";
+	else if (o->trainer)
+		opt = "--trainer";
 	if (opt) {
 		snprintf(msg, sizeof msg, "--from-search and %s contradict: %s; "
 			 "plan it as searched, or plan the model file with %%s",
@@ -591,6 +607,8 @@ static int cmd_plan_from_search(cli_options *o, int n_files, char **files)
 			 ? "the search's JSON names the files it read"
 			 : strcmp(opt, "--memory-limit") == 0
 			 ? "the search's JSON holds the memory it searched with"
+			 : strcmp(opt, "--trainer") == 0
+			 ? "the search's model file names its trainer"
 			 : "the search's entry sets the pipeline");
 		return usage_error(msg, opt);
 	}

@@ -507,7 +507,7 @@ int ppcc_cli_search(int argc, char **argv)
 {
 	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH, O_IDLE,
 	       O_COMPARE, O_JOBS, O_MAX_ACTIONS, O_MAX_WORK, O_TIME_LIMIT,
-	       O_MODEL, O_DEVICES };
+	       O_MODEL, O_DEVICES, O_TRAINER };
 	static const struct option longopts[] = {
 		{"cluster", required_argument, NULL, O_CLUSTER},
 		{"global-batch", required_argument, NULL, O_GB},
@@ -523,6 +523,7 @@ int ppcc_cli_search(int argc, char **argv)
 		{"time-limit", required_argument, NULL, O_TIME_LIMIT},
 		{"model", required_argument, NULL, O_MODEL},
 		{"devices", required_argument, NULL, O_DEVICES},
+		{"trainer", required_argument, NULL, O_TRAINER},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -532,6 +533,7 @@ int ppcc_cli_search(int argc, char **argv)
 					  .kind = -1}};
 	const char *cluster = NULL, *output = NULL, *compare = NULL;
 	const char *model = NULL, *devices = NULL;
+	int trainer = -1;
 	ppcc_cli_batch batch = {0};
 	const ppcc_format_info *fi = ppcc_format_of(PPCC_FMT_TEXT);
 	char names[256], unknown[320];
@@ -551,6 +553,12 @@ int ppcc_cli_search(int argc, char **argv)
 			break;
 		case O_MODEL: model = optarg; break;
 		case O_DEVICES: devices = optarg; break;
+		case O_TRAINER:
+			if ((trainer = ppcc_trainer_named(optarg)) < 0)
+				return sr_usage("--trainer: expected megatron, "
+						"torchtitan or deepspeed, got '%s'",
+						optarg);
+			break;
 		case O_TOP:
 			if (sr_count(optarg, &n) < 0 || n > 1000)
 				return sr_usage("--top: '%s' is not a count of 1 to 1000",
@@ -638,7 +646,8 @@ int ppcc_cli_search(int argc, char **argv)
 			     "[--allow-idle] [--exhaustive]\n"
 			     "                   [--compare FILE] [--jobs N] "
 			     "[--max-actions N] [--max-work N]\n"
-			     "                   [--time-limit S]\n", names);
+			     "                   [--time-limit S] [--trainer "
+			     "megatron|torchtitan|deepspeed]\n", names);
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
 		default: return sr_usage("unknown option '%s'", opt);
@@ -685,7 +694,11 @@ int ppcc_cli_search(int argc, char **argv)
 			fputs("ppcc: error: out of memory\n", stderr);
 		goto out;
 	}
-	if ((err = ppcc_config_use_trainer(&cfg, a, fi, &d)) < 0) {
+	if ((trainer >= 0 &&
+	     (err = ppcc_config_set_trainer(&cfg, a, trainer,
+					    (ppcc_loc){PPCC_COMMAND_LINE, 0, 0}))
+	     < 0) ||
+	    (err = ppcc_config_use_trainer(&cfg, a, fi, &d)) < 0) {
 		rc = err == PPCC_EINPUT ? 1 : 4;
 		goto out;
 	}

@@ -127,6 +127,8 @@ typedef enum ppcc_trainer {
 
 /* "megatron", "torchtitan", "deepspeed"; NULL past the last. */
 const char *ppcc_trainer_name(int trainer);
+/* The ppcc_trainer named s, or -1. */
+int ppcc_trainer_named(const char *s);
 
 typedef struct ppcc_pipeline {
 	ppcc_loc loc;

@@ -2010,6 +2010,14 @@ const char *ppcc_trainer_name(int trainer)
 		? trainer_words[trainer] : NULL;
 }
 
+int ppcc_trainer_named(const char *s)
+{
+	for (int i = 0; i < PPCC_TRAINER_COUNT; i++)
+		if (strcmp(s, trainer_words[i]) == 0)
+			return i;
+	return -1;
+}
+
 /* pipeline.partition: layers per stage, each a positive integer.  The
  * count and the sum are checked against the pipeline and the model by
  * ppcc_config_check, after the command line has had its say. */

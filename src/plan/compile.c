@@ -90,6 +90,24 @@ int ppcc_config_limit_memory(ppcc_config *cfg, ppcc_arena *a, double bytes)
 	return 0;
 }
 
+int ppcc_config_set_trainer(ppcc_config *cfg, ppcc_arena *a, int trainer,
+			    ppcc_loc loc)
+{
+	ppcc_pipeline *pl = &cfg->pipeline;
+	pl->trainer = trainer;
+	pl->trainer_loc = loc;
+	if (!cfg->model.transformer)
+		return 0;
+	ppcc_transformer *tf = ppcc_arena_alloc(a, 1, sizeof *tf);
+	if (!tf)
+		return PPCC_ENOMEM;
+	*tf = *cfg->model.transformer;
+	tf->trainer = trainer;
+	cfg->model.transformer = tf;
+	return ppcc_transformer_expand(&cfg->model.layers, &cfg->model.n_layers,
+				       a, tf, cfg->model.transformer_loc);
+}
+
 int ppcc_config_use_trainer(ppcc_config *cfg, ppcc_arena *a,
 			    const ppcc_format_info *fi, ppcc_diag *d)
 {
@@ -98,25 +116,18 @@ int ppcc_config_use_trainer(ppcc_config *cfg, ppcc_arena *a,
 	if (!fi->trainer || pl->trainer == want)
 		return 0;
 	if (pl->trainer_loc.file) {
-		ppcc_error(d, &pl->trainer_loc, "pipeline.trainer: %s, but -f "
-			   "%s writes %s's settings, whose memory the plan "
-			   "would not count; name trainer: %s, or use -f for "
-			   "%s", ppcc_trainer_name(pl->trainer), fi->name,
-			   fi->title, ppcc_trainer_name(want),
+		int option = pl->trainer_loc.line == 0;
+		ppcc_error(d, &pl->trainer_loc, "%s %s, but -f %s writes %s's "
+			   "settings, whose memory the plan would not count; "
+			   "%s %s, or use -f for %s",
+			   option ? "--trainer" : "pipeline.trainer:",
+			   ppcc_trainer_name(pl->trainer), fi->name, fi->title,
+			   option ? "give --trainer" : "name trainer:",
+			   ppcc_trainer_name(want),
 			   ppcc_trainer_name(pl->trainer));
 		return PPCC_EINPUT;
 	}
-	pl->trainer = want;
-	if (!cfg->model.transformer)
-		return 0;
-	ppcc_transformer *tf = ppcc_arena_alloc(a, 1, sizeof *tf);
-	if (!tf)
-		return PPCC_ENOMEM;
-	*tf = *cfg->model.transformer;
-	tf->trainer = want;
-	cfg->model.transformer = tf;
-	return ppcc_transformer_expand(&cfg->model.layers, &cfg->model.n_layers,
-				       a, tf, cfg->model.transformer_loc);
+	return ppcc_config_set_trainer(cfg, a, want, (ppcc_loc){0});
 }
 
 /* An input file of the search, read again: the same bytes, or an error
@@ -218,6 +229,10 @@ static int config_from_file(ppcc_config *cfg, ppcc_arena *a,
 		return err;
 	if (r->memory_limit > 0 &&
 	    (err = ppcc_config_limit_memory(cfg, a, r->memory_limit)) < 0)
+		return err;
+	if (r->trainer > 0 &&
+	    (err = ppcc_config_set_trainer(cfg, a, r->trainer - 1,
+					   cmdline)) < 0)
 		return err;
 	ppcc_config_fill_defaults(cfg);
 	return 0;

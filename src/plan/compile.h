@@ -33,6 +33,7 @@ typedef struct ppcc_plan_request {
 	 * cluster, memory_limit and the settings above are then unset */
 	const char *from_search;
 	int rank;
+	int trainer;           /* 1 + a ppcc_trainer (--trainer); 0: the file's */
 } ppcc_plan_request;
 
 /* Plans r into out, its data in a: the configuration loaded and
@@ -53,6 +54,12 @@ int ppcc_config_limit_memory(ppcc_config *cfg, ppcc_arena *a, double bytes);
  * expanded again for it (their stash and logits are the trainer's).
  * A file whose pipeline.trainer names another is PPCC_EINPUT, with an
  * error at that key. */
+/* The configuration for trainer (a ppcc_trainer), as given at loc: the
+ * pipeline's trainer and loc, and a transformer's layers expanded again
+ * for it.  0 or PPCC_ENOMEM. */
+int ppcc_config_set_trainer(ppcc_config *cfg, ppcc_arena *a, int trainer,
+			    ppcc_loc loc);
+
 struct ppcc_format_info;
 int ppcc_config_use_trainer(ppcc_config *cfg, ppcc_arena *a,
 			    const struct ppcc_format_info *fi, ppcc_diag *d);
