@@ -152,22 +152,28 @@ START_TEST(cli_models_lists_the_catalogue)
 	for (int i = 0; i < ppcc_n_model_presets; i++) {
 		const ppcc_model_preset *p = &ppcc_model_presets[i];
 		char line[64], source[256];
-		snprintf(line, sizeof line, "\n%-11s %7.2fB %6d ", p->name,
-			 ppcc_model_preset_params(p) / 1e9, p->layers);
+		snprintf(line, sizeof line, "\n%-15s %7.2fB ", p->name,
+			 ppcc_model_preset_params(p) / 1e9);
 		ck_assert_msg(strstr(r.out, line), "no row '%s' in\n%s", line,
 			      r.out);
 		snprintf(source, sizeof source, "\n%s: %s\n", p->name,
 			 p->source);
 		ck_assert_msg(strstr(r.out, source), "no source '%s'", source);
 	}
-	ck_assert_ptr_nonnull(strstr(r.out, "\nllama3-70b    70.55B     80   "
-				     "8192    64   8  28672 128256  8192 swiglu "
-				     "rmsnorm   rope    500000   no  Llama 3.1 "
-				     "70B\n"));
-	ck_assert_ptr_nonnull(strstr(r.out, "\ngpt3-175b    174.60B     96  "
-				     "12288    96  96  49152  50257  2048 gelu   "
-				     "layernorm learned      -  yes  GPT-3 "
-				     "175B\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\nllama3-70b        70.55B   "
+				     "70.55B     80   8192    64   8  28672"
+				     "       - 128256  8192 swiglu rmsnorm   "
+				     "rope    500000   no  Llama 3.1 70B\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ngpt3-175b        174.60B  "
+				     "174.60B     96  12288    96  96  49152"
+				     "       -  50257  2048 gelu   layernorm "
+				     "learned      -  yes  GPT-3 175B\n"));
+	/* a mixture of experts: the active count, experts x top-k, and an
+	 * expert's FFN width */
+	ck_assert_ptr_nonnull(strstr(r.out, "\nmixtral-8x7b      46.70B   "
+				     "12.88B     32   4096    32   8  14336"
+				     "     8x2  32000  4096 swiglu rmsnorm   "
+				     "rope    1000000   no  Mixtral 8x7B\n"));
 	tu_run_free(&r);
 
 	TU_PPCC(&r, "models", "-f", "json");
@@ -277,8 +283,9 @@ START_TEST(cli_one_command_errors_name_the_option)
 		 "'llama3-8b'?\n"},
 		{{"search", "--model", "bert", "--devices", "16xh100"},
 		 "ppcc: --model: unknown model 'bert'; expected llama3-8b, "
-		 "llama3-70b, llama3-405b, llama2-70b, or gpt3-175b (ppcc "
-		 "models lists them)\n"},
+		 "llama3-70b, llama3-405b, llama2-70b, gpt3-175b, "
+		 "mixtral-8x7b, mixtral-8x22b, qwen3-30b-a3b, or "
+		 "qwen3-235b-a22b (ppcc models lists them)\n"},
 		{{"search", "--model", "llama3-8b", "--devices", "h100"},
 		 "ppcc: --devices: expected COUNTxPRESET, as 64xh100, got "
 		 "'h100'\n"},

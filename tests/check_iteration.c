@@ -113,7 +113,7 @@ START_TEST(memory_terms_of_a_layer_a_device_and_the_optimizer)
 	double bpp = ppcc_memory_zero_bytes_per_param(NULL, 1, G, d, 0, 1);
 	ck_assert_double_eq(bpp, 2 + G + 12.0 / d);
 	ppcc_memory_layer m;
-	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 0, 1);
+	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, NULL, 0, 1);
 	ck_assert_double_eq(m.bytes_per_param, 2 + G + 12.0 / d);
 	ck_assert_double_eq(m.static_bytes, P * (2 + G + 12.0 / d) * cp);
 	ck_assert_double_eq(m.stash_bytes, 3e6 + (t - 1) * 5e5);
@@ -122,11 +122,11 @@ START_TEST(memory_terms_of_a_layer_a_device_and_the_optimizer)
 	 * with one, W's 5 MB when larger */
 	ck_assert_double_eq(m.hold_bytes, 4.5e6);
 	ck_assert_double_eq(m.gather_bytes, 2 * P);
-	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 1, 1);
+	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, NULL, 1, 1);
 	ck_assert_double_eq(m.hold_bytes, 5e6);
 	/* a layer's own bytes per parameter replace ZeRO's */
 	l.bytes_per_param = 10;
-	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, 0, 1);
+	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, NULL, 0, 1);
 	ck_assert_double_eq(m.bytes_per_param, 10);
 	ck_assert_double_eq(m.static_bytes, P * 10 * cp);
 
@@ -364,7 +364,7 @@ START_TEST(layer_time_is_flops_collectives_and_kernels)
 			    .kernel_fwd_bytes = 1e9,
 			    .kernel_fwd_replicated_bytes = 1e9};
 	double tp_f = 0.5, none = 0;
-	ppcc_cost_layer_comm lc = {&tp_f, &none, &none, &none};
+	ppcc_cost_layer_comm lc = {&tp_f, &none, &none, &none, NULL, NULL};
 	ppcc_config cfg = {0};
 	cfg.model.layers = &layer;
 	cfg.model.n_layers = 1;
@@ -1142,6 +1142,28 @@ START_TEST(parallel_sizes_that_do_not_divide_are_located_errors)
 }
 END_TEST
 
+/* One all-to-all by hand: 16 ranks of one device each (etp 1) on nodes
+ * of 8 send B bytes each, 15/16 of them away: 7/16 to the node's other
+ * 7 over NVLink and 8/16 to the other node's 8 over the network at
+ * once; the slower sets the time.  Inside one node only the first part
+ * runs; one rank sends nothing. */
+START_TEST(expert_all_to_all_by_hand)
+{
+	ppcc_cluster c = {.devices_per_node = 8,
+			  .intra_node = {.bandwidth = 400e9, .latency = 1e-6},
+			  .inter_node = {.bandwidth = 50e9, .latency = 5e-6}};
+	double B = 64e6;
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 16, 1, B),
+			    5e-6 + B * 8 / 16 / 50e9);
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 8, 1, B),
+			    1e-6 + B * 7 / 8 / 400e9);
+	/* 4 ranks 2 devices apart span 8: one node */
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 4, 2, B),
+			    1e-6 + B * 3 / 4 / 400e9);
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 1, 8, B), 0);
+}
+END_TEST
+
 /* make fidelity's table, as README.md shows it, is what the script
  * prints, and every row is within 10% (the script's exit status). */
 START_TEST(fidelity_table_in_readme_is_what_make_fidelity_prints)
@@ -1173,6 +1195,7 @@ END_TEST
 Suite *suite_iteration(void)
 {
 	return tu_suite("iteration", "iteration", 300, (const TTest *const[]){
+		expert_all_to_all_by_hand,
 		zero_stages_give_published_bytes_per_param,
 		fsdp_bytes_per_param_are_torchtitans,
 		zero3_peak_holds_two_buffers_of_the_largest_layer,

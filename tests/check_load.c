@@ -506,7 +506,8 @@ START_TEST(transformer_rejects_shapes_that_do_not_divide)
 		 "mean 'heads'?\n"},
 		{TRANSFORMER_2x1000(HEADS_16_KV_5),
 		 "6:5: model.transformer.heads: 16 heads do not divide the "
-		 "hidden size 1000\n"
+		 "hidden size 1000; give head_dim when a head is not "
+		 "hidden / heads wide\n"
 		 "7:5: model.transformer.kv_heads: 5 kv heads do not "
 		 "divide the 16 heads\n"},
 	};
@@ -595,8 +596,9 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "7:12: unknown key 'optimizer' in pipeline; expected "
 		      "stages, microbatches, schedule, chunks, group_size, "
 		      "tensor_parallel, data_parallel, context_parallel, "
-		      "global_batch_size, zero, grad_bytes, dp_bucket_mb, partition, or "
-		      "trainer\n");
+		      "global_batch_size, zero, grad_bytes, dp_bucket_mb, "
+		      "partition, trainer, expert_parallel, or "
+		      "expert_tensor_parallel\n");
 	/* a key is shown with its control characters escaped, cut short */
 	expect_errors(MODEL1 CLUSTER4
 		      "pipeline: {\"a\\e[1m\\u009b\\tz\": 1, "
@@ -605,13 +607,15 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "expected stages, microbatches, schedule, chunks, "
 		      "group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
-		      "grad_bytes, dp_bucket_mb, partition, or trainer\n"
+		      "grad_bytes, dp_bucket_mb, partition, trainer, "
+		      "expert_parallel, or expert_tensor_parallel\n"
 		      "7:34: unknown key "
 		      "'0123456789012345678901234567890123456789...' in "
 		      "pipeline; expected stages, microbatches, schedule, "
 		      "chunks, group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
-		      "grad_bytes, dp_bucket_mb, partition, or trainer\n");
+		      "grad_bytes, dp_bucket_mb, partition, trainer, "
+		      "expert_parallel, or expert_tensor_parallel\n");
 }
 END_TEST
 
@@ -1193,7 +1197,8 @@ START_TEST(loader_refuses_overflowing_reals_it_does_not_read)
 		 "5:23: unknown key 'junk' in pipeline; expected stages, "
 		 "microbatches, schedule, chunks, group_size, tensor_parallel, "
 		 "data_parallel, context_parallel, global_batch_size, zero, "
-		 "grad_bytes, dp_bucket_mb, partition, or trainer\n"
+		 "grad_bytes, dp_bucket_mb, partition, trainer, "
+		      "expert_parallel, or expert_tensor_parallel\n"
 		 "5:37: number '-2e400' overflows or underflows a double; give 0 "
 		 "or one from about 2.3e-308 to 1.7e308 in size\n"
 		 "cluster.yaml:1:1: warning: pipeline ignored: only the "
@@ -1557,16 +1562,15 @@ START_TEST(unmodelled_keys_are_refused_by_name)
 	expect_errors("model:\n  name: m\n  transformer:\n"
 		      "    layers: 2\n    hidden: 64\n    heads: 4\n"
 		      "    vocab: 100\n    seq_len: 16\n"
-		      "    num_experts: 8\n    moe_router_topk: 2\n"
+		      "    mamba: true\n    linear_attention: true\n"
 		      "    q_lora_rank: 1536\n    sliding_window: 128\n"
-		      CLUSTER4
-		      "pipeline: {expert_parallel: 8}\n",
-		      "9:5: ppcc does not model mixture-of-experts layers "
-		      "('num_experts' in model.transformer): planned without "
+		      CLUSTER4,
+		      "9:5: ppcc does not model state-space (Mamba) layers "
+		      "('mamba' in model.transformer): planned without "
 		      "it, the figures would be another model's; leave the "
 		      "key out when the model has none\n"
-		      "10:5: ppcc does not model mixture-of-experts layers "
-		      "('moe_router_topk' in model.transformer): planned "
+		      "10:5: ppcc does not model linear attention "
+		      "('linear_attention' in model.transformer): planned "
 		      "without it, the figures would be another model's; "
 		      "leave the key out when the model has none\n"
 		      "11:5: ppcc does not model multi-head latent attention "
@@ -1576,15 +1580,173 @@ START_TEST(unmodelled_keys_are_refused_by_name)
 		      "12:5: ppcc does not model sliding-window attention "
 		      "('sliding_window' in model.transformer): planned "
 		      "without it, the figures would be another model's; "
-		      "leave the key out when the model has none\n"
-		      "16:12: ppcc does not model expert parallelism "
-		      "('expert_parallel' in pipeline): planned without it, "
-		      "the figures would be another model's; leave the key "
-		      "out when the model has none\n");
+		      "leave the key out when the model has none\n");
 	/* a typo of a modelled key still gets its suggestion */
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {stagse: 2}\n",
 		      "7:12: unknown key 'stagse' in pipeline; did you mean "
 		      "'stages'?\n");
+}
+END_TEST
+
+/* Megatron-LM's and Hugging Face's names of ppcc's keys get the key to
+ * write, and the key they stand for is not reported missing as well. */
+START_TEST(foreign_key_names_get_the_key_to_write)
+{
+	expect_errors("model:\n  name: m\n  transformer:\n"
+		      "    num_layers: 2\n    hidden: 64\n    heads: 4\n"
+		      "    vocab: 100\n    seq_len: 16\n    swiglu: true\n"
+		      "    num_experts: 8\n    num_experts_per_tok: 2\n"
+		      CLUSTER4,
+		      "4:5: unknown key 'num_layers' in model.transformer: "
+		      "that is Megatron-LM's name; did you mean "
+		      "'transformer.layers'?\n"
+		      "10:5: unknown key 'num_experts' in model.transformer: "
+		      "that is Megatron-LM's and Hugging Face's name; did you "
+		      "mean 'transformer.moe.experts'?\n"
+		      "11:5: unknown key 'num_experts_per_tok' in "
+		      "model.transformer: that is Hugging Face's name; did "
+		      "you mean 'transformer.moe.top_k'?\n");
+}
+END_TEST
+
+#define MOE_SHAPE \
+	"model:\n  name: m\n  transformer:\n" \
+	"    layers: 4\n    hidden: 512\n    heads: 8\n" \
+	"    vocab: 1000\n    seq_len: 128\n    swiglu: true\n" \
+	"    ffn_hidden: 1024\n"
+
+/* One mixture-of-experts layer by hand: h = 512, a = 8 heads, s = 128,
+ * b = 1, E = 8 experts of width 256, top 2, one shared expert, SwiGLU
+ * (3 matrices), a dense first layer and an MoE layer every second. */
+START_TEST(moe_layer_flops_params_and_all_to_all_by_hand)
+{
+	loaded r;
+	load_text(&r, MOE_SHAPE
+		      "    moe: {experts: 8, top_k: 2, ffn_hidden: 256, "
+		      "shared_experts: 1, dense_layers: 1, every: 2}\n"
+		      CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_model *m = &r.cfg.model;
+	ck_assert_int_eq(m->n_layers, 6);
+	ck_assert_str_eq(m->layers[1].name, "block");
+	ck_assert_str_eq(m->layers[2].name, "moe_block");
+	ck_assert_str_eq(m->layers[3].name, "block");
+	ck_assert_str_eq(m->layers[4].name, "moe_block");
+	const ppcc_layer *l = &m->layers[2];
+	double h = 512, s = 128;
+	/* attention 4h^2; routed 8 x 3 x h x 256; shared 3 x h x 256;
+	 * router h x 8; two RMSNorms */
+	double experts = 8.0 * 3 * 512 * 256;
+	ck_assert_double_eq(l->expert_params, experts);
+	ck_assert_double_eq(l->params, 4.0 * 512 * 512 + experts +
+				       3.0 * 512 * 256 + 512.0 * 8 + 2 * 512);
+	/* per token: 2 x attention projections, 2 x 3 x h x (2 x 256 +
+	 * 256) for the two routed copies and the shared expert, 2 x h x 8
+	 * for the router; and the causal half of the scores, 2 s^2 h */
+	double fwd = s * (2.0 * 4 * h * h + 2.0 * 3 * h * 768 +
+			  2.0 * h * 8) + 2.0 * s * s * h;
+	ck_assert_double_eq(l->fwd_flops, fwd);
+	ck_assert_double_eq(l->expert_fwd_flops, s * 2.0 * 3 * h * 512);
+	ck_assert_double_eq(l->bwd_weight_flops, fwd - 2.0 * s * s * h);
+	/* two 16-bit copies of each token dispatched */
+	ck_assert_double_eq(l->a2a_bytes, 2.0 * 2 * s * h);
+	ck_assert_double_eq(m->layers[1].a2a_bytes, 0);
+	/* the dense layers keep their FFN of 1024 */
+	ck_assert_double_eq(m->layers[1].params,
+			    4.0 * 512 * 512 + 3.0 * 512 * 1024 + 2 * 512);
+	/* 4 blocks, two of each, and the untied embedding and head */
+	const ppcc_transformer *tf = m->transformer;
+	double all = 2.0 * 1000 * 512 + 512 + 2 * m->layers[1].params +
+		     2 * l->params;
+	ck_assert_double_eq(ppcc_transformer_params(tf), all);
+	ck_assert_double_eq(ppcc_transformer_active_params(tf),
+			    all - 2 * 6.0 * 3 * 512 * 256);
+	ck_assert_double_eq(tf->moe.imbalance, PPCC_MOE_IMBALANCE);
+	done(&r);
+}
+END_TEST
+
+/* A head dimension other than hidden / heads widens Q, K, V and the
+ * output projection (Qwen3: 32 heads of 128 on a hidden size of 2048). */
+START_TEST(head_dim_sets_the_attention_width)
+{
+	loaded r;
+	load_text(&r, "model:\n  name: m\n  transformer: {layers: 2, "
+		      "hidden: 2048, heads: 32, kv_heads: 4, head_dim: 128, "
+		      "ffn_hidden: 6144, vocab: 1000, seq_len: 64, "
+		      "swiglu: true}\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_layer *l = &r.cfg.model.layers[1];
+	double h = 2048, q = 32 * 128, kv = 4 * 128, s = 64;
+	ck_assert_double_eq(l->params, 2 * h * q + 2 * h * kv +
+				       3 * h * 6144 + 2 * h);
+	ck_assert_double_eq(l->fwd_flops, s * (2 * (2 * h * q + 2 * h * kv) +
+					       6 * h * 6144) +
+					  2 * s * s * q);
+	ck_assert_double_eq(l->cp_kv_bytes, 4 * s * kv);
+	done(&r);
+}
+END_TEST
+
+/* The experts' settings are checked where they are written. */
+START_TEST(moe_settings_are_checked)
+{
+	expect_errors(MOE_SHAPE "    moe: {experts: 8, top_k: 9, "
+		      "capacity_factor: 0.5, imbalance: 0.9}\n" CLUSTER4,
+		      "11:23: model.transformer.moe.top_k: 9 experts a "
+		      "token, of 8 experts; expected at most 8\n"
+		      "11:50: model.transformer.moe.capacity_factor: "
+		      "expected 0 (dropless) or a number >= 1, got '0.5'\n"
+		      "11:66: model.transformer.moe.imbalance: expected a "
+		      "number >= 1 (the busiest expert rank's tokens over "
+		      "the mean), got '0.9'\n");
+	expect_errors("model:\n  name: m\n  transformer: {layers: 2, "
+		      "hidden: 64, heads: 4, vocab: 100, seq_len: 16, "
+		      "moe: {experts: 4, top_k: 1}}\n" CLUSTER4,
+		      "3:75: ppcc does not model mixture-of-experts layers "
+		      "without SwiGLU experts (model.transformer.swiglu is "
+		      "false): their biases and activation differ; set "
+		      "swiglu: true\n");
+}
+END_TEST
+
+/* Expert parallelism folds into a stage's t x cp x d devices: ep x etp
+ * divides them, ep the experts, etp the experts' width. */
+START_TEST(expert_parallel_folds_into_the_stage)
+{
+	loaded r;
+	load_text(&r, MOE_SHAPE "    moe: {experts: 8, top_k: 2, "
+		      "ffn_hidden: 256}\n"
+		      "cluster:\n  devices: 16\n  device: {name: g, "
+		      "tflops: 100, efficiency: 1, memory_gib: 16}\n"
+		      "pipeline: {tensor_parallel: 2, stages: 1, "
+		      "expert_parallel: 4, expert_tensor_parallel: 1}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(ppcc_config_check(&r.cfg, &r.diag.d), 0);
+	const ppcc_pipeline *p = &r.cfg.pipeline;
+	ck_assert_int_eq(p->data_parallel, 8);
+	/* 2 x 1 x 8 = 16 devices fold into etp 1 x ep 4 x edp 4 */
+	ppcc_memory_experts ex;
+	ppcc_memory_experts_of(&ex, p, 1);
+	ck_assert_int_eq(ex.edp, 4);
+	ck_assert_double_eq(ex.share, 0.25);
+	const ppcc_layer *l = &r.cfg.model.layers[1];
+	ck_assert_double_eq(ppcc_memory_device_params(l, p),
+			    (l->params - l->expert_params) / 2 +
+			    l->expert_params / 4);
+	done(&r);
+	expect_check(MOE_SHAPE "    moe: {experts: 8, top_k: 2}\n"
+			     CLUSTER4 "pipeline: {expert_parallel: 3}\n", PPCC_EINPUT,
+			     "15:12: 3-way expert parallelism does not divide "
+			     "the 8 experts (line 11)\n"
+			     "15:12: expert parallelism folds into the 1 "
+			     "device of a stage (t x cp x d = 1 x 1 x 1); "
+			     "ep x etp = 3 x 1 does not divide it\n");
+	expect_check(MODEL1 CLUSTER4
+			     "pipeline: {expert_parallel: 2}\n", PPCC_EINPUT,
+			     "7:12: expert parallelism needs a "
+			     "mixture-of-experts model (transformer.moe); this "
+			     "model has none\n");
 }
 END_TEST
 
@@ -1608,7 +1770,29 @@ START_TEST(model_presets_match_published_parameter_counts)
 		{"llama3-8b", 8.03, 0.005},   {"llama3-70b", 70.6, 0.05},
 		{"llama3-405b", 405.9, 0.05}, {"llama2-70b", 68.976648192, 0},
 		{"gpt3-175b", 174.604259328, 0},
+		{"mixtral-8x7b", 46.7, 0.05},  {"mixtral-8x22b", 141, 0.5},
+		{"qwen3-30b-a3b", 30.5, 0.05}, {"qwen3-235b-a22b", 235, 0.5},
 	};
+	/* and a token's: Mistral AI's 12.9B and 39B, Qwen3's 3.3B and 22B
+	 * (doc/design/models.md) */
+	static const struct {
+		const char *name;
+		double billions, within;
+	} active[] = {
+		{"mixtral-8x7b", 12.9, 0.05},  {"mixtral-8x22b", 39, 0.5},
+		{"qwen3-30b-a3b", 3.3, 0.06}, {"qwen3-235b-a22b", 22, 0.5},
+	};
+	for (size_t i = 0; i < sizeof active / sizeof *active; i++) {
+		const ppcc_model_preset *p = ppcc_model_preset_find(
+			active[i].name, strlen(active[i].name));
+		ck_assert_ptr_nonnull(p);
+		ppcc_transformer t = {.micro_batch_size = 1};
+		ppcc_model_preset_shape(&t, p);
+		double got = ppcc_transformer_active_params(&t) / 1e9;
+		ck_assert_msg(fabs(got - active[i].billions) <=
+			      active[i].within, "%s: %.4fB active, published "
+			      "%gB", p->name, got, active[i].billions);
+	}
 	int n = (int)(sizeof published / sizeof published[0]);
 	ck_assert_int_eq(ppcc_n_model_presets, n);
 	for (int i = 0; i < n; i++) {
@@ -1716,12 +1900,16 @@ START_TEST(model_preset_errors_are_located)
 	expect_errors("model:\n  transformer:\n    preset: llama3-70\n"
 		      "    micro_batch_size: 1\n" CLUSTER4,
 		      "3:13: model.transformer.preset: expected llama3-8b, "
-		      "llama3-70b, llama3-405b, llama2-70b, or gpt3-175b, got "
+		      "llama3-70b, llama3-405b, llama2-70b, gpt3-175b, "
+		      "mixtral-8x7b, mixtral-8x22b, qwen3-30b-a3b, or "
+		      "qwen3-235b-a22b, got "
 		      "'llama3-70'; did you mean 'llama3-70b'?\n");
 	expect_errors("model:\n  transformer: {preset: [llama3-8b]}\n"
 		      CLUSTER4,
 		      "2:25: model.transformer.preset: expected llama3-8b, "
-		      "llama3-70b, llama3-405b, llama2-70b, or gpt3-175b, got "
+		      "llama3-70b, llama3-405b, llama2-70b, gpt3-175b, "
+		      "mixtral-8x7b, mixtral-8x22b, qwen3-30b-a3b, or "
+		      "qwen3-235b-a22b, got "
 		      "a list\n");
 	expect_errors("model:\n  transformer:\n    preset: llama3-8b\n"
 		      "    kv_heads: 5\n" CLUSTER4,
@@ -1730,7 +1918,8 @@ START_TEST(model_preset_errors_are_located)
 	expect_errors("model:\n  transformer:\n    preset: llama3-8b\n"
 		      "    hidden: 4100\n" CLUSTER4,
 		      "3:5: model.transformer.heads: 32 heads do not divide "
-		      "the hidden size 4100\n");
+		      "the hidden size 4100; give head_dim when a head is "
+		      "not hidden / heads wide\n");
 	expect_errors("model:\n  transformer: {layers: 2, hidden: 8, heads: 2, "
 		      "vocab: 8, seq_len: 8}\n" CLUSTER4,
 		      "1:1: model: missing required key 'name'\n");
@@ -2076,6 +2265,11 @@ Suite *suite_load(void)
 		nvls_follows_the_presets_and_only_theirs,
 		device_preset_errors_name_the_catalogue,
 		unmodelled_keys_are_refused_by_name,
+		foreign_key_names_get_the_key_to_write,
+		moe_layer_flops_params_and_all_to_all_by_hand,
+		head_dim_sets_the_attention_width,
+		moe_settings_are_checked,
+		expert_parallel_folds_into_the_stage,
 		device_catalogue_rows_are_consistent,
 		model_presets_match_published_parameter_counts,
 		model_preset_fills_the_shape_and_keys_given_win,

@@ -282,6 +282,23 @@ double ppcc_comm_cp_step_seconds(const ppcc_cluster *c, int t, int cp,
 				      kv_bytes / ((double)cp * t));
 }
 
+double ppcc_comm_a2a_seconds(const ppcc_cluster *c, int ep, int etp,
+			     double bytes)
+{
+	if (ep <= 1 || !(bytes > 0))
+		return 0;
+	int64_t span = (int64_t)ep * etp;
+	int64_t local = span <= c->devices_per_node ? ep
+			: c->devices_per_node / etp;
+	if (local < 1)
+		local = 1;
+	double in = bytes * (double)(local - 1) / ep;
+	double out = bytes * (double)(ep - local) / ep;
+	double ti = in > 0 ? ppcc_comm_link_seconds(&c->intra_node, in) : 0;
+	double to = out > 0 ? ppcc_comm_link_seconds(&c->inter_node, out) : 0;
+	return ti > to ? ti : to;
+}
+
 void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg)
 {
 	const ppcc_pipeline *pl = &cfg->pipeline;

@@ -27,6 +27,39 @@ static double kernel_seconds(const ppcc_device_group *dg, int t, int shard,
 	return per_device / dg->memory_bandwidth;
 }
 
+void ppcc_cost_expert_comm(double *out_f, double *out_b,
+			   const ppcc_config *cfg, const ppcc_layer *l)
+{
+	const ppcc_pipeline *p = &cfg->pipeline;
+	const ppcc_transformer *tf = cfg->model.transformer;
+	*out_f = *out_b = 0;
+	if (!tf || !(l->a2a_bytes > 0))
+		return;
+	int ep = p->expert_parallel > 0 ? p->expert_parallel : 1;
+	int etp = ppcc_pipeline_etp(p);
+	int cp = p->context_parallel > 0 ? p->context_parallel : 1;
+	double imb = ep > 1 ? tf->moe.imbalance : 1.0;
+	double bytes = imb * l->a2a_bytes / ((double)p->tensor_parallel * cp);
+	double one = ppcc_comm_a2a_seconds(&cfg->cluster, ep, etp, bytes);
+	if (etp > 1)
+		one += ppcc_allgather_seconds(&cfg->cluster, etp, etp,
+					      bytes * etp);
+	int full = tf->recompute == PPCC_RECOMPUTE_FULL;
+	*out_f = 2 * one;
+	*out_b = (full ? 4 : 2) * one;
+}
+
+/* The busiest expert rank's extra work: its routed experts compute
+ * imbalance times the mean's tokens, when ep > 1 spreads them. */
+static double expert_extra_flops(const ppcc_config *cfg, const ppcc_layer *l)
+{
+	const ppcc_transformer *tf = cfg->model.transformer;
+	if (!tf || !(l->expert_fwd_flops > 0) ||
+	    cfg->pipeline.expert_parallel <= 1)
+		return 0;
+	return (tf->moe.imbalance - 1.0) * l->expert_fwd_flops;
+}
+
 void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 			     const ppcc_config *cfg,
 			     const ppcc_cost_layer_comm *lc, int layer,
@@ -44,6 +77,13 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 	*out_bwd = l->bwd_flops / speed + lc->tp_b[layer] + lc->cp_b[layer] +
 		   kernel_seconds(dg, t, shard, l->kernel_bwd_bytes,
 				  l->kernel_bwd_replicated_bytes);
+	if (lc->ep_f) {
+		double extra = expert_extra_flops(cfg, l) / speed;
+		int full = cfg->model.transformer->recompute ==
+			   PPCC_RECOMPUTE_FULL;
+		*out_fwd += lc->ep_f[layer] + extra;
+		*out_bwd += lc->ep_b[layer] + (full ? 3 : 2) * extra;
+	}
 }
 
 void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
@@ -67,8 +107,22 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	for (int k = 0; k < 3; k++)
 		split[k] *= f;
 	ppcc_comm_dp_rates(c, cfg);
+	ppcc_memory_experts ex;
+	ppcc_memory_experts_of(&ex, &cfg->pipeline, cfg->pipeline.stages);
+	double esplit[3];
+	ppcc_memory_zero_bytes_per_param(esplit, cfg->pipeline.zero,
+					 cfg->pipeline.grad_bytes,
+					 ex.edp, cfg->pipeline.trainer,
+					 cfg->pipeline.stages);
+	for (int k = 0; k < 3; k++)
+		esplit[k] *= f;
 	for (int k = i; k <= j; k++) {
-		double per_device = L[k].params / t;
+		double per_device = ppcc_memory_device_params(&L[k],
+							      &cfg->pipeline);
+		if (lc->ep_f) {
+			c->ep_fwd_ms += 1e3 * lc->ep_f[k];
+			c->ep_bwd_ms += 1e3 * lc->ep_b[k];
+		}
 		c->tp_fwd_ms += 1e3 * lc->tp_f[k];
 		c->tp_bwd_ms += 1e3 * lc->tp_b[k];
 		c->cp_fwd_ms += 1e3 * lc->cp_f[k];
@@ -77,6 +131,12 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 		c->params += per_device;
 		if (L[k].bytes_per_param > 0) {
 			c->weight_bytes += per_device * f * L[k].bytes_per_param;
+		} else if (L[k].expert_params > 0) {
+			double e = L[k].expert_params * ex.share;
+			double dense = per_device - e;
+			c->weight_bytes += dense * split[0] + e * esplit[0];
+			c->grad_bytes += dense * split[1] + e * esplit[1];
+			c->optimizer_bytes += dense * split[2] + e * esplit[2];
 		} else {
 			c->weight_bytes += per_device * split[0];
 			c->grad_bytes += per_device * split[1];

@@ -99,6 +99,15 @@ double ppcc_comm_tp_seconds(const ppcc_cluster *c, int t, int cp,
 double ppcc_comm_cp_step_seconds(const ppcc_cluster *c, int t, int cp,
 				 double kv_bytes);
 
+/* One all-to-all of a mixture-of-experts layer, bytes sent by each of
+ * the ep ranks of an expert-parallel group (etp devices apart, spanning
+ * ep x etp): the (ep - 1)/ep of them that leave the device go to the
+ * group's members in its node over the intra-node link and to the
+ * others over the inter-node link at once, the slower of the two
+ * setting the time; 0 when ep == 1. */
+double ppcc_comm_a2a_seconds(const ppcc_cluster *c, int ep, int etp,
+			     double bytes);
+
 /* The data-parallel collectives of a stage's buckets over the n = d x cp
  * ranks that share its weights, spread over the t x cp x d devices: each
  * REDUCE_GRAD an all-reduce (ZeRO 0) or a reduce-scatter, each
@@ -115,7 +124,20 @@ void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg);
  * from ppcc_comm_tp_seconds and ppcc_comm_cp_step_seconds). */
 typedef struct ppcc_cost_layer_comm {
 	double *tp_f, *tp_b, *cp_f, *cp_b;
+	/* a mixture of experts' token all-to-alls (NULL: the model has no
+	 * expert parallelism), ppcc_cost_expert_comm's */
+	double *ep_f, *ep_b;
 } ppcc_cost_layer_comm;
+
+/* A mixture-of-experts layer l's token dispatch and combine in its
+ * forward (*out_f) and backward (*out_b), seconds: per device its share
+ * of l's a2a_bytes (t x cp devices split a microbatch's tokens), the
+ * busiest rank's imbalance times that, two all-to-alls over ep each way
+ * (four in a backward that recomputes the forward), and under etp > 1
+ * an all-gather (dispatch) and a reduce-scatter (combine) of the tokens
+ * over the etp devices of each expert. */
+void ppcc_cost_expert_comm(double *out_f, double *out_b,
+			   const ppcc_config *cfg, const ppcc_layer *l);
 
 /* A rank's compute speed: shard (t x cp) x tflops x 1e12 x efficiency
  * FLOP/s of its device group. */
@@ -167,7 +189,9 @@ double ppcc_memory_reserve_factor(int trainer);
  * plan/tables.c rounds each to a byte and sums them over a stage. */
 typedef struct ppcc_memory_layer {
 	double bytes_per_param;    /* the layer's own, else zero_bpp */
-	double static_bytes;       /* params x bytes_per_param x cp */
+	/* params x bytes_per_param x cp; a routed expert's params x
+	 * ex's bytes_per_param x share x t x cp */
+	double static_bytes;
 	double stash_bytes;        /* stash + (t - 1) x replicated stash */
 	double stash_weight_bytes; /* what W keeps from I on */
 	/* what a microbatch in flight holds at most: the larger of the two
@@ -176,11 +200,30 @@ typedef struct ppcc_memory_layer {
 	double gather_bytes;       /* its 16-bit parameters: 2 x params */
 } ppcc_memory_layer;
 
+/* How a stage's t x cp x d devices hold the routed experts, folded into
+ * etp x ep x edp: bytes per parameter under ZeRO over the edp ranks that
+ * share an expert, and an expert parameter's share on one of a rank's
+ * devices, 1 / (ep x etp). */
+typedef struct ppcc_memory_experts {
+	double bytes_per_param;
+	double share;
+	int edp;
+} ppcc_memory_experts;
+
+void ppcc_memory_experts_of(ppcc_memory_experts *out, const ppcc_pipeline *p,
+			    int stages);
+
+/* Layer l's parameters on one device: the dense ones over t, the
+ * routed experts' over ep x etp. */
+double ppcc_memory_device_params(const ppcc_layer *l, const ppcc_pipeline *p);
+
 /* The terms of layer l; zero_bpp is ppcc_memory_zero_bytes_per_param's
- * for the plan, split whether the schedule splits the backward; every
- * byte term is multiplied by factor (ppcc_memory_reserve_factor). */
+ * for the plan, ex the experts' (NULL: the layer has none), split
+ * whether the schedule splits the backward; every byte term is
+ * multiplied by factor (ppcc_memory_reserve_factor). */
 void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
-			     int t, int cp, double zero_bpp, int split,
+			     int t, int cp, double zero_bpp,
+			     const ppcc_memory_experts *ex, int split,
 			     double factor);
 
 /* What a device of group dg may hold: its memory less the cluster's

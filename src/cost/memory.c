@@ -26,6 +26,8 @@
  * doc/design/memory.md (the trainers' terms, the fitted factor) and
  * doc/design/iteration.md (the optimizer's bytes, the gathers).
  */
+#include <stdint.h>
+
 #include "ppcc.h"
 
 double ppcc_memory_zero_bytes_per_param(double *out, int zero,
@@ -64,8 +66,35 @@ double ppcc_memory_reserve_factor(int trainer)
 		? PPCC_TORCHTITAN_RESERVE_FACTOR : 1.0;
 }
 
+void ppcc_memory_experts_of(ppcc_memory_experts *out, const ppcc_pipeline *p,
+			    int stages)
+{
+	int64_t ep = p->expert_parallel > 0 ? p->expert_parallel : 1;
+	int64_t etp = ppcc_pipeline_etp(p);
+	int64_t width = (int64_t)p->tensor_parallel *
+			(p->context_parallel > 0 ? p->context_parallel : 1) *
+			(p->data_parallel > 0 ? p->data_parallel : 1);
+	int64_t edp = width / (ep * etp);
+	out->edp = edp > 0 ? (int)edp : 1;
+	out->bytes_per_param = ppcc_memory_zero_bytes_per_param(
+		NULL, p->zero, p->grad_bytes, edp > 0 ? (int)edp : 1,
+		p->trainer, stages);
+	out->share = 1.0 / (double)(ep * etp);
+}
+
+double ppcc_memory_device_params(const ppcc_layer *l, const ppcc_pipeline *p)
+{
+	int t = p->tensor_parallel > 0 ? p->tensor_parallel : 1;
+	if (!(l->expert_params > 0))
+		return l->params / t;
+	double ep = p->expert_parallel > 0 ? p->expert_parallel : 1;
+	return (l->params - l->expert_params) / t +
+	       l->expert_params / (ep * ppcc_pipeline_etp(p));
+}
+
 void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
-			     int t, int cp, double zero_bpp, int split,
+			     int t, int cp, double zero_bpp,
+			     const ppcc_memory_experts *ex, int split,
 			     double factor)
 {
 	double bpp = l->bytes_per_param > 0 ? l->bytes_per_param : zero_bpp;
@@ -73,7 +102,13 @@ void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
 				 (t - 1) * l->stash_replicated_bytes);
 	double wst = factor * l->stash_weight_bytes;
 	out->bytes_per_param = bpp;
-	out->static_bytes = factor * l->params * bpp * cp;
+	if (ex && l->expert_params > 0 && !(l->bytes_per_param > 0))
+		out->static_bytes = factor * (l->params - l->expert_params) *
+				    bpp * cp +
+				    factor * l->expert_params *
+				    ex->bytes_per_param * ex->share * t * cp;
+	else
+		out->static_bytes = factor * l->params * bpp * cp;
 	out->stash_bytes = stash;
 	out->stash_weight_bytes = wst;
 	out->hold_bytes = split && wst > stash ? wst : stash;

@@ -231,6 +231,11 @@ static void iteration_json(ppcc_jw *w, const ppcc_plan *p)
 	num(w, it->cp_comm_ms);
 	field(w, "\"zero3_comm\":", 0);
 	num(w, it->zero3_comm_ms);
+	if (p->config && p->config->model.transformer &&
+	    p->config->model.transformer->moe.experts > 0) {
+		field(w, "\"ep_comm\":", 0);
+		num(w, it->ep_comm_ms);
+	}
 	field(w, "\"p2p\":", 0);
 	num(w, it->p2p_ms);
 	field(w, "\"bubble\":", 0);

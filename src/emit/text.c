@@ -288,6 +288,8 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 	if (c->pipeline.context_parallel > 1)
 		breakdown_row(f, "context-parallel K and V exchange",
 			      it->cp_comm_ms, total);
+	if (c->model.transformer && c->model.transformer->moe.experts > 0)
+		breakdown_row(f, "expert all-to-all", it->ep_comm_ms, total);
 	if (c->pipeline.zero == 3)
 		breakdown_row(f, "ZeRO-3 parameter gathers, exposed",
 			      it->zero3_comm_ms, total);

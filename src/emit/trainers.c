@@ -46,11 +46,31 @@ static const ppcc_config *plan_config(const ppcc_plan *p, ppcc_diag *d)
 	return p->config;
 }
 
+/* A mixture of experts needs the trainer's expert settings, which
+ * these outputs do not write yet: refused, not written as a dense
+ * model's. */
+static int refuse_experts(const ppcc_config *c, const char *trainer,
+			  ppcc_diag *d)
+{
+	const ppcc_transformer *tf = c->model.transformer;
+	if (!tf || tf->moe.experts == 0)
+		return 0;
+	ppcc_loc loc = tf->moe.loc.file ? tf->moe.loc
+		: c->model.transformer_loc.file ? c->model.transformer_loc
+		: (ppcc_loc){c->path, 0, 0};
+	ppcc_error(d, &loc, "ppcc does not write %s's settings for a "
+		   "mixture of experts (%d experts): its expert-parallel "
+		   "and router settings are not written yet, and without "
+		   "them %s would train a dense model", trainer,
+		   tf->moe.experts, trainer);
+	return PPCC_EINPUT;
+}
+
 static int need_transformer(const ppcc_config *c, const char *trainer,
 			    ppcc_diag *d)
 {
 	if (c->model.transformer && c->model.edge_layers)
-		return 0;
+		return refuse_experts(c, trainer, d);
 	ppcc_loc loc = c->model.loc.file ? c->model.loc
 					 : (ppcc_loc){c->path, 0, 0};
 	ppcc_error(d, &loc, "%s names a transformer's modules: give the "
@@ -1022,6 +1042,8 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 	const ppcc_config *c = plan_config(p, d);
 	if (!c)
 		return PPCC_EINTERNAL;
+	if (refuse_experts(c, "DeepSpeed", d))
+		return PPCC_EINPUT;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
 	int piped = pl->stages > 1;

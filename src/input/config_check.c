@@ -106,6 +106,75 @@ void ppcc_config_fill_defaults(ppcc_config *c)
 	}
 	if (!p->group_size_loc.file)
 		p->group_size = 0;
+	if (!p->expert_parallel_loc.file)
+		p->expert_parallel = 1;
+	if (!p->expert_tensor_parallel_loc.file)
+		p->expert_tensor_parallel = 0;
+}
+
+int ppcc_pipeline_etp(const ppcc_pipeline *p)
+{
+	return p->expert_tensor_parallel > 0 ? p->expert_tensor_parallel
+					     : p->tensor_parallel;
+}
+
+/* Expert parallelism: a mixture of experts to spread, ep dividing its
+ * experts and etp its expert width, and etp x ep dividing the t x cp x d
+ * devices of a stage, which fold into them. */
+static void check_experts(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_pipeline *p = &c->pipeline;
+	const ppcc_transformer *tf = c->model.transformer;
+	int ep = p->expert_parallel > 0 ? p->expert_parallel : 1;
+	int etp = ppcc_pipeline_etp(p);
+	int given = p->expert_parallel_loc.file ||
+		    p->expert_tensor_parallel_loc.file;
+	ppcc_loc loc = where(c, p->expert_parallel_loc.file
+				? &p->expert_parallel_loc
+				: &p->expert_tensor_parallel_loc);
+	if (!tf || tf->moe.experts == 0) {
+		if (given && (ep > 1 || p->expert_tensor_parallel_loc.file))
+			ppcc_error(d, &loc, "expert parallelism needs a "
+				   "mixture-of-experts model "
+				   "(transformer.moe); this model has none");
+		return;
+	}
+	if (tf->moe.experts % ep != 0)
+		ppcc_error(d, &loc, "%d-way expert parallelism does not "
+			   "divide the %d experts (line %d)", ep,
+			   tf->moe.experts, tf->moe.experts_loc.line);
+	if (tf->moe.ffn_hidden % etp != 0) {
+		loc = where(c, p->expert_tensor_parallel_loc.file
+				? &p->expert_tensor_parallel_loc
+				: &p->tensor_parallel_loc);
+		ppcc_error(d, &loc, "%d-way expert tensor parallelism does "
+			   "not divide the experts' FFN width %d", etp,
+			   tf->moe.ffn_hidden);
+	}
+	int64_t width = (int64_t)p->tensor_parallel * p->context_parallel *
+			p->data_parallel;
+	if (width % ((int64_t)ep * etp) != 0)
+		ppcc_error(d, &loc, "expert parallelism folds into the %lld "
+			   "device%s of a stage (t x cp x d = %d x %d x %d); "
+			   "ep x etp = %d x %d does not divide %s",
+			   (long long)width, plural(width), p->tensor_parallel,
+			   p->context_parallel, p->data_parallel, ep, etp,
+			   width == 1 ? "it" : "them");
+	if (p->zero == 3 && ep * etp != p->tensor_parallel) {
+		loc = where(c, &p->zero_loc);
+		ppcc_error(d, &loc, "ppcc does not model ZeRO-3 with expert "
+			   "parallelism (ep x etp = %d x %d, t = %d): its "
+			   "gathers of sharded experts; use zero: 1 or 2",
+			   ep, etp, p->tensor_parallel);
+	}
+	if (p->trainer == PPCC_TRAINER_TORCHTITAN &&
+	    tf->recompute == PPCC_RECOMPUTE_SELECTIVE) {
+		loc = where(c, &p->trainer_loc);
+		ppcc_error(d, &loc, "ppcc does not model torchtitan's "
+			   "per-operation selective recomputation of "
+			   "mixture-of-experts layers; use recompute: full "
+			   "or none, or trainer: megatron");
+	}
 }
 
 /* Each t-device tensor-parallel group of the first p ranks must lie in
@@ -245,6 +314,7 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 				   tf->seq_len);
 		}
 	}
+	check_experts(c, d);
 	if (t > cl->devices_per_node) {
 		loc = where(c, &p->tensor_parallel_loc);
 		ppcc_warning(d, &loc,

@@ -47,6 +47,15 @@ typedef struct ppcc_layer {
 	/* ring attention (context parallelism): K and V bytes of the whole
 	 * sequence that each context-parallel rank passes on, forward */
 	double cp_kv_bytes;
+	/* A mixture-of-experts layer: the routed experts' parameters (part
+	 * of params, which expert parallelism shards instead of t), their
+	 * forward FLOPs (part of fwd_flops, the busiest expert rank's
+	 * imbalance scales them), and the bytes of tokens one dispatch
+	 * all-to-all moves in the forward (the combine moves as many, and
+	 * the backward both again); 0 for a dense layer */
+	double expert_params;
+	double expert_fwd_flops;
+	double a2a_bytes;
 	/* bytes the memory-bound kernels (norms, residual adds, activation
 	 * functions, softmax, dropout) read and write, forward and backward
 	 * (with recomputation), and the parts of them kept whole on each
@@ -141,6 +150,12 @@ typedef struct ppcc_pipeline {
 	int tensor_parallel; /* t, devices per pipeline rank */
 	int data_parallel;   /* d, replicas of the pipeline */
 	int context_parallel; /* cp, ranks a sequence is split across */
+	/* ep, the ranks a mixture-of-experts layer's routed experts are
+	 * spread over, and etp, the devices each expert's matrices are
+	 * split over (0: t): the t x cp x d devices of a stage fold into
+	 * etp x ep x edp (Megatron-Core's MoE parallel folding) */
+	int expert_parallel;
+	int expert_tensor_parallel;
 	int global_batch_size; /* B = m * b * d sequences; 0: not given */
 	int zero;            /* ZeRO stage 0-3 (1: distributed optimizer) */
 	double grad_bytes;   /* G, bytes of a gradient (4: fp32 accumulation) */
@@ -169,7 +184,7 @@ typedef struct ppcc_pipeline {
 	ppcc_loc kind_loc, stages_loc, microbatches_loc, chunks_loc,
 		group_size_loc, tensor_parallel_loc, data_parallel_loc,
 		context_parallel_loc, global_batch_size_loc, zero_loc,
-		trainer_loc;
+		trainer_loc, expert_parallel_loc, expert_tensor_parallel_loc;
 } ppcc_pipeline;
 
 typedef struct ppcc_config {
@@ -222,6 +237,9 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
  * call it again after command-line overrides. */
 void ppcc_config_fill_defaults(ppcc_config *c);
 
+/* The expert tensor parallelism planned: the file's, else t. */
+int ppcc_pipeline_etp(const ppcc_pipeline *p);
+
 /* Limits on counts read from a file (layers after repeat, devices,
  * stages, microbatches, chunks, tensor_parallel). */
 #define PPCC_MAX_LAYERS (1 << 20)
@@ -249,8 +267,24 @@ typedef enum ppcc_position {
 	PPCC_POSITION_LEARNED
 } ppcc_position;
 
+/* `transformer.moe:` (transformer.c); experts 0: a dense model.  Layer i
+ * (from 0) is a mixture of experts when i >= dense_layers and
+ * (i - dense_layers) % every == 0; capacity_factor 0 is dropless, else
+ * each expert computes its capacity's tokens, padded; imbalance is the
+ * busiest expert rank's tokens over the mean (PPCC_MOE_IMBALANCE when
+ * not given). */
+typedef struct ppcc_moe {
+	int experts, top_k, ffn_hidden, shared_experts, dense_layers, every;
+	double capacity_factor, imbalance;
+	ppcc_loc loc, experts_loc, ffn_hidden_loc;
+} ppcc_moe;
+
+#define PPCC_MOE_IMBALANCE 1.1
+
 typedef struct ppcc_transformer {
 	int layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
+	int head_dim; /* 0: hidden / heads */
+	ppcc_moe moe;
 	int micro_batch_size;
 	int recompute; /* ppcc_recompute */
 	int swiglu;    /* gated FFN, RMSNorm, no biases, no learned positions,
@@ -274,6 +308,13 @@ typedef struct ppcc_transformer {
  * transformer.c). */
 void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 				  const ppcc_transformer *t);
+
+/* 1 when block i (from 0) of t is a mixture of experts. */
+int ppcc_transformer_is_moe(const ppcc_transformer *t, int i);
+
+/* The parameters one token uses: the model's less the routed experts
+ * it is not sent to (ppcc_transformer_params for a dense model). */
+double ppcc_transformer_active_params(const ppcc_transformer *t);
 
 /* The model's parameters: the embedding's, the blocks' and the head's
  * (the layers' params), less the head's V x h when the embeddings are

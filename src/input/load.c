@@ -888,17 +888,6 @@ static void list_words(char *buf, size_t cap, const char *const *known)
 static const struct {
 	const char *key, *what, *hint; /* hint NULL: leave the key out */
 } unmodelled[] = {
-	{"moe", "mixture-of-experts layers", NULL},
-	{"num_experts", "mixture-of-experts layers", NULL},
-	{"num_local_experts", "mixture-of-experts layers", NULL},
-	{"n_routed_experts", "mixture-of-experts layers", NULL},
-	{"n_shared_experts", "mixture-of-experts layers", NULL},
-	{"num_experts_per_tok", "mixture-of-experts layers", NULL},
-	{"moe_router_topk", "mixture-of-experts layers", NULL},
-	{"moe_intermediate_size", "mixture-of-experts layers", NULL},
-	{"moe_ffn_hidden_size", "mixture-of-experts layers", NULL},
-	{"expert_parallel", "expert parallelism", NULL},
-	{"expert_tensor_parallel", "expert parallelism", NULL},
 	{"attention", "attention other than multi-head and grouped-query",
 	 "leave it out for multi-head or grouped-query attention (kv_heads)"},
 	{"q_lora_rank", "multi-head latent attention", NULL},
@@ -908,8 +897,6 @@ static const struct {
 	{"v_head_dim", "multi-head latent attention", NULL},
 	{"mtp_layers", "multi-token prediction", NULL},
 	{"num_nextn_predict_layers", "multi-token prediction", NULL},
-	{"head_dim", "a head dimension other than hidden / heads",
-	 "leave it out when it is hidden / heads"},
 	{"sliding_window", "sliding-window attention", NULL},
 	{"sliding_window_pattern", "sliding-window attention", NULL},
 	{"attention_chunk_size", "chunked attention", NULL},
@@ -919,6 +906,54 @@ static const struct {
 	{"hybrid_override_pattern", "hybrid state-space (Mamba) layers", NULL},
 	{"linear_attention", "linear attention", NULL},
 };
+
+/* Other projects' names of ppcc's keys, which a user pastes from a
+ * Megatron-LM or Hugging Face configuration: each gets the key to write
+ * instead. */
+static const struct {
+	const char *key, *project, *ours;
+} foreign[] = {
+	{"num_experts", "Megatron-LM's and Hugging Face's",
+	 "transformer.moe.experts"},
+	{"num_local_experts", "Hugging Face's", "transformer.moe.experts"},
+	{"n_routed_experts", "Hugging Face's", "transformer.moe.experts"},
+	{"moe_router_topk", "Megatron-LM's", "transformer.moe.top_k"},
+	{"num_experts_per_tok", "Hugging Face's", "transformer.moe.top_k"},
+	{"moe_ffn_hidden_size", "Megatron-LM's", "transformer.moe.ffn_hidden"},
+	{"moe_intermediate_size", "Hugging Face's",
+	 "transformer.moe.ffn_hidden"},
+	{"n_shared_experts", "Hugging Face's",
+	 "transformer.moe.shared_experts"},
+	{"first_k_dense_replace", "Hugging Face's",
+	 "transformer.moe.dense_layers"},
+	{"moe_layer_freq", "Megatron-LM's", "transformer.moe.every"},
+	{"decoder_sparse_step", "Hugging Face's", "transformer.moe.every"},
+	{"moe_expert_capacity_factor", "Megatron-LM's",
+	 "transformer.moe.capacity_factor"},
+	{"num_layers", "Megatron-LM's", "transformer.layers"},
+	{"num_hidden_layers", "Hugging Face's", "transformer.layers"},
+	{"hidden_size", "Megatron-LM's and Hugging Face's",
+	 "transformer.hidden"},
+	{"num_attention_heads", "Megatron-LM's and Hugging Face's",
+	 "transformer.heads"},
+	{"num_key_value_heads", "Hugging Face's", "transformer.kv_heads"},
+	{"num_query_groups", "Megatron-LM's", "transformer.kv_heads"},
+	{"ffn_hidden_size", "Megatron-LM's", "transformer.ffn_hidden"},
+	{"intermediate_size", "Hugging Face's", "transformer.ffn_hidden"},
+	{"kv_channels", "Megatron-LM's", "transformer.head_dim"},
+	{"vocab_size", "Megatron-LM's and Hugging Face's", "transformer.vocab"},
+	{"seq_length", "Megatron-LM's", "transformer.seq_len"},
+};
+
+static const char *foreign_key(const node *k, const char **project)
+{
+	for (size_t i = 0; i < sizeof foreign / sizeof *foreign; i++)
+		if (scalar_is(k, foreign[i].key)) {
+			*project = foreign[i].project;
+			return foreign[i].ours;
+		}
+	return NULL;
+}
 
 static const char *unmodelled_key(const node *k, const char **hint)
 {
@@ -990,6 +1025,21 @@ static int sec_open(section *out, loader *L, const section *parent,
 			    "ppcc does not model %s ('%s'%s): planned without "
 			    "it, the figures would be another model's; %s",
 			    what, text, where, hint);
+			if (k->next)
+				unread_reals(L, k->next);
+			continue;
+		}
+		const char *project = NULL, *ours = foreign_key(k, &project);
+		if (ours) {
+			/* the key it stands for, when the section has it, is
+			 * not missing as well */
+			const char *last = strrchr(ours, '.') + 1;
+			for (int i = 0; known[i] && i < 32; i++)
+				if (strcmp(known[i], last) == 0)
+					out->typos |= 1u << i;
+			say(L, PPCC_SEV_ERROR, &k->loc,
+			    "unknown key '%s'%s: that is %s name; did you mean "
+			    "'%s'?", text, where, project, ours);
 			if (k->next)
 				unread_reals(L, k->next);
 			continue;
@@ -1304,7 +1354,10 @@ static const char *const transformer_keys[] = {
 	"preset", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
 	"seq_len", "micro_batch_size", "recompute", "swiglu",
 	"bytes_per_param", "sequence_parallel", "flash_attention", "norm",
-	"position", "rope_theta", "tie_embeddings", NULL};
+	"position", "rope_theta", "tie_embeddings", "head_dim", "moe", NULL};
+static const char *const moe_keys[] = {
+	"experts", "top_k", "ffn_hidden", "shared_experts", "dense_layers",
+	"every", "capacity_factor", "imbalance", NULL};
 static const char *const recompute_words[] = {"none", "selective", "full",
 					      NULL};
 /* in the order of ppcc_norm and ppcc_position */
@@ -1400,6 +1453,55 @@ static int read_model_preset(ppcc_transformer *t,
 	return 1;
 }
 
+/* `moe:` of a transformer section into t->moe (a preset's values stay
+ * where the file gives none). */
+static void read_moe(loader *L, const section *tsec, ppcc_transformer *t,
+		     int preset)
+{
+	const node *key;
+	const node *value = sec_get(tsec, "moe", &key);
+	if (!value)
+		return;
+	section s;
+	if (sec_open(&s, L, tsec, key, "moe", value, moe_keys) < 0)
+		return;
+	ppcc_moe *m = &t->moe;
+	int need = !(preset && m->experts > 0);
+	m->loc = key->loc;
+	sec_int(&s, "experts", 1, PPCC_MAX_COUNT, need, &m->experts,
+		&m->experts_loc);
+	sec_int(&s, "top_k", 1, PPCC_MAX_COUNT, need, &m->top_k, NULL);
+	sec_int(&s, "ffn_hidden", 1, INT_MAX, 0, &m->ffn_hidden,
+		&m->ffn_hidden_loc);
+	sec_int(&s, "shared_experts", 0, PPCC_MAX_COUNT, 0, &m->shared_experts,
+		NULL);
+	sec_int(&s, "dense_layers", 0, PPCC_MAX_LAYERS, 0, &m->dense_layers,
+		NULL);
+	sec_int(&s, "every", 1, PPCC_MAX_LAYERS, 0, &m->every, NULL);
+	sec_number(&s, "capacity_factor", NUM_NONNEG, 0, &m->capacity_factor);
+	double imb = 0;
+	if (sec_number(&s, "imbalance", NUM_POSITIVE, 0, &imb) == 1) {
+		if (imb < 1) {
+			const node *v = sec_get(&s, "imbalance", NULL);
+			sec_bad(&s, "imbalance", v, "a number >= 1 (the busiest "
+				"expert rank's tokens over the mean)");
+		} else
+			m->imbalance = imb;
+	}
+	if (m->top_k > m->experts && m->experts > 0) {
+		const node *k;
+		sec_get(&s, "top_k", &k);
+		say(L, PPCC_SEV_ERROR, k ? &k->loc : &key->loc,
+		    "%s.top_k: %d experts a token, of %d experts; expected "
+		    "at most %d", s.path, m->top_k, m->experts, m->experts);
+	}
+	if (m->capacity_factor > 0 && m->capacity_factor < 1) {
+		const node *v = sec_get(&s, "capacity_factor", NULL);
+		sec_bad(&s, "capacity_factor", v, "0 (dropless) or a number "
+			">= 1");
+	}
+}
+
 static void read_transformer(loader *L, const section *model,
 			     const node *key, const node *value)
 {
@@ -1453,16 +1555,45 @@ static void read_transformer(loader *L, const section *model,
 		t->rope_theta_loc = th->loc;
 	}
 	sec_bool(&s, "tie_embeddings", &t->tie_embeddings);
+	sec_int(&s, "head_dim", 1, INT_MAX, 0, &t->head_dim, NULL);
+	read_moe(L, &s, t, preset);
 	if (L->errors != errors || !hidden_ok || !heads_ok)
 		return;
+	ppcc_moe *m = &t->moe;
+	if (m->experts > 0) {
+		if (m->ffn_hidden == 0) /* as wide as the dense FFN */
+			m->ffn_hidden = t->ffn_hidden > 0 ? t->ffn_hidden
+							  : 4 * t->hidden;
+		if (m->every == 0)
+			m->every = 1;
+		if (m->imbalance == 0)
+			m->imbalance = PPCC_MOE_IMBALANCE;
+		const node *mk;
+		sec_get(&s, "moe", &mk);
+		if (!t->swiglu)
+			say(L, PPCC_SEV_ERROR, mk ? &mk->loc : &key->loc,
+			    "ppcc does not model mixture-of-experts layers "
+			    "without SwiGLU experts (%s.swiglu is false): "
+			    "their biases and activation differ; set "
+			    "swiglu: true", s.path);
+		if (m->dense_layers >= t->layers)
+			say(L, PPCC_SEV_ERROR, mk ? &mk->loc : &key->loc,
+			    "%s.moe.dense_layers: %d dense layers leave no "
+			    "mixture-of-experts layer of the %d; expected "
+			    "fewer than %d", s.path, m->dense_layers,
+			    t->layers, t->layers);
+		if (L->errors != errors)
+			return;
+	}
 	/* a value from the preset is located at the preset */
 	const node *k, *pk;
 	sec_get(&s, "preset", &pk);
-	if (t->hidden % t->heads != 0) {
+	if (t->head_dim == 0 && t->hidden % t->heads != 0) {
 		if (!sec_get(&s, "heads", &k))
 			k = pk;
 		say(L, PPCC_SEV_ERROR, &k->loc,
-		    "%s.heads: %d heads do not divide the hidden size %d",
+		    "%s.heads: %d heads do not divide the hidden size %d; "
+		    "give head_dim when a head is not hidden / heads wide",
 		    s.path, t->heads, t->hidden);
 	}
 	if (t->kv_heads > 0 && t->heads % t->kv_heads != 0) {
@@ -1999,7 +2130,7 @@ static const char *const pipeline_keys[] = {
 	"stages", "microbatches", "schedule", "chunks", "group_size",
 	"tensor_parallel", "data_parallel", "context_parallel",
 	"global_batch_size", "zero", "grad_bytes", "dp_bucket_mb", "partition",
-	"trainer", NULL};
+	"trainer", "expert_parallel", "expert_tensor_parallel", NULL};
 
 static const char *const trainer_words[PPCC_TRAINER_COUNT + 1] = {
 	"megatron", "torchtitan", "deepspeed", NULL};
@@ -2091,6 +2222,11 @@ static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 		&out->context_parallel, &out->context_parallel_loc);
 	sec_int(&s, "global_batch_size", 1, INT_MAX, 0,
 		&out->global_batch_size, &out->global_batch_size_loc);
+	sec_int(&s, "expert_parallel", 1, PPCC_MAX_COUNT, 0,
+		&out->expert_parallel, &out->expert_parallel_loc);
+	sec_int(&s, "expert_tensor_parallel", 1, PPCC_MAX_COUNT, 0,
+		&out->expert_tensor_parallel,
+		&out->expert_tensor_parallel_loc);
 	sec_int(&s, "zero", 0, 3, 0, &out->zero, &out->zero_loc);
 	sec_number(&s, "grad_bytes", NUM_POSITIVE, 0, &out->grad_bytes);
 	const node *bk, *bv = sec_get(&s, "dp_bucket_mb", &bk);

@@ -14,19 +14,39 @@
 #define LEARNED PPCC_POSITION_LEARNED
 #define HF31 "Hugging Face config.json, meta-llama/Meta-Llama-3.1-"
 
+#define DENSE 0, 0, 0, 0, 0, 0
+
 /* name, label; layers, hidden, heads, kv heads, FFN, vocabulary, sequence;
- * swiglu, norm, position, RoPE theta, tied embeddings; source */
+ * swiglu, norm, position, RoPE theta, tied embeddings; source; head
+ * dimension; experts, top k, expert FFN, shared experts, dense layers */
 const ppcc_model_preset ppcc_model_presets[] = {
 	{"llama3-8b", "Llama 3.1 8B", 32, 4096, 32, 8, 14336, 128256, 8192,
-	 1, RMS, ROPE, 500000, 0, HF31 "8B"},
+	 1, RMS, ROPE, 500000, 0, HF31 "8B", DENSE},
 	{"llama3-70b", "Llama 3.1 70B", 80, 8192, 64, 8, 28672, 128256, 8192,
-	 1, RMS, ROPE, 500000, 0, HF31 "70B"},
+	 1, RMS, ROPE, 500000, 0, HF31 "70B", DENSE},
 	{"llama3-405b", "Llama 3.1 405B", 126, 16384, 128, 8, 53248, 128256,
-	 8192, 1, RMS, ROPE, 500000, 0, HF31 "405B"},
+	 8192, 1, RMS, ROPE, 500000, 0, HF31 "405B", DENSE},
 	{"llama2-70b", "Llama 2 70B", 80, 8192, 64, 8, 28672, 32000, 4096, 1,
-	 RMS, ROPE, 10000, 0, "Hugging Face config.json, meta-llama/Llama-2-70b-hf"},
+	 RMS, ROPE, 10000, 0, "Hugging Face config.json, meta-llama/Llama-2-70b-hf",
+	 DENSE},
 	{"gpt3-175b", "GPT-3 175B", 96, 12288, 96, 96, 49152, 50257, 2048, 0,
-	 LN, LEARNED, 0, 1, "Brown et al. 2020, Table 2.1; GPT-2's vocabulary"},
+	 LN, LEARNED, 0, 1, "Brown et al. 2020, Table 2.1; GPT-2's vocabulary",
+	 DENSE},
+	{"mixtral-8x7b", "Mixtral 8x7B", 32, 4096, 32, 8, 14336, 32000, 4096,
+	 1, RMS, ROPE, 1e6, 0,
+	 "Hugging Face config.json, mistralai/Mixtral-8x7B-v0.1",
+	 0, 8, 2, 14336, 0, 0},
+	{"mixtral-8x22b", "Mixtral 8x22B", 56, 6144, 48, 8, 16384, 32000, 4096,
+	 1, RMS, ROPE, 1e6, 0,
+	 "Hugging Face config.json, mistralai/Mixtral-8x22B-v0.1",
+	 0, 8, 2, 16384, 0, 0},
+	{"qwen3-30b-a3b", "Qwen3-30B-A3B", 48, 2048, 32, 4, 6144, 151936, 4096,
+	 1, RMS, ROPE, 1e6, 0, "Hugging Face config.json, Qwen/Qwen3-30B-A3B",
+	 128, 128, 8, 768, 0, 0},
+	{"qwen3-235b-a22b", "Qwen3-235B-A22B", 94, 4096, 64, 4, 12288, 151936,
+	 4096, 1, RMS, ROPE, 1e6, 0,
+	 "Hugging Face config.json, Qwen/Qwen3-235B-A22B",
+	 128, 128, 8, 1536, 0, 0},
 };
 
 const int ppcc_n_model_presets =
@@ -63,6 +83,17 @@ void ppcc_model_preset_shape(ppcc_transformer *out, const ppcc_model_preset *p)
 	out->position = p->position;
 	out->rope_theta = p->rope_theta;
 	out->tie_embeddings = p->tie_embeddings;
+	out->head_dim = p->head_dim;
+	out->moe = (ppcc_moe){0};
+	if (p->experts > 0) {
+		out->moe.experts = p->experts;
+		out->moe.top_k = p->top_k;
+		out->moe.ffn_hidden = p->expert_ffn;
+		out->moe.shared_experts = p->shared_experts;
+		out->moe.dense_layers = p->dense_layers;
+		out->moe.every = 1;
+		out->moe.imbalance = PPCC_MOE_IMBALANCE;
+	}
 }
 
 double ppcc_model_preset_params(const ppcc_model_preset *p)

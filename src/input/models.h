@@ -25,6 +25,10 @@ typedef struct ppcc_model_preset {
 	double rope_theta;  /* 0: no RoPE (learned positions) */
 	int tie_embeddings;
 	const char *source; /* where the shapes come from, in a few words */
+	int head_dim;       /* 0: hidden / heads */
+	/* a mixture of experts (experts 0: dense): routed experts, a
+	 * token's, their FFN width, shared experts, dense first layers */
+	int experts, top_k, expert_ffn, shared_experts, dense_layers;
 } ppcc_model_preset;
 
 extern const ppcc_model_preset ppcc_model_presets[];

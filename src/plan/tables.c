@@ -88,6 +88,13 @@ static int layer_comm_init(ppcc_plan_ctx *x)
 	x->zero_bpp = ppcc_memory_zero_bytes_per_param(
 		NULL, c->pipeline.zero, c->pipeline.grad_bytes, x->dp * x->cp,
 		c->pipeline.trainer, x->p);
+	if (tf && tf->moe.experts > 0) {
+		if (!ALLOC(x->lc.ep_f, n) || !ALLOC(x->lc.ep_b, n))
+			return PPCC_ENOMEM;
+		for (int i = 0; i < n; i++)
+			ppcc_cost_expert_comm(&x->lc.ep_f[i], &x->lc.ep_b[i], c,
+					      &L[i]);
+	}
 	for (int i = 0; i < n; i++) {
 		double op = ppcc_comm_tp_seconds(&c->cluster, x->t, x->cp,
 						 L[i].tp_message_bytes, sp);
@@ -191,10 +198,12 @@ static int memory_tables(ppcc_plan_ctx *x)
 		return PPCC_ENOMEM;
 	const ppcc_sched_kind_info *ki = ppcc_sched_kind(x->kind);
 	int split = ki && ki->split_backward;
+	ppcc_memory_experts ex;
+	ppcc_memory_experts_of(&ex, &x->cfg->pipeline, x->p);
 	for (int i = 0; i < n; i++) {
 		ppcc_memory_layer mt;
 		ppcc_memory_layer_terms(&mt, &L[i], x->t, x->cp, x->zero_bpp,
-					split, ppcc_memory_reserve_factor(
+					&ex, split, ppcc_memory_reserve_factor(
 						x->cfg->pipeline.trainer));
 		double stash = mt.stash_bytes;
 		if (check_range(x, &L[i], "weight and optimizer memory",

@@ -240,7 +240,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	for (int r = 1; r < p; r++)
 		if (e->idle_ms[r] < e->idle_ms[busiest])
 			busiest = r;
-	double rc = 0, tp = 0, cpc = 0;
+	double rc = 0, tp = 0, cpc = 0, epc = 0;
 	for (int st = 0; st < S; st++) {
 		if (s->stages[st].rank != busiest)
 			continue;
@@ -248,13 +248,15 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		rc += m * c->recompute_ms;
 		tp += m * (c->tp_fwd_ms + c->tp_bwd_ms);
 		cpc += m * (c->cp_fwd_ms + c->cp_bwd_ms);
+		epc += m * (c->ep_fwd_ms + c->ep_bwd_ms);
 	}
 	out->rank = busiest;
 	out->step_ms = e->step_ms;
 	out->recompute_ms = rc;
 	out->tp_comm_ms = tp;
 	out->cp_comm_ms = cpc;
-	out->compute_ms = e->busy_ms[busiest] - rc - tp - cpc;
+	out->ep_comm_ms = epc;
+	out->compute_ms = e->busy_ms[busiest] - rc - tp - cpc - epc;
 	out->p2p_ms = e->comm_ms ? e->comm_ms[busiest] : 0;
 	/* its wait for its own parameter gathers is data-parallel
 	 * communication (ZeRO-3's own part of the step), not bubble */

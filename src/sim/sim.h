@@ -25,6 +25,7 @@ typedef struct ppcc_stage_cost {
 	 * stage's devices of one replica. */
 	double tp_fwd_ms, tp_bwd_ms;   /* tensor-parallel collectives */
 	double cp_fwd_ms, cp_bwd_ms;   /* ring attention's K and V exchange */
+	double ep_fwd_ms, ep_bwd_ms;   /* experts' token all-to-alls */
 	double recompute_ms;           /* recomputed forward, in bwd_ms */
 	double params;                 /* per device */
 	double weight_bytes, grad_bytes, optimizer_bytes; /* static split */
