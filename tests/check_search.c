@@ -84,6 +84,79 @@ START_TEST(pruning_keeps_the_exhaustive_top_k)
 }
 END_TEST
 
+/* A mixture of experts adds ep and etp to the space, and the bounds
+ * that prune it still hold: the pruned search's top K is the exhaustive
+ * one's, expert layouts included, on a cluster whose memory makes the
+ * experts' sharding matter. */
+static const char small_moe[] =
+	"model:\n"
+	"  name: small-moe\n"
+	"  transformer:\n"
+	"    layers: 8\n    hidden: 1024\n    heads: 8\n    vocab: 32000\n"
+	"    seq_len: 2048\n    swiglu: true\n"
+	"    moe: {experts: 8, top_k: 2, ffn_hidden: 1024}\n"
+	"cluster:\n"
+	"  devices: 16\n  devices_per_node: 8\n  device: h100\n"
+	"  reserved_gib: 78\n"
+	"pipeline:\n  global_batch_size: 64\n";
+
+START_TEST(moe_pruning_keeps_the_exhaustive_top_k)
+{
+	ppcc_search_options o = {.top = 3,
+				 .fix = {.recompute = -1, .zero = 1, .kind = -1,
+					 .context_parallel = 1}};
+	ppcc_arena *a = ppcc_arena_new();
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ppcc_config cfg;
+	ck_assert_int_eq(ppcc_config_load_text(&cfg, a, "small-moe.yaml",
+					       small_moe, strlen(small_moe),
+					       &diag.d), 0);
+	ppcc_search_result pruned, all;
+	ck_assert_int_eq(ppcc_search(&pruned, a, &cfg, &o, &diag.d), 0);
+	o.exhaustive = 1;
+	ck_assert_int_eq(ppcc_search(&all, a, &cfg, &o, &diag.d), 0);
+	ck_assert_int_gt(pruned.pruned_bound, 0);
+	ck_assert_int_gt(pruned.pruned_memory, 0);
+	ck_assert_int_lt(pruned.simulated, all.simulated);
+	ck_assert_int_eq(all.simulated + all.invalid, all.considered);
+	ck_assert_int_eq(pruned.n_top, 3);
+	ck_assert_int_eq(all.n_top, 3);
+	/* the winner spreads its experts */
+	ck_assert_int_gt(all.top[0].ep, 1);
+	for (int i = 0; i < 3; i++) {
+		const ppcc_search_entry *p = &pruned.top[i], *e = &all.top[i];
+		ck_assert_msg(p->t == e->t && p->p == e->p && p->d == e->d &&
+			      p->ep == e->ep && p->etp == e->etp &&
+			      p->v == e->v && p->b == e->b &&
+			      p->kind == e->kind &&
+			      p->iteration_ms == e->iteration_ms,
+			      "rank %d: pruned t %d p %d ep %d etp %d %.3f ms, "
+			      "exhaustive t %d p %d ep %d etp %d %.3f ms", i + 1,
+			      p->t, p->p, p->ep, p->etp, p->iteration_ms,
+			      e->t, e->p, e->ep, e->etp, e->iteration_ms);
+		ck_assert(e->lower_bound_ms <= e->iteration_ms);
+	}
+	/* every expert layout the space holds: ep divides the 8 experts,
+	 * etp divides t, ep x etp divides t x cp x d */
+	int seen[9][9] = {{0}};
+	ck_assert_int_eq(ppcc_search(&all, a, &cfg, &(ppcc_search_options){
+		.top = 100000, .exhaustive = 1,
+		.fix = {.recompute = 0, .zero = 1, .kind = PPCC_SCHED_1F1B,
+			.context_parallel = 1, .micro_batch_size = 1}},
+		&diag.d), 0);
+	for (int i = 0; i < all.n_top; i++) {
+		const ppcc_search_entry *e = &all.top[i];
+		ck_assert(e->ep >= 1 && e->ep <= 8 && 8 % e->ep == 0);
+		ck_assert(e->etp >= 1 && e->t % e->etp == 0);
+		ck_assert((e->t * e->d) % (e->ep * e->etp) == 0);
+		seen[e->ep][e->etp] = 1;
+	}
+	ck_assert(seen[1][1] && seen[8][1] && seen[2][2] && seen[4][2]);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* Two results alike in everything the search reports but its time. */
 static void same_result(const ppcc_search_result *x, const ppcc_search_result *y,
 			const char *what)
@@ -1724,6 +1797,7 @@ Suite *suite_search(void)
 {
 	Suite *s = tu_suite("search", "search", 300, (const TTest *const[]){
 		pruning_keeps_the_exhaustive_top_k,
+		moe_pruning_keeps_the_exhaustive_top_k,
 		a_trainer_format_searches_what_the_trainer_runs,
 		printed_configurations_plan_to_their_figures_and_the_winner_leads,
 		search_without_a_global_batch_is_refused,

@@ -268,8 +268,23 @@ int ppcc_cli_write_output(const char *path, const char *buf, size_t len)
 		return EXIT_OUTPUT;
 	}
 	errno = 0;
-	int ok = fwrite(buf, 1, len, out.f) == len;
-	int e = ok ? 0 : errno ? errno : EIO;
+	int ok, e = 0;
+	if (out.f == stdout) {
+		/* the whole output in one write(2) where the kernel takes it
+		 * so (a pipe takes 64 KiB): `ppcc ... | head` reads it whole
+		 * before it can go away between two writes */
+		ok = fflush(stdout) == 0;
+		for (size_t at = 0; ok && at < len;) {
+			ssize_t n = write(STDOUT_FILENO, buf + at, len - at);
+			if (n < 0 && errno == EINTR)
+				continue;
+			ok = n > 0;
+			at += ok ? (size_t)n : 0;
+		}
+	} else {
+		ok = fwrite(buf, 1, len, out.f) == len;
+	}
+	e = ok ? 0 : errno ? errno : EIO;
 	errno = 0;
 	if (ppcc_cli_output_close(&out, ok) < 0 || !ok) {
 		ppcc_cli_cannot_write(path, e ? e : errno ? errno : EIO);

@@ -99,6 +99,10 @@ static int parse_fix(ppcc_search_fix *fx, const char *arg, char *was,
 			slot = &fx->chunks;
 		else if (KEY("micro_batch_size"))
 			slot = &fx->micro_batch_size;
+		else if (KEY("expert_parallel"))
+			slot = &fx->expert_parallel;
+		else if (KEY("expert_tensor_parallel"))
+			slot = &fx->expert_tensor_parallel;
 		else
 			return -1;
 	}
@@ -139,6 +143,8 @@ static void differences(char *buf, size_t size, const ppcc_search_entry *w,
 	DIFF(e->p != w->p, "p %d", e->p)
 	DIFF(e->d != w->d, "d %d", e->d)
 	DIFF(e->cp != w->cp, "cp %d", e->cp)
+	DIFF(e->ep != w->ep, "ep %d", e->ep)
+	DIFF(e->etp != w->etp, "etp %d", e->etp)
 	DIFF(e->v != w->v, "v %d", e->v)
 	DIFF(e->b != w->b, "b %d", e->b)
 	DIFF(e->recompute != w->recompute, "recompute %s",
@@ -163,6 +169,8 @@ static void family_label(char *buf, size_t size, int dim, int value)
 	case PPCC_DIM_RECOMPUTE:
 		snprintf(buf, size, "recompute %s", recompute_names[value]);
 		break;
+	case PPCC_DIM_EP: snprintf(buf, size, "ep %d", value); break;
+	case PPCC_DIM_ETP: snprintf(buf, size, "etp %d", value); break;
 	default: snprintf(buf, size, "ZeRO-%d", value); break;
 	}
 }
@@ -176,6 +184,8 @@ static int entry_value(const ppcc_search_entry *e, int dim)
 	case PPCC_DIM_V: return e->v;
 	case PPCC_DIM_KIND: return e->kind;
 	case PPCC_DIM_RECOMPUTE: return e->recompute;
+	case PPCC_DIM_EP: return e->ep;
+	case PPCC_DIM_ETP: return e->etp;
 	default: return e->zero;
 	}
 }
@@ -244,11 +254,14 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 	}
 }
 
+/* A mixture of experts' rows add ep and etp after cp. */
 static void table_row(FILE *f, const char *rank, const ppcc_search_entry *e,
 		      int fits)
 {
-	fprintf(f, "%4s %3d %4d %4d %3d %2d %3d %5d  %-9s  %4d  %-14s  ", rank,
-		e->t, e->p, e->d, e->cp, e->v, e->b, e->m,
+	fprintf(f, "%4s %3d %4d %4d %3d ", rank, e->t, e->p, e->d, e->cp);
+	if (e->etp > 0)
+		fprintf(f, "%3d %3d ", e->ep, e->etp);
+	fprintf(f, "%2d %3d %5d  %-9s  %4d  %-14s  ", e->v, e->b, e->m,
 		recompute_names[e->recompute], e->zero,
 		ppcc_schedule_kind_name(e->kind));
 	if (fits)
@@ -259,19 +272,24 @@ static void table_row(FILE *f, const char *rank, const ppcc_search_entry *e,
 		fputs("does not fit\n", f);
 }
 
-static const char table_head[] =
-	"rank   t    p    d  cp  v   b     m  recompute  zero  schedule        "
-	"iteration_ms  tokens/s     MFU  peak_GiB  bubble\n";
+static void table_head(FILE *f, const ppcc_config *cfg)
+{
+	const ppcc_transformer *tf = cfg->model.transformer;
+	fprintf(f, "rank   t    p    d  cp %s v   b     m  recompute  zero  "
+		"schedule        iteration_ms  tokens/s     MFU  peak_GiB  "
+		"bubble\n", tf && tf->moe.experts > 0 ? " ep etp " : "");
+}
 
 /* The compared configurations beside the winner: each one's rank among
  * the search's configurations and figures, then a line each of what it
  * is and what it loses. */
-static void emit_compared(FILE *f, const ppcc_search_result *r)
+static void emit_compared(FILE *f, const ppcc_config *cfg,
+			  const ppcc_search_result *r)
 {
 	const ppcc_search_entry *w = &r->top[0];
 	fputs("compared: the winner, then each configuration of the file "
 	      "with its rank among the search's\n", f);
-	fputs(table_head, f);
+	table_head(f, cfg);
 	table_row(f, "1", w, 1);
 	for (int i = 0; i < r->n_compared; i++) {
 		const ppcc_search_compared *c = &r->compared[i];
@@ -332,7 +350,7 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
 		r->simulated, r->infeasible);
 	fprintf(f, "  searched in %.2f s\n\n", r->seconds);
-	fputs(table_head, f);
+	table_head(f, cfg);
 	for (int i = 0; i < r->n_top; i++) {
 		char rank[16];
 		snprintf(rank, sizeof rank, "%d", i + 1);
@@ -340,7 +358,7 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 	}
 	fputc('\n', f);
 	if (r->n_compared > 0)
-		emit_compared(f, r);
+		emit_compared(f, cfg, r);
 	emit_why(f, cfg, r);
 	fputc('\n', f);
 }
@@ -366,9 +384,13 @@ static void json_settings(FILE *f, const ppcc_config *cfg,
 		"\"microbatches\": %d, \"chunks\": %d, "
 		"\"tensor_parallel\": %d, \"data_parallel\": %d, "
 		"\"context_parallel\": %d, \"global_batch_size\": %ld, "
-		"\"zero\": %d},\n", ppcc_schedule_kind_name(e->kind),
+		"\"zero\": %d", ppcc_schedule_kind_name(e->kind),
 		e->p, e->m, e->v, e->t, e->d, e->cp,
 		(long)e->m * e->b * e->d, e->zero);
+	if (e->etp > 0)
+		fprintf(f, ", \"expert_parallel\": %d, "
+			"\"expert_tensor_parallel\": %d", e->ep, e->etp);
+	fputs("},\n", f);
 	if (cfg->model.transformer)
 		fprintf(f, "%s \"transformer\": {\"micro_batch_size\": %d, "
 			"\"recompute\": \"%s\"},\n", indent, e->b,
@@ -395,7 +417,7 @@ static void json_string(FILE *f, const char *s)
 
 static const char *const dim_names[] = {
 	"tensor_parallel", "stages", "context_parallel", "chunks", "schedule",
-	"recompute", "zero"};
+	"recompute", "zero", "expert_parallel", "expert_tensor_parallel"};
 
 /* An input file as "KEY_file": its absolute path ("-": standard input),
  * "KEY_fingerprint": FNV-1a 64 of the bytes the search read. */
@@ -578,8 +600,9 @@ int ppcc_cli_search(int argc, char **argv)
 				return sr_usage("--fix: '%s' is not KEY=VALUE with a "
 						"pipeline key (schedule, stages, chunks, "
 						"tensor_parallel, data_parallel, "
-						"context_parallel, zero) or micro_batch_size, "
-						"recompute", optarg);
+						"context_parallel, zero, expert_parallel, "
+						"expert_tensor_parallel) or "
+						"micro_batch_size, recompute", optarg);
 			break;
 		}
 		case O_MEM: {

@@ -2407,7 +2407,8 @@ static const char *const compare_entry_keys[] = {
 	NULL};
 static const char *const compare_pipeline_keys[] = {
 	"schedule", "stages", "microbatches", "chunks", "tensor_parallel",
-	"data_parallel", "context_parallel", "global_batch_size", "zero", NULL};
+	"data_parallel", "context_parallel", "global_batch_size", "zero",
+	"expert_parallel", "expert_tensor_parallel", NULL};
 static const char *const compare_transformer_keys[] = {
 	"micro_batch_size", "recompute", NULL};
 
@@ -2474,6 +2475,11 @@ static void read_compare_entry(ppcc_compare_entry *e, loader *L,
 		sec_int(&ps, "global_batch_size", 1, INT_MAX, 0,
 			&p->global_batch_size, &p->global_batch_size_loc);
 		sec_int(&ps, "zero", 0, 3, 0, &p->zero, &p->zero_loc);
+		sec_int(&ps, "expert_parallel", 1, PPCC_MAX_COUNT, 0,
+			&p->expert_parallel, &p->expert_parallel_loc);
+		sec_int(&ps, "expert_tensor_parallel", 1, PPCC_MAX_COUNT, 0,
+			&p->expert_tensor_parallel,
+			&p->expert_tensor_parallel_loc);
 		int kind = 0;
 		if (sec_word(&ps, "schedule", kinds, &kind, &p->kind_loc) == 1)
 			p->kind = kind;

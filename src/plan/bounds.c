@@ -326,7 +326,7 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 		return 0;
 	double G = pl->grad_bytes, params = 0;
 	for (int i = 0; i < n; i++)
-		params += cfg->model.layers[i].params / t;
+		params += ppcc_memory_device_params(&cfg->model.layers[i], pl);
 	double sync = step_ms, post = 0;
 	if (nn > 1) {
 		ppcc_stage_cost rates = {0};

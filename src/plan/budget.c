@@ -54,13 +54,13 @@ int64_t ppcc_plan_reduction_bound(const ppcc_config *cfg)
 	int64_t dp = pl->data_parallel > 0 ? pl->data_parallel : 1;
 	int64_t cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
 	int64_t S = (int64_t)pl->stages * (pl->chunks > 0 ? pl->chunks : 1);
-	double t = pl->tensor_parallel > 0 ? pl->tensor_parallel : 1;
 	if (dp * cp <= 1 || S < 1)
 		return 0;
 	double G = 0, B = ppcc_dp_bucket_bytes(pl);
 	int whole = 1;
 	for (int k = 0; k < cfg->model.n_layers; k++) {
-		double g = cfg->model.layers[k].params / t * pl->grad_bytes;
+		double g = ppcc_memory_device_params(&cfg->model.layers[k], pl) *
+			   pl->grad_bytes;
 		if (!(g >= 0))
 			g = 0;
 		whole &= g == floor(g);

@@ -604,6 +604,14 @@ static void read_entry(sr_check *c, const sr_node *x, long i,
 		e->t = count_member(c, pl, pp, "tensor_parallel", 1);
 		e->d = count_member(c, pl, pp, "data_parallel", 1);
 		e->cp = count_member(c, pl, pp, "context_parallel", 1);
+		/* a mixture of experts' layout, when the search wrote one */
+		e->ep = 1;
+		if (get(pl, "expert_parallel") ||
+		    get(pl, "expert_tensor_parallel")) {
+			e->ep = count_member(c, pl, pp, "expert_parallel", 1);
+			e->etp = count_member(c, pl, pp,
+					      "expert_tensor_parallel", 1);
+		}
 		char where[80];
 		const sr_node *z = member(c, pl, pp, "zero", V_INTEGER);
 		snprintf(where, sizeof where, "%s.zero", pp);

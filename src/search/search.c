@@ -65,6 +65,10 @@ typedef struct layer_set {
 	ppcc_transformer *tf;
 	double flops;      /* sum of fwd + bwd FLOPs per microbatch */
 	double params;     /* layers without their own bytes per parameter */
+	double expert_params; /* the routed experts' part of params */
+	/* one microbatch's stash of all the layers, and its part kept whole
+	 * on each tensor-parallel device */
+	double stash, stash_replicated;
 	double own_static; /* params x bytes_per_param of those with */
 	/* prefixes of FLOPs for bound.c (n + 1 each): the forward, the
 	 * forward and backward in layer order, and the k least layers' */
@@ -120,7 +124,7 @@ static int same_settings(const ppcc_search_entry *a, const ppcc_search_entry *b)
 	return a->t == b->t && a->p == b->p && a->d == b->d && a->cp == b->cp &&
 	       a->v == b->v && a->b == b->b && a->m == b->m &&
 	       a->recompute == b->recompute && a->zero == b->zero &&
-	       a->kind == b->kind;
+	       a->kind == b->kind && a->ep == b->ep && a->etp == b->etp;
 }
 
 static int cmp_rank(const ppcc_search_entry *a, long oa,
@@ -164,6 +168,11 @@ static void set_pipeline(ppcc_pipeline *pl, const ppcc_search_entry *e)
 	pl->context_parallel = e->cp;
 	pl->global_batch_size = e->m * e->b * e->d;
 	pl->zero = e->zero;
+	/* a mixture of experts' layout (etp > 0), else the defaults */
+	pl->expert_parallel = e->ep > 0 ? e->ep : 1;
+	pl->expert_tensor_parallel = e->etp;
+	pl->expert_parallel_loc = pl->expert_tensor_parallel_loc =
+		e->etp > 0 ? search_loc : (ppcc_loc){0};
 	pl->kind_loc = pl->stages_loc = pl->microbatches_loc = pl->chunks_loc =
 		pl->tensor_parallel_loc = pl->data_parallel_loc =
 		pl->context_parallel_loc = pl->global_batch_size_loc =
@@ -204,10 +213,14 @@ static void set_sums(layer_set *s)
 		s->work_prefix[i + 1] = s->work_prefix[i] + l->fwd_flops +
 					l->bwd_flops;
 		s->least_prefix[i + 1] = l->fwd_flops + l->bwd_flops;
-		if (l->bytes_per_param > 0)
+		s->stash += l->stash_bytes;
+		s->stash_replicated += l->stash_replicated_bytes;
+		if (l->bytes_per_param > 0) {
 			s->own_static += l->params * l->bytes_per_param;
-		else
+		} else {
 			s->params += l->params;
+			s->expert_params += l->expert_params;
+		}
 	}
 	qsort(s->least_prefix + 1, (size_t)s->n, sizeof(double), cmp_double);
 	for (int i = 1; i <= s->n; i++)
@@ -371,12 +384,37 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 			      double flops)
 {
 	int n = set->n;
-	double step = flops / ((double)e->t * e->cp * R) * 1e3 -
-		      ((double)e->m + 3) * n * 1e-9;
+	double speed = (double)e->t * e->cp * R;
+	double step = flops / speed * 1e3 - ((double)e->m + 3) * n * 1e-9;
 	ppcc_config cfg = *base;
 	set_pipeline(&cfg.pipeline, e);
 	cfg.model.layers = set->layers;
 	cfg.model.n_layers = n;
+	if (set->tf && set->tf->moe.experts > 0) {
+		/* A mixture of experts' all-to-alls and its busiest rank's
+		 * extra routed FLOPs lengthen each F and B it is in
+		 * (cost/compute.c); the busiest rank is busy at least 1/p of
+		 * all the stages' m F and B, these included. */
+		cfg.model.transformer = set->tf;
+		int full = set->tf->recompute == PPCC_RECOMPUTE_FULL;
+		double extra = 0;
+		for (int i = 0; i < n; i++) {
+			const ppcc_layer *l = &set->layers[i];
+			if (!(l->a2a_bytes > 0))
+				continue;
+			double f, b;
+			ppcc_cost_expert_comm(&f, &b, &cfg, l);
+			extra += f + b;
+			if (e->ep > 1)
+				extra += (full ? 4 : 3) *
+					 (set->tf->moe.imbalance - 1.0) *
+					 l->expert_fwd_flops / speed;
+		}
+		double avg = e->m * (set->flops / speed + extra) / e->p * 1e3 -
+			     ((double)e->m + 3) * n * 1e-9;
+		if (avg > step)
+			step = avg;
+	}
 	return ppcc_plan_iteration_bound(&cfg, step > 0 ? step : 0);
 }
 
@@ -543,7 +581,9 @@ static int compare_prepare(ppcc_search_compared *out, layer_set *set,
 		.t = pl->tensor_parallel, .p = pl->stages,
 		.d = pl->data_parallel, .cp = pl->context_parallel,
 		.v = pl->chunks, .b = b, .m = pl->microbatches,
-		.recompute = rec, .zero = pl->zero, .kind = pl->kind};
+		.recompute = rec, .zero = pl->zero, .kind = pl->kind,
+		.ep = pl->expert_parallel,
+		.etp = tf && tf->moe.experts > 0 ? ppcc_pipeline_etp(pl) : 0};
 	long used = (long)e->t * e->p * e->d * e->cp;
 	if (o->allow_idle ? used > cfg->cluster.devices
 	    : used != cfg->cluster.devices) {
@@ -598,6 +638,8 @@ static int entry_value(const ppcc_search_entry *e, int dim)
 	case PPCC_DIM_V: return e->v;
 	case PPCC_DIM_KIND: return e->kind;
 	case PPCC_DIM_RECOMPUTE: return e->recompute;
+	case PPCC_DIM_EP: return e->ep;
+	case PPCC_DIM_ETP: return e->etp;
 	default: return e->zero;
 	}
 }
@@ -726,9 +768,13 @@ void ppcc_search_entry_describe(char *buf, size_t size,
 				const ppcc_search_entry *e)
 {
 	static const char *const rec[] = {"none", "selective", "full"};
-	snprintf(buf, size, "t %d x p %d x d %d x cp %d, %s with v %d, b %d "
+	char experts[48] = "";
+	if (e->etp > 0)
+		snprintf(experts, sizeof experts, ", ep %d x etp %d", e->ep,
+			 e->etp);
+	snprintf(buf, size, "t %d x p %d x d %d x cp %d%s, %s with v %d, b %d "
 		 "(m %d), recompute %s, ZeRO-%d", e->t, e->p, e->d, e->cp,
-		 ppcc_schedule_kind_name(e->kind), e->v, e->b, e->m,
+		 experts, ppcc_schedule_kind_name(e->kind), e->v, e->b, e->m,
 		 rec[e->recompute < 0 || e->recompute > 2 ? 0 : e->recompute],
 		 e->zero);
 }
@@ -1161,6 +1207,14 @@ static int search_begin(search_run *r)
 
 /* Each plan's budget and the whole search's, K, the fastest rate and
  * the memory a device has. */
+/* The search's work budget when none is given. */
+static int64_t default_work(const ppcc_config *cfg)
+{
+	const ppcc_transformer *tf = cfg->model.transformer;
+	return tf && tf->moe.experts > 0 ? PPCC_SEARCH_WORK_MOE_DEFAULT
+					 : PPCC_SEARCH_WORK_DEFAULT;
+}
+
 static void search_limits(search_run *r)
 {
 	const ppcc_search_options *o = r->o;
@@ -1174,7 +1228,7 @@ static void search_limits(search_run *r)
 	else if (o->budget.max_work > SEARCH_PLAN_CELLS)
 		r->plan_budget.max_work = o->budget.max_work;
 	r->max_work = o->budget.max_work > 0 ? o->budget.max_work
-		      : o->exhaustive ? INT64_MAX : PPCC_SEARCH_WORK_DEFAULT;
+		      : o->exhaustive ? INT64_MAX : default_work(r->cfg);
 	r->K = o->top > 0 ? o->top : 10;
 	double R = 0, cap = 0;
 	for (int g = 0; g < cl->n_groups; g++) {
@@ -1295,9 +1349,14 @@ static int search_families(search_run *r)
 		[PPCC_DIM_V] = 5,
 		[PPCC_DIM_KIND] = PPCC_SCHED_COUNT,
 		[PPCC_DIM_RECOMPUTE] = 3,
-		[PPCC_DIM_ZERO] = 4};
+		[PPCC_DIM_ZERO] = 4,
+		[PPCC_DIM_EP] = tf ? tf->moe.experts + 1 : 0,
+		[PPCC_DIM_ETP] = tf && tf->moe.experts > 0
+				 ? cfg->cluster.devices_per_node + 1 : 0};
 	for (int dim = 0; dim < PPCC_DIM_COUNT; dim++) {
 		r->fam.size[dim] = fsize[dim];
+		if (fsize[dim] == 0)
+			continue;
 		r->fam.by[dim] = ppcc_arena_alloc(r->a, (size_t)fsize[dim],
 						  sizeof *r->fam.by[dim]);
 		if (!r->fam.by[dim])
@@ -1347,11 +1406,51 @@ static int enumerate_add(search_run *r, const ppcc_search_entry *e, int si)
 	return 0;
 }
 
+/* A mixture of experts' (ep, etp) on a stage of t x cp x d devices: ep
+ * each divisor of the experts, etp each divisor of t (or the one fixed,
+ * up to a node) that divides their width, ep x etp dividing the stage's
+ * devices; a dense model's one pair, (1, 0).  Returns how many, in out
+ * (room for SEARCH_MAX_EXPERT_PAIRS). */
+#define SEARCH_MAX_EXPERT_PAIRS 1024
+static int expert_pairs(const search_run *r, int t, long width,
+			int (*out)[2])
+{
+	const ppcc_transformer *tf = r->cfg->model.transformer;
+	const ppcc_search_fix *fx = &r->o->fix;
+	if (!tf || tf->moe.experts == 0) {
+		out[0][0] = 1;
+		out[0][1] = 0;
+		return 1;
+	}
+	int n = 0, node = r->cfg->cluster.devices_per_node;
+	for (int ep = 1; ep <= tf->moe.experts && ep <= width; ep++) {
+		if (!divides(ep, tf->moe.experts) ||
+		    (fx->expert_parallel > 0 && ep != fx->expert_parallel))
+			continue;
+		for (int etp = 1; etp <= node && (long)ep * etp <= width; etp++) {
+			if (!divides(etp, tf->moe.ffn_hidden) ||
+			    !divides((long)ep * etp, width) ||
+			    (fx->expert_tensor_parallel > 0
+			     ? etp != fx->expert_tensor_parallel
+			     : !divides(etp, t)) ||
+			    n == SEARCH_MAX_EXPERT_PAIRS)
+				continue;
+			out[n][0] = ep;
+			out[n][1] = etp;
+			n++;
+		}
+	}
+	return n;
+}
+
 /* The candidates of one (t, cp, p, d): every v, layer set (b and
- * recompute), ZeRO stage and schedule kind, in that order. */
+ * recompute), ZeRO stage, expert layout and schedule kind, in that
+ * order. */
 static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 {
 	const ppcc_search_options *o = r->o;
+	int pairs[SEARCH_MAX_EXPERT_PAIRS][2];
+	int npairs = expert_pairs(r, t, (long)t * cp * dd, pairs);
 	for (int v = 1; v <= 4 && (long)p * v <= r->n_layers; v++) {
 		if ((o->fix.chunks > 0 && v != o->fix.chunks) || (v > 1 && p == 1))
 			continue;
@@ -1366,6 +1465,12 @@ static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 				if (o->fix.zero >= 0 ? z != o->fix.zero
 				    : (z > 0 && (long)dd * cp == 1))
 					continue;
+				for (int x = 0; x < npairs; x++) {
+				int ep = pairs[x][0], etp = pairs[x][1];
+				/* ZeRO-3 of experts sharded otherwise than
+				 * over t: not modelled (config_check.c) */
+				if (z == 3 && etp > 0 && (long)ep * etp != t)
+					continue;
 				for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
 					const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
 					if ((o->fix.kind >= 0 && k != o->fix.kind) ||
@@ -1375,11 +1480,13 @@ static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 					ppcc_search_entry e = {
 						.t = t, .p = p, .d = dd, .cp = cp,
 						.v = v, .b = s->b, .m = (int)m,
+						.ep = ep, .etp = etp,
 						.recompute = s->recompute,
 						.zero = z, .kind = k};
 					int err = enumerate_add(r, &e, si);
 					if (err)
 						return err;
+				}
 				}
 			}
 		}
@@ -1474,19 +1581,20 @@ static int enumerated(search_run *r, int over)
 			    r->max_work, r->d);
 		return PPCC_EINPUT;
 	}
-	if (!o->no_hints && (o->budget.max_work > PPCC_SEARCH_WORK_DEFAULT ||
+	if (!o->no_hints && (o->budget.max_work > default_work(r->cfg) ||
 			     (o->exhaustive && o->budget.max_work <= 0)))
 		ppcc_note(r->d, NULL, "%s the search's work budget of %lld "
 			  "units; its %ld configurations count %lld",
 			  o->budget.max_work > 0 ? "--max-work raises"
 			  : "--exhaustive lifts",
-			  (long long)PPCC_SEARCH_WORK_DEFAULT, (long)r->n,
+			  (long long)default_work(r->cfg), (long)r->n,
 			  (long long)r->counted);
 	return 0;
 }
 
-/* The static-memory bound: 1 when c's layers' static bytes fit no
- * partition on its p devices (noted as pruned, with the closest). */
+/* The memory bound: 1 when c's layers' static bytes and one
+ * microbatch's stash fit no partition on its p devices (noted as
+ * pruned, with the closest). */
 static int static_unfit(search_run *r, const cand *c)
 {
 	const layer_set *s = &r->sets[c->set];
@@ -1495,14 +1603,32 @@ static int static_unfit(search_run *r, const cand *c)
 						      c->e.d * c->e.cp,
 						      r->cfg->pipeline.trainer,
 						      c->e.p);
-	/* less a byte a layer: plan/tables.c rounds each layer to bytes */
+	/* a mixture of experts' routed experts: 1/(ep x etp) of them on a
+	 * device, ZeRO over the edp ranks that share them (cost/memory.c) */
+	double dense = s->params - s->expert_params, experts = 0;
+	if (s->expert_params > 0) {
+		ppcc_pipeline pl = r->cfg->pipeline;
+		set_pipeline(&pl, &c->e);
+		ppcc_memory_experts ex;
+		ppcc_memory_experts_of(&ex, &pl, c->e.p);
+		experts = s->expert_params * ex.bytes_per_param * ex.share;
+	}
+	/* Every rank holds, at its first backward of microbatch 0's last
+	 * chunk on it, that microbatch's stash of all its layers (each
+	 * chunk's forward came first and none of its backwards has run):
+	 * so the ranks' peaks sum to at least the layers' static bytes and
+	 * one microbatch's stash.  Less a byte a layer for each:
+	 * plan/tables.c rounds each layer to bytes. */
+	double stash = (s->stash + (c->e.t - 1) * s->stash_replicated) /
+		       ((double)c->e.t * c->e.cp);
 	double stat = ppcc_memory_reserve_factor(r->cfg->pipeline.trainer) *
-		      (s->params * bpp + s->own_static) / c->e.t - s->n;
+		      ((dense * bpp + s->own_static) / c->e.t + experts +
+		       stash) - 2.0 * s->n;
 	if (r->o->exhaustive || !(stat > (double)c->e.p * r->cap))
 		return 0;
 	r->out->pruned_memory++;
 	family_note(&r->fam, c, F_MEMORY);
-	/* at least its static bytes on the fullest device */
+	/* at least those bytes' average on the fullest device */
 	double need = stat / c->e.p + r->cfg->cluster.reserved_bytes;
 	if (need < r->closest_static) {
 		r->closest_static = need;

@@ -11,6 +11,9 @@
 /* One configuration and what ppcc_plan_build estimates for it. */
 typedef struct ppcc_search_entry {
 	int t, p, d, cp, v, b, m;
+	/* a mixture of experts' ep and etp (pipeline.expert_parallel,
+	 * expert_tensor_parallel); 1 and 0 (t) for a dense model */
+	int ep, etp;
 	int recompute;           /* ppcc_recompute */
 	int zero, kind;
 	double iteration_ms, tokens_per_s, mfu;
@@ -23,6 +26,7 @@ typedef struct ppcc_search_entry {
 typedef struct ppcc_search_fix {
 	int tensor_parallel, stages, data_parallel, context_parallel, chunks;
 	int micro_batch_size, recompute, zero, kind;
+	int expert_parallel, expert_tensor_parallel;
 } ppcc_search_fix;
 
 /* One configuration of a --compare file (ppcc_compare_load): the
@@ -78,7 +82,8 @@ typedef struct ppcc_search_options {
 /* The dimensions a family of configurations shares a value of. */
 enum {
 	PPCC_DIM_T, PPCC_DIM_P, PPCC_DIM_CP, PPCC_DIM_V, PPCC_DIM_KIND,
-	PPCC_DIM_RECOMPUTE, PPCC_DIM_ZERO, PPCC_DIM_COUNT
+	PPCC_DIM_RECOMPUTE, PPCC_DIM_ZERO, PPCC_DIM_EP, PPCC_DIM_ETP,
+	PPCC_DIM_COUNT
 };
 
 /* Every candidate with one value of one dimension, and what became of
