@@ -409,6 +409,165 @@ START_TEST(zero_bubble_peak_memory_matches_the_paper)
 }
 END_TEST
 
+/* The most stage activations a rank holds between an F and its W (a
+ * ZB-V rank counts those of both its stages), over the ranks. */
+static int in_flight_peak(const ppcc_schedule *s)
+{
+	int peak = 0;
+	for (int r = 0; r < s->n_ranks; r++) {
+		int now = 0;
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		for (int i = 0; i < rs->n_actions; i++) {
+			if (rs->actions[i].op == PPCC_OP_F && ++now > peak)
+				peak = now;
+			if (rs->actions[i].op == PPCC_OP_W)
+				now--;
+		}
+	}
+	return peak;
+}
+
+/* The kind's schedule of (p, m), validated, simulated with free
+ * communication and every stage's F, I, W as given: its step, and its
+ * in-flight peak in *peak. */
+static double zb_step(int kind, int p, int m, double f, double i, double w,
+		      int *peak)
+{
+	int v = kind == PPCC_SCHED_ZB_V ? 2 : 1;
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_stage_cost c[MAX_STAGES];
+	ppcc_estimate e;
+	ppcc_diag d = {NULL, NULL, 0, 0};
+	ck_assert_int_eq(build(&s, a, kind, p, v, m, 0), 0);
+	ck_assert_int_eq(ppcc_schedule_validate(&s, &d, NULL, 0), 0);
+	costs_split(c, p * v, f, i, w);
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+	*peak = in_flight_peak(&s);
+	double step = e.step_ms;
+	ppcc_arena_free(a);
+	return step;
+}
+
+/*
+ * ppcc's zero-bubble kinds against the heuristics of the zero-bubble
+ * authors, sail-sg/zero-bubble 3fd87fd13cf0462e145a07d187ad35c2efefa81a,
+ * megatron/core/pipeline_parallel/zerobubble/scheduler/:
+ *   - ZB-V: zbv.py, PipelineGraph.try_v_schedule (31-252), as
+ *     create_schedule (282-298) runs it: fill_b and fill_f each True and
+ *     False (285-286), the least max_bubble kept (291); memory max_mem =
+ *     f_mem * n_stage * 2 (23), 2p stage activations a rank;
+ *   - ZB-1p and ZB-2p: zb.py, Graph.manual_order (92) as
+ *     initial_solution (321-334) runs it over its eight variants, with
+ *     max_mem p and 2p activations a rank (the pending backwards of
+ *     runtime.py:1589, zero_bubble_max_pending_backward * f_mem).
+ * Their figures below come from running those generators unchanged
+ * (pure Python) with cost_comm 0 and mem_f 1, mem_b 0, mem_w -1 (the
+ * whole activation held until W, as ppcc's in-flight count has it): the
+ * step is the latest end time of their schedule, the peak the most
+ * activations between an F and its W on any of their ranks (every rank
+ * of theirs reaches it).  Costs F, B (= I), W for a rank's share of the
+ * layers; a ZB-V stage holds half of it, so theirs and ppcc's ZB-V run
+ * with F/2, B/2, W/2 a stage.  ppcc's step is no longer, at no more
+ * activations: the same count, except zb-h2 (the paper's 2p-1) where
+ * their ZB-2p holds 2p.
+ */
+START_TEST(zero_bubble_kinds_no_worse_than_the_authors_heuristics)
+{
+	static const struct {
+		int kind, p, m, set; /* set 0: F=B=W=1; 1: F=1, B=1.2, W=0.8 */
+		double their_step;
+		int their_peak;
+	} row[] = {
+		{PPCC_SCHED_ZB_V, 4, 4, 0, 13.5, 8}, {PPCC_SCHED_ZB_V, 4, 4, 1, 14.0, 8},
+		{PPCC_SCHED_ZB_V, 4, 8, 0, 25.5, 8}, {PPCC_SCHED_ZB_V, 4, 8, 1, 25.8, 8},
+		{PPCC_SCHED_ZB_V, 4, 16, 0, 49.5, 8}, {PPCC_SCHED_ZB_V, 4, 16, 1, 49.8, 8},
+		{PPCC_SCHED_ZB_V, 8, 8, 0, 27.5, 16}, {PPCC_SCHED_ZB_V, 8, 8, 1, 28.8, 16},
+		{PPCC_SCHED_ZB_V, 8, 16, 0, 51.5, 16}, {PPCC_SCHED_ZB_V, 8, 16, 1, 52.2, 16},
+		{PPCC_SCHED_ZB_V, 8, 32, 0, 99.5, 16}, {PPCC_SCHED_ZB_V, 8, 32, 1, 100.2, 16},
+		{PPCC_SCHED_ZB_V, 16, 16, 0, 55.5, 32}, {PPCC_SCHED_ZB_V, 16, 16, 1, 58.0, 32},
+		{PPCC_SCHED_ZB_V, 16, 32, 0, 103.5, 32}, {PPCC_SCHED_ZB_V, 16, 32, 1, 105.0, 32},
+		{PPCC_SCHED_ZB_V, 16, 64, 0, 199.5, 32}, {PPCC_SCHED_ZB_V, 16, 64, 1, 201.0, 32},
+		/* ZB-1p */
+		{PPCC_SCHED_ZB_H1, 4, 4, 0, 15.0, 4}, {PPCC_SCHED_ZB_H1, 4, 4, 1, 16.2, 4},
+		{PPCC_SCHED_ZB_H1, 4, 8, 0, 27.0, 4}, {PPCC_SCHED_ZB_H1, 4, 8, 1, 28.2, 4},
+		{PPCC_SCHED_ZB_H1, 4, 16, 0, 51.0, 4}, {PPCC_SCHED_ZB_H1, 4, 16, 1, 52.2, 4},
+		{PPCC_SCHED_ZB_H1, 8, 8, 0, 31.0, 8}, {PPCC_SCHED_ZB_H1, 8, 8, 1, 33.8, 8},
+		{PPCC_SCHED_ZB_H1, 8, 16, 0, 55.0, 8}, {PPCC_SCHED_ZB_H1, 8, 16, 1, 57.8, 8},
+		{PPCC_SCHED_ZB_H1, 8, 32, 0, 103.0, 8}, {PPCC_SCHED_ZB_H1, 8, 32, 1, 105.8, 8},
+		{PPCC_SCHED_ZB_H1, 16, 16, 0, 63.0, 16}, {PPCC_SCHED_ZB_H1, 16, 16, 1, 69.0, 16},
+		{PPCC_SCHED_ZB_H1, 16, 32, 0, 111.0, 16}, {PPCC_SCHED_ZB_H1, 16, 32, 1, 117.0, 16},
+		{PPCC_SCHED_ZB_H1, 16, 64, 0, 207.0, 16}, {PPCC_SCHED_ZB_H1, 16, 64, 1, 213.0, 16},
+		/* ZB-2p */
+		{PPCC_SCHED_ZB_H2, 4, 4, 0, 15.0, 4}, {PPCC_SCHED_ZB_H2, 4, 4, 1, 16.2, 4},
+		{PPCC_SCHED_ZB_H2, 4, 8, 0, 27.0, 8}, {PPCC_SCHED_ZB_H2, 4, 8, 1, 27.0, 8},
+		{PPCC_SCHED_ZB_H2, 4, 16, 0, 51.0, 8}, {PPCC_SCHED_ZB_H2, 4, 16, 1, 51.0, 8},
+		{PPCC_SCHED_ZB_H2, 8, 8, 0, 31.0, 8}, {PPCC_SCHED_ZB_H2, 8, 8, 1, 33.8, 8},
+		{PPCC_SCHED_ZB_H2, 8, 16, 0, 55.0, 16}, {PPCC_SCHED_ZB_H2, 8, 16, 1, 55.0, 16},
+		{PPCC_SCHED_ZB_H2, 8, 32, 0, 103.0, 16}, {PPCC_SCHED_ZB_H2, 8, 32, 1, 103.0, 16},
+		{PPCC_SCHED_ZB_H2, 16, 16, 0, 63.0, 16}, {PPCC_SCHED_ZB_H2, 16, 16, 1, 69.0, 16},
+		{PPCC_SCHED_ZB_H2, 16, 32, 0, 111.0, 32}, {PPCC_SCHED_ZB_H2, 16, 32, 1, 111.0, 32},
+		{PPCC_SCHED_ZB_H2, 16, 64, 0, 207.0, 32}, {PPCC_SCHED_ZB_H2, 16, 64, 1, 207.0, 32},
+	};
+	static const double fbw[2][3] = {{1, 1, 1}, {1, 1.2, 0.8}};
+	for (size_t k = 0; k < sizeof row / sizeof *row; k++) {
+		int kind = row[k].kind, p = row[k].p, m = row[k].m;
+		double h = kind == PPCC_SCHED_ZB_V ? 0.5 : 1;
+		const double *c = fbw[row[k].set];
+		int peak;
+		double step = zb_step(kind, p, m, c[0] * h, c[1] * h, c[2] * h, &peak);
+		ck_assert_msg(step <= row[k].their_step + 1e-9,
+			      "%s p%d m%d F%g B%g W%g: step %.4f, theirs %.4f",
+			      ppcc_schedule_kind_name(kind), p, m, c[0], c[1],
+			      c[2], step, row[k].their_step);
+		int want = kind == PPCC_SCHED_ZB_H2 && m >= 2 * p
+			? row[k].their_peak - 1 : row[k].their_peak;
+		ck_assert_msg(peak == want, "%s p%d m%d: %d in flight, want %d",
+			      ppcc_schedule_kind_name(kind), p, m, peak, want);
+	}
+}
+END_TEST
+
+/* The case of issue #28: p = 8, m = 8, where their ZB-V takes 27.5 (F
+ * = B = W = 1) and 28.8 (F = 1, B = 1.2, W = 0.8; the table above).
+ * ppcc's takes 27.5 and 28.2, the least there is (the next test). */
+START_TEST(zb_v_p8_m8_exactly)
+{
+	int peak;
+	ck_assert(zb_step(PPCC_SCHED_ZB_V, 8, 8, 0.5, 0.5, 0.5, &peak) == 27.5);
+	ck_assert_int_eq(peak, 16);
+	double step = zb_step(PPCC_SCHED_ZB_V, 8, 8, 0.5, 0.6, 0.4, &peak);
+	ck_assert_msg(fabs(step - 28.2) < 1e-9, "step %.6f", step);
+	ck_assert_int_eq(peak, 16);
+}
+END_TEST
+
+/* ZB-V with m = p reaches the lower bound of doc/design/zb-v.md: rank
+ * p-1 starts no earlier than (p-1)F and works 2m(F+I+W); its first I
+ * (stage p, microbatch 0) waits for the forward through all 2p stages
+ * and the input gradients of the p-1 after it, and precedes every I and
+ * W of the rank. */
+START_TEST(zb_v_with_m_equal_p_reaches_the_lower_bound)
+{
+	static const double fiw[][3] = {
+		{0.5, 0.5, 0.5}, {0.5, 0.6, 0.4}, {1, 1, 1}, {1, 2, 1},
+	};
+	for (int p = 1; p <= 16; p++)
+		for (size_t k = 0; k < sizeof fiw / sizeof *fiw; k++) {
+			double f = fiw[k][0], i = fiw[k][1], w = fiw[k][2];
+			int m = p, peak;
+			double a = (p - 1) * f + 2 * m * (f + i + w);
+			double b = 2 * p * f + (p - 1) * i + 2 * m * (i + w);
+			double bound = a > b ? a : b;
+			double step = zb_step(PPCC_SCHED_ZB_V, p, m, f, i, w, &peak);
+			ck_assert_msg(fabs(step - bound) < 1e-9,
+				      "p%d F%g I%g W%g: step %.4f, bound %.4f",
+				      p, f, i, w, step, bound);
+			ck_assert_int_eq(peak, 2 * m);
+		}
+}
+END_TEST
+
 /* DualPipeV, p = 2, m = 4, equal stages (F 1, B 2 = I 1 + W 1), free
  * communication, one unit of stash per stage and microbatch, all of it
  * freed by I: the timeline worked by hand from the order of
@@ -676,6 +835,9 @@ Suite *suite_simulate(void)
 		zero_bubble_closed_forms_exactly,
 		zb_h2_and_zb_v_have_no_bubble_when_f_i_w_are_equal,
 		zero_bubble_peak_memory_matches_the_paper,
+		zero_bubble_kinds_no_worse_than_the_authors_heuristics,
+		zb_v_p8_m8_exactly,
+		zb_v_with_m_equal_p_reaches_the_lower_bound,
 		simulate_rejects_deadlock_and_bad_fields,
 		intervals_are_consistent,
 		simulation_with_kept_buffers_is_the_fresh_one,

@@ -186,6 +186,7 @@ typedef struct overrides {
 	int n_partition;
 	const int *partition;
 	double grad_bytes; /* 0: the file's */
+	int microbatches;  /* 0: the file's (else the global batch is dropped) */
 } overrides;
 
 static built *build_with(const char *example, int kind, int chunks,
@@ -235,6 +236,11 @@ static built *build_with(const char *example, int kind, int chunks,
 	}
 	if (ov && ov->grad_bytes > 0)
 		pl->grad_bytes = ov->grad_bytes;
+	if (ov && ov->microbatches > 0) {
+		pl->microbatches = ov->microbatches;
+		pl->microbatches_loc = cl;
+		pl->global_batch_size = 0;
+	}
 	if (ov && ov->partition) {
 		pl->n_partition = ov->n_partition;
 		pl->partition = ov->partition;
@@ -495,7 +501,7 @@ START_TEST(megatron_empty_first_or_last_stage_is_a_layout)
 		"Etttttttttt|ttttttttttt|ttttttttttt|L"};
 	const int *parts[] = {first_empty, last_empty};
 	for (int i = 0; i < 2; i++) {
-		overrides ov = {-1, 0, 4, parts[i], 0};
+		overrides ov = {-1, 0, 4, parts[i], 0, 0};
 		built *b = build_with("llama3-8b.yaml", PPCC_SCHED_1F1B, 0, 4,
 				      &ov, 1);
 		int status;
@@ -525,7 +531,7 @@ START_TEST(megatron_zero_stages_map_to_distributed_optimizer_and_fsdp)
 	int planned[4][2] = {{0}};
 	for (int zero = 0; zero <= 3; zero++) {
 		for (int p = 1; p <= 4; p += 3) {
-			overrides ov = {zero, 0, 0, NULL, 0};
+			overrides ov = {zero, 0, 0, NULL, 0, 0};
 			built *b = build_with("llama3-8b.yaml", PPCC_SCHED_1F1B, 0,
 					      p, &ov, 0);
 			if (!b)
@@ -754,7 +760,7 @@ START_TEST(megatron_arguments_obey_megatrons_rules_across_plans)
 		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 			for (int zero = 0; zero <= 3; zero++)
 				for (int dsel = 0; dsel < 2; dsel++) {
-					overrides ov = {zero, dsel ? 0 : 1, 0, NULL, 0};
+					overrides ov = {zero, dsel ? 0 : 1, 0, NULL, 0, 0};
 					built *b = build_with(examples[e], kinds[k].kind,
 							      kinds[k].chunks,
 							      kinds[k].stages, &ov, 0);
@@ -964,7 +970,7 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 			for (int zero = 0; zero <= 3; zero++)
 				for (int dsel = 0; dsel < 2 && n < MAX; dsel++) {
-					overrides ov = {zero, dsel ? 0 : 1, 0, NULL, 0};
+					overrides ov = {zero, dsel ? 0 : 1, 0, NULL, 0, 0};
 					built *b = build_with(examples[e], kinds[k].kind,
 							      kinds[k].chunks,
 							      kinds[k].stages, &ov, 0);
@@ -994,7 +1000,7 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 				}
 	/* an empty first stage: a layout in both */
 	static const int part[] = {1, 11, 11, 11};
-	overrides ov = {-1, 0, 4, part, 0};
+	overrides ov = {-1, 0, 4, part, 0, 0};
 	built *b = build_with("llama3-8b.yaml", PPCC_SCHED_1F1B, 0, 4, &ov, 1);
 	int status;
 	char *mt = emit_to_string(ppcc_emit_megatron, b, &status);
@@ -1458,6 +1464,33 @@ START_TEST(torchtitan_unnamed_orders_run_from_the_csv)
 		lines += *c == '\n';
 	ck_assert_int_eq(lines, 4);
 	tu_run_free(&r);
+}
+END_TEST
+
+/* zb-v is PyTorch's ScheduleZBVZeroBubble only with m > p; with m <= p
+ * its order is ppcc's own (src/sched/zb_v.c), which torchtitan runs from
+ * the CSV, the name still placing the stages in a V. */
+START_TEST(torchtitan_zb_v_with_few_microbatches_runs_from_the_csv)
+{
+	static const struct {
+		int m, csv;
+	} cases[] = {{4, 1}, {2, 1}, {5, 0}, {8, 0}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		overrides ov = {.zero = 2, .microbatches = cases[i].m};
+		built *b = build_with("llama3-70b.yaml", PPCC_SCHED_ZB_V, 0, 4,
+				      &ov, 1);
+		ck_assert_int_eq(b->cfg.pipeline.microbatches, cases[i].m);
+		int status;
+		char *text = emit_to_string(ppcc_emit_torchtitan_toml, b,
+					    &status);
+		ck_assert_msg(text, "m %d: %s", cases[i].m, b->diag.text);
+		ck_assert_msg(strstr(text, "pipeline_parallel_schedule = "
+				     "\"ZBVZeroBubble\"\n"), "%s", text);
+		ck_assert_msg(!strstr(text, "pipeline_parallel_schedule_csv") ==
+			      !cases[i].csv, "m %d: %s", cases[i].m, text);
+		free(text);
+		built_free(b);
+	}
 }
 END_TEST
 
@@ -2091,6 +2124,7 @@ Suite *suite_trainers(void)
 		torchtitan_zero1_is_refused_zero2_keeps_weights_gathered,
 		torchtitan_trains_bf16_or_refuses,
 		torchtitan_unnamed_orders_run_from_the_csv,
+		torchtitan_zb_v_with_few_microbatches_runs_from_the_csv,
 		torchtitan_degrees_hold_torchtitans_rules,
 		torchtitan_python_config_sets_only_mains_names,
 		deepspeed_config_batch_identity_and_parts,

@@ -753,6 +753,8 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	if (named && s->n_chunks > 1 && pl->group_size > 0 &&
 	    pl->group_size != pl->stages)
 		named = NULL; /* PyTorch groups by the p stages */
+	if (pl->kind == PPCC_SCHED_ZB_V && pl->microbatches <= pl->stages)
+		named = NULL; /* ppcc's own order there (sched/zb_v.c) */
 	if (named) {
 		j->schedule = named;
 		return 0;
