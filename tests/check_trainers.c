@@ -8,6 +8,10 @@
  * round-tripped against the plan's partition.  Whole outputs of one
  * example are also compared against values worked by hand.
  *
+ * Mixtures of experts are planned from YAML written to a temporary
+ * folder (the mixtral-8x7b preset); their Megatron-LM rules are stated
+ * above megatron_moe_arguments_of_mixtral_by_hand.
+ *
  * Megatron-LM's rules the checks apply, from its code (Megatron-LM
  * d98e8a64ddf34856e74b24714e3bedb2f5a39553, "d98e8a6" below):
  *  - megatron/core/transformer/pipeline_parallel_layer_layout.py:
@@ -199,8 +203,8 @@ static built *build(const char *example, int kind, int chunks, int stages)
 	return build_with(example, kind, chunks, stages, NULL, 1);
 }
 
-/* As build, with the overrides; when !must, NULL where ppcc does not
- * plan it. */
+/* As build, with the overrides (example: a file of examples/, or an
+ * absolute path); when !must, NULL where ppcc does not plan it. */
 static built *build_with(const char *example, int kind, int chunks,
 			 int stages, const overrides *ov, int must)
 {
@@ -209,7 +213,10 @@ static built *build_with(const char *example, int kind, int chunks,
 	b->a = ppcc_arena_new();
 	tu_diag_init(&b->diag);
 	char path[4096];
-	snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
+	if (example[0] == '/')
+		snprintf(path, sizeof path, "%s", example);
+	else
+		snprintf(path, sizeof path, "%s/examples/%s", tu_src(), example);
 	static const ppcc_loc cl = {"<command line>", 0, 0};
 	ck_assert_int_eq(ppcc_config_load(&b->cfg, b->a, path, NULL,
 					  &b->diag.d), 0);
@@ -567,13 +574,36 @@ START_TEST(megatron_zero_stages_map_to_distributed_optimizer_and_fsdp)
 }
 END_TEST
 
+/* A mixture of experts written to a file in dir and planned: the
+ * mixtral-8x7b preset with transformer_extra's lines (each indented four
+ * spaces) on devices H100s, 8 a node, with pipeline's lines. */
+static built *build_moe(char *dir, const char *name,
+			const char *transformer_extra, const char *pipeline,
+			int devices, int must)
+{
+	static char path[4096];
+	char text[4096];
+	snprintf(text, sizeof text,
+		 "model:\n  name: %s\n  transformer:\n"
+		 "    preset: mixtral-8x7b\n    micro_batch_size: 1\n"
+		 "    recompute: selective\n%s"
+		 "cluster:\n  devices: %d\n  devices_per_node: 8\n"
+		 "  device: h100\n"
+		 "pipeline:\n  global_batch_size: 256\n  zero: 1\n%s",
+		 name, transformer_extra, devices, pipeline);
+	tu_write_in(path, sizeof path, dir, name, text);
+	return build_with(path, -1, 0, 0, NULL, must);
+}
+
 /* Flags Megatron-LM's parser knows, with their arity. */
 static const char *const mg_bool_flags[] = {
 	"--sequence-parallel", "--group-query-attention", "--swiglu",
 	"--disable-bias-linear", "--untie-embeddings-and-output-weights",
 	"--bf16", "--grad-reduce-in-bf16", "--use-distributed-optimizer",
 	"--use-megatron-fsdp", "--no-gradient-accumulation-fusion",
-	"--overlap-grad-reduce", "--overlap-param-gather", NULL};
+	"--overlap-grad-reduce", "--overlap-param-gather",
+	"--moe-router-pre-softmax", "--moe-grouped-gemm",
+	"--moe-pad-expert-input-to-capacity", NULL};
 static const char *const mg_value_flags[] = {
 	"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
 	"--context-parallel-size", "--num-layers", "--hidden-size",
@@ -587,7 +617,11 @@ static const char *const mg_value_flags[] = {
 	"--micro-batch-size", "--global-batch-size",
 	"--data-parallel-sharding-strategy", "--ckpt-format",
 	"--recompute-granularity", "--recompute-method",
-	"--recompute-num-layers", NULL};
+	"--recompute-num-layers", "--kv-channels",
+	"--expert-model-parallel-size", "--expert-tensor-parallel-size",
+	"--num-experts", "--moe-layer-freq", "--moe-ffn-hidden-size",
+	"--moe-router-topk", "--moe-shared-expert-intermediate-size",
+	"--moe-token-dispatcher-type", "--moe-expert-capacity-factor", NULL};
 
 static int in_list(const char *const *list, const char *w)
 {
@@ -611,8 +645,17 @@ static void check_megatron_words(const char *text, const char *what)
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#')
 			continue;
-		ck_assert_msg(!strpbrk(line, "'\"\\$`*?[]{}~;&<>()"),
-			      "%s: a shell would change %s", what, line);
+		/* --moe-layer-freq's list is one bracket expression, a
+		 * glob of one character that a folder without files named
+		 * 0, 1 or `,` leaves as it is */
+		size_t len = strlen(line);
+		if (strncmp(line, "--moe-layer-freq [", 18) == 0)
+			ck_assert_msg(len > 19 && line[len - 1] == ']' &&
+				      strspn(line + 18, "01,") == len - 19,
+				      "%s: a shell would change %s", what, line);
+		else
+			ck_assert_msg(!strpbrk(line, "'\"\\$`*?[]{}~;&<>()"),
+				      "%s: a shell would change %s", what, line);
 		char *in = NULL;
 		char *flag = strtok_r(line, " \t", &in);
 		ck_assert_ptr_nonnull(flag);
@@ -824,7 +867,7 @@ END_TEST
  * two set the same run: degrees, shape, batch, ZeRO, overlaps,
  * recomputation and the layout, each stage's modules in order. */
 static const char *const bridge_runner =
-	"import shlex, sys, types\n"
+	"import ast, shlex, sys, types\n"
 	"F = {'model': {'num_layers', 'hidden_size', 'num_attention_heads',\n"
 	"  'num_query_groups', 'ffn_hidden_size', 'hidden_dropout',\n"
 	"  'attention_dropout', 'add_bias_linear', 'gated_linear_unit',\n"
@@ -835,7 +878,12 @@ static const char *const bridge_runner =
 	"  'context_parallel_size', 'gradient_accumulation_fusion',\n"
 	"  'microbatch_group_size_per_vp_stage',\n"
 	"  'share_embeddings_and_output_weights', 'position_embedding_type',\n"
-	"  'rotary_base', 'seq_length'},\n"
+	"  'rotary_base', 'seq_length', 'kv_channels', 'num_moe_experts',\n"
+	"  'moe_layer_freq', 'moe_ffn_hidden_size', 'moe_router_topk',\n"
+	"  'moe_router_pre_softmax', 'moe_shared_expert_intermediate_size',\n"
+	"  'moe_grouped_gemm', 'moe_token_dispatcher_type',\n"
+	"  'moe_expert_capacity_factor', 'moe_pad_expert_input_to_capacity',\n"
+	"  'expert_model_parallel_size', 'expert_tensor_parallel_size'},\n"
 	"  'train': {'micro_batch_size', 'global_batch_size'},\n"
 	"  'checkpoint': {'ckpt_format'},\n"
 	"  'ddp': {'grad_reduce_in_fp32', 'overlap_grad_reduce',\n"
@@ -868,7 +916,7 @@ static const char *const bridge_runner =
 	"    if explicit: return explicit\n"
 	"    S = p * v\n"
 	"    if first is not None:\n"
-	"        mid = [(L - first - last) // (p - 2)] * (p - 2)\n"
+	"        mid = [(L - first - last) // (p - 2)] * (p - 2) if p > 2 else []\n"
 	"        n = [first] + mid + [last]\n"
 	"    else:\n"
 	"        n = [L // S] * S\n"
@@ -904,7 +952,15 @@ static const char *const bridge_runner =
 	"         m.microbatch_group_size_per_vp_stage,\n"
 	"         'bf16grad': not c.mixed_precision.grad_reduce_in_fp32,\n"
 	"         'layout': layout(m.num_layers, m.pipeline_model_parallel_size,\n"
-	"                          v, None, None, ex)}\n"
+	"                          v, None, None, ex),\n"
+	"         'kv': m.kv_channels, 'moe': (m.num_moe_experts, m.moe_layer_freq,\n"
+	"         m.moe_ffn_hidden_size, m.moe_router_topk,\n"
+	"         bool(m.moe_router_pre_softmax),\n"
+	"         m.moe_shared_expert_intermediate_size, m.moe_grouped_gemm,\n"
+	"         m.moe_token_dispatcher_type, m.moe_expert_capacity_factor,\n"
+	"         bool(m.moe_pad_expert_input_to_capacity),\n"
+	"         m.expert_model_parallel_size, m.expert_tensor_parallel_size)\n"
+	"         if m.num_moe_experts else None}\n"
 	"    w = shlex.split(' '.join(l for l in open(args[i]).read().split('\\n')\n"
 	"                             if not l.startswith('#')))\n"
 	"    a = {}\n"
@@ -937,7 +993,16 @@ static const char *const bridge_runner =
 	"          'bf16grad': 'grad-reduce-in-bf16' in a,\n"
 	"          'layout': layout(L, p, vm or 1,\n"
 	"                           g('decoder-first-pipeline-num-layers'),\n"
-	"                           g('decoder-last-pipeline-num-layers'), lay)}\n"
+	"                           g('decoder-last-pipeline-num-layers'), lay),\n"
+	"          'kv': g('kv-channels'), 'moe': (g('num-experts'),\n"
+	"          ast.literal_eval(a['moe-layer-freq']), g('moe-ffn-hidden-size'),\n"
+	"          g('moe-router-topk'), 'moe-router-pre-softmax' in a,\n"
+	"          g('moe-shared-expert-intermediate-size'), 'moe-grouped-gemm' in a,\n"
+	"          a['moe-token-dispatcher-type'],\n"
+	"          g('moe-expert-capacity-factor', float),\n"
+	"          'moe-pad-expert-input-to-capacity' in a,\n"
+	"          g('expert-model-parallel-size'), g('expert-tensor-parallel-size'))\n"
+	"          if 'num-experts' in a else None}\n"
 	"    diff = sorted(k for k in mg if mg[k] != b[k])\n"
 	"    print(args[i], 'ok' if not diff else\n"
 	"          ' '.join('%s=%r/%r' % (k, mg[k], b[k]) for k in diff))\n";
@@ -969,7 +1034,7 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 	for (size_t e = 0; e < sizeof examples / sizeof examples[0]; e++)
 		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 			for (int zero = 0; zero <= 3; zero++)
-				for (int dsel = 0; dsel < 2 && n < MAX; dsel++) {
+				for (int dsel = 0; dsel < 2 && n < MAX - 3; dsel++) {
 					overrides ov = {zero, dsel ? 0 : 1, 0, NULL, 0, 0};
 					built *b = build_with(examples[e], kinds[k].kind,
 							      kinds[k].chunks,
@@ -998,6 +1063,40 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 					n++;
 					built_free(b);
 				}
+	/* mixtures of experts: Mixtral as Megatron-Core lays it out, and a
+	 * pattern with dense layers, shared experts, top 1, a capacity,
+	 * etp 2 of t 4 and heads of their own width */
+	static const char *const moe_cases[][3] = {
+		{"mixtral.yaml", "",
+		 "  tensor_parallel: 1\n  stages: 4\n  chunks: 8\n"
+		 "  schedule: interleaved\n  expert_parallel: 8\n"},
+		{"pattern.yaml",
+		 "    moe: {experts: 8, top_k: 1, shared_experts: 2, "
+		 "dense_layers: 3, every: 2, capacity_factor: 1.25}\n"
+		 "    head_dim: 64\n",
+		 "  tensor_parallel: 4\n  stages: 2\n  schedule: 1f1b\n"
+		 "  expert_parallel: 4\n  expert_tensor_parallel: 2\n"},
+	};
+	for (int i = 0; i < 2; i++) {
+		built *mb = build_moe(dir, moe_cases[i][0], moe_cases[i][1],
+				      moe_cases[i][2], 64, 1);
+		int st;
+		char *mt = emit_to_string(ppcc_emit_megatron, mb, &st);
+		char *bt = emit_to_string(ppcc_emit_megatron_bridge, mb, &st);
+		ck_assert_msg(mt && bt, "%s: %s", moe_cases[i][0],
+			      mb->diag.text);
+		char name[64];
+		snprintf(name, sizeof name, "args-moe%d", i);
+		tu_write_in(paths[2 * n], sizeof paths[0], dir, name, mt);
+		snprintf(name, sizeof name, "bridge-moe%d.py", i);
+		tu_write_in(paths[2 * n + 1], sizeof paths[0], dir, name, bt);
+		argv[3 + 2 * n] = paths[2 * n];
+		argv[4 + 2 * n] = paths[2 * n + 1];
+		n++;
+		free(mt);
+		free(bt);
+		built_free(mb);
+	}
 	/* an empty first stage: a layout in both */
 	static const int part[] = {1, 11, 11, 11};
 	overrides ov = {-1, 0, 4, part, 0, 0};
@@ -1055,6 +1154,157 @@ START_TEST(megatron_refuses_what_its_checks_reject)
 	ck_assert_int_eq(status, PPCC_EINPUT);
 	ck_assert_ptr_nonnull(strstr(b->diag.text, "seq_len 8190"));
 	built_free(b);
+}
+END_TEST
+
+/* ---- mixtures of experts -------------------------------------------- */
+
+/* Megatron-Core's Mixtral 8x7B layout (Megatron-LM d98e8a6,
+ * megatron/core/transformer/moe/README.md:584-660: t 1, p 4, ep 8,
+ * alltoall dispatch and grouped GEMM; it runs 32 GPUs), here on 64 with
+ * ppcc's interleaved v 8.  Megatron-LM's rules (d98e8a6):
+ *  - megatron/training/arguments.py:2373 makes TransformerConfig's
+ *    fields (transformer_config.py:54, which extends ModelParallelConfig)
+ *    arguments: argument_utils.py:106 names a field `--` and its name with
+ *    `-` for `_`, 191 makes a bool that defaults to False a store_true
+ *    flag; so --moe-router-topk (transformer_config.py:760, int),
+ *    --moe-ffn-hidden-size (740), --moe-shared-expert-intermediate-size
+ *    (701), --moe-router-pre-softmax (799), --moe-grouped-gemm (850),
+ *    --moe-token-dispatcher-type (891, allgather, alltoall or flex),
+ *    --moe-expert-capacity-factor (917, a float),
+ *    --moe-pad-expert-input-to-capacity (921), --kv-channels (184), and
+ *    --expert-model-parallel-size and --expert-tensor-parallel-size
+ *    (model_parallel_config.py:127, 130);
+ *  - arguments.py:3518 --num-experts (int); 3520 --moe-layer-freq, read
+ *    by moe_freq_type (327-349): an int, or with `[` a Python list
+ *    evaluated by _eval_pattern (245-253, digits , [ ] ( ) + * only);
+ *    gpt_layer_specs.py:647-656: an int N makes layer i (from 0) an
+ *    expert layer when i % N == 0, a list holds one 0 or 1 a layer;
+ *  - arguments.py:587-588 etp defaults to t; 1655-1658 ep divides the
+ *    experts; parallel_state.py:874-884 etp x ep x p divides the world;
+ *  - transformer_config.py:1813-1819 the shared experts' size is their
+ *    count x their width; 1862-1866 padding to capacity needs the
+ *    capacity factor; 2661-2669 top-1 softmax routing needs
+ *    --moe-router-pre-softmax; 2612-2615 biases in the experts need
+ *    etp 1 (ppcc's experts are SwiGLU, written --disable-bias-linear). */
+START_TEST(megatron_moe_arguments_of_mixtral_by_hand)
+{
+	char *dir = tu_mkdtemp();
+	built *b = build_moe(dir, "mixtral.yaml", "",
+			     "  tensor_parallel: 1\n  stages: 4\n  chunks: 8\n"
+			     "  schedule: interleaved\n  expert_parallel: 8\n",
+			     64, 1);
+	int status;
+	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	ck_assert_ptr_nonnull(strstr(text,
+		"# experts: each stage's 16 devices fold into 1 expert tensor x "
+		"8 expert x 2 expert data parallel\n"));
+	ck_assert_ptr_nonnull(strstr(text, "--moe-aux-loss-coeff"));
+	ck_assert_ptr_nonnull(strstr(text,
+		"--tensor-model-parallel-size 1\n"
+		"--pipeline-model-parallel-size 4\n"
+		"--context-parallel-size 1\n"
+		"--expert-model-parallel-size 8\n"
+		"--expert-tensor-parallel-size 1\n"
+		"--num-layers 32\n"
+		"--hidden-size 4096\n"
+		"--ffn-hidden-size 14336\n"
+		"--num-experts 8\n"
+		"--moe-layer-freq 1\n"
+		"--moe-ffn-hidden-size 14336\n"
+		"--moe-router-topk 2\n"
+		"--moe-grouped-gemm\n"
+		"--moe-token-dispatcher-type alltoall\n"
+		"--num-attention-heads 32\n"
+		"--group-query-attention\n"
+		"--num-query-groups 8\n"));
+	ck_assert_ptr_nonnull(strstr(text,
+		"--num-layers-per-virtual-pipeline-stage 1\n"));
+	/* Mixtral's heads are h / a wide; dropless; top 2 */
+	ck_assert_ptr_null(strstr(text, "--kv-channels"));
+	ck_assert_ptr_null(strstr(text, "capacity"));
+	ck_assert_ptr_null(strstr(text, "--moe-router-pre-softmax"));
+	ck_assert_ptr_null(strstr(text, "--moe-shared-expert"));
+	check_megatron_words(text, "mixtral");
+	check_megatron_rules(b, text, "mixtral");
+	ck_assert_int_eq(8 % arg_int(text, "--expert-model-parallel-size"), 0);
+	ck_assert_int_eq(64 % (arg_int(text, "--expert-model-parallel-size") *
+			       arg_int(text, "--expert-tensor-parallel-size") *
+			       arg_int(text, "--pipeline-model-parallel-size")),
+			 0);
+	free(text);
+	built_free(b);
+
+	/* three dense layers, then experts every other layer: the list,
+	 * one a layer; two shared experts, 2 x 14336 wide; top 1 with its
+	 * softmax first; a capacity of 1.25, padded; etp 2 of t 4 */
+	b = build_moe(dir, "pattern.yaml",
+		      "    moe: {experts: 8, top_k: 1, shared_experts: 2, "
+		      "dense_layers: 3, every: 2, capacity_factor: 1.25}\n"
+		      "    head_dim: 64\n",
+		      "  tensor_parallel: 4\n  stages: 2\n  schedule: 1f1b\n"
+		      "  expert_parallel: 4\n  expert_tensor_parallel: 2\n",
+		      64, 1);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	char v[256];
+	ck_assert_str_eq(arg_value(text, "--moe-layer-freq", v, sizeof v),
+			 "[0,0,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,"
+			 "0,1,0,1,0,1,0,1]");
+	ck_assert_int_eq(arg_int(text, "--moe-router-topk"), 1);
+	ck_assert_ptr_nonnull(strstr(text, "\n--moe-router-pre-softmax\n"));
+	ck_assert_int_eq(arg_int(text, "--moe-shared-expert-intermediate-size"),
+			 2 * 14336);
+	ck_assert_str_eq(arg_value(text, "--moe-expert-capacity-factor", v,
+				   sizeof v), "1.25");
+	ck_assert_ptr_nonnull(strstr(text,
+		"\n--moe-pad-expert-input-to-capacity\n"));
+	ck_assert_int_eq(arg_int(text, "--expert-tensor-parallel-size"), 2);
+	ck_assert_int_eq(arg_int(text, "--kv-channels"), 64);
+	ck_assert_ptr_nonnull(strstr(text, "\n--sequence-parallel\n"));
+	check_megatron_words(text, "pattern");
+	check_megatron_rules(b, text, "pattern");
+	free(text);
+	built_free(b);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* Megatron-LM d98e8a6 megatron/core/transformer/moe/moe_layer.py:
+ * 636-640: a mixture-of-experts layer raises in training when its
+ * attention's tensor-parallel group has more than one rank and sequence
+ * parallelism is off.  The other trainers do not write experts yet. */
+START_TEST(moe_exports_refuse_what_their_trainer_cannot_run)
+{
+	char *dir = tu_mkdtemp();
+	built *b = build_moe(dir, "nosp.yaml", "    sequence_parallel: false\n",
+			     "  tensor_parallel: 2\n  stages: 4\n"
+			     "  schedule: 1f1b\n  expert_parallel: 4\n", 64, 1);
+	int status;
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_megatron, b, &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "sequence_parallel: true"));
+	ck_assert_msg(strstr(b->diag.text, "15:3: error:"), "%s", b->diag.text);
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_megatron_bridge, b,
+					  &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	built_free(b);
+	b = build_moe(dir, "sp.yaml", "",
+		      "  tensor_parallel: 2\n  stages: 4\n"
+		      "  schedule: 1f1b\n  expert_parallel: 4\n", 64, 1);
+	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	free(text);
+	emit_fn others[] = {ppcc_emit_torchtitan_toml, ppcc_emit_torchtitan,
+			    ppcc_emit_deepspeed};
+	for (int i = 0; i < 3; i++) {
+		ck_assert_ptr_null(emit_to_string(others[i], b, &status));
+		ck_assert_int_eq(status, PPCC_EINPUT);
+		ck_assert_ptr_nonnull(strstr(b->diag.text, "mixture of experts"));
+	}
+	built_free(b);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -2115,6 +2365,8 @@ Suite *suite_trainers(void)
 		megatron_zero_stages_map_to_distributed_optimizer_and_fsdp,
 		megatron_arguments_obey_megatrons_rules_across_plans,
 		megatron_refuses_what_its_checks_reject,
+		megatron_moe_arguments_of_mixtral_by_hand,
+		moe_exports_refuse_what_their_trainer_cannot_run,
 		megatron_bridge_snippet_sets_what_megatrons_arguments_set,
 		launchers_start_a_hosts_devices_not_an_nvlink_domains,
 		trainer_formats_refuse_what_the_trainer_cannot_run,

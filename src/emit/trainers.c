@@ -11,6 +11,10 @@
  * last_layer, over the layers ppcc numbers: with the `transformer:`
  * shorthand layer 0 is the embedding, 1..L the blocks, L + 1 the head).
  *
+ * A mixture of experts adds its experts, router and expert-parallel
+ * degrees (ep, etp) to Megatron-LM's arguments and Megatron-Bridge's
+ * fields; torchtitan's and DeepSpeed's outputs refuse it for now.
+ *
  * A plan a trainer cannot run as planned (a schedule kind it lacks, a
  * setting Megatron-LM's argument checks reject, a model given as layers
  * where the trainer names transformer modules) is refused with a located
@@ -46,8 +50,8 @@ static const ppcc_config *plan_config(const ppcc_plan *p, ppcc_diag *d)
 	return p->config;
 }
 
-/* A mixture of experts needs the trainer's expert settings, which
- * these outputs do not write yet: refused, not written as a dense
+/* A mixture of experts needs the trainer's expert settings, which the
+ * outputs that call this do not write: refused, not written as a dense
  * model's. */
 static int refuse_experts(const ppcc_config *c, const char *trainer,
 			  ppcc_diag *d)
@@ -70,7 +74,7 @@ static int need_transformer(const ppcc_config *c, const char *trainer,
 			    ppcc_diag *d)
 {
 	if (c->model.transformer && c->model.edge_layers)
-		return refuse_experts(c, trainer, d);
+		return 0;
 	ppcc_loc loc = c->model.loc.file ? c->model.loc
 					 : (ppcc_loc){c->path, 0, 0};
 	ppcc_error(d, &loc, "%s names a transformer's modules: give the "
@@ -203,6 +207,15 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 			   "integer, not %g", tr->rope_theta);
 		return PPCC_EINPUT;
 	}
+	if (tr->moe.experts > 0 && pl->tensor_parallel > 1 &&
+	    !tr->sequence_parallel) {
+		ppcc_loc loc = where(c, &pl->tensor_parallel_loc);
+		ppcc_error(d, &loc, "Megatron-LM's mixture-of-experts layer "
+			   "refuses to train with tensor parallelism (t = %d) "
+			   "but no sequence parallelism: plan with "
+			   "sequence_parallel: true", pl->tensor_parallel);
+		return PPCC_EINPUT;
+	}
 	if (pl->grad_bytes != 4.0 && (pl->grad_bytes != 2.0 || pl->zero >= 2)) {
 		ppcc_loc loc = where(c, NULL);
 		ppcc_error(d, &loc, "Megatron-LM keeps gradients in fp32 (4 "
@@ -255,6 +268,64 @@ static void megatron_launcher(FILE *f, const ppcc_config *c)
 		"--node-rank RANK --master-addr HOST --master-port PORT "
 		"pretrain_gpt.py $(grep -v '^#' ARGS_FILE) ...\n",
 		one_conn ? "CUDA_DEVICE_MAX_CONNECTIONS=1 " : "", per, nodes);
+	const ppcc_transformer *tr = c->model.transformer;
+	if (tr && tr->moe.experts > 0) {
+		int width = pl->tensor_parallel * pl->context_parallel *
+			    pl->data_parallel;
+		int etp = ppcc_pipeline_etp(pl);
+		fprintf(f, "# experts: each stage's %d devices fold into %d "
+			"expert tensor x %d expert x %d expert data parallel\n",
+			width, etp, pl->expert_parallel,
+			width / (etp * pl->expert_parallel));
+	}
+}
+
+/* 1 when the model's attention heads are not h / a wide: Megatron-LM
+ * then needs --kv-channels (kv_channels), the width of one head. */
+static int head_dim_given(const ppcc_transformer *tr)
+{
+	return tr->head_dim > 0 && tr->head_dim * tr->heads != tr->hidden;
+}
+
+/* Megatron-LM's --moe-layer-freq: ppcc's `every` when no dense layers
+ * lead (an int N makes layer i an expert layer when i % N == 0), else
+ * the pattern as a list of 0 (dense) and 1 (experts), one a layer,
+ * written out with no `*`, `(`, `+` or spaces: a word the shell leaves
+ * alone unless a file named 0, 1 or `,` is in the folder. */
+static void megatron_moe_freq(FILE *f, const ppcc_transformer *tr)
+{
+	if (tr->moe.dense_layers == 0) {
+		fprintf(f, "%d", tr->moe.every);
+		return;
+	}
+	fputc('[', f);
+	for (int i = 0; i < tr->layers; i++)
+		fprintf(f, "%s%d", i ? "," : "", ppcc_transformer_is_moe(tr, i));
+	fputc(']', f);
+}
+
+/* The mixture of experts' arguments: the experts, their width and
+ * pattern, the router's top k (softmax before the top k when k = 1, as
+ * Megatron-LM requires), the shared experts as one FFN of their summed
+ * width, the grouped GEMM and all-to-all dispatch ppcc prices, and the
+ * capacity, padded (ppcc's capacity_factor; none: dropless). */
+static void megatron_moe(FILE *f, const ppcc_transformer *tr)
+{
+	const ppcc_moe *e = &tr->moe;
+	fprintf(f, "--num-experts %d\n--moe-layer-freq ", e->experts);
+	megatron_moe_freq(f, tr);
+	fprintf(f, "\n--moe-ffn-hidden-size %d\n--moe-router-topk %d\n",
+		e->ffn_hidden, e->top_k);
+	if (e->top_k == 1)
+		fputs("--moe-router-pre-softmax\n", f);
+	if (e->shared_experts > 0)
+		fprintf(f, "--moe-shared-expert-intermediate-size %lld\n",
+			(long long)e->shared_experts * e->ffn_hidden);
+	fputs("--moe-grouped-gemm\n--moe-token-dispatcher-type alltoall\n", f);
+	if (e->capacity_factor > 0)
+		fprintf(f, "--moe-expert-capacity-factor %g\n"
+			"--moe-pad-expert-input-to-capacity\n",
+			e->capacity_factor);
 }
 
 int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
@@ -269,6 +340,7 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	const ppcc_transformer *tr = c->model.transformer;
 	const ppcc_schedule *s = &p->best.schedule;
 	int n_dp = pl->data_parallel * pl->context_parallel;
+	int moe = tr->moe.experts > 0;
 	megatron_launcher(f, c);
 	long long mult = 128LL * pl->tensor_parallel;
 	long long padded = (tr->vocab + mult - 1) / mult * mult;
@@ -279,6 +351,10 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	      "--train-iters, the optimizer (adam) and learning-rate "
 	      "schedule (--lr, --min-lr, --lr-decay-style, "
 	      "--lr-warmup-iters), --save, --load\n", f);
+	if (moe)
+		fputs("# and the router's load-balancing loss "
+		      "(--moe-router-load-balancing-type, --moe-aux-loss-coeff: "
+		      "Megatron-LM's default coefficient is 0)\n", f);
 	if (pl->zero >= 2)
 		fputs("# Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset "
 		      "(not 1); the optimizer must be adam or sgd\n", f);
@@ -289,13 +365,21 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	fprintf(f, "--tensor-model-parallel-size %d\n", pl->tensor_parallel);
 	fprintf(f, "--pipeline-model-parallel-size %d\n", pl->stages);
 	fprintf(f, "--context-parallel-size %d\n", pl->context_parallel);
+	if (moe)
+		fprintf(f, "--expert-model-parallel-size %d\n"
+			"--expert-tensor-parallel-size %d\n",
+			pl->expert_parallel, ppcc_pipeline_etp(pl));
 	if (pl->tensor_parallel > 1 && tr->sequence_parallel)
 		fputs("--sequence-parallel\n", f);
 	fprintf(f, "--num-layers %d\n", tr->layers);
 	fprintf(f, "--hidden-size %d\n", tr->hidden);
 	fprintf(f, "--ffn-hidden-size %d\n",
 		tr->ffn_hidden > 0 ? tr->ffn_hidden : 4 * tr->hidden);
+	if (moe)
+		megatron_moe(f, tr);
 	fprintf(f, "--num-attention-heads %d\n", tr->heads);
+	if (head_dim_given(tr))
+		fprintf(f, "--kv-channels %d\n", tr->head_dim);
 	if (tr->kv_heads > 0 && tr->kv_heads != tr->heads)
 		fprintf(f, "--group-query-attention\n--num-query-groups %d\n",
 			tr->kv_heads);
@@ -400,6 +484,38 @@ static void bridge_layout(FILE *f, const ppcc_plan *p)
 	fputs("    ]\n", f);
 }
 
+/* The fields megatron_moe's arguments set, each written (a recipe's own
+ * capacity or shared experts do not survive), and the expert degrees. */
+static void bridge_moe(FILE *f, const ppcc_config *c)
+{
+	const ppcc_transformer *tr = c->model.transformer;
+	const ppcc_moe *e = &tr->moe;
+	fprintf(f, "    m.num_moe_experts = %d\n    m.moe_layer_freq = ",
+		e->experts);
+	megatron_moe_freq(f, tr);
+	fprintf(f, "\n    m.moe_ffn_hidden_size = %d\n"
+		"    m.moe_router_topk = %d\n"
+		"    m.moe_router_pre_softmax = %s\n", e->ffn_hidden, e->top_k,
+		e->top_k == 1 ? "True" : "False");
+	if (e->shared_experts > 0)
+		fprintf(f, "    m.moe_shared_expert_intermediate_size = %lld\n",
+			(long long)e->shared_experts * e->ffn_hidden);
+	else
+		fputs("    m.moe_shared_expert_intermediate_size = None\n", f);
+	fputs("    m.moe_grouped_gemm = True\n"
+	      "    m.moe_token_dispatcher_type = \"alltoall\"\n", f);
+	if (e->capacity_factor > 0)
+		fprintf(f, "    m.moe_expert_capacity_factor = %g\n"
+			"    m.moe_pad_expert_input_to_capacity = True\n",
+			e->capacity_factor);
+	else
+		fputs("    m.moe_expert_capacity_factor = None\n"
+		      "    m.moe_pad_expert_input_to_capacity = False\n", f);
+	fprintf(f, "    m.expert_model_parallel_size = %d\n"
+		"    m.expert_tensor_parallel_size = %d\n",
+		c->pipeline.expert_parallel, ppcc_pipeline_etp(&c->pipeline));
+}
+
 int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 			      const ppcc_emit_options *o, ppcc_diag *d)
 {
@@ -444,8 +560,12 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	fprintf(f, "    m.ffn_hidden_size = %d\n",
 		tr->ffn_hidden > 0 ? tr->ffn_hidden : 4 * tr->hidden);
 	fprintf(f, "    m.num_attention_heads = %d\n", tr->heads);
+	if (head_dim_given(tr))
+		fprintf(f, "    m.kv_channels = %d\n", tr->head_dim);
 	fprintf(f, "    m.num_query_groups = %d\n",
 		tr->kv_heads > 0 ? tr->kv_heads : tr->heads);
+	if (tr->moe.experts > 0)
+		bridge_moe(f, c);
 	fprintf(f, "    m.seq_length = %d\n", tr->seq_len);
 	fprintf(f, "    m.normalization = \"%s\"\n",
 		tr->norm == PPCC_NORM_LAYERNORM ? "LayerNorm" : "RMSNorm");
@@ -683,7 +803,7 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	if (!c)
 		return PPCC_EINTERNAL;
 	int err = need_transformer(c, "torchtitan", d);
-	if (err)
+	if (err || (err = refuse_experts(c, "torchtitan", d)))
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
