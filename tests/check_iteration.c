@@ -1146,21 +1146,33 @@ END_TEST
  * of 8 send B bytes each, 15/16 of them away: 7/16 to the node's other
  * 7 over NVLink and 8/16 to the other node's 8 over the network at
  * once; the slower sets the time.  Inside one node only the first part
- * runs; one rank sends nothing. */
+ * runs; one rank sends nothing.  Node-limited (DeepSeek-V3: 8 copies of
+ * each token, at most 4 nodes of the group's 8), a token crosses the
+ * network to 4 x 7/8 nodes and each copy crosses NVLink 7/8 of the
+ * time. */
 START_TEST(expert_all_to_all_by_hand)
 {
 	ppcc_cluster c = {.devices_per_node = 8,
 			  .intra_node = {.bandwidth = 400e9, .latency = 1e-6},
 			  .inter_node = {.bandwidth = 50e9, .latency = 5e-6}};
 	double B = 64e6;
-	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 16, 1, B),
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 16, 1, B, 1, 0),
 			    5e-6 + B * 8 / 16 / 50e9);
-	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 8, 1, B),
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 8, 1, B, 1, 0),
 			    1e-6 + B * 7 / 8 / 400e9);
 	/* 4 ranks 2 devices apart span 8: one node */
-	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 4, 2, B),
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 4, 2, B, 1, 0),
 			    1e-6 + B * 3 / 4 / 400e9);
-	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 1, 8, B), 0);
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 1, 8, B, 1, 0), 0);
+	/* two copies of each token without a limit: twice the bytes */
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 16, 1, B, 2, 0),
+			    5e-6 + B * 2 * 8 / 16 / 50e9);
+	/* node-limited: 64 ranks on 8 nodes, 8 copies, at most 4 nodes */
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 64, 1, B, 8, 4),
+			    5e-6 + B * 4 * (8.0 - 1) / 8 / 50e9);
+	/* a limit above the copies or the nodes does not bind */
+	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 16, 1, B, 2, 4),
+			    5e-6 + B * 2 * (2.0 - 1) / 2 / 50e9);
 }
 END_TEST
 

@@ -1691,6 +1691,17 @@ END_TEST
 /* The experts' settings are checked where they are written. */
 START_TEST(moe_settings_are_checked)
 {
+	loaded r;
+	load_text(&r, MOE_SHAPE "    moe: {experts: 8, top_k: 2, "
+		  "node_limit: 4, dispatch: fp8}\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.cfg.model.transformer->moe.node_limit, 4);
+	ck_assert_int_eq(r.cfg.model.transformer->moe.dispatch_fp8, 1);
+	done(&r);
+	expect_errors(MOE_SHAPE "    moe: {experts: 8, top_k: 2, "
+		      "dispatch: fp16}\n" CLUSTER4,
+		      "11:43: model.transformer.moe.dispatch: expected bf16 "
+		      "or fp8, got 'fp16'; did you mean 'bf16'?\n");
 	expect_errors(MOE_SHAPE "    moe: {experts: 8, top_k: 9, "
 		      "capacity_factor: 0.5, imbalance: 0.9}\n" CLUSTER4,
 		      "11:23: model.transformer.moe.top_k: 9 experts a "

@@ -283,17 +283,26 @@ double ppcc_comm_cp_step_seconds(const ppcc_cluster *c, int t, int cp,
 }
 
 double ppcc_comm_a2a_seconds(const ppcc_cluster *c, int ep, int etp,
-			     double bytes)
+			     double token_bytes, double copies,
+			     int node_limit)
 {
-	if (ep <= 1 || !(bytes > 0))
+	if (ep <= 1 || !(token_bytes > 0))
 		return 0;
 	int64_t span = (int64_t)ep * etp;
 	int64_t local = span <= c->devices_per_node ? ep
 			: c->devices_per_node / etp;
 	if (local < 1)
 		local = 1;
-	double in = bytes * (double)(local - 1) / ep;
-	double out = bytes * (double)(ep - local) / ep;
+	double nodes = (double)ep / (double)local;
+	double in = token_bytes * copies * (double)(local - 1) / ep;
+	double out = token_bytes * copies * (double)(ep - local) / ep;
+	if (node_limit > 0 && nodes > 1) {
+		double reach = copies < node_limit ? copies : node_limit;
+		if (reach > nodes)
+			reach = nodes;
+		out = token_bytes * reach * (nodes - 1) / nodes;
+		in = token_bytes * copies * (double)(local - 1) / local;
+	}
 	double ti = in > 0 ? ppcc_comm_link_seconds(&c->intra_node, in) : 0;
 	double to = out > 0 ? ppcc_comm_link_seconds(&c->inter_node, out) : 0;
 	return ti > to ? ti : to;

@@ -39,14 +39,25 @@ void ppcc_cost_expert_comm(double *out_f, double *out_b,
 	int etp = ppcc_pipeline_etp(p);
 	int cp = p->context_parallel > 0 ? p->context_parallel : 1;
 	double imb = ep > 1 ? tf->moe.imbalance : 1.0;
-	double bytes = imb * l->a2a_bytes / ((double)p->tensor_parallel * cp);
-	double one = ppcc_comm_a2a_seconds(&cfg->cluster, ep, etp, bytes);
-	if (etp > 1)
-		one += ppcc_allgather_seconds(&cfg->cluster, etp, etp,
-					      bytes * etp);
+	double k = tf->moe.top_k > 0 ? tf->moe.top_k : 1;
+	/* a device's tokens, one 16-bit copy each; the dispatch (and its
+	 * gradient's, backward) in FP8 moves 1 + 4/128 bytes an element
+	 * (a float scale a block of 128), the combine 2 */
+	double tokens = imb * l->a2a_bytes / k /
+			((double)p->tensor_parallel * cp);
+	double narrow = tf->moe.dispatch_fp8 ? (1.0 + 4.0 / 128.0) / 2.0 : 1.0;
+	double pair = 0;
+	for (int w = 0; w < 2; w++) {
+		double bytes = tokens * (w == 0 ? narrow : 1.0);
+		pair += ppcc_comm_a2a_seconds(&cfg->cluster, ep, etp, bytes, k,
+					      tf->moe.node_limit);
+		if (etp > 1)
+			pair += ppcc_allgather_seconds(&cfg->cluster, etp, etp,
+						       bytes * k * etp);
+	}
 	int full = tf->recompute == PPCC_RECOMPUTE_FULL;
-	*out_f = 2 * one;
-	*out_b = (full ? 4 : 2) * one;
+	*out_f = pair;
+	*out_b = (full ? 2 : 1) * pair;
 }
 
 /* The busiest expert rank's extra work: its routed experts compute

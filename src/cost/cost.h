@@ -99,14 +99,20 @@ double ppcc_comm_tp_seconds(const ppcc_cluster *c, int t, int cp,
 double ppcc_comm_cp_step_seconds(const ppcc_cluster *c, int t, int cp,
 				 double kv_bytes);
 
-/* One all-to-all of a mixture-of-experts layer, bytes sent by each of
- * the ep ranks of an expert-parallel group (etp devices apart, spanning
- * ep x etp): the (ep - 1)/ep of them that leave the device go to the
- * group's members in its node over the intra-node link and to the
- * others over the inter-node link at once, the slower of the two
- * setting the time; 0 when ep == 1. */
+/* One all-to-all of a mixture-of-experts layer: each of the ep ranks of
+ * an expert-parallel group (etp devices apart, spanning ep x etp), n of
+ * them in a node and N nodes, sends `copies` copies of its tokens'
+ * token_bytes, each to a rank of the group.  Without a node limit
+ * (node_limit 0) a copy goes to the n - 1 other members of its node
+ * over the intra-node link, (n - 1)/ep of them, and to the others over
+ * the inter-node link, (ep - n)/ep; with one (DeepSeek's routing to at
+ * most M nodes, sent once a node and fanned out inside it), a token
+ * crosses the network to min(copies, M, N) x (N - 1)/N nodes and each
+ * copy crosses the node's links (n - 1)/n of the time.  Both links run
+ * at once; the slower sets the time; 0 when ep == 1. */
 double ppcc_comm_a2a_seconds(const ppcc_cluster *c, int ep, int etp,
-			     double bytes);
+			     double token_bytes, double copies,
+			     int node_limit);
 
 /* The data-parallel collectives of a stage's buckets over the n = d x cp
  * ranks that share its weights, spread over the t x cp x d devices: each

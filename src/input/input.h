@@ -276,6 +276,9 @@ typedef enum ppcc_position {
 typedef struct ppcc_moe {
 	int experts, top_k, ffn_hidden, shared_experts, dense_layers, every;
 	double capacity_factor, imbalance;
+	/* a token reaches experts on at most node_limit nodes (0: any),
+	 * and its dispatch moves FP8 (1: DeepSeek-V3's recipe) */
+	int node_limit, dispatch_fp8;
 	ppcc_loc loc, experts_loc, ffn_hidden_loc;
 } ppcc_moe;
 

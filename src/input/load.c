@@ -1357,7 +1357,9 @@ static const char *const transformer_keys[] = {
 	"position", "rope_theta", "tie_embeddings", "head_dim", "moe", NULL};
 static const char *const moe_keys[] = {
 	"experts", "top_k", "ffn_hidden", "shared_experts", "dense_layers",
-	"every", "capacity_factor", "imbalance", NULL};
+	"every", "capacity_factor", "imbalance", "node_limit", "dispatch",
+	NULL};
+static const char *const dispatch_words[] = {"bf16", "fp8", NULL};
 static const char *const recompute_words[] = {"none", "selective", "full",
 					      NULL};
 /* in the order of ppcc_norm and ppcc_position */
@@ -1479,6 +1481,8 @@ static void read_moe(loader *L, const section *tsec, ppcc_transformer *t,
 		NULL);
 	sec_int(&s, "every", 1, PPCC_MAX_LAYERS, 0, &m->every, NULL);
 	sec_number(&s, "capacity_factor", NUM_NONNEG, 0, &m->capacity_factor);
+	sec_int(&s, "node_limit", 0, PPCC_MAX_COUNT, 0, &m->node_limit, NULL);
+	sec_word(&s, "dispatch", dispatch_words, &m->dispatch_fp8, NULL);
 	double imb = 0;
 	if (sec_number(&s, "imbalance", NUM_POSITIVE, 0, &imb) == 1) {
 		if (imb < 1) {
