@@ -1741,6 +1741,11 @@ START_TEST(mla_layer_flops_and_params_by_hand)
 	/* the duplicated down projections and latent norms */
 	ck_assert_double_eq(l->tp_replicated_params,
 			    256.0 * (64 + 32 + 8) + 64 + 32);
+	/* in all-reduces of 2*s*b*h: the FFN's one; with sequence
+	 * parallelism the latents' all-gather (104 of 256 wide, half of
+	 * one) and O's reduce-scatter (half), each way */
+	ck_assert_double_eq(l->tp_fwd_allreduces, 1 + 0.5 + 0.5 * 104 / 256.0);
+	ck_assert_double_eq(l->tp_bwd_allreduces, l->tp_fwd_allreduces);
 	done(&r);
 	expect_errors("model:\n  name: m\n  transformer: {layers: 2, "
 		      "hidden: 64, heads: 4, head_dim: 8, vocab: 100, "

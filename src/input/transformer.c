@@ -3,14 +3,16 @@
  * described by its shape, expanded into the per-layer costs a `layers:`
  * list would give.
  *
- * The model becomes L + 2 layers: "embed", L x "block", "head", each
- * with its FLOPs (forward, backward, the split backward's weight part),
+ * The model becomes L + 2 layers: "embed", L x "block" (or "moe_block"),
+ * "head" (carrying any multi-token prediction modules), each with its
+ * FLOPs (forward, backward, the split backward's weight part),
  * parameters, activation sent, stash, tensor- and context-parallel
  * collectives and memory-bound kernel bytes, per microbatch, for GPT
  * (LayerNorm, GeLU, dropout) or SwiGLU (RMSNorm, no dropout) blocks,
- * grouped-query attention, sequence parallelism, flash attention and
- * none, selective or full recomputation.  The formulas follow Narayanan
- * et al., SC'21 (FLOPs) and Korthikanti et al., 2022 (the stash), and
+ * grouped-query or multi-head latent attention, sliding windows,
+ * mixtures of experts, sequence parallelism, flash attention and none,
+ * selective or full recomputation.  The formulas follow Narayanan et
+ * al., SC'21 (FLOPs) and Korthikanti et al., 2022 (the stash), and
  * reduce to their closed forms for GPT.
  * Limits: the cross entropy's small all-reduces are not counted; every
  * count is computed in double precision, exact for the shapes in use
