@@ -284,8 +284,9 @@ START_TEST(cli_one_command_errors_name_the_option)
 		{{"search", "--model", "bert", "--devices", "16xh100"},
 		 "ppcc: --model: unknown model 'bert'; expected llama3-8b, "
 		 "llama3-70b, llama3-405b, llama2-70b, gpt3-175b, "
-		 "mixtral-8x7b, mixtral-8x22b, qwen3-30b-a3b, or "
-		 "qwen3-235b-a22b (ppcc models lists them)\n"},
+		 "mixtral-8x7b, mixtral-8x22b, qwen3-30b-a3b, "
+		 "qwen3-235b-a22b, deepseek-v3, or gpt-oss-120b (ppcc "
+		 "models lists them)\n"},
 		{{"search", "--model", "llama3-8b", "--devices", "h100"},
 		 "ppcc: --devices: expected COUNTxPRESET, as 64xh100, got "
 		 "'h100'\n"},

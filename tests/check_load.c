@@ -1563,7 +1563,8 @@ START_TEST(unmodelled_keys_are_refused_by_name)
 		      "    layers: 2\n    hidden: 64\n    heads: 4\n"
 		      "    vocab: 100\n    seq_len: 16\n"
 		      "    mamba: true\n    linear_attention: true\n"
-		      "    q_lora_rank: 1536\n    sliding_window: 128\n"
+		      "    attention_chunk_size: 8192\n"
+		      "    hybrid_override_pattern: M-M*\n"
 		      CLUSTER4,
 		      "9:5: ppcc does not model state-space (Mamba) layers "
 		      "('mamba' in model.transformer): planned without "
@@ -1573,14 +1574,32 @@ START_TEST(unmodelled_keys_are_refused_by_name)
 		      "('linear_attention' in model.transformer): planned "
 		      "without it, the figures would be another model's; "
 		      "leave the key out when the model has none\n"
-		      "11:5: ppcc does not model multi-head latent attention "
-		      "('q_lora_rank' in model.transformer): planned without "
-		      "it, the figures would be another model's; leave the "
-		      "key out when the model has none\n"
-		      "12:5: ppcc does not model sliding-window attention "
-		      "('sliding_window' in model.transformer): planned "
+		      "11:5: ppcc does not model chunked attention "
+		      "('attention_chunk_size' in model.transformer): planned "
 		      "without it, the figures would be another model's; "
-		      "leave the key out when the model has none\n");
+		      "leave the key out when the model has none\n"
+		      "12:5: ppcc does not model hybrid state-space (Mamba) "
+		      "layers ('hybrid_override_pattern' in "
+		      "model.transformer): planned without it, the figures "
+		      "would be another model's; leave the key out when the "
+		      "model has none\n");
+	/* what it models now is read, and Hugging Face's spelling of it
+	 * gets the key to write */
+	expect_errors("model:\n  name: m\n  transformer:\n"
+		      "    layers: 2\n    hidden: 64\n    heads: 4\n"
+		      "    vocab: 100\n    seq_len: 16\n    swiglu: true\n"
+		      "    q_lora_rank: 16\n    num_nextn_predict_layers: 1\n"
+		      "    sliding_window: 8\n    attention: {kind: gqa, "
+		      "v_head_dim: 8}\n" CLUSTER4,
+		      "10:5: unknown key 'q_lora_rank' in model.transformer: "
+		      "that is Megatron-LM's and Hugging Face's name; did you "
+		      "mean 'transformer.attention.q_lora_rank'?\n"
+		      "11:5: unknown key 'num_nextn_predict_layers' in "
+		      "model.transformer: that is Hugging Face's name; did "
+		      "you mean 'transformer.mtp_layers'?\n"
+		      "13:28: model.transformer.attention.v_head_dim: a rank "
+		      "or width of multi-head latent attention; set kind: "
+		      "mla\n");
 	/* a typo of a modelled key still gets its suggestion */
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {stagse: 2}\n",
 		      "7:12: unknown key 'stagse' in pipeline; did you mean "
@@ -1688,6 +1707,120 @@ START_TEST(head_dim_sets_the_attention_width)
 }
 END_TEST
 
+/* One multi-head latent attention layer by hand (Megatron-LM's
+ * MLASelfAttention, d98e8a6 megatron/core/transformer/
+ * multi_latent_attention.py:537-631): h = 256, a = 4 heads, Q down to
+ * 64 and up to 4 x (16 + 8), K and V down to 32 + 8 (the shared RoPE
+ * key) and up to 4 x (16 + 16), O from 4 x 16; s = 32, b = 1, SwiGLU
+ * of 512, flash attention. */
+START_TEST(mla_layer_flops_and_params_by_hand)
+{
+	loaded r;
+	load_text(&r, "model:\n  name: m\n  transformer: {layers: 2, "
+		      "hidden: 256, heads: 4, ffn_hidden: 512, vocab: 100, "
+		      "seq_len: 32, swiglu: true, attention: {kind: mla, "
+		      "q_lora_rank: 64, kv_lora_rank: 32, qk_nope_head_dim: "
+		      "16, qk_rope_head_dim: 8, v_head_dim: 16}}\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_layer *l = &r.cfg.model.layers[1];
+	/* Q down, Q up, KV down, KV up, O */
+	double attn = 256.0 * 64 + 64.0 * 96 + 256.0 * 40 + 32.0 * 128 +
+		      64.0 * 256;
+	/* the two latent norms and the block's two */
+	ck_assert_double_eq(l->params, attn + 3.0 * 256 * 512 + 64 + 32 +
+				       2 * 256);
+	/* per token 2 x the weights; the scores over 4 x 24, the values
+	 * over 4 x 16, the causal half of 32 x 32 each */
+	double scores = 2.0 * (32.0 * 32 / 2) * (96 + 64);
+	ck_assert_double_eq(l->fwd_flops, 32.0 * (2 * attn +
+						  2.0 * 3 * 256 * 512) +
+					  scores);
+	ck_assert_double_eq(l->bwd_weight_flops, l->fwd_flops - scores);
+	/* ring attention passes K (4 x 24) and V (4 x 16) */
+	ck_assert_double_eq(l->cp_kv_bytes, 2.0 * 32 * (96 + 64));
+	/* the duplicated down projections and latent norms */
+	ck_assert_double_eq(l->tp_replicated_params,
+			    256.0 * (64 + 32 + 8) + 64 + 32);
+	/* in all-reduces of 2*s*b*h: the FFN's one; with sequence
+	 * parallelism the latents' all-gather (104 of 256 wide, half of
+	 * one) and O's reduce-scatter (half), each way */
+	ck_assert_double_eq(l->tp_fwd_allreduces, 1 + 0.5 + 0.5 * 104 / 256.0);
+	ck_assert_double_eq(l->tp_bwd_allreduces, l->tp_fwd_allreduces);
+	done(&r);
+	expect_errors("model:\n  name: m\n  transformer: {layers: 2, "
+		      "hidden: 64, heads: 4, head_dim: 8, vocab: 100, "
+		      "seq_len: 16, swiglu: true, attention: {kind: mla, "
+		      "kv_lora_rank: 8, qk_nope_head_dim: 8}}\n" CLUSTER4,
+		      "3:102: model.transformer.attention: missing required "
+		      "key 'qk_rope_head_dim'\n"
+		      "3:102: model.transformer.attention: missing required "
+		      "key 'v_head_dim'\n");
+}
+END_TEST
+
+/* Sliding-window attention, as GPT-OSS's layer_types alternate (layer 0
+ * windowed, 1 full): with a window of 8 keys, s = 32 queries score the
+ * sum over positions of min(i + 1, 8), 1 + ... + 8 + 24 x 8 = 228, less
+ * the 8/2 that the causal count (s^2/2, not s(s + 1)/2) leaves out too:
+ * 224 keys, against 512 for the full layer. */
+START_TEST(sliding_window_layer_scores_by_hand)
+{
+	loaded r;
+	load_text(&r, "model:\n  name: m\n  transformer: {layers: 4, "
+		      "hidden: 64, heads: 4, vocab: 100, seq_len: 32, "
+		      "swiglu: true, ffn_hidden: 128, sliding_window: 8, "
+		      "sliding_window_pattern: 2}\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_layer *w = &r.cfg.model.layers[1], *f = &r.cfg.model.layers[2];
+	double weights = 32.0 * (2 * 4 * 64 * 64 + 2.0 * 3 * 64 * 128);
+	/* Q K^T and P V over 64 each */
+	ck_assert_double_eq(w->fwd_flops, weights + 2.0 * 224 * 128);
+	ck_assert_double_eq(f->fwd_flops, weights + 2.0 * 512 * 128);
+	ck_assert_double_eq(r.cfg.model.layers[3].fwd_flops, w->fwd_flops);
+	ck_assert_double_eq(r.cfg.model.layers[4].fwd_flops, f->fwd_flops);
+	done(&r);
+	expect_errors("model:\n  name: m\n  transformer: {layers: 2, "
+		      "hidden: 64, heads: 4, vocab: 100, seq_len: 16, "
+		      "sliding_window_pattern: 1}\n" CLUSTER4,
+		      "3:75: model.transformer.sliding_window_pattern: 1 "
+		      "would make every layer attend in full; expected 0 "
+		      "(every layer windowed) or at least 2\n");
+}
+END_TEST
+
+/* A multi-token prediction module (DeepSeek-V3's, Megatron-LM's
+ * MultiTokenPredictionLayer, d98e8a6 megatron/core/transformer/
+ * multi_token_prediction.py:1157-1251): two RMSNorms of h, the 2h -> h
+ * projection, a block as the last and a final RMSNorm, on the head's
+ * stage, which also builds its own copy of the V x h embedding; its
+ * FLOPs add the block's, the projection's and its own logits'. */
+START_TEST(mtp_layer_params_and_flops_by_hand)
+{
+	loaded r;
+	load_text(&r, "model:\n  name: m\n  transformer: {layers: 2, "
+		      "hidden: 64, heads: 4, vocab: 100, seq_len: 16, "
+		      "swiglu: true, ffn_hidden: 128, mtp_layers: 1}\n"
+		      CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_model *m = &r.cfg.model;
+	ck_assert_int_eq(m->n_layers, 4);
+	double block = 4.0 * 64 * 64 + 3.0 * 64 * 128 + 2 * 64;
+	ck_assert_double_eq(m->layers[1].params, block);
+	double mtp = 3.0 * 64 + 2.0 * 64 * 64 + block;
+	ck_assert_double_eq(ppcc_transformer_mtp_params(m->transformer), mtp);
+	/* the head: output layer and final norm, the module, the
+	 * embedding's copy */
+	ck_assert_double_eq(m->layers[3].params,
+			    100.0 * 64 + 64 + mtp + 100.0 * 64);
+	ck_assert_double_eq(ppcc_transformer_params(m->transformer),
+			    2.0 * 100 * 64 + 64 + 2 * block);
+	ck_assert_double_eq(m->layers[3].fwd_flops,
+			    2.0 * 16 * 64 * 100 + m->layers[1].fwd_flops +
+				    2.0 * 16 * (2.0 * 64 * 64 + 64 * 100));
+	done(&r);
+}
+END_TEST
+
 /* The experts' settings are checked where they are written. */
 START_TEST(moe_settings_are_checked)
 {
@@ -1783,15 +1916,19 @@ START_TEST(model_presets_match_published_parameter_counts)
 		{"gpt3-175b", 174.604259328, 0},
 		{"mixtral-8x7b", 46.7, 0.05},  {"mixtral-8x22b", 141, 0.5},
 		{"qwen3-30b-a3b", 30.5, 0.05}, {"qwen3-235b-a22b", 235, 0.5},
+		{"deepseek-v3", 671, 0.5},     {"gpt-oss-120b", 116.8, 0.05},
 	};
-	/* and a token's: Mistral AI's 12.9B and 39B, Qwen3's 3.3B and 22B
-	 * (doc/design/models.md) */
+	/* and a token's: Mistral AI's 12.9B and 39B, Qwen3's 3.3B and 22B,
+	 * DeepSeek-V3's 37B, gpt-oss-120b's 5.1B, which leaves the input
+	 * embedding out (no_embed; doc/design/models.md) */
 	static const struct {
 		const char *name;
 		double billions, within;
+		int no_embed;
 	} active[] = {
-		{"mixtral-8x7b", 12.9, 0.05},  {"mixtral-8x22b", 39, 0.5},
-		{"qwen3-30b-a3b", 3.3, 0.06}, {"qwen3-235b-a22b", 22, 0.5},
+		{"mixtral-8x7b", 12.9, 0.05, 0},  {"mixtral-8x22b", 39, 0.5, 0},
+		{"qwen3-30b-a3b", 3.3, 0.06, 0}, {"qwen3-235b-a22b", 22, 0.5, 0},
+		{"deepseek-v3", 37, 0.6, 0},      {"gpt-oss-120b", 5.1, 0.05, 1},
 	};
 	for (size_t i = 0; i < sizeof active / sizeof *active; i++) {
 		const ppcc_model_preset *p = ppcc_model_preset_find(
@@ -1799,7 +1936,9 @@ START_TEST(model_presets_match_published_parameter_counts)
 		ck_assert_ptr_nonnull(p);
 		ppcc_transformer t = {.micro_batch_size = 1};
 		ppcc_model_preset_shape(&t, p);
-		double got = ppcc_transformer_active_params(&t) / 1e9;
+		double got = (ppcc_transformer_active_params(&t) -
+			      (active[i].no_embed ? (double)t.vocab * t.hidden
+						  : 0.0)) / 1e9;
 		ck_assert_msg(fabs(got - active[i].billions) <=
 			      active[i].within, "%s: %.4fB active, published "
 			      "%gB", p->name, got, active[i].billions);
@@ -1816,6 +1955,15 @@ START_TEST(model_presets_match_published_parameter_counts)
 			      "%s: %.4fB, published %gB", p->name, got,
 			      published[i].billions);
 	}
+	/* DeepSeek-V3's MTP module: 11.5B of its own, 14B with the
+	 * embedding and output layer it shares (its README.md:99,
+	 * README_WEIGHTS.md:38-39) */
+	ppcc_transformer ds = {.micro_batch_size = 1};
+	ppcc_model_preset_shape(&ds, ppcc_model_preset_find("deepseek-v3", 11));
+	double own = ppcc_transformer_mtp_params(&ds) / 1e9;
+	ck_assert_msg(fabs(own - 11.5) <= 0.15, "MTP %.4fB", own);
+	ck_assert_msg(fabs(own + 2 * 129280.0 * 7168 / 1e9 - 14) <= 0.6,
+		      "MTP %.4fB", own);
 	/* the loader's layers count a tied head twice, as a pipeline
 	 * keeps it on both ends; the preset's count once */
 	loaded r;
@@ -1912,15 +2060,15 @@ START_TEST(model_preset_errors_are_located)
 		      "    micro_batch_size: 1\n" CLUSTER4,
 		      "3:13: model.transformer.preset: expected llama3-8b, "
 		      "llama3-70b, llama3-405b, llama2-70b, gpt3-175b, "
-		      "mixtral-8x7b, mixtral-8x22b, qwen3-30b-a3b, or "
-		      "qwen3-235b-a22b, got "
+		      "mixtral-8x7b, mixtral-8x22b, qwen3-30b-a3b, "
+		      "qwen3-235b-a22b, deepseek-v3, or gpt-oss-120b, got "
 		      "'llama3-70'; did you mean 'llama3-70b'?\n");
 	expect_errors("model:\n  transformer: {preset: [llama3-8b]}\n"
 		      CLUSTER4,
 		      "2:25: model.transformer.preset: expected llama3-8b, "
 		      "llama3-70b, llama3-405b, llama2-70b, gpt3-175b, "
-		      "mixtral-8x7b, mixtral-8x22b, qwen3-30b-a3b, or "
-		      "qwen3-235b-a22b, got "
+		      "mixtral-8x7b, mixtral-8x22b, qwen3-30b-a3b, "
+		      "qwen3-235b-a22b, deepseek-v3, or gpt-oss-120b, got "
 		      "a list\n");
 	expect_errors("model:\n  transformer:\n    preset: llama3-8b\n"
 		      "    kv_heads: 5\n" CLUSTER4,
@@ -2280,6 +2428,9 @@ Suite *suite_load(void)
 		moe_layer_flops_params_and_all_to_all_by_hand,
 		head_dim_sets_the_attention_width,
 		moe_settings_are_checked,
+		mla_layer_flops_and_params_by_hand,
+		sliding_window_layer_scores_by_hand,
+		mtp_layer_params_and_flops_by_hand,
 		expert_parallel_folds_into_the_stage,
 		device_catalogue_rows_are_consistent,
 		model_presets_match_published_parameter_counts,

@@ -99,7 +99,27 @@ static json_t *models_json(void)
 				p->experts, "top_k", p->top_k, "ffn_hidden",
 				p->expert_ffn, "shared_experts",
 				p->shared_experts, "dense_layers",
-				p->dense_layers)) < 0))) {
+				p->dense_layers)) < 0) ||
+			  (p->mla[1] > 0 &&
+			   json_object_set_new(o, "attention", json_pack(
+				"{s:s, s:i, s:i, s:i, s:i, s:i}", "kind", "mla",
+				"q_lora_rank", p->mla[0], "kv_lora_rank",
+				p->mla[1], "qk_nope_head_dim", p->mla[2],
+				"qk_rope_head_dim", p->mla[3], "v_head_dim",
+				p->mla[4])) < 0) ||
+			  (p->mtp_layers > 0 &&
+			   json_object_set_new(o, "mtp_layers",
+					       json_integer(p->mtp_layers)) < 0) ||
+			  (p->sliding_window > 0 &&
+			   (json_object_set_new(o, "sliding_window",
+						json_integer(p->sliding_window)) < 0 ||
+			    json_object_set_new(o, "sliding_window_pattern",
+						json_integer(p->sliding_window_pattern)) < 0)) ||
+			  (p->biases &&
+			   json_object_set_new(o, "biases", json_true()) < 0) ||
+			  (p->attention_sinks &&
+			   json_object_set_new(o, "attention_sinks",
+					       json_true()) < 0))) {
 			json_decref(o);
 			o = NULL;
 		}

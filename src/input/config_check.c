@@ -313,6 +313,14 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 				   "the sequence of %d tokens", (long long)cp,
 				   tf->seq_len);
 		}
+		if (tf->mla.kind && p->trainer == PPCC_TRAINER_TORCHTITAN &&
+		    tf->recompute == PPCC_RECOMPUTE_SELECTIVE) {
+			loc = where(c, &p->trainer_loc);
+			ppcc_error(d, &loc, "ppcc does not model torchtitan's "
+				   "per-operation selective recomputation of "
+				   "multi-head latent attention; use recompute: "
+				   "full or none, or trainer: megatron");
+		}
 	}
 	check_experts(c, d);
 	if (t > cl->devices_per_node) {

@@ -56,6 +56,12 @@ typedef struct ppcc_layer {
 	double expert_params;
 	double expert_fwd_flops;
 	double a2a_bytes;
+	/* The part of params that every tensor-parallel device keeps whole:
+	 * multi-head latent attention's down projections and their norms,
+	 * which Megatron-LM duplicates on each device (doc/design/
+	 * transformer.md); 0 for every other layer.  src/cost does not read
+	 * it yet: it divides all of params by t */
+	double tp_replicated_params;
 	/* bytes the memory-bound kernels (norms, residual adds, activation
 	 * functions, softmax, dropout) read and write, forward and backward
 	 * (with recomputation), and the parts of them kept whole on each
@@ -284,10 +290,35 @@ typedef struct ppcc_moe {
 
 #define PPCC_MOE_IMBALANCE 1.1
 
+/* `transformer.attention: {kind: mla, ...}`, multi-head latent attention
+ * (DeepSeek-V2/V3), when kind is set: Q is projected down to q_lora_rank
+ * (0: no query compression, Q straight from h), normed and up to heads x
+ * (qk_nope + qk_rope); K and V share a latent of kv_lora_rank, normed and
+ * up to heads x (qk_nope + v_head_dim), beside a qk_rope-wide key all
+ * heads share; the output projection reads heads x v_head_dim. */
+typedef struct ppcc_mla {
+	int kind; /* 1: mla; 0: multi-head or grouped-query attention */
+	int q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+		v_head_dim;
+	ppcc_loc loc;
+} ppcc_mla;
+
 typedef struct ppcc_transformer {
 	int layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
 	int head_dim; /* 0: hidden / heads */
 	ppcc_moe moe;
+	ppcc_mla mla;
+	/* multi-token prediction modules after the last block (DeepSeek-V3:
+	 * 1), carried by the "head" layer (transformer.c) */
+	int mtp_layers;
+	/* sliding-window attention: 0 none, else the keys a query sees; and
+	 * 0 (every layer windowed) or N >= 2: layer i (from 0) attends in
+	 * full when (i + 1) % N == 0, the others windowed (GPT-OSS: 2) */
+	int sliding_window, sliding_window_pattern;
+	/* with swiglu, GPT-OSS's biases: on Q, K, V and O, on the router
+	 * and on the experts' (or the FFN's) matrices; and attention sinks,
+	 * a learned logit a head */
+	int biases, attention_sinks;
 	int micro_batch_size;
 	int recompute; /* ppcc_recompute */
 	int swiglu;    /* gated FFN, RMSNorm, no biases, no learned positions,
@@ -315,18 +346,29 @@ void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 /* 1 when block i (from 0) of t is a mixture of experts. */
 int ppcc_transformer_is_moe(const ppcc_transformer *t, int i);
 
+/* 1 when block i (from 0) of t attends within the sliding window. */
+int ppcc_transformer_is_windowed(const ppcc_transformer *t, int i);
+
+/* The multi-token prediction modules' own parameters (their norms,
+ * projections and blocks; the embedding and output layer are the
+ * model's): none of ppcc_transformer_params, as DeepSeek-V3's 671B
+ * leaves its MTP module out. */
+double ppcc_transformer_mtp_params(const ppcc_transformer *t);
+
 /* The parameters one token uses: the model's less the routed experts
  * it is not sent to (ppcc_transformer_params for a dense model). */
 double ppcc_transformer_active_params(const ppcc_transformer *t);
 
-/* The model's parameters: the embedding's, the blocks' and the head's
- * (the layers' params), less the head's V x h when the embeddings are
- * tied: the count a paper publishes, where the layers count the tied
- * weights on both ends as a pipeline keeps them. */
+/* The model's parameters: the embedding's, the blocks' and the head's,
+ * less the head's V x h when the embeddings are tied: the count a paper
+ * publishes.  The layers' params count the tied weights on both ends as
+ * a pipeline keeps them, and the head's carry the multi-token prediction
+ * modules and the last stage's copy of the embedding they read. */
 double ppcc_transformer_params(const ppcc_transformer *t);
 
-/* Writes "embed", t->layers x "block", "head" (t->layers + 2 layers, in
- * the arena) located at loc.  Returns PPCC_EINTERNAL for a shape the
+/* Writes "embed", t->layers x "block" (or "moe_block"), "head" with any
+ * multi-token prediction modules (t->layers + 2 layers, in the arena)
+ * located at loc.  Returns PPCC_EINTERNAL for a shape the
  * loader should have rejected. */
 int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 			    const ppcc_transformer *t, ppcc_loc loc);

@@ -888,17 +888,6 @@ static void list_words(char *buf, size_t cap, const char *const *known)
 static const struct {
 	const char *key, *what, *hint; /* hint NULL: leave the key out */
 } unmodelled[] = {
-	{"attention", "attention other than multi-head and grouped-query",
-	 "leave it out for multi-head or grouped-query attention (kv_heads)"},
-	{"q_lora_rank", "multi-head latent attention", NULL},
-	{"kv_lora_rank", "multi-head latent attention", NULL},
-	{"qk_rope_head_dim", "multi-head latent attention", NULL},
-	{"qk_nope_head_dim", "multi-head latent attention", NULL},
-	{"v_head_dim", "multi-head latent attention", NULL},
-	{"mtp_layers", "multi-token prediction", NULL},
-	{"num_nextn_predict_layers", "multi-token prediction", NULL},
-	{"sliding_window", "sliding-window attention", NULL},
-	{"sliding_window_pattern", "sliding-window attention", NULL},
 	{"attention_chunk_size", "chunked attention", NULL},
 	{"precision", "a precision other than bf16 (FP8 matrix multiplies)",
 	 "leave it out: ppcc plans bf16"},
@@ -941,6 +930,24 @@ static const struct {
 	{"ffn_hidden_size", "Megatron-LM's", "transformer.ffn_hidden"},
 	{"intermediate_size", "Hugging Face's", "transformer.ffn_hidden"},
 	{"kv_channels", "Megatron-LM's", "transformer.head_dim"},
+	{"q_lora_rank", "Megatron-LM's and Hugging Face's",
+	 "transformer.attention.q_lora_rank"},
+	{"kv_lora_rank", "Megatron-LM's and Hugging Face's",
+	 "transformer.attention.kv_lora_rank"},
+	{"qk_nope_head_dim", "Hugging Face's",
+	 "transformer.attention.qk_nope_head_dim"},
+	{"qk_head_dim", "Megatron-LM's",
+	 "transformer.attention.qk_nope_head_dim"},
+	{"qk_rope_head_dim", "Hugging Face's",
+	 "transformer.attention.qk_rope_head_dim"},
+	{"qk_pos_emb_head_dim", "Megatron-LM's",
+	 "transformer.attention.qk_rope_head_dim"},
+	{"v_head_dim", "Megatron-LM's and Hugging Face's",
+	 "transformer.attention.v_head_dim"},
+	{"mtp_num_layers", "Megatron-LM's", "transformer.mtp_layers"},
+	{"num_nextn_predict_layers", "Hugging Face's",
+	 "transformer.mtp_layers"},
+	{"attention_bias", "Hugging Face's", "transformer.biases"},
 	{"vocab_size", "Megatron-LM's and Hugging Face's", "transformer.vocab"},
 	{"seq_length", "Megatron-LM's", "transformer.seq_len"},
 };
@@ -1354,7 +1361,14 @@ static const char *const transformer_keys[] = {
 	"preset", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
 	"seq_len", "micro_batch_size", "recompute", "swiglu",
 	"bytes_per_param", "sequence_parallel", "flash_attention", "norm",
-	"position", "rope_theta", "tie_embeddings", "head_dim", "moe", NULL};
+	"position", "rope_theta", "tie_embeddings", "head_dim", "moe",
+	"attention", "mtp_layers", "sliding_window", "sliding_window_pattern",
+	"biases", "attention_sinks", NULL};
+static const char *const attention_keys[] = {
+	"kind", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+	"qk_rope_head_dim", "v_head_dim", NULL};
+/* mha and gqa are the same attention (kv_heads tells them apart) */
+static const char *const attention_words[] = {"mha", "gqa", "mla", NULL};
 static const char *const moe_keys[] = {
 	"experts", "top_k", "ffn_hidden", "shared_experts", "dense_layers",
 	"every", "capacity_factor", "imbalance", "node_limit", "dispatch",
@@ -1506,6 +1520,93 @@ static void read_moe(loader *L, const section *tsec, ppcc_transformer *t,
 	}
 }
 
+/* `attention:` of a transformer section into t->mla (a preset's values
+ * stay where the file gives none). */
+static void read_attention(loader *L, const section *tsec,
+			   ppcc_transformer *t)
+{
+	const node *key;
+	const node *value = sec_get(tsec, "attention", &key);
+	if (!value)
+		return;
+	section s;
+	if (sec_open(&s, L, tsec, key, "attention", value, attention_keys) < 0)
+		return;
+	ppcc_mla *m = &t->mla;
+	int kind = m->kind ? 2 : 0;
+	sec_word(&s, "kind", attention_words, &kind, NULL);
+	m->loc = key->loc;
+	if (kind != 2) {
+		*m = (ppcc_mla){0};
+		for (int i = 1; attention_keys[i]; i++) {
+			const node *k;
+			if (sec_get(&s, attention_keys[i], &k))
+				say(L, PPCC_SEV_ERROR, &k->loc,
+				    "%s.%s: a rank or width of multi-head "
+				    "latent attention; set kind: mla",
+				    s.path, attention_keys[i]);
+		}
+		return;
+	}
+	int need = !m->kind;
+	m->kind = 1;
+	m->loc = key->loc;
+	sec_int(&s, "q_lora_rank", 0, INT_MAX, 0, &m->q_lora_rank, NULL);
+	sec_int(&s, "kv_lora_rank", 1, INT_MAX, need, &m->kv_lora_rank, NULL);
+	sec_int(&s, "qk_nope_head_dim", 1, INT_MAX, need,
+		&m->qk_nope_head_dim, NULL);
+	sec_int(&s, "qk_rope_head_dim", 1, INT_MAX, need,
+		&m->qk_rope_head_dim, NULL);
+	sec_int(&s, "v_head_dim", 1, INT_MAX, need, &m->v_head_dim, NULL);
+}
+
+/* The attention's settings against the rest of the shape: each error
+ * located at its key (a preset's value at the preset). */
+static void check_attention(loader *L, const section *s, const node *key,
+			    const ppcc_transformer *t)
+{
+	const node *k, *pk;
+	sec_get(s, "preset", &pk);
+#define AT(name) (sec_get(s, name, &k) ? &k->loc : pk ? &pk->loc : &key->loc)
+	if (t->mla.kind) {
+		if (!t->swiglu)
+			say(L, PPCC_SEV_ERROR, AT("attention"),
+			    "ppcc does not model multi-head latent attention "
+			    "in GPT blocks (%s.swiglu is false): their biases "
+			    "differ; set swiglu: true", s->path);
+		if (t->head_dim > 0)
+			say(L, PPCC_SEV_ERROR, AT("head_dim"),
+			    "%s.head_dim: multi-head latent attention's heads "
+			    "are qk_nope_head_dim + qk_rope_head_dim wide for "
+			    "Q and K and v_head_dim for V; leave head_dim out",
+			    s->path);
+		if (t->kv_heads > 0 && t->kv_heads != t->heads)
+			say(L, PPCC_SEV_ERROR, AT("kv_heads"),
+			    "%s.kv_heads: multi-head latent attention has a "
+			    "key and a value a head (%d); expected %d or "
+			    "nothing", s->path, t->kv_heads, t->heads);
+		if (t->biases)
+			say(L, PPCC_SEV_ERROR, AT("biases"),
+			    "ppcc does not model biases in multi-head latent "
+			    "attention; leave %s.biases out", s->path);
+	}
+	if (t->biases && !t->swiglu)
+		say(L, PPCC_SEV_ERROR, AT("biases"),
+		    "%s.biases: GPT blocks (swiglu false) have their biases "
+		    "already; biases adds GPT-OSS's to SwiGLU blocks",
+		    s->path);
+	if (t->sliding_window_pattern == 1)
+		say(L, PPCC_SEV_ERROR, AT("sliding_window_pattern"),
+		    "%s.sliding_window_pattern: 1 would make every layer "
+		    "attend in full; expected 0 (every layer windowed) or at "
+		    "least 2", s->path);
+	else if (t->sliding_window_pattern > 0 && t->sliding_window == 0)
+		say(L, PPCC_SEV_ERROR, AT("sliding_window_pattern"),
+		    "%s.sliding_window_pattern needs %s.sliding_window, the "
+		    "keys a windowed layer attends to", s->path, s->path);
+#undef AT
+}
+
 static void read_transformer(loader *L, const section *model,
 			     const node *key, const node *value)
 {
@@ -1561,7 +1662,17 @@ static void read_transformer(loader *L, const section *model,
 	sec_bool(&s, "tie_embeddings", &t->tie_embeddings);
 	sec_int(&s, "head_dim", 1, INT_MAX, 0, &t->head_dim, NULL);
 	read_moe(L, &s, t, preset);
+	read_attention(L, &s, t);
+	sec_int(&s, "mtp_layers", 0, PPCC_MAX_LAYERS, 0, &t->mtp_layers, NULL);
+	sec_int(&s, "sliding_window", 0, INT_MAX, 0, &t->sliding_window, NULL);
+	sec_int(&s, "sliding_window_pattern", 0, PPCC_MAX_LAYERS, 0,
+		&t->sliding_window_pattern, NULL);
+	sec_bool(&s, "biases", &t->biases);
+	sec_bool(&s, "attention_sinks", &t->attention_sinks);
 	if (L->errors != errors || !hidden_ok || !heads_ok)
+		return;
+	check_attention(L, &s, key, t);
+	if (L->errors != errors)
 		return;
 	ppcc_moe *m = &t->moe;
 	if (m->experts > 0) {

@@ -14,11 +14,16 @@
 #define LEARNED PPCC_POSITION_LEARNED
 #define HF31 "Hugging Face config.json, meta-llama/Meta-Llama-3.1-"
 
-#define DENSE 0, 0, 0, 0, 0, 0
+/* the fields after the experts' of a row without them */
+#define PLAIN {0}, 0, 0, 0, 0, 0
+#define DENSE 0, 0, 0, 0, 0, 0, PLAIN
 
 /* name, label; layers, hidden, heads, kv heads, FFN, vocabulary, sequence;
  * swiglu, norm, position, RoPE theta, tied embeddings; source; head
- * dimension; experts, top k, expert FFN, shared experts, dense layers */
+ * dimension; experts, top k, expert FFN, shared experts, dense layers;
+ * latent attention's {q_lora_rank, kv_lora_rank, qk_nope_head_dim,
+ * qk_rope_head_dim, v_head_dim}; MTP modules; sliding window and its
+ * pattern; GPT-OSS's biases and attention sinks */
 const ppcc_model_preset ppcc_model_presets[] = {
 	{"llama3-8b", "Llama 3.1 8B", 32, 4096, 32, 8, 14336, 128256, 8192,
 	 1, RMS, ROPE, 500000, 0, HF31 "8B", DENSE},
@@ -35,18 +40,25 @@ const ppcc_model_preset ppcc_model_presets[] = {
 	{"mixtral-8x7b", "Mixtral 8x7B", 32, 4096, 32, 8, 14336, 32000, 4096,
 	 1, RMS, ROPE, 1e6, 0,
 	 "Hugging Face config.json, mistralai/Mixtral-8x7B-v0.1",
-	 0, 8, 2, 14336, 0, 0},
+	 0, 8, 2, 14336, 0, 0, PLAIN},
 	{"mixtral-8x22b", "Mixtral 8x22B", 56, 6144, 48, 8, 16384, 32000, 4096,
 	 1, RMS, ROPE, 1e6, 0,
 	 "Hugging Face config.json, mistralai/Mixtral-8x22B-v0.1",
-	 0, 8, 2, 16384, 0, 0},
+	 0, 8, 2, 16384, 0, 0, PLAIN},
 	{"qwen3-30b-a3b", "Qwen3-30B-A3B", 48, 2048, 32, 4, 6144, 151936, 4096,
 	 1, RMS, ROPE, 1e6, 0, "Hugging Face config.json, Qwen/Qwen3-30B-A3B",
-	 128, 128, 8, 768, 0, 0},
+	 128, 128, 8, 768, 0, 0, PLAIN},
 	{"qwen3-235b-a22b", "Qwen3-235B-A22B", 94, 4096, 64, 4, 12288, 151936,
 	 4096, 1, RMS, ROPE, 1e6, 0,
 	 "Hugging Face config.json, Qwen/Qwen3-235B-A22B",
-	 128, 128, 8, 1536, 0, 0},
+	 128, 128, 8, 1536, 0, 0, PLAIN},
+	{"deepseek-v3", "DeepSeek-V3", 61, 7168, 128, 128, 18432, 129280, 4096,
+	 1, RMS, ROPE, 10000, 0,
+	 "Hugging Face config.json, deepseek-ai/DeepSeek-V3",
+	 0, 256, 8, 2048, 1, 3, {1536, 512, 128, 64, 128}, 1, 0, 0, 0, 0},
+	{"gpt-oss-120b", "gpt-oss-120b", 36, 2880, 64, 8, 2880, 201088, 4096,
+	 1, RMS, ROPE, 150000, 0, "Hugging Face config.json, openai/gpt-oss-120b",
+	 64, 128, 4, 2880, 0, 0, {0}, 0, 128, 2, 1, 1},
 };
 
 const int ppcc_n_model_presets =
@@ -94,6 +106,18 @@ void ppcc_model_preset_shape(ppcc_transformer *out, const ppcc_model_preset *p)
 		out->moe.every = 1;
 		out->moe.imbalance = PPCC_MOE_IMBALANCE;
 	}
+	out->mla = (ppcc_mla){0};
+	if (p->mla[1] > 0)
+		out->mla = (ppcc_mla){.kind = 1, .q_lora_rank = p->mla[0],
+				      .kv_lora_rank = p->mla[1],
+				      .qk_nope_head_dim = p->mla[2],
+				      .qk_rope_head_dim = p->mla[3],
+				      .v_head_dim = p->mla[4]};
+	out->mtp_layers = p->mtp_layers;
+	out->sliding_window = p->sliding_window;
+	out->sliding_window_pattern = p->sliding_window_pattern;
+	out->biases = p->biases;
+	out->attention_sinks = p->attention_sinks;
 }
 
 double ppcc_model_preset_params(const ppcc_model_preset *p)

@@ -6,7 +6,8 @@
  *
  * A row holds every shape key of the transformer section (layers, hidden,
  * heads, kv_heads, ffn_hidden, vocab, seq_len, swiglu, norm, position,
- * rope_theta, tie_embeddings); the loader fills the keys a file does not
+ * rope_theta, tie_embeddings, head_dim, moe, attention, mtp_layers, the
+ * sliding window, biases and sinks); the loader fills the keys a file does not
  * give from it, and a key given wins.  Nothing of training (micro-batch
  * size, recomputation, bytes per parameter) is in a row.
  */
@@ -29,6 +30,13 @@ typedef struct ppcc_model_preset {
 	/* a mixture of experts (experts 0: dense): routed experts, a
 	 * token's, their FFN width, shared experts, dense first layers */
 	int experts, top_k, expert_ffn, shared_experts, dense_layers;
+	/* multi-head latent attention (0s: multi-head or grouped-query):
+	 * q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+	 * v_head_dim */
+	int mla[5];
+	int mtp_layers;
+	int sliding_window, sliding_window_pattern;
+	int biases, attention_sinks; /* GPT-OSS's */
 } ppcc_model_preset;
 
 extern const ppcc_model_preset ppcc_model_presets[];

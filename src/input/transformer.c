@@ -3,14 +3,16 @@
  * described by its shape, expanded into the per-layer costs a `layers:`
  * list would give.
  *
- * The model becomes L + 2 layers: "embed", L x "block", "head", each
- * with its FLOPs (forward, backward, the split backward's weight part),
+ * The model becomes L + 2 layers: "embed", L x "block" (or "moe_block"),
+ * "head" (carrying any multi-token prediction modules), each with its
+ * FLOPs (forward, backward, the split backward's weight part),
  * parameters, activation sent, stash, tensor- and context-parallel
  * collectives and memory-bound kernel bytes, per microbatch, for GPT
  * (LayerNorm, GeLU, dropout) or SwiGLU (RMSNorm, no dropout) blocks,
- * grouped-query attention, sequence parallelism, flash attention and
- * none, selective or full recomputation.  The formulas follow Narayanan
- * et al., SC'21 (FLOPs) and Korthikanti et al., 2022 (the stash), and
+ * grouped-query or multi-head latent attention, sliding windows,
+ * mixtures of experts, sequence parallelism, flash attention and none,
+ * selective or full recomputation.  The formulas follow Narayanan et
+ * al., SC'21 (FLOPs) and Korthikanti et al., 2022 (the stash), and
  * reduce to their closed forms for GPT.
  * Limits: the cross entropy's small all-reduces are not counted; every
  * count is computed in double precision, exact for the shapes in use
@@ -21,19 +23,30 @@
  */
 #include "ppcc.h"
 
-/* One block's widths.  The attention's: q = heads x head_dim for Q and
- * the output projection, kv = kv_heads x head_dim for K and for V.  The
- * FFN's: nmat matrices of a token's width f (the dense FFN's, or in a
- * mixture of experts the routed experts' cf x top_k x their width plus
- * the shared experts'); in a mixture of experts E routed experts of
- * width fe each and the shared experts' width fs. */
+/* One block's widths.  The attention's: Q, K and V as the scores and
+ * values read them (qw, kw, vw), the output projection's input ow, the
+ * scores' and the values' products over every query head (sw, pw), the
+ * attention's weights a token multiplies (attn) and, for multi-head
+ * latent attention, its latents: qr (Q's, 0 with no compression), kvr
+ * (K's and V's) and dr (the key all heads share).  Multi-head or
+ * grouped-query attention has q = heads x head_dim for Q and O and
+ * kv = kv_heads x head_dim for K and for V.  The FFN's: nmat matrices of
+ * a token's width f (the dense FFN's, or in a mixture of experts the
+ * routed experts' cf x top_k x their width plus the shared experts'); in
+ * a mixture of experts E routed experts of width fe each and the shared
+ * experts' width fs.  window: the keys a query sees, 0 all before it. */
 typedef struct block_shape {
 	double h, q, kv, nmat, f;
+	double qw, kw, vw, ow, sw, pw, attn;
+	int mla;
+	double qr, kvr, dr, kvup;
 	int moe;
 	double E, k, fe, fs, cf;
+	double window;
 } block_shape;
 
-static void shape_of(block_shape *out, const ppcc_transformer *t, int moe)
+static void shape_of(block_shape *out, const ppcc_transformer *t, int moe,
+		     int windowed)
 {
 	double h = t->hidden, a = t->heads;
 	double dh = t->head_dim > 0 ? t->head_dim : h / a;
@@ -44,7 +57,32 @@ static void shape_of(block_shape *out, const ppcc_transformer *t, int moe)
 		.kv = t->head_dim > 0 ? kvh * dh : h * (kvh / a),
 		.nmat = t->swiglu ? 3.0 : 2.0,
 		.f = t->ffn_hidden > 0 ? t->ffn_hidden : 4.0 * h,
+		.window = windowed ? t->sliding_window : 0,
 	};
+	const ppcc_mla *l = &t->mla;
+	if (l->kind) {
+		double qk = a * (l->qk_nope_head_dim + l->qk_rope_head_dim);
+		double v = a * l->v_head_dim;
+		out->mla = 1;
+		out->qr = l->q_lora_rank;
+		out->kvr = l->kv_lora_rank;
+		out->dr = l->qk_rope_head_dim;
+		out->qw = out->kw = out->sw = qk;
+		out->vw = out->ow = out->pw = v;
+		out->kvup = a * (l->qk_nope_head_dim + l->v_head_dim);
+		/* Q down and up (or straight from h), K and V down with the
+		 * shared key, K and V up, the output projection */
+		out->attn = (out->qr > 0 ? h * out->qr + out->qr * qk
+					 : h * qk) +
+			    h * (out->kvr + out->dr) +
+			    out->kvr * a * (l->qk_nope_head_dim +
+					    l->v_head_dim) +
+			    v * h;
+	} else {
+		out->qw = out->ow = out->sw = out->pw = out->q;
+		out->kw = out->vw = out->kv;
+		out->attn = 2.0 * h * out->q + 2.0 * h * out->kv;
+	}
 	if (!moe)
 		return;
 	const ppcc_moe *m = &t->moe;
@@ -64,15 +102,35 @@ int ppcc_transformer_is_moe(const ppcc_transformer *t, int i)
 	       (i - m->dense_layers) % (m->every > 0 ? m->every : 1) == 0;
 }
 
-/* The forward's attention scores and values, Q K^T and P V, per
- * microbatch: 4*b*s^2*q for the full square the unfused kernel computes,
- * half that under flash attention's causal mask, which skips the blocks
- * above the diagonal (as Megatron-LM counts it: d98e8a6
- * megatron/training/training.py:1163-1169). */
+int ppcc_transformer_is_windowed(const ppcc_transformer *t, int i)
+{
+	int n = t->sliding_window_pattern;
+	return t->sliding_window > 0 && !(n >= 2 && (i + 1) % n == 0);
+}
+
+/* The keys the flash kernel scores per sequence, summed over its queries:
+ * s^2/2, the causal half, as Megatron-LM counts it; within a window of W
+ * < s keys the band of that triangle, s*W - W^2/2 (the sum over
+ * positions of min(i + 1, W), less the W/2 that the causal count's s^2/2
+ * leaves out of s(s + 1)/2 too). */
+static double causal_keys(double s, double w)
+{
+	return w > 0 && w < s ? s * w - w * w / 2.0 : s * s / 2.0;
+}
+
+/* The forward's attention scores and values, Q K^T over every query head's
+ * Q and K width and P V over its V width, per microbatch: 2*b*s^2*(sw +
+ * pw) for the full square
+ * the unfused kernel computes (4*b*s^2*q for multi-head attention), half
+ * that under flash attention's causal mask, which skips the blocks above
+ * the diagonal (as Megatron-LM counts it: d98e8a6
+ * megatron/training/training.py:1163-1169), and within a sliding window
+ * the band causal_keys counts. */
 static double attention_flops(const ppcc_transformer *t, const block_shape *g)
 {
 	double b = t->micro_batch_size, s = t->seq_len;
-	return (t->flash_attention ? 2.0 : 4.0) * b * s * s * g->q;
+	double keys = t->flash_attention ? causal_keys(s, g->window) : s * s;
+	return 2.0 * b * keys * (g->sw + g->pw);
 }
 
 /* The forward's weight matrices alone (all of it but the attention_flops of
@@ -85,8 +143,7 @@ static double block_weight_flops(const ppcc_transformer *t,
 				 const block_shape *g)
 {
 	double b = t->micro_batch_size, s = t->seq_len, h = g->h;
-	double attn_proj = 2.0 * h * g->q + 2.0 * h * g->kv;
-	return b * s * (2.0 * attn_proj + 2.0 * g->nmat * h * g->f +
+	return b * s * (2.0 * g->attn + 2.0 * g->nmat * h * g->f +
 			2.0 * h * g->E);
 }
 
@@ -104,42 +161,87 @@ static double block_expert_flops(const ppcc_transformer *t,
 	return b * s * 2.0 * g->nmat * g->h * g->cf * g->k * g->fe;
 }
 
+/* The attention's part of W's stash, in 16-bit values a token: each
+ * weight product's input and output gradient, an input two products
+ * share counted once.  Multi-head: QKV's input h and output gradient
+ * q + 2kv, O's input q and output gradient h.  Latent: the block's h
+ * (read by Q's and KV's down projections), the latents qr and kvr (read
+ * by the up projections), O's input; the gradients of the down
+ * projections' outputs qr and kvr + dr, of the up projections' qk and
+ * heads x (nope + v), and of O's output h. */
+static double attention_weight_widths(const block_shape *g)
+{
+	double h = g->h;
+	if (!g->mla)
+		return 2.0 * h + 2.0 * g->q + 2.0 * g->kv;
+	return 2.0 * h + 2.0 * g->qr + 2.0 * g->kvr + g->dr + g->qw +
+	       g->kvup + g->ow;
+}
+
 /* What W needs from I on, in 16 bits: the inputs of the weight products
- * (QKV's and the FFN's h wide, the output projection's q, the down
- * projection's f) and their output gradients (QKV's q + 2kv, the output
- * projection's h, the FFN's (nmat - 1) f, the down projection's h):
- * s*b*(8h + 4q + 4kv + 2*nmat*f), for GPT 32sbh, the zero-bubble paper's
- * M_W.  A mixture of experts holds the FFN's h-wide rows once per copy of
- * a token (cf x top_k, and once for the shared experts) and its router's
- * input and output gradient. */
+ * and their output gradients, the attention's (attention_weight_widths)
+ * and the FFN's (its input h and the down projection's output gradient
+ * h, the down projection's input f and the other matrices' output
+ * gradients (nmat - 1) f): for multi-head attention s*b*(8h + 4q + 4kv +
+ * 2*nmat*f), for GPT 32sbh, the zero-bubble paper's M_W.  A mixture of
+ * experts holds the FFN's h-wide rows once per copy of a token (cf x
+ * top_k, and once for the shared experts) and its router's input and
+ * output gradient. */
 static double block_weight_stash(const ppcc_transformer *t,
 				 const block_shape *g)
 {
 	double b = t->micro_batch_size, s = t->seq_len, h = g->h;
 	double copies = g->moe ? g->cf * g->k + (g->fs > 0 ? 1.0 : 0.0) : 1.0;
-	return s * b * (4.0 * h + 4.0 * g->q + 4.0 * g->kv +
+	return s * b * (2.0 * attention_weight_widths(g) +
 			4.0 * h * copies + 2.0 * g->nmat * g->f +
 			(g->moe ? 2.0 * (h + g->E) : 0.0));
 }
 
-/* The routed experts' parameters of a block (0 for a dense one). */
-static double block_expert_params(const block_shape *g)
+/* The routed experts' parameters of a block (0 for a dense one), with
+ * GPT-OSS's biases on their matrices (2 x fe on the fused gate and up,
+ * h on the down projection). */
+static double block_expert_params(const ppcc_transformer *t,
+				  const block_shape *g)
 {
-	return g->E * g->nmat * g->h * g->fe;
+	double bias = t->biases ? (g->nmat - 1.0) * g->fe + g->h : 0.0;
+	return g->E * (g->nmat * g->h * g->fe + bias);
+}
+
+/* The parameters Megatron-LM keeps whole on every tensor-parallel
+ * device: multi-head latent attention's down projections (a duplicated
+ * TELinear) and the norms of their latents. */
+static double block_replicated_params(const block_shape *g)
+{
+	if (!g->mla)
+		return 0.0;
+	return g->h * (g->qr + g->kvr + g->dr) + g->qr + g->kvr;
 }
 
 static double block_params(const ppcc_transformer *t, const block_shape *g)
 {
 	double h = g->h;
-	double ffn = g->moe ? block_expert_params(g) + g->nmat * h * g->fs +
-				      h * g->E
+	double ffn = g->moe ? block_expert_params(t, g) +
+				      g->nmat * h * g->fs + h * g->E
 			    : g->nmat * h * g->f;
-	double weights = 2.0 * h * g->q + 2.0 * h * g->kv + ffn;
-	/* the biases (none with swiglu, which a mixture of experts needs),
-	 * then two norms of h weights each, and h biases each for
-	 * LayerNorm */
-	double biases = t->swiglu ? 0.0 : g->q + 2.0 * g->kv + h + g->f + h;
+	double weights = g->attn + ffn;
+	/* the biases: GPT's (Q, K, V, O, the FFN's), none with swiglu
+	 * unless biases is set (GPT-OSS's: Q, K, V, O, the router's, the
+	 * experts' above) and attention sinks, a logit a head; two norms
+	 * of h weights each, and h biases each for LayerNorm, and the
+	 * latents' norms of multi-head latent attention */
+	double biases = 0;
+	if (!t->swiglu)
+		biases = g->q + 2.0 * g->kv + h + g->f + h;
+	else if (t->biases && g->moe)
+		biases = g->q + 2.0 * g->kv + h + g->E +
+			 (g->fs > 0 ? (g->nmat - 1.0) * g->fs + h : 0.0);
+	else if (t->biases)
+		biases = g->q + 2.0 * g->kv + h + (g->nmat - 1.0) * g->f + h;
+	if (t->attention_sinks)
+		biases += t->heads;
 	double norms = t->norm == PPCC_NORM_LAYERNORM ? 4.0 * h : 2.0 * h;
+	if (g->mla)
+		norms += g->qr + g->kvr;
 	return weights + biases + norms;
 }
 
@@ -161,20 +263,40 @@ static double head_params(const ppcc_transformer *t)
 	       (t->norm == PPCC_NORM_LAYERNORM ? 2.0 * h : h);
 }
 
+/* The shape of block i (from 0). */
+static void block_shape_at(block_shape *out, const ppcc_transformer *t, int i)
+{
+	shape_of(out, t, ppcc_transformer_is_moe(t, i),
+		 ppcc_transformer_is_windowed(t, i));
+}
+
+/* One multi-token prediction module's own parameters: two RMSNorms (of
+ * the embedding and of the hidden state), the 2h -> h projection, a
+ * block as the last and its final norm; the embedding and the output
+ * layer are the model's. */
+static double mtp_module_params(const ppcc_transformer *t)
+{
+	double h = t->hidden;
+	block_shape g;
+	block_shape_at(&g, t, t->layers - 1);
+	return 3.0 * h + 2.0 * h * h + block_params(t, &g);
+}
+
+double ppcc_transformer_mtp_params(const ppcc_transformer *t)
+{
+	return t->mtp_layers * mtp_module_params(t);
+}
+
 static double count_params(const ppcc_transformer *t, int active)
 {
-	block_shape dense, moe;
-	shape_of(&dense, t, 0);
-	shape_of(&moe, t, 1);
 	double blocks = 0;
 	for (int i = 0; i < t->layers; i++) {
-		if (!ppcc_transformer_is_moe(t, i)) {
-			blocks += block_params(t, &dense);
-			continue;
-		}
-		blocks += block_params(t, &moe);
-		if (active)
-			blocks -= (moe.E - moe.k) * moe.nmat * moe.h * moe.fe;
+		block_shape g;
+		block_shape_at(&g, t, i);
+		blocks += block_params(t, &g);
+		if (active && g.moe)
+			blocks -= (g.E - g.k) / g.E *
+				  block_expert_params(t, &g);
 	}
 	return embed_params(t) + blocks + head_params(t) -
 	       (t->tie_embeddings ? (double)t->vocab * t->hidden : 0.0);
@@ -189,7 +311,6 @@ double ppcc_transformer_active_params(const ppcc_transformer *t)
 {
 	return count_params(t, 1);
 }
-
 /* torchtitan's per-operation selective recomputation: the matmul
  * outputs it keeps, in bytes per token, and (rc non-NULL) the FLOPs per
  * token of those it recomputes.  Its policy saves the output of every
@@ -260,10 +381,13 @@ static void block_stash(double *out_total, double *out_replicated,
 		*out_replicated = tokens * op_sac_whole(t);
 		return;
 	}
-	double whole = (8.0 + 2.0 * delta) * sbh;
-	double split = 2.0 * s * b * g->q + 4.0 * s * b * g->kv +
-		       2.0 * s * b * g->q + 2.0 * s * b * f * (nmat - 1.0) +
-		       2.0 * s * b * f;
+	/* multi-head latent attention keeps its latents as the norms and
+	 * the up projections read them and the shared key, whole on each
+	 * device (the down projections are duplicated) */
+	double whole = (8.0 + 2.0 * delta) * sbh +
+		       2.0 * s * b * (2.0 * g->qr + 2.0 * g->kvr + g->dr);
+	double split = 2.0 * s * b * (g->qw + g->kw + g->vw + g->ow) +
+		       2.0 * s * b * f * (nmat - 1.0) + 2.0 * s * b * f;
 	if (g->moe)
 		split += 4.0 * g->cf * g->k * sbh + 4.0 * s * b * g->E;
 	if (t->recompute == PPCC_RECOMPUTE_SELECTIVE)
@@ -280,7 +404,7 @@ void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 				  const ppcc_transformer *t)
 {
 	block_shape g;
-	shape_of(&g, t, 0);
+	shape_of(&g, t, 0, 0);
 	block_stash(out_total, out_replicated, t, &g);
 }
 
@@ -304,7 +428,9 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 		recompute = attention_flops(t, g);
 	double stash, replicated;
 	block_stash(&stash, &replicated, t, g);
-	double kwhole = (20.0 + 2.0 * delta) * s * b * h;
+	/* and multi-head latent attention's two latent norms */
+	double kwhole = (20.0 + 2.0 * delta) * s * b * h +
+			4.0 * s * b * (g->qr + g->kvr);
 	double kscores = t->flash_attention ? 0.0
 		: (4.0 + 5.0 * delta) * t->heads * s * s * b;
 	/* a mixture of experts also permutes each token to its experts and
@@ -319,6 +445,21 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 		kbwd += kscores;
 	}
 	double expert = g->moe ? block_expert_flops(t, g) : 0.0;
+	/* The tensor-parallel collectives, in all-reduces of 2*s*b*h: the
+	 * FFN's one each way (none in a mixture of experts, whose tokens
+	 * move by all-to-all, a2a_bytes) and the attention's one each way.
+	 * Multi-head latent attention's down projections are duplicated:
+	 * without sequence parallelism the forward all-reduces only O's
+	 * output, the backward only the latents' gradients, lat = qr + kvr
+	 * + dr wide, lat/h of one; with it the forward all-gathers the
+	 * latents (lat/h of half of one) and reduce-scatters O's output
+	 * (half), and the backward the reverse. */
+	double ffn_tp = g->moe ? 0.0 : 1.0, attn_fwd = 1.0, attn_bwd = 1.0;
+	if (g->mla) {
+		double lat = (g->qr + g->kvr + g->dr) / h;
+		attn_fwd = sp ? 0.5 + 0.5 * lat : 1.0;
+		attn_bwd = sp ? 0.5 + 0.5 * lat : lat;
+	}
 	return (ppcc_layer){
 		.name = g->moe ? "moe_block" : "block",
 		.loc = loc,
@@ -333,21 +474,81 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 		.recompute_flops = recompute,
 		.stash_replicated_bytes = sp ? 0.0 : replicated,
 		.tp_message_bytes = 2.0 * s * b * h,
-		/* attention's and the FFN's; a mixture of experts moves its
-		 * tokens with its all-to-alls instead (a2a_bytes) */
-		.tp_fwd_allreduces = g->moe ? 1 : 2,
-		.tp_bwd_allreduces = (g->moe ? 1 : 2) *
-				     (t->recompute == PPCC_RECOMPUTE_FULL ? 2 : 1),
-		.cp_kv_bytes = 2.0 * s * b * g->kv * 2.0,
+		.tp_fwd_allreduces = attn_fwd + ffn_tp,
+		/* full recomputation repeats the forward's */
+		.tp_bwd_allreduces = attn_bwd + ffn_tp +
+				     (t->recompute == PPCC_RECOMPUTE_FULL
+					      ? attn_fwd + ffn_tp : 0.0),
+		.cp_kv_bytes = 2.0 * s * b * (g->kw + g->vw),
+		.tp_replicated_params = block_replicated_params(g),
 		.kernel_fwd_bytes = kfwd,
 		.kernel_bwd_bytes = kbwd,
 		.kernel_fwd_replicated_bytes = sp ? 0.0 : kwhole,
 		.kernel_bwd_replicated_bytes = sp ? 0.0 : kbwd_whole,
-		.expert_params = g->moe ? block_expert_params(g) : 0.0,
+		.expert_params = g->moe ? block_expert_params(t, g) : 0.0,
 		.expert_fwd_flops = expert,
 		/* each copy of a token to a routed expert, 16 bits */
 		.a2a_bytes = g->moe ? 2.0 * g->k * s * b * h : 0.0,
 	};
+}
+
+/* Multi-token prediction: mtp_layers modules after the last block, each
+ * the RMSNorms of the next token's embedding and of the hidden state, the
+ * 2h -> h projection of the two, a block of the last block's kind, a
+ * final norm and the shared output layer with its own loss.  Megatron-LM
+ * places them all on the last pipeline stage (d98e8a6 megatron/core/
+ * transformer/multi_token_prediction.py:874-881), so the head carries
+ * them, and that stage builds its own copy of the embedding (untied: the
+ * output layer is not it; megatron/core/models/gpt/gpt_model.py:173-174).
+ * Derivation: doc/design/transformer.md. */
+static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
+		    ppcc_loc loc)
+{
+	double b = t->micro_batch_size, s = t->seq_len, h = t->hidden;
+	double V = t->vocab, D = t->mtp_layers;
+	double sbh = s * b * h;
+	int sp = t->sequence_parallel;
+	block_shape g;
+	block_shape_at(&g, t, t->layers - 1);
+	ppcc_layer y = block_layer(t, &g, loc);
+	/* the projection's 2h x h and the logits, a token */
+	double weights = 2.0 * b * s * (2.0 * h * h + h * V);
+	head->fwd_flops += D * (y.fwd_flops + weights);
+	head->bwd_flops += D * (y.bwd_flops + 2.0 * weights);
+	head->bwd_weight_flops += D * (y.bwd_weight_flops + weights);
+	head->recompute_flops += D * y.recompute_flops;
+	head->params += D * mtp_module_params(t) +
+			(t->tie_embeddings ? 0.0 : V * h);
+	/* the inputs of the two norms, of the projection (2h), of the final
+	 * norm and of the output layer, and the logits as the head's */
+	double own = 12.0 * sbh;
+	head->stash_bytes += D * (y.stash_bytes + own + head->logits_bytes);
+	head->stash_replicated_bytes +=
+		D * (y.stash_replicated_bytes + (sp ? 0.0 : own));
+	head->logits_bytes += D * head->logits_bytes;
+	/* the projection's input and output gradient, the output layer's
+	 * input and the logits' gradient */
+	head->stash_weight_bytes += D * (y.stash_weight_bytes + 8.0 * sbh +
+					 2.0 * s * b * V);
+	/* the embedding's all-reduce and the gather of the projection's
+	 * column-parallel output (half of one), forward; the projection's
+	 * 2h-wide input gradient (two) and the output layer's, backward */
+	head->tp_fwd_allreduces += D * (y.tp_fwd_allreduces + 1.5);
+	head->tp_bwd_allreduces += D * (y.tp_bwd_allreduces + 3.0);
+	head->cp_kv_bytes += D * y.cp_kv_bytes;
+	/* three norms, read and written, and the loss */
+	head->kernel_fwd_bytes += D * (y.kernel_fwd_bytes + 12.0 * sbh +
+				       10.0 * s * b * V);
+	head->kernel_bwd_bytes += D * (y.kernel_bwd_bytes + 24.0 * sbh +
+				       20.0 * s * b * V);
+	head->kernel_fwd_replicated_bytes +=
+		D * (y.kernel_fwd_replicated_bytes + (sp ? 0.0 : 12.0 * sbh));
+	head->kernel_bwd_replicated_bytes +=
+		D * (y.kernel_bwd_replicated_bytes + (sp ? 0.0 : 24.0 * sbh));
+	head->expert_params += D * y.expert_params;
+	head->expert_fwd_flops += D * y.expert_fwd_flops;
+	head->a2a_bytes += D * y.a2a_bytes;
+	head->tp_replicated_params += D * y.tp_replicated_params;
 }
 
 int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
@@ -385,14 +586,21 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	embed->tp_message_bytes = 2.0 * s * b * h;
 	embed->tp_fwd_allreduces = 1;
 
-	block_shape dense, moe;
-	shape_of(&dense, t, 0);
-	shape_of(&moe, t, 1);
-	ppcc_layer block = block_layer(t, &dense, loc);
-	ppcc_layer moe_block = t->moe.experts > 0 ? block_layer(t, &moe, loc)
-						  : block;
-	for (int i = 1; i <= t->layers; i++)
-		layers[i] = ppcc_transformer_is_moe(t, i - 1) ? moe_block : block;
+	/* the blocks' four kinds: dense or a mixture of experts, attending
+	 * in full or within the sliding window */
+	ppcc_layer kind[2][2];
+	int built[2][2] = {{0}};
+	for (int i = 1; i <= t->layers; i++) {
+		int e = ppcc_transformer_is_moe(t, i - 1);
+		int w = ppcc_transformer_is_windowed(t, i - 1);
+		if (!built[e][w]) {
+			block_shape g;
+			shape_of(&g, t, e, w);
+			kind[e][w] = block_layer(t, &g, loc);
+			built[e][w] = 1;
+		}
+		layers[i] = kind[e][w];
+	}
 
 	ppcc_layer *head = &layers[n - 1];
 	head->name = "head";
@@ -417,6 +625,8 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	head->tp_bwd_allreduces = 1;
 	head->kernel_fwd_bytes = 10.0 * s * b * V;
 	head->kernel_bwd_bytes = 20.0 * s * b * V;
+	if (t->mtp_layers > 0)
+		add_mtp(head, t, loc);
 
 	*out = layers;
 	*out_n = n;
