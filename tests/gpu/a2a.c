@@ -11,7 +11,9 @@
  *       checked against that.  Prints "a2a ok N ranks"; exit 0.
  *   gpu_a2a SCHEDULE.json stuck  the last rank never calls it (it waits
  *       until the others have returned): each other rank must fail with
- *       ETIMEOUT or EPEER, rank 0 naming "did not complete within".
+ *       ETIMEOUT or EPEER, the first to time out naming the receive from
+ *       the last rank (every member waits for it first after itself and
+ *       rank 0).
  *       Prints "a2a stuck ok"; exit 0.
  * Anything else prints what differed and exits 1.
  */
@@ -225,9 +227,11 @@ int main(int argc, char **argv)
 			bad = 1;
 		}
 	}
-	if (j.stuck && !strstr(j.lines, "ppcc-rt: rank 0: alltoallv #0 between "
-			       "steps: timeout: the receive from rank")) {
-		printf("no timeout line from rank 0\n");
+	char want[128];
+	snprintf(want, sizeof want, "alltoallv #0 between steps: timeout: the "
+		 "receive from rank %d (", j.n - 1);
+	if (j.stuck && !strstr(j.lines, want)) {
+		printf("no line says '%s'\n", want);
 		bad = 1;
 	}
 	if (bad)
