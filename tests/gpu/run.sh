@@ -451,6 +451,13 @@ A2A_FLAGS=(-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -o "$T/gpu_a2a" test
 	-L"$BUILD" -Wl,-rpath,"$(cd "$BUILD" && pwd)" -lppcc_rt -lpthread)
 [ "$REHEARSAL" = 1 ] || A2A_FLAGS+=(-DA2A_CUDA -I"$CUDA_HOME/include" -L"$CUDA_HOME/lib64"
 	-Wl,-rpath,"$CUDA_HOME/lib64" -lcudart)
+# a sanitizer's build (make SANITIZE=...): the program links its runtime
+# too, which must come first
+if nm -D "$BUILD/libppcc_rt.so" 2>/dev/null | grep -q ' __asan_init'; then
+	A2A_FLAGS+=(-fsanitize=address,undefined)
+elif nm -D "$BUILD/libppcc_rt.so" 2>/dev/null | grep -q ' __tsan_init'; then
+	A2A_FLAGS+=(-fsanitize=thread)
+fi
 if ! cc "${A2A_FLAGS[@]}" 2>"$T/a2a.err"; then
 	record FAIL a2a "cannot build tests/gpu/a2a.c: $(head -c 300 "$T/a2a.err")"
 else
