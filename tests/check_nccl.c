@@ -653,7 +653,9 @@ END_TEST
  * trainer_cuda's loopback): every step it takes on a GPU passes here,
  * so what a GPU run would add is the GPU, not the script's plumbing
  * (the plans, the --stats figures it parses, compare.c, the order
- * refusal, the fault injection and every rank's bound). */
+ * refusal, the fault injection and every rank's bound, and the
+ * all-to-all of tests/gpu/a2a.c, its elements checked and its member
+ * that never comes timing out). */
 START_TEST(gpu_check_rehearses_every_step_on_the_cpu)
 {
 	const char *build = getenv("PPCC_BUILD");
@@ -704,6 +706,8 @@ START_TEST(gpu_check_rehearses_every_step_on_the_cpu)
 		      strstr(summary, "(bound 0.4s)\n") &&
 		      strstr(summary, "\nPASS  fault stuck p=4              every rank reported ") &&
 		      strstr(summary, "(bound 5s)\n") &&
+		      strstr(summary, "\nPASS  a2a ok p=4                   a2a ok 4 ranks\n") &&
+		      strstr(summary, "\nPASS  a2a stuck p=4                a2a stuck ok\n") &&
 		      strstr(summary, "\nresult:   all checks passed\n") &&
 		      !strstr(summary, "FAIL"), "%s", summary);
 	tu_run_free(&r);

@@ -937,6 +937,490 @@ START_TEST(json_schedule_from_ppcc_plan_runs_and_bad_files_are_reported)
 }
 END_TEST
 
+/* ---- all-to-all (ppcc_rt_alltoallv) ----------------------------------------- */
+
+/* The all-to-all tests' exchange: rank a sends rank b C(a, b) = (a + 2b)
+ * % 4 doubles (zero for some pairs, a rank's own among them), element e
+ * being 1000a + 100b + e.  Each rank lays its group out in a permuted
+ * order (member j is rank group[j]), its in and out regions apart by a
+ * gap of one element and out's in reverse member order, so that a count,
+ * a displacement or a member index taken for another shows. */
+#define A2A_GAP (-7.0)
+static size_t a2a_count(int a, int b)
+{
+	return (size_t)((a + 2 * b) % 4);
+}
+
+/* Fills the arguments of rank `me` over group[0..n); out filled with
+ * A2A_GAP; returns the elements out spans. */
+static size_t a2a_layout(int me, const int *group, int n, double *in,
+			 size_t *in_counts, size_t *in_displs, double *out,
+			 size_t *out_counts, size_t *out_displs)
+{
+	size_t at = 0;
+	for (int j = 0; j < n; j++) {
+		in_counts[j] = a2a_count(me, group[j]);
+		in_displs[j] = at;
+		for (size_t e = 0; e < in_counts[j]; e++)
+			in[at + e] = 1000.0 * me + 100.0 * group[j] + (double)e;
+		at += in_counts[j] + 1;
+	}
+	at = 0;
+	for (int j = n - 1; j >= 0; j--) {
+		out_counts[j] = a2a_count(group[j], me);
+		out_displs[j] = at;
+		at += out_counts[j] + 1;
+	}
+	for (size_t k = 0; k < at; k++)
+		out[k] = A2A_GAP;
+	return at;
+}
+
+/* 0, or the first element of out that differs from the hand-computed
+ * expectation (what member j sent, A2A_GAP between) in why. */
+static int a2a_verify(int me, const int *group, int n, const double *out,
+		      const size_t *out_counts, const size_t *out_displs,
+		      size_t span, char *why, size_t why_n)
+{
+	for (size_t k = 0; k < span; k++) {
+		double want = A2A_GAP;
+		for (int j = 0; j < n; j++)
+			if (k >= out_displs[j] && k < out_displs[j] + out_counts[j])
+				want = 1000.0 * group[j] + 100.0 * me +
+				       (double)(k - out_displs[j]);
+		if (out[k] != want) {
+			snprintf(why, why_n, "rank %d: out[%zu] = %g, want %g", me,
+				 k, out[k], want);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+typedef struct a2a_thread {
+	pthread_t th;
+	int rank, n, grouped;
+	const ppcc_schedule *s;
+	rt_pipe *pp;
+	ppcc_rt_local_world *w;
+	rt_lines *lines;
+	pthread_barrier_t *barrier;
+	int status[4]; /* init, step, alltoallv, step */
+	char why[256];
+} a2a_thread;
+
+/* One rank: a step, two all-to-alls (one per group order), a step. */
+static void *a2a_main(void *arg)
+{
+	a2a_thread *t = arg;
+	ppcc_rt *rt = NULL;
+	ppcc_rt_stage_fns fns[8];
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	double in[64], out[64];
+	size_t ic[4], id[4], oc[4], od[4];
+	static const int orders[2][4] = {{2, 0, 3, 1}, {0, 1, 2, 3}};
+	o.world = t->w;
+	o.grouped = t->grouped;
+	o.timeout_s = 10;
+	o.diag = rt_lines_add;
+	o.diag_user = t->lines;
+	rt_pipe_fns(t->pp, fns);
+	if ((t->status[0] = ppcc_rt_init(&rt, t->s, t->rank, &o)) == 0)
+		t->status[1] = ppcc_rt_step(NULL, rt, fns);
+	else
+		t->status[1] = t->status[0];
+	for (int k = 0; k < 2 && t->status[1] == 0 && t->status[2] == 0; k++) {
+		int group[4], n = 0;
+		for (int j = 0; j < 4; j++)
+			if (orders[k][j] < t->n)
+				group[n++] = orders[k][j];
+		size_t span = a2a_layout(t->rank, group, n, in, ic, id, out, oc, od);
+		t->status[2] = ppcc_rt_alltoallv(out, oc, od, rt, in, ic, id,
+						 sizeof(double), group, n);
+		if (t->status[2] == 0 &&
+		    a2a_verify(t->rank, group, n, out, oc, od, span, t->why,
+			       sizeof t->why) < 0)
+			t->status[2] = PPCC_RT_EINTERNAL;
+	}
+	/* the next step on a pipeline reset once every rank is done with
+	 * the last (a failed rank still comes to the barrier) */
+	pthread_barrier_wait(t->barrier);
+	if (t->rank == 0)
+		rt_pipe_reset(t->pp);
+	pthread_barrier_wait(t->barrier);
+	if (t->status[2] == 0)
+		t->status[3] = ppcc_rt_step(NULL, rt, fns);
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+/* Over threads (the local transport), eager and grouped, 3 and 4 ranks:
+ * every rank gets, element by element, what each member sent it, with
+ * zero counts to and from some members and itself; the steps around it
+ * still match serial training. */
+START_TEST(alltoallv_over_threads_delivers_uneven_counts_element_by_element)
+{
+	for (int n = 3; n <= 4; n++)
+		for (int grouped = 0; grouped <= 1; grouped++) {
+			ppcc_arena *a = ppcc_arena_new();
+			rt_pipe *pp = rt_pipe_new(n, 4, n, 0);
+			ppcc_schedule s;
+			ppcc_rt_local_world *w;
+			rt_lines dl;
+			a2a_thread t[4];
+			char why[512];
+			rt_lines_init(&dl, 0, 0);
+			ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, n, 4), 0);
+			ck_assert_int_eq(ppcc_rt_local_world_new(&w, n), 0);
+			pthread_barrier_t barrier;
+			ck_assert_int_eq(pthread_barrier_init(&barrier, NULL,
+							      (unsigned)n), 0);
+			rt_pipe_reset(pp);
+			for (int r = 0; r < n; r++) {
+				memset(&t[r], 0, sizeof t[r]);
+				t[r] = (a2a_thread){.rank = r, .n = n, .grouped = grouped,
+						    .s = &s, .pp = pp, .w = w,
+						    .lines = &dl, .barrier = &barrier};
+				ck_assert_int_eq(pthread_create(&t[r].th, NULL, a2a_main,
+								&t[r]), 0);
+			}
+			for (int r = 0; r < n; r++)
+				pthread_join(t[r].th, NULL);
+			for (int r = 0; r < n; r++)
+				for (int k = 0; k < 4; k++)
+					ck_assert_msg(t[r].status[k] == 0, "%d ranks%s: rank "
+						      "%d call %d: %s %s; %s", n,
+						      grouped ? " grouped" : "", r, k,
+						      ppcc_rt_status_str(t[r].status[k]),
+						      t[r].why, dl.text);
+			ck_assert_msg(rt_pipe_check(pp, &s, -1, why, sizeof why) == 0,
+				      "%s", why);
+			ck_assert_int_eq(dl.total, 0);
+			pthread_barrier_destroy(&barrier);
+			ppcc_rt_local_world_free(w);
+			rt_pipe_free(pp);
+			ppcc_arena_free(a);
+		}
+}
+END_TEST
+
+/* One rank of a two-rank world calling ppcc_rt_alltoallv with group
+ * and out displacements od, one double to and from each member. */
+typedef struct a2a_bad_thread {
+	pthread_t th;
+	int rank;
+	const ppcc_schedule *s;
+	ppcc_rt_local_world *w;
+	rt_lines *lines;
+	const int *group;
+	const size_t *od;
+	int status;
+} a2a_bad_thread;
+
+static void *a2a_bad_main(void *arg)
+{
+	a2a_bad_thread *t = arg;
+	ppcc_rt *rt = NULL;
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	double in[4] = {1, 2, 3, 4}, out[4];
+	size_t ones[2] = {1, 1}, id[2] = {0, 1}, oc[2] = {2, 2};
+	o.world = t->w;
+	o.timeout_s = 10;
+	o.diag = rt_lines_add;
+	o.diag_user = t->lines;
+	if ((t->status = ppcc_rt_init(&rt, t->s, t->rank, &o)) == 0)
+		t->status = ppcc_rt_alltoallv(out, t->group[0] == t->group[1] ? ones : oc,
+					      t->od, rt, in, ones, id, sizeof(double),
+					      t->group, 2);
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+/* A one-rank runtime's all-to-all with a group of one: itself. */
+static int a2a_alone(const int *group, int n, size_t elem, double *in,
+		     double *out, const size_t *ic, const size_t *id,
+		     const size_t *oc, const size_t *od, rt_lines *dl)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(1, 1, 1, 0);
+	ppcc_schedule s;
+	ppcc_rt *rt;
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.diag = rt_lines_add;
+	o.diag_user = dl;
+	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, 1, 1), 0);
+	ck_assert_int_eq(ppcc_rt_init(&rt, &s, 0, &o), 0);
+	int err = ppcc_rt_alltoallv(out, oc, od, rt, in, ic, id, elem, group, n);
+	/* a failed call leaves the rank failed */
+	if (err < 0)
+		ck_assert_int_eq(ppcc_rt_alltoallv(out, oc, od, rt, in, ic, id, elem,
+						   group, n), PPCC_RT_EPEER);
+	ppcc_rt_free(rt);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+	return err;
+}
+
+/* Every bad argument is refused (PPCC_RT_EINPUT) before anything moves,
+ * with one line saying which; a good call of a rank to itself copies. */
+START_TEST(alltoallv_rejects_bad_arguments_with_a_clear_line)
+{
+	double buf[16] = {1, 2, 3, 4, 5, 6, 7, 8};
+	double out[16] = {0};
+	size_t one[1] = {2}, zero[1] = {0}, four[1] = {4}, huge[1] = {SIZE_MAX / 4};
+	int self[1] = {0}, two[2] = {0, 0}, other[1] = {1}, neg[1] = {-1};
+	size_t c2[2] = {1, 1}, d2[2] = {0, 1};
+	rt_lines dl;
+	struct {
+		int n;
+		const int *group;
+		size_t elem;
+		double *in, *out;
+		const size_t *ic, *id, *oc, *od;
+		const char *says;
+	} bad[] = {
+		{1, other, 8, buf, out, one, zero, one, zero,
+		 "group[0] is rank 1, outside the world's 1 ranks"},
+		{1, neg, 8, buf, out, one, zero, one, zero,
+		 "group[0] is rank -1, outside the world's 1 ranks"},
+		{0, self, 8, buf, out, one, zero, one, zero, "no group (group given, n_group 0)"},
+		{1, NULL, 8, buf, out, one, zero, one, zero, "no group (group NULL, n_group 1)"},
+		{2, two, 8, buf, out, c2, d2, c2, d2,
+		 "a group of 2 members in a world of 1 ranks"},
+		{1, self, 0, buf, out, one, zero, one, zero, "elem_bytes is 0"},
+		{1, self, 8, buf, out, NULL, zero, one, zero, "in_counts is NULL"},
+		{1, self, 8, buf, out, one, zero, one, NULL, "out_displs is NULL"},
+		{1, self, 8, NULL, out, one, zero, one, zero,
+		 "in is NULL with elements to send"},
+		{1, self, 8, buf, NULL, one, zero, one, zero,
+		 "out is NULL with elements to receive"},
+		{1, self, 8, buf, out, huge, zero, one, zero, "overflow the address space"},
+		{1, self, 8, buf, buf + 1, one, zero, one, zero,
+		 "the region of in for member 0 overlaps the region of out for member 0"},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		rt_lines_init(&dl, 0, 0);
+		int err = a2a_alone(bad[k].group, bad[k].n, bad[k].elem, bad[k].in,
+				    bad[k].out, bad[k].ic, bad[k].id, bad[k].oc,
+				    bad[k].od, &dl);
+		ck_assert_msg(err == PPCC_RT_EINPUT, "case %zu: %s", k,
+			      ppcc_rt_status_str(err));
+		ck_assert_msg(strstr(dl.text, "ppcc-rt: rank 0: alltoallv #0 between "
+				     "steps: bad input: ") &&
+			      strstr(dl.text, bad[k].says) && dl.total == 1,
+			      "case %zu: want '%s' in\n%s", k, bad[k].says, dl.text);
+	}
+	/* a member twice, and out regions that overlap, in a world of two */
+	static const struct {
+		int group[2];
+		size_t od[2];
+		const char *says;
+	} pair[] = {
+		{{0, 0}, {0, 2}, "rank 0 is in the group twice"},
+		{{0, 1}, {0, 1}, "the regions of out for members 0 and 1 overlap"},
+	};
+	for (size_t k = 0; k < 2; k++) {
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
+		ppcc_schedule s;
+		ppcc_rt_local_world *w;
+		a2a_bad_thread t[2];
+		ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, 2, 2), 0);
+		ck_assert_int_eq(ppcc_rt_local_world_new(&w, 2), 0);
+		rt_lines_init(&dl, 0, 0);
+		for (int r = 0; r < 2; r++) {
+			t[r] = (a2a_bad_thread){.rank = r, .s = &s, .w = w, .lines = &dl,
+						.group = pair[k].group, .od = pair[k].od};
+			ck_assert_int_eq(pthread_create(&t[r].th, NULL, a2a_bad_main,
+							&t[r]), 0);
+		}
+		for (int r = 0; r < 2; r++)
+			pthread_join(t[r].th, NULL);
+		/* rank 0's own line; rank 1 refuses it too, or stops */
+		ck_assert_int_eq(t[0].status, PPCC_RT_EINPUT);
+		ck_assert(t[1].status == PPCC_RT_EINPUT || t[1].status == PPCC_RT_EPEER);
+		ck_assert_msg(strstr(dl.text, "ppcc-rt: rank 0: alltoallv #0 between "
+				     "steps: bad input: ") &&
+			      strstr(dl.text, pair[k].says), "want '%s' in\n%s",
+			      pair[k].says, dl.text);
+		ppcc_rt_local_world_free(w);
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+	}
+
+	/* the good call: two elements to itself, in four bytes units */
+	rt_lines_init(&dl, 0, 0);
+	size_t disp[1] = {4}; /* 16 bytes: out[2] */
+	ck_assert_int_eq(a2a_alone(self, 1, 4, buf, out, four, zero, four, disp, &dl), 0);
+	ck_assert(out[0] == 0 && out[1] == 0 && out[2] == 1 && out[3] == 2 && out[4] == 0);
+	ck_assert_int_eq(dl.total, 0);
+}
+END_TEST
+
+/* Rank 0's forward of stage 0 mb 0 calls an all-to-all with rank 1,
+ * which never comes: rank 1 waits for that forward's activation. */
+typedef struct a2a_fwd {
+	ppcc_rt_forward_fn inner;
+	ppcc_rt_backward_fn backward;
+	ppcc_rt_loss_fn loss;
+	void *inner_user;
+	ppcc_rt *rt;
+	int status;
+} a2a_fwd;
+
+/* The other callbacks, forwarded with the pipeline's own user pointer. */
+static int a2a_backward(int stage, int mb, const void *grad_output,
+			 size_t grad_output_bytes, void *grad_input,
+			 size_t grad_input_bytes, void *user)
+{
+	const a2a_fwd *f = user;
+	return f->backward(stage, mb, grad_output, grad_output_bytes, grad_input,
+			   grad_input_bytes, f->inner_user);
+}
+
+static int a2a_loss(double *out_loss, int stage, int mb, void *user)
+{
+	const a2a_fwd *f = user;
+	return f->loss(out_loss, stage, mb, f->inner_user);
+}
+
+static int a2a_forward(int stage, int mb, const void *input, size_t input_bytes,
+		       void *output, size_t output_bytes, void *user)
+{
+	a2a_fwd *f = user;
+	if (stage == 0 && mb == 0) {
+		int group[2] = {0, 1};
+		double in[2] = {1, 2}, out[2];
+		size_t one[2] = {1, 1}, at[2] = {0, 1};
+		f->status = ppcc_rt_alltoallv(out, one, at, f->rt, in, one, at,
+					      sizeof(double), group, 2);
+		/* the failure is the all-to-all's, whatever this returns */
+	}
+	return f->inner(stage, mb, input, input_bytes, output, output_bytes,
+			f->inner_user);
+}
+
+typedef struct a2a_stuck_thread {
+	pthread_t th;
+	int rank, grouped, status;
+	const ppcc_schedule *s;
+	const ppcc_rt_stage_fns *fns;
+	ppcc_rt_local_world *w;
+	rt_lines *lines;
+	a2a_fwd *fwd;
+} a2a_stuck_thread;
+
+static void *a2a_stuck_main(void *arg)
+{
+	a2a_stuck_thread *t = arg;
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	ppcc_rt *rt = NULL;
+	o.world = t->w;
+	o.grouped = t->grouped;
+	/* rank 1's own wait (for the activation) outlasts rank 0's */
+	o.timeout_s = t->rank == 0 ? 0.5 : 5;
+	o.diag = rt_lines_add;
+	o.diag_user = t->lines;
+	if ((t->status = ppcc_rt_init(&rt, t->s, t->rank, &o)) == 0) {
+		if (t->rank == 0)
+			t->fwd->rt = rt;
+		t->status = ppcc_rt_step(NULL, rt, t->fns);
+	}
+	ppcc_rt_free(rt);
+	return NULL;
+}
+
+/* A member that never arrives: rank 0's all-to-all, called from its
+ * forward, times out naming the action, the member and the bytes; its
+ * step fails with that timeout (one line: the callback's return is not
+ * reported again), rank 1 stops (EPEER; grouped, where the local
+ * transport matches by posting order, rank 0's all-to-all message is
+ * never taken for the activation rank 1 waits for); the flight record
+ * holds the all-to-all's messages and failure as RECV_ALLTOALLV /
+ * SEND_ALLTOALLV with the peer, and ppcc diagnose follows them. */
+START_TEST(alltoallv_member_that_never_arrives_times_out_with_flight_record)
+{
+	for (int grouped = 0; grouped <= 1; grouped++) {
+		char *dir = tu_mkdtemp();
+		ppcc_arena *a = ppcc_arena_new();
+		rt_pipe *pp = rt_pipe_new(2, 2, 2, 0);
+		ppcc_schedule s;
+		ppcc_rt_stage_fns fns[2];
+		ppcc_rt_local_world *w;
+		rt_lines dl;
+		a2a_fwd fwd = {0};
+		a2a_stuck_thread t[2];
+		ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_1F1B, 2, 2), 0);
+		rt_pipe_fns(pp, fns);
+		fwd.inner = fns[0].forward;
+		fwd.backward = fns[0].backward;
+		fwd.loss = fns[0].loss;
+		fwd.inner_user = fns[0].user;
+		fns[0] = (ppcc_rt_stage_fns){a2a_forward, a2a_backward, NULL, NULL,
+					     a2a_loss, &fwd,
+					     PPCC_RT_STAGE_FNS_VERSION};
+		ck_assert_int_eq(ppcc_rt_local_world_new(&w, 2), 0);
+		rt_lines_init(&dl, 0, 0);
+		setenv("PPCC_FLIGHT_DIR", dir, 1);
+		for (int r = 0; r < 2; r++) {
+			t[r] = (a2a_stuck_thread){.rank = r, .grouped = grouped,
+						  .s = &s, .fns = fns, .w = w,
+						  .lines = &dl, .fwd = &fwd};
+			ck_assert_int_eq(pthread_create(&t[r].th, NULL, a2a_stuck_main,
+							&t[r]), 0);
+		}
+		for (int r = 0; r < 2; r++)
+			pthread_join(t[r].th, NULL);
+		unsetenv("PPCC_FLIGHT_DIR");
+		int idx = -1;
+		for (int i = 0; i < s.ranks[0].n_actions && idx < 0; i++)
+			if (s.ranks[0].actions[i].op == PPCC_OP_F &&
+			    s.ranks[0].actions[i].mb == 0)
+				idx = i;
+		char want[256], buf[4096];
+		ck_assert_int_eq(fwd.status, PPCC_RT_ETIMEOUT);
+		ck_assert_msg(t[0].status == PPCC_RT_ETIMEOUT &&
+			      t[1].status == PPCC_RT_EPEER, "grouped %d: %s, %s\n%s",
+			      grouped, ppcc_rt_status_str(t[0].status),
+			      ppcc_rt_status_str(t[1].status), dl.text);
+		snprintf(want, sizeof want, "ppcc-rt: rank 0: alltoallv #0 in action "
+			 "%d F stage 0 mb 0: timeout: the receive from rank 1 (8 "
+			 "bytes) did not complete within 0.500 s; waited ", idx);
+		rank_line(&dl, 0, buf, sizeof buf);
+		ck_assert_msg(strncmp(buf, want, strlen(want)) == 0 &&
+			      strchr(buf, '|') == buf + strlen(buf) - 1,
+			      "want one line '%s...', got\n%s", want, buf);
+
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/rank-00000.flight", dir);
+		char *rec = tu_read_file(path, NULL);
+		ck_assert_msg(rec, "no %s", path);
+		snprintf(want, sizeof want, "\nfailed %d RECV_ALLTOALLV 0 0 1 ", idx);
+		ck_assert_msg(strstr(rec, want), "want '%s' in\n%s", want + 1, rec);
+		snprintf(want, sizeof want, "\nmessage %d SEND_ALLTOALLV 0 0 1 ", idx);
+		ck_assert_msg(strstr(rec, want), "want '%s' in\n%s", want + 1, rec);
+		snprintf(want, sizeof want, "\nmessage %d RECV_ALLTOALLV 0 0 1 ", idx);
+		ck_assert_msg(strstr(rec, want), "want '%s' in\n%s", want + 1, rec);
+		free(rec);
+
+		char ppcc[PATH_MAX];
+		tu_build_path(ppcc, sizeof ppcc, "ppcc");
+		char *argv[] = {ppcc, "diagnose", dir, NULL};
+		tu_run r;
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argv), 0);
+		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+		ck_assert_msg(strstr(r.out, "rank 0, the first to fail, timed out after ") &&
+			      strstr(r.out, " in RECV_ALLTOALLV of stage 0 mb 0 from rank 1"),
+			      "%s", r.out);
+		tu_run_free(&r);
+		ppcc_rt_local_world_free(w);
+		rt_pipe_free(pp);
+		ppcc_arena_free(a);
+		tu_rmtree_free(dir);
+	}
+}
+END_TEST
+
 /* ---- programs: the header alone, the man page example, mpirun -------------- */
 
 START_TEST(public_header_compiles_alone_as_c11_and_cxx)
@@ -1084,6 +1568,52 @@ START_TEST(mpi_mismatched_schedules_refused_on_both_ranks)
 		      strstr(r.err, "rank 1: schedule fingerprint"), "%s", r.err);
 	ck_assert_msg(strstr(r.out, "rank 0 mismatch refused") &&
 		      strstr(r.out, "rank 1 mismatch refused"), "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* The all-to-all over mpirun (rt_mpi_prog a2a, a2a-grid): 3 processes
+ * between steps, eager and grouped, each checking every element it got
+ * against what each member sent (counts (a + 2b) % 4, zeros among them);
+ * 4 processes as 2 pipeline ranks x 2 replicas, every forward's
+ * callback exchanging with its replica (world ranks as the group). */
+START_TEST(mpi_alltoallv_delivers_uneven_counts_between_steps_and_in_callbacks)
+{
+	tu_run r;
+	if (mpirun_np(&r, "3", "a2a", 0) < 0)
+		return;
+	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
+	for (int rank = 0; rank < 3; rank++) {
+		char want[32];
+		snprintf(want, sizeof want, "rank %d a2a ok", rank);
+		ck_assert_msg(strstr(r.out, want), "no '%s' in\n%s", want, r.out);
+	}
+	tu_run_free(&r);
+	if (mpirun_np(&r, "4", "a2a-grid", 0) < 0)
+		return;
+	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
+	for (int w = 0; w < 4; w++) {
+		char want[32];
+		snprintf(want, sizeof want, "world %d a2a-grid ok", w);
+		ck_assert_msg(strstr(r.out, want), "no '%s' in\n%s", want, r.out);
+	}
+	tu_run_free(&r);
+}
+END_TEST
+
+/* rt_mpi_prog a2a-stuck: rank 1 never calls the all-to-all; rank 0 times
+ * out within its 1 s, naming the member it waited for. */
+START_TEST(mpi_alltoallv_member_that_never_arrives_times_out)
+{
+	tu_run r;
+	if (mpirun(&r, "a2a-stuck", 0) < 0)
+		return;
+	ck_assert_msg(r.status != 0 && r.status != 124, "exit %d\n%s\n%s", r.status,
+		      r.out, r.err);
+	ck_assert_msg(strstr(r.out, "rank 0 alltoallv: timeout"), "%s", r.out);
+	ck_assert_msg(strstr(r.err, "ppcc-rt: rank 0: alltoallv #0 between steps: "
+			     "timeout: the receive from rank 1 (8 bytes) did not "
+			     "complete within 1.000 s"), "%s", r.err);
 	tu_run_free(&r);
 }
 END_TEST
@@ -1660,5 +2190,10 @@ Suite *suite_runtime(void)
 		data_parallel_training_matches_serial_training_on_the_global_batch,
 		zero_training_matches_serial_training_on_the_global_batch,
 		mpi_mismatched_schedules_refused_on_both_ranks,
+		alltoallv_over_threads_delivers_uneven_counts_element_by_element,
+		alltoallv_rejects_bad_arguments_with_a_clear_line,
+		alltoallv_member_that_never_arrives_times_out_with_flight_record,
+		mpi_alltoallv_delivers_uneven_counts_between_steps_and_in_callbacks,
+		mpi_alltoallv_member_that_never_arrives_times_out,
 		NULL});
 }

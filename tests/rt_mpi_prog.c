@@ -35,6 +35,22 @@
  * A failing step prints "world W step: STATUS" and, 2 s later (the others
  * report first), calls MPI_Abort.
  *
+ * All-to-all (ppcc_rt_alltoallv), world rank a sending world rank b
+ * (a + 2b) % 4 doubles, element e being 1000a + 100b + e, each rank's
+ * group in a permuted order, in and out regions a gap of one element
+ * apart (out's in reverse member order):
+ *   rt_mpi_prog a2a         1F1B over every rank; a step, an all-to-all of
+ *                           every rank between steps (eager, then
+ *                           grouped), a step; prints "rank R a2a ok"
+ *   rt_mpi_prog a2a-grid    data_parallel 2 (p = size / 2): each forward
+ *                           runs an all-to-all among the two replicas of
+ *                           its pipeline rank (world ranks 2k, 2k + 1) from
+ *                           inside the callback; prints "world W a2a-grid
+ *                           ok"
+ *   rt_mpi_prog a2a-stuck   as a2a with a 1 s timeout, rank 1 never calls
+ *                           it (sleeps 3 s): rank 0 prints "rank 0
+ *                           alltoallv: timeout", then MPI_Abort
+ *
  * Any other failure prints the status and calls MPI_Abort (exit 2): after
  * a failure a peer may be stuck, so MPI_Finalize could wait forever.
  */
@@ -223,6 +239,204 @@ static int run_grid(int size, const char *mode)
 	return 0;
 }
 
+/* ---- all-to-all ----------------------------------------------------------- */
+
+/* The layout of world rank me's all-to-all over group[0..n) (see the
+ * opening comment); out filled with -7; the elements out spans. */
+static size_t a2a_layout(int me, const int *group, int n, double *in,
+			 size_t *ic, size_t *id, double *out, size_t *oc,
+			 size_t *od)
+{
+	size_t at = 0;
+	for (int j = 0; j < n; j++) {
+		ic[j] = (size_t)((me + 2 * group[j]) % 4);
+		id[j] = at;
+		for (size_t e = 0; e < ic[j]; e++)
+			in[at + e] = 1000.0 * me + 100.0 * group[j] + (double)e;
+		at += ic[j] + 1;
+	}
+	at = 0;
+	for (int j = n - 1; j >= 0; j--) {
+		oc[j] = (size_t)((group[j] + 2 * me) % 4);
+		od[j] = at;
+		at += oc[j] + 1;
+	}
+	for (size_t k = 0; k < at; k++)
+		out[k] = -7;
+	return at;
+}
+
+/* Checks every element of out against what each member sent (and -7
+ * between); fails the run naming the first that differs. */
+static void a2a_verify(int me, const int *group, int n, const double *out,
+		       const size_t *oc, const size_t *od, size_t span)
+{
+	for (size_t k = 0; k < span; k++) {
+		double want = -7;
+		for (int j = 0; j < n; j++)
+			if (k >= od[j] && k < od[j] + oc[j])
+				want = 1000.0 * group[j] + 100.0 * me +
+				       (double)(k - od[j]);
+		if (out[k] != want) {
+			printf("world %d: out[%zu] = %g, want %g\n", me, k, out[k],
+			       want);
+			fail("alltoallv result", PPCC_RT_EINTERNAL);
+		}
+	}
+}
+
+/* One all-to-all of world rank me over group; 0 or the call's status. */
+static int a2a_once(ppcc_rt *rt, int me, const int *group, int n)
+{
+	double in[256], out[256];
+	size_t ic[64], id[64], oc[64], od[64];
+	size_t span = a2a_layout(me, group, n, in, ic, id, out, oc, od);
+	int err = ppcc_rt_alltoallv(out, oc, od, rt, in, ic, id, sizeof(double),
+				    group, n);
+	if (err == 0)
+		a2a_verify(me, group, n, out, oc, od, span);
+	return err;
+}
+
+static int run_a2a(int size, const char *mode)
+{
+	int stuck = strcmp(mode, "a2a-stuck") == 0, m = 4, err;
+	int group[64];
+	for (int j = 0; j < size; j++)
+		group[j] = (size - j) % size; /* 0, size - 1, ..., 1 */
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *p = rt_pipe_new(size, m, size, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[64];
+	char why[512];
+	build(&s, a, p, PPCC_SCHED_1F1B, size, m, 0);
+	rt_pipe_fns(p, fns);
+	for (int grouped = 0; grouped <= 1; grouped++) {
+		ppcc_rt *rt = NULL;
+		ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+		o.transport = PPCC_RT_MPI;
+		o.grouped = grouped;
+		o.timeout_s = stuck ? 1 : 5;
+		if ((err = ppcc_rt_init(&rt, &s, -1, &o)) < 0)
+			fail("init", err);
+		for (int step = 0; step < 2; step++) {
+			rt_pipe_reset(p);
+			if ((err = ppcc_rt_step(NULL, rt, fns)) < 0)
+				fail("step", err);
+			if (rt_pipe_check(p, &s, rank, why, sizeof why) != 0) {
+				printf("rank %d: %s\n", rank, why);
+				fail("check", PPCC_RT_EINTERNAL);
+			}
+			if (step == 1)
+				break;
+			if (stuck && rank == 1) {
+				struct timespec ts = {3, 0};
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			if ((err = a2a_once(rt, rank, group, size)) < 0) {
+				printf("rank %d alltoallv: %s\n", rank,
+				       ppcc_rt_status_str(err));
+				fflush(NULL);
+				struct timespec ts = {2, 0};
+				nanosleep(&ts, NULL);
+				MPI_Abort(MPI_COMM_WORLD, 2);
+			}
+		}
+		ppcc_rt_free(rt);
+	}
+	printf("rank %d a2a ok\n", rank);
+	rt_pipe_free(p);
+	ppcc_arena_free(a);
+	return 0;
+}
+
+/* a2a-grid: every forward's callback runs an all-to-all among the two
+ * replicas of its pipeline rank. */
+typedef struct grid_fwd {
+	ppcc_rt_forward_fn inner;
+	ppcc_rt_backward_fn backward;
+	ppcc_rt_loss_fn loss;
+	void *inner_user;
+	ppcc_rt *rt;
+	int world, calls;
+} grid_fwd;
+
+/* The other callbacks, forwarded with the pipeline's own user pointer. */
+static int grid_backward(int stage, int mb, const void *grad_output,
+			 size_t grad_output_bytes, void *grad_input,
+			 size_t grad_input_bytes, void *user)
+{
+	const grid_fwd *f = user;
+	return f->backward(stage, mb, grad_output, grad_output_bytes, grad_input,
+			   grad_input_bytes, f->inner_user);
+}
+
+static int grid_loss(double *out_loss, int stage, int mb, void *user)
+{
+	const grid_fwd *f = user;
+	return f->loss(out_loss, stage, mb, f->inner_user);
+}
+
+static int grid_forward(int stage, int mb, const void *input, size_t input_bytes,
+			void *output, size_t output_bytes, void *user)
+{
+	grid_fwd *f = user;
+	int group[2] = {f->world - f->world % 2 + 1, f->world - f->world % 2};
+	int err = a2a_once(f->rt, f->world, group, 2);
+	if (err < 0) {
+		printf("world %d alltoallv in forward: %s\n", f->world,
+		       ppcc_rt_status_str(err));
+		return 1;
+	}
+	f->calls++;
+	return f->inner(stage, mb, input, input_bytes, output, output_bytes,
+			f->inner_user);
+}
+
+static int run_a2a_grid(int size)
+{
+	int d = 2, p = size / d, m = 4, err;
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pipe = rt_pipe_new(p, m, p, 0);
+	ppcc_schedule s;
+	ppcc_rt_stage_fns fns[64];
+	grid_fwd fwd[64];
+	ppcc_rt *rt = NULL;
+	char why[512];
+	if (size % d != 0)
+		fail("world not p x 2", PPCC_RT_EINPUT);
+	build(&s, a, pipe, PPCC_SCHED_1F1B, p, m, 0);
+	rt_pipe_fns(pipe, fns);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.transport = PPCC_RT_MPI;
+	o.timeout_s = 5;
+	o.data_parallel = d;
+	if ((err = ppcc_rt_init(&rt, &s, -1, &o)) < 0)
+		fail("init", err);
+	for (int st = 0; st < p; st++) {
+		fwd[st] = (grid_fwd){fns[st].forward, fns[st].backward, fns[st].loss,
+				     fns[st].user, rt, rank, 0};
+		fns[st] = (ppcc_rt_stage_fns){grid_forward, grid_backward, NULL, NULL,
+					      grid_loss, &fwd[st],
+					      PPCC_RT_STAGE_FNS_VERSION};
+	}
+	rt_pipe_reset(pipe);
+	if ((err = ppcc_rt_step(NULL, rt, fns)) < 0)
+		fail("step", err);
+	if (rt_pipe_check(pipe, &s, ppcc_rt_rank(rt), why, sizeof why) != 0) {
+		printf("world %d: %s\n", rank, why);
+		fail("check", PPCC_RT_EINTERNAL);
+	}
+	if (fwd[ppcc_rt_rank(rt)].calls != m)
+		fail("forward calls", PPCC_RT_EINTERNAL);
+	printf("world %d a2a-grid ok\n", rank);
+	ppcc_rt_free(rt);
+	rt_pipe_free(pipe);
+	ppcc_arena_free(a);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int size, code = 0;
@@ -236,6 +450,10 @@ int main(int argc, char **argv)
 			run_kind(kind, size, mode, 0);
 			run_kind(kind, size, mode, 1);
 		}
+	} else if (strcmp(mode, "a2a-grid") == 0) {
+		code = run_a2a_grid(size);
+	} else if (strncmp(mode, "a2a", 3) == 0) {
+		code = run_a2a(size, mode);
 	} else if (strncmp(mode, "dp", 2) == 0) {
 		code = run_grid(size, mode);
 	} else {

@@ -324,6 +324,41 @@ PPCC_API int ppcc_rt_dump(ppcc_rt *rt);
  * PPCC_RT_EINPUT outside a callback or with recording off. */
 PPCC_API int ppcc_rt_flight_sample(int mb, uint64_t sample);
 
+/* ---- all-to-all (expert parallelism) --------------------------------------
+ *
+ * The all-to-all of a mixture-of-experts layer (token dispatch and
+ * combine) among the n_group ranks of group, over the runtime's
+ * transport.  group lists distinct ranks of the transport's world, the
+ * same list in the same order on every member, this rank among them:
+ * local and nccl's loopback, the local world's ranks; mpi and nccl, the
+ * world ranks (with options.data_parallel = d, world rank w is pipeline
+ * rank w / d of replica w % d, so the d replicas of pipeline rank k,
+ * k * d .. k * d + d - 1, are a data-parallel group to carve expert
+ * groups from).  Member j of the group is index j below.  Counts and
+ * displacements are in elements of elem_bytes bytes: in_counts[j]
+ * elements from in + in_displs[j] * elem_bytes go to member j, which
+ * receives them at its out + out_displs[i] * elem_bytes, i this rank's
+ * index; out_counts[j] must be what member j sends here (zero counts
+ * are messages too).  Over nccl in and out are device memory and the
+ * sends follow the compute stream's work so far.  Returns once every
+ * message has arrived and every send has completed (each wait bounded
+ * by the timeout), or the failure's status, having reported it in one
+ * diagnostic line and the flight record: the rank is then failed (the
+ * others stop with PPCC_RT_EPEER, later steps return it; a callback
+ * that called it fails its step whatever it returns).  PPCC_RT_EINPUT,
+ * checked before anything moves: a member out of the world or twice,
+ * this rank absent, elem_bytes 0, a NULL array, in or out NULL with
+ * elements there, overlapping regions of out, or of in and out.  A
+ * collective: the k-th call of every member is one all-to-all.  Call it
+ * from one of the rank's compute callbacks or between steps, on the
+ * rank's thread.  Not counted in ppcc_rt_stats nor given to
+ * on_message; no debug trailer.  ppcc_runtime(3), "All-to-all". */
+PPCC_API int ppcc_rt_alltoallv(void *out, const size_t *out_counts,
+			       const size_t *out_displs, ppcc_rt *rt,
+			       const void *in, const size_t *in_counts,
+			       const size_t *in_displs, size_t elem_bytes,
+			       const int *group, int n_group);
+
 /* Releases the buffers and leaves the transport.  NULL is a no-op. */
 PPCC_API void ppcc_rt_free(ppcc_rt *rt);
 

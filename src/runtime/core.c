@@ -171,7 +171,7 @@ static rt_buf *rt_take(ppcc_rt *rt, int kind, int stage, int mb)
 	return b;
 }
 
-static int rt_req_get(rt_req **out, ppcc_rt *rt)
+int ppcc_rt_req_get(rt_req **out, ppcc_rt *rt)
 {
 	rt_req *r = rt->req_free;
 	if (r) {
@@ -191,7 +191,7 @@ static int rt_req_get(rt_req **out, ppcc_rt *rt)
 	return 0;
 }
 
-static void rt_req_put(ppcc_rt *rt, rt_req *r)
+void ppcc_rt_req_put(ppcc_rt *rt, rt_req *r)
 {
 	r->posted = 0;
 	r->pool_next = rt->req_free;
@@ -223,21 +223,23 @@ static void rt_flight_add(ppcc_rt *rt, int action, double start, double end)
 }
 
 /* Reports the failure in one line, fills the statistics and stops the
- * other ranks.  Returns status. */
-static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
-		   const char *fmt, ...) PPCC_PRINTF(5, 6);
+ * other ranks.  Returns status.  place NULL: the action's (peer its
+ * peer); else the line's opening words and the peer waited for. */
+static int rt_vfail(ppcc_rt *rt, int status, int action, int peer,
+		    const char *place, double waited, const char *fmt,
+		    va_list ap) PPCC_PRINTF(7, 0);
 
-static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
-		   const char *fmt, ...)
+static int rt_vfail(ppcc_rt *rt, int status, int action, int peer,
+		    const char *place, double waited, const char *fmt,
+		    va_list ap)
 {
-	char cause[512], where[160], flight[1024];
-	va_list ap;
-	va_start(ap, fmt);
+	char cause[512], where[320], flight[1024];
 	vsnprintf(cause, sizeof cause, fmt, ap);
-	va_end(ap);
 
 	const ppcc_action *a = rt_action(rt, action);
-	if (a)
+	if (place)
+		snprintf(where, sizeof where, "%s", place);
+	else if (a)
 		snprintf(where, sizeof where,
 			 "action %d %s stage %" PRId32 " mb %" PRId32
 			 " peer %" PRId32, action, ppcc_op_name(a->op),
@@ -274,12 +276,35 @@ static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
 	rt->st.failed_op = a ? a->op : -1;
 	rt->st.failed_stage = a ? a->stage : -1;
 	rt->st.failed_mb = a ? a->mb : -1;
-	rt->st.failed_peer = a ? a->peer : -1;
+	rt->st.failed_peer = place ? peer : a ? a->peer : -1;
 	rt->st.failed_waited_s = waited;
 	ppcc_rt_flight_fail(rt, status, action, waited);
 	ppcc_rt_tell_world(rt, status);
 	rt->failed = 1;
 	return status;
+}
+
+static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
+		   const char *fmt, ...) PPCC_PRINTF(5, 6);
+
+static int rt_fail(ppcc_rt *rt, int status, int action, double waited,
+		   const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int err = rt_vfail(rt, status, action, -1, NULL, waited, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int ppcc_rt_fail_at(ppcc_rt *rt, int status, int action, int peer,
+		    const char *where, double waited, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int err = rt_vfail(rt, status, action, peer, where, waited, fmt, ap);
+	va_end(ap);
+	return err;
 }
 
 /* "rank K" for rank w of the transport's world; with data parallelism
@@ -295,7 +320,7 @@ static const char *rt_world_name(const ppcc_rt *rt, int w, char *buf, size_t n)
 }
 
 /* The cause of an EPEER, for the diagnostic. */
-static void rt_peer_cause(ppcc_rt *rt, char *buf, size_t n)
+void ppcc_rt_peer_cause(ppcc_rt *rt, char *buf, size_t n)
 {
 	int who = -1, st = PPCC_RT_EPEER;
 	char name[96];
@@ -315,7 +340,7 @@ static int rt_fail_wait(ppcc_rt *rt, int err, int action, double t0,
 	double waited = ppcc_rt_now() - t0;
 	char cause[256];
 	if (err == PPCC_RT_EPEER) {
-		rt_peer_cause(rt, cause, sizeof cause);
+		ppcc_rt_peer_cause(rt, cause, sizeof cause);
 		return rt_fail(rt, err, action, waited, "%s", cause);
 	}
 	if (err == PPCC_RT_ETIMEOUT)
@@ -491,10 +516,10 @@ static int rt_prepare_recv(rt_req **out, ppcc_rt *rt, int i)
 	rt_buf *b;
 	int err;
 	*out = NULL;
-	if ((err = rt_req_get(&r, rt)) < 0)
+	if ((err = ppcc_rt_req_get(&r, rt)) < 0)
 		return rt_fail(rt, err, i, 0, "no memory for a request");
 	if ((err = rt_buf_get(&b, rt, rt_wire_bytes(rt, rt_recv_payload(rt, a)))) < 0) {
-		rt_req_put(rt, r);
+		ppcc_rt_req_put(rt, r);
 		return rt_fail(rt, err, i, 0, "no memory for a %s buffer",
 			       rt->ops->name);
 	}
@@ -516,7 +541,7 @@ static void rt_unprepare(ppcc_rt *rt, rt_req *r)
 	if (!r)
 		return;
 	rt_buf_put(rt, r->owner);
-	rt_req_put(rt, r);
+	ppcc_rt_req_put(rt, r);
 }
 
 /* The transport's post of a prepared request; its status as the
@@ -582,19 +607,19 @@ static int rt_recv_done(ppcc_rt *rt, int i, double t0)
 	if (r->status < 0) {
 		err = r->status;
 		rt_buf_put(rt, r->owner);
-		rt_req_put(rt, r);
+		ppcc_rt_req_put(rt, r);
 		return rt_fail_wait(rt, err, i, t0, "the receive");
 	}
 	if (rt->tx.debug && (err = rt_trailer_check(rt, r, payload, t0)) < 0) {
 		rt_buf_put(rt, r->owner);
-		rt_req_put(rt, r);
+		ppcc_rt_req_put(rt, r);
 		return err;
 	}
 	int kind = a->op == PPCC_OP_RECV_F ? SLOT_IN_ACT : SLOT_IN_GRAD;
 	rt_buf **slot = rt_slot(rt, kind, a->stage, a->mb);
 	if (*slot) {
 		rt_buf_put(rt, r->owner);
-		rt_req_put(rt, r);
+		ppcc_rt_req_put(rt, r);
 		return rt_fail(rt, PPCC_RT_EINTERNAL, i, 0,
 			       "a buffer for this message is already held");
 	}
@@ -603,7 +628,7 @@ static int rt_recv_done(ppcc_rt *rt, int i, double t0)
 	rt->st.messages_received++;
 	rt->st.bytes_received += payload;
 	rt_message_event(rt, r, PPCC_RT_MSG_RECEIVED, payload);
-	rt_req_put(rt, r);
+	ppcc_rt_req_put(rt, r);
 	return 0;
 }
 
@@ -622,7 +647,7 @@ static int rt_prepare_send(rt_req **out, ppcc_rt *rt, int i)
 		return rt_fail(rt, PPCC_RT_EINTERNAL, i, 0,
 			       "nothing to send: the %s has not run",
 			       fwd ? "forward" : "backward");
-	if ((err = rt_req_get(&r, rt)) < 0) {
+	if ((err = ppcc_rt_req_get(&r, rt)) < 0) {
 		rt_buf_put(rt, b);
 		return rt_fail(rt, err, i, 0, "no memory for a request");
 	}
@@ -665,7 +690,7 @@ static int rt_send_done(ppcc_rt *rt, rt_req *r, double t0)
 	if (err == 0)
 		ppcc_rt_flight_done(rt, r);
 	rt_buf_put(rt, r->owner);
-	rt_req_put(rt, r);
+	ppcc_rt_req_put(rt, r);
 	return err < 0 ? rt_fail_wait(rt, err, action, t0, "the send") : 0;
 }
 
@@ -740,13 +765,18 @@ static int rt_callback_status(ppcc_rt *rt, int i, int ret, double t0,
 	rt->t_last = ppcc_rt_now();
 	double ran = rt->t_last - t0;
 	rt->st.busy_s += ran;
+	rt->in_action = -1;
+	/* the callback's all-to-all failed and reported it: that is the
+	 * failure, whatever the callback returned */
+	if (rt->failed)
+		return rt->st.status < 0 ? rt->st.status : PPCC_RT_EINTERNAL;
 	if (ret != 0)
 		return rt_fail(rt, PPCC_RT_ECALLBACK, i, 0,
 			       "%s returned %d", name, ret);
 	int who, st;
 	if (rt->ops->aborted(rt->tr, &who, &st)) {
 		char cause[256];
-		rt_peer_cause(rt, cause, sizeof cause);
+		ppcc_rt_peer_cause(rt, cause, sizeof cause);
 		return rt_fail(rt, PPCC_RT_EPEER, i, 0, "%s; %s ran %.3f s",
 			       cause, name, ran);
 	}
@@ -809,6 +839,7 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 					       "no memory for the output");
 			*rt_slot(rt, SLOT_OUT_ACT, s, mb) = out;
 		}
+		rt->in_action = i;
 		ret = f->forward(s, mb, rt_mem(in), in ? in_n : 0, rt_mem(out),
 				 out ? out_n : 0, f->user);
 		if ((err = rt_callback_status(rt, i, ret, t0, "forward")) < 0)
@@ -816,6 +847,7 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 		if (s == rt->S - 1 && f->loss) {
 			double loss = 0;
 			t0 = rt->t_last;
+			rt->in_action = i;
 			ret = f->loss(&loss, s, mb, f->user);
 			if ((err = rt_callback_status(rt, i, ret, t0, "loss")) < 0)
 				return err;
@@ -832,6 +864,7 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 		return rt_fail(rt, PPCC_RT_EINTERNAL, i, 0,
 			       "the output gradient has not arrived");
 	if (a->op == PPCC_OP_W) {
+		rt->in_action = i;
 		ret = f->backward_weight(s, mb, rt_mem(gout),
 					 gout ? out_n : 0, f->user);
 		err = rt_callback_status(rt, i, ret, t0, "backward_weight");
@@ -845,6 +878,7 @@ static int rt_compute(ppcc_rt *rt, int i, const ppcc_rt_stage_fns *fns,
 		}
 		ppcc_rt_backward_fn fn = a->op == PPCC_OP_B ? f->backward
 							    : f->backward_input;
+		rt->in_action = i;
 		ret = fn(s, mb, rt_mem(gout), gout ? out_n : 0, rt_mem(gin),
 			 gin ? in_n : 0, f->user);
 		err = rt_callback_status(rt, i, ret, t0,
@@ -992,7 +1026,7 @@ static int rt_check_aborted(ppcc_rt *rt, int i)
 	if (!rt->ops->aborted(rt->tr, &who, &st))
 		return 0;
 	char cause[256];
-	rt_peer_cause(rt, cause, sizeof cause);
+	ppcc_rt_peer_cause(rt, cause, sizeof cause);
 	return rt_fail(rt, PPCC_RT_EPEER, i, 0, "%s", cause);
 }
 
@@ -1413,6 +1447,7 @@ int ppcc_rt_init(ppcc_rt **out, const ppcc_schedule *s, int rank,
 	rt->tx.rank = rank;
 	rt->tx.report = ppcc_rt_vreport;
 	rt->tx.user = rt;
+	rt->in_action = -1;
 	ppcc_rt_flight_open(rt);
 	if ((err = ppcc_rt_timeout_resolve(&rt->tx.timeout_s, rt)) < 0) {
 		/* no deadline to join with: the other local ranks are told */

@@ -49,9 +49,14 @@ typedef struct fr_action {
 	double start, end; /* monotonic */
 } fr_action;
 
+/* op NULL: the action's SEND or RECV; else an all-to-all's message
+ * (SEND_ALLTOALLV, RECV_ALLTOALLV) to or from peer, posted during
+ * action (the compute whose callback called it; -1 between steps). */
 typedef struct fr_message {
 	int action;
 	double posted, done; /* monotonic; done < 0 while in flight */
+	const char *op;
+	int peer;
 } fr_message;
 
 struct rt_frec {
@@ -63,6 +68,13 @@ struct rt_frec {
 	int msg_pos, msg_len;
 	int cur_action;   /* the action in progress, -1 none */
 	double cur_start;
+	/* an all-to-all's wait in progress (inside cur_action or between
+	 * steps): its op and peer, since when; op NULL: none */
+	const char *wait_op;
+	int wait_peer;
+	double wait_start;
+	const char *failed_op; /* the wait_op the failure came in, or NULL */
+	int failed_peer;
 	int last_mb;
 	int status;       /* 0 until a failure */
 	int failed_action;
@@ -145,20 +157,27 @@ static double fr_real(const rt_frec *f, double mono)
 	return mono < 0 ? -1 : mono + f->real_minus_mono;
 }
 
-/* One action as "IDX OP STAGE MB PEER". */
-static void fr_action_fields(rt_frec *f, const ppcc_rank_schedule *rs, int i)
+/* One action as "IDX OP STAGE MB PEER"; op not NULL: an all-to-all's
+ * message or wait inside action i, op and peer its own. */
+static void fr_fields(rt_frec *f, const ppcc_rank_schedule *rs, int i,
+		      const char *op, int peer)
 {
 	const ppcc_action *a = rs && i >= 0 && i < rs->n_actions ? &rs->actions[i]
 								  : NULL;
 	fr_int(f, i);
 	fr_put(f, " ");
-	fr_put(f, a ? ppcc_op_name(a->op) : "-");
+	fr_put(f, op ? op : a ? ppcc_op_name(a->op) : "-");
 	fr_put(f, " ");
 	fr_int(f, a ? a->stage : -1);
 	fr_put(f, " ");
 	fr_int(f, a ? a->mb : -1);
 	fr_put(f, " ");
-	fr_int(f, a ? a->peer : -1);
+	fr_int(f, op ? peer : a ? a->peer : -1);
+}
+
+static void fr_action_fields(rt_frec *f, const ppcc_rank_schedule *rs, int i)
+{
+	fr_fields(f, rs, i, NULL, -1);
 }
 
 /* Microbatches of the rank's list as ranges: "0-3,5". */
@@ -269,7 +288,11 @@ static int fr_write(ppcc_rt *rt, const char *reason)
 	fr_put(f, "\ntimeout ");
 	fr_secs(f, rt->tx.timeout_s);
 	fr_put(f, "\ncurrent ");
-	if (f->cur_action >= 0) {
+	if (f->wait_op) {
+		fr_fields(f, rs, f->cur_action, f->wait_op, f->wait_peer);
+		fr_put(f, " ");
+		fr_secs(f, fr_real(f, f->wait_start));
+	} else if (f->cur_action >= 0) {
 		fr_action_fields(f, rs, f->cur_action);
 		fr_put(f, " ");
 		fr_secs(f, fr_real(f, f->cur_start));
@@ -282,7 +305,7 @@ static int fr_write(ppcc_rt *rt, const char *reason)
 	fr_put(f, f->status ? ppcc_rt_status_str(f->status) : "running");
 	fr_put(f, "\nfailed ");
 	if (f->status) {
-		fr_action_fields(f, rs, f->failed_action);
+		fr_fields(f, rs, f->failed_action, f->failed_op, f->failed_peer);
 		fr_put(f, " ");
 		fr_secs(f, f->failed_waited);
 		fr_put(f, " ");
@@ -315,7 +338,7 @@ static int fr_write(ppcc_rt *rt, const char *reason)
 		const fr_message *m = &f->msgs[(f->msg_pos - f->msg_len + k + FR_MESSAGES) %
 					       FR_MESSAGES];
 		fr_put(f, "\nmessage ");
-		fr_action_fields(f, rs, m->action);
+		fr_fields(f, rs, m->action, m->op, m->peer);
 		fr_put(f, " ");
 		fr_secs(f, fr_real(f, m->posted));
 		fr_put(f, " ");
@@ -442,7 +465,10 @@ void ppcc_rt_flight_post(ppcc_rt *rt, const rt_req *r)
 	rt_frec *f = rt->frec;
 	if (!f)
 		return;
-	f->msgs[f->msg_pos] = (fr_message){r->action, ppcc_rt_now(), -1};
+	f->msgs[f->msg_pos] = (fr_message){
+		r->action, ppcc_rt_now(), -1,
+		r->world ? (r->is_send ? "SEND_ALLTOALLV" : "RECV_ALLTOALLV") : NULL,
+		r->world ? (r->is_send ? r->dst : r->src) : -1};
 	f->msg_pos = (f->msg_pos + 1) % FR_MESSAGES;
 	if (f->msg_len < FR_MESSAGES)
 		f->msg_len++;
@@ -455,11 +481,28 @@ void ppcc_rt_flight_done(ppcc_rt *rt, const rt_req *r)
 		return;
 	for (int k = 1; k <= f->msg_len; k++) {
 		fr_message *m = &f->msgs[(f->msg_pos - k + FR_MESSAGES) % FR_MESSAGES];
-		if (m->action == r->action && m->done < 0) {
+		if (m->action == r->action && m->done < 0 &&
+		    (m->op != NULL) == (r->world != 0) &&
+		    (!m->op || (m->op[0] == (r->is_send ? 'S' : 'R') &&
+				m->peer == (r->is_send ? r->dst : r->src)))) {
 			m->done = ppcc_rt_now();
 			return;
 		}
 	}
+}
+
+void ppcc_rt_flight_wait(ppcc_rt *rt, const rt_req *r, double t0)
+{
+	rt_frec *f = rt->frec;
+	if (!f)
+		return;
+	if (!r) {
+		f->wait_op = NULL;
+		return;
+	}
+	f->wait_peer = r->is_send ? r->dst : r->src;
+	f->wait_start = t0;
+	f->wait_op = r->is_send ? "SEND_ALLTOALLV" : "RECV_ALLTOALLV";
 }
 
 void ppcc_rt_flight_line(ppcc_rt *rt, const char *line)
@@ -482,6 +525,8 @@ void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited)
 		return;
 	f->status = status;
 	f->failed_action = action;
+	f->failed_op = f->wait_op;
+	f->failed_peer = f->wait_peer;
 	f->failed_waited = waited;
 	f->failed_at = ppcc_rt_now();
 	fr_write(rt, "failure");

@@ -315,7 +315,10 @@ int ppcc_rt_local_world_aborted(ppcc_rt_local_world *w, int *out_rank,
 
 static int local_key_match(const rt_req *a, const rt_req *b)
 {
-	if (LOCAL_BY_ORDER(a) || LOCAL_BY_ORDER(b))
+	/* an all-to-all's messages match by key even when grouped: one
+	 * posted inside a callback must never take a pipeline message */
+	if ((LOCAL_BY_ORDER(a) || LOCAL_BY_ORDER(b)) &&
+	    a->key != RT_KEY_ALLTOALL && b->key != RT_KEY_ALLTOALL)
 		return a->src == b->src;
 	return a->key == b->key && a->src == b->src;
 }

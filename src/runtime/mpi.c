@@ -35,6 +35,7 @@
 #include <time.h>
 
 #define MPI_TAG_ABORT 1
+#define MPI_TAG_ALLTOALL 2 /* every ppcc_rt_alltoallv message */
 #define MPI_TAG_DATA0 16
 
 _Static_assert(sizeof(MPI_Request) <= sizeof(((rt_req *)0)->opaque),
@@ -221,15 +222,21 @@ static MPI_Request *mpi_req(rt_req *r)
 	return (MPI_Request *)(void *)r->opaque;
 }
 
-/* The world rank of pipeline rank k of this replica. */
-static int mpi_peer(const rt_transport *t, int k)
+/* The world rank of pipeline rank k of this replica; an all-to-all's k
+ * is a world rank already. */
+static int mpi_peer(const rt_transport *t, const rt_req *r, int k)
 {
-	return k * t->d + t->replica;
+	return r->world ? k : k * t->d + t->replica;
 }
 
+/* An all-to-all's messages share one tag: each rank's k-th call is the
+ * k-th of every member, and MPI does not let messages of one tag and
+ * pair overtake each other. */
 static int mpi_tag(const rt_transport *t, const rt_req *r)
 {
-	return MPI_TAG_DATA0 + (int)r->key;
+	(void)t;
+	return r->key == RT_KEY_ALLTOALL ? MPI_TAG_ALLTOALL
+					 : MPI_TAG_DATA0 + (int)r->key;
 }
 
 static int mpi_count(rt_transport *t, const rt_req *r, int *out)
@@ -248,7 +255,7 @@ static int mpi_send(rt_transport *t, rt_req *r)
 	int count, err, rc;
 	if ((err = mpi_count(t, r, &count)) < 0)
 		return err;
-	rc = MPI_Isend(r->buf, count, MPI_BYTE, mpi_peer(t, r->dst),
+	rc = MPI_Isend(r->buf, count, MPI_BYTE, mpi_peer(t, r, r->dst),
 		       mpi_tag(t, r), t->comm, mpi_req(r));
 	return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Isend");
 }
@@ -258,7 +265,7 @@ static int mpi_recv(rt_transport *t, rt_req *r)
 	int count, err, rc;
 	if ((err = mpi_count(t, r, &count)) < 0)
 		return err;
-	rc = MPI_Irecv(r->buf, count, MPI_BYTE, mpi_peer(t, r->src),
+	rc = MPI_Irecv(r->buf, count, MPI_BYTE, mpi_peer(t, r, r->src),
 		       mpi_tag(t, r), t->comm, mpi_req(r));
 	return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Irecv");
 }

@@ -1013,16 +1013,17 @@ static int nccl_group_end(rt_transport *t)
 }
 
 /* Inside a group (the device set by nccl_group_begin): no CUDA call. */
-/* The world rank of pipeline rank k of this replica. */
-static int nccl_peer(const rt_transport *t, int k)
+/* The world rank of pipeline rank k of this replica; an all-to-all's k
+ * is a world rank already. */
+static int nccl_peer(const rt_transport *t, const rt_req *r, int k)
 {
-	return k * t->d + t->replica;
+	return r->world ? k : k * t->d + t->replica;
 }
 
 static int nccl_send(rt_transport *t, rt_req *r)
 {
 	ncclResult_t res = ncclSend(r->buf, r->bytes, ncclUint8,
-				    nccl_peer(t, r->dst), t->comm,
+				    nccl_peer(t, r, r->dst), t->comm,
 				    t->comm_stream);
 	return res == ncclSuccess || res == ncclInProgress
 		       ? 0 : nccl_fail(t, res, "ncclSend");
@@ -1031,7 +1032,7 @@ static int nccl_send(rt_transport *t, rt_req *r)
 static int nccl_recv(rt_transport *t, rt_req *r)
 {
 	ncclResult_t res = ncclRecv(r->buf, r->bytes, ncclUint8,
-				    nccl_peer(t, r->src), t->comm,
+				    nccl_peer(t, r, r->src), t->comm,
 				    t->comm_stream);
 	return res == ncclSuccess || res == ncclInProgress
 		       ? 0 : nccl_fail(t, res, "ncclRecv");

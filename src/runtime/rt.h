@@ -84,6 +84,10 @@ struct ppcc_rt {
 	double t_last; /* the clock when the last callback returned */
 	uint64_t step;
 	int failed; /* a failure was reported: later steps refuse */
+	/* the compute action whose callback runs now, -1 outside one (an
+	 * all-to-all's failure names it); the all-to-alls called so far */
+	int in_action;
+	uint64_t a2a_seq;
 	struct rt_dp *dp; /* data parallelism (reduce.c); NULL without */
 
 	struct rt_frec *frec; /* flight.c's record; NULL: PPCC_FLIGHT_DIR unset */
@@ -117,6 +121,9 @@ void ppcc_rt_flight_end(ppcc_rt *rt, int action, double start, double end);
 void ppcc_rt_flight_post(ppcc_rt *rt, const rt_req *r);
 void ppcc_rt_flight_done(ppcc_rt *rt, const rt_req *r);
 void ppcc_rt_flight_line(ppcc_rt *rt, const char *line);
+/* An all-to-all's wait for r begins at t0 (the record's current names
+ * r's op and peer inside the running action); r NULL: it ended. */
+void ppcc_rt_flight_wait(ppcc_rt *rt, const rt_req *r, double t0);
 void ppcc_rt_flight_fail(ppcc_rt *rt, int status, int action, double waited);
 
 /* ---- data parallelism (reduce.c) ------------------------------------------
@@ -156,6 +163,19 @@ size_t ppcc_rt_stats_size(int version);
 /* *out, of out->version, from the runtime's own *st: only the fields that
  * version has; out->version kept. */
 void ppcc_rt_stats_put(ppcc_rt_stats *out, const ppcc_rt_stats *st);
+
+/* core.c, for alltoall.c: a request from the rank's pool, and back. */
+int ppcc_rt_req_get(rt_req **out, ppcc_rt *rt);
+void ppcc_rt_req_put(ppcc_rt *rt, rt_req *r);
+/* core.c's failure report (rt_fail) with the place given: one line
+ * "WHERE: STATUS: CAUSE; waited W s; last: FLIGHT", the statistics'
+ * failure fields (action, its op, stage and mb; peer), the flight
+ * record, the other ranks told.  Returns status. */
+int ppcc_rt_fail_at(ppcc_rt *rt, int status, int action, int peer,
+		    const char *where, double waited, const char *fmt, ...)
+	PPCC_PRINTF(7, 8);
+/* The cause of an EPEER ("stopped because rank K failed (timeout)"). */
+void ppcc_rt_peer_cause(ppcc_rt *rt, char *buf, size_t n);
 
 /* Sends one diagnostic line, "ppcc-rt: rank R: " and fmt's text, to the
  * flight record and rt->o.diag (flight.c); vreport is rt->tx.report,

@@ -86,6 +86,11 @@ typedef struct rt_req {
 	int action;    /* index in the owning rank's list */
 	struct rt_buf *owner; /* the pool buffer behind buf */
 	int posted;    /* handed to the transport, not yet given back */
+	/* 1: one of ppcc_rt_alltoallv's messages (alltoall.c): src and dst
+	 * are ranks of the transport's world (world rank w = pipeline rank
+	 * w / grid_d of replica w % grid_d), key RT_KEY_ALLTOALL; 0: a
+	 * pipeline message, src and dst this replica's pipeline ranks */
+	int world;
 	atomic_int done;
 	int status;    /* transport's status once done */
 	uint64_t opaque[4]; /* transport's handle (MPI_Request, group id) */
@@ -122,6 +127,11 @@ static inline void rt_req_set_done(rt_req *r)
 	RT_HAPPENS_BEFORE(&r->done);
 	atomic_store(&r->done, 1);
 }
+
+/* The key of every all-to-all message: below every ppcc_message_key, so
+ * that no transport matches it with a pipeline message (local matches
+ * it by key even when grouped; mpi gives it a tag of its own). */
+#define RT_KEY_ALLTOALL (-1)
 
 typedef struct rt_transport rt_transport; /* each transport's own state */
 

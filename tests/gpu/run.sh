@@ -40,6 +40,9 @@
 #             and an ncclReduceScatter after every backward, against the
 #             serial CPU reference of the same schedule (trainer --serial
 #             --data-parallel d: the rounds' order);
+#   a2a       ppcc_rt_alltoallv over the loopback on 4 ranks (tests/gpu/
+#             a2a.c): uneven counts on device buffers, every element
+#             checked, and a member that never comes timing out;
 #   grid      the same p x d, every kind: the CPU trainer's data
 #             parallelism over MPI, p x d processes on this machine's
 #             cores, against the same serial references.
@@ -436,6 +439,36 @@ for pd in $ZGRID; do
 			"${NRUN[@]}" --data-parallel "$d" --schedule "$T/zero3-$kind-$pd.json"
 	done
 done
+
+# ---- a2a: ppcc_rt_alltoallv over the loopback --------------------------------
+# tests/gpu/a2a.c: every rank of a 4-rank plan a thread on the GPU, two
+# all-to-alls of uneven counts (zeros among them) on device buffers, each
+# element checked; then a member that never calls it, which the others
+# must report within the timeout.  (The rehearsal: the local transport,
+# grouped, on host buffers.)
+plan 1f1b 4 "$T/a2a.json" || record FAIL a2a "ppcc plan"
+A2A_FLAGS=(-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -o "$T/gpu_a2a" tests/gpu/a2a.c
+	-L"$BUILD" -Wl,-rpath,"$(cd "$BUILD" && pwd)" -lppcc_rt -lpthread)
+[ "$REHEARSAL" = 1 ] || A2A_FLAGS+=(-DA2A_CUDA -I"$CUDA_HOME/include" -L"$CUDA_HOME/lib64"
+	-Wl,-rpath,"$CUDA_HOME/lib64" -lcudart)
+# a sanitizer's build (make SANITIZE=...): the program links its runtime
+# too, which must come first
+if nm -D "$BUILD/libppcc_rt.so" 2>/dev/null | grep -q ' __asan_init'; then
+	A2A_FLAGS+=(-fsanitize=address,undefined)
+elif nm -D "$BUILD/libppcc_rt.so" 2>/dev/null | grep -q ' __tsan_init'; then
+	A2A_FLAGS+=(-fsanitize=thread)
+fi
+if ! cc "${A2A_FLAGS[@]}" 2>"$T/a2a.err"; then
+	record FAIL a2a "cannot build tests/gpu/a2a.c: $(head -c 300 "$T/a2a.err")"
+else
+	for mode in ok stuck; do
+		if timeout 120 "$T/gpu_a2a" "$T/a2a.json" $mode >"$T/a2a-$mode.out" 2>&1; then
+			record PASS "a2a $mode p=4" "$(tail -n 1 "$T/a2a-$mode.out")"
+		else
+			record FAIL "a2a $mode p=4" "$(head -c 300 "$T/a2a-$mode.out")"
+		fi
+	done
+fi
 
 # ---- grid: p x d over MPI ------------------------------------------------------------
 
