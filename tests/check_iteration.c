@@ -1142,6 +1142,26 @@ START_TEST(parallel_sizes_that_do_not_divide_are_located_errors)
 }
 END_TEST
 
+/* Multi-head latent attention's down projections stay whole on every
+ * tensor-parallel device (Megatron-LM duplicates them): a device holds
+ * (params - whole)/t + whole, and a rank of t x cp devices t x cp times
+ * that, at bpp bytes each. */
+START_TEST(replicated_parameters_stay_whole_on_each_device)
+{
+	ppcc_layer l = {.params = 1000, .tp_replicated_params = 100};
+	ppcc_pipeline p = {.tensor_parallel = 4, .context_parallel = 2,
+			   .data_parallel = 1, .expert_parallel = 1};
+	ck_assert_double_eq(ppcc_memory_device_params(&l, &p),
+			    900.0 / 4 + 100);
+	ppcc_memory_layer m;
+	ppcc_memory_layer_terms(&m, &l, 4, 2, 16, NULL, 0, 1);
+	ck_assert_double_eq(m.static_bytes, 900.0 * 16 * 2 + 100.0 * 16 * 4 * 2);
+	l.tp_replicated_params = 0;
+	ppcc_memory_layer_terms(&m, &l, 4, 2, 16, NULL, 0, 1);
+	ck_assert_double_eq(m.static_bytes, 1000.0 * 16 * 2);
+}
+END_TEST
+
 /* One all-to-all by hand: 16 ranks of one device each (etp 1) on nodes
  * of 8 send B bytes each, 15/16 of them away: 7/16 to the node's other
  * 7 over NVLink and 8/16 to the other node's 8 over the network at
@@ -1208,6 +1228,7 @@ Suite *suite_iteration(void)
 {
 	return tu_suite("iteration", "iteration", 300, (const TTest *const[]){
 		expert_all_to_all_by_hand,
+		replicated_parameters_stay_whole_on_each_device,
 		zero_stages_give_published_bytes_per_param,
 		fsdp_bytes_per_param_are_torchtitans,
 		zero3_peak_holds_two_buffers_of_the_largest_layer,

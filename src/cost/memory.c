@@ -85,10 +85,11 @@ void ppcc_memory_experts_of(ppcc_memory_experts *out, const ppcc_pipeline *p,
 double ppcc_memory_device_params(const ppcc_layer *l, const ppcc_pipeline *p)
 {
 	int t = p->tensor_parallel > 0 ? p->tensor_parallel : 1;
-	if (!(l->expert_params > 0))
+	if (!(l->expert_params > 0) && !(l->tp_replicated_params > 0))
 		return l->params / t;
 	double ep = p->expert_parallel > 0 ? p->expert_parallel : 1;
-	return (l->params - l->expert_params) / t +
+	double whole = l->tp_replicated_params;
+	return (l->params - l->expert_params - whole) / t + whole +
 	       l->expert_params / (ep * ppcc_pipeline_etp(p));
 }
 
@@ -102,13 +103,20 @@ void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
 				 (t - 1) * l->stash_replicated_bytes);
 	double wst = factor * l->stash_weight_bytes;
 	out->bytes_per_param = bpp;
-	if (ex && l->expert_params > 0 && !(l->bytes_per_param > 0))
-		out->static_bytes = factor * (l->params - l->expert_params) *
-				    bpp * cp +
-				    factor * l->expert_params *
-				    ex->bytes_per_param * ex->share * t * cp;
-	else
+	if ((l->expert_params > 0 || l->tp_replicated_params > 0) &&
+	    !(l->bytes_per_param > 0)) {
+		/* the dense part split over t, the replicated part whole on
+		 * each of the t devices, the routed experts' share */
+		double whole = l->tp_replicated_params;
+		double e = ex ? l->expert_params : 0;
+		out->static_bytes = factor * (l->params - e - whole) * bpp * cp +
+				    factor * whole * bpp * t * cp;
+		if (e > 0)
+			out->static_bytes += factor * e * ex->bytes_per_param *
+					     ex->share * t * cp;
+	} else {
 		out->static_bytes = factor * l->params * bpp * cp;
+	}
 	out->stash_bytes = stash;
 	out->stash_weight_bytes = wst;
 	out->hold_bytes = split && wst > stash ? wst : stash;

@@ -59,8 +59,7 @@ typedef struct ppcc_layer {
 	/* The part of params that every tensor-parallel device keeps whole:
 	 * multi-head latent attention's down projections and their norms,
 	 * which Megatron-LM duplicates on each device (doc/design/
-	 * transformer.md); 0 for every other layer.  src/cost does not read
-	 * it yet: it divides all of params by t */
+	 * transformer.md); 0 for every other layer (cost/memory.c) */
 	double tp_replicated_params;
 	/* bytes the memory-bound kernels (norms, residual adds, activation
 	 * functions, softmax, dropout) read and write, forward and backward

@@ -66,6 +66,7 @@ typedef struct layer_set {
 	double flops;      /* sum of fwd + bwd FLOPs per microbatch */
 	double params;     /* layers without their own bytes per parameter */
 	double expert_params; /* the routed experts' part of params */
+	double tp_whole;      /* the part every tensor-parallel device keeps */
 	/* one microbatch's stash of all the layers, and its part kept whole
 	 * on each tensor-parallel device */
 	double stash, stash_replicated;
@@ -220,6 +221,7 @@ static void set_sums(layer_set *s)
 		} else {
 			s->params += l->params;
 			s->expert_params += l->expert_params;
+			s->tp_whole += l->tp_replicated_params;
 		}
 	}
 	qsort(s->least_prefix + 1, (size_t)s->n, sizeof(double), cmp_double);
@@ -1605,7 +1607,7 @@ static int static_unfit(search_run *r, const cand *c)
 						      c->e.p);
 	/* a mixture of experts' routed experts: 1/(ep x etp) of them on a
 	 * device, ZeRO over the edp ranks that share them (cost/memory.c) */
-	double dense = s->params - s->expert_params, experts = 0;
+	double dense = s->params - s->expert_params - s->tp_whole, experts = 0;
 	if (s->expert_params > 0) {
 		ppcc_pipeline pl = r->cfg->pipeline;
 		set_pipeline(&pl, &c->e);
@@ -1622,8 +1624,8 @@ static int static_unfit(search_run *r, const cand *c)
 	double stash = (s->stash + (c->e.t - 1) * s->stash_replicated) /
 		       ((double)c->e.t * c->e.cp);
 	double stat = ppcc_memory_reserve_factor(r->cfg->pipeline.trainer) *
-		      ((dense * bpp + s->own_static) / c->e.t + experts +
-		       stash) - 2.0 * s->n;
+		      ((dense * bpp + s->own_static) / c->e.t +
+		       s->tp_whole * bpp + experts + stash) - 2.0 * s->n;
 	if (r->o->exhaustive || !(stat > (double)c->e.p * r->cap))
 		return 0;
 	r->out->pruned_memory++;
