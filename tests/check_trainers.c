@@ -1308,6 +1308,44 @@ START_TEST(moe_exports_refuse_what_their_trainer_cannot_run)
 }
 END_TEST
 
+/* What no trainer's settings carry yet (multi-head latent attention,
+ * multi-token prediction, sliding windows, GPT-OSS's biases and sinks)
+ * is refused by every trainer format, not written as another model. */
+START_TEST(unwritten_attention_and_heads_are_refused_by_every_trainer)
+{
+	static const struct {
+		const char *extra, *what;
+	} cases[] = {
+		{"    kv_heads: 32\n"
+		 "    attention: {kind: mla, q_lora_rank: 512, kv_lora_rank: "
+		 "256, qk_nope_head_dim: 128, qk_rope_head_dim: 64, "
+		 "v_head_dim: 128}\n", "multi-head latent attention"},
+		{"    mtp_layers: 1\n", "multi-token prediction"},
+		{"    sliding_window: 128\n    sliding_window_pattern: 2\n",
+		 "sliding-window attention"},
+	};
+	emit_fn all[] = {ppcc_emit_megatron, ppcc_emit_megatron_bridge,
+			 ppcc_emit_torchtitan_toml, ppcc_emit_torchtitan,
+			 ppcc_emit_deepspeed};
+	char *dir = tu_mkdtemp();
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		built *b = build_moe(dir, "x.yaml", cases[c].extra,
+				     "  tensor_parallel: 1\n  stages: 4\n"
+				     "  schedule: 1f1b\n"
+				     "  expert_parallel: 8\n", 64, 1);
+		for (size_t f = 0; f < sizeof all / sizeof all[0]; f++) {
+			int status;
+			ck_assert_ptr_null(emit_to_string(all[f], b, &status));
+			ck_assert_int_eq(status, PPCC_EINPUT);
+			ck_assert_msg(strstr(b->diag.text, cases[c].what),
+				      "%s", b->diag.text);
+		}
+		built_free(b);
+	}
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 START_TEST(trainer_formats_refuse_what_the_trainer_cannot_run)
 {
 	built *b = build("hetero.yaml", PPCC_SCHED_GPIPE, 0, 0);
@@ -2367,6 +2405,7 @@ Suite *suite_trainers(void)
 		megatron_refuses_what_its_checks_reject,
 		megatron_moe_arguments_of_mixtral_by_hand,
 		moe_exports_refuse_what_their_trainer_cannot_run,
+		unwritten_attention_and_heads_are_refused_by_every_trainer,
 		megatron_bridge_snippet_sets_what_megatrons_arguments_set,
 		launchers_start_a_hosts_devices_not_an_nvlink_domains,
 		trainer_formats_refuse_what_the_trainer_cannot_run,

@@ -70,6 +70,30 @@ static int refuse_experts(const ppcc_config *c, const char *trainer,
 	return PPCC_EINPUT;
 }
 
+/* What the trainers' settings do not carry yet: multi-head latent
+ * attention, multi-token prediction, sliding windows, GPT-OSS's biases
+ * and sinks.  Refused, not written as a model without them. */
+static int refuse_unwritten(const ppcc_config *c, const char *trainer,
+			    ppcc_diag *d)
+{
+	const ppcc_transformer *tf = c->model.transformer;
+	if (!tf)
+		return 0;
+	const char *what = tf->mla.kind ? "multi-head latent attention"
+		: tf->mtp_layers > 0 ? "multi-token prediction"
+		: tf->sliding_window > 0 ? "sliding-window attention"
+		: tf->biases ? "biases (transformer.biases)"
+		: tf->attention_sinks ? "attention sinks" : NULL;
+	if (!what)
+		return 0;
+	ppcc_loc loc = c->model.transformer_loc.file ? c->model.transformer_loc
+		: (ppcc_loc){c->path, 0, 0};
+	ppcc_error(d, &loc, "ppcc does not write %s's settings for %s yet: "
+		   "without them %s would train another model", trainer, what,
+		   trainer);
+	return PPCC_EINPUT;
+}
+
 static int need_transformer(const ppcc_config *c, const char *trainer,
 			    ppcc_diag *d)
 {
@@ -239,6 +263,7 @@ static const ppcc_config *megatron_config(const ppcc_plan *p,
 		return NULL;
 	}
 	if ((*err = need_transformer(c, trainer, d)) ||
+	    (*err = refuse_unwritten(c, trainer, d)) ||
 	    (*err = megatron_refuses(c, d)))
 		return NULL;
 	return c;
@@ -803,7 +828,8 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	if (!c)
 		return PPCC_EINTERNAL;
 	int err = need_transformer(c, "torchtitan", d);
-	if (err || (err = refuse_experts(c, "torchtitan", d)))
+	if (err || (err = refuse_unwritten(c, "torchtitan", d)) ||
+	    (err = refuse_experts(c, "torchtitan", d)))
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
@@ -1164,7 +1190,8 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 	const ppcc_config *c = plan_config(p, d);
 	if (!c)
 		return PPCC_EINTERNAL;
-	if (refuse_experts(c, "DeepSpeed", d))
+	if (refuse_unwritten(c, "DeepSpeed", d) ||
+	    refuse_experts(c, "DeepSpeed", d))
 		return PPCC_EINPUT;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
