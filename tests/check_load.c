@@ -1886,6 +1886,22 @@ START_TEST(expert_parallel_folds_into_the_stage)
 			     "15:12: expert parallelism folds into the 1 "
 			     "device of a stage (t x cp x d = 1 x 1 x 1); "
 			     "ep x etp = 3 x 1 does not divide it\n");
+	/* torchtitan's per-operation selective recomputation is modelled
+	 * for dense multi-head and grouped-query blocks only */
+	expect_check(MOE_SHAPE "    recompute: selective\n"
+		     "    moe: {experts: 8, top_k: 2}\n" CLUSTER4
+		     "pipeline: {trainer: torchtitan}\n", PPCC_EINPUT,
+		     "16:12: ppcc does not model torchtitan's per-operation "
+		     "selective recomputation of mixture-of-experts layers; "
+		     "use recompute: full or none, or trainer: megatron\n");
+	expect_check(MOE_SHAPE "    recompute: selective\n"
+		     "    attention: {kind: mla, kv_lora_rank: 64, "
+		     "qk_nope_head_dim: 32, qk_rope_head_dim: 16, "
+		     "v_head_dim: 32}\n" CLUSTER4
+		     "pipeline: {trainer: torchtitan}\n", PPCC_EINPUT,
+		     "16:12: ppcc does not model torchtitan's per-operation "
+		     "selective recomputation of multi-head latent attention; "
+		     "use recompute: full or none, or trainer: megatron\n");
 	expect_check(MODEL1 CLUSTER4
 			     "pipeline: {expert_parallel: 2}\n", PPCC_EINPUT,
 			     "7:12: expert parallelism needs a "

@@ -167,14 +167,24 @@ static void check_experts(const ppcc_config *c, ppcc_diag *d)
 			   "gathers of sharded experts; use zero: 1 or 2",
 			   ep, etp, p->tensor_parallel);
 	}
-	if (p->trainer == PPCC_TRAINER_TORCHTITAN &&
-	    tf->recompute == PPCC_RECOMPUTE_SELECTIVE) {
-		loc = where(c, &p->trainer_loc);
-		ppcc_error(d, &loc, "ppcc does not model torchtitan's "
-			   "per-operation selective recomputation of "
-			   "mixture-of-experts layers; use recompute: full "
-			   "or none, or trainer: megatron");
-	}
+}
+
+/* torchtitan's per-operation selective recomputation is modelled for
+ * dense multi-head and grouped-query blocks only. */
+static void check_torchtitan_selective(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_transformer *tf = c->model.transformer;
+	if (!tf || c->pipeline.trainer != PPCC_TRAINER_TORCHTITAN ||
+	    tf->recompute != PPCC_RECOMPUTE_SELECTIVE)
+		return;
+	const char *what = tf->moe.experts > 0 ? "mixture-of-experts layers"
+		: tf->mla.kind ? "multi-head latent attention" : NULL;
+	if (!what)
+		return;
+	ppcc_loc loc = where(c, &c->pipeline.trainer_loc);
+	ppcc_error(d, &loc, "ppcc does not model torchtitan's per-operation "
+		   "selective recomputation of %s; use recompute: full or "
+		   "none, or trainer: megatron", what);
 }
 
 /* Each t-device tensor-parallel group of the first p ranks must lie in
@@ -313,16 +323,9 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 				   "the sequence of %d tokens", (long long)cp,
 				   tf->seq_len);
 		}
-		if (tf->mla.kind && p->trainer == PPCC_TRAINER_TORCHTITAN &&
-		    tf->recompute == PPCC_RECOMPUTE_SELECTIVE) {
-			loc = where(c, &p->trainer_loc);
-			ppcc_error(d, &loc, "ppcc does not model torchtitan's "
-				   "per-operation selective recomputation of "
-				   "multi-head latent attention; use recompute: "
-				   "full or none, or trainer: megatron");
-		}
 	}
 	check_experts(c, d);
+	check_torchtitan_selective(c, d);
 	if (t > cl->devices_per_node) {
 		loc = where(c, &p->tensor_parallel_loc);
 		ppcc_warning(d, &loc,
