@@ -76,10 +76,12 @@ typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_ZB_V = 5,           /* zero bubble, V placement */
 	PPCC_SCHED_ZB_INTERLEAVED = 6, /* ZB-1P on a looped placement */
 	PPCC_SCHED_AUTO = 7,           /* the zero-bubble heuristic's order */
-	PPCC_SCHED_DUALPIPE_V = 8      /* DualPipeV: V placement, F&B pairs */
+	PPCC_SCHED_DUALPIPE_V = 8,     /* DualPipeV: V placement, F&B pairs */
+	PPCC_SCHED_DUALPIPE = 9        /* DualPipe: two pipelines, one per
+					* direction, on the V placement */
 } ppcc_schedule_kind;
 
-#define PPCC_SCHED_COUNT 9
+#define PPCC_SCHED_COUNT 10
 
 /* One action.  peer is -1 and bytes 0 for compute; peer is -1 for the
  * collectives (REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM,
