@@ -1262,7 +1262,8 @@ static int val_run(val_ctx *cp)
 	c.order_ready = 1;
 	c.bytes_by_table = 1;
 	for (int st = 0; st + 1 < c.S; st++)
-		if (c.s->stages[st].send_bytes != c.s->stages[st + 1].recv_bytes)
+		if (val_next(&c, st) >= 0 &&
+		    c.s->stages[st].send_bytes != c.s->stages[st + 1].recv_bytes)
 			c.bytes_by_table = 0;
 	/* phases 2 and 3 on the positions only when the quick pass's bits
 	 * do not show that they find nothing */
