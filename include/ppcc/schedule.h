@@ -7,7 +7,10 @@
  * (SEND_F, RECV_F, SEND_B, RECV_B), OVERLAP_F_B (DualPipeV's pair) and the
  * data-parallel collectives.  Stages are global virtual stage indices
  * (p*v); stages[s].rank is the one source of placement, stages[s].chunk
- * the stage's position among its rank's v stages.
+ * the stage's position among its rank's v stages.  Stage s sends to
+ * stage s+1, except in DualPipe, whose stages [0, p) and [p, 2p) are two
+ * pipelines (no message from stage p-1 to stage p), each running
+ * n_microbatches of its own (doc/design/dualpipe.md).
  * What a runtime must give the actions (`ppcc check` verifies them with a
  * dry run; ppcc(5) and doc/design/schedule-ir.md state each in full): a
  * rank runs its actions in list order; a SEND never waits for its peer;
