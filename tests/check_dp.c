@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "runtime/rt.h"
+#include "rt_pipe.h"
 #include "testutil.h"
 
 Suite *suite_dp(void);
@@ -259,9 +260,9 @@ START_TEST(reduced_gradients_are_the_sum_over_the_replicas)
 {
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_schedule s;
-	for (int n = 0; n < 2 * PPCC_SCHED_COUNT; n++) {
-		int kind = n % PPCC_SCHED_COUNT;
-		if (n < PPCC_SCHED_COUNT)
+	for (int n = 0; n < 2 * RT_PIPE_KINDS; n++) {
+		int kind = n % RT_PIPE_KINDS;
+		if (n < RT_PIPE_KINDS)
 			dp_schedule(&s, a, kind, 2, 4);
 		else
 			dp_schedule_placed(&s, a, kind, 2, 4);
@@ -1006,7 +1007,7 @@ static void dp_no_complaint(int setting, const char *msg, void *user)
 START_TEST(zero3_gathers_serve_every_compute_of_every_kind)
 {
 	int tried = 0;
-	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+	for (int kind = 0; kind < RT_PIPE_KINDS; kind++) {
 		if (kind == PPCC_SCHED_AUTO)
 			continue;
 		for (int p = 2; p <= 4; p++)

@@ -325,7 +325,8 @@ END_TEST
 START_TEST(relabelled_schedules_of_every_kind_are_valid_and_order_safe)
 {
 	static const struct { int p, m; } shapes[] = {
-		{3, 6}, {4, 8}, {5, 10}, {6, 13},
+		{3, 6}, {4, 8}, {5, 10}, {6, 13}, {6, 12}, /* the last for
+							     * DualPipe's even m */
 	};
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
 		const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
@@ -376,6 +377,14 @@ START_TEST(ppcc_check_accepts_relabelled_plans_of_every_kind)
 				     "-f", "json", "-o", plan_json, NULL};
 		tu_run r;
 		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, plan_argv), 0);
+		if (ppcc_sched_pipes(kind) > 1) {
+			/* DualPipe: the planner refuses it by name (plan.c) */
+			ck_assert_msg(r.status == 1 && strstr(r.err, "cannot plan the "
+							       "dualpipe schedule"),
+				      "%s: plan: %s", name, r.err);
+			tu_run_free(&r);
+			continue;
+		}
 		ck_assert_msg(r.status == 0, "%s: plan: %s", name, r.err);
 		tu_run_free(&r);
 

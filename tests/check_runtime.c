@@ -127,6 +127,36 @@ static void run_and_check(const ppcc_schedule *s, rt_pipe *p,
 	ck_assert_msg(dl.len == 0, "%s: unexpected diagnostics: %s", what, dl.text);
 }
 
+/* DualPipe, which the runtime does not run: its second pipeline holds a
+ * copy of every stage's parameters (stage j on rank j, stage p+j on rank
+ * p-1-j), whose gradients must be summed across those ranks before the
+ * step to equal serial training, and the runtime reduces a stage's
+ * gradients over its data-parallel replicas only.  Refused by name
+ * before any callback runs. */
+START_TEST(dualpipe_is_refused_by_name)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	rt_pipe *pp = rt_pipe_new(4, 4, 2, 0);
+	ppcc_schedule s;
+	ck_assert_int_eq(build_sched(&s, a, pp, PPCC_SCHED_DUALPIPE, 2, 4), 0);
+	ppcc_rt_stage_fns fns[64];
+	rt_pipe_fns(pp, fns);
+	rt_lines dl;
+	rt_lines_init(&dl, 0, 0);
+	ppcc_rt_options o = PPCC_RT_OPTIONS_INIT;
+	o.diag = rt_lines_add;
+	o.diag_user = &dl;
+	o.timeout_s = 20;
+	ppcc_rt_stats st[2] = {PPCC_RT_STATS_INIT, PPCC_RT_STATS_INIT};
+	ck_assert_int_eq(ppcc_rt_run_local(st, &s, fns, &o), PPCC_RT_EINPUT);
+	ck_assert_msg(strstr(dl.text, "the runtime cannot run the dualpipe "
+				      "schedule"), "%s", dl.text);
+	ck_assert_int_eq(pp->log_len[0] + pp->log_len[1], 0);
+	rt_pipe_free(pp);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* ppcc_rt_stats is versioned, as the options are: a version the runtime
  * does not know is refused before anything runs and leaves the caller's
  * entries as they were; a zeroed entry (version 0) is read as 1, keeps
@@ -169,7 +199,7 @@ START_TEST(numeric_pipeline_matches_serial_for_every_kind_and_rank_count)
 	static const struct { int recv_ahead, grouped; } modes[] = {
 		{1, 0}, {0, 0}, {3, 0}, {0, 1},
 	};
-	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+	for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
 		for (size_t ri = 0; ri < sizeof ranks / sizeof *ranks; ri++)
 			for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++) {
 				int p = ranks[ri], m = 8;
@@ -201,7 +231,7 @@ END_TEST
 START_TEST(relabelled_schedules_of_every_kind_match_serial)
 {
 	static const struct { int p, m; } shapes[] = {{3, 6}, {4, 8}, {5, 10}};
-	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+	for (int kind = 0; kind < RT_PIPE_KINDS; kind++) {
 		int ran = 0;
 		for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
 			int p = shapes[i].p, m = shapes[i].m;
@@ -369,7 +399,7 @@ static void run_threads(rank_thread *t, int n)
 
 START_TEST(repeated_steps_recycle_buffers_and_deliver_each_message_once)
 {
-	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+	for (int kind = 0; kind < RT_PIPE_KINDS; kind++) {
 		int p = 2, v = ppcc_sched_kind(kind)->default_chunks, m = 4;
 		ppcc_arena *a = ppcc_arena_new();
 		rt_pipe *pp = rt_pipe_new(p * v, m, p, 6);
@@ -1496,7 +1526,7 @@ START_TEST(mpi_two_ranks_run_every_kind_eager_and_grouped)
 		return;
 	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
 	for (int rank = 0; rank < 2; rank++)
-		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+		for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
 			for (int grouped = 0; grouped <= 1; grouped++) {
 				char want[64];
 				snprintf(want, sizeof want, "rank %d %s %sok", rank,
@@ -1518,7 +1548,7 @@ START_TEST(mpi_four_ranks_run_every_kind_relabelled)
 		return;
 	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
 	for (int rank = 0; rank < 4; rank++)
-		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+		for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
 			for (int grouped = 0; grouped <= 1; grouped++) {
 				char want[80];
 				snprintf(want, sizeof want, "rank %d %s relabelled %sok",
@@ -1863,7 +1893,7 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 		tu_skip("trainer_matches_serial_training_on_every_schedule_and_transport",
 			"no mpirun or no MPI in the trainer; its MPI runs not run");
 
-	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+	for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
 		for (int p = 1; p <= 4; p *= 2) {
 			const char *kname = ppcc_schedule_kind_name(kind);
 			snprintf(json, sizeof json, "%s/%s-%d.json", dir, kname, p);
@@ -1920,7 +1950,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 	ck_assert_ptr_nonnull(dir);
 	snprintf(model, sizeof model, "%s/examples/trainer/mlp.yaml", tu_src());
 	int mpi = -1, runs = 0;
-	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
+	for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
 		for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
 			int p = grid[g][0], d = grid[g][1];
 			const char *kname = ppcc_schedule_kind_name(kind);
@@ -1992,7 +2022,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 		tu_skip("data_parallel_training_matches_serial_training_on_the_global_batch",
 			"no mpirun or no MPI in the trainer; its MPI runs not run");
 	fprintf(stderr, "runtime: data parallel, %d kinds x %zu grids: local and "
-		"%d mpi runs equal to serial bit for bit\n", PPCC_SCHED_COUNT,
+		"%d mpi runs equal to serial bit for bit\n", RT_PIPE_KINDS,
 		sizeof grid / sizeof grid[0], runs);
 	tu_rmtree_free(dir);
 }
@@ -2156,6 +2186,7 @@ Suite *suite_runtime(void)
 {
 	return tu_suite("runtime", "runtime", 600, (const TTest *const[]){
 		stats_of_an_unknown_version_are_refused_untouched,
+		dualpipe_is_refused_by_name,
 		numeric_pipeline_matches_serial_for_every_kind_and_rank_count,
 		grouped_interleaved_schedules_run_without_deadlock,
 		relabelled_schedules_of_every_kind_match_serial,

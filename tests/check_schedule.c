@@ -1,6 +1,7 @@
 /* Tests of the schedule kinds (src/sched/): the action lists of GPipe, 1F1B
  * and interleaved, and the lowering (lower.c). */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,6 +400,118 @@ START_TEST(dualpipe_v_constraints)
 }
 END_TEST
 
+/* DualPipe against its reference, deepseek-ai/DualPipe 3da1bbe
+ * (dualpipe/dualpipe.py): DualPipe.step() run by hand for p = 4 ranks and
+ * m = 8 microbatches (the smallest m it takes for p = 4: step() asserts
+ * num_ranks % 2 == 0 at line 332 and num_chunks % 2 == 0, num_chunks >=
+ * num_ranks * 2 at line 333), its compute and communication calls
+ * recorded with torch stubbed.  Each rank's order, in ppcc's stages:
+ * rank r holds stage r of the forward direction and stage 2p-1-r of the
+ * reverse one (phase ^= is_in_second_half, lines 68 and 91); the
+ * microbatches of each direction count from 0 (current_f_chunk_id per
+ * phase, line 69); an I is a backward with enable_zb (line 97), its W
+ * popped first in first out (line 222); an overlapped pair is
+ * _forward_backward_chunk (line 205), except the middle ranks' first
+ * step-4 round, not overlapped (lines 385-391).  Played with F = I = W
+ * = 1 and B = 2 (a pair's F then its B, free communication), the same
+ * trace ends at 26 (40 for p = 6, m = 12; 54 for p = 8, m = 16). */
+START_TEST(dualpipe_p4_m8_reference_trace)
+{
+	static const char *const want[4] = {
+		"F0:0 F0:1 F0:2 F7:0 I7:0 W7:0 F7:1 OVERLAP_F_B0:3 F0:3 B7:1 "
+		"OVERLAP_F_B7:2 F7:2 B0:0 B7:2 OVERLAP_F_B7:3 F7:3 B0:1 B7:3 "
+		"I0:2 W0:2 I0:3 W0:3",
+		"F1:0 F6:0 F1:1 F6:1 F1:2 B6:0 OVERLAP_F_B6:2 F6:2 B1:0 "
+		"OVERLAP_F_B1:3 F1:3 B6:1 OVERLAP_F_B6:3 F6:3 B1:1 B6:2 B1:2 "
+		"I6:3 I1:3 W6:3 W1:3",
+		"F5:0 F2:0 F5:1 F2:1 F5:2 B2:0 OVERLAP_F_B2:2 F2:2 B5:0 "
+		"OVERLAP_F_B5:3 F5:3 B2:1 OVERLAP_F_B2:3 F2:3 B5:1 B2:2 B5:2 "
+		"I2:3 I5:3 W2:3 W5:3",
+		"F4:0 F4:1 F4:2 F3:0 I3:0 W3:0 F3:1 OVERLAP_F_B4:3 F4:3 B3:1 "
+		"OVERLAP_F_B3:2 F3:2 B4:0 B3:2 OVERLAP_F_B3:3 F3:3 B4:1 B3:3 "
+		"I4:2 W4:2 I4:3 W4:3",
+	};
+	static const int shapes[3][3] = {{4, 8, 26}, {6, 12, 40}, {8, 16, 54}};
+	ppcc_diag d = {no_diag, NULL, 0, 0};
+	char buf[4096];
+	for (int k = 0; k < 3; k++) {
+		int p = shapes[k][0], m = shapes[k][1];
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_schedule s;
+		ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE, p, 2, m, 0), 0);
+		ck_assert_int_eq(ppcc_schedule_validate(&s, &d, NULL, 10), 0);
+		/* two pipelines of m/2 microbatches each, on the V placement */
+		ck_assert_int_eq(s.n_microbatches, m / 2);
+		ck_assert_int_eq(s.version, 2);
+		for (int st = 0; st < 2 * p; st++) {
+			ck_assert_int_eq(s.stages[st].rank,
+					 st < p ? st : 2 * p - 1 - st);
+			ck_assert_int_eq(s.stages[st].chunk, st >= p);
+		}
+		for (int r = 0; k == 0 && r < p; r++) {
+			render(buf, sizeof buf, &s.ranks[r], 1);
+			ck_assert_str_eq(buf, want[r]);
+		}
+		if (k == 0) {
+			/* no message crosses between the directions: stage 3
+			 * (the forward direction's last) sends nothing on, and
+			 * stage 4 (the reverse one's first) receives no input */
+			render(buf, sizeof buf, &s.ranks[3], 0);
+			ck_assert_ptr_null(strstr(buf, "SEND_F3:"));
+			ck_assert_ptr_null(strstr(buf, "RECV_F4:"));
+			ck_assert_ptr_nonnull(strstr(buf, "F4:0 SEND_F4:0"));
+			render(buf, sizeof buf, &s.ranks[0], 0);
+			ck_assert_ptr_null(strstr(buf, "SEND_F7:"));
+			ck_assert_ptr_null(strstr(buf, "RECV_F0:"));
+		}
+		ppcc_stage_cost c[16];
+		for (int st = 0; st < 2 * p; st++)
+			c[st] = (ppcc_stage_cost){.fwd_ms = 1, .bwd_ms = 2,
+						  .bwd_input_ms = 1,
+						  .bwd_weight_ms = 1};
+		ppcc_estimate e;
+		ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+		ck_assert_msg(e.step_ms == shapes[k][2], "p %d m %d: %g", p, m,
+			      e.step_ms);
+		ck_assert(isnan(ppcc_sched_bubble_ms(PPCC_SCHED_DUALPIPE, p, 2,
+						     m, 1, 1, 1)));
+		ppcc_arena_free(a);
+	}
+	ck_assert_int_eq(d.errors, 0);
+}
+END_TEST
+
+/* DualPipe's constraints, dualpipe.py's step() (3da1bbe, lines 332-333):
+ * an even p, an even m of at least 2p, and 2 chunks; refused with their
+ * text and by the build. */
+START_TEST(dualpipe_constraints)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char text[1024] = "";
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE, 4, 2, 9, 0),
+			 PPCC_EINPUT);
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE, 4, 2, 6, 0),
+			 PPCC_EINPUT);
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE, 3, 2, 8, 0),
+			 PPCC_EINPUT);
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE, 4, 1, 8, 0),
+			 PPCC_EINPUT);
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE, 4, 2, 10, 0), 0);
+	ck_assert_int_eq(ppcc_sched_check(PPCC_SCHED_DUALPIPE, 3, 1, 5, 0,
+					  append_complaint, text), 3);
+	ck_assert_str_eq(text, "2: the dualpipe schedule needs exactly 2 "
+			 "chunks per rank; chunks is 1\n"
+			 "1: the dualpipe schedule needs an even number of "
+			 "ranks (half of them start each direction); stages "
+			 "is 3\n"
+			 "3: the dualpipe schedule needs an even number of "
+			 "microbatches, at least 2 x 3 = 6 for 3 ranks (half "
+			 "enter from each end); microbatches is 5\n");
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* Every schedule the generator accepts over the sweep passes the
  * validator; and it accepts exactly the documented parameter set. */
 START_TEST(every_generated_schedule_validates)
@@ -428,6 +541,10 @@ START_TEST(every_generated_schedule_validates)
 						case PPCC_SCHED_DUALPIPE_V:
 							ok = v == 2 && m >= 2 * p;
 							break;
+						case PPCC_SCHED_DUALPIPE:
+							ok = v == 2 && p % 2 == 0 &&
+							     m % 2 == 0 && m >= 2 * p;
+							break;
 						default:
 							ok = v == 1; /* G ignored */
 						}
@@ -455,11 +572,13 @@ END_TEST
  * neighbouring stages and bytes those of the boundary. */
 START_TEST(action_counts_peers_and_bytes)
 {
-	/* (DualPipeV mixes B with I and W and adds its pairs' markers: its
-	 * counts are check_budget's action_count_is_what_the_schedule_holds
-	 * and dualpipe_v_p2_m4_hand_traced) */
+	/* (DualPipeV and DualPipe mix B with I and W and add their pairs'
+	 * markers: their counts are check_budget's
+	 * action_count_is_what_the_schedule_holds and the hand traces
+	 * dualpipe_v_p2_m4_hand_traced and dualpipe_p4_m8_reference_trace) */
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
-		for (int p = 1; p <= 6 && kind != PPCC_SCHED_DUALPIPE_V; p++)
+		for (int p = 1; p <= 6 && kind != PPCC_SCHED_DUALPIPE_V &&
+				kind != PPCC_SCHED_DUALPIPE; p++)
 			for (int m = p; m <= 12; m++) {
 				int v = kind == PPCC_SCHED_INTERLEAVED ||
 						kind == PPCC_SCHED_ZB_INTERLEAVED ? 3
@@ -780,6 +899,8 @@ Suite *suite_schedule(void)
 		zb_interleaved_p2_v2_m4_hand_traced,
 		dualpipe_v_p2_m4_hand_traced,
 		dualpipe_v_constraints,
+		dualpipe_p4_m8_reference_trace,
+		dualpipe_constraints,
 		zero_bubble_in_flight_bounds,
 		interleaved_p2_v2_m4_matches_megatron_order,
 		warmup_counts_follow_megatron,

@@ -806,8 +806,8 @@ START_TEST(the_iteration_bound_never_exceeds_a_simulated_iteration)
 			memset(&c, 0, sizeof c);
 			kind = tu_rng_int(&st, 0, PPCC_SCHED_COUNT - 1);
 			const ppcc_sched_kind_info *ki = ppcc_sched_kind(kind);
-			if (kind == PPCC_SCHED_AUTO)
-				continue;
+			if (kind == PPCC_SCHED_AUTO || ppcc_sched_pipes(kind) > 1)
+				continue; /* DualPipe: refused by the planner */
 			v = tu_rng_int(&st, ki->min_chunks, ki->max_chunks < 3 ? ki->max_chunks : 3);
 			p = tu_rng_int(&st, v > 1 ? 2 : 1, 5);
 			n = tu_rng_int(&st, p * v, 24);
@@ -953,7 +953,9 @@ START_TEST(the_bounds_hold_on_every_example)
 			int d = devices / (t * cp * p);
 			for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
 				const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
-				if (k == PPCC_SCHED_AUTO)
+				/* DualPipe: the search does not enumerate it, the
+				 * planner refusing it (plan.c) */
+				if (k == PPCC_SCHED_AUTO || ppcc_sched_pipes(k) > 1)
 					continue;
 				int vmax = ki->max_chunks < 3 ? ki->max_chunks : 3;
 				for (int v = ki->min_chunks; v <= vmax; v++) {
@@ -1111,7 +1113,9 @@ START_TEST(the_memory_bound_holds_on_every_example)
 			int d = devices / (t * cp * p);
 			for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
 				const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
-				if (k == PPCC_SCHED_AUTO)
+				/* DualPipe: the search does not enumerate it, the
+				 * planner refusing it (plan.c) */
+				if (k == PPCC_SCHED_AUTO || ppcc_sched_pipes(k) > 1)
 					continue;
 				int vmax = ki->max_chunks < 3 ? ki->max_chunks : 3;
 				for (int v = ki->min_chunks; v <= vmax; v++)

@@ -79,6 +79,36 @@ START_TEST(csv_rows_match_hand_traces)
 }
 END_TEST
 
+/* DualPipe's two pipelines (stage p-1 the forward direction's last,
+ * stage p the reverse one's first) are no chain PyTorch's CSV can hold,
+ * where stage s sends to stage s+1: refused by name, nothing written. */
+START_TEST(dualpipe_is_refused_by_name)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_stage_info st[8];
+	memset(st, 0, sizeof st);
+	ppcc_plan plan;
+	memset(&plan, 0, sizeof plan);
+	ck_assert_int_eq(ppcc_schedule_build(&plan.best.schedule, a,
+					     PPCC_SCHED_DUALPIPE, 4, 2, 8, 0, st), 0);
+	plan.best.stages = (ppcc_stage_info *)plan.best.schedule.stages;
+	ppcc_emit_options o = {.format = PPCC_FMT_TORCH_CSV};
+	tu_diag td;
+	tu_diag_init(&td);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ppcc_emit_torch_csv(f, &plan, &o, &td.d), PPCC_EINPUT);
+	fclose(f);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_msg(strstr(td.text, "not the dualpipe schedule's two"), "%s",
+		      td.text);
+	free(buf);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* tiny.yaml with pipeline.zero and pipeline.data_parallel set (pipeline
  * is its last section, so appending the keys puts them there), written
  * into dir; path receives the file's name. */
@@ -545,6 +575,7 @@ Suite *suite_torch_csv(void)
 {
 	return tu_suite("torch_csv", "torch_csv", 0, (const TTest *const[]){
 		csv_rows_match_hand_traces,
+		dualpipe_is_refused_by_name,
 		reduce_grad_cell_for_every_stage_without_data_parallel,
 		zero_1_and_2_write_no_unshard_or_reshard,
 		zero_3_never_computes_on_a_resharded_stage,

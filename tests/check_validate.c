@@ -988,11 +988,14 @@ START_TEST(fuzzed_schedules_never_crash_and_accepted_ones_simulate)
 	for (int iter = 0; iter < 3000; iter++) {
 		mut m;
 		int kind = iter % PPCC_SCHED_COUNT;
-		mut_make(&m, kind, 3, ppcc_sched_kind(kind)->default_chunks,
-			 kind == PPCC_SCHED_DUALPIPE_V ? 6 : 3);
+		/* DualPipe needs an even p and m >= 2p */
+		int p = kind == PPCC_SCHED_DUALPIPE ? 4 : 3;
+		mut_make(&m, kind, p, ppcc_sched_kind(kind)->default_chunks,
+			 kind == PPCC_SCHED_DUALPIPE ? 8
+			 : kind == PPCC_SCHED_DUALPIPE_V ? 6 : 3);
 		int n_mut = 1 + (int)(rand_r(&seed) % 3);
 		for (int k = 0; k < n_mut; k++) {
-			int r = (int)(rand_r(&seed) % 3);
+			int r = (int)(rand_r(&seed) % (unsigned)p);
 			int n = m.ranks[r].n_actions;
 			if (n == 0)
 				continue;
@@ -1077,7 +1080,10 @@ START_TEST(quick_pass_reports_as_the_positions_do)
 		mut m;
 		int kind = iter % PPCC_SCHED_COUNT;
 		int p = 2 + (int)(rand_r(&seed) % 3);
-		int mb = kind == PPCC_SCHED_DUALPIPE_V ? 2 * p
+		if (kind == PPCC_SCHED_DUALPIPE)
+			p += p % 2; /* even */
+		int mb = kind == PPCC_SCHED_DUALPIPE_V ||
+				 kind == PPCC_SCHED_DUALPIPE ? 2 * p
 			: p + (int)(rand_r(&seed) % 4);
 		if (kind == PPCC_SCHED_INTERLEAVED || kind == PPCC_SCHED_ZB_INTERLEAVED)
 			mb = 2 * p;

@@ -446,7 +446,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(mode, "ok") == 0 || strcmp(mode, "relabel") == 0) {
-		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+		for (int kind = 0; kind < RT_PIPE_KINDS; kind++) {
 			run_kind(kind, size, mode, 0);
 			run_kind(kind, size, mode, 1);
 		}

@@ -30,6 +30,13 @@
 #include "ppcc.h"
 #include "ppcc/runtime.h"
 
+/* The kinds the runtime runs: every kind but DualPipe, the last, which
+ * it refuses (its two copies of the parameters need a cross-rank
+ * gradient sum the runtime does not have; src/runtime/core.c). */
+#define RT_PIPE_KINDS PPCC_SCHED_DUALPIPE
+_Static_assert(PPCC_SCHED_DUALPIPE + 1 == PPCC_SCHED_COUNT,
+	       "RT_PIPE_KINDS counts the kinds before DualPipe");
+
 typedef struct rt_pipe {
 	int S, m, n_ranks;
 	int *rank_of;         /* S: where each stage runs (rt_pipe_place) */

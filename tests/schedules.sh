@@ -38,10 +38,10 @@ png_for="tiny/1f1b"
 for ex in examples/*.yaml; do
 	name=$(basename "$ex" .yaml)
 	mkdir -p "$out/$name"
-	for kind in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v zb-interleaved auto dualpipe-v; do
+	for kind in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v zb-interleaved auto dualpipe-v dualpipe; do
 		# auto compares every kind, each with its own chunks
 		v="-v 1"
-		case $kind in interleaved | zb-v | zb-interleaved | dualpipe-v) v="-v 2" ;; auto) v= ;; esac
+		case $kind in interleaved | zb-v | zb-interleaved | dualpipe-v | dualpipe) v="-v 2" ;; auto) v= ;; esac
 		"$ppcc" plan "$ex" -s "$kind" $v -f json -o /dev/null \
 			2>"$out/$name/$kind.err"
 		rc=$?

@@ -7,7 +7,10 @@
  * (SEND_F, RECV_F, SEND_B, RECV_B), OVERLAP_F_B (DualPipeV's pair) and the
  * data-parallel collectives.  Stages are global virtual stage indices
  * (p*v); stages[s].rank is the one source of placement, stages[s].chunk
- * the stage's position among its rank's v stages.
+ * the stage's position among its rank's v stages.  Stage s sends to
+ * stage s+1, except in DualPipe, whose stages [0, p) and [p, 2p) are two
+ * pipelines (no message from stage p-1 to stage p), each running
+ * n_microbatches of its own (doc/design/dualpipe.md).
  * What a runtime must give the actions (`ppcc check` verifies them with a
  * dry run; ppcc(5) and doc/design/schedule-ir.md state each in full): a
  * rank runs its actions in list order; a SEND never waits for its peer;
@@ -76,10 +79,12 @@ typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_ZB_V = 5,           /* zero bubble, V placement */
 	PPCC_SCHED_ZB_INTERLEAVED = 6, /* ZB-1P on a looped placement */
 	PPCC_SCHED_AUTO = 7,           /* the zero-bubble heuristic's order */
-	PPCC_SCHED_DUALPIPE_V = 8      /* DualPipeV: V placement, F&B pairs */
+	PPCC_SCHED_DUALPIPE_V = 8,     /* DualPipeV: V placement, F&B pairs */
+	PPCC_SCHED_DUALPIPE = 9        /* DualPipe: two pipelines, one per
+					* direction, on the V placement */
 } ppcc_schedule_kind;
 
-#define PPCC_SCHED_COUNT 9
+#define PPCC_SCHED_COUNT 10
 
 /* One action.  peer is -1 and bytes 0 for compute; peer is -1 for the
  * collectives (REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM,

@@ -17,7 +17,8 @@
  * producer, an empty cell being an idle step; the same file serves both
  * of PyTorch's loaders.
  * Limits: a schedule whose compute order cannot be laid out this way (a
- * cross-rank cycle) is reported as bad input.
+ * cross-rank cycle) is reported as bad input, and so is DualPipe's, whose
+ * two pipelines PyTorch's single chain of stages cannot hold.
  *
  * Derivation: doc/design/torch-csv.md (the mapping of each action, the
  * PyTorch rules it follows, and why the grid).
@@ -74,6 +75,14 @@ static int check_schedule(const ppcc_schedule *s, ppcc_diag *d)
 	    !s->ranks) {
 		ppcc_error(d, NULL, "the plan has no schedule to write");
 		return PPCC_EINTERNAL;
+	}
+	if (ppcc_sched_pipes(s->kind) > 1) {
+		/* PyTorch's stage s sends to stage s+1: one chain */
+		ppcc_error(d, NULL, "PyTorch's pipelining runs one pipeline of "
+			   "stages, not the %s schedule's two (one per "
+			   "direction, each with its own copy of the "
+			   "parameters)", ppcc_schedule_kind_name(s->kind));
+		return PPCC_EINPUT;
 	}
 	for (int r = 0; r < s->n_ranks; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];

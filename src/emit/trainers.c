@@ -895,6 +895,13 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 			       : c->model.micro_batch_size;
 	if (P == 1)
 		return 0;
+	if (ppcc_sched_pipes(pl->kind) > 1) {
+		ppcc_loc loc = where(c, &pl->kind_loc);
+		ppcc_error(d, &loc, "torchtitan runs one pipeline of stages, not "
+			   "%s's two (one per direction, each with its own copy "
+			   "of the parameters)", ppcc_schedule_kind_name(pl->kind));
+		return PPCC_EINPUT;
+	}
 	const char *named = torchtitan_schedule(pl->kind);
 	if (named && s->n_chunks > 1 && pl->group_size > 0 &&
 	    pl->group_size != pl->stages)

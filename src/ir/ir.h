@@ -219,10 +219,35 @@ typedef struct ppcc_sched_kind_info {
 				  (DualPipeV: B in its overlapped pairs,
 				  I and W where it fills bubbles) */
 	int uses_group;        /* group_size means something */
+	int pipes;             /* the pipelines the stages form (0 read as
+				  1): stages [k S/pipes, (k+1) S/pipes) are
+				  pipeline k, each a chain of its own that
+				  runs every microbatch (DualPipe: 2, one
+				  per direction; doc/design/dualpipe.md) */
 } ppcc_sched_kind_info;
 
 /* NULL for an unknown kind. */
 const ppcc_sched_kind_info *ppcc_sched_kind(int kind);
+
+/* The pipelines of a kind's stages: 1, or the row's pipes (2 for
+ * DualPipe); 1 for an unknown kind. */
+int ppcc_sched_pipes(int kind);
+
+/* Stage s's neighbour in its own pipeline of S / pipes stages (pipes
+ * dividing S): the stage before it (ppcc_stage_prev) or after it
+ * (ppcc_stage_next), -1 at the pipeline's first or last stage.  With
+ * one pipeline, s - 1 and s + 1 within [0, S). */
+static inline int ppcc_stage_prev(int S, int pipes, int s)
+{
+	int n = pipes > 1 ? S / pipes : S;
+	return n > 0 && s % n != 0 ? s - 1 : -1;
+}
+
+static inline int ppcc_stage_next(int S, int pipes, int s)
+{
+	int n = pipes > 1 ? S / pipes : S;
+	return n > 0 && (s + 1) % n != 0 ? s + 1 : -1;
+}
 
 /* "gpipe, 1f1b, ... or dualpipe-v" (last_sep before the last name)
  * into buf, truncated to n bytes. */

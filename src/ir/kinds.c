@@ -40,11 +40,20 @@ static const ppcc_sched_kind_info kind_rows[PPCC_SCHED_COUNT] = {
 	[PPCC_SCHED_DUALPIPE_V] = {PPCC_SCHED_DUALPIPE_V, "dualpipe-v", "DUALPIPE_V",
 	   "DeepSeek's DualPipeV (deepseek-ai/DualPipe); PyTorch's "
 	   "ScheduleDualPipeV", PPCC_PLACE_V, 2, 2, 2, 2, 0},
+	[PPCC_SCHED_DUALPIPE] = {PPCC_SCHED_DUALPIPE, "dualpipe", "DUALPIPE",
+	   "DeepSeek-V3's DualPipe (deepseek-ai/DualPipe): two directions, "
+	   "two copies of the parameters", PPCC_PLACE_V, 2, 2, 2, 2, 0, 2},
 };
 
 const ppcc_sched_kind_info *ppcc_sched_kind(int kind)
 {
 	return kind >= 0 && kind < PPCC_SCHED_COUNT ? &kind_rows[kind] : NULL;
+}
+
+int ppcc_sched_pipes(int kind)
+{
+	const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
+	return k && k->pipes > 1 ? k->pipes : 1;
 }
 
 const char *ppcc_schedule_kind_name(int kind)

@@ -44,6 +44,7 @@ typedef struct val_ctx {
 	int hashed; /* ppcc_schedule_validate_hashed: hash is the contents' */
 	uint64_t hash; /* with seal: the fingerprint, once phase 2 is done */
 	int p, S, m;
+	int pipes;        /* the kind's pipelines (ppcc_sched_pipes) */
 	int32_t *rank_of; /* stage -> rank, from the stage table */
 	/* pos[key * VAL_POS_OPS + op], key = stage * m + mb: 1 + index of
 	 * the first such action on the stage's rank; 0 when none; negated
@@ -124,12 +125,24 @@ static int val_is_collective(int op)
 	return ppcc_op_is_collective(op);
 }
 
-/* The stage at the other end of a SEND/RECV of stage s, or -1 when there
- * is none (a SEND_F of the last stage, a RECV_F of stage 0, ...). */
-static int64_t val_other_stage(int op, int64_t s, int S)
+/* Stage s's neighbour before and after it in its pipeline, or -1. */
+static int val_prev(const val_ctx *c, int s)
 {
-	int64_t o = s + ppcc_op_traits_of(op)->other;
-	return o >= 0 && o < S ? o : -1;
+	return ppcc_stage_prev(c->S, c->pipes, s);
+}
+
+static int val_next(const val_ctx *c, int s)
+{
+	return ppcc_stage_next(c->S, c->pipes, s);
+}
+
+/* The stage at the other end of a SEND/RECV of stage s (in [0, S)), or
+ * -1 when there is none (a SEND_F of a pipeline's last stage, a RECV_F
+ * of its first, ...). */
+static int64_t val_other_stage(const val_ctx *c, int op, int64_t s)
+{
+	return ppcc_op_traits_of(op)->other > 0 ? val_next(c, (int)s)
+						: val_prev(c, (int)s);
 }
 
 /* "RECV_F stage 2 mb 3", "REDUCE_GRAD stage 1 bucket 0" for an action
@@ -169,7 +182,7 @@ static int val_usable(const val_ctx *c, int r, const ppcc_action *a)
 	    c->rank_of[a->stage] != r)
 		return 0;
 	if (val_is_comm(a->op)) {
-		int64_t o = val_other_stage(a->op, a->stage, c->S);
+		int64_t o = val_other_stage(c, a->op, a->stage);
 		if (o < 0 || c->rank_of[o] == r)
 			return 0;
 	}
@@ -235,6 +248,13 @@ static int val_header(val_ctx *c)
 	c->p = s->n_ranks;
 	c->S = s->n_stages;
 	c->m = s->n_microbatches;
+	c->pipes = ppcc_sched_pipes(s->kind);
+	if (c->S % c->pipes != 0) {
+		val_error(c, "n_stages is %d; the %s schedule's %d pipelines "
+			  "need a multiple of %d", c->S,
+			  ppcc_schedule_kind_name(s->kind), c->pipes, c->pipes);
+		return -1;
+	}
 
 	/* held[r]: stages of rank r so far, in stage order */
 	int32_t *held = ppcc_calloc((size_t)c->p, sizeof *held);
@@ -374,7 +394,7 @@ static int val_action_fields(val_ctx *c, int r, int i, const ppcc_action *a)
 		return 1;
 	}
 	int send = a->op == PPCC_OP_SEND_F || a->op == PPCC_OP_SEND_B;
-	int64_t o = val_other_stage(a->op, a->stage, c->S);
+	int64_t o = val_other_stage(c, a->op, a->stage);
 	if (o < 0) {
 		val_at(c, r, i, a, "stage %" PRId32 " has no neighbour to %s",
 		       a->stage, send ? "send to" : "receive from");
@@ -419,23 +439,24 @@ static int val_recorded(const val_ctx *c, int64_t stage, int64_t mb, int op)
  * val_pair's. */
 static int val_order_ready(const val_ctx *c, int r, const ppcc_action *a)
 {
-	int s = a->stage, mb = a->mb;
+	int s = a->stage, mb = a->mb, prev = val_prev(c, s),
+	    next = val_next(c, s);
 	switch (a->op) {
 	case PPCC_OP_F:
-		if (s == 0)
+		if (prev < 0)
 			return 1;
-		return c->rank_of[s - 1] == r
-			? val_recorded(c, s - 1, mb, PPCC_OP_F)
+		return c->rank_of[prev] == r
+			? val_recorded(c, prev, mb, PPCC_OP_F)
 			: val_recorded(c, s, mb, PPCC_OP_RECV_F);
 	case PPCC_OP_B:
 	case PPCC_OP_I:
 		if (!val_recorded(c, s, mb, PPCC_OP_F))
 			return 0;
-		if (s == c->S - 1)
+		if (next < 0)
 			return 1;
-		if (c->rank_of[s + 1] == r)
-			return val_recorded(c, s + 1, mb, PPCC_OP_B) ||
-			       val_recorded(c, s + 1, mb, PPCC_OP_I);
+		if (c->rank_of[next] == r)
+			return val_recorded(c, next, mb, PPCC_OP_B) ||
+			       val_recorded(c, next, mb, PPCC_OP_I);
 		return val_recorded(c, s, mb, PPCC_OP_RECV_B);
 	case PPCC_OP_W:
 		return val_recorded(c, s, mb, PPCC_OP_I);
@@ -552,12 +573,13 @@ static void val_prefetch_messages(const val_ctx *c, int s, int mb)
 {
 	if (c->p == 1 || mb >= c->m || c->bytes_by_table)
 		return;
-	if (s > 0) {
-		val_prefetch_action(c, s - 1, mb, PPCC_OP_SEND_F);
+	int prev = val_prev(c, s), next = val_next(c, s);
+	if (prev >= 0) {
+		val_prefetch_action(c, prev, mb, PPCC_OP_SEND_F);
 		val_prefetch_action(c, s, mb, PPCC_OP_RECV_F);
 	}
-	if (s < c->S - 1) {
-		val_prefetch_action(c, s + 1, mb, PPCC_OP_SEND_B);
+	if (next >= 0) {
+		val_prefetch_action(c, next, mb, PPCC_OP_SEND_B);
 		val_prefetch_action(c, s, mb, PPCC_OP_RECV_B);
 	}
 }
@@ -567,7 +589,8 @@ static void val_prefetch_messages(const val_ctx *c, int s, int mb)
 static void val_complete(val_ctx *c)
 {
 	for (int s = 0; s < c->S && !c->stop; s++) {
-		int r = c->rank_of[s];
+		int r = c->rank_of[s], prev = val_prev(c, s),
+		    next = val_next(c, s);
 		for (int mb = 0; mb < VAL_AHEAD; mb++)
 			val_prefetch_messages(c, s, mb);
 		for (int mb = 0; mb < c->m && !c->stop; mb++) {
@@ -595,11 +618,11 @@ static void val_complete(val_ctx *c)
 				val_error(c, "stage %d microbatch %d: W "
 					  "(rank %d, action %" PRId64
 					  ") without I", s, mb, r, wt);
-			if (s > 0 && c->rank_of[s - 1] != r)
-				val_message(c, s - 1, s, mb, PPCC_OP_SEND_F,
+			if (prev >= 0 && c->rank_of[prev] != r)
+				val_message(c, prev, s, mb, PPCC_OP_SEND_F,
 					    PPCC_OP_RECV_F, f, PPCC_OP_F);
-			if (s < c->S - 1 && c->rank_of[s + 1] != r)
-				val_message(c, s + 1, s, mb, PPCC_OP_SEND_B,
+			if (next >= 0 && c->rank_of[next] != r)
+				val_message(c, next, s, mb, PPCC_OP_SEND_B,
 					    PPCC_OP_RECV_B, b >= 0 ? b : in,
 					    b >= 0 ? PPCC_OP_B : PPCC_OP_I);
 		}
@@ -661,18 +684,19 @@ static void val_pair(val_ctx *c, int r, int i, const ppcc_action *a)
  * that comes later in the rank's list than action i, which needs it. */
 static void val_action_order(val_ctx *c, int r, int i, const ppcc_action *a)
 {
-	int s = a->stage, mb = a->mb;
+	int s = a->stage, mb = a->mb, prev = val_prev(c, s),
+	    next = val_next(c, s);
 	int64_t j;
 	switch (a->op) {
 	case PPCC_OP_F:
-		if (s == 0)
+		if (prev < 0)
 			break;
-		if (c->rank_of[s - 1] == r) {
-			j = val_find(c, s - 1, mb, PPCC_OP_F);
+		if (c->rank_of[prev] == r) {
+			j = val_find(c, prev, mb, PPCC_OP_F);
 			if (j > i)
 				val_at(c, r, i, a, "the forward of stage %d "
 				       "comes later (action %" PRId64 ")",
-				       s - 1, j);
+				       prev, j);
 		} else {
 			j = val_find(c, s, mb, PPCC_OP_RECV_F);
 			if (j > i)
@@ -687,15 +711,15 @@ static void val_action_order(val_ctx *c, int r, int i, const ppcc_action *a)
 		if (j > i)
 			val_at(c, r, i, a, "its forward has not run on this "
 			       "rank (F at action %" PRId64 ")", j);
-		if (s == c->S - 1)
+		if (next < 0)
 			break;
-		if (c->rank_of[s + 1] == r) {
-			j = val_min_present(val_find(c, s + 1, mb, PPCC_OP_B),
-					    val_find(c, s + 1, mb, PPCC_OP_I));
+		if (c->rank_of[next] == r) {
+			j = val_min_present(val_find(c, next, mb, PPCC_OP_B),
+					    val_find(c, next, mb, PPCC_OP_I));
 			if (j > i)
 				val_at(c, r, i, a, "the backward of stage %d "
 				       "comes later (action %" PRId64 ")",
-				       s + 1, j);
+				       next, j);
 		} else {
 			j = val_find(c, s, mb, PPCC_OP_RECV_B);
 			if (j > i)
@@ -1077,8 +1101,8 @@ static int val_dry_run(val_ctx *c)
 				int fwd = a->op == PPCC_OP_SEND_F;
 				msg = ppcc_message_key(a, c->S, m);
 				sent[msg] = 1;
-				int q = c->rank_of[fwd ? a->stage + 1
-						       : a->stage - 1];
+				int q = c->rank_of[fwd ? val_next(c, a->stage)
+						       : val_prev(c, a->stage)];
 				if (wait[q] == msg) {
 					wait[q] = -1;
 					ready[n_ready++] = q;
@@ -1174,10 +1198,11 @@ static int val_quick(val_ctx *c)
 	int ok = !c->stop && c->bytes_by_table;
 	for (int st = 0; st < c->S && ok; st++) {
 		const uint16_t *b = &c->bits[(size_t)st * (size_t)c->m];
-		const uint16_t *prev = st > 0 && c->rank_of[st - 1] != c->rank_of[st]
+		int ps = val_prev(c, st), ns = val_next(c, st);
+		const uint16_t *prev = ps >= 0 && c->rank_of[ps] != c->rank_of[st]
 			? b - c->m : NULL;
-		const uint16_t *next = st + 1 < c->S &&
-			c->rank_of[st + 1] != c->rank_of[st] ? b + c->m : NULL;
+		const uint16_t *next = ns >= 0 &&
+			c->rank_of[ns] != c->rank_of[st] ? b + c->m : NULL;
 		const unsigned whole = 1u << PPCC_OP_F | 1u << PPCC_OP_B;
 		const unsigned split = 1u << PPCC_OP_F | 1u << PPCC_OP_I |
 				       1u << PPCC_OP_W;
@@ -1237,7 +1262,8 @@ static int val_run(val_ctx *cp)
 	c.order_ready = 1;
 	c.bytes_by_table = 1;
 	for (int st = 0; st + 1 < c.S; st++)
-		if (c.s->stages[st].send_bytes != c.s->stages[st + 1].recv_bytes)
+		if (val_next(&c, st) >= 0 &&
+		    c.s->stages[st].send_bytes != c.s->stages[st + 1].recv_bytes)
 			c.bytes_by_table = 0;
 	/* phases 2 and 3 on the positions only when the quick pass's bits
 	 * do not show that they find nothing */

@@ -76,7 +76,10 @@ static int auto_kind_config(ppcc_config **out, auto_run *ar, int k, int given)
 	static const char pinned[] = "<auto>";
 	const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
 	*out = NULL;
-	if (k == PPCC_SCHED_AUTO || (ki->max_chunks > 1 && given == 1))
+	/* a kind of several pipelines (DualPipe) the planner refuses
+	 * (plan.c, plan_pipes) */
+	if (k == PPCC_SCHED_AUTO || (ki->max_chunks > 1 && given == 1) ||
+	    ppcc_sched_pipes(k) > 1)
 		return 0;
 	ppcc_config *ck = ppcc_arena_alloc(ar->a, 1, sizeof *ck);
 	if (!ck)

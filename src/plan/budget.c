@@ -37,12 +37,16 @@ int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
 	 * stages the count saturates, as the product with m does */
 	if (S > ((int64_t)1 << 59))
 		return INT64_MAX;
-	int64_t crossing = p > 1 ? S - 1 - v_shape : 0;
+	/* with pipelines (DualPipe), each has its own boundaries and runs
+	 * m / pipes microbatches; the V's turn is then no boundary */
+	int64_t pipes = ppcc_sched_pipes(pl->kind);
+	int64_t crossing = p == 1 ? 0 : pipes > 1 ? S - pipes : S - 1 - v_shape;
 	int64_t per_mb = 4 * crossing;
+	m /= pipes;
 	if (per_mb > INT64_MAX / m)
 		return INT64_MAX;
 	int64_t local = ppcc_sched_local_actions(pl->kind, (int)p, (int)v,
-						 (int)m);
+						 pl->microbatches);
 	if (local > INT64_MAX - per_mb * m)
 		return INT64_MAX;
 	return per_mb * m + local;

@@ -257,6 +257,26 @@ static int drive_write(drive *dv, ppcc_plan *out)
 	return 0;
 }
 
+/* A kind whose stages form several pipelines (DualPipe: two, the
+ * second holding a copy of the first's layers) is refused: the
+ * partition cuts the layers into one chain of p x v stages, each layer
+ * in one stage, and cannot give two stages the same layers
+ * (doc/design/dualpipe.md). */
+static int plan_pipes(const ppcc_config *cfg, ppcc_diag *d)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	if (ppcc_sched_pipes(pl->kind) == 1)
+		return 0;
+	ppcc_loc loc = pl->kind_loc.file ? pl->kind_loc
+		       : pl->loc.file ? pl->loc : (ppcc_loc){cfg->path, 0, 0};
+	ppcc_error(d, &loc, "ppcc cannot plan the %s schedule yet: its "
+		   "second pipeline holds a copy of every stage's layers, and "
+		   "the partition gives each layer to one stage; its order is "
+		   "built and checked (ppcc_schedule_build), or plan dualpipe-v, "
+		   "its one-copy form", ppcc_schedule_kind_name(pl->kind));
+	return PPCC_EINPUT;
+}
+
 int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d, int search, int *out_first,
 		    ppcc_step_result *out_res, const ppcc_plan_lean *lean)
@@ -267,6 +287,8 @@ int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 	int err, done;
 
 	memset(out, 0, sizeof *out);
+	if ((err = plan_pipes(cfg, d)) < 0)
+		return err;
 	if ((err = ppcc_plan_setup(x, &dv.shape, a, cfg, d,
 				   lean ? lean->shapes : NULL, lean)) != 0)
 		return err;

@@ -1211,6 +1211,19 @@ static int rt_check_schedule(ppcc_rt *rt)
 	int err = ppcc_schedule_validate(s, &d, "schedule", 10);
 	if (err < 0)
 		return err;
+	if (ppcc_sched_pipes(s->kind) > 1) {
+		/* DualPipe's two pipelines hold two copies of each stage's
+		 * layers (stage j on rank j and stage p+j on rank p-1-j): the
+		 * copies' gradients must be summed across those two ranks
+		 * before the optimizer step, and the runtime reduces a
+		 * stage's gradients only over its data-parallel replicas */
+		ppcc_rt_report(rt, "the runtime cannot run the %s schedule: "
+			       "its two copies of each stage's parameters (stage "
+			       "j on rank j, stage p+j on rank p-1-j) need their "
+			       "gradients summed across ranks, which the runtime "
+			       "does not do", ppcc_schedule_kind_name(s->kind));
+		return PPCC_RT_EINPUT;
+	}
 	if (s->n_ranks != rt->tx.n_ranks) {
 		ppcc_rt_report(rt, "the schedule has %" PRId32 " ranks, the %s "
 			       "transport %d", s->n_ranks, rt->ops->name,

@@ -23,7 +23,8 @@
  *   8. r+1 times W.
  * Every F and every B or I of both chunks runs m times on each rank, and
  * the queue is empty at the end.  ppcc_sched_count_dualpipe_v gives the
- * resulting numbers of actions in closed form.
+ * resulting numbers of actions in closed form.  DualPipe (dualpipe.c)
+ * runs the same eight steps on each rank (ppcc_sched_dualpipe_rank).
  */
 #include "sched/sched.h"
 
@@ -67,6 +68,57 @@ static void dpv_pair(dpv_rank *z, int cf)
 	dpv_b(z, 1 - cf, 0);
 }
 
+int ppcc_sched_dualpipe_rank(sched_list *out, const int32_t stage[2],
+			     int p, int r, int m, int32_t *wq)
+{
+	dpv_rank z = {
+		.out = out, .wq = wq, .m = m, .stage = {stage[0], stage[1]},
+	};
+	for (int k = 0; k < 2 * (p - r - 1); k++)
+		dpv_f(&z, 0);
+	for (int k = 0; k < r + 1; k++) {
+		dpv_f(&z, 0);
+		dpv_f(&z, 1);
+	}
+	for (int k = 0; k < p - r - 1; k++) {
+		dpv_b(&z, 1, 1);
+		dpv_w(&z);
+		dpv_f(&z, 1);
+	}
+	for (int k = 0; k < m - 2 * p + r + 1; k++) {
+		if (k == 0 && r == p - 1) {
+			dpv_f(&z, 0);
+			dpv_b(&z, 1, 0);
+		} else {
+			dpv_pair(&z, 0);
+		}
+		dpv_pair(&z, 1);
+	}
+	for (int k = 0; k < p - r - 1; k++) {
+		dpv_b(&z, 1, 0);
+		dpv_pair(&z, 1);
+	}
+	int zb = 0, half = (r + 1) / 2;
+	for (int k = 0; k < r + 1; k++) {
+		if (k == half && r % 2 == 1)
+			zb = 1;
+		dpv_b(&z, 1, zb);
+		if (k == half && r % 2 == 0)
+			zb = 1;
+		dpv_b(&z, 0, zb);
+	}
+	for (int k = 0; k < p - r - 1; k++) {
+		dpv_w(&z);
+		dpv_b(&z, 0, 1);
+	}
+	for (int k = 0; k < r + 1; k++)
+		dpv_w(&z);
+	if (z.f[0] != m || z.f[1] != m || z.b[0] != m || z.b[1] != m ||
+	    z.wq_head != z.wq_tail)
+		return PPCC_EINTERNAL;
+	return 0;
+}
+
 int ppcc_sched_order_dualpipe_v(sched_list *out, const sched_shape *sh)
 {
 	int p = sh->p, m = sh->m;
@@ -74,56 +126,9 @@ int ppcc_sched_order_dualpipe_v(sched_list *out, const sched_shape *sh)
 	if (!wq)
 		return PPCC_ENOMEM;
 	int err = 0;
-	for (int r = 0; r < p; r++) {
-		dpv_rank z = {
-			.out = &out[r], .wq = wq, .m = m,
-			.stage = {sh->stage_of[2 * r], sh->stage_of[2 * r + 1]},
-		};
-		for (int k = 0; k < 2 * (p - r - 1); k++)
-			dpv_f(&z, 0);
-		for (int k = 0; k < r + 1; k++) {
-			dpv_f(&z, 0);
-			dpv_f(&z, 1);
-		}
-		for (int k = 0; k < p - r - 1; k++) {
-			dpv_b(&z, 1, 1);
-			dpv_w(&z);
-			dpv_f(&z, 1);
-		}
-		for (int k = 0; k < m - 2 * p + r + 1; k++) {
-			if (k == 0 && r == p - 1) {
-				dpv_f(&z, 0);
-				dpv_b(&z, 1, 0);
-			} else {
-				dpv_pair(&z, 0);
-			}
-			dpv_pair(&z, 1);
-		}
-		for (int k = 0; k < p - r - 1; k++) {
-			dpv_b(&z, 1, 0);
-			dpv_pair(&z, 1);
-		}
-		int zb = 0, half = (r + 1) / 2;
-		for (int k = 0; k < r + 1; k++) {
-			if (k == half && r % 2 == 1)
-				zb = 1;
-			dpv_b(&z, 1, zb);
-			if (k == half && r % 2 == 0)
-				zb = 1;
-			dpv_b(&z, 0, zb);
-		}
-		for (int k = 0; k < p - r - 1; k++) {
-			dpv_w(&z);
-			dpv_b(&z, 0, 1);
-		}
-		for (int k = 0; k < r + 1; k++)
-			dpv_w(&z);
-		if (z.f[0] != m || z.f[1] != m || z.b[0] != m || z.b[1] != m ||
-		    z.wq_head != z.wq_tail) {
-			err = PPCC_EINTERNAL;
-			break;
-		}
-	}
+	for (int r = 0; r < p && !err; r++)
+		err = ppcc_sched_dualpipe_rank(&out[r], &sh->stage_of[2 * r],
+					       p, r, m, wq);
 	ppcc_free(wq);
 	return err;
 }

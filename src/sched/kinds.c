@@ -23,7 +23,10 @@
  * order depends on the costs.  Nor has DualPipeV: DualPipe's
  * (PP/2-1)(F&B+B-3W), PP = 2p stages, counts the overlapped pair as its
  * own time F&B, which ppcc does not model (it runs a pair's halves one
- * after the other, simulate.c).
+ * after the other, simulate.c); nor, for the same reason, has DualPipe,
+ * whose row it is (PP = p there).  DualPipe's check and count take the
+ * step's m (both directions); its order is given m/2, what each of its
+ * two pipelines runs (lower.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -74,6 +77,8 @@ static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
 	[PPCC_SCHED_AUTO] = {ppcc_sched_order_auto, NULL, NULL, NULL, 0},
 	[PPCC_SCHED_DUALPIPE_V] = {ppcc_sched_order_dualpipe_v,
 		ppcc_sched_check_dualpipe_v, NULL, ppcc_sched_count_dualpipe_v, 0},
+	[PPCC_SCHED_DUALPIPE] = {ppcc_sched_order_dualpipe,
+		ppcc_sched_check_dualpipe, NULL, ppcc_sched_count_dualpipe, 0},
 };
 
 static const sched_row *sched_row_of(int kind)

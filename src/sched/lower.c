@@ -6,7 +6,9 @@
  * compute actions; this pass then makes communication explicit, from the
  * stage table's placement alone: a RECV right before the compute that
  * needs it, a SEND right after the compute that produced it, whenever
- * the neighbouring stage runs on another rank.  RECV_F(s) and SEND_B(s)
+ * the neighbouring stage (in the stage's own pipeline, ir.h's
+ * ppcc_stage_prev/next: DualPipe has two) runs on another rank.
+ * RECV_F(s) and SEND_B(s)
  * carry stages[s].recv_bytes; SEND_F(s) and RECV_B(s) carry
  * stages[s].send_bytes.  Each rank's receives from a peer are then put in
  * the order the peer sends them where the kind needs it.
@@ -95,20 +97,21 @@ static void lower_complain(int setting, const char *msg, void *user)
  * of an F, RECV_B of a B or I), written at w when not NULL; returns 0
  * or 1, the number of actions. */
 static int lower_recv(ppcc_action *w, const ppcc_action *c, int r,
-		      const ppcc_stage_info *st, int S)
+		      const ppcc_stage_info *st, int S, int pipes)
 {
-	int s = c->stage;
-	if (c->op == PPCC_OP_F && s > 0 && st[s - 1].rank != r) {
+	int s = c->stage, prev = ppcc_stage_prev(S, pipes, s),
+	    next = ppcc_stage_next(S, pipes, s);
+	if (c->op == PPCC_OP_F && prev >= 0 && st[prev].rank != r) {
 		if (w)
 			*w = (ppcc_action){PPCC_OP_RECV_F, s, c->mb,
-					   st[s - 1].rank, st[s].recv_bytes};
+					   st[prev].rank, st[s].recv_bytes};
 		return 1;
 	}
-	if ((c->op == PPCC_OP_B || c->op == PPCC_OP_I) && s < S - 1 &&
-	    st[s + 1].rank != r) {
+	if ((c->op == PPCC_OP_B || c->op == PPCC_OP_I) && next >= 0 &&
+	    st[next].rank != r) {
 		if (w)
 			*w = (ppcc_action){PPCC_OP_RECV_B, s, c->mb,
-					   st[s + 1].rank, st[s].send_bytes};
+					   st[next].rank, st[s].send_bytes};
 		return 1;
 	}
 	return 0;
@@ -117,20 +120,21 @@ static int lower_recv(ppcc_action *w, const ppcc_action *c, int r,
 /* The send that follows the compute action c of rank r (SEND_F after an
  * F, SEND_B after a B or I), as lower_recv. */
 static int lower_send(ppcc_action *w, const ppcc_action *c, int r,
-		      const ppcc_stage_info *st, int S)
+		      const ppcc_stage_info *st, int S, int pipes)
 {
-	int s = c->stage;
-	if (c->op == PPCC_OP_F && s < S - 1 && st[s + 1].rank != r) {
+	int s = c->stage, prev = ppcc_stage_prev(S, pipes, s),
+	    next = ppcc_stage_next(S, pipes, s);
+	if (c->op == PPCC_OP_F && next >= 0 && st[next].rank != r) {
 		if (w)
 			*w = (ppcc_action){PPCC_OP_SEND_F, s, c->mb,
-					   st[s + 1].rank, st[s].send_bytes};
+					   st[next].rank, st[s].send_bytes};
 		return 1;
 	}
-	if ((c->op == PPCC_OP_B || c->op == PPCC_OP_I) && s > 0 &&
-	    st[s - 1].rank != r) {
+	if ((c->op == PPCC_OP_B || c->op == PPCC_OP_I) && prev >= 0 &&
+	    st[prev].rank != r) {
 		if (w)
 			*w = (ppcc_action){PPCC_OP_SEND_B, s, c->mb,
-					   st[s - 1].rank, st[s].recv_bytes};
+					   st[prev].rank, st[s].recv_bytes};
 		return 1;
 	}
 	return 0;
@@ -142,18 +146,18 @@ static int lower_send(ppcc_action *w, const ppcc_action *c, int r,
  * F, its B), whose receives all come before the marker and whose sends
  * all follow the B: the pair starts once both halves have their inputs. */
 static int lower_one(ppcc_action *w, const ppcc_action *c, int n_c, int r,
-		     const ppcc_stage_info *st, int S)
+		     const ppcc_stage_info *st, int S, int pipes)
 {
 	int n = 0;
 	for (int k = 0; k < n_c; k++)
-		n += lower_recv(w ? w + n : NULL, &c[k], r, st, S);
+		n += lower_recv(w ? w + n : NULL, &c[k], r, st, S, pipes);
 	for (int k = 0; k < n_c; k++) {
 		if (w)
 			w[n] = (ppcc_action){c[k].op, c[k].stage, c[k].mb, -1, 0};
 		n++;
 	}
 	for (int k = 0; k < n_c; k++)
-		n += lower_send(w ? w + n : NULL, &c[k], r, st, S);
+		n += lower_send(w ? w + n : NULL, &c[k], r, st, S, pipes);
 	return n;
 }
 
@@ -176,7 +180,7 @@ typedef struct lower_part {
 	const int64_t *n_rank;
 	int64_t per_rank;
 	const ppcc_stage_info *st;
-	int S, m, split_backward;
+	int S, m, split_backward, pipes;
 	int lo, hi;
 	int err, pairs; /* out: 0 or PPCC_EINTERNAL; any pair lowered */
 } lower_part;
@@ -204,7 +208,7 @@ static int lower_rank(lower_part *t, int r)
 			    (!sb && (c[j].op == PPCC_OP_I || c[j].op == PPCC_OP_W)))
 				return PPCC_EINTERNAL;
 		}
-		n += lower_one(NULL, c + i, n_c, r, st, S);
+		n += lower_one(NULL, c + i, n_c, r, st, S, t->pipes);
 		t->pairs |= n_c == 3;
 		i += n_c;
 		if (n > from + i)
@@ -217,7 +221,7 @@ static int lower_rank(lower_part *t, int r)
 		ppcc_action group[3];
 		int n_c = c[i].op == PPCC_OP_OVERLAP_F_B ? 3 : 1;
 		memcpy(group, c + i, (size_t)n_c * sizeof *group);
-		w += lower_one(t->acts[r] + w, group, n_c, r, st, S);
+		w += lower_one(t->acts[r] + w, group, n_c, r, st, S, t->pipes);
 		i += n_c;
 	}
 	t->rs[r].rank = r;
@@ -418,6 +422,10 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 	if (ppcc_sched_check(kind, p, v, m, group_size, lower_complain,
 			     &fails) > 0)
 		return PPCC_EINPUT;
+	/* with pipelines (DualPipe), each runs m / pipes microbatches: the
+	 * schedule's n_microbatches and the order's m */
+	int pipes = ppcc_sched_pipes(kind), m_step = m;
+	m /= pipes;
 	int64_t n_stages64 = (int64_t)p * v;
 	/* computes per (stage, mb): F and B, F, I and W, or (with pairs) at
 	 * most F, I, W and a pair's marker */
@@ -426,7 +434,7 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 	if (n_stages64 > INT32_MAX || per_rank > INT32_MAX)
 		return PPCC_EINPUT;
 	int S = (int)n_stages64;
-	int64_t expect = ppcc_sched_local_actions(kind, p, v, m);
+	int64_t expect = ppcc_sched_local_actions(kind, p, v, m_step);
 
 	ppcc_stage_info *st = ppcc_arena_alloc(a, (size_t)S, sizeof *st);
 	ppcc_rank_schedule *rs = ppcc_arena_alloc(a, (size_t)p, sizeof *rs);
@@ -444,8 +452,10 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 	for (int s = 0; s < S; s++) {
 		int r = st[s].rank;
 		stage_of[r * v + st[s].chunk] = s;
-		int cross = (s > 0 && st[s - 1].rank != r) +
-			    (s < S - 1 && st[s + 1].rank != r);
+		int prev = ppcc_stage_prev(S, pipes, s),
+		    next = ppcc_stage_next(S, pipes, s);
+		int cross = (prev >= 0 && st[prev].rank != r) +
+			    (next >= 0 && st[next].rank != r);
 		n_rank[r] += (int64_t)m * (per_mb + 2 * cross);
 	}
 	for (int r = 0; r < p; r++)
@@ -498,7 +508,8 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 	lower_part parts[2] = {{
 		.items = items, .acts = acts, .rs = rs, .n_rank = n_rank,
 		.per_rank = per_rank, .st = st, .S = S, .m = m,
-		.split_backward = k->split_backward, .lo = 0, .hi = p,
+		.split_backward = k->split_backward, .pipes = pipes,
+		.lo = 0, .hi = p,
 	}};
 	/* on two threads, the ranks halved by actions, when the lists are
 	 * as large as lower_touch's; the lists are the same */

@@ -106,5 +106,16 @@ int ppcc_sched_order_dualpipe_v(sched_list *out, const sched_shape *sh);
 int ppcc_sched_check_dualpipe_v(const sched_shape *sh,
 				ppcc_sched_complain_fn complain, void *user);
 int64_t ppcc_sched_count_dualpipe_v(const sched_shape *sh);
+/* DualPipeV's eight steps for rank r of p, m microbatches per chunk,
+ * into out: stage[0] is the chunk the steps call 0 (the one filled
+ * first), stage[1] the other; wq has room for 2m entries.
+ * PPCC_EINTERNAL when the counts do not close (a shape the check
+ * refuses). */
+int ppcc_sched_dualpipe_rank(sched_list *out, const int32_t stage[2],
+			     int p, int r, int m, int32_t *wq);
+int ppcc_sched_order_dualpipe(sched_list *out, const sched_shape *sh);
+int ppcc_sched_check_dualpipe(const sched_shape *sh,
+			      ppcc_sched_complain_fn complain, void *user);
+int64_t ppcc_sched_count_dualpipe(const sched_shape *sh);
 
 #endif

@@ -1477,8 +1477,10 @@ static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 					const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
 					if ((o->fix.kind >= 0 && k != o->fix.kind) ||
 					    v < ki->min_chunks || v > ki->max_chunks ||
-					    (k == PPCC_SCHED_AUTO && o->fix.kind != k))
-						continue;
+					    (k == PPCC_SCHED_AUTO && o->fix.kind != k) ||
+					    ppcc_sched_pipes(k) > 1)
+						continue; /* the planner refuses
+							     DualPipe (plan.c) */
 					ppcc_search_entry e = {
 						.t = t, .p = p, .d = dd, .cp = cp,
 						.v = v, .b = s->b, .m = (int)m,
