@@ -925,8 +925,8 @@ START_TEST(loader_suggests_schedule_names)
 {
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: zb-h1-2}\n",
 		      "7:22: pipeline.schedule: expected gpipe, 1f1b, "
-		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, auto, or "
-		      "dualpipe-v, got "
+		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, auto, "
+		      "dualpipe-v, or dualpipe, got "
 		      "'zb-h1-2'; did you mean 'zb-h1'?\n");
 	loaded r;
 	load_text(&r, MODEL1 CLUSTER4 "pipeline: {schedule: \"gpipe\"}\n");
@@ -936,8 +936,8 @@ START_TEST(loader_suggests_schedule_names)
 	done(&r);
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: GPipe}\n",
 		      "7:22: pipeline.schedule: expected gpipe, 1f1b, "
-		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, auto, or "
-		      "dualpipe-v, got "
+		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, auto, "
+		      "dualpipe-v, or dualpipe, got "
 		      "'GPipe'; did you mean 'gpipe'?\n");
 	load_text(&r, MODEL1 CLUSTER4 "pipeline: {schedule: zb-v, stages: 2}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -1341,7 +1341,8 @@ START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
 	expect_check(MODEL12 CLUSTER4 "pipeline: {stages: 2, chunks: 2}\n",
 		     PPCC_EINPUT,
 		     "7:23: 2 chunks per rank need a schedule with chunks "
-		     "(interleaved, zb-v, zb-interleaved, auto, dualpipe-v); the schedule "
+		     "(interleaved, zb-v, zb-interleaved, auto, dualpipe-v, "
+		     "dualpipe); the schedule "
 		     "is 1f1b\n");
 	/* the zero-bubble kinds' own rules */
 	expect_check(MODEL12 CLUSTER4
@@ -1353,7 +1354,8 @@ START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
 		     "pipeline: {schedule: zb-h2, stages: 2, chunks: 2}\n",
 		     PPCC_EINPUT,
 		     "7:40: 2 chunks per rank need a schedule with chunks "
-		     "(interleaved, zb-v, zb-interleaved, auto, dualpipe-v); the schedule "
+		     "(interleaved, zb-v, zb-interleaved, auto, dualpipe-v, "
+		     "dualpipe); the schedule "
 		     "is zb-h2\n");
 	/* dualpipe-v: m >= 2p, at the microbatches */
 	expect_check(MODEL12 CLUSTER4
@@ -1879,13 +1881,22 @@ START_TEST(expert_parallel_folds_into_the_stage)
 			    (l->params - l->expert_params) / 2 +
 			    l->expert_params / 4);
 	done(&r);
+	/* stages left to follow leave a stage room for the experts' fold:
+	 * 4 devices, ep 4, one stage of d 4 (not 4 stages of one device) */
+	load_text(&r, MOE_SHAPE "    moe: {experts: 8, top_k: 2}\n" CLUSTER4
+		  "pipeline: {expert_parallel: 4}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(r.cfg.pipeline.stages, 1);
+	ck_assert_int_eq(r.cfg.pipeline.data_parallel, 4);
+	ck_assert_int_eq(ppcc_config_check(&r.cfg, &r.diag.d), 0);
+	done(&r);
 	expect_check(MOE_SHAPE "    moe: {experts: 8, top_k: 2}\n"
 			     CLUSTER4 "pipeline: {expert_parallel: 3}\n", PPCC_EINPUT,
 			     "15:12: 3-way expert parallelism does not divide "
 			     "the 8 experts (line 11)\n"
-			     "15:12: expert parallelism folds into the 1 "
-			     "device of a stage (t x cp x d = 1 x 1 x 1); "
-			     "ep x etp = 3 x 1 does not divide it\n");
+			     "15:12: expert parallelism folds into the 4 "
+			     "devices of a stage (t x cp x d = 1 x 1 x 4); "
+			     "ep x etp = 3 x 1 does not divide them\n");
 	/* torchtitan's per-operation selective recomputation is modelled
 	 * for dense multi-head and grouped-query blocks only */
 	expect_check(MOE_SHAPE "    recompute: selective\n"

@@ -80,9 +80,18 @@ void ppcc_config_fill_defaults(ppcc_config *c)
 		if (s > cap)
 			s = cap;
 		/* With the data-parallel size left to follow, the most stages
-		 * whose product with t * cp divides the devices. */
+		 * whose product with t * cp divides the devices, and whose
+		 * stage of t * cp * d devices the experts' ep x etp given
+		 * divides. */
+		int64_t fold = 1;
+		if (p->expert_parallel_loc.file && p->expert_parallel > 0)
+			fold = (int64_t)p->expert_parallel *
+			       (p->expert_tensor_parallel > 0
+				? p->expert_tensor_parallel
+				: p->tensor_parallel > 0 ? p->tensor_parallel : 1);
 		if (!p->data_parallel_loc.file)
-			while (s > 1 && c->cluster.devices % (width * s) != 0)
+			while (s > 1 && (c->cluster.devices % (width * s) != 0 ||
+					 (c->cluster.devices / s) % fold != 0))
 				s--;
 		p->stages = s < 1 ? 1 : s;
 	}

@@ -236,7 +236,8 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
  * schedule 1f1b, chunks 2 for interleaved else 1; stages devices /
  * (t * cp * d) when data_parallel is given, else devices / (t * cp),
  * capped at layers / chunks and lowered until t * cp * stages divides the
- * devices (at least 1); data_parallel devices / (t * p * cp);
+ * devices and, with expert_parallel given, ep x etp divides the devices
+ * of a stage (at least 1); data_parallel devices / (t * p * cp);
  * microbatches global_batch_size / (micro_batch_size * d) when that is
  * given, else 4 x stages; group_size 0 (= stages).  The loader calls it;
  * call it again after command-line overrides. */
