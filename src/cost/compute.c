@@ -6,7 +6,9 @@
  * speed, plus its tensor- and context-parallel collectives (comm.c, per
  * layer, in ppcc_cost_layer_comm) and its memory-bound kernels, the split
  * part of their bytes over t x cp and the replicated part over cp, at the
- * device's memory bandwidth.  plan/tables.c rounds these to picoseconds
+ * device's memory bandwidth; a mixture-of-experts layer adds its token
+ * all-to-alls and, under expert parallelism, the busiest expert rank's
+ * extra routed FLOPs.  plan/tables.c rounds these to picoseconds
  * and sums them into the partitioner's integer tables; the stage parts
  * below are what iteration.c reports.  Each expression keeps the order of its
  * operations, on which the plans' bytes depend.
