@@ -62,15 +62,17 @@ void ppcc_cost_expert_comm(double *out_f, double *out_b,
 	*out_b = (full ? 2 : 1) * pair;
 }
 
-/* The busiest expert rank's extra work: its routed experts compute
- * imbalance times the mean's tokens, when ep > 1 spreads them. */
-static double expert_extra_flops(const ppcc_config *cfg, const ppcc_layer *l)
+double ppcc_cost_expert_extra_flops(double *out_bwd, const ppcc_config *cfg,
+				    const ppcc_layer *l)
 {
 	const ppcc_transformer *tf = cfg->model.transformer;
+	*out_bwd = 0;
 	if (!tf || !(l->expert_fwd_flops > 0) ||
 	    cfg->pipeline.expert_parallel <= 1)
 		return 0;
-	return (tf->moe.imbalance - 1.0) * l->expert_fwd_flops;
+	double f = (tf->moe.imbalance - 1.0) * l->expert_fwd_flops;
+	*out_bwd = (tf->recompute == PPCC_RECOMPUTE_FULL ? 3 : 2) * f;
+	return f;
 }
 
 void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
@@ -91,11 +93,9 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 		   kernel_seconds(dg, t, shard, l->kernel_bwd_bytes,
 				  l->kernel_bwd_replicated_bytes);
 	if (lc->ep_f) {
-		double extra = expert_extra_flops(cfg, l) / speed;
-		int full = cfg->model.transformer->recompute ==
-			   PPCC_RECOMPUTE_FULL;
-		*out_fwd += lc->ep_f[layer] + extra;
-		*out_bwd += lc->ep_b[layer] + (full ? 3 : 2) * extra;
+		double xb, xf = ppcc_cost_expert_extra_flops(&xb, cfg, l);
+		*out_fwd += lc->ep_f[layer] + xf / speed;
+		*out_bwd += lc->ep_b[layer] + xb / speed;
 	}
 }
 

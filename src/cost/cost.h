@@ -145,6 +145,13 @@ typedef struct ppcc_cost_layer_comm {
 void ppcc_cost_expert_comm(double *out_f, double *out_b,
 			   const ppcc_config *cfg, const ppcc_layer *l);
 
+/* The busiest expert rank's extra routed FLOPs in layer l's forward
+ * (returned) and backward (*out_bwd): imbalance - 1 times the mean's,
+ * when ep > 1 spreads the experts; the backward twice the forward's,
+ * three times with full recomputation. */
+double ppcc_cost_expert_extra_flops(double *out_bwd, const ppcc_config *cfg,
+				    const ppcc_layer *l);
+
 /* A rank's compute speed: shard (t x cp) x tflops x 1e12 x efficiency
  * FLOP/s of its device group. */
 double ppcc_cost_speed(const ppcc_device_group *dg, int shard);

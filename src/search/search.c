@@ -398,19 +398,15 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 		 * (cost/compute.c); the busiest rank is busy at least 1/p of
 		 * all the stages' m F and B, these included. */
 		cfg.model.transformer = set->tf;
-		int full = set->tf->recompute == PPCC_RECOMPUTE_FULL;
 		double extra = 0;
 		for (int i = 0; i < n; i++) {
 			const ppcc_layer *l = &set->layers[i];
 			if (!(l->a2a_bytes > 0))
 				continue;
-			double f, b;
+			double f, b, xb;
 			ppcc_cost_expert_comm(&f, &b, &cfg, l);
-			extra += f + b;
-			if (e->ep > 1)
-				extra += (full ? 4 : 3) *
-					 (set->tf->moe.imbalance - 1.0) *
-					 l->expert_fwd_flops / speed;
+			double xf = ppcc_cost_expert_extra_flops(&xb, &cfg, l);
+			extra += f + b + (xf + xb) / speed;
 		}
 		double avg = e->m * (set->flops / speed + extra) / e->p * 1e3 -
 			     ((double)e->m + 3) * n * 1e-9;
