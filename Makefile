@@ -12,7 +12,7 @@
 #                   under ThreadSanitizer
 #   make fidelity   predicted against published throughput (SC'21 Table 1)
 #   make narayanan  ppcc search against SC'21 Table 1's (t, p), written into
-#                   README.md (make narayanan-check compares)
+#                   doc/accuracy.md (make narayanan-check compares)
 #   tests/compare_base.sh BASE   not a target: builds commit BASE into
 #                   build-base/ and diffs its plan, search, check and
 #                   diagnose against this build's, for restructuring work
@@ -327,14 +327,15 @@ fidelity: $(PPCC)
 	tests/fidelity/run.sh $(PPCC)
 
 # ppcc search's choice against the (t, p) of Narayanan et al.'s Table 1:
-# the table of README.md's section "How faithful the estimates are",
+# the table of doc/accuracy.md's section "The paper's choices against the
+# search's",
 # written into it (narayanan) or compared with it (narayanan-check; its
 # twenty searches take minutes, so make check does not run them)
 narayanan: $(PPCC)
-	tests/narayanan.sh $(PPCC) write README.md
+	tests/narayanan.sh $(PPCC) write doc/accuracy.md
 
 narayanan-check: $(PPCC)
-	tests/narayanan.sh $(PPCC) check README.md
+	tests/narayanan.sh $(PPCC) check doc/accuracy.md
 
 # ---- benchmarks -------------------------------------------------------------
 
