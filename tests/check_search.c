@@ -1394,6 +1394,12 @@ static void search_json(char *out, size_t n, const char *dir,
 		TU_PPCC(&r, "search", alone, "--cluster", cluster,
 			"--memory-limit", "3.75", "-f", "json", "--top", "3",
 			"-o", out);
+	} else if (strstr(name, "presets")) {
+		/* no file: the JSON holds the text --model and --devices
+		 * made, and --trainer's memory terms */
+		TU_PPCC(&r, "search", "--model", "llama3-8b", "--devices",
+			"16xh100", "--global-batch", "64", "--trainer",
+			"torchtitan", "-f", "json", "--top", "3", "-o", out);
 	} else {
 		TU_PPCC(&r, "search", model, "-f", "json", "--top", "3", "-o",
 			out);
@@ -1414,14 +1420,15 @@ static double max_peak(const ppcc_plan *p)
 START_TEST(a_search_entry_plans_to_the_figures_the_search_printed)
 {
 	static const char *const examples[] = {"tiny.yaml", "llama3-8b.yaml",
-					       "tiny.yaml"};
+					       "tiny.yaml", "presets"};
 	char *dir = tu_mkdtemp();
-	for (int x = 0; x < 3; x++) {
+	for (int x = 0; x < 4; x++) {
 		char model[4096], path[4096];
 		snprintf(model, sizeof model, "%s/examples/%s", tu_src(),
 			 examples[x]);
 		search_json(path, sizeof path, dir, model,
-			    x == 2 ? "limited.json" : examples[x]);
+			    x == 2 ? "limited.json" : x == 3 ? "presets.json"
+			    : examples[x]);
 		json_error_t je;
 		json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 		ck_assert_msg(j, "%d: %s", je.line, je.text);

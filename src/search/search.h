@@ -177,9 +177,13 @@ typedef struct ppcc_search_pick {
 	ppcc_search_entry e;       /* its settings and figures */
 	const char *model_file;    /* absolute; "-": the search read stdin */
 	const char *cluster_file;  /* NULL: the model file's cluster */
+	const char *model_text;    /* the YAML of --model and --devices, when
+				    * model_file is "<command line>"; or NULL */
+	int trainer;               /* --trainer's (ppcc_trainer), or -1 */
 	uint64_t model_fingerprint, cluster_fingerprint; /* FNV-1a 64 */
 	double memory_limit_bytes; /* --memory-limit; 0: the devices' */
 	ppcc_loc entry_loc, model_loc, cluster_loc; /* in the JSON */
+	ppcc_loc model_text_loc;
 } ppcc_search_pick;
 
 /* Reads entry rank (1-based, as the search's table numbers them) of the
