@@ -23,6 +23,20 @@ typedef enum ppcc_format {
 	PPCC_FMT_MEGATRON_BRIDGE
 } ppcc_format;
 
+/* The span of time a timeline shows (ppcc plan --window). */
+enum {
+	PPCC_WINDOW_DEFAULT, /* the whole step, or for a plan whose boxes
+				would be too narrow to read, its start */
+	PPCC_WINDOW_ALL,     /* the whole step: --window all */
+	PPCC_WINDOW_SPAN,    /* [start_ms, end_ms): --window START:END */
+	PPCC_WINDOW_STEP     /* microbatch `step`'s span: --window step N */
+};
+typedef struct ppcc_window {
+	int kind;            /* PPCC_WINDOW_* */
+	double start_ms, end_ms;
+	int step;
+} ppcc_window;
+
 typedef struct ppcc_emit_options {
 	int format;          /* ppcc_format */
 	int view_deps;       /* DOT family: dependency graph, not timeline */
@@ -30,6 +44,7 @@ typedef struct ppcc_emit_options {
 	int with_comms;      /* torch CSV: SEND/RECV cells too */
 	const char *prefix;  /* header: symbol prefix, "ppcc_plan" by default */
 	struct ppcc_dot_probe *dot_probe; /* tests: NULL, or see below */
+	ppcc_window window;  /* DOT family: the span shown (zero: default) */
 } ppcc_emit_options;
 
 /* Whether the emitter of format reads the actions' times of a plan of
@@ -182,7 +197,8 @@ typedef struct ppcc_lanes {
 /* The collectives of schedule s as simulated in e with costs, under
  * cfg's ZeRO stage (cfg NULL: a plan read back from JSON, whose own
  * collectives only are listed).  0, or PPCC_ENOMEM, or PPCC_EINTERNAL
- * when e has no times to replay; on error *out is empty.  *out is the
+ * when e has no times to replay, or costs is NULL and s holds a
+ * collective; on error *out is empty.  *out is the
  * caller's, to free with ppcc_lanes_free.  O(actions) time. */
 int ppcc_lanes_build(ppcc_lanes *out, const ppcc_config *cfg,
 		     const ppcc_schedule *s, const ppcc_stage_cost *costs,
@@ -190,6 +206,16 @@ int ppcc_lanes_build(ppcc_lanes *out, const ppcc_config *cfg,
 /* The same for plan p's best variant. */
 int ppcc_lanes_of(ppcc_lanes *out, const ppcc_plan *p);
 void ppcc_lanes_free(ppcc_lanes *l);
+
+/* Microbatch mb's span in schedule s simulated in e (times replayed with
+ * costs): from the earliest start of any of its forwards to the latest
+ * end of any of its backwards (B, I or W), on every rank: the window of
+ * --window step N.  PPCC_EINPUT, with a diagnostic naming --window, when
+ * mb is not one of the schedule's microbatches; PPCC_EINTERNAL when e
+ * has no times.  O(actions). */
+int ppcc_window_step_span(double *out_start, double *out_end,
+			  const ppcc_schedule *s, const ppcc_stage_cost *costs,
+			  const ppcc_estimate *e, int mb, ppcc_diag *d);
 
 /* The plan as a trainer's settings (emit/trainers.c): Megatron-LM's
  * arguments, one a line; torchtitan's Python config (its main) and its

@@ -100,9 +100,10 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 		double t0, t1;
 		if ((err = ppcc_rank_times_at(&t, i, &t0, &t1)) < 0)
 			return err;
-		if (x->stage < 0 || x->stage >= S)
+		if (x->stage < 0 || x->stage >= S ||
+		    (!costs && ppcc_op_is_collective(x->op)))
 			return PPCC_EINTERNAL;
-		const ppcc_stage_cost *c = &costs[x->stage];
+		const ppcc_stage_cost *c = costs ? &costs[x->stage] : NULL;
 		ppcc_lane_op op = {
 			.rank = r, .op = x->op, .stage = x->stage,
 			.bucket = x->mb, .mb = -1, .action = i,
@@ -164,7 +165,7 @@ int ppcc_lanes_build(ppcc_lanes *out, const ppcc_config *cfg,
 		     const ppcc_estimate *e)
 {
 	memset(out, 0, sizeof *out);
-	if (!s || !costs || !e || s->n_ranks < 1 || s->n_stages < 1)
+	if (!s || !e || s->n_ranks < 1 || s->n_stages < 1)
 		return PPCC_EINTERNAL;
 	int p = s->n_ranks, S = s->n_stages, err = 0;
 	size_t cap = 0;
@@ -195,7 +196,7 @@ int ppcc_lanes_build(ppcc_lanes *out, const ppcc_config *cfg,
 	/* ZeRO 1 or 2 without the ALL_GATHER_PARAM prologue: the iteration
 	 * charges each rank one all-gather after its optimizer step */
 	int zero = cfg ? cfg->pipeline.zero : 0;
-	if (cfg && (zero == 1 || zero == 2)) {
+	if (cfg && costs && (zero == 1 || zero == 2)) {
 		const ppcc_pipeline *pl = &cfg->pipeline;
 		int cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
 		int d = pl->data_parallel > 0 ? pl->data_parallel : 1;
@@ -257,4 +258,47 @@ int ppcc_lanes_of(ppcc_lanes *out, const ppcc_plan *p)
 {
 	return ppcc_lanes_build(out, p->config, &p->best.schedule,
 				p->best.costs, &p->best.estimate);
+}
+
+int ppcc_window_step_span(double *out_start, double *out_end,
+			  const ppcc_schedule *s, const ppcc_stage_cost *costs,
+			  const ppcc_estimate *e, int mb, ppcc_diag *d)
+{
+	if (mb < 0 || mb >= s->n_microbatches) {
+		ppcc_error(d, NULL, "--window step %d: the plan's microbatches "
+			   "are 0 to %d", mb, s->n_microbatches - 1);
+		return PPCC_EINPUT;
+	}
+	double lo = 0, hi = 0;
+	int seen = 0, err;
+	for (int r = 0; r < s->n_ranks; r++) {
+		const ppcc_rank_schedule *rs = &s->ranks[r];
+		ppcc_rank_times t;
+		if (rs->n_actions < 1)
+			continue;
+		if ((err = ppcc_rank_times_begin(&t, s, costs, e, r)) < 0)
+			return err;
+		for (int32_t i = 0; i < rs->n_actions; i++) {
+			const ppcc_action *x = &rs->actions[i];
+			double t0, t1;
+			if ((err = ppcc_rank_times_at(&t, i, &t0, &t1)) < 0)
+				return err;
+			if (x->mb != mb || ppcc_op_is_collective(x->op))
+				continue;
+			if (x->op != PPCC_OP_F && x->op != PPCC_OP_B &&
+			    x->op != PPCC_OP_I && x->op != PPCC_OP_W)
+				continue;
+			lo = seen && lo < t0 ? lo : t0;
+			hi = seen && hi > t1 ? hi : t1;
+			seen = 1;
+		}
+	}
+	if (!seen) {
+		ppcc_error(d, NULL, "--window step %d: the schedule runs no "
+			   "forward or backward of microbatch %d", mb, mb);
+		return PPCC_EINPUT;
+	}
+	*out_start = lo;
+	*out_end = hi;
+	return 0;
 }
