@@ -4,9 +4,11 @@
  * SVG or PNG by libgvc.
  *
  * The timeline: one row per rank, one box per compute action at its
- * simulated start and as wide as it lasts, a lane of the collectives
- * along the bottom; every node pinned, no edges, laid out by the "nop"
- * engine (the DOT text renders to the same bytes with `neato -n`).  The
+ * simulated start and as wide as it lasts, under it a lane of every
+ * collective the text report counts (ppcc_lanes_build), over a window of
+ * time (--window; by default the whole step, or a long plan's start);
+ * every node pinned, no edges, laid out by the "nop" engine (the DOT
+ * text renders to the same bytes with `neato -n`).  The
  * dependency view: an ordinary graph for `dot`, one node per compute
  * action in a cluster per rank, edges for program order and for each
  * message.
