@@ -5,11 +5,8 @@
  * One process per pipeline rank (pid = rank, named "rank N"), thread 0
  * for compute, thread 1 for communication and, when the plan is data
  * parallel, thread 2 for its collectives ("dp reduce": every one the
- * text report counts, ppcc_lanes_build: REDUCE_GRAD, or under ZeRO
- * REDUCE_SCATTER_GRAD and the ALL_GATHER_PARAM prologue, which takes
- * the channel from 0, or ZeRO-3's UNSHARD_PARAM gathers; under ZeRO 2
- * also the reduce-scatters of every earlier backward, which the schedule
- * does not hold, written after the rank's actions); every
+ * text report counts, ppcc_lanes_build's, ZeRO 2's added reduce-scatters
+ * after the rank's actions); every
  * action is a complete event (ph "X") whose ts and dur are the simulated
  * start and duration in microseconds, named like "F s2 mb3", "SEND_F s2
  * mb3" or "REDUCE_GRAD s2 bucket0", with category "compute", "comm" or

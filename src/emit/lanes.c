@@ -4,26 +4,22 @@
  * timeline's clock (the simulated step, from 0): what the pictures draw
  * in a lane per rank (DOT/SVG/PNG, the Chrome trace, HTML).
  *
- * The schedule holds only some of them: a ZeRO-2 schedule keeps the last
- * backward's REDUCE_SCATTER_GRAD of each stage, and the iteration model
- * (sim/iteration.c) adds one more reduce-scatter of each of those buckets
- * after every earlier backward of the stage.  So the times here are the
- * iteration model's, not the simulator's: the same walk as
- * ppcc_iteration_estimate's, the ALL_GATHER_PARAM prologue from time 0 at
- * the simulator's times, then each reduction posted on the rank's one
- * channel (ppcc_dp_channel_post) where the rank reaches it, each early
- * ZeRO-2 reduce-scatter at the end of its backward.  Without those early
- * ones (ZeRO 0, 1 and 3) that walk gives the simulator's times, which
- * are taken as they are.  Contract: for a plan that ppcc_plan_build made, the largest
- * reduce_ms is the iteration's dp_comm_ms, each rank's gather_ms its
- * estimate's dp_gather_ms, and the latest end on each rank's lane (or
- * of its last action, the later) the iteration's dp_end_ms for that rank
- * (check_dot tests it).  A ZeRO 1
- * or 2 schedule without ALL_GATHER_PARAM (an older format) is charged one
- * all-gather of the rank's parameters after the optimizer step, as the
- * iteration is; it is listed with action -1 after the step.
- * Limits: without a configuration (a plan read back from JSON) the ZeRO
- * stage is unknown, so only the schedule's own collectives are listed.
+ * A ZeRO-2 schedule holds only the last backward's REDUCE_SCATTER_GRAD
+ * of each stage; the iteration model (sim/iteration.c) adds one of each
+ * of those buckets after every earlier backward, which also moves the
+ * schedule's own ones later on the rank's channel.  So under ZeRO 2 the
+ * times are ppcc_iteration_estimate's walk: the ALL_GATHER_PARAM prologue
+ * at the simulator's times, then each reduction posted on the channel
+ * (ppcc_dp_channel_post) where the rank reaches it, each added one at the
+ * end of its backward.  Under ZeRO 0, 1 and 3 that walk is the
+ * simulator's, whose times are taken as they are.  A ZeRO 1 or 2 schedule
+ * without ALL_GATHER_PARAM (an older format) gets the iteration's one
+ * all-gather after the optimizer step (action -1).
+ * Contract: for a plan ppcc_plan_build made, the largest reduce_ms is the
+ * iteration's dp_comm_ms, each gather_ms the estimate's dp_gather_ms, and
+ * each rank's latest end (or its last action's) the iteration's dp_end_ms
+ * (check_dot tests it).  Limits: without a configuration (a plan read
+ * back from JSON) the ZeRO stage is unknown: the schedule's own only.
  *
  * Derivation: doc/design/iteration.md (each ZeRO stage's collectives).
  */
