@@ -1435,6 +1435,67 @@ START_TEST(chrome_has_one_event_per_action_at_its_simulated_time)
 }
 END_TEST
 
+/* Under ZeRO 2 every backward of a stage reduce-scatters its buckets;
+ * the schedule holds the last backward's, the iteration model adds the
+ * others.  The trace's "dp reduce" thread holds them all: on the busiest
+ * rank their durations add up to the text report's "ms per rank at
+ * most", and there are m times the schedule's reduce-scatters.  (Before,
+ * the trace held the schedule's alone.) */
+START_TEST(chrome_dp_lane_totals_the_text_report)
+{
+	static const char yaml[] =
+		"model:\n"
+		"  transformer: {preset: llama3-8b, micro_batch_size: 1}\n"
+		"cluster:\n"
+		"  devices: 16\n"
+		"  device: {preset: h100}\n"
+		"pipeline: {stages: 4, data_parallel: 4, microbatches: 8, zero: 2}\n";
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan p;
+	tu_diag diag;
+	ck_assert_msg(tu_plan_text(&p, a, &cfg, yaml, &diag) == 0, "%s", diag.text);
+	char *text = tu_emit(&p, PPCC_FMT_TEXT, NULL);
+	const char *at = strstr(text, " ms per rank at most");
+	ck_assert_ptr_nonnull(at);
+	while (at > text && at[-1] != ' ')
+		at--;
+	double want = strtod(at, NULL);
+	free(text);
+	json_t *root = load_trace(&p);
+	json_t *events = json_object_get(root, "traceEvents");
+	const ppcc_schedule *s = &p.best.schedule;
+	double per_rank[64] = {0};
+	long reductions = 0, held = 0;
+	ck_assert_int_le(s->n_ranks, 64);
+	for (size_t k = 0; k < json_array_size(events); k++) {
+		json_t *ev = json_array_get(events, k);
+		const char *name = json_string_value(json_object_get(ev, "name"));
+		if (strcmp(json_string_value(json_object_get(ev, "ph")), "X") != 0 ||
+		    strncmp(name, "REDUCE_SCATTER_GRAD ", 20) != 0)
+			continue;
+		ck_assert_str_eq(json_string_value(json_object_get(ev, "cat")),
+				 "collective");
+		ck_assert_int_eq(json_integer_value(json_object_get(ev, "tid")), 2);
+		json_int_t pid = json_integer_value(json_object_get(ev, "pid"));
+		per_rank[pid] += json_number_value(json_object_get(ev, "dur")) / 1000;
+		reductions++;
+	}
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
+			held += s->ranks[r].actions[i].op == PPCC_OP_REDUCE_SCATTER_GRAD;
+	double most = 0;
+	for (int r = 0; r < s->n_ranks; r++)
+		most = fmax(most, per_rank[r]);
+	ck_assert_int_gt(held, 0);
+	ck_assert_int_eq(reductions, (long)s->n_microbatches * held);
+	ck_assert_msg(fabs(most - want) <= 0.0005 + 1e-9 * want,
+		      "trace %.6f ms, text %.3f ms", most, want);
+	json_decref(root);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 START_TEST(chrome_simulates_a_plan_that_has_no_times)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -1652,6 +1713,7 @@ Suite *suite_emit(void)
 		NULL});
 	tu_tcase(s, "chrome", 0, (const TTest *const[]){
 		chrome_has_one_event_per_action_at_its_simulated_time,
+		chrome_dp_lane_totals_the_text_report,
 		chrome_simulates_a_plan_that_has_no_times,
 		chrome_model_name_survives_exactly,
 		chrome_replaces_bytes_that_are_not_utf8,
