@@ -20,7 +20,8 @@ typedef enum ppcc_format {
 	PPCC_FMT_TORCHTITAN,
 	PPCC_FMT_TORCHTITAN_TOML,
 	PPCC_FMT_DEEPSPEED,
-	PPCC_FMT_MEGATRON_BRIDGE
+	PPCC_FMT_MEGATRON_BRIDGE,
+	PPCC_FMT_HTML
 } ppcc_format;
 
 typedef struct ppcc_emit_options {
@@ -147,6 +148,10 @@ int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
+/* The timeline as one self-contained, pannable and zoomable HTML page
+ * (emit/html.c). */
+int ppcc_emit_html(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
+		   ppcc_diag *d);
 
 /* The plan as a trainer's settings (emit/trainers.c): Megatron-LM's
  * arguments, one a line; torchtitan's Python config (its main) and its
