@@ -19,8 +19,8 @@
  * actions it drew into the page (#ppcc-drawn), which the headless
  * browser test reads back (tests/html/check.sh).
  * Contract: the same plan gives the same bytes in any locale; strings
- * are JSON-escaped to ASCII with '<', '>', '&' and '/' escaped too, so
- * that no name can end the script or spell an address.
+ * are JSON-escaped to ASCII with '<', '>', '&', '/', ':' and '=' escaped
+ * too, so that no name can end the script or spell an address.
  * Limits: the page holds every action (about 100 bytes each) and the
  * browser draws them all at each frame.  doc/design/html.md.
  */
@@ -475,10 +475,10 @@ static void put_u16(ppcc_jw *w, unsigned u)
 	ppcc_jw_raw_n(w, e, 6);
 }
 
-/* A JSON string of s in ASCII that is safe inside a script element:
- * letters, digits and harmless punctuation as they are, everything else
- * (quotes, '<', '>', '&', '/', controls, past ASCII) as \uXXXX, a byte
- * that is not UTF-8 as U+FFFD. */
+/* A JSON string of s in ASCII that is safe inside a script element and
+ * spells no address: letters, digits and harmless punctuation as they
+ * are, everything else (quotes, '<', '>', '&', '/', ':', '=', controls,
+ * past ASCII) as \uXXXX, a byte that is not UTF-8 as U+FFFD. */
 static void html_string(ppcc_jw *w, const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -490,7 +490,9 @@ static void html_string(ppcc_jw *w, const char *s)
 		if (!len)
 			cp = 0xfffd, len = 1;
 		i += len;
-		if (cp >= 0x20 && cp < 0x7f && !strchr("\"\\<>&/'", (int)cp)) {
+		if ((cp >= '0' && cp <= '9') || (cp >= 'A' && cp <= 'Z') ||
+		    (cp >= 'a' && cp <= 'z') ||
+		    (cp >= 0x20 && cp < 0x7f && strchr(" -_.,;()[]{}+*#%!?@|~^$", (int)cp))) {
 			char c = (char)cp;
 			ppcc_jw_raw_n(w, &c, 1);
 		} else if (cp < 0x10000) {
