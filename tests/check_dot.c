@@ -1512,6 +1512,94 @@ START_TEST(examples_draw_and_parse)
 }
 END_TEST
 
+/* ---- the data-parallel lanes (emit/lanes.c) ------------------------------- */
+
+/* Llama 3 8B on 16 H100s, 4 stages x 4 replicas, under ZeRO stage zero:
+ * what the lanes and the picture are compared with. */
+#define LANES_YAML(zero) \
+	"model:\n" \
+	"  transformer: {preset: llama3-8b, micro_batch_size: 1}\n" \
+	"cluster:\n" \
+	"  devices: 16\n" \
+	"  device: {preset: h100}\n" \
+	"pipeline: {stages: 4, data_parallel: 4, microbatches: 8, zero: " \
+	zero "}\n"
+
+static const char *const lanes_zero[] = {"0", "1", "2", "3"};
+
+/* Every collective the text report counts is on the lanes, at the
+ * iteration model's times: the busiest lane's reductions are the
+ * iteration's dp_comm_ms (the text's "ms per rank at most"), each rank's
+ * gathers its estimate's dp_gather_ms, each rank's lane ends where the
+ * iteration says its reductions end; ZeRO 2 lists the reduce-scatters of
+ * every earlier backward, which its schedule does not hold. */
+START_TEST(lanes_hold_every_collective_the_text_counts)
+{
+	for (int z = 0; z < 4; z++) {
+		tu_diag diag;
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_config cfg;
+		ppcc_plan plan;
+		const char *yaml[4] = {LANES_YAML("0"), LANES_YAML("1"),
+				       LANES_YAML("2"), LANES_YAML("3")};
+		ck_assert_msg(tu_plan_text(&plan, a, &cfg, yaml[z], &diag) == 0,
+			      "zero %s: %s", lanes_zero[z], diag.text);
+		const ppcc_iteration *it = plan.best.iteration;
+		const ppcc_estimate *e = &plan.best.estimate;
+		const ppcc_schedule *s = &plan.best.schedule;
+		ck_assert_ptr_nonnull(it);
+		ppcc_lanes l;
+		ck_assert_int_eq(ppcc_lanes_of(&l, &plan), 0);
+		ck_assert_int_eq(l.n_ranks, s->n_ranks);
+		double most = 0;
+		long added = 0, held = 0;
+		tu_plan_action_times(&plan, a);
+		for (int r = 0; r < s->n_ranks; r++) {
+			double end = 0, prev = 0;
+			for (long k = l.first[r]; k < l.first[r + 1]; k++) {
+				const ppcc_lane_op *o = &l.ops[k];
+				ck_assert_int_eq(o->rank, r);
+				ck_assert(ppcc_op_is_collective(o->op));
+				ck_assert(o->end_ms >= o->start_ms);
+				ck_assert(o->start_ms >= prev);
+				prev = o->start_ms;
+				end = fmax(end, o->end_ms);
+				added += o->action < 0;
+				held += o->action >= 0 &&
+					ppcc_op_is_reduction(o->op);
+			}
+			most = fmax(most, l.reduce_ms[r]);
+			ck_assert_double_eq_tol(l.gather_ms[r], e->dp_gather_ms[r],
+						1e-9 * e->dp_gather_ms[r] + 1e-12);
+			int n = s->ranks[r].n_actions;
+			double last = n > 0 ? e->end_ms[r][n - 1] : 0;
+			for (int i = 0; i < n; i++)
+				if (!ppcc_op_is_collective(s->ranks[r].actions[i].op))
+					last = fmax(last, e->end_ms[r][i]);
+			ck_assert_msg(fabs(fmax(end, last) - it->dp_end_ms[r]) <=
+					      1e-9 * it->dp_end_ms[r],
+				      "zero %s rank %d: lane ends %.6f, "
+				      "iteration %.6f", lanes_zero[z], r,
+				      fmax(end, last), it->dp_end_ms[r]);
+		}
+		ck_assert_msg(fabs(most - it->dp_comm_ms) <=
+				      1e-9 * it->dp_comm_ms,
+			      "zero %s: lanes %.6f ms, text %.6f ms",
+			      lanes_zero[z], most, it->dp_comm_ms);
+		ck_assert(it->dp_comm_ms > 0);
+		ck_assert_int_eq(held, it->dp_reductions);
+		/* ZeRO 2 reduce-scatters after each of the m - 1 earlier
+		 * backwards too; the others hold all of theirs */
+		if (z == 2)
+			ck_assert_int_eq(added, (s->n_microbatches - 1) * held);
+		else
+			ck_assert_int_eq(added, 0);
+		ppcc_lanes_free(&l);
+		ppcc_arena_free(a);
+	}
+}
+END_TEST
+
 Suite *suite_dot(void)
 {
 	return tu_suite("dot", "dot", 300, (const TTest *const[]){
@@ -1538,5 +1626,6 @@ Suite *suite_dot(void)
 		plan_without_times_is_simulated_for_the_timeline,
 		failed_allocations_are_enomem_without_leaks,
 		examples_draw_and_parse,
+		lanes_hold_every_collective_the_text_counts,
 		NULL});
 }
