@@ -67,7 +67,7 @@ static const char *const html_head[] = {
 	"<div id=\"legend\"></div>\n",
 	"</header>\n",
 	"<div id=\"view\"><canvas id=\"tl\"></canvas><div id=\"tip\"></div></div>\n",
-	"<footer>drawn <output id=\"ppcc-drawn\">0</output> of <output id=\"ppcc-actions\">0</output> actions and <output id=\"ppcc-lanes\">0</output> data-parallel collectives; written by ppcc</footer>\n",
+	"<footer>drawn <output id=\"ppcc-drawn\">0</output> of <output id=\"ppcc-actions\">0</output> actions, and <output id=\"ppcc-lanes\">0</output> data-parallel collectives that the schedule does not hold but the iteration counts; written by ppcc</footer>\n",
 	"<noscript>This timeline is drawn by its script: enable JavaScript.</noscript>\n",
 	"<script type=\"application/json\" id=\"ppcc-plan\">\n",
 };
@@ -76,7 +76,7 @@ static const char *const html_script[] = {
 	"(function () {\n",
 	"\"use strict\";\n",
 	"var P = JSON.parse(document.getElementById(\"ppcc-plan\").textContent);\n",
-	"var NF = 8, TOP = 24, LEFT = 70, ROW = 52, LANE_Y = [4, 31, 36, 43],\n",
+	"var NF = 8, NL = 8, TOP = 24, LEFT = 70, ROW = 52, LANE_Y = [4, 31, 36, 43],\n",
 	"    LANE_H = [24, 4, 4, 6];\n",
 	"var FILL = {F: \"#4e79a7\", B: \"#59a14f\", I: \"#f28e2b\", W: \"#b07aa1\",\n",
 	"\tsend: \"#7f7f7f\", recv: \"#bdbdbd\", reduce: \"#e15759\",\n",
@@ -85,17 +85,25 @@ static const char *const html_script[] = {
 	"    tip = document.getElementById(\"tip\"), cx = cv.getContext(\"2d\");\n",
 	"var R = P.rows.length, end = P.step_ms > 0 ? P.step_ms : 1;\n",
 	"var V = {t0: 0, s: 1}, first = true, drag = null;\n",
-	"var total = 0, r, k;\n",
+	"var total = 0, cover = [], r, k;\n",
 	"for (r = 0; r < R; r++)\n",
 	"\ttotal += P.rows[r].length / NF;\n",
+	"/* the schedule's collectives are drawn in the lanes, at the times the\n",
+	"   text report counts */\n",
+	"for (r = 0; r < R; r++) {\n",
+	"\tcover.push({});\n",
+	"\tfor (k = 0; k < P.lanes[r].length; k += NL)\n",
+	"\t\tif (P.lanes[r][k + 4] >= 0)\n",
+	"\t\t\tcover[r][P.lanes[r][k + 4]] = 1;\n",
+	"}\n",
 	"for (r = 0; r < R; r++)\n",
 	"\tfor (k = 0; k < P.rows[r].length; k += NF)\n",
 	"\t\tif (P.rows[r][k + 6] > end)\n",
 	"\t\t\tend = P.rows[r][k + 6];\n",
-	"for (r = 0; r < P.lanes.length; r++)\n",
-	"\tfor (k = 0; k < P.lanes[r].length; k += 4)\n",
-	"\t\tif (P.lanes[r][k + 2] > end)\n",
-	"\t\t\tend = P.lanes[r][k + 2];\n",
+	"for (r = 0; r < R; r++)\n",
+	"\tfor (k = 0; k < P.lanes[r].length; k += NL)\n",
+	"\t\tif (P.lanes[r][k + 6] > end)\n",
+	"\t\t\tend = P.lanes[r][k + 6];\n",
 	"document.getElementById(\"ppcc-actions\").textContent = String(total);\n",
 	"\n",
 	"function kind(op) { return P.kinds[op]; }\n",
@@ -202,7 +210,7 @@ static const char *const html_script[] = {
 	"\t\t\t\t\tb = row[k + 2 * NF + 6];\n",
 	"\t\t\t\t}\n",
 	"\t\t\t}\n",
-	"\t\t\tif (b < V.t0 || a > t1)\n",
+	"\t\t\tif (b < V.t0 || a > t1 || cover[r][k / NF])\n",
 	"\t\t\t\tcontinue;\n",
 	"\t\t\tvar x0 = LEFT + (a - V.t0) * V.s, ww = Math.max((b - a) * V.s, 1),\n",
 	"\t\t\t    ln = lane(op), yy = y + LANE_Y[ln], hh = LANE_H[ln];\n",
@@ -225,14 +233,17 @@ static const char *const html_script[] = {
 	"\t\t\t\t}\n",
 	"\t\t\t}\n",
 	"\t\t}\n",
-	"\t\tvar ls = P.lanes[r] || [];\n",
-	"\t\tfor (k = 0; k < ls.length; k += 4) {\n",
-	"\t\t\tif (ls[k + 2] < V.t0 || ls[k + 1] > t1)\n",
+	"\t\tvar ls = P.lanes[r];\n",
+	"\t\tfor (k = 0; k < ls.length; k += NL) {\n",
+	"\t\t\tif (ls[k + 6] < V.t0 || ls[k + 5] > t1)\n",
 	"\t\t\t\tcontinue;\n",
-	"\t\t\tcx.fillStyle = ls[k] ? FILL.gather : FILL.reduce;\n",
-	"\t\t\tcx.fillRect(LEFT + (ls[k + 1] - V.t0) * V.s, y + LANE_Y[3],\n",
-	"\t\t\t\t    Math.max((ls[k + 2] - ls[k + 1]) * V.s, 1), LANE_H[3]);\n",
-	"\t\t\tlanes++;\n",
+	"\t\t\tcx.fillStyle = fill(ls[k], 0);\n",
+	"\t\t\tcx.fillRect(LEFT + (ls[k + 5] - V.t0) * V.s, y + LANE_Y[3],\n",
+	"\t\t\t\t    Math.max((ls[k + 6] - ls[k + 5]) * V.s, 1), LANE_H[3]);\n",
+	"\t\t\tif (ls[k + 4] >= 0)\n",
+	"\t\t\t\tdrawn++;\n",
+	"\t\t\telse\n",
+	"\t\t\t\tlanes++;\n",
 	"\t\t}\n",
 	"\t}\n",
 	"\tcx.restore();\n",
@@ -266,7 +277,7 @@ static const char *const html_script[] = {
 	"\tvar t = V.t0 + (p.x - LEFT) / V.s, row = P.rows[r];\n",
 	"\tfor (k = 0; k < row.length; k += NF) {\n",
 	"\t\tvar op = row[k];\n",
-	"\t\tif (kind(op) === \"pair\" || lane(op) !== ln)\n",
+	"\t\tif (kind(op) === \"pair\" || lane(op) !== ln || cover[r][k / NF])\n",
 	"\t\t\tcontinue;\n",
 	"\t\tvar dd = Math.max(row[k + 5] - t, t - row[k + 6], 0) * V.s;\n",
 	"\t\tif (dd < bd) {\n",
@@ -274,9 +285,9 @@ static const char *const html_script[] = {
 	"\t\t\tbest = {r: r, k: k};\n",
 	"\t\t}\n",
 	"\t}\n",
-	"\tvar ls = P.lanes[r] || [];\n",
-	"\tfor (k = 0; ln === 3 && k < ls.length; k += 4) {\n",
-	"\t\tvar de = Math.max(ls[k + 1] - t, t - ls[k + 2], 0) * V.s;\n",
+	"\tvar ls = P.lanes[r];\n",
+	"\tfor (k = 0; ln === 3 && k < ls.length; k += NL) {\n",
+	"\t\tvar de = Math.max(ls[k + 5] - t, t - ls[k + 6], 0) * V.s;\n",
 	"\t\tif (de < bd) {\n",
 	"\t\t\tbd = de;\n",
 	"\t\t\tbest = {r: r, lane: k};\n",
@@ -290,11 +301,17 @@ static const char *const html_script[] = {
 	"function describe(h) {\n",
 	"\tvar s, a, b;\n",
 	"\tif (h.lane !== undefined) {\n",
-	"\t\tvar ls = P.lanes[h.r];\n",
-	"\t\ta = ls[h.lane + 1];\n",
-	"\t\tb = ls[h.lane + 2];\n",
-	"\t\ts = \"rank \" + h.r + \": \" + P.lane_names[ls[h.lane]] +\n",
-	"\t\t\t\" (data-parallel group), \" + mib(ls[h.lane + 3]);\n",
+	"\t\tvar ls = P.lanes[h.r], j = h.lane;\n",
+	"\t\ta = ls[j + 5];\n",
+	"\t\tb = ls[j + 6];\n",
+	"\t\ts = \"rank \" + h.r + \": \" + P.ops[ls[j]] + \" stage \" + ls[j + 1] +\n",
+	"\t\t\t\" bucket \" + ls[j + 2] + \", \" + mib(ls[j + 7]) +\n",
+	"\t\t\t\" over the data-parallel group\";\n",
+	"\t\tif (ls[j + 4] < 0)\n",
+	"\t\t\ts += \"\\nnot in the schedule: \" + (ls[j + 3] >= 0 ?\n",
+	"\t\t\t\t\"after the backward of mb \" + ls[j + 3] :\n",
+	"\t\t\t\t\"after the optimizer step\") +\n",
+	"\t\t\t\t\", as the iteration counts it\";\n",
 	"\t} else {\n",
 	"\t\tvar row = P.rows[h.r], k = h.k, op = row[k], kd = kind(op);\n",
 	"\t\ta = row[k + 5];\n",
@@ -383,8 +400,7 @@ static const char *const html_script[] = {
 	"\t(P.chunks === 1 ? \" chunk\" : \" chunks\") + \", \" + P.microbatches +\n",
 	"\t\" microbatches: step \" + fmt(P.step_ms, 1) + \" ms\" +\n",
 	"\t(P.bubble >= 0 ? \", bubble \" + fmt(100 * P.bubble, 1) + \"%\" : \"\") +\n",
-	"\t(P.iteration_ms > 0 ? \", iteration \" + fmt(P.iteration_ms, 1) + \" ms\" : \"\") +\n",
-	"\t(P.lane_note ? \"; \" + P.lane_note : \"\");\n",
+	"\t(P.iteration_ms > 0 ? \", iteration \" + fmt(P.iteration_ms, 1) + \" ms\" : \"\");\n",
 	"var lg = document.getElementById(\"legend\"), seen = {};\n",
 	"function key(name, color, outline) {\n",
 	"\tvar s = document.createElement(\"span\"), b = document.createElement(\"i\");\n",
@@ -413,12 +429,11 @@ static const char *const html_script[] = {
 	"\tred = red || (seen[op] && kind(op) === \"reduce\");\n",
 	"\tgat = gat || (seen[op] && kind(op) === \"gather\");\n",
 	"});\n",
-	"for (r = 0; r < P.lanes.length; r++)\n",
-	"\tfor (k = 0; k < P.lanes[r].length; k += 4)\n",
-	"\t\tif (P.lanes[r][k])\n",
-	"\t\t\tgat = true;\n",
-	"\t\telse\n",
-	"\t\t\tred = true;\n",
+	"for (r = 0; r < R; r++)\n",
+	"\tfor (k = 0; k < P.lanes[r].length; k += NL) {\n",
+	"\t\tgat = gat || kind(P.lanes[r][k]) === \"gather\";\n",
+	"\t\tred = red || kind(P.lanes[r][k]) === \"reduce\";\n",
+	"\t}\n",
 	"if (red)\n",
 	"\tkey(\"gradient reduction\", FILL.reduce);\n",
 	"if (gat)\n",
@@ -627,14 +642,63 @@ static int put_rows(ppcc_jw *w, const ppcc_plan *p, const ppcc_schedule *s,
 	return 0;
 }
 
-/* The data-parallel lanes: none yet besides the collectives in the
- * action lists. */
-static int put_lanes(ppcc_jw *w, const ppcc_schedule *s)
+/* The data-parallel and ZeRO collectives of each rank as the text report
+ * counts them (ppcc_lanes_build): the schedule's own, which the page
+ * draws here instead of in the rows, and those it does not hold (ZeRO
+ * 2's earlier reduce-scatters), eight numbers each: op, stage, bucket,
+ * mb (-1), action (-1: not in the schedule), start ms, end ms, bytes. */
+static int put_lanes(ppcc_jw *w, const ppcc_plan *p, const ppcc_schedule *s,
+		     const ppcc_estimate *e, ppcc_diag *d)
 {
+	ppcc_lanes l;
+	int err = ppcc_lanes_build(&l, p->config, s, p->best.costs, e);
+	if (err < 0) {
+		if (err != PPCC_ENOMEM)
+			ppcc_error(d, NULL, "the plan's data-parallel collectives "
+				   "cannot be replayed");
+		return err;
+	}
 	ppcc_jw_raw(w, "\"lanes\":[");
-	for (int r = 0; r < s->n_ranks; r++)
-		ppcc_jw_raw(w, r ? ",[]" : "[]");
-	ppcc_jw_raw(w, "],\"lane_names\":[],\"lane_note\":\"\"}\n");
+	for (int r = 0; r < s->n_ranks; r++) {
+		ppcc_jw_raw(w, r ? ",\n[" : "\n[");
+		long from = r < l.n_ranks ? l.first[r] : 0,
+		     to = r < l.n_ranks ? l.first[r + 1] : 0;
+		for (long k = from; k < to; k++) {
+			const ppcc_lane_op *o = &l.ops[k];
+			if (!isfinite(o->start_ms) || !isfinite(o->end_ms) ||
+			    o->end_ms < o->start_ms) {
+				ppcc_error(d, NULL, "rank %d collective %ld has "
+					   "times %g .. %g ms", r, k - from,
+					   o->start_ms, o->end_ms);
+				ppcc_lanes_free(&l);
+				return PPCC_EINTERNAL;
+			}
+			ppcc_jw_raw(w, k > from ? "," : "");
+			ppcc_jw_int(w, o->op);
+			ppcc_jw_raw_n(w, ",", 1);
+			ppcc_jw_int(w, o->stage);
+			ppcc_jw_raw_n(w, ",", 1);
+			ppcc_jw_int(w, o->bucket);
+			ppcc_jw_raw_n(w, ",", 1);
+			ppcc_jw_int(w, o->mb);
+			ppcc_jw_raw_n(w, ",", 1);
+			ppcc_jw_int(w, o->action);
+			ppcc_jw_raw_n(w, ",", 1);
+			put_time(w, o->start_ms);
+			ppcc_jw_raw_n(w, ",", 1);
+			put_time(w, o->end_ms);
+			ppcc_jw_raw_n(w, ",", 1);
+			if (o->bytes <= (uint64_t)INT64_MAX)
+				ppcc_jw_int(w, (int64_t)o->bytes);
+			else
+				ppcc_jw_real(w, (double)o->bytes, 17);
+			if ((k - from) % 8 == 7)
+				ppcc_jw_raw_n(w, "\n", 1);
+		}
+		ppcc_jw_raw(w, "]");
+	}
+	ppcc_jw_raw(w, "]}\n");
+	ppcc_lanes_free(&l);
 	return 0;
 }
 
@@ -664,7 +728,7 @@ static int emit_html_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 	put_lines(w, html_head, sizeof html_head / sizeof *html_head);
 	if ((err = put_header(w, p, s, e)) < 0 ||
 	    (err = put_rows(w, p, s, e, d)) < 0 ||
-	    (err = put_lanes(w, s)) < 0)
+	    (err = put_lanes(w, p, s, e, d)) < 0)
 		goto out;
 	ppcc_jw_raw(w, "</script>\n<script>\n");
 	put_lines(w, html_script, sizeof html_script / sizeof *html_script);
