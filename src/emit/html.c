@@ -1,28 +1,27 @@
 /*
  * emit/html.c - the simulated step as one self-contained HTML page: a
  * timeline that pans (drag, arrows) and zooms (wheel, +/-, buttons),
- * drawn on a canvas by the page's own script.
+ * drawn on a canvas by the page's own script, the lines below.
  *
  * The page holds its CSS, its script and the plan's data and nothing
- * else: no URL, no font, no request of any kind (its Content-Security-
- * Policy forbids them), so it opens from a file with the network off.
- * The data is a JSON object in a <script type="application/json">:
- * the plan's shape and figures, each op's name and kind, and per rank
- * its actions in list order, eight numbers each (op, stage, mb, chunk,
- * peer, start ms, end ms, bytes), times replayed from the simulation as
- * the Chrome trace's are.  The script draws a row per rank: the
- * computes as boxes coloured by op (later chunks lighter) labelled with
- * their microbatch where wide enough, sends and receives in two thin
- * lanes below, the collectives in a lane below those, an overlapped
- * F&B pair as an outline around its two; hovering names an action and
- * its times.  On its first drawing (the whole step) it writes how many
- * actions it drew into the page (#ppcc-drawn), which the headless
- * browser test reads back (tests/html/check.sh).
- * Contract: the same plan gives the same bytes in any locale; strings
- * are JSON-escaped to ASCII with '<', '>', '&', '/', ':' and '=' escaped
- * too, so that no name can end the script or spell an address.
- * Limits: the page holds every action (about 100 bytes each) and the
- * browser draws them all at each frame.  doc/design/html.md.
+ * else: no URL, font or request (its Content-Security-Policy forbids
+ * them; the script has block comments only, so no "//" appears), so it
+ * opens from a file with the network off.  The data, a JSON object in a
+ * <script type="application/json">: the plan's shape and figures, each
+ * op's name and kind, per rank its actions in list order (op, stage, mb,
+ * chunk, peer, start ms, end ms, bytes; times replayed from the
+ * simulation as the Chrome trace's are) and its data-parallel lane
+ * (ppcc_lanes_build: every collective the text report counts).  The
+ * script draws a row per rank: computes coloured by op, labelled with
+ * their microbatch where wide enough, an overlapped pair bracketed,
+ * sends, receives and the lane in thin strips below; hovering names an
+ * action.  Its first drawing (the whole step) writes the count of actions
+ * drawn into #ppcc-drawn, which tests/html/check.sh reads back.
+ * Contract: same plan, same bytes, in any locale; strings are escaped to
+ * ASCII with '<', '>', '&', '/', ':' and '=' escaped too, so that no name
+ * can end the script or spell an address; bad times: PPCC_EINTERNAL.
+ * Limits: the page holds every action (about 36 bytes each) and the
+ * browser draws those in view at each frame.  doc/design/html.md.
  */
 #include <inttypes.h>
 #include <math.h>
