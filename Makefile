@@ -34,7 +34,7 @@ VERSION  := $(shell sed -n 's/^\#define PPCC_VERSION_STRING "\(.*\)"/\1/p' src/p
 DEB_PACKAGES := build-essential pkg-config libyaml-dev check libsubunit-dev \
 	libjansson-dev libyajl-dev libgraphviz-dev graphviz libopenmpi-dev openmpi-bin \
 	valgrind clang locales fonts-liberation2 fonts-dejavu-core python3 libglpk-dev \
-	groff-base
+	groff-base chromium
 
 PKGS := yaml-0.1 jansson yajl libcgraph libgvc
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -237,7 +237,8 @@ $(BUILD)/trainer_cuda: $(TRAINER_DIR)/trainer_cuda.o $(TRAINER_DIR)/mlp.o $(TRAI
 # ---- set-up -------------------------------------------------------------
 
 # What the build and `make check` cannot do without (the rest: MPI, whose
-# tests then skip, valgrind and clang for make valgrind and make fuzz, and
+# tests then skip, valgrind and clang for make valgrind and make fuzz,
+# Chromium for the HTML timeline's page test (which skips without it), and
 # the de_DE locale for the locale tests, which skip without it).  Not as
 # root, nothing is installed: a missing package the tests need is an
 # error naming it, anything else a message.

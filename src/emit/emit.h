@@ -20,7 +20,8 @@ typedef enum ppcc_format {
 	PPCC_FMT_TORCHTITAN,
 	PPCC_FMT_TORCHTITAN_TOML,
 	PPCC_FMT_DEEPSPEED,
-	PPCC_FMT_MEGATRON_BRIDGE
+	PPCC_FMT_MEGATRON_BRIDGE,
+	PPCC_FMT_HTML
 } ppcc_format;
 
 /* The span of time a timeline shows (ppcc plan --window). */
@@ -162,6 +163,10 @@ int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
+/* The timeline as one self-contained, pannable and zoomable HTML page
+ * (emit/html.c). */
+int ppcc_emit_html(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
+		   ppcc_diag *d);
 
 /* The data-parallel and ZeRO collectives of a plan, per pipeline rank,
  * as the text report counts them (emit/lanes.c): REDUCE_GRAD or
