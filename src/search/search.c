@@ -733,24 +733,6 @@ static void hint_ladder(ppcc_search_result *out, const ppcc_config *cfg,
 	}
 }
 
-/* The presets of the catalogue in increasing memory (the catalogue's
- * order among equals), into out; their count. */
-static int presets_by_memory(const ppcc_device_preset **out)
-{
-	int n = 0;
-	for (int i = 0; i < ppcc_n_device_presets &&
-			i < PPCC_MAX_DEVICE_PRESETS; i++) {
-		const ppcc_device_preset *p = &ppcc_device_presets[i];
-		int at = n++;
-		while (at > 0 && out[at - 1]->memory_gib > p->memory_gib) {
-			out[at] = out[at - 1];
-			at--;
-		}
-		out[at] = p;
-	}
-	return n;
-}
-
 /* A larger device: every group names one preset; the catalogue's
  * devices with more memory, and at least the least any configuration
  * was proved to need, are tried in increasing memory and the first that
@@ -766,48 +748,18 @@ static void hint_device(ppcc_search_result *out, ppcc_arena *a,
 							 : NULL;
 	if (!old || o->memory_limit_bytes > 0)
 		return;
-	for (int g = 1; g < cl->n_groups; g++)
-		if (cl->groups[g].preset != old)
-			return;
-	double inter = (old->inter_gb_s > 0 ? old->inter_gb_s : 25.0) * 1e9;
-	int usual = cl->devices_per_node == old->node_devices &&
-		    cl->intra_node.bandwidth == old->intra_gb_s * 1e9 &&
-		    cl->inter_node.bandwidth == inter;
 	const ppcc_device_preset *by[PPCC_MAX_DEVICE_PRESETS];
-	int n = presets_by_memory(by), tried = 0;
+	int n = ppcc_device_presets_by_memory(by), tried = 0;
 	double need = out->least_need_bytes;
 	for (int i = 0; i < n && tried < 4; i++) {
 		const ppcc_device_preset *p = by[i];
-		double mem = p->memory_gib * 1073741824.0;
 		if (p->memory_gib <= old->memory_gib ||
-		    (isfinite(need) && need > 0 && mem < need))
+		    (isfinite(need) && need > 0 &&
+		     p->memory_gib * 1073741824.0 < need))
 			continue;
-		ppcc_device_group *gs = ppcc_arena_alloc(a, (size_t)cl->n_groups,
-							 sizeof *gs);
-		if (!gs)
-			return;
 		ppcc_config c = *cfg;
-		for (int g = 0; g < cl->n_groups; g++) {
-			gs[g] = cl->groups[g];
-			gs[g].preset = p;
-			gs[g].name = p->name;
-			gs[g].tflops = p->bf16;
-			gs[g].efficiency = p->efficiency;
-			gs[g].efficiency_given = 0;
-			gs[g].memory_bytes = mem;
-			gs[g].memory_bandwidth = p->memory_gb_s * 1e9;
-		}
-		c.cluster.groups = gs;
-		if (usual) {
-			ppcc_cluster *k = &c.cluster;
-			k->devices_per_node = p->node_devices;
-			k->host_devices = p->host_devices < p->node_devices
-					  ? p->host_devices : p->node_devices;
-			k->nvls = p->nvls;
-			k->intra_node.bandwidth = p->intra_gb_s * 1e9;
-			k->inter_node.bandwidth = (p->inter_gb_s > 0 ? p->inter_gb_s
-						   : 25.0) * 1e9;
-		}
+		if (ppcc_cluster_swap_device(&c.cluster, a, cl, p) < 0)
+			return;
 		char what[96];
 		snprintf(what, sizeof what, "on %d %s (%.4g GiB) in place of "
 			 "the %s", cl->devices, p->name, p->memory_gib, old->name);
