@@ -4,11 +4,15 @@
  *
  * With one chunk the partitioner's exact proxy decides: the stage of
  * least overflow is named at its first layer's line with its need, its
- * cap and the microbatches it holds in flight, then what would fit, the
- * least memory per device and the fewest stages (the configuration
+ * cap and the microbatches it holds in flight, then what would fit: the
+ * least memory per device, the fewest stages (the configuration
  * re-planned at more stages, as the command line would, within a budget
- * of 2^26 stage-microbatch pairs).  With v chunks the split search's
- * split of least overflow is simulated and its worst rank named.  For
+ * of 2^26 stage-microbatch pairs), and the least change of recompute,
+ * ZeRO stage, schedule (1F1B) and device (the catalogue's, by memory)
+ * that fits, each planned for its figures (note_changes: about fifteen
+ * plans at most, each within the default budget).  With v chunks the
+ * split search's split of least overflow is simulated and its worst
+ * rank named.  For
  * the search (lean), two cheaper proofs come first: no split fits even
  * with each stage given its whole rank, or membound.c's count-vector
  * bound (ppcc_plan_memory_bound gives it to tests and reports); each
