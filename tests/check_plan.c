@@ -356,6 +356,14 @@ START_TEST(plan_that_does_not_fit_names_changes_that_do)
 		     variant_file(dir, "h200.yaml", gtext, "device: a100",
 				  "device: h200"));
 	tu_run_free(&r);
+	/* Llama 3 405B, one layer or so a stage on 64 H100s with no room for
+	 * more stages or ZeRO to shard over: what was tried, said */
+	TU_PPCC(&r, "plan", "--model", "llama3-405b", "--devices", "64xh100");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "note: none of these alone makes it fit: "
+			     "more recompute, a larger device of the "
+			     "catalogue\n"), "%s", r.err);
+	tu_run_free(&r);
 	free(gpipe);
 	free(gtext);
 	free(text);

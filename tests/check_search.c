@@ -562,6 +562,19 @@ START_TEST(nothing_fits_names_changes_that_fit_as_planned)
 		   "--fix", "recompute=none", "--fix", "zero=1", "--top", "1",
 		   NULL});
 	tu_run_free(&r);
+	/* Llama 3 405B's weights and optimizer state alone overflow every
+	 * device of the catalogue on 8 devices: said, with nothing searched
+	 * for it */
+	TU_PPCC(&r, "search", "--model", "llama3-405b", "--devices", "8xh100",
+		"--global-batch", "4M");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "note: none fits on up to 64 devices "
+			     "either\n") &&
+		      strstr(r.err, "note: no smaller global batch fits "
+			     "either: ") &&
+		      strstr(r.err, "note: no device of the catalogue has the ")
+		      && !strstr(r.err, "in place of"), "%s", r.err);
+	tu_run_free(&r);
 }
 END_TEST
 

@@ -84,6 +84,15 @@ static int report_infeasible(ppcc_plan_ctx *x, double *out_least)
 	return PPCC_EINFEASIBLE;
 }
 
+/* The most stages the devices allow with the layout given. */
+static int max_stages(const ppcc_config *cfg)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	return cfg->cluster.devices /
+	       (pl->tensor_parallel * pl->context_parallel *
+		(pl->data_parallel_loc.file ? pl->data_parallel : 1));
+}
+
 /* The fewest stages, more than configured, at which the model fits, as
  * the command line would plan it (defaults that depend on the stage count,
  * such as the microbatches, follow it; every check of the configuration
@@ -110,9 +119,7 @@ static int fewest_stages(const ppcc_config *cfg, ppcc_config *out)
 			return PPCC_EINFEASIBLE;
 	}
 	int64_t budget = (int64_t)1 << 26; /* stage-microbatch pairs tried */
-	int max_p = cfg->cluster.devices /
-		    (cfg->pipeline.tensor_parallel * cfg->pipeline.context_parallel *
-		     (cfg->pipeline.data_parallel_loc.file ? cfg->pipeline.data_parallel : 1));
+	int max_p = max_stages(cfg);
 	for (int p = cfg->pipeline.stages + 1; p <= max_p && budget > 0; p++) {
 		ppcc_config trial = *cfg;
 		trial.pipeline.stages = p;
@@ -217,7 +224,7 @@ static int note_changes(ppcc_plan_ctx *x, const ppcc_config *cfg,
 	const ppcc_loc *at = &cfg->cluster.loc;
 	ppcc_config c;
 	char what[128];
-	int p = fewest_stages(cfg, &c), err;
+	int p = fewest_stages(cfg, &c), err = 0, found = p > 0;
 	if (p < 0 && p != PPCC_EINFEASIBLE)
 		return p;
 	if (p > 0) {
@@ -237,25 +244,32 @@ static int note_changes(ppcc_plan_ctx *x, const ppcc_config *cfg,
 	if (!a)
 		return PPCC_ENOMEM;
 	const ppcc_transformer *tf = cfg->model.transformer;
-	for (int rc = tf ? tf->recompute + 1 : 3; rc <= PPCC_RECOMPUTE_FULL;
-	     rc++) {
+	err = 0;
+	for (int rc = tf ? tf->recompute + 1 : 3;
+	     err == 0 && rc <= PPCC_RECOMPUTE_FULL; rc++) {
 		c = *cfg;
 		if ((err = with_recompute(&c, a, rc)) < 0)
 			goto out;
 		snprintf(what, sizeof what, "with %s", rec[rc]);
-		if ((err = note_change(&c, d, &cfg->model.transformer_loc,
-				       what)) != 0)
-			break;
+		err = note_change(&c, d, &cfg->model.transformer_loc, what);
 	}
-	for (int z = cfg->pipeline.zero + 1; x->dp * x->cp > 1 && z <= 3; z++) {
+	if (err < 0)
+		goto out;
+	found += err;
+	err = 0;
+	for (int z = cfg->pipeline.zero + 1;
+	     err == 0 && x->dp * x->cp > 1 && z <= 3; z++) {
 		c = *cfg;
 		c.pipeline.zero = z;
 		c.pipeline.zero_loc = suggested;
 		snprintf(what, sizeof what, "with ZeRO-%d", z);
-		if ((err = note_change(&c, d, cfg->pipeline.zero_loc.file
-				       ? &cfg->pipeline.zero_loc : at, what)) != 0)
-			break;
+		err = note_change(&c, d, cfg->pipeline.zero_loc.file
+			       ? &cfg->pipeline.zero_loc : at, what);
 	}
+	if (err < 0)
+		goto out;
+	found += err;
+	err = 0;
 	if (cfg->pipeline.kind != PPCC_SCHED_1F1B) {
 		c = *cfg;
 		c.pipeline.kind = PPCC_SCHED_1F1B;
@@ -263,15 +277,18 @@ static int note_changes(ppcc_plan_ctx *x, const ppcc_config *cfg,
 		c.pipeline.kind_loc = c.pipeline.chunks_loc = suggested;
 		snprintf(what, sizeof what, "under 1f1b%s",
 			 cfg->pipeline.chunks > 1 ? " with one chunk" : "");
-		if ((err = note_change(&c, d, cfg->pipeline.kind_loc.file
-				       ? &cfg->pipeline.kind_loc : at, what)) < 0)
-			goto out;
+		err = note_change(&c, d, cfg->pipeline.kind_loc.file
+			       ? &cfg->pipeline.kind_loc : at, what);
 	}
+	if (err < 0)
+		goto out;
+	found += err;
+	err = 0;
 	const ppcc_device_preset *old = cfg->cluster.n_groups > 0
 					? cfg->cluster.groups[0].preset : NULL;
 	const ppcc_device_preset *by[PPCC_MAX_DEVICE_PRESETS];
 	int n = old ? ppcc_device_presets_by_memory(by) : 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; err == 0 && i < n; i++) {
 		double mem = by[i]->memory_gib * 1073741824.0;
 		if (by[i]->memory_gib <= old->memory_gib || mem < least_bytes)
 			continue;
@@ -281,10 +298,27 @@ static int note_changes(ppcc_plan_ctx *x, const ppcc_config *cfg,
 			break;
 		snprintf(what, sizeof what, "on %s (%.4g GiB) in place of the "
 			 "%s", by[i]->name, by[i]->memory_gib, old->name);
-		if ((err = note_change(&c, d, at, what)) != 0)
-			break;
+		err = note_change(&c, d, at, what);
 	}
+	if (err < 0)
+		goto out;
+	found += err;
 	err = 0;
+	if (!found) {
+		char tried[160];
+		snprintf(tried, sizeof tried, "%s%s%s%s%s",
+			 max_stages(cfg) > cfg->pipeline.stages
+			 ? ", more stages" : "",
+			 tf && tf->recompute < PPCC_RECOMPUTE_FULL
+			 ? ", more recompute" : "",
+			 x->dp * x->cp > 1 && cfg->pipeline.zero < 3
+			 ? ", a higher ZeRO stage" : "",
+			 cfg->pipeline.kind != PPCC_SCHED_1F1B ? ", 1f1b" : "",
+			 old ? ", a larger device of the catalogue" : "");
+		if (tried[0])
+			ppcc_note(d, at, "none of these alone makes it fit: "
+				  "%s", tried + 2);
+	}
 out:
 	ppcc_arena_free(a);
 	return err < 0 ? err : PPCC_EINFEASIBLE;

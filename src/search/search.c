@@ -751,6 +751,8 @@ static void hint_device(ppcc_search_result *out, ppcc_arena *a,
 	const ppcc_device_preset *by[PPCC_MAX_DEVICE_PRESETS];
 	int n = ppcc_device_presets_by_memory(by), tried = 0;
 	double need = out->least_need_bytes;
+	out->no_larger_device = isfinite(need) && need > 0 &&
+				by[n - 1]->memory_gib * 1073741824.0 < need;
 	for (int i = 0; i < n && tried < 4; i++) {
 		const ppcc_device_preset *p = by[i];
 		if (p->memory_gib <= old->memory_gib ||
@@ -914,6 +916,10 @@ static void report_none(const ppcc_search_result *r, const ppcc_config *cfg,
 		    !more_devices)
 			ppcc_note(d, &cl, "none fits on up to %d devices either",
 				  8 * cfg->cluster.devices);
+		if (kind == PPCC_HINT_DEVICE && r->no_larger_device)
+			ppcc_note(d, &cl, "no device of the catalogue has the "
+				  "%.2f GiB per device that every configuration "
+				  "needs", gib(r->least_need_bytes));
 		if (kind == PPCC_HINT_BATCH && r->no_smaller_batch)
 			ppcc_note(d, &cl, "no smaller global batch fits either: "
 				  "the weights, optimizer state and one "

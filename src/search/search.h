@@ -156,6 +156,9 @@ typedef struct ppcc_search_result {
 	 * memory_bytes (no_smaller_batch) */
 	double least_need_bytes;
 	int no_smaller_batch;
+	/* every device names one preset, and none of the catalogue's has
+	 * least_need_bytes */
+	int no_larger_device;
 	ppcc_search_hint hints[16];
 	int n_hints;
 	ppcc_search_compared *compared; /* n_compared, in the file's order */
