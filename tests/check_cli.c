@@ -284,6 +284,33 @@ START_TEST(cli_one_command_searches_the_presets)
 			      "configuration", 40) == 0 &&
 		      !strstr(a.err, "<command line>:1") &&
 		      strstr(a.err, "note: it would fit on "), "%s", a.err);
+	/* the smallest device count, and the cheapest larger device with
+	 * its figures, which the search on that device gives */
+	ck_assert_msg(strstr(a.err, "note: it would fit on 32 devices: t "),
+		      "%s", a.err);
+	const char *swap = strstr(a.err, "note: it would fit on 8 b200 "
+				  "(179.1 GiB) in place of the l40s: t ");
+	ck_assert_msg(swap, "%s", a.err);
+	double ms, tps, peak;
+	ck_assert_int_eq(sscanf(strstr(swap, "; "), "; %lf ms an iteration, "
+				"%lf tokens/s, peak %lf GiB per device", &ms,
+				&tps, &peak), 3);
+	tu_run_free(&a);
+	TU_PPCC(&a, "search", "--model", "llama3-70b", "--devices", "8xb200",
+		"--global-batch", "4M", "--top", "1");
+	ck_assert_msg(a.status == 0, "%s", a.err);
+	char row[256];
+	const char *first = strstr(a.out, "\n   1 ");
+	ck_assert_msg(first, "%s", a.out);
+	char it_s[32], peak_s[32];
+	snprintf(it_s, sizeof it_s, " %.1f ", ms);
+	snprintf(peak_s, sizeof peak_s, " %.2f ", peak);
+	const char *eol = strchr(first + 1, '\n');
+	ck_assert_msg(eol, "%s", a.out);
+	snprintf(row, sizeof row, "%.*s ", (int)(eol - first), first);
+	ck_assert_msg(strstr(row, it_s) && strstr(row, peak_s),
+		      "the note says%sms,%sGiB; the search: %s", it_s, peak_s,
+		      row);
 	tu_run_free(&a);
 	tu_rmtree_free(dir);
 }
