@@ -357,24 +357,6 @@ out:
 
 int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o, ppcc_diag *d)
 {
-	ppcc_diag quiet = {0};
 	(void)o;
-	if (!d)
-		d = &quiet;
-	ppcc_jw *w = ppcc_malloc(sizeof *w);
-	int err;
-	if (!w) {
-		err = PPCC_ENOMEM;
-	} else {
-		ppcc_jw_init(w, f);
-		err = emit_chrome_body(w, p, d);
-		ppcc_free(w);
-	}
-	if (err == PPCC_ENOMEM)
-		ppcc_error(d, NULL, "out of memory writing the Chrome trace");
-	if (err == PPCC_EIO || (!err && ferror(f))) {
-		ppcc_error(d, NULL, "cannot write the Chrome trace");
-		err = PPCC_EIO;
-	}
-	return err;
+	return ppcc_emit_jw(f, p, d, emit_chrome_body, "the Chrome trace");
 }

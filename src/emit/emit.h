@@ -163,6 +163,12 @@ int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
+struct ppcc_jw;
+/* Writes body's JSON-writer output of p to f, reporting to d (what:
+ * "the Chrome trace") a failed allocation or write (emit/json.c). */
+int ppcc_emit_jw(FILE *f, const ppcc_plan *p, ppcc_diag *d,
+		 int (*body)(struct ppcc_jw *, const ppcc_plan *, ppcc_diag *),
+		 const char *what);
 /* The timeline as one self-contained, pannable and zoomable HTML page
  * (emit/html.c). */
 int ppcc_emit_html(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,

@@ -394,6 +394,31 @@ static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 	return 0;
 }
 
+int ppcc_emit_jw(FILE *f, const ppcc_plan *p, ppcc_diag *d,
+		 int (*body)(struct ppcc_jw *, const ppcc_plan *, ppcc_diag *),
+		 const char *what)
+{
+	ppcc_diag quiet = {0};
+	if (!d)
+		d = &quiet;
+	ppcc_jw *w = ppcc_malloc(sizeof *w);
+	int err;
+	if (!w) {
+		err = PPCC_ENOMEM;
+	} else {
+		ppcc_jw_init(w, f);
+		err = body(w, p, d);
+		ppcc_free(w);
+	}
+	if (err == PPCC_ENOMEM)
+		ppcc_error(d, NULL, "out of memory writing %s", what);
+	if (err == PPCC_EIO || (!err && ferror(f))) {
+		ppcc_error(d, NULL, "cannot write %s", what);
+		err = PPCC_EIO;
+	}
+	return err;
+}
+
 int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o, ppcc_diag *d)
 {
 	ppcc_jw *w = ppcc_malloc(sizeof *w);
