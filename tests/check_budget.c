@@ -533,7 +533,7 @@ START_TEST(search_work_stays_within_its_budget)
 		"  global_batch_size: 1048576\n", NULL);
 	ck_assert_msg(err == PPCC_EINPUT && strstr(diag.text, "10:1: error: "
 		      "the search stopped at its") && strstr(diag.text,
-		      "over the budget of 2147483648; fix some of them with "
+		      "over the budget of 4294967296; fix some of them with "
 		      "--fix KEY=VALUE"), "%d %s", err, diag.text);
 	ck_assert_msg(r.work > 0 && r.work <= PPCC_SEARCH_WORK_DEFAULT,
 		      "%lld", (long long)r.work);
@@ -608,11 +608,11 @@ START_TEST(search_takes_the_budget_flags)
 	run_ppcc(&r, (const char *[]){"search", tiny, "--global-batch", "8",
 				"--exhaustive", "--top", "1", NULL});
 	ck_assert_msg(r.status == 0 && strstr(r.err, "ppcc: note: --exhaustive "
-		      "lifts the search's work budget of 2147483648 units; its "
+		      "lifts the search's work budget of 4294967296 units; its "
 		      "72 configurations count"), "exit %d: %s", r.status, r.err);
 	tu_run_free(&r);
 	run_ppcc(&r, (const char *[]){"search", tiny, "--global-batch", "8",
-				"--max-work", "3000000000", "--top", "1", NULL});
+				"--max-work", "5000000000", "--top", "1", NULL});
 	ck_assert_msg(r.status == 0 && strstr(r.err, "ppcc: note: --max-work "
 		      "raises the search's work budget"), "exit %d: %s",
 		      r.status, r.err);

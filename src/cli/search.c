@@ -135,10 +135,10 @@ static double gib(double b)
 /* x to the digits a relative uncertainty of band supports: its last
  * digit at most a tenth of band x (3 or 4 significant figures for a
  * band of a few percent), in width columns; one decimal when band is
- * 0. */
+ * 0, none for 0. */
 static void put_sig(FILE *f, int width, double x, double band)
 {
-	int dec = 1;
+	int dec = x == 0 ? 0 : 1;
 	if (band > 0 && x > 0 && isfinite(x)) {
 		int k = (int)floor(log10(band * x / 10));
 		if (k > 0) {

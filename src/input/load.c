@@ -2513,13 +2513,13 @@ static const char *const compare_search_keys[] = {
 	"format", "version", "model_file", "model_fingerprint", "cluster_file",
 	"cluster_fingerprint", "memory_limit_bytes", "devices", "global_batch_size", "considered",
 	"pruned", "pruned_memory", "pruned_bound", "invalid", "simulated",
-	"infeasible", "faster_unfit", "seconds", "top", "families", "compared",
-	NULL};
+	"infeasible", "faster_unfit", "seconds", "tie_band", "ties",
+	"headroom_bytes", "top", "families", "compared", NULL};
 static const char *const compare_entry_keys[] = {
 	"name", "pipeline", "transformer", "micro_batch_size", "recompute",
 	"fits", "iteration_ms", "tokens_per_s", "mfu", "peak_memory_bytes",
-	"bubble_fraction", "lower_bound_ms", "rank", "rank_exact", "in_space",
-	NULL};
+	"bubble_fraction", "lower_bound_ms", "headroom_bytes", "rank",
+	"rank_exact", "in_space", NULL};
 static const char *const compare_pipeline_keys[] = {
 	"schedule", "stages", "microbatches", "chunks", "tensor_parallel",
 	"data_parallel", "context_parallel", "global_batch_size", "zero",

@@ -1997,6 +1997,18 @@ static void rank_rest(search_run *r, size_t stop)
 		r->cmp[j].rank_exact = r->cmp[j].fits &&
 				       !(r->least_unsimulated <= r->cmp[j].e.iteration_ms);
 	}
+	/* one that ties with the fastest ranks among the ties, by headroom
+	 * (every tie was simulated); the others rank after all the ties,
+	 * which are all faster, as counted */
+	for (int j = 0; j < r->nc && r->ntop > 0; j++) {
+		if (!r->cmp[j].fits || !ties_fastest(r, &r->cmp[j].e))
+			continue;
+		cand x = {.e = r->cmp[j].e, .order = r->cmp_order[j]};
+		r->cmp[j].rank = 1;
+		for (size_t i = 0; i < r->nfits; i++)
+			r->cmp[j].rank += ties_fastest(r, &r->fits[i].e) &&
+					  cmp_tie(&r->fits[i], &x) < 0;
+	}
 	out->compared = r->cmp;
 	out->n_compared = r->nc;
 	for (size_t i = stop; i < r->live; i++)
