@@ -1688,7 +1688,7 @@ START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 	refused(dir, 1, "ppcc: v1.json:3:14: error: version: 1 does not record "
 		"the files the search read; run the search again with this ppcc\n",
 		(const char *const[]){"--from-search", "v1.json", NULL});
-	refused(dir, 1, "ppcc: s.json:17:10: error: top: --rank 4: the search "
+	refused(dir, 1, "ppcc: s.json:20:10: error: top: --rank 4: the search "
 		"ranked 3 configurations; give 1 to 3\n",
 		(const char *const[]){"--from-search", "s.json", "--rank", "4",
 				      NULL});
@@ -1736,7 +1736,7 @@ START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 	TU_PPCC(&r, "plan", "--from-search", odd);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strncmp(r.err, "ppcc: ", 6) == 0 &&
-		      strstr(r.err, "/other.json:18:5: warning: the plan's "
+		      strstr(r.err, "/other.json:21:5: warning: the plan's "
 			     "iteration ("), "%s", r.err);
 	tu_run_free(&r);
 	free(json);

@@ -135,7 +135,7 @@ static double gib(double b)
 /* x to the digits a relative uncertainty of band supports: its last
  * digit at most a tenth of band x (3 or 4 significant figures for a
  * band of a few percent), in width columns; one decimal when band is
- * 0, none for 0. */
+ * 0 (ppcc search always has one), none for 0. */
 static void put_sig(FILE *f, int width, double x, double band)
 {
 	int dec = x == 0 ? 0 : 1;
@@ -213,8 +213,7 @@ static int entry_value(const ppcc_search_entry *e, int dim)
 	}
 }
 
-/* The winner's binding constraints, and what the best of each other
- * family loses against it. */
+/* The same settings (the figures aside). */
 static int same_entry(const ppcc_search_entry *a, const ppcc_search_entry *b)
 {
 	return a->t == b->t && a->p == b->p && a->d == b->d && a->cp == b->cp &&
@@ -223,6 +222,8 @@ static int same_entry(const ppcc_search_entry *a, const ppcc_search_entry *b)
 	       a->kind == b->kind && a->ep == b->ep && a->etp == b->etp;
 }
 
+/* The winner's binding constraints, the ties and the headroom, and what
+ * the best of each other family loses against the fastest. */
 static void emit_why(FILE *f, const ppcc_config *cfg,
 		     const ppcc_search_options *so, const char *headroom_why,
 		     const ppcc_search_result *r)
@@ -318,7 +319,7 @@ static void table_row(FILE *f, const char *rank, const ppcc_search_entry *e,
 		const ppcc_search_entry *fast = &r->fastest;
 		put_sig(f, 12, e->iteration_ms, band);
 		fputs("  ", f);
-		put_sig(f, 8, e->tokens_per_s, band > 0 ? band : 1);
+		put_sig(f, 8, e->tokens_per_s, band);
 		fprintf(f, "  %5.1f%%  %8.2f  %8.2f  %5.1f%%  %s\n", 100 * e->mfu,
 			gib(e->peak_bytes), gib(e->headroom_bytes),
 			100 * e->bubble, same_entry(e, fast) ? "fastest"

@@ -52,6 +52,8 @@
 #define DEFAULT_INTER_US 10.0
 #define DEFAULT_DEVICES_PER_NODE 8
 #define DEFAULT_MEMORY_BANDWIDTH_GB_S 2000.0
+/* The one reserve (ppcc(5), reserved_gib): the CUDA context and NCCL's
+ * buffers; the examples and the presets take it too. */
 #define DEFAULT_RESERVED_GIB 2.0
 #define DEFAULT_GRAD_BYTES 4.0
 /* Plausibility: no device is faster or holds more (a warning; the
