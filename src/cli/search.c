@@ -248,7 +248,8 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 	fprintf(f, " ms) tie with it and rank first, the most headroom "
 		"first; the band is the median over pairs of runs of the "
 		"difference of their errors (predicted / measured - 1), %s; "
-		"the percentages below are against the fastest\n", from);
+		"the percentages and settings below are against the fastest\n",
+		from);
 	fprintf(f, "  headroom: the winner leaves %.2f GiB free beyond the "
 		"reserve at its peak", gib(w->headroom_bytes));
 	if (!same_entry(w, fast))
@@ -270,7 +271,7 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 		w->p == 1 ? "" : "s");
 	for (int i = 0; i < r->n_families; i++) {
 		const ppcc_search_family *x = &r->families[i];
-		if (x->value == entry_value(w, x->dim))
+		if (x->value == entry_value(fast, x->dim))
 			continue;
 		char label[64];
 		family_label(label, sizeof label, x->dim, x->value);
@@ -278,7 +279,7 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 			/* some of it not simulated might be faster than its
 			 * best simulated */
 			char diff[256];
-			differences(diff, sizeof diff, w, &x->best);
+			differences(diff, sizeof diff, fast, &x->best);
 			fprintf(f, "  %s: %.1f%% to %.1f%% slower (the best simulated: "
 				"%s; the rest by their bound)\n", label,
 				100 * (x->bound_ms / fast->iteration_ms - 1),
@@ -286,7 +287,7 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 				diff);
 		} else if (x->has_best) {
 			char diff[256];
-			differences(diff, sizeof diff, w, &x->best);
+			differences(diff, sizeof diff, fast, &x->best);
 			fprintf(f, "  %s: at best %.1f%% slower (%s)\n", label,
 				100 * (x->best.iteration_ms / fast->iteration_ms - 1),
 				diff);
