@@ -724,7 +724,7 @@ int ppcc_cli_search(int argc, char **argv)
 			     ppcc_cli_real(num, 0, headroom_pct ? 99 : 1e6,
 					   &headroom) < 0))
 				return sr_usage("--headroom: '%s' is not GiB or a "
-						"percent under 100 (2, 1.5%)", optarg);
+						"percent under 100 (2, 1.5%%)", optarg);
 			headroom_given = 1;
 			break;
 		}

@@ -92,7 +92,7 @@ double ppcc_device_tie_band(char *out, size_t size, const ppcc_cluster *cl)
 			stand_in = pr->name;
 		if (pr && pr->calibration && !dg->efficiency_given)
 			b = pr->tie_band;
-		if (!from || b > band) {
+		if (g == 0 || b > band) {
 			band = b;
 			from = pr && pr->calibration && !dg->efficiency_given
 			       ? pr : NULL;

@@ -2029,7 +2029,8 @@ static int rank_ties(search_run *r, ppcc_search_entry *top)
 		if (ties_fastest(r, &r->fits[i].e))
 			r->fits[n++] = r->fits[i];
 	r->out->ties = (long)n;
-	qsort(r->fits, n, sizeof *r->fits, cmp_tie);
+	if (n > 1)
+		qsort(r->fits, n, sizeof *r->fits, cmp_tie);
 	int k = 0;
 	for (size_t i = 0; i < n && k < r->ntop; i++)
 		top[k++] = r->fits[i].e;
