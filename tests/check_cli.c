@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,14 @@ START_TEST(cli_devices_lists_the_catalogue)
 				     "0.64   NVIDIA A100 SXM4 80 GB\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "\na100: calibrated on SC'21 "
 				     "Table 1, 7 runs fitted; 3.4% off on "
-				     "average (at most 7.1%) on 3 held out\n"));
+				     "average (at most 7.1%) on 3 held out;\n"
+				     "  configurations tie within 4.5% (the median "
+				     "difference of two runs' errors)\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\n*: uncalibrated, no published run "
+				     "calibrates it yet: the A100's constant, "
+				     "fitted on SC'21 Table 1, stands in;\n"
+				     "  configurations tie within the a100's "
+				     "4.5%\n"));
 	tu_run_free(&r);
 
 	TU_PPCC(&r, "devices", "-f", "json");
@@ -120,6 +128,8 @@ START_TEST(cli_devices_lists_the_catalogue)
 					"bf16_tflops")), p->bf16);
 		ck_assert_double_eq(json_real_value(json_object_get(o,
 					"efficiency")), p->efficiency);
+		ck_assert_double_eq(json_real_value(json_object_get(o,
+					"tie_band_pct")), p->tie_band);
 		ck_assert(json_is_null(json_object_get(o, "calibration")) ==
 			  (p->calibration == NULL));
 		ck_assert(json_is_true(json_object_get(o, "nvlink_sharp")) ==
@@ -215,8 +225,11 @@ END_TEST
 START_TEST(cli_one_command_searches_the_presets)
 {
 	tu_run r;
-	TU_PPCC(&r, "search", "--model", "llama3-70b", "--devices", "64xh100",
-		"--global-batch", "4M", "--top", "3");
+	/* the ties within the band are simulated too: longer than 60 s
+	 * under the sanitizers */
+	tu_ppcc_run(&r, NULL, NULL, 300, (const char *const[]){"search",
+		    "--model", "llama3-70b", "--devices", "64xh100",
+		    "--global-batch", "4M", "--top", "3", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.err, "");
 	static const char head[] =
@@ -567,6 +580,77 @@ START_TEST(cli_usage_errors_exit_two)
 }
 END_TEST
 
+/* --headroom GIB|PCT%: a bad value is a usage error naming the option;
+ * a configuration fits only when every device leaves that much free
+ * beyond the reserve (the JSON's headroom_bytes, each entry's at least
+ * it), so a headroom above the default winner's changes the winner; a
+ * percent is of the memory a device has for training. */
+START_TEST(cli_headroom_sets_what_a_configuration_leaves_free)
+{
+	char *tiny = example("tiny.yaml");
+	const char *bad[] = {"abc", "100%", "-1", "%", "1e9", "2GiB"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		tu_run r;
+		TU_PPCC(&r, "search", tiny, "--headroom", bad[i]);
+		ck_assert_msg(r.status == 2, "%s: exit %d", bad[i], r.status);
+		ck_assert_msg(strncmp(r.err, "ppcc: --headroom: '", 19) == 0,
+			      "%s: %s", bad[i], r.err);
+		ck_assert_str_eq(r.out, "");
+		tu_run_free(&r);
+	}
+	/* tiny's devices: 24 GiB less a reserve of 2 */
+	double least = INFINITY, winner = 0;
+	const char *values[] = {"0", "10%", NULL};
+	for (int k = 0; k < 3; k++) {
+		char more[32];
+		const char *h = values[k];
+		if (k == 2) {
+			/* above the winner's of --headroom 0 */
+			snprintf(more, sizeof more, "%.3f", winner / 1073741824.0 + 0.01);
+			h = more;
+		}
+		tu_run r;
+		TU_PPCC(&r, "search", tiny, "--headroom", h, "-f", "json");
+		ck_assert_msg(r.status == 0, "%s: %s", h, r.err);
+		json_error_t je;
+		json_t *j = json_loads(r.out, 0, &je);
+		ck_assert_ptr_nonnull(j);
+		double want = json_number_value(json_object_get(j, "headroom_bytes"));
+		if (k == 0)
+			ck_assert(want == 0);
+		else if (k == 1)
+			ck_assert_double_eq_tol(want, 0.1 * 22 * 1073741824.0, 1);
+		else
+			ck_assert_double_eq_tol(want, atof(h) * 1073741824.0, 1);
+		json_t *top = json_object_get(j, "top");
+		ck_assert_int_gt((int)json_array_size(top), 0);
+		least = INFINITY;
+		for (size_t i = 0; i < json_array_size(top); i++) {
+			double f = json_number_value(json_object_get(
+				json_array_get(top, i), "headroom_bytes"));
+			ck_assert_msg(f >= want, "%s: entry %zu leaves %g", h, i, f);
+			if (f < least)
+				least = f;
+		}
+		if (k == 0)
+			winner = json_number_value(json_object_get(
+				json_array_get(top, 0), "headroom_bytes"));
+		else if (k == 2)
+			ck_assert(json_number_value(json_object_get(
+				json_array_get(top, 0), "headroom_bytes")) > winner);
+		json_decref(j);
+		tu_run_free(&r);
+	}
+	/* the text names it */
+	tu_run r;
+	TU_PPCC(&r, "search", tiny, "--headroom", "1.5");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "a configuration fits when it leaves 1.50 GiB "
+			     "(--headroom)"), "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* A usage error names the option and the value refused; a bad --prefix
  * is one (exit 2, before any input is read: x.yaml does not exist), and
  * so is a --fix of a dimension already fixed to another value. */
@@ -857,6 +941,7 @@ Suite *suite_cli(void)
 		cli_plan_names_the_preset_and_its_calibration,
 		cli_trainer_option_plans_that_trainers_memory,
 		cli_usage_errors_name_the_option,
+		cli_headroom_sets_what_a_configuration_leaves_free,
 		cli_plan_writes_output_file,
 		cli_bad_input_leaves_existing_output_untouched,
 		cli_unwritable_output_exits_three,

@@ -7,6 +7,7 @@
  * the MFU of whole plans, ZeRO-3, context parallelism and measured
  * times; and the located errors and warnings of the new keys. */
 #include <check.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1225,6 +1226,32 @@ START_TEST(fidelity_table_in_docs_is_what_make_fidelity_prints)
 }
 END_TEST
 
+/* make fidelity checks the catalogue's tie band against the one the
+ * rows give: a ppcc whose catalogue says another band (its `devices -f
+ * json` rewritten) fails it, naming the band. */
+START_TEST(fidelity_fails_when_the_catalogues_tie_band_is_not_the_rows)
+{
+	char *dir = tu_mkdtemp();
+	char wrap[4096], text[8192], script[4096];
+	snprintf(script, sizeof script, "%s/tests/fidelity/run.sh", tu_src());
+	snprintf(text, sizeof text, "#!/bin/sh\n"
+		 "if [ \"$1\" = devices ]; then\n"
+		 "  '%s' \"$@\" | sed 's/\"tie_band_pct\": [0-9.]*/"
+		 "\"tie_band_pct\": 3.9/'\n"
+		 "else\n  exec '%s' \"$@\"\nfi\n", tu_ppcc(), tu_ppcc());
+	tu_write_in(wrap, sizeof wrap, dir, "ppcc", text);
+	ck_assert_int_eq(chmod(wrap, 0755), 0);
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 300,
+				     (char *[]){"sh", script, wrap, NULL}), 0);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "the catalogue's a100 row "
+		      "says a tie band of 3.9%; this run computes 4.5%"),
+		      "exit %d\n%s%s", r.status, r.out, r.err);
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 Suite *suite_iteration(void)
 {
 	return tu_suite("iteration", "iteration", 300, (const TTest *const[]){
@@ -1258,6 +1285,7 @@ Suite *suite_iteration(void)
 		global_batch_gives_microbatches_per_replica,
 		parallel_sizes_that_do_not_divide_are_located_errors,
 		fidelity_table_in_docs_is_what_make_fidelity_prints,
+		fidelity_fails_when_the_catalogues_tie_band_is_not_the_rows,
 		dp_bucket_mb_sets_the_buckets_and_is_checked,
 		simulator_iteration_and_prediction_time_reductions_alike,
 		NULL});

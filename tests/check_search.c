@@ -625,8 +625,9 @@ START_TEST(nothing_fits_says_what_is_closest_and_what_would_fit)
 	char *dir = tu_mkdtemp();
 	const char *model = example_variant(dir, "llama3-70b.yaml", "small.yaml",
 					    "devices: 256", "devices: 8", "");
+	/* no headroom: the devices' memory as it was fitted to */
 	char *argv[] = {(char *)tu_ppcc(), "search", (char *)model,
-			"--global-batch", "64", NULL};
+			"--global-batch", "64", "--headroom", "0", NULL};
 	tu_run r;
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
 	ck_assert_int_eq(r.status, 1);
@@ -642,7 +643,8 @@ START_TEST(nothing_fits_says_what_is_closest_and_what_would_fit)
 	const char *bigger = example_variant(dir, "llama3-70b.yaml", "16.yaml",
 					     "devices: 256", "devices: 16", "");
 	char *bargv[] = {(char *)tu_ppcc(), "search", (char *)bigger,
-			 "--global-batch", "64", "--top", "1", NULL};
+			 "--global-batch", "64", "--top", "1", "--headroom",
+			 "0", NULL};
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, bargv), 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
@@ -786,7 +788,7 @@ START_TEST(compared_configurations_rank_where_the_search_ranks_them)
 			 "--compare", own, NULL};
 	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, targv), 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_msg(strstr(r.out, ":18:5): rank 1, the same settings as the "
+	ck_assert_msg(strstr(r.out, ":21:5): rank 1, the same settings as the "
 			     "winner\n"), "%s", r.out);
 	tu_run_free(&r);
 
@@ -1822,7 +1824,7 @@ START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 	refused(dir, 1, "ppcc: v1.json:3:14: error: version: 1 does not record "
 		"the files the search read; run the search again with this ppcc\n",
 		(const char *const[]){"--from-search", "v1.json", NULL});
-	refused(dir, 1, "ppcc: s.json:17:10: error: top: --rank 4: the search "
+	refused(dir, 1, "ppcc: s.json:20:10: error: top: --rank 4: the search "
 		"ranked 3 configurations; give 1 to 3\n",
 		(const char *const[]){"--from-search", "s.json", "--rank", "4",
 				      NULL});
@@ -1870,7 +1872,7 @@ START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 	TU_PPCC(&r, "plan", "--from-search", odd);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strncmp(r.err, "ppcc: ", 6) == 0 &&
-		      strstr(r.err, "/other.json:18:5: warning: the plan's "
+		      strstr(r.err, "/other.json:21:5: warning: the plan's "
 			     "iteration ("), "%s", r.err);
 	tu_run_free(&r);
 	free(json);
@@ -1933,6 +1935,91 @@ START_TEST(from_search_with_what_contradicts_it_is_a_usage_error)
 }
 END_TEST
 
+/* Ties (options.tie_band): the search with a band against the same
+ * search exhaustive, and without a band.  Every configuration within
+ * the band of the fastest was simulated (the pruned run counts as many
+ * ties as the exhaustive one, and ranks the same top), the ties rank
+ * first by the most headroom, and here a faster configuration with
+ * less headroom is outranked by a tied one with more, which the search
+ * without a band ranks the other way round. */
+START_TEST(ties_rank_by_headroom_within_the_band)
+{
+	ppcc_search_options o = {.top = 5, .tie_band = 0.045,
+				 .fix = {.recompute = -1, .zero = -1,
+					 .kind = -1}};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_search_result tied, all, plain;
+	search_example(&tied, a, &cfg, "llama3-8b.yaml", &o);
+	o.exhaustive = 1;
+	search_example(&all, a, &cfg, "llama3-8b.yaml", &o);
+	o.exhaustive = 0;
+	o.tie_band = 0;
+	search_example(&plain, a, &cfg, "llama3-8b.yaml", &o);
+	ck_assert_int_gt(tied.ties, o.top);
+	ck_assert_int_eq(tied.ties, all.ties);
+	ck_assert_int_eq(tied.n_top, 5);
+	for (int i = 0; i < tied.n_top; i++) {
+		const ppcc_search_entry *x = &tied.top[i], *y = &all.top[i];
+		ck_assert_msg(x->iteration_ms == y->iteration_ms &&
+			      x->headroom_bytes == y->headroom_bytes,
+			      "rank %d: pruned %.3f ms %.0f B free, exhaustive "
+			      "%.3f ms %.0f B free", i + 1, x->iteration_ms,
+			      x->headroom_bytes, y->iteration_ms,
+			      y->headroom_bytes);
+		ck_assert(x->iteration_ms < tied.fastest.iteration_ms * 1.045);
+		if (i > 0)
+			ck_assert(x->headroom_bytes <= tied.top[i - 1].headroom_bytes);
+	}
+	/* the fastest is the search's without a band */
+	ck_assert(tied.fastest.iteration_ms == plain.top[0].iteration_ms);
+	const ppcc_search_entry *w = &tied.top[0], *f = &tied.fastest;
+	ck_assert_msg(w->iteration_ms > f->iteration_ms &&
+		      w->headroom_bytes > f->headroom_bytes,
+		      "the winner (%.3f ms, %.0f B free) is not a slower tie "
+		      "with more headroom than the fastest (%.3f ms, %.0f B)",
+		      w->iteration_ms, w->headroom_bytes, f->iteration_ms,
+		      f->headroom_bytes);
+	/* without a band the fastest ranks first */
+	ck_assert(plain.top[0].iteration_ms < w->iteration_ms);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* The threshold pruning compares with is the K-th best or the fastest
+ * x (1 + band): with K = 1 the search finds every tie that a search
+ * listing 1000 finds, among them one whose bound lies above the
+ * fastest's iteration, which the K-th best alone (the search without a
+ * band) prunes. */
+START_TEST(a_configuration_within_the_band_is_simulated)
+{
+	ppcc_search_options o = {.top = 1, .tie_band = 0.045,
+				 .fix = {.recompute = -1, .zero = -1,
+					 .kind = -1}};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_search_result tied, plain, many;
+	search_example(&tied, a, &cfg, "llama3-8b.yaml", &o);
+	o.top = 1000;
+	search_example(&many, a, &cfg, "llama3-8b.yaml", &o);
+	o.top = 1;
+	o.tie_band = 0;
+	search_example(&plain, a, &cfg, "llama3-8b.yaml", &o);
+	ck_assert_int_gt(tied.ties, 1);
+	ck_assert_int_eq(tied.ties, many.ties);
+	ck_assert_int_gt(tied.simulated, plain.simulated);
+	ck_assert(tied.fastest.iteration_ms == plain.top[0].iteration_ms);
+	/* the long list holds the ties first */
+	int beyond = 0;
+	for (long i = 0; i < many.ties && i < many.n_top; i++)
+		beyond += many.top[i].lower_bound_ms > plain.top[0].iteration_ms;
+	ck_assert_int_gt(beyond, 0);
+	ck_assert(tied.top[0].iteration_ms == many.top[0].iteration_ms &&
+		  tied.top[0].headroom_bytes == many.top[0].headroom_bytes);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 Suite *suite_search(void)
 {
 	Suite *s = tu_suite("search", "search", 300, (const TTest *const[]){
@@ -1950,6 +2037,8 @@ Suite *suite_search(void)
 		compared_configurations_rank_where_the_search_ranks_them,
 		a_bad_compare_file_is_located_and_nothing_is_written,
 		the_winners_plan_is_planned_under_the_memory_limit,
+		ties_rank_by_headroom_within_the_band,
+		a_configuration_within_the_band_is_simulated,
 		NULL});
 	tu_tcase(s, "from_search", 300, (const TTest *const[]){
 		a_search_entry_plans_to_the_figures_the_search_printed,

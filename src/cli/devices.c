@@ -53,12 +53,16 @@ static void devices_text(FILE *f)
 		const ppcc_device_preset *p = &ppcc_device_presets[i];
 		if (p->calibration)
 			fprintf(f, "%s: calibrated on %s, %d runs fitted; %.1f%% "
-				"off on average (at most %.1f%%) on %d held out\n",
+				"off on average (at most %.1f%%) on %d held out;\n"
+				"  configurations tie within %.1f%% (the median "
+				"difference of two runs' errors)\n",
 				p->name, p->calibration, p->fitted_runs,
-				p->held_error, p->held_worst, p->held_runs);
+				p->held_error, p->held_worst, p->held_runs,
+				p->tie_band);
 	}
-	fprintf(f, "*: uncalibrated, no published run calibrates it yet: %s\n",
-		PPCC_UNCALIBRATED_WHY);
+	fprintf(f, "*: uncalibrated, no published run calibrates it yet: %s;\n"
+		"  configurations tie within the a100's %.1f%%\n",
+		PPCC_UNCALIBRATED_WHY, PPCC_UNCALIBRATED_TIE_BAND);
 	fputs("Sources for every figure: doc/design/devices.md.  Name one with\n"
 	      "`device: NAME` or `device: {preset: NAME, memory_gib: 95}` (ppcc(5)).\n",
 	      f);
@@ -71,7 +75,7 @@ static json_t *devices_json(void)
 		const ppcc_device_preset *p = &ppcc_device_presets[i];
 		json_t *o = json_pack(
 			"{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:b, s:f,"
-			" s:s?, s:i, s:i, s:f, s:f}",
+			" s:s?, s:i, s:i, s:f, s:f, s:f}",
 			"name", p->name, "device", p->label, "tf32_tflops", p->tf32,
 			"bf16_tflops", p->bf16, "fp8_tflops", p->fp8, "memory_gib",
 			p->memory_gib, "memory_gb_s", p->memory_gb_s,
@@ -80,7 +84,7 @@ static json_t *devices_json(void)
 			"nvlink_sharp", p->nvls != 0, "efficiency", p->efficiency, "calibration", p->calibration,
 			"fitted_runs", p->fitted_runs, "held_runs", p->held_runs,
 			"held_error_pct", p->held_error, "held_worst_pct",
-			p->held_worst);
+			p->held_worst, "tie_band_pct", p->tie_band);
 		if (!o || json_array_append_new(list, o) < 0) {
 			json_decref(list);
 			return NULL;

@@ -87,7 +87,7 @@ static void usage(FILE *f)
 	fputs("                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
 	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
 	      "                   [--time-limit S] [--compare FILE] [--jobs N]\n"
-	      "                   [--trainer megatron|torchtitan|deepspeed]\n"
+	      "                   [--trainer megatron|torchtitan|deepspeed] [--headroom GIB|PCT%]\n"
 	      "       ppcc search --model NAME --devices COUNTxPRESET [options as above]\n"
 	      "       ppcc devices [-f|--format text|json] [-h|--help]\n"
 	      "       ppcc models [-f|--format text|json] [-h|--help]\n"

@@ -10,12 +10,17 @@
  *   ppcc search --model NAME --devices COUNTxPRESET [--global-batch ...] ...
  *               [-f text|json|megatron|megatron-bridge|torchtitan|torchtitan-toml|
  *                   deepspeed] [-o FILE]
- *               [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]
+ *               [--fix KEY=VALUE ...] [--memory-limit GIB]
+ *               [--headroom GIB|PCT%] [--allow-idle]
  *               [--exhaustive] [--compare FILE] [--jobs N]
  *               [--max-actions N] [--max-work N] [--time-limit S]
  *
  * --model and --devices build the input from the catalogues' presets
  * (presets.c) in place of FILE; a global batch with K or M counts tokens.
+ * Configurations tie when their iterations differ by less than the
+ * devices' tie band (ppcc_device_tie_band); the text prints times to the
+ * digits that band supports (JSON: every digit).  --headroom is the
+ * memory a configuration must leave free beyond the reserve.
  * The output is composed in memory and written only when complete.  Exit
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
  * write, 4 internal.
@@ -127,6 +132,24 @@ static double gib(double b)
 	return b / (1024.0 * 1024.0 * 1024.0);
 }
 
+/* x to the digits a relative uncertainty of band supports: its last
+ * digit at most a tenth of band x (3 or 4 significant figures for a
+ * band of a few percent), in width columns; one decimal when band is
+ * 0 (ppcc search always has one), none for 0. */
+static void put_sig(FILE *f, int width, double x, double band)
+{
+	int dec = x == 0 ? 0 : 1;
+	if (band > 0 && x > 0 && isfinite(x)) {
+		int k = (int)floor(log10(band * x / 10));
+		if (k > 0) {
+			double unit = pow(10, k);
+			x = round(x / unit) * unit;
+		}
+		dec = k < 0 ? -k : 0;
+	}
+	fprintf(f, "%*.*f", width, dec, x);
+}
+
 /* What differs between the winner and another entry, as "p 8, v 2". */
 static void differences(char *buf, size_t size, const ppcc_search_entry *w,
 			const ppcc_search_entry *e)
@@ -190,23 +213,52 @@ static int entry_value(const ppcc_search_entry *e, int dim)
 	}
 }
 
-/* The winner's binding constraints, and what the best of each other
- * family loses against it. */
+/* The same settings (the figures aside). */
+static int same_entry(const ppcc_search_entry *a, const ppcc_search_entry *b)
+{
+	return a->t == b->t && a->p == b->p && a->d == b->d && a->cp == b->cp &&
+	       a->v == b->v && a->b == b->b && a->m == b->m &&
+	       a->recompute == b->recompute && a->zero == b->zero &&
+	       a->kind == b->kind && a->ep == b->ep && a->etp == b->etp;
+}
+
+/* The winner's binding constraints, the ties and the headroom, and what
+ * the best of each other family loses against the fastest. */
 static void emit_why(FILE *f, const ppcc_config *cfg,
+		     const ppcc_search_options *so, const char *headroom_why,
 		     const ppcc_search_result *r)
 {
 	const ppcc_cluster *cl = &cfg->cluster;
 	const ppcc_search_entry *w = &r->top[0];
 	char what[256];
 	ppcc_search_entry_describe(what, sizeof what, w);
-	fprintf(f, "why: %s: %.1f ms an iteration, %.1f%% bubble\n", what,
-		w->iteration_ms, 100 * w->bubble);
+	const ppcc_search_entry *fast = &r->fastest;
+	double tb = so->tie_band;
+	fprintf(f, "why: %s: ", what);
+	put_sig(f, 0, w->iteration_ms, tb);
+	fprintf(f, " ms an iteration, %.1f%% bubble\n", 100 * w->bubble);
 	char band[256];
 	ppcc_time_band(band, sizeof band, cl);
 	fprintf(f, "  uncertainty: %s\n", band);
+	char from[256];
+	ppcc_device_tie_band(from, sizeof from, cl);
+	fprintf(f, "  ties: %ld configuration%s within %.1f%% of the fastest "
+		"(", r->ties, r->ties == 1 ? "" : "s", 100 * tb);
+	put_sig(f, 0, fast->iteration_ms, tb);
+	fprintf(f, " ms) tie with it and rank first, the most headroom "
+		"first; the band is the median over pairs of runs of the "
+		"difference of their errors (predicted / measured - 1), %s; "
+		"the percentages and settings below are against the fastest\n",
+		from);
+	fprintf(f, "  headroom: the winner leaves %.2f GiB free beyond the "
+		"reserve at its peak", gib(w->headroom_bytes));
+	if (!same_entry(w, fast))
+		fprintf(f, ", the fastest %.2f GiB", gib(fast->headroom_bytes));
+	fprintf(f, "; a configuration fits when it leaves %.2f GiB (%s)\n",
+		gib(so->headroom_bytes), headroom_why);
 	fprintf(f, "  memory: the fullest device peaks at %.2f of %.2f GiB "
 		"(%.2f reserved); %ld configuration%s with a bound under the "
-		"winner's iteration do%s not fit\n", gib(w->peak_bytes),
+		"fastest's iteration do%s not fit\n", gib(w->peak_bytes),
 		gib(r->memory_bytes), gib(cl->reserved_bytes), r->faster_unfit,
 		r->faster_unfit == 1 ? "" : "s",
 		r->faster_unfit == 1 ? "es" : "");
@@ -219,7 +271,7 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 		w->p == 1 ? "" : "s");
 	for (int i = 0; i < r->n_families; i++) {
 		const ppcc_search_family *x = &r->families[i];
-		if (x->value == entry_value(w, x->dim))
+		if (x->value == entry_value(fast, x->dim))
 			continue;
 		char label[64];
 		family_label(label, sizeof label, x->dim, x->value);
@@ -227,22 +279,22 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 			/* some of it not simulated might be faster than its
 			 * best simulated */
 			char diff[256];
-			differences(diff, sizeof diff, w, &x->best);
+			differences(diff, sizeof diff, fast, &x->best);
 			fprintf(f, "  %s: %.1f%% to %.1f%% slower (the best simulated: "
 				"%s; the rest by their bound)\n", label,
-				100 * (x->bound_ms / w->iteration_ms - 1),
-				100 * (x->best.iteration_ms / w->iteration_ms - 1),
+				100 * (x->bound_ms / fast->iteration_ms - 1),
+				100 * (x->best.iteration_ms / fast->iteration_ms - 1),
 				diff);
 		} else if (x->has_best) {
 			char diff[256];
-			differences(diff, sizeof diff, w, &x->best);
+			differences(diff, sizeof diff, fast, &x->best);
 			fprintf(f, "  %s: at best %.1f%% slower (%s)\n", label,
-				100 * (x->best.iteration_ms / w->iteration_ms - 1),
+				100 * (x->best.iteration_ms / fast->iteration_ms - 1),
 				diff);
 		} else if (!isinf(x->bound_ms)) {
 			fprintf(f, "  %s: at least %.1f%% slower (its bound; "
 				"none simulated)\n", label,
-				100 * (x->bound_ms / w->iteration_ms - 1));
+				100 * (x->bound_ms / fast->iteration_ms - 1));
 		} else if (x->pruned_memory + x->infeasible > 0) {
 			fprintf(f, "  %s: none of %ld fits (%ld over by a memory "
 				"bound, %ld simulated over)\n", label,
@@ -256,7 +308,7 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 
 /* A mixture of experts' rows add ep and etp after cp. */
 static void table_row(FILE *f, const char *rank, const ppcc_search_entry *e,
-		      int fits)
+		      int fits, const ppcc_search_result *r, double band)
 {
 	fprintf(f, "%4s %3d %4d %4d %3d ", rank, e->t, e->p, e->d, e->cp);
 	if (e->etp > 0)
@@ -264,11 +316,17 @@ static void table_row(FILE *f, const char *rank, const ppcc_search_entry *e,
 	fprintf(f, "%2d %3d %5d  %-9s  %4d  %-14s  ", e->v, e->b, e->m,
 		recompute_names[e->recompute], e->zero,
 		ppcc_schedule_kind_name(e->kind));
-	if (fits)
-		fprintf(f, "%12.1f  %8.0f  %5.1f%%  %8.2f  %5.1f%%\n",
-			e->iteration_ms, e->tokens_per_s, 100 * e->mfu,
-			gib(e->peak_bytes), 100 * e->bubble);
-	else
+	if (fits) {
+		const ppcc_search_entry *fast = &r->fastest;
+		put_sig(f, 12, e->iteration_ms, band);
+		fputs("  ", f);
+		put_sig(f, 8, e->tokens_per_s, band);
+		fprintf(f, "  %5.1f%%  %8.2f  %8.2f  %5.1f%%  %s\n", 100 * e->mfu,
+			gib(e->peak_bytes), gib(e->headroom_bytes),
+			100 * e->bubble, same_entry(e, fast) ? "fastest"
+			: e->iteration_ms < fast->iteration_ms * (1 + band)
+			? "yes" : "-");
+	} else
 		fputs("does not fit\n", f);
 }
 
@@ -277,20 +335,20 @@ static void table_head(FILE *f, const ppcc_config *cfg)
 	const ppcc_transformer *tf = cfg->model.transformer;
 	fprintf(f, "rank   t    p    d  cp %s v   b     m  recompute  zero  "
 		"schedule        iteration_ms  tokens/s     MFU  peak_GiB  "
-		"bubble\n", tf && tf->moe.experts > 0 ? " ep etp " : "");
+		"free_GiB  bubble  tie\n", tf && tf->moe.experts > 0 ? " ep etp " : "");
 }
 
 /* The compared configurations beside the winner: each one's rank among
  * the search's configurations and figures, then a line each of what it
  * is and what it loses. */
-static void emit_compared(FILE *f, const ppcc_config *cfg,
+static void emit_compared(FILE *f, const ppcc_config *cfg, double band,
 			  const ppcc_search_result *r)
 {
 	const ppcc_search_entry *w = &r->top[0];
 	fputs("compared: the winner, then each configuration of the file "
 	      "with its rank among the search's\n", f);
 	table_head(f, cfg);
-	table_row(f, "1", w, 1);
+	table_row(f, "1", w, 1, r, band);
 	for (int i = 0; i < r->n_compared; i++) {
 		const ppcc_search_compared *c = &r->compared[i];
 		char rank[32];
@@ -300,7 +358,7 @@ static void emit_compared(FILE *f, const ppcc_config *cfg,
 			snprintf(rank, sizeof rank, "%ld", c->rank);
 		else
 			snprintf(rank, sizeof rank, ">%ld", c->rank - 1);
-		table_row(f, rank, &c->e, c->fits);
+		table_row(f, rank, &c->e, c->fits, r, band);
 	}
 	for (int i = 0; i < r->n_compared; i++) {
 		const ppcc_search_compared *c = &r->compared[i];
@@ -325,16 +383,18 @@ static void emit_compared(FILE *f, const ppcc_config *cfg,
 			 c->e.iteration_ms == w->iteration_ms)
 			fprintf(f, "rank 1, %s as the winner", diff);
 		else
-			fprintf(f, "rank %s%ld, %.1f%% slower than the winner (%s)",
+			fprintf(f, "rank %s%ld, %.1f%% slower than the fastest (%s)",
 				c->rank_exact ? "" : "over ",
 				c->rank_exact ? c->rank : c->rank - 1,
-				100 * (c->e.iteration_ms / w->iteration_ms - 1), diff);
+				100 * (c->e.iteration_ms / r->fastest.iteration_ms - 1),
+				diff);
 		fputs(c->in_space ? "\n" : "; not in the search's space\n", f);
 	}
 	fputc('\n', f);
 }
 
 static void emit_text(FILE *f, const ppcc_config *cfg,
+		      const ppcc_search_options *so, const char *headroom_why,
 		      const ppcc_search_result *r)
 {
 	const ppcc_cluster *cl = &cfg->cluster;
@@ -354,12 +414,12 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 	for (int i = 0; i < r->n_top; i++) {
 		char rank[16];
 		snprintf(rank, sizeof rank, "%d", i + 1);
-		table_row(f, rank, &r->top[i], 1);
+		table_row(f, rank, &r->top[i], 1, r, so->tie_band);
 	}
 	fputc('\n', f);
 	if (r->n_compared > 0)
-		emit_compared(f, cfg, r);
-	emit_why(f, cfg, r);
+		emit_compared(f, cfg, so->tie_band, r);
+	emit_why(f, cfg, so, headroom_why, r);
 	fputc('\n', f);
 }
 
@@ -401,9 +461,11 @@ static void json_settings(FILE *f, const ppcc_config *cfg,
 	if (fits)
 		fprintf(f, ",\n%s \"iteration_ms\": %.17g, \"tokens_per_s\": %.17g, "
 			"\"mfu\": %.17g, \"peak_memory_bytes\": %.17g, "
-			"\"bubble_fraction\": %.17g, \"lower_bound_ms\": %.17g",
+			"\"bubble_fraction\": %.17g, \"lower_bound_ms\": %.17g, "
+			"\"headroom_bytes\": %.17g",
 			indent, e->iteration_ms, e->tokens_per_s, e->mfu,
-			e->peak_bytes, e->bubble, e->lower_bound_ms);
+			e->peak_bytes, e->bubble, e->lower_bound_ms,
+			e->headroom_bytes);
 }
 
 /* A JSON string as every JSON of ppcc writes it (ASCII, escaped). */
@@ -468,6 +530,10 @@ static void emit_json(FILE *f, const ppcc_config *cfg, const char *text,
 		r->considered, r->pruned_memory + r->pruned_bound,
 		r->pruned_memory, r->pruned_bound, r->invalid, r->simulated,
 		r->infeasible, r->faster_unfit, r->seconds);
+	/* the top's order: the ties with the fastest first, by headroom */
+	fprintf(f, "  \"tie_band\": %.17g,\n  \"ties\": %ld,\n"
+		"  \"headroom_bytes\": %.17g,\n", so->tie_band, r->ties,
+		so->headroom_bytes);
 	fputs("  \"top\": [\n", f);
 	for (int i = 0; i < r->n_top; i++) {
 		fputs("    ", f);
@@ -526,6 +592,38 @@ static void emit_json(FILE *f, const ppcc_config *cfg, const char *text,
 	fputs("  ]\n}\n", f);
 }
 
+/* The tie band from the devices' calibration, and the headroom in
+ * bytes: given in GiB, or pct percent of the memory a device has for
+ * training (the smallest's, --memory-limit's), by default
+ * PPCC_SEARCH_HEADROOM_PCT; why: where it comes from, in words. */
+static void search_ranking(ppcc_search_options *so, char *why, size_t size,
+			   const ppcc_config *cfg, int given, int pct,
+			   double headroom)
+{
+	const ppcc_cluster *cl = &cfg->cluster;
+	so->tie_band = ppcc_device_tie_band(NULL, 0, cl);
+	if (given && !pct) {
+		so->headroom_bytes = headroom * 1024.0 * 1024.0 * 1024.0;
+		snprintf(why, size, "--headroom");
+		return;
+	}
+	double least = INFINITY;
+	for (int g = 0; g < cl->n_groups; g++) {
+		double m = so->memory_limit_bytes > 0 ? so->memory_limit_bytes
+			   : cl->groups[g].memory_bytes;
+		if (m < least)
+			least = m;
+	}
+	double train = least - cl->reserved_bytes;
+	if (!given)
+		headroom = PPCC_SEARCH_HEADROOM_PCT;
+	so->headroom_bytes = train > 0 ? headroom / 100 * train : 0;
+	snprintf(why, size, "%g%% of %.2f GiB for training, %s", headroom,
+		 gib(train > 0 ? train : 0),
+		 given ? "--headroom" : "the default: the memory model's "
+		 "largest error on measured peaks");
+}
+
 static int load_compare(ppcc_search_options *so, ppcc_arena *a,
 			const char *path, ppcc_diag *d)
 {
@@ -539,7 +637,7 @@ int ppcc_cli_search(int argc, char **argv)
 {
 	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH, O_IDLE,
 	       O_COMPARE, O_JOBS, O_MAX_ACTIONS, O_MAX_WORK, O_TIME_LIMIT,
-	       O_MODEL, O_DEVICES, O_TRAINER };
+	       O_MODEL, O_DEVICES, O_TRAINER, O_HEADROOM };
 	static const struct option longopts[] = {
 		{"cluster", required_argument, NULL, O_CLUSTER},
 		{"global-batch", required_argument, NULL, O_GB},
@@ -556,6 +654,7 @@ int ppcc_cli_search(int argc, char **argv)
 		{"model", required_argument, NULL, O_MODEL},
 		{"devices", required_argument, NULL, O_DEVICES},
 		{"trainer", required_argument, NULL, O_TRAINER},
+		{"headroom", required_argument, NULL, O_HEADROOM},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -565,7 +664,9 @@ int ppcc_cli_search(int argc, char **argv)
 					  .kind = -1}};
 	const char *cluster = NULL, *output = NULL, *compare = NULL;
 	const char *model = NULL, *devices = NULL;
-	int trainer = -1;
+	int trainer = -1, headroom_given = 0, headroom_pct = 0;
+	double headroom = 0;
+	char headroom_why[160];
 	ppcc_cli_batch batch = {0};
 	const ppcc_format_info *fi = ppcc_format_of(PPCC_FMT_TEXT);
 	char names[256], unknown[320];
@@ -623,6 +724,20 @@ int ppcc_cli_search(int argc, char **argv)
 			so.memory_limit_bytes = g * 1024.0 * 1024.0 * 1024.0;
 			break;
 		}
+		case O_HEADROOM: {
+			size_t k = strlen(optarg);
+			char num[64];
+			headroom_pct = k > 0 && optarg[k - 1] == '%';
+			if (k - (size_t)headroom_pct >= sizeof num ||
+			    (snprintf(num, sizeof num, "%.*s",
+				      (int)(k - (size_t)headroom_pct), optarg),
+			     ppcc_cli_real(num, 0, headroom_pct ? 99 : 1e6,
+					   &headroom) < 0))
+				return sr_usage("--headroom: '%s' is not GiB or a "
+						"percent under 100 (2, 1.5%%)", optarg);
+			headroom_given = 1;
+			break;
+		}
 		case O_EXH: so.exhaustive = 1; break;
 		case O_IDLE: so.allow_idle = 1; break;
 		case O_COMPARE: compare = optarg; break;
@@ -676,10 +791,12 @@ int ppcc_cli_search(int argc, char **argv)
 			     "                   [-f %s] "
 			     "[-o FILE]\n"
 			     "                   [--fix KEY=VALUE ...] [--memory-limit GIB] "
-			     "[--allow-idle] [--exhaustive]\n"
-			     "                   [--compare FILE] [--jobs N] "
-			     "[--max-actions N] [--max-work N]\n"
-			     "                   [--time-limit S] [--trainer "
+			     "[--headroom GIB|PCT%%]\n"
+			     "                   [--allow-idle] [--exhaustive] "
+			     "[--compare FILE] [--jobs N]\n"
+			     "                   [--max-actions N] [--max-work N] "
+			     "[--time-limit S]\n"
+			     "                   [--trainer "
 			     "megatron|torchtitan|deepspeed]\n", names);
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
@@ -743,6 +860,8 @@ int ppcc_cli_search(int argc, char **argv)
 	/* the batch used, first: on the text's first line, else a note */
 	if (batch_line[0] && fi->format != PPCC_FMT_TEXT)
 		fprintf(stderr, "ppcc: note: %s", batch_line);
+	search_ranking(&so, headroom_why, sizeof headroom_why, &cfg,
+		       headroom_given, headroom_pct, headroom);
 	if ((compare && (err = load_compare(&so, a, compare, &d)) < 0) ||
 	    (err = ppcc_search(&r, a, &cfg, &so, &d)) < 0) {
 		rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
@@ -773,7 +892,7 @@ int ppcc_cli_search(int argc, char **argv)
 		ppcc_emit_options eo = {.format = fi->format};
 		if (fi->format == PPCC_FMT_TEXT) {
 			fputs(batch_line, mem);
-			emit_text(mem, &cfg, &r);
+			emit_text(mem, &cfg, &so, headroom_why, &r);
 		}
 		if ((so.memory_limit_bytes > 0 &&
 		     (err = ppcc_config_limit_memory(&cfg, a,

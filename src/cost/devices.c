@@ -4,6 +4,7 @@
  * calibrated constants and their held-out errors, and fails when a row
  * here differs from what it computes.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "ppcc.h"
@@ -12,20 +13,21 @@
 #define HOPPER PPCC_NVLS_HOPPER
 #define BLACKWELL PPCC_NVLS_BLACKWELL
 #define NONE PPCC_NVLS_NONE
-#define U PPCC_UNCALIBRATED_EFFICIENCY, NULL, 0, 0, 0, 0
+#define U PPCC_UNCALIBRATED_EFFICIENCY, NULL, 0, 0, 0, 0, PPCC_UNCALIBRATED_TIE_BAND
 
 /* name, label; TF32, BF16, FP8 (dense TFLOP/s; 0 none or not published);
  * memory GiB, GB/s; node and host devices, link in the node and network
  * (GB/s one way, per device; a network of 0: no usual system, ppcc's
  * default); NVLink SHARP (HOPPER, BLACKWELL or NONE: devices.h);
  * efficiency, calibration, runs fitted and held out, the held-out runs'
- * mean and largest absolute error (%) */
+ * mean and largest absolute error (%), the tie band (%) */
 const ppcc_device_preset ppcc_device_presets[] = {
 	{"a100-40gb", "NVIDIA A100 SXM4 40 GB", 156, 312, 0, 40, 1555, 8, 8,
 	 300, 25, NONE, PPCC_A100_EFFICIENCY,
-	 SC21 " (as the a100: the same chip)", 7, 3, 3.4, 7.1},
+	 SC21 " (as the a100: the same chip)", 7, 3, 3.4, 7.1,
+	 PPCC_A100_TIE_BAND},
 	{"a100", "NVIDIA A100 SXM4 80 GB", 156, 312, 0, 80, 2039, 8, 8, 300, 25,
-	 NONE, PPCC_A100_EFFICIENCY, SC21, 7, 3, 3.4, 7.1},
+	 NONE, PPCC_A100_EFFICIENCY, SC21, 7, 3, 3.4, 7.1, PPCC_A100_TIE_BAND},
 	{"h100", "NVIDIA H100 SXM5 80 GB", 494.7, 989.4, 1978.9, 79.65, 3350,
 	 8, 8, 450, 50, HOPPER, U},
 	{"h100-pcie", "NVIDIA H100 PCIe 80 GB", 378, 756, 1513, 80, 2000, 8, 8,
@@ -89,4 +91,36 @@ const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 			return &ppcc_device_presets[i];
 	}
 	return NULL;
+}
+
+double ppcc_device_tie_band(char *out, size_t size, const ppcc_cluster *cl)
+{
+	const ppcc_device_preset *from = NULL;
+	const char *stand_in = NULL;
+	double band = 0;
+	for (int g = 0; g < cl->n_groups; g++) {
+		const ppcc_device_group *dg = &cl->groups[g];
+		const ppcc_device_preset *pr = dg->preset;
+		double b = PPCC_UNCALIBRATED_TIE_BAND;
+		if (!pr || dg->efficiency_given)
+			stand_in = "the file's efficiency";
+		else if (!pr->calibration)
+			stand_in = pr->name;
+		if (pr && pr->calibration && !dg->efficiency_given)
+			b = pr->tie_band;
+		if (g == 0 || b > band) {
+			band = b;
+			from = pr && pr->calibration && !dg->efficiency_given
+			       ? pr : NULL;
+		}
+	}
+	if (out && size > 0) {
+		int n = snprintf(out, size, "%s on %s", from ? from->calibration
+				 : SC21, from ? from->name : "a100");
+		if (stand_in && n >= 0 && (size_t)n < size)
+			snprintf(out + n, size - (size_t)n, " (%s is "
+				 "uncalibrated: it ranks with the a100's)",
+				 stand_in);
+	}
+	return band / 100.0;
 }

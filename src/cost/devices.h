@@ -38,6 +38,11 @@ typedef struct ppcc_device_preset {
 	int fitted_runs, held_runs; /* published runs fitted, held out */
 	double held_error, held_worst; /* the held-out runs' mean and largest
 					* absolute error, percent */
+	double tie_band;         /* two configurations' iterations that
+				  * differ by less than this (percent) tie:
+				  * the median over the calibration's pairs
+				  * of runs of |e_i - e_j|, e = predicted /
+				  * measured - 1 (doc/design/devices.md) */
 } ppcc_device_preset;
 
 /* A row's nvls: NCCL runs NVLS where an NVSwitch has multicast and the
@@ -72,5 +77,17 @@ const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 #define PPCC_UNCALIBRATED_EFFICIENCY PPCC_A100_EFFICIENCY
 #define PPCC_UNCALIBRATED_WHY \
 	"the A100's constant, fitted on SC'21 Table 1, stands in"
+
+/* The A100's tie band (percent), which `make fidelity` computes from the
+ * same rows at the catalogue's efficiency; an uncalibrated row, and a
+ * device without a preset, rank with it. */
+#define PPCC_A100_TIE_BAND 4.5
+#define PPCC_UNCALIBRATED_TIE_BAND PPCC_A100_TIE_BAND
+
+/* The tie band the search ranks cl's configurations with, a fraction:
+ * the largest of its device groups' rows' (an uncalibrated row's, or a
+ * group without a preset or with its own efficiency, the a100's).  *out
+ * (when not NULL) says where it comes from, in words. */
+double ppcc_device_tie_band(char *out, size_t size, const ppcc_cluster *cl);
 
 #endif

@@ -52,6 +52,8 @@
 #define DEFAULT_INTER_US 10.0
 #define DEFAULT_DEVICES_PER_NODE 8
 #define DEFAULT_MEMORY_BANDWIDTH_GB_S 2000.0
+/* The one reserve (ppcc(5), reserved_gib): the CUDA context and NCCL's
+ * buffers; the examples and the presets take it too. */
 #define DEFAULT_RESERVED_GIB 2.0
 #define DEFAULT_GRAD_BYTES 4.0
 /* Plausibility: no device is faster or holds more (a warning; the
@@ -2548,13 +2550,13 @@ static const char *const compare_search_keys[] = {
 	"format", "version", "model_file", "model_fingerprint", "cluster_file",
 	"cluster_fingerprint", "memory_limit_bytes", "devices", "global_batch_size", "considered",
 	"pruned", "pruned_memory", "pruned_bound", "invalid", "simulated",
-	"infeasible", "faster_unfit", "seconds", "top", "families", "compared",
-	NULL};
+	"infeasible", "faster_unfit", "seconds", "tie_band", "ties",
+	"headroom_bytes", "top", "families", "compared", NULL};
 static const char *const compare_entry_keys[] = {
 	"name", "pipeline", "transformer", "micro_batch_size", "recompute",
 	"fits", "iteration_ms", "tokens_per_s", "mfu", "peak_memory_bytes",
-	"bubble_fraction", "lower_bound_ms", "rank", "rank_exact", "in_space",
-	NULL};
+	"bubble_fraction", "lower_bound_ms", "headroom_bytes", "rank",
+	"rank_exact", "in_space", NULL};
 static const char *const compare_pipeline_keys[] = {
 	"schedule", "stages", "microbatches", "chunks", "tensor_parallel",
 	"data_parallel", "context_parallel", "global_batch_size", "zero",

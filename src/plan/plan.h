@@ -154,10 +154,10 @@ int ppcc_plan_budget_check(const ppcc_config *cfg, int format,
  * PPCC_MAX_WORK_DEFAULT for a plan, PPCC_SEARCH_WORK_DEFAULT for a
  * search; max_actions <= 0: PPCC_MAX_ACTIONS_DEFAULT. */
 #define PPCC_MAX_WORK_DEFAULT ((int64_t)1 << 28)
-#define PPCC_SEARCH_WORK_DEFAULT ((int64_t)1 << 31)
+#define PPCC_SEARCH_WORK_DEFAULT ((int64_t)1 << 32)
 /* a mixture of experts' search, whose expert layouts (ep, etp) multiply
  * the configurations: four times the dense default */
-#define PPCC_SEARCH_WORK_MOE_DEFAULT ((int64_t)1 << 33)
+#define PPCC_SEARCH_WORK_MOE_DEFAULT ((int64_t)1 << 34)
 typedef struct ppcc_budget {
 	int64_t max_actions;
 	int64_t max_work;

@@ -7,9 +7,13 @@
  * Contract: each dimension is narrowed by --fix; pruning never drops a
  * configuration of the top K (every bound used is a proven lower bound on
  * the iteration, and the memory bounds drop only configurations no split
- * fits); ties are ranked by iteration, then tokens/s, then the
- * enumeration order (t, cp, p, d, v, b, recompute, ZeRO, kind), so the
- * ranking is deterministic, and the same on any number of threads
+ * fits); configurations are ranked by iteration, then tokens/s, then
+ * the enumeration order (t, cp, p, d, v, b, recompute, ZeRO, kind),
+ * except that those within options.tie_band of the fastest tie with it
+ * and rank first, by the most headroom; the threshold pruning compares
+ * with is the K-th best or the fastest x (1 + tie_band), the more, so
+ * no pruned configuration could have tied.  The ranking is
+ * deterministic, and the same on any number of threads
  * (options.threads, --jobs).  Compared configurations (--compare) are
  * ranked exactly among the candidates.  Every family (one value of t, p,
  * cp, v, kind, recompute or ZeRO) keeps its best configuration or its
@@ -473,6 +477,19 @@ static int evaluate(cand *c, ppcc_arena *a, ppcc_plan_shapes *shapes,
 			if (plan.best.estimate.peak_memory_bytes[r] > peak)
 				peak = plan.best.estimate.peak_memory_bytes[r];
 		c->e.peak_bytes = peak;
+		/* against the caps the plan was given, which the search's
+		 * headroom lowered (its callers add it back) */
+		double free_bytes = INFINITY;
+		for (int r = 0; r < plan.best.schedule.n_ranks; r++) {
+			double cap_r = plan.memory_cap_bytes
+				       ? plan.memory_cap_bytes[r]
+				       : ppcc_memory_device_cap(&cfg.cluster,
+								&cfg.cluster.groups[0]);
+			double x = cap_r - plan.best.estimate.peak_memory_bytes[r];
+			if (x < free_bytes)
+				free_bytes = x;
+		}
+		c->e.headroom_bytes = isinf(free_bytes) ? 0 : free_bytes;
 	}
 	return err;
 }
@@ -1254,6 +1271,10 @@ typedef struct search_run {
 	ppcc_config base;        /* cfg, its devices' memory limited */
 	cand *top;               /* the ntop best, of K + 1 */
 	int ntop;
+	/* with a tie band: every candidate that fits, nfits (fitscap
+	 * allocated), from which the ties are drawn */
+	cand *fits;
+	size_t nfits, fitscap;
 	ppcc_arena *work;        /* each plan's, reset between them */
 	ppcc_plan_shapes *shapes;
 } search_run;
@@ -1263,11 +1284,13 @@ static void run_free(search_run *r)
 	free(r->cs);
 	free(r->unfit);
 	free(r->top);
+	free(r->fits);
 	ppcc_arena_free(r->work);
 	ppcc_plan_shapes_free(r->shapes);
 	r->cs = NULL;
 	r->unfit = NULL;
 	r->top = NULL;
+	r->fits = NULL;
 	r->work = NULL;
 	r->shapes = NULL;
 }
@@ -1353,7 +1376,7 @@ static void search_limits(search_run *r)
 		cap = o->memory_limit_bytes;
 	r->out->memory_bytes = cap;
 	r->R = R;
-	r->cap = cap - cl->reserved_bytes;
+	r->cap = cap - cl->reserved_bytes - o->headroom_bytes;
 }
 
 /* The layer sets, one per (b, recompute), expanded before anything is
@@ -1737,7 +1760,8 @@ static int static_unfit(search_run *r, const cand *c)
 		      ((dense * bpp + s->own_static) / c->e.t +
 		       s->tp_whole * bpp + experts + stash) - 2.0 * s->n;
 	/* at least those bytes' average on the fullest device */
-	double need = stat / c->e.p + r->cfg->cluster.reserved_bytes;
+	double need = stat / c->e.p + r->cfg->cluster.reserved_bytes +
+		      r->o->headroom_bytes;
 	if (need < r->out->least_need_bytes)
 		r->out->least_need_bytes = need;
 	if (r->o->exhaustive || !(stat > (double)c->e.p * r->cap))
@@ -1812,6 +1836,9 @@ static int plan_prepare(search_run *r)
 		}
 		r->base.cluster.groups = groups;
 	}
+	/* a configuration fits when it leaves the headroom free beyond the
+	 * reserve: planned as if the reserve held it too */
+	r->base.cluster.reserved_bytes += r->o->headroom_bytes;
 	r->top = malloc((size_t)(r->K + 1) * sizeof *r->top);
 	r->work = ppcc_arena_new();
 	r->shapes = ppcc_plan_shapes_new(SEARCH_SHAPE_BYTES);
@@ -1836,6 +1863,7 @@ static int plan_compared(search_run *r)
 		int err = evaluate(&c, r->work, r->shapes, &r->base, s,
 				   &r->plan_budget, INFINITY, 0, &need_gib, NULL);
 		x->e = c.e;
+		x->e.headroom_bytes += r->o->headroom_bytes;
 		if (err == PPCC_EINFEASIBLE) {
 			x->need_bytes = fabs(need_gib) * 1024.0 * 1024.0 * 1024.0;
 			x->need_exact = need_gib > 0;
@@ -1940,7 +1968,20 @@ static int note_evaluated(search_run *r, const cand *c, int err,
 		return 0;
 	}
 	family_note(&r->fam, c, F_FITS);
-	top_insert(r, c);
+	cand fit = *c;
+	fit.e.headroom_bytes += r->o->headroom_bytes;
+	top_insert(r, &fit);
+	if (r->o->tie_band > 0) {
+		if (r->nfits == r->fitscap) {
+			size_t cap = r->fitscap ? 2 * r->fitscap : 64;
+			cand *grown = realloc(r->fits, cap * sizeof *grown);
+			if (!grown)
+				return PPCC_ENOMEM;
+			r->fits = grown;
+			r->fitscap = cap;
+		}
+		r->fits[r->nfits++] = fit;
+	}
 	return 0;
 }
 
@@ -1958,6 +1999,23 @@ static void report_needed(const search_run *r, size_t stop, int64_t needed)
 		   "raise it with --max-work N, lift it with --exhaustive, "
 		   "or bound its time with --time-limit S", stop, r->live,
 		   (long long)needed, (long long)r->max_work);
+}
+
+/* e ties with the fastest (the first of the top): its iteration is
+ * less than the tie band above the fastest's. */
+static int ties_fastest(const search_run *r, const ppcc_search_entry *e)
+{
+	return r->o->tie_band > 0 &&
+	       e->iteration_ms < r->top[0].e.iteration_ms * (1 + r->o->tie_band);
+}
+
+/* Ties: the most headroom first, then as cmp_rank. */
+static int cmp_tie(const void *pa, const void *pb)
+{
+	const cand *a = pa, *b = pb;
+	if (a->e.headroom_bytes != b->e.headroom_bytes)
+		return a->e.headroom_bytes > b->e.headroom_bytes ? -1 : 1;
+	return cmp_rank(&a->e, a->order, &b->e, b->order);
 }
 
 /* Plans the live candidates in increasing bound, each against the K-th
@@ -1992,6 +2050,11 @@ static int simulate(search_run *r, size_t *stop)
 		cand *c = &r->cs[i];
 		double above = !o->exhaustive && r->ntop == r->K
 			       ? r->top[r->K - 1].e.iteration_ms : INFINITY;
+		/* and every one that might tie with the fastest so far */
+		double tie = r->ntop > 0 ? r->top[0].e.iteration_ms *
+					   (1 + o->tie_band) : INFINITY;
+		if (above < tie)
+			above = tie;
 		if (above < cmp_slowest)
 			above = cmp_slowest;
 		if (c->e.lower_bound_ms > above)
@@ -2049,6 +2112,18 @@ static void rank_rest(search_run *r, size_t stop)
 		r->cmp[j].rank_exact = r->cmp[j].fits &&
 				       !(r->least_unsimulated <= r->cmp[j].e.iteration_ms);
 	}
+	/* one that ties with the fastest ranks among the ties, by headroom
+	 * (every tie was simulated); the others rank after all the ties,
+	 * which are all faster, as counted */
+	for (int j = 0; j < r->nc && r->ntop > 0; j++) {
+		if (!r->cmp[j].fits || !ties_fastest(r, &r->cmp[j].e))
+			continue;
+		cand x = {.e = r->cmp[j].e, .order = r->cmp_order[j]};
+		r->cmp[j].rank = 1;
+		for (size_t i = 0; i < r->nfits; i++)
+			r->cmp[j].rank += ties_fastest(r, &r->fits[i].e) &&
+					  cmp_tie(&r->fits[i], &x) < 0;
+	}
 	out->compared = r->cmp;
 	out->n_compared = r->nc;
 	for (size_t i = stop; i < r->live; i++)
@@ -2057,6 +2132,24 @@ static void rank_rest(search_run *r, size_t stop)
 		out->has_closest = 1;
 		out->closest_need_bytes = r->closest_static;
 	}
+}
+
+/* The ties with the fastest, in r->fits (every configuration within the
+ * band was simulated: simulate's threshold), sorted into top, at most
+ * ntop of them: how many written; out->ties counts them all. */
+static int rank_ties(search_run *r, ppcc_search_entry *top)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->nfits; i++)
+		if (ties_fastest(r, &r->fits[i].e))
+			r->fits[n++] = r->fits[i];
+	r->out->ties = (long)n;
+	if (n > 1)
+		qsort(r->fits, n, sizeof *r->fits, cmp_tie);
+	int k = 0;
+	for (size_t i = 0; i < n && k < r->ntop; i++)
+		top[k++] = r->fits[i].e;
+	return k;
 }
 
 /* The result: the top, how many unfit had bounds under the best, and
@@ -2069,11 +2162,15 @@ static int assemble(search_run *r)
 				    sizeof *out->top);
 	if (!out->top)
 		return PPCC_ENOMEM;
-	for (int j = 0; j < ntop; j++)
-		out->top[j] = r->top[j].e;
+	int at = ntop ? rank_ties(r, out->top) : 0;
+	for (int j = 0; j < ntop && at < ntop; j++)
+		if (!ties_fastest(r, &r->top[j].e))
+			out->top[at++] = r->top[j].e;
 	out->n_top = ntop;
+	if (ntop)
+		out->fastest = r->top[0].e;
 	for (size_t j = 0; ntop && j < r->n_unfit; j++)
-		out->faster_unfit += r->unfit[j] < out->top[0].iteration_ms;
+		out->faster_unfit += r->unfit[j] < out->fastest.iteration_ms;
 	const families *fam = &r->fam;
 	int nf = 0;
 	for (int dim = 0; dim < PPCC_DIM_COUNT; dim++)

@@ -18,6 +18,8 @@ typedef struct ppcc_search_entry {
 	int zero, kind;
 	double iteration_ms, tokens_per_s, mfu;
 	double peak_bytes;       /* the simulated peak of the fullest device */
+	double headroom_bytes;   /* the least memory a device leaves free
+				  * beyond the reserve at its peak */
 	double bubble;           /* simulated idle fraction */
 	double lower_bound_ms;   /* the compute bound it was ordered by */
 } ppcc_search_entry;
@@ -77,7 +79,22 @@ typedef struct ppcc_search_options {
 	 * simulated (result.stopped_early); 0: no limit */
 	double time_limit_s;
 	int64_t work_spent; /* counted against max_work before (the hints) */
+	/* a fraction: configurations whose iterations differ from the
+	 * fastest's by less tie with it, and among those ties the one with
+	 * the most headroom ranks first; every candidate with a bound
+	 * under the fastest's iteration x (1 + tie_band) is simulated.  0:
+	 * no ties (ppcc search takes its devices' ppcc_device_tie_band) */
+	double tie_band;
+	/* the memory each device must leave free beyond the cluster's
+	 * reserve for a configuration to fit (--headroom); 0: none */
+	double headroom_bytes;
 } ppcc_search_options;
+
+/* ppcc search's headroom when --headroom is not given: this percent of
+ * the memory a device has for training (its memory less the reserve;
+ * the smallest of a mixed cluster's), the memory model's largest error
+ * on the peaks it was fitted on (ppcc(1), doc/design/memory.md). */
+#define PPCC_SEARCH_HEADROOM_PCT PPCC_TORCHTITAN_MEMORY_WORST_PCT
 
 /* The dimensions a family of configurations shares a value of. */
 enum {
@@ -166,6 +183,10 @@ typedef struct ppcc_search_result {
 	double seconds;
 	/* the work counted before planning (ppcc_budget), hints' included */
 	int64_t work;
+	/* the fastest configuration (top is ranked with ties), and how
+	 * many that fit tie with it: the first of top, in headroom order */
+	ppcc_search_entry fastest;
+	long ties;
 	int stopped_early;         /* time_limit_s reached */
 	long not_simulated;        /* when stopped: candidates left */
 } ppcc_search_result;
