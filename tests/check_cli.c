@@ -310,20 +310,20 @@ START_TEST(cli_one_command_searches_the_presets)
 				&tps, &peak), 3);
 	tu_run_free(&a);
 	TU_PPCC(&a, "search", "--model", "llama3-70b", "--devices", "8xb200",
-		"--global-batch", "4M", "--top", "1");
+		"--global-batch", "4M", "--top", "1", "-f", "json");
 	ck_assert_msg(a.status == 0, "%s", a.err);
-	char row[256];
-	const char *first = strstr(a.out, "\n   1 ");
-	ck_assert_msg(first, "%s", a.out);
-	char it_s[32], peak_s[32];
-	snprintf(it_s, sizeof it_s, " %.1f ", ms);
-	snprintf(peak_s, sizeof peak_s, " %.2f ", peak);
-	const char *eol = strchr(first + 1, '\n');
-	ck_assert_msg(eol, "%s", a.out);
-	snprintf(row, sizeof row, "%.*s ", (int)(eol - first), first);
-	ck_assert_msg(strstr(row, it_s) && strstr(row, peak_s),
-		      "the note says%sms,%sGiB; the search: %s", it_s, peak_s,
-		      row);
+	json_error_t je;
+	json_t *j = json_loads(a.out, 0, &je);
+	ck_assert_msg(j, "%d: %s", je.line, je.text);
+	json_t *e = json_array_get(json_object_get(j, "top"), 0);
+	double it = json_number_value(json_object_get(e, "iteration_ms"));
+	double pk = json_number_value(json_object_get(e, "peak_memory_bytes")) /
+		    1073741824.0;
+	ck_assert_msg(fabs(it - ms) <= 0.05 + 1e-9 * it &&
+		      fabs(pk - peak) <= 0.005 + 1e-9,
+		      "the note says %.1f ms, %.2f GiB; the search: %.17g ms, "
+		      "%.17g GiB", ms, peak, it, pk);
+	json_decref(j);
 	tu_run_free(&a);
 	tu_rmtree_free(dir);
 }

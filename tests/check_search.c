@@ -489,9 +489,8 @@ START_TEST(the_global_batch_follows_the_files_pipeline_settings)
 END_TEST
 
 /* The figures a note of what would fit gives after its prefix ("; X ms
- * an iteration, Y tokens/s, peak Z GiB per device"), as the search's
- * table prints them, into it (%.1f) and peak (%.2f). */
-static void hint_figures(char *it, char *peak, size_t n, const char *err,
+ * an iteration, Y tokens/s, peak Z GiB per device"): X and Z. */
+static void hint_figures(double *ms, double *gib, const char *err,
 			 const char *prefix)
 {
 	const char *at = strstr(err, prefix);
@@ -499,32 +498,43 @@ static void hint_figures(char *it, char *peak, size_t n, const char *err,
 	const char *f = strstr(at, "; ");
 	const char *eol = strchr(at, '\n');
 	ck_assert_msg(f && (!eol || f < eol), "%s", at);
-	double ms, tps, gib;
+	double tps;
 	ck_assert_int_eq(sscanf(f, "; %lf ms an iteration, %lf tokens/s, peak "
-				"%lf GiB per device", &ms, &tps, &gib), 3);
-	snprintf(it, n, " %.1f ", ms);
-	snprintf(peak, n, " %.2f ", gib);
+				"%lf GiB per device", ms, &tps, gib), 3);
 }
 
 /* The search rerun with the change a note named (args) fits, its winner
- * at the note's iteration and peak. */
+ * at the note's iteration and peak (its JSON's, to the note's digits). */
 static void hint_holds(const char *err, const char *prefix,
 		       const char *const *args)
 {
-	char it[64], peak[64];
-	hint_figures(it, peak, sizeof it, err, prefix);
+	double ms, gib;
+	hint_figures(&ms, &gib, err, prefix);
+	const char *argv[64];
+	int n = 0;
+	while (args[n] && n < 60) {
+		argv[n] = args[n];
+		n++;
+	}
+	argv[n++] = "-f";
+	argv[n++] = "json";
+	argv[n] = NULL;
 	tu_run r;
-	tu_ppcc_run(&r, NULL, NULL, 120, args);
+	tu_ppcc_run(&r, NULL, NULL, 120, argv);
 	ck_assert_msg(r.status == 0, "%s: %s", prefix, r.err);
-	const char *row = strstr(r.out, "\n   1 ");
-	ck_assert_msg(row, "%s", r.out);
-	const char *eol = strchr(row + 1, '\n');
-	size_t len = eol ? (size_t)(eol - row) : strlen(row);
-	char line[512];
-	snprintf(line, sizeof line, "%.*s ", (int)len, row);
-	ck_assert_msg(strstr(line, it) && strstr(line, peak),
-		      "%s: the note says%s ms and%s GiB, the rerun%s", prefix,
-		      it, peak, line);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j, "%d: %s", je.line, je.text);
+	json_t *e = json_array_get(json_object_get(j, "top"), 0);
+	ck_assert_msg(e, "%s", r.out);
+	double it = json_number_value(json_object_get(e, "iteration_ms"));
+	double peak = json_number_value(json_object_get(e,
+				"peak_memory_bytes")) / 1073741824.0;
+	ck_assert_msg(fabs(it - ms) <= 0.05 + 1e-9 * it &&
+		      fabs(peak - gib) <= 0.005 + 1e-9,
+		      "%s: the note says %.1f ms and %.2f GiB, the rerun %.17g "
+		      "ms and %.17g GiB", prefix, ms, gib, it, peak);
+	json_decref(j);
 	tu_run_free(&r);
 }
 
