@@ -79,6 +79,87 @@ START_TEST(cli_help_names_every_option)
 }
 END_TEST
 
+/* The model's summary comes first: after ppcc plan's header line and
+ * ppcc search's, once (the winner's plan below does not repeat it).
+ * Llama 3.1 8B's figures by hand (Narayanan et al., SC'21, the forward
+ * 2 x weights a token, causal scores under flash attention): h 4096, q
+ * 4096, kv 1024, FFN 14336 (SwiGLU: 3 matrices), 32 layers, vocab 128256,
+ * s 8192.  A layer's projections 2(2h q + 2h kv) = 83886080, scores
+ * 2 (s/2)(q + q) = 67108864, FFN 2 x 3 h f = 352321536; the output layer
+ * 2 V h = 1050673152: 17156800512 forward, 51.5 GFLOP forward and
+ * backward; full recomputation repeats the blocks' forward, 16.1 more
+ * (16106127360 a token); Mixtral 8x7B's routed experts
+ * 32 x 8 x 3 x 4096 x 14336 = 45.10B. */
+START_TEST(cli_model_summary_comes_first)
+{
+	tu_run r;
+	TU_PPCC(&r, "plan", example("llama3-8b.yaml"));
+	ck_assert_int_eq(r.status, 0);
+	/* after the header and the device's two lines, before the
+	 * partition */
+	const char *line4 = r.out;
+	for (int i = 0; i < 3 && line4; i++)
+		line4 = strchr(line4 + 1, '\n');
+	ck_assert_ptr_nonnull(line4);
+	ck_assert_msg(strncmp(line4, "\nmodel: 8.03B parameters; its 16 "
+			      "pipeline ranks hold ", 46) == 0, "%.300s", r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "\n  FLOPs a token: 51.5 GFLOP "
+				     "forward and backward with attention's "
+				     "scores (8192 tokens, causal), 6 x "
+				     "parameters 48.2 GFLOP; recompute: none\n"
+				     "  forward: attention 28.2% (projections "
+				     "15.6%, scores 12.5%), MLP 65.7%, output "
+				     "layer 6.1%\n\npartition"));
+	tu_run_free(&r);
+
+	char *dir = tu_mkdtemp(), path[PATH_MAX];
+	char *text = tu_read_src("examples/llama3-8b.yaml");
+	ck_assert_ptr_nonnull(text);
+	tu_write_in(path, sizeof path, dir, "full.yaml", text);
+	free(text);
+	tu_replace_in_file(path, "swiglu: true", "swiglu: true\n"
+			   "    recompute: full");
+	TU_PPCC(&r, "plan", path);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "6 x parameters 48.2 GFLOP; recompute "
+			     "(full) adds 16.1 GFLOP\n"), "%.2000s", r.out);
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "plan", "--model", "mixtral-8x7b", "--devices", "64xh100");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "\nmodel: 46.70B parameters; its 32 "
+			     "pipeline ranks hold ") &&
+		      strstr(r.out, "each, before tensor and expert "
+			     "parallelism\n") &&
+		      strstr(r.out, "6 x active parameters 77.3 GFLOP") &&
+		      strstr(r.out, "\n  mixture of experts: 12.88B parameters "
+			     "active a token; routed experts 45.10B (2 of 8 a "
+			     "token), no shared experts\n"), "%.2000s", r.out);
+	tu_run_free(&r);
+
+	/* a model given as layers: what the file gives */
+	TU_PPCC(&r, "plan", example("tiny.yaml"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "\nmodel: 260.0M parameters in the layers; "
+			     "its 4 pipeline ranks hold ") &&
+		      strstr(r.out, "\n  a microbatch: "), "%.2000s", r.out);
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "search", example("llama3-8b.yaml"), "--top", "2");
+	ck_assert_int_eq(r.status, 0);
+	const char *first = strstr(r.out, "\nmodel: 8.03B parameters; the "
+				   "winner's ");
+	const char *table = strstr(r.out, "\nrank ");
+	ck_assert_msg(first && table && first < table &&
+		      strncmp(r.out, "search: ", 8) == 0, "%.2000s", r.out);
+	/* once: the winner's plan below does not repeat it */
+	ck_assert_msg(!strstr(table, "\nmodel: ") &&
+		      !strstr(table, "FLOPs a token"), "%.2000s", r.out);
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 /* `ppcc devices` prints every row of the catalogue, as text and as JSON
  * with the row's figures; a bad format or argument is a usage error. */
 START_TEST(cli_devices_lists_the_catalogue)
@@ -470,7 +551,8 @@ START_TEST(cli_plan_names_the_preset_and_its_calibration)
 					      strlen(cases[i][1])) == 0,
 				      "%s", r.out);
 		else
-			ck_assert_msg(second[0] == '\n' &&
+			/* no device lines: the model's summary follows */
+			ck_assert_msg(strncmp(second, "model: ", 7) == 0 &&
 				      !strstr(r.out, "\n  efficiency "), "%s", r.out);
 		/* the iteration's band: the calibration's held-out error,
 		 * or why none is stated; the memory's, none for Megatron-LM */
@@ -798,6 +880,7 @@ Suite *suite_cli(void)
 	return tu_suite("cli", "cli", 300, (const TTest *const[]){
 		cli_help_and_version_exit_zero,
 		cli_help_names_every_option,
+		cli_model_summary_comes_first,
 		cli_usage_errors_exit_two,
 		cli_devices_lists_the_catalogue,
 		cli_models_lists_the_catalogue,

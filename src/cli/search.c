@@ -334,8 +334,9 @@ static void emit_compared(FILE *f, const ppcc_config *cfg,
 	fputc('\n', f);
 }
 
+/* winner: the winner's plan, whose model the summary describes */
 static void emit_text(FILE *f, const ppcc_config *cfg,
-		      const ppcc_search_result *r)
+		      const ppcc_search_result *r, const ppcc_plan *winner)
 {
 	const ppcc_cluster *cl = &cfg->cluster;
 	fputs("search: ", f);
@@ -349,7 +350,9 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 		"configuration checks, %ld simulated (%ld do not fit)\n",
 		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
 		r->simulated, r->infeasible);
-	fprintf(f, "  searched in %.2f s\n\n", r->seconds);
+	fprintf(f, "  searched in %.2f s\n", r->seconds);
+	ppcc_emit_model_summary(f, winner, 1);
+	fputc('\n', f);
 	table_head(f, cfg);
 	for (int i = 0; i < r->n_top; i++) {
 		char rank[16];
@@ -760,20 +763,22 @@ int ppcc_cli_search(int argc, char **argv)
 		/* the winner planned as ppcc plan plans it, after the ranking
 		 * (text) or alone in the trainer's settings, on the devices
 		 * the search planned it on (--memory-limit) */
-		ppcc_emit_options eo = {.format = fi->format};
-		if (fi->format == PPCC_FMT_TEXT) {
-			fputs(batch_line, mem);
-			emit_text(mem, &cfg, &r);
-		}
+		ppcc_emit_options eo = {.format = fi->format,
+					.model_summary_shown = 1};
 		if ((so.memory_limit_bytes > 0 &&
 		     (err = ppcc_config_limit_memory(&cfg, a,
 						     so.memory_limit_bytes)) < 0) ||
 		    (err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
 		    (err = ppcc_config_check(&wc, &d)) < 0 ||
-		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0)
+		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0) {
 			rc = 4;
-		else
+		} else {
+			if (fi->format == PPCC_FMT_TEXT) {
+				fputs(batch_line, mem);
+				emit_text(mem, &cfg, &r, &plan);
+			}
 			rc = (err = fi->emit(mem, &plan, &eo, &d)) < 0 ? 4 : 0;
+		}
 		planned = rc == 0;
 		/* a trainer's refusal is the input's */
 		if (rc && fi->admits)
