@@ -3,11 +3,18 @@
  * page's examples. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -155,6 +162,115 @@ START_TEST(cli_model_summary_comes_first)
 	/* once: the winner's plan below does not repeat it */
 	ck_assert_msg(!strstr(table, "\nmodel: ") &&
 		      !strstr(table, "FLOPs a token"), "%.2000s", r.out);
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* ppcc with args (NULL-terminated), its standard error a pseudo-terminal
+ * and its standard output out_path: what it wrote to the terminal
+ * (malloc'd; the terminal's line discipline adds \r before \n), its
+ * exit status in *status; killed after 300 s. */
+static char *run_on_tty(const char *const args[], const char *out_path,
+			int *status)
+{
+	int master, slave;
+	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
+	const char *argv[64] = {tu_ppcc()};
+	int n = 1;
+	while (args[n - 1] && n < 63) {
+		argv[n] = args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int in = open("/dev/null", O_RDONLY);
+		if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+		    dup2(slave, 2) < 0)
+			_exit(127);
+		close(master);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(slave);
+	size_t len = 0, cap = 1 << 16;
+	char *text = malloc(cap);
+	ck_assert_ptr_nonnull(text);
+	time_t t0 = time(NULL);
+	for (;;) {
+		struct pollfd pf = {master, POLLIN, 0};
+		int k = poll(&pf, 1, 1000);
+		if (k == 0 && time(NULL) - t0 < 300)
+			continue;
+		if (k <= 0)
+			break;
+		if (len + 4096 > cap) {
+			text = realloc(text, cap *= 2);
+			ck_assert_ptr_nonnull(text);
+		}
+		ssize_t got = read(master, text + len, cap - len - 1);
+		if (got <= 0) /* EIO: the last holder of the terminal closed it */
+			break;
+		len += (size_t)got;
+	}
+	text[len] = '\0';
+	close(master);
+	if (time(NULL) - t0 >= 300)
+		kill(pid, SIGKILL);
+	int ws;
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	*status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	return text;
+}
+
+/* A search that runs over a second draws a progress line on a terminal's
+ * standard error (configurations done and pruned, the time left),
+ * redrawn in place with \r, and erases it before anything else is
+ * written there; on a pipe, nothing of it.  Exhaustive, stopped by
+ * --time-limit after 2 s, with helper threads. */
+START_TEST(cli_search_progress_only_on_a_terminal)
+{
+	const char *const args[] = {"search", example("llama3-8b.yaml"),
+				    "--exhaustive", "--time-limit", "2",
+				    "--jobs", "3", "--top", "1", NULL};
+	char *dir = tu_mkdtemp(), out[PATH_MAX];
+	snprintf(out, sizeof out, "%s/out.txt", dir);
+	int status;
+	char *tty = run_on_tty(args, out, &status);
+	ck_assert_msg(status == 0, "%s", tty);
+	const char *first = strstr(tty, "\rppcc: search: 12192 "
+				   "configurations: ");
+	ck_assert_msg(first, "no progress line in '%s'", tty);
+	ck_assert_msg(strstr(first, " simulated, 0 pruned, ") &&
+		      strstr(first, " to plan, about "), "%s", tty);
+	/* the last drawing erased: spaces over it, then \r, before the
+	 * time limit's note */
+	const char *last = first, *at;
+	while ((at = strstr(last + 1, "\rppcc: search: ")))
+		last = at;
+	const char *erase = strstr(last + 1, "\r");
+	ck_assert_ptr_nonnull(erase);
+	size_t blank = strspn(erase + 1, " ");
+	ck_assert_msg(blank >= strcspn(last + 1, "\r") &&
+		      erase[1 + blank] == '\r' &&
+		      strncmp(erase + 2 + blank, "ppcc: note: --time-limit: ",
+			      26) == 0, "%s", last);
+	char *result = tu_read_file(out, NULL);
+	ck_assert_ptr_nonnull(result);
+	ck_assert_msg(strncmp(result, "search: llama3-8b", 17) == 0 &&
+		      !strchr(result, '\r'), "%s", result);
+	free(result);
+	free(tty);
+
+	/* standard error a pipe: no line, no \r */
+	tu_run r;
+	tu_ppcc_run(&r, NULL, NULL, 300, args);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(!strchr(r.err, '\r') && !strstr(r.err, "ppcc: search:") &&
+		      strstr(r.err, "ppcc: note: --time-limit: "), "%s", r.err);
 	tu_run_free(&r);
 	tu_rmtree_free(dir);
 }
@@ -881,6 +997,7 @@ Suite *suite_cli(void)
 		cli_help_and_version_exit_zero,
 		cli_help_names_every_option,
 		cli_model_summary_comes_first,
+		cli_search_progress_only_on_a_terminal,
 		cli_usage_errors_exit_two,
 		cli_devices_lists_the_catalogue,
 		cli_models_lists_the_catalogue,

@@ -16,6 +16,8 @@
  *
  * --model and --devices build the input from the catalogues' presets
  * (presets.c) in place of FILE; a global batch with K or M counts tokens.
+ * On a terminal's standard error, a progress line from the search's
+ * callback (show_progress), erased before anything else is written there.
  * The output is composed in memory and written only when complete.  Exit
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
  * write, 4 internal.
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/json_write.h"
 #include "ppcc.h"
@@ -519,6 +522,61 @@ static void emit_json(FILE *f, const ppcc_config *cfg,
 	fputs("  ]\n}\n", f);
 }
 
+/* The progress line on a terminal's standard error: shown from a second
+ * into a search, redrawn in place (\r) at most four times a second,
+ * erased when the search ends, so that nothing of it stays before the
+ * result.  user: the line's state, the caller's (no globals). */
+typedef struct progress_line {
+	double shown_at; /* the search's seconds when last drawn */
+	int width;       /* the columns drawn; 0: nothing shown */
+} progress_line;
+
+static void show_progress(const ppcc_search_progress *p, void *user)
+{
+	progress_line *l = user;
+	if (p->done) {
+		if (l->width > 0)
+			fprintf(stderr, "\r%*s\r", l->width, "");
+		fflush(stderr);
+		*l = (progress_line){0};
+		return;
+	}
+	if (p->seconds < 1.0 || (l->width > 0 && p->seconds - l->shown_at < 0.25))
+		return;
+	l->shown_at = p->seconds;
+	char line[200], left[64];
+	if (isnan(p->left_s))
+		snprintf(left, sizeof left, "bounding");
+	else
+		snprintf(left, sizeof left, "%ld to plan, about %.0f s left",
+			 p->left, ceil(p->left_s));
+	int n = snprintf(line, sizeof line, "ppcc: search: %ld "
+			 "configurations: %ld simulated, %ld pruned, %ld "
+			 "refused; %s", p->considered, p->simulated,
+			 p->pruned, p->refused, left);
+	if (n < 0)
+		return;
+	if (n >= (int)sizeof line)
+		n = (int)sizeof line - 1;
+	fprintf(stderr, "\r%s%*s", line, l->width > n ? l->width - n : 0, "");
+	fflush(stderr);
+	if (n > l->width)
+		l->width = n;
+}
+
+/* A diagnostic during the search: the progress line erased first, so
+ * that the message starts its own line (user: the progress_line). */
+static void search_diag(ppcc_severity sev, const ppcc_loc *loc,
+			const char *msg, void *user)
+{
+	progress_line *l = user;
+	if (l->width > 0) {
+		fprintf(stderr, "\r%*s\r", l->width, "");
+		l->width = 0;
+	}
+	ppcc_cli_print_diag(sev, loc, msg, NULL);
+}
+
 static int load_compare(ppcc_search_options *so, ppcc_arena *a,
 			const char *path, ppcc_diag *d)
 {
@@ -701,7 +759,8 @@ int ppcc_cli_search(int argc, char **argv)
 				"--devices COUNTxPRESET)");
 	if (optind + 1 < argc)
 		return sr_usage("unexpected argument '%s'", argv[optind + 1]);
-	ppcc_diag d = {.fn = ppcc_cli_print_diag};
+	progress_line line = {0};
+	ppcc_diag d = {.fn = search_diag, .user = &line};
 	ppcc_arena *a = ppcc_arena_new();
 	if (!a) {
 		fputs("ppcc: error: out of memory\n", stderr);
@@ -736,6 +795,11 @@ int ppcc_cli_search(int argc, char **argv)
 	/* the batch used, first: on the text's first line, else a note */
 	if (batch_line[0] && fi->format != PPCC_FMT_TEXT)
 		fprintf(stderr, "ppcc: note: %s", batch_line);
+	/* a progress line only where a person watches */
+	if (isatty(STDERR_FILENO)) {
+		so.progress = show_progress;
+		so.progress_user = &line;
+	}
 	if ((compare && (err = load_compare(&so, a, compare, &d)) < 0) ||
 	    (err = ppcc_search(&r, a, &cfg, &so, &d)) < 0) {
 		rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
