@@ -86,6 +86,83 @@ START_TEST(cli_help_names_every_option)
 }
 END_TEST
 
+/* name (as "--name" or "-c") is named in usage as a whole word: not
+ * followed by a letter, a digit or '-'. */
+static int usage_names(const char *usage, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *at = usage; (at = strstr(at, name)); at++) {
+		char before = at == usage ? ' ' : at[-1];
+		char after = at[n];
+		if ((before == ' ' || before == '[' || before == '|' ||
+		     before == '\n') &&
+		    !(after == '-' || (after >= 'a' && after <= 'z') ||
+		      (after >= 'A' && after <= 'Z') ||
+		      (after >= '0' && after <= '9')))
+			return 1;
+	}
+	return 0;
+}
+
+/* Each command's own usage (COMMAND --help) names every option its
+ * parser's table (struct option, read from the source) accepts, by
+ * its long name and its letter when it has one: plan and check's in
+ * src/cli/main.c, search's, diagnose's, and the catalogues' (models,
+ * devices). */
+START_TEST(cli_each_commands_help_names_its_options)
+{
+	static const struct {
+		const char *file;
+		const char *args[3];
+	} cmds[] = {
+		{"src/cli/main.c", {"--help"}},
+		{"src/cli/main.c", {"plan", "--help"}},
+		{"src/cli/search.c", {"search", "--help"}},
+		{"src/cli/diagnose.c", {"diagnose", "--help"}},
+		{"src/cli/catalogue.c", {"models", "--help"}},
+		{"src/cli/catalogue.c", {"devices", "--help"}},
+	};
+	for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+		tu_run r;
+		const char *const *a = cmds[k].args;
+		if (a[1])
+			TU_PPCC(&r, a[0], a[1]);
+		else
+			TU_PPCC(&r, a[0]);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_str_eq(r.err, "");
+		char *text = tu_read_src(cmds[k].file);
+		ck_assert_ptr_nonnull(text);
+		int seen = 0;
+		for (char *p = text; (p = strstr(p, "{\"")); p++) {
+			char name[64], word[72], letter = 0;
+			if (sscanf(p, "{\"%63[a-z-]\", %*[a-z]_argument, NULL, "
+				   "'%c'", name, &letter) < 1 ||
+			    !strstr(p, "_argument") ||
+			    strstr(p, "_argument") - p > 80)
+				continue;
+			snprintf(word, sizeof word, "--%s", name);
+			ck_assert_msg(usage_names(r.out, word),
+				      "ppcc %s %s does not name %s (%s):\n%s",
+				      a[0], a[1] ? a[1] : "", word,
+				      cmds[k].file, r.out);
+			if (letter) {
+				snprintf(word, sizeof word, "-%c", letter);
+				ck_assert_msg(usage_names(r.out, word),
+					      "ppcc %s %s does not name %s "
+					      "(--%s, %s):\n%s", a[0],
+					      a[1] ? a[1] : "", word, name,
+					      cmds[k].file, r.out);
+			}
+			seen++;
+		}
+		ck_assert_int_ge(seen, 2);
+		free(text);
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
 /* The model's summary comes first: after ppcc plan's header line and
  * ppcc search's, once (the winner's plan below does not repeat it).
  * Llama 3.1 8B's figures by hand (Narayanan et al., SC'21, the forward
@@ -996,6 +1073,7 @@ Suite *suite_cli(void)
 	return tu_suite("cli", "cli", 300, (const TTest *const[]){
 		cli_help_and_version_exit_zero,
 		cli_help_names_every_option,
+		cli_each_commands_help_names_its_options,
 		cli_model_summary_comes_first,
 		cli_search_progress_only_on_a_terminal,
 		cli_usage_errors_exit_two,

@@ -724,14 +724,15 @@ int ppcc_cli_search(int argc, char **argv)
 			     "N|NK|NM] [--top K]\n"
 			     "       ppcc search --model NAME --devices COUNTxPRESET "
 			     "[--global-batch N|NK|NM] ...\n"
-			     "                   [-f %s] "
-			     "[-o FILE]\n"
+			     "                   [-f|--format %s] "
+			     "[-o|--output FILE]\n"
 			     "                   [--fix KEY=VALUE ...] [--memory-limit GIB] "
 			     "[--allow-idle] [--exhaustive]\n"
 			     "                   [--compare FILE] [--jobs N] "
 			     "[--max-actions N] [--max-work N]\n"
 			     "                   [--time-limit S] [--trainer "
-			     "megatron|torchtitan|deepspeed]\n", names);
+			     "megatron|torchtitan|deepspeed]\n"
+			     "       ppcc search -h|--help\n", names);
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
 		default: return sr_usage("unknown option '%s'", opt);
