@@ -1792,10 +1792,11 @@ static void check_preset_name(loader *L, const section *s,
 				       t->swiglu ? "true" : "false",
 				       w.swiglu ? "true" : "false");
 	DIFF("moe.experts", t->moe.experts, w.moe.experts, "%d", "%d")
-	DIFF("moe.top_k", t->moe.top_k, w.moe.top_k, "%d", "%d")
-	if (w.moe.experts > 0)
+	if (t->moe.experts > 0 && w.moe.experts > 0) {
+		DIFF("moe.top_k", t->moe.top_k, w.moe.top_k, "%d", "%d")
 		DIFF("moe.ffn_hidden", t->moe.ffn_hidden, w.moe.ffn_hidden,
 		     "%d", "%d")
+	}
 #undef DIFF
 	if (!at)
 		return;
