@@ -12,7 +12,7 @@
 #                   under ThreadSanitizer
 #   make fidelity   predicted against published throughput (SC'21 Table 1)
 #   make narayanan  ppcc search against SC'21 Table 1's (t, p), written into
-#                   README.md (make narayanan-check compares)
+#                   doc/accuracy.md (make narayanan-check compares)
 #   tests/compare_base.sh BASE   not a target: builds commit BASE into
 #                   build-base/ and diffs its plan, search, check and
 #                   diagnose against this build's, for restructuring work
@@ -34,7 +34,7 @@ VERSION  := $(shell sed -n 's/^\#define PPCC_VERSION_STRING "\(.*\)"/\1/p' src/p
 DEB_PACKAGES := build-essential pkg-config libyaml-dev check libsubunit-dev \
 	libjansson-dev libyajl-dev libgraphviz-dev graphviz libopenmpi-dev openmpi-bin \
 	valgrind clang locales fonts-liberation2 fonts-dejavu-core python3 libglpk-dev \
-	groff-base
+	groff-base chromium
 
 PKGS := yaml-0.1 jansson yajl libcgraph libgvc
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -237,7 +237,8 @@ $(BUILD)/trainer_cuda: $(TRAINER_DIR)/trainer_cuda.o $(TRAINER_DIR)/mlp.o $(TRAI
 # ---- set-up -------------------------------------------------------------
 
 # What the build and `make check` cannot do without (the rest: MPI, whose
-# tests then skip, valgrind and clang for make valgrind and make fuzz, and
+# tests then skip, valgrind and clang for make valgrind and make fuzz,
+# Chromium for the HTML timeline's page test (which skips without it), and
 # the de_DE locale for the locale tests, which skip without it).  Not as
 # root, nothing is installed: a missing package the tests need is an
 # error naming it, anything else a message.
@@ -327,14 +328,15 @@ fidelity: $(PPCC)
 	tests/fidelity/run.sh $(PPCC)
 
 # ppcc search's choice against the (t, p) of Narayanan et al.'s Table 1:
-# the table of README.md's section "How faithful the estimates are",
+# the table of doc/accuracy.md's section "The paper's choices against the
+# search's",
 # written into it (narayanan) or compared with it (narayanan-check; its
 # twenty searches take minutes, so make check does not run them)
 narayanan: $(PPCC)
-	tests/narayanan.sh $(PPCC) write README.md
+	tests/narayanan.sh $(PPCC) write doc/accuracy.md
 
 narayanan-check: $(PPCC)
-	tests/narayanan.sh $(PPCC) check README.md
+	tests/narayanan.sh $(PPCC) check doc/accuracy.md
 
 # ---- benchmarks -------------------------------------------------------------
 

@@ -512,8 +512,9 @@ START_TEST(cli_one_command_searches_the_presets)
 	ck_assert_str_eq(a.out, b.out);
 	tu_run_free(&a);
 	tu_run_free(&b);
-	/* the search's JSON names the command line, which --from-search
-	 * refuses by name rather than as a missing file */
+	/* the search's JSON holds the text the command line made, which
+	 * --from-search plans; without it (an older JSON), it refuses by
+	 * name rather than as a missing file */
 	char json[PATH_MAX];
 	snprintf(json, sizeof json, "%s/s.json", dir);
 	TU_PPCC(&a, "search", "--model", "llama3-8b", "--devices", "16xh100",
@@ -521,9 +522,32 @@ START_TEST(cli_one_command_searches_the_presets)
 	ck_assert_msg(a.status == 0, "%s", a.err);
 	tu_run_free(&a);
 	TU_PPCC(&a, "plan", "--from-search", json);
+	ck_assert_msg(a.status == 0, "%s", a.err);
+	tu_run_free(&a);
+	char *text = tu_read_file(json, NULL), *mt = strstr(text, "  \"model_text\"");
+	ck_assert_msg(mt, "%s", text);
+	memmove(mt, strchr(mt, '\n') + 1, strlen(strchr(mt, '\n') + 1) + 1);
+	tu_write_in(json, sizeof json, dir, "s.json", text);
+	free(text);
+	TU_PPCC(&a, "plan", "--from-search", json);
 	ck_assert_int_eq(a.status, 1);
 	ck_assert_msg(strstr(a.err, "the search read its model from the "
 			     "command line (--model, --devices)"), "%s", a.err);
+	tu_run_free(&a);
+	/* a model_text edited since: the fingerprint says so */
+	TU_PPCC(&a, "search", "--model", "llama3-8b", "--devices", "16xh100",
+		"--global-batch", "64", "-f", "json", "-o", json);
+	tu_run_free(&a);
+	text = tu_read_file(json, NULL);
+	char *at = strstr(text, "devices: 16");
+	ck_assert(at);
+	at[9] = '3';
+	tu_write_in(json, sizeof json, dir, "s.json", text);
+	free(text);
+	TU_PPCC(&a, "plan", "--from-search", json);
+	ck_assert_int_eq(a.status, 1);
+	ck_assert_msg(strstr(a.err, "s.json:6:17: error: model_text is not "
+			     "the text the search read"), "%s", a.err);
 	tu_run_free(&a);
 	/* nothing fits: located at the command line, with no line and
 	 * column of an input the user never wrote, and what would fit */
@@ -534,6 +558,33 @@ START_TEST(cli_one_command_searches_the_presets)
 			      "configuration", 40) == 0 &&
 		      !strstr(a.err, "<command line>:1") &&
 		      strstr(a.err, "note: it would fit on "), "%s", a.err);
+	/* the smallest device count, and the cheapest larger device with
+	 * its figures, which the search on that device gives */
+	ck_assert_msg(strstr(a.err, "note: it would fit on 32 devices: t "),
+		      "%s", a.err);
+	const char *swap = strstr(a.err, "note: it would fit on 8 b200 "
+				  "(179.1 GiB) in place of the l40s: t ");
+	ck_assert_msg(swap, "%s", a.err);
+	double ms, tps, peak;
+	ck_assert_int_eq(sscanf(strstr(swap, "; "), "; %lf ms an iteration, "
+				"%lf tokens/s, peak %lf GiB per device", &ms,
+				&tps, &peak), 3);
+	tu_run_free(&a);
+	TU_PPCC(&a, "search", "--model", "llama3-70b", "--devices", "8xb200",
+		"--global-batch", "4M", "--top", "1");
+	ck_assert_msg(a.status == 0, "%s", a.err);
+	char row[256];
+	const char *first = strstr(a.out, "\n   1 ");
+	ck_assert_msg(first, "%s", a.out);
+	char it_s[32], peak_s[32];
+	snprintf(it_s, sizeof it_s, " %.1f ", ms);
+	snprintf(peak_s, sizeof peak_s, " %.2f ", peak);
+	const char *eol = strchr(first + 1, '\n');
+	ck_assert_msg(eol, "%s", a.out);
+	snprintf(row, sizeof row, "%.*s ", (int)(eol - first), first);
+	ck_assert_msg(strstr(row, it_s) && strstr(row, peak_s),
+		      "the note says%sms,%sGiB; the search: %s", it_s, peak_s,
+		      row);
 	tu_run_free(&a);
 	tu_rmtree_free(dir);
 }

@@ -1002,7 +1002,7 @@ START_TEST(records_naming_a_rank_outside_the_job_are_refused)
 }
 END_TEST
 
-/* The EXAMPLES of ppcc(1) and README.md show `ppcc diagnose
+/* The EXAMPLES of ppcc(1) and doc/runtime.md show `ppcc diagnose
  * examples/hang` (records of a real run): every line ppcc prints is
  * there, in order. */
 START_TEST(man_page_example_matches_what_ppcc_prints)
@@ -1035,13 +1035,13 @@ START_TEST(man_page_example_matches_what_ppcc_prints)
 	ck_assert_msg(strstr(r.out, "cause: rank 2 holds everyone up: it has been inside "
 			     "forward of stage 2 mb 3"), "%s", r.out);
 	free(page);
-	/* and README.md shows the same */
-	snprintf(man, sizeof man, "%s/README.md", tu_src());
+	/* and doc/runtime.md shows the same */
+	snprintf(man, sizeof man, "%s/doc/runtime.md", tu_src());
 	page = tu_read_file(man, NULL);
 	ck_assert_ptr_nonnull(page);
 	at = strstr(page, cmd);
 	ck_assert_msg(at && strncmp(at + strlen(cmd), r.out,
-				    strlen(r.out)) == 0, "README.md's example differs");
+				    strlen(r.out)) == 0, "doc/runtime.md's example differs");
 	free(page);
 	tu_run_free(&r);
 }

@@ -1,7 +1,10 @@
 /*
  * Docs that cannot drift: tests/docs.sh runs every transcript of
- * README.md and the man pages (each "$ command" and the output shown
- * after it) and every listed ppcc command, and compares.  After an
+ * README.md, the documents of doc/ and the man pages (each "$ command"
+ * and the output shown after it) and every listed ppcc command, and
+ * compares; it also finds every make target the documents list in the
+ * Makefile and every relative link and path of README.md and doc/ on
+ * disk.  After an
  * intended change of ppcc's output, `tests/docs.sh show . build` prints
  * each transcript as it should read.  The man pages are also read by
  * groff with every warning on: a character troff cannot set (a stray

@@ -207,16 +207,22 @@ typedef struct output {
 	tu_diag diag;
 } output;
 
-static void emit_probed(output *out, const ppcc_plan *p, int format, int deps,
-			ppcc_dot_probe *probe)
+static void emit_window(output *out, const ppcc_plan *p, int format,
+			int deps, ppcc_dot_probe *probe, ppcc_window window)
 {
 	ppcc_emit_options o = {.format = format, .view_deps = deps,
-			       .dot_probe = probe};
+			       .dot_probe = probe, .window = window};
 	FILE *f = open_memstream(&out->text, &out->len);
 	ck_assert_ptr_nonnull(f);
 	tu_diag_init(&out->diag);
 	out->status = ppcc_emit_dot(f, p, &o, &out->diag.d);
 	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void emit_probed(output *out, const ppcc_plan *p, int format, int deps,
+			ppcc_dot_probe *probe)
+{
+	emit_window(out, p, format, deps, probe, (ppcc_window){0});
 }
 
 static void emit(output *out, const ppcc_plan *p, int format, int deps)
@@ -1393,16 +1399,18 @@ END_TEST
 
 /* ---- limits and inputs ------------------------------------------------------ */
 
-/* 8 x 4096 1F1B has 65536 compute actions: the timeline draws the 50000
- * that start first, the dependency view the first microbatches (at most
- * 2000 nodes); both warn, both parse. */
+/* 8 x 4096 1F1B has 65536 compute actions: the timeline of the whole
+ * step (--window all) draws the 50000 that start first, the dependency
+ * view the first microbatches (at most 2000 nodes); both warn, both
+ * parse. */
 START_TEST(huge_plans_are_cut_with_a_warning)
 {
 	fixture fx;
 	fixture_build(&fx, PPCC_SCHED_1F1B, 8, 4096, 1);
 	for (int deps = 0; deps < 2; deps++) {
 		output out;
-		emit(&out, &fx.plan, PPCC_FMT_DOT, deps);
+		emit_window(&out, &fx.plan, PPCC_FMT_DOT, deps, NULL,
+			    (ppcc_window){.kind = PPCC_WINDOW_ALL});
 		ck_assert_int_eq(out.status, 0);
 		ck_assert_int_eq(out.diag.d.warnings, 1);
 		ck_assert_int_eq(out.diag.d.errors, 0);
@@ -1512,6 +1520,355 @@ START_TEST(examples_draw_and_parse)
 }
 END_TEST
 
+/* ---- the data-parallel lanes (emit/lanes.c) ------------------------------- */
+
+/* Llama 3 8B on 16 H100s, 4 stages x 4 replicas, under ZeRO stage zero:
+ * what the lanes and the picture are compared with. */
+#define LANES_YAML(zero) \
+	"model:\n" \
+	"  transformer: {preset: llama3-8b, micro_batch_size: 1}\n" \
+	"cluster:\n" \
+	"  devices: 16\n" \
+	"  device: {preset: h100}\n" \
+	"pipeline: {stages: 4, data_parallel: 4, microbatches: 8, zero: " \
+	zero "}\n"
+
+static const char *const lanes_zero[] = {"0", "1", "2", "3"};
+
+/* Every collective the text report counts is on the lanes, at the
+ * iteration model's times: the busiest lane's reductions are the
+ * iteration's dp_comm_ms (the text's "ms per rank at most"), each rank's
+ * gathers its estimate's dp_gather_ms, each rank's lane ends where the
+ * iteration says its reductions end; ZeRO 2 lists the reduce-scatters of
+ * every earlier backward, which its schedule does not hold. */
+START_TEST(lanes_hold_every_collective_the_text_counts)
+{
+	for (int z = 0; z < 4; z++) {
+		tu_diag diag;
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_config cfg;
+		ppcc_plan plan;
+		const char *yaml[4] = {LANES_YAML("0"), LANES_YAML("1"),
+				       LANES_YAML("2"), LANES_YAML("3")};
+		ck_assert_msg(tu_plan_text(&plan, a, &cfg, yaml[z], &diag) == 0,
+			      "zero %s: %s", lanes_zero[z], diag.text);
+		const ppcc_iteration *it = plan.best.iteration;
+		const ppcc_estimate *e = &plan.best.estimate;
+		const ppcc_schedule *s = &plan.best.schedule;
+		ck_assert_ptr_nonnull(it);
+		ppcc_lanes l;
+		ck_assert_int_eq(ppcc_lanes_of(&l, &plan), 0);
+		ck_assert_int_eq(l.n_ranks, s->n_ranks);
+		double most = 0;
+		long added = 0, held = 0;
+		tu_plan_action_times(&plan, a);
+		for (int r = 0; r < s->n_ranks; r++) {
+			double end = 0, prev = 0;
+			for (long k = l.first[r]; k < l.first[r + 1]; k++) {
+				const ppcc_lane_op *o = &l.ops[k];
+				ck_assert_int_eq(o->rank, r);
+				ck_assert(ppcc_op_is_collective(o->op));
+				ck_assert(o->end_ms >= o->start_ms);
+				ck_assert(o->start_ms >= prev);
+				prev = o->start_ms;
+				end = fmax(end, o->end_ms);
+				added += o->action < 0;
+				held += o->action >= 0 &&
+					ppcc_op_is_reduction(o->op);
+			}
+			most = fmax(most, l.reduce_ms[r]);
+			ck_assert_double_eq_tol(l.gather_ms[r], e->dp_gather_ms[r],
+						1e-9 * e->dp_gather_ms[r] + 1e-12);
+			int n = s->ranks[r].n_actions;
+			double last = n > 0 ? e->end_ms[r][n - 1] : 0;
+			for (int i = 0; i < n; i++)
+				if (!ppcc_op_is_collective(s->ranks[r].actions[i].op))
+					last = fmax(last, e->end_ms[r][i]);
+			ck_assert_msg(fabs(fmax(end, last) - it->dp_end_ms[r]) <=
+					      1e-9 * it->dp_end_ms[r],
+				      "zero %s rank %d: lane ends %.6f, "
+				      "iteration %.6f", lanes_zero[z], r,
+				      fmax(end, last), it->dp_end_ms[r]);
+		}
+		ck_assert_msg(fabs(most - it->dp_comm_ms) <=
+				      1e-9 * it->dp_comm_ms,
+			      "zero %s: lanes %.6f ms, text %.6f ms",
+			      lanes_zero[z], most, it->dp_comm_ms);
+		ck_assert(it->dp_comm_ms > 0);
+		ck_assert_int_eq(held, it->dp_reductions);
+		/* ZeRO 2 reduce-scatters after each of the m - 1 earlier
+		 * backwards too; the others hold all of theirs */
+		if (z == 2)
+			ck_assert_int_eq(added, (s->n_microbatches - 1) * held);
+		else
+			ck_assert_int_eq(added, 0);
+		ppcc_lanes_free(&l);
+		ppcc_arena_free(a);
+	}
+}
+END_TEST
+
+/* The text report's "gradient reduction: ..., X ms per rank at most". */
+static double text_reduce_ms(const ppcc_plan *p)
+{
+	char *text = tu_emit(p, PPCC_FMT_TEXT, NULL);
+	const char *at = strstr(text, "gradient reduction: ");
+	ck_assert_ptr_nonnull(at);
+	const char *ms = strstr(at, " ms per rank at most");
+	ck_assert_ptr_nonnull(ms);
+	while (ms > at && ms[-1] != ' ')
+		ms--;
+	double v = strtod(ms, NULL);
+	free(text);
+	return v;
+}
+
+/* The number after "busy " in a lane box's tooltip. */
+static double tooltip_busy(Agnode_t *n)
+{
+	const char *b = strstr(attr(n, "tooltip"), "busy ");
+	ck_assert_ptr_nonnull(b);
+	return strtod(b + 5, NULL);
+}
+
+/* ZeRO 2's picture of the whole step (--window all) holds every
+ * reduce-scatter the text report counts: on the busiest rank's lane the
+ * boxes' busy times add up to the text's "ms per rank at most", and the
+ * lane's label says that figure.  (Before the lanes, the picture drew
+ * the schedule's last backward's reduce-scatters only: 1/m of them.) */
+START_TEST(timeline_lanes_total_the_text_reports)
+{
+	tu_diag diag;
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan plan;
+	ck_assert_msg(tu_plan_text(&plan, a, &cfg, LANES_YAML("2"), &diag) == 0,
+		      "%s", diag.text);
+	double want = text_reduce_ms(&plan);
+	output out;
+	emit_window(&out, &plan, PPCC_FMT_DOT, 0, NULL,
+		    (ppcc_window){.kind = PPCC_WINDOW_ALL});
+	ck_assert_msg(out.status == 0, "%s", out.diag.text);
+	Agraph_t *g = parse_dot(out.text);
+	const ppcc_schedule *s = &plan.best.schedule;
+	double most = 0;
+	for (int r = 0; r < s->n_ranks; r++) {
+		double busy = 0;
+		long boxes = 0;
+		for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n)) {
+			int rr, k;
+			char kind, tail;
+			if (sscanf(agnameof(n), "r%d%c%d%c", &rr, &kind, &k,
+				   &tail) != 3 || rr != r ||
+			    !strchr("cxm", kind) ||
+			    strcmp(attr(n, "fillcolor"), "#3d3d3d") != 0)
+				continue;
+			busy += tooltip_busy(n);
+			boxes++;
+		}
+		ck_assert_int_gt(boxes, 0);
+		/* each box's busy time is printed to 0.001 ms */
+		ck_assert_double_le(busy, want + 0.0005 * boxes + 1e-9);
+		if (busy > most)
+			most = busy;
+		char name[32];
+		snprintf(name, sizeof name, "lanelabel%d", r);
+		Agnode_t *l = agnode(g, name, 0);
+		ck_assert_ptr_nonnull(l);
+		ck_assert_ptr_nonnull(strstr(attr(l, "label"), "reduce "));
+	}
+	ck_assert_msg(fabs(most - want) <= 0.0005 * 2000 + 1e-9 &&
+			      fabs(most - want) <= 1e-4 * want,
+		      "lane %.3f ms, text %.3f ms", most, want);
+	char figure[64];
+	snprintf(figure, sizeof figure, "reduce %.3f ms", want);
+	int labelled = 0;
+	for (int r = 0; r < s->n_ranks; r++) {
+		char name[32];
+		snprintf(name, sizeof name, "lanelabel%d", r);
+		labelled += strstr(attr(agnode(g, name, 0), "label"), figure) != NULL;
+	}
+	ck_assert_int_eq(labelled, 1);
+	agclose(g);
+	free(out.text);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* --window START:END draws exactly the compute actions that overlap the
+ * span, clipped to it, and ticks only inside it; --window step N is the
+ * span from microbatch N's first forward to its last backward. */
+START_TEST(timeline_window_keeps_only_actions_that_overlap_it)
+{
+	fixture fx;
+	fixture_build(&fx, PPCC_SCHED_1F1B, 4, 8, 1);
+	const ppcc_schedule *s = &fx.plan.best.schedule;
+	const ppcc_estimate *e = &fx.plan.best.estimate;
+	for (int pass = 0; pass < 2; pass++) {
+		double w0 = 20, w1 = 45;
+		ppcc_window win = {.kind = PPCC_WINDOW_SPAN, .start_ms = w0,
+				   .end_ms = w1};
+		if (pass == 1) {
+			win = (ppcc_window){.kind = PPCC_WINDOW_STEP, .step = 3};
+			w0 = INFINITY;
+			w1 = -INFINITY;
+			for (int r = 0; r < s->n_ranks; r++)
+				for (int i = 0; i < s->ranks[r].n_actions; i++)
+					if (is_compute(s->ranks[r].actions[i].op) &&
+					    s->ranks[r].actions[i].mb == 3) {
+						w0 = fmin(w0, e->start_ms[r][i]);
+						w1 = fmax(w1, e->end_ms[r][i]);
+					}
+		}
+		output out;
+		emit_window(&out, &fx.plan, PPCC_FMT_DOT, 0, NULL, win);
+		ck_assert_msg(out.status == 0, "%s", out.diag.text);
+		Agraph_t *g = parse_dot(out.text);
+		long shown = 0, want = 0;
+		double left = INFINITY, right = -INFINITY;
+		for (int r = 0; r < s->n_ranks; r++)
+			for (int i = 0; i < s->ranks[r].n_actions; i++) {
+				if (!is_compute(s->ranks[r].actions[i].op))
+					continue;
+				double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
+				int overlaps = t1 > w0 && t0 < w1;
+				char name[32];
+				snprintf(name, sizeof name, "r%da%d", r, i);
+				Agnode_t *n = agnode(g, name, 0);
+				ck_assert_msg((n != NULL) == overlaps,
+					      "%s (%g-%g ms) %s in %g-%g", name,
+					      t0, t1, n ? "drawn" : "missing",
+					      w0, w1);
+				want += overlaps;
+				if (!n)
+					continue;
+				shown++;
+				double x, y, w;
+				node_box(n, &x, &y, &w);
+				left = fmin(left, x - w / 2);
+				right = fmax(right, x + w / 2);
+			}
+		ck_assert_int_gt(shown, 0);
+		ck_assert_int_eq(shown, want);
+		/* clipped: the boxes span the axis, not beyond it */
+		Agnode_t *axis = agnode(g, "axis", 0);
+		double ax, ay, aw;
+		node_box(axis, &ax, &ay, &aw);
+		ck_assert_double_ge(left, ax - aw / 2 - 0.02);
+		ck_assert_double_le(right, ax + aw / 2 + 0.02);
+		ck_assert_ptr_nonnull(strstr(attr(g, "label"), "window "));
+		if (pass == 1)
+			ck_assert_ptr_nonnull(strstr(attr(g, "label"),
+						     "microbatch 3"));
+		agclose(g);
+		free(out.text);
+	}
+	fixture_free(&fx);
+}
+END_TEST
+
+/* A plan too long to label at the widest axis shows its start by
+ * default, where every box wide enough for its microbatch holds it, and
+ * its title says how to see the rest.  (1F1B, p = 4, m = 256: over the
+ * whole step a box is about 3 points wide.) */
+START_TEST(timeline_labels_boxes_wide_enough_and_windows_a_long_plan)
+{
+	fixture fx;
+	fixture_build(&fx, PPCC_SCHED_1F1B, 4, 256, 1);
+	const ppcc_schedule *s = &fx.plan.best.schedule;
+	char *text = emit_clean(&fx.plan, PPCC_FMT_DOT, 0, NULL);
+	Agraph_t *g = parse_dot(text);
+	long boxes = 0, labelled = 0;
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
+			char name[32];
+			snprintf(name, sizeof name, "r%da%d", r, i);
+			Agnode_t *n = agnode(g, name, 0);
+			if (!n)
+				continue;
+			boxes++;
+			double x, y, w;
+			node_box(n, &x, &y, &w);
+			char mb[16];
+			int len = snprintf(mb, sizeof mb, "%d",
+					   (int)s->ranks[r].actions[i].mb);
+			int fits = len * 0.6 * 10 + 3 <= w;
+			const char *label = attr(n, "label");
+			if (fits) {
+				ck_assert_msg(label && strcmp(label, mb) == 0,
+					      "%s, %g points wide: label '%s'",
+					      name, w, label ? label : "");
+				labelled++;
+			} else {
+				ck_assert_msg(!label || !*label, "%s: '%s' does "
+					      "not fit %g points", name, label, w);
+			}
+		}
+	ck_assert_int_gt(boxes, 20);
+	ck_assert_int_lt(boxes, count_compute(s));
+	ck_assert_int_ge(labelled, boxes / 2);
+	ck_assert_ptr_nonnull(strstr(attr(g, "label"), "--window all"));
+	agclose(g);
+	free(text);
+	fixture_free(&fx);
+}
+END_TEST
+
+/* A window that lies outside the plan, or a microbatch it does not have,
+ * is an error naming --window; on the command line a malformed window,
+ * or one for an output that is not a timeline, is a usage error (exit
+ * 2), one outside the plan a bad input (exit 1), and nothing is
+ * written. */
+START_TEST(timeline_refuses_a_bad_window)
+{
+	fixture fx;
+	fixture_build(&fx, PPCC_SCHED_1F1B, 4, 8, 1);
+	const ppcc_window bad[] = {
+		{.kind = PPCC_WINDOW_SPAN, .start_ms = 1000, .end_ms = 2000},
+		{.kind = PPCC_WINDOW_STEP, .step = 8},
+		{.kind = PPCC_WINDOW_STEP, .step = -1},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		output out;
+		emit_window(&out, &fx.plan, PPCC_FMT_DOT, 0, NULL, bad[k]);
+		ck_assert_int_eq(out.status, PPCC_EINPUT);
+		ck_assert_msg(strstr(out.diag.text, "--window"), "%s",
+			      out.diag.text);
+		ck_assert_uint_eq(out.len, 0);
+		free(out.text);
+	}
+	fixture_free(&fx);
+
+	char *dir = tu_mkdtemp(), png[4096], model[4096];
+	snprintf(png, sizeof png, "%s/t.png", dir);
+	snprintf(model, sizeof model, "%s/examples/tiny.yaml", tu_src());
+	static const char *const usage[][2] = {
+		{"5:3", "png"}, {"abc", "png"}, {"-1:4", "png"},
+		{"step x", "png"}, {"1:2", "json"}, {"1:2", "chrome"},
+	};
+	for (size_t k = 0; k < sizeof usage / sizeof usage[0]; k++) {
+		tu_run r;
+		TU_PPCC(&r, "plan", model, "-f", usage[k][1], "--window",
+			usage[k][0], "-o", png);
+		ck_assert_msg(r.status == 2, "--window %s -f %s: exit %d: %s",
+			      usage[k][0], usage[k][1], r.status, r.err);
+		ck_assert_ptr_nonnull(strstr(r.err, "--window"));
+		ck_assert(!tu_exists(png));
+		tu_run_free(&r);
+	}
+	tu_run r;
+	TU_PPCC(&r, "plan", model, "-f", "png", "--window", "1e9:2e9", "-o", png);
+	ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "--window"));
+	tu_run_free(&r);
+	TU_PPCC(&r, "plan", model, "-f", "png", "--window", "step", "1", "-o", png);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert(tu_exists(png));
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 Suite *suite_dot(void)
 {
 	return tu_suite("dot", "dot", 300, (const TTest *const[]){
@@ -1538,5 +1895,10 @@ Suite *suite_dot(void)
 		plan_without_times_is_simulated_for_the_timeline,
 		failed_allocations_are_enomem_without_leaks,
 		examples_draw_and_parse,
+		lanes_hold_every_collective_the_text_counts,
+		timeline_lanes_total_the_text_reports,
+		timeline_window_keeps_only_actions_that_overlap_it,
+		timeline_labels_boxes_wide_enough_and_windows_a_long_plan,
+		timeline_refuses_a_bad_window,
 		NULL});
 }

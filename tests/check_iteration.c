@@ -1196,17 +1196,18 @@ START_TEST(expert_all_to_all_by_hand)
 }
 END_TEST
 
-/* make fidelity's table, as README.md shows it, is what the script
- * prints, and every row is within 10% (the script's exit status). */
-START_TEST(fidelity_table_in_readme_is_what_make_fidelity_prints)
+/* make fidelity's table, as doc/accuracy.md shows it, is what the
+ * script prints, and every row is within 10% (the script's exit
+ * status). */
+START_TEST(fidelity_table_in_docs_is_what_make_fidelity_prints)
 {
 	char path[4096], script[4096];
-	snprintf(path, sizeof path, "%s/README.md", tu_src());
+	snprintf(path, sizeof path, "%s/doc/accuracy.md", tu_src());
 	snprintf(script, sizeof script, "%s/tests/fidelity/run.sh", tu_src());
 	char *readme = tu_read_file(path, NULL);
 	ck_assert_ptr_nonnull(readme);
 	const char *start = strstr(readme, "```\nmodel      t   p");
-	ck_assert_msg(start != NULL, "README.md has no fidelity table");
+	ck_assert_msg(start != NULL, "doc/accuracy.md has no fidelity table");
 	start += 4;
 	const char *end = strstr(start, "```");
 	ck_assert_ptr_nonnull(end);
@@ -1218,7 +1219,7 @@ START_TEST(fidelity_table_in_readme_is_what_make_fidelity_prints)
 		      r.err);
 	ck_assert_msg(strlen(r.out) == (size_t)(end - start) &&
 		      memcmp(r.out, start, (size_t)(end - start)) == 0,
-		      "README.md shows another table than:\n%s", r.out);
+		      "doc/accuracy.md shows another table than:\n%s", r.out);
 	tu_run_free(&r);
 	free(readme);
 }
@@ -1256,7 +1257,7 @@ Suite *suite_iteration(void)
 		measured_times_convert_on_the_group_and_t_they_were_measured,
 		global_batch_gives_microbatches_per_replica,
 		parallel_sizes_that_do_not_divide_are_located_errors,
-		fidelity_table_in_readme_is_what_make_fidelity_prints,
+		fidelity_table_in_docs_is_what_make_fidelity_prints,
 		dp_bucket_mb_sets_the_buckets_and_is_checked,
 		simulator_iteration_and_prediction_time_reductions_alike,
 		NULL});

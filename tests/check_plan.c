@@ -274,6 +274,103 @@ START_TEST(plan_reports_stage_that_does_not_fit)
 }
 END_TEST
 
+/* text with its one occurrence of from replaced by to (malloc'd). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	ck_assert_msg(at, "no '%s'", from);
+	size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+	char *out = malloc(n);
+	ck_assert_ptr_nonnull(out);
+	snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to,
+		 at + strlen(from));
+	return out;
+}
+
+/* text with from replaced by to, written to dir/name: the path (static). */
+static const char *variant_file(const char *dir, const char *name,
+				const char *text, const char *from,
+				const char *to)
+{
+	static char path[4096];
+	char *out = replaced(text, from, to);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	ck_assert_int_eq(tu_write_file(path, out), 0);
+	free(out);
+	return path;
+}
+
+/* The note of the change prefix names in err says X ms an iteration and
+ * a peak of Y GiB; the plan of path, that change applied, fits (exit 0)
+ * and prints that iteration and that peak. */
+static void change_holds(const char *err, const char *prefix,
+			 const char *path)
+{
+	const char *at = strstr(err, prefix);
+	ck_assert_msg(at, "no '%s' in %s", prefix, err);
+	double ms, peak;
+	ck_assert_int_eq(sscanf(at + strlen(prefix), "%lf ms an iteration, "
+				"peak %lf GiB per device", &ms, &peak), 2);
+	tu_run r;
+	TU_PPCC(&r, "plan", path);
+	ck_assert_msg(r.status == 0, "%s: %s", prefix, r.err);
+	const char *it = strstr(r.out, "iteration time (ms)");
+	const char *pk = strstr(r.out, "peak memory (GiB)");
+	double ms2, peak2;
+	ck_assert_msg(it && pk, "%s", r.out);
+	ck_assert_int_eq(sscanf(it, "iteration time (ms) %lf", &ms2), 1);
+	ck_assert_int_eq(sscanf(pk, "peak memory (GiB) %lf", &peak2), 1);
+	char a[32], b[32];
+	snprintf(a, sizeof a, "%.1f %.2f", ms, peak);
+	snprintf(b, sizeof b, "%.1f %.2f", ms2, peak2);
+	ck_assert_msg(strcmp(a, b) == 0, "%s: the note says %s, the plan %s",
+		      prefix, a, b);
+	tu_run_free(&r);
+}
+
+/* GPT-3 175B under GPipe does not fit its A100s: the plan names the
+ * least recompute, 1F1B and the larger device that fit, each with the
+ * iteration and peak that planning it gives, and exits 1 (ppcc(1)). */
+START_TEST(plan_that_does_not_fit_names_changes_that_do)
+{
+	char *dir = tu_mkdtemp();
+	char *text = tu_read_src("examples/gpt3-175b.yaml");
+	char *gtext = replaced(text, "schedule: 1f1b", "schedule: gpipe");
+	char *gpipe = strdup(variant_file(dir, "gpipe.yaml", gtext, "", ""));
+	tu_run r;
+	TU_PPCC(&r, "plan", gpipe);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, "note: it would fit with 89.79 GiB per "
+			     "device\n"), "%s", r.err);
+	/* selective is the example's; full is the next step */
+	ck_assert_msg(!strstr(r.err, "selective recompute"), "%s", r.err);
+	change_holds(r.err, "note: it would fit with full recompute: ",
+		     variant_file(dir, "full.yaml", gtext,
+				  "recompute: selective", "recompute: full"));
+	change_holds(r.err, "note: it would fit under 1f1b: ",
+		     variant_file(dir, "1f1b.yaml", gtext, "schedule: gpipe",
+				  "schedule: 1f1b"));
+	change_holds(r.err, "note: it would fit on h200 (140.4 GiB) in place "
+		     "of the a100: ",
+		     variant_file(dir, "h200.yaml", gtext, "device: a100",
+				  "device: h200"));
+	tu_run_free(&r);
+	/* Llama 3 405B, one layer or so a stage on 64 H100s with no room for
+	 * more stages or ZeRO to shard over: what was tried, said */
+	TU_PPCC(&r, "plan", "--model", "llama3-405b", "--devices", "64xh100");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "note: none of these alone makes it fit: "
+			     "more recompute, a larger device of the "
+			     "catalogue\n"), "%s", r.err);
+	tu_run_free(&r);
+	free(gpipe);
+	free(gtext);
+	free(text);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 START_TEST(plan_faster_devices_get_more_layers)
 {
 	ppcc_arena *a = ppcc_arena_new();
@@ -422,6 +519,7 @@ Suite *suite_plan(void)
 	TCase *tc = tu_tcase(s, "plan", 120, (const TTest *const[]){
 		plan_output_is_deterministic_in_any_locale,
 		plan_reports_stage_that_does_not_fit,
+		plan_that_does_not_fit_names_changes_that_do,
 		plan_faster_devices_get_more_layers,
 		split_backward_costs_are_the_layers_and_round_trip,
 		weight_gradient_stash_is_held_from_i_until_w,

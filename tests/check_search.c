@@ -488,6 +488,135 @@ START_TEST(the_global_batch_follows_the_files_pipeline_settings)
 }
 END_TEST
 
+/* The figures a note of what would fit gives after its prefix ("; X ms
+ * an iteration, Y tokens/s, peak Z GiB per device"), as the search's
+ * table prints them, into it (%.1f) and peak (%.2f). */
+static void hint_figures(char *it, char *peak, size_t n, const char *err,
+			 const char *prefix)
+{
+	const char *at = strstr(err, prefix);
+	ck_assert_msg(at, "no '%s' in %s", prefix, err);
+	const char *f = strstr(at, "; ");
+	const char *eol = strchr(at, '\n');
+	ck_assert_msg(f && (!eol || f < eol), "%s", at);
+	double ms, tps, gib;
+	ck_assert_int_eq(sscanf(f, "; %lf ms an iteration, %lf tokens/s, peak "
+				"%lf GiB per device", &ms, &tps, &gib), 3);
+	snprintf(it, n, " %.1f ", ms);
+	snprintf(peak, n, " %.2f ", gib);
+}
+
+/* The search rerun with the change a note named (args) fits, its winner
+ * at the note's iteration and peak. */
+static void hint_holds(const char *err, const char *prefix,
+		       const char *const *args)
+{
+	char it[64], peak[64];
+	hint_figures(it, peak, sizeof it, err, prefix);
+	tu_run r;
+	tu_ppcc_run(&r, NULL, NULL, 120, args);
+	ck_assert_msg(r.status == 0, "%s: %s", prefix, r.err);
+	const char *row = strstr(r.out, "\n   1 ");
+	ck_assert_msg(row, "%s", r.out);
+	const char *eol = strchr(row + 1, '\n');
+	size_t len = eol ? (size_t)(eol - row) : strlen(row);
+	char line[512];
+	snprintf(line, sizeof line, "%.*s ", (int)len, row);
+	ck_assert_msg(strstr(line, it) && strstr(line, peak),
+		      "%s: the note says%s ms and%s GiB, the rerun%s", prefix,
+		      it, peak, line);
+	tu_run_free(&r);
+}
+
+/* Llama 3 8B on 4 L40S with recompute and ZeRO pinned fits nowhere: the
+ * search names the smallest device count, proves that no smaller batch
+ * fits, and names the least recompute and the smallest larger device that
+ * do, each with figures that the search rerun with that change gives. */
+START_TEST(nothing_fits_names_changes_that_fit_as_planned)
+{
+	tu_run r;
+	TU_PPCC(&r, "search", "--model", "llama3-8b", "--devices", "4xl40s",
+		"--global-batch", "64", "--fix", "recompute=none", "--fix",
+		"zero=1");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, "note: no smaller global batch fits either: "
+			     "the weights, optimizer state and one microbatch's "
+			     "activations alone need at least "), "%s", r.err);
+	/* selective recompute was tried first and does not fit */
+	ck_assert_msg(!strstr(r.err, "with selective recompute"), "%s", r.err);
+	hint_holds(r.err, "note: it would fit on 8 devices: ",
+		   (const char *const[]){"search", "--model",
+		   "llama3-8b", "--devices", "8xl40s", "--global-batch", "64",
+		   "--fix", "recompute=none", "--fix", "zero=1", "--top", "1",
+		   NULL});
+	hint_holds(r.err, "note: it would fit with full recompute: ",
+		   (const char *const[]){"search", "--model",
+		   "llama3-8b", "--devices", "4xl40s", "--global-batch", "64",
+		   "--fix", "recompute=full", "--fix", "zero=1", "--top", "1",
+		   NULL});
+	hint_holds(r.err, "note: it would fit on 4 h100 (79.65 GiB) in place "
+		   "of the l40s: ",
+		   (const char *const[]){"search", "--model",
+		   "llama3-8b", "--devices", "4xh100", "--global-batch", "64",
+		   "--fix", "recompute=none", "--fix", "zero=1", "--top", "1",
+		   NULL});
+	tu_run_free(&r);
+	/* Llama 3 405B's weights and optimizer state alone overflow every
+	 * device of the catalogue on 8 devices: said, with nothing searched
+	 * for it */
+	TU_PPCC(&r, "search", "--model", "llama3-405b", "--devices", "8xh100",
+		"--global-batch", "4M");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "note: none fits on up to 64 devices "
+			     "either\n") &&
+		      strstr(r.err, "note: no smaller global batch fits "
+			     "either: ") &&
+		      strstr(r.err, "note: no device of the catalogue has the ")
+		      && !strstr(r.err, "in place of"), "%s", r.err);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* GPipe holds every microbatch in flight: with the schedule, recompute
+ * and ZeRO pinned, Llama 3 8B fits 8 L40S only at a smaller global batch,
+ * the largest of the batch halved that does, with the figures its search
+ * gives; the batch halved once more than that is the next tried, so the
+ * one named is the first that fits. */
+START_TEST(nothing_fits_names_the_largest_batch_that_does)
+{
+	tu_run r;
+	TU_PPCC(&r, "search", "--model", "llama3-8b", "--devices", "8xl40s",
+		"--global-batch", "256", "--fix", "schedule=gpipe", "--fix",
+		"zero=0", "--fix", "recompute=none");
+	ck_assert_int_eq(r.status, 1);
+	const char *prefix = "note: it would fit with a global batch of ";
+	const char *at = strstr(r.err, prefix);
+	ck_assert_msg(at, "%s", r.err);
+	long b = atol(at + strlen(prefix));
+	ck_assert_msg(b > 0 && b < 256 && 256 % b == 0, "%s", r.err);
+	char bs[32], twice[32], full[128];
+	snprintf(bs, sizeof bs, "%ld", b);
+	snprintf(twice, sizeof twice, "%ld", 2 * b);
+	snprintf(full, sizeof full, "%s%ld sequences (the largest of 256/2^k "
+		 "that does): ", prefix, b);
+	hint_holds(r.err, full, (const char *const[]){"search",
+		   "--model", "llama3-8b", "--devices", "8xl40s",
+		   "--global-batch", bs, "--fix", "schedule=gpipe", "--fix",
+		   "zero=0", "--fix", "recompute=none", "--top", "1", NULL});
+	tu_run_free(&r);
+	/* twice that batch, if less than asked, fits nothing */
+	if (2 * b < 256) {
+		TU_PPCC(&r, "search", "--model", "llama3-8b", "--devices",
+			"8xl40s", "--global-batch", twice, "--fix",
+			"schedule=gpipe", "--fix", "zero=0", "--fix",
+			"recompute=none");
+		ck_assert_msg(r.status == 1, "%s", r.out);
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
 /* Llama 3 70B does not fit on 8 GPUs: exit 1, nothing on standard output,
  * the closest configuration and the memory it would need, and the
  * search on more devices that does fit. */
@@ -1394,6 +1523,12 @@ static void search_json(char *out, size_t n, const char *dir,
 		TU_PPCC(&r, "search", alone, "--cluster", cluster,
 			"--memory-limit", "3.75", "-f", "json", "--top", "3",
 			"-o", out);
+	} else if (strstr(name, "presets")) {
+		/* no file: the JSON holds the text --model and --devices
+		 * made, and --trainer's memory terms */
+		TU_PPCC(&r, "search", "--model", "llama3-8b", "--devices",
+			"16xh100", "--global-batch", "64", "--trainer",
+			"torchtitan", "-f", "json", "--top", "3", "-o", out);
 	} else {
 		TU_PPCC(&r, "search", model, "-f", "json", "--top", "3", "-o",
 			out);
@@ -1414,14 +1549,15 @@ static double max_peak(const ppcc_plan *p)
 START_TEST(a_search_entry_plans_to_the_figures_the_search_printed)
 {
 	static const char *const examples[] = {"tiny.yaml", "llama3-8b.yaml",
-					       "tiny.yaml"};
+					       "tiny.yaml", "presets"};
 	char *dir = tu_mkdtemp();
-	for (int x = 0; x < 3; x++) {
+	for (int x = 0; x < 4; x++) {
 		char model[4096], path[4096];
 		snprintf(model, sizeof model, "%s/examples/%s", tu_src(),
 			 examples[x]);
 		search_json(path, sizeof path, dir, model,
-			    x == 2 ? "limited.json" : examples[x]);
+			    x == 2 ? "limited.json" : x == 3 ? "presets.json"
+			    : examples[x]);
 		json_error_t je;
 		json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 		ck_assert_msg(j, "%d: %s", je.line, je.text);
@@ -1808,6 +1944,8 @@ Suite *suite_search(void)
 		families_hold_their_fastest_configuration,
 		the_global_batch_follows_the_files_pipeline_settings,
 		nothing_fits_says_what_is_closest_and_what_would_fit,
+		nothing_fits_names_changes_that_fit_as_planned,
+		nothing_fits_names_the_largest_batch_that_does,
 		the_winner_is_explained,
 		compared_configurations_rank_where_the_search_ranks_them,
 		a_bad_compare_file_is_located_and_nothing_is_written,

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Docs that cannot drift: every transcript in README.md and the man pages
-# is run and its shown output compared with what the commands print.
+# Docs that cannot drift: every transcript in README.md, doc/*.md and the
+# man pages is run and its shown output compared with what the commands
+# print, and every relative link of README.md and doc/*.md resolves.
 #
 #   tests/docs.sh check SRC BUILD   exit 1 on any difference, with a diff
 #                                   at the document's line
@@ -8,15 +9,21 @@
 #                                   (paste it into the document to refresh
 #                                   it after an intended output change)
 #
-# A transcript is a README ``` block, or a man page .nf/.fi or .EX/.EE
+# A transcript is a Markdown ``` block, or a man page .nf/.fi or .EX/.EE
 # block, whose first line starts with "$ ": each "$ " line is a command,
 # the lines after it, up to the next command, its output (standard output
 # and standard error together); in a man page, a block of commands none of
 # which shows output is a list of examples, each of which must exit 0.  A
 # ```sh block is a list of commands (a trailing "# ..." is a comment):
-# each ppcc or trainer command must exit 0 (others, such as make, are not
-# run).  Blocks of neither
-# kind (file formats, hypothetical files) are not run.  Commands run with
+# each ppcc or trainer command must exit 0, each make target named must be
+# a rule of the Makefile (make itself is not run), other commands are not
+# run.  Blocks of neither kind (file formats, hypothetical files) are not
+# run.  In the Markdown documents, every link [text](PATH) that is not a
+# URL must name an existing file (relative to the document) and any
+# #anchor one of its headings, and every code span naming a path under
+# doc/ man/ examples/ tests/ schedules/ src/ or include/ must exist
+# (relative to the source tree), unless it follows a possessive ("Megatron-
+# LM's `examples/...`": another project's file).  Commands run with
 # sh in a scratch directory holding examples/ and mlp.yaml (the trainer's
 # model), with BUILD first in PATH, so `ppcc` and `trainer` are the ones
 # just built; man page text is unescaped (\- \e \(aq \(lq \(rq).
@@ -31,8 +38,16 @@ mkdir "$work/run" "$work/t"
 ln -s "$src/examples" "$work/run/examples"
 ln -s "$src/examples/trainer/mlp.yaml" "$work/run/mlp.yaml"
 
+# The documents: README.md, doc/*.md (not doc/design/, which shows no
+# transcripts) and the man pages.
+md_docs=README.md
+for f in "$src"/doc/*.md; do
+	[ -f "$f" ] && md_docs="$md_docs doc/${f##*/}"
+done
+docs="$md_docs man/ppcc.1 man/ppcc.5 man/ppcc_runtime.3"
+
 # Splits the documents into $work/t/N.{where,cmd,want,kind}.
-for doc in README.md man/ppcc.1 man/ppcc.5 man/ppcc_runtime.3; do
+for doc in $docs; do
 	case $doc in
 	*.md) style=md ;;
 	*) style=roff ;;
@@ -88,6 +103,11 @@ for doc in README.md man/ppcc.1 man/ppcc.5 man/ppcc_runtime.3; do
 			c = line
 			sub(/[ \t]+#.*$/, "", c)
 			if (c ~ /^[ \t]*(#|$)/) next
+			if (c ~ /^make( |$)/) {
+				finish(); start(NR, "make")
+				printf "%s\n", c > (f ".cmd")
+				next
+			}
 			if (c !~ /^(ppcc|trainer)( |$)/) next
 			finish(); start(NR, "commands")
 			printf "%s\n", c > (f ".cmd")
@@ -108,6 +128,15 @@ while [ "$i" -le "$n" ]; do
 	[ -f "$t.cmd" ] || continue
 	where=$(cat "$t.where")
 	kind=$(cat "$t.kind")
+	if [ "$kind" = make ]; then
+		# each target named (not a VAR=value or an option) is a rule
+		for target in $(cat "$t.cmd"); do
+			case $target in make | *=* | -*) continue ;; esac
+			grep -Eq "^([^:#=	]+ )?$target( [^:#=]*)?:([^=]|\$)" "$src/Makefile" ||
+				{ echo "$where: '$(cat "$t.cmd")': the Makefile has no target $target"; fail=1; }
+		done
+		continue
+	fi
 	(cd "$work/run" && PATH="$build:$PATH" LC_ALL=C sh -c "$(cat "$t.cmd")") \
 		>"$t.got" 2>&1
 	rc=$?
@@ -138,7 +167,7 @@ done
 # A one-line example of what a command says, shown outside a transcript
 # ("ppcc: note: wrote ..."), must be a line some transcript prints.
 cat "$work"/t/*.got >"$work/printed" 2>/dev/null
-for doc in README.md man/ppcc.1 man/ppcc.5 man/ppcc_runtime.3; do
+for doc in $docs; do
 	sed 's/\\-/-/g' "$src/$doc" | grep -n '^ppcc: note: wrote ' |
 	while IFS= read -r hit; do
 		line=${hit#*:}
@@ -150,6 +179,58 @@ if [ -s "$work/stale" ]; then
 	cat "$work/stale"
 	fail=1
 fi
-echo "docs: $ran commands from README.md and the man pages"
+# Links and paths, outside code blocks: DOC:LINE<tab>KIND<tab>TARGET.
+links=0
+for doc in $md_docs; do
+	awk -v doc="$doc" '
+	/^```/ { inb = !inb; next }
+	inb { next }
+	{
+		s = $0
+		while (match(s, /\]\([^) ]+\)/)) {
+			printf "%s:%d\tlink\t%s\n", doc, NR, substr(s, RSTART + 2, RLENGTH - 3)
+			s = substr(s, RSTART + RLENGTH)
+		}
+		s = $0
+		first = 1
+		while (match(s, /`(doc|man|examples|tests|schedules|src|include)\/[A-Za-z0-9_.\/-]*`/)) {
+			# a file of another project ("Megatron-LM\047s `examples/...`",
+			# the possessive perhaps ending the line before) is not ours
+			pre = substr(s, 1, RSTART - 1)
+			if (first && pre ~ /^[ \t]*$/) pre = last
+			if (pre !~ /\047s $/)
+				printf "%s:%d\tpath\t%s\n", doc, NR, substr(s, RSTART + 1, RLENGTH - 2)
+			s = substr(s, RSTART + RLENGTH)
+			first = 0
+		}
+		last = $0 " "
+	}' "$src/$doc"
+done >"$work/links"
+# A heading's anchor as GitHub writes it: lower case, punctuation dropped,
+# spaces as hyphens.
+anchors() {
+	sed -n 's/^#\{1,6\} //p' "$1" | tr 'A-Z' 'a-z' |
+		sed 's/[^a-z0-9 _-]//g; s/ /-/g'
+}
+while IFS='	' read -r where kind target; do
+	links=$((links + 1))
+	doc=${where%:*}
+	case $kind in
+	path) path=$src/$target ;;
+	*)
+		case $target in [a-z]*:* | '#'*) continue ;; esac
+		path=$src/$(dirname "$doc")/${target%%#*}
+		;;
+	esac
+	if [ ! -e "$path" ]; then
+		echo "$where: $target: no such file"
+		fail=1
+	elif [ "$kind" = link ] && [ "$target" != "${target#*#}" ] &&
+		! anchors "$path" | grep -qxF -- "${target#*#}"; then
+		echo "$where: $target: no such heading"
+		fail=1
+	fi
+done <"$work/links"
+echo "docs: $ran commands from $md_docs and the man pages; $links links and paths"
 [ "$ran" -gt 0 ] || fail=1
 exit $fail

@@ -5,7 +5,7 @@
 # against the installed files only: the two libraries export exactly the
 # functions their headers mark PPCC_API; the example trainer builds by
 # the lines README.md shows (`pkg-config --cflags --libs ppcc-runtime`,
-# and mpicc where the runtime has MPI),
+# and mpicc where the runtime has MPI, whose trainer_mpi runs over mpirun),
 # loads libppcc_rt and neither
 # Graphviz, libyaml nor libppcc, trains exactly as the build tree's
 # trainer does, and ignores PPCC_FAIL_ALLOC (the test hook is not in the
@@ -63,6 +63,15 @@ nm -D "$lib/libppcc_rt.so.1" | grep -q ' U MPI_' && command -v mpicc > /dev/null
 	bad "README's trainer build lines fail: $(head -3 "$work/cc.err")"
 [ $has_mpi = 0 ] || [ -x "$work/rd/trainer_mpi" ] ||
 	bad "README's MPI build line made no trainer_mpi"
+# and it runs as README.md says, `mpirun -np 2 ./trainer_mpi --transport
+# mpi`, with what this machine needs (root, two processors) and 2 steps
+if [ $has_mpi = 1 ] && [ -x "$work/rd/trainer_mpi" ] && command -v mpirun > /dev/null; then
+	grep -q 'mpirun -np 2 \./trainer_mpi --transport mpi' "$src/README.md" ||
+		bad "README.md does not show how to run trainer_mpi"
+	(cd "$work/rd" && mpirun -np 2 --oversubscribe --allow-run-as-root \
+		./trainer_mpi --transport mpi --steps 2) > "$work/mpi.out" 2>&1 ||
+		bad "trainer_mpi over mpirun fails: $(head -3 "$work/mpi.out")"
+fi
 cp "$work/rd/trainer" "$work/trainer" 2> /dev/null
 if [ -x "$work/trainer" ]; then
 	ldd "$work/trainer" > "$work/ldd" 2>&1

@@ -24,14 +24,14 @@
 #                and p
 #
 #   tests/narayanan.sh PPCC [EFFICIENCY]          print the table
-#   tests/narayanan.sh PPCC write README.md       write it into the file,
+#   tests/narayanan.sh PPCC write doc/accuracy.md   write it into the file,
 #                                                 between its markers
-#   tests/narayanan.sh PPCC check README.md       exit 1, with a diff, when
+#   tests/narayanan.sh PPCC check doc/accuracy.md   exit 1, with a diff, when
 #                                                 the file's table differs
 set -u
 ppcc=$1
 mode=print
-# the efficiency README.md's table was made with (make fidelity's fit on
+# the efficiency doc/accuracy.md's table was made with (make fidelity's fit on
 # all ten rows, before it held three out); the a100 preset's is now 0.64
 eff=0.62
 case ${2:-} in

@@ -76,9 +76,10 @@ static void usage(FILE *f)
 	      "                 [--prefix NAME] [--max-actions N] [--max-work N]\n"
 	      "                 [--partition N,N,...] [--memory-limit GIB] [--jobs N]\n"
 	      "                 [--trainer megatron|torchtitan|deepspeed]\n"
+	      "                 [--window START:END|step N|all]\n"
 	      "       ppcc plan --model NAME --devices COUNTxPRESET [options as above]\n"
 	      "       ppcc plan --from-search FILE.json [--rank N] [-f FMT] [-o FILE]\n"
-	      "                 [--max-actions N] [--max-work N] [--jobs N]\n"
+	      "                 [--max-actions N] [--max-work N] [--jobs N] [--window ...]\n"
 	      "       ppcc check [--refresh-fingerprint] [-q|--quiet] FILE.json\n"
 	      "       ppcc diagnose DIR [-s|--schedule FILE.json] [-f text|json] [-o FILE]\n"
 	      "       ppcc search FILE [--cluster FILE] [--global-batch N|NK|NM] [--top K]\n", f);
@@ -372,7 +373,7 @@ out:
 enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
        OPT_MAX_ACTIONS, OPT_MAX_WORK, OPT_PARTITION, OPT_REFRESH_FINGERPRINT,
        OPT_MEMORY_LIMIT, OPT_JOBS, OPT_FROM_SEARCH, OPT_RANK, OPT_MODEL,
-       OPT_DEVICES, OPT_TRAINER };
+       OPT_DEVICES, OPT_TRAINER, OPT_WINDOW };
 
 static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -402,6 +403,7 @@ static const struct option longopts[] = {
 	{"model", required_argument, NULL, OPT_MODEL},
 	{"devices", required_argument, NULL, OPT_DEVICES},
 	{"trainer", required_argument, NULL, OPT_TRAINER},
+	{"window", required_argument, NULL, OPT_WINDOW},
 	{NULL, 0, NULL, 0},
 };
 
@@ -430,6 +432,44 @@ static void keep_message(ppcc_severity sev, const ppcc_loc *loc,
 {
 	(void)sev, (void)loc;
 	snprintf(user, KEPT_MAX, "%s", msg);
+}
+
+/* --window all, START:END (ms, START < END) or step N (one argument,
+ * or "step" and N as two: main joins them); -1 to go on, or the exit
+ * code of a usage error. */
+static int window_option(ppcc_window *w, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	char start[64];
+	long long n;
+	if (strcmp(arg, "all") == 0) {
+		w->kind = PPCC_WINDOW_ALL;
+		return -1;
+	}
+	if (strncmp(arg, "step ", 5) == 0) {
+		if (ppcc_cli_count(arg + 5, 0, INT_MAX, &n) < 0)
+			return usage_error("--window step N: expected a "
+					   "microbatch (0, 1, ...), got '%s'",
+					   arg);
+		w->kind = PPCC_WINDOW_STEP;
+		w->step = (int)n;
+		return -1;
+	}
+	size_t len = colon ? (size_t)(colon - arg) : 0;
+	if (!colon || len == 0 || len >= sizeof start)
+		return usage_error("--window: expected START:END in ms, step "
+				   "N or all, got '%s'", arg);
+	memcpy(start, arg, len);
+	start[len] = '\0';
+	if (ppcc_cli_real(start, 0, 1e12, &w->start_ms) < 0 ||
+	    ppcc_cli_real(colon + 1, 0, 1e12, &w->end_ms) < 0)
+		return usage_error("--window: START and END are times in ms "
+				   "(numbers from 0), got '%s'", arg);
+	if (!(w->end_ms > w->start_ms))
+		return usage_error("--window: END must be after START, got "
+				   "'%s'", arg);
+	w->kind = PPCC_WINDOW_SPAN;
+	return -1;
 }
 
 /* Applies option c (opt: as given, for messages); returns -1 to go on,
@@ -531,6 +571,7 @@ static int apply_option(cli_options *o, int c, const char *arg,
 		break;
 	}
 	case OPT_REFRESH_FINGERPRINT: o->refresh_fingerprint = 1; break;
+	case OPT_WINDOW: return window_option(&o->emit.window, arg);
 	case OPT_FROM_SEARCH:
 		if (!arg[0])
 			return usage_error("%s", "--from-search: empty path");
@@ -620,6 +661,22 @@ static int cmd_plan_from_search(cli_options *o, int n_files, char **files)
 	return cmd_plan(o);
 }
 
+/* "--window step N" as two arguments: takes N from argv and applies
+ * "step N"; -2 when done, -1 for any other option (or N given in the
+ * same argument), or the exit code of a usage error. */
+static int window_step(cli_options *o, int c, int argc, char **argv)
+{
+	if (c != OPT_WINDOW || strcmp(optarg, "step") != 0)
+		return -1;
+	if (optind >= argc)
+		return usage_error("%s", "--window step: expected a microbatch "
+				   "N after it");
+	char joined[64];
+	snprintf(joined, sizeof joined, "step %s", argv[optind++]);
+	int rc = window_option(&o->emit.window, joined);
+	return rc >= 0 ? rc : -2;
+}
+
 int main(int argc, char **argv)
 {
 	cli_options o = {.kind = -1, .emit = {.format = PPCC_FMT_TEXT}};
@@ -646,7 +703,10 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:hVs:p:m:v:g:t:f:o:q", longopts,
 				NULL)) != -1) {
-		if ((rc = apply_option(&o, c, optarg, argv[optind - 1])) >= 0)
+		if ((rc = window_step(&o, c, argc, argv)) == -2)
+			continue;
+		if (rc >= 0 ||
+		    (rc = apply_option(&o, c, optarg, argv[optind - 1])) >= 0)
 			return rc;
 	}
 	if (optind >= argc)
@@ -659,9 +719,17 @@ int main(int argc, char **argv)
 	optind = 0; /* 0: glibc re-reads the option string (no "+" now) */
 	while ((c = getopt_long(nargs, args, ":hVs:p:m:v:g:t:f:o:q", longopts,
 				NULL)) != -1) {
-		if ((rc = apply_option(&o, c, optarg, args[optind - 1])) >= 0)
+		if ((rc = window_step(&o, c, nargs, args)) == -2)
+			continue;
+		if (rc >= 0 ||
+		    (rc = apply_option(&o, c, optarg, args[optind - 1])) >= 0)
 			return rc;
 	}
+	if (o.emit.window.kind != PPCC_WINDOW_DEFAULT &&
+	    (o.emit.view_deps || ppcc_format_of(o.emit.format)->emit !=
+				 ppcc_emit_dot))
+		return usage_error("%s", "--window applies to the timeline: "
+				   "-f dot, svg or png without --view deps");
 	if ((o.from_search || o.rank) && (o.model || o.devices))
 		return usage_error("%s", "--from-search and --model or --devices "
 				   "both name what to plan; give one");

@@ -441,13 +441,23 @@ static void json_input(FILE *f, const char *key, const char *path,
 		fingerprint);
 }
 
-static void emit_json(FILE *f, const ppcc_config *cfg,
-		      const ppcc_search_options *so,
+/* text: the YAML --model and --devices built (NULL for a file), which
+ * the JSON holds as "model_text" since no file does; trainer: --trainer's
+ * (ppcc_trainer), or -1. */
+static void emit_json(FILE *f, const ppcc_config *cfg, const char *text,
+		      int trainer, const ppcc_search_options *so,
 		      const ppcc_search_result *r)
 {
 	fprintf(f, "{\n  \"format\": \"ppcc-search\",\n  \"version\": 2,\n");
 	/* what ppcc plan --from-search plans an entry from */
 	json_input(f, "model", cfg->path, cfg->fingerprint);
+	if (text) {
+		fputs("  \"model_text\": ", f);
+		json_string(f, text);
+		fputs(",\n", f);
+	}
+	if (trainer >= 0)
+		fprintf(f, "  \"trainer\": \"%s\",\n", ppcc_trainer_name(trainer));
 	if (cfg->cluster_path)
 		json_input(f, "cluster", cfg->cluster_path,
 			   cfg->cluster_fingerprint);
@@ -823,7 +833,7 @@ int ppcc_cli_search(int argc, char **argv)
 	ppcc_plan plan;
 	int planned = 0;
 	if (fi->format == PPCC_FMT_JSON) {
-		emit_json(mem, &cfg, &so, &r);
+		emit_json(mem, &cfg, presets ? yaml : NULL, trainer, &so, &r);
 	} else {
 		/* the winner planned as ppcc plan plans it, after the ranking
 		 * (text) or alone in the trainer's settings, on the devices

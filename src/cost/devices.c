@@ -54,6 +54,22 @@ void ppcc_device_preset_names(const char **out)
 	out[ppcc_n_device_presets] = NULL;
 }
 
+int ppcc_device_presets_by_memory(const ppcc_device_preset **out)
+{
+	int n = 0;
+	for (int i = 0; i < ppcc_n_device_presets &&
+			i < PPCC_MAX_DEVICE_PRESETS; i++) {
+		const ppcc_device_preset *p = &ppcc_device_presets[i];
+		int at = n++;
+		while (at > 0 && out[at - 1]->memory_gib > p->memory_gib) {
+			out[at] = out[at - 1];
+			at--;
+		}
+		out[at] = p;
+	}
+	return n;
+}
+
 static int lower(int c)
 {
 	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;

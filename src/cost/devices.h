@@ -56,6 +56,12 @@ extern const int ppcc_n_device_presets;
 #define PPCC_MAX_DEVICE_PRESETS 32
 void ppcc_device_preset_names(const char **out);
 
+/* Fills out with the presets in increasing memory (the catalogue's
+ * order among equals); returns their count (at most
+ * PPCC_MAX_DEVICE_PRESETS).  What "a larger device" means when nothing
+ * fits. */
+int ppcc_device_presets_by_memory(const ppcc_device_preset **out);
+
 /* The preset named name (len bytes, any case), or NULL. */
 const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 						  size_t len);

@@ -4,10 +4,9 @@
  *
  * One process per pipeline rank (pid = rank, named "rank N"), thread 0
  * for compute, thread 1 for communication and, when the plan is data
- * parallel, thread 2 for its collectives ("dp reduce": REDUCE_GRAD, or
- * under ZeRO REDUCE_SCATTER_GRAD and the ALL_GATHER_PARAM prologue,
- * which takes the channel from 0, or ZeRO-3's UNSHARD_PARAM gathers,
- * simulate.c); every
+ * parallel, thread 2 for its collectives ("dp reduce": every one the
+ * text report counts, ppcc_lanes_build's, ZeRO 2's added reduce-scatters
+ * after the rank's actions); every
  * action is a complete event (ph "X") whose ts and dur are the simulated
  * start and duration in microseconds, named like "F s2 mb3", "SEND_F s2
  * mb3" or "REDUCE_GRAD s2 bucket0", with category "compute", "comm" or
@@ -248,6 +247,7 @@ static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 	const ppcc_schedule *s = &p->best.schedule;
 	const ppcc_estimate *e = &p->best.estimate;
 	ppcc_estimate simulated;
+	ppcc_lanes lanes = {0};
 	ppcc_arena *a = NULL;
 	int err;
 	char label[32];
@@ -262,7 +262,9 @@ static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 			goto out;
 		e = &simulated;
 	}
-	if ((err = check_plan(s, p->best.costs, e, d)) < 0)
+	if ((err = check_plan(s, p->best.costs, e, d)) < 0 ||
+	    (err = ppcc_lanes_build(&lanes, p->config, s, p->best.costs,
+				    e)) < 0)
 		goto out;
 
 	ppcc_jw_raw(w, "{\"traceEvents\":[\n");
@@ -276,13 +278,10 @@ static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 		metadata(w, "thread_name", r, 0, "name", "compute", 0);
 		ppcc_jw_raw(w, ",\n");
 		metadata(w, "thread_name", r, 1, "name", "comm", 0);
-		for (int32_t i = 0; i < s->ranks[r].n_actions; i++)
-			if (ppcc_op_is_collective(s->ranks[r].actions[i].op)) {
-				ppcc_jw_raw(w, ",\n");
-				metadata(w, "thread_name", r, 2, "name",
-					 "dp reduce", 0);
-				break;
-			}
+		if (lanes.first[r] < lanes.first[r + 1]) {
+			ppcc_jw_raw(w, ",\n");
+			metadata(w, "thread_name", r, 2, "name", "dp reduce", 0);
+		}
 	}
 	for (int r = 0; r < s->n_ranks && !w->err; r++) {
 		const ppcc_rank_schedule *rs = &s->ranks[r];
@@ -293,6 +292,7 @@ static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 			goto out;
 		}
 		double pair_start = 0;
+		long k = lanes.first[r];
 		for (int i = 0; i < rs->n_actions && !w->err; i++) {
 			const ppcc_action *act = &rs->actions[i];
 			int chunk = stage_chunk_of(s, act->stage);
@@ -300,6 +300,19 @@ static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 			if (ppcc_rank_times_at(&tt, i, &t0, &t1) < 0) {
 				err = PPCC_EINTERNAL;
 				goto out;
+			}
+			if (ppcc_op_is_collective(act->op)) {
+				/* at the lanes' times (ZeRO 2's are the
+				 * iteration's, not the simulator's) */
+				while (k < lanes.first[r + 1] &&
+				       lanes.ops[k].action != i)
+					k++;
+				if (k == lanes.first[r + 1]) {
+					err = PPCC_EINTERNAL;
+					goto out;
+				}
+				t0 = lanes.ops[k].start_ms;
+				t1 = lanes.ops[k].end_ms;
 			}
 			/* a pair spans its F and B, which nest inside it: its
 			 * event follows the B's (the times replay forwards) */
@@ -316,6 +329,20 @@ static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 					     pair_start, t1);
 			}
 		}
+		/* the collectives the schedule does not hold: ZeRO 2's
+		 * reduce-scatters after each earlier backward, an older
+		 * schedule's all-gather after the optimizer step */
+		for (k = lanes.first[r]; k < lanes.first[r + 1] && !w->err; k++) {
+			const ppcc_lane_op *o = &lanes.ops[k];
+			if (o->action >= 0)
+				continue;
+			ppcc_action act = {.op = o->op, .stage = o->stage,
+					   .mb = o->bucket, .peer = -1,
+					   .bytes = o->bytes};
+			ppcc_jw_raw_n(w, ",\n", 2);
+			action_event(w, &act, r, stage_chunk_of(s, o->stage),
+				     o->start_ms, o->end_ms);
+		}
 	}
 	ppcc_jw_raw(w, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":");
 	if ((err = other_data(w, p, s, e)) < 0)
@@ -323,6 +350,7 @@ static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 	ppcc_jw_raw(w, "}\n");
 	err = ppcc_jw_flush(w);
 out:
+	ppcc_lanes_free(&lanes);
 	ppcc_arena_free(a);
 	return err;
 }

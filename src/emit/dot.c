@@ -4,9 +4,11 @@
  * SVG or PNG by libgvc.
  *
  * The timeline: one row per rank, one box per compute action at its
- * simulated start and as wide as it lasts, a lane of the collectives
- * along the bottom; every node pinned, no edges, laid out by the "nop"
- * engine (the DOT text renders to the same bytes with `neato -n`).  The
+ * simulated start and as wide as it lasts, under it a lane of every
+ * collective the text report counts (ppcc_lanes_build), over a window of
+ * time (--window; by default the whole step, or a long plan's start);
+ * every node pinned, no edges, laid out by the "nop" engine (the DOT
+ * text renders to the same bytes with `neato -n`).  The
  * dependency view: an ordinary graph for `dot`, one node per compute
  * action in a cluster per rank, edges for program order and for each
  * message.
@@ -54,6 +56,20 @@
 #define TL_TICK_LABEL_Y 38.0
 #define TL_AXIS_Y 50.0
 #define TL_ROWS_Y 56.0       /* bottom of the last rank's row */
+#define TL_LEGEND_LINE 18.0  /* a second line of the legend */
+/* The collectives' lane under each rank's row (when it has any). */
+#define TL_LANE_ROW_H 14.0
+#define TL_LANE_BOX_H 9.0
+#define TL_LANE_FONT 8.0
+#define TL_LANE_FONT_TEXT "8"
+/* Lane ops narrower than this, with gaps under it, are one box. */
+#define TL_LANE_MERGE_PT 1.5
+/* The default window: a plan whose median box would be narrower than
+ * TL_LABEL_MIN_PT over the whole step at TL_MAX_W is shown from its
+ * start, over as much as puts a median box at TL_TYPICAL_PT on an axis
+ * TL_AUTO_W long (a picture under 1,900 pixels wide). */
+#define TL_LABEL_MIN_PT 16.0
+#define TL_AUTO_W 1100.0
 
 #define DEPS_MAX_NODES 2000
 /* dot's layout of the dependency view grows with nodes x clusters (one
@@ -404,6 +420,12 @@ typedef struct dot_ctx {
 		*g_fontsize;
 	int format; /* a ppcc_format whose emitter is ppcc_emit_dot */
 	ppcc_dot_probe *probe; /* tests: NULL */
+	/* the timeline: its window (the options'), its collectives, the
+	 * height of a rank's lane (0: none) and of the legend's lines
+	 * above the first */
+	ppcc_window window;
+	ppcc_lanes lanes;
+	double lane_h, legend_h;
 } dot_ctx;
 
 static int is_compute(int op)
@@ -586,17 +608,51 @@ static void stage_layers(dot_ctx *x, int stage, const char *nl)
 /* ---- timeline ---------------------------------------------------------- */
 
 typedef struct tl_geom {
-	double x0;     /* time 0 */
+	double x0;     /* the window's start */
 	double scale;  /* points per ms */
 	double width;  /* of the time axis */
-	double extent; /* ms drawn */
+	double w0, w1; /* the window, ms: what overlaps [w0, w1) is drawn */
+	double extent; /* w1 - w0 */
 	double cutoff; /* actions starting at or after it are not drawn */
+	double plan_end; /* the latest end of any action or collective */
+	int auto_window; /* the default window of a big plan */
 	double label_w;
 } tl_geom;
 
+/* The bottom of rank r's band: its lane (when the plan has collectives)
+ * under its row of compute boxes. */
+static double band_y(const dot_ctx *x, int r)
+{
+	return x->legend_h + TL_ROWS_Y +
+	       (x->s->n_ranks - 1 - r) * (TL_ROW_H + x->lane_h);
+}
+
 static double row_y(const dot_ctx *x, int r)
 {
-	return TL_ROWS_Y + (x->s->n_ranks - 1 - r) * TL_ROW_H + TL_ROW_H / 2;
+	return band_y(x, r) + x->lane_h + TL_ROW_H / 2;
+}
+
+static double lane_y(const dot_ctx *x, int r)
+{
+	return band_y(x, r) + x->lane_h / 2;
+}
+
+/* Whether an action of [t0, t1] shows in the window: it overlaps it (an
+ * instant, as a zero-length action is, when it lies in it). */
+static int in_window(const tl_geom *gm, double t0, double t1)
+{
+	return t1 > t0 ? t1 > gm->w0 && t0 < gm->w1
+		       : t0 >= gm->w0 && t0 < gm->w1;
+}
+
+static double clip(const tl_geom *gm, double t)
+{
+	return t < gm->w0 ? gm->w0 : t > gm->w1 ? gm->w1 : t;
+}
+
+static double tx(const tl_geom *gm, double t)
+{
+	return gm->x0 + (clip(gm, t) - gm->w0) * gm->scale;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -640,6 +696,26 @@ static void row_label(dot_ctx *x, int r, const char *nl)
 	str_puts(&x->str, nl);
 }
 
+/* The label of rank r's lane: the time of its reductions and of its
+ * gathers over the whole iteration, as the text report counts them. */
+static void lane_label(dot_ctx *x, int r, const char *nl)
+{
+	const ppcc_lanes *l = &x->lanes;
+	int any = 0;
+	if (l->reduce_ms[r] > 0) {
+		str_puts(&x->str, "reduce ");
+		str_fixed(&x->str, l->reduce_ms[r], 3);
+		str_puts(&x->str, " ms");
+		any = 1;
+	}
+	if (l->gather_ms[r] > 0) {
+		str_puts(&x->str, any ? ", gather " : "gather ");
+		str_fixed(&x->str, l->gather_ms[r], 3);
+		str_puts(&x->str, " ms");
+	}
+	str_puts(&x->str, nl);
+}
+
 /* Widest line of the label in x->str, in points at fontsize. */
 static double label_width(const dot_ctx *x, double fontsize)
 {
@@ -664,58 +740,130 @@ static double label_width(const dot_ctx *x, double fontsize)
 	return best;
 }
 
+/* The median duration of the compute actions that show in [w0, w1)
+ * (clipped to it), 0 with none; *out_n their count. */
+static double tl_median(const dot_ctx *x, double *t, double w0, double w1,
+			double cutoff, long *out_n)
+{
+	const ppcc_schedule *s = x->s;
+	const ppcc_estimate *e = x->e;
+	tl_geom win = {.w0 = w0, .w1 = w1};
+	long k = 0;
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
+			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
+			if (!is_compute(s->ranks[r].actions[i].op) ||
+			    !(t0 < cutoff) || !in_window(&win, t0, t1))
+				continue;
+			double d = clip(&win, t1) - clip(&win, t0);
+			t[k++] = d > 0 ? d : 0;
+		}
+	*out_n = k;
+	if (k == 0)
+		return 0;
+	qsort(t, (size_t)k, sizeof *t, cmp_double);
+	return t[k / 2];
+}
+
+/* The window (the options' or the default), the cut at TL_MAX_BOXES
+ * boxes, the scale.  A window that does not overlap the plan is an error
+ * naming --window. */
 static int tl_geometry(dot_ctx *x, tl_geom *out, long *n_drawn,
 		       long *n_total)
 {
 	const ppcc_schedule *s = x->s;
 	const ppcc_estimate *e = x->e;
+	const ppcc_window *win = &x->window;
 	long total = 0;
+	double end = e->step_ms > 0 && isfinite(e->step_ms) ? e->step_ms : 0;
 	for (int r = 0; r < s->n_ranks; r++)
-		for (int i = 0; i < s->ranks[r].n_actions; i++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++) {
 			total += is_compute(s->ranks[r].actions[i].op);
+			if (e->end_ms[r][i] > end)
+				end = e->end_ms[r][i];
+		}
+	for (int r = 0; e->dp_end_ms && r < s->n_ranks; r++)
+		if (e->dp_end_ms[r] > end)
+			end = e->dp_end_ms[r];
+	if (x->lanes.end_ms > end)
+		end = x->lanes.end_ms;
+	if (!(end > 0) || !isfinite(end))
+		end = 1;
+	out->plan_end = end;
+	out->auto_window = 0;
 	double *t = ppcc_calloc((size_t)(total > 0 ? total : 1),
 				sizeof(double));
 	if (!t)
 		return PPCC_ENOMEM;
+	long k;
+	int err = 0;
+	switch (win->kind) {
+	case PPCC_WINDOW_SPAN:
+		out->w0 = win->start_ms;
+		out->w1 = win->end_ms;
+		break;
+	case PPCC_WINDOW_STEP:
+		err = ppcc_window_step_span(&out->w0, &out->w1, s,
+					    x->plan->best.costs, e, win->step,
+					    x->d);
+		break;
+	default:
+		out->w0 = 0;
+		out->w1 = end;
+		if (win->kind == PPCC_WINDOW_ALL)
+			break;
+		/* the whole step, unless its median box would be narrower
+		 * than a label at the widest axis: then its start, as much
+		 * as TL_AUTO_W shows at TL_TYPICAL_PT a median box */
+		double median = tl_median(x, t, 0, end, INFINITY, &k);
+		if (median > 0 && TL_MAX_W * median / end < TL_LABEL_MIN_PT) {
+			out->w1 = TL_AUTO_W * median / TL_TYPICAL_PT;
+			out->auto_window = 1;
+		}
+		break;
+	}
+	if (err < 0)
+		goto out;
+	if (!(out->w1 > out->w0) || !(out->w0 < end) || out->w1 <= 0) {
+		/* (the C locale: ppcc_emit_dot's) */
+		ppcc_error(x->d, NULL, "--window: %.3f to %.3f ms lies "
+			   "outside the plan, which runs from 0 to %.3f ms",
+			   out->w0, out->w1, end);
+		err = PPCC_EINPUT;
+		goto out;
+	}
 	out->cutoff = INFINITY;
-	if (total > TL_MAX_BOXES) {
-		long k = 0;
-		for (int r = 0; r < s->n_ranks; r++)
-			for (int i = 0; i < s->ranks[r].n_actions; i++)
-				if (is_compute(s->ranks[r].actions[i].op))
-					t[k++] = e->start_ms[r][i];
-		qsort(t, (size_t)total, sizeof *t, cmp_double);
+	k = 0;
+	for (int r = 0; r < s->n_ranks; r++)
+		for (int i = 0; i < s->ranks[r].n_actions; i++)
+			if (is_compute(s->ranks[r].actions[i].op) &&
+			    in_window(out, e->start_ms[r][i], e->end_ms[r][i]))
+				t[k++] = e->start_ms[r][i];
+	if (k > TL_MAX_BOXES) {
+		qsort(t, (size_t)k, sizeof *t, cmp_double);
 		out->cutoff = t[TL_MAX_BOXES];
 	}
-	long k = 0;
-	double extent = 0;
-	for (int r = 0; r < s->n_ranks; r++) {
-		for (int i = 0; i < s->ranks[r].n_actions; i++) {
-			if (!is_compute(s->ranks[r].actions[i].op) ||
-			    !(e->start_ms[r][i] < out->cutoff))
-				continue;
-			double d = e->end_ms[r][i] - e->start_ms[r][i];
-			t[k++] = d > 0 ? d : 0;
-			if (e->end_ms[r][i] > extent)
-				extent = e->end_ms[r][i];
-		}
-	}
-	if (out->cutoff == INFINITY && e->step_ms > extent)
-		extent = e->step_ms;
-	if (out->cutoff == INFINITY && e->dp_end_ms)
+	total = k;
+	double median = tl_median(x, t, out->w0, out->w1, out->cutoff, &k);
+	double extent = out->w1 - out->w0;
+	if (out->cutoff < out->w1 && out->cutoff > out->w0) {
+		double last = out->w0;
 		for (int r = 0; r < s->n_ranks; r++)
-			if (e->dp_end_ms[r] > extent)
-				extent = e->dp_end_ms[r];
-	if (!(extent > 0) || !isfinite(extent))
-		extent = 1;
-	double median = 0;
-	if (k > 0) {
-		qsort(t, (size_t)k, sizeof *t, cmp_double);
-		median = t[k / 2];
+			for (int i = 0; i < s->ranks[r].n_actions; i++)
+				if (is_compute(s->ranks[r].actions[i].op) &&
+				    e->start_ms[r][i] < out->cutoff &&
+				    in_window(out, e->start_ms[r][i],
+					      e->end_ms[r][i]) &&
+				    e->end_ms[r][i] > last)
+					last = e->end_ms[r][i];
+		if (last < out->w1)
+			out->w1 = last > out->w0 ? last : out->w1;
+		extent = out->w1 - out->w0;
 	}
-	ppcc_free(t);
 	double w = median > 0 ? TL_TYPICAL_PT * extent / median : TL_MIN_W;
 	w = w < TL_MIN_W ? TL_MIN_W : w > TL_MAX_W ? TL_MAX_W : w;
+	if (out->auto_window)
+		w = TL_AUTO_W;
 
 	double label_w = 60;
 	for (int r = 0; r < s->n_ranks; r++) {
@@ -724,6 +872,13 @@ static int tl_geometry(dot_ctx *x, tl_geom *out, long *n_drawn,
 		str_clear(&x->str);
 		if (lw > label_w)
 			label_w = lw;
+		if (x->lane_h > 0) {
+			lane_label(x, r, "\\r");
+			lw = label_width(x, TL_LANE_FONT);
+			str_clear(&x->str);
+			if (lw > label_w)
+				label_w = lw;
+		}
 	}
 	if (label_w > 360)
 		label_w = 360;
@@ -734,7 +889,10 @@ static int tl_geometry(dot_ctx *x, tl_geom *out, long *n_drawn,
 	out->scale = w / extent;
 	*n_drawn = k;
 	*n_total = total;
-	return x->str.oom ? PPCC_ENOMEM : 0;
+	err = x->str.oom ? PPCC_ENOMEM : 0;
+out:
+	ppcc_free(t);
+	return err;
 }
 
 /* About one tick per 110 points, at 1, 2 or 5 times a power of ten. */
@@ -784,33 +942,39 @@ static void tl_background(dot_ctx *x, const tl_geom *gm)
 {
 	const ppcc_schedule *s = x->s;
 	char name[48];
+	double band = TL_ROW_H + x->lane_h;
 	for (int r = 0; r < s->n_ranks; r++) {
 		snprintf(name, sizeof name, "row%d", r);
-		tl_rect(x, name, gm->x0 + gm->width / 2, row_y(x, r),
-			gm->width, TL_ROW_H - 2, r % 2 ? "#f2f2f2" : "#f8f8f8");
+		tl_rect(x, name, gm->x0 + gm->width / 2,
+			band_y(x, r) + band / 2, gm->width, band - 2,
+			r % 2 ? "#f2f2f2" : "#f8f8f8");
 	}
 	double step = tick_step(gm->extent, gm->width);
 	int decimals = step >= 1 ? 0 : (int)-floor(log10(step) + 1e-9);
-	double top = TL_ROWS_Y + s->n_ranks * TL_ROW_H;
-	int n_ticks = (int)floor(gm->extent / step + 1e-9);
+	double top = x->legend_h + TL_ROWS_Y + s->n_ranks * band;
+	double axis_y = x->legend_h + TL_AXIS_Y;
+	/* ticks at the multiples of step in the window, labelled with
+	 * their time on the plan's clock */
+	double first = ceil(gm->w0 / step - 1e-9);
+	int n_ticks = (int)floor(gm->w1 / step + 1e-9) - (int)first;
 	for (int k = 0; k <= n_ticks; k++) {
-		double tx = gm->x0 + k * step * gm->scale;
+		double at = gm->x0 + ((first + k) * step - gm->w0) * gm->scale;
 		snprintf(name, sizeof name, "grid%d", k);
-		tl_rect(x, name, tx, (TL_AXIS_Y + top) / 2, 0.6,
-			top - TL_AXIS_Y, "#d9d9d9");
+		tl_rect(x, name, at, (axis_y + top) / 2, 0.6,
+			top - axis_y, "#d9d9d9");
 	}
-	tl_rect(x, "axis", gm->x0 + gm->width / 2, TL_AXIS_Y, gm->width, 1.0,
+	tl_rect(x, "axis", gm->x0 + gm->width / 2, axis_y, gm->width, 1.0,
 		"#404040");
 	for (int k = 0; k <= n_ticks; k++) {
-		double tx = gm->x0 + k * step * gm->scale;
+		double at = gm->x0 + ((first + k) * step - gm->w0) * gm->scale;
 		snprintf(name, sizeof name, "tick%d", k);
-		tl_rect(x, name, tx, TL_AXIS_Y - 2.5, 1.0, 5.0, "#404040");
-		str_fixed(&x->str, k * step, decimals);
+		tl_rect(x, name, at, axis_y - 2.5, 1.0, 5.0, "#404040");
+		str_fixed(&x->str, (first + k) * step, decimals);
 		snprintf(name, sizeof name, "ticklabel%d", k);
-		tl_text(x, name, tx, TL_TICK_LABEL_Y, 0, 10);
+		tl_text(x, name, at, x->legend_h + TL_TICK_LABEL_Y, 0, 10);
 	}
 	str_puts(&x->str, "time (ms)");
-	tl_text(x, "axislabel", gm->x0 + gm->width + 6, TL_AXIS_Y, 1, 10);
+	tl_text(x, "axislabel", gm->x0 + gm->width + 6, axis_y, 1, 10);
 }
 
 static void tl_rows(dot_ctx *x, const tl_geom *gm)
@@ -827,6 +991,20 @@ static void tl_rows(dot_ctx *x, const tl_geom *gm)
 		      TL_ROW_H);
 		set(x, n, x->shape, "plaintext");
 		set(x, n, x->style, "solid");
+		if (x->lane_h <= 0)
+			continue;
+		snprintf(name, sizeof name, "lanelabel%d", r);
+		n = add_node(x, NULL, name);
+		if (!n)
+			return;
+		lane_label(x, r, "\\r");
+		set_str(x, n, x->label);
+		place(x, n, TL_X0 + gm->label_w / 2, lane_y(x, r), gm->label_w,
+		      x->lane_h);
+		set(x, n, x->shape, "plaintext");
+		set(x, n, x->style, "solid");
+		set(x, n, x->fontsize, TL_LANE_FONT_TEXT);
+		set(x, n, x->fontcolor, "#555555");
 	}
 }
 
@@ -853,20 +1031,22 @@ static int tl_chunk_labels_fit(dot_ctx *x, const tl_geom *gm)
 		for (int i = 0; i < rs->n_actions; i++) {
 			const ppcc_action *a = &rs->actions[i];
 			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
-			if (!is_compute(a->op) || !(t0 < gm->cutoff))
+			if (!is_compute(a->op) || !(t0 < gm->cutoff) ||
+			    !in_window(gm, t0, t1))
 				continue;
 			int n = tl_box_text(text, sizeof text, a,
 					    stage_chunk(x, a->stage), 1);
 			if (text_width((size_t)n, TL_BOX_FONT) + 3 >
-			    (t1 - t0) * gm->scale)
+			    tx(gm, t1) - tx(gm, t0))
 				return 0;
 		}
 	}
 	return 1;
 }
 
-/* One box per compute action that starts before the cutoff, with a
- * tooltip that says what it is and when it runs. */
+/* One box per compute action that shows in the window and starts before
+ * the cutoff, clipped to the window, with a tooltip that says what it is
+ * and when it runs. */
 static void tl_boxes(dot_ctx *x, const tl_geom *gm)
 {
 	const ppcc_schedule *s = x->s;
@@ -879,15 +1059,15 @@ static void tl_boxes(dot_ctx *x, const tl_geom *gm)
 		for (int i = 0; i < rs->n_actions && !x->err; i++) {
 			const ppcc_action *a = &rs->actions[i];
 			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
-			if (!is_compute(a->op) || !(t0 < gm->cutoff))
+			if (!is_compute(a->op) || !(t0 < gm->cutoff) ||
+			    !in_window(gm, t0, t1))
 				continue;
 			if (t1 < t0)
 				t1 = t0;
-			double w = (t1 - t0) * gm->scale;
+			double left = tx(gm, t0), w = tx(gm, t1) - left;
 			snprintf(name, sizeof name, "r%da%d", r, i);
 			Agnode_t *n = add_node(x, NULL, name);
-			place(x, n, gm->x0 + t0 * gm->scale + w / 2, row_y(x, r),
-			      w, TL_BOX_H);
+			place(x, n, left + w / 2, row_y(x, r), w, TL_BOX_H);
 			if (!n)
 				return;
 			int chunk = stage_chunk(x, a->stage);
@@ -923,69 +1103,111 @@ static void tl_boxes(dot_ctx *x, const tl_geom *gm)
 	}
 }
 
-#define TL_LANE_H 5.0 /* a collective's box, along the row's bottom */
 #define TL_LANE_FILL "#3d3d3d"   /* a gradient reduction */
 #define TL_GATHER_FILL "#9c9c9c" /* a parameter gather */
-
-/* The op of the schedule's first collective for which is(op) holds
- * (ppcc_op_is_reduction: REDUCE_GRAD, or REDUCE_SCATTER_GRAD under ZeRO;
- * tl_is_gather: ALL_GATHER_PARAM or UNSHARD_PARAM), 0 when it has none. */
-static int tl_first_op(const ppcc_schedule *s, int (*is)(int))
-{
-	for (int r = 0; r < s->n_ranks; r++)
-		for (int i = 0; i < s->ranks[r].n_actions; i++)
-			if (is(s->ranks[r].actions[i].op))
-				return s->ranks[r].actions[i].op;
-	return 0;
-}
 
 static int tl_is_gather(int op)
 {
 	return op == PPCC_OP_ALL_GATHER_PARAM || op == PPCC_OP_UNSHARD_PARAM;
 }
 
-static int tl_has_reductions(const ppcc_schedule *s)
+/* The op of the lanes' first collective for which is(op) holds
+ * (ppcc_op_is_reduction: REDUCE_GRAD, or REDUCE_SCATTER_GRAD under ZeRO;
+ * tl_is_gather: ALL_GATHER_PARAM or UNSHARD_PARAM), 0 when none. */
+static int tl_first_op(const dot_ctx *x, int (*is)(int))
 {
-	return tl_first_op(s, ppcc_op_is_reduction);
+	for (long k = 0; k < x->lanes.n_ops; k++)
+		if (is(x->lanes.ops[k].op))
+			return x->lanes.ops[k].op;
+	return 0;
 }
 
-/* The collectives' lane: one box per reduction or gather that starts
- * before the cutoff, with its tooltip. */
+static int tl_has_reductions(const dot_ctx *x)
+{
+	return tl_first_op(x, ppcc_op_is_reduction);
+}
+
+/* One lane box: ops [k, j) of the lanes, one op ("r<R>c<I>" for the
+ * schedule's action I, "r<R>x<K>" for one it does not hold) or a run of
+ * them too narrow to draw apart ("r<R>m<K>"), clipped to the window;
+ * the tooltip says what they are, when, and their time in the window
+ * ("busy"). */
+static void tl_lane_box(dot_ctx *x, const tl_geom *gm, long k, long j)
+{
+	const ppcc_lane_op *o = &x->lanes.ops[k];
+	const ppcc_lane_op *last = &x->lanes.ops[j - 1];
+	char name[48];
+	double busy = 0;
+	for (long q = k; q < j; q++)
+		busy += clip(gm, x->lanes.ops[q].end_ms) -
+			clip(gm, x->lanes.ops[q].start_ms);
+	if (j - k > 1)
+		snprintf(name, sizeof name, "r%dm%ld", o->rank, k);
+	else if (o->action >= 0)
+		snprintf(name, sizeof name, "r%dc%d", o->rank, (int)o->action);
+	else
+		snprintf(name, sizeof name, "r%dx%ld", o->rank, k);
+	double left = tx(gm, o->start_ms), w = tx(gm, last->end_ms) - left;
+	Agnode_t *n = add_node(x, NULL, name);
+	place(x, n, left + w / 2, lane_y(x, o->rank), w, TL_LANE_BOX_H);
+	if (!n)
+		return;
+	int gather = tl_is_gather(o->op);
+	set(x, n, x->fill, gather ? TL_GATHER_FILL : TL_LANE_FILL);
+	set(x, n, x->color, gather ? TL_GATHER_FILL : TL_LANE_FILL);
+	if (j - k > 1) {
+		str_printf(&x->str, "%ld %s, stages %d to %d", j - k,
+			   ppcc_op_name(o->op), o->stage, last->stage);
+	} else {
+		str_printf(&x->str, "%s stage %d bucket %d", ppcc_op_name(o->op),
+			   o->stage, o->bucket);
+		if (o->mb >= 0)
+			str_printf(&x->str, " after mb %d's backward", o->mb);
+		str_printf(&x->str, ", %llu bytes",
+			   (unsigned long long)o->bytes);
+	}
+	str_puts(&x->str, ": ");
+	str_ms(&x->str, o->start_ms);
+	str_puts(&x->str, "\xe2\x80\x93");
+	str_ms(&x->str, last->end_ms);
+	str_puts(&x->str, " ms, busy ");
+	str_fixed(&x->str, busy, 3);
+	str_puts(&x->str, " ms");
+	set_str(x, n, x->tooltip);
+}
+
+/* Each rank's lane: every collective the text report counts
+ * (ppcc_lanes_build) that shows in the window, one box each, except that
+ * a run of ops of one kind each narrower than TL_LANE_MERGE_PT with gaps
+ * under it is one box (ZeRO 2 reduce-scatters thousands of buckets). */
 static void tl_collectives(dot_ctx *x, const tl_geom *gm)
 {
-	const ppcc_schedule *s = x->s;
-	const ppcc_estimate *e = x->e;
-	char name[48];
-	for (int r = 0; r < s->n_ranks && !x->err; r++) {
-		const ppcc_rank_schedule *rs = &s->ranks[r];
-		for (int i = 0; i < rs->n_actions && !x->err; i++) {
-			const ppcc_action *a = &rs->actions[i];
-			double t0 = e->start_ms[r][i], t1 = e->end_ms[r][i];
-			int gather = tl_is_gather(a->op);
-			if ((!gather && !ppcc_op_is_reduction(a->op)) ||
-			    !(t0 < gm->cutoff))
+	const ppcc_lanes *l = &x->lanes;
+	for (int r = 0; r < l->n_ranks && !x->err; r++) {
+		long k = l->first[r];
+		while (k < l->first[r + 1] && !x->err) {
+			const ppcc_lane_op *o = &l->ops[k];
+			if (!in_window(gm, o->start_ms, o->end_ms)) {
+				k++;
 				continue;
-			if (t1 < t0)
-				t1 = t0;
-			double w = (t1 - t0) * gm->scale;
-			snprintf(name, sizeof name, "r%dc%d", r, i);
-			Agnode_t *n = add_node(x, NULL, name);
-			place(x, n, gm->x0 + t0 * gm->scale + w / 2,
-			      row_y(x, r) - TL_BOX_H / 2 + TL_LANE_H / 2, w,
-			      TL_LANE_H);
-			if (!n)
-				return;
-			set(x, n, x->fill, gather ? TL_GATHER_FILL : TL_LANE_FILL);
-			set(x, n, x->color, gather ? TL_GATHER_FILL : TL_LANE_FILL);
-			str_printf(&x->str, "%s stage %d bucket %d, "
-				   "%llu bytes: ", ppcc_op_name(a->op),
-				   (int)a->stage, (int)a->mb,
-				   (unsigned long long)a->bytes);
-			str_ms(&x->str, t0);
-			str_puts(&x->str, "\xe2\x80\x93");
-			str_ms(&x->str, t1);
-			str_puts(&x->str, " ms");
-			set_str(x, n, x->tooltip);
+			}
+			long j = k + 1;
+			double narrow = (tx(gm, o->end_ms) - tx(gm, o->start_ms));
+			if (narrow < TL_LANE_MERGE_PT)
+				while (j < l->first[r + 1]) {
+					const ppcc_lane_op *q = &l->ops[j];
+					if (!in_window(gm, q->start_ms, q->end_ms) ||
+					    tl_is_gather(q->op) != tl_is_gather(o->op) ||
+					    tx(gm, q->end_ms) - tx(gm, q->start_ms) >=
+						    TL_LANE_MERGE_PT ||
+					    tx(gm, q->start_ms) -
+							    tx(gm, l->ops[j - 1].end_ms) >=
+						    TL_LANE_MERGE_PT)
+						break;
+					j++;
+				}
+			tl_lane_box(x, gm, k, j);
+			k = j;
 		}
 	}
 }
@@ -999,9 +1221,9 @@ static void tl_lane_legend(dot_ctx *x, double *cx, const char *name,
 	if (!op)
 		return;
 	char text[32];
-	tl_rect(x, name, *cx + 6, TL_LEGEND_Y, 12, TL_LANE_H, fill);
-	str_printf(&x->str, "%s %s bucket, beside compute", ppcc_op_name(op),
-		   what);
+	tl_rect(x, name, *cx + 6, TL_LEGEND_Y, 12, TL_LANE_BOX_H, fill);
+	str_printf(&x->str, "%s %s bucket, on the rank's lane",
+		   ppcc_op_name(op), what);
 	double w = label_width(x, 10);
 	snprintf(text, sizeof text, "%stext", name);
 	tl_text(x, text, *cx + 16, TL_LEGEND_Y, 1, 10);
@@ -1021,18 +1243,18 @@ static void tl_legend(dot_ctx *x, const tl_geom *gm)
 				seen[op] = 1;
 			pairs |= op == PPCC_OP_OVERLAP_F_B;
 		}
-	double cx = gm->x0;
+	double cx = gm->x0, y = x->legend_h + TL_LEGEND_Y;
 	char name[32], fill[8];
 	for (int op = 0; op < 4; op++) {
 		if (!seen[op])
 			continue;
 		op_fill(fill, op, 0, 1);
 		snprintf(name, sizeof name, "legend%s", ppcc_op_name(op));
-		tl_rect(x, name, cx + 6, TL_LEGEND_Y, 12, 12, fill);
+		tl_rect(x, name, cx + 6, y, 12, 12, fill);
 		str_printf(&x->str, "%s %s", ppcc_op_name(op), op_word(op));
 		snprintf(name, sizeof name, "legend%stext", ppcc_op_name(op));
 		double w = label_width(x, 10);
-		tl_text(x, name, cx + 16, TL_LEGEND_Y, 1, 10);
+		tl_text(x, name, cx + 16, y, 1, 10);
 		cx += 16 + w + 20;
 	}
 	if (v > 1 && v <= 8) {
@@ -1044,19 +1266,27 @@ static void tl_legend(dot_ctx *x, const tl_geom *gm)
 				op_fill(fill, op, c, v);
 				snprintf(name, sizeof name, "legendchunk%d%s", c,
 					 ppcc_op_name(op));
-				tl_rect(x, name, cx + 6 + 12 * k++, TL_LEGEND_Y,
+				tl_rect(x, name, cx + 6 + 12 * k++, y,
 					12, 12, fill);
 			}
 			str_printf(&x->str, "chunk %d", c);
 			snprintf(name, sizeof name, "legendchunk%dtext", c);
 			double w = label_width(x, 10);
-			tl_text(x, name, cx + 4 + 12 * k, TL_LEGEND_Y, 1, 10);
+			tl_text(x, name, cx + 4 + 12 * k, y, 1, 10);
 			cx += 4 + 12 * k + w + 20;
 		}
 	}
+	/* with lanes, the pair's entry, the lanes' and the note on a line
+	 * of their own, below */
+	if (x->legend_h > 0) {
+		str_puts(&x->str, "box: microbatch; gaps: idle time");
+		tl_text(x, "legendnote", cx + 10, y, 1, 10);
+		cx = gm->x0;
+		y = TL_LEGEND_Y;
+	}
 	if (pairs) {
 		Agnode_t *n = add_node(x, NULL, "legendpair");
-		place(x, n, cx + 6, TL_LEGEND_Y, 12, 12);
+		place(x, n, cx + 6, y, 12, 12);
 		if (n) {
 			set(x, n, x->fill, "white");
 			set(x, n, x->color, DOT_PAIR_INK);
@@ -1064,13 +1294,15 @@ static void tl_legend(dot_ctx *x, const tl_geom *gm)
 		}
 		str_puts(&x->str, "overlapped pair (OVERLAP_F_B), run as F then B");
 		double w = label_width(x, 10);
-		tl_text(x, "legendpairtext", cx + 16, TL_LEGEND_Y, 1, 10);
+		tl_text(x, "legendpairtext", cx + 16, y, 1, 10);
 		cx += 16 + w + 20;
 	}
 	tl_lane_legend(x, &cx, "legendREDUCE_GRAD", TL_LANE_FILL,
-		       tl_has_reductions(s), "gradient");
+		       tl_has_reductions(x), "gradient");
 	tl_lane_legend(x, &cx, "legendGATHER", TL_GATHER_FILL,
-		       tl_first_op(s, tl_is_gather), "parameter");
+		       tl_first_op(x, tl_is_gather), "parameter");
+	if (x->legend_h > 0)
+		return;
 	str_puts(&x->str, "box: microbatch; gaps: idle time");
 	tl_text(x, "legendnote", cx + 10, TL_LEGEND_Y, 1, 10);
 }
@@ -1089,12 +1321,33 @@ static void tl_title(dot_ctx *x, const tl_geom *gm, long drawn, long total)
 		str_fixed(&x->str, 100 * e->bubble_analytic, 1);
 		str_puts(&x->str, "% closed form");
 	}
-	if (tl_has_reductions(x->s) && e->dp_end_ms) {
+	if (tl_has_reductions(x) && e->dp_end_ms) {
 		str_puts(&x->str, " \xc2\xb7 gradients reduced at ");
-		str_ms(&x->str, e->dp_step_ms);
+		str_ms(&x->str, x->lanes.end_ms > e->dp_step_ms
+				? x->lanes.end_ms : e->dp_step_ms);
 		str_puts(&x->str, " ms");
 	}
 	str_puts(&x->str, "\\n");
+	if (gm->w0 > 0 || gm->w1 < gm->plan_end) {
+		str_puts(&x->str, "window ");
+		str_ms(&x->str, gm->w0);
+		str_puts(&x->str, "\xe2\x80\x93");
+		str_ms(&x->str, gm->w1);
+		str_puts(&x->str, " ms of ");
+		str_ms(&x->str, gm->plan_end);
+		if (!gm->auto_window)
+			str_puts(&x->str, " ms");
+		if (x->window.kind == PPCC_WINDOW_STEP)
+			str_printf(&x->str, " (microbatch %d's forwards and "
+				   "backwards)", x->window.step);
+		if (gm->auto_window)
+			str_puts(&x->str, " ms, its start, where "
+				 "the boxes are wide enough to label\n"
+				 "--window all shows the whole step, --window "
+				 "step N microbatch N's span, --window "
+				 "START:END any span (ms)");
+		str_puts(&x->str, "\\n");
+	}
 	if (drawn < total) {
 		str_printf(&x->str, "showing the %ld compute actions that start "
 			   "before ", drawn);
@@ -1108,7 +1361,13 @@ static int tl_build(dot_ctx *x)
 {
 	tl_geom gm;
 	long drawn, total;
-	int err = tl_geometry(x, &gm, &drawn, &total);
+	int err = ppcc_lanes_build(&x->lanes, x->plan->config, x->s,
+				   x->plan->best.costs, x->e);
+	if (err < 0)
+		return err;
+	x->lane_h = x->lanes.n_ops > 0 ? TL_LANE_ROW_H : 0;
+	x->legend_h = x->lanes.n_ops > 0 ? TL_LEGEND_LINE : 0;
+	err = tl_geometry(x, &gm, &drawn, &total);
 	if (err < 0)
 		return err;
 	if (drawn < total)
@@ -1772,7 +2031,8 @@ int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		  ppcc_diag *d)
 {
 	dot_ctx x = {.plan = p, .s = &p->best.schedule, .e = &p->best.estimate,
-		     .d = d, .format = o->format, .probe = o->dot_probe};
+		     .d = d, .format = o->format, .probe = o->dot_probe,
+		     .window = o->window};
 	ppcc_arena *a = NULL;
 	ppcc_estimate simulated;
 	int err = 0;
@@ -1832,6 +2092,7 @@ int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		freelocale(c_locale);
 	}
 out:
+	ppcc_lanes_free(&x.lanes);
 	ppcc_free(x.str.s);
 	ppcc_arena_free(a);
 	return err;

@@ -20,8 +20,23 @@ typedef enum ppcc_format {
 	PPCC_FMT_TORCHTITAN,
 	PPCC_FMT_TORCHTITAN_TOML,
 	PPCC_FMT_DEEPSPEED,
-	PPCC_FMT_MEGATRON_BRIDGE
+	PPCC_FMT_MEGATRON_BRIDGE,
+	PPCC_FMT_HTML
 } ppcc_format;
+
+/* The span of time a timeline shows (ppcc plan --window). */
+enum {
+	PPCC_WINDOW_DEFAULT, /* the whole step, or for a plan whose boxes
+				would be too narrow to read, its start */
+	PPCC_WINDOW_ALL,     /* the whole step: --window all */
+	PPCC_WINDOW_SPAN,    /* [start_ms, end_ms): --window START:END */
+	PPCC_WINDOW_STEP     /* microbatch `step`'s span: --window step N */
+};
+typedef struct ppcc_window {
+	int kind;            /* PPCC_WINDOW_* */
+	double start_ms, end_ms;
+	int step;
+} ppcc_window;
 
 typedef struct ppcc_emit_options {
 	int format;          /* ppcc_format */
@@ -30,6 +45,7 @@ typedef struct ppcc_emit_options {
 	int with_comms;      /* torch CSV: SEND/RECV cells too */
 	const char *prefix;  /* header: symbol prefix, "ppcc_plan" by default */
 	struct ppcc_dot_probe *dot_probe; /* tests: NULL, or see below */
+	ppcc_window window;  /* DOT family: the span shown (zero: default) */
 	/* text: 1 when the caller printed ppcc_emit_model_summary already
 	 * (ppcc search, above its ranking) */
 	int model_summary_shown;
@@ -162,6 +178,64 @@ int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
+/* The timeline as one self-contained, pannable and zoomable HTML page
+ * (emit/html.c). */
+int ppcc_emit_html(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
+		   ppcc_diag *d);
+
+/* The data-parallel and ZeRO collectives of a plan, per pipeline rank,
+ * as the text report counts them (emit/lanes.c): REDUCE_GRAD or
+ * REDUCE_SCATTER_GRAD (the schedule's, and under ZeRO 2 the ones every
+ * earlier backward adds, which the schedule does not hold),
+ * ALL_GATHER_PARAM and UNSHARD_PARAM, each with its start and end in ms
+ * on the timeline's clock (the simulated step, from 0; the
+ * estimate's start_ms and end_ms are on the same clock). */
+typedef struct ppcc_lane_op {
+	int rank, stage;
+	int op;          /* a collective ppcc_op */
+	int bucket;      /* the bucket (the action's mb field) */
+	int mb;          /* an added ZeRO-2 reduce-scatter: the microbatch
+			    whose backward it follows; else -1 */
+	int32_t action;  /* its index in the rank's list; -1 for one the
+			    schedule does not hold */
+	uint64_t bytes;
+	double start_ms, end_ms;
+} ppcc_lane_op;
+
+typedef struct ppcc_lanes {
+	int n_ranks;
+	long n_ops;
+	ppcc_lane_op *ops;  /* by rank, then by start on the rank */
+	long *first;        /* rank r's ops: [first[r], first[r + 1]) */
+	/* per rank, the time of its reductions (the text's "gradient
+	 * reduction ... ms per rank at most" is the largest) and of its
+	 * gathers (the estimate's dp_gather_ms) */
+	double *reduce_ms, *gather_ms;
+	double end_ms;      /* the latest end of any op, 0 with none */
+} ppcc_lanes;
+
+/* The collectives of schedule s as simulated in e with costs, under
+ * cfg's ZeRO stage (cfg NULL: a plan read back from JSON, whose own
+ * collectives only are listed).  0, or PPCC_ENOMEM, or PPCC_EINTERNAL
+ * when e has no times to replay, or costs is NULL and s holds a
+ * collective; on error *out is empty.  *out is the
+ * caller's, to free with ppcc_lanes_free.  O(actions) time. */
+int ppcc_lanes_build(ppcc_lanes *out, const ppcc_config *cfg,
+		     const ppcc_schedule *s, const ppcc_stage_cost *costs,
+		     const ppcc_estimate *e);
+/* The same for plan p's best variant. */
+int ppcc_lanes_of(ppcc_lanes *out, const ppcc_plan *p);
+void ppcc_lanes_free(ppcc_lanes *l);
+
+/* Microbatch mb's span in schedule s simulated in e (times replayed with
+ * costs): from the earliest start of any of its forwards to the latest
+ * end of any of its backwards (B, I or W), on every rank: the window of
+ * --window step N.  PPCC_EINPUT, with a diagnostic naming --window, when
+ * mb is not one of the schedule's microbatches; PPCC_EINTERNAL when e
+ * has no times.  O(actions). */
+int ppcc_window_step_span(double *out_start, double *out_end,
+			  const ppcc_schedule *s, const ppcc_stage_cost *costs,
+			  const ppcc_estimate *e, int mb, ppcc_diag *d);
 
 /* The plan as a trainer's settings (emit/trainers.c): Megatron-LM's
  * arguments, one a line; torchtitan's Python config (its main) and its

@@ -68,6 +68,9 @@ const ppcc_format_info ppcc_formats[] = {
 				      ppcc_emit_megatron_bridge, 0,
 				      "Megatron-Bridge", PPCC_TIMES_NEVER,
 				      ppcc_megatron_admits, 1, NULL, 0, 1, 1},
+	[PPCC_FMT_HTML] = {"html", PPCC_FMT_HTML, ppcc_emit_html, 36,
+			   "HTML timeline", PPCC_TIMES_ALWAYS, NULL, 0, NULL, 0,
+			   0, 0},
 };
 
 const int ppcc_n_formats = (int)(sizeof ppcc_formats / sizeof *ppcc_formats);

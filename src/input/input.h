@@ -243,6 +243,17 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
  * call it again after command-line overrides. */
 void ppcc_config_fill_defaults(ppcc_config *c);
 
+/* in with every device replaced by preset p (its peak, efficiency,
+ * memory and bandwidth) into out, the groups in the arena: 0, or
+ * PPCC_EINPUT when not every group names the same preset (nothing to
+ * replace), PPCC_ENOMEM.  The node size and links become p's when they
+ * are the old preset's own (as the loader gives them to a cluster that
+ * names no others), else they stay.  What "a larger device" is when
+ * nothing fits. */
+int ppcc_cluster_swap_device(ppcc_cluster *out, ppcc_arena *a,
+			     const ppcc_cluster *in,
+			     const struct ppcc_device_preset *p);
+
 /* The expert tensor parallelism planned: the file's, else t. */
 int ppcc_pipeline_etp(const ppcc_pipeline *p);
 

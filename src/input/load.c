@@ -2005,6 +2005,41 @@ static void use_preset(ppcc_device_group *g, const ppcc_device_preset *p)
 	g->memory_bandwidth = p->memory_gb_s * 1e9;
 }
 
+int ppcc_cluster_swap_device(ppcc_cluster *out, ppcc_arena *a,
+			     const ppcc_cluster *in,
+			     const ppcc_device_preset *p)
+{
+	const ppcc_device_preset *old = in->n_groups > 0 ? in->groups[0].preset
+							 : NULL;
+	for (int g = 0; g < in->n_groups; g++)
+		if (!old || in->groups[g].preset != old)
+			return PPCC_EINPUT;
+	ppcc_device_group *gs = ppcc_arena_alloc(a, (size_t)in->n_groups,
+						 sizeof *gs);
+	if (!gs)
+		return PPCC_ENOMEM;
+	*out = *in;
+	for (int g = 0; g < in->n_groups; g++) {
+		gs[g] = in->groups[g];
+		use_preset(&gs[g], p);
+		gs[g].efficiency_given = 0;
+	}
+	out->groups = gs;
+	double inter = old->inter_gb_s > 0 ? old->inter_gb_s : DEFAULT_INTER_GB_S;
+	if (in->devices_per_node == old->node_devices &&
+	    in->intra_node.bandwidth == old->intra_gb_s * 1e9 &&
+	    in->inter_node.bandwidth == inter * 1e9) {
+		out->devices_per_node = p->node_devices;
+		out->host_devices = p->host_devices < p->node_devices
+				    ? p->host_devices : p->node_devices;
+		out->nvls = p->nvls;
+		out->intra_node.bandwidth = p->intra_gb_s * 1e9;
+		out->inter_node.bandwidth = (p->inter_gb_s > 0 ? p->inter_gb_s
+					     : DEFAULT_INTER_GB_S) * 1e9;
+	}
+	return 0;
+}
+
 /* `preset: NAME` of a device section, or the scalar of `device: NAME`
  * (s's key): 1 and the row, 0 absent, -1 reported. */
 static int read_preset(ppcc_device_group *g, const section *s,

@@ -124,7 +124,8 @@ static int auto_kinds(auto_run *ar, ppcc_plan *out, ppcc_admits_fn admits,
 			continue;
 		}
 		ppcc_plan pk;
-		err = ppcc_plan_drive(&pk, ar->a, ck, &q, 1, NULL, NULL, NULL);
+		/* quiet: what would fit is not planned (2) */
+		err = ppcc_plan_drive(&pk, ar->a, ck, &q, 2, NULL, NULL, NULL);
 		ppcc_auto_kind_result *kr = &rep->kinds[rep->n_kinds++];
 		kr->kind = k;
 		kr->chunks = ck->pipeline.chunks;

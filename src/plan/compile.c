@@ -162,12 +162,13 @@ static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
 	*pick = p;
 	const char *files[2] = {p.model_file, p.cluster_file};
 	const ppcc_loc *locs[2] = {&p.model_loc, &p.cluster_loc};
-	for (int i = 0; i < 2 && files[i]; i++) {
+	int text = p.model_text && strcmp(p.model_file, PPCC_COMMAND_LINE) == 0;
+	for (int i = text; i < 2 && files[i]; i++) {
 		if (strcmp(files[i], PPCC_COMMAND_LINE) == 0) {
 			ppcc_error(d, locs[i], "the search read its model from "
-				   "the command line (--model, --devices), which "
-				   "its JSON does not record; plan it with ppcc "
-				   "plan --model and --devices, or search a file");
+				   "the command line (--model, --devices), and "
+				   "its JSON does not hold the model_text they "
+				   "made; search again with this ppcc");
 			return PPCC_EINPUT;
 		}
 		if (strcmp(files[i], "-") == 0) {
@@ -183,9 +184,28 @@ static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
 			return PPCC_EINPUT;
 		}
 	}
-	err = ppcc_config_load(&base, a, p.model_file, p.cluster_file, d);
+	if (text) {
+		/* the text must be what the search read: its fingerprint */
+		if ((err = ppcc_config_load_text(&base, a, PPCC_COMMAND_LINE,
+						 p.model_text,
+						 strlen(p.model_text), d)) < 0)
+			return err;
+		if (base.fingerprint != p.model_fingerprint) {
+			ppcc_error(d, &p.model_text_loc, "model_text is not "
+				   "the text the search read (fingerprint "
+				   "%016llx, this text's %016llx): its entry "
+				   "%d would not be the configuration the "
+				   "search simulated; search again",
+				   (unsigned long long)p.model_fingerprint,
+				   (unsigned long long)base.fingerprint, p.rank);
+			return PPCC_EINPUT;
+		}
+	} else {
+		err = ppcc_config_load(&base, a, p.model_file, p.cluster_file,
+				       d);
+	}
 	/* a file that no longer loads may have changed: say so too */
-	if (base.path && (same_input(&p, "model", p.model_file, &p.model_loc,
+	if (!text && base.path && (same_input(&p, "model", p.model_file, &p.model_loc,
 				     p.model_fingerprint, base.fingerprint,
 				     d) < 0 ||
 			  (p.cluster_file &&
@@ -194,6 +214,10 @@ static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
 				      base.cluster_fingerprint, d) < 0)))
 		return PPCC_EINPUT;
 	if (err < 0)
+		return err;
+	if (p.trainer >= 0 &&
+	    (err = ppcc_config_set_trainer(&base, a, p.trainer,
+					   (ppcc_loc){p.path, 0, 0})) < 0)
 		return err;
 	if (p.memory_limit_bytes > 0 &&
 	    (err = ppcc_config_limit_memory(&base, a, p.memory_limit_bytes)) < 0)

@@ -59,6 +59,8 @@ typedef struct ppcc_plan_ctx {
 	ppcc_stage_info *place;  /* per stage: rank and chunk, the kind's placement */
 	ppcc_part_problem pb;
 	int lean;                /* ppcc_plan_build_lean */
+	int no_changes;          /* no split fits: no changes tried (the
+				  * auto kind's quiet plans of each kind) */
 	/* the shape's lists are this plan's own (not a cache's, which other
 	 * plans change), so their sends and receives carry the bytes of the
 	 * shape's stage table (schedule_set_stages) */
@@ -193,7 +195,8 @@ int ppcc_plan_lean_no_fit(ppcc_plan_ctx *x);
 int ppcc_plan_lean_memory_bound(ppcc_plan_ctx *x, const ppcc_schedule *shape);
 
 /* plan.c: the driver.  search 0: only whether a split fits (0 or
- * PPCC_EINFEASIBLE, no diagnostics of its own); out_first: the split
+ * PPCC_EINFEASIBLE, no diagnostics of its own); 2: as 1, but when no
+ * split fits, the changes that would fit are not planned; out_first: the split
  * and how it was found, nothing scheduled; lean: the search's build. */
 int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 		    ppcc_diag *d, int search, int *out_first,

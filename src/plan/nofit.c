@@ -4,11 +4,15 @@
  *
  * With one chunk the partitioner's exact proxy decides: the stage of
  * least overflow is named at its first layer's line with its need, its
- * cap and the microbatches it holds in flight, then what would fit, the
- * least memory per device and the fewest stages (the configuration
+ * cap and the microbatches it holds in flight, then what would fit: the
+ * least memory per device, the fewest stages (the configuration
  * re-planned at more stages, as the command line would, within a budget
- * of 2^26 stage-microbatch pairs).  With v chunks the split search's
- * split of least overflow is simulated and its worst rank named.  For
+ * of 2^26 stage-microbatch pairs), and the least change of recompute,
+ * ZeRO stage, schedule (1F1B) and device (the catalogue's, by memory)
+ * that fits, each planned for its figures (note_changes: about fifteen
+ * plans at most, each within the default budget).  With v chunks the
+ * split search's split of least overflow is simulated and its worst
+ * rank named.  For
  * the search (lean), two cheaper proofs come first: no split fits even
  * with each stage given its whole rank, or membound.c's count-vector
  * bound (ppcc_plan_memory_bound gives it to tests and reports); each
@@ -26,7 +30,7 @@
 
 /* No split fits: say which stage is over and by how much, then what would
  * fit: the fewest stages, or the least memory per device. */
-static int report_infeasible(ppcc_plan_ctx *x)
+static int report_infeasible(ppcc_plan_ctx *x, double *out_least)
 {
 	int *first, stage;
 	int64_t over;
@@ -76,7 +80,17 @@ static int report_infeasible(ppcc_plan_ctx *x)
 		 x->cfg->cluster.reserved_bytes;
 	ppcc_note(x->d, &x->cfg->cluster.loc,
 		  "it would fit with %.2f GiB per device", gib(least));
+	*out_least = least;
 	return PPCC_EINFEASIBLE;
+}
+
+/* The most stages the devices allow with the layout given. */
+static int max_stages(const ppcc_config *cfg)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	return cfg->cluster.devices /
+	       (pl->tensor_parallel * pl->context_parallel *
+		(pl->data_parallel_loc.file ? pl->data_parallel : 1));
 }
 
 /* The fewest stages, more than configured, at which the model fits, as
@@ -85,7 +99,7 @@ static int report_infeasible(ppcc_plan_ctx *x)
  * applies); PPCC_EINFEASIBLE if none.  The trials are bounded: they stop
  * when one layer alone overflows every device even with a single
  * microbatch in flight, and after a budget of scheduled actions. */
-static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
+static int fewest_stages(const ppcc_config *cfg, ppcc_config *out)
 {
 	static const ppcc_loc suggested = {"<suggestion>", 0, 0};
 	ppcc_diag quiet = {0};
@@ -105,9 +119,7 @@ static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 			return PPCC_EINFEASIBLE;
 	}
 	int64_t budget = (int64_t)1 << 26; /* stage-microbatch pairs tried */
-	int max_p = cfg->cluster.devices /
-		    (cfg->pipeline.tensor_parallel * cfg->pipeline.context_parallel *
-		     (cfg->pipeline.data_parallel_loc.file ? cfg->pipeline.data_parallel : 1));
+	int max_p = max_stages(cfg);
 	for (int p = cfg->pipeline.stages + 1; p <= max_p && budget > 0; p++) {
 		ppcc_config trial = *cfg;
 		trial.pipeline.stages = p;
@@ -128,7 +140,7 @@ static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 		int err = ppcc_plan_drive(&tp, ta, &trial, &quiet, 0, NULL, NULL, NULL);
 		ppcc_arena_free(ta);
 		if (err == 0) {
-			*out_microbatches = trial.pipeline.microbatches;
+			*out = trial;
 			return p;
 		}
 		if (err != PPCC_EINFEASIBLE)
@@ -137,31 +149,192 @@ static int fewest_stages(const ppcc_config *cfg, int *out_microbatches)
 	return PPCC_EINFEASIBLE;
 }
 
-/* The note of the fewest stages that would fit, when some do; then
- * PPCC_EINFEASIBLE (or fewest_stages's error). */
-static int note_fewest_stages(const ppcc_config *cfg, ppcc_diag *d)
+/* cfg planned as the command line would plan it (checked, within the
+ * default budget), quietly: 0 and its iteration and the simulated peak
+ * of its fullest device when it fits; PPCC_EINFEASIBLE when it does not,
+ * another status when it cannot be planned. */
+static int replan(const ppcc_config *cfg, double *out_ms, double *out_peak)
 {
-	int m = 0, p = fewest_stages(cfg, &m);
+	ppcc_diag quiet = {0};
+	ppcc_config c = *cfg;
+	if (ppcc_config_check(&c, &quiet) < 0 ||
+	    ppcc_plan_budget_check_work(&c, 0, NULL, &quiet) < 0)
+		return PPCC_EINPUT;
+	ppcc_arena *a = ppcc_arena_new();
+	if (!a)
+		return PPCC_ENOMEM;
+	ppcc_plan p;
+	int err = ppcc_plan_build_pruned(&p, a, &c, &quiet, INFINITY, NULL,
+					 NULL, NULL, NULL);
+	if (err == 0 && !p.best.iteration)
+		err = PPCC_EINTERNAL;
+	if (err == 0) {
+		*out_ms = p.best.iteration->iteration_ms;
+		*out_peak = 0;
+		for (int r = 0; r < p.best.schedule.n_ranks; r++)
+			if (p.best.estimate.peak_memory_bytes[r] > *out_peak)
+				*out_peak = p.best.estimate.peak_memory_bytes[r];
+	}
+	ppcc_arena_free(a);
+	return err;
+}
+
+/* The note that cfg, changed as what says, fits with its figures, when it
+ * does: 1; 0 when it does not; a negative status when memory ran out. */
+static int note_change(const ppcc_config *cfg, ppcc_diag *d,
+		       const ppcc_loc *loc, const char *what)
+{
+	double ms, peak;
+	int err = replan(cfg, &ms, &peak);
+	if (err == PPCC_ENOMEM)
+		return err;
+	if (err != 0)
+		return 0;
+	ppcc_note(d, loc, "it would fit %s: %.1f ms an iteration, peak %.2f "
+		  "GiB per device", what, ms, gib(peak));
+	return 1;
+}
+
+/* The model's layers re-expanded with recompute rc into c (the arena's). */
+static int with_recompute(ppcc_config *c, ppcc_arena *a, int rc)
+{
+	ppcc_transformer *tf = ppcc_arena_alloc(a, 1, sizeof *tf);
+	if (!tf)
+		return PPCC_ENOMEM;
+	*tf = *c->model.transformer;
+	tf->recompute = rc;
+	c->model.transformer = tf;
+	return ppcc_transformer_expand(&c->model.layers, &c->model.n_layers, a,
+				       tf, c->model.transformer_loc);
+}
+
+/* The fewest stages that would fit, then the least of each change that
+ * does, each planned (cheapest first within its kind: less recomputed,
+ * the lower ZeRO stage, the device of least memory): recompute, ZeRO
+ * when the stage has data-parallel replicas to shard over, 1F1B (the
+ * one-chunk schedule that holds the fewest microbatches), and a device
+ * of the catalogue with more memory, at least least_bytes (0: no bound)
+ * when every device names one preset.  Then PPCC_EINFEASIBLE. */
+static int note_changes(ppcc_plan_ctx *x, const ppcc_config *cfg,
+			ppcc_diag *d, double least_bytes)
+{
+	static const ppcc_loc suggested = {"<suggestion>", 0, 0};
+	static const char *const rec[] = {"no recompute", "selective recompute",
+					  "full recompute"};
+	const ppcc_loc *at = &cfg->cluster.loc;
+	ppcc_config c;
+	char what[128];
+	int p = fewest_stages(cfg, &c), err = 0, found = p > 0;
 	if (p < 0 && p != PPCC_EINFEASIBLE)
 		return p;
-	if (p > 0 && m != cfg->pipeline.microbatches)
-		ppcc_note(d, &cfg->pipeline.stages_loc,
-			  "it would fit with %d stages (and %d microbatches)", p, m);
-	else if (p > 0)
-		ppcc_note(d, &cfg->pipeline.stages_loc,
-			  "it would fit with %d stages", p);
-	return PPCC_EINFEASIBLE;
+	if (p > 0) {
+		if (c.pipeline.microbatches != cfg->pipeline.microbatches)
+			snprintf(what, sizeof what, "with %d stages (and %d "
+				 "microbatches)", p, c.pipeline.microbatches);
+		else
+			snprintf(what, sizeof what, "with %d stages", p);
+		if ((err = note_change(&c, d, &cfg->pipeline.stages_loc,
+				       what)) < 0)
+			return err;
+		if (err == 0)
+			ppcc_note(d, &cfg->pipeline.stages_loc,
+				  "it would fit %s", what);
+	}
+	ppcc_arena *a = ppcc_arena_new();
+	if (!a)
+		return PPCC_ENOMEM;
+	const ppcc_transformer *tf = cfg->model.transformer;
+	err = 0;
+	for (int rc = tf ? tf->recompute + 1 : 3;
+	     err == 0 && rc <= PPCC_RECOMPUTE_FULL; rc++) {
+		c = *cfg;
+		if ((err = with_recompute(&c, a, rc)) < 0)
+			goto out;
+		snprintf(what, sizeof what, "with %s", rec[rc]);
+		err = note_change(&c, d, &cfg->model.transformer_loc, what);
+	}
+	if (err < 0)
+		goto out;
+	found += err;
+	err = 0;
+	for (int z = cfg->pipeline.zero + 1;
+	     err == 0 && x->dp * x->cp > 1 && z <= 3; z++) {
+		c = *cfg;
+		c.pipeline.zero = z;
+		c.pipeline.zero_loc = suggested;
+		snprintf(what, sizeof what, "with ZeRO-%d", z);
+		err = note_change(&c, d, cfg->pipeline.zero_loc.file
+			       ? &cfg->pipeline.zero_loc : at, what);
+	}
+	if (err < 0)
+		goto out;
+	found += err;
+	err = 0;
+	if (cfg->pipeline.kind != PPCC_SCHED_1F1B) {
+		c = *cfg;
+		c.pipeline.kind = PPCC_SCHED_1F1B;
+		c.pipeline.chunks = 1;
+		c.pipeline.kind_loc = c.pipeline.chunks_loc = suggested;
+		snprintf(what, sizeof what, "under 1f1b%s",
+			 cfg->pipeline.chunks > 1 ? " with one chunk" : "");
+		err = note_change(&c, d, cfg->pipeline.kind_loc.file
+			       ? &cfg->pipeline.kind_loc : at, what);
+	}
+	if (err < 0)
+		goto out;
+	found += err;
+	err = 0;
+	const ppcc_device_preset *old = cfg->cluster.n_groups > 0
+					? cfg->cluster.groups[0].preset : NULL;
+	const ppcc_device_preset *by[PPCC_MAX_DEVICE_PRESETS];
+	int n = old ? ppcc_device_presets_by_memory(by) : 0;
+	for (int i = 0; err == 0 && i < n; i++) {
+		double mem = by[i]->memory_gib * 1073741824.0;
+		if (by[i]->memory_gib <= old->memory_gib || mem < least_bytes)
+			continue;
+		c = *cfg;
+		if (ppcc_cluster_swap_device(&c.cluster, a, &cfg->cluster,
+					     by[i]) < 0)
+			break;
+		snprintf(what, sizeof what, "on %s (%.4g GiB) in place of the "
+			 "%s", by[i]->name, by[i]->memory_gib, old->name);
+		err = note_change(&c, d, at, what);
+	}
+	if (err < 0)
+		goto out;
+	found += err;
+	err = 0;
+	if (!found) {
+		char tried[160];
+		snprintf(tried, sizeof tried, "%s%s%s%s%s",
+			 max_stages(cfg) > cfg->pipeline.stages
+			 ? ", more stages" : "",
+			 tf && tf->recompute < PPCC_RECOMPUTE_FULL
+			 ? ", more recompute" : "",
+			 x->dp * x->cp > 1 && cfg->pipeline.zero < 3
+			 ? ", a higher ZeRO stage" : "",
+			 cfg->pipeline.kind != PPCC_SCHED_1F1B ? ", 1f1b" : "",
+			 old ? ", a larger device of the catalogue" : "");
+		if (tried[0])
+			ppcc_note(d, at, "none of these alone makes it fit: "
+				  "%s", tried + 2);
+	}
+out:
+	ppcc_arena_free(a);
+	return err < 0 ? err : PPCC_EINFEASIBLE;
 }
 
 /* No split fits: the diagnostics of report_infeasible, then the fewest
- * stages that would fit. */
+ * stages and the other changes that would fit. */
 int ppcc_plan_report_no_fit(ppcc_plan_ctx *x, const ppcc_config *cfg,
 			    ppcc_diag *d)
 {
+	double least = 0;
 	int err;
-	if ((err = report_infeasible(x)) != PPCC_EINFEASIBLE || x->lean)
+	if ((err = report_infeasible(x, &least)) != PPCC_EINFEASIBLE ||
+	    x->lean || x->no_changes)
 		return err;
-	return note_fewest_stages(cfg, d);
+	return note_changes(x, cfg, d, least);
 }
 
 /* With v chunks, when the search found no split that fits: its split of
@@ -197,9 +370,9 @@ int ppcc_plan_report_no_fit_simulated(ppcc_plan_ctx *x,
 	ppcc_note(d, &cfg->cluster.loc,
 		  "it would fit with %.2f GiB per device",
 		  gib(most + cfg->cluster.reserved_bytes));
-	if (x->lean)
+	if (x->lean || x->no_changes)
 		return PPCC_EINFEASIBLE;
-	return note_fewest_stages(cfg, d);
+	return note_changes(x, cfg, d, 0);
 }
 
 /* With v chunks and no split within the stages' shares of their ranks:

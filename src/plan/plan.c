@@ -293,6 +293,7 @@ int ppcc_plan_drive(ppcc_plan *out, ppcc_arena *a, const ppcc_config *cfg,
 				   lean ? lean->shapes : NULL, lean)) != 0)
 		return err;
 	x->lean = lean != NULL;
+	x->no_changes = search == 2;
 	if (lean && lean->memory_unfit && x->v > 1) {
 		err = ppcc_plan_lean_memory_bound(x, &dv.shape);
 		if (err == PPCC_EINFEASIBLE)

@@ -674,6 +674,20 @@ static int sr_check_all(sr_check *c, int rank, ppcc_search_pick *out)
 	if (get(root, "cluster_file") || get(root, "cluster_fingerprint"))
 		input_member(c, root, "cluster", &out->cluster_file,
 			     &out->cluster_fingerprint, &out->cluster_loc);
+	out->trainer = -1;
+	if (get(root, "model_text")) {
+		const sr_node *t = member(c, root, "", "model_text", V_STRING);
+		if (t) {
+			out->model_text = t->s;
+			out->model_text_loc = sr_loc(c->rd, c->name, t->at);
+		}
+	}
+	if (get(root, "trainer")) {
+		const sr_node *t = member(c, root, "", "trainer", V_STRING);
+		if (t && (out->trainer = ppcc_trainer_named(t->s)) < 0)
+			bad(c, t->at, "trainer", "expected megatron, torchtitan "
+			    "or deepspeed");
+	}
 	const sr_node *mem = get(root, "memory_limit_bytes");
 	if (mem) {
 		out->memory_limit_bytes = figure_member(c, root, "",

@@ -678,72 +678,133 @@ static void family_note(families *f, const cand *c, int what)
 	}
 }
 
-/* The search again with one thing changed, for what would fit. */
-static void hint(ppcc_search_result *out, const ppcc_config *cfg,
-		 const ppcc_search_options *o, const char *what)
+/* The search again with one thing changed, for what would fit: 1 when
+ * something fits (recorded as a hint, what in words), else 0.  The batch
+ * is o's when set, else the one searched. */
+static int hint(ppcc_search_result *out, const ppcc_config *cfg,
+		const ppcc_search_options *o, int kind, const char *what)
 {
 	if (out->n_hints >= (int)(sizeof out->hints / sizeof out->hints[0]))
-		return;
+		return 0;
 	ppcc_arena *a = ppcc_arena_new();
 	if (!a)
-		return;
+		return 0;
 	ppcc_search_options h = *o;
 	h.top = 1;
 	h.no_hints = 1;
 	h.compare = NULL;
 	h.n_compare = 0;
-	h.global_batch = out->global_batch;
+	if (h.global_batch <= 0)
+		h.global_batch = out->global_batch;
 	h.work_spent = out->work;
 	ppcc_search_result r;
 	ppcc_diag d = {.fn = quiet};
 	int err = ppcc_search(&r, a, cfg, &h, &d);
 	if (r.work > out->work)
 		out->work = r.work;
-	if (err == 0 && r.n_top > 0) {
+	int fits = err == 0 && r.n_top > 0;
+	if (fits) {
 		ppcc_search_hint *x = &out->hints[out->n_hints++];
 		snprintf(x->what, sizeof x->what, "%s", what);
+		x->kind = kind;
 		x->best = r.top[0];
 	}
 	ppcc_arena_free(a);
+	return fits;
+}
+
+/* recompute (dim 0) or ZeRO (1), which --fix pinned at from, raised one
+ * step at a time to the most: the least change that fits is kept, the
+ * cheapest (less recomputed, fewer ZeRO collectives). */
+static void hint_ladder(ppcc_search_result *out, const ppcc_config *cfg,
+			const ppcc_search_options *o, int dim, int from)
+{
+	static const char *const names[2][4] = {
+		{"no recompute", "selective recompute", "full recompute"},
+		{"ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3"}};
+	int to = dim == 0 ? PPCC_RECOMPUTE_FULL : 3;
+	char what[96];
+	ppcc_search_options h = *o;
+	for (int v = from + 1; v <= to; v++) {
+		*(dim == 0 ? &h.fix.recompute : &h.fix.zero) = v;
+		snprintf(what, sizeof what, "with %s", names[dim][v]);
+		if (hint(out, cfg, &h, PPCC_HINT_SETTING, what))
+			return;
+	}
+}
+
+/* A larger device: every group names one preset; the catalogue's
+ * devices with more memory, and at least the least any configuration
+ * was proved to need, are tried in increasing memory and the first that
+ * fits is kept (the cheapest step up).  The swapped device brings its
+ * peak, efficiency, memory and bandwidth; the node size and links when
+ * the cluster's are the old preset's own (as --devices COUNTxPRESET
+ * gives them), else the cluster's stay. */
+static void hint_device(ppcc_search_result *out, ppcc_arena *a,
+			const ppcc_config *cfg, const ppcc_search_options *o)
+{
+	const ppcc_cluster *cl = &cfg->cluster;
+	const ppcc_device_preset *old = cl->n_groups > 0 ? cl->groups[0].preset
+							 : NULL;
+	if (!old || o->memory_limit_bytes > 0)
+		return;
+	const ppcc_device_preset *by[PPCC_MAX_DEVICE_PRESETS];
+	int n = ppcc_device_presets_by_memory(by), tried = 0;
+	double need = out->least_need_bytes;
+	out->no_larger_device = isfinite(need) && need > 0 &&
+				by[n - 1]->memory_gib * 1073741824.0 < need;
+	for (int i = 0; i < n && tried < 4; i++) {
+		const ppcc_device_preset *p = by[i];
+		if (p->memory_gib <= old->memory_gib ||
+		    (isfinite(need) && need > 0 &&
+		     p->memory_gib * 1073741824.0 < need))
+			continue;
+		ppcc_config c = *cfg;
+		if (ppcc_cluster_swap_device(&c.cluster, a, cl, p) < 0)
+			return;
+		char what[96];
+		snprintf(what, sizeof what, "on %d %s (%.4g GiB) in place of "
+			 "the %s", cl->devices, p->name, p->memory_gib, old->name);
+		tried++;
+		if (hint(out, &c, o, PPCC_HINT_DEVICE, what))
+			return;
+	}
+}
+
+/* The largest global batch that fits on these devices, of the batch
+ * halved again and again (which keeps the divisors d and b run over):
+ * searched from the largest down, the first that fits kept; none
+ * searched when the weights, optimizer state and one microbatch's
+ * activations, which no batch shrinks, already need more than the
+ * devices hold (no_smaller_batch). */
+static void hint_batch(ppcc_search_result *out, const ppcc_config *cfg,
+		       const ppcc_search_options *o)
+{
+	double need = out->least_need_bytes;
+	if (out->considered > 0 && need > out->memory_bytes) {
+		out->no_smaller_batch = 1;
+		return;
+	}
+	ppcc_search_options h = *o;
+	char what[96];
+	for (long b = out->global_batch / 2; b >= 1; b /= 2) {
+		h.global_batch = b;
+		snprintf(what, sizeof what, "with a global batch of %ld "
+			 "sequences (the largest of %ld/2^k that does)", b,
+			 out->global_batch);
+		if (hint(out, cfg, &h, PPCC_HINT_BATCH, what))
+			return;
+	}
 }
 
 static void hints(ppcc_search_result *out, ppcc_arena *a,
 		  const ppcc_config *cfg, const ppcc_search_options *o)
 {
-	char what[80];
+	char what[96];
 	ppcc_search_options h = *o;
-	if (o->fix.zero >= 0 && o->fix.zero != 3) {
-		h.fix.zero = 3;
-		hint(out, cfg, &h, "with ZeRO-3");
-		h = *o;
-	}
-	if (o->fix.recompute >= 0 && o->fix.recompute != PPCC_RECOMPUTE_FULL) {
-		h.fix.recompute = PPCC_RECOMPUTE_FULL;
-		hint(out, cfg, &h, "with full recompute");
-		h = *o;
-	}
-	if (o->fix.micro_batch_size > 1) {
-		h.fix.micro_batch_size = 1;
-		hint(out, cfg, &h, "with micro-batch size 1");
-		h = *o;
-	}
-	if (o->fix.tensor_parallel > 0 || o->fix.stages > 0 ||
-	    o->fix.data_parallel > 0 || o->fix.chunks > 0 || o->fix.kind >= 0 ||
-	    o->fix.context_parallel > 0) {
-		h.fix.tensor_parallel = h.fix.stages = h.fix.data_parallel = 0;
-		h.fix.chunks = h.fix.context_parallel = 0;
-		h.fix.kind = -1;
-		hint(out, cfg, &h, "with t, p, d, cp, v and the schedule free");
-		h = *o;
-	}
-	if (!o->allow_idle) {
-		h.allow_idle = 1;
-		hint(out, cfg, &h, "leaving devices idle (--allow-idle)");
-		h = *o;
-	}
-	/* more devices: every group scaled, the nodes kept */
+	/* the smallest device count: every group scaled, the nodes kept */
 	const ppcc_cluster *cl = &cfg->cluster;
-	for (int k = 2; k <= 8 && out->n_hints == 0; k *= 2) {
+	for (int k = 2; k <= 8; k *= 2) {
 		if ((long)cl->devices * k > (1L << 30))
 			break;
 		ppcc_device_group *g = ppcc_arena_alloc(a, (size_t)cl->n_groups,
@@ -758,8 +819,38 @@ static void hints(ppcc_search_result *out, ppcc_arena *a,
 		c.cluster.groups = g;
 		c.cluster.devices = cl->devices * k;
 		snprintf(what, sizeof what, "on %d devices", c.cluster.devices);
-		hint(out, &c, o, what);
+		if (hint(out, &c, o, PPCC_HINT_DEVICES, what))
+			break;
 	}
+	hint_batch(out, cfg, o);
+	/* the settings --fix pinned: what the search did not run over */
+	if (cfg->model.transformer && o->fix.recompute >= 0)
+		hint_ladder(out, cfg, o, 0, o->fix.recompute);
+	if (o->fix.zero >= 0)
+		hint_ladder(out, cfg, o, 1, o->fix.zero);
+	if (o->fix.micro_batch_size > 1) {
+		h.fix.micro_batch_size = 1;
+		hint(out, cfg, &h, PPCC_HINT_SETTING,
+		     "with micro-batch size 1");
+		h = *o;
+	}
+	if (o->fix.tensor_parallel > 0 || o->fix.stages > 0 ||
+	    o->fix.data_parallel > 0 || o->fix.chunks > 0 || o->fix.kind >= 0 ||
+	    o->fix.context_parallel > 0) {
+		h.fix.tensor_parallel = h.fix.stages = h.fix.data_parallel = 0;
+		h.fix.chunks = h.fix.context_parallel = 0;
+		h.fix.kind = -1;
+		hint(out, cfg, &h, PPCC_HINT_SETTING,
+		     "with t, p, d, cp, v and the schedule free");
+		h = *o;
+	}
+	if (!o->allow_idle) {
+		h.allow_idle = 1;
+		hint(out, cfg, &h, PPCC_HINT_SETTING,
+		     "leaving devices idle (--allow-idle)");
+		h = *o;
+	}
+	hint_device(out, a, cfg, o);
 }
 
 void ppcc_search_entry_describe(char *buf, size_t size,
@@ -806,15 +897,36 @@ static void report_none(const ppcc_search_result *r, const ppcc_config *cfg,
 			  r->closest_exact ? "" : "at least ",
 			  gib(r->closest_need_bytes), gib(r->memory_bytes));
 	}
-	for (int i = 0; i < r->n_hints; i++) {
-		const ppcc_search_entry *e = &r->hints[i].best;
-		ppcc_search_entry_describe(what, sizeof what, e);
-		ppcc_note(d, &cl, "it would fit %s: %s, %.1f ms an iteration",
-			  r->hints[i].what, what, e->iteration_ms);
+	/* the devices, the batch, then the changes, as hints tried them */
+	int more_devices = 0;
+	for (int kind = PPCC_HINT_DEVICES; kind <= PPCC_HINT_DEVICE; kind++) {
+		for (int i = 0; i < r->n_hints; i++) {
+			const ppcc_search_entry *e = &r->hints[i].best;
+			if (r->hints[i].kind != kind)
+				continue;
+			more_devices |= kind == PPCC_HINT_DEVICES;
+			ppcc_search_entry_describe(what, sizeof what, e);
+			ppcc_note(d, &cl, "it would fit %s: %s; %.1f ms an "
+				  "iteration, %.0f tokens/s, peak %.2f GiB per "
+				  "device", r->hints[i].what, what,
+				  e->iteration_ms, e->tokens_per_s,
+				  gib(e->peak_bytes));
+		}
+		if (kind == PPCC_HINT_DEVICES && r->considered > 0 &&
+		    !more_devices)
+			ppcc_note(d, &cl, "none fits on up to %d devices either",
+				  8 * cfg->cluster.devices);
+		if (kind == PPCC_HINT_DEVICE && r->no_larger_device)
+			ppcc_note(d, &cl, "no device of the catalogue has the "
+				  "%.2f GiB per device that every configuration "
+				  "needs", gib(r->least_need_bytes));
+		if (kind == PPCC_HINT_BATCH && r->no_smaller_batch)
+			ppcc_note(d, &cl, "no smaller global batch fits either: "
+				  "the weights, optimizer state and one "
+				  "microbatch's activations alone need at least "
+				  "%.2f GiB per device",
+				  gib(r->least_need_bytes));
 	}
-	if (r->considered > 0 && r->n_hints == 0)
-		ppcc_note(d, &cl, "none fits on up to %d devices either",
-			  8 * cfg->cluster.devices);
 }
 
 /* The candidates are evaluated in increasing bound by helper threads
@@ -1671,12 +1783,14 @@ static int static_unfit(search_run *r, const cand *c)
 	double stat = ppcc_memory_reserve_factor(r->cfg->pipeline.trainer) *
 		      ((dense * bpp + s->own_static) / c->e.t +
 		       s->tp_whole * bpp + experts + stash) - 2.0 * s->n;
+	/* at least those bytes' average on the fullest device */
+	double need = stat / c->e.p + r->cfg->cluster.reserved_bytes;
+	if (need < r->out->least_need_bytes)
+		r->out->least_need_bytes = need;
 	if (r->o->exhaustive || !(stat > (double)c->e.p * r->cap))
 		return 0;
 	r->out->pruned_memory++;
 	family_note(&r->fam, c, F_MEMORY);
-	/* at least those bytes' average on the fullest device */
-	double need = stat / c->e.p + r->cfg->cluster.reserved_bytes;
 	if (need < r->closest_static) {
 		r->closest_static = need;
 		r->out->closest = c->e;
@@ -1695,6 +1809,7 @@ static int bound_static(search_run *r)
 	if (!r->unfit)
 		return PPCC_ENOMEM;
 	r->closest_static = INFINITY;
+	r->out->least_need_bytes = INFINITY;
 	ppcc_stage_info *place = ppcc_arena_alloc(r->a, n_layers + 1,
 						  sizeof *place);
 	int *ranks = ppcc_arena_alloc(r->a, 3 * (n_layers + 1), sizeof(int));

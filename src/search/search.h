@@ -121,9 +121,17 @@ typedef struct ppcc_search_family {
 } ppcc_search_family;
 
 /* What would make a search that found nothing fit: the same search with
- * one thing changed (what, in words), and its best configuration. */
+ * one thing changed (what, in words), and its best configuration, with
+ * the figures that search planned for it. */
+enum {
+	PPCC_HINT_DEVICES,  /* more of the same devices */
+	PPCC_HINT_BATCH,    /* a smaller global batch */
+	PPCC_HINT_SETTING,  /* a setting --fix pinned, changed or freed */
+	PPCC_HINT_DEVICE    /* a larger device of the catalogue */
+};
 typedef struct ppcc_search_hint {
-	char what[80];
+	int kind;           /* PPCC_HINT_* */
+	char what[96];
 	ppcc_search_entry best;
 } ppcc_search_hint;
 
@@ -164,7 +172,17 @@ typedef struct ppcc_search_result {
 	int has_closest, closest_exact;
 	ppcc_search_entry closest;
 	double closest_need_bytes, memory_bytes;
-	ppcc_search_hint hints[8];
+	/* the least memory per device any configuration enumerated needs,
+	 * proved from its weights, optimizer state and one microbatch's
+	 * activations (reserve included): independent of the microbatch
+	 * count, so no smaller global batch fits either when it exceeds
+	 * memory_bytes (no_smaller_batch) */
+	double least_need_bytes;
+	int no_smaller_batch;
+	/* every device names one preset, and none of the catalogue's has
+	 * least_need_bytes */
+	int no_larger_device;
+	ppcc_search_hint hints[16];
 	int n_hints;
 	ppcc_search_compared *compared; /* n_compared, in the file's order */
 	int n_compared;
@@ -200,9 +218,13 @@ typedef struct ppcc_search_pick {
 	ppcc_search_entry e;       /* its settings and figures */
 	const char *model_file;    /* absolute; "-": the search read stdin */
 	const char *cluster_file;  /* NULL: the model file's cluster */
+	const char *model_text;    /* the YAML of --model and --devices, when
+				    * model_file is "<command line>"; or NULL */
+	int trainer;               /* --trainer's (ppcc_trainer), or -1 */
 	uint64_t model_fingerprint, cluster_fingerprint; /* FNV-1a 64 */
 	double memory_limit_bytes; /* --memory-limit; 0: the devices' */
 	ppcc_loc entry_loc, model_loc, cluster_loc; /* in the JSON */
+	ppcc_loc model_text_loc;
 } ppcc_search_pick;
 
 /* Reads entry rank (1-based, as the search's table numbers them) of the
