@@ -178,7 +178,7 @@ $(BUILD)/tests/%.o: tests/%.c
 	$(CC) $(ALL_CPPFLAGS) -Itests $(ALL_CFLAGS) -Wno-missing-prototypes $(shell pkg-config --cflags check) -MMD -MP -c $< -o $@
 
 $(BUILD)/check_ppcc: $(BUILD)/tests/runner.o $(TEST_OBJ) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(shell pkg-config --libs check)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(shell pkg-config --libs check) -lutil
 
 $(BUILD)/bench_%: tests/bench_%.c $(LIB)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -MMD -MP -MF $@.d -o $@ $^ $(LIBS)

@@ -3,12 +3,19 @@
  * page's examples. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -77,6 +84,273 @@ START_TEST(cli_help_names_every_option)
 	/* plan's and search's tables: far more than a handful */
 	ck_assert_int_gt(seen, 30);
 	tu_run_free(&r);
+}
+END_TEST
+
+/* name (as "--name" or "-c") is named in usage as a whole word: not
+ * followed by a letter, a digit or '-'. */
+static int usage_names(const char *usage, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *at = usage; (at = strstr(at, name)); at++) {
+		char before = at == usage ? ' ' : at[-1];
+		char after = at[n];
+		if ((before == ' ' || before == '[' || before == '|' ||
+		     before == '\n') &&
+		    !(after == '-' || (after >= 'a' && after <= 'z') ||
+		      (after >= 'A' && after <= 'Z') ||
+		      (after >= '0' && after <= '9')))
+			return 1;
+	}
+	return 0;
+}
+
+/* Each command's own usage (COMMAND --help) names every option its
+ * parser's table (struct option, read from the source) accepts, by
+ * its long name and its letter when it has one: plan and check's in
+ * src/cli/main.c, search's, diagnose's, and the catalogues' (models,
+ * devices). */
+START_TEST(cli_each_commands_help_names_its_options)
+{
+	static const struct {
+		const char *file;
+		const char *args[3];
+	} cmds[] = {
+		{"src/cli/main.c", {"--help"}},
+		{"src/cli/main.c", {"plan", "--help"}},
+		{"src/cli/search.c", {"search", "--help"}},
+		{"src/cli/diagnose.c", {"diagnose", "--help"}},
+		{"src/cli/catalogue.c", {"models", "--help"}},
+		{"src/cli/catalogue.c", {"devices", "--help"}},
+	};
+	for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+		tu_run r;
+		const char *const *a = cmds[k].args;
+		if (a[1])
+			TU_PPCC(&r, a[0], a[1]);
+		else
+			TU_PPCC(&r, a[0]);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_str_eq(r.err, "");
+		char *text = tu_read_src(cmds[k].file);
+		ck_assert_ptr_nonnull(text);
+		int seen = 0;
+		for (char *p = text; (p = strstr(p, "{\"")); p++) {
+			char name[64], word[72], letter = 0;
+			if (sscanf(p, "{\"%63[a-z-]\", %*[a-z]_argument, NULL, "
+				   "'%c'", name, &letter) < 1 ||
+			    !strstr(p, "_argument") ||
+			    strstr(p, "_argument") - p > 80)
+				continue;
+			snprintf(word, sizeof word, "--%s", name);
+			ck_assert_msg(usage_names(r.out, word),
+				      "ppcc %s %s does not name %s (%s):\n%s",
+				      a[0], a[1] ? a[1] : "", word,
+				      cmds[k].file, r.out);
+			if (letter) {
+				snprintf(word, sizeof word, "-%c", letter);
+				ck_assert_msg(usage_names(r.out, word),
+					      "ppcc %s %s does not name %s "
+					      "(--%s, %s):\n%s", a[0],
+					      a[1] ? a[1] : "", word, name,
+					      cmds[k].file, r.out);
+			}
+			seen++;
+		}
+		ck_assert_int_ge(seen, 2);
+		free(text);
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
+/* The model's summary comes first: after ppcc plan's header line and
+ * ppcc search's, once (the winner's plan below does not repeat it).
+ * Llama 3.1 8B's figures by hand (Narayanan et al., SC'21, the forward
+ * 2 x weights a token, causal scores under flash attention): h 4096, q
+ * 4096, kv 1024, FFN 14336 (SwiGLU: 3 matrices), 32 layers, vocab 128256,
+ * s 8192.  A layer's projections 2(2h q + 2h kv) = 83886080, scores
+ * 2 (s/2)(q + q) = 67108864, FFN 2 x 3 h f = 352321536; the output layer
+ * 2 V h = 1050673152: 17156800512 forward, 51.5 GFLOP forward and
+ * backward; full recomputation repeats the blocks' forward, 16.1 more
+ * (16106127360 a token); Mixtral 8x7B's routed experts
+ * 32 x 8 x 3 x 4096 x 14336 = 45.10B. */
+START_TEST(cli_model_summary_comes_first)
+{
+	tu_run r;
+	TU_PPCC(&r, "plan", example("llama3-8b.yaml"));
+	ck_assert_int_eq(r.status, 0);
+	/* after the header and the device's two lines, before the
+	 * partition */
+	const char *line4 = r.out;
+	for (int i = 0; i < 3 && line4; i++)
+		line4 = strchr(line4 + 1, '\n');
+	ck_assert_ptr_nonnull(line4);
+	ck_assert_msg(strncmp(line4, "\nmodel: 8.03B parameters; its 16 "
+			      "pipeline ranks hold ", 46) == 0, "%.300s", r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "\n  FLOPs a token: 51.5 GFLOP "
+				     "forward and backward with attention's "
+				     "scores (8192 tokens, causal), 6 x "
+				     "parameters 48.2 GFLOP; recompute: none\n"
+				     "  forward: attention 28.2% (projections "
+				     "15.6%, scores 12.5%), MLP 65.7%, output "
+				     "layer 6.1%\n\npartition"));
+	tu_run_free(&r);
+
+	char *dir = tu_mkdtemp(), path[PATH_MAX];
+	char *text = tu_read_src("examples/llama3-8b.yaml");
+	ck_assert_ptr_nonnull(text);
+	tu_write_in(path, sizeof path, dir, "full.yaml", text);
+	free(text);
+	tu_replace_in_file(path, "swiglu: true", "swiglu: true\n"
+			   "    recompute: full");
+	TU_PPCC(&r, "plan", path);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "6 x parameters 48.2 GFLOP; recompute "
+			     "(full) adds 16.1 GFLOP\n"), "%.2000s", r.out);
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "plan", "--model", "mixtral-8x7b", "--devices", "64xh100");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "\nmodel: 46.70B parameters; its 32 "
+			     "pipeline ranks hold ") &&
+		      strstr(r.out, "each, before tensor and expert "
+			     "parallelism\n") &&
+		      strstr(r.out, "6 x active parameters 77.3 GFLOP") &&
+		      strstr(r.out, "\n  mixture of experts: 12.88B parameters "
+			     "active a token; routed experts 45.10B (2 of 8 a "
+			     "token), no shared experts\n"), "%.2000s", r.out);
+	tu_run_free(&r);
+
+	/* a model given as layers: what the file gives */
+	TU_PPCC(&r, "plan", example("tiny.yaml"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "\nmodel: 260.0M parameters in the layers; "
+			     "its 4 pipeline ranks hold ") &&
+		      strstr(r.out, "\n  a microbatch: "), "%.2000s", r.out);
+	tu_run_free(&r);
+
+	TU_PPCC(&r, "search", example("llama3-8b.yaml"), "--top", "2");
+	ck_assert_int_eq(r.status, 0);
+	const char *first = strstr(r.out, "\nmodel: 8.03B parameters; the "
+				   "winner's ");
+	const char *table = strstr(r.out, "\nrank ");
+	ck_assert_msg(first && table && first < table &&
+		      strncmp(r.out, "search: ", 8) == 0, "%.2000s", r.out);
+	/* once: the winner's plan below does not repeat it */
+	ck_assert_msg(!strstr(table, "\nmodel: ") &&
+		      !strstr(table, "FLOPs a token"), "%.2000s", r.out);
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* ppcc with args (NULL-terminated), its standard error a pseudo-terminal
+ * and its standard output out_path: what it wrote to the terminal
+ * (malloc'd; the terminal's line discipline adds \r before \n), its
+ * exit status in *status; killed after 300 s. */
+static char *run_on_tty(const char *const args[], const char *out_path,
+			int *status)
+{
+	int master, slave;
+	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
+	const char *argv[64] = {tu_ppcc()};
+	int n = 1;
+	while (args[n - 1] && n < 63) {
+		argv[n] = args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int in = open("/dev/null", O_RDONLY);
+		if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+		    dup2(slave, 2) < 0)
+			_exit(127);
+		close(master);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(slave);
+	size_t len = 0, cap = 1 << 16;
+	char *text = malloc(cap);
+	ck_assert_ptr_nonnull(text);
+	time_t t0 = time(NULL);
+	for (;;) {
+		struct pollfd pf = {master, POLLIN, 0};
+		int k = poll(&pf, 1, 1000);
+		if (k == 0 && time(NULL) - t0 < 300)
+			continue;
+		if (k <= 0)
+			break;
+		if (len + 4096 > cap) {
+			text = realloc(text, cap *= 2);
+			ck_assert_ptr_nonnull(text);
+		}
+		ssize_t got = read(master, text + len, cap - len - 1);
+		if (got <= 0) /* EIO: the last holder of the terminal closed it */
+			break;
+		len += (size_t)got;
+	}
+	text[len] = '\0';
+	close(master);
+	if (time(NULL) - t0 >= 300)
+		kill(pid, SIGKILL);
+	int ws;
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	*status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	return text;
+}
+
+/* A search that runs over a second draws a progress line on a terminal's
+ * standard error (configurations done and pruned, the time left),
+ * redrawn in place with \r, and erases it before anything else is
+ * written there; on a pipe, nothing of it.  Exhaustive, stopped by
+ * --time-limit after 2 s, with helper threads. */
+START_TEST(cli_search_progress_only_on_a_terminal)
+{
+	const char *const args[] = {"search", example("llama3-8b.yaml"),
+				    "--exhaustive", "--time-limit", "2",
+				    "--jobs", "3", "--top", "1", NULL};
+	char *dir = tu_mkdtemp(), out[PATH_MAX];
+	snprintf(out, sizeof out, "%s/out.txt", dir);
+	int status;
+	char *tty = run_on_tty(args, out, &status);
+	ck_assert_msg(status == 0, "%s", tty);
+	const char *first = strstr(tty, "\rppcc: search: 12192 "
+				   "configurations: ");
+	ck_assert_msg(first, "no progress line in '%s'", tty);
+	ck_assert_msg(strstr(first, " simulated, 0 pruned, ") &&
+		      strstr(first, " to plan, about "), "%s", tty);
+	/* the last drawing erased: spaces over it, then \r, before the
+	 * time limit's note */
+	const char *last = first, *at;
+	while ((at = strstr(last + 1, "\rppcc: search: ")))
+		last = at;
+	const char *erase = strstr(last + 1, "\r");
+	ck_assert_ptr_nonnull(erase);
+	size_t blank = strspn(erase + 1, " ");
+	ck_assert_msg(blank >= strcspn(last + 1, "\r") &&
+		      erase[1 + blank] == '\r' &&
+		      strncmp(erase + 2 + blank, "ppcc: note: --time-limit: ",
+			      26) == 0, "%s", last);
+	char *result = tu_read_file(out, NULL);
+	ck_assert_ptr_nonnull(result);
+	ck_assert_msg(strncmp(result, "search: llama3-8b", 17) == 0 &&
+		      !strchr(result, '\r'), "%s", result);
+	free(result);
+	free(tty);
+
+	/* standard error a pipe: no line, no \r */
+	tu_run r;
+	tu_ppcc_run(&r, NULL, NULL, 300, args);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(!strchr(r.err, '\r') && !strstr(r.err, "ppcc: search:") &&
+		      strstr(r.err, "ppcc: note: --time-limit: "), "%s", r.err);
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
 }
 END_TEST
 
@@ -534,7 +808,8 @@ START_TEST(cli_plan_names_the_preset_and_its_calibration)
 					      strlen(cases[i][1])) == 0,
 				      "%s", r.out);
 		else
-			ck_assert_msg(second[0] == '\n' &&
+			/* no device lines: the model's summary follows */
+			ck_assert_msg(strncmp(second, "model: ", 7) == 0 &&
 				      !strstr(r.out, "\n  efficiency "), "%s", r.out);
 		/* the iteration's band: the calibration's held-out error,
 		 * or why none is stated; the memory's, none for Megatron-LM */
@@ -933,6 +1208,9 @@ Suite *suite_cli(void)
 	return tu_suite("cli", "cli", 300, (const TTest *const[]){
 		cli_help_and_version_exit_zero,
 		cli_help_names_every_option,
+		cli_each_commands_help_names_its_options,
+		cli_model_summary_comes_first,
+		cli_search_progress_only_on_a_terminal,
 		cli_usage_errors_exit_two,
 		cli_devices_lists_the_catalogue,
 		cli_models_lists_the_catalogue,

@@ -92,7 +92,8 @@ START_TEST(help_lists_exactly_the_tables_names)
 	/* ppcc search's -f, in ppcc --help and in ppcc search -h */
 	char search[600];
 	joined(bar, sizeof bar, PPCC_FORMATS_SEARCH, "|");
-	snprintf(search, sizeof search, "[-f %s] [-o FILE]", bar);
+	snprintf(search, sizeof search, "[-f|--format %s] [-o|--output FILE]",
+		 bar);
 	ck_assert_msg(strstr(r.out, search), "no '%s' in:\n%s", search, r.out);
 	tu_run_free(&r);
 	RUN(&r, "search", "-h");

@@ -2441,6 +2441,94 @@ START_TEST(device_catalogue_rows_are_consistent)
 }
 END_TEST
 
+/* Plausibility warnings, located, each with what to do: an efficiency
+ * above 0.9 (a preset's with its calibrated figure; exactly 1 on a
+ * device without a preset, an ideal device, is taken as asked), and a
+ * model named as a preset (its name or label, in any case) whose
+ * transformer differs from the preset's, naming each key and the
+ * preset's value: here Llama 3.1 70B (80 layers, hidden 8192, 64 heads,
+ * 8 kv heads, FFN 28672, vocab 128256, SwiGLU; meta-llama/
+ * Meta-Llama-3.1-70B config.json, doc/design/models.md) with swiglu
+ * left out and 40 layers. */
+START_TEST(implausible_inputs_are_warned_with_a_suggestion)
+{
+	loaded r;
+	load_text(&r, MODEL1 "cluster:\n  devices: 4\n"
+		  "  device: {preset: h100, efficiency: 0.95}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_str_eq(r.diag.text,
+			 "6:38: warning: cluster.device.efficiency: 0.95 of the "
+			 "peak is more than a training step sustains on a real "
+			 "device (above 0.9); give the fraction measured, or "
+			 "leave it out for the h100 preset's 0.64\n");
+	ck_assert_double_eq(r.cfg.cluster.groups[0].efficiency, 0.95);
+	done(&r);
+	load_text(&r, MODEL1 "cluster:\n  groups:\n"
+		  "    - {name: g, count: 4, tflops: 100, efficiency: 0.91, "
+		  "memory_gib: 80}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_str_eq(r.diag.text,
+			 "6:52: warning: cluster.groups[0].efficiency: 0.91 of "
+			 "the peak is more than a training step sustains on a "
+			 "real device (above 0.9); give the fraction measured "
+			 "(efficiency: 1, an ideal device, is taken without a "
+			 "warning)\n");
+	done(&r);
+	/* a preset's device at its peak is no ideal device */
+	load_text(&r, MODEL1 "cluster:\n  devices: 4\n"
+		  "  device: {preset: a100, efficiency: 1}\n");
+	ck_assert_msg(strstr(r.diag.text, "6:38: warning: cluster.device."
+			     "efficiency: 1 of the peak"), "%s", r.diag.text);
+	done(&r);
+	/* not warned: 0.9, and 1 on a device of the file's own */
+	load_text(&r, MODEL1 "cluster:\n  devices: 4\n"
+		  "  device: {name: x, tflops: 100, efficiency: 0.9, "
+		  "memory_gib: 80}\n");
+	ck_assert_str_eq(r.diag.text, "");
+	done(&r);
+	load_text(&r, MODEL1 "cluster:\n  devices: 4\n"
+		  "  device: {name: x, tflops: 100, efficiency: 1, "
+		  "memory_gib: 80}\n");
+	ck_assert_str_eq(r.diag.text, "");
+	done(&r);
+
+	static const char llama[] =
+		"model:\n  name: %s\n  transformer: {layers: %d, hidden: 8192, "
+		"heads: 64, kv_heads: 8, ffn_hidden: 28672, vocab: 128256, "
+		"seq_len: 8192%s}\n"
+		"cluster:\n  devices: 8\n  device: h100\n";
+	char text[512];
+	snprintf(text, sizeof text, llama, "Llama3-70B", 40, "");
+	load_text(&r, text);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_str_eq(r.diag.text,
+			 "2:9: warning: model.name: 'Llama3-70B' names the "
+			 "llama3-70b preset, but the transformer differs from "
+			 "it: layers 40 (the preset's 80), swiglu false (the "
+			 "preset's true); for Llama 3.1 70B give `transformer: "
+			 "{preset: llama3-70b}` (ppcc models), else name the "
+			 "model otherwise\n");
+	done(&r);
+	/* the label names it too */
+	snprintf(text, sizeof text, llama, "\"Llama 3.1 70B\"", 80, "");
+	load_text(&r, text);
+	ck_assert_msg(strstr(r.diag.text, "2:9: warning: model.name: 'Llama "
+			     "3.1 70B' names the llama3-70b preset, but the "
+			     "transformer differs from it: swiglu false (the "
+			     "preset's true);"), "%s", r.diag.text);
+	done(&r);
+	/* the preset's shape, or another name: nothing */
+	snprintf(text, sizeof text, llama, "llama3-70b", 80, ", swiglu: true");
+	load_text(&r, text);
+	ck_assert_str_eq(r.diag.text, "");
+	done(&r);
+	snprintf(text, sizeof text, llama, "my-70b", 40, "");
+	load_text(&r, text);
+	ck_assert_str_eq(r.diag.text, "");
+	done(&r);
+}
+END_TEST
+
 Suite *suite_load(void)
 {
 	Suite *s = suite_create("load");
@@ -2450,6 +2538,7 @@ Suite *suite_load(void)
 		device_preset_gives_the_row_and_a_mapping_overrides_a_field,
 		nvls_follows_the_presets_and_only_theirs,
 		device_preset_errors_name_the_catalogue,
+		implausible_inputs_are_warned_with_a_suggestion,
 		unmodelled_keys_are_refused_by_name,
 		foreign_key_names_get_the_key_to_write,
 		moe_layer_flops_params_and_all_to_all_by_hand,

@@ -52,7 +52,8 @@ int ppcc_cli_catalogue_run(const ppcc_cli_catalogue *c, int argc,
 						       optarg);
 			break;
 		case 'h':
-			printf("usage: ppcc %s [-f|--format text|json]\n",
+			printf("usage: ppcc %s [-f|--format text|json] "
+			       "[-h|--help]\n",
 			       c->name);
 			return EXIT_OK;
 		case ':':

@@ -51,8 +51,9 @@ int ppcc_cli_diagnose(int argc, char **argv)
 						optarg);
 			break;
 		case 'h':
-			puts("usage: ppcc diagnose DIR [--schedule FILE.json] [-f text|json] "
-			     "[-o FILE]");
+			puts("usage: ppcc diagnose DIR [-s|--schedule FILE.json] "
+			     "[-f|--format text|json]\n"
+			     "                     [-o|--output FILE] [-h|--help]");
 			return 0;
 		case ':': return dg_usage("option '%s' needs a value", opt);
 		default: return dg_usage("unknown option '%s'", opt);

@@ -81,9 +81,10 @@ static void usage(FILE *f)
 	      "       ppcc plan --from-search FILE.json [--rank N] [-f FMT] [-o FILE]\n"
 	      "                 [--max-actions N] [--max-work N] [--jobs N] [--window ...]\n"
 	      "       ppcc check [--refresh-fingerprint] [-q|--quiet] FILE.json\n"
-	      "       ppcc diagnose DIR [--schedule FILE.json] [-f text|json] [-o FILE]\n"
+	      "       ppcc diagnose DIR [-s|--schedule FILE.json] [-f text|json] [-o FILE]\n"
 	      "       ppcc search FILE [--cluster FILE] [--global-batch N|NK|NM] [--top K]\n", f);
-	fprintf(f, "                   [-f %s] [-o FILE]\n", search_formats);
+	fprintf(f, "                   [-f|--format %s] [-o|--output FILE]\n",
+		search_formats);
 	fputs("                   [--fix KEY=VALUE ...] [--memory-limit GIB] [--allow-idle]\n"
 	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
 	      "                   [--time-limit S] [--compare FILE] [--jobs N]\n"

@@ -20,7 +20,9 @@
  * Configurations tie when their iterations differ by less than the
  * devices' tie band (ppcc_device_tie_band); the text prints times to the
  * digits that band supports (JSON: every digit).  --headroom is the
- * memory a configuration must leave free beyond the reserve.
+ * memory a configuration must leave free beyond the reserve.  On a
+ * terminal's standard error, a progress line from the search's callback
+ * (show_progress), erased before anything else is written there.
  * The output is composed in memory and written only when complete.  Exit
  * codes as ppcc(1): 0, 1 bad input or nothing fits, 2 usage, 3 cannot
  * write, 4 internal.
@@ -35,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/json_write.h"
 #include "ppcc.h"
@@ -393,9 +396,10 @@ static void emit_compared(FILE *f, const ppcc_config *cfg, double band,
 	fputc('\n', f);
 }
 
+/* winner: the winner's plan, whose model the summary describes */
 static void emit_text(FILE *f, const ppcc_config *cfg,
 		      const ppcc_search_options *so, const char *headroom_why,
-		      const ppcc_search_result *r)
+		      const ppcc_search_result *r, const ppcc_plan *winner)
 {
 	const ppcc_cluster *cl = &cfg->cluster;
 	fputs("search: ", f);
@@ -409,7 +413,9 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 		"configuration checks, %ld simulated (%ld do not fit)\n",
 		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
 		r->simulated, r->infeasible);
-	fprintf(f, "  searched in %.2f s\n\n", r->seconds);
+	fprintf(f, "  searched in %.2f s\n", r->seconds);
+	ppcc_emit_model_summary(f, winner, 1);
+	fputc('\n', f);
 	table_head(f, cfg);
 	for (int i = 0; i < r->n_top; i++) {
 		char rank[16];
@@ -624,6 +630,61 @@ static void search_ranking(ppcc_search_options *so, char *why, size_t size,
 		 "largest error on measured peaks");
 }
 
+/* The progress line on a terminal's standard error: shown from a second
+ * into a search, redrawn in place (\r) at most four times a second,
+ * erased when the search ends, so that nothing of it stays before the
+ * result.  user: the line's state, the caller's (no globals). */
+typedef struct progress_line {
+	double shown_at; /* the search's seconds when last drawn */
+	int width;       /* the columns drawn; 0: nothing shown */
+} progress_line;
+
+static void show_progress(const ppcc_search_progress *p, void *user)
+{
+	progress_line *l = user;
+	if (p->done) {
+		if (l->width > 0)
+			fprintf(stderr, "\r%*s\r", l->width, "");
+		fflush(stderr);
+		*l = (progress_line){0};
+		return;
+	}
+	if (p->seconds < 1.0 || (l->width > 0 && p->seconds - l->shown_at < 0.25))
+		return;
+	l->shown_at = p->seconds;
+	char line[200], left[64];
+	if (isnan(p->left_s))
+		snprintf(left, sizeof left, "bounding");
+	else
+		snprintf(left, sizeof left, "%ld to plan, about %.0f s left",
+			 p->left, ceil(p->left_s));
+	int n = snprintf(line, sizeof line, "ppcc: search: %ld "
+			 "configurations: %ld simulated, %ld pruned, %ld "
+			 "refused; %s", p->considered, p->simulated,
+			 p->pruned, p->refused, left);
+	if (n < 0)
+		return;
+	if (n >= (int)sizeof line)
+		n = (int)sizeof line - 1;
+	fprintf(stderr, "\r%s%*s", line, l->width > n ? l->width - n : 0, "");
+	fflush(stderr);
+	if (n > l->width)
+		l->width = n;
+}
+
+/* A diagnostic during the search: the progress line erased first, so
+ * that the message starts its own line (user: the progress_line). */
+static void search_diag(ppcc_severity sev, const ppcc_loc *loc,
+			const char *msg, void *user)
+{
+	progress_line *l = user;
+	if (l->width > 0) {
+		fprintf(stderr, "\r%*s\r", l->width, "");
+		l->width = 0;
+	}
+	ppcc_cli_print_diag(sev, loc, msg, NULL);
+}
+
 static int load_compare(ppcc_search_options *so, ppcc_arena *a,
 			const char *path, ppcc_diag *d)
 {
@@ -788,8 +849,8 @@ int ppcc_cli_search(int argc, char **argv)
 			     "N|NK|NM] [--top K]\n"
 			     "       ppcc search --model NAME --devices COUNTxPRESET "
 			     "[--global-batch N|NK|NM] ...\n"
-			     "                   [-f %s] "
-			     "[-o FILE]\n"
+			     "                   [-f|--format %s] "
+			     "[-o|--output FILE]\n"
 			     "                   [--fix KEY=VALUE ...] [--memory-limit GIB] "
 			     "[--headroom GIB|PCT%%]\n"
 			     "                   [--allow-idle] [--exhaustive] "
@@ -797,7 +858,8 @@ int ppcc_cli_search(int argc, char **argv)
 			     "                   [--max-actions N] [--max-work N] "
 			     "[--time-limit S]\n"
 			     "                   [--trainer "
-			     "megatron|torchtitan|deepspeed]\n", names);
+			     "megatron|torchtitan|deepspeed]\n"
+			     "       ppcc search -h|--help\n", names);
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
 		default: return sr_usage("unknown option '%s'", opt);
@@ -825,7 +887,8 @@ int ppcc_cli_search(int argc, char **argv)
 				"--devices COUNTxPRESET)");
 	if (optind + 1 < argc)
 		return sr_usage("unexpected argument '%s'", argv[optind + 1]);
-	ppcc_diag d = {.fn = ppcc_cli_print_diag};
+	progress_line line = {0};
+	ppcc_diag d = {.fn = search_diag, .user = &line};
 	ppcc_arena *a = ppcc_arena_new();
 	if (!a) {
 		fputs("ppcc: error: out of memory\n", stderr);
@@ -862,6 +925,11 @@ int ppcc_cli_search(int argc, char **argv)
 		fprintf(stderr, "ppcc: note: %s", batch_line);
 	search_ranking(&so, headroom_why, sizeof headroom_why, &cfg,
 		       headroom_given, headroom_pct, headroom);
+	/* a progress line only where a person watches */
+	if (isatty(STDERR_FILENO)) {
+		so.progress = show_progress;
+		so.progress_user = &line;
+	}
 	if ((compare && (err = load_compare(&so, a, compare, &d)) < 0) ||
 	    (err = ppcc_search(&r, a, &cfg, &so, &d)) < 0) {
 		rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
@@ -889,20 +957,22 @@ int ppcc_cli_search(int argc, char **argv)
 		/* the winner planned as ppcc plan plans it, after the ranking
 		 * (text) or alone in the trainer's settings, on the devices
 		 * the search planned it on (--memory-limit) */
-		ppcc_emit_options eo = {.format = fi->format};
-		if (fi->format == PPCC_FMT_TEXT) {
-			fputs(batch_line, mem);
-			emit_text(mem, &cfg, &so, headroom_why, &r);
-		}
+		ppcc_emit_options eo = {.format = fi->format,
+					.model_summary_shown = 1};
 		if ((so.memory_limit_bytes > 0 &&
 		     (err = ppcc_config_limit_memory(&cfg, a,
 						     so.memory_limit_bytes)) < 0) ||
 		    (err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
 		    (err = ppcc_config_check(&wc, &d)) < 0 ||
-		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0)
+		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0) {
 			rc = 4;
-		else
+		} else {
+			if (fi->format == PPCC_FMT_TEXT) {
+				fputs(batch_line, mem);
+				emit_text(mem, &cfg, &so, headroom_why, &r, &plan);
+			}
 			rc = (err = fi->emit(mem, &plan, &eo, &d)) < 0 ? 4 : 0;
+		}
 		planned = rc == 0;
 		/* a trainer's refusal is the input's */
 		if (rc && fi->admits)

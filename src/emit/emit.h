@@ -46,6 +46,9 @@ typedef struct ppcc_emit_options {
 	const char *prefix;  /* header: symbol prefix, "ppcc_plan" by default */
 	struct ppcc_dot_probe *dot_probe; /* tests: NULL, or see below */
 	ppcc_window window;  /* DOT family: the span shown (zero: default) */
+	/* text: 1 when the caller printed ppcc_emit_model_summary already
+	 * (ppcc search, above its ranking) */
+	int model_summary_shown;
 } ppcc_emit_options;
 
 /* Whether the emitter of format reads the actions' times of a plan of
@@ -137,6 +140,18 @@ void ppcc_time_band(char *buf, size_t n, const ppcc_cluster *cl);
  * came from, calibrated (with its held-out error), uncalibrated, or the
  * file's.  The caller holds the C locale. */
 void ppcc_emit_presets(FILE *f, const ppcc_cluster *c);
+
+/* The model in three to four lines, from what the loader computed
+ * (the layers' costs, ppcc_transformer_params and _split_of): its
+ * parameters, the least and most that one of the plan's pipeline ranks
+ * holds; a transformer's FLOPs a token (forward and backward, attention's
+ * scores counted, recomputation apart) beside 6 x its (active)
+ * parameters, the forward's attention/MLP split, and a mixture of
+ * experts' active, routed and shared parameters; a model given as layers,
+ * its FLOPs a microbatch.  winner: the plan is a search's winner (said
+ * so).  Nothing for a plan read back from JSON.  The caller holds the C
+ * locale. */
+void ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner);
 int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		   ppcc_diag *d);
 int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,

@@ -1,7 +1,8 @@
 /*
  * emit/text.c - the plan for a person at a terminal.
  *
- * Five blocks: a one-line summary with the layout t x p x d (x cp); the
+ * Six blocks: a one-line summary with the layout t x p x d (x cp); the
+ * model's (ppcc_emit_model_summary, from the loader's figures); the
  * partition (which layers each stage holds, on which rank, its time per
  * microbatch and its memory); the estimate next to Megatron-LM's default
  * uniform split; the training iteration (throughput, MFU, where the time
@@ -573,11 +574,133 @@ void ppcc_emit_presets(FILE *f, const ppcc_cluster *c)
 	}
 }
 
+/* v as "70.55B", "262.1M" or "5120". */
+static void count_text(char *buf, size_t n, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, n, "%.2fB", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, n, "%.1fM", v / 1e6);
+	else
+		snprintf(buf, n, "%.0f", v);
+}
+
+/* v FLOPs as "451.2 GFLOP". */
+static void flop_text(char *buf, size_t n, double v)
+{
+	static const char *const unit[] = {"", "K", "M", "G", "T", "P", "E"};
+	int u = 0;
+	while (u < 6 && v >= 1000) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, n, "%.*f %sFLOP", u ? 1 : 0, v, unit[u]);
+}
+
+static const char *const recompute_words[] = {"none", "selective", "full"};
+
+void ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
+{
+	const ppcc_config *c = p->config;
+	const ppcc_schedule *s = &p->best.schedule;
+	if (!c || !p->layers || !p->best.stages)
+		return;
+	const ppcc_transformer *t = c->model.transformer;
+	double fwd = 0, bwd = 0, recompute = 0, params = 0;
+	for (int l = 0; l < p->n_layers; l++) {
+		fwd += p->layers[l].fwd_flops;
+		bwd += p->layers[l].bwd_flops;
+		recompute += p->layers[l].recompute_flops;
+		params += p->layers[l].params;
+	}
+	/* what each pipeline rank's stages hold, as the ranks keep it (a
+	 * tied embedding on both ends) */
+	double *rank = ppcc_calloc((size_t)s->n_ranks, sizeof *rank);
+	double lo = 0, hi = 0;
+	int have = rank != NULL;
+	if (rank) {
+		for (int i = 0; i < s->n_stages; i++) {
+			const ppcc_stage_info *st = &p->best.stages[i];
+			for (int l = st->first_layer; l <= st->last_layer; l++)
+				rank[st->rank] += p->layers[l].params;
+		}
+		lo = hi = rank[0];
+		for (int r = 1; r < s->n_ranks; r++) {
+			lo = rank[r] < lo ? rank[r] : lo;
+			hi = rank[r] > hi ? rank[r] : hi;
+		}
+		ppcc_free(rank);
+	}
+	char a[32], b[32], x[32], y[32];
+	count_text(a, sizeof a, t ? ppcc_transformer_params(t) : params);
+	if (!t && params <= 0)
+		fprintf(f, "model: %d layers, no parameters given", p->n_layers);
+	else
+		fprintf(f, "model: %s parameters%s", a, t ? "" : " in the layers");
+	count_text(a, sizeof a, lo);
+	count_text(b, sizeof b, hi);
+	if (have && params > 0 && s->n_ranks > 1)
+		fprintf(f, "; %s %d pipeline ranks hold %s to %s each, before "
+			"tensor%s parallelism\n", winner ? "the winner's" : "its",
+			s->n_ranks, a, b, t && t->moe.experts > 0
+			? " and expert" : "");
+	else
+		fputc('\n', f);
+	if (!t || c->model.seq_len <= 0) {
+		flop_text(a, sizeof a, fwd + bwd);
+		flop_text(b, sizeof b, fwd);
+		fprintf(f, "  a microbatch: %s forward and backward (%s forward)",
+			a, b);
+		if (recompute > 0) {
+			flop_text(x, sizeof x, recompute);
+			fprintf(f, ", %s of it recompute", x);
+		}
+		fputs(", as the layers give them\n", f);
+		return;
+	}
+	double tokens = (double)c->model.micro_batch_size * c->model.seq_len;
+	double active = ppcc_transformer_active_params(t);
+	flop_text(a, sizeof a, (fwd + bwd - recompute) / tokens);
+	flop_text(b, sizeof b, 6.0 * active);
+	fprintf(f, "  FLOPs a token: %s forward and backward with attention's "
+		"scores (%d tokens%s), 6 x %sparameters %s; %s", a,
+		c->model.seq_len, t->flash_attention ? ", causal" : "",
+		t->moe.experts > 0 ? "active " : "", b,
+		winner ? "the winner's " : "");
+	if (recompute > 0) {
+		flop_text(x, sizeof x, recompute / tokens);
+		fprintf(f, "recompute (%s) adds %s\n",
+			recompute_words[t->recompute], x);
+	} else {
+		fputs("recompute: none\n", f);
+	}
+	ppcc_transformer_split sp;
+	ppcc_transformer_split_of(&sp, t);
+	double per = fwd / tokens;
+	double other = per - sp.projections - sp.scores - sp.mlp;
+	fprintf(f, "  forward: attention %.1f%% (projections %.1f%%, scores "
+		"%.1f%%), MLP %.1f%%, %s %.1f%%\n",
+		100 * (sp.projections + sp.scores) / per,
+		100 * sp.projections / per, 100 * sp.scores / per,
+		100 * sp.mlp / per, t->mtp_layers > 0
+		? "output layer and multi-token prediction" : "output layer",
+		100 * (other > 0 ? other : 0) / per);
+	if (t->moe.experts > 0) {
+		count_text(a, sizeof a, active);
+		count_text(x, sizeof x, sp.routed_params);
+		count_text(y, sizeof y, sp.shared_params);
+		fprintf(f, "  mixture of experts: %s parameters active a token; "
+			"routed experts %s (%d of %d a token), %s%s\n", a, x,
+			t->moe.top_k, t->moe.experts, sp.shared_params > 0
+			? "shared experts " : "no shared experts",
+			sp.shared_params > 0 ? y : "");
+	}
+}
+
 static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o)
 {
 	const ppcc_schedule *s = &p->best.schedule;
 	const ppcc_config *c = p->config;
-	(void)o;
 
 	fprintf(f, "ppcc %s: ", PPCC_VERSION_STRING);
 	put_name(f, p->model_name);
@@ -605,6 +728,8 @@ static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 		fputc(')', f);
 		fputc('\n', f);
 		ppcc_emit_presets(f, &c->cluster);
+		if (!o->model_summary_shown)
+			ppcc_emit_model_summary(f, p, 0);
 	}
 	fputc('\n', f);
 	print_partition(f, p);

@@ -377,6 +377,22 @@ double ppcc_transformer_active_params(const ppcc_transformer *t);
  * modules and the last stage's copy of the embedding they read. */
 double ppcc_transformer_params(const ppcc_transformer *t);
 
+/* A token's forward FLOPs in the model's blocks by part, as the blocks'
+ * fwd_flops count them over a microbatch's b x s tokens: the attention's
+ * weight products (Q, K, V, O, multi-head latent attention's latents),
+ * its scores and values (Q K^T and P V, causal under flash attention,
+ * within any sliding window), and the FFN (in a mixture of experts the
+ * router, the routed experts a token reaches, cf x top_k, and the shared
+ * experts).  The embedding, the output layer and any multi-token
+ * prediction modules are none of them.  And the parameters of the
+ * routed experts (all of them) and of the shared experts. */
+typedef struct ppcc_transformer_split {
+	double projections, scores, mlp;
+	double routed_params, shared_params;
+} ppcc_transformer_split;
+void ppcc_transformer_split_of(ppcc_transformer_split *out,
+			       const ppcc_transformer *t);
+
 /* Writes "embed", t->layers x "block" (or "moe_block"), "head" with any
  * multi-token prediction modules (t->layers + 2 layers, in the arena)
  * located at loc.  Returns PPCC_EINTERNAL for a shape the

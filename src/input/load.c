@@ -1726,6 +1726,92 @@ static void read_transformer(loader *L, const section *model,
 	}
 }
 
+/* s's letters and digits, lower case, into buf: "Llama-3 70B" is
+ * "llama370b". */
+static void name_key(char *buf, size_t size, const char *s, size_t len)
+{
+	size_t at = 0;
+	for (size_t i = 0; i < len && at + 1 < size; i++) {
+		char c = s[i];
+		if (c >= 'A' && c <= 'Z')
+			buf[at++] = (char)(c - 'A' + 'a');
+		else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+			buf[at++] = c;
+	}
+	buf[at] = '\0';
+}
+
+/* A model named as a preset is (its name or label, in any case and
+ * punctuation) whose transformer's shape differs from the preset's:
+ * warned at the name, each differing key with the preset's value (a
+ * GPT block typed for a SwiGLU one plans about a quarter fewer FLOPs). */
+static void check_preset_name(loader *L, const section *s,
+			      const ppcc_transformer *t)
+{
+	const node *v = sec_get(s, "name", NULL);
+	if (!v || v->kind != NODE_SCALAR)
+		return;
+	char name[64], other[64];
+	name_key(name, sizeof name, v->text, v->len);
+	const ppcc_model_preset *p = NULL;
+	for (int i = 0; i < ppcc_n_model_presets && !p; i++) {
+		const ppcc_model_preset *q = &ppcc_model_presets[i];
+		name_key(other, sizeof other, q->name, strlen(q->name));
+		if (strcmp(name, other) == 0)
+			p = q;
+		name_key(other, sizeof other, q->label, strlen(q->label));
+		if (name[0] && strcmp(name, other) == 0)
+			p = q;
+	}
+	if (!p)
+		return;
+	ppcc_transformer w = {0};
+	ppcc_model_preset_shape(&w, p);
+	char diff[512];
+	size_t at = 0;
+	diff[0] = '\0';
+#define DIFF(key, mine, theirs, fmt_mine, fmt_theirs)                        \
+	if ((mine) != (theirs) && at < sizeof diff)                         \
+		at += (size_t)snprintf(diff + at, sizeof diff - at,            \
+				       "%s" key " " fmt_mine " (the preset's " \
+				       fmt_theirs ")", at ? ", " : "",         \
+				       mine, theirs);
+	int kv = t->kv_heads > 0 ? t->kv_heads : t->heads;
+	int ffn = t->ffn_hidden > 0 ? t->ffn_hidden : 4 * t->hidden;
+	int hd = t->head_dim > 0 ? t->head_dim : t->hidden / t->heads;
+	int whd = w.head_dim > 0 ? w.head_dim : w.hidden / w.heads;
+	DIFF("layers", t->layers, w.layers, "%d", "%d")
+	DIFF("hidden", t->hidden, w.hidden, "%d", "%d")
+	DIFF("heads", t->heads, w.heads, "%d", "%d")
+	DIFF("kv_heads", kv, w.kv_heads, "%d", "%d")
+	DIFF("head_dim", hd, whd, "%d", "%d")
+	DIFF("ffn_hidden", ffn, w.ffn_hidden, "%d", "%d")
+	DIFF("vocab", t->vocab, w.vocab, "%d", "%d")
+	if (t->swiglu != w.swiglu && at < sizeof diff)
+		at += (size_t)snprintf(diff + at, sizeof diff - at,
+				       "%sswiglu %s (the preset's %s)",
+				       at ? ", " : "",
+				       t->swiglu ? "true" : "false",
+				       w.swiglu ? "true" : "false");
+	DIFF("moe.experts", t->moe.experts, w.moe.experts, "%d", "%d")
+	if (t->moe.experts > 0 && w.moe.experts > 0) {
+		DIFF("moe.top_k", t->moe.top_k, w.moe.top_k, "%d", "%d")
+		DIFF("moe.ffn_hidden", t->moe.ffn_hidden, w.moe.ffn_hidden,
+		     "%d", "%d")
+	}
+#undef DIFF
+	if (!at)
+		return;
+	char path[PATH_CAP];
+	key_path(path, s, "name");
+	say(L, PPCC_SEV_WARNING, &v->loc,
+	    "%s: '%.*s' names the %s preset, but the transformer differs "
+	    "from it: %s; for %s give `transformer: {preset: %s}` (ppcc "
+	    "models), else name the model otherwise", path, (int)v->len,
+	    v->text, p->name,
+	    diff, p->label, p->name);
+}
+
 static void read_model(ppcc_model *out, loader *L, const section *top,
 		       const node *key, const node *value)
 {
@@ -1757,6 +1843,8 @@ static void read_model(ppcc_model *out, loader *L, const section *top,
 	}
 	if (!sec_get(&s, "name", NULL) && L->tf_preset)
 		out->name = L->tf_preset->name;
+	if (which == 1 && L->has_transformer)
+		check_preset_name(L, &s, &L->tf);
 	if (which != 0)
 		return;
 	const node *list = sec_get(&s, "layers", &k);
@@ -2001,6 +2089,33 @@ static void check_peak(const section *s, double tflops)
 	}
 }
 
+/* An efficiency above PLAUSIBLE_EFFICIENCY of the peak: no training
+ * step sustains it on a real device (the presets' calibrated constants
+ * are far below it), so it is warned, with the preset's figure.  Exactly
+ * 1 on a device of the file's own (no preset) is an ideal device, asked
+ * for on purpose (the tests' and the example trainer's), and is not. */
+#define PLAUSIBLE_EFFICIENCY 0.9
+static void check_efficiency(const section *s, const ppcc_device_group *g)
+{
+	double e = g->efficiency;
+	if (e <= PLAUSIBLE_EFFICIENCY || (e == 1.0 && !g->preset))
+		return;
+	char path[PATH_CAP], hint[160];
+	key_path(path, s, "efficiency");
+	if (g->preset)
+		snprintf(hint, sizeof hint, "give the fraction measured, or "
+			 "leave it out for the %s preset's %.2f",
+			 g->preset->name, g->preset->efficiency);
+	else
+		snprintf(hint, sizeof hint, "give the fraction measured "
+			 "(efficiency: 1, an ideal device, is taken without a "
+			 "warning)");
+	say(s->L, PPCC_SEV_WARNING, &sec_get(s, "efficiency", NULL)->loc,
+	    "%s: %g of the peak is more than a training step sustains on a "
+	    "real device (above %g); %s", path, e, PLAUSIBLE_EFFICIENCY,
+	    hint);
+}
+
 static void read_device(ppcc_device_group *g, const section *s, int is_group)
 {
 	char path[PATH_CAP];
@@ -2027,6 +2142,8 @@ static void read_device(ppcc_device_group *g, const section *s, int is_group)
 	}
 	g->efficiency_given = sec_number(s, "efficiency", NUM_FRACTION,
 					 need, &g->efficiency) == 1;
+	if (g->efficiency_given)
+		check_efficiency(s, g);
 	if (sec_gib(s, "memory_gib", NUM_POSITIVE, need,
 		    &g->memory_bytes) == 1) {
 		if (g->memory_bytes > MAX_DEVICE_MEMORY_GIB) {

@@ -311,6 +311,26 @@ double ppcc_transformer_active_params(const ppcc_transformer *t)
 {
 	return count_params(t, 1);
 }
+
+void ppcc_transformer_split_of(ppcc_transformer_split *out,
+			       const ppcc_transformer *t)
+{
+	double bs = (double)t->micro_batch_size * t->seq_len;
+	*out = (ppcc_transformer_split){0};
+	for (int i = 0; i < t->layers; i++) {
+		block_shape g;
+		block_shape_at(&g, t, i);
+		double mlp = 2.0 * g.nmat * g.h * g.f + 2.0 * g.h * g.E;
+		out->projections += 2.0 * g.attn;
+		out->scores += attention_flops(t, &g) / bs;
+		out->mlp += mlp;
+		if (g.moe) {
+			out->routed_params += block_expert_params(t, &g);
+			out->shared_params += g.nmat * g.h * g.fs;
+		}
+	}
+}
+
 /* torchtitan's per-operation selective recomputation: the matmul
  * outputs it keeps, in bytes per token, and (rc non-NULL) the FLOPs per
  * token of those it recomputes.  Its policy saves the output of every

@@ -1279,6 +1279,58 @@ typedef struct search_run {
 	ppcc_plan_shapes *shapes;
 } search_run;
 
+/* The threshold a candidate is planned against: the K-th best so far
+ * (none with --exhaustive, or before K fit), at least the slowest
+ * compared configuration. */
+static double threshold(const search_run *r, double cmp_slowest)
+{
+	double above = !r->o->exhaustive && r->ntop == r->K
+		       ? r->top[r->K - 1].e.iteration_ms : INFINITY;
+	/* and every one that might tie with the fastest so far */
+	double tie = r->ntop > 0 ? r->top[0].e.iteration_ms *
+				   (1 + r->o->tie_band) : INFINITY;
+	if (above < tie)
+		above = tie;
+	return above < cmp_slowest ? cmp_slowest : above;
+}
+
+/* o->progress told where the search stands: from the next candidate
+ * to plan, at, under above (planning: since began; began < 0: still
+ * bounding, nothing planned). */
+static void progress(const search_run *r, size_t at, double above,
+		     double began, int done)
+{
+	const ppcc_search_options *o = r->o;
+	if (!o->progress)
+		return;
+	const ppcc_search_result *out = r->out;
+	double now = now_s();
+	ppcc_search_progress p = {
+		.considered = (long)r->n, .simulated = out->simulated,
+		.pruned = out->pruned_memory + out->pruned_bound,
+		.refused = out->invalid, .seconds = now - r->t0,
+		.left_s = NAN, .done = done};
+	if (began >= 0 && !done) {
+		/* the candidates from at on are in increasing bound */
+		size_t lo = at, hi = r->live;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (r->cs[mid].e.lower_bound_ms > above)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		p.left = (long)(lo - at);
+		if (at > 0)
+			p.left_s = (now - began) / (double)at * (double)p.left;
+		/* --time-limit stops it sooner */
+		double limit = o->time_limit_s - p.seconds;
+		if (o->time_limit_s > 0 && !(p.left_s < limit))
+			p.left_s = limit > 0 ? limit : 0;
+	}
+	o->progress(&p, o->progress_user);
+}
+
 static void run_free(search_run *r)
 {
 	free(r->cs);
@@ -1801,6 +1853,8 @@ static int bound_static(search_run *r)
 	size_t live = 0;
 	for (size_t i = 0; i < n; i++) {
 		cand *c = &r->cs[i];
+		if (i % 1024 == 0)
+			progress(r, 0, 0, -1, 0);
 		if (static_unfit(r, c))
 			continue;
 		const layer_set *s = &r->sets[c->set];
@@ -2046,17 +2100,10 @@ static int simulate(search_run *r, size_t *stop)
 		pool.slot = NULL;
 	}
 	int err = 0;
+	double began = now_s();
 	for (i = 0; i < live; i++) {
 		cand *c = &r->cs[i];
-		double above = !o->exhaustive && r->ntop == r->K
-			       ? r->top[r->K - 1].e.iteration_ms : INFINITY;
-		/* and every one that might tie with the fastest so far */
-		double tie = r->ntop > 0 ? r->top[0].e.iteration_ms *
-					   (1 + o->tie_band) : INFINITY;
-		if (above < tie)
-			above = tie;
-		if (above < cmp_slowest)
-			above = cmp_slowest;
+		double above = threshold(r, cmp_slowest);
 		if (c->e.lower_bound_ms > above)
 			break;
 		if (o->time_limit_s > 0 && now_s() - r->t0 > o->time_limit_s) {
@@ -2079,6 +2126,7 @@ static int simulate(search_run *r, size_t *stop)
 		}
 		if ((err = note_evaluated(r, c, done.err, done.need_gib)) < 0)
 			break;
+		progress(r, i + 1, threshold(r, cmp_slowest), began, 0);
 	}
 	eval_stop(&pool, helpers, n_helpers);
 	if (err < 0)
@@ -2217,6 +2265,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 			.least_unsimulated = INFINITY};
 	memset(out, 0, sizeof *out);
 	int err = search_phases(&r);
+	progress(&r, 0, 0, -1, 1);
 	run_free(&r);
 	if (err)
 		return err;

@@ -50,6 +50,22 @@ typedef struct ppcc_compare_entry {
 int ppcc_compare_load(ppcc_compare_entry **out, int *n_out, ppcc_arena *a,
 		      const char *path, ppcc_diag *d);
 
+/* Where a search stands, for a progress line (ppcc_search_options.
+ * progress): the configurations enumerated so far, those simulated,
+ * pruned (by a memory bound or a bound on the iteration) and refused by
+ * the configuration checks; left: those still to plan under the current
+ * threshold (at most that many: the threshold only falls), and left_s
+ * the seconds they would take at the pace so far (NAN before planning
+ * starts); seconds since the search began.  done: the last call of a
+ * search, after which nothing of it is shown. */
+typedef struct ppcc_search_progress {
+	long considered, simulated, pruned, refused, left;
+	double seconds, left_s;
+	int done;
+} ppcc_search_progress;
+typedef void (*ppcc_search_progress_fn)(const ppcc_search_progress *p,
+					void *user);
+
 typedef struct ppcc_search_options {
 	long global_batch;         /* 0: pipeline.global_batch_size, else the
 				    * batch the file's pipeline settings give */
@@ -88,6 +104,13 @@ typedef struct ppcc_search_options {
 	/* the memory each device must leave free beyond the cluster's
 	 * reserve for a configuration to fit (--headroom); 0: none */
 	double headroom_bytes;
+	/* NULL, or called with the search's progress, often (after each
+	 * configuration planned, and while bounding): always from the
+	 * thread that called ppcc_search, never from a helper, so it needs
+	 * no lock of its own; the callee decides what to show and when.
+	 * The searches run for hints when nothing fits call it too. */
+	ppcc_search_progress_fn progress;
+	void *progress_user;
 } ppcc_search_options;
 
 /* ppcc search's headroom when --headroom is not given: this percent of
