@@ -2463,6 +2463,20 @@ START_TEST(implausible_inputs_are_warned_with_a_suggestion)
 			 "leave it out for the h100 preset's 0.64\n");
 	ck_assert_double_eq(r.cfg.cluster.groups[0].efficiency, 0.95);
 	done(&r);
+	/* a link faster than its preset's (h100: NVLink 450 GB/s, a 400
+	 * Gb/s port's 50 GB/s); a slower one is a measurement, not warned */
+	load_text(&r, MODEL1 "cluster:\n  devices: 16\n  device: h100\n"
+		  "  links: {intra_node: {bandwidth_gb_s: 300}, inter_node: "
+		  "{bandwidth_gb_s: 80}}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_str_eq(r.diag.text,
+			 "7:75: warning: cluster.links.inter_node.bandwidth_gb_s: "
+			 "80 GB/s is more than the device preset's network port "
+			 "carries one way (50 GB/s); a measured rate is at most "
+			 "that: leave the key out to take the preset's\n");
+	ck_assert_double_eq(r.cfg.cluster.inter_node.bandwidth, 80e9);
+	ck_assert_double_eq(r.cfg.cluster.intra_node.bandwidth, 300e9);
+	done(&r);
 	load_text(&r, MODEL1 "cluster:\n  groups:\n"
 		  "    - {name: g, count: 4, tflops: 100, efficiency: 0.91, "
 		  "memory_gib: 80}\n");

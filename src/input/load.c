@@ -2186,7 +2186,7 @@ static void read_device(ppcc_device_group *g, const section *s, int is_group)
  * one way (NVLink 5's 900 GB/s in a node, one 800 Gb/s port's 100 GB/s
  * between nodes) is warned: most often Gb/s typed for GB/s. */
 static void read_link(ppcc_link *out, loader *L, const section *links,
-		      const char *key, double us)
+		      const char *key, double us, ppcc_loc *given)
 {
 	section s;
 	const node *k;
@@ -2211,6 +2211,7 @@ static void read_link(ppcc_link *out, loader *L, const section *links,
 			    intra ? "NVLink 5, 900 GB/s"
 				  : "800 Gb/s, 100 GB/s", out->bandwidth / 8);
 		}
+		*given = sec_get(&s, "bandwidth_gb_s", NULL)->loc;
 		out->bandwidth *= 1e9;
 	}
 	if (sec_ranged(&s, "latency_us", NUM_NONNEG, 0, LOAD_MAX_LATENCY_US,
@@ -2247,8 +2248,11 @@ static void group_name_once(const ppcc_device_group *groups, int i,
  * has one node size and one pair of links), else the defaults.  The host
  * size follows the node's, or the presets' when the node is theirs.
  * NVLink SHARP: the presets' least, when every group names one and the
- * node is within theirs (a larger node is no NVSwitch domain). */
-static void node_from_preset(ppcc_cluster *c, int per_node_given)
+ * node is within theirs (a larger node is no NVSwitch domain).  A link
+ * given (at[0] in a node, at[1] between nodes; line 0: not given) above
+ * the presets' is warned: no measurement beats the hardware's rate. */
+static void node_from_preset(ppcc_cluster *c, loader *L, int per_node_given,
+			     const ppcc_loc at[2])
 {
 	int all = c->n_groups > 0, most = 0, host = 0, nvls = 0;
 	double intra = 0, inter = 0;
@@ -2277,6 +2281,21 @@ static void node_from_preset(ppcc_cluster *c, int per_node_given)
 	if (c->host_devices > c->devices_per_node)
 		c->host_devices = c->devices_per_node;
 	c->nvls = all && c->devices_per_node <= most ? nvls : PPCC_NVLS_NONE;
+	const ppcc_link *given[2] = {&c->intra_node, &c->inter_node};
+	const double preset[2] = {intra, inter};
+	const double rate_max[2] = {MAX_INTRA_GB_S, MAX_INTER_GB_S};
+	for (int i = 0; i < 2 && all; i++)
+		if (at[i].line > 0 && preset[i] > 0 &&
+		    given[i]->bandwidth > preset[i] * 1e9 * 1.0001 &&
+		    given[i]->bandwidth <= rate_max[i] * 1e9) /* else warned */
+			say(L, PPCC_SEV_WARNING, &at[i],
+			    "cluster.links.%s.bandwidth_gb_s: %g GB/s is more "
+			    "than the device preset%s %s carries one way (%g "
+			    "GB/s); a measured rate is at most that: leave the "
+			    "key out to take the preset's", i ? "inter_node"
+			    : "intra_node", given[i]->bandwidth / 1e9,
+			    c->n_groups > 1 ? "s'" : "'s", i ? "network port"
+			    : "link in a node", preset[i]);
 	if (c->intra_node.bandwidth == 0)
 		c->intra_node.bandwidth = (all ? intra : DEFAULT_INTRA_GB_S) * 1e9;
 	if (c->inter_node.bandwidth == 0)
@@ -2311,8 +2330,11 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 	section links = {.L = L};
 	if (lv)
 		sec_open(&links, L, &s, k, "links", lv, links_keys);
-	read_link(&out->intra_node, L, &links, "intra_node", DEFAULT_INTRA_US);
-	read_link(&out->inter_node, L, &links, "inter_node", DEFAULT_INTER_US);
+	ppcc_loc link_at[2] = {{0}, {0}};
+	read_link(&out->intra_node, L, &links, "intra_node", DEFAULT_INTRA_US,
+		  &link_at[0]);
+	read_link(&out->inter_node, L, &links, "inter_node", DEFAULT_INTER_US,
+		  &link_at[1]);
 
 	/* Both are read when both are given, so that each is checked. */
 	int which = sec_one_of(&s, "device", "groups", 1);
@@ -2389,7 +2411,7 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 		out->n_groups = n_groups;
 		devices = (int)sum;
 	}
-	node_from_preset(out, per_node_given);
+	node_from_preset(out, L, per_node_given, link_at);
 	out->devices = devices;
 }
 
