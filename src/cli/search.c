@@ -397,7 +397,7 @@ static void emit_compared(FILE *f, const ppcc_config *cfg, double band,
 }
 
 /* winner: the winner's plan, whose model the summary describes */
-static void emit_text(FILE *f, const ppcc_config *cfg,
+static int emit_text(FILE *f, const ppcc_config *cfg,
 		      const ppcc_search_options *so, const char *headroom_why,
 		      const ppcc_search_result *r, const ppcc_plan *winner)
 {
@@ -414,7 +414,8 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 		r->considered, r->pruned_memory, r->pruned_bound, r->invalid,
 		r->simulated, r->infeasible);
 	fprintf(f, "  searched in %.2f s\n", r->seconds);
-	ppcc_emit_model_summary(f, winner, 1);
+	if (ppcc_emit_model_summary(f, winner, 1) < 0)
+		return PPCC_ENOMEM;
 	fputc('\n', f);
 	table_head(f, cfg);
 	for (int i = 0; i < r->n_top; i++) {
@@ -427,6 +428,7 @@ static void emit_text(FILE *f, const ppcc_config *cfg,
 		emit_compared(f, cfg, so->tie_band, r);
 	emit_why(f, cfg, so, headroom_why, r);
 	fputc('\n', f);
+	return 0;
 }
 
 static void json_settings(FILE *f, const ppcc_config *cfg,
@@ -967,11 +969,16 @@ int ppcc_cli_search(int argc, char **argv)
 		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0) {
 			rc = 4;
 		} else {
+			err = 0;
 			if (fi->format == PPCC_FMT_TEXT) {
 				fputs(batch_line, mem);
-				emit_text(mem, &cfg, &so, headroom_why, &r, &plan);
+				err = emit_text(mem, &cfg, &so, headroom_why, &r,
+						&plan);
 			}
-			rc = (err = fi->emit(mem, &plan, &eo, &d)) < 0 ? 4 : 0;
+			if (err == PPCC_ENOMEM)
+				fputs("ppcc: error: out of memory\n", stderr);
+			rc = err < 0 || (err = fi->emit(mem, &plan, &eo, &d)) < 0
+			     ? 4 : 0;
 		}
 		planned = rc == 0;
 		/* a trainer's refusal is the input's */

@@ -150,8 +150,8 @@ void ppcc_emit_presets(FILE *f, const ppcc_cluster *c);
  * experts' active, routed and shared parameters; a model given as layers,
  * its FLOPs a microbatch.  winner: the plan is a search's winner (said
  * so).  Nothing for a plan read back from JSON.  The caller holds the C
- * locale. */
-void ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner);
+ * locale.  0, or PPCC_ENOMEM with nothing written. */
+int ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner);
 int ppcc_emit_json(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		   ppcc_diag *d);
 int ppcc_emit_dot(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,

@@ -599,12 +599,12 @@ static void flop_text(char *buf, size_t n, double v)
 
 static const char *const recompute_words[] = {"none", "selective", "full"};
 
-void ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
+int ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 {
 	const ppcc_config *c = p->config;
 	const ppcc_schedule *s = &p->best.schedule;
 	if (!c || !p->layers || !p->best.stages)
-		return;
+		return 0;
 	const ppcc_transformer *t = c->model.transformer;
 	double fwd = 0, bwd = 0, recompute = 0, params = 0;
 	for (int l = 0; l < p->n_layers; l++) {
@@ -618,6 +618,8 @@ void ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 	double *rank = ppcc_calloc((size_t)s->n_ranks, sizeof *rank);
 	double lo = 0, hi = 0;
 	int have = rank != NULL;
+	if (!rank && s->n_ranks > 0)
+		return PPCC_ENOMEM;
 	if (rank) {
 		for (int i = 0; i < s->n_stages; i++) {
 			const ppcc_stage_info *st = &p->best.stages[i];
@@ -656,7 +658,7 @@ void ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 			fprintf(f, ", %s of it recompute", x);
 		}
 		fputs(", as the layers give them\n", f);
-		return;
+		return 0;
 	}
 	double tokens = (double)c->model.micro_batch_size * c->model.seq_len;
 	double active = ppcc_transformer_active_params(t);
@@ -695,6 +697,7 @@ void ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 			? "shared experts " : "no shared experts",
 			sp.shared_params > 0 ? y : "");
 	}
+	return 0;
 }
 
 static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o)
@@ -728,8 +731,9 @@ static int emit_text_body(FILE *f, const ppcc_plan *p, const ppcc_emit_options *
 		fputc(')', f);
 		fputc('\n', f);
 		ppcc_emit_presets(f, &c->cluster);
-		if (!o->model_summary_shown)
-			ppcc_emit_model_summary(f, p, 0);
+		if (!o->model_summary_shown &&
+		    ppcc_emit_model_summary(f, p, 0) < 0)
+			return PPCC_ENOMEM;
 	}
 	fputc('\n', f);
 	print_partition(f, p);
