@@ -68,9 +68,14 @@ nm -D "$lib/libppcc_rt.so.1" | grep -q ' U MPI_' && command -v mpicc > /dev/null
 if [ $has_mpi = 1 ] && [ -x "$work/rd/trainer_mpi" ] && command -v mpirun > /dev/null; then
 	grep -q 'mpirun -np 2 \./trainer_mpi --transport mpi' "$src/README.md" ||
 		bad "README.md does not show how to run trainer_mpi"
-	(cd "$work/rd" && mpirun -np 2 --oversubscribe --allow-run-as-root \
+	# as the runtime's mpirun tests run it: Open MPI's own allocations
+	# are not the trainer's leaks, and its vader transport's single copy
+	# needs ptrace rights a container may lack
+	(cd "$work/rd" && ASAN_OPTIONS=detect_leaks=0 \
+		OMPI_MCA_btl_vader_single_copy_mechanism=none \
+		mpirun -np 2 --oversubscribe --allow-run-as-root \
 		./trainer_mpi --transport mpi --steps 2) > "$work/mpi.out" 2>&1 ||
-		bad "trainer_mpi over mpirun fails: $(head -3 "$work/mpi.out")"
+		bad "trainer_mpi over mpirun fails: $(tail -5 "$work/mpi.out")"
 fi
 cp "$work/rd/trainer" "$work/trainer" 2> /dev/null
 if [ -x "$work/trainer" ]; then
