@@ -38,41 +38,12 @@
 /* jansson's JSON_REAL_PRECISION(15), which the trace has always used */
 #define CHROME_DIGITS 15
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none:
- * no overlong forms, surrogates or code points past U+10FFFF. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-	if (s[0] < 0x80)
-		return 1;
-	size_t len;
-	uint32_t cp, min;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2, cp = s[0] & 0x1f, min = 0x80;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3, cp = s[0] & 0x0f, min = 0x800;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4, cp = s[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* A JSON string of s, with U+FFFD for each byte that is not UTF-8. */
 static int utf8_string(ppcc_jw *w, const char *s)
 {
 	size_t n = strlen(s), out = 0, i, len;
 	const unsigned char *u = (const unsigned char *)s;
-	for (i = 0; i < n && (len = utf8_sequence(u + i, n - i)) > 0; i += len)
+	for (i = 0; i < n && (len = ppcc_utf8_decode(u + i, n - i, NULL)) > 0; i += len)
 		;
 	if (i >= n) {
 		ppcc_jw_string_n(w, s, n);
@@ -82,7 +53,7 @@ static int utf8_string(ppcc_jw *w, const char *s)
 	if (!fixed)
 		return PPCC_ENOMEM;
 	for (i = 0; i < n;) {
-		len = utf8_sequence(u + i, n - i);
+		len = ppcc_utf8_decode(u + i, n - i, NULL);
 		if (len) {
 			memcpy(fixed + out, s + i, len);
 			out += len, i += len;

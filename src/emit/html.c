@@ -468,38 +468,6 @@ static void put_lines(ppcc_jw *w, const char *const *lines, size_t n)
 		ppcc_jw_raw(w, lines[i]);
 }
 
-/* The code point of the UTF-8 sequence at s (at most n bytes) in *cp
- * and its length, or 0 when it is none (overlong, a surrogate, past
- * U+10FFFF, cut short). */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	size_t len;
-	uint32_t c, min;
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	} else if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2, c = s[0] & 0x1f, min = 0x80;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3, c = s[0] & 0x0f, min = 0x800;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4, c = s[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 static void put_u16(ppcc_jw *w, unsigned u)
 {
 	char e[8];
@@ -518,7 +486,7 @@ static void html_string(ppcc_jw *w, const char *s)
 	ppcc_jw_raw_n(w, "\"", 1);
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
-		size_t len = utf8_decode(u + i, n - i, &cp);
+		size_t len = ppcc_utf8_decode(u + i, n - i, &cp);
 		if (!len)
 			cp = 0xfffd, len = 1;
 		i += len;

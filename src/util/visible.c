@@ -79,3 +79,34 @@ void ppcc_fput_visible(FILE *f, const char *s)
 		s++;
 	}
 }
+
+size_t ppcc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t len;
+	uint32_t c, min;
+	if (s[0] < 0x80) {
+		if (cp)
+			*cp = s[0];
+		return 1;
+	} else if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2, c = s[0] & 0x1f, min = 0x80;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3, c = s[0] & 0x0f, min = 0x800;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4, c = s[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	if (cp)
+		*cp = c;
+	return len;
+}
