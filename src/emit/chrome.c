@@ -216,23 +216,15 @@ static int check_plan(const ppcc_schedule *s, const ppcc_stage_cost *costs,
 static int emit_chrome_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 {
 	const ppcc_schedule *s = &p->best.schedule;
-	const ppcc_estimate *e = &p->best.estimate;
+	const ppcc_estimate *e = NULL;
 	ppcc_estimate simulated;
 	ppcc_lanes lanes = {0};
 	ppcc_arena *a = NULL;
 	int err;
 	char label[32];
 
-	if (!e->start_ms && !e->send_ms && p->best.costs && s->ranks) {
-		if (!(a = ppcc_arena_new())) {
-			err = PPCC_ENOMEM;
-			goto out;
-		}
-		if ((err = ppcc_simulate_keep(&simulated, a, s, p->best.costs,
-					      PPCC_SIM_SEND_TIMES)) < 0)
-			goto out;
-		e = &simulated;
-	}
+	if ((err = ppcc_emit_times(p, &e, &simulated, &a)) < 0)
+		goto out;
 	if ((err = check_plan(s, p->best.costs, e, d)) < 0 ||
 	    (err = ppcc_lanes_build(&lanes, p->config, s, p->best.costs,
 				    e)) < 0)

@@ -178,6 +178,12 @@ int ppcc_emit_torch_csv(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d);
 int ppcc_emit_chrome(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o,
 		     ppcc_diag *d);
+/* The estimate p's timeline is drawn from: *e, its own, when it holds
+ * the actions' and sends' times, else one simulated into *simulated in
+ * a new arena *a (the caller frees it; NULL when none was needed).  0,
+ * or PPCC_ENOMEM (emit/json.c). */
+int ppcc_emit_times(const ppcc_plan *p, const ppcc_estimate **e,
+		    ppcc_estimate *simulated, ppcc_arena **a);
 struct ppcc_jw;
 /* Writes body's JSON-writer output of p to f, reporting to d (what:
  * "the Chrome trace") a failed allocation or write (emit/json.c). */

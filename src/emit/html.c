@@ -689,7 +689,7 @@ static int put_lanes(ppcc_jw *w, const ppcc_plan *p, const ppcc_schedule *s,
 static int emit_html_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 {
 	const ppcc_schedule *s = &p->best.schedule;
-	const ppcc_estimate *e = &p->best.estimate;
+	const ppcc_estimate *e = NULL;
 	ppcc_estimate simulated;
 	ppcc_arena *a = NULL;
 	int err;
@@ -699,16 +699,8 @@ static int emit_html_body(ppcc_jw *w, const ppcc_plan *p, ppcc_diag *d)
 		err = PPCC_EINTERNAL;
 		goto out;
 	}
-	if (!e->start_ms && !e->send_ms && p->best.costs) {
-		if (!(a = ppcc_arena_new())) {
-			err = PPCC_ENOMEM;
-			goto out;
-		}
-		if ((err = ppcc_simulate_keep(&simulated, a, s, p->best.costs,
-					      PPCC_SIM_SEND_TIMES)) < 0)
-			goto out;
-		e = &simulated;
-	}
+	if ((err = ppcc_emit_times(p, &e, &simulated, &a)) < 0)
+		goto out;
 	put_lines(w, html_head, sizeof html_head / sizeof *html_head);
 	if ((err = put_header(w, p, s, e)) < 0 ||
 	    (err = put_rows(w, p, s, e, d)) < 0 ||

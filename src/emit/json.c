@@ -394,6 +394,24 @@ static int emit_json_body(ppcc_jw *w, const ppcc_plan *p)
 	return 0;
 }
 
+int ppcc_emit_times(const ppcc_plan *p, const ppcc_estimate **e,
+		    ppcc_estimate *simulated, ppcc_arena **a)
+{
+	const ppcc_schedule *s = &p->best.schedule;
+	*e = &p->best.estimate;
+	*a = NULL;
+	if ((*e)->start_ms || (*e)->send_ms || !p->best.costs || !s->ranks)
+		return 0;
+	if (!(*a = ppcc_arena_new()))
+		return PPCC_ENOMEM;
+	int err = ppcc_simulate_keep(simulated, *a, s, p->best.costs,
+				     PPCC_SIM_SEND_TIMES);
+	if (err < 0)
+		return err;
+	*e = simulated;
+	return 0;
+}
+
 int ppcc_emit_jw(FILE *f, const ppcc_plan *p, ppcc_diag *d,
 		 int (*body)(struct ppcc_jw *, const ppcc_plan *, ppcc_diag *),
 		 const char *what)
