@@ -138,6 +138,49 @@ static void expect_errors(const char *yaml, const char *want)
 
 /* ---- values ----------------------------------------------------------- */
 
+/* pipeline.overlap: moe_a2a and comm_sm_share as given, else the
+ * trainer's default (torchtitan registers no overlapped function for
+ * PyTorch's OVERLAP_F_B: b5bcd76c has no register_custom_function
+ * outside torchtitan/experiments); the four overlaps ppcc plans one way
+ * are accepted at that value and refused at the other, by name. */
+START_TEST(overlap_keys_take_their_values_and_refuse_what_is_not_modelled)
+{
+	loaded r;
+	load_text(&r, MODEL1 CLUSTER4
+		  "pipeline: {stages: 2, overlap: {moe_a2a: false, "
+		  "comm_sm_share: 0.25, grad_reduce: true, param_gather: true, "
+		  "tp_comm: false, p2p: false}}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	ck_assert_int_eq(ppcc_overlap_moe_a2a(&r.cfg.pipeline), 0);
+	ck_assert(ppcc_overlap_comm_sm_share(&r.cfg.pipeline) == 0.25);
+	done(&r);
+	load_text(&r, MODEL1 CLUSTER4 "pipeline: {stages: 2}\n");
+	ck_assert_int_eq(ppcc_overlap_moe_a2a(&r.cfg.pipeline), 1);
+	ck_assert(ppcc_overlap_comm_sm_share(&r.cfg.pipeline) == 20.0 / 132.0);
+	done(&r);
+	load_text(&r, MODEL1 CLUSTER4
+		  "pipeline: {stages: 2, trainer: torchtitan}\n");
+	ck_assert_int_eq(ppcc_overlap_moe_a2a(&r.cfg.pipeline), 0);
+	done(&r);
+	expect_errors(MODEL1 CLUSTER4
+		      "pipeline: {overlap: {moe_a2a: maybe, comm_sm_share: 2}}\n",
+		      "7:31: pipeline.overlap.moe_a2a: expected true or false, "
+		      "got 'maybe'\n"
+		      "7:53: pipeline.overlap.comm_sm_share: expected a share of "
+		      "the SMs above 0 and at most 1, got '2'\n");
+	expect_errors(MODEL1 CLUSTER4
+		      "pipeline:\n  overlap: {tp_comm: true, grad_reduce: false}\n",
+		      "8:13: pipeline.overlap.tp_comm: ppcc does not model this "
+		      "overlap; it plans it exposed: tensor-parallel collectives "
+		      "are exposed, between the matrix multiplies they connect\n"
+		      "8:28: pipeline.overlap.grad_reduce: ppcc does not model "
+		      "this communication exposed; it plans it overlapped: each "
+		      "gradient bucket reduces on the rank's communication "
+		      "channel while later backwards run (Megatron-LM's "
+		      "--overlap-grad-reduce)\n");
+}
+END_TEST
+
 START_TEST(load_converts_units_and_fills_defaults)
 {
 	loaded r;
@@ -597,8 +640,8 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "stages, microbatches, schedule, chunks, group_size, "
 		      "tensor_parallel, data_parallel, context_parallel, "
 		      "global_batch_size, zero, grad_bytes, dp_bucket_mb, "
-		      "partition, trainer, expert_parallel, or "
-		      "expert_tensor_parallel\n");
+		      "partition, trainer, expert_parallel, "
+		      "expert_tensor_parallel, or overlap\n");
 	/* a key is shown with its control characters escaped, cut short */
 	expect_errors(MODEL1 CLUSTER4
 		      "pipeline: {\"a\\e[1m\\u009b\\tz\": 1, "
@@ -608,14 +651,14 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
 		      "grad_bytes, dp_bucket_mb, partition, trainer, "
-		      "expert_parallel, or expert_tensor_parallel\n"
+		      "expert_parallel, expert_tensor_parallel, or overlap\n"
 		      "7:34: unknown key "
 		      "'0123456789012345678901234567890123456789...' in "
 		      "pipeline; expected stages, microbatches, schedule, "
 		      "chunks, group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
 		      "grad_bytes, dp_bucket_mb, partition, trainer, "
-		      "expert_parallel, or expert_tensor_parallel\n");
+		      "expert_parallel, expert_tensor_parallel, or overlap\n");
 }
 END_TEST
 
@@ -1198,7 +1241,7 @@ START_TEST(loader_refuses_overflowing_reals_it_does_not_read)
 		 "microbatches, schedule, chunks, group_size, tensor_parallel, "
 		 "data_parallel, context_parallel, global_batch_size, zero, "
 		 "grad_bytes, dp_bucket_mb, partition, trainer, "
-		      "expert_parallel, or expert_tensor_parallel\n"
+		      "expert_parallel, expert_tensor_parallel, or overlap\n"
 		 "5:37: number '-2e400' overflows or underflows a double; give 0 "
 		 "or one from about 2.3e-308 to 1.7e308 in size\n"
 		 "cluster.yaml:1:1: warning: pipeline ignored: only the "
@@ -2548,6 +2591,7 @@ Suite *suite_load(void)
 	Suite *s = suite_create("load");
 	TCase *tc = tu_tcase(s, "load", 120, (const TTest *const[]){
 		load_converts_units_and_fills_defaults,
+		overlap_keys_take_their_values_and_refuse_what_is_not_modelled,
 		load_expands_repeat_in_place,
 		device_preset_gives_the_row_and_a_mapping_overrides_a_field,
 		nvls_follows_the_presets_and_only_theirs,

@@ -144,6 +144,108 @@ START_TEST(split_backward_costs_are_the_layers_and_round_trip)
 }
 END_TEST
 
+/* DualPipeV's overlapped pairs hide a mixture of experts' all-to-alls
+ * (pipeline.overlap.moe_a2a, on by default): the plan is faster than
+ * with the overlap off, by what the busiest rank's pairs hid at most
+ * (its breakdown still sums to the step), its stages carry the share a
+ * pair may hide, 1 - 20/132, and the schedule's JSON carries what the
+ * reader needs to replay the same step. */
+START_TEST(overlapped_pairs_hide_the_expert_all_to_alls)
+{
+	static const char yaml[] =
+		"model:\n"
+		"  name: small-moe\n"
+		"  transformer:\n"
+		"    layers: 8\n    hidden: 1024\n    heads: 8\n"
+		"    vocab: 32000\n    seq_len: 2048\n    swiglu: true\n"
+		"    moe: {experts: 8, top_k: 2, ffn_hidden: 1024}\n"
+		"cluster: {devices: 16, devices_per_node: 8, device: h100}\n"
+		"pipeline: {global_batch_size: 64, schedule: dualpipe-v, "
+		"stages: 2, expert_parallel: 8, zero: 1%s}\n";
+	char *dir = tu_mkdtemp();
+	char path[4096], json_path[4096], text[1024];
+	snprintf(json_path, sizeof json_path, "%s/m.json", dir);
+	double step[2], iter[2], hidden[2], busy[2], ep[2], compute[2];
+	int rank[2];
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_plan p[2], back;
+	for (int off = 0; off < 2; off++) {
+		/* the second plan takes the first one's split */
+		char extra[256] = "";
+		if (off) {
+			size_t n = (size_t)snprintf(extra, sizeof extra,
+				", overlap: {moe_a2a: false}, partition: [");
+			for (int st = 0; st < p[0].best.schedule.n_stages; st++)
+				n += (size_t)snprintf(extra + n, sizeof extra - n,
+					"%s%d", st ? ", " : "",
+					p[0].best.stages[st].last_layer -
+					p[0].best.stages[st].first_layer + 1);
+			snprintf(extra + n, sizeof extra - n, "]");
+		}
+		snprintf(text, sizeof text, yaml, extra);
+		tu_write_in(path, sizeof path, dir, "m.yaml", text);
+		ppcc_config cfg;
+		tu_diag diag;
+		tu_diag_init(&diag);
+		ck_assert_msg(ppcc_config_load(&cfg, a, path, NULL, &diag.d) == 0 &&
+			      ppcc_config_check(&cfg, &diag.d) == 0 &&
+			      ppcc_plan_build(&p[off], a, &cfg, &diag.d) == 0,
+			      "%s", diag.text);
+		const ppcc_iteration *it = p[off].best.iteration;
+		step[off] = p[off].best.estimate.step_ms;
+		iter[off] = it->iteration_ms;
+		hidden[off] = it->ep_hidden_ms;
+		busy[off] = p[off].best.estimate.busy_ms[it->rank];
+		rank[off] = it->rank;
+		ep[off] = it->ep_comm_ms;
+		compute[off] = it->compute_ms;
+		for (int st = 0; st < p[off].best.schedule.n_stages; st++)
+			ck_assert(p[off].best.costs[st].ep_hidden_share ==
+				  (off ? 0 : 1 - 20.0 / 132.0));
+	}
+	ck_assert(hidden[1] == 0);
+	ck_assert(hidden[0] > 0);
+	/* the busiest rank computes as much either way; its pairs' time
+	 * falls by what they hid, which the all-to-all row no longer has */
+	ck_assert_msg(rank[0] == rank[1] &&fabs(compute[0] - compute[1]) < 1e-9 * compute[1] &&
+		      fabs(busy[1] - busy[0] - hidden[0]) < 1e-9 * busy[1] &&
+		      fabs(ep[1] - ep[0] - hidden[0]) < 1e-9 * busy[1],
+		      "rank %d %d, compute %.9f %.9f, busy %.9f %.9f, "
+		      "all-to-all %.9f %.9f, hidden %.9f", rank[0], rank[1],
+		      compute[0], compute[1], busy[0],
+		      busy[1], ep[0], ep[1], hidden[0]);
+	ck_assert_msg(step[0] < step[1] && iter[0] < iter[1],
+		      "step %.6f against %.6f", step[0], step[1]);
+
+	tu_diag diag;
+	tu_diag_init(&diag);
+	size_t len;
+	char *json = tu_emit(&p[0], PPCC_FMT_JSON, &len);
+	ck_assert_ptr_nonnull(strstr(json, "\"ep_hidden_share\":"));
+	ck_assert_int_eq(tu_write_file(json_path, json), 0);
+	ck_assert_msg(ppcc_read_json(&back, a, json_path, &diag.d) == 0, "%s",
+		      diag.text);
+	/* the JSON holds no data-parallel rates: the plan's costs without
+	 * them are what it replays */
+	int S = p[0].best.schedule.n_stages;
+	ppcc_stage_cost *own = ppcc_arena_alloc(a, (size_t)S, sizeof *own);
+	for (int st = 0; st < S; st++) {
+		own[st] = p[0].best.costs[st];
+		own[st].dp_reduce_ms = own[st].dp_reduce_ms_per_byte = 0;
+		own[st].dp_gather_ms = own[st].dp_gather_ms_per_byte = 0;
+	}
+	ppcc_estimate e, f;
+	ck_assert_int_eq(ppcc_simulate(&e, a, &back.best.schedule,
+				       back.best.costs), 0);
+	ck_assert_int_eq(ppcc_simulate(&f, a, &p[0].best.schedule, own), 0);
+	ck_assert_msg(fabs(e.step_ms - f.step_ms) < 1e-6 * f.step_ms,
+		      "replayed %.9f, planned %.9f", e.step_ms, f.step_ms);
+	free(json);
+	tu_rmtree_free(dir);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* What W holds from I on (stash_weight_bytes) is what the simulator and
  * the memory split hold, traced by hand for zb-h1, p = 2, m = 4, stashes
  * 1 GiB a microbatch.  Rank 1 runs F0 I0 F1 I1 W0 F2 I2 W1 F3 I3 W2 W3
@@ -522,6 +624,7 @@ Suite *suite_plan(void)
 		plan_that_does_not_fit_names_changes_that_do,
 		plan_faster_devices_get_more_layers,
 		split_backward_costs_are_the_layers_and_round_trip,
+		overlapped_pairs_hide_the_expert_all_to_alls,
 		weight_gradient_stash_is_held_from_i_until_w,
 		plan_split_and_simulation_agree_on_p2p,
 		plan_lean_with_kept_shapes_is_the_plan_without,

@@ -635,6 +635,62 @@ START_TEST(dualpipe_v_equal_stages_hand_computed)
 }
 END_TEST
 
+/* An overlapped pair hides its all-to-alls (ppcc_pair_ms, doc/design/
+ * overlap.md).  By hand: F 1 ms of which 0.5 all-to-all, B 2 ms of which
+ * 1, communication taking s = 1/4 of the SMs (hidden share 3/4): A =
+ * 1.5, C = 1.5, the pair lasts max(C + s A, A) = 1.875 where it lasted
+ * 3; a communication-bound pair (F 1 with 0.8, B 1 with 0.8): A = 1.6,
+ * C = 0.4, max(0.8, 1.6) = 1.6; s = 1 (hidden share 0) is F + B.  In
+ * the DualPipeV of p 2, m 4 traced above, each pair's F then lasts
+ * 0.625 and its B 1.25, and each rank's busy time falls by 1.125 a
+ * pair. */
+START_TEST(overlapped_pair_hides_the_all_to_all_by_hand)
+{
+	ppcc_stage_cost f = {.fwd_ms = 1, .ep_fwd_ms = 0.5,
+			     .ep_hidden_share = 0.75};
+	ppcc_stage_cost b = {.bwd_ms = 2, .ep_bwd_ms = 1};
+	ck_assert(ppcc_pair_ms(&f, &b) == 1.875);
+	ck_assert(ppcc_op_least_ms(&f, PPCC_OP_F) == 0.625);
+	f = (ppcc_stage_cost){.fwd_ms = 1, .ep_fwd_ms = 0.8,
+			      .ep_hidden_share = 0.75};
+	b = (ppcc_stage_cost){.bwd_ms = 1, .ep_bwd_ms = 0.8};
+	ck_assert(ppcc_pair_ms(&f, &b) == 1.6);
+	f.ep_hidden_share = 0;
+	ck_assert(ppcc_pair_ms(&f, &b) == 2.0);
+
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	ppcc_stage_cost c[4];
+	ppcc_estimate e;
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_DUALPIPE_V, 2, 2, 4, 0), 0);
+	for (int st = 0; st < 4; st++)
+		c[st] = (ppcc_stage_cost){.fwd_ms = 1, .bwd_ms = 2,
+					  .bwd_input_ms = 1, .bwd_weight_ms = 1,
+					  .ep_fwd_ms = 0.5, .ep_bwd_ms = 1,
+					  .ep_hidden_share = 0.75,
+					  .stash_bytes = 1, .stash_input_bytes = 1};
+	ck_assert_int_eq(ppcc_simulate(&e, a, &s, c), 0);
+	ck_assert(e.step_ms < 26.0);
+	for (int r = 0; r < 2; r++) {
+		const ppcc_rank_schedule *rs = &s.ranks[r];
+		int pairs = 0;
+		for (int i = 0; i < rs->n_actions; i++) {
+			if (rs->actions[i].op != PPCC_OP_OVERLAP_F_B)
+				continue;
+			pairs++;
+			ck_assert(e.end_ms[r][i + 1] - e.start_ms[r][i + 1] ==
+				  0.625);
+			ck_assert(e.end_ms[r][i + 2] - e.start_ms[r][i + 2] ==
+				  1.25);
+			ck_assert(e.start_ms[r][i + 2] == e.end_ms[r][i + 1]);
+		}
+		ck_assert_int_gt(pairs, 0);
+		ck_assert(e.busy_ms[r] == 24.0 - pairs * 1.125);
+	}
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* A split backward frees stash_input_bytes when I ends and the rest
  * (M_W) when W ends: F0 I0 F1 W0 I1 W1 with a 10-byte stash of which I
  * alone needs 6 peaks at 100 + 14 (after F1 starts: 4 of mb 0, 10 of
@@ -832,6 +888,7 @@ Suite *suite_simulate(void)
 		split_backward_releases_stash_at_w,
 		split_backward_frees_input_part_at_i,
 		dualpipe_v_equal_stages_hand_computed,
+		overlapped_pair_hides_the_all_to_all_by_hand,
 		zero_bubble_closed_forms_exactly,
 		zb_h2_and_zb_v_have_no_bubble_when_f_i_w_are_equal,
 		zero_bubble_peak_memory_matches_the_paper,

@@ -99,6 +99,16 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 	}
 }
 
+double ppcc_cost_ep_hidden_share(const ppcc_config *cfg, int kind)
+{
+	const ppcc_transformer *tf = cfg->model.transformer;
+	const ppcc_sched_kind_info *ki = ppcc_sched_kind(kind);
+	if (!tf || tf->moe.experts == 0 || !ki || !ki->pairs ||
+	    !ppcc_overlap_moe_a2a(&cfg->pipeline))
+		return 0;
+	return 1 - ppcc_overlap_comm_sm_share(&cfg->pipeline);
+}
+
 void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 			   const ppcc_cost_layer_comm *lc, int i, int j, int g)
 {
@@ -132,10 +142,6 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	for (int k = i; k <= j; k++) {
 		double per_device = ppcc_memory_device_params(&L[k],
 							      &cfg->pipeline);
-		if (lc->ep_f) {
-			c->ep_fwd_ms += 1e3 * lc->ep_f[k];
-			c->ep_bwd_ms += 1e3 * lc->ep_b[k];
-		}
 		c->tp_fwd_ms += 1e3 * lc->tp_f[k];
 		c->tp_bwd_ms += 1e3 * lc->tp_b[k];
 		c->cp_fwd_ms += 1e3 * lc->cp_f[k];

@@ -165,8 +165,15 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 			     const ppcc_cost_layer_comm *lc, int layer,
 			     const ppcc_device_group *dg);
 
+/* The share of a stage's expert all-to-alls an overlapped pair of cfg
+ * under schedule kind can hide (ppcc_stage_cost.ep_hidden_share): 1 -
+ * the SMs' share communication takes, for a mixture of experts on a
+ * kind that runs pairs with pipeline.overlap.moe_a2a on; else 0. */
+double ppcc_cost_ep_hidden_share(const ppcc_config *cfg, int kind);
+
 /* Adds to c the parts of layers i..j on a rank of group g that
- * iteration.c reports (collectives, recomputation, parameters, the
+ * iteration.c reports (collectives but the experts' all-to-alls, which
+ * plan/tables.c sums, recomputation, parameters, the
  * static bytes' split, logits, FLOPs) and sets its data-parallel rates
  * (ppcc_comm_dp_rates). */
 void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,

@@ -119,6 +119,15 @@ static void stage_json(ppcc_jw *w, const ppcc_stage_info *st,
 		field(w, "\"stash_weight_bytes\":", 0);
 		bytes(w, c->stash_bytes - c->stash_input_bytes);
 	}
+	if (c->ep_hidden_share > 0) {
+		/* what an overlapped pair may hide (ppcc_pair_ms) */
+		field(w, "\"ep_fwd_ms\":", 0);
+		num(w, c->ep_fwd_ms);
+		field(w, "\"ep_bwd_ms\":", 0);
+		num(w, c->ep_bwd_ms);
+		field(w, "\"ep_hidden_share\":", 0);
+		num(w, c->ep_hidden_share);
+	}
 	ppcc_jw_raw_n(w, "}", 1);
 }
 
@@ -235,6 +244,8 @@ static void iteration_json(ppcc_jw *w, const ppcc_plan *p)
 	    p->config->model.transformer->moe.experts > 0) {
 		field(w, "\"ep_comm\":", 0);
 		num(w, it->ep_comm_ms);
+		field(w, "\"ep_hidden\":", 0);
+		num(w, it->ep_hidden_ms);
 	}
 	field(w, "\"p2p\":", 0);
 	num(w, it->p2p_ms);

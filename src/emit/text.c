@@ -289,8 +289,10 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 	if (c->pipeline.context_parallel > 1)
 		breakdown_row(f, "context-parallel K and V exchange",
 			      it->cp_comm_ms, total);
+	double share = ppcc_cost_ep_hidden_share(c, c->pipeline.kind);
 	if (c->model.transformer && c->model.transformer->moe.experts > 0)
-		breakdown_row(f, "expert all-to-all", it->ep_comm_ms, total);
+		breakdown_row(f, share > 0 ? "expert all-to-all, exposed"
+			      : "expert all-to-all", it->ep_comm_ms, total);
 	if (c->pipeline.zero == 3)
 		breakdown_row(f, "ZeRO-3 parameter gathers, exposed",
 			      it->zero3_comm_ms, total);
@@ -307,6 +309,14 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 			ppcc_dp_bucket_bytes(&c->pipeline) / 1e6,
 			it->dp_comm_ms, it->dp_hidden_ms,
 			100 * it->dp_hidden_ms / it->dp_comm_ms);
+	if (share > 0)
+		fprintf(f, "  expert all-to-all: %.3f ms on rank %d, %.3f ms "
+			"of it hidden behind the other half of %s's "
+			"overlapped pairs (communication takes %.1f%% of the "
+			"SMs meanwhile)\n", it->ep_comm_ms + it->ep_hidden_ms,
+			it->rank, it->ep_hidden_ms,
+			ppcc_schedule_kind_name(c->pipeline.kind),
+			100 * (1 - share));
 	if (it->dp_gathers > 0 && c->pipeline.zero == 3)
 		fprintf(f, "  parameter gather: %ld UNSHARD_PARAM, %.3f ms "
 			"on the slowest rank's channel, %.3f ms exposed (the "

@@ -127,6 +127,19 @@ int ppcc_pipeline_etp(const ppcc_pipeline *p)
 					     : p->tensor_parallel;
 }
 
+int ppcc_overlap_moe_a2a(const ppcc_pipeline *p)
+{
+	if (p->overlap.moe_a2a != PPCC_OVERLAP_DEFAULT)
+		return p->overlap.moe_a2a == PPCC_OVERLAP_ON;
+	return p->trainer != PPCC_TRAINER_TORCHTITAN;
+}
+
+double ppcc_overlap_comm_sm_share(const ppcc_pipeline *p)
+{
+	return p->overlap.comm_sm_share > 0 ? p->overlap.comm_sm_share
+					    : PPCC_COMM_SM_SHARE;
+}
+
 /* Expert parallelism: a mixture of experts to spread, ep dividing its
  * experts and etp its expert width, and etp x ep dividing the t x cp x d
  * devices of a stage, which fold into them. */

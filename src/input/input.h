@@ -144,6 +144,26 @@ const char *ppcc_trainer_name(int trainer);
 /* The ppcc_trainer named s, or -1. */
 int ppcc_trainer_named(const char *s);
 
+/* pipeline.overlap: what communication hides behind compute
+ * (doc/design/overlap.md).  moe_a2a: whether an overlapped F&B pair
+ * (dualpipe-v, dualpipe) runs one half's expert all-to-alls while the
+ * other half computes: PPCC_OVERLAP_DEFAULT until given
+ * (ppcc_overlap_moe_a2a gives the trainer's default).  comm_sm_share: the share of the SMs that
+ * communication takes from compute while it runs beside it; 0 until
+ * given (PPCC_COMM_SM_SHARE).  The other four keys are accepted at the
+ * value ppcc models only. */
+enum { PPCC_OVERLAP_DEFAULT, PPCC_OVERLAP_ON, PPCC_OVERLAP_OFF };
+
+typedef struct ppcc_overlap {
+	int moe_a2a;
+	double comm_sm_share;
+	ppcc_loc loc, moe_a2a_loc;
+} ppcc_overlap;
+
+/* DeepSeek-V3's 20 of an H800's 132 SMs for its all-to-alls
+ * (DeepSeek-V3 Technical Report, arXiv:2412.19437, section 3.2.2). */
+#define PPCC_COMM_SM_SHARE (20.0 / 132.0)
+
 typedef struct ppcc_pipeline {
 	ppcc_loc loc;
 	int trainer;         /* ppcc_trainer; 0: megatron */
@@ -161,6 +181,7 @@ typedef struct ppcc_pipeline {
 	 * etp x ep x edp (Megatron-Core's MoE parallel folding) */
 	int expert_parallel;
 	int expert_tensor_parallel;
+	ppcc_overlap overlap;
 	int global_batch_size; /* B = m * b * d sequences; 0: not given */
 	int zero;            /* ZeRO stage 0-3 (1: distributed optimizer) */
 	double grad_bytes;   /* G, bytes of a gradient (4: fp32 accumulation) */
@@ -256,6 +277,15 @@ int ppcc_cluster_swap_device(ppcc_cluster *out, ppcc_arena *a,
 
 /* The expert tensor parallelism planned: the file's, else t. */
 int ppcc_pipeline_etp(const ppcc_pipeline *p);
+
+/* Whether p's overlapped F&B pairs hide their expert all-to-alls: as
+ * given, else the trainer's default (1; torchtitan 0: it registers no
+ * overlapped function for PyTorch's OVERLAP_F_B). */
+int ppcc_overlap_moe_a2a(const ppcc_pipeline *p);
+
+/* The share of the SMs p's overlapped communication takes: as given,
+ * else PPCC_COMM_SM_SHARE. */
+double ppcc_overlap_comm_sm_share(const ppcc_pipeline *p);
 
 /* Limits on counts read from a file (layers after repeat, devices,
  * stages, microbatches, chunks, tensor_parallel). */

@@ -2421,7 +2421,72 @@ static const char *const pipeline_keys[] = {
 	"stages", "microbatches", "schedule", "chunks", "group_size",
 	"tensor_parallel", "data_parallel", "context_parallel",
 	"global_batch_size", "zero", "grad_bytes", "dp_bucket_mb", "partition",
-	"trainer", "expert_parallel", "expert_tensor_parallel", NULL};
+	"trainer", "expert_parallel", "expert_tensor_parallel", "overlap",
+	NULL};
+
+static const char *const overlap_keys[] = {
+	"moe_a2a", "comm_sm_share", "grad_reduce", "param_gather", "tp_comm",
+	"p2p", NULL};
+
+/* The overlaps ppcc plans one way only: the value it models, and what
+ * that is (doc/design/overlap.md). */
+static const struct {
+	const char *key;
+	int modelled;
+	const char *what;
+} fixed_overlaps[] = {
+	{"grad_reduce", 1, "each gradient bucket reduces on the rank's "
+	 "communication channel while later backwards run (Megatron-LM's "
+	 "--overlap-grad-reduce)"},
+	{"param_gather", 1, "ZeRO's parameter gathers run on the rank's "
+	 "communication channel beside the first computes, each stage's "
+	 "first compute waiting for its own"},
+	{"tp_comm", 0, "tensor-parallel collectives are exposed, between "
+	 "the matrix multiplies they connect"},
+	{"p2p", 0, "a pipeline transfer is waited for between computes"},
+};
+
+/* pipeline.overlap into out->overlap. */
+static void read_overlap(ppcc_pipeline *out, loader *L, const section *ps)
+{
+	const node *key, *value = sec_get(ps, "overlap", &key);
+	if (!value)
+		return;
+	section s;
+	if (sec_open(&s, L, ps, key, "overlap", value, overlap_keys) < 0)
+		return;
+	out->overlap.loc = key->loc;
+	int on = 0;
+	const node *mk;
+	if (sec_bool(&s, "moe_a2a", &on) == 1) {
+		sec_get(&s, "moe_a2a", &mk);
+		out->overlap.moe_a2a = on ? PPCC_OVERLAP_ON : PPCC_OVERLAP_OFF;
+		out->overlap.moe_a2a_loc = mk->loc;
+	}
+	double share = 0;
+	if (sec_number(&s, "comm_sm_share", NUM_POSITIVE, 0, &share) == 1) {
+		if (share > 1)
+			sec_bad(&s, "comm_sm_share", sec_get(&s, "comm_sm_share",
+							     NULL),
+				"a share of the SMs above 0 and at most 1");
+		else
+			out->overlap.comm_sm_share = share;
+	}
+	for (size_t i = 0; i < sizeof fixed_overlaps / sizeof *fixed_overlaps;
+	     i++) {
+		int v = 0;
+		if (sec_bool(&s, fixed_overlaps[i].key, &v) != 1 ||
+		    v == fixed_overlaps[i].modelled)
+			continue;
+		const node *k;
+		sec_get(&s, fixed_overlaps[i].key, &k);
+		say(L, PPCC_SEV_ERROR, &k->loc,
+		    "%s.%s: ppcc does not model %s; it plans it %s: %s",
+		    s.path, fixed_overlaps[i].key, v ? "this overlap"
+		    : "this communication exposed", fixed_overlaps[i].modelled
+		    ? "overlapped" : "exposed", fixed_overlaps[i].what);
+	}
+}
 
 static const char *const trainer_words[PPCC_TRAINER_COUNT + 1] = {
 	"megatron", "torchtitan", "deepspeed", NULL};
@@ -2539,6 +2604,7 @@ static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 	if (sec_word(&s, "trainer", trainer_words, &trainer,
 		     &out->trainer_loc) == 1)
 		out->trainer = trainer;
+	read_overlap(out, L, &s);
 	const node *pk, *pv = sec_get(&s, "partition", &pk);
 	if (pv)
 		read_partition(out, L, &s, pk, pv);

@@ -224,6 +224,10 @@ typedef struct ppcc_sched_kind_info {
 				  pipeline k, each a chain of its own that
 				  runs every microbatch (DualPipe: 2, one
 				  per direction; doc/design/dualpipe.md) */
+	int pairs;             /* its order runs overlapped F&B pairs
+				  (OVERLAP_F_B), which can hide one half's
+				  communication behind the other's compute
+				  (ppcc_pair_ms) */
 } ppcc_sched_kind_info;
 
 /* NULL for an unknown kind. */

@@ -74,7 +74,8 @@ enum { R_FORMAT, R_VERSION, R_GENERATOR, R_MODEL, R_SCHEDULE, R_STAGES,
        R_CHUNKS, R_VSTAGES, R_MICRO, R_FINGERPRINT, R_LAYERS, R_PARTITION,
        R_RANKS, R_ESTIMATE, R_BASELINE, R_N };
 enum { S_STAGE, S_RANK, S_CHUNK, S_FIRST, S_LAST, S_RECV, S_SEND, S_FWD,
-       S_BWD, S_SENDF, S_SENDB, S_STATIC, S_STASH, S_BWDW, S_WSTASH, S_N };
+       S_BWD, S_SENDF, S_SENDB, S_STATIC, S_STASH, S_BWDW, S_WSTASH,
+       S_EPF, S_EPB, S_EPH, S_N };
 enum { K_RANK, K_ACTIONS, K_BUSY, K_COMM, K_IDLE, K_PEAK, K_N };
 enum { A_OP, A_STAGE, A_MB, A_PEER, A_BYTES, A_START, A_END, A_N };
 
@@ -117,6 +118,9 @@ static const key_name stage_keys[S_N] = {
 	KEY("stash_bytes"),
 	KEY("bwd_weight_ms"),
 	KEY("stash_weight_bytes"),
+	KEY("ep_fwd_ms"),
+	KEY("ep_bwd_ms"),
+	KEY("ep_hidden_share"),
 };
 static const key_name rank_keys[K_N] = {
 	KEY("rank"),
@@ -483,6 +487,22 @@ static int stage_done(reader *rd)
 	if (f[S_WSTASH].type != T_NONE)
 		c->stash_input_bytes = c->stash_bytes -
 			real_member(&k, &f[S_WSTASH], path, "stash_weight_bytes");
+	/* Optional: an overlapped pair's all-to-alls (ppcc_pair_ms) */
+	if (f[S_EPF].type != T_NONE)
+		c->ep_fwd_ms = real_member(&k, &f[S_EPF], path, "ep_fwd_ms");
+	if (f[S_EPB].type != T_NONE)
+		c->ep_bwd_ms = real_member(&k, &f[S_EPB], path, "ep_bwd_ms");
+	if (f[S_EPH].type != T_NONE) {
+		c->ep_hidden_share = real_member(&k, &f[S_EPH], path,
+						 "ep_hidden_share");
+		if (c->ep_hidden_share > 1)
+			complain(&k, path_text(text, sizeof text, path),
+				 "ep_hidden_share is more than 1");
+	}
+	if (c->ep_fwd_ms > c->fwd_ms || c->ep_bwd_ms > c->bwd_ms)
+		complain(&k, path_text(text, sizeof text, path),
+			 "ep_fwd_ms or ep_bwd_ms is more than the time it is "
+			 "part of");
 	return !rd->oom;
 }
 

@@ -304,7 +304,7 @@ static double step_op_ms(const ppcc_stage_cost *c, int op, int stage)
 		if (stage < 0)
 			return 0;
 	}
-	return ppcc_op_ms(&c[stage], op);
+	return ppcc_op_least_ms(&c[stage], op);
 }
 
 /* 1 when count vector a is at most b in every chunk. */
@@ -668,10 +668,11 @@ static double step_bound_of(const step_run *w, const ppcc_stage_cost *c,
 		for (int r = 1; r < w->p; r++) {
 			/* fill: F_0..F_{r-1}, cf_0..cf_{r-2}; drain: B_0..B_{r-1},
 			 * cb_1..cb_r */
-			fill += c[r - 1].fwd_ms;
+			fill += ppcc_op_least_ms(&c[r - 1], PPCC_OP_F);
 			if (r >= 2)
 				fill_comm += c[r - 2].send_f_ms;
-			drain += c[r - 1].bwd_ms + c[r].send_b_ms;
+			drain += ppcc_op_least_ms(&c[r - 1], PPCC_OP_B) +
+				 c[r].send_b_ms;
 			double b = fill + fill_comm + sum[r] - c[r].send_b_ms + drain;
 			bound = b > bound ? b : bound;
 		}
@@ -818,7 +819,7 @@ static double step_op_ms_p(const ppcc_stage_cost *const *cp, int op, int st)
 		if (st < 0)
 			return 0;
 	}
-	return ppcc_op_ms(cp[st], op);
+	return ppcc_op_least_ms(cp[st], op);
 }
 
 static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
@@ -887,10 +888,11 @@ static void step_model_finish(step_run *w, const ppcc_stage_cost *const *cp,
 	if (w->path_bound) {
 		double fill = 0, fill_comm = 0, drain = 0;
 		for (int r = 1; r < p; r++) {
-			fill += cp[r - 1]->fwd_ms;
+			fill += ppcc_op_least_ms(cp[r - 1], PPCC_OP_F);
 			if (r >= 2)
 				fill_comm += cp[r - 2]->send_f_ms;
-			drain += cp[r - 1]->bwd_ms + cp[r]->send_b_ms;
+			drain += ppcc_op_least_ms(cp[r - 1], PPCC_OP_B) +
+				 cp[r]->send_b_ms;
 			double b = fill + fill_comm + x->msum[r] - cp[r]->send_b_ms + drain;
 			bound = b > bound ? b : bound;
 		}
@@ -988,7 +990,8 @@ static int step_variants(step_run *w, const int *first)
 		const int32_t *cnt = &x->op_count[st * PPCC_OP_COUNT];
 		for (int k = 0; k < STEP_VARIANTS; k++)
 			x->vown[(size_t)st * STEP_VARIANTS + k] =
-				cnt[PPCC_OP_F] * c[k].fwd_ms + cnt[PPCC_OP_B] * c[k].bwd_ms +
+				cnt[PPCC_OP_F] * ppcc_op_least_ms(&c[k], PPCC_OP_F) +
+				cnt[PPCC_OP_B] * ppcc_op_least_ms(&c[k], PPCC_OP_B) +
 				cnt[PPCC_OP_I] * c[k].bwd_input_ms +
 				cnt[PPCC_OP_W] * c[k].bwd_weight_ms +
 				cnt[PPCC_OP_SEND_F] * c[k].send_f_ms +

@@ -46,6 +46,12 @@ typedef struct ppcc_plan_ctx {
 	/* per device group: prefix sums of compute picoseconds */
 	int64_t **work_fb, **work_f;
 	int64_t **work_w;   /* per group, prefix of W times (ps) */
+	/* a mixture of experts' all-to-alls in F and in B, prefix sums in
+	 * ps (NULL without), the share a pair can hide of them, and that
+	 * share of each layer's, rounded, in ps: work_f and work_fb hold
+	 * each layer's F and F + B less it (ppcc_op_least_ms) */
+	int64_t *ep_prefix[2], *hid_prefix[2];
+	double ep_hidden_share;
 	int64_t *comm[2];        /* [intra, inter][j]: both directions, after j */
 	int64_t *comm_shift[2];  /* [..][i] = comm[..][i - 1] */
 	int64_t *static_prefix, *stash_prefix;

@@ -91,9 +91,24 @@ static int layer_comm_init(ppcc_plan_ctx *x)
 	if (tf && tf->moe.experts > 0) {
 		if (!ALLOC(x->lc.ep_f, n) || !ALLOC(x->lc.ep_b, n))
 			return PPCC_ENOMEM;
-		for (int i = 0; i < n; i++)
+		if (!ALLOC(x->ep_prefix[0], n + 1) ||
+		    !ALLOC(x->ep_prefix[1], n + 1) ||
+		    !ALLOC(x->hid_prefix[0], n + 1) ||
+		    !ALLOC(x->hid_prefix[1], n + 1))
+			return PPCC_ENOMEM;
+		x->ep_hidden_share = ppcc_cost_ep_hidden_share(c, x->kind);
+		for (int i = 0; i < n; i++) {
 			ppcc_cost_expert_comm(&x->lc.ep_f[i], &x->lc.ep_b[i], c,
 					      &L[i]);
+			x->ep_prefix[0][i + 1] = x->ep_prefix[0][i] +
+						 to_ps(x->lc.ep_f[i]);
+			x->ep_prefix[1][i + 1] = x->ep_prefix[1][i] +
+						 to_ps(x->lc.ep_b[i]);
+			x->hid_prefix[0][i + 1] = x->hid_prefix[0][i] + to_ps(
+				x->ep_hidden_share * x->lc.ep_f[i]);
+			x->hid_prefix[1][i + 1] = x->hid_prefix[1][i] + to_ps(
+				x->ep_hidden_share * x->lc.ep_b[i]);
+		}
 	}
 	for (int i = 0; i < n; i++) {
 		double op = ppcc_comm_tp_seconds(&c->cluster, x->t, x->cp,
@@ -155,6 +170,17 @@ static int work_tables(ppcc_plan_ctx *x)
 				return PPCC_EINPUT;
 			int64_t f = to_ps(fs);
 			int64_t b = to_ps(bs);
+			/* the tables hold the least F and B (ppcc_op_least_ms),
+			 * which bound every split; stage_costs adds back what a
+			 * pair may hide */
+			if (x->hid_prefix[0]) {
+				int64_t hf = x->hid_prefix[0][i + 1] -
+					     x->hid_prefix[0][i];
+				int64_t hb = x->hid_prefix[1][i + 1] -
+					     x->hid_prefix[1][i];
+				f = f > hf ? f - hf : 0;
+				b = b > hb ? b - hb : 0;
+			}
 			/* W is the weight gradient's FLOPs alone: the backward's
 			 * collectives and memory-bound kernels go with I */
 			int64_t w = to_ps(L[i].bwd_weight_flops / speed);
@@ -377,6 +403,11 @@ static void stage_costs(const ppcc_plan_ctx *x, int s, int i, int j,
 	memset(c, 0, sizeof *c);
 	int64_t f = x->work_f[g][j + 1] - x->work_f[g][i];
 	int64_t fb = x->work_fb[g][j + 1] - x->work_fb[g][i];
+	if (x->hid_prefix[0]) {
+		int64_t hf = x->hid_prefix[0][j + 1] - x->hid_prefix[0][i];
+		f += hf;
+		fb += hf + x->hid_prefix[1][j + 1] - x->hid_prefix[1][i];
+	}
 	c->fwd_ms = (double)f / 1e9;
 	c->bwd_ms = (double)(fb - f) / 1e9;
 	c->bwd_weight_ms = (double)(x->work_w[g][j + 1] - x->work_w[g][i]) / 1e9;
@@ -394,6 +425,13 @@ static void stage_costs(const ppcc_plan_ctx *x, int s, int i, int j,
 	c->stash_input_bytes = c->stash_bytes -
 		(double)(x->wstash_prefix[j + 1] - x->wstash_prefix[i]) / x->shard;
 	c->zero3_param_bytes = ppcc_plan_zero3_bytes(x, i, j);
+	if (x->ep_prefix[0]) {
+		c->ep_fwd_ms = (double)(x->ep_prefix[0][j + 1] -
+					x->ep_prefix[0][i]) / 1e9;
+		c->ep_bwd_ms = (double)(x->ep_prefix[1][j + 1] -
+					x->ep_prefix[1][i]) / 1e9;
+		c->ep_hidden_share = x->ep_hidden_share;
+	}
 	if (parts)
 		ppcc_cost_stage_parts(c, x->cfg, &x->lc, i, j, g);
 }

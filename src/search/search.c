@@ -400,8 +400,11 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 		/* A mixture of experts' all-to-alls and its busiest rank's
 		 * extra routed FLOPs lengthen each F and B it is in
 		 * (cost/compute.c); the busiest rank is busy at least 1/p of
-		 * all the stages' m F and B, these included. */
+		 * all the stages' m F and B, these included, less what
+		 * overlapped pairs may hide of the all-to-alls
+		 * (ppcc_op_least_ms). */
 		cfg.model.transformer = set->tf;
+		double shown = 1 - ppcc_cost_ep_hidden_share(&cfg, e->kind);
 		double extra = 0;
 		for (int i = 0; i < n; i++) {
 			const ppcc_layer *l = &set->layers[i];
@@ -410,7 +413,7 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 			double f, b, xb;
 			ppcc_cost_expert_comm(&f, &b, &cfg, l);
 			double xf = ppcc_cost_expert_extra_flops(&xb, &cfg, l);
-			extra += f + b + (xf + xb) / speed;
+			extra += shown * (f + b) + (xf + xb) / speed;
 		}
 		double avg = e->m * (set->flops / speed + extra) / e->p * 1e3 -
 			     ((double)e->m + 3) * n * 1e-9;

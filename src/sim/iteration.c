@@ -250,13 +250,28 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		cpc += m * (c->cp_fwd_ms + c->cp_bwd_ms);
 		epc += m * (c->ep_fwd_ms + c->ep_bwd_ms);
 	}
+	/* what its overlapped pairs hid of the all-to-alls: each pair's F
+	 * and B less the pair (ppcc_pair_ms) */
+	double hidden = 0;
+	const ppcc_rank_schedule *brs = &s->ranks[busiest];
+	for (int32_t i = 0; i + 2 < brs->n_actions; i++) {
+		const ppcc_action *x = &brs->actions[i];
+		if (x->op != PPCC_OP_OVERLAP_F_B || x[1].op != PPCC_OP_F ||
+		    x[2].op != PPCC_OP_B || (unsigned)x[1].stage >= (unsigned)S ||
+		    (unsigned)x[2].stage >= (unsigned)S)
+			continue;
+		const ppcc_stage_cost *cf = &v->costs[x[1].stage];
+		const ppcc_stage_cost *cb = &v->costs[x[2].stage];
+		hidden += cf->fwd_ms + cb->bwd_ms - ppcc_pair_ms(cf, cb);
+	}
 	out->rank = busiest;
 	out->step_ms = e->step_ms;
+	out->ep_hidden_ms = hidden;
 	out->recompute_ms = rc;
 	out->tp_comm_ms = tp;
 	out->cp_comm_ms = cpc;
-	out->ep_comm_ms = epc;
-	out->compute_ms = e->busy_ms[busiest] - rc - tp - cpc - epc;
+	out->ep_comm_ms = epc - hidden;
+	out->compute_ms = e->busy_ms[busiest] - rc - tp - cpc - (epc - hidden);
 	out->p2p_ms = e->comm_ms ? e->comm_ms[busiest] : 0;
 	/* its wait for its own parameter gathers is data-parallel
 	 * communication (ZeRO-3's own part of the step), not bubble */

@@ -26,7 +26,9 @@ typedef struct ppcc_iteration {
 	double step_ms;
 	int rank;                /* the rank of the breakdown */
 	double compute_ms, recompute_ms, tp_comm_ms, cp_comm_ms, zero3_comm_ms;
-	double ep_comm_ms; /* the experts' token all-to-alls */
+	/* the experts' token all-to-alls the step waits for: all of them
+	 * less ep_hidden_ms, what overlapped pairs hid (ppcc_pair_ms) */
+	double ep_comm_ms, ep_hidden_ms;
 	double p2p_ms, bubble_ms;
 	double dp_comm_ms;       /* every gradient bucket, hidden or not */
 	/* of dp_comm_ms (on the rank with the most), the part that ran

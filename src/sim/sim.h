@@ -26,6 +26,11 @@ typedef struct ppcc_stage_cost {
 	double tp_fwd_ms, tp_bwd_ms;   /* tensor-parallel collectives */
 	double cp_fwd_ms, cp_bwd_ms;   /* ring attention's K and V exchange */
 	double ep_fwd_ms, ep_bwd_ms;   /* experts' token all-to-alls */
+	/* The share of ep_fwd_ms and ep_bwd_ms an overlapped pair can hide
+	 * behind its other half's compute: 1 - pipeline.overlap's
+	 * comm_sm_share where the kind runs pairs and they overlap the
+	 * all-to-alls, else 0 (ppcc_pair_ms). */
+	double ep_hidden_share;
 	double recompute_ms;           /* recomputed forward, in bwd_ms */
 	double params;                 /* per device */
 	double weight_bytes, grad_bytes, optimizer_bytes; /* static split */
@@ -71,6 +76,41 @@ static inline double ppcc_op_ms(const ppcc_stage_cost *c, int op)
 	case PPCC_OP_RECV_B: return c->send_b_ms;
 	default: return 0;
 	}
+}
+
+/* The least an action of op can last: ppcc_op_ms, less the part of its
+ * all-to-alls an overlapped pair may hide (F and B only).  A rank's sum
+ * of these bounds its busy time from below whatever pairs it runs. */
+static inline double ppcc_op_least_ms(const ppcc_stage_cost *c, int op)
+{
+	double ms = ppcc_op_ms(c, op);
+	if (op == PPCC_OP_F)
+		ms -= c->ep_hidden_share * c->ep_fwd_ms;
+	else if (op == PPCC_OP_B)
+		ms -= c->ep_hidden_share * c->ep_bwd_ms;
+	return ms > 0 ? ms : 0;
+}
+
+/* How long an overlapped pair runs: the F of stage costs f beside the B
+ * of stage costs b.  Their all-to-alls A = f's ep_fwd_ms + b's
+ * ep_bwd_ms run on the communication SMs while the rest, C, computes on
+ * the others: with s = 1 - f's ep_hidden_share the SMs' share that
+ * communication takes, compute runs at 1 - s while A runs, so the pair
+ * lasts max(C + s A, A) (doc/design/overlap.md).  s = 1 (no overlap):
+ * F + B exactly. */
+static inline double ppcc_pair_ms(const ppcc_stage_cost *f,
+				  const ppcc_stage_cost *b)
+{
+	double whole = f->fwd_ms + b->bwd_ms;
+	double h = f->ep_hidden_share;
+	if (!(h > 0))
+		return whole;
+	double a = f->ep_fwd_ms + b->ep_bwd_ms;
+	double c = whole - a;
+	if (c < 0)
+		c = 0;
+	double ms = c + (1 - h) * a;
+	return ms > a ? ms : a;
 }
 
 typedef struct ppcc_estimate {

@@ -16,9 +16,10 @@
  * work is linear in the number of actions; what is kept is the caller's
  * choice (ppcc_simulate_keep), and ppcc_rank_times replays any rank's
  * times with the same code, so the same doubles.
+ * An overlapped pair's F and B last ppcc_pair_ms together.
  * Limits: p2p transfers are waited for between computations (Megatron-
- * LM's default); a runtime that overlaps them, or DualPipe's overlapped
- * pairs, do better than this estimate.
+ * LM's default); a runtime that overlaps them does better than this
+ * estimate.
  *
  * Derivation: doc/design/simulate.md (each action's timing rule, the
  * memory rules, the wake-ups, what is kept).
@@ -132,6 +133,10 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 	const double *params_at = k->ready;
 	int32_t i = k->pc, n = k->n_actions;
 	int err = 0;
+	/* an overlapped pair's F and B last their own times x pair_scale,
+	 * which makes them last ppcc_pair_ms together */
+	double pair_scale = 1;
+	int pair_left = 0;
 
 	/* A rank runs a few actions at a time between waits, so the
 	 * hardware does not see its lists as streams: fetch ahead. */
@@ -218,12 +223,16 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 			cur += cost->stash_bytes;
 			if (cur > peak)
 				peak = cur;
-			t += ppcc_op_ms(cost, PPCC_OP_F);
-			busy += ppcc_op_ms(cost, PPCC_OP_F);
+			t += ppcc_op_ms(cost, PPCC_OP_F) * pair_scale;
+			busy += ppcc_op_ms(cost, PPCC_OP_F) * pair_scale;
+			if (pair_left > 0 && --pair_left == 0)
+				pair_scale = 1;
 			break;
 		case PPCC_OP_B:
-			t += ppcc_op_ms(cost, PPCC_OP_B);
-			busy += ppcc_op_ms(cost, PPCC_OP_B);
+			t += ppcc_op_ms(cost, PPCC_OP_B) * pair_scale;
+			busy += ppcc_op_ms(cost, PPCC_OP_B) * pair_scale;
+			if (pair_left > 0 && --pair_left == 0)
+				pair_scale = 1;
 			cur -= cost->stash_bytes;
 			break;
 		case PPCC_OP_W:
@@ -240,7 +249,19 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 				peak = cur;
 			break;
 		case PPCC_OP_OVERLAP_F_B:
-			break; /* the pair's F and B that follow take the time */
+			/* the pair's F and B that follow take the time */
+			if (i + 2 < n && acts[i + 1].op == PPCC_OP_F &&
+			    acts[i + 2].op == PPCC_OP_B &&
+			    (unsigned)acts[i + 1].stage < (unsigned)S &&
+			    (unsigned)acts[i + 2].stage < (unsigned)S) {
+				const ppcc_stage_cost *cf = &costs[acts[i + 1].stage];
+				const ppcc_stage_cost *cb = &costs[acts[i + 2].stage];
+				double whole = cf->fwd_ms + cb->bwd_ms;
+				pair_scale = whole > 0
+					? ppcc_pair_ms(cf, cb) / whole : 1;
+				pair_left = 2;
+			}
+			break;
 		case PPCC_OP_SEND_F:
 		case PPCC_OP_SEND_B: {
 			int fwd = x->op == PPCC_OP_SEND_F;
