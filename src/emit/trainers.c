@@ -14,6 +14,8 @@
  * A mixture of experts adds its experts, router and expert-parallel
  * degrees (ep, etp) to Megatron-LM's arguments and Megatron-Bridge's
  * fields; torchtitan's and DeepSpeed's outputs refuse it for now.
+ * Megatron-LM's arguments also carry latent attention, multi-token
+ * prediction and sliding windows, which the others refuse by name.
  *
  * A plan a trainer cannot run as planned (a schedule kind it lacks, a
  * setting Megatron-LM's argument checks reject, a model given as layers
@@ -70,18 +72,30 @@ static int refuse_experts(const ppcc_config *c, const char *trainer,
 	return PPCC_EINPUT;
 }
 
-/* What the trainers' settings do not carry yet: multi-head latent
- * attention, multi-token prediction, sliding windows, GPT-OSS's biases
- * and sinks.  Refused, not written as a model without them. */
+/* What a trainer's settings may carry beyond a dense model's attention:
+ * the writes argument of refuse_unwritten. */
+enum {
+	WRITES_MLA = 1,    /* multi-head latent attention */
+	WRITES_MTP = 2,    /* multi-token prediction */
+	WRITES_WINDOW = 4  /* sliding-window attention */
+};
+
+/* What the trainer's settings do not carry (all but writes, a set of
+ * WRITES_*; GPT-OSS's biases and sinks always): refused, not written as
+ * a model without them. */
 static int refuse_unwritten(const ppcc_config *c, const char *trainer,
-			    ppcc_diag *d)
+			    int writes, ppcc_diag *d)
 {
 	const ppcc_transformer *tf = c->model.transformer;
 	if (!tf)
 		return 0;
-	const char *what = tf->mla.kind ? "multi-head latent attention"
-		: tf->mtp_layers > 0 ? "multi-token prediction"
-		: tf->sliding_window > 0 ? "sliding-window attention"
+	const char *what =
+		tf->mla.kind && !(writes & WRITES_MLA)
+			? "multi-head latent attention"
+		: tf->mtp_layers > 0 && !(writes & WRITES_MTP)
+			? "multi-token prediction"
+		: tf->sliding_window > 0 && !(writes & WRITES_WINDOW)
+			? "sliding-window attention"
 		: tf->biases ? "biases (transformer.biases)"
 		: tf->attention_sinks ? "attention sinks" : NULL;
 	if (!what)
@@ -135,8 +149,9 @@ static int write_status(FILE *f)
 
 /* The layout in Megatron-LM's --pipeline-model-parallel-layout grammar,
  * every item written out (no `*`, so that the word is safe unquoted in a
- * shell): per virtual stage in stage order, E, one t a block, L, stages
- * separated by `|`. */
+ * shell): per virtual stage in stage order, E, one t a block, with the
+ * head one m a multi-token prediction module and L, stages separated by
+ * `|`. */
 static void megatron_layout(FILE *f, const ppcc_plan *p)
 {
 	const ppcc_schedule *s = &p->best.schedule;
@@ -149,6 +164,9 @@ static void megatron_layout(FILE *f, const ppcc_plan *p)
 			fputc('E', f);
 		for (int i = 0; i < blocks; i++)
 			fputc('t', f);
+		for (int i = 0; h && i < p->config->model.transformer->mtp_layers;
+		     i++)
+			fputc('m', f);
 		if (h)
 			fputc('L', f);
 	}
@@ -240,6 +258,37 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 			   "sequence_parallel: true", pl->tensor_parallel);
 		return PPCC_EINPUT;
 	}
+	if (tr->position != PPCC_POSITION_ROPE &&
+	    (tr->mla.kind || tr->mtp_layers > 0)) {
+		ppcc_loc loc = where(c, tr->mla.kind ? &tr->mla.loc : NULL);
+		ppcc_error(d, &loc, "Megatron-LM's %s: plan with position: "
+			   "rope", tr->mla.kind
+			   ? "multi-head latent attention rotates its "
+			     "qk_rope_head_dim part of every query and key "
+			     "(RoPE) whatever the positions"
+			   : "multi-token prediction runs with rotary "
+			     "positions or none, not learned ones");
+		return PPCC_EINPUT;
+	}
+	if (tr->mla.kind && tr->mla.q_lora_rank == 0) {
+		ppcc_loc loc = where(c, &tr->mla.loc);
+		ppcc_error(d, &loc, "Megatron-LM norms multi-head latent "
+			   "attention's key-value latent only with "
+			   "--qk-layernorm, which without a query latent "
+			   "(q_lora_rank 0) also norms the hidden state before "
+			   "the query's projection, a norm ppcc's model does "
+			   "not have: plan with a q_lora_rank");
+		return PPCC_EINPUT;
+	}
+	if (tr->sliding_window > 0 && pl->context_parallel > 1) {
+		ppcc_loc loc = where(c, &pl->context_parallel_loc);
+		ppcc_error(d, &loc, "Megatron-LM's context parallelism passes "
+			   "keys and values around a ring (its default "
+			   "--cp-comm-type p2p, which ppcc prices), and "
+			   "Transformer Engine refuses sliding-window attention "
+			   "on that ring: plan with context_parallel: 1");
+		return PPCC_EINPUT;
+	}
 	if (pl->grad_bytes != 4.0 && (pl->grad_bytes != 2.0 || pl->zero >= 2)) {
 		ppcc_loc loc = where(c, NULL);
 		ppcc_error(d, &loc, "Megatron-LM keeps gradients in fp32 (4 "
@@ -254,7 +303,8 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
  * named in the errors), or NULL with *err set: the plan has none, its
  * model is not a transformer, or Megatron-LM refuses it. */
 static const ppcc_config *megatron_config(const ppcc_plan *p,
-					  const char *trainer, ppcc_diag *d,
+					  const char *trainer,
+					  int megatron_writes, ppcc_diag *d,
 					  int *err)
 {
 	const ppcc_config *c = plan_config(p, d);
@@ -263,7 +313,8 @@ static const ppcc_config *megatron_config(const ppcc_plan *p,
 		return NULL;
 	}
 	if ((*err = need_transformer(c, trainer, d)) ||
-	    (*err = refuse_unwritten(c, trainer, d)) ||
+	    (*err = refuse_unwritten(c, trainer,
+					       megatron_writes, d)) ||
 	    (*err = megatron_refuses(c, d)))
 		return NULL;
 	return c;
@@ -329,6 +380,36 @@ static void megatron_moe_freq(FILE *f, const ppcc_transformer *tr)
 	fputc(']', f);
 }
 
+/* The attention's arguments beyond a dense model's heads (the rules and
+ * their sources are in man/ppcc.1 and tests/check_trainers.c): multi-head
+ * latent attention with its latents' norms (--qk-layernorm) and plain
+ * RoPE (--rope-type rope; Megatron-LM's latent attention takes YaRN by
+ * default); the multi-token
+ * prediction modules; the window as Transformer Engine's (left, right)
+ * keys beside the query, W - 1 and 0 for W keys, and the period of the
+ * full-attention layers (Megatron-LM's layer n, from 1, attends in full
+ * when n % N == 0, as ppcc's layer i = n - 1 does). */
+static void megatron_attention(FILE *f, const ppcc_transformer *tr)
+{
+	const ppcc_mla *m = &tr->mla;
+	if (m->kind) {
+		fprintf(f, "--multi-latent-attention\n--qk-layernorm\n"
+			"--q-lora-rank %d\n", m->q_lora_rank);
+		fprintf(f, "--kv-lora-rank %d\n--qk-head-dim %d\n"
+			"--qk-pos-emb-head-dim %d\n--v-head-dim %d\n"
+			"--rope-type rope\n", m->kv_lora_rank,
+			m->qk_nope_head_dim, m->qk_rope_head_dim, m->v_head_dim);
+	}
+	if (tr->mtp_layers > 0)
+		fprintf(f, "--mtp-num-layers %d\n", tr->mtp_layers);
+	if (tr->sliding_window > 0) {
+		fprintf(f, "--window-size %d,0\n", tr->sliding_window - 1);
+		if (tr->sliding_window_pattern >= 2)
+			fprintf(f, "--window-attn-skip-freq %d\n",
+				tr->sliding_window_pattern);
+	}
+}
+
 /* The mixture of experts' arguments: the experts, their width and
  * pattern, the router's top k (softmax before the top k when k = 1, as
  * Megatron-LM requires), the shared experts as one FFN of their summed
@@ -358,7 +439,9 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 {
 	(void)o;
 	int err;
-	const ppcc_config *c = megatron_config(p, "Megatron-LM", d, &err);
+	const ppcc_config *c = megatron_config(p, "Megatron-LM",
+						 WRITES_MLA | WRITES_MTP |
+						 WRITES_WINDOW, d, &err);
 	if (!c)
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
@@ -380,6 +463,10 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 		fputs("# and the router's load-balancing loss "
 		      "(--moe-router-load-balancing-type, --moe-aux-loss-coeff: "
 		      "Megatron-LM's default coefficient is 0)\n", f);
+	if (tr->mtp_layers > 0)
+		fputs("# and the multi-token prediction loss's weight "
+		      "(--mtp-loss-scaling-factor: Megatron-LM's default is "
+		      "0.1)\n", f);
 	if (pl->zero >= 2)
 		fputs("# Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset "
 		      "(not 1); the optimizer must be adam or sgd\n", f);
@@ -408,6 +495,7 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	if (tr->kv_heads > 0 && tr->kv_heads != tr->heads)
 		fprintf(f, "--group-query-attention\n--num-query-groups %d\n",
 			tr->kv_heads);
+	megatron_attention(f, tr);
 	fprintf(f, "--seq-length %d\n", tr->seq_len);
 	fprintf(f, "--max-position-embeddings %d\n", tr->seq_len);
 	fprintf(f, "--normalization %s\n",
@@ -546,7 +634,8 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 {
 	(void)o;
 	int err;
-	const ppcc_config *c = megatron_config(p, "Megatron-Bridge", d, &err);
+	const ppcc_config *c = megatron_config(p, "Megatron-Bridge", 0,
+						 d, &err);
 	if (!c)
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
@@ -828,7 +917,7 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	if (!c)
 		return PPCC_EINTERNAL;
 	int err = need_transformer(c, "torchtitan", d);
-	if (err || (err = refuse_unwritten(c, "torchtitan", d)) ||
+	if (err || (err = refuse_unwritten(c, "torchtitan", 0, d)) ||
 	    (err = refuse_experts(c, "torchtitan", d)))
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
@@ -1197,7 +1286,7 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 	const ppcc_config *c = plan_config(p, d);
 	if (!c)
 		return PPCC_EINTERNAL;
-	if (refuse_unwritten(c, "DeepSpeed", d) ||
+	if (refuse_unwritten(c, "DeepSpeed", 0, d) ||
 	    refuse_experts(c, "DeepSpeed", d))
 		return PPCC_EINPUT;
 	const ppcc_pipeline *pl = &c->pipeline;
