@@ -587,8 +587,8 @@ END_TEST
 
 /* A model written to a file in dir and planned: the preset with
  * transformer_extra's lines (each indented four spaces) on devices H100s,
- * 8 a node, ZeRO-1 and pipeline's lines (selective recomputation and a
- * global batch of 256 unless the lines give theirs). */
+ * 8 a node, and pipeline's lines (selective recomputation, a global
+ * batch of 256 and ZeRO-1 unless the lines give theirs). */
 static built *build_preset(char *dir, const char *name, const char *preset,
 			   const char *transformer_extra, const char *pipeline,
 			   int devices, int must)
@@ -600,11 +600,12 @@ static built *build_preset(char *dir, const char *name, const char *preset,
 		 "    preset: %s\n    micro_batch_size: 1\n%s%s"
 		 "cluster:\n  devices: %d\n  devices_per_node: 8\n"
 		 "  device: h100\n"
-		 "pipeline:\n%s  zero: 1\n%s",
+		 "pipeline:\n%s%s%s",
 		 name, preset, strstr(transformer_extra, "recompute:") ? ""
 			: "    recompute: selective\n", transformer_extra, devices,
 		 strstr(pipeline, "global_batch_size:") ? ""
-			: "  global_batch_size: 256\n", pipeline);
+			: "  global_batch_size: 256\n",
+		 strstr(pipeline, "zero:") ? "" : "  zero: 1\n", pipeline);
 	tu_write_in(path, sizeof path, dir, name, text);
 	return build_with(path, -1, 0, 0, NULL, must);
 }
@@ -1332,7 +1333,9 @@ END_TEST
 /* Megatron-LM d98e8a6 megatron/core/transformer/moe/moe_layer.py:
  * 636-640: a mixture-of-experts layer raises in training when its
  * attention's tensor-parallel group has more than one rank and sequence
- * parallelism is off.  The other trainers do not write experts yet. */
+ * parallelism is off.  torchtitan does not write experts yet; DeepSpeed
+ * cannot run Mixtral's dropless routing (deepspeed_moe_arguments_of_
+ * mixtral_by_hand). */
 START_TEST(moe_exports_refuse_what_their_trainer_cannot_run)
 {
 	char *dir = tu_mkdtemp();
@@ -1359,7 +1362,9 @@ START_TEST(moe_exports_refuse_what_their_trainer_cannot_run)
 	for (int i = 0; i < 3; i++) {
 		ck_assert_ptr_null(emit_to_string(others[i], b, &status));
 		ck_assert_int_eq(status, PPCC_EINPUT);
-		ck_assert_ptr_nonnull(strstr(b->diag.text, "mixture of experts"));
+		ck_assert_ptr_nonnull(strstr(b->diag.text, i < 2
+			? "mixture of experts" : "mixture-of-experts layer "
+			  "cannot run dropless routing"));
 	}
 	built_free(b);
 	tu_rmtree_free(dir);
@@ -2535,6 +2540,118 @@ START_TEST(deepspeed_one_stage_has_no_pipeline_section)
 }
 END_TEST
 
+/* DeepSpeed edaa722's mixture of experts, deepspeed.moe.layer.MoE: its
+ * arguments (deepspeed/moe/layer.py:38-53) hidden_size, expert,
+ * num_experts, ep_size, k, capacity_factor, eval_capacity_factor,
+ * min_capacity, use_residual, noisy_gate_policy, drop_tokens, use_rts,
+ * use_tutel, enable_expert_tensor_parallelism, top2_2nd_expert_sampling;
+ * 59 ep_size divides num_experts; deepspeed/utils/groups.py:350-351 it
+ * divides the ranks of a pipeline stage; moe/sharded_moe.py:162-170 the
+ * capacity ceil(T / E x factor), at least min_capacity, with the factor
+ * x 2 for top 2 (383) and x k above (465); 357-365 the second of two
+ * experts drawn with Gumbel noise unless top2_2nd_expert_sampling is
+ * false; 384-396 and 485-494 drop_tokens false pads every expert to the
+ * busiest one's count; layer.py:124-131 use_residual mixes one MLP in by
+ * a learned coefficient; runtime/engine.py:1889-1891 no MoE under ZeRO 3.
+ * runtime/config.py reads the keys it knows by name (config_utils.py:
+ * 193-194, get_scalar_param is dict.get), so a top-level key it does not
+ * know, "ppcc_moe", is left alone; its sections are pydantic models that
+ * forbid unknown fields (config_utils.py:110), so nothing is added to
+ * them.  Mixtral 8x7B (its Hugging Face config: 8 experts of 14336, 2 a
+ * token, every one of 32 layers) with a capacity factor of 1.25, by
+ * hand. */
+START_TEST(deepspeed_moe_arguments_of_mixtral_by_hand)
+{
+	static const char *const signature[] = {
+		"hidden_size", "expert", "num_experts", "ep_size", "k",
+		"capacity_factor", "eval_capacity_factor", "min_capacity",
+		"use_residual", "noisy_gate_policy", "drop_tokens", "use_rts",
+		"use_tutel", "enable_expert_tensor_parallelism",
+		"top2_2nd_expert_sampling", NULL};
+	char *dir = tu_mkdtemp();
+	const char *pipe = "  tensor_parallel: 1\n  stages: 4\n"
+			   "  schedule: 1f1b\n  expert_parallel: 8\n";
+	built *b = build_moe(dir, "ds.yaml", "    moe: {capacity_factor: 1.25}\n",
+			     pipe, 64, 1);
+	int status;
+	char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	json_error_t err;
+	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+	ck_assert_msg(j, "line %d: %s", err.line, err.text);
+	/* 64 devices = 4 stages x 16 data-parallel ranks, in groups of 8 */
+	deepspeed_batch_holds(j, 16);
+	json_t *moe = json_object_get(j, "ppcc_moe");
+	ck_assert_ptr_nonnull(moe);
+	json_t *layers = json_object_get(moe, "layers");
+	ck_assert_int_eq((int)json_array_size(layers), 32);
+	for (int i = 0; i < 32; i++)
+		ck_assert_int_eq(json_integer_value(json_array_get(layers,
+							(size_t)i)), i);
+	json_t *expert = json_object_get(moe, "expert");
+	ck_assert_int_eq(json_integer_value(json_object_get(expert,
+		"ffn_hidden_size")), 14336);
+	ck_assert(json_is_true(json_object_get(expert, "swiglu")));
+	json_t *a = json_object_get(moe, "arguments");
+	const char *key;
+	json_t *value;
+	json_object_foreach(a, key, value) {
+		ck_assert_msg(in_list(signature, key) &&
+			      strcmp(key, "expert") != 0,
+			      "%s is no argument of MoE", key);
+	}
+	ck_assert_int_eq(json_object_size(a), 9);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "hidden_size")),
+			 4096);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "num_experts")), 8);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "ep_size")), 8);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "k")), 2);
+	ck_assert(json_number_value(json_object_get(a, "capacity_factor")) == 1.25);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "min_capacity")), 0);
+	ck_assert(json_is_true(json_object_get(a, "drop_tokens")));
+	ck_assert(json_is_false(json_object_get(a, "use_residual")));
+	ck_assert(json_is_false(json_object_get(a, "top2_2nd_expert_sampling")));
+	/* beside "ppcc_moe", the keys a dense model's configuration has */
+	static const char *const known[] = {
+		"train_batch_size", "train_micro_batch_size_per_gpu",
+		"gradient_accumulation_steps", "bf16", "data_types",
+		"zero_optimization", "pipeline", "ppcc_moe", NULL};
+	json_object_foreach(j, key, value)
+		ck_assert_msg(in_list(known, key), "%s", key);
+	json_decref(j);
+	free(text);
+	built_free(b);
+
+	/* refused: what DeepSpeed's layer cannot run as planned */
+	static const struct {
+		const char *extra, *pipeline, *what;
+	} no[] = {
+		{"", NULL, "dropless"},
+		{"    moe: {capacity_factor: 1.25, shared_experts: 1}\n", NULL,
+		 "shared experts"},
+		{"    moe: {capacity_factor: 1.25, node_limit: 2}\n", NULL,
+		 "node-limited"},
+		{"    moe: {capacity_factor: 1.25}\n",
+		 "  tensor_parallel: 2\n  stages: 4\n  schedule: 1f1b\n"
+		 "  expert_parallel: 4\n", "t = 1 only"},
+		{"    moe: {capacity_factor: 1.25}\n",
+		 "  tensor_parallel: 1\n  stages: 1\n  expert_parallel: 1\n"
+		 "  zero: 3\n", "ZeRO stage 3"},
+	};
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+		b = build_moe(dir, "no.yaml", no[i].extra,
+			      no[i].pipeline ? no[i].pipeline : pipe, 64, 1);
+		ck_assert_ptr_null(emit_to_string(ppcc_emit_deepspeed, b,
+						  &status));
+		ck_assert_int_eq(status, PPCC_EINPUT);
+		ck_assert_msg(strstr(b->diag.text, no[i].what), "%zu: %s", i,
+			      b->diag.text);
+		built_free(b);
+	}
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 /* DeepSpeed edaa722, runtime/engine.py:1994-1996 and 2011-2021: bf16
  * weights with fp32 gradient accumulation run only at ZeRO 1, in the BF16
  * optimizer, which shards the fp32 weights and Adam state over the
@@ -2693,6 +2810,7 @@ Suite *suite_trainers(void)
 		deepspeed_topology_names_the_tensor_parallel_ranks,
 		deepspeed_one_stage_has_no_pipeline_section,
 		deepspeed_zero0_is_stage1_at_d1_and_refused_above,
+		deepspeed_moe_arguments_of_mixtral_by_hand,
 		megatron_launcher_sets_one_connection_where_megatron_asserts_it,
 		torchtitan_launcher_world_is_the_plans_degrees,
 		NULL});

@@ -13,7 +13,8 @@
  *
  * A mixture of experts adds its experts, router and expert-parallel
  * degrees (ep, etp) to Megatron-LM's arguments and Megatron-Bridge's
- * fields; torchtitan's and DeepSpeed's outputs refuse it for now.
+ * fields, and DeepSpeed's JSON its MoE layers' arguments; torchtitan's
+ * outputs refuse it for now.
  * Megatron-LM's arguments also carry latent attention, multi-token
  * prediction and sliding windows, which the others refuse by name.
  *
@@ -1279,6 +1280,99 @@ int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx)
  * every rank outside the pipeline as data parallel (runtime/pipe/
  * module.py:169-180), so t > 1 needs PipeModelDataParallelTopology.
  */
+/*
+ * A mixture of experts in DeepSpeed (edaa722) is the model's own
+ * deepspeed.moe.layer.MoE modules, whose expert-parallel degree is an
+ * argument (moe/layer.py:38-53), not a key of the JSON; the JSON carries
+ * them under "ppcc_moe", a top-level key DeepSpeed's configuration does
+ * not read (runtime/config.py reads the keys it knows by name,
+ * config_utils.py:193-194; only its sections are strict models): the
+ * blocks that are MoE layers, the expert's shape and the MoE arguments.
+ * The capacity is ceil(k cf T / E) of a rank's T tokens
+ * (moe/sharded_moe.py:162-170, 383, 465: cf x 2 and cf x k), ppcc's, with
+ * min_capacity 0; the second of two experts is the second best, not
+ * sampled (top2_2nd_expert_sampling false, 357-365).  Refused: shared
+ * experts (use_residual mixes one MLP in by a learned coefficient,
+ * layer.py:124-131, not a sum), dropless routing (drop_tokens false pads
+ * every expert to the busiest one's tokens, 384-396 and 485-494, which
+ * ppcc does not price), t > 1 (the experts are then split over the
+ * tensor-parallel ranks or their capacity is, 696-717), ZeRO 3
+ * (runtime/engine.py:1889-1891), node-limited routing and FP8 dispatch.
+ */
+static int deepspeed_moe_refuses(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_transformer *tr = c->model.transformer;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_moe *e = &tr->moe;
+	ppcc_loc loc = e->loc.file ? e->loc
+		: c->model.transformer_loc.file ? c->model.transformer_loc
+		: (ppcc_loc){c->path, 0, 0};
+	const char *why = NULL;
+	if (e->shared_experts > 0)
+		why = "its shared experts (DeepSpeed's use_residual mixes one "
+		      "dense MLP into the experts' output by a learned "
+		      "coefficient, not a sum of shared experts)";
+	else if (e->capacity_factor <= 0)
+		why = "dropless routing (DeepSpeed's drop_tokens: false pads "
+		      "every expert to the busiest expert's tokens, which ppcc "
+		      "does not price): plan with a capacity_factor";
+	else if (e->node_limit > 0)
+		why = "node-limited routing (DeepSpeed's gate has none)";
+	else if (e->dispatch_fp8)
+		why = "an FP8 dispatch (DeepSpeed's all-to-alls move the "
+		      "model's bf16)";
+	if (why) {
+		ppcc_error(d, &loc, "DeepSpeed's mixture-of-experts layer cannot "
+			   "run %s", why);
+		return PPCC_EINPUT;
+	}
+	if (pl->tensor_parallel > 1 || ppcc_pipeline_etp(pl) > 1) {
+		ppcc_loc at = where(c, &pl->tensor_parallel_loc);
+		ppcc_error(d, &at, "ppcc writes DeepSpeed's mixture of experts "
+			   "for t = 1 only: with tensor parallelism DeepSpeed "
+			   "splits its experts or their capacity over the %d "
+			   "tensor-parallel ranks, which is not the plan's "
+			   "expert tensor parallelism of %d",
+			   pl->tensor_parallel, ppcc_pipeline_etp(pl));
+		return PPCC_EINPUT;
+	}
+	if (pl->zero >= 3) {
+		ppcc_loc at = where(c, &pl->zero_loc);
+		ppcc_error(d, &at, "DeepSpeed's mixture-of-experts layer does not "
+			   "train under ZeRO stage 3: plan with zero: 1 or 2");
+		return PPCC_EINPUT;
+	}
+	if (pl->expert_parallel < 1 || e->experts % pl->expert_parallel ||
+	    pl->data_parallel % pl->expert_parallel) {
+		ppcc_loc at = where(c, NULL);
+		ppcc_error(d, &at, "DeepSpeed's expert-parallel groups of %d "
+			   "must divide the %d experts and a stage's %d "
+			   "data-parallel ranks", pl->expert_parallel,
+			   e->experts, pl->data_parallel);
+		return PPCC_EINPUT;
+	}
+	return 0;
+}
+
+/* The "ppcc_moe" key (deepspeed_moe_refuses gives its rules). */
+static void deepspeed_moe(FILE *f, const ppcc_config *c)
+{
+	const ppcc_transformer *tr = c->model.transformer;
+	const ppcc_moe *e = &tr->moe;
+	fputs(",\n  \"ppcc_moe\": {\n    \"layers\": [", f);
+	for (int i = 0, n = 0; i < tr->layers; i++)
+		if (ppcc_transformer_is_moe(tr, i))
+			fprintf(f, "%s%d", n++ ? ", " : "", i);
+	fprintf(f, "],\n    \"expert\": {\"ffn_hidden_size\": %d, "
+		"\"swiglu\": true},\n", e->ffn_hidden);
+	fprintf(f, "    \"arguments\": {\"hidden_size\": %d, \"num_experts\": "
+		"%d, \"ep_size\": %d, \"k\": %d, \"capacity_factor\": %g, "
+		"\"min_capacity\": 0, \"drop_tokens\": true, "
+		"\"use_residual\": false, \"top2_2nd_expert_sampling\": "
+		"false}\n  }", tr->hidden, e->experts,
+		c->pipeline.expert_parallel, e->top_k, e->capacity_factor);
+}
+
 int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d)
 {
@@ -1286,8 +1380,10 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 	const ppcc_config *c = plan_config(p, d);
 	if (!c)
 		return PPCC_EINTERNAL;
+	const ppcc_transformer *tr = c->model.transformer;
+	int moe = tr && tr->moe.experts > 0;
 	if (refuse_unwritten(c, "DeepSpeed", 0, d) ||
-	    refuse_experts(c, "DeepSpeed", d))
+	    (moe && deepspeed_moe_refuses(c, d)))
 		return PPCC_EINPUT;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
@@ -1341,9 +1437,9 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 	fprintf(f, "  \"gradient_accumulation_steps\": %d,\n", pl->microbatches);
 	fputs("  \"bf16\": {\"enabled\": true},\n", f);
 	fprintf(f, "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n", accum);
-	fprintf(f, "  \"zero_optimization\": {\"stage\": %d}%s\n", stage,
-		piped ? "," : "");
+	fprintf(f, "  \"zero_optimization\": {\"stage\": %d}", stage);
 	if (piped) {
+		fputs(",\n", f);
 		fprintf(f, "  \"pipeline\": {\n    \"stages\": %d,\n",
 			pl->stages);
 		fprintf(f, "    \"activation_checkpoint_interval\": %d,\n",
@@ -1354,8 +1450,10 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 		fputs("    \"parts\": [", f);
 		for (int k = 0; k < s->n_stages; k++)
 			fprintf(f, "%d, ", p->best.stages[k].first_layer);
-		fprintf(f, "%d]\n  }\n", p->n_layers);
+		fprintf(f, "%d]\n  }", p->n_layers);
 	}
-	fputs("}\n", f);
+	if (moe)
+		deepspeed_moe(f, c);
+	fputs("\n}\n", f);
 	return write_status(f);
 }
