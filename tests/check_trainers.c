@@ -304,6 +304,10 @@ static lay_stage plan_stage(const ppcc_plan *p, int k)
 		else
 			s.t++;
 	}
+	/* the multi-token prediction modules ride with the head */
+	if (s.l)
+		s.m = p->config->model.transformer
+			? p->config->model.transformer->mtp_layers : 0;
 	return s;
 }
 
@@ -338,6 +342,10 @@ static void check_megatron_split(built *b, const char *what)
 	ck_assert_msg(text, "%s: %s", what, b->diag.text);
 	const ppcc_plan *p = &b->plan;
 	int S = p->best.schedule.n_stages, L = p->n_layers - 2;
+	/* without a layout Megatron-LM puts every multi-token prediction
+	 * module on the last stage (the file's opening comment) */
+	int mtp = b->cfg.model.transformer
+		? b->cfg.model.transformer->mtp_layers : 0;
 	static lay_stage got[4096];
 	static char v[1 << 14];
 	int n;
@@ -357,7 +365,8 @@ static void check_megatron_split(built *b, const char *what)
 		ck_assert_int_eq((L - first - last) % (S - 2), 0);
 		for (int k = 0; k < S; k++)
 			got[k] = (lay_stage){k == 0, k == 0 ? first : k == S - 1
-				? last : (L - first - last) / (S - 2), 0, k == S - 1};
+				? last : (L - first - last) / (S - 2),
+				k == S - 1 ? mtp : 0, k == S - 1};
 	} else {
 		/* Megatron-LM's default: L / (p v) blocks a stage */
 		n = S;
@@ -368,17 +377,19 @@ static void check_megatron_split(built *b, const char *what)
 			ck_assert_int_eq(atoi(v), L / S);
 		}
 		for (int k = 0; k < S; k++)
-			got[k] = (lay_stage){k == 0, L / S, 0, k == S - 1};
+			got[k] = (lay_stage){k == 0, L / S, k == S - 1 ? mtp : 0,
+					     k == S - 1};
 	}
 	ck_assert_msg(n == S, "%s: %d stages in the arguments, %d planned", what,
 		      n, S);
 	for (int k = 0; k < S; k++) {
 		lay_stage want = plan_stage(p, k);
 		ck_assert_msg(got[k].e == want.e && got[k].t == want.t &&
-			      got[k].l == want.l && got[k].m == 0,
-			      "%s: stage %d holds E%d t%d L%d, the arguments say "
-			      "E%d t%d L%d", what, k, want.e, want.t, want.l,
-			      got[k].e, got[k].t, got[k].l);
+			      got[k].l == want.l && got[k].m == want.m,
+			      "%s: stage %d holds E%d t%d m%d L%d, the arguments "
+			      "say E%d t%d m%d L%d", what, k, want.e, want.t,
+			      want.m, want.l, got[k].e, got[k].t, got[k].m,
+			      got[k].l);
 	}
 	snprintf(v, sizeof v, "%d", p->best.schedule.n_ranks);
 	char w[32];
@@ -574,25 +585,38 @@ START_TEST(megatron_zero_stages_map_to_distributed_optimizer_and_fsdp)
 }
 END_TEST
 
-/* A mixture of experts written to a file in dir and planned: the
- * mixtral-8x7b preset with transformer_extra's lines (each indented four
- * spaces) on devices H100s, 8 a node, with pipeline's lines. */
-static built *build_moe(char *dir, const char *name,
-			const char *transformer_extra, const char *pipeline,
-			int devices, int must)
+/* A model written to a file in dir and planned: the preset with
+ * transformer_extra's lines (each indented four spaces) on devices H100s,
+ * 8 a node, and pipeline's lines (selective recomputation, a global
+ * batch of 256 and ZeRO-1 unless the lines give theirs). */
+static built *build_preset(char *dir, const char *name, const char *preset,
+			   const char *transformer_extra, const char *pipeline,
+			   int devices, int must)
 {
 	static char path[4096];
 	char text[4096];
 	snprintf(text, sizeof text,
 		 "model:\n  name: %s\n  transformer:\n"
-		 "    preset: mixtral-8x7b\n    micro_batch_size: 1\n"
-		 "    recompute: selective\n%s"
+		 "    preset: %s\n    micro_batch_size: 1\n%s%s"
 		 "cluster:\n  devices: %d\n  devices_per_node: 8\n"
 		 "  device: h100\n"
-		 "pipeline:\n  global_batch_size: 256\n  zero: 1\n%s",
-		 name, transformer_extra, devices, pipeline);
+		 "pipeline:\n%s%s%s",
+		 name, preset, strstr(transformer_extra, "recompute:") ? ""
+			: "    recompute: selective\n", transformer_extra, devices,
+		 strstr(pipeline, "global_batch_size:") ? ""
+			: "  global_batch_size: 256\n",
+		 strstr(pipeline, "zero:") ? "" : "  zero: 1\n", pipeline);
 	tu_write_in(path, sizeof path, dir, name, text);
 	return build_with(path, -1, 0, 0, NULL, must);
+}
+
+/* A mixture of experts: build_preset of mixtral-8x7b. */
+static built *build_moe(char *dir, const char *name,
+			const char *transformer_extra, const char *pipeline,
+			int devices, int must)
+{
+	return build_preset(dir, name, "mixtral-8x7b", transformer_extra,
+			    pipeline, devices, must);
 }
 
 /* Flags Megatron-LM's parser knows, with their arity. */
@@ -603,7 +627,8 @@ static const char *const mg_bool_flags[] = {
 	"--use-megatron-fsdp", "--no-gradient-accumulation-fusion",
 	"--overlap-grad-reduce", "--overlap-param-gather",
 	"--moe-router-pre-softmax", "--moe-grouped-gemm",
-	"--moe-pad-expert-input-to-capacity", NULL};
+	"--moe-pad-expert-input-to-capacity", "--multi-latent-attention",
+	"--qk-layernorm", NULL};
 static const char *const mg_value_flags[] = {
 	"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
 	"--context-parallel-size", "--num-layers", "--hidden-size",
@@ -621,7 +646,10 @@ static const char *const mg_value_flags[] = {
 	"--expert-model-parallel-size", "--expert-tensor-parallel-size",
 	"--num-experts", "--moe-layer-freq", "--moe-ffn-hidden-size",
 	"--moe-router-topk", "--moe-shared-expert-intermediate-size",
-	"--moe-token-dispatcher-type", "--moe-expert-capacity-factor", NULL};
+	"--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
+	"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+	"--qk-pos-emb-head-dim", "--v-head-dim", "--rope-type",
+	"--mtp-num-layers", "--window-size", "--window-attn-skip-freq", NULL};
 
 static int in_list(const char *const *list, const char *w)
 {
@@ -716,6 +744,21 @@ static void check_megatron_rules(built *b, const char *text, const char *what)
 	int nq = arg_int(text, "--num-query-groups");
 	if (nq > 0)
 		ck_assert_int_eq(tr->heads % nq, 0);
+	/* latent attention: no grouped queries, its latents normed, plain
+	 * RoPE, and the rotary positions multi-token prediction needs */
+	int mla = strstr(text, "\n--multi-latent-attention\n") != NULL;
+	ck_assert_int_eq(mla, tr->mla.kind != 0);
+	if (mla) {
+		ck_assert(!strstr(text, "--group-query-attention") &&
+			  strstr(text, "\n--qk-layernorm\n") &&
+			  strstr(text, "\n--rope-type rope\n") &&
+			  arg_int(text, "--q-lora-rank") > 0);
+	}
+	if (arg_int(text, "--mtp-num-layers") > 0 || mla)
+		ck_assert_ptr_nonnull(strstr(text,
+			"\n--position-embedding-type rope\n"));
+	if (strstr(text, "\n--window-size "))
+		ck_assert_int_eq(cp, 1);
 	/* the split: one way at most, each within its rules */
 	char lay[1 << 14];
 	int has_layout = arg_value(text, "--pipeline-model-parallel-layout",
@@ -736,6 +779,22 @@ static void check_megatron_rules(built *b, const char *text, const char *what)
 		}
 		ck_assert(e == 1 && st[0].e == 1 && l == 1 && st[n - 1].l == 1);
 		ck_assert_int_eq(blocks, L);
+		/* the multi-token prediction modules: as many as
+		 * --mtp-num-layers, after every block, all in one stage,
+		 * the last of its rank's */
+		int mtp = arg_int(text, "--mtp-num-layers"), m = 0, blocks_after = 0;
+		for (int k = 0; k < n; k++) {
+			if (m)
+				blocks_after += st[k].t;
+			if (st[k].m) {
+				ck_assert_int_eq(st[k].m, mtp);
+				ck_assert_msg(k / p == v - 1, "%s: MTP in virtual "
+					      "stage %d of its rank", what, k / p);
+			}
+			m += st[k].m;
+		}
+		ck_assert_int_eq(m, mtp > 0 ? mtp : 0);
+		ck_assert_int_eq(blocks_after, 0);
 		ck_assert(first < 0 && last < 0);
 	}
 	if (first >= 0 || last >= 0) {
@@ -1274,7 +1333,9 @@ END_TEST
 /* Megatron-LM d98e8a6 megatron/core/transformer/moe/moe_layer.py:
  * 636-640: a mixture-of-experts layer raises in training when its
  * attention's tensor-parallel group has more than one rank and sequence
- * parallelism is off.  The other trainers do not write experts yet. */
+ * parallelism is off.  torchtitan does not write experts yet; DeepSpeed
+ * cannot run Mixtral's dropless routing (deepspeed_moe_arguments_of_
+ * mixtral_by_hand). */
 START_TEST(moe_exports_refuse_what_their_trainer_cannot_run)
 {
 	char *dir = tu_mkdtemp();
@@ -1301,41 +1362,254 @@ START_TEST(moe_exports_refuse_what_their_trainer_cannot_run)
 	for (int i = 0; i < 3; i++) {
 		ck_assert_ptr_null(emit_to_string(others[i], b, &status));
 		ck_assert_int_eq(status, PPCC_EINPUT);
-		ck_assert_ptr_nonnull(strstr(b->diag.text, "mixture of experts"));
+		ck_assert_ptr_nonnull(strstr(b->diag.text, i < 2
+			? "mixture of experts" : "mixture-of-experts layer "
+			  "cannot run dropless routing"));
 	}
 	built_free(b);
 	tu_rmtree_free(dir);
 }
 END_TEST
 
-/* What no trainer's settings carry yet (multi-head latent attention,
- * multi-token prediction, sliding windows, GPT-OSS's biases and sinks)
- * is refused by every trainer format, not written as another model. */
+/* ---- latent attention, multi-token prediction, windows ------------- */
+
+/* DeepSeek-V3 (Hugging Face config.json of deepseek-ai/DeepSeek-V3, the
+ * preset's source: q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim
+ * 128, qk_rope_head_dim 64, v_head_dim 128, num_nextn_predict_layers 1,
+ * first_k_dense_replace 3 of 61 layers, 256 routed experts of 2048, 8 a
+ * token, 1 shared, rope_theta 10000) as DeepSeek-V3 trained it: p 16, ep
+ * 64, ZeRO-1, 2048 devices.  Megatron-LM's rules (d98e8a6):
+ *  - transformer_config.py:288 multi_latent_attention, 259 qk_layernorm
+ *    (bools: flags, argument_utils.py:191), 68 mtp_num_layers (an int);
+ *    arguments.py:3548-3557 --q-lora-rank (default None), --kv-lora-rank,
+ *    --qk-head-dim (the part without RoPE), --qk-pos-emb-head-dim,
+ *    --v-head-dim; 2906-2909 --rope-type, rope or yarn;
+ *  - argument_utils.py:292-293 --multi-latent-attention builds an
+ *    MLATransformerConfig, whose rope_type defaults to yarn
+ *    (transformer_config.py:3306) when --rope-type is not given
+ *    (argument_utils.py:335-337); multi_latent_attention.py:181-187 rope
+ *    is plain RoPE of --rotary-base over the qk_pos_emb_head_dim part,
+ *    and 177-178 the softmax scale is 1 / sqrt(qk_head_dim +
+ *    qk_pos_emb_head_dim) since --rotary-scaling-factor defaults to 1
+ *    (arguments.py:3558) and yarn_rotary_pos_embedding.py:275-278 gives
+ *    mscale 1 at a factor <= 1; gpt_model.py:183 the model adds no RoPE
+ *    of its own beside latent attention;
+ *  - mla_qk_norm_config.py:63-67 and 95-106: without --qk-layernorm the
+ *    latents are not normed; 132-168 with it the norms are fused into the
+ *    up projections, and with no query latent (q_lora_rank None) into
+ *    linear_q_proj, a norm of h before the query's projection (147-150):
+ *    ppcc refuses q_lora_rank 0;
+ *  - arguments.py:1973-1974 latent attention refuses
+ *    --group-query-attention; 882-886 multi-token prediction needs
+ *    --position-embedding-type rope or none;
+ *  - multi_token_prediction.py:823-828 without a layout every MTP module
+ *    is on the last pipeline stage; pipeline_parallel_layer_layout.py:
+ *    112-114 a layout's m count is --mtp-num-layers, 115-120 no decoder
+ *    after an m, 121-137 all of them in one virtual stage, the last of its
+ *    rank's, not on the first rank. */
+START_TEST(megatron_latent_attention_and_mtp_of_deepseek_v3_by_hand)
+{
+	char *dir = tu_mkdtemp();
+	built *b = build_preset(dir, "ds.yaml", "deepseek-v3", "",
+				"  tensor_parallel: 1\n  stages: 16\n"
+				"  schedule: 1f1b\n  expert_parallel: 64\n",
+				2048, 1);
+	int status;
+	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	/* three dense layers, then 58 of experts */
+	char freq[256] = "[0,0,0";
+	for (int i = 0; i < 58; i++)
+		strcat(freq, ",1");
+	strcat(freq, "]");
+	char want[2048];
+	snprintf(want, sizeof want,
+		 "--num-layers 61\n"
+		 "--hidden-size 7168\n"
+		 "--ffn-hidden-size 18432\n"
+		 "--num-experts 256\n"
+		 "--moe-layer-freq %s\n"
+		 "--moe-ffn-hidden-size 2048\n"
+		 "--moe-router-topk 8\n"
+		 "--moe-shared-expert-intermediate-size 2048\n"
+		 "--moe-grouped-gemm\n"
+		 "--moe-token-dispatcher-type alltoall\n"
+		 "--num-attention-heads 128\n"
+		 "--multi-latent-attention\n"
+		 "--qk-layernorm\n"
+		 "--q-lora-rank 1536\n"
+		 "--kv-lora-rank 512\n"
+		 "--qk-head-dim 128\n"
+		 "--qk-pos-emb-head-dim 64\n"
+		 "--v-head-dim 128\n"
+		 "--rope-type rope\n"
+		 "--mtp-num-layers 1\n"
+		 "--seq-length 4096\n"
+		 "--max-position-embeddings 4096\n"
+		 "--normalization RMSNorm\n"
+		 "--position-embedding-type rope\n"
+		 "--rotary-base 10000\n", freq);
+	ck_assert_msg(strstr(text, want), "%s", text);
+	ck_assert_ptr_null(strstr(text, "--group-query-attention"));
+	ck_assert_ptr_null(strstr(text, "--kv-channels"));
+	ck_assert_ptr_null(strstr(text, "--window-size"));
+	ck_assert_ptr_nonnull(strstr(text, "--mtp-loss-scaling-factor"));
+	ck_assert_int_eq(arg_int(text, "--pipeline-model-parallel-size"), 16);
+	ck_assert_int_eq(arg_int(text, "--expert-model-parallel-size"), 64);
+	check_megatron_words(text, "deepseek-v3");
+	check_megatron_rules(b, text, "deepseek-v3");
+	check_megatron_split(b, "deepseek-v3");
+	/* 61 blocks do not split 16 ways: a layout, the MTP module beside
+	 * the head, once */
+	char lay[1024];
+	ck_assert_ptr_nonnull(arg_value(text, "--pipeline-model-parallel-layout",
+					lay, sizeof lay));
+	ck_assert_msg(strlen(lay) > 2 && strcmp(lay + strlen(lay) - 2, "mL") == 0 &&
+		      strchr(lay, 'm') == lay + strlen(lay) - 2, "%s", lay);
+	free(text);
+	built_free(b);
+
+	/* interleaved, v 2: the module is in rank 7's last virtual stage */
+	b = build_preset(dir, "ds2.yaml", "deepseek-v3", "    recompute: full\n",
+			 "  tensor_parallel: 1\n  stages: 8\n  chunks: 2\n"
+			 "  schedule: interleaved\n  expert_parallel: 64\n"
+			 "  global_batch_size: 4096\n",
+			 2048, 1);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	check_megatron_words(text, "deepseek-v3 v 2");
+	check_megatron_rules(b, text, "deepseek-v3 v 2");
+	check_megatron_split(b, "deepseek-v3 v 2");
+	free(text);
+	built_free(b);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* Sliding windows (Megatron-LM d98e8a6): arguments.py:2384-2388
+ * --window-size, read by tuple_type (377-387: "a,b" or "(a,b)"), and
+ * --window-attn-skip-freq, read as --moe-layer-freq is;
+ * extensions/transformer_engine.py:2163-2171 a layer that
+ * transformer/utils.py:531-543 calls windowed passes window_size to
+ * Transformer Engine: layer n (from 1) is windowed when no skip freq is
+ * given, or when n % N != 0 for an int N; utils.py:43-50 (the mask
+ * without Transformer Engine) and Transformer Engine d0067d0
+ * transformer_engine/pytorch/attention/dot_product_attention/
+ * dot_product_attention.py:568-570: query i sees keys i - w0 .. i + w1,
+ * so W keys are (W - 1, 0).  Transformer Engine d0067d0
+ * .../context_parallel.py:5054-5060 refuses a window under context
+ * parallelism unless cp_comm_type is a2a or all_gather, and Megatron-LM's
+ * --cp-comm-type defaults to p2p (arguments.py:3221), the ring ppcc
+ * prices. */
+START_TEST(megatron_sliding_windows_and_their_refusals)
+{
+	char *dir = tu_mkdtemp();
+	const char *pipe = "  tensor_parallel: 1\n  stages: 4\n"
+			   "  schedule: 1f1b\n  expert_parallel: 8\n";
+	built *b = build_moe(dir, "w2.yaml", "    sliding_window: 128\n"
+			     "    sliding_window_pattern: 2\n", pipe, 64, 1);
+	int status;
+	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	char v[64];
+	ck_assert_str_eq(arg_value(text, "--window-size", v, sizeof v), "127,0");
+	ck_assert_int_eq(arg_int(text, "--window-attn-skip-freq"), 2);
+	/* the layers Megatron-LM windows are ppcc's */
+	for (int n = 1; n <= 32; n++)
+		ck_assert_int_eq(n % 2 != 0, ppcc_transformer_is_windowed(
+			b->cfg.model.transformer, n - 1));
+	check_megatron_words(text, "window 2");
+	check_megatron_rules(b, text, "window 2");
+	free(text);
+	built_free(b);
+
+	/* every layer windowed: no skip freq */
+	b = build_moe(dir, "w0.yaml", "    sliding_window: 4096\n", pipe, 64, 1);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	ck_assert_str_eq(arg_value(text, "--window-size", v, sizeof v), "4095,0");
+	ck_assert_ptr_null(strstr(text, "--window-attn-skip-freq"));
+	free(text);
+	built_free(b);
+
+	/* refused: a window under context parallelism, latent attention
+	 * with no query latent, multi-token prediction or latent attention
+	 * with learned positions */
+	static const struct {
+		const char *preset, *extra, *pipeline, *what;
+	} no[] = {
+		{"mixtral-8x7b", "    sliding_window: 128\n",
+		 "  tensor_parallel: 1\n  context_parallel: 2\n  stages: 4\n"
+		 "  schedule: 1f1b\n  expert_parallel: 8\n",
+		 "context_parallel: 1"},
+		{"mixtral-8x7b", "    kv_heads: 32\n"
+		 "    attention: {kind: mla, q_lora_rank: 0, kv_lora_rank: "
+		 "256, qk_nope_head_dim: 128, qk_rope_head_dim: 64, "
+		 "v_head_dim: 128}\n", NULL, "q_lora_rank"},
+		{"mixtral-8x7b", "    mtp_layers: 1\n    position: learned\n",
+		 NULL, "position: rope"},
+		{"mixtral-8x7b", "    kv_heads: 32\n    position: learned\n"
+		 "    attention: {kind: mla, q_lora_rank: 512, kv_lora_rank: "
+		 "256, qk_nope_head_dim: 128, qk_rope_head_dim: 64, "
+		 "v_head_dim: 128}\n", NULL, "position: rope"},
+	};
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+		b = build_preset(dir, "no.yaml", no[i].preset, no[i].extra,
+				 no[i].pipeline ? no[i].pipeline : pipe, 64, 1);
+		ck_assert_ptr_null(emit_to_string(ppcc_emit_megatron, b,
+						  &status));
+		ck_assert_int_eq(status, PPCC_EINPUT);
+		ck_assert_msg(strstr(b->diag.text, no[i].what), "%zu: %s", i,
+			      b->diag.text);
+		built_free(b);
+	}
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* What a trainer's settings do not carry (multi-head latent attention,
+ * multi-token prediction and sliding windows everywhere but Megatron-LM's
+ * arguments; GPT-OSS's biases and sinks everywhere) is refused by that
+ * trainer's format, not written as another model. */
 START_TEST(unwritten_attention_and_heads_are_refused_by_every_trainer)
 {
 	static const struct {
-		const char *extra, *what;
+		const char *preset, *extra, *what;
+		int megatron; /* 1: Megatron-LM's arguments carry it */
 	} cases[] = {
-		{"    kv_heads: 32\n"
+		{"mixtral-8x7b", "    kv_heads: 32\n"
 		 "    attention: {kind: mla, q_lora_rank: 512, kv_lora_rank: "
 		 "256, qk_nope_head_dim: 128, qk_rope_head_dim: 64, "
-		 "v_head_dim: 128}\n", "multi-head latent attention"},
-		{"    mtp_layers: 1\n", "multi-token prediction"},
-		{"    sliding_window: 128\n    sliding_window_pattern: 2\n",
-		 "sliding-window attention"},
+		 "v_head_dim: 128}\n", "multi-head latent attention", 1},
+		{"mixtral-8x7b", "    mtp_layers: 1\n", "multi-token prediction",
+		 1},
+		{"mixtral-8x7b",
+		 "    sliding_window: 128\n    sliding_window_pattern: 2\n",
+		 "sliding-window attention", 1},
+		{"gpt-oss-120b", "    sliding_window: 0\n    sliding_window_pattern: 0\n"
+		 "    biases: false\n",
+		 "attention sinks", 0},
+		{"gpt-oss-120b", "", "biases (transformer.biases)", 0},
 	};
 	emit_fn all[] = {ppcc_emit_megatron, ppcc_emit_megatron_bridge,
 			 ppcc_emit_torchtitan_toml, ppcc_emit_torchtitan,
 			 ppcc_emit_deepspeed};
 	char *dir = tu_mkdtemp();
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-		built *b = build_moe(dir, "x.yaml", cases[c].extra,
-				     "  tensor_parallel: 1\n  stages: 4\n"
-				     "  schedule: 1f1b\n"
-				     "  expert_parallel: 8\n", 64, 1);
+		built *b = build_preset(dir, "x.yaml", cases[c].preset,
+					cases[c].extra,
+					"  tensor_parallel: 1\n  stages: 4\n"
+					"  schedule: 1f1b\n"
+					"  expert_parallel: 8\n", 64, 1);
 		for (size_t f = 0; f < sizeof all / sizeof all[0]; f++) {
 			int status;
-			ck_assert_ptr_null(emit_to_string(all[f], b, &status));
+			char *text = emit_to_string(all[f], b, &status);
+			if (f == 0 && cases[c].megatron) {
+				ck_assert_msg(text, "%s", b->diag.text);
+				free(text);
+				continue;
+			}
+			ck_assert_ptr_null(text);
 			ck_assert_int_eq(status, PPCC_EINPUT);
 			ck_assert_msg(strstr(b->diag.text, cases[c].what),
 				      "%s", b->diag.text);
@@ -2266,6 +2540,118 @@ START_TEST(deepspeed_one_stage_has_no_pipeline_section)
 }
 END_TEST
 
+/* DeepSpeed edaa722's mixture of experts, deepspeed.moe.layer.MoE: its
+ * arguments (deepspeed/moe/layer.py:38-53) hidden_size, expert,
+ * num_experts, ep_size, k, capacity_factor, eval_capacity_factor,
+ * min_capacity, use_residual, noisy_gate_policy, drop_tokens, use_rts,
+ * use_tutel, enable_expert_tensor_parallelism, top2_2nd_expert_sampling;
+ * 59 ep_size divides num_experts; deepspeed/utils/groups.py:350-351 it
+ * divides the ranks of a pipeline stage; moe/sharded_moe.py:162-170 the
+ * capacity ceil(T / E x factor), at least min_capacity, with the factor
+ * x 2 for top 2 (383) and x k above (465); 357-365 the second of two
+ * experts drawn with Gumbel noise unless top2_2nd_expert_sampling is
+ * false; 384-396 and 485-494 drop_tokens false pads every expert to the
+ * busiest one's count; layer.py:124-131 use_residual mixes one MLP in by
+ * a learned coefficient; runtime/engine.py:1889-1891 no MoE under ZeRO 3.
+ * runtime/config.py reads the keys it knows by name (config_utils.py:
+ * 193-194, get_scalar_param is dict.get), so a top-level key it does not
+ * know, "ppcc_moe", is left alone; its sections are pydantic models that
+ * forbid unknown fields (config_utils.py:110), so nothing is added to
+ * them.  Mixtral 8x7B (its Hugging Face config: 8 experts of 14336, 2 a
+ * token, every one of 32 layers) with a capacity factor of 1.25, by
+ * hand. */
+START_TEST(deepspeed_moe_arguments_of_mixtral_by_hand)
+{
+	static const char *const signature[] = {
+		"hidden_size", "expert", "num_experts", "ep_size", "k",
+		"capacity_factor", "eval_capacity_factor", "min_capacity",
+		"use_residual", "noisy_gate_policy", "drop_tokens", "use_rts",
+		"use_tutel", "enable_expert_tensor_parallelism",
+		"top2_2nd_expert_sampling", NULL};
+	char *dir = tu_mkdtemp();
+	const char *pipe = "  tensor_parallel: 1\n  stages: 4\n"
+			   "  schedule: 1f1b\n  expert_parallel: 8\n";
+	built *b = build_moe(dir, "ds.yaml", "    moe: {capacity_factor: 1.25}\n",
+			     pipe, 64, 1);
+	int status;
+	char *text = emit_to_string(ppcc_emit_deepspeed, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	json_error_t err;
+	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+	ck_assert_msg(j, "line %d: %s", err.line, err.text);
+	/* 64 devices = 4 stages x 16 data-parallel ranks, in groups of 8 */
+	deepspeed_batch_holds(j, 16);
+	json_t *moe = json_object_get(j, "ppcc_moe");
+	ck_assert_ptr_nonnull(moe);
+	json_t *layers = json_object_get(moe, "layers");
+	ck_assert_int_eq((int)json_array_size(layers), 32);
+	for (int i = 0; i < 32; i++)
+		ck_assert_int_eq(json_integer_value(json_array_get(layers,
+							(size_t)i)), i);
+	json_t *expert = json_object_get(moe, "expert");
+	ck_assert_int_eq(json_integer_value(json_object_get(expert,
+		"ffn_hidden_size")), 14336);
+	ck_assert(json_is_true(json_object_get(expert, "swiglu")));
+	json_t *a = json_object_get(moe, "arguments");
+	const char *key;
+	json_t *value;
+	json_object_foreach(a, key, value) {
+		ck_assert_msg(in_list(signature, key) &&
+			      strcmp(key, "expert") != 0,
+			      "%s is no argument of MoE", key);
+	}
+	ck_assert_int_eq(json_object_size(a), 9);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "hidden_size")),
+			 4096);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "num_experts")), 8);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "ep_size")), 8);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "k")), 2);
+	ck_assert(json_number_value(json_object_get(a, "capacity_factor")) == 1.25);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "min_capacity")), 0);
+	ck_assert(json_is_true(json_object_get(a, "drop_tokens")));
+	ck_assert(json_is_false(json_object_get(a, "use_residual")));
+	ck_assert(json_is_false(json_object_get(a, "top2_2nd_expert_sampling")));
+	/* beside "ppcc_moe", the keys a dense model's configuration has */
+	static const char *const known[] = {
+		"train_batch_size", "train_micro_batch_size_per_gpu",
+		"gradient_accumulation_steps", "bf16", "data_types",
+		"zero_optimization", "pipeline", "ppcc_moe", NULL};
+	json_object_foreach(j, key, value)
+		ck_assert_msg(in_list(known, key), "%s", key);
+	json_decref(j);
+	free(text);
+	built_free(b);
+
+	/* refused: what DeepSpeed's layer cannot run as planned */
+	static const struct {
+		const char *extra, *pipeline, *what;
+	} no[] = {
+		{"", NULL, "dropless"},
+		{"    moe: {capacity_factor: 1.25, shared_experts: 1}\n", NULL,
+		 "shared experts"},
+		{"    moe: {capacity_factor: 1.25, node_limit: 2}\n", NULL,
+		 "node-limited"},
+		{"    moe: {capacity_factor: 1.25}\n",
+		 "  tensor_parallel: 2\n  stages: 4\n  schedule: 1f1b\n"
+		 "  expert_parallel: 4\n", "t = 1 only"},
+		{"    moe: {capacity_factor: 1.25}\n",
+		 "  tensor_parallel: 1\n  stages: 1\n  expert_parallel: 1\n"
+		 "  zero: 3\n", "ZeRO stage 3"},
+	};
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+		b = build_moe(dir, "no.yaml", no[i].extra,
+			      no[i].pipeline ? no[i].pipeline : pipe, 64, 1);
+		ck_assert_ptr_null(emit_to_string(ppcc_emit_deepspeed, b,
+						  &status));
+		ck_assert_int_eq(status, PPCC_EINPUT);
+		ck_assert_msg(strstr(b->diag.text, no[i].what), "%zu: %s", i,
+			      b->diag.text);
+		built_free(b);
+	}
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 /* DeepSpeed edaa722, runtime/engine.py:1994-1996 and 2011-2021: bf16
  * weights with fp32 gradient accumulation run only at ZeRO 1, in the BF16
  * optimizer, which shards the fp32 weights and Adam state over the
@@ -2406,6 +2792,8 @@ Suite *suite_trainers(void)
 		megatron_moe_arguments_of_mixtral_by_hand,
 		moe_exports_refuse_what_their_trainer_cannot_run,
 		unwritten_attention_and_heads_are_refused_by_every_trainer,
+		megatron_latent_attention_and_mtp_of_deepseek_v3_by_hand,
+		megatron_sliding_windows_and_their_refusals,
 		megatron_bridge_snippet_sets_what_megatrons_arguments_set,
 		launchers_start_a_hosts_devices_not_an_nvlink_domains,
 		trainer_formats_refuse_what_the_trainer_cannot_run,
@@ -2422,6 +2810,7 @@ Suite *suite_trainers(void)
 		deepspeed_topology_names_the_tensor_parallel_ranks,
 		deepspeed_one_stage_has_no_pipeline_section,
 		deepspeed_zero0_is_stage1_at_d1_and_refused_above,
+		deepspeed_moe_arguments_of_mixtral_by_hand,
 		megatron_launcher_sets_one_connection_where_megatron_asserts_it,
 		torchtitan_launcher_world_is_the_plans_degrees,
 		NULL});

@@ -13,7 +13,10 @@
  *
  * A mixture of experts adds its experts, router and expert-parallel
  * degrees (ep, etp) to Megatron-LM's arguments and Megatron-Bridge's
- * fields; torchtitan's and DeepSpeed's outputs refuse it for now.
+ * fields, and DeepSpeed's JSON its MoE layers' arguments; torchtitan's
+ * outputs refuse it for now.
+ * Megatron-LM's arguments also carry latent attention, multi-token
+ * prediction and sliding windows, which the others refuse by name.
  *
  * A plan a trainer cannot run as planned (a schedule kind it lacks, a
  * setting Megatron-LM's argument checks reject, a model given as layers
@@ -70,18 +73,30 @@ static int refuse_experts(const ppcc_config *c, const char *trainer,
 	return PPCC_EINPUT;
 }
 
-/* What the trainers' settings do not carry yet: multi-head latent
- * attention, multi-token prediction, sliding windows, GPT-OSS's biases
- * and sinks.  Refused, not written as a model without them. */
+/* What a trainer's settings may carry beyond a dense model's attention:
+ * the writes argument of refuse_unwritten. */
+enum {
+	WRITES_MLA = 1,    /* multi-head latent attention */
+	WRITES_MTP = 2,    /* multi-token prediction */
+	WRITES_WINDOW = 4  /* sliding-window attention */
+};
+
+/* What the trainer's settings do not carry (all but writes, a set of
+ * WRITES_*; GPT-OSS's biases and sinks always): refused, not written as
+ * a model without them. */
 static int refuse_unwritten(const ppcc_config *c, const char *trainer,
-			    ppcc_diag *d)
+			    int writes, ppcc_diag *d)
 {
 	const ppcc_transformer *tf = c->model.transformer;
 	if (!tf)
 		return 0;
-	const char *what = tf->mla.kind ? "multi-head latent attention"
-		: tf->mtp_layers > 0 ? "multi-token prediction"
-		: tf->sliding_window > 0 ? "sliding-window attention"
+	const char *what =
+		tf->mla.kind && !(writes & WRITES_MLA)
+			? "multi-head latent attention"
+		: tf->mtp_layers > 0 && !(writes & WRITES_MTP)
+			? "multi-token prediction"
+		: tf->sliding_window > 0 && !(writes & WRITES_WINDOW)
+			? "sliding-window attention"
 		: tf->biases ? "biases (transformer.biases)"
 		: tf->attention_sinks ? "attention sinks" : NULL;
 	if (!what)
@@ -135,8 +150,9 @@ static int write_status(FILE *f)
 
 /* The layout in Megatron-LM's --pipeline-model-parallel-layout grammar,
  * every item written out (no `*`, so that the word is safe unquoted in a
- * shell): per virtual stage in stage order, E, one t a block, L, stages
- * separated by `|`. */
+ * shell): per virtual stage in stage order, E, one t a block, with the
+ * head one m a multi-token prediction module and L, stages separated by
+ * `|`. */
 static void megatron_layout(FILE *f, const ppcc_plan *p)
 {
 	const ppcc_schedule *s = &p->best.schedule;
@@ -149,6 +165,9 @@ static void megatron_layout(FILE *f, const ppcc_plan *p)
 			fputc('E', f);
 		for (int i = 0; i < blocks; i++)
 			fputc('t', f);
+		for (int i = 0; h && i < p->config->model.transformer->mtp_layers;
+		     i++)
+			fputc('m', f);
 		if (h)
 			fputc('L', f);
 	}
@@ -240,6 +259,37 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 			   "sequence_parallel: true", pl->tensor_parallel);
 		return PPCC_EINPUT;
 	}
+	if (tr->position != PPCC_POSITION_ROPE &&
+	    (tr->mla.kind || tr->mtp_layers > 0)) {
+		ppcc_loc loc = where(c, tr->mla.kind ? &tr->mla.loc : NULL);
+		ppcc_error(d, &loc, "Megatron-LM's %s: plan with position: "
+			   "rope", tr->mla.kind
+			   ? "multi-head latent attention rotates its "
+			     "qk_rope_head_dim part of every query and key "
+			     "(RoPE) whatever the positions"
+			   : "multi-token prediction runs with rotary "
+			     "positions or none, not learned ones");
+		return PPCC_EINPUT;
+	}
+	if (tr->mla.kind && tr->mla.q_lora_rank == 0) {
+		ppcc_loc loc = where(c, &tr->mla.loc);
+		ppcc_error(d, &loc, "Megatron-LM norms multi-head latent "
+			   "attention's key-value latent only with "
+			   "--qk-layernorm, which without a query latent "
+			   "(q_lora_rank 0) also norms the hidden state before "
+			   "the query's projection, a norm ppcc's model does "
+			   "not have: plan with a q_lora_rank");
+		return PPCC_EINPUT;
+	}
+	if (tr->sliding_window > 0 && pl->context_parallel > 1) {
+		ppcc_loc loc = where(c, &pl->context_parallel_loc);
+		ppcc_error(d, &loc, "Megatron-LM's context parallelism passes "
+			   "keys and values around a ring (its default "
+			   "--cp-comm-type p2p, which ppcc prices), and "
+			   "Transformer Engine refuses sliding-window attention "
+			   "on that ring: plan with context_parallel: 1");
+		return PPCC_EINPUT;
+	}
 	if (pl->grad_bytes != 4.0 && (pl->grad_bytes != 2.0 || pl->zero >= 2)) {
 		ppcc_loc loc = where(c, NULL);
 		ppcc_error(d, &loc, "Megatron-LM keeps gradients in fp32 (4 "
@@ -254,7 +304,8 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
  * named in the errors), or NULL with *err set: the plan has none, its
  * model is not a transformer, or Megatron-LM refuses it. */
 static const ppcc_config *megatron_config(const ppcc_plan *p,
-					  const char *trainer, ppcc_diag *d,
+					  const char *trainer,
+					  int megatron_writes, ppcc_diag *d,
 					  int *err)
 {
 	const ppcc_config *c = plan_config(p, d);
@@ -263,7 +314,8 @@ static const ppcc_config *megatron_config(const ppcc_plan *p,
 		return NULL;
 	}
 	if ((*err = need_transformer(c, trainer, d)) ||
-	    (*err = refuse_unwritten(c, trainer, d)) ||
+	    (*err = refuse_unwritten(c, trainer,
+					       megatron_writes, d)) ||
 	    (*err = megatron_refuses(c, d)))
 		return NULL;
 	return c;
@@ -329,6 +381,36 @@ static void megatron_moe_freq(FILE *f, const ppcc_transformer *tr)
 	fputc(']', f);
 }
 
+/* The attention's arguments beyond a dense model's heads (the rules and
+ * their sources are in man/ppcc.1 and tests/check_trainers.c): multi-head
+ * latent attention with its latents' norms (--qk-layernorm) and plain
+ * RoPE (--rope-type rope; Megatron-LM's latent attention takes YaRN by
+ * default); the multi-token
+ * prediction modules; the window as Transformer Engine's (left, right)
+ * keys beside the query, W - 1 and 0 for W keys, and the period of the
+ * full-attention layers (Megatron-LM's layer n, from 1, attends in full
+ * when n % N == 0, as ppcc's layer i = n - 1 does). */
+static void megatron_attention(FILE *f, const ppcc_transformer *tr)
+{
+	const ppcc_mla *m = &tr->mla;
+	if (m->kind) {
+		fprintf(f, "--multi-latent-attention\n--qk-layernorm\n"
+			"--q-lora-rank %d\n", m->q_lora_rank);
+		fprintf(f, "--kv-lora-rank %d\n--qk-head-dim %d\n"
+			"--qk-pos-emb-head-dim %d\n--v-head-dim %d\n"
+			"--rope-type rope\n", m->kv_lora_rank,
+			m->qk_nope_head_dim, m->qk_rope_head_dim, m->v_head_dim);
+	}
+	if (tr->mtp_layers > 0)
+		fprintf(f, "--mtp-num-layers %d\n", tr->mtp_layers);
+	if (tr->sliding_window > 0) {
+		fprintf(f, "--window-size %d,0\n", tr->sliding_window - 1);
+		if (tr->sliding_window_pattern >= 2)
+			fprintf(f, "--window-attn-skip-freq %d\n",
+				tr->sliding_window_pattern);
+	}
+}
+
 /* The mixture of experts' arguments: the experts, their width and
  * pattern, the router's top k (softmax before the top k when k = 1, as
  * Megatron-LM requires), the shared experts as one FFN of their summed
@@ -358,7 +440,9 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 {
 	(void)o;
 	int err;
-	const ppcc_config *c = megatron_config(p, "Megatron-LM", d, &err);
+	const ppcc_config *c = megatron_config(p, "Megatron-LM",
+						 WRITES_MLA | WRITES_MTP |
+						 WRITES_WINDOW, d, &err);
 	if (!c)
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
@@ -380,6 +464,10 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 		fputs("# and the router's load-balancing loss "
 		      "(--moe-router-load-balancing-type, --moe-aux-loss-coeff: "
 		      "Megatron-LM's default coefficient is 0)\n", f);
+	if (tr->mtp_layers > 0)
+		fputs("# and the multi-token prediction loss's weight "
+		      "(--mtp-loss-scaling-factor: Megatron-LM's default is "
+		      "0.1)\n", f);
 	if (pl->zero >= 2)
 		fputs("# Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset "
 		      "(not 1); the optimizer must be adam or sgd\n", f);
@@ -408,6 +496,7 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	if (tr->kv_heads > 0 && tr->kv_heads != tr->heads)
 		fprintf(f, "--group-query-attention\n--num-query-groups %d\n",
 			tr->kv_heads);
+	megatron_attention(f, tr);
 	fprintf(f, "--seq-length %d\n", tr->seq_len);
 	fprintf(f, "--max-position-embeddings %d\n", tr->seq_len);
 	fprintf(f, "--normalization %s\n",
@@ -546,7 +635,8 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 {
 	(void)o;
 	int err;
-	const ppcc_config *c = megatron_config(p, "Megatron-Bridge", d, &err);
+	const ppcc_config *c = megatron_config(p, "Megatron-Bridge", 0,
+						 d, &err);
 	if (!c)
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
@@ -828,7 +918,7 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	if (!c)
 		return PPCC_EINTERNAL;
 	int err = need_transformer(c, "torchtitan", d);
-	if (err || (err = refuse_unwritten(c, "torchtitan", d)) ||
+	if (err || (err = refuse_unwritten(c, "torchtitan", 0, d)) ||
 	    (err = refuse_experts(c, "torchtitan", d)))
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
@@ -1190,6 +1280,99 @@ int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx)
  * every rank outside the pipeline as data parallel (runtime/pipe/
  * module.py:169-180), so t > 1 needs PipeModelDataParallelTopology.
  */
+/*
+ * A mixture of experts in DeepSpeed (edaa722) is the model's own
+ * deepspeed.moe.layer.MoE modules, whose expert-parallel degree is an
+ * argument (moe/layer.py:38-53), not a key of the JSON; the JSON carries
+ * them under "ppcc_moe", a top-level key DeepSpeed's configuration does
+ * not read (runtime/config.py reads the keys it knows by name,
+ * config_utils.py:193-194; only its sections are strict models): the
+ * blocks that are MoE layers, the expert's shape and the MoE arguments.
+ * The capacity is ceil(k cf T / E) of a rank's T tokens
+ * (moe/sharded_moe.py:162-170, 383, 465: cf x 2 and cf x k), ppcc's, with
+ * min_capacity 0; the second of two experts is the second best, not
+ * sampled (top2_2nd_expert_sampling false, 357-365).  Refused: shared
+ * experts (use_residual mixes one MLP in by a learned coefficient,
+ * layer.py:124-131, not a sum), dropless routing (drop_tokens false pads
+ * every expert to the busiest one's tokens, 384-396 and 485-494, which
+ * ppcc does not price), t > 1 (the experts are then split over the
+ * tensor-parallel ranks or their capacity is, 696-717), ZeRO 3
+ * (runtime/engine.py:1889-1891), node-limited routing and FP8 dispatch.
+ */
+static int deepspeed_moe_refuses(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_transformer *tr = c->model.transformer;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_moe *e = &tr->moe;
+	ppcc_loc loc = e->loc.file ? e->loc
+		: c->model.transformer_loc.file ? c->model.transformer_loc
+		: (ppcc_loc){c->path, 0, 0};
+	const char *why = NULL;
+	if (e->shared_experts > 0)
+		why = "its shared experts (DeepSpeed's use_residual mixes one "
+		      "dense MLP into the experts' output by a learned "
+		      "coefficient, not a sum of shared experts)";
+	else if (e->capacity_factor <= 0)
+		why = "dropless routing (DeepSpeed's drop_tokens: false pads "
+		      "every expert to the busiest expert's tokens, which ppcc "
+		      "does not price): plan with a capacity_factor";
+	else if (e->node_limit > 0)
+		why = "node-limited routing (DeepSpeed's gate has none)";
+	else if (e->dispatch_fp8)
+		why = "an FP8 dispatch (DeepSpeed's all-to-alls move the "
+		      "model's bf16)";
+	if (why) {
+		ppcc_error(d, &loc, "DeepSpeed's mixture-of-experts layer cannot "
+			   "run %s", why);
+		return PPCC_EINPUT;
+	}
+	if (pl->tensor_parallel > 1 || ppcc_pipeline_etp(pl) > 1) {
+		ppcc_loc at = where(c, &pl->tensor_parallel_loc);
+		ppcc_error(d, &at, "ppcc writes DeepSpeed's mixture of experts "
+			   "for t = 1 only: with tensor parallelism DeepSpeed "
+			   "splits its experts or their capacity over the %d "
+			   "tensor-parallel ranks, which is not the plan's "
+			   "expert tensor parallelism of %d",
+			   pl->tensor_parallel, ppcc_pipeline_etp(pl));
+		return PPCC_EINPUT;
+	}
+	if (pl->zero >= 3) {
+		ppcc_loc at = where(c, &pl->zero_loc);
+		ppcc_error(d, &at, "DeepSpeed's mixture-of-experts layer does not "
+			   "train under ZeRO stage 3: plan with zero: 1 or 2");
+		return PPCC_EINPUT;
+	}
+	if (pl->expert_parallel < 1 || e->experts % pl->expert_parallel ||
+	    pl->data_parallel % pl->expert_parallel) {
+		ppcc_loc at = where(c, NULL);
+		ppcc_error(d, &at, "DeepSpeed's expert-parallel groups of %d "
+			   "must divide the %d experts and a stage's %d "
+			   "data-parallel ranks", pl->expert_parallel,
+			   e->experts, pl->data_parallel);
+		return PPCC_EINPUT;
+	}
+	return 0;
+}
+
+/* The "ppcc_moe" key (deepspeed_moe_refuses gives its rules). */
+static void deepspeed_moe(FILE *f, const ppcc_config *c)
+{
+	const ppcc_transformer *tr = c->model.transformer;
+	const ppcc_moe *e = &tr->moe;
+	fputs(",\n  \"ppcc_moe\": {\n    \"layers\": [", f);
+	for (int i = 0, n = 0; i < tr->layers; i++)
+		if (ppcc_transformer_is_moe(tr, i))
+			fprintf(f, "%s%d", n++ ? ", " : "", i);
+	fprintf(f, "],\n    \"expert\": {\"ffn_hidden_size\": %d, "
+		"\"swiglu\": true},\n", e->ffn_hidden);
+	fprintf(f, "    \"arguments\": {\"hidden_size\": %d, \"num_experts\": "
+		"%d, \"ep_size\": %d, \"k\": %d, \"capacity_factor\": %g, "
+		"\"min_capacity\": 0, \"drop_tokens\": true, "
+		"\"use_residual\": false, \"top2_2nd_expert_sampling\": "
+		"false}\n  }", tr->hidden, e->experts,
+		c->pipeline.expert_parallel, e->top_k, e->capacity_factor);
+}
+
 int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 			const ppcc_emit_options *o, ppcc_diag *d)
 {
@@ -1197,8 +1380,10 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 	const ppcc_config *c = plan_config(p, d);
 	if (!c)
 		return PPCC_EINTERNAL;
-	if (refuse_unwritten(c, "DeepSpeed", d) ||
-	    refuse_experts(c, "DeepSpeed", d))
+	const ppcc_transformer *tr = c->model.transformer;
+	int moe = tr && tr->moe.experts > 0;
+	if (refuse_unwritten(c, "DeepSpeed", 0, d) ||
+	    (moe && deepspeed_moe_refuses(c, d)))
 		return PPCC_EINPUT;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
@@ -1252,9 +1437,9 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 	fprintf(f, "  \"gradient_accumulation_steps\": %d,\n", pl->microbatches);
 	fputs("  \"bf16\": {\"enabled\": true},\n", f);
 	fprintf(f, "  \"data_types\": {\"grad_accum_dtype\": \"%s\"},\n", accum);
-	fprintf(f, "  \"zero_optimization\": {\"stage\": %d}%s\n", stage,
-		piped ? "," : "");
+	fprintf(f, "  \"zero_optimization\": {\"stage\": %d}", stage);
 	if (piped) {
+		fputs(",\n", f);
 		fprintf(f, "  \"pipeline\": {\n    \"stages\": %d,\n",
 			pl->stages);
 		fprintf(f, "    \"activation_checkpoint_interval\": %d,\n",
@@ -1265,8 +1450,10 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 		fputs("    \"parts\": [", f);
 		for (int k = 0; k < s->n_stages; k++)
 			fprintf(f, "%d, ", p->best.stages[k].first_layer);
-		fprintf(f, "%d]\n  }\n", p->n_layers);
+		fprintf(f, "%d]\n  }", p->n_layers);
 	}
-	fputs("}\n", f);
+	if (moe)
+		deepspeed_moe(f, c);
+	fputs("\n}\n", f);
 	return write_status(f);
 }
