@@ -634,6 +634,61 @@ START_TEST(flash_attention_counts_the_causal_half)
 }
 END_TEST
 
+/* precision fp8, by hand, on Llama 3 8B's block (s 8192, b 1): its
+ * weight products, 24sbh^2-like 3,573,412,790,272 FLOPs forward (W's
+ * too), run in FP8, twice that in the backward, none recomputed under
+ * selective recomputation and all of them again under full; its
+ * 218,103,808 weight parameters (h (h + 2 h/4) + h h + 3 h f) get
+ * Transformer Engine's FP8 copy and transpose, 2 bytes each, over t; its
+ * stash keeps the QKV and FFN inputs in one byte (-2sbh, whole), the
+ * output projection's input once more in one (+sbh) and the down
+ * projection's in one (-sbf): 8192 (-8192 + 4096 - 14336) = -150,994,944
+ * bytes.  On a device of 100 dense 16-bit TFLOP/s and 200 FP8 at
+ * efficiency 1, the forward takes 549,755,813,888 / 1e14 +
+ * 3,573,412,790,272 / 2e14 = 0.02336462209024 s. */
+START_TEST(fp8_prices_the_weight_products_and_holds_their_copies)
+{
+	ppcc_transformer t = {.layers = 1, .hidden = 4096, .heads = 32,
+			      .kv_heads = 8, .ffn_hidden = 14336,
+			      .vocab = 128256, .seq_len = 8192,
+			      .micro_batch_size = 1, .swiglu = 1,
+			      .flash_attention = 1, .sequence_parallel = 1,
+			      .recompute = PPCC_RECOMPUTE_SELECTIVE};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_layer *L;
+	int n;
+	ck_assert_int_eq(ppcc_transformer_expand(&L, &n, a, &t, (ppcc_loc){0}), 0);
+	ppcc_layer bf16 = L[1];
+	ck_assert(bf16.fp8_fwd_flops == 0 && bf16.fp8_params == 0);
+	t.fp8 = 1;
+	ck_assert_int_eq(ppcc_transformer_expand(&L, &n, a, &t, (ppcc_loc){0}), 0);
+	ck_assert_double_eq(L[1].fwd_flops, bf16.fwd_flops);
+	ck_assert_double_eq(L[1].fp8_fwd_flops, 3573412790272.0);
+	ck_assert_double_eq(L[1].fp8_bwd_flops, 2 * 3573412790272.0);
+	ck_assert_double_eq(L[1].fp8_recompute_flops, 0);
+	ck_assert_double_eq(L[1].fp8_params, 218103808.0);
+	ck_assert_double_eq(L[1].stash_bytes - bf16.stash_bytes, -150994944.0);
+	ck_assert_double_eq(L[0].fp8_params, 0); /* the embedding */
+	ck_assert_double_eq(L[2].fp8_fwd_flops, 0); /* the head */
+	ck_assert_double_eq(ppcc_memory_fp8_copy_bytes(&L[1], 2, NULL),
+			    218103808.0);
+	ppcc_device_group dg = {.tflops = 100, .efficiency = 1,
+				.fp8_speedup = 2};
+	double sec = ppcc_cost_flops_seconds(&dg, 1e14, L[1].fwd_flops,
+					     L[1].fp8_fwd_flops);
+	ck_assert_msg(fabs(sec - 0.02336462209024) < 1e-15, "%.17g", sec);
+	dg.fp8_speedup = 0; /* no FP8 tensor cores: all at 16 bits */
+	ck_assert(ppcc_cost_flops_seconds(&dg, 1e14, L[1].fwd_flops,
+					  L[1].fp8_fwd_flops) ==
+		  L[1].fwd_flops / 1e14);
+	t.recompute = PPCC_RECOMPUTE_FULL;
+	ck_assert_int_eq(ppcc_transformer_expand(&L, &n, a, &t, (ppcc_loc){0}), 0);
+	ck_assert_double_eq(L[1].fp8_recompute_flops, 3573412790272.0);
+	ck_assert_double_eq(L[1].fp8_bwd_flops, 3 * 3573412790272.0);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 START_TEST(loss_stage_keeps_logits_in_16_bits_and_fp32)
 {
 	planned r;
@@ -1262,6 +1317,7 @@ Suite *suite_iteration(void)
 		zero3_peak_holds_two_buffers_of_the_largest_layer,
 		torchtitan_selective_keeps_every_other_matmul,
 		flash_attention_counts_the_causal_half,
+		fp8_prices_the_weight_products_and_holds_their_copies,
 		fsdp_llama3_8b_on_8_h100_fits_as_measured,
 		memory_terms_of_a_layer_a_device_and_the_optimizer,
 		ring_allreduce_in_a_node_takes_nccls_ring_latency,

@@ -138,6 +138,47 @@ static void expect_errors(const char *yaml, const char *want)
 
 /* ---- values ----------------------------------------------------------- */
 
+/* precision fp8 needs FP8 tensor cores on every device and is modelled
+ * as Megatron-LM runs it with Transformer Engine: on an A100, under
+ * ZeRO-3, or for torchtitan or DeepSpeed it is an error at the key. */
+START_TEST(fp8_is_refused_where_it_is_not_modelled)
+{
+	static const struct {
+		const char *device, *pipeline, *want;
+	} cases[] = {
+		{"h100", "{stages: 1}", NULL},
+		{"a100", "{stages: 1}", "device 'a100' has no FP8 tensor cores"},
+		{"{name: x, tflops: 100, tflops_fp8: 200, efficiency: 0.5, "
+		 "memory_gib: 80}", "{stages: 1}", NULL},
+		{"h100", "{stages: 1, zero: 3, data_parallel: 2}",
+		 "FP8 beside ZeRO-3's sharded weights is not modelled"},
+		{"h100", "{stages: 1, trainer: torchtitan}",
+		 "torchtitan's float8 is not modelled"},
+		{"h100", "{stages: 1, trainer: deepspeed}",
+		 "DeepSpeed's configuration has no FP8 training"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char text[1024];
+		snprintf(text, sizeof text, "model:\n  name: m\n"
+			 "  transformer: {preset: llama3-8b, precision: fp8}\n"
+			 "cluster: {devices: 2, device: %s}\n"
+			 "pipeline: %s\n", cases[i].device, cases[i].pipeline);
+		loaded r;
+		load_text(&r, text);
+		ck_assert_msg(r.status == 0, "%s", r.diag.text);
+		int err = ppcc_config_check(&r.cfg, &r.diag.d);
+		if (!cases[i].want)
+			ck_assert_msg(err == 0, "%zu: %s", i, r.diag.text);
+		else
+			ck_assert_msg(err == PPCC_EINPUT &&
+				      strstr(r.diag.text, cases[i].want) &&
+				      strstr(r.diag.text, "3:36: precision fp8"),
+				      "%zu: %s", i, r.diag.text);
+		done(&r);
+	}
+}
+END_TEST
+
 /* pipeline.overlap: moe_a2a and comm_sm_share as given, else the
  * trainer's default (torchtitan registers no overlapped function for
  * PyTorch's OVERLAP_F_B: b5bcd76c has no register_custom_function
@@ -2592,6 +2633,7 @@ Suite *suite_load(void)
 	TCase *tc = tu_tcase(s, "load", 120, (const TTest *const[]){
 		load_converts_units_and_fills_defaults,
 		overlap_keys_take_their_values_and_refuse_what_is_not_modelled,
+		fp8_is_refused_where_it_is_not_modelled,
 		load_expands_repeat_in_place,
 		device_preset_gives_the_row_and_a_mapping_overrides_a_field,
 		nvls_follows_the_presets_and_only_theirs,

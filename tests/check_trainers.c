@@ -649,7 +649,8 @@ static const char *const mg_value_flags[] = {
 	"--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
 	"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
 	"--qk-pos-emb-head-dim", "--v-head-dim", "--rope-type",
-	"--mtp-num-layers", "--window-size", "--window-attn-skip-freq", NULL};
+	"--mtp-num-layers", "--window-size", "--window-attn-skip-freq",
+	"--fp8-format", "--fp8-recipe", NULL};
 
 static int in_list(const char *const *list, const char *w)
 {
@@ -1501,6 +1502,39 @@ END_TEST
  * parallelism unless cp_comm_type is a2a or all_gather, and Megatron-LM's
  * --cp-comm-type defaults to p2p (arguments.py:3221), the ring ppcc
  * prices. */
+/* precision fp8 is Megatron-LM's --fp8-format hybrid with delayed
+ * scaling (d98e8a6 megatron/core/transformer/transformer_config.py:587-596:
+ * fp8 is written --fp8-format, e4m3 or hybrid; fp8_recipe, --fp8-recipe,
+ * defaults to delayed); a Megatron-Bridge recipe's is not written, and
+ * refused by name. */
+START_TEST(megatron_writes_fp8_as_planned)
+{
+	char *dir = tu_mkdtemp();
+	const char *pipe = "  tensor_parallel: 1\n  stages: 4\n"
+			   "  schedule: 1f1b\n  expert_parallel: 8\n";
+	built *b = build_moe(dir, "f8.yaml", "    precision: fp8\n", pipe, 64, 1);
+	int status;
+	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	char v[64];
+	ck_assert_str_eq(arg_value(text, "--fp8-format", v, sizeof v), "hybrid");
+	ck_assert_str_eq(arg_value(text, "--fp8-recipe", v, sizeof v), "delayed");
+	check_megatron_words(text, "fp8");
+	free(text);
+	text = emit_to_string(ppcc_emit_megatron_bridge, b, &status);
+	ck_assert_ptr_null(text);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "FP8 (precision fp8)"));
+	built_free(b);
+	b = build_moe(dir, "b16.yaml", "", pipe, 64, 1);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	ck_assert_ptr_null(strstr(text, "--fp8"));
+	free(text);
+	built_free(b);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 START_TEST(megatron_sliding_windows_and_their_refusals)
 {
 	char *dir = tu_mkdtemp();
@@ -2793,6 +2827,7 @@ Suite *suite_trainers(void)
 		moe_exports_refuse_what_their_trainer_cannot_run,
 		unwritten_attention_and_heads_are_refused_by_every_trainer,
 		megatron_latent_attention_and_mtp_of_deepseek_v3_by_hand,
+		megatron_writes_fp8_as_planned,
 		megatron_sliding_windows_and_their_refusals,
 		megatron_bridge_snippet_sets_what_megatrons_arguments_set,
 		launchers_start_a_hosts_devices_not_an_nvlink_domains,

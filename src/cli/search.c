@@ -241,7 +241,8 @@ static void emit_why(FILE *f, const ppcc_config *cfg,
 	put_sig(f, 0, w->iteration_ms, tb);
 	fprintf(f, " ms an iteration, %.1f%% bubble\n", 100 * w->bubble);
 	char band[256];
-	ppcc_time_band(band, sizeof band, cl);
+	ppcc_time_band(band, sizeof band, cl,
+		       cfg->model.transformer && cfg->model.transformer->fp8);
 	fprintf(f, "  uncertainty: %s\n", band);
 	char from[256];
 	ppcc_device_tie_band(from, sizeof from, cl);

@@ -8,7 +8,9 @@
  * part of their bytes over t x cp and the replicated part over cp, at the
  * device's memory bandwidth; a mixture-of-experts layer adds its token
  * all-to-alls and, under expert parallelism, the busiest expert rank's
- * extra routed FLOPs.  plan/tables.c rounds these to picoseconds
+ * extra routed FLOPs.  Under precision fp8 the layers' FP8 products run
+ * at the FP8 peak (ppcc_cost_flops_seconds, doc/design/precision.md).
+ * plan/tables.c rounds these to picoseconds
  * and sums them into the partitioner's integer tables; the stage parts
  * below are what iteration.c reports.  Each expression keeps the order of its
  * operations, on which the plans' bytes depend.
@@ -18,6 +20,14 @@
 double ppcc_cost_speed(const ppcc_device_group *dg, int shard)
 {
 	return shard * dg->tflops * 1e12 * dg->efficiency;
+}
+
+double ppcc_cost_flops_seconds(const ppcc_device_group *dg, double speed,
+				double flops, double fp8_flops)
+{
+	if (!(fp8_flops > 0) || !(dg->fp8_speedup > 0))
+		return flops / speed;
+	return (flops - fp8_flops) / speed + fp8_flops / (speed * dg->fp8_speedup);
 }
 
 static double kernel_seconds(const ppcc_device_group *dg, int t, int shard,
@@ -86,16 +96,24 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 		? cfg->pipeline.context_parallel : 1;
 	int shard = t * cp;
 	double speed = ppcc_cost_speed(dg, shard);
-	*out_fwd = l->fwd_flops / speed + lc->tp_f[layer] + lc->cp_f[layer] +
+	*out_fwd = ppcc_cost_flops_seconds(dg, speed, l->fwd_flops,
+					   l->fp8_fwd_flops) +
+		   lc->tp_f[layer] + lc->cp_f[layer] +
 		   kernel_seconds(dg, t, shard, l->kernel_fwd_bytes,
 				  l->kernel_fwd_replicated_bytes);
-	*out_bwd = l->bwd_flops / speed + lc->tp_b[layer] + lc->cp_b[layer] +
+	*out_bwd = ppcc_cost_flops_seconds(dg, speed, l->bwd_flops,
+					   l->fp8_bwd_flops) +
+		   lc->tp_b[layer] + lc->cp_b[layer] +
 		   kernel_seconds(dg, t, shard, l->kernel_bwd_bytes,
 				  l->kernel_bwd_replicated_bytes);
 	if (lc->ep_f) {
 		double xb, xf = ppcc_cost_expert_extra_flops(&xb, cfg, l);
-		*out_fwd += lc->ep_f[layer] + xf / speed;
-		*out_bwd += lc->ep_b[layer] + xb / speed;
+		/* the experts' matrix multiplies: FP8 where the blocks' are */
+		int f8 = l->fp8_fwd_flops > 0;
+		*out_fwd += lc->ep_f[layer] +
+			    ppcc_cost_flops_seconds(dg, speed, xf, f8 ? xf : 0);
+		*out_bwd += lc->ep_b[layer] +
+			    ppcc_cost_flops_seconds(dg, speed, xb, f8 ? xb : 0);
 	}
 }
 
@@ -146,7 +164,9 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 		c->tp_bwd_ms += 1e3 * lc->tp_b[k];
 		c->cp_fwd_ms += 1e3 * lc->cp_f[k];
 		c->cp_bwd_ms += 1e3 * lc->cp_b[k];
-		c->recompute_ms += 1e3 * L[k].recompute_flops / speed;
+		c->recompute_ms += 1e3 * ppcc_cost_flops_seconds(
+			dg, speed, L[k].recompute_flops,
+			L[k].fp8_recompute_flops);
 		c->params += per_device;
 		if (L[k].bytes_per_param > 0) {
 			c->weight_bytes += per_device * f * L[k].bytes_per_param;
@@ -161,6 +181,9 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 			c->grad_bytes += per_device * split[1];
 			c->optimizer_bytes += per_device * split[2];
 		}
+		/* Transformer Engine's FP8 weight copies are weights too */
+		c->weight_bytes += f * ppcc_memory_fp8_copy_bytes(
+			&L[k], t, &ex);
 		c->logits_bytes += f * L[k].logits_bytes / shard;
 		c->hardware_flops += L[k].fwd_flops + L[k].bwd_flops;
 		c->model_flops += L[k].fwd_flops + L[k].bwd_flops -

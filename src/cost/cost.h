@@ -165,6 +165,12 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 			     const ppcc_cost_layer_comm *lc, int layer,
 			     const ppcc_device_group *dg);
 
+/* Seconds of flops at speed (FLOP/s, 16-bit) on a device of dg, of which
+ * fp8_flops run at dg's FP8 peak (speed x fp8_speedup); flops / speed
+ * exactly when there are none or the device has no FP8. */
+double ppcc_cost_flops_seconds(const ppcc_device_group *dg, double speed,
+			       double flops, double fp8_flops);
+
 /* The share of a stage's expert all-to-alls an overlapped pair of cfg
  * under schedule kind can hide (ppcc_stage_cost.ep_hidden_share): 1 -
  * the SMs' share communication takes, for a mixture of experts on a
@@ -204,6 +210,17 @@ double ppcc_memory_zero_bytes_per_param(double *out, int zero,
 #define PPCC_TORCHTITAN_MEMORY_RUNS 6
 #define PPCC_TORCHTITAN_MEMORY_WORST_PCT 1.0
 double ppcc_memory_reserve_factor(int trainer);
+
+/* Transformer Engine's FP8 copy of a weight and its transpose, which
+ * Hopper's FP8 products need, kept across microbatches: bytes a
+ * parameter beside the 16-bit weight (doc/design/precision.md). */
+#define PPCC_FP8_COPY_BYTES 2.0
+
+struct ppcc_memory_experts;
+/* Those copies of layer l on one device of t (ex: the experts' share,
+ * or NULL to split them over t as the rest). */
+double ppcc_memory_fp8_copy_bytes(const ppcc_layer *l, int t,
+				  const struct ppcc_memory_experts *ex);
 
 /* One layer's bytes on a pipeline rank of t x cp devices, unrounded:
  * plan/tables.c rounds each to a byte and sums them over a stage. */

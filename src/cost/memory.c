@@ -93,6 +93,20 @@ double ppcc_memory_device_params(const ppcc_layer *l, const ppcc_pipeline *p)
 	       l->expert_params / (ep * ppcc_pipeline_etp(p));
 }
 
+double ppcc_memory_fp8_copy_bytes(const ppcc_layer *l, int t,
+				  const ppcc_memory_experts *ex)
+{
+	if (!(l->fp8_params > 0))
+		return 0;
+	double e = ex ? l->expert_params : 0;
+	double whole = l->tp_replicated_params;
+	double split = l->fp8_params - e - whole;
+	if (split < 0)
+		split = 0;
+	return PPCC_FP8_COPY_BYTES *
+	       (split / t + whole + (e > 0 ? e * ex->share : 0));
+}
+
 void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
 			     int t, int cp, double zero_bpp,
 			     const ppcc_memory_experts *ex, int split,
@@ -117,6 +131,9 @@ void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
 	} else {
 		out->static_bytes = factor * l->params * bpp * cp;
 	}
+	if (l->fp8_params > 0)
+		out->static_bytes += factor * t * cp *
+				     ppcc_memory_fp8_copy_bytes(l, t, ex);
 	out->stash_bytes = stash;
 	out->stash_weight_bytes = wst;
 	out->hold_bytes = split && wst > stash ? wst : stash;

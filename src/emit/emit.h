@@ -131,8 +131,9 @@ int ppcc_emit_text(FILE *f, const ppcc_plan *p, const ppcc_emit_options *o);
 
 /* The band of a plan's time on cluster cl, for the text reports: the
  * held-out error of its devices' calibration (the worst group's), or
- * why none is stated (an uncalibrated preset, the file's efficiency). */
-void ppcc_time_band(char *buf, size_t n, const ppcc_cluster *cl);
+ * why none is stated (an uncalibrated preset, the file's efficiency, FP8
+ * products, fp8 1, which no published run checks). */
+void ppcc_time_band(char *buf, size_t n, const ppcc_cluster *cl, int fp8);
 
 /* Two lines for each device group that names a preset (its name and
  * count when there are several groups; none without a preset):

@@ -231,9 +231,15 @@ static void breakdown_row(FILE *f, const char *what, double ms, double total)
 		total > 0 ? 100 * ms / total : 0);
 }
 
-void ppcc_time_band(char *buf, size_t n, const ppcc_cluster *cl)
+void ppcc_time_band(char *buf, size_t n, const ppcc_cluster *cl, int fp8)
 {
 	const ppcc_device_preset *worst = NULL;
+	if (fp8) {
+		snprintf(buf, n, "none stated: FP8 matrix multiplies run at the "
+			 "device's efficiency of its FP8 peak, which no "
+			 "published run checks");
+		return;
+	}
 	for (int g = 0; g < cl->n_groups; g++) {
 		const ppcc_device_group *dg = &cl->groups[g];
 		const ppcc_device_preset *pr = dg->preset;
@@ -272,7 +278,8 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 		it->data_parallel, it->global_batch_size, c->pipeline.zero);
 	fprintf(f, "  iteration time (ms)         %12.3f\n", it->iteration_ms);
 	char band[256];
-	ppcc_time_band(band, sizeof band, &c->cluster);
+	ppcc_time_band(band, sizeof band, &c->cluster,
+		       c->model.transformer && c->model.transformer->fp8);
 	fprintf(f, "  uncertainty                 %s\n", band);
 	if (c->model.seq_len > 0)
 		fprintf(f, "  tokens per second           %12.1f\n", it->tokens_per_s);

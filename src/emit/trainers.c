@@ -78,7 +78,8 @@ static int refuse_experts(const ppcc_config *c, const char *trainer,
 enum {
 	WRITES_MLA = 1,    /* multi-head latent attention */
 	WRITES_MTP = 2,    /* multi-token prediction */
-	WRITES_WINDOW = 4  /* sliding-window attention */
+	WRITES_WINDOW = 4, /* sliding-window attention */
+	WRITES_FP8 = 8     /* precision fp8 */
 };
 
 /* What the trainer's settings do not carry (all but writes, a set of
@@ -97,6 +98,7 @@ static int refuse_unwritten(const ppcc_config *c, const char *trainer,
 			? "multi-token prediction"
 		: tf->sliding_window > 0 && !(writes & WRITES_WINDOW)
 			? "sliding-window attention"
+		: tf->fp8 && !(writes & WRITES_FP8) ? "FP8 (precision fp8)"
 		: tf->biases ? "biases (transformer.biases)"
 		: tf->attention_sinks ? "attention sinks" : NULL;
 	if (!what)
@@ -442,7 +444,8 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	int err;
 	const ppcc_config *c = megatron_config(p, "Megatron-LM",
 						 WRITES_MLA | WRITES_MTP |
-						 WRITES_WINDOW, d, &err);
+						 WRITES_WINDOW | WRITES_FP8,
+						 d, &err);
 	if (!c)
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
@@ -512,6 +515,11 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	if (!tr->tie_embeddings)
 		fputs("--untie-embeddings-and-output-weights\n", f);
 	fputs("--bf16\n", f);
+	/* FP8 as planned: Transformer Engine's blocks in FP8, E4M3 forward
+	 * and E5M2 gradients, delayed scaling (Megatron-LM d98e8a6
+	 * megatron/core/transformer/transformer_config.py:587-596) */
+	if (tr->fp8)
+		fputs("--fp8-format hybrid\n--fp8-recipe delayed\n", f);
 	if (pl->grad_bytes == 2.0)
 		fputs("--grad-reduce-in-bf16\n", f);
 	int first = 0, last = 0;

@@ -470,6 +470,29 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d)
 		ppcc_error(d, &loc, "the configuration has no %s",
 			   c->model.n_layers < 1 ? "layers" : "devices");
 	}
+	/* FP8 needs FP8 tensor cores on every device */
+	const ppcc_transformer *tf = c->model.transformer;
+	for (int g = 0; tf && tf->fp8 && g < c->cluster.n_groups; g++) {
+		const ppcc_device_group *dg = &c->cluster.groups[g];
+		if (dg->fp8_speedup > 0)
+			continue;
+		loc = where(c, &tf->precision_loc);
+		ppcc_error(d, &loc, "precision fp8: device '%s' has no FP8 "
+			   "tensor cores (no dense FP8 peak); plan bf16, or give "
+			   "the device's tflops_fp8", dg->name);
+		break;
+	}
+	if (tf && tf->fp8 && (p->zero == 3 ||
+			      p->trainer != PPCC_TRAINER_MEGATRON)) {
+		loc = where(c, &tf->precision_loc);
+		ppcc_error(d, &loc, "precision fp8: ppcc models FP8 as "
+			   "Megatron-LM runs it with Transformer Engine; %s; "
+			   "plan bf16", p->zero == 3
+			   ? "FP8 beside ZeRO-3's sharded weights is not modelled"
+			   : p->trainer == PPCC_TRAINER_TORCHTITAN
+			   ? "torchtitan's float8 is not modelled"
+			   : "DeepSpeed's configuration has no FP8 training");
+	}
 	if (d->errors != errors)
 		return PPCC_EINPUT;
 

@@ -67,6 +67,16 @@ typedef struct ppcc_layer {
 	 * tensor-parallel device without sequence parallelism */
 	double kernel_fwd_bytes, kernel_bwd_bytes;
 	double kernel_fwd_replicated_bytes, kernel_bwd_replicated_bytes;
+	/* Under precision fp8, the parts of fwd_flops, bwd_flops and
+	 * recompute_flops that run in FP8: the blocks' weight matrix
+	 * multiplies but the router's (W's FP8 part is fp8_fwd_flops, each
+	 * product once); 0 in bf16 (cost/compute.c prices them at the FP8
+	 * peak, doc/design/precision.md) */
+	double fp8_fwd_flops, fp8_bwd_flops, fp8_recompute_flops;
+	/* and the parameters of those products (the routed experts' among
+	 * them, expert_params), of which Transformer Engine caches an FP8
+	 * copy and its transpose (cost/memory.c) */
+	double fp8_params;
 } ppcc_layer;
 
 typedef struct ppcc_model {
@@ -103,6 +113,9 @@ typedef struct ppcc_device_group {
 	 * its efficiency is the file's, not the row's. */
 	const struct ppcc_device_preset *preset;
 	int efficiency_given;
+	/* the dense FP8 peak over the dense 16-bit one (tflops_fp8 / tflops,
+	 * or the preset's); 0: no FP8 tensor cores */
+	double fp8_speedup;
 } ppcc_device_group;
 
 typedef struct ppcc_link {
@@ -366,6 +379,11 @@ typedef struct ppcc_transformer {
 			  no dropout */
 	int sequence_parallel; /* 1 (the default): norms and dropout split too */
 	int flash_attention;   /* 1 (the default): no a*s^2 scores kept */
+	/* precision: 1 for fp8, the blocks' weight matrix multiplies in
+	 * FP8 as Transformer Engine runs them (doc/design/precision.md);
+	 * 0 for bf16 */
+	int fp8;
+	ppcc_loc precision_loc;
 	int norm;              /* ppcc_norm */
 	int position;          /* ppcc_position */
 	double rope_theta;     /* RoPE's base; 0: 10000 */

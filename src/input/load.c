@@ -891,8 +891,6 @@ static const struct {
 	const char *key, *what, *hint; /* hint NULL: leave the key out */
 } unmodelled[] = {
 	{"attention_chunk_size", "chunked attention", NULL},
-	{"precision", "a precision other than bf16 (FP8 matrix multiplies)",
-	 "leave it out: ppcc plans bf16"},
 	{"mamba", "state-space (Mamba) layers", NULL},
 	{"hybrid_override_pattern", "hybrid state-space (Mamba) layers", NULL},
 	{"linear_attention", "linear attention", NULL},
@@ -1365,7 +1363,8 @@ static const char *const transformer_keys[] = {
 	"bytes_per_param", "sequence_parallel", "flash_attention", "norm",
 	"position", "rope_theta", "tie_embeddings", "head_dim", "moe",
 	"attention", "mtp_layers", "sliding_window", "sliding_window_pattern",
-	"biases", "attention_sinks", NULL};
+	"biases", "attention_sinks", "precision", NULL};
+static const char *const precision_words[] = {"bf16", "fp8", NULL};
 static const char *const attention_keys[] = {
 	"kind", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
 	"qk_rope_head_dim", "v_head_dim", NULL};
@@ -1648,6 +1647,7 @@ static void read_transformer(loader *L, const section *model,
 	sec_bool(&s, "swiglu", &t->swiglu);
 	sec_bool(&s, "sequence_parallel", &t->sequence_parallel);
 	sec_bool(&s, "flash_attention", &t->flash_attention);
+	sec_word(&s, "precision", precision_words, &t->fp8, &t->precision_loc);
 	sec_number(&s, "bytes_per_param", NUM_POSITIVE, 0, &t->bytes_per_param);
 	if (!preset) {
 		t->norm = t->swiglu ? PPCC_NORM_RMSNORM : PPCC_NORM_LAYERNORM;
@@ -1947,10 +1947,12 @@ static const char *const cluster_keys[] = {"device", "devices", "groups",
 					   "reserved_gib", NULL};
 static const char *const device_keys[] = {"preset", "name", "tflops",
 					  "efficiency", "memory_gib",
-					  "memory_bandwidth_gb_s", NULL};
+					  "memory_bandwidth_gb_s", "tflops_fp8",
+					  NULL};
 static const char *const group_keys[] = {"name", "count", "preset",
 					 "tflops", "efficiency", "memory_gib",
-					 "memory_bandwidth_gb_s", NULL};
+					 "memory_bandwidth_gb_s", "tflops_fp8",
+					 NULL};
 static const char *const links_keys[] = {"intra_node", "inter_node", NULL};
 static const char *const link_keys[] = {"bandwidth_gb_s", "latency_us", NULL};
 
@@ -2002,6 +2004,7 @@ static void use_preset(ppcc_device_group *g, const ppcc_device_preset *p)
 	g->preset = p;
 	g->name = p->name;
 	g->tflops = p->bf16;
+	g->fp8_speedup = p->fp8 > 0 ? p->fp8 / p->bf16 : 0;
 	g->efficiency = p->efficiency;
 	g->memory_bytes = p->memory_gib * 1073741824.0;
 	g->memory_bandwidth = p->memory_gb_s * 1e9;
@@ -2139,6 +2142,14 @@ static void read_device(ppcc_device_group *g, const section *s, int is_group)
 		} else {
 			check_peak(s, g->tflops);
 		}
+	}
+	double fp8 = 0;
+	if (sec_number(s, "tflops_fp8", NUM_POSITIVE, 0, &fp8) == 1) {
+		if (fp8 < g->tflops || fp8 > 4 * g->tflops)
+			sec_bad(s, "tflops_fp8", sec_get(s, "tflops_fp8", NULL),
+				"the dense FP8 peak, from tflops to 4 x tflops");
+		else
+			g->fp8_speedup = fp8 / g->tflops;
 	}
 	g->efficiency_given = sec_number(s, "efficiency", NUM_FRACTION,
 					 need, &g->efficiency) == 1;

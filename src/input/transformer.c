@@ -410,6 +410,17 @@ static void block_stash(double *out_total, double *out_replicated,
 		       2.0 * s * b * f * (nmat - 1.0) + 2.0 * s * b * f;
 	if (g->moe)
 		split += 4.0 * g->cf * g->k * sbh + 4.0 * s * b * g->E;
+	if (t->fp8) {
+		/* Transformer Engine keeps an FP8 product's input in one
+		 * byte: the QKV (or down) projections' and the FFN's normed
+		 * inputs, the down projection's, each routed copy as the
+		 * experts read it; the output projection's beside the
+		 * attention's own 16-bit copy (doc/design/precision.md) */
+		whole -= 2.0 * sbh;
+		split += s * b * g->ow - s * b * f;
+		if (g->moe)
+			split -= g->cf * g->k * sbh;
+	}
 	if (t->recompute == PPCC_RECOMPUTE_SELECTIVE)
 		; /* the scores are recomputed */
 	else if (t->flash_attention)
@@ -465,6 +476,17 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 		kbwd += kscores;
 	}
 	double expert = g->moe ? block_expert_flops(t, g) : 0.0;
+	/* FP8: the weight products but the router's, forward, their input
+	 * and weight gradients, and any recomputed ones */
+	double fp8 = 0, fp8_rc = 0;
+	if (t->fp8) {
+		fp8 = block_weight_flops(t, g) - 2.0 * b * s * g->h * g->E;
+		if (t->recompute == PPCC_RECOMPUTE_FULL)
+			fp8_rc = fp8;
+		else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE &&
+			 t->trainer == PPCC_TRAINER_TORCHTITAN)
+			fp8_rc = recompute; /* its matmuls alone */
+	}
 	/* The tensor-parallel collectives, in all-reduces of 2*s*b*h: the
 	 * FFN's one each way (none in a mixture of experts, whose tokens
 	 * move by all-to-all, a2a_bytes) and the attention's one each way.
@@ -509,6 +531,12 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 		.expert_fwd_flops = expert,
 		/* each copy of a token to a routed expert, 16 bits */
 		.a2a_bytes = g->moe ? 2.0 * g->k * s * b * h : 0.0,
+		.fp8_fwd_flops = fp8,
+		.fp8_bwd_flops = 2.0 * fp8 + fp8_rc,
+		.fp8_recompute_flops = fp8_rc,
+		.fp8_params = t->fp8 ? g->attn + (g->moe
+			? g->E * g->nmat * g->h * g->fe + g->nmat * g->h * g->fs
+			: g->nmat * g->h * g->f) : 0.0,
 	};
 }
 
@@ -537,6 +565,10 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 	head->bwd_flops += D * (y.bwd_flops + 2.0 * weights);
 	head->bwd_weight_flops += D * (y.bwd_weight_flops + weights);
 	head->recompute_flops += D * y.recompute_flops;
+	head->fp8_fwd_flops += D * y.fp8_fwd_flops;
+	head->fp8_bwd_flops += D * y.fp8_bwd_flops;
+	head->fp8_recompute_flops += D * y.fp8_recompute_flops;
+	head->fp8_params += D * y.fp8_params;
 	head->params += D * mtp_module_params(t) +
 			(t->tie_embeddings ? 0.0 : V * h);
 	/* the inputs of the two norms, of the projection (2h), of the final

@@ -183,7 +183,9 @@ static int work_tables(ppcc_plan_ctx *x)
 			}
 			/* W is the weight gradient's FLOPs alone: the backward's
 			 * collectives and memory-bound kernels go with I */
-			int64_t w = to_ps(L[i].bwd_weight_flops / speed);
+			int64_t w = to_ps(ppcc_cost_flops_seconds(
+				dg, speed, L[i].bwd_weight_flops,
+				L[i].fp8_fwd_flops));
 			if (w > b)
 				w = b;
 			x->work_f[g][i + 1] = x->work_f[g][i] + f;

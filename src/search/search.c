@@ -208,16 +208,38 @@ int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
 	return 0;
 }
 
-/* A set's sums and prefixes (the arrays allocated, zero). */
-static void set_sums(layer_set *s)
+/* The FLOPs that take as long at the 16-bit rate as flops of which fp8
+ * run k = fp8_speedup times faster: flops - fp8 (1 - 1/k). */
+static double at_bf16(double flops, double fp8, double k)
+{
+	return fp8 > 0 && k > 1 ? flops - fp8 * (1 - 1 / k) : flops;
+}
+
+/* The largest FP8 speedup of cfg's devices (1 without FP8): the bounds
+ * take each FP8 product at the fastest device's FP8 rate. */
+static double fp8_speedup_max(const ppcc_config *cfg)
+{
+	double k = 1;
+	if (!cfg->model.transformer || !cfg->model.transformer->fp8)
+		return 1;
+	for (int g = 0; g < cfg->cluster.n_groups; g++)
+		if (cfg->cluster.groups[g].fp8_speedup > k)
+			k = cfg->cluster.groups[g].fp8_speedup;
+	return k;
+}
+
+/* A set's sums and prefixes (the arrays allocated, zero), its FP8
+ * products counted at k times the rate (at_bf16). */
+static void set_sums(layer_set *s, double k)
 {
 	for (int i = 0; i < s->n; i++) {
 		const ppcc_layer *l = &s->layers[i];
-		s->flops += l->fwd_flops + l->bwd_flops;
-		s->fwd_prefix[i + 1] = s->fwd_prefix[i] + l->fwd_flops;
-		s->work_prefix[i + 1] = s->work_prefix[i] + l->fwd_flops +
-					l->bwd_flops;
-		s->least_prefix[i + 1] = l->fwd_flops + l->bwd_flops;
+		double fwd = at_bf16(l->fwd_flops, l->fp8_fwd_flops, k);
+		double bwd = at_bf16(l->bwd_flops, l->fp8_bwd_flops, k);
+		s->flops += fwd + bwd;
+		s->fwd_prefix[i + 1] = s->fwd_prefix[i] + fwd;
+		s->work_prefix[i + 1] = s->work_prefix[i] + fwd + bwd;
+		s->least_prefix[i + 1] = fwd + bwd;
 		s->stash += l->stash_bytes;
 		s->stash_replicated += l->stash_replicated_bytes;
 		if (l->bytes_per_param > 0) {
@@ -235,12 +257,13 @@ static void set_sums(layer_set *s)
 	s->back_full_prefix[0] = s->back_split_prefix[0] = s->fwd_prefix[n];
 	for (int i = 1; i <= n; i++) {
 		const ppcc_layer *l = &s->layers[n - i];
-		double in = l->bwd_flops - l->bwd_weight_flops;
-		s->back_full_prefix[i] = s->back_full_prefix[i - 1] + l->bwd_flops;
+		double bwd = at_bf16(l->bwd_flops, l->fp8_bwd_flops, k);
+		double in = bwd - at_bf16(l->bwd_weight_flops, l->fp8_fwd_flops, k);
+		s->back_full_prefix[i] = s->back_full_prefix[i - 1] + bwd;
 		s->back_split_prefix[i] = s->back_split_prefix[i - 1] +
 					  (in > 0 ? in : 0);
-		s->back_prefix[i] = s->back_prefix[i - 1] + l->bwd_flops;
-		s->back_least_prefix[i] = l->bwd_flops;
+		s->back_prefix[i] = s->back_prefix[i - 1] + bwd;
+		s->back_least_prefix[i] = bwd;
 	}
 	qsort(s->back_least_prefix + 1, (size_t)n, sizeof(double), cmp_double);
 	for (int i = 1; i <= n; i++)
@@ -284,7 +307,7 @@ static int set_init(layer_set *s, ppcc_arena *a, const ppcc_config *cfg,
 	if (!sums)
 		return PPCC_ENOMEM;
 	set_arrays(s, sums);
-	set_sums(s);
+	set_sums(s, fp8_speedup_max(cfg));
 	return 0;
 }
 
@@ -413,7 +436,10 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 			double f, b, xb;
 			ppcc_cost_expert_comm(&f, &b, &cfg, l);
 			double xf = ppcc_cost_expert_extra_flops(&xb, &cfg, l);
-			extra += shown * (f + b) + (xf + xb) / speed;
+			double x8 = l->fp8_fwd_flops > 0 ? xf + xb : 0;
+			extra += shown * (f + b) +
+				 at_bf16(xf + xb, x8, fp8_speedup_max(&cfg)) /
+				 speed;
 		}
 		double avg = e->m * (set->flops / speed + extra) / e->p * 1e3 -
 			     ((double)e->m + 3) * n * 1e-9;
@@ -522,7 +548,7 @@ double ppcc_search_bound_ms(const ppcc_config *cfg)
 	double lb = 0;
 	if (sums && place && ranks) {
 		set_arrays(&s, sums);
-		set_sums(&s);
+		set_sums(&s, fp8_speedup_max(cfg));
 		ppcc_search_entry e = {
 			.t = pl->tensor_parallel, .p = p, .v = v,
 			.d = pl->data_parallel > 0 ? pl->data_parallel : 1,
