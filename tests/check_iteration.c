@@ -689,6 +689,38 @@ START_TEST(fp8_prices_the_weight_products_and_holds_their_copies)
 }
 END_TEST
 
+/* pipeline.overlap.tp_comm, by hand: a layer whose collectives feed
+ * 1e12 FLOPs of products on a rank of t 2 devices of 100 TFLOP/s at
+ * efficiency 1 (0.005 s forward, 0.01 s for the backward's two) with
+ * communication taking a quarter of the SMs: collectives of 0.004 s
+ * forward and 0.008 s backward hide 0.75 of themselves, 0.003 and
+ * 0.006 s; of 0.01 s forward they hide 0.005, all the products last.
+ * Without the overlap they hide nothing. */
+START_TEST(tp_overlap_hides_the_collectives_by_hand)
+{
+	ppcc_layer l = {.fwd_flops = 1e12, .tp_gemm_flops = 1e12};
+	ppcc_device_group dg = {.tflops = 100, .efficiency = 1};
+	ppcc_config cfg = {0};
+	cfg.model.layers = &l;
+	cfg.model.n_layers = 1;
+	cfg.pipeline.tensor_parallel = 2;
+	cfg.pipeline.overlap.tp_comm = 1;
+	cfg.pipeline.overlap.comm_sm_share = 0.25;
+	double tf[1] = {0.004}, tb[1] = {0.008};
+	ppcc_cost_layer_comm lc = {.tp_f = tf, .tp_b = tb};
+	double hf, hb;
+	ppcc_cost_tp_hidden(&hf, &hb, &cfg, &lc, 0, &dg);
+	ck_assert_msg(fabs(hf - 0.003) < 1e-15 && fabs(hb - 0.006) < 1e-15,
+		      "%.17g %.17g", hf, hb);
+	tf[0] = 0.01;
+	ppcc_cost_tp_hidden(&hf, &hb, &cfg, &lc, 0, &dg);
+	ck_assert_msg(fabs(hf - 0.005) < 1e-15, "%.17g", hf);
+	cfg.pipeline.overlap.tp_comm = 0;
+	ppcc_cost_tp_hidden(&hf, &hb, &cfg, &lc, 0, &dg);
+	ck_assert(hf == 0 && hb == 0);
+}
+END_TEST
+
 START_TEST(loss_stage_keeps_logits_in_16_bits_and_fp32)
 {
 	planned r;
@@ -1318,6 +1350,7 @@ Suite *suite_iteration(void)
 		torchtitan_selective_keeps_every_other_matmul,
 		flash_attention_counts_the_causal_half,
 		fp8_prices_the_weight_products_and_holds_their_copies,
+		tp_overlap_hides_the_collectives_by_hand,
 		fsdp_llama3_8b_on_8_h100_fits_as_measured,
 		memory_terms_of_a_layer_a_device_and_the_optimizer,
 		ring_allreduce_in_a_node_takes_nccls_ring_latency,

@@ -210,15 +210,42 @@ START_TEST(overlap_keys_take_their_values_and_refuse_what_is_not_modelled)
 		      "7:53: pipeline.overlap.comm_sm_share: expected a share of "
 		      "the SMs above 0 and at most 1, got '2'\n");
 	expect_errors(MODEL1 CLUSTER4
-		      "pipeline:\n  overlap: {tp_comm: true, grad_reduce: false}\n",
-		      "8:13: pipeline.overlap.tp_comm: ppcc does not model this "
-		      "overlap; it plans it exposed: tensor-parallel collectives "
-		      "are exposed, between the matrix multiplies they connect\n"
-		      "8:28: pipeline.overlap.grad_reduce: ppcc does not model "
+		      "pipeline:\n  overlap: {p2p: true, grad_reduce: false}\n",
+		      "8:13: pipeline.overlap.p2p: ppcc does not model this "
+		      "overlap; it plans it exposed: a pipeline transfer is "
+		      "waited for between computes\n"
+		      "8:24: pipeline.overlap.grad_reduce: ppcc does not model "
 		      "this communication exposed; it plans it overlapped: each "
 		      "gradient bucket reduces on the rank's communication "
 		      "channel while later backwards run (Megatron-LM's "
 		      "--overlap-grad-reduce)\n");
+	/* tp_comm: Megatron-LM's, with sequence parallelism only */
+	static const struct {
+		const char *extra, *want;
+	} tp[] = {
+		{"", NULL},
+		{", trainer: torchtitan", "ppcc models Megatron-LM's "
+		 "--tp-comm-overlap, not this trainer's"},
+		{"", "only with sequence parallelism"},
+	};
+	for (int i = 0; i < 3; i++) {
+		char text[1024];
+		snprintf(text, sizeof text, "model:\n  name: m\n"
+			 "  transformer: {preset: llama3-8b%s}\n"
+			 "cluster: {devices: 2, device: h100}\n"
+			 "pipeline: {tensor_parallel: 2, overlap: {tp_comm: "
+			 "true}%s}\n", i == 2 ? ", sequence_parallel: false" : "",
+			 tp[i].extra);
+		load_text(&r, text);
+		ck_assert_msg(r.status == 0, "%s", r.diag.text);
+		ck_assert_int_eq(r.cfg.pipeline.overlap.tp_comm, 1);
+		int err = ppcc_config_check(&r.cfg, &r.diag.d);
+		ck_assert_msg(tp[i].want ? err == PPCC_EINPUT &&
+			      strstr(r.diag.text, tp[i].want) &&
+			      strstr(r.diag.text, "5:42: pipeline.overlap.tp_comm")
+			      : err == 0, "%d: %s", i, r.diag.text);
+		done(&r);
+	}
 }
 END_TEST
 

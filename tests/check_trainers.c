@@ -628,7 +628,7 @@ static const char *const mg_bool_flags[] = {
 	"--overlap-grad-reduce", "--overlap-param-gather",
 	"--moe-router-pre-softmax", "--moe-grouped-gemm",
 	"--moe-pad-expert-input-to-capacity", "--multi-latent-attention",
-	"--qk-layernorm", NULL};
+	"--qk-layernorm", "--tp-comm-overlap", NULL};
 static const char *const mg_value_flags[] = {
 	"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
 	"--context-parallel-size", "--num-layers", "--hidden-size",
@@ -1529,7 +1529,27 @@ START_TEST(megatron_writes_fp8_as_planned)
 	text = emit_to_string(ppcc_emit_megatron, b, &status);
 	ck_assert_msg(text, "%s", b->diag.text);
 	ck_assert_ptr_null(strstr(text, "--fp8"));
+	ck_assert_ptr_null(strstr(text, "--tp-comm-overlap"));
 	free(text);
+	built_free(b);
+
+	/* pipeline.overlap.tp_comm is --tp-comm-overlap (d98e8a6
+	 * megatron/core/model_parallel_config.py:265, a store_true of
+	 * ModelParallelConfig; arguments.py:1441-1442 wants sequence
+	 * parallelism), which Megatron-Bridge needs a userbuffers layout
+	 * for: refused there */
+	b = build_preset(dir, "tp.yaml", "llama3-8b", "",
+			 "  tensor_parallel: 2\n  stages: 2\n"
+			 "  overlap: {tp_comm: true}\n", 8, 1);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	ck_assert_ptr_nonnull(strstr(text, "\n--tp-comm-overlap\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\n--sequence-parallel\n"));
+	check_megatron_words(text, "tp overlap");
+	free(text);
+	text = emit_to_string(ppcc_emit_megatron_bridge, b, &status);
+	ck_assert_ptr_null(text);
+	ck_assert_ptr_nonnull(strstr(b->diag.text, "userbuffers"));
 	built_free(b);
 	tu_rmtree_free(dir);
 }

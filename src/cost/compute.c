@@ -85,6 +85,34 @@ double ppcc_cost_expert_extra_flops(double *out_bwd, const ppcc_config *cfg,
 	return f;
 }
 
+void ppcc_cost_tp_hidden(double *out_fwd, double *out_bwd,
+			 const ppcc_config *cfg,
+			 const ppcc_cost_layer_comm *lc, int layer,
+			 const ppcc_device_group *dg)
+{
+	const ppcc_layer *l = &cfg->model.layers[layer];
+	*out_fwd = *out_bwd = 0;
+	if (!cfg->pipeline.overlap.tp_comm || !(l->tp_gemm_flops > 0) ||
+	    !(lc->tp_f[layer] > 0 || lc->tp_b[layer] > 0))
+		return;
+	const ppcc_transformer *tf = cfg->model.transformer;
+	int cp = cfg->pipeline.context_parallel > 0
+		? cfg->pipeline.context_parallel : 1;
+	double speed = ppcc_cost_speed(dg, cfg->pipeline.tensor_parallel * cp);
+	int f8 = l->fp8_fwd_flops > 0;
+	/* backward: the input and weight gradients' products, and the
+	 * forward's again under full recomputation */
+	double nb = tf && tf->recompute == PPCC_RECOMPUTE_FULL ? 3.0 : 2.0;
+	double gf = ppcc_cost_flops_seconds(dg, speed, l->tp_gemm_flops,
+					    f8 ? l->tp_gemm_flops : 0);
+	double gb = ppcc_cost_flops_seconds(dg, speed, nb * l->tp_gemm_flops,
+					    f8 ? nb * l->tp_gemm_flops : 0);
+	double keep = 1 - ppcc_overlap_comm_sm_share(&cfg->pipeline);
+	double hf = keep * lc->tp_f[layer], hb = keep * lc->tp_b[layer];
+	*out_fwd = hf < gf ? hf : gf;
+	*out_bwd = hb < gb ? hb : gb;
+}
+
 void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 			     const ppcc_config *cfg,
 			     const ppcc_cost_layer_comm *lc, int layer,
@@ -106,6 +134,12 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 		   lc->tp_b[layer] + lc->cp_b[layer] +
 		   kernel_seconds(dg, t, shard, l->kernel_bwd_bytes,
 				  l->kernel_bwd_replicated_bytes);
+	if (cfg->pipeline.overlap.tp_comm) {
+		double hf, hb;
+		ppcc_cost_tp_hidden(&hf, &hb, cfg, lc, layer, dg);
+		*out_fwd -= hf;
+		*out_bwd -= hb;
+	}
 	if (lc->ep_f) {
 		double xb, xf = ppcc_cost_expert_extra_flops(&xb, cfg, l);
 		/* the experts' matrix multiplies: FP8 where the blocks' are */
@@ -160,8 +194,12 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	for (int k = i; k <= j; k++) {
 		double per_device = ppcc_memory_device_params(&L[k],
 							      &cfg->pipeline);
-		c->tp_fwd_ms += 1e3 * lc->tp_f[k];
-		c->tp_bwd_ms += 1e3 * lc->tp_b[k];
+		/* the collectives the step waits for: what the matrix
+		 * multiplies do not hide */
+		double hf, hb;
+		ppcc_cost_tp_hidden(&hf, &hb, cfg, lc, k, dg);
+		c->tp_fwd_ms += 1e3 * (lc->tp_f[k] - hf);
+		c->tp_bwd_ms += 1e3 * (lc->tp_b[k] - hb);
 		c->cp_fwd_ms += 1e3 * lc->cp_f[k];
 		c->cp_bwd_ms += 1e3 * lc->cp_b[k];
 		c->recompute_ms += 1e3 * ppcc_cost_flops_seconds(

@@ -171,6 +171,18 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 double ppcc_cost_flops_seconds(const ppcc_device_group *dg, double speed,
 			       double flops, double fp8_flops);
 
+/* What pipeline.overlap.tp_comm hides of layer `layer`'s tensor-parallel
+ * collectives (lc) on a rank of dg, forward and backward: the layer's
+ * products they feed (tp_gemm_flops; the backward's input and weight
+ * gradients, and a fully recomputed forward) run beside them on all but
+ * comm_sm_share of the SMs, so they last max(C + s A, A) for the
+ * products' C and the collectives' A, which hides min((1 - s) A, C)
+ * (doc/design/overlap.md); 0 without the overlap. */
+void ppcc_cost_tp_hidden(double *out_fwd, double *out_bwd,
+			 const ppcc_config *cfg,
+			 const ppcc_cost_layer_comm *lc, int layer,
+			 const ppcc_device_group *dg);
+
 /* The share of a stage's expert all-to-alls an overlapped pair of cfg
  * under schedule kind can hide (ppcc_stage_cost.ep_hidden_share): 1 -
  * the SMs' share communication takes, for a mixture of experts on a

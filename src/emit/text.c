@@ -292,7 +292,9 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 		it->rank);
 	breakdown_row(f, "compute", it->compute_ms, total);
 	breakdown_row(f, "recomputation", it->recompute_ms, total);
-	breakdown_row(f, "tensor-parallel collectives", it->tp_comm_ms, total);
+	breakdown_row(f, c->pipeline.overlap.tp_comm
+		      ? "tensor-parallel collectives, exposed"
+		      : "tensor-parallel collectives", it->tp_comm_ms, total);
 	if (c->pipeline.context_parallel > 1)
 		breakdown_row(f, "context-parallel K and V exchange",
 			      it->cp_comm_ms, total);

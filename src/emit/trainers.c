@@ -520,6 +520,10 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	 * megatron/core/transformer/transformer_config.py:587-596) */
 	if (tr->fp8)
 		fputs("--fp8-format hybrid\n--fp8-recipe delayed\n", f);
+	/* pipeline.overlap.tp_comm (Megatron-LM d98e8a6 megatron/core/
+	 * model_parallel_config.py:265, arguments.py:1441-1442) */
+	if (pl->overlap.tp_comm && pl->tensor_parallel > 1)
+		fputs("--tp-comm-overlap\n", f);
 	if (pl->grad_bytes == 2.0)
 		fputs("--grad-reduce-in-bf16\n", f);
 	int first = 0, last = 0;
@@ -647,6 +651,16 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 						 d, &err);
 	if (!c)
 		return err;
+	if (c->pipeline.overlap.tp_comm && c->pipeline.tensor_parallel > 1) {
+		/* it needs a userbuffers layout per model and GPU
+		 * (Megatron-Bridge 067f987 training/comm_overlap.py:98-109) */
+		ppcc_loc loc = c->pipeline.overlap.tp_comm_loc;
+		ppcc_error(d, &loc, "ppcc does not write Megatron-Bridge's "
+			   "tensor-parallel overlap (its userbuffers layout) "
+			   "yet; plan it with pipeline.overlap.tp_comm false, "
+			   "or use -f megatron");
+		return PPCC_EINPUT;
+	}
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_transformer *tr = c->model.transformer;
 	const ppcc_schedule *s = &p->best.schedule;

@@ -482,6 +482,20 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d)
 			   "the device's tflops_fp8", dg->name);
 		break;
 	}
+	if (p->overlap.tp_comm && p->tensor_parallel > 1 &&
+	    (!tf || !tf->sequence_parallel ||
+	     p->trainer != PPCC_TRAINER_MEGATRON)) {
+		loc = where(c, &p->overlap.tp_comm_loc);
+		ppcc_error(d, &loc, "pipeline.overlap.tp_comm: %s; leave it "
+			   "false", !tf ? "ppcc models the overlap of a "
+			   "transformer's matrix multiplies, and the model is "
+			   "given as layers"
+			   : p->trainer != PPCC_TRAINER_MEGATRON
+			   ? "ppcc models Megatron-LM's --tp-comm-overlap, not "
+			   "this trainer's" : "Megatron-LM overlaps them only "
+			   "with sequence parallelism (d98e8a6 megatron/"
+			   "training/arguments.py:1441-1442)");
+	}
 	if (tf && tf->fp8 && (p->zero == 3 ||
 			      p->trainer != PPCC_TRAINER_MEGATRON)) {
 		loc = where(c, &tf->precision_loc);

@@ -77,6 +77,10 @@ typedef struct ppcc_layer {
 	 * them, expert_params), of which Transformer Engine caches an FP8
 	 * copy and its transpose (cost/memory.c) */
 	double fp8_params;
+	/* the forward FLOPs of the matrix multiplies that feed and follow
+	 * the tensor-parallel collectives (attention's projections, a
+	 * dense FFN's): what pipeline.overlap.tp_comm hides them behind */
+	double tp_gemm_flops;
 } ppcc_layer;
 
 typedef struct ppcc_model {
@@ -163,14 +167,17 @@ int ppcc_trainer_named(const char *s);
  * other half computes: PPCC_OVERLAP_DEFAULT until given
  * (ppcc_overlap_moe_a2a gives the trainer's default).  comm_sm_share: the share of the SMs that
  * communication takes from compute while it runs beside it; 0 until
- * given (PPCC_COMM_SM_SHARE).  The other four keys are accepted at the
+ * given (PPCC_COMM_SM_SHARE).  The other three keys are accepted at the
  * value ppcc models only. */
 enum { PPCC_OVERLAP_DEFAULT, PPCC_OVERLAP_ON, PPCC_OVERLAP_OFF };
 
 typedef struct ppcc_overlap {
 	int moe_a2a;
+	/* tp_comm: 1 when the tensor-parallel collectives run beside the
+	 * matrix multiplies they feed (Megatron-LM's --tp-comm-overlap) */
+	int tp_comm;
 	double comm_sm_share;
-	ppcc_loc loc, moe_a2a_loc;
+	ppcc_loc loc, moe_a2a_loc, tp_comm_loc;
 } ppcc_overlap;
 
 /* DeepSeek-V3's 20 of an H800's 132 SMs for its all-to-alls

@@ -2452,8 +2452,6 @@ static const struct {
 	{"param_gather", 1, "ZeRO's parameter gathers run on the rank's "
 	 "communication channel beside the first computes, each stage's "
 	 "first compute waiting for its own"},
-	{"tp_comm", 0, "tensor-parallel collectives are exposed, between "
-	 "the matrix multiplies they connect"},
 	{"p2p", 0, "a pipeline transfer is waited for between computes"},
 };
 
@@ -2473,6 +2471,11 @@ static void read_overlap(ppcc_pipeline *out, loader *L, const section *ps)
 		sec_get(&s, "moe_a2a", &mk);
 		out->overlap.moe_a2a = on ? PPCC_OVERLAP_ON : PPCC_OVERLAP_OFF;
 		out->overlap.moe_a2a_loc = mk->loc;
+	}
+	const node *tk;
+	if (sec_bool(&s, "tp_comm", &out->overlap.tp_comm) == 1) {
+		sec_get(&s, "tp_comm", &tk);
+		out->overlap.tp_comm_loc = tk->loc;
 	}
 	double share = 0;
 	if (sec_number(&s, "comm_sm_share", NUM_POSITIVE, 0, &share) == 1) {

@@ -534,6 +534,8 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 		.fp8_fwd_flops = fp8,
 		.fp8_bwd_flops = 2.0 * fp8 + fp8_rc,
 		.fp8_recompute_flops = fp8_rc,
+		.tp_gemm_flops = 2.0 * b * s * (g->attn + (g->moe ? 0.0
+			: g->nmat * g->h * g->f)),
 		.fp8_params = t->fp8 ? g->attn + (g->moe
 			? g->E * g->nmat * g->h * g->fe + g->nmat * g->h * g->fs
 			: g->nmat * g->h * g->f) : 0.0,
@@ -569,6 +571,7 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 	head->fp8_bwd_flops += D * y.fp8_bwd_flops;
 	head->fp8_recompute_flops += D * y.fp8_recompute_flops;
 	head->fp8_params += D * y.fp8_params;
+	head->tp_gemm_flops += D * y.tp_gemm_flops;
 	head->params += D * mtp_module_params(t) +
 			(t->tie_embeddings ? 0.0 : V * h);
 	/* the inputs of the two norms, of the projection (2h), of the final
