@@ -157,6 +157,46 @@ START_TEST(moe_pruning_keeps_the_exhaustive_top_k)
 }
 END_TEST
 
+/* Under precision fp8 and DualPipeV's hidden all-to-alls the bounds
+ * still hold: the pruned top 5 is the exhaustive top 5 (a DualPipeV
+ * winner, whose pairs hide its all-to-alls). */
+START_TEST(fp8_and_hidden_all_to_alls_keep_the_exhaustive_top_k)
+{
+	char text[1024];
+	const char *at = strstr(small_moe, "    moe:");
+	snprintf(text, sizeof text, "%.*s    precision: fp8\n%s",
+		 (int)(at - small_moe), small_moe, at);
+	ppcc_search_options o = {.top = 5,
+				 .fix = {.recompute = -1, .zero = 1, .kind = -1}};
+	ppcc_arena *a = ppcc_arena_new();
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ppcc_config cfg;
+	ck_assert_int_eq(ppcc_config_load_text(&cfg, a, "small-moe.yaml",
+					       text, strlen(text), &diag.d), 0);
+	ck_assert_int_eq(cfg.model.transformer->fp8, 1);
+	ppcc_search_result pruned, all;
+	ck_assert_int_eq(ppcc_search(&pruned, a, &cfg, &o, &diag.d), 0);
+	o.exhaustive = 1;
+	ck_assert_int_eq(ppcc_search(&all, a, &cfg, &o, &diag.d), 0);
+	ck_assert_int_gt(pruned.pruned_bound, 0);
+	ck_assert_int_eq(pruned.n_top, 5);
+	ck_assert_int_eq(all.n_top, 5);
+	ck_assert_int_eq(all.top[0].kind, PPCC_SCHED_DUALPIPE_V);
+	for (int i = 0; i < 5; i++) {
+		const ppcc_search_entry *p = &pruned.top[i], *e = &all.top[i];
+		ck_assert_msg(p->t == e->t && p->p == e->p && p->d == e->d &&
+			      p->ep == e->ep && p->v == e->v && p->b == e->b &&
+			      p->kind == e->kind && p->recompute == e->recompute &&
+			      p->iteration_ms == e->iteration_ms,
+			      "rank %d: pruned %.3f ms, exhaustive %.3f ms", i + 1,
+			      p->iteration_ms, e->iteration_ms);
+		ck_assert(e->lower_bound_ms <= e->iteration_ms);
+	}
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* Two results alike in everything the search reports but its time. */
 static void same_result(const ppcc_search_result *x, const ppcc_search_result *y,
 			const char *what)
@@ -2035,6 +2075,7 @@ Suite *suite_search(void)
 	Suite *s = tu_suite("search", "search", 300, (const TTest *const[]){
 		pruning_keeps_the_exhaustive_top_k,
 		moe_pruning_keeps_the_exhaustive_top_k,
+		fp8_and_hidden_all_to_alls_keep_the_exhaustive_top_k,
 		a_trainer_format_searches_what_the_trainer_runs,
 		printed_configurations_plan_to_their_figures_and_the_winner_leads,
 		search_without_a_global_batch_is_refused,
