@@ -62,6 +62,8 @@ static const ppcc_loc search_loc = {"<search>", 0, 0};
  * most this many bytes of actions before the cache starts over. */
 #define SEARCH_SHAPE_BYTES ((size_t)64 << 20)
 
+#define SET_TP_SIZES 8
+
 typedef struct layer_set {
 	int b, recompute;
 	ppcc_layer *layers;
@@ -82,6 +84,16 @@ typedef struct layer_set {
 	 * (B, or its part without W), the backwards, the k least of those */
 	double *back_full_prefix, *back_split_prefix, *back_prefix;
 	double *back_least_prefix;
+	/* the memory-bound kernels' bytes, forward and backward, and their
+	 * part kept whole on each tensor-parallel device; the
+	 * tensor-parallel all-reduces, forward and backward, by message
+	 * size (n_tp of them; -1: too many sizes to count) */
+	double kbytes, kwhole;
+	/* precision fp8: the FP8 products' parameters, and the routed
+	 * experts' and the whole-kept part of them (cost/memory.c) */
+	double fp8_params, fp8_experts, fp8_whole;
+	int n_tp;
+	double tp_bytes[SET_TP_SIZES], tp_count[SET_TP_SIZES];
 } layer_set;
 
 typedef struct cand {
@@ -240,6 +252,29 @@ static void set_sums(layer_set *s, double k)
 		s->fwd_prefix[i + 1] = s->fwd_prefix[i] + fwd;
 		s->work_prefix[i + 1] = s->work_prefix[i] + fwd + bwd;
 		s->least_prefix[i + 1] = fwd + bwd;
+		s->kbytes += l->kernel_fwd_bytes + l->kernel_bwd_bytes;
+		if (l->fp8_params > 0) {
+			s->fp8_params += l->fp8_params;
+			s->fp8_experts += l->expert_params;
+			s->fp8_whole += l->tp_replicated_params;
+		}
+		s->kwhole += l->kernel_fwd_replicated_bytes +
+			     l->kernel_bwd_replicated_bytes;
+		double ars = l->tp_fwd_allreduces + l->tp_bwd_allreduces;
+		if (ars > 0 && l->tp_message_bytes > 0 && s->n_tp >= 0) {
+			int j = 0;
+			while (j < s->n_tp && s->tp_bytes[j] != l->tp_message_bytes)
+				j++;
+			if (j == SET_TP_SIZES) {
+				s->n_tp = -1;
+			} else {
+				if (j == s->n_tp) {
+					s->tp_bytes[j] = l->tp_message_bytes;
+					s->n_tp++;
+				}
+				s->tp_count[j] += ars;
+			}
+		}
 		s->stash += l->stash_bytes;
 		s->stash_replicated += l->stash_replicated_bytes;
 		if (l->bytes_per_param > 0) {
@@ -419,6 +454,34 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 	set_pipeline(&cfg.pipeline, e);
 	cfg.model.layers = set->layers;
 	cfg.model.n_layers = n;
+	/* Every F and B also runs its layers' memory-bound kernels at a
+	 * device's memory bandwidth (at most the fastest's) and its
+	 * tensor-parallel collectives, of which pipeline.overlap.tp_comm
+	 * hides at most 1 - comm_sm_share (cost/compute.c): the busiest
+	 * rank is busy at least 1/p of all the stages' m of them. */
+	double bw = 0;
+	for (int g = 0; g < cfg.cluster.n_groups; g++)
+		if (cfg.cluster.groups[g].memory_bandwidth > bw)
+			bw = cfg.cluster.groups[g].memory_bandwidth;
+	double side = 0;
+	if (bw > 0)
+		side += (set->kbytes + (e->t - 1) * set->kwhole) /
+			((double)e->t * e->cp) / bw;
+	if (e->t > 1 && set->n_tp > 0) {
+		int sp = set->tf ? set->tf->sequence_parallel : 1;
+		double tp = 0;
+		for (int k = 0; k < set->n_tp; k++)
+			tp += set->tp_count[k] * ppcc_comm_tp_seconds(
+				&cfg.cluster, e->t, e->cp, set->tp_bytes[k], sp);
+		side += (cfg.pipeline.overlap.tp_comm
+			 ? ppcc_overlap_comm_sm_share(&cfg.pipeline) : 1) * tp;
+	}
+	if (side > 0 && !(set->tf && set->tf->moe.experts > 0)) {
+		double avg = e->m * (set->flops / speed + side) / e->p * 1e3 -
+			     ((double)e->m + 3) * n * 1e-9;
+		if (avg > step)
+			step = avg;
+	}
 	if (set->tf && set->tf->moe.experts > 0) {
 		/* A mixture of experts' all-to-alls and its busiest rank's
 		 * extra routed FLOPs lengthen each F and B it is in
@@ -441,7 +504,7 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 				 at_bf16(xf + xb, x8, fp8_speedup_max(&cfg)) /
 				 speed;
 		}
-		double avg = e->m * (set->flops / speed + extra) / e->p * 1e3 -
+		double avg = e->m * (set->flops / speed + extra + side) / e->p * 1e3 -
 			     ((double)e->m + 3) * n * 1e-9;
 		if (avg > step)
 			step = avg;
@@ -1822,13 +1885,22 @@ static int static_unfit(search_run *r, const cand *c)
 	/* a mixture of experts' routed experts: 1/(ep x etp) of them on a
 	 * device, ZeRO over the edp ranks that share them (cost/memory.c) */
 	double dense = s->params - s->expert_params - s->tp_whole, experts = 0;
+	double share = 1.0 / c->e.t;
 	if (s->expert_params > 0) {
 		ppcc_pipeline pl = r->cfg->pipeline;
 		set_pipeline(&pl, &c->e);
 		ppcc_memory_experts ex;
 		ppcc_memory_experts_of(&ex, &pl, c->e.p);
 		experts = s->expert_params * ex.bytes_per_param * ex.share;
+		share = ex.share;
 	}
+	/* precision fp8: Transformer Engine's FP8 copies of those
+	 * products' weights (ppcc_memory_fp8_copy_bytes, per device) */
+	if (s->fp8_params > 0)
+		experts += PPCC_FP8_COPY_BYTES *
+			   ((s->fp8_params - s->fp8_experts - s->fp8_whole) /
+				    c->e.t + s->fp8_whole +
+			    s->fp8_experts * share);
 	/* Every rank holds, at its first backward of microbatch 0's last
 	 * chunk on it, that microbatch's stash of all its layers (each
 	 * chunk's forward came first and none of its backwards has run):
