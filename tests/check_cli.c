@@ -525,6 +525,17 @@ START_TEST(cli_one_command_searches_the_presets)
 	ck_assert_str_eq(a.out, b.out);
 	tu_run_free(&a);
 	tu_run_free(&b);
+	/* --precision fp8 is transformer.precision: fp8 */
+	tu_write_in(path, sizeof path, dir, "p8.yaml",
+		    "model:\n  transformer: {preset: llama3-8b, precision: fp8}\n"
+		    "cluster:\n  devices: 16\n  device: h100\n");
+	TU_PPCC(&a, "plan", "--model", "llama3-8b", "--devices", "16xh100",
+		"--precision", "fp8", "-f", "json");
+	TU_PPCC(&b, "plan", path, "-f", "json");
+	ck_assert_msg(a.status == 0 && b.status == 0, "%s%s", a.err, b.err);
+	ck_assert_str_eq(a.out, b.out);
+	tu_run_free(&a);
+	tu_run_free(&b);
 	/* the search's JSON holds the text the command line made, which
 	 * --from-search plans; without it (an older JSON), it refuses by
 	 * name rather than as a missing file */
@@ -637,6 +648,15 @@ START_TEST(cli_one_command_errors_name_the_option)
 		{{"plan", "--devices", "8xa100"},
 		 "ppcc: --devices needs --model NAME (ppcc models lists them), "
 		 "got --devices '8xa100'\n"},
+		{{"plan", "examples/tiny.yaml", "--precision", "fp8"},
+		 "ppcc: --precision goes with --model (in a file, give "
+		 "transformer.precision, ppcc(5)), got --precision 'fp8'\n"},
+		{{"search", "examples/tiny.yaml", "--precision", "fp8"},
+		 "ppcc: --precision goes with --model (in a file, give "
+		 "transformer.precision, ppcc(5)), got --precision 'fp8'\n"},
+		{{"search", "--model", "llama3-8b", "--devices", "8xh100",
+		  "--precision", "FP8"},
+		 "ppcc: --precision: expected bf16 or fp8, got 'FP8'\n"},
 		{{"search", "examples/tiny.yaml", "--model", "llama3-8b",
 		  "--devices", "8xa100"},
 		 "ppcc: --model and --devices build the input; FILE "

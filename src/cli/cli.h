@@ -87,11 +87,12 @@ int ppcc_cli_catalogue_run(const ppcc_cli_catalogue *c, int argc,
 /* `ppcc devices` (devices.c): the device catalogue.  An exit status. */
 int ppcc_cli_devices(int argc, char **argv);
 
-/* The one command's input (presets.c).  --model NAME and --devices
- * COUNTxPRESET as a configuration's YAML text in out (cap bytes): 0, or
- * an exit status after a usage error naming the option on stderr. */
+/* The one command's input (presets.c).  --model NAME, --devices
+ * COUNTxPRESET and --precision (NULL: not given; bf16 or fp8) as a
+ * configuration's YAML text in out (cap bytes): 0, or an exit status
+ * after a usage error naming the option on stderr. */
 int ppcc_cli_preset_yaml(char *out, size_t cap, const char *model,
-			 const char *devices);
+			 const char *devices, const char *precision);
 
 /* --global-batch as given: count sequences (shift 0) or count << shift
  * tokens (shift 10 for K, 20 for M); text, the option's argument. */

@@ -41,6 +41,7 @@ typedef struct cli_options {
 	double memory_limit;   /* --memory-limit, bytes per device; 0: none */
 	int jobs;              /* --jobs; 0: one per processor online */
 	int trainer;           /* 1 + --trainer's ppcc_trainer; 0: none */
+	const char *precision; /* --precision's, or NULL */
 	int refresh_fingerprint;
 	const char *from_search; /* --from-search FILE.json */
 	int rank;                /* --rank N; 0: not given */
@@ -77,7 +78,8 @@ static void usage(FILE *f)
 	      "                 [--partition N,N,...] [--memory-limit GIB] [--jobs N]\n"
 	      "                 [--trainer megatron|torchtitan|deepspeed]\n"
 	      "                 [--window START:END|step N|all]\n"
-	      "       ppcc plan --model NAME --devices COUNTxPRESET [options as above]\n"
+	      "       ppcc plan --model NAME --devices COUNTxPRESET [--precision bf16|fp8]\n"
+	      "                 [options as above]\n"
 	      "       ppcc plan --from-search FILE.json [--rank N] [-f FMT] [-o FILE]\n"
 	      "                 [--max-actions N] [--max-work N] [--jobs N] [--window ...]\n"
 	      "       ppcc check [--refresh-fingerprint] [-q|--quiet] FILE.json\n"
@@ -89,7 +91,8 @@ static void usage(FILE *f)
 	      "                   [--exhaustive] [--max-actions N] [--max-work N]\n"
 	      "                   [--time-limit S] [--compare FILE] [--jobs N]\n"
 	      "                   [--trainer megatron|torchtitan|deepspeed] [--headroom GIB|PCT%]\n"
-	      "       ppcc search --model NAME --devices COUNTxPRESET [options as above]\n"
+	      "       ppcc search --model NAME --devices COUNTxPRESET [--precision bf16|fp8]\n"
+	      "                   [options as above]\n"
 	      "       ppcc devices [-f|--format text|json] [-h|--help]\n"
 	      "       ppcc models [-f|--format text|json] [-h|--help]\n"
 	      "       ppcc -h|--help | -V|--version\n"
@@ -373,7 +376,7 @@ out:
 enum { OPT_CLUSTER = 256, OPT_VIEW, OPT_WITH_COMMS, OPT_STANDALONE, OPT_PREFIX,
        OPT_MAX_ACTIONS, OPT_MAX_WORK, OPT_PARTITION, OPT_REFRESH_FINGERPRINT,
        OPT_MEMORY_LIMIT, OPT_JOBS, OPT_FROM_SEARCH, OPT_RANK, OPT_MODEL,
-       OPT_DEVICES, OPT_TRAINER, OPT_WINDOW };
+       OPT_DEVICES, OPT_TRAINER, OPT_WINDOW, OPT_PRECISION };
 
 static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -403,6 +406,7 @@ static const struct option longopts[] = {
 	{"model", required_argument, NULL, OPT_MODEL},
 	{"devices", required_argument, NULL, OPT_DEVICES},
 	{"trainer", required_argument, NULL, OPT_TRAINER},
+	{"precision", required_argument, NULL, OPT_PRECISION},
 	{"window", required_argument, NULL, OPT_WINDOW},
 	{NULL, 0, NULL, 0},
 };
@@ -580,6 +584,7 @@ static int apply_option(cli_options *o, int c, const char *arg,
 	case OPT_RANK: count = &o->rank; break;
 	case OPT_MODEL: o->model = arg; break;
 	case OPT_DEVICES: o->devices = arg; break;
+	case OPT_PRECISION: o->precision = arg; break;
 	case OPT_TRAINER: {
 		int t = ppcc_trainer_named(arg);
 		if (t < 0)
@@ -730,9 +735,14 @@ int main(int argc, char **argv)
 				 ppcc_emit_dot))
 		return usage_error("%s", "--window applies to the timeline: "
 				   "-f dot, svg or png without --view deps");
-	if ((o.from_search || o.rank) && (o.model || o.devices))
-		return usage_error("%s", "--from-search and --model or --devices "
-				   "both name what to plan; give one");
+	if ((o.from_search || o.rank) && (o.model || o.devices ||
+					  o.precision))
+		return usage_error("%s", "--from-search and --model, --devices "
+				   "or --precision both name what to plan; "
+				   "give one");
+	if (o.precision && !o.model)
+		return ppcc_cli_preset_yaml(NULL, 0, NULL, o.devices,
+					    o.precision);
 	if (o.from_search || o.rank)
 		return cmd_plan_from_search(&o, nargs - optind, args + optind);
 	static char yaml[512]; /* read-only once built */
@@ -752,7 +762,7 @@ int main(int argc, char **argv)
 			return usage_error("--cluster '%s' and --devices both "
 					   "give the cluster; give one", o.cluster);
 		if ((rc = ppcc_cli_preset_yaml(yaml, sizeof yaml, o.model,
-					       o.devices)) != 0)
+					       o.devices, o.precision)) != 0)
 			return rc;
 		o.input = PPCC_COMMAND_LINE;
 		o.model_text = yaml;

@@ -8,8 +8,9 @@
  * Every error names the option ("--devices: unknown device 'h10'; did
  * you mean 'h100'?") and is a usage error (exit 2): the text built from
  * names the catalogues hold cannot fail to load.  Nothing else of the
- * configuration is set: pipeline settings, the reserve and the links are
- * the loader's defaults and the device preset's.
+ * configuration is set but --precision's transformer.precision: pipeline
+ * settings, the reserve and the links are the loader's defaults and the
+ * device preset's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +48,16 @@ static int plain_usage(const char *msg, const char *arg)
 }
 
 int ppcc_cli_preset_yaml(char *out, size_t cap, const char *model,
-			 const char *devices)
+			 const char *devices, const char *precision)
 {
+	if (precision && !model)
+		return plain_usage("--precision goes with --model (in a file, "
+				   "give transformer.precision, ppcc(5)), got "
+				   "--precision", precision);
+	if (precision && strcmp(precision, "bf16") != 0 &&
+	    strcmp(precision, "fp8") != 0)
+		return plain_usage("--precision: expected bf16 or fp8, got",
+				   precision);
 	if (!model)
 		return plain_usage("--devices needs --model NAME (ppcc models "
 				   "lists them), got --devices", devices);
@@ -87,9 +96,10 @@ int ppcc_cli_preset_yaml(char *out, size_t cap, const char *model,
 				    ppcc_input_suggest(device, names), names,
 				    "devices");
 	device = dp->name; /* H100 is h100 */
-	int len = snprintf(out, cap, "model:\n  transformer: {preset: %s}\n"
+	int len = snprintf(out, cap, "model:\n  transformer: {preset: %s%s%s}\n"
 			   "cluster:\n  devices: %lld\n  device: %s\n",
-			   m->name, n, device);
+			   m->name, precision ? ", precision: " : "",
+			   precision ? precision : "", n, device);
 	if (len < 0 || (size_t)len >= cap)
 		return EXIT_INTERNAL;
 	return EXIT_OK;

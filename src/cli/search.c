@@ -701,7 +701,7 @@ int ppcc_cli_search(int argc, char **argv)
 {
 	enum { O_CLUSTER = 256, O_GB, O_TOP, O_FIX, O_MEM, O_EXH, O_IDLE,
 	       O_COMPARE, O_JOBS, O_MAX_ACTIONS, O_MAX_WORK, O_TIME_LIMIT,
-	       O_MODEL, O_DEVICES, O_TRAINER, O_HEADROOM };
+	       O_MODEL, O_DEVICES, O_TRAINER, O_HEADROOM, O_PRECISION };
 	static const struct option longopts[] = {
 		{"cluster", required_argument, NULL, O_CLUSTER},
 		{"global-batch", required_argument, NULL, O_GB},
@@ -718,6 +718,7 @@ int ppcc_cli_search(int argc, char **argv)
 		{"model", required_argument, NULL, O_MODEL},
 		{"devices", required_argument, NULL, O_DEVICES},
 		{"trainer", required_argument, NULL, O_TRAINER},
+		{"precision", required_argument, NULL, O_PRECISION},
 		{"headroom", required_argument, NULL, O_HEADROOM},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
@@ -727,7 +728,7 @@ int ppcc_cli_search(int argc, char **argv)
 	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
 					  .kind = -1}};
 	const char *cluster = NULL, *output = NULL, *compare = NULL;
-	const char *model = NULL, *devices = NULL;
+	const char *model = NULL, *devices = NULL, *precision = NULL;
 	int trainer = -1, headroom_given = 0, headroom_pct = 0;
 	double headroom = 0;
 	char headroom_why[160];
@@ -750,6 +751,7 @@ int ppcc_cli_search(int argc, char **argv)
 			break;
 		case O_MODEL: model = optarg; break;
 		case O_DEVICES: devices = optarg; break;
+		case O_PRECISION: precision = optarg; break;
 		case O_TRAINER:
 			if ((trainer = ppcc_trainer_named(optarg)) < 0)
 				return sr_usage("--trainer: expected megatron, "
@@ -862,6 +864,8 @@ int ppcc_cli_search(int argc, char **argv)
 			     "[--time-limit S]\n"
 			     "                   [--trainer "
 			     "megatron|torchtitan|deepspeed]\n"
+			     "       ppcc search --model NAME --devices "
+			     "COUNTxPRESET [--precision bf16|fp8] [options as above]\n"
 			     "       ppcc search -h|--help\n", names);
 			return 0;
 		case ':': return sr_usage("option '%s' needs a value", opt);
@@ -882,8 +886,9 @@ int ppcc_cli_search(int argc, char **argv)
 	if (presets && cluster)
 		return sr_usage("--cluster '%s' and --devices both give the "
 				"cluster; give one", cluster);
-	if (presets && (c = ppcc_cli_preset_yaml(yaml, sizeof yaml, model,
-						 devices)) != 0)
+	if ((presets || precision) &&
+	    (c = ppcc_cli_preset_yaml(yaml, sizeof yaml, model, devices,
+				      precision)) != 0)
 		return c;
 	if (!presets && optind >= argc)
 		return sr_usage("%s", "search: missing FILE (or --model NAME "
