@@ -12,7 +12,9 @@
  * and what W keeps; ZeRO-3 holds two gather buffers of a stage's
  * largest layer.  torchtitan (pipeline.trainer) differs: fp32 FSDP
  * shards, a pipeline stage's weights kept gathered, and every term times
- * its caching allocator's factor.  A device holds its memory less the
+ * its caching allocator's factor.  Under precision fp8 Transformer
+ * Engine adds an FP8 copy and transpose of each FP8 product's weight
+ * (doc/design/precision.md).  A device holds its memory less the
  * cluster's reserve.  The optimizer step reads and writes 26 +
  * grad_bytes bytes of each parameter it updates at the device's memory
  * bandwidth; ZeRO's gathers move the 16-bit parameters, 2 bytes each.
