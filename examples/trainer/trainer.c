@@ -317,7 +317,8 @@ static int schedule_gathers(const ppcc_schedule *s)
 	       schedule_has(s, PPCC_OP_UNSHARD_PARAM);
 }
 
-/* Why --experts cannot run as asked, or NULL. */
+/* Why --experts cannot run as asked, or NULL; s NULL: the options
+ * alone (before MPI_Init, which a refused run need not pay for). */
 static const char *moe_refusal(const trainer_opts *o, const ppcc_schedule *s)
 {
 	int E = o->experts, K = o->top_k, ep = o->expert_parallel;
@@ -333,8 +334,8 @@ static const char *moe_refusal(const trainer_opts *o, const ppcc_schedule *s)
 		       "trainer (its stages run on the GPU); use local or mpi";
 	if (o->save || o->resume)
 		return "checkpoints hold the dense layers only; no --save or --resume";
-	if (schedule_has(s, PPCC_OP_REDUCE_SCATTER_GRAD) ||
-	    schedule_gathers(s))
+	if (s && (schedule_has(s, PPCC_OP_REDUCE_SCATTER_GRAD) ||
+		  schedule_gathers(s)))
 		return "a ZeRO schedule shards every bucket over the replicas, "
 		       "and the experts are not replicated";
 	return NULL;
@@ -1025,6 +1026,12 @@ int main(int argc, char **argv)
 
 	if (parse(&o, argc, argv) < 0)
 		return usage();
+	if ((o.experts || o.top_k != 1 || o.expert_parallel != 1) &&
+	    (!o.experts || moe_refusal(&o, NULL))) {
+		fprintf(stderr, "trainer: --experts: %s\n", o.experts ? moe_refusal(&o, NULL)
+				: "--top-k and --expert-parallel need --experts");
+		return 2;
+	}
 #if TRAINER_MPI
 	/* only the transports that need it: MPI_Init is not free */
 	int mpi = !o.serial && o.transport != PPCC_RT_LOCAL && !o.loopback;
