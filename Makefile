@@ -219,7 +219,7 @@ $(TRAINER_DIR)/%.o: examples/trainer/%.c $(TRAINER_DIR)/mlp_plan.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TRAINER_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/trainer: $(TRAINER_DIR)/trainer.o $(TRAINER_DIR)/mlp.o $(LIB)
+$(BUILD)/trainer: $(TRAINER_DIR)/trainer.o $(TRAINER_DIR)/mlp.o $(TRAINER_DIR)/moe.o $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(TRAINER_DIR)/trainer_cuda.o: examples/trainer/trainer.c $(TRAINER_DIR)/mlp_plan.h
@@ -231,7 +231,8 @@ $(TRAINER_DIR)/mlp_cuda.o: examples/trainer/mlp_cuda.cu examples/trainer/mlp_cud
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -fmad=false -Iinclude -Iexamples/trainer $(MPI_CFLAGS) -Xcompiler -fPIC -c $< -o $@
 
-$(BUILD)/trainer_cuda: $(TRAINER_DIR)/trainer_cuda.o $(TRAINER_DIR)/mlp.o $(TRAINER_DIR)/mlp_cuda.o $(LIB)
+$(BUILD)/trainer_cuda: $(TRAINER_DIR)/trainer_cuda.o $(TRAINER_DIR)/mlp.o $(TRAINER_DIR)/moe.o \
+		$(TRAINER_DIR)/mlp_cuda.o $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
 
 # ---- set-up -------------------------------------------------------------
@@ -399,7 +400,7 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/tests/runner.d \
 	$(BENCH_SRC:tests/bench_%.c=$(BUILD)/bench_%.d)
--include $(BUILD)/tests/rt_mpi_prog.d $(TRAINER_DIR)/trainer.d $(TRAINER_DIR)/mlp.d \
+-include $(BUILD)/tests/rt_mpi_prog.d $(TRAINER_DIR)/trainer.d $(TRAINER_DIR)/mlp.d $(TRAINER_DIR)/moe.d \
 	$(TRAINER_DIR)/trainer_cuda.d
 
 # ---- hardening: fuzzers and valgrind ------------------------------------------

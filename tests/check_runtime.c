@@ -2182,6 +2182,214 @@ START_TEST(trainer_refuses_a_schedule_for_another_model)
 }
 END_TEST
 
+/* Counts the "trainer: moe: replica R rank K sent N of M token rows"
+ * lines of err with M > 0 (n_lines), and those with N > 0 (n_remote). */
+static void moe_rows(const char *err, int *n_lines, int *n_remote)
+{
+	*n_lines = *n_remote = 0;
+	for (const char *at = err; (at = strstr(at, "trainer: moe: replica ")); at++) {
+		unsigned long long n = 0, all = 0;
+		const char *sent = strstr(at, " sent ");
+		if (sent && sscanf(sent, " sent %llu of %llu", &n, &all) == 2 && all > 0) {
+			(*n_lines)++;
+			*n_remote += n > 0;
+		}
+	}
+}
+
+/* Runs argv (a trainer that must succeed) and returns its standard
+ * error (the caller's to free), or NULL when it is mpirun and MPI is
+ * out. */
+static char *run_err(char *const argv[], const char *what)
+{
+	tu_run r;
+	char *env[] = {"ASAN_OPTIONS=detect_leaks=0",
+		       "OMPI_MCA_btl_vader_single_copy_mechanism=none", NULL};
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, env, 120, argv), 0);
+	int skip = r.status == 127 || (r.status == 2 && strstr(r.err, "built without MPI"));
+	ck_assert_msg(skip || r.status == 0, "%s: exit %d\n%s%s", what, r.status,
+		      r.out, r.err);
+	char *err = skip ? NULL : strdup(r.err);
+	ck_assert_msg(skip || err, "out of memory");
+	tu_run_free(&r);
+	return err;
+}
+
+/* A mixture of experts (--experts 4 --top-k 2) in place of hidden layer
+ * 4, its experts spread over expert groups of EP data-parallel replicas
+ * and its tokens moved by ppcc_rt_alltoallv: over local threads (a
+ * world of the D replicas of the layer's rank) and over mpirun, it
+ * trains as the serial reference does on the whole batch, bit for bit,
+ * since the reference adds each expert's gradient in the owner's order
+ * (microbatch, then replica, then token; the groups' sums in group
+ * order, moe.h).  It must not be the dense model in disguise: the
+ * serial losses differ from the dense model's, the reference with
+ * EP = 1 (another order) differs in its bits, and with EP = 2 every
+ * replica sent token rows to the other member. */
+START_TEST(moe_training_matches_serial_training_with_experts_across_replicas)
+{
+	static const struct {
+		const char *kind;
+		int p, d, ep;
+	} runs[] = {
+		{"1f1b", 1, 2, 2}, {"1f1b", 2, 2, 2}, {"zb-h1", 1, 2, 2},
+		{"zb-h1", 2, 2, 2}, {"gpipe", 2, 2, 2}, {"interleaved", 2, 2, 2},
+		{"1f1b", 2, 4, 2}, {"1f1b", 2, 2, 1},
+	};
+	char trainer[PATH_MAX], bin[PATH_MAX], model[PATH_MAX], out[PATH_MAX];
+	char ref_path[PATH_MAX], json[PATH_MAX], what[128], np[8], nd[8], nw[8];
+	char nep[8];
+	tu_build_path(trainer, sizeof trainer, "trainer");
+	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built (make trainer)", trainer);
+	char *dir = tu_mkdtemp();
+	ck_assert_ptr_nonnull(dir);
+	snprintf(model, sizeof model, "%s/examples/trainer/mlp.yaml", tu_src());
+	int mpi = -1, n_mpi = 0;
+	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		int p = runs[k].p, d = runs[k].d, ep = runs[k].ep, lines, remote;
+		snprintf(what, sizeof what, "%s p=%d d=%d ep=%d", runs[k].kind, p, d, ep);
+		snprintf(json, sizeof json, "%s/plan-%zu.json", dir, k);
+		snprintf(np, sizeof np, "%d", p);
+		snprintf(nd, sizeof nd, "%d", d);
+		snprintf(nw, sizeof nw, "%d", p * d);
+		snprintf(nep, sizeof nep, "%d", ep);
+		char *plan[] = {(char *)ppcc_binary(bin, sizeof bin), "plan", "-f",
+				"json", "-s", (char *)runs[k].kind, "-p", np, "-m", "4",
+				"-o", json, model, NULL, NULL, NULL};
+		if (strcmp(runs[k].kind, "interleaved") == 0) {
+			memmove(&plan[4], &plan[2], 11 * sizeof *plan);
+			plan[2] = "-v";
+			plan[3] = "2";
+		}
+		run_ok(plan, what);
+		snprintf(ref_path, sizeof ref_path, "%s/serial-%zu", dir, k);
+		char *se[] = {trainer, "--serial", "--data-parallel", nd, "--schedule",
+			      json, "--steps", "3", "--experts", "4", "--top-k", "2",
+			      "--expert-parallel", nep, "--output", ref_path, NULL};
+		run_ok(se, what);
+		char *ref = tu_sorted_lines(ref_path, 0);
+		ck_assert_msg(strstr(ref, "loss 2 ") && strstr(ref, "param 7 "),
+			      "%s: incomplete serial output\n%s", what, ref);
+		if (k == 0) {
+			/* not the dense model, and the experts' order shows */
+			snprintf(out, sizeof out, "%s/dense", dir);
+			char *de[] = {trainer, "--serial", "--data-parallel", nd,
+				      "--schedule", json, "--steps", "3", "--output",
+				      out, NULL};
+			run_ok(de, "dense serial");
+			char *dense = tu_sorted_lines(out, 0);
+			char *l0 = strstr(ref, "loss 0 "), *d0 = strstr(dense, "loss 0 ");
+			ck_assert_msg(l0 && d0 && strncmp(l0, d0, strcspn(l0, "\n")) != 0,
+				      "the MoE model's first loss is the dense model's");
+			free(dense);
+			snprintf(out, sizeof out, "%s/ep1", dir);
+			char *e1[] = {trainer, "--serial", "--data-parallel", nd,
+				      "--schedule", json, "--steps", "3", "--experts",
+				      "4", "--top-k", "2", "--output", out, NULL};
+			run_ok(e1, "serial ep 1");
+			char *ep1 = tu_sorted_lines(out, 0);
+			ck_assert_msg(strcmp(ep1, ref) != 0, "the serial reference "
+				      "adds the experts' gradients in the same order "
+				      "for EP 1 and 2: the test cannot tell the orders "
+				      "apart");
+			free(ep1);
+		}
+		snprintf(out, sizeof out, "%s/local-%zu", dir, k);
+		char *lo[] = {trainer, "--data-parallel", nd, "--schedule", json,
+			      "--steps", "3", "--debug", "--timeout", "30", "--experts",
+			      "4", "--top-k", "2", "--expert-parallel", nep, "--output",
+			      out, NULL};
+		char *err = run_err(lo, what);
+		moe_rows(err, &lines, &remote);
+		ck_assert_msg(lines == d && remote == (ep > 1 ? d : 0),
+			      "%s: %d replicas reported token rows, %d sent some to "
+			      "another\n%s", what, lines, remote, err);
+		free(err);
+		char *got = tu_sorted_lines(out, 0);
+		ck_assert_msg(strcmp(got, ref) == 0, "%s local: differs from serial "
+			      "training (largest relative difference %g)", what,
+			      max_rel_diff(got, ref));
+		free(got);
+		/* mpirun: p x d processes, the expert groups of world ranks */
+		if (mpi != 0 && (k == 1 || k == 6)) {
+			snprintf(out, sizeof out, "%s/mpi-%zu", dir, k);
+			char *mo[] = {"mpirun", "-np", nw, "--oversubscribe",
+				      "--allow-run-as-root", "--mca", "btl", "self,vader",
+				      trainer, "--transport", "mpi", "--data-parallel", nd,
+				      "--schedule", json, "--steps", "3", "--debug",
+				      "--timeout", "30", "--experts", "4", "--top-k", "2",
+				      "--expert-parallel", nep, "--output", out, NULL};
+			err = run_err(mo, what);
+			mpi = err != NULL;
+			if (mpi) {
+				moe_rows(err, &lines, &remote);
+				ck_assert_msg(lines == d && remote == d, "%s mpi: %d "
+					      "processes reported token rows, %d sent "
+					      "some to another\n%s", what, lines, remote, err);
+				free(err);
+				got = tu_sorted_lines(out, 0);
+				ck_assert_msg(strcmp(got, ref) == 0, "%s mpi: differs "
+					      "from serial training (largest relative "
+					      "difference %g)", what, max_rel_diff(got, ref));
+				free(got);
+				n_mpi++;
+			}
+		}
+		free(ref);
+	}
+	if (!mpi && !tu_mpi_left_out("moe_training_matches_serial_training_with_experts_across_replicas"))
+		tu_skip("moe_training_matches_serial_training_with_experts_across_replicas",
+			"no mpirun or no MPI in the trainer; its MPI runs not run");
+	fprintf(stderr, "runtime: mixture of experts, %zu local runs and %d mpi "
+		"runs equal to serial bit for bit\n", sizeof runs / sizeof runs[0],
+		n_mpi);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* What the MoE trainer cannot run it refuses by name, exit status 2,
+ * before any output: the nccl transport, an expert-parallel degree that
+ * does not divide the replicas, and a ZeRO schedule (whose shards would
+ * cut the experts, which are not replicated). */
+START_TEST(moe_trainer_refuses_what_it_cannot_run)
+{
+	char trainer[PATH_MAX], bin[PATH_MAX], yaml[PATH_MAX], json[PATH_MAX];
+	tu_build_path(trainer, sizeof trainer, "trainer");
+	ck_assert_msg(access(trainer, X_OK) == 0, "%s not built", trainer);
+	char *dir = tu_mkdtemp();
+	ck_assert_ptr_nonnull(dir);
+	char *model = tu_read_src("examples/trainer/mlp.yaml");
+	ck_assert_ptr_nonnull(model);
+	snprintf(yaml, sizeof yaml, "%s/zero.yaml", dir);
+	FILE *f = fopen(yaml, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%s  zero: 1\n", model);
+	ck_assert_int_eq(fclose(f), 0);
+	free(model);
+	snprintf(json, sizeof json, "%s/zero.json", dir);
+	char *plan[] = {(char *)ppcc_binary(bin, sizeof bin), "plan", "-f", "json",
+			"-p", "2", "-m", "4", "-o", json, yaml, NULL};
+	run_ok(plan, "ppcc plan, zero 1");
+	static const char *const why[] = {"nccl transport", "must divide",
+					  "ZeRO schedule"};
+	char *nccl[] = {trainer, "--transport", "nccl", "--experts", "4", NULL};
+	char *ep[] = {trainer, "--data-parallel", "2", "--experts", "4",
+		      "--expert-parallel", "4", NULL};
+	char *zero[] = {trainer, "--data-parallel", "2", "--schedule", json,
+			"--experts", "4", "--expert-parallel", "2", NULL};
+	char *const *argvs[] = {nccl, ep, zero};
+	for (int k = 0; k < 3; k++) {
+		tu_run r;
+		ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 60, argvs[k]), 0);
+		ck_assert_msg(r.status == 2 && strstr(r.err, "trainer: --experts: ") &&
+			      strstr(r.err, why[k]) && r.out_len == 0,
+			      "%s: exit %d\n%s", why[k], r.status, r.err);
+		tu_run_free(&r);
+	}
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 Suite *suite_runtime(void)
 {
 	return tu_suite("runtime", "runtime", 600, (const TTest *const[]){
@@ -2226,5 +2434,7 @@ Suite *suite_runtime(void)
 		alltoallv_member_that_never_arrives_times_out_with_flight_record,
 		mpi_alltoallv_delivers_uneven_counts_between_steps_and_in_callbacks,
 		mpi_alltoallv_member_that_never_arrives_times_out,
+		moe_training_matches_serial_training_with_experts_across_replicas,
+		moe_trainer_refuses_what_it_cannot_run,
 		NULL});
 }

@@ -9,7 +9,8 @@
  * (stage, microbatch) returns, so the first layer's input is not copied.
  * The last stage computes the loss; stage 0 gets its input from the data
  * loader.  Each stage writes only its own layers' gradients, so stages of
- * different ranks may run in different threads.
+ * different ranks may run in different threads.  With a mixture of
+ * experts (net->moe), layer MOE_LAYER runs moe.c's layer instead.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "mlp.h"
+#include "moe.h"
 
 const int mlp_width[MLP_LAYERS + 1] = {6, 12, 12, 12, 12, 12, 12, 12, 4};
 
@@ -61,6 +63,7 @@ void mlp_free(mlp *net)
 		free(net->layer[l].gb);
 		memset(&net->layer[l], 0, sizeof net->layer[l]);
 	}
+	moe_free(net);
 }
 
 void mlp_sample(const mlp *net, int mb, double *x, double *t)
@@ -153,6 +156,8 @@ double mlp_loss(const mlp *net, const double *y, const double *t, double *gy)
 void mlp_update(mlp *net, int l)
 {
 	mlp_update_shard(net, l, 0, n_w(l), 0, (size_t)mlp_width[l + 1]);
+	if (net->moe && l == MOE_LAYER)
+		moe_update(net);
 }
 
 void mlp_update_shard(mlp *net, int l, size_t w_lo, size_t w_n, size_t b_lo,
@@ -171,6 +176,20 @@ void mlp_update_shard(mlp *net, int l, size_t w_lo, size_t w_n, size_t b_lo,
 	}
 }
 
+/* Dense gradient k of the serial step's shard sums: layer k / 2's
+ * weights (k even) or biases, the router's for the MoE layer (its
+ * experts' are summed by moe_serial_finish). */
+static double *dense_grad(mlp *net, int k, size_t *out_n)
+{
+	int l = k / 2;
+	if (net->moe && l == MOE_LAYER) {
+		*out_n = (size_t)net->moe->E * (k % 2 ? 1 : MOE_WIDTH);
+		return k % 2 ? net->moe->gbr : net->moe->gwr;
+	}
+	*out_n = k % 2 ? (size_t)mlp_width[l + 1] : n_w(l);
+	return k % 2 ? net->layer[l].gb : net->layer[l].gw;
+}
+
 int mlp_serial_step(mlp *net, double *out_loss)
 {
 	double act[MLP_LAYERS + 1][MLP_BATCH * MLP_MAX_WIDTH];
@@ -180,25 +199,29 @@ int mlp_serial_step(mlp *net, double *out_loss)
 	double *sum_g[2 * MLP_LAYERS] = {NULL}, *acc[2 * MLP_LAYERS] = {NULL};
 	int shards = net->shards > 1 ? net->shards : 1, per = net->m / shards;
 	int rounds = net->rounds && shards > 1;
-	if (!loss || per * shards != net->m)
+	size_t n;
+	if (!loss || per * shards != net->m || (net->moe && moe_serial_begin(net) < 0))
 		goto fail;
-	for (int l = 0; shards > 1 && l < MLP_LAYERS; l++)
-		if (!(sum_g[2 * l] = calloc(n_w(l), sizeof(double))) ||
-		    !(sum_g[2 * l + 1] = calloc((size_t)mlp_width[l + 1], sizeof(double))) ||
-		    (rounds && (!(acc[2 * l] = calloc(n_w(l), sizeof(double))) ||
-				!(acc[2 * l + 1] = calloc((size_t)mlp_width[l + 1],
-							  sizeof(double))))))
+	for (int k = 0; shards > 1 && k < 2 * MLP_LAYERS; k++)
+		if (dense_grad(net, k, &n), !(sum_g[k] = calloc(n, sizeof(double))) ||
+		    (rounds && !(acc[k] = calloc(n, sizeof(double)))))
 			goto fail;
 	for (int k = 0; k < net->m; k++) {
 		/* rounds: the shards' j-th microbatches one after another */
 		int mb = rounds ? k % shards * per + k / shards : k;
 		mlp_sample(net, mb, act[0], t);
 		for (int l = 0; l < MLP_LAYERS; l++)
-			mlp_layer_forward(net, l, act[l], act[l + 1]);
+			if (net->moe && l == MOE_LAYER)
+				moe_serial_forward(net, mb, act[l], act[l + 1]);
+			else
+				mlp_layer_forward(net, l, act[l], act[l + 1]);
 		loss[mb] = mlp_loss(net, act[MLP_LAYERS], t, g);
 		for (int l = MLP_LAYERS - 1; l >= 0; l--) {
-			mlp_layer_backward(net, l, act[l], act[l + 1], g,
-					   l > 0 ? gn : NULL);
+			if (net->moe && l == MOE_LAYER)
+				moe_serial_backward(net, mb, act[l], g, l > 0 ? gn : NULL);
+			else
+				mlp_layer_backward(net, l, act[l], act[l + 1], g,
+						   l > 0 ? gn : NULL);
 			memcpy(g, gn, sizeof g);
 		}
 		if (shards > 1 && (rounds || (mb + 1) % per == 0)) {
@@ -206,39 +229,32 @@ int mlp_serial_step(mlp *net, double *out_loss)
 			 * (((g0 + g1) + g2) ...), as the replicas' reduction does
 			 * (rounds: one microbatch's of each shard) */
 			int first = rounds ? k % shards == 0 : mb + 1 == per;
-			for (int l = 0; l < MLP_LAYERS; l++) {
-				mlp_layer *y = &net->layer[l];
-				for (size_t j = 0; j < n_w(l); j++) {
-					sum_g[2 * l][j] = first ? y->gw[j] : sum_g[2 * l][j] + y->gw[j];
-					y->gw[j] = 0;
-				}
-				for (int o = 0; o < mlp_width[l + 1]; o++) {
-					sum_g[2 * l + 1][o] = first ? y->gb[o]
-								    : sum_g[2 * l + 1][o] + y->gb[o];
-					y->gb[o] = 0;
+			for (int d = 0; d < 2 * MLP_LAYERS; d++) {
+				double *y = dense_grad(net, d, &n);
+				for (size_t j = 0; j < n; j++) {
+					sum_g[d][j] = first ? y[j] : sum_g[d][j] + y[j];
+					y[j] = 0;
 				}
 			}
 		}
 		if (rounds && k % shards == shards - 1)
 			/* the round's sum added to the earlier rounds', as
 			 * each replica adds its shard of it */
-			for (int l = 0; l < MLP_LAYERS; l++) {
-				for (size_t j = 0; j < n_w(l); j++)
-					acc[2 * l][j] += sum_g[2 * l][j];
-				for (int o = 0; o < mlp_width[l + 1]; o++)
-					acc[2 * l + 1][o] += sum_g[2 * l + 1][o];
+			for (int d = 0; d < 2 * MLP_LAYERS; d++) {
+				dense_grad(net, d, &n);
+				for (size_t j = 0; j < n; j++)
+					acc[d][j] += sum_g[d][j];
 			}
 	}
-	for (int l = 0; shards > 1 && l < MLP_LAYERS; l++) {
+	for (int d = 0; shards > 1 && d < 2 * MLP_LAYERS; d++) {
 		double **from = rounds ? acc : sum_g;
-		memcpy(net->layer[l].gw, from[2 * l], n_w(l) * sizeof(double));
-		memcpy(net->layer[l].gb, from[2 * l + 1],
-		       (size_t)mlp_width[l + 1] * sizeof(double));
-		free(sum_g[2 * l]);
-		free(sum_g[2 * l + 1]);
-		free(acc[2 * l]);
-		free(acc[2 * l + 1]);
+		double *y = dense_grad(net, d, &n);
+		memcpy(y, from[d], n * sizeof(double));
+		free(sum_g[d]);
+		free(acc[d]);
 	}
+	if (net->moe)
+		moe_serial_finish(net);
 	double sum = 0;
 	for (int mb = 0; mb < net->m; mb++)
 		sum += loss[mb];
@@ -271,6 +287,8 @@ struct mlp_stages {
 	double *scratch;      /* per stage: two vectors for the backward */
 	double *gz;           /* per (layer, mb): from backward_input to
 			       * backward_weight */
+	moe_stash *moe;       /* the MoE layer's, with a net that has one */
+	moe_link link;        /* where its tokens go */
 };
 
 static size_t vec_len(void)
@@ -301,7 +319,13 @@ static int mlp_stage_forward(int stage, int mb, const void *input,
 	}
 	for (int l = first; l <= last; l++) {
 		st->xin[(size_t)l * (size_t)net->m + (size_t)mb] = x;
-		mlp_layer_forward(net, l, x, h_of(st, l, mb));
+		if (st->moe && l == MOE_LAYER) {
+			int err = moe_forward(st->moe, &st->link, mb, x, h_of(st, l, mb));
+			if (err != 0)
+				return err;
+		} else {
+			mlp_layer_forward(net, l, x, h_of(st, l, mb));
+		}
 		x = h_of(st, l, mb);
 	}
 	if (output) {
@@ -339,7 +363,13 @@ static int stage_backward(mlp_stages *st, int stage, int mb,
 	for (int l = last; l >= first; l--) {
 		const double *x = st->xin[(size_t)l * (size_t)net->m + (size_t)mb];
 		double *gx = l > first ? gn : grad_input;
-		if (split)
+		if (st->moe && l == MOE_LAYER) {
+			int err = moe_backward_input(st->moe, &st->link, mb, g, gx);
+			if (err != 0)
+				return err;
+			if (!split)
+				moe_backward_weight(st->moe, &st->link, mb, x);
+		} else if (split)
 			mlp_layer_backward_input(net, l, h_of(st, l, mb), g,
 						 gz_of(st, l, mb), gx);
 		else
@@ -376,10 +406,13 @@ static int mlp_stage_backward_weight(int stage, int mb, const void *grad_output,
 	mlp_stages *st = user;
 	(void)grad_output;
 	(void)grad_output_bytes;
-	for (int l = st->last[stage]; l >= st->first[stage]; l--)
-		mlp_layer_backward_weight(st->net, l,
-					  st->xin[(size_t)l * (size_t)st->net->m + (size_t)mb],
-					  gz_of(st, l, mb));
+	for (int l = st->last[stage]; l >= st->first[stage]; l--) {
+		const double *x = st->xin[(size_t)l * (size_t)st->net->m + (size_t)mb];
+		if (st->moe && l == MOE_LAYER)
+			moe_backward_weight(st->moe, &st->link, mb, x);
+		else
+			mlp_layer_backward_weight(st->net, l, x, gz_of(st, l, mb));
+	}
 	return 0;
 }
 
@@ -446,7 +479,8 @@ int mlp_stages_new(mlp_stages **out, mlp *net, const ppcc_schedule *s,
 	st->scratch = calloc((size_t)S * 2 * vec_len(), sizeof *st->scratch);
 	st->gz = calloc((size_t)MLP_LAYERS * (size_t)m * vec_len(), sizeof *st->gz);
 	if (!st->first || !st->last || !st->x0 || !st->h || !st->xin ||
-	    !st->loss || !st->scratch || !st->gz) {
+	    !st->loss || !st->scratch || !st->gz ||
+	    (net->moe && moe_stash_new(&st->moe, net) < 0)) {
 		mlp_stages_free(st);
 		snprintf(why, why_len, "out of memory");
 		return -1;
@@ -455,6 +489,8 @@ int mlp_stages_new(mlp_stages **out, mlp *net, const ppcc_schedule *s,
 		st->first[k] = s->stages[k].first_layer;
 		st->last[k] = s->stages[k].last_layer;
 	}
+	if (net->moe)
+		moe_link_init(&st->link, net, NULL, 0, 0);
 	*out = st;
 	return 0;
 }
@@ -471,7 +507,13 @@ void mlp_stages_free(mlp_stages *st)
 	free(st->loss);
 	free(st->scratch);
 	free(st->gz);
+	moe_stash_free(st->moe);
 	free(st);
+}
+
+moe_link *mlp_stages_moe_link(mlp_stages *st)
+{
+	return st->moe ? &st->link : NULL;
 }
 
 void mlp_stages_fns(mlp_stages *st, ppcc_rt_stage_fns *fns)
@@ -502,6 +544,10 @@ void mlp_print_params(FILE *f, const mlp *net, const int *owned)
 	for (int l = 0; l < MLP_LAYERS; l++) {
 		if (owned && !owned[l])
 			continue;
+		if (net->moe && l == MOE_LAYER) {
+			moe_print_params(f, net);
+			continue;
+		}
 		const mlp_layer *y = &net->layer[l];
 		fprintf(f, "param %d", l);
 		for (size_t j = 0; j < n_w(l); j++)

@@ -40,6 +40,9 @@ typedef struct mlp_layer {
 	double *gw, *gb; /* accumulated gradients */
 } mlp_layer;
 
+/* The mixture-of-experts layer that may replace layer MOE_LAYER (moe.h). */
+typedef struct mlp_moe mlp_moe;
+
 typedef struct mlp {
 	int m;    /* microbatches per step */
 	int step; /* steps done */
@@ -57,6 +60,9 @@ typedef struct mlp {
 	 * as each replica adds the reduce-scatter after each backward. */
 	int rounds;
 	mlp_layer layer[MLP_LAYERS];
+	/* NULL: the dense MLP; else moe_init's layer, which stands in for
+	 * layer MOE_LAYER (whose own weights then stay as initialised) */
+	mlp_moe *moe;
 } mlp;
 
 /* Deterministic initial parameters, zero gradients.  0 or -1. */
@@ -88,7 +94,8 @@ void mlp_layer_backward_weight(mlp *net, int l, const double *x,
  * share). */
 double mlp_loss(const mlp *net, const double *y, const double *t, double *gy);
 
-/* W -= lr * dW for layer l, and zero its gradients. */
+/* W -= lr * dW for layer l, and zero its gradients (the MoE layer's
+ * router and experts for layer MOE_LAYER of a net with one). */
 void mlp_update(mlp *net, int l);
 /* The same for the weights [w_lo, w_lo + w_n) and biases [b_lo, b_lo +
  * b_n) only (a ZeRO replica's shards); every gradient zeroed. */
@@ -113,6 +120,12 @@ int mlp_stages_new(mlp_stages **out, mlp *net, const ppcc_schedule *s,
 		   char *why, size_t why_len);
 void mlp_stages_free(mlp_stages *st);
 
+/* The MoE layer's link to its expert group (moe.h), NULL without one:
+ * an expert-parallel degree of 1 and no runtime until the trainer sets
+ * it (moe_link_init). */
+struct moe_link;
+struct moe_link *mlp_stages_moe_link(mlp_stages *st);
+
 /* Callbacks for every stage (fns has s->n_stages entries). */
 void mlp_stages_fns(mlp_stages *st, ppcc_rt_stage_fns *fns);
 
@@ -123,7 +136,7 @@ double mlp_stages_loss(const mlp_stages *st);
 double mlp_stages_loss_of(const mlp_stages *st, int mb);
 
 /* Writes "param L v v ..." (C99 hex floats, exact) for each layer l with
- * owned[l] (NULL: all). */
+ * owned[l] (NULL: all); the MoE layer as moe_print_params. */
 void mlp_print_params(FILE *f, const mlp *net, const int *owned);
 
 /* ---- checkpoints ------------------------------------------------------ */

@@ -6,7 +6,8 @@
  *           [--steps N] [--timeout S] [--debug] [--stats] [--serial]
  *           [--output FILE] [--save DIR --save-at STEP ...] [--resume DIR]
  *           [--loopback] [--fault fail|stuck --fault-rank R] [--grouped]
- *           [--data-parallel D]
+ *           [--data-parallel D] [--experts E [--top-k K]
+ *           [--expert-parallel EP]]
  *
  * The schedule is the one compiled in (mlp_plan.h, which the build
  * generates with `ppcc plan -f header mlp.yaml`), or FILE.json from
@@ -39,6 +40,18 @@
  * the replicas' gradients microbatch by microbatch (mlp.rounds), as the
  * runtime's rounds do.
  *
+ * --experts E [--top-k K] [--expert-parallel EP] replaces hidden layer
+ * MOE_LAYER with a mixture of E experts (moe.h: a softmax router, each
+ * token to its top K experts).  With --data-parallel D each group of EP
+ * replicas of the layer's pipeline rank shares the experts, E / EP each
+ * (EP divides E and D), the tokens moved by ppcc_rt_alltoallv (local:
+ * through a world of the D replicas' own; mpi: world ranks); the
+ * runtime reduces only the router's gradient, and moe.h states the
+ * order of the experts', which --serial --data-parallel D --expert-
+ * parallel EP follows.  Each process holding the layer reports the
+ * token rows it sent to other replicas on standard error.  Not with
+ * nccl, checkpoints or a ZeRO schedule (refused, exit status 2).
+ *
  * Checkpoints (ppcc/checkpoint.h): --save DIR --save-at STEP saves every
  * layer once STEP steps are done (--save-at may be repeated), each rank
  * its own layers; --resume DIR loads DIR's last checkpoint, each rank the
@@ -65,6 +78,7 @@
 
 #include "mlp.h"
 #include "mlp_plan.h"
+#include "moe.h"
 
 #if TRAINER_MPI
 #include <mpi.h>
@@ -85,6 +99,7 @@ typedef struct trainer_opts {
 	int loopback, fault, fault_rank;
 	int data_parallel;
 	int grouped;
+	int experts, top_k, expert_parallel; /* experts 0: dense */
 } trainer_opts;
 
 static int usage(void)
@@ -93,14 +108,15 @@ static int usage(void)
 		"[--schedule FILE.json] [--steps N] [--timeout S] [--debug] "
 		"[--stats] [--serial] [--output FILE] [--save DIR --save-at STEP "
 		"...] [--resume DIR] [--loopback] [--fault fail|stuck --fault-rank R] "
-		"[--grouped] [--data-parallel D]\n");
+		"[--grouped] [--data-parallel D] [--experts E [--top-k K] "
+		"[--expert-parallel EP]]\n");
 	return 2;
 }
 
 static int parse(trainer_opts *o, int argc, char **argv)
 {
 	*o = (trainer_opts){PPCC_RT_LOCAL, NULL, NULL, 4, 0, 0, 0, 0, NULL,
-			    NULL, {0}, 0, 0, 0, -1, 1, 0};
+			    NULL, {0}, 0, 0, 0, -1, 1, 0, 0, 1, 1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -155,6 +171,15 @@ static int parse(trainer_opts *o, int argc, char **argv)
 			i++;
 		} else if (strcmp(a, "--data-parallel") == 0 && v) {
 			o->data_parallel = atoi(v);
+			i++;
+		} else if (strcmp(a, "--experts") == 0 && v) {
+			o->experts = atoi(v);
+			i++;
+		} else if (strcmp(a, "--top-k") == 0 && v) {
+			o->top_k = atoi(v);
+			i++;
+		} else if (strcmp(a, "--expert-parallel") == 0 && v) {
+			o->expert_parallel = atoi(v);
 			i++;
 		} else if (strcmp(a, "--fault-rank") == 0 && v) {
 			o->fault_rank = atoi(v);
@@ -292,12 +317,49 @@ static int schedule_gathers(const ppcc_schedule *s)
 	       schedule_has(s, PPCC_OP_UNSHARD_PARAM);
 }
 
+/* Why --experts cannot run as asked, or NULL; s NULL: the options
+ * alone (before MPI_Init, which a refused run need not pay for). */
+static const char *moe_refusal(const trainer_opts *o, const ppcc_schedule *s)
+{
+	int E = o->experts, K = o->top_k, ep = o->expert_parallel;
+	if (E < 1 || E > MOE_MAX_EXPERTS)
+		return "E must be 1 to 16";
+	if (K < 1 || K > E)
+		return "--top-k K must be 1 to E";
+	if (ep < 1 || ep > MOE_MAX_EP || E % ep || o->data_parallel % ep)
+		return "--expert-parallel EP must divide E and --data-parallel D "
+		       "(the expert group is EP replicas of one pipeline rank)";
+	if (o->transport == PPCC_RT_NCCL && !o->serial)
+		return "the nccl transport has no mixture-of-experts path in this "
+		       "trainer (its stages run on the GPU); use local or mpi";
+	if (o->save || o->resume)
+		return "checkpoints hold the dense layers only; no --save or --resume";
+	if (s && (schedule_has(s, PPCC_OP_REDUCE_SCATTER_GRAD) ||
+		  schedule_gathers(s)))
+		return "a ZeRO schedule shards every bucket over the replicas, "
+		       "and the experts are not replicated";
+	return NULL;
+}
+
+/* The net's MoE layer, as o asks (none without --experts).  0 or -1. */
+static int moe_setup(mlp *net, const trainer_opts *o)
+{
+	if (!o->experts)
+		return 0;
+	return moe_init(net, o->experts, o->top_k, o->expert_parallel,
+			o->data_parallel);
+}
+
 static int run_serial(const trainer_opts *o, const ppcc_schedule *s)
 {
 	mlp net;
 	double loss;
 	if (mlp_init(&net, o->data_parallel * s->n_microbatches) < 0)
 		return 1;
+	if (moe_setup(&net, o) < 0) {
+		mlp_free(&net);
+		return 1;
+	}
 	net.shards = o->data_parallel;
 	net.rounds = schedule_has(s, PPCC_OP_UNSHARD_PARAM);
 	for (int step = 0; step < o->steps; step++) {
@@ -367,6 +429,11 @@ static int run_local(const trainer_opts *o, const ppcc_schedule *s,
 		free(stats);
 		return 1;
 	}
+	if (moe_setup(&net, o) < 0) {
+		fprintf(stderr, "trainer: out of memory\n");
+		err = 1;
+		goto out;
+	}
 	if (mlp_stages_new(&st, &net, s, why, sizeof why) < 0) {
 		fprintf(stderr, "trainer: %s\n", why);
 		err = 1;
@@ -433,10 +500,23 @@ static int register_grads(ppcc_rt *rt, const ppcc_schedule *s, mlp *net,
 			int b = 2 * (l - si->first_layer);
 			size_t nw = (size_t)mlp_width[l] * (size_t)mlp_width[l + 1];
 			size_t nb = (size_t)mlp_width[l + 1];
-			if ((err = ppcc_rt_grad_register(rt, st, b, y->gw, nw)) == 0 &&
-			    (err = ppcc_rt_grad_register(rt, st, b + 1, y->gb, nb)) == 0 &&
-			    (err = ppcc_rt_param_register(rt, st, b, y->w, nw)) == 0)
-				err = ppcc_rt_param_register(rt, st, b + 1, y->b, nb);
+			double *w = y->w, *gw = y->gw, *bias = y->b, *gb = y->gb;
+			if (net->moe && l == MOE_LAYER) {
+				/* the router only: each expert's gradient is
+				 * complete on its owner (moe.h), and summing it
+				 * over the replicas would add the other
+				 * replicas' zeros or copies */
+				nb = (size_t)net->moe->E;
+				nw = nb * MOE_WIDTH;
+				w = net->moe->wr;
+				gw = net->moe->gwr;
+				bias = net->moe->br;
+				gb = net->moe->gbr;
+			}
+			if ((err = ppcc_rt_grad_register(rt, st, b, gw, nw)) == 0 &&
+			    (err = ppcc_rt_grad_register(rt, st, b + 1, gb, nb)) == 0 &&
+			    (err = ppcc_rt_param_register(rt, st, b, w, nw)) == 0)
+				err = ppcc_rt_param_register(rt, st, b + 1, bias, nb);
 		}
 	}
 	return err;
@@ -458,6 +538,11 @@ static int update_shards(ppcc_rt *rt, const ppcc_schedule *s, mlp *net,
 			int b = 2 * (l - si->first_layer);
 			ppcc_rt_shard w = {PPCC_RT_SHARD_VERSION, 0, 0, 0, 0, 0, 0};
 			ppcc_rt_shard bias = w;
+			if (net->moe && l == MOE_LAYER) {
+				/* never sharded (moe_refusal) */
+				mlp_update(net, l);
+				continue;
+			}
 			if ((err = ppcc_rt_dp_shard(&w, rt, st, b)) == 0 &&
 			    (err = ppcc_rt_dp_shard(&bias, rt, st, b + 1)) == 0) {
 				mlp_update_shard(net, l, w.offset, w.count, bias.offset,
@@ -467,6 +552,77 @@ static int update_shards(ppcc_rt *rt, const ppcc_schedule *s, mlp *net,
 		}
 	}
 	return err;
+}
+
+/* ---- the MoE layer's expert groups -------------------------------------------- */
+
+/* The pipeline rank whose stage holds layer MOE_LAYER. */
+static int moe_rank(const ppcc_schedule *s)
+{
+	for (int st = 0; st < s->n_stages; st++)
+		if (s->stages[st].first_layer <= MOE_LAYER &&
+		    MOE_LAYER <= s->stages[st].last_layer)
+			return s->stages[st].rank;
+	return -1;
+}
+
+/* Over the local transport a world is one replica's pipeline, so the D
+ * replicas of the MoE layer's pipeline rank reach each other through a
+ * second runtime each, in a world of D ranks of their own, whose only
+ * use is ppcc_rt_alltoallv (called "between steps" of that runtime).
+ * A runtime needs a valid schedule: this one is GPipe over D one-layer
+ * stages with one microbatch, never stepped. */
+typedef struct ep_schedule {
+	ppcc_schedule s;
+	ppcc_stage_info stages[64];
+	ppcc_rank_schedule ranks[64];
+	ppcc_action actions[64][6];
+} ep_schedule;
+
+static void ep_schedule_make(ep_schedule *e, int D)
+{
+	for (int i = 0; i < D; i++) {
+		ppcc_action *a = e->actions[i];
+		int n = 0;
+		e->stages[i] = (ppcc_stage_info){i, i, 0, i, i, i > 0 ? 8 : 0,
+						 i < D - 1 ? 8 : 0};
+		if (i > 0)
+			a[n++] = (ppcc_action){PPCC_OP_RECV_F, i, 0, i - 1, 8};
+		a[n++] = (ppcc_action){PPCC_OP_F, i, 0, -1, 0};
+		if (i < D - 1) {
+			a[n++] = (ppcc_action){PPCC_OP_SEND_F, i, 0, i + 1, 8};
+			a[n++] = (ppcc_action){PPCC_OP_RECV_B, i, 0, i + 1, 8};
+		}
+		a[n++] = (ppcc_action){PPCC_OP_B, i, 0, -1, 0};
+		if (i > 0)
+			a[n++] = (ppcc_action){PPCC_OP_SEND_B, i, 0, i - 1, 8};
+		e->ranks[i] = (ppcc_rank_schedule){i, n, a};
+	}
+	e->s = (ppcc_schedule){1, PPCC_SCHED_GPIPE, D, 1, D, 1, e->stages,
+			       e->ranks, 0};
+	e->s.fingerprint = ppcc_schedule_fingerprint(&e->s);
+}
+
+static void moe_report(const moe_link *link, int replica, int rank)
+{
+	fprintf(stderr, "trainer: moe: replica %d rank %d sent %llu of %llu "
+		"token rows to other replicas\n", replica, rank,
+		link->rows_remote, link->rows_sent);
+}
+
+/* Whether b's router and the experts replica rb holds equal a's. */
+static int moe_same(const mlp *a, const mlp *b, int rb)
+{
+	const mlp_moe *x = a->moe, *y = b->moe;
+	size_t nr = (size_t)x->E * MOE_WIDTH, per = (size_t)(x->E / x->ep);
+	size_t lo = (size_t)(rb % x->ep) * per;
+	return memcmp(x->wr, y->wr, nr * sizeof *x->wr) == 0 &&
+	       memcmp(x->br, y->br, (size_t)x->E * sizeof *x->br) == 0 &&
+	       memcmp(&x->we[lo * MOE_WIDTH * MOE_WIDTH],
+		      &y->we[lo * MOE_WIDTH * MOE_WIDTH],
+		      per * MOE_WIDTH * MOE_WIDTH * sizeof *x->we) == 0 &&
+	       memcmp(&x->be[lo * MOE_WIDTH], &y->be[lo * MOE_WIDTH],
+		      per * MOE_WIDTH * sizeof *x->be) == 0;
 }
 
 /* ---- data parallelism: D replicas of the pipeline, local --------------------
@@ -491,6 +647,10 @@ typedef struct dp_run {
 	ppcc_rt_dp_group **groups;    /* per pipeline rank */
 	double *losses;               /* steps x D*m */
 	int *status;                  /* per thread */
+	/* --experts: the MoE layer's rank, its D replicas' world */
+	int moe_rank;
+	ep_schedule *ep;
+	ppcc_rt_local_world *ep_world;
 } dp_run;
 
 typedef struct dp_thread {
@@ -509,11 +669,19 @@ static void *dp_rank_main(void *arg)
 	ro.world = d->worlds[r];
 	ro.dp_group = d->groups[k];
 	ro.replica = r;
-	ppcc_rt *rt = NULL;
+	ppcc_rt *rt = NULL, *ep_rt = NULL;
 	mlp *net = &d->nets[r];
+	moe_link *link = d->ep && k == d->moe_rank ? mlp_stages_moe_link(d->sts[r]) : NULL;
 	if ((*status = ppcc_rt_init(&rt, s, k, &ro)) != 0)
 		return NULL;
-	*status = register_grads(rt, s, net, k);
+	if (link) {
+		ppcc_rt_options eo = *d->ro;
+		eo.world = d->ep_world;
+		if ((*status = ppcc_rt_init(&ep_rt, &d->ep->s, r, &eo)) == 0)
+			moe_link_init(link, net, ep_rt, 0, r);
+	}
+	if (*status == 0)
+		*status = register_grads(rt, s, net, k);
 	int sharded = 0, gathers = schedule_gathers(s);
 	for (int step = 0; step < d->o->steps && *status == 0; step++) {
 		ppcc_rt_stats stats = PPCC_RT_STATS_INIT;
@@ -527,6 +695,9 @@ static void *dp_rank_main(void *arg)
 				step, r, k, stats.step_s * 1e3, stats.busy_s * 1e3,
 				red * 1e3, wait * 1e3);
 		}
+		/* the expert copies of the D / EP groups summed */
+		if (link && (*status = moe_reduce_experts(net, link)) != 0)
+			break;
 		if ((*status = update_shards(rt, s, net, k, &sharded)) != 0)
 			break;
 		/* a reduce-scatter without gathers (a hand-written schedule):
@@ -548,6 +719,10 @@ static void *dp_rank_main(void *arg)
 	/* the last update's shards, to every replica */
 	if (*status == 0 && sharded)
 		*status = ppcc_rt_dp_gather_params(rt);
+	/* every expert to replica 0 (and each group's first), to print */
+	if (*status == 0 && link && (*status = moe_gather_experts(net, link)) == 0)
+		moe_report(link, r, k);
+	ppcc_rt_free(ep_rt);
 	ppcc_rt_free(rt);
 	return NULL;
 }
@@ -563,7 +738,7 @@ static int run_local_dp(const trainer_opts *o, const ppcc_schedule *s,
 		    calloc((size_t)D, sizeof(ppcc_rt_local_world *)),
 		    calloc((size_t)p, sizeof(ppcc_rt_dp_group *)),
 		    calloc((size_t)o->steps * (size_t)(D * m), sizeof(double)),
-		    calloc((size_t)n, sizeof(int))};
+		    calloc((size_t)n, sizeof(int)), moe_rank(s), NULL, NULL};
 	pthread_t *th = calloc((size_t)n, sizeof *th);
 	dp_thread *ts = calloc((size_t)n, sizeof *ts);
 	char why[256];
@@ -573,8 +748,16 @@ static int run_local_dp(const trainer_opts *o, const ppcc_schedule *s,
 		err = 1;
 		goto out;
 	}
+	if (o->experts && (!(d.ep = calloc(1, sizeof *d.ep)) ||
+			   ppcc_rt_local_world_new(&d.ep_world, D) != 0)) {
+		fprintf(stderr, "trainer: out of memory\n");
+		err = 1;
+		goto out;
+	}
+	if (d.ep)
+		ep_schedule_make(d.ep, D);
 	for (int r = 0; r < D; r++, made++) {
-		if (mlp_init(&d.nets[r], m) < 0 ||
+		if (mlp_init(&d.nets[r], m) < 0 || moe_setup(&d.nets[r], o) < 0 ||
 		    mlp_stages_new(&d.sts[r], &d.nets[r], s, why, sizeof why) < 0 ||
 		    ppcc_rt_local_world_new(&d.worlds[r], p) != 0) {
 			fprintf(stderr, "trainer: %s\n", d.sts[r] ? "out of memory" : why);
@@ -619,6 +802,12 @@ static int run_local_dp(const trainer_opts *o, const ppcc_schedule *s,
 	for (int r = 1; r < D; r++)
 		for (int l = 0; l < MLP_LAYERS; l++) {
 			size_t nw = (size_t)mlp_width[l] * (size_t)mlp_width[l + 1];
+			if (o->experts && l == MOE_LAYER &&
+			    !moe_same(&d.nets[0], &d.nets[r], r)) {
+				fprintf(stderr, "trainer: replica %d's router or "
+					"experts differ from replica 0's\n", r);
+				err = 1;
+			}
 			if (memcmp(d.nets[r].layer[l].w, d.nets[0].layer[l].w,
 				   nw * sizeof(double)) != 0 ||
 			    memcmp(d.nets[r].layer[l].b, d.nets[0].layer[l].b,
@@ -645,6 +834,8 @@ out:
 	free(d.groups);
 	free(d.losses);
 	free(d.status);
+	ppcc_rt_local_world_free(d.ep_world);
+	free(d.ep);
 	free(th);
 	free(ts);
 	return err;
@@ -676,6 +867,7 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 	MPI_Comm_rank(MPI_COMM_WORLD, &world);
 	replica = world % D;
 	if (!fns || !mine || !all || mlp_init(&net, m) < 0 ||
+	    (snprintf(why, sizeof why, "out of memory"), moe_setup(&net, o) < 0) ||
 	    mlp_stages_new(&st, &net, s, why, sizeof why) < 0) {
 		fprintf(stderr, "trainer: %s\n", fns && mine && all ? why : "out of memory");
 		MPI_Abort(MPI_COMM_WORLD, 1);
@@ -697,6 +889,11 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 	}
 	int last = s->stages[s->n_stages - 1].rank == rank;
 	int sharded = 0, gathers = schedule_gathers(s);
+	/* the MoE layer's expert group: replicas of this pipeline rank, world
+	 * ranks rank * D .. rank * D + D - 1 */
+	moe_link *link = o->experts && moe_rank(s) == rank ? mlp_stages_moe_link(st) : NULL;
+	if (link)
+		moe_link_init(link, &net, rt, rank * D, replica);
 	if (replica != 0)
 		out_file = NULL; /* replica 0 prints for all */
 	if (o->output && replica == 0) {
@@ -727,6 +924,12 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 		}
 		if (o->stats)
 			print_stats(&stats, step);
+		if (link && (err = moe_reduce_experts(&net, link)) != 0) {
+			fprintf(stderr, "trainer: rank %d step %d: %s\n", rank, step,
+				ppcc_rt_status_str(err));
+			fflush(NULL);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
 		if (o->stats && D > 1) {
 			double red, wait;
 			ppcc_rt_dp_stats(rt, &red, &wait);
@@ -786,6 +989,15 @@ static int run_mpi(const trainer_opts *o, const ppcc_schedule *s,
 			}
 		}
 	}
+	if (link) {
+		if ((err = moe_gather_experts(&net, link)) != 0) {
+			fprintf(stderr, "trainer: rank %d: %s\n", rank,
+				ppcc_rt_status_str(err));
+			fflush(NULL);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		moe_report(link, replica, rank);
+	}
 	if (replica == 0)
 		mlp_print_params(out_file, &net, owned);
 	ppcc_rt_free(rt);
@@ -814,6 +1026,12 @@ int main(int argc, char **argv)
 
 	if (parse(&o, argc, argv) < 0)
 		return usage();
+	if ((o.experts || o.top_k != 1 || o.expert_parallel != 1) &&
+	    (!o.experts || moe_refusal(&o, NULL))) {
+		fprintf(stderr, "trainer: --experts: %s\n", o.experts ? moe_refusal(&o, NULL)
+				: "--top-k and --expert-parallel need --experts");
+		return 2;
+	}
 #if TRAINER_MPI
 	/* only the transports that need it: MPI_Init is not free */
 	int mpi = !o.serial && o.transport != PPCC_RT_LOCAL && !o.loopback;
@@ -839,7 +1057,12 @@ int main(int argc, char **argv)
 		err = 1;
 		goto out;
 	}
-	if ((o.save || o.resume) && (o.serial || o.transport == PPCC_RT_NCCL)) {
+	const char *no_moe = o.experts ? moe_refusal(&o, s) : NULL;
+	if (no_moe || (!o.experts && (o.top_k != 1 || o.expert_parallel != 1))) {
+		fprintf(stderr, "trainer: --experts: %s\n",
+			no_moe ? no_moe : "--top-k and --expert-parallel need --experts");
+		err = 2;
+	} else if ((o.save || o.resume) && (o.serial || o.transport == PPCC_RT_NCCL)) {
 		fprintf(stderr, "trainer: --save and --resume need the local or "
 			"mpi transport\n");
 		err = 2;
