@@ -1551,6 +1551,26 @@ START_TEST(megatron_writes_fp8_as_planned)
 	ck_assert_ptr_null(text);
 	ck_assert_ptr_nonnull(strstr(b->diag.text, "userbuffers"));
 	built_free(b);
+
+	/* planned routing and dispatch that no flag writes are refused by
+	 * name, not dropped */
+	static const struct {
+		const char *moe, *what;
+	} no[] = {
+		{"    moe: {node_limit: 2}\n", "node-limited routing"},
+		{"    moe: {dispatch: fp8}\n", "FP8 token dispatch"},
+	};
+	for (int i = 0; i < 2; i++) {
+		b = build_moe(dir, "nl.yaml", no[i].moe, pipe, 64, 1);
+		for (int k = 0; k < 2; k++) {
+			text = emit_to_string(k ? ppcc_emit_megatron_bridge
+					      : ppcc_emit_megatron, b, &status);
+			ck_assert_ptr_null(text);
+			ck_assert_msg(strstr(b->diag.text, no[i].what), "%s",
+				      b->diag.text);
+		}
+		built_free(b);
+	}
 	tu_rmtree_free(dir);
 }
 END_TEST

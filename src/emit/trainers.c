@@ -252,6 +252,18 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 			   "integer, not %g", tr->rope_theta);
 		return PPCC_EINPUT;
 	}
+	if (tr->moe.experts > 0 &&
+	    (tr->moe.node_limit > 0 || tr->moe.dispatch_fp8)) {
+		/* planned, but no flag of ppcc's writes them: the export
+		 * would run another routing or dispatch than planned */
+		ppcc_loc loc = where(c, &tr->moe.loc);
+		ppcc_error(d, &loc, "ppcc does not write Megatron-LM's settings "
+			   "for %s yet: plan without it, or set it in "
+			   "Megatron-LM by hand", tr->moe.node_limit > 0
+			   ? "node-limited routing (moe.node_limit)"
+			   : "FP8 token dispatch (moe.dispatch: fp8)");
+		return PPCC_EINPUT;
+	}
 	if (tr->moe.experts > 0 && pl->tensor_parallel > 1 &&
 	    !tr->sequence_parallel) {
 		ppcc_loc loc = where(c, &pl->tensor_parallel_loc);
