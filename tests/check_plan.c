@@ -169,6 +169,7 @@ START_TEST(overlapped_pairs_hide_the_expert_all_to_alls)
 	int rank[2];
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_plan p[2], back;
+	ppcc_config cfg[2]; /* the plans point to theirs */
 	for (int off = 0; off < 2; off++) {
 		/* the second plan takes the first one's split */
 		char extra[256] = "";
@@ -184,12 +185,12 @@ START_TEST(overlapped_pairs_hide_the_expert_all_to_alls)
 		}
 		snprintf(text, sizeof text, yaml, extra);
 		tu_write_in(path, sizeof path, dir, "m.yaml", text);
-		ppcc_config cfg;
 		tu_diag diag;
 		tu_diag_init(&diag);
-		ck_assert_msg(ppcc_config_load(&cfg, a, path, NULL, &diag.d) == 0 &&
-			      ppcc_config_check(&cfg, &diag.d) == 0 &&
-			      ppcc_plan_build(&p[off], a, &cfg, &diag.d) == 0,
+		ck_assert_msg(ppcc_config_load(&cfg[off], a, path, NULL,
+					       &diag.d) == 0 &&
+			      ppcc_config_check(&cfg[off], &diag.d) == 0 &&
+			      ppcc_plan_build(&p[off], a, &cfg[off], &diag.d) == 0,
 			      "%s", diag.text);
 		const ppcc_iteration *it = p[off].best.iteration;
 		step[off] = p[off].best.estimate.step_ms;
