@@ -491,6 +491,7 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 		 * (ppcc_op_least_ms). */
 		cfg.model.transformer = set->tf;
 		double shown = 1 - ppcc_cost_ep_hidden_share(&cfg, e->kind);
+		double k8 = fp8_speedup_max(&cfg);
 		double extra = 0;
 		for (int i = 0; i < n; i++) {
 			const ppcc_layer *l = &set->layers[i];
@@ -501,7 +502,7 @@ static double candidate_bound(const ppcc_config *base, const layer_set *set,
 			double xf = ppcc_cost_expert_extra_flops(&xb, &cfg, l);
 			double x8 = l->fp8_fwd_flops > 0 ? xf + xb : 0;
 			extra += shown * (f + b) +
-				 at_bf16(xf + xb, x8, fp8_speedup_max(&cfg)) /
+				 at_bf16(xf + xb, x8, k8) /
 				 speed;
 		}
 		double avg = e->m * (set->flops / speed + extra + side) / e->p * 1e3 -

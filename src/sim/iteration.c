@@ -256,9 +256,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	const ppcc_rank_schedule *brs = &s->ranks[busiest];
 	for (int32_t i = 0; i + 2 < brs->n_actions; i++) {
 		const ppcc_action *x = &brs->actions[i];
-		if (x->op != PPCC_OP_OVERLAP_F_B || x[1].op != PPCC_OP_F ||
-		    x[2].op != PPCC_OP_B || (unsigned)x[1].stage >= (unsigned)S ||
-		    (unsigned)x[2].stage >= (unsigned)S)
+		if (!ppcc_pair_at(brs->actions, i, brs->n_actions, S))
 			continue;
 		const ppcc_stage_cost *cf = &v->costs[x[1].stage];
 		const ppcc_stage_cost *cb = &v->costs[x[2].stage];

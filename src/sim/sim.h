@@ -91,6 +91,18 @@ static inline double ppcc_op_least_ms(const ppcc_stage_cost *c, int op)
 	return ms > 0 ? ms : 0;
 }
 
+/* 1 when a[i] of a list of n actions on S stages opens an overlapped
+ * pair: the OVERLAP_F_B marker, then at once its F and its B, of stages
+ * of the schedule (what the validator requires of every pair). */
+static inline int ppcc_pair_at(const ppcc_action *a, int32_t i, int32_t n,
+			       int S)
+{
+	return i + 2 < n && a[i].op == PPCC_OP_OVERLAP_F_B &&
+	       a[i + 1].op == PPCC_OP_F && a[i + 2].op == PPCC_OP_B &&
+	       (unsigned)a[i + 1].stage < (unsigned)S &&
+	       (unsigned)a[i + 2].stage < (unsigned)S;
+}
+
 /* How long an overlapped pair runs: the F of stage costs f beside the B
  * of stage costs b.  Their all-to-alls A = f's ep_fwd_ms + b's
  * ep_bwd_ms run on the communication SMs while the rest, C, computes on

@@ -250,10 +250,7 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 			break;
 		case PPCC_OP_OVERLAP_F_B:
 			/* the pair's F and B that follow take the time */
-			if (i + 2 < n && acts[i + 1].op == PPCC_OP_F &&
-			    acts[i + 2].op == PPCC_OP_B &&
-			    (unsigned)acts[i + 1].stage < (unsigned)S &&
-			    (unsigned)acts[i + 2].stage < (unsigned)S) {
+			if (ppcc_pair_at(acts, i, n, S)) {
 				const ppcc_stage_cost *cf = &costs[acts[i + 1].stage];
 				const ppcc_stage_cost *cb = &costs[acts[i + 2].stage];
 				double whole = cf->fwd_ms + cb->bwd_ms;
