@@ -10,7 +10,7 @@
 #   make tsan       the runtime suites, the trainer, the search's threads and
 #                   the split search's simulation run ahead
 #                   under ThreadSanitizer
-#   make fidelity   predicted against published throughput (SC'21 Table 1)
+#   make fidelity   predicted against every published run of doc/fidelity/runs.md
 #   make narayanan  ppcc search against SC'21 Table 1's (t, p), written into
 #                   doc/accuracy.md (make narayanan-check compares)
 #   tests/compare_base.sh BASE   not a target: builds commit BASE into
@@ -322,8 +322,10 @@ schedules-check: $(PPCC)
 	tests/schedules.sh check $(PPCC)
 
 # ---- fidelity -----------------------------------------------------------------
-# The estimate against Narayanan et al., SC'21, Table 1 (see
-# tests/fidelity/run.sh); fails when a row is off by more than 10%.
+# The estimate against every published run of doc/fidelity/runs.md (see
+# tests/fidelity/run.sh); fails when a calibrated row (SC'21 Table 1,
+# torchtitan's memory) is off by more than 10%, when the catalogue is
+# not the fit, or when a listed run is in none of its tables.
 
 fidelity: $(PPCC)
 	tests/fidelity/run.sh $(PPCC)

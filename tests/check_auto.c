@@ -227,9 +227,11 @@ START_TEST(auto_never_slower_than_a_kind_that_fits_examples)
 			ppcc_arena_free(a);
 		}
 		/* zb-v or dualpipe-v wins on all but tiny and hetero, whose
-		 * zb-h2 is faster */
+		 * zb-h2 is faster, and llama3-70b, where the heuristic's
+		 * order on zb-h2's split (8,177 ms) beats zb-v's (8,205) */
 		ck_assert_int_eq(multi, strcmp(examples[e], "examples/tiny.yaml") != 0 &&
-				 strcmp(examples[e], "examples/hetero.yaml") != 0);
+				 strcmp(examples[e], "examples/hetero.yaml") != 0 &&
+				 strcmp(examples[e], "examples/llama3-70b.yaml") != 0);
 		ck_assert_msg(planned[PPCC_SCHED_AUTO], "%s: auto did not plan", examples[e]);
 		for (int k = 0; k < PPCC_SCHED_COUNT; k++)
 			if (planned[k] && k != PPCC_SCHED_AUTO)

@@ -779,15 +779,16 @@ START_TEST(mfu_of_a_single_device_plan)
 }
 END_TEST
 
-START_TEST(gradient_buckets_reduce_after_the_last_backward)
+START_TEST(gradient_buckets_reduce_as_the_last_backward_produces_them)
 {
 	planned r;
 	/* d = 2 (the devices left over); 1e8 parameters in buckets of
-	 * 40M, 40M and 20M (3 REDUCE_GRAD), all ready at the end of the
-	 * last B (240 ms), as the runtime launches them; a ring
-	 * all-reduce on 2 ranks of 4-byte gradients at 100 GB/s takes
-	 * 13.4 us (NCCL's 6.6 + 2 x 3.4) + 1.6, 1.6 and 0.8 ms, one after
-	 * another: 4.0402 ms, all exposed on one rank. */
+	 * 40M, 40M and 20M (3 REDUCE_GRAD: 1.6e8, 1.6e8 and 0.8e8 of the
+	 * 4e8 gradient bytes), ready as the last B (200-240 ms) produces
+	 * them: at 200 + 40 x 0.4 = 216, 200 + 40 x 0.8 = 232 and 240; a
+	 * ring all-reduce on 2 ranks of 4-byte gradients at 100 GB/s takes
+	 * 13.4 us (NCCL's 6.6 + 2 x 3.4) + 1.6, 1.6 and 0.8 ms: 216-217.6134,
+	 * 232-233.6134, 240-240.8134, so 0.8134 ms of the 4.0402 exposed. */
 	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
 		  "pipeline: {microbatches: 4}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -795,27 +796,45 @@ START_TEST(gradient_buckets_reduce_after_the_last_backward)
 	ck_assert_int_eq(it->data_parallel, 2);
 	ck_assert_int_eq(it->global_batch_size, 8);
 	ck_assert_int_eq(it->dp_reductions, 3);
+	ck_assert_int_eq(r.plan.best.costs[0].dp_ready_mid, 1);
 	ck_near(it->dp_comm_ms, 4.0402);
-	ck_near(it->dp_exposed_ms, 4.0402);
-	ck_assert_double_eq(it->dp_hidden_ms, 0);
+	ck_near(it->dp_exposed_ms, 0.8134);
+	ck_near(it->dp_hidden_ms, 4.0402 - 0.8134);
 	ck_near(it->optimizer_ms, 3.0); /* 30 bytes x 1e8 at 1 TB/s */
-	ck_near(it->iteration_ms, 247.0402);
+	ck_near(it->iteration_ms, 243.8134);
 	/* 2 replicas x 4 x 3e12 FLOPs over 2 x 100 TFLOP/s */
-	ck_near(it->mfu, 2.4e13 / 0.2470402 / 2e14);
+	ck_near(it->mfu, 2.4e13 / 0.2438134 / 2e14);
+	/* as libppcc_rt launches them, after the backward returns (its
+	 * prediction's rule, dp_ready_mid 0): one after another from 240,
+	 * all 4.0402 ms exposed */
+	{
+		ppcc_arena *a = ppcc_arena_new();
+		ppcc_stage_cost c = r.plan.best.costs[0];
+		ppcc_estimate e;
+		c.dp_ready_mid = 0;
+		ck_assert_int_eq(ppcc_simulate(&e, a, &r.plan.best.schedule, &c), 0);
+		ck_near(e.dp_end_ms[0], 244.0402);
+		ck_near(r.plan.best.estimate.dp_end_ms[0], 240.8134);
+		ppcc_arena_free(a);
+	}
 	done(&r);
 
-	/* ZeRO-1: reduce-scatter (10 us + 0.8, 0.8, 0.4 ms, all exposed),
-	 * half the parameters updated (1.5 ms), then the 16-bit weights
-	 * all-gathered, bucket by bucket: 3 x 10 us + 1/2 * 2e8 / 1e11 =
-	 * 1.03 ms. */
+	/* ZeRO-1: the 16-bit weights all-gathered, bucket by bucket, from
+	 * the step's start (3 x 10 us + 1/2 x 2e8 / 1e11 = 1.03 ms: 0-0.41,
+	 * 0.41-0.82, 0.82-1.03); the forward needs the second bucket after
+	 * 0.4 of its 20 ms and the third after 0.8, so it starts at 0.41
+	 * (max(0.41, 0.82 - 8, 1.03 - 16)) and the step is 240.41; the
+	 * reduce-scatters (10 us + 0.8, 0.8, 0.4 ms) run from 216.41,
+	 * 232.41 and 240.41, the last 0.41 ms past the step; half the
+	 * parameters updated (1.5 ms). */
 	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
 		  "pipeline: {microbatches: 4, zero: 1}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	it = r.plan.best.iteration;
 	ck_near(it->dp_comm_ms, 2.03);
-	ck_near(it->dp_exposed_ms, 2.03 + 1.03);
+	ck_near(it->dp_exposed_ms, 0.41 + 0.41);
 	ck_near(it->optimizer_ms, 1.5);
-	ck_near(it->iteration_ms, 240 + 2.03 + 1.5 + 1.03);
+	ck_near(it->iteration_ms, 240 + 0.41 + 0.41 + 1.5);
 	/* 2 + 4 + 12/2 bytes per parameter */
 	ck_assert_double_eq(it->weight_bytes[0], 2e8);
 	ck_assert_double_eq(it->grad_bytes[0], 4e8);
@@ -831,9 +850,13 @@ END_TEST
  * bucket's 16-bit weights (0.8e8, 0.8e8, 0.4e8 bytes: 0.01 + 0.4, 0.01 +
  * 0.4, 0.01 + 0.2 ms, 1.03 ms in all), timed one after another on the
  * rank's channel from 0 (0-0.41, 0.41-0.82, 0.82-1.03); the one stage's
- * first forward waits for them all (exposed 1.03 ms: no other stage to
- * hide them behind), so the step is 241.03, its bubble 0, and the
- * iteration 241.03 + 2.03 + 1.5. */
+ * first forward (20 ms) needs the first bucket at its start, the second
+ * after 0.4 of it and the third after 0.8 (Megatron-LM's forward
+ * pre-hooks), so it starts at max(0.41, 0.82 - 8, 1.03 - 16) = 0.41
+ * (exposed 0.41 ms: no other stage to hide them behind), the step is
+ * 240.41, its bubble 0; the reduce-scatters, ready at 216.41, 232.41
+ * and 240.41 as the last B produces them, end 0.41 ms past it; the
+ * iteration is 240.41 + 0.41 + 1.5. */
 START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
 {
 	planned r;
@@ -851,15 +874,15 @@ START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
 	ck_assert_int_eq(it->dp_reductions, 3);
 	ck_assert_int_eq(it->dp_gathers, 3);
 	ck_near(it->dp_gather_ms, 1.03);
-	ck_near(it->dp_gather_exposed_ms, 1.03);
+	ck_near(it->dp_gather_exposed_ms, 0.41);
 	ck_near(b->estimate.dp_gather_ms[0], 1.03);
-	ck_near(b->estimate.dp_gather_wait_ms[0], 1.03);
-	ck_near(b->estimate.dp_ready_ms[0], 1.03);
+	ck_near(b->estimate.dp_gather_wait_ms[0], 0.41);
+	ck_near(b->estimate.dp_ready_ms[0], 0.41);
 	ck_near(it->dp_comm_ms, 2.03);
-	ck_near(it->dp_exposed_ms, 2.03 + 1.03);
+	ck_near(it->dp_exposed_ms, 0.41 + 0.41);
 	ck_assert_double_eq_tol(it->bubble_ms, 0, 1e-9);
-	ck_near(it->iteration_ms, 241.03 + 2.03 + 1.5);
-	ck_near(b->estimate.step_ms, 241.03);
+	ck_near(it->iteration_ms, 240.41 + 0.41 + 1.5);
+	ck_near(b->estimate.step_ms, 240.41);
 	static const double want_start[] = {0, 0.41, 0.82};
 	ppcc_rank_times t;
 	ck_assert_int_eq(ppcc_rank_times_begin(&t, &b->schedule, b->costs,
@@ -877,7 +900,7 @@ START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
 	{
 		double t0, t1;
 		ck_assert_int_eq(ppcc_rank_times_at(&t, 3, &t0, &t1), 0);
-		ck_assert_double_eq_tol(t0, 1.03, 1e-12);
+		ck_assert_double_eq_tol(t0, 0.41, 1e-12);
 	}
 	int n = rs->n_actions;
 	for (int k = 0; k < 3; k++) {
@@ -936,12 +959,14 @@ END_TEST
  * before the reduce-scatters).  On the channel: G0 0-1.03, G1
  * 1.03-2.06; F0 waits for G0: 1.03-21.03 (the 1.03 ms exposed); G2
  * 21.03-22.06, B0 21.03-61.03; G3 61.03-62.06, RS 62.06-64.09, F1
- * 61.03-81.03; ... F3 181.03-201.03, B3 201.03-241.03, RS
- * 241.03-243.06.  So the step is 241.03 ms (it would be 248.24 with the
+ * 61.03-81.03; ... F3 181.03-201.03, B3 201.03-241.03, its RS ready
+ * as B3 produces them (1.6e8, 1.6e8 and 0.8e8 of 4e8 bytes: at 217.03,
+ * 233.03 and 241.03) and run 217.03-217.84, 233.03-233.84 and
+ * 241.03-241.44.  So the step is 241.03 ms (it would be 248.24 with the
  * gathers inside F and B), 1.03 ms of it the gathers' (the "ZeRO-3
  * parameter gathers" part, out of the bubble), the other 7.21 of their
- * 8.24 ms hidden; the reductions end 2.03 ms after the step (their
- * other 6.09 ms hidden); Adam on half the parameters, 1.5 ms; no
+ * 8.24 ms hidden; the reductions end 0.41 ms after the step (their
+ * other 7.71 ms hidden); Adam on half the parameters, 1.5 ms; no
  * all-gather after the step.  Memory: the shards, (2 + 4 + 12) / 2
  * bytes a parameter, and two gather buffers of the largest layer's 2e8
  * bytes of weights (its only one). */
@@ -985,7 +1010,7 @@ START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 	ck_near(it->step_ms, 241.03);
 	ck_near(b->estimate.dp_gather_ms[0], 8.24);
 	ck_near(b->estimate.dp_gather_wait_ms[0], 1.03);
-	ck_near(b->estimate.dp_end_ms[0], 243.06);
+	ck_near(b->estimate.dp_end_ms[0], 241.44);
 	ck_assert_int_eq(it->dp_gathers, 24);
 	ck_assert_int_eq(it->dp_reductions, 12);
 	ck_near(it->dp_gather_ms, 8.24);
@@ -994,10 +1019,10 @@ START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 	ck_near(it->compute_ms, 240.0);
 	ck_assert_double_eq_tol(it->bubble_ms, 0, 1e-9);
 	ck_near(it->dp_comm_ms, 8.12);
-	ck_near(it->dp_hidden_ms, 6.09);
-	ck_near(it->dp_exposed_ms, 2.03);
+	ck_near(it->dp_hidden_ms, 7.71);
+	ck_near(it->dp_exposed_ms, 0.41);
 	ck_near(it->optimizer_ms, 1.5);
-	ck_near(it->iteration_ms, 241.03 + 2.03 + 1.5);
+	ck_near(it->iteration_ms, 241.03 + 0.41 + 1.5);
 	/* F3 waits for G6 and B3 for G7, both done before: hidden */
 	ppcc_rank_times t;
 	ck_assert_int_eq(ppcc_rank_times_begin(&t, &b->schedule, b->costs,
@@ -1010,7 +1035,7 @@ START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 		if (i == rs->n_actions - 4) /* B3 */
 			ck_assert_double_eq_tol(t0, 201.03, 1e-9);
 		if (i == rs->n_actions - 1) /* its last reduce-scatter */
-			ck_assert_double_eq_tol(t1, 243.06, 1e-9);
+			ck_assert_double_eq_tol(t1, 241.44, 1e-9);
 	}
 	/* (2 + 4 + 12) / 2 bytes per parameter, and the two buffers */
 	ck_assert_double_eq(it->weight_bytes[0], 1e8 + 4e8);
@@ -1105,11 +1130,13 @@ START_TEST(dp_bucket_mb_sets_the_buckets_and_is_checked)
 }
 END_TEST
 
-/* One rule for when a reduction runs: the simulator's dp_end_ms, the
- * runtime's prediction (ppcc_dp_reduce_timeline from the same
- * simulation) and the iteration's agree to the last bit on every kind,
- * with many buckets a stage (ZeRO 0 and 1; 2 and 3 add the earlier
- * backwards' reduce-scatters, which the schedule does not hold). */
+/* One rule for when a reduction runs: the simulator's dp_end_ms and the
+ * iteration's agree to the last bit on every kind, with many buckets a
+ * stage, as the trainers launch them (dp_ready_mid); the runtime's
+ * prediction (ppcc_dp_reduce_timeline) agrees with the simulation of
+ * the same costs with dp_ready_mid 0, libppcc_rt's rule, and ends no
+ * earlier (ZeRO 0 and 1; 2 and 3 add the earlier backwards'
+ * reduce-scatters, which the schedule does not hold). */
 START_TEST(simulator_iteration_and_prediction_time_reductions_alike)
 {
 	static const char *const kinds[] = {"gpipe", "1f1b", "interleaved",
@@ -1132,14 +1159,26 @@ START_TEST(simulator_iteration_and_prediction_time_reductions_alike)
 			const ppcc_plan_variant *b = &r.plan.best;
 			const ppcc_estimate *e = &b->estimate;
 			double end[2], step;
+			ppcc_arena *a = ppcc_arena_new();
+			int S = b->schedule.n_stages;
+			ppcc_stage_cost *rt = ppcc_arena_alloc(a, (size_t)S, sizeof *rt);
+			ppcc_estimate er;
+			for (int st = 0; st < S; st++) {
+				ck_assert_int_eq(b->costs[st].dp_ready_mid, 1);
+				rt[st] = b->costs[st];
+				rt[st].dp_ready_mid = 0;
+			}
+			ck_assert_int_eq(ppcc_simulate(&er, a, &b->schedule, rt), 0);
 			ck_assert_int_eq(ppcc_dp_reduce_timeline(end, &step, &b->schedule,
-								 b->costs, e, NULL), 0);
+								 rt, &er, NULL), 0);
 			for (int rk = 0; rk < 2; rk++) {
-				ck_assert_double_eq(end[rk], e->dp_end_ms[rk]);
+				ck_assert_double_eq(end[rk], er.dp_end_ms[rk]);
+				ck_assert(e->dp_end_ms[rk] <= er.dp_end_ms[rk]);
 				ck_assert_double_eq(b->iteration->dp_end_ms[rk],
 						    e->dp_end_ms[rk]);
 			}
-			ck_assert_double_eq(step, e->dp_step_ms);
+			ck_assert_double_eq(step, er.dp_step_ms);
+			ppcc_arena_free(a);
 			/* what lengthens the iteration is what the simulator
 			 * puts after the pipeline's step */
 			if (zero == 0)
@@ -1367,7 +1406,7 @@ Suite *suite_iteration(void)
 		swiglu_gqa_stash_is_derived_from_the_kept_tensors,
 		loss_stage_keeps_logits_in_16_bits_and_fp32,
 		mfu_of_a_single_device_plan,
-		gradient_buckets_reduce_after_the_last_backward,
+		gradient_buckets_reduce_as_the_last_backward_produces_them,
 		zero1_gathers_open_the_step_and_are_charged_whole,
 		zero3_gathers_weights_and_reduces_every_backward,
 		measured_times_convert_on_the_group_and_t_they_were_measured,

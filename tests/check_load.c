@@ -2571,7 +2571,7 @@ START_TEST(implausible_inputs_are_warned_with_a_suggestion)
 			 "6:38: warning: cluster.device.efficiency: 0.95 of the "
 			 "peak is more than a training step sustains on a real "
 			 "device (above 0.9); give the fraction measured, or "
-			 "leave it out for the h100 preset's 0.64\n");
+			 "leave it out for the h100 preset's 0.62\n");
 	ck_assert_double_eq(r.cfg.cluster.groups[0].efficiency, 0.95);
 	done(&r);
 	/* a link faster than its preset's (h100: NVLink 450 GB/s, a 400

@@ -182,6 +182,10 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	for (int k = 0; k < 3; k++)
 		split[k] *= f;
 	ppcc_comm_dp_rates(c, cfg);
+	/* every trainer launches a bucket's reduction from the backward's
+	 * hooks as soon as its gradients are in (doc/design/
+	 * reduce-placement.md) */
+	c->dp_ready_mid = 1;
 	ppcc_memory_experts ex;
 	ppcc_memory_experts_of(&ex, &cfg->pipeline, cfg->pipeline.stages);
 	double esplit[3];

@@ -73,7 +73,7 @@ const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 
 /* The A100's constant, which `make fidelity` fits; the default an
  * uncalibrated row plans with, and why that value. */
-#define PPCC_A100_EFFICIENCY 0.64
+#define PPCC_A100_EFFICIENCY 0.62
 #define PPCC_UNCALIBRATED_EFFICIENCY PPCC_A100_EFFICIENCY
 #define PPCC_UNCALIBRATED_WHY \
 	"the A100's constant, fitted on SC'21 Table 1, stands in"

@@ -10,8 +10,8 @@
  * schedule's own ones later on the rank's channel.  So under ZeRO 2 the
  * times are ppcc_iteration_estimate's walk: the ALL_GATHER_PARAM prologue
  * at the simulator's times, then each reduction posted on the channel
- * (ppcc_dp_channel_post) where the rank reaches it, each added one at the
- * end of its backward.  Under ZeRO 0, 1 and 3 that walk is the
+ * (ppcc_dp_channel_post) when it is ready (ppcc_dp_grad_ready), each
+ * added one as its backward produces it.  Under ZeRO 0, 1 and 3 that walk is the
  * simulator's, whose times are taken as they are.  A ZeRO 1 or 2 schedule
  * without ALL_GATHER_PARAM (an older format) gets the iteration's one
  * all-gather after the optimizer step (action -1).
@@ -91,6 +91,9 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 	ppcc_rank_times t;
 	if ((err = ppcc_rank_times_begin(&t, s, costs, e, r)) < 0)
 		return err;
+	/* the last compute's, for ppcc_dp_grad_ready */
+	int cstage = -1;
+	double cstart = 0, cend = 0, red_done = 0, red_total = 0;
 	for (int32_t i = 0; i < rs->n_actions; i++) {
 		const ppcc_action *x = &rs->actions[i];
 		double t0, t1;
@@ -115,8 +118,19 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 		} else if (ppcc_op_is_collective(x->op)) {
 			double ms = ppcc_dp_reduce_ms(c, x->bytes);
 			if (early) {
+				double from = clock;
+				if (c->dp_ready_mid && x->stage == cstage) {
+					if (red_done == 0)
+						red_total = ppcc_dp_reduction_run_bytes(
+							rs->actions, i, rs->n_actions,
+							x->stage);
+					from = ppcc_dp_grad_ready(
+						1, clock, cstart, cend, red_done,
+						(double)x->bytes, red_total);
+					red_done += (double)x->bytes;
+				}
 				op.start_ms = ppcc_dp_channel_post(&free_ms,
-								   clock, ms);
+								   from, ms);
 				op.end_ms = free_ms;
 			}
 			l->reduce_ms[r] += ms;
@@ -124,10 +138,20 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 			clock = t1;
 			if (t1 > last)
 				last = t1;
+			if (x->op <= PPCC_OP_W) {
+				cstage = x->stage;
+				cstart = t0;
+				cend = t1;
+				red_done = 0;
+			}
 			if ((x->op == PPCC_OP_B || x->op == PPCC_OP_W) &&
 			    ++done[x->stage] < m && early) {
 				/* ZeRO 2: this backward reduce-scatters the
 				 * stage's buckets too */
+				double done_b = 0, all_b = 0;
+				for (int32_t k = 0; k < n_red[x->stage]; k++)
+					all_b += (double)rs->actions[
+						first_red[x->stage] + k].bytes;
 				for (int32_t k = 0; k < n_red[x->stage]; k++) {
 					const ppcc_action *red =
 						&rs->actions[first_red[x->stage] + k];
@@ -139,7 +163,11 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 						.action = -1, .bytes = red->bytes,
 					};
 					added.start_ms = ppcc_dp_channel_post(
-						&free_ms, t1, ms);
+						&free_ms, ppcc_dp_grad_ready(
+							c->dp_ready_mid, t1, t0, t1,
+							done_b, (double)red->bytes,
+							all_b), ms);
+					done_b += (double)red->bytes;
 					added.end_ms = free_ms;
 					l->reduce_ms[r] += ms;
 					if ((err = lanes_push(l, cap, &added)) < 0)

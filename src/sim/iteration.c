@@ -36,17 +36,23 @@ double ppcc_dp_bucket_bytes(const ppcc_pipeline *pl)
 	return params * pl->grad_bytes;
 }
 
-/* Under ZeRO 2 and 3, an earlier backward of a stage reduce-scatters
- * the stage's buckets: those of its REDUCE_GRAD actions, n_red of them
- * at red, ready at `ready`.  Returns the time spent. */
-static double reduce_early(double *free_ms, double ready,
+/* Under ZeRO 2 and 3, an earlier backward of a stage, from t0 to t1,
+ * reduce-scatters the stage's buckets: those of its REDUCE_GRAD
+ * actions, n_red of them at red, each ready as the placed ones are
+ * (ppcc_dp_grad_ready).  Returns the time spent. */
+static double reduce_early(double *free_ms, double t0, double t1,
 			   const ppcc_stage_cost *c, const ppcc_action *red,
 			   int32_t n_red)
 {
-	double spent = 0;
+	double spent = 0, done = 0, total = 0;
+	for (int32_t k = 0; k < n_red; k++)
+		total += (double)red[k].bytes;
 	for (int32_t k = 0; k < n_red; k++) {
 		double ms = ppcc_dp_reduce_ms(c, red[k].bytes);
-		ppcc_dp_channel_post(free_ms, ready, ms);
+		ppcc_dp_channel_post(free_ms, ppcc_dp_grad_ready(
+			c->dp_ready_mid, t1, t0, t1, done,
+			(double)red[k].bytes, total), ms);
+		done += (double)red[k].bytes;
 		spent += ms;
 	}
 	return spent;
@@ -95,6 +101,9 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		const ppcc_device_group *dg = at.device_group;
 		double free_ms = e->dp_gather_ms ? e->dp_gather_ms[r] : 0;
 		double last = 0, spent = 0, clock = 0;
+		/* the last compute's, for ppcc_dp_grad_ready */
+		int cstage = -1;
+		double cstart = 0, cend = 0, red_done = 0, red_total = 0;
 		int gathers = 0;
 		double params = 0, stash = 0, peak = -1, logits_at_peak = 0;
 		double logits_now = 0;
@@ -125,6 +134,10 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 				n_red[x->stage]++;
 			}
 		}
+		/* ZeRO-3's gathers are not a prologue: the channel is free
+		 * from 0, and each takes it where the rank reaches it */
+		if (unshards)
+			free_ms = 0;
 		/* The stash along the rank's order, as the simulator counts
 		 * it, to split its peak into activations and logits; the
 		 * actions' times replayed from the simulation where the rank
@@ -160,12 +173,29 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			}
 			if (ppcc_op_is_collective(x->op)) {
 				double ms = ppcc_dp_reduce_ms(c, x->bytes);
+				double ready = clock;
 				out->dp_reductions++;
-				ppcc_dp_channel_post(&free_ms, clock, ms);
+				if (c->dp_ready_mid && x->stage == cstage) {
+					if (red_done == 0)
+						red_total = ppcc_dp_reduction_run_bytes(
+							rs->actions, i, rs->n_actions,
+							x->stage);
+					ready = ppcc_dp_grad_ready(
+						1, clock, cstart, cend, red_done,
+						(double)x->bytes, red_total);
+					red_done += (double)x->bytes;
+				}
+				ppcc_dp_channel_post(&free_ms, ready, ms);
 				spent += ms;
 				continue;
 			}
 			clock = t1;
+			if (x->op <= PPCC_OP_W) {
+				cstage = x->stage;
+				cstart = t0;
+				cend = t1;
+				red_done = 0;
+			}
 			if (t1 > last)
 				last = t1;
 			if (x->op == PPCC_OP_F) {
@@ -192,7 +222,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 				if (zero >= 2 && !unshards && done[x->stage] < m &&
 				    n_red[x->stage] > 0)
 					spent += reduce_early(
-						&free_ms, t1, c,
+						&free_ms, t0, t1, c,
 						&rs->actions[first_red[x->stage]],
 						n_red[x->stage]);
 			}

@@ -48,6 +48,13 @@ typedef struct ppcc_stage_cost {
 	 * 0 when read back): dp_gather_ms + bytes x dp_gather_ms_per_byte, in the
 	 * rank's prologue (ppcc_dp_gather_ms). */
 	double dp_gather_ms, dp_gather_ms_per_byte;
+	/* 1 (plan/tables.c, for every trainer): a bucket's reduction is
+	 * ready as soon as the backward that completes the stage's
+	 * gradients has produced the bucket's bytes, at that backward's
+	 * average rate (ppcc_dp_grad_ready), as the trainers' hooks launch
+	 * it; 0 (by hand, read back, and libppcc_rt's prediction): when
+	 * the rank reaches it in its list, after the backward returns. */
+	int dp_ready_mid;
 	/* Under ZeRO-3 (plan/tables.c; 0 otherwise): what the stage's
 	 * gathers (UNSHARD_PARAM, one round for each of its F, B and I)
 	 * hold on one device at once, two buffers of its largest layer's
@@ -181,9 +188,10 @@ static inline double ppcc_dp_gather_ms(const struct ppcc_stage_cost *c,
 
 /* The one rule for when a gradient reduction runs, which the simulator,
  * the iteration model and the runtime's prediction (dp_timeline.c) all
- * apply: it is ready when the rank reaches it in its list (the end of
- * the backward that completed the bucket: the runtime launches it after
- * that callback returns) and runs for ms on the rank's one
+ * apply: from when it is ready (ppcc_dp_grad_ready: where the rank
+ * reaches it in its list, the end of the backward that completed the
+ * bucket, as the runtime launches it after that callback returns; or,
+ * for the trainers, as that backward produces it) it runs for ms on the rank's one
  * communication channel, from when it is ready or the channel is free,
  * whichever is later.  *free_ms moves to its end; returns its start. */
 static inline double ppcc_dp_channel_post(double *free_ms, double ready_ms,
@@ -192,6 +200,57 @@ static inline double ppcc_dp_channel_post(double *free_ms, double ready_ms,
 	double at = ready_ms > *free_ms ? ready_ms : *free_ms;
 	*free_ms = at + ms;
 	return at;
+}
+
+/* When a gradient reduction is ready, the one rule the simulator and
+ * the iteration model share (doc/design/reduce-placement.md): `at`,
+ * where the rank reaches it, unless mid is set and it reduces bytes
+ * [done, done + bytes) of the `total` that the backward of [start, end]
+ * completed (the run of reductions after it, in the order the backward
+ * produces them): then start + (done + bytes) / total of the backward,
+ * the end exactly for the last. */
+static inline double ppcc_dp_grad_ready(int mid, double at, double start,
+					double end, double done, double bytes,
+					double total)
+{
+	if (!mid || !(total > 0))
+		return at;
+	if (done + bytes >= total)
+		return end;
+	return start + (end - start) * ((done + bytes) / total);
+}
+
+/* The mirror of ppcc_dp_grad_ready for a parameter gather that ends
+ * at `end`: its stage's first compute may start then, unless mid is set
+ * and the forward (fwd_ms long) needs the gather's bucket only after
+ * the bytes gathered before it, `done` of the `total` the stage's
+ * gathers bring: then that part of the forward earlier. */
+static inline double ppcc_dp_param_ready(int mid, double end, double fwd_ms,
+					 double done, double total)
+{
+	if (!mid || !(total > 0) || !(done > 0))
+		return end;
+	return end - fwd_ms * (done / total);
+}
+
+/* The bytes of the run of reductions of stage `stage` from action i of
+ * acts[0..n), the gathers among them skipped: what the backward before
+ * them completed. */
+static inline double ppcc_dp_reduction_run_bytes(const ppcc_action *acts,
+						 int32_t i, int32_t n,
+						 int stage)
+{
+	double total = 0;
+	for (; i < n; i++) {
+		const ppcc_action *x = &acts[i];
+		if (x->op == PPCC_OP_UNSHARD_PARAM ||
+		    x->op == PPCC_OP_ALL_GATHER_PARAM)
+			continue;
+		if (!ppcc_op_is_reduction(x->op) || x->stage != stage)
+			break;
+		total += (double)x->bytes;
+	}
+	return total;
 }
 
 /* Event-driven simulation of s under costs (one per stage).  Assumes s is
@@ -244,6 +303,11 @@ typedef struct ppcc_rank_times {
 	const double *ready;   /* the estimate's dp_ready_ms, or NULL */
 	double unshard[2];     /* ends of the UNSHARD_PARAM groups waiting */
 	int n_unshard;         /* for their computes, oldest first */
+	int cstage;            /* the last compute's stage, start and end, */
+	double cstart, cend;   /* and the reductions after it (simulate.c's */
+	double red_done, red_total; /* sim_rank) */
+	double pair_scale;     /* an overlapped pair's, split by a block */
+	int pair_left;
 	double start[PPCC_TIMES_BLOCK], end[PPCC_TIMES_BLOCK];
 } ppcc_rank_times;
 

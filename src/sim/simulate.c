@@ -36,7 +36,8 @@ typedef struct sim_rank {
 	const ppcc_action *actions;
 	double *start, *end;   /* NULL, or times of actions [base, ...) */
 	int32_t base;
-	int32_t n_actions;
+	int32_t n_actions; /* run to here (a replay's block ends sooner) */
+	int32_t n_list;    /* the rank's whole list */
 	int32_t pc;     /* next action */
 	int64_t wait;   /* message awaited at pc (ppcc_message_key), or -1 */
 	double clock;
@@ -54,23 +55,50 @@ typedef struct sim_rank {
 	double unshard[2];  /* ends of the groups waiting for computes */
 	int n_unshard;
 	int general;        /* runs in sim_run_as's general form */
+	/* the last compute's stage, start and end, and the bytes of the
+	 * reductions after it so far, of the run's total
+	 * (ppcc_dp_grad_ready) */
+	int cstage;
+	double cstart, cend, red_done, red_total;
+	/* an overlapped pair's scale and the F and B left to take it */
+	double pair_scale;
+	int pair_left;
 } sim_rank;
 
 /* The ALL_GATHER_PARAM actions at the start of a rank's list, run one
  * after another on its channel from time 0: their sum, and in ready
- * (when not NULL) the end of each stage's last one, the same doubles
- * as sim_run's posts. */
+ * (when not NULL) when each stage's first compute may start, the same
+ * doubles as sim_run's posts: the end of the stage's last gather, or,
+ * under dp_ready_mid, the latest of each gather's end less the part of
+ * the stage's forward that runs before it needs that bucket (its share
+ * of the bytes gathered before it, in a run of the stage's gathers, of
+ * the run's; ppcc_dp_param_ready). */
 static double sim_prologue_ms(const ppcc_action *acts, int32_t n, int S,
 			      const ppcc_stage_cost *costs, double *ready)
 {
-	double ms = 0;
-	for (int32_t i = 0; i < n && acts[i].op == PPCC_OP_ALL_GATHER_PARAM; i++)
-		if (acts[i].stage >= 0 && acts[i].stage < S) {
-			ppcc_dp_channel_post(&ms, 0, ppcc_dp_gather_ms(
-				&costs[acts[i].stage], acts[i].bytes));
-			if (ready)
-				ready[acts[i].stage] = ms;
+	double ms = 0, done = 0, total = 0;
+	for (int32_t i = 0; i < n && acts[i].op == PPCC_OP_ALL_GATHER_PARAM; i++) {
+		int st = acts[i].stage;
+		if (st < 0 || st >= S)
+			continue;
+		const ppcc_stage_cost *c = &costs[st];
+		if (i == 0 || acts[i - 1].stage != st) {
+			done = 0;
+			total = 0;
+			for (int32_t j = i; j < n && acts[j].op ==
+			     PPCC_OP_ALL_GATHER_PARAM && acts[j].stage == st; j++)
+				total += (double)acts[j].bytes;
 		}
+		ppcc_dp_channel_post(&ms, 0, ppcc_dp_gather_ms(c, acts[i].bytes));
+		if (ready) {
+			double at = ppcc_dp_param_ready(c->dp_ready_mid, ms,
+							ppcc_op_ms(c, PPCC_OP_F),
+							done, total);
+			if (!c->dp_ready_mid || done == 0 || at > ready[st])
+				ready[st] = at;
+		}
+		done += (double)acts[i].bytes;
+	}
 	return ms;
 }
 
@@ -133,10 +161,13 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 	const double *params_at = k->ready;
 	int32_t i = k->pc, n = k->n_actions;
 	int err = 0;
+	int cstage = k->cstage;
+	double cstart = k->cstart, cend = k->cend;
+	double red_done = k->red_done, red_total = k->red_total;
 	/* an overlapped pair's F and B last their own times x pair_scale,
 	 * which makes them last ppcc_pair_ms together */
-	double pair_scale = 1;
-	int pair_left = 0;
+	double pair_scale = k->pair_left > 0 ? k->pair_scale : 1;
+	int pair_left = k->pair_left;
 
 	/* A rank runs a few actions at a time between waits, so the
 	 * hardware does not see its lists as streams: fetch ahead. */
@@ -190,7 +221,17 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 		if (general && (unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u &&
 		    st >= 0 && st < S && mb >= 0) {
 			double ms = ppcc_dp_reduce_ms(&costs[st], x->bytes);
-			double at = ppcc_dp_channel_post(&dp_free, t, ms);
+			double from = t;
+			if (costs[st].dp_ready_mid && st == cstage) {
+				if (red_done == 0)
+					red_total = ppcc_dp_reduction_run_bytes(
+						acts, i, k->n_list, st);
+				from = ppcc_dp_grad_ready(1, t, cstart, cend,
+							  red_done, (double)x->bytes,
+							  red_total);
+				red_done += (double)x->bytes;
+			}
+			double at = ppcc_dp_channel_post(&dp_free, from, ms);
 			dp_busy += ms;
 			if (start) {
 				start[i - base] = at;
@@ -319,6 +360,12 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 			err = PPCC_EINPUT;
 			goto out;
 		}
+		if (x->op <= PPCC_OP_W) {
+			cstage = st;
+			cstart = t0;
+			cend = t;
+			red_done = 0;
+		}
 		if (general && start) {
 			start[i - base] = t0;
 			end[i - base] = t;
@@ -341,6 +388,13 @@ out:
 	k->unshard[0] = unshard0;
 	k->unshard[1] = unshard1;
 	k->n_unshard = n_unshard;
+	k->cstage = cstage;
+	k->cstart = cstart;
+	k->cend = cend;
+	k->red_done = red_done;
+	k->red_total = red_total;
+	k->pair_scale = pair_scale;
+	k->pair_left = pair_left;
 	return err;
 }
 
@@ -511,9 +565,11 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 		ranks[r].actions = s->ranks[r].actions;
 		ranks[r].n_actions = s->ranks[r].n_actions > 0
 					     ? s->ranks[r].n_actions : 0;
+		ranks[r].n_list = ranks[r].n_actions;
 		ranks[r].start = out->start_ms ? out->start_ms[r] : NULL;
 		ranks[r].end = out->end_ms ? out->end_ms[r] : NULL;
 		ranks[r].wait = -1;
+		ranks[r].cstage = -1;
 		out->dp_gather_ms[r] = sim_prologue_ms(ranks[r].actions,
 						       ranks[r].n_actions, S,
 						       costs, out->dp_ready_ms);
@@ -619,6 +675,7 @@ int ppcc_rank_times_begin(ppcc_rank_times *t, const ppcc_schedule *s,
 	t->n_ranks = s->n_ranks;
 	t->n_stages = s->n_stages;
 	t->n_microbatches = s->n_microbatches;
+	t->cstage = -1;
 	if (t->rs->n_actions > 0 &&
 	    t->rs->actions[0].op == PPCC_OP_ALL_GATHER_PARAM)
 		t->ready = e->dp_ready_ms;
@@ -646,10 +703,14 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 		sim_rank k = {
 			.actions = t->rs->actions, .start = t->start,
 			.end = t->end, .base = from, .n_actions = to,
+			.n_list = t->rs->n_actions,
 			.pc = from, .wait = -1, .clock = t->clock,
 			.dp_free = t->dp_free, .ready = t->ready,
 			.unshard = {t->unshard[0], t->unshard[1]},
-			.n_unshard = t->n_unshard,
+			.n_unshard = t->n_unshard, .cstage = t->cstage,
+			.cstart = t->cstart, .cend = t->cend,
+			.red_done = t->red_done, .red_total = t->red_total,
+			.pair_scale = t->pair_scale, .pair_left = t->pair_left,
 		};
 		if (sim_run(&k, 0, NULL, t->n_stages, t->n_microbatches,
 			    t->costs, e->send_ms, NULL, NULL, NULL) < 0 ||
@@ -662,6 +723,13 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 		t->unshard[0] = k.unshard[0];
 		t->unshard[1] = k.unshard[1];
 		t->n_unshard = k.n_unshard;
+		t->cstage = k.cstage;
+		t->cstart = k.cstart;
+		t->cend = k.cend;
+		t->red_done = k.red_done;
+		t->red_total = k.red_total;
+		t->pair_scale = k.pair_scale;
+		t->pair_left = k.pair_left;
 	}
 	*start = t->start[i - t->base];
 	*end = t->end[i - t->base];
