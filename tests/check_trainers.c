@@ -921,7 +921,11 @@ END_TEST
  * use_megatron_fsdp, 103 data_parallel_sharding_strategy;
  * megatron/training/config/common_config.py:92 use_megatron_fsdp (cfg.dist);
  * Bridge's training/mixed_precision.py:185 bf16_mixed, a
- * MixedPrecisionConfig with grad_reduce_in_fp32.  The runner executes
+ * MixedPrecisionConfig with grad_reduce_in_fp32; training/config.py:1007
+ * comm_overlap, whose CommOverlapConfig, when a recipe sets one, resets
+ * the ddp overlaps and may turn TP overlap on at setup (config.py:
+ * 2027-2029, comm_overlap.py:430-451, 571-579), so the snippet clears
+ * it (the runner starts from a recipe's).  The runner executes
  * each snippet's ppcc_apply on objects that refuse any other field, then
  * reads Megatron-LM's arguments for the same plan and says whether the
  * two set the same run: degrees, shape, batch, ZeRO, overlaps,
@@ -964,6 +968,7 @@ static const char *const bridge_runner =
 	"        for n in F:\n"
 	"            if n != 'mixed_precision': setattr(s, n, Strict(n))\n"
 	"        s.mixed_precision = None\n"
+	"        s.comm_overlap = 'a recipe CommOverlapConfig'\n"
 	"def mod(name, **kw):\n"
 	"    m = types.ModuleType(name); m.__dict__.update(kw); sys.modules[name] = m\n"
 	"for n in ('torch', 'torch.nn', 'megatron', 'megatron.bridge',\n"
@@ -988,6 +993,7 @@ static const char *const bridge_runner =
 	"    exec(compile(open(args[i + 1]).read(), args[i + 1], 'exec'), ns)\n"
 	"    c = Cfg()\n"
 	"    assert ns['ppcc_apply'](c) is c\n"
+	"    assert c.comm_overlap is None, 'the recipe comm_overlap stays'\n"
 	"    m, d = c.model, c.ddp\n"
 	"    lay = m.pipeline_model_parallel_layout\n"
 	"    ex = '|'.join(''.join({'embedding': 'E', 'decoder': 't',\n"

@@ -779,7 +779,11 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 			"    cfg.checkpoint.ckpt_format = \"fsdp_dtensor\"\n"
 			"    m.gradient_accumulation_fusion = False\n",
 			pl->zero == 2 ? "optim_grads" : "optim_grads_params");
-	/* the overlaps the simulator assumes (doc/design/iteration.md) */
+	/* the overlaps the simulator assumes (doc/design/iteration.md);
+	 * a recipe's CommOverlapConfig would redo them by its own rules
+	 * and could turn TP overlap on (config.py:2027-2029,
+	 * comm_overlap.py:430-451 and 571-579), so it goes */
+	fputs("    cfg.comm_overlap = None\n", f);
 	fprintf(f, "    cfg.ddp.overlap_grad_reduce = %s\n",
 		n_dp > 1 ? "True" : "False");
 	fprintf(f, "    cfg.ddp.overlap_param_gather = %s\n",
