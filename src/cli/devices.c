@@ -63,6 +63,19 @@ static void devices_text(FILE *f)
 	fprintf(f, "*: uncalibrated, no published run calibrates it yet: %s;\n"
 		"  configurations tie within the a100's %.1f%%\n",
 		PPCC_UNCALIBRATED_WHY, PPCC_UNCALIBRATED_TIE_BAND);
+	for (int i = 0; i < ppcc_n_device_presets; i++) {
+		const ppcc_device_preset *p = &ppcc_device_presets[i];
+		if (p->fp8_calibration)
+			fprintf(f, "%s in FP8: its FP8 products run %.2f times as "
+				"fast as its 16-bit ones, fitted on %s, %d runs;\n"
+				"  %.1f%% off on average (at most %.1f%%) on %d "
+				"held out\n", p->name, p->fp8_gain,
+				p->fp8_calibration, p->fp8_fitted,
+				p->fp8_held_error, p->fp8_held_worst,
+				p->fp8_held);
+	}
+	fputs("Other FP8 devices run FP8 at their efficiency of the FP8 peak,\n"
+	      "which no published run checks.\n", f);
 	fputs("Sources for every figure: doc/design/devices.md.  Name one with\n"
 	      "`device: NAME` or `device: {preset: NAME, memory_gib: 95}` (ppcc(5)).\n",
 	      f);
@@ -75,7 +88,8 @@ static json_t *devices_json(void)
 		const ppcc_device_preset *p = &ppcc_device_presets[i];
 		json_t *o = json_pack(
 			"{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:b, s:f,"
-			" s:s?, s:i, s:i, s:f, s:f, s:f}",
+			" s:s?, s:i, s:i, s:f, s:f, s:f, s:f, s:s?, s:i, s:i, s:f,"
+			" s:f}",
 			"name", p->name, "device", p->label, "tf32_tflops", p->tf32,
 			"bf16_tflops", p->bf16, "fp8_tflops", p->fp8, "memory_gib",
 			p->memory_gib, "memory_gb_s", p->memory_gb_s,
@@ -84,7 +98,13 @@ static json_t *devices_json(void)
 			"nvlink_sharp", p->nvls != 0, "efficiency", p->efficiency, "calibration", p->calibration,
 			"fitted_runs", p->fitted_runs, "held_runs", p->held_runs,
 			"held_error_pct", p->held_error, "held_worst_pct",
-			p->held_worst, "tie_band_pct", p->tie_band);
+			p->held_worst, "tie_band_pct", p->tie_band,
+			"fp8_gain", p->fp8_calibration ? p->fp8_gain
+			: p->fp8 > 0 ? p->fp8 / p->bf16 : 0.0,
+			"fp8_calibration", p->fp8_calibration,
+			"fp8_fitted_runs", p->fp8_fitted, "fp8_held_runs",
+			p->fp8_held, "fp8_held_error_pct", p->fp8_held_error,
+			"fp8_held_worst_pct", p->fp8_held_worst);
 		if (!o || json_array_append_new(list, o) < 0) {
 			json_decref(list);
 			return NULL;

@@ -25,9 +25,9 @@ double ppcc_cost_speed(const ppcc_device_group *dg, int shard)
 double ppcc_cost_flops_seconds(const ppcc_device_group *dg, double speed,
 				double flops, double fp8_flops)
 {
-	if (!(fp8_flops > 0) || !(dg->fp8_speedup > 0))
+	if (!(fp8_flops > 0) || !(dg->fp8_gain > 0))
 		return flops / speed;
-	return (flops - fp8_flops) / speed + fp8_flops / (speed * dg->fp8_speedup);
+	return (flops - fp8_flops) / speed + fp8_flops / (speed * dg->fp8_gain);
 }
 
 static double kernel_seconds(const ppcc_device_group *dg, int t, int shard,

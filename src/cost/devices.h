@@ -38,6 +38,15 @@ typedef struct ppcc_device_preset {
 	int fitted_runs, held_runs; /* published runs fitted, held out */
 	double held_error, held_worst; /* the held-out runs' mean and largest
 					* absolute error, percent */
+	/* FP8: how many times as fast as its 16-bit products the device
+	 * runs the FP8 ones Transformer Engine makes (0: uncalibrated, the
+	 * FP8 peak over the 16-bit one), what fitted it, its runs fitted and
+	 * held out, and the held-out runs' mean and largest absolute error
+	 * (%) (`make fidelity`, doc/design/precision.md) */
+	double fp8_gain;
+	const char *fp8_calibration;
+	int fp8_fitted, fp8_held;
+	double fp8_held_error, fp8_held_worst;
 	double tie_band;         /* two configurations' iterations that
 				  * differ by less than this (percent) tie:
 				  * the median over the calibration's pairs
@@ -75,6 +84,12 @@ const ppcc_device_preset *ppcc_device_preset_find(const char *name,
  * uncalibrated row plans with, and why that value. */
 #define PPCC_A100_EFFICIENCY 0.62
 #define PPCC_UNCALIBRATED_EFFICIENCY PPCC_A100_EFFICIENCY
+/* Hopper's FP8 gain and its check, which `make fidelity` fits */
+#define PPCC_HOPPER_FP8_GAIN 1.27
+#define PPCC_HOPPER_FP8_FITTED 2
+#define PPCC_HOPPER_FP8_HELD 3
+#define PPCC_HOPPER_FP8_HELD_ERROR 5.9
+#define PPCC_HOPPER_FP8_HELD_WORST 13.2
 #define PPCC_UNCALIBRATED_WHY \
 	"the A100's constant, fitted on SC'21 Table 1, stands in"
 

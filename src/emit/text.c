@@ -235,9 +235,23 @@ void ppcc_time_band(char *buf, size_t n, const ppcc_cluster *cl, int fp8)
 {
 	const ppcc_device_preset *worst = NULL;
 	if (fp8) {
-		snprintf(buf, n, "none stated: FP8 matrix multiplies run at the "
-			 "device's efficiency of its FP8 peak, which no "
-			 "published run checks");
+		for (int g = 0; g < cl->n_groups; g++) {
+			const ppcc_device_group *dg = &cl->groups[g];
+			const ppcc_device_preset *pr = dg->preset;
+			if (!dg->fp8_fitted || !pr || dg->efficiency_given) {
+				snprintf(buf, n, "none stated: FP8 matrix "
+					 "multiplies run at the device's "
+					 "efficiency of its FP8 peak, which no "
+					 "published run checks");
+				return;
+			}
+			if (!worst || pr->fp8_held_error > worst->fp8_held_error)
+				worst = pr;
+		}
+		snprintf(buf, n, "+/-%.1f%%  (%s in FP8: the mean error on the "
+			 "%d published FP8 runs held out of its FP8 fit; at "
+			 "most %.1f%%)", worst->fp8_held_error, worst->name,
+			 worst->fp8_held, worst->fp8_held_worst);
 		return;
 	}
 	for (int g = 0; g < cl->n_groups; g++) {

@@ -120,6 +120,11 @@ typedef struct ppcc_device_group {
 	/* the dense FP8 peak over the dense 16-bit one (tflops_fp8 / tflops,
 	 * or the preset's); 0: no FP8 tensor cores */
 	double fp8_speedup;
+	/* how many times as fast as the 16-bit ones its FP8 products run:
+	 * the preset's fitted fp8_gain, else fp8_speedup; fp8_fitted says
+	 * which */
+	double fp8_gain;
+	int fp8_fitted;
 } ppcc_device_group;
 
 typedef struct ppcc_link {

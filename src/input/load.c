@@ -2005,6 +2005,8 @@ static void use_preset(ppcc_device_group *g, const ppcc_device_preset *p)
 	g->name = p->name;
 	g->tflops = p->bf16;
 	g->fp8_speedup = p->fp8 > 0 ? p->fp8 / p->bf16 : 0;
+	g->fp8_fitted = p->fp8 > 0 && p->fp8_gain > 0;
+	g->fp8_gain = g->fp8_fitted ? p->fp8_gain : g->fp8_speedup;
 	g->efficiency = p->efficiency;
 	g->memory_bytes = p->memory_gib * 1073741824.0;
 	g->memory_bandwidth = p->memory_gb_s * 1e9;
@@ -2148,8 +2150,11 @@ static void read_device(ppcc_device_group *g, const section *s, int is_group)
 		if (fp8 < g->tflops || fp8 > 4 * g->tflops)
 			sec_bad(s, "tflops_fp8", sec_get(s, "tflops_fp8", NULL),
 				"the dense FP8 peak, from tflops to 4 x tflops");
-		else
+		else {
 			g->fp8_speedup = fp8 / g->tflops;
+			g->fp8_gain = g->fp8_speedup;
+			g->fp8_fitted = 0;
+		}
 	}
 	g->efficiency_given = sec_number(s, "efficiency", NUM_FRACTION,
 					 need, &g->efficiency) == 1;

@@ -221,13 +221,13 @@ int ppcc_search_config(ppcc_config *out, ppcc_arena *a,
 }
 
 /* The FLOPs that take as long at the 16-bit rate as flops of which fp8
- * run k = fp8_speedup times faster: flops - fp8 (1 - 1/k). */
+ * run k = fp8_gain times faster: flops - fp8 (1 - 1/k). */
 static double at_bf16(double flops, double fp8, double k)
 {
 	return fp8 > 0 && k > 1 ? flops - fp8 * (1 - 1 / k) : flops;
 }
 
-/* The largest FP8 speedup of cfg's devices (1 without FP8): the bounds
+/* The largest FP8 gain of cfg's devices (1 without FP8): the bounds
  * take each FP8 product at the fastest device's FP8 rate. */
 static double fp8_speedup_max(const ppcc_config *cfg)
 {
@@ -235,8 +235,8 @@ static double fp8_speedup_max(const ppcc_config *cfg)
 	if (!cfg->model.transformer || !cfg->model.transformer->fp8)
 		return 1;
 	for (int g = 0; g < cfg->cluster.n_groups; g++)
-		if (cfg->cluster.groups[g].fp8_speedup > k)
-			k = cfg->cluster.groups[g].fp8_speedup;
+		if (cfg->cluster.groups[g].fp8_gain > k)
+			k = cfg->cluster.groups[g].fp8_gain;
 	return k;
 }
 
