@@ -91,9 +91,7 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 	ppcc_rank_times t;
 	if ((err = ppcc_rank_times_begin(&t, s, costs, e, r)) < 0)
 		return err;
-	/* the last compute's, for ppcc_dp_grad_ready */
-	int cstage = -1;
-	double cstart = 0, cend = 0, red_done = 0, red_total = 0;
+	ppcc_dp_ready rdy = {.stage = -1};
 	for (int32_t i = 0; i < rs->n_actions; i++) {
 		const ppcc_action *x = &rs->actions[i];
 		double t0, t1;
@@ -118,19 +116,10 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 		} else if (ppcc_op_is_collective(x->op)) {
 			double ms = ppcc_dp_reduce_ms(c, x->bytes);
 			if (early) {
-				double from = clock;
-				if (c->dp_ready_mid && x->stage == cstage) {
-					if (red_done == 0)
-						red_total = ppcc_dp_reduction_run_bytes(
-							rs->actions, i, rs->n_actions,
-							x->stage);
-					from = ppcc_dp_grad_ready(
-						1, clock, cstart, cend, red_done,
-						(double)x->bytes, red_total);
-					red_done += (double)x->bytes;
-				}
-				op.start_ms = ppcc_dp_channel_post(&free_ms,
-								   from, ms);
+				op.start_ms = ppcc_dp_channel_post(
+					&free_ms, ppcc_dp_ready_at(&rdy, c,
+						rs->actions, i, rs->n_actions,
+						clock), ms);
 				op.end_ms = free_ms;
 			}
 			l->reduce_ms[r] += ms;
@@ -138,12 +127,8 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 			clock = t1;
 			if (t1 > last)
 				last = t1;
-			if (x->op <= PPCC_OP_W) {
-				cstage = x->stage;
-				cstart = t0;
-				cend = t1;
-				red_done = 0;
-			}
+			if (x->op <= PPCC_OP_W)
+				ppcc_dp_ready_compute(&rdy, x->stage, t0, t1);
 			if ((x->op == PPCC_OP_B || x->op == PPCC_OP_W) &&
 			    ++done[x->stage] < m && early) {
 				/* ZeRO 2: this backward reduce-scatters the

@@ -101,9 +101,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		const ppcc_device_group *dg = at.device_group;
 		double free_ms = e->dp_gather_ms ? e->dp_gather_ms[r] : 0;
 		double last = 0, spent = 0, clock = 0;
-		/* the last compute's, for ppcc_dp_grad_ready */
-		int cstage = -1;
-		double cstart = 0, cend = 0, red_done = 0, red_total = 0;
+		ppcc_dp_ready red = {.stage = -1};
 		int gathers = 0;
 		double params = 0, stash = 0, peak = -1, logits_at_peak = 0;
 		double logits_now = 0;
@@ -173,29 +171,16 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			}
 			if (ppcc_op_is_collective(x->op)) {
 				double ms = ppcc_dp_reduce_ms(c, x->bytes);
-				double ready = clock;
 				out->dp_reductions++;
-				if (c->dp_ready_mid && x->stage == cstage) {
-					if (red_done == 0)
-						red_total = ppcc_dp_reduction_run_bytes(
-							rs->actions, i, rs->n_actions,
-							x->stage);
-					ready = ppcc_dp_grad_ready(
-						1, clock, cstart, cend, red_done,
-						(double)x->bytes, red_total);
-					red_done += (double)x->bytes;
-				}
-				ppcc_dp_channel_post(&free_ms, ready, ms);
+				ppcc_dp_channel_post(&free_ms, ppcc_dp_ready_at(
+					&red, c, rs->actions, i, rs->n_actions,
+					clock), ms);
 				spent += ms;
 				continue;
 			}
 			clock = t1;
-			if (x->op <= PPCC_OP_W) {
-				cstage = x->stage;
-				cstart = t0;
-				cend = t1;
-				red_done = 0;
-			}
+			if (x->op <= PPCC_OP_W)
+				ppcc_dp_ready_compute(&red, x->stage, t0, t1);
 			if (t1 > last)
 				last = t1;
 			if (x->op == PPCC_OP_F) {

@@ -253,6 +253,43 @@ static inline double ppcc_dp_reduction_run_bytes(const ppcc_action *acts,
 	return total;
 }
 
+/* Where a rank's list stands for ppcc_dp_grad_ready: its last compute's
+ * stage (-1: none yet), start and end, and the bytes of the reductions
+ * after it so far, of their run's total. */
+typedef struct ppcc_dp_ready {
+	int stage;
+	double start, end, done, total;
+} ppcc_dp_ready;
+
+/* A compute of stage `stage` ran from start to end. */
+static inline void ppcc_dp_ready_compute(ppcc_dp_ready *r, int stage,
+					 double start, double end)
+{
+	r->stage = stage;
+	r->start = start;
+	r->end = end;
+	r->done = 0;
+}
+
+/* When reduction acts[i] (of a list of n, under its stage's costs c) is
+ * ready, `at` being where the rank reaches it: ppcc_dp_grad_ready over
+ * the run of reductions after r's compute.  Moves r past it. */
+static inline double ppcc_dp_ready_at(ppcc_dp_ready *r,
+				      const struct ppcc_stage_cost *c,
+				      const ppcc_action *acts, int32_t i,
+				      int32_t n, double at)
+{
+	const ppcc_action *x = &acts[i];
+	if (!c->dp_ready_mid || x->stage != r->stage)
+		return at;
+	if (r->done == 0)
+		r->total = ppcc_dp_reduction_run_bytes(acts, i, n, x->stage);
+	double ready = ppcc_dp_grad_ready(1, at, r->start, r->end, r->done,
+					  (double)x->bytes, r->total);
+	r->done += (double)x->bytes;
+	return ready;
+}
+
 /* Event-driven simulation of s under costs (one per stage).  Assumes s is
  * valid.  Arrays live in the arena. */
 int ppcc_simulate(ppcc_estimate *out, ppcc_arena *a, const ppcc_schedule *s,
@@ -303,9 +340,7 @@ typedef struct ppcc_rank_times {
 	const double *ready;   /* the estimate's dp_ready_ms, or NULL */
 	double unshard[2];     /* ends of the UNSHARD_PARAM groups waiting */
 	int n_unshard;         /* for their computes, oldest first */
-	int cstage;            /* the last compute's stage, start and end, */
-	double cstart, cend;   /* and the reductions after it (simulate.c's */
-	double red_done, red_total; /* sim_rank) */
+	ppcc_dp_ready red;     /* the reductions' readiness */
 	double pair_scale;     /* an overlapped pair's, split by a block */
 	int pair_left;
 	double start[PPCC_TIMES_BLOCK], end[PPCC_TIMES_BLOCK];

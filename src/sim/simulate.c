@@ -55,11 +55,7 @@ typedef struct sim_rank {
 	double unshard[2];  /* ends of the groups waiting for computes */
 	int n_unshard;
 	int general;        /* runs in sim_run_as's general form */
-	/* the last compute's stage, start and end, and the bytes of the
-	 * reductions after it so far, of the run's total
-	 * (ppcc_dp_grad_ready) */
-	int cstage;
-	double cstart, cend, red_done, red_total;
+	ppcc_dp_ready red;  /* the reductions' readiness */
 	/* an overlapped pair's scale and the F and B left to take it */
 	double pair_scale;
 	int pair_left;
@@ -161,9 +157,7 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 	const double *params_at = k->ready;
 	int32_t i = k->pc, n = k->n_actions;
 	int err = 0;
-	int cstage = k->cstage;
-	double cstart = k->cstart, cend = k->cend;
-	double red_done = k->red_done, red_total = k->red_total;
+	ppcc_dp_ready red = k->red;
 	/* an overlapped pair's F and B last their own times x pair_scale,
 	 * which makes them last ppcc_pair_ms together */
 	double pair_scale = k->pair_left > 0 ? k->pair_scale : 1;
@@ -221,16 +215,8 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 		if (general && (unsigned)(x->op - PPCC_OP_REDUCE_GRAD) < 3u &&
 		    st >= 0 && st < S && mb >= 0) {
 			double ms = ppcc_dp_reduce_ms(&costs[st], x->bytes);
-			double from = t;
-			if (costs[st].dp_ready_mid && st == cstage) {
-				if (red_done == 0)
-					red_total = ppcc_dp_reduction_run_bytes(
-						acts, i, k->n_list, st);
-				from = ppcc_dp_grad_ready(1, t, cstart, cend,
-							  red_done, (double)x->bytes,
-							  red_total);
-				red_done += (double)x->bytes;
-			}
+			double from = ppcc_dp_ready_at(&red, &costs[st], acts, i,
+						       k->n_list, t);
 			double at = ppcc_dp_channel_post(&dp_free, from, ms);
 			dp_busy += ms;
 			if (start) {
@@ -360,12 +346,8 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 			err = PPCC_EINPUT;
 			goto out;
 		}
-		if (x->op <= PPCC_OP_W) {
-			cstage = st;
-			cstart = t0;
-			cend = t;
-			red_done = 0;
-		}
+		if (x->op <= PPCC_OP_W)
+			ppcc_dp_ready_compute(&red, st, t0, t);
 		if (general && start) {
 			start[i - base] = t0;
 			end[i - base] = t;
@@ -388,11 +370,7 @@ out:
 	k->unshard[0] = unshard0;
 	k->unshard[1] = unshard1;
 	k->n_unshard = n_unshard;
-	k->cstage = cstage;
-	k->cstart = cstart;
-	k->cend = cend;
-	k->red_done = red_done;
-	k->red_total = red_total;
+	k->red = red;
 	k->pair_scale = pair_scale;
 	k->pair_left = pair_left;
 	return err;
@@ -569,7 +547,7 @@ int ppcc_simulate_work(ppcc_estimate *out, ppcc_arena *a,
 		ranks[r].start = out->start_ms ? out->start_ms[r] : NULL;
 		ranks[r].end = out->end_ms ? out->end_ms[r] : NULL;
 		ranks[r].wait = -1;
-		ranks[r].cstage = -1;
+		ranks[r].red.stage = -1;
 		out->dp_gather_ms[r] = sim_prologue_ms(ranks[r].actions,
 						       ranks[r].n_actions, S,
 						       costs, out->dp_ready_ms);
@@ -675,7 +653,7 @@ int ppcc_rank_times_begin(ppcc_rank_times *t, const ppcc_schedule *s,
 	t->n_ranks = s->n_ranks;
 	t->n_stages = s->n_stages;
 	t->n_microbatches = s->n_microbatches;
-	t->cstage = -1;
+	t->red.stage = -1;
 	if (t->rs->n_actions > 0 &&
 	    t->rs->actions[0].op == PPCC_OP_ALL_GATHER_PARAM)
 		t->ready = e->dp_ready_ms;
@@ -707,9 +685,7 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 			.pc = from, .wait = -1, .clock = t->clock,
 			.dp_free = t->dp_free, .ready = t->ready,
 			.unshard = {t->unshard[0], t->unshard[1]},
-			.n_unshard = t->n_unshard, .cstage = t->cstage,
-			.cstart = t->cstart, .cend = t->cend,
-			.red_done = t->red_done, .red_total = t->red_total,
+			.n_unshard = t->n_unshard, .red = t->red,
 			.pair_scale = t->pair_scale, .pair_left = t->pair_left,
 		};
 		if (sim_run(&k, 0, NULL, t->n_stages, t->n_microbatches,
@@ -723,11 +699,7 @@ int ppcc_rank_times_at(ppcc_rank_times *t, int32_t i, double *start,
 		t->unshard[0] = k.unshard[0];
 		t->unshard[1] = k.unshard[1];
 		t->n_unshard = k.n_unshard;
-		t->cstage = k.cstage;
-		t->cstart = k.cstart;
-		t->cend = k.cend;
-		t->red_done = k.red_done;
-		t->red_total = k.red_total;
+		t->red = k.red;
 		t->pair_scale = k.pair_scale;
 		t->pair_left = k.pair_left;
 	}
