@@ -71,13 +71,19 @@ mean_at() {
 	awk '{ s += $10; n++ } END { printf "%.6f\n", s / n }'
 }
 
-lo=0.30 hi=0.95
-while awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(hi - lo > 0.0005) }'; do
-	mid=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { printf "%.6f", (lo + hi) / 2 }')
-	e=$(mean_at "$mid") || exit 1
-	if awk -v e="$e" 'BEGIN { exit !(e < 0) }'; then lo=$mid; else hi=$mid; fi
-done
-fit=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { printf "%.4f", (lo + hi) / 2 }')
+# fit_zero FN LO HI: the x in [LO, HI] at which FN x (the fitted rows'
+# mean signed error, rising with x) is zero, by bisection to 0.0005, to
+# four places
+fit_zero() {
+	lo=$2 hi=$3
+	while awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(hi - lo > 0.0005) }'; do
+		mid=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { printf "%.6f", (lo + hi) / 2 }')
+		e=$("$1" "$mid") || return 1
+		if awk -v e="$e" 'BEGIN { exit !(e < 0) }'; then lo=$mid; else hi=$mid; fi
+	done
+	awk -v lo="$lo" -v hi="$hi" 'BEGIN { printf "%.4f", (lo + hi) / 2 }'
+}
+fit=$(fit_zero mean_at 0.30 0.95) || exit 1
 json=$("$ppcc" devices -f json) || exit 1
 row=$(echo "$json" | awk '/"name": "a100"/ { on = 1 } on && /}/ { exit } on')
 field() { echo "$row" | sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p"; }
@@ -259,16 +265,10 @@ h100_mean_at() {
 		awk -v pr="$pr" -v me="$val" 'BEGIN { printf "%.6f\n", 100 * (pr - me) / me }'
 	done | awk '{ s += $1; n++ } END { printf "%.6f\n", s / n }'
 }
-lo=0.30 hi=0.95
-while awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(hi - lo > 0.0005) }'; do
-	mid=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { printf "%.6f", (lo + hi) / 2 }')
-	e=$(h100_mean_at "$mid") || exit 1
-	if awk -v e="$e" 'BEGIN { exit !(e < 0) }'; then lo=$mid; else hi=$mid; fi
-done
-hfit=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { printf "%.4f", (lo + hi) / 2 }')
+hfit=$(fit_zero h100_mean_at 0.30 0.95) || exit 1
 
 # Hopper's FP8 gain: the fitted FP8 rows' mean signed error at gain $1,
-# zeroed by bisection to 0.0005 as the efficiencies are
+# zeroed as the efficiencies are
 fp8_mean_at() {
 	echo "$planned" | while read -r id model n dev t p d cp v b gb seq rc z tr prec meas val; do
 		[ "$(set_of_run "$id" "$dev" "$prec")" = "FP8 fitted" ] || continue
@@ -277,13 +277,7 @@ fp8_mean_at() {
 		awk -v pr="$pr" -v me="$val" 'BEGIN { printf "%.6f\n", 100 * (pr - me) / me }'
 	done | awk '{ s += $1; n++ } END { printf "%.6f\n", s / n }'
 }
-lo=1.0 hi=2.0
-while awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(hi - lo > 0.0005) }'; do
-	mid=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { printf "%.6f", (lo + hi) / 2 }')
-	e=$(fp8_mean_at "$mid") || exit 1
-	if awk -v e="$e" 'BEGIN { exit !(e < 0) }'; then lo=$mid; else hi=$mid; fi
-done
-gfit=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { printf "%.4f", (lo + hi) / 2 }')
+gfit=$(fit_zero fp8_mean_at 1.0 2.0) || exit 1
 
 echo
 printf '%-5s %-12s %5s %-9s %2s %2s %3s %2s %2s %2s %6s %-9s %-5s %-7s %10s %10s %7s  %s\n' \
