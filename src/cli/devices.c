@@ -99,8 +99,7 @@ static json_t *devices_json(void)
 			"fitted_runs", p->fitted_runs, "held_runs", p->held_runs,
 			"held_error_pct", p->held_error, "held_worst_pct",
 			p->held_worst, "tie_band_pct", p->tie_band,
-			"fp8_gain", p->fp8_calibration ? p->fp8_gain
-			: p->fp8 > 0 ? p->fp8 / p->bf16 : 0.0,
+			"fp8_gain", ppcc_device_preset_fp8_gain(p, NULL),
 			"fp8_calibration", p->fp8_calibration,
 			"fp8_fitted_runs", p->fp8_fitted, "fp8_held_runs",
 			p->fp8_held, "fp8_held_error_pct", p->fp8_held_error,

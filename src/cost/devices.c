@@ -20,17 +20,11 @@
  * runs.md S7) with the A100's stand-in 16-bit constant; the H800 and
  * H200 are the same chip */
 #define NEMO_FP8 "NeMo 24.07's FP8 runs"
-#define HOPPER_FP8 PPCC_HOPPER_FP8_GAIN, NEMO_FP8, PPCC_HOPPER_FP8_FITTED, \
+#define U8(from) PPCC_UNCALIBRATED_EFFICIENCY, NULL, 0, 0, 0, 0, \
+	PPCC_HOPPER_FP8_GAIN, from, PPCC_HOPPER_FP8_FITTED, \
 	PPCC_HOPPER_FP8_HELD, PPCC_HOPPER_FP8_HELD_ERROR, \
-	PPCC_HOPPER_FP8_HELD_WORST
-#define U8 PPCC_UNCALIBRATED_EFFICIENCY, NULL, 0, 0, 0, 0, HOPPER_FP8, \
-	PPCC_UNCALIBRATED_TIE_BAND
-#define HOPPER_FP8_AS PPCC_HOPPER_FP8_GAIN, \
-	NEMO_FP8 " (on the h100: the same chip)", PPCC_HOPPER_FP8_FITTED, \
-	PPCC_HOPPER_FP8_HELD, PPCC_HOPPER_FP8_HELD_ERROR, \
-	PPCC_HOPPER_FP8_HELD_WORST
-#define U8AS PPCC_UNCALIBRATED_EFFICIENCY, NULL, 0, 0, 0, 0, HOPPER_FP8_AS, \
-	PPCC_UNCALIBRATED_TIE_BAND
+	PPCC_HOPPER_FP8_HELD_WORST, PPCC_UNCALIBRATED_TIE_BAND
+#define AS_H100 " (on the h100: the same chip)"
 
 /* name, label; TF32, BF16, FP8 (dense TFLOP/s; 0 none or not published);
  * memory GiB, GB/s; node and host devices, link in the node and network
@@ -47,13 +41,13 @@ const ppcc_device_preset ppcc_device_presets[] = {
 	 NONE, PPCC_A100_EFFICIENCY, SC21, 7, 3, 3.8, 4.9, NO_FP8_FIT,
 	 PPCC_A100_TIE_BAND},
 	{"h100", "NVIDIA H100 SXM5 80 GB", 494.7, 989.4, 1978.9, 79.65, 3350,
-	 8, 8, 450, 50, HOPPER, U8},
+	 8, 8, 450, 50, HOPPER, U8(NEMO_FP8)},
 	{"h100-pcie", "NVIDIA H100 PCIe 80 GB", 378, 756, 1513, 80, 2000, 8, 8,
 	 64, 0, NONE, U},
 	{"h800", "NVIDIA H800 SXM5 80 GB", 494.7, 989.4, 1978.9, 80, 3350, 8, 8,
-	 200, 50, HOPPER, U8AS},
+	 200, 50, HOPPER, U8(NEMO_FP8 AS_H100)},
 	{"h200", "NVIDIA H200 SXM5 141 GB", 494.7, 989.4, 1978.9, 140.4, 4800,
-	 8, 8, 450, 50, HOPPER, U8AS},
+	 8, 8, 450, 50, HOPPER, U8(NEMO_FP8 AS_H100)},
 	{"b200", "NVIDIA B200 (HGX B200)", 1100, 2250, 4500, 179.06, 8000, 8, 8,
 	 900, 50, BLACKWELL, U},
 	{"gb200", "NVIDIA GB200 NVL72, per GPU", 1250, 2500, 5000, 186, 8000,
@@ -88,6 +82,15 @@ int ppcc_device_presets_by_memory(const ppcc_device_preset **out)
 		out[at] = p;
 	}
 	return n;
+}
+
+double ppcc_device_preset_fp8_gain(const ppcc_device_preset *p,
+				   int *out_fitted)
+{
+	int fitted = p->fp8 > 0 && p->fp8_calibration && p->fp8_gain > 0;
+	if (out_fitted)
+		*out_fitted = fitted;
+	return fitted ? p->fp8_gain : p->fp8 > 0 ? p->fp8 / p->bf16 : 0;
 }
 
 static int lower(int c)

@@ -76,6 +76,12 @@ void ppcc_device_preset_names(const char **out);
  * fits. */
 int ppcc_device_presets_by_memory(const ppcc_device_preset **out);
 
+/* How many times as fast as its 16-bit products preset p runs FP8 ones:
+ * its fitted fp8_gain (a calibration: 1), else its FP8 peak over its
+ * 16-bit one (0: uncalibrated); 0 without FP8. */
+double ppcc_device_preset_fp8_gain(const ppcc_device_preset *p,
+				   int *out_fitted);
+
 /* The preset named name (len bytes, any case), or NULL. */
 const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 						  size_t len);

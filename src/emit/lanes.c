@@ -133,10 +133,10 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 			    ++done[x->stage] < m && early) {
 				/* ZeRO 2: this backward reduce-scatters the
 				 * stage's buckets too */
-				double done_b = 0, all_b = 0;
-				for (int32_t k = 0; k < n_red[x->stage]; k++)
-					all_b += (double)rs->actions[
-						first_red[x->stage] + k].bytes;
+				const ppcc_action *run =
+					&rs->actions[first_red[x->stage]];
+				ppcc_dp_ready early_rdy;
+				ppcc_dp_ready_compute(&early_rdy, x->stage, t0, t1);
 				for (int32_t k = 0; k < n_red[x->stage]; k++) {
 					const ppcc_action *red =
 						&rs->actions[first_red[x->stage] + k];
@@ -148,11 +148,9 @@ static int lanes_rank(ppcc_lanes *l, size_t *cap, double *out_end,
 						.action = -1, .bytes = red->bytes,
 					};
 					added.start_ms = ppcc_dp_channel_post(
-						&free_ms, ppcc_dp_grad_ready(
-							c->dp_ready_mid, t1, t0, t1,
-							done_b, (double)red->bytes,
-							all_b), ms);
-					done_b += (double)red->bytes;
+						&free_ms, ppcc_dp_ready_at(
+							&early_rdy, c, run, k,
+							n_red[x->stage], t1), ms);
 					added.end_ms = free_ms;
 					l->reduce_ms[r] += ms;
 					if ((err = lanes_push(l, cap, &added)) < 0)

@@ -2005,8 +2005,7 @@ static void use_preset(ppcc_device_group *g, const ppcc_device_preset *p)
 	g->name = p->name;
 	g->tflops = p->bf16;
 	g->fp8_speedup = p->fp8 > 0 ? p->fp8 / p->bf16 : 0;
-	g->fp8_fitted = p->fp8 > 0 && p->fp8_gain > 0;
-	g->fp8_gain = g->fp8_fitted ? p->fp8_gain : g->fp8_speedup;
+	g->fp8_gain = ppcc_device_preset_fp8_gain(p, &g->fp8_fitted);
 	g->efficiency = p->efficiency;
 	g->memory_bytes = p->memory_gib * 1073741824.0;
 	g->memory_bandwidth = p->memory_gb_s * 1e9;

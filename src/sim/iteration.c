@@ -44,15 +44,13 @@ static double reduce_early(double *free_ms, double t0, double t1,
 			   const ppcc_stage_cost *c, const ppcc_action *red,
 			   int32_t n_red)
 {
-	double spent = 0, done = 0, total = 0;
-	for (int32_t k = 0; k < n_red; k++)
-		total += (double)red[k].bytes;
+	double spent = 0;
+	ppcc_dp_ready rdy;
+	ppcc_dp_ready_compute(&rdy, red[0].stage, t0, t1);
 	for (int32_t k = 0; k < n_red; k++) {
 		double ms = ppcc_dp_reduce_ms(c, red[k].bytes);
-		ppcc_dp_channel_post(free_ms, ppcc_dp_grad_ready(
-			c->dp_ready_mid, t1, t0, t1, done,
-			(double)red[k].bytes, total), ms);
-		done += (double)red[k].bytes;
+		ppcc_dp_channel_post(free_ms, ppcc_dp_ready_at(&rdy, c, red, k,
+							       n_red, t1), ms);
 		spent += ms;
 	}
 	return spent;
