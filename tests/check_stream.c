@@ -269,6 +269,51 @@ START_TEST(replayed_times_equal_full_simulation)
 }
 END_TEST
 
+/* The same across replay blocks that split an overlapped pair (DualPipeV
+ * hiding a mixture of experts' all-to-alls: 123 pairs on rank 0 of 733
+ * actions) and that split a run of reductions from the backward that
+ * readies it: a block carries both on. */
+START_TEST(replayed_times_equal_full_simulation_across_pairs)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_config cfg;
+	ppcc_plan p;
+	tu_diag diag;
+	tu_diag_init(&diag);
+	char *dir = tu_mkdtemp(), path[4096];
+	tu_write_in(path, sizeof path, dir, "moe.yaml",
+		    "model:\n  transformer: {preset: mixtral-8x7b, seq_len: 2048}\n"
+		    "cluster:\n  devices: 16\n  device: h100\n"
+		    "pipeline: {stages: 2, chunks: 2, schedule: dualpipe-v, "
+		    "data_parallel: 8, expert_parallel: 8, "
+		    "expert_tensor_parallel: 1, microbatches: 64}\n");
+	ck_assert_int_eq(ppcc_config_load(&cfg, a, path, NULL, &diag.d), 0);
+	ck_assert_int_eq(ppcc_config_check(&cfg, &diag.d), 0);
+	ck_assert_msg(ppcc_plan_build(&p, a, &cfg, &diag.d) == 0, "%s", diag.text);
+	const ppcc_schedule *s = &p.best.schedule;
+	ck_assert(p.best.costs[0].ep_hidden_share > 0);
+	ppcc_estimate full;
+	ck_assert_int_eq(ppcc_simulate(&full, a, s, p.best.costs), 0);
+	for (int r = 0; r < s->n_ranks; r++) {
+		ck_assert(s->ranks[r].n_actions > 2 * PPCC_TIMES_BLOCK);
+		ppcc_rank_times t;
+		ck_assert_int_eq(ppcc_rank_times_begin(&t, s, p.best.costs,
+						       &p.best.estimate, r), 0);
+		for (int k = 0; k < s->ranks[r].n_actions; k++) {
+			double t0, t1;
+			ck_assert_int_eq(ppcc_rank_times_at(&t, k, &t0, &t1), 0);
+			ck_assert_msg(t0 == full.start_ms[r][k] &&
+				      t1 == full.end_ms[r][k],
+				      "rank %d action %d: %.17g..%.17g, simulated "
+				      "%.17g..%.17g", r, k, t0, t1,
+				      full.start_ms[r][k], full.end_ms[r][k]);
+		}
+	}
+	tu_rmtree_free(dir);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* The uniform split's figures, simulated on best's lists, are those of
  * its own schedule, built, validated and simulated in full. */
 START_TEST(uniform_figures_equal_its_own_schedule)
@@ -600,6 +645,7 @@ Suite *suite_stream(void)
 	int n = (int)(sizeof examples / sizeof examples[0]) * 3;
 	tcase_add_loop_test(p, plan_schedule_equals_schedule_built_for_its_stages, 0, n);
 	tcase_add_loop_test(p, replayed_times_equal_full_simulation, 0, n);
+	tcase_add_test(p, replayed_times_equal_full_simulation_across_pairs);
 	tcase_add_loop_test(p, uniform_figures_equal_its_own_schedule, 0, n);
 	tu_tcase(s, "reader", 0, (const TTest *const[]){
 		reader_takes_keys_in_any_order,

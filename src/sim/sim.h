@@ -48,7 +48,7 @@ typedef struct ppcc_stage_cost {
 	 * 0 when read back): dp_gather_ms + bytes x dp_gather_ms_per_byte, in the
 	 * rank's prologue (ppcc_dp_gather_ms). */
 	double dp_gather_ms, dp_gather_ms_per_byte;
-	/* 1 (plan/tables.c, for every trainer): a bucket's reduction is
+	/* 1 (ppcc_cost_stage_parts, for every trainer): a bucket's reduction is
 	 * ready as soon as the backward that completes the stage's
 	 * gradients has produced the bucket's bytes, at that backward's
 	 * average rate (ppcc_dp_grad_ready), as the trainers' hooks launch
@@ -188,11 +188,8 @@ static inline double ppcc_dp_gather_ms(const struct ppcc_stage_cost *c,
 
 /* The one rule for when a gradient reduction runs, which the simulator,
  * the iteration model and the runtime's prediction (dp_timeline.c) all
- * apply: from when it is ready (ppcc_dp_grad_ready: where the rank
- * reaches it in its list, the end of the backward that completed the
- * bucket, as the runtime launches it after that callback returns; or,
- * for the trainers, as that backward produces it) it runs for ms on the rank's one
- * communication channel, from when it is ready or the channel is free,
+ * apply: it runs for ms on the rank's one communication channel, from
+ * when it is ready (ppcc_dp_grad_ready) or the channel is free,
  * whichever is later.  *free_ms moves to its end; returns its start. */
 static inline double ppcc_dp_channel_post(double *free_ms, double ready_ms,
 					  double ms)

@@ -277,7 +277,7 @@ static SIM_INLINE int sim_run_as(sim_rank *ranks, int r,
 			break;
 		case PPCC_OP_OVERLAP_F_B:
 			/* the pair's F and B that follow take the time */
-			if (ppcc_pair_at(acts, i, n, S)) {
+			if (ppcc_pair_at(acts, i, k->n_list, S)) {
 				const ppcc_stage_cost *cf = &costs[acts[i + 1].stage];
 				const ppcc_stage_cost *cb = &costs[acts[i + 2].stage];
 				double whole = cf->fwd_ms + cb->bwd_ms;
