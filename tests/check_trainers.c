@@ -1370,7 +1370,7 @@ START_TEST(moe_exports_refuse_what_their_trainer_cannot_run)
 		ck_assert_ptr_null(emit_to_string(others[i], b, &status));
 		ck_assert_int_eq(status, PPCC_EINPUT);
 		ck_assert_ptr_nonnull(strstr(b->diag.text, i < 2
-			? "mixture of experts" : "mixture-of-experts layer "
+			? "no mixture-of-experts flavor" : "mixture-of-experts layer "
 			  "cannot run dropless routing"));
 	}
 	built_free(b);
@@ -2502,6 +2502,253 @@ out:
 }
 END_TEST
 
+/* ---- torchtitan's mixtures of experts ---------------------------------- */
+
+/* Python over the written files, stating torchtitan's rules (v0.2.2 is
+ * 73a0e69, main b5bcd76):
+ * - v0.2.2 config/job_config.py:312-483, Parallelism's fields (a TOML key
+ *   outside them is "Invalid field names", config/manager.py:165-171);
+ *   distributed/parallel_dims.py:58-59 etp is 1 or tp when ep > 1;
+ *   136-158 efsdp = dp_shard x cp x tp / (etp x ep), the sparse mesh
+ *   spanning the dense one's ranks;
+ * - main config/configs.py:282-290 expert_parallel_degree, the one
+ *   expert field; distributed/parallel_dims.py:187-192 ep divides
+ *   dp_shard x cp x tp; models/deepseek_v3/__init__.py:616-642 the
+ *   registry's keywords (num_mtp_layers), models/deepseek_v3/mtp.py:
+ *   196-206 MTP with neither pipeline nor context parallelism;
+ * - both: the flavors' expert counts (v0.2.2 models/deepseek_v3/
+ *   __init__.py:78-156, models/qwen3/__init__.py:145-190; main's the
+ *   same), which ep divides (v0.2.2 distributed/expert_parallel.py:
+ *   107-108, main models/common/decoder.py:204-208).
+ * One line a file: model flavor ep etp overlap mtp ("-": not written). */
+static const char *const tt_moe_reader =
+	"import ast, sys, tomllib\n"
+	"PAR = {'data_parallel_replicate_degree', 'data_parallel_shard_degree',\n"
+	"       'fsdp_reshard_after_forward', 'tensor_parallel_degree',\n"
+	"       'context_parallel_degree', 'pipeline_parallel_degree',\n"
+	"       'pipeline_parallel_schedule', 'pipeline_parallel_schedule_csv',\n"
+	"       'pipeline_parallel_microbatch_size', 'module_fqns_per_model_part',\n"
+	"       'expert_parallel_degree', 'expert_tensor_parallel_degree',\n"
+	"       'pipeline_parallel_expert_parallel_overlap'}\n"
+	"MAIN = {'data_parallel_replicate_degree', 'data_parallel_shard_degree',\n"
+	"        'fsdp_reshard_after_forward', 'tensor_parallel_degree',\n"
+	"        'context_parallel_degree', 'pipeline_parallel_degree',\n"
+	"        'pipeline_parallel_schedule', 'pipeline_parallel_schedule_csv',\n"
+	"        'num_pp_microbatches', 'module_fqns_per_model_part',\n"
+	"        'expert_parallel_degree'}\n"
+	"EXPERTS = {('deepseek_v3', '16B'): 64, ('deepseek_v3', '236B'): 160,\n"
+	"           ('deepseek_v3', '671B'): 256, ('qwen3', '30B-A3B'): 128,\n"
+	"           ('qwen3', '235B-A22B'): 128}\n"
+	"for f in sys.argv[1:]:\n"
+	"    if f.endswith('.toml'):\n"
+	"        c = tomllib.load(open(f, 'rb'))\n"
+	"        p, m = c['parallelism'], c['model']\n"
+	"        assert set(p) <= PAR, set(p) - PAR\n"
+	"        model, flavor = m['name'], m['flavor']\n"
+	"        ep = p.get('expert_parallel_degree', 1)\n"
+	"        etp = p.get('expert_tensor_parallel_degree', 1)\n"
+	"        tp, cp = p['tensor_parallel_degree'], p['context_parallel_degree']\n"
+	"        shard = p['data_parallel_shard_degree']\n"
+	"        assert ep == 1 or etp in (1, tp), (ep, etp, tp)\n"
+	"        assert shard * cp * tp % (etp * ep) == 0, (shard, cp, tp, ep, etp)\n"
+	"        ov = str(p.get('pipeline_parallel_expert_parallel_overlap',\n"
+	"                       True)).lower()\n"
+	"        print(model, flavor, ep, etp, ov, '-')\n"
+	"    else:\n"
+	"        t = ast.parse(open(f).read())\n"
+	"        calls = {ast.unparse(n.func): n for n in ast.walk(t)\n"
+	"                 if isinstance(n, ast.Call)}\n"
+	"        reg, par = calls['model_registry'], calls['ParallelismConfig']\n"
+	"        kw = {k.arg: ast.literal_eval(k.value) for k in par.keywords}\n"
+	"        assert set(kw) <= MAIN, set(kw) - MAIN\n"
+	"        imp = [n.module for n in t.body if isinstance(n, ast.ImportFrom)\n"
+	"               and any(a.name == 'model_registry' for a in n.names)]\n"
+	"        model = imp[0].split('.')[-1]\n"
+	"        flavor = ast.literal_eval(reg.args[0])\n"
+	"        rk = {k.arg: ast.literal_eval(k.value) for k in reg.keywords}\n"
+	"        assert set(rk) <= {'num_mtp_layers'}, rk\n"
+	"        ep = kw.get('expert_parallel_degree', 1)\n"
+	"        region = (kw['data_parallel_shard_degree'] *\n"
+	"                  kw['context_parallel_degree'] * kw['tensor_parallel_degree'])\n"
+	"        assert region % ep == 0, (region, ep)\n"
+	"        mtp = rk.get('num_mtp_layers', 0)\n"
+	"        assert not mtp or (kw['pipeline_parallel_degree'] == 1 and\n"
+	"                           kw['context_parallel_degree'] == 1)\n"
+	"        print(model, flavor, ep, '-', '-', mtp)\n"
+	"    assert EXPERTS[(model, flavor)] % ep == 0\n";
+
+/* DeepSeek-V2-Lite's shape, torchtitan's deepseek_v3 "16B" (v0.2.2
+ * models/deepseek_v3/__init__.py:78-102), with one MTP module on one
+ * stage, and with none on two stages of DualPipeV. */
+#define DS16B_YAML(mtp, pipeline)                                           \
+	"model:\n  name: ds16b\n  transformer:\n"                            \
+	"    layers: 27\n    hidden: 2048\n    heads: 16\n"                   \
+	"    ffn_hidden: 10944\n    vocab: 102400\n    seq_len: 4096\n"       \
+	"    swiglu: true\n    norm: rmsnorm\n    position: rope\n"           \
+	"    tie_embeddings: false\n    micro_batch_size: 1\n"                \
+	"    mtp_layers: " mtp "\n"                                            \
+	"    moe: {experts: 64, top_k: 6, ffn_hidden: 1408,"                   \
+	" shared_experts: 2, dense_layers: 1}\n"                              \
+	"    attention: {kind: mla, q_lora_rank: 0, kv_lora_rank: 512,"        \
+	" qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128}\n"    \
+	"cluster:\n  devices: 8\n  devices_per_node: 8\n  device: h100\n"    \
+	"pipeline:\n  zero: 2\n  global_batch_size: 64\n" pipeline
+
+/* Both torchtitan formats of mixtures of experts: the flavor matched by
+ * shape, the expert degrees as planned, each refusal with its reason,
+ * and the search's admits agreeing on the degrees' rules. */
+START_TEST(torchtitan_moe_flavors_and_expert_degrees)
+{
+	static const struct {
+		const char *preset, *extra, *pipeline;
+		int devices;
+		const char *toml, *main; /* the reader's line, or a refusal */
+		/* the degrees' rules; then with the model's (ctx) */
+		int admits_toml, admits_main, with_toml, with_main;
+	} cases[] = {
+		{"qwen3-30b-a3b", "", "  stages: 1\n  data_parallel: 16\n"
+		 "  zero: 2\n  expert_parallel: 8\n", 16,
+		 "qwen3 30B-A3B 8 1 false -", "qwen3 30B-A3B 8 - - 0", 1, 1, 1, 1},
+		{"qwen3-30b-a3b", "", "  tensor_parallel: 2\n  stages: 2\n"
+		 "  data_parallel: 4\n  zero: 2\n  expert_parallel: 8\n"
+		 "  expert_tensor_parallel: 1\n", 16,
+		 "has no pipelining function", "qwen3 30B-A3B 8 - - 0", 1, 1, 0, 1},
+		{"qwen3-30b-a3b", "", "  tensor_parallel: 2\n  stages: 1\n"
+		 "  data_parallel: 8\n  zero: 2\n  expert_parallel: 8\n", 16,
+		 "qwen3 30B-A3B 8 2 false -", "its main has no expert tensor "
+		 "parallelism", 1, 0, 1, 0},
+		{"qwen3-30b-a3b", "    recompute: full\n", "  stages: 1\n"
+		 "  data_parallel: 16\n  zero: 0\n  expert_parallel: 16\n", 16,
+		 "ZeRO 0 shards nothing", "ZeRO 0 shards nothing", 0, 0, 0, 0},
+		{"qwen3-30b-a3b", "    moe: {capacity_factor: 1.25}\n",
+		 "  stages: 1\n  data_parallel: 16\n  zero: 2\n"
+		 "  expert_parallel: 8\n", 16,
+		 "experts are dropless", "experts are dropless", 1, 1, 1, 1},
+		{"deepseek-v3", "    mtp_layers: 0\n    recompute: full\n",
+		 "  stages: 16\n  data_parallel: 128\n  zero: 2\n"
+		 "  expert_parallel: 64\n  schedule: dualpipe-v\n"
+		 "  global_batch_size: 15360\n  trainer: torchtitan\n", 2048,
+		 "deepseek_v3 671B 64 1 false -", "deepseek_v3 671B 64 - - 0",
+		 1, 1, 1, 1},
+		{"deepseek-v3", "    recompute: full\n",
+		 "  stages: 16\n  data_parallel: 128\n  zero: 2\n"
+		 "  expert_parallel: 64\n  schedule: dualpipe-v\n"
+		 "  global_batch_size: 15360\n  trainer: torchtitan\n", 2048,
+		 "(v0.2.2 has none)", "does not support pipeline parallelism",
+		 1, 1, 1, 0},
+		{"deepseek-v3", "    mtp_layers: 0\n    recompute: full\n",
+		 "  stages: 16\n  data_parallel: 128\n  zero: 2\n"
+		 "  expert_parallel: 64\n  schedule: dualpipe-v\n"
+		 "  global_batch_size: 15360\n  overlap: {moe_a2a: true}\n", 2048,
+		 "Activation Checkpointing cannot be used together",
+		 "one after the other", 1, 1, 0, 0},
+		{"mixtral-8x7b", "    recompute: full\n", "  stages: 2\n"
+		 "  data_parallel: 8\n  zero: 2\n  expert_parallel: 8\n", 16,
+		 "no mixture-of-experts flavor", "no mixture-of-experts flavor",
+		 1, 1, 1, 1},
+		{NULL, DS16B_YAML("1", "  stages: 1\n  data_parallel: 8\n"
+				  "  expert_parallel: 8\n"), NULL, 8,
+		 "(v0.2.2 has none)", "deepseek_v3 16B 8 - - 1", 1, 1, 1, 1},
+		{NULL, DS16B_YAML("0", "  stages: 2\n  data_parallel: 4\n"
+				  "  expert_parallel: 4\n"
+				  "  schedule: dualpipe-v\n"
+				  "  overlap: {moe_a2a: true}\n"), NULL, 8,
+		 "deepseek_v3 16B 4 1 true -", "one after the other", 1, 1, 1, 0},
+	};
+	enum { N = sizeof cases / sizeof cases[0] };
+	char *dir = tu_mkdtemp();
+	static char paths[2 * N][4096];
+	char *argv[2 * N + 4];
+	const char *want[2 * N];
+	int n = 0;
+	argv[0] = "python3";
+	argv[1] = "-c";
+	argv[2] = (char *)tt_moe_reader;
+	for (int i = 0; i < N; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "m%d.yaml", i);
+		built *b;
+		if (cases[i].preset) {
+			b = build_preset(dir, name, cases[i].preset,
+					 cases[i].extra, cases[i].pipeline,
+					 cases[i].devices, 1);
+		} else {
+			static char path[4096];
+			tu_write_in(path, sizeof path, dir, name,
+				    cases[i].extra);
+			b = build_with(path, -1, 0, 0, NULL, 1);
+		}
+		const ppcc_pipeline *pl = &b->cfg.pipeline;
+		ppcc_search_entry se = {
+			.t = pl->tensor_parallel, .p = pl->stages,
+			.d = pl->data_parallel, .cp = pl->context_parallel,
+			.ep = pl->expert_parallel,
+			.etp = ppcc_pipeline_etp(pl), .zero = pl->zero,
+			.kind = b->plan.best.schedule.kind,
+			.recompute = b->cfg.model.transformer->recompute};
+		ck_assert_int_eq(ppcc_torchtitan_toml_admits(&se, NULL),
+				 cases[i].admits_toml);
+		ck_assert_int_eq(ppcc_torchtitan_admits(&se, NULL),
+				 cases[i].admits_main);
+		ck_assert_int_eq(ppcc_torchtitan_toml_admits(&se, &b->cfg),
+				 cases[i].with_toml);
+		ck_assert_int_eq(ppcc_torchtitan_admits(&se, &b->cfg),
+				 cases[i].with_main);
+		for (int k = 0; k < 2; k++) {
+			const char *expect = k ? cases[i].main : cases[i].toml;
+			int status;
+			char *text = emit_to_string(k ? ppcc_emit_torchtitan
+						    : ppcc_emit_torchtitan_toml,
+						    b, &status);
+			int written = strncmp(expect, "qwen3 ", 6) == 0 ||
+				      strncmp(expect, "deepseek_v3 ", 12) == 0;
+			ck_assert_msg((text != NULL) == written,
+				      "case %d %s: %s", i, k ? "main" : "toml",
+				      b->diag.text);
+			if (!text) {
+				ck_assert_int_eq(status, PPCC_EINPUT);
+				ck_assert_msg(strstr(b->diag.text, expect),
+					      "case %d %s: %s", i,
+					      k ? "main" : "toml", b->diag.text);
+				b->diag.len = 0;
+				b->diag.text[0] = '\0';
+				continue;
+			}
+			snprintf(name, sizeof name, "m%d.%s", i,
+				 k ? "py" : "toml");
+			tu_write_in(paths[n], sizeof paths[n], dir, name, text);
+			argv[3 + n] = paths[n];
+			want[n++] = expect;
+			free(text);
+		}
+		built_free(b);
+	}
+	argv[3 + n] = NULL;
+	tu_run r;
+	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
+	if (r.status == 127) {
+		tu_run_free(&r);
+		tu_skip("torchtitan_moe", "python3 not found");
+		tu_rmtree_free(dir);
+		return;
+	}
+	ck_assert_msg(r.status == 0, "reader: %s", r.err);
+	const char *at = r.out;
+	for (int i = 0; i < n; i++) {
+		const char *nl = strchr(at, '\n');
+		ck_assert_ptr_nonnull(nl);
+		ck_assert_msg(strlen(want[i]) == (size_t)(nl - at) &&
+			      strncmp(at, want[i], strlen(want[i])) == 0,
+			      "%s: %.*s, want %s", paths[i], (int)(nl - at),
+			      at, want[i]);
+		at = nl + 1;
+	}
+	ck_assert_str_eq(at, "");
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 /* ---- DeepSpeed --------------------------------------------------------- */
 
 START_TEST(deepspeed_config_batch_identity_and_parts)
@@ -2887,6 +3134,7 @@ Suite *suite_trainers(void)
 		torchtitan_zb_v_with_few_microbatches_runs_from_the_csv,
 		torchtitan_degrees_hold_torchtitans_rules,
 		torchtitan_python_config_sets_only_mains_names,
+		torchtitan_moe_flavors_and_expert_degrees,
 		deepspeed_config_batch_identity_and_parts,
 		deepspeed_topology_names_the_tensor_parallel_ranks,
 		deepspeed_one_stage_has_no_pipeline_section,

@@ -933,6 +933,7 @@ int ppcc_cli_search(int argc, char **argv)
 		fprintf(stderr, "ppcc: note: %s", batch_line);
 	search_ranking(&so, headroom_why, sizeof headroom_why, &cfg,
 		       headroom_given, headroom_pct, headroom);
+	so.admits_ctx = &cfg; /* a trainer's rules read the model */
 	/* a progress line only where a person watches */
 	if (isatty(STDERR_FILENO)) {
 		so.progress = show_progress;

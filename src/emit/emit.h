@@ -272,7 +272,10 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
  * ZeRO stage and context parallelism; the emitters refuse the others, with
  * the rule in words.  Any other fmt: 1.  ctx: (void *)(intptr_t)fmt, so
  * that it serves as ppcc_search_options.admits.  It calls the row's
- * admits; ctx is not read by those. */
+ * admits with ctx NULL.  A row's admits takes as ctx the ppcc_config
+ * planned, or NULL: torchtitan's then also apply its mixture-of-experts
+ * flavor's rules (pipelines, context parallelism, multi-token
+ * prediction, DualPipeV's overlap). */
 int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx);

@@ -14,9 +14,11 @@
  * A mixture of experts adds its experts, router and expert-parallel
  * degrees (ep, etp) to Megatron-LM's arguments and Megatron-Bridge's
  * fields, and DeepSpeed's JSON its MoE layers' arguments; torchtitan's
- * outputs refuse it for now.
- * Megatron-LM's arguments also carry latent attention, multi-token
- * prediction and sliding windows, which the others refuse by name.
+ * outputs name the deepseek_v3 or qwen3 flavor of its shape and its
+ * expert degrees.  Megatron-LM's arguments also carry latent attention,
+ * multi-token prediction and sliding windows; torchtitan's carry the
+ * first two with a flavor that has them; the others refuse them by
+ * name.
  *
  * A plan a trainer cannot run as planned (a schedule kind it lacks, a
  * setting Megatron-LM's argument checks reject, a model given as layers
@@ -51,26 +53,6 @@ static const ppcc_config *plan_config(const ppcc_plan *p, ppcc_diag *d)
 		return NULL;
 	}
 	return p->config;
-}
-
-/* A mixture of experts needs the trainer's expert settings, which the
- * outputs that call this do not write: refused, not written as a dense
- * model's. */
-static int refuse_experts(const ppcc_config *c, const char *trainer,
-			  ppcc_diag *d)
-{
-	const ppcc_transformer *tf = c->model.transformer;
-	if (!tf || tf->moe.experts == 0)
-		return 0;
-	ppcc_loc loc = tf->moe.loc.file ? tf->moe.loc
-		: c->model.transformer_loc.file ? c->model.transformer_loc
-		: (ppcc_loc){c->path, 0, 0};
-	ppcc_error(d, &loc, "ppcc does not write %s's settings for a "
-		   "mixture of experts (%d experts): its expert-parallel "
-		   "and router settings are not written yet, and without "
-		   "them %s would train a dense model", trainer,
-		   tf->moe.experts, trainer);
-	return PPCC_EINPUT;
 }
 
 /* What a trainer's settings may carry beyond a dense model's attention:
@@ -828,11 +810,49 @@ static const tt_flavor tt_llama3[] = {
 
 #define TT_N_FLAVORS ((int)(sizeof tt_llama3 / sizeof tt_llama3[0]))
 
+/* torchtitan's mixture-of-experts flavors, the same numbers in v0.2.2 and
+ * main (doc/design/torchtitan.md gives each line): its model and flavor;
+ * layers, hidden, heads, kv heads and head_dim (latent attention: 0, its
+ * ranks in mla: q_lora, kv_lora, qk_nope, qk_rope, v), the dense FFN
+ * (unused without dense layers), vocab; experts, top k, their width,
+ * shared experts, dense layers; the expert groups a token may reach
+ * (groups, of which group_top; 0: none); RoPE theta; whether v0.2.2
+ * pipelines it (a pipelining function) and runs it with context
+ * parallelism (sdpa attention); the longest sequence main's RoPE table
+ * holds. */
+typedef struct tt_moe_flavor {
+	const char *model, *name;
+	int layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
+	int experts, top_k, expert_ffn, shared, dense;
+	int mla[5];
+	int groups, group_top;
+	double rope_theta;
+	int toml_pp, toml_cp, max_context;
+} tt_moe_flavor;
+
+static const tt_moe_flavor tt_moe[] = {
+	{"deepseek_v3", "16B", 27, 2048, 16, 0, 0, 10944, 102400,
+	 64, 6, 1408, 2, 1, {0, 512, 128, 64, 128}, 0, 0, 10000, 1, 0, 16384},
+	{"deepseek_v3", "236B", 60, 5120, 128, 0, 0, 12288, 102400,
+	 160, 6, 1536, 2, 1, {1536, 512, 128, 64, 128}, 8, 3, 10000, 1, 0,
+	 16384},
+	{"deepseek_v3", "671B", 61, 7168, 128, 0, 0, 18432, 129280,
+	 256, 8, 2048, 1, 3, {1536, 512, 128, 64, 128}, 8, 4, 10000, 1, 0,
+	 16384},
+	{"qwen3", "30B-A3B", 48, 2048, 32, 4, 128, 6144, 151936,
+	 128, 8, 768, 0, 0, {0}, 0, 0, 1e6, 0, 1, 40960},
+	{"qwen3", "235B-A22B", 94, 4096, 64, 4, 128, 12288, 151936,
+	 128, 8, 1536, 0, 0, {0}, 0, 0, 5e6, 0, 1, 40960},
+};
+
+#define TT_N_MOE ((int)(sizeof tt_moe / sizeof tt_moe[0]))
+
 /* What both torchtitan formats write, decided once. */
 typedef struct tt_job {
 	const ppcc_config *c;
 	const ppcc_transformer *tr;
-	const tt_flavor *flavor;
+	const tt_flavor *flavor;    /* a dense model's, else NULL */
+	const tt_moe_flavor *moe;   /* a mixture of experts', else NULL */
 	const char *schedule; /* the named schedule, or its placement's */
 	int csv;              /* the order comes from a torch-csv file */
 	int d_rep, d_shard;
@@ -857,8 +877,18 @@ static const char *torchtitan_schedule(int kind)
  * admits: NULL when torchtitan runs them as planned, else why not.  toml:
  * v0.2.2's rules; else main's, which applies FSDP with its mixed
  * precision at any degree (no DDP, no fp32 without it). */
+/* The ranks torchtitan's experts borrow their ep from: FSDP's shard
+ * group (d, 1 under ZeRO 0, whose replicas it cannot borrow), the
+ * context-parallel ranks and, with expert_tensor_parallel 1, the
+ * tensor-parallel ones (v0.2.2 distributed/parallel_dims.py:136-158, the
+ * sparse mesh efsdp x ep x etp over dp_shard x cp x tp; main 187-192). */
+static int tt_ep_pool(int t, int d, int cp, int zero, int etp)
+{
+	return (zero == 0 ? 1 : d) * cp * (etp == 1 ? t : 1);
+}
+
 static const char *tt_refusal(int t, int p, int d, int cp, int zero,
-			      int toml)
+			      int ep, int etp, int toml)
 {
 	if (toml && zero == 0 && d > 1 && (t > 1 || p > 1 || cp > 1))
 		return "zero0-ddp";
@@ -868,6 +898,12 @@ static const char *tt_refusal(int t, int p, int d, int cp, int zero,
 		return "zero1";
 	if (toml && (zero == 0 || d == 1) && cp == 1 && (t > 1 || p > 1))
 		return "fp32";
+	if (ep < 1) /* a dense model's entry */
+		ep = 1;
+	if (t > 1 && (ep == 1 ? etp != t : etp != 1 && (!toml || etp != t)))
+		return "etp";
+	if (ep > 1 && tt_ep_pool(t, d, cp, zero, etp) % ep != 0)
+		return "ep";
 	return NULL;
 }
 
@@ -936,6 +972,154 @@ static int tt_flavor_of(const tt_flavor **out, const ppcc_config *c,
 	return PPCC_EINPUT;
 }
 
+static int tt_moe_matches(const ppcc_transformer *tr,
+			  const tt_moe_flavor *f)
+{
+	const ppcc_moe *e = &tr->moe;
+	int kv = tr->kv_heads > 0 ? tr->kv_heads : tr->heads;
+	int hd = tr->head_dim > 0 ? tr->head_dim : tr->hidden / tr->heads;
+	int attn = f->mla[1] > 0
+		? tr->mla.kind && tr->mla.q_lora_rank == f->mla[0] &&
+		  tr->mla.kv_lora_rank == f->mla[1] &&
+		  tr->mla.qk_nope_head_dim == f->mla[2] &&
+		  tr->mla.qk_rope_head_dim == f->mla[3] &&
+		  tr->mla.v_head_dim == f->mla[4]
+		: !tr->mla.kind && kv == f->kv_heads && hd == f->head_dim;
+	return attn && tr->swiglu && !tr->tie_embeddings &&
+	       tr->layers == f->layers && tr->hidden == f->hidden &&
+	       tr->heads == f->heads && tr->vocab == f->vocab &&
+	       (f->dense == 0 || tr->ffn_hidden == f->ffn_hidden) &&
+	       e->experts == f->experts && e->top_k == f->top_k &&
+	       e->ffn_hidden == f->expert_ffn &&
+	       e->shared_experts == f->shared &&
+	       e->dense_layers == f->dense && e->every == 1;
+}
+
+/* The mixture-of-experts flavor of the model's shape, or an error that
+ * names them all. */
+static int tt_moe_of(const tt_moe_flavor **out, const ppcc_config *c,
+		     ppcc_diag *d)
+{
+	const ppcc_transformer *tr = c->model.transformer;
+	for (int i = 0; i < TT_N_MOE; i++)
+		if (tt_moe_matches(tr, &tt_moe[i])) {
+			*out = &tt_moe[i];
+			return 0;
+		}
+	const ppcc_moe *e = &tr->moe;
+	char names[256];
+	size_t n = 0;
+	for (int i = 0; i < TT_N_MOE && n < sizeof names; i++)
+		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s "
+				      "\"%s\"", i ? ", " : "",
+				      tt_moe[i].model, tt_moe[i].name);
+	ppcc_loc loc = c->model.loc.file ? c->model.loc
+					 : (ppcc_loc){c->path, 0, 0};
+	ppcc_error(d, &loc, "torchtitan has no mixture-of-experts flavor of "
+		   "this shape (%d layers, hidden %d, %d experts of width %d, "
+		   "top %d, %d shared, %d dense layers, every %d%s): its "
+		   "flavors are %s (doc/design/torchtitan.md gives their "
+		   "shapes)", tr->layers, tr->hidden, e->experts,
+		   e->ffn_hidden, e->top_k, e->shared_experts, e->dense_layers,
+		   e->every, tr->mla.kind ? ", latent attention" : "", names);
+	return PPCC_EINPUT;
+}
+
+/* What torchtitan refuses of a mixture of experts beside the degrees
+ * (doc/design/torchtitan.md gives the lines): dropped tokens, the
+ * routing and dispatch it does not run, a flavor's pipeline or context
+ * parallelism in v0.2.2, main's RoPE table, multi-token prediction but in main without pipeline or context
+ * parallelism, and paired all-to-alls where it runs none or, v0.2.2,
+ * beside recomputation. */
+static int tt_moe_refuses(const tt_job *j, int toml, ppcc_diag *d)
+{
+	const ppcc_config *c = j->c;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = j->tr;
+	const tt_moe_flavor *f = j->moe;
+	ppcc_loc mloc = tr->moe.loc.file ? tr->moe.loc : where(c, NULL);
+	ppcc_loc tloc = c->model.transformer_loc.file
+		? c->model.transformer_loc : where(c, NULL);
+	ppcc_loc kloc = where(c, &pl->kind_loc);
+	const char *rel = toml ? "v0.2.2" : "main";
+	int P = pl->stages, cp = pl->context_parallel;
+	int ep = pl->expert_parallel;
+	if (tr->moe.capacity_factor > 0) {
+		ppcc_error(d, &mloc, "torchtitan's experts are dropless: it "
+			   "routes every token, with no capacity factor to set; "
+			   "plan with capacity_factor: 0, not %g",
+			   tr->moe.capacity_factor);
+		return PPCC_EINPUT;
+	}
+	if (tr->moe.node_limit > 0 || tr->moe.dispatch_fp8) {
+		ppcc_error(d, &mloc, "torchtitan's all-to-all sends each "
+			   "routed copy of a token in 16 bits: ppcc does not "
+			   "write %s for it; plan without it",
+			   tr->moe.node_limit > 0
+			   ? "node-limited routing (moe.node_limit)"
+			   : "FP8 token dispatch (moe.dispatch: fp8)");
+		return PPCC_EINPUT;
+	}
+	if (toml && P > 1 && !f->toml_pp) {
+		ppcc_error(d, &kloc, "torchtitan v0.2.2's %s has no pipelining "
+			   "function (\"pipelining_fn\" is None): plan with "
+			   "stages: 1, or write its main's config (-f "
+			   "torchtitan)", f->model);
+		return PPCC_EINPUT;
+	}
+	if (toml && cp > 1 && !f->toml_cp) {
+		ppcc_loc loc = where(c, &pl->context_parallel_loc);
+		ppcc_error(d, &loc, "torchtitan v0.2.2's %s \"%s\" attends with "
+			   "FlexAttention, and its context parallelism runs "
+			   "SDPA only: plan with context_parallel: 1, or write "
+			   "its main's config (-f torchtitan)", f->model,
+			   f->name);
+		return PPCC_EINPUT;
+	}
+	if (!toml && tr->seq_len > f->max_context) {
+		ppcc_error(d, &tloc, "torchtitan's main holds %s \"%s\"'s "
+			   "rotary table for %d tokens and refuses a longer "
+			   "sequence: plan with seq_len %d or fewer, not %d",
+			   f->model, f->name, f->max_context, f->max_context,
+			   tr->seq_len);
+		return PPCC_EINPUT;
+	}
+	if (tr->mtp_layers > 0 && (toml || strcmp(f->model, "deepseek_v3") ||
+				   P > 1 || cp > 1)) {
+		ppcc_error(d, &tloc, "torchtitan %s runs no multi-token "
+			   "prediction %s: plan with mtp_layers: 0%s", rel,
+			   toml ? "(v0.2.2 has none)"
+			   : strcmp(f->model, "deepseek_v3")
+			   ? "outside deepseek_v3"
+			   : "with pipeline or context parallelism (\"MTP does "
+			     "not support pipeline parallelism yet\")",
+			   !toml && !strcmp(f->model, "deepseek_v3")
+			   ? ", or stages: 1 and context_parallel: 1" : "");
+		return PPCC_EINPUT;
+	}
+	if (P > 1 && ep > 1 && pl->kind == PPCC_SCHED_DUALPIPE_V &&
+	    ppcc_overlap_moe_a2a(pl) &&
+	    (!toml || tr->recompute != PPCC_RECOMPUTE_NONE)) {
+		ppcc_loc loc = where(c, &pl->overlap.moe_a2a_loc);
+		if (toml)
+			ppcc_error(d, &loc, "torchtitan v0.2.2 overlaps "
+				   "DualPipeV's expert all-to-alls only without "
+				   "activation checkpointing (\"Expert Parallel "
+				   "with DualPipeV and Activation Checkpointing "
+				   "cannot be used together\"): plan with "
+				   "recompute: none, or with overlap: {moe_a2a: "
+				   "false}");
+		else
+			ppcc_error(d, &loc, "torchtitan's main runs each of "
+				   "DualPipeV's paired forward and backward one "
+				   "after the other, so their expert all-to-alls "
+				   "do not overlap as planned: plan with overlap: "
+				   "{moe_a2a: false}");
+		return PPCC_EINPUT;
+	}
+	return 0;
+}
+
 /* "loop" when stage s runs on rank s mod p, "v" when the V placement
  * (rank r: stages r and 2p - 1 - r), else NULL. */
 static const char *tt_placement(const ppcc_schedule *s)
@@ -956,19 +1140,55 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	if (!c)
 		return PPCC_EINTERNAL;
 	int err = need_transformer(c, "torchtitan", d);
-	if (err || (err = refuse_unwritten(c, "torchtitan", 0, d)) ||
-	    (err = refuse_experts(c, "torchtitan", d)))
+	int moe = !err && c->model.transformer->moe.experts > 0;
+	if (err || (err = refuse_unwritten(c, "torchtitan", moe ? WRITES_MLA |
+					   WRITES_MTP : 0, d)))
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
 	memset(j, 0, sizeof *j);
 	j->c = c;
 	j->tr = c->model.transformer;
-	if ((err = tt_flavor_of(&j->flavor, c, d)) < 0)
+	if ((err = moe ? tt_moe_of(&j->moe, c, d)
+		       : tt_flavor_of(&j->flavor, c, d)) < 0 ||
+	    (err = moe ? tt_moe_refuses(j, toml, d) : 0) < 0)
 		return err;
 	int t = pl->tensor_parallel, P = pl->stages, D = pl->data_parallel;
 	int cp = pl->context_parallel;
-	const char *why = tt_refusal(t, P, D, cp, pl->zero, toml);
+	int ep = moe ? pl->expert_parallel : 1, etp = ppcc_pipeline_etp(pl);
+	const char *why = tt_refusal(t, P, D, cp, pl->zero, ep, etp, toml);
+	if (why && strcmp(why, "etp") == 0) {
+		ppcc_loc loc = where(c, &pl->expert_tensor_parallel_loc);
+		if (ep == 1) {
+			ppcc_error(d, &loc, "torchtitan splits each expert "
+				   "over all %d tensor-parallel devices when "
+				   "expert_parallel is 1, not over %d: plan with "
+				   "expert_tensor_parallel: %d, or leave it out",
+				   t, etp, t);
+			return PPCC_EINPUT;
+		}
+		ppcc_error(d, &loc, "torchtitan splits each expert over %s, not "
+			   "over %d of the %d tensor-parallel devices (%s): plan "
+			   "with expert_tensor_parallel: 1%s", toml
+			   ? "1 device or all t" : "1 device", etp, t, toml
+			   ? "\"Currently we only support ETP=TP or ETP=1\""
+			   : "its main has no expert tensor parallelism",
+			   toml ? " or the tensor-parallel degree" : "");
+		return PPCC_EINPUT;
+	}
+	if (why && strcmp(why, "ep") == 0) {
+		ppcc_loc loc = where(c, &pl->expert_parallel_loc);
+		int pool = tt_ep_pool(t, D, cp, pl->zero, etp);
+		ppcc_error(d, &loc, "torchtitan's experts borrow their %d "
+			   "expert-parallel ranks from FSDP's shard group, the "
+			   "context-parallel ranks%s, %d in all here%s: plan "
+			   "with %san expert_parallel that divides %d", ep,
+			   etp == 1 ? " and the tensor-parallel ones" : "", pool,
+			   pl->zero == 0 ? " (ZeRO 0 shards nothing, and its "
+			   "replicas are not borrowed)" : "",
+			   pl->zero == 0 ? "zero: 2 or 3, or " : "", pool);
+		return PPCC_EINPUT;
+	}
 	if (why && strcmp(why, "zero0-ddp") == 0) {
 		ppcc_loc loc = where(c, &pl->zero_loc);
 		ppcc_error(d, &loc, "torchtitan runs zero 0 over %d replicas "
@@ -1052,6 +1272,58 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	j->schedule = strcmp(place, "v") == 0 ? "ZBVZeroBubble"
 					      : "PipelineScheduleMulti";
 	return 0;
+}
+
+static const char *tt_model(const tt_job *j)
+{
+	return j->moe ? j->moe->model : "llama3";
+}
+
+static const char *tt_flavor_name(const tt_job *j)
+{
+	return j->moe ? j->moe->name : j->flavor->name;
+}
+
+/* What a mixture-of-experts flavor fixes that the plan does not price,
+ * as comment lines: its routing to a few expert groups and its RoPE
+ * theta where the model's differs. */
+static void tt_moe_note(FILE *f, const tt_job *j, const char *comment)
+{
+	const tt_moe_flavor *m = j->moe;
+	if (!m)
+		return;
+	if (m->groups > 0)
+		fprintf(f, "%s %s \"%s\" routes each token to experts in at "
+			"most %d of %d expert groups; the plan prices its "
+			"all-to-alls without that limit.\n", comment, m->model,
+			m->name, m->group_top, m->groups);
+	double theta = j->tr->rope_theta > 0 ? j->tr->rope_theta : 10000;
+	if (theta != m->rope_theta)
+		fprintf(f, "%s %s \"%s\" rotates with RoPE theta %.0f, the "
+			"model %.0f: the same cost, another model.\n", comment,
+			m->model, m->name, m->rope_theta, theta);
+}
+
+/* The expert degrees both formats write, in TOML's `key = value` or
+ * Python's `key=value,` (indent before each); the TOML also says whether
+ * DualPipeV's pairs overlap their all-to-alls, as planned (v0.2.2's
+ * default is true; the key does nothing for other schedules). */
+static void tt_experts(FILE *f, const tt_job *j, int toml,
+		       const char *indent)
+{
+	if (!j->moe)
+		return;
+	const ppcc_pipeline *pl = &j->c->pipeline;
+	const char *eq = toml ? " = " : "=", *end = toml ? "" : ",";
+	fprintf(f, "%sexpert_parallel_degree%s%d%s\n", indent, eq,
+		pl->expert_parallel, end);
+	if (!toml)
+		return;
+	fprintf(f, "expert_tensor_parallel_degree = %d\n"
+		"pipeline_parallel_expert_parallel_overlap = %s\n",
+		pl->expert_parallel > 1 ? ppcc_pipeline_etp(pl) : 1,
+		pl->kind == PPCC_SCHED_DUALPIPE_V && ppcc_overlap_moe_a2a(pl)
+		? "true" : "false");
 }
 
 /* The file name the TOML and the Python config give for the CSV. */
@@ -1152,8 +1424,9 @@ int ppcc_emit_torchtitan_toml(FILE *f, const ppcc_plan *p,
 		"torchtitan.train --job.config_file FILE\n", per_node, nodes);
 	tt_supply(f, "#");
 	tt_csv_note(f, &j, "#");
-	fprintf(f, "\n[model]\nname = \"llama3\"\nflavor = \"%s\"\n",
-		j.flavor->name);
+	tt_moe_note(f, &j, "#");
+	fprintf(f, "\n[model]\nname = \"%s\"\nflavor = \"%s\"\n",
+		tt_model(&j), tt_flavor_name(&j));
 	fputs("\n[parallelism]\n", f);
 	fprintf(f, "data_parallel_replicate_degree = %d\n", j.d_rep);
 	fprintf(f, "data_parallel_shard_degree = %d\n", j.d_shard);
@@ -1162,6 +1435,7 @@ int ppcc_emit_torchtitan_toml(FILE *f, const ppcc_plan *p,
 	fprintf(f, "tensor_parallel_degree = %d\n", pl->tensor_parallel);
 	fprintf(f, "context_parallel_degree = %d\n", pl->context_parallel);
 	fprintf(f, "pipeline_parallel_degree = %d\n", pl->stages);
+	tt_experts(f, &j, 1, "");
 	if (pl->stages > 1) {
 		fprintf(f, "pipeline_parallel_schedule = \"%s\"\n", j.schedule);
 		if (j.csv)
@@ -1218,6 +1492,7 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 	fputs("# Also the loss (the registry's configs use "
 	      "ChunkedLossWrapper over CrossEntropyLoss).\n", f);
 	tt_csv_note(f, &j, "#");
+	tt_moe_note(f, &j, "#");
 	fputs("\nfrom torchtitan.config import ParallelismConfig, "
 	      "TrainingConfig\n", f);
 	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
@@ -1226,12 +1501,17 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 	else if (tr->recompute == PPCC_RECOMPUTE_FULL)
 		fputs("from torchtitan.distributed.activation_checkpoint import "
 		      "FullAC\n", f);
-	fputs("from torchtitan.models.llama3 import model_registry\n"
-	      "from torchtitan.trainer import Trainer\n\n\n"
-	      "def ppcc_plan() -> Trainer.Config:\n"
-	      "    return Trainer.Config(\n", f);
-	fprintf(f, "        model_spec=model_registry(\"%s\"),\n",
-		j.flavor->name);
+	fprintf(f, "from torchtitan.models.%s import model_registry\n"
+		"from torchtitan.trainer import Trainer\n\n\n"
+		"def ppcc_plan() -> Trainer.Config:\n"
+		"    return Trainer.Config(\n", tt_model(&j));
+	if (tr->mtp_layers > 0)
+		fprintf(f, "        model_spec=model_registry(\"%s\", "
+			"num_mtp_layers=%d),\n", tt_flavor_name(&j),
+			tr->mtp_layers);
+	else
+		fprintf(f, "        model_spec=model_registry(\"%s\"),\n",
+			tt_flavor_name(&j));
 	fputs("        parallelism=ParallelismConfig(\n", f);
 	fprintf(f, "            data_parallel_replicate_degree=%d,\n", j.d_rep);
 	fprintf(f, "            data_parallel_shard_degree=%d,\n", j.d_shard);
@@ -1243,6 +1523,7 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 	fprintf(f, "            context_parallel_degree=%d,\n",
 		pl->context_parallel);
 	fprintf(f, "            pipeline_parallel_degree=%d,\n", pl->stages);
+	tt_experts(f, &j, 0, "            ");
 	if (pl->stages > 1) {
 		fprintf(f, "            pipeline_parallel_schedule=\"%s\",\n",
 			j.schedule);
@@ -1279,16 +1560,42 @@ int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx)
 	return e->kind == PPCC_SCHED_1F1B || e->kind == PPCC_SCHED_INTERLEAVED;
 }
 
+/* What tt_moe_refuses refuses of e's degrees and kind for the model of
+ * c (NULL: nothing), so that a search finds what the flavor runs; what
+ * the model alone decides is left to the export's message. */
+static int tt_moe_admits(const ppcc_search_entry *e, const ppcc_config *c,
+			 int toml)
+{
+	const ppcc_transformer *tr = c ? c->model.transformer : NULL;
+	if (!tr || tr->moe.experts == 0)
+		return 1;
+	const tt_moe_flavor *f = NULL;
+	for (int i = 0; i < TT_N_MOE && !f; i++)
+		if (tt_moe_matches(tr, &tt_moe[i]))
+			f = &tt_moe[i];
+	if (!f)
+		return 1;
+	if (toml && ((e->p > 1 && !f->toml_pp) || (e->cp > 1 && !f->toml_cp)))
+		return 0;
+	if (!toml && tr->mtp_layers > 0 && (e->p > 1 || e->cp > 1))
+		return 0;
+	return !(e->p > 1 && e->ep > 1 && e->kind == PPCC_SCHED_DUALPIPE_V &&
+		 ppcc_overlap_moe_a2a(&c->pipeline) &&
+		 (!toml || e->recompute != PPCC_RECOMPUTE_NONE));
+}
+
 int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx)
 {
-	(void)ctx;
-	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, 0) == NULL;
+	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, e->ep,
+			  e->etp > 0 ? e->etp : e->t, 0) == NULL &&
+	       tt_moe_admits(e, ctx, 0);
 }
 
 int ppcc_torchtitan_toml_admits(const ppcc_search_entry *e, void *ctx)
 {
-	(void)ctx;
-	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, 1) == NULL;
+	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, e->ep,
+			  e->etp > 0 ? e->etp : e->t, 1) == NULL &&
+	       tt_moe_admits(e, ctx, 1);
 }
 
 int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx)
@@ -1302,7 +1609,7 @@ int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx)
 int ppcc_trainer_admits(const ppcc_search_entry *e, void *ctx)
 {
 	const ppcc_format_info *f = ppcc_format_of((int)(intptr_t)ctx);
-	return !f || !f->admits || f->admits(e, ctx);
+	return !f || !f->admits || f->admits(e, NULL);
 }
 
 /* ---- DeepSpeed ---------------------------------------------------------- */

@@ -51,7 +51,8 @@ static int auto_admits(const ppcc_config *c, int k, ppcc_admits_fn admits,
 		.v = k == PPCC_SCHED_AUTO ? 1 : pl->chunks,
 		.b = c->model.micro_batch_size, .m = pl->microbatches,
 		.recompute = tr ? tr->recompute : PPCC_RECOMPUTE_NONE,
-		.zero = pl->zero, .kind = k};
+		.zero = pl->zero, .kind = k, .ep = pl->expert_parallel,
+		.etp = ppcc_pipeline_etp(pl)};
 	return admits(&e, ctx);
 }
 

@@ -307,7 +307,7 @@ int ppcc_compile_plan(ppcc_plan *out, ppcc_arena *a,
 		return err;
 	/* with auto and a trainer's format, auto chooses among what that
 	 * trainer runs, as ppcc search -f does */
-	if ((err = ppcc_plan_build_for(out, a, cfg, d, fi->admits, NULL)) < 0 ||
+	if ((err = ppcc_plan_build_for(out, a, cfg, d, fi->admits, cfg)) < 0 ||
 	    !r->from_search)
 		return err;
 	/* the same files and settings plan to the same figures, unless
