@@ -2517,8 +2517,8 @@ END_TEST
  *   registry's keywords (num_mtp_layers), models/deepseek_v3/mtp.py:
  *   196-206 MTP with neither pipeline nor context parallelism;
  * - both: the flavors' expert counts (v0.2.2 models/deepseek_v3/
- *   __init__.py:78-156, models/qwen3/__init__.py:145-190; main's the
- *   same), which ep divides (v0.2.2 distributed/expert_parallel.py:
+ *   __init__.py:78-156, models/qwen3/__init__.py:145-190,
+ *   models/gpt_oss/__init__.py:47-76; main's the same), which ep divides (v0.2.2 distributed/expert_parallel.py:
  *   107-108, main models/common/decoder.py:204-208).
  * One line a file: model flavor ep etp overlap mtp ("-": not written). */
 static const char *const tt_moe_reader =
@@ -2538,7 +2538,8 @@ static const char *const tt_moe_reader =
 	"        'expert_parallel_degree'}\n"
 	"EXPERTS = {('deepseek_v3', '16B'): 64, ('deepseek_v3', '236B'): 160,\n"
 	"           ('deepseek_v3', '671B'): 256, ('qwen3', '30B-A3B'): 128,\n"
-	"           ('qwen3', '235B-A22B'): 128}\n"
+	"           ('qwen3', '235B-A22B'): 128, ('gpt_oss', '20b'): 32,\n"
+	"           ('gpt_oss', '120b'): 128}\n"
 	"for f in sys.argv[1:]:\n"
 	"    if f.endswith('.toml'):\n"
 	"        c = tomllib.load(open(f, 'rb'))\n"
@@ -2642,6 +2643,19 @@ START_TEST(torchtitan_moe_flavors_and_expert_degrees)
 		 "  global_batch_size: 15360\n  overlap: {moe_a2a: true}\n", 2048,
 		 "Activation Checkpointing cannot be used together",
 		 "one after the other", 1, 1, 0, 0},
+		{"gpt-oss-120b", "    recompute: full\n", "  stages: 1\n"
+		 "  data_parallel: 64\n  zero: 2\n  expert_parallel: 16\n", 64,
+		 "gpt_oss 120b 16 1 false -", "gpt_oss 120b 16 - - 0",
+		 1, 1, 1, 1},
+		{"gpt-oss-120b", "    recompute: full\n", "  stages: 4\n"
+		 "  data_parallel: 16\n  zero: 2\n  expert_parallel: 16\n", 64,
+		 "has no pipelining function", "gpt_oss 120b 16 - - 0",
+		 1, 1, 0, 1},
+		{"gpt-oss-120b", "    recompute: full\n", "  stages: 1\n"
+		 "  context_parallel: 2\n  data_parallel: 32\n  zero: 2\n"
+		 "  expert_parallel: 16\n", 64,
+		 "SDPA only: plan with context_parallel: 1\n",
+		 "VarlenAttention", 1, 1, 0, 0},
 		{"mixtral-8x7b", "    recompute: full\n", "  stages: 2\n"
 		 "  data_parallel: 8\n  zero: 2\n  expert_parallel: 8\n", 16,
 		 "no mixture-of-experts flavor", "no mixture-of-experts flavor",
@@ -2701,7 +2715,8 @@ START_TEST(torchtitan_moe_flavors_and_expert_degrees)
 						    : ppcc_emit_torchtitan_toml,
 						    b, &status);
 			int written = strncmp(expect, "qwen3 ", 6) == 0 ||
-				      strncmp(expect, "deepseek_v3 ", 12) == 0;
+				      strncmp(expect, "deepseek_v3 ", 12) == 0 ||
+				      strncmp(expect, "gpt_oss ", 8) == 0;
 			ck_assert_msg((text != NULL) == written,
 				      "case %d %s: %s", i, k ? "main" : "toml",
 				      b->diag.text);

@@ -14,11 +14,11 @@
  * A mixture of experts adds its experts, router and expert-parallel
  * degrees (ep, etp) to Megatron-LM's arguments and Megatron-Bridge's
  * fields, and DeepSpeed's JSON its MoE layers' arguments; torchtitan's
- * outputs name the deepseek_v3 or qwen3 flavor of its shape and its
- * expert degrees.  Megatron-LM's arguments also carry latent attention,
- * multi-token prediction and sliding windows; torchtitan's carry the
- * first two with a flavor that has them; the others refuse them by
- * name.
+ * outputs name the deepseek_v3, qwen3 or gpt_oss flavor of its shape and
+ * its expert degrees.  Megatron-LM's arguments also carry latent
+ * attention, multi-token prediction and sliding windows; torchtitan's
+ * carry what a flavor has (GPT-OSS's biases and sinks too); the others
+ * refuse them by name.
  *
  * A plan a trainer cannot run as planned (a schedule kind it lacks, a
  * setting Megatron-LM's argument checks reject, a model given as layers
@@ -61,12 +61,12 @@ enum {
 	WRITES_MLA = 1,    /* multi-head latent attention */
 	WRITES_MTP = 2,    /* multi-token prediction */
 	WRITES_WINDOW = 4, /* sliding-window attention */
-	WRITES_FP8 = 8     /* precision fp8 */
+	WRITES_FP8 = 8,    /* precision fp8 */
+	WRITES_GPT_OSS = 16 /* GPT-OSS's biases and attention sinks */
 };
 
 /* What the trainer's settings do not carry (all but writes, a set of
- * WRITES_*; GPT-OSS's biases and sinks always): refused, not written as
- * a model without them. */
+ * WRITES_*): refused, not written as a model without them. */
 static int refuse_unwritten(const ppcc_config *c, const char *trainer,
 			    int writes, ppcc_diag *d)
 {
@@ -81,8 +81,10 @@ static int refuse_unwritten(const ppcc_config *c, const char *trainer,
 		: tf->sliding_window > 0 && !(writes & WRITES_WINDOW)
 			? "sliding-window attention"
 		: tf->fp8 && !(writes & WRITES_FP8) ? "FP8 (precision fp8)"
-		: tf->biases ? "biases (transformer.biases)"
-		: tf->attention_sinks ? "attention sinks" : NULL;
+		: tf->biases && !(writes & WRITES_GPT_OSS)
+			? "biases (transformer.biases)"
+		: tf->attention_sinks && !(writes & WRITES_GPT_OSS)
+			? "attention sinks" : NULL;
 	if (!what)
 		return 0;
 	ppcc_loc loc = c->model.transformer_loc.file ? c->model.transformer_loc
@@ -816,33 +818,40 @@ static const tt_flavor tt_llama3[] = {
  * ranks in mla: q_lora, kv_lora, qk_nope, qk_rope, v), the dense FFN
  * (unused without dense layers), vocab; experts, top k, their width,
  * shared experts, dense layers; the expert groups a token may reach
- * (groups, of which group_top; 0: none); RoPE theta; whether v0.2.2
- * pipelines it (a pipelining function) and runs it with context
- * parallelism (sdpa attention); the longest sequence main's RoPE table
- * holds. */
+ * (groups, of which group_top; 0: none); GPT-OSS's sliding window and
+ * its pattern, biases and sinks (ppcc's fields); RoPE theta; whether
+ * v0.2.2 pipelines it (a pipelining function) and runs it with context
+ * parallelism (sdpa attention), whether main does the latter (not with
+ * varlen attention); the longest sequence main's RoPE table holds. */
 typedef struct tt_moe_flavor {
 	const char *model, *name;
 	int layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
 	int experts, top_k, expert_ffn, shared, dense;
 	int mla[5];
 	int groups, group_top;
+	int window, window_pattern, gpt_oss;
 	double rope_theta;
-	int toml_pp, toml_cp, max_context;
+	int toml_pp, toml_cp, main_cp, max_context;
 } tt_moe_flavor;
 
 static const tt_moe_flavor tt_moe[] = {
 	{"deepseek_v3", "16B", 27, 2048, 16, 0, 0, 10944, 102400,
-	 64, 6, 1408, 2, 1, {0, 512, 128, 64, 128}, 0, 0, 10000, 1, 0, 16384},
+	 64, 6, 1408, 2, 1, {0, 512, 128, 64, 128}, 0, 0, 0, 0, 0, 10000,
+	 1, 0, 1, 16384},
 	{"deepseek_v3", "236B", 60, 5120, 128, 0, 0, 12288, 102400,
-	 160, 6, 1536, 2, 1, {1536, 512, 128, 64, 128}, 8, 3, 10000, 1, 0,
-	 16384},
+	 160, 6, 1536, 2, 1, {1536, 512, 128, 64, 128}, 8, 3, 0, 0, 0, 10000,
+	 1, 0, 1, 16384},
 	{"deepseek_v3", "671B", 61, 7168, 128, 0, 0, 18432, 129280,
-	 256, 8, 2048, 1, 3, {1536, 512, 128, 64, 128}, 8, 4, 10000, 1, 0,
-	 16384},
+	 256, 8, 2048, 1, 3, {1536, 512, 128, 64, 128}, 8, 4, 0, 0, 0, 10000,
+	 1, 0, 1, 16384},
 	{"qwen3", "30B-A3B", 48, 2048, 32, 4, 128, 6144, 151936,
-	 128, 8, 768, 0, 0, {0}, 0, 0, 1e6, 0, 1, 40960},
+	 128, 8, 768, 0, 0, {0}, 0, 0, 0, 0, 0, 1e6, 0, 1, 1, 40960},
 	{"qwen3", "235B-A22B", 94, 4096, 64, 4, 128, 12288, 151936,
-	 128, 8, 1536, 0, 0, {0}, 0, 0, 5e6, 0, 1, 40960},
+	 128, 8, 1536, 0, 0, {0}, 0, 0, 0, 0, 0, 5e6, 0, 1, 1, 40960},
+	{"gpt_oss", "20b", 24, 2880, 64, 8, 64, 2880, 201088,
+	 32, 4, 2880, 0, 0, {0}, 0, 0, 128, 2, 1, 150000, 0, 0, 0, 131072},
+	{"gpt_oss", "120b", 36, 2880, 64, 8, 64, 2880, 201088,
+	 128, 4, 2880, 0, 0, {0}, 0, 0, 128, 2, 1, 150000, 0, 0, 0, 131072},
 };
 
 #define TT_N_MOE ((int)(sizeof tt_moe / sizeof tt_moe[0]))
@@ -986,6 +995,10 @@ static int tt_moe_matches(const ppcc_transformer *tr,
 		  tr->mla.v_head_dim == f->mla[4]
 		: !tr->mla.kind && kv == f->kv_heads && hd == f->head_dim;
 	return attn && tr->swiglu && !tr->tie_embeddings &&
+	       tr->sliding_window == f->window &&
+	       (!f->window ||
+		tr->sliding_window_pattern == f->window_pattern) &&
+	       tr->biases == f->gpt_oss && tr->attention_sinks == f->gpt_oss &&
 	       tr->layers == f->layers && tr->hidden == f->hidden &&
 	       tr->heads == f->heads && tr->vocab == f->vocab &&
 	       (f->dense == 0 || tr->ffn_hidden == f->ffn_hidden) &&
@@ -1071,9 +1084,18 @@ static int tt_moe_refuses(const tt_job *j, int toml, ppcc_diag *d)
 		ppcc_loc loc = where(c, &pl->context_parallel_loc);
 		ppcc_error(d, &loc, "torchtitan v0.2.2's %s \"%s\" attends with "
 			   "FlexAttention, and its context parallelism runs "
-			   "SDPA only: plan with context_parallel: 1, or write "
-			   "its main's config (-f torchtitan)", f->model,
-			   f->name);
+			   "SDPA only: plan with context_parallel: 1%s", f->model,
+			   f->name, f->main_cp ? ", or write its main's config "
+			   "(-f torchtitan)" : "");
+		return PPCC_EINPUT;
+	}
+	if (!toml && cp > 1 && !f->main_cp) {
+		ppcc_loc loc = where(c, &pl->context_parallel_loc);
+		ppcc_error(d, &loc, "torchtitan's main runs %s with varlen "
+			   "attention, which its context parallelism refuses "
+			   "(\"Context Parallel is not supported with "
+			   "ScaledDotProductAttention or VarlenAttention\"): "
+			   "plan with context_parallel: 1", f->model);
 		return PPCC_EINPUT;
 	}
 	if (!toml && tr->seq_len > f->max_context) {
@@ -1142,7 +1164,8 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	int err = need_transformer(c, "torchtitan", d);
 	int moe = !err && c->model.transformer->moe.experts > 0;
 	if (err || (err = refuse_unwritten(c, "torchtitan", moe ? WRITES_MLA |
-					   WRITES_MTP : 0, d)))
+					   WRITES_MTP | WRITES_WINDOW |
+					   WRITES_GPT_OSS : 0, d)))
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
@@ -1576,6 +1599,8 @@ static int tt_moe_admits(const ppcc_search_entry *e, const ppcc_config *c,
 	if (!f)
 		return 1;
 	if (toml && ((e->p > 1 && !f->toml_pp) || (e->cp > 1 && !f->toml_cp)))
+		return 0;
+	if (!toml && e->cp > 1 && !f->main_cp)
 		return 0;
 	if (!toml && tr->mtp_layers > 0 && (e->p > 1 || e->cp > 1))
 		return 0;
