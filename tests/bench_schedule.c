@@ -326,7 +326,7 @@ static double ref_1f1b_s;
 static int bench_kind(int kind, int p, int m)
 {
 	const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
-	int v = k->default_chunks, S = p * v, status = 0;
+	int v = ppcc_sched_kind_chunks(kind, p), S = p * v, status = 0;
 	ppcc_stage_info *st = stages_make(S);
 	ppcc_stage_cost *c = costs_make(S);
 	for (int i = 0; i < S; i++) {

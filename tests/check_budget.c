@@ -203,7 +203,7 @@ START_TEST(action_count_is_what_the_schedule_holds)
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (int p = 1; p <= 4; p++)
 			for (int m = 1; m <= 12; m++) {
-				int v = ppcc_sched_kind(kind)->default_chunks;
+				int v = ppcc_sched_kind_chunks(kind, p);
 				ppcc_schedule s;
 				if (ppcc_schedule_build(&s, a, kind, p, v, m, 0, st) < 0)
 					continue; /* interleaved needs m >= p */

@@ -229,7 +229,7 @@ static dp_case *dp_case_new(const ppcc_schedule *s, int p, int d, double fwd_s,
 static void dp_schedule(ppcc_schedule *out, ppcc_arena *a, int kind, int p,
 			int m)
 {
-	int v = ppcc_sched_kind(kind)->default_chunks, S = p * v;
+	int v = ppcc_sched_kind_chunks(kind, p), S = p * v;
 	ppcc_stage_info st[DP_MAX];
 	for (int s = 0; s < S; s++)
 		st[s] = (ppcc_stage_info){s, s % p, s / p, s, s,
@@ -261,7 +261,7 @@ START_TEST(reduced_gradients_are_the_sum_over_the_replicas)
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_schedule s;
 	for (int n = 0; n < 2 * RT_PIPE_KINDS; n++) {
-		int kind = n % RT_PIPE_KINDS;
+		int kind = RT_PIPE_KIND(n % RT_PIPE_KINDS);
 		if (n < RT_PIPE_KINDS)
 			dp_schedule(&s, a, kind, 2, 4);
 		else
@@ -1007,12 +1007,12 @@ static void dp_no_complaint(int setting, const char *msg, void *user)
 START_TEST(zero3_gathers_serve_every_compute_of_every_kind)
 {
 	int tried = 0;
-	for (int kind = 0; kind < RT_PIPE_KINDS; kind++) {
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind = RT_PIPE_NEXT(kind)) {
 		if (kind == PPCC_SCHED_AUTO)
 			continue;
 		for (int p = 2; p <= 4; p++)
 			for (int m = 1; m <= 2 * p; m++) {
-				int v = ppcc_sched_kind(kind)->default_chunks, S = p * v;
+				int v = ppcc_sched_kind_chunks(kind, p), S = p * v;
 				if (ppcc_sched_check(kind, p, v, m, 0, dp_no_complaint, NULL) > 0 ||
 				    S > DP_MAX)
 					continue;

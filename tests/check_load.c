@@ -1037,7 +1037,7 @@ START_TEST(loader_suggests_schedule_names)
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: zb-h1-2}\n",
 		      "7:22: pipeline.schedule: expected gpipe, 1f1b, "
 		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, auto, "
-		      "dualpipe-v, or dualpipe, got "
+		      "dualpipe-v, dualpipe, or combined-1f1b, got "
 		      "'zb-h1-2'; did you mean 'zb-h1'?\n");
 	loaded r;
 	load_text(&r, MODEL1 CLUSTER4 "pipeline: {schedule: \"gpipe\"}\n");
@@ -1048,7 +1048,7 @@ START_TEST(loader_suggests_schedule_names)
 	expect_errors(MODEL1 CLUSTER4 "pipeline: {schedule: GPipe}\n",
 		      "7:22: pipeline.schedule: expected gpipe, 1f1b, "
 		      "interleaved, zb-h1, zb-h2, zb-v, zb-interleaved, auto, "
-		      "dualpipe-v, or dualpipe, got "
+		      "dualpipe-v, dualpipe, or combined-1f1b, got "
 		      "'GPipe'; did you mean 'gpipe'?\n");
 	load_text(&r, MODEL1 CLUSTER4 "pipeline: {schedule: zb-v, stages: 2}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
@@ -1453,7 +1453,7 @@ START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
 		     PPCC_EINPUT,
 		     "7:23: 2 chunks per rank need a schedule with chunks "
 		     "(interleaved, zb-v, zb-interleaved, auto, dualpipe-v, "
-		     "dualpipe); the schedule "
+		     "dualpipe, combined-1f1b); the schedule "
 		     "is 1f1b\n");
 	/* the zero-bubble kinds' own rules */
 	expect_check(MODEL12 CLUSTER4
@@ -1466,7 +1466,7 @@ START_TEST(check_rejects_chunks_outside_the_interleaved_schedule)
 		     PPCC_EINPUT,
 		     "7:40: 2 chunks per rank need a schedule with chunks "
 		     "(interleaved, zb-v, zb-interleaved, auto, dualpipe-v, "
-		     "dualpipe); the schedule "
+		     "dualpipe, combined-1f1b); the schedule "
 		     "is zb-h2\n");
 	/* dualpipe-v: m >= 2p, at the microbatches */
 	expect_check(MODEL12 CLUSTER4

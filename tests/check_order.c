@@ -82,7 +82,7 @@ START_TEST(generated_schedules_are_order_safe)
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (int p = 1; p <= 6; p++)
 			for (int m = 1; m <= 12; m++) {
-				int v = ppcc_sched_kind(kind)->default_chunks;
+				int v = ppcc_sched_kind_chunks(kind, p);
 				ppcc_arena *a = ppcc_arena_new();
 				rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
 				ppcc_schedule s;
@@ -235,7 +235,7 @@ END_TEST
 START_TEST(message_key_is_the_same_at_both_ends)
 {
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
-		int p = 4, m = 8, v = ppcc_sched_kind(kind)->default_chunks;
+		int p = 4, m = 8, v = ppcc_sched_kind_chunks(kind, p);
 		ppcc_arena *a = ppcc_arena_new();
 		rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
 		ppcc_schedule s;
@@ -381,6 +381,15 @@ START_TEST(ppcc_check_accepts_relabelled_plans_of_every_kind)
 			/* DualPipe: the planner refuses it by name (plan.c) */
 			ck_assert_msg(r.status == 1 && strstr(r.err, "cannot plan the "
 							       "dualpipe schedule"),
+				      "%s: plan: %s", name, r.err);
+			tu_run_free(&r);
+			continue;
+		}
+		if (kind == PPCC_SCHED_COMBINED_1F1B) {
+			/* a dense model: refused by name (config_check.c);
+			 * its schedules are relabelled in check_runtime.c */
+			ck_assert_msg(r.status == 1 && strstr(r.err, "has no "
+							       "experts"),
 				      "%s: plan: %s", name, r.err);
 			tu_run_free(&r);
 			continue;

@@ -50,7 +50,7 @@ static const char *rank_line(const rt_lines *d, int rank, char *buf, size_t n)
 static int build_sched(ppcc_schedule *out, ppcc_arena *a, rt_pipe *p,
 		       int kind, int ranks, int m)
 {
-	int v = ppcc_sched_kind(kind)->default_chunks;
+	int v = ppcc_sched_kind_chunks(kind, ranks);
 	ppcc_stage_info st[64];
 	ck_assert_int_eq(p->S, ranks * v);
 	rt_pipe_stage_table(p, st);
@@ -199,11 +199,11 @@ START_TEST(numeric_pipeline_matches_serial_for_every_kind_and_rank_count)
 	static const struct { int recv_ahead, grouped; } modes[] = {
 		{1, 0}, {0, 0}, {3, 0}, {0, 1},
 	};
-	for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind = RT_PIPE_NEXT(kind))
 		for (size_t ri = 0; ri < sizeof ranks / sizeof *ranks; ri++)
 			for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++) {
 				int p = ranks[ri], m = 8;
-				int v = ppcc_sched_kind(kind)->default_chunks;
+				int v = ppcc_sched_kind_chunks(kind, p);
 				ppcc_arena *a = ppcc_arena_new();
 				rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
 				ppcc_schedule s;
@@ -231,11 +231,11 @@ END_TEST
 START_TEST(relabelled_schedules_of_every_kind_match_serial)
 {
 	static const struct { int p, m; } shapes[] = {{3, 6}, {4, 8}, {5, 10}};
-	for (int kind = 0; kind < RT_PIPE_KINDS; kind++) {
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind = RT_PIPE_NEXT(kind)) {
 		int ran = 0;
 		for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
 			int p = shapes[i].p, m = shapes[i].m;
-			int v = ppcc_sched_kind(kind)->default_chunks;
+			int v = ppcc_sched_kind_chunks(kind, p);
 			ppcc_arena *a = ppcc_arena_new();
 			rt_pipe *pp = rt_pipe_new(p * v, m, p, 0);
 			ppcc_schedule built, s;
@@ -399,8 +399,8 @@ static void run_threads(rank_thread *t, int n)
 
 START_TEST(repeated_steps_recycle_buffers_and_deliver_each_message_once)
 {
-	for (int kind = 0; kind < RT_PIPE_KINDS; kind++) {
-		int p = 2, v = ppcc_sched_kind(kind)->default_chunks, m = 4;
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind = RT_PIPE_NEXT(kind)) {
+		int p = 2, v = ppcc_sched_kind_chunks(kind, p), m = 4;
 		ppcc_arena *a = ppcc_arena_new();
 		rt_pipe *pp = rt_pipe_new(p * v, m, p, 6);
 		ppcc_schedule s;
@@ -1526,7 +1526,7 @@ START_TEST(mpi_two_ranks_run_every_kind_eager_and_grouped)
 		return;
 	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
 	for (int rank = 0; rank < 2; rank++)
-		for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
+		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind = RT_PIPE_NEXT(kind))
 			for (int grouped = 0; grouped <= 1; grouped++) {
 				char want[64];
 				snprintf(want, sizeof want, "rank %d %s %sok", rank,
@@ -1548,7 +1548,7 @@ START_TEST(mpi_four_ranks_run_every_kind_relabelled)
 		return;
 	ck_assert_msg(r.status == 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
 	for (int rank = 0; rank < 4; rank++)
-		for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
+		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind = RT_PIPE_NEXT(kind))
 			for (int grouped = 0; grouped <= 1; grouped++) {
 				char want[80];
 				snprintf(want, sizeof want, "rank %d %s relabelled %sok",
@@ -1893,8 +1893,14 @@ START_TEST(trainer_matches_serial_training_on_every_schedule_and_transport)
 		tu_skip("trainer_matches_serial_training_on_every_schedule_and_transport",
 			"no mpirun or no MPI in the trainer; its MPI runs not run");
 
-	for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind = RT_PIPE_NEXT(kind))
 		for (int p = 1; p <= 4; p *= 2) {
+			/* ppcc plans combined-1f1b for a mixture of experts
+			 * only; the runtime runs its orders in
+			 * numeric_pipeline_matches_serial_for_every_kind_and_
+			 * rank_count and over mpirun (rt_mpi_prog.c) */
+			if (kind == PPCC_SCHED_COMBINED_1F1B)
+				continue;
 			const char *kname = ppcc_schedule_kind_name(kind);
 			snprintf(json, sizeof json, "%s/%s-%d.json", dir, kname, p);
 			snprintf(np, sizeof np, "%d", p);
@@ -1950,8 +1956,10 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 	ck_assert_ptr_nonnull(dir);
 	snprintf(model, sizeof model, "%s/examples/trainer/mlp.yaml", tu_src());
 	int mpi = -1, runs = 0;
-	for (int kind = 0; kind < RT_PIPE_KINDS; kind++)
+	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind = RT_PIPE_NEXT(kind))
 		for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+			if (kind == PPCC_SCHED_COMBINED_1F1B)
+				continue; /* as above */
 			int p = grid[g][0], d = grid[g][1];
 			const char *kname = ppcc_schedule_kind_name(kind);
 			snprintf(json, sizeof json, "%s/%s-%d.json", dir, kname, p);
@@ -2022,7 +2030,7 @@ START_TEST(data_parallel_training_matches_serial_training_on_the_global_batch)
 		tu_skip("data_parallel_training_matches_serial_training_on_the_global_batch",
 			"no mpirun or no MPI in the trainer; its MPI runs not run");
 	fprintf(stderr, "runtime: data parallel, %d kinds x %zu grids: local and "
-		"%d mpi runs equal to serial bit for bit\n", RT_PIPE_KINDS,
+		"%d mpi runs equal to serial bit for bit\n", RT_PIPE_KINDS - 1,
 		sizeof grid / sizeof grid[0], runs);
 	tu_rmtree_free(dir);
 }

@@ -377,6 +377,58 @@ START_TEST(dualpipe_v_p2_m4_hand_traced)
 }
 END_TEST
 
+/* Megatron-LM's combined 1F1B (doc/design/combined-1f1b.md): the
+ * interleaved order of interleaved_p2_v2_m4_matches_megatron_order with
+ * one more warm-up forward on each rank (schedules.py:964-970: 5 and 3
+ * here), each steady forward and backward an overlapped pair, some of
+ * them of one stage and two microbatches (F3:1 with B3:0); on one stage
+ * combined_1f1b.py:36-65's F1, (F k+1, B k), B m. */
+START_TEST(combined_1f1b_orders_by_hand)
+{
+	ppcc_diag d = {no_diag, NULL, 0, 0};
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_schedule s;
+	char buf[4096];
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_COMBINED_1F1B, 2, 2, 4, 0), 0);
+	ck_assert_int_eq(s.version, 2);
+	render(buf, sizeof buf, &s.ranks[0], 1);
+	ck_assert_str_eq(buf,
+		"F0:0 F0:1 F2:0 F2:1 F0:2 "
+		"OVERLAP_F_B0:3 F0:3 B2:0 OVERLAP_F_B2:2 F2:2 B2:1 "
+		"OVERLAP_F_B2:3 F2:3 B0:0 "
+		"B0:1 B2:2 B2:3 B0:2 B0:3");
+	render(buf, sizeof buf, &s.ranks[1], 1);
+	ck_assert_str_eq(buf,
+		"F1:0 F1:1 F3:0 "
+		"OVERLAP_F_B3:1 F3:1 B3:0 OVERLAP_F_B1:2 F1:2 B3:1 "
+		"OVERLAP_F_B1:3 F1:3 B1:0 OVERLAP_F_B3:2 F3:2 B1:1 "
+		"OVERLAP_F_B3:3 F3:3 B3:2 "
+		"B3:3 B1:2 B1:3");
+	/* a pair's receives before its marker, its sends after it */
+	render(buf, sizeof buf, &s.ranks[1], 0);
+	ck_assert_msg(strstr(buf, "RECV_F3:1 OVERLAP_F_B3:1 F3:1 B3:0 "
+			     "SEND_B3:0"), "%s", buf);
+	ck_assert_int_eq(ppcc_schedule_validate(&s, &d, NULL, 10), 0);
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_COMBINED_1F1B, 1, 1, 3, 0), 0);
+	render(buf, sizeof buf, &s.ranks[0], 1);
+	ck_assert_str_eq(buf, "F0:0 OVERLAP_F_B0:1 F0:1 B0:0 "
+			 "OVERLAP_F_B0:2 F0:2 B0:1 B0:2");
+	ck_assert_int_eq(ppcc_schedule_validate(&s, &d, NULL, 10), 0);
+	/* one chunk with a pipeline, several without: refused */
+	char why[512] = "";
+	ck_assert_int_gt(ppcc_sched_check(PPCC_SCHED_COMBINED_1F1B, 2, 1, 4, 0,
+					  append_complaint, why), 0);
+	ck_assert_msg(strstr(why, "needs chunks >= 2"), "%s", why);
+	why[0] = '\0';
+	ck_assert_int_gt(ppcc_sched_check(PPCC_SCHED_COMBINED_1F1B, 1, 2, 4, 0,
+					  append_complaint, why), 0);
+	ck_assert_msg(strstr(why, "runs one chunk"), "%s", why);
+	ck_assert_int_eq(build(&s, a, PPCC_SCHED_COMBINED_1F1B, 2, 1, 4, 0),
+			 PPCC_EINPUT);
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* Fewer than 2p microbatches or other than 2 chunks: refused by the
  * kind's checks with their text, and by the build. */
 START_TEST(dualpipe_v_constraints)
@@ -523,7 +575,9 @@ START_TEST(every_generated_schedule_validates)
 			for (int v = 1; v <= 4; v++)
 				for (int m = 1; m <= 24; m++)
 					for (int g = 0; g <= m + 1;
-					     g = kind == PPCC_SCHED_INTERLEAVED || g > 0 ? g + 1 : m + 1) {
+					     g = kind == PPCC_SCHED_INTERLEAVED ||
+						 kind == PPCC_SCHED_COMBINED_1F1B ||
+						 g > 0 ? g + 1 : m + 1) {
 						int G = g == 0 ? p : g;
 						int rounds = m / p > 1 ? m / p : 1;
 						int ok;
@@ -544,6 +598,11 @@ START_TEST(every_generated_schedule_validates)
 						case PPCC_SCHED_DUALPIPE:
 							ok = v == 2 && p % 2 == 0 &&
 							     m % 2 == 0 && m >= 2 * p;
+							break;
+						case PPCC_SCHED_COMBINED_1F1B:
+							ok = p == 1 ? v == 1
+							     : v >= 2 && G >= p && G <= m &&
+							       (m % G == 0 || m % G >= p);
 							break;
 						default:
 							ok = v == 1; /* G ignored */
@@ -572,13 +631,13 @@ END_TEST
  * neighbouring stages and bytes those of the boundary. */
 START_TEST(action_counts_peers_and_bytes)
 {
-	/* (DualPipeV and DualPipe mix B with I and W and add their pairs'
-	 * markers: their counts are check_budget's
-	 * action_count_is_what_the_schedule_holds and the hand traces
-	 * dualpipe_v_p2_m4_hand_traced and dualpipe_p4_m8_reference_trace) */
+	/* (DualPipeV and DualPipe mix B with I and W, and they and
+	 * combined-1f1b add their pairs' markers: their counts are
+	 * check_budget's action_count_is_what_the_schedule_holds and the hand
+	 * traces dualpipe_v_p2_m4_hand_traced, dualpipe_p4_m8_reference_trace
+	 * and combined_1f1b_orders_by_hand) */
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
-		for (int p = 1; p <= 6 && kind != PPCC_SCHED_DUALPIPE_V &&
-				kind != PPCC_SCHED_DUALPIPE; p++)
+		for (int p = 1; p <= 6 && !ppcc_sched_kind(kind)->pairs; p++)
 			for (int m = p; m <= 12; m++) {
 				int v = kind == PPCC_SCHED_INTERLEAVED ||
 						kind == PPCC_SCHED_ZB_INTERLEAVED ? 3
@@ -898,6 +957,7 @@ Suite *suite_schedule(void)
 		zb_v_p2_m4_hand_traced,
 		zb_interleaved_p2_v2_m4_hand_traced,
 		dualpipe_v_p2_m4_hand_traced,
+		combined_1f1b_orders_by_hand,
 		dualpipe_v_constraints,
 		dualpipe_p4_m8_reference_trace,
 		dualpipe_constraints,

@@ -197,6 +197,47 @@ START_TEST(fp8_and_hidden_all_to_alls_keep_the_exhaustive_top_k)
 }
 END_TEST
 
+/* combined-1f1b is tried only when asked (--fix schedule=combined-1f1b),
+ * and then the pruned search keeps the exhaustive one's top 5: its pairs'
+ * bound (ppcc_op_least_ms) holds as DualPipeV's does. */
+START_TEST(combined_1f1b_is_searched_when_fixed_and_keeps_the_top_k)
+{
+	ppcc_search_options o = {.top = 5,
+				 .fix = {.recompute = -1, .zero = 1, .kind = -1}};
+	ppcc_arena *a = ppcc_arena_new();
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ppcc_config cfg;
+	ck_assert_int_eq(ppcc_config_load_text(&cfg, a, "small-moe.yaml",
+					       small_moe, strlen(small_moe),
+					       &diag.d), 0);
+	ppcc_search_result any, pruned, all;
+	ck_assert_int_eq(ppcc_search(&any, a, &cfg, &o, &diag.d), 0);
+	for (int i = 0; i < any.n_top; i++)
+		ck_assert_int_ne(any.top[i].kind, PPCC_SCHED_COMBINED_1F1B);
+	o.fix.kind = PPCC_SCHED_COMBINED_1F1B;
+	ck_assert_int_eq(ppcc_search(&pruned, a, &cfg, &o, &diag.d), 0);
+	o.exhaustive = 1;
+	ck_assert_int_eq(ppcc_search(&all, a, &cfg, &o, &diag.d), 0);
+	ck_assert_int_gt(pruned.pruned_bound, 0);
+	ck_assert_int_eq(pruned.n_top, 5);
+	ck_assert_int_eq(all.n_top, 5);
+	for (int i = 0; i < 5; i++) {
+		const ppcc_search_entry *p = &pruned.top[i], *e = &all.top[i];
+		ck_assert_int_eq(e->kind, PPCC_SCHED_COMBINED_1F1B);
+		ck_assert(e->ep > 1 && (e->p == 1 ? e->v == 1 : e->v >= 2));
+		ck_assert_msg(p->t == e->t && p->p == e->p && p->d == e->d &&
+			      p->ep == e->ep && p->v == e->v && p->b == e->b &&
+			      p->recompute == e->recompute &&
+			      p->iteration_ms == e->iteration_ms,
+			      "rank %d: pruned %.3f ms, exhaustive %.3f ms", i + 1,
+			      p->iteration_ms, e->iteration_ms);
+		ck_assert(e->lower_bound_ms <= e->iteration_ms);
+	}
+	ppcc_arena_free(a);
+}
+END_TEST
+
 /* Two results alike in everything the search reports but its time. */
 static void same_result(const ppcc_search_result *x, const ppcc_search_result *y,
 			const char *what)
@@ -2084,6 +2125,7 @@ Suite *suite_search(void)
 		pruning_keeps_the_exhaustive_top_k,
 		moe_pruning_keeps_the_exhaustive_top_k,
 		fp8_and_hidden_all_to_alls_keep_the_exhaustive_top_k,
+		combined_1f1b_is_searched_when_fixed_and_keeps_the_top_k,
 		a_trainer_format_searches_what_the_trainer_runs,
 		printed_configurations_plan_to_their_figures_and_the_winner_leads,
 		search_without_a_global_batch_is_refused,

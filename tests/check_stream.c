@@ -539,8 +539,8 @@ START_TEST(reader_places_header_errors_at_their_values)
 	ck_assert_str_eq(r.diag.text,
 			 "3:16: error: version: 6 is out of range [1, 5]\n"
 			 "4:15: error: schedule: expected gpipe, 1f1b, interleaved, "
-			 "zb-h1, zb-h2, zb-v, zb-interleaved, auto, dualpipe-v or "
-			 "dualpipe\n"
+			 "zb-h1, zb-h2, zb-v, zb-interleaved, auto, dualpipe-v, "
+			 "dualpipe or combined-1f1b\n"
 			 "5:13: error: stages: expected an integer\n"
 			 "5:48: error: microbatches: 0 is out of range [1, 16777216]\n");
 	ppcc_arena_free(r.a);

@@ -628,7 +628,8 @@ static const char *const mg_bool_flags[] = {
 	"--overlap-grad-reduce", "--overlap-param-gather",
 	"--moe-router-pre-softmax", "--moe-grouped-gemm",
 	"--moe-pad-expert-input-to-capacity", "--multi-latent-attention",
-	"--qk-layernorm", "--tp-comm-overlap", NULL};
+	"--qk-layernorm", "--tp-comm-overlap",
+	"--overlap-moe-expert-parallel-comm", NULL};
 static const char *const mg_value_flags[] = {
 	"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
 	"--context-parallel-size", "--num-layers", "--hidden-size",
@@ -910,7 +911,9 @@ END_TEST
  * 83 pipeline_model_parallel_size, 86
  * virtual_pipeline_model_parallel_size, 94 sequence_parallel, 100
  * context_parallel_size, 250 gradient_accumulation_fusion, 431
- * microbatch_group_size_per_vp_stage; Megatron-Bridge
+ * microbatch_group_size_per_vp_stage, 343 overlap_moe_expert_parallel_comm
+ * (Megatron-LM's --overlap-moe-expert-parallel-comm: arguments.py
+ * 2279-2374 makes TransformerConfig's fields flags); Megatron-Bridge
  * src/megatron/bridge/models/gpt_provider.py:140
  * share_embeddings_and_output_weights, 142 position_embedding_type, 143
  * rotary_base, 160 seq_length; megatron/training/config/
@@ -947,7 +950,8 @@ static const char *const bridge_runner =
 	"  'moe_router_pre_softmax', 'moe_shared_expert_intermediate_size',\n"
 	"  'moe_grouped_gemm', 'moe_token_dispatcher_type',\n"
 	"  'moe_expert_capacity_factor', 'moe_pad_expert_input_to_capacity',\n"
-	"  'expert_model_parallel_size', 'expert_tensor_parallel_size'},\n"
+	"  'expert_model_parallel_size', 'expert_tensor_parallel_size',\n"
+	"  'overlap_moe_expert_parallel_comm'},\n"
 	"  'train': {'micro_batch_size', 'global_batch_size'},\n"
 	"  'checkpoint': {'ckpt_format'},\n"
 	"  'ddp': {'grad_reduce_in_fp32', 'overlap_grad_reduce',\n"
@@ -1025,7 +1029,8 @@ static const char *const bridge_runner =
 	"         m.moe_shared_expert_intermediate_size, m.moe_grouped_gemm,\n"
 	"         m.moe_token_dispatcher_type, m.moe_expert_capacity_factor,\n"
 	"         bool(m.moe_pad_expert_input_to_capacity),\n"
-	"         m.expert_model_parallel_size, m.expert_tensor_parallel_size)\n"
+	"         m.expert_model_parallel_size, m.expert_tensor_parallel_size,\n"
+	"         bool(m.overlap_moe_expert_parallel_comm))\n"
 	"         if m.num_moe_experts else None}\n"
 	"    w = shlex.split(' '.join(l for l in open(args[i]).read().split('\\n')\n"
 	"                             if not l.startswith('#')))\n"
@@ -1067,7 +1072,8 @@ static const char *const bridge_runner =
 	"          a['moe-token-dispatcher-type'],\n"
 	"          g('moe-expert-capacity-factor', float),\n"
 	"          'moe-pad-expert-input-to-capacity' in a,\n"
-	"          g('expert-model-parallel-size'), g('expert-tensor-parallel-size'))\n"
+	"          g('expert-model-parallel-size'), g('expert-tensor-parallel-size'),\n"
+	"          'overlap-moe-expert-parallel-comm' in a)\n"
 	"          if 'num-experts' in a else None}\n"
 	"    diff = sorted(k for k in mg if mg[k] != b[k])\n"
 	"    print(args[i], 'ok' if not diff else\n"
@@ -1100,7 +1106,7 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 	for (size_t e = 0; e < sizeof examples / sizeof examples[0]; e++)
 		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 			for (int zero = 0; zero <= 3; zero++)
-				for (int dsel = 0; dsel < 2 && n < MAX - 3; dsel++) {
+				for (int dsel = 0; dsel < 2 && n < MAX - 4; dsel++) {
 					overrides ov = {zero, dsel ? 0 : 1, 0, NULL, 0, 0};
 					built *b = build_with(examples[e], kinds[k].kind,
 							      kinds[k].chunks,
@@ -1142,8 +1148,11 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 		 "    head_dim: 64\n",
 		 "  tensor_parallel: 4\n  stages: 2\n  schedule: 1f1b\n"
 		 "  expert_parallel: 4\n  expert_tensor_parallel: 2\n"},
+		{"combined.yaml", "",
+		 "  tensor_parallel: 1\n  stages: 4\n  chunks: 2\n"
+		 "  schedule: combined-1f1b\n  expert_parallel: 8\n"},
 	};
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof moe_cases / sizeof moe_cases[0]; i++) {
 		built *mb = build_moe(dir, moe_cases[i][0], moe_cases[i][1],
 				      moe_cases[i][2], 64, 1);
 		int st;
@@ -1152,9 +1161,9 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 		ck_assert_msg(mt && bt, "%s: %s", moe_cases[i][0],
 			      mb->diag.text);
 		char name[64];
-		snprintf(name, sizeof name, "args-moe%d", i);
+		snprintf(name, sizeof name, "args-moe%zu", i);
 		tu_write_in(paths[2 * n], sizeof paths[0], dir, name, mt);
-		snprintf(name, sizeof name, "bridge-moe%d.py", i);
+		snprintf(name, sizeof name, "bridge-moe%zu.py", i);
 		tu_write_in(paths[2 * n + 1], sizeof paths[0], dir, name, bt);
 		argv[3 + 2 * n] = paths[2 * n];
 		argv[4 + 2 * n] = paths[2 * n + 1];

@@ -990,7 +990,7 @@ START_TEST(fuzzed_schedules_never_crash_and_accepted_ones_simulate)
 		int kind = iter % PPCC_SCHED_COUNT;
 		/* DualPipe needs an even p and m >= 2p */
 		int p = kind == PPCC_SCHED_DUALPIPE ? 4 : 3;
-		mut_make(&m, kind, p, ppcc_sched_kind(kind)->default_chunks,
+		mut_make(&m, kind, p, ppcc_sched_kind_chunks(kind, p),
 			 kind == PPCC_SCHED_DUALPIPE ? 8
 			 : kind == PPCC_SCHED_DUALPIPE_V ? 6 : 3);
 		int n_mut = 1 + (int)(rand_r(&seed) % 3);
@@ -1085,12 +1085,14 @@ START_TEST(quick_pass_reports_as_the_positions_do)
 		int mb = kind == PPCC_SCHED_DUALPIPE_V ||
 				 kind == PPCC_SCHED_DUALPIPE ? 2 * p
 			: p + (int)(rand_r(&seed) % 4);
-		if (kind == PPCC_SCHED_INTERLEAVED || kind == PPCC_SCHED_ZB_INTERLEAVED)
+		if (kind == PPCC_SCHED_INTERLEAVED ||
+		    kind == PPCC_SCHED_ZB_INTERLEAVED ||
+		    kind == PPCC_SCHED_COMBINED_1F1B)
 			mb = 2 * p;
 		if (iter % 7 == 3)
-			mut_make_dp(&m, kind, p, ppcc_sched_kind(kind)->default_chunks, mb);
+			mut_make_dp(&m, kind, p, ppcc_sched_kind_chunks(kind, p), mb);
 		else
-			mut_make(&m, kind, p, ppcc_sched_kind(kind)->default_chunks, mb);
+			mut_make(&m, kind, p, ppcc_sched_kind_chunks(kind, p), mb);
 		int n_mut = iter % 5 == 0 ? 0 : 1 + (int)(rand_r(&seed) % 2);
 		for (int k = 0; k < n_mut; k++) {
 			int r = (int)(rand_r(&seed) % (unsigned)p);

@@ -77,7 +77,7 @@ static void build(ppcc_schedule *out, ppcc_arena *a, rt_pipe *p,
 		  int kind, int ranks, int m, int relabel)
 {
 	ppcc_stage_info st[64];
-	int v = ppcc_sched_kind(kind)->default_chunks;
+	int v = ppcc_sched_kind_chunks(kind, ranks);
 	rt_pipe_stage_table(p, st);
 	if (ppcc_schedule_build(out, a, kind, ranks, v, m, 0, st) != 0)
 		fail("schedule", PPCC_RT_EINTERNAL);
@@ -93,7 +93,7 @@ static void build(ppcc_schedule *out, ppcc_arena *a, rt_pipe *p,
 
 static int run_kind(int kind, int ranks, const char *mode, int grouped)
 {
-	int m = 8, v = ppcc_sched_kind(kind)->default_chunks, err;
+	int m = 8, v = ppcc_sched_kind_chunks(kind, ranks), err;
 	int mismatch = strcmp(mode, "mismatch") == 0;
 	int relabel = strcmp(mode, "relabel") == 0;
 	if (mismatch && rank == 1)
@@ -446,7 +446,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(mode, "ok") == 0 || strcmp(mode, "relabel") == 0) {
-		for (int kind = 0; kind < RT_PIPE_KINDS; kind++) {
+		for (int kind = 0; kind < PPCC_SCHED_COUNT; kind = RT_PIPE_NEXT(kind)) {
 			run_kind(kind, size, mode, 0);
 			run_kind(kind, size, mode, 1);
 		}

@@ -30,12 +30,13 @@
 #include "ppcc.h"
 #include "ppcc/runtime.h"
 
-/* The kinds the runtime runs: every kind but DualPipe, the last, which
- * it refuses (its two copies of the parameters need a cross-rank
- * gradient sum the runtime does not have; src/runtime/core.c). */
-#define RT_PIPE_KINDS PPCC_SCHED_DUALPIPE
-_Static_assert(PPCC_SCHED_DUALPIPE + 1 == PPCC_SCHED_COUNT,
-	       "RT_PIPE_KINDS counts the kinds before DualPipe");
+/* The kinds the runtime runs: every kind but DualPipe, which it refuses
+ * (its two copies of the parameters need a cross-rank gradient sum the
+ * runtime does not have; src/runtime/core.c).  RT_PIPE_KIND(i) is the
+ * i-th of the RT_PIPE_KINDS; RT_PIPE_NEXT steps over DualPipe. */
+#define RT_PIPE_KINDS (PPCC_SCHED_COUNT - 1)
+#define RT_PIPE_KIND(i) ((i) < PPCC_SCHED_DUALPIPE ? (i) : (i) + 1)
+#define RT_PIPE_NEXT(k) ((k) + 1 + ((k) + 1 == PPCC_SCHED_DUALPIPE))
 
 typedef struct rt_pipe {
 	int S, m, n_ranks;

@@ -80,11 +80,14 @@ typedef enum ppcc_schedule_kind {
 	PPCC_SCHED_ZB_INTERLEAVED = 6, /* ZB-1P on a looped placement */
 	PPCC_SCHED_AUTO = 7,           /* the zero-bubble heuristic's order */
 	PPCC_SCHED_DUALPIPE_V = 8,     /* DualPipeV: V placement, F&B pairs */
-	PPCC_SCHED_DUALPIPE = 9        /* DualPipe: two pipelines, one per
+	PPCC_SCHED_DUALPIPE = 9,       /* DualPipe: two pipelines, one per
 					* direction, on the V placement */
+	PPCC_SCHED_COMBINED_1F1B = 10  /* Megatron-LM's 1F1B (interleaved
+					* with p > 1) whose steady F and B
+					* run as F&B pairs */
 } ppcc_schedule_kind;
 
-#define PPCC_SCHED_COUNT 10
+#define PPCC_SCHED_COUNT 11
 
 /* One action.  peer is -1 and bytes 0 for compute; peer is -1 for the
  * collectives (REDUCE_GRAD, REDUCE_SCATTER_GRAD, ALL_GATHER_PARAM,

@@ -205,14 +205,26 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 {
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_transformer *tr = c->model.transformer;
-	if (pl->kind != PPCC_SCHED_1F1B && pl->kind != PPCC_SCHED_INTERLEAVED) {
+	int combined = pl->kind == PPCC_SCHED_COMBINED_1F1B;
+	if (pl->kind != PPCC_SCHED_1F1B && pl->kind != PPCC_SCHED_INTERLEAVED &&
+	    !combined) {
 		ppcc_loc loc = where(c, &pl->kind_loc);
-		ppcc_error(d, &loc, "Megatron-LM runs 1f1b and interleaved "
-			   "schedules, not %s", ppcc_schedule_kind_name(pl->kind));
+		ppcc_error(d, &loc, "Megatron-LM runs 1f1b, interleaved and "
+			   "combined-1f1b schedules, not %s",
+			   ppcc_schedule_kind_name(pl->kind));
+		return PPCC_EINPUT;
+	}
+	if (combined && tr->mtp_layers > 1) {
+		ppcc_loc loc = where(c, &pl->kind_loc);
+		ppcc_error(d, &loc, "Megatron-LM's combined 1F1B takes at most "
+			   "one multi-token prediction module (\"MTP supports at "
+			   "most one layer when enabling "
+			   "overlap_moe_expert_parallel_comm\"), not %d",
+			   tr->mtp_layers);
 		return PPCC_EINPUT;
 	}
 	int group = pl->group_size > 0 ? pl->group_size : pl->stages;
-	if (pl->kind == PPCC_SCHED_INTERLEAVED && pl->chunks > 1 &&
+	if ((pl->kind == PPCC_SCHED_INTERLEAVED || combined) && pl->chunks > 1 &&
 	    (group < pl->stages || group > pl->microbatches)) {
 		ppcc_loc loc = where(c, &pl->group_size_loc);
 		ppcc_error(d, &loc, "Megatron-LM's interleaved schedule groups "
@@ -489,6 +501,11 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 		tr->ffn_hidden > 0 ? tr->ffn_hidden : 4 * tr->hidden);
 	if (moe)
 		megatron_moe(f, tr);
+	/* combined-1f1b: its overlap of the experts' all-to-alls (d98e8a6
+	 * transformer_config.py:3002-3041; schedules.py:964-970 the extra
+	 * warm-up forward, combined_1f1b.py the pairs) */
+	if (pl->kind == PPCC_SCHED_COMBINED_1F1B)
+		fputs("--overlap-moe-expert-parallel-comm\n", f);
 	fprintf(f, "--num-attention-heads %d\n", tr->heads);
 	if (head_dim_given(tr))
 		fprintf(f, "--kv-channels %d\n", tr->head_dim);
@@ -634,8 +651,10 @@ static void bridge_moe(FILE *f, const ppcc_config *c)
 		fputs("    m.moe_expert_capacity_factor = None\n"
 		      "    m.moe_pad_expert_input_to_capacity = False\n", f);
 	fprintf(f, "    m.expert_model_parallel_size = %d\n"
-		"    m.expert_tensor_parallel_size = %d\n",
-		c->pipeline.expert_parallel, ppcc_pipeline_etp(&c->pipeline));
+		"    m.expert_tensor_parallel_size = %d\n"
+		"    m.overlap_moe_expert_parallel_comm = %s\n",
+		c->pipeline.expert_parallel, ppcc_pipeline_etp(&c->pipeline),
+		c->pipeline.kind == PPCC_SCHED_COMBINED_1F1B ? "True" : "False");
 }
 
 int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
@@ -897,8 +916,10 @@ static int tt_ep_pool(int t, int d, int cp, int zero, int etp)
 }
 
 static const char *tt_refusal(int t, int p, int d, int cp, int zero,
-			      int ep, int etp, int toml)
+			      int ep, int etp, int kind, int toml)
 {
+	if (kind == PPCC_SCHED_COMBINED_1F1B)
+		return "combined";
 	if (toml && zero == 0 && d > 1 && (t > 1 || p > 1 || cp > 1))
 		return "zero0-ddp";
 	if (zero == 0 && cp > 1)
@@ -1169,6 +1190,14 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 		return err;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
+	if (pl->kind == PPCC_SCHED_COMBINED_1F1B) {
+		ppcc_loc loc = where(c, &pl->kind_loc);
+		ppcc_error(d, &loc, "combined-1f1b is Megatron-LM's order "
+			   "(--overlap-moe-expert-parallel-comm), which "
+			   "torchtitan does not run: plan with interleaved, or "
+			   "1f1b on one stage");
+		return PPCC_EINPUT;
+	}
 	memset(j, 0, sizeof *j);
 	j->c = c;
 	j->tr = c->model.transformer;
@@ -1179,7 +1208,8 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	int t = pl->tensor_parallel, P = pl->stages, D = pl->data_parallel;
 	int cp = pl->context_parallel;
 	int ep = moe ? pl->expert_parallel : 1, etp = ppcc_pipeline_etp(pl);
-	const char *why = tt_refusal(t, P, D, cp, pl->zero, ep, etp, toml);
+	const char *why = tt_refusal(t, P, D, cp, pl->zero, ep, etp, pl->kind,
+				     toml);
 	if (why && strcmp(why, "etp") == 0) {
 		ppcc_loc loc = where(c, &pl->expert_tensor_parallel_loc);
 		if (ep == 1) {
@@ -1580,7 +1610,8 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx)
 {
 	(void)ctx;
-	return e->kind == PPCC_SCHED_1F1B || e->kind == PPCC_SCHED_INTERLEAVED;
+	return e->kind == PPCC_SCHED_1F1B || e->kind == PPCC_SCHED_INTERLEAVED ||
+	       e->kind == PPCC_SCHED_COMBINED_1F1B;
 }
 
 /* What tt_moe_refuses refuses of e's degrees and kind for the model of
@@ -1612,21 +1643,22 @@ static int tt_moe_admits(const ppcc_search_entry *e, const ppcc_config *c,
 int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx)
 {
 	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, e->ep,
-			  e->etp > 0 ? e->etp : e->t, 0) == NULL &&
+			  e->etp > 0 ? e->etp : e->t, e->kind, 0) == NULL &&
 	       tt_moe_admits(e, ctx, 0);
 }
 
 int ppcc_torchtitan_toml_admits(const ppcc_search_entry *e, void *ctx)
 {
 	return tt_refusal(e->t, e->p, e->d, e->cp, e->zero, e->ep,
-			  e->etp > 0 ? e->etp : e->t, 1) == NULL &&
+			  e->etp > 0 ? e->etp : e->t, e->kind, 1) == NULL &&
 	       tt_moe_admits(e, ctx, 1);
 }
 
 int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx)
 {
 	(void)ctx;
-	return (e->p == 1 || (e->kind == PPCC_SCHED_1F1B && e->v == 1)) &&
+	return ((e->p == 1 && e->kind != PPCC_SCHED_COMBINED_1F1B) ||
+		(e->kind == PPCC_SCHED_1F1B && e->v == 1)) &&
 	       !(e->zero >= 2 && e->p > 1) && e->cp == 1 &&
 	       !(e->zero == 0 && e->d > 1);
 }
@@ -1758,7 +1790,10 @@ int ppcc_emit_deepspeed(FILE *f, const ppcc_plan *p,
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
 	int piped = pl->stages > 1;
-	if (piped && (pl->kind != PPCC_SCHED_1F1B || s->n_chunks != 1)) {
+	/* combined-1f1b on one stage pairs its microbatches: another order
+	 * than DeepSpeed's accumulation */
+	if ((piped || pl->kind == PPCC_SCHED_COMBINED_1F1B) &&
+	    (pl->kind != PPCC_SCHED_1F1B || s->n_chunks != 1)) {
 		ppcc_loc loc = where(c, &pl->kind_loc);
 		ppcc_error(d, &loc, "DeepSpeed's pipeline engine runs its own "
 			   "1f1b schedule, one stage a rank: plan with "

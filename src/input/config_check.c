@@ -95,6 +95,10 @@ void ppcc_config_fill_defaults(ppcc_config *c)
 				s--;
 		p->stages = s < 1 ? 1 : s;
 	}
+	/* a kind that interleaves only a pipeline (combined-1f1b) runs one
+	 * chunk on one stage */
+	if (!p->chunks_loc.file && p->stages == 1)
+		p->chunks = ppcc_sched_kind_chunks(p->kind, 1);
 	if (!p->data_parallel_loc.file) {
 		int64_t rep = (int64_t)(p->tensor_parallel > 0 ? p->tensor_parallel : 1) *
 			(p->context_parallel > 0 ? p->context_parallel : 1) *
@@ -188,6 +192,34 @@ static void check_experts(const ppcc_config *c, ppcc_diag *d)
 			   "parallelism (ep x etp = %d x %d, t = %d): its "
 			   "gathers of sharded experts; use zero: 1 or 2",
 			   ep, etp, p->tensor_parallel);
+	}
+}
+
+/* combined-1f1b is Megatron-LM's overlap of the experts' all-to-alls
+ * (d98e8a6 transformer_config.py:3002-3041): it asserts expert
+ * parallelism and no full recomputation. */
+static void check_combined(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_pipeline *p = &c->pipeline;
+	const ppcc_transformer *tf = c->model.transformer;
+	if (p->kind != PPCC_SCHED_COMBINED_1F1B)
+		return;
+	ppcc_loc loc = where(c, &p->kind_loc);
+	if (!tf || tf->moe.experts == 0 || p->expert_parallel < 2)
+		ppcc_error(d, &loc, "combined-1f1b overlaps one microbatch's "
+			   "expert all-to-alls with another's compute, and "
+			   "Megatron-LM runs it with expert parallelism only: "
+			   "%s", !tf || tf->moe.experts == 0
+			   ? "this model has no experts (transformer.moe); use "
+			     "interleaved or 1f1b"
+			   : "plan with expert_parallel of 2 or more");
+	else if (tf->recompute == PPCC_RECOMPUTE_FULL) {
+		loc = c->model.transformer_loc.file ? c->model.transformer_loc
+						    : loc;
+		ppcc_error(d, &loc, "Megatron-LM refuses full recomputation "
+			   "with combined-1f1b (\"disable full recomputation "
+			   "when enabling overlap_moe_expert_parallel_comm\"): "
+			   "plan with recompute: selective or none");
 	}
 }
 
@@ -347,6 +379,7 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 		}
 	}
 	check_experts(c, d);
+	check_combined(c, d);
 	check_torchtitan_selective(c, d);
 	if (t > cl->devices_per_node) {
 		loc = where(c, &p->tensor_parallel_loc);

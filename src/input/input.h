@@ -279,7 +279,8 @@ int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
 
 /* Sets each pipeline setting that nobody gave (its *_loc has no file) from
  * those that were given: tensor_parallel 1, context_parallel 1, zero 0,
- * schedule 1f1b, chunks 2 for interleaved else 1; stages devices /
+ * schedule 1f1b, chunks the kind's default (1 on one stage for a kind
+ * that also runs one chunk: combined-1f1b); stages devices /
  * (t * cp * d) when data_parallel is given, else devices / (t * cp),
  * capped at layers / chunks and lowered until t * cp * stages divides the
  * devices and, with expert_parallel given, ep x etp divides the devices

@@ -233,6 +233,11 @@ typedef struct ppcc_sched_kind_info {
 /* NULL for an unknown kind. */
 const ppcc_sched_kind_info *ppcc_sched_kind(int kind);
 
+/* The chunks a kind runs on `ranks` ranks when none are given: its
+ * default_chunks, or 1 on one rank where it takes 1 (combined-1f1b
+ * interleaves only a pipeline); 1 for an unknown kind. */
+int ppcc_sched_kind_chunks(int kind, int ranks);
+
 /* The pipelines of a kind's stages: 1, or the row's pipes (2 for
  * DualPipe); 1 for an unknown kind. */
 int ppcc_sched_pipes(int kind);

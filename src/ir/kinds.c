@@ -43,11 +43,24 @@ static const ppcc_sched_kind_info kind_rows[PPCC_SCHED_COUNT] = {
 	[PPCC_SCHED_DUALPIPE] = {PPCC_SCHED_DUALPIPE, "dualpipe", "DUALPIPE",
 	   "DeepSeek-V3's DualPipe (deepseek-ai/DualPipe): two directions, "
 	   "two copies of the parameters", PPCC_PLACE_V, 2, 2, 2, 2, 0, 2, 1},
+	[PPCC_SCHED_COMBINED_1F1B] = {PPCC_SCHED_COMBINED_1F1B,
+	   "combined-1f1b", "COMBINED_1F1B",
+	   "Megatron-LM's --overlap-moe-expert-parallel-comm "
+	   "(pipeline_parallel/combined_1f1b.py)", PPCC_PLACE_LOOPED,
+	   1, PPCC_MAX_COUNT, 2, 0, 1, 0, 1},
 };
 
 const ppcc_sched_kind_info *ppcc_sched_kind(int kind)
 {
 	return kind >= 0 && kind < PPCC_SCHED_COUNT ? &kind_rows[kind] : NULL;
+}
+
+int ppcc_sched_kind_chunks(int kind, int ranks)
+{
+	const ppcc_sched_kind_info *k = ppcc_sched_kind(kind);
+	if (!k)
+		return 1;
+	return ranks == 1 && k->min_chunks == 1 ? 1 : k->default_chunks;
 }
 
 int ppcc_sched_pipes(int kind)

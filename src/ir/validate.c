@@ -641,8 +641,9 @@ static int64_t val_min_present(int64_t a, int64_t b)
 }
 
 /* An overlapped pair: the marker at i, then at once its F (the marker's
- * stage and microbatch) and a B or I of another stage of this rank.  The
- * halves' own dependencies are checked as any F's and B's are. */
+ * stage and microbatch) and a B or I of this rank, of another stage or
+ * microbatch than the F's.  The halves' own dependencies are checked as
+ * any F's and B's are. */
 static void val_pair(val_ctx *c, int r, int i, const ppcc_action *a)
 {
 	const ppcc_rank_schedule *rs = &c->s->ranks[r];
@@ -675,9 +676,10 @@ static void val_pair(val_ctx *c, int r, int i, const ppcc_action *a)
 		       PRId32 ") runs on rank %d: both halves of a pair run "
 		       "on one rank", i + 2, b->stage,
 		       c->rank_of[b->stage]);
-	else if (b->stage == a->stage)
+	else if (b->stage == a->stage && b->mb == a->mb)
 		val_at(c, r, i, a, "the pair's forward and backward are of "
-		       "the same stage %" PRId32, a->stage);
+		       "the same stage %" PRId32 " and microbatch %" PRId32
+		       ": a backward needs its forward done", a->stage, a->mb);
 }
 
 /* A dependency that is missing was reported by phase 3; here only one

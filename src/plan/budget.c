@@ -46,7 +46,8 @@ int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
 	if (per_mb > INT64_MAX / m)
 		return INT64_MAX;
 	int64_t local = ppcc_sched_local_actions(pl->kind, (int)p, (int)v,
-						 pl->microbatches);
+						 pl->microbatches,
+						 pl->group_size);
 	if (local > INT64_MAX - per_mb * m)
 		return INT64_MAX;
 	return per_mb * m + local;

@@ -8,6 +8,12 @@
  * warm-up forwards, then pairs "forward warm-up+k, backward k", then the
  * remaining backwards.
  *
+ * Combined 1F1B (Megatron-LM's --overlap-moe-expert-parallel-comm) is
+ * the same table with one more warm-up forward, each steady "forward,
+ * backward" written as an OVERLAP_F_B pair (schedules.py:964-970,
+ * combined_1f1b.py; doc/design/combined-1f1b.md); with one stage and one
+ * chunk that is its no-pipelining order, F1, pairs (F k+1, B k), B m.
+ *
  * Megatron-LM's constraints on G: p <= G <= m, and a last, shorter group
  * holds at least p microbatches.  They are needed: over p <= 8, v <= 4,
  * m <= 24, every G outside them gives an order that either deadlocks
@@ -62,7 +68,51 @@ int ppcc_sched_check_interleaved(const sched_shape *sh,
 	return 0;
 }
 
-int ppcc_sched_order_interleaved(sched_list *out, const sched_shape *sh)
+/* Combined 1F1B: one stage with one chunk, or several with at least two
+ * chunks each (Megatron-LM: transformer_config.py:3007-3011 asserts
+ * virtual stages with a pipeline; arguments.py:1000-1009 interleaving
+ * needs one), and then the interleaved schedule's groups. */
+int ppcc_sched_check_combined(const sched_shape *sh,
+			      ppcc_sched_complain_fn complain, void *user)
+{
+	char msg[256];
+	if (sh->p == 1 && sh->v > 1) {
+		snprintf(msg, sizeof msg, "combined-1f1b on one stage runs "
+			 "one chunk (Megatron-LM interleaves only a pipeline), "
+			 "not %d", sh->v);
+		complain(PPCC_SET_CHUNKS, msg, user);
+		return 1;
+	}
+	if (sh->p > 1 && sh->v < 2) {
+		snprintf(msg, sizeof msg, "combined-1f1b on %d stages needs "
+			 "chunks >= 2: Megatron-LM overlaps the experts' "
+			 "all-to-alls in a pipeline only interleaved", sh->p);
+		complain(PPCC_SET_CHUNKS, msg, user);
+		return 1;
+	}
+	return sh->v > 1 ? ppcc_sched_check_interleaved(sh, complain, user)
+			 : 0;
+}
+
+/* Rank r's warm-up forwards, of total = m v. */
+static int64_t warmup_of(const sched_shape *sh, int r, int extra)
+{
+	int group = sh->group == 0 ? sh->p : sh->group;
+	int64_t total = (int64_t)sh->m * sh->v;
+	int64_t w = (int64_t)(sh->p - r - 1) * 2 +
+		    (int64_t)(sh->v - 1) * group + extra;
+	return w < total ? w : total;
+}
+
+int64_t ppcc_sched_count_combined(const sched_shape *sh)
+{
+	int64_t total = (int64_t)sh->m * sh->v, n = 0;
+	for (int r = 0; r < sh->p; r++)
+		n += 3 * total - warmup_of(sh, r, 1);
+	return n;
+}
+
+static int order(sched_list *out, const sched_shape *sh, int combined)
 {
 	int p = sh->p, v = sh->v, m = sh->m;
 	int group = sh->group == 0 ? p : sh->group;
@@ -87,15 +137,16 @@ int ppcc_sched_order_interleaved(sched_list *out, const sched_shape *sh)
 	for (int r = 0; r < p; r++) {
 		const int32_t *st = &sh->stage_of[r * v];
 		sched_list *o = &out[r];
-		int64_t warmup = (int64_t)(p - r - 1) * 2 + (int64_t)(v - 1) * group;
-		if (warmup > (int64_t)total)
-			warmup = (int64_t)total;
+		int64_t warmup = warmup_of(sh, r, combined);
 		size_t f = 0, b = 0;
 		while ((int64_t)f < warmup) {
 			sched_put(o, PPCC_OP_F, st[tchunk[f]], tmb[f]);
 			f++;
 		}
 		while (f < total) {
+			if (combined)
+				sched_put(o, PPCC_OP_OVERLAP_F_B,
+					  st[tchunk[f]], tmb[f]);
 			sched_put(o, PPCC_OP_F, st[tchunk[f]], tmb[f]);
 			f++;
 			sched_put(o, PPCC_OP_B, st[v - 1 - tchunk[b]], tmb[b]);
@@ -109,4 +160,14 @@ int ppcc_sched_order_interleaved(sched_list *out, const sched_shape *sh)
 	ppcc_free(tmb);
 	ppcc_free(tchunk);
 	return 0;
+}
+
+int ppcc_sched_order_interleaved(sched_list *out, const sched_shape *sh)
+{
+	return order(out, sh, 0);
+}
+
+int ppcc_sched_order_combined(sched_list *out, const sched_shape *sh)
+{
+	return order(out, sh, 1);
 }

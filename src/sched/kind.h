@@ -38,11 +38,11 @@ double ppcc_sched_bubble_ms(int kind, int ranks, int chunks,
 			    int microbatches, double f, double b, double w);
 
 /* The actions other than SEND/RECV (computes, OVERLAP_F_B markers) that
- * the kind's schedule of (p, v, m) holds on all ranks together; 0 for an
- * unknown kind or a count below 1.  Exact for shapes ppcc_sched_check
- * accepts. */
+ * the kind's schedule of (p, v, m, group_size; 0: p) holds on all ranks
+ * together; 0 for an unknown kind or a count below 1.  Exact for shapes
+ * ppcc_sched_check accepts. */
 int64_t ppcc_sched_local_actions(int kind, int ranks, int chunks,
-				 int microbatches);
+				 int microbatches, int group_size);
 
 /* Sets rank and chunk of each of the ranks * chunks entries of stages
  * (and stage to its index) from the kind's placement. */

@@ -24,7 +24,8 @@
  * (PP/2-1)(F&B+B-3W), PP = 2p stages, counts the overlapped pair as its
  * own time F&B, which ppcc does not model (it runs a pair's halves one
  * after the other, simulate.c); nor, for the same reason, has DualPipe,
- * whose row it is (PP = p there).  DualPipe's check and count take the
+ * whose row it is (PP = p there), nor combined-1f1b, whose pairs are
+ * DualPipeV's.  DualPipe's check and count take the
  * step's m (both directions); its order is given m/2, what each of its
  * two pipelines runs (lower.c).
  */
@@ -79,6 +80,8 @@ static const sched_row sched_rows[PPCC_SCHED_COUNT] = {
 		ppcc_sched_check_dualpipe_v, NULL, ppcc_sched_count_dualpipe_v, 0},
 	[PPCC_SCHED_DUALPIPE] = {ppcc_sched_order_dualpipe,
 		ppcc_sched_check_dualpipe, NULL, ppcc_sched_count_dualpipe, 0},
+	[PPCC_SCHED_COMBINED_1F1B] = {ppcc_sched_order_combined,
+		ppcc_sched_check_combined, NULL, ppcc_sched_count_combined, 0},
 };
 
 static const sched_row *sched_row_of(int kind)
@@ -174,7 +177,7 @@ double ppcc_sched_bubble_ms(int kind, int ranks, int chunks,
 }
 
 int64_t ppcc_sched_local_actions(int kind, int ranks, int chunks,
-				 int microbatches)
+				 int microbatches, int group_size)
 {
 	const sched_row *row = sched_row_of(kind);
 	if (!row || ranks < 1 || chunks < 1 || microbatches < 1)
@@ -184,7 +187,8 @@ int64_t ppcc_sched_local_actions(int kind, int ranks, int chunks,
 		return INT64_MAX;
 	int64_t S = (int64_t)ranks * chunks;
 	sched_shape sh = {.kind = kind, .p = ranks, .v = chunks,
-			  .m = microbatches, .S = (int)S};
+			  .m = microbatches, .S = (int)S,
+			  .group = group_size > 0 ? group_size : ranks};
 	if (row->count)
 		return row->count(&sh);
 	return S * microbatches * (ppcc_sched_kind(kind)->split_backward ? 3 : 2);

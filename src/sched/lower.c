@@ -168,7 +168,7 @@ static int lower_is_pair(const ppcc_action *a, int32_t i, int32_t n)
 	return i + 2 < n && a[i + 1].op == PPCC_OP_F &&
 	       a[i + 1].stage == a[i].stage && a[i + 1].mb == a[i].mb &&
 	       (a[i + 2].op == PPCC_OP_B || a[i + 2].op == PPCC_OP_I) &&
-	       a[i + 2].stage != a[i].stage;
+	       (a[i + 2].stage != a[i].stage || a[i + 2].mb != a[i].mb);
 }
 
 /* The lowering of the ranks [lo, hi): each rank's order, in the tail of
@@ -181,6 +181,7 @@ typedef struct lower_part {
 	int64_t per_rank;
 	const ppcc_stage_info *st;
 	int S, m, split_backward, pipes;
+	int pairs_ok; /* the kind's order may hold overlapped pairs */
 	int lo, hi;
 	int err, pairs; /* out: 0 or PPCC_EINTERNAL; any pair lowered */
 } lower_part;
@@ -203,7 +204,8 @@ static int lower_rank(lower_part *t, int r)
 			if (c[j].stage < 0 || c[j].stage >= S || c[j].mb < 0 ||
 			    c[j].mb >= m || st[c[j].stage].rank != r ||
 			    !(ppcc_op_is_compute(c[j].op) || pair) ||
-			    (pair && (sb != 2 || !lower_is_pair(c, j, len))) ||
+			    (pair && (!t->pairs_ok ||
+				      !lower_is_pair(c, j, len))) ||
 			    (sb == 1 && c[j].op == PPCC_OP_B) ||
 			    (!sb && (c[j].op == PPCC_OP_I || c[j].op == PPCC_OP_W)))
 				return PPCC_EINTERNAL;
@@ -214,7 +216,7 @@ static int lower_rank(lower_part *t, int r)
 		if (n > from + i)
 			return PPCC_EINTERNAL;
 	}
-	if (n > t->n_rank[r] || (sb != 2 && n != t->n_rank[r]))
+	if (n > t->n_rank[r] || (!t->pairs_ok && n != t->n_rank[r]))
 		return PPCC_EINTERNAL;
 	int32_t w = 0;
 	for (int32_t i = 0; i < len;) {
@@ -427,14 +429,15 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 	int pipes = ppcc_sched_pipes(kind), m_step = m;
 	m /= pipes;
 	int64_t n_stages64 = (int64_t)p * v;
-	/* computes per (stage, mb): F and B, F, I and W, or (with pairs) at
-	 * most F, I, W and a pair's marker */
-	int per_mb = k->split_backward == 2 ? 4 : k->split_backward ? 3 : 2;
+	/* computes per (stage, mb): F and B, or F, I and W (DualPipeV: at
+	 * most), and a pair's marker where the kind has pairs */
+	int per_mb = (k->split_backward ? 3 : 2) + (k->pairs != 0);
 	int64_t per_rank = (int64_t)v * m * per_mb;
 	if (n_stages64 > INT32_MAX || per_rank > INT32_MAX)
 		return PPCC_EINPUT;
 	int S = (int)n_stages64;
-	int64_t expect = ppcc_sched_local_actions(kind, p, v, m_step);
+	int64_t expect = ppcc_sched_local_actions(kind, p, v, m_step,
+						  group_size);
 
 	ppcc_stage_info *st = ppcc_arena_alloc(a, (size_t)S, sizeof *st);
 	ppcc_rank_schedule *rs = ppcc_arena_alloc(a, (size_t)p, sizeof *rs);
@@ -509,7 +512,7 @@ static int sched_build(ppcc_schedule *out, ppcc_arena *a, int kind,
 		.items = items, .acts = acts, .rs = rs, .n_rank = n_rank,
 		.per_rank = per_rank, .st = st, .S = S, .m = m,
 		.split_backward = k->split_backward, .pipes = pipes,
-		.lo = 0, .hi = p,
+		.pairs_ok = k->pairs != 0, .lo = 0, .hi = p,
 	}};
 	/* on two threads, the ranks halved by actions, when the lists are
 	 * as large as lower_touch's; the lists are the same */

@@ -96,6 +96,10 @@ int ppcc_sched_order_1f1b(sched_list *out, const sched_shape *sh);
 int ppcc_sched_order_interleaved(sched_list *out, const sched_shape *sh);
 int ppcc_sched_check_interleaved(const sched_shape *sh,
 				 ppcc_sched_complain_fn complain, void *user);
+int ppcc_sched_order_combined(sched_list *out, const sched_shape *sh);
+int ppcc_sched_check_combined(const sched_shape *sh,
+			      ppcc_sched_complain_fn complain, void *user);
+int64_t ppcc_sched_count_combined(const sched_shape *sh);
 int ppcc_sched_order_zb_1p(sched_list *out, const sched_shape *sh);
 int ppcc_sched_check_zb_1p(const sched_shape *sh,
 			   ppcc_sched_complain_fn complain, void *user);

@@ -1757,6 +1757,18 @@ static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 					    ppcc_sched_pipes(k) > 1)
 						continue; /* the planner refuses
 							     DualPipe (plan.c) */
+					/* Megatron-LM's all-to-all overlap,
+					 * opt-in there as here (--fix
+					 * schedule=combined-1f1b): experts
+					 * spread, no full recomputation, a
+					 * pipeline interleaved
+					 * (config_check.c) */
+					if (k == PPCC_SCHED_COMBINED_1F1B &&
+					    (o->fix.kind != k || ep < 2 ||
+					     s->recompute ==
+					     PPCC_RECOMPUTE_FULL ||
+					     (p == 1 ? v != 1 : v < 2)))
+						continue;
 					ppcc_search_entry e = {
 						.t = t, .p = p, .d = dd, .cp = cp,
 						.v = v, .b = s->b, .m = (int)m,
