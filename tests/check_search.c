@@ -157,6 +157,41 @@ START_TEST(moe_pruning_keeps_the_exhaustive_top_k)
 }
 END_TEST
 
+/* The search of the text under o, pruned and then exhaustive: the same
+ * top 5, each above its bound; *first the winner's kind. */
+static void pruned_is_exhaustive(int *first, const char *text,
+				 ppcc_search_options o, int fp8)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	tu_diag diag;
+	tu_diag_init(&diag);
+	ppcc_config cfg;
+	ck_assert_int_eq(ppcc_config_load_text(&cfg, a, "small-moe.yaml",
+					       text, strlen(text), &diag.d), 0);
+	ck_assert_int_eq(cfg.model.transformer->fp8, fp8);
+	ppcc_search_result pruned, all;
+	ck_assert_int_eq(ppcc_search(&pruned, a, &cfg, &o, &diag.d), 0);
+	o.exhaustive = 1;
+	ck_assert_int_eq(ppcc_search(&all, a, &cfg, &o, &diag.d), 0);
+	ck_assert_int_gt(pruned.pruned_bound, 0);
+	ck_assert_int_eq(pruned.n_top, 5);
+	ck_assert_int_eq(all.n_top, 5);
+	*first = all.top[0].kind;
+	for (int i = 0; i < 5; i++) {
+		const ppcc_search_entry *p = &pruned.top[i], *e = &all.top[i];
+		ck_assert_msg(p->t == e->t && p->p == e->p && p->d == e->d &&
+			      p->ep == e->ep && p->v == e->v && p->b == e->b &&
+			      p->kind == e->kind && p->recompute == e->recompute &&
+			      p->iteration_ms == e->iteration_ms,
+			      "rank %d: pruned %.3f ms, exhaustive %.3f ms", i + 1,
+			      p->iteration_ms, e->iteration_ms);
+		ck_assert(e->lower_bound_ms <= e->iteration_ms);
+		ck_assert(o.fix.kind < 0 || (e->kind == o.fix.kind && e->ep > 1 &&
+					     (e->p == 1 ? e->v == 1 : e->v >= 2)));
+	}
+	ppcc_arena_free(a);
+}
+
 /* Under precision fp8 and DualPipeV's hidden all-to-alls the bounds
  * still hold: the pruned top 5 is the exhaustive top 5 (a DualPipeV
  * winner, whose pairs hide its all-to-alls). */
@@ -168,32 +203,9 @@ START_TEST(fp8_and_hidden_all_to_alls_keep_the_exhaustive_top_k)
 		 (int)(at - small_moe), small_moe, at);
 	ppcc_search_options o = {.top = 5,
 				 .fix = {.recompute = -1, .zero = 1, .kind = -1}};
-	ppcc_arena *a = ppcc_arena_new();
-	tu_diag diag;
-	tu_diag_init(&diag);
-	ppcc_config cfg;
-	ck_assert_int_eq(ppcc_config_load_text(&cfg, a, "small-moe.yaml",
-					       text, strlen(text), &diag.d), 0);
-	ck_assert_int_eq(cfg.model.transformer->fp8, 1);
-	ppcc_search_result pruned, all;
-	ck_assert_int_eq(ppcc_search(&pruned, a, &cfg, &o, &diag.d), 0);
-	o.exhaustive = 1;
-	ck_assert_int_eq(ppcc_search(&all, a, &cfg, &o, &diag.d), 0);
-	ck_assert_int_gt(pruned.pruned_bound, 0);
-	ck_assert_int_eq(pruned.n_top, 5);
-	ck_assert_int_eq(all.n_top, 5);
-	ck_assert_int_eq(all.top[0].kind, PPCC_SCHED_DUALPIPE_V);
-	for (int i = 0; i < 5; i++) {
-		const ppcc_search_entry *p = &pruned.top[i], *e = &all.top[i];
-		ck_assert_msg(p->t == e->t && p->p == e->p && p->d == e->d &&
-			      p->ep == e->ep && p->v == e->v && p->b == e->b &&
-			      p->kind == e->kind && p->recompute == e->recompute &&
-			      p->iteration_ms == e->iteration_ms,
-			      "rank %d: pruned %.3f ms, exhaustive %.3f ms", i + 1,
-			      p->iteration_ms, e->iteration_ms);
-		ck_assert(e->lower_bound_ms <= e->iteration_ms);
-	}
-	ppcc_arena_free(a);
+	int first;
+	pruned_is_exhaustive(&first, text, o, 1);
+	ck_assert_int_eq(first, PPCC_SCHED_DUALPIPE_V);
 }
 END_TEST
 
@@ -211,30 +223,15 @@ START_TEST(combined_1f1b_is_searched_when_fixed_and_keeps_the_top_k)
 	ck_assert_int_eq(ppcc_config_load_text(&cfg, a, "small-moe.yaml",
 					       small_moe, strlen(small_moe),
 					       &diag.d), 0);
-	ppcc_search_result any, pruned, all;
+	ppcc_search_result any;
 	ck_assert_int_eq(ppcc_search(&any, a, &cfg, &o, &diag.d), 0);
 	for (int i = 0; i < any.n_top; i++)
 		ck_assert_int_ne(any.top[i].kind, PPCC_SCHED_COMBINED_1F1B);
-	o.fix.kind = PPCC_SCHED_COMBINED_1F1B;
-	ck_assert_int_eq(ppcc_search(&pruned, a, &cfg, &o, &diag.d), 0);
-	o.exhaustive = 1;
-	ck_assert_int_eq(ppcc_search(&all, a, &cfg, &o, &diag.d), 0);
-	ck_assert_int_gt(pruned.pruned_bound, 0);
-	ck_assert_int_eq(pruned.n_top, 5);
-	ck_assert_int_eq(all.n_top, 5);
-	for (int i = 0; i < 5; i++) {
-		const ppcc_search_entry *p = &pruned.top[i], *e = &all.top[i];
-		ck_assert_int_eq(e->kind, PPCC_SCHED_COMBINED_1F1B);
-		ck_assert(e->ep > 1 && (e->p == 1 ? e->v == 1 : e->v >= 2));
-		ck_assert_msg(p->t == e->t && p->p == e->p && p->d == e->d &&
-			      p->ep == e->ep && p->v == e->v && p->b == e->b &&
-			      p->recompute == e->recompute &&
-			      p->iteration_ms == e->iteration_ms,
-			      "rank %d: pruned %.3f ms, exhaustive %.3f ms", i + 1,
-			      p->iteration_ms, e->iteration_ms);
-		ck_assert(e->lower_bound_ms <= e->iteration_ms);
-	}
 	ppcc_arena_free(a);
+	o.fix.kind = PPCC_SCHED_COMBINED_1F1B;
+	int first;
+	pruned_is_exhaustive(&first, small_moe, o, 0);
+	ck_assert_int_eq(first, PPCC_SCHED_COMBINED_1F1B);
 }
 END_TEST
 
