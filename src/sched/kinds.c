@@ -21,11 +21,11 @@
  * ZB-V and the interleaved zero-bubble order have none in ppcc (the paper
  * gives ZB-V's only for F = I = W: 0 once m >= 2p), nor has auto, whose
  * order depends on the costs.  Nor has DualPipeV: DualPipe's
- * (PP/2-1)(F&B+B-3W), PP = 2p stages, counts the overlapped pair as its
- * own time F&B, which ppcc does not model (it runs a pair's halves one
- * after the other, simulate.c); nor, for the same reason, has DualPipe,
- * whose row it is (PP = p there), nor combined-1f1b, whose pairs are
- * DualPipeV's.  DualPipe's check and count take the
+ * (PP/2-1)(F&B+B-3W), PP = 2p stages, counts the overlapped pair as one
+ * time F&B, where ppcc's pair lasts max(C + s A, A) of its halves' costs
+ * (ppcc_pair_ms, doc/design/overlap.md); nor, for the same reason, has
+ * DualPipe, whose row it is (PP = p there), nor combined-1f1b, whose
+ * pairs are priced alike.  DualPipe's check and count take the
  * step's m (both directions); its order is given m/2, what each of its
  * two pipelines runs (lower.c).
  */
