@@ -2627,6 +2627,11 @@ START_TEST(torchtitan_moe_flavors_and_expert_degrees)
 		 "  data_parallel: 8\n  zero: 2\n  expert_parallel: 8\n", 16,
 		 "qwen3 30B-A3B 8 2 false -", "its main has no expert tensor "
 		 "parallelism", 1, 0, 1, 0},
+		{"qwen3-30b-a3b", "", "  stages: 1\n  data_parallel: 16\n"
+		 "  zero: 2\n  expert_parallel: 4\n"
+		 "  expert_tensor_parallel: 2\n", 16,
+		 "over 1 device, not over 2", "over 1 device, not over 2",
+		 0, 0, 0, 0},
 		{"qwen3-30b-a3b", "    recompute: full\n", "  stages: 1\n"
 		 "  data_parallel: 16\n  zero: 0\n  expert_parallel: 16\n", 16,
 		 "ZeRO 0 shards nothing", "ZeRO 0 shards nothing", 0, 0, 0, 0},
@@ -2769,6 +2774,22 @@ START_TEST(torchtitan_moe_flavors_and_expert_degrees)
 	}
 	ck_assert_str_eq(at, "");
 	tu_run_free(&r);
+	/* what the model alone decides, which ppcc search states before
+	 * searching: DeepSeek-V3's MTP module in v0.2.2, Mixtral's shape */
+	built *b = build_preset(dir, "mtp.yaml", "deepseek-v3",
+				"    recompute: full\n",
+				"  stages: 16\n  data_parallel: 128\n  zero: 2\n"
+				"  expert_parallel: 64\n  schedule: dualpipe-v\n"
+				"  global_batch_size: 15360\n", 2048, 0);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(ppcc_torchtitan_toml_model_refuses(&b->cfg,
+							    &b->diag.d),
+			 PPCC_EINPUT);
+	ck_assert_msg(strstr(b->diag.text, "(v0.2.2 has none)"), "%s",
+		      b->diag.text);
+	ck_assert_int_eq(ppcc_torchtitan_model_refuses(&b->cfg, &b->diag.d),
+			 0);
+	built_free(b);
 	tu_rmtree_free(dir);
 }
 END_TEST

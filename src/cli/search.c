@@ -934,6 +934,11 @@ int ppcc_cli_search(int argc, char **argv)
 	search_ranking(&so, headroom_why, sizeof headroom_why, &cfg,
 		       headroom_given, headroom_pct, headroom);
 	so.admits_ctx = &cfg; /* a trainer's rules read the model */
+	/* what the trainer refuses of the model alone, before searching */
+	if (fi->model_refuses && fi->model_refuses(&cfg, &d) < 0) {
+		rc = 1;
+		goto out;
+	}
 	/* a progress line only where a person watches */
 	if (isatty(STDERR_FILENO)) {
 		so.progress = show_progress;

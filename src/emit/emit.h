@@ -97,6 +97,9 @@ typedef struct ppcc_format_info {
 	/* a trainer's file: 1 + the ppcc_trainer it is for, whose memory
 	 * the plan then counts (ppcc_config_use_trainer); 0: none */
 	int trainer;
+	/* a trainer's refusals of the model whatever its layout, which ppcc
+	 * search states before searching (NULL: none apart) */
+	int (*model_refuses)(const ppcc_config *c, ppcc_diag *d);
 } ppcc_format_info;
 
 extern const ppcc_format_info ppcc_formats[];
@@ -281,5 +284,11 @@ int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_torchtitan_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_torchtitan_toml_admits(const ppcc_search_entry *e, void *ctx);
 int ppcc_deepspeed_admits(const ppcc_search_entry *e, void *ctx);
+
+/* What a trainer refuses of c's model whatever the layout (no flavor of
+ * its shape, settings it does not carry): PPCC_EINPUT with the error,
+ * else 0.  ppcc search calls a format's before searching. */
+int ppcc_torchtitan_model_refuses(const ppcc_config *c, ppcc_diag *d);
+int ppcc_torchtitan_toml_model_refuses(const ppcc_config *c, ppcc_diag *d);
 
 #endif

@@ -930,7 +930,7 @@ static const char *tt_refusal(int t, int p, int d, int cp, int zero,
 		return "fp32";
 	if (ep < 1) /* a dense model's entry */
 		ep = 1;
-	if (t > 1 && (ep == 1 ? etp != t : etp != 1 && (!toml || etp != t)))
+	if (ep == 1 ? etp != t : etp != 1 && (!toml || etp != t))
 		return "etp";
 	if (ep > 1 && tt_ep_pool(t, d, cp, zero, etp) % ep != 0)
 		return "ep";
@@ -1049,35 +1049,58 @@ static int tt_moe_of(const tt_moe_flavor **out, const ppcc_config *c,
 				      tt_moe[i].model, tt_moe[i].name);
 	ppcc_loc loc = c->model.loc.file ? c->model.loc
 					 : (ppcc_loc){c->path, 0, 0};
+	int kv = tr->kv_heads > 0 ? tr->kv_heads : tr->heads;
+	char attn[160];
+	if (tr->mla.kind)
+		snprintf(attn, sizeof attn, "latent attention %d/%d", tr->mla.q_lora_rank,
+			 tr->mla.kv_lora_rank);
+	else
+		snprintf(attn, sizeof attn, "%d heads, %d kv heads, head_dim %d",
+			 tr->heads, kv, tr->head_dim > 0 ? tr->head_dim
+			 : tr->hidden / tr->heads);
 	ppcc_error(d, &loc, "torchtitan has no mixture-of-experts flavor of "
-		   "this shape (%d layers, hidden %d, %d experts of width %d, "
-		   "top %d, %d shared, %d dense layers, every %d%s): its "
-		   "flavors are %s (doc/design/torchtitan.md gives their "
-		   "shapes)", tr->layers, tr->hidden, e->experts,
-		   e->ffn_hidden, e->top_k, e->shared_experts, e->dense_layers,
-		   e->every, tr->mla.kind ? ", latent attention" : "", names);
+		   "this shape (%d layers, hidden %d, %s, vocab %d, %d experts "
+		   "of width %d, top %d, %d shared, %d dense layers, every "
+		   "%d%s%s%s%s%s): its flavors are %s (doc/design/torchtitan.md "
+		   "gives their shapes)", tr->layers, tr->hidden, attn,
+		   tr->vocab, e->experts, e->ffn_hidden, e->top_k,
+		   e->shared_experts, e->dense_layers, e->every,
+		   tr->swiglu ? "" : ", no swiglu",
+		   tr->tie_embeddings ? ", tied embeddings" : "",
+		   tr->sliding_window > 0 ? ", a sliding window" : "",
+		   tr->biases ? ", biases" : "",
+		   tr->attention_sinks ? ", attention sinks" : "", names);
 	return PPCC_EINPUT;
 }
 
-/* What torchtitan refuses of a mixture of experts beside the degrees
- * (doc/design/torchtitan.md gives the lines): dropped tokens, the
- * routing and dispatch it does not run, a flavor's pipeline or context
- * parallelism in v0.2.2, main's RoPE table, multi-token prediction but in main without pipeline or context
- * parallelism, and paired all-to-alls where it runs none or, v0.2.2,
- * beside recomputation. */
-static int tt_moe_refuses(const tt_job *j, int toml, ppcc_diag *d)
+/* What torchtitan refuses of the model whatever its layout: a model it
+ * has no flavor of, settings the flavor does not carry, and of a
+ * mixture of experts dropped tokens, the routing and dispatch it does
+ * not run, main's RoPE table and multi-token prediction where neither
+ * release runs it.  Sets *dense or *moe to the flavor. */
+static int tt_model_refuses(const ppcc_config *c, int toml,
+			    const tt_flavor **dense,
+			    const tt_moe_flavor **moe, ppcc_diag *d)
 {
-	const ppcc_config *c = j->c;
-	const ppcc_pipeline *pl = &c->pipeline;
-	const ppcc_transformer *tr = j->tr;
-	const tt_moe_flavor *f = j->moe;
+	int err = need_transformer(c, "torchtitan", d);
+	if (err)
+		return err;
+	const ppcc_transformer *tr = c->model.transformer;
+	int experts = tr->moe.experts > 0;
+	if ((err = refuse_unwritten(c, "torchtitan", experts ? WRITES_MLA |
+				    WRITES_MTP | WRITES_WINDOW |
+				    WRITES_GPT_OSS : 0, d)))
+		return err;
+	*dense = NULL;
+	*moe = NULL;
+	if (!experts)
+		return tt_flavor_of(dense, c, d);
+	if ((err = tt_moe_of(moe, c, d)) < 0)
+		return err;
+	const tt_moe_flavor *f = *moe;
 	ppcc_loc mloc = tr->moe.loc.file ? tr->moe.loc : where(c, NULL);
 	ppcc_loc tloc = c->model.transformer_loc.file
 		? c->model.transformer_loc : where(c, NULL);
-	ppcc_loc kloc = where(c, &pl->kind_loc);
-	const char *rel = toml ? "v0.2.2" : "main";
-	int P = pl->stages, cp = pl->context_parallel;
-	int ep = pl->expert_parallel;
 	if (tr->moe.capacity_factor > 0) {
 		ppcc_error(d, &mloc, "torchtitan's experts are dropless: it "
 			   "routes every token, with no capacity factor to set; "
@@ -1094,6 +1117,57 @@ static int tt_moe_refuses(const tt_job *j, int toml, ppcc_diag *d)
 			   : "FP8 token dispatch (moe.dispatch: fp8)");
 		return PPCC_EINPUT;
 	}
+	if (!toml && tr->seq_len > f->max_context) {
+		ppcc_error(d, &tloc, "torchtitan's main holds %s \"%s\"'s "
+			   "rotary table for %d tokens and refuses a longer "
+			   "sequence: plan with seq_len %d or fewer, not %d",
+			   f->model, f->name, f->max_context, f->max_context,
+			   tr->seq_len);
+		return PPCC_EINPUT;
+	}
+	if (tr->mtp_layers > 0 && (toml || strcmp(f->model, "deepseek_v3"))) {
+		ppcc_error(d, &tloc, "torchtitan %s runs no multi-token "
+			   "prediction %s: plan with transformer.mtp_layers: "
+			   "0%s", toml ? "v0.2.2" : "main", toml
+			   ? "(v0.2.2 has none)" : "outside deepseek_v3",
+			   toml && !strcmp(f->model, "deepseek_v3")
+			   ? ", or write its main's config (-f torchtitan) on "
+			     "one stage" : "");
+		return PPCC_EINPUT;
+	}
+	return 0;
+}
+
+int ppcc_torchtitan_model_refuses(const ppcc_config *c, ppcc_diag *d)
+{
+	const tt_flavor *f;
+	const tt_moe_flavor *m;
+	return tt_model_refuses(c, 0, &f, &m, d);
+}
+
+int ppcc_torchtitan_toml_model_refuses(const ppcc_config *c, ppcc_diag *d)
+{
+	const tt_flavor *f;
+	const tt_moe_flavor *m;
+	return tt_model_refuses(c, 1, &f, &m, d);
+}
+
+/* What torchtitan refuses of a mixture of experts' layout beside the
+ * degrees (doc/design/torchtitan.md gives the lines): a flavor's
+ * pipeline or context parallelism, multi-token prediction beside either
+ * (main; tt_model_refuses refuses the rest of it), and paired
+ * all-to-alls where it runs none or, v0.2.2, beside recomputation. */
+static int tt_moe_refuses(const tt_job *j, int toml, ppcc_diag *d)
+{
+	const ppcc_config *c = j->c;
+	const ppcc_pipeline *pl = &c->pipeline;
+	const ppcc_transformer *tr = j->tr;
+	const tt_moe_flavor *f = j->moe;
+	ppcc_loc tloc = c->model.transformer_loc.file
+		? c->model.transformer_loc : where(c, NULL);
+	ppcc_loc kloc = where(c, &pl->kind_loc);
+	int P = pl->stages, cp = pl->context_parallel;
+	int ep = pl->expert_parallel;
 	if (toml && P > 1 && !f->toml_pp) {
 		ppcc_error(d, &kloc, "torchtitan v0.2.2's %s has no pipelining "
 			   "function (\"pipelining_fn\" is None): plan with "
@@ -1119,25 +1193,12 @@ static int tt_moe_refuses(const tt_job *j, int toml, ppcc_diag *d)
 			   "plan with context_parallel: 1", f->model);
 		return PPCC_EINPUT;
 	}
-	if (!toml && tr->seq_len > f->max_context) {
-		ppcc_error(d, &tloc, "torchtitan's main holds %s \"%s\"'s "
-			   "rotary table for %d tokens and refuses a longer "
-			   "sequence: plan with seq_len %d or fewer, not %d",
-			   f->model, f->name, f->max_context, f->max_context,
-			   tr->seq_len);
-		return PPCC_EINPUT;
-	}
-	if (tr->mtp_layers > 0 && (toml || strcmp(f->model, "deepseek_v3") ||
-				   P > 1 || cp > 1)) {
-		ppcc_error(d, &tloc, "torchtitan %s runs no multi-token "
-			   "prediction %s: plan with mtp_layers: 0%s", rel,
-			   toml ? "(v0.2.2 has none)"
-			   : strcmp(f->model, "deepseek_v3")
-			   ? "outside deepseek_v3"
-			   : "with pipeline or context parallelism (\"MTP does "
-			     "not support pipeline parallelism yet\")",
-			   !toml && !strcmp(f->model, "deepseek_v3")
-			   ? ", or stages: 1 and context_parallel: 1" : "");
+	if (tr->mtp_layers > 0 && (P > 1 || cp > 1)) {
+		ppcc_error(d, &tloc, "torchtitan main runs no multi-token "
+			   "prediction with pipeline or context parallelism "
+			   "(\"MTP does not support pipeline parallelism "
+			   "yet\"): plan with stages: 1 and context_parallel: "
+			   "1, or transformer.mtp_layers: 0");
 		return PPCC_EINPUT;
 	}
 	if (P > 1 && ep > 1 && pl->kind == PPCC_SCHED_DUALPIPE_V &&
@@ -1182,12 +1243,11 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 	const ppcc_config *c = plan_config(p, d);
 	if (!c)
 		return PPCC_EINTERNAL;
-	int err = need_transformer(c, "torchtitan", d);
-	int moe = !err && c->model.transformer->moe.experts > 0;
-	if (err || (err = refuse_unwritten(c, "torchtitan", moe ? WRITES_MLA |
-					   WRITES_MTP | WRITES_WINDOW |
-					   WRITES_GPT_OSS : 0, d)))
+	memset(j, 0, sizeof *j);
+	int err = tt_model_refuses(c, toml, &j->flavor, &j->moe, d);
+	if (err)
 		return err;
+	int moe = j->moe != NULL;
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_schedule *s = &p->best.schedule;
 	if (pl->kind == PPCC_SCHED_COMBINED_1F1B) {
@@ -1198,12 +1258,9 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 			   "1f1b on one stage");
 		return PPCC_EINPUT;
 	}
-	memset(j, 0, sizeof *j);
 	j->c = c;
 	j->tr = c->model.transformer;
-	if ((err = moe ? tt_moe_of(&j->moe, c, d)
-		       : tt_flavor_of(&j->flavor, c, d)) < 0 ||
-	    (err = moe ? tt_moe_refuses(j, toml, d) : 0) < 0)
+	if (moe && (err = tt_moe_refuses(j, toml, d)) < 0)
 		return err;
 	int t = pl->tensor_parallel, P = pl->stages, D = pl->data_parallel;
 	int cp = pl->context_parallel;
@@ -1221,12 +1278,12 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 			return PPCC_EINPUT;
 		}
 		ppcc_error(d, &loc, "torchtitan splits each expert over %s, not "
-			   "over %d of the %d tensor-parallel devices (%s): plan "
-			   "with expert_tensor_parallel: 1%s", toml
-			   ? "1 device or all t" : "1 device", etp, t, toml
+			   "over %d devices (%s): plan with "
+			   "expert_tensor_parallel: 1%s", toml && t > 1
+			   ? "1 device or all t" : "1 device", etp, toml
 			   ? "\"Currently we only support ETP=TP or ETP=1\""
 			   : "its main has no expert tensor parallelism",
-			   toml ? " or the tensor-parallel degree" : "");
+			   toml && t > 1 ? " or the tensor-parallel degree" : "");
 		return PPCC_EINPUT;
 	}
 	if (why && strcmp(why, "ep") == 0) {
@@ -1609,9 +1666,11 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 
 int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx)
 {
-	(void)ctx;
-	return e->kind == PPCC_SCHED_1F1B || e->kind == PPCC_SCHED_INTERLEAVED ||
-	       e->kind == PPCC_SCHED_COMBINED_1F1B;
+	const ppcc_config *c = ctx;
+	const ppcc_transformer *tr = c ? c->model.transformer : NULL;
+	if (e->kind == PPCC_SCHED_COMBINED_1F1B)
+		return !tr || tr->mtp_layers <= 1; /* megatron_refuses */
+	return e->kind == PPCC_SCHED_1F1B || e->kind == PPCC_SCHED_INTERLEAVED;
 }
 
 /* What tt_moe_refuses refuses of e's degrees and kind for the model of

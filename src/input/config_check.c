@@ -197,7 +197,8 @@ static void check_experts(const ppcc_config *c, ppcc_diag *d)
 
 /* combined-1f1b is Megatron-LM's overlap of the experts' all-to-alls
  * (d98e8a6 transformer_config.py:3002-3041): it asserts expert
- * parallelism and no full recomputation. */
+ * parallelism and no full recomputation; and it is the overlap, so
+ * moe_a2a off would plan another run than the one it names. */
 static void check_combined(const ppcc_config *c, ppcc_diag *d)
 {
 	const ppcc_pipeline *p = &c->pipeline;
@@ -213,7 +214,16 @@ static void check_combined(const ppcc_config *c, ppcc_diag *d)
 			   ? "this model has no experts (transformer.moe); use "
 			     "interleaved or 1f1b"
 			   : "plan with expert_parallel of 2 or more");
-	else if (tf->recompute == PPCC_RECOMPUTE_FULL) {
+	else if (!ppcc_overlap_moe_a2a(p)) {
+		loc = where(c, p->overlap.moe_a2a_loc.file
+			       ? &p->overlap.moe_a2a_loc : &p->trainer_loc);
+		ppcc_error(d, &loc, "combined-1f1b is the overlap of the "
+			   "experts' all-to-alls, and overlap.moe_a2a is %s: "
+			   "plan with moe_a2a: true, or with interleaved",
+			   p->overlap.moe_a2a_loc.file ? "false here"
+			   : "false by default for torchtitan, which does not "
+			     "run it");
+	} else if (tf->recompute == PPCC_RECOMPUTE_FULL) {
 		loc = c->model.transformer_loc.file ? c->model.transformer_loc
 						    : loc;
 		ppcc_error(d, &loc, "Megatron-LM refuses full recomputation "
