@@ -178,8 +178,12 @@ START_TEST(overlapped_pairs_hide_the_expert_all_to_alls)
 		/* the second plan takes the first one's split */
 		char extra[256] = "";
 		if (off) {
+			/* combined-1f1b is the overlap (moe_a2a off is
+			 * refused): its pairs hide nothing when
+			 * communication takes every SM */
 			size_t n = (size_t)snprintf(extra, sizeof extra,
-				", overlap: {moe_a2a: false}, partition: [");
+				", overlap: {%s}, partition: [", _i == 0
+				? "moe_a2a: false" : "comm_sm_share: 1");
 			for (int st = 0; st < p[0].best.schedule.n_stages; st++)
 				n += (size_t)snprintf(extra + n, sizeof extra - n,
 					"%s%d", st ? ", " : "",
