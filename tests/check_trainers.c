@@ -52,6 +52,22 @@
 
 Suite *suite_trainers(void);
 
+/* Runs the Python of argv (argv[0] python3) into *r: 0, r freed and the
+ * test named skipped, without python3; else 1, having checked that it
+ * exited 0 (what names the script in the failure). */
+static int py_run(tu_run *r, char **argv, const char *test,
+		  const char *what)
+{
+	ck_assert_int_eq(tu_run_argv(r, NULL, NULL, NULL, 120, argv), 0);
+	if (r->status == 127) {
+		tu_run_free(r);
+		tu_skip(test, "python3 not found");
+		return 0;
+	}
+	ck_assert_msg(r->status == 0, "%s: %s", what, r->err);
+	return 1;
+}
+
 /* ---- the layout grammar --------------------------------------------- */
 
 typedef struct lay_buf {
@@ -1195,11 +1211,7 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 	for (int z = 0; z < 4; z++)
 		ck_assert_int_gt(zeros[z], 0);
 	tu_run r;
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
-	if (r.status == 127) {
-		tu_skip("megatron_bridge", "python3 not found");
-	} else {
-		ck_assert_msg(r.status == 0, "runner: %s", r.err);
+	if (py_run(&r, argv, "megatron_bridge", "runner")) {
 		int ok = 0;
 		for (const char *at = r.out; (at = strstr(at, " ok\n")); at++)
 			ok++;
@@ -1774,13 +1786,8 @@ static char *toml_read(char *const *paths, int n)
 		argv[3 + i] = paths[i];
 	argv[3 + n] = NULL;
 	tu_run r;
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
-	if (r.status == 127) {
-		tu_run_free(&r);
-		tu_skip("torchtitan_toml", "python3 not found");
+	if (!py_run(&r, argv, "torchtitan_toml", "tomllib"))
 		return NULL;
-	}
-	ck_assert_msg(r.status == 0, "tomllib: %s", r.err);
 	char *out = strdup(r.out);
 	tu_run_free(&r);
 	return out;
@@ -2404,13 +2411,8 @@ START_TEST(torchtitan_python_config_sets_only_mains_names)
 	}
 	argv[3 + N] = NULL;
 	tu_run r;
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
-	if (r.status == 127) {
-		tu_run_free(&r);
-		tu_skip("torchtitan_python_config", "python3 not found");
+	if (!py_run(&r, argv, "torchtitan_python_config", "ast"))
 		goto out;
-	}
-	ck_assert_msg(r.status == 0, "ast: %s", r.err);
 	const char *at = r.out;
 	for (int i = 0; i < N; i++) {
 		const built *b = bs[i];
@@ -2754,14 +2756,10 @@ START_TEST(torchtitan_moe_flavors_and_expert_degrees)
 	}
 	argv[3 + n] = NULL;
 	tu_run r;
-	ck_assert_int_eq(tu_run_argv(&r, NULL, NULL, NULL, 120, argv), 0);
-	if (r.status == 127) {
-		tu_run_free(&r);
-		tu_skip("torchtitan_moe", "python3 not found");
+	if (!py_run(&r, argv, "torchtitan_moe", "reader")) {
 		tu_rmtree_free(dir);
 		return;
 	}
-	ck_assert_msg(r.status == 0, "reader: %s", r.err);
 	const char *at = r.out;
 	for (int i = 0; i < n; i++) {
 		const char *nl = strchr(at, '\n');

@@ -228,6 +228,10 @@ typedef struct ppcc_sched_kind_info {
 				  (OVERLAP_F_B), which can hide one half's
 				  communication behind the other's compute
 				  (ppcc_pair_ms) */
+	int opt_in;            /* ppcc search tries it only when --fix
+				  schedule names it (auto: its order is
+				  the others' and the heuristic's;
+				  combined-1f1b: doc/design/combined-1f1b.md) */
 } ppcc_sched_kind_info;
 
 /* NULL for an unknown kind. */

@@ -13,41 +13,41 @@
 static const ppcc_sched_kind_info kind_rows[PPCC_SCHED_COUNT] = {
 	[PPCC_SCHED_GPIPE] = {PPCC_SCHED_GPIPE, "gpipe", "GPIPE",
 	   "Huang et al., GPipe (NeurIPS 2019)", PPCC_PLACE_LOOPED,
-	   1, 1, 1, 0, 0, 0, 0},
+	   1, 1, 1, 0, 0, 0, 0, 0},
 	[PPCC_SCHED_1F1B] = {PPCC_SCHED_1F1B, "1f1b", "1F1B",
 	   "PipeDream-Flush; Megatron-LM's non-interleaved schedule",
-	   PPCC_PLACE_LOOPED, 1, 1, 1, 0, 0, 0, 0},
+	   PPCC_PLACE_LOOPED, 1, 1, 1, 0, 0, 0, 0, 0},
 	[PPCC_SCHED_INTERLEAVED] = {PPCC_SCHED_INTERLEAVED, "interleaved", "INTERLEAVED",
 	   "Megatron-LM's interleaved 1F1B (Narayanan et al., SC 2021)",
-	   PPCC_PLACE_LOOPED, 2, PPCC_MAX_COUNT, 2, 0, 1, 0, 0},
+	   PPCC_PLACE_LOOPED, 2, PPCC_MAX_COUNT, 2, 0, 1, 0, 0, 0},
 	[PPCC_SCHED_ZB_H1] = {PPCC_SCHED_ZB_H1, "zb-h1", "ZB_H1",
 	   "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
-	   "ZB-H1", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0, 0, 0},
+	   "ZB-H1", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0, 0, 0, 0},
 	[PPCC_SCHED_ZB_H2] = {PPCC_SCHED_ZB_H2, "zb-h2", "ZB_H2",
 	   "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), "
-	   "ZB-H2", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0, 0, 0},
+	   "ZB-H2", PPCC_PLACE_LOOPED, 1, 1, 1, 1, 0, 0, 0, 0},
 	[PPCC_SCHED_ZB_V] = {PPCC_SCHED_ZB_V, "zb-v", "ZB_V",
 	   "Qi et al. section 6; PyTorch's ScheduleZBVZeroBubble",
-	   PPCC_PLACE_V, 2, 2, 2, 1, 0, 0, 0},
+	   PPCC_PLACE_V, 2, 2, 2, 1, 0, 0, 0, 0},
 	[PPCC_SCHED_ZB_INTERLEAVED] = {PPCC_SCHED_ZB_INTERLEAVED, "zb-interleaved", "ZB_INTERLEAVED",
 	   "ZB-1P on a looped placement; PyTorch's "
 	   "ScheduleInterleavedZeroBubble", PPCC_PLACE_LOOPED,
-	   2, PPCC_MAX_COUNT, 2, 1, 0, 0, 0},
+	   2, PPCC_MAX_COUNT, 2, 1, 0, 0, 0, 0},
 	[PPCC_SCHED_AUTO] = {PPCC_SCHED_AUTO, "auto", "AUTO",
 	   "the fastest in simulation that fits the memory limit: the "
 	   "handcrafted kinds and Qi et al.'s heuristic (section 3.2)",
-	   PPCC_PLACE_LOOPED, 1, PPCC_MAX_COUNT, 1, 1, 0, 0, 0},
+	   PPCC_PLACE_LOOPED, 1, PPCC_MAX_COUNT, 1, 1, 0, 0, 0, 1},
 	[PPCC_SCHED_DUALPIPE_V] = {PPCC_SCHED_DUALPIPE_V, "dualpipe-v", "DUALPIPE_V",
 	   "DeepSeek's DualPipeV (deepseek-ai/DualPipe); PyTorch's "
-	   "ScheduleDualPipeV", PPCC_PLACE_V, 2, 2, 2, 2, 0, 0, 1},
+	   "ScheduleDualPipeV", PPCC_PLACE_V, 2, 2, 2, 2, 0, 0, 1, 0},
 	[PPCC_SCHED_DUALPIPE] = {PPCC_SCHED_DUALPIPE, "dualpipe", "DUALPIPE",
 	   "DeepSeek-V3's DualPipe (deepseek-ai/DualPipe): two directions, "
-	   "two copies of the parameters", PPCC_PLACE_V, 2, 2, 2, 2, 0, 2, 1},
+	   "two copies of the parameters", PPCC_PLACE_V, 2, 2, 2, 2, 0, 2, 1, 0},
 	[PPCC_SCHED_COMBINED_1F1B] = {PPCC_SCHED_COMBINED_1F1B,
 	   "combined-1f1b", "COMBINED_1F1B",
 	   "Megatron-LM's --overlap-moe-expert-parallel-comm "
 	   "(pipeline_parallel/combined_1f1b.py)", PPCC_PLACE_LOOPED,
-	   1, PPCC_MAX_COUNT, 2, 0, 1, 0, 1},
+	   1, PPCC_MAX_COUNT, 2, 0, 1, 0, 1, 1},
 };
 
 const ppcc_sched_kind_info *ppcc_sched_kind(int kind)

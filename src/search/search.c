@@ -1753,19 +1753,16 @@ static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 					const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
 					if ((o->fix.kind >= 0 && k != o->fix.kind) ||
 					    v < ki->min_chunks || v > ki->max_chunks ||
-					    (k == PPCC_SCHED_AUTO && o->fix.kind != k) ||
+					    (ki->opt_in && o->fix.kind != k) ||
 					    ppcc_sched_pipes(k) > 1)
 						continue; /* the planner refuses
 							     DualPipe (plan.c) */
-					/* Megatron-LM's all-to-all overlap,
-					 * opt-in there as here (--fix
-					 * schedule=combined-1f1b): experts
-					 * spread, no full recomputation, a
-					 * pipeline interleaved
-					 * (config_check.c) */
+					/* Megatron-LM's all-to-all overlap
+					 * (opt-in above): experts spread, no
+					 * full recomputation, a pipeline
+					 * interleaved (config_check.c) */
 					if (k == PPCC_SCHED_COMBINED_1F1B &&
-					    (o->fix.kind != k || ep < 2 ||
-					     s->recompute ==
+					    (ep < 2 || s->recompute ==
 					     PPCC_RECOMPUTE_FULL ||
 					     (p == 1 ? v != 1 : v < 2)))
 						continue;
