@@ -1871,6 +1871,120 @@ START_TEST(mla_layer_flops_and_params_by_hand)
 }
 END_TEST
 
+/* Megatron-LM's recompute_modules by hand, on a latent attention (the
+ * MLA shape above: Q, K, V 96, 96 and 64 wide, Q latent 64, KV latent 32
+ * up to 4 x (16 + 16)) with a dense first block and experts after it (8
+ * of width 128, top 2, one shared); s = 32, b = 1, h = 256.  Against
+ * core_attn alone: layernorm drops each norm's 2-byte output where the
+ * norm is its own module (the latent attention's input norm; the
+ * experts' pre-FFN norm), mla_up_proj drops Q, K and V and runs the two
+ * up projections again, moe_act drops the routed experts' 2-byte down
+ * projection input; in FP8 the norms' and the experts' inputs were one
+ * byte.  The recomputed norms and SwiGLU move their bytes again. */
+START_TEST(recompute_modules_drop_their_tensors_by_hand)
+{
+	const char *shape =
+		"model:\n  name: m\n  transformer:\n    layers: 3\n"
+		"    hidden: 256\n    heads: 4\n    ffn_hidden: 512\n"
+		"    vocab: 100\n    seq_len: 32\n    swiglu: true\n"
+		"    attention: {kind: mla, q_lora_rank: 64, kv_lora_rank: 32, "
+		"qk_nope_head_dim: 16, qk_rope_head_dim: 8, v_head_dim: 16}\n"
+		"    moe: {experts: 8, top_k: 2, ffn_hidden: 128, "
+		"shared_experts: 1, dense_layers: 1}\n";
+	char text[2048];
+	loaded base, all, ln, base8, all8;
+	const char *variants[][2] = {
+		{"    recompute: selective\n", ""},
+		{"    recompute_modules: [core_attn, layernorm, mla_up_proj, "
+		 "moe_act]\n", ""},
+		{"    recompute: selective\n    recompute_modules: "
+		 "[layernorm]\n", ""},
+		{"    recompute: selective\n", "    precision: fp8\n"},
+		{"    recompute_modules: [core_attn, layernorm, mla_up_proj, "
+		 "moe_act]\n", "    precision: fp8\n"}};
+	loaded *out[] = {&base, &all, &ln, &base8, &all8};
+	for (int i = 0; i < 5; i++) {
+		snprintf(text, sizeof text, "%s%s%s" CLUSTER4, shape,
+			 variants[i][0], variants[i][1]);
+		load_text(out[i], text);
+		ck_assert_msg(out[i]->status == 0, "%d: %s", i,
+			      out[i]->diag.text);
+	}
+	const ppcc_layer *d0 = &base.cfg.model.layers[1],
+			 *d1 = &all.cfg.model.layers[1],
+			 *m0 = &base.cfg.model.layers[2],
+			 *m1 = &all.cfg.model.layers[2];
+	ck_assert_str_eq(m1->name, "moe_block");
+	double sh = 32.0 * 256, qkv = 2.0 * 32 * (96 + 96 + 64);
+	double up = 2.0 * 32 * (64.0 * 96 + 32.0 * 128);
+	/* the dense block: its input norm, Q K V */
+	ck_assert_double_eq(d0->stash_bytes - d1->stash_bytes, 2 * sh + qkv);
+	ck_assert_double_eq(d1->recompute_flops - d0->recompute_flops, up);
+	ck_assert_double_eq(d1->kernel_bwd_bytes - d0->kernel_bwd_bytes,
+			    4 * sh);
+	/* the experts' block: both norms, Q K V, 2 x 128 of SwiGLU output */
+	double act = 2.0 * 32 * 2 * 128;
+	ck_assert_double_eq(m0->stash_bytes - m1->stash_bytes,
+			    2 * 2 * sh + qkv + act);
+	ck_assert_double_eq(m1->stash_replicated_bytes,
+			    m0->stash_replicated_bytes);
+	ck_assert_double_eq(m1->recompute_flops - m0->recompute_flops, up);
+	ck_assert_double_eq(m1->bwd_flops - m0->bwd_flops, up);
+	ck_assert_double_eq(m1->kernel_bwd_bytes - m0->kernel_bwd_bytes,
+			    2 * 4 * sh + 2.0 * 3 * 32 * 2 * 128);
+	/* without core_attn the scores are not recomputed and flash
+	 * attention keeps its log-sum-exp, 4 bytes a head and token */
+	const ppcc_layer *l = &ln.cfg.model.layers[2];
+	ck_assert_double_eq(l->recompute_flops, 0);
+	ck_assert_double_eq(m0->stash_bytes - l->stash_bytes,
+			    2 * 2 * sh - 4.0 * 4 * 32);
+	/* FP8: one byte of each norm's output and of the experts' input */
+	const ppcc_layer *f0 = &base8.cfg.model.layers[2],
+			 *f1 = &all8.cfg.model.layers[2];
+	ck_assert_double_eq(f0->stash_bytes - f1->stash_bytes,
+			    2 * sh + qkv + act / 2);
+	ck_assert_double_eq(f1->fp8_recompute_flops, up);
+	ck_assert_int_eq(all.cfg.model.transformer->recompute,
+			 PPCC_RECOMPUTE_SELECTIVE);
+	for (int i = 0; i < 5; i++)
+		done(out[i]);
+
+	/* a module to be, one not modelled, a contradiction, and modules
+	 * without what they recompute */
+	expect_errors(MOE_SHAPE "    recompute_modules: [core_atn, mlp]\n"
+		      CLUSTER4,
+		      "11:25: model.transformer.recompute_modules[0]: expected "
+		      "one of Megatron-LM's modules core_attn, layernorm, "
+		      "mla_up_proj, moe_act, mlp, moe, shared_experts, "
+		      "gdn_norm_out, gdp_in_proj, gdp_qkv, or mhc, got "
+		      "'core_atn'; did you mean 'core_attn'?\n"
+		      "11:35: model.transformer.recompute_modules[1]: ppcc "
+		      "does not model Megatron-LM's recomputation of the "
+		      "dense FFN (mlp); ppcc models core_attn, layernorm, "
+		      "mla_up_proj and moe_act, and recompute: full\n");
+	expect_errors(MOE_SHAPE "    recompute: full\n"
+		      "    recompute_modules: [layernorm]\n" CLUSTER4,
+		      "12:5: model.transformer.recompute_modules: the modules "
+		      "selective recomputation recomputes, but "
+		      "model.transformer.recompute is full (line 11); use "
+		      "recompute: selective, or leave recompute_modules out\n");
+	expect_errors(MOE_SHAPE "    recompute_modules: []\n" CLUSTER4,
+		      "11:24: model.transformer.recompute_modules: expected "
+		      "at least one module (none recomputes nothing: "
+		      "recompute: none), got an empty list\n");
+	expect_errors(MOE_SHAPE "    recompute_modules: [mla_up_proj, "
+		      "moe_act]\n" CLUSTER4,
+		      "11:25: model.transformer.recompute_modules[0]: "
+		      "mla_up_proj recomputes a latent attention's up "
+		      "projections, and this attention is not latent; give "
+		      "attention: {kind: mla, ...} or leave it out\n"
+		      "11:38: model.transformer.recompute_modules[1]: moe_act "
+		      "recomputes the routed experts' activation, and this "
+		      "model has no experts; give moe: {experts: ...} or "
+		      "leave it out\n");
+}
+END_TEST
+
 /* Sliding-window attention, as GPT-OSS's layer_types alternate (layer 0
  * windowed, 1 full): with a window of 8 keys, s = 32 queries score the
  * sum over positions of min(i + 1, 8), 1 + ... + 8 + 24 x 8 = 228, less
@@ -2672,6 +2786,7 @@ Suite *suite_load(void)
 		head_dim_sets_the_attention_width,
 		moe_settings_are_checked,
 		mla_layer_flops_and_params_by_hand,
+		recompute_modules_drop_their_tensors_by_hand,
 		sliding_window_layer_scores_by_hand,
 		mtp_layer_params_and_flops_by_hand,
 		expert_parallel_folds_into_the_stage,

@@ -667,7 +667,7 @@ static const char *const mg_value_flags[] = {
 	"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
 	"--qk-pos-emb-head-dim", "--v-head-dim", "--rope-type",
 	"--mtp-num-layers", "--window-size", "--window-attn-skip-freq",
-	"--fp8-format", "--fp8-recipe", NULL};
+	"--fp8-format", "--fp8-recipe", "--recompute-modules", NULL};
 
 static int in_list(const char *const *list, const char *w)
 {
@@ -706,8 +706,16 @@ static void check_megatron_words(const char *text, const char *what)
 		char *flag = strtok_r(line, " \t", &in);
 		ck_assert_ptr_nonnull(flag);
 		char *value = strtok_r(NULL, " \t", &in);
-		ck_assert_msg(!strtok_r(NULL, " \t", &in), "%s: %s has more than "
-			      "one value", what, flag);
+		/* transformer_config.py:1945-1957, the modules ppcc writes */
+		static const char *const modules[] = {
+			"core_attn", "layernorm", "mla_up_proj", "moe_act", NULL};
+		if (strcmp(flag, "--recompute-modules") == 0)
+			for (char *m = value; m; m = strtok_r(NULL, " \t", &in))
+				ck_assert_msg(in_list(modules, m), "%s: %s %s",
+					      what, flag, m);
+		else
+			ck_assert_msg(!strtok_r(NULL, " \t", &in), "%s: %s has "
+				      "more than one value", what, flag);
 		if (in_list(mg_bool_flags, flag))
 			ck_assert_msg(!value, "%s: %s takes no value", what, flag);
 		else
@@ -922,7 +930,8 @@ END_TEST
  * ffn_hidden_size, 181 hidden_dropout, 184 attention_dropout, 205
  * add_bias_linear, 214 gated_linear_unit, 217 activation_func, 249
  * normalization, 104 pipeline_model_parallel_layout, 525
- * recompute_granularity, 536 recompute_method, 544 recompute_num_layers;
+ * recompute_granularity, 536 recompute_method, 544 recompute_num_layers,
+ * 553 recompute_modules (None: ["core_attn"]);
  * megatron/core/model_parallel_config.py:11 tensor_model_parallel_size,
  * 83 pipeline_model_parallel_size, 86
  * virtual_pipeline_model_parallel_size, 94 sequence_parallel, 100
@@ -967,7 +976,7 @@ static const char *const bridge_runner =
 	"  'moe_grouped_gemm', 'moe_token_dispatcher_type',\n"
 	"  'moe_expert_capacity_factor', 'moe_pad_expert_input_to_capacity',\n"
 	"  'expert_model_parallel_size', 'expert_tensor_parallel_size',\n"
-	"  'overlap_moe_expert_parallel_comm'},\n"
+	"  'overlap_moe_expert_parallel_comm', 'recompute_modules'},\n"
 	"  'train': {'micro_batch_size', 'global_batch_size'},\n"
 	"  'checkpoint': {'ckpt_format'},\n"
 	"  'ddp': {'grad_reduce_in_fp32', 'overlap_grad_reduce',\n"
@@ -1007,6 +1016,13 @@ static const char *const bridge_runner =
 	"        n = [L // S] * S\n"
 	"    return '|'.join(('E' if k == 0 else '') + 't' * n[k] +\n"
 	"                    ('L' if k == S - 1 else '') for k in range(S))\n"
+	"def values(w, flag):\n"
+	"    if flag not in w: return None\n"
+	"    r = []\n"
+	"    for x in w[w.index(flag) + 1:]:\n"
+	"        if x.startswith('--'): break\n"
+	"        r.append(x)\n"
+	"    return tuple(r)\n"
 	"args = sys.argv[1:]\n"
 	"for i in range(0, len(args), 2):\n"
 	"    ns = {}\n"
@@ -1034,7 +1050,9 @@ static const char *const bridge_runner =
 	"         'fsdp': d.data_parallel_sharding_strategy if d.use_megatron_fsdp\n"
 	"                 and c.dist.use_megatron_fsdp else None,\n"
 	"         'ogr': d.overlap_grad_reduce, 'opg': d.overlap_param_gather,\n"
-	"         'rc': m.recompute_granularity, 'group':\n"
+	"         'rc': m.recompute_granularity, 'rcm': tuple(\n"
+	"         m.recompute_modules) if m.recompute_granularity ==\n"
+	"         'selective' else None, 'group':\n"
 	"         m.microbatch_group_size_per_vp_stage,\n"
 	"         'bf16grad': not c.mixed_precision.grad_reduce_in_fp32,\n"
 	"         'layout': layout(m.num_layers, m.pipeline_model_parallel_size,\n"
@@ -1076,6 +1094,9 @@ static const char *const bridge_runner =
 	"          'ogr': 'overlap-grad-reduce' in a,\n"
 	"          'opg': 'overlap-param-gather' in a,\n"
 	"          'rc': a.get('recompute-granularity'),\n"
+	"          'rcm': (values(w, '--recompute-modules') or ('core_attn',))\n"
+	"                  if a.get('recompute-granularity') == 'selective'\n"
+	"                  else None,\n"
 	"          'group': g('microbatch-group-size-per-virtual-pipeline-stage'),\n"
 	"          'bf16grad': 'grad-reduce-in-bf16' in a,\n"
 	"          'layout': layout(L, p, vm or 1,\n"
@@ -1167,6 +1188,10 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 		{"combined.yaml", "",
 		 "  tensor_parallel: 1\n  stages: 4\n  chunks: 2\n"
 		 "  schedule: combined-1f1b\n  expert_parallel: 8\n"},
+		{"modules.yaml",
+		 "    recompute_modules: [layernorm, moe_act]\n",
+		 "  tensor_parallel: 2\n  stages: 4\n  schedule: 1f1b\n"
+		 "  expert_parallel: 8\n"},
 	};
 	for (size_t i = 0; i < sizeof moe_cases / sizeof moe_cases[0]; i++) {
 		built *mb = build_moe(dir, moe_cases[i][0], moe_cases[i][1],
@@ -1509,6 +1534,39 @@ START_TEST(megatron_latent_attention_and_mtp_of_deepseek_v3_by_hand)
 	check_megatron_rules(b, text, "deepseek-v3 v 2");
 	check_megatron_split(b, "deepseek-v3 v 2");
 	free(text);
+	built_free(b);
+
+	/* DeepSeek-V3's recomputation (its report, section 3.2.3: the
+	 * norms and the latent up projections; 3.3.3: the experts' SwiGLU
+	 * output) as Megatron-LM's modules, in their order; in FP8 refused,
+	 * for the delayed scaling ppcc writes (transformer_config.py:
+	 * 2000-2006) */
+	const char *mods = "    recompute_modules: [moe_act, mla_up_proj, "
+			   "layernorm, core_attn]\n";
+	b = build_preset(dir, "ds3.yaml", "deepseek-v3", mods,
+			 "  tensor_parallel: 1\n  stages: 16\n"
+			 "  schedule: 1f1b\n  expert_parallel: 64\n",
+			 2048, 1);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	ck_assert_ptr_nonnull(strstr(text, "\n--recompute-granularity "
+				     "selective\n--recompute-modules core_attn "
+				     "layernorm mla_up_proj moe_act\n"));
+	check_megatron_words(text, "deepseek-v3 modules");
+	free(text);
+	built_free(b);
+	char fp8[256];
+	snprintf(fp8, sizeof fp8, "%s    precision: fp8\n", mods);
+	b = build_preset(dir, "ds4.yaml", "deepseek-v3", fp8,
+			 "  tensor_parallel: 1\n  stages: 16\n"
+			 "  schedule: 1f1b\n  expert_parallel: 64\n",
+			 2048, 1);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_ptr_null(text);
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_msg(strstr(b->diag.text, "Megatron-LM refuses layernorm "
+			     "recomputation under FP8's delayed scaling"),
+		      "%s", b->diag.text);
 	built_free(b);
 	tu_rmtree_free(dir);
 }

@@ -704,8 +704,13 @@ int ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 		winner ? "the winner's " : "");
 	if (recompute > 0) {
 		flop_text(x, sizeof x, recompute / tokens);
-		fprintf(f, "recompute (%s) adds %s\n",
-			recompute_words[t->recompute], x);
+		char m[128] = "";
+		if (t->recompute == PPCC_RECOMPUTE_SELECTIVE &&
+		    t->recompute_modules_loc.file)
+			ppcc_recompute_modules_text(m, sizeof m,
+						    t->recompute_modules, ", ");
+		fprintf(f, "recompute (%s%s%s) adds %s\n",
+			recompute_words[t->recompute], *m ? ": " : "", m, x);
 	} else {
 		fputs("recompute: none\n", f);
 	}

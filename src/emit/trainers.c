@@ -206,6 +206,18 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 	const ppcc_pipeline *pl = &c->pipeline;
 	const ppcc_transformer *tr = c->model.transformer;
 	int combined = pl->kind == PPCC_SCHED_COMBINED_1F1B;
+	if (tr->fp8 && tr->recompute == PPCC_RECOMPUTE_SELECTIVE &&
+	    (tr->recompute_modules & (PPCC_RC_LAYERNORM | PPCC_RC_MOE_ACT))) {
+		/* d98e8a6 transformer_config.py:2000-2006 */
+		ppcc_loc loc = where(c, &tr->recompute_modules_loc);
+		ppcc_error(d, &loc, "Megatron-LM refuses %s recomputation "
+			   "under FP8's delayed scaling (\"Delayed scaling does "
+			   "not support moe_act and layernorm recompute for "
+			   "fp8\"), which ppcc writes: plan without it, or in "
+			   "bf16", tr->recompute_modules & PPCC_RC_LAYERNORM
+			   ? "layernorm" : "moe_act");
+		return PPCC_EINPUT;
+	}
 	if (pl->kind != PPCC_SCHED_1F1B && pl->kind != PPCC_SCHED_INTERLEAVED &&
 	    !combined) {
 		ppcc_loc loc = where(c, &pl->kind_loc);
@@ -574,9 +586,16 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 		if (pl->zero >= 1)
 			fputs("--overlap-param-gather\n", f);
 	}
-	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
+	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE) {
 		fputs("--recompute-granularity selective\n", f);
-	else if (tr->recompute == PPCC_RECOMPUTE_FULL)
+		char m[128];
+		if (tr->recompute_modules &&
+		    tr->recompute_modules != PPCC_RC_CORE_ATTN)
+			fprintf(f, "--recompute-modules %s\n",
+				ppcc_recompute_modules_text(
+					m, sizeof m, tr->recompute_modules,
+					" "));
+	} else if (tr->recompute == PPCC_RECOMPUTE_FULL)
 		fputs("--recompute-granularity full\n"
 		      "--recompute-method uniform\n"
 		      "--recompute-num-layers 1\n", f);
@@ -759,9 +778,16 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	    pl->group_size != pl->stages)
 		fprintf(f, "    m.microbatch_group_size_per_vp_stage = %d\n",
 			pl->group_size);
-	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)
-		fputs("    m.recompute_granularity = \"selective\"\n", f);
-	else if (tr->recompute == PPCC_RECOMPUTE_FULL)
+	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE) {
+		char m[128];
+		ppcc_recompute_modules_text(m, sizeof m,
+					    tr->recompute_modules
+					    ? tr->recompute_modules
+					    : PPCC_RC_CORE_ATTN, "\", \"");
+		fprintf(f, "    m.recompute_granularity = \"selective\"\n"
+			"    m.recompute_modules = [%s%s%s]\n", *m ? "\"" : "",
+			m, *m ? "\"" : "");
+	} else if (tr->recompute == PPCC_RECOMPUTE_FULL)
 		fputs("    m.recompute_granularity = \"full\"\n"
 		      "    m.recompute_method = \"uniform\"\n"
 		      "    m.recompute_num_layers = 1\n", f);

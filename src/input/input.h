@@ -334,6 +334,19 @@ typedef enum ppcc_recompute {
 	PPCC_RECOMPUTE_FULL
 } ppcc_recompute;
 
+/* The modules selective recomputation recomputes, as Megatron-LM names
+ * them (transformer_config.py's recompute_modules): the attention's
+ * scores and values; the two norms' outputs where a norm is its own
+ * module (a latent attention's input norm, a mixture of experts' pre-FFN
+ * norm); a latent attention's up projections and RoPE (Q, K, V); the
+ * routed experts' SwiGLU output.  Derivation: doc/design/transformer.md. */
+enum {
+	PPCC_RC_CORE_ATTN = 1u << 0,
+	PPCC_RC_LAYERNORM = 1u << 1,
+	PPCC_RC_MLA_UP_PROJ = 1u << 2,
+	PPCC_RC_MOE_ACT = 1u << 3
+};
+
 typedef enum ppcc_norm { PPCC_NORM_RMSNORM, PPCC_NORM_LAYERNORM } ppcc_norm;
 typedef enum ppcc_position {
 	PPCC_POSITION_ROPE,
@@ -388,6 +401,10 @@ typedef struct ppcc_transformer {
 	int biases, attention_sinks;
 	int micro_batch_size;
 	int recompute; /* ppcc_recompute */
+	/* what selective recomputation recomputes, PPCC_RC_* bits
+	 * (Megatron-LM's --recompute-modules); 0: core_attn alone */
+	unsigned recompute_modules;
+	ppcc_loc recompute_modules_loc; /* file 0: not given */
 	int swiglu;    /* gated FFN, RMSNorm, no biases, no learned positions,
 			  no dropout */
 	int sequence_parallel; /* 1 (the default): norms and dropout split too */
@@ -414,6 +431,11 @@ typedef struct ppcc_transformer {
  * transformer.c). */
 void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 				  const ppcc_transformer *t);
+
+/* The PPCC_RC_* bits of modules as Megatron-LM names them, joined by
+ * sep into buf (truncated to size); returns buf. */
+const char *ppcc_recompute_modules_text(char *buf, size_t size,
+					unsigned modules, const char *sep);
 
 /* 1 when block i (from 0) of t is a mixture of experts. */
 int ppcc_transformer_is_moe(const ppcc_transformer *t, int i);

@@ -916,6 +916,7 @@ static const struct {
 	{"first_k_dense_replace", "Hugging Face's",
 	 "transformer.moe.dense_layers"},
 	{"moe_layer_freq", "Megatron-LM's", "transformer.moe.every"},
+	{"recompute_granularity", "Megatron-LM's", "transformer.recompute"},
 	{"decoder_sparse_step", "Hugging Face's", "transformer.moe.every"},
 	{"moe_expert_capacity_factor", "Megatron-LM's",
 	 "transformer.moe.capacity_factor"},
@@ -1363,7 +1364,7 @@ static const char *const transformer_keys[] = {
 	"bytes_per_param", "sequence_parallel", "flash_attention", "norm",
 	"position", "rope_theta", "tie_embeddings", "head_dim", "moe",
 	"attention", "mtp_layers", "sliding_window", "sliding_window_pattern",
-	"biases", "attention_sinks", "precision", NULL};
+	"biases", "attention_sinks", "precision", "recompute_modules", NULL};
 static const char *const precision_words[] = {"bf16", "fp8", NULL};
 static const char *const attention_keys[] = {
 	"kind", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
@@ -1377,6 +1378,19 @@ static const char *const moe_keys[] = {
 static const char *const dispatch_words[] = {"bf16", "fp8", NULL};
 static const char *const recompute_words[] = {"none", "selective", "full",
 					      NULL};
+/* Megatron-LM's recompute_modules (d98e8a6 transformer_config.py:
+ * 1945-1957): those ppcc models, in the order of the PPCC_RC_* bits,
+ * then those it refuses, each with what it recomputes */
+static const char *const rc_module_words[] = {
+	"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe",
+	"shared_experts", "gdn_norm_out", "gdp_in_proj", "gdp_qkv", "mhc",
+	NULL};
+enum { RC_MODELLED = 4 };
+static const char *const rc_module_what[] = {
+	"the dense FFN", "the whole mixture-of-experts layer",
+	"the shared experts", "the GatedDeltaNet output norm",
+	"the GatedDeltaProduct input projection",
+	"the GatedDeltaProduct convolution", "hyper-connections"};
 /* in the order of ppcc_norm and ppcc_position */
 static const char *const norm_words[] = {"rmsnorm", "layernorm", NULL};
 static const char *const position_words[] = {"rope", "learned", NULL};
@@ -1608,6 +1622,83 @@ static void check_attention(loader *L, const section *s, const node *key,
 #undef AT
 }
 
+/* transformer.recompute_modules: a list of Megatron-LM's module names,
+ * into t's PPCC_RC_* bits (core_attn when not given).  It is selective
+ * recomputation's: it implies recompute: selective, and contradicts none
+ * or full.  A module of Megatron-LM's that ppcc does not model is refused
+ * by name; each needs what it recomputes (a latent attention, experts). */
+static void read_recompute_modules(loader *L, const section *s,
+				   ppcc_transformer *t)
+{
+	const node *k, *rk;
+	const node *list = sec_get(s, "recompute_modules", &k);
+	if (!list)
+		return;
+	char path[PATH_CAP], got[SHOW_CHARS * 4 + 32], words[512];
+	key_path(path, s, "recompute_modules");
+	if (list->kind != NODE_SEQ || list->n == 0) {
+		sec_bad(s, "recompute_modules", list, list->kind == NODE_SEQ
+			? "at least one module (none recomputes nothing: "
+			  "recompute: none)"
+			: "a list of modules, as Megatron-LM's "
+			  "--recompute-modules names them");
+		return;
+	}
+	const node *rv = sec_get(s, "recompute", &rk);
+	if (rv && t->recompute != PPCC_RECOMPUTE_SELECTIVE) {
+		say(L, PPCC_SEV_ERROR, &k->loc, "%s: the modules selective "
+		    "recomputation recomputes, but %s.recompute is %s (line "
+		    "%d); use recompute: selective, or leave "
+		    "recompute_modules out", path, s->path,
+		    t->recompute == PPCC_RECOMPUTE_FULL ? "full" : "none",
+		    rk->loc.line);
+		return;
+	}
+	t->recompute = PPCC_RECOMPUTE_SELECTIVE;
+	t->recompute_modules = 0;
+	t->recompute_modules_loc = k->loc;
+	list_words(words, sizeof words, rc_module_words);
+	int i = 0;
+	for (const node *item = list->first; item; item = item->next, i++) {
+		int w = 0;
+		while (rc_module_words[w] && !(item->kind == NODE_SCALAR &&
+					       scalar_is(item, rc_module_words[w])))
+			w++;
+		if (!rc_module_words[w]) {
+			describe(got, sizeof got, item);
+			const char *near = item->kind == NODE_SCALAR
+				? suggest(item->text, item->len, rc_module_words)
+				: NULL;
+			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: expected "
+			    "one of Megatron-LM's modules %s, got %s%s%s%s",
+			    path, i, words, got, near ? "; did you mean '" : "",
+			    near ? near : "", near ? "'?" : "");
+			continue;
+		}
+		if (w >= RC_MODELLED) {
+			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: ppcc does "
+			    "not model Megatron-LM's recomputation of %s (%s); "
+			    "ppcc models core_attn, layernorm, mla_up_proj and "
+			    "moe_act, and recompute: full", path, i,
+			    rc_module_what[w - RC_MODELLED], rc_module_words[w]);
+			continue;
+		}
+		/* Megatron-LM raises for both (:1964-1973) */
+		if (w == 2 && !t->mla.kind)
+			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: mla_up_proj "
+			    "recomputes a latent attention's up projections, "
+			    "and this attention is not latent; give "
+			    "attention: {kind: mla, ...} or leave it out",
+			    path, i);
+		else if (w == 3 && t->moe.experts == 0)
+			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: moe_act "
+			    "recomputes the routed experts' activation, and "
+			    "this model has no experts; give moe: {experts: "
+			    "...} or leave it out", path, i);
+		t->recompute_modules |= 1u << w;
+	}
+}
+
 static void read_transformer(loader *L, const section *model,
 			     const node *key, const node *value)
 {
@@ -1671,6 +1762,7 @@ static void read_transformer(loader *L, const section *model,
 		&t->sliding_window_pattern, NULL);
 	sec_bool(&s, "biases", &t->biases);
 	sec_bool(&s, "attention_sinks", &t->attention_sinks);
+	read_recompute_modules(L, &s, t);
 	if (L->errors != errors || !hidden_ok || !heads_ok)
 		return;
 	check_attention(L, &s, key, t);

@@ -95,6 +95,21 @@ static void shape_of(block_shape *out, const ppcc_transformer *t, int moe,
 	out->f = out->cf * out->k * out->fe + out->fs;
 }
 
+const char *ppcc_recompute_modules_text(char *buf, size_t size,
+					unsigned modules, const char *sep)
+{
+	static const char *const names[] = {"core_attn", "layernorm",
+					    "mla_up_proj", "moe_act"};
+	size_t at = 0;
+	if (size)
+		buf[0] = '\0';
+	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+		if ((modules & (1u << i)) && at < size)
+			at += (size_t)snprintf(buf + at, size - at, "%s%s",
+					       at ? sep : "", names[i]);
+	return buf;
+}
+
 int ppcc_transformer_is_moe(const ppcc_transformer *t, int i)
 {
 	const ppcc_moe *m = &t->moe;
@@ -421,12 +436,28 @@ static void block_stash(double *out_total, double *out_replicated,
 		if (g->moe)
 			split -= g->cf * g->k * sbh;
 	}
-	if (t->recompute == PPCC_RECOMPUTE_SELECTIVE)
+	unsigned rc = t->recompute != PPCC_RECOMPUTE_SELECTIVE ? 0
+		: t->recompute_modules ? t->recompute_modules
+		: PPCC_RC_CORE_ATTN;
+	if (rc & PPCC_RC_CORE_ATTN)
 		; /* the scores are recomputed */
 	else if (t->flash_attention)
 		split += 4.0 * a * s * b;
 	else
 		split += (2.0 + 3.0 * delta) * a * s * s * b;
+	/* Megatron-LM's output-discarding modules drop what they would
+	 * keep: a norm that is its own module keeps no output (a latent
+	 * attention's input norm, a mixture of experts' pre-FFN norm; the
+	 * others are fused into the projection after them), the up
+	 * projections no Q, K or V, the experts' SwiGLU no output, the
+	 * routed part of the down projection's input */
+	double narrow = t->fp8 ? 1.0 : 2.0;
+	if (rc & PPCC_RC_LAYERNORM)
+		whole -= narrow * sbh * (g->mla + g->moe);
+	if ((rc & PPCC_RC_MLA_UP_PROJ) && g->mla)
+		split -= 2.0 * s * b * (g->qw + g->kw + g->vw);
+	if ((rc & PPCC_RC_MOE_ACT) && g->moe)
+		split -= narrow * s * b * g->cf * g->k * g->fe;
 	*out_total = whole + split;
 	*out_replicated = whole;
 }
@@ -455,8 +486,19 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 		double per_token = 0;
 		op_sac_saved(t, &per_token);
 		recompute = b * s * per_token;
-	} else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE)
+	}
+	unsigned rc = t->recompute != PPCC_RECOMPUTE_SELECTIVE ||
+		      t->trainer == PPCC_TRAINER_TORCHTITAN ? 0
+		: t->recompute_modules ? t->recompute_modules
+		: PPCC_RC_CORE_ATTN;
+	if (rc & PPCC_RC_CORE_ATTN)
 		recompute = attention_flops(t, g);
+	/* the up projections again (Q's straight from h without a Q
+	 * latent), in FP8 where they ran in it */
+	double up = (rc & PPCC_RC_MLA_UP_PROJ) && g->mla
+		? 2.0 * b * s * ((g->qr > 0 ? g->qr : h) * g->qw +
+				 g->kvr * g->kvup) : 0.0;
+	recompute += up;
 	double stash, replicated;
 	block_stash(&stash, &replicated, t, g);
 	/* and multi-head latent attention's two latent norms */
@@ -472,8 +514,21 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 	if (t->recompute == PPCC_RECOMPUTE_FULL) {
 		kbwd += kfwd;
 		kbwd_whole += kwhole;
-	} else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE) {
+	} else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE &&
+		   t->trainer == PPCC_TRAINER_TORCHTITAN) {
 		kbwd += kscores;
+	} else if (rc) {
+		/* the scores, a norm (reads and writes 2*s*b*h) and the
+		 * routed experts' SwiGLU at their width, each again */
+		double knorm = 4.0 * s * b * h * (g->mla + g->moe);
+		if (rc & PPCC_RC_CORE_ATTN)
+			kbwd += kscores;
+		if (rc & PPCC_RC_LAYERNORM) {
+			kbwd += knorm;
+			kbwd_whole += knorm;
+		}
+		if ((rc & PPCC_RC_MOE_ACT) && g->moe)
+			kbwd += 2.0 * g->nmat * s * b * g->cf * g->k * g->fe;
 	}
 	double expert = g->moe ? block_expert_flops(t, g) : 0.0;
 	/* FP8: the weight products but the router's, forward, their input
@@ -486,6 +541,8 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 		else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE &&
 			 t->trainer == PPCC_TRAINER_TORCHTITAN)
 			fp8_rc = recompute; /* its matmuls alone */
+		else
+			fp8_rc = up;
 	}
 	/* The tensor-parallel collectives, in all-reduces of 2*s*b*h: the
 	 * FFN's one each way (none in a mixture of experts, whose tokens
