@@ -736,6 +736,82 @@ START_TEST(cli_one_command_errors_name_the_option)
 }
 END_TEST
 
+/* -e|--expert-parallel sets pipeline.expert_parallel beside --model, as
+ * the file's key does; a search whose --fix schedule rules out every
+ * layout says why, not only that nothing fills the devices. */
+START_TEST(cli_expert_parallel_and_fixed_kinds_say_why)
+{
+	char *dir = tu_mkdtemp(), path[PATH_MAX];
+	tu_write_in(path, sizeof path, dir, "m.yaml",
+		    "model:\n  transformer: {preset: mixtral-8x7b}\n"
+		    "cluster:\n  devices: 64\n  device: h100\n"
+		    "pipeline: {expert_parallel: 8}\n");
+	tu_run a, b;
+	TU_PPCC(&a, "plan", "--model", "mixtral-8x7b", "--devices", "64xh100",
+		"-s", "combined-1f1b", "-p", "4", "-v", "2", "-e", "8", "-f",
+		"json");
+	TU_PPCC(&b, "plan", path, "-s", "combined-1f1b", "-p", "4",
+		"--chunks", "2", "-f", "json");
+	ck_assert_msg(a.status == 0 && b.status == 0, "%s%s", a.err, b.err);
+	ck_assert_str_eq(a.out, b.out);
+	tu_run_free(&a);
+	tu_run_free(&b);
+	TU_PPCC(&a, "plan", "--model", "mixtral-8x7b", "--devices", "64xh100",
+		"--expert-parallel", "3");
+	ck_assert_int_eq(a.status, 1);
+	ck_assert_msg(strncmp(a.err, "ppcc: <command line>: error: 3-way "
+			      "expert parallelism does not divide the 8 "
+			      "experts\n", 77) == 0, "%s", a.err);
+	tu_run_free(&a);
+
+	static const struct {
+		const char *model, *devices, *fix[2], *why;
+	} cases[] = {
+		{"llama3-8b", "8xh100", {"schedule=combined-1f1b", NULL},
+		 "8 devices with --fix schedule=combined-1f1b: combined-1f1b "
+		 "overlaps the experts' all-to-alls, and this model has no "
+		 "experts\n"},
+		{"mixtral-8x7b", "64xh100",
+		 {"schedule=combined-1f1b", "expert_parallel=1"},
+		 "64 devices with --fix schedule=combined-1f1b: combined-1f1b "
+		 "overlaps the experts' all-to-alls, which need "
+		 "expert_parallel of 2 or more\n"},
+		{"mixtral-8x7b", "64xh100", {"schedule=dualpipe-v", "chunks=1"},
+		 "64 devices with --fix schedule=dualpipe-v: dualpipe-v runs 2 "
+		 "chunks a rank, not --fix chunks=1\n"},
+		{"mixtral-8x7b", "64xh100", {"schedule=interleaved", "chunks=1"},
+		 "64 devices with --fix schedule=interleaved: interleaved runs "
+		 "at least 2 chunks a rank, not --fix chunks=1\n"},
+		{"mixtral-8x7b", "64xh100", {"schedule=dualpipe", NULL},
+		 "64 devices with --fix schedule=dualpipe: ppcc cannot plan the "
+		 "dualpipe schedule yet (its second pipeline holds a copy of "
+		 "every stage's layers); search dualpipe-v, its one-copy "
+		 "form\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *args[16] = {"search", "--model", cases[i].model,
+					"--devices", cases[i].devices,
+					"--global-batch", "256", "--fix",
+					cases[i].fix[0]};
+		int n = 9;
+		if (cases[i].fix[1]) {
+			args[n++] = "--fix";
+			args[n++] = cases[i].fix[1];
+		}
+		tu_run r;
+		tu_ppcc_run(&r, tu_src(), NULL, 300, args);
+		ck_assert_int_eq(r.status, 1);
+		char want[512];
+		snprintf(want, sizeof want, "ppcc: <command line>: error: no "
+			 "configuration fills the %s", cases[i].why);
+		ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0,
+			      "case %zu: %s", i, r.err);
+		tu_run_free(&r);
+	}
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 /* --trainer plans the memory that trainer holds, in plan and search, as
  * pipeline.trainer does; a trainer's format for another is an error at
  * the command line, and --from-search names its trainer already. */
@@ -1237,6 +1313,7 @@ Suite *suite_cli(void)
 		cli_one_command_errors_name_the_option,
 		cli_plan_names_the_preset_and_its_calibration,
 		cli_trainer_option_plans_that_trainers_memory,
+		cli_expert_parallel_and_fixed_kinds_say_why,
 		cli_usage_errors_name_the_option,
 		cli_headroom_sets_what_a_configuration_leaves_free,
 		cli_plan_writes_output_file,

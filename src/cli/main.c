@@ -33,6 +33,7 @@ typedef struct cli_options {
 	const char *output;
 	ppcc_emit_options emit;
 	int kind, stages, microbatches, chunks, group_size, tensor_parallel;
+	int expert_parallel;
 	int group_size_set;
 	int quiet;
 	long long max_actions; /* 0: PPCC_MAX_ACTIONS_DEFAULT */
@@ -72,7 +73,8 @@ static void usage(FILE *f)
 			 PPCC_FORMATS_SEARCH, "|", NULL);
 	fputs("usage: ppcc plan FILE [--cluster FILE] [-s|--schedule KIND] [-p|--stages N]\n"
 	      "                 [-m|--microbatches N] [-v|--chunks N] [-g|--group-size N]\n"
-	      "                 [-t|--tensor-parallel N] [-f|--format FMT] [-o|--output FILE]\n"
+	      "                 [-t|--tensor-parallel N] [-e|--expert-parallel N]\n"
+	      "                 [-f|--format FMT] [-o|--output FILE]\n"
 	      "                 [--view timeline|deps] [--with-comms] [--standalone]\n"
 	      "                 [--prefix NAME] [--max-actions N] [--max-work N]\n"
 	      "                 [--partition N,N,...] [--memory-limit GIB] [--jobs N]\n"
@@ -197,6 +199,7 @@ static int cmd_plan(const cli_options *o)
 		.format = o->emit.format, .kind = o->kind, .stages = o->stages,
 		.microbatches = o->microbatches, .chunks = o->chunks,
 		.tensor_parallel = o->tensor_parallel,
+		.expert_parallel = o->expert_parallel,
 		.group_size = o->group_size, .group_size_set = o->group_size_set,
 		.partition = o->partition, .memory_limit = o->memory_limit,
 		.threads = o->jobs, .budget = {o->max_actions, o->max_work},
@@ -388,6 +391,7 @@ static const struct option longopts[] = {
 	{"chunks", required_argument, NULL, 'v'},
 	{"group-size", required_argument, NULL, 'g'},
 	{"tensor-parallel", required_argument, NULL, 't'},
+	{"expert-parallel", required_argument, NULL, 'e'},
 	{"format", required_argument, NULL, 'f'},
 	{"output", required_argument, NULL, 'o'},
 	{"quiet", no_argument, NULL, 'q'},
@@ -513,6 +517,7 @@ static int apply_option(cli_options *o, int c, const char *arg,
 		o->group_size_set = 1;
 		break;
 	case 't': count = &o->tensor_parallel; break;
+	case 'e': count = &o->expert_parallel; break;
 	case 'f': {
 		const ppcc_format_info *fi = ppcc_format_named(arg);
 		if (!fi) {
@@ -641,6 +646,8 @@ static int cmd_plan_from_search(cli_options *o, int n_files, char **files)
 		opt = "--group-size";
 	else if (o->tensor_parallel)
 		opt = "--tensor-parallel";
+	else if (o->expert_parallel)
+		opt = "--expert-parallel";
 	else if (o->partition)
 		opt = "--partition";
 	else if (o->memory_limit > 0)
@@ -706,7 +713,7 @@ int main(int argc, char **argv)
 
 	/* Options may come before the command and among its arguments. */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hVs:p:m:v:g:t:f:o:q", longopts,
+	while ((c = getopt_long(argc, argv, "+:hVs:p:m:v:g:t:e:f:o:q", longopts,
 				NULL)) != -1) {
 		if ((rc = window_step(&o, c, argc, argv)) == -2)
 			continue;
@@ -722,7 +729,7 @@ int main(int argc, char **argv)
 	char **args = argv + optind;
 	int nargs = argc - optind;
 	optind = 0; /* 0: glibc re-reads the option string (no "+" now) */
-	while ((c = getopt_long(nargs, args, ":hVs:p:m:v:g:t:f:o:q", longopts,
+	while ((c = getopt_long(nargs, args, ":hVs:p:m:v:g:t:e:f:o:q", longopts,
 				NULL)) != -1) {
 		if ((rc = window_step(&o, c, nargs, args)) == -2)
 			continue;

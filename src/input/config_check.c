@@ -165,10 +165,14 @@ static void check_experts(const ppcc_config *c, ppcc_diag *d)
 				   "(transformer.moe); this model has none");
 		return;
 	}
-	if (tf->moe.experts % ep != 0)
+	if (tf->moe.experts % ep != 0) {
+		char at[32] = "";
+		if (tf->moe.experts_loc.line > 0)
+			snprintf(at, sizeof at, " (line %d)",
+				 tf->moe.experts_loc.line);
 		ppcc_error(d, &loc, "%d-way expert parallelism does not "
-			   "divide the %d experts (line %d)", ep,
-			   tf->moe.experts, tf->moe.experts_loc.line);
+			   "divide the %d experts%s", ep, tf->moe.experts, at);
+	}
 	if (tf->moe.ffn_hidden % etp != 0) {
 		loc = where(c, p->expert_tensor_parallel_loc.file
 				? &p->expert_tensor_parallel_loc

@@ -249,6 +249,8 @@ static int config_from_file(ppcc_config *cfg, ppcc_arena *a,
 	}
 	set_override(r->tensor_parallel, &pl->tensor_parallel,
 		     &pl->tensor_parallel_loc);
+	set_override(r->expert_parallel, &pl->expert_parallel,
+		     &pl->expert_parallel_loc);
 	if (r->partition && (err = parse_partition(pl, a, r->partition, d)) < 0)
 		return err;
 	if (r->memory_limit > 0 &&

@@ -21,6 +21,7 @@ typedef struct ppcc_plan_request {
 	int format;            /* ppcc_format the plan is for */
 	int kind;              /* a ppcc_sched_kind; -1: the file's */
 	int stages, microbatches, chunks, tensor_parallel;
+	int expert_parallel;   /* 0: the file's */
 	int group_size;        /* read when group_size_set; 0: the stages */
 	int group_size_set;
 	const char *partition; /* layers per stage, "13,12,12"; NULL: none */

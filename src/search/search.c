@@ -983,15 +983,68 @@ static double gib(double b)
 	return b / (1024.0 * 1024.0 * 1024.0);
 }
 
+/* Why the kind --fix schedule names has no candidate whatever the layout
+ * (the rules enumerate_settings applies), into buf; 0 when it may. */
+static int fixed_kind_refused(char *buf, size_t size, const ppcc_config *cfg,
+			      const ppcc_search_options *o)
+{
+	const ppcc_sched_kind_info *ki = ppcc_sched_kind(o->fix.kind);
+	const ppcc_transformer *tf = cfg->model.transformer;
+	if (!ki)
+		return 0;
+	const char *name = ki->name;
+	if (ppcc_sched_pipes(o->fix.kind) > 1)
+		snprintf(buf, size, "ppcc cannot plan the %s schedule yet (its "
+			 "second pipeline holds a copy of every stage's layers); "
+			 "search dualpipe-v, its one-copy form", name);
+	else if (o->fix.chunks > 0 && (o->fix.chunks < ki->min_chunks ||
+				       o->fix.chunks > ki->max_chunks))
+	{
+		char n[48];
+		if (ki->max_chunks == ki->min_chunks)
+			snprintf(n, sizeof n, "%d chunk%s", ki->min_chunks,
+				 ki->min_chunks == 1 ? "" : "s");
+		else if (ki->max_chunks > 64)
+			snprintf(n, sizeof n, "at least %d chunks",
+				 ki->min_chunks);
+		else
+			snprintf(n, sizeof n, "%d to %d chunks", ki->min_chunks,
+				 ki->max_chunks);
+		snprintf(buf, size, "%s runs %s a rank, not --fix chunks=%d",
+			 name, n, o->fix.chunks);
+	}
+	else if (o->fix.kind == PPCC_SCHED_COMBINED_1F1B &&
+		 (!tf || tf->moe.experts == 0))
+		snprintf(buf, size, "combined-1f1b overlaps the experts' "
+			 "all-to-alls, and this model has no experts");
+	else if (o->fix.kind == PPCC_SCHED_COMBINED_1F1B &&
+		 (o->fix.expert_parallel == 1 || tf->moe.experts < 2))
+		snprintf(buf, size, "combined-1f1b overlaps the experts' "
+			 "all-to-alls, which need expert_parallel of 2 or "
+			 "more");
+	else if (o->fix.kind == PPCC_SCHED_COMBINED_1F1B &&
+		 o->fix.recompute == PPCC_RECOMPUTE_FULL)
+		snprintf(buf, size, "Megatron-LM refuses full recomputation "
+			 "with combined-1f1b");
+	else
+		return 0;
+	return 1;
+}
+
 /* Nothing fits: the error, what came closest, and what would fit. */
 static void report_none(const ppcc_search_result *r, const ppcc_config *cfg,
-			ppcc_diag *d)
+			const ppcc_search_options *o, ppcc_diag *d)
 {
 	ppcc_loc loc = cfg->model.loc.file ? cfg->model.loc
 		       : (ppcc_loc){cfg->path, 0, 0};
 	ppcc_loc cl = cfg->cluster.loc.file ? cfg->cluster.loc : loc;
 	char what[256];
-	if (r->considered == 0) {
+	if (r->considered == 0 && o->fix.kind >= 0 &&
+	    fixed_kind_refused(what, sizeof what, cfg, o)) {
+		ppcc_error(d, &loc, "no configuration fills the %d devices with "
+			   "--fix schedule=%s: %s", cfg->cluster.devices,
+			   ppcc_schedule_kind_name(o->fix.kind), what);
+	} else if (r->considered == 0) {
 		ppcc_error(d, &loc, "no configuration fills the %d devices with "
 			   "a global batch of %ld sequences (t x p x d x cp "
 			   "must be the devices, d must divide the batch)",
@@ -2390,7 +2443,7 @@ int ppcc_search(ppcc_search_result *out, ppcc_arena *a,
 		if (!o->no_hints)
 			hints(out, a, cfg, o);
 		out->seconds = now_s() - r.t0;
-		report_none(out, cfg, d);
+		report_none(out, cfg, o, d);
 		return PPCC_EINFEASIBLE;
 	}
 	out->seconds = now_s() - r.t0;
