@@ -711,6 +711,12 @@ int ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 						    t->recompute_modules, ", ");
 		fprintf(f, "recompute (%s%s%s) adds %s\n",
 			recompute_words[t->recompute], *m ? ": " : "", m, x);
+	} else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE &&
+		   t->recompute_modules_loc.file) {
+		char m[128];
+		fprintf(f, "recompute (selective: %s) adds no products, only "
+			"kernels\n", ppcc_recompute_modules_text(
+				m, sizeof m, t->recompute_modules, ", "));
 	} else {
 		fputs("recompute: none\n", f);
 	}

@@ -68,6 +68,26 @@ R93 llama3-8b 8 h100 1 1 4 2 1 1 128 8192 none 1 megatron fp8 tok 12273
 R94 llama3-70b 64 h100 4 4 2 2 5 1 128 8192 none 1 megatron fp8 tok 1524
 R104 bloom-176b 384 a100 4 12 8 1 1 2 2048 2048 full 1 megatron bf16 s 104.70"
 
+# mixtures of experts (runs.md S11), each planned as it ran at the
+# catalogue's constants, nothing fitted on them; one run a line:
+#   id model devices device t p d cp v b batch seq recompute zero kind
+#   ep etp precision measure value
+# with the transformer keys of its recipe beyond these in moe_yaml.
+moe_planned="R112 deepseek-v3 2048 h800 1 16 128 1 2 1 15360 4096 selective 1 dualpipe-v 64 1 fp8 s 19.907
+R113 qwen3-30b-a3b 16 h100 1 1 16 1 1 1 1024 4096 none 1 1f1b 16 1 fp8 tok 8960
+R114 qwen3-235b-a22b 256 h100 2 8 16 1 4 1 8192 4096 none 1 combined-1f1b 32 1 fp8 tok 1712
+R115 gpt-oss-120b 64 h100 1 4 16 1 1 1 1280 4096 selective 1 1f1b 8 1 bf16 tok 5824"
+
+moe_yaml() {
+	case $1 in
+	R112) printf '    recompute_modules: [core_attn, layernorm, mla_up_proj, moe_act]\n'
+	      printf '    moe: {node_limit: 4, dispatch: fp8}\n' ;;
+	R115) printf '    recompute_modules: [layernorm, moe_act]\n'
+	      printf '    moe: {imbalance: 1}\n' ;;
+	*) printf '    moe: {imbalance: 1}\n' ;;
+	esac
+}
+
 # why each other run is not planned (every id of runs.md is in gpt.sh's
 # rows, the planned runs above or here; run.sh fails otherwise)
 unplanned="R2 torch.compile, which ppcc does not model
@@ -124,7 +144,9 @@ R107 layout not stated in the quote
 R108 layout not stated in the quote
 R109 interleaving and micro-batch not stated: with 16 microbatches over 16 stages they set most of the step (1F1B's bubble is 48%)
 R110 interleaving and micro-batch not stated: with 16 microbatches over 16 stages they set most of the step (1F1B's bubble is 48%)
-R111 interleaving, micro-batch and sequence not stated"
+R111 interleaving, micro-batch and sequence not stated
+R116 Megatron-LM's recomputation of the dense FFN (mlp), which ppcc does not model; precision not stated
+R117 hybrid state-space (Mamba) layers, which ppcc does not model"
 
 # name: the transformer keys of a shape that is not a preset, and where
 # it comes from (runs.md's section)
@@ -173,4 +195,11 @@ assumed="assumed where the source is silent (doc/fidelity/runs.md):
   R85-R94 (NeMo, FP8): no recomputation, ZeRO-1, TP-communication
     overlap, as NeMo 24.07's performance recipes; data parallel is the
     GPUs over t x p x cp.
-  R104 (BLOOM): ZeRO-1 planned as Megatron-LM's distributed optimizer."
+  R104 (BLOOM): ZeRO-1 planned as Megatron-LM's distributed optimizer.
+  R112 (DeepSeek-V3): DualPipe planned as dualpipe-v, its one-copy form
+    (ppcc does not plan DualPipe), one sequence a microbatch, ppcc's
+    split; the default imbalance (1.1).
+  R113-R115 (Megatron-Bridge): ZeRO-1 (the distributed optimizer),
+    force-balanced routing as imbalance 1, ppcc's split (R114's
+    recipe counts the embedding and loss as layers of the split);
+    HybridEP and the alltoall dispatcher alike at the links' bandwidth."

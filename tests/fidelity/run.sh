@@ -100,7 +100,7 @@ done | tee "$dir/sets"
 echo "efficiency $have (the catalogue's a100), fitted: $fit"
 listed=$(grep -cE '^\| [NR][0-9]+ \|' "$(dirname "$0")/../../doc/fidelity/runs.md")
 . "$(dirname "$0")/published.sh"
-echo "doc/fidelity/runs.md lists $listed runs: these 10, then the 6 memory rows, $(echo "$planned" | wc -l | tr -d ' ') more planned, and $(echo "$unplanned" | wc -l | tr -d ' ') not planned, each with its reason"
+echo "doc/fidelity/runs.md lists $listed runs: these 10, then the 6 memory rows, $(echo "$planned" | wc -l | tr -d ' ') more planned, $(echo "$moe_planned" | wc -l | tr -d ' ') mixtures of experts, and $(echo "$unplanned" | wc -l | tr -d ' ') not planned, each with its reason"
 want=$(awk '/^fitted/ { f = $2 } /^held out/ { h = $3; e = $11; w = $13 }
 	    END { gsub(/[%,]/, "", e); gsub(/[%(]/, "", w); printf "%d %d %.1f %.1f", f, h, e, w }' "$dir/sets")
 got=$(printf '%d %d %.1f %.1f' "$(field fitted_runs)" "$(field held_runs)" \
@@ -321,12 +321,64 @@ want=$(awk -v g="$gfit" '/^FP8 fitted/ { f = $3 } /^FP8 held out/ { h = $4; e = 
 got=$(printf '%.2f %d %d %.1f %.1f' "$(hfield fp8_gain)" "$(hfield fp8_fitted_runs)" \
 	"$(hfield fp8_held_runs)" "$(hfield fp8_held_error_pct)" "$(hfield fp8_held_worst_pct)")
 [ "$want" = "$got" ] || { echo "the catalogue's h100 FP8 row says $got (gain, fitted, held out, mean, largest); this run computes $want" >&2; exit 1; }
+
+# Mixtures of experts (runs.md S11): DeepSeek-V3's run and Megatron-
+# Bridge's H100 rows, each planned as it ran at the catalogue's
+# constants (the H100's and H800's efficiency and FP8 gain, fitted on
+# dense runs) and ppcc's all-to-all at the links' bandwidth: no constant
+# is fitted on them, and no row's error fails this script.
+echo
+printf '%-5s %-16s %5s %-6s %2s %2s %3s %2s %3s %-14s %-9s %-5s %-7s %10s %10s %7s  %s\n' \
+	run model GPUs device t p d v ep schedule recompute prec unit predicted measured error set
+echo "$moe_planned" | while read -r id model n dev t p d cp v b gb seq rc z kind ep etp prec meas val; do
+	sp=false; [ "$t" -gt 1 ] && sp=true
+	f=$dir/$id.yaml
+	{
+		printf 'model:\n  name: %s\n  transformer:\n    preset: %s\n' "$model" "$model"
+		printf '    seq_len: %s\n    micro_batch_size: %s\n' "$seq" "$b"
+		printf '    sequence_parallel: %s\n    precision: %s\n' "$sp" "$prec"
+		[ "$rc" = selective ] || printf '    recompute: %s\n' "$rc"
+		moe_yaml "$id"
+		printf 'cluster:\n  devices: %s\n  device: %s\n' "$n" "$dev"
+		printf 'pipeline: {tensor_parallel: %s, stages: %s, data_parallel: %s,\n' "$t" "$p" "$d"
+		printf '  context_parallel: %s, chunks: %s, schedule: %s, zero: %s,\n' "$cp" "$v" "$kind" "$z"
+		printf '  expert_parallel: %s, expert_tensor_parallel: %s,\n' "$ep" "$etp"
+		printf '  global_batch_size: %s}\n' "$gb"
+	} >"$f"
+	rcw=$rc; grep -q recompute_modules "$f" && rcw=modules
+	case $meas in tok) unit=tok/s ;; tflops) unit=TFLOP/s ;; *) unit=s/step ;; esac
+	if ! out=$("$ppcc" plan "$f" 2>&1); then
+		need=$(echo "$out" | sed -n 's/.*note: it would fit with \([0-9.]*\) GiB per device.*/\1/p' | head -1)
+		[ -n "$need" ] || { echo "$id: ppcc failed:" >&2; echo "$out" >&2; exit 1; }
+		printf '%-5s %-16s %5d %-6s %2d %2d %3d %2d %3d %-14s %-9s %-5s %-7s %10s %10s %7s  %s (it needs %s GiB)\n' \
+			"$id" "$model" "$n" "$dev" "$t" "$p" "$d" "$v" "$ep" "$kind" "$rcw" "$prec" \
+			"$unit" refused "$val" - "MoE checked" "$need"
+		continue
+	fi
+	case $meas in
+	tok) pr=$(echo "$out" | sed -n 's/^  tokens per second *\([0-9.]*\).*/\1/p' |
+		awk -v n="$n" '{ printf "%.6f\n", $1 / n }') ;;
+	*) pr=$(echo "$out" | sed -n 's/^  iteration time (ms) *\([0-9.]*\).*/\1/p' |
+		awk '{ printf "%.6f\n", $1 / 1000 }') ;;
+	esac
+	awk -v id="$id" -v m="$model" -v n="$n" -v dev="$dev" -v t="$t" -v p="$p" -v d="$d" \
+	    -v v="$v" -v ep="$ep" -v k="$kind" -v rc="$rcw" -v prec="$prec" -v u="$unit" \
+	    -v pr="$pr" -v me="$val" 'BEGIN {
+		e = u == "s/step" ? (me - pr) / pr : (pr - me) / me
+		printf "%-5s %-16s %5d %-6s %2d %2d %3d %2d %3d %-14s %-9s %-5s %-7s %10.1f %10.1f %+6.1f%%  MoE checked\n",
+		       id, m, n, dev, t, p, d, v, ep, k, rc, prec, u, pr, me, 100 * e }'
+done | tee "$dir/moe"
+awk '$16 == "-" { r++ }
+     $16 != "-" { e = $16 + 0; a = e < 0 ? -e : e; m += e; t += a; if (a > mx) { mx = a; w = $1 } n++ }
+     END { printf "%-12s %2d rows: mean error %+.1f%%, mean absolute error %.1f%%, largest %.1f%% (%s); %d refused\n",
+		  "MoE checked", n, m / n, t / n, mx, w, r }' "$dir/moe"
 echo "$assumed"
 echo "not planned:"
 echo "$unplanned" | while read -r id why; do printf '  %-5s %s\n' "$id" "$why"; done
 # every run of runs.md is printed: SC'21's, the planned, the not planned
 ids=$( (grep -oE '^\| [NR][0-9]+ \|' "$(dirname "$0")/../../doc/fidelity/runs.md" | tr -d '| ') | sort)
 have=$( (echo "$rows" | awk '{ print "N" NR }'; echo "$planned" | awk '{ print $1 }'
+	 echo "$moe_planned" | awk '{ print $1 }'
 	 echo "$unplanned" | awk '{ print $1 }') | sort)
 [ "$ids" = "$have" ] || { echo "runs.md's runs and these tables differ:" >&2
 	echo "$ids" >"$dir/ids"; echo "$have" >"$dir/have"; diff "$dir/ids" "$dir/have" >&2; exit 1; }
