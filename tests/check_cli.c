@@ -768,25 +768,40 @@ START_TEST(cli_expert_parallel_and_fixed_kinds_say_why)
 		const char *model, *devices, *fix[2], *why;
 	} cases[] = {
 		{"llama3-8b", "8xh100", {"schedule=combined-1f1b", NULL},
-		 "8 devices with --fix schedule=combined-1f1b: combined-1f1b "
+		 "8 devices with the settings --fix holds: combined-1f1b "
 		 "overlaps the experts' all-to-alls, and this model has no "
 		 "experts\n"},
 		{"mixtral-8x7b", "64xh100",
 		 {"schedule=combined-1f1b", "expert_parallel=1"},
-		 "64 devices with --fix schedule=combined-1f1b: combined-1f1b "
+		 "64 devices with the settings --fix holds: combined-1f1b "
 		 "overlaps the experts' all-to-alls, which need "
 		 "expert_parallel of 2 or more\n"},
 		{"mixtral-8x7b", "64xh100", {"schedule=dualpipe-v", "chunks=1"},
-		 "64 devices with --fix schedule=dualpipe-v: dualpipe-v runs 2 "
+		 "64 devices with the settings --fix holds: dualpipe-v runs 2 "
 		 "chunks a rank, not --fix chunks=1\n"},
 		{"mixtral-8x7b", "64xh100", {"schedule=interleaved", "chunks=1"},
-		 "64 devices with --fix schedule=interleaved: interleaved runs "
+		 "64 devices with the settings --fix holds: interleaved runs "
 		 "at least 2 chunks a rank, not --fix chunks=1\n"},
 		{"mixtral-8x7b", "64xh100", {"schedule=dualpipe", NULL},
-		 "64 devices with --fix schedule=dualpipe: ppcc cannot plan the "
+		 "64 devices with the settings --fix holds: ppcc cannot plan the "
 		 "dualpipe schedule yet (its second pipeline holds a copy of "
 		 "every stage's layers); search dualpipe-v, its one-copy "
 		 "form\n"},
+		{"llama3-8b", "8xh100", {"chunks=5", NULL},
+		 "8 devices with the settings --fix holds: the search tries 1 to "
+		 "4 chunks a rank, not --fix chunks=5; plan it with ppcc plan "
+		 "-v 5\n"},
+		{"llama3-8b", "8xh100", {"schedule=interleaved", "stages=1"},
+		 "8 devices with the settings --fix holds: one stage runs one "
+		 "chunk, and interleaved runs at least 2 a rank\n"},
+		{"mixtral-8x7b", "64xh100", {"expert_parallel=3", NULL},
+		 "64 devices with the settings --fix holds: --fix "
+		 "expert_parallel=3 does not divide the 8 experts\n"},
+		{"mixtral-8x7b", "64xh100", {"schedule=combined-1f1b",
+					     "trainer"},
+		 "64 devices with the settings --fix holds: combined-1f1b is "
+		 "the overlap of the experts' all-to-alls, and overlap.moe_a2a "
+		 "is false (torchtitan's default: it does not run it)\n"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *args[16] = {"search", "--model", cases[i].model,
@@ -794,7 +809,10 @@ START_TEST(cli_expert_parallel_and_fixed_kinds_say_why)
 					"--global-batch", "256", "--fix",
 					cases[i].fix[0]};
 		int n = 9;
-		if (cases[i].fix[1]) {
+		if (cases[i].fix[1] && strcmp(cases[i].fix[1], "trainer") == 0) {
+			args[n++] = "--trainer";
+			args[n++] = "torchtitan";
+		} else if (cases[i].fix[1]) {
 			args[n++] = "--fix";
 			args[n++] = cases[i].fix[1];
 		}
@@ -808,6 +826,27 @@ START_TEST(cli_expert_parallel_and_fixed_kinds_say_why)
 			      "case %zu: %s", i, r.err);
 		tu_run_free(&r);
 	}
+	/* what no layout changes is said before searching: experts fixed
+	 * on a dense model, Megatron-LM's modules under torchtitan */
+	TU_PPCC(&a, "search", "--model", "llama3-8b", "--devices", "64xh100",
+		"--global-batch", "256", "--fix", "expert_parallel=8");
+	ck_assert_int_eq(a.status, 1);
+	ck_assert_str_eq(a.err, "ppcc: <command line>: error: --fix "
+			 "expert_parallel: expert parallelism needs a "
+			 "mixture-of-experts model (transformer.moe); this model "
+			 "has none\n");
+	tu_run_free(&a);
+	tu_write_in(path, sizeof path, dir, "rm.yaml",
+		    "model:\n  transformer: {preset: llama3-8b,\n"
+		    "    recompute_modules: [core_attn]}\n"
+		    "cluster:\n  devices: 16\n  device: h100\n"
+		    "pipeline: {trainer: torchtitan, global_batch_size: 64}\n");
+	TU_PPCC(&a, "search", path);
+	ck_assert_int_eq(a.status, 1);
+	ck_assert_msg(strstr(a.err, "rm.yaml:3:5: error: recompute_modules "
+			     "are Megatron-LM's, and torchtitan has none") &&
+		      !strstr(a.err, "fits"), "%s", a.err);
+	tu_run_free(&a);
 	tu_rmtree_free(dir);
 }
 END_TEST

@@ -1968,6 +1968,23 @@ START_TEST(recompute_modules_drop_their_tensors_by_hand)
 		      "selective recomputation recomputes, but "
 		      "model.transformer.recompute is full (line 11); use "
 		      "recompute: selective, or leave recompute_modules out\n");
+	/* a bad recompute is said once, not also as a contradiction */
+	expect_errors(MOE_SHAPE "    recompute: bogus\n"
+		      "    recompute_modules: [core_attn]\n" CLUSTER4,
+		      "11:16: model.transformer.recompute: expected none, "
+		      "selective, or full, got 'bogus'\n");
+	/* layernorm where every norm is fused: planned, and warned */
+	loaded w;
+	load_text(&w, MOE_SHAPE "    recompute_modules: [layernorm]\n"
+		  CLUSTER4);
+	ck_assert_int_eq(w.status, 0);
+	ck_assert_str_eq(w.diag.text, "11:25: warning: model.transformer."
+			 "recompute_modules[0]: layernorm recomputes the norms "
+			 "that are modules of their own (a latent attention's "
+			 "input norm, a mixture of experts' pre-FFN norm); this "
+			 "model's run inside the projections after them, so it "
+			 "recomputes nothing\n");
+	done(&w);
 	expect_errors(MOE_SHAPE "    recompute_modules: []\n" CLUSTER4,
 		      "11:24: model.transformer.recompute_modules: expected "
 		      "at least one module (none recomputes nothing: "

@@ -214,7 +214,10 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 			   "under FP8's delayed scaling (\"Delayed scaling does "
 			   "not support moe_act and layernorm recompute for "
 			   "fp8\"), which ppcc writes: plan without it, or in "
-			   "bf16", tr->recompute_modules & PPCC_RC_LAYERNORM
+			   "bf16", (tr->recompute_modules & PPCC_RC_LAYERNORM) &&
+			   (tr->recompute_modules & PPCC_RC_MOE_ACT)
+			   ? "layernorm and moe_act"
+			   : tr->recompute_modules & PPCC_RC_LAYERNORM
 			   ? "layernorm" : "moe_act");
 		return PPCC_EINPUT;
 	}

@@ -237,25 +237,31 @@ static void check_combined(const ppcc_config *c, ppcc_diag *d)
 	}
 }
 
+int ppcc_config_check_recompute_modules(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_transformer *tf = c->model.transformer;
+	if (!tf || !tf->recompute_modules_loc.file ||
+	    c->pipeline.trainer == PPCC_TRAINER_MEGATRON)
+		return 0;
+	ppcc_loc loc = tf->recompute_modules_loc;
+	ppcc_error(d, &loc, "recompute_modules are Megatron-LM's, and %s has "
+		   "none: its selective recomputation is %s; use trainer: "
+		   "megatron, or leave recompute_modules out",
+		   c->pipeline.trainer == PPCC_TRAINER_TORCHTITAN
+		   ? "torchtitan" : "DeepSpeed",
+		   c->pipeline.trainer == PPCC_TRAINER_TORCHTITAN
+		   ? "per operation or per layer" : "of whole layers");
+	return PPCC_EINPUT;
+}
+
 /* torchtitan's per-operation selective recomputation is modelled for
  * dense multi-head and grouped-query blocks only; recompute_modules are
  * Megatron-LM's, which no other trainer runs. */
 static void check_torchtitan_selective(const ppcc_config *c, ppcc_diag *d)
 {
 	const ppcc_transformer *tf = c->model.transformer;
-	if (tf && tf->recompute_modules_loc.file &&
-	    c->pipeline.trainer != PPCC_TRAINER_MEGATRON) {
-		ppcc_loc loc = tf->recompute_modules_loc;
-		ppcc_error(d, &loc, "recompute_modules are Megatron-LM's, and "
-			   "%s has none: its selective recomputation is %s; use "
-			   "trainer: megatron, or leave recompute_modules out",
-			   c->pipeline.trainer == PPCC_TRAINER_TORCHTITAN
-			   ? "torchtitan" : "DeepSpeed",
-			   c->pipeline.trainer == PPCC_TRAINER_TORCHTITAN
-			   ? "per operation or per layer"
-			   : "of whole layers");
+	if (ppcc_config_check_recompute_modules(c, d) < 0)
 		return;
-	}
 	if (!tf || c->pipeline.trainer != PPCC_TRAINER_TORCHTITAN ||
 	    tf->recompute != PPCC_RECOMPUTE_SELECTIVE)
 		return;

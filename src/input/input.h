@@ -277,6 +277,11 @@ const char *ppcc_input_suggest(const char *s, const char *const *known);
  * overrides): stages vs layers and devices, interleaving constraints. */
 int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
 
+/* The part of ppcc_config_check that no layout changes, said before a
+ * search: recompute_modules under a trainer other than Megatron-LM.  0,
+ * or PPCC_EINPUT with the error. */
+int ppcc_config_check_recompute_modules(const ppcc_config *c, ppcc_diag *d);
+
 /* Sets each pipeline setting that nobody gave (its *_loc has no file) from
  * those that were given: tensor_parallel 1, context_parallel 1, zero 0,
  * schedule 1f1b, chunks the kind's default (1 on one stage for a kind

@@ -1645,7 +1645,7 @@ static void read_recompute_modules(loader *L, const section *s,
 		return;
 	}
 	const node *rv = sec_get(s, "recompute", &rk);
-	if (rv && t->recompute != PPCC_RECOMPUTE_SELECTIVE) {
+	if (rv && (scalar_is(rv, "none") || scalar_is(rv, "full"))) {
 		say(L, PPCC_SEV_ERROR, &k->loc, "%s: the modules selective "
 		    "recomputation recomputes, but %s.recompute is %s (line "
 		    "%d); use recompute: selective, or leave "
@@ -1696,6 +1696,13 @@ static void read_recompute_modules(loader *L, const section *s,
 			    "this model has no experts; give moe: {experts: "
 			    "...} or leave it out", path, i);
 		t->recompute_modules |= 1u << w;
+		if (w == 1 && !t->mla.kind && t->moe.experts == 0)
+			say(L, PPCC_SEV_WARNING, &item->loc, "%s[%d]: layernorm "
+			    "recomputes the norms that are modules of their own "
+			    "(a latent attention's input norm, a mixture of "
+			    "experts' pre-FFN norm); this model's run inside the "
+			    "projections after them, so it recomputes nothing",
+			    path, i);
 	}
 }
 

@@ -983,23 +983,38 @@ static double gib(double b)
 	return b / (1024.0 * 1024.0 * 1024.0);
 }
 
-/* Why the kind --fix schedule names has no candidate whatever the layout
- * (the rules enumerate_settings applies), into buf; 0 when it may. */
-static int fixed_kind_refused(char *buf, size_t size, const ppcc_config *cfg,
-			      const ppcc_search_options *o)
+/* Why the settings --fix holds leave no candidate whatever the layout
+ * (the rules enumerate_settings and expert_pairs apply), into buf; 0
+ * when they may leave one. */
+static int fixed_refused(char *buf, size_t size, const ppcc_config *cfg,
+			 const ppcc_search_options *o)
 {
-	const ppcc_sched_kind_info *ki = ppcc_sched_kind(o->fix.kind);
+	const ppcc_search_fix *fx = &o->fix;
 	const ppcc_transformer *tf = cfg->model.transformer;
-	if (!ki)
+	const ppcc_sched_kind_info *ki = fx->kind >= 0
+		? ppcc_sched_kind(fx->kind) : NULL;
+	int combined = fx->kind == PPCC_SCHED_COMBINED_1F1B;
+	if (fx->chunks > 4)
+		snprintf(buf, size, "the search tries 1 to 4 chunks a rank, not "
+			 "--fix chunks=%d; plan it with ppcc plan -v %d",
+			 fx->chunks, fx->chunks);
+	else if (tf && tf->moe.experts > 0 && fx->expert_parallel > 0 &&
+		 tf->moe.experts % fx->expert_parallel != 0)
+		snprintf(buf, size, "--fix expert_parallel=%d does not divide "
+			 "the %d experts", fx->expert_parallel, tf->moe.experts);
+	else if (tf && tf->moe.experts > 0 && fx->expert_tensor_parallel > 0 &&
+		 tf->moe.ffn_hidden % fx->expert_tensor_parallel != 0)
+		snprintf(buf, size, "--fix expert_tensor_parallel=%d does not "
+			 "divide the experts' FFN width %d",
+			 fx->expert_tensor_parallel, tf->moe.ffn_hidden);
+	else if (!ki)
 		return 0;
-	const char *name = ki->name;
-	if (ppcc_sched_pipes(o->fix.kind) > 1)
+	else if (ppcc_sched_pipes(fx->kind) > 1)
 		snprintf(buf, size, "ppcc cannot plan the %s schedule yet (its "
 			 "second pipeline holds a copy of every stage's layers); "
-			 "search dualpipe-v, its one-copy form", name);
-	else if (o->fix.chunks > 0 && (o->fix.chunks < ki->min_chunks ||
-				       o->fix.chunks > ki->max_chunks))
-	{
+			 "search dualpipe-v, its one-copy form", ki->name);
+	else if (fx->chunks > 0 && (fx->chunks < ki->min_chunks ||
+				    fx->chunks > ki->max_chunks)) {
 		char n[48];
 		if (ki->max_chunks == ki->min_chunks)
 			snprintf(n, sizeof n, "%d chunk%s", ki->min_chunks,
@@ -1011,21 +1026,31 @@ static int fixed_kind_refused(char *buf, size_t size, const ppcc_config *cfg,
 			snprintf(n, sizeof n, "%d to %d chunks", ki->min_chunks,
 				 ki->max_chunks);
 		snprintf(buf, size, "%s runs %s a rank, not --fix chunks=%d",
-			 name, n, o->fix.chunks);
-	}
-	else if (o->fix.kind == PPCC_SCHED_COMBINED_1F1B &&
-		 (!tf || tf->moe.experts == 0))
+			 ki->name, n, fx->chunks);
+	} else if (fx->stages == 1 && ki->min_chunks > 1 && !combined)
+		snprintf(buf, size, "one stage runs one chunk, and %s runs at "
+			 "least %d a rank", ki->name, ki->min_chunks);
+	else if (combined && (!tf || tf->moe.experts == 0))
 		snprintf(buf, size, "combined-1f1b overlaps the experts' "
 			 "all-to-alls, and this model has no experts");
-	else if (o->fix.kind == PPCC_SCHED_COMBINED_1F1B &&
-		 (o->fix.expert_parallel == 1 || tf->moe.experts < 2))
+	else if (combined && (fx->expert_parallel == 1 || tf->moe.experts < 2))
 		snprintf(buf, size, "combined-1f1b overlaps the experts' "
 			 "all-to-alls, which need expert_parallel of 2 or "
 			 "more");
-	else if (o->fix.kind == PPCC_SCHED_COMBINED_1F1B &&
-		 o->fix.recompute == PPCC_RECOMPUTE_FULL)
+	else if (combined && fx->recompute == PPCC_RECOMPUTE_FULL)
 		snprintf(buf, size, "Megatron-LM refuses full recomputation "
 			 "with combined-1f1b");
+	else if (combined && !ppcc_overlap_moe_a2a(&cfg->pipeline))
+		snprintf(buf, size, "combined-1f1b is the overlap of the "
+			 "experts' all-to-alls, and overlap.moe_a2a is false%s",
+			 cfg->pipeline.overlap.moe_a2a_loc.file ? ""
+			 : " (torchtitan's default: it does not run it)");
+	else if (combined && fx->stages == 1 && fx->chunks > 1)
+		snprintf(buf, size, "combined-1f1b runs one chunk on one stage, "
+			 "not --fix chunks=%d", fx->chunks);
+	else if (combined && fx->stages > 1 && fx->chunks == 1)
+		snprintf(buf, size, "combined-1f1b runs at least 2 chunks a "
+			 "rank with a pipeline, not --fix chunks=1");
 	else
 		return 0;
 	return 1;
@@ -1039,16 +1064,24 @@ static void report_none(const ppcc_search_result *r, const ppcc_config *cfg,
 		       : (ppcc_loc){cfg->path, 0, 0};
 	ppcc_loc cl = cfg->cluster.loc.file ? cfg->cluster.loc : loc;
 	char what[256];
-	if (r->considered == 0 && o->fix.kind >= 0 &&
-	    fixed_kind_refused(what, sizeof what, cfg, o)) {
-		ppcc_error(d, &loc, "no configuration fills the %d devices with "
-			   "--fix schedule=%s: %s", cfg->cluster.devices,
-			   ppcc_schedule_kind_name(o->fix.kind), what);
+	const ppcc_search_fix *fx = &o->fix;
+	int fixed = fx->tensor_parallel > 0 || fx->stages > 0 ||
+		    fx->data_parallel > 0 || fx->context_parallel > 0 ||
+		    fx->chunks > 0 || fx->micro_batch_size > 0 ||
+		    fx->recompute >= 0 || fx->zero >= 0 || fx->kind >= 0 ||
+		    fx->expert_parallel > 0 || fx->expert_tensor_parallel > 0;
+	if (r->considered == 0 && fixed_refused(what, sizeof what, cfg, o)) {
+		ppcc_error(d, &loc, "no configuration fills the %d devices "
+			   "with the settings --fix holds: %s",
+			   cfg->cluster.devices, what);
 	} else if (r->considered == 0) {
 		ppcc_error(d, &loc, "no configuration fills the %d devices with "
 			   "a global batch of %ld sequences (t x p x d x cp "
-			   "must be the devices, d must divide the batch)",
-			   cfg->cluster.devices, r->global_batch);
+			   "must be the devices, d must divide the batch%s)",
+			   cfg->cluster.devices, r->global_batch, fixed
+			   ? ", and the layout must meet the settings --fix "
+			     "holds"
+			   : "");
 	} else {
 		ppcc_error(d, &loc, "no configuration of the %ld considered "
 			   "fits the cluster", r->considered);
@@ -1510,6 +1543,18 @@ static int search_begin(search_run *r)
 	}
 	r->out->global_batch = r->B;
 	r->out->global_batch_given = given;
+	ppcc_loc cli = {"<command line>", 0, 0};
+	const ppcc_transformer *tf = cfg->model.transformer;
+	if (ppcc_config_check_recompute_modules(cfg, r->d) < 0)
+		return PPCC_EINPUT;
+	if ((o->fix.expert_parallel > 1 || o->fix.expert_tensor_parallel > 1) &&
+	    (!tf || tf->moe.experts == 0)) {
+		ppcc_error(r->d, &cli, "--fix expert_%sparallel: expert "
+			   "parallelism needs a mixture-of-experts model "
+			   "(transformer.moe); this model has none",
+			   o->fix.expert_parallel > 1 ? "" : "tensor_");
+		return PPCC_EINPUT;
+	}
 	const struct {
 		const char *key;
 		int value;
@@ -1523,7 +1568,6 @@ static int search_begin(search_run *r)
 			devices_pinned *= pinned[k].value;
 	if (devices_pinned <= cfg->cluster.devices)
 		return 0;
-	ppcc_loc cli = {"<command line>", 0, 0};
 	char what[160] = "";
 	for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
 		if (pinned[k].value > 0)
@@ -1813,11 +1857,14 @@ static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 					/* Megatron-LM's all-to-all overlap
 					 * (opt-in above): experts spread, no
 					 * full recomputation, a pipeline
-					 * interleaved (config_check.c) */
+					 * interleaved, the overlap on
+					 * (config_check.c) */
 					if (k == PPCC_SCHED_COMBINED_1F1B &&
 					    (ep < 2 || s->recompute ==
 					     PPCC_RECOMPUTE_FULL ||
-					     (p == 1 ? v != 1 : v < 2)))
+					     (p == 1 ? v != 1 : v < 2) ||
+					     !ppcc_overlap_moe_a2a(
+						     &r->cfg->pipeline)))
 						continue;
 					ppcc_search_entry e = {
 						.t = t, .p = p, .d = dd, .cp = cp,
