@@ -1683,20 +1683,22 @@ static void read_recompute_modules(loader *L, const section *s,
 			    rc_module_what[w - RC_MODELLED], rc_module_words[w]);
 			continue;
 		}
+		unsigned bit = 1u << w;
 		/* Megatron-LM raises for both (:1964-1973) */
-		if (w == 2 && !t->mla.kind)
+		if (bit == PPCC_RC_MLA_UP_PROJ && !t->mla.kind)
 			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: mla_up_proj "
 			    "recomputes a latent attention's up projections, "
 			    "and this attention is not latent; give "
 			    "attention: {kind: mla, ...} or leave it out",
 			    path, i);
-		else if (w == 3 && t->moe.experts == 0)
+		else if (bit == PPCC_RC_MOE_ACT && t->moe.experts == 0)
 			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: moe_act "
 			    "recomputes the routed experts' activation, and "
 			    "this model has no experts; give moe: {experts: "
 			    "...} or leave it out", path, i);
-		t->recompute_modules |= 1u << w;
-		if (w == 1 && !t->mla.kind && t->moe.experts == 0)
+		t->recompute_modules |= bit;
+		if (bit == PPCC_RC_LAYERNORM && !t->mla.kind &&
+		    t->moe.experts == 0)
 			say(L, PPCC_SEV_WARNING, &item->loc, "%s[%d]: layernorm "
 			    "recomputes the norms that are modules of their own "
 			    "(a latent attention's input norm, a mixture of "
