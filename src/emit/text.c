@@ -702,21 +702,19 @@ int ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 		c->model.seq_len, t->flash_attention ? ", causal" : "",
 		t->moe.experts > 0 ? "active " : "", b,
 		winner ? "the winner's " : "");
+	/* the modules, where the file named them */
+	char m[128] = "";
+	if (t->recompute == PPCC_RECOMPUTE_SELECTIVE &&
+	    t->recompute_modules_loc.file)
+		ppcc_recompute_modules_text(m, sizeof m, t->recompute_modules,
+					    ", ");
 	if (recompute > 0) {
 		flop_text(x, sizeof x, recompute / tokens);
-		char m[128] = "";
-		if (t->recompute == PPCC_RECOMPUTE_SELECTIVE &&
-		    t->recompute_modules_loc.file)
-			ppcc_recompute_modules_text(m, sizeof m,
-						    t->recompute_modules, ", ");
 		fprintf(f, "recompute (%s%s%s) adds %s\n",
 			recompute_words[t->recompute], *m ? ": " : "", m, x);
-	} else if (t->recompute == PPCC_RECOMPUTE_SELECTIVE &&
-		   t->recompute_modules_loc.file) {
-		char m[128];
+	} else if (*m) {
 		fprintf(f, "recompute (selective: %s) adds no products, only "
-			"kernels\n", ppcc_recompute_modules_text(
-				m, sizeof m, t->recompute_modules, ", "));
+			"kernels\n", m);
 	} else {
 		fputs("recompute: none\n", f);
 	}

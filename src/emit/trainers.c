@@ -210,15 +210,15 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 	    (tr->recompute_modules & (PPCC_RC_LAYERNORM | PPCC_RC_MOE_ACT))) {
 		/* d98e8a6 transformer_config.py:2000-2006 */
 		ppcc_loc loc = where(c, &tr->recompute_modules_loc);
+		char m[64];
 		ppcc_error(d, &loc, "Megatron-LM refuses %s recomputation "
 			   "under FP8's delayed scaling (\"Delayed scaling does "
 			   "not support moe_act and layernorm recompute for "
 			   "fp8\"), which ppcc writes: plan without it, or in "
-			   "bf16", (tr->recompute_modules & PPCC_RC_LAYERNORM) &&
-			   (tr->recompute_modules & PPCC_RC_MOE_ACT)
-			   ? "layernorm and moe_act"
-			   : tr->recompute_modules & PPCC_RC_LAYERNORM
-			   ? "layernorm" : "moe_act");
+			   "bf16", ppcc_recompute_modules_text(
+				   m, sizeof m, tr->recompute_modules &
+				   (PPCC_RC_LAYERNORM | PPCC_RC_MOE_ACT),
+				   " and "));
 		return PPCC_EINPUT;
 	}
 	if (pl->kind != PPCC_SCHED_1F1B && pl->kind != PPCC_SCHED_INTERLEAVED &&

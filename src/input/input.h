@@ -437,6 +437,9 @@ typedef struct ppcc_transformer {
 void ppcc_transformer_block_stash(double *out_total, double *out_replicated,
 				  const ppcc_transformer *t);
 
+/* Megatron-LM's names of the PPCC_RC_* bits, bit i the i-th; NULL-ended. */
+extern const char *const ppcc_recompute_module_names[];
+
 /* The PPCC_RC_* bits of modules as Megatron-LM names them, joined by
  * sep into buf (truncated to size); returns buf. */
 const char *ppcc_recompute_modules_text(char *buf, size_t size,

@@ -1379,18 +1379,19 @@ static const char *const dispatch_words[] = {"bf16", "fp8", NULL};
 static const char *const recompute_words[] = {"none", "selective", "full",
 					      NULL};
 /* Megatron-LM's recompute_modules (d98e8a6 transformer_config.py:
- * 1945-1957): those ppcc models, in the order of the PPCC_RC_* bits,
- * then those it refuses, each with what it recomputes */
-static const char *const rc_module_words[] = {
-	"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe",
-	"shared_experts", "gdn_norm_out", "gdp_in_proj", "gdp_qkv", "mhc",
-	NULL};
-enum { RC_MODELLED = 4 };
-static const char *const rc_module_what[] = {
-	"the dense FFN", "the whole mixture-of-experts layer",
-	"the shared experts", "the GatedDeltaNet output norm",
-	"the GatedDeltaProduct input projection",
-	"the GatedDeltaProduct convolution", "hyper-connections"};
+ * 1945-1957) that ppcc refuses, each with what it recomputes; those it
+ * models are ppcc_recompute_module_names */
+static const struct {
+	const char *name, *what;
+} rc_refused[] = {
+	{"mlp", "the dense FFN"},
+	{"moe", "the whole mixture-of-experts layer"},
+	{"shared_experts", "the shared experts"},
+	{"gdn_norm_out", "the GatedDeltaNet output norm"},
+	{"gdp_in_proj", "the GatedDeltaProduct input projection"},
+	{"gdp_qkv", "the GatedDeltaProduct convolution"},
+	{"mhc", "hyper-connections"},
+};
 /* in the order of ppcc_norm and ppcc_position */
 static const char *const norm_words[] = {"rmsnorm", "layernorm", NULL};
 static const char *const position_words[] = {"rope", "learned", NULL};
@@ -1657,30 +1658,45 @@ static void read_recompute_modules(loader *L, const section *s,
 	t->recompute = PPCC_RECOMPUTE_SELECTIVE;
 	t->recompute_modules = 0;
 	t->recompute_modules_loc = k->loc;
-	list_words(words, sizeof words, rc_module_words);
+	/* every name Megatron-LM takes: the modelled, then the refused */
+	enum { NREFUSED = (int)(sizeof rc_refused / sizeof rc_refused[0]) };
+	const char *all[16 + NREFUSED + 1];
+	int modelled = 0;
+	while (ppcc_recompute_module_names[modelled] && modelled < 16) {
+		all[modelled] = ppcc_recompute_module_names[modelled];
+		modelled++;
+	}
+	for (int r = 0; r < NREFUSED; r++)
+		all[modelled + r] = rc_refused[r].name;
+	all[modelled + NREFUSED] = NULL;
+	list_words(words, sizeof words, all);
 	int i = 0;
 	for (const node *item = list->first; item; item = item->next, i++) {
 		int w = 0;
-		while (rc_module_words[w] && !(item->kind == NODE_SCALAR &&
-					       scalar_is(item, rc_module_words[w])))
+		while (all[w] && !(item->kind == NODE_SCALAR &&
+				   scalar_is(item, all[w])))
 			w++;
-		if (!rc_module_words[w]) {
+		if (!all[w]) {
 			describe(got, sizeof got, item);
 			const char *near = item->kind == NODE_SCALAR
-				? suggest(item->text, item->len, rc_module_words)
-				: NULL;
+				? suggest(item->text, item->len, all) : NULL;
 			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: expected "
 			    "one of Megatron-LM's modules %s, got %s%s%s%s",
 			    path, i, words, got, near ? "; did you mean '" : "",
 			    near ? near : "", near ? "'?" : "");
 			continue;
 		}
-		if (w >= RC_MODELLED) {
+		if (w >= modelled) {
+			char known[128];
+			size_t n = strlen(ppcc_recompute_modules_text(
+				known, sizeof known, (1u << (modelled - 1)) - 1,
+				", "));
+			snprintf(known + n, sizeof known - n, " and %s",
+				 all[modelled - 1]);
 			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: ppcc does "
 			    "not model Megatron-LM's recomputation of %s (%s); "
-			    "ppcc models core_attn, layernorm, mla_up_proj and "
-			    "moe_act, and recompute: full", path, i,
-			    rc_module_what[w - RC_MODELLED], rc_module_words[w]);
+			    "ppcc models %s, and recompute: full", path, i,
+			    rc_refused[w - modelled].what, all[w], known);
 			continue;
 		}
 		unsigned bit = 1u << w;

@@ -95,15 +95,17 @@ static void shape_of(block_shape *out, const ppcc_transformer *t, int moe,
 	out->f = out->cf * out->k * out->fe + out->fs;
 }
 
+const char *const ppcc_recompute_module_names[] = {
+	"core_attn", "layernorm", "mla_up_proj", "moe_act", NULL};
+
 const char *ppcc_recompute_modules_text(char *buf, size_t size,
 					unsigned modules, const char *sep)
 {
-	static const char *const names[] = {"core_attn", "layernorm",
-					    "mla_up_proj", "moe_act"};
+	const char *const *names = ppcc_recompute_module_names;
 	size_t at = 0;
 	if (size)
 		buf[0] = '\0';
-	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+	for (int i = 0; names[i]; i++)
 		if ((modules & (1u << i)) && at < size)
 			at += (size_t)snprintf(buf + at, size - at, "%s%s",
 					       at ? sep : "", names[i]);
@@ -388,6 +390,17 @@ static double op_sac_whole(const ppcc_transformer *t)
 	return t->swiglu ? 2.0 * h : 0.0; /* the down projection, 7th */
 }
 
+/* The modules Megatron-LM's selective recomputation recomputes in t
+ * (PPCC_RC_* bits): none without it, or under torchtitan, whose
+ * selective recomputation is per operation (op_sac_saved). */
+static unsigned rc_modules(const ppcc_transformer *t)
+{
+	if (t->recompute != PPCC_RECOMPUTE_SELECTIVE ||
+	    t->trainer == PPCC_TRAINER_TORCHTITAN)
+		return 0;
+	return t->recompute_modules ? t->recompute_modules : PPCC_RC_CORE_ATTN;
+}
+
 /* The block stash (doc/design/transformer.md's table) of a block of
  * shape g.  A mixture of experts keeps, besides the FFN rows at its
  * token width, each routed copy of a token as the experts read it and
@@ -436,9 +449,7 @@ static void block_stash(double *out_total, double *out_replicated,
 		if (g->moe)
 			split -= g->cf * g->k * sbh;
 	}
-	unsigned rc = t->recompute != PPCC_RECOMPUTE_SELECTIVE ? 0
-		: t->recompute_modules ? t->recompute_modules
-		: PPCC_RC_CORE_ATTN;
+	unsigned rc = rc_modules(t);
 	if (rc & PPCC_RC_CORE_ATTN)
 		; /* the scores are recomputed */
 	else if (t->flash_attention)
@@ -487,10 +498,7 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 		op_sac_saved(t, &per_token);
 		recompute = b * s * per_token;
 	}
-	unsigned rc = t->recompute != PPCC_RECOMPUTE_SELECTIVE ||
-		      t->trainer == PPCC_TRAINER_TORCHTITAN ? 0
-		: t->recompute_modules ? t->recompute_modules
-		: PPCC_RC_CORE_ATTN;
+	unsigned rc = rc_modules(t);
 	if (rc & PPCC_RC_CORE_ATTN)
 		recompute = attention_flops(t, g);
 	/* the up projections again (Q's straight from h without a Q

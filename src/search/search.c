@@ -983,6 +983,44 @@ static double gib(double b)
 	return b / (1024.0 * 1024.0 * 1024.0);
 }
 
+/* Why combined-1f1b, Megatron-LM's all-to-all overlap, cannot run with
+ * ep, recompute, p and v (each -1: any) into buf (NULL: not said); 0
+ * when it may: experts spread, no full recomputation, the overlap on,
+ * one chunk on one stage and two or more with a pipeline
+ * (config_check.c, ppcc_sched_check). */
+static int combined_refused(char *buf, size_t size, const ppcc_config *cfg,
+			    int ep, int recompute, int p, int v)
+{
+	const ppcc_transformer *tf = cfg->model.transformer;
+	char why[160];
+	if (!tf || tf->moe.experts == 0)
+		snprintf(why, sizeof why, "combined-1f1b overlaps the experts' "
+			 "all-to-alls, and this model has no experts");
+	else if (ep == 1 || tf->moe.experts < 2)
+		snprintf(why, sizeof why, "combined-1f1b overlaps the experts' "
+			 "all-to-alls, which need expert_parallel of 2 or "
+			 "more");
+	else if (recompute == PPCC_RECOMPUTE_FULL)
+		snprintf(why, sizeof why, "Megatron-LM refuses full "
+			 "recomputation with combined-1f1b");
+	else if (!ppcc_overlap_moe_a2a(&cfg->pipeline))
+		snprintf(why, sizeof why, "combined-1f1b is the overlap of the "
+			 "experts' all-to-alls, and overlap.moe_a2a is false%s",
+			 cfg->pipeline.overlap.moe_a2a_loc.file ? ""
+			 : " (torchtitan's default: it does not run it)");
+	else if (p == 1 && v > 1)
+		snprintf(why, sizeof why, "combined-1f1b runs one chunk on one "
+			 "stage, not --fix chunks=%d", v);
+	else if (p > 1 && v == 1)
+		snprintf(why, sizeof why, "combined-1f1b runs at least 2 chunks "
+			 "a rank with a pipeline, not --fix chunks=1");
+	else
+		return 0;
+	if (buf)
+		snprintf(buf, size, "%s", why);
+	return 1;
+}
+
 /* Why the settings --fix holds leave no candidate whatever the layout
  * (the rules enumerate_settings and expert_pairs apply), into buf; 0
  * when they may leave one. */
@@ -1030,27 +1068,12 @@ static int fixed_refused(char *buf, size_t size, const ppcc_config *cfg,
 	} else if (fx->stages == 1 && ki->min_chunks > 1 && !combined)
 		snprintf(buf, size, "one stage runs one chunk, and %s runs at "
 			 "least %d a rank", ki->name, ki->min_chunks);
-	else if (combined && (!tf || tf->moe.experts == 0))
-		snprintf(buf, size, "combined-1f1b overlaps the experts' "
-			 "all-to-alls, and this model has no experts");
-	else if (combined && (fx->expert_parallel == 1 || tf->moe.experts < 2))
-		snprintf(buf, size, "combined-1f1b overlaps the experts' "
-			 "all-to-alls, which need expert_parallel of 2 or "
-			 "more");
-	else if (combined && fx->recompute == PPCC_RECOMPUTE_FULL)
-		snprintf(buf, size, "Megatron-LM refuses full recomputation "
-			 "with combined-1f1b");
-	else if (combined && !ppcc_overlap_moe_a2a(&cfg->pipeline))
-		snprintf(buf, size, "combined-1f1b is the overlap of the "
-			 "experts' all-to-alls, and overlap.moe_a2a is false%s",
-			 cfg->pipeline.overlap.moe_a2a_loc.file ? ""
-			 : " (torchtitan's default: it does not run it)");
-	else if (combined && fx->stages == 1 && fx->chunks > 1)
-		snprintf(buf, size, "combined-1f1b runs one chunk on one stage, "
-			 "not --fix chunks=%d", fx->chunks);
-	else if (combined && fx->stages > 1 && fx->chunks == 1)
-		snprintf(buf, size, "combined-1f1b runs at least 2 chunks a "
-			 "rank with a pipeline, not --fix chunks=1");
+	else if (combined)
+		return combined_refused(buf, size, cfg, fx->expert_parallel
+					? fx->expert_parallel : -1,
+					fx->recompute, fx->stages
+					? fx->stages : -1, fx->chunks
+					? fx->chunks : -1);
 	else
 		return 0;
 	return 1;
@@ -1854,17 +1877,9 @@ static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 					    ppcc_sched_pipes(k) > 1)
 						continue; /* the planner refuses
 							     DualPipe (plan.c) */
-					/* Megatron-LM's all-to-all overlap
-					 * (opt-in above): experts spread, no
-					 * full recomputation, a pipeline
-					 * interleaved, the overlap on
-					 * (config_check.c) */
 					if (k == PPCC_SCHED_COMBINED_1F1B &&
-					    (ep < 2 || s->recompute ==
-					     PPCC_RECOMPUTE_FULL ||
-					     (p == 1 ? v != 1 : v < 2) ||
-					     !ppcc_overlap_moe_a2a(
-						     &r->cfg->pipeline)))
+					    combined_refused(NULL, 0, r->cfg, ep,
+							     s->recompute, p, v))
 						continue;
 					ppcc_search_entry e = {
 						.t = t, .p = p, .d = dd, .cp = cp,
