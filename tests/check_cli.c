@@ -807,6 +807,15 @@ START_TEST(cli_expert_parallel_and_fixed_kinds_say_why)
 		 "64 devices with the settings --fix holds: combined-1f1b is "
 		 "the overlap of the experts' all-to-alls, and overlap.moe_a2a "
 		 "is false (torchtitan's default: it does not run it)\n"},
+		{"mixtral-8x7b", "8xh100",
+		 {"--fix", "expert_parallel=8", "--fix", "stages=2"},
+		 "8 devices with the settings --fix holds: --fix "
+		 "expert_parallel=8 spreads the experts over 8 devices of a "
+		 "stage, and 2 stages of the 8 devices have 4 each\n"},
+		{"mixtral-8x7b", "4xh100", {"--fix", "expert_parallel=8"},
+		 "4 devices with the settings --fix holds: --fix "
+		 "expert_parallel=8 spreads the experts over 8 devices of a "
+		 "stage, and there are 4 devices\n"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *args[16] = {"search", "--model", cases[i].model,
@@ -844,6 +853,55 @@ START_TEST(cli_expert_parallel_and_fixed_kinds_say_why)
 	ck_assert_msg(strstr(a.err, "rm.yaml:3:5: error: recompute_modules "
 			     "are Megatron-LM's, and torchtitan has none") &&
 		      !strstr(a.err, "fits"), "%s", a.err);
+	tu_run_free(&a);
+	/* the file's modules: written beside selective rows, and said to
+	 * go unused where --fix holds another recomputation */
+	tu_write_in(path, sizeof path, dir, "mm.yaml",
+		    "model:\n  transformer: {preset: mixtral-8x7b,\n"
+		    "    recompute_modules: [core_attn, moe_act]}\n"
+		    "cluster:\n  devices: 16\n  device: h100\n"
+		    "pipeline: {global_batch_size: 64}\n");
+	TU_PPCC(&a, "search", path, "--fix", "recompute=selective", "--top",
+		"1", "-f", "json");
+	ck_assert_msg(a.status == 0, "%s", a.err);
+	ck_assert_msg(strstr(a.out, "\"transformer\": {\"micro_batch_size\": "
+			     "1, \"recompute\": \"selective\", "
+			     "\"recompute_modules\": [\"core_attn\", "
+			     "\"moe_act\"]}"), "%s", a.out);
+	/* --compare reads them back; other modules than the model's are
+	 * refused at their key */
+	char json[PATH_MAX];
+	tu_write_in(json, sizeof json, dir, "s.json", a.out);
+	TU_PPCC(&b, "search", path, "--compare", json);
+	ck_assert_msg(b.status == 0, "%s", b.err);
+	tu_run_free(&b);
+	tu_replace_in_file(json, "\"moe_act\"]}", "\"core_a\"]}");
+	TU_PPCC(&b, "search", path, "--compare", json);
+	ck_assert_int_eq(b.status, 1);
+	ck_assert_msg(strstr(b.err, "error: top[0].transformer."
+			     "recompute_modules[1]: expected one of core_attn, "
+			     "layernorm, mla_up_proj, or moe_act, got a quoted "
+			     "string 'core_a'"),
+		      "%s", b.err);
+	tu_run_free(&b);
+	tu_replace_in_file(json, "\"core_a\"]}", "\"layernorm\"]}");
+	TU_PPCC(&b, "search", path, "--compare", json);
+	ck_assert_int_eq(b.status, 1);
+	ck_assert_msg(strstr(b.err, ": error: recompute_modules: core_attn, "
+			     "layernorm, but the search plans the model's "
+			     "(core_attn, moe_act); set "
+			     "transformer.recompute_modules in the model to "
+			     "compare these\n"), "%s", b.err);
+	tu_run_free(&b);
+	tu_run_free(&a);
+	TU_PPCC(&a, "search", path, "--fix", "recompute=none", "--top", "1",
+		"-f", "json");
+	ck_assert_msg(a.status == 0, "%s", a.err);
+	ck_assert_ptr_null(strstr(a.out, "recompute_modules"));
+	ck_assert_msg(strstr(a.err, "mm.yaml:3:5: note: --fix recompute=none "
+			     "leaves transformer.recompute_modules (core_attn, "
+			     "moe_act) unused: it names what selective "
+			     "recomputation recomputes\n"), "%s", a.err);
 	tu_run_free(&a);
 	tu_rmtree_free(dir);
 }

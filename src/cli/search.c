@@ -460,10 +460,21 @@ static void json_settings(FILE *f, const ppcc_config *cfg,
 		fprintf(f, ", \"expert_parallel\": %d, "
 			"\"expert_tensor_parallel\": %d", e->ep, e->etp);
 	fputs("},\n", f);
-	if (cfg->model.transformer)
+	const ppcc_transformer *tf = cfg->model.transformer;
+	if (tf) {
 		fprintf(f, "%s \"transformer\": {\"micro_batch_size\": %d, "
-			"\"recompute\": \"%s\"},\n", indent, e->b,
+			"\"recompute\": \"%s\"", indent, e->b,
 			recompute_names[e->recompute]);
+		/* the modules the file gives, which selective rows run */
+		char m[96];
+		if (e->recompute == PPCC_RECOMPUTE_SELECTIVE &&
+		    tf->recompute_modules)
+			fprintf(f, ", \"recompute_modules\": [\"%s\"]",
+				ppcc_recompute_modules_text(
+					m, sizeof m, tf->recompute_modules,
+					"\", \""));
+		fputs("},\n", f);
+	}
 	fprintf(f, "%s \"micro_batch_size\": %d, \"recompute\": \"%s\", "
 		"\"fits\": %s", indent, e->b, recompute_names[e->recompute],
 		fits ? "true" : "false");
@@ -938,6 +949,19 @@ int ppcc_cli_search(int argc, char **argv)
 	if (fi->model_refuses && fi->model_refuses(&cfg, &d) < 0) {
 		rc = 1;
 		goto out;
+	}
+	/* the file's modules, which a fixed none or full leaves unused */
+	const ppcc_transformer *tf = cfg.model.transformer;
+	if (so.fix.recompute >= 0 &&
+	    so.fix.recompute != PPCC_RECOMPUTE_SELECTIVE && tf &&
+	    tf->recompute_modules_loc.file) {
+		char w[96];
+		ppcc_note(&d, &tf->recompute_modules_loc, "--fix recompute=%s leaves "
+			  "transformer.recompute_modules (%s) unused: it names "
+			  "what selective recomputation recomputes", recompute_names[so.fix.recompute],
+			  ppcc_recompute_modules_text(w, sizeof w,
+						      tf->recompute_modules,
+						      ", "));
 	}
 	/* a progress line only where a person watches */
 	if (isatty(STDERR_FILENO)) {

@@ -2902,7 +2902,37 @@ static const char *const compare_pipeline_keys[] = {
 	"data_parallel", "context_parallel", "global_batch_size", "zero",
 	"expert_parallel", "expert_tensor_parallel", NULL};
 static const char *const compare_transformer_keys[] = {
-	"micro_batch_size", "recompute", NULL};
+	"micro_batch_size", "recompute", "recompute_modules", NULL};
+
+/* A search's recompute_modules, the names it writes, into e. */
+static void read_compare_modules(ppcc_compare_entry *e, const section *s)
+{
+	const node *k, *list = sec_get(s, "recompute_modules", &k);
+	const char *const *names = ppcc_recompute_module_names;
+	char words[96], got[64];
+	if (!list)
+		return;
+	list_words(words, sizeof words, names);
+	e->recompute_modules_loc = k->loc;
+	if (list->kind != NODE_SEQ || list->n == 0) {
+		sec_bad(s, "recompute_modules", list, "a list of modules");
+		return;
+	}
+	int i = 0;
+	for (const node *item = list->first; item; item = item->next, i++) {
+		int w = 0;
+		while (names[w] && !(item->kind == NODE_SCALAR &&
+				     scalar_is(item, names[w])))
+			w++;
+		if (names[w]) {
+			e->recompute_modules |= 1u << w;
+			continue;
+		}
+		describe(got, sizeof got, item);
+		say(s->L, PPCC_SEV_ERROR, &item->loc, "%s.recompute_modules[%d]: "
+		    "expected one of %s, got %s", s->path, i, words, got);
+	}
+}
 
 /* micro_batch_size and recompute of one mapping, into e (a second
  * source that disagrees with the first is an error). */
@@ -2978,8 +3008,10 @@ static void read_compare_entry(ppcc_compare_entry *e, loader *L,
 	}
 	if ((v = sec_get(&s, "transformer", &k)) &&
 	    sec_open(&ts, L, &s, k, "transformer", v,
-		     compare_transformer_keys) == 0)
+		     compare_transformer_keys) == 0) {
 		read_compare_mbs(e, &ts);
+		read_compare_modules(e, &ts);
+	}
 	read_compare_mbs(e, &s);
 }
 

@@ -654,11 +654,32 @@ static int compare_prepare(ppcc_search_compared *out, layer_set *set,
 	if (!tf && ce->recompute > 0)
 		ppcc_error(d, &ce->recompute_loc, "recompute: a model given as "
 			   "layers has no recompute to choose (none)");
-	if (d->errors != errors)
-		return PPCC_EINPUT;
 	int b = ce->micro_batch_size ? ce->micro_batch_size
 		: tf ? tf->micro_batch_size : 1;
 	int rec = ce->recompute >= 0 ? ce->recompute : tf ? tf->recompute : 0;
+	/* the modules are the model file's: an entry may restate them */
+	unsigned mine = tf && tf->recompute_modules ? tf->recompute_modules
+			: PPCC_RC_CORE_ATTN;
+	if (ce->recompute_modules && (rec != PPCC_RECOMPUTE_SELECTIVE ||
+				      ce->recompute_modules != mine)) {
+		char got[96], want[96];
+		ppcc_recompute_modules_text(got, sizeof got,
+					    ce->recompute_modules, ", ");
+		ppcc_recompute_modules_text(want, sizeof want, mine, ", ");
+		if (rec != PPCC_RECOMPUTE_SELECTIVE)
+			ppcc_error(d, &ce->recompute_modules_loc,
+				   "recompute_modules: %s, but the entry's "
+				   "recompute is not selective",
+				   got);
+		else
+			ppcc_error(d, &ce->recompute_modules_loc,
+				   "recompute_modules: %s, but the search plans "
+				   "the model's (%s); set "
+				   "transformer.recompute_modules in the model "
+				   "to compare these", got, want);
+	}
+	if (d->errors != errors)
+		return PPCC_EINPUT;
 	int err = set_init(set, a, cfg, b, rec);
 	if (err)
 		return err;
@@ -1021,6 +1042,14 @@ static int combined_refused(char *buf, size_t size, const ppcc_config *cfg,
 	return 1;
 }
 
+/* The most devices a stage has under the --fix settings: t x cp x d
+ * of the devices over the fewest stages (idle devices aside). */
+static long stage_devices(const ppcc_config *cfg, const ppcc_search_fix *fx)
+{
+	long n = cfg->cluster.devices;
+	return fx->stages > 0 ? n / fx->stages : n;
+}
+
 /* Why the settings --fix holds leave no candidate whatever the layout
  * (the rules enumerate_settings and expert_pairs apply), into buf; 0
  * when they may leave one. */
@@ -1045,7 +1074,26 @@ static int fixed_refused(char *buf, size_t size, const ppcc_config *cfg,
 		snprintf(buf, size, "--fix expert_tensor_parallel=%d does not "
 			 "divide the experts' FFN width %d",
 			 fx->expert_tensor_parallel, tf->moe.ffn_hidden);
-	else if (!ki)
+	else if (fx->expert_parallel > 0 && (long)fx->expert_parallel *
+		 (fx->expert_tensor_parallel > 0 ? fx->expert_tensor_parallel
+		  : 1) > stage_devices(cfg, fx)) {
+		int etp = fx->expert_tensor_parallel;
+		char e[48] = "", st[96];
+		if (etp > 1)
+			snprintf(e, sizeof e, " x expert_tensor_parallel=%d",
+				 etp);
+		if (fx->stages > 0)
+			snprintf(st, sizeof st, "%d stages of the %d devices "
+				 "have %ld each", fx->stages,
+				 cfg->cluster.devices, stage_devices(cfg, fx));
+		else
+			snprintf(st, sizeof st, "there are %d devices",
+				 cfg->cluster.devices);
+		snprintf(buf, size, "--fix expert_parallel=%d%s spreads the "
+			 "experts over %ld devices of a stage, and %s",
+			 fx->expert_parallel, e, (long)fx->expert_parallel *
+			 (etp > 0 ? etp : 1), st);
+	} else if (!ki)
 		return 0;
 	else if (ppcc_sched_pipes(fx->kind) > 1)
 		snprintf(buf, size, "ppcc cannot plan the %s schedule yet (its "

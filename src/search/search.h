@@ -34,13 +34,16 @@ typedef struct ppcc_search_fix {
 /* One configuration of a --compare file (ppcc_compare_load): the
  * pipeline settings it gives, located, the others 0 with no location;
  * micro_batch_size 0 and recompute -1 when it gives none (the model's
- * then). */
+ * then); recompute_modules only where the model's are. */
 typedef struct ppcc_compare_entry {
 	const char *name;       /* its name:, or NULL */
 	ppcc_loc loc;           /* the entry */
 	ppcc_pipeline pipeline; /* loc: its pipeline: key, else the entry */
 	int micro_batch_size, recompute;
-	ppcc_loc micro_batch_size_loc, recompute_loc;
+	/* transformer.recompute_modules as a search's JSON writes it,
+	 * PPCC_RC_* bits; 0 when it gives none */
+	unsigned recompute_modules;
+	ppcc_loc micro_batch_size_loc, recompute_loc, recompute_modules_loc;
 } ppcc_compare_entry;
 
 /* Reads a --compare file (format: ppcc(1), "ppcc search"): a mapping
