@@ -903,6 +903,20 @@ START_TEST(cli_expert_parallel_and_fixed_kinds_say_why)
 			     "moe_act) unused: it names what selective "
 			     "recomputation recomputes\n"), "%s", a.err);
 	tu_run_free(&a);
+	/* HSDP's shard groups are planned, not searched */
+	tu_write_in(path, sizeof path, dir, "hs.yaml",
+		    "model:\n  transformer: {preset: llama3-8b}\n"
+		    "cluster:\n  devices: 16\n  device: h100\n"
+		    "pipeline: {zero: 1, data_parallel_shard: 8,\n"
+		    "  global_batch_size: 64}\n");
+	TU_PPCC(&a, "search", path);
+	ck_assert_int_eq(a.status, 1);
+	ck_assert_msg(strstr(a.err, "hs.yaml:6:21: error: the search shards "
+			     "ZeRO over every data-parallel rank of a layout, "
+			     "and does not search HSDP's shard groups; leave "
+			     "data_parallel_shard out, and plan the winner with "
+			     "it\n"), "%s", a.err);
+	tu_run_free(&a);
 	tu_rmtree_free(dir);
 }
 END_TEST

@@ -323,6 +323,78 @@ START_TEST(dp_rates_take_the_algorithm_at_the_bucket_size)
 }
 END_TEST
 
+/* HSDP (pipeline.data_parallel_shard): 4 nodes of 8 H100-like devices,
+ * d = 32, ZeRO 1 sharded over the 8 ranks of a node, 4 replicas.  A
+ * bucket (40 MB) reduce-scatters in its node by ring (6.6 + 7 x 3.4 us,
+ * 7/8 of the bytes at 450 GB/s, as above), then the 4 replicas of each
+ * shard, one a node, all-reduce its 1/8 at NCCL's choice for 5 MB over
+ * 4 nodes; the gathers stay in the node.  The optimizer, the static
+ * bytes and the plan's gathers shard over 8, not 32. */
+START_TEST(hsdp_reduces_in_the_shard_then_across_its_replicas)
+{
+	ppcc_config cfg = {0};
+	cfg.cluster = comm_cluster(450e9, 50e9, PPCC_NVLS_HOPPER);
+	cfg.pipeline.tensor_parallel = 1;
+	cfg.pipeline.context_parallel = 1;
+	cfg.pipeline.data_parallel = 32;
+	cfg.pipeline.data_parallel_shard = 8;
+	cfg.pipeline.zero = 1;
+	cfg.pipeline.dp_bucket_mb = 40;
+	ck_assert_int_eq(ppcc_pipeline_zero_ranks(&cfg.pipeline), 8);
+	ck_assert_int_eq(ppcc_pipeline_zero_replicas(&cfg.pipeline), 4);
+	ppcc_comm_cost ar;
+	ppcc_comm_choose(&ar, &cfg.cluster, PPCC_COMM_ALLREDUCE, 4, 32, 5e6);
+	ck_assert_int_ne(ar.algo, PPCC_COMM_NONE);
+	ppcc_stage_cost c = {0};
+	ppcc_comm_dp_rates(&c, &cfg);
+	ck_near(c.dp_reduce_ms, (6.6 + 7 * 3.4) * 1e-3 + 1e3 * ar.latency);
+	ck_near(c.dp_reduce_ms_per_byte,
+		1e3 * 7 / 8 / 450e9 + 1e3 / ar.bandwidth / 8);
+	ck_near(c.dp_gather_ms, (6.6 + 7 * 3.4) * 1e-3);
+	ck_near(c.dp_gather_ms_per_byte, 1e3 * 7 / 8 / 450e9);
+	/* a shard of all d is the flat reduce-scatter over 32 */
+	cfg.pipeline.data_parallel_shard = 32;
+	ppcc_comm_cost rs;
+	ppcc_comm_choose(&rs, &cfg.cluster, PPCC_COMM_REDUCE_SCATTER, 32, 32,
+			 40e6);
+	c = (ppcc_stage_cost){0};
+	ppcc_comm_dp_rates(&c, &cfg);
+	ck_near(c.dp_reduce_ms, 1e3 * rs.latency);
+	ck_near(c.dp_reduce_ms_per_byte, 1e3 / rs.bandwidth);
+
+	/* a plan: the optimizer's states over 8 ranks are 4 times those over
+	 * 32; weights and gradients stay whole under ZeRO 1 */
+	static const char *const shards[] = {"", "  data_parallel_shard: 8\n"};
+	double opt[2], w[2], g[2], step[2];
+	for (int i = 0; i < 2; i++) {
+		char yaml[512];
+		snprintf(yaml, sizeof yaml, "model:\n  name: one\n"
+			 "  layers: [{name: l, fwd_flops: 1.0e12, params: "
+			 "1.0e9}]\n"
+			 "cluster:\n  devices: 32\n"
+			 "  device: {name: x, tflops: 100, efficiency: 0.5, "
+			 "memory_gib: 80, memory_bandwidth_gb_s: 1000}\n"
+			 "pipeline:\n  zero: 1\n%s", shards[i]);
+		planned r;
+		plan_text(&r, yaml);
+		ck_assert_msg(r.status == 0, "%s", r.diag.text);
+		const ppcc_iteration *it = r.plan.best.iteration;
+		opt[i] = it->optimizer_bytes[0];
+		w[i] = it->weight_bytes[0];
+		g[i] = it->grad_bytes[0];
+		step[i] = it->optimizer_ms;
+		done(&r);
+	}
+	ck_assert_double_eq_tol(opt[1], 4 * opt[0], 4);
+	ck_assert_double_eq_tol(opt[1], 12e9 / 8, 4);
+	ck_assert_double_eq(w[1], w[0]);
+	ck_assert_double_eq(g[1], g[0]);
+	/* (26 + 4) bytes of each of 1e9 / 8 parameters at 1 TB/s */
+	ck_near(step[1], 1e3 * (1e9 / 8) * 30 / 1e12);
+	ck_near(step[1], 4 * step[0]);
+}
+END_TEST
+
 /* Pipeline rank r runs from device r x t x cp x d: with t 2, d 2 and
  * 8-device nodes, ranks 0 and 1 share node 0 and rank 2 is on node 1;
  * the second group begins at device 12, so rank 3 is its first.  A group
@@ -1431,6 +1503,7 @@ Suite *suite_iteration(void)
 		allreduce_flips_from_tree_to_ring_at_nccls_threshold,
 		allgather_with_nvls_and_without,
 		dp_rates_take_the_algorithm_at_the_bucket_size,
+		hsdp_reduces_in_the_shard_then_across_its_replicas,
 		topology_places_ranks_on_groups_nodes_and_links,
 		layer_time_is_flops_collectives_and_kernels,
 		tp_collectives_are_two_allreduces_per_block_each_way,

@@ -2433,6 +2433,64 @@ static long long py_int(const char *line, const char *key)
  * with d > 1 (replicated) run in bf16 (v0.2.2 refuses both); the stages'
  * modules name the head lm_head (distributed/pipeline_parallel.py:387).
  */
+/* HSDP (pipeline.data_parallel_shard 8 of d 32): Megatron-LM splits the
+ * d x cp ranks into --num-distributed-optimizer-instances groups of
+ * consecutive ranks (d98e8a6 parallel_state.py:921-929; arguments.py:
+ * 3216; Megatron-FSDP reads the same count, mcore_fsdp_adapter.py:346),
+ * the Bridge's cfg.ddp field of that name
+ * (distributed_data_parallel_config.py:34); torchtitan's
+ * dp_replicate x dp_shard, read back by tomllib and multiplying out to
+ * the devices. */
+START_TEST(hsdp_exports_name_the_shard_groups)
+{
+	char *dir = tu_mkdtemp();
+	built *b = build_preset(dir, "hsdp.yaml", "llama3-8b", "",
+				"  data_parallel: 32\n  data_parallel_shard: 8\n"
+				"  zero: 2\n", 32, 1);
+	int status;
+	char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	char v[64];
+	ck_assert_str_eq(arg_value(text, "--num-distributed-optimizer-instances",
+				   v, sizeof v), "4");
+	ck_assert_ptr_nonnull(strstr(text, "--use-megatron-fsdp\n"));
+	free(text);
+	text = emit_to_string(ppcc_emit_megatron_bridge, b, &status);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "    cfg.ddp."
+				     "num_distributed_optimizer_instances = 4\n"));
+	free(text);
+	/* torchtitan: FSDP over the shard, replicated 4 times */
+	b->cfg.pipeline.trainer = PPCC_TRAINER_TORCHTITAN;
+	text = emit_to_string(ppcc_emit_torchtitan_toml, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	static char path[4096];
+	tu_write_in(path, sizeof path, dir, "hsdp.toml", text);
+	free(text);
+	char *argv[1] = {path};
+	char *out = toml_read(argv, 1);
+	if (out) {
+		const char *at = out;
+		tt_read r;
+		tt_scan(&r, &at);
+		ck_assert_int_eq(r.rep, 4);
+		ck_assert_int_eq(r.shard, 8);
+		ck_assert_int_eq(r.rep * r.shard * r.cp * r.t * r.p, 32);
+		free(out);
+	}
+	built_free(b);
+	/* without the key, one group: no count is written */
+	b = build_preset(dir, "flat.yaml", "llama3-8b", "",
+			 "  data_parallel: 32\n  zero: 2\n", 32, 1);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_null(strstr(text, "--num-distributed-optimizer-instances"));
+	free(text);
+	built_free(b);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 START_TEST(torchtitan_python_config_sets_only_mains_names)
 {
 	static const struct {
@@ -3236,6 +3294,7 @@ Suite *suite_trainers(void)
 		torchtitan_zb_v_with_few_microbatches_runs_from_the_csv,
 		torchtitan_degrees_hold_torchtitans_rules,
 		torchtitan_python_config_sets_only_mains_names,
+		hsdp_exports_name_the_shard_groups,
 		torchtitan_moe_flavors_and_expert_degrees,
 		deepspeed_config_batch_identity_and_parts,
 		deepspeed_topology_names_the_tensor_parallel_ranks,

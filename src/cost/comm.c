@@ -318,16 +318,30 @@ void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg)
 		return;
 	int64_t span = (int64_t)pl->tensor_parallel * cp * dp;
 	double bucket = ppcc_dp_bucket_bytes(pl);
+	/* under HSDP the shard group's consecutive ranks reduce-scatter,
+	 * then the r replicas of each shard all-reduce it */
+	int ns = pl->zero >= 1 ? ppcc_pipeline_zero_ranks(pl) : n;
+	int r = pl->zero >= 1 ? ppcc_pipeline_zero_replicas(pl) : 1;
+	int64_t sspan = span / r;
 	ppcc_comm_cost k;
-	ppcc_comm_choose(&k, &cfg->cluster,
-			 pl->zero == 0 ? PPCC_COMM_ALLREDUCE
-				       : PPCC_COMM_REDUCE_SCATTER,
-			 n, span, bucket);
-	c->dp_reduce_ms = 1e3 * k.latency;
-	c->dp_reduce_ms_per_byte = 1e3 / k.bandwidth;
-	if (pl->zero >= 1) {
-		ppcc_comm_choose(&k, &cfg->cluster, PPCC_COMM_ALLGATHER, n,
-				 span, bucket);
+	c->dp_reduce_ms = c->dp_reduce_ms_per_byte = 0;
+	if (ns > 1) {
+		ppcc_comm_choose(&k, &cfg->cluster,
+				 pl->zero == 0 ? PPCC_COMM_ALLREDUCE
+					       : PPCC_COMM_REDUCE_SCATTER,
+				 ns, sspan, bucket);
+		c->dp_reduce_ms = 1e3 * k.latency;
+		c->dp_reduce_ms_per_byte = 1e3 / k.bandwidth;
+	}
+	if (r > 1) {
+		ppcc_comm_choose(&k, &cfg->cluster, PPCC_COMM_ALLREDUCE, r,
+				 span, bucket / ns);
+		c->dp_reduce_ms += 1e3 * k.latency;
+		c->dp_reduce_ms_per_byte += 1e3 / k.bandwidth / ns;
+	}
+	if (pl->zero >= 1 && ns > 1) {
+		ppcc_comm_choose(&k, &cfg->cluster, PPCC_COMM_ALLGATHER, ns,
+				 sspan, bucket);
 		c->dp_gather_ms = 1e3 * k.latency;
 		c->dp_gather_ms_per_byte = 1e3 / k.bandwidth;
 	}

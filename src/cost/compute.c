@@ -169,13 +169,12 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	int t = cfg->pipeline.tensor_parallel;
 	int cp = cfg->pipeline.context_parallel > 0
 		? cfg->pipeline.context_parallel : 1;
-	int dp = cfg->pipeline.data_parallel > 0
-		? cfg->pipeline.data_parallel : 1;
 	int shard = t * cp;
 	double speed = ppcc_cost_speed(dg, shard);
 	double split[3];
 	ppcc_memory_zero_bytes_per_param(split, cfg->pipeline.zero,
-					 cfg->pipeline.grad_bytes, dp * cp,
+					 cfg->pipeline.grad_bytes,
+					 ppcc_pipeline_zero_ranks(&cfg->pipeline),
 					 cfg->pipeline.trainer,
 					 cfg->pipeline.stages);
 	double f = ppcc_memory_reserve_factor(cfg->pipeline.trainer);

@@ -120,7 +120,11 @@ double ppcc_comm_a2a_seconds(const ppcc_cluster *c, int ep, int etp,
  * ALL_GATHER_PARAM or UNSHARD_PARAM (ZeRO >= 1) an all-gather, each with
  * the algorithm NCCL picks at the plan's bucket size
  * (ppcc_dp_bucket_bytes), whose latency and bandwidth then price every
- * bucket, the last and smaller one too.  Sets c's dp_reduce_ms,
+ * bucket, the last and smaller one too.  Under HSDP (ZeRO >= 1 with
+ * r = ppcc_pipeline_zero_replicas > 1) the reduce-scatter and gather
+ * run over the shard's ppcc_pipeline_zero_ranks ns consecutive ranks,
+ * and each REDUCE_GRAD adds an all-reduce of its 1/ns over the r
+ * replicas, priced at the bucket's 1/ns.  Sets c's dp_reduce_ms,
  * dp_reduce_ms_per_byte, dp_gather_ms and dp_gather_ms_per_byte (left
  * alone when n == 1, and the gather's under ZeRO 0). */
 void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg);

@@ -225,6 +225,10 @@ static void iteration_json(ppcc_jw *w, const ppcc_plan *p)
 	ppcc_jw_int(w, pl->context_parallel);
 	key(w, ",\n    ", "zero");
 	ppcc_jw_int(w, pl->zero);
+	if (pl->zero >= 1 && ppcc_pipeline_zero_replicas(pl) > 1) {
+		key(w, ",\n    ", "data_parallel_shard");
+		ppcc_jw_int(w, pl->data_parallel_shard);
+	}
 	key(w, ",\n    ", "global_batch_size");
 	ppcc_jw_int(w, it->global_batch_size);
 	key(w, ",\n    ", "breakdown_rank");

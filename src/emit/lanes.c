@@ -207,7 +207,9 @@ int ppcc_lanes_build(ppcc_lanes *out, const ppcc_config *cfg,
 		const ppcc_pipeline *pl = &cfg->pipeline;
 		int cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
 		int d = pl->data_parallel > 0 ? pl->data_parallel : 1;
-		int64_t block = (int64_t)pl->tensor_parallel * cp * d;
+		int ns = ppcc_pipeline_zero_ranks(pl);
+		int64_t block = (int64_t)pl->tensor_parallel * cp * d /
+				ppcc_pipeline_zero_replicas(pl);
 		for (int r = 0; r < p; r++) {
 			if (out->gather_ms[r] > 0 ||
 			    (e->dp_gather_ms && e->dp_gather_ms[r] > 0))
@@ -224,10 +226,10 @@ int ppcc_lanes_build(ppcc_lanes *out, const ppcc_config *cfg,
 			ppcc_cost_place at;
 			ppcc_topo_place(&at, cfg, r);
 			double opt = ppcc_memory_optimizer_ms(
-				params, zero, d * cp, pl->grad_bytes,
+				params, zero, ns, pl->grad_bytes,
 				at.device_group->memory_bandwidth);
 			double ms = 1e3 * ppcc_allgather_seconds(
-				&cfg->cluster, d * cp, block,
+				&cfg->cluster, ns, block,
 				ppcc_memory_param16_bytes(params));
 			ppcc_lane_op op = {
 				.rank = r, .op = PPCC_OP_ALL_GATHER_PARAM,

@@ -288,8 +288,13 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 	if (!it || !c)
 		return;
 	double total = it->iteration_ms;
-	fprintf(f, "\niteration (ppcc's split; data parallel %d, global batch %d, ZeRO %d)\n",
+	fprintf(f, "\niteration (ppcc's split; data parallel %d, global batch %d, ZeRO %d",
 		it->data_parallel, it->global_batch_size, c->pipeline.zero);
+	if (c->pipeline.zero >= 1 && ppcc_pipeline_zero_replicas(&c->pipeline) > 1)
+		fprintf(f, " sharded over %d ranks, %d replicas of each shard",
+			c->pipeline.data_parallel_shard,
+			ppcc_pipeline_zero_replicas(&c->pipeline));
+	fputs(")\n", f);
 	fprintf(f, "  iteration time (ms)         %12.3f\n", it->iteration_ms);
 	char band[256];
 	ppcc_time_band(band, sizeof band, &c->cluster,

@@ -582,6 +582,11 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 			"--ckpt-format fsdp_dtensor\n"
 			"--no-gradient-accumulation-fusion\n",
 			pl->zero == 2 ? "optim_grads" : "optim_grads_params");
+	/* HSDP: the d x cp ranks split into this many shard groups
+	 * (d98e8a6 parallel_state.py:921-929) */
+	if (pl->zero >= 1 && ppcc_pipeline_zero_replicas(pl) > 1)
+		fprintf(f, "--num-distributed-optimizer-instances %d\n",
+			ppcc_pipeline_zero_replicas(pl));
 	/* the simulator overlaps the gradient reduction with the backward
 	 * and ZeRO's gathers with the forwards (doc/design/iteration.md) */
 	if (n_dp > 1) {
@@ -811,6 +816,9 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 			"    cfg.checkpoint.ckpt_format = \"fsdp_dtensor\"\n"
 			"    m.gradient_accumulation_fusion = False\n",
 			pl->zero == 2 ? "optim_grads" : "optim_grads_params");
+	if (pl->zero >= 1 && ppcc_pipeline_zero_replicas(pl) > 1)
+		fprintf(f, "    cfg.ddp.num_distributed_optimizer_instances = "
+			"%d\n", ppcc_pipeline_zero_replicas(pl));
 	/* the overlaps the simulator assumes (doc/design/iteration.md);
 	 * a recipe's CommOverlapConfig would redo them by its own rules
 	 * and could turn TP overlap on (config.py:2027-2029,
@@ -1373,8 +1381,11 @@ static int tt_prepare(tt_job *j, const ppcc_plan *p, int toml,
 			   pl->grad_bytes);
 		return PPCC_EINPUT;
 	}
-	j->d_rep = pl->zero == 0 ? D : 1;
-	j->d_shard = pl->zero == 0 ? 1 : D;
+	/* HSDP: FSDP over the shard group, replicated across the groups
+	 * (parallel_dims.py's dp_replicate x dp_shard) */
+	j->d_shard = pl->zero == 0 ? 1 : ppcc_pipeline_zero_ranks(pl) /
+					     cp;
+	j->d_rep = D / j->d_shard;
 	if (j->d_shard > 1 || cp > 1) /* ZeRO 2 or 3: 1 is refused above */
 		j->reshard = pl->zero == 3 ? "always" : "never";
 	j->local_batch = P > 1 ? (long long)pl->microbatches *

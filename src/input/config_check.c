@@ -123,12 +123,27 @@ void ppcc_config_fill_defaults(ppcc_config *c)
 		p->expert_parallel = 1;
 	if (!p->expert_tensor_parallel_loc.file)
 		p->expert_tensor_parallel = 0;
+	if (!p->data_parallel_shard_loc.file)
+		p->data_parallel_shard = 0;
 }
 
 int ppcc_pipeline_etp(const ppcc_pipeline *p)
 {
 	return p->expert_tensor_parallel > 0 ? p->expert_tensor_parallel
 					     : p->tensor_parallel;
+}
+
+int ppcc_pipeline_zero_ranks(const ppcc_pipeline *p)
+{
+	int cp = p->context_parallel > 0 ? p->context_parallel : 1;
+	int d = p->data_parallel > 0 ? p->data_parallel : 1;
+	return (p->data_parallel_shard > 0 ? p->data_parallel_shard : d) * cp;
+}
+
+int ppcc_pipeline_zero_replicas(const ppcc_pipeline *p)
+{
+	int d = p->data_parallel > 0 ? p->data_parallel : 1;
+	return p->data_parallel_shard > 0 ? d / p->data_parallel_shard : 1;
 }
 
 int ppcc_overlap_moe_a2a(const ppcc_pipeline *p)
@@ -197,6 +212,43 @@ static void check_experts(const ppcc_config *c, ppcc_diag *d)
 			   "gathers of sharded experts; use zero: 1 or 2",
 			   ep, etp, p->tensor_parallel);
 	}
+}
+
+/* HSDP: data_parallel_shard divides d, and a ZeRO stage shards; the
+ * experts' groups and DeepSpeed's MiCS are not modelled. */
+static void check_shard(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_pipeline *p = &c->pipeline;
+	const ppcc_transformer *tf = c->model.transformer;
+	int n = p->data_parallel_shard, dp = p->data_parallel;
+	if (!p->data_parallel_shard_loc.file || n == 0)
+		return;
+	ppcc_loc loc = p->data_parallel_shard_loc;
+	if (dp % n != 0)
+		ppcc_error(d, &loc, "data_parallel_shard %d does not divide the "
+			   "%d data-parallel ranks; give a divisor of %d", n, dp,
+			   dp);
+	else if (n == dp)
+		return;
+	else if (n * p->context_parallel == 1)
+		ppcc_error(d, &loc, "data_parallel_shard 1 shards over one rank, "
+			   "which holds every state whole: plan with zero: 0 "
+			   "(the %d replicas all-reduce), or shard over 2 or "
+			   "more", dp);
+	else if (p->zero == 0)
+		ppcc_error(d, &loc, "data_parallel_shard %d shards ZeRO's states "
+			   "over %d of the %d data-parallel ranks, and ZeRO 0 "
+			   "shards nothing: plan with zero: 1, 2 or 3", n, n, dp);
+	else if (tf && tf->moe.experts > 0)
+		ppcc_error(d, &loc, "ppcc does not model data_parallel_shard "
+			   "with a mixture of experts (the experts' own "
+			   "data-parallel groups, which Megatron-LM divides into "
+			   "the same instances); leave it out");
+	else if (p->trainer == PPCC_TRAINER_DEEPSPEED)
+		ppcc_error(d, &loc, "ppcc does not model DeepSpeed's sharding "
+			   "groups (MiCS's mics_shard_size, ZeRO++'s hpZ): "
+			   "DeepSpeed is planned sharding over every "
+			   "data-parallel rank; leave data_parallel_shard out");
 }
 
 /* combined-1f1b is Megatron-LM's overlap of the experts' all-to-alls
@@ -413,6 +465,7 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 		}
 	}
 	check_experts(c, d);
+	check_shard(c, d);
 	check_combined(c, d);
 	check_torchtitan_selective(c, d);
 	if (t > cl->devices_per_node) {

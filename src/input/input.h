@@ -206,6 +206,10 @@ typedef struct ppcc_pipeline {
 	 * etp x ep x edp (Megatron-Core's MoE parallel folding) */
 	int expert_parallel;
 	int expert_tensor_parallel;
+	/* the data-parallel ranks ZeRO shards the states over, d /
+	 * data_parallel_shard replicas of each shard (HSDP, Megatron-LM's
+	 * distributed optimizer instances); 0: all d */
+	int data_parallel_shard;
 	ppcc_overlap overlap;
 	int global_batch_size; /* B = m * b * d sequences; 0: not given */
 	int zero;            /* ZeRO stage 0-3 (1: distributed optimizer) */
@@ -235,7 +239,8 @@ typedef struct ppcc_pipeline {
 	ppcc_loc kind_loc, stages_loc, microbatches_loc, chunks_loc,
 		group_size_loc, tensor_parallel_loc, data_parallel_loc,
 		context_parallel_loc, global_batch_size_loc, zero_loc,
-		trainer_loc, expert_parallel_loc, expert_tensor_parallel_loc;
+		trainer_loc, expert_parallel_loc, expert_tensor_parallel_loc,
+		data_parallel_shard_loc;
 } ppcc_pipeline;
 
 typedef struct ppcc_config {
@@ -308,6 +313,12 @@ int ppcc_cluster_swap_device(ppcc_cluster *out, ppcc_arena *a,
 
 /* The expert tensor parallelism planned: the file's, else t. */
 int ppcc_pipeline_etp(const ppcc_pipeline *p);
+
+/* The ranks ZeRO shards a stage's states over: data_parallel_shard (d
+ * when 0) x cp; and the replicas of each shard, d / data_parallel_shard
+ * (1 when 0). */
+int ppcc_pipeline_zero_ranks(const ppcc_pipeline *p);
+int ppcc_pipeline_zero_replicas(const ppcc_pipeline *p);
 
 /* Whether p's overlapped F&B pairs hide their expert all-to-alls: as
  * given, else the trainer's default (1; torchtitan 0: it registers no

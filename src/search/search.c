@@ -1618,6 +1618,14 @@ static int search_begin(search_run *r)
 	const ppcc_transformer *tf = cfg->model.transformer;
 	if (ppcc_config_check_recompute_modules(cfg, r->d) < 0)
 		return PPCC_EINPUT;
+	if (cfg->pipeline.data_parallel_shard_loc.file) {
+		ppcc_error(r->d, &cfg->pipeline.data_parallel_shard_loc,
+			   "the search shards ZeRO over every data-parallel "
+			   "rank of a layout, and does not search HSDP's shard "
+			   "groups; leave data_parallel_shard out, and plan "
+			   "the winner with it");
+		return PPCC_EINPUT;
+	}
 	if ((o->fix.expert_parallel > 1 || o->fix.expert_tensor_parallel > 1) &&
 	    (!tf || tf->moe.experts == 0)) {
 		ppcc_error(r->d, &cli, "--fix expert_%sparallel: expert "

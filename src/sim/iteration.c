@@ -71,6 +71,10 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	int n = d * cp, zero = pl->zero;
 	double G = pl->grad_bytes;
 	int64_t block = (int64_t)t * cp * d; /* devices of one pipeline rank */
+	/* ZeRO's shard: n ranks, or under HSDP a group of them */
+	int ns = zero >= 1 ? ppcc_pipeline_zero_ranks(pl) : n;
+	int64_t sblock = block / (zero >= 1 ? ppcc_pipeline_zero_replicas(pl)
+				  : 1);
 
 	memset(out, 0, sizeof *out);
 	if (p < 1 || S < p || m < 1 || t < 1)
@@ -226,11 +230,12 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			out->dp_hidden_ms = hidden > 0 ? hidden : 0;
 		}
 
-		double opt = ppcc_memory_optimizer_ms(params, zero, n, G,
+		double opt = ppcc_memory_optimizer_ms(params, zero, ns, G,
 						      dg->memory_bandwidth);
 		double gather = gathers ? 0 : zero == 1 || zero == 2
 			? 1e3 * ppcc_allgather_seconds(
-				cl, n, block, ppcc_memory_param16_bytes(params))
+				cl, ns, sblock,
+				ppcc_memory_param16_bytes(params))
 			: 0;
 		if (gathers && e->dp_gather_ms &&
 		    e->dp_gather_ms[r] > out->dp_gather_ms)
