@@ -1420,6 +1420,36 @@ START_TEST(expert_all_to_all_by_hand)
 	/* a limit above the copies or the nodes does not bind */
 	ck_assert_double_eq(ppcc_comm_a2a_seconds(&c, 16, 1, B, 2, 4),
 			    5e-6 + B * 2 * (2.0 - 1) / 2 / 50e9);
+
+	/* group-limited routing: DeepSeek-V3's 256 experts in 8 groups, a
+	 * token's from 4 of them.  Over ep 64 on 8 nodes of 8 a group's 32
+	 * experts are one node's (4 ranks of 8 experts): 4 nodes; over ep
+	 * 128 on 16 nodes a group spans 2 nodes: 8; over ep 8, one node:
+	 * 4 groups, which the one node never reaches past; with etp 2,
+	 * ep 64 spans 16 nodes, a group 2; node_limit 3 beside it binds */
+	ppcc_transformer tf = {0};
+	tf.moe = (ppcc_moe){.experts = 256, .top_k = 8, .groups = 8,
+			    .group_topk = 4};
+	ppcc_config cfg = {0};
+	cfg.cluster = c;
+	cfg.model.transformer = &tf;
+	cfg.pipeline.tensor_parallel = 1;
+	cfg.pipeline.expert_tensor_parallel = 1;
+	static const struct { int ep, etp, node_limit, want; } g[] = {
+		{64, 1, 0, 4}, {128, 1, 0, 8}, {8, 1, 0, 4}, {64, 2, 0, 8},
+		{64, 1, 3, 3}, {1, 1, 0, 0}, {256, 1, 0, 16}};
+	for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+		cfg.pipeline.expert_parallel = g[i].ep;
+		cfg.pipeline.expert_tensor_parallel = g[i].etp;
+		tf.moe.node_limit = g[i].node_limit;
+		ck_assert_msg(ppcc_cost_expert_node_limit(&cfg) == g[i].want,
+			      "case %zu: %d", i,
+			      ppcc_cost_expert_node_limit(&cfg));
+	}
+	/* no groups: node_limit alone */
+	tf.moe.groups = tf.moe.group_topk = 0;
+	tf.moe.node_limit = 4;
+	ck_assert_int_eq(ppcc_cost_expert_node_limit(&cfg), 4);
 }
 END_TEST
 

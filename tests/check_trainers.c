@@ -663,6 +663,8 @@ static const char *const mg_value_flags[] = {
 	"--expert-model-parallel-size", "--expert-tensor-parallel-size",
 	"--num-experts", "--moe-layer-freq", "--moe-ffn-hidden-size",
 	"--moe-router-topk", "--moe-shared-expert-intermediate-size",
+	"--moe-router-num-groups", "--moe-router-group-topk",
+	"--num-distributed-optimizer-instances",
 	"--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
 	"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
 	"--qk-pos-emb-head-dim", "--v-head-dim", "--rope-type",
@@ -976,12 +978,14 @@ static const char *const bridge_runner =
 	"  'moe_grouped_gemm', 'moe_token_dispatcher_type',\n"
 	"  'moe_expert_capacity_factor', 'moe_pad_expert_input_to_capacity',\n"
 	"  'expert_model_parallel_size', 'expert_tensor_parallel_size',\n"
-	"  'overlap_moe_expert_parallel_comm', 'recompute_modules'},\n"
+	"  'overlap_moe_expert_parallel_comm', 'recompute_modules',\n"
+	"  'moe_router_num_groups', 'moe_router_group_topk'},\n"
 	"  'train': {'micro_batch_size', 'global_batch_size'},\n"
 	"  'checkpoint': {'ckpt_format'},\n"
 	"  'ddp': {'grad_reduce_in_fp32', 'overlap_grad_reduce',\n"
 	"  'overlap_param_gather', 'use_distributed_optimizer',\n"
-	"  'use_megatron_fsdp', 'data_parallel_sharding_strategy'},\n"
+	"  'use_megatron_fsdp', 'data_parallel_sharding_strategy',\n"
+	"  'num_distributed_optimizer_instances'},\n"
 	"  'dist': {'use_megatron_fsdp'},\n"
 	"  'mixed_precision': {'grad_reduce_in_fp32'}}\n"
 	"class Strict:\n"
@@ -1047,6 +1051,7 @@ static const char *const bridge_runner =
 	"         not m.share_embeddings_and_output_weights,\n"
 	"         'mbs': c.train.micro_batch_size, 'gbs': c.train.global_batch_size,\n"
 	"         'distopt': d.use_distributed_optimizer,\n"
+	"         'inst': d.num_distributed_optimizer_instances or 1,\n"
 	"         'fsdp': d.data_parallel_sharding_strategy if d.use_megatron_fsdp\n"
 	"                 and c.dist.use_megatron_fsdp else None,\n"
 	"         'ogr': d.overlap_grad_reduce, 'opg': d.overlap_param_gather,\n"
@@ -1064,7 +1069,8 @@ static const char *const bridge_runner =
 	"         m.moe_token_dispatcher_type, m.moe_expert_capacity_factor,\n"
 	"         bool(m.moe_pad_expert_input_to_capacity),\n"
 	"         m.expert_model_parallel_size, m.expert_tensor_parallel_size,\n"
-	"         bool(m.overlap_moe_expert_parallel_comm))\n"
+	"         bool(m.overlap_moe_expert_parallel_comm),\n"
+	"         m.moe_router_num_groups, m.moe_router_group_topk)\n"
 	"         if m.num_moe_experts else None}\n"
 	"    w = shlex.split(' '.join(l for l in open(args[i]).read().split('\\n')\n"
 	"                             if not l.startswith('#')))\n"
@@ -1090,6 +1096,7 @@ static const char *const bridge_runner =
 	"          'untie': 'untie-embeddings-and-output-weights' in a,\n"
 	"          'mbs': g('micro-batch-size'), 'gbs': g('global-batch-size'),\n"
 	"          'distopt': 'use-distributed-optimizer' in a,\n"
+	"          'inst': g('num-distributed-optimizer-instances') or 1,\n"
 	"          'fsdp': a.get('data-parallel-sharding-strategy'),\n"
 	"          'ogr': 'overlap-grad-reduce' in a,\n"
 	"          'opg': 'overlap-param-gather' in a,\n"
@@ -1110,7 +1117,8 @@ static const char *const bridge_runner =
 	"          g('moe-expert-capacity-factor', float),\n"
 	"          'moe-pad-expert-input-to-capacity' in a,\n"
 	"          g('expert-model-parallel-size'), g('expert-tensor-parallel-size'),\n"
-	"          'overlap-moe-expert-parallel-comm' in a)\n"
+	"          'overlap-moe-expert-parallel-comm' in a,\n"
+	"          g('moe-router-num-groups'), g('moe-router-group-topk'))\n"
 	"          if 'num-experts' in a else None}\n"
 	"    diff = sorted(k for k in mg if mg[k] != b[k])\n"
 	"    print(args[i], 'ok' if not diff else\n"
@@ -1174,7 +1182,7 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 				}
 	/* mixtures of experts: Mixtral as Megatron-Core lays it out, and a
 	 * pattern with dense layers, shared experts, top 1, a capacity,
-	 * etp 2 of t 4 and heads of their own width */
+	 * etp 2 of t 4, heads of their own width, group-limited routing */
 	static const char *const moe_cases[][3] = {
 		{"mixtral.yaml", "",
 		 "  tensor_parallel: 1\n  stages: 4\n  chunks: 8\n"
@@ -1191,6 +1199,9 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 		{"modules.yaml",
 		 "    recompute_modules: [layernorm, moe_act]\n",
 		 "  tensor_parallel: 2\n  stages: 4\n  schedule: 1f1b\n"
+		 "  expert_parallel: 8\n"},
+		{"groups.yaml", "    moe: {groups: 4, group_topk: 2}\n",
+		 "  tensor_parallel: 1\n  stages: 4\n  schedule: 1f1b\n"
 		 "  expert_parallel: 8\n"},
 	};
 	for (size_t i = 0; i < sizeof moe_cases / sizeof moe_cases[0]; i++) {
@@ -1420,6 +1431,21 @@ START_TEST(moe_exports_refuse_what_their_trainer_cannot_run)
 			  "cannot run dropless routing"));
 	}
 	built_free(b);
+	/* a torchtitan flavor fixes its routing: other expert groups are
+	 * another model (models/common/moe.py:188-196) */
+	b = build_preset(dir, "qg.yaml", "qwen3-30b-a3b",
+			 "    moe: {groups: 4, group_topk: 2}\n"
+			 "    recompute: full\n",
+			 "  trainer: torchtitan\n  zero: 2\n"
+			 "  expert_parallel: 16\n", 16, 1);
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan_toml, b,
+					  &status));
+	ck_assert_int_eq(status, PPCC_EINPUT);
+	ck_assert_msg(strstr(b->diag.text, "error: torchtitan's qwen3 "
+			     "\"30B-A3B\" routes without expert groups, and "
+			     "the plan routes to 2 of 4: plan the flavor's "
+			     "routing"), "%s", b->diag.text);
+	built_free(b);
 	tu_rmtree_free(dir);
 }
 END_TEST
@@ -1484,6 +1510,8 @@ START_TEST(megatron_latent_attention_and_mtp_of_deepseek_v3_by_hand)
 		 "--moe-layer-freq %s\n"
 		 "--moe-ffn-hidden-size 2048\n"
 		 "--moe-router-topk 8\n"
+		 "--moe-router-num-groups 8\n"
+		 "--moe-router-group-topk 4\n"
 		 "--moe-shared-expert-intermediate-size 2048\n"
 		 "--moe-grouped-gemm\n"
 		 "--moe-token-dispatcher-type alltoall\n"
@@ -3124,6 +3152,9 @@ START_TEST(deepspeed_moe_arguments_of_mixtral_by_hand)
 		{"    moe: {capacity_factor: 1.25}\n",
 		 "  tensor_parallel: 1\n  stages: 1\n  expert_parallel: 1\n"
 		 "  zero: 3\n", "ZeRO stage 3"},
+		{"    moe: {capacity_factor: 1.25, groups: 4, group_topk: 2}\n",
+		 NULL, "cannot run group-limited routing (DeepSpeed's gate has "
+		 "none)"},
 	};
 	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
 		b = build_moe(dir, "no.yaml", no[i].extra,

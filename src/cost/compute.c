@@ -15,6 +15,8 @@
  * below are what iteration.c reports.  Each expression keeps the order of its
  * operations, on which the plans' bytes depend.
  */
+#include <limits.h>
+
 #include "ppcc.h"
 
 double ppcc_cost_speed(const ppcc_device_group *dg, int shard)
@@ -39,6 +41,36 @@ static double kernel_seconds(const ppcc_device_group *dg, int t, int shard,
 	return per_device / dg->memory_bandwidth;
 }
 
+int ppcc_cost_expert_node_limit(const ppcc_config *cfg)
+{
+	const ppcc_transformer *tf = cfg->model.transformer;
+	const ppcc_pipeline *p = &cfg->pipeline;
+	if (!tf || tf->moe.experts < 1)
+		return 0;
+	const ppcc_moe *m = &tf->moe;
+	int limit = m->node_limit;
+	int64_t ep = p->expert_parallel > 0 ? p->expert_parallel : 1;
+	int64_t etp = ppcc_pipeline_etp(p);
+	int64_t per_node = cfg->cluster.devices_per_node > 0
+			   ? cfg->cluster.devices_per_node : 1;
+	if (m->groups > 0 && m->group_topk > 0 && ep > 1 &&
+	    m->experts % m->groups == 0 && m->experts % ep == 0) {
+		int64_t per_group = m->experts / m->groups;
+		int64_t per_rank = m->experts / ep, span = 1;
+		for (int64_t g = 0; g < m->groups; g++) {
+			int64_t first = g * per_group / per_rank * etp / per_node;
+			int64_t last = ((g + 1) * per_group - 1) / per_rank *
+				       etp / per_node;
+			if (last - first + 1 > span)
+				span = last - first + 1;
+		}
+		int64_t reach = span * m->group_topk;
+		if (reach < INT_MAX && (limit == 0 || reach < limit))
+			limit = (int)reach;
+	}
+	return limit;
+}
+
 void ppcc_cost_expert_comm(double *out_f, double *out_b,
 			   const ppcc_config *cfg, const ppcc_layer *l)
 {
@@ -59,10 +91,11 @@ void ppcc_cost_expert_comm(double *out_f, double *out_b,
 			((double)p->tensor_parallel * cp);
 	double narrow = tf->moe.dispatch_fp8 ? (1.0 + 4.0 / 128.0) / 2.0 : 1.0;
 	double pair = 0;
+	int limit = ppcc_cost_expert_node_limit(cfg);
 	for (int w = 0; w < 2; w++) {
 		double bytes = tokens * (w == 0 ? narrow : 1.0);
 		pair += ppcc_comm_a2a_seconds(&cfg->cluster, ep, etp, bytes, k,
-					      tf->moe.node_limit);
+					      limit);
 		if (etp > 1)
 			pair += ppcc_allgather_seconds(&cfg->cluster, etp, etp,
 						       bytes * k * etp);

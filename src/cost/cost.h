@@ -149,6 +149,13 @@ typedef struct ppcc_cost_layer_comm {
 void ppcc_cost_expert_comm(double *out_f, double *out_b,
 			   const ppcc_config *cfg, const ppcc_layer *l);
 
+/* The nodes a token's routed copies reach at most under cfg's layout:
+ * moe.node_limit, and under group-limited routing group_topk times the
+ * most nodes one group's experts span (the experts in order over the ep
+ * ranks, etp devices apart, from a node's boundary), the lesser of the
+ * two; 0 when neither limits them. */
+int ppcc_cost_expert_node_limit(const ppcc_config *cfg);
+
 /* The busiest expert rank's extra routed FLOPs in layer l's forward
  * (returned) and backward (*out_bwd): imbalance - 1 times the mean's,
  * when ep > 1 spreads the experts; the backward twice the forward's,

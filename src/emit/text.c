@@ -738,9 +738,13 @@ int ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 		count_text(a, sizeof a, active);
 		count_text(x, sizeof x, sp.routed_params);
 		count_text(y, sizeof y, sp.shared_params);
+		char g[48] = "";
+		if (t->moe.groups > 0)
+			snprintf(g, sizeof g, ", from %d of %d groups",
+				 t->moe.group_topk, t->moe.groups);
 		fprintf(f, "  mixture of experts: %s parameters active a token; "
-			"routed experts %s (%d of %d a token), %s%s\n", a, x,
-			t->moe.top_k, t->moe.experts, sp.shared_params > 0
+			"routed experts %s (%d of %d a token%s), %s%s\n", a, x,
+			t->moe.top_k, t->moe.experts, g, sp.shared_params > 0
 			? "shared experts " : "no shared experts",
 			sp.shared_params > 0 ? y : "");
 	}

@@ -438,7 +438,9 @@ static void megatron_attention(FILE *f, const ppcc_transformer *tr)
 
 /* The mixture of experts' arguments: the experts, their width and
  * pattern, the router's top k (softmax before the top k when k = 1, as
- * Megatron-LM requires), the shared experts as one FFN of their summed
+ * Megatron-LM requires), group-limited routing (d98e8a6
+ * transformer_config.py:780-796, flags by arguments.py:2373's factory),
+ * the shared experts as one FFN of their summed
  * width, the grouped GEMM and all-to-all dispatch ppcc prices, and the
  * capacity, padded (ppcc's capacity_factor; none: dropless). */
 static void megatron_moe(FILE *f, const ppcc_transformer *tr)
@@ -450,6 +452,10 @@ static void megatron_moe(FILE *f, const ppcc_transformer *tr)
 		e->ffn_hidden, e->top_k);
 	if (e->top_k == 1)
 		fputs("--moe-router-pre-softmax\n", f);
+	if (e->groups > 0)
+		fprintf(f, "--moe-router-num-groups %d\n"
+			"--moe-router-group-topk %d\n", e->groups,
+			e->group_topk);
 	if (e->shared_experts > 0)
 		fprintf(f, "--moe-shared-expert-intermediate-size %lld\n",
 			(long long)e->shared_experts * e->ffn_hidden);
@@ -663,6 +669,13 @@ static void bridge_moe(FILE *f, const ppcc_config *c)
 		"    m.moe_router_topk = %d\n"
 		"    m.moe_router_pre_softmax = %s\n", e->ffn_hidden, e->top_k,
 		e->top_k == 1 ? "True" : "False");
+	if (e->groups > 0)
+		fprintf(f, "    m.moe_router_num_groups = %d\n"
+			"    m.moe_router_group_topk = %d\n", e->groups,
+			e->group_topk);
+	else
+		fputs("    m.moe_router_num_groups = None\n"
+		      "    m.moe_router_group_topk = None\n", f);
 	if (e->shared_experts > 0)
 		fprintf(f, "    m.moe_shared_expert_intermediate_size = %lld\n",
 			(long long)e->shared_experts * e->ffn_hidden);
@@ -1072,11 +1085,28 @@ static int tt_moe_of(const tt_moe_flavor **out, const ppcc_config *c,
 		     ppcc_diag *d)
 {
 	const ppcc_transformer *tr = c->model.transformer;
-	for (int i = 0; i < TT_N_MOE; i++)
-		if (tt_moe_matches(tr, &tt_moe[i])) {
-			*out = &tt_moe[i];
-			return 0;
+	for (int i = 0; i < TT_N_MOE; i++) {
+		const tt_moe_flavor *f = &tt_moe[i];
+		if (!tt_moe_matches(tr, f))
+			continue;
+		*out = f;
+		/* the flavor fixes its routing: planned groups are its */
+		const ppcc_moe *e = &tr->moe;
+		if (e->groups > 0 && (e->groups != f->groups ||
+				      e->group_topk != f->group_top)) {
+			ppcc_loc loc = where(c, &e->loc);
+			char fr[64] = "without expert groups";
+			if (f->groups > 0)
+				snprintf(fr, sizeof fr, "to %d of %d expert "
+					 "groups", f->group_top, f->groups);
+			ppcc_error(d, &loc, "torchtitan's %s \"%s\" routes %s, "
+				   "and the plan routes to %d of %d: plan the "
+				   "flavor's routing", f->model, f->name, fr,
+				   e->group_topk, e->groups);
+			return PPCC_EINPUT;
 		}
+		return 0;
+	}
 	const ppcc_moe *e = &tr->moe;
 	char names[256];
 	size_t n = 0;
@@ -1442,7 +1472,7 @@ static void tt_moe_note(FILE *f, const tt_job *j, const char *comment)
 	const tt_moe_flavor *m = j->moe;
 	if (!m)
 		return;
-	if (m->groups > 0)
+	if (m->groups > 0 && j->tr->moe.groups == 0)
 		fprintf(f, "%s %s \"%s\" routes each token to experts in at "
 			"most %d of %d expert groups; the plan prices its "
 			"all-to-alls without that limit.\n", comment, m->model,
@@ -1819,6 +1849,9 @@ static int deepspeed_moe_refuses(const ppcc_config *c, ppcc_diag *d)
 		      "does not price): plan with a capacity_factor";
 	else if (e->node_limit > 0)
 		why = "node-limited routing (DeepSpeed's gate has none)";
+	else if (e->groups > 0)
+		why = "group-limited routing (DeepSpeed's gate has none): plan "
+		      "with groups: 0 and group_topk: 0";
 	else if (e->dispatch_fp8)
 		why = "an FP8 dispatch (DeepSpeed's all-to-alls move the "
 		      "model's bf16)";

@@ -381,6 +381,10 @@ typedef struct ppcc_moe {
 	/* a token reaches experts on at most node_limit nodes (0: any),
 	 * and its dispatch moves FP8 (1: DeepSeek-V3's recipe) */
 	int node_limit, dispatch_fp8;
+	/* group-limited routing: the experts in `groups` equal groups in
+	 * order, a token's top_k chosen from group_topk of them (0: none;
+	 * Megatron-LM's moe_router_num_groups and moe_router_group_topk) */
+	int groups, group_topk;
 	ppcc_loc loc, experts_loc, ffn_hidden_loc;
 } ppcc_moe;
 

@@ -916,6 +916,11 @@ static const struct {
 	{"first_k_dense_replace", "Hugging Face's",
 	 "transformer.moe.dense_layers"},
 	{"moe_layer_freq", "Megatron-LM's", "transformer.moe.every"},
+	{"moe_router_num_groups", "Megatron-LM's", "transformer.moe.groups"},
+	{"n_group", "Hugging Face's", "transformer.moe.groups"},
+	{"moe_router_group_topk", "Megatron-LM's",
+	 "transformer.moe.group_topk"},
+	{"topk_group", "Hugging Face's", "transformer.moe.group_topk"},
 	{"recompute_granularity", "Megatron-LM's", "transformer.recompute"},
 	{"decoder_sparse_step", "Hugging Face's", "transformer.moe.every"},
 	{"moe_expert_capacity_factor", "Megatron-LM's",
@@ -1374,7 +1379,7 @@ static const char *const attention_words[] = {"mha", "gqa", "mla", NULL};
 static const char *const moe_keys[] = {
 	"experts", "top_k", "ffn_hidden", "shared_experts", "dense_layers",
 	"every", "capacity_factor", "imbalance", "node_limit", "dispatch",
-	NULL};
+	"groups", "group_topk", NULL};
 static const char *const dispatch_words[] = {"bf16", "fp8", NULL};
 static const char *const recompute_words[] = {"none", "selective", "full",
 					      NULL};
@@ -1512,6 +1517,11 @@ static void read_moe(loader *L, const section *tsec, ppcc_transformer *t,
 	sec_int(&s, "every", 1, PPCC_MAX_LAYERS, 0, &m->every, NULL);
 	sec_number(&s, "capacity_factor", NUM_NONNEG, 0, &m->capacity_factor);
 	sec_int(&s, "node_limit", 0, PPCC_MAX_COUNT, 0, &m->node_limit, NULL);
+	const node *gk = NULL, *tk = NULL;
+	int g_given = sec_get(&s, "groups", &gk) != NULL;
+	int t_given = sec_get(&s, "group_topk", &tk) != NULL;
+	sec_int(&s, "groups", 0, PPCC_MAX_COUNT, 0, &m->groups, NULL);
+	sec_int(&s, "group_topk", 0, PPCC_MAX_COUNT, 0, &m->group_topk, NULL);
 	sec_word(&s, "dispatch", dispatch_words, &m->dispatch_fp8, NULL);
 	double imb = 0;
 	if (sec_number(&s, "imbalance", NUM_POSITIVE, 0, &imb) == 1) {
@@ -1529,6 +1539,29 @@ static void read_moe(loader *L, const section *tsec, ppcc_transformer *t,
 		    "%s.top_k: %d experts a token, of %d experts; expected "
 		    "at most %d", s.path, m->top_k, m->experts, m->experts);
 	}
+	/* group-limited routing, as Megatron-LM checks it (d98e8a6
+	 * transformer_config.py:2671-2689) and scores a group (the sum of
+	 * its top top_k / group_topk experts, moe_utils.py:716-718) */
+	const node *at = t_given ? tk : g_given ? gk : key;
+	if ((g_given || t_given) && (m->groups > 0) != (m->group_topk > 0))
+		say(L, PPCC_SEV_ERROR, &at->loc, "%s: group-limited routing "
+		    "needs both groups and group_topk (0 and 0: none); got "
+		    "groups %d, group_topk %d", s.path, m->groups,
+		    m->group_topk);
+	else if (m->groups > 0 && m->experts > 0 &&
+		 m->experts % m->groups != 0)
+		say(L, PPCC_SEV_ERROR, g_given ? &gk->loc : &at->loc,
+		    "%s.groups: %d groups do not divide the %d experts",
+		    s.path, m->groups, m->experts);
+	else if (m->group_topk > m->groups)
+		say(L, PPCC_SEV_ERROR, &at->loc, "%s.group_topk: %d of %d "
+		    "groups; expected at most %d", s.path, m->group_topk,
+		    m->groups, m->groups);
+	else if (m->group_topk > m->top_k && m->top_k > 0)
+		say(L, PPCC_SEV_ERROR, &at->loc, "%s.group_topk: %d groups, "
+		    "but a token's %d experts score each group by its top "
+		    "top_k / group_topk = 0; expected at most %d", s.path,
+		    m->group_topk, m->top_k, m->top_k);
 	if (m->capacity_factor > 0 && m->capacity_factor < 1) {
 		const node *v = sec_get(&s, "capacity_factor", NULL);
 		sec_bad(&s, "capacity_factor", v, "0 (dropless) or a number "

@@ -16,11 +16,12 @@
 
 /* the fields after the experts' of a row without them */
 #define PLAIN {0}, 0, 0, 0, 0, 0
-#define DENSE 0, 0, 0, 0, 0, 0, PLAIN
+#define DENSE 0, 0, 0, 0, 0, 0, 0, 0, PLAIN
 
 /* name, label; layers, hidden, heads, kv heads, FFN, vocabulary, sequence;
  * swiglu, norm, position, RoPE theta, tied embeddings; source; head
- * dimension; experts, top k, expert FFN, shared experts, dense layers;
+ * dimension; experts, top k, expert FFN, shared experts, dense layers,
+ * expert groups and those a token may reach;
  * latent attention's {q_lora_rank, kv_lora_rank, qk_nope_head_dim,
  * qk_rope_head_dim, v_head_dim}; MTP modules; sliding window and its
  * pattern; GPT-OSS's biases and attention sinks */
@@ -40,25 +41,25 @@ const ppcc_model_preset ppcc_model_presets[] = {
 	{"mixtral-8x7b", "Mixtral 8x7B", 32, 4096, 32, 8, 14336, 32000, 4096,
 	 1, RMS, ROPE, 1e6, 0,
 	 "Hugging Face config.json, mistralai/Mixtral-8x7B-v0.1",
-	 0, 8, 2, 14336, 0, 0, PLAIN},
+	 0, 8, 2, 14336, 0, 0, 0, 0, PLAIN},
 	{"mixtral-8x22b", "Mixtral 8x22B", 56, 6144, 48, 8, 16384, 32000, 4096,
 	 1, RMS, ROPE, 1e6, 0,
 	 "Hugging Face config.json, mistralai/Mixtral-8x22B-v0.1",
-	 0, 8, 2, 16384, 0, 0, PLAIN},
+	 0, 8, 2, 16384, 0, 0, 0, 0, PLAIN},
 	{"qwen3-30b-a3b", "Qwen3-30B-A3B", 48, 2048, 32, 4, 6144, 151936, 4096,
 	 1, RMS, ROPE, 1e6, 0, "Hugging Face config.json, Qwen/Qwen3-30B-A3B",
-	 128, 128, 8, 768, 0, 0, PLAIN},
+	 128, 128, 8, 768, 0, 0, 0, 0, PLAIN},
 	{"qwen3-235b-a22b", "Qwen3-235B-A22B", 94, 4096, 64, 4, 12288, 151936,
 	 4096, 1, RMS, ROPE, 1e6, 0,
 	 "Hugging Face config.json, Qwen/Qwen3-235B-A22B",
-	 128, 128, 8, 1536, 0, 0, PLAIN},
+	 128, 128, 8, 1536, 0, 0, 0, 0, PLAIN},
 	{"deepseek-v3", "DeepSeek-V3", 61, 7168, 128, 128, 18432, 129280, 4096,
 	 1, RMS, ROPE, 10000, 0,
 	 "Hugging Face config.json, deepseek-ai/DeepSeek-V3",
-	 0, 256, 8, 2048, 1, 3, {1536, 512, 128, 64, 128}, 1, 0, 0, 0, 0},
+	 0, 256, 8, 2048, 1, 3, 8, 4, {1536, 512, 128, 64, 128}, 1, 0, 0, 0, 0},
 	{"gpt-oss-120b", "gpt-oss-120b", 36, 2880, 64, 8, 2880, 201088, 4096,
 	 1, RMS, ROPE, 150000, 0, "Hugging Face config.json, openai/gpt-oss-120b",
-	 64, 128, 4, 2880, 0, 0, {0}, 0, 128, 2, 1, 1},
+	 64, 128, 4, 2880, 0, 0, 0, 0, {0}, 0, 128, 2, 1, 1},
 };
 
 const int ppcc_n_model_presets =
@@ -103,6 +104,8 @@ void ppcc_model_preset_shape(ppcc_transformer *out, const ppcc_model_preset *p)
 		out->moe.ffn_hidden = p->expert_ffn;
 		out->moe.shared_experts = p->shared_experts;
 		out->moe.dense_layers = p->dense_layers;
+		out->moe.groups = p->groups;
+		out->moe.group_topk = p->group_topk;
 		out->moe.every = 1;
 		out->moe.imbalance = PPCC_MOE_IMBALANCE;
 	}

@@ -30,6 +30,8 @@ typedef struct ppcc_model_preset {
 	/* a mixture of experts (experts 0: dense): routed experts, a
 	 * token's, their FFN width, shared experts, dense first layers */
 	int experts, top_k, expert_ffn, shared_experts, dense_layers;
+	/* group-limited routing: expert groups, those a token may reach */
+	int groups, group_topk;
 	/* multi-head latent attention (0s: multi-head or grouped-query):
 	 * q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
 	 * v_head_dim */

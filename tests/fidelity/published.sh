@@ -81,7 +81,7 @@ R115 gpt-oss-120b 64 h100 1 4 16 1 1 1 1280 4096 selective 1 1f1b 8 1 bf16 tok 5
 moe_yaml() {
 	case $1 in
 	R112) printf '    recompute_modules: [layernorm, mla_up_proj, moe_act]\n'
-	      printf '    moe: {node_limit: 4, dispatch: fp8}\n' ;;
+	      printf '    moe: {dispatch: fp8}\n' ;;
 	R115) printf '    recompute_modules: [layernorm, moe_act]\n'
 	      printf '    moe: {imbalance: 1}\n' ;;
 	*) printf '    moe: {imbalance: 1}\n' ;;
@@ -199,7 +199,8 @@ assumed="assumed where the source is silent (doc/fidelity/runs.md):
   R112 (DeepSeek-V3): DualPipe planned as dualpipe-v, its one-copy form
     (ppcc does not plan DualPipe), one sequence a microbatch, ppcc's
     split; the report's recomputation as layernorm, mla_up_proj and
-    moe_act (attention's core kept); the default imbalance (1.1).
+    moe_act (attention's core kept); the default imbalance (1.1); the
+    preset's routing to 4 of 8 expert groups, one a node at ep 64.
   R113-R115 (Megatron-Bridge): ZeRO-1 (the distributed optimizer),
     force-balanced routing as imbalance 1, ppcc's split (R114's
     recipe counts the embedding and loss as layers of the split);
