@@ -525,9 +525,30 @@ START_TEST(context_parallel_passes_k_and_v_around_the_ring)
 	const ppcc_stage_cost *c = &r.plan.best.costs[0];
 	/* K and V of the whole sequence, 4*s*b*h = 4194304 bytes per
 	 * block; each of cp - 1 = 1 steps passes one rank's half:
-	 * 5 us + 2097152 / 1e11 s; two blocks; the backward twice that */
-	ck_near(c->cp_fwd_ms, 2 * 2.597152e-2);
-	ck_near(c->cp_bwd_ms, 4 * 2.597152e-2);
+	 * T = 5 us + 2097152 / 1e11 s; beside it runs one step's attention,
+	 * the scores and values' 2*s^2*2h = 4294967296 FLOPs (no flash
+	 * attention: the full square) at the rank's 2 x 100 TFLOP/s, over
+	 * cp: C = 10.73741824 us, less than (1 - 20/132) T, so C is hidden;
+	 * two blocks; the backward twice that, its transfers and attention
+	 * alike (doc/design/overlap.md) */
+	double T = 2.597152e-5, C = 4294967296.0 / 2e14 / 2;
+	ck_assert(C < (1 - 20.0 / 132) * T);
+	ck_near(c->cp_fwd_ms, 2 * 1e3 * (T - C));
+	ck_near(c->cp_bwd_ms, 4 * 1e3 * (T - C));
+	done(&r);
+	/* a link ten times as fast, no latency: T = 2097152 / 1e12 s
+	 * is under C, so all of it but the SMs' share s = 20/132 hides */
+	plan_text(&r, SMALL_GPT("") "cluster:\n"
+		  "  devices: 2\n"
+		  "  device: {name: x, tflops: 100, efficiency: 1, memory_gib: 80}\n"
+		  "  links: {intra_node: {bandwidth_gb_s: 1000, latency_us: 0}}\n"
+		  "pipeline: {context_parallel: 2, microbatches: 1}\n");
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	c = &r.plan.best.costs[0];
+	T = 2097152 / 1e12;
+	ck_assert(T < C);
+	ck_near(c->cp_fwd_ms, 2 * 1e3 * T * 20 / 132);
+	ck_near(c->cp_bwd_ms, 4 * 1e3 * T * 20 / 132);
 	/* the stash splits with the sequence: a block's 34*s*b*h + 4*a*s*b
 	 * (flash attention is off here: + 5*a*s*s*b) over cp = 2 */
 	double s = 1024, h = 1024, a = 16;

@@ -146,6 +146,27 @@ void ppcc_cost_tp_hidden(double *out_fwd, double *out_bwd,
 	*out_bwd = hb < gb ? hb : gb;
 }
 
+void ppcc_cost_cp_hidden(double *out_fwd, double *out_bwd,
+			 const ppcc_config *cfg,
+			 const ppcc_cost_layer_comm *lc, int layer,
+			 const ppcc_device_group *dg)
+{
+	const ppcc_layer *l = &cfg->model.layers[layer];
+	int cp = cfg->pipeline.context_parallel;
+	*out_fwd = *out_bwd = 0;
+	if (cp < 2 || !(l->attn_flops > 0) || !(lc->cp_f[layer] > 0))
+		return;
+	const ppcc_transformer *tf = cfg->model.transformer;
+	double nb = tf && tf->recompute == PPCC_RECOMPUTE_FULL ? 3.0 : 2.0;
+	double speed = ppcc_cost_speed(dg, cfg->pipeline.tensor_parallel * cp);
+	double c = ppcc_cost_flops_seconds(dg, speed, l->attn_flops, 0) / cp;
+	double keep = 1 - ppcc_overlap_comm_sm_share(&cfg->pipeline);
+	double step = keep * lc->cp_f[layer] / (cp - 1);
+	double h = (cp - 1) * (step < c ? step : c);
+	*out_fwd = h;
+	*out_bwd = nb * h;
+}
+
 void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 			     const ppcc_config *cfg,
 			     const ppcc_cost_layer_comm *lc, int layer,
@@ -173,6 +194,10 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 		*out_fwd -= hf;
 		*out_bwd -= hb;
 	}
+	double cf, cb;
+	ppcc_cost_cp_hidden(&cf, &cb, cfg, lc, layer, dg);
+	*out_fwd -= cf;
+	*out_bwd -= cb;
 	if (lc->ep_f) {
 		double xb, xf = ppcc_cost_expert_extra_flops(&xb, cfg, l);
 		/* the experts' matrix multiplies: FP8 where the blocks' are */
@@ -236,8 +261,10 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 		ppcc_cost_tp_hidden(&hf, &hb, cfg, lc, k, dg);
 		c->tp_fwd_ms += 1e3 * (lc->tp_f[k] - hf);
 		c->tp_bwd_ms += 1e3 * (lc->tp_b[k] - hb);
-		c->cp_fwd_ms += 1e3 * lc->cp_f[k];
-		c->cp_bwd_ms += 1e3 * lc->cp_b[k];
+		double cf, cb;
+		ppcc_cost_cp_hidden(&cf, &cb, cfg, lc, k, dg);
+		c->cp_fwd_ms += 1e3 * (lc->cp_f[k] - cf);
+		c->cp_bwd_ms += 1e3 * (lc->cp_b[k] - cb);
 		c->recompute_ms += 1e3 * ppcc_cost_flops_seconds(
 			dg, speed, L[k].recompute_flops,
 			L[k].fp8_recompute_flops);

@@ -194,6 +194,18 @@ void ppcc_cost_tp_hidden(double *out_fwd, double *out_bwd,
 			 const ppcc_cost_layer_comm *lc, int layer,
 			 const ppcc_device_group *dg);
 
+/* What ring attention's exchange hides of layer `layer`'s (lc's cp_f,
+ * cp_b) on a rank of dg, forward and backward: each of its cp - 1 steps'
+ * K and V transfer T runs beside one step's attention, C = the layer's
+ * attn_flops at the rank's speed / cp, on all but comm_sm_share s of the
+ * SMs, hiding min((1 - s) T, C) a step; the backward twice that (three
+ * times under full recomputation), as its transfers and attention are;
+ * 0 with cp 1 (doc/design/overlap.md). */
+void ppcc_cost_cp_hidden(double *out_fwd, double *out_bwd,
+			 const ppcc_config *cfg,
+			 const ppcc_cost_layer_comm *lc, int layer,
+			 const ppcc_device_group *dg);
+
 /* The share of a stage's expert all-to-alls an overlapped pair of cfg
  * under schedule kind can hide (ppcc_stage_cost.ep_hidden_share): 1 -
  * the SMs' share communication takes, for a mixture of experts on a

@@ -315,7 +315,7 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 		      ? "tensor-parallel collectives, exposed"
 		      : "tensor-parallel collectives", it->tp_comm_ms, total);
 	if (c->pipeline.context_parallel > 1)
-		breakdown_row(f, "context-parallel K and V exchange",
+		breakdown_row(f, "context-parallel exchange, exposed",
 			      it->cp_comm_ms, total);
 	double share = ppcc_cost_ep_hidden_share(c, c->pipeline.kind);
 	if (c->model.transformer && c->model.transformer->moe.experts > 0)

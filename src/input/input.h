@@ -45,8 +45,11 @@ typedef struct ppcc_layer {
 	double tp_fwd_allreduces;
 	double tp_bwd_allreduces;
 	/* ring attention (context parallelism): K and V bytes of the whole
-	 * sequence that each context-parallel rank passes on, forward */
+	 * sequence that each context-parallel rank passes on, forward, and
+	 * the forward FLOPs of the attention's scores and values, which
+	 * each step's exchange runs beside (cost/compute.c) */
 	double cp_kv_bytes;
+	double attn_flops;
 	/* A mixture-of-experts layer: the routed experts' parameters (part
 	 * of params, which expert parallelism shards instead of t), their
 	 * forward FLOPs (part of fwd_flops, the busiest expert rank's

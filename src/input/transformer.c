@@ -587,6 +587,7 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 				     (t->recompute == PPCC_RECOMPUTE_FULL
 					      ? attn_fwd + ffn_tp : 0.0),
 		.cp_kv_bytes = 2.0 * s * b * (g->kw + g->vw),
+		.attn_flops = attention_flops(t, g),
 		.tp_replicated_params = block_replicated_params(g),
 		.kernel_fwd_bytes = kfwd,
 		.kernel_bwd_bytes = kbwd,
@@ -656,6 +657,7 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 	head->tp_fwd_allreduces += D * (y.tp_fwd_allreduces + 1.5);
 	head->tp_bwd_allreduces += D * (y.tp_bwd_allreduces + 3.0);
 	head->cp_kv_bytes += D * y.cp_kv_bytes;
+	head->attn_flops += D * y.attn_flops;
 	/* three norms, read and written, and the loss */
 	head->kernel_fwd_bytes += D * (y.kernel_fwd_bytes + 12.0 * sbh +
 				       10.0 * s * b * V);
