@@ -220,7 +220,8 @@ double ppcc_cost_ep_hidden_share(const ppcc_config *cfg, int kind)
 }
 
 void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
-			   const ppcc_cost_layer_comm *lc, int i, int j, int g)
+			   const ppcc_cost_layer_comm *lc, int i, int j, int g,
+			   int shared)
 {
 	const ppcc_layer *L = cfg->model.layers;
 	const ppcc_device_group *dg = &cfg->cluster.groups[g];
@@ -253,7 +254,10 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	for (int k = 0; k < 3; k++)
 		esplit[k] *= f;
 	for (int k = i; k <= j; k++) {
-		double per_device = ppcc_memory_device_params(&L[k],
+		ppcc_layer lk = L[k];
+		if (shared && k == j)
+			lk.params -= lk.shared_params;
+		double per_device = ppcc_memory_device_params(&lk,
 							      &cfg->pipeline);
 		/* the collectives the step waits for: what the matrix
 		 * multiplies do not hide */

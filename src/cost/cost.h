@@ -216,9 +216,11 @@ double ppcc_cost_ep_hidden_share(const ppcc_config *cfg, int kind);
  * iteration.c reports (collectives but the experts' all-to-alls, which
  * plan/tables.c sums, recomputation, parameters, the
  * static bytes' split, logits, FLOPs) and sets its data-parallel rates
- * (ppcc_comm_dp_rates). */
+ * (ppcc_comm_dp_rates); shared: the rank also holds the first layer,
+ * so layer j's shared_params are not counted again. */
 void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
-			   const ppcc_cost_layer_comm *lc, int i, int j, int g);
+			   const ppcc_cost_layer_comm *lc, int i, int j, int g,
+			   int shared);
 
 /* The memory model (memory.c). */
 

@@ -80,6 +80,13 @@ typedef struct ppcc_layer {
 	 * them, expert_params), of which Transformer Engine caches an FP8
 	 * copy and its transpose (cost/memory.c) */
 	double fp8_params;
+	/* the part of params that copies the first layer's: a tied output
+	 * layer, multi-token prediction's embedding (the head's).  A rank
+	 * that also holds the first layer keeps them once, as Megatron-LM
+	 * builds one embedding for a stage that is both first and last
+	 * (gpt_model.py:173-174) and DeepSeek-V3 shares them under DualPipe
+	 * (arXiv:2412.19437, 3.2.1) */
+	double shared_params;
 	/* the forward FLOPs of the matrix multiplies that feed and follow
 	 * the tensor-parallel collectives (attention's projections, a
 	 * dense FFN's): what pipeline.overlap.tp_comm hides them behind */

@@ -640,6 +640,8 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 	head->tp_gemm_flops += D * y.tp_gemm_flops;
 	head->params += D * mtp_module_params(t) +
 			(t->tie_embeddings ? 0.0 : V * h);
+	/* that copy of the embedding (tied, the output layer's already) */
+	head->shared_params = V * h;
 	/* the inputs of the two norms, of the projection (2h), of the final
 	 * norm and of the output layer, and the logits as the head's */
 	double own = 12.0 * sbh;
@@ -731,6 +733,8 @@ int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
 	head->bwd_flops = 2.0 * head->fwd_flops;
 	head->bwd_weight_flops = head->fwd_flops;
 	head->params = head_params(t);
+	/* the tied output layer is the embedding */
+	head->shared_params = t->tie_embeddings ? V * h : 0.0;
 	head->activation_bytes = 0;
 	/* Megatron-LM: the 16-bit logits and their fp32 copy; torchtitan's
 	 * loss upcasts them, and its backward holds the log-softmax's fp32

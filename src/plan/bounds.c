@@ -326,8 +326,13 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 	if (p < 1 || t < 1)
 		return 0;
 	double G = pl->grad_bytes, params = 0;
-	for (int i = 0; i < n; i++)
-		params += ppcc_memory_device_params(&cfg->model.layers[i], pl);
+	for (int i = 0; i < n; i++) {
+		/* a rank holding the first and last layers keeps the last's
+		 * shared_params once: counted out, as a bound may */
+		ppcc_layer l = cfg->model.layers[i];
+		l.params -= l.shared_params;
+		params += ppcc_memory_device_params(&l, pl);
+	}
 	double sync = step_ms, post = 0;
 	if (nn > 1) {
 		ppcc_stage_cost rates = {0};

@@ -63,6 +63,9 @@ typedef struct ppcc_plan_ctx {
 	int64_t *mem_cap;        /* per stage */
 	int *stage_link;         /* link s -> s + 1: 0 intra, 1 inter, -1 none */
 	ppcc_stage_info *place;  /* per stage: rank and chunk, the kind's placement */
+	/* 1 when the last stage's rank holds the first stage too: the last
+	 * layer's shared_params are not held again (memory_tables) */
+	int shares_first;
 	ppcc_part_problem pb;
 	int lean;                /* ppcc_plan_build_lean */
 	int no_changes;          /* no split fits: no changes tried (the

@@ -229,9 +229,16 @@ static int memory_tables(ppcc_plan_ctx *x)
 	int split = ki && ki->split_backward;
 	ppcc_memory_experts ex;
 	ppcc_memory_experts_of(&ex, &x->cfg->pipeline, x->p);
+	/* the last stage's rank also holds the first stage (one stage, a V
+	 * placement): the head's copy of the embedding is the embedding */
+	x->shares_first = x->S >= 1 && n > 1 &&
+			  x->place[x->S - 1].rank == x->place[0].rank;
 	for (int i = 0; i < n; i++) {
 		ppcc_memory_layer mt;
-		ppcc_memory_layer_terms(&mt, &L[i], x->t, x->cp, x->zero_bpp,
+		ppcc_layer li = L[i];
+		if (i == n - 1 && x->shares_first)
+			li.params -= li.shared_params;
+		ppcc_memory_layer_terms(&mt, &li, x->t, x->cp, x->zero_bpp,
 					&ex, split, ppcc_memory_reserve_factor(
 						x->cfg->pipeline.trainer));
 		double stash = mt.stash_bytes;
@@ -436,7 +443,8 @@ static void stage_costs(const ppcc_plan_ctx *x, int s, int i, int j,
 		c->ep_hidden_share = x->ep_hidden_share;
 	}
 	if (parts)
-		ppcc_cost_stage_parts(c, x->cfg, &x->lc, i, j, g);
+		ppcc_cost_stage_parts(c, x->cfg, &x->lc, i, j, g,
+				      j == x->n - 1 && x->shares_first);
 }
 
 /* The same for a whole split (first[s] for each stage). */

@@ -277,10 +277,13 @@ static void set_sums(layer_set *s, double k)
 		}
 		s->stash += l->stash_bytes;
 		s->stash_replicated += l->stash_replicated_bytes;
+		/* shared_params: held once where a rank holds the first
+		 * layer too, which a bound may assume of every layout */
+		double own = l->params - l->shared_params;
 		if (l->bytes_per_param > 0) {
-			s->own_static += l->params * l->bytes_per_param;
+			s->own_static += own * l->bytes_per_param;
 		} else {
-			s->params += l->params;
+			s->params += own;
 			s->expert_params += l->expert_params;
 			s->tp_whole += l->tp_replicated_params;
 		}
