@@ -1149,6 +1149,9 @@ START_TEST(cli_usage_errors_name_the_option)
 		 "ppcc: --tensor-parallel: expected a positive integer, got '-1'"},
 		{{"plan", "x.yaml", "--max-actions", "0"},
 		 "ppcc: --max-actions: expected a positive integer, got '0'"},
+		{{"plan", "x.yaml", "-e", "99999999999"},
+		 "ppcc: --expert-parallel: '99999999999' is more than "
+		 "2147483647"},
 		{{"plan", "x.yaml", "-f", "header", "--prefix", "9x"},
 		 "ppcc: --prefix: invalid header prefix '9x': it must be a C "
 		 "identifier of at most 64 characters that starts with a letter, "
@@ -1181,8 +1184,8 @@ START_TEST(cli_usage_errors_name_the_option)
 		{{"plan", "x.yaml", "--jobs", "+2"},
 		 "ppcc: --jobs: '+2' is not a count of 1 to 64"},
 		{{"plan", "x.yaml", "--max-actions", "99999999999999999999"},
-		 "ppcc: --max-actions: expected a positive integer, got "
-		 "'99999999999999999999'"},
+		 "ppcc: --max-actions: '99999999999999999999' is more than "
+		 "9223372036854775807"},
 		{{"plan", "x.yaml", "--memory-limit", "0x10"},
 		 "ppcc: --memory-limit: expected GiB per device (a number > 0), "
 		 "got '0x10'"},

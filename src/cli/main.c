@@ -424,12 +424,17 @@ static const char *long_name(int c)
 	return "?";
 }
 
-static int count_error(int c, const char *arg)
+static int count_error(int c, const char *arg, long long max)
 {
-	char fmt[96];
-	/* the names hold no '%' */
-	snprintf(fmt, sizeof fmt, "--%s: expected a positive integer, got '%%s'",
-		 long_name(c));
+	char fmt[128];
+	/* a count too large for its option says so; the names hold no '%' */
+	size_t n = strlen(arg);
+	if (n > 0 && strspn(arg, "0123456789") == n && arg[0] != '0')
+		snprintf(fmt, sizeof fmt, "--%s: '%%s' is more than %lld",
+			 long_name(c), max);
+	else
+		snprintf(fmt, sizeof fmt, "--%s: expected a positive integer, "
+			 "got '%%s'", long_name(c));
 	return usage_error(fmt, arg);
 }
 
@@ -552,14 +557,14 @@ static int apply_option(cli_options *o, int c, const char *arg,
 	case OPT_MAX_ACTIONS: {
 		long long v;
 		if (ppcc_cli_count(arg, 1, LLONG_MAX, &v) < 0)
-			return count_error(c, arg);
+			return count_error(c, arg, LLONG_MAX);
 		o->max_actions = v;
 		break;
 	}
 	case OPT_MAX_WORK: {
 		long long v;
 		if (ppcc_cli_count(arg, 1, LLONG_MAX, &v) < 0)
-			return count_error(c, arg);
+			return count_error(c, arg, LLONG_MAX);
 		o->max_work = v;
 		break;
 	}
@@ -605,7 +610,7 @@ static int apply_option(cli_options *o, int c, const char *arg,
 		return usage_error("unknown option '%s'", opt);
 	}
 	if (count && parse_count(arg, count) < 0)
-		return count_error(c, arg);
+		return count_error(c, arg, INT_MAX);
 	return -1;
 }
 
