@@ -48,21 +48,25 @@ START_TEST(zero_stages_give_published_bytes_per_param)
 {
 	double part[3];
 	/* 2 + G + 12 with fp32 gradients (Megatron-LM accumulates in fp32) */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 0, 4, 8, 0, 1), 18);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 0, 4, 8, 0, 1, 4), 18);
 	ck_assert_double_eq(part[0], 2);
 	ck_assert_double_eq(part[1], 4);
 	ck_assert_double_eq(part[2], 12);
 	/* Rajbhandari et al.'s 16 bytes with 16-bit gradients */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(NULL, 0, 2, 64, 0, 1), 16);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(NULL, 0, 2, 64, 0, 1, 4), 16);
 	/* stage 1, d = 8: 2 + 4 + 12/8 (the distributed optimizer, 6 + 12/d) */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 1, 4, 8, 0, 1), 7.5);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 1, 4, 8, 0, 1, 4), 7.5);
 	ck_assert_double_eq(part[2], 1.5);
 	/* stage 2: 2 + (4 + 12)/8 */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 2, 4, 8, 0, 1), 4);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 2, 4, 8, 0, 1, 4), 4);
 	ck_assert_double_eq(part[1], 0.5);
 	/* stage 3: (2 + 4 + 12)/8 */
-	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 3, 4, 8, 0, 1), 2.25);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 3, 4, 8, 0, 1, 4), 2.25);
 	ck_assert_double_eq(part[0], 0.25);
+	/* Adam's moments in bf16: 4 + 2 x 2 = 8 bytes of state, not 12 */
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 1, 4, 8, 0, 1, 2), 7);
+	ck_assert_double_eq(part[2], 1);
+	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(part, 0, 4, 8, 0, 1, 2), 14);
 }
 END_TEST
 
@@ -75,18 +79,18 @@ START_TEST(fsdp_bytes_per_param_are_torchtitans)
 {
 	double part[3];
 	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(
-		part, 3, 4, 8, PPCC_TRAINER_TORCHTITAN, 1), 2);
+		part, 3, 4, 8, PPCC_TRAINER_TORCHTITAN, 1, 4), 2);
 	ck_assert_double_eq(part[0], 0.5);
 	ck_assert_double_eq(part[1], 0.5);
 	ck_assert_double_eq(part[2], 1);
 	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(
-		part, 3, 4, 8, PPCC_TRAINER_TORCHTITAN, 4), 4);
+		part, 3, 4, 8, PPCC_TRAINER_TORCHTITAN, 4, 4), 4);
 	ck_assert_double_eq(part[0], 2.5);
 	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(
-		NULL, 3, 4, 8, PPCC_TRAINER_DEEPSPEED, 4), 2.25);
+		NULL, 3, 4, 8, PPCC_TRAINER_DEEPSPEED, 4, 4), 2.25);
 	/* its ZeRO 2 (reshard never) is Megatron-LM's: 2 + (4 + 12) / 8 */
 	ck_assert_double_eq(ppcc_memory_zero_bytes_per_param(
-		NULL, 2, 4, 8, PPCC_TRAINER_TORCHTITAN, 1), 4);
+		NULL, 2, 4, 8, PPCC_TRAINER_TORCHTITAN, 1, 4), 4);
 	ck_assert_int_eq(ppcc_memory_zero3_resident(PPCC_TRAINER_TORCHTITAN, 2), 1);
 	ck_assert_int_eq(ppcc_memory_zero3_resident(PPCC_TRAINER_TORCHTITAN, 1), 0);
 	ck_assert_int_eq(ppcc_memory_zero3_resident(PPCC_TRAINER_MEGATRON, 2), 0);
@@ -111,7 +115,7 @@ START_TEST(memory_terms_of_a_layer_a_device_and_the_optimizer)
 	l.stash_replicated_bytes = 5e5;
 	l.stash_weight_bytes = 5e6;
 	/* ZeRO 1: 2 + G + 12 / d bytes a parameter */
-	double bpp = ppcc_memory_zero_bytes_per_param(NULL, 1, G, d, 0, 1);
+	double bpp = ppcc_memory_zero_bytes_per_param(NULL, 1, G, d, 0, 1, 4);
 	ck_assert_double_eq(bpp, 2 + G + 12.0 / d);
 	ppcc_memory_layer m;
 	ppcc_memory_layer_terms(&m, &l, t, cp, bpp, NULL, 0, 1);
@@ -140,12 +144,15 @@ START_TEST(memory_terms_of_a_layer_a_device_and_the_optimizer)
 
 	/* the optimizer: (26 + G) bytes of each updated parameter at 1 TB/s,
 	 * P / d of them under ZeRO >= 1, all of them under ZeRO 0 or d = 1 */
-	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 1, d, G, 1e12),
+	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 1, d, G, 1e12, 4),
 			    1e3 * (P / d) * (26.0 + G) / 1e12);
-	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 0, d, G, 1e12),
+	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 0, d, G, 1e12, 4),
 			    1e3 * P * (26.0 + G) / 1e12);
-	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 3, 1, G, 1e12),
+	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 3, 1, G, 1e12, 4),
 			    1e3 * P * (26.0 + G) / 1e12);
+	/* bf16 moments: 2 + 2 x 4 (master) + 2 x 2 x 2 (moments) + G */
+	ck_assert_double_eq(ppcc_memory_optimizer_ms(P, 0, d, G, 1e12, 2),
+			    1e3 * P * (18.0 + G) / 1e12);
 	ck_assert_double_eq(ppcc_memory_param16_bytes(P), 2e6);
 	ck_assert_double_eq(ppcc_memory_gather_per_grad_byte(G), 0.5);
 	ck_assert_double_eq(ppcc_memory_gather_per_grad_byte(0), 0);

@@ -708,7 +708,7 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "stages, microbatches, schedule, chunks, group_size, "
 		      "tensor_parallel, data_parallel, context_parallel, "
 		      "global_batch_size, zero, data_parallel_shard, "
-		      "grad_bytes, dp_bucket_mb, "
+		      "adam_moments, grad_bytes, dp_bucket_mb, "
 		      "partition, trainer, expert_parallel, "
 		      "expert_tensor_parallel, or overlap\n");
 	/* a key is shown with its control characters escaped, cut short */
@@ -719,14 +719,14 @@ START_TEST(loader_lists_keys_when_none_is_near)
 		      "expected stages, microbatches, schedule, chunks, "
 		      "group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
-		      "data_parallel_shard, grad_bytes, dp_bucket_mb, partition, trainer, "
+		      "data_parallel_shard, adam_moments, grad_bytes, dp_bucket_mb, partition, trainer, "
 		      "expert_parallel, expert_tensor_parallel, or overlap\n"
 		      "7:34: unknown key "
 		      "'0123456789012345678901234567890123456789...' in "
 		      "pipeline; expected stages, microbatches, schedule, "
 		      "chunks, group_size, tensor_parallel, data_parallel, "
 		      "context_parallel, global_batch_size, zero, "
-		      "data_parallel_shard, grad_bytes, dp_bucket_mb, partition, trainer, "
+		      "data_parallel_shard, adam_moments, grad_bytes, dp_bucket_mb, partition, trainer, "
 		      "expert_parallel, expert_tensor_parallel, or overlap\n");
 }
 END_TEST
@@ -1309,7 +1309,7 @@ START_TEST(loader_refuses_overflowing_reals_it_does_not_read)
 		 "5:23: unknown key 'junk' in pipeline; expected stages, "
 		 "microbatches, schedule, chunks, group_size, tensor_parallel, "
 		 "data_parallel, context_parallel, global_batch_size, zero, "
-		 "data_parallel_shard, grad_bytes, dp_bucket_mb, partition, trainer, "
+		 "data_parallel_shard, adam_moments, grad_bytes, dp_bucket_mb, partition, trainer, "
 		      "expert_parallel, expert_tensor_parallel, or overlap\n"
 		 "5:37: number '-2e400' overflows or underflows a double; give 0 "
 		 "or one from about 2.3e-308 to 1.7e308 in size\n"

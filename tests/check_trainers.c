@@ -640,6 +640,7 @@ static const char *const mg_bool_flags[] = {
 	"--sequence-parallel", "--group-query-attention", "--swiglu",
 	"--disable-bias-linear", "--untie-embeddings-and-output-weights",
 	"--bf16", "--grad-reduce-in-bf16", "--use-distributed-optimizer",
+	"--use-precision-aware-optimizer",
 	"--use-megatron-fsdp", "--no-gradient-accumulation-fusion",
 	"--overlap-grad-reduce", "--overlap-param-gather",
 	"--moe-router-pre-softmax", "--moe-grouped-gemm",
@@ -664,7 +665,8 @@ static const char *const mg_value_flags[] = {
 	"--num-experts", "--moe-layer-freq", "--moe-ffn-hidden-size",
 	"--moe-router-topk", "--moe-shared-expert-intermediate-size",
 	"--moe-router-num-groups", "--moe-router-group-topk",
-	"--num-distributed-optimizer-instances",
+	"--num-distributed-optimizer-instances", "--exp-avg-dtype",
+	"--exp-avg-sq-dtype",
 	"--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
 	"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
 	"--qk-pos-emb-head-dim", "--v-head-dim", "--rope-type",
@@ -2506,6 +2508,26 @@ START_TEST(hsdp_exports_name_the_shard_groups)
 		ck_assert_int_eq(r.rep * r.shard * r.cp * r.t * r.p, 32);
 		free(out);
 	}
+	built_free(b);
+	/* Adam's moments in bf16: Megatron-LM's precision-aware optimizer
+	 * (d98e8a6 arguments.py:3667-3684: --exp-avg-dtype and
+	 * --exp-avg-sq-dtype take fp32, fp16, bf16 or fp8;
+	 * optimizer_config.py:203-207 the Bridge's torch dtypes) */
+	b = build_preset(dir, "bm.yaml", "llama3-8b", "    seq_len: 4096\n",
+			 "  data_parallel: 32\n  adam_moments: bf16\n", 32, 1);
+	text = emit_to_string(ppcc_emit_megatron, b, &status);
+	ck_assert_msg(text, "%s", b->diag.text);
+	ck_assert_ptr_nonnull(strstr(text, "--use-distributed-optimizer\n"
+				     "--use-precision-aware-optimizer\n"
+				     "--exp-avg-dtype bf16\n"
+				     "--exp-avg-sq-dtype bf16\n"));
+	free(text);
+	text = emit_to_string(ppcc_emit_megatron_bridge, b, &status);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "import torch\n"));
+	ck_assert_ptr_nonnull(strstr(text, "    cfg.optimizer."
+				     "exp_avg_sq_dtype = torch.bfloat16\n"));
+	free(text);
 	built_free(b);
 	/* without the key, one group: no count is written */
 	b = build_preset(dir, "flat.yaml", "llama3-8b", "",

@@ -235,7 +235,7 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 					 cfg->pipeline.grad_bytes,
 					 ppcc_pipeline_zero_ranks(&cfg->pipeline),
 					 cfg->pipeline.trainer,
-					 cfg->pipeline.stages);
+					 cfg->pipeline.stages, ppcc_pipeline_moment_bytes(&cfg->pipeline));
 	double f = ppcc_memory_reserve_factor(cfg->pipeline.trainer);
 	for (int k = 0; k < 3; k++)
 		split[k] *= f;
@@ -250,7 +250,7 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	ppcc_memory_zero_bytes_per_param(esplit, cfg->pipeline.zero,
 					 cfg->pipeline.grad_bytes,
 					 ex.edp, cfg->pipeline.trainer,
-					 cfg->pipeline.stages);
+					 cfg->pipeline.stages, ppcc_pipeline_moment_bytes(&cfg->pipeline));
 	for (int k = 0; k < 3; k++)
 		esplit[k] *= f;
 	for (int k = i; k <= j; k++) {

@@ -225,16 +225,17 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 /* The memory model (memory.c). */
 
 /* Static bytes per parameter of ZeRO stage `zero` over d data-parallel
- * ranks with 16-bit weights, `grad_bytes` gradients and 12 bytes of Adam
- * state: 0: 2 + G + 12; 1: 2 + G + 12/d; 2: 2 + (G + 12)/d;
- * 3: (2 + G + 12)/d; under torchtitan's FSDP (ZeRO 3, `trainer`) fp32
- * shards and Adam's two moments, (4 + G + 8)/d, plus the 2 of a
- * stage's gathered weights when `stages` > 1.  The three parts are
- * written to out[0..2] (weights, gradients, optimizer state) when out
- * is not NULL. */
+ * ranks with 16-bit weights, `grad_bytes` gradients and A = 4 + 2M
+ * bytes of Adam state (the fp32 master, two moments of M =
+ * moment_bytes each: 12 in fp32, 8 with bf16 moments): 0: 2 + G + A;
+ * 1: 2 + G + A/d; 2: 2 + (G + A)/d; 3: (2 + G + A)/d; under
+ * torchtitan's FSDP (ZeRO 3, `trainer`) fp32 shards and Adam's two
+ * moments, (4 + G + 2M)/d, plus the 2 of a stage's gathered weights
+ * when `stages` > 1.  The three parts are written to out[0..2]
+ * (weights, gradients, optimizer state) when out is not NULL. */
 double ppcc_memory_zero_bytes_per_param(double *out, int zero,
 					double grad_bytes, int d, int trainer,
-					int stages);
+					int stages, double moment_bytes);
 
 /* What PyTorch's caching allocator reserves over the tensors ppcc
  * counts, as a factor on every memory term: torchtitan's reported
@@ -325,10 +326,11 @@ double ppcc_memory_param16_bytes(double params);
 double ppcc_memory_gather_per_grad_byte(double grad_bytes);
 
 /* The optimizer step of `params` parameters per device, in ms: it reads
- * and writes 26 + grad_bytes bytes of each it updates (params / n under
- * ZeRO >= 1 over n > 1 ranks, all of them otherwise) at `bandwidth`
- * bytes/s. */
+ * and writes 10 + 4 x moment_bytes + grad_bytes bytes of each it
+ * updates (26 + G with fp32 moments; params / n under ZeRO >= 1 over
+ * n > 1 ranks, all of them otherwise) at `bandwidth` bytes/s. */
 double ppcc_memory_optimizer_ms(double params, int zero, int n,
-				double grad_bytes, double bandwidth);
+				double grad_bytes, double bandwidth,
+				double moment_bytes);
 
 #endif

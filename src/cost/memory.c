@@ -34,15 +34,15 @@
 
 double ppcc_memory_zero_bytes_per_param(double *out, int zero,
 					double grad_bytes, int d, int trainer,
-					int stages)
+					int stages, double moment_bytes)
 {
 	double n = d > 0 ? d : 1;
-	double w = 2.0, g = grad_bytes, o = 12.0;
+	double w = 2.0, g = grad_bytes, o = 4.0 + 2.0 * moment_bytes;
 	/* torchtitan's FSDP: the fp32 shards are the master weights */
 	int fsdp = trainer == PPCC_TRAINER_TORCHTITAN && zero == 3;
 	if (fsdp) {
 		w = 4.0;
-		o = 8.0;
+		o = 2.0 * moment_bytes;
 	}
 	if (zero >= 1)
 		o /= n;
@@ -80,7 +80,7 @@ void ppcc_memory_experts_of(ppcc_memory_experts *out, const ppcc_pipeline *p,
 	out->edp = edp > 0 ? (int)edp : 1;
 	out->bytes_per_param = ppcc_memory_zero_bytes_per_param(
 		NULL, p->zero, p->grad_bytes, edp > 0 ? (int)edp : 1,
-		p->trainer, stages);
+		p->trainer, stages, ppcc_pipeline_moment_bytes(p));
 	out->share = 1.0 / (double)(ep * etp);
 }
 
@@ -170,8 +170,12 @@ double ppcc_memory_gather_per_grad_byte(double grad_bytes)
 }
 
 double ppcc_memory_optimizer_ms(double params, int zero, int n,
-				double grad_bytes, double bandwidth)
+				double grad_bytes, double bandwidth,
+				double moment_bytes)
 {
 	double updated = zero >= 1 && n > 1 ? params / n : params;
-	return 1e3 * updated * (26.0 + grad_bytes) / bandwidth;
+	/* the 16-bit weight written, the fp32 master and the two moments
+	 * read and written, the gradient read */
+	return 1e3 * updated * (10.0 + 4.0 * moment_bytes + grad_bytes) /
+	       bandwidth;
 }

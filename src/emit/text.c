@@ -294,6 +294,8 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 		fprintf(f, " sharded over %d ranks, %d replicas of each shard",
 			c->pipeline.data_parallel_shard,
 			ppcc_pipeline_zero_replicas(&c->pipeline));
+	if (c->pipeline.moments_bf16)
+		fputs(", Adam's moments in bf16", f);
 	fputs(")\n", f);
 	fprintf(f, "  iteration time (ms)         %12.3f\n", it->iteration_ms);
 	char band[256];

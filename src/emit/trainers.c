@@ -593,6 +593,11 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	if (pl->zero >= 1 && ppcc_pipeline_zero_replicas(pl) > 1)
 		fprintf(f, "--num-distributed-optimizer-instances %d\n",
 			ppcc_pipeline_zero_replicas(pl));
+	/* Transformer Engine's FusedAdam keeps the moments in bf16
+	 * (d98e8a6 arguments.py:3667-3684, optimizer_config.py:433-478) */
+	if (pl->moments_bf16)
+		fputs("--use-precision-aware-optimizer\n"
+		      "--exp-avg-dtype bf16\n--exp-avg-sq-dtype bf16\n", f);
 	/* the simulator overlaps the gradient reduction with the backward
 	 * and ZeRO's gathers with the forwards (doc/design/iteration.md) */
 	if (n_dp > 1) {
@@ -742,6 +747,8 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	if (s->n_chunks > 1 && pl->stages == 2)
 		fputs("# Interleaving with p = 2 is legal only with "
 		      "overlap_p2p_comm on (the default): keep it.\n", f);
+	if (pl->moments_bf16)
+		fputs("import torch\n", f);
 	fputs("import torch.nn.functional as F\n"
 	      "from megatron.bridge.training.mixed_precision import bf16_mixed\n"
 	      "\n\n"
@@ -832,6 +839,10 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	if (pl->zero >= 1 && ppcc_pipeline_zero_replicas(pl) > 1)
 		fprintf(f, "    cfg.ddp.num_distributed_optimizer_instances = "
 			"%d\n", ppcc_pipeline_zero_replicas(pl));
+	if (pl->moments_bf16)
+		fputs("    cfg.optimizer.use_precision_aware_optimizer = True\n"
+		      "    cfg.optimizer.exp_avg_dtype = torch.bfloat16\n"
+		      "    cfg.optimizer.exp_avg_sq_dtype = torch.bfloat16\n", f);
 	/* the overlaps the simulator assumes (doc/design/iteration.md);
 	 * a recipe's CommOverlapConfig would redo them by its own rules
 	 * and could turn TP overlap on (config.py:2027-2029,

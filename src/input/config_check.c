@@ -140,6 +140,11 @@ int ppcc_pipeline_zero_ranks(const ppcc_pipeline *p)
 	return (p->data_parallel_shard > 0 ? p->data_parallel_shard : d) * cp;
 }
 
+double ppcc_pipeline_moment_bytes(const ppcc_pipeline *p)
+{
+	return p->moments_bf16 ? 2.0 : 4.0;
+}
+
 int ppcc_pipeline_zero_replicas(const ppcc_pipeline *p)
 {
 	int d = p->data_parallel > 0 ? p->data_parallel : 1;
@@ -249,6 +254,28 @@ static void check_shard(const ppcc_config *c, ppcc_diag *d)
 			   "groups (MiCS's mics_shard_size, ZeRO++'s hpZ): "
 			   "DeepSpeed is planned sharding over every "
 			   "data-parallel rank; leave data_parallel_shard out");
+}
+
+/* bf16 moments: Megatron-LM's precision-aware optimizer, with its
+ * distributed optimizer or none (Megatron-FSDP keeps its own dtypes);
+ * torchtitan and DeepSpeed keep fp32 moments. */
+static void check_moments(const ppcc_config *c, ppcc_diag *d)
+{
+	const ppcc_pipeline *p = &c->pipeline;
+	if (!p->moments_bf16)
+		return;
+	ppcc_loc loc = p->moments_loc;
+	if (p->trainer != PPCC_TRAINER_MEGATRON)
+		ppcc_error(d, &loc, "adam_moments bf16 is Megatron-LM's "
+			   "precision-aware optimizer, and %s keeps fp32 "
+			   "moments; leave it out, or use trainer: megatron",
+			   p->trainer == PPCC_TRAINER_TORCHTITAN ? "torchtitan"
+			   : "DeepSpeed");
+	else if (p->zero >= 2)
+		ppcc_error(d, &loc, "ppcc models adam_moments bf16 with "
+			   "Megatron-LM's distributed optimizer (zero: 1) or "
+			   "none (zero: 0), not with Megatron-FSDP (zero: %d), "
+			   "which keeps its own dtypes", p->zero);
 }
 
 /* combined-1f1b is Megatron-LM's overlap of the experts' all-to-alls
@@ -466,6 +493,7 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 	}
 	check_experts(c, d);
 	check_shard(c, d);
+	check_moments(c, d);
 	check_combined(c, d);
 	check_torchtitan_selective(c, d);
 	if (t > cl->devices_per_node) {

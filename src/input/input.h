@@ -220,6 +220,9 @@ typedef struct ppcc_pipeline {
 	 * data_parallel_shard replicas of each shard (HSDP, Megatron-LM's
 	 * distributed optimizer instances); 0: all d */
 	int data_parallel_shard;
+	/* Adam's moments in bf16 (Megatron-LM's precision-aware optimizer,
+	 * --exp-avg-dtype and --exp-avg-sq-dtype bf16); 0: fp32 */
+	int moments_bf16;
 	ppcc_overlap overlap;
 	int global_batch_size; /* B = m * b * d sequences; 0: not given */
 	int zero;            /* ZeRO stage 0-3 (1: distributed optimizer) */
@@ -250,7 +253,7 @@ typedef struct ppcc_pipeline {
 		group_size_loc, tensor_parallel_loc, data_parallel_loc,
 		context_parallel_loc, global_batch_size_loc, zero_loc,
 		trainer_loc, expert_parallel_loc, expert_tensor_parallel_loc,
-		data_parallel_shard_loc;
+		data_parallel_shard_loc, moments_loc;
 } ppcc_pipeline;
 
 typedef struct ppcc_config {
@@ -328,6 +331,8 @@ int ppcc_pipeline_etp(const ppcc_pipeline *p);
  * when 0) x cp; and the replicas of each shard, d / data_parallel_shard
  * (1 when 0). */
 int ppcc_pipeline_zero_ranks(const ppcc_pipeline *p);
+/* The bytes of each of Adam's two moments: 2 in bf16, else 4. */
+double ppcc_pipeline_moment_bytes(const ppcc_pipeline *p);
 int ppcc_pipeline_zero_replicas(const ppcc_pipeline *p);
 
 /* Whether p's overlapped F&B pairs hide their expert all-to-alls: as

@@ -2585,9 +2585,12 @@ static void read_cluster(ppcc_cluster *out, loader *L, const section *top,
 static const char *const pipeline_keys[] = {
 	"stages", "microbatches", "schedule", "chunks", "group_size",
 	"tensor_parallel", "data_parallel", "context_parallel",
-	"global_batch_size", "zero", "data_parallel_shard", "grad_bytes",
+	"global_batch_size", "zero", "data_parallel_shard", "adam_moments",
+	"grad_bytes",
 	"dp_bucket_mb", "partition", "trainer", "expert_parallel",
 	"expert_tensor_parallel", "overlap", NULL};
+
+static const char *const moment_words[] = {"fp32", "bf16", NULL};
 
 static const char *const overlap_keys[] = {
 	"moe_a2a", "comm_sm_share", "grad_reduce", "param_gather", "tp_comm",
@@ -2754,6 +2757,8 @@ static void read_pipeline(ppcc_pipeline *out, loader *L, const section *top,
 	sec_int(&s, "zero", 0, 3, 0, &out->zero, &out->zero_loc);
 	sec_int(&s, "data_parallel_shard", 1, PPCC_MAX_COUNT, 0,
 		&out->data_parallel_shard, &out->data_parallel_shard_loc);
+	sec_word(&s, "adam_moments", moment_words, &out->moments_bf16,
+		 &out->moments_loc);
 	sec_number(&s, "grad_bytes", NUM_POSITIVE, 0, &out->grad_bytes);
 	const node *bk, *bv = sec_get(&s, "dp_bucket_mb", &bk);
 	double mb = 0;

@@ -353,7 +353,7 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 		if (cl->groups[g].memory_bandwidth > bw)
 			bw = cl->groups[g].memory_bandwidth;
 	if (bw > 0)
-		post += ppcc_memory_optimizer_ms(params, zero, ns, G, bw);
+		post += ppcc_memory_optimizer_ms(params, zero, ns, G, bw, ppcc_pipeline_moment_bytes(pl));
 	double b = (sync + post / p) * (1 - 1e-9);
 	return b > 0 ? b : 0;
 }

@@ -231,7 +231,7 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 		}
 
 		double opt = ppcc_memory_optimizer_ms(params, zero, ns, G,
-						      dg->memory_bandwidth);
+						      dg->memory_bandwidth, ppcc_pipeline_moment_bytes(&cfg->pipeline));
 		double gather = gathers ? 0 : zero == 1 || zero == 2
 			? 1e3 * ppcc_allgather_seconds(
 				cl, ns, sblock,
