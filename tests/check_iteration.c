@@ -402,6 +402,35 @@ START_TEST(hsdp_reduces_in_the_shard_then_across_its_replicas)
 }
 END_TEST
 
+/* Under a split backward the input gradient I frees the logits and W
+ * keeps their gradient: at a rank's peak the logits column holds only
+ * the logits in flight, and the activations (the peak's rest) are never
+ * negative, with a vocabulary large enough for the logits to dominate. */
+START_TEST(split_backward_frees_the_logits_at_the_input_gradient)
+{
+	static const char *const kinds[] = {"zb-h1", "zb-h2", "zb-v", "1f1b"};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		char yaml[512];
+		snprintf(yaml, sizeof yaml, "model: {name: v, transformer: "
+			 "{layers: 8, hidden: 2048, heads: 16, ffn_hidden: 8192, "
+			 "vocab: 256000, seq_len: 2048}}\n"
+			 "cluster: {devices: 8, devices_per_node: 8, device: h100}\n"
+			 "pipeline: {global_batch_size: 32, stages: 2, schedule: "
+			 "%s, microbatches: 8}\n", kinds[k]);
+		planned r;
+		plan_text(&r, yaml);
+		ck_assert_msg(r.status == 0, "%s: %s", kinds[k], r.diag.text);
+		const ppcc_iteration *it = r.plan.best.iteration;
+		for (int i = 0; i < r.plan.best.schedule.n_ranks; i++) {
+			ck_assert_msg(it->activation_bytes[i] >= 0, "%s rank %d: "
+				      "%g", kinds[k], i, it->activation_bytes[i]);
+			ck_assert(it->logits_bytes[i] >= 0);
+		}
+		done(&r);
+	}
+}
+END_TEST
+
 /* Pipeline rank r runs from device r x t x cp x d: with t 2, d 2 and
  * 8-device nodes, ranks 0 and 1 share node 0 and rank 2 is on node 1;
  * the second group begins at device 12, so rank 3 is its first.  A group
@@ -1452,8 +1481,8 @@ START_TEST(expert_all_to_all_by_hand)
 	/* group-limited routing: DeepSeek-V3's 256 experts in 8 groups, a
 	 * token's from 4 of them.  Over ep 64 on 8 nodes of 8 a group's 32
 	 * experts are one node's (4 ranks of 8 experts): 4 nodes; over ep
-	 * 128 on 16 nodes a group spans 2 nodes: 8; over ep 8, one node:
-	 * 4 groups, which the one node never reaches past; with etp 2,
+	 * 128 on 16 nodes a group spans 2 nodes: 8; over ep 8, one node,
+	 * 4 groups reach past the one node: no limit (0); with etp 2,
 	 * ep 64 spans 16 nodes, a group 2; node_limit 3 beside it binds */
 	ppcc_transformer tf = {0};
 	tf.moe = (ppcc_moe){.experts = 256, .top_k = 8, .groups = 8,
@@ -1464,7 +1493,7 @@ START_TEST(expert_all_to_all_by_hand)
 	cfg.pipeline.tensor_parallel = 1;
 	cfg.pipeline.expert_tensor_parallel = 1;
 	static const struct { int ep, etp, node_limit, want; } g[] = {
-		{64, 1, 0, 4}, {128, 1, 0, 8}, {8, 1, 0, 4}, {64, 2, 0, 8},
+		{64, 1, 0, 4}, {128, 1, 0, 8}, {8, 1, 0, 0}, {64, 2, 0, 8},
 		{64, 1, 3, 3}, {1, 1, 0, 0}, {256, 1, 0, 16}};
 	for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
 		cfg.pipeline.expert_parallel = g[i].ep;
@@ -1562,6 +1591,7 @@ Suite *suite_iteration(void)
 		allgather_with_nvls_and_without,
 		dp_rates_take_the_algorithm_at_the_bucket_size,
 		hsdp_reduces_in_the_shard_then_across_its_replicas,
+		split_backward_frees_the_logits_at_the_input_gradient,
 		topology_places_ranks_on_groups_nodes_and_links,
 		layer_time_is_flops_collectives_and_kernels,
 		tp_collectives_are_two_allreduces_per_block_each_way,

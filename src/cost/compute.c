@@ -64,8 +64,10 @@ int ppcc_cost_expert_node_limit(const ppcc_config *cfg)
 			if (last - first + 1 > span)
 				span = last - first + 1;
 		}
+		/* a limit binds only below the nodes the group spans */
+		int64_t nodes = (ep * etp + per_node - 1) / per_node;
 		int64_t reach = span * m->group_topk;
-		if (reach < INT_MAX && (limit == 0 || reach < limit))
+		if (reach < nodes && (limit == 0 || reach < limit))
 			limit = (int)reach;
 	}
 	return limit;

@@ -152,8 +152,10 @@ void ppcc_cost_expert_comm(double *out_f, double *out_b,
 /* The nodes a token's routed copies reach at most under cfg's layout:
  * moe.node_limit, and under group-limited routing group_topk times the
  * most nodes one group's experts span (the experts in order over the ep
- * ranks, etp devices apart, from a node's boundary), the lesser of the
- * two; 0 when neither limits them. */
+ * ranks, etp devices apart, from a node's boundary) where that is fewer
+ * than the nodes the ep ranks span, the lesser of the two; 0 when
+ * neither limits them.  A limit prices the dispatch as DeepEP sends it,
+ * once a node and fanned out inside (ppcc_comm_a2a_seconds). */
 int ppcc_cost_expert_node_limit(const ppcc_config *cfg);
 
 /* The busiest expert rank's extra routed FLOPs in layer l's forward

@@ -291,8 +291,9 @@ static void print_iteration(FILE *f, const ppcc_plan *p)
 	fprintf(f, "\niteration (ppcc's split; data parallel %d, global batch %d, ZeRO %d",
 		it->data_parallel, it->global_batch_size, c->pipeline.zero);
 	if (c->pipeline.zero >= 1 && ppcc_pipeline_zero_replicas(&c->pipeline) > 1)
-		fprintf(f, " sharded over %d ranks, %d replicas of each shard",
-			c->pipeline.data_parallel_shard,
+		fprintf(f, " sharded over %d rank%s, %d replicas of each shard",
+			ppcc_pipeline_zero_ranks(&c->pipeline),
+			ppcc_pipeline_zero_ranks(&c->pipeline) == 1 ? "" : "s",
 			ppcc_pipeline_zero_replicas(&c->pipeline));
 	if (c->pipeline.moments_bf16)
 		fputs(", Adam's moments in bf16", f);
@@ -742,8 +743,9 @@ int ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 		count_text(y, sizeof y, sp.shared_params);
 		char g[48] = "";
 		if (t->moe.groups > 0)
-			snprintf(g, sizeof g, ", from %d of %d groups",
-				 t->moe.group_topk, t->moe.groups);
+			snprintf(g, sizeof g, ", from %d of %d group%s",
+				 t->moe.group_topk, t->moe.groups,
+				 t->moe.groups == 1 ? "" : "s");
 		fprintf(f, "  mixture of experts: %s parameters active a token; "
 			"routed experts %s (%d of %d a token%s), %s%s\n", a, x,
 			t->moe.top_k, t->moe.experts, g, sp.shared_params > 0

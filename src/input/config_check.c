@@ -493,6 +493,17 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 	}
 	check_experts(c, d);
 	check_shard(c, d);
+	/* DeepSpeed's gate routes to any expert (emit/trainers.c) */
+	const ppcc_transformer *tg = c->model.transformer;
+	if (tg && tg->moe.groups > 0 &&
+	    c->pipeline.trainer == PPCC_TRAINER_DEEPSPEED) {
+		ppcc_loc gl = tg->moe.loc.file ? tg->moe.loc
+			      : where(c, &c->pipeline.trainer_loc);
+		ppcc_error(d, &gl, "DeepSpeed's mixture-of-experts gate has no "
+			   "group-limited routing (moe.groups %d, group_topk "
+			   "%d); plan without it, or with trainer: megatron",
+			   tg->moe.groups, tg->moe.group_topk);
+	}
 	check_moments(c, d);
 	check_combined(c, d);
 	check_torchtitan_selective(c, d);

@@ -921,6 +921,10 @@ static const struct {
 	{"moe_router_group_topk", "Megatron-LM's",
 	 "transformer.moe.group_topk"},
 	{"topk_group", "Hugging Face's", "transformer.moe.group_topk"},
+	{"num_distributed_optimizer_instances", "Megatron-LM's (d over it)",
+	 "pipeline.data_parallel_shard"},
+	{"data_parallel_shard_degree", "torchtitan's",
+	 "pipeline.data_parallel_shard"},
 	{"recompute_granularity", "Megatron-LM's", "transformer.recompute"},
 	{"decoder_sparse_step", "Hugging Face's", "transformer.moe.every"},
 	{"moe_expert_capacity_factor", "Megatron-LM's",
@@ -1558,10 +1562,17 @@ static void read_moe(loader *L, const section *tsec, ppcc_transformer *t,
 		    "groups; expected at most %d", s.path, m->group_topk,
 		    m->groups, m->groups);
 	else if (m->group_topk > m->top_k && m->top_k > 0)
-		say(L, PPCC_SEV_ERROR, &at->loc, "%s.group_topk: %d groups, "
-		    "but a token's %d experts score each group by its top "
-		    "top_k / group_topk = 0; expected at most %d", s.path,
+		say(L, PPCC_SEV_ERROR, &at->loc, "%s.group_topk: %d is more "
+		    "than top_k %d (Megatron-LM scores a group by its top "
+		    "top_k / group_topk experts); expected at most %d", s.path,
 		    m->group_topk, m->top_k, m->top_k);
+	else if (m->groups > 0 && m->top_k > 0 && (long long)m->group_topk *
+		 (m->experts / m->groups) < m->top_k)
+		say(L, PPCC_SEV_ERROR, &at->loc, "%s: %d groups of %d experts "
+		    "hold %lld, fewer than a token's top_k %d; give fewer "
+		    "groups or a larger group_topk", s.path, m->group_topk,
+		    m->experts / m->groups, (long long)m->group_topk *
+		    (m->experts / m->groups), m->top_k);
 	if (m->capacity_factor > 0 && m->capacity_factor < 1) {
 		const node *v = sec_get(&s, "capacity_factor", NULL);
 		sec_bad(&s, "capacity_factor", v, "0 (dropless) or a number "

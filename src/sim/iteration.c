@@ -194,7 +194,10 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 					logits_at_peak = logits_now;
 				}
 			} else if (x->op == PPCC_OP_I) {
+				/* the input gradient frees the logits; W keeps
+				 * their gradient, an activation */
 				stash -= c->stash_input_bytes;
+				logits_now -= c->logits_bytes;
 				if (stash > peak) {
 					peak = stash;
 					logits_at_peak = logits_now;
@@ -204,7 +207,8 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 				stash -= x->op == PPCC_OP_W
 					 ? c->stash_bytes - c->stash_input_bytes
 					 : c->stash_bytes;
-				logits_now -= c->logits_bytes;
+				if (x->op == PPCC_OP_B)
+					logits_now -= c->logits_bytes;
 				done[x->stage]++;
 				if (zero >= 2 && !unshards && done[x->stage] < m &&
 				    n_red[x->stage] > 0)

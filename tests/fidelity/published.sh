@@ -88,6 +88,13 @@ moe_yaml() {
 	esac
 }
 
+# the pipeline keys of a run's recipe beyond those of moe_planned
+moe_pipeline() {
+	case $1 in
+	R112) printf '  adam_moments: bf16,\n' ;;
+	esac
+}
+
 # why each other run is not planned (every id of runs.md is in gpt.sh's
 # rows, the planned runs above or here; run.sh fails otherwise)
 unplanned="R2 torch.compile, which ppcc does not model
@@ -200,7 +207,9 @@ assumed="assumed where the source is silent (doc/fidelity/runs.md):
     (ppcc does not plan DualPipe), one sequence a microbatch, ppcc's
     split; the report's recomputation as layernorm, mla_up_proj and
     moe_act (attention's core kept); the default imbalance (1.1); the
-    preset's routing to 4 of 8 expert groups, one a node at ep 64.
+    preset's routing to 4 of 8 expert groups, one a node at ep 64;
+    Adam's moments in bf16 (3.3.2) as Megatron-LM's precision-aware
+    optimizer.
   R113-R115 (Megatron-Bridge): ZeRO-1 (the distributed optimizer),
     force-balanced routing as imbalance 1, ppcc's split (R114's
     recipe counts the embedding and loss as layers of the split);

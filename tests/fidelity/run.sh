@@ -343,6 +343,7 @@ echo "$moe_planned" | while read -r id model n dev t p d cp v b gb seq rc z kind
 		printf 'pipeline: {tensor_parallel: %s, stages: %s, data_parallel: %s,\n' "$t" "$p" "$d"
 		printf '  context_parallel: %s, chunks: %s, schedule: %s, zero: %s,\n' "$cp" "$v" "$kind" "$z"
 		printf '  expert_parallel: %s, expert_tensor_parallel: %s,\n' "$ep" "$etp"
+		moe_pipeline "$id"
 		printf '  global_batch_size: %s}\n' "$gb"
 	} >"$f"
 	rcw=$rc; grep -q recompute_modules "$f" && rcw=modules
