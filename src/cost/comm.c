@@ -320,8 +320,8 @@ void ppcc_comm_dp_rates(ppcc_stage_cost *c, const ppcc_config *cfg)
 	double bucket = ppcc_dp_bucket_bytes(pl);
 	/* under HSDP the shard group's consecutive ranks reduce-scatter,
 	 * then the r replicas of each shard all-reduce it */
-	int ns = pl->zero >= 1 ? ppcc_pipeline_zero_ranks(pl) : n;
-	int r = pl->zero >= 1 ? ppcc_pipeline_zero_replicas(pl) : 1;
+	int ns = ppcc_pipeline_zero_ranks(pl);
+	int r = ppcc_pipeline_zero_replicas(pl);
 	int64_t sspan = span / r;
 	ppcc_comm_cost k;
 	c->dp_reduce_ms = c->dp_reduce_ms_per_byte = 0;

@@ -15,8 +15,6 @@
  * below are what iteration.c reports.  Each expression keeps the order of its
  * operations, on which the plans' bytes depend.
  */
-#include <limits.h>
-
 #include "ppcc.h"
 
 double ppcc_cost_speed(const ppcc_device_group *dg, int shard)
@@ -232,12 +230,12 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 		? cfg->pipeline.context_parallel : 1;
 	int shard = t * cp;
 	double speed = ppcc_cost_speed(dg, shard);
-	double split[3];
+	double split[3], mb = ppcc_pipeline_moment_bytes(&cfg->pipeline);
 	ppcc_memory_zero_bytes_per_param(split, cfg->pipeline.zero,
 					 cfg->pipeline.grad_bytes,
 					 ppcc_pipeline_zero_ranks(&cfg->pipeline),
 					 cfg->pipeline.trainer,
-					 cfg->pipeline.stages, ppcc_pipeline_moment_bytes(&cfg->pipeline));
+					 cfg->pipeline.stages, mb);
 	double f = ppcc_memory_reserve_factor(cfg->pipeline.trainer);
 	for (int k = 0; k < 3; k++)
 		split[k] *= f;
@@ -252,7 +250,7 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 	ppcc_memory_zero_bytes_per_param(esplit, cfg->pipeline.zero,
 					 cfg->pipeline.grad_bytes,
 					 ex.edp, cfg->pipeline.trainer,
-					 cfg->pipeline.stages, ppcc_pipeline_moment_bytes(&cfg->pipeline));
+					 cfg->pipeline.stages, mb);
 	for (int k = 0; k < 3; k++)
 		esplit[k] *= f;
 	for (int k = i; k <= j; k++) {

@@ -227,7 +227,8 @@ int ppcc_lanes_build(ppcc_lanes *out, const ppcc_config *cfg,
 			ppcc_topo_place(&at, cfg, r);
 			double opt = ppcc_memory_optimizer_ms(
 				params, zero, ns, pl->grad_bytes,
-				at.device_group->memory_bandwidth, ppcc_pipeline_moment_bytes(pl));
+				at.device_group->memory_bandwidth,
+				ppcc_pipeline_moment_bytes(pl));
 			double ms = 1e3 * ppcc_allgather_seconds(
 				&cfg->cluster, ns, block,
 				ppcc_memory_param16_bytes(params));

@@ -133,22 +133,24 @@ int ppcc_pipeline_etp(const ppcc_pipeline *p)
 					     : p->tensor_parallel;
 }
 
+int ppcc_pipeline_zero_replicas(const ppcc_pipeline *p)
+{
+	int d = p->data_parallel > 0 ? p->data_parallel : 1;
+	return p->zero >= 1 && p->data_parallel_shard > 0
+	       ? d / p->data_parallel_shard : 1;
+}
+
 int ppcc_pipeline_zero_ranks(const ppcc_pipeline *p)
 {
 	int cp = p->context_parallel > 0 ? p->context_parallel : 1;
 	int d = p->data_parallel > 0 ? p->data_parallel : 1;
-	return (p->data_parallel_shard > 0 ? p->data_parallel_shard : d) * cp;
+	return (ppcc_pipeline_zero_replicas(p) > 1 ? p->data_parallel_shard
+						  : d) * cp;
 }
 
 double ppcc_pipeline_moment_bytes(const ppcc_pipeline *p)
 {
 	return p->moments_bf16 ? 2.0 : 4.0;
-}
-
-int ppcc_pipeline_zero_replicas(const ppcc_pipeline *p)
-{
-	int d = p->data_parallel > 0 ? p->data_parallel : 1;
-	return p->data_parallel_shard > 0 ? d / p->data_parallel_shard : 1;
 }
 
 int ppcc_overlap_moe_a2a(const ppcc_pipeline *p)
@@ -210,6 +212,15 @@ static void check_experts(const ppcc_config *c, ppcc_diag *d)
 			   (long long)width, plural(width), p->tensor_parallel,
 			   p->context_parallel, p->data_parallel, ep, etp,
 			   width == 1 ? "it" : "them");
+	/* DeepSpeed's gate routes to any expert (emit/trainers.c) */
+	if (tf->moe.groups > 0 && p->trainer == PPCC_TRAINER_DEEPSPEED) {
+		ppcc_loc gl = tf->moe.loc.file ? tf->moe.loc
+			      : where(c, &p->trainer_loc);
+		ppcc_error(d, &gl, "DeepSpeed's mixture-of-experts gate has no "
+			   "group-limited routing (moe.groups %d, group_topk "
+			   "%d); plan without it, or with trainer: megatron",
+			   tf->moe.groups, tf->moe.group_topk);
+	}
 	if (p->zero == 3 && ep * etp != p->tensor_parallel) {
 		loc = where(c, &p->zero_loc);
 		ppcc_error(d, &loc, "ppcc does not model ZeRO-3 with expert "
@@ -493,17 +504,6 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 	}
 	check_experts(c, d);
 	check_shard(c, d);
-	/* DeepSpeed's gate routes to any expert (emit/trainers.c) */
-	const ppcc_transformer *tg = c->model.transformer;
-	if (tg && tg->moe.groups > 0 &&
-	    c->pipeline.trainer == PPCC_TRAINER_DEEPSPEED) {
-		ppcc_loc gl = tg->moe.loc.file ? tg->moe.loc
-			      : where(c, &c->pipeline.trainer_loc);
-		ppcc_error(d, &gl, "DeepSpeed's mixture-of-experts gate has no "
-			   "group-limited routing (moe.groups %d, group_topk "
-			   "%d); plan without it, or with trainer: megatron",
-			   tg->moe.groups, tg->moe.group_topk);
-	}
 	check_moments(c, d);
 	check_combined(c, d);
 	check_torchtitan_selective(c, d);

@@ -327,9 +327,10 @@ int ppcc_cluster_swap_device(ppcc_cluster *out, ppcc_arena *a,
 /* The expert tensor parallelism planned: the file's, else t. */
 int ppcc_pipeline_etp(const ppcc_pipeline *p);
 
-/* The ranks ZeRO shards a stage's states over: data_parallel_shard (d
- * when 0) x cp; and the replicas of each shard, d / data_parallel_shard
- * (1 when 0). */
+/* The ranks ZeRO shards a stage's states over: data_parallel_shard x cp
+ * under HSDP, else d x cp (ZeRO 0 shards nothing, and its collectives
+ * span them all); and the replicas of each shard, d /
+ * data_parallel_shard under HSDP, else 1. */
 int ppcc_pipeline_zero_ranks(const ppcc_pipeline *p);
 /* The bytes of each of Adam's two moments: 2 in bf16, else 4. */
 double ppcc_pipeline_moment_bytes(const ppcc_pipeline *p);

@@ -111,7 +111,8 @@ static int fewest_stages(const ppcc_config *cfg, ppcc_config *out)
 	cap *= cfg->cluster.devices; /* the most any split could give a layer */
 	double least_bpp = ppcc_memory_zero_bytes_per_param(
 		NULL, cfg->pipeline.zero, cfg->pipeline.grad_bytes,
-		cfg->cluster.devices, cfg->pipeline.trainer, 1, ppcc_pipeline_moment_bytes(&cfg->pipeline));
+		cfg->cluster.devices, cfg->pipeline.trainer, 1,
+		ppcc_pipeline_moment_bytes(&cfg->pipeline));
 	for (int i = 0; i < md->n_layers; i++) {
 		const ppcc_layer *l = &md->layers[i];
 		double bpp = l->bytes_per_param > 0 ? l->bytes_per_param : least_bpp;

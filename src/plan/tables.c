@@ -88,7 +88,8 @@ static int layer_comm_init(ppcc_plan_ctx *x)
 	x->zero_bpp = ppcc_memory_zero_bytes_per_param(
 		NULL, c->pipeline.zero, c->pipeline.grad_bytes,
 		ppcc_pipeline_zero_ranks(&c->pipeline),
-		c->pipeline.trainer, x->p, ppcc_pipeline_moment_bytes(&c->pipeline));
+		c->pipeline.trainer, x->p,
+		ppcc_pipeline_moment_bytes(&c->pipeline));
 	if (tf && tf->moe.experts > 0) {
 		if (!ALLOC(x->lc.ep_f, n) || !ALLOC(x->lc.ep_b, n))
 			return PPCC_ENOMEM;

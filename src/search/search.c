@@ -2065,7 +2065,9 @@ static int static_unfit(search_run *r, const cand *c)
 						      r->cfg->pipeline.grad_bytes,
 						      c->e.d * c->e.cp,
 						      r->cfg->pipeline.trainer,
-						      c->e.p, ppcc_pipeline_moment_bytes(&r->cfg->pipeline));
+						      c->e.p,
+						      ppcc_pipeline_moment_bytes(
+							      &r->cfg->pipeline));
 	/* a mixture of experts' routed experts: 1/(ep x etp) of them on a
 	 * device, ZeRO over the edp ranks that share them (cost/memory.c) */
 	double dense = s->params - s->expert_params - s->tp_whole, experts = 0;

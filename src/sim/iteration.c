@@ -5,7 +5,7 @@
  *
  * The pipeline's step (simulate.c) already holds the compute, the
  * collectives inside each F and B, the p2p transfers and the ZeRO-3
- * gathers.  What the n = d * cp ranks that share the weights add:
+ * gathers.  What the d * cp ranks that share the weights add:
  * iteration = the schedule's step + exposed gradient reduction (the
  * latest rank's end less the step) + the slowest rank's optimizer step
  * (and a parameter all-gather, for a ZeRO 1 or 2 schedule without
@@ -68,13 +68,12 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	int t = pl->tensor_parallel;
 	int cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
 	int d = pl->data_parallel > 0 ? pl->data_parallel : 1;
-	int n = d * cp, zero = pl->zero;
+	int zero = pl->zero;
 	double G = pl->grad_bytes;
 	int64_t block = (int64_t)t * cp * d; /* devices of one pipeline rank */
-	/* ZeRO's shard: n ranks, or under HSDP a group of them */
-	int ns = zero >= 1 ? ppcc_pipeline_zero_ranks(pl) : n;
-	int64_t sblock = block / (zero >= 1 ? ppcc_pipeline_zero_replicas(pl)
-				  : 1);
+	/* ZeRO's shard: all d x cp ranks, or under HSDP a group */
+	int ns = ppcc_pipeline_zero_ranks(pl);
+	int64_t sblock = block / ppcc_pipeline_zero_replicas(pl);
 
 	memset(out, 0, sizeof *out);
 	if (p < 1 || S < p || m < 1 || t < 1)
@@ -234,8 +233,9 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			out->dp_hidden_ms = hidden > 0 ? hidden : 0;
 		}
 
-		double opt = ppcc_memory_optimizer_ms(params, zero, ns, G,
-						      dg->memory_bandwidth, ppcc_pipeline_moment_bytes(&cfg->pipeline));
+		double opt = ppcc_memory_optimizer_ms(
+			params, zero, ns, G, dg->memory_bandwidth,
+			ppcc_pipeline_moment_bytes(pl));
 		double gather = gathers ? 0 : zero == 1 || zero == 2
 			? 1e3 * ppcc_allgather_seconds(
 				cl, ns, sblock,
