@@ -640,6 +640,7 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 static void bridge_layout(FILE *f, const ppcc_plan *p)
 {
 	const ppcc_schedule *s = &p->best.schedule;
+	int mtp = p->config->model.transformer->mtp_layers;
 	fputs("    m.pipeline_model_parallel_layout = [\n", f);
 	for (int k = 0; k < s->n_stages; k++) {
 		int blocks, e, h;
@@ -652,6 +653,10 @@ static void bridge_layout(FILE *f, const ppcc_plan *p)
 		}
 		if (blocks) {
 			fprintf(f, "%s[\"decoder\"] * %d", sep, blocks);
+			sep = " + ";
+		}
+		if (h && mtp > 0) {
+			fprintf(f, "%s[\"mtp\"] * %d", sep, mtp);
 			sep = " + ";
 		}
 		if (h)
@@ -702,12 +707,56 @@ static void bridge_moe(FILE *f, const ppcc_config *c)
 		c->pipeline.kind == PPCC_SCHED_COMBINED_1F1B ? "True" : "False");
 }
 
+/* The attention's fields as megatron_attention's arguments set them
+ * (Megatron-LM 2a75ac12c54b transformer_config.py: 68 mtp_num_layers,
+ * 240 window_size, 244 window_attn_skip_freq, 252 qk_layernorm, 281
+ * multi_latent_attention; MLATransformerConfig 3016-3044 q_lora_rank,
+ * kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim, rope_type,
+ * which only an MLA recipe's provider has: the snippet checks for it).
+ * Each is written either way, so that a recipe's own window or MTP
+ * modules do not survive. */
+static void bridge_attention(FILE *f, const ppcc_transformer *tr)
+{
+	const ppcc_mla *m = &tr->mla;
+	if (m->kind)
+		fprintf(f, "    if not isinstance(m, MLATransformerConfig):\n"
+			"        raise TypeError(\"ppcc_apply: the plan has "
+			"multi-head latent attention; apply it to an MLA "
+			"recipe's config (deepseek_v3_pretrain_config())\")\n"
+			"    m.multi_latent_attention = True\n"
+			"    m.qk_layernorm = True\n"
+			"    m.q_lora_rank = %d\n    m.kv_lora_rank = %d\n"
+			"    m.qk_head_dim = %d\n    m.qk_pos_emb_head_dim = %d\n"
+			"    m.v_head_dim = %d\n    m.rope_type = \"rope\"\n",
+			m->q_lora_rank, m->kv_lora_rank, m->qk_nope_head_dim,
+			m->qk_rope_head_dim, m->v_head_dim);
+	else
+		fputs("    m.multi_latent_attention = False\n", f);
+	if (tr->mtp_layers > 0)
+		fprintf(f, "    m.mtp_num_layers = %d\n", tr->mtp_layers);
+	else
+		fputs("    m.mtp_num_layers = None\n", f);
+	if (tr->sliding_window > 0) {
+		fprintf(f, "    m.window_size = (%d, 0)\n",
+			tr->sliding_window - 1);
+		if (tr->sliding_window_pattern >= 2)
+			fprintf(f, "    m.window_attn_skip_freq = %d\n",
+				tr->sliding_window_pattern);
+		else
+			fputs("    m.window_attn_skip_freq = None\n", f);
+	} else
+		fputs("    m.window_size = None\n"
+		      "    m.window_attn_skip_freq = None\n", f);
+}
+
 int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 			      const ppcc_emit_options *o, ppcc_diag *d)
 {
 	(void)o;
 	int err;
-	const ppcc_config *c = megatron_config(p, "Megatron-Bridge", 0,
+	const ppcc_config *c = megatron_config(p, "Megatron-Bridge",
+						 WRITES_MLA | WRITES_MTP |
+						 WRITES_WINDOW | WRITES_FP8,
 						 d, &err);
 	if (!c)
 		return err;
@@ -734,11 +783,14 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 		"%d data parallel (torchrun --nproc-per-node per node).\n", W,
 		pl->tensor_parallel, pl->stages, pl->context_parallel,
 		pl->data_parallel);
-	fputs("# Apply it to a recipe's ConfigContainer, for instance\n"
-	      "#     from megatron.bridge.recipes.llama import "
-	      "llama3_70b_pretrain_config\n"
-	      "#     cfg = ppcc_apply(llama3_70b_pretrain_config())\n"
-	      "# Still to give: the dataset, the tokenizer (its vocabulary), "
+	fprintf(f, "# Apply it to a recipe's ConfigContainer, for instance\n"
+		"#     from megatron.bridge.recipes.%s import %s\n"
+		"#     cfg = ppcc_apply(%s())\n", tr->mla.kind
+		? "deepseek.deepseek_v3" : "llama", tr->mla.kind
+		? "deepseek_v3_pretrain_config" : "llama3_70b_pretrain_config",
+		tr->mla.kind ? "deepseek_v3_pretrain_config"
+		: "llama3_70b_pretrain_config");
+	fputs("# Still to give: the dataset, the tokenizer (its vocabulary), "
 	      "train_iters, the optimizer and its schedule, checkpoint paths.\n",
 	      f);
 	if (pl->zero >= 2)
@@ -749,10 +801,14 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 		      "overlap_p2p_comm on (the default): keep it.\n", f);
 	if (pl->moments_bf16)
 		fputs("import torch\n", f);
-	fputs("import torch.nn.functional as F\n"
-	      "from megatron.bridge.training.mixed_precision import bf16_mixed\n"
+	fputs("import torch.nn.functional as F\n", f);
+	if (tr->mla.kind)
+		fputs("from megatron.bridge.models.transformer_config import "
+		      "MLATransformerConfig\n", f);
+	fprintf(f, "from megatron.bridge.training.mixed_precision import %s\n"
 	      "\n\n"
-	      "def ppcc_apply(cfg):\n", f);
+	      "def ppcc_apply(cfg):\n", tr->fp8
+	      ? "bf16_with_fp8_delayed_scaling_mixed" : "bf16_mixed");
 	fputs("    m = cfg.model\n", f);
 	fprintf(f, "    m.num_layers = %d\n", tr->layers);
 	fprintf(f, "    m.hidden_size = %d\n", tr->hidden);
@@ -763,6 +819,7 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 		fprintf(f, "    m.kv_channels = %d\n", tr->head_dim);
 	fprintf(f, "    m.num_query_groups = %d\n",
 		tr->kv_heads > 0 ? tr->kv_heads : tr->heads);
+	bridge_attention(f, tr);
 	if (tr->moe.experts > 0)
 		bridge_moe(f, c);
 	fprintf(f, "    m.seq_length = %d\n", tr->seq_len);
@@ -824,7 +881,15 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	fprintf(f, "    cfg.train.micro_batch_size = %d\n",
 		c->model.micro_batch_size);
 	fprintf(f, "    cfg.train.global_batch_size = %lld\n", global_batch(c));
-	fputs("    cfg.mixed_precision = bf16_mixed()\n", f);
+	/* FP8 as megatron's arguments write it, the parameters gathered
+	 * in bf16 as ppcc plans them (Bridge's recipe gathers them in FP8:
+	 * training/mixed_precision.py:217-233) */
+	if (tr->fp8)
+		fputs("    cfg.mixed_precision = "
+		      "bf16_with_fp8_delayed_scaling_mixed()\n"
+		      "    cfg.mixed_precision.fp8_param_gather = False\n", f);
+	else
+		fputs("    cfg.mixed_precision = bf16_mixed()\n", f);
 	fprintf(f, "    cfg.mixed_precision.grad_reduce_in_fp32 = %s\n",
 		pl->grad_bytes == 2.0 ? "False" : "True");
 	fprintf(f, "    cfg.ddp.use_distributed_optimizer = %s\n",
