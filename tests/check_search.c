@@ -209,8 +209,15 @@ START_TEST(fp8_and_hidden_all_to_alls_keep_the_exhaustive_top_k)
 }
 END_TEST
 
-/* combined-1f1b is tried only when asked (--fix schedule=combined-1f1b),
- * and then the pruned search keeps the exhaustive one's top 5: its pairs'
+static int megatron_but_combined(const ppcc_search_entry *e, void *ctx)
+{
+	return e->kind != PPCC_SCHED_COMBINED_1F1B &&
+	       ppcc_megatron_admits(e, ctx);
+}
+
+/* combined-1f1b is tried only when asked (--fix schedule=combined-1f1b)
+ * or for a trainer that runs it but not DualPipeV (-f megatron), and
+ * then the pruned search keeps the exhaustive one's top 5: its pairs'
  * bound (ppcc_op_least_ms) holds as DualPipeV's does. */
 START_TEST(combined_1f1b_is_searched_when_fixed_and_keeps_the_top_k)
 {
@@ -232,6 +239,26 @@ START_TEST(combined_1f1b_is_searched_when_fixed_and_keeps_the_top_k)
 	int first;
 	pruned_is_exhaustive(&first, small_moe, o, 0);
 	ck_assert_int_eq(first, PPCC_SCHED_COMBINED_1F1B);
+	/* Megatron-LM's kinds, unfixed: combined-1f1b's candidates join
+	 * 1f1b's and interleaved's, and the top 5 is still exact */
+	o.fix.kind = -1;
+	o.admits = ppcc_megatron_admits;
+	pruned_is_exhaustive(&first, small_moe, o, 0);
+	a = ppcc_arena_new();
+	ck_assert_int_eq(ppcc_config_load_text(&cfg, a, "small-moe.yaml",
+					       small_moe, strlen(small_moe),
+					       &diag.d), 0);
+	ppcc_search_result with, without;
+	ck_assert_int_eq(ppcc_search(&with, a, &cfg, &o, &diag.d), 0);
+	o.admits = megatron_but_combined;
+	ck_assert_int_eq(ppcc_search(&without, a, &cfg, &o, &diag.d), 0);
+	ck_assert_int_gt(with.considered, without.considered);
+	/* torchtitan runs DualPipeV: combined-1f1b stays opt-in there */
+	o.admits = ppcc_torchtitan_admits;
+	ck_assert_int_eq(ppcc_search(&any, a, &cfg, &o, &diag.d), 0);
+	for (int i = 0; i < any.n_top; i++)
+		ck_assert_int_ne(any.top[i].kind, PPCC_SCHED_COMBINED_1F1B);
+	ppcc_arena_free(a);
 }
 END_TEST
 

@@ -1900,6 +1900,22 @@ static int expert_pairs(const search_run *r, int t, long width,
 	return n;
 }
 
+/* Whether the search tries an opt-in kind at e unasked: a kind of
+ * overlapped pairs (combined-1f1b) when the trainer the search answers
+ * for runs it but not DualPipeV, whose pairs it would tie with
+ * (doc/design/combined-1f1b.md); never auto. */
+static int opt_in_tried(const ppcc_search_options *o,
+			const ppcc_search_entry *e)
+{
+	if (!ppcc_sched_kind(e->kind)->pairs || !o->admits ||
+	    !o->admits(e, o->admits_ctx))
+		return 0;
+	ppcc_search_entry dv = *e;
+	dv.kind = PPCC_SCHED_DUALPIPE_V;
+	dv.v = 2;
+	return !o->admits(&dv, o->admits_ctx);
+}
+
 /* The candidates of one (t, cp, p, d): every v, layer set (b and
  * recompute), ZeRO stage, expert layout and schedule kind, in that
  * order. */
@@ -1932,7 +1948,6 @@ static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 					const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
 					if ((o->fix.kind >= 0 && k != o->fix.kind) ||
 					    v < ki->min_chunks || v > ki->max_chunks ||
-					    (ki->opt_in && o->fix.kind != k) ||
 					    ppcc_sched_pipes(k) > 1)
 						continue; /* the planner refuses
 							     DualPipe (plan.c) */
@@ -1946,6 +1961,9 @@ static int enumerate_settings(search_run *r, int t, int cp, int p, int dd)
 						.ep = ep, .etp = etp,
 						.recompute = s->recompute,
 						.zero = z, .kind = k};
+					if (ki->opt_in && o->fix.kind != k &&
+					    !opt_in_tried(o, &e))
+						continue;
 					int err = enumerate_add(r, &e, si);
 					if (err)
 						return err;
