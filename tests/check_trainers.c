@@ -645,7 +645,7 @@ static const char *const mg_bool_flags[] = {
 	"--overlap-grad-reduce", "--overlap-param-gather",
 	"--moe-router-pre-softmax", "--moe-grouped-gemm",
 	"--moe-pad-expert-input-to-capacity", "--multi-latent-attention",
-	"--qk-layernorm", "--tp-comm-overlap",
+	"--qk-layernorm", "--tp-comm-overlap", "--no-rope-fusion",
 	"--overlap-moe-expert-parallel-comm", NULL};
 static const char *const mg_value_flags[] = {
 	"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
@@ -937,9 +937,16 @@ END_TEST
  * recompute_granularity, 536 recompute_method, 544 recompute_num_layers,
  * 553 recompute_modules (None: ["core_attn"]), 68 mtp_num_layers, 240
  * window_size, 244 window_attn_skip_freq, 252 qk_layernorm, 281
- * multi_latent_attention, 573 fp8, 580 fp8_recipe; MLATransformerConfig
- * 3016-3044 q_lora_rank, kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim,
- * v_head_dim, rope_type; pipeline_parallel_layer_layout.py:71 a layout
+ * multi_latent_attention, 506 apply_rope_fusion, 573 fp8, 580
+ * fp8_recipe, 607-610 the amax history (1, "most_recent");
+ * MLATransformerConfig 3016-3068 q_lora_rank, kv_lora_rank,
+ * qk_head_dim, qk_pos_emb_head_dim, v_head_dim, rope_type,
+ * rotary_scaling_factor, mscale, mscale_all_dim;
+ * megatron/core/optimizer/optimizer_config.py:187
+ * use_precision_aware_optimizer, 197 main_grads_dtype, 200
+ * main_params_dtype, 203 exp_avg_dtype, 206 exp_avg_sq_dtype, 324
+ * use_distributed_optimizer (Bridge's training/config.py:983 optimizer,
+ * 990 dataset, whose seq_length 1642-1648 asserts is the model's); pipeline_parallel_layer_layout.py:71 a layout
  * list's names are LayerType's (enums.py:26-30: embedding, loss,
  * decoder, mtp);
  * megatron/core/model_parallel_config.py:11 tensor_model_parallel_size,
@@ -995,8 +1002,13 @@ static const char *const bridge_runner =
 	"  'multi_latent_attention', 'qk_layernorm', 'q_lora_rank',\n"
 	"  'kv_lora_rank', 'qk_head_dim', 'qk_pos_emb_head_dim', 'v_head_dim',\n"
 	"  'rope_type', 'mtp_num_layers', 'window_size',\n"
-	"  'window_attn_skip_freq'},\n"
+	"  'window_attn_skip_freq', 'apply_rope_fusion', 'rotary_scaling_factor',\n"
+	"  'mscale', 'mscale_all_dim'},\n"
 	"  'train': {'micro_batch_size', 'global_batch_size'},\n"
+	"  'dataset': {'seq_length'},\n"
+	"  'optimizer': {'use_distributed_optimizer',\n"
+	"  'use_precision_aware_optimizer', 'main_grads_dtype',\n"
+	"  'main_params_dtype', 'exp_avg_dtype', 'exp_avg_sq_dtype'},\n"
 	"  'checkpoint': {'ckpt_format'},\n"
 	"  'ddp': {'grad_reduce_in_fp32', 'overlap_grad_reduce',\n"
 	"  'overlap_param_gather', 'use_distributed_optimizer',\n"
@@ -1004,7 +1016,7 @@ static const char *const bridge_runner =
 	"  'num_distributed_optimizer_instances'},\n"
 	"  'dist': {'use_megatron_fsdp'},\n"
 	"  'mixed_precision': {'grad_reduce_in_fp32', 'fp8', 'fp8_recipe',\n"
-	"  'fp8_param_gather'}}\n"
+	"  'fp8_param_gather', 'fp8_amax_history_len', 'fp8_amax_compute_algo'}}\n"
 	"class Strict:\n"
 	"    def __init__(s, n):\n"
 	"        object.__setattr__(s, 'n', n); object.__setattr__(s, 'v', {})\n"
@@ -1024,10 +1036,12 @@ static const char *const bridge_runner =
 	"for n in ('torch', 'torch.nn', 'megatron', 'megatron.bridge',\n"
 	"          'megatron.bridge.training'):\n"
 	"    mod(n)\n"
+	"sys.modules['torch'].bfloat16, sys.modules['torch'].float32 = 'bf16', 'fp32'\n"
 	"mod('torch.nn.functional', silu='silu', gelu='gelu')\n"
 	"def fp8_mixed():\n"
 	"    c = Strict('mixed_precision')\n"
 	"    c.fp8, c.fp8_recipe, c.fp8_param_gather = 'hybrid', 'delayed', True\n"
+	"    c.fp8_amax_history_len, c.fp8_amax_compute_algo = 1024, 'max'\n"
 	"    return c\n"
 	"mod('megatron.bridge.training.mixed_precision',\n"
 	"    bf16_mixed=lambda: Strict('mixed_precision'),\n"
@@ -1075,6 +1089,11 @@ static const char *const bridge_runner =
 	"         not m.share_embeddings_and_output_weights,\n"
 	"         'mbs': c.train.micro_batch_size, 'gbs': c.train.global_batch_size,\n"
 	"         'distopt': d.use_distributed_optimizer,\n"
+	"         'optdist': c.optimizer.use_distributed_optimizer ==\n"
+	"         d.use_distributed_optimizer, 'dseq': c.dataset.seq_length,\n"
+	"         'moments': (c.optimizer.use_precision_aware_optimizer,\n"
+	"         c.optimizer.exp_avg_dtype, c.optimizer.exp_avg_sq_dtype,\n"
+	"         c.optimizer.main_grads_dtype, c.optimizer.main_params_dtype),\n"
 	"         'inst': d.num_distributed_optimizer_instances or 1,\n"
 	"         'fsdp': d.data_parallel_sharding_strategy if d.use_megatron_fsdp\n"
 	"                 and c.dist.use_megatron_fsdp else None,\n"
@@ -1097,12 +1116,15 @@ static const char *const bridge_runner =
 	"         m.moe_router_num_groups, m.moe_router_group_topk)\n"
 	"         if m.num_moe_experts else None,\n"
 	"         'mla': (m.qk_layernorm, m.q_lora_rank, m.kv_lora_rank,\n"
-	"         m.qk_head_dim, m.qk_pos_emb_head_dim, m.v_head_dim, m.rope_type)\n"
-	"         if m.multi_latent_attention else None,\n"
+	"         m.qk_head_dim, m.qk_pos_emb_head_dim, m.v_head_dim, m.rope_type,\n"
+	"         m.apply_rope_fusion, m.rotary_scaling_factor, m.mscale,\n"
+	"         m.mscale_all_dim) if m.multi_latent_attention else None,\n"
 	"         'mtp': m.mtp_num_layers, 'window': (m.window_size,\n"
 	"         m.window_attn_skip_freq) if m.window_size else None,\n"
 	"         'fp8': (c.mixed_precision.fp8, c.mixed_precision.fp8_recipe,\n"
-	"         bool(c.mixed_precision.fp8_param_gather))\n"
+	"         bool(c.mixed_precision.fp8_param_gather),\n"
+	"         c.mixed_precision.fp8_amax_history_len,\n"
+	"         c.mixed_precision.fp8_amax_compute_algo)\n"
 	"         if c.mixed_precision.fp8 else None}\n"
 	"    w = shlex.split(' '.join(l for l in open(args[i]).read().split('\\n')\n"
 	"                             if not l.startswith('#')))\n"
@@ -1128,6 +1150,10 @@ static const char *const bridge_runner =
 	"          'untie': 'untie-embeddings-and-output-weights' in a,\n"
 	"          'mbs': g('micro-batch-size'), 'gbs': g('global-batch-size'),\n"
 	"          'distopt': 'use-distributed-optimizer' in a,\n"
+	"          'optdist': True, 'dseq': g('seq-length'),\n"
+	"          'moments': ('use-precision-aware-optimizer' in a,\n"
+	"          a.get('exp-avg-dtype', 'fp32'), a.get('exp-avg-sq-dtype', 'fp32'),\n"
+	"          'fp32', 'fp32'),\n"
 	"          'inst': g('num-distributed-optimizer-instances') or 1,\n"
 	"          'fsdp': a.get('data-parallel-sharding-strategy'),\n"
 	"          'ogr': 'overlap-grad-reduce' in a,\n"
@@ -1154,12 +1180,17 @@ static const char *const bridge_runner =
 	"          if 'num-experts' in a else None,\n"
 	"          'mla': ('qk-layernorm' in a, g('q-lora-rank'), g('kv-lora-rank'),\n"
 	"          g('qk-head-dim'), g('qk-pos-emb-head-dim'), g('v-head-dim'),\n"
-	"          a.get('rope-type')) if 'multi-latent-attention' in a else None,\n"
+	"          a.get('rope-type'), 'no-rope-fusion' not in a,\n"
+	"          g('rotary-scaling-factor', float) or 1.0, g('mscale', float) or 1.0,\n"
+	"          g('mscale-all-dim', float) or 0.0)\n"
+	"          if 'multi-latent-attention' in a else None,\n"
 	"          'mtp': g('mtp-num-layers'),\n"
 	"          'window': (tuple(int(x) for x in a['window-size'].split(',')),\n"
 	"          g('window-attn-skip-freq')) if 'window-size' in a else None,\n"
 	"          'fp8': (a['fp8-format'], a.get('fp8-recipe', 'delayed'),\n"
-	"          'fp8-param-gather' in a) if 'fp8-format' in a else None}\n"
+	"          'fp8-param-gather' in a, g('fp8-amax-history-len') or 1,\n"
+	"          a.get('fp8-amax-compute-algo', 'most_recent'))\n"
+	"          if 'fp8-format' in a else None}\n"
 	"    diff = sorted(k for k in mg if mg[k] != b[k])\n"
 	"    print(args[i], 'ok' if not diff else\n"
 	"          ' '.join('%s=%r/%r' % (k, mg[k], b[k]) for k in diff))\n";
@@ -1255,6 +1286,9 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 		 "    sliding_window: 128\n    sliding_window_pattern: 2\n",
 		 "  tensor_parallel: 2\n  stages: 2\n  schedule: 1f1b\n"
 		 "  expert_parallel: 8\n"},
+		{"moments.yaml", "",
+		 "  tensor_parallel: 1\n  stages: 4\n  schedule: 1f1b\n"
+		 "  expert_parallel: 8\n  adam_moments: bf16\n"},
 	};
 	for (size_t i = 0; i < sizeof moe_cases / sizeof moe_cases[0]; i++) {
 		built *mb = build_moe(dir, moe_cases[i][0], moe_cases[i][1],
@@ -1576,6 +1610,7 @@ START_TEST(megatron_latent_attention_and_mtp_of_deepseek_v3_by_hand)
 		 "--qk-pos-emb-head-dim 64\n"
 		 "--v-head-dim 128\n"
 		 "--rope-type rope\n"
+		 "--no-rope-fusion\n"
 		 "--mtp-num-layers 1\n"
 		 "--seq-length 4096\n"
 		 "--max-position-embeddings 4096\n"
@@ -1873,6 +1908,69 @@ START_TEST(unwritten_attention_and_heads_are_refused_by_every_trainer)
 						     "write DeepSpeed's settings "
 						     "for "), "%s", b->diag.text);
 		}
+		built_free(b);
+	}
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* The search's filter for Megatron-LM (ppcc_megatron_admits) admits a
+ * configuration exactly when the export writes it: each of
+ * megatron_refuses' clauses that the search's degrees, kind and
+ * recomputation decide, refused and admitted alike (a window beside
+ * context parallelism, bf16 gradients under Megatron-FSDP, experts with
+ * t > 1 and no sequence parallelism, a sequence 2 cp does not divide,
+ * FP8 with norm recomputation; an interleaving group outside p..m the
+ * planner refuses first). */
+START_TEST(megatron_admits_what_its_export_writes)
+{
+	static const struct {
+		const char *preset, *extra, *pipeline;
+		int admitted;
+	} cases[] = {
+		{"mixtral-8x7b", "    sliding_window: 128\n",
+		 "  tensor_parallel: 1\n  context_parallel: 2\n  stages: 4\n"
+		 "  schedule: 1f1b\n  expert_parallel: 8\n", 0},
+		{"mixtral-8x7b", "    sliding_window: 128\n",
+		 "  tensor_parallel: 1\n  stages: 4\n  schedule: 1f1b\n"
+		 "  expert_parallel: 8\n", 1},
+		{"llama3-8b", "", "  stages: 2\n  zero: 2\n  grad_bytes: 2\n"
+		 "  schedule: 1f1b\n", 0},
+		{"llama3-8b", "", "  stages: 2\n  zero: 1\n  grad_bytes: 2\n"
+		 "  schedule: 1f1b\n", 1},
+		{"mixtral-8x7b", "    sequence_parallel: false\n",
+		 "  tensor_parallel: 2\n  stages: 4\n  schedule: 1f1b\n"
+		 "  expert_parallel: 8\n", 0},
+		{"llama3-8b", "    seq_len: 8190\n",
+		 "  context_parallel: 2\n  stages: 2\n  schedule: 1f1b\n", 0},
+		{"llama3-8b", "", "  stages: 2\n  chunks: 2\n"
+		 "  schedule: interleaved\n", 1},
+		{"mixtral-8x7b", "    precision: fp8\n"
+		 "    recompute_modules: [layernorm]\n",
+		 "  tensor_parallel: 1\n  stages: 4\n  schedule: 1f1b\n"
+		 "  expert_parallel: 8\n", 0},
+	};
+	char *dir = tu_mkdtemp();
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		built *b = build_preset(dir, "adm.yaml", cases[i].preset,
+					cases[i].extra, cases[i].pipeline, 64, 1);
+		const ppcc_config *c = &b->cfg;
+		const ppcc_pipeline *pl = &c->pipeline;
+		ppcc_search_entry e = {
+			.t = pl->tensor_parallel, .p = pl->stages,
+			.d = pl->data_parallel, .cp = pl->context_parallel,
+			.v = pl->chunks > 0 ? pl->chunks : 1,
+			.b = c->model.micro_batch_size, .m = pl->microbatches,
+			.ep = pl->expert_parallel, .etp = ppcc_pipeline_etp(pl),
+			.recompute = c->model.transformer->recompute,
+			.zero = pl->zero, .kind = pl->kind};
+		int status;
+		char *text = emit_to_string(ppcc_emit_megatron, b, &status);
+		ck_assert_msg((text != NULL) == cases[i].admitted, "%zu: %s", i,
+			      b->diag.text);
+		ck_assert_int_eq(ppcc_megatron_admits(&e, (void *)c),
+				 cases[i].admitted);
+		free(text);
 		built_free(b);
 	}
 	tu_rmtree_free(dir);
@@ -3405,6 +3503,7 @@ Suite *suite_trainers(void)
 		megatron_writes_fp8_as_planned,
 		megatron_sliding_windows_and_their_refusals,
 		megatron_bridge_snippet_sets_what_megatrons_arguments_set,
+		megatron_admits_what_its_export_writes,
 		launchers_start_a_hosts_devices_not_an_nvlink_domains,
 		trainer_formats_refuse_what_the_trainer_cannot_run,
 		torchtitan_toml_parses_and_names_every_module_once,

@@ -410,7 +410,9 @@ static void megatron_moe_freq(FILE *f, const ppcc_transformer *tr)
  * their sources are in man/ppcc.1 and tests/check_trainers.c): multi-head
  * latent attention with its latents' norms (--qk-layernorm) and plain
  * RoPE (--rope-type rope; Megatron-LM's latent attention takes YaRN by
- * default); the multi-token
+ * default), unfused (--no-rope-fusion: the fusion, on by default,
+ * arguments.py:2902-2905, is YaRN's only, transformer_config.py:
+ * 3345-3346); the multi-token
  * prediction modules; the window as Transformer Engine's (left, right)
  * keys beside the query, W - 1 and 0 for W keys, and the period of the
  * full-attention layers (Megatron-LM's layer n, from 1, attends in full
@@ -423,7 +425,7 @@ static void megatron_attention(FILE *f, const ppcc_transformer *tr)
 			"--q-lora-rank %d\n", m->q_lora_rank);
 		fprintf(f, "--kv-lora-rank %d\n--qk-head-dim %d\n"
 			"--qk-pos-emb-head-dim %d\n--v-head-dim %d\n"
-			"--rope-type rope\n", m->kv_lora_rank,
+			"--rope-type rope\n--no-rope-fusion\n", m->kv_lora_rank,
 			m->qk_nope_head_dim, m->qk_rope_head_dim, m->v_head_dim);
 	}
 	if (tr->mtp_layers > 0)
@@ -710,9 +712,13 @@ static void bridge_moe(FILE *f, const ppcc_config *c)
 /* The attention's fields as megatron_attention's arguments set them
  * (Megatron-LM 2a75ac12c54b transformer_config.py: 68 mtp_num_layers,
  * 240 window_size, 244 window_attn_skip_freq, 252 qk_layernorm, 281
- * multi_latent_attention; MLATransformerConfig 3016-3044 q_lora_rank,
- * kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim, rope_type,
- * which only an MLA recipe's provider has: the snippet checks for it).
+ * multi_latent_attention, 506 apply_rope_fusion; MLATransformerConfig
+ * 3016-3068 q_lora_rank, kv_lora_rank, qk_head_dim,
+ * qk_pos_emb_head_dim, v_head_dim, rope_type and YaRN's scale
+ * (rotary_scaling_factor, mscale, mscale_all_dim, which set the
+ * softmax's scale whatever the rope type, multi_latent_attention.py:
+ * 177-178: written as Megatron-LM's arguments leave them), which only
+ * an MLA recipe's provider has: the snippet checks for it).
  * Each is written either way, so that a recipe's own window or MTP
  * modules do not survive. */
 static void bridge_attention(FILE *f, const ppcc_transformer *tr)
@@ -727,7 +733,10 @@ static void bridge_attention(FILE *f, const ppcc_transformer *tr)
 			"    m.qk_layernorm = True\n"
 			"    m.q_lora_rank = %d\n    m.kv_lora_rank = %d\n"
 			"    m.qk_head_dim = %d\n    m.qk_pos_emb_head_dim = %d\n"
-			"    m.v_head_dim = %d\n    m.rope_type = \"rope\"\n",
+			"    m.v_head_dim = %d\n    m.rope_type = \"rope\"\n"
+			"    m.apply_rope_fusion = False\n"
+			"    m.rotary_scaling_factor = 1.0\n    m.mscale = 1.0\n"
+			"    m.mscale_all_dim = 0.0\n",
 			m->q_lora_rank, m->kv_lora_rank, m->qk_nope_head_dim,
 			m->qk_rope_head_dim, m->v_head_dim);
 	else
@@ -799,9 +808,7 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	if (s->n_chunks > 1 && pl->stages == 2)
 		fputs("# Interleaving with p = 2 is legal only with "
 		      "overlap_p2p_comm on (the default): keep it.\n", f);
-	if (pl->moments_bf16)
-		fputs("import torch\n", f);
-	fputs("import torch.nn.functional as F\n", f);
+	fputs("import torch\nimport torch.nn.functional as F\n", f);
 	if (tr->mla.kind)
 		fputs("from megatron.bridge.models.transformer_config import "
 		      "MLATransformerConfig\n", f);
@@ -822,7 +829,16 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	bridge_attention(f, tr);
 	if (tr->moe.experts > 0)
 		bridge_moe(f, c);
-	fprintf(f, "    m.seq_length = %d\n", tr->seq_len);
+	else /* a mixture-of-experts recipe's experts go */
+		fputs("    m.num_moe_experts = None\n    m.moe_layer_freq = 1\n"
+		      "    m.moe_shared_expert_intermediate_size = None\n"
+		      "    m.moe_router_num_groups = None\n"
+		      "    m.moe_router_group_topk = None\n"
+		      "    m.overlap_moe_expert_parallel_comm = False\n", f);
+	/* ConfigContainer.validate wants the dataset's the model's
+	 * (067f987 training/config.py:1642-1648) */
+	fprintf(f, "    m.seq_length = %d\n    cfg.dataset.seq_length = %d\n",
+		tr->seq_len, tr->seq_len);
 	fprintf(f, "    m.normalization = \"%s\"\n",
 		tr->norm == PPCC_NORM_LAYERNORM ? "LayerNorm" : "RMSNorm");
 	if (tr->position == PPCC_POSITION_ROPE)
@@ -882,12 +898,17 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 		c->model.micro_batch_size);
 	fprintf(f, "    cfg.train.global_batch_size = %lld\n", global_batch(c));
 	/* FP8 as megatron's arguments write it, the parameters gathered
-	 * in bf16 as ppcc plans them (Bridge's recipe gathers them in FP8:
-	 * training/mixed_precision.py:217-233) */
+	 * in bf16 as ppcc plans them and the arguments' amax history
+	 * (Bridge's recipe gathers them in FP8 and keeps 1024 amaxes:
+	 * training/mixed_precision.py:217-233; Megatron-LM's defaults,
+	 * 2a75ac12 transformer_config.py:607-610) */
 	if (tr->fp8)
 		fputs("    cfg.mixed_precision = "
 		      "bf16_with_fp8_delayed_scaling_mixed()\n"
-		      "    cfg.mixed_precision.fp8_param_gather = False\n", f);
+		      "    cfg.mixed_precision.fp8_param_gather = False\n"
+		      "    cfg.mixed_precision.fp8_amax_history_len = 1\n"
+		      "    cfg.mixed_precision.fp8_amax_compute_algo = "
+		      "\"most_recent\"\n", f);
 	else
 		fputs("    cfg.mixed_precision = bf16_mixed()\n", f);
 	fprintf(f, "    cfg.mixed_precision.grad_reduce_in_fp32 = %s\n",
@@ -904,10 +925,21 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	if (pl->zero >= 1 && ppcc_pipeline_zero_replicas(pl) > 1)
 		fprintf(f, "    cfg.ddp.num_distributed_optimizer_instances = "
 			"%d\n", ppcc_pipeline_zero_replicas(pl));
-	if (pl->moments_bf16)
-		fputs("    cfg.optimizer.use_precision_aware_optimizer = True\n"
-		      "    cfg.optimizer.exp_avg_dtype = torch.bfloat16\n"
-		      "    cfg.optimizer.exp_avg_sq_dtype = torch.bfloat16\n", f);
+	/* the optimizer's sharding and state as the arguments leave them,
+	 * over a recipe's own (its use_distributed_optimizer would turn
+	 * the DDP's back on, training/config.py:2101-2124; DeepSeek-V3's
+	 * keeps bf16 states, recipes/deepseek/h100/deepseek_v3.py:221-225;
+	 * 2a75ac12 optimizer_config.py:187-206, 324) */
+	fprintf(f, "    cfg.optimizer.use_distributed_optimizer = %s\n"
+		"    cfg.optimizer.use_precision_aware_optimizer = %s\n"
+		"    cfg.optimizer.main_grads_dtype = torch.float32\n"
+		"    cfg.optimizer.main_params_dtype = torch.float32\n"
+		"    cfg.optimizer.exp_avg_dtype = torch.%s\n"
+		"    cfg.optimizer.exp_avg_sq_dtype = torch.%s\n",
+		pl->zero == 1 ? "True" : "False",
+		pl->moments_bf16 ? "True" : "False",
+		pl->moments_bf16 ? "bfloat16" : "float32",
+		pl->moments_bf16 ? "bfloat16" : "float32");
 	/* the overlaps the simulator assumes (doc/design/iteration.md);
 	 * a recipe's CommOverlapConfig would redo them by its own rules
 	 * and could turn TP overlap on (config.py:2027-2029,
@@ -1810,13 +1842,31 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 
 /* ---- what each trainer runs ----------------------------------------------- */
 
+/* What megatron_refuses refuses of e's degrees, kind and recomputation
+ * for the model of c (NULL: the kind alone), so that a search finds
+ * what Megatron-LM runs; what the model alone decides is left to the
+ * export's message. */
 int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx)
 {
 	const ppcc_config *c = ctx;
 	const ppcc_transformer *tr = c ? c->model.transformer : NULL;
-	if (e->kind == PPCC_SCHED_COMBINED_1F1B)
-		return !tr || tr->mtp_layers <= 1; /* megatron_refuses */
-	return e->kind == PPCC_SCHED_1F1B || e->kind == PPCC_SCHED_INTERLEAVED;
+	int combined = e->kind == PPCC_SCHED_COMBINED_1F1B;
+	if (!combined && e->kind != PPCC_SCHED_1F1B &&
+	    e->kind != PPCC_SCHED_INTERLEAVED)
+		return 0;
+	if (!tr)
+		return 1;
+	const ppcc_pipeline *pl = &c->pipeline;
+	int group = pl->group_size > 0 ? pl->group_size : e->p;
+	return !(combined && tr->mtp_layers > 1) &&
+	       !(e->v > 1 && (group < e->p || group > e->m)) &&
+	       !(e->cp > 1 && tr->seq_len % (2 * e->cp) != 0) &&
+	       !(tr->moe.experts > 0 && e->t > 1 && !tr->sequence_parallel) &&
+	       !(tr->sliding_window > 0 && e->cp > 1) &&
+	       !(pl->grad_bytes == 2.0 && e->zero >= 2) &&
+	       !(tr->fp8 && e->recompute == PPCC_RECOMPUTE_SELECTIVE &&
+		 (tr->recompute_modules &
+		  (PPCC_RC_LAYERNORM | PPCC_RC_MOE_ACT)));
 }
 
 /* What tt_moe_refuses refuses of e's degrees and kind for the model of
