@@ -935,7 +935,8 @@ END_TEST
  * add_bias_linear, 214 gated_linear_unit, 217 activation_func, 249
  * normalization, 104 pipeline_model_parallel_layout, 525
  * recompute_granularity, 536 recompute_method, 544 recompute_num_layers,
- * 553 recompute_modules (None: ["core_attn"]), 68 mtp_num_layers, 240
+ * 553 recompute_modules (None: ["core_attn"]), 703
+ * moe_shared_expert_overlap, 68 mtp_num_layers, 240
  * window_size, 244 window_attn_skip_freq, 252 qk_layernorm, 281
  * multi_latent_attention, 506 apply_rope_fusion, 573 fp8, 580
  * fp8_recipe, 607-610 the amax history (1, "most_recent");
@@ -956,7 +957,9 @@ END_TEST
  * microbatch_group_size_per_vp_stage, 343 overlap_moe_expert_parallel_comm
  * (Megatron-LM's --overlap-moe-expert-parallel-comm: arguments.py
  * 2279-2374 makes TransformerConfig's fields flags); Megatron-Bridge
- * src/megatron/bridge/models/gpt_provider.py:140
+ * src/megatron/bridge/models/gpt_provider.py:141
+ * make_vocab_size_divisible_by (Megatron-LM's --make-vocab-size-
+ * divisible-by, 128 by default: d98e8a6 arguments.py:2441), 140
  * share_embeddings_and_output_weights, 142 position_embedding_type, 143
  * rotary_base, 160 seq_length; megatron/training/config/
  * training_config.py:11 micro_batch_size, 15 global_batch_size, 486
@@ -1003,7 +1006,8 @@ static const char *const bridge_runner =
 	"  'kv_lora_rank', 'qk_head_dim', 'qk_pos_emb_head_dim', 'v_head_dim',\n"
 	"  'rope_type', 'mtp_num_layers', 'window_size',\n"
 	"  'window_attn_skip_freq', 'apply_rope_fusion', 'rotary_scaling_factor',\n"
-	"  'mscale', 'mscale_all_dim'},\n"
+	"  'mscale', 'mscale_all_dim', 'moe_shared_expert_overlap',\n"
+	"  'make_vocab_size_divisible_by'},\n"
 	"  'train': {'micro_batch_size', 'global_batch_size'},\n"
 	"  'dataset': {'seq_length'},\n"
 	"  'optimizer': {'use_distributed_optimizer',\n"
@@ -1103,6 +1107,8 @@ static const char *const bridge_runner =
 	"         'selective' else None, 'group':\n"
 	"         m.microbatch_group_size_per_vp_stage,\n"
 	"         'bf16grad': not c.mixed_precision.grad_reduce_in_fp32,\n"
+	"         'pad': m.make_vocab_size_divisible_by, 'sharedov':\n"
+	"         bool(m.moe_shared_expert_overlap),\n"
 	"         'layout': layout(m.num_layers, m.pipeline_model_parallel_size,\n"
 	"                          v, None, None, ex),\n"
 	"         'kv': m.kv_channels, 'moe': (m.num_moe_experts, m.moe_layer_freq,\n"
@@ -1164,6 +1170,8 @@ static const char *const bridge_runner =
 	"                  else None,\n"
 	"          'group': g('microbatch-group-size-per-virtual-pipeline-stage'),\n"
 	"          'bf16grad': 'grad-reduce-in-bf16' in a,\n"
+	"          'pad': g('make-vocab-size-divisible-by') or 128, 'sharedov':\n"
+	"          'moe-shared-expert-overlap' in a,\n"
 	"          'layout': layout(L, p, vm or 1,\n"
 	"                           g('decoder-first-pipeline-num-layers'),\n"
 	"                           g('decoder-last-pipeline-num-layers'), lay),\n"

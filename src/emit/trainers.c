@@ -693,8 +693,12 @@ static void bridge_moe(FILE *f, const ppcc_config *c)
 			(long long)e->shared_experts * e->ffn_hidden);
 	else
 		fputs("    m.moe_shared_expert_intermediate_size = None\n", f);
+	/* the shared experts' overlap stays off, Megatron-LM's default
+	 * (2a75ac12 transformer_config.py:703), which combined-1f1b
+	 * needs; DeepSeek-V3's provider turns it on */
 	fputs("    m.moe_grouped_gemm = True\n"
-	      "    m.moe_token_dispatcher_type = \"alltoall\"\n", f);
+	      "    m.moe_token_dispatcher_type = \"alltoall\"\n"
+	      "    m.moe_shared_expert_overlap = False\n", f);
 	if (e->capacity_factor > 0)
 		fprintf(f, "    m.moe_expert_capacity_factor = %g\n"
 			"    m.moe_pad_expert_input_to_capacity = True\n",
@@ -824,6 +828,10 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	fprintf(f, "    m.num_attention_heads = %d\n", tr->heads);
 	if (head_dim_given(tr))
 		fprintf(f, "    m.kv_channels = %d\n", tr->head_dim);
+	/* the vocabulary padded as Megatron-LM's arguments pad it, to 128
+	 * x t (d98e8a6 arguments.py:2441; gpt_provider.py:141, which
+	 * DeepSeek-V3's provider raises to 1280) */
+	fputs("    m.make_vocab_size_divisible_by = 128\n", f);
 	fprintf(f, "    m.num_query_groups = %d\n",
 		tr->kv_heads > 0 ? tr->kv_heads : tr->heads);
 	bridge_attention(f, tr);
