@@ -31,6 +31,16 @@ typedef struct planned {
 	int status;
 } planned;
 
+/* The gradient norm's all-reduce of one float over n ranks of r's
+ * cluster, in ms: on the two-device clusters below a ring (NCCL's
+ * 6.6 + 2 x 3.4 us), 0.0134 ms and a few picoseconds for its bytes. */
+static double norm_ar(const planned *r, int n)
+{
+	double ms = 1e3 * ppcc_allreduce_seconds(&r->cfg.cluster, n, n, 4);
+	ck_assert(n != 2 || fabs(ms - 0.0134) < 1e-6);
+	return ms;
+}
+
 /* Loads yaml, checks it and (when the check passes) plans it. */
 static void plan_text(planned *r, const char *yaml)
 {
@@ -372,7 +382,7 @@ START_TEST(hsdp_reduces_in_the_shard_then_across_its_replicas)
 	/* a plan: the optimizer's states over 8 ranks are 4 times those over
 	 * 32; weights and gradients stay whole under ZeRO 1 */
 	static const char *const shards[] = {"", "  data_parallel_shard: 8\n"};
-	double opt[2], w[2], g[2], step[2];
+	double opt[2], w[2], g[2], step[2], norm[2];
 	for (int i = 0; i < 2; i++) {
 		char yaml[512];
 		snprintf(yaml, sizeof yaml, "model:\n  name: one\n"
@@ -390,15 +400,20 @@ START_TEST(hsdp_reduces_in_the_shard_then_across_its_replicas)
 		w[i] = it->weight_bytes[0];
 		g[i] = it->grad_bytes[0];
 		step[i] = it->optimizer_ms;
+		/* the norm's one float, all-reduced over the 32 ranks */
+		norm[i] = 1e3 * ppcc_allreduce_seconds(&r.cfg.cluster, 32, 32, 4);
 		done(&r);
 	}
 	ck_assert_double_eq_tol(opt[1], 4 * opt[0], 4);
 	ck_assert_double_eq_tol(opt[1], 12e9 / 8, 4);
 	ck_assert_double_eq(w[1], w[0]);
 	ck_assert_double_eq(g[1], g[0]);
-	/* (26 + 4) bytes of each of 1e9 / 8 parameters at 1 TB/s */
-	ck_near(step[1], 1e3 * (1e9 / 8) * 30 / 1e12);
-	ck_near(step[1], 4 * step[0]);
+	/* Adam's (26 + 4) bytes and the norm's and clip's 3 x 4 of each of
+	 * 1e9 / 8 parameters at 1 TB/s, and the norm's all-reduce */
+	ck_assert_double_eq(norm[0], norm[1]);
+	ck_assert(norm[1] > 0);
+	ck_near(step[1], 1e3 * (1e9 / 8) * (30 + 12) / 1e12 + norm[1]);
+	ck_near(step[1] - norm[1], 4 * (step[0] - norm[0]));
 }
 END_TEST
 
@@ -912,17 +927,18 @@ START_TEST(mfu_of_a_single_device_plan)
 		  "pipeline: {microbatches: 4}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	const ppcc_iteration *it = r.plan.best.iteration;
-	/* F 1e12 / 5e13 = 20 ms, B 40 ms, 4 microbatches: 240 ms; Adam
-	 * touches (26 + 4) bytes of each of 1e6 parameters at 1 TB/s:
-	 * 0.03 ms */
+	/* F 1e12 / 5e13 = 20 ms, B 40 ms, 4 microbatches: 240 ms; the
+	 * gradients' norm and clip read 4 bytes of each of 1e6 parameters
+	 * and scale them in place (3 x 4), one device all-reduces nothing,
+	 * and Adam touches (26 + 4) bytes of each, at 1 TB/s: 0.042 ms */
 	ck_near(it->step_ms, 240.0);
-	ck_near(it->optimizer_ms, 0.03);
+	ck_near(it->optimizer_ms, 0.042);
 	ck_assert_double_eq(it->dp_exposed_ms, 0);
-	ck_near(it->iteration_ms, 240.03);
-	/* 4 * 3e12 model FLOPs in 0.24003 s on one 100 TFLOP/s device */
+	ck_near(it->iteration_ms, 240.042);
+	/* 4 * 3e12 model FLOPs in 0.240042 s on one 100 TFLOP/s device */
 	ck_near(it->model_flops, 1.2e13);
-	ck_near(it->mfu, 1.2e13 / 0.24003 / 1e14);
-	ck_near(it->model_tflops_per_device, 1.2e13 / 0.24003 / 1e12);
+	ck_near(it->mfu, 1.2e13 / 0.240042 / 1e14);
+	ck_near(it->model_tflops_per_device, 1.2e13 / 0.240042 / 1e12);
 	ck_assert_int_eq(it->global_batch_size, 4);
 	ck_assert_double_eq(it->tokens_per_s, 0); /* no sequence length */
 	/* breakdown: all compute, no bubble on one rank */
@@ -957,10 +973,12 @@ START_TEST(gradient_buckets_reduce_as_the_last_backward_produces_them)
 	ck_near(it->dp_comm_ms, 4.0402);
 	ck_near(it->dp_exposed_ms, 0.8134);
 	ck_near(it->dp_hidden_ms, 4.0402 - 0.8134);
-	ck_near(it->optimizer_ms, 3.0); /* 30 bytes x 1e8 at 1 TB/s */
-	ck_near(it->iteration_ms, 243.8134);
+	/* 30 + 12 bytes x 1e8 at 1 TB/s; without the distributed
+	 * optimizer Megatron-LM all-reduces the norm over t x p = 1 */
+	ck_near(it->optimizer_ms, 4.2);
+	ck_near(it->iteration_ms, 245.0134);
 	/* 2 replicas x 4 x 3e12 FLOPs over 2 x 100 TFLOP/s */
-	ck_near(it->mfu, 2.4e13 / 0.2438134 / 2e14);
+	ck_near(it->mfu, 2.4e13 / 0.2450134 / 2e14);
 	/* as libppcc_rt launches them, after the backward returns (its
 	 * prediction's rule, dp_ready_mid 0): one after another from 240,
 	 * all 4.0402 ms exposed */
@@ -983,15 +1001,16 @@ START_TEST(gradient_buckets_reduce_as_the_last_backward_produces_them)
 	 * (max(0.41, 0.82 - 8, 1.03 - 16)) and the step is 240.41; the
 	 * reduce-scatters (10 us + 0.8, 0.8, 0.4 ms) run from 216.41,
 	 * 232.41 and 240.41, the last 0.41 ms past the step; half the
-	 * parameters updated (1.5 ms). */
+	 * parameters updated (1.5 ms, and 0.6 ms of norm and clip), the
+	 * norm's float all-reduced over both ranks (norm_ar). */
 	plan_text(&r, ONE_LAYER("1.0e8") ONE_DEVICE_GROUP("2")
 		  "pipeline: {microbatches: 4, zero: 1}\n");
 	ck_assert_msg(r.status == 0, "%s", r.diag.text);
 	it = r.plan.best.iteration;
 	ck_near(it->dp_comm_ms, 2.03);
 	ck_near(it->dp_exposed_ms, 0.41 + 0.41);
-	ck_near(it->optimizer_ms, 1.5);
-	ck_near(it->iteration_ms, 240 + 0.41 + 0.41 + 1.5);
+	ck_near(it->optimizer_ms, 1.5 + 0.6 + norm_ar(&r, 2));
+	ck_near(it->iteration_ms, 240 + 0.41 + 0.41 + 2.1 + norm_ar(&r, 2));
 	/* 2 + 4 + 12/2 bytes per parameter */
 	ck_assert_double_eq(it->weight_bytes[0], 2e8);
 	ck_assert_double_eq(it->grad_bytes[0], 4e8);
@@ -1038,7 +1057,7 @@ START_TEST(zero1_gathers_open_the_step_and_are_charged_whole)
 	ck_near(it->dp_comm_ms, 2.03);
 	ck_near(it->dp_exposed_ms, 0.41 + 0.41);
 	ck_assert_double_eq_tol(it->bubble_ms, 0, 1e-9);
-	ck_near(it->iteration_ms, 240.41 + 0.41 + 1.5);
+	ck_near(it->iteration_ms, 240.41 + 0.41 + 2.1 + norm_ar(&r, 2));
 	ck_near(b->estimate.step_ms, 240.41);
 	static const double want_start[] = {0, 0.41, 0.82};
 	ppcc_rank_times t;
@@ -1178,8 +1197,8 @@ START_TEST(zero3_gathers_weights_and_reduces_every_backward)
 	ck_near(it->dp_comm_ms, 8.12);
 	ck_near(it->dp_hidden_ms, 7.71);
 	ck_near(it->dp_exposed_ms, 0.41);
-	ck_near(it->optimizer_ms, 1.5);
-	ck_near(it->iteration_ms, 241.03 + 0.41 + 1.5);
+	ck_near(it->optimizer_ms, 2.1 + norm_ar(&r, 2));
+	ck_near(it->iteration_ms, 241.03 + 0.41 + 2.1 + norm_ar(&r, 2));
 	/* F3 waits for G6 and B3 for G7, both done before: hidden */
 	ppcc_rank_times t;
 	ck_assert_int_eq(ppcc_rank_times_begin(&t, &b->schedule, b->costs,

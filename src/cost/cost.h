@@ -335,4 +335,14 @@ double ppcc_memory_optimizer_ms(double params, int zero, int n,
 				double grad_bytes, double bandwidth,
 				double moment_bytes);
 
+/* The whole optimizer step of a rank holding `params` parameters, in
+ * ms, as every trainer runs it: the gradients' global norm (a read of
+ * the fp32 gradients the rank updates and an all-reduce of one float
+ * over the model-parallel group, or over every rank when the states
+ * are sharded or the trainer is not Megatron-LM), the clip (their
+ * scale in place, run whatever the norm), then Adam
+ * (ppcc_memory_optimizer_ms); doc/design/iteration.md. */
+double ppcc_memory_step_ms(const ppcc_config *cfg, double params,
+			   double bandwidth);
+
 #endif

@@ -35,10 +35,10 @@
 const ppcc_device_preset ppcc_device_presets[] = {
 	{"a100-40gb", "NVIDIA A100 SXM4 40 GB", 156, 312, 0, 40, 1555, 8, 8,
 	 300, 25, NONE, PPCC_A100_EFFICIENCY,
-	 SC21 " (as the a100: the same chip)", 7, 3, 3.8, 4.9, NO_FP8_FIT,
+	 SC21 " (as the a100: the same chip)", 7, 3, 3.7, 4.9, NO_FP8_FIT,
 	 PPCC_A100_TIE_BAND},
 	{"a100", "NVIDIA A100 SXM4 80 GB", 156, 312, 0, 80, 2039, 8, 8, 300, 25,
-	 NONE, PPCC_A100_EFFICIENCY, SC21, 7, 3, 3.8, 4.9, NO_FP8_FIT,
+	 NONE, PPCC_A100_EFFICIENCY, SC21, 7, 3, 3.7, 4.9, NO_FP8_FIT,
 	 PPCC_A100_TIE_BAND},
 	{"h100", "NVIDIA H100 SXM5 80 GB", 494.7, 989.4, 1978.9, 79.65, 3350,
 	 8, 8, 450, 50, HOPPER, U8(NEMO_FP8)},

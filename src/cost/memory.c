@@ -28,6 +28,7 @@
  * doc/design/memory.md (the trainers' terms, the fitted factor) and
  * doc/design/iteration.md (the optimizer's bytes, the gathers).
  */
+#include <limits.h>
 #include <stdint.h>
 
 #include "ppcc.h"
@@ -178,4 +179,26 @@ double ppcc_memory_optimizer_ms(double params, int zero, int n,
 	 * read and written, the gradient read */
 	return 1e3 * updated * (10.0 + 4.0 * moment_bytes + grad_bytes) /
 	       bandwidth;
+}
+
+double ppcc_memory_step_ms(const ppcc_config *cfg, double params,
+			   double bandwidth)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	int zero = pl->zero, ns = ppcc_pipeline_zero_ranks(pl);
+	double updated = zero >= 1 && ns > 1 ? params / ns : params;
+	/* the norm reads the fp32 gradients, the clip scales them in
+	 * place, whatever the norm: 3 x 4 bytes of each updated one */
+	double clip = 1e3 * updated * 3.0 * 4.0 / bandwidth;
+	int64_t world = (int64_t)pl->tensor_parallel * pl->stages *
+			(pl->context_parallel > 0 ? pl->context_parallel : 1) *
+			(pl->data_parallel > 0 ? pl->data_parallel : 1);
+	int64_t group = zero == 0 && pl->trainer == PPCC_TRAINER_MEGATRON
+			? (int64_t)pl->tensor_parallel * pl->stages : world;
+	double norm = group > 1 && group <= INT_MAX
+		? 1e3 * ppcc_allreduce_seconds(&cfg->cluster, (int)group, world,
+					       4.0) : 0;
+	return clip + norm + ppcc_memory_optimizer_ms(
+		params, zero, ns, pl->grad_bytes, bandwidth,
+		ppcc_pipeline_moment_bytes(pl));
 }

@@ -225,10 +225,8 @@ int ppcc_lanes_build(ppcc_lanes *out, const ppcc_config *cfg,
 				continue;
 			ppcc_cost_place at;
 			ppcc_topo_place(&at, cfg, r);
-			double opt = ppcc_memory_optimizer_ms(
-				params, zero, ns, pl->grad_bytes,
-				at.device_group->memory_bandwidth,
-				ppcc_pipeline_moment_bytes(pl));
+			double opt = ppcc_memory_step_ms(
+				cfg, params, at.device_group->memory_bandwidth);
 			double ms = 1e3 * ppcc_allgather_seconds(
 				&cfg->cluster, ns, block,
 				ppcc_memory_param16_bytes(params));

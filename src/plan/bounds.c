@@ -322,7 +322,6 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 	int dp = pl->data_parallel > 0 ? pl->data_parallel : 1;
 	int cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
 	int nn = dp * cp, zero = pl->zero;
-	int ns = ppcc_pipeline_zero_ranks(pl);
 	if (p < 1 || t < 1)
 		return 0;
 	double G = pl->grad_bytes, params = 0;
@@ -353,8 +352,7 @@ double ppcc_plan_iteration_bound(const ppcc_config *cfg, double step_ms)
 		if (cl->groups[g].memory_bandwidth > bw)
 			bw = cl->groups[g].memory_bandwidth;
 	if (bw > 0)
-		post += ppcc_memory_optimizer_ms(params, zero, ns, G, bw,
-						 ppcc_pipeline_moment_bytes(pl));
+		post += ppcc_memory_step_ms(cfg, params, bw);
 	double b = (sync + post / p) * (1 - 1e-9);
 	return b > 0 ? b : 0;
 }

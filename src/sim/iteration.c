@@ -69,7 +69,6 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 	int cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
 	int d = pl->data_parallel > 0 ? pl->data_parallel : 1;
 	int zero = pl->zero;
-	double G = pl->grad_bytes;
 	int64_t block = (int64_t)t * cp * d; /* devices of one pipeline rank */
 	/* ZeRO's shard: all d x cp ranks, or under HSDP a group */
 	int ns = ppcc_pipeline_zero_ranks(pl);
@@ -233,9 +232,8 @@ int ppcc_iteration_estimate(ppcc_iteration *out, ppcc_arena *a,
 			out->dp_hidden_ms = hidden > 0 ? hidden : 0;
 		}
 
-		double opt = ppcc_memory_optimizer_ms(
-			params, zero, ns, G, dg->memory_bandwidth,
-			ppcc_pipeline_moment_bytes(pl));
+		double opt = ppcc_memory_step_ms(cfg, params,
+						 dg->memory_bandwidth);
 		double gather = gathers ? 0 : zero == 1 || zero == 2
 			? 1e3 * ppcc_allgather_seconds(
 				cl, ns, sblock,
