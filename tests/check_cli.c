@@ -375,15 +375,15 @@ START_TEST(cli_devices_lists_the_catalogue)
 				     "156.0     80  2039    8   300   25     - "
 				     "0.62   NVIDIA A100 SXM4 80 GB\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "\na100: calibrated on SC'21 "
-				     "Table 1, 7 runs fitted; 3.8% off on "
+				     "Table 1, 7 runs fitted; 3.7% off on "
 				     "average (at most 4.9%) on 3 held out;\n"
-				     "  configurations tie within 4.5% (the median "
+				     "  configurations tie within 4.4% (the median "
 				     "difference of two runs' errors)\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "\n*: uncalibrated, no published run "
 				     "calibrates it yet: the A100's constant, "
 				     "fitted on SC'21 Table 1, stands in;\n"
 				     "  configurations tie within the a100's "
-				     "4.5%\n"));
+				     "4.4%\n"));
 	tu_run_free(&r);
 
 	TU_PPCC(&r, "devices", "-f", "json");
@@ -984,9 +984,9 @@ START_TEST(cli_plan_names_the_preset_and_its_calibration)
 		 "none stated: h100's efficiency is uncalibrated\n"},
 		{"a100", "device a100: NVIDIA A100 SXM4 80 GB, 312 TFLOP/s "
 		 "dense BF16, 80 GiB\n  efficiency 0.62, calibrated on SC'21 "
-		 "Table 1: 3.8% off on average (at most 4.9%) on the 3 runs "
+		 "Table 1: 3.7% off on average (at most 4.9%) on the 3 runs "
 		 "held out of the fit\n",
-		 "+/-3.8%  (a100: the mean error on the 3 published runs held "
+		 "+/-3.7%  (a100: the mean error on the 3 published runs held "
 		 "out of its fit; at most 4.9%)\n"},
 		{"{preset: h200, efficiency: 0.5}", "device h200: NVIDIA H200 "
 		 "SXM5 141 GB, 989.4 TFLOP/s dense BF16, 140.4 GiB\n  "

@@ -2033,6 +2033,54 @@ START_TEST(sliding_window_layer_scores_by_hand)
 }
 END_TEST
 
+/* Query and key norms (Qwen3's q_norm and k_norm, Megatron-LM's
+ * --qk-layernorm): an RMSNorm of head_dim weights each for Q and K; the
+ * norms keep their 16-bit inputs for the backward (2 x s x b x (q + kv)
+ * bytes, split over t like the heads) and read and write Q and K
+ * (4 x s x b x (q + kv) forward, twice that backward); no FLOPs.  With
+ * latent attention they are refused; qk_layernorm gets the key's name. */
+START_TEST(qk_norm_params_stash_and_kernels_by_hand)
+{
+	loaded r, n;
+	const char *shape = "model:\n  name: m\n  transformer: {layers: 2, "
+			    "hidden: 64, heads: 4, kv_heads: 2, vocab: 100, "
+			    "seq_len: 16, swiglu: true, ffn_hidden: 128%s}\n"
+			    CLUSTER4;
+	char text[512];
+	snprintf(text, sizeof text, shape, ", qk_norm: true");
+	load_text(&r, text);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	snprintf(text, sizeof text, shape, "");
+	load_text(&n, text);
+	ck_assert_msg(n.status == 0, "%s", n.diag.text);
+	ck_assert_int_eq(r.cfg.model.transformer->qk_norm, 1);
+	ck_assert_int_eq(n.cfg.model.transformer->qk_norm, 0);
+	const ppcc_layer *q = &r.cfg.model.layers[1], *p = &n.cfg.model.layers[1];
+	/* head_dim 16; q 4 x 16 = 64, kv 2 x 16 = 32; s x b = 16 */
+	ck_assert_double_eq(q->params - p->params, 2.0 * 16);
+	ck_assert_double_eq(q->stash_bytes - p->stash_bytes, 2.0 * 16 * 96);
+	ck_assert_double_eq(q->kernel_fwd_bytes - p->kernel_fwd_bytes,
+			    4.0 * 16 * 96);
+	ck_assert_double_eq(q->kernel_bwd_bytes - p->kernel_bwd_bytes,
+			    8.0 * 16 * 96);
+	ck_assert_double_eq(q->kernel_fwd_replicated_bytes,
+			    p->kernel_fwd_replicated_bytes);
+	ck_assert_double_eq(q->fwd_flops, p->fwd_flops);
+	done(&r);
+	done(&n);
+	expect_errors("model:\n  name: m\n  transformer: {layers: 2, "
+		      "hidden: 64, heads: 4, vocab: 100, seq_len: 16, "
+		      "swiglu: true, "
+		      "qk_norm: true, attention: {kind: mla, q_lora_rank: 32, "
+		      "kv_lora_rank: 16, qk_nope_head_dim: 16, "
+		      "qk_rope_head_dim: 8, v_head_dim: 16}}\n" CLUSTER4,
+		      "3:89: model.transformer.qk_norm: latent attention "
+		      "norms its latents, which ppcc counts; a norm of each "
+		      "head's query and key beside them is not modelled: give "
+		      "qk_norm false\n");
+}
+END_TEST
+
 /* A multi-token prediction module (DeepSeek-V3's, Megatron-LM's
  * MultiTokenPredictionLayer, d98e8a6 megatron/core/transformer/
  * multi_token_prediction.py:1157-1251): two RMSNorms of h, the 2h -> h
@@ -2806,6 +2854,7 @@ Suite *suite_load(void)
 		mla_layer_flops_and_params_by_hand,
 		recompute_modules_drop_their_tensors_by_hand,
 		sliding_window_layer_scores_by_hand,
+		qk_norm_params_stash_and_kernels_by_hand,
 		mtp_layer_params_and_flops_by_hand,
 		expert_parallel_folds_into_the_stage,
 		device_catalogue_rows_are_consistent,

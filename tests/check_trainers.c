@@ -1125,6 +1125,7 @@ static const char *const bridge_runner =
 	"         m.qk_head_dim, m.qk_pos_emb_head_dim, m.v_head_dim, m.rope_type,\n"
 	"         m.apply_rope_fusion, m.rotary_scaling_factor, m.mscale,\n"
 	"         m.mscale_all_dim) if m.multi_latent_attention else None,\n"
+	"         'qk': None if m.multi_latent_attention else bool(m.qk_layernorm),\n"
 	"         'mtp': m.mtp_num_layers, 'window': (m.window_size,\n"
 	"         m.window_attn_skip_freq) if m.window_size else None,\n"
 	"         'fp8': (c.mixed_precision.fp8, c.mixed_precision.fp8_recipe,\n"
@@ -1192,6 +1193,8 @@ static const char *const bridge_runner =
 	"          g('rotary-scaling-factor', float) or 1.0, g('mscale', float) or 1.0,\n"
 	"          g('mscale-all-dim', float) or 0.0)\n"
 	"          if 'multi-latent-attention' in a else None,\n"
+	"          'qk': None if 'multi-latent-attention' in a\n"
+	"          else 'qk-layernorm' in a,\n"
 	"          'mtp': g('mtp-num-layers'),\n"
 	"          'window': (tuple(int(x) for x in a['window-size'].split(',')),\n"
 	"          g('window-attn-skip-freq')) if 'window-size' in a else None,\n"
@@ -1262,7 +1265,8 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 	/* mixtures of experts: Mixtral as Megatron-Core lays it out, and a
 	 * pattern with dense layers, shared experts, top 1, a capacity,
 	 * etp 2 of t 4, heads of their own width, group-limited routing,
-	 * latent attention with an MTP module in FP8, sliding windows */
+	 * latent attention with an MTP module in FP8, sliding windows, query
+	 * and key norms, Adam moments in bf16 */
 	static const char *const moe_cases[][3] = {
 		{"mixtral.yaml", "",
 		 "  tensor_parallel: 1\n  stages: 4\n  chunks: 8\n"
@@ -1292,6 +1296,9 @@ START_TEST(megatron_bridge_snippet_sets_what_megatrons_arguments_set)
 		 "  schedule: interleaved\n  expert_parallel: 8\n"},
 		{"window.yaml",
 		 "    sliding_window: 128\n    sliding_window_pattern: 2\n",
+		 "  tensor_parallel: 2\n  stages: 2\n  schedule: 1f1b\n"
+		 "  expert_parallel: 8\n"},
+		{"qk.yaml", "    qk_norm: true\n",
 		 "  tensor_parallel: 2\n  stages: 2\n  schedule: 1f1b\n"
 		 "  expert_parallel: 8\n"},
 		{"moments.yaml", "",
@@ -1539,6 +1546,25 @@ START_TEST(moe_exports_refuse_what_their_trainer_cannot_run)
 			     "\"30B-A3B\" routes without expert groups, and "
 			     "the plan routes to 2 of 4: plan the flavor's "
 			     "routing"), "%s", b->diag.text);
+	built_free(b);
+	/* qwen3's flavors norm each head's query and key (v0.2.2
+	 * models/qwen3/__init__.py:41-176 qk_norm=True): its shape without
+	 * them is no flavor, with them (the preset's) the flavor */
+	b = build_preset(dir, "qn.yaml", "qwen3-30b-a3b",
+			 "    qk_norm: false\n    recompute: full\n",
+			 "  trainer: torchtitan\n  zero: 2\n"
+			 "  expert_parallel: 16\n", 16, 1);
+	ck_assert_ptr_null(emit_to_string(ppcc_emit_torchtitan_toml, b,
+					  &status));
+	ck_assert_msg(strstr(b->diag.text, "no mixture-of-experts flavor"),
+		      "%s", b->diag.text);
+	built_free(b);
+	b = build_preset(dir, "qn.yaml", "qwen3-30b-a3b", "    recompute: full\n",
+			 "  trainer: torchtitan\n  zero: 2\n"
+			 "  expert_parallel: 16\n", 16, 1);
+	char *toml = emit_to_string(ppcc_emit_torchtitan_toml, b, &status);
+	ck_assert_msg(toml && strstr(toml, "\"30B-A3B\""), "%s", b->diag.text);
+	free(toml);
 	built_free(b);
 	tu_rmtree_free(dir);
 }
@@ -1880,6 +1906,8 @@ START_TEST(unwritten_attention_and_heads_are_refused_by_every_trainer)
 		 "    biases: false\n",
 		 "attention sinks", 0},
 		{"gpt-oss-120b", "", "biases (transformer.biases)", 0},
+		{"mixtral-8x7b", "    qk_norm: true\n",
+		 "query and key norms (transformer.qk_norm)", 1},
 	};
 	emit_fn all[] = {ppcc_emit_megatron, ppcc_emit_megatron_bridge,
 			 ppcc_emit_torchtitan_toml, ppcc_emit_torchtitan,

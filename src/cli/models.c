@@ -119,7 +119,9 @@ static json_t *models_json(void)
 			   json_object_set_new(o, "biases", json_true()) < 0) ||
 			  (p->attention_sinks &&
 			   json_object_set_new(o, "attention_sinks",
-					       json_true()) < 0))) {
+					       json_true()) < 0) ||
+			  (p->qk_norm &&
+			   json_object_set_new(o, "qk_norm", json_true()) < 0))) {
 			json_decref(o);
 			o = NULL;
 		}

@@ -62,7 +62,8 @@ enum {
 	WRITES_MTP = 2,    /* multi-token prediction */
 	WRITES_WINDOW = 4, /* sliding-window attention */
 	WRITES_FP8 = 8,    /* precision fp8 */
-	WRITES_GPT_OSS = 16 /* GPT-OSS's biases and attention sinks */
+	WRITES_GPT_OSS = 16, /* GPT-OSS's biases and attention sinks */
+	WRITES_QK_NORM = 32  /* Qwen3's query and key norms */
 };
 
 /* What the trainer's settings do not carry (all but writes, a set of
@@ -84,7 +85,9 @@ static int refuse_unwritten(const ppcc_config *c, const char *trainer,
 		: tf->biases && !(writes & WRITES_GPT_OSS)
 			? "biases (transformer.biases)"
 		: tf->attention_sinks && !(writes & WRITES_GPT_OSS)
-			? "attention sinks" : NULL;
+			? "attention sinks"
+		: tf->qk_norm && !(writes & WRITES_QK_NORM)
+			? "query and key norms (transformer.qk_norm)" : NULL;
 	if (!what)
 		return 0;
 	ppcc_loc loc = c->model.transformer_loc.file ? c->model.transformer_loc
@@ -420,6 +423,8 @@ static void megatron_moe_freq(FILE *f, const ppcc_transformer *tr)
 static void megatron_attention(FILE *f, const ppcc_transformer *tr)
 {
 	const ppcc_mla *m = &tr->mla;
+	if (tr->qk_norm) /* each head's (d98e8a6 arguments.py --qk-layernorm) */
+		fputs("--qk-layernorm\n", f);
 	if (m->kind) {
 		fprintf(f, "--multi-latent-attention\n--qk-layernorm\n"
 			"--q-lora-rank %d\n", m->q_lora_rank);
@@ -475,7 +480,8 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	int err;
 	const ppcc_config *c = megatron_config(p, "Megatron-LM",
 						 WRITES_MLA | WRITES_MTP |
-						 WRITES_WINDOW | WRITES_FP8,
+						 WRITES_WINDOW | WRITES_FP8 |
+						 WRITES_QK_NORM,
 						 d, &err);
 	if (!c)
 		return err;
@@ -744,7 +750,9 @@ static void bridge_attention(FILE *f, const ppcc_transformer *tr)
 			m->q_lora_rank, m->kv_lora_rank, m->qk_nope_head_dim,
 			m->qk_rope_head_dim, m->v_head_dim);
 	else
-		fputs("    m.multi_latent_attention = False\n", f);
+		fprintf(f, "    m.multi_latent_attention = False\n"
+			"    m.qk_layernorm = %s\n", tr->qk_norm ? "True"
+							     : "False");
 	if (tr->mtp_layers > 0)
 		fprintf(f, "    m.mtp_num_layers = %d\n", tr->mtp_layers);
 	else
@@ -769,7 +777,8 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	int err;
 	const ppcc_config *c = megatron_config(p, "Megatron-Bridge",
 						 WRITES_MLA | WRITES_MTP |
-						 WRITES_WINDOW | WRITES_FP8,
+						 WRITES_WINDOW | WRITES_FP8 |
+						 WRITES_QK_NORM,
 						 d, &err);
 	if (!c)
 		return err;
@@ -1181,7 +1190,11 @@ static int tt_moe_matches(const ppcc_transformer *tr,
 		  tr->mla.qk_rope_head_dim == f->mla[3] &&
 		  tr->mla.v_head_dim == f->mla[4]
 		: !tr->mla.kind && kv == f->kv_heads && hd == f->head_dim;
+	/* qwen3's flavors norm each head's query and key (v0.2.2
+	 * models/qwen3/__init__.py:41-176 qk_norm=True; main b5bcd76
+	 * :121, :170), the others none */
 	return attn && tr->swiglu && !tr->tie_embeddings &&
+	       tr->qk_norm == !strcmp(f->model, "qwen3") &&
 	       tr->sliding_window == f->window &&
 	       (!f->window ||
 		tr->sliding_window_pattern == f->window_pattern) &&
@@ -1244,7 +1257,7 @@ static int tt_moe_of(const tt_moe_flavor **out, const ppcc_config *c,
 	ppcc_error(d, &loc, "torchtitan has no mixture-of-experts flavor of "
 		   "this shape (%d layers, hidden %d, %s, vocab %d, %d experts "
 		   "of width %d, top %d, %d shared, %d dense layers, every "
-		   "%d%s%s%s%s%s): its flavors are %s (doc/design/torchtitan.md "
+		   "%d%s%s%s%s%s%s): its flavors are %s (doc/design/torchtitan.md "
 		   "gives their shapes)", tr->layers, tr->hidden, attn,
 		   tr->vocab, e->experts, e->ffn_hidden, e->top_k,
 		   e->shared_experts, e->dense_layers, e->every,
@@ -1252,7 +1265,8 @@ static int tt_moe_of(const tt_moe_flavor **out, const ppcc_config *c,
 		   tr->tie_embeddings ? ", tied embeddings" : "",
 		   tr->sliding_window > 0 ? ", a sliding window" : "",
 		   tr->biases ? ", biases" : "",
-		   tr->attention_sinks ? ", attention sinks" : "", names);
+		   tr->attention_sinks ? ", attention sinks" : "",
+		   tr->qk_norm ? ", query and key norms" : "", names);
 	return PPCC_EINPUT;
 }
 
@@ -1272,7 +1286,7 @@ static int tt_model_refuses(const ppcc_config *c, int toml,
 	int experts = tr->moe.experts > 0;
 	if ((err = refuse_unwritten(c, "torchtitan", experts ? WRITES_MLA |
 				    WRITES_MTP | WRITES_WINDOW |
-				    WRITES_GPT_OSS : 0, d)))
+				    WRITES_GPT_OSS | WRITES_QK_NORM : 0, d)))
 		return err;
 	*dense = NULL;
 	*moe = NULL;

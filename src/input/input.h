@@ -435,6 +435,9 @@ typedef struct ppcc_transformer {
 	 * and on the experts' (or the FFN's) matrices; and attention sinks,
 	 * a learned logit a head */
 	int biases, attention_sinks;
+	/* an RMSNorm over each head's query and key before RoPE (Qwen3's
+	 * q_norm and k_norm; Megatron-LM's --qk-layernorm) */
+	int qk_norm;
 	int micro_batch_size;
 	int recompute; /* ppcc_recompute */
 	/* what selective recomputation recomputes, PPCC_RC_* bits

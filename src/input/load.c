@@ -958,6 +958,8 @@ static const struct {
 	{"num_nextn_predict_layers", "Hugging Face's",
 	 "transformer.mtp_layers"},
 	{"attention_bias", "Hugging Face's", "transformer.biases"},
+	{"qk_layernorm", "Megatron-LM's", "transformer.qk_norm"},
+	{"use_qk_norm", "Hugging Face's", "transformer.qk_norm"},
 	{"vocab_size", "Megatron-LM's and Hugging Face's", "transformer.vocab"},
 	{"seq_length", "Megatron-LM's", "transformer.seq_len"},
 };
@@ -1373,7 +1375,8 @@ static const char *const transformer_keys[] = {
 	"bytes_per_param", "sequence_parallel", "flash_attention", "norm",
 	"position", "rope_theta", "tie_embeddings", "head_dim", "moe",
 	"attention", "mtp_layers", "sliding_window", "sliding_window_pattern",
-	"biases", "attention_sinks", "precision", "recompute_modules", NULL};
+	"biases", "attention_sinks", "qk_norm", "precision",
+	"recompute_modules", NULL};
 static const char *const precision_words[] = {"bf16", "fp8", NULL};
 static const char *const attention_keys[] = {
 	"kind", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
@@ -1655,6 +1658,11 @@ static void check_attention(loader *L, const section *s, const node *key,
 		    "%s.biases: GPT blocks (swiglu false) have their biases "
 		    "already; biases adds GPT-OSS's to SwiGLU blocks",
 		    s->path);
+	if (t->qk_norm && t->mla.kind)
+		say(L, PPCC_SEV_ERROR, AT("qk_norm"),
+		    "%s.qk_norm: latent attention norms its latents, which "
+		    "ppcc counts; a norm of each head's query and key beside "
+		    "them is not modelled: give qk_norm false", s->path);
 	if (t->sliding_window_pattern == 1)
 		say(L, PPCC_SEV_ERROR, AT("sliding_window_pattern"),
 		    "%s.sliding_window_pattern: 1 would make every layer "
@@ -1831,6 +1839,7 @@ static void read_transformer(loader *L, const section *model,
 		&t->sliding_window_pattern, NULL);
 	sec_bool(&s, "biases", &t->biases);
 	sec_bool(&s, "attention_sinks", &t->attention_sinks);
+	sec_bool(&s, "qk_norm", &t->qk_norm);
 	read_recompute_modules(L, &s, t);
 	if (L->errors != errors || !hidden_ok || !heads_ok)
 		return;
@@ -1954,6 +1963,12 @@ static void check_preset_name(loader *L, const section *s,
 				       at ? ", " : "",
 				       t->swiglu ? "true" : "false",
 				       w.swiglu ? "true" : "false");
+	if (t->qk_norm != w.qk_norm && at < sizeof diff)
+		at += (size_t)snprintf(diff + at, sizeof diff - at,
+				       "%sqk_norm %s (the preset's %s)",
+				       at ? ", " : "",
+				       t->qk_norm ? "true" : "false",
+				       w.qk_norm ? "true" : "false");
 	DIFF("moe.experts", t->moe.experts, w.moe.experts, "%d", "%d")
 	if (t->moe.experts > 0 && w.moe.experts > 0) {
 		DIFF("moe.top_k", t->moe.top_k, w.moe.top_k, "%d", "%d")

@@ -15,7 +15,9 @@
 #define HF31 "Hugging Face config.json, meta-llama/Meta-Llama-3.1-"
 
 /* the fields after the experts' of a row without them */
-#define PLAIN {0}, 0, 0, 0, 0, 0
+#define PLAIN {0}, 0, 0, 0, 0, 0, 0
+/* and with Qwen3's query and key norms */
+#define PLAIN_QK_NORM {0}, 0, 0, 0, 0, 0, 1
 #define DENSE 0, 0, 0, 0, 0, 0, 0, 0, PLAIN
 
 /* name, label; layers, hidden, heads, kv heads, FFN, vocabulary, sequence;
@@ -24,7 +26,9 @@
  * expert groups and those a token may reach;
  * latent attention's {q_lora_rank, kv_lora_rank, qk_nope_head_dim,
  * qk_rope_head_dim, v_head_dim}; MTP modules; sliding window and its
- * pattern; GPT-OSS's biases and attention sinks */
+ * pattern; GPT-OSS's biases and attention sinks; Qwen3's query and key
+ * norms (its config's model type, qwen3_moe, whose attention norms each
+ * head's query and key: Hugging Face transformers' Qwen3MoeAttention) */
 const ppcc_model_preset ppcc_model_presets[] = {
 	{"llama3-8b", "Llama 3.1 8B", 32, 4096, 32, 8, 14336, 128256, 8192,
 	 1, RMS, ROPE, 500000, 0, HF31 "8B", DENSE},
@@ -48,18 +52,18 @@ const ppcc_model_preset ppcc_model_presets[] = {
 	 0, 8, 2, 16384, 0, 0, 0, 0, PLAIN},
 	{"qwen3-30b-a3b", "Qwen3-30B-A3B", 48, 2048, 32, 4, 6144, 151936, 4096,
 	 1, RMS, ROPE, 1e6, 0, "Hugging Face config.json, Qwen/Qwen3-30B-A3B",
-	 128, 128, 8, 768, 0, 0, 0, 0, PLAIN},
+	 128, 128, 8, 768, 0, 0, 0, 0, PLAIN_QK_NORM},
 	{"qwen3-235b-a22b", "Qwen3-235B-A22B", 94, 4096, 64, 4, 12288, 151936,
 	 4096, 1, RMS, ROPE, 1e6, 0,
 	 "Hugging Face config.json, Qwen/Qwen3-235B-A22B",
-	 128, 128, 8, 1536, 0, 0, 0, 0, PLAIN},
+	 128, 128, 8, 1536, 0, 0, 0, 0, PLAIN_QK_NORM},
 	{"deepseek-v3", "DeepSeek-V3", 61, 7168, 128, 128, 18432, 129280, 4096,
 	 1, RMS, ROPE, 10000, 0,
 	 "Hugging Face config.json, deepseek-ai/DeepSeek-V3",
-	 0, 256, 8, 2048, 1, 3, 8, 4, {1536, 512, 128, 64, 128}, 1, 0, 0, 0, 0},
+	 0, 256, 8, 2048, 1, 3, 8, 4, {1536, 512, 128, 64, 128}, 1, 0, 0, 0, 0, 0},
 	{"gpt-oss-120b", "gpt-oss-120b", 36, 2880, 64, 8, 2880, 201088, 4096,
 	 1, RMS, ROPE, 150000, 0, "Hugging Face config.json, openai/gpt-oss-120b",
-	 64, 128, 4, 2880, 0, 0, 0, 0, {0}, 0, 128, 2, 1, 1},
+	 64, 128, 4, 2880, 0, 0, 0, 0, {0}, 0, 128, 2, 1, 1, 0},
 };
 
 const int ppcc_n_model_presets =
@@ -121,6 +125,7 @@ void ppcc_model_preset_shape(ppcc_transformer *out, const ppcc_model_preset *p)
 	out->sliding_window_pattern = p->sliding_window_pattern;
 	out->biases = p->biases;
 	out->attention_sinks = p->attention_sinks;
+	out->qk_norm = p->qk_norm;
 }
 
 double ppcc_model_preset_params(const ppcc_model_preset *p)

@@ -7,7 +7,7 @@
  * A row holds every shape key of the transformer section (layers, hidden,
  * heads, kv_heads, ffn_hidden, vocab, seq_len, swiglu, norm, position,
  * rope_theta, tie_embeddings, head_dim, moe, attention, mtp_layers, the
- * sliding window, biases and sinks); the loader fills the keys a file does not
+ * sliding window, biases and sinks, the query and key norms); the loader fills the keys a file does not
  * give from it, and a key given wins.  Nothing of training (micro-batch
  * size, recomputation, bytes per parameter) is in a row.
  */
@@ -39,6 +39,7 @@ typedef struct ppcc_model_preset {
 	int mtp_layers;
 	int sliding_window, sliding_window_pattern;
 	int biases, attention_sinks; /* GPT-OSS's */
+	int qk_norm;                 /* Qwen3's per-head query and key norms */
 } ppcc_model_preset;
 
 extern const ppcc_model_preset ppcc_model_presets[];

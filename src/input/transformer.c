@@ -259,6 +259,8 @@ static double block_params(const ppcc_transformer *t, const block_shape *g)
 	double norms = t->norm == PPCC_NORM_LAYERNORM ? 4.0 * h : 2.0 * h;
 	if (g->mla)
 		norms += g->qr + g->kvr;
+	if (t->qk_norm) /* one weight a head dimension, each of Q and K */
+		norms += 2.0 * g->q / t->heads;
 	return weights + biases + norms;
 }
 
@@ -436,6 +438,9 @@ static void block_stash(double *out_total, double *out_replicated,
 		       2.0 * s * b * (2.0 * g->qr + 2.0 * g->kvr + g->dr);
 	double split = 2.0 * s * b * (g->qw + g->kw + g->vw + g->ow) +
 		       2.0 * s * b * f * (nmat - 1.0) + 2.0 * s * b * f;
+	/* the query and key norms keep their 16-bit inputs */
+	if (t->qk_norm)
+		split += 2.0 * s * b * (g->qw + g->kw);
 	if (g->moe)
 		split += 4.0 * g->cf * g->k * sbh + 4.0 * s * b * g->E;
 	if (t->fp8) {
@@ -517,7 +522,10 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 	/* a mixture of experts also permutes each token to its experts and
 	 * back: reads 2*s*b*h and writes cf x top_k copies, each way */
 	double kperm = g->moe ? 4.0 * s * b * h * (1.0 + g->cf * g->k) : 0.0;
-	double kfwd = kwhole + 2.0 * g->nmat * s * b * g->f + kscores + kperm;
+	/* the query and key norms read and write each head's Q and K */
+	double kqk = t->qk_norm ? 4.0 * s * b * (g->qw + g->kw) : 0.0;
+	double kfwd = kwhole + 2.0 * g->nmat * s * b * g->f + kscores + kperm +
+		      kqk;
 	double kbwd = 2.0 * kfwd, kbwd_whole = 2.0 * kwhole;
 	if (t->recompute == PPCC_RECOMPUTE_FULL) {
 		kbwd += kfwd;
