@@ -408,6 +408,117 @@ START_TEST(svg_output_does_not_embed_the_graphviz_version)
 }
 END_TEST
 
+/* No -o overwrites what the command reads: search's model, cluster and
+ * compare files, plan --from-search's model file (named in the JSON),
+ * diagnose's flight records; each a usage error (exit 2), the file as it
+ * was. */
+START_TEST(no_output_overwrites_an_input)
+{
+	char *dir = tu_mkdtemp(), model[1200], cmp[1200], json[1200],
+	     flight[1200];
+	size_t len;
+	char *text = tu_read_file(tiny(), &len);
+	ck_assert_ptr_nonnull(text);
+	tu_write_in(model, sizeof model, dir, "tiny.yaml", text);
+	tu_write_in(cmp, sizeof cmp, dir, "cmp.yaml",
+		    "compare:\n  - pipeline: {stages: 2}\n");
+	tu_run r;
+	const char *const *cases[] = {
+		(const char *[]){"search", model, "-o", model, NULL},
+		(const char *[]){"search", model, "--compare", cmp, "-o", cmp,
+				 NULL},
+		(const char *[]){"search", model, "--cluster", model, "-o",
+				 model, NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		run_ppcc(&r, dir, cases[i]);
+		ck_assert_msg(r.status == 2 && strstr(r.err, "is an input file"),
+			      "%zu: exit %d %s", i, r.status, r.err);
+		tu_run_free(&r);
+	}
+	size_t now;
+	char *after = tu_read_file(model, &now);
+	ck_assert(now == len && memcmp(after, text, len) == 0);
+	free(after);
+	snprintf(json, sizeof json, "%s/s.json", dir);
+	run_ppcc(&r, dir, (const char *[]){"search", model, "-f", "json", "-o",
+					   json, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, dir, (const char *[]){"plan", "--from-search", json, "-o",
+					   model, NULL});
+	ck_assert_msg(r.status == 2 && strstr(r.err, "is an input file"),
+		      "exit %d %s", r.status, r.err);
+	tu_run_free(&r);
+	after = tu_read_file(model, &now);
+	ck_assert(now == len && memcmp(after, text, len) == 0);
+	free(after);
+	free(text);
+	tu_write_in(flight, sizeof flight, dir, "rank-00000.flight", "x\n");
+	run_ppcc(&r, dir, (const char *[]){"diagnose", dir, "-o", flight, NULL});
+	ck_assert_msg(r.status == 2 && strstr(r.err, "is an input file"),
+		      "exit %d %s", r.status, r.err);
+	tu_run_free(&r);
+	text = tu_read_file(flight, &len);
+	ck_assert(len == 2 && memcmp(text, "x\n", 2) == 0);
+	free(text);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* What ppcc does not plan or cannot hold is an input error (exit 1) at
+ * its line, never exit 4's internal error: auto with a layer's time out
+ * of range, a compared DualPipe, an imbalance no routing reaches; and
+ * --fix of what a model given as layers keeps is refused. */
+START_TEST(refusals_are_input_errors_not_internal_ones)
+{
+	char *dir = tu_mkdtemp(), p[1200], c[1200];
+	tu_write_in(p, sizeof p, dir, "ie.yaml",
+		    "model:\n  name: m\n  layers:\n"
+		    "    - {name: l0, fwd_ms: 1e9}\n    - {name: l1, fwd_ms: 1}\n"
+		    "cluster:\n  devices: 2\n  device: h100\n"
+		    "pipeline: {schedule: auto}\n");
+	tu_run r;
+	run_ppcc(&r, dir, (const char *[]){"plan", p, NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "ie.yaml:4:7: error: "
+		      "layer 'l0': compute time of 3e+18 picoseconds is out "
+		      "of the range ppcc can plan"), "exit %d %s", r.status, r.err);
+	tu_run_free(&r);
+	tu_write_in(c, sizeof c, dir, "cmp.yaml", "compare:\n  - pipeline: "
+		    "{stages: 2, schedule: dualpipe, microbatches: 4, "
+		    "data_parallel: 2}\n");
+	run_ppcc(&r, dir, (const char *[]){"search", (char *)tiny(),
+					   "--compare", c, NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "cmp.yaml:2:27: error: "
+		      "ppcc cannot plan the dualpipe schedule yet"),
+		      "exit %d %s", r.status, r.err);
+	tu_run_free(&r);
+	tu_write_in(p, sizeof p, dir, "imb.yaml",
+		    "model:\n  name: m\n  transformer: {preset: mixtral-8x7b, "
+		    "moe: {imbalance: 1e10}}\ncluster:\n  devices: 8\n"
+		    "  device: h100\n");
+	run_ppcc(&r, dir, (const char *[]){"plan", p, NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "moe.imbalance: expected "
+		      "a number from 1 to 4 (experts / top_k: every token on "
+		      "the busiest rank), got '1e10'"), "exit %d %s", r.status,
+		      r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, dir, (const char *[]){"search", (char *)tiny(), "--fix",
+					   "micro_batch_size=2", NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "--fix micro_batch_size=2: "
+		      "a model given as layers keeps its micro-batch size 1"),
+		      "exit %d %s", r.status, r.err);
+	tu_run_free(&r);
+	run_ppcc(&r, dir, (const char *[]){"search", (char *)tiny(), "--fix",
+					   "recompute=full", NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "--fix recompute=full: a "
+		      "model given as layers has no recompute to choose"),
+		      "exit %d %s", r.status, r.err);
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 Suite *suite_hostile(void)
 {
 	return tu_suite("hostile", "hostile", 120, (const TTest *const[]){
@@ -418,5 +529,7 @@ Suite *suite_hostile(void)
 		closed_pipe_on_stdout_gets_a_diagnostic,
 		fifos_as_input_and_output_work_as_with_the_shell,
 		svg_output_does_not_embed_the_graphviz_version,
+		no_output_overwrites_an_input,
+		refusals_are_input_errors_not_internal_ones,
 		NULL});
 }

@@ -52,6 +52,14 @@ int ppcc_cli_output_close(ppcc_cli_output *o, int ok);
  * reports it.  An exit status. */
 int ppcc_cli_write_output(const char *path, const char *buf, size_t len);
 
+/* 1 when the files a and b are one file (through links and `..`), so
+ * that -o would overwrite an input; "-" is never one. */
+int ppcc_cli_same_file(const char *a, const char *b);
+
+/* 1 when path names a flight record of dir (dir/rank-NNNNN.flight, or
+ * an existing file of that name there), which diagnose reads. */
+int ppcc_cli_is_flight_record(const char *path, const char *dir);
+
 /* After the file of format fi was written from plan: when the format's
  * row reports (a trainer's file), "ppcc: note: wrote FMT for CONFIG:
  * iteration ..., MFU ..., peak ... (rank R)" on stderr, standard output

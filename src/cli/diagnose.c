@@ -64,6 +64,9 @@ int ppcc_cli_diagnose(int argc, char **argv)
 	if (optind + 1 < argc)
 		return dg_usage("unexpected argument '%s'", argv[optind + 1]);
 	const char *dir = argv[optind];
+	if (output && (ppcc_cli_is_flight_record(output, dir) ||
+		       (sched_path && ppcc_cli_same_file(output, sched_path))))
+		return dg_usage("the output '%s' is an input file", output);
 	ppcc_diag d = {.fn = ppcc_cli_print_diag};
 	ppcc_arena *a = ppcc_arena_new();
 	ppcc_plan plan;

@@ -155,18 +155,15 @@ static int report_status(int err, ppcc_diag *d)
 	return exit_code(err);
 }
 
-/* 1 when -o names the input file itself. */
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	return strcmp(a, "-") != 0 && strcmp(b, "-") != 0 &&
-	       stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
-	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 {
 	const char *path = o->output ? o->output : "-";
+	const ppcc_config *c = plan->config;
+	/* --from-search names its model and cluster files in the JSON */
+	if (o->from_search && c &&
+	    ((c->path && ppcc_cli_same_file(path, c->path)) ||
+	     (c->cluster_path && ppcc_cli_same_file(path, c->cluster_path))))
+		return usage_error("the output '%s' is an input file", path);
 	ppcc_cli_output out;
 	if (ppcc_cli_output_open(&out, path) < 0) {
 		ppcc_cli_cannot_write(path, errno);
@@ -673,7 +670,7 @@ static int cmd_plan_from_search(cli_options *o, int n_files, char **files)
 	}
 	if (o->output && o->output[0] == '\0')
 		return usage_error("%s", "empty output path");
-	if (o->output && same_file(o->output, o->from_search))
+	if (o->output && ppcc_cli_same_file(o->output, o->from_search))
 		return usage_error("the output '%s' is an input file", o->output);
 	return cmd_plan(o);
 }
@@ -788,8 +785,8 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", args[optind]);
 	if (o.output && o.output[0] == '\0')
 		return usage_error("%s", "empty output path");
-	if (o.output && !o.model_text && (same_file(o.output, o.input) ||
-			 (o.cluster && same_file(o.output, o.cluster))))
+	if (o.output && !o.model_text && (ppcc_cli_same_file(o.output, o.input) ||
+			 (o.cluster && ppcc_cli_same_file(o.output, o.cluster))))
 		return usage_error("the output '%s' is an input file", o.output);
 	if (strcmp(o.command, "check") == 0)
 		return cmd_check(&o);

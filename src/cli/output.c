@@ -292,3 +292,28 @@ int ppcc_cli_write_output(const char *path, const char *buf, size_t len)
 	}
 	return EXIT_OK;
 }
+
+int ppcc_cli_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return strcmp(a, "-") != 0 && strcmp(b, "-") != 0 &&
+	       stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int ppcc_cli_is_flight_record(const char *path, const char *dir)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	if (strcmp(path, "-") == 0 || strncmp(base, "rank-", 5) != 0 ||
+	    n < 13 || strcmp(base + n - 7, ".flight") != 0)
+		return 0;
+	char parent[4096];
+	size_t plen = (size_t)(base - path);
+	if (plen >= sizeof parent)
+		return 0;
+	memcpy(parent, path, plen);
+	parent[plen] = '\0';
+	return ppcc_cli_same_file(plen ? parent : ".", dir);
+}

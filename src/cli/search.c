@@ -906,6 +906,10 @@ int ppcc_cli_search(int argc, char **argv)
 				"--devices COUNTxPRESET)");
 	if (optind + 1 < argc)
 		return sr_usage("unexpected argument '%s'", argv[optind + 1]);
+	if (output && ((!presets && ppcc_cli_same_file(output, argv[optind])) ||
+		       (cluster && ppcc_cli_same_file(output, cluster)) ||
+		       (compare && ppcc_cli_same_file(output, compare))))
+		return sr_usage("the output '%s' is an input file", output);
 	progress_line line = {0};
 	ppcc_diag d = {.fn = search_diag, .user = &line};
 	ppcc_arena *a = ppcc_arena_new();

@@ -375,12 +375,18 @@ static void check_tensor_groups(const ppcc_config *c, ppcc_diag *d)
 	int64_t used = (int64_t)c->pipeline.stages * t;
 	int block = t != c->pipeline.tensor_parallel;
 	int64_t end = 0;
+	long listed = 0, more = 0;
 	for (int i = 0; i + 1 < cl->n_groups; i++) {
 		end += cl->groups[i].count;
 		if (end >= used)
 			break;
 		if (end % t == 0)
 			continue;
+		/* ppcc(5): past 100 errors, counted, not listed */
+		if (listed++ >= 100) {
+			more++;
+			continue;
+		}
 		int64_t rank = end / t;
 		ppcc_loc loc = where(c, &cl->groups[i].loc);
 		if (block) {
@@ -402,6 +408,11 @@ static void check_tensor_groups(const ppcc_config *c, ppcc_diag *d)
 			   (long long)rank, (long long)t, (long long)(rank * t),
 			   (long long)(rank * t + t - 1), cl->groups[i].name,
 			   cl->groups[i + 1].name, (long long)t);
+	}
+	if (more) {
+		ppcc_loc loc = where(c, &cl->loc);
+		ppcc_note(d, &loc, "%ld more ranks span two device groups, "
+			  "not listed", more);
 	}
 }
 
@@ -476,7 +487,8 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 	const ppcc_transformer *tf = c->model.transformer;
 	if (tf) {
 		int kv = tf->kv_heads > 0 ? tf->kv_heads : tf->heads;
-		int f = tf->ffn_hidden > 0 ? tf->ffn_hidden : 4 * tf->hidden;
+		long long f = tf->ffn_hidden > 0 ? tf->ffn_hidden
+				: 4LL * tf->hidden;
 		loc = where(c, &p->tensor_parallel_loc);
 		if (tf->heads % t != 0)
 			ppcc_error(d, &loc,
@@ -493,7 +505,7 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 		if (f % t != 0)
 			ppcc_error(d, &loc,
 				   "%lld-way tensor parallelism does not divide "
-				   "the FFN width %d", (long long)t, f);
+				   "the FFN width %lld", (long long)t, f);
 		if (tf->seq_len % cp != 0) {
 			loc = where(c, &p->context_parallel_loc);
 			ppcc_error(d, &loc,

@@ -1545,6 +1545,17 @@ static void read_moe(loader *L, const section *tsec, ppcc_transformer *t,
 		say(L, PPCC_SEV_ERROR, k ? &k->loc : &key->loc,
 		    "%s.top_k: %d experts a token, of %d experts; expected "
 		    "at most %d", s.path, m->top_k, m->experts, m->experts);
+	} else if (m->experts > 0 && m->top_k > 0 &&
+		   m->imbalance > (double)m->experts / m->top_k) {
+		/* a rank's tokens: at most all of them, each to at most
+		 * top_k of its experts, against top_k / experts of them on
+		 * average a rank per expert it holds */
+		const node *v = sec_get(&s, "imbalance", NULL);
+		char want[96];
+		snprintf(want, sizeof want, "a number from 1 to %g (experts / "
+			 "top_k: every token on the busiest rank)",
+			 (double)m->experts / m->top_k);
+		sec_bad(&s, "imbalance", v, want);
 	}
 	/* group-limited routing, as Megatron-LM checks it (d98e8a6
 	 * transformer_config.py:2671-2689) and scores a group (the sum of

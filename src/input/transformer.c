@@ -61,7 +61,8 @@ static void shape_of(block_shape *out, const ppcc_transformer *t, int moe,
 	};
 	const ppcc_mla *l = &t->mla;
 	if (l->kind) {
-		double qk = a * (l->qk_nope_head_dim + l->qk_rope_head_dim);
+		double qk = a * ((double)l->qk_nope_head_dim +
+				 l->qk_rope_head_dim);
 		double v = a * l->v_head_dim;
 		out->mla = 1;
 		out->qr = l->q_lora_rank;
@@ -69,13 +70,13 @@ static void shape_of(block_shape *out, const ppcc_transformer *t, int moe,
 		out->dr = l->qk_rope_head_dim;
 		out->qw = out->kw = out->sw = qk;
 		out->vw = out->ow = out->pw = v;
-		out->kvup = a * (l->qk_nope_head_dim + l->v_head_dim);
+		out->kvup = a * ((double)l->qk_nope_head_dim + l->v_head_dim);
 		/* Q down and up (or straight from h), K and V down with the
 		 * shared key, K and V up, the output projection */
 		out->attn = (out->qr > 0 ? h * out->qr + out->qr * qk
 					 : h * qk) +
 			    h * (out->kvr + out->dr) +
-			    out->kvr * a * (l->qk_nope_head_dim +
+			    out->kvr * a * ((double)l->qk_nope_head_dim +
 					    l->v_head_dim) +
 			    v * h;
 	} else {

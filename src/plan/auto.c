@@ -133,6 +133,12 @@ static int auto_kinds(auto_run *ar, ppcc_plan *out, ppcc_admits_fn admits,
 		kr->fits = 0;
 		if (err == PPCC_EINFEASIBLE)
 			continue;
+		if (err == PPCC_EINPUT) {
+			/* refused quietly (a time out of range): not listed;
+			 * with no kind planned, 1F1B's plan says why */
+			rep->n_kinds--;
+			continue;
+		}
 		if (err < 0)
 			return err;
 		kr->step_ms = pk.best.estimate.step_ms;

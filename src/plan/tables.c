@@ -102,6 +102,14 @@ static int layer_comm_init(ppcc_plan_ctx *x)
 		for (int i = 0; i < n; i++) {
 			ppcc_cost_expert_comm(&x->lc.ep_f[i], &x->lc.ep_b[i], c,
 					      &L[i]);
+			int err;
+			if ((err = check_range(x, &L[i], "expert all-to-all time",
+					       x->lc.ep_f[i] * PS_PER_S,
+					       "picoseconds")) ||
+			    (err = check_range(x, &L[i], "expert all-to-all time",
+					       x->lc.ep_b[i] * PS_PER_S,
+					       "picoseconds")))
+				return err;
 			x->ep_prefix[0][i + 1] = x->ep_prefix[0][i] +
 						 to_ps(x->lc.ep_f[i]);
 			x->ep_prefix[1][i + 1] = x->ep_prefix[1][i] +

@@ -708,6 +708,15 @@ static int compare_prepare(ppcc_search_compared *out, layer_set *set,
 		ppcc_note(d, &ce->loc, "in this compared configuration");
 		return err == PPCC_ENOMEM ? err : PPCC_EINPUT;
 	}
+	if (ppcc_sched_pipes(pl->kind) > 1) {
+		ppcc_loc l = pl->kind_loc.file ? pl->kind_loc : at;
+		ppcc_error(d, &l, "ppcc cannot plan the %s schedule yet: its "
+			   "second pipeline holds a copy of every stage's "
+			   "layers, and the partition gives each layer to one "
+			   "stage; compare dualpipe-v, its one-copy form",
+			   ppcc_schedule_kind_name(pl->kind));
+		return PPCC_EINPUT;
+	}
 	ppcc_search_entry *e = &out->e;
 	*e = (ppcc_search_entry){
 		.t = pl->tensor_parallel, .p = pl->stages,
@@ -1627,6 +1636,22 @@ static int search_begin(search_run *r)
 			   "rank of a layout, and does not search HSDP's shard "
 			   "groups; leave data_parallel_shard out, and plan "
 			   "the winner with it");
+		return PPCC_EINPUT;
+	}
+	/* a model given as layers keeps its micro-batch size and has no
+	 * recompute to choose (ppcc(1)) */
+	if (!tf && o->fix.micro_batch_size > 0 &&
+	    o->fix.micro_batch_size != cfg->model.micro_batch_size) {
+		ppcc_error(r->d, &cli, "--fix micro_batch_size=%d: a model "
+			   "given as layers keeps its micro-batch size %d",
+			   o->fix.micro_batch_size, cfg->model.micro_batch_size);
+		return PPCC_EINPUT;
+	}
+	if (!tf && o->fix.recompute > 0) {
+		ppcc_error(r->d, &cli, "--fix recompute=%s: a model given as "
+			   "layers has no recompute to choose (none)",
+			   o->fix.recompute == PPCC_RECOMPUTE_FULL ? "full"
+			   : "selective");
 		return PPCC_EINPUT;
 	}
 	if ((o->fix.expert_parallel > 1 || o->fix.expert_tensor_parallel > 1) &&
