@@ -1968,24 +1968,22 @@ static void check_preset_name(loader *L, const section *s,
 	DIFF("head_dim", hd, whd, "%d", "%d")
 	DIFF("ffn_hidden", ffn, w.ffn_hidden, "%d", "%d")
 	DIFF("vocab", t->vocab, w.vocab, "%d", "%d")
-	if (t->swiglu != w.swiglu && at < sizeof diff)
-		at += (size_t)snprintf(diff + at, sizeof diff - at,
-				       "%sswiglu %s (the preset's %s)",
-				       at ? ", " : "",
-				       t->swiglu ? "true" : "false",
-				       w.swiglu ? "true" : "false");
-	if (t->qk_norm != w.qk_norm && at < sizeof diff)
-		at += (size_t)snprintf(diff + at, sizeof diff - at,
-				       "%sqk_norm %s (the preset's %s)",
-				       at ? ", " : "",
-				       t->qk_norm ? "true" : "false",
-				       w.qk_norm ? "true" : "false");
+#define BOOL_DIFF(key, mine, theirs)                                         \
+	if (!(mine) != !(theirs) && at < sizeof diff)                       \
+		at += (size_t)snprintf(diff + at, sizeof diff - at,            \
+				       "%s" key " %s (the preset's %s)",      \
+				       at ? ", " : "",                         \
+				       (mine) ? "true" : "false",              \
+				       (theirs) ? "true" : "false");
+	BOOL_DIFF("swiglu", t->swiglu, w.swiglu)
+	BOOL_DIFF("qk_norm", t->qk_norm, w.qk_norm)
 	DIFF("moe.experts", t->moe.experts, w.moe.experts, "%d", "%d")
 	if (t->moe.experts > 0 && w.moe.experts > 0) {
 		DIFF("moe.top_k", t->moe.top_k, w.moe.top_k, "%d", "%d")
 		DIFF("moe.ffn_hidden", t->moe.ffn_hidden, w.moe.ffn_hidden,
 		     "%d", "%d")
 	}
+#undef BOOL_DIFF
 #undef DIFF
 	if (!at)
 		return;
