@@ -380,6 +380,18 @@ START_TEST(dependency_view_of_thousands_of_stages_is_complete_as_dot)
 	ck_assert(!tu_exists(out));
 	tu_run_free(&r);
 	free(wide);
+	/* and so at 64 ranks: 1,920 nodes in 64 clusters, which dot took
+	 * 14-49 s to lay out, over the 32,768 node-cluster pairs */
+	wide = hostile(dir, "w64.yaml", 128, 64,
+		       "  stages: 64\n  microbatches: 16\n");
+	run_ppcc(&r, (const char *[]){"plan", wide, "-f", "svg", "--view", "deps", "-o",
+				out, NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "the dependency graph of "
+		      "64 ranks would draw 1920 nodes in 64 clusters, more "
+		      "than 32768"), "exit %d: %s", r.status, r.err);
+	ck_assert(!tu_exists(out));
+	tu_run_free(&r);
+	free(wide);
 	tu_rmtree_free(dir);
 }
 END_TEST
