@@ -503,18 +503,19 @@ START_TEST(refusals_are_input_errors_not_internal_ones)
 		      "the busiest rank), got '1e10'"), "exit %d %s", r.status,
 		      r.err);
 	tu_run_free(&r);
-	run_ppcc(&r, dir, (const char *[]){"search", (char *)tiny(), "--fix",
-					   "micro_batch_size=2", NULL});
-	ck_assert_msg(r.status == 1 && strstr(r.err, "--fix micro_batch_size=2: "
-		      "a model given as layers keeps its micro-batch size 1"),
-		      "exit %d %s", r.status, r.err);
-	tu_run_free(&r);
-	run_ppcc(&r, dir, (const char *[]){"search", (char *)tiny(), "--fix",
-					   "recompute=full", NULL});
-	ck_assert_msg(r.status == 1 && strstr(r.err, "--fix recompute=full: a "
-		      "model given as layers has no recompute to choose"),
-		      "exit %d %s", r.status, r.err);
-	tu_run_free(&r);
+	static const char *const fixes[][2] = {
+		{"micro_batch_size=2", "--fix micro_batch_size=2: a model given "
+		 "as layers keeps its micro-batch size 1"},
+		{"recompute=full", "--fix recompute=full: a model given as "
+		 "layers has no recompute to choose"},
+	};
+	for (int i = 0; i < 2; i++) {
+		run_ppcc(&r, dir, (const char *[]){"search", (char *)tiny(),
+						   "--fix", fixes[i][0], NULL});
+		ck_assert_msg(r.status == 1 && strstr(r.err, fixes[i][1]),
+			      "exit %d %s", r.status, r.err);
+		tu_run_free(&r);
+	}
 	tu_rmtree_free(dir);
 }
 END_TEST

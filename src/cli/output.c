@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "diagnose/diagnose.h"
 
 /* User text (paths, names in messages) on one line: a control character
  * is shown as \xNN, so that no name can forge a line or a terminal
@@ -305,9 +306,7 @@ int ppcc_cli_is_flight_record(const char *path, const char *dir)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	size_t n = strlen(base);
-	if (strcmp(path, "-") == 0 || strncmp(base, "rank-", 5) != 0 ||
-	    n < 13 || strcmp(base + n - 7, ".flight") != 0)
+	if (strcmp(path, "-") == 0 || !ppcc_diagnose_is_record_name(base))
 		return 0;
 	char parent[4096];
 	size_t plen = (size_t)(base - path);

@@ -1030,6 +1030,13 @@ void ppcc_diagnosis_free(ppcc_diagnosis *dg)
 	ppcc_free(dg);
 }
 
+int ppcc_diagnose_is_record_name(const char *name)
+{
+	size_t len = strlen(name);
+	return strncmp(name, "rank-", 5) == 0 && len >= 13 &&
+	       strcmp(name + len - 7, ".flight") == 0;
+}
+
 int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 		  const ppcc_schedule *sched, const char *sched_name,
 		  ppcc_diag *d)
@@ -1055,9 +1062,7 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 	}
 	struct dirent *e;
 	while ((e = readdir(dp))) {
-		size_t len = strlen(e->d_name);
-		if (strncmp(e->d_name, "rank-", 5) != 0 || len < 13 ||
-		    strcmp(e->d_name + len - 7, ".flight") != 0)
+		if (!ppcc_diagnose_is_record_name(e->d_name))
 			continue;
 		if (n_names == cap_names) {
 			int cap = cap_names ? 2 * cap_names : 64;
@@ -1069,7 +1074,7 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 			names = nn;
 			cap_names = cap;
 		}
-		char *path = ppcc_malloc(strlen(dir) + len + 2);
+		char *path = ppcc_malloc(strlen(dir) + strlen(e->d_name) + 2);
 		if (!path) {
 			err = PPCC_ENOMEM;
 			break;

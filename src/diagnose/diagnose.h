@@ -22,6 +22,10 @@ int ppcc_diagnose(ppcc_diagnosis **out, const char *dir,
 		  ppcc_diag *d);
 void ppcc_diagnosis_free(ppcc_diagnosis *dg);
 
+/* 1 when a file's name (no directory) is a flight record's,
+ * rank-NNNNN.flight, which ppcc_diagnose reads. */
+int ppcc_diagnose_is_record_name(const char *name);
+
 /* A few lines of text, or one JSON object (json = 1). */
 int ppcc_diagnosis_emit(FILE *f, const ppcc_diagnosis *dg, int json);
 

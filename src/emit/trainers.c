@@ -805,13 +805,13 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 		"%d data parallel (torchrun --nproc-per-node per node).\n", W,
 		pl->tensor_parallel, pl->stages, pl->context_parallel,
 		pl->data_parallel);
+	/* latent attention needs an MLA recipe's provider */
+	const char *module = tr->mla.kind ? "deepseek.deepseek_v3" : "llama";
+	const char *recipe = tr->mla.kind ? "deepseek_v3_pretrain_config"
+					  : "llama3_70b_pretrain_config";
 	fprintf(f, "# Apply it to a recipe's ConfigContainer, for instance\n"
 		"#     from megatron.bridge.recipes.%s import %s\n"
-		"#     cfg = ppcc_apply(%s())\n", tr->mla.kind
-		? "deepseek.deepseek_v3" : "llama", tr->mla.kind
-		? "deepseek_v3_pretrain_config" : "llama3_70b_pretrain_config",
-		tr->mla.kind ? "deepseek_v3_pretrain_config"
-		: "llama3_70b_pretrain_config");
+		"#     cfg = ppcc_apply(%s())\n", module, recipe, recipe);
 	fputs("# Still to give: the dataset, the tokenizer (its vocabulary), "
 	      "train_iters, the optimizer and its schedule, checkpoint paths.\n",
 	      f);
