@@ -22,7 +22,7 @@ fi
 layers='model:
   name: m
   layers:
-    - {name: a, fwd_flops: 1e9, params: 1e6, activation_bytes: 1e6, stash_bytes: 1e6, repeat: 1048576}'
+    - {name: a, fwd_flops: 1e9, params: 1e6, activation_bytes: 1e6, stash_bytes: 1e6, repeat: 4096}'
 device='  device: {name: a100, tflops: 312, efficiency: 0.5, memory_gib: 80}'
 printf '%s\ncluster:\n  devices: 4096\n%s\npipeline: {stages: 4096, microbatches: 1, schedule: gpipe}\n' \
 	"$layers" "$device" >"$dir/cells.yaml"
@@ -48,7 +48,7 @@ sed 's/devices: 16$/devices: 1048576/' "$src/examples/llama3-8b.yaml" \
 	>"$dir/llama3-8b-mega.yaml"
 sed 's/global_batch_size: 64$/global_batch_size: 1048576/' \
 	"$dir/llama3-8b-mega.yaml" >"$dir/llama3-8b-mega-batch.yaml"
-sed 's/layers: 32$/layers: 1048574/' "$src/examples/llama3-8b.yaml" \
+sed 's/layers: 32$/layers: 4094/' "$src/examples/llama3-8b.yaml" \
 	>"$dir/llama3-8b-deep.yaml"
 
 printf '%-44s %4s %8s %9s  %s\n' run exit seconds "peak MB" error
@@ -65,14 +65,19 @@ while IFS='|' read -r label args; do
 	printf '%-44s %4s %8s %9.0f  %s\n' "$label" "$rc" "$secs" "$((kb / 1024))" "$what"
 	[ "$rc" -gt 4 ] && status=1
 done <<EOF2
-plan 4096 stages x 2^20 layers|plan $dir/cells.yaml
-plan 2 stages x 1024 chunks x 2^20 layers|plan $dir/chunks.yaml
-search 2^20 layers, 256 devices, batch 1|search $dir/layers256.yaml
-search 2^20 layers, 2^20 devices and batch|search $dir/layersmega.yaml
+plan 4096 stages x 4096 layers|plan $dir/cells.yaml
+plan 2 stages x 1024 chunks x 4096 layers|plan $dir/chunks.yaml
+search 4096 layers, 256 devices, batch 1|search $dir/layers256.yaml
+search 4096 layers, 2^20 devices and batch|search $dir/layersmega.yaml
 search transformer of 2^20, 2^20 devices|search $dir/huge.yaml
 search llama3-8b on 2^20 devices|search $dir/llama3-8b-mega.yaml
 search llama3-8b, 2^20 devices and batch|search $dir/llama3-8b-mega-batch.yaml
-search llama3-8b of 2^20 layers|search $dir/llama3-8b-deep.yaml
-search same, --allow-idle|search $dir/llama3-8b-mega.yaml --allow-idle
+search llama3-8b of 4094 layers|search $dir/llama3-8b-deep.yaml
+search llama3-8b on 2^20 devices, --allow-idle|search $dir/llama3-8b-mega.yaml --allow-idle
+plan llama3-8b of 4094 layers, -s auto|plan $dir/llama3-8b-deep.yaml -s auto
+plan tiny -s auto, 2 stages x 25000 mb|plan $src/examples/tiny.yaml -p 2 -m 25000 -s auto
+plan tiny -s auto, 2 stages x 300000 mb|plan $src/examples/tiny.yaml -p 2 -m 300000 -s auto
+search llama3-8b, global batch 8192|search $src/examples/llama3-8b.yaml --global-batch 8192
+search llama3-8b, global batch 2^20|search $src/examples/llama3-8b.yaml --global-batch 1048576
 EOF2
 exit $status

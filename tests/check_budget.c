@@ -200,9 +200,10 @@ START_TEST(action_count_is_what_the_schedule_holds)
 	ppcc_stage_info st[64];
 	memset(st, 0, sizeof st);
 	long compared = 0;
+	/* the auto kind's count is every kind's (the next test) */
 	for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++)
 		for (int p = 1; p <= 4; p++)
-			for (int m = 1; m <= 12; m++) {
+			for (int m = 1; m <= 12 && kind != PPCC_SCHED_AUTO; m++) {
 				int v = ppcc_sched_kind_chunks(kind, p);
 				ppcc_schedule s;
 				if (ppcc_schedule_build(&s, a, kind, p, v, m, 0, st) < 0)
@@ -222,12 +223,77 @@ START_TEST(action_count_is_what_the_schedule_holds)
 }
 END_TEST
 
+/* The auto kind builds every kind's schedule in turn, each with the
+ * chunks it takes (auto.c), and its orders' one-chunk schedules: its
+ * count is at least what those schedules hold, equal when every kind
+ * builds at these settings. */
+START_TEST(auto_counts_every_kind_it_builds)
+{
+	ppcc_arena *a = ppcc_arena_new();
+	ppcc_stage_info st[64];
+	memset(st, 0, sizeof st);
+	long equal = 0;
+	for (int p = 1; p <= 4; p++)
+		for (int m = 1; m <= 12; m++) {
+			long long built = 0;
+			int all = 1;
+			for (int kind = 0; kind < PPCC_SCHED_COUNT; kind++) {
+				const ppcc_sched_kind_info *ki = ppcc_sched_kind(kind);
+				if (ppcc_sched_pipes(kind) > 1)
+					continue;
+				int v = kind == PPCC_SCHED_AUTO ? 1 : ki->default_chunks;
+				ppcc_schedule s;
+				if (ppcc_schedule_build(&s, a, kind, p, v, m, 0, st) < 0) {
+					all = 0;
+					continue;
+				}
+				for (int r = 0; r < s.n_ranks; r++)
+					built += s.ranks[r].n_actions;
+			}
+			ppcc_pipeline pl = {.kind = PPCC_SCHED_AUTO, .stages = p,
+					    .microbatches = m, .chunks = 1};
+			long long n = ppcc_plan_action_count(&pl);
+			ck_assert_msg(n >= built && (!all || n == built),
+				      "p %d m %d: %lld counted, %lld built", p, m,
+				      n, built);
+			equal += all;
+		}
+	ck_assert_int_ge(equal, 10);
+	ppcc_arena_free(a);
+}
+END_TEST
+
+/* -s auto at 2 stages and 25,000 microbatches: every kind's plan kept
+ * peaked at 165 MB (at 300,000, 2.0 GB), three kept at 79 MB; one 1F1B
+ * plan at 16 MB.  Over the sum of its kinds' actions it is refused. */
+START_TEST(auto_holds_three_plans_and_counts_them_all)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/examples/tiny.yaml", tu_src());
+	tu_run r;
+	run_ppcc(&r, (const char *[]){"plan", path, "-p", "2", "-m", "25000",
+				      "-s", "auto", NULL});
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	long peak = children_peak_kb();
+	if (!tu_sanitized())
+		ck_assert_msg(peak < 120 * 1024L, "peak memory %ld kB", peak);
+	tu_run_free(&r);
+	run_ppcc(&r, (const char *[]){"plan", path, "-p", "2", "-m", "40000",
+				      "-s", "auto", NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "2 stages x 40000 "
+		      "microbatches would make schedules of up to 6159995 "
+		      "actions in all, one a kind the auto kind tries"),
+		      "exit %d: %s", r.status, r.err);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* The issue's reproductions, each of which ran for seconds to minutes
  * and took about 10 GB: refused at once, with the size and the option. */
 START_TEST(small_hostile_files_are_refused_at_their_line)
 {
 	char *dir = tu_mkdtemp();
-	char *big = hostile(dir, "big.yaml", 8192, 4096,
+	char *big = hostile(dir, "big.yaml", 4096, 4096,
 			    "  stages: 4096\n  microbatches: 4096\n");
 	char *deep = hostile(dir, "deep.yaml", 64, 16,
 			     "  stages: 16\n  microbatches: 1048576\n");
@@ -270,6 +336,43 @@ START_TEST(small_hostile_files_are_refused_at_their_line)
 	free(big);
 	free(deep);
 	free(wide);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
+/* Gradient reductions past what ppcc can plan are the layer's range
+ * error, at its line, not a budget --max-actions could meet; those
+ * within it that make most of the actions name the bucket size too. */
+START_TEST(reductions_beyond_the_range_are_the_layers_error)
+{
+	char *dir = tu_mkdtemp(), path[600];
+	const char *text[] = {
+		"model:\n  name: m\n  layers:\n"
+		"    - {name: a, fwd_ms: 1, params: 1e30, repeat: 4}\n"
+		"cluster: {devices: 16, device: h200}\n"
+		"pipeline: {stages: 2}\n",
+		"model:\n  name: m\n  layers:\n"
+		"    - {name: a, fwd_ms: 1, params: 1e15, repeat: 4}\n"
+		"cluster: {devices: 16, device: {preset: h200, memory_gib: "
+		"1048576}}\n"
+		"pipeline: {stages: 2}\n"};
+	const char *want[] = {
+		"4:7: error: layer 'a': weight and optimizer memory of 1.8e+31 "
+		"bytes is out of the range ppcc can plan",
+		"6:12: error: 2 stages x 8 microbatches would make a schedule "
+		"of up to 100000065 actions (about 3.0 GB of memory, up to "
+		"100000001 of them gradient reductions), over the budget of "
+		"4000000 actions; raise it with --max-actions N, or make the "
+		"gradient buckets larger (pipeline.dp_bucket_mb)"};
+	for (int i = 0; i < 2; i++) {
+		tu_write_in(path, sizeof path, dir, "r.yaml", text[i]);
+		tu_run r;
+		run_ppcc(&r, (const char *[]){"plan", path, NULL});
+		ck_assert_msg(r.status == 1 && strstr(r.err, want[i]) &&
+			      (i == 1 || !strstr(r.err, "--max-actions")),
+			      "exit %d: %s", r.status, r.err);
+		tu_run_free(&r);
+	}
 	tu_rmtree_free(dir);
 }
 END_TEST
@@ -321,9 +424,10 @@ END_TEST
 /* --view deps wrote nodes x ranks cluster lookups through agwrite:
  * 45.9 s at 16,000 stages.  As DOT it is now written in linear work
  * (check_dot's deps_dot_work_is_linear_in_the_stages counts it): at
- * 4,000 and 16,000 stages it is complete (a cluster per rank, a node per
- * compute action, one transfer edge per stage boundary each way).  Laid
- * out (SVG) it is refused at the stages setting. */
+ * 4,096 stages, a layer each (the most layers a file holds), it is
+ * complete (a cluster per rank, a node per compute action, one transfer
+ * edge per stage boundary each way).  Laid out (SVG) it is refused at
+ * the stages setting. */
 static void deps_dot_complete(const char *dir, int stages)
 {
 	char name[64], pipeline[128], out[600];
@@ -361,8 +465,7 @@ static void deps_dot_complete(const char *dir, int stages)
 START_TEST(dependency_view_of_thousands_of_stages_is_complete_as_dot)
 {
 	char *dir = tu_mkdtemp();
-	deps_dot_complete(dir, 4000);
-	deps_dot_complete(dir, 16000);
+	deps_dot_complete(dir, 4096);
 	/* laid out, it is refused at the stages setting */
 	char *wide = hostile(dir, "wide.yaml", 4000, 4000,
 			     "  stages: 4000\n  microbatches: 1\n"
@@ -431,8 +534,11 @@ END_TEST
 /* The partitioner's tables hold a byte per layer and virtual stage (the
  * path bound an int): 2^20 layers on 4096 stages asked for 4.3e9 cells
  * (4.5 GB, 29 s), on 2 stages of 1024 chunks for 2.1e9 (2.4 GB, 18 s).
- * Both are refused at the key that makes them, with what brings them
- * under; --max-work moves the budget both ways and says so when raised. */
+ * A file now holds at most 4,096 layers, so no more than 2^24 cells
+ * (a virtual stage holds a layer at least), under the default; below
+ * it, both are refused at the key that makes them, with what brings
+ * them under; --max-work moves the budget both ways and says so when
+ * raised. */
 START_TEST(partition_cells_are_refused_at_stages_and_chunks)
 {
 	char *dir = tu_mkdtemp();
@@ -441,7 +547,7 @@ START_TEST(partition_cells_are_refused_at_stages_and_chunks)
 		"  name: m\n"
 		"  layers:\n"
 		"    - {name: a, fwd_flops: 1e9, params: 1e6, activation_bytes: "
-		"1e6, stash_bytes: 1e6, repeat: 1048576}\n"
+		"1e6, stash_bytes: 1e6, repeat: 4096}\n"
 		"cluster:\n";
 	char text[1024], a1[600], a2[600], out[600];
 	snprintf(a1, sizeof a1, "%s/a1.yaml", dir);
@@ -460,18 +566,19 @@ START_TEST(partition_cells_are_refused_at_stages_and_chunks)
 		 "schedule: interleaved}\n", head);
 	ck_assert_int_eq(tu_write_file(a2, text), 0);
 	tu_run r;
-	run_ppcc(&r, (const char *[]){"plan", a1, "-f", "json", "-o", out, NULL});
+	run_ppcc(&r, (const char *[]){"plan", a1, "-f", "json", "-o", out,
+				      "--max-work", "1000000", NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "a1.yaml:8:12: error: "
-		      "stages: 4096 x 1048576 layers need 4294967296 partition "
-		      "cells") && strstr(r.err, "over the budget of 268435456; "
+		      "stages: 4096 x 4096 layers need 16777216 partition "
+		      "cells") && strstr(r.err, "over the budget of 1000000; "
 		      "use fewer stages or raise it with --max-work N"),
 		      "exit %d: %s", r.status, r.err);
 	ck_assert(!tu_exists(out));
 	tu_run_free(&r);
-	run_ppcc(&r, (const char *[]){"plan", a2, NULL});
+	run_ppcc(&r, (const char *[]){"plan", a2, "--max-work", "1000000", NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "a2.yaml:8:40: error: "
-		      "chunks: 2 stages x 1024 chunks x 1048576 layers need "
-		      "2147483648 partition cells") && strstr(r.err, "use fewer "
+		      "chunks: 2 stages x 1024 chunks x 4096 layers need "
+		      "8388608 partition cells") && strstr(r.err, "use fewer "
 		      "chunks or raise it with --max-work N"),
 		      "exit %d: %s", r.status, r.err);
 	tu_run_free(&r);
@@ -556,18 +663,18 @@ START_TEST(search_work_stays_within_its_budget)
 	ck_assert_msg(r.work > 0 && r.work <= half.budget.max_work,
 		      "%lld", (long long)r.work);
 	ppcc_arena_reset(a);
-	/* 2^20 layers on 256 devices, under a budget of 10^8 units: the
-	 * expansion of its layers alone is over it, refused before any
-	 * configuration is enumerated */
+	/* 4,096 layers (2^20 before the file's limit) on 256 devices, under
+	 * a budget of 10^6 units: the expansion of its layers alone is over
+	 * it, refused before any configuration is enumerated */
 	ppcc_search_options so = {.fix = {.recompute = -1, .zero = -1,
 					  .kind = -1}, .threads = 2,
-				  .budget = {.max_work = 100000000}};
+				  .budget = {.max_work = 1000000}};
 	err = search_text(&r, &diag, a, dir,
 		"model:\n"
 		"  name: m\n"
 		"  layers:\n"
 		"    - {name: a, fwd_flops: 1e9, params: 1e6, activation_bytes: "
-		"1e6, stash_bytes: 1e6, repeat: 1048576}\n"
+		"1e6, stash_bytes: 1e6, repeat: 4096}\n"
 		"cluster:\n"
 		"  devices: 256\n"
 		"  device: {name: a100, tflops: 312, efficiency: 0.5, "
@@ -575,11 +682,11 @@ START_TEST(search_work_stays_within_its_budget)
 		"pipeline: {global_batch_size: 1}\n", &so);
 	ck_assert_msg(err == PPCC_EINPUT && strstr(diag.text, "1:1: error: the "
 		      "search's 1 settings of micro-batch size and recompute "
-		      "expand 1048576 layers, 268435456 units of work, over the "
-		      "budget of 100000000"), "%d %s", err, diag.text);
+		      "expand 4096 layers, 1048576 units of work, over the "
+		      "budget of 1000000"), "%d %s", err, diag.text);
 	ck_assert_int_eq(r.considered, 0);
 	ck_assert_int_eq(r.simulated, 0);
-	ck_assert_msg(r.work <= 100000000, "%lld", (long long)r.work);
+	ck_assert_msg(r.work <= 1000000, "%lld", (long long)r.work);
 	ppcc_arena_reset(a);
 	/* Llama 3 8B on 2^20 devices: nothing fills them, and the hints'
 	 * searches (leaving devices idle: 954,720 configurations) share
@@ -664,8 +771,11 @@ Suite *suite_budget(void)
 		reduction_bound_matches_hand_counts,
 		reduction_bound_holds_for_the_plan_and_limits_it,
 		action_count_is_what_the_schedule_holds,
+		auto_counts_every_kind_it_builds,
+		auto_holds_three_plans_and_counts_them_all,
 		small_hostile_files_are_refused_at_their_line,
 		max_actions_raises_and_lowers_the_budget,
+		reductions_beyond_the_range_are_the_layers_error,
 		dependency_view_of_thousands_of_stages_is_complete_as_dot,
 		plan_on_two_threads_writes_what_one_writes,
 		partition_cells_are_refused_at_stages_and_chunks,

@@ -106,7 +106,7 @@ START_TEST(explicit_partition_errors_are_located)
 		{"  partition: 4\n", 0, "error: pipeline.partition: expected a list of layer "
 		 "counts, one per stage, got '4'"},
 		{"  partition: [4, 2.5, 2, 2]\n", 0, ":18: error: pipeline.partition[1]: "
-		 "expected a layer count from 1 to 1048576, got '2.5'"},
+		 "expected a layer count from 1 to 4096, got '2.5'"},
 	};
 	const char *path;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

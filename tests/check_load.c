@@ -1217,10 +1217,10 @@ END_TEST
 START_TEST(loader_rejects_repeat_beyond_the_layer_limit)
 {
 	expect_errors("model:\n  name: m\n  layers:\n"
-		      "    - {name: a, fwd_flops: 1, repeat: 1048576}\n"
+		      "    - {name: a, fwd_flops: 1, repeat: 4096}\n"
 		      "    - {name: b, fwd_flops: 1}\n" CLUSTER4,
-		      "3:3: model.layers: 1048577 layers after repeat; the "
-		      "limit is 1048576\n");
+		      "3:3: model.layers: 4097 layers after repeat; the "
+		      "limit is 4096\n");
 }
 END_TEST
 

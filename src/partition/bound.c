@@ -33,8 +33,10 @@
  * where the next check would pass it, at a bound still proven (their lo),
  * only weaker.  A model of 4096 layers needs 2.3 million visits
  * (check_search); a search over 2^20 layers on 256 devices spent 92% of
- * its 34 s in the uncapped bisections (perf), 2.0 s in all with the cap. */
-#define BOUND_MAX_VISITS ((int64_t)1 << 27)
+ * its 34 s in the uncapped bisections (perf), 2.0 s in all with a cap of
+ * 2^27; a search over 16,382 transformer layers on 8 devices, 49 s, 98%
+ * of it in the 402 planned candidates' bounds at that cap. */
+#define BOUND_MAX_VISITS ((int64_t)1 << 24)
 
 /* The greedy split within x: 1 when it covers every layer. */
 static int contiguous_within(const ppcc_bound_problem *b, const double *lead,
@@ -101,16 +103,22 @@ static int allocation_within(const ppcc_bound_problem *b, const double *lead,
 	}
 }
 
+/* The layer visits of one check of a split within x. */
+static int64_t check_visits(int64_t n, int64_t p, int contiguous)
+{
+	int64_t lg = 1;
+	while (lg < 62 && ((int64_t)1 << lg) < n)
+		lg++;
+	return contiguous ? n + p : (n + p) * (lg + 1);
+}
+
 /* The least x within which a split exists, from below: lo (a proven
  * bound) raised by bisection to hi (a value reached). */
 static double bisect(const ppcc_bound_problem *b, const double *lead,
 		     const double *e, double e_least, double lo, double hi,
 		     double *room, int64_t *visits)
 {
-	int64_t n = b->n_layers, p = b->n_ranks, lg = 1;
-	while (lg < 62 && ((int64_t)1 << lg) < n)
-		lg++;
-	int64_t check = b->contiguous ? n + p : (n + p) * (lg + 1);
+	int64_t check = check_visits(b->n_layers, b->n_ranks, b->contiguous);
 	for (int k = 0; k < BOUND_STEPS && hi - lo > 1e-12 * hi; k++) {
 		if (*visits < check)
 			break;
@@ -124,6 +132,13 @@ static double bisect(const ppcc_bound_problem *b, const double *lead,
 			lo = mid;
 	}
 	return lo;
+}
+
+int64_t ppcc_bound_step_max_visits(int n_layers, int n_ranks)
+{
+	/* three bisections of BOUND_STEPS checks each, at most */
+	int64_t most = 3 * BOUND_STEPS * check_visits(n_layers, n_ranks, 0);
+	return most < BOUND_MAX_VISITS ? most : BOUND_MAX_VISITS;
 }
 
 double ppcc_bound_step(const ppcc_bound_problem *b)

@@ -37,11 +37,14 @@ typedef struct ppcc_bound_problem {
 } ppcc_bound_problem;
 double ppcc_bound_step(const ppcc_bound_problem *b);
 /* The same bound from at most max_visits layer visits (ppcc_bound_step:
- * 2^27): the bisections stop where the next check would pass them, at a
+ * 2^24): the bisections stop where the next check would pass them, at a
  * bound still proven, only weaker; *out_visits (may be NULL): the visits
  * made. */
 double ppcc_bound_step_within(const ppcc_bound_problem *b, int64_t max_visits,
 			      int64_t *out_visits);
+/* The most layer visits ppcc_bound_step makes on n_layers and n_ranks
+ * (what ppcc search counts for a candidate's bound). */
+int64_t ppcc_bound_step_max_visits(int n_layers, int n_ranks);
 /* ppcc_bound_step remembered (bound.c): the same bound for a problem
  * whose counts and arrays are, bit for bit, those of one computed
  * before.  ppcc_bound_memo_new: at most max_bytes of problems kept (NULL

@@ -101,62 +101,87 @@ static int auto_kind_config(ppcc_config **out, auto_run *ar, int k, int given)
 
 /* Each handcrafted kind planned as `ppcc plan -s KIND` would plan it (its
  * own split, quietly) on the same ranks and microbatches: the fastest
- * that fits into out, the fastest of one chunk into ar->one. */
+ * that fits into out, the fastest of one chunk into ar->one.  Each kind
+ * is planned in an arena of its own, freed unless its plan is kept, so
+ * that auto holds at most three plans at once, not one a kind. */
 static int auto_kinds(auto_run *ar, ppcc_plan *out, ppcc_admits_fn admits,
 		      void *admits_ctx)
 {
 	const ppcc_config *cfg = ar->cfg;
 	ppcc_plan_auto *rep = ar->rep;
-	int err, p = cfg->pipeline.stages, m = cfg->pipeline.microbatches;
+	ppcc_arena *main_a = ar->a, *best_a = NULL, *one_a = NULL;
+	int err = 0, p = cfg->pipeline.stages, m = cfg->pipeline.microbatches;
 	int given = cfg->pipeline.chunks_loc.file ? cfg->pipeline.chunks : 0;
-	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
+	for (int k = 0; k < PPCC_SCHED_COUNT && err == 0; k++) {
 		const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
 		ppcc_config *ck;
-		if ((err = auto_kind_config(&ck, ar, k, given)) < 0)
-			return err;
-		if (!ck)
-			continue;
+		ppcc_arena *ka = ppcc_arena_new();
+		if (!ka) {
+			err = PPCC_ENOMEM;
+			break;
+		}
+		ar->a = ka;
+		err = auto_kind_config(&ck, ar, k, given);
 		ppcc_diag q = {.fn = plan_quiet};
-		if (ppcc_config_check(ck, &q) != 0 || ck->pipeline.stages != p ||
-		    ck->pipeline.microbatches != m)
+		if (err < 0 || !ck || ppcc_config_check(ck, &q) != 0 ||
+		    ck->pipeline.stages != p || ck->pipeline.microbatches != m) {
+			ppcc_arena_free(ka);
 			continue;
+		}
 		if (!auto_admits(ck, k, admits, admits_ctx)) {
 			ar->refused++;
+			ppcc_arena_free(ka);
 			continue;
 		}
 		ppcc_plan pk;
 		/* quiet: what would fit is not planned (2) */
-		err = ppcc_plan_drive(&pk, ar->a, ck, &q, 2, NULL, NULL, NULL);
+		err = ppcc_plan_drive(&pk, ka, ck, &q, 2, NULL, NULL, NULL);
 		ppcc_auto_kind_result *kr = &rep->kinds[rep->n_kinds++];
 		kr->kind = k;
 		kr->chunks = ck->pipeline.chunks;
 		kr->fits = 0;
-		if (err == PPCC_EINFEASIBLE)
-			continue;
-		if (err == PPCC_EINPUT) {
+		if (err == PPCC_EINPUT)
 			/* refused quietly (a time out of range): not listed;
 			 * with no kind planned, 1F1B's plan says why */
 			rep->n_kinds--;
+		if (err == PPCC_EINPUT || err == PPCC_EINFEASIBLE)
+			err = 0;
+		else if (err == 0) {
+			kr->step_ms = pk.best.estimate.step_ms;
+			kr->fits = !pk.has_own || pk.given_fits;
+		}
+		if (err < 0 || !kr->fits) {
+			ppcc_arena_free(ka);
 			continue;
 		}
-		if (err < 0)
-			return err;
-		kr->step_ms = pk.best.estimate.step_ms;
-		kr->fits = !pk.has_own || pk.given_fits;
-		if (!kr->fits)
-			continue;
+		int kept = 0;
 		if (rep->chosen_kind < 0 || kr->step_ms < out->best.estimate.step_ms) {
+			if (best_a != one_a)
+				ppcc_arena_free(best_a);
 			*out = pk;
 			ar->best_cfg = ck;
 			rep->chosen_kind = k;
+			best_a = ka;
+			kept = 1;
 		}
 		if (ki->max_chunks == 1 &&
 		    (ar->one_kind < 0 || kr->step_ms < ar->one.best.estimate.step_ms)) {
+			if (one_a != best_a)
+				ppcc_arena_free(one_a);
 			ar->one = pk;
 			ar->one_kind = k;
+			one_a = ka;
+			kept = 1;
 		}
+		if (!kept)
+			ppcc_arena_free(ka);
 	}
-	return 0;
+	ar->a = main_a;
+	/* the plans kept live as long as the caller's arena */
+	ppcc_arena_adopt(main_a, best_a);
+	if (one_a != best_a)
+		ppcc_arena_adopt(main_a, one_a);
+	return err;
 }
 
 /* The order won (candidate won of ar->rep's orders, sched) made the

@@ -25,7 +25,40 @@
 
 #include "ppcc.h"
 
+static int64_t kind_action_count(const ppcc_pipeline *pl);
+
+/* The auto kind builds each kind's schedule in turn, as auto.c chooses
+ * their chunks, and its orders' one-chunk schedules: its count is their
+ * sum, of which it holds at most three plans at once. */
+static int64_t auto_action_count(const ppcc_pipeline *pl)
+{
+	int given = pl->chunks_loc.file ? pl->chunks : 0;
+	int64_t sum = 0;
+	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
+		const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
+		if ((ki->max_chunks > 1 && given == 1) || ppcc_sched_pipes(k) > 1)
+			continue;
+		ppcc_pipeline q = *pl;
+		q.kind = k;
+		if (k != PPCC_SCHED_AUTO && (ki->max_chunks == 1 || !given))
+			q.chunks = ki->default_chunks;
+		if (k == PPCC_SCHED_AUTO)
+			q.chunks = 1;
+		int64_t n = kind_action_count(&q);
+		if (n > INT64_MAX - sum)
+			return INT64_MAX;
+		sum += n;
+	}
+	return sum;
+}
+
 int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
+{
+	return pl->kind == PPCC_SCHED_AUTO ? auto_action_count(pl)
+					   : kind_action_count(pl);
+}
+
+static int64_t kind_action_count(const ppcc_pipeline *pl)
 {
 	int64_t p = pl->stages, v = pl->chunks > 0 ? pl->chunks : 1;
 	int64_t m = pl->microbatches, S = p * v;
@@ -53,14 +86,11 @@ int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
 	return per_mb * m + local;
 }
 
-int64_t ppcc_plan_reduction_bound(const ppcc_config *cfg)
+/* ceil(G / B): the gradient buckets of every layer on one device. */
+static double grad_buckets(const ppcc_config *cfg)
 {
 	const ppcc_pipeline *pl = &cfg->pipeline;
-	int64_t dp = pl->data_parallel > 0 ? pl->data_parallel : 1;
-	int64_t cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
 	int64_t S = (int64_t)pl->stages * (pl->chunks > 0 ? pl->chunks : 1);
-	if (dp * cp <= 1 || S < 1)
-		return 0;
 	double G = 0, B = ppcc_dp_bucket_bytes(pl);
 	int whole = 1;
 	for (int k = 0; k < cfg->model.n_layers; k++) {
@@ -74,7 +104,18 @@ int64_t ppcc_plan_reduction_bound(const ppcc_config *cfg)
 	if (!whole)
 		G += 0.5 * (double)S;
 	B = B >= 1 ? floor(B + 0.5) : 1;
-	double buckets = ceil(G / B);
+	return ceil(G / B);
+}
+
+int64_t ppcc_plan_reduction_bound(const ppcc_config *cfg)
+{
+	const ppcc_pipeline *pl = &cfg->pipeline;
+	int64_t dp = pl->data_parallel > 0 ? pl->data_parallel : 1;
+	int64_t cp = pl->context_parallel > 0 ? pl->context_parallel : 1;
+	int64_t S = (int64_t)pl->stages * (pl->chunks > 0 ? pl->chunks : 1);
+	if (dp * cp <= 1 || S < 1)
+		return 0;
+	double buckets = grad_buckets(cfg);
 	if (!(buckets < 0x1p62))
 		return INT64_MAX;
 	int64_t n = (int64_t)buckets + S - 1;
@@ -155,7 +196,12 @@ int ppcc_plan_budget_check_work(const ppcc_config *cfg, int format,
 	int64_t max_actions = b ? b->max_actions : 0;
 	if (max_actions <= 0)
 		max_actions = PPCC_MAX_ACTIONS_DEFAULT;
-	if (n <= max_actions)
+	/* gradients of 2^62 buckets or more are beyond what ppcc can plan
+	 * (over INT64_MAX / 4 bytes): the layer's range check says so, at
+	 * its line (plan/tables.c), not a budget it would never meet */
+	if (n <= max_actions || (reductions == INT64_MAX &&
+				 !(grad_buckets(cfg) < 0x1p62) &&
+				 ppcc_plan_action_count(pl) <= max_actions))
 		return cells_check(cfg, b ? b->max_work : 0, d);
 	/* blame the larger of the two factors, where it was set */
 	int64_t S = (int64_t)pl->stages * (pl->chunks > 0 ? pl->chunks : 1);
@@ -190,10 +236,16 @@ int ppcc_plan_budget_check_work(const ppcc_config *cfg, int format,
 			 pl->zero >= 1 && pl->zero <= 3
 			 ? "gradient reductions and parameter gathers"
 			 : "gradient reductions");
-	ppcc_error(d, loc, "%d stages x %d microbatches would make a schedule of "
-		   "%s%lld actions (%s%s), over the budget of %lld actions; raise "
-		   "it with --max-actions N", (int)S, pl->microbatches,
-		   reductions > 0 ? "up to " : "", (long long)n, size, of_them,
-		   (long long)max_actions);
+	int all = pl->kind == PPCC_SCHED_AUTO;
+	int buckets = reductions > n - reductions;
+	ppcc_error(d, loc, "%d stages x %d microbatches would make %s of "
+		   "%s%lld actions%s (%s%s), over the budget of %lld actions; "
+		   "raise it with --max-actions N%s", (int)S, pl->microbatches,
+		   all ? "schedules" : "a schedule",
+		   reductions > 0 ? "up to " : "", (long long)n,
+		   all ? " in all, one a kind the auto kind tries" : "", size,
+		   of_them, (long long)max_actions,
+		   buckets ? ", or make the gradient buckets larger "
+			     "(pipeline.dp_bucket_mb)" : "");
 	return PPCC_EINPUT;
 }

@@ -55,6 +55,19 @@ static const ppcc_loc search_loc = {"<search>", 0, 0};
 /* and a layer of a configuration planned (its costs, bounds and stage
  * tables: a plan of 2^20 layers on 1 to 32 stages, 1.2 to 5 s) */
 #define SEARCH_LAYER_WORK 256
+/* and an action of a configuration planned, its schedule built, lowered,
+ * checked and estimated once beside the split search's simulations: 90
+ * to 160 ns an action where a unit of enumeration is about 1.3 ns
+ * (searches of Llama 3 8B at global batches of 8,192 to 2^20 sequences,
+ * Llama 3 405B on 16,384 devices), counted at 32, the least that keeps
+ * such a search within the default budget's time, so that the examples
+ * and Llama 3 405B's search keep their room */
+#define SEARCH_ACTION_WORK 32
+/* and a layer visit of its bound's bisections (bound.c): a unit, as the
+ * enumeration's bounds count theirs (SEARCH_BOUND_WORK), though a visit
+ * takes 2 to 6 ns over thousands of layers (searches of 4,094 and 16,382
+ * transformer layers on 8 devices), the prefix arrays out of the caches */
+#define SEARCH_VISIT_WORK 1
 /* the partition cells of one configuration's plan (ppcc_budget) */
 #define SEARCH_PLAN_CELLS (PPCC_MAX_WORK_DEFAULT / 4)
 
@@ -1434,8 +1447,10 @@ static int search_helpers(const ppcc_search_options *o, size_t live)
  * sort, the families) and, unless its plan's budget refuses it at once,
  * its partition cells (n x p x v), returned; *sims: the actions its
  * split search may simulate (PPCC_STEP_ACTIONS, or PPCC_STEP_MIN_SIMS
- * simulations of a larger schedule), SEARCH_CELL_WORK units a cell and
- * SEARCH_LAYER_WORK a layer, counted when it is planned. */
+ * simulations of a larger schedule), SEARCH_CELL_WORK units a cell,
+ * SEARCH_LAYER_WORK a layer, SEARCH_ACTION_WORK an action of its
+ * schedule and SEARCH_VISIT_WORK a layer visit of its bound, counted
+ * when it is planned. */
 static int64_t cand_work(int64_t *sims, const ppcc_search_entry *e, int n,
 			 const ppcc_budget *b)
 {
@@ -1455,7 +1470,9 @@ static int64_t cand_work(int64_t *sims, const ppcc_search_entry *e, int n,
 	*sims = PPCC_STEP_MIN_SIMS * actions;
 	if (*sims < PPCC_STEP_ACTIONS)
 		*sims = PPCC_STEP_ACTIONS;
-	*sims += SEARCH_CELL_WORK * cells + SEARCH_LAYER_WORK * (int64_t)n;
+	*sims += SEARCH_CELL_WORK * cells + SEARCH_LAYER_WORK * (int64_t)n +
+		 SEARCH_ACTION_WORK * actions +
+		 SEARCH_VISIT_WORK * ppcc_bound_step_max_visits(n, e->p);
 	return config + cells;
 }
 

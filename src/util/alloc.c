@@ -223,6 +223,25 @@ void ppcc_arena_reset(ppcc_arena *a)
 	a->head->used = 0;
 }
 
+void ppcc_arena_adopt(ppcc_arena *a, ppcc_arena *from)
+{
+	if (!from || from == a)
+		return;
+	arena_chunk *last = from->head;
+	if (last) {
+		while (last->next)
+			last = last->next;
+		/* after a's head, which keeps filling */
+		if (a->head) {
+			last->next = a->head->next;
+			a->head->next = from->head;
+		} else {
+			a->head = from->head;
+		}
+	}
+	ppcc_free(from);
+}
+
 char *ppcc_arena_strndup(ppcc_arena *a, const char *s, size_t len)
 {
 	if (len == SIZE_MAX)

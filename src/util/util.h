@@ -102,6 +102,9 @@ void ppcc_arena_free(ppcc_arena *a);
 void *ppcc_arena_alloc(ppcc_arena *a, size_t n, size_t size);
 /* Forgets every allocation but keeps one chunk for the next ones. */
 void ppcc_arena_reset(ppcc_arena *a);
+/* Moves every allocation of from into a, to be freed with it, and frees
+ * from (NULL or a itself: nothing). */
+void ppcc_arena_adopt(ppcc_arena *a, ppcc_arena *from);
 /* A NUL-terminated copy of len bytes of s (which may hold NULs). */
 char *ppcc_arena_strndup(ppcc_arena *a, const char *s, size_t len);
 char *ppcc_arena_strdup(ppcc_arena *a, const char *s);
