@@ -1139,6 +1139,15 @@ START_TEST(cli_usage_errors_name_the_option)
 	const struct {
 		const char *argv[10], *first_line;
 	} cases[] = {
+		{{"foo"},
+		 "ppcc: unknown command 'foo' (plan, check, search, diagnose, "
+		 "devices or models)"},
+		{{"-q"},
+		 "ppcc: missing command (plan, check, search, diagnose, devices "
+		 "or models)"},
+		{{"plan", "x.yaml", "--memory-limit", "1048577"},
+		 "ppcc: --memory-limit: expected GiB per device (a number > 0, "
+		 "at most 1048576: 1 PiB), got '1048577'"},
 		{{"plan", "x.yaml", "-p", "0"},
 		 "ppcc: --stages: expected a positive integer, got '0'"},
 		{{"plan", "x.yaml", "--microbatches=0"},
@@ -1187,11 +1196,11 @@ START_TEST(cli_usage_errors_name_the_option)
 		 "ppcc: --max-actions: '99999999999999999999' is more than "
 		 "9223372036854775807"},
 		{{"plan", "x.yaml", "--memory-limit", "0x10"},
-		 "ppcc: --memory-limit: expected GiB per device (a number > 0), "
-		 "got '0x10'"},
+		 "ppcc: --memory-limit: expected GiB per device (a number > 0, "
+		 "at most 1048576: 1 PiB), got '0x10'"},
 		{{"plan", "x.yaml", "--memory-limit", "inf"},
-		 "ppcc: --memory-limit: expected GiB per device (a number > 0), "
-		 "got 'inf'"},
+		 "ppcc: --memory-limit: expected GiB per device (a number > 0, "
+		 "at most 1048576: 1 PiB), got 'inf'"},
 		{{"search", tiny, "--global-batch", " 8"},
 		 "ppcc: --global-batch: ' 8' is not a count of sequences, or "
 		 "of tokens with K or M (4M: 2^22)"},
@@ -1199,9 +1208,11 @@ START_TEST(cli_usage_errors_name_the_option)
 		 "ppcc: --global-batch: '+8' is not a count of sequences, or "
 		 "of tokens with K or M (4M: 2^22)"},
 		{{"search", tiny, "--global-batch", "8", "--memory-limit", "0x10"},
-		 "ppcc: --memory-limit: '0x10' is not GiB"},
+		 "ppcc: --memory-limit: expected GiB per device (a number > 0, "
+		 "at most 1048576: 1 PiB), got '0x10'"},
 		{{"search", tiny, "--global-batch", "8", "--memory-limit", " 40"},
-		 "ppcc: --memory-limit: ' 40' is not GiB"},
+		 "ppcc: --memory-limit: expected GiB per device (a number > 0, "
+		 "at most 1048576: 1 PiB), got ' 40'"},
 		{{"plan", "x.yaml", "--max-work", "+5"},
 		 "ppcc: --max-work: expected a positive integer, got '+5'"},
 		{{"search", tiny, "--global-batch", "8", "--max-work", "+5"},

@@ -1979,6 +1979,17 @@ START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 	/* as it was: planned */
 	ck_assert_int_eq(tu_write_file(model, src), 0);
 	tu_run r;
+	/* a key the search does not write (a hand's split, say), which
+	 * --from-search would not plan: refused at it */
+	char edited[4096];
+	tu_write_in(edited, sizeof edited, dir, "edited.json", json);
+	tu_replace_in_file(edited, "\"zero\": ", "\"partition\": [5, 5], \"zero\": ");
+	TU_PPCC(&r, "plan", "--from-search", edited);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "/edited.json:") &&
+		      strstr(r.err, ": error: top[0].pipeline.partition: not a "
+			     "key ppcc search writes here (schedule, stages,"),
+		      "exit %d: %s", r.status, r.err);
+	tu_run_free(&r);
 	TU_PPCC(&r, "plan", "--from-search", path);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.err, "");

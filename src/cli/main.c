@@ -155,6 +155,24 @@ static int report_status(int err, ppcc_diag *d)
 	return exit_code(err);
 }
 
+/* An emitter's "cannot write ..." names no file: the output's path is
+ * its place; its other messages pass as they are. */
+typedef struct at_output {
+	ppcc_diag *d;
+	const char *path;
+} at_output;
+
+static void output_diag(ppcc_severity sev, const ppcc_loc *loc,
+			const char *msg, void *user)
+{
+	const at_output *o = user;
+	ppcc_loc here = {strcmp(o->path, "-") == 0 ? "<stdout>" : o->path, 0, 0};
+	if (sev == PPCC_SEV_ERROR && !(loc && loc->file) &&
+	    strncmp(msg, "cannot write", 12) == 0)
+		loc = &here;
+	o->d->fn(sev, loc, msg, o->d->user);
+}
+
 static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 {
 	const char *path = o->output ? o->output : "-";
@@ -169,12 +187,15 @@ static int write_plan(const cli_options *o, const ppcc_plan *plan, ppcc_diag *d)
 		ppcc_cli_cannot_write(path, errno);
 		return EXIT_OUTPUT;
 	}
-	int errors = d->errors;
-	int err = ppcc_format_of(o->emit.format)->emit(out.f, plan, &o->emit, d);
+	at_output ao = {d, path};
+	ppcc_diag ed = {.fn = output_diag, .user = &ao};
+	int err = ppcc_format_of(o->emit.format)->emit(out.f, plan, &o->emit, &ed);
+	d->errors += ed.errors;
+	d->warnings += ed.warnings;
 	int write_errno = err == PPCC_EIO ? errno : 0;
 	errno = 0;
 	if ((ppcc_cli_output_close(&out, err == 0) < 0 && err == 0) || err == PPCC_EIO) {
-		if (err != PPCC_EIO || d->errors == errors)
+		if (err != PPCC_EIO || ed.errors == 0)
 			ppcc_cli_cannot_write(path, write_errno ? write_errno
 					   : errno ? errno : EIO);
 		return EXIT_OUTPUT;
@@ -568,9 +589,10 @@ static int apply_option(cli_options *o, int c, const char *arg,
 	case OPT_PARTITION: o->partition = arg; break;
 	case OPT_MEMORY_LIMIT: {
 		double g;
-		if (ppcc_cli_real(arg, 0, 1e6, &g) < 0 || !(g > 0))
+		if (ppcc_cli_real(arg, 0, 1048576, &g) < 0 || !(g > 0))
 			return usage_error("--memory-limit: expected GiB per device "
-					   "(a number > 0), got '%s'", arg);
+					   "(a number > 0, at most 1048576: 1 PiB), "
+					   "got '%s'", arg);
 		o->memory_limit = g * 1024.0 * 1024.0 * 1024.0;
 		break;
 	}
@@ -724,10 +746,12 @@ int main(int argc, char **argv)
 			return rc;
 	}
 	if (optind >= argc)
-		return usage_error("%s", "missing command (plan or check)");
+		return usage_error("%s", "missing command (plan, check, search, "
+				   "diagnose, devices or models)");
 	o.command = argv[optind];
 	if (strcmp(o.command, "plan") != 0 && strcmp(o.command, "check") != 0)
-		return usage_error("unknown command '%s' (plan or check)", o.command);
+		return usage_error("unknown command '%s' (plan, check, search, "
+				   "diagnose, devices or models)", o.command);
 	char **args = argv + optind;
 	int nargs = argc - optind;
 	optind = 0; /* 0: glibc re-reads the option string (no "+" now) */

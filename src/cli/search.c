@@ -795,9 +795,10 @@ int ppcc_cli_search(int argc, char **argv)
 		}
 		case O_MEM: {
 			double g;
-			if (ppcc_cli_real(optarg, 0, 1e6, &g) < 0 || !(g > 0))
-				return sr_usage("--memory-limit: '%s' is not GiB",
-						optarg);
+			if (ppcc_cli_real(optarg, 0, 1048576, &g) < 0 || !(g > 0))
+				return sr_usage("--memory-limit: expected GiB per "
+						"device (a number > 0, at most "
+						"1048576: 1 PiB), got '%s'", optarg);
 			so.memory_limit_bytes = g * 1024.0 * 1024.0 * 1024.0;
 			break;
 		}

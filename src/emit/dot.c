@@ -2000,6 +2000,12 @@ static int render(dot_ctx *x, FILE *f, int format, const char *engine)
 	GVC_t *gvc = dot_context();
 	if (!gvc)
 		return PPCC_ENOMEM;
+	/* cairo's bitmaps stop at 32,767 pixels a side (at 96 dpi, 341
+	 * inches), past which its plugin scales the picture down itself and
+	 * says so on stderr, out of the sink's reach: a bitmap larger than
+	 * 320 inches is scaled down to it here, by graphviz's size */
+	if (fi->binary)
+		agattr(x->g, AGRAPH, "size", "320,320");
 	if (gvLayout(gvc, x->g, engine) != 0) {
 		ppcc_error(x->d, NULL, "graphviz cannot lay out the graph with "
 			   "its \"%s\" engine (are graphviz's plugins "

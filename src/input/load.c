@@ -1763,6 +1763,11 @@ static void read_recompute_modules(loader *L, const section *s,
 			continue;
 		}
 		unsigned bit = 1u << w;
+		if (t->recompute_modules & bit) {
+			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: %s is named "
+			    "twice; name each module once", path, i, all[w]);
+			continue;
+		}
 		/* Megatron-LM raises for both (:1964-1973) */
 		if (bit == PPCC_RC_MLA_UP_PROJ && !t->mla.kind)
 			say(L, PPCC_SEV_ERROR, &item->loc, "%s[%d]: mla_up_proj "

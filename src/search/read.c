@@ -577,6 +577,43 @@ static void input_member(sr_check *c, const sr_node *root, const char *key,
 static const char *const recompute_words[] = {"none", "selective", "full",
 					      NULL};
 
+/* The keys ppcc search writes in an entry (cli/search.c, json_settings),
+ * its pipeline and its transformer: another is a hand's edit that
+ * --from-search would not plan, refused rather than passed over. */
+static const char *const entry_keys[] = {
+	"pipeline", "transformer", "micro_batch_size", "recompute", "fits",
+	"iteration_ms", "tokens_per_s", "mfu", "peak_memory_bytes",
+	"bubble_fraction", "lower_bound_ms", "headroom_bytes", NULL};
+static const char *const pipeline_keys[] = {
+	"schedule", "stages", "microbatches", "chunks", "tensor_parallel",
+	"data_parallel", "context_parallel", "global_batch_size", "zero",
+	"expert_parallel", "expert_tensor_parallel", NULL};
+static const char *const transformer_keys[] = {
+	"micro_batch_size", "recompute", "recompute_modules", NULL};
+
+static void known_keys(sr_check *c, const sr_node *obj, const char *path,
+		       const char *const *keys)
+{
+	for (const sr_node *x = obj->first; x; x = x->next) {
+		int k = 0;
+		while (keys[k] && strcmp(keys[k], x->key) != 0)
+			k++;
+		if (keys[k])
+			continue;
+		char where[160], msg[400];
+		size_t at = (size_t)snprintf(msg, sizeof msg, "not a key ppcc "
+					     "search writes here (");
+		for (int i = 0; keys[i] && at < sizeof msg; i++)
+			at += (size_t)snprintf(msg + at, sizeof msg - at, "%s%s",
+					       i == 0 ? "" : keys[i + 1] ? ", "
+					       : " or ", keys[i]);
+		if (at < sizeof msg)
+			snprintf(msg + at, sizeof msg - at, ")");
+		snprintf(where, sizeof where, "%s.%s", path, x->key);
+		bad(c, x->at, where, msg);
+	}
+}
+
 /* Entry i of top into out. */
 static void read_entry(sr_check *c, const sr_node *x, long i,
 		       ppcc_search_pick *out)
@@ -590,10 +627,33 @@ static void read_entry(sr_check *c, const sr_node *x, long i,
 		bad(c, x->at, path, "expected an object");
 		return;
 	}
+	known_keys(c, x, path, entry_keys);
 	e->b = count_member(c, x, path, "micro_batch_size", 1);
 	e->recompute = word_member(c, x, path, "recompute", recompute_words);
+	const sr_node *tf = get(x, "transformer");
+	if (tf) {
+		/* what the search writes twice, once beside the pipeline */
+		char tp[48];
+		snprintf(tp, sizeof tp, "%s.transformer", path);
+		tf = member(c, x, path, "transformer", V_OBJECT);
+		if (tf) {
+			known_keys(c, tf, tp, transformer_keys);
+			int b = count_member(c, tf, tp, "micro_batch_size", 1);
+			int rc = word_member(c, tf, tp, "recompute",
+					     recompute_words);
+			const sr_node *y = get(tf, "micro_batch_size");
+			if (y && b != e->b)
+				bad(c, y->at, tp, "micro_batch_size differs "
+				    "from the entry's");
+			y = get(tf, "recompute");
+			if (y && rc >= 0 && rc != e->recompute)
+				bad(c, y->at, tp, "recompute differs from the "
+				    "entry's");
+		}
+	}
 	const sr_node *pl = member(c, x, path, "pipeline", V_OBJECT);
 	if (pl) {
+		known_keys(c, pl, pp, pipeline_keys);
 		const char *kinds[PPCC_SCHED_COUNT + 1] = {NULL};
 		for (int k = 0; k < PPCC_SCHED_COUNT; k++)
 			kinds[k] = ppcc_schedule_kind_name(k);
