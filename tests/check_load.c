@@ -2114,6 +2114,30 @@ START_TEST(mtp_layer_params_and_flops_by_hand)
 }
 END_TEST
 
+/* Megatron-LM numbers an MTP module's block from 1, not after the
+ * decoder (2a75ac12 multi_token_prediction.py:1044-1051), and windows
+ * layer k unless k is a multiple of window_attn_skip_freq (transformer/
+ * utils.py:531-542): with a window every second layer, module 1 is
+ * windowed and module 2 attends in full, whatever the last block does. */
+START_TEST(mtp_blocks_are_windowed_as_megatron_numbers_them)
+{
+	loaded r;
+	load_text(&r, "model:\n  name: m\n  transformer: {layers: 2, "
+		      "hidden: 64, heads: 4, vocab: 100, seq_len: 32, "
+		      "swiglu: true, ffn_hidden: 128, sliding_window: 8, "
+		      "sliding_window_pattern: 2, mtp_layers: 2}\n" CLUSTER4);
+	ck_assert_msg(r.status == 0, "%s", r.diag.text);
+	const ppcc_layer *L = r.cfg.model.layers;
+	const ppcc_layer *w = &L[1], *f = &L[2];
+	ck_assert_double_lt(w->fwd_flops, f->fwd_flops);
+	ck_assert_double_eq(L[3].fwd_flops,
+			    2.0 * 32 * 64 * 100 + w->fwd_flops + f->fwd_flops +
+				    2 * 2.0 * 32 * (2.0 * 64 * 64 + 64 * 100));
+	ck_assert_double_eq(L[3].attn_flops, w->attn_flops + f->attn_flops);
+	done(&r);
+}
+END_TEST
+
 /* The experts' settings are checked where they are written. */
 START_TEST(moe_settings_are_checked)
 {
@@ -2856,6 +2880,7 @@ Suite *suite_load(void)
 		sliding_window_layer_scores_by_hand,
 		qk_norm_params_stash_and_kernels_by_hand,
 		mtp_layer_params_and_flops_by_hand,
+		mtp_blocks_are_windowed_as_megatron_numbers_them,
 		expert_parallel_folds_into_the_stage,
 		device_catalogue_rows_are_consistent,
 		model_presets_match_published_parameter_counts,

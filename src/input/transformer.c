@@ -619,8 +619,9 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 
 /* Multi-token prediction: mtp_layers modules after the last block, each
  * the RMSNorms of the next token's embedding and of the hidden state, the
- * 2h -> h projection of the two, a block of the last block's kind, a
- * final norm and the shared output layer with its own loss.  Megatron-LM
+ * 2h -> h projection of the two, a block of the last block's kind (module
+ * k's windowed as layer k), a final norm and the shared output layer with
+ * its own loss.  Megatron-LM
  * places them all on the last pipeline stage (d98e8a6 megatron/core/
  * transformer/multi_token_prediction.py:874-881), so the head carries
  * them, and that stage builds its own copy of the embedding (untied: the
@@ -633,20 +634,52 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 	double V = t->vocab, D = t->mtp_layers;
 	double sbh = s * b * h;
 	int sp = t->sequence_parallel;
-	block_shape g;
-	block_shape_at(&g, t, t->layers - 1);
-	ppcc_layer y = block_layer(t, &g, loc);
+	/* y: the D modules' blocks summed, each of the last block's kind
+	 * (experts or not) but windowed as Megatron-LM numbers it, from 1
+	 * (2a75ac12 multi_token_prediction.py:1044-1051): module k's
+	 * attention is windowed as the decoder's layer k's */
+	ppcc_layer y = {0};
+	for (int k = 0; k < t->mtp_layers; k++) {
+		block_shape g;
+		shape_of(&g, t, ppcc_transformer_is_moe(t, t->layers - 1),
+			 ppcc_transformer_is_windowed(t, k));
+		ppcc_layer yk = block_layer(t, &g, loc);
+		y.fwd_flops += yk.fwd_flops;
+		y.bwd_flops += yk.bwd_flops;
+		y.bwd_weight_flops += yk.bwd_weight_flops;
+		y.recompute_flops += yk.recompute_flops;
+		y.fp8_fwd_flops += yk.fp8_fwd_flops;
+		y.fp8_bwd_flops += yk.fp8_bwd_flops;
+		y.fp8_recompute_flops += yk.fp8_recompute_flops;
+		y.fp8_params += yk.fp8_params;
+		y.tp_gemm_flops += yk.tp_gemm_flops;
+		y.stash_bytes += yk.stash_bytes;
+		y.stash_replicated_bytes += yk.stash_replicated_bytes;
+		y.stash_weight_bytes += yk.stash_weight_bytes;
+		y.tp_fwd_allreduces += yk.tp_fwd_allreduces;
+		y.tp_bwd_allreduces += yk.tp_bwd_allreduces;
+		y.cp_kv_bytes += yk.cp_kv_bytes;
+		y.attn_flops += yk.attn_flops;
+		y.kernel_fwd_bytes += yk.kernel_fwd_bytes;
+		y.kernel_bwd_bytes += yk.kernel_bwd_bytes;
+		y.kernel_fwd_replicated_bytes += yk.kernel_fwd_replicated_bytes;
+		y.kernel_bwd_replicated_bytes += yk.kernel_bwd_replicated_bytes;
+		y.expert_params += yk.expert_params;
+		y.expert_fwd_flops += yk.expert_fwd_flops;
+		y.a2a_bytes += yk.a2a_bytes;
+		y.tp_replicated_params += yk.tp_replicated_params;
+	}
 	/* the projection's 2h x h and the logits, a token */
 	double weights = 2.0 * b * s * (2.0 * h * h + h * V);
-	head->fwd_flops += D * (y.fwd_flops + weights);
-	head->bwd_flops += D * (y.bwd_flops + 2.0 * weights);
-	head->bwd_weight_flops += D * (y.bwd_weight_flops + weights);
-	head->recompute_flops += D * y.recompute_flops;
-	head->fp8_fwd_flops += D * y.fp8_fwd_flops;
-	head->fp8_bwd_flops += D * y.fp8_bwd_flops;
-	head->fp8_recompute_flops += D * y.fp8_recompute_flops;
-	head->fp8_params += D * y.fp8_params;
-	head->tp_gemm_flops += D * y.tp_gemm_flops;
+	head->fwd_flops += y.fwd_flops + D * weights;
+	head->bwd_flops += y.bwd_flops + D * 2.0 * weights;
+	head->bwd_weight_flops += y.bwd_weight_flops + D * weights;
+	head->recompute_flops += y.recompute_flops;
+	head->fp8_fwd_flops += y.fp8_fwd_flops;
+	head->fp8_bwd_flops += y.fp8_bwd_flops;
+	head->fp8_recompute_flops += y.fp8_recompute_flops;
+	head->fp8_params += y.fp8_params;
+	head->tp_gemm_flops += y.tp_gemm_flops;
 	head->params += D * mtp_module_params(t) +
 			(t->tie_embeddings ? 0.0 : V * h);
 	/* that copy of the embedding (tied, the output layer's already) */
@@ -654,34 +687,34 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 	/* the inputs of the two norms, of the projection (2h), of the final
 	 * norm and of the output layer, and the logits as the head's */
 	double own = 12.0 * sbh;
-	head->stash_bytes += D * (y.stash_bytes + own + head->logits_bytes);
+	head->stash_bytes += y.stash_bytes + D * (own + head->logits_bytes);
 	head->stash_replicated_bytes +=
-		D * (y.stash_replicated_bytes + (sp ? 0.0 : own));
+		y.stash_replicated_bytes + D * (sp ? 0.0 : own);
 	head->logits_bytes += D * head->logits_bytes;
 	/* the projection's input and output gradient, the output layer's
 	 * input and the logits' gradient */
-	head->stash_weight_bytes += D * (y.stash_weight_bytes + 8.0 * sbh +
-					 2.0 * s * b * V);
+	head->stash_weight_bytes += y.stash_weight_bytes +
+				    D * (8.0 * sbh + 2.0 * s * b * V);
 	/* the embedding's all-reduce and the gather of the projection's
 	 * column-parallel output (half of one), forward; the projection's
 	 * 2h-wide input gradient (two) and the output layer's, backward */
-	head->tp_fwd_allreduces += D * (y.tp_fwd_allreduces + 1.5);
-	head->tp_bwd_allreduces += D * (y.tp_bwd_allreduces + 3.0);
-	head->cp_kv_bytes += D * y.cp_kv_bytes;
-	head->attn_flops += D * y.attn_flops;
+	head->tp_fwd_allreduces += y.tp_fwd_allreduces + D * 1.5;
+	head->tp_bwd_allreduces += y.tp_bwd_allreduces + D * 3.0;
+	head->cp_kv_bytes += y.cp_kv_bytes;
+	head->attn_flops += y.attn_flops;
 	/* three norms, read and written, and the loss */
-	head->kernel_fwd_bytes += D * (y.kernel_fwd_bytes + 12.0 * sbh +
-				       10.0 * s * b * V);
-	head->kernel_bwd_bytes += D * (y.kernel_bwd_bytes + 24.0 * sbh +
-				       20.0 * s * b * V);
+	head->kernel_fwd_bytes += y.kernel_fwd_bytes +
+				  D * (12.0 * sbh + 10.0 * s * b * V);
+	head->kernel_bwd_bytes += y.kernel_bwd_bytes +
+				  D * (24.0 * sbh + 20.0 * s * b * V);
 	head->kernel_fwd_replicated_bytes +=
-		D * (y.kernel_fwd_replicated_bytes + (sp ? 0.0 : 12.0 * sbh));
+		y.kernel_fwd_replicated_bytes + D * (sp ? 0.0 : 12.0 * sbh);
 	head->kernel_bwd_replicated_bytes +=
-		D * (y.kernel_bwd_replicated_bytes + (sp ? 0.0 : 24.0 * sbh));
-	head->expert_params += D * y.expert_params;
-	head->expert_fwd_flops += D * y.expert_fwd_flops;
-	head->a2a_bytes += D * y.a2a_bytes;
-	head->tp_replicated_params += D * y.tp_replicated_params;
+		y.kernel_bwd_replicated_bytes + D * (sp ? 0.0 : 24.0 * sbh);
+	head->expert_params += y.expert_params;
+	head->expert_fwd_flops += y.expert_fwd_flops;
+	head->a2a_bytes += y.a2a_bytes;
+	head->tp_replicated_params += y.tp_replicated_params;
 }
 
 int ppcc_transformer_expand(ppcc_layer **out, int *out_n, ppcc_arena *a,
