@@ -1064,6 +1064,20 @@ END_TEST
  * beyond the reserve (the JSON's headroom_bytes, each entry's at least
  * it), so a headroom above the default winner's changes the winner; a
  * percent is of the memory a device has for training. */
+/* A --memory-limit at or under the cluster's reserve is the command
+ * line's error, not the file's cluster section's. */
+START_TEST(cli_memory_limit_under_the_reserve_is_the_command_lines)
+{
+	tu_run r;
+	TU_PPCC(&r, "plan", example("tiny.yaml"), "--memory-limit", "1.5");
+	ck_assert_msg(r.status == 1 && strstr(r.err, "ppcc: <command line>: "
+		      "error: --memory-limit 1.5 GiB leaves nothing beside the "
+		      "cluster's reserved_gib 2.00 (") && !strstr(r.err,
+		      "tiny.yaml:23:1"), "exit %d: %s", r.status, r.err);
+	tu_run_free(&r);
+}
+END_TEST
+
 START_TEST(cli_headroom_sets_what_a_configuration_leaves_free)
 {
 	char *tiny = example("tiny.yaml");
@@ -1438,6 +1452,7 @@ Suite *suite_cli(void)
 		cli_trainer_option_plans_that_trainers_memory,
 		cli_expert_parallel_and_fixed_kinds_say_why,
 		cli_usage_errors_name_the_option,
+		cli_memory_limit_under_the_reserve_is_the_command_lines,
 		cli_headroom_sets_what_a_configuration_leaves_free,
 		cli_plan_writes_output_file,
 		cli_bad_input_leaves_existing_output_untouched,

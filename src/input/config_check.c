@@ -526,6 +526,17 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 			     "devices; its collectives are charged to the "
 			     "inter-node link", (long long)t, cl->devices_per_node);
 	}
+	if (cl->memory_limit_bytes > 0 &&
+	    cl->reserved_bytes >= cl->memory_limit_bytes) {
+		/* every group's memory is the command line's */
+		loc = (ppcc_loc){PPCC_COMMAND_LINE, 0, 0};
+		ppcc_error(d, &loc, "--memory-limit %.4g GiB leaves nothing "
+			   "beside the cluster's reserved_gib %.2f (%s); give "
+			   "more than it", cl->memory_limit_bytes / 1073741824.0,
+			   cl->reserved_bytes / 1073741824.0,
+			   cl->loc.file ? cl->loc.file : "the cluster");
+		return;
+	}
 	for (int g = 0; g < cl->n_groups; g++)
 		if (cl->reserved_bytes >= cl->groups[g].memory_bytes) {
 			loc = where(c, &cl->loc);

@@ -158,6 +158,8 @@ typedef struct ppcc_cluster {
 	 * node is no larger than theirs; PPCC_NVLS_NONE otherwise */
 	int nvls;
 	double reserved_bytes; /* per device: CUDA context, NCCL, fragments */
+	/* every group's memory_bytes set by --memory-limit (0: the file's) */
+	double memory_limit_bytes;
 } ppcc_cluster;
 
 /* The trainer a plan is for (pipeline.trainer): what it holds in

@@ -87,6 +87,7 @@ int ppcc_config_limit_memory(ppcc_config *cfg, ppcc_arena *a, double bytes)
 		g[i].memory_bytes = bytes;
 	}
 	cfg->cluster.groups = g;
+	cfg->cluster.memory_limit_bytes = bytes;
 	return 0;
 }
 
