@@ -1990,6 +1990,26 @@ START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 			     "key ppcc search writes here (schedule, stages,"),
 		      "exit %d: %s", r.status, r.err);
 	tu_run_free(&r);
+	/* an entry's setting that its schedule refuses is refused at the
+	 * value in the JSON (here a hand's two chunks for 1f1b) */
+	char twice[4096];
+	tu_write_in(twice, sizeof twice, dir, "chunks.json", json);
+	tu_replace_in_file(twice, "\"chunks\": 1", "\"chunks\": 2");
+	char *edit = tu_read_file(twice, NULL);
+	const char *g = strstr(edit, "\"chunks\": 2");
+	ck_assert_ptr_nonnull(g);
+	int line = 1, col = 1;
+	for (const char *q = edit; q < g + strlen("\"chunks\": "); q++, col++)
+		if (*q == '\n')
+			line++, col = 0;
+	free(edit);
+	char at[64];
+	snprintf(at, sizeof at, "/chunks.json:%d:%d: error: 2 chunks per rank",
+		 line, col);
+	TU_PPCC(&r, "plan", "--from-search", twice);
+	ck_assert_msg(r.status == 1 && strstr(r.err, at), "want %s: exit %d: %s",
+		      at, r.status, r.err);
+	tu_run_free(&r);
 	TU_PPCC(&r, "plan", "--from-search", path);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.err, "");

@@ -223,7 +223,10 @@ static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
 	if (p.memory_limit_bytes > 0 &&
 	    (err = ppcc_config_limit_memory(&base, a, p.memory_limit_bytes)) < 0)
 		return err;
-	return ppcc_search_config(cfg, a, &base, &p.e);
+	if ((err = ppcc_search_config(cfg, a, &base, &p.e)) < 0)
+		return err;
+	ppcc_search_pick_locate(cfg, &p);
+	return 0;
 }
 
 /* The configuration of a model file and r's settings over it. */

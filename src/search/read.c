@@ -652,6 +652,24 @@ static void read_entry(sr_check *c, const sr_node *x, long i,
 		}
 	}
 	const sr_node *pl = member(c, x, path, "pipeline", V_OBJECT);
+	struct { const char *key; ppcc_loc *loc; const sr_node *in; } at[] = {
+		{"schedule", &out->kind_loc, pl},
+		{"stages", &out->stages_loc, pl},
+		{"microbatches", &out->microbatches_loc, pl},
+		{"chunks", &out->chunks_loc, pl},
+		{"tensor_parallel", &out->tensor_parallel_loc, pl},
+		{"data_parallel", &out->data_parallel_loc, pl},
+		{"context_parallel", &out->context_parallel_loc, pl},
+		{"global_batch_size", &out->global_batch_size_loc, pl},
+		{"zero", &out->zero_loc, pl},
+		{"expert_parallel", &out->expert_parallel_loc, pl},
+		{"expert_tensor_parallel", &out->expert_tensor_parallel_loc, pl},
+		{"micro_batch_size", &out->micro_batch_size_loc, x},
+		{"recompute", &out->recompute_loc, x}};
+	for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+		const sr_node *y = at[k].in ? get(at[k].in, at[k].key) : NULL;
+		*at[k].loc = sr_loc(c->rd, c->name, y ? y->at : x->at);
+	}
 	if (pl) {
 		known_keys(c, pl, pp, pipeline_keys);
 		const char *kinds[PPCC_SCHED_COUNT + 1] = {NULL};
@@ -797,4 +815,22 @@ int ppcc_search_read(ppcc_search_pick *out, ppcc_arena *a, const char *path,
 	ppcc_free(rd.pool);
 	ppcc_free((char *)rd.buf);
 	return err;
+}
+
+void ppcc_search_pick_locate(ppcc_config *cfg, const ppcc_search_pick *p)
+{
+	ppcc_pipeline *pl = &cfg->pipeline;
+	pl->kind_loc = p->kind_loc;
+	pl->stages_loc = p->stages_loc;
+	pl->microbatches_loc = p->microbatches_loc;
+	pl->chunks_loc = p->chunks_loc;
+	pl->tensor_parallel_loc = p->tensor_parallel_loc;
+	pl->data_parallel_loc = p->data_parallel_loc;
+	pl->context_parallel_loc = p->context_parallel_loc;
+	pl->global_batch_size_loc = p->global_batch_size_loc;
+	pl->zero_loc = p->zero_loc;
+	if (pl->expert_parallel_loc.file) {
+		pl->expert_parallel_loc = p->expert_parallel_loc;
+		pl->expert_tensor_parallel_loc = p->expert_tensor_parallel_loc;
+	}
 }

@@ -249,7 +249,17 @@ typedef struct ppcc_search_pick {
 	double memory_limit_bytes; /* --memory-limit; 0: the devices' */
 	ppcc_loc entry_loc, model_loc, cluster_loc; /* in the JSON */
 	ppcc_loc model_text_loc;
+	/* the entry's pipeline settings and its micro-batch size and
+	 * recompute, where the JSON gives them (the entry's when not) */
+	ppcc_loc kind_loc, stages_loc, microbatches_loc, chunks_loc,
+		tensor_parallel_loc, data_parallel_loc, context_parallel_loc,
+		global_batch_size_loc, zero_loc, expert_parallel_loc,
+		expert_tensor_parallel_loc, micro_batch_size_loc, recompute_loc;
 } ppcc_search_pick;
+
+/* Puts the locations of pick's settings on cfg's pipeline, which
+ * ppcc_search_config built from its entry. */
+void ppcc_search_pick_locate(ppcc_config *cfg, const ppcc_search_pick *pick);
 
 /* Reads entry rank (1-based, as the search's table numbers them) of the
  * search's JSON at path ("-": stdin): 0; PPCC_EINPUT after reporting,
