@@ -1002,10 +1002,14 @@ int ppcc_cli_search(int argc, char **argv)
 		 * the search planned it on (--memory-limit) */
 		ppcc_emit_options eo = {.format = fi->format,
 					.model_summary_shown = 1};
-		if ((so.memory_limit_bytes > 0 &&
-		     (err = ppcc_config_limit_memory(&cfg, a,
-						     so.memory_limit_bytes)) < 0) ||
-		    (err = ppcc_search_config(&wc, a, &cfg, &r.top[0])) < 0 ||
+		err = so.memory_limit_bytes > 0
+		      ? ppcc_config_limit_memory(&cfg, a, so.memory_limit_bytes)
+		      : 0;
+		/* with the headroom kept free, as the search planned it */
+		ppcc_config kept = cfg;
+		kept.cluster.reserved_bytes += so.headroom_bytes;
+		if (err < 0 ||
+		    (err = ppcc_search_config(&wc, a, &kept, &r.top[0])) < 0 ||
 		    (err = ppcc_config_check(&wc, &d)) < 0 ||
 		    (err = ppcc_plan_build(&plan, a, &wc, &d)) < 0) {
 			rc = 4;

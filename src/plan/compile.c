@@ -223,6 +223,10 @@ static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
 	if (p.memory_limit_bytes > 0 &&
 	    (err = ppcc_config_limit_memory(&base, a, p.memory_limit_bytes)) < 0)
 		return err;
+	/* the search planned each configuration to leave its headroom
+	 * free, as if the reserve held it too (search.c): so does the plan,
+	 * whose split is then the search's */
+	base.cluster.reserved_bytes += p.headroom_bytes;
 	if ((err = ppcc_search_config(cfg, a, &base, &p.e)) < 0)
 		return err;
 	ppcc_search_pick_locate(cfg, &p);

@@ -766,6 +766,10 @@ static int sr_check_all(sr_check *c, int rank, ppcc_search_pick *out)
 			bad(c, t->at, "trainer", "expected megatron, torchtitan "
 			    "or deepspeed");
 	}
+	/* what the search kept free beyond the reserve (--headroom) */
+	if (get(root, "headroom_bytes"))
+		out->headroom_bytes = figure_member(c, root, "",
+						    "headroom_bytes");
 	const sr_node *mem = get(root, "memory_limit_bytes");
 	if (mem) {
 		out->memory_limit_bytes = figure_member(c, root, "",

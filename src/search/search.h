@@ -247,6 +247,8 @@ typedef struct ppcc_search_pick {
 	int trainer;               /* --trainer's (ppcc_trainer), or -1 */
 	uint64_t model_fingerprint, cluster_fingerprint; /* FNV-1a 64 */
 	double memory_limit_bytes; /* --memory-limit; 0: the devices' */
+	double headroom_bytes;     /* --headroom's, kept free beside the
+				    * reserve as the search planned */
 	ppcc_loc entry_loc, model_loc, cluster_loc; /* in the JSON */
 	ppcc_loc model_text_loc;
 	/* the entry's pipeline settings and its micro-batch size and
