@@ -2063,6 +2063,37 @@ START_TEST(from_search_keeps_the_searchs_headroom_free)
 }
 END_TEST
 
+/* The model --model and --devices made is kept in the JSON as
+ * model_text: what the loader says of a text edited there is at it. */
+START_TEST(from_search_locates_its_model_text)
+{
+	char *dir = tu_mkdtemp(), path[4096];
+	snprintf(path, sizeof path, "%s/p.json", dir);
+	tu_run r;
+	TU_PPCC(&r, "search", "--model", "llama3-8b", "--devices", "16xh100",
+		"--global-batch", "64", "-f", "json", "--top", "1", "-o", path);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	tu_replace_in_file(path, "preset: llama3-8b", "preset: llama3-8x");
+	char *json = tu_read_file(path, NULL);
+	const char *at = strstr(json, "\"model_text\": ");
+	ck_assert_ptr_nonnull(at);
+	int line = 1, col = 1;
+	for (const char *q = json; q < at + strlen("\"model_text\": "); q++, col++)
+		if (*q == '\n')
+			line++, col = 0;
+	free(json);
+	char want[128];
+	snprintf(want, sizeof want, "/p.json:%d:%d: error: model_text: "
+		 "model.transformer.preset: expected llama3-8b", line, col);
+	TU_PPCC(&r, "plan", "--from-search", path);
+	ck_assert_msg(r.status == 1 && strstr(r.err, want), "want %s: exit "
+		      "%d: %s", want, r.status, r.err);
+	tu_run_free(&r);
+	tu_rmtree_free(dir);
+}
+END_TEST
+
 START_TEST(from_search_with_what_contradicts_it_is_a_usage_error)
 {
 	char *dir = tu_mkdtemp();
@@ -2229,6 +2260,7 @@ Suite *suite_search(void)
 		an_exported_configuration_compares_at_the_plans_peak,
 		from_search_refuses_what_it_cannot_plan_as_searched,
 		from_search_keeps_the_searchs_headroom_free,
+		from_search_locates_its_model_text,
 		from_search_with_what_contradicts_it_is_a_usage_error,
 		NULL});
 	tu_tcase(s, "threads", 300, (const TTest *const[]){

@@ -147,6 +147,24 @@ static int same_input(const ppcc_search_pick *p, const char *what,
 	return PPCC_EINPUT;
 }
 
+/* The model_text of a search's JSON, loaded: what the loader says of it
+ * is at the JSON's model_text, the text having no lines of its own. */
+typedef struct in_text {
+	ppcc_diag *d;
+	ppcc_loc at;
+} in_text;
+
+static void text_diag(ppcc_severity sev, const ppcc_loc *loc, const char *msg,
+		      void *user)
+{
+	in_text *t = user;
+	if (loc && loc->file && strcmp(loc->file, PPCC_COMMAND_LINE) == 0) {
+		ppcc_diag_report(t->d, sev, &t->at, "model_text: %s", msg);
+		return;
+	}
+	ppcc_diag_report(t->d, sev, loc, "%s", msg);
+}
+
 /* The configuration of a search's entry (r->from_search), as the search
  * planned it (search.c, evaluate): the files it read, its memory limit,
  * the entry's settings (ppcc_search_config). */
@@ -187,9 +205,11 @@ static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
 	}
 	if (text) {
 		/* the text must be what the search read: its fingerprint */
+		in_text it = {d, p.model_text_loc};
+		ppcc_diag td = {.fn = text_diag, .user = &it};
 		if ((err = ppcc_config_load_text(&base, a, PPCC_COMMAND_LINE,
 						 p.model_text,
-						 strlen(p.model_text), d)) < 0)
+						 strlen(p.model_text), &td)) < 0)
 			return err;
 		if (base.fingerprint != p.model_fingerprint) {
 			ppcc_error(d, &p.model_text_loc, "model_text is not "
