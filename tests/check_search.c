@@ -1887,6 +1887,21 @@ START_TEST(an_exported_configuration_compares_at_the_plans_peak)
 }
 END_TEST
 
+/* The line and column, as ppcc counts them, of the byte skip past the
+ * first needle in the file at path. */
+static void value_at(const char *path, const char *needle, size_t skip,
+		     int *line, int *col)
+{
+	char *text = tu_read_file(path, NULL);
+	const char *at = strstr(text, needle);
+	ck_assert_msg(at != NULL, "no '%s' in %s", needle, path);
+	*line = 1, *col = 1;
+	for (const char *q = text; q < at + skip; q++, (*col)++)
+		if (*q == '\n')
+			(*line)++, *col = 0;
+	free(text);
+}
+
 START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 {
 	char *dir = tu_mkdtemp();
@@ -1995,14 +2010,8 @@ START_TEST(from_search_refuses_what_it_cannot_plan_as_searched)
 	char twice[4096];
 	tu_write_in(twice, sizeof twice, dir, "chunks.json", json);
 	tu_replace_in_file(twice, "\"chunks\": 1", "\"chunks\": 2");
-	char *edit = tu_read_file(twice, NULL);
-	const char *g = strstr(edit, "\"chunks\": 2");
-	ck_assert_ptr_nonnull(g);
-	int line = 1, col = 1;
-	for (const char *q = edit; q < g + strlen("\"chunks\": "); q++, col++)
-		if (*q == '\n')
-			line++, col = 0;
-	free(edit);
+	int line, col;
+	value_at(twice, "\"chunks\": 2", strlen("\"chunks\": "), &line, &col);
 	char at[64];
 	snprintf(at, sizeof at, "/chunks.json:%d:%d: error: 2 chunks per rank",
 		 line, col);
@@ -2074,15 +2083,17 @@ START_TEST(from_search_locates_its_model_text)
 		"--global-batch", "64", "-f", "json", "--top", "1", "-o", path);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
+	/* such a search compares too: its model_text is a key the compare
+	 * file's search object has (load.c) */
+	TU_PPCC(&r, "search", "--model", "llama3-8b", "--devices", "16xh100",
+		"--global-batch", "64", "--compare", path, "--top", "1");
+	ck_assert_msg(r.status == 0 && strstr(r.out, "compared: the winner"),
+		      "exit %d: %s", r.status, r.err);
+	tu_run_free(&r);
 	tu_replace_in_file(path, "preset: llama3-8b", "preset: llama3-8x");
-	char *json = tu_read_file(path, NULL);
-	const char *at = strstr(json, "\"model_text\": ");
-	ck_assert_ptr_nonnull(at);
-	int line = 1, col = 1;
-	for (const char *q = json; q < at + strlen("\"model_text\": "); q++, col++)
-		if (*q == '\n')
-			line++, col = 0;
-	free(json);
+	int line, col;
+	value_at(path, "\"model_text\": ", strlen("\"model_text\": "), &line,
+		 &col);
 	char want[128];
 	snprintf(want, sizeof want, "/p.json:%d:%d: error: model_text: "
 		 "model.transformer.preset: expected llama3-8b", line, col);

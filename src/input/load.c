@@ -2971,18 +2971,14 @@ static const char *const compare_search_keys[] = {
 	"cluster_fingerprint", "memory_limit_bytes", "devices", "global_batch_size", "considered",
 	"pruned", "pruned_memory", "pruned_bound", "invalid", "simulated",
 	"infeasible", "faster_unfit", "seconds", "tie_band", "ties",
-	"headroom_bytes", "top", "families", "compared", NULL};
+	"headroom_bytes", "top", "families", "compared", "model_text",
+	"trainer", NULL};
 static const char *const compare_entry_keys[] = {
 	"name", "pipeline", "transformer", "micro_batch_size", "recompute",
 	"fits", "iteration_ms", "tokens_per_s", "mfu", "peak_memory_bytes",
 	"bubble_fraction", "lower_bound_ms", "headroom_bytes", "rank",
 	"rank_exact", "in_space", NULL};
-static const char *const compare_pipeline_keys[] = {
-	"schedule", "stages", "microbatches", "chunks", "tensor_parallel",
-	"data_parallel", "context_parallel", "global_batch_size", "zero",
-	"expert_parallel", "expert_tensor_parallel", NULL};
-static const char *const compare_transformer_keys[] = {
-	"micro_batch_size", "recompute", "recompute_modules", NULL};
+
 
 /* A search's recompute_modules, the names it writes, into e. */
 static void read_compare_modules(ppcc_compare_entry *e, const section *s)
@@ -3060,7 +3056,7 @@ static void read_compare_entry(ppcc_compare_entry *e, loader *L,
 	if (!v) {
 		sec_missing(&s, "pipeline");
 	} else if (sec_open(&ps, L, &s, k, "pipeline", v,
-			    compare_pipeline_keys) == 0) {
+			    ppcc_search_pipeline_keys) == 0) {
 		p->loc = k->loc;
 		sec_int(&ps, "stages", 1, PPCC_MAX_COUNT, 0, &p->stages,
 			&p->stages_loc);
@@ -3088,7 +3084,7 @@ static void read_compare_entry(ppcc_compare_entry *e, loader *L,
 	}
 	if ((v = sec_get(&s, "transformer", &k)) &&
 	    sec_open(&ts, L, &s, k, "transformer", v,
-		     compare_transformer_keys) == 0) {
+		     ppcc_search_transformer_keys) == 0) {
 		read_compare_mbs(e, &ts);
 		read_compare_modules(e, &ts);
 	}

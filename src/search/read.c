@@ -584,11 +584,11 @@ static const char *const entry_keys[] = {
 	"pipeline", "transformer", "micro_batch_size", "recompute", "fits",
 	"iteration_ms", "tokens_per_s", "mfu", "peak_memory_bytes",
 	"bubble_fraction", "lower_bound_ms", "headroom_bytes", NULL};
-static const char *const pipeline_keys[] = {
+const char *const ppcc_search_pipeline_keys[] = {
 	"schedule", "stages", "microbatches", "chunks", "tensor_parallel",
 	"data_parallel", "context_parallel", "global_batch_size", "zero",
 	"expert_parallel", "expert_tensor_parallel", NULL};
-static const char *const transformer_keys[] = {
+const char *const ppcc_search_transformer_keys[] = {
 	"micro_batch_size", "recompute", "recompute_modules", NULL};
 
 static void known_keys(sr_check *c, const sr_node *obj, const char *path,
@@ -637,7 +637,7 @@ static void read_entry(sr_check *c, const sr_node *x, long i,
 		snprintf(tp, sizeof tp, "%s.transformer", path);
 		tf = member(c, x, path, "transformer", V_OBJECT);
 		if (tf) {
-			known_keys(c, tf, tp, transformer_keys);
+			known_keys(c, tf, tp, ppcc_search_transformer_keys);
 			int b = count_member(c, tf, tp, "micro_batch_size", 1);
 			int rc = word_member(c, tf, tp, "recompute",
 					     recompute_words);
@@ -671,7 +671,7 @@ static void read_entry(sr_check *c, const sr_node *x, long i,
 		*at[k].loc = sr_loc(c->rd, c->name, y ? y->at : x->at);
 	}
 	if (pl) {
-		known_keys(c, pl, pp, pipeline_keys);
+		known_keys(c, pl, pp, ppcc_search_pipeline_keys);
 		const char *kinds[PPCC_SCHED_COUNT + 1] = {NULL};
 		for (int k = 0; k < PPCC_SCHED_COUNT; k++)
 			kinds[k] = ppcc_schedule_kind_name(k);

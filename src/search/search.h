@@ -259,6 +259,12 @@ typedef struct ppcc_search_pick {
 		expert_tensor_parallel_loc, micro_batch_size_loc, recompute_loc;
 } ppcc_search_pick;
 
+/* The keys ppcc search writes in an entry's pipeline and transformer
+ * (cli/search.c, json_settings), NULL-terminated: what --from-search and
+ * a compare file's search entries take. */
+extern const char *const ppcc_search_pipeline_keys[];
+extern const char *const ppcc_search_transformer_keys[];
+
 /* Puts the locations of pick's settings on cfg's pipeline, which
  * ppcc_search_config built from its entry. */
 void ppcc_search_pick_locate(ppcc_config *cfg, const ppcc_search_pick *pick);
