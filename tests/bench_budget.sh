@@ -48,6 +48,11 @@ sed 's/devices: 16$/devices: 1048576/' "$src/examples/llama3-8b.yaml" \
 	>"$dir/llama3-8b-mega.yaml"
 sed 's/global_batch_size: 64$/global_batch_size: 1048576/' \
 	"$dir/llama3-8b-mega.yaml" >"$dir/llama3-8b-mega-batch.yaml"
+cat >"$dir/deep64.yaml" <<'YAML'
+model: {name: deep, transformer: {layers: 4094, hidden: 256, heads: 4, ffn_hidden: 1024, vocab: 32000, seq_len: 512}}
+cluster: {devices: 64, device: h100}
+pipeline: {global_batch_size: 64}
+YAML
 sed 's/layers: 32$/layers: 4094/' "$src/examples/llama3-8b.yaml" \
 	>"$dir/llama3-8b-deep.yaml"
 
@@ -73,6 +78,7 @@ search transformer of 2^20, 2^20 devices|search $dir/huge.yaml
 search llama3-8b on 2^20 devices|search $dir/llama3-8b-mega.yaml
 search llama3-8b, 2^20 devices and batch|search $dir/llama3-8b-mega-batch.yaml
 search llama3-8b of 4094 layers|search $dir/llama3-8b-deep.yaml
+search 4094 small layers, 64 devices|search $dir/deep64.yaml
 search llama3-8b on 2^20 devices, --allow-idle|search $dir/llama3-8b-mega.yaml --allow-idle
 plan llama3-8b of 4094 layers, -s auto|plan $dir/llama3-8b-deep.yaml -s auto
 plan tiny -s auto, 2 stages x 25000 mb|plan $src/examples/tiny.yaml -p 2 -m 25000 -s auto

@@ -281,7 +281,7 @@ START_TEST(auto_holds_three_plans_and_counts_them_all)
 	run_ppcc(&r, (const char *[]){"plan", path, "-p", "2", "-m", "40000",
 				      "-s", "auto", NULL});
 	ck_assert_msg(r.status == 1 && strstr(r.err, "2 stages x 40000 "
-		      "microbatches would make schedules of up to 6159995 "
+		      "microbatches would make schedules of up to 6160067 "
 		      "actions in all, one a kind the auto kind tries"),
 		      "exit %d: %s", r.status, r.err);
 	tu_run_free(&r);

@@ -1075,6 +1075,14 @@ START_TEST(cli_memory_limit_under_the_reserve_is_the_command_lines)
 		      "cluster's reserved_gib 2.00 (") && !strstr(r.err,
 		      "tiny.yaml:23:1"), "exit %d: %s", r.status, r.err);
 	tu_run_free(&r);
+	/* the search too, before anything is searched */
+	TU_PPCC(&r, "search", example("tiny.yaml"), "--global-batch", "8",
+		"--memory-limit", "2");
+	ck_assert_msg(r.status == 1 && strstr(r.err, "ppcc: <command line>: "
+		      "error: --memory-limit 2 GiB leaves nothing beside the "
+		      "cluster's reserved_gib 2.00 (") && !*r.out, "exit %d: %s",
+		      r.status, r.err);
+	tu_run_free(&r);
 }
 END_TEST
 

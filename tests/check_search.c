@@ -2066,8 +2066,32 @@ START_TEST(from_search_keeps_the_searchs_headroom_free)
 		TU_PPCC(&r, "plan", "--from-search", path, "--rank", rank);
 		ck_assert_msg(r.status == 0 && !strstr(r.err, "warning"),
 			      "rank %d: exit %d: %s", k, r.status, r.err);
+		/* the reserve is the file's; the caps are less the headroom */
+		ck_assert_msg(strstr(r.out, "  of GiB: the device's memory less "
+				     "its reserve and the search's headroom") &&
+			      strstr(r.out, "    2.00  "), "%s", r.out);
 		tu_run_free(&r);
 	}
+	/* a headroom that leaves nothing is an error at it */
+	char *json = tu_read_file(path, NULL);
+	char *h = strstr(json, "\n  \"headroom_bytes\": ");
+	ck_assert_ptr_nonnull(h);
+	char odd[4096];
+	tu_write_in(odd, sizeof odd, dir, "odd.json", json);
+	free(json);
+	int line, col;
+	value_at(odd, "\n  \"headroom_bytes\": ", strlen("\n  \"headroom_bytes\": "),
+		 &line, &col);
+	tu_replace_in_file(odd, "\n  \"headroom_bytes\": ",
+			   "\n  \"headroom_bytes\": 1e30, \"x\": ");
+	char want[128];
+	snprintf(want, sizeof want, "/odd.json:%d:%d: error: headroom_bytes: ",
+		 line, col);
+	TU_PPCC(&r, "plan", "--from-search", odd);
+	ck_assert_msg(r.status == 1 && strstr(r.err, want) &&
+		      strstr(r.err, "leaves nothing of the"), "want %s: exit %d: "
+		      "%s", want, r.status, r.err);
+	tu_run_free(&r);
 	tu_rmtree_free(dir);
 }
 END_TEST

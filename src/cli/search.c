@@ -973,7 +973,11 @@ int ppcc_cli_search(int argc, char **argv)
 		so.progress = show_progress;
 		so.progress_user = &line;
 	}
-	if ((compare && (err = load_compare(&so, a, compare, &d)) < 0) ||
+	if ((so.memory_limit_bytes > 0 &&
+	     (err = ppcc_config_check_memory_limit(&cfg.cluster,
+						   so.memory_limit_bytes,
+						   &d)) < 0) ||
+	    (compare && (err = load_compare(&so, a, compare, &d)) < 0) ||
 	    (err = ppcc_search(&r, a, &cfg, &so, &d)) < 0) {
 		rc = err == PPCC_EINPUT || err == PPCC_EINFEASIBLE ? 1 : 4;
 		if (err == PPCC_ENOMEM)
@@ -1007,7 +1011,7 @@ int ppcc_cli_search(int argc, char **argv)
 		      : 0;
 		/* with the headroom kept free, as the search planned it */
 		ppcc_config kept = cfg;
-		kept.cluster.reserved_bytes += so.headroom_bytes;
+		kept.cluster.headroom_bytes += so.headroom_bytes;
 		if (err < 0 ||
 		    (err = ppcc_search_config(&wc, a, &kept, &r.top[0])) < 0 ||
 		    (err = ppcc_config_check(&wc, &d)) < 0 ||

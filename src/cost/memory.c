@@ -146,7 +146,7 @@ void ppcc_memory_layer_terms(ppcc_memory_layer *out, const ppcc_layer *l,
 double ppcc_memory_device_cap(const ppcc_cluster *c,
 			      const ppcc_device_group *dg)
 {
-	return dg->memory_bytes - c->reserved_bytes;
+	return dg->memory_bytes - c->reserved_bytes - c->headroom_bytes;
 }
 
 int ppcc_memory_zero3_resident(int trainer, int stages)

@@ -223,6 +223,11 @@ static void print_estimate(FILE *f, const ppcc_plan *p)
 			fprintf(f, " %10.2f", gib(p->memory_cap_bytes[r]));
 		fputc('\n', f);
 	}
+	if (p->memory_cap_bytes && p->config &&
+	    p->config->cluster.headroom_bytes > 0)
+		fprintf(f, "  of GiB: the device's memory less its reserve and "
+			"the search's headroom, %.2f GiB, which the plan leaves "
+			"free\n", gib(p->config->cluster.headroom_bytes));
 }
 
 static void breakdown_row(FILE *f, const char *what, double ms, double total)

@@ -526,15 +526,9 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 			     "devices; its collectives are charged to the "
 			     "inter-node link", (long long)t, cl->devices_per_node);
 	}
-	if (cl->memory_limit_bytes > 0 &&
-	    cl->reserved_bytes >= cl->memory_limit_bytes) {
+	if (cl->memory_limit_bytes > 0) {
 		/* every group's memory is the command line's */
-		loc = (ppcc_loc){PPCC_COMMAND_LINE, 0, 0};
-		ppcc_error(d, &loc, "--memory-limit %.4g GiB leaves nothing "
-			   "beside the cluster's reserved_gib %.2f (%s); give "
-			   "more than it", cl->memory_limit_bytes / 1073741824.0,
-			   cl->reserved_bytes / 1073741824.0,
-			   cl->loc.file ? cl->loc.file : "the cluster");
+		ppcc_config_check_memory_limit(cl, cl->memory_limit_bytes, d);
 		return;
 	}
 	for (int g = 0; g < cl->n_groups; g++)
@@ -548,6 +542,19 @@ static void check_parallel(const ppcc_config *c, ppcc_diag *d)
 				   cl->groups[g].name);
 			break;
 		}
+}
+
+int ppcc_config_check_memory_limit(const ppcc_cluster *cl, double limit,
+				   ppcc_diag *d)
+{
+	if (cl->reserved_bytes < limit)
+		return 0;
+	ppcc_loc loc = {PPCC_COMMAND_LINE, 0, 0};
+	ppcc_error(d, &loc, "--memory-limit %.4g GiB leaves nothing beside the "
+		   "cluster's reserved_gib %.2f (%s); give more than it",
+		   limit / 1073741824.0, cl->reserved_bytes / 1073741824.0,
+		   cl->loc.file ? cl->loc.file : "the cluster");
+	return PPCC_EINPUT;
 }
 
 /* A complaint of the schedule kind's constraints (src/sched/kinds.c),

@@ -160,6 +160,9 @@ typedef struct ppcc_cluster {
 	double reserved_bytes; /* per device: CUDA context, NCCL, fragments */
 	/* every group's memory_bytes set by --memory-limit (0: the file's) */
 	double memory_limit_bytes;
+	/* kept free beside the reserve when planning: a search's --headroom
+	 * (ppcc search, plan --from-search); not reported as reserved */
+	double headroom_bytes;
 } ppcc_cluster;
 
 /* The trainer a plan is for (pipeline.trainer): what it holds in
@@ -296,6 +299,10 @@ const char *ppcc_input_suggest(const char *s, const char *const *known);
 /* The checks that need the whole configuration (after command-line
  * overrides): stages vs layers and devices, interleaving constraints. */
 int ppcc_config_check(const ppcc_config *c, ppcc_diag *d);
+/* PPCC_EINPUT, with an error at the command line, when --memory-limit's
+ * limit (bytes) leaves nothing beside cl's reserve. */
+int ppcc_config_check_memory_limit(const ppcc_cluster *cl, double limit,
+				   ppcc_diag *d);
 
 /* The part of ppcc_config_check that no layout changes, said before a
  * search: recompute_modules under a trainer other than Megatron-LM.  0,

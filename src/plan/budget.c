@@ -30,10 +30,11 @@ static int64_t kind_action_count(const ppcc_pipeline *pl);
 /* The auto kind builds each kind's schedule in turn, as auto.c chooses
  * their chunks, and its orders' one-chunk schedules: its count is their
  * sum, of which it holds at most three plans at once. */
-static int64_t auto_action_count(const ppcc_pipeline *pl)
+static int64_t auto_action_count(const ppcc_pipeline *pl, int *out_kinds)
 {
 	int given = pl->chunks_loc.file ? pl->chunks : 0;
 	int64_t sum = 0;
+	*out_kinds = 0;
 	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
 		const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
 		if ((ki->max_chunks > 1 && given == 1) || ppcc_sched_pipes(k) > 1)
@@ -48,13 +49,15 @@ static int64_t auto_action_count(const ppcc_pipeline *pl)
 		if (n > INT64_MAX - sum)
 			return INT64_MAX;
 		sum += n;
+		++*out_kinds;
 	}
 	return sum;
 }
 
 int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
 {
-	return pl->kind == PPCC_SCHED_AUTO ? auto_action_count(pl)
+	int kinds;
+	return pl->kind == PPCC_SCHED_AUTO ? auto_action_count(pl, &kinds)
 					   : kind_action_count(pl);
 }
 
@@ -133,6 +136,11 @@ int64_t ppcc_plan_action_bound(const ppcc_config *cfg)
 {
 	int64_t n = ppcc_plan_action_count(&cfg->pipeline);
 	int64_t r = ppcc_plan_reduction_bound(cfg);
+	/* the auto kind: each schedule it builds has its reductions */
+	int kinds = 1;
+	if (cfg->pipeline.kind == PPCC_SCHED_AUTO)
+		auto_action_count(&cfg->pipeline, &kinds);
+	r = r > INT64_MAX / kinds ? INT64_MAX : r * kinds;
 	return r > INT64_MAX - n ? INT64_MAX : n + r;
 }
 
@@ -203,6 +211,10 @@ int ppcc_plan_budget_check_work(const ppcc_config *cfg, int format,
 				 !(grad_buckets(cfg) < 0x1p62) &&
 				 ppcc_plan_action_count(pl) <= max_actions))
 		return cells_check(cfg, b ? b->max_work : 0, d);
+	/* every schedule's reductions (the auto kind builds several) */
+	int64_t actions = ppcc_plan_action_count(pl);
+	if (reductions > 0 && n < INT64_MAX)
+		reductions = n - actions;
 	/* blame the larger of the two factors, where it was set */
 	int64_t S = (int64_t)pl->stages * (pl->chunks > 0 ? pl->chunks : 1);
 	const ppcc_loc *loc = pl->microbatches >= S ? &pl->microbatches_loc

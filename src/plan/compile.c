@@ -244,9 +244,20 @@ static int config_from_search(ppcc_config *cfg, ppcc_search_pick *pick,
 	    (err = ppcc_config_limit_memory(&base, a, p.memory_limit_bytes)) < 0)
 		return err;
 	/* the search planned each configuration to leave its headroom
-	 * free, as if the reserve held it too (search.c): so does the plan,
-	 * whose split is then the search's */
-	base.cluster.reserved_bytes += p.headroom_bytes;
+	 * free beside the reserve (search.c): so does the plan, whose split
+	 * is then the search's */
+	base.cluster.headroom_bytes = p.headroom_bytes;
+	for (int g = 0; g < base.cluster.n_groups; g++) {
+		const ppcc_device_group *dg = &base.cluster.groups[g];
+		if (ppcc_memory_device_cap(&base.cluster, dg) > 0)
+			continue;
+		ppcc_error(d, &p.headroom_loc, "headroom_bytes: %.4g GiB leaves "
+			   "nothing of the %.2f GiB of device group '%s' beyond "
+			   "its reserve (%.2f GiB)", p.headroom_bytes / 1073741824.0,
+			   dg->memory_bytes / 1073741824.0, dg->name,
+			   base.cluster.reserved_bytes / 1073741824.0);
+		return PPCC_EINPUT;
+	}
 	if ((err = ppcc_search_config(cfg, a, &base, &p.e)) < 0)
 		return err;
 	ppcc_search_pick_locate(cfg, &p);

@@ -77,7 +77,7 @@ static int report_infeasible(ppcc_plan_ctx *x, double *out_least)
 		buffers = b > buffers ? b : buffers;
 	}
 	least += (double)over * x->v / x->shard + buffers +
-		 x->cfg->cluster.reserved_bytes;
+		 x->cfg->cluster.reserved_bytes + x->cfg->cluster.headroom_bytes;
 	ppcc_note(x->d, &x->cfg->cluster.loc,
 		  "it would fit with %.2f GiB per device", gib(least));
 	*out_least = least;
@@ -370,7 +370,8 @@ int ppcc_plan_report_no_fit_simulated(ppcc_plan_ctx *x,
 		   worst, x->v, gib(x->rank_cap[worst]), gib(pk - x->rank_cap[worst]));
 	ppcc_note(d, &cfg->cluster.loc,
 		  "it would fit with %.2f GiB per device",
-		  gib(most + cfg->cluster.reserved_bytes));
+		  gib(most + cfg->cluster.reserved_bytes +
+		      cfg->cluster.headroom_bytes));
 	if (x->lean || x->no_changes)
 		return PPCC_EINFEASIBLE;
 	return note_changes(x, cfg, d, 0);
@@ -403,7 +404,8 @@ int ppcc_plan_lean_no_fit(ppcc_plan_ctx *x)
 	ppcc_note(x->d, &x->cfg->cluster.loc,
 		  "it would need at least %.2f GiB per device",
 		  gib((most + (double)over) / x->shard +
-		      x->cfg->cluster.reserved_bytes));
+		      x->cfg->cluster.reserved_bytes +
+		      x->cfg->cluster.headroom_bytes));
 	return PPCC_EINFEASIBLE;
 }
 
@@ -450,7 +452,8 @@ int ppcc_plan_lean_memory_bound(ppcc_plan_ctx *x, const ppcc_schedule *shape)
 	ppcc_note(x->d, &x->cfg->cluster.loc,
 		  "it would need at least %.2f GiB per device",
 		  gib(most + (over > 0 ? over : 0) +
-		      x->cfg->cluster.reserved_bytes));
+		      x->cfg->cluster.reserved_bytes +
+		      x->cfg->cluster.headroom_bytes));
 	return PPCC_EINFEASIBLE;
 }
 

@@ -649,6 +649,12 @@ static void read_entry(sr_check *c, const sr_node *x, long i,
 			if (y && rc >= 0 && rc != e->recompute)
 				bad(c, y->at, tp, "recompute differs from the "
 				    "entry's");
+			/* the file's modules, which the search writes for a
+			 * selective entry only */
+			y = get(tf, "recompute_modules");
+			if (y && e->recompute != PPCC_RECOMPUTE_SELECTIVE)
+				bad(c, y->at, tp, "recompute_modules beside a "
+				    "recompute that is not selective");
 		}
 	}
 	const sr_node *pl = member(c, x, path, "pipeline", V_OBJECT);
@@ -767,9 +773,12 @@ static int sr_check_all(sr_check *c, int rank, ppcc_search_pick *out)
 			    "or deepspeed");
 	}
 	/* what the search kept free beyond the reserve (--headroom) */
-	if (get(root, "headroom_bytes"))
+	const sr_node *hr = get(root, "headroom_bytes");
+	if (hr) {
 		out->headroom_bytes = figure_member(c, root, "",
 						    "headroom_bytes");
+		out->headroom_loc = sr_loc(c->rd, c->name, hr->at);
+	}
 	const sr_node *mem = get(root, "memory_limit_bytes");
 	if (mem) {
 		out->memory_limit_bytes = figure_member(c, root, "",

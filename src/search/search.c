@@ -64,12 +64,22 @@ static const ppcc_loc search_loc = {"<search>", 0, 0};
  * and Llama 3 405B's search keep their room */
 #define SEARCH_ACTION_WORK 32
 /* and a layer visit of its bound's bisections (bound.c): a unit, as the
- * enumeration's bounds count theirs (SEARCH_BOUND_WORK), though a visit
- * takes 2 to 6 ns over thousands of layers (searches of 4,094 and 16,382
- * transformer layers on 8 devices), the prefix arrays out of the caches */
-#define SEARCH_VISIT_WORK 1
+ * enumeration's bounds count theirs (SEARCH_BOUND_WORK), and one more
+ * for every SEARCH_VISIT_LAYERS layers, the prefix arrays leaving the
+ * caches (a visit took 2 to 3 ns over 4,094 transformer layers on 8
+ * devices, 6 ns over 16,382) */
+#define SEARCH_VISIT_LAYERS 2048
 /* the partition cells of one configuration's plan (ppcc_budget) */
 #define SEARCH_PLAN_CELLS (PPCC_MAX_WORK_DEFAULT / 4)
+
+/* The enumeration's bound (flops_bound) stops its bisections at this
+ * many layer visits over n + 1 layers: a model of up to hundreds of
+ * layers reaches its bound as without a cap (the largest, 3 bisections of
+ * 48 checks of (n + p)(log2 n + 1) visits, is 334,000 for 130 layers on
+ * 128 ranks, under 510,000), while one of thousands, whose bounds took
+ * 0.6 ms each (24,000 configurations of 4,094 transformer layers on 64
+ * devices: 15 s), stops at a weaker bound, still proven. */
+#define SEARCH_ENUM_VISITS ((int64_t)1 << 26)
 
 /* The schedules' shapes kept across candidates (ppcc_plan_shapes): at
  * most this many bytes of actions before the cache starts over. */
@@ -408,7 +418,7 @@ static double flops_bound(const layer_set *set, int kind, int p, int v, int m,
 		.back_work_prefix = set->back_prefix,
 		.back_least_prefix = set->back_least_prefix,
 		.back_first_stage = last};
-	return ppcc_bound_step(&bp);
+	return ppcc_bound_step_within(&bp, SEARCH_ENUM_VISITS / (n + 1), NULL);
 }
 
 /* The FLOPs bounds kept: open addressing on (layer set, the kind's
@@ -1449,7 +1459,7 @@ static int search_helpers(const ppcc_search_options *o, size_t live)
  * split search may simulate (PPCC_STEP_ACTIONS, or PPCC_STEP_MIN_SIMS
  * simulations of a larger schedule), SEARCH_CELL_WORK units a cell,
  * SEARCH_LAYER_WORK a layer, SEARCH_ACTION_WORK an action of its
- * schedule and SEARCH_VISIT_WORK a layer visit of its bound, counted
+ * schedule and a layer visit of its bound (SEARCH_VISIT_LAYERS), counted
  * when it is planned. */
 static int64_t cand_work(int64_t *sims, const ppcc_search_entry *e, int n,
 			 const ppcc_budget *b)
@@ -1472,7 +1482,8 @@ static int64_t cand_work(int64_t *sims, const ppcc_search_entry *e, int n,
 		*sims = PPCC_STEP_ACTIONS;
 	*sims += SEARCH_CELL_WORK * cells + SEARCH_LAYER_WORK * (int64_t)n +
 		 SEARCH_ACTION_WORK * actions +
-		 SEARCH_VISIT_WORK * ppcc_bound_step_max_visits(n, e->p);
+		 ppcc_bound_step_max_visits(n, e->p) *
+		 (SEARCH_VISIT_LAYERS + n) / SEARCH_VISIT_LAYERS;
 	return config + cells;
 }
 
@@ -2239,7 +2250,7 @@ static int plan_prepare(search_run *r)
 	}
 	/* a configuration fits when it leaves the headroom free beyond the
 	 * reserve: planned as if the reserve held it too */
-	r->base.cluster.reserved_bytes += r->o->headroom_bytes;
+	r->base.cluster.headroom_bytes += r->o->headroom_bytes;
 	r->top = malloc((size_t)(r->K + 1) * sizeof *r->top);
 	r->work = ppcc_arena_new();
 	r->shapes = ppcc_plan_shapes_new(SEARCH_SHAPE_BYTES);

@@ -249,6 +249,7 @@ typedef struct ppcc_search_pick {
 	double memory_limit_bytes; /* --memory-limit; 0: the devices' */
 	double headroom_bytes;     /* --headroom's, kept free beside the
 				    * reserve as the search planned */
+	ppcc_loc headroom_loc;     /* in the JSON */
 	ppcc_loc entry_loc, model_loc, cluster_loc; /* in the JSON */
 	ppcc_loc model_text_loc;
 	/* the entry's pipeline settings and its micro-batch size and
