@@ -134,12 +134,12 @@ int64_t ppcc_plan_reduction_bound(const ppcc_config *cfg)
 
 int64_t ppcc_plan_action_bound(const ppcc_config *cfg)
 {
-	int64_t n = ppcc_plan_action_count(&cfg->pipeline);
-	int64_t r = ppcc_plan_reduction_bound(cfg);
 	/* the auto kind: each schedule it builds has its reductions */
 	int kinds = 1;
-	if (cfg->pipeline.kind == PPCC_SCHED_AUTO)
-		auto_action_count(&cfg->pipeline, &kinds);
+	int64_t n = cfg->pipeline.kind == PPCC_SCHED_AUTO
+		    ? auto_action_count(&cfg->pipeline, &kinds)
+		    : kind_action_count(&cfg->pipeline);
+	int64_t r = ppcc_plan_reduction_bound(cfg);
 	r = r > INT64_MAX / kinds ? INT64_MAX : r * kinds;
 	return r > INT64_MAX - n ? INT64_MAX : n + r;
 }
