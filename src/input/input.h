@@ -355,9 +355,8 @@ int ppcc_overlap_moe_a2a(const ppcc_pipeline *p);
 double ppcc_overlap_comm_sm_share(const ppcc_pipeline *p);
 
 /* Limits on counts read from a file: layers after repeat (32 times the
- * deepest model ppcc knows, and what a search plans within its budget:
- * 4,094 transformer layers on 8 devices search in 8 s, 16,382 in 49 s,
- * 2^20 took 4.2 GB), and devices, stages, microbatches, chunks and
+ * deepest model ppcc knows; a search of 16,382 transformer layers took
+ * 49 s, of 2^20 4.2 GB), and devices, stages, microbatches, chunks and
  * tensor_parallel. */
 #define PPCC_MAX_LAYERS (1 << 12)
 #define PPCC_MAX_COUNT (1 << 20)

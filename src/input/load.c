@@ -2979,7 +2979,6 @@ static const char *const compare_entry_keys[] = {
 	"bubble_fraction", "lower_bound_ms", "headroom_bytes", "rank",
 	"rank_exact", "in_space", NULL};
 
-
 /* A search's recompute_modules, the names it writes, into e. */
 static void read_compare_modules(ppcc_compare_entry *e, const section *s)
 {

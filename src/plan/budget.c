@@ -25,42 +25,6 @@
 
 #include "ppcc.h"
 
-static int64_t kind_action_count(const ppcc_pipeline *pl);
-
-/* The auto kind builds each kind's schedule in turn, as auto.c chooses
- * their chunks, and its orders' one-chunk schedules: its count is their
- * sum, of which it holds at most three plans at once. */
-static int64_t auto_action_count(const ppcc_pipeline *pl, int *out_kinds)
-{
-	int given = pl->chunks_loc.file ? pl->chunks : 0;
-	int64_t sum = 0;
-	*out_kinds = 0;
-	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
-		const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
-		if ((ki->max_chunks > 1 && given == 1) || ppcc_sched_pipes(k) > 1)
-			continue;
-		ppcc_pipeline q = *pl;
-		q.kind = k;
-		if (k != PPCC_SCHED_AUTO && (ki->max_chunks == 1 || !given))
-			q.chunks = ki->default_chunks;
-		if (k == PPCC_SCHED_AUTO)
-			q.chunks = 1;
-		int64_t n = kind_action_count(&q);
-		if (n > INT64_MAX - sum)
-			return INT64_MAX;
-		sum += n;
-		++*out_kinds;
-	}
-	return sum;
-}
-
-int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
-{
-	int kinds;
-	return pl->kind == PPCC_SCHED_AUTO ? auto_action_count(pl, &kinds)
-					   : kind_action_count(pl);
-}
-
 static int64_t kind_action_count(const ppcc_pipeline *pl)
 {
 	int64_t p = pl->stages, v = pl->chunks > 0 ? pl->chunks : 1;
@@ -87,6 +51,40 @@ static int64_t kind_action_count(const ppcc_pipeline *pl)
 	if (local > INT64_MAX - per_mb * m)
 		return INT64_MAX;
 	return per_mb * m + local;
+}
+
+/* The auto kind builds each kind's schedule in turn, as auto.c chooses
+ * their chunks, and its orders' one-chunk schedules: its count is their
+ * sum, of which it holds at most three plans at once. */
+static int64_t auto_action_count(const ppcc_pipeline *pl, int *out_kinds)
+{
+	int given = pl->chunks_loc.file ? pl->chunks : 0;
+	int64_t sum = 0;
+	*out_kinds = 0;
+	for (int k = 0; k < PPCC_SCHED_COUNT; k++) {
+		const ppcc_sched_kind_info *ki = ppcc_sched_kind(k);
+		if ((ki->max_chunks > 1 && given == 1) || ppcc_sched_pipes(k) > 1)
+			continue;
+		ppcc_pipeline q = *pl;
+		q.kind = k;
+		if (k == PPCC_SCHED_AUTO)
+			q.chunks = 1;
+		else if (ki->max_chunks == 1 || !given)
+			q.chunks = ki->default_chunks;
+		int64_t n = kind_action_count(&q);
+		if (n > INT64_MAX - sum)
+			return INT64_MAX;
+		sum += n;
+		++*out_kinds;
+	}
+	return sum;
+}
+
+int64_t ppcc_plan_action_count(const ppcc_pipeline *pl)
+{
+	int kinds;
+	return pl->kind == PPCC_SCHED_AUTO ? auto_action_count(pl, &kinds)
+					   : kind_action_count(pl);
 }
 
 /* ceil(G / B): the gradient buckets of every layer on one device. */
@@ -207,12 +205,12 @@ int ppcc_plan_budget_check_work(const ppcc_config *cfg, int format,
 	/* gradients of 2^62 buckets or more are beyond what ppcc can plan
 	 * (over INT64_MAX / 4 bytes): the layer's range check says so, at
 	 * its line (plan/tables.c), not a budget it would never meet */
+	int64_t actions = ppcc_plan_action_count(pl);
 	if (n <= max_actions || (reductions == INT64_MAX &&
 				 !(grad_buckets(cfg) < 0x1p62) &&
-				 ppcc_plan_action_count(pl) <= max_actions))
+				 actions <= max_actions))
 		return cells_check(cfg, b ? b->max_work : 0, d);
 	/* every schedule's reductions (the auto kind builds several) */
-	int64_t actions = ppcc_plan_action_count(pl);
 	if (reductions > 0 && n < INT64_MAX)
 		reductions = n - actions;
 	/* blame the larger of the two factors, where it was set */

@@ -529,6 +529,20 @@ static double figure_member(sr_check *c, const sr_node *obj,
 	return v;
 }
 
+/* names (NULL-terminated) as "a, b or c", then end, after what msg
+ * holds. */
+static void word_list(char *msg, size_t size, const char *const *names,
+		      const char *end)
+{
+	size_t at = strlen(msg);
+	for (int i = 0; names[i] && at < size; i++)
+		at += (size_t)snprintf(msg + at, size - at, "%s%s",
+				       i == 0 ? "" : names[i + 1] ? ", " : " or ",
+				       names[i]);
+	if (at < size)
+		snprintf(msg + at, size - at, "%s", end);
+}
+
 /* One of names (NULL-terminated), or -1 with the error. */
 static int word_member(sr_check *c, const sr_node *obj, const char *path,
 		       const char *key, const char *const *names)
@@ -540,11 +554,8 @@ static int word_member(sr_check *c, const sr_node *obj, const char *path,
 		if (strcmp(x->s, names[i]) == 0)
 			return i;
 	char where[160], msg[400];
-	size_t at = (size_t)snprintf(msg, sizeof msg, "expected ");
-	for (int i = 0; names[i] && at < sizeof msg; i++)
-		at += (size_t)snprintf(msg + at, sizeof msg - at, "%s%s",
-				       i == 0 ? "" : names[i + 1] ? ", " : " or ",
-				       names[i]);
+	snprintf(msg, sizeof msg, "expected ");
+	word_list(msg, sizeof msg, names, "");
 	snprintf(where, sizeof where, "%s.%s", path, key);
 	bad(c, x->at, where, msg);
 	return -1;
@@ -601,14 +612,8 @@ static void known_keys(sr_check *c, const sr_node *obj, const char *path,
 		if (keys[k])
 			continue;
 		char where[160], msg[400];
-		size_t at = (size_t)snprintf(msg, sizeof msg, "not a key ppcc "
-					     "search writes here (");
-		for (int i = 0; keys[i] && at < sizeof msg; i++)
-			at += (size_t)snprintf(msg + at, sizeof msg - at, "%s%s",
-					       i == 0 ? "" : keys[i + 1] ? ", "
-					       : " or ", keys[i]);
-		if (at < sizeof msg)
-			snprintf(msg + at, sizeof msg - at, ")");
+		snprintf(msg, sizeof msg, "not a key ppcc search writes here (");
+		word_list(msg, sizeof msg, keys, ")");
 		snprintf(where, sizeof where, "%s.%s", path, x->key);
 		bad(c, x->at, where, msg);
 	}
@@ -658,22 +663,21 @@ static void read_entry(sr_check *c, const sr_node *x, long i,
 		}
 	}
 	const sr_node *pl = member(c, x, path, "pipeline", V_OBJECT);
-	struct { const char *key; ppcc_loc *loc; const sr_node *in; } at[] = {
-		{"schedule", &out->kind_loc, pl},
-		{"stages", &out->stages_loc, pl},
-		{"microbatches", &out->microbatches_loc, pl},
-		{"chunks", &out->chunks_loc, pl},
-		{"tensor_parallel", &out->tensor_parallel_loc, pl},
-		{"data_parallel", &out->data_parallel_loc, pl},
-		{"context_parallel", &out->context_parallel_loc, pl},
-		{"global_batch_size", &out->global_batch_size_loc, pl},
-		{"zero", &out->zero_loc, pl},
-		{"expert_parallel", &out->expert_parallel_loc, pl},
-		{"expert_tensor_parallel", &out->expert_tensor_parallel_loc, pl},
-		{"micro_batch_size", &out->micro_batch_size_loc, x},
-		{"recompute", &out->recompute_loc, x}};
+	/* where each pipeline setting is (the entry, when not given) */
+	struct { const char *key; ppcc_loc *loc; } at[] = {
+		{"schedule", &out->kind_loc},
+		{"stages", &out->stages_loc},
+		{"microbatches", &out->microbatches_loc},
+		{"chunks", &out->chunks_loc},
+		{"tensor_parallel", &out->tensor_parallel_loc},
+		{"data_parallel", &out->data_parallel_loc},
+		{"context_parallel", &out->context_parallel_loc},
+		{"global_batch_size", &out->global_batch_size_loc},
+		{"zero", &out->zero_loc},
+		{"expert_parallel", &out->expert_parallel_loc},
+		{"expert_tensor_parallel", &out->expert_tensor_parallel_loc}};
 	for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
-		const sr_node *y = at[k].in ? get(at[k].in, at[k].key) : NULL;
+		const sr_node *y = pl ? get(pl, at[k].key) : NULL;
 		*at[k].loc = sr_loc(c->rd, c->name, y ? y->at : x->at);
 	}
 	if (pl) {

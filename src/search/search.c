@@ -2249,7 +2249,7 @@ static int plan_prepare(search_run *r)
 		r->base.cluster.groups = groups;
 	}
 	/* a configuration fits when it leaves the headroom free beyond the
-	 * reserve: planned as if the reserve held it too */
+	 * reserve: planned within the memory less both */
 	r->base.cluster.headroom_bytes += r->o->headroom_bytes;
 	r->top = malloc((size_t)(r->K + 1) * sizeof *r->top);
 	r->work = ppcc_arena_new();

@@ -252,12 +252,12 @@ typedef struct ppcc_search_pick {
 	ppcc_loc headroom_loc;     /* in the JSON */
 	ppcc_loc entry_loc, model_loc, cluster_loc; /* in the JSON */
 	ppcc_loc model_text_loc;
-	/* the entry's pipeline settings and its micro-batch size and
-	 * recompute, where the JSON gives them (the entry's when not) */
+	/* the entry's pipeline settings, where the JSON gives them (the
+	 * entry's place when not) */
 	ppcc_loc kind_loc, stages_loc, microbatches_loc, chunks_loc,
 		tensor_parallel_loc, data_parallel_loc, context_parallel_loc,
 		global_batch_size_loc, zero_loc, expert_parallel_loc,
-		expert_tensor_parallel_loc, micro_batch_size_loc, recompute_loc;
+		expert_tensor_parallel_loc;
 } ppcc_search_pick;
 
 /* The keys ppcc search writes in an entry's pipeline and transformer
