@@ -194,7 +194,10 @@ START_TEST(cli_model_summary_comes_first)
 				     "parameters 48.2 GFLOP; recompute: none\n"
 				     "  forward: attention 28.2% (projections "
 				     "15.6%, scores 12.5%), MLP 65.7%, output "
-				     "layer 6.1%\n\npartition"));
+				     "layer 6.1%\n  attention: cuDNN's fused "
+				     "attention (the trainer's choice), 529 "
+				     "TFLOP/s forward and 475 backward a device, "
+				     "measured on the h100\n\npartition"));
 	tu_run_free(&r);
 
 	char *dir = tu_mkdtemp(), path[PATH_MAX];

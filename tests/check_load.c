@@ -2039,6 +2039,80 @@ END_TEST
  * bytes, split over t like the heads) and read and write Q and K
  * (4 x s x b x (q + kv) forward, twice that backward); no FLOPs.  With
  * latent attention they are refused; qk_layernorm gets the key's name. */
+/* Attention's kernels at their measured rates (doc/design/attention.md):
+ * on the h100, FlashAttention-2's forward at 333 TFLOP/s and backward at
+ * 299, cuDNN's at 529 and 529 x 299 / 333, the backward 2.5 forwards'
+ * FLOPs (the scores again), a recomputed forward at the forward's rate.
+ * The attention's A: 2 b (s^2 / 2) (q + v widths) = 2 x 1 x 1024^2 / 2 x
+ * (256 + 256) = 536,870,912 FLOPs, causal. */
+START_TEST(attention_kernels_at_their_measured_rates_by_hand)
+{
+	static const char *const shape =
+		"model:\n  name: m\n  transformer: {layers: 2, hidden: 256, "
+		"heads: 4, vocab: 100, seq_len: 1024, swiglu: true, "
+		"recompute: %s, attention_kernel: %s}\n"
+		"cluster: {devices: 1, device: %s}\n";
+	const double A = 536870912.0, cf = 529e12, cb = 529e12 * 299 / 333;
+	for (int full = 0; full < 2; full++) {
+		loaded r[2];
+		double f[2], b[2];
+		for (int k = 0; k < 2; k++) {
+			char text[512];
+			snprintf(text, sizeof text, shape, full ? "full" : "none",
+				 k ? "cudnn" : "fa2", "h100");
+			load_text(&r[k], text);
+			ck_assert_msg(r[k].status == 0, "%s", r[k].diag.text);
+			const ppcc_layer *l = &r[k].cfg.model.layers[1];
+			ck_assert_double_eq(l->attn_flops, A);
+			ck_assert_double_eq(l->attn_recompute_flops, full ? A : 0);
+			double zero[4] = {0};
+			ppcc_cost_layer_comm lc = {zero, zero, zero, zero, NULL,
+						   NULL};
+			ppcc_cost_layer_seconds(&f[k], &b[k], &r[k].cfg, &lc, 1,
+						&r[k].cfg.cluster.groups[0]);
+		}
+		double want_f = A / 333e12 - A / cf;
+		double want_b = 2.5 * A / 299e12 - 2.5 * A / cb +
+				(full ? want_f : 0);
+		ck_assert_double_eq_tol(f[0] - f[1], want_f, 1e-9 * f[0]);
+		ck_assert_double_eq_tol(b[0] - b[1], want_b, 1e-9 * b[0]);
+		done(&r[0]);
+		done(&r[1]);
+	}
+	/* no cuDNN figure on the a100: its attention at the matrix rate,
+	 * as without a measurement anywhere */
+	loaded a, g;
+	char text[512];
+	snprintf(text, sizeof text, shape, "none", "cudnn", "a100");
+	load_text(&a, text);
+	snprintf(text, sizeof text, shape, "none", "cudnn",
+		 "{name: g, tflops: 312, efficiency: 0.62, memory_gib: 80, "
+		 "memory_bandwidth_gb_s: 2039}");
+	load_text(&g, text);
+	ck_assert_msg(a.status == 0 && g.status == 0, "%s%s", a.diag.text,
+		      g.diag.text);
+	double zero[4] = {0}, fa, ba, fg, bg;
+	ppcc_cost_layer_comm lc = {zero, zero, zero, zero, NULL, NULL};
+	ppcc_cost_layer_seconds(&fa, &ba, &a.cfg, &lc, 1,
+				&a.cfg.cluster.groups[0]);
+	ppcc_cost_layer_seconds(&fg, &bg, &g.cfg, &lc, 1,
+				&g.cfg.cluster.groups[0]);
+	ck_assert_double_eq(fa, fg);
+	ck_assert_double_eq(ba, bg);
+	done(&a);
+	done(&g);
+	expect_errors("model:\n  name: m\n  transformer: {layers: 2, "
+		      "hidden: 64, heads: 4, vocab: 100, seq_len: 16, "
+		      "swiglu: true, attention_kernel: fa2, attention: {kind: "
+		      "mla, q_lora_rank: 32, kv_lora_rank: 16, "
+		      "qk_nope_head_dim: 16, qk_rope_head_dim: 8, v_head_dim: "
+		      "16}}\n" CLUSTER4, "3:89: model.transformer."
+		      "attention_kernel: FlashAttention-2 does not run latent "
+		      "attention, whose queries and keys are wider than its "
+		      "values; use cudnn\n");
+}
+END_TEST
+
 START_TEST(qk_norm_params_stash_and_kernels_by_hand)
 {
 	loaded r, n;
@@ -2879,6 +2953,7 @@ Suite *suite_load(void)
 		recompute_modules_drop_their_tensors_by_hand,
 		sliding_window_layer_scores_by_hand,
 		qk_norm_params_stash_and_kernels_by_hand,
+		attention_kernels_at_their_measured_rates_by_hand,
 		mtp_layer_params_and_flops_by_hand,
 		mtp_blocks_are_windowed_as_megatron_numbers_them,
 		expert_parallel_folds_into_the_stage,

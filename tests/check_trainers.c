@@ -488,6 +488,7 @@ START_TEST(megatron_arguments_of_llama3_70b_by_hand)
 			 "--num-attention-heads 64\n"
 			 "--group-query-attention\n"
 			 "--num-query-groups 8\n"
+			 "--attention-backend fused\n"
 			 "--seq-length 8192\n"
 			 "--max-position-embeddings 8192\n"
 			 "--normalization RMSNorm\n"
@@ -671,7 +672,8 @@ static const char *const mg_value_flags[] = {
 	"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
 	"--qk-pos-emb-head-dim", "--v-head-dim", "--rope-type",
 	"--mtp-num-layers", "--window-size", "--window-attn-skip-freq",
-	"--fp8-format", "--fp8-recipe", "--recompute-modules", NULL};
+	"--fp8-format", "--fp8-recipe", "--recompute-modules",
+	"--attention-backend", "--flash-attention-version", NULL};
 
 static int in_list(const char *const *list, const char *w)
 {
@@ -938,7 +940,8 @@ END_TEST
  * 553 recompute_modules (None: ["core_attn"]), 703
  * moe_shared_expert_overlap, 68 mtp_num_layers, 240
  * window_size, 244 window_attn_skip_freq, 252 qk_layernorm, 281
- * multi_latent_attention, 506 apply_rope_fusion, 573 fp8, 580
+ * multi_latent_attention, 506 apply_rope_fusion, 144 attention_backend
+ * (enums.py:51 AttnBackend), 150 flash_attention_version, 573 fp8, 580
  * fp8_recipe, 607-610 the amax history (1, "most_recent");
  * MLATransformerConfig 3016-3068 q_lora_rank, kv_lora_rank,
  * qk_head_dim, qk_pos_emb_head_dim, v_head_dim, rope_type,
@@ -1007,7 +1010,8 @@ static const char *const bridge_runner =
 	"  'rope_type', 'mtp_num_layers', 'window_size',\n"
 	"  'window_attn_skip_freq', 'apply_rope_fusion', 'rotary_scaling_factor',\n"
 	"  'mscale', 'mscale_all_dim', 'moe_shared_expert_overlap',\n"
-	"  'make_vocab_size_divisible_by'},\n"
+	"  'make_vocab_size_divisible_by', 'attention_backend',\n"
+	"  'flash_attention_version'},\n"
 	"  'train': {'micro_batch_size', 'global_batch_size'},\n"
 	"  'dataset': {'seq_length'},\n"
 	"  'optimizer': {'use_distributed_optimizer',\n"
@@ -1050,6 +1054,9 @@ static const char *const bridge_runner =
 	"mod('megatron.bridge.training.mixed_precision',\n"
 	"    bf16_mixed=lambda: Strict('mixed_precision'),\n"
 	"    bf16_with_fp8_delayed_scaling_mixed=fp8_mixed)\n"
+	"class AttnBackend: flash, fused, unfused, auto = 'flash', 'fused', 'unfused', 'auto'\n"
+	"for n in ('megatron.core', 'megatron.core.transformer'): mod(n)\n"
+	"mod('megatron.core.transformer.enums', AttnBackend=AttnBackend)\n"
 	"mod('megatron.bridge.models'); mod('megatron.bridge.models.transformer_config',\n"
 	"    MLATransformerConfig=Strict)\n"
 	"def layout(L, p, v, first, last, explicit):\n"
@@ -1126,6 +1133,7 @@ static const char *const bridge_runner =
 	"         m.apply_rope_fusion, m.rotary_scaling_factor, m.mscale,\n"
 	"         m.mscale_all_dim) if m.multi_latent_attention else None,\n"
 	"         'qk': None if m.multi_latent_attention else bool(m.qk_layernorm),\n"
+	"         'attn': (m.attention_backend, m.flash_attention_version),\n"
 	"         'mtp': m.mtp_num_layers, 'window': (m.window_size,\n"
 	"         m.window_attn_skip_freq) if m.window_size else None,\n"
 	"         'fp8': (c.mixed_precision.fp8, c.mixed_precision.fp8_recipe,\n"
@@ -1195,6 +1203,8 @@ static const char *const bridge_runner =
 	"          if 'multi-latent-attention' in a else None,\n"
 	"          'qk': None if 'multi-latent-attention' in a\n"
 	"          else 'qk-layernorm' in a,\n"
+	"          'attn': (a.get('attention-backend', 'auto'),\n"
+	"          g('flash-attention-version')),\n"
 	"          'mtp': g('mtp-num-layers'),\n"
 	"          'window': (tuple(int(x) for x in a['window-size'].split(',')),\n"
 	"          g('window-attn-skip-freq')) if 'window-size' in a else None,\n"
@@ -1636,6 +1646,7 @@ START_TEST(megatron_latent_attention_and_mtp_of_deepseek_v3_by_hand)
 		 "--moe-grouped-gemm\n"
 		 "--moe-token-dispatcher-type alltoall\n"
 		 "--num-attention-heads 128\n"
+		 "--attention-backend fused\n"
 		 "--multi-latent-attention\n"
 		 "--qk-layernorm\n"
 		 "--q-lora-rank 1536\n"

@@ -76,6 +76,27 @@ static void devices_text(FILE *f)
 	}
 	fputs("Other FP8 devices run FP8 at their efficiency of the FP8 peak,\n"
 	      "which no published run checks.\n", f);
+	fputs("Attention's flash kernels, measured TFLOP/s forward / backward "
+	      "(causal,\nhead width 128, 8k tokens; the backward counted as "
+	      "2.5 forwards):\n", f);
+	static const char *const kernel[] = {"FlashAttention-2", "cuDNN"};
+	for (int i = 0; i < ppcc_n_device_presets; i++) {
+		const ppcc_device_preset *p = &ppcc_device_presets[i];
+		int any = 0;
+		for (int k = 0; k < 2; k++) {
+			if (!(p->attn[k][0] > 0))
+				continue;
+			if (!any)
+				fprintf(f, "  %-10s", p->name);
+			fprintf(f, "%s%s %.0f / %.0f", any ? ", " : " ",
+				kernel[k], p->attn[k][0], p->attn[k][1]);
+			any = 1;
+		}
+		if (any)
+			fputc('\n', f);
+	}
+	fputs("  others at the matrix products' rate (doc/design/attention.md)."
+	      "\n", f);
 	fputs("Sources for every figure: doc/design/devices.md.  Name one with\n"
 	      "`device: NAME` or `device: {preset: NAME, memory_gib: 95}` (ppcc(5)).\n",
 	      f);
@@ -104,6 +125,12 @@ static json_t *devices_json(void)
 			"fp8_fitted_runs", p->fp8_fitted, "fp8_held_runs",
 			p->fp8_held, "fp8_held_error_pct", p->fp8_held_error,
 			"fp8_held_worst_pct", p->fp8_held_worst);
+		if (o && json_object_set_new(o, "attention_tflops", json_pack(
+			"{s:[f,f], s:[f,f]}", "fa2", p->attn[0][0], p->attn[0][1],
+			"cudnn", p->attn[1][0], p->attn[1][1])) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
 		if (!o || json_array_append_new(list, o) < 0) {
 			json_decref(list);
 			return NULL;

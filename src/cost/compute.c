@@ -3,7 +3,9 @@
  *
  * A rank of t x cp devices of group g computes at t x cp x tflops x 1e12
  * x efficiency FLOP/s; a layer's forward (backward) is its FLOPs at that
- * speed, plus its tensor- and context-parallel collectives (comm.c, per
+ * speed, but its attention's at the flash kernel's measured rate where the
+ * catalogue has one (doc/design/attention.md), plus its tensor- and
+ * context-parallel collectives (comm.c, per
  * layer, in ppcc_cost_layer_comm) and its memory-bound kernels, the split
  * part of their bytes over t x cp and the replicated part over cp, at the
  * device's memory bandwidth; a mixture-of-experts layer adds its token
@@ -28,6 +30,75 @@ double ppcc_cost_flops_seconds(const ppcc_device_group *dg, double speed,
 	if (!(fp8_flops > 0) || !(dg->fp8_gain > 0))
 		return flops / speed;
 	return (flops - fp8_flops) / speed + fp8_flops / (speed * dg->fp8_gain);
+}
+
+int ppcc_cost_attention_kernel(const ppcc_config *cfg,
+			       const ppcc_device_group *dg)
+{
+	const ppcc_transformer *tf = cfg->model.transformer;
+	if (!tf || !tf->flash_attention)
+		return PPCC_ATTN_AUTO;
+	if (tf->attention_kernel != PPCC_ATTN_AUTO)
+		return tf->attention_kernel;
+	int arch = dg && dg->preset ? dg->preset->arch : 0;
+	int fa2 = !ppcc_transformer_fa2_refuses(tf);
+	switch (cfg->pipeline.trainer) {
+	case PPCC_TRAINER_TORCHTITAN:
+		return PPCC_ATTN_CUDNN;
+	case PPCC_TRAINER_DEEPSPEED:
+		return fa2 ? PPCC_ATTN_FA2 : PPCC_ATTN_CUDNN;
+	default:
+		return fa2 && arch >= 80 && arch < 90 ? PPCC_ATTN_FA2
+						      : PPCC_ATTN_CUDNN;
+	}
+}
+
+int ppcc_cost_attention_kernel_all(const ppcc_config *cfg)
+{
+	int k = PPCC_ATTN_AUTO;
+	for (int g = 0; g < cfg->cluster.n_groups; g++) {
+		int kg = ppcc_cost_attention_kernel(cfg, &cfg->cluster.groups[g]);
+		if (g > 0 && kg != k)
+			return PPCC_ATTN_AUTO;
+		k = kg;
+	}
+	return k;
+}
+
+int ppcc_cost_attention_rates(double *out_f, double *out_b,
+			      const ppcc_config *cfg,
+			      const ppcc_device_group *dg)
+{
+	int k = ppcc_cost_attention_kernel(cfg, dg);
+	*out_f = *out_b = 0;
+	if (k == PPCC_ATTN_AUTO || !dg->preset ||
+	    !(dg->preset->attn[k - 1][0] > 0) ||
+	    !(dg->preset->attn[k - 1][1] > 0))
+		return 0;
+	*out_f = dg->preset->attn[k - 1][0] * 1e12;
+	*out_b = dg->preset->attn[k - 1][1] * 1e12;
+	return 1;
+}
+
+/* Layer l's attention kernels on a rank of shard devices of dg, at their
+ * measured rates: the forward's, and the backward's (2.5 forwards'
+ * FLOPs, the scores computed again, as the kernels' benchmarks count
+ * them) with any recomputed forward before it; 0 when unmeasured, the
+ * attention then at the matrix products' rate with the rest. */
+static int attention_seconds(double *out_f, double *out_b,
+			     const ppcc_config *cfg,
+			     const ppcc_device_group *dg,
+			     const ppcc_layer *l, int shard)
+{
+	double rf, rb;
+	*out_f = *out_b = 0;
+	if (!(l->attn_flops > 0) ||
+	    !ppcc_cost_attention_rates(&rf, &rb, cfg, dg))
+		return 0;
+	*out_f = l->attn_flops / (shard * rf);
+	*out_b = 2.5 * l->attn_flops / (shard * rb) +
+		 l->attn_recompute_flops / (shard * rf);
+	return 1;
 }
 
 static double kernel_seconds(const ppcc_device_group *dg, int t, int shard,
@@ -159,7 +230,11 @@ void ppcc_cost_cp_hidden(double *out_fwd, double *out_bwd,
 	const ppcc_transformer *tf = cfg->model.transformer;
 	double nb = tf && tf->recompute == PPCC_RECOMPUTE_FULL ? 3.0 : 2.0;
 	double speed = ppcc_cost_speed(dg, cfg->pipeline.tensor_parallel * cp);
-	double c = ppcc_cost_flops_seconds(dg, speed, l->attn_flops, 0) / cp;
+	double af, ab;
+	double c = (attention_seconds(&af, &ab, cfg, dg, l,
+				      cfg->pipeline.tensor_parallel * cp)
+		    ? af : ppcc_cost_flops_seconds(dg, speed, l->attn_flops,
+						   0)) / cp;
 	double keep = 1 - ppcc_overlap_comm_sm_share(&cfg->pipeline);
 	double step = keep * lc->cp_f[layer] / (cp - 1);
 	double h = (cp - 1) * (step < c ? step : c);
@@ -178,13 +253,18 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 		? cfg->pipeline.context_parallel : 1;
 	int shard = t * cp;
 	double speed = ppcc_cost_speed(dg, shard);
-	*out_fwd = ppcc_cost_flops_seconds(dg, speed, l->fwd_flops,
-					   l->fp8_fwd_flops) +
+	double af, ab, fa = 0, ba = 0;
+	if (attention_seconds(&af, &ab, cfg, dg, l, shard)) {
+		fa = l->attn_flops;
+		ba = 2.0 * l->attn_flops + l->attn_recompute_flops;
+	}
+	*out_fwd = ppcc_cost_flops_seconds(dg, speed, l->fwd_flops - fa,
+					   l->fp8_fwd_flops) + af +
 		   lc->tp_f[layer] + lc->cp_f[layer] +
 		   kernel_seconds(dg, t, shard, l->kernel_fwd_bytes,
 				  l->kernel_fwd_replicated_bytes);
-	*out_bwd = ppcc_cost_flops_seconds(dg, speed, l->bwd_flops,
-					   l->fp8_bwd_flops) +
+	*out_bwd = ppcc_cost_flops_seconds(dg, speed, l->bwd_flops - ba,
+					   l->fp8_bwd_flops) + ab +
 		   lc->tp_b[layer] + lc->cp_b[layer] +
 		   kernel_seconds(dg, t, shard, l->kernel_bwd_bytes,
 				  l->kernel_bwd_replicated_bytes);
@@ -269,9 +349,16 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 		ppcc_cost_cp_hidden(&cf, &cb, cfg, lc, k, dg);
 		c->cp_fwd_ms += 1e3 * (lc->cp_f[k] - cf);
 		c->cp_bwd_ms += 1e3 * (lc->cp_b[k] - cb);
-		c->recompute_ms += 1e3 * ppcc_cost_flops_seconds(
-			dg, speed, L[k].recompute_flops,
-			L[k].fp8_recompute_flops);
+		/* a recomputed attention at its kernel's rate */
+		double ra = 0, rs = 0, rf, rb;
+		if (L[k].attn_recompute_flops > 0 &&
+		    ppcc_cost_attention_rates(&rf, &rb, cfg, dg)) {
+			ra = L[k].attn_recompute_flops;
+			rs = ra / (shard * rf);
+		}
+		c->recompute_ms += 1e3 * (ppcc_cost_flops_seconds(
+			dg, speed, L[k].recompute_flops - ra,
+			L[k].fp8_recompute_flops) + rs);
 		c->params += per_device;
 		if (L[k].bytes_per_param > 0) {
 			c->weight_bytes += per_device * f * L[k].bytes_per_param;

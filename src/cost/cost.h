@@ -165,12 +165,34 @@ int ppcc_cost_expert_node_limit(const ppcc_config *cfg);
 double ppcc_cost_expert_extra_flops(double *out_bwd, const ppcc_config *cfg,
 				    const ppcc_layer *l);
 
+/* The flash kernel cfg's attention runs on devices of dg
+ * (ppcc_attn_kernel): the file's, else the trainer's own choice:
+ * torchtitan's cuDNN first (v0.2.2 models/attention.py:175-190),
+ * DeepSpeed's models FlashAttention-2, Transformer Engine's
+ * FlashAttention-2 on Ampere and cuDNN from Hopper on
+ * (doc/design/attention.md), cuDNN where FlashAttention-2 cannot run the
+ * attention; PPCC_ATTN_AUTO without flash attention. */
+int ppcc_cost_attention_kernel(const ppcc_config *cfg,
+			       const ppcc_device_group *dg);
+
+/* The kernel every device group of cfg runs attention on; PPCC_ATTN_AUTO
+ * where they differ or without flash attention. */
+int ppcc_cost_attention_kernel_all(const ppcc_config *cfg);
+
+/* That kernel's measured forward and backward FLOP/s a device of dg
+ * (the catalogue's; the backward counted as 2.5 forwards); 0, both 0,
+ * when not measured there. */
+int ppcc_cost_attention_rates(double *out_f, double *out_b,
+			      const ppcc_config *cfg,
+			      const ppcc_device_group *dg);
+
 /* A rank's compute speed: shard (t x cp) x tflops x 1e12 x efficiency
  * FLOP/s of its device group. */
 double ppcc_cost_speed(const ppcc_device_group *dg, int shard);
 
 /* Layer `layer`'s forward and backward, in seconds, on a rank of group
- * dg: its FLOPs at the rank's speed, its collectives (lc) and its
+ * dg: its FLOPs at the rank's speed (its attention's at its kernel's
+ * measured rate, ppcc_cost_attention_rates), its collectives (lc) and its
  * memory-bound kernels (kernel_*_bytes over t x cp devices, the
  * replicated part over cp, at the device's memory bandwidth). */
 void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,

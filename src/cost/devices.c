@@ -25,37 +25,44 @@
 	PPCC_HOPPER_FP8_HELD, PPCC_HOPPER_FP8_HELD_ERROR, \
 	PPCC_HOPPER_FP8_HELD_WORST, PPCC_UNCALIBRATED_TIE_BAND
 #define AS_H100 " (on the h100: the same chip)"
+/* attention's kernels (doc/design/attention.md): FlashAttention-2 and
+ * cuDNN's forward and backward TFLOP/s, causal, head width 128, 8k
+ * tokens; none measured: 0 */
+#define ATTN_NONE {{0, 0}, {0, 0}}
+#define ATTN_A100 {{182, 182}, {0, 0}}
+#define ATTN_H100 {{333, 299}, {529, 529.0 * 299 / 333}}
 
 /* name, label; TF32, BF16, FP8 (dense TFLOP/s; 0 none or not published);
  * memory GiB, GB/s; node and host devices, link in the node and network
  * (GB/s one way, per device; a network of 0: no usual system, ppcc's
  * default); NVLink SHARP (HOPPER, BLACKWELL or NONE: devices.h);
  * efficiency, calibration, runs fitted and held out, the held-out runs'
- * mean and largest absolute error (%), the tie band (%) */
+ * mean and largest absolute error (%), the tie band (%); the compute
+ * capability x 10, and attention's kernels' rates */
 const ppcc_device_preset ppcc_device_presets[] = {
 	{"a100-40gb", "NVIDIA A100 SXM4 40 GB", 156, 312, 0, 40, 1555, 8, 8,
 	 300, 25, NONE, PPCC_A100_EFFICIENCY,
 	 SC21 " (as the a100: the same chip)", 7, 3, 3.7, 4.9, NO_FP8_FIT,
-	 PPCC_A100_TIE_BAND},
+	 PPCC_A100_TIE_BAND, 80, ATTN_A100},
 	{"a100", "NVIDIA A100 SXM4 80 GB", 156, 312, 0, 80, 2039, 8, 8, 300, 25,
 	 NONE, PPCC_A100_EFFICIENCY, SC21, 7, 3, 3.7, 4.9, NO_FP8_FIT,
-	 PPCC_A100_TIE_BAND},
+	 PPCC_A100_TIE_BAND, 80, ATTN_A100},
 	{"h100", "NVIDIA H100 SXM5 80 GB", 494.7, 989.4, 1978.9, 79.65, 3350,
-	 8, 8, 450, 50, HOPPER, U8(NEMO_FP8)},
+	 8, 8, 450, 50, HOPPER, U8(NEMO_FP8), 90, ATTN_H100},
 	{"h100-pcie", "NVIDIA H100 PCIe 80 GB", 378, 756, 1513, 80, 2000, 8, 8,
-	 64, 0, NONE, U},
+	 64, 0, NONE, U, 90, ATTN_NONE},
 	{"h800", "NVIDIA H800 SXM5 80 GB", 494.7, 989.4, 1978.9, 80, 3350, 8, 8,
-	 200, 50, HOPPER, U8(NEMO_FP8 AS_H100)},
+	 200, 50, HOPPER, U8(NEMO_FP8 AS_H100), 90, ATTN_H100},
 	{"h200", "NVIDIA H200 SXM5 141 GB", 494.7, 989.4, 1978.9, 140.4, 4800,
-	 8, 8, 450, 50, HOPPER, U8(NEMO_FP8 AS_H100)},
+	 8, 8, 450, 50, HOPPER, U8(NEMO_FP8 AS_H100), 90, ATTN_H100},
 	{"b200", "NVIDIA B200 (HGX B200)", 1100, 2250, 4500, 179.06, 8000, 8, 8,
-	 900, 50, BLACKWELL, U},
+	 900, 50, BLACKWELL, U, 100, ATTN_NONE},
 	{"gb200", "NVIDIA GB200 NVL72, per GPU", 1250, 2500, 5000, 186, 8000,
-	 72, 4, 900, 50, BLACKWELL, U},
+	 72, 4, 900, 50, BLACKWELL, U, 100, ATTN_NONE},
 	{"mi300x", "AMD Instinct MI300X", 0, 1307.4, 2614.9, 192, 5300, 8, 8, 448,
-	 0, NONE, U},
+	 0, NONE, U, 0, ATTN_NONE},
 	{"l40s", "NVIDIA L40S", 183, 362.05, 733, 44.99, 864, 8, 8, 32, 0, NONE,
-	 U},
+	 U, 89, ATTN_NONE},
 };
 
 const int ppcc_n_device_presets =

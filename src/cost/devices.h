@@ -52,6 +52,14 @@ typedef struct ppcc_device_preset {
 				  * the median over the calibration's pairs
 				  * of runs of |e_i - e_j|, e = predicted /
 				  * measured - 1 (doc/design/devices.md) */
+	int arch;                /* compute capability x 10 (90: sm90);
+				  * 0: not NVIDIA's */
+	/* attention's flash kernels, causal, head width 128, measured
+	 * TFLOP/s forward and backward (the backward at 2.5 forwards'
+	 * FLOPs), [PPCC_ATTN_FA2 - 1] and [PPCC_ATTN_CUDNN - 1]; 0: not
+	 * measured, the kernel runs at the matrix products' rate
+	 * (doc/design/attention.md) */
+	double attn[2][2];
 } ppcc_device_preset;
 
 /* A row's nvls: NCCL runs NVLS where an NVSwitch has multicast and the
@@ -91,11 +99,11 @@ const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 #define PPCC_A100_EFFICIENCY 0.62
 #define PPCC_UNCALIBRATED_EFFICIENCY PPCC_A100_EFFICIENCY
 /* Hopper's FP8 gain and its check, which `make fidelity` fits */
-#define PPCC_HOPPER_FP8_GAIN 1.27
+#define PPCC_HOPPER_FP8_GAIN 1.33
 #define PPCC_HOPPER_FP8_FITTED 2
 #define PPCC_HOPPER_FP8_HELD 3
-#define PPCC_HOPPER_FP8_HELD_ERROR 5.8
-#define PPCC_HOPPER_FP8_HELD_WORST 13.3
+#define PPCC_HOPPER_FP8_HELD_ERROR 5.0
+#define PPCC_HOPPER_FP8_HELD_WORST 10.5
 #define PPCC_UNCALIBRATED_WHY \
 	"the A100's constant, fitted on SC'21 Table 1, stands in"
 

@@ -643,6 +643,43 @@ static void flop_text(char *buf, size_t n, double v)
 	snprintf(buf, n, "%.*f %sFLOP", u ? 1 : 0, v, unit[u]);
 }
 
+/* The kernel each device group runs attention on and its rate
+ * (cost/compute.c), a line a group whose line differs. */
+static void attention_text(FILE *f, const ppcc_config *c)
+{
+	static const char *const names[] = {"", "FlashAttention-2",
+					     "cuDNN's fused attention"};
+	const ppcc_transformer *t = c->model.transformer;
+	if (!t->flash_attention) {
+		fputs("  attention: unfused, its s^2 scores at the matrix "
+		      "products' rate\n", f);
+		return;
+	}
+	char last[256] = "";
+	for (int g = 0; g < c->cluster.n_groups; g++) {
+		const ppcc_device_group *dg = &c->cluster.groups[g];
+		int k = ppcc_cost_attention_kernel(c, dg);
+		double rf, rb;
+		char line[256];
+		const char *dev = dg->preset ? dg->preset->name : dg->name;
+		int n = snprintf(line, sizeof line, "  attention: %s (%s), ",
+				 names[k], t->attention_kernel ? "as given"
+				 : "the trainer's choice");
+		if (ppcc_cost_attention_rates(&rf, &rb, c, dg))
+			snprintf(line + n, sizeof line - n, "%.0f TFLOP/s "
+				 "forward and %.0f backward a device, measured "
+				 "on the %s\n", rf / 1e12, rb / 1e12, dev);
+		else
+			snprintf(line + n, sizeof line - n, "at the matrix "
+				 "products' rate: not measured on %s\n",
+				 dg->preset ? dg->preset->name
+				 : "a device without a preset");
+		if (strcmp(line, last) != 0)
+			fputs(line, f);
+		snprintf(last, sizeof last, "%s", line);
+	}
+}
+
 static const char *const recompute_words[] = {"none", "selective", "full"};
 
 int ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
@@ -742,6 +779,7 @@ int ppcc_emit_model_summary(FILE *f, const ppcc_plan *p, int winner)
 		100 * sp.mlp / per, t->mtp_layers > 0
 		? "output layer and multi-token prediction" : "output layer",
 		100 * (other > 0 ? other : 0) / per);
+	attention_text(f, c);
 	if (t->moe.experts > 0) {
 		count_text(a, sizeof a, active);
 		count_text(x, sizeof x, sp.routed_params);

@@ -420,9 +420,35 @@ static void megatron_moe_freq(FILE *f, const ppcc_transformer *tr)
  * keys beside the query, W - 1 and 0 for W keys, and the period of the
  * full-attention layers (Megatron-LM's layer n, from 1, attends in full
  * when n % N == 0, as ppcc's layer i = n - 1 does). */
-static void megatron_attention(FILE *f, const ppcc_transformer *tr)
+/* Megatron-LM's attention_backend for the kernel c plans (d98e8a6
+ * transformer_config.py:151-157; language_module.py:129-160 sets
+ * Transformer Engine's NVTE_* switches from it): cuDNN's "fused",
+ * FlashAttention-2 as "flash" pinned to version 2 (*fa2 set), and
+ * without flash attention Transformer Engine's "unfused" (the s^2
+ * scores ppcc prices then); NULL where c's device groups run different
+ * kernels, Transformer Engine's own choice on each ("auto"). */
+static const char *megatron_backend(const ppcc_config *c, int *fa2)
 {
+	const ppcc_transformer *tr = c->model.transformer;
+	*fa2 = 0;
+	if (!tr->flash_attention)
+		return "unfused";
+	int k = ppcc_cost_attention_kernel_all(c);
+	*fa2 = k == PPCC_ATTN_FA2;
+	return k == PPCC_ATTN_FA2 ? "flash" : k == PPCC_ATTN_CUDNN ? "fused"
+								    : NULL;
+}
+
+static void megatron_attention(FILE *f, const ppcc_config *c)
+{
+	const ppcc_transformer *tr = c->model.transformer;
 	const ppcc_mla *m = &tr->mla;
+	int fa2;
+	const char *backend = megatron_backend(c, &fa2);
+	if (backend)
+		fprintf(f, "--attention-backend %s\n", backend);
+	if (fa2)
+		fputs("--flash-attention-version 2\n", f);
 	if (tr->qk_norm) /* each head's (d98e8a6 arguments.py --qk-layernorm) */
 		fputs("--qk-layernorm\n", f);
 	if (m->kind) {
@@ -541,7 +567,7 @@ int ppcc_emit_megatron(FILE *f, const ppcc_plan *p,
 	if (tr->kv_heads > 0 && tr->kv_heads != tr->heads)
 		fprintf(f, "--group-query-attention\n--num-query-groups %d\n",
 			tr->kv_heads);
-	megatron_attention(f, tr);
+	megatron_attention(f, c);
 	fprintf(f, "--seq-length %d\n", tr->seq_len);
 	fprintf(f, "--max-position-embeddings %d\n", tr->seq_len);
 	fprintf(f, "--normalization %s\n",
@@ -731,9 +757,15 @@ static void bridge_moe(FILE *f, const ppcc_config *c)
  * an MLA recipe's provider has: the snippet checks for it).
  * Each is written either way, so that a recipe's own window or MTP
  * modules do not survive. */
-static void bridge_attention(FILE *f, const ppcc_transformer *tr)
+static void bridge_attention(FILE *f, const ppcc_config *c)
 {
+	const ppcc_transformer *tr = c->model.transformer;
 	const ppcc_mla *m = &tr->mla;
+	int fa2;
+	const char *backend = megatron_backend(c, &fa2);
+	fprintf(f, "    m.attention_backend = AttnBackend.%s\n"
+		"    m.flash_attention_version = %s\n",
+		backend ? backend : "auto", fa2 ? "2" : "None");
 	if (m->kind)
 		fprintf(f, "    if not isinstance(m, MLATransformerConfig):\n"
 			"        raise TypeError(\"ppcc_apply: the plan has "
@@ -821,7 +853,8 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	if (s->n_chunks > 1 && pl->stages == 2)
 		fputs("# Interleaving with p = 2 is legal only with "
 		      "overlap_p2p_comm on (the default): keep it.\n", f);
-	fputs("import torch\nimport torch.nn.functional as F\n", f);
+	fputs("import torch\nimport torch.nn.functional as F\n"
+	      "from megatron.core.transformer.enums import AttnBackend\n", f);
 	if (tr->mla.kind)
 		fputs("from megatron.bridge.models.transformer_config import "
 		      "MLATransformerConfig\n", f);
@@ -843,7 +876,7 @@ int ppcc_emit_megatron_bridge(FILE *f, const ppcc_plan *p,
 	fputs("    m.make_vocab_size_divisible_by = 128\n", f);
 	fprintf(f, "    m.num_query_groups = %d\n",
 		tr->kv_heads > 0 ? tr->kv_heads : tr->heads);
-	bridge_attention(f, tr);
+	bridge_attention(f, c);
 	if (tr->moe.experts > 0)
 		bridge_moe(f, c);
 	else /* a mixture-of-experts recipe's experts go */
@@ -1290,6 +1323,16 @@ static int tt_model_refuses(const ppcc_config *c, int toml,
 		return err;
 	*dense = NULL;
 	*moe = NULL;
+	/* v0.2.2 runs SDPA with cuDNN's kernel first, and has no setting
+	 * for another (models/attention.py:175-190) */
+	if (toml && tr->attention_kernel == PPCC_ATTN_FA2) {
+		ppcc_loc loc = where(c, &tr->attention_kernel_loc);
+		ppcc_error(d, &loc, "torchtitan v0.2.2 runs attention on "
+			   "cuDNN's kernel first (models/attention.py:"
+			   "175-190), and has no setting for FlashAttention-2: "
+			   "plan with attention_kernel: cudnn, or leave it out");
+		return PPCC_EINPUT;
+	}
 	if (!experts)
 		return tt_flavor_of(dense, c, d);
 	if ((err = tt_moe_of(moe, c, d)) < 0)
@@ -1803,6 +1846,15 @@ int ppcc_emit_torchtitan(FILE *f, const ppcc_plan *p,
 	      "ChunkedLossWrapper over CrossEntropyLoss).\n", f);
 	tt_csv_note(f, &j, "#");
 	tt_moe_note(f, &j, "#");
+	/* main's models attend with FlexAttention or varlen attention
+	 * (models/llama3/__init__.py:371; common/config_utils.py:71-106
+	 * refuses sdpa), neither measured in the catalogue */
+	if (tr->flash_attention)
+		fputs("# Attention: main runs FlexAttention (or varlen), which "
+		      "ppcc has no measurement of;\n# the plan prices it as "
+		      "the catalogue's cuDNN or FlashAttention-2 figures (v0.2.2 "
+		      "runs\n# cuDNN's SDPA kernel), or at the matrix rate "
+		      "where it has none.\n", f);
 	fputs("\nfrom torchtitan.config import ParallelismConfig, "
 	      "TrainingConfig\n", f);
 	if (tr->recompute == PPCC_RECOMPUTE_SELECTIVE)

@@ -50,6 +50,10 @@ typedef struct ppcc_layer {
 	 * each step's exchange runs beside (cost/compute.c) */
 	double cp_kv_bytes;
 	double attn_flops;
+	/* the part of bwd_flops that recomputes attn_flops (full
+	 * recomputation, or Megatron-LM's core_attn): its forward kernel
+	 * again before the backward one */
+	double attn_recompute_flops;
 	/* A mixture-of-experts layer: the routed experts' parameters (part
 	 * of params, which expert parallelism shards instead of t), their
 	 * forward FLOPs (part of fwd_flops, the busiest expert rank's
@@ -175,6 +179,14 @@ typedef enum ppcc_trainer {
 	PPCC_TRAINER_DEEPSPEED,
 	PPCC_TRAINER_COUNT
 } ppcc_trainer;
+
+/* transformer.attention_kernel: the trainer's choice, FlashAttention-2
+ * (Dao 2023), or cuDNN's fused attention (doc/design/attention.md) */
+typedef enum ppcc_attn_kernel {
+	PPCC_ATTN_AUTO,
+	PPCC_ATTN_FA2,
+	PPCC_ATTN_CUDNN
+} ppcc_attn_kernel;
 
 /* "megatron", "torchtitan", "deepspeed"; NULL past the last. */
 const char *ppcc_trainer_name(int trainer);
@@ -459,6 +471,11 @@ typedef struct ppcc_transformer {
 			  no dropout */
 	int sequence_parallel; /* 1 (the default): norms and dropout split too */
 	int flash_attention;   /* 1 (the default): no a*s^2 scores kept */
+	/* the flash kernel that runs attention (ppcc_attn_kernel):
+	 * PPCC_ATTN_AUTO, the trainer's own choice on the device
+	 * (ppcc_cost_attention_kernel); where it was given, file 0 if not */
+	int attention_kernel;
+	ppcc_loc attention_kernel_loc;
 	/* precision: 1 for fp8, the blocks' weight matrix multiplies in
 	 * FP8 as Transformer Engine runs them (doc/design/precision.md);
 	 * 0 for bf16 */
@@ -492,6 +509,10 @@ const char *ppcc_recompute_modules_text(char *buf, size_t size,
 
 /* 1 when block i (from 0) of t is a mixture of experts. */
 int ppcc_transformer_is_moe(const ppcc_transformer *t, int i);
+
+/* What of t FlashAttention-2 cannot run, in words ("attention sinks"),
+ * or NULL when it runs t's attention. */
+const char *ppcc_transformer_fa2_refuses(const ppcc_transformer *t);
 
 /* 1 when block i (from 0) of t attends within the sliding window. */
 int ppcc_transformer_is_windowed(const ppcc_transformer *t, int i);

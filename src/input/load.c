@@ -1376,8 +1376,11 @@ static const char *const transformer_keys[] = {
 	"position", "rope_theta", "tie_embeddings", "head_dim", "moe",
 	"attention", "mtp_layers", "sliding_window", "sliding_window_pattern",
 	"biases", "attention_sinks", "qk_norm", "precision",
-	"recompute_modules", NULL};
+	"recompute_modules", "attention_kernel", NULL};
 static const char *const precision_words[] = {"bf16", "fp8", NULL};
+/* ppcc_attn_kernel's order */
+static const char *const attention_kernel_words[] = {"auto", "fa2", "cudnn",
+						     NULL};
 static const char *const attention_keys[] = {
 	"kind", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
 	"qk_rope_head_dim", "v_head_dim", NULL};
@@ -1674,6 +1677,16 @@ static void check_attention(loader *L, const section *s, const node *key,
 		    "%s.qk_norm: latent attention norms its latents, which "
 		    "ppcc counts; a norm of each head's query and key beside "
 		    "them is not modelled: give qk_norm false", s->path);
+	const char *why = ppcc_transformer_fa2_refuses(t);
+	if (t->attention_kernel != PPCC_ATTN_AUTO && !t->flash_attention)
+		say(L, PPCC_SEV_ERROR, AT("attention_kernel"),
+		    "%s.attention_kernel names a flash kernel, but "
+		    "%s.flash_attention is false; leave attention_kernel out "
+		    "or give flash_attention true", s->path, s->path);
+	else if (t->attention_kernel == PPCC_ATTN_FA2 && why)
+		say(L, PPCC_SEV_ERROR, AT("attention_kernel"),
+		    "%s.attention_kernel: FlashAttention-2 does not run %s; "
+		    "use cudnn", s->path, why);
 	if (t->sliding_window_pattern == 1)
 		say(L, PPCC_SEV_ERROR, AT("sliding_window_pattern"),
 		    "%s.sliding_window_pattern: 1 would make every layer "
@@ -1832,6 +1845,8 @@ static void read_transformer(loader *L, const section *model,
 	sec_bool(&s, "sequence_parallel", &t->sequence_parallel);
 	sec_bool(&s, "flash_attention", &t->flash_attention);
 	sec_word(&s, "precision", precision_words, &t->fp8, &t->precision_loc);
+	sec_word(&s, "attention_kernel", attention_kernel_words,
+		 &t->attention_kernel, &t->attention_kernel_loc);
 	sec_number(&s, "bytes_per_param", NUM_POSITIVE, 0, &t->bytes_per_param);
 	if (!preset) {
 		t->norm = t->swiglu ? PPCC_NORM_RMSNORM : PPCC_NORM_LAYERNORM;

@@ -126,6 +126,20 @@ int ppcc_transformer_is_windowed(const ppcc_transformer *t, int i)
 	return t->sliding_window > 0 && !(n >= 2 && (i + 1) % n == 0);
 }
 
+const char *ppcc_transformer_fa2_refuses(const ppcc_transformer *t)
+{
+	if (t->mla.kind)
+		return "latent attention, whose queries and keys are wider "
+		       "than its values";
+	if (t->attention_sinks)
+		return "attention sinks";
+	int w = t->head_dim > 0 ? t->head_dim
+		: t->heads > 0 ? t->hidden / t->heads : 0;
+	if (w > 256)
+		return "heads over 256 wide";
+	return NULL;
+}
+
 /* The keys the flash kernel scores per sequence, summed over its queries:
  * s^2/2, the causal half, as Megatron-LM counts it; within a window of W
  * < s keys the band of that triangle, s*W - W^2/2 (the sum over
@@ -597,6 +611,9 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 					      ? attn_fwd + ffn_tp : 0.0),
 		.cp_kv_bytes = 2.0 * s * b * (g->kw + g->vw),
 		.attn_flops = attention_flops(t, g),
+		.attn_recompute_flops = t->recompute == PPCC_RECOMPUTE_FULL ||
+					(rc & PPCC_RC_CORE_ATTN)
+					? attention_flops(t, g) : 0.0,
 		.tp_replicated_params = block_replicated_params(g),
 		.kernel_fwd_bytes = kfwd,
 		.kernel_bwd_bytes = kbwd,
@@ -660,6 +677,7 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 		y.tp_bwd_allreduces += yk.tp_bwd_allreduces;
 		y.cp_kv_bytes += yk.cp_kv_bytes;
 		y.attn_flops += yk.attn_flops;
+		y.attn_recompute_flops += yk.attn_recompute_flops;
 		y.kernel_fwd_bytes += yk.kernel_fwd_bytes;
 		y.kernel_bwd_bytes += yk.kernel_bwd_bytes;
 		y.kernel_fwd_replicated_bytes += yk.kernel_fwd_replicated_bytes;
@@ -702,6 +720,7 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 	head->tp_bwd_allreduces += y.tp_bwd_allreduces + D * 3.0;
 	head->cp_kv_bytes += y.cp_kv_bytes;
 	head->attn_flops += y.attn_flops;
+	head->attn_recompute_flops += y.attn_recompute_flops;
 	/* three norms, read and written, and the loss */
 	head->kernel_fwd_bytes += y.kernel_fwd_bytes +
 				  D * (12.0 * sbh + 10.0 * s * b * V);

@@ -263,14 +263,44 @@ static double fp8_speedup_max(const ppcc_config *cfg)
 	return k;
 }
 
+/* The most times as fast as a device's matrix products any of cfg's
+ * device groups runs attention's kernels (cost/compute.c), at least 1:
+ * the bounds count attention's FLOPs at that speed-up. */
+static double attn_speedup_max(const ppcc_config *cfg)
+{
+	double k = 1;
+	for (int g = 0; g < cfg->cluster.n_groups; g++) {
+		const ppcc_device_group *dg = &cfg->cluster.groups[g];
+		double rf, rb, r = ppcc_cost_speed(dg, 1);
+		if (!ppcc_cost_attention_rates(&rf, &rb, cfg, dg) || !(r > 0))
+			continue;
+		if (rf / r > k)
+			k = rf / r;
+		if (rb / r > k)
+			k = rb / r;
+	}
+	return k;
+}
+
+/* The FLOPs that take as long at the matrix rate as flops of which the
+ * attention's attn run ka times faster at most. */
+static double at_matrix(double flops, double attn, double ka)
+{
+	return ka > 1 && attn > 0 ? flops - attn * (1 - 1 / ka) : flops;
+}
+
 /* A set's sums and prefixes (the arrays allocated, zero), its FP8
- * products counted at k times the rate (at_bf16). */
-static void set_sums(layer_set *s, double k)
+ * products counted at k times the rate (at_bf16), its attention at ka
+ * times (at_matrix). */
+static void set_sums(layer_set *s, double k, double ka)
 {
 	for (int i = 0; i < s->n; i++) {
 		const ppcc_layer *l = &s->layers[i];
-		double fwd = at_bf16(l->fwd_flops, l->fp8_fwd_flops, k);
-		double bwd = at_bf16(l->bwd_flops, l->fp8_bwd_flops, k);
+		double ab = 2 * l->attn_flops + l->attn_recompute_flops;
+		double fwd = at_matrix(at_bf16(l->fwd_flops, l->fp8_fwd_flops,
+					       k), l->attn_flops, ka);
+		double bwd = at_matrix(at_bf16(l->bwd_flops, l->fp8_bwd_flops,
+					       k), ab, ka);
 		s->flops += fwd + bwd;
 		s->fwd_prefix[i + 1] = s->fwd_prefix[i] + fwd;
 		s->work_prefix[i + 1] = s->work_prefix[i] + fwd + bwd;
@@ -318,7 +348,9 @@ static void set_sums(layer_set *s, double k)
 	s->back_full_prefix[0] = s->back_split_prefix[0] = s->fwd_prefix[n];
 	for (int i = 1; i <= n; i++) {
 		const ppcc_layer *l = &s->layers[n - i];
-		double bwd = at_bf16(l->bwd_flops, l->fp8_bwd_flops, k);
+		double bwd = at_matrix(at_bf16(l->bwd_flops, l->fp8_bwd_flops,
+					       k), 2 * l->attn_flops +
+				       l->attn_recompute_flops, ka);
 		double in = bwd - at_bf16(l->bwd_weight_flops, l->fp8_fwd_flops, k);
 		s->back_full_prefix[i] = s->back_full_prefix[i - 1] + bwd;
 		s->back_split_prefix[i] = s->back_split_prefix[i - 1] +
@@ -368,7 +400,7 @@ static int set_init(layer_set *s, ppcc_arena *a, const ppcc_config *cfg,
 	if (!sums)
 		return PPCC_ENOMEM;
 	set_arrays(s, sums);
-	set_sums(s, fp8_speedup_max(cfg));
+	set_sums(s, fp8_speedup_max(cfg), attn_speedup_max(cfg));
 	return 0;
 }
 
@@ -638,7 +670,7 @@ double ppcc_search_bound_ms(const ppcc_config *cfg)
 	double lb = 0;
 	if (sums && place && ranks) {
 		set_arrays(&s, sums);
-		set_sums(&s, fp8_speedup_max(cfg));
+		set_sums(&s, fp8_speedup_max(cfg), attn_speedup_max(cfg));
 		ppcc_search_entry e = {
 			.t = pl->tensor_parallel, .p = p, .v = v,
 			.d = pl->data_parallel > 0 ? pl->data_parallel : 1,

@@ -189,9 +189,14 @@ shape_yaml() {
 
 # what the sources leave out, as planned (printed under the table)
 assumed="assumed where the source is silent (doc/fidelity/runs.md):
+  R1-R35 (torchtitan, 2024) and R51-R82 (llm-foundry, which pins
+    flash-attn 2): attention on FlashAttention-2 (attention_kernel:
+    fa2), PyTorch's SDPA default before cuDNN's came first.
   R28-R34 (torchtitan, A100): BF16; selective is torchtitan's per-op
     selective recomputation, which ppcc plans for trainer torchtitan.
   R35 (torchtitan, 405B): BF16; t 8 from the config the source names.
+  Megatron-LM's runs: Transformer Engine's choice of kernel (cuDNN on
+    Hopper, FlashAttention-2 on Ampere).
   R40-R48 (Megatron-LM, H100): BF16, micro-batch 1, selective
     recomputation, ZeRO-1 (the distributed optimizer), sequence
     parallelism and TP-communication overlap (the README names it).

@@ -225,6 +225,9 @@ published() {
 			shape_yaml "$model"
 			printf '    seq_len: %s\n    micro_batch_size: %s\n    recompute: %s\n' "$seq" "$b" "$rc"
 			printf '    sequence_parallel: %s\n    precision: %s\n' "$sp" "$prec"
+			# the torchtitan and llm-foundry runs predate cuDNN's
+			# attention in their trainers (published.sh's notes)
+			[ "$tr" = torchtitan ] && printf '    attention_kernel: fa2\n'
 			printf 'cluster:\n  devices: %s\n  device: %s\n' "$n" "$dv"
 			printf 'pipeline: {tensor_parallel: %s, stages: %s, data_parallel: %s,\n' "$t" "$p" "$d"
 			printf '  context_parallel: %s, chunks: %s, schedule: %s, zero: %s,\n' "$cp" "$v" "$sched" "$z"
