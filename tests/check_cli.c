@@ -197,7 +197,7 @@ START_TEST(cli_model_summary_comes_first)
 				     "layer 6.1%\n  attention: cuDNN's fused "
 				     "attention (the trainer's choice), 529 "
 				     "TFLOP/s forward and 475 backward a device, "
-				     "measured on the h100\n\npartition"));
+				     "measured on the H100 SXM5\n\npartition"));
 	tu_run_free(&r);
 
 	char *dir = tu_mkdtemp(), path[PATH_MAX];

@@ -2101,6 +2101,29 @@ START_TEST(attention_kernels_at_their_measured_rates_by_hand)
 	ck_assert_double_eq(ba, bg);
 	done(&a);
 	done(&g);
+	/* a file's own peak beside the h100 preset is another chip's: its
+	 * attention at its matrix rate, as a device without a preset, whose
+	 * trainer's own kernel ppcc does not name */
+	snprintf(text, sizeof text, shape, "none", "cudnn",
+		 "{preset: h100, tflops: 148}");
+	load_text(&a, text);
+	snprintf(text, sizeof text, shape, "none", "auto",
+		 "{name: g, tflops: 148, efficiency: 0.62, memory_gib: 79.65, "
+		 "memory_bandwidth_gb_s: 3350}");
+	load_text(&g, text);
+	ck_assert_msg(a.status == 0 && g.status == 0, "%s%s", a.diag.text,
+		      g.diag.text);
+	ck_assert_int_eq(ppcc_cost_attention_kernel(&g.cfg,
+						    &g.cfg.cluster.groups[0]),
+			 PPCC_ATTN_AUTO);
+	ppcc_cost_layer_seconds(&fa, &ba, &a.cfg, &lc, 1,
+				&a.cfg.cluster.groups[0]);
+	ppcc_cost_layer_seconds(&fg, &bg, &g.cfg, &lc, 1,
+				&g.cfg.cluster.groups[0]);
+	ck_assert_double_eq(fa, fg);
+	ck_assert_double_eq(ba, bg);
+	done(&a);
+	done(&g);
 	expect_errors("model:\n  name: m\n  transformer: {layers: 2, "
 		      "hidden: 64, heads: 4, vocab: 100, seq_len: 16, "
 		      "swiglu: true, attention_kernel: fa2, attention: {kind: "

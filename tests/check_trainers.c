@@ -1996,6 +1996,12 @@ START_TEST(megatron_admits_what_its_export_writes)
 		 "    recompute_modules: [layernorm]\n",
 		 "  tensor_parallel: 1\n  stages: 4\n  schedule: 1f1b\n"
 		 "  expert_parallel: 8\n", 0},
+		/* Transformer Engine's unfused attention runs no context
+		 * parallelism (d0067d0 dot_product_attention/utils.py:1171) */
+		{"llama3-8b", "    flash_attention: false\n",
+		 "  context_parallel: 2\n  stages: 2\n  schedule: 1f1b\n", 0},
+		{"llama3-8b", "    flash_attention: false\n",
+		 "  stages: 2\n  schedule: 1f1b\n", 1},
 	};
 	char *dir = tu_mkdtemp();
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

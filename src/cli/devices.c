@@ -125,9 +125,20 @@ static json_t *devices_json(void)
 			"fp8_fitted_runs", p->fp8_fitted, "fp8_held_runs",
 			p->fp8_held, "fp8_held_error_pct", p->fp8_held_error,
 			"fp8_held_worst_pct", p->fp8_held_worst);
-		if (o && json_object_set_new(o, "attention_tflops", json_pack(
-			"{s:[f,f], s:[f,f]}", "fa2", p->attn[0][0], p->attn[0][1],
-			"cudnn", p->attn[1][0], p->attn[1][1])) < 0) {
+		json_t *at = json_object();
+		for (int k = 0; at && k < 2; k++)
+			json_object_set_new(at, k ? "cudnn" : "fa2",
+					    p->attn[k][0] > 0
+					    ? json_pack("[f,f]", p->attn[k][0],
+							p->attn[k][1])
+					    : json_null());
+		if (!o || !at || json_object_set_new(o, "attention_tflops",
+						     at) < 0 ||
+		    json_object_set_new(o, "compute_capability", p->arch
+					? json_integer(p->arch)
+					: json_null()) < 0) {
+			if (!o)
+				json_decref(at);
 			json_decref(o);
 			o = NULL;
 		}

@@ -42,6 +42,9 @@ int ppcc_cost_attention_kernel(const ppcc_config *cfg,
 		return tf->attention_kernel;
 	int arch = dg && dg->preset ? dg->preset->arch : 0;
 	int fa2 = !ppcc_transformer_fa2_refuses(tf);
+	/* neither kernel is known to run the device, or the heads */
+	if (arch == 0 || ppcc_transformer_head_width(tf) > 256)
+		return PPCC_ATTN_AUTO;
 	switch (cfg->pipeline.trainer) {
 	case PPCC_TRAINER_TORCHTITAN:
 		return PPCC_ATTN_CUDNN;
@@ -71,7 +74,9 @@ int ppcc_cost_attention_rates(double *out_f, double *out_b,
 {
 	int k = ppcc_cost_attention_kernel(cfg, dg);
 	*out_f = *out_b = 0;
+	/* a file's own peak is another chip's, of no measured kernel */
 	if (k == PPCC_ATTN_AUTO || !dg->preset ||
+	    dg->tflops != dg->preset->bf16 ||
 	    !(dg->preset->attn[k - 1][0] > 0) ||
 	    !(dg->preset->attn[k - 1][1] > 0))
 		return 0;
@@ -227,19 +232,21 @@ void ppcc_cost_cp_hidden(double *out_fwd, double *out_bwd,
 	*out_fwd = *out_bwd = 0;
 	if (cp < 2 || !(l->attn_flops > 0) || !(lc->cp_f[layer] > 0))
 		return;
-	const ppcc_transformer *tf = cfg->model.transformer;
-	double nb = tf && tf->recompute == PPCC_RECOMPUTE_FULL ? 3.0 : 2.0;
 	double speed = ppcc_cost_speed(dg, cfg->pipeline.tensor_parallel * cp);
+	/* each ring step beside 1/cp of the attention's kernels: the
+	 * forward's, and the backward's with any recomputed forward */
 	double af, ab;
-	double c = (attention_seconds(&af, &ab, cfg, dg, l,
-				      cfg->pipeline.tensor_parallel * cp)
-		    ? af : ppcc_cost_flops_seconds(dg, speed, l->attn_flops,
-						   0)) / cp;
+	if (!attention_seconds(&af, &ab, cfg, dg, l,
+			       cfg->pipeline.tensor_parallel * cp)) {
+		af = ppcc_cost_flops_seconds(dg, speed, l->attn_flops, 0);
+		ab = ppcc_cost_flops_seconds(dg, speed, 2 * l->attn_flops +
+					     l->attn_recompute_flops, 0);
+	}
 	double keep = 1 - ppcc_overlap_comm_sm_share(&cfg->pipeline);
-	double step = keep * lc->cp_f[layer] / (cp - 1);
-	double h = (cp - 1) * (step < c ? step : c);
-	*out_fwd = h;
-	*out_bwd = nb * h;
+	double sf = keep * lc->cp_f[layer] / (cp - 1);
+	double sb = keep * lc->cp_b[layer] / (cp - 1);
+	*out_fwd = (cp - 1) * (sf < af / cp ? sf : af / cp);
+	*out_bwd = (cp - 1) * (sb < ab / cp ? sb : ab / cp);
 }
 
 void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,

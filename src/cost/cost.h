@@ -220,11 +220,12 @@ void ppcc_cost_tp_hidden(double *out_fwd, double *out_bwd,
 
 /* What ring attention's exchange hides of layer `layer`'s (lc's cp_f,
  * cp_b) on a rank of dg, forward and backward: each of its cp - 1 steps'
- * K and V transfer T runs beside one step's attention, C = the layer's
- * attn_flops at the rank's speed / cp, on all but comm_sm_share s of the
- * SMs, hiding min((1 - s) T, C) a step; the backward twice that (three
- * times under full recomputation), as its transfers and attention are;
- * 0 with cp 1 (doc/design/overlap.md). */
+ * K and V transfer T runs beside one step's attention, C = 1/cp of the
+ * attention's forward kernel on the rank (its measured rate, or
+ * attn_flops at the rank's speed), on all but comm_sm_share s of the
+ * SMs, hiding min((1 - s) T, C) a step; the backward likewise, its
+ * transfers (cp_b) beside 1/cp of its kernel and any recomputed
+ * forward's; 0 with cp 1 (doc/design/overlap.md). */
 void ppcc_cost_cp_hidden(double *out_fwd, double *out_bwd,
 			 const ppcc_config *cfg,
 			 const ppcc_cost_layer_comm *lc, int layer,

@@ -28,9 +28,9 @@
 /* attention's kernels (doc/design/attention.md): FlashAttention-2 and
  * cuDNN's forward and backward TFLOP/s, causal, head width 128, 8k
  * tokens; none measured: 0 */
-#define ATTN_NONE {{0, 0}, {0, 0}}
-#define ATTN_A100 {{182, 182}, {0, 0}}
-#define ATTN_H100 {{333, 299}, {529, 529.0 * 299 / 333}}
+#define ATTN_NONE {{0, 0}, {0, 0}}, NULL
+#define ATTN_A100 {{182, 182}, {0, 0}}, "A100 SXM4 80 GB"
+#define ATTN_H100 {{333, 299}, {529, 529.0 * 299 / 333}}, "H100 SXM5"
 
 /* name, label; TF32, BF16, FP8 (dense TFLOP/s; 0 none or not published);
  * memory GiB, GB/s; node and host devices, link in the node and network

@@ -60,6 +60,7 @@ typedef struct ppcc_device_preset {
 	 * measured, the kernel runs at the matrix products' rate
 	 * (doc/design/attention.md) */
 	double attn[2][2];
+	const char *attn_chip;   /* the chip they were measured on */
 } ppcc_device_preset;
 
 /* A row's nvls: NCCL runs NVLS where an NVSwitch has multicast and the

@@ -231,6 +231,18 @@ static void iteration_json(ppcc_jw *w, const ppcc_plan *p)
 	}
 	key(w, ",\n    ", "global_batch_size");
 	ppcc_jw_int(w, it->global_batch_size);
+	const ppcc_transformer *tf = p->config->model.transformer;
+	if (tf) {
+		/* the flash kernel planned; null where groups differ */
+		int k = ppcc_cost_attention_kernel_all(p->config);
+		key(w, ",\n    ", "attention_kernel");
+		if (!tf->flash_attention)
+			ppcc_jw_string(w, "unfused");
+		else if (k == PPCC_ATTN_AUTO)
+			ppcc_jw_raw(w, "null");
+		else
+			ppcc_jw_string(w, k == PPCC_ATTN_FA2 ? "fa2" : "cudnn");
+	}
 	key(w, ",\n    ", "breakdown_rank");
 	ppcc_jw_int(w, it->rank);
 	key(w, ",\n    ", "breakdown_ms");

@@ -643,40 +643,62 @@ static void flop_text(char *buf, size_t n, double v)
 	snprintf(buf, n, "%.*f %sFLOP", u ? 1 : 0, v, unit[u]);
 }
 
-/* The kernel each device group runs attention on and its rate
- * (cost/compute.c), a line a group whose line differs. */
-static void attention_text(FILE *f, const ppcc_config *c)
+/* The kernel device group dg runs attention on and its rate
+ * (cost/compute.c), a line into line. */
+static void attention_line(char *line, size_t size, const ppcc_config *c,
+			   const ppcc_device_group *dg)
 {
 	static const char *const names[] = {"", "FlashAttention-2",
 					     "cuDNN's fused attention"};
 	const ppcc_transformer *t = c->model.transformer;
-	if (!t->flash_attention) {
+	const ppcc_device_preset *pr = dg->preset;
+	int k = ppcc_cost_attention_kernel(c, dg);
+	double rf, rb;
+	int n;
+	if (k == PPCC_ATTN_AUTO)
+		n = snprintf(line, size, "  attention: the trainer's own "
+			     "flash kernel, ");
+	else
+		n = snprintf(line, size, "  attention: %s (%s), ", names[k],
+			     t->attention_kernel ? "as given"
+			     : c->pipeline.trainer == PPCC_TRAINER_DEEPSPEED
+			     ? "assumed: DeepSpeed leaves it to the model's "
+			       "code" : "the trainer's choice");
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (ppcc_cost_attention_rates(&rf, &rb, c, dg))
+		snprintf(line + n, size - n, "%.0f TFLOP/s forward and %.0f "
+			 "backward a device, measured on the %s\n", rf / 1e12,
+			 rb / 1e12, pr->attn_chip);
+	else if (pr && dg->tflops != pr->bf16)
+		snprintf(line + n, size - n, "at the matrix products' rate: "
+			 "the file's peak is not the %s's\n", pr->name);
+	else
+		snprintf(line + n, size - n, "at the matrix products' rate: "
+			 "none measured on %s\n", pr ? pr->name
+			 : "a device without a preset");
+}
+
+/* The attention's kernel and rate, a line a device group whose line no
+ * group before it printed. */
+static void attention_text(FILE *f, const ppcc_config *c)
+{
+	if (!c->model.transformer->flash_attention) {
 		fputs("  attention: unfused, its s^2 scores at the matrix "
 		      "products' rate\n", f);
 		return;
 	}
-	char last[256] = "";
 	for (int g = 0; g < c->cluster.n_groups; g++) {
-		const ppcc_device_group *dg = &c->cluster.groups[g];
-		int k = ppcc_cost_attention_kernel(c, dg);
-		double rf, rb;
-		char line[256];
-		const char *dev = dg->preset ? dg->preset->name : dg->name;
-		int n = snprintf(line, sizeof line, "  attention: %s (%s), ",
-				 names[k], t->attention_kernel ? "as given"
-				 : "the trainer's choice");
-		if (ppcc_cost_attention_rates(&rf, &rb, c, dg))
-			snprintf(line + n, sizeof line - n, "%.0f TFLOP/s "
-				 "forward and %.0f backward a device, measured "
-				 "on the %s\n", rf / 1e12, rb / 1e12, dev);
-		else
-			snprintf(line + n, sizeof line - n, "at the matrix "
-				 "products' rate: not measured on %s\n",
-				 dg->preset ? dg->preset->name
-				 : "a device without a preset");
-		if (strcmp(line, last) != 0)
+		char line[320], seen[320];
+		attention_line(line, sizeof line, c, &c->cluster.groups[g]);
+		int dup = 0;
+		for (int h = 0; h < g && !dup; h++) {
+			attention_line(seen, sizeof seen, c,
+				       &c->cluster.groups[h]);
+			dup = strcmp(seen, line) == 0;
+		}
+		if (!dup)
 			fputs(line, f);
-		snprintf(last, sizeof last, "%s", line);
 	}
 }
 

@@ -318,6 +318,15 @@ static int megatron_refuses(const ppcc_config *c, ppcc_diag *d)
 			   "on that ring: plan with context_parallel: 1");
 		return PPCC_EINPUT;
 	}
+	if (!tr->flash_attention && pl->context_parallel > 1) {
+		ppcc_loc loc = where(c, &pl->context_parallel_loc);
+		ppcc_error(d, &loc, "without flash attention Megatron-LM runs "
+			   "Transformer Engine's unfused attention, which does "
+			   "not run context parallelism (TransformerEngine "
+			   "d0067d0 dot_product_attention/utils.py:1171): plan "
+			   "with context_parallel: 1, or flash_attention: true");
+		return PPCC_EINPUT;
+	}
 	if (pl->grad_bytes != 4.0 && (pl->grad_bytes != 2.0 || pl->zero >= 2)) {
 		ppcc_loc loc = where(c, NULL);
 		ppcc_error(d, &loc, "Megatron-LM keeps gradients in fp32 (4 "
@@ -1937,6 +1946,7 @@ int ppcc_megatron_admits(const ppcc_search_entry *e, void *ctx)
 	       !(e->cp > 1 && tr->seq_len % (2 * e->cp) != 0) &&
 	       !(tr->moe.experts > 0 && e->t > 1 && !tr->sequence_parallel) &&
 	       !(tr->sliding_window > 0 && e->cp > 1) &&
+	       !(!tr->flash_attention && e->cp > 1) &&
 	       !(pl->grad_bytes == 2.0 && e->zero >= 2) &&
 	       !(tr->fp8 && e->recompute == PPCC_RECOMPUTE_SELECTIVE &&
 		 (tr->recompute_modules &

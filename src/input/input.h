@@ -510,6 +510,9 @@ const char *ppcc_recompute_modules_text(char *buf, size_t size,
 /* 1 when block i (from 0) of t is a mixture of experts. */
 int ppcc_transformer_is_moe(const ppcc_transformer *t, int i);
 
+/* The width of one head's query and key. */
+int ppcc_transformer_head_width(const ppcc_transformer *t);
+
 /* What of t FlashAttention-2 cannot run, in words ("attention sinks"),
  * or NULL when it runs t's attention. */
 const char *ppcc_transformer_fa2_refuses(const ppcc_transformer *t);

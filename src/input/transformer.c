@@ -126,6 +126,14 @@ int ppcc_transformer_is_windowed(const ppcc_transformer *t, int i)
 	return t->sliding_window > 0 && !(n >= 2 && (i + 1) % n == 0);
 }
 
+int ppcc_transformer_head_width(const ppcc_transformer *t)
+{
+	if (t->mla.kind)
+		return t->mla.qk_nope_head_dim + t->mla.qk_rope_head_dim;
+	return t->head_dim > 0 ? t->head_dim
+	       : t->heads > 0 ? t->hidden / t->heads : 0;
+}
+
 const char *ppcc_transformer_fa2_refuses(const ppcc_transformer *t)
 {
 	if (t->mla.kind)
@@ -133,9 +141,7 @@ const char *ppcc_transformer_fa2_refuses(const ppcc_transformer *t)
 		       "than its values";
 	if (t->attention_sinks)
 		return "attention sinks";
-	int w = t->head_dim > 0 ? t->head_dim
-		: t->heads > 0 ? t->hidden / t->heads : 0;
-	if (w > 256)
+	if (ppcc_transformer_head_width(t) > 256)
 		return "heads over 256 wide";
 	return NULL;
 }
