@@ -196,8 +196,9 @@ START_TEST(cli_model_summary_comes_first)
 				     "15.6%, scores 12.5%), MLP 65.7%, output "
 				     "layer 6.1%\n  attention: cuDNN's fused "
 				     "attention (the trainer's choice), 529 "
-				     "TFLOP/s forward and 475 backward a device, "
-				     "measured on the H100 SXM5\n\npartition"));
+				     "TFLOP/s forward and 475 backward a device "
+				     "at 8192 keys, measured on the H100 "
+				     "SXM5\n\npartition"));
 	tu_run_free(&r);
 
 	char *dir = tu_mkdtemp(), path[PATH_MAX];

@@ -2033,33 +2033,41 @@ START_TEST(sliding_window_layer_scores_by_hand)
 }
 END_TEST
 
-/* Query and key norms (Qwen3's q_norm and k_norm, Megatron-LM's
- * --qk-layernorm): an RMSNorm of head_dim weights each for Q and K; the
- * norms keep their 16-bit inputs for the backward (2 x s x b x (q + kv)
- * bytes, split over t like the heads) and read and write Q and K
- * (4 x s x b x (q + kv) forward, twice that backward); no FLOPs.  With
- * latent attention they are refused; qk_layernorm gets the key's name. */
 /* Attention's kernels at their measured rates (doc/design/attention.md):
- * on the h100, FlashAttention-2's forward at 333 TFLOP/s and backward at
- * 299, cuDNN's at 529 and 529 x 299 / 333, the backward 2.5 forwards'
- * FLOPs (the scores again), a recomputed forward at the forward's rate.
- * The attention's A: 2 b (s^2 / 2) (q + v widths) = 2 x 1 x 1024^2 / 2 x
- * (256 + 256) = 536,870,912 FLOPs, causal. */
+ * on the h100 at 1k tokens, FlashAttention-2's forward at 260 TFLOP/s
+ * and, forward and backward together, 221, so its backward at 2.5 /
+ * (3.5 / 221 - 1 / 260); cuDNN's forward at 410, its backward at
+ * FlashAttention-2's ratio; at 1.5k tokens each between the 1k and 2k
+ * figures (298; 265; 484), linear in log2 of the length.  The backward
+ * is 2.5 forwards' FLOPs (the scores again), a recomputed forward at
+ * the forward's rate.  The attention's A: 2 b (s^2 / 2) (q + v widths)
+ * = 2 x 1 x s^2 / 2 x (256 + 256), 536,870,912 FLOPs at 1k, causal. */
 START_TEST(attention_kernels_at_their_measured_rates_by_hand)
 {
 	static const char *const shape =
 		"model:\n  name: m\n  transformer: {layers: 2, hidden: 256, "
-		"heads: 4, vocab: 100, seq_len: 1024, swiglu: true, "
+		"heads: 4, vocab: 100, seq_len: %d, swiglu: true, "
 		"recompute: %s, attention_kernel: %s}\n"
 		"cluster: {devices: 1, device: %s}\n";
-	const double A = 536870912.0, cf = 529e12, cb = 529e12 * 299 / 333;
-	for (int full = 0; full < 2; full++) {
+	for (int c = 0; c < 3; c++) {
+		int full = c == 1, seq = c == 2 ? 1536 : 1024;
+		/* at 1k, and 1.5k: 0.585 of the way from 1k to 2k */
+		double x = c == 2 ? log2(1.5) : 0;
+		double ff = 260 + x * (298 - 260);
+		double bf1 = 2.5 / (3.5 / 221 - 1 / 260.0);
+		double bf2 = 2.5 / (3.5 / 265 - 1 / 298.0);
+		double bf = bf1 + x * (bf2 - bf1);
+		double cf = 410 + x * (484 - 410);
+		double cb = 410 * bf1 / 260 + x * (484 * bf2 / 298 -
+						   410 * bf1 / 260);
+		double A = 2.0 * seq * seq / 2 * 512;
 		loaded r[2];
 		double f[2], b[2];
 		for (int k = 0; k < 2; k++) {
 			char text[512];
-			snprintf(text, sizeof text, shape, full ? "full" : "none",
-				 k ? "cudnn" : "fa2", "h100");
+			snprintf(text, sizeof text, shape, seq,
+				 full ? "full" : "none", k ? "cudnn" : "fa2",
+				 "h100");
 			load_text(&r[k], text);
 			ck_assert_msg(r[k].status == 0, "%s", r[k].diag.text);
 			const ppcc_layer *l = &r[k].cfg.model.layers[1];
@@ -2071,8 +2079,8 @@ START_TEST(attention_kernels_at_their_measured_rates_by_hand)
 			ppcc_cost_layer_seconds(&f[k], &b[k], &r[k].cfg, &lc, 1,
 						&r[k].cfg.cluster.groups[0]);
 		}
-		double want_f = A / 333e12 - A / cf;
-		double want_b = 2.5 * A / 299e12 - 2.5 * A / cb +
+		double want_f = A / (ff * 1e12) - A / (cf * 1e12);
+		double want_b = 2.5 * A / (bf * 1e12) - 2.5 * A / (cb * 1e12) +
 				(full ? want_f : 0);
 		ck_assert_double_eq_tol(f[0] - f[1], want_f, 1e-9 * f[0]);
 		ck_assert_double_eq_tol(b[0] - b[1], want_b, 1e-9 * b[0]);
@@ -2083,9 +2091,9 @@ START_TEST(attention_kernels_at_their_measured_rates_by_hand)
 	 * as without a measurement anywhere */
 	loaded a, g;
 	char text[512];
-	snprintf(text, sizeof text, shape, "none", "cudnn", "a100");
+	snprintf(text, sizeof text, shape, 1024, "none", "cudnn", "a100");
 	load_text(&a, text);
-	snprintf(text, sizeof text, shape, "none", "cudnn",
+	snprintf(text, sizeof text, shape, 1024, "none", "cudnn",
 		 "{name: g, tflops: 312, efficiency: 0.62, memory_gib: 80, "
 		 "memory_bandwidth_gb_s: 2039}");
 	load_text(&g, text);
@@ -2104,10 +2112,10 @@ START_TEST(attention_kernels_at_their_measured_rates_by_hand)
 	/* a file's own peak beside the h100 preset is another chip's: its
 	 * attention at its matrix rate, as a device without a preset, whose
 	 * trainer's own kernel ppcc does not name */
-	snprintf(text, sizeof text, shape, "none", "cudnn",
+	snprintf(text, sizeof text, shape, 1024, "none", "cudnn",
 		 "{preset: h100, tflops: 148}");
 	load_text(&a, text);
-	snprintf(text, sizeof text, shape, "none", "auto",
+	snprintf(text, sizeof text, shape, 1024, "none", "auto",
 		 "{name: g, tflops: 148, efficiency: 0.62, memory_gib: 79.65, "
 		 "memory_bandwidth_gb_s: 3350}");
 	load_text(&g, text);
@@ -2136,6 +2144,12 @@ START_TEST(attention_kernels_at_their_measured_rates_by_hand)
 }
 END_TEST
 
+/* Query and key norms (Qwen3's q_norm and k_norm, Megatron-LM's
+ * --qk-layernorm): an RMSNorm of head_dim weights each for Q and K; the
+ * norms keep their 16-bit inputs for the backward (2 x s x b x (q + kv)
+ * bytes, split over t like the heads) and read and write Q and K
+ * (4 x s x b x (q + kv) forward, twice that backward); no FLOPs.  With
+ * latent attention they are refused; qk_layernorm gets the key's name. */
 START_TEST(qk_norm_params_stash_and_kernels_by_hand)
 {
 	loaded r, n;

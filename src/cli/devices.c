@@ -76,24 +76,25 @@ static void devices_text(FILE *f)
 	}
 	fputs("Other FP8 devices run FP8 at their efficiency of the FP8 peak,\n"
 	      "which no published run checks.\n", f);
-	fputs("Attention's flash kernels, measured TFLOP/s forward / backward "
-	      "(causal,\nhead width 128, 8k tokens; the backward counted as "
-	      "2.5 forwards):\n", f);
-	static const char *const kernel[] = {"FlashAttention-2", "cuDNN"};
+	fputs("Attention's flash kernels, measured TFLOP/s forward/backward "
+	      "(causal, head\nwidth 128; the backward counted as 2.5 forwards) "
+	      "at 512, 1k, 2k, 4k, 8k\nand 16k tokens:\n", f);
+	static const char *const kernel[] = {"", "FlashAttention-2", "cuDNN"};
 	for (int i = 0; i < ppcc_n_device_presets; i++) {
 		const ppcc_device_preset *p = &ppcc_device_presets[i];
 		int any = 0;
-		for (int k = 0; k < 2; k++) {
-			if (!(p->attn[k][0] > 0))
+		for (int k = PPCC_ATTN_FA2; k <= PPCC_ATTN_CUDNN; k++) {
+			double af, ab;
+			if (!ppcc_device_attention(&af, &ab, p, k, 0))
 				continue;
-			if (!any)
-				fprintf(f, "  %-10s", p->name);
-			fprintf(f, "%s%s %.0f / %.0f", any ? ", " : " ",
-				kernel[k], p->attn[k][0], p->attn[k][1]);
+			fprintf(f, "  %-10s %-16s", any ? "" : p->name, kernel[k]);
+			for (int j = 0; j < PPCC_ATTN_LENS; j++) {
+				ppcc_device_attention(&af, &ab, p, k, j);
+				fprintf(f, " %.0f/%.0f", af, ab);
+			}
+			fputc('\n', f);
 			any = 1;
 		}
-		if (any)
-			fputc('\n', f);
 	}
 	fputs("  others at the matrix products' rate (doc/design/attention.md)."
 	      "\n", f);
@@ -125,13 +126,30 @@ static json_t *devices_json(void)
 			"fp8_fitted_runs", p->fp8_fitted, "fp8_held_runs",
 			p->fp8_held, "fp8_held_error_pct", p->fp8_held_error,
 			"fp8_held_worst_pct", p->fp8_held_worst);
-		json_t *at = json_object();
-		for (int k = 0; at && k < 2; k++)
-			json_object_set_new(at, k ? "cudnn" : "fa2",
-					    p->attn[k][0] > 0
-					    ? json_pack("[f,f]", p->attn[k][0],
-							p->attn[k][1])
-					    : json_null());
+		json_t *at = json_object(), *lens = json_array();
+		for (int j = 0; lens && j < PPCC_ATTN_LENS; j++)
+			json_array_append_new(lens, json_integer(
+				(json_int_t)ppcc_attn_lens[j]));
+		if (at)
+			json_object_set_new(at, "lengths", lens);
+		else
+			json_decref(lens);
+		for (int k = PPCC_ATTN_FA2; at && k <= PPCC_ATTN_CUDNN; k++) {
+			double af, ab;
+			json_t *v = json_null();
+			if (ppcc_device_attention(&af, &ab, p, k, 0)) {
+				json_t *fw = json_array(), *bw = json_array();
+				for (int j = 0; j < PPCC_ATTN_LENS; j++) {
+					ppcc_device_attention(&af, &ab, p, k, j);
+					json_array_append_new(fw, json_real(af));
+					json_array_append_new(bw, json_real(ab));
+				}
+				v = json_pack("{s:o, s:o}", "forward", fw,
+					      "backward", bw);
+			}
+			json_object_set_new(at, k == PPCC_ATTN_FA2 ? "fa2"
+					    : "cudnn", v);
+		}
 		if (!o || !at || json_object_set_new(o, "attention_tflops",
 						     at) < 0 ||
 		    json_object_set_new(o, "compute_capability", p->arch

@@ -17,6 +17,8 @@
  * below are what iteration.c reports.  Each expression keeps the order of its
  * operations, on which the plans' bytes depend.
  */
+#include <math.h>
+
 #include "ppcc.h"
 
 double ppcc_cost_speed(const ppcc_device_group *dg, int shard)
@@ -70,19 +72,36 @@ int ppcc_cost_attention_kernel_all(const ppcc_config *cfg)
 
 int ppcc_cost_attention_rates(double *out_f, double *out_b,
 			      const ppcc_config *cfg,
-			      const ppcc_device_group *dg)
+			      const ppcc_device_group *dg, double len)
 {
 	int k = ppcc_cost_attention_kernel(cfg, dg);
 	*out_f = *out_b = 0;
 	/* a file's own peak is another chip's, of no measured kernel */
 	if (k == PPCC_ATTN_AUTO || !dg->preset ||
-	    dg->tflops != dg->preset->bf16 ||
-	    !(dg->preset->attn[k - 1][0] > 0) ||
-	    !(dg->preset->attn[k - 1][1] > 0))
+	    dg->tflops != dg->preset->bf16)
 		return 0;
-	*out_f = dg->preset->attn[k - 1][0] * 1e12;
-	*out_b = dg->preset->attn[k - 1][1] * 1e12;
+	/* the measured lengths around len, linear in log2 of the length,
+	 * the ends' rates beyond them */
+	int hi = 0;
+	while (hi < PPCC_ATTN_LENS - 1 && ppcc_attn_lens[hi] < len)
+		hi++;
+	int lo = hi > 0 && ppcc_attn_lens[hi] > len ? hi - 1 : hi;
+	double f0, b0, f1, b1;
+	if (!ppcc_device_attention(&f0, &b0, dg->preset, k, lo) ||
+	    !ppcc_device_attention(&f1, &b1, dg->preset, k, hi))
+		return 0;
+	double x = lo == hi ? 0 : log2(len / ppcc_attn_lens[lo]) /
+				  log2(ppcc_attn_lens[hi] / ppcc_attn_lens[lo]);
+	*out_f = (f0 + x * (f1 - f0)) * 1e12;
+	*out_b = (b0 + x * (b1 - b0)) * 1e12;
 	return 1;
+}
+
+double ppcc_cost_attention_len(const ppcc_config *cfg, const ppcc_layer *l)
+{
+	int cp = cfg->pipeline.context_parallel > 0
+		? cfg->pipeline.context_parallel : 1;
+	return l->attn_keys / cp;
 }
 
 /* Layer l's attention kernels on a rank of shard devices of dg, at their
@@ -98,7 +117,8 @@ static int attention_seconds(double *out_f, double *out_b,
 	double rf, rb;
 	*out_f = *out_b = 0;
 	if (!(l->attn_flops > 0) ||
-	    !ppcc_cost_attention_rates(&rf, &rb, cfg, dg))
+	    !ppcc_cost_attention_rates(&rf, &rb, cfg, dg,
+				       ppcc_cost_attention_len(cfg, l)))
 		return 0;
 	*out_f = l->attn_flops / (shard * rf);
 	*out_b = 2.5 * l->attn_flops / (shard * rb) +
@@ -359,7 +379,9 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 		/* a recomputed attention at its kernel's rate */
 		double ra = 0, rs = 0, rf, rb;
 		if (L[k].attn_recompute_flops > 0 &&
-		    ppcc_cost_attention_rates(&rf, &rb, cfg, dg)) {
+		    ppcc_cost_attention_rates(&rf, &rb, cfg, dg,
+					      ppcc_cost_attention_len(cfg,
+								      &L[k]))) {
 			ra = L[k].attn_recompute_flops;
 			rs = ra / (shard * rf);
 		}

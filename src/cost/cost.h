@@ -180,11 +180,17 @@ int ppcc_cost_attention_kernel(const ppcc_config *cfg,
 int ppcc_cost_attention_kernel_all(const ppcc_config *cfg);
 
 /* That kernel's measured forward and backward FLOP/s a device of dg
- * (the catalogue's; the backward counted as 2.5 forwards); 0, both 0,
- * when not measured there. */
+ * for sequences of len keys (the catalogue's, between its lengths
+ * linear in log2 of the length, beyond them the nearest's; the backward
+ * counted as 2.5 forwards); 0, both 0, when not measured there. */
 int ppcc_cost_attention_rates(double *out_f, double *out_b,
 			      const ppcc_config *cfg,
-			      const ppcc_device_group *dg);
+			      const ppcc_device_group *dg, double len);
+
+/* The keys one call of layer l's attention kernel takes: its keys a
+ * query (the sequence, or the window) over the context-parallel ranks
+ * (a ring step's). */
+double ppcc_cost_attention_len(const ppcc_config *cfg, const ppcc_layer *l);
 
 /* A rank's compute speed: shard (t x cp) x tflops x 1e12 x efficiency
  * FLOP/s of its device group. */

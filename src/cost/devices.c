@@ -25,12 +25,17 @@
 	PPCC_HOPPER_FP8_HELD, PPCC_HOPPER_FP8_HELD_ERROR, \
 	PPCC_HOPPER_FP8_HELD_WORST, PPCC_UNCALIBRATED_TIE_BAND
 #define AS_H100 " (on the h100: the same chip)"
-/* attention's kernels (doc/design/attention.md): FlashAttention-2 and
- * cuDNN's forward and backward TFLOP/s, causal, head width 128, 8k
- * tokens; none measured: 0 */
-#define ATTN_NONE {{0, 0}, {0, 0}}, NULL
-#define ATTN_A100 {{182, 182}, {0, 0}}, "A100 SXM4 80 GB"
-#define ATTN_H100 {{333, 299}, {529, 529.0 * 299 / 333}}, "H100 SXM5"
+/* attention's kernels (doc/design/attention.md): FlashAttention-2's
+ * and cuDNN's TFLOP/s, causal, head width 128, at 512 to 16k tokens,
+ * forward, then forward and backward together; none measured: 0 */
+#define ATTN_NONE {{0}}, {{0}}, NULL
+#define ATTN_A100 {{0}}, {{99, 133, 155, 173, 182, 189}}, "A100 SXM4 80 GB"
+#define ATTN_H100 {{191, 260, 298, 319, 333, 335}, \
+		   {315, 410, 484, 518, 529, 539}}, \
+		  {{163, 221, 265, 294, 308, 328}}, "H100 SXM5"
+
+const double ppcc_attn_lens[PPCC_ATTN_LENS] = {512, 1024, 2048, 4096, 8192,
+					       16384};
 
 /* name, label; TF32, BF16, FP8 (dense TFLOP/s; 0 none or not published);
  * memory GiB, GB/s; node and host devices, link in the node and network
@@ -98,6 +103,37 @@ double ppcc_device_preset_fp8_gain(const ppcc_device_preset *p,
 	if (out_fitted)
 		*out_fitted = fitted;
 	return fitted ? p->fp8_gain : p->fp8 > 0 ? p->fp8 / p->bf16 : 0;
+}
+
+/* Kernel k's backward from its forward f and both together fb, or 0. */
+static double backward_of(double f, double fb)
+{
+	return f > 0 && fb > 0 && 3.5 / fb > 1 / f ? 2.5 / (3.5 / fb - 1 / f)
+						  : 0;
+}
+
+int ppcc_device_attention(double *out_f, double *out_b,
+			  const ppcc_device_preset *p, int k, int i)
+{
+	*out_f = *out_b = 0;
+	if (k < PPCC_ATTN_FA2 || k > PPCC_ATTN_CUDNN || i < 0 ||
+	    i >= PPCC_ATTN_LENS)
+		return 0;
+	double f = p->attn_fwd[k - 1][i], fb = p->attn_both[k - 1][i];
+	if (f > 0 && fb > 0) {
+		*out_f = f;
+		*out_b = backward_of(f, fb);
+	} else if (fb > 0) {
+		*out_f = *out_b = fb;
+	} else if (f > 0) {
+		/* the other kernel's ratio on the same chip */
+		int o = 2 - k;
+		double of = p->attn_fwd[o][i];
+		double ob = backward_of(of, p->attn_both[o][i]);
+		*out_f = f;
+		*out_b = ob > 0 ? f * ob / of : f;
+	}
+	return *out_f > 0 && *out_b > 0;
 }
 
 static int lower(int c)

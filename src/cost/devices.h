@@ -15,6 +15,10 @@
 #ifndef PPCC_COST_DEVICES_H
 #define PPCC_COST_DEVICES_H
 
+/* The sequence lengths the attention kernels were measured at. */
+#define PPCC_ATTN_LENS 6
+extern const double ppcc_attn_lens[PPCC_ATTN_LENS];
+
 typedef struct ppcc_device_preset {
 	const char *name;        /* the preset's name: "h100" */
 	const char *label;       /* "NVIDIA H100 SXM5 80 GB" */
@@ -54,12 +58,14 @@ typedef struct ppcc_device_preset {
 				  * measured - 1 (doc/design/devices.md) */
 	int arch;                /* compute capability x 10 (90: sm90);
 				  * 0: not NVIDIA's */
-	/* attention's flash kernels, causal, head width 128, measured
-	 * TFLOP/s forward and backward (the backward at 2.5 forwards'
-	 * FLOPs), [PPCC_ATTN_FA2 - 1] and [PPCC_ATTN_CUDNN - 1]; 0: not
-	 * measured, the kernel runs at the matrix products' rate
-	 * (doc/design/attention.md) */
-	double attn[2][2];
+	/* attention's flash kernels, [PPCC_ATTN_FA2 - 1] and
+	 * [PPCC_ATTN_CUDNN - 1], causal, head width 128, at each of
+	 * ppcc_attn_lens' sequence lengths: the measured TFLOP/s of the
+	 * forward and of forward and backward together (the backward at
+	 * 2.5 forwards' FLOPs); 0: not measured (ppcc_device_attention
+	 * derives the rest, doc/design/attention.md) */
+	double attn_fwd[2][PPCC_ATTN_LENS];
+	double attn_both[2][PPCC_ATTN_LENS];
 	const char *attn_chip;   /* the chip they were measured on */
 } ppcc_device_preset;
 
@@ -91,6 +97,15 @@ int ppcc_device_presets_by_memory(const ppcc_device_preset **out);
 double ppcc_device_preset_fp8_gain(const ppcc_device_preset *p,
 				   int *out_fitted);
 
+/* Attention kernel k's (PPCC_ATTN_FA2, PPCC_ATTN_CUDNN) forward and
+ * backward TFLOP/s on preset p at ppcc_attn_lens[i]: the backward from
+ * the forward and the two together (2.5 / (3.5 / both - 1 / fwd)), a
+ * kernel measured together only at that rate both ways, one measured
+ * forward only at the other kernel's ratio of backward to forward on
+ * the same chip; 0 when k is not measured on p. */
+int ppcc_device_attention(double *out_f, double *out_b,
+			  const ppcc_device_preset *p, int k, int i);
+
 /* The preset named name (len bytes, any case), or NULL. */
 const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 						  size_t len);
@@ -103,8 +118,8 @@ const ppcc_device_preset *ppcc_device_preset_find(const char *name,
 #define PPCC_HOPPER_FP8_GAIN 1.33
 #define PPCC_HOPPER_FP8_FITTED 2
 #define PPCC_HOPPER_FP8_HELD 3
-#define PPCC_HOPPER_FP8_HELD_ERROR 5.0
-#define PPCC_HOPPER_FP8_HELD_WORST 10.5
+#define PPCC_HOPPER_FP8_HELD_ERROR 5.3
+#define PPCC_HOPPER_FP8_HELD_WORST 10.8
 #define PPCC_UNCALIBRATED_WHY \
 	"the A100's constant, fitted on SC'21 Table 1, stands in"
 

@@ -666,10 +666,13 @@ static void attention_line(char *line, size_t size, const ppcc_config *c,
 			       "code" : "the trainer's choice");
 	if (n < 0 || (size_t)n >= size)
 		return;
-	if (ppcc_cost_attention_rates(&rf, &rb, c, dg))
+	int cp = c->pipeline.context_parallel > 0
+		 ? c->pipeline.context_parallel : 1;
+	double len = (double)t->seq_len / cp;
+	if (ppcc_cost_attention_rates(&rf, &rb, c, dg, len))
 		snprintf(line + n, size - n, "%.0f TFLOP/s forward and %.0f "
-			 "backward a device, measured on the %s\n", rf / 1e12,
-			 rb / 1e12, pr->attn_chip);
+			 "backward a device at %.0f keys, measured on the %s\n",
+			 rf / 1e12, rb / 1e12, len, pr->attn_chip);
 	else if (pr && dg->tflops != pr->bf16)
 		snprintf(line + n, size - n, "at the matrix products' rate: "
 			 "the file's peak is not the %s's\n", pr->name);

@@ -54,6 +54,8 @@ typedef struct ppcc_layer {
 	 * recomputation, or Megatron-LM's core_attn): its forward kernel
 	 * again before the backward one */
 	double attn_recompute_flops;
+	/* the keys a query attends to: the sequence, or its window */
+	double attn_keys;
 	/* A mixture-of-experts layer: the routed experts' parameters (part
 	 * of params, which expert parallelism shards instead of t), their
 	 * forward FLOPs (part of fwd_flops, the busiest expert rank's

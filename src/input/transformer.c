@@ -617,6 +617,7 @@ static ppcc_layer block_layer(const ppcc_transformer *t, const block_shape *g,
 					      ? attn_fwd + ffn_tp : 0.0),
 		.cp_kv_bytes = 2.0 * s * b * (g->kw + g->vw),
 		.attn_flops = attention_flops(t, g),
+		.attn_keys = g->window > 0 && g->window < s ? g->window : s,
 		.attn_recompute_flops = t->recompute == PPCC_RECOMPUTE_FULL ||
 					(rc & PPCC_RC_CORE_ATTN)
 					? attention_flops(t, g) : 0.0,
@@ -727,6 +728,7 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 	head->cp_kv_bytes += y.cp_kv_bytes;
 	head->attn_flops += y.attn_flops;
 	head->attn_recompute_flops += y.attn_recompute_flops;
+	head->attn_keys = s; /* its modules' windows are not told apart */
 	/* three norms, read and written, and the loss */
 	head->kernel_fwd_bytes += y.kernel_fwd_bytes +
 				  D * (12.0 * sbh + 10.0 * s * b * V);

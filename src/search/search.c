@@ -272,12 +272,16 @@ static double attn_speedup_max(const ppcc_config *cfg)
 	for (int g = 0; g < cfg->cluster.n_groups; g++) {
 		const ppcc_device_group *dg = &cfg->cluster.groups[g];
 		double rf, rb, r = ppcc_cost_speed(dg, 1);
-		if (!ppcc_cost_attention_rates(&rf, &rb, cfg, dg) || !(r > 0))
-			continue;
-		if (rf / r > k)
-			k = rf / r;
-		if (rb / r > k)
-			k = rb / r;
+		/* every measured length: any rate between is below one */
+		for (int i = 0; i < PPCC_ATTN_LENS && r > 0; i++) {
+			if (!ppcc_cost_attention_rates(&rf, &rb, cfg, dg,
+						       ppcc_attn_lens[i]))
+				continue;
+			if (rf / r > k)
+				k = rf / r;
+			if (rb / r > k)
+				k = rb / r;
+		}
 	}
 	return k;
 }
