@@ -2132,6 +2132,20 @@ START_TEST(attention_kernels_at_their_measured_rates_by_hand)
 	ck_assert_double_eq(ba, bg);
 	done(&a);
 	done(&g);
+	/* a call's keys: its window, at most a ring step's s / cp */
+	for (int cp = 2; cp <= 8; cp *= 4) {
+		snprintf(text, sizeof text, "model:\n  name: m\n  transformer: "
+			 "{layers: 2, hidden: 256, heads: 4, vocab: 100, "
+			 "seq_len: 4096, swiglu: true, sliding_window: 1024}\n"
+			 "cluster: {devices: 8, device: h100}\n"
+			 "pipeline: {stages: 1, context_parallel: %d}\n", cp);
+		load_text(&a, text);
+		ck_assert_msg(a.status == 0, "%s", a.diag.text);
+		ck_assert_double_eq(a.cfg.model.layers[1].attn_keys, 1024);
+		ck_assert_double_eq(ppcc_cost_attention_len(
+			&a.cfg, &a.cfg.model.layers[1]), cp == 2 ? 1024 : 512);
+		done(&a);
+	}
 	expect_errors("model:\n  name: m\n  transformer: {layers: 2, "
 		      "hidden: 64, heads: 4, vocab: 100, seq_len: 16, "
 		      "swiglu: true, attention_kernel: fa2, attention: {kind: "

@@ -101,7 +101,10 @@ double ppcc_cost_attention_len(const ppcc_config *cfg, const ppcc_layer *l)
 {
 	int cp = cfg->pipeline.context_parallel > 0
 		? cfg->pipeline.context_parallel : 1;
-	return l->attn_keys / cp;
+	/* a ring step's call: the rank's s / cp queries, each of their
+	 * window's keys in it */
+	double s = cfg->model.seq_len > 0 ? cfg->model.seq_len : l->attn_keys;
+	return l->attn_keys < s / cp ? l->attn_keys : s / cp;
 }
 
 /* Layer l's attention kernels on a rank of shard devices of dg, at their

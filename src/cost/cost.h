@@ -188,8 +188,8 @@ int ppcc_cost_attention_rates(double *out_f, double *out_b,
 			      const ppcc_device_group *dg, double len);
 
 /* The keys one call of layer l's attention kernel takes: its keys a
- * query (the sequence, or the window) over the context-parallel ranks
- * (a ring step's). */
+ * query (the sequence, or the window), at most a ring step's (the
+ * sequence over the context-parallel ranks). */
 double ppcc_cost_attention_len(const ppcc_config *cfg, const ppcc_layer *l);
 
 /* A rank's compute speed: shard (t x cp) x tflops x 1e12 x efficiency

@@ -668,11 +668,22 @@ static void attention_line(char *line, size_t size, const ppcc_config *c,
 		return;
 	int cp = c->pipeline.context_parallel > 0
 		 ? c->pipeline.context_parallel : 1;
-	double len = (double)t->seq_len / cp;
-	if (ppcc_cost_attention_rates(&rf, &rb, c, dg, len))
-		snprintf(line + n, size - n, "%.0f TFLOP/s forward and %.0f "
-			 "backward a device at %.0f keys, measured on the %s\n",
-			 rf / 1e12, rb / 1e12, len, pr->attn_chip);
+	double len = (double)t->seq_len / cp, wf, wb;
+	double w = t->sliding_window > 0 && t->sliding_window < len
+		   ? t->sliding_window : 0;
+	if (ppcc_cost_attention_rates(&rf, &rb, c, dg, len)) {
+		int m = snprintf(line + n, size - n, "%.0f TFLOP/s forward and "
+				 "%.0f backward a device at %.0f keys",
+				 rf / 1e12, rb / 1e12, len);
+		if (m > 0 && (size_t)(n + m) < size && w > 0 &&
+		    ppcc_cost_attention_rates(&wf, &wb, c, dg, w))
+			m += snprintf(line + n + m, size - n - m, " (%.0f and "
+				      "%.0f in a window of %.0f)", wf / 1e12,
+				      wb / 1e12, w);
+		if (m > 0 && (size_t)(n + m) < size)
+			snprintf(line + n + m, size - n - m, ", measured on "
+				 "the %s\n", pr->attn_chip);
+	}
 	else if (pr && dg->tflops != pr->bf16)
 		snprintf(line + n, size - n, "at the matrix products' rate: "
 			 "the file's peak is not the %s's\n", pr->name);

@@ -668,6 +668,9 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 		shape_of(&g, t, ppcc_transformer_is_moe(t, t->layers - 1),
 			 ppcc_transformer_is_windowed(t, k));
 		ppcc_layer yk = block_layer(t, &g, loc);
+		/* the modules' keys, where they agree; else the sequence */
+		y.attn_keys = k == 0 || y.attn_keys == yk.attn_keys
+			      ? yk.attn_keys : s;
 		y.fwd_flops += yk.fwd_flops;
 		y.bwd_flops += yk.bwd_flops;
 		y.bwd_weight_flops += yk.bwd_weight_flops;
@@ -728,7 +731,7 @@ static void add_mtp(ppcc_layer *head, const ppcc_transformer *t,
 	head->cp_kv_bytes += y.cp_kv_bytes;
 	head->attn_flops += y.attn_flops;
 	head->attn_recompute_flops += y.attn_recompute_flops;
-	head->attn_keys = s; /* its modules' windows are not told apart */
+	head->attn_keys = y.attn_keys > 0 ? y.attn_keys : s;
 	/* three norms, read and written, and the loss */
 	head->kernel_fwd_bytes += y.kernel_fwd_bytes +
 				  D * (12.0 * sbh + 10.0 * s * b * V);
