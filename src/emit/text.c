@@ -683,14 +683,14 @@ static void attention_line(char *line, size_t size, const ppcc_config *c,
 		if (m > 0 && (size_t)(n + m) < size)
 			snprintf(line + n + m, size - n - m, ", measured on "
 				 "the %s\n", pr->attn_chip);
-	}
-	else if (pr && dg->tflops != pr->bf16)
+	} else if (pr && dg->tflops != pr->bf16) {
 		snprintf(line + n, size - n, "at the matrix products' rate: "
 			 "the file's peak is not the %s's\n", pr->name);
-	else
+	} else {
 		snprintf(line + n, size - n, "at the matrix products' rate: "
 			 "none measured on %s\n", pr ? pr->name
 			 : "a device without a preset");
+	}
 }
 
 /* The attention's kernel and rate, a line a device group whose line no
