@@ -304,14 +304,16 @@ END_TEST
 /* The line ppcc prints after model's plan in format name: its
  * configuration (b 1, no recompute) and figures read from the plan's
  * JSON, formatted here. */
-static void expected_line(char *out, size_t n, const char *name,
+static void expected_line(char *out, size_t n, const ppcc_format_info *f,
 			  const char *model)
 {
 	tu_run r;
-	/* DeepSpeed's plan is its trainer's: its attention kernel
-	 * (FlashAttention-2) is its own */
-	if (strcmp(name, "deepspeed") == 0)
-		RUN(&r, "plan", model, "-f", "json", "--trainer", "deepspeed");
+	const char *name = f->name;
+	/* the plan for the format's trainer, as the format plans it (its
+	 * memory, its attention kernel) */
+	if (f->trainer > 0)
+		RUN(&r, "plan", model, "-f", "json", "--trainer",
+		    ppcc_trainer_name(f->trainer - 1));
 	else
 		RUN(&r, "plan", model, "-f", "json");
 	ck_assert_msg(r.status == 0, "%s", r.err);
@@ -396,7 +398,7 @@ START_TEST(a_trainers_file_is_followed_by_one_line_naming_its_configuration)
 		ck_assert_str_eq(ro.out, "");
 		/* stderr: the one line, the same with -o */
 		if (f->reports) {
-			expected_line(want, sizeof want, f->name, model);
+			expected_line(want, sizeof want, f, model);
 			reporting++;
 		} else {
 			want[0] = '\0';

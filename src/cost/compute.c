@@ -110,22 +110,27 @@ double ppcc_cost_attention_len(const ppcc_config *cfg, const ppcc_layer *l)
 /* Layer l's attention kernels on a rank of shard devices of dg, at their
  * measured rates: the forward's, and the backward's (2.5 forwards'
  * FLOPs, the scores computed again, as the kernels' benchmarks count
- * them) with any recomputed forward before it; 0 when unmeasured, the
- * attention then at the matrix products' rate with the rest. */
-static int attention_seconds(double *out_f, double *out_b,
+ * them) with any recomputed forward before it, that forward's part
+ * in *out_rc (when not NULL); 0 when unmeasured, the attention then at
+ * the matrix products' rate with the rest. */
+static int attention_seconds(double *out_f, double *out_b, double *out_rc,
 			     const ppcc_config *cfg,
 			     const ppcc_device_group *dg,
 			     const ppcc_layer *l, int shard)
 {
-	double rf, rb;
+	double rf, rb, rc = 0;
 	*out_f = *out_b = 0;
+	if (out_rc)
+		*out_rc = 0;
 	if (!(l->attn_flops > 0) ||
 	    !ppcc_cost_attention_rates(&rf, &rb, cfg, dg,
 				       ppcc_cost_attention_len(cfg, l)))
 		return 0;
+	rc = l->attn_recompute_flops / (shard * rf);
 	*out_f = l->attn_flops / (shard * rf);
-	*out_b = 2.5 * l->attn_flops / (shard * rb) +
-		 l->attn_recompute_flops / (shard * rf);
+	*out_b = 2.5 * l->attn_flops / (shard * rb) + rc;
+	if (out_rc)
+		*out_rc = rc;
 	return 1;
 }
 
@@ -259,7 +264,7 @@ void ppcc_cost_cp_hidden(double *out_fwd, double *out_bwd,
 	/* each ring step beside 1/cp of the attention's kernels: the
 	 * forward's, and the backward's with any recomputed forward */
 	double af, ab;
-	if (!attention_seconds(&af, &ab, cfg, dg, l,
+	if (!attention_seconds(&af, &ab, NULL, cfg, dg, l,
 			       cfg->pipeline.tensor_parallel * cp)) {
 		af = ppcc_cost_flops_seconds(dg, speed, l->attn_flops, 0);
 		ab = ppcc_cost_flops_seconds(dg, speed, 2 * l->attn_flops +
@@ -284,7 +289,7 @@ void ppcc_cost_layer_seconds(double *out_fwd, double *out_bwd,
 	int shard = t * cp;
 	double speed = ppcc_cost_speed(dg, shard);
 	double af, ab, fa = 0, ba = 0;
-	if (attention_seconds(&af, &ab, cfg, dg, l, shard)) {
+	if (attention_seconds(&af, &ab, NULL, cfg, dg, l, shard)) {
 		fa = l->attn_flops;
 		ba = 2.0 * l->attn_flops + l->attn_recompute_flops;
 	}
@@ -380,14 +385,9 @@ void ppcc_cost_stage_parts(ppcc_stage_cost *c, const ppcc_config *cfg,
 		c->cp_fwd_ms += 1e3 * (lc->cp_f[k] - cf);
 		c->cp_bwd_ms += 1e3 * (lc->cp_b[k] - cb);
 		/* a recomputed attention at its kernel's rate */
-		double ra = 0, rs = 0, rf, rb;
-		if (L[k].attn_recompute_flops > 0 &&
-		    ppcc_cost_attention_rates(&rf, &rb, cfg, dg,
-					      ppcc_cost_attention_len(cfg,
-								      &L[k]))) {
+		double af, ab, ra = 0, rs = 0;
+		if (attention_seconds(&af, &ab, &rs, cfg, dg, &L[k], shard))
 			ra = L[k].attn_recompute_flops;
-			rs = ra / (shard * rf);
-		}
 		c->recompute_ms += 1e3 * (ppcc_cost_flops_seconds(
 			dg, speed, L[k].recompute_flops - ra,
 			L[k].fp8_recompute_flops) + rs);
